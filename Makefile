@@ -1,0 +1,157 @@
+# samebits build. User-facing targets:
+#   make                 build/libsamebits.so, build/libsamebits.a, build/samebits
+#   make test            install missing tools, build every leg and arm, run every test
+#   make demo            build, then doctor and a small identity-card demo
+#   make ARCH=aarch64    the same build for aarch64 (or s390x) into build-ARCH/, static,
+#                        runnable under qemu-user
+#   make SABOTAGE=NAME   a deliberately broken build (a separating arm) into
+#                        build[-ARCH]-sabotage-NAME/; NAME in $(SABOTAGES)
+#   make exhaustive      all 2^32 inputs of every elementary function (minutes)
+#   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
+#   make install PREFIX=/usr/local
+
+SABOTAGES := contract libm-exp thread-chunks
+ARCHES := aarch64 s390x
+ARCH ?=
+SABOTAGE ?=
+PREFIX ?= /usr/local
+
+ifeq ($(ARCH),)
+  ifeq ($(origin CC),default)
+    CC := gcc
+  endif
+  BUILD := build
+  LINK_STATIC :=
+else ifeq ($(ARCH),aarch64)
+  CC := aarch64-linux-gnu-gcc
+  BUILD := build-aarch64
+  LINK_STATIC := -static
+else ifeq ($(ARCH),s390x)
+  CC := s390x-linux-gnu-gcc
+  BUILD := build-s390x
+  LINK_STATIC := -static
+else
+  $(error ARCH must be empty (this machine), aarch64 or s390x; got '$(ARCH)')
+endif
+
+# The profile's compiler contract (docs/numeric-profile.md): no contraction,
+# no fast-math, no excess precision, nothing tuned to the build machine.
+FP_CONTRACT := -ffp-contract=off
+SABOTAGE_DEFS :=
+ifneq ($(SABOTAGE),)
+  ifeq ($(filter $(SABOTAGE),$(SABOTAGES)),)
+    $(error unknown SABOTAGE '$(SABOTAGE)'; known: $(SABOTAGES))
+  endif
+  BUILD := $(BUILD)-sabotage-$(SABOTAGE)
+  ifeq ($(SABOTAGE),contract)
+    FP_CONTRACT := -ffp-contract=fast
+  else ifeq ($(SABOTAGE),libm-exp)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_LIBM_EXP
+  else ifeq ($(SABOTAGE),thread-chunks)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_THREAD_CHUNKS
+  endif
+endif
+PROFILE_FLAGS := -std=c11 $(FP_CONTRACT) -fno-fast-math -fexcess-precision=standard
+
+CFLAGS_ALL := $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden -pthread \
+  -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -MMD -MP $(SABOTAGE_DEFS) \
+  -DSB_BUILD_CC='"$(notdir $(CC)) $(shell $(CC) -dumpfullversion 2>/dev/null)"' \
+  -DSB_BUILD_TARGET='"$(shell $(CC) -dumpmachine 2>/dev/null)"' \
+  -DSB_BUILD_CFLAGS='"$(PROFILE_FLAGS)"' \
+  -DSB_SABOTAGE='"$(if $(SABOTAGE),$(SABOTAGE),none)"'
+LDLIBS := -pthread -lm
+
+LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+CARDS := $(sort $(wildcard fixtures/cards/*.card))
+
+.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/libsamebits.so $(BUILD)/libsamebits.a $(BUILD)/samebits $(BUILD)/sb_unit
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/gen/ref_cards.c: $(CARDS) tools/embed_cards.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_cards.sh $(CARDS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/ref_cards.o: $(BUILD)/gen/ref_cards.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libsamebits.a: $(LIB_OBJ)
+	rm -f $@
+	$(CC:gcc=ar) rcs $@ $^
+
+$(BUILD)/libsamebits.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libsamebits.so.0 -o $@ $^ $(LDLIBS)
+
+$(BUILD)/samebits: $(BUILD)/obj/cli/samebits.o $(BUILD)/libsamebits.a
+	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/sb_unit: $(UNIT_OBJ) $(BUILD)/libsamebits.a
+	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- legs, arms and tests -------------------------------------------------
+
+deps:
+	sh tools/ensure-deps.sh
+
+legs:
+	$(MAKE) all
+	$(foreach a,$(ARCHES),$(MAKE) ARCH=$(a) all &&) true
+
+arms:
+	$(foreach s,$(SABOTAGES),$(MAKE) SABOTAGE=$(s) all &&) true
+	$(foreach a,$(ARCHES),$(MAKE) ARCH=$(a) SABOTAGE=contract all &&) true
+
+cuda-check:
+	sh tools/cuda-compile-check.sh
+
+test: deps
+	$(MAKE) legs
+	$(MAKE) arms
+	$(MAKE) cuda-check
+	python3 -m pytest tests -ra -p no:cacheprovider
+
+demo: all
+	@echo "== samebits doctor"
+	$(BUILD)/samebits doctor
+	@mkdir -p $(BUILD)/demo
+	@echo "== the logit-train fixture on 1 and 3 threads: same card"
+	$(BUILD)/samebits fixture run logit-train --threads 1 --out $(BUILD)/demo/logit-1.card
+	$(BUILD)/samebits fixture run logit-train --threads 3 --out $(BUILD)/demo/logit-3.card
+	$(BUILD)/samebits card diff $(BUILD)/demo/logit-1.card $(BUILD)/demo/logit-3.card
+
+exhaustive: $(BUILD)/exhaustive_elem
+	$(BUILD)/exhaustive_elem --threads $$(nproc)
+
+$(BUILD)/exhaustive_elem: tools/exhaustive_elem.c src/math/sb_elem.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(PROFILE_FLAGS) -pthread -Iinclude -Isrc $< -o $@ -lm
+
+reference-cards: all
+	@mkdir -p fixtures/cards
+	for f in $$($(BUILD)/samebits fixture list); do \
+	  $(BUILD)/samebits fixture run $$f --threads 1 --out fixtures/cards/$$f.card || exit 1; done
+	$(MAKE) all
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/share/samebits/cards
+	install -m 644 include/samebits.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(BUILD)/libsamebits.so $(DESTDIR)$(PREFIX)/lib/libsamebits.so.0
+	ln -sf libsamebits.so.0 $(DESTDIR)$(PREFIX)/lib/libsamebits.so
+	install -m 644 $(BUILD)/libsamebits.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/samebits $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(CARDS) $(DESTDIR)$(PREFIX)/share/samebits/cards/
+
+clean:
+	rm -rf build build-*

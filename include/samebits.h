@@ -1,0 +1,208 @@
+/*
+ * samebits.h: the one public header of samebits.
+ *
+ * samebits trains and predicts bitwise identically on every certified machine.
+ * Conventions of this API:
+ *   - every call returns an sb_status; SB_OK is 0, anything else is a named error;
+ *   - after a non-OK status, sb_last_error() gives this thread's message;
+ *   - handles are opaque; each *_create has a *_free, and freeing NULL is a no-op;
+ *   - the library never keeps a pointer into caller memory after a call returns;
+ *   - output buffers belong to the caller; calls that fill one take its capacity
+ *     and report the length they need (pass cap 0 to query).
+ */
+#ifndef SAMEBITS_H
+#define SAMEBITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define SB_API __declspec(dllexport)
+#else
+#define SB_API __attribute__((visibility("default")))
+#endif
+
+#define SB_VERSION_MAJOR 0
+#define SB_VERSION_MINOR 1
+#define SB_VERSION_PATCH 0
+#define SB_VERSION_STRING "0.1.0"
+/* The numeric profile this library implements (docs/numeric-profile.md). */
+#define SB_PROFILE_VERSION "sb-identical-v1"
+
+/* ---- status and errors -------------------------------------------------- */
+
+typedef enum sb_status {
+    SB_OK = 0,
+    SB_ERR_INVALID_ARGUMENT = 1, /* a parameter is out of its domain or NULL */
+    SB_ERR_INVALID_INPUT = 2,    /* data, a file or a parameter string is malformed */
+    SB_ERR_OUT_OF_MEMORY = 3,
+    SB_ERR_IO = 4,               /* a file could not be read or written */
+    SB_ERR_MODE_UNSUPPORTED = 5, /* refusal: the family lacks the numeric tier asked for */
+    SB_ERR_IDENTITY_REFUSED = 6, /* refusal: this configuration cannot meet the profile */
+    SB_ERR_BACKEND_UNAVAILABLE = 7, /* the device asked for is not built or not present */
+    SB_ERR_LIMIT = 8,            /* an input exceeds a documented limit */
+    SB_ERR_MISMATCH = 9,         /* a comparison of cards or digests found a difference */
+    SB_ERR_NOT_FOUND = 10,       /* a named fixture, stage or key does not exist */
+    SB_ERR_INTERNAL = 11
+} sb_status;
+
+/* The status's own name, e.g. "SB_ERR_MODE_UNSUPPORTED"; never NULL. */
+SB_API const char *sb_status_name(sb_status status);
+
+/* This thread's message for the last non-OK status returned to it ("" if none).
+ * The pointer stays valid until this thread's next samebits call. */
+SB_API const char *sb_last_error(void);
+
+/* ---- version and build ---------------------------------------------------- */
+
+/* Library version, e.g. "0.1.0". */
+SB_API const char *sb_version(void);
+/* Numeric profile version, e.g. "sb-identical-v1". */
+SB_API const char *sb_profile_version(void);
+
+/* Build facts as "key: value" lines (compiler, target, flags, contraction, sabotage).
+ * Writes at most cap bytes including the NUL into buf; *needed gets the full size. */
+SB_API sb_status sb_build_info(char *buf, size_t cap, size_t *needed);
+
+/* ---- numeric modes -------------------------------------------------------- */
+
+typedef enum sb_numeric_mode {
+    SB_MODE_IDENTICAL = 0,     /* same bits on every certified machine (default) */
+    SB_MODE_DETERMINISTIC = 1, /* same bits on the same device */
+    SB_MODE_FAST = 2           /* no promise */
+} sb_numeric_mode;
+
+/* Model families; each states which tiers it offers (docs/numeric-profile.md). */
+typedef enum sb_family {
+    SB_FAMILY_GBDT = 0,
+    SB_FAMILY_RANDOM_FOREST = 1,
+    SB_FAMILY_EXTRA_TREES = 2,
+    SB_FAMILY_ISOLATION_FOREST = 3,
+    SB_FAMILY_KMEANS = 4,
+    SB_FAMILY_LINEAR = 5,
+    SB_FAMILY_COUNT_ = 6
+} sb_family;
+
+/* Parse "identical" | "deterministic" | "fast"; an unknown name is
+ * SB_ERR_INVALID_ARGUMENT with a message that lists the valid names. */
+SB_API sb_status sb_numeric_mode_parse(const char *name, sb_numeric_mode *out);
+SB_API const char *sb_numeric_mode_name(sb_numeric_mode mode);
+SB_API const char *sb_family_name(sb_family family);
+
+/* Process-wide default mode. Initialised from SAMEBITS_NUMERIC_MODE on first use
+ * (an invalid value there makes the first mode call fail by name). */
+SB_API sb_status sb_set_numeric_mode(const char *name);
+SB_API sb_status sb_get_numeric_mode(sb_numeric_mode *out);
+
+/* Whether family offers mode: SB_OK, or the refusal SB_ERR_MODE_UNSUPPORTED. */
+SB_API sb_status sb_family_supports_mode(sb_family family, sb_numeric_mode mode);
+
+/* ---- parameters ------------------------------------------------------------ */
+
+/* A bag of key=value parameters, as every estimator takes them. Keys and values
+ * are copied. "numeric_mode" overrides the process default for one estimator. */
+typedef struct sb_params sb_params;
+
+SB_API sb_status sb_params_create(sb_params **out);
+SB_API void sb_params_free(sb_params *params);
+SB_API sb_status sb_params_set(sb_params *params, const char *key, const char *value);
+/* Parse "k1=v1 k2=v2" (spaces or commas between pairs). */
+SB_API sb_status sb_params_parse(sb_params *params, const char *text);
+/* Value of key, or SB_ERR_NOT_FOUND. The pointer lives as long as params is unchanged. */
+SB_API sb_status sb_params_get(const sb_params *params, const char *key, const char **value);
+
+/* The mode an estimator of family runs in: params' numeric_mode if set, else the
+ * process default; a tier the family lacks is refused (never downgraded). */
+SB_API sb_status sb_params_resolve_mode(const sb_params *params, sb_family family,
+                                        sb_numeric_mode *used);
+
+/* ---- threads --------------------------------------------------------------- */
+
+#define SB_MAX_THREADS 1024
+
+/* Worker threads for CPU work: 1..SB_MAX_THREADS, or 0 to return to the default
+ * (SAMEBITS_NUM_THREADS if set, else all online cores). Results never depend on it. */
+SB_API sb_status sb_set_num_threads(int32_t n);
+/* The thread count in force; an invalid SAMEBITS_NUM_THREADS is
+ * SB_ERR_INVALID_ARGUMENT naming the variable and the value. */
+SB_API sb_status sb_get_num_threads(int32_t *out);
+
+/* ---- randomness and digests ----------------------------------------------- */
+
+/* Philox4x32-10 (Salmon et al., SC'11): out = block(ctr, key). */
+SB_API sb_status sb_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
+                                  uint32_t out[4]);
+
+/* SHA-256 (FIPS 180-4) of n bytes. */
+SB_API sb_status sb_sha256(const void *data, size_t n, uint8_t out[32]);
+
+/* ---- identity cards -------------------------------------------------------- */
+
+/* Element types a card stage can hold; digests cover canonical little-endian
+ * bytes of the elements (float NaNs are canonicalised to 0x7FC00000). */
+typedef enum sb_dtype {
+    SB_DTYPE_U8 = 0,
+    SB_DTYPE_I32 = 1,
+    SB_DTYPE_U32 = 2,
+    SB_DTYPE_I64 = 3,
+    SB_DTYPE_U64 = 4,
+    SB_DTYPE_F32 = 5
+} sb_dtype;
+
+typedef struct sb_card sb_card;
+
+SB_API sb_status sb_card_create(sb_card **out);
+SB_API void sb_card_free(sb_card *card);
+
+/* Append a stage: tag (1..63 chars of [A-Za-z0-9._-]), dtype, count elements
+ * read from data in native byte order. Only the digest is kept. */
+SB_API sb_status sb_card_record(sb_card *card, const char *stage, sb_dtype dtype,
+                                const void *data, uint64_t count);
+
+/* Informative header fields (leg, host, threads...). Not compared by diff. */
+SB_API sb_status sb_card_set_meta(sb_card *card, const char *key, const char *value);
+
+SB_API sb_status sb_card_stage_count(const sb_card *card, int64_t *count);
+
+/* The card as JSON lines (one header line, one line per stage). */
+SB_API sb_status sb_card_text(const sb_card *card, char *buf, size_t cap, size_t *needed);
+/* Write the card to path atomically: a temporary file renamed into place. */
+SB_API sb_status sb_card_save(const sb_card *card, const char *path);
+/* Parse a card from text or a file. Malformed input is SB_ERR_INVALID_INPUT. */
+SB_API sb_status sb_card_parse(const char *text, size_t len, sb_card **out);
+SB_API sb_status sb_card_load(const char *path, sb_card **out);
+
+/* Result of comparing two cards stage by stage. */
+typedef struct sb_card_diff {
+    int32_t identical;      /* 1 if both cards hold the same stages with equal digests */
+    int64_t stage_index;    /* index of the first differing stage, -1 if identical */
+    char stage_a[64];       /* stage tag at that index in a ("" if a ended) */
+    char stage_b[64];
+    char digest_a[65];      /* hex digest in a ("" if a ended) */
+    char digest_b[65];
+    char reason[96];        /* "digest", "tag", "dtype", "count", "missing" */
+} sb_card_diff;
+
+/* Compare: SB_OK if identical, SB_ERR_MISMATCH otherwise; diff filled either way. */
+SB_API sb_status sb_card_compare(const sb_card *a, const sb_card *b, sb_card_diff *diff);
+
+/* ---- pinned fixtures -------------------------------------------------------- */
+
+/* Number of pinned fixtures built into the library and the name of the i-th. */
+SB_API int32_t sb_fixture_count(void);
+SB_API const char *sb_fixture_name(int32_t index);
+
+/* Run the named fixture on this machine, recording its stages into card. */
+SB_API sb_status sb_fixture_run(const char *name, sb_card *card);
+
+/* The reference card of the named fixture, as shipped with the library. */
+SB_API sb_status sb_fixture_reference(const char *name, sb_card **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SAMEBITS_H */

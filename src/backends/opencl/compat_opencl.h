@@ -1,0 +1,23 @@
+/* compat_opencl.h: the kernel vocabulary (src/kernels/compat.h) for OpenCL C 1.2.
+ * Programs are built without -cl-mad-enable and -cl-fast-relaxed-math, and with
+ * -cl-fp32-correctly-rounded-divide-sqrt. */
+#ifndef SB_COMPAT_OPENCL_H
+#define SB_COMPAT_OPENCL_H
+
+/* OpenCL C contracts a*b+c by default; the profile forbids it. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define SB_FN static inline
+/* Address space of arrays that kernels read and write. */
+#define SB_GLOBAL __global
+#define SB_TABLE __constant
+
+typedef uint sb_u32;
+typedef int sb_i32;
+typedef ulong sb_u64;
+typedef long sb_i64;
+
+#define sb_f2u(f) as_uint(f)
+#define sb_u2f(u) as_float(u)
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * internal.h: what every source file of the library shares and users never see:
+ * error reporting, allocation, and the internal digest and thread interfaces.
+ */
+#ifndef SB_CORE_INTERNAL_H
+#define SB_CORE_INTERNAL_H
+#include "samebits.h"
+#include <stddef.h>
+#include <stdint.h>
+
+/* Record a message for this thread and return status, so callers can write
+ * `return sb_fail(SB_ERR_INVALID_ARGUMENT, "x must be > 0, got %d", x);`. */
+sb_status sb_fail(sb_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Clear this thread's message at the start of a public call. */
+void sb_clear_error(void);
+
+/* Allocation goes through these so that a test hook can fail the Nth call. */
+void *sb_malloc(size_t n);
+void *sb_calloc(size_t count, size_t size);
+void *sb_realloc(void *p, size_t n);
+void sb_free(void *p);
+char *sb_strdup(const char *s);
+
+/* SHA-256 (FIPS 180-4), incremental. */
+typedef struct sb_sha256_ctx {
+    uint32_t h[8];
+    uint64_t length; /* bytes absorbed */
+    uint8_t block[64];
+    uint32_t fill;
+} sb_sha256_ctx;
+void sb_sha256_init(sb_sha256_ctx *c);
+void sb_sha256_update(sb_sha256_ctx *c, const void *data, size_t n);
+void sb_sha256_final(sb_sha256_ctx *c, uint8_t out[32]);
+void sb_hex(const uint8_t *bytes, size_t n, char *out /* 2n+1 */);
+
+/* Threads: run body(ctx, task) for task = 0..ntasks-1 on the worker pool.
+ * Which thread runs which task is unspecified; callers make tasks a function of
+ * the data shape only (docs/numeric-profile.md, rule 8), so the schedule cannot
+ * reach the results. Returns after every task has finished. */
+typedef void (*sb_task_fn)(void *ctx, int64_t task);
+void sb_parallel_for(int64_t ntasks, sb_task_fn body, void *ctx);
+
+/* Split n items into fixed chunks of `grain` items (the last one shorter):
+ * the number of chunks, and the half-open range of chunk k. */
+static inline int64_t sb_chunk_count(int64_t n, int64_t grain) {
+    return n <= 0 ? 0 : (n + grain - 1) / grain;
+}
+static inline void sb_chunk_range(int64_t n, int64_t grain, int64_t k, int64_t *begin,
+                                  int64_t *end) {
+    *begin = k * grain;
+    *end = *begin + grain < n ? *begin + grain : n;
+}
+
+/* Host endianness, tested at run time (no macros to trust). */
+int sb_host_is_big_endian(void);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * params.c: the key=value parameter bag every estimator takes. Keys and values
+ * are copied; setting a key again replaces its value; order of setting is kept.
+ */
+#include "internal.h"
+#include <string.h>
+
+struct sb_params {
+    char **keys;
+    char **values;
+    int64_t count, cap;
+};
+
+sb_status sb_params_create(sb_params **out) {
+    sb_clear_error();
+    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_params_create: out is NULL");
+    *out = sb_calloc(1, sizeof(sb_params));
+    if (!*out) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_params_create: out of memory");
+    return SB_OK;
+}
+
+void sb_params_free(sb_params *p) {
+    if (!p) return;
+    for (int64_t i = 0; i < p->count; i++) {
+        sb_free(p->keys[i]);
+        sb_free(p->values[i]);
+    }
+    sb_free(p->keys);
+    sb_free(p->values);
+    sb_free(p);
+}
+
+static int valid_key(const char *k) {
+    if (!*k) return 0;
+    for (; *k; k++) {
+        char c = *k;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+sb_status sb_params_set(sb_params *p, const char *key, const char *value) {
+    sb_clear_error();
+    if (!p || !key || !value) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_params_set: NULL argument");
+    if (!valid_key(key))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                       "parameter name '%s' is not valid (letters, digits, '_' and '.')", key);
+    char *v = sb_strdup(value);
+    if (!v) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_params_set: out of memory");
+    for (int64_t i = 0; i < p->count; i++) {
+        if (strcmp(p->keys[i], key) == 0) {
+            sb_free(p->values[i]);
+            p->values[i] = v;
+            return SB_OK;
+        }
+    }
+    if (p->count == p->cap) {
+        int64_t cap = p->cap ? p->cap * 2 : 8;
+        char **k2 = sb_realloc(p->keys, sizeof(char *) * (size_t)cap);
+        if (!k2) { sb_free(v); return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_params_set: out of memory"); }
+        p->keys = k2;
+        char **v2 = sb_realloc(p->values, sizeof(char *) * (size_t)cap);
+        if (!v2) { sb_free(v); return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_params_set: out of memory"); }
+        p->values = v2;
+        p->cap = cap;
+    }
+    char *k = sb_strdup(key);
+    if (!k) { sb_free(v); return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_params_set: out of memory"); }
+    p->keys[p->count] = k;
+    p->values[p->count] = v;
+    p->count++;
+    return SB_OK;
+}
+
+sb_status sb_params_parse(sb_params *p, const char *text) {
+    sb_clear_error();
+    if (!p || !text) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_params_parse: NULL argument");
+    const char *s = text;
+    char key[128], value[1024];
+    for (;;) {
+        while (*s == ' ' || *s == ',' || *s == '\t' || *s == '\n') s++;
+        if (!*s) return SB_OK;
+        const char *start = s;
+        while (*s && *s != '=' && *s != ' ' && *s != ',' && *s != '\t' && *s != '\n') s++;
+        if (*s != '=')
+            return sb_fail(SB_ERR_INVALID_INPUT, "parameter '%.*s' has no '=value'",
+                           (int)(s - start), start);
+        size_t klen = (size_t)(s - start);
+        if (klen == 0 || klen >= sizeof key)
+            return sb_fail(SB_ERR_INVALID_INPUT, "empty or overlong parameter name near '%.20s'", start);
+        memcpy(key, start, klen);
+        key[klen] = '\0';
+        s++;
+        const char *vs = s;
+        while (*s && *s != ' ' && *s != ',' && *s != '\t' && *s != '\n') s++;
+        size_t vlen = (size_t)(s - vs);
+        if (vlen >= sizeof value)
+            return sb_fail(SB_ERR_INVALID_INPUT, "value of parameter '%s' is too long", key);
+        memcpy(value, vs, vlen);
+        value[vlen] = '\0';
+        sb_status st = sb_params_set(p, key, value);
+        if (st != SB_OK) return st;
+    }
+}
+
+sb_status sb_params_get(const sb_params *p, const char *key, const char **value) {
+    sb_clear_error();
+    if (!p || !key || !value) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_params_get: NULL argument");
+    for (int64_t i = 0; i < p->count; i++) {
+        if (strcmp(p->keys[i], key) == 0) {
+            *value = p->values[i];
+            return SB_OK;
+        }
+    }
+    return sb_fail(SB_ERR_NOT_FOUND, "parameter '%s' is not set", key);
+}
+
+sb_status sb_params_resolve_mode(const sb_params *p, sb_family family, sb_numeric_mode *used) {
+    sb_clear_error();
+    if (!used) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_params_resolve_mode: used is NULL");
+    const char *v = NULL;
+    sb_numeric_mode m;
+    sb_status st;
+    if (p && sb_params_get(p, "numeric_mode", &v) == SB_OK)
+        st = sb_numeric_mode_parse(v, &m);
+    else
+        st = sb_get_numeric_mode(&m);
+    if (st != SB_OK) return st;
+    st = sb_family_supports_mode(family, m);
+    if (st != SB_OK) return st;
+    *used = m;
+    return SB_OK;
+}

@@ -1,0 +1,71 @@
+/* status.c: status names, the per-thread last-error message, and allocation. */
+#include "internal.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char g_last_error[512];
+
+const char *sb_status_name(sb_status status) {
+    switch (status) {
+    case SB_OK: return "SB_OK";
+    case SB_ERR_INVALID_ARGUMENT: return "SB_ERR_INVALID_ARGUMENT";
+    case SB_ERR_INVALID_INPUT: return "SB_ERR_INVALID_INPUT";
+    case SB_ERR_OUT_OF_MEMORY: return "SB_ERR_OUT_OF_MEMORY";
+    case SB_ERR_IO: return "SB_ERR_IO";
+    case SB_ERR_MODE_UNSUPPORTED: return "SB_ERR_MODE_UNSUPPORTED";
+    case SB_ERR_IDENTITY_REFUSED: return "SB_ERR_IDENTITY_REFUSED";
+    case SB_ERR_BACKEND_UNAVAILABLE: return "SB_ERR_BACKEND_UNAVAILABLE";
+    case SB_ERR_LIMIT: return "SB_ERR_LIMIT";
+    case SB_ERR_MISMATCH: return "SB_ERR_MISMATCH";
+    case SB_ERR_NOT_FOUND: return "SB_ERR_NOT_FOUND";
+    case SB_ERR_INTERNAL: return "SB_ERR_INTERNAL";
+    }
+    return "SB_ERR_UNKNOWN_STATUS";
+}
+
+const char *sb_last_error(void) { return g_last_error; }
+
+void sb_clear_error(void) { g_last_error[0] = '\0'; }
+
+sb_status sb_fail(sb_status status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_last_error, sizeof g_last_error, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* Allocation failure injection for tests: SAMEBITS_FAIL_ALLOC=N fails the Nth
+ * allocation of the process (1-based). Read once. */
+static long g_fail_at = -1;
+static long g_alloc_count;
+
+static int alloc_should_fail(void) {
+    if (g_fail_at < 0) {
+        const char *v = getenv("SAMEBITS_FAIL_ALLOC");
+        g_fail_at = v && *v ? strtol(v, NULL, 10) : 0;
+    }
+    if (g_fail_at <= 0) return 0;
+    return __atomic_add_fetch(&g_alloc_count, 1, __ATOMIC_RELAXED) == g_fail_at;
+}
+
+void *sb_malloc(size_t n) { return alloc_should_fail() ? NULL : malloc(n ? n : 1); }
+void *sb_calloc(size_t c, size_t s) { return alloc_should_fail() ? NULL : calloc(c ? c : 1, s ? s : 1); }
+void *sb_realloc(void *p, size_t n) { return alloc_should_fail() ? NULL : realloc(p, n ? n : 1); }
+void sb_free(void *p) { free(p); }
+
+char *sb_strdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = sb_malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+int sb_host_is_big_endian(void) {
+    const uint32_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 0;
+}

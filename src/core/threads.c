@@ -1,0 +1,163 @@
+/*
+ * threads.c: the CPU worker pool behind sb_parallel_for.
+ *
+ * The pool hands out task indices through one atomic counter, so which thread
+ * runs which task is left to the scheduler. That is safe only because callers
+ * define tasks by the data shape alone (fixed chunks) and combine their results
+ * in task order or exactly (docs/numeric-profile.md, rule 8); the thread count
+ * decides speed, never bits. A parallel_for called from inside a task runs
+ * serially on the calling thread.
+ */
+#include "internal.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_wake = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t g_call_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
+
+static int32_t g_requested;      /* 0: default */
+static int32_t g_pool_size;      /* worker threads started (excluding the caller) */
+static pthread_t *g_workers;
+static uint64_t g_generation;    /* bumped for each job */
+static int g_shutdown;
+
+static sb_task_fn g_body;
+static void *g_ctx;
+static int64_t g_ntasks;
+static int64_t g_next;           /* next task index (atomic) */
+static int32_t g_active;         /* workers still inside the current job */
+
+static _Thread_local int t_in_task;
+
+static sb_status default_threads(int32_t *out) {
+    const char *v = getenv("SAMEBITS_NUM_THREADS");
+    if (v && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end != '\0' || n < 1 || n > SB_MAX_THREADS)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                           "SAMEBITS_NUM_THREADS='%s' is not a thread count in 1..%d", v,
+                           SB_MAX_THREADS);
+        *out = (int32_t)n;
+        return SB_OK;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    *out = cores < 1 ? 1 : cores > SB_MAX_THREADS ? SB_MAX_THREADS : (int32_t)cores;
+    return SB_OK;
+}
+
+sb_status sb_get_num_threads(int32_t *out) {
+    sb_clear_error();
+    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_get_num_threads: out is NULL");
+    int32_t req = __atomic_load_n(&g_requested, __ATOMIC_ACQUIRE);
+    if (req > 0) {
+        *out = req;
+        return SB_OK;
+    }
+    return default_threads(out);
+}
+
+sb_status sb_set_num_threads(int32_t n) {
+    sb_clear_error();
+    if (n < 0 || n > SB_MAX_THREADS)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                       "sb_set_num_threads: %d is not in 0..%d (0 = default)", (int)n,
+                       SB_MAX_THREADS);
+    __atomic_store_n(&g_requested, n, __ATOMIC_RELEASE);
+    return SB_OK;
+}
+
+static void run_tasks(void) {
+    for (;;) {
+        int64_t t = __atomic_fetch_add(&g_next, 1, __ATOMIC_ACQ_REL);
+        if (t >= g_ntasks) break;
+        g_body(g_ctx, t);
+    }
+}
+
+static void *worker_main(void *arg) {
+    (void)arg;
+    uint64_t seen = 0;
+    t_in_task = 1;
+    pthread_mutex_lock(&g_lock);
+    for (;;) {
+        while (!g_shutdown && g_generation == seen) pthread_cond_wait(&g_wake, &g_lock);
+        if (g_shutdown) break;
+        seen = g_generation;
+        pthread_mutex_unlock(&g_lock);
+        run_tasks();
+        pthread_mutex_lock(&g_lock);
+        if (--g_active == 0) pthread_cond_signal(&g_done);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return NULL;
+}
+
+static void stop_pool(void) {
+    pthread_mutex_lock(&g_lock);
+    g_shutdown = 1;
+    pthread_cond_broadcast(&g_wake);
+    pthread_mutex_unlock(&g_lock);
+    for (int32_t i = 0; i < g_pool_size; i++) pthread_join(g_workers[i], NULL);
+    free(g_workers);
+    g_workers = NULL;
+    g_pool_size = 0;
+    g_shutdown = 0;
+}
+
+/* Make the pool hold want-1 workers (the caller is the last thread). Returns the
+ * number of threads available; on failure to start threads, fewer (down to 1),
+ * which changes speed only. */
+static int32_t ensure_pool(int32_t want) {
+    if (g_pool_size == want - 1) return want;
+    if (g_pool_size > 0) stop_pool();
+    if (want <= 1) return 1;
+    g_workers = malloc(sizeof(pthread_t) * (size_t)(want - 1));
+    if (!g_workers) return 1;
+    int32_t started = 0;
+    for (; started < want - 1; started++)
+        if (pthread_create(&g_workers[started], NULL, worker_main, NULL) != 0) break;
+    g_pool_size = started;
+    return started + 1;
+}
+
+void sb_parallel_for(int64_t ntasks, sb_task_fn body, void *ctx) {
+    if (ntasks <= 0) return;
+    int32_t want = 1;
+    if (!t_in_task && ntasks > 1 && sb_get_num_threads(&want) != SB_OK) want = 1;
+    if (want > ntasks) want = (int32_t)ntasks;
+    if (want <= 1 || t_in_task) {
+        int saved = t_in_task;
+        t_in_task = 1;
+        for (int64_t t = 0; t < ntasks; t++) body(ctx, t);
+        t_in_task = saved;
+        return;
+    }
+    pthread_mutex_lock(&g_call_lock);
+    /* Keep a pool sized for the configured count, not for this job's task count,
+     * so that small jobs do not tear the pool down. */
+    int32_t configured = want;
+    sb_get_num_threads(&configured);
+    ensure_pool(configured);
+    pthread_mutex_lock(&g_lock);
+    g_body = body;
+    g_ctx = ctx;
+    g_ntasks = ntasks;
+    g_next = 0;
+    g_active = g_pool_size;
+    g_generation++;
+    pthread_cond_broadcast(&g_wake);
+    pthread_mutex_unlock(&g_lock);
+    t_in_task = 1;
+    run_tasks();
+    t_in_task = 0;
+    pthread_mutex_lock(&g_lock);
+    while (g_active > 0) pthread_cond_wait(&g_done, &g_lock);
+    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_call_lock);
+}

@@ -1,0 +1,87 @@
+/*
+ * version.c: version strings and build facts for `samebits doctor`.
+ * The contraction probe is compiled with the library's own flags, so it reports
+ * what the compiler actually did to this build, not what the Makefile intended.
+ */
+#include "internal.h"
+#include <stdio.h>
+#include <string.h>
+
+#ifndef SB_BUILD_CC
+#define SB_BUILD_CC "unknown"
+#endif
+#ifndef SB_BUILD_CFLAGS
+#define SB_BUILD_CFLAGS "unknown"
+#endif
+#ifndef SB_BUILD_TARGET
+#define SB_BUILD_TARGET "unknown"
+#endif
+#ifndef SB_SABOTAGE
+#define SB_SABOTAGE "none"
+#endif
+
+const char *sb_version(void) { return SB_VERSION_STRING; }
+const char *sb_profile_version(void) { return SB_PROFILE_VERSION; }
+
+/* a*b+c with a = b = 1+2^-12, c = -(1+2^-11): rounded separately the product is
+ * 1+2^-11 (the 2^-24 term is a tie to even) and the result 0; fused it is 2^-24. */
+static float contraction_probe(void) {
+    volatile float a = 1.0f + 0x1.0p-12f, b = 1.0f + 0x1.0p-12f, c = -(1.0f + 0x1.0p-11f);
+    float x = a, y = b, z = c;
+    return x * y + z;
+}
+
+/* Nonzero if a denormal result survives (no flush-to-zero / denormals-are-zero). */
+static int denormals_kept(void) {
+    volatile float tiny = 0x1.0p-126f, half = 0.5f;
+    float r = tiny * half;
+    volatile float back = r;
+    return back != 0.0f && back * 2.0f == tiny;
+}
+
+static const char *host_arch(void) {
+#if defined(__x86_64__)
+    return "x86_64";
+#elif defined(__aarch64__)
+    return "aarch64";
+#elif defined(__s390x__)
+    return "s390x";
+#elif defined(__powerpc64__)
+    return "ppc64";
+#elif defined(__riscv)
+    return "riscv64";
+#else
+    return "unknown";
+#endif
+}
+
+sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
+    sb_clear_error();
+    if (!buf && cap) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_build_info: NULL buffer");
+    char tmp[2048];
+    float probe = contraction_probe();
+    int n = snprintf(tmp, sizeof tmp,
+                     "version: %s\n"
+                     "profile: %s\n"
+                     "arch: %s\n"
+                     "endianness: %s\n"
+                     "compiler: %s\n"
+                     "target: %s\n"
+                     "cflags: %s\n"
+                     "contraction: %s\n"
+                     "denormals: %s\n"
+                     "backends: cpu\n"
+                     "sabotage: %s\n",
+                     SB_VERSION_STRING, SB_PROFILE_VERSION, host_arch(),
+                     sb_host_is_big_endian() ? "big" : "little", SB_BUILD_CC, SB_BUILD_TARGET,
+                     SB_BUILD_CFLAGS,
+                     probe == 0.0f ? "off (probe: a*b+c rounded twice)" : "ON (probe: a*b+c fused)",
+                     denormals_kept() ? "kept (no FTZ/DAZ)" : "FLUSHED (FTZ/DAZ on)", SB_SABOTAGE);
+    size_t need = (size_t)(n > 0 ? n : 0) + 1;
+    if (needed) *needed = need;
+    if (cap) {
+        snprintf(buf, cap, "%s", tmp);
+        if (cap < need) return sb_fail(SB_ERR_LIMIT, "sb_build_info: buffer holds %zu bytes, %zu needed", cap, need);
+    }
+    return SB_OK;
+}

@@ -1,0 +1,43 @@
+/*
+ * sb_test.h: the unit-test harness. Each test file defines cases with SB_TEST;
+ * they register themselves and tests/unit/main.c runs them by name:
+ *   sb_unit --list | sb_unit [NAME...]
+ * A case fails if any SB_CHECK in it fails; the runner prints one line a case
+ * and "N passed, N failed" at the end, and exits non-zero on any failure.
+ */
+#ifndef SB_TEST_H
+#define SB_TEST_H
+#include <stdint.h>
+#include <stdio.h>
+
+typedef void (*sb_test_fn)(void);
+void sb_test_register(const char *name, sb_test_fn fn);
+void sb_test_fail(const char *file, int line, const char *expr);
+/* Directory of test data given by SB_TEST_DATA (default "tests/data"). */
+const char *sb_test_data_dir(void);
+
+#define SB_TEST(name)                                                     \
+    static void name(void);                                               \
+    __attribute__((constructor)) static void name##_register(void) {      \
+        sb_test_register(#name, name);                                    \
+    }                                                                     \
+    static void name(void)
+
+#define SB_CHECK(cond)                                                    \
+    do {                                                                  \
+        if (!(cond)) sb_test_fail(__FILE__, __LINE__, #cond);             \
+    } while (0)
+
+#define SB_CHECK_EQ_U64(a, b)                                             \
+    do {                                                                  \
+        unsigned long long sb_a_ = (unsigned long long)(a);               \
+        unsigned long long sb_b_ = (unsigned long long)(b);               \
+        if (sb_a_ != sb_b_) {                                             \
+            char sb_m_[256];                                              \
+            snprintf(sb_m_, sizeof sb_m_, "%s == %s (0x%llx != 0x%llx)",  \
+                     #a, #b, sb_a_, sb_b_);                               \
+            sb_test_fail(__FILE__, __LINE__, sb_m_);                      \
+        }                                                                 \
+    } while (0)
+
+#endif
