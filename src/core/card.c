@@ -32,6 +32,14 @@ struct sb_card {
     int32_t nmeta;
 };
 
+/* Copy src into dst[cap], truncating; dst is always terminated. */
+static void copy_str(char *dst, size_t cap, const char *src) {
+    size_t n = strlen(src);
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static const char *const k_dtype_names[6] = {"u8", "i32", "u32", "i64", "u64", "f32"};
 static const int k_dtype_size[6] = {1, 4, 4, 8, 8, 4};
 
@@ -357,12 +365,13 @@ sb_status sb_card_parse(const char *text, size_t len, sb_card **out) {
         const field *hdr = find(fields, nf, "samebits_card");
         if (hdr) {
             const field *prof = find(fields, nf, "profile");
-            if (line != 1 || hdr->is_string || strcmp(hdr->value, "1") != 0 || !prof || !prof->is_string) {
+            if (line != 1 || hdr->is_string || strcmp(hdr->value, "1") != 0 || !prof || !prof->is_string ||
+                strlen(prof->value) >= sizeof c->profile) {
                 st = sb_fail(SB_ERR_INVALID_INPUT, "card line %lld: bad or misplaced header (format 1 expected)",
                              (long long)line);
                 goto fail;
             }
-            snprintf(c->profile, sizeof c->profile, "%s", prof->value);
+            copy_str(c->profile, sizeof c->profile, prof->value);
             for (int i = 0; i < nf; i++) {
                 if (strncmp(fields[i].key, "meta.", 5) == 0 && fields[i].is_string) {
                     st = sb_card_set_meta(c, fields[i].key + 5, fields[i].value);
@@ -390,7 +399,7 @@ sb_status sb_card_parse(const char *text, size_t len, sb_card **out) {
                 st = sb_fail(SB_ERR_INVALID_INPUT, "card line %lld: not a valid stage record", (long long)line);
                 goto fail;
             }
-            snprintf(s.tag, sizeof s.tag, "%s", ft->value);
+            copy_str(s.tag, sizeof s.tag, ft->value);
             s.dtype = (sb_dtype)dt;
             memcpy(s.digest, fh->value, 65);
             st = push_stage(c, &s);
@@ -459,7 +468,7 @@ sb_status sb_card_compare(const sb_card *a, const sb_card *b, sb_card_diff *d) {
     d->stage_index = -1;
     if (strcmp(a->profile, b->profile) != 0) {
         d->stage_index = 0;
-        snprintf(d->reason, sizeof d->reason, "profile (%s vs %s)", a->profile, b->profile);
+        copy_str(d->reason, sizeof d->reason, "profile");
         return sb_fail(SB_ERR_MISMATCH, "cards follow different profiles: %s vs %s", a->profile, b->profile);
     }
     int64_t n = a->count > b->count ? a->count : b->count;

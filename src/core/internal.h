@@ -5,6 +5,7 @@
 #ifndef SB_CORE_INTERNAL_H
 #define SB_CORE_INTERNAL_H
 #include "samebits.h"
+#include "float_eval.h"
 #include <stddef.h>
 #include <stdint.h>
 

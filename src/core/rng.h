@@ -56,10 +56,11 @@ SB_FN float sb_u32_to_unit_f32(sb_u32 w) {
     return (float)(w >> 8) * 0x1.0p-24f;
 }
 
-/* A uniform float in (0, 1): (2k + 1) * 2^-25 for the top 24 bits k of w.
- * Exact, symmetric about 1/2, never 0 or 1 (safe for log). */
+/* A uniform float in (0, 1): (2k + 1) * 2^-24 for the top 23 bits k of w.
+ * Exact (2k + 1 < 2^24 fits a float's significand), symmetric about 1/2,
+ * never 0 or 1 (safe for log). */
 SB_FN float sb_u32_to_open_unit_f32(sb_u32 w) {
-    return (float)(((w >> 8) << 1) | 1u) * 0x1.0p-25f;
+    return (float)(((w >> 9) << 1) | 1u) * 0x1.0p-24f;
 }
 
 /* A uniform integer in [0, n), n >= 1, without bias: Lemire's multiply-shift with

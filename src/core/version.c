@@ -31,6 +31,13 @@ static float contraction_probe(void) {
     return x * y + z;
 }
 
+/* Zero if float expressions are evaluated in float: 1 + 2^-25 rounds to 1 in
+ * float, so (a + b) - a is 0; in double it is 2^-25. */
+static float excess_precision_probe(void) {
+    volatile float a = 1.0f, b = 0x1.0p-25f;
+    return (a + b) - a;
+}
+
 /* Nonzero if a denormal result survives (no flush-to-zero / denormals-are-zero). */
 static int denormals_kept(void) {
     volatile float tiny = 0x1.0p-126f, half = 0.5f;
@@ -69,6 +76,7 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      "target: %s\n"
                      "cflags: %s\n"
                      "contraction: %s\n"
+                     "excess precision: %s\n"
                      "denormals: %s\n"
                      "backends: cpu\n"
                      "sabotage: %s\n",
@@ -76,6 +84,8 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      sb_host_is_big_endian() ? "big" : "little", SB_BUILD_CC, SB_BUILD_TARGET,
                      SB_BUILD_CFLAGS,
                      probe == 0.0f ? "off (probe: a*b+c rounded twice)" : "ON (probe: a*b+c fused)",
+                     excess_precision_probe() == 0.0f ? "none (probe: float expressions in float)"
+                                                      : "PRESENT (probe: float expressions wider than float)",
                      denormals_kept() ? "kept (no FTZ/DAZ)" : "FLUSHED (FTZ/DAZ on)", SB_SABOTAGE);
     size_t need = (size_t)(n > 0 ? n : 0) + 1;
     if (needed) *needed = need;

@@ -53,14 +53,18 @@ int main(int argc, char **argv) {
     }
     int passed = 0, failed = 0;
     if (argc == 1) {
-        for (int i = 0; i < g_ntests; i++) (run_one(i) ? passed : failed)++;
+        for (int i = 0; i < g_ntests; i++) {
+            if (run_one(i)) passed++;
+            else failed++;
+        }
     } else {
         for (int a = 1; a < argc; a++) {
             int found = 0;
             for (int i = 0; i < g_ntests; i++) {
                 if (strcmp(g_tests[i].name, argv[a]) == 0) {
                     found = 1;
-                    (run_one(i) ? passed : failed)++;
+                    if (run_one(i)) passed++;
+                    else failed++;
                 }
             }
             if (!found) {

@@ -217,8 +217,10 @@ SB_TEST(test_core_philox_known_answers) {
 SB_TEST(test_core_rng_mappings) {
     SB_CHECK(sb_u32_to_unit_f32(0u) == 0.0f);
     SB_CHECK(sb_u32_to_unit_f32(0xFFFFFFFFu) == 1.0f - 0x1.0p-24f);
-    SB_CHECK(sb_u32_to_open_unit_f32(0u) == 0x1.0p-25f);
-    SB_CHECK(sb_u32_to_open_unit_f32(0xFFFFFFFFu) == 1.0f - 0x1.0p-25f);
+    SB_CHECK(sb_u32_to_open_unit_f32(0u) == 0x1.0p-24f);
+    SB_CHECK(sb_u32_to_open_unit_f32(0xFFFFFFFFu) == 1.0f - 0x1.0p-24f);
+    SB_CHECK(sb_u32_to_open_unit_f32(0xFFFFFFFFu) < 1.0f);
+    SB_CHECK(sb_u32_to_open_unit_f32(0x80000000u) + sb_u32_to_open_unit_f32(0x7FFFFFFFu) == 1.0f);
     /* Bounded draws: in range, every value reached for small n, n = 1 gives 0. */
     int seen[7] = {0};
     for (uint64_t i = 0; i < 700; i++) {

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../../core/float_eval.h"
+
 #define SB_FN static inline
 /* Address space of arrays that kernels read and write. */
 #define SB_GLOBAL 

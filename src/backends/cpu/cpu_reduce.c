@@ -76,6 +76,38 @@ sb_status sb_cpu_sum_f32(const float *x, int64_t n, float *out) {
 #endif
 }
 
+#define EXACT_GRAIN 65536
+
+typedef struct exact_job {
+    const float *x;
+    int64_t n;
+    sb_sacc *accs;
+} exact_job;
+
+static void exact_chunk(void *ctx, int64_t task) {
+    exact_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, EXACT_GRAIN, task, &b, &e);
+    sb_sacc_init(&j->accs[task]);
+    sb_sacc_add_range(&j->accs[task], j->x, b, e);
+}
+
+sb_status sb_cpu_exact_sum_f32(const float *x, int64_t n, float *out) {
+    int64_t chunks = sb_chunk_count(n, EXACT_GRAIN);
+    sb_sacc total;
+    sb_sacc_init(&total);
+    if (chunks > 0) {
+        sb_sacc *accs = sb_malloc(sizeof(sb_sacc) * (size_t)chunks);
+        if (!accs) return sb_fail(SB_ERR_OUT_OF_MEMORY, "exact sum: out of memory");
+        exact_job j = {x, n, accs};
+        sb_parallel_for(chunks, exact_chunk, &j);
+        for (int64_t k = 0; k < chunks; k++) sb_sacc_merge(&total, &accs[k]);
+        sb_free(accs);
+    }
+    *out = sb_sacc_round_f32(&total);
+    return SB_OK;
+}
+
 typedef struct prod_job {
     const float *x;
     int64_t nrows;

@@ -1,0 +1,51 @@
+"""Shared helpers for the integration tests: where each leg's build lives and
+how to run its binaries (natively, or under qemu-user for the other CPUs).
+
+`make test` builds every leg and arm before pytest starts; a missing build is a
+test failure (never a skip), so nothing can pass by not running."""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# leg name -> (build directory, command prefix)
+LEGS = {
+    "x86_64": ("build", []),
+    "aarch64": ("build-aarch64", ["qemu-aarch64"]),
+    "s390x": ("build-s390x", ["qemu-s390x"]),
+}
+THREAD_COUNTS = (1, 2, 7)
+FIXTURES = ("profile-core", "logit-train")
+
+
+def build_dir(leg, sabotage=None):
+    d = LEGS[leg][0]
+    if sabotage:
+        d += "-sabotage-" + sabotage
+    return ROOT / d
+
+
+def run_bin(leg, name, args, sabotage=None, env=None, timeout=600):
+    """Run build binary `name` of a leg; returns CompletedProcess (text)."""
+    exe = build_dir(leg, sabotage) / name
+    if not exe.exists():
+        pytest.fail(f"{exe} is missing: run 'make test' (it builds every leg and arm)")
+    full_env = dict(os.environ)
+    full_env.pop("SAMEBITS_NUM_THREADS", None)
+    full_env.pop("SAMEBITS_NUMERIC_MODE", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(LEGS[leg][1] + [str(exe)] + list(args), capture_output=True,
+                          text=True, env=full_env, timeout=timeout, cwd=ROOT)
+
+
+def samebits(*args, env=None):
+    """Run the native CLI."""
+    return run_bin("x86_64", "samebits", args, env=env)
+
+
+def reference_card(fixture):
+    return ROOT / "fixtures" / "cards" / f"{fixture}.card"

@@ -1,0 +1,61 @@
+"""Separating arms: deliberately broken builds that the identity checks must
+catch. An identity test counts only because these builds fail it.
+
+  contract      -ffp-contract=fast on aarch64 and s390x (rule 2)
+  libm-exp      glibc's expf in place of the profile's exp (rule 3)
+  thread-chunks a float reduction chunked by thread count (rules 4 and 8)
+"""
+import pytest
+
+from conftest import reference_card, run_bin, samebits
+
+
+def _card(leg, fixture, threads, tmp_path, sabotage):
+    path = tmp_path / f"{fixture}-{leg}-{sabotage}-{threads}.card"
+    r = run_bin(leg, "samebits", ["fixture", "run", fixture, "--threads", str(threads),
+                                  "--out", str(path)], sabotage=sabotage)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def _first_diff(a, b):
+    d = samebits("card", "diff", str(a), str(b))
+    assert d.returncode in (0, 1), d.stderr
+    return None if d.returncode == 0 else d.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize("leg", ["aarch64", "s390x"])
+def test_arm_contraction_is_caught(leg, tmp_path):
+    r = run_bin(leg, "samebits", ["doctor"], sabotage="contract")
+    assert "contraction: ON" in r.stdout, r.stdout
+    assert r.returncode == 1 and "self-check: FAILED" in r.stdout, r.stdout
+    card = _card(leg, "logit-train", 2, tmp_path, "contract")
+    diff = _first_diff(reference_card("logit-train"), card)
+    assert diff is not None, "a contracting build produced the reference card"
+    print(leg, "contract:", diff)
+
+
+def test_arm_libm_exp_is_caught(tmp_path):
+    r = run_bin("x86_64", "samebits", ["doctor"], sabotage="libm-exp")
+    assert r.returncode == 1 and "self-check: FAILED" in r.stdout, r.stdout
+    card = _card("x86_64", "profile-core", 2, tmp_path, "libm-exp")
+    diff = _first_diff(reference_card("profile-core"), card)
+    assert diff is not None and "math.exp" in diff, diff
+
+
+def test_arm_thread_chunks_is_caught(tmp_path):
+    r = run_bin("x86_64", "samebits", ["doctor"], sabotage="thread-chunks")
+    assert r.returncode == 1 and "self-check: FAILED" in r.stdout, r.stdout
+    cards = {t: _card("x86_64", "logit-train", t, tmp_path, "thread-chunks") for t in (1, 2, 7)}
+    # Against the reference, and against each other: the thread count now shows.
+    assert _first_diff(reference_card("logit-train"), cards[2]) is not None
+    d = _first_diff(cards[1], cards[7])
+    assert d is not None and "step0.weights" in d, d
+    assert _first_diff(cards[2], cards[7]) is not None
+
+
+def test_unsabotaged_builds_pass_the_same_checks(tmp_path):
+    """The control: the real build passes exactly what the arms fail."""
+    for t in (1, 2, 7):
+        card = _card("x86_64", "logit-train", t, tmp_path, None)
+        assert _first_diff(reference_card("logit-train"), card) is None
