@@ -4,6 +4,7 @@ catch. An identity test counts only because these builds fail it.
   contract      -ffp-contract=fast on aarch64 and s390x (rule 2)
   libm-exp      glibc's expf in place of the profile's exp (rule 3)
   thread-chunks a float reduction chunked by thread count (rules 4 and 8)
+  excess-precision  float expressions evaluated in double on s390x (rule 2)
 """
 import pytest
 
@@ -59,3 +60,16 @@ def test_unsabotaged_builds_pass_the_same_checks(tmp_path):
     for t in (1, 2, 7):
         card = _card("x86_64", "logit-train", t, tmp_path, None)
         assert _first_diff(reference_card("logit-train"), card) is None
+
+
+def test_arm_excess_precision_is_caught(tmp_path):
+    """gcc for s390x evaluates float expressions in double under ISO C with
+    -fexcess-precision=standard; the real build avoids it, the arm restores it."""
+    r = run_bin("s390x", "samebits", ["doctor"], sabotage="excess-precision")
+    assert "excess precision: PRESENT" in r.stdout, r.stdout
+    assert r.returncode == 1 and "self-check: FAILED" in r.stdout, r.stdout
+    card = _card("s390x", "logit-train", 2, tmp_path, "excess-precision")
+    diff = _first_diff(reference_card("logit-train"), card)
+    assert diff is not None, "a build with excess precision produced the reference card"
+    r = run_bin("s390x", "samebits", ["doctor"])
+    assert "excess precision: none" in r.stdout
