@@ -1,0 +1,92 @@
+#!/bin/sh
+# cuda-compile-check.sh: compiles the CUDA leg of the profile-core fixture
+# (src/backends/cuda/profile_core.cu) with nvcc under the numeric profile's
+# flags, links it against build/libsamebits.a, and builds its two separating
+# arms the same way. Run by `make test` (target cuda-check) on CI machines,
+# which have nvcc but no GPU: nothing is run, only compiled and linked.
+# tools/device-run.sh uses it too, so the flags live in this one place.
+#
+# Usage: sh tools/cuda-compile-check.sh [--outdir DIR] [--print-flags VARIANT]
+#   --outdir DIR          where the binaries go (default build/cuda)
+#   --print-flags VARIANT print the nvcc flags of VARIANT (profile, fmad,
+#                         libdevice-exp) on one line and exit
+# Binaries: DIR/profile_core_cuda (profile flags), DIR/profile_core_cuda_fmad
+# (nvcc's default contraction, -fmad=true), DIR/profile_core_cuda_libdevice_exp
+# (math.exp through CUDA's expf).
+# Environment: NVCC (default: nvcc from PATH, then /usr/local/cuda/bin/nvcc);
+# CUDA_ARCH (default sm_90); SAMEBITS_REQUIRE_NVCC=1 turns a missing nvcc into
+# a failure instead of a SKIP.
+# Exit status: 0 all compiled (or SKIP), 1 a compile or link error or a
+# missing nvcc under SAMEBITS_REQUIRE_NVCC=1, 2 usage.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUTDIR=build/cuda
+PRINT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --outdir) OUTDIR=$2; shift 2 ;;
+    --print-flags) PRINT=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "cuda-compile-check: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+
+CUDA_ARCH=${CUDA_ARCH:-sm_90}
+# The profile (DESIGN.md section 1, rule 2): no contraction, denormals kept,
+# correctly rounded division and square root; host code likewise.
+PROFILE_FLAGS="-std=c++17 -O3 -arch=$CUDA_ARCH -fmad=false -ftz=false -prec-div=true -prec-sqrt=true -Xcompiler -ffp-contract=off,-fno-fast-math,-Wall,-Wextra,-Werror -Werror all-warnings -Iinclude -Isrc"
+
+# flags_of VARIANT: prints the nvcc flags of one build variant.
+flags_of() {
+  case "$1" in
+    profile) echo "$PROFILE_FLAGS" ;;
+    fmad) echo "$PROFILE_FLAGS" | sed 's/-fmad=false/-fmad=true/' | sed 's/$/ -DSB_CUDA_ARM_FMAD/' ;;
+    libdevice-exp) echo "$PROFILE_FLAGS -DSB_CUDA_SABOTAGE_LIBDEVICE_EXP" ;;
+    *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
+  esac
+}
+
+if [ -n "$PRINT" ]; then
+  flags_of "$PRINT"
+  exit $?
+fi
+
+# Find nvcc: NVCC, then PATH, then the usual install location.
+if [ -d /usr/local/cuda/bin ]; then PATH="$PATH:/usr/local/cuda/bin"; export PATH; fi
+NVCC=${NVCC:-$(command -v nvcc 2>/dev/null || true)}
+if [ -z "$NVCC" ] || [ ! -x "$NVCC" ]; then
+  if [ "${SAMEBITS_REQUIRE_NVCC:-0}" = 1 ]; then
+    echo "cuda-compile-check: FAIL: nvcc not found (PATH, /usr/local/cuda/bin) and SAMEBITS_REQUIRE_NVCC=1" >&2
+    exit 1
+  fi
+  echo "cuda-compile-check: SKIP: nvcc not found (PATH, /usr/local/cuda/bin); the CUDA leg was not compiled (set SAMEBITS_REQUIRE_NVCC=1 to make this a failure)"
+  exit 0
+fi
+
+if [ ! -f build/libsamebits.a ]; then
+  echo "cuda-compile-check: build/libsamebits.a missing; building it"
+  ${MAKE:-make} build/libsamebits.a
+fi
+
+mkdir -p "$OUTDIR"
+echo "cuda-compile-check: $("$NVCC" --version | tail -n 2 | head -n 1)"
+status=0
+for variant in profile fmad libdevice-exp; do
+  case "$variant" in
+    profile) bin="$OUTDIR/profile_core_cuda" ;;
+    *) bin="$OUTDIR/profile_core_cuda_$(echo "$variant" | tr - _)" ;;
+  esac
+  flags=$(flags_of "$variant")
+  echo "cuda-compile-check: $variant: $NVCC $flags src/backends/cuda/profile_core.cu build/libsamebits.a -lpthread -lm -o $bin"
+  # shellcheck disable=SC2086  # flags are words on purpose
+  if "$NVCC" $flags src/backends/cuda/profile_core.cu build/libsamebits.a -lpthread -lm -o "$bin"; then
+    echo "cuda-compile-check: $variant: ok"
+  else
+    echo "cuda-compile-check: $variant: FAILED to compile or link" >&2
+    status=1
+  fi
+done
+[ $status = 0 ] && echo "cuda-compile-check: PASS (compiled and linked; nothing run: no GPU needed)"
+exit $status
