@@ -190,7 +190,26 @@ SB_TABLE sb_i64 sb__expm1_p[10] = {
 /* ln2 * 2^64 rounded. */
 #define SB__LN2_64 ((sb_u64)0xb17217f7d1cf79acu)
 
-/* Full 64x64 -> 128-bit unsigned product. */
+/* Full 64x64 -> 128-bit unsigned product.  Integer products are exact, so the
+ * host compilers' 128-bit type, CUDA's __umul64hi and OpenCL's mul_hi are only
+ * faster spellings of the same value as the portable 32-bit-limb version. */
+#if defined(__SIZEOF_INT128__) && !defined(__CUDACC__) && !defined(__OPENCL_VERSION__)
+SB_FN void sb__mul64(sb_u64 a, sb_u64 b, sb_u64 *hi, sb_u64 *lo) {
+    __extension__ unsigned __int128 p = (unsigned __int128)a * b;
+    *hi = (sb_u64)(p >> 64);
+    *lo = (sb_u64)p;
+}
+#elif defined(__CUDACC__)
+SB_FN void sb__mul64(sb_u64 a, sb_u64 b, sb_u64 *hi, sb_u64 *lo) {
+    *hi = __umul64hi(a, b);
+    *lo = a * b;
+}
+#elif defined(__OPENCL_VERSION__)
+SB_FN void sb__mul64(sb_u64 a, sb_u64 b, sb_u64 *hi, sb_u64 *lo) {
+    *hi = mul_hi(a, b);
+    *lo = a * b;
+}
+#else
 SB_FN void sb__mul64(sb_u64 a, sb_u64 b, sb_u64 *hi, sb_u64 *lo) {
     sb_u64 a0 = a & SB__M32, a1 = a >> 32, b0 = b & SB__M32, b1 = b >> 32;
     sb_u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
@@ -198,6 +217,7 @@ SB_FN void sb__mul64(sb_u64 a, sb_u64 b, sb_u64 *hi, sb_u64 *lo) {
     *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
     *lo = (mid << 32) | (p00 & SB__M32);
 }
+#endif
 
 /* floor(a*b / 2^64). */
 SB_FN sb_u64 sb__umulhi(sb_u64 a, sb_u64 b) {
