@@ -16,8 +16,8 @@
 #   OUT     where the results go (the device tool's output folder); without it,
 #           build/device-run/out. Written there: summary.txt, run.log and
 #           evidence.tar.gz (everything, to unpack into evidence/cuda/...).
-#   COMMIT  the commit the tree was copied from, used when .git did not travel
-#           (else `git rev-parse HEAD`, else a file named COMMIT in the root).
+#   COMMIT  the commit the tree was copied from (needed when .git did not
+#           travel whole; else `git rev-parse HEAD`, else a file named COMMIT).
 # Exit status: 0 when the CUDA card equals the CPU card stage by stage and
 # every arm differs from it; 1 otherwise; 2 when a build step failed.
 set -u
@@ -53,8 +53,8 @@ die_build() {
 }
 
 # ---- 1. facts -------------------------------------------------------------
-COMMIT_ID=$(git rev-parse HEAD 2>/dev/null || true)
-[ -z "$COMMIT_ID" ] && COMMIT_ID=${COMMIT:-}
+COMMIT_ID=${COMMIT:-}
+[ -z "$COMMIT_ID" ] && COMMIT_ID=$(git rev-parse --verify -q HEAD 2>/dev/null || true)
 [ -z "$COMMIT_ID" ] && [ -f COMMIT ] && COMMIT_ID=$(head -n 1 COMMIT)
 [ -z "$COMMIT_ID" ] && COMMIT_ID=unknown
 {
@@ -84,7 +84,11 @@ say "gpu: ${GPU_NAME:-none} (cc ${GPU_CC:-?}, driver ${GPU_DRIVER:-?}); nvcc ${N
 
 # ---- 2. builds ------------------------------------------------------------
 T0=$(date +%s)
-make -j16 >"$EV/make.log" 2>&1 || die_build "make -j16"
+# CC=gcc on the command line: the Makefile derives ar from CC ($(CC:gcc=ar)),
+# which breaks when the environment sets CC to a path without an ar beside it
+# (seen on the H200 image: CC=/opt/gcc/bin/gcc, no /opt/gcc/bin/ar).
+echo "environment CC: ${CC:-unset}; building with CC=gcc ($(command -v gcc))" >"$EV/make.log"
+make -j16 CC=gcc >>"$EV/make.log" 2>&1 || die_build "make -j16"
 say "library built ($(($(date +%s) - T0)) s)"
 T0=$(date +%s)
 for v in profile fmad libdevice-exp; do
