@@ -260,7 +260,7 @@ SB_FN float sb__pack(sb_u32 sign, sb_u64 mag, int ex, int sticky) {
     int sh = 40;
     if (fe < -126) sh = 40 + (-126 - fe);
     if (sh > 64) return sb_u2f(sign); /* below 2^-150: rounds to zero */
-    sb_u64 q, rem, half;
+    sb_u64 q, rem, hw;
     if (sh == 64) {
         q = 0;
         rem = mag;
@@ -268,8 +268,8 @@ SB_FN float sb__pack(sb_u32 sign, sb_u64 mag, int ex, int sticky) {
         q = mag >> sh;
         rem = mag & ((((sb_u64)1) << sh) - 1);
     }
-    half = ((sb_u64)1) << (sh - 1);
-    if (rem > half || (rem == half && (sticky || (q & 1)))) q++;
+    hw = ((sb_u64)1) << (sh - 1); /* half of the last kept unit */
+    if (rem > hw || (rem == hw && (sticky || (q & 1)))) q++;
     if (fe < -126) return sb_u2f(sign | (sb_u32)q); /* a carry gives 2^-126 */
     if (q == ((sb_u64)1 << 24)) {
         q >>= 1;
