@@ -21,14 +21,19 @@ ifeq ($(ARCH),)
   ifeq ($(origin CC),default)
     CC := gcc
   endif
+  ifeq ($(origin AR),default)
+    AR := ar
+  endif
   BUILD := build
   LINK_STATIC :=
 else ifeq ($(ARCH),aarch64)
   CC := aarch64-linux-gnu-gcc
+  AR := aarch64-linux-gnu-ar
   BUILD := build-aarch64
   LINK_STATIC := -static
 else ifeq ($(ARCH),s390x)
   CC := s390x-linux-gnu-gcc
+  AR := s390x-linux-gnu-ar
   BUILD := build-s390x
   LINK_STATIC := -static
 else
@@ -101,7 +106,7 @@ $(BUILD)/obj/gen/ref_cards.o: $(BUILD)/gen/ref_cards.c
 
 $(BUILD)/libsamebits.a: $(LIB_OBJ)
 	rm -f $@
-	$(CC:gcc=ar) rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(BUILD)/libsamebits.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsamebits.so.0 -o $@ $^ $(LDLIBS)
