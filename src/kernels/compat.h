@@ -14,7 +14,7 @@
 #ifndef SB_KERNELS_COMPAT_H
 #define SB_KERNELS_COMPAT_H
 
-#if defined(__OPENCL_VERSION__)
+#if defined(__OPENCL_VERSION__) || defined(__OPENCL_C_VERSION__)
 #include "../backends/opencl/compat_opencl.h"
 #elif defined(__CUDACC__)
 #include "../backends/cuda/compat_cuda.h"
