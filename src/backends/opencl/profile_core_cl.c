@@ -38,11 +38,13 @@
  * byte order differs from the host's.
  *
  * Usage: profile_core_cl --out CARD [--device N] [--build-options-extra STR]
- *          [--src DIR] [--list]
+ *          [--src DIR] [--list] [--print-source]
  *   --device N or env SAMEBITS_OPENCL_DEVICE: index into the devices of all
  *   platforms, in platform order (see --list); default 0.
  *   --src DIR or env SAMEBITS_SRC_DIR: the repository's src/ directory
  *   (default: the one this program was built from, SB_CL_SRC_DIR).
+ *   --print-source: print the kernel source and the profile's build options
+ *   (to reproduce a build offline, e.g. with clang -x cl) and exit.
  * Exit status: 0 success; 1 usage; 2 a self-check failed; 3 an OpenCL,
  * build or library error; 4 the device was refused (cannot meet the profile);
  * 5 no OpenCL platform or device.
@@ -633,7 +635,7 @@ static int build_program(cl_run *r, const char *src_dir, const char *extra, char
 /* Prints the usage text to f. */
 static void usage(FILE *f) {
     fputs("usage: profile_core_cl --out CARD [--device N] [--build-options-extra STR]\n"
-          "                       [--src DIR] [--list]\n"
+          "                       [--src DIR] [--list] [--print-source]\n"
           "Runs the profile-core fixture on an OpenCL device and writes its card.\n"
           "  --device N   device index over all platforms (see --list); env SAMEBITS_OPENCL_DEVICE\n"
           "  --build-options-extra STR  appended to the profile's build options (separating arms)\n"
@@ -660,6 +662,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--build-options-extra") && i + 1 < argc) extra = argv[++i];
         else if (!strcmp(argv[i], "--src") && i + 1 < argc) src_dir = argv[++i];
         else if (!strcmp(argv[i], "--list")) list = 1;
+        else if (!strcmp(argv[i], "--print-source")) {
+            printf("// build options: -cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -I %s\n%s", src_dir,
+                   k_kernel_source);
+            return 0;
+        }
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
