@@ -84,7 +84,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
 
-.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check
+.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check opencl-check
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libsamebits.so $(BUILD)/libsamebits.a $(BUILD)/samebits $(BUILD)/sb_unit
@@ -136,10 +136,14 @@ arms:
 cuda-check:
 	sh tools/cuda-compile-check.sh
 
+opencl-check:
+	sh tools/opencl-check.sh --build-only
+
 test: deps
 	$(MAKE) legs
 	$(MAKE) arms
 	$(MAKE) cuda-check
+	$(MAKE) opencl-check
 	python3 -m pytest tests -ra -p no:cacheprovider
 
 demo: all

@@ -4,8 +4,14 @@
 #ifndef SB_COMPAT_OPENCL_H
 #define SB_COMPAT_OPENCL_H
 
-/* OpenCL C contracts a*b+c by default; the profile forbids it. */
+/* OpenCL C contracts a*b+c by default; the profile forbids it. The pragma, not
+ * a build option, is what decides it: PoCL's clang ignores -cl-mad-enable on
+ * x86 (docs/opencl.md). SB_SABOTAGE_CONTRACT is the separating arm. */
+#if defined(SB_SABOTAGE_CONTRACT)
+#pragma OPENCL FP_CONTRACT ON
+#else
 #pragma OPENCL FP_CONTRACT OFF
+#endif
 
 #define SB_FN static inline
 /* Address space of arrays that kernels read and write. */
