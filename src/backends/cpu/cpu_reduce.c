@@ -20,6 +20,7 @@ typedef struct sum_job {
     float *partials;
 } sum_job;
 
+#ifndef SB_SABOTAGE_THREAD_CHUNKS
 static void sum_leaves(void *ctx, int64_t task) {
     sum_job *j = ctx;
     int64_t nleaves = sb_chunk_count(j->n, SB_REDUCE_BLOCK);
@@ -31,8 +32,7 @@ static void sum_leaves(void *ctx, int64_t task) {
         j->partials[leaf] = sb_block_sum_f32(j->x, b, e);
     }
 }
-
-#ifdef SB_SABOTAGE_THREAD_CHUNKS
+#else
 static void sum_thread_chunk(void *ctx, int64_t task) {
     sum_job *j = ctx;
     int32_t nt = 1;
