@@ -274,8 +274,8 @@ static void sample_vs_ref(elem_fn f, long double (*ref)(long double), const char
     SB_CHECK(bad == 0);
 }
 
-#define NRAND 8192
-#define NDENSE 8192
+#define NRAND 16384
+#define NDENSE 16384
 
 SB_TEST(test_elem_exp_sample) {
     sample_vs_ref(sb_expf, expl, "sb_expf", -104.0f, 89.0f, 1, NRAND, NDENSE);
