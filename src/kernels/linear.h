@@ -14,10 +14,10 @@ SB_FN float sb_k_linear_margin(const SB_GLOBAL float *x, sb_i64 r, sb_i32 nf,
                                const SB_GLOBAL float *w, float bias) {
     float m = bias;
     const SB_GLOBAL float *row = x + r * (sb_i64)nf;
-    for (sb_i32 f = 0; f < nf; f++) {
-        float p = row[f] * w[f];
-        m = m + p;
-    }
+    /* Written as one expression on purpose: it is exactly what a contracting
+     * compiler fuses, so the profile's flags, not the spelling, must keep it
+     * two roundings (the contract and excess-precision arms check that). */
+    for (sb_i32 f = 0; f < nf; f++) m = m + row[f] * w[f];
     return m;
 }
 

@@ -102,10 +102,20 @@ def test_fixture_run_leaves_no_partial_file_on_error(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["good.card"]
 
 
-def test_out_of_memory_is_a_named_error():
-    # Fail an early allocation of the fixture run: a named status, no crash.
-    for n in (1, 2, 5, 20):
-        r = samebits("fixture", "run", "profile-core", "--threads", "1",
+def test_out_of_memory_is_a_named_error_at_every_allocation():
+    """Fail the 1st, 2nd, 3rd... allocation of a fixture run in turn: each is a
+    named SB_ERR_OUT_OF_MEMORY, never a crash or a card, until n passes the
+    last allocation and the run succeeds."""
+    failures = 0
+    for n in range(1, 200):
+        r = samebits("fixture", "run", "logit-train", "--threads", "1",
                      env={"SAMEBITS_FAIL_ALLOC": str(n)})
-        assert r.returncode == 2, (n, r.stdout[:200], r.stderr)
+        if r.returncode == 0:
+            break
+        assert r.returncode == 2, (n, r.stderr)
         assert "SB_ERR_OUT_OF_MEMORY" in r.stderr, (n, r.stderr)
+        assert r.stdout == "", (n, "a partial card was printed")
+        failures += 1
+    else:
+        raise AssertionError("the run never succeeded")
+    assert failures >= 10, failures
