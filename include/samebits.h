@@ -202,6 +202,71 @@ SB_API sb_status sb_fixture_run(const char *name, sb_card *card);
 /* The reference card of the named fixture, as shipped with the library. */
 SB_API sb_status sb_fixture_reference(const char *name, sb_card **out);
 
+
+/* ---- datasets ---------------------------------------------------------------- */
+
+/* A table of float32 features (NaN = missing) with optional labels and weights.
+ * The dataset owns copies of everything given to it. */
+typedef struct sb_dataset sb_dataset;
+
+/* Copy a row-major nrows x ncols matrix. Infinities are values; NaN is missing. */
+SB_API sb_status sb_dataset_from_matrix(const float *x, int64_t nrows, int32_t ncols,
+                                        sb_dataset **out);
+SB_API sb_status sb_dataset_set_label(sb_dataset *d, const float *y, int64_t n);
+SB_API sb_status sb_dataset_set_weight(sb_dataset *d, const float *w, int64_t n);
+SB_API sb_status sb_dataset_set_feature_names(sb_dataset *d, const char *const *names, int32_t n);
+/* Read a file: format "csv", "libsvm" or NULL to detect; label is the CSV label
+ * column's name (NULL: none, as for prediction; ignored for libsvm). */
+SB_API sb_status sb_dataset_read(const char *path, const char *format, const char *label,
+                                 sb_dataset **out);
+SB_API sb_status sb_dataset_shape(const sb_dataset *d, int64_t *nrows, int32_t *ncols);
+SB_API void sb_dataset_free(sb_dataset *d);
+
+/* ---- models ------------------------------------------------------------------ */
+
+typedef struct sb_model sb_model;
+
+/* Train gradient-boosted trees. params: see docs/gbdt.md (an unknown or
+ * unsupported key is SB_ERR_INVALID_ARGUMENT naming it). valid may be NULL; card
+ * may be NULL (no stage hashing). */
+SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
+                             const sb_dataset *valid, sb_card *card, sb_model **out);
+
+typedef enum sb_predict_kind {
+    SB_PREDICT_RAW = 0,   /* margins: nrows x num_class */
+    SB_PREDICT_PROBA = 1, /* probabilities (binary: P(1); multiclass: nrows x K) */
+    SB_PREDICT_VALUE = 2  /* regression value, or the class index as a float */
+} sb_predict_kind;
+
+/* Predict into out (caller's); *needed gets the element count (pass cap 0 to ask). */
+SB_API sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_kind kind,
+                                  float *out, size_t cap, size_t *needed);
+
+typedef struct sb_model_info {
+    int32_t family;        /* sb_family */
+    int32_t num_features;
+    int32_t num_class;     /* margins per row */
+    int32_t ntrees;
+    int32_t numeric_mode;  /* sb_numeric_mode it was trained in */
+    char objective[32];    /* "regression", "binary", "multiclass" */
+} sb_model_info;
+SB_API sb_status sb_model_get_info(const sb_model *m, sb_model_info *info);
+
+/* Feature importance: type 0 = number of splits, 1 = total gain. */
+SB_API sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out,
+                                             size_t cap, size_t *needed);
+
+/* The model file format (docs/model-format.md): little-endian, versioned,
+ * byte-identical across platforms, closed by a SHA-256 of everything before it. */
+SB_API sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, size_t *needed);
+SB_API sb_status sb_model_from_bytes(const uint8_t *buf, size_t len, sb_model **out);
+/* Save atomically (temporary file renamed into place); load validates everything. */
+SB_API sb_status sb_model_save(const sb_model *m, const char *path);
+SB_API sb_status sb_model_load(const char *path, sb_model **out);
+/* Hex SHA-256 of the model's bytes, as stored at the end of its file. */
+SB_API sb_status sb_model_digest(const sb_model *m, char hex[65]);
+SB_API void sb_model_free(sb_model *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,54 @@
+/*
+ * model.h: the in-memory model shared by the tree families (gradient boosting
+ * now; forests later) and by the model file format (src/io/model_format.c).
+ * A model owns every array it points to; nothing points into caller memory.
+ */
+#ifndef SB_MODELS_MODEL_H
+#define SB_MODELS_MODEL_H
+#include "../core/internal.h"
+
+enum sb_objective {
+    SB_OBJ_REGRESSION = 0, /* squared error */
+    SB_OBJ_BINARY = 1,     /* logistic loss, labels 0/1 */
+    SB_OBJ_MULTICLASS = 2  /* softmax, labels 0..num_class-1 */
+};
+
+/* One node. Internal nodes: go left when x[feature] <= threshold, NaN goes to
+ * the left child if default_left, else to the right. Leaves: feature = -1,
+ * value is what the tree adds to the margin (learning rate included). */
+typedef struct sb_tree_node {
+    int32_t feature;
+    float threshold;
+    int32_t left, right;
+    float value;
+    float gain;      /* split gain (internal nodes), 0 for leaves */
+    int64_t count;   /* training rows that reached the node */
+    uint8_t default_left;
+} sb_tree_node;
+
+typedef struct sb_tree {
+    int32_t nnodes;  /* nodes[0] is the root */
+    sb_tree_node *nodes;
+} sb_tree;
+
+struct sb_model {
+    int32_t family;          /* sb_family */
+    int32_t objective;       /* sb_objective */
+    int32_t num_class;       /* margins per row: 1, or K for multiclass */
+    int32_t num_features;
+    char **feature_names;    /* num_features strings */
+    float *base_score;       /* num_class initial margins */
+    int32_t ntrees;          /* trees in boosting order; tree t adds to class t % num_class */
+    sb_tree *trees;
+    int32_t numeric_mode;    /* sb_numeric_mode the model was trained in */
+    char *params;            /* the training parameters, canonical "key=value\n" lines sorted by key */
+};
+
+/* A zeroed model; sb_model_free releases everything in it. */
+sb_status sb_model_alloc(sb_model **out);
+
+/* Raw margins of row x (num_features floats) into out[num_class]: base score
+ * plus every tree's leaf, added in tree order (the profile's fixed order). */
+void sb_model_margin_row(const sb_model *m, const float *x, float *out);
+
+#endif
