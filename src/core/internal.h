@@ -42,6 +42,13 @@ void sb_hex(const uint8_t *bytes, size_t n, char *out /* 2n+1 */);
 typedef void (*sb_task_fn)(void *ctx, int64_t task);
 void sb_parallel_for(int64_t ntasks, sb_task_fn body, void *ctx);
 
+/* Inside a task: which thread runs it, in [0, sb_parallel_width()). Only for
+ * per-thread scratch whose results are combined exactly (integer sums): the
+ * mapping of tasks to workers is a matter of timing. */
+int32_t sb_worker_index(void);
+/* An upper bound of the worker indices the next sb_parallel_for may use. */
+int32_t sb_parallel_width(void);
+
 /* Split n items into fixed chunks of `grain` items (the last one shorter):
  * the number of chunks, and the half-open range of chunk k. */
 static inline int64_t sb_chunk_count(int64_t n, int64_t grain) {

@@ -33,6 +33,7 @@ static int64_t g_next;           /* next task index (atomic) */
 static int32_t g_active;         /* workers still inside the current job */
 
 static _Thread_local int t_in_task;
+static _Thread_local int32_t t_worker; /* 0: the calling thread; 1..: pool workers */
 
 static sb_status default_threads(int32_t *out) {
     const char *v = getenv("SAMEBITS_NUM_THREADS");
@@ -81,9 +82,9 @@ static void run_tasks(void) {
 }
 
 static void *worker_main(void *arg) {
-    (void)arg;
     uint64_t seen = 0;
     t_in_task = 1;
+    t_worker = (int32_t)(intptr_t)arg;
     pthread_mutex_lock(&g_lock);
     for (;;) {
         while (!g_shutdown && g_generation == seen) pthread_cond_wait(&g_wake, &g_lock);
@@ -121,9 +122,19 @@ static int32_t ensure_pool(int32_t want) {
     if (!g_workers) return 1;
     int32_t started = 0;
     for (; started < want - 1; started++)
-        if (pthread_create(&g_workers[started], NULL, worker_main, NULL) != 0) break;
+        if (pthread_create(&g_workers[started], NULL, worker_main, (void *)(intptr_t)(started + 1)) != 0)
+            break;
     g_pool_size = started;
     return started + 1;
+}
+
+int32_t sb_worker_index(void) { return t_worker; }
+
+int32_t sb_parallel_width(void) {
+    if (t_in_task) return 1;
+    int32_t n = 1;
+    if (sb_get_num_threads(&n) != SB_OK) n = 1;
+    return n;
 }
 
 void sb_parallel_for(int64_t ntasks, sb_task_fn body, void *ctx) {
@@ -133,9 +144,12 @@ void sb_parallel_for(int64_t ntasks, sb_task_fn body, void *ctx) {
     if (want > ntasks) want = (int32_t)ntasks;
     if (want <= 1 || t_in_task) {
         int saved = t_in_task;
+        int32_t saved_worker = t_worker;
         t_in_task = 1;
+        t_worker = 0; /* a nested job sees one worker, index 0 */
         for (int64_t t = 0; t < ntasks; t++) body(ctx, t);
         t_in_task = saved;
+        t_worker = saved_worker;
         return;
     }
     pthread_mutex_lock(&g_call_lock);
