@@ -1,0 +1,848 @@
+/*
+ * model_format.c: the in-memory model's life cycle (alloc, free, info, feature
+ * importance) and the model file format, version 1 (docs/model-format.md).
+ *
+ * Every byte is written field by field through the little-endian helpers below,
+ * never by copying a struct or a host integer, so the bytes do not depend on the
+ * host's endianness, struct padding or alignment: x86-64, aarch64 and s390x write
+ * the same file. Reading validates everything against the buffer length before
+ * any allocation sized by the file, checks the SHA-256 before any count is
+ * trusted, and then checks the model's structure with the same rules the writer
+ * applies, so a file this library writes is always a file it accepts.
+ */
+#include "models/model.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the format's constants (docs/model-format.md, "Limits") ---- */
+
+#define MF_MAGIC "SBMODEL\0"
+#define MF_MAGIC_LEN 8u
+#define MF_VERSION 1u
+#define MF_DIGEST_LEN 32u
+#define MF_HEADER_LEN 20u /* magic, version, total length */
+#define MF_NODE_LEN 33u   /* one node on disk */
+#define MF_MAX_FILE ((uint64_t)1 << 31) /* 2 GiB */
+#define MF_MAX_FEATURES 1000000
+#define MF_MAX_CLASS 10000
+#define MF_MAX_TREES 10000000
+#define MF_MAX_NODES (1 << 24)
+#define MF_MAX_STRING 65536u
+#define MF_MAX_PROFILE 64u
+/* Smallest valid file: header, profile "" (4), five i32 (20), one base score
+ * (4), params "" (4), names flag (1), ntrees (4), digest. */
+#define MF_MIN_FILE (MF_HEADER_LEN + 4u + 20u + 4u + 4u + 1u + 4u + MF_DIGEST_LEN)
+
+/* ---- little-endian byte helpers (host-independent) ---- */
+
+static void put_u32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static void put_u64(uint8_t *p, uint64_t v) {
+    put_u32(p, (uint32_t)v);
+    put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const uint8_t *p) {
+    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+/* The IEEE binary32 bits of x as an integer (same value on every host). */
+static uint32_t float_bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static float bits_float(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* Two's-complement reinterpretation without implementation-defined conversions. */
+static int32_t u32_to_i32(uint32_t u) {
+    return u <= 0x7fffffffu ? (int32_t)u : (int32_t)(u - 0x80000000u) - INT32_MAX - 1;
+}
+
+static int64_t u64_to_i64(uint64_t u) {
+    return u <= 0x7fffffffffffffffu ? (int64_t)u : (int64_t)(u - 0x8000000000000000u) - INT64_MAX - 1;
+}
+
+/* ---- the in-memory model ---- */
+
+/* A zeroed model (no arrays); sb_model_free releases whatever is filled in later. */
+sb_status sb_model_alloc(sb_model **out) {
+    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_alloc: NULL argument");
+    *out = sb_calloc(1, sizeof **out);
+    if (!*out) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_alloc: out of memory");
+    return SB_OK;
+}
+
+/* Free the model and every array it owns; NULL is a no-op. Tolerates partly
+ * built models: NULL arrays and NULL entries are skipped, counts bound the loops. */
+void sb_model_free(sb_model *m) {
+    if (!m) return;
+    if (m->feature_names) {
+        for (int32_t i = 0; i < m->num_features; i++) sb_free(m->feature_names[i]);
+        sb_free(m->feature_names);
+    }
+    if (m->trees) {
+        for (int32_t t = 0; t < m->ntrees; t++) sb_free(m->trees[t].nodes);
+        sb_free(m->trees);
+    }
+    sb_free(m->base_score);
+    sb_free(m->params);
+    sb_free(m);
+}
+
+static const char *objective_name(int32_t objective) {
+    switch (objective) {
+    case SB_OBJ_REGRESSION: return "regression";
+    case SB_OBJ_BINARY: return "binary";
+    case SB_OBJ_MULTICLASS: return "multiclass";
+    }
+    return "unknown";
+}
+
+/* Copy the model's shape into *info; objective is its name ("regression"...). */
+sb_status sb_model_get_info(const sb_model *m, sb_model_info *info) {
+    sb_clear_error();
+    if (!m || !info) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_info: NULL argument");
+    memset(info, 0, sizeof *info);
+    info->family = m->family;
+    info->num_features = m->num_features;
+    info->num_class = m->num_class;
+    info->ntrees = m->ntrees;
+    info->numeric_mode = m->numeric_mode;
+    snprintf(info->objective, sizeof info->objective, "%s", objective_name(m->objective));
+    return SB_OK;
+}
+
+/* Importance per feature into out[num_features]: type 0 counts the internal
+ * nodes that split on the feature, type 1 sums their gains in float, tree by
+ * tree and node by node in index order (one fixed order, so the same bits
+ * everywhere). *needed gets num_features; cap 0 asks (out may then be NULL);
+ * a smaller nonzero cap is SB_ERR_LIMIT and out is left untouched. */
+sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out, size_t cap,
+                                      size_t *needed) {
+    sb_clear_error();
+    if (!m || (!out && cap))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_feature_importance: NULL argument");
+    if (type != 0 && type != 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                       "sb_model_feature_importance: unknown type %d (0 = split count, 1 = total gain)",
+                       (int)type);
+    if (m->num_features < 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_feature_importance: model has %d features",
+                       (int)m->num_features);
+    size_t need = (size_t)m->num_features;
+    if (needed) *needed = need;
+    if (cap == 0) return SB_OK;
+    if (cap < need)
+        return sb_fail(SB_ERR_LIMIT, "sb_model_feature_importance: buffer holds %zu floats, %zu needed",
+                       cap, need);
+    for (size_t f = 0; f < need; f++) out[f] = 0.0f;
+    for (int32_t t = 0; t < m->ntrees; t++) {
+        const sb_tree *tr = &m->trees[t];
+        for (int32_t i = 0; i < tr->nnodes; i++) {
+            const sb_tree_node *n = &tr->nodes[i];
+            if (n->feature < 0) continue;
+            if (n->feature >= m->num_features)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                               "sb_model_feature_importance: tree %d node %d splits on feature %d of %d",
+                               (int)t, (int)i, (int)n->feature, (int)m->num_features);
+            out[n->feature] = out[n->feature] + (type == 0 ? 1.0f : n->gain);
+        }
+    }
+    return SB_OK;
+}
+
+/* ---- validation shared by the writer and the reader ---- */
+
+/* Whether s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code points
+ * above U+10FFFF) without NUL bytes. */
+static int valid_utf8(const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c == 0) return 0;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k;
+        uint32_t cp, min;
+        if ((c & 0xe0) == 0xc0) k = 1, cp = c & 0x1fu, min = 0x80;
+        else if ((c & 0xf0) == 0xe0) k = 2, cp = c & 0x0fu, min = 0x800;
+        else if ((c & 0xf8) == 0xf0) k = 3, cp = c & 0x07u, min = 0x10000;
+        else return 0;
+        if (n - i - 1 < k) return 0;
+        for (size_t j = 1; j <= k; j++) {
+            if ((s[i + j] & 0xc0) != 0x80) return 0;
+            cp = cp << 6 | (s[i + j] & 0x3fu);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+/* Whether params text is canonical: empty, or "key=value\n" lines with a
+ * non-empty key (no '=' in it), keys strictly increasing in byte order. */
+static int canonical_params(const char *s, size_t n, size_t *bad_at) {
+    size_t i = 0, prev_key = 0, prev_len = 0;
+    int have_prev = 0;
+    while (i < n) {
+        size_t key = i;
+        while (i < n && s[i] != '=' && s[i] != '\n') i++;
+        if (i == n || s[i] != '=' || i == key) {
+            *bad_at = key;
+            return 0;
+        }
+        size_t klen = i - key;
+        while (i < n && s[i] != '\n') i++;
+        if (i == n) {
+            *bad_at = key;
+            return 0;
+        }
+        i++; /* the '\n' */
+        if (have_prev) {
+            size_t common = klen < prev_len ? klen : prev_len;
+            int c = memcmp(s + prev_key, s + key, common);
+            if (c > 0 || (c == 0 && prev_len >= klen)) {
+                *bad_at = key;
+                return 0;
+            }
+        }
+        prev_key = key;
+        prev_len = klen;
+        have_prev = 1;
+    }
+    return 1;
+}
+
+/* Check a string field: length limit (SB_ERR_LIMIT), UTF-8 without NUL (bad). */
+static sb_status check_string(const char *s, size_t n, size_t limit, sb_status bad, const char *who,
+                              const char *what) {
+    if (n > limit)
+        return sb_fail(SB_ERR_LIMIT, "%s: %s is %zu bytes, more than the limit of %zu", who, what, n, limit);
+    if (!valid_utf8((const uint8_t *)s, n))
+        return sb_fail(bad, "%s: %s is not valid UTF-8 (or contains a NUL byte)", who, what);
+    return SB_OK;
+}
+
+/* Check one tree: every rule of docs/model-format.md, "Tree structure".
+ * refs is scratch of nnodes bytes. */
+static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_status bad, const char *who) {
+    const sb_tree *tr = &m->trees[t];
+    int32_t n = tr->nnodes;
+    memset(refs, 0, (size_t)n);
+    for (int32_t i = 0; i < n; i++) {
+        const sb_tree_node *nd = &tr->nodes[i];
+        if (isnan(nd->threshold))
+            return sb_fail(bad, "%s: tree %d node %d: threshold is NaN", who, (int)t, (int)i);
+        if (!isfinite(nd->value))
+            return sb_fail(bad, "%s: tree %d node %d: value is not finite", who, (int)t, (int)i);
+        if (!isfinite(nd->gain))
+            return sb_fail(bad, "%s: tree %d node %d: gain is not finite", who, (int)t, (int)i);
+        if (nd->count < 0)
+            return sb_fail(bad, "%s: tree %d node %d: negative count %lld", who, (int)t, (int)i,
+                           (long long)nd->count);
+        if (nd->default_left > 1)
+            return sb_fail(bad, "%s: tree %d node %d: default_left is %d, not 0 or 1", who, (int)t, (int)i,
+                           (int)nd->default_left);
+        if (nd->feature == -1) {
+            if (nd->left != -1 || nd->right != -1)
+                return sb_fail(bad, "%s: tree %d node %d: a leaf (feature -1) with children %d and %d", who,
+                               (int)t, (int)i, (int)nd->left, (int)nd->right);
+            continue;
+        }
+        if (nd->feature < 0 || nd->feature >= m->num_features)
+            return sb_fail(bad, "%s: tree %d node %d: feature %d outside [0, %d) (leaves use -1)", who,
+                           (int)t, (int)i, (int)nd->feature, (int)m->num_features);
+        int32_t kids[2] = {nd->left, nd->right};
+        for (int k = 0; k < 2; k++) {
+            if (kids[k] <= i || kids[k] >= n)
+                return sb_fail(bad,
+                               "%s: tree %d node %d: %s child %d is not in (%d, %d) (children follow their parent)",
+                               who, (int)t, (int)i, k ? "right" : "left", (int)kids[k], (int)i, (int)n);
+            if (refs[kids[k]])
+                return sb_fail(bad, "%s: tree %d node %d: node %d is a child twice", who, (int)t, (int)i,
+                               (int)kids[k]);
+            refs[kids[k]] = 1;
+        }
+    }
+    /* Children follow their parents, so a node with one parent reaches the root. */
+    for (int32_t i = 1; i < n; i++)
+        if (!refs[i])
+            return sb_fail(bad, "%s: tree %d node %d is unreachable (no parent)", who, (int)t, (int)i);
+    return SB_OK;
+}
+
+/* Check a whole model against the format's rules and limits. bad is the status
+ * for a broken rule (SB_ERR_INVALID_ARGUMENT when writing, SB_ERR_INVALID_INPUT
+ * when reading); an exceeded limit is SB_ERR_LIMIT. who prefixes messages. */
+static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
+    if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3)", who, (int)m->family);
+    if (m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_MULTICLASS)
+        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass)", who,
+                       (int)m->objective);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_class > MF_MAX_CLASS)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_class %d exceeds the limit of %d", who, (int)m->num_class,
+                       MF_MAX_CLASS);
+    if (m->objective == SB_OBJ_MULTICLASS ? m->num_class < 3 : m->num_class != 1)
+        return sb_fail(bad, "%s: objective %s with num_class %d (regression and binary need 1, multiclass 3 or more)",
+                       who, objective_name(m->objective), (int)m->num_class);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who,
+                       (int)m->num_features, MF_MAX_FEATURES);
+    if (m->num_features < 1)
+        return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    if (m->ntrees > MF_MAX_TREES)
+        return sb_fail(SB_ERR_LIMIT, "%s: ntrees %d exceeds the limit of %d", who, (int)m->ntrees,
+                       MF_MAX_TREES);
+    if (m->ntrees < 0)
+        return sb_fail(bad, "%s: ntrees is %d", who, (int)m->ntrees);
+    if (m->ntrees % m->num_class != 0)
+        return sb_fail(bad, "%s: ntrees %d is not a multiple of num_class %d", who, (int)m->ntrees,
+                       (int)m->num_class);
+    if (!m->base_score) return sb_fail(bad, "%s: base_score is NULL", who);
+    for (int32_t k = 0; k < m->num_class; k++)
+        if (!isfinite(m->base_score[k]))
+            return sb_fail(bad, "%s: base_score[%d] is not finite", who, (int)k);
+    sb_status st;
+    if (m->params) {
+        size_t plen = strlen(m->params), at = 0;
+        if ((st = check_string(m->params, plen, MF_MAX_STRING, bad, who, "params")) != SB_OK) return st;
+        if (!canonical_params(m->params, plen, &at))
+            return sb_fail(bad, "%s: params are not canonical 'key=value\\n' lines sorted by key (byte %zu)",
+                           who, at);
+    }
+    if (m->feature_names) {
+        for (int32_t f = 0; f < m->num_features; f++) {
+            if (!m->feature_names[f]) return sb_fail(bad, "%s: feature name %d is NULL", who, (int)f);
+            char what[48];
+            snprintf(what, sizeof what, "feature name %d", (int)f);
+            if ((st = check_string(m->feature_names[f], strlen(m->feature_names[f]), MF_MAX_STRING, bad,
+                                   who, what)) != SB_OK)
+                return st;
+        }
+    }
+    if (m->ntrees > 0 && !m->trees) return sb_fail(bad, "%s: trees is NULL", who);
+    int32_t most = 0;
+    for (int32_t t = 0; t < m->ntrees; t++) {
+        int32_t n = m->trees[t].nnodes;
+        if (n > MF_MAX_NODES)
+            return sb_fail(SB_ERR_LIMIT, "%s: tree %d has %d nodes, more than the limit of %d", who, (int)t,
+                           (int)n, MF_MAX_NODES);
+        if (n < 1) return sb_fail(bad, "%s: tree %d has %d nodes", who, (int)t, (int)n);
+        if (!m->trees[t].nodes) return sb_fail(bad, "%s: tree %d has no node array", who, (int)t);
+        if (n > most) most = n;
+    }
+    if (m->ntrees == 0) return SB_OK;
+    uint8_t *refs = sb_malloc((size_t)most);
+    if (!refs) return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    st = SB_OK;
+    for (int32_t t = 0; t < m->ntrees && st == SB_OK; t++) st = check_tree(m, t, refs, bad, who);
+    sb_free(refs);
+    return st;
+}
+
+/* ---- writing ---- */
+
+/* Where written bytes go: a memory buffer (buf), a file (f), or neither (only
+ * hashed and counted). Every byte also goes through the running SHA-256. */
+typedef struct sink {
+    uint8_t *buf;
+    FILE *f;
+    int ferr;
+    uint64_t pos;
+    sb_sha256_ctx sha;
+} sink;
+
+static void sink_bytes(sink *s, const void *p, size_t n) {
+    if (s->buf) memcpy(s->buf + s->pos, p, n);
+    if (s->f && !s->ferr && n && fwrite(p, 1, n, s->f) != n) s->ferr = errno ? errno : EIO;
+    sb_sha256_update(&s->sha, p, n);
+    s->pos += n;
+}
+
+static void sink_u8(sink *s, uint8_t v) { sink_bytes(s, &v, 1); }
+
+static void sink_u32(sink *s, uint32_t v) {
+    uint8_t b[4];
+    put_u32(b, v);
+    sink_bytes(s, b, 4);
+}
+
+static void sink_u64(sink *s, uint64_t v) {
+    uint8_t b[8];
+    put_u64(b, v);
+    sink_bytes(s, b, 8);
+}
+
+static void sink_i32(sink *s, int32_t v) { sink_u32(s, (uint32_t)v); }
+static void sink_f32(sink *s, float v) { sink_u32(s, float_bits(v)); }
+
+static void sink_str(sink *s, const char *str) {
+    size_t n = str ? strlen(str) : 0;
+    sink_u32(s, (uint32_t)n);
+    sink_bytes(s, str, n);
+}
+
+/* Size in bytes of the model's file, digest included. The model must have
+ * passed check_model (so no sum can overflow 64 bits). */
+static uint64_t encoded_size(const sb_model *m) {
+    uint64_t n = MF_HEADER_LEN + 4 + strlen(SB_PROFILE_VERSION) + 20;
+    n += 4 * (uint64_t)m->num_class;
+    n += 4 + (m->params ? strlen(m->params) : 0);
+    n += 1;
+    if (m->feature_names)
+        for (int32_t f = 0; f < m->num_features; f++) n += 4 + strlen(m->feature_names[f]);
+    n += 4;
+    for (int32_t t = 0; t < m->ntrees; t++) n += 4 + MF_NODE_LEN * (uint64_t)m->trees[t].nnodes;
+    return n + MF_DIGEST_LEN;
+}
+
+/* Write the whole file into s (whose SHA is fresh); total is encoded_size(m).
+ * digest gets the 32 bytes that close the file. */
+static void encode(const sb_model *m, uint64_t total, sink *s, uint8_t digest[MF_DIGEST_LEN]) {
+    sink_bytes(s, MF_MAGIC, MF_MAGIC_LEN);
+    sink_u32(s, MF_VERSION);
+    sink_u64(s, total);
+    sink_str(s, SB_PROFILE_VERSION);
+    sink_i32(s, m->family);
+    sink_i32(s, m->objective);
+    sink_i32(s, m->num_class);
+    sink_i32(s, m->num_features);
+    sink_i32(s, m->numeric_mode);
+    for (int32_t k = 0; k < m->num_class; k++) sink_f32(s, m->base_score[k]);
+    sink_str(s, m->params);
+    sink_u8(s, m->feature_names ? 1 : 0);
+    if (m->feature_names)
+        for (int32_t f = 0; f < m->num_features; f++) sink_str(s, m->feature_names[f]);
+    sink_i32(s, m->ntrees);
+    for (int32_t t = 0; t < m->ntrees; t++) {
+        const sb_tree *tr = &m->trees[t];
+        sink_i32(s, tr->nnodes);
+        for (int32_t i = 0; i < tr->nnodes; i++) {
+            const sb_tree_node *nd = &tr->nodes[i];
+            sink_i32(s, nd->feature);
+            sink_f32(s, nd->threshold);
+            sink_i32(s, nd->left);
+            sink_i32(s, nd->right);
+            sink_f32(s, nd->value);
+            sink_f32(s, nd->gain);
+            sink_u64(s, (uint64_t)nd->count);
+            sink_u8(s, nd->default_left);
+        }
+    }
+    sb_sha256_ctx body = s->sha;
+    sb_sha256_final(&body, digest);
+    sink_bytes(s, digest, MF_DIGEST_LEN);
+}
+
+/* Validate m and compute its file size; SB_ERR_LIMIT past the 2 GiB file limit. */
+static sb_status prepare(const sb_model *m, const char *who, uint64_t *total) {
+    sb_status st = check_model(m, SB_ERR_INVALID_ARGUMENT, who);
+    if (st != SB_OK) return st;
+    *total = encoded_size(m);
+    if (*total > MF_MAX_FILE)
+        return sb_fail(SB_ERR_LIMIT, "%s: the model needs %llu bytes, more than the format's limit of %llu",
+                       who, (unsigned long long)*total, (unsigned long long)MF_MAX_FILE);
+    return SB_OK;
+}
+
+/* Serialize m into buf[cap]. *needed (may be NULL) gets the size; cap 0 asks
+ * (buf may then be NULL); a smaller nonzero cap is SB_ERR_LIMIT, buf untouched.
+ * An invalid model is SB_ERR_INVALID_ARGUMENT naming the broken rule. */
+sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, size_t *needed) {
+    sb_clear_error();
+    if (!m || (!buf && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_to_bytes: NULL argument");
+    uint64_t total;
+    sb_status st = prepare(m, "sb_model_to_bytes", &total);
+    if (st != SB_OK) return st;
+    if (needed) *needed = (size_t)total;
+    if (cap == 0) return SB_OK;
+    if (cap < total)
+        return sb_fail(SB_ERR_LIMIT, "sb_model_to_bytes: buffer holds %zu bytes, %llu needed", cap,
+                       (unsigned long long)total);
+    sink s = {.buf = buf};
+    uint8_t digest[MF_DIGEST_LEN];
+    sb_sha256_init(&s.sha);
+    encode(m, total, &s, digest);
+    return SB_OK;
+}
+
+/* The model's digest as 64 lowercase hex digits and a NUL: the last 32 bytes of
+ * its file, computed by streaming the encoding through SHA-256 (no buffer). */
+sb_status sb_model_digest(const sb_model *m, char hex[65]) {
+    sb_clear_error();
+    if (!m || !hex) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_digest: NULL argument");
+    uint64_t total;
+    sb_status st = prepare(m, "sb_model_digest", &total);
+    if (st != SB_OK) return st;
+    sink s = {0};
+    uint8_t digest[MF_DIGEST_LEN];
+    sb_sha256_init(&s.sha);
+    encode(m, total, &s, digest);
+    sb_hex(digest, MF_DIGEST_LEN, hex);
+    return SB_OK;
+}
+
+/* Write m to path atomically: the bytes go to "path.tmp.<pid>", which is
+ * flushed, fsync'ed and renamed over path (then the directory is fsync'ed, best
+ * effort). On any failure the temporary file is removed and an existing file at
+ * path is left as it was. */
+sb_status sb_model_save(const sb_model *m, const char *path) {
+    sb_clear_error();
+    if (!m || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_save: NULL argument");
+    uint64_t total;
+    sb_status st = prepare(m, "sb_model_save", &total);
+    if (st != SB_OK) return st;
+    size_t plen = strlen(path);
+    char *tmp = sb_malloc(plen + 32);
+    if (!tmp) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_save: out of memory");
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        st = sb_fail(SB_ERR_IO, "sb_model_save: cannot create '%s': %s", tmp, strerror(errno));
+        sb_free(tmp);
+        return st;
+    }
+    sink s = {.f = f};
+    uint8_t digest[MF_DIGEST_LEN];
+    sb_sha256_init(&s.sha);
+    errno = 0;
+    encode(m, total, &s, digest);
+    int err = s.ferr;
+    if (!err && fflush(f) != 0) err = errno ? errno : EIO;
+    if (!err && fsync(fileno(f)) != 0) err = errno ? errno : EIO;
+    if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
+    if (err) {
+        st = sb_fail(SB_ERR_IO, "sb_model_save: cannot write '%s': %s", tmp, strerror(err));
+        remove(tmp);
+    } else if (rename(tmp, path) != 0) {
+        st = sb_fail(SB_ERR_IO, "sb_model_save: cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        remove(tmp);
+    } else {
+        /* Make the rename durable: fsync the directory that holds path. */
+        const char *slash = strrchr(path, '/');
+        char *dir = sb_strdup(slash ? path : ".");
+        if (dir) {
+            if (slash) dir[slash == path ? 1 : (size_t)(slash - path)] = '\0';
+            int fd = open(dir, O_RDONLY);
+            if (fd >= 0) {
+                (void)fsync(fd);
+                close(fd);
+            }
+            sb_free(dir);
+        }
+    }
+    sb_free(tmp);
+    return st;
+}
+
+/* ---- reading ---- */
+
+/* A bounded cursor over the file's body (the bytes before the digest). */
+typedef struct reader {
+    const uint8_t *p;
+    size_t end, pos;
+} reader;
+
+#define WHO "model file"
+
+/* Whether n more bytes are there; if not, an SB_ERR_INVALID_INPUT naming what. */
+static sb_status need(const reader *r, size_t n, const char *what) {
+    if (n > r->end - r->pos)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": ends inside %s (byte %zu needs %zu bytes, %zu left before the digest)",
+                       what, r->pos, n, r->end - r->pos);
+    return SB_OK;
+}
+
+static sb_status read_u32(reader *r, const char *what, uint32_t *v) {
+    sb_status st = need(r, 4, what);
+    if (st != SB_OK) return st;
+    *v = get_u32(r->p + r->pos);
+    r->pos += 4;
+    return SB_OK;
+}
+
+static sb_status read_i32(reader *r, const char *what, int32_t *v) {
+    uint32_t u;
+    sb_status st = read_u32(r, what, &u);
+    if (st == SB_OK) *v = u32_to_i32(u);
+    return st;
+}
+
+/* A length-prefixed string, checked (limit, bytes present, UTF-8, no NUL)
+ * before it is copied into a fresh NUL-terminated allocation. */
+static sb_status read_str(reader *r, size_t limit, const char *what, char **out) {
+    uint32_t n;
+    sb_status st = read_u32(r, what, &n);
+    if (st != SB_OK) return st;
+    if (n > limit)
+        return sb_fail(SB_ERR_LIMIT, WHO ": %s is %lu bytes, more than the limit of %zu", what,
+                       (unsigned long)n, limit);
+    if ((st = need(r, n, what)) != SB_OK) return st;
+    if ((st = check_string((const char *)r->p + r->pos, n, limit, SB_ERR_INVALID_INPUT, WHO, what)) != SB_OK)
+        return st;
+    *out = sb_malloc((size_t)n + 1);
+    if (!*out) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    memcpy(*out, r->p + r->pos, n);
+    (*out)[n] = '\0';
+    r->pos += n;
+    return SB_OK;
+}
+
+/* A count in [lo, limit] whose items take at least min_item bytes each and so
+ * must fit in what is left: SB_ERR_LIMIT above limit, else SB_ERR_INVALID_INPUT.
+ * This is what keeps every allocation sized by the file below its length. */
+static sb_status read_count(reader *r, const char *what, int32_t lo, int32_t limit, size_t min_item,
+                            int32_t *v) {
+    sb_status st = read_i32(r, what, v);
+    if (st != SB_OK) return st;
+    if (*v > limit)
+        return sb_fail(SB_ERR_LIMIT, WHO ": %s %d exceeds the limit of %d", what, (int)*v, (int)limit);
+    if (*v < lo) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %s is %d, at least %d", what, (int)*v, (int)lo);
+    if ((size_t)*v > (r->end - r->pos) / min_item)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %s %d does not fit in the %zu bytes left", what, (int)*v,
+                       r->end - r->pos);
+    return SB_OK;
+}
+
+/* Parse the body (digest already verified) into m, then check the model. */
+static sb_status parse(reader *r, sb_model *m) {
+    sb_status st;
+    char *profile = NULL;
+    r->pos = MF_HEADER_LEN;
+    if ((st = read_str(r, MF_MAX_PROFILE, "the profile version", &profile)) != SB_OK) return st;
+    int same = strcmp(profile, SB_PROFILE_VERSION) == 0;
+    if (!same)
+        sb_fail(SB_ERR_INVALID_INPUT, WHO ": numeric profile '%s' is not this library's '%s'", profile,
+                SB_PROFILE_VERSION);
+    sb_free(profile);
+    if (!same) return SB_ERR_INVALID_INPUT;
+    int32_t nclass, nfeat;
+    if ((st = read_i32(r, "the family", &m->family)) != SB_OK) return st;
+    if ((st = read_i32(r, "the objective", &m->objective)) != SB_OK) return st;
+    if ((st = read_count(r, "num_class", 1, MF_MAX_CLASS, 4, &nclass)) != SB_OK) return st;
+    /* Names take at least 4 bytes each, but may be absent: 1 byte is the floor
+     * that still bounds num_features by what is left. */
+    if ((st = read_count(r, "num_features", 1, MF_MAX_FEATURES, 1, &nfeat)) != SB_OK) return st;
+    if ((st = read_i32(r, "the numeric mode", &m->numeric_mode)) != SB_OK) return st;
+    m->base_score = sb_malloc((size_t)nclass * sizeof(float));
+    if (!m->base_score) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    m->num_class = nclass;
+    for (int32_t k = 0; k < nclass; k++) {
+        uint32_t u;
+        if ((st = read_u32(r, "base_score", &u)) != SB_OK) return st;
+        m->base_score[k] = bits_float(u);
+    }
+    if ((st = read_str(r, MF_MAX_STRING, "params", &m->params)) != SB_OK) return st;
+    if ((st = need(r, 1, "the feature-names flag")) != SB_OK) return st;
+    uint8_t has_names = r->p[r->pos++];
+    if (has_names > 1)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": feature-names flag is %d, not 0 or 1", (int)has_names);
+    m->num_features = nfeat;
+    if (has_names) {
+        if ((size_t)nfeat > (r->end - r->pos) / 4)
+            return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %d feature names do not fit in the %zu bytes left",
+                           (int)nfeat, r->end - r->pos);
+        m->feature_names = sb_calloc((size_t)nfeat, sizeof(char *));
+        if (!m->feature_names) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+        for (int32_t f = 0; f < nfeat; f++) {
+            char what[48];
+            snprintf(what, sizeof what, "feature name %d", (int)f);
+            if ((st = read_str(r, MF_MAX_STRING, what, &m->feature_names[f])) != SB_OK) return st;
+        }
+    }
+    int32_t ntrees;
+    if ((st = read_count(r, "ntrees", 0, MF_MAX_TREES, 4 + MF_NODE_LEN, &ntrees)) != SB_OK) return st;
+    if (ntrees > 0) {
+        m->trees = sb_calloc((size_t)ntrees, sizeof(sb_tree));
+        if (!m->trees) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    }
+    m->ntrees = ntrees;
+    for (int32_t t = 0; t < ntrees; t++) {
+        sb_tree *tr = &m->trees[t];
+        int32_t n;
+        char what[48];
+        snprintf(what, sizeof what, "tree %d's node count", (int)t);
+        if ((st = read_count(r, what, 1, MF_MAX_NODES, MF_NODE_LEN, &n)) != SB_OK) return st;
+        tr->nodes = sb_malloc((size_t)n * sizeof(sb_tree_node));
+        if (!tr->nodes) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+        tr->nnodes = n;
+        for (int32_t i = 0; i < n; i++) {
+            const uint8_t *q = r->p + r->pos;
+            sb_tree_node *nd = &tr->nodes[i];
+            memset(nd, 0, sizeof *nd);
+            nd->feature = u32_to_i32(get_u32(q));
+            nd->threshold = bits_float(get_u32(q + 4));
+            nd->left = u32_to_i32(get_u32(q + 8));
+            nd->right = u32_to_i32(get_u32(q + 12));
+            nd->value = bits_float(get_u32(q + 16));
+            nd->gain = bits_float(get_u32(q + 20));
+            nd->count = u64_to_i64(get_u64(q + 24));
+            nd->default_left = q[32];
+            r->pos += MF_NODE_LEN;
+        }
+    }
+    if (r->pos != r->end)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu unused bytes between the last tree and the digest",
+                       r->end - r->pos);
+    return check_model(m, SB_ERR_INVALID_INPUT, WHO);
+}
+
+/* Check the frame: magic, version, stored length against len (which must also
+ * be within the file limit), and the digest; nothing in the body is read
+ * before the digest matches. */
+static sb_status check_frame(const uint8_t *buf, size_t len) {
+    if (len < MF_MAGIC_LEN || memcmp(buf, MF_MAGIC, MF_MAGIC_LEN) != 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, "not a samebits model (no \"SBMODEL\" magic at its start)");
+    if (len < MF_HEADER_LEN)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": truncated: %zu bytes, shorter than the %u-byte header", len,
+                       MF_HEADER_LEN);
+    uint32_t version = get_u32(buf + MF_MAGIC_LEN);
+    if (version > MF_VERSION)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": format version %lu is newer than this library's %u",
+                       (unsigned long)version, MF_VERSION);
+    if (version != MF_VERSION)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": format version %lu is not a valid version",
+                       (unsigned long)version);
+    uint64_t stored = get_u64(buf + 12);
+    if (stored > len)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": truncated: its header says %llu bytes, only %zu are there",
+                       (unsigned long long)stored, len);
+    if (stored < len)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %llu bytes appended after the %llu its header says",
+                       (unsigned long long)(len - stored), (unsigned long long)stored);
+    if ((uint64_t)len > MF_MAX_FILE)
+        return sb_fail(SB_ERR_LIMIT, WHO ": %zu bytes, more than the format's limit of %llu", len,
+                       (unsigned long long)MF_MAX_FILE);
+    if (len < MF_MIN_FILE)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes, shorter than the smallest model (%u)", len,
+                       MF_MIN_FILE);
+    uint8_t digest[MF_DIGEST_LEN];
+    sb_sha256_ctx c;
+    sb_sha256_init(&c);
+    sb_sha256_update(&c, buf, len - MF_DIGEST_LEN);
+    sb_sha256_final(&c, digest);
+    if (memcmp(digest, buf + len - MF_DIGEST_LEN, MF_DIGEST_LEN) != 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": digest mismatch (the file is corrupted or was edited)");
+    return SB_OK;
+}
+
+/* Read a model from buf[len], validating everything (docs/model-format.md,
+ * "Reading"). On success *out owns a fresh model; on any error *out is NULL,
+ * nothing is allocated, and the message names the problem. */
+sb_status sb_model_from_bytes(const uint8_t *buf, size_t len, sb_model **out) {
+    sb_clear_error();
+    if (out) *out = NULL;
+    if (!out || (!buf && len)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_from_bytes: NULL argument");
+    if (!buf) return sb_fail(SB_ERR_INVALID_INPUT, "not a samebits model (empty)");
+    sb_status st = check_frame(buf, len);
+    if (st != SB_OK) return st;
+    sb_model *m;
+    if ((st = sb_model_alloc(&m)) != SB_OK) return st;
+    reader r = {.p = buf, .end = len - MF_DIGEST_LEN, .pos = 0};
+    st = parse(&r, m);
+    if (st != SB_OK) {
+        sb_model_free(m);
+        return st;
+    }
+    *out = m;
+    return SB_OK;
+}
+
+/* Read the file at path (refusing one larger than the 2 GiB limit before
+ * reading it, SB_ERR_LIMIT) and parse it as sb_model_from_bytes does. */
+sb_status sb_model_load(const char *path, sb_model **out) {
+    sb_clear_error();
+    if (out) *out = NULL;
+    if (!path || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_load: NULL argument");
+    FILE *f = fopen(path, "rb");
+    if (!f) return sb_fail(SB_ERR_IO, "sb_model_load: cannot open '%s': %s", path, strerror(errno));
+    struct stat sbuf;
+    if (fstat(fileno(f), &sbuf) != 0) {
+        sb_status st = sb_fail(SB_ERR_IO, "sb_model_load: cannot stat '%s': %s", path, strerror(errno));
+        fclose(f);
+        return st;
+    }
+    if (S_ISDIR(sbuf.st_mode)) {
+        fclose(f);
+        return sb_fail(SB_ERR_IO, "sb_model_load: '%s' is a directory", path);
+    }
+    if (S_ISREG(sbuf.st_mode) && (uint64_t)sbuf.st_size > MF_MAX_FILE) {
+        fclose(f);
+        return sb_fail(SB_ERR_LIMIT, "sb_model_load: '%s' is %llu bytes, more than the format's limit of %llu",
+                       path, (unsigned long long)sbuf.st_size, (unsigned long long)MF_MAX_FILE);
+    }
+    /* Read to EOF (the file may change under us, or not be a regular file),
+     * growing the buffer, never past the limit plus one byte. */
+    size_t cap = S_ISREG(sbuf.st_mode) && sbuf.st_size > 0 ? (size_t)sbuf.st_size + 1 : 65536;
+    size_t len = 0;
+    uint8_t *buf = sb_malloc(cap);
+    sb_status st = SB_OK;
+    if (!buf) {
+        fclose(f);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_load: out of memory");
+    }
+    for (;;) {
+        if (len == cap) {
+            if ((uint64_t)len > MF_MAX_FILE) {
+                st = sb_fail(SB_ERR_LIMIT, "sb_model_load: '%s' is more than the format's limit of %llu bytes",
+                             path, (unsigned long long)MF_MAX_FILE);
+                break;
+            }
+            size_t ncap = cap * 2;
+            if ((uint64_t)ncap > MF_MAX_FILE + 1) ncap = (size_t)(MF_MAX_FILE + 1);
+            uint8_t *nb = sb_realloc(buf, ncap);
+            if (!nb) {
+                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_load: out of memory");
+                break;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f)) st = sb_fail(SB_ERR_IO, "sb_model_load: cannot read '%s': %s", path, strerror(errno));
+            break;
+        }
+    }
+    fclose(f);
+    if (st == SB_OK && (uint64_t)len > MF_MAX_FILE)
+        st = sb_fail(SB_ERR_LIMIT, "sb_model_load: '%s' is more than the format's limit of %llu bytes", path,
+                     (unsigned long long)MF_MAX_FILE);
+    if (st == SB_OK) {
+        st = sb_model_from_bytes(buf, len, out);
+        if (st != SB_OK) {
+            /* Prefix the message with the path, keeping the parser's words. */
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s", sb_last_error());
+            sb_fail(st, "'%s': %s", path, msg);
+        }
+    }
+    sb_free(buf);
+    return st;
+}
