@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 #define EXIT_DIFF 1
 #define EXIT_ERROR 2
@@ -23,6 +25,12 @@ static const char *k_usage =
     "                                   run a fixture and write its card (stdout if no FILE)\n"
     "  card diff A B                    compare two cards: 'identical' (exit 0) or the\n"
     "                                   first stage where they part (exit 1)\n"
+    "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
+    "        [--out MODEL] [--card CARD] [--format csv|libsvm] [--threads N] [key=value ...]\n"
+    "                                   train gradient-boosted trees (docs/gbdt.md)\n"
+    "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
+    "                                   write one prediction line per row\n"
+    "  digest MODEL                     print the model file's SHA-256 digest\n"
     "  help                             this text\n"
     "\n"
     "environment: SAMEBITS_NUM_THREADS (worker threads), SAMEBITS_NUMERIC_MODE\n"
@@ -203,6 +211,171 @@ static int cmd_card(int argc, char **argv) {
     return EXIT_DIFF;
 }
 
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmd_train(int argc, char **argv) {
+    const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
+               *format = NULL;
+    sb_params *params = NULL;
+    sb_dataset *dtrain = NULL, *dvalid = NULL;
+    sb_card *card = NULL;
+    sb_model *model = NULL;
+    int rc = EXIT_ERROR, eval_set = 0;
+    sb_status st = sb_params_create(&params);
+    if (st != SB_OK) return lib_error(st);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--model") && v) model_kind = argv[++i];
+        else if (!strcmp(a, "--data") && v) data = argv[++i];
+        else if (!strcmp(a, "--label") && v) label = argv[++i];
+        else if (!strcmp(a, "--valid") && v) valid = argv[++i];
+        else if (!strcmp(a, "--out") && v) out = argv[++i];
+        else if (!strcmp(a, "--card") && v) card_path = argv[++i];
+        else if (!strcmp(a, "--format") && v) format = argv[++i];
+        else if (!strcmp(a, "--objective") && v) {
+            if ((st = sb_params_set(params, "objective", argv[++i])) != SB_OK) goto lib_fail;
+        } else if (!strcmp(a, "--threads") && v) {
+            if (parse_threads(argv[++i])) goto done;
+        } else if (a[0] != '-' && strchr(a, '=')) {
+            if ((st = sb_params_parse(params, a)) != SB_OK) goto lib_fail;
+            if (!strncmp(a, "eval_period=", 12) || !strncmp(a, "verbose_eval=", 13)) eval_set = 1;
+        } else {
+            rc = usage_error("train: unexpected argument '%s'", a);
+            goto done;
+        }
+    }
+    if (!model_kind || strcmp(model_kind, "gbdt") != 0) {
+        rc = usage_error("train: --model gbdt is required (models: gbdt), got '%s'", model_kind ? model_kind : "");
+        goto done;
+    }
+    if (!data) {
+        rc = usage_error("train: --data FILE is required%s", "");
+        goto done;
+    }
+    if (!eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK) goto lib_fail;
+    double t0 = now_s();
+    if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
+    if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;
+    int64_t nrows;
+    int32_t ncols;
+    sb_dataset_shape(dtrain, &nrows, &ncols);
+    fprintf(stderr, "samebits: training on %lld rows x %d features (read in %.2f s)\n", (long long)nrows, (int)ncols,
+            now_s() - t0);
+    if (card_path && (st = sb_card_create(&card)) != SB_OK) goto lib_fail;
+    double t1 = now_s();
+    if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) goto lib_fail;
+    sb_model_info info;
+    sb_model_get_info(model, &info);
+    char digest[65];
+    if ((st = sb_model_digest(model, digest)) != SB_OK) goto lib_fail;
+    fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
+    if (out && (st = sb_model_save(model, out)) != SB_OK) goto lib_fail;
+    if (card && (st = sb_card_save(card, card_path)) != SB_OK) goto lib_fail;
+    printf("model digest: %s\n", digest);
+    rc = 0;
+    goto done;
+lib_fail:
+    rc = lib_error(st);
+done:
+    sb_model_free(model);
+    sb_card_free(card);
+    sb_dataset_free(dtrain);
+    sb_dataset_free(dvalid);
+    sb_params_free(params);
+    return rc;
+}
+
+/* Write predictions as CSV lines (per values a line, 9 significant digits: the
+ * float round-trips exactly) to a temporary file renamed into place. */
+static sb_status write_predictions(const char *path, const float *v, int64_t nrows, int64_t per) {
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
+    if (!tmp) return SB_ERR_OUT_OF_MEMORY;
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot write '%s': %s\n", tmp, strerror(errno));
+        free(tmp);
+        return SB_ERR_IO;
+    }
+    int bad = 0;
+    for (int64_t r = 0; r < nrows && !bad; r++)
+        for (int64_t k = 0; k < per; k++)
+            bad |= fprintf(f, k + 1 < per ? "%.9g," : "%.9g\n", (double)v[r * per + k]) < 0;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot write '%s': %s\n", path, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return SB_ERR_IO;
+    }
+    free(tmp);
+    return SB_OK;
+}
+
+static int cmd_predict(int argc, char **argv) {
+    const char *model_path = NULL, *data = NULL, *out = NULL, *format = NULL;
+    sb_predict_kind kind = SB_PREDICT_VALUE;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(a, "--model") && has) model_path = argv[++i];
+        else if (!strcmp(a, "--data") && has) data = argv[++i];
+        else if (!strcmp(a, "--out") && has) out = argv[++i];
+        else if (!strcmp(a, "--format") && has) format = argv[++i];
+        else if (!strcmp(a, "--raw")) kind = SB_PREDICT_RAW;
+        else if (!strcmp(a, "--proba")) kind = SB_PREDICT_PROBA;
+        else if (!strcmp(a, "--threads") && has) {
+            if (parse_threads(argv[++i])) return EXIT_ERROR;
+        } else return usage_error("predict: unexpected argument '%s'", a);
+    }
+    if (!model_path || !data || !out) return usage_error("predict: --model, --data and --out are required%s", "");
+    sb_model *model = NULL;
+    sb_dataset *d = NULL;
+    float *pred = NULL;
+    int rc = EXIT_ERROR;
+    sb_status st = sb_model_load(model_path, &model);
+    if (st == SB_OK) st = sb_dataset_read_for_model(model, data, format, &d);
+    size_t need = 0;
+    if (st == SB_OK) st = sb_model_predict(model, d, kind, NULL, 0, &need);
+    if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
+    if (st == SB_OK) st = sb_model_predict(model, d, kind, pred, need, NULL);
+    if (st == SB_OK) {
+        int64_t nrows;
+        sb_dataset_shape(d, &nrows, NULL);
+        int64_t per = nrows ? (int64_t)need / nrows : 1;
+        st = write_predictions(out, pred, nrows, per);
+    }
+    if (st == SB_OK) rc = 0;
+    else rc = lib_error(st);
+    free(pred);
+    sb_dataset_free(d);
+    sb_model_free(model);
+    return rc;
+}
+
+static int cmd_digest(int argc, char **argv) {
+    if (argc != 1) return usage_error("digest: expected one model file%s", "");
+    sb_model *m = NULL;
+    sb_status st = sb_model_load(argv[0], &m);
+    if (st != SB_OK) return lib_error(st);
+    char hex[65];
+    st = sb_model_digest(m, hex);
+    sb_model_free(m);
+    if (st != SB_OK) return lib_error(st);
+    printf("%s\n", hex);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(k_usage, stderr);
@@ -220,5 +393,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 2, argv + 2);
     if (strcmp(cmd, "fixture") == 0) return cmd_fixture(argc - 2, argv + 2);
     if (strcmp(cmd, "card") == 0) return cmd_card(argc - 2, argv + 2);
+    if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
+    if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);
+    if (strcmp(cmd, "digest") == 0) return cmd_digest(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -242,6 +242,12 @@ typedef enum sb_predict_kind {
 SB_API sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_kind kind,
                                   float *out, size_t cap, size_t *needed);
 
+/* Read prediction data for model m: LibSVM data is widened to the model's
+ * feature count; CSV columns are matched to the model's feature names (extra
+ * columns, such as a label, are dropped; a missing feature is a named error). */
+SB_API sb_status sb_dataset_read_for_model(const sb_model *m, const char *path, const char *format,
+                                           sb_dataset **out);
+
 typedef struct sb_model_info {
     int32_t family;        /* sb_family */
     int32_t num_features;

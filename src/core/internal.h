@@ -46,8 +46,11 @@ void sb_parallel_for(int64_t ntasks, sb_task_fn body, void *ctx);
  * per-thread scratch whose results are combined exactly (integer sums): the
  * mapping of tasks to workers is a matter of timing. */
 int32_t sb_worker_index(void);
-/* An upper bound of the worker indices the next sb_parallel_for may use. */
+/* The thread count a parallel section would use now (1 inside a task). Pair it
+ * with sb_parallel_for_width so that worker indices stay below the width that
+ * sized the per-thread scratch, even if the thread count changes meanwhile. */
 int32_t sb_parallel_width(void);
+void sb_parallel_for_width(int64_t ntasks, int32_t max_workers, sb_task_fn body, void *ctx);
 
 /* Split n items into fixed chunks of `grain` items (the last one shorter):
  * the number of chunks, and the half-open range of chunk k. */
@@ -59,6 +62,10 @@ static inline void sb_chunk_range(int64_t n, int64_t grain, int64_t k, int64_t *
     *begin = k * grain;
     *end = *begin + grain < n ? *begin + grain : n;
 }
+
+/* The index-th key=value of params in the order they were first set, or
+ * SB_ERR_NOT_FOUND past the end (no message: this is iteration). */
+sb_status sb_params_entry(const sb_params *p, int64_t index, const char **key, const char **value);
 
 /* Host endianness, tested at run time (no macros to trust). */
 int sb_host_is_big_endian(void);

@@ -133,3 +133,10 @@ sb_status sb_params_resolve_mode(const sb_params *p, sb_family family, sb_numeri
     *used = m;
     return SB_OK;
 }
+
+sb_status sb_params_entry(const sb_params *p, int64_t index, const char **key, const char **value) {
+    if (!p || index < 0 || index >= p->count) return SB_ERR_NOT_FOUND;
+    *key = p->keys[index];
+    *value = p->values[index];
+    return SB_OK;
+}

@@ -31,6 +31,7 @@ static void *g_ctx;
 static int64_t g_ntasks;
 static int64_t g_next;           /* next task index (atomic) */
 static int32_t g_active;         /* workers still inside the current job */
+static int32_t g_job_width;      /* workers with an index below this run tasks */
 
 static _Thread_local int t_in_task;
 static _Thread_local int32_t t_worker; /* 0: the calling thread; 1..: pool workers */
@@ -90,8 +91,9 @@ static void *worker_main(void *arg) {
         while (!g_shutdown && g_generation == seen) pthread_cond_wait(&g_wake, &g_lock);
         if (g_shutdown) break;
         seen = g_generation;
+        int32_t width = g_job_width;
         pthread_mutex_unlock(&g_lock);
-        run_tasks();
+        if (t_worker < width) run_tasks();
         pthread_mutex_lock(&g_lock);
         if (--g_active == 0) pthread_cond_signal(&g_done);
     }
@@ -138,10 +140,15 @@ int32_t sb_parallel_width(void) {
 }
 
 void sb_parallel_for(int64_t ntasks, sb_task_fn body, void *ctx) {
+    sb_parallel_for_width(ntasks, SB_MAX_THREADS, body, ctx);
+}
+
+void sb_parallel_for_width(int64_t ntasks, int32_t max_workers, sb_task_fn body, void *ctx) {
     if (ntasks <= 0) return;
     int32_t want = 1;
     if (!t_in_task && ntasks > 1 && sb_get_num_threads(&want) != SB_OK) want = 1;
     if (want > ntasks) want = (int32_t)ntasks;
+    if (want > max_workers) want = max_workers;
     if (want <= 1 || t_in_task) {
         int saved = t_in_task;
         int32_t saved_worker = t_worker;
@@ -164,6 +171,7 @@ void sb_parallel_for(int64_t ntasks, sb_task_fn body, void *ctx) {
     g_ntasks = ntasks;
     g_next = 0;
     g_active = g_pool_size;
+    g_job_width = want;
     g_generation++;
     pthread_cond_broadcast(&g_wake);
     pthread_mutex_unlock(&g_lock);

@@ -44,6 +44,9 @@ struct sb_model {
     char *params;            /* the training parameters, canonical "key=value\n" lines sorted by key */
 };
 
+/* Classes a prediction keeps on the stack per row. */
+#define SB_MODEL_MAX_CLASS_STACK 1024
+
 /* A zeroed model; sb_model_free releases everything in it. */
 sb_status sb_model_alloc(sb_model **out);
 

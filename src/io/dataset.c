@@ -1,0 +1,213 @@
+/*
+ * dataset.c: the public dataset handle. Everything given to it is copied, so
+ * the caller may free its buffers as soon as a call returns.
+ */
+#include "dataset.h"
+#include "../models/model.h"
+#include <float.h>
+#include <stdio.h>
+#include <string.h>
+
+static sb_status alloc_dataset(sb_dataset **out) {
+    *out = sb_calloc(1, sizeof(sb_dataset));
+    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+}
+
+static sb_status default_names(sb_table *t) {
+    t->names = sb_calloc((size_t)(t->ncols ? t->ncols : 1), sizeof(char *));
+    if (!t->names) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (int32_t f = 0; f < t->ncols; f++) {
+        char buf[24];
+        snprintf(buf, sizeof buf, "f%d", (int)f);
+        if (!(t->names[f] = sb_strdup(buf))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
+    return SB_OK;
+}
+
+sb_status sb_dataset_from_matrix(const float *x, int64_t nrows, int32_t ncols, sb_dataset **out) {
+    sb_clear_error();
+    if (!out || (!x && nrows && ncols)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_from_matrix: NULL argument");
+    *out = NULL;
+    if (nrows < 1 || ncols < 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a dataset needs at least one row and one column (got %lld x %d)",
+                       (long long)nrows, (int)ncols);
+    if (nrows > SB_IO_MAX_ROWS || ncols > SB_IO_MAX_COLS)
+        return sb_fail(SB_ERR_LIMIT, "dataset of %lld x %d exceeds the limits (%lld rows, %d columns)",
+                       (long long)nrows, (int)ncols, (long long)SB_IO_MAX_ROWS, SB_IO_MAX_COLS);
+    sb_dataset *d;
+    sb_status st = alloc_dataset(&d);
+    if (st != SB_OK) return st;
+    d->t.nrows = nrows;
+    d->t.ncols = ncols;
+    d->t.x = sb_malloc(sizeof(float) * (size_t)nrows * (size_t)ncols);
+    if (!d->t.x) {
+        sb_dataset_free(d);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
+    memcpy(d->t.x, x, sizeof(float) * (size_t)nrows * (size_t)ncols);
+    if ((st = default_names(&d->t)) != SB_OK) {
+        sb_dataset_free(d);
+        return st;
+    }
+    *out = d;
+    return SB_OK;
+}
+
+static sb_status set_column(sb_dataset *d, const float *v, int64_t n, float **dst, const char *what) {
+    sb_clear_error();
+    if (!d || !v) return sb_fail(SB_ERR_INVALID_ARGUMENT, "set %s: NULL argument", what);
+    if (n != d->t.nrows)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s has %lld values for %lld rows", what, (long long)n,
+                       (long long)d->t.nrows);
+    float *copy = sb_malloc(sizeof(float) * (size_t)n);
+    if (!copy) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    memcpy(copy, v, sizeof(float) * (size_t)n);
+    sb_free(*dst);
+    *dst = copy;
+    return SB_OK;
+}
+
+sb_status sb_dataset_set_label(sb_dataset *d, const float *y, int64_t n) {
+    return set_column(d, y, n, d ? &d->t.label : NULL, "label");
+}
+
+sb_status sb_dataset_set_weight(sb_dataset *d, const float *w, int64_t n) {
+    sb_status st = set_column(d, w, n, d ? &d->t.weight : NULL, "weight");
+    if (st != SB_OK) return st;
+    for (int64_t i = 0; i < n; i++) {
+        if (!(w[i] >= 0.0f && w[i] <= FLT_MAX)) {
+            sb_free(d->t.weight);
+            d->t.weight = NULL;
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "weight of row %lld is %g: weights must be finite and >= 0",
+                           (long long)i, (double)w[i]);
+        }
+    }
+    return SB_OK;
+}
+
+sb_status sb_dataset_set_feature_names(sb_dataset *d, const char *const *names, int32_t n) {
+    sb_clear_error();
+    if (!d || !names) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_set_feature_names: NULL argument");
+    if (n != d->t.ncols)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%d names for %d columns", (int)n, (int)d->t.ncols);
+    char **copy = sb_calloc((size_t)n, sizeof(char *));
+    if (!copy) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (int32_t f = 0; f < n; f++) {
+        if (!names[f] || !(copy[f] = sb_strdup(names[f]))) {
+            for (int32_t k = 0; k < f; k++) sb_free(copy[k]);
+            sb_free(copy);
+            return names[f] ? sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory")
+                            : sb_fail(SB_ERR_INVALID_ARGUMENT, "feature name %d is NULL", (int)f);
+        }
+    }
+    for (int32_t f = 0; f < d->t.ncols; f++) sb_free(d->t.names[f]);
+    sb_free(d->t.names);
+    d->t.names = copy;
+    return SB_OK;
+}
+
+sb_status sb_dataset_read_min_cols(const char *path, const char *format, const char *label,
+                                   int32_t min_cols, sb_dataset **out) {
+    sb_clear_error();
+    if (!path || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read: NULL argument");
+    *out = NULL;
+    const char *fmt = format;
+    sb_status st;
+    if (!fmt && (st = sb_detect_format(path, &fmt)) != SB_OK) return st;
+    sb_dataset *d;
+    if ((st = alloc_dataset(&d)) != SB_OK) return st;
+    if (strcmp(fmt, "csv") == 0) {
+        st = sb_read_csv(path, label, &d->t);
+    } else if (strcmp(fmt, "libsvm") == 0) {
+        st = sb_read_libsvm(path, min_cols, &d->t);
+    } else if (strcmp(fmt, "tsv-noheader") == 0) {
+        /* LightGBM's headerless files: the label is the first column. */
+        st = sb_read_tsv_noheader(path, 0, &d->t);
+    } else {
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown data format '%s'; formats: csv, libsvm, tsv-noheader", fmt);
+    }
+    if (st != SB_OK) {
+        sb_free(d);
+        return st;
+    }
+    *out = d;
+    return SB_OK;
+}
+
+sb_status sb_dataset_read(const char *path, const char *format, const char *label, sb_dataset **out) {
+    return sb_dataset_read_min_cols(path, format, label, 0, out);
+}
+
+sb_status sb_dataset_shape(const sb_dataset *d, int64_t *nrows, int32_t *ncols) {
+    sb_clear_error();
+    if (!d) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_shape: NULL dataset");
+    if (nrows) *nrows = d->t.nrows;
+    if (ncols) *ncols = d->t.ncols;
+    return SB_OK;
+}
+
+void sb_dataset_free(sb_dataset *d) {
+    if (!d) return;
+    sb_table_release(&d->t);
+    sb_free(d);
+}
+
+sb_status sb_dataset_read_for_model(const sb_model *m, const char *path, const char *format, sb_dataset **out) {
+    sb_clear_error();
+    if (!m || !path || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read_for_model: NULL argument");
+    sb_dataset *d;
+    sb_status st = sb_dataset_read_min_cols(path, format, NULL, m->num_features, &d);
+    if (st != SB_OK) return st;
+    int same = d->t.ncols == m->num_features;
+    for (int32_t f = 0; same && f < m->num_features; f++) same = !strcmp(d->t.names[f], m->feature_names[f]);
+    if (same || d->t.ncols == m->num_features) { /* same names, or unnamed columns of the right count */
+        *out = d;
+        return SB_OK;
+    }
+    /* Select the model's features by name. */
+    int32_t *src = sb_malloc(sizeof(int32_t) * (size_t)m->num_features);
+    float *x = src ? sb_malloc(sizeof(float) * (size_t)d->t.nrows * (size_t)m->num_features) : NULL;
+    if (!src || !x) {
+        sb_free(src);
+        sb_dataset_free(d);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    }
+    for (int32_t f = 0; f < m->num_features; f++) {
+        src[f] = -1;
+        for (int32_t c = 0; c < d->t.ncols && src[f] < 0; c++)
+            if (!strcmp(d->t.names[c], m->feature_names[f])) src[f] = c;
+        if (src[f] < 0) {
+            st = sb_fail(SB_ERR_INVALID_INPUT,
+                         "feature-count mismatch: %s has %d columns, the model %d features, and its feature '%s' is not among the columns",
+                         path, (int)d->t.ncols, (int)m->num_features, m->feature_names[f]);
+            sb_free(src);
+            sb_free(x);
+            sb_dataset_free(d);
+            return st;
+        }
+    }
+    for (int64_t r = 0; r < d->t.nrows; r++)
+        for (int32_t f = 0; f < m->num_features; f++) x[r * m->num_features + f] = d->t.x[r * d->t.ncols + src[f]];
+    sb_free(src);
+    sb_free(d->t.x);
+    d->t.x = x;
+    for (int32_t c = 0; c < d->t.ncols; c++) sb_free(d->t.names[c]);
+    sb_free(d->t.names);
+    d->t.names = NULL;
+    d->t.ncols = m->num_features;
+    if ((st = default_names(&d->t)) != SB_OK) {
+        sb_dataset_free(d);
+        return st;
+    }
+    for (int32_t f = 0; f < m->num_features; f++) {
+        char *nm = sb_strdup(m->feature_names[f]);
+        if (!nm) {
+            sb_dataset_free(d);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        }
+        sb_free(d->t.names[f]);
+        d->t.names[f] = nm;
+    }
+    *out = d;
+    return SB_OK;
+}

@@ -1,0 +1,78 @@
+/*
+ * gbdt.h: every float operation of gradient boosting that can move a bit,
+ * written once for every backend: the losses' gradients and hessians, the
+ * split gain and the leaf value. Backends schedule these; none re-spells them.
+ * Formulas follow Chen and Guestrin, "XGBoost: A Scalable Tree Boosting System"
+ * (KDD 2016), eq. (5)-(7), with sums of quantized gradients.
+ */
+#ifndef SB_KERNELS_GBDT_H
+#define SB_KERNELS_GBDT_H
+#include "compat.h"
+#include "../math/sb_math.h"
+
+/* Smallest hessian a row may contribute (logistic and softmax saturate). */
+#define SB_GBDT_MIN_HESS 1e-16f
+
+/* Squared error: g = (pred - y) * w, h = w. */
+SB_FN void sb_k_grad_squared(float pred, float y, float w, float *g, float *h) {
+    *g = (pred - y) * w;
+    *h = w;
+}
+
+/* Logistic loss on a margin: p = sigmoid(m), g = (p - y) w, h = max(p (1 - p), eps) w. */
+SB_FN void sb_k_grad_logistic(float margin, float y, float w, float *g, float *h) {
+    float p = sb_sigmoidf(margin);
+    float hh = p * (1.0f - p);
+    if (hh < SB_GBDT_MIN_HESS) hh = SB_GBDT_MIN_HESS;
+    *g = (p - y) * w;
+    *h = hh * w;
+}
+
+/* Softmax probabilities of K margins, in class order: shifted by the largest
+ * margin, exponentials summed left to right, each divided by the sum. */
+SB_FN void sb_k_softmax(const float *m, sb_i32 k, float *p) {
+    float mx = m[0];
+    for (sb_i32 c = 1; c < k; c++)
+        if (m[c] > mx) mx = m[c];
+    float s = 0.0f;
+    for (sb_i32 c = 0; c < k; c++) {
+        p[c] = sb_expf(m[c] - mx);
+        s = s + p[c];
+    }
+    for (sb_i32 c = 0; c < k; c++) p[c] = p[c] / s;
+}
+
+/* Softmax loss, class c of a row with probabilities p and integer label y:
+ * g = (p_c - [y == c]) w, h = max(2 p_c (1 - p_c), eps) w. */
+SB_FN void sb_k_grad_softmax(float pc, sb_i32 is_label, float w, float *g, float *h) {
+    float hh = 2.0f * pc * (1.0f - pc);
+    if (hh < SB_GBDT_MIN_HESS) hh = SB_GBDT_MIN_HESS;
+    *g = (pc - (is_label ? 1.0f : 0.0f)) * w;
+    *h = hh * w;
+}
+
+/* A sum of quantized values back in float: one correctly rounded conversion,
+ * then an exact division by the power-of-two scale (unless it underflows). */
+SB_FN float sb_k_dequant(sb_i64 q, float scale) {
+    return (float)q / scale;
+}
+
+/* G^2 / (H + lambda): the structure score of a leaf (0 when H + lambda <= 0). */
+SB_FN float sb_k_leaf_score(float g, float h, float lambda) {
+    float d = h + lambda;
+    return d > 0.0f ? g * g / d : 0.0f;
+}
+
+/* Gain of a split: (score(L) + score(R) - score(parent)) / 2, in that order. */
+SB_FN float sb_k_split_gain(float score_l, float score_r, float score_parent) {
+    return 0.5f * ((score_l + score_r) - score_parent);
+}
+
+/* Leaf value: -G / (H + lambda), times the learning rate. */
+SB_FN float sb_k_leaf_value(float g, float h, float lambda, float learning_rate) {
+    float d = h + lambda;
+    if (!(d > 0.0f)) return 0.0f;
+    return -(g / d) * learning_rate;
+}
+
+#endif

@@ -1,0 +1,491 @@
+/*
+ * gbdt.c: gradient boosting on the CPU, identical by construction.
+ *
+ * Stages, in the order the data flows: bin edges and the binned matrix
+ * (trees/binning.c); the base score from exact sums; per iteration the bag and
+ * column draws from the counter rng, the losses' gradients (kernels/gbdt.h),
+ * their quantization to int32 with power-of-two scales (kernels/quantize.h), a
+ * tree grown from exact integer histograms (trees/grow.c), and the margins
+ * updated by adding the tree's leaves in tree order; metrics and early stopping
+ * on exact sums (metrics.c). Every stage can be recorded on an identity card.
+ */
+#include "gbdt_params.h"
+#include "metrics.h"
+#include "../model.h"
+#include "../trees/binning.h"
+#include "../trees/grow.h"
+#include "../../core/rng.h"
+#include "../../io/dataset.h"
+#include "../../kernels/gbdt.h"
+#include "../../kernels/quantize.h"
+#include <stdio.h>
+#include <string.h>
+
+#define SB_PURPOSE_BAG 0x42414731u
+#define SB_PURPOSE_COLS 0x434F4C31u
+#define ROW_GRAIN 8192
+#define QUANT_LEVELS 1073741824.0f /* |quantized gradient| <= 2^30: row sums fit int64 for 2^31 rows */
+
+typedef struct fit {
+    const gbdt_params *p;
+    const sb_table *tr, *va;
+    int32_t K;
+    sb_card *card;
+    sb_bins bins;
+    uint8_t *binned;
+    float *pred, *vpred;  /* margins, n x K */
+    float *g, *h;         /* gradients, class-major: K x n */
+    int32_t *gq, *hq;
+    int64_t *rows;
+    uint8_t *mask;
+    float *maxabs;        /* per task scratch */
+    sb_tree *trees;
+    int32_t ntrees, cap;
+    /* per-iteration inputs of the parallel bodies */
+    int32_t cls;
+    float g_scale, h_scale;
+    const sb_grown *grown;
+} fit;
+
+static sb_status record(fit *f, const char *tag, sb_dtype dt, const void *data, uint64_t n) {
+    return f->card ? sb_card_record(f->card, tag, dt, data, n) : SB_OK;
+}
+
+/* ---- validation ---- */
+
+static sb_status check_labels(const gbdt_params *p, const sb_table *t, const char *which, int32_t *K) {
+    if (!t->label) return sb_fail(SB_ERR_INVALID_INPUT, "%s data has no labels", which);
+    int32_t maxc = 0;
+    for (int64_t r = 0; r < t->nrows; r++) {
+        float y = t->label[r];
+        if (!(y == y) || y - y != 0.0f)
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is not finite", which, (long long)r);
+        if (p->objective == SB_OBJ_BINARY && y != 0.0f && y != 1.0f)
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is %g; objective=binary needs 0 or 1",
+                           which, (long long)r, (double)y);
+        if (p->objective == SB_OBJ_MULTICLASS) {
+            if (y < 0.0f || y > 1023.0f || y != (float)(int32_t)y)
+                return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is %g; objective=multiclass needs class indices 0..K-1",
+                               which, (long long)r, (double)y);
+            if ((int32_t)y > maxc) maxc = (int32_t)y;
+        }
+    }
+    if (p->objective == SB_OBJ_MULTICLASS) {
+        if (*K == 0) *K = maxc + 1 < 3 ? 3 : maxc + 1;
+        if (maxc >= *K)
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s labels reach class %d but num_class=%d", which, (int)maxc, (int)*K);
+    }
+    if (t->weight)
+        for (int64_t r = 0; r < t->nrows; r++)
+            if (!(t->weight[r] >= 0.0f) || t->weight[r] - t->weight[r] != 0.0f)
+                return sb_fail(SB_ERR_INVALID_INPUT, "%s weight of row %lld must be finite and >= 0", which, (long long)r);
+    return SB_OK;
+}
+
+/* ---- base score ---- */
+
+static float base_score(const fit *f) {
+    const gbdt_params *p = f->p;
+    if (p->has_base_score) return p->base_score;
+    if (p->objective == SB_OBJ_MULTICLASS) return 0.0f;
+    sb_sacc num, den;
+    sb_sacc_init(&num);
+    sb_sacc_init(&den);
+    for (int64_t r = 0; r < f->tr->nrows; r++) {
+        float w = f->tr->weight ? f->tr->weight[r] : 1.0f;
+        sb_sacc_add(&num, f->tr->weight ? f->tr->label[r] * w : f->tr->label[r]);
+        sb_sacc_add(&den, w);
+    }
+    float d = sb_sacc_round_f32(&den);
+    float mean = d > 0.0f ? sb_sacc_round_f32(&num) / d : 0.0f;
+    if (p->objective == SB_OBJ_REGRESSION) return mean;
+    if (mean < 1e-6f) mean = 1e-6f;
+    if (mean > 1.0f - 1e-6f) mean = 1.0f - 1e-6f;
+    return sb_logf(mean / (1.0f - mean)); /* logit of the positive rate */
+}
+
+/* ---- gradients ---- */
+
+static void grad_task(void *ctx, int64_t task) {
+    fit *f = ctx;
+    const int64_t n = f->tr->nrows;
+    const int32_t K = f->K;
+    int64_t b, e;
+    sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
+    float prob[SB_MODEL_MAX_CLASS_STACK];
+    for (int64_t r = b; r < e; r++) {
+        float y = f->tr->label[r], w = f->tr->weight ? f->tr->weight[r] : 1.0f;
+        if (f->p->objective == SB_OBJ_REGRESSION) {
+            sb_k_grad_squared(f->pred[r], y, w, &f->g[r], &f->h[r]);
+        } else if (f->p->objective == SB_OBJ_BINARY) {
+            sb_k_grad_logistic(f->pred[r], y, w, &f->g[r], &f->h[r]);
+        } else {
+            sb_k_softmax(f->pred + r * K, K, prob);
+            for (int32_t c = 0; c < K; c++)
+                sb_k_grad_softmax(prob[c], (int32_t)y == c, w, &f->g[c * n + r], &f->h[c * n + r]);
+        }
+    }
+}
+
+static void maxabs_task(void *ctx, int64_t task) {
+    fit *f = ctx;
+    const int64_t n = f->tr->nrows;
+    const float *g = f->g + f->cls * n, *h = f->h + f->cls * n;
+    int64_t b, e;
+    sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
+    float mg = 0.0f, mh = 0.0f;
+    for (int64_t r = b; r < e; r++) {
+        float a = g[r] < 0.0f ? -g[r] : g[r];
+        if (a > mg) mg = a;
+        if (h[r] > mh) mh = h[r];
+    }
+    f->maxabs[2 * task] = mg;
+    f->maxabs[2 * task + 1] = mh;
+}
+
+static void quant_task(void *ctx, int64_t task) {
+    fit *f = ctx;
+    const int64_t n = f->tr->nrows;
+    const float *g = f->g + f->cls * n, *h = f->h + f->cls * n;
+    int64_t b, e;
+    sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
+    for (int64_t r = b; r < e; r++) {
+        f->gq[r] = sb_round_half_even_i32(g[r] * f->g_scale);
+        f->hq[r] = sb_round_half_even_i32(h[r] * f->h_scale);
+    }
+}
+
+/* The power-of-two scale that maps the largest |v| into [2^29, 2^30]. A max is
+ * order-free, so the scale is the same however the rows were split. */
+static float quant_scale(float maxabs) {
+    return maxabs > 0.0f ? sb_pow2f(sb_quantize_exponent(maxabs, QUANT_LEVELS)) : 1.0f;
+}
+
+/* ---- margins ---- */
+
+static void update_train_task(void *ctx, int64_t task) {
+    fit *f = ctx;
+    int64_t b, e;
+    sb_chunk_range(f->tr->nrows, ROW_GRAIN, task, &b, &e);
+    const sb_tree_node *nodes = f->grown->tree.nodes;
+    for (int64_t r = b; r < e; r++) {
+        int32_t leaf = sb_tree_leaf_binned(f->grown, f->binned + r * f->tr->ncols);
+        float *m = &f->pred[r * f->K + f->cls];
+        *m = *m + nodes[leaf].value;
+    }
+}
+
+static void update_valid_task(void *ctx, int64_t task) {
+    fit *f = ctx;
+    int64_t b, e;
+    sb_chunk_range(f->va->nrows, ROW_GRAIN, task, &b, &e);
+    const sb_tree_node *n = f->grown->tree.nodes;
+    for (int64_t r = b; r < e; r++) {
+        const float *x = f->va->x + r * f->va->ncols;
+        int32_t k = 0;
+        while (n[k].feature >= 0) {
+            float v = x[n[k].feature];
+            int left = v != v ? n[k].default_left : v <= n[k].threshold;
+            k = left ? n[k].left : n[k].right;
+        }
+        float *m = &f->vpred[r * f->K + f->cls];
+        *m = *m + n[k].value;
+    }
+}
+
+/* ---- draws ---- */
+
+/* Rows of iteration it's bag, ascending: row r is in when its uniform draw keyed
+ * by (seed, iteration, row) is below subsample. All rows when subsample = 1. */
+static int64_t draw_bag(const fit *f, int32_t it) {
+    int64_t k = 0;
+    for (int64_t r = 0; r < f->tr->nrows; r++) {
+        if (f->p->subsample < 1.0f &&
+            !(sb_rng_unit_f32(f->p->seed, SB_PURPOSE_BAG, ((uint64_t)(uint32_t)it << 32) | (uint64_t)r) < f->p->subsample))
+            continue;
+        f->rows[k++] = r;
+    }
+    if (k == 0) /* a bag cannot be empty: fall back to every row */
+        for (; k < f->tr->nrows; k++) f->rows[k] = k;
+    return k;
+}
+
+/* Features of tree t: the ceil(colsample * nf) features with the smallest draws
+ * keyed by (seed, tree, feature), ties by feature index. */
+static void draw_columns(fit *f, int32_t t) {
+    const int32_t nf = f->tr->ncols;
+    if (f->p->colsample >= 1.0f) {
+        memset(f->mask, 1, (size_t)nf);
+        return;
+    }
+    int32_t want = (int32_t)(f->p->colsample * (float)nf);
+    if ((float)want < f->p->colsample * (float)nf) want++;
+    if (want < 1) want = 1;
+    memset(f->mask, 0, (size_t)nf);
+    for (int32_t chosen = 0; chosen < want; chosen++) {
+        int32_t best = -1;
+        uint32_t best_key = 0;
+        for (int32_t c = 0; c < nf; c++) {
+            if (f->mask[c]) continue;
+            uint32_t w[4];
+            sb_rng_words(f->p->seed, SB_PURPOSE_COLS, ((uint64_t)(uint32_t)t << 32) | (uint64_t)c, 0u, w);
+            if (best < 0 || w[0] < best_key) {
+                best = c;
+                best_key = w[0];
+            }
+        }
+        f->mask[best] = 1;
+    }
+}
+
+/* ---- cards ---- */
+
+static sb_status record_tree(fit *f, int32_t t, const sb_grown *gr) {
+    if (!f->card) return SB_OK;
+    char tag[64];
+    const int32_t nn = gr->tree.nnodes;
+    int64_t *ints = sb_malloc(sizeof(int64_t) * 6 * (size_t)nn);
+    float *floats = sb_malloc(sizeof(float) * 3 * (size_t)nn);
+    sb_status st = SB_OK;
+    if (!ints || !floats) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
+        goto done;
+    }
+    for (int32_t k = 0; k < nn; k++) {
+        const sb_tree_node *n = &gr->tree.nodes[k];
+        ints[6 * k] = n->feature;
+        ints[6 * k + 1] = gr->split_bin[k];
+        ints[6 * k + 2] = n->default_left;
+        ints[6 * k + 3] = n->left;
+        ints[6 * k + 4] = n->right;
+        ints[6 * k + 5] = n->count;
+        floats[3 * k] = n->threshold;
+        floats[3 * k + 1] = n->value;
+        floats[3 * k + 2] = n->gain;
+    }
+    snprintf(tag, sizeof tag, "tree%d.grad_q", (int)t);
+    if ((st = record(f, tag, SB_DTYPE_I32, f->gq, (uint64_t)f->tr->nrows)) != SB_OK) goto done;
+    snprintf(tag, sizeof tag, "tree%d.hess_q", (int)t);
+    if ((st = record(f, tag, SB_DTYPE_I32, f->hq, (uint64_t)f->tr->nrows)) != SB_OK) goto done;
+    snprintf(tag, sizeof tag, "tree%d.root_hist", (int)t);
+    if ((st = record(f, tag, SB_DTYPE_I64, gr->root_hist, 3 * (uint64_t)f->bins.total)) != SB_OK) goto done;
+    snprintf(tag, sizeof tag, "tree%d.splits", (int)t);
+    if ((st = record(f, tag, SB_DTYPE_I64, ints, 6 * (uint64_t)nn)) != SB_OK) goto done;
+    snprintf(tag, sizeof tag, "tree%d.values", (int)t);
+    st = record(f, tag, SB_DTYPE_F32, floats, 3 * (uint64_t)nn);
+done:
+    sb_free(ints);
+    sb_free(floats);
+    return st;
+}
+
+/* ---- the model ---- */
+
+static sb_status push_tree(fit *f, sb_grown *gr) {
+    if (f->ntrees == f->cap) {
+        int32_t cap = f->cap ? f->cap * 2 : 64;
+        sb_tree *t = sb_realloc(f->trees, sizeof(sb_tree) * (size_t)cap);
+        if (!t) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        f->trees = t;
+        f->cap = cap;
+    }
+    f->trees[f->ntrees++] = gr->tree; /* the model takes the nodes */
+    gr->tree.nodes = NULL;
+    gr->tree.nnodes = 0;
+    return SB_OK;
+}
+
+static sb_status make_model(fit *f, float base, sb_model **out) {
+    sb_model *m;
+    sb_status st = sb_model_alloc(&m);
+    if (st != SB_OK) return st;
+    m->family = SB_FAMILY_GBDT;
+    m->objective = f->p->objective;
+    m->num_class = f->K;
+    m->num_features = f->tr->ncols;
+    m->numeric_mode = f->p->numeric_mode;
+    m->base_score = sb_malloc(sizeof(float) * (size_t)f->K);
+    m->feature_names = sb_calloc((size_t)f->tr->ncols, sizeof(char *));
+    if (!m->base_score || !m->feature_names) {
+        sb_model_free(m);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+    }
+    for (int32_t c = 0; c < f->K; c++) m->base_score[c] = base;
+    for (int32_t k = 0; k < f->tr->ncols; k++) {
+        m->feature_names[k] = sb_strdup(f->tr->names[k]);
+        if (!m->feature_names[k]) {
+            sb_model_free(m);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        }
+    }
+    if ((st = sb_gbdt_params_text(f->p, &m->params)) != SB_OK) {
+        sb_model_free(m);
+        return st;
+    }
+    m->trees = f->trees;
+    m->ntrees = f->ntrees;
+    f->trees = NULL;
+    f->ntrees = 0;
+    *out = m;
+    return SB_OK;
+}
+
+sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid, sb_card *card,
+                      sb_model **out) {
+    sb_clear_error();
+    if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gbdt_fit: NULL argument");
+    *out = NULL;
+    gbdt_params p;
+    sb_status st = sb_gbdt_params_parse(params, &p);
+    if (st != SB_OK) return st;
+    fit f;
+    memset(&f, 0, sizeof f);
+    f.p = &p;
+    f.tr = &train->t;
+    f.va = valid ? &valid->t : NULL;
+    f.card = card;
+    const int64_t n = f.tr->nrows;
+    const int32_t nf = f.tr->ncols;
+    int32_t K = p.num_class;
+    if ((st = check_labels(&p, f.tr, "training", &K)) != SB_OK) return st;
+    if (f.va) {
+        if (f.va->ncols != nf)
+            return sb_fail(SB_ERR_INVALID_INPUT, "validation data has %d features, training data %d", (int)f.va->ncols, (int)nf);
+        if ((st = check_labels(&p, f.va, "validation", &K)) != SB_OK) return st;
+    }
+    if (p.early_stopping_rounds > 0 && !f.va)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "early_stopping_rounds needs validation data");
+    f.K = p.objective == SB_OBJ_MULTICLASS ? K : 1;
+    p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
+    const int32_t K1 = f.K;
+    float base = 0.0f;
+    sb_model *m = NULL;
+    int64_t ntasks = sb_chunk_count(n, ROW_GRAIN);
+
+    f.binned = sb_malloc((size_t)n * (size_t)nf);
+    f.pred = sb_malloc(sizeof(float) * (size_t)n * (size_t)K1);
+    f.g = sb_malloc(sizeof(float) * (size_t)n * (size_t)K1);
+    f.h = sb_malloc(sizeof(float) * (size_t)n * (size_t)K1);
+    f.gq = sb_malloc(sizeof(int32_t) * (size_t)n);
+    f.hq = sb_malloc(sizeof(int32_t) * (size_t)n);
+    f.rows = sb_malloc(sizeof(int64_t) * (size_t)n);
+    f.mask = sb_malloc((size_t)nf);
+    f.maxabs = sb_malloc(sizeof(float) * 2 * (size_t)ntasks);
+    if (f.va) f.vpred = sb_malloc(sizeof(float) * (size_t)(f.va->nrows ? f.va->nrows : 1) * (size_t)K1);
+    if (!f.binned || !f.pred || !f.g || !f.h || !f.gq || !f.hq || !f.rows || !f.mask || !f.maxabs ||
+        (f.va && !f.vpred)) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for %lld rows x %d features", (long long)n, (int)nf);
+        goto done;
+    }
+
+    /* Bins. */
+    if ((st = sb_bins_build(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, &f.bins)) != SB_OK) goto done;
+    sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
+    if ((st = record(&f, "gbdt.bin_edges", SB_DTYPE_F32, f.bins.upper, (uint64_t)f.bins.offset[nf])) != SB_OK) goto done;
+    if ((st = record(&f, "gbdt.bin_counts", SB_DTYPE_I32, f.bins.nbins, (uint64_t)nf)) != SB_OK) goto done;
+    if ((st = record(&f, "gbdt.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * (uint64_t)nf)) != SB_OK) goto done;
+
+    base = base_score(&f);
+    if ((st = record(&f, "gbdt.base_score", SB_DTYPE_F32, &base, 1)) != SB_OK) goto done;
+    for (int64_t i = 0; i < n * K1; i++) f.pred[i] = base;
+    if (f.va)
+        for (int64_t i = 0; i < f.va->nrows * K1; i++) f.vpred[i] = base;
+
+    sb_grow_params gp = {p.num_leaves, p.max_depth, p.depthwise, p.min_samples_leaf, p.min_child_weight,
+                         p.min_split_gain, p.reg_lambda, p.learning_rate};
+    float best_metric = 0.0f;
+    int32_t best_iter = -1;
+    for (int32_t it = 0; it < p.n_estimators; it++) {
+        sb_parallel_for(ntasks, grad_task, &f);
+        for (int32_t c = 0; c < K1; c++) {
+            const int32_t t = it * K1 + c;
+            f.cls = c;
+            sb_parallel_for(ntasks, maxabs_task, &f);
+            float mg = 0.0f, mh = 0.0f;
+            for (int64_t k = 0; k < ntasks; k++) {
+                if (f.maxabs[2 * k] > mg) mg = f.maxabs[2 * k];
+                if (f.maxabs[2 * k + 1] > mh) mh = f.maxabs[2 * k + 1];
+            }
+            f.g_scale = quant_scale(mg);
+            f.h_scale = quant_scale(mh);
+            sb_parallel_for(ntasks, quant_task, &f);
+            int64_t nbag = draw_bag(&f, it);
+            draw_columns(&f, t);
+            sb_grow_data gd = {f.binned, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
+            sb_grown gr;
+            if ((st = sb_tree_grow(&gp, &gd, f.rows, nbag, &gr)) != SB_OK) goto done;
+            f.grown = &gr;
+            sb_parallel_for(ntasks, update_train_task, &f);
+            if (f.va) sb_parallel_for(sb_chunk_count(f.va->nrows, ROW_GRAIN), update_valid_task, &f);
+            st = record_tree(&f, t, &gr);
+            if (st == SB_OK) st = push_tree(&f, &gr);
+            sb_grown_release(&gr);
+            f.grown = NULL;
+            if (st != SB_OK) goto done;
+        }
+        /* Evaluation log and early stopping. */
+        int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == p.n_estimators);
+        if (log_now || p.early_stopping_rounds > 0) {
+            const sb_table *et = f.va ? f.va : f.tr;
+            float v;
+            if ((st = sb_metric_eval(p.metric, p.objective, f.va ? f.vpred : f.pred, et->nrows, K1, et->label,
+                                     et->weight, &v)) != SB_OK)
+                goto done;
+            if (log_now)
+                fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), f.va ? "valid" : "train",
+                        sb_metric_name(p.metric), (double)v);
+            if (p.early_stopping_rounds > 0) {
+                if (best_iter < 0 || sb_metric_better(p.metric, v, best_metric)) {
+                    best_metric = v;
+                    best_iter = it;
+                } else if (it - best_iter >= p.early_stopping_rounds) {
+                    if (p.eval_period > 0)
+                        fprintf(stderr, "early stopping: best iteration %d, %s %.6g\n", (int)(best_iter + 1),
+                                sb_metric_name(p.metric), (double)best_metric);
+                    break;
+                }
+            }
+        }
+    }
+    if (p.early_stopping_rounds > 0 && best_iter >= 0) {
+        /* Keep the trees up to the best iteration. */
+        while (f.ntrees > (best_iter + 1) * K1) sb_free(f.trees[--f.ntrees].nodes);
+    }
+    if ((st = make_model(&f, base, &m)) != SB_OK) goto done;
+    if (f.card) {
+        /* Margins of the final model on the training rows, then its bytes. */
+        float *margin = sb_malloc(sizeof(float) * (size_t)n * (size_t)K1);
+        size_t need = 0;
+        uint8_t *bytes = NULL;
+        if (!margin) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        if (st == SB_OK) st = sb_model_predict(m, train, SB_PREDICT_RAW, margin, (size_t)n * (size_t)K1, NULL);
+        if (st == SB_OK) st = record(&f, "gbdt.train_margin", SB_DTYPE_F32, margin, (uint64_t)n * (uint64_t)K1);
+        if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, &need);
+        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        if (st == SB_OK) st = sb_model_to_bytes(m, bytes, need, NULL);
+        if (st == SB_OK) st = record(&f, "gbdt.model_bytes", SB_DTYPE_U8, bytes, need);
+        sb_free(margin);
+        sb_free(bytes);
+        if (st != SB_OK) {
+            sb_model_free(m);
+            m = NULL;
+            goto done;
+        }
+    }
+    *out = m;
+done:
+    sb_bins_release(&f.bins);
+    sb_free(f.binned);
+    sb_free(f.pred);
+    sb_free(f.vpred);
+    sb_free(f.g);
+    sb_free(f.h);
+    sb_free(f.gq);
+    sb_free(f.hq);
+    sb_free(f.rows);
+    sb_free(f.mask);
+    sb_free(f.maxabs);
+    for (int32_t k = 0; k < f.ntrees; k++) sb_free(f.trees[k].nodes);
+    sb_free(f.trees);
+    return st;
+}

@@ -1,0 +1,197 @@
+/*
+ * gbdt_params.c: the parameters of gradient boosting, named as LightGBM,
+ * XGBoost and scikit-learn users know them (aliases accepted). Nothing is
+ * silently ignored: an unknown key is an error that names it.
+ */
+#include "gbdt_params.h"
+#include "../model.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const k_metrics[] = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror"};
+static const char *const k_objectives[] = {"regression", "binary", "multiclass"};
+
+const char *sb_metric_name(int32_t m) { return m >= 0 && m < 7 ? k_metrics[m] : "default"; }
+const char *sb_objective_name(int32_t o) { return o >= 0 && o < 3 ? k_objectives[o] : "unknown"; }
+
+static sb_status parse_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be an integer in %lld..%lld", key, v,
+                       (long long)lo, (long long)hi);
+    *out = x;
+    return SB_OK;
+}
+
+/* Floats are parsed with strtof: correctly rounded, the same bits everywhere. */
+static sb_status parse_float(const char *key, const char *v, float lo, float hi, int lo_open, float *out) {
+    char *end;
+    errno = 0;
+    float x = strtof(v, &end);
+    if (!*v || *end || !(x >= lo && x <= hi) || (lo_open && x == lo))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be a number in %s%g, %g]", key, v,
+                       lo_open ? "(" : "[", (double)lo, (double)hi);
+    *out = x;
+    return SB_OK;
+}
+
+static int is(const char *key, const char *a, const char *b, const char *c, const char *d) {
+    return strcmp(key, a) == 0 || (b && strcmp(key, b) == 0) || (c && strcmp(key, c) == 0) ||
+           (d && strcmp(key, d) == 0);
+}
+
+/* Apply one key=value to p. */
+static sb_status apply(gbdt_params *p, const char *key, const char *v, int *growth_set, int *leaves_set) {
+    int64_t i;
+    sb_status st = SB_OK;
+    if (is(key, "objective", "loss", NULL, NULL)) {
+        if (!strcmp(v, "regression") || !strcmp(v, "squared_error") || !strcmp(v, "reg:squarederror") || !strcmp(v, "l2"))
+            p->objective = SB_OBJ_REGRESSION;
+        else if (!strcmp(v, "binary") || !strcmp(v, "binary:logistic") || !strcmp(v, "log_loss"))
+            p->objective = SB_OBJ_BINARY;
+        else if (!strcmp(v, "multiclass") || !strcmp(v, "multi:softmax") || !strcmp(v, "multi:softprob") || !strcmp(v, "softmax"))
+            p->objective = SB_OBJ_MULTICLASS;
+        else
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "objective '%s' is not supported; objectives: regression, binary, multiclass", v);
+    } else if (is(key, "num_class", "num_classes", NULL, NULL)) {
+        if ((st = parse_int(key, v, 3, 1024, &i)) == SB_OK) p->num_class = (int32_t)i;
+    } else if (is(key, "n_estimators", "num_iterations", "num_boost_round", "num_trees")) {
+        if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->n_estimators = (int32_t)i;
+    } else if (is(key, "learning_rate", "eta", "shrinkage_rate", NULL)) {
+        st = parse_float(key, v, 0.0f, 1000.0f, 1, &p->learning_rate);
+    } else if (is(key, "num_leaves", "max_leaves", "max_leaf_nodes", NULL)) {
+        if ((st = parse_int(key, v, 2, 65536, &i)) == SB_OK) p->num_leaves = (int32_t)i;
+        *leaves_set = 1;
+    } else if (is(key, "max_depth", NULL, NULL, NULL)) {
+        if ((st = parse_int(key, v, -1, 64, &i)) == SB_OK) p->max_depth = (int32_t)(i == 0 ? -1 : i);
+    } else if (is(key, "growth", "grow_policy", "tree_growth", NULL)) {
+        if (!strcmp(v, "depthwise")) p->depthwise = 1;
+        else if (!strcmp(v, "leafwise") || !strcmp(v, "lossguide")) p->depthwise = 0;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "growth '%s' is not supported; use depthwise or leafwise", v);
+        *growth_set = 1;
+    } else if (is(key, "max_bin", "max_bins", NULL, NULL)) {
+        if ((st = parse_int(key, v, 2, 255, &i)) == SB_OK) p->max_bin = (int32_t)i;
+    } else if (is(key, "min_samples_leaf", "min_data_in_leaf", "min_child_samples", NULL)) {
+        if ((st = parse_int(key, v, 1, INT64_C(1) << 40, &i)) == SB_OK) p->min_samples_leaf = i;
+    } else if (is(key, "min_child_weight", "min_sum_hessian_in_leaf", NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1e30f, 0, &p->min_child_weight);
+    } else if (is(key, "reg_lambda", "lambda_l2", "lambda", "l2_regularization")) {
+        st = parse_float(key, v, 0.0f, 1e30f, 0, &p->reg_lambda);
+    } else if (is(key, "min_split_gain", "min_gain_to_split", "gamma", NULL)) {
+        st = parse_float(key, v, 0.0f, 1e30f, 0, &p->min_split_gain);
+    } else if (is(key, "subsample", "bagging_fraction", NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1.0f, 1, &p->subsample);
+    } else if (is(key, "colsample", "colsample_bytree", "feature_fraction", NULL)) {
+        st = parse_float(key, v, 0.0f, 1.0f, 1, &p->colsample);
+    } else if (is(key, "seed", "random_state", NULL, NULL)) {
+        if ((st = parse_int(key, v, 0, INT64_MAX, &i)) == SB_OK) p->seed = (uint64_t)i;
+    } else if (is(key, "base_score", "init_score", NULL, NULL)) {
+        st = parse_float(key, v, -1e30f, 1e30f, 0, &p->base_score);
+        p->has_base_score = 1;
+    } else if (is(key, "early_stopping_rounds", "early_stopping_round", "n_iter_no_change", NULL)) {
+        if ((st = parse_int(key, v, 0, 1000000, &i)) == SB_OK) p->early_stopping_rounds = (int32_t)i;
+    } else if (is(key, "metric", "eval_metric", NULL, NULL)) {
+        p->metric = -1;
+        for (int32_t m = 0; m < 7; m++)
+            if (!strcmp(v, k_metrics[m])) p->metric = m;
+        if (!strcmp(v, "l2")) p->metric = SB_METRIC_RMSE;
+        if (!strcmp(v, "binary_logloss")) p->metric = SB_METRIC_LOGLOSS;
+        if (!strcmp(v, "multi_logloss")) p->metric = SB_METRIC_MLOGLOSS;
+        if (p->metric < 0)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: rmse, mae, logloss, error, auc, mlogloss, merror", v);
+    } else if (is(key, "eval_period", "verbose_eval", "log_period", NULL)) {
+        if ((st = parse_int(key, v, 0, 1000000, &i)) == SB_OK) p->eval_period = (int32_t)i;
+    } else if (is(key, "bin_sample_rows", "bin_construct_sample_cnt", "subsample_for_bin", NULL)) {
+        if ((st = parse_int(key, v, 1000, INT64_C(1) << 40, &i)) == SB_OK) p->bin_sample_rows = i;
+    } else if (is(key, "numeric_mode", NULL, NULL, NULL)) {
+        sb_numeric_mode m;
+        if ((st = sb_numeric_mode_parse(v, &m)) == SB_OK) p->numeric_mode = (int32_t)m;
+    } else if (is(key, "device", "device_type", NULL, NULL)) {
+        if (strcmp(v, "cpu") != 0) {
+            if (!strcmp(v, "cuda") || !strcmp(v, "gpu") || !strcmp(v, "opencl"))
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                               "device '%s' is not available for gradient boosting in this build (devices: cpu)", v);
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown device '%s'; devices: cpu, cuda, opencl", v);
+        }
+    } else {
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for gradient boosting (docs/gbdt.md lists them)", key);
+    }
+    return st;
+}
+
+sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
+    memset(p, 0, sizeof *p);
+    p->objective = SB_OBJ_REGRESSION;
+    p->n_estimators = 100;
+    p->learning_rate = 0.1f;
+    p->num_leaves = 31;
+    p->max_depth = -1;
+    p->max_bin = 255;
+    p->min_samples_leaf = 20;
+    p->min_child_weight = 1e-3f;
+    p->reg_lambda = 0.0f;
+    p->subsample = 1.0f;
+    p->colsample = 1.0f;
+    p->metric = -1;
+    p->bin_sample_rows = 200000;
+    sb_numeric_mode m;
+    sb_status st = sb_params_resolve_mode(params, SB_FAMILY_GBDT, &m);
+    if (st != SB_OK) return st;
+    p->numeric_mode = (int32_t)m;
+    int growth_set = 0, leaves_set = 0;
+    if (params) {
+        for (int64_t k = 0;; k++) {
+            const char *key, *value;
+            if (sb_params_entry(params, k, &key, &value) != SB_OK) break;
+            if ((st = apply(p, key, value, &growth_set, &leaves_set)) != SB_OK) return st;
+        }
+    }
+    if (p->depthwise) {
+        if (p->max_depth < 0) p->max_depth = 6;
+        if (p->max_depth > 15)
+            return sb_fail(SB_ERR_LIMIT, "depthwise growth supports max_depth up to 15, got %d", (int)p->max_depth);
+        if (!leaves_set) p->num_leaves = 0; /* depth alone limits the tree */
+    }
+    (void)growth_set;
+    if (p->objective != SB_OBJ_MULTICLASS && p->num_class > 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "num_class is only for objective=multiclass");
+    if (p->metric >= 0) {
+        int ok = p->objective == SB_OBJ_REGRESSION ? (p->metric <= SB_METRIC_MAE)
+               : p->objective == SB_OBJ_BINARY ? (p->metric >= SB_METRIC_LOGLOSS && p->metric <= SB_METRIC_AUC)
+                                               : (p->metric >= SB_METRIC_MLOGLOSS);
+        if (!ok)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' does not fit objective '%s'",
+                           sb_metric_name(p->metric), sb_objective_name(p->objective));
+    } else {
+        p->metric = p->objective == SB_OBJ_REGRESSION ? SB_METRIC_RMSE
+                  : p->objective == SB_OBJ_BINARY ? SB_METRIC_LOGLOSS : SB_METRIC_MLOGLOSS;
+    }
+    return SB_OK;
+}
+
+sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
+    char buf[2048], base[32] = "auto";
+    if (p->has_base_score) snprintf(base, sizeof base, "%.9g", (double)p->base_score);
+    /* Keys in sorted order; floats with 9 significant digits (round-trip exact). */
+    int n = snprintf(buf, sizeof buf,
+                     "base_score=%s\nbin_sample_rows=%lld\ncolsample=%.9g\nearly_stopping_rounds=%d\n"
+                     "growth=%s\nlearning_rate=%.9g\nmax_bin=%d\nmax_depth=%d\nmetric=%s\n"
+                     "min_child_weight=%.9g\nmin_samples_leaf=%lld\nmin_split_gain=%.9g\n"
+                     "n_estimators=%d\nnum_class=%d\nnum_leaves=%d\nnumeric_mode=%s\nobjective=%s\n"
+                     "reg_lambda=%.9g\nseed=%llu\nsubsample=%.9g\n",
+                     base, (long long)p->bin_sample_rows, (double)p->colsample,
+                     (int)p->early_stopping_rounds, p->depthwise ? "depthwise" : "leafwise",
+                     (double)p->learning_rate, (int)p->max_bin, (int)p->max_depth, sb_metric_name(p->metric),
+                     (double)p->min_child_weight, (long long)p->min_samples_leaf, (double)p->min_split_gain,
+                     (int)p->n_estimators, (int)p->num_class, (int)p->num_leaves,
+                     sb_numeric_mode_name((sb_numeric_mode)p->numeric_mode), sb_objective_name(p->objective),
+                     (double)p->reg_lambda, (unsigned long long)p->seed, (double)p->subsample);
+    if (n < 0 || n >= (int)sizeof buf) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    *out = sb_strdup(buf);
+    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+}

@@ -1,0 +1,51 @@
+/* gbdt_params.h: gradient boosting parameters, parsed and checked by name. */
+#ifndef SB_GBDT_PARAMS_H
+#define SB_GBDT_PARAMS_H
+#include "../../core/internal.h"
+
+enum sb_metric {
+    SB_METRIC_RMSE = 0,
+    SB_METRIC_MAE = 1,
+    SB_METRIC_LOGLOSS = 2,
+    SB_METRIC_ERROR = 3,
+    SB_METRIC_AUC = 4,
+    SB_METRIC_MLOGLOSS = 5,
+    SB_METRIC_MERROR = 6
+};
+
+typedef struct gbdt_params {
+    int32_t objective;        /* sb_objective */
+    int32_t num_class;        /* multiclass: K (0 = from the labels) */
+    int32_t n_estimators;
+    float learning_rate;
+    int32_t num_leaves;
+    int32_t max_depth;        /* -1: none */
+    int32_t depthwise;
+    int32_t max_bin;
+    int64_t min_samples_leaf;
+    float min_child_weight;
+    float reg_lambda;
+    float min_split_gain;
+    float subsample;
+    float colsample;
+    uint64_t seed;
+    int32_t has_base_score;
+    float base_score;
+    int32_t early_stopping_rounds;
+    int32_t metric;           /* sb_metric; -1: the objective's default */
+    int32_t eval_period;      /* log every N iterations to stderr; 0: silent */
+    int32_t numeric_mode;
+    int64_t bin_sample_rows;
+} gbdt_params;
+
+/* Defaults, then every key of params applied; an unknown key, a bad value or
+ * an unsupported device is a named error. */
+sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *out);
+
+/* The effective parameters as canonical text: "key=value\n" sorted by key. */
+sb_status sb_gbdt_params_text(const gbdt_params *p, char **out);
+
+const char *sb_metric_name(int32_t metric);
+const char *sb_objective_name(int32_t objective);
+
+#endif

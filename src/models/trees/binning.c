@@ -1,0 +1,181 @@
+/*
+ * binning.c: exact, deterministic bin edges (see binning.h). Sorting is an LSD
+ * radix sort on the IEEE total-order key of each float, so equal inputs give
+ * equal edges on every machine and no comparison function can disagree.
+ */
+#include "binning.h"
+#include "../../core/rng.h"
+#include <string.h>
+
+#define SB_PURPOSE_BIN_SAMPLE 0x42494E31u
+#define APPLY_GRAIN 8192
+
+/* Monotone map from float bits to unsigned keys: negative values reversed. */
+static uint32_t order_key(float v) {
+    uint32_t u = sb_f2u(v == 0.0f ? 0.0f : v); /* -0 and +0 are one value */
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+static float key_value(uint32_t k) {
+    return sb_u2f((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k);
+}
+
+/* Sort keys[0..n) ascending with tmp as scratch (4 passes of 8 bits). */
+static void radix_sort(uint32_t *keys, uint32_t *tmp, int64_t n) {
+    for (int shift = 0; shift < 32; shift += 8) {
+        int64_t count[257];
+        memset(count, 0, sizeof count);
+        for (int64_t i = 0; i < n; i++) count[((keys[i] >> shift) & 255u) + 1]++;
+        for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+        for (int64_t i = 0; i < n; i++) tmp[count[(keys[i] >> shift) & 255u]++] = keys[i];
+        memcpy(keys, tmp, sizeof(uint32_t) * (size_t)n);
+    }
+}
+
+/* The edge between neighbouring distinct values a < b: their midpoint when it
+ * lies in [a, b), else a (adjacent floats, or an infinite neighbour). */
+static float edge_between(float a, float b) {
+    float mid = a * 0.5f + b * 0.5f;
+    return (mid >= a && mid < b) ? mid : a;
+}
+
+typedef struct bin_job {
+    const float *x;
+    int64_t n;
+    int32_t nf, max_bin;
+    const int64_t *rows; /* sampled rows, or NULL for all */
+    int64_t nrows;
+    float *edges;        /* nf x max_bin scratch */
+    int32_t *nbins;
+    uint32_t *keys, *tmp; /* per worker scratch: width x nrows each */
+    int failed;
+} bin_job;
+
+static void bin_feature(void *ctx, int64_t f) {
+    bin_job *j = ctx;
+    int64_t w = sb_worker_index();
+    uint32_t *keys = j->keys + w * j->nrows, *tmp = j->tmp + w * j->nrows;
+    int64_t m = 0;
+    for (int64_t i = 0; i < j->nrows; i++) {
+        int64_t r = j->rows ? j->rows[i] : i;
+        float v = j->x[r * j->nf + f];
+        if (v == v) keys[m++] = order_key(v);
+    }
+    radix_sort(keys, tmp, m);
+    float *edges = j->edges + f * j->max_bin;
+    if (m == 0) { /* all missing: one value bin that nothing reaches */
+        j->nbins[f] = 1;
+        edges[0] = sb_u2f(0x7F800000u);
+        return;
+    }
+    /* Distinct values and their counts, compacted in place: keys[d], counts in tmp. */
+    int64_t d = 0;
+    for (int64_t i = 0; i < m;) {
+        int64_t k = i;
+        while (k < m && keys[k] == keys[i]) k++;
+        keys[d] = keys[i];
+        tmp[d] = (uint32_t)(k - i);
+        d++;
+        i = k;
+    }
+    int32_t nb = 0;
+    if (d <= j->max_bin) {
+        for (int64_t i = 0; i + 1 < d; i++) edges[nb++] = edge_between(key_value(keys[i]), key_value(keys[i + 1]));
+    } else {
+        /* Equal-frequency: cut after distinct value i once the running count
+         * reaches the next multiple of m / max_bin (compared in integers). */
+        int64_t acc = 0;
+        for (int64_t i = 0; i + 1 < d && nb < j->max_bin - 1; i++) {
+            acc += tmp[i];
+            if (acc * (int64_t)j->max_bin >= (int64_t)(nb + 1) * m)
+                edges[nb++] = edge_between(key_value(keys[i]), key_value(keys[i + 1]));
+        }
+    }
+    edges[nb++] = sb_u2f(0x7F800000u); /* +inf closes the last bin */
+    j->nbins[f] = nb;
+}
+
+sb_status sb_bins_build(const float *x, int64_t n, int32_t nf, int32_t max_bin, uint64_t seed,
+                        int64_t sample_rows, sb_bins *out) {
+    memset(out, 0, sizeof *out);
+    if (max_bin < 2 || max_bin > SB_MAX_BIN)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "max_bin must be in 2..%d, got %d", SB_MAX_BIN, (int)max_bin);
+    bin_job j = {x, n, nf, max_bin, NULL, n, NULL, NULL, NULL, NULL, 0};
+    int64_t *rows = NULL;
+    if (sample_rows > 0 && n > sample_rows) {
+        rows = sb_malloc(sizeof(int64_t) * (size_t)n);
+        if (!rows) return sb_fail(SB_ERR_OUT_OF_MEMORY, "binning: out of memory");
+        const float p = (float)sample_rows / (float)n;
+        int64_t k = 0;
+        for (int64_t r = 0; r < n; r++)
+            if (sb_rng_unit_f32(seed, SB_PURPOSE_BIN_SAMPLE, (uint64_t)r) < p) rows[k++] = r;
+        j.rows = rows;
+        j.nrows = k;
+    }
+    j.edges = sb_malloc(sizeof(float) * (size_t)nf * (size_t)max_bin);
+    j.nbins = sb_calloc((size_t)nf, sizeof(int32_t));
+    const size_t width = (size_t)sb_parallel_width();
+    j.keys = sb_malloc(sizeof(uint32_t) * width * (size_t)(j.nrows ? j.nrows : 1));
+    j.tmp = sb_malloc(sizeof(uint32_t) * width * (size_t)(j.nrows ? j.nrows : 1));
+    out->offset = sb_malloc(sizeof(int32_t) * (size_t)(nf + 1));
+    sb_status st = SB_OK;
+    if (!j.edges || !j.nbins || !j.keys || !j.tmp || !out->offset) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "binning: out of memory");
+        goto done;
+    }
+    sb_parallel_for_width(nf, (int32_t)width, bin_feature, &j);
+    int32_t total_edges = 0;
+    for (int32_t f = 0; f < nf; f++) {
+        out->offset[f] = total_edges;
+        total_edges += j.nbins[f];
+    }
+    out->offset[nf] = total_edges;
+    out->upper = sb_malloc(sizeof(float) * (size_t)(total_edges ? total_edges : 1));
+    if (!out->upper) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "binning: out of memory");
+        goto done;
+    }
+    for (int32_t f = 0; f < nf; f++)
+        memcpy(out->upper + out->offset[f], j.edges + (int64_t)f * max_bin, sizeof(float) * (size_t)j.nbins[f]);
+    out->nfeatures = nf;
+    out->nbins = j.nbins;
+    j.nbins = NULL;
+    out->total = total_edges + nf;
+done:
+    sb_free(rows);
+    sb_free(j.edges);
+    sb_free(j.nbins);
+    sb_free(j.keys);
+    sb_free(j.tmp);
+    if (st != SB_OK) sb_bins_release(out);
+    return st;
+}
+
+void sb_bins_release(sb_bins *b) {
+    if (!b) return;
+    sb_free(b->nbins);
+    sb_free(b->offset);
+    sb_free(b->upper);
+    memset(b, 0, sizeof *b);
+}
+
+typedef struct apply_job {
+    const sb_bins *b;
+    const float *x;
+    int64_t n;
+    int32_t nf;
+    uint8_t *out;
+} apply_job;
+
+static void apply_task(void *ctx, int64_t task) {
+    apply_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, APPLY_GRAIN, task, &b, &e);
+    for (int64_t r = b; r < e; r++)
+        for (int32_t f = 0; f < j->nf; f++) j->out[r * j->nf + f] = sb_bin_of(j->b, f, j->x[r * j->nf + f]);
+}
+
+void sb_bins_apply(const sb_bins *b, const float *x, int64_t n, int32_t nf, uint8_t *out) {
+    apply_job j = {b, x, n, nf, out};
+    sb_parallel_for(sb_chunk_count(n, APPLY_GRAIN), apply_task, &j);
+}

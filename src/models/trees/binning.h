@@ -1,0 +1,51 @@
+/*
+ * binning.h: per-feature bin edges and the binned matrix (one byte per value).
+ *
+ * Bin 0 of every feature is "missing" (NaN). Value bins 1..nbins[f] cover the
+ * real line in order: value v falls in the first bin b whose inclusive upper
+ * edge upper(f, b) >= v; the last upper edge is +inf. A split "bin <= b" is
+ * therefore exactly "x <= upper(f, b)" on raw floats, which is how a model
+ * routes rows at prediction time.
+ */
+#ifndef SB_TREES_BINNING_H
+#define SB_TREES_BINNING_H
+#include "../../core/internal.h"
+
+#define SB_MAX_BIN 255 /* value bins per feature; bin 0 is missing, so a bin fits a byte */
+
+typedef struct sb_bins {
+    int32_t nfeatures;
+    int32_t *nbins;   /* value bins of feature f, 1..SB_MAX_BIN */
+    int32_t *offset;  /* feature f's edges start at upper[offset[f]] */
+    float *upper;     /* upper[offset[f] + b - 1]: inclusive upper edge of value bin b */
+    int32_t total;    /* sum over features of nbins[f] + 1 (histogram length) */
+} sb_bins;
+
+/* Edges from x (row-major n x nf): the distinct non-NaN values of each feature
+ * (-0 and +0 are one value) in IEEE total order; when there are more than
+ * max_bin, equal-frequency cuts by exact integer arithmetic on their counts.
+ * Edges sit halfway between neighbouring distinct values. When n exceeds
+ * sample_rows, rows are drawn by the counter rng keyed by (seed, row), so the
+ * sample is a function of the data and the seed only. */
+sb_status sb_bins_build(const float *x, int64_t n, int32_t nf, int32_t max_bin, uint64_t seed,
+                        int64_t sample_rows, sb_bins *out);
+
+void sb_bins_release(sb_bins *b);
+
+/* The bin of value v of feature f. */
+static inline uint8_t sb_bin_of(const sb_bins *b, int32_t f, float v) {
+    if (v != v) return 0;
+    const float *up = b->upper + b->offset[f];
+    int32_t lo = 0, hi = b->nbins[f] - 1; /* the last edge is +inf: always found */
+    while (lo < hi) {
+        int32_t mid = (lo + hi) >> 1;
+        if (v <= up[mid]) hi = mid;
+        else lo = mid + 1;
+    }
+    return (uint8_t)(lo + 1);
+}
+
+/* Bin a row-major matrix into out (n x nf bytes, row-major), in parallel. */
+void sb_bins_apply(const sb_bins *b, const float *x, int64_t n, int32_t nf, uint8_t *out);
+
+#endif

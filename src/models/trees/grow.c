@@ -1,0 +1,364 @@
+/*
+ * grow.c: one tree from integer histograms, depth-wise or best-first.
+ * See grow.h for the contract; the arithmetic is src/kernels/gbdt.h.
+ */
+#include "grow.h"
+#include "../../kernels/gbdt.h"
+#include <string.h>
+
+#define HIST_GRAIN 8192 /* node rows per histogram task */
+
+typedef struct hentry {
+    int64_t g, h, c;
+} hentry;
+
+typedef struct cand {
+    int valid;
+    float gain;
+    int32_t feature, bin, default_left;
+    int64_t lg, lh, lc; /* sums of the left child */
+} cand;
+
+typedef struct leaf {
+    int32_t node;
+    int64_t begin, end;
+    int32_t depth;
+    int64_t G, H, C;
+    hentry *hist; /* owned; NULL once the leaf is final */
+    cand best;
+} leaf;
+
+typedef struct grow_ctx {
+    const sb_grow_params *p;
+    const sb_grow_data *d;
+    int32_t *hoff;      /* feature f's histogram starts at hoff[f] (bin 0 = missing) */
+    int32_t total;      /* histogram entries */
+    int32_t width;      /* per-worker scratch count */
+    hentry *scratch;    /* width x total */
+    int64_t *rows;
+    int64_t *tmp;       /* partition scratch */
+    /* the tree being built */
+    sb_tree_node *nodes;
+    int32_t *split_bin;
+    int64_t *node_g, *node_h;
+    int32_t nnodes, cap;
+} grow_ctx;
+
+/* ---- histograms ---- */
+
+typedef struct hist_job {
+    grow_ctx *c;
+    const int64_t *rows;
+    int64_t n;
+} hist_job;
+
+static void hist_add_rows(const grow_ctx *c, const int64_t *rows, int64_t b, int64_t e, hentry *h) {
+    const int32_t nf = c->d->nf;
+    const uint8_t *binned = c->d->binned;
+    const int32_t *gq = c->d->gq, *hq = c->d->hq, *hoff = c->hoff;
+    for (int64_t i = b; i < e; i++) {
+        int64_t r = rows[i];
+        const uint8_t *row = binned + r * nf;
+        int64_t g = gq[r], hh = hq[r];
+        for (int32_t f = 0; f < nf; f++) {
+            hentry *x = &h[hoff[f] + row[f]];
+            x->g += g;
+            x->h += hh;
+            x->c += 1;
+        }
+    }
+}
+
+static void hist_task(void *ctx, int64_t task) {
+    hist_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, HIST_GRAIN, task, &b, &e);
+    hist_add_rows(j->c, j->rows, b, e, j->c->scratch + (int64_t)sb_worker_index() * j->c->total);
+}
+
+/* out = exact histogram of rows[0..n). Per-worker partial histograms are merged
+ * by integer addition, so the split of rows among threads cannot show. */
+static void build_hist(grow_ctx *c, const int64_t *rows, int64_t n, hentry *out) {
+    memset(out, 0, sizeof(hentry) * (size_t)c->total);
+    if (n < 2 * HIST_GRAIN || c->width == 1) {
+        hist_add_rows(c, rows, 0, n, out);
+        return;
+    }
+    memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
+    hist_job j = {c, rows, n};
+    sb_parallel_for_width(sb_chunk_count(n, HIST_GRAIN), c->width, hist_task, &j);
+    for (int32_t w = 0; w < c->width; w++) {
+        const hentry *s = c->scratch + (int64_t)w * c->total;
+        for (int32_t k = 0; k < c->total; k++) {
+            out[k].g += s[k].g;
+            out[k].h += s[k].h;
+            out[k].c += s[k].c;
+        }
+    }
+}
+
+/* ---- split search ---- */
+
+/* The profile's total order on candidates: larger gain, then smaller feature,
+ * then smaller bin, then missing-right before missing-left. */
+static int better(const cand *a, const cand *b) {
+    if (!a->valid) return 0;
+    if (!b->valid) return 1;
+#ifdef SB_SABOTAGE_TIES
+    return a->gain >= b->gain; /* separating arm: the last equal candidate wins */
+#else
+    if (a->gain != b->gain) return a->gain > b->gain;
+    if (a->feature != b->feature) return a->feature < b->feature;
+    if (a->bin != b->bin) return a->bin < b->bin;
+    return a->default_left < b->default_left;
+#endif
+}
+
+static void consider(const grow_ctx *c, const leaf *L, float parent_score, int32_t f, int32_t bin,
+                     int32_t dl, int64_t lg, int64_t lh, int64_t lc, cand *best) {
+    const sb_grow_params *p = c->p;
+    int64_t rc = L->C - lc;
+    if (lc < p->min_samples_leaf || rc < p->min_samples_leaf || lc == 0 || rc == 0) return;
+    float gl = sb_k_dequant(lg, c->d->g_scale), hl = sb_k_dequant(lh, c->d->h_scale);
+    float gr = sb_k_dequant(L->G - lg, c->d->g_scale), hr = sb_k_dequant(L->H - lh, c->d->h_scale);
+    if (hl < p->min_child_weight || hr < p->min_child_weight) return;
+    float gain = sb_k_split_gain(sb_k_leaf_score(gl, hl, p->reg_lambda), sb_k_leaf_score(gr, hr, p->reg_lambda),
+                                 parent_score);
+    if (!(gain > p->min_split_gain)) return;
+    cand x = {1, gain, f, bin, dl, lg, lh, lc};
+    if (better(&x, best)) *best = x;
+}
+
+static void find_best(const grow_ctx *c, leaf *L) {
+    const sb_grow_params *p = c->p;
+    cand best;
+    memset(&best, 0, sizeof best);
+    L->best = best;
+    if (p->max_depth >= 0 && L->depth >= p->max_depth) return;
+    if (L->C < 2 * (p->min_samples_leaf > 1 ? p->min_samples_leaf : 1)) return;
+    const float parent_score = sb_k_leaf_score(sb_k_dequant(L->G, c->d->g_scale),
+                                               sb_k_dequant(L->H, c->d->h_scale), p->reg_lambda);
+    for (int32_t f = 0; f < c->d->nf; f++) {
+        if (c->d->feature_mask && !c->d->feature_mask[f]) continue;
+        const hentry *h = L->hist + c->hoff[f];
+        const int32_t nb = c->d->bins->nbins[f];
+        const hentry miss = h[0];
+        int64_t ag = 0, ah = 0, ac = 0;
+        for (int32_t t = 1; t <= nb; t++) {
+            ag += h[t].g;
+            ah += h[t].h;
+            ac += h[t].c;
+            if (t == nb) {
+                /* every value left, missing right: only if some are missing */
+                if (miss.c > 0) consider(c, L, parent_score, f, t, 0, ag, ah, ac, &best);
+                break;
+            }
+            if (h[t].c == 0 && t > 1) continue; /* same partition as bin t - 1 */
+            consider(c, L, parent_score, f, t, 0, ag, ah, ac, &best);
+            if (miss.c > 0)
+                consider(c, L, parent_score, f, t, 1, ag + miss.g, ah + miss.h, ac + miss.c, &best);
+        }
+    }
+    L->best = best;
+}
+
+/* ---- the tree ---- */
+
+static sb_status new_node(grow_ctx *c, int64_t G, int64_t H, int64_t C, int32_t *id) {
+    if (c->nnodes == c->cap) {
+        int32_t cap = c->cap ? c->cap * 2 : 64;
+        sb_tree_node *n = sb_realloc(c->nodes, sizeof(sb_tree_node) * (size_t)cap);
+        if (!n) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        c->nodes = n;
+        int32_t *s = sb_realloc(c->split_bin, sizeof(int32_t) * (size_t)cap);
+        if (!s) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        c->split_bin = s;
+        int64_t *g = sb_realloc(c->node_g, sizeof(int64_t) * (size_t)cap);
+        if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        c->node_g = g;
+        int64_t *h = sb_realloc(c->node_h, sizeof(int64_t) * (size_t)cap);
+        if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        c->node_h = h;
+        c->cap = cap;
+    }
+    int32_t k = c->nnodes++;
+    sb_tree_node *n = &c->nodes[k];
+    memset(n, 0, sizeof *n);
+    n->feature = -1;
+    n->left = n->right = -1;
+    n->count = C;
+    c->split_bin[k] = -1;
+    c->node_g[k] = G;
+    c->node_h[k] = H;
+    *id = k;
+    return SB_OK;
+}
+
+/* Stable partition of rows[L->begin, L->end) by the leaf's best split. */
+static int64_t partition(grow_ctx *c, const leaf *L) {
+    const cand *s = &L->best;
+    const int32_t nf = c->d->nf;
+    int64_t nl = L->begin, nr = 0;
+    for (int64_t i = L->begin; i < L->end; i++) {
+        int64_t r = c->rows[i];
+        uint8_t b = c->d->binned[r * nf + s->feature];
+        int left = b == 0 ? s->default_left : b <= s->bin;
+        if (left) c->rows[nl++] = r;
+        else c->tmp[nr++] = r;
+    }
+    memcpy(c->rows + nl, c->tmp, sizeof(int64_t) * (size_t)nr);
+    return nl;
+}
+
+static int pick(const grow_ctx *c, leaf *open, int32_t nopen) {
+    int best = -1;
+    for (int32_t i = 0; i < nopen; i++) {
+        if (!open[i].best.valid) continue;
+        if (best < 0) {
+            best = i;
+        } else if (c->p->depthwise) {
+            if (open[i].node < open[best].node) best = i;
+        } else if (open[i].best.gain > open[best].best.gain ||
+                   (open[i].best.gain == open[best].best.gain && open[i].node < open[best].node)) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *rows, int64_t nrows,
+                       sb_grown *out) {
+    memset(out, 0, sizeof *out);
+    grow_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.d = d;
+    c.rows = rows;
+    c.total = d->bins->total;
+    c.width = sb_parallel_width();
+    sb_status st = SB_OK;
+    leaf *open = NULL;
+    int32_t nopen = 0;
+    int32_t max_open = p->max_leaves > 0 ? p->max_leaves : 1 << 16;
+    c.hoff = sb_malloc(sizeof(int32_t) * (size_t)d->nf);
+    c.scratch = sb_malloc(sizeof(hentry) * (size_t)c.total * (size_t)c.width);
+    c.tmp = sb_malloc(sizeof(int64_t) * (size_t)(nrows ? nrows : 1));
+    open = sb_calloc((size_t)max_open, sizeof(leaf));
+    out->root_hist = sb_malloc(sizeof(int64_t) * 3 * (size_t)c.total);
+    if (!c.hoff || !c.scratch || !c.tmp || !open || !out->root_hist) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        goto done;
+    }
+    for (int32_t f = 0; f < d->nf; f++) c.hoff[f] = d->bins->offset[f] + f;
+
+    /* The root. */
+    leaf root;
+    memset(&root, 0, sizeof root);
+    root.end = nrows;
+    root.hist = sb_malloc(sizeof(hentry) * (size_t)c.total);
+    if (!root.hist) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        goto done;
+    }
+    build_hist(&c, rows, nrows, root.hist);
+    for (int32_t b = 0; b <= d->bins->nbins[0]; b++) { /* every row is in feature 0 once */
+        root.G += root.hist[b].g;
+        root.H += root.hist[b].h;
+        root.C += root.hist[b].c;
+    }
+    memcpy(out->root_hist, root.hist, sizeof(hentry) * (size_t)c.total);
+    if ((st = new_node(&c, root.G, root.H, root.C, &root.node)) != SB_OK) {
+        sb_free(root.hist);
+        goto done;
+    }
+    find_best(&c, &root);
+    open[nopen++] = root;
+
+    int32_t nleaves = 1;
+    while (p->max_leaves <= 0 || nleaves < p->max_leaves) {
+        int k = pick(&c, open, nopen);
+        if (k < 0) break;
+        leaf P = open[k];
+        /* Children: left sums from the candidate, right = parent - left (exact). */
+        leaf Lc, Rc;
+        memset(&Lc, 0, sizeof Lc);
+        memset(&Rc, 0, sizeof Rc);
+        Lc.G = P.best.lg; Lc.H = P.best.lh; Lc.C = P.best.lc;
+        Rc.G = P.G - Lc.G; Rc.H = P.H - Lc.H; Rc.C = P.C - Lc.C;
+        Lc.depth = Rc.depth = P.depth + 1;
+        if ((st = new_node(&c, Lc.G, Lc.H, Lc.C, &Lc.node)) != SB_OK) goto done;
+        if ((st = new_node(&c, Rc.G, Rc.H, Rc.C, &Rc.node)) != SB_OK) goto done;
+        sb_tree_node *pn = &c.nodes[P.node];
+        pn->feature = P.best.feature;
+        pn->threshold = d->bins->upper[d->bins->offset[P.best.feature] + P.best.bin - 1];
+        pn->default_left = (uint8_t)P.best.default_left;
+        pn->left = Lc.node;
+        pn->right = Rc.node;
+        pn->gain = P.best.gain;
+        c.split_bin[P.node] = P.best.bin;
+
+        int64_t mid = partition(&c, &P);
+        Lc.begin = P.begin; Lc.end = mid;
+        Rc.begin = mid; Rc.end = P.end;
+        /* The smaller child is built from its rows; the larger is the parent's
+         * histogram minus it, in the parent's buffer. */
+        leaf *small = Lc.C <= Rc.C ? &Lc : &Rc, *large = Lc.C <= Rc.C ? &Rc : &Lc;
+        small->hist = sb_malloc(sizeof(hentry) * (size_t)c.total);
+        if (!small->hist) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+            goto done;
+        }
+        build_hist(&c, c.rows + small->begin, small->end - small->begin, small->hist);
+        large->hist = P.hist;
+        for (int32_t i = 0; i < c.total; i++) {
+            large->hist[i].g -= small->hist[i].g;
+            large->hist[i].h -= small->hist[i].h;
+            large->hist[i].c -= small->hist[i].c;
+        }
+        open[k] = Lc; /* the parent's slot */
+        find_best(&c, &open[k]);
+        if (nopen == max_open) {
+            sb_free(Rc.hist);
+            st = sb_fail(SB_ERR_LIMIT, "tree: more than %d open leaves", max_open);
+            goto done;
+        }
+        open[nopen] = Rc;
+        find_best(&c, &open[nopen]);
+        nopen++;
+        nleaves++;
+    }
+
+    /* Leaf values from the same integer sums. */
+    for (int32_t k = 0; k < c.nnodes; k++) {
+        if (c.nodes[k].feature >= 0) continue;
+        c.nodes[k].value = sb_k_leaf_value(sb_k_dequant(c.node_g[k], d->g_scale),
+                                           sb_k_dequant(c.node_h[k], d->h_scale), p->reg_lambda,
+                                           p->learning_rate);
+    }
+    out->tree.nnodes = c.nnodes;
+    out->tree.nodes = c.nodes;
+    out->split_bin = c.split_bin;
+    c.nodes = NULL;
+    c.split_bin = NULL;
+done:
+    if (open)
+        for (int32_t i = 0; i < nopen; i++) sb_free(open[i].hist);
+    sb_free(open);
+    sb_free(c.hoff);
+    sb_free(c.scratch);
+    sb_free(c.tmp);
+    sb_free(c.nodes);
+    sb_free(c.split_bin);
+    sb_free(c.node_g);
+    sb_free(c.node_h);
+    if (st != SB_OK) sb_grown_release(out);
+    return st;
+}
+
+void sb_grown_release(sb_grown *g) {
+    if (!g) return;
+    sb_free(g->tree.nodes);
+    sb_free(g->split_bin);
+    sb_free(g->root_hist);
+    memset(g, 0, sizeof *g);
+}

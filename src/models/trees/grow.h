@@ -1,0 +1,61 @@
+/*
+ * grow.h: growing one tree from integer gradient histograms (profile rule 5).
+ *
+ * Gradients and hessians arrive quantized (int32 per row, with power-of-two
+ * scales), so every histogram is an exact integer sum: rows may be visited in
+ * any order, by any number of threads, and a sibling's histogram is its parent's
+ * minus the other child's, exactly. Every float that decides the tree (gains,
+ * leaf values) is computed from those integers by one spelled-out formula, and
+ * ties between equal gains break by (feature, bin, missing direction).
+ */
+#ifndef SB_TREES_GROW_H
+#define SB_TREES_GROW_H
+#include "../model.h"
+#include "binning.h"
+
+typedef struct sb_grow_params {
+    int32_t max_leaves;       /* leaf-wise: num_leaves; depth-wise: 0 = no limit */
+    int32_t max_depth;        /* -1: no limit */
+    int32_t depthwise;        /* 1: split level by level; 0: best-first (leaf-wise) */
+    int64_t min_samples_leaf; /* rows in each child */
+    float min_child_weight;   /* hessian in each child */
+    float min_split_gain;     /* a split needs gain > this */
+    float reg_lambda;         /* L2 on leaf values */
+    float learning_rate;      /* leaf values are scaled by it */
+} sb_grow_params;
+
+typedef struct sb_grow_data {
+    const uint8_t *binned;        /* n x nf, row-major */
+    int32_t nf;
+    const sb_bins *bins;
+    const int32_t *gq, *hq;       /* quantized gradient and hessian per row */
+    float g_scale, h_scale;       /* g = gq / g_scale, h = hq / h_scale (powers of two) */
+    const uint8_t *feature_mask;  /* nf flags: 1 = may split on it */
+} sb_grow_data;
+
+/* The tree's nodes plus what training needs beside them: the split bin of every
+ * internal node (rows route by bin <= split_bin) and the root's histogram. */
+typedef struct sb_grown {
+    sb_tree tree;
+    int32_t *split_bin;  /* per node; -1 for leaves */
+    int64_t *root_hist;  /* bins->total x 3 (g, h, count) */
+} sb_grown;
+
+/* Grow a tree on rows[0..nrows) (a permutation scratch: reordered in place). */
+sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *rows, int64_t nrows,
+                       sb_grown *out);
+void sb_grown_release(sb_grown *g);
+
+/* The leaf a binned row reaches. */
+static inline int32_t sb_tree_leaf_binned(const sb_grown *g, const uint8_t *row) {
+    const sb_tree_node *nodes = g->tree.nodes;
+    int32_t k = 0;
+    while (nodes[k].feature >= 0) {
+        uint8_t b = row[nodes[k].feature];
+        int left = b == 0 ? nodes[k].default_left : b <= g->split_bin[k];
+        k = left ? nodes[k].left : nodes[k].right;
+    }
+    return k;
+}
+
+#endif
