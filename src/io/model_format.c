@@ -378,8 +378,9 @@ typedef struct sink {
 } sink;
 
 static void sink_bytes(sink *s, const void *p, size_t n) {
+    if (n == 0) return; /* p may be NULL then */
     if (s->buf) memcpy(s->buf + s->pos, p, n);
-    if (s->f && !s->ferr && n && fwrite(p, 1, n, s->f) != n) s->ferr = errno ? errno : EIO;
+    if (s->f && !s->ferr && fwrite(p, 1, n, s->f) != n) s->ferr = errno ? errno : EIO;
     sb_sha256_update(&s->sha, p, n);
     s->pos += n;
 }
