@@ -1,0 +1,811 @@
+/*
+ * test_model_format.c: the model file format, version 1 (docs/model-format.md).
+ *
+ * Models are built by hand. The test carries its own encoder, written from the
+ * document rather than from src/io/model_format.c, both to check that the
+ * document is enough to write the format and to craft broken files (with a
+ * correct digest, so that the check under test is the one that fires).
+ * The golden file tests/data/models/v1-regression.sbm freezes the layout: the
+ * writer must reproduce it byte for byte, on every architecture, and its digest
+ * is a constant here. Regenerate it only for a new format version:
+ *   SB_WRITE_GOLDEN=1 build/sb_unit test_model_format_write_golden
+ */
+#include "sb_test.h"
+#include "samebits.h"
+#include "core/internal.h"
+#include "models/model.h"
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GOLDEN_NAME "models/v1-regression.sbm"
+#define GOLDEN_DIGEST "20049ef28a057e73827fa37459a6f3abad5beca99cc812fa8d0270c0e4cc8db1"
+
+/* ---- building models by hand ---- */
+
+static sb_tree_node leaf(float value, int64_t count) {
+    sb_tree_node n = {.feature = -1, .threshold = 0.0f, .left = -1, .right = -1, .value = value,
+                      .gain = 0.0f, .count = count, .default_left = 0};
+    return n;
+}
+
+static sb_tree_node split(int32_t feature, float threshold, int32_t left, int32_t right, float gain,
+                          int64_t count, uint8_t default_left) {
+    sb_tree_node n = {.feature = feature, .threshold = threshold, .left = left, .right = right,
+                      .value = 0.0f, .gain = gain, .count = count, .default_left = default_left};
+    return n;
+}
+
+static void set_tree(sb_model *m, int32_t t, const sb_tree_node *nodes, int32_t n) {
+    m->trees[t].nnodes = n;
+    m->trees[t].nodes = sb_malloc((size_t)n * sizeof(sb_tree_node));
+    memcpy(m->trees[t].nodes, nodes, (size_t)n * sizeof(sb_tree_node));
+}
+
+/* The golden model: regression, 3 named features (one non-ASCII), params, two
+ * trees with a -inf threshold, a denormal threshold, a -0 leaf, both default
+ * directions and a count above 2^32. */
+static sb_model *regression_model(void) {
+    sb_model *m = NULL;
+    if (sb_model_alloc(&m) != SB_OK) return NULL;
+    m->family = SB_FAMILY_GBDT;
+    m->objective = SB_OBJ_REGRESSION;
+    m->num_class = 1;
+    m->num_features = 3;
+    m->numeric_mode = SB_MODE_IDENTICAL;
+    m->base_score = sb_malloc(sizeof(float));
+    m->base_score[0] = 0.5f;
+    m->params = sb_strdup("learning_rate=0.1\nmax_depth=2\n");
+    m->feature_names = sb_calloc(3, sizeof(char *));
+    m->feature_names[0] = sb_strdup("age");
+    m->feature_names[1] = sb_strdup("h\xc3\xb6he"); /* "höhe" */
+    m->feature_names[2] = sb_strdup("x");
+    m->ntrees = 2;
+    m->trees = sb_calloc(2, sizeof(sb_tree));
+    sb_tree_node t0[5] = {split(0, 30.5f, 1, 2, 12.25f, 100, 1), leaf(-0.25f, 40),
+                          split(2, -INFINITY, 3, 4, 3.5f, 60, 0), leaf(0.125f, 5), leaf(-0.0f, 55)};
+    sb_tree_node t1[3] = {split(1, 1e-40f, 1, 2, 0.75f, 5000000000LL, 1), leaf(0.0625f, 4000000000LL),
+                          leaf(-0.03125f, 1000000000LL)};
+    set_tree(m, 0, t0, 5);
+    set_tree(m, 1, t1, 3);
+    return m;
+}
+
+/* Multiclass, 3 classes, 2 rounds (6 trees), no feature names, no params.
+ * Feature 1's gains are 2^24, 1, 1 in tree order: summed in that order they
+ * stay 2^24 (each +1 rounds back to even), the fixed order made visible. */
+static sb_model *multiclass_model(void) {
+    sb_model *m = NULL;
+    if (sb_model_alloc(&m) != SB_OK) return NULL;
+    m->family = SB_FAMILY_GBDT;
+    m->objective = SB_OBJ_MULTICLASS;
+    m->num_class = 3;
+    m->num_features = 4;
+    m->numeric_mode = SB_MODE_DETERMINISTIC;
+    m->base_score = sb_malloc(3 * sizeof(float));
+    m->base_score[0] = -1.0986123f;
+    m->base_score[1] = 0.25f;
+    m->base_score[2] = 1.5f;
+    m->ntrees = 6;
+    m->trees = sb_calloc(6, sizeof(sb_tree));
+    sb_tree_node a[3] = {split(1, 2.0f, 1, 2, 16777216.0f, 10, 0), leaf(0.5f, 4), leaf(-0.5f, 6)};
+    sb_tree_node b[3] = {split(1, 3.0f, 1, 2, 1.0f, 10, 1), leaf(0.25f, 3), leaf(-0.125f, 7)};
+    sb_tree_node c[5] = {split(3, INFINITY, 1, 2, 2.5f, 10, 0), split(1, -1.0f, 3, 4, 1.0f, 8, 1),
+                         leaf(1.0f, 2), leaf(-1.0f, 5), leaf(0.75f, 3)};
+    sb_tree_node d[1] = {leaf(0.01f, 10)};
+    sb_tree_node e[3] = {split(0, 0.5f, 1, 2, 0.125f, 10, 1), leaf(2.0f, 9), leaf(-2.0f, 1)};
+    sb_tree_node f[3] = {split(3, 7.0f, 1, 2, 4.0f, 10, 0), leaf(0.0f, 5), leaf(0.0f, 5)};
+    set_tree(m, 0, a, 3);
+    set_tree(m, 1, b, 3);
+    set_tree(m, 2, c, 5);
+    set_tree(m, 3, d, 1);
+    set_tree(m, 4, e, 3);
+    set_tree(m, 5, f, 3);
+    return m;
+}
+
+static uint32_t fbits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+/* Field-by-field equality (floats by their bits; NULL params equal ""). */
+static int models_equal(const sb_model *a, const sb_model *b) {
+    if (a->family != b->family || a->objective != b->objective || a->num_class != b->num_class ||
+        a->num_features != b->num_features || a->numeric_mode != b->numeric_mode || a->ntrees != b->ntrees)
+        return 0;
+    for (int32_t k = 0; k < a->num_class; k++)
+        if (fbits(a->base_score[k]) != fbits(b->base_score[k])) return 0;
+    if (strcmp(a->params ? a->params : "", b->params ? b->params : "") != 0) return 0;
+    if (!a->feature_names != !b->feature_names) return 0;
+    if (a->feature_names)
+        for (int32_t f = 0; f < a->num_features; f++)
+            if (strcmp(a->feature_names[f], b->feature_names[f]) != 0) return 0;
+    for (int32_t t = 0; t < a->ntrees; t++) {
+        if (a->trees[t].nnodes != b->trees[t].nnodes) return 0;
+        for (int32_t i = 0; i < a->trees[t].nnodes; i++) {
+            const sb_tree_node *x = &a->trees[t].nodes[i], *y = &b->trees[t].nodes[i];
+            if (x->feature != y->feature || fbits(x->threshold) != fbits(y->threshold) || x->left != y->left ||
+                x->right != y->right || fbits(x->value) != fbits(y->value) || fbits(x->gain) != fbits(y->gain) ||
+                x->count != y->count || x->default_left != y->default_left)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The model's bytes in a fresh malloc'ed buffer (NULL on failure). */
+static uint8_t *model_bytes(const sb_model *m, size_t *len) {
+    size_t need = 0;
+    if (sb_model_to_bytes(m, NULL, 0, &need) != SB_OK) return NULL;
+    uint8_t *b = malloc(need);
+    if (b && sb_model_to_bytes(m, b, need, len) != SB_OK) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* ---- an independent encoder, from docs/model-format.md ---- */
+
+#define AUTO INT64_MIN
+
+typedef struct craft {
+    uint32_t version;        /* 0: 1 */
+    const char *profile;     /* NULL: SB_PROFILE_VERSION */
+    int names_flag;          /* -1: 1 if the model has names, else 0 */
+    int64_t num_class_field, num_features_field, ntrees_field, nnodes0_field, length_field;
+    const uint8_t *name0;    /* raw bytes of feature name 0, if non-NULL */
+    size_t name0_len;
+    size_t extra;            /* zero bytes inserted before the digest */
+} craft;
+
+static craft plain(void) {
+    craft c = {0, NULL, -1, AUTO, AUTO, AUTO, AUTO, AUTO, NULL, 0, 0};
+    return c;
+}
+
+typedef struct obuf {
+    uint8_t *p;
+    size_t n, cap;
+} obuf;
+
+static void ob_put(obuf *o, const void *src, size_t n) {
+    if (o->n + n > o->cap) {
+        o->cap = (o->n + n) * 2 + 64;
+        o->p = realloc(o->p, o->cap);
+    }
+    memcpy(o->p + o->n, src, n);
+    o->n += n;
+}
+
+static void ob_u32(obuf *o, uint32_t v) {
+    uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    ob_put(o, b, 4);
+}
+
+static void ob_u64(obuf *o, uint64_t v) {
+    ob_u32(o, (uint32_t)v);
+    ob_u32(o, (uint32_t)(v >> 32));
+}
+
+static void ob_str(obuf *o, const char *s, size_t n) {
+    ob_u32(o, (uint32_t)n);
+    ob_put(o, s, n);
+}
+
+static uint32_t field32(int64_t override, int64_t value) {
+    return (uint32_t)(override == AUTO ? value : override);
+}
+
+/* Recompute the length field and the closing digest of a crafted file. */
+static void refix(uint8_t *b, size_t len, int set_length) {
+    if (set_length)
+        for (int i = 0; i < 8; i++) b[12 + i] = (uint8_t)((uint64_t)len >> (8 * i));
+    sb_sha256(b, len - 32, b + len - 32);
+}
+
+static uint8_t *encode(const sb_model *m, craft c, size_t *len) {
+    obuf o = {0};
+    ob_put(&o, "SBMODEL\0", 8);
+    ob_u32(&o, c.version ? c.version : 1);
+    ob_u64(&o, 0); /* total length, set below */
+    const char *prof = c.profile ? c.profile : SB_PROFILE_VERSION;
+    ob_str(&o, prof, strlen(prof));
+    ob_u32(&o, (uint32_t)m->family);
+    ob_u32(&o, (uint32_t)m->objective);
+    ob_u32(&o, field32(c.num_class_field, m->num_class));
+    ob_u32(&o, field32(c.num_features_field, m->num_features));
+    ob_u32(&o, (uint32_t)m->numeric_mode);
+    for (int32_t k = 0; k < m->num_class; k++) ob_u32(&o, fbits(m->base_score[k]));
+    ob_str(&o, m->params ? m->params : "", m->params ? strlen(m->params) : 0);
+    uint8_t flag = (uint8_t)(c.names_flag >= 0 ? c.names_flag : m->feature_names ? 1 : 0);
+    ob_put(&o, &flag, 1);
+    if (m->feature_names)
+        for (int32_t f = 0; f < m->num_features; f++) {
+            if (f == 0 && c.name0) ob_str(&o, (const char *)c.name0, c.name0_len);
+            else ob_str(&o, m->feature_names[f], strlen(m->feature_names[f]));
+        }
+    ob_u32(&o, field32(c.ntrees_field, m->ntrees));
+    for (int32_t t = 0; t < m->ntrees; t++) {
+        ob_u32(&o, field32(t == 0 ? c.nnodes0_field : AUTO, m->trees[t].nnodes));
+        for (int32_t i = 0; i < m->trees[t].nnodes; i++) {
+            const sb_tree_node *n = &m->trees[t].nodes[i];
+            ob_u32(&o, (uint32_t)n->feature);
+            ob_u32(&o, fbits(n->threshold));
+            ob_u32(&o, (uint32_t)n->left);
+            ob_u32(&o, (uint32_t)n->right);
+            ob_u32(&o, fbits(n->value));
+            ob_u32(&o, fbits(n->gain));
+            ob_u64(&o, (uint64_t)n->count);
+            ob_put(&o, &n->default_left, 1);
+        }
+    }
+    for (size_t i = 0; i < c.extra; i++) ob_put(&o, "", 1);
+    uint8_t zero[32] = {0};
+    ob_put(&o, zero, 32);
+    refix(o.p, o.n, 1);
+    if (c.length_field != AUTO) {
+        for (int i = 0; i < 8; i++) o.p[12 + i] = (uint8_t)((uint64_t)c.length_field >> (8 * i));
+        refix(o.p, o.n, 0);
+    }
+    *len = o.n;
+    return o.p;
+}
+
+/* from_bytes must fail with status st, leave *out NULL, and (if want is not
+ * NULL) say want in its message. */
+static int rejects(const uint8_t *b, size_t len, sb_status st, const char *want) {
+    sb_model *m = (sb_model *)&m; /* not NULL: the call must reset it */
+    sb_status got = sb_model_from_bytes(b, len, &m);
+    int ok = got == st && m == NULL && (!want || strstr(sb_last_error(), want) != NULL);
+    if (!ok)
+        fprintf(stderr, "  rejects: status %s, message '%s' (wanted %s, '%s')\n", sb_status_name(got),
+                sb_last_error(), sb_status_name(st), want ? want : "");
+    if (got == SB_OK) sb_model_free(m);
+    return ok;
+}
+
+/* Encode m with c and check that reading refuses it with st and want. */
+static int crafted_rejects(const sb_model *m, craft c, sb_status st, const char *want) {
+    size_t len;
+    uint8_t *b = encode(m, c, &len);
+    int ok = rejects(b, len, st, want);
+    free(b);
+    return ok;
+}
+
+static uint8_t *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    uint8_t *b = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) b = realloc(b, cap = cap * 2 + 4096);
+        size_t got = fread(b + n, 1, cap - n, f);
+        if (!got) break;
+        n += got;
+    }
+    fclose(f);
+    *len = n;
+    return b;
+}
+
+static void golden_path(char *out, size_t cap) {
+    snprintf(out, cap, "%s/%s", sb_test_data_dir(), GOLDEN_NAME);
+}
+
+/* ---- round trips ---- */
+
+static void check_round_trip(sb_model *m) {
+    size_t len = 0, len2 = 0, need = 0;
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &need) == SB_OK);
+    uint8_t *b = model_bytes(m, &len);
+    SB_CHECK(b != NULL && len == need);
+    if (!b) return;
+    uint8_t small[16];
+    SB_CHECK(sb_model_to_bytes(m, small, sizeof small, &need) == SB_ERR_LIMIT && need == len);
+    sb_model *back = NULL;
+    SB_CHECK(sb_model_from_bytes(b, len, &back) == SB_OK);
+    SB_CHECK(back != NULL && models_equal(m, back));
+    if (back) {
+        uint8_t *b2 = model_bytes(back, &len2);
+        SB_CHECK(b2 != NULL && len2 == len && memcmp(b, b2, len) == 0);
+        free(b2);
+        char h1[65], h2[65], stored[65];
+        SB_CHECK(sb_model_digest(m, h1) == SB_OK && sb_model_digest(back, h2) == SB_OK);
+        sb_hex(b + len - 32, 32, stored);
+        SB_CHECK(strcmp(h1, stored) == 0 && strcmp(h2, stored) == 0);
+        /* The test's own encoder, written from the document, agrees. */
+        size_t elen;
+        uint8_t *e = encode(m, plain(), &elen);
+        SB_CHECK(elen == len && memcmp(e, b, len) == 0);
+        free(e);
+    }
+    sb_model_free(back);
+    free(b);
+}
+
+SB_TEST(test_model_format_roundtrip_regression) {
+    sb_model *m = regression_model();
+    SB_CHECK(m != NULL);
+    if (m) check_round_trip(m);
+    sb_model_free(m);
+}
+
+SB_TEST(test_model_format_roundtrip_multiclass) {
+    sb_model *m = multiclass_model();
+    SB_CHECK(m != NULL);
+    if (m) check_round_trip(m);
+    sb_model_free(m);
+}
+
+SB_TEST(test_model_format_roundtrip_no_trees) {
+    sb_model *m = regression_model();
+    for (int32_t t = 0; t < m->ntrees; t++) sb_free(m->trees[t].nodes);
+    sb_free(m->trees);
+    m->trees = NULL;
+    m->ntrees = 0;
+    check_round_trip(m);
+    sb_model_free(m);
+}
+
+/* ---- the golden file: the frozen layout ---- */
+
+/* Writes the golden file; runs only when SB_WRITE_GOLDEN=1 (by hand, once per
+ * format version). */
+SB_TEST(test_model_format_write_golden) {
+    const char *w = getenv("SB_WRITE_GOLDEN");
+    if (!w || strcmp(w, "1") != 0) return;
+    char path[512];
+    golden_path(path, sizeof path);
+    sb_model *m = regression_model();
+    SB_CHECK(sb_model_save(m, path) == SB_OK);
+    char hex[65];
+    SB_CHECK(sb_model_digest(m, hex) == SB_OK);
+    printf("wrote %s, digest %s\n", path, hex);
+    sb_model_free(m);
+}
+
+SB_TEST(test_model_format_golden_bytes) {
+    char path[512];
+    golden_path(path, sizeof path);
+    size_t glen = 0, len = 0;
+    uint8_t *g = read_file(path, &glen);
+    SB_CHECK(g != NULL);
+    if (!g) return;
+    sb_model *m = regression_model();
+    uint8_t *b = model_bytes(m, &len);
+    SB_CHECK(b != NULL && len == glen && memcmp(b, g, glen) == 0);
+    char hex[65];
+    sb_hex(g + glen - 32, 32, hex);
+    SB_CHECK(strcmp(hex, GOLDEN_DIGEST) == 0);
+    SB_CHECK(sb_model_digest(m, hex) == SB_OK && strcmp(hex, GOLDEN_DIGEST) == 0);
+    sb_model *loaded = NULL;
+    SB_CHECK(sb_model_load(path, &loaded) == SB_OK && loaded && models_equal(m, loaded));
+    sb_model_free(loaded);
+    sb_model_free(m);
+    free(b);
+    free(g);
+}
+
+SB_TEST(test_model_format_every_bit_flip_rejected) {
+    char path[512];
+    golden_path(path, sizeof path);
+    size_t len = 0;
+    uint8_t *g = read_file(path, &len);
+    SB_CHECK(g != NULL);
+    if (!g) return;
+    int bad = 0;
+    for (size_t i = 0; i < len * 8; i++) {
+        g[i / 8] ^= (uint8_t)(1u << (i % 8));
+        sb_model *m = (sb_model *)&m;
+        sb_status st = sb_model_from_bytes(g, len, &m);
+        if (st != SB_ERR_INVALID_INPUT || m != NULL) {
+            if (bad++ < 5) fprintf(stderr, "  bit %zu: %s '%s'\n", i, sb_status_name(st), sb_last_error());
+            if (st == SB_OK) sb_model_free(m);
+        }
+        g[i / 8] ^= (uint8_t)(1u << (i % 8));
+    }
+    SB_CHECK(bad == 0);
+    free(g);
+}
+
+SB_TEST(test_model_format_every_truncation_rejected) {
+    char path[512];
+    golden_path(path, sizeof path);
+    size_t len = 0;
+    uint8_t *g = read_file(path, &len);
+    SB_CHECK(g != NULL);
+    if (!g) return;
+    int bad = 0;
+    for (size_t n = 0; n < len; n++) {
+        uint8_t *copy = malloc(n ? n : 1); /* exactly n bytes, so ASan sees an over-read */
+        memcpy(copy, g, n);
+        if (!rejects(copy, n, SB_ERR_INVALID_INPUT, NULL)) bad++;
+        free(copy);
+    }
+    SB_CHECK(bad == 0);
+    SB_CHECK(rejects(g, len - 1, SB_ERR_INVALID_INPUT, "truncated"));
+    free(g);
+}
+
+SB_TEST(test_model_format_appended_bytes_rejected) {
+    sb_model *m = regression_model();
+    size_t len;
+    uint8_t *b = model_bytes(m, &len);
+    uint8_t *more = malloc(len + 1);
+    memcpy(more, b, len);
+    more[len] = 0;
+    SB_CHECK(rejects(more, len + 1, SB_ERR_INVALID_INPUT, "appended"));
+    /* Bytes slipped in before the digest, length and digest made consistent. */
+    craft c = plain();
+    c.extra = 3;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "3 unused bytes"));
+    free(more);
+    free(b);
+    sb_model_free(m);
+}
+
+/* ---- the frame: magic, version, profile ---- */
+
+SB_TEST(test_model_format_foreign_file_rejected) {
+    const uint8_t png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+                           0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0};
+    SB_CHECK(rejects(png, sizeof png, SB_ERR_INVALID_INPUT, "not a samebits model"));
+    SB_CHECK(rejects((const uint8_t *)"", 0, SB_ERR_INVALID_INPUT, "not a samebits model"));
+    SB_CHECK(rejects(NULL, 0, SB_ERR_INVALID_INPUT, "not a samebits model"));
+    SB_CHECK(rejects((const uint8_t *)"SBMODEL", 7, SB_ERR_INVALID_INPUT, "not a samebits model"));
+}
+
+SB_TEST(test_model_format_newer_version_named) {
+    sb_model *m = regression_model();
+    craft c = plain();
+    c.version = 2; /* digest recomputed: only the version check can refuse it */
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "format version 2 is newer than this library's 1"));
+    c.version = 0xffffffffu;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "format version 4294967295 is newer"));
+    /* Version 0 never existed. */
+    size_t len;
+    uint8_t *b = model_bytes(m, &len);
+    b[8] = 0;
+    refix(b, len, 0);
+    SB_CHECK(rejects(b, len, SB_ERR_INVALID_INPUT, "format version 0"));
+    free(b);
+    sb_model_free(m);
+}
+
+SB_TEST(test_model_format_other_profile_named) {
+    sb_model *m = regression_model();
+    craft c = plain();
+    c.profile = "sb-identical-v9";
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "'sb-identical-v9' is not this library's '" SB_PROFILE_VERSION "'"));
+    c.profile = "";
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "profile"));
+    sb_model_free(m);
+}
+
+SB_TEST(test_model_format_digest_mismatch_named) {
+    sb_model *m = regression_model();
+    size_t len;
+    uint8_t *b = model_bytes(m, &len);
+    b[len - 40] ^= 1; /* a node's last field */
+    SB_CHECK(rejects(b, len, SB_ERR_INVALID_INPUT, "digest mismatch"));
+    b[len - 40] ^= 1;
+    b[len - 1] ^= 0x80; /* the digest itself */
+    SB_CHECK(rejects(b, len, SB_ERR_INVALID_INPUT, "digest mismatch"));
+    free(b);
+    sb_model_free(m);
+}
+
+/* ---- structure and limits, in files with correct digests ---- */
+
+/* Apply edit to a fresh golden model, craft it, expect refusal; also the
+ * writer must refuse the same in-memory model (SB_ERR_INVALID_ARGUMENT, or
+ * SB_ERR_LIMIT for limits). */
+typedef void (*edit_fn)(sb_model *m);
+
+static int refused_both_ways(edit_fn edit, sb_status read_st, const char *want) {
+    sb_model *m = regression_model();
+    edit(m);
+    int ok = crafted_rejects(m, plain(), read_st, want);
+    size_t need;
+    sb_status wst = sb_model_to_bytes(m, NULL, 0, &need);
+    sb_status want_w = read_st == SB_ERR_LIMIT ? SB_ERR_LIMIT : SB_ERR_INVALID_ARGUMENT;
+    if (wst != want_w || (want && !strstr(sb_last_error(), want))) {
+        fprintf(stderr, "  writer: %s '%s'\n", sb_status_name(wst), sb_last_error());
+        ok = 0;
+    }
+    sb_model_free(m);
+    return ok;
+}
+
+static void e_cycle(sb_model *m) { m->trees[0].nodes[2].left = 1; }          /* child before parent */
+static void e_self(sb_model *m) { m->trees[0].nodes[2].right = 2; }          /* child is itself */
+static void e_range(sb_model *m) { m->trees[0].nodes[2].right = 5; }         /* past the end */
+static void e_negative_child(sb_model *m) { m->trees[0].nodes[0].left = -1; }
+static void e_twice(sb_model *m) {                                           /* node 4 unreachable, 3 twice */
+    m->trees[0].nodes[2].right = 3;
+}
+static void e_orphan(sb_model *m) {                                          /* an extra node nobody points to */
+    sb_tree *t = &m->trees[1];
+    t->nodes = sb_realloc(t->nodes, 4 * sizeof(sb_tree_node));
+    t->nodes[3] = leaf(1.0f, 1);
+    t->nnodes = 4;
+}
+static void e_leaf_children(sb_model *m) { m->trees[0].nodes[1].left = 3; }
+static void e_leaf_feature(sb_model *m) { m->trees[0].nodes[1].feature = -2; }
+static void e_feature_range(sb_model *m) { m->trees[0].nodes[0].feature = 3; }
+static void e_nan_threshold(sb_model *m) { m->trees[1].nodes[0].threshold = NAN; }
+static void e_nan_value(sb_model *m) { m->trees[0].nodes[4].value = NAN; }
+static void e_inf_value(sb_model *m) { m->trees[0].nodes[4].value = INFINITY; }
+static void e_nan_gain(sb_model *m) { m->trees[0].nodes[0].gain = NAN; }
+static void e_nan_base(sb_model *m) { m->base_score[0] = NAN; }
+static void e_default_left(sb_model *m) { m->trees[0].nodes[0].default_left = 2; }
+static void e_count(sb_model *m) { m->trees[0].nodes[3].count = -1; }
+static void e_regression_classes(sb_model *m) {
+    m->num_class = 3;
+    m->base_score = sb_realloc(m->base_score, 3 * sizeof(float));
+    m->base_score[1] = m->base_score[2] = 0.0f;
+}
+static void e_multiclass_two(sb_model *m) {
+    m->objective = SB_OBJ_MULTICLASS;
+    m->num_class = 2;
+    m->base_score = sb_realloc(m->base_score, 2 * sizeof(float));
+    m->base_score[1] = 0.0f;
+}
+static void e_multiclass_trees(sb_model *m) {
+    m->objective = SB_OBJ_MULTICLASS;
+    m->num_class = 3;
+    m->base_score = sb_realloc(m->base_score, 3 * sizeof(float));
+    m->base_score[1] = m->base_score[2] = 0.0f;
+}
+static void e_family(sb_model *m) { m->family = SB_FAMILY_KMEANS; }
+static void e_objective(sb_model *m) { m->objective = 7; }
+static void e_mode(sb_model *m) { m->numeric_mode = 3; }
+static void e_params_order(sb_model *m) {
+    sb_free(m->params);
+    m->params = sb_strdup("max_depth=2\nlearning_rate=0.1\n");
+}
+static void e_params_line(sb_model *m) {
+    sb_free(m->params);
+    m->params = sb_strdup("max_depth=2");
+}
+static void e_name_utf8(sb_model *m) { m->feature_names[2][0] = (char)0xff; }
+static void e_big_params(sb_model *m) {
+    sb_free(m->params);
+    m->params = sb_malloc(65538);
+    memset(m->params, 'a', 65535);
+    memcpy(m->params + 65535, "=\n", 3);
+}
+
+SB_TEST(test_model_format_bad_structure_rejected) {
+    SB_CHECK(refused_both_ways(e_cycle, SB_ERR_INVALID_INPUT, "left child 1 is not in (2, 5)"));
+    SB_CHECK(refused_both_ways(e_self, SB_ERR_INVALID_INPUT, "right child 2"));
+    SB_CHECK(refused_both_ways(e_range, SB_ERR_INVALID_INPUT, "right child 5"));
+    SB_CHECK(refused_both_ways(e_negative_child, SB_ERR_INVALID_INPUT, "left child -1"));
+    SB_CHECK(refused_both_ways(e_twice, SB_ERR_INVALID_INPUT, "node 3 is a child twice"));
+    SB_CHECK(refused_both_ways(e_orphan, SB_ERR_INVALID_INPUT, "tree 1 node 3 is unreachable"));
+    SB_CHECK(refused_both_ways(e_leaf_children, SB_ERR_INVALID_INPUT, "a leaf (feature -1) with children"));
+    SB_CHECK(refused_both_ways(e_leaf_feature, SB_ERR_INVALID_INPUT, "feature -2 outside"));
+    SB_CHECK(refused_both_ways(e_feature_range, SB_ERR_INVALID_INPUT, "feature 3 outside [0, 3)"));
+    SB_CHECK(refused_both_ways(e_nan_threshold, SB_ERR_INVALID_INPUT, "threshold is NaN"));
+    SB_CHECK(refused_both_ways(e_nan_value, SB_ERR_INVALID_INPUT, "value is not finite"));
+    SB_CHECK(refused_both_ways(e_inf_value, SB_ERR_INVALID_INPUT, "value is not finite"));
+    SB_CHECK(refused_both_ways(e_nan_gain, SB_ERR_INVALID_INPUT, "gain is not finite"));
+    SB_CHECK(refused_both_ways(e_nan_base, SB_ERR_INVALID_INPUT, "base_score[0] is not finite"));
+    SB_CHECK(refused_both_ways(e_default_left, SB_ERR_INVALID_INPUT, "default_left is 2"));
+    SB_CHECK(refused_both_ways(e_count, SB_ERR_INVALID_INPUT, "negative count"));
+    SB_CHECK(refused_both_ways(e_regression_classes, SB_ERR_INVALID_INPUT, "regression with num_class 3"));
+    SB_CHECK(refused_both_ways(e_multiclass_two, SB_ERR_INVALID_INPUT, "multiclass with num_class 2"));
+    SB_CHECK(refused_both_ways(e_multiclass_trees, SB_ERR_INVALID_INPUT, "ntrees 2 is not a multiple of num_class 3"));
+    SB_CHECK(refused_both_ways(e_family, SB_ERR_INVALID_INPUT, "family 4"));
+    SB_CHECK(refused_both_ways(e_objective, SB_ERR_INVALID_INPUT, "unknown objective 7"));
+    SB_CHECK(refused_both_ways(e_mode, SB_ERR_INVALID_INPUT, "unknown numeric mode 3"));
+    SB_CHECK(refused_both_ways(e_params_order, SB_ERR_INVALID_INPUT, "not canonical"));
+    SB_CHECK(refused_both_ways(e_params_line, SB_ERR_INVALID_INPUT, "not canonical"));
+    SB_CHECK(refused_both_ways(e_name_utf8, SB_ERR_INVALID_INPUT, "feature name 2 is not valid UTF-8"));
+    SB_CHECK(refused_both_ways(e_big_params, SB_ERR_LIMIT, "params is 65537 bytes"));
+}
+
+SB_TEST(test_model_format_bad_fields_rejected) {
+    sb_model *m = regression_model();
+    craft c = plain();
+    c.names_flag = 2;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "feature-names flag is 2"));
+    c = plain();
+    c.name0 = (const uint8_t *)"a\0b";
+    c.name0_len = 3;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "feature name 0 is not valid UTF-8 (or contains a NUL"));
+    c = plain();
+    c.name0 = (const uint8_t *)"\xc0\xaf"; /* overlong '/' */
+    c.name0_len = 2;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "feature name 0 is not valid UTF-8"));
+    c = plain();
+    c.name0 = (const uint8_t *)"\xed\xa0\x80"; /* a surrogate */
+    c.name0_len = 3;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "feature name 0 is not valid UTF-8"));
+    c = plain();
+    c.name0_len = 65537; /* over the limit, and longer than the file */
+    c.name0 = calloc(1, 65537);
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "feature name 0 is 65537 bytes"));
+    free((void *)c.name0);
+    /* Counts: past a limit is SB_ERR_LIMIT, within it but past the bytes left
+     * is SB_ERR_INVALID_INPUT; neither allocates by the count. */
+    c = plain();
+    c.ntrees_field = 10000001;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "ntrees 10000001 exceeds the limit of 10000000"));
+    c.ntrees_field = 10000000;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "does not fit"));
+    c.ntrees_field = -1;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "ntrees is -1"));
+    c.ntrees_field = 1;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "unused bytes"));
+    c.ntrees_field = 3;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "ends inside"));
+    c = plain();
+    c.nnodes0_field = (1 << 24) + 1;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "exceeds the limit of 16777216"));
+    c.nnodes0_field = 1 << 24;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "does not fit"));
+    c.nnodes0_field = 0;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "node count is 0"));
+    c = plain();
+    c.num_class_field = 10001;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "num_class 10001 exceeds the limit of 10000"));
+    c.num_class_field = 0;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "num_class is 0"));
+    c = plain();
+    c.num_features_field = 1000001;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "num_features 1000001 exceeds the limit of 1000000"));
+    c.num_features_field = 1000000;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "does not fit"));
+    c = plain();
+    c.length_field = (int64_t)1 << 40; /* stored length disagrees with the buffer */
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "truncated"));
+    /* A valid model with +inf and -inf thresholds is fine. */
+    m->trees[0].nodes[0].threshold = INFINITY;
+    size_t len;
+    uint8_t *b = encode(m, plain(), &len);
+    sb_model *back = NULL;
+    SB_CHECK(sb_model_from_bytes(b, len, &back) == SB_OK && back && models_equal(m, back));
+    sb_model_free(back);
+    free(b);
+    sb_model_free(m);
+}
+
+/* ---- files ---- */
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+SB_TEST(test_model_format_save_and_load) {
+    char dir[] = "/tmp/sb_model_format_XXXXXX";
+    SB_CHECK(mkdtemp(dir) != NULL);
+    char path[256], tmp[300], missing[300], big[300];
+    snprintf(path, sizeof path, "%s/m.sbm", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    sb_model *m = regression_model(), *mc = multiclass_model(), *back = NULL;
+    SB_CHECK(sb_model_save(m, path) == SB_OK && !exists(tmp));
+    SB_CHECK(sb_model_load(path, &back) == SB_OK && back && models_equal(m, back));
+    sb_model_free(back);
+    back = NULL;
+    /* Overwrite with another model. */
+    SB_CHECK(sb_model_save(mc, path) == SB_OK);
+    SB_CHECK(sb_model_load(path, &back) == SB_OK && back && models_equal(mc, back));
+    sb_model_free(back);
+    back = NULL;
+    /* A failed save (invalid model) leaves the existing file as it was. */
+    mc->trees[0].nodes[0].threshold = NAN;
+    SB_CHECK(sb_model_save(mc, path) == SB_ERR_INVALID_ARGUMENT && !exists(tmp));
+    mc->trees[0].nodes[0].threshold = 2.0f;
+    SB_CHECK(sb_model_load(path, &back) == SB_OK && back && models_equal(mc, back));
+    sb_model_free(back);
+    back = NULL;
+    /* A failed rename (the target is a non-empty directory) removes the temporary. */
+    char sub[300], inner[320], subtmp[340];
+    snprintf(sub, sizeof sub, "%s/d", dir);
+    snprintf(inner, sizeof inner, "%s/keep", sub);
+    snprintf(subtmp, sizeof subtmp, "%s.tmp.%ld", sub, (long)getpid());
+    SB_CHECK(mkdir(sub, 0700) == 0);
+    FILE *f = fopen(inner, "w");
+    if (f) fclose(f);
+    SB_CHECK(sb_model_save(m, sub) == SB_ERR_IO && !exists(subtmp) && exists(inner));
+    SB_CHECK(sb_model_load(sub, &back) == SB_ERR_IO && back == NULL);
+    /* A directory that does not exist. */
+    snprintf(missing, sizeof missing, "%s/no/such/m.sbm", dir);
+    SB_CHECK(sb_model_save(m, missing) == SB_ERR_IO && strstr(sb_last_error(), "no/such"));
+    SB_CHECK(sb_model_load(missing, &back) == SB_ERR_IO && back == NULL && strstr(sb_last_error(), "no/such"));
+    /* Over the 2 GiB limit (a sparse file: nothing is written or read). */
+    snprintf(big, sizeof big, "%s/big.sbm", dir);
+    f = fopen(big, "wb");
+    int sparse = f && ftruncate(fileno(f), ((off_t)1 << 31) + 1) == 0;
+    if (f) fclose(f);
+    if (sparse) SB_CHECK(sb_model_load(big, &back) == SB_ERR_LIMIT && back == NULL);
+    /* Errors from the parser keep their words and gain the path. */
+    f = fopen(big, "wb");
+    if (f) {
+        fputs("hello", f);
+        fclose(f);
+    }
+    SB_CHECK(sb_model_load(big, &back) == SB_ERR_INVALID_INPUT && back == NULL &&
+             strstr(sb_last_error(), "not a samebits model") && strstr(sb_last_error(), "big.sbm"));
+    remove(big);
+    remove(inner);
+    rmdir(sub);
+    remove(path);
+    rmdir(dir);
+    sb_model_free(m);
+    sb_model_free(mc);
+}
+
+/* ---- info, importance, arguments ---- */
+
+SB_TEST(test_model_format_info) {
+    sb_model *m = multiclass_model();
+    sb_model_info info;
+    SB_CHECK(sb_model_get_info(m, &info) == SB_OK);
+    SB_CHECK(info.family == SB_FAMILY_GBDT && info.num_features == 4 && info.num_class == 3 &&
+             info.ntrees == 6 && info.numeric_mode == SB_MODE_DETERMINISTIC &&
+             strcmp(info.objective, "multiclass") == 0);
+    sb_model_free(m);
+    m = regression_model();
+    SB_CHECK(sb_model_get_info(m, &info) == SB_OK && strcmp(info.objective, "regression") == 0);
+    SB_CHECK(sb_model_get_info(m, NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_get_info(NULL, &info) == SB_ERR_INVALID_ARGUMENT);
+    sb_model_free(m);
+}
+
+SB_TEST(test_model_format_feature_importance) {
+    sb_model *m = multiclass_model();
+    size_t need = 0;
+    float out[5] = {-1, -1, -1, -1, -1};
+    SB_CHECK(sb_model_feature_importance(m, 0, NULL, 0, &need) == SB_OK && need == 4);
+    SB_CHECK(sb_model_feature_importance(m, 0, out, 3, &need) == SB_ERR_LIMIT && need == 4 && out[0] == -1.0f);
+    SB_CHECK(sb_model_feature_importance(m, 0, out, 5, &need) == SB_OK);
+    SB_CHECK(out[0] == 1.0f && out[1] == 3.0f && out[2] == 0.0f && out[3] == 2.0f && out[4] == -1.0f);
+    SB_CHECK(sb_model_feature_importance(m, 1, out, 4, NULL) == SB_OK);
+    /* Feature 1: 2^24 + 1 + 1 in tree order is 2^24 (the other order would give 2^24 + 2). */
+    SB_CHECK_EQ_U64(fbits(out[1]), fbits(16777216.0f));
+    SB_CHECK(out[0] == 0.125f && out[2] == 0.0f && out[3] == 6.5f);
+    SB_CHECK(sb_model_feature_importance(m, 2, out, 4, &need) == SB_ERR_INVALID_ARGUMENT &&
+             strstr(sb_last_error(), "unknown type 2"));
+    SB_CHECK(sb_model_feature_importance(m, -1, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_feature_importance(NULL, 0, out, 4, &need) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_feature_importance(m, 0, NULL, 4, &need) == SB_ERR_INVALID_ARGUMENT);
+    sb_model_free(m);
+    m = regression_model();
+    SB_CHECK(sb_model_feature_importance(m, 1, out, 3, &need) == SB_OK && need == 3);
+    SB_CHECK(out[0] == 12.25f && out[1] == 0.75f && out[2] == 3.5f);
+    sb_model_free(m);
+}
+
+SB_TEST(test_model_format_null_arguments) {
+    sb_model *m = regression_model(), *out = (sb_model *)&m;
+    char hex[65];
+    size_t need;
+    uint8_t b[8];
+    SB_CHECK(sb_model_to_bytes(NULL, b, 8, &need) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_to_bytes(m, NULL, 8, &need) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, NULL) == SB_OK);
+    SB_CHECK(sb_model_from_bytes(NULL, 8, &out) == SB_ERR_INVALID_ARGUMENT && out == NULL);
+    SB_CHECK(sb_model_from_bytes(b, 8, NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_save(NULL, "x") == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_save(m, NULL) == SB_ERR_INVALID_ARGUMENT);
+    out = (sb_model *)&m;
+    SB_CHECK(sb_model_load(NULL, &out) == SB_ERR_INVALID_ARGUMENT && out == NULL);
+    SB_CHECK(sb_model_load("x", NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_digest(NULL, hex) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_digest(m, NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_alloc(NULL) == SB_ERR_INVALID_ARGUMENT);
+    sb_model_free(NULL);
+    /* A successful call clears the last error. */
+    SB_CHECK(sb_model_digest(m, hex) == SB_OK && sb_last_error()[0] == '\0');
+    sb_model_free(m);
+}
