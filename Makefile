@@ -6,12 +6,13 @@
 #                        runnable under qemu-user
 #   make SABOTAGE=NAME   a deliberately broken build (a separating arm) into
 #                        build[-ARCH]-sabotage-NAME/; NAME: contract, libm-exp,
-#                        thread-chunks, excess-precision (meaningful with ARCH=s390x)
+#                        thread-chunks, excess-precision (meaningful with ARCH=s390x),
+#                        float-hist, ties, rng-order (gradient boosting)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make install PREFIX=/usr/local
 
-SABOTAGES := contract libm-exp thread-chunks excess-precision
+SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -63,6 +64,12 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_LIBM_EXP
   else ifeq ($(SABOTAGE),thread-chunks)
     SABOTAGE_DEFS := -DSB_SABOTAGE_THREAD_CHUNKS
+  else ifeq ($(SABOTAGE),float-hist)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_FLOAT_HIST
+  else ifeq ($(SABOTAGE),ties)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_TIES
+  else ifeq ($(SABOTAGE),rng-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_RNG_ORDER
   else ifeq ($(SABOTAGE),excess-precision)
     EXCESS := -fexcess-precision=standard
     SABOTAGE_DEFS := -DSB_SABOTAGE_EXCESS_PRECISION
@@ -124,14 +131,17 @@ $(BUILD)/sb_unit: $(UNIT_OBJ) $(BUILD)/libsamebits.a
 deps:
 	sh tools/ensure-deps.sh
 
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order
+
 legs:
-	$(MAKE) all
-	$(foreach a,$(ARCHES),$(MAKE) ARCH=$(a) all &&) true
+	$(MAKE) -j$(JOBS) all
+	$(foreach a,$(ARCHES),$(MAKE) -j$(JOBS) ARCH=$(a) all &&) true
 
 arms:
-	$(foreach s,$(SABOTAGES),$(MAKE) SABOTAGE=$(s) all &&) true
-	$(foreach a,$(ARCHES),$(MAKE) ARCH=$(a) SABOTAGE=contract all &&) true
-	$(MAKE) ARCH=s390x SABOTAGE=excess-precision all
+	$(foreach s,$(NATIVE_ARMS),$(MAKE) -j$(JOBS) SABOTAGE=$(s) all &&) true
+	$(foreach a,$(ARCHES),$(MAKE) -j$(JOBS) ARCH=$(a) SABOTAGE=contract all &&) true
+	$(MAKE) -j$(JOBS) ARCH=s390x SABOTAGE=excess-precision all
 
 cuda-check:
 	sh tools/cuda-compile-check.sh

@@ -18,7 +18,7 @@ LEGS = {
     "s390x": ("build-s390x", ["qemu-s390x"]),
 }
 THREAD_COUNTS = (1, 2, 7)
-FIXTURES = ("profile-core", "logit-train")
+FIXTURES = ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gbdt-multiclass")
 
 
 def build_dir(leg, sabotage=None):

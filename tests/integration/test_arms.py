@@ -73,3 +73,38 @@ def test_arm_excess_precision_is_caught(tmp_path):
     assert diff is not None, "a build with excess precision produced the reference card"
     r = run_bin("s390x", "samebits", ["doctor"])
     assert "excess precision: none" in r.stdout
+
+
+# ---- gradient boosting arms (issue: gbdt on the CPU) ----
+
+GBDT_FIXTURES = ("gbdt-regression", "gbdt-binary", "gbdt-multiclass")
+
+
+@pytest.mark.parametrize("fixture", GBDT_FIXTURES)
+def test_arm_float_histogram_is_caught(fixture, tmp_path):
+    """Float histograms summed per thread: the thread count shows in the model."""
+    r = run_bin("x86_64", "samebits", ["doctor", "--threads", "2"], sabotage="float-hist")
+    assert r.returncode == 1 and "self-check: FAILED" in r.stdout, r.stdout
+    for t in (2, 7):
+        card = _card("x86_64", fixture, t, tmp_path, "float-hist")
+        d = _first_diff(reference_card(fixture), card)
+        assert d is not None, f"float histograms on {t} threads gave the reference card"
+
+
+@pytest.mark.parametrize("fixture", GBDT_FIXTURES)
+def test_arm_ties_without_total_order_is_caught(fixture, tmp_path):
+    """Equal gains settled by scan order instead of (gain, feature, bin): the
+    fixtures hold an exact duplicate column, so the chosen feature changes."""
+    card = _card("x86_64", fixture, 1, tmp_path, "ties")
+    d = _first_diff(reference_card(fixture), card)
+    assert d is not None and "splits" in d, d
+
+
+@pytest.mark.parametrize("fixture", ["gbdt-regression", "gbdt-binary"])
+def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
+    """Row subsampling drawn from per-thread streams in consumption order."""
+    r = run_bin("x86_64", "samebits", ["doctor", "--threads", "2"], sabotage="rng-order")
+    assert r.returncode == 1 and "self-check: FAILED" in r.stdout, r.stdout
+    for t in (2, 7):
+        card = _card("x86_64", fixture, t, tmp_path, "rng-order")
+        assert _first_diff(reference_card(fixture), card) is not None

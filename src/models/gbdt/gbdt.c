@@ -197,8 +197,45 @@ static void update_valid_task(void *ctx, int64_t task) {
 
 /* Rows of iteration it's bag, ascending: row r is in when its uniform draw keyed
  * by (seed, iteration, row) is below subsample. All rows when subsample = 1. */
+#ifdef SB_SABOTAGE_RNG_ORDER
+/* Separating arm for rule 6: draws consumed from one sequential stream per
+ * worker, in the order each worker meets its rows (a stateful generator). */
+typedef struct bag_job {
+    const fit *f;
+    int32_t it;
+    uint8_t *in;
+    uint64_t *next; /* per worker stream position */
+} bag_job;
+
+static void bag_task(void *ctx, int64_t task) {
+    bag_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->f->tr->nrows, ROW_GRAIN, task, &b, &e);
+    uint64_t *pos = &j->next[sb_worker_index()];
+    for (int64_t r = b; r < e; r++)
+        j->in[r] = sb_rng_unit_f32(j->f->p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BAG,
+                                   ((uint64_t)(uint32_t)j->it << 32) | (*pos)++) < j->f->p->subsample;
+}
+#endif
+
 static int64_t draw_bag(const fit *f, int32_t it) {
     int64_t k = 0;
+#ifdef SB_SABOTAGE_RNG_ORDER
+    if (f->p->subsample < 1.0f) {
+        int32_t width = sb_parallel_width();
+        uint8_t *in = sb_malloc((size_t)f->tr->nrows);
+        uint64_t *next = sb_calloc((size_t)width, sizeof(uint64_t));
+        if (in && next) {
+            bag_job j = {f, it, in, next};
+            sb_parallel_for_width(sb_chunk_count(f->tr->nrows, ROW_GRAIN), width, bag_task, &j);
+            for (int64_t r = 0; r < f->tr->nrows; r++)
+                if (in[r]) f->rows[k++] = r;
+        }
+        sb_free(in);
+        sb_free(next);
+        if (k > 0) return k;
+    }
+#endif
     for (int64_t r = 0; r < f->tr->nrows; r++) {
         if (f->p->subsample < 1.0f &&
             !(sb_rng_unit_f32(f->p->seed, SB_PURPOSE_BAG, ((uint64_t)(uint32_t)it << 32) | (uint64_t)r) < f->p->subsample))

@@ -6,7 +6,7 @@
 #include "../../kernels/gbdt.h"
 #include <string.h>
 
-#define HIST_GRAIN 8192 /* node rows per histogram task */
+#define HIST_GRAIN 4096 /* node rows per histogram task */
 
 typedef struct hentry {
     int64_t g, h, c;
@@ -87,6 +87,21 @@ static void build_hist(grow_ctx *c, const int64_t *rows, int64_t n, hentry *out)
     memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
     hist_job j = {c, rows, n};
     sb_parallel_for_width(sb_chunk_count(n, HIST_GRAIN), c->width, hist_task, &j);
+#ifdef SB_SABOTAGE_FLOAT_HIST
+    /* Separating arm for rule 4: per-thread partial sums combined in float, the
+     * usual float histogram; which rows each thread summed now shows. */
+    for (int32_t k = 0; k < c->total; k++) {
+        float g = 0.0f, h = 0.0f;
+        for (int32_t w = 0; w < c->width; w++) {
+            const hentry *s = c->scratch + (int64_t)w * c->total;
+            g += (float)s[k].g;
+            h += (float)s[k].h;
+            out[k].c += s[k].c;
+        }
+        out[k].g = (int64_t)g;
+        out[k].h = (int64_t)h;
+    }
+#else
     for (int32_t w = 0; w < c->width; w++) {
         const hentry *s = c->scratch + (int64_t)w * c->total;
         for (int32_t k = 0; k < c->total; k++) {
@@ -95,6 +110,7 @@ static void build_hist(grow_ctx *c, const int64_t *rows, int64_t n, hentry *out)
             out[k].c += s[k].c;
         }
     }
+#endif
 }
 
 /* ---- split search ---- */
