@@ -113,6 +113,7 @@ sb_status sb_dataset_read_min_cols(const char *path, const char *format, const c
     *out = NULL;
     const char *fmt = format;
     sb_status st;
+    if (!fmt && sb_is_idx_file(path)) fmt = "idx";
     if (!fmt && (st = sb_detect_format(path, &fmt)) != SB_OK) return st;
     sb_dataset *d;
     if ((st = alloc_dataset(&d)) != SB_OK) return st;
@@ -120,11 +121,13 @@ sb_status sb_dataset_read_min_cols(const char *path, const char *format, const c
         st = sb_read_csv(path, label, &d->t);
     } else if (strcmp(fmt, "libsvm") == 0) {
         st = sb_read_libsvm(path, min_cols, &d->t);
+    } else if (strcmp(fmt, "idx") == 0) {
+        st = sb_read_idx(path, &d->t);
     } else if (strcmp(fmt, "tsv-noheader") == 0) {
         /* LightGBM's headerless files: the label is the first column. */
         st = sb_read_tsv_noheader(path, 0, &d->t);
     } else {
-        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown data format '%s'; formats: csv, libsvm, tsv-noheader", fmt);
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown data format '%s'; formats: csv, libsvm, tsv-noheader, idx", fmt);
     }
     if (st != SB_OK) {
         sb_free(d);

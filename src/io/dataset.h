@@ -12,4 +12,8 @@ struct sb_dataset {
 sb_status sb_dataset_read_min_cols(const char *path, const char *format, const char *label,
                                    int32_t min_cols, sb_dataset **out);
 
+/* IDX (MNIST) images with their labels file beside them (idx.c). */
+int sb_is_idx_file(const char *path);
+sb_status sb_read_idx(const char *path, sb_table *out);
+
 #endif
