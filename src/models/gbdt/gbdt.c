@@ -169,7 +169,7 @@ static void update_train_task(void *ctx, int64_t task) {
     sb_chunk_range(f->tr->nrows, ROW_GRAIN, task, &b, &e);
     const sb_tree_node *nodes = f->grown->tree.nodes;
     for (int64_t r = b; r < e; r++) {
-        int32_t leaf = sb_tree_leaf_binned(f->grown, f->binned + r * f->tr->ncols);
+        int32_t leaf = sb_tree_leaf_binned(f->grown, f->binned, f->tr->nrows, r);
         float *m = &f->pred[r * f->K + f->cls];
         *m = *m + nodes[leaf].value;
     }
@@ -448,7 +448,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             sb_parallel_for(ntasks, quant_task, &f);
             int64_t nbag = draw_bag(&f, it);
             draw_columns(&f, t);
-            sb_grow_data gd = {f.binned, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
+            sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
             sb_grown gr;
             if ((st = sb_tree_grow(&gp, &gd, f.rows, nbag, &gr)) != SB_OK) goto done;
             f.grown = &gr;

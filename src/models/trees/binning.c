@@ -26,6 +26,7 @@ static void radix_sort(uint32_t *keys, uint32_t *tmp, int64_t n) {
         int64_t count[257];
         memset(count, 0, sizeof count);
         for (int64_t i = 0; i < n; i++) count[((keys[i] >> shift) & 255u) + 1]++;
+        if (n == 0 || count[((keys[0] >> shift) & 255u) + 1] == n) continue; /* one byte value: no-op pass */
         for (int d = 0; d < 256; d++) count[d + 1] += count[d];
         for (int64_t i = 0; i < n; i++) tmp[count[(keys[i] >> shift) & 255u]++] = keys[i];
         memcpy(keys, tmp, sizeof(uint32_t) * (size_t)n);
@@ -172,7 +173,7 @@ static void apply_task(void *ctx, int64_t task) {
     int64_t b, e;
     sb_chunk_range(j->n, APPLY_GRAIN, task, &b, &e);
     for (int64_t r = b; r < e; r++)
-        for (int32_t f = 0; f < j->nf; f++) j->out[r * j->nf + f] = sb_bin_of(j->b, f, j->x[r * j->nf + f]);
+        for (int32_t f = 0; f < j->nf; f++) j->out[f * j->n + r] = sb_bin_of(j->b, f, j->x[r * j->nf + f]);
 }
 
 void sb_bins_apply(const sb_bins *b, const float *x, int64_t n, int32_t nf, uint8_t *out) {

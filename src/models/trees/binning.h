@@ -45,7 +45,8 @@ static inline uint8_t sb_bin_of(const sb_bins *b, int32_t f, float v) {
     return (uint8_t)(lo + 1);
 }
 
-/* Bin a row-major matrix into out (n x nf bytes, row-major), in parallel. */
+/* Bin a row-major matrix into out, feature-major: feature f's n bytes start at
+ * out + f * n, so a histogram pass over one feature reads contiguous bytes. */
 void sb_bins_apply(const sb_bins *b, const float *x, int64_t n, int32_t nf, uint8_t *out);
 
 #endif

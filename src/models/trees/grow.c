@@ -37,6 +37,8 @@ typedef struct grow_ctx {
     hentry *scratch;    /* width x total */
     int64_t *rows;
     int64_t *tmp;       /* partition scratch */
+    int32_t *og, *oh;   /* the node's quantized gradients in node row order */
+    int32_t nactive;    /* features the mask allows */
     /* the tree being built */
     sb_tree_node *nodes;
     int32_t *split_bin;
@@ -46,47 +48,73 @@ typedef struct grow_ctx {
 
 /* ---- histograms ---- */
 
+/* A node's histogram is built from its rows' quantized gradients gathered into
+ * node order (og, oh), one feature column at a time. Two schedules, both exact:
+ * many features: one task per feature, each writing its own slice; few
+ * features: row chunks into per-worker partial histograms added as integers. */
+
 typedef struct hist_job {
     grow_ctx *c;
     const int64_t *rows;
     int64_t n;
+    hentry *out;
 } hist_job;
 
-static void hist_add_rows(const grow_ctx *c, const int64_t *rows, int64_t b, int64_t e, hentry *h) {
-    const int32_t nf = c->d->nf;
-    const uint8_t *binned = c->d->binned;
-    const int32_t *gq = c->d->gq, *hq = c->d->hq, *hoff = c->hoff;
+static void gather_task(void *ctx, int64_t task) {
+    hist_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, HIST_GRAIN, task, &b, &e);
     for (int64_t i = b; i < e; i++) {
-        int64_t r = rows[i];
-        const uint8_t *row = binned + r * nf;
-        int64_t g = gq[r], hh = hq[r];
-        for (int32_t f = 0; f < nf; f++) {
-            hentry *x = &h[hoff[f] + row[f]];
-            x->g += g;
-            x->h += hh;
+        j->c->og[i] = j->c->d->gq[j->rows[i]];
+        j->c->oh[i] = j->c->d->hq[j->rows[i]];
+    }
+}
+
+/* Rows [b, e) of the node into h, for every usable feature. */
+static void hist_add_rows(const grow_ctx *c, const int64_t *rows, int64_t b, int64_t e, hentry *h, int32_t f0,
+                          int32_t f1) {
+    const int64_t N = c->d->n;
+    for (int32_t f = f0; f < f1; f++) {
+        if (c->d->feature_mask && !c->d->feature_mask[f]) continue;
+        const uint8_t *col = c->d->binned + (int64_t)f * N;
+        hentry *hf = h + c->hoff[f];
+        for (int64_t i = b; i < e; i++) {
+            hentry *x = &hf[col[rows[i]]];
+            x->g += c->og[i];
+            x->h += c->oh[i];
             x->c += 1;
         }
     }
 }
 
-static void hist_task(void *ctx, int64_t task) {
+#ifndef SB_SABOTAGE_FLOAT_HIST
+static void hist_feature_task(void *ctx, int64_t f) {
+    hist_job *j = ctx;
+    hist_add_rows(j->c, j->rows, 0, j->n, j->out, (int32_t)f, (int32_t)f + 1);
+}
+#endif
+
+static void hist_rows_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->n, HIST_GRAIN, task, &b, &e);
-    hist_add_rows(j->c, j->rows, b, e, j->c->scratch + (int64_t)sb_worker_index() * j->c->total);
+    hist_add_rows(j->c, j->rows, b, e, j->c->scratch + (int64_t)sb_worker_index() * j->c->total, 0, j->c->d->nf);
 }
 
-/* out = exact histogram of rows[0..n). Per-worker partial histograms are merged
- * by integer addition, so the split of rows among threads cannot show. */
+/* out = exact histogram of rows[0..n). */
 static void build_hist(grow_ctx *c, const int64_t *rows, int64_t n, hentry *out) {
     memset(out, 0, sizeof(hentry) * (size_t)c->total);
-    if (n < 2 * HIST_GRAIN || c->width == 1) {
-        hist_add_rows(c, rows, 0, n, out);
+    hist_job j = {c, rows, n, out};
+    int64_t chunks = sb_chunk_count(n, HIST_GRAIN);
+    sb_parallel_for_width(chunks, c->width, gather_task, &j);
+#ifndef SB_SABOTAGE_FLOAT_HIST
+    if (c->width == 1 || n < 2 * HIST_GRAIN || c->nactive >= 2 * c->width) {
+        sb_parallel_for_width(c->d->nf, c->width, hist_feature_task, &j);
         return;
     }
+#endif
     memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
-    hist_job j = {c, rows, n};
-    sb_parallel_for_width(sb_chunk_count(n, HIST_GRAIN), c->width, hist_task, &j);
+    sb_parallel_for_width(chunks, c->width, hist_rows_task, &j);
 #ifdef SB_SABOTAGE_FLOAT_HIST
     /* Separating arm for rule 4: per-thread partial sums combined in float, the
      * usual float histogram; which rows each thread summed now shows. */
@@ -213,11 +241,11 @@ static sb_status new_node(grow_ctx *c, int64_t G, int64_t H, int64_t C, int32_t 
 /* Stable partition of rows[L->begin, L->end) by the leaf's best split. */
 static int64_t partition(grow_ctx *c, const leaf *L) {
     const cand *s = &L->best;
-    const int32_t nf = c->d->nf;
+    const uint8_t *col = c->d->binned + (int64_t)s->feature * c->d->n;
     int64_t nl = L->begin, nr = 0;
     for (int64_t i = L->begin; i < L->end; i++) {
         int64_t r = c->rows[i];
-        uint8_t b = c->d->binned[r * nf + s->feature];
+        uint8_t b = col[r];
         int left = b == 0 ? s->default_left : b <= s->bin;
         if (left) c->rows[nl++] = r;
         else c->tmp[nr++] = r;
@@ -259,9 +287,12 @@ sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *
     c.hoff = sb_malloc(sizeof(int32_t) * (size_t)d->nf);
     c.scratch = sb_malloc(sizeof(hentry) * (size_t)c.total * (size_t)c.width);
     c.tmp = sb_malloc(sizeof(int64_t) * (size_t)(nrows ? nrows : 1));
+    c.og = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
+    c.oh = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
+    for (int32_t f = 0; f < d->nf; f++) c.nactive += !d->feature_mask || d->feature_mask[f];
     open = sb_calloc((size_t)max_open, sizeof(leaf));
     out->root_hist = sb_malloc(sizeof(int64_t) * 3 * (size_t)c.total);
-    if (!c.hoff || !c.scratch || !c.tmp || !open || !out->root_hist) {
+    if (!c.hoff || !c.scratch || !c.tmp || !c.og || !c.oh || !open || !out->root_hist) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
         goto done;
     }
@@ -277,11 +308,11 @@ sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *
         goto done;
     }
     build_hist(&c, rows, nrows, root.hist);
-    for (int32_t b = 0; b <= d->bins->nbins[0]; b++) { /* every row is in feature 0 once */
-        root.G += root.hist[b].g;
-        root.H += root.hist[b].h;
-        root.C += root.hist[b].c;
+    for (int64_t i = 0; i < nrows; i++) { /* totals from the gathered gradients, exactly */
+        root.G += c.og[i];
+        root.H += c.oh[i];
     }
+    root.C = nrows;
     memcpy(out->root_hist, root.hist, sizeof(hentry) * (size_t)c.total);
     if ((st = new_node(&c, root.G, root.H, root.C, &root.node)) != SB_OK) {
         sb_free(root.hist);
@@ -363,6 +394,8 @@ done:
     sb_free(c.hoff);
     sb_free(c.scratch);
     sb_free(c.tmp);
+    sb_free(c.og);
+    sb_free(c.oh);
     sb_free(c.nodes);
     sb_free(c.split_bin);
     sb_free(c.node_g);

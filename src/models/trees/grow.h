@@ -25,7 +25,8 @@ typedef struct sb_grow_params {
 } sb_grow_params;
 
 typedef struct sb_grow_data {
-    const uint8_t *binned;        /* n x nf, row-major */
+    const uint8_t *binned;        /* feature-major: feature f's bytes at binned + f * n */
+    int64_t n;                    /* rows of the binned matrix */
     int32_t nf;
     const sb_bins *bins;
     const int32_t *gq, *hq;       /* quantized gradient and hessian per row */
@@ -46,12 +47,12 @@ sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *
                        sb_grown *out);
 void sb_grown_release(sb_grown *g);
 
-/* The leaf a binned row reaches. */
-static inline int32_t sb_tree_leaf_binned(const sb_grown *g, const uint8_t *row) {
+/* The leaf that row r of a feature-major binned matrix of n rows reaches. */
+static inline int32_t sb_tree_leaf_binned(const sb_grown *g, const uint8_t *binned, int64_t n, int64_t r) {
     const sb_tree_node *nodes = g->tree.nodes;
     int32_t k = 0;
     while (nodes[k].feature >= 0) {
-        uint8_t b = row[nodes[k].feature];
+        uint8_t b = binned[(int64_t)nodes[k].feature * n + r];
         int left = b == 0 ? nodes[k].default_left : b <= g->split_bin[k];
         k = left ? nodes[k].left : nodes[k].right;
     }
