@@ -1,0 +1,169 @@
+"""Gradient boosting through the CLI: train, predict, digest, and the named
+errors and atomic writes the CLI promises. Data are made by the tests."""
+import math
+import random
+
+import pytest
+
+from conftest import samebits
+
+
+def _write_csv(path, rows, header=("a", "b", "c", "y")):
+    with open(path, "w") as f:
+        f.write(",".join(header) + "\n")
+        for r in rows:
+            f.write(",".join("" if v is None else repr(v) for v in r) + "\n")
+
+
+def _data(n, kind, seed):
+    rnd = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        a, b = rnd.uniform(-2, 2), rnd.uniform(-1, 1)
+        c = None if rnd.random() < 0.1 else rnd.randint(0, 4)
+        s = a * a - b + (0.5 if c is None else 0.2 * c)
+        if kind == "regression":
+            y = s + rnd.gauss(0, 0.1)
+        elif kind == "binary":
+            y = 1 if s + rnd.gauss(0, 0.3) > 1.0 else 0
+        else:
+            y = 0 if s < 0.5 else 1 if s < 1.5 else 2
+        rows.append((a, b, c, y))
+    return rows
+
+
+@pytest.fixture
+def files(tmp_path):
+    out = {}
+    for kind in ("regression", "binary", "multiclass"):
+        tr, te = tmp_path / f"{kind}-train.csv", tmp_path / f"{kind}-test.csv"
+        _write_csv(tr, _data(2000, kind, 1))
+        _write_csv(te, _data(300, kind, 2))
+        out[kind] = (tr, te)
+    return out
+
+
+def _train(tr, kind, out, *extra, threads=2):
+    return samebits("train", "--model", "gbdt", "--data", str(tr), "--label", "y", "--objective", kind,
+                    "--out", str(out), "--threads", str(threads), "n_estimators=15", "eval_period=0", *extra)
+
+
+def _digest_line(r):
+    return [line for line in r.stdout.splitlines() if line.startswith("model digest:")][0].split()[-1]
+
+
+@pytest.mark.parametrize("kind", ["regression", "binary", "multiclass"])
+def test_train_predict_digest(kind, files, tmp_path):
+    tr, te = files[kind]
+    model = tmp_path / "m.sbm"
+    r = _train(tr, kind, model)
+    assert r.returncode == 0, r.stderr
+    digest = _digest_line(r)
+    d = samebits("digest", str(model))
+    assert d.returncode == 0 and d.stdout.strip() == digest
+    preds = tmp_path / "p.csv"
+    args = ["--proba"] if kind != "regression" else []
+    p = samebits("predict", "--model", str(model), "--data", str(te), "--out", str(preds), *args)
+    assert p.returncode == 0, p.stderr
+    lines = preds.read_text().splitlines()
+    assert len(lines) == 300
+    if kind == "regression":
+        truth = [r[3] for r in _data(300, kind, 2)]
+        rmse = math.sqrt(sum((float(a) - b) ** 2 for a, b in zip(lines, truth)) / 300)
+        assert rmse < 0.6, rmse
+    elif kind == "binary":
+        assert all(0.0 <= float(v) <= 1.0 for v in lines)
+    else:
+        assert all(abs(sum(map(float, line.split(","))) - 1.0) < 1e-5 for line in lines)
+
+
+@pytest.mark.parametrize("kind", ["regression", "multiclass"])
+def test_same_model_bytes_on_1_2_7_threads(kind, files, tmp_path):
+    tr, _ = files[kind]
+    digests = set()
+    for t in (1, 2, 7):
+        r = _train(tr, kind, tmp_path / f"m{t}.sbm", "subsample=0.8", "colsample=0.67", threads=t)
+        assert r.returncode == 0, r.stderr
+        digests.add(_digest_line(r))
+        assert (tmp_path / f"m{t}.sbm").read_bytes() == (tmp_path / "m1.sbm").read_bytes()
+    assert len(digests) == 1
+
+
+def test_unknown_and_bad_parameters_are_named(files, tmp_path):
+    tr, _ = files["regression"]
+    r = _train(tr, "regression", tmp_path / "m.sbm", "max_leaf=7")
+    assert r.returncode == 2 and "unknown parameter 'max_leaf'" in r.stderr
+    r = _train(tr, "regression", tmp_path / "m.sbm", "learning_rate=-1")
+    assert r.returncode == 2 and "learning_rate" in r.stderr
+    r = _train(tr, "regression", tmp_path / "m.sbm", "numeric_mode=quick")
+    assert r.returncode == 2 and "identical, deterministic, fast" in r.stderr
+    r = _train(tr, "regression", tmp_path / "m.sbm", "device=cuda")
+    assert r.returncode == 2 and "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr
+    assert not (tmp_path / "m.sbm").exists()
+
+
+def test_malformed_input_names_file_line_column(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b,y\n1,2,3\n4,x5,6\n")
+    r = samebits("train", "--model", "gbdt", "--data", str(bad), "--label", "y", "--out", str(tmp_path / "m.sbm"))
+    assert r.returncode == 2
+    assert "bad.csv" in r.stderr and "line 3" in r.stderr and "column 2" in r.stderr, r.stderr
+    r = samebits("train", "--model", "gbdt", "--data", str(bad), "--label", "target")
+    assert r.returncode == 2 and "target" in r.stderr
+    nan_label = tmp_path / "nanlabel.csv"
+    nan_label.write_text("a,y\n1,2\n2,nan\n")
+    r = samebits("train", "--model", "gbdt", "--data", str(nan_label), "--label", "y")
+    assert r.returncode == 2 and "line 3" in r.stderr, r.stderr
+    r = samebits("train", "--model", "gbdt", "--data", str(tmp_path / "nope.csv"), "--label", "y")
+    assert r.returncode == 2 and "SB_ERR_IO" in r.stderr
+    r = samebits("train", "--data", str(bad), "--label", "y")
+    assert r.returncode == 2 and "--model gbdt" in r.stderr
+
+
+def test_binary_labels_must_be_0_or_1(tmp_path):
+    f = tmp_path / "b.csv"
+    f.write_text("a,y\n1,0\n2,2\n")
+    r = samebits("train", "--model", "gbdt", "--data", str(f), "--label", "y", "--objective", "binary")
+    assert r.returncode == 2 and "0 or 1" in r.stderr
+
+
+def test_predict_feature_mismatch_and_corrupt_model(files, tmp_path):
+    tr, te = files["regression"]
+    model = tmp_path / "m.sbm"
+    assert _train(tr, "regression", model).returncode == 0
+    narrow = tmp_path / "narrow.csv"
+    narrow.write_text("a,b\n1,2\n")
+    out = tmp_path / "p.csv"
+    r = samebits("predict", "--model", str(model), "--data", str(narrow), "--out", str(out))
+    assert r.returncode == 2 and "feature-count mismatch" in r.stderr and "'c'" in r.stderr
+    assert not out.exists()
+    blob = bytearray(model.read_bytes())
+    blob[len(blob) // 2] ^= 0x10
+    bad = tmp_path / "bad.sbm"
+    bad.write_bytes(bytes(blob))
+    r = samebits("predict", "--model", str(bad), "--data", str(te), "--out", str(out))
+    assert r.returncode == 2 and "SB_ERR_INVALID_INPUT" in r.stderr
+    assert not out.exists()
+    r = samebits("digest", str(tmp_path / "narrow.csv"))
+    assert r.returncode == 2 and "not a samebits model" in r.stderr
+
+
+def test_failed_training_leaves_existing_model_untouched(files, tmp_path):
+    tr, _ = files["regression"]
+    model = tmp_path / "m.sbm"
+    assert _train(tr, "regression", model).returncode == 0
+    before = model.read_bytes()
+    r = _train(tr, "regression", model, "bogus=1")
+    assert r.returncode == 2
+    assert model.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("m.sbm")) == ["m.sbm"]
+
+
+def test_early_stopping_keeps_the_best_iteration(files, tmp_path):
+    tr, te = files["binary"]
+    r = samebits("train", "--model", "gbdt", "--data", str(tr), "--valid", str(te), "--label", "y",
+                 "--objective", "binary", "n_estimators=300", "learning_rate=0.5", "early_stopping_rounds=5",
+                 "eval_period=1", "--out", str(tmp_path / "m.sbm"))
+    assert r.returncode == 0, r.stderr
+    assert "early stopping: best iteration" in r.stderr
+    assert "[300]" not in r.stderr
