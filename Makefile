@@ -157,13 +157,7 @@ test: deps
 	python3 -m pytest tests -ra -p no:cacheprovider
 
 demo: all
-	@echo "== samebits doctor"
-	$(BUILD)/samebits doctor
-	@mkdir -p $(BUILD)/demo
-	@echo "== the logit-train fixture on 1 and 3 threads: same card"
-	$(BUILD)/samebits fixture run logit-train --threads 1 --out $(BUILD)/demo/logit-1.card
-	$(BUILD)/samebits fixture run logit-train --threads 3 --out $(BUILD)/demo/logit-3.card
-	$(BUILD)/samebits card diff $(BUILD)/demo/logit-1.card $(BUILD)/demo/logit-3.card
+	sh tools/demo.sh $(BUILD)
 
 exhaustive: $(BUILD)/exhaustive_elem
 	$(BUILD)/exhaustive_elem --threads $$(nproc)

@@ -15,7 +15,8 @@ WORK="$B/demo"
 mkdir -p "$WORK"
 
 echo "== 1. samebits doctor"
-"$SB" doctor || true
+status=0
+"$SB" doctor || status=1
 
 echo
 echo "== 2. identity cards: the logit-train fixture on 1 and 3 threads"
@@ -35,14 +36,17 @@ if [ ! -e "$DATA/train-images-idx3-ubyte.gz" ]; then
   }
 fi
 for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
-  [ -e "$WORK/$f" ] || gzip -dc "$DATA/$f.gz" > "$WORK/$f.tmp" && mv "$WORK/$f.tmp" "$WORK/$f"
+  if [ ! -e "$WORK/$f" ]; then
+    gzip -dc "$DATA/$f.gz" > "$WORK/$f.tmp"
+    mv "$WORK/$f.tmp" "$WORK/$f"
+  fi
 done
 PARAMS=$(cat fixtures/demo/fashion-mnist.params)
 # shellcheck disable=SC2086
 "$SB" train --model gbdt --data "$WORK/train-images-idx3-ubyte" --valid "$WORK/t10k-images-idx3-ubyte" \
   --objective multiclass $PARAMS --out "$WORK/fashion-mnist.sbm" | tee "$WORK/train.out"
 "$SB" predict --model "$WORK/fashion-mnist.sbm" --data "$WORK/t10k-images-idx3-ubyte" --out "$WORK/pred.csv"
-gzip -dc "$DATA/t10k-labels-idx1-ubyte.gz" | od -An -v -tu1 -w1 | tr -d ' ' > "$WORK/truth.txt"
+gzip -dc "$DATA/t10k-labels-idx1-ubyte.gz" | tail -c +9 | od -An -v -tu1 -w1 | tr -d ' ' > "$WORK/truth.txt"
 acc=$(paste -d, "$WORK/pred.csv" "$WORK/truth.txt" | awk -F, '{ n++; if ($1 + 0 == $2 + 0) ok++ } END { printf "%.4f", ok / n }')
 digest=$(sed -n 's/^model digest: //p' "$WORK/train.out")
 echo
@@ -50,6 +54,7 @@ echo "held-out accuracy (10,000 test images): $acc"
 echo "model digest:     $digest"
 while read -r leg ref; do
   case "$leg" in "#"*|"") continue ;; esac
-  if [ "$ref" = "$digest" ]; then verdict="identical"; else verdict="DIFFERS"; fi
+  if [ "$ref" = "$digest" ]; then verdict="identical"; else verdict="DIFFERS"; status=1; fi
   echo "reference $leg: $ref  $verdict"
 done < fixtures/demo/fashion-mnist.digests
+exit $status
