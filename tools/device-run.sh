@@ -248,6 +248,14 @@ build/samebits fixture run profile-core --threads 1 --out "$EV/cpu.card" >"$EV/c
 build/samebits fixture run profile-core --threads 16 --out "$EV/cpu-t16.card" >>"$EV/cpu-run.log" 2>&1 \
   || die_build "CPU fixture run (16 threads)"
 
+# The host CPU as a leg of its own (another compiler, another x86-64): the
+# doctor's self-check runs every pinned fixture (profile, logit, gradient
+# boosting) against the reference cards built into the library.
+build/samebits doctor --threads 1 >"$EV/doctor-t1.txt" 2>&1
+DOC1=$?
+build/samebits doctor --threads 16 >"$EV/doctor-t16.txt" 2>&1
+DOC16=$?
+
 # diff_to NAME A B: runs `samebits card diff A B` into NAME.diff.txt and prints
 # identical or "differs at stage N: TAG (reason)".
 diff_to() {
@@ -311,6 +319,7 @@ fi
 # ---- 5. summary -----------------------------------------------------------
 PASS=1
 [ "${RES[cuda]}" = identical ] && [ "${RC[cuda]}" = 0 ] || PASS=0
+[ "$DOC1" = 0 ] && [ "$DOC16" = 0 ] || PASS=0
 case "${RES[fmad]}" in differs*) ;; *) PASS=0 ;; esac
 case "${RES[libexp]}" in differs*) ;; *) PASS=0 ;; esac
 [ "${RC[fmad]}" = 0 ] && [ "${RC[libexp]}" = 0 ] || PASS=0
@@ -326,6 +335,9 @@ arm_word() { case "$1" in differs*) echo "PASS (differs, as it must)";; *) echo 
   echo
   echo "leg cpu x86_64 1 thread vs reference card:   ${RES[ref]}"
   echo "leg cpu x86_64 16 threads vs 1 thread:       ${RES[cpu16]}"
+  echo "leg cpu host doctor, 1 thread:               $(tail -n 1 "$EV/doctor-t1.txt") (exit $DOC1)"
+  echo "leg cpu host doctor, 16 threads:             $(tail -n 1 "$EV/doctor-t16.txt") (exit $DOC16)"
+  grep -E '^  [a-z-]+ +(identical|DIFFERS|ERROR)' "$EV/doctor-t16.txt" | sed 's/^/    /'
   echo "leg cuda (profile flags) vs cpu:             ${RES[cuda]} (program exit ${RC[cuda]})"
   echo "arm cuda -fmad=true vs cpu:                  ${RES[fmad]} -> $(arm_word "${RES[fmad]}")"
   echo "arm cuda libdevice expf vs cpu:              ${RES[libexp]} -> $(arm_word "${RES[libexp]}")"
