@@ -26,7 +26,8 @@ static const char *k_usage =
     "  card diff A B                    compare two cards: 'identical' (exit 0) or the\n"
     "                                   first stage where they part (exit 1)\n"
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
-    "        [--out MODEL] [--card CARD] [--format csv|libsvm] [--threads N] [key=value ...]\n"
+    "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
+    "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
     "                                   write one prediction line per row\n"
@@ -219,9 +220,47 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Read one weight per line from path into d (as LightGBM's .weight files). */
+static sb_status read_weights(const char *path, sb_dataset *d) {
+    int64_t nrows = 0;
+    sb_dataset_shape(d, &nrows, NULL);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot open weights '%s': %s\n", path, strerror(errno));
+        return SB_ERR_IO;
+    }
+    float *w = malloc(sizeof(float) * (size_t)(nrows ? nrows : 1));
+    sb_status st = w ? SB_OK : SB_ERR_OUT_OF_MEMORY;
+    char line[256];
+    int64_t n = 0;
+    while (st == SB_OK && fgets(line, sizeof line, f)) {
+        char *end;
+        if (line[0] == '\n' || line[0] == '\r') continue;
+        float v = strtof(line, &end);
+        while (*end == ' ' || *end == '\r' || *end == '\n' || *end == '\t') end++;
+        if (end == line || *end || n >= nrows) {
+            fprintf(stderr, "samebits: error: SB_ERR_INVALID_INPUT: %s line %lld: %s\n", path, (long long)(n + 1),
+                    n >= nrows ? "more weights than data rows" : "not a number");
+            st = SB_ERR_INVALID_INPUT;
+            break;
+        }
+        w[n++] = v;
+    }
+    fclose(f);
+    if (st == SB_OK && n != nrows) {
+        fprintf(stderr, "samebits: error: SB_ERR_INVALID_INPUT: %s has %lld weights for %lld rows\n", path,
+                (long long)n, (long long)nrows);
+        st = SB_ERR_INVALID_INPUT;
+    }
+    if (st == SB_OK && (st = sb_dataset_set_weight(d, w, nrows)) != SB_OK)
+        fprintf(stderr, "samebits: error: %s: %s: %s\n", sb_status_name(st), path, sb_last_error());
+    free(w);
+    return st;
+}
+
 static int cmd_train(int argc, char **argv) {
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
-               *format = NULL;
+               *format = NULL, *weight = NULL;
     sb_params *params = NULL;
     sb_dataset *dtrain = NULL, *dvalid = NULL;
     sb_card *card = NULL;
@@ -239,6 +278,7 @@ static int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--out") && v) out = argv[++i];
         else if (!strcmp(a, "--card") && v) card_path = argv[++i];
         else if (!strcmp(a, "--format") && v) format = argv[++i];
+        else if (!strcmp(a, "--weight") && v) weight = argv[++i];
         else if (!strcmp(a, "--objective") && v) {
             if ((st = sb_params_set(params, "objective", argv[++i])) != SB_OK) goto lib_fail;
         } else if (!strcmp(a, "--threads") && v) {
@@ -263,6 +303,7 @@ static int cmd_train(int argc, char **argv) {
     double t0 = now_s();
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
     if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;
+    if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
     int64_t nrows;
     int32_t ncols;
     sb_dataset_shape(dtrain, &nrows, &ncols);
