@@ -37,6 +37,7 @@ typedef struct fit {
     float *g, *h;         /* gradients, class-major: K x n */
     int32_t *gq, *hq;
     int64_t *rows;
+    uint8_t *inbag;       /* per row, when subsampling */
     uint8_t *mask;
     float *maxabs;        /* per task scratch */
     sb_tree *trees;
@@ -163,15 +164,29 @@ static float quant_scale(float maxabs) {
 
 /* ---- margins ---- */
 
-static void update_train_task(void *ctx, int64_t task) {
+/* Rows outside the bag walk the tree on their bins. */
+static void update_oob_task(void *ctx, int64_t task) {
     fit *f = ctx;
     int64_t b, e;
     sb_chunk_range(f->tr->nrows, ROW_GRAIN, task, &b, &e);
     const sb_tree_node *nodes = f->grown->tree.nodes;
     for (int64_t r = b; r < e; r++) {
+        if (f->inbag[r]) continue;
         int32_t leaf = sb_tree_leaf_binned(f->grown, f->binned, f->tr->nrows, r);
         float *m = &f->pred[r * f->K + f->cls];
         *m = *m + nodes[leaf].value;
+    }
+}
+
+/* Rows in the bag: the grower left each leaf's rows as one range. The same
+ * addition as a walk down the tree, without the walk. */
+static void update_leaf_task(void *ctx, int64_t node) {
+    fit *f = ctx;
+    const sb_tree_node *n = &f->grown->tree.nodes[node];
+    if (n->feature >= 0) return;
+    for (int64_t i = f->grown->leaf_begin[node]; i < f->grown->leaf_end[node]; i++) {
+        float *m = &f->pred[f->rows[i] * f->K + f->cls];
+        *m = *m + n->value;
     }
 }
 
@@ -407,9 +422,10 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     f.hq = sb_malloc(sizeof(int32_t) * (size_t)n);
     f.rows = sb_malloc(sizeof(int64_t) * (size_t)n);
     f.mask = sb_malloc((size_t)nf);
+    f.inbag = sb_malloc((size_t)n);
     f.maxabs = sb_malloc(sizeof(float) * 2 * (size_t)ntasks);
     if (f.va) f.vpred = sb_malloc(sizeof(float) * (size_t)(f.va->nrows ? f.va->nrows : 1) * (size_t)K1);
-    if (!f.binned || !f.pred || !f.g || !f.h || !f.gq || !f.hq || !f.rows || !f.mask || !f.maxabs ||
+    if (!f.binned || !f.pred || !f.g || !f.h || !f.gq || !f.hq || !f.rows || !f.inbag || !f.mask || !f.maxabs ||
         (f.va && !f.vpred)) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for %lld rows x %d features", (long long)n, (int)nf);
         goto done;
@@ -452,7 +468,12 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             sb_grown gr;
             if ((st = sb_tree_grow(&gp, &gd, f.rows, nbag, &gr)) != SB_OK) goto done;
             f.grown = &gr;
-            sb_parallel_for(ntasks, update_train_task, &f);
+            sb_parallel_for(gr.tree.nnodes, update_leaf_task, &f);
+            if (nbag < n) {
+                memset(f.inbag, 0, (size_t)n);
+                for (int64_t i = 0; i < nbag; i++) f.inbag[f.rows[i]] = 1;
+                sb_parallel_for(ntasks, update_oob_task, &f);
+            }
             if (f.va) sb_parallel_for(sb_chunk_count(f.va->nrows, ROW_GRAIN), update_valid_task, &f);
             st = record_tree(&f, t, &gr);
             if (st == SB_OK) st = push_tree(&f, &gr);
@@ -521,6 +542,7 @@ done:
     sb_free(f.hq);
     sb_free(f.rows);
     sb_free(f.mask);
+    sb_free(f.inbag);
     sb_free(f.maxabs);
     for (int32_t k = 0; k < f.ntrees; k++) sb_free(f.trees[k].nodes);
     sb_free(f.trees);

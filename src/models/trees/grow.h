@@ -40,6 +40,8 @@ typedef struct sb_grown {
     sb_tree tree;
     int32_t *split_bin;  /* per node; -1 for leaves */
     int64_t *root_hist;  /* bins->total x 3 (g, h, count) */
+    int64_t *leaf_begin, *leaf_end; /* per node: a leaf's rows are rows[begin, end) of the
+                                       permutation sb_tree_grow left behind */
 } sb_grown;
 
 /* Grow a tree on rows[0..nrows) (a permutation scratch: reordered in place). */
