@@ -39,7 +39,7 @@ typedef struct fit {
     int64_t *rows;
     uint8_t *inbag;       /* per row, when subsampling */
     uint8_t *mask;
-    float *maxabs;        /* per task scratch */
+    float *maxabs;        /* per task and class: largest |g| and h */
     sb_tree *trees;
     int32_t ntrees, cap;
     /* per-iteration inputs of the parallel bodies */
@@ -107,6 +107,10 @@ static float base_score(const fit *f) {
 
 /* ---- gradients ---- */
 
+/* Gradients of the rows of one task, and per class the task's largest |g| and h
+ * (f->maxabs[2 (task K + c)], [... + 1]). Taking the maxima here rather than in
+ * a second pass saves reading g and h again; a max is order-free, so the
+ * quantization scale is the same. */
 static void grad_task(void *ctx, int64_t task) {
     fit *f = ctx;
     const int64_t n = f->tr->nrows;
@@ -126,22 +130,17 @@ static void grad_task(void *ctx, int64_t task) {
                 sb_k_grad_softmax(prob[c], (int32_t)y == c, w, &f->g[c * n + r], &f->h[c * n + r]);
         }
     }
-}
-
-static void maxabs_task(void *ctx, int64_t task) {
-    fit *f = ctx;
-    const int64_t n = f->tr->nrows;
-    const float *g = f->g + f->cls * n, *h = f->h + f->cls * n;
-    int64_t b, e;
-    sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
-    float mg = 0.0f, mh = 0.0f;
-    for (int64_t r = b; r < e; r++) {
-        float a = g[r] < 0.0f ? -g[r] : g[r];
-        if (a > mg) mg = a;
-        if (h[r] > mh) mh = h[r];
+    for (int32_t c = 0; c < K; c++) {
+        const float *g = f->g + c * n, *h = f->h + c * n;
+        float mg = 0.0f, mh = 0.0f;
+        for (int64_t r = b; r < e; r++) {
+            float a = g[r] < 0.0f ? -g[r] : g[r];
+            if (a > mg) mg = a;
+            if (h[r] > mh) mh = h[r];
+        }
+        f->maxabs[2 * (task * K + c)] = mg;
+        f->maxabs[2 * (task * K + c) + 1] = mh;
     }
-    f->maxabs[2 * task] = mg;
-    f->maxabs[2 * task + 1] = mh;
 }
 
 static void quant_task(void *ctx, int64_t task) {
@@ -423,7 +422,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     f.rows = sb_malloc(sizeof(int64_t) * (size_t)n);
     f.mask = sb_malloc((size_t)nf);
     f.inbag = sb_malloc((size_t)n);
-    f.maxabs = sb_malloc(sizeof(float) * 2 * (size_t)ntasks);
+    f.maxabs = sb_malloc(sizeof(float) * 2 * (size_t)ntasks * (size_t)K1);
     if (f.va) f.vpred = sb_malloc(sizeof(float) * (size_t)(f.va->nrows ? f.va->nrows : 1) * (size_t)K1);
     if (!f.binned || !f.pred || !f.g || !f.h || !f.gq || !f.hq || !f.rows || !f.inbag || !f.mask || !f.maxabs ||
         (f.va && !f.vpred)) {
@@ -453,11 +452,11 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         for (int32_t c = 0; c < K1; c++) {
             const int32_t t = it * K1 + c;
             f.cls = c;
-            sb_parallel_for(ntasks, maxabs_task, &f);
             float mg = 0.0f, mh = 0.0f;
             for (int64_t k = 0; k < ntasks; k++) {
-                if (f.maxabs[2 * k] > mg) mg = f.maxabs[2 * k];
-                if (f.maxabs[2 * k + 1] > mh) mh = f.maxabs[2 * k + 1];
+                const float *m = f.maxabs + 2 * (k * K1 + c);
+                if (m[0] > mg) mg = m[0];
+                if (m[1] > mh) mh = m[1];
             }
             f.g_scale = quant_scale(mg);
             f.h_scale = quant_scale(mh);
