@@ -1,0 +1,96 @@
+"""samebits: machine learning that trains bitwise-identically on every machine.
+
+A thin layer over the C library (libsamebits.so, through ctypes): nothing
+numeric is implemented here. NumPy and scikit-learn are optional; importing
+samebits imports neither. See docs/python.md.
+"""
+from ._version import __version__
+from .errors import (BackendUnavailableError, IdentityRefusedError, InternalError, InvalidArgumentError,
+                     InvalidInputError, LibraryNotFoundError, LimitError, MismatchError, ModeUnsupportedError,
+                     NotFittedError, NotFoundError, OutOfMemoryError, SameBitsError, SameBitsIOError,
+                     VersionMismatchError)
+from ._lib import check as _check, lib as _lib
+from ._array import Array
+from ._model import Card
+from .gbdt import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor, load_model
+
+import ctypes as _ctypes
+
+__all__ = [
+    "__version__", "Array", "Card", "GradientBoosting", "GradientBoostingClassifier",
+    "GradientBoostingRegressor", "load_model", "set_numeric_mode", "get_numeric_mode", "backend",
+    "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",
+    "SameBitsError", "InvalidArgumentError", "InvalidInputError", "OutOfMemoryError", "SameBitsIOError",
+    "ModeUnsupportedError", "IdentityRefusedError", "BackendUnavailableError", "LimitError",
+    "MismatchError", "NotFoundError", "InternalError", "LibraryNotFoundError", "VersionMismatchError",
+    "NotFittedError",
+]
+
+_MODES = ("identical", "deterministic", "fast")
+
+
+def version():
+    """The C library's version (equal to __version__: a different one is refused at import)."""
+    return _lib.sb_version().decode()
+
+
+def profile_version():
+    """The numeric profile the library implements, e.g. 'sb-identical-v1'."""
+    return _lib.sb_profile_version().decode()
+
+
+def library_path():
+    """The path of the loaded libsamebits.so."""
+    return _lib.path
+
+
+def build_info():
+    """Build facts of the loaded library as a dict (compiler, flags, contraction probe...)."""
+    from ._lib import text_call
+    out = {}
+    for line in text_call(_lib.sb_build_info).splitlines():
+        k, _, v = line.partition(": ")
+        out[k] = v
+    return out
+
+
+def set_numeric_mode(mode):
+    """Set the process-wide default numeric mode: 'identical' (the default),
+    'deterministic' or 'fast'. An estimator's numeric_mode= overrides it."""
+    if not isinstance(mode, str):
+        raise InvalidArgumentError("numeric mode must be a string, got %r" % (mode,))
+    _check(_lib.sb_set_numeric_mode(mode.encode()))
+
+
+def get_numeric_mode():
+    """The process-wide default numeric mode (initialised by the C library from
+    SAMEBITS_NUMERIC_MODE; an invalid value there raises InvalidArgumentError here)."""
+    m = _ctypes.c_int(0)
+    _check(_lib.sb_get_numeric_mode(_ctypes.byref(m)))
+    return _MODES[m.value]
+
+
+def set_num_threads(n):
+    """Worker threads for CPU work (0: back to SAMEBITS_NUM_THREADS or all cores).
+    Results never depend on it."""
+    _check(_lib.sb_set_num_threads(int(n)))
+
+
+def get_num_threads():
+    n = _ctypes.c_int32(0)
+    _check(_lib.sb_get_num_threads(_ctypes.byref(n)))
+    return n.value
+
+
+def backend():
+    """The compute backend estimators run on by default: 'cpu' (the only one built today)."""
+    return "cpu"
+
+
+# SAMEBITS_NUMERIC_MODE is read now, at import, by the C library's first mode call.
+# An invalid value is not raised here (importing must not fail for it); every fit
+# and get_numeric_mode() then raises InvalidArgumentError naming the variable.
+try:
+    get_numeric_mode()
+except SameBitsError:
+    pass

@@ -1,0 +1,341 @@
+"""samebits.Array (results) and the conversion of inputs to float32 matrices.
+
+NumPy is optional. Inputs may be NumPy arrays (and anything NumPy converts,
+such as pandas DataFrames) when NumPy is installed, any object with the buffer
+protocol (array.array, memoryview, bytes-like with a numeric format) or nested
+sequences of numbers. Float64 is converted to float32 once, rounding to nearest
+with ties to even (what NumPy's astype(float32) and C's (float) cast do).
+"""
+import array as _pyarray
+import ctypes
+import math
+import struct
+import sys
+
+from .errors import InvalidInputError
+
+_NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
+
+
+class Array:
+    """A float32 result with the buffer protocol (format 'f', 1-D or 2-D, C order)
+    and __array_interface__: numpy.asarray(a) is a zero-copy view. Without NumPy:
+    len(a), a[i], a[i, j], a.tolist(), a.tobytes(), a.shape, memoryview(a)."""
+
+    __slots__ = ()
+    dtype = "float32"
+    itemsize = 4
+
+    def memoryview(self):
+        """A memoryview of the data with the native format 'f' (memoryview(a) itself
+        reports ctypes' explicit-byte-order '<f', which NumPy reads but
+        memoryview.tolist() does not)."""
+        mv = memoryview(self)
+        return mv.cast("B").cast("f", mv.shape)
+
+    @property
+    def shape(self):
+        return memoryview(self).shape
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def __array_interface__(self):
+        return {"shape": self.shape, "typestr": "<f4" if _NATIVE_ORDER == "<" else ">f4",
+                "data": (ctypes.addressof(self), False), "version": 3}
+
+    def __getitem__(self, i):
+        mv = self.memoryview()
+        if isinstance(i, tuple):
+            return mv[i]
+        if mv.ndim == 1:
+            return mv[i] if not isinstance(i, slice) else mv[i].tolist()
+        if isinstance(i, slice):
+            return mv.tolist()[i]
+        n, k = mv.shape
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("row index out of range")
+        return mv.cast("B").cast("f")[i * k:(i + 1) * k].tolist()
+
+    def __iter__(self):
+        return iter(self.memoryview().tolist())
+
+    def __len__(self):
+        return self.shape[0]
+
+    def tolist(self):
+        return self.memoryview().tolist()
+
+    def tobytes(self):
+        return memoryview(self).tobytes()
+
+    def __eq__(self, other):
+        if isinstance(other, Array):
+            return self.shape == other.shape and self.tobytes() == other.tobytes()
+        return NotImplemented
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    __hash__ = None
+
+    def __repr__(self):
+        vals = self.tolist()
+        if len(vals) > 6:
+            body = repr(vals[:3])[:-1] + ", ..., " + repr(vals[-3:])[1:]
+        else:
+            body = repr(vals)
+        return "samebits.Array(%s, shape=%r, dtype=float32)" % (body, self.shape)
+
+    def __reduce__(self):
+        return (_from_bytes, (self.tobytes(), self.shape))
+
+
+def empty(shape):
+    """A zero-filled Array of float32 of shape (n,) or (n, k)."""
+    if len(shape) == 1:
+        base = ctypes.c_float * shape[0]
+    else:
+        base = (ctypes.c_float * shape[1]) * shape[0]
+    cls = type("Array", (Array, base), {"__slots__": (), "__module__": "samebits"})
+    return cls()
+
+
+def _from_bytes(data, shape):
+    a = empty(tuple(shape))
+    ctypes.memmove(a, data, len(data))
+    return a
+
+
+def pointer(a):
+    """A float* to the first element of a ctypes-backed buffer."""
+    return ctypes.cast(a, ctypes.POINTER(ctypes.c_float))
+
+
+# ---- inputs ------------------------------------------------------------------
+
+class Matrix:
+    """A C-order float32 matrix ready for the C API: .buf (ctypes array or NumPy array
+    kept alive), .ptr (float*), .nrows, .ncols, .names (list of str or None)."""
+
+    __slots__ = ("buf", "ptr", "nrows", "ncols", "names")
+
+
+def _numpy():
+    return sys.modules.get("numpy")
+
+
+def _is_numpy_like(x):
+    np = _numpy()
+    if np is None or isinstance(x, (list, tuple, memoryview, _pyarray.array, bytes, bytearray, Array)):
+        return False
+    return isinstance(x, np.ndarray) or hasattr(x, "__array__") or hasattr(x, "__array_interface__")
+
+
+def _column_names(x):
+    cols = getattr(x, "columns", None)
+    if cols is None or not hasattr(x, "dtypes"):
+        return None
+    names = list(cols)
+    if names and all(isinstance(c, str) for c in names):
+        return names
+    return None
+
+
+def _float32_from_format(mv, what):
+    """A ctypes float array (C order) holding the buffer mv converted to float32."""
+    fmt = mv.format
+    order = ""
+    if fmt and fmt[0] in "@=<>!":
+        order, fmt = fmt[0], fmt[1:]
+    native = order in ("", "@", "=") or (order == _NATIVE_ORDER) or (order == "!" and _NATIVE_ORDER == ">")
+    if fmt not in ("f", "d", "e", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "n", "N", "?"):
+        raise InvalidInputError("%s: buffer format %r is not numeric; samebits takes float32, float64, "
+                                "float16, integers or booleans" % (what, mv.format))
+    n = mv.nbytes // mv.itemsize if mv.itemsize else 0
+    out = (ctypes.c_float * max(n, 1))()
+    if n == 0:
+        return out, 0
+    c_order = mv.c_contiguous
+    if fmt == "f" and native:
+        if c_order:
+            ctypes.memmove(out, _address_or_copy(mv), mv.nbytes)
+        else:
+            ctypes.memmove(out, mv.tobytes(order="C"), mv.nbytes)
+        return out, n
+    raw = mv.tobytes(order="C") if not c_order else mv
+    if native and fmt in ("d", "b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "n", "N", "?"):
+        flat = memoryview(raw).cast("B").cast(fmt)
+        vals = _pyarray.array("f", flat if fmt != "?" else (float(v) for v in flat))
+    else:
+        data = bytes(raw) if not isinstance(raw, bytes) else raw
+        vals = _pyarray.array("f", (v for (v,) in struct.iter_unpack((order or "@") + fmt, data)))
+    ctypes.memmove(out, vals.buffer_info()[0], n * 4)
+    return out, n
+
+
+def _address_or_copy(mv):
+    if not mv.readonly:
+        return ctypes.addressof(ctypes.c_char.from_buffer(mv))
+    return mv.tobytes()
+
+
+def _to_float(v, what):
+    if v is None:
+        return math.nan
+    if isinstance(v, (str, bytes)):
+        raise InvalidInputError("%s: %r is not a number" % (what, v))
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise InvalidInputError("%s: %r is not a number" % (what, v)) from None
+
+
+def matrix(x, what="X"):
+    """Convert a 2-D input to a Matrix of float32 (one conversion; none when it is
+    already C-ordered float32 and writable... the C library copies it anyway)."""
+    m = Matrix()
+    m.names = _column_names(x)
+    if _is_numpy_like(x):
+        np = _numpy()
+        try:
+            if m.names is not None and hasattr(x, "to_numpy"):
+                a = x.to_numpy(dtype=np.float32, na_value=np.nan)
+            else:
+                a = np.asarray(x)
+        except (TypeError, ValueError) as e:
+            raise InvalidInputError("%s cannot be converted to float32: %s" % (what, e)) from None
+        if a.ndim != 2:
+            raise InvalidInputError("%s must be 2-D (n_samples, n_features); got %d-D of shape %r"
+                                    % (what, a.ndim, a.shape))
+        if a.dtype.kind not in "fiub":
+            raise InvalidInputError("%s has dtype %s; samebits takes numbers (float32, float64, integers, "
+                                    "booleans)" % (what, a.dtype))
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        m.buf = a
+        m.ptr = a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        m.nrows, m.ncols = int(a.shape[0]), int(a.shape[1])
+        return m
+    if _has_buffer(x):
+        mv = memoryview(x)
+        if mv.ndim != 2:
+            raise InvalidInputError("%s must be 2-D (n_samples, n_features); got a %d-D buffer of shape %r"
+                                    % (what, mv.ndim, mv.shape))
+        m.buf, _ = _float32_from_format(mv, what)
+        m.nrows, m.ncols = mv.shape
+    else:
+        rows = _sequence(x, what)
+        flat = []
+        ncols = None
+        for i, row in enumerate(rows):
+            if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
+                raise InvalidInputError("%s must be 2-D (n_samples, n_features): row %d is %r, not a sequence"
+                                        % (what, i, row))
+            vals = [_to_float(v, "%s[%d]" % (what, i)) for v in row]
+            if ncols is None:
+                ncols = len(vals)
+            elif len(vals) != ncols:
+                raise InvalidInputError("%s is ragged: row 0 has %d values, row %d has %d"
+                                        % (what, ncols, i, len(vals)))
+            flat.extend(vals)
+        vals = _pyarray.array("f", flat)
+        m.buf = (ctypes.c_float * max(len(vals), 1))()
+        if vals:
+            ctypes.memmove(m.buf, vals.buffer_info()[0], len(vals) * 4)
+        m.nrows, m.ncols = len(rows), ncols or 0
+    m.ptr = pointer(m.buf)
+    return m
+
+
+def _has_buffer(x):
+    if isinstance(x, (str, bytes, bytearray)):
+        return False  # text, or a byte string: not a table of numbers
+    try:
+        memoryview(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _sequence(x, what):
+    if isinstance(x, (str, bytes)):
+        raise InvalidInputError("%s is a string, not an array" % what)
+    try:
+        return list(x)
+    except TypeError:
+        raise InvalidInputError("%s of type %s is not an array: give a NumPy array, a buffer "
+                                "(array.array, memoryview) or nested lists" % (what, type(x).__name__)) from None
+
+
+def values(y, what="y"):
+    """A 1-D input as a Python list of its values (labels of any type)."""
+    if _is_numpy_like(y):
+        np = _numpy()
+        a = np.asarray(y)
+        if a.ndim == 2 and a.shape[1] == 1:
+            a = a.ravel()
+        if a.ndim != 1:
+            raise InvalidInputError("%s must be 1-D; got shape %r" % (what, a.shape))
+        return a.tolist()
+    if _has_buffer(y):
+        mv = memoryview(y)
+        if mv.ndim == 2 and mv.shape[1] == 1:
+            pass
+        elif mv.ndim != 1:
+            raise InvalidInputError("%s must be 1-D; got a %d-D buffer" % (what, mv.ndim))
+        try:
+            vals = mv.tolist()
+        except NotImplementedError:  # a non-native format: unpack it by struct
+            vals = [v for (v,) in struct.iter_unpack(mv.format, mv.tobytes())]
+        return [v[0] for v in vals] if mv.ndim == 2 else vals
+    seq = _sequence(y, what)
+    out = []
+    for v in seq:
+        if isinstance(v, (list, tuple)):
+            if len(v) != 1:
+                raise InvalidInputError("%s must be 1-D" % what)
+            v = v[0]
+        out.append(v)
+    return out
+
+
+def vector(y, what="y"):
+    """A 1-D numeric input as a ctypes float32 array (and its length)."""
+    if _is_numpy_like(y):
+        np = _numpy()
+        a = np.asarray(y)
+        if a.ndim == 2 and a.shape[1] == 1:
+            a = a.ravel()
+        if a.ndim != 1:
+            raise InvalidInputError("%s must be 1-D; got shape %r" % (what, a.shape))
+        if a.dtype.kind not in "fiub":
+            raise InvalidInputError("%s has dtype %s; numbers are needed" % (what, a.dtype))
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        return a, a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), int(a.shape[0])
+    if _has_buffer(y):
+        mv = memoryview(y)
+        if mv.ndim == 2 and mv.shape[1] == 1:
+            n = mv.shape[0]
+        elif mv.ndim == 1:
+            n = mv.shape[0]
+        else:
+            raise InvalidInputError("%s must be 1-D; got a %d-D buffer" % (what, mv.ndim))
+        buf, _ = _float32_from_format(mv, what)
+        return buf, pointer(buf), n
+    vals = _pyarray.array("f", [_to_float(v, what) for v in values(y, what)])
+    buf = (ctypes.c_float * max(len(vals), 1))()
+    if vals:
+        ctypes.memmove(buf, vals.buffer_info()[0], len(vals) * 4)
+    return buf, pointer(buf), len(vals)

@@ -1,0 +1,151 @@
+"""Thin wrappers of the C handles: datasets, cards and models."""
+import ctypes
+import os
+from ctypes import byref, c_int32, c_int64, c_size_t, c_uint8, c_void_p
+
+from . import _array
+from ._lib import Handle, check, lib, text_call
+
+PREDICT_RAW, PREDICT_PROBA, PREDICT_VALUE = 0, 1, 2
+MODES = ("identical", "deterministic", "fast")
+OBJECTIVES = ("regression", "binary", "multiclass")
+
+
+def dataset(m, label=None, weight=None):
+    """An sb_dataset from a Matrix (and optional (ptr, n) label and weight)."""
+    d = c_void_p()
+    check(lib.sb_dataset_from_matrix(m.ptr, m.nrows, m.ncols, byref(d)))
+    h = Handle(d, lib.sb_dataset_free)
+    if m.names is not None:
+        names = (ctypes.c_char_p * len(m.names))(*[n.encode("utf-8") for n in m.names])
+        check(lib.sb_dataset_set_feature_names(d, names, len(m.names)))
+    if label is not None:
+        check(lib.sb_dataset_set_label(d, label[0], label[1]))
+    if weight is not None:
+        check(lib.sb_dataset_set_weight(d, weight[0], weight[1]))
+    return h
+
+
+class Card:
+    """An identity card (JSON lines of stage digests; docs/cards.md)."""
+
+    def __init__(self, handle=None):
+        if handle is None:
+            p = c_void_p()
+            check(lib.sb_card_create(byref(p)))
+            handle = Handle(p, lib.sb_card_free)
+        self._h = handle
+
+    @classmethod
+    def parse(cls, text):
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        p = c_void_p()
+        check(lib.sb_card_parse(data, len(data), byref(p)))
+        return cls(Handle(p, lib.sb_card_free))
+
+    @classmethod
+    def load(cls, path):
+        p = c_void_p()
+        check(lib.sb_card_load(os.fsencode(path), byref(p)))
+        return cls(Handle(p, lib.sb_card_free))
+
+    def text(self):
+        return text_call(lib.sb_card_text, self._h.ptr)
+
+    def save(self, path):
+        check(lib.sb_card_save(self._h.ptr, os.fsencode(path)))
+
+    def compare(self, other):
+        """(identical, diff) where diff is a dict describing the first difference."""
+        d = _LibDiff()
+        st = lib.sb_card_compare(self._h.ptr, other._h.ptr, byref(d))
+        if st not in (0, 9):
+            check(st)
+        return st == 0, {"stage_index": d.stage_index, "stage_a": d.stage_a.decode(), "stage_b": d.stage_b.decode(),
+                         "digest_a": d.digest_a.decode(), "digest_b": d.digest_b.decode(),
+                         "reason": d.reason.decode()}
+
+    def __str__(self):
+        return self.text()
+
+
+from ._lib import CardDiff as _LibDiff  # noqa: E402
+
+
+class Model:
+    """An sb_model handle."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    @classmethod
+    def fit_gbdt(cls, pairs, train, valid=None, card=None):
+        from ._lib import params
+        p = params(pairs)
+        out = c_void_p()
+        check(lib.sb_gbdt_fit(p.ptr, train.ptr, valid.ptr if valid is not None else None,
+                              card._h.ptr if card is not None else None, byref(out)))
+        return cls(Handle(out, lib.sb_model_free))
+
+    @classmethod
+    def from_bytes(cls, data):
+        data = bytes(data)
+        buf = (c_uint8 * max(len(data), 1)).from_buffer_copy(data if data else b"\0")
+        out = c_void_p()
+        check(lib.sb_model_from_bytes(buf, len(data), byref(out)))
+        return cls(Handle(out, lib.sb_model_free))
+
+    @classmethod
+    def load(cls, path):
+        out = c_void_p()
+        check(lib.sb_model_load(os.fsencode(path), byref(out)))
+        return cls(Handle(out, lib.sb_model_free))
+
+    def save(self, path):
+        check(lib.sb_model_save(self._h.ptr, os.fsencode(path)))
+
+    def to_bytes(self):
+        need = c_size_t(0)
+        check(lib.sb_model_to_bytes(self._h.ptr, None, 0, byref(need)))
+        buf = (c_uint8 * need.value)()
+        check(lib.sb_model_to_bytes(self._h.ptr, buf, need.value, byref(need)))
+        return bytes(buf)
+
+    def digest(self):
+        hexbuf = (ctypes.c_char * 65)()
+        check(lib.sb_model_digest(self._h.ptr, hexbuf))
+        return hexbuf.value.decode()
+
+    def info(self):
+        from ._lib import ModelInfo
+        i = ModelInfo()
+        check(lib.sb_model_get_info(self._h.ptr, byref(i)))
+        return {"family": i.family, "num_features": i.num_features, "num_class": i.num_class,
+                "ntrees": i.ntrees, "numeric_mode": MODES[i.numeric_mode] if 0 <= i.numeric_mode < 3
+                else str(i.numeric_mode), "objective": i.objective.decode()}
+
+    def predict(self, data, kind, ncols):
+        """Predictions of kind for the sb_dataset handle data, as an Array (n,) or (n, ncols)."""
+        need = c_size_t(0)
+        check(lib.sb_model_predict(self._h.ptr, data.ptr, kind, None, 0, byref(need)))
+        nrows = c_int64(0)
+        check(lib.sb_dataset_shape(data.ptr, byref(nrows), None))
+        shape = (nrows.value,) if ncols == 1 else (nrows.value, ncols)
+        if need.value != nrows.value * ncols:
+            shape = (need.value,)
+        out = _array.empty(shape)
+        check(lib.sb_model_predict(self._h.ptr, data.ptr, kind, _array.pointer(out), need.value, byref(need)))
+        return out
+
+    def feature_importance(self, kind):
+        need = c_size_t(0)
+        check(lib.sb_model_feature_importance(self._h.ptr, kind, None, 0, byref(need)))
+        out = _array.empty((need.value,))
+        check(lib.sb_model_feature_importance(self._h.ptr, kind, _array.pointer(out), need.value, byref(need)))
+        return out
+
+
+def num_threads():
+    n = c_int32(0)
+    check(lib.sb_get_num_threads(byref(n)))
+    return n.value

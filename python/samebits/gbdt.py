@@ -1,0 +1,468 @@
+"""Gradient-boosted trees: scikit-learn style estimators over sb_gbdt_fit.
+
+Parameters are translated to the C keys of docs/gbdt.md (src/models/gbdt/
+gbdt_params.c); every value is checked there, so an unknown or out-of-range
+value raises the C library's named error. Numbers are passed as text: integers
+in decimal, floats by repr() (the shortest decimal that round-trips the Python
+float), which the C library reads with strtof, exactly as the CLI reads
+`learning_rate=0.1` from its command line.
+"""
+import math
+import operator
+import sys
+
+from . import _array
+from ._base import Estimator, accuracy, r2_score
+from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, dataset
+from .errors import InvalidArgumentError, InvalidInputError
+
+REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror")
+CLASSIFICATION_LOSSES = ("log_loss", "binary", "multiclass", "binary:logistic", "multi:softmax",
+                         "multi:softprob", "softmax")
+
+# Python parameter -> (C key, type); None values are not passed (C default).
+_KEYS = {
+    "n_estimators": ("n_estimators", int),
+    "learning_rate": ("learning_rate", float),
+    "num_leaves": ("num_leaves", int),
+    "max_leaf_nodes": ("num_leaves", int),
+    "max_depth": ("max_depth", int),
+    "growth": ("growth", str),
+    "max_bin": ("max_bin", int),
+    "min_samples_leaf": ("min_samples_leaf", int),
+    "min_child_weight": ("min_child_weight", float),
+    "reg_lambda": ("reg_lambda", float),
+    "min_split_gain": ("min_split_gain", float),
+    "subsample": ("subsample", float),
+    "colsample_bytree": ("colsample", float),
+    "random_state": ("seed", int),
+    "early_stopping_rounds": ("early_stopping_rounds", int),
+    "eval_metric": ("metric", str),
+    "base_score": ("base_score", float),
+    "bin_sample_rows": ("bin_sample_rows", int),
+    "verbose": ("eval_period", int),
+    "numeric_mode": ("numeric_mode", str),
+    "device": ("device", str),
+}
+
+
+def _text(name, value, kind):
+    if kind is int:
+        if isinstance(value, bool) or isinstance(value, float):
+            raise InvalidArgumentError("parameter %s=%r must be an integer" % (name, value))
+        try:
+            return str(operator.index(value))
+        except TypeError:
+            extra = (" (samebits keys its counter-based generator by an integer seed)"
+                     if name == "random_state" else "")
+            raise InvalidArgumentError("parameter %s=%r must be an integer%s" % (name, value, extra)) from None
+    if kind is float:
+        if isinstance(value, bool) or isinstance(value, str):
+            raise InvalidArgumentError("parameter %s=%r must be a number" % (name, value))
+        try:
+            return repr(float(value))
+        except (TypeError, ValueError):
+            raise InvalidArgumentError("parameter %s=%r must be a number" % (name, value)) from None
+    if not isinstance(value, str):
+        raise InvalidArgumentError("parameter %s=%r must be a string" % (name, value))
+    return value
+
+
+def _is_numpy_array(x):
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, np.ndarray)
+
+
+class GradientBoosting(Estimator):
+    """Gradient-boosted decision trees (docs/gbdt.md, docs/python.md).
+
+    loss: 'squared_error' (regression) or 'log_loss' (classification: binary or
+    multiclass by the number of classes); the C names 'regression', 'binary' and
+    'multiclass' are accepted too. The estimator is a classifier exactly when its
+    loss is a classification loss.
+    """
+
+    def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=31,
+                 max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
+                 min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
+                 colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
+                 base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
+                 record_stages=False):
+        self.loss = loss
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_depth = max_depth
+        self.growth = growth
+        self.max_bin = max_bin
+        self.min_samples_leaf = min_samples_leaf
+        self.min_child_weight = min_child_weight
+        self.reg_lambda = reg_lambda
+        self.min_split_gain = min_split_gain
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.random_state = random_state
+        self.early_stopping_rounds = early_stopping_rounds
+        self.eval_metric = eval_metric
+        self.base_score = base_score
+        self.bin_sample_rows = bin_sample_rows
+        self.verbose = verbose
+        self.numeric_mode = numeric_mode
+        self.device = device
+        self.record_stages = record_stages
+
+    # ---- kind ------------------------------------------------------------
+    @property
+    def _estimator_kind(self):
+        return "classifier" if self.loss in CLASSIFICATION_LOSSES else "regressor"
+
+    def _is_classifier(self):
+        return self._estimator_kind == "classifier"
+
+    # ---- parameters -------------------------------------------------------
+    def _c_params(self, n_classes=None):
+        """The (key, text) pairs given to the C library."""
+        pairs = []
+        loss = self.loss
+        if not isinstance(loss, str):
+            raise InvalidArgumentError("parameter loss=%r must be a string" % (loss,))
+        if loss in CLASSIFICATION_LOSSES and loss not in ("binary", "multiclass", "binary:logistic",
+                                                          "multi:softmax", "multi:softprob", "softmax"):
+            loss = "binary" if n_classes == 2 else "multiclass"
+        pairs.append(("objective", loss))
+        if self.max_leaf_nodes is not None and self.num_leaves not in (None, 31) \
+                and self.num_leaves != self.max_leaf_nodes:
+            raise InvalidArgumentError("num_leaves=%r and max_leaf_nodes=%r disagree; they are one parameter "
+                                       "(give one of them)" % (self.num_leaves, self.max_leaf_nodes))
+        for name, (key, kind) in _KEYS.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name == "num_leaves" and self.max_leaf_nodes is not None:
+                continue
+            if name == "max_depth" and value == -1:
+                continue
+            if name in ("verbose",):
+                value = int(value) if isinstance(value, bool) else value
+            pairs.append((key, _text(name, value, kind)))
+        return pairs
+
+    # ---- labels ------------------------------------------------------------
+    def _encode_labels(self, y):
+        """(classes, label buffer) with labels mapped to 0..K-1 in sorted order."""
+        np = sys.modules.get("numpy")
+        if np is not None and _array._is_numpy_like(y):
+            a = np.asarray(y)
+            if a.ndim == 2 and a.shape[1] == 1:
+                a = a.ravel()
+            if a.ndim != 1:
+                raise InvalidInputError("y must be 1-D; got shape %r" % (a.shape,))
+            if a.dtype.kind == "f" and bool(np.isnan(a).any()):
+                raise InvalidInputError("y holds NaN; every row needs a label")
+            try:
+                classes, inverse = np.unique(a, return_inverse=True)
+            except TypeError as e:
+                raise InvalidInputError("y's labels cannot be ordered: %s" % e) from None
+            return classes, _array.vector(inverse.reshape(-1), "y")
+        vals = _array.values(y, "y")
+        for i, v in enumerate(vals):
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                raise InvalidInputError("y[%d] is %r; every row needs a label" % (i, v))
+        try:
+            classes = sorted(set(vals))
+        except TypeError as e:
+            raise InvalidInputError("y's labels cannot be ordered: %s" % e) from None
+        index = {c: i for i, c in enumerate(classes)}
+        return classes, _array.vector([index[v] for v in vals], "y")
+
+    def _label_index(self, y, what):
+        """Labels of an eval set mapped through classes_ (an unknown label is an error)."""
+        index = {(c.item() if hasattr(c, "item") else c): i for i, c in enumerate(self._pending_classes)}
+        out = []
+        for i, v in enumerate(_array.values(y, what)):
+            key = v.item() if hasattr(v, "item") else v
+            if key not in index:
+                raise InvalidInputError("%s[%d] is %r, a label not seen in y" % (what, i, v))
+            out.append(index[key])
+        return _array.vector(out, what)
+
+    # ---- fit ------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
+        holding one) for the metric log and early stopping. On error nothing changes."""
+        classify = self._is_classifier()
+        m = _array.matrix(X, "X")
+        classes = None
+        if classify:
+            classes, label = self._encode_labels(y)
+            if len(classes) < 2:
+                raise InvalidInputError("a classifier needs at least two classes in y; got %d" % len(classes))
+        else:
+            label = _array.vector(y, "y")
+        if label[2] != m.nrows:
+            raise InvalidInputError("X has %d rows but y has %d labels" % (m.nrows, label[2]))
+        weight = None
+        if sample_weight is not None:
+            weight = _array.vector(sample_weight, "sample_weight")
+            if weight[2] != m.nrows:
+                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
+        pairs = self._c_params(len(classes) if classify else None)
+        train = dataset(m, label=label[1:], weight=weight[1:] if weight else None)
+        valid = None
+        if eval_set is not None:
+            pairs_ = list(eval_set) if isinstance(eval_set, list) else [eval_set]
+            if len(pairs_) != 1 or len(pairs_[0]) != 2:
+                raise InvalidArgumentError("eval_set must be one (X_val, y_val) pair or a list holding one; "
+                                           "the C library takes one validation set")
+            Xv, yv = pairs_[0]
+            mv = _array.matrix(Xv, "eval_set X")
+            if classify:
+                self._pending_classes = classes
+                try:
+                    lv = self._label_index(yv, "eval_set y")
+                finally:
+                    del self._pending_classes
+            else:
+                lv = _array.vector(yv, "eval_set y")
+            if lv[2] != mv.nrows:
+                raise InvalidInputError("eval_set X has %d rows but y has %d labels" % (mv.nrows, lv[2]))
+            if m.names is not None and mv.names is None:
+                mv.names = m.names
+            valid = dataset(mv, label=lv[1:])
+        card = Card() if self.record_stages else None
+        model = Model.fit_gbdt(pairs, train, valid, card)
+        # success: replace the fitted state all at once
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._card_text = card.text() if card is not None else None
+        self._set_fitted(model, classes, m.names)
+        return self
+
+    def _set_fitted(self, model, classes, names):
+        info = model.info()
+        self._model = model
+        self.n_features_in_ = info["num_features"]
+        if names is not None:
+            np = sys.modules.get("numpy")
+            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        if self._is_classifier():
+            if classes is None:
+                k = 2 if info["num_class"] == 1 else info["num_class"]
+                classes = list(range(k))
+            self.classes_ = classes
+            self.n_classes_ = len(classes)
+        self.n_estimators_ = info["ntrees"] // max(info["num_class"], 1)
+        self.objective_ = info["objective"]
+        self.model_digest_ = model.digest()
+        self.feature_importances_ = self._importances(model)
+
+    @staticmethod
+    def _importances(model):
+        gain = model.feature_importance(1).tolist()
+        total = math.fsum(gain)
+        out = _array.empty((len(gain),))
+        for i, g in enumerate(gain):
+            out[i] = g / total if total > 0 else 0.0
+        return out
+
+    # ---- prediction -------------------------------------------------------------
+    def _predict_data(self, X):
+        self._check_fitted()
+        m = _array.matrix(X, "X")
+        fitted = getattr(self, "feature_names_in_", None)
+        if m.names is not None and fitted is not None and list(m.names) != list(fitted):
+            raise InvalidInputError("X's feature names %r differ from those seen in fit %r"
+                                    % (list(m.names), list(fitted)))
+        if m.ncols != self.n_features_in_:
+            raise InvalidInputError("feature-count mismatch: the model has %d features, X has %d"
+                                    % (self.n_features_in_, m.ncols))
+        m.names = None
+        return dataset(m)
+
+    def predict(self, X):
+        """Regression: the predicted values (samebits.Array). Classification: the
+        original labels (a NumPy array when classes_ is one, else a list)."""
+        d = self._predict_data(X)
+        out = self._model.predict(d, PREDICT_VALUE, 1)
+        if not self._is_classifier():
+            return out
+        classes = self.classes_
+        if _is_numpy_array(classes):
+            np = sys.modules["numpy"]
+            return classes[np.asarray(out).astype(np.intp)]
+        return [classes[int(v)] for v in out.tolist()]
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n, K) (K = 2 for binary: column 0 is 1 - P(1),
+        rounded to float32 as C's 1.0f - p)."""
+        if not self._is_classifier():
+            raise AttributeError("predict_proba is only for classification losses")
+        d = self._predict_data(X)
+        k = self.n_classes_
+        if k > 2:
+            return self._model.predict(d, PREDICT_PROBA, k)
+        p1 = self._model.predict(d, PREDICT_PROBA, 1)
+        out = _array.empty((len(p1), 2))
+        flat = memoryview(out).cast("B").cast("f")
+        for i, p in enumerate(p1.tolist()):
+            flat[2 * i] = 1.0 - p  # exact in double, then rounded once to float32
+            flat[2 * i + 1] = p
+        return out
+
+    def decision_function(self, X):
+        """Raw margins: (n,) for regression and binary, (n, K) for multiclass."""
+        d = self._predict_data(X)
+        k = self._model.info()["num_class"]
+        return self._model.predict(d, PREDICT_RAW, k)
+
+    def predict_raw(self, X):
+        return self.decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
+        """R^2 for regression, accuracy for classification (sums by math.fsum)."""
+        pred = self.predict(X)
+        w = None if sample_weight is None else _array.values(sample_weight, "sample_weight")
+        if self._is_classifier():
+            return accuracy(_array.values(y, "y"), list(pred), w)
+        return r2_score(_array.values(y, "y"), pred.tolist(), w)
+
+    # ---- model ---------------------------------------------------------------------
+    def numeric_mode_used(self):
+        """The numeric mode the model was trained in: 'identical', 'deterministic' or 'fast'."""
+        self._check_fitted()
+        return self._model.info()["numeric_mode"]
+
+    def digest(self):
+        """Hex SHA-256 of the model bytes (the CLI's 'model digest:')."""
+        self._check_fitted()
+        return self._model.digest()
+
+    def model_bytes(self):
+        """The model file's bytes (docs/model-format.md), as the CLI writes them."""
+        self._check_fitted()
+        return self._model.to_bytes()
+
+    def card(self):
+        """The identity card recorded during fit (record_stages=True), as a samebits.Card."""
+        self._check_fitted()
+        if not getattr(self, "_card_text", None):
+            raise InvalidArgumentError("no card was recorded: fit with record_stages=True")
+        return Card.parse(self._card_text)
+
+    def save_model(self, path):
+        """Write the model file atomically (the same bytes as `samebits train --out`)."""
+        self._check_fitted()
+        self._model.save(path)
+
+    def load_model(self, path_or_bytes):
+        """Load a model file (or its bytes) into this estimator; returns self. Class labels
+        are not in the file: a loaded classifier's classes_ are 0..K-1."""
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            model = Model.from_bytes(path_or_bytes)
+        else:
+            model = Model.load(path_or_bytes)
+        self._check_objective(model.info()["objective"])
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._card_text = None
+        self._set_fitted(model, None, None)
+        return self
+
+    def _check_objective(self, objective):
+        is_cls = objective in ("binary", "multiclass")
+        if is_cls != self._is_classifier():
+            raise InvalidInputError("the model's objective is %s; a %s cannot hold it"
+                                    % (objective, type(self).__name__))
+
+    # ---- pickle ------------------------------------------------------------------------
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        model = state.pop("_model", None)
+        state.pop("feature_importances_", None)
+        state["_model_bytes"] = model.to_bytes() if model is not None else None
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        if data is not None:
+            self._model = Model.from_bytes(data)
+            self.feature_importances_ = self._importances(self._model)
+        else:
+            self._model = None
+
+
+class GradientBoostingRegressor(GradientBoosting):
+    """Gradient-boosted trees for regression (loss='squared_error')."""
+
+    def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=31,
+                 max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
+                 min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
+                 colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
+                 base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
+                 record_stages=False):
+        super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
+                         num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
+                         growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
+                         min_child_weight=min_child_weight, reg_lambda=reg_lambda,
+                         min_split_gain=min_split_gain, subsample=subsample, colsample_bytree=colsample_bytree,
+                         random_state=random_state, early_stopping_rounds=early_stopping_rounds,
+                         eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
+                         verbose=verbose, numeric_mode=numeric_mode, device=device,
+                         record_stages=record_stages)
+
+    _estimator_kind = "regressor"
+
+    def _is_classifier(self):
+        return False
+
+    def _c_params(self, n_classes=None):
+        if self.loss in CLASSIFICATION_LOSSES:
+            raise InvalidArgumentError("loss=%r is a classification loss; use GradientBoostingClassifier"
+                                       % (self.loss,))
+        return super()._c_params(n_classes)
+
+
+class GradientBoostingClassifier(GradientBoosting):
+    """Gradient-boosted trees for classification (loss='log_loss': binary or multiclass).
+
+    classes_ holds the sorted distinct labels of y; predict returns them."""
+
+    def __init__(self, loss="log_loss", n_estimators=100, learning_rate=0.1, num_leaves=31,
+                 max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
+                 min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
+                 colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
+                 base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
+                 record_stages=False):
+        super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
+                         num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
+                         growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
+                         min_child_weight=min_child_weight, reg_lambda=reg_lambda,
+                         min_split_gain=min_split_gain, subsample=subsample, colsample_bytree=colsample_bytree,
+                         random_state=random_state, early_stopping_rounds=early_stopping_rounds,
+                         eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
+                         verbose=verbose, numeric_mode=numeric_mode, device=device,
+                         record_stages=record_stages)
+
+    _estimator_kind = "classifier"
+
+    def _is_classifier(self):
+        return True
+
+    def _c_params(self, n_classes=None):
+        if self.loss not in CLASSIFICATION_LOSSES:
+            raise InvalidArgumentError("loss=%r is not a classification loss; use 'log_loss'" % (self.loss,))
+        return super()._c_params(n_classes)
+
+
+def load_model(path_or_bytes):
+    """Load a model file (or bytes) into the estimator its objective calls for."""
+    model = Model.from_bytes(path_or_bytes) if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) \
+        else Model.load(path_or_bytes)
+    objective = model.info()["objective"]
+    est = GradientBoostingClassifier() if objective in ("binary", "multiclass") else GradientBoostingRegressor()
+    est._card_text = None
+    est._set_fitted(model, None, None)
+    return est
