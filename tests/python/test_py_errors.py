@@ -1,0 +1,155 @@
+"""Every non-OK status becomes its named exception, carrying the C message;
+bad input raises and leaves a fitted estimator unchanged."""
+import pytest
+
+import samebits
+from samebits import errors
+from conftest import make_data, run_python
+
+SMALL = dict(n_estimators=5, min_samples_leaf=5)
+
+
+def test_hierarchy_and_status_names():
+    names = {
+        1: "InvalidArgumentError", 2: "InvalidInputError", 3: "OutOfMemoryError", 4: "SameBitsIOError",
+        5: "ModeUnsupportedError", 6: "IdentityRefusedError", 7: "BackendUnavailableError", 8: "LimitError",
+        9: "MismatchError", 10: "NotFoundError", 11: "InternalError",
+    }
+    for status, name in names.items():
+        cls = getattr(samebits, name)
+        assert issubclass(cls, samebits.SameBitsError) and cls.status == status
+        assert samebits._lib.sb_status_name(status).decode() == cls.status_name
+        e = errors.error_for(status, "msg")
+        assert type(e) is cls and str(e) == "msg"
+    assert issubclass(samebits.InvalidInputError, ValueError)
+    assert issubclass(samebits.SameBitsIOError, OSError)
+
+
+def test_unknown_parameter():
+    with pytest.raises(samebits.InvalidArgumentError, match="invalid parameter 'colour'"):
+        samebits.GradientBoostingRegressor().set_params(colour="red")
+    with pytest.raises(TypeError):
+        samebits.GradientBoostingRegressor(colour="red")
+
+
+def test_out_of_range_parameter_carries_the_c_message():
+    X, y = make_data(100, "regression")
+    with pytest.raises(samebits.InvalidArgumentError) as e:
+        samebits.GradientBoostingRegressor(learning_rate=-1.0).fit(X, y)
+    assert "learning_rate" in str(e.value) and e.value.status_name == "SB_ERR_INVALID_ARGUMENT"
+    with pytest.raises(samebits.InvalidArgumentError, match="objective 'absolute_error' is not supported"):
+        samebits.GradientBoostingRegressor(loss="absolute_error").fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="max_bin"):
+        samebits.GradientBoostingRegressor(max_bin=1000).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="integer"):
+        samebits.GradientBoostingRegressor(n_estimators=2.5).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="random_state"):
+        samebits.GradientBoostingRegressor(random_state=object()).fit(X, y)
+    with pytest.raises(samebits.LimitError, match="max_depth"):
+        samebits.GradientBoostingRegressor(growth="depthwise", max_depth=40).fit(X, y)
+
+
+def test_bad_mode():
+    X, y = make_data(100, "regression")
+    with pytest.raises(samebits.InvalidArgumentError, match="bogus"):
+        samebits.GradientBoostingRegressor(numeric_mode="bogus").fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="bogus"):
+        samebits.set_numeric_mode("bogus")
+    assert samebits.get_numeric_mode() == "identical"
+
+
+def test_cuda_device_is_refused_by_the_c_library():
+    X, y = make_data(100, "regression")
+    with pytest.raises(samebits.BackendUnavailableError, match="cuda") as e:
+        samebits.GradientBoostingRegressor(device="cuda").fit(X, y)
+    assert e.value.status_name == "SB_ERR_BACKEND_UNAVAILABLE"
+    with pytest.raises(samebits.InvalidArgumentError, match="unknown device"):
+        samebits.GradientBoostingRegressor(device="abacus").fit(X, y)
+
+
+def test_feature_count_mismatch_at_predict():
+    X, y = make_data(100, "regression")
+    m = samebits.GradientBoostingRegressor(**SMALL).fit(X, y)
+    with pytest.raises(samebits.InvalidInputError, match="feature-count mismatch"):
+        m.predict([r[:3] for r in X])
+
+
+def test_bad_inputs():
+    X, y = make_data(100, "regression")
+    R = samebits.GradientBoostingRegressor
+    C = samebits.GradientBoostingClassifier
+    with pytest.raises(samebits.InvalidInputError, match="not finite"):
+        R(**SMALL).fit(X, y[:-1] + [float("nan")])
+    with pytest.raises(samebits.InvalidInputError, match="NaN|label"):
+        C(**SMALL).fit(X, [0.0] * 50 + [float("nan")] + [1.0] * 49)
+    with pytest.raises(samebits.InvalidInputError, match="rows"):
+        R(**SMALL).fit(X, y[:-1])
+    with pytest.raises(samebits.InvalidInputError, match="ragged"):
+        R(**SMALL).fit(X[:-1] + [[1.0, 2.0]], y)
+    with pytest.raises(samebits.InvalidInputError, match="2-D"):
+        R(**SMALL).fit([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+    with pytest.raises(samebits.InvalidInputError, match="not a number"):
+        R(**SMALL).fit([["a", 1.0]] * 10, [1.0] * 10)
+    with pytest.raises(samebits.InvalidArgumentError, match="at least one row"):
+        R(**SMALL).fit([], [])
+    with pytest.raises(samebits.InvalidInputError, match="two classes"):
+        C(**SMALL).fit(X, [1] * 100)
+    with pytest.raises(samebits.InvalidArgumentError, match="weight"):
+        R(**SMALL).fit(X, y, sample_weight=[-1.0] * 100)
+    with pytest.raises(samebits.InvalidArgumentError, match="validation"):
+        R(early_stopping_rounds=3, **SMALL).fit(X, y)
+    with pytest.raises(samebits.NotFittedError):
+        R().predict(X)
+
+
+def test_failed_fit_leaves_the_estimator_unchanged():
+    X, y = make_data(200, "regression")
+    m = samebits.GradientBoostingRegressor(**SMALL).fit(X, y)
+    before = (m.model_digest_, m.predict(X).tobytes(), dict(vars(m)).keys())
+    with pytest.raises(samebits.InvalidInputError):
+        m.fit([r + [1.0] for r in X], y[:-1] + [float("nan")])
+    m.set_params(learning_rate=-1.0)
+    with pytest.raises(samebits.InvalidArgumentError):
+        m.fit(X, y)
+    assert (m.model_digest_, m.predict(X).tobytes(), dict(vars(m)).keys()) == before
+
+
+def test_io_and_format_errors(tmp_path):
+    with pytest.raises(samebits.SameBitsIOError):
+        samebits.load_model(str(tmp_path / "missing.sbm"))
+    with pytest.raises(samebits.InvalidInputError):
+        samebits.load_model(b"not a model")
+    X, y = make_data(100, "regression")
+    m = samebits.GradientBoostingRegressor(**SMALL).fit(X, y)
+    data = bytearray(m.model_bytes())
+    data[len(data) // 2] ^= 1
+    with pytest.raises(samebits.InvalidInputError):
+        samebits.load_model(bytes(data))
+
+
+def test_version_mismatch_is_refused():
+    code = ("import sys, types\n"
+            "v = types.ModuleType('samebits._version'); v.__version__ = '9.9.9'\n"
+            "sys.modules['samebits._version'] = v\n"
+            "try:\n    import samebits\n"
+            "except ImportError as e:\n    print(type(e).__name__, e)\n")
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("VersionMismatchError") and "9.9.9" in r.stdout and "0.1.0" in r.stdout
+
+
+def test_missing_library_is_named(tmp_path):
+    r = run_python("import samebits", env={"SAMEBITS_LIB": str(tmp_path / "nope.so")})
+    assert r.returncode != 0 and "LibraryNotFoundError" in r.stderr and "nope.so" in r.stderr
+
+
+def test_environment_mode():
+    code = ("import samebits\n"
+            "m = samebits.GradientBoostingRegressor(n_estimators=2)\n"
+            "m.fit([[float(i)] for i in range(50)], [float(i) for i in range(50)])\n"
+            "print(samebits.get_numeric_mode(), m.numeric_mode_used())\n")
+    r = run_python(code, env={"SAMEBITS_NUMERIC_MODE": "deterministic"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["deterministic", "deterministic"]
+    r = run_python(code, env={"SAMEBITS_NUMERIC_MODE": "sloppy"})
+    assert r.returncode != 0 and "InvalidArgumentError" in r.stderr and "sloppy" in r.stderr
