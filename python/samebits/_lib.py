@@ -57,6 +57,8 @@ _PROTOS = {
     "sb_get_num_threads": (c_int, [_P(c_int32)]),
     "sb_card_create": (c_int, [_P(c_void_p)]),
     "sb_card_free": (None, [c_void_p]),
+    "sb_card_set_meta": (c_int, [c_void_p, c_char_p, c_char_p]),
+    "sb_card_stage_count": (c_int, [c_void_p, _P(c_int64)]),
     "sb_card_text": (c_int, [c_void_p, c_char_p, c_size_t, _P(c_size_t)]),
     "sb_card_save": (c_int, [c_void_p, c_char_p]),
     "sb_card_parse": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),

@@ -49,6 +49,28 @@ class Card:
         check(lib.sb_card_load(os.fsencode(path), byref(p)))
         return cls(Handle(p, lib.sb_card_free))
 
+    @classmethod
+    def fixture(cls, name):
+        """Run the pinned fixture name on this machine and return its card."""
+        card = cls()
+        check(lib.sb_fixture_run(name.encode(), card._h.ptr))
+        return card
+
+    @classmethod
+    def reference(cls, name):
+        """The reference card of the pinned fixture name, as shipped in the library."""
+        p = c_void_p()
+        check(lib.sb_fixture_reference(name.encode(), byref(p)))
+        return cls(Handle(p, lib.sb_card_free))
+
+    def set_meta(self, key, value):
+        check(lib.sb_card_set_meta(self._h.ptr, key.encode(), str(value).encode()))
+
+    def stage_count(self):
+        n = c_int64(0)
+        check(lib.sb_card_stage_count(self._h.ptr, byref(n)))
+        return n.value
+
     def text(self):
         return text_call(lib.sb_card_text, self._h.ptr)
 
@@ -143,6 +165,10 @@ class Model:
         out = _array.empty((need.value,))
         check(lib.sb_model_feature_importance(self._h.ptr, kind, _array.pointer(out), need.value, byref(need)))
         return out
+
+
+def fixture_names():
+    return [lib.sb_fixture_name(i).decode() for i in range(lib.sb_fixture_count())]
 
 
 def num_threads():

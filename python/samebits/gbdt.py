@@ -82,7 +82,7 @@ class GradientBoosting(Estimator):
     loss is a classification loss.
     """
 
-    def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=31,
+    def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=None,
                  max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
@@ -131,7 +131,7 @@ class GradientBoosting(Estimator):
                                                           "multi:softmax", "multi:softprob", "softmax"):
             loss = "binary" if n_classes == 2 else "multiclass"
         pairs.append(("objective", loss))
-        if self.max_leaf_nodes is not None and self.num_leaves not in (None, 31) \
+        if self.max_leaf_nodes is not None and self.num_leaves is not None \
                 and self.num_leaves != self.max_leaf_nodes:
             raise InvalidArgumentError("num_leaves=%r and max_leaf_nodes=%r disagree; they are one parameter "
                                        "(give one of them)" % (self.num_leaves, self.max_leaf_nodes))
@@ -397,7 +397,7 @@ class GradientBoosting(Estimator):
 class GradientBoostingRegressor(GradientBoosting):
     """Gradient-boosted trees for regression (loss='squared_error')."""
 
-    def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=31,
+    def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=None,
                  max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
@@ -430,7 +430,7 @@ class GradientBoostingClassifier(GradientBoosting):
 
     classes_ holds the sorted distinct labels of y; predict returns them."""
 
-    def __init__(self, loss="log_loss", n_estimators=100, learning_rate=0.1, num_leaves=31,
+    def __init__(self, loss="log_loss", n_estimators=100, learning_rate=0.1, num_leaves=None,
                  max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,

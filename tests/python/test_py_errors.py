@@ -153,3 +153,35 @@ def test_environment_mode():
     assert r.stdout.split() == ["deterministic", "deterministic"]
     r = run_python(code, env={"SAMEBITS_NUMERIC_MODE": "sloppy"})
     assert r.returncode != 0 and "InvalidArgumentError" in r.stderr and "sloppy" in r.stderr
+
+
+def test_python_m_samebits(tmp_path):
+    import subprocess
+    import sys
+    from conftest import CLI, PYDIR, ROOT
+    env = dict(__import__("os").environ, PYTHONPATH=str(PYDIR))
+    env.pop("SAMEBITS_NUMERIC_MODE", None)
+
+    def pym(*args):
+        return subprocess.run([sys.executable, "-m", "samebits"] + list(args), capture_output=True, text=True,
+                              env=env, cwd=str(ROOT), timeout=300)
+    r = pym("doctor", "--threads", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "self-check: passed" in r.stdout and "gbdt-binary" in r.stdout
+    a, b = tmp_path / "a.card", tmp_path / "b.card"
+    assert pym("fixture", "run", "gbdt-binary", "--out", str(a)).returncode == 0
+    subprocess.run([str(CLI), "fixture", "run", "gbdt-binary", "--out", str(b)], check=True, capture_output=True)
+    r = pym("card", "diff", str(a), str(b))
+    assert (r.returncode, r.stdout) == (0, "identical\n")
+    c = tmp_path / "c.card"
+    subprocess.run([str(CLI), "fixture", "run", "gbdt-regression", "--out", str(c)], check=True,
+                   capture_output=True)
+    r = pym("card", "diff", str(a), str(c))
+    cli = subprocess.run([str(CLI), "card", "diff", str(a), str(c)], capture_output=True, text=True)
+    assert r.returncode == cli.returncode == 1 and r.stdout == cli.stdout
+    r = pym("card", "diff", str(a), str(tmp_path / "missing"))
+    assert r.returncode == 2 and "SB_ERR_IO" in r.stderr
+    r = pym("check-fixture", "gbdt-multiclass")
+    assert r.returncode == 0 and "identical" in r.stdout
+    r = pym("check-fixture", "no-such-fixture")
+    assert r.returncode == 1 and "SB_ERR_NOT_FOUND" in r.stdout
