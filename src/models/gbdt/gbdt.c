@@ -36,7 +36,7 @@ typedef struct fit {
     float *pred, *vpred;  /* margins, n x K */
     float *g, *h;         /* gradients, class-major: K x n */
     int32_t *gq, *hq;
-    int64_t *rows;
+    int32_t *rows;        /* the bag, then the grower's permutation (int32: n < 2^31) */
     uint8_t *inbag;       /* per row, when subsampling */
     uint8_t *mask;
     float *maxabs;        /* per task and class: largest |g| and h */
@@ -243,7 +243,7 @@ static int64_t draw_bag(const fit *f, int32_t it) {
             bag_job j = {f, it, in, next};
             sb_parallel_for_width(sb_chunk_count(f->tr->nrows, ROW_GRAIN), width, bag_task, &j);
             for (int64_t r = 0; r < f->tr->nrows; r++)
-                if (in[r]) f->rows[k++] = r;
+                if (in[r]) f->rows[k++] = (int32_t)r;
         }
         sb_free(in);
         sb_free(next);
@@ -254,10 +254,10 @@ static int64_t draw_bag(const fit *f, int32_t it) {
         if (f->p->subsample < 1.0f &&
             !(sb_rng_unit_f32(f->p->seed, SB_PURPOSE_BAG, ((uint64_t)(uint32_t)it << 32) | (uint64_t)r) < f->p->subsample))
             continue;
-        f->rows[k++] = r;
+        f->rows[k++] = (int32_t)r;
     }
     if (k == 0) /* a bag cannot be empty: fall back to every row */
-        for (; k < f->tr->nrows; k++) f->rows[k] = k;
+        for (; k < f->tr->nrows; k++) f->rows[k] = (int32_t)k;
     return k;
 }
 
@@ -406,6 +406,8 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     }
     if (p.early_stopping_rounds > 0 && !f.va)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "early_stopping_rounds needs validation data");
+    if (n > INT32_MAX) /* row indices are int32 (trees/grow.h) */
+        return sb_fail(SB_ERR_LIMIT, "gbdt: %lld training rows; at most %d", (long long)n, (int)INT32_MAX);
     f.K = p.objective == SB_OBJ_MULTICLASS ? K : 1;
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
@@ -419,7 +421,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     f.h = sb_malloc(sizeof(float) * (size_t)n * (size_t)K1);
     f.gq = sb_malloc(sizeof(int32_t) * (size_t)n);
     f.hq = sb_malloc(sizeof(int32_t) * (size_t)n);
-    f.rows = sb_malloc(sizeof(int64_t) * (size_t)n);
+    f.rows = sb_malloc(sizeof(int32_t) * (size_t)n);
     f.mask = sb_malloc((size_t)nf);
     f.inbag = sb_malloc((size_t)n);
     f.maxabs = sb_malloc(sizeof(float) * 2 * (size_t)ntasks * (size_t)K1);
@@ -465,7 +467,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             draw_columns(&f, t);
             sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
             sb_grown gr;
-            if ((st = sb_tree_grow(&gp, &gd, f.rows, nbag, &gr)) != SB_OK) goto done;
+            if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &gr)) != SB_OK) goto done;
             f.grown = &gr;
             sb_parallel_for(gr.tree.nnodes, update_leaf_task, &f);
             if (nbag < n) {

@@ -6,8 +6,12 @@
 #include "../../kernels/gbdt.h"
 #include <string.h>
 
-#define HIST_GRAIN 4096 /* node rows per histogram task */
-#define FEW_BINS 64     /* features with at most this many bins get interleaved copies */
+/* Rows per histogram block. Within a block the hessian and the count share one
+ * 64-bit word (see hist_block), which is exact for up to 2^14 rows of any int32
+ * hessians; 16384 rows of gathered gradients (12 bytes each) also stay in L2. */
+#define HIST_BLOCK 16384
+#define HC_SHIFT 48   /* the count's place in the packed hessian+count word */
+#define HIST_GROUP 4  /* features updated per pass over a block's rows */
 
 typedef struct hentry {
     int64_t g, h, c;
@@ -36,10 +40,12 @@ typedef struct grow_ctx {
     int32_t total;      /* histogram entries */
     int32_t width;      /* per-worker scratch count */
     hentry *scratch;    /* width x total */
-    int64_t *rows;
-    int64_t *tmp;       /* partition scratch */
-    int32_t *og, *oh;   /* the node's quantized gradients in node row order */
-    int32_t nactive;    /* features the mask allows */
+    int32_t *rows;      /* row indices fit int32: gbdt refuses more than 2^31 - 1 rows */
+    int32_t *tmp;       /* partition scratch */
+    int32_t *og;        /* the node's quantized gradients in node row order */
+    uint64_t *ohc;      /* and its hessians packed with a count of one (see hist_block) */
+    int32_t *act;       /* the features the mask allows, ascending */
+    int32_t nactive;
     /* the tree being built */
     sb_tree_node *nodes;
     int32_t *split_bin;
@@ -49,102 +55,148 @@ typedef struct grow_ctx {
 
 /* ---- histograms ---- */
 
-/* A node's histogram is built from its rows' quantized gradients gathered into
- * node order (og, oh), one feature column at a time. Two schedules, both exact:
- * many features: one task per feature, each writing its own slice; few
- * features: row chunks into per-worker partial histograms added as integers. */
+/* A node's histogram is an exact integer sum, so any split of the work gives
+ * the same bits. The work is cut into blocks of HIST_BLOCK node rows; a block
+ * first gathers its rows' quantized gradients into node order (og, ohc), then
+ * adds them into the bins of HIST_GROUP features at a time: one pass over the
+ * block's rows updates several histograms, so the row index and gradients are
+ * loaded once per group, and the updates of different features are independent
+ * (a run of rows in one bin no longer serializes the loop).
+ * Two schedules: row blocks as tasks (each worker adds into its own partial
+ * histogram, added up after; with one thread straight into the output), or,
+ * with many features, feature groups as tasks, each writing its own slice. */
 
 typedef struct hist_job {
     grow_ctx *c;
-    const int64_t *rows;
+    const int32_t *rows;
     int64_t n;
     hentry *out;
 } hist_job;
 
+static void gather_rows(grow_ctx *c, const int32_t *rows, int64_t b, int64_t e) {
+    const int32_t *gq = c->d->gq, *hq = c->d->hq;
+    for (int64_t i = b; i < e; i++) {
+        c->og[i] = gq[rows[i]];
+        c->ohc[i] = (uint64_t)(int64_t)hq[rows[i]] + ((uint64_t)1 << HC_SHIFT);
+    }
+}
+
+#ifndef SB_SABOTAGE_FLOAT_HIST
 static void gather_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
-    sb_chunk_range(j->n, HIST_GRAIN, task, &b, &e);
-    for (int64_t i = b; i < e; i++) {
-        j->c->og[i] = j->c->d->gq[j->rows[i]];
-        j->c->oh[i] = j->c->d->hq[j->rows[i]];
-    }
-}
-
-/* Rows [b, e) of the node into h, for every usable feature. */
-static void hist_add_rows(const grow_ctx *c, const int64_t *rows, int64_t b, int64_t e, hentry *h, int32_t f0,
-                          int32_t f1) {
-    const int64_t N = c->d->n;
-    for (int32_t f = f0; f < f1; f++) {
-        if (c->d->feature_mask && !c->d->feature_mask[f]) continue;
-        const uint8_t *col = c->d->binned + (int64_t)f * N;
-        hentry *hf = h + c->hoff[f];
-        const int32_t nb = c->d->bins->nbins[f] + 1;
-        if (nb <= FEW_BINS) {
-            /* Few bins: consecutive rows often hit the same entry, and each
-             * update would wait for the last. Four interleaved copies, added
-             * up after (integers: the same sums). */
-            hentry loc[4][FEW_BINS];
-            for (int u = 0; u < 4; u++) memset(loc[u], 0, sizeof(hentry) * (size_t)nb);
-            int64_t i = b;
-            for (; i + 4 <= e; i += 4) {
-                for (int u = 0; u < 4; u++) {
-                    hentry *x = &loc[u][col[rows[i + u]]];
-                    x->g += c->og[i + u];
-                    x->h += c->oh[i + u];
-                    x->c += 1;
-                }
-            }
-            for (; i < e; i++) {
-                hentry *x = &loc[0][col[rows[i]]];
-                x->g += c->og[i];
-                x->h += c->oh[i];
-                x->c += 1;
-            }
-            for (int32_t k = 0; k < nb; k++) {
-                hf[k].g += loc[0][k].g + loc[1][k].g + loc[2][k].g + loc[3][k].g;
-                hf[k].h += loc[0][k].h + loc[1][k].h + loc[2][k].h + loc[3][k].h;
-                hf[k].c += loc[0][k].c + loc[1][k].c + loc[2][k].c + loc[3][k].c;
-            }
-            continue;
-        }
-        for (int64_t i = b; i < e; i++) {
-            hentry *x = &hf[col[rows[i]]];
-            x->g += c->og[i];
-            x->h += c->oh[i];
-            x->c += 1;
-        }
-    }
-}
-
-#ifndef SB_SABOTAGE_FLOAT_HIST
-static void hist_feature_task(void *ctx, int64_t f) {
-    hist_job *j = ctx;
-    hist_add_rows(j->c, j->rows, 0, j->n, j->out, (int32_t)f, (int32_t)f + 1);
+    sb_chunk_range(j->n, HIST_BLOCK, task, &b, &e);
+    gather_rows(j->c, j->rows, b, e);
 }
 #endif
 
+/* A bin's running sums within one block: g, and h + count * 2^48 in one word
+ * (modulo 2^64). One add per row instead of two, and 16 bytes per entry
+ * instead of 24. Exact: a block has at most 2^14 rows, so |sum of h| < 2^45
+ * (any int32 hessians) fits the low 48 bits as a signed number, and the count,
+ * at most 2^14, fits above them. */
+typedef struct pentry {
+    int64_t g;
+    uint64_t hc;
+} pentry;
+
+/* Node rows [b, e) (at most HIST_BLOCK of them, gradients gathered) into out,
+ * for the nfs <= HIST_GROUP features fs. K is nfs as a constant, so the inner
+ * loop is unrolled. */
+static inline __attribute__((always_inline)) void hist_block_k(const grow_ctx *c, const int32_t *rows, int64_t b,
+                                                             int64_t e, const int32_t *fs, const int K,
+                                                             hentry *out) {
+    pentry loc[HIST_GROUP][SB_MAX_BIN + 1];
+    const uint8_t *col[HIST_GROUP];
+    int32_t nb[HIST_GROUP];
+    for (int k = 0; k < K; k++) {
+        col[k] = c->d->binned + (int64_t)fs[k] * c->d->n;
+        nb[k] = c->d->bins->nbins[fs[k]] + 1;
+        memset(loc[k], 0, sizeof(pentry) * (size_t)nb[k]);
+    }
+    const int32_t *og = c->og;
+    const uint64_t *ohc = c->ohc;
+    for (int64_t i = b; i < e; i++) {
+        const int32_t r = rows[i];
+        const int64_t g = og[i];
+        const uint64_t hc = ohc[i];
+        for (int k = 0; k < K; k++) {
+            pentry *x = &loc[k][col[k][r]];
+            x->g += g;
+            x->hc += hc;
+        }
+    }
+    for (int k = 0; k < K; k++) {
+        hentry *hf = out + c->hoff[fs[k]];
+        for (int32_t t = 0; t < nb[k]; t++) {
+            uint64_t low = loc[k][t].hc & (((uint64_t)1 << HC_SHIFT) - 1);
+            int64_t h = low >= ((uint64_t)1 << (HC_SHIFT - 1)) ? (int64_t)low - ((int64_t)1 << HC_SHIFT) : (int64_t)low;
+            hf[t].g += loc[k][t].g;
+            hf[t].h += h;
+            hf[t].c += (int64_t)((loc[k][t].hc - (uint64_t)h) >> HC_SHIFT);
+        }
+    }
+}
+
+static void hist_block(const grow_ctx *c, const int32_t *rows, int64_t b, int64_t e, const int32_t *fs, int nfs,
+                       hentry *out) {
+    switch (nfs) {
+    case 1: hist_block_k(c, rows, b, e, fs, 1, out); break;
+    case 2: hist_block_k(c, rows, b, e, fs, 2, out); break;
+    case 3: hist_block_k(c, rows, b, e, fs, 3, out); break;
+    default: hist_block_k(c, rows, b, e, fs, 4, out); break;
+    }
+}
+
+/* Every usable feature of node rows [b, e), HIST_GROUP at a time. */
+static void hist_block_all(const grow_ctx *c, const int32_t *rows, int64_t b, int64_t e, hentry *out) {
+    for (int32_t k = 0; k < c->nactive; k += HIST_GROUP)
+        hist_block(c, rows, b, e, c->act + k, c->nactive - k < HIST_GROUP ? c->nactive - k : HIST_GROUP, out);
+}
+
+/* One row block, gathered here so its gradients are still in cache for the
+ * histogram passes; into the worker's partial (or the output itself). */
 static void hist_rows_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
-    sb_chunk_range(j->n, HIST_GRAIN, task, &b, &e);
-    hist_add_rows(j->c, j->rows, b, e, j->c->scratch + (int64_t)sb_worker_index() * j->c->total, 0, j->c->d->nf);
+    sb_chunk_range(j->n, HIST_BLOCK, task, &b, &e);
+    gather_rows(j->c, j->rows, b, e);
+    hentry *dst = j->out ? j->out : j->c->scratch + (int64_t)sb_worker_index() * j->c->total;
+    hist_block_all(j->c, j->rows, b, e, dst);
 }
 
-/* out = exact histogram of rows[0..n). */
-static void build_hist(grow_ctx *c, const int64_t *rows, int64_t n, hentry *out) {
-    memset(out, 0, sizeof(hentry) * (size_t)c->total);
-    hist_job j = {c, rows, n, out};
-    int64_t chunks = sb_chunk_count(n, HIST_GRAIN);
-    sb_parallel_for_width(chunks, c->width, gather_task, &j);
 #ifndef SB_SABOTAGE_FLOAT_HIST
-    if (c->width == 1 || n < 2 * HIST_GRAIN || c->nactive >= 2 * c->width) {
-        sb_parallel_for_width(c->d->nf, c->width, hist_feature_task, &j);
+/* One group of features over all the node's rows (gradients gathered). */
+static void hist_group_task(void *ctx, int64_t grp) {
+    hist_job *j = ctx;
+    const int32_t k = (int32_t)grp * HIST_GROUP;
+    const int nfs = j->c->nactive - k < HIST_GROUP ? j->c->nactive - k : HIST_GROUP;
+    for (int64_t b = 0; b < j->n; b += HIST_BLOCK)
+        hist_block(j->c, j->rows, b, b + HIST_BLOCK < j->n ? b + HIST_BLOCK : j->n, j->c->act + k, nfs, j->out);
+}
+#endif
+
+/* out = exact histogram of rows[0..n). */
+static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out) {
+    memset(out, 0, sizeof(hentry) * (size_t)c->total);
+    const int64_t blocks = sb_chunk_count(n, HIST_BLOCK);
+#ifndef SB_SABOTAGE_FLOAT_HIST
+    const int64_t groups = (c->nactive + HIST_GROUP - 1) / HIST_GROUP;
+    if (c->width == 1) { /* one thread: row blocks straight into the output */
+        hist_job j = {c, rows, n, out};
+        sb_parallel_for_width(blocks, 1, hist_rows_task, &j);
+        return;
+    }
+    if (blocks < 2 || groups >= 2 * c->width) { /* feature groups, each its own slice */
+        hist_job j = {c, rows, n, out};
+        sb_parallel_for_width(blocks, c->width, gather_task, &j);
+        sb_parallel_for_width(groups, c->width, hist_group_task, &j);
         return;
     }
 #endif
+    hist_job j = {c, rows, n, NULL};
     memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
-    sb_parallel_for_width(chunks, c->width, hist_rows_task, &j);
+    sb_parallel_for_width(blocks, c->width, hist_rows_task, &j);
 #ifdef SB_SABOTAGE_FLOAT_HIST
     /* Separating arm for rule 4: per-thread partial sums combined in float, the
      * usual float histogram; which rows each thread summed now shows. */
@@ -269,68 +321,78 @@ static sb_status new_node(grow_ctx *c, int64_t G, int64_t H, int64_t C, int32_t 
 }
 
 /* Stable partition of rows[L->begin, L->end) by the leaf's best split, in
- * parallel over fixed blocks: each block counts its left rows, offsets follow
- * from the counts, and each block scatters its rows in order. The resulting
- * order is the serial stable partition's, whatever the thread count. */
+ * parallel over fixed blocks. Pass one: each block reads its rows once and
+ * writes its left rows forward from the start of its own range of tmp and its
+ * right rows backward from the end, counting them. Offsets follow from the
+ * counts; pass two copies each block's left rows, then its right rows (read
+ * backward, so in their original order), to their final places. The result
+ * is the serial stable partition, whatever the thread count. */
 #define PART_GRAIN 16384
 
 typedef struct part_job {
     grow_ctx *c;
     const leaf *L;
-    int64_t *nleft;   /* per block: left rows; then the block's first left slot */
-    int64_t *rstart;  /* per block: the block's first right slot */
+    int64_t *nleft;   /* per block: its left rows */
+    int64_t *lstart;  /* per block: its first left slot, relative to L->begin */
+    int64_t *rstart;  /* per block: its first right slot */
+    uint8_t left[256]; /* per bin: 1 when the split sends it left */
 } part_job;
 
-static int goes_left(const cand *s, uint8_t b) { return b == 0 ? s->default_left : b <= s->bin; }
-
-static void part_count(void *ctx, int64_t k) {
+static void part_split(void *ctx, int64_t k) {
     part_job *j = ctx;
     const uint8_t *col = j->c->d->binned + (int64_t)j->L->best.feature * j->c->d->n;
-    int64_t b, e, nl = 0;
-    sb_chunk_range(j->L->end - j->L->begin, PART_GRAIN, k, &b, &e);
-    for (int64_t i = j->L->begin + b; i < j->L->begin + e; i++) nl += goes_left(&j->L->best, col[j->c->rows[i]]);
-    j->nleft[k] = nl;
-}
-
-static void part_scatter(void *ctx, int64_t k) {
-    part_job *j = ctx;
-    const uint8_t *col = j->c->d->binned + (int64_t)j->L->best.feature * j->c->d->n;
-    int64_t b, e, l = j->nleft[k], r = j->rstart[k];
-    sb_chunk_range(j->L->end - j->L->begin, PART_GRAIN, k, &b, &e);
-    for (int64_t i = j->L->begin + b; i < j->L->begin + e; i++) {
-        int64_t row = j->c->rows[i];
-        if (goes_left(&j->L->best, col[row])) j->c->tmp[l++] = row;
-        else j->c->tmp[r++] = row;
-    }
-}
-
-static void part_copy(void *ctx, int64_t k) {
-    part_job *j = ctx;
+    const uint8_t *left = j->left;
+    const int32_t *rows = j->c->rows + j->L->begin;
+    int32_t *tmp = j->c->tmp + j->L->begin;
     int64_t b, e;
     sb_chunk_range(j->L->end - j->L->begin, PART_GRAIN, k, &b, &e);
-    memcpy(j->c->rows + j->L->begin + b, j->c->tmp + b, sizeof(int64_t) * (size_t)(e - b));
+    /* Branch-free (the direction of a row is data, not a pattern): the row is
+     * written to both open ends of [l, r), and only one end moves. */
+    int64_t l = b, r = e;
+    for (int64_t i = b; i < e; i++) {
+        const int32_t row = rows[i];
+        const int64_t gl = left[col[row]];
+        tmp[l] = row;
+        tmp[r - 1] = row;
+        l += gl;
+        r -= 1 - gl;
+    }
+    j->nleft[k] = l - b;
+}
+
+static void part_place(void *ctx, int64_t k) {
+    part_job *j = ctx;
+    int32_t *rows = j->c->rows + j->L->begin;
+    const int32_t *tmp = j->c->tmp + j->L->begin;
+    int64_t b, e;
+    sb_chunk_range(j->L->end - j->L->begin, PART_GRAIN, k, &b, &e);
+    const int64_t nl = j->nleft[k], nr = (e - b) - nl;
+    memcpy(rows + j->lstart[k], tmp + b, sizeof(int32_t) * (size_t)nl);
+    int32_t *dst = rows + j->rstart[k];
+    for (int64_t i = 0; i < nr; i++) dst[i] = tmp[e - 1 - i];
 }
 
 /* Returns the end of the left part, or -1 when out of memory. */
 static int64_t partition(grow_ctx *c, const leaf *L) {
     const int64_t m = L->end - L->begin, blocks = sb_chunk_count(m, PART_GRAIN);
-    int64_t *buf = sb_malloc(sizeof(int64_t) * 2 * (size_t)(blocks ? blocks : 1));
+    int64_t *buf = sb_malloc(sizeof(int64_t) * 3 * (size_t)(blocks ? blocks : 1));
     if (!buf) return -1;
-    part_job j = {c, L, buf, buf + blocks};
-    sb_parallel_for(blocks, part_count, &j);
+    part_job j = {c, L, buf, buf + blocks, buf + 2 * blocks, {0}};
+    j.left[0] = (uint8_t)L->best.default_left; /* bin 0: missing */
+    for (int32_t t = 1; t < 256; t++) j.left[t] = t <= L->best.bin;
+    sb_parallel_for(blocks, part_split, &j);
     int64_t total_left = 0;
     for (int64_t k = 0; k < blocks; k++) total_left += buf[k];
     int64_t l = 0, r = total_left;
     for (int64_t k = 0; k < blocks; k++) {
-        int64_t b, e, nl = buf[k];
+        int64_t b, e;
         sb_chunk_range(m, PART_GRAIN, k, &b, &e);
-        buf[k] = l;
+        j.lstart[k] = l;
         j.rstart[k] = r;
-        l += nl;
-        r += (e - b) - nl;
+        l += j.nleft[k];
+        r += (e - b) - j.nleft[k];
     }
-    sb_parallel_for(blocks, part_scatter, &j);
-    sb_parallel_for(blocks, part_copy, &j);
+    sb_parallel_for(blocks, part_place, &j);
     sb_free(buf);
     return L->begin + total_left;
 }
@@ -351,8 +413,8 @@ static int pick(const grow_ctx *c, leaf *open, int32_t nopen) {
     return best;
 }
 
-sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *rows, int64_t nrows,
-                       sb_grown *out) {
+sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32_t *rows, int64_t nrows,
+                           sb_grown *out) {
     memset(out, 0, sizeof *out);
     grow_ctx c;
     memset(&c, 0, sizeof c);
@@ -367,13 +429,16 @@ sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *
     int32_t max_open = p->max_leaves > 0 ? p->max_leaves : 1 << 16;
     c.hoff = sb_malloc(sizeof(int32_t) * (size_t)d->nf);
     c.scratch = sb_malloc(sizeof(hentry) * (size_t)c.total * (size_t)c.width);
-    c.tmp = sb_malloc(sizeof(int64_t) * (size_t)(nrows ? nrows : 1));
+    c.tmp = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
     c.og = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
-    c.oh = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
-    for (int32_t f = 0; f < d->nf; f++) c.nactive += !d->feature_mask || d->feature_mask[f];
+    c.ohc = sb_malloc(sizeof(uint64_t) * (size_t)(nrows ? nrows : 1));
+    c.act = sb_malloc(sizeof(int32_t) * (size_t)(d->nf ? d->nf : 1));
+    if (c.act)
+        for (int32_t f = 0; f < d->nf; f++)
+            if (!d->feature_mask || d->feature_mask[f]) c.act[c.nactive++] = f;
     open = sb_calloc((size_t)max_open, sizeof(leaf));
     out->root_hist = sb_malloc(sizeof(int64_t) * 3 * (size_t)c.total);
-    if (!c.hoff || !c.scratch || !c.tmp || !c.og || !c.oh || !open || !out->root_hist) {
+    if (!c.hoff || !c.scratch || !c.tmp || !c.og || !c.ohc || !c.act || !open || !out->root_hist) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
         goto done;
     }
@@ -389,9 +454,9 @@ sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *
         goto done;
     }
     build_hist(&c, rows, nrows, root.hist);
-    for (int64_t i = 0; i < nrows; i++) { /* totals from the gathered gradients, exactly */
-        root.G += c.og[i];
-        root.H += c.oh[i];
+    for (int64_t i = 0; i < nrows; i++) { /* totals, exactly */
+        root.G += d->gq[rows[i]];
+        root.H += d->hq[rows[i]];
     }
     root.C = nrows;
     memcpy(out->root_hist, root.hist, sizeof(hentry) * (size_t)c.total);
@@ -492,12 +557,28 @@ done:
     sb_free(c.scratch);
     sb_free(c.tmp);
     sb_free(c.og);
-    sb_free(c.oh);
+    sb_free(c.ohc);
+    sb_free(c.act);
     sb_free(c.nodes);
     sb_free(c.split_bin);
     sb_free(c.node_g);
     sb_free(c.node_h);
     if (st != SB_OK) sb_grown_release(out);
+    return st;
+}
+
+/* The same with 64-bit row indices (converted; at most 2^31 - 1 rows). */
+sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *rows, int64_t nrows,
+                       sb_grown *out) {
+    memset(out, 0, sizeof *out);
+    if (nrows > INT32_MAX || d->n > INT32_MAX)
+        return sb_fail(SB_ERR_LIMIT, "tree: more than %d rows", (int)INT32_MAX);
+    int32_t *r32 = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
+    if (!r32) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+    for (int64_t i = 0; i < nrows; i++) r32[i] = (int32_t)rows[i];
+    sb_status st = sb_tree_grow_i32(p, d, r32, nrows, out);
+    for (int64_t i = 0; i < nrows; i++) rows[i] = r32[i];
+    sb_free(r32);
     return st;
 }
 

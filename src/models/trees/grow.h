@@ -44,7 +44,12 @@ typedef struct sb_grown {
                                        permutation sb_tree_grow left behind */
 } sb_grown;
 
-/* Grow a tree on rows[0..nrows) (a permutation scratch: reordered in place). */
+/* Grow a tree on rows[0..nrows) (a permutation scratch: reordered in place).
+ * Row indices are int32 (half the memory traffic of int64 in the partition and
+ * the histogram gathers), so the binned matrix may hold at most 2^31 - 1 rows;
+ * sb_tree_grow takes int64 indices and converts them. */
+sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32_t *rows, int64_t nrows,
+                           sb_grown *out);
 sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *rows, int64_t nrows,
                        sb_grown *out);
 void sb_grown_release(sb_grown *g);
