@@ -12,7 +12,7 @@ import math
 import struct
 import sys
 
-from .errors import InvalidInputError
+from .errors import InvalidArgumentError, InvalidInputError
 
 _NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
 
@@ -55,6 +55,12 @@ class Array:
 
     def __getitem__(self, i):
         mv = self.memoryview()
+        if not isinstance(i, (int, slice, tuple)) or (isinstance(i, tuple) and
+                                                      not all(isinstance(k, int) for k in i)):
+            np = _numpy()
+            if np is None:
+                raise IndexError("samebits.Array takes int indices, slices and (i, j) without NumPy")
+            return np.asarray(self)[i]  # NumPy indexing (index arrays, masks) on the zero-copy view
         if isinstance(i, tuple):
             return mv[i]
         if mv.ndim == 1:
@@ -90,6 +96,30 @@ class Array:
         return r if r is NotImplemented else not r
 
     __hash__ = None
+
+    # With NumPy loaded, other attributes and arithmetic act on the zero-copy view
+    # numpy.asarray(self) (a.mean(), a.round(), a > 0.5, a - b...); without it they
+    # do not exist.
+    def __getattr__(self, name):
+        np = _numpy()
+        if np is None or name.startswith("__"):
+            raise AttributeError("samebits.Array has no attribute %r%s" % (
+                name, "" if np is not None or name.startswith("__") else " (NumPy is not installed)"))
+        return getattr(np.asarray(self), name)
+
+    def _np_op(name):
+        def op(self, *args):
+            np = _numpy()
+            if np is None:
+                return NotImplemented
+            return getattr(np.asarray(self), name)(*args)
+        op.__name__ = name
+        return op
+
+    for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+                  "__rtruediv__", "__pow__", "__lt__", "__le__", "__gt__", "__ge__", "__neg__", "__abs__"):
+        locals()[_name] = _np_op(_name)
+    del _name, _np_op
 
     def __repr__(self):
         vals = self.tolist()
@@ -203,9 +233,16 @@ def _to_float(v, what):
         raise InvalidInputError("%s: %r is not a number" % (what, v)) from None
 
 
+def _is_sparse(x):
+    return hasattr(x, "tocsr") and hasattr(x, "nnz") or type(x).__module__.startswith("scipy.sparse")
+
+
 def matrix(x, what="X"):
-    """Convert a 2-D input to a Matrix of float32 (one conversion; none when it is
-    already C-ordered float32 and writable... the C library copies it anyway)."""
+    """Convert a 2-D input to a C-order float32 Matrix (one conversion at most; the C
+    library copies it into its dataset)."""
+    if _is_sparse(x):
+        raise InvalidInputError("%s is a sparse matrix: sparse input is not supported; give a dense array "
+                                "(X.toarray())" % what)
     m = Matrix()
     m.names = _column_names(x)
     if _is_numpy_like(x):
@@ -218,11 +255,24 @@ def matrix(x, what="X"):
         except (TypeError, ValueError) as e:
             raise InvalidInputError("%s cannot be converted to float32: %s" % (what, e)) from None
         if a.ndim != 2:
-            raise InvalidInputError("%s must be 2-D (n_samples, n_features); got %d-D of shape %r"
+            raise InvalidInputError("%s must be 2-D (n_samples, n_features); got %d-D of shape %r. Reshape your "
+                                    "data (X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one sample)"
                                     % (what, a.ndim, a.shape))
-        if a.dtype.kind not in "fiub":
+        if a.dtype.kind == "c":
+            raise InvalidInputError("%s: Complex data not supported" % what)
+        if a.dtype.kind not in "fiubO":
             raise InvalidInputError("%s has dtype %s; samebits takes numbers (float32, float64, integers, "
                                     "booleans)" % (what, a.dtype))
+        if a.dtype.kind == "O":  # Python numbers in an object array: each converted once
+            try:
+                a = a.astype(np.float32)
+            except (TypeError, ValueError) as e:
+                raise InvalidInputError("%s has dtype object with values that are not numbers: %s"
+                                        % (what, e)) from None
+        if a.shape[0] < 1 or a.shape[1] < 1:
+            raise InvalidArgumentError("a dataset needs at least one row and one column: %s has %d sample(s) "
+                                       "and %d feature(s) (shape=%r) while a minimum of 1 is required."
+                                       % (what, a.shape[0], a.shape[1], a.shape))
         a = np.ascontiguousarray(a, dtype=np.float32)
         m.buf = a
         m.ptr = a.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
@@ -231,8 +281,8 @@ def matrix(x, what="X"):
     if _has_buffer(x):
         mv = memoryview(x)
         if mv.ndim != 2:
-            raise InvalidInputError("%s must be 2-D (n_samples, n_features); got a %d-D buffer of shape %r"
-                                    % (what, mv.ndim, mv.shape))
+            raise InvalidInputError("%s must be 2-D (n_samples, n_features); got a %d-D buffer of shape %r. "
+                                    "Reshape your data" % (what, mv.ndim, mv.shape))
         m.buf, _ = _float32_from_format(mv, what)
         m.nrows, m.ncols = mv.shape
     else:
@@ -320,9 +370,12 @@ def vector(y, what="y"):
             a = a.ravel()
         if a.ndim != 1:
             raise InvalidInputError("%s must be 1-D; got shape %r" % (what, a.shape))
-        if a.dtype.kind not in "fiub":
+        if a.dtype.kind not in "fiubO":
             raise InvalidInputError("%s has dtype %s; numbers are needed" % (what, a.dtype))
-        a = np.ascontiguousarray(a, dtype=np.float32)
+        try:
+            a = np.ascontiguousarray(a, dtype=np.float32)
+        except (TypeError, ValueError) as e:
+            raise InvalidInputError("%s holds values that are not numbers: %s" % (what, e)) from None
         return a, a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), int(a.shape[0])
     if _has_buffer(y):
         mv = memoryview(y)

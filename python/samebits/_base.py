@@ -7,7 +7,7 @@ __sklearn_tags__ imports scikit-learn lazily, only when scikit-learn itself asks
 import inspect
 import math
 
-from .errors import InvalidArgumentError, InvalidInputError, NotFittedError
+from .errors import InvalidArgumentError, InvalidInputError, not_fitted
 
 
 class Estimator:
@@ -63,7 +63,7 @@ class Estimator:
 
     def _check_fitted(self):
         if getattr(self, "_model", None) is None:
-            raise NotFittedError("this %s is not fitted yet; call fit first" % type(self).__name__)
+            raise not_fitted("this %s is not fitted yet; call fit first" % type(self).__name__)
 
 
 def r2_score(y_true, y_pred, weights=None):

@@ -88,6 +88,23 @@ class NotFittedError(SameBitsError, ValueError, AttributeError):
     """The estimator is used before fit (as scikit-learn's NotFittedError)."""
 
 
+_sk_not_fitted = {}
+
+
+def not_fitted(message):
+    """NotFittedError; when scikit-learn is already imported, one that is also
+    sklearn.exceptions.NotFittedError (scikit-learn is never imported for it)."""
+    import sys
+    sk = sys.modules.get("sklearn.exceptions")
+    base = getattr(sk, "NotFittedError", None) if sk is not None else None
+    if base is None:
+        return NotFittedError(message)
+    cls = _sk_not_fitted.get(base)
+    if cls is None:
+        cls = _sk_not_fitted[base] = type("NotFittedError", (NotFittedError, base), {"__module__": __name__})
+    return cls(message)
+
+
 BY_STATUS = {
     cls.status: cls
     for cls in (InvalidArgumentError, InvalidInputError, OutOfMemoryError, SameBitsIOError,

@@ -150,16 +150,20 @@ class GradientBoosting(Estimator):
 
     # ---- labels ------------------------------------------------------------
     def _encode_labels(self, y):
-        """(classes, label buffer) with labels mapped to 0..K-1 in sorted order."""
+        """(classes, label buffer) with labels mapped to 0..K-1 in sorted order. classes
+        is a NumPy array when NumPy is loaded (sys.modules), else a list."""
         np = sys.modules.get("numpy")
-        if np is not None and _array._is_numpy_like(y):
-            a = np.asarray(y)
+        if np is not None:
+            a = np.asarray(_array.values(y, "y") if not _array._is_numpy_like(y) else y)
             if a.ndim == 2 and a.shape[1] == 1:
                 a = a.ravel()
             if a.ndim != 1:
                 raise InvalidInputError("y must be 1-D; got shape %r" % (a.shape,))
             if a.dtype.kind == "f" and bool(np.isnan(a).any()):
                 raise InvalidInputError("y holds NaN; every row needs a label")
+            if a.dtype.kind == "f" and not bool((a == np.floor(a)).all()):
+                raise InvalidInputError("Unknown label type: continuous. A classifier needs class labels "
+                                        "(integers, strings...), not continuous values")
             try:
                 classes, inverse = np.unique(a, return_inverse=True)
             except TypeError as e:
@@ -169,6 +173,9 @@ class GradientBoosting(Estimator):
         for i, v in enumerate(vals):
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 raise InvalidInputError("y[%d] is %r; every row needs a label" % (i, v))
+            if isinstance(v, float) and v != math.floor(v):
+                raise InvalidInputError("Unknown label type: continuous (y[%d] is %r). A classifier needs "
+                                        "class labels (integers, strings...), not continuous values" % (i, v))
         try:
             classes = sorted(set(vals))
         except TypeError as e:
@@ -192,12 +199,14 @@ class GradientBoosting(Estimator):
         """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
         holding one) for the metric log and early stopping. On error nothing changes."""
         classify = self._is_classifier()
+        if y is None:
+            raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
         m = _array.matrix(X, "X")
         classes = None
         if classify:
             classes, label = self._encode_labels(y)
             if len(classes) < 2:
-                raise InvalidInputError("a classifier needs at least two classes in y; got %d" % len(classes))
+                raise InvalidInputError("a classifier needs at least two classes in y; got %d class" % len(classes))
         else:
             label = _array.vector(y, "y")
         if label[2] != m.nrows:
@@ -207,6 +216,8 @@ class GradientBoosting(Estimator):
             weight = _array.vector(sample_weight, "sample_weight")
             if weight[2] != m.nrows:
                 raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
+            if weight[2] and not any(weight[0][i] for i in range(weight[2])):
+                raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
         train = dataset(m, label=label[1:], weight=weight[1:] if weight else None)
         valid = None
@@ -249,7 +260,8 @@ class GradientBoosting(Estimator):
         if self._is_classifier():
             if classes is None:
                 k = 2 if info["num_class"] == 1 else info["num_class"]
-                classes = list(range(k))
+                np = sys.modules.get("numpy")
+                classes = np.arange(k) if np is not None else list(range(k))
             self.classes_ = classes
             self.n_classes_ = len(classes)
         self.n_estimators_ = info["ntrees"] // max(info["num_class"], 1)
@@ -275,14 +287,15 @@ class GradientBoosting(Estimator):
             raise InvalidInputError("X's feature names %r differ from those seen in fit %r"
                                     % (list(m.names), list(fitted)))
         if m.ncols != self.n_features_in_:
-            raise InvalidInputError("feature-count mismatch: the model has %d features, X has %d"
-                                    % (self.n_features_in_, m.ncols))
+            raise InvalidInputError("feature-count mismatch: X has %d features, but %s is expecting %d features "
+                                    "as input" % (m.ncols, type(self).__name__, self.n_features_in_))
         m.names = None
         return dataset(m)
 
     def predict(self, X):
         """Regression: the predicted values (samebits.Array). Classification: the
-        original labels (a NumPy array when classes_ is one, else a list)."""
+        original labels (a NumPy array when classes_ is one, i.e. NumPy was loaded at
+        fit; else a list)."""
         d = self._predict_data(X)
         out = self._model.predict(d, PREDICT_VALUE, 1)
         if not self._is_classifier():
@@ -293,11 +306,23 @@ class GradientBoosting(Estimator):
             return classes[np.asarray(out).astype(np.intp)]
         return [classes[int(v)] for v in out.tolist()]
 
-    def predict_proba(self, X):
-        """Class probabilities, shape (n, K) (K = 2 for binary: column 0 is 1 - P(1),
-        rounded to float32 as C's 1.0f - p)."""
+    @property
+    def predict_proba(self):
+        """Class probabilities (classifiers only)."""
         if not self._is_classifier():
             raise AttributeError("predict_proba is only for classification losses")
+        return self._predict_proba
+
+    @property
+    def decision_function(self):
+        """Raw margins (classifiers only; predict_raw works for every loss)."""
+        if not self._is_classifier():
+            raise AttributeError("decision_function is only for classification losses; use predict_raw")
+        return self.predict_raw
+
+    def _predict_proba(self, X):
+        """Class probabilities, shape (n, K) (K = 2 for binary: column 0 is 1 - P(1),
+        rounded to float32 as C's 1.0f - p)."""
         d = self._predict_data(X)
         k = self.n_classes_
         if k > 2:
@@ -310,14 +335,11 @@ class GradientBoosting(Estimator):
             flat[2 * i + 1] = p
         return out
 
-    def decision_function(self, X):
+    def predict_raw(self, X):
         """Raw margins: (n,) for regression and binary, (n, K) for multiclass."""
         d = self._predict_data(X)
         k = self._model.info()["num_class"]
         return self._model.predict(d, PREDICT_RAW, k)
-
-    def predict_raw(self, X):
-        return self.decision_function(X)
 
     def score(self, X, y, sample_weight=None):
         """R^2 for regression, accuracy for classification (sums by math.fsum)."""

@@ -185,3 +185,16 @@ def test_python_m_samebits(tmp_path):
     assert r.returncode == 0 and "identical" in r.stdout
     r = pym("check-fixture", "no-such-fixture")
     assert r.returncode == 1 and "SB_ERR_NOT_FOUND" in r.stdout
+
+
+def test_python_side_input_errors():
+    X, y = make_data(100, "regression")
+    with pytest.raises(samebits.InvalidInputError, match="requires y"):
+        samebits.GradientBoostingRegressor().fit(X, None)
+    with pytest.raises(samebits.InvalidInputError, match="Unknown label type"):
+        samebits.GradientBoostingClassifier().fit(X, [v + 0.25 for v in range(100)])
+    with pytest.raises(samebits.InvalidInputError, match="all zero"):
+        samebits.GradientBoostingRegressor().fit(X, y, sample_weight=[0.0] * 100)
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(samebits.InvalidInputError, match="sparse input is not supported"):
+        samebits.GradientBoostingRegressor().fit(scipy_sparse.csr_matrix([[1.0, 0.0]] * 100), y)

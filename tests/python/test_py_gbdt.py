@@ -41,7 +41,7 @@ def test_binary_labels_and_proba():
     X, y = make_data(400, "binary")
     labels = ["no" if t == 0 else "yes" for t in y]
     m = samebits.GradientBoostingClassifier(**SMALL).fit(X, labels)
-    assert m.classes_ == ["no", "yes"] and m.n_classes_ == 2 and m.objective_ == "binary"
+    assert list(m.classes_) == ["no", "yes"] and m.n_classes_ == 2 and m.objective_ == "binary"
     pred = m.predict(X)
     assert set(pred) <= {"no", "yes"} and m.score(X, labels) > 0.85
     proba = np.asarray(m.predict_proba(X))
@@ -49,7 +49,7 @@ def test_binary_labels_and_proba():
     # column 0 is 1 - P(1) rounded once to float32, exactly as float32 arithmetic does it
     assert np.array_equal(proba[:, 0], np.float32(1) - proba[:, 1])
     assert np.array_equal(np.where(proba[:, 1] > 0.5, "yes", "no"), np.asarray(pred))
-    # numeric labels given as a NumPy array: classes_ and predict are NumPy arrays
+    # with NumPy loaded, classes_ and predict are NumPy arrays of the labels' dtype
     m2 = samebits.GradientBoostingClassifier(**SMALL).fit(np.asarray(X), np.asarray(y) * 10 + 5)
     assert m2.classes_.tolist() == [5, 15] and m2.predict(np.asarray(X)).dtype == m2.classes_.dtype
 
@@ -65,7 +65,7 @@ def test_multiclass():
     X, y = make_data(600, "multiclass")
     labels = [["lo", "mid", "hi"][t] for t in y]
     m = samebits.GradientBoostingClassifier(**SMALL).fit(X, labels)
-    assert m.classes_ == ["hi", "lo", "mid"] and m.objective_ == "multiclass"
+    assert list(m.classes_) == ["hi", "lo", "mid"] and m.objective_ == "multiclass"
     proba = np.asarray(m.predict_proba(X))
     assert proba.shape == (600, 3)
     assert np.allclose(proba.sum(axis=1), 1.0, atol=1e-5)
@@ -185,9 +185,9 @@ def test_save_load_and_module_load(tmp_path):
     assert path.read_bytes() == m.model_bytes()
     loaded = samebits.GradientBoostingClassifier().load_model(str(path))
     assert loaded.model_digest_ == m.model_digest_
-    assert loaded.predict_proba(X) == m.predict_proba(X) and loaded.classes_ == [0, 1, 2]
+    assert loaded.predict_proba(X) == m.predict_proba(X) and list(loaded.classes_) == [0, 1, 2]
     any_ = samebits.load_model(path.read_bytes())
-    assert isinstance(any_, samebits.GradientBoostingClassifier) and any_.predict(X) == m.predict(X)
+    assert isinstance(any_, samebits.GradientBoostingClassifier) and np.array_equal(any_.predict(X), m.predict(X))
     with pytest.raises(samebits.InvalidInputError):
         samebits.GradientBoostingRegressor().load_model(str(path))
 
@@ -205,7 +205,7 @@ def test_pickle_round_trip_gives_identical_prediction_bytes():
             assert m2.predict(X).tobytes() == m.predict(X).tobytes()
         else:
             assert m2.predict_proba(X).tobytes() == m.predict_proba(X).tobytes()
-            assert m2.predict(X) == m.predict(X)
+            assert np.array_equal(m2.predict(X), m.predict(X))
         assert m2.feature_importances_ == m.feature_importances_
     unfitted = pickle.loads(pickle.dumps(samebits.GradientBoostingRegressor(n_estimators=3)))
     assert unfitted.n_estimators == 3 and not unfitted.__sklearn_is_fitted__()
@@ -240,3 +240,21 @@ def test_float_parameters_are_read_as_the_cli_reads_them():
     a = samebits.GradientBoostingRegressor(**SMALL).fit(X, y)
     b = samebits.GradientBoostingRegressor(learning_rate=np.float64(0.1), **SMALL).fit(X, y)
     assert a.model_digest_ == b.model_digest_
+
+
+def test_array_acts_as_numpy_when_numpy_is_loaded():
+    X, y = make_data(200, "regression")
+    p = samebits.GradientBoostingRegressor(**SMALL).fit(X, y).predict(X)
+    v = np.asarray(p)
+    assert p.mean() == v.mean() and p.argmax() == v.argmax()
+    assert np.array_equal(p > 0.5, v > 0.5) and np.array_equal(p - v, np.zeros(200, np.float32))
+    assert np.array_equal(p[np.array([3, 1])], v[[3, 1]]) and np.mean(p) == v.mean()
+
+
+def test_max_leaf_nodes_is_num_leaves():
+    X, y = make_data(300, "regression")
+    a = samebits.GradientBoostingRegressor(num_leaves=6, n_estimators=5).fit(X, y)
+    b = samebits.GradientBoostingRegressor(max_leaf_nodes=6, n_estimators=5).fit(X, y)
+    assert a.model_digest_ == b.model_digest_
+    with pytest.raises(samebits.InvalidArgumentError, match="disagree"):
+        samebits.GradientBoostingRegressor(num_leaves=6, max_leaf_nodes=7).fit(X, y)
