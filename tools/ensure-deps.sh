@@ -25,10 +25,19 @@ if [ -n "$need_apt" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need_apt
 fi
 
-if ! python3 -c 'import pytest' >/dev/null 2>&1; then
-  echo "ensure-deps: installing pytest"
-  python3 -m pip install -q pytest 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages pytest 2>/dev/null \
-    || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pytest; }
-fi
-python3 -c 'import pytest' || { echo "ensure-deps: pytest could not be installed" >&2; exit 1; }
+# pip_need MODULE PACKAGE DEBIAN: install PACKAGE from PyPI (or Debian's DEBIAN)
+# when python3 cannot import MODULE.
+pip_need() {
+  python3 -c "import $1" >/dev/null 2>&1 && return 0
+  echo "ensure-deps: installing $2"
+  python3 -m pip install -q "$2" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "$2" 2>/dev/null \
+    || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$3"; }
+  python3 -c "import $1" || { echo "ensure-deps: $2 could not be installed" >&2; exit 1; }
+}
+# pytest runs the suite; numpy, scikit-learn and pandas are what the Python
+# package's integration tests use (the package itself needs none of them).
+pip_need pytest pytest python3-pytest
+pip_need numpy numpy python3-numpy
+pip_need sklearn scikit-learn python3-sklearn
+pip_need pandas pandas python3-pandas
