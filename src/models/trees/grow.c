@@ -101,32 +101,43 @@ typedef struct pentry {
 } pentry;
 
 /* Node rows [b, e) (at most HIST_BLOCK of them, gradients gathered) into out,
- * for the nfs <= HIST_GROUP features fs. K is nfs as a constant, so the inner
- * loop is unrolled. */
-static inline __attribute__((always_inline)) void hist_block_k(const grow_ctx *c, const int32_t *rows, int64_t b,
-                                                             int64_t e, const int32_t *fs, const int K,
-                                                             hentry *out) {
+ * for the nfs <= HIST_GROUP features fs. The row loop is spelled out for each
+ * group size so the per-feature updates are straight-line code. */
+static void hist_block(const grow_ctx *c, const int32_t *rows, int64_t b, int64_t e, const int32_t *fs, int nfs,
+                       hentry *out) {
     pentry loc[HIST_GROUP][SB_MAX_BIN + 1];
-    const uint8_t *col[HIST_GROUP];
-    int32_t nb[HIST_GROUP];
-    for (int k = 0; k < K; k++) {
+    const uint8_t *col[HIST_GROUP] = {NULL, NULL, NULL, NULL};
+    int32_t nb[HIST_GROUP] = {0, 0, 0, 0};
+    for (int k = 0; k < nfs; k++) {
         col[k] = c->d->binned + (int64_t)fs[k] * c->d->n;
         nb[k] = c->d->bins->nbins[fs[k]] + 1;
         memset(loc[k], 0, sizeof(pentry) * (size_t)nb[k]);
     }
     const int32_t *og = c->og;
     const uint64_t *ohc = c->ohc;
-    for (int64_t i = b; i < e; i++) {
-        const int32_t r = rows[i];
-        const int64_t g = og[i];
-        const uint64_t hc = ohc[i];
-        for (int k = 0; k < K; k++) {
-            pentry *x = &loc[k][col[k][r]];
-            x->g += g;
-            x->hc += hc;
-        }
+#define HIST_ADD(k)                                   \
+    do {                                              \
+        pentry *x_ = &loc[k][col##k[r]];              \
+        x_->g += g;                                   \
+        x_->hc += hc;                                 \
+    } while (0)
+#define HIST_LOOP(body)                               \
+    for (int64_t i = b; i < e; i++) {                 \
+        const int32_t r = rows[i];                    \
+        const int64_t g = og[i];                      \
+        const uint64_t hc = ohc[i];                   \
+        body;                                         \
     }
-    for (int k = 0; k < K; k++) {
+    const uint8_t *col0 = col[0], *col1 = col[1], *col2 = col[2], *col3 = col[3];
+    switch (nfs) {
+    case 1: HIST_LOOP(HIST_ADD(0)); break;
+    case 2: HIST_LOOP(HIST_ADD(0); HIST_ADD(1)); break;
+    case 3: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2)); break;
+    default: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3)); break;
+    }
+#undef HIST_LOOP
+#undef HIST_ADD
+    for (int k = 0; k < nfs; k++) {
         hentry *hf = out + c->hoff[fs[k]];
         for (int32_t t = 0; t < nb[k]; t++) {
             uint64_t low = loc[k][t].hc & (((uint64_t)1 << HC_SHIFT) - 1);
@@ -135,16 +146,6 @@ static inline __attribute__((always_inline)) void hist_block_k(const grow_ctx *c
             hf[t].h += h;
             hf[t].c += (int64_t)((loc[k][t].hc - (uint64_t)h) >> HC_SHIFT);
         }
-    }
-}
-
-static void hist_block(const grow_ctx *c, const int32_t *rows, int64_t b, int64_t e, const int32_t *fs, int nfs,
-                       hentry *out) {
-    switch (nfs) {
-    case 1: hist_block_k(c, rows, b, e, fs, 1, out); break;
-    case 2: hist_block_k(c, rows, b, e, fs, 2, out); break;
-    case 3: hist_block_k(c, rows, b, e, fs, 3, out); break;
-    default: hist_block_k(c, rows, b, e, fs, 4, out); break;
     }
 }
 
