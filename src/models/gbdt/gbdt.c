@@ -46,6 +46,7 @@ typedef struct fit {
     int32_t cls;
     float g_scale, h_scale;
     const sb_grown *grown;
+    sb_grow_scratch ws;   /* the grower's row buffers, kept across trees */
 } fit;
 
 static sb_status record(fit *f, const char *tag, sb_dtype dt, const void *data, uint64_t n) {
@@ -480,7 +481,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             draw_columns(&f, t);
             sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
             sb_grown gr;
-            if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &gr)) != SB_OK) goto done;
+            if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &f.ws, &gr)) != SB_OK) goto done;
             f.grown = &gr;
             sb_parallel_for(gr.tree.nnodes, update_leaf_task, &f);
             if (nbag < n) {
@@ -546,6 +547,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     }
     *out = m;
 done:
+    sb_grow_scratch_release(&f.ws);
     sb_bins_release(&f.bins);
     sb_free(f.binned);
     sb_free(f.pred);

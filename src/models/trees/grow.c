@@ -414,8 +414,29 @@ static int pick(const grow_ctx *c, leaf *open, int32_t nopen) {
     return best;
 }
 
+void sb_grow_scratch_release(sb_grow_scratch *ws) {
+    if (!ws) return;
+    sb_free(ws->tmp);
+    sb_free(ws->og);
+    sb_free(ws->ohc);
+    memset(ws, 0, sizeof *ws);
+}
+
+static int scratch_reserve(sb_grow_scratch *ws, int64_t nrows) {
+    if (ws->cap >= nrows && ws->tmp && ws->og && ws->ohc) return 1;
+    sb_grow_scratch_release(ws);
+    const size_t m = (size_t)(nrows ? nrows : 1);
+    ws->tmp = sb_malloc(sizeof(int32_t) * m);
+    ws->og = sb_malloc(sizeof(int32_t) * m);
+    ws->ohc = sb_malloc(sizeof(uint64_t) * m);
+    ws->cap = (int64_t)m;
+    return ws->tmp && ws->og && ws->ohc;
+}
+
 sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32_t *rows, int64_t nrows,
-                           sb_grown *out) {
+                           sb_grow_scratch *ws, sb_grown *out) {
+    sb_grow_scratch own = {NULL, NULL, NULL, 0};
+    if (!ws) ws = &own;
     memset(out, 0, sizeof *out);
     grow_ctx c;
     memset(&c, 0, sizeof c);
@@ -430,9 +451,11 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     int32_t max_open = p->max_leaves > 0 ? p->max_leaves : 1 << 16;
     c.hoff = sb_malloc(sizeof(int32_t) * (size_t)d->nf);
     c.scratch = sb_malloc(sizeof(hentry) * (size_t)c.total * (size_t)c.width);
-    c.tmp = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
-    c.og = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
-    c.ohc = sb_malloc(sizeof(uint64_t) * (size_t)(nrows ? nrows : 1));
+    if (scratch_reserve(ws, nrows)) {
+        c.tmp = ws->tmp;
+        c.og = ws->og;
+        c.ohc = ws->ohc;
+    }
     c.act = sb_malloc(sizeof(int32_t) * (size_t)(d->nf ? d->nf : 1));
     if (c.act)
         for (int32_t f = 0; f < d->nf; f++)
@@ -556,9 +579,7 @@ done:
     sb_free(open);
     sb_free(c.hoff);
     sb_free(c.scratch);
-    sb_free(c.tmp);
-    sb_free(c.og);
-    sb_free(c.ohc);
+    sb_grow_scratch_release(&own);
     sb_free(c.act);
     sb_free(c.nodes);
     sb_free(c.split_bin);
@@ -577,7 +598,7 @@ sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *
     int32_t *r32 = sb_malloc(sizeof(int32_t) * (size_t)(nrows ? nrows : 1));
     if (!r32) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
     for (int64_t i = 0; i < nrows; i++) r32[i] = (int32_t)rows[i];
-    sb_status st = sb_tree_grow_i32(p, d, r32, nrows, out);
+    sb_status st = sb_tree_grow_i32(p, d, r32, nrows, NULL, out);
     for (int64_t i = 0; i < nrows; i++) rows[i] = r32[i];
     sb_free(r32);
     return st;

@@ -48,8 +48,20 @@ typedef struct sb_grown {
  * Row indices are int32 (half the memory traffic of int64 in the partition and
  * the histogram gathers), so the binned matrix may hold at most 2^31 - 1 rows;
  * sb_tree_grow takes int64 indices and converts them. */
+typedef struct sb_grow_scratch sb_grow_scratch;
 sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32_t *rows, int64_t nrows,
-                           sb_grown *out);
+                           sb_grow_scratch *ws, sb_grown *out);
+
+/* Row-sized work buffers a caller may keep from one tree to the next (ws above;
+ * NULL: the grower allocates its own). Freshly allocated large buffers come
+ * from the OS as untouched pages, and faulting in 16 bytes a row for every tree
+ * cost more than a tenth of the histogram time. Zero-initialize; release once. */
+struct sb_grow_scratch {
+    int32_t *tmp, *og;
+    uint64_t *ohc;
+    int64_t cap; /* rows the buffers hold */
+};
+void sb_grow_scratch_release(sb_grow_scratch *ws);
 sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *rows, int64_t nrows,
                        sb_grown *out);
 void sb_grown_release(sb_grown *g);
