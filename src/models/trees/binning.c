@@ -168,12 +168,34 @@ typedef struct apply_job {
     uint8_t *out;
 } apply_job;
 
+/* The bin of a non-NaN value: the first edge i with v <= up[i] (edges ascend
+ * and the last is +inf), found as sb_bin_of finds it but without branches:
+ * the range [base, base + len) always holds that edge, and each step keeps its
+ * upper or lower part by a conditional move. The comparisons a value meets are
+ * data, so the branching search mispredicted about half of them. */
+static uint8_t bin_of_branchless(const float *up, int32_t nb, float v) {
+    int32_t base = 0, len = nb;
+    while (len > 1) {
+        const int32_t half = len >> 1;
+        base = up[base + half - 1] < v ? base + half : base;
+        len -= half;
+    }
+    return (uint8_t)(base + 1);
+}
+
 static void apply_task(void *ctx, int64_t task) {
     apply_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->n, APPLY_GRAIN, task, &b, &e);
-    for (int64_t r = b; r < e; r++)
-        for (int32_t f = 0; f < j->nf; f++) j->out[f * j->n + r] = sb_bin_of(j->b, f, j->x[r * j->nf + f]);
+    for (int32_t f = 0; f < j->nf; f++) { /* one feature at a time: its edges stay in L1 */
+        const float *up = j->b->upper + j->b->offset[f];
+        const int32_t nb = j->b->nbins[f];
+        uint8_t *out = j->out + (int64_t)f * j->n;
+        for (int64_t r = b; r < e; r++) {
+            const float v = j->x[r * j->nf + f];
+            out[r] = v != v ? 0 : bin_of_branchless(up, nb, v);
+        }
+    }
 }
 
 void sb_bins_apply(const sb_bins *b, const float *x, int64_t n, int32_t nf, uint8_t *out) {
