@@ -160,11 +160,14 @@ demo: all
 	sh tools/demo.sh $(BUILD)
 
 exhaustive: $(BUILD)/exhaustive_elem
-	$(BUILD)/exhaustive_elem --threads $$(nproc)
+	$(BUILD)/exhaustive_elem --threads $(JOBS)
 
+# The checker's reference is MPFR (Debian's libmpfr-dev), installed when missing.
 $(BUILD)/exhaustive_elem: tools/exhaustive_elem.c src/math/sb_elem.h
 	@mkdir -p $(dir $@)
-	$(CC) -O2 $(PROFILE_FLAGS) -pthread -Iinclude -Isrc $< -o $@ -lm
+	@[ -e /usr/include/mpfr.h ] || { echo "installing libmpfr-dev"; \
+	  $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -qq libmpfr-dev; }
+	$(CC) -O2 $(PROFILE_FLAGS) -pthread -Iinclude -Isrc $< -o $@ -lmpfr -lm
 
 reference-cards: all
 	@mkdir -p fixtures/cards
