@@ -20,6 +20,8 @@ static const char *k_usage =
     "  version                          print the library and profile versions\n"
     "  doctor [--threads N]             build facts, then a self-check of every pinned\n"
     "                                   fixture against its reference card\n"
+    "  verify [--threads N] [NAME...]   run pinned fixtures and compare them with their\n"
+    "                                   reference cards (exit 0 only if all are identical)\n"
     "  fixture list                     list the pinned fixtures\n"
     "  fixture run NAME [--out FILE] [--threads N]\n"
     "                                   run a fixture and write its card (stdout if no FILE)\n"
@@ -99,6 +101,37 @@ static void print_diff(const sb_card_diff *d) {
            d->digest_b[0] ? d->digest_b : "(no such stage)");
 }
 
+/* Run each named fixture (all when n is 0) and compare its card with the
+ * reference card built into the library: one line per fixture. Returns the
+ * number that were not identical (errors and refusals count, never pass). */
+static int verify_fixtures(const char *const *names, int n) {
+    int failed = 0, total = n ? n : sb_fixture_count();
+    for (int32_t i = 0; i < total; i++) {
+        const char *name = n ? names[i] : sb_fixture_name(i);
+        sb_card *ref = NULL, *run = NULL;
+        sb_status st = sb_fixture_reference(name, &ref);
+        if (st == SB_OK) st = run_fixture(name, &run);
+        if (st != SB_OK) {
+            printf("  %-15s ERROR %s: %s\n", name, sb_status_name(st), sb_last_error());
+            failed++;
+        } else {
+            sb_card_diff d;
+            int64_t nstages = 0;
+            sb_card_stage_count(ref, &nstages);
+            if (sb_card_compare(ref, run, &d) == SB_OK) {
+                printf("  %-15s identical (%lld stages)\n", name, (long long)nstages);
+            } else {
+                printf("  %-15s DIFFERS: ", name);
+                print_diff(&d);
+                failed++;
+            }
+        }
+        sb_card_free(ref);
+        sb_card_free(run);
+    }
+    return failed;
+}
+
 static int cmd_doctor(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
@@ -121,31 +154,27 @@ static int cmd_doctor(int argc, char **argv) {
     if (st != SB_OK) return lib_error(st);
     printf("numeric mode: %s\n", sb_numeric_mode_name(mode));
     printf("self-check (pinned fixtures against reference cards):\n");
-    int failed = 0;
-    for (int32_t i = 0; i < sb_fixture_count(); i++) {
-        const char *name = sb_fixture_name(i);
-        sb_card *ref = NULL, *run = NULL;
-        st = sb_fixture_reference(name, &ref);
-        if (st == SB_OK) st = run_fixture(name, &run);
-        if (st != SB_OK) {
-            printf("  %-14s ERROR %s: %s\n", name, sb_status_name(st), sb_last_error());
-            failed++;
-        } else {
-            sb_card_diff d;
-            int64_t nstages = 0;
-            sb_card_stage_count(ref, &nstages);
-            if (sb_card_compare(ref, run, &d) == SB_OK) {
-                printf("  %-14s identical (%lld stages)\n", name, (long long)nstages);
-            } else {
-                printf("  %-14s DIFFERS: ", name);
-                print_diff(&d);
-                failed++;
-            }
-        }
-        sb_card_free(ref);
-        sb_card_free(run);
-    }
+    int failed = verify_fixtures(NULL, 0);
     printf("self-check: %s\n", failed ? "FAILED" : "passed");
+    return failed ? EXIT_DIFF : 0;
+}
+
+/* samebits verify [--threads N] [NAME...]: the doctor's self-check alone. */
+static int cmd_verify(int argc, char **argv) {
+    const char *names[64] = {0};
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            if (parse_threads(argv[++i])) return EXIT_ERROR;
+        } else if (argv[i][0] == '-' || n == 64) {
+            return usage_error("verify: unexpected argument '%s'", argv[i]);
+        } else {
+            names[n++] = argv[i];
+        }
+    }
+    int failed = verify_fixtures(names, n);
+    int total = n ? n : sb_fixture_count();
+    printf("%d fixtures: %d identical, %d not identical\n", total, total - failed, failed);
     return failed ? EXIT_DIFF : 0;
 }
 
@@ -433,6 +462,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 2, argv + 2);
     if (strcmp(cmd, "fixture") == 0) return cmd_fixture(argc - 2, argv + 2);
+    if (strcmp(cmd, "verify") == 0) return cmd_verify(argc - 2, argv + 2);
     if (strcmp(cmd, "card") == 0) return cmd_card(argc - 2, argv + 2);
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);

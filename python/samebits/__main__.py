@@ -1,5 +1,5 @@
 """python -m samebits: the CLI's commands that need no data files, over the same
-library (version, doctor, fixture list/run, check-fixture, card diff).
+library (version, doctor, verify, fixture list/run, card diff).
 
 Exit status as the CLI's: 0 success, 1 a difference was found, 2 an error."""
 import argparse
@@ -35,14 +35,14 @@ def _check(names):
             ref = Card.reference(name)
             run = _run_fixture(name)
         except samebits.SameBitsError as e:
-            print("  %-14s ERROR %s: %s" % (name, e.status_name, e))
+            print("  %-15s ERROR %s: %s" % (name, e.status_name, e))
             failed += 1
             continue
         same, diff = ref.compare(run)
         if same:
-            print("  %-14s identical (%d stages)" % (name, ref.stage_count()))
+            print("  %-15s identical (%d stages)" % (name, ref.stage_count()))
         else:
-            print("  %-14s DIFFERS: " % name, end="")
+            print("  %-15s DIFFERS: " % name, end="")
             _print_diff(diff)
             failed += 1
     return failed
@@ -54,7 +54,7 @@ def main(argv=None):
     sub.add_parser("version", help="library, package and profile versions")
     d = sub.add_parser("doctor", help="build facts and a self-check of every pinned fixture")
     d.add_argument("--threads", type=int)
-    c = sub.add_parser("check-fixture", help="run pinned fixtures and compare with their reference cards")
+    c = sub.add_parser("verify", help="run pinned fixtures and compare with their reference cards")
     c.add_argument("names", nargs="*", help="fixture names (default: all)")
     c.add_argument("--threads", type=int)
     f = sub.add_parser("fixture", help="'list', or 'run NAME [--out FILE]'")
@@ -87,9 +87,11 @@ def main(argv=None):
             failed = _check(fixture_names())
             print("self-check: %s" % ("FAILED" if failed else "passed"))
             return EXIT_DIFF if failed else 0
-        if args.cmd == "check-fixture":
+        if args.cmd == "verify":
             names = args.names or fixture_names()
-            return EXIT_DIFF if _check(names) else 0
+            failed = _check(names)
+            print("%d fixtures: %d identical, %d not identical" % (len(names), len(names) - failed, failed))
+            return EXIT_DIFF if failed else 0
         if args.cmd == "fixture":
             if args.action == "list":
                 print("\n".join(fixture_names()))

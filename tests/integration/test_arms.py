@@ -108,3 +108,11 @@ def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
     for t in (2, 7):
         card = _card("x86_64", fixture, t, tmp_path, "rng-order")
         assert _first_diff(reference_card(fixture), card) is not None
+
+
+def test_verify_fails_on_an_arm_and_names_the_stage():
+    """`samebits verify` is the user's check: on a broken build it must fail and
+    say where the first difference is."""
+    r = run_bin("x86_64", "samebits", ["verify", "profile-core"], sabotage="libm-exp")
+    assert r.returncode == 1, r.stdout
+    assert "profile-core    DIFFERS: differ at stage 5: math.exp (digest)" in r.stdout, r.stdout

@@ -181,9 +181,10 @@ def test_python_m_samebits(tmp_path):
     assert r.returncode == cli.returncode == 1 and r.stdout == cli.stdout
     r = pym("card", "diff", str(a), str(tmp_path / "missing"))
     assert r.returncode == 2 and "SB_ERR_IO" in r.stderr
-    r = pym("check-fixture", "gbdt-multiclass")
-    assert r.returncode == 0 and "identical" in r.stdout
-    r = pym("check-fixture", "no-such-fixture")
+    r = pym("verify", "gbdt-multiclass")
+    cli = subprocess.run([str(CLI), "verify", "gbdt-multiclass"], capture_output=True, text=True)
+    assert r.returncode == cli.returncode == 0 and r.stdout == cli.stdout
+    r = pym("verify", "no-such-fixture")
     assert r.returncode == 1 and "SB_ERR_NOT_FOUND" in r.stdout
 
 
