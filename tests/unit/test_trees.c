@@ -148,3 +148,23 @@ SB_TEST(test_trees_grow_missing_direction_and_depth) {
     sb_grown_release(&g);
     sb_bins_release(&bins);
 }
+
+/* A value holding half the rows gets one bin; the other bins share the rest
+ * (a plain running-total rule would let it use up half the bins). */
+SB_TEST(test_trees_bins_heavy_value_leaves_bins_to_the_rest) {
+    enum { N = 20000 };
+    float *x = malloc(sizeof(float) * N);
+    for (int i = 0; i < N; i++) x[i] = i % 2 ? 5000.0f : (float)(i / 2 % 1000); /* 0..999 then 5000 x 10000 */
+    sb_bins b;
+    SB_CHECK(sb_bins_build(x, N, 1, 10, 1, 0, &b) == SB_OK);
+    SB_CHECK(b.nbins[0] == 10);
+    uint8_t *binned = malloc(N);
+    sb_bins_apply(&b, x, N, 1, binned);
+    int count[11] = {0};
+    for (int i = 0; i < N; i++) count[binned[i]]++;
+    SB_CHECK(count[10] == 10000);                 /* the heavy value, alone */
+    for (int k = 1; k <= 9; k++) SB_CHECK(count[k] >= 1100 && count[k] <= 1120);
+    free(binned);
+    free(x);
+    sb_bins_release(&b);
+}

@@ -83,13 +83,42 @@ static void bin_feature(void *ctx, int64_t f) {
     if (d <= j->max_bin) {
         for (int64_t i = 0; i + 1 < d; i++) edges[nb++] = edge_between(key_value(keys[i]), key_value(keys[i + 1]));
     } else {
-        /* Equal-frequency: cut after distinct value i once the running count
-         * reaches the next multiple of m / max_bin (compared in integers). */
-        int64_t acc = 0;
+        /* Equal frequency with heavy values set apart (in the manner of
+         * LightGBM's bin finder): a value holding at least m / max_bin rows
+         * gets a bin of its own; the other values share the remaining bins,
+         * the current bin closing once it holds its share of the light rows
+         * still to place, or when every light value left can have its own bin.
+         * Integer comparisons only, so the edges are the same everywhere. */
+        int64_t heavy_left = 0, light_rows = m, light_vals = 0;
+        for (int64_t i = 0; i < d; i++) {
+            if ((int64_t)tmp[i] * j->max_bin >= m) {
+                heavy_left++;
+                light_rows -= tmp[i];
+            } else {
+                light_vals++;
+            }
+        }
+        int64_t cur = 0;
         for (int64_t i = 0; i + 1 < d && nb < j->max_bin - 1; i++) {
-            acc += tmp[i];
-            if (acc * (int64_t)j->max_bin >= (int64_t)(nb + 1) * m)
+            const int heavy = (int64_t)tmp[i] * j->max_bin >= m;
+            const int next_heavy = (int64_t)tmp[i + 1] * j->max_bin >= m;
+            if (heavy) {
+                heavy_left--;
+            } else {
+                cur += tmp[i];
+                light_vals--;
+            }
+            const int64_t light_bins = (j->max_bin - nb) - heavy_left; /* incl. the current one */
+            int cut = heavy || next_heavy;
+            if (!heavy && !cut)
+                cut = light_bins > 1 && (cur * light_bins >= light_rows || light_vals <= light_bins - 1);
+            if (cut) {
                 edges[nb++] = edge_between(key_value(keys[i]), key_value(keys[i + 1]));
+                if (!heavy) {
+                    light_rows -= cur;
+                    cur = 0;
+                }
+            }
         }
     }
     edges[nb++] = sb_u2f(0x7F800000u); /* +inf closes the last bin */
