@@ -241,7 +241,16 @@ SB_FN sb_i64 sb__smulhi(sb_i64 a, sb_i64 b) {
     return neg ? -p : p;
 }
 
-/* Leading zeros of a non-zero 64-bit value. */
+/* Leading zeros of a non-zero 64-bit value.  The builtins and intrinsics
+ * compute the same number; the portable version is branchy, and its
+ * data-dependent branches were a large part of the cost of sigmoid/tanh. */
+#if defined(__CUDACC__)
+SB_FN int sb__clz64(sb_u64 x) { return __clzll((long long)x); }
+#elif defined(__OPENCL_VERSION__)
+SB_FN int sb__clz64(sb_u64 x) { return (int)clz(x); }
+#elif defined(__GNUC__) || defined(__clang__)
+SB_FN int sb__clz64(sb_u64 x) { return __builtin_clzll(x); }
+#else
 SB_FN int sb__clz64(sb_u64 x) {
     int n = 0;
     if ((x >> 32) == 0) { n += 32; x <<= 32; }
@@ -252,6 +261,7 @@ SB_FN int sb__clz64(sb_u64 x) {
     if ((x >> 63) == 0) { n += 1; }
     return n;
 }
+#endif
 
 /* Round sign * (mag + f) * 2^ex to binary32, nearest-even, with gradual
  * underflow and overflow to infinity.  mag != 0; f is 0 if sticky == 0, else
@@ -275,7 +285,7 @@ SB_FN float sb__pack(sb_u32 sign, sb_u64 mag, int ex, int sticky) {
         rem = mag & ((((sb_u64)1) << sh) - 1);
     }
     hw = ((sb_u64)1) << (sh - 1); /* half of the last kept unit */
-    if (rem > hw || (rem == hw && (sticky || (q & 1)))) q++;
+    q += (sb_u64)((rem > hw) | ((rem == hw) & ((sticky != 0) | (int)(q & 1))));
     if (fe < -126) return sb_u2f(sign | (sb_u32)q); /* a carry gives 2^-126 */
     if (q == ((sb_u64)1 << 24)) {
         q >>= 1;
@@ -337,9 +347,12 @@ SB_FN sb_u64 sb__exp_core(int neg, sb_u32 m, int e, int *k) {
     else { th = hi >> s; tl = (lo >> s) | (hi << (64 - s)); }
     int ki = (int)th;
     sb_u64 f = tl; /* fraction of t, scale 2^64 */
-    if (neg) {
-        if (f != 0) { ki = -ki - 1; f = (sb_u64)0 - f; }
-        else ki = -ki;
+    /* x < 0: t = -(ki + f) = (-ki - 1) + (1 - f) if f != 0, else -ki.
+     * Without a branch: the sign of x is data-dependent. */
+    {
+        sb_u64 nm = (sb_u64)0 - (sb_u64)neg;     /* all ones if x < 0 */
+        ki = neg ? -ki - (f != 0) : ki;
+        f = (f ^ nm) - nm;
     }
     int j = (int)(f >> 57);
     sb_u64 g = f & ((((sb_u64)1) << 57) - 1); /* g < 2^-7, scale 2^64 */
@@ -412,8 +425,11 @@ SB_FN sb_u64 sb__recip(sb_u64 d) {
         sb_u64 eh = (((sb_u64)1) << 61) - ph - (pl != 0 ? 1u : 0u);
         sb_u64 el = (sb_u64)0 - pl;                  /* 2^125 - d*r */
         sb_u64 e64 = (eh << 3) | (el >> 61);         /* scale 2^64, small */
-        if (e64 >> 63) r -= sb__umulhi(r, (sb_u64)0 - e64);
-        else r += sb__umulhi(r, e64);
+        /* r -= r*|e| or r += r*e by the sign of e, without a branch (the
+         * sign is data-dependent and mispredicted half of the time). */
+        sb_u64 neg = (sb_u64)0 - (e64 >> 63);        /* all ones if e < 0 */
+        sb_u64 t = sb__umulhi(r, (e64 ^ neg) - neg);
+        r += (t ^ neg) - neg;
     }
     return r;
 }
@@ -601,10 +617,14 @@ SB_FN float sb_sigmoidf(float x) {
     int k;
     sb_u64 r = sb__exp_core(1, m, e, &k);          /* e^-|x| = 2^k r/2^62 */
     sb_u64 q = sb__recip((((sb_u64)1) << 62) + (k <= -64 ? 0 : r >> (-k)));
-    if (!sign) return sb__pack(0u, q, -63, 1);     /* 1/(1 + e^-x) */
-    sb_u64 hi, lo;                                 /* e^x/(1 + e^x) */
+    /* x > 0: 1/(1 + e^-x) = q * 2^-63, packed as (q:0) * 2^-127.
+     * x < 0: e^x/(1 + e^x) = r*q * 2^(k-125).  Selected without a branch. */
+    sb_u64 hi, lo;
     sb__mul64(r, q, &hi, &lo);
-    return sb__pack128(0u, hi, lo, k - 125, 1);
+    sb_u64 msk = (sb_u64)0 - (sb_u64)(sign >> 31);  /* all ones if x < 0 */
+    hi = (hi & msk) | (q & ~msk);
+    lo &= msk;
+    return sb__pack128(0u, hi, lo, sign ? k - 125 : -127, 1);
 }
 
 #endif /* SB_MATH_SB_ELEM_H */
