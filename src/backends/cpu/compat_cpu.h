@@ -11,6 +11,7 @@
 #define SB_GLOBAL 
 #define SB_TABLE static const
 
+typedef uint8_t sb_u8;
 typedef uint32_t sb_u32;
 typedef int32_t sb_i32;
 typedef uint64_t sb_u64;
@@ -18,5 +19,7 @@ typedef int64_t sb_i64;
 
 SB_FN sb_u32 sb_f2u(float f) { sb_u32 u; memcpy(&u, &f, 4); return u; }
 SB_FN float sb_u2f(sb_u32 u) { float f; memcpy(&f, &u, 4); return f; }
+
+#define SB_STATIC_ASSERT(c, msg) _Static_assert(c, msg)
 
 #endif

@@ -18,6 +18,7 @@
 #define SB_GLOBAL __global
 #define SB_TABLE __constant
 
+typedef uchar sb_u8;
 typedef uint sb_u32;
 typedef int sb_i32;
 typedef ulong sb_u64;
@@ -25,5 +26,8 @@ typedef long sb_i64;
 
 #define sb_f2u(f) as_uint(f)
 #define sb_u2f(u) as_float(u)
+
+/* OpenCL C 1.2 has no static assertion; the host side checks the layouts. */
+#define SB_STATIC_ASSERT(c, msg)
 
 #endif

@@ -16,10 +16,13 @@
 #include "../trees/grow.h"
 #include "../../core/rng.h"
 #include "../../io/dataset.h"
-#include "../../kernels/gbdt.h"
+#include "../../kernels/tree.h"
 #include "../../kernels/quantize.h"
 #include <stdio.h>
 #include <string.h>
+
+_Static_assert(SB_K_OBJ_REGRESSION == SB_OBJ_REGRESSION && SB_K_OBJ_BINARY == SB_OBJ_BINARY &&
+                   SB_K_OBJ_MULTICLASS == SB_OBJ_MULTICLASS, "kernel objective codes");
 
 #define SB_PURPOSE_BAG 0x42414731u
 #define SB_PURPOSE_COLS 0x434F4C31u
@@ -119,18 +122,9 @@ static void grad_task(void *ctx, int64_t task) {
     int64_t b, e;
     sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
     float prob[SB_MODEL_MAX_CLASS_STACK];
-    for (int64_t r = b; r < e; r++) {
-        float y = f->tr->label[r], w = f->tr->weight ? f->tr->weight[r] : 1.0f;
-        if (f->p->objective == SB_OBJ_REGRESSION) {
-            sb_k_grad_squared(f->pred[r], y, w, &f->g[r], &f->h[r]);
-        } else if (f->p->objective == SB_OBJ_BINARY) {
-            sb_k_grad_logistic(f->pred[r], y, w, &f->g[r], &f->h[r]);
-        } else {
-            sb_k_softmax(f->pred + r * K, K, prob);
-            for (int32_t c = 0; c < K; c++)
-                sb_k_grad_softmax(prob[c], (int32_t)y == c, w, &f->g[c * n + r], &f->h[c * n + r]);
-        }
-    }
+    for (int64_t r = b; r < e; r++)
+        sb_k_row_gradients(f->p->objective, K, f->pred + r * K, f->tr->label[r],
+                           f->tr->weight ? f->tr->weight[r] : 1.0f, f->g + r, f->h + r, n, prob);
     /* |g| by clearing the sign bit (a branch on the sign would be mispredicted
      * half the time; -0 becomes +0, which no max can tell apart from 0), and
      * two running maxima per quantity so each max waits on the one before

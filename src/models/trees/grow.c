@@ -3,7 +3,7 @@
  * See grow.h for the contract; the arithmetic is src/kernels/gbdt.h.
  */
 #include "grow.h"
-#include "../../kernels/gbdt.h"
+#include "../../kernels/tree.h"
 #include <string.h>
 
 /* Rows per histogram block. Within a block the hessian and the count share one
@@ -13,16 +13,8 @@
 #define HC_SHIFT 48   /* the count's place in the packed hessian+count word */
 #define HIST_GROUP 4  /* features updated per pass over a block's rows */
 
-typedef struct hentry {
-    int64_t g, h, c;
-} hentry;
-
-typedef struct cand {
-    int valid;
-    float gain;
-    int32_t feature, bin, default_left;
-    int64_t lg, lh, lc; /* sums of the left child */
-} cand;
+typedef sb_k_hbin hentry;  /* g, h, count: src/kernels/tree.h */
+typedef sb_k_split cand;
 
 typedef struct leaf {
     int32_t node;
@@ -226,65 +218,20 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out)
 
 /* ---- split search ---- */
 
-/* The profile's total order on candidates: larger gain, then smaller feature,
- * then smaller bin, then missing-right before missing-left. */
-static int better(const cand *a, const cand *b) {
-    if (!a->valid) return 0;
-    if (!b->valid) return 1;
-#ifdef SB_SABOTAGE_TIES
-    return a->gain >= b->gain; /* separating arm: the last equal candidate wins */
-#else
-    if (a->gain != b->gain) return a->gain > b->gain;
-    if (a->feature != b->feature) return a->feature < b->feature;
-    if (a->bin != b->bin) return a->bin < b->bin;
-    return a->default_left < b->default_left;
-#endif
-}
-
-static void consider(const grow_ctx *c, const leaf *L, float parent_score, int32_t f, int32_t bin,
-                     int32_t dl, int64_t lg, int64_t lh, int64_t lc, cand *best) {
-    const sb_grow_params *p = c->p;
-    int64_t rc = L->C - lc;
-    if (lc < p->min_samples_leaf || rc < p->min_samples_leaf || lc == 0 || rc == 0) return;
-    float gl = sb_k_dequant(lg, c->d->g_scale), hl = sb_k_dequant(lh, c->d->h_scale);
-    float gr = sb_k_dequant(L->G - lg, c->d->g_scale), hr = sb_k_dequant(L->H - lh, c->d->h_scale);
-    if (hl < p->min_child_weight || hr < p->min_child_weight) return;
-    float gain = sb_k_split_gain(sb_k_leaf_score(gl, hl, p->reg_lambda), sb_k_leaf_score(gr, hr, p->reg_lambda),
-                                 parent_score);
-    if (!(gain > p->min_split_gain)) return;
-    cand x = {1, gain, f, bin, dl, lg, lh, lc};
-    if (better(&x, best)) *best = x;
-}
-
+/* The best split of a leaf over the usable features, by the kernel's scan and
+ * total order (src/kernels/tree.h). */
 static void find_best(const grow_ctx *c, leaf *L) {
     const sb_grow_params *p = c->p;
+    memset(&L->best, 0, sizeof L->best);
+    if (!sb_k_node_may_split(L->depth, L->C, p->max_depth, p->min_samples_leaf)) return;
+    const sb_k_split_rules r = {p->min_samples_leaf, p->min_child_weight, p->min_split_gain, p->reg_lambda,
+                                c->d->g_scale, c->d->h_scale, 0};
+    const float parent_score = sb_k_node_score(L->G, L->H, &r);
     cand best;
     memset(&best, 0, sizeof best);
-    L->best = best;
-    if (p->max_depth >= 0 && L->depth >= p->max_depth) return;
-    if (L->C < 2 * (p->min_samples_leaf > 1 ? p->min_samples_leaf : 1)) return;
-    const float parent_score = sb_k_leaf_score(sb_k_dequant(L->G, c->d->g_scale),
-                                               sb_k_dequant(L->H, c->d->h_scale), p->reg_lambda);
     for (int32_t f = 0; f < c->d->nf; f++) {
         if (c->d->feature_mask && !c->d->feature_mask[f]) continue;
-        const hentry *h = L->hist + c->hoff[f];
-        const int32_t nb = c->d->bins->nbins[f];
-        const hentry miss = h[0];
-        int64_t ag = 0, ah = 0, ac = 0;
-        for (int32_t t = 1; t <= nb; t++) {
-            ag += h[t].g;
-            ah += h[t].h;
-            ac += h[t].c;
-            if (t == nb) {
-                /* every value left, missing right: only if some are missing */
-                if (miss.c > 0) consider(c, L, parent_score, f, t, 0, ag, ah, ac, &best);
-                break;
-            }
-            if (h[t].c == 0 && t > 1) continue; /* same partition as bin t - 1 */
-            consider(c, L, parent_score, f, t, 0, ag, ah, ac, &best);
-            if (miss.c > 0)
-                consider(c, L, parent_score, f, t, 1, ag + miss.g, ah + miss.h, ac + miss.c, &best);
-        }
+        sb_k_split_scan(L->hist + c->hoff[f], c->d->bins->nbins[f], f, L->G, L->H, L->C, parent_score, &r, &best);
     }
     L->best = best;
 }
@@ -379,8 +326,7 @@ static int64_t partition(grow_ctx *c, const leaf *L) {
     int64_t *buf = sb_malloc(sizeof(int64_t) * 3 * (size_t)(blocks ? blocks : 1));
     if (!buf) return -1;
     part_job j = {c, L, buf, buf + blocks, buf + 2 * blocks, {0}};
-    j.left[0] = (uint8_t)L->best.default_left; /* bin 0: missing */
-    for (int32_t t = 1; t < 256; t++) j.left[t] = t <= L->best.bin;
+    for (int32_t t = 0; t < 256; t++) j.left[t] = (uint8_t)sb_k_goes_left((uint32_t)t, L->best.bin, L->best.default_left);
     sb_parallel_for(blocks, part_split, &j);
     int64_t total_left = 0;
     for (int64_t k = 0; k < blocks; k++) total_left += buf[k];

@@ -1,0 +1,174 @@
+/*
+ * tree.h: the decisions of tree growing, written once for every backend: the
+ * split search over one feature's integer histogram, the total order that
+ * picks among equal gains, where a row goes at a split, and the walk of a row's
+ * bins down a tree. The CPU grower (src/models/trees/grow.c), the batched
+ * device grower (src/models/trees/grow_dev.c) and the CUDA kernels
+ * (src/backends/cuda/gbdt_cuda.cu) all call these; none re-spells them.
+ * The gain and leaf formulas are in gbdt.h.
+ */
+#ifndef SB_KERNELS_TREE_H
+#define SB_KERNELS_TREE_H
+#include "compat.h"
+#include "gbdt.h"
+
+/* One histogram bin: exact integer sums of quantized gradients, hessians and
+ * the row count. Bin 0 of a feature holds its missing values. */
+typedef struct sb_k_hbin {
+    sb_i64 g, h, c;
+} sb_k_hbin;
+SB_STATIC_ASSERT(sizeof(sb_k_hbin) == 24, "sb_k_hbin is three int64");
+
+/* A split candidate: rows with bin <= bin go left; missing values go left when
+ * default_left. lg, lh, lc: the left child's sums. valid = 0: no split. */
+typedef struct sb_k_split {
+    sb_i32 valid;
+    float gain;
+    sb_i32 feature, bin, default_left, pad_;
+    sb_i64 lg, lh, lc;
+} sb_k_split;
+SB_STATIC_ASSERT(sizeof(sb_k_split) == 48, "sb_k_split layout is shared by host and device");
+
+/* What a split must satisfy, and the scales that turn sums back into floats. */
+typedef struct sb_k_split_rules {
+    sb_i64 min_samples_leaf;
+    float min_child_weight, min_split_gain, reg_lambda;
+    float g_scale, h_scale; /* g = sum / g_scale (powers of two) */
+    sb_i32 pad_;
+} sb_k_split_rules;
+SB_STATIC_ASSERT(sizeof(sb_k_split_rules) == 32, "sb_k_split_rules layout is shared by host and device");
+
+/* A node of a tree as the device walks it on bins: go left when the row's bin
+ * of feature is <= split_bin (bin 0, missing: default_left); leaves have
+ * feature = -1 and carry the value the tree adds. */
+typedef struct sb_k_bnode {
+    sb_i32 feature, split_bin, left, right, default_left;
+    float value;
+} sb_k_bnode;
+SB_STATIC_ASSERT(sizeof(sb_k_bnode) == 24, "sb_k_bnode layout is shared by host and device");
+
+/* The profile's total order on candidates: larger gain, then smaller feature,
+ * then smaller bin, then missing-right before missing-left. Every pair of
+ * distinct valid candidates is ordered, so the best of a set is the same
+ * whatever order or grouping the candidates are compared in. */
+SB_FN int sb_k_split_better(const sb_k_split *a, const sb_k_split *b) {
+    if (!a->valid) return 0;
+    if (!b->valid) return 1;
+#ifdef SB_SABOTAGE_TIES
+    return a->gain >= b->gain; /* separating arm: the last equal candidate wins */
+#else
+    if (a->gain != b->gain) return a->gain > b->gain;
+    if (a->feature != b->feature) return a->feature < b->feature;
+    if (a->bin != b->bin) return a->bin < b->bin;
+    return a->default_left < b->default_left;
+#endif
+}
+
+/* Whether a node of this depth and row count may be split at all. */
+SB_FN int sb_k_node_may_split(sb_i32 depth, sb_i64 count, sb_i32 max_depth, sb_i64 min_samples_leaf) {
+    if (max_depth >= 0 && depth >= max_depth) return 0;
+    return count >= 2 * (min_samples_leaf > 1 ? min_samples_leaf : 1);
+}
+
+/* The structure score of a node with sums G, H. */
+SB_FN float sb_k_node_score(sb_i64 G, sb_i64 H, const sb_k_split_rules *r) {
+    return sb_k_leaf_score(sb_k_dequant(G, r->g_scale), sb_k_dequant(H, r->h_scale), r->reg_lambda);
+}
+
+/* Candidate (f, bin, dl) with left sums (lg, lh, lc) of a node with sums
+ * (G, H, C) and score parent_score; replaces *best when it is valid and better. */
+SB_FN void sb_k_split_consider(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C, float parent_score,
+                               sb_i32 f, sb_i32 bin, sb_i32 dl, sb_i64 lg, sb_i64 lh, sb_i64 lc, sb_k_split *best) {
+    sb_i64 rc = C - lc;
+    if (lc < r->min_samples_leaf || rc < r->min_samples_leaf || lc == 0 || rc == 0) return;
+    float gl = sb_k_dequant(lg, r->g_scale), hl = sb_k_dequant(lh, r->h_scale);
+    float gr = sb_k_dequant(G - lg, r->g_scale), hr = sb_k_dequant(H - lh, r->h_scale);
+    if (hl < r->min_child_weight || hr < r->min_child_weight) return;
+    float gain = sb_k_split_gain(sb_k_leaf_score(gl, hl, r->reg_lambda), sb_k_leaf_score(gr, hr, r->reg_lambda),
+                                 parent_score);
+    if (!(gain > r->min_split_gain)) return;
+    sb_k_split x;
+    x.valid = 1;
+    x.gain = gain;
+    x.feature = f;
+    x.bin = bin;
+    x.default_left = dl;
+    x.pad_ = 0;
+    x.lg = lg;
+    x.lh = lh;
+    x.lc = lc;
+    if (sb_k_split_better(&x, best)) *best = x;
+}
+
+/* Every split of feature f (nb bins plus bin 0 for missing values, histogram
+ * h[0..nb]) of a node with sums (G, H, C), scanned left to right; the best
+ * goes into *best under the total order. Bins are cumulated in bin order from
+ * exact integers, so the scan is the same on every backend. An empty bin
+ * gives the partition of the bin before it and is skipped; missing values,
+ * when there are any, are tried on both sides. */
+SB_FN void sb_k_split_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i64 G, sb_i64 H, sb_i64 C,
+                           float parent_score, const sb_k_split_rules *r, sb_k_split *best) {
+    const sb_i64 mg = h[0].g, mh = h[0].h, mc = h[0].c;
+    sb_i64 ag = 0, ah = 0, ac = 0;
+    for (sb_i32 t = 1; t <= nb; t++) {
+        ag += h[t].g;
+        ah += h[t].h;
+        ac += h[t].c;
+        if (t == nb) {
+            /* every value left, missing right: only if some are missing */
+            if (mc > 0) sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
+            break;
+        }
+        if (h[t].c == 0 && t > 1) continue;
+        sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
+        if (mc > 0) sb_k_split_consider(r, G, H, C, parent_score, f, t, 1, ag + mg, ah + mh, ac + mc, best);
+    }
+}
+
+/* Whether a row with this bin goes left at a split (bin 0: missing). */
+SB_FN int sb_k_goes_left(sb_u32 bin, sb_i32 split_bin, sb_i32 default_left) {
+    return bin == 0 ? default_left != 0 : (sb_i32)bin <= split_bin;
+}
+
+/* The leaf a row reaches: its bin of feature f is bins[f * fstride]. */
+SB_FN sb_i32 sb_k_walk_bins(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_u8 *bins, sb_i64 fstride) {
+    sb_i32 k = 0;
+    while (t[k].feature >= 0) {
+        const sb_k_bnode *n = &t[k];
+        k = sb_k_goes_left(bins[(sb_i64)n->feature * fstride], n->split_bin, n->default_left) ? n->left : n->right;
+    }
+    return k;
+}
+
+/* Objectives as kernels see them (the values of enum sb_objective). */
+#define SB_K_OBJ_REGRESSION 0
+#define SB_K_OBJ_BINARY 1
+#define SB_K_OBJ_MULTICLASS 2
+
+/* Gradients and hessians of one row for every class: its K margins m, label y
+ * and weight w; class c's values go to g[c * stride], h[c * stride]. prob is
+ * K floats of scratch (multiclass). */
+SB_FN void sb_k_row_gradients(sb_i32 objective, sb_i32 K, const SB_GLOBAL float *m, float y, float w,
+                              SB_GLOBAL float *g, SB_GLOBAL float *h, sb_i64 stride, float *prob) {
+    if (objective == SB_K_OBJ_REGRESSION) {
+        float gg, hh;
+        sb_k_grad_squared(m[0], y, w, &gg, &hh);
+        g[0] = gg;
+        h[0] = hh;
+    } else if (objective == SB_K_OBJ_BINARY) {
+        float gg, hh;
+        sb_k_grad_logistic(m[0], y, w, &gg, &hh);
+        g[0] = gg;
+        h[0] = hh;
+    } else {
+        sb_k_softmax(m, K, prob);
+        for (sb_i32 c = 0; c < K; c++) {
+            float gg, hh;
+            sb_k_grad_softmax(prob[c], (sb_i32)y == c, w, &gg, &hh);
+            g[(sb_i64)c * stride] = gg;
+            h[(sb_i64)c * stride] = hh;
+        }
+    }
+}
+
+#endif
