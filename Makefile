@@ -85,7 +85,8 @@ CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPI
   -DSB_SABOTAGE='"$(if $(SABOTAGE),$(SABOTAGE),none)"'
 LDLIBS := -pthread -lm
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c)) \
+  $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)

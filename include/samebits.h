@@ -199,6 +199,11 @@ SB_API const char *sb_fixture_name(int32_t index);
 /* Run the named fixture on this machine, recording its stages into card. */
 SB_API sb_status sb_fixture_run(const char *name, sb_card *card);
 
+/* The same on a device ("cpu", "cuda", "cpu-batched"; NULL: "cpu"). The card's
+ * meta records the device. A fixture or build without that device is a named
+ * SB_ERR_BACKEND_UNAVAILABLE: a refusal, never a CPU run in its place. */
+SB_API sb_status sb_fixture_run_on(const char *name, const char *device, sb_card *card);
+
 /* The reference card of the named fixture, as shipped with the library. */
 SB_API sb_status sb_fixture_reference(const char *name, sb_card **out);
 

@@ -14,6 +14,7 @@
 #include "../model.h"
 #include "../trees/binning.h"
 #include "../trees/grow.h"
+#include "../trees/grow_dev.h"
 #include "../../core/rng.h"
 #include "../../io/dataset.h"
 #include "../../kernels/tree.h"
@@ -50,6 +51,10 @@ typedef struct fit {
     float g_scale, h_scale;
     const sb_grown *grown;
     sb_grow_scratch ws;   /* the grower's row buffers, kept across trees */
+    /* a tree device (device=cuda or cpu-batched), NULL for the CPU grower */
+    const sb_tdev_ops *ops;
+    sb_tdev *dev;
+    int32_t *hoff;        /* histogram layout: feature f's bins start at hoff[f] */
 } fit;
 
 static sb_status record(fit *f, const char *tag, sb_dtype dt, const void *data, uint64_t n) {
@@ -389,6 +394,61 @@ static sb_status make_model(fit *f, float base, sb_model **out) {
     return SB_OK;
 }
 
+/* ---- trees on a device ---- */
+
+/* Open the device named by the parameters on the binned training data. */
+static sb_status dev_open(fit *f, float base) {
+    const char *name = f->p->device == SB_GBDT_DEVICE_CUDA ? "cuda" : "cpu-batched";
+    sb_status st = sb_tdev_find(name, &f->ops);
+    if (st != SB_OK) return st;
+    if (f->K > SB_TDEV_MAX_CLASS)
+        return sb_fail(SB_ERR_LIMIT, "device %s supports up to %d classes", name, SB_TDEV_MAX_CLASS);
+    const int32_t nf = f->tr->ncols;
+    f->hoff = sb_malloc(sizeof(int32_t) * (size_t)(nf ? nf : 1));
+    if (!f->hoff) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+    for (int32_t k = 0; k < nf; k++) f->hoff[k] = f->bins.offset[k] + k;
+    sb_tdev_setup s = {f->binned, f->tr->nrows, nf, f->bins.nbins, f->hoff, f->bins.total,
+                       f->tr->label, f->tr->weight, f->p->objective, f->K, base};
+    return f->ops->open(&s, &f->dev);
+}
+
+/* One boosting iteration's K trees on the device: the same stages, draws and
+ * records as the CPU loop in sb_gbdt_fit, with the margins kept on the device. */
+static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
+    const int64_t n = f->tr->nrows;
+    const int32_t K1 = f->K;
+    sb_status st = f->ops->gradients(f->dev, f->maxabs);
+    if (st != SB_OK) return st;
+    for (int32_t c = 0; c < K1; c++) {
+        const int32_t t = it * K1 + c;
+        f->cls = c;
+        f->g_scale = quant_scale(f->maxabs[2 * c]);
+        f->h_scale = quant_scale(f->maxabs[2 * c + 1]);
+        if ((st = f->ops->quantize(f->dev, c, f->g_scale, f->h_scale)) != SB_OK) return st;
+        int64_t nbag = draw_bag(f, it);
+        if ((st = f->ops->set_rows(f->dev, nbag < n ? f->rows : NULL, nbag)) != SB_OK) return st;
+        draw_columns(f, t);
+        if ((st = f->ops->set_mask(f->dev, f->mask)) != SB_OK) return st;
+        sb_grown gr;
+        if ((st = sb_tree_grow_dev(f->ops, f->dev, gp, &f->bins, f->tr->ncols, f->hoff, f->bins.total, f->g_scale,
+                                   f->h_scale, f->mask, nbag, f->card != NULL, &gr)) != SB_OK)
+            return st;
+        sb_k_bnode *bn = NULL;
+        st = sb_grown_bnodes(&gr, &bn);
+        if (st == SB_OK) st = f->ops->add_tree(f->dev, bn, gr.tree.nnodes, c);
+        sb_free(bn);
+        f->grown = &gr;
+        if (st == SB_OK && f->va) sb_parallel_for(sb_chunk_count(f->va->nrows, ROW_GRAIN), update_valid_task, f);
+        if (st == SB_OK && f->card) st = f->ops->read_quantized(f->dev, f->gq, f->hq);
+        if (st == SB_OK) st = record_tree(f, t, &gr);
+        if (st == SB_OK) st = push_tree(f, &gr);
+        sb_grown_release(&gr);
+        f->grown = NULL;
+        if (st != SB_OK) return st;
+    }
+    return SB_OK;
+}
+
 sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid, sb_card *card,
                       sb_model **out) {
     sb_clear_error();
@@ -457,7 +517,11 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
                          p.min_split_gain, p.reg_lambda, p.learning_rate};
     float best_metric = 0.0f;
     int32_t best_iter = -1;
+    if (p.device != SB_GBDT_DEVICE_CPU && (st = dev_open(&f, base)) != SB_OK) goto done;
     for (int32_t it = 0; it < p.n_estimators; it++) {
+        if (f.dev) {
+            if ((st = dev_iteration(&f, it, &gp)) != SB_OK) goto done;
+        } else {
         sb_parallel_for(ntasks, grad_task, &f);
         for (int32_t c = 0; c < K1; c++) {
             const int32_t t = it * K1 + c;
@@ -490,11 +554,13 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             f.grown = NULL;
             if (st != SB_OK) goto done;
         }
+        }
         /* Evaluation log and early stopping. */
         int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == p.n_estimators);
         if (log_now || p.early_stopping_rounds > 0) {
             const sb_table *et = f.va ? f.va : f.tr;
             float v;
+            if (f.dev && !f.va && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK) goto done;
             if ((st = sb_metric_eval(p.metric, p.objective, f.va ? f.vpred : f.pred, et->nrows, K1, et->label,
                                      et->weight, &v)) != SB_OK)
                 goto done;
@@ -541,6 +607,8 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     }
     *out = m;
 done:
+    if (f.ops) f.ops->close(f.dev);
+    sb_free(f.hoff);
     sb_grow_scratch_release(&f.ws);
     sb_bins_release(&f.bins);
     sb_free(f.binned);

@@ -112,11 +112,17 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         sb_numeric_mode m;
         if ((st = sb_numeric_mode_parse(v, &m)) == SB_OK) p->numeric_mode = (int32_t)m;
     } else if (is(key, "device", "device_type", NULL, NULL)) {
-        if (strcmp(v, "cpu") != 0) {
-            if (!strcmp(v, "cuda") || !strcmp(v, "gpu") || !strcmp(v, "opencl"))
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                               "device '%s' is not available for gradient boosting in this build (devices: cpu)", v);
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown device '%s'; devices: cpu, cuda, opencl", v);
+        if (!strcmp(v, "cpu")) {
+            p->device = SB_GBDT_DEVICE_CPU;
+        } else if (!strcmp(v, "cuda") || !strcmp(v, "gpu")) {
+            p->device = SB_GBDT_DEVICE_CUDA; /* a build or machine without it fails at fit, by name */
+        } else if (!strcmp(v, "cpu-batched")) {
+            p->device = SB_GBDT_DEVICE_CPU_BATCHED;
+        } else if (!strcmp(v, "opencl")) {
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                           "device 'opencl' is not available for gradient boosting yet (devices: cpu, cuda, cpu-batched)");
+        } else {
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown device '%s'; devices: cpu, cuda, cpu-batched, opencl", v);
         }
     } else {
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for gradient boosting (docs/gbdt.md lists them)", key);

@@ -36,7 +36,11 @@ typedef struct gbdt_params {
     int32_t eval_period;      /* log every N iterations to stderr; 0: silent */
     int32_t numeric_mode;
     int64_t bin_sample_rows;
+    int32_t device;           /* SB_GBDT_DEVICE_*; not part of the model */
 } gbdt_params;
+
+/* Where trees are grown: the CPU grower, or a tree device (src/backends/tdev.h). */
+enum { SB_GBDT_DEVICE_CPU = 0, SB_GBDT_DEVICE_CPU_BATCHED = 1, SB_GBDT_DEVICE_CUDA = 2 };
 
 /* Defaults, then every key of params applied; an unknown key, a bad value or
  * an unsupported device is a named error. */

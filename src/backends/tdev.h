@@ -1,0 +1,109 @@
+/*
+ * tdev.h: a tree device, the interface a backend implements to train gradient
+ * boosting trees where the data lives (a GPU's memory, or the host's for the
+ * reference implementation). The batched grower (src/models/trees/grow_dev.c)
+ * drives it: it keeps the tree and decides every split from what the device
+ * returns; the device holds the binned matrix, the margins, the quantized
+ * gradients, the row permutation and the node histograms, and runs the kernel
+ * bodies of src/kernels/ over them.
+ *
+ * Every operation is exact integer work or one of the kernel bodies, so any
+ * schedule of it gives the same bits. Operations run in call order; a status
+ * other than SB_OK leaves the device usable only for close.
+ *
+ * Backends: "cpu-batched" (src/backends/cpu/tdev_cpu.c, always built: the
+ * reference that CI runs where no GPU is) and "cuda"
+ * (src/backends/cuda/tdev_cuda.cu, built with `make CUDA=1`).
+ */
+#ifndef SB_BACKENDS_TDEV_H
+#define SB_BACKENDS_TDEV_H
+#include "../core/internal.h"
+#include "../kernels/tree.h"
+
+typedef struct sb_tdev sb_tdev;
+
+/* Margins per row a device supports (multiclass labels are at most 1023). */
+#define SB_TDEV_MAX_CLASS 1024
+
+/* What a device copies at open; the caller keeps ownership of every array. */
+typedef struct sb_tdev_setup {
+    const uint8_t *binned;  /* feature-major: feature f's bins at binned + f * n */
+    int64_t n;
+    int32_t nf;
+    const int32_t *nbins;   /* per feature; its histogram has nbins + 1 entries (bin 0: missing) */
+    const int32_t *hoff;    /* per feature: its first histogram entry */
+    int32_t total;          /* histogram entries of a node */
+    const float *label;     /* n */
+    const float *weight;    /* n, or NULL for all ones */
+    int32_t objective;      /* SB_K_OBJ_* */
+    int32_t K;              /* margins per row */
+    float base;             /* every margin starts here */
+} sb_tdev_setup;
+
+/* Stable partition of rows[begin, end): rows whose bin of feature goes left
+ * (sb_k_goes_left) first, in their order, then the others in theirs. */
+typedef struct sb_tdev_seg {
+    int64_t begin, end;
+    int32_t feature, split_bin, default_left, pad_;
+} sb_tdev_seg;
+
+/* Histogram slot := the exact histogram of rows[begin, end) over the masked
+ * features; the other features' entries are zero. */
+typedef struct sb_tdev_hjob {
+    int64_t begin, end;
+    int32_t slot, pad_;
+} sb_tdev_hjob;
+
+/* Histogram slot large -= histogram slot small (a node from its parent and sibling). */
+typedef struct sb_tdev_sub {
+    int32_t large, small;
+} sb_tdev_sub;
+
+/* A node whose best split over the masked features is wanted. */
+typedef struct sb_tdev_node {
+    int64_t G, H, C;
+    int32_t slot, pad_;
+} sb_tdev_node;
+
+typedef struct sb_tdev_ops {
+    const char *name;
+    /* A device holding a copy of the setup's data, margins set to base. A
+     * missing backend or device is SB_ERR_BACKEND_UNAVAILABLE, named. */
+    sb_status (*open)(const sb_tdev_setup *s, sb_tdev **out);
+    void (*close)(sb_tdev *d); /* NULL is a no-op */
+    /* Gradients of every class from the margins; maxabs[2c], maxabs[2c+1]:
+     * the largest |g| and h of class c over all rows (NaN never taken). */
+    sb_status (*gradients)(sb_tdev *d, float *maxabs);
+    /* Quantized gradients of class cls: round half even of g * g_scale, h * h_scale. */
+    sb_status (*quantize)(sb_tdev *d, int32_t cls, float g_scale, float h_scale);
+    /* The rows of the next tree: rows[0, nrows) (ascending), or all rows when NULL. */
+    sb_status (*set_rows)(sb_tdev *d, const int32_t *rows, int64_t nrows);
+    /* nf flags: 1 = the split search may use the feature. */
+    sb_status (*set_mask)(sb_tdev *d, const uint8_t *mask);
+    /* At least nslots histogram slots, keeping the contents of the existing ones. */
+    sb_status (*reserve)(sb_tdev *d, int32_t nslots);
+    sb_status (*partition)(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg);
+    sb_status (*hist)(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs);
+    sb_status (*subtract)(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs);
+    /* out[i]: the best split of nodes[i] under the total order (valid = 0: none). */
+    sb_status (*best)(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes, const sb_k_split_rules *r,
+                      sb_k_split *out);
+    /* Entries [first, first + count) of a slot's histogram. */
+    sb_status (*read_hist)(sb_tdev *d, int32_t slot, int32_t first, int32_t count, sb_k_hbin *out);
+    /* Margin c of every row += the value of the leaf its bins reach in the tree. */
+    sb_status (*add_tree)(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls);
+    sb_status (*read_quantized)(sb_tdev *d, int32_t *gq, int32_t *hq); /* n each */
+    sb_status (*read_margins)(sb_tdev *d, float *margins);             /* n x K, row-major */
+} sb_tdev_ops;
+
+/* The backends this build has: "cpu-batched" always; "cuda" with CUDA=1.
+ * Unknown or absent: a named SB_ERR_BACKEND_UNAVAILABLE. */
+sb_status sb_tdev_find(const char *name, const sb_tdev_ops **out);
+const sb_tdev_ops *sb_tdev_cpu_ops(void);
+const sb_tdev_ops *sb_tdev_cuda_ops(void); /* NULL when built without CUDA */
+
+/* One line describing the CUDA devices and build (for `samebits doctor`):
+ * the GPU's name, compute capability, driver and runtime, or why there is none. */
+void sb_tdev_cuda_describe(char *buf, size_t cap);
+
+#endif

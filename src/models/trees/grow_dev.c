@@ -1,0 +1,341 @@
+/*
+ * grow_dev.c: one tree grown on a tree device (src/backends/tdev.h), in
+ * batches of splits. The host keeps the tree and every decision; the device
+ * partitions rows, builds and subtracts histograms and searches splits with
+ * the kernel bodies of src/kernels/tree.h.
+ *
+ * The result is the tree the CPU grower (grow.c) builds, node for node:
+ * - leaf-wise growth splits one leaf per batch, the one of largest gain (ties:
+ *   the smaller node id), exactly as the CPU grower picks;
+ * - depth-wise growth splits, per batch, every splittable leaf of the current
+ *   depth in node-id order (at most max_leaves - leaves of them). The CPU
+ *   grower splits the splittable leaf of smallest id one at a time, and a
+ *   node's children always get larger ids than every node of its depth, so it
+ *   visits the same leaves in the same order and numbers the children alike.
+ * Histograms are exact integer sums, so the partition's row order, the device's
+ * thread schedule and which child is built or subtracted change no bit.
+ * A child that may not be split (depth or size) gets no histogram at all.
+ */
+#include "grow_dev.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct dleaf {
+    int32_t node, depth, slot; /* slot: its histogram on the device, -1 when none */
+    int64_t begin, end;
+    int64_t G, H, C;
+    sb_k_split best;
+} dleaf;
+
+typedef struct dctx {
+    const sb_tdev_ops *ops;
+    sb_tdev *dev;
+    const sb_grow_params *p;
+    /* the tree */
+    sb_tree_node *nodes;
+    int32_t *split_bin;
+    int64_t *node_g, *node_h;
+    int32_t nnodes, cap;
+    /* histogram slots: free[0..nfree) are unused, cap_slots reserved on the device */
+    int32_t *free_slots, nfree, cap_slots, used_slots;
+} dctx;
+
+static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory"); }
+
+static sb_status add_node(dctx *c, int64_t G, int64_t H, int64_t C, int32_t *id) {
+    if (c->nnodes == c->cap) {
+        int32_t cap = c->cap ? c->cap * 2 : 64;
+        sb_tree_node *n = sb_realloc(c->nodes, sizeof(sb_tree_node) * (size_t)cap);
+        if (!n) return oom();
+        c->nodes = n;
+        int32_t *s = sb_realloc(c->split_bin, sizeof(int32_t) * (size_t)cap);
+        if (!s) return oom();
+        c->split_bin = s;
+        int64_t *g = sb_realloc(c->node_g, sizeof(int64_t) * (size_t)cap);
+        if (!g) return oom();
+        c->node_g = g;
+        int64_t *h = sb_realloc(c->node_h, sizeof(int64_t) * (size_t)cap);
+        if (!h) return oom();
+        c->node_h = h;
+        c->cap = cap;
+    }
+    int32_t k = c->nnodes++;
+    sb_tree_node *n = &c->nodes[k];
+    memset(n, 0, sizeof *n);
+    n->feature = -1;
+    n->left = n->right = -1;
+    n->count = C;
+    c->split_bin[k] = -1;
+    c->node_g[k] = G;
+    c->node_h[k] = H;
+    *id = k;
+    return SB_OK;
+}
+
+/* A free histogram slot, reserving more on the device when none is left. */
+static sb_status take_slot(dctx *c, int32_t *slot) {
+    if (c->nfree == 0) {
+        int32_t cap = c->cap_slots ? c->cap_slots * 2 : 16;
+        int32_t *f = sb_realloc(c->free_slots, sizeof(int32_t) * (size_t)cap);
+        if (!f) return oom();
+        c->free_slots = f;
+        sb_status st = c->ops->reserve(c->dev, cap);
+        if (st != SB_OK) return st;
+        for (int32_t s = cap - 1; s >= c->cap_slots; s--) c->free_slots[c->nfree++] = s;
+        c->cap_slots = cap;
+    }
+    *slot = c->free_slots[--c->nfree];
+    return SB_OK;
+}
+
+static void give_slot(dctx *c, int32_t *slot) {
+    if (*slot >= 0) c->free_slots[c->nfree++] = *slot;
+    *slot = -1;
+}
+
+typedef struct nidx {
+    int32_t node, idx;
+} nidx;
+
+static int by_node(const void *a, const void *b) {
+    const nidx *x = a, *y = b;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static int may_split(const dctx *c, const dleaf *L) {
+    return sb_k_node_may_split(L->depth, L->C, c->p->max_depth, c->p->min_samples_leaf);
+}
+
+sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_params *p, const sb_bins *bins,
+                           int32_t nf, const int32_t *hoff, int32_t total, float g_scale, float h_scale,
+                           const uint8_t *mask, int64_t nrows, int want_root_hist, sb_grown *out) {
+    memset(out, 0, sizeof *out);
+    dctx c;
+    memset(&c, 0, sizeof c);
+    c.ops = ops;
+    c.dev = dev;
+    c.p = p;
+    const sb_k_split_rules rules = {p->min_samples_leaf, p->min_child_weight, p->min_split_gain, p->reg_lambda,
+                                    g_scale, h_scale, 0};
+    sb_status st = SB_OK;
+    int32_t max_open = p->max_leaves > 0 ? p->max_leaves : 1 << 16;
+    dleaf *open = sb_calloc((size_t)max_open, sizeof(dleaf));
+    /* per batch: parents, then their children (two each) */
+    int32_t *batch = sb_malloc(sizeof(int32_t) * (size_t)max_open);
+    nidx *order = sb_malloc(sizeof(nidx) * (size_t)max_open);
+    sb_tdev_seg *segs = sb_malloc(sizeof(sb_tdev_seg) * (size_t)max_open);
+    sb_tdev_hjob *jobs = sb_malloc(sizeof(sb_tdev_hjob) * (size_t)max_open);
+    sb_tdev_sub *subs = sb_malloc(sizeof(sb_tdev_sub) * (size_t)max_open);
+    sb_tdev_node *qn = sb_malloc(sizeof(sb_tdev_node) * 2 * (size_t)max_open);
+    int32_t *qleaf = sb_malloc(sizeof(int32_t) * 2 * (size_t)max_open);
+    sb_k_split *qbest = sb_malloc(sizeof(sb_k_split) * 2 * (size_t)max_open);
+    sb_k_hbin *f0 = sb_malloc(sizeof(sb_k_hbin) * (SB_MAX_BIN + 2));
+    if (!open || !batch || !order || !segs || !jobs || !subs || !qn || !qleaf || !qbest || !f0) {
+        st = oom();
+        goto done;
+    }
+    if (nf < 1) {
+        st = sb_fail(SB_ERR_INVALID_INPUT, "tree: no features");
+        goto done;
+    }
+
+    /* The root: its histogram, and its sums from the first usable feature's
+     * bins (every row is in exactly one of them), exactly. Histograms cover
+     * the usable features only (the others stay zero, as on the CPU). */
+    int32_t f0i = 0;
+    while (f0i < nf - 1 && mask && !mask[f0i]) f0i++;
+    int32_t nopen = 0;
+    dleaf *root = &open[nopen++];
+    memset(root, 0, sizeof *root);
+    root->end = nrows;
+    root->C = nrows;
+    if ((st = take_slot(&c, &root->slot)) != SB_OK) goto done;
+    sb_tdev_hjob rj = {0, nrows, root->slot, 0};
+    if ((st = ops->hist(dev, &rj, 1)) != SB_OK) goto done;
+    if ((st = ops->read_hist(dev, root->slot, hoff[f0i], bins->nbins[f0i] + 1, f0)) != SB_OK) goto done;
+    for (int32_t t = 0; t <= bins->nbins[f0i]; t++) {
+        root->G += f0[t].g;
+        root->H += f0[t].h;
+    }
+    if (want_root_hist) {
+        out->root_hist = sb_malloc(sizeof(sb_k_hbin) * (size_t)total);
+        if (!out->root_hist) {
+            st = oom();
+            goto done;
+        }
+        if ((st = ops->read_hist(dev, root->slot, 0, total, (sb_k_hbin *)out->root_hist)) != SB_OK) goto done;
+    }
+    if ((st = add_node(&c, root->G, root->H, root->C, &root->node)) != SB_OK) goto done;
+    if (may_split(&c, root)) {
+        sb_tdev_node q = {root->G, root->H, root->C, root->slot, 0};
+        if ((st = ops->best(dev, &q, 1, &rules, &root->best)) != SB_OK) goto done;
+    }
+    if (!root->best.valid) give_slot(&c, &root->slot);
+
+    int32_t nleaves = 1;
+    for (;;) {
+        /* The batch: leaf indices into open[], in the order they are split. */
+        int32_t nb = 0;
+        if (p->depthwise) {
+            int32_t room = p->max_leaves > 0 ? p->max_leaves - nleaves : max_open;
+            /* the valid leaves in node-id order (open[] is not sorted by id) */
+            for (int32_t i = 0; i < nopen; i++)
+                if (open[i].best.valid) {
+                    order[nb].node = open[i].node;
+                    order[nb++].idx = i;
+                }
+            qsort(order, (size_t)nb, sizeof *order, by_node);
+            if (nb > room) nb = room < 0 ? 0 : room;
+            for (int32_t i = 0; i < nb; i++) batch[i] = order[i].idx;
+        } else if (p->max_leaves <= 0 || nleaves < p->max_leaves) {
+            int32_t k = -1;
+            for (int32_t i = 0; i < nopen; i++) {
+                if (!open[i].best.valid) continue;
+                if (k < 0 || open[i].best.gain > open[k].best.gain ||
+                    (open[i].best.gain == open[k].best.gain && open[i].node < open[k].node))
+                    k = i;
+            }
+            if (k >= 0) batch[nb++] = k;
+        }
+        if (nb == 0) break;
+        if (nopen + nb > max_open) {
+            st = sb_fail(SB_ERR_LIMIT, "tree: more than %d open leaves", (int)max_open);
+            goto done;
+        }
+
+        /* Children and their node ids, in batch order; the partition. */
+        for (int32_t i = 0; i < nb; i++) {
+            dleaf *P = &open[batch[i]];
+            const sb_k_split *b = &P->best;
+            dleaf L, R;
+            memset(&L, 0, sizeof L);
+            memset(&R, 0, sizeof R);
+            L.G = b->lg; L.H = b->lh; L.C = b->lc;
+            R.G = P->G - L.G; R.H = P->H - L.H; R.C = P->C - L.C;
+            L.depth = R.depth = P->depth + 1;
+            L.begin = P->begin; L.end = P->begin + L.C;
+            R.begin = L.end; R.end = P->end;
+            L.slot = R.slot = -1;
+            if ((st = add_node(&c, L.G, L.H, L.C, &L.node)) != SB_OK) goto done;
+            if ((st = add_node(&c, R.G, R.H, R.C, &R.node)) != SB_OK) goto done;
+            sb_tree_node *pn = &c.nodes[P->node];
+            pn->feature = b->feature;
+            pn->threshold = bins->upper[bins->offset[b->feature] + b->bin - 1];
+            pn->default_left = (uint8_t)b->default_left;
+            pn->left = L.node;
+            pn->right = R.node;
+            pn->gain = b->gain;
+            c.split_bin[P->node] = b->bin;
+            sb_tdev_seg s = {P->begin, P->end, b->feature, b->bin, b->default_left, 0};
+            segs[i] = s;
+            open[nopen++] = R; /* the right child is appended, the left takes the parent's place below */
+            qleaf[2 * i] = batch[i];
+            qleaf[2 * i + 1] = nopen - 1;
+            /* the parent's slot stays with it until the histograms are done */
+            open[nopen - 1].slot = -1;
+            L.slot = P->slot;
+            P->slot = -1;
+            *P = L; /* P is now the left child, holding the parent's slot */
+        }
+        if ((st = ops->partition(dev, segs, nb)) != SB_OK) goto done;
+
+        /* Histograms: the smaller child from its rows, the larger as parent
+         * minus smaller in the parent's slot; none for a child that may not be split. */
+        int32_t nj = 0, ns = 0, nq = 0;
+        for (int32_t i = 0; i < nb; i++) {
+            dleaf *L = &open[qleaf[2 * i]], *R = &open[qleaf[2 * i + 1]];
+            const int32_t parent_slot = L->slot; /* the parent's histogram */
+            L->slot = -1;
+            const int okl = may_split(&c, L), okr = may_split(&c, R);
+            dleaf *small = L->C <= R->C ? L : R, *large = L->C <= R->C ? R : L;
+            const int ok_small = small == L ? okl : okr, ok_large = large == L ? okl : okr;
+            if (!ok_small && !ok_large) {
+                int32_t s = parent_slot;
+                give_slot(&c, &s);
+                continue;
+            }
+            if (ok_large) { /* small from rows, large by subtraction (small's slot freed if not needed) */
+                if ((st = take_slot(&c, &small->slot)) != SB_OK) goto done;
+                sb_tdev_hjob j = {small->begin, small->end, small->slot, 0};
+                jobs[nj++] = j;
+                large->slot = parent_slot;
+                sb_tdev_sub sub = {large->slot, small->slot};
+                subs[ns++] = sub;
+            } else { /* only the small child: its rows, into the parent's slot */
+                small->slot = parent_slot;
+                sb_tdev_hjob j = {small->begin, small->end, small->slot, 0};
+                jobs[nj++] = j;
+            }
+        }
+        if (nj > 0 && (st = ops->hist(dev, jobs, nj)) != SB_OK) goto done;
+        if (ns > 0 && (st = ops->subtract(dev, subs, ns)) != SB_OK) goto done;
+
+        /* Best splits of the children that may be split; free the rest's slots. */
+        for (int32_t i = 0; i < 2 * nb; i++) {
+            dleaf *X = &open[qleaf[i]];
+            memset(&X->best, 0, sizeof X->best);
+            if (may_split(&c, X) && X->slot >= 0) {
+                sb_tdev_node q = {X->G, X->H, X->C, X->slot, 0};
+                qn[nq] = q;
+                qleaf[nq++] = qleaf[i]; /* compacted in place: nq <= i */
+            } else {
+                give_slot(&c, &X->slot);
+            }
+        }
+        if (nq > 0 && (st = ops->best(dev, qn, nq, &rules, qbest)) != SB_OK) goto done;
+        for (int32_t i = 0; i < nq; i++) {
+            dleaf *X = &open[qleaf[i]];
+            X->best = qbest[i];
+            if (!X->best.valid) give_slot(&c, &X->slot);
+        }
+        nleaves += nb;
+    }
+
+    /* Leaf values from the exact sums, by the kernel's formula. */
+    for (int32_t k = 0; k < c.nnodes; k++) {
+        if (c.nodes[k].feature >= 0) continue;
+        c.nodes[k].value = sb_k_leaf_value(sb_k_dequant(c.node_g[k], g_scale), sb_k_dequant(c.node_h[k], h_scale),
+                                           p->reg_lambda, p->learning_rate);
+    }
+    out->tree.nnodes = c.nnodes;
+    out->tree.nodes = c.nodes;
+    out->split_bin = c.split_bin;
+    c.nodes = NULL;
+    c.split_bin = NULL;
+done:
+    sb_free(open);
+    sb_free(batch);
+    sb_free(order);
+    sb_free(segs);
+    sb_free(jobs);
+    sb_free(subs);
+    sb_free(qn);
+    sb_free(qleaf);
+    sb_free(qbest);
+    sb_free(f0);
+    sb_free(c.free_slots);
+    sb_free(c.nodes);
+    sb_free(c.split_bin);
+    sb_free(c.node_g);
+    sb_free(c.node_h);
+    if (st != SB_OK) sb_grown_release(out);
+    return st;
+}
+
+/* The tree as the device walks it: bins instead of thresholds. */
+sb_status sb_grown_bnodes(const sb_grown *g, sb_k_bnode **out) {
+    const int32_t nn = g->tree.nnodes;
+    sb_k_bnode *b = sb_malloc(sizeof(sb_k_bnode) * (size_t)(nn ? nn : 1));
+    if (!b) return oom();
+    for (int32_t k = 0; k < nn; k++) {
+        const sb_tree_node *n = &g->tree.nodes[k];
+        b[k].feature = n->feature;
+        b[k].split_bin = g->split_bin[k];
+        b[k].left = n->left;
+        b[k].right = n->right;
+        b[k].default_left = n->default_left;
+        b[k].value = n->value;
+    }
+    *out = b;
+    return SB_OK;
+}

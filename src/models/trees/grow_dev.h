@@ -1,0 +1,23 @@
+/*
+ * grow_dev.h: growing a tree on a tree device (src/backends/tdev.h); the
+ * schedule and why it gives the CPU grower's tree are in grow_dev.c.
+ */
+#ifndef SB_TREES_GROW_DEV_H
+#define SB_TREES_GROW_DEV_H
+#include "grow.h"
+#include "../../backends/tdev.h"
+
+/* Grow a tree on the device's rows [0, nrows) (set by set_rows), quantized
+ * gradients (quantize) and feature mask (set_mask). hoff/total: the histogram
+ * layout given at open; mask: the host's copy of the feature mask. The result owns its nodes and split bins; root_hist
+ * only when want_root_hist (for identity cards); leaf_begin/leaf_end are NULL:
+ * margins are updated on the device (add_tree). */
+sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_params *p, const sb_bins *bins,
+                           int32_t nf, const int32_t *hoff, int32_t total, float g_scale, float h_scale,
+                           const uint8_t *mask, int64_t nrows, int want_root_hist, sb_grown *out);
+
+/* The grown tree as the device walks it (bins instead of thresholds); the
+ * caller frees *out with sb_free. */
+sb_status sb_grown_bnodes(const sb_grown *g, sb_k_bnode **out);
+
+#endif
