@@ -18,6 +18,8 @@ ARCH ?=
 SABOTAGE ?=
 PREFIX ?= /usr/local
 
+CUDA ?=
+CUDA_VARIANT ?= profile
 ifeq ($(ARCH),)
   ifeq ($(origin CC),default)
     CC := gcc
@@ -25,7 +27,7 @@ ifeq ($(ARCH),)
   ifeq ($(origin AR),default)
     AR := ar
   endif
-  BUILD := build
+  BUILD := $(if $(CUDA),build-cuda$(if $(filter-out profile,$(CUDA_VARIANT)),-$(CUDA_VARIANT)),build)
   LINK_STATIC :=
 else ifeq ($(ARCH),aarch64)
   CC := aarch64-linux-gnu-gcc
@@ -88,6 +90,27 @@ LDLIBS := -pthread -lm
 LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c)) \
   $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o
+
+# CUDA=1: the CUDA tree device, compiled by nvcc under the profile's flags
+# (one place: tools/cuda-compile-check.sh --print-flags profile), into build-cuda/.
+# CUDA_VARIANT=fmad|libdevice-exp|float-atomic: a separating arm of the GPU leg,
+# into build-cuda-VARIANT/.
+ifneq ($(CUDA),)
+  ifneq ($(ARCH),)
+    $(error CUDA=1 is for this machine's build only)
+  endif
+  NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+  CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+  NVCC_FLAGS := $(shell sh tools/cuda-compile-check.sh --print-flags $(CUDA_VARIANT))
+  CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/tdev_cuda.o
+  LIB_OBJ += $(CUDA_OBJ)
+  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+endif
+
+$(BUILD)/obj/src/backends/cuda/tdev_cuda.o: src/backends/cuda/tdev_cuda.cu src/backends/tdev.h src/kernels/tree.h src/kernels/gbdt.h src/kernels/quantize.h
+	@mkdir -p $(dir $@)
+	@echo "  NVCC $(BUILD)/$<"
+	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -DSB_CUDA_FLAGS='"$(NVCC_FLAGS)"' -c $< -o $@
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))

@@ -3,6 +3,7 @@
  * The contraction probe is compiled with the library's own flags, so it reports
  * what the compiler actually did to this build, not what the Makefile intended.
  */
+#include "../backends/tdev.h"
 #include "internal.h"
 #include <stdio.h>
 #include <string.h>
@@ -65,8 +66,9 @@ static const char *host_arch(void) {
 sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
     sb_clear_error();
     if (!buf && cap) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_build_info: NULL buffer");
-    char tmp[2048];
+    char tmp[4096], cuda[1024];
     float probe = contraction_probe();
+    sb_tdev_cuda_describe(cuda, sizeof cuda);
     int n = snprintf(tmp, sizeof tmp,
                      "version: %s\n"
                      "profile: %s\n"
@@ -78,7 +80,8 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      "contraction: %s\n"
                      "excess precision: %s\n"
                      "denormals: %s\n"
-                     "backends: cpu\n"
+                     "backends: cpu, cpu-batched%s\n"
+                     "cuda: %s\n"
                      "sabotage: %s\n",
                      SB_VERSION_STRING, SB_PROFILE_VERSION, host_arch(),
                      sb_host_is_big_endian() ? "big" : "little", SB_BUILD_CC, SB_BUILD_TARGET,
@@ -86,7 +89,8 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      probe == 0.0f ? "off (probe: a*b+c rounded twice)" : "ON (probe: a*b+c fused)",
                      excess_precision_probe() == 0.0f ? "none (probe: float expressions in float)"
                                                       : "PRESENT (probe: float expressions wider than float)",
-                     denormals_kept() ? "kept (no FTZ/DAZ)" : "FLUSHED (FTZ/DAZ on)", SB_SABOTAGE);
+                     denormals_kept() ? "kept (no FTZ/DAZ)" : "FLUSHED (FTZ/DAZ on)",
+                     sb_tdev_cuda_ops() ? ", cuda" : "", cuda, SB_SABOTAGE);
     size_t need = (size_t)(n > 0 ? n : 0) + 1;
     if (needed) *needed = need;
     if (cap) {

@@ -160,7 +160,11 @@ static sb_status cpu_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
             for (int32_t f = 0; f < d->nf; f++) {
                 if (!d->mask[f]) continue; /* unusable features' bins stay zero */
                 sb_k_hbin *e = &hs[d->hoff[f] + b[f]];
+#ifdef SB_SABOTAGE_FLOAT_HIST
+                e->g = (int64_t)((float)e->g + (float)d->gq[r]); /* arm: float sums */
+#else
                 e->g += d->gq[r];
+#endif
                 e->h += d->hq[r];
                 e->c += 1;
             }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# device-gbdt.sh: the gradient boosting leg on a lent GPU machine, in one call
+# from the repository root on a bare machine. It
+#   1. records the machine and toolchain (nvidia-smi, nvcc, gcc, commit),
+#   2. builds the CPU library (build/), the CUDA build (build-cuda/, make CUDA=1)
+#      and the CUDA arms (build-cuda-{float-atomic,libdevice-exp,fmad}/),
+#   3. runs every gradient boosting fixture with device=cuda, keeps its card and
+#      compares it with the reference card (`samebits card diff`); the same for
+#      the host CPU at 1 and 16 threads and for each arm,
+#   4. unless SKIP_BENCH=1, runs bench/gpu_bench.py (time per tree, peak GPU
+#      memory, CPU and LightGBM side by side, identity on real data),
+#   5. writes summary.txt and packs everything as evidence.tar.gz in $OUT.
+#
+# Usage (device): COMMIT=<sha> DATA=.devdata bash tools/device-gbdt.sh
+#   DATA   a folder with flights-3m.parquet, fashion-mnist/*.gz and whl/ (a
+#          LightGBM wheel), carried to the device (it is not in the repo).
+# Exit status: 0 when every fixture's CUDA card equals its reference and the
+# float-atomic arm differs on every fixture; 1 otherwise; 2 a build failed.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 2
+OUT=${OUT:-$ROOT/build/device-gbdt/out}
+DATA=${DATA:-.devdata}
+EV=$ROOT/build/device-gbdt/ev
+rm -rf "$EV"
+mkdir -p "$EV/cards" "$OUT"
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+LOG=$EV/run.log
+: >"$LOG"
+say() { echo "device-gbdt: $*" | tee -a "$LOG"; }
+pack() {
+  cp "$LOG" "$OUT/run.log" 2>/dev/null
+  [ -f "$EV/summary.txt" ] && cp "$EV/summary.txt" "$OUT/summary.txt"
+  tar -C "$EV" -czf "$OUT/evidence.tar.gz" . 2>/dev/null
+}
+FIXTURES="gbdt-regression gbdt-binary gbdt-multiclass"
+J=$(nproc)
+
+# ---- 1. facts
+COMMIT_ID=${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}
+{
+  echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $COMMIT_ID"
+  echo "uname: $(uname -a)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($J cores)"
+  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,clocks.max.sm --format=csv
+  nvcc --version | tail -n 2
+  gcc --version | head -n 1
+  echo "nvcc flags (profile): $(sh tools/cuda-compile-check.sh --print-flags profile)"
+} >"$EV/facts.txt" 2>&1
+sha256sum src/kernels/*.h src/backends/tdev.h src/backends/cuda/*.cu src/backends/cuda/*.h src/backends/cpu/*.c \
+  src/models/trees/*.c src/models/gbdt/*.c src/math/*.h >"$EV/sources.sha256" 2>&1
+cat "$EV/facts.txt"
+
+# ---- 2. builds (CPU first: the arms' builds share nothing with it)
+say "building (CPU, CUDA, three CUDA arms)"
+make -j"$J" CC=gcc all >"$EV/build-cpu.log" 2>&1 || { say "FAILED: CPU build"; pack; exit 2; }
+make -j"$J" CC=gcc CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "FAILED: CUDA build"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
+for v in float-atomic libdevice-exp fmad; do
+  make -j"$J" CC=gcc CUDA=1 CUDA_VARIANT=$v all >"$EV/build-cuda-$v.log" 2>&1 &
+done
+wait
+build-cuda/samebits doctor --threads "$J" >"$EV/doctor-cuda.txt" 2>&1
+grep -E "^cuda:|^backends:" "$EV/doctor-cuda.txt" | tee -a "$LOG"
+
+# ---- 3. fixtures
+status=0
+summary() { echo "$*" | tee -a "$EV/summary.txt"; }
+summary "commit: $COMMIT_ID"
+summary "gpu: $(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | head -n 1)"
+for f in $FIXTURES; do
+  for t in 1 $J; do
+    build/samebits fixture run "$f" --threads "$t" --out "$EV/cards/$f.cpu-t$t.card" >/dev/null 2>&1
+    r=$(build/samebits card diff "fixtures/cards/$f.card" "$EV/cards/$f.cpu-t$t.card" 2>&1 | head -n 1)
+    summary "cpu  t=$t $f: $r"
+    [ "$r" = identical ] || status=1
+  done
+  t0=$(date +%s.%N)
+  build-cuda/samebits fixture run "$f" device=cuda --out "$EV/cards/$f.cuda.card" >"$EV/cards/$f.cuda.log" 2>&1
+  t1=$(date +%s.%N)
+  build/samebits card diff "fixtures/cards/$f.card" "$EV/cards/$f.cuda.card" >"$EV/cards/$f.cuda.diff" 2>&1
+  r=$(head -n 1 "$EV/cards/$f.cuda.diff")
+  summary "cuda $f: $r ($(echo "$t1 - $t0" | bc) s)"
+  [ "$r" = identical ] || { status=1; cat "$EV/cards/$f.cuda.log" "$EV/cards/$f.cuda.diff" | head -n 8 | tee -a "$LOG"; }
+  for v in float-atomic libdevice-exp fmad; do
+    if [ -x "build-cuda-$v/samebits" ]; then
+      "build-cuda-$v/samebits" fixture run "$f" device=cuda --out "$EV/cards/$f.cuda-$v.card" >/dev/null 2>&1
+      r=$(build/samebits card diff "fixtures/cards/$f.card" "$EV/cards/$f.cuda-$v.card" 2>&1 | head -n 1)
+    else
+      r="NOT BUILT"
+    fi
+    summary "arm $v $f: $r"
+    if [ "$v" = float-atomic ] && [ "$r" = identical ]; then status=1; fi
+  done
+done
+# The device's run-to-run check: the CUDA leg twice more on the multiclass fixture.
+for k in 2 3; do
+  build-cuda/samebits fixture run gbdt-multiclass device=cuda --out "$EV/cards/gbdt-multiclass.cuda-run$k.card" >/dev/null 2>&1
+  summary "cuda rerun $k gbdt-multiclass: $(build/samebits card diff fixtures/cards/gbdt-multiclass.card "$EV/cards/gbdt-multiclass.cuda-run$k.card" | head -n 1)"
+done
+summary "fixtures result: $([ $status = 0 ] && echo PASS || echo FAIL)"
+pack
+
+# ---- 4. benchmark
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  if ls "$DATA"/whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$DATA"/whl/*.whl \
+      >>"$LOG" 2>&1 && export PYTHONPATH=/tmp/site
+  fi
+  say "benchmark"
+  SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python:${PYTHONPATH:-} PYTHONUNBUFFERED=1 \
+    timeout "${BENCH_TIMEOUT:-420}" python3 bench/gpu_bench.py --data "$DATA" --out "$EV/gpu_bench.json" \
+    ${BENCH_ARGS:-} 2>&1 | tee "$EV/gpu_bench.log" | grep -v '^ ' | tail -n 40
+fi
+pack
+exit $status
