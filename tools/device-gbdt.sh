@@ -80,7 +80,7 @@ for f in $FIXTURES; do
   t1=$(date +%s.%N)
   build/samebits card diff "fixtures/cards/$f.card" "$EV/cards/$f.cuda.card" >"$EV/cards/$f.cuda.diff" 2>&1
   r=$(head -n 1 "$EV/cards/$f.cuda.diff")
-  summary "cuda $f: $r ($(echo "$t1 - $t0" | bc) s)"
+  summary "cuda $f: $r ($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"
   [ "$r" = identical ] || { status=1; cat "$EV/cards/$f.cuda.log" "$EV/cards/$f.cuda.diff" | head -n 8 | tee -a "$LOG"; }
   for v in float-atomic libdevice-exp fmad; do
     if [ -x "build-cuda-$v/samebits" ]; then
