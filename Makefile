@@ -118,7 +118,9 @@ $(BUILD)/libsamebits.a: $(LIB_OBJ)
 $(BUILD)/libsamebits.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsamebits.so.0 -o $@ $^ $(LDLIBS)
 
-$(BUILD)/samebits: $(BUILD)/obj/cli/samebits.o $(BUILD)/libsamebits.a
+CLI_OBJ := $(BUILD)/obj/cli/samebits.o $(BUILD)/obj/cli/certify.o
+
+$(BUILD)/samebits: $(CLI_OBJ) $(BUILD)/libsamebits.a
 	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/sb_unit: $(UNIT_OBJ) $(BUILD)/libsamebits.a
@@ -172,7 +174,8 @@ $(BUILD)/exhaustive_elem: tools/exhaustive_elem.c src/math/sb_elem.h
 reference-cards: all
 	@mkdir -p fixtures/cards
 	for f in $$($(BUILD)/samebits fixture list); do \
-	  $(BUILD)/samebits fixture run $$f --threads 1 --out fixtures/cards/$$f.card || exit 1; done
+	  $(BUILD)/samebits fixture run $$f --threads 1 --out fixtures/cards/$$f.card || exit 1; \
+	  $(BUILD)/samebits fixture inputs $$f --out fixtures/cards/$$f.inputs.card || exit 1; done
 	$(MAKE) all
 
 install: all

@@ -4,6 +4,7 @@
  * 2 bad usage or an error (the message names the status).
  */
 #include "samebits.h"
+#include "certify.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,17 @@ static const char *k_usage =
     "  version                          print the library and profile versions\n"
     "  doctor [--threads N]             build facts, then a self-check of every pinned\n"
     "                                   fixture against its reference card\n"
-    "  verify [--threads N] [NAME...]   run pinned fixtures and compare them with their\n"
-    "                                   reference cards (exit 0 only if all are identical)\n"
+    "  verify [--family F] [--threads N] [--cards DIR] [device=D] [NAME...]\n"
+    "                                   run pinned fixtures here and compare each card with\n"
+    "                                   its reference, stage by stage (exit 0 only if all\n"
+    "                                   are identical; a refusal is not a pass)\n"
+    "  check-fixture [--dir DIR] [NAME...]\n"
+    "                                   check the fixtures' pinned input digests (no training);\n"
+    "                                   --dir: also the installed cards (share/samebits/cards)\n"
     "  fixture list                     list the pinned fixtures\n"
     "  fixture run NAME [--out FILE] [--threads N]\n"
     "                                   run a fixture and write its card (stdout if no FILE)\n"
+    "  fixture inputs NAME [--out FILE] write the card of a fixture's inputs\n"
     "  card diff A B                    compare two cards: 'identical' (exit 0) or the\n"
     "                                   first stage where they part (exit 1)\n"
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
@@ -34,6 +41,9 @@ static const char *k_usage =
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
+    "  conformance export DIR [NAME...] write a self-describing bundle (docs/conformance.md)\n"
+    "  conformance validate DIR [--fixture NAME] [--model FILE] [--predictions FILE] [--card FILE]\n"
+    "                                   check a bundle's integrity, and a candidate's outputs\n"
     "  help                             this text\n"
     "\n"
     "environment: SAMEBITS_NUM_THREADS (worker threads), SAMEBITS_NUMERIC_MODE\n"
@@ -156,25 +166,6 @@ static int cmd_doctor(int argc, char **argv) {
     printf("self-check (pinned fixtures against reference cards):\n");
     int failed = verify_fixtures(NULL, 0);
     printf("self-check: %s\n", failed ? "FAILED" : "passed");
-    return failed ? EXIT_DIFF : 0;
-}
-
-/* samebits verify [--threads N] [NAME...]: the doctor's self-check alone. */
-static int cmd_verify(int argc, char **argv) {
-    const char *names[64] = {0};
-    int n = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            if (parse_threads(argv[++i])) return EXIT_ERROR;
-        } else if (argv[i][0] == '-' || n == 64) {
-            return usage_error("verify: unexpected argument '%s'", argv[i]);
-        } else {
-            names[n++] = argv[i];
-        }
-    }
-    int failed = verify_fixtures(names, n);
-    int total = n ? n : sb_fixture_count();
-    printf("%d fixtures: %d identical, %d not identical\n", total, total - failed, failed);
     return failed ? EXIT_DIFF : 0;
 }
 
@@ -461,8 +452,12 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 2, argv + 2);
+    if (strcmp(cmd, "fixture") == 0 && argc > 2 && strcmp(argv[2], "inputs") == 0)
+        return sb_cli_fixture_inputs(argc - 3, argv + 3);
     if (strcmp(cmd, "fixture") == 0) return cmd_fixture(argc - 2, argv + 2);
-    if (strcmp(cmd, "verify") == 0) return cmd_verify(argc - 2, argv + 2);
+    if (strcmp(cmd, "verify") == 0) return sb_cli_verify(argc - 2, argv + 2);
+    if (strcmp(cmd, "check-fixture") == 0) return sb_cli_check_fixture(argc - 2, argv + 2);
+    if (strcmp(cmd, "conformance") == 0) return sb_cli_conformance(argc - 2, argv + 2);
     if (strcmp(cmd, "card") == 0) return cmd_card(argc - 2, argv + 2);
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);
