@@ -68,6 +68,8 @@ _PROTOS = {
     "sb_fixture_name": (c_char_p, [c_int32]),
     "sb_fixture_run": (c_int, [c_char_p, c_void_p]),
     "sb_fixture_reference": (c_int, [c_char_p, _P(c_void_p)]),
+    "sb_fixture_family": (c_char_p, [c_char_p]),
+    "sb_fixture_run_with": (c_int, [c_char_p, c_char_p, c_void_p]),
     "sb_dataset_from_matrix": (c_int, [_P(c_float), c_int64, c_int32, _P(c_void_p)]),
     "sb_dataset_set_label": (c_int, [c_void_p, _P(c_float), c_int64]),
     "sb_dataset_set_weight": (c_int, [c_void_p, _P(c_float), c_int64]),
