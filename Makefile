@@ -91,7 +91,8 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
 
-.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check opencl-check
+.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check opencl-check \
+  support-matrix support-matrix-check evidence-cpu
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libsamebits.so $(BUILD)/libsamebits.a $(BUILD)/samebits $(BUILD)/sb_unit
@@ -152,11 +153,25 @@ opencl-check:
 	sh tools/opencl-check.sh --build-only
 
 test: deps
+	$(MAKE) support-matrix-check
 	$(MAKE) legs
 	$(MAKE) arms
 	$(MAKE) cuda-check
 	$(MAKE) opencl-check
 	python3 -m pytest tests -ra -p no:cacheprovider
+
+# docs/SUPPORT_MATRIX.md is generated from evidence/*/*/summary.json only.
+support-matrix:
+	python3 tools/support_matrix.py
+
+support-matrix-check:
+	python3 tools/support_matrix.py --check
+
+# Record the CPU legs (x86-64 native; aarch64, s390x under qemu, emulated) and
+# their arms into evidence/cpu/<date>-<leg>-<commit>/; needs a clean commit.
+evidence-cpu: legs arms
+	python3 tools/evidence_cpu.py
+	python3 tools/support_matrix.py
 
 demo: all
 	sh tools/demo.sh $(BUILD)
