@@ -10,6 +10,8 @@
 #                        float-hist, ties, rng-order (gradient boosting)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
+#   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
+#   make evidence-cpu    record the CPU legs into evidence/cpu/ (a clean commit)
 #   make install PREFIX=/usr/local
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order
