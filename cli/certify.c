@@ -884,7 +884,27 @@ static int conformance_validate(int argc, char **argv) {
         sb_card_free(c);
         free(text);
     }
-    printf("  %d fixtures, %d files\n", nfix, nf);
+    /* Informative: the expected cards against this library's own references
+     * (another library version may differ without the bundle being damaged). */
+    int same_ref = 0, other_ref = 0;
+    for (int i = 0; i < nf; i++) {
+        int inputs = !strcmp(files[i].role, "expected_inputs_card");
+        if (!inputs && strcmp(files[i].role, "expected_card")) continue;
+        char *text = file_text(dir, &files[i]);
+        sb_card *c = NULL, *ref = NULL;
+        sb_card_diff d;
+        if (text && sb_card_parse(text, strlen(text), &c) == SB_OK &&
+            (inputs ? sb_fixture_input_reference(files[i].fixture, &ref)
+                    : sb_fixture_reference(files[i].fixture, &ref)) == SB_OK) {
+            if (sb_card_compare(ref, c, &d) == SB_OK) same_ref++;
+            else other_ref++;
+        }
+        sb_card_free(c);
+        sb_card_free(ref);
+        free(text);
+    }
+    printf("  %d fixtures, %d files; %d expected cards equal this library's references, %d differ\n", nfix, nf,
+           same_ref, other_ref);
     printf("bundle: %s\n", bad ? "DAMAGED" : "intact");
     if (bad) return EXIT_DIFF;
     if (!cand_model && !cand_pred && !cand_card) return 0;
