@@ -106,6 +106,47 @@ def _check(names):
     return failed
 
 
+def _input_card(name):
+    """The card of a fixture's inputs, recorded through sb_fixture_inputs."""
+    import ctypes
+    from ._lib import Handle, check, lib
+    card = Card()
+    card.set_meta("fixture", name)
+    card.set_meta("kind", "inputs")
+    fn_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p,
+                               ctypes.c_uint64)
+
+    def record(ctx, stage, dtype, data, count):
+        return lib.sb_card_record(card._h.ptr, stage, dtype, data, count)
+    cb = fn_type(record)
+    check(lib.sb_fixture_inputs(name.encode(), ctypes.cast(cb, ctypes.c_void_p), None))
+    ref = ctypes.c_void_p()
+    check(lib.sb_fixture_input_reference(name.encode(), ctypes.byref(ref)))
+    return card, Card(Handle(ref, lib.sb_card_free))
+
+
+def _check_fixture(names):
+    """The CLI's `samebits check-fixture` (without --dir), line for line."""
+    bad = 0
+    for name in names:
+        try:
+            got, ref = _input_card(name)
+        except samebits.SameBitsError as e:
+            print("  %-15s ERROR %s: %s" % (name, e.status_name, e))
+            bad += 1
+            continue
+        ok, diff = ref.compare(got)
+        if ok:
+            print("  %-15s inputs identical (%d arrays)" % (name, ref.stage_count()))
+        else:
+            print("  %-15s inputs DIFFER: " % name, end="")
+            _print_diff(diff)
+            bad += 1
+    print("%d fixtures: %d with pinned inputs, %d not" % (len(names), len(names) - bad, bad))
+    print("check-fixture: %s" % ("FAIL" if bad else "PASS"))
+    return EXIT_DIFF if bad else 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m samebits", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -117,6 +158,8 @@ def main(argv=None):
     c.add_argument("--threads", type=int)
     c.add_argument("--family", choices=FAMILIES)
     c.add_argument("--cards", help="write each run's card into this directory")
+    cf = sub.add_parser("check-fixture", help="the fixtures' pinned input digests, without training")
+    cf.add_argument("names", nargs="*", help="fixture names (default: all)")
     f = sub.add_parser("fixture", help="'list', or 'run NAME [--out FILE]'")
     f.add_argument("action", choices=["list", "run"])
     f.add_argument("name", nargs="?")
@@ -153,6 +196,8 @@ def main(argv=None):
             if names and args.family:
                 p.error("give fixture names or --family, not both")
             return _verify(names, args.family, extra, args.cards)
+        if args.cmd == "check-fixture":
+            return _check_fixture(args.names or fixture_names())
         if args.cmd == "fixture":
             if args.action == "list":
                 print("\n".join(fixture_names()))

@@ -93,6 +93,15 @@ def test_python_verify_prints_what_the_cli_prints(args):
     assert py.stdout == cli.stdout
 
 
+@pytest.mark.parametrize("args", [[], ["gbdt-extremes", "nope"]])
+def test_python_check_fixture_prints_what_the_cli_prints(args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), SAMEBITS_LIB=str(ROOT / "build/libsamebits.so"))
+    py = subprocess.run([sys.executable, "-m", "samebits", "check-fixture"] + args, capture_output=True,
+                        text=True, env=env, cwd=ROOT, timeout=300)
+    cli = samebits("check-fixture", *args)
+    assert py.returncode == cli.returncode and py.stdout == cli.stdout, py.stdout + py.stderr
+
+
 # ---- hostile fixtures -----------------------------------------------------------------
 
 def test_refusals_fixture_records_named_refusals():
