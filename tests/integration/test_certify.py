@@ -116,16 +116,14 @@ def test_refusals_fixture_records_named_refusals():
 
 
 def test_reference_cards_of_the_first_fixtures_are_unchanged():
-    """The hostile fixtures were added without moving a bit of the old ones
-    (digests of the cards as committed before issue #6)."""
-    want = {"profile-core": "math.exp", "gbdt-binary": "gbdt.model_bytes"}
-    for f, stage in want.items():
-        text = (ROOT / f"fixtures/cards/{f}.card").read_text()
-        assert f'"stage":"{stage}"' in text
-    old = subprocess.run(["git", "show", "affefe0:fixtures/cards/gbdt-binary.card"], capture_output=True,
-                         text=True, cwd=ROOT)
-    if old.returncode == 0:  # history available (a plain source tree has none)
-        assert old.stdout == (ROOT / "fixtures/cards/gbdt-binary.card").read_text()
+    """The hostile fixtures were added without moving a bit of the old ones:
+    their cards equal the ones committed before issue #6 (affefe0)."""
+    if subprocess.run(["git", "cat-file", "-e", "affefe0"], cwd=ROOT, capture_output=True).returncode:
+        pytest.fail("no git history with affefe0: this check needs the repository")
+    for f in ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gbdt-multiclass"):
+        old = subprocess.run(["git", "show", f"affefe0:fixtures/cards/{f}.card"], capture_output=True,
+                             text=True, cwd=ROOT)
+        assert old.returncode == 0 and old.stdout == (ROOT / f"fixtures/cards/{f}.card").read_text(), f
 
 
 # ---- check-fixture -------------------------------------------------------------------
