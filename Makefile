@@ -170,7 +170,8 @@ support-matrix-check:
 	python3 tools/support_matrix.py --check
 
 # Record the CPU legs (x86-64 native; aarch64, s390x under qemu, emulated) and
-# their arms into evidence/cpu/<date>-<leg>-<commit>/; needs a clean commit.
+# their arms into evidence/cpu/<date>-<leg>-<commit>/, and OpenCL on PoCL into
+# evidence/opencl/; needs a clean commit.
 evidence-cpu: legs arms
 	python3 tools/evidence_cpu.py
 	python3 tools/support_matrix.py

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""evidence_cpu.py [--out-root evidence/cpu] [LEG...]: record the CPU legs.
+"""evidence_cpu.py [--out-root DIR] [LEG...]: record the legs CI runs on its CPU.
 
 For each leg (x86_64 natively; aarch64 and s390x under qemu-user, labelled
 emulated), from the builds `make legs` and `make arms` made:
@@ -10,7 +10,12 @@ emulated), from the builds `make legs` and `make arms` made:
   summary.json                read from those outputs (evidence/README.md)
 into evidence/cpu/<date>-<leg>-<commit7>/ (written under a temporary name and
 renamed, so a failed run leaves no folder). A fixture passes on a leg only if
-it is identical at every thread count. Python 3 stdlib only.
+it is identical at every thread count.
+
+Leg `opencl` (PoCL, the OpenCL implementation on this CPU): tools/opencl-check.sh
+(profile-core through the OpenCL kernel source, and its two arms) into
+evidence/opencl/<date>-pocl-<commit7>/: opencl-check.txt, the cards, summary.json.
+Python 3 stdlib only.
 """
 import datetime
 import json
@@ -120,14 +125,58 @@ def record(leg, out_root, commit, now):
     return summary["result"] == "pass"
 
 
+def record_opencl(out_root, commit, now):
+    date, date_utc = now.strftime("%Y-%m-%d"), now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    folder = os.path.join(out_root, f"{date}-pocl-{commit[:7]}")
+    if os.path.exists(folder):
+        raise SystemExit(f"{folder} exists; evidence folders are never rewritten")
+    tmp = folder + ".partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    rc, text = run([], "sh", ["tools/opencl-check.sh"])
+    with open(os.path.join(tmp, "opencl-check.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
+    for card in ("profile-core.card", "profile-core-arm-fast-relaxed-math.card", "profile-core-arm-contract.card"):
+        src = os.path.join(ROOT, "build", "opencl", card)
+        if os.path.exists(src):
+            shutil.copy(src, os.path.join(tmp, card))
+    leg_ok = re.search(r"^leg: identical to fixtures/cards/profile-core.card$", text, re.M) is not None
+    device = next((m.group(1) for m in re.finditer(r"^profile_core_cl: (.+?): card build/opencl/profile-core\.card",
+                                                   text, re.M)), "unknown device")
+    arms = []
+    for m in re.finditer(r"^arm (\S+): (differs, as it must: differ at stage \d+: (\S+)|FAILED)", text, re.M):
+        arms.append({"arm": "opencl " + m.group(1), "caught": m.group(3) is not None, "fixture": "profile-core",
+                     "stage": m.group(3)})
+    pocl = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "pocl-opencl-icd"], capture_output=True,
+                          text=True).stdout.strip() or "unknown"
+    summary = {
+        "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
+        "source": "opencl-check.txt", "machine": tool_version(["uname", "-srm"]),
+        "result": "pass" if rc == 0 and leg_ok and arms and all(a["caught"] for a in arms) else "fail",
+        "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
+                  "toolchain": f"PoCL {pocl}; host {tool_version(['gcc', '--version'])}",
+                  "flags": "the profile's OpenCL build options (docs/opencl.md)",
+                  "compared_with": "the reference cards",
+                  "fixtures": {"profile-core": "pass" if leg_ok else "fail"}}],
+        "arms": arms,
+    }
+    with open(os.path.join(tmp, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.rename(tmp, folder)
+    print(f"{os.path.relpath(folder, ROOT)}: profile-core {'pass' if leg_ok else 'FAIL'}; arms caught: "
+          f"{sum(bool(a['caught']) for a in arms)}/{len(arms)}; result {summary['result']}")
+    return summary["result"] == "pass"
+
+
 def main(argv):
     out_root = os.path.join(ROOT, "evidence", "cpu")
     if argv[:1] == ["--out-root"]:
         out_root, argv = os.path.abspath(argv[1]), argv[2:]
-    legs = argv or list(LEGS)
+    legs = argv or list(LEGS) + ["opencl"]
     for leg in legs:
-        if leg not in LEGS:
-            raise SystemExit(f"unknown leg '{leg}'; legs: {', '.join(LEGS)}")
+        if leg not in LEGS and leg != "opencl":
+            raise SystemExit(f"unknown leg '{leg}'; legs: {', '.join(LEGS)}, opencl")
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
                            text=True, cwd=ROOT).stdout.strip()
@@ -136,7 +185,9 @@ def main(argv):
     if dirty:
         raise SystemExit("the working tree has uncommitted changes: commit first, so the evidence names its source")
     now = datetime.datetime.now(datetime.timezone.utc)
-    ok = [record(leg, out_root, commit, now) for leg in legs]
+    opencl_root = os.path.join(os.path.dirname(out_root), "opencl")
+    ok = [record_opencl(opencl_root, commit, now) if leg == "opencl" else record(leg, out_root, commit, now)
+          for leg in legs]
     return 0 if all(ok) else 1
 
 
