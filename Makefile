@@ -10,6 +10,8 @@
 #                        float-hist, ties, rng-order (gradient boosting)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
+#   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
+#   make evidence-cpu    record the CPU legs into evidence/cpu/ (a clean commit)
 #   make install PREFIX=/usr/local
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order
@@ -115,7 +117,8 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
 
-.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check opencl-check
+.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check opencl-check \
+  support-matrix support-matrix-check evidence-cpu
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libsamebits.so $(BUILD)/libsamebits.a $(BUILD)/samebits $(BUILD)/sb_unit
@@ -142,7 +145,9 @@ $(BUILD)/libsamebits.a: $(LIB_OBJ)
 $(BUILD)/libsamebits.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsamebits.so.0 -o $@ $^ $(LDLIBS)
 
-$(BUILD)/samebits: $(BUILD)/obj/cli/samebits.o $(BUILD)/libsamebits.a
+CLI_OBJ := $(BUILD)/obj/cli/samebits.o $(BUILD)/obj/cli/certify.o
+
+$(BUILD)/samebits: $(CLI_OBJ) $(BUILD)/libsamebits.a
 	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/sb_unit: $(UNIT_OBJ) $(BUILD)/libsamebits.a
@@ -174,11 +179,26 @@ opencl-check:
 	sh tools/opencl-check.sh --build-only
 
 test: deps
+	$(MAKE) support-matrix-check
 	$(MAKE) legs
 	$(MAKE) arms
 	$(MAKE) cuda-check
 	$(MAKE) opencl-check
 	python3 -m pytest tests -ra -p no:cacheprovider
+
+# docs/SUPPORT_MATRIX.md is generated from evidence/*/*/summary.json only.
+support-matrix:
+	python3 tools/support_matrix.py
+
+support-matrix-check:
+	python3 tools/support_matrix.py --check
+
+# Record the CPU legs (x86-64 native; aarch64, s390x under qemu, emulated) and
+# their arms into evidence/cpu/<date>-<leg>-<commit>/, and OpenCL on PoCL into
+# evidence/opencl/; needs a clean commit.
+evidence-cpu: legs arms
+	python3 tools/evidence_cpu.py
+	python3 tools/support_matrix.py
 
 demo: all
 	sh tools/demo.sh $(BUILD)
@@ -196,7 +216,8 @@ $(BUILD)/exhaustive_elem: tools/exhaustive_elem.c src/math/sb_elem.h
 reference-cards: all
 	@mkdir -p fixtures/cards
 	for f in $$($(BUILD)/samebits fixture list); do \
-	  $(BUILD)/samebits fixture run $$f --threads 1 --out fixtures/cards/$$f.card || exit 1; done
+	  $(BUILD)/samebits fixture run $$f --threads 1 --out fixtures/cards/$$f.card || exit 1; \
+	  $(BUILD)/samebits fixture inputs $$f --out fixtures/cards/$$f.inputs.card || exit 1; done
 	$(MAKE) all
 
 install: all

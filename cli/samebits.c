@@ -4,6 +4,7 @@
  * 2 bad usage or an error (the message names the status).
  */
 #include "samebits.h"
+#include "certify.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,17 @@ static const char *k_usage =
     "  version                          print the library and profile versions\n"
     "  doctor [--threads N]             build facts, then a self-check of every pinned\n"
     "                                   fixture against its reference card\n"
-    "  verify [--threads N] [NAME...]   run pinned fixtures and compare them with their\n"
-    "                                   reference cards (exit 0 only if all are identical)\n"
+    "  verify [--family F] [--threads N] [--cards DIR] [device=D] [NAME...]\n"
+    "                                   run pinned fixtures here and compare each card with\n"
+    "                                   its reference, stage by stage (exit 0 only if all\n"
+    "                                   are identical; a refusal is not a pass)\n"
+    "  check-fixture [--dir DIR] [NAME...]\n"
+    "                                   check the fixtures' pinned input digests (no training);\n"
+    "                                   --dir: also the installed cards (share/samebits/cards)\n"
     "  fixture list                     list the pinned fixtures\n"
     "  fixture run NAME [--out FILE] [--threads N]\n"
     "                                   run a fixture and write its card (stdout if no FILE)\n"
+    "  fixture inputs NAME [--out FILE] write the card of a fixture's inputs\n"
     "  card diff A B                    compare two cards: 'identical' (exit 0) or the\n"
     "                                   first stage where they part (exit 1)\n"
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
@@ -34,6 +41,9 @@ static const char *k_usage =
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
+    "  conformance export DIR [NAME...] write a self-describing bundle (docs/conformance.md)\n"
+    "  conformance validate DIR [--fixture NAME] [--model FILE] [--predictions FILE] [--card FILE]\n"
+    "                                   check a bundle's integrity, and a candidate's outputs\n"
     "  help                             this text\n"
     "\n"
     "environment: SAMEBITS_NUM_THREADS (worker threads), SAMEBITS_NUMERIC_MODE\n"
@@ -68,24 +78,9 @@ static int parse_threads(const char *v) {
 }
 
 /* Runs fixture `name` into a new card tagged with this leg's facts. */
-/* The device fixtures run on (--device D or device=D; NULL: the CPU). */
-static const char *g_device = NULL;
-
-/* Parses "--device D" (consuming argv[i + 1]) or "device=D" at argv[*i];
- * returns 1 when it was one of them. */
-static int device_arg(int argc, char **argv, int *i) {
-    if (strcmp(argv[*i], "--device") == 0 && *i + 1 < argc) {
-        g_device = argv[++*i];
-        return 1;
-    }
-    if (strncmp(argv[*i], "device=", 7) == 0) {
-        g_device = argv[*i] + 7;
-        return 1;
-    }
-    return 0;
-}
-
-static sb_status run_fixture(const char *name, sb_card **out) {
+/* Runs fixture name (with extra parameters such as "device=cuda", or NULL),
+ * its card labelled with this machine's arch and thread count. */
+static sb_status run_fixture(const char *name, const char *extra, sb_card **out) {
     sb_card *card;
     sb_status st = sb_card_create(&card);
     if (st != SB_OK) return st;
@@ -100,7 +95,7 @@ static sb_status run_fixture(const char *name, sb_card **out) {
     snprintf(tbuf, sizeof tbuf, "%d", (int)threads);
     if (st == SB_OK) st = sb_card_set_meta(card, "arch", arch);
     if (st == SB_OK) st = sb_card_set_meta(card, "threads", tbuf);
-    if (st == SB_OK) st = sb_fixture_run_on(name, g_device, card);
+    if (st == SB_OK) st = sb_fixture_run_with(name, extra, card);
     if (st != SB_OK) {
         sb_card_free(card);
         return st;
@@ -127,11 +122,8 @@ static int verify_fixtures(const char *const *names, int n) {
         const char *name = n ? names[i] : sb_fixture_name(i);
         sb_card *ref = NULL, *run = NULL;
         sb_status st = sb_fixture_reference(name, &ref);
-        if (st == SB_OK) st = run_fixture(name, &run);
-        if (st == SB_ERR_BACKEND_UNAVAILABLE) {
-            printf("  %-15s REFUSED %s: %s\n", name, sb_status_name(st), sb_last_error());
-            failed++;
-        } else if (st != SB_OK) {
+        if (st == SB_OK) st = run_fixture(name, NULL, &run);
+        if (st != SB_OK) {
             printf("  %-15s ERROR %s: %s\n", name, sb_status_name(st), sb_last_error());
             failed++;
         } else {
@@ -179,26 +171,6 @@ static int cmd_doctor(int argc, char **argv) {
     return failed ? EXIT_DIFF : 0;
 }
 
-/* samebits verify [--threads N] [NAME...]: the doctor's self-check alone. */
-static int cmd_verify(int argc, char **argv) {
-    const char *names[64] = {0};
-    int n = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            if (parse_threads(argv[++i])) return EXIT_ERROR;
-        } else if (device_arg(argc, argv, &i)) {
-        } else if (argv[i][0] == '-' || n == 64) {
-            return usage_error("verify: unexpected argument '%s'", argv[i]);
-        } else {
-            names[n++] = argv[i];
-        }
-    }
-    int failed = verify_fixtures(names, n);
-    int total = n ? n : sb_fixture_count();
-    printf("%d fixtures: %d identical, %d not identical\n", total, total - failed, failed);
-    return failed ? EXIT_DIFF : 0;
-}
-
 static int cmd_fixture(int argc, char **argv) {
     if (argc < 1) return usage_error("fixture: expected 'list' or 'run NAME'%s", "");
     if (strcmp(argv[0], "list") == 0) {
@@ -207,13 +179,14 @@ static int cmd_fixture(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[0], "run") != 0) return usage_error("fixture: unknown subcommand '%s'", argv[0]);
-    const char *name = NULL, *out = NULL;
+    const char *name = NULL, *out = NULL, *extra = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out = argv[++i];
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             if (parse_threads(argv[++i])) return EXIT_ERROR;
-        } else if (device_arg(argc, argv, &i)) {
+        } else if (strncmp(argv[i], "device=", 7) == 0 && !extra) {
+            extra = argv[i]; /* the fixture's parameters plus this one */
         } else if (argv[i][0] == '-' || name) {
             return usage_error("fixture run: unexpected argument '%s'", argv[i]);
         } else {
@@ -222,7 +195,7 @@ static int cmd_fixture(int argc, char **argv) {
     }
     if (!name) return usage_error("fixture run: which fixture? ('samebits fixture list')%s", "");
     sb_card *card;
-    sb_status st = run_fixture(name, &card);
+    sb_status st = run_fixture(name, extra, &card);
     if (st != SB_OK) return lib_error(st);
     if (out) {
         st = sb_card_save(card, out);
@@ -483,8 +456,12 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(cmd, "doctor") == 0) return cmd_doctor(argc - 2, argv + 2);
+    if (strcmp(cmd, "fixture") == 0 && argc > 2 && strcmp(argv[2], "inputs") == 0)
+        return sb_cli_fixture_inputs(argc - 3, argv + 3);
     if (strcmp(cmd, "fixture") == 0) return cmd_fixture(argc - 2, argv + 2);
-    if (strcmp(cmd, "verify") == 0) return cmd_verify(argc - 2, argv + 2);
+    if (strcmp(cmd, "verify") == 0) return sb_cli_verify(argc - 2, argv + 2);
+    if (strcmp(cmd, "check-fixture") == 0) return sb_cli_check_fixture(argc - 2, argv + 2);
+    if (strcmp(cmd, "conformance") == 0) return sb_cli_conformance(argc - 2, argv + 2);
     if (strcmp(cmd, "card") == 0) return cmd_card(argc - 2, argv + 2);
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);

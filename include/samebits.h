@@ -199,13 +199,27 @@ SB_API const char *sb_fixture_name(int32_t index);
 /* Run the named fixture on this machine, recording its stages into card. */
 SB_API sb_status sb_fixture_run(const char *name, sb_card *card);
 
-/* The same on a device ("cpu", "cuda", "cpu-batched"; NULL: "cpu"). The card's
- * meta records the device. A fixture or build without that device is a named
- * SB_ERR_BACKEND_UNAVAILABLE: a refusal, never a CPU run in its place. */
-SB_API sb_status sb_fixture_run_on(const char *name, const char *device, sb_card *card);
-
 /* The reference card of the named fixture, as shipped with the library. */
 SB_API sb_status sb_fixture_reference(const char *name, sb_card **out);
+
+/* The family a fixture belongs to ("profile", "logit", "gbdt"); NULL if unknown. */
+SB_API const char *sb_fixture_family(const char *name);
+
+/* Run the named fixture with extra parameters (e.g. "device=cuda") applied on
+ * top of its pinned ones. NULL or "" is sb_fixture_run. A fixture that takes no
+ * parameters refuses any device but cpu (SB_ERR_BACKEND_UNAVAILABLE). */
+SB_API sb_status sb_fixture_run_with(const char *name, const char *extra, sb_card *card);
+
+/* A fixture's inputs, without running it: fn is called once per input array
+ * (name, dtype, native-order elements, count), in a fixed order. The first
+ * array of a model fixture is "params", its parameter text as u8. fn's status
+ * other than SB_OK stops the walk and is returned. */
+typedef sb_status (*sb_fixture_input_fn)(void *ctx, const char *name, sb_dtype dtype,
+                                         const void *data, uint64_t count);
+SB_API sb_status sb_fixture_inputs(const char *name, sb_fixture_input_fn fn, void *ctx);
+
+/* The pinned digests of a fixture's inputs (a card of one stage per input array). */
+SB_API sb_status sb_fixture_input_reference(const char *name, sb_card **out);
 
 
 /* ---- datasets ---------------------------------------------------------------- */

@@ -18,7 +18,8 @@ LEGS = {
     "s390x": ("build-s390x", ["qemu-s390x"]),
 }
 THREAD_COUNTS = (1, 2, 7)
-FIXTURES = ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gbdt-multiclass")
+FIXTURES = ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gbdt-multiclass",
+            "gbdt-extremes", "gbdt-constant", "gbdt-one-class", "gbdt-many-classes", "gbdt-refusals")
 
 
 def build_dir(leg, sabotage=None):

@@ -33,7 +33,7 @@ pack() {
   [ -f "$EV/summary.txt" ] && cp "$EV/summary.txt" "$OUT/summary.txt"
   tar -C "$EV" -czf "$OUT/evidence.tar.gz" . 2>/dev/null
 }
-FIXTURES="gbdt-regression gbdt-binary gbdt-multiclass"
+FIXTURES=""  # every gbdt fixture, listed after the build
 J=$(nproc)
 
 # ---- 1. facts
@@ -61,6 +61,9 @@ for v in float-atomic libdevice-exp fmad; do
 done
 wait
 build-cuda/samebits doctor --threads "$J" >"$EV/doctor-cuda.txt" 2>&1
+FIXTURES=$(build/samebits fixture list | grep '^gbdt-')
+build-cuda/samebits verify --family gbdt device=cuda >"$EV/verify-cuda.txt" 2>&1
+tail -n 1 "$EV/verify-cuda.txt" | tee -a "$LOG"
 grep -E "^cuda:|^backends:" "$EV/doctor-cuda.txt" | tee -a "$LOG"
 
 # ---- 3. fixtures

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""evidence_cpu.py [--out-root DIR] [LEG...]: record the legs CI runs on its CPU.
+
+For each leg (x86_64 natively; aarch64 and s390x under qemu-user, labelled
+emulated), from the builds `make legs` and `make arms` made:
+  doctor.txt                  `samebits doctor`
+  check-fixture.txt           `samebits check-fixture`
+  verify-tN.txt, cards-tN/    `samebits verify --threads N --cards cards-tN` for N in 1, 2, 7
+  arm-NAME.txt                `samebits verify` on each sabotage build of the leg
+  summary.json                read from those outputs (evidence/README.md)
+into evidence/cpu/<date>-<leg>-<commit7>/ (written under a temporary name and
+renamed, so a failed run leaves no folder). A fixture passes on a leg only if
+it is identical at every thread count.
+
+Leg `opencl` (PoCL, the OpenCL implementation on this CPU): tools/opencl-check.sh
+(profile-core through the OpenCL kernel source, and its two arms) into
+evidence/opencl/<date>-pocl-<commit7>/: opencl-check.txt, the cards, summary.json.
+Python 3 stdlib only.
+"""
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarch64"], True),
+        "s390x": ("build-s390x", ["qemu-s390x"], True)}
+ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order"],
+        "aarch64": ["contract"], "s390x": ["contract", "excess-precision"]}
+THREADS = (1, 2, 7)
+LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")
+
+
+def run(prefix, exe, args):
+    r = subprocess.run(prefix + [exe] + args, capture_output=True, text=True, cwd=ROOT, timeout=1800,
+                       env={k: v for k, v in os.environ.items() if not k.startswith("SAMEBITS_")})
+    return r.returncode, r.stdout + r.stderr
+
+
+def verdicts(text):
+    """fixture -> (verdict, first differing stage) from `samebits verify` output."""
+    out = {}
+    for ln in text.splitlines():
+        m = LINE.match(ln)
+        if m:
+            out[m.group(1)] = (m.group(2), m.group(3))
+    return out
+
+
+def tool_version(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()[0].strip()
+    except (OSError, IndexError):
+        return "unknown"
+
+
+def record(leg, out_root, commit, now):
+    date, date_utc = now.strftime("%Y-%m-%d"), now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    build, prefix, emulated = LEGS[leg]
+    exe = os.path.join(ROOT, build, "samebits")
+    if not os.path.exists(exe):
+        raise SystemExit(f"{exe} is missing: run 'make legs' (and 'make arms') first")
+    folder = os.path.join(out_root, f"{date}-{leg}-{commit[:7]}")
+    if os.path.exists(folder):
+        raise SystemExit(f"{folder} exists; evidence folders are never rewritten")
+    tmp = folder + ".partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    files = {}
+    rc, doctor = run(prefix, exe, ["doctor", "--threads", "1"])
+    files["doctor.txt"] = doctor
+    rc_cf, cf = run(prefix, exe, ["check-fixture"])
+    files["check-fixture.txt"] = cf
+    results = {}
+    for t in THREADS:
+        cards = os.path.join(tmp, f"cards-t{t}")
+        os.makedirs(cards)
+        rc, text = run(prefix, exe, ["verify", "--threads", str(t), "--cards", cards])
+        files[f"verify-t{t}.txt"] = text
+        for name, (verdict, _) in verdicts(text).items():
+            v = {"identical": "pass", "REFUSED": "refused"}.get(verdict, "fail")
+            prev = results.get(name, "pass")
+            results[name] = v if prev == "pass" else prev
+    arms = []
+    for arm in ARMS[leg]:
+        aexe = os.path.join(ROOT, f"{build}-sabotage-{arm}", "samebits")
+        if not os.path.exists(aexe):
+            arms.append({"arm": arm, "caught": None, "stage": None, "note": "not built"})
+            continue
+        rc, text = run(prefix, aexe, ["verify", "--threads", "2"])
+        files[f"arm-{arm}.txt"] = text
+        first = next(((n, s) for n, (v, s) in verdicts(text).items() if v != "identical"), (None, None))
+        arms.append({"arm": arm, "caught": rc == 1 and "verify: FAIL" in text,
+                     "fixture": first[0], "stage": first[1]})
+    for name, text in files.items():
+        with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+            f.write(text)
+    facts = dict(ln.split(": ", 1) for ln in doctor.splitlines() if ": " in ln)
+    toolchain = facts.get("compiler", "unknown") + " (" + facts.get("target", "?") + ")"
+    if emulated:
+        toolchain += "; " + tool_version([prefix[0], "--version"])
+    summary = {
+        "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit, "source": "verify-t*.txt",
+        "machine": tool_version(["uname", "-srm"]),
+        "result": "pass" if results and all(v == "pass" for v in results.values())
+        and rc_cf == 0 and all(a["caught"] for a in arms) else "fail",
+        "legs": [{"leg": leg, "label": leg + (" under qemu-user (emulated)" if emulated else " (native)"),
+                  "device": "qemu-user" if emulated else "this CPU", "emulated": emulated,
+                  "toolchain": toolchain, "flags": facts.get("cflags", ""), "threads": list(THREADS),
+                  "compared_with": "the reference cards", "fixtures": results,
+                  "check_fixture": "pass" if rc_cf == 0 else "fail"}],
+        "arms": arms,
+    }
+    with open(os.path.join(tmp, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.rename(tmp, folder)
+    npass = sum(v == "pass" for v in results.values())
+    print(f"{os.path.relpath(folder, ROOT)}: {npass}/{len(results)} fixtures pass at threads "
+          f"{','.join(map(str, THREADS))}; arms caught: {sum(bool(a['caught']) for a in arms)}/{len(arms)}; "
+          f"result {summary['result']}")
+    return summary["result"] == "pass"
+
+
+def record_opencl(out_root, commit, now):
+    date, date_utc = now.strftime("%Y-%m-%d"), now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    folder = os.path.join(out_root, f"{date}-pocl-{commit[:7]}")
+    if os.path.exists(folder):
+        raise SystemExit(f"{folder} exists; evidence folders are never rewritten")
+    tmp = folder + ".partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    rc, text = run([], "sh", ["tools/opencl-check.sh"])
+    with open(os.path.join(tmp, "opencl-check.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
+    for card in ("profile-core.card", "profile-core-arm-fast-relaxed-math.card", "profile-core-arm-contract.card"):
+        src = os.path.join(ROOT, "build", "opencl", card)
+        if os.path.exists(src):
+            shutil.copy(src, os.path.join(tmp, card))
+    leg_ok = re.search(r"^leg: identical to fixtures/cards/profile-core.card$", text, re.M) is not None
+    device = next((m.group(1) for m in re.finditer(r"^profile_core_cl: (.+?): card build/opencl/profile-core\.card",
+                                                   text, re.M)), "unknown device")
+    arms = []
+    for m in re.finditer(r"^arm (\S+): (differs, as it must: differ at stage \d+: (\S+)|FAILED)", text, re.M):
+        arms.append({"arm": "opencl " + m.group(1), "caught": m.group(3) is not None, "fixture": "profile-core",
+                     "stage": m.group(3)})
+    pocl = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "pocl-opencl-icd"], capture_output=True,
+                          text=True).stdout.strip() or "unknown"
+    summary = {
+        "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
+        "source": "opencl-check.txt", "machine": tool_version(["uname", "-srm"]),
+        "result": "pass" if rc == 0 and leg_ok and arms and all(a["caught"] for a in arms) else "fail",
+        "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
+                  "toolchain": f"PoCL {pocl}; host {tool_version(['gcc', '--version'])}",
+                  "flags": "the profile's OpenCL build options (docs/opencl.md)",
+                  "compared_with": "the reference cards",
+                  "fixtures": {"profile-core": "pass" if leg_ok else "fail"}}],
+        "arms": arms,
+    }
+    with open(os.path.join(tmp, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.rename(tmp, folder)
+    print(f"{os.path.relpath(folder, ROOT)}: profile-core {'pass' if leg_ok else 'FAIL'}; arms caught: "
+          f"{sum(bool(a['caught']) for a in arms)}/{len(arms)}; result {summary['result']}")
+    return summary["result"] == "pass"
+
+
+def main(argv):
+    out_root = os.path.join(ROOT, "evidence", "cpu")
+    if argv[:1] == ["--out-root"]:
+        out_root, argv = os.path.abspath(argv[1]), argv[2:]
+    legs = argv or list(LEGS) + ["opencl"]
+    for leg in legs:
+        if leg not in LEGS and leg != "opencl":
+            raise SystemExit(f"unknown leg '{leg}'; legs: {', '.join(LEGS)}, opencl")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                           text=True, cwd=ROOT).stdout.strip()
+    if not commit:
+        raise SystemExit("not a git checkout: the evidence needs a commit")
+    if dirty:
+        raise SystemExit("the working tree has uncommitted changes: commit first, so the evidence names its source")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    opencl_root = os.path.join(os.path.dirname(out_root), "opencl")
+    ok = [record_opencl(opencl_root, commit, now) if leg == "opencl" else record(leg, out_root, commit, now)
+          for leg in legs]
+    return 0 if all(ok) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
