@@ -102,6 +102,7 @@ for k in 2 3; do
   summary "cuda rerun $k gbdt-multiclass: $(build/samebits card diff fixtures/cards/gbdt-multiclass.card "$EV/cards/gbdt-multiclass.cuda-run$k.card" | head -n 1)"
 done
 summary "fixtures result: $([ $status = 0 ] && echo PASS || echo FAIL)"
+python3 tools/evidence_gbdt_summary.py "$EV" >>"$LOG" 2>&1
 pack
 
 # ---- 4. benchmark

@@ -37,6 +37,7 @@ extern "C" {
 }
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef SB_CUDA_FLAGS
@@ -46,7 +47,7 @@ extern "C" {
 #define THREADS 256
 #define PART_TILE 2048    /* rows per partition block: 8 per thread */
 #define PART_PER_THREAD (PART_TILE / THREADS)
-#define HIST_TILE 32768   /* rows per histogram block: count < 2^16 fits above bit 48 */
+#define HIST_TILE 16384   /* rows per histogram block (< 2^16: the count fits above bit 48) */
 #define HIST_SMEM_ENTRIES 4096 /* bins per histogram block: 64 KiB of shared memory */
 #define HIST_GROUP_FEATURES 1024 /* features per histogram block at most */
 #define HC_SHIFT 48
@@ -57,9 +58,21 @@ typedef struct fgroup { /* features [f0, f1) whose bins are entries [e0, e1) */
     int32_t f0, f1, e0, e1;
 } fgroup;
 
+/* SAMEBITS_CUDA_TIMING=1: each operation is timed with CUDA events (and so
+ * synchronized), and the totals are printed to stderr at close. For finding
+ * where a tree's time goes; it changes no result. */
+enum { T_GRAD, T_QUANT, T_ROWS, T_PART, T_HIST, T_SUB, T_BEST, T_READ, T_TREE, T_N };
+static const char *const k_tnames[T_N] = {"gradients", "quantize", "set_rows", "partition", "histograms",
+                                          "subtract", "split search", "read", "add_tree"};
+
 struct sb_tdev {
+    int timing;
+    cudaEvent_t ev0, ev1;
+    double tms[T_N];
+    long tcalls[T_N];
     int64_t n;
     int32_t nf, stride, total, K, objective, ngroups;
+    int32_t hist_smem;   /* bytes of shared memory a histogram block needs (its group's bins) */
     uint8_t *bins;
     int32_t *nbins, *hoff;
     float *label, *weight, *margin, *g, *h;
@@ -113,6 +126,20 @@ static sb_status scratch(sb_tdev *d, size_t bytes, void **out) {
     }
     *out = d->scratch;
     return SB_OK;
+}
+
+static void t_begin(sb_tdev *d) {
+    if (d->timing) cudaEventRecord(d->ev0);
+}
+
+static void t_end(sb_tdev *d, int k) {
+    if (!d->timing) return;
+    float ms = 0.0f;
+    cudaEventRecord(d->ev1);
+    cudaEventSynchronize(d->ev1);
+    cudaEventElapsedTime(&ms, d->ev0, d->ev1);
+    d->tms[k] += ms;
+    d->tcalls[k]++;
 }
 
 /* ---- kernels ---- */
@@ -422,6 +449,16 @@ static unsigned grid_for(int64_t n) {
 
 static void cu_close(sb_tdev *d) {
     if (!d) return;
+    if (d->timing) {
+        double total = 0.0;
+        for (int k = 0; k < T_N; k++) total += d->tms[k];
+        for (int k = 0; k < T_N; k++)
+            fprintf(stderr, "cuda timing: %-13s %9.1f ms in %7ld calls (%4.1f%%)\n", k_tnames[k], d->tms[k],
+                    d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
+        fprintf(stderr, "cuda timing: %-13s %9.1f ms\n", "all", total);
+        cudaEventDestroy(d->ev0);
+        cudaEventDestroy(d->ev1);
+    }
     void *ptrs[] = {d->bins, d->nbins, d->hoff, d->label, d->weight, d->margin, d->g, d->h, d->gq, d->hq,
                     d->rows, d->tmp, d->mask, d->slots, d->maxbits, d->groups, d->scratch, d->tree, d->best};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) cudaFree(ptrs[i]);
@@ -436,6 +473,12 @@ static sb_status cu_open_inner(const sb_tdev_setup *s, sb_tdev *d) {
                        e != cudaSuccess ? cudaGetErrorString(e) : "no device");
     const int64_t n = s->n;
     const size_t nn = (size_t)(n ? n : 1), K = (size_t)s->K;
+    const char *tv = getenv("SAMEBITS_CUDA_TIMING");
+    if (tv && tv[0] == '1') {
+        CK(cudaEventCreate(&d->ev0), "timing");
+        CK(cudaEventCreate(&d->ev1), "timing");
+        d->timing = 1;
+    }
     d->n = n;
     d->nf = s->nf;
     d->stride = (s->nf + 3) & ~3;
@@ -495,6 +538,7 @@ static sb_status cu_open_inner(const sb_tdev_setup *s, sb_tdev *d) {
             g.e1 = e1;
         }
         gs[ng++] = g;
+        if (2 * (int32_t)sizeof(u64) * (g.e1 - g.e0) > d->hist_smem) d->hist_smem = 2 * (int32_t)sizeof(u64) * (g.e1 - g.e0);
         f = g.f1;
     }
     d->ngroups = ng;
@@ -523,7 +567,7 @@ static sb_status cu_open(const sb_tdev_setup *s, sb_tdev **out) {
     return SB_OK;
 }
 
-static sb_status cu_gradients(sb_tdev *d, float *maxabs) {
+static sb_status cu_gradients_x(sb_tdev *d, float *maxabs) {
     if (d->objective == SB_K_OBJ_MULTICLASS)
         k_gradk<<<grid_for(d->n), THREADS>>>(d->K, d->margin, d->label, d->weight, d->g, d->h, d->n);
     else
@@ -542,14 +586,14 @@ static sb_status cu_gradients(sb_tdev *d, float *maxabs) {
     return SB_OK;
 }
 
-static sb_status cu_quantize(sb_tdev *d, int32_t cls, float gs, float hs) {
+static sb_status cu_quantize_x(sb_tdev *d, int32_t cls, float gs, float hs) {
     k_quantize<<<grid_for(d->n), THREADS>>>(d->g + (int64_t)cls * d->n, d->h + (int64_t)cls * d->n, d->n, gs, hs,
                                              d->gq, d->hq);
     CK_LAUNCH("quantize");
     return SB_OK;
 }
 
-static sb_status cu_set_rows(sb_tdev *d, const int32_t *rows, int64_t nrows) {
+static sb_status cu_set_rows_x(sb_tdev *d, const int32_t *rows, int64_t nrows) {
     if (rows) {
         CK(cudaMemcpy(d->rows, rows, sizeof(int32_t) * (size_t)nrows, cudaMemcpyHostToDevice), "rows");
     } else {
@@ -614,7 +658,7 @@ static sb_status upload_tiled(sb_tdev *d, const void *items, size_t item_size, i
     return st;
 }
 
-static sb_status cu_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
+static sb_status cu_partition_x(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
     int64_t *be = (int64_t *)sb_malloc(sizeof(int64_t) * 2 * (size_t)nseg);
     if (!be) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     int64_t maxtiles = 0;
@@ -643,7 +687,7 @@ static sb_status cu_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg)
     return SB_OK;
 }
 
-static sb_status cu_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
+static sb_status cu_hist_x(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
     int64_t *be = (int64_t *)sb_malloc(sizeof(int64_t) * 2 * (size_t)njobs);
     if (!be) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     for (int32_t i = 0; i < njobs; i++) {
@@ -663,14 +707,14 @@ static sb_status cu_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
     CK_LAUNCH("histogram zero");
     if (ntiles == 0) return SB_OK;
     dim3 grid((unsigned)ntiles, (unsigned)d->ngroups);
-    k_hist<<<grid, THREADS, 2 * sizeof(u64) * HIST_SMEM_ENTRIES>>>(djobs, tiles, njobs, d->groups, d->rows, d->bins,
+    k_hist<<<grid, THREADS, (size_t)d->hist_smem>>>(djobs, tiles, njobs, d->groups, d->rows, d->bins,
                                                                    d->stride, d->gq, d->hq, d->hoff, d->mask,
                                                                    d->slots, d->total);
     CK_LAUNCH("histogram");
     return SB_OK;
 }
 
-static sb_status cu_subtract(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs) {
+static sb_status cu_subtract_x(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs) {
     void *buf = NULL;
     sb_status st = scratch(d, sizeof(sb_tdev_sub) * (size_t)nsubs, &buf);
     if (st != SB_OK) return st;
@@ -682,7 +726,7 @@ static sb_status cu_subtract(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs)
     return SB_OK;
 }
 
-static sb_status cu_best(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes, const sb_k_split_rules *r,
+static sb_status cu_best_x(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes, const sb_k_split_rules *r,
                          sb_k_split *out) {
     if (nnodes > d->best_cap) {
         cudaFree(d->best);
@@ -702,14 +746,14 @@ static sb_status cu_best(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes, 
     return SB_OK;
 }
 
-static sb_status cu_read_hist(sb_tdev *d, int32_t slot, int32_t first, int32_t count, sb_k_hbin *out) {
+static sb_status cu_read_hist_x(sb_tdev *d, int32_t slot, int32_t first, int32_t count, sb_k_hbin *out) {
     CK(cudaMemcpy(out, d->slots + ((int64_t)slot * d->total + first) * 3, sizeof(sb_k_hbin) * (size_t)count,
                   cudaMemcpyDeviceToHost),
        "histogram");
     return SB_OK;
 }
 
-static sb_status cu_add_tree(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls) {
+static sb_status cu_add_tree_x(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls) {
     if (nnodes > d->tree_cap) {
         cudaFree(d->tree);
         d->tree = NULL;
@@ -732,6 +776,71 @@ static sb_status cu_read_quantized(sb_tdev *d, int32_t *gq, int32_t *hq) {
 static sb_status cu_read_margins(sb_tdev *d, float *m) {
     CK(cudaMemcpy(m, d->margin, sizeof(float) * (size_t)d->n * (size_t)d->K, cudaMemcpyDeviceToHost), "margins");
     return SB_OK;
+}
+
+/* The operations, timed when asked (see SAMEBITS_CUDA_TIMING). */
+static sb_status cu_gradients(sb_tdev *d, float *maxabs) {
+    t_begin(d);
+    sb_status st = cu_gradients_x(d, maxabs);
+    t_end(d, T_GRAD);
+    return st;
+}
+
+static sb_status cu_quantize(sb_tdev *d, int32_t cls, float gs, float hs) {
+    t_begin(d);
+    sb_status st = cu_quantize_x(d, cls, gs, hs);
+    t_end(d, T_QUANT);
+    return st;
+}
+
+static sb_status cu_set_rows(sb_tdev *d, const int32_t *rows, int64_t nrows) {
+    t_begin(d);
+    sb_status st = cu_set_rows_x(d, rows, nrows);
+    t_end(d, T_ROWS);
+    return st;
+}
+
+static sb_status cu_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
+    t_begin(d);
+    sb_status st = cu_partition_x(d, segs, nseg);
+    t_end(d, T_PART);
+    return st;
+}
+
+static sb_status cu_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
+    t_begin(d);
+    sb_status st = cu_hist_x(d, jobs, njobs);
+    t_end(d, T_HIST);
+    return st;
+}
+
+static sb_status cu_subtract(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs) {
+    t_begin(d);
+    sb_status st = cu_subtract_x(d, subs, nsubs);
+    t_end(d, T_SUB);
+    return st;
+}
+
+static sb_status cu_best(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes, const sb_k_split_rules *r,
+                         sb_k_split *out) {
+    t_begin(d);
+    sb_status st = cu_best_x(d, nodes, nnodes, r, out);
+    t_end(d, T_BEST);
+    return st;
+}
+
+static sb_status cu_read_hist(sb_tdev *d, int32_t slot, int32_t first, int32_t count, sb_k_hbin *out) {
+    t_begin(d);
+    sb_status st = cu_read_hist_x(d, slot, first, count, out);
+    t_end(d, T_READ);
+    return st;
+}
+
+static sb_status cu_add_tree(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls) {
+    t_begin(d);
+    sb_status st = cu_add_tree_x(d, nodes, nnodes, cls);
+    t_end(d, T_TREE);
+    return st;
 }
 
 static const sb_tdev_ops k_cuda_ops = {

@@ -425,7 +425,8 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
         f->g_scale = quant_scale(f->maxabs[2 * c]);
         f->h_scale = quant_scale(f->maxabs[2 * c + 1]);
         if ((st = f->ops->quantize(f->dev, c, f->g_scale, f->h_scale)) != SB_OK) return st;
-        int64_t nbag = draw_bag(f, it);
+        /* Without subsampling the bag is every row: the device makes that list itself. */
+        int64_t nbag = f->p->subsample < 1.0f ? draw_bag(f, it) : n;
         if ((st = f->ops->set_rows(f->dev, nbag < n ? f->rows : NULL, nbag)) != SB_OK) return st;
         draw_columns(f, t);
         if ((st = f->ops->set_mask(f->dev, f->mask)) != SB_OK) return st;

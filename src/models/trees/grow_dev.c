@@ -119,6 +119,8 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
                                     g_scale, h_scale, 0};
     sb_status st = SB_OK;
     int32_t max_open = p->max_leaves > 0 ? p->max_leaves : 1 << 16;
+    if (p->depthwise && p->max_depth >= 0 && p->max_depth < 16 && max_open > (1 << p->max_depth))
+        max_open = 1 << p->max_depth; /* a tree of depth d has at most 2^d leaves */
     dleaf *open = sb_calloc((size_t)max_open, sizeof(dleaf));
     /* per batch: parents, then their children (two each) */
     int32_t *batch = sb_malloc(sizeof(int32_t) * (size_t)max_open);

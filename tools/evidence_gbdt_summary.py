@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Writes summary.json (evidence/README.md) for a tools/device-gbdt.sh folder,
+read from its own summary.txt and facts.txt; it changes neither.
+
+    python3 tools/evidence_gbdt_summary.py evidence/cuda/<folder>
+
+Legs: "cuda" (each `cuda FIXTURE: ...` line) and "x86_64" (the GPU host's CPU,
+`cpu t=N FIXTURE: ...` lines); a fixture passes on a leg only when every line
+of it there says identical. Arms: one entry per (arm, fixture) line; caught
+when the card differs, with the first differing stage.
+"""
+import json
+import os
+import re
+import sys
+
+
+def main(folder):
+    summ = open(os.path.join(folder, "summary.txt")).read().splitlines()
+    facts = open(os.path.join(folder, "facts.txt")).read().splitlines()
+    f = {}
+    for line in facts:
+        if ": " in line:
+            k, v = line.split(": ", 1)
+            f.setdefault(k, v)
+    gpu = next((l for l in facts if l.startswith("NVIDIA")), "unknown GPU").split(", ")
+    nvcc = next((l for l in facts if l.startswith("Cuda compilation tools")), "nvcc ?")
+    gcc = next((l for l in facts if l.startswith("gcc ")), "gcc ?")
+    cuda, cpu, arms, threads = {}, {}, [], set()
+    for line in summ:
+        m = re.match(r"cuda (gbdt-\S+): (.*)$", line)
+        if m:
+            ok = m.group(2).startswith("identical")
+            cuda[m.group(1)] = "pass" if ok and cuda.get(m.group(1), "pass") == "pass" else "fail"
+            continue
+        m = re.match(r"cuda rerun \d+ (gbdt-\S+): (.*)$", line)
+        if m and not m.group(2).startswith("identical"):
+            cuda[m.group(1)] = "fail"
+            continue
+        m = re.match(r"cpu +t=(\d+) (gbdt-\S+): (.*)$", line)
+        if m:
+            threads.add(int(m.group(1)))
+            ok = m.group(3).startswith("identical")
+            cpu[m.group(2)] = "pass" if ok and cpu.get(m.group(2), "pass") == "pass" else "fail"
+            continue
+        m = re.match(r"arm (\S+) (gbdt-\S+): (.*)$", line)
+        if m:
+            caught = not m.group(3).startswith("identical")
+            st = re.search(r"stage \d+: (\S+)", m.group(3))
+            arms.append({"arm": "cuda " + m.group(1), "fixture": m.group(2), "caught": caught,
+                         "stage": st.group(1) if st else None})
+    result = "pass" if cuda and all(v == "pass" for v in list(cuda.values()) + list(cpu.values())) else "fail"
+    out = {
+        "samebits_evidence": 1,
+        "date": f.get("date_utc", "")[:10],
+        "date_utc": f.get("date_utc", ""),
+        "commit": f.get("commit", ""),
+        "machine": f.get("uname", ""),
+        "source": "summary.txt, facts.txt",
+        "result": result,
+        "legs": [
+            {"leg": "cuda", "label": "CUDA, " + gpu[0],
+             "device": "%s, compute capability %s, driver %s" % (gpu[0], gpu[2] if len(gpu) > 2 else "?",
+                                                                 gpu[1] if len(gpu) > 1 else "?"),
+             "emulated": False, "toolchain": "%s; host %s" % (nvcc, gcc),
+             "flags": f.get("nvcc flags (profile)", ""), "compared_with": "the reference cards",
+             "fixtures": cuda},
+            {"leg": "x86_64", "label": "x86-64 (the GPU host)", "device": f.get("cpu", ""), "emulated": False,
+             "toolchain": gcc, "flags": "the Makefile's profile flags", "threads": sorted(threads),
+             "compared_with": "the reference cards", "fixtures": cpu},
+        ],
+        "arms": arms,
+    }
+    with open(os.path.join(folder, "summary.json"), "w") as fh:
+        json.dump(out, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
