@@ -100,12 +100,29 @@ SB_FN void sb_k_split_consider(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb
     if (sb_k_split_better(&x, best)) *best = x;
 }
 
+/* The candidates of feature f (nb value bins) at bin t, given the cumulative
+ * sums (ag, ah, ac) of bins 1..t, bin t's own count ct and the missing bin's
+ * sums (mg, mh, mc): rows with bin <= t go left, missing values right and, when
+ * there are any, left. An empty bin gives the partition of the bin before it
+ * and is skipped; at the last bin only "every value left, missing right" is a
+ * split, and only if some are missing. */
+SB_FN void sb_k_split_at(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C, float parent_score, sb_i32 f,
+                         sb_i32 t, sb_i32 nb, sb_i64 ct, sb_i64 ag, sb_i64 ah, sb_i64 ac, sb_i64 mg, sb_i64 mh,
+                         sb_i64 mc, sb_k_split *best) {
+    if (t == nb) {
+        if (mc > 0) sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
+        return;
+    }
+    if (ct == 0 && t > 1) return;
+    sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
+    if (mc > 0) sb_k_split_consider(r, G, H, C, parent_score, f, t, 1, ag + mg, ah + mh, ac + mc, best);
+}
+
 /* Every split of feature f (nb bins plus bin 0 for missing values, histogram
  * h[0..nb]) of a node with sums (G, H, C), scanned left to right; the best
  * goes into *best under the total order. Bins are cumulated in bin order from
- * exact integers, so the scan is the same on every backend. An empty bin
- * gives the partition of the bin before it and is skipped; missing values,
- * when there are any, are tried on both sides. */
+ * exact integers, so the sums at each bin are the same however a backend
+ * cuts the scan (the CUDA kernel gives each lane a run of bins). */
 SB_FN void sb_k_split_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i64 G, sb_i64 H, sb_i64 C,
                            float parent_score, const sb_k_split_rules *r, sb_k_split *best) {
     const sb_i64 mg = h[0].g, mh = h[0].h, mc = h[0].c;
@@ -114,14 +131,7 @@ SB_FN void sb_k_split_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb
         ag += h[t].g;
         ah += h[t].h;
         ac += h[t].c;
-        if (t == nb) {
-            /* every value left, missing right: only if some are missing */
-            if (mc > 0) sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
-            break;
-        }
-        if (h[t].c == 0 && t > 1) continue;
-        sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
-        if (mc > 0) sb_k_split_consider(r, G, H, C, parent_score, f, t, 1, ag + mg, ah + mh, ac + mc, best);
+        sb_k_split_at(r, G, H, C, parent_score, f, t, nb, h[t].c, ag, ah, ac, mg, mh, mc, best);
     }
 }
 

@@ -356,30 +356,55 @@ __global__ void k_hist(const sb_tdev_hjob *jobs, const int32_t *tile_start, int 
     const int64_t b = job.begin + (int64_t)(tile - tile_start[j]) * HIST_TILE;
     const int64_t e = b + HIST_TILE < job.end ? b + HIST_TILE : job.end;
     const int32_t nfg = grp.f1 - grp.f0;
+#if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
     for (int64_t i = b + threadIdx.x; i < e; i += THREADS) {
         const int32_t r = rows[i];
-        const u64 g = (u64)(int64_t)gq[r];
         const u64 hc = (u64)(int64_t)hq[r] + ((u64)1 << HC_SHIFT);
         const uint32_t *w = (const uint32_t *)(bins + (int64_t)r * stride + grp.f0);
         for (int32_t q = 0; q < nfg; q += 4) {
             const uint32_t word = w[q >> 2];
+            for (int k = 0; k < 4; k++) {
+                if (q + k < nfg && base[q + k] >= 0) {
+                    const int32_t at = base[q + k] + (int32_t)((word >> (8 * k)) & 0xFFu);
+                    atomicAdd(&sgf[at], (float)gq[r]);
+                    atomicAdd(&shc[at], hc);
+                }
+            }
+        }
+    }
+#else
+    /* Warp aggregation: the lanes of a warp whose rows fall in the same bin
+     * (common: runs of equal values, features with few values) add their
+     * values first, exactly (a gradient is split into 16-bit halves so that
+     * 32 of each fit an int), and one lane adds the group's sums. Every loop
+     * here is uniform over the warp, so the full mask is valid. */
+    const unsigned lane = threadIdx.x & 31;
+    for (int64_t i0 = b; i0 < e; i0 += THREADS) {
+        const int64_t i = i0 + threadIdx.x;
+        const bool valid = i < e;
+        const int32_t r = valid ? rows[i] : 0;
+        const int32_t gv = valid ? gq[r] : 0, hv = valid ? hq[r] : 0;
+        const int32_t glo = gv & 0xFFFF, ghi = gv >> 16, hlo = hv & 0xFFFF, hhi = hv >> 16;
+        const uint32_t *w = (const uint32_t *)(bins + (int64_t)r * stride + grp.f0);
+        for (int32_t q = 0; q < nfg; q += 4) {
+            const uint32_t word = valid ? w[q >> 2] : 0u;
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                if (q + k < nfg) {
-                    const int32_t o = base[q + k];
-                    if (o >= 0) {
-                        const int32_t at = o + (int32_t)((word >> (8 * k)) & 0xFFu);
-#if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
-                        atomicAdd(&sgf[at], (float)(int64_t)g);
-#else
-                        atomicAdd(&sg[at], g);
-#endif
-                        atomicAdd(&shc[at], hc);
+                if (q + k < nfg && base[q + k] >= 0) {
+                    const int32_t at = base[q + k] + (int32_t)((word >> (8 * k)) & 0xFFu);
+                    const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? (unsigned)at : 0xFFFFFFFFu);
+                    const int sglo = __reduce_add_sync(peers, glo), sghi = __reduce_add_sync(peers, ghi);
+                    const int shlo = __reduce_add_sync(peers, hlo), shhi = __reduce_add_sync(peers, hhi);
+                    if (valid && lane == (unsigned)(__ffs(peers) - 1)) {
+                        const int64_t G = (int64_t)sghi * 65536 + sglo, H = (int64_t)shhi * 65536 + shlo;
+                        atomicAdd(&sg[at], (u64)G);
+                        atomicAdd(&shc[at], (u64)H + ((u64)__popc(peers) << HC_SHIFT));
                     }
                 }
             }
         }
     }
+#endif
     __syncthreads();
     u64 *out = slots + (int64_t)job.slot * total * 3;
     for (int32_t i = threadIdx.x; i < ne; i += THREADS) {
@@ -408,17 +433,48 @@ __global__ void k_subtract(const sb_tdev_sub *subs, u64 *slots, int32_t total) {
         a[i] -= b[i]; /* two's complement: exact int64 subtraction */
 }
 
-/* The best split of node blockIdx.x: features strided over the threads, then a
+/* The best split of node blockIdx.x. Each warp takes a feature at a time; its
+ * lanes take runs of consecutive bins, sum them, and a warp scan (exact int64
+ * sums) gives each lane the cumulative sums before its run, from which it
+ * walks its bins with the kernel's per-bin step (sb_k_split_at). Then a block
  * reduction under the total order. */
 __global__ void k_best(const sb_tdev_node *nodes, sb_k_split_rules rules, const u64 *slots, int32_t total,
                        const int32_t *hoff, const int32_t *nbins, const uint8_t *mask, int32_t nf, sb_k_split *out) {
     const sb_tdev_node q = nodes[blockIdx.x];
     const sb_k_hbin *hs = (const sb_k_hbin *)(slots + (int64_t)q.slot * total * 3);
     const float parent = sb_k_node_score(q.G, q.H, &rules);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     sb_k_split best;
     memset(&best, 0, sizeof best);
-    for (int32_t f = threadIdx.x; f < nf; f += THREADS)
-        if (mask[f]) sb_k_split_scan(hs + hoff[f], nbins[f], f, q.G, q.H, q.C, parent, &rules, &best);
+    for (int32_t f = warp; f < nf; f += THREADS / 32) {
+        if (!mask[f]) continue; /* the same for the whole warp */
+        const sb_k_hbin *h = hs + hoff[f];
+        const int32_t nb = nbins[f], per = (nb + 31) / 32;
+        const int32_t t0 = 1 + lane * per, t1 = t0 + per <= nb + 1 ? t0 + per : nb + 1;
+        long long lg = 0, lh = 0, lc = 0;
+        for (int32_t t = t0; t < t1; t++) {
+            lg += h[t].g;
+            lh += h[t].h;
+            lc += h[t].c;
+        }
+        long long ig = lg, ih = lh, ic = lc; /* inclusive warp scan */
+        for (int off = 1; off < 32; off <<= 1) {
+            long long xg = __shfl_up_sync(0xFFFFFFFFu, ig, off), xh = __shfl_up_sync(0xFFFFFFFFu, ih, off),
+                      xc = __shfl_up_sync(0xFFFFFFFFu, ic, off);
+            if (lane >= off) {
+                ig += xg;
+                ih += xh;
+                ic += xc;
+            }
+        }
+        int64_t ag = ig - lg, ah = ih - lh, ac = ic - lc;
+        for (int32_t t = t0; t < t1; t++) {
+            ag += h[t].g;
+            ah += h[t].h;
+            ac += h[t].c;
+            sb_k_split_at(&rules, q.G, q.H, q.C, parent, f, t, nb, h[t].c, ag, ah, ac, h[0].g, h[0].h, h[0].c, &best);
+        }
+    }
     __shared__ sb_k_split s[THREADS];
     s[threadIdx.x] = best;
     __syncthreads();
