@@ -47,7 +47,8 @@ extern "C" {
 #define THREADS 256
 #define PART_TILE 2048    /* rows per partition block: 8 per thread */
 #define PART_PER_THREAD (PART_TILE / THREADS)
-#define HIST_TILE 16384   /* rows per histogram block (< 2^16: the count fits above bit 48) */
+#define HIST_TILE_MAX 16384 /* rows per histogram block at most (< 2^16: the count fits above bit 48) */
+#define HIST_TILE_MIN 1024  /* and at least: each block flushes its bins with global atomics */
 #define HIST_SMEM_ENTRIES 4096 /* bins per histogram block: 64 KiB of shared memory */
 #define HIST_GROUP_FEATURES 1024 /* features per histogram block at most */
 #define HC_SHIFT 48
@@ -73,6 +74,7 @@ struct sb_tdev {
     int64_t n;
     int32_t nf, stride, total, K, objective, ngroups;
     int32_t hist_smem;   /* bytes of shared memory a histogram block needs (its group's bins) */
+    int32_t sms;         /* streaming multiprocessors */
     uint8_t *bins;
     int32_t *nbins, *hoff;
     float *label, *weight, *margin, *g, *h;
@@ -330,7 +332,8 @@ __global__ void k_zero_slots(const sb_tdev_hjob *jobs, u64 *slots, int32_t total
 }
 
 /* One tile of one job's rows (at most HIST_TILE) for one feature group. */
-__global__ void k_hist(const sb_tdev_hjob *jobs, const int32_t *tile_start, int njobs, const fgroup *groups,
+__global__ void k_hist(const sb_tdev_hjob *jobs, const int32_t *tile_start, int njobs, int32_t tile_rows,
+                       const fgroup *groups,
                        const int32_t *rows, const uint8_t *bins, int32_t stride, const int32_t *gq, const int32_t *hq,
                        const int32_t *hoff, const uint8_t *mask, u64 *slots, int32_t total) {
     extern __shared__ u64 smem[]; /* g[entries], hc[entries] */
@@ -353,8 +356,8 @@ __global__ void k_hist(const sb_tdev_hjob *jobs, const int32_t *tile_start, int 
         base[f - grp.f0] = mask[f] ? hoff[f] - grp.e0 : -1;
     for (int32_t i = threadIdx.x; i < 2 * ne; i += THREADS) smem[i] = 0;
     __syncthreads();
-    const int64_t b = job.begin + (int64_t)(tile - tile_start[j]) * HIST_TILE;
-    const int64_t e = b + HIST_TILE < job.end ? b + HIST_TILE : job.end;
+    const int64_t b = job.begin + (int64_t)(tile - tile_start[j]) * tile_rows;
+    const int64_t e = b + tile_rows < job.end ? b + tile_rows : job.end;
     const int32_t nfg = grp.f1 - grp.f0;
 #if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
     for (int64_t i = b + threadIdx.x; i < e; i += THREADS) {
@@ -602,6 +605,9 @@ static sb_status cu_open_inner(const sb_tdev_setup *s, sb_tdev *d) {
     if (e == cudaSuccess) e = cudaMemcpy(d->groups, gs, sizeof(fgroup) * (size_t)ng, cudaMemcpyHostToDevice);
     sb_free(gs);
     CK(e, "feature groups");
+    int dev = 0;
+    CK(cudaGetDevice(&dev), "device");
+    CK(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev), "device");
     CK(cudaFuncSetAttribute(k_hist, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)(2 * sizeof(u64) * HIST_SMEM_ENTRIES)),
        "histogram shared memory");
@@ -750,9 +756,18 @@ static sb_status cu_hist_x(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) 
         be[i] = jobs[i].begin;
         be[njobs + i] = jobs[i].end;
     }
+    /* Rows per block: enough blocks to fill the GPU (about 8 per SM over the
+     * feature groups), within [HIST_TILE_MIN, HIST_TILE_MAX], a multiple of 256. */
+    int64_t rows_all = 0;
+    for (int32_t i = 0; i < njobs; i++) rows_all += jobs[i].end - jobs[i].begin;
+    const int64_t want = (int64_t)d->sms * 8 / (d->ngroups > 0 ? d->ngroups : 1);
+    int64_t tile = (rows_all + (want > 0 ? want : 1) - 1) / (want > 0 ? want : 1);
+    tile = (tile + 255) / 256 * 256;
+    if (tile < HIST_TILE_MIN) tile = HIST_TILE_MIN;
+    if (tile > HIST_TILE_MAX) tile = HIST_TILE_MAX;
     void *dj = NULL;
     int32_t *tiles = NULL, *extra = NULL, ntiles = 0;
-    sb_status st = upload_tiled(d, jobs, sizeof(sb_tdev_hjob), njobs, be, be + njobs, HIST_TILE, 0, &dj, &tiles,
+    sb_status st = upload_tiled(d, jobs, sizeof(sb_tdev_hjob), njobs, be, be + njobs, tile, 0, &dj, &tiles,
                                 &extra, &ntiles);
     sb_free(be);
     if (st != SB_OK) return st;
@@ -763,7 +778,7 @@ static sb_status cu_hist_x(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) 
     CK_LAUNCH("histogram zero");
     if (ntiles == 0) return SB_OK;
     dim3 grid((unsigned)ntiles, (unsigned)d->ngroups);
-    k_hist<<<grid, THREADS, (size_t)d->hist_smem>>>(djobs, tiles, njobs, d->groups, d->rows, d->bins,
+    k_hist<<<grid, THREADS, (size_t)d->hist_smem>>>(djobs, tiles, njobs, (int32_t)tile, d->groups, d->rows, d->bins,
                                                                    d->stride, d->gq, d->hq, d->hoff, d->mask,
                                                                    d->slots, d->total);
     CK_LAUNCH("histogram");
