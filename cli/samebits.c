@@ -39,6 +39,7 @@ static const char *k_usage =
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
+    "          [device=cpu|cuda]   (cuda: the same bits, computed on the GPU)\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
     "  conformance export DIR [NAME...] write a self-describing bundle (docs/conformance.md)\n"
@@ -388,7 +389,7 @@ static sb_status write_predictions(const char *path, const float *v, int64_t nro
 }
 
 static int cmd_predict(int argc, char **argv) {
-    const char *model_path = NULL, *data = NULL, *out = NULL, *format = NULL;
+    const char *model_path = NULL, *data = NULL, *out = NULL, *format = NULL, *device = NULL;
     sb_predict_kind kind = SB_PREDICT_VALUE;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -399,6 +400,7 @@ static int cmd_predict(int argc, char **argv) {
         else if (!strcmp(a, "--format") && has) format = argv[++i];
         else if (!strcmp(a, "--raw")) kind = SB_PREDICT_RAW;
         else if (!strcmp(a, "--proba")) kind = SB_PREDICT_PROBA;
+        else if (!strncmp(a, "device=", 7)) device = a + 7;
         else if (!strcmp(a, "--threads") && has) {
             if (parse_threads(argv[++i])) return EXIT_ERROR;
         } else return usage_error("predict: unexpected argument '%s'", a);
@@ -413,7 +415,7 @@ static int cmd_predict(int argc, char **argv) {
     size_t need = 0;
     if (st == SB_OK) st = sb_model_predict(model, d, kind, NULL, 0, &need);
     if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
-    if (st == SB_OK) st = sb_model_predict(model, d, kind, pred, need, NULL);
+    if (st == SB_OK) st = sb_model_predict_on(model, d, kind, device, pred, need, NULL);
     if (st == SB_OK) {
         int64_t nrows;
         sb_dataset_shape(d, &nrows, NULL);

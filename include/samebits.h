@@ -261,6 +261,12 @@ typedef enum sb_predict_kind {
 SB_API sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_kind kind,
                                   float *out, size_t cap, size_t *needed);
 
+/* The same on a device: "cpu" (or NULL) or "cuda" (a build with CUDA=1 and a
+ * GPU). The bits are the CPU's: the same tree walk and additions in the same
+ * order (kernels/tree.h). An absent device is SB_ERR_BACKEND_UNAVAILABLE. */
+SB_API sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict_kind kind,
+                                     const char *device, float *out, size_t cap, size_t *needed);
+
 /* Read prediction data for model m: LibSVM data is widened to the model's
  * feature count; CSV columns are matched to the model's feature names (extra
  * columns, such as a label, are dropped; a missing feature is a named error). */

@@ -104,6 +104,10 @@ for k in 2 3; do
   build-cuda/samebits fixture run gbdt-multiclass device=cuda --out "$EV/cards/gbdt-multiclass.cuda-run$k.card" >/dev/null 2>&1
   summary "cuda rerun $k gbdt-multiclass: $(build/samebits card diff fixtures/cards/gbdt-multiclass.card "$EV/cards/gbdt-multiclass.cuda-run$k.card" | head -n 1)"
 done
+# Prediction on the GPU against the CPU, byte for byte, every kind.
+SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python python3 tools/predict_check.py \
+  >"$EV/predict-check.txt" 2>&1 || status=1
+while read -r line; do summary "$line"; done <"$EV/predict-check.txt"
 summary "fixtures result: $([ $status = 0 ] && echo PASS || echo FAIL)"
 python3 tools/evidence_gbdt_summary.py "$EV" >>"$LOG" 2>&1
 pack

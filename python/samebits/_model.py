@@ -146,8 +146,9 @@ class Model:
                 "ntrees": i.ntrees, "numeric_mode": MODES[i.numeric_mode] if 0 <= i.numeric_mode < 3
                 else str(i.numeric_mode), "objective": i.objective.decode()}
 
-    def predict(self, data, kind, ncols):
-        """Predictions of kind for the sb_dataset handle data, as an Array (n,) or (n, ncols)."""
+    def predict(self, data, kind, ncols, device=None):
+        """Predictions of kind for the sb_dataset handle data, as an Array (n,) or (n, ncols);
+        device "cuda" computes them on the GPU (the same bits)."""
         need = c_size_t(0)
         check(lib.sb_model_predict(self._h.ptr, data.ptr, kind, None, 0, byref(need)))
         nrows = c_int64(0)
@@ -156,7 +157,11 @@ class Model:
         if need.value != nrows.value * ncols:
             shape = (need.value,)
         out = _array.empty(shape)
-        check(lib.sb_model_predict(self._h.ptr, data.ptr, kind, _array.pointer(out), need.value, byref(need)))
+        if device in (None, "cpu"):
+            check(lib.sb_model_predict(self._h.ptr, data.ptr, kind, _array.pointer(out), need.value, byref(need)))
+        else:
+            check(lib.sb_model_predict_on(self._h.ptr, data.ptr, kind, device.encode(), _array.pointer(out),
+                                          need.value, byref(need)))
         return out
 
     def feature_importance(self, kind):

@@ -297,7 +297,7 @@ class GradientBoosting(Estimator):
         original labels (a NumPy array when classes_ is one, i.e. NumPy was loaded at
         fit; else a list)."""
         d = self._predict_data(X)
-        out = self._model.predict(d, PREDICT_VALUE, 1)
+        out = self._model.predict(d, PREDICT_VALUE, 1, device=self._predict_device())
         if not self._is_classifier():
             return out
         classes = self.classes_
@@ -326,8 +326,8 @@ class GradientBoosting(Estimator):
         d = self._predict_data(X)
         k = self.n_classes_
         if k > 2:
-            return self._model.predict(d, PREDICT_PROBA, k)
-        p1 = self._model.predict(d, PREDICT_PROBA, 1)
+            return self._model.predict(d, PREDICT_PROBA, k, device=self._predict_device())
+        p1 = self._model.predict(d, PREDICT_PROBA, 1, device=self._predict_device())
         out = _array.empty((len(p1), 2))
         flat = memoryview(out).cast("B").cast("f")
         for i, p in enumerate(p1.tolist()):
@@ -339,7 +339,12 @@ class GradientBoosting(Estimator):
         """Raw margins: (n,) for regression and binary, (n, K) for multiclass."""
         d = self._predict_data(X)
         k = self._model.info()["num_class"]
-        return self._model.predict(d, PREDICT_RAW, k)
+        return self._model.predict(d, PREDICT_RAW, k, device=self._predict_device())
+
+    def _predict_device(self):
+        """Where predictions are computed: the GPU for device="cuda" (or "gpu"), else the CPU.
+        The bits are the same either way."""
+        return "cuda" if self.device in ("cuda", "gpu") else None
 
     def score(self, X, y, sample_weight=None):
         """R^2 for regression, accuracy for classification (sums by math.fsum)."""

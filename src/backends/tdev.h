@@ -102,6 +102,13 @@ sb_status sb_tdev_find(const char *name, const sb_tdev_ops **out);
 const sb_tdev_ops *sb_tdev_cpu_ops(void);
 const sb_tdev_ops *sb_tdev_cuda_ops(void); /* NULL when built without CUDA */
 
+/* Prediction on the GPU: margins of n rows of x (row-major, ncols floats) by
+ * the flattened trees (sb_model_flatten), finished per kind (sb_k_finish_row)
+ * into out (n x per_row). Without CUDA: SB_ERR_BACKEND_UNAVAILABLE. */
+sb_status sb_cuda_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K, int32_t objective,
+                          const float *base, const float *x, int64_t n, int32_t ncols, int32_t kind, int32_t per_row,
+                          float *out);
+
 /* One line describing the CUDA devices and build (for `samebits doctor`):
  * the GPU's name, compute capability, driver and runtime, or why there is none. */
 void sb_tdev_cuda_describe(char *buf, size_t cap);

@@ -181,4 +181,66 @@ SB_FN void sb_k_row_gradients(sb_i32 objective, sb_i32 K, const SB_GLOBAL float 
     }
 }
 
+/* ---- prediction on raw features ---- */
+
+/* A node as prediction walks it: go left when x[feature] <= threshold, NaN
+ * left when default_left; leaves have feature = -1 and carry their value. */
+typedef struct sb_k_pnode {
+    sb_i32 feature;
+    float threshold;
+    sb_i32 left, right;
+    float value;
+    sb_i32 default_left;
+} sb_k_pnode;
+SB_STATIC_ASSERT(sizeof(sb_k_pnode) == 24, "sb_k_pnode layout is shared by host and device");
+
+/* The value of the leaf row x reaches in tree t. */
+SB_FN float sb_k_tree_value(const SB_GLOBAL sb_k_pnode *t, const SB_GLOBAL float *x) {
+    sb_i32 k = 0;
+    while (t[k].feature >= 0) {
+        const float v = x[t[k].feature];
+        const int left = v != v ? t[k].default_left != 0 : v <= t[k].threshold;
+        k = left ? t[k].left : t[k].right;
+    }
+    return t[k].value;
+}
+
+/* Raw margins of row x: base[c] plus every tree's leaf, added in tree order,
+ * tree i to class i % K (nodes of tree i start at nodes + start[i]). This
+ * order is the one training used, so prediction gives training's bits. */
+SB_FN void sb_k_margins(const SB_GLOBAL sb_k_pnode *nodes, const SB_GLOBAL sb_i32 *start, sb_i32 ntrees, sb_i32 K,
+                        const SB_GLOBAL float *base, const SB_GLOBAL float *x, SB_GLOBAL float *out) {
+    for (sb_i32 c = 0; c < K; c++) out[c] = base[c];
+    for (sb_i32 i = 0; i < ntrees; i++) {
+        const sb_i32 c = i % K;
+        out[c] = out[c] + sb_k_tree_value(nodes + start[i], x);
+    }
+}
+
+/* Prediction kinds (the values of sb_predict_kind). */
+#define SB_K_PREDICT_RAW 0
+#define SB_K_PREDICT_PROBA 1
+#define SB_K_PREDICT_VALUE 2
+
+/* What a row's K margins m become: raw margins (K values), a probability
+ * (binary: one; multiclass: K, softmax), or a value (regression: the margin;
+ * binary: 1 when the margin is > 0; multiclass: the class of the largest
+ * margin, ties to the lowest). Writes the row's values at out. */
+SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLOBAL float *m, SB_GLOBAL float *out) {
+    if (kind == SB_K_PREDICT_RAW) {
+        for (sb_i32 c = 0; c < K; c++) out[c] = m[c];
+    } else if (objective == SB_K_OBJ_REGRESSION) {
+        out[0] = m[0];
+    } else if (objective == SB_K_OBJ_BINARY) {
+        out[0] = kind == SB_K_PREDICT_PROBA ? sb_sigmoidf(m[0]) : (m[0] > 0.0f ? 1.0f : 0.0f);
+    } else if (kind == SB_K_PREDICT_PROBA) {
+        sb_k_softmax(m, K, out);
+    } else {
+        sb_i32 best = 0;
+        for (sb_i32 c = 1; c < K; c++)
+            if (m[c] > m[best]) best = c;
+        out[0] = (float)best;
+    }
+}
+
 #endif

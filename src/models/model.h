@@ -50,8 +50,9 @@ struct sb_model {
 /* A zeroed model; sb_model_free releases everything in it. */
 sb_status sb_model_alloc(sb_model **out);
 
-/* Raw margins of row x (num_features floats) into out[num_class]: base score
- * plus every tree's leaf, added in tree order (the profile's fixed order). */
-void sb_model_margin_row(const sb_model *m, const float *x, float *out);
+/* The model's trees as one array of *nnodes prediction nodes (kernels/tree.h),
+ * tree i starting at (*nodes)[(*start)[i]]; the caller frees both with sb_free. */
+struct sb_k_pnode;
+sb_status sb_model_flatten(const sb_model *m, struct sb_k_pnode **nodes, int32_t **start, int32_t *nnodes);
 
 #endif

@@ -1,39 +1,56 @@
 /*
- * predict.c: prediction from a model on raw float features. A row's margin is
- * the base score plus each tree's leaf, added in tree order; that is the same
- * sequence of additions training used, so a saved and reloaded model predicts
- * the very bits training computed, on every machine.
+ * predict.c: prediction from a model on raw float features, on the CPU or on a
+ * device. A row's margin is the base score plus each tree's leaf, added in
+ * tree order (kernels/tree.h: sb_k_margins); that is the sequence of additions
+ * training used, so a saved and reloaded model predicts the very bits training
+ * computed, on every machine and backend.
  */
 #include "model.h"
 #include "../io/dataset.h"
-#include "../kernels/gbdt.h"
+#include "../kernels/tree.h"
+#include "../backends/tdev.h"
 #include <string.h>
 
 #define PREDICT_GRAIN 4096
 
-static float tree_leaf(const sb_tree *t, const float *x) {
-    const sb_tree_node *n = t->nodes;
-    int32_t k = 0;
-    while (n[k].feature >= 0) {
-        float v = x[n[k].feature];
-        int left = v != v ? n[k].default_left : v <= n[k].threshold;
-        k = left ? n[k].left : n[k].right;
+sb_status sb_model_flatten(const sb_model *m, sb_k_pnode **nodes, int32_t **start, int32_t *nnodes) {
+    int64_t total = 0;
+    for (int32_t t = 0; t < m->ntrees; t++) total += m->trees[t].nnodes;
+    *nodes = sb_malloc(sizeof(sb_k_pnode) * (size_t)(total ? total : 1));
+    *start = sb_malloc(sizeof(int32_t) * (size_t)(m->ntrees ? m->ntrees : 1));
+    if (!*nodes || !*start || total > INT32_MAX) {
+        sb_free(*nodes);
+        sb_free(*start);
+        *nodes = NULL;
+        *start = NULL;
+        return total > INT32_MAX ? sb_fail(SB_ERR_LIMIT, "model: more than %d nodes in all", (int)INT32_MAX)
+                                 : sb_fail(SB_ERR_OUT_OF_MEMORY, "predict: out of memory");
     }
-    return n[k].value;
-}
-
-void sb_model_margin_row(const sb_model *m, const float *x, float *out) {
-    for (int32_t c = 0; c < m->num_class; c++) out[c] = m->base_score[c];
+    int32_t at = 0;
+    *nnodes = (int32_t)total;
     for (int32_t t = 0; t < m->ntrees; t++) {
-        int32_t c = t % m->num_class;
-        out[c] = out[c] + tree_leaf(&m->trees[t], x);
+        (*start)[t] = at;
+        for (int32_t k = 0; k < m->trees[t].nnodes; k++) {
+            const sb_tree_node *n = &m->trees[t].nodes[k];
+            sb_k_pnode *p = &(*nodes)[at++];
+            p->feature = n->feature;
+            p->threshold = n->threshold;
+            p->left = n->left;
+            p->right = n->right;
+            p->value = n->value;
+            p->default_left = n->default_left;
+        }
     }
+    return SB_OK;
 }
 
 typedef struct predict_job {
     const sb_model *m;
     const sb_table *t;
     sb_predict_kind kind;
+    const sb_k_pnode *nodes;
+    const int32_t *start;
+    int32_t per_row;
     float *out;
 } predict_job;
 
@@ -44,30 +61,23 @@ static void predict_task(void *ctx, int64_t task) {
     int64_t b, e;
     sb_chunk_range(j->t->nrows, PREDICT_GRAIN, task, &b, &e);
     for (int64_t r = b; r < e; r++) {
-        sb_model_margin_row(j->m, j->t->x + r * j->t->ncols, margin);
-        if (j->kind == SB_PREDICT_RAW) {
-            memcpy(j->out + r * k, margin, sizeof(float) * (size_t)k);
-        } else if (j->m->objective == SB_OBJ_REGRESSION) {
-            j->out[r] = margin[0];
-        } else if (j->m->objective == SB_OBJ_BINARY) {
-            j->out[r] = j->kind == SB_PREDICT_PROBA ? sb_sigmoidf(margin[0]) : (margin[0] > 0.0f ? 1.0f : 0.0f);
-        } else if (j->kind == SB_PREDICT_PROBA) {
-            sb_k_softmax(margin, k, j->out + r * k);
-        } else {
-            int32_t best = 0; /* ties: the lowest class */
-            for (int32_t c = 1; c < k; c++)
-                if (margin[c] > margin[best]) best = c;
-            j->out[r] = (float)best;
-        }
+        sb_k_margins(j->nodes, j->start, j->m->ntrees, k, j->m->base_score, j->t->x + r * j->t->ncols, margin);
+        sb_k_finish_row(j->m->objective, (int32_t)j->kind, k, margin, j->out + r * j->per_row);
     }
 }
 
-sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_kind kind, float *out,
-                           size_t cap, size_t *needed) {
+sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict_kind kind, const char *device,
+                              float *out, size_t cap, size_t *needed) {
     sb_clear_error();
     if (!m || !d || (!out && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_predict: NULL argument");
     if ((unsigned)kind > (unsigned)SB_PREDICT_VALUE)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown prediction kind %d", (int)kind);
+    int on_cuda = 0;
+    if (device && strcmp(device, "cpu") != 0) {
+        if (strcmp(device, "cuda") != 0)
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "prediction device '%s' is unknown (devices: cpu, cuda)", device);
+        on_cuda = 1;
+    }
     if (kind == SB_PREDICT_PROBA && m->objective == SB_OBJ_REGRESSION)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a regression model has no probabilities");
     if (d->t.ncols != m->num_features)
@@ -81,7 +91,23 @@ sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_ki
     if (needed) *needed = need;
     if (cap == 0) return SB_OK;
     if (cap < need) return sb_fail(SB_ERR_LIMIT, "prediction buffer holds %zu values, %zu needed", cap, need);
-    predict_job j = {m, &d->t, kind, out};
-    sb_parallel_for(sb_chunk_count(d->t.nrows, PREDICT_GRAIN), predict_task, &j);
-    return SB_OK;
+    sb_k_pnode *nodes = NULL;
+    int32_t *start = NULL, nnodes = 0;
+    sb_status st = sb_model_flatten(m, &nodes, &start, &nnodes);
+    if (st != SB_OK) return st;
+    if (on_cuda) {
+        st = sb_cuda_predict(nodes, nnodes, start, m->ntrees, m->num_class, m->objective, m->base_score, d->t.x, d->t.nrows,
+                             d->t.ncols, (int32_t)kind, per_row, out);
+    } else {
+        predict_job j = {m, &d->t, kind, nodes, start, per_row, out};
+        sb_parallel_for(sb_chunk_count(d->t.nrows, PREDICT_GRAIN), predict_task, &j);
+    }
+    sb_free(nodes);
+    sb_free(start);
+    return st;
+}
+
+sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_kind kind, float *out, size_t cap,
+                           size_t *needed) {
+    return sb_model_predict_on(m, d, kind, NULL, out, cap, needed);
 }

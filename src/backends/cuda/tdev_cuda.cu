@@ -922,6 +922,57 @@ static const sb_tdev_ops k_cuda_ops = {
 
 extern "C" const sb_tdev_ops *sb_tdev_cuda_ops(void) { return &k_cuda_ops; }
 
+/* ---- prediction ---- */
+
+__global__ void k_predict(const sb_k_pnode *nodes, const int32_t *start, int32_t ntrees, int32_t K,
+                          int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                          int32_t kind, int32_t per_row, float *margins, float *out) {
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < n; r += (int64_t)gridDim.x * blockDim.x) {
+        sb_k_margins(nodes, start, ntrees, K, base, x + r * ncols, margins + r * K);
+        sb_k_finish_row(objective, kind, K, margins + r * K, out + r * per_row);
+    }
+}
+
+static sb_status predict_inner(const sb_k_pnode *nodes, int32_t nn, const int32_t *start, int32_t ntrees, int32_t K,
+                               int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                               int32_t kind, int32_t per_row, float *out, void **p) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'cuda': no usable GPU (%s)",
+                       e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+    const size_t nb = sizeof(sb_k_pnode) * (size_t)(nn > 0 ? nn : 1), sb = sizeof(int32_t) * (size_t)(ntrees > 0 ? ntrees : 1);
+    const size_t xb = sizeof(float) * (size_t)n * (size_t)ncols, mb = sizeof(float) * (size_t)n * (size_t)K;
+    const size_t ob = sizeof(float) * (size_t)n * (size_t)per_row;
+    CK(cudaMalloc(&p[0], nb), "trees");
+    CK(cudaMalloc(&p[1], sb), "trees");
+    CK(cudaMalloc(&p[2], sizeof(float) * (size_t)K), "base");
+    CK(cudaMalloc(&p[3], xb ? xb : 4), "features");
+    CK(cudaMalloc(&p[4], mb ? mb : 4), "margins");
+    CK(cudaMalloc(&p[5], ob ? ob : 4), "predictions");
+    if (nn > 0) CK(cudaMemcpy(p[0], nodes, sizeof(sb_k_pnode) * (size_t)nn, cudaMemcpyHostToDevice), "trees");
+    if (ntrees > 0) CK(cudaMemcpy(p[1], start, sb, cudaMemcpyHostToDevice), "trees");
+    CK(cudaMemcpy(p[2], base, sizeof(float) * (size_t)K, cudaMemcpyHostToDevice), "base");
+    if (xb) CK(cudaMemcpy(p[3], x, xb, cudaMemcpyHostToDevice), "features");
+    if (n > 0) {
+        k_predict<<<grid_for(n), THREADS>>>((const sb_k_pnode *)p[0], (const int32_t *)p[1], ntrees, K, objective,
+                                            (const float *)p[2], (const float *)p[3], n, ncols, kind, per_row,
+                                            (float *)p[4], (float *)p[5]);
+        CK_LAUNCH("predict");
+    }
+    if (ob) CK(cudaMemcpy(out, p[5], ob, cudaMemcpyDeviceToHost), "predictions");
+    return SB_OK;
+}
+
+extern "C" sb_status sb_cuda_predict(const sb_k_pnode *nodes, int32_t nn, const int32_t *start, int32_t ntrees, int32_t K,
+                                     int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                                     int32_t kind, int32_t per_row, float *out) {
+    void *p[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    sb_status st = predict_inner(nodes, nn, start, ntrees, K, objective, base, x, n, ncols, kind, per_row, out, p);
+    for (int i = 0; i < 6; i++) cudaFree(p[i]);
+    return st;
+}
+
 extern "C" void sb_tdev_cuda_describe(char *buf, size_t cap) {
     int count = 0, drv = 0, rt = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
