@@ -154,6 +154,7 @@ test: deps
 	$(MAKE) arms
 	$(MAKE) cuda-check
 	$(MAKE) opencl-check
+	$(MAKE) sanitize
 	python3 -m pytest tests -ra -p no:cacheprovider
 
 demo: all
@@ -187,3 +188,5 @@ install: all
 
 clean:
 	rm -rf build build-*
+
+include mk/hardening.mk
