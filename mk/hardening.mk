@@ -24,7 +24,12 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
 asan:
 	$(MAKE) -j$(JOBS) BUILD=build-asan CC=$(SAN_CC) ARCH= SABOTAGE= \
 	  EXTRA_CFLAGS="$(SAN_FLAGS)" LDLIBS="-pthread -lm $(SAN_FLAGS)" \
-	  build-asan/samebits build-asan/sb_unit
+	  build-asan/samebits build-asan/sb_unit build-asan/sb_canary
+
+# Deliberate bugs that the sanitizers must report (the build's own check).
+build-asan/sb_canary: tests/hardening/sanitizer_canary.c
+	@mkdir -p $(dir $@)
+	$(SAN_CC) -std=c11 -O2 -g $(SAN_FLAGS) $< -o $@
 
 # The library is built with fuzzer-no-link (coverage) by the main Makefile's own
 # rule into build-fuzz/; each target then links libFuzzer. (No rule here may name
