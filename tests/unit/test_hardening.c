@@ -379,7 +379,18 @@ SB_TEST(test_hardening_limits_training_parameters) {
     SB_CHECK(limit_named(fit_with("num_leaves=65537", 2), "num_leaves"));
     SB_CHECK(limit_named(fit_with("objective=multiclass num_class=1025", 3), "num_class"));
     SB_CHECK(limit_named(fit_with("n_estimators=100000000", 2), "n_estimators"));
+    SB_CHECK(limit_named(fit_with("objective=multiclass n_estimators=10000 num_class=1001", 3), "10,000,000 trees"));
     SB_CHECK(fit_with("max_bin=255 max_depth=64 num_leaves=8", 2) == SB_OK);
+    /* A multiclass label beyond the class limit. */
+    sb_params *p = NULL;
+    sb_dataset *d = NULL;
+    sb_model *m = NULL;
+    float x[3] = {1, 2, 3}, y[3] = {0, 1, 5000};
+    SB_CHECK(sb_params_create(&p) == SB_OK && sb_params_set(p, "objective", "multiclass") == SB_OK);
+    SB_CHECK(sb_dataset_from_matrix(x, 3, 1, &d) == SB_OK && sb_dataset_set_label(d, y, 3) == SB_OK);
+    SB_CHECK(limit_named(sb_gbdt_fit(p, d, NULL, NULL, &m), "1024 classes") && m == NULL);
+    sb_dataset_free(d);
+    sb_params_free(p);
 }
 
 /* Data beyond the row and column limits is refused before the table is
