@@ -53,6 +53,6 @@ sanitize: asan fuzz-build
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; mkdir -p build-fuzz/new-$$t; \
-	  $(SAN_ENV) build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  $(SAN_ENV) build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 \
 	    -print_final_stats=1 -artifact_prefix=build-fuzz/crash-$$t- \
 	    build-fuzz/new-$$t tests/fuzz/corpus/$$t || exit 1; done

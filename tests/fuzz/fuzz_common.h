@@ -23,12 +23,18 @@
     } while (0)
 
 /* The readers take a path: each input is written to one file per process, in
- * $TMPDIR (default /tmp), rewritten for every input. Returns the path. */
+ * $TMPDIR (default /tmp), rewritten for every input and removed at exit.
+ * Returns the path. */
+static char sb_fuzz_path[512];
+
+static void sb_fuzz_remove_file(void) { remove(sb_fuzz_path); }
+
 static inline const char *sb_fuzz_file(const uint8_t *data, size_t size) {
-    static char path[512];
+    char *path = sb_fuzz_path;
     if (!path[0]) {
         const char *d = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/sb_fuzz_input.%ld", d && *d ? d : "/tmp", (long)getpid());
+        snprintf(path, sizeof sb_fuzz_path, "%s/sb_fuzz_input.%ld", d && *d ? d : "/tmp", (long)getpid());
+        atexit(sb_fuzz_remove_file);
     }
     FILE *f = fopen(path, "wb");
     sb_fuzz_require(f != NULL);
