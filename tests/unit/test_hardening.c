@@ -12,6 +12,7 @@
 #include "samebits.h"
 #include "core/internal.h"
 #include "io/reader.h"
+#include "io/dataset.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,5 +413,26 @@ SB_TEST(test_hardening_limits_data) {
     sb_dataset *d = NULL;
     SB_CHECK(limit_named(sb_dataset_from_matrix(x, 1, 1000001, &d), "1000001") && d == NULL);
     SB_CHECK(limit_named(sb_dataset_from_matrix(x, INT64_C(1) << 31, 1, &d), "2147483648") && d == NULL);
+    remove_dir();
+}
+
+/* An IDX header that promises more pixels than the file holds is refused
+ * before anything is allocated (the first allocation is made to fail: a
+ * refusal other than SB_ERR_OUT_OF_MEMORY shows none was attempted). */
+SB_TEST(test_hardening_idx_header_checked_against_file_size) {
+    const char *dir = tmp_dir();
+    char path[128];
+    snprintf(path, sizeof path, "%s/t10k-images-idx3-ubyte", dir);
+    const uint8_t h[16 + 8] = {0, 0, 8, 3, 0, 0x0f, 0x42, 0x40, 0, 0, 0, 28, 0, 0, 0, 28}; /* 10^6 x 28 x 28 */
+    FILE *f = fopen(path, "wb");
+    fwrite(h, 1, sizeof h, f);
+    fclose(f);
+    sb_table t;
+    sb_alloc_fail_at_for_tests(1);
+    sb_status st = sb_read_idx(path, &t);
+    sb_alloc_fail_at_for_tests(0);
+    SB_CHECK(st == SB_ERR_INVALID_INPUT && strstr(sb_last_error(), "truncated"));
+    if (st != SB_ERR_INVALID_INPUT) fprintf(stderr, "  %s '%s'\n", sb_status_name(st), sb_last_error());
+    SB_CHECK(t.x == NULL && t.nrows == 0);
     remove_dir();
 }
