@@ -129,38 +129,41 @@ def test_reader_alloc_failures_by_environment():
 # ---- allocation failures through the CLI -----------------------------------------
 
 def test_cli_train_alloc_failure_leaves_output_untouched(tmp_path):
-    """Fail the 1st, 2nd, ... allocation of `samebits train --out M` (sanitized
-    build): each is a named SB_ERR_OUT_OF_MEMORY, M keeps its old bytes and no
-    other file appears; or, for a failure the library tolerates by design (a
-    shrinking realloc), the run writes exactly the clean run's model. The
-    sweep ends after 25 clean runs in a row (past the last allocation)."""
+    """Fail the 1st, 2nd, ... allocation of `samebits train --out M --card C`
+    (sanitized build): each is a named SB_ERR_OUT_OF_MEMORY, M and C keep their
+    old bytes and no other file appears; or, for a failure the library
+    tolerates by design (a shrinking realloc), the run writes exactly the clean
+    run's M and C. The sweep ends after 25 clean runs in a row (past the last
+    allocation)."""
     data = tmp_path / "d.csv"
     _write_csv(data, 200, 2)
     work = tmp_path / "out"
     work.mkdir()
-    model = work / "m.sbm"
-    old = b"an earlier model\n"
+    model, card = work / "m.sbm", work / "c.card"
+    old, old_card = b"an earlier model\n", b"an earlier card\n"
     exe = _exe(ASAN / "samebits")
     args = [exe, "train", "--model", "gbdt", "--data", str(data), "--label", "y", "--objective",
-            "binary", "--out", str(model), "--threads", "1", "n_estimators=2", "num_leaves=4"]
+            "binary", "--out", str(model), "--card", str(card), "--threads", "1",
+            "n_estimators=2", "num_leaves=4"]
     r = _run(args)
     assert r.returncode == 0 and _clean(r), r.stderr[-3000:]
-    ref = model.read_bytes()
+    ref, ref_card = model.read_bytes(), card.read_bytes()
     failures = streak = 0
     for n in range(1, 3000):
         model.write_bytes(old)
+        card.write_bytes(old_card)
         r = _run(args, env={"SAMEBITS_FAIL_ALLOC": str(n)})
         assert _clean(r), (n, r.stderr[-4000:])
-        assert sorted(p.name for p in work.iterdir()) == ["m.sbm"], n
+        assert sorted(p.name for p in work.iterdir()) == ["c.card", "m.sbm"], n
         if r.returncode == 0:
-            assert model.read_bytes() == ref, n
+            assert (model.read_bytes(), card.read_bytes()) == (ref, ref_card), n
             streak += 1
             if streak == 25:
                 break
             continue
         streak = 0
         assert r.returncode == 2 and "SB_ERR_OUT_OF_MEMORY" in r.stderr, (n, r.stderr[-2000:])
-        assert model.read_bytes() == old, n
+        assert (model.read_bytes(), card.read_bytes()) == (old, old_card), (n, r.stderr[-2000:])
         failures += 1
     else:
         raise AssertionError("the sweep never passed the last allocation")
