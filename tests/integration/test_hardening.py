@@ -128,46 +128,66 @@ def test_reader_alloc_failures_by_environment():
 
 # ---- allocation failures through the CLI -----------------------------------------
 
+def _sweep_cli(args, outputs, work):
+    """Fail allocation 1, 2, ... of the sanitized CLI run `args`: each run is a
+    named SB_ERR_OUT_OF_MEMORY (exit 2) leaving every file of `outputs` with
+    its earlier bytes and no other file in `work`; or, for a failure the
+    library tolerates by design (a shrinking realloc), exactly the clean run's
+    outputs. Ends after 25 clean runs in a row (past the last allocation).
+    Returns the number of failed runs."""
+    olds = {p: b"earlier bytes of " + p.name.encode() + b"\n" for p in outputs}
+    names = sorted(p.name for p in outputs)
+    r = _run(args)
+    assert r.returncode == 0 and _clean(r), r.stderr[-3000:]
+    refs = {p: p.read_bytes() for p in outputs}
+    failures = streak = 0
+    for n in range(1, 3000):
+        for p, b in olds.items():
+            p.write_bytes(b)
+        r = _run(args, env={"SAMEBITS_FAIL_ALLOC": str(n)})
+        assert _clean(r), (n, r.stderr[-4000:])
+        assert sorted(p.name for p in work.iterdir()) == names, n
+        got = {p: p.read_bytes() for p in outputs}
+        if r.returncode == 0:
+            assert got == refs, n
+            streak += 1
+            if streak == 25:
+                return failures
+            continue
+        streak = 0
+        assert r.returncode == 2 and "SB_ERR_OUT_OF_MEMORY" in r.stderr, (n, r.stderr[-2000:])
+        assert got == olds, (n, r.stderr[-2000:])
+        failures += 1
+    raise AssertionError("the sweep never passed the last allocation")
+
+
 def test_cli_train_alloc_failure_leaves_output_untouched(tmp_path):
-    """Fail the 1st, 2nd, ... allocation of `samebits train --out M --card C`
-    (sanitized build): each is a named SB_ERR_OUT_OF_MEMORY, M and C keep their
-    old bytes and no other file appears; or, for a failure the library
-    tolerates by design (a shrinking realloc), the run writes exactly the clean
-    run's M and C. The sweep ends after 25 clean runs in a row (past the last
-    allocation)."""
+    """`samebits train --out M --card C` with the Nth allocation failing."""
     data = tmp_path / "d.csv"
     _write_csv(data, 200, 2)
     work = tmp_path / "out"
     work.mkdir()
     model, card = work / "m.sbm", work / "c.card"
-    old, old_card = b"an earlier model\n", b"an earlier card\n"
-    exe = _exe(ASAN / "samebits")
-    args = [exe, "train", "--model", "gbdt", "--data", str(data), "--label", "y", "--objective",
-            "binary", "--out", str(model), "--card", str(card), "--threads", "1",
-            "n_estimators=2", "num_leaves=4"]
-    r = _run(args)
-    assert r.returncode == 0 and _clean(r), r.stderr[-3000:]
-    ref, ref_card = model.read_bytes(), card.read_bytes()
-    failures = streak = 0
-    for n in range(1, 3000):
-        model.write_bytes(old)
-        card.write_bytes(old_card)
-        r = _run(args, env={"SAMEBITS_FAIL_ALLOC": str(n)})
-        assert _clean(r), (n, r.stderr[-4000:])
-        assert sorted(p.name for p in work.iterdir()) == ["c.card", "m.sbm"], n
-        if r.returncode == 0:
-            assert (model.read_bytes(), card.read_bytes()) == (ref, ref_card), n
-            streak += 1
-            if streak == 25:
-                break
-            continue
-        streak = 0
-        assert r.returncode == 2 and "SB_ERR_OUT_OF_MEMORY" in r.stderr, (n, r.stderr[-2000:])
-        assert (model.read_bytes(), card.read_bytes()) == (old, old_card), (n, r.stderr[-2000:])
-        failures += 1
-    else:
-        raise AssertionError("the sweep never passed the last allocation")
-    assert failures >= 80, failures
+    args = [_exe(ASAN / "samebits"), "train", "--model", "gbdt", "--data", str(data), "--label",
+            "y", "--objective", "binary", "--out", str(model), "--card", str(card), "--threads",
+            "1", "n_estimators=2", "num_leaves=4"]
+    assert _sweep_cli(args, [model, card], work) >= 80
+
+
+def test_cli_predict_alloc_failure_leaves_output_untouched(tmp_path):
+    """`samebits predict --out P` with the Nth allocation failing."""
+    data = tmp_path / "d.csv"
+    _write_csv(data, 200, 2)
+    model = tmp_path / "m.sbm"
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "--objective",
+                 "binary", "--out", str(model), "n_estimators=3")
+    assert r.returncode == 0, r.stderr
+    work = tmp_path / "out"
+    work.mkdir()
+    pred = work / "p.csv"
+    args = [_exe(ASAN / "samebits"), "predict", "--model", str(model), "--data", str(data),
+            "--out", str(pred), "--proba"]
+    assert _sweep_cli(args, [pred], work) >= 20
 
 
 # ---- SIGKILL -----------------------------------------------------------------------

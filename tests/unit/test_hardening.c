@@ -351,6 +351,8 @@ SB_TEST(test_hardening_model_load_names_file_and_reason) {
 
 /* ---- limits ------------------------------------------------------------------- */
 
+static int refuse_before_alloc;
+
 static sb_status fit_with(const char *params_text, int k) {
     sb_params *p = NULL;
     sb_dataset *d = NULL;
@@ -358,7 +360,10 @@ static sb_status fit_with(const char *params_text, int k) {
     sb_status st = sb_params_create(&p);
     if (st == SB_OK) st = sb_params_parse(p, params_text);
     if (st == SB_OK) st = make_data(50, k, &d);
+    /* A refusal must come before training allocates: its first allocation fails. */
+    sb_alloc_fail_at_for_tests(refuse_before_alloc ? 1 : 0);
     if (st == SB_OK) st = sb_gbdt_fit(p, d, NULL, NULL, &m);
+    sb_alloc_fail_at_for_tests(0);
     sb_model_free(m);
     sb_dataset_free(d);
     sb_params_free(p);
@@ -372,8 +377,10 @@ static int limit_named(sb_status st, const char *needle) {
 }
 
 /* Training parameters beyond their documented ranges (docs/gbdt.md) are
- * refused as SB_ERR_LIMIT naming the parameter, before training allocates. */
+ * refused as SB_ERR_LIMIT naming the parameter, before training allocates
+ * anything (its first allocation is made to fail: the refusal must win). */
 SB_TEST(test_hardening_limits_training_parameters) {
+    refuse_before_alloc = 1;
     SB_CHECK(limit_named(fit_with("max_bin=256", 2), "max_bin"));
     SB_CHECK(limit_named(fit_with("max_depth=65", 2), "max_depth"));
     SB_CHECK(limit_named(fit_with("growth=depthwise max_depth=16", 2), "max_depth"));
@@ -381,6 +388,7 @@ SB_TEST(test_hardening_limits_training_parameters) {
     SB_CHECK(limit_named(fit_with("objective=multiclass num_class=1025", 3), "num_class"));
     SB_CHECK(limit_named(fit_with("n_estimators=100000000", 2), "n_estimators"));
     SB_CHECK(limit_named(fit_with("objective=multiclass n_estimators=10000 num_class=1001", 3), "10,000,000 trees"));
+    refuse_before_alloc = 0;
     SB_CHECK(fit_with("max_bin=255 max_depth=64 num_leaves=8", 2) == SB_OK);
     /* A multiclass label beyond the class limit. */
     sb_params *p = NULL;
@@ -389,7 +397,9 @@ SB_TEST(test_hardening_limits_training_parameters) {
     float x[3] = {1, 2, 3}, y[3] = {0, 1, 5000};
     SB_CHECK(sb_params_create(&p) == SB_OK && sb_params_set(p, "objective", "multiclass") == SB_OK);
     SB_CHECK(sb_dataset_from_matrix(x, 3, 1, &d) == SB_OK && sb_dataset_set_label(d, y, 3) == SB_OK);
+    sb_alloc_fail_at_for_tests(1);
     SB_CHECK(limit_named(sb_gbdt_fit(p, d, NULL, NULL, &m), "1024 classes") && m == NULL);
+    sb_alloc_fail_at_for_tests(0);
     sb_dataset_free(d);
     sb_params_free(p);
 }
