@@ -184,6 +184,7 @@ test: deps
 	$(MAKE) arms
 	$(MAKE) cuda-check
 	$(MAKE) opencl-check
+	$(MAKE) sanitize
 	python3 -m pytest tests -ra -p no:cacheprovider
 
 # docs/SUPPORT_MATRIX.md is generated from evidence/*/*/summary.json only.
@@ -232,3 +233,5 @@ install: all
 
 clean:
 	rm -rf build build-*
+
+include mk/hardening.mk

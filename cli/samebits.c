@@ -283,6 +283,32 @@ static sb_status read_weights(const char *path, sb_dataset *d) {
     return st;
 }
 
+/* Save the model and the card so that any failure before both are written,
+ * out of memory included, leaves both files as they were: the card goes to a
+ * temporary name first and is renamed over card_path once the model is in
+ * place. 0 on success; otherwise the error is printed. */
+static int save_outputs(const sb_model *m, const char *out, const sb_card *card, const char *card_path) {
+    sb_status st = SB_OK;
+    if (!card) return out && (st = sb_model_save(m, out)) != SB_OK ? lib_error(st) : 0;
+    size_t n = strlen(card_path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp) {
+        fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: saving '%s'\n", card_path);
+        return EXIT_ERROR;
+    }
+    snprintf(tmp, n, "%s.tmp.%ld", card_path, (long)getpid());
+    int rc = 0;
+    if ((st = sb_card_save(card, tmp)) != SB_OK || (out && (st = sb_model_save(m, out)) != SB_OK)) {
+        rc = lib_error(st);
+    } else if (rename(tmp, card_path) != 0) {
+        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot rename '%s' to '%s': %s\n", tmp, card_path, strerror(errno));
+        rc = EXIT_ERROR;
+    }
+    if (rc != 0) remove(tmp);
+    free(tmp);
+    return rc;
+}
+
 static int cmd_train(int argc, char **argv) {
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL;
@@ -342,8 +368,7 @@ static int cmd_train(int argc, char **argv) {
     char digest[65];
     if ((st = sb_model_digest(model, digest)) != SB_OK) goto lib_fail;
     fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
-    if (out && (st = sb_model_save(model, out)) != SB_OK) goto lib_fail;
-    if (card && (st = sb_card_save(card, card_path)) != SB_OK) goto lib_fail;
+    if (save_outputs(model, out, card, card_path) != 0) goto done;
     printf("model digest: %s\n", digest);
     rc = 0;
     goto done;

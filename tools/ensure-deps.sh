@@ -1,7 +1,8 @@
 #!/bin/sh
 # ensure-deps.sh: install what `make test` needs when it is missing, from Debian's
 # packages and PyPI only: the cross compilers and qemu-user for the aarch64 and
-# s390x legs, PoCL for OpenCL on the CPU, and pytest. Installs nothing that is
+# s390x legs, PoCL for OpenCL on the CPU, clang for the sanitizer and fuzz
+# builds, and pytest. Installs nothing that is
 # already there; needs root (or sudo) only when something is missing.
 set -eu
 
@@ -15,6 +16,13 @@ have s390x-linux-gnu-gcc || need_apt="$need_apt gcc-s390x-linux-gnu libc6-dev-s3
 have python3 || need_apt="$need_apt python3"
 [ -e /etc/OpenCL/vendors/pocl.icd ] || need_apt="$need_apt pocl-opencl-icd"
 [ -e /usr/include/CL/cl.h ] || need_apt="$need_apt ocl-icd-opencl-dev opencl-headers"
+# Sanitizer and fuzz builds (mk/hardening.mk): clang with its sanitizer and
+# libFuzzer runtimes (libclang-rt-dev is only recommended by clang), and
+# llvm-symbolizer for readable reports.
+have clang || need_apt="$need_apt clang"
+[ -n "$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null)" ] \
+  || need_apt="$need_apt libclang-rt-dev"
+have llvm-symbolizer || need_apt="$need_apt llvm"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

@@ -375,6 +375,11 @@ sb_status sb_card_parse(const char *text, size_t len, sb_card **out) {
             for (int i = 0; i < nf; i++) {
                 if (strncmp(fields[i].key, "meta.", 5) == 0 && fields[i].is_string) {
                     st = sb_card_set_meta(c, fields[i].key + 5, fields[i].value);
+                    if (st == SB_ERR_INVALID_ARGUMENT) { /* a bad key in the text is bad input */
+                        char why[256];
+                        snprintf(why, sizeof why, "%s", sb_last_error());
+                        st = sb_fail(SB_ERR_INVALID_INPUT, "card line %lld: %s", (long long)line, why);
+                    }
                     if (st != SB_OK) goto fail;
                 }
             }

@@ -22,6 +22,10 @@ void *sb_calloc(size_t count, size_t size);
 void *sb_realloc(void *p, size_t n);
 void sb_free(void *p);
 char *sb_strdup(const char *s);
+/* Test hooks (status.c): make the nth sb_malloc/sb_calloc/sb_realloc from now
+ * fail (0: none) and count from zero; the count of calls since, while n > 0. */
+void sb_alloc_fail_at_for_tests(long n);
+long sb_alloc_count_for_tests(void);
 
 /* SHA-256 (FIPS 180-4), incremental. */
 typedef struct sb_sha256_ctx {

@@ -51,6 +51,15 @@ static int alloc_should_fail(void) {
     return __atomic_add_fetch(&g_alloc_count, 1, __ATOMIC_RELAXED) == g_fail_at;
 }
 
+/* Test hook (internal.h): fail the nth allocation from now on (0: none), and
+ * count allocations from zero; the unit tests sweep n in one process. */
+void sb_alloc_fail_at_for_tests(long n) {
+    g_fail_at = n;
+    __atomic_store_n(&g_alloc_count, 0, __ATOMIC_RELAXED);
+}
+
+long sb_alloc_count_for_tests(void) { return __atomic_load_n(&g_alloc_count, __ATOMIC_RELAXED); }
+
 void *sb_malloc(size_t n) { return alloc_should_fail() ? NULL : malloc(n ? n : 1); }
 void *sb_calloc(size_t c, size_t s) { return alloc_should_fail() ? NULL : calloc(c ? c : 1, s ? s : 1); }
 void *sb_realloc(void *p, size_t n) { return alloc_should_fail() ? NULL : realloc(p, n ? n : 1); }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static sb_status read_header(FILE *f, const char *path, int want_dims, uint32_t dims[3]) {
     uint8_t h[16];
@@ -43,6 +44,14 @@ sb_status sb_read_idx(const char *path, sb_table *out) {
     const int64_t n = dims[0], nf = (int64_t)dims[1] * dims[2];
     if (n < 1 || nf < 1 || n > SB_IO_MAX_ROWS || nf > SB_IO_MAX_COLS) {
         st = sb_fail(SB_ERR_LIMIT, "%s: %lld images of %lld pixels are outside the limits", path, (long long)n, (long long)nf);
+        goto done;
+    }
+    /* The pixels must be there before the table is sized by the header. */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        (uint64_t)sb.st_size < 16u + (uint64_t)n * (uint64_t)nf) {
+        st = sb_fail(SB_ERR_INVALID_INPUT, "%s: truncated: the header promises %lld images of %lld pixels, the file has %lld bytes",
+                     path, (long long)n, (long long)nf, (long long)sb.st_size);
         goto done;
     }
     out->nrows = n;

@@ -519,7 +519,9 @@ sb_status sb_model_save(const sb_model *m, const char *path) {
     sb_status st = prepare(m, "sb_model_save", &total);
     if (st != SB_OK) return st;
     size_t plen = strlen(path);
-    char *tmp = sb_malloc(plen + 32);
+    /* One allocation for the temporary name and the directory's, made before
+     * anything is written: no allocation can fail once path is replaced. */
+    char *tmp = sb_malloc(2 * plen + 34);
     if (!tmp) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_save: out of memory");
     snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
@@ -546,15 +548,13 @@ sb_status sb_model_save(const sb_model *m, const char *path) {
     } else {
         /* Make the rename durable: fsync the directory that holds path. */
         const char *slash = strrchr(path, '/');
-        char *dir = sb_strdup(slash ? path : ".");
-        if (dir) {
-            if (slash) dir[slash == path ? 1 : (size_t)(slash - path)] = '\0';
-            int fd = open(dir, O_RDONLY);
-            if (fd >= 0) {
-                (void)fsync(fd);
-                close(fd);
-            }
-            sb_free(dir);
+        char *dir = tmp + plen + 32;
+        memcpy(dir, slash ? path : ".", slash ? plen + 1 : 2);
+        if (slash) dir[slash == path ? 1 : (size_t)(slash - path)] = '\0';
+        int fd = open(dir, O_RDONLY);
+        if (fd >= 0) {
+            (void)fsync(fd);
+            close(fd);
         }
     }
     sb_free(tmp);

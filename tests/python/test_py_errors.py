@@ -39,8 +39,10 @@ def test_out_of_range_parameter_carries_the_c_message():
     assert "learning_rate" in str(e.value) and e.value.status_name == "SB_ERR_INVALID_ARGUMENT"
     with pytest.raises(samebits.InvalidArgumentError, match="objective 'absolute_error' is not supported"):
         samebits.GradientBoostingRegressor(loss="absolute_error").fit(X, y)
-    with pytest.raises(samebits.InvalidArgumentError, match="max_bin"):
+    with pytest.raises(samebits.LimitError, match="max_bin='1000' is beyond its limit 255"):
         samebits.GradientBoostingRegressor(max_bin=1000).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="max_bin"):
+        samebits.GradientBoostingRegressor(max_bin=1).fit(X, y)
     with pytest.raises(samebits.InvalidArgumentError, match="integer"):
         samebits.GradientBoostingRegressor(n_estimators=2.5).fit(X, y)
     with pytest.raises(samebits.InvalidArgumentError, match="random_state"):

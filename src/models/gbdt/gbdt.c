@@ -74,6 +74,9 @@ static sb_status check_labels(const gbdt_params *p, const sb_table *t, const cha
             return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is %g; objective=binary needs 0 or 1",
                            which, (long long)r, (double)y);
         if (p->objective == SB_OBJ_MULTICLASS) {
+            if (y > 1023.0f) /* the class limit, by name */
+                return sb_fail(SB_ERR_LIMIT, "%s label of row %lld is %g; multiclass supports at most 1024 classes (labels 0..1023)",
+                               which, (long long)r, (double)y);
             if (y < 0.0f || y > 1023.0f || y != (float)(int32_t)y)
                 return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is %g; objective=multiclass needs class indices 0..K-1",
                                which, (long long)r, (double)y);
@@ -480,6 +483,9 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     f.K = p.objective == SB_OBJ_MULTICLASS ? K : 1;
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
+    if ((int64_t)p.n_estimators * K1 > 10000000) /* a model file's tree limit (docs/model-format.md) */
+        return sb_fail(SB_ERR_LIMIT, "gbdt: n_estimators=%d x %d classes is more than 10,000,000 trees",
+                       (int)p.n_estimators, (int)K1);
     float base = 0.0f;
     sb_model *m = NULL;
     int64_t ntasks = sb_chunk_count(n, ROW_GRAIN);

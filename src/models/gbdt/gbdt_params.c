@@ -21,6 +21,8 @@ static sb_status parse_int(const char *key, const char *v, int64_t lo, int64_t h
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
+    if (*v && !*end && ((errno == ERANGE && x > 0) || (!errno && x > hi))) /* a limit, by name */
+        return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' is beyond its limit %lld", key, v, (long long)hi);
     if (!*v || *end || errno || x < lo || x > hi)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be an integer in %lld..%lld", key, v,
                        (long long)lo, (long long)hi);
