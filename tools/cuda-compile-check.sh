@@ -10,6 +10,7 @@
 #   --outdir DIR          where the binaries go (default build/cuda)
 #   --print-flags VARIANT print the nvcc flags of VARIANT (profile, fmad,
 #                         libdevice-exp) on one line and exit
+# Also builds the library with the CUDA tree device (make CUDA=1, build-cuda/).
 # Binaries: DIR/profile_core_cuda (profile flags), DIR/profile_core_cuda_fmad
 # (nvcc's default contraction, -fmad=true), DIR/profile_core_cuda_libdevice_exp
 # (math.exp through CUDA's expf).
@@ -89,5 +90,15 @@ for variant in profile fmad libdevice-exp; do
     status=1
   fi
 done
+# The CUDA tree device (gradient boosting): the whole library, CLI and unit
+# runner built with it (make CUDA=1 into build-cuda/), nvcc under the same flags.
+echo "cuda-compile-check: gradient boosting: make CUDA=1 (build-cuda/)"
+if NVCC="$NVCC" ${MAKE:-make} -j"$(nproc 2>/dev/null || echo 2)" CUDA=1 all >"$OUTDIR/build-cuda.log" 2>&1; then
+  echo "cuda-compile-check: gradient boosting: ok"
+else
+  tail -n 30 "$OUTDIR/build-cuda.log" >&2
+  echo "cuda-compile-check: gradient boosting: FAILED to compile or link (log: $OUTDIR/build-cuda.log)" >&2
+  status=1
+fi
 [ $status = 0 ] && echo "cuda-compile-check: PASS (compiled and linked; nothing run: no GPU needed)"
 exit $status

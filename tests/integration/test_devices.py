@@ -1,0 +1,52 @@
+"""Devices through the CLI: the cpu-batched device (the GPU's batched grower and
+kernel bodies run on the host) passes every gbdt fixture at several thread
+counts; the float-hist arm makes it fail and names the stage; CUDA is refused
+by name where it is not built, and the CUDA build (compiled by nvcc in
+`make cuda-check`) refuses or matches, never differs."""
+import pytest
+
+from conftest import ROOT, run_bin, samebits
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_cpu_batched_passes_every_gbdt_fixture(threads):
+    r = samebits("verify", "--family", "gbdt", "--threads", str(threads), "device=cpu-batched")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verify: PASS" in r.stdout
+    assert "8 fixtures: 8 identical" in r.stdout
+
+
+def test_float_hist_arm_separates_the_device_path():
+    r = run_bin("x86_64", "samebits", ["verify", "--family", "gbdt", "device=cpu-batched"], sabotage="float-hist")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "DIFFERS" in r.stdout and "root_hist" in r.stdout
+
+
+def test_cuda_refused_by_name_in_a_cpu_build():
+    r = samebits("verify", "--family", "gbdt", "device=cuda")
+    assert r.returncode == 1
+    assert "REFUSED" in r.stdout and "SB_ERR_BACKEND_UNAVAILABLE" in r.stdout
+    # a refusal is never a pass: only gbdt-refusals (bad parameters, refused
+    # before any device is asked for) can match its card
+    assert "7 refused" in r.stdout and "verify: FAIL" in r.stdout
+    assert [l for l in r.stdout.splitlines() if l.startswith("  gbdt-") and "identical (" in l and "gbdt-refusals" not in l] == []
+    r = samebits("fixture", "run", "gbdt-binary", "device=cuda")
+    assert r.returncode == 2 and "no CUDA backend" in r.stderr
+
+
+def test_cuda_build_compiled_and_never_differs():
+    exe = ROOT / "build-cuda" / "samebits"
+    if not exe.exists():
+        pytest.fail("build-cuda/samebits is missing: `make cuda-check` builds it with nvcc (make CUDA=1)")
+    import subprocess
+    doc = subprocess.run([str(exe), "doctor"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert "backends: cpu, cpu-batched, cuda" in doc.stdout
+    assert "cuda: " in doc.stdout and "-fmad=false" in doc.stdout
+    r = subprocess.run([str(exe), "verify", "--family", "gbdt", "device=cuda"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=600)
+    # No GPU here: every fixture is refused by name. With a GPU: every fixture identical.
+    assert "DIFFERS" not in r.stdout and "ERROR" not in r.stdout, r.stdout
+    if "REFUSED" in r.stdout:
+        assert r.returncode == 1 and "no usable GPU" in r.stdout
+    else:
+        assert r.returncode == 0 and "verify: PASS" in r.stdout
