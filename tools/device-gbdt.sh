@@ -38,7 +38,8 @@ FIXTURES=""  # every gbdt fixture, listed after the build
 J=$(nproc)
 
 # ---- 1. facts
-COMMIT_ID=${COMMIT:-$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}
+# The device's copy of .git can be stale: only COMMIT is trusted.
+COMMIT_ID=${COMMIT:-unknown}
 {
   echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: $COMMIT_ID"

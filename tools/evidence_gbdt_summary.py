@@ -15,7 +15,7 @@ import re
 import sys
 
 
-def main(folder):
+def main(folder, commit=None, note=None):
     summ = open(os.path.join(folder, "summary.txt")).read().splitlines()
     facts = open(os.path.join(folder, "facts.txt")).read().splitlines()
     f = {}
@@ -54,7 +54,7 @@ def main(folder):
         "samebits_evidence": 1,
         "date": f.get("date_utc", "")[:10],
         "date_utc": f.get("date_utc", ""),
-        "commit": f.get("commit", ""),
+        "commit": commit or f.get("commit", ""),
         "machine": f.get("uname", ""),
         "source": "summary.txt, facts.txt",
         "result": result,
@@ -71,10 +71,16 @@ def main(folder):
         ],
         "arms": arms,
     }
+    if note:
+        out["commit_note"] = note
     with open(os.path.join(folder, "summary.json"), "w") as fh:
         json.dump(out, fh, indent=2, sort_keys=True)
         fh.write("\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    # --commit SHA NOTE: a corrected commit (the folder's CORRECTION.md says why)
+    if len(sys.argv) == 5 and sys.argv[2] == "--commit":
+        main(sys.argv[1], sys.argv[3], sys.argv[4])
+    else:
+        main(sys.argv[1])
