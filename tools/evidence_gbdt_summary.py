@@ -15,7 +15,8 @@ import re
 import sys
 
 
-def main(folder, commit=None, note=None):
+def summarize(folder, commit=None, note=None):
+    """The summary.json object of a device-gbdt folder (commit: a corrected commit)."""
     summ = open(os.path.join(folder, "summary.txt")).read().splitlines()
     facts = open(os.path.join(folder, "facts.txt")).read().splitlines()
     f = {}
@@ -73,6 +74,16 @@ def main(folder, commit=None, note=None):
     }
     if note:
         out["commit_note"] = note
+    return out
+
+
+def is_gbdt_folder(folder):
+    """Whether a folder was written by tools/device-gbdt.sh."""
+    return os.path.exists(os.path.join(folder, "facts.txt")) and os.path.exists(os.path.join(folder, "gpu_bench.json"))
+
+
+def main(folder, commit=None, note=None):
+    out = summarize(folder, commit, note)
     with open(os.path.join(folder, "summary.json"), "w") as fh:
         json.dump(out, fh, indent=2, sort_keys=True)
         fh.write("\n")

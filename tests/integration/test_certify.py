@@ -331,9 +331,18 @@ def test_evidence_summaries_are_read_from_their_folders():
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import evidence_summary
+        import evidence_gbdt_summary
     finally:
         sys.path.pop(0)
     for folder in sorted((ROOT / "evidence/cuda").iterdir()):
         if (folder / "summary.txt").exists():
             committed = json.loads((folder / "summary.json").read_text())
-            assert committed == evidence_summary.summarize_cuda(str(folder)), folder
+            if evidence_gbdt_summary.is_gbdt_folder(str(folder)):
+                # gradient boosting runs (tools/device-gbdt.sh); a corrected commit
+                # must come with the folder's CORRECTION.md
+                note = committed.get("commit_note")
+                assert note is None or (folder / "CORRECTION.md").exists(), folder
+                derived = evidence_gbdt_summary.summarize(str(folder), committed["commit"] if note else None, note)
+                assert committed == derived, folder
+            else:
+                assert committed == evidence_summary.summarize_cuda(str(folder)), folder

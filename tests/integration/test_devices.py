@@ -26,10 +26,9 @@ def test_cuda_refused_by_name_in_a_cpu_build():
     r = samebits("verify", "--family", "gbdt", "device=cuda")
     assert r.returncode == 1
     assert "REFUSED" in r.stdout and "SB_ERR_BACKEND_UNAVAILABLE" in r.stdout
-    # a refusal is never a pass: only gbdt-refusals (bad parameters, refused
-    # before any device is asked for) can match its card
-    assert "7 refused" in r.stdout and "verify: FAIL" in r.stdout
-    assert [l for l in r.stdout.splitlines() if l.startswith("  gbdt-") and "identical (" in l and "gbdt-refusals" not in l] == []
+    # a refusal is never a pass: every fixture refused, none identical
+    assert "8 refused" in r.stdout and "verify: FAIL" in r.stdout
+    assert [l for l in r.stdout.splitlines() if l.startswith("  gbdt-") and "identical (" in l] == []
     r = samebits("fixture", "run", "gbdt-binary", "device=cuda")
     assert r.returncode == 2 and "no CUDA backend" in r.stderr
 

@@ -5,6 +5,7 @@
  */
 #include "gbdt_params.h"
 #include "../model.h"
+#include "../../backends/tdev.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -117,7 +118,12 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if (!strcmp(v, "cpu")) {
             p->device = SB_GBDT_DEVICE_CPU;
         } else if (!strcmp(v, "cuda") || !strcmp(v, "gpu")) {
-            p->device = SB_GBDT_DEVICE_CUDA; /* a build or machine without it fails at fit, by name */
+            /* A build without CUDA refuses here; a CUDA build on a machine
+             * without a GPU refuses when training opens the device. */
+            if (!sb_tdev_cuda_ops())
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                               "device '%s': this build has no CUDA backend (build with make CUDA=1)", v);
+            p->device = SB_GBDT_DEVICE_CUDA;
         } else if (!strcmp(v, "cpu-batched")) {
             p->device = SB_GBDT_DEVICE_CPU_BATCHED;
         } else if (!strcmp(v, "opencl")) {
