@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, samebits
+from conftest import FIXTURES, ROOT, samebits
 
 ASAN = ROOT / "build-asan"
 FUZZ = ROOT / "build-fuzz"
@@ -77,11 +77,16 @@ def test_unit_tests_under_sanitizers():
 def test_fixtures_under_sanitizers():
     """The pinned fixtures under the sanitizers, at 1 and 3 threads: clean, and
     still the reference cards' bits (the sanitized build keeps the profile flags)."""
+    n = len(FIXTURES)
     for threads in ("1", "3"):
         r = _run([_exe(ASAN / "samebits"), "verify", "--threads", threads])
         assert r.returncode == 0, r.stdout + r.stderr[-3000:]
-        assert "5 fixtures: 5 identical, 0 not identical" in r.stdout
+        assert f"{n} fixtures: {n} identical, 0 not identical" in r.stdout
         assert _clean(r), r.stderr[-4000:]
+    # the tree-device path (the batched grower and the GPU's kernel bodies on the host)
+    r = _run([_exe(ASAN / "samebits"), "verify", "--family", "gbdt", "--threads", "3", "device=cpu-batched"])
+    assert r.returncode == 0 and "verify: PASS" in r.stdout, r.stdout + r.stderr[-3000:]
+    assert _clean(r), r.stderr[-4000:]
 
 
 def _write_csv(path, n, seed, ncols=4):
