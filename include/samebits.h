@@ -251,6 +251,15 @@ typedef struct sb_model sb_model;
 SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
                              const sb_dataset *valid, sb_card *card, sb_model **out);
 
+/* Train a random forest or Extra Trees (Breiman 2001; Geurts et al. 2006) on
+ * the CPU. params: docs/forest.md (model=random_forest|extra_trees,
+ * objective=classification|regression, scikit-learn's names: n_estimators,
+ * criterion, max_depth, min_samples_split, min_samples_leaf, max_features,
+ * bootstrap, max_samples, random_state). Classification labels are class
+ * indices 0..K-1; the model's SB_PREDICT_PROBA gives the K averaged class
+ * frequencies. card may be NULL. */
+SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
 typedef enum sb_predict_kind {
     SB_PREDICT_RAW = 0,   /* margins: nrows x num_class */
     SB_PREDICT_PROBA = 1, /* probabilities (binary: P(1); multiclass: nrows x K) */

@@ -13,10 +13,12 @@ from ._lib import check as _check, lib as _lib
 from ._array import Array
 from ._model import Card
 from .gbdt import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor, load_model
+from .forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
 
 import ctypes as _ctypes
 
 __all__ = [
+    "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
     "__version__", "Array", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "load_model", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",

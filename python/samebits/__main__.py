@@ -13,7 +13,7 @@ EXIT_DIFF, EXIT_ERROR = 1, 2
 
 
 REFUSALS = ("SB_ERR_IDENTITY_REFUSED", "SB_ERR_MODE_UNSUPPORTED", "SB_ERR_BACKEND_UNAVAILABLE")
-FAMILIES = ("profile", "logit", "gbdt")
+FAMILIES = ("profile", "logit", "gbdt", "forest")
 
 
 def _run_fixture(name, extra=None, device=None):

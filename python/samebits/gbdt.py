@@ -242,13 +242,16 @@ class GradientBoosting(Estimator):
                 mv.names = m.names
             valid = dataset(mv, label=lv[1:])
         card = Card() if self.record_stages else None
-        model = Model.fit_gbdt(pairs, train, valid, card)
+        model = self._fit_model(pairs, train, valid, card)
         # success: replace the fitted state all at once
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
         self._card_text = card.text() if card is not None else None
         self._set_fitted(model, classes, m.names)
         return self
+
+    def _fit_model(self, pairs, train, valid, card):
+        return Model.fit_gbdt(pairs, train, valid, card)
 
     def _set_fitted(self, model, classes, names):
         info = model.info()

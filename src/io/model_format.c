@@ -114,6 +114,7 @@ static const char *objective_name(int32_t objective) {
     case SB_OBJ_REGRESSION: return "regression";
     case SB_OBJ_BINARY: return "binary";
     case SB_OBJ_MULTICLASS: return "multiclass";
+    case SB_OBJ_FOREST_CLASSES: return "classification";
     }
     return "unknown";
 }
@@ -299,15 +300,22 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
         return sb_fail(bad, "%s: family %d is not a tree family (0..3)", who, (int)m->family);
-    if (m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_MULTICLASS)
-        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass)", who,
+    if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_MULTICLASS) && m->objective != SB_OBJ_FOREST_CLASSES)
+        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 10 forest classes)", who,
                        (int)m->objective);
+    if ((m->objective == SB_OBJ_FOREST_CLASSES) !=
+        (m->family == SB_FAMILY_RANDOM_FOREST || m->family == SB_FAMILY_EXTRA_TREES) &&
+        !(m->objective == SB_OBJ_REGRESSION && m->family != SB_FAMILY_GBDT))
+        return sb_fail(bad, "%s: objective %s does not fit family %d", who, objective_name(m->objective),
+                       (int)m->family);
     if (m->numeric_mode < 0 || m->numeric_mode > 2)
         return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
     if (m->num_class > MF_MAX_CLASS)
         return sb_fail(SB_ERR_LIMIT, "%s: num_class %d exceeds the limit of %d", who, (int)m->num_class,
                        MF_MAX_CLASS);
-    if (m->objective == SB_OBJ_MULTICLASS ? m->num_class < 3 : m->num_class != 1)
+    if (m->objective == SB_OBJ_FOREST_CLASSES ? m->num_class < 2
+        : m->objective == SB_OBJ_MULTICLASS   ? m->num_class < 3
+                                              : m->num_class != 1)
         return sb_fail(bad, "%s: objective %s with num_class %d (regression and binary need 1, multiclass 3 or more)",
                        who, objective_name(m->objective), (int)m->num_class);
     if (m->num_features > MF_MAX_FEATURES)

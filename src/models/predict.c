@@ -85,7 +85,9 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
                        (int)m->num_features, (int)d->t.ncols);
     if (m->num_class > SB_MODEL_MAX_CLASS_STACK)
         return sb_fail(SB_ERR_LIMIT, "prediction supports up to %d classes", SB_MODEL_MAX_CLASS_STACK);
-    int per_row = (kind == SB_PREDICT_RAW || (kind == SB_PREDICT_PROBA && m->objective == SB_OBJ_MULTICLASS))
+    int per_row = (kind == SB_PREDICT_RAW ||
+                   (kind == SB_PREDICT_PROBA &&
+                    (m->objective == SB_OBJ_MULTICLASS || m->objective == SB_OBJ_FOREST_CLASSES)))
                       ? m->num_class : 1;
     size_t need = (size_t)d->t.nrows * (size_t)per_row;
     if (needed) *needed = need;

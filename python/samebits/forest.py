@@ -1,0 +1,120 @@
+"""Random forests and Extra Trees (docs/forest.md): scikit-learn's estimators'
+names and defaults, identical bits on every machine and thread count.
+
+Splits are searched on binned features (max_bin, as HistGradientBoosting does),
+so thresholds are bin edges rather than midpoints between training values.
+"""
+from ._model import Model
+from .errors import InvalidArgumentError
+from .gbdt import GradientBoosting, _text
+from . import _array
+
+
+class _Forest(GradientBoosting):
+    _model_name = "random_forest"
+
+    def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 max_features=None, bootstrap=None, max_samples=None, random_state=None, max_bin=255,
+                 bin_sample_rows=None, numeric_mode=None, device="cpu", record_stages=False):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.max_samples = max_samples
+        self.random_state = random_state
+        self.max_bin = max_bin
+        self.bin_sample_rows = bin_sample_rows
+        self.numeric_mode = numeric_mode
+        self.device = device
+        self.record_stages = record_stages
+
+    def _c_params(self, n_classes=None):
+        pairs = [("model", self._model_name),
+                 ("objective", "classification" if self._is_classifier() else "regression")]
+        for name, kind in (("n_estimators", int), ("max_depth", int), ("min_samples_split", int),
+                           ("min_samples_leaf", int), ("random_state", int), ("max_bin", int),
+                           ("bin_sample_rows", int)):
+            v = getattr(self, name)
+            if v is not None:
+                pairs.append((name if name != "random_state" else "seed", _text(name, v, kind)))
+        if self.criterion is not None:
+            pairs.append(("criterion", str(self.criterion)))
+        mf = self.max_features
+        if mf is not None:
+            if isinstance(mf, bool):
+                raise InvalidArgumentError("max_features=%r must be 'sqrt', 'log2', an int or a float" % (mf,))
+            if isinstance(mf, float):
+                if mf == 1.0:
+                    pairs.append(("max_features", "all"))
+                else:
+                    pairs.append(("max_features", repr(mf) if "." in repr(mf) else repr(mf) + ".0"))
+            else:
+                pairs.append(("max_features", str(mf)))
+        if self.bootstrap is not None:
+            pairs.append(("bootstrap", "1" if self.bootstrap else "0"))
+        if self.max_samples is not None:
+            if isinstance(self.max_samples, int) and not isinstance(self.max_samples, bool):
+                raise InvalidArgumentError("max_samples as a row count is not supported; give a fraction in (0, 1]")
+            pairs.append(("max_samples", _text("max_samples", self.max_samples, float)))
+        if self.numeric_mode is not None:
+            pairs.append(("numeric_mode", str(self.numeric_mode)))
+        if self.device is not None:
+            pairs.append(("device", str(self.device)))
+        return pairs
+
+    def _fit_model(self, pairs, train, valid, card):
+        if valid is not None:
+            raise InvalidArgumentError("forests take no eval_set")
+        return Model.fit_forest(pairs, train, card)
+
+    def _predict_proba(self, X):
+        d = self._predict_data(X)
+        return self._model.predict(d, 1, self.n_classes_)
+
+    def _predict_device(self):
+        return None
+
+    def fit(self, X, y, sample_weight=None):
+        """Train on X (n, d) and y (n,). sample_weight is not supported yet."""
+        if sample_weight is not None:
+            raise InvalidArgumentError("forests do not take sample_weight yet")
+        return super().fit(X, y)
+
+
+class RandomForestClassifier(_Forest):
+    """Breiman's random forest for classification (gini or entropy)."""
+    _estimator_kind = "classifier"
+    _model_name = "random_forest"
+
+    def _is_classifier(self):
+        return True
+
+
+class RandomForestRegressor(_Forest):
+    """Breiman's random forest for regression (squared error)."""
+    _estimator_kind = "regressor"
+    _model_name = "random_forest"
+
+    def _is_classifier(self):
+        return False
+
+
+class ExtraTreesClassifier(_Forest):
+    """Extremely randomized trees for classification (no bootstrap by default)."""
+    _estimator_kind = "classifier"
+    _model_name = "extra_trees"
+
+    def _is_classifier(self):
+        return True
+
+
+class ExtraTreesRegressor(_Forest):
+    """Extremely randomized trees for regression (no bootstrap by default)."""
+    _estimator_kind = "regressor"
+    _model_name = "extra_trees"
+
+    def _is_classifier(self):
+        return False

@@ -1,0 +1,559 @@
+/*
+ * forest.c: random forests and Extra Trees on the CPU, identical by construction.
+ *
+ * Breiman, "Random Forests", Machine Learning 45 (2001): each tree is grown on a
+ * bootstrap sample of the rows, choosing each split among a random subset of
+ * the features. Geurts, Ernst and Wehenkel, "Extremely randomized trees",
+ * Machine Learning 63 (2006): no bootstrap by default, and one random threshold
+ * per candidate feature. Splits are searched on the binned matrix shared with
+ * gradient boosting (trees/binning.c), so a split "bin <= b" is "x <= edge".
+ *
+ * Identity:
+ * - every draw (the bootstrap, the features of a node, an Extra Trees
+ *   threshold) is the counter generator keyed by (seed, tree, node, draw),
+ *   never by a thread's sequence; trees are independent tasks whose results are
+ *   stored by tree index, so the thread count cannot show;
+ * - impurity sums are exact integers: class counts (weighted by the bootstrap
+ *   multiplicity), and for regression the sum of y in fixed point (y times a
+ *   power-of-two scale, rounded half to even). Gini, entropy and squared error
+ *   are then computed from those integers by one spelled-out float formula, and
+ *   equal scores break by (feature, bin, missing direction);
+ * - leaf values are class frequencies (or means) divided by the number of
+ *   trees, and prediction adds the trees' leaves in tree order (predict.c), so
+ *   the probabilities are the same bits everywhere.
+ * A classification forest is stored as K trees per estimator (tree t*K + k
+ * carries class k's frequency in its leaves), the layout gradient boosting's
+ * model file and prediction already use.
+ */
+#include "forest_params.h"
+#include "../model.h"
+#include "../trees/binning.h"
+#include "../../core/rng.h"
+#include "../../io/dataset.h"
+#include "../../kernels/tree.h"
+#include "../../kernels/quantize.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SB_PURPOSE_BOOT 0x424F4F54u  /* "BOOT" */
+#define SB_PURPOSE_FEAT 0x46454154u  /* "FEAT" */
+#define SB_PURPOSE_THR 0x54485231u   /* "THR1" */
+#define Y_LEVELS 1073741824.0f       /* |y| scaled to at most 2^30: sums of 2^31 rows fit int64 */
+
+typedef struct fctx {
+    const forest_params *p;
+    const sb_table *tr;
+    int32_t K;          /* classes (classification), 1 (regression) */
+    int32_t mtry;       /* features tried per node */
+    sb_bins bins;
+    uint8_t *binned;    /* feature-major */
+    int32_t *cls;       /* class of each row (classification) */
+    int32_t *yq;        /* y in fixed point (regression) */
+    float yscale;
+    sb_tree *trees;     /* n_estimators x K, by index */
+    sb_status *status;  /* per tree */
+} fctx;
+
+typedef struct fnode {
+    int32_t feature, bin, default_left, left, right;
+    int64_t w;           /* weighted rows */
+    float gain;          /* weighted impurity decrease */
+    int32_t leaf;        /* index of its class counts / sum in the leaf table, or -1 */
+} fnode;
+
+/* Per-tree work. */
+typedef struct tctx {
+    const fctx *f;
+    int32_t t;
+    int32_t *rows, *tmp;     /* the tree's rows (distinct), node ranges of it */
+    int32_t *mult;           /* bootstrap multiplicity of each row in rows[] order... by row id */
+    int64_t *hist;           /* per bin: K counts (classification) or (w, s) (regression) */
+    int64_t *tot, *lsum;     /* a node's sums, a candidate's left sums: K or 2 values */
+    uint32_t *keys;          /* feature draw keys */
+    int32_t *order;
+    fnode *nodes;
+    int32_t nnodes, cap;
+    int64_t *leafsum;        /* per leaf: K counts or (w, s) */
+    int32_t nleaves, leafcap;
+} tctx;
+
+/* ---- scores (exact sums in, one float formula out) ---- */
+
+/* Larger is better, for a child with sums v (K counts, or w and s). Gini:
+ * sum_k c_k^2 / w (the weighted Gini impurity is w minus it). Entropy:
+ * sum_k c_k log c_k - w log w (minus the weighted entropy). Squared error:
+ * s^2 / w (the weighted variance is sum y^2 minus it). */
+static float child_score(const fctx *f, const int64_t *v) {
+    if (f->p->criterion == SB_CRIT_SQUARED) {
+        if (v[0] <= 0) return 0.0f;
+        float s = sb_k_dequant(v[1], f->yscale);
+        return s * s / (float)v[0];
+    }
+    int64_t w = 0;
+    for (int32_t k = 0; k < f->K; k++) w += v[k];
+    if (w <= 0) return 0.0f;
+    if (f->p->criterion == SB_CRIT_GINI) {
+        float acc = 0.0f;
+        for (int32_t k = 0; k < f->K; k++) {
+            float c = (float)v[k];
+            acc = acc + c * c;
+        }
+        return acc / (float)w;
+    }
+    float acc = 0.0f;
+    for (int32_t k = 0; k < f->K; k++)
+        if (v[k] > 0) {
+            float c = (float)v[k];
+            acc = acc + c * sb_logf(c);
+        }
+    float fw = (float)w;
+    return acc - fw * sb_logf(fw);
+}
+
+static int64_t weight_of(const fctx *f, const int64_t *v) {
+    if (f->p->criterion == SB_CRIT_SQUARED) return v[0];
+    int64_t w = 0;
+    for (int32_t k = 0; k < f->K; k++) w += v[k];
+    return w;
+}
+
+/* ---- one tree ---- */
+
+static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "forest: out of memory"); }
+
+static int new_node(tctx *c) {
+    if (c->nnodes == c->cap) {
+        int32_t cap = c->cap ? 2 * c->cap : 64;
+        fnode *n = sb_realloc(c->nodes, sizeof(fnode) * (size_t)cap);
+        if (!n) return -1;
+        c->nodes = n;
+        c->cap = cap;
+    }
+    fnode *n = &c->nodes[c->nnodes];
+    memset(n, 0, sizeof *n);
+    n->feature = -1;
+    n->left = n->right = -1;
+    n->leaf = -1;
+    return c->nnodes++;
+}
+
+static int new_leaf(tctx *c, const int64_t *tot, int32_t nv) {
+    if (c->nleaves == c->leafcap) {
+        int32_t cap = c->leafcap ? 2 * c->leafcap : 64;
+        int64_t *l = sb_realloc(c->leafsum, sizeof(int64_t) * (size_t)nv * (size_t)cap);
+        if (!l) return -1;
+        c->leafsum = l;
+        c->leafcap = cap;
+    }
+    memcpy(c->leafsum + (int64_t)c->nleaves * nv, tot, sizeof(int64_t) * (size_t)nv);
+    return c->nleaves++;
+}
+
+/* The features node `node` of tree t may split on: the mtry with the smallest
+ * draws keyed by (seed, tree, node, feature), ties by feature index. */
+static void draw_features(tctx *c, int32_t node) {
+    const fctx *f = c->f;
+    const int32_t nf = f->tr->ncols;
+    for (int32_t j = 0; j < nf; j++) {
+        uint32_t w[4];
+        sb_rng_words(f->p->seed, SB_PURPOSE_FEAT, ((uint64_t)(uint32_t)c->t << 32) | (uint32_t)node, (uint32_t)j, w);
+        c->keys[j] = w[0];
+        c->order[j] = j;
+    }
+    /* partial selection sort of the mtry smallest (key, feature) */
+    for (int32_t a = 0; a < f->mtry; a++) {
+        int32_t best = a;
+        for (int32_t b = a + 1; b < nf; b++) {
+            uint32_t kb = c->keys[c->order[b]], kk = c->keys[c->order[best]];
+            if (kb < kk || (kb == kk && c->order[b] < c->order[best])) best = b;
+        }
+        int32_t tmp = c->order[a];
+        c->order[a] = c->order[best];
+        c->order[best] = tmp;
+    }
+}
+
+typedef struct fsplit {
+    int valid;
+    float score;
+    int32_t feature, bin, dl;
+    int64_t wl;
+} fsplit;
+
+static int split_better(const fsplit *a, const fsplit *b) {
+    if (!a->valid) return 0;
+    if (!b->valid) return 1;
+    if (a->score != b->score) return a->score > b->score;
+    if (a->feature != b->feature) return a->feature < b->feature;
+    if (a->bin != b->bin) return a->bin < b->bin;
+    return a->dl < b->dl;
+}
+
+/* Candidate: left = bins 1..t (+ missing when dl), right = the rest. */
+static void consider(tctx *c, int32_t nv, const int64_t *tot, const int64_t *miss, int32_t feat, int32_t t, int32_t dl,
+                     fsplit *best) {
+    const fctx *f = c->f;
+    int64_t left[SB_FOREST_MAX_CLASS + 2], right[SB_FOREST_MAX_CLASS + 2];
+    for (int32_t k = 0; k < nv; k++) {
+        left[k] = c->lsum[k] + (dl ? miss[k] : 0);
+        right[k] = tot[k] - left[k];
+    }
+    int64_t wl = weight_of(f, left), wr = weight_of(f, right);
+    if (wl < f->p->min_samples_leaf || wr < f->p->min_samples_leaf || wl == 0 || wr == 0) return;
+    fsplit x = {1, child_score(f, left) + child_score(f, right), feat, t, dl, wl};
+    if (split_better(&x, best)) *best = x;
+}
+
+/* The best split of rows[b, e) (sums tot) among the node's drawn features. */
+static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_t *tot, fsplit *best) {
+    const fctx *f = c->f;
+    const int64_t n = f->tr->nrows;
+    const int32_t nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    memset(best, 0, sizeof *best);
+    draw_features(c, node);
+    for (int32_t a = 0; a < f->mtry; a++) {
+        const int32_t feat = c->order[a], nb = f->bins.nbins[feat];
+        const uint8_t *col = f->binned + (int64_t)feat * n;
+        memset(c->hist, 0, sizeof(int64_t) * (size_t)nv * (size_t)(nb + 1));
+        for (int64_t i = b; i < e; i++) {
+            const int32_t r = c->rows[i];
+            int64_t *h = c->hist + (int64_t)col[r] * nv;
+            const int64_t m = c->mult[r];
+            if (f->p->criterion == SB_CRIT_SQUARED) {
+                h[0] += m;
+#ifdef SB_SABOTAGE_FLOAT_HIST
+                h[1] = (int64_t)((float)h[1] + (float)(m * f->yq[r])); /* arm: float impurity sums */
+#else
+                h[1] += m * f->yq[r];
+#endif
+            } else {
+                h[f->cls[r]] += m;
+            }
+        }
+        const int64_t *miss = c->hist; /* bin 0 */
+        const int64_t wmiss = weight_of(f, miss);
+        int32_t lo = 0, hi = 0; /* the smallest and largest value bins present */
+        for (int32_t t = 1; t <= nb; t++)
+            if (weight_of(f, c->hist + (int64_t)t * nv) > 0) {
+                if (!lo) lo = t;
+                hi = t;
+            }
+        if (lo == 0 || lo == hi) continue; /* no value split on this feature here */
+        int32_t pick = -1;
+        if (f->p->extra) { /* one threshold, uniform over the bins the node's values span */
+            uint32_t w[4];
+            sb_rng_words(f->p->seed, SB_PURPOSE_THR, ((uint64_t)(uint32_t)c->t << 32) | (uint32_t)node, (uint32_t)feat, w);
+            /* multiply-shift: uniform up to (hi - lo) / 2^32, a pure function of the key */
+            pick = lo + (int32_t)(((uint64_t)w[0] * (uint64_t)(uint32_t)(hi - lo)) >> 32);
+        }
+        memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
+        for (int32_t t = 1; t < hi; t++) {
+            const int64_t *h = c->hist + (int64_t)t * nv;
+            for (int32_t k = 0; k < nv; k++) c->lsum[k] += h[k];
+            if (t < lo) continue;
+            if (pick >= 0 && t != pick) continue;
+            if (pick < 0 && weight_of(f, h) == 0) continue; /* same partition as bin t - 1 */
+            consider(c, nv, tot, miss, feat, t, 0, best);
+            if (wmiss > 0) consider(c, nv, tot, miss, feat, t, 1, best);
+        }
+    }
+}
+
+/* Tree t: bootstrap, grow depth first (node ids in creation order), record. */
+static sb_status grow_tree(tctx *c) {
+    const fctx *f = c->f;
+    const forest_params *p = f->p;
+    const int64_t n = f->tr->nrows;
+    const int32_t nv = p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    /* The sample: multiplicities of n_draw draws with replacement, or every row once. */
+    memset(c->mult, 0, sizeof(int32_t) * (size_t)n);
+    if (p->bootstrap) {
+        int64_t ndraw = p->max_samples > 0.0f ? (int64_t)(p->max_samples * (float)n) : n;
+        if (ndraw < 1) ndraw = 1;
+#ifdef SB_SABOTAGE_RNG_ORDER
+        /* Separating arm for rule 6: draws from one sequential stream per
+         * worker, consumed in the order the worker meets its trees. */
+        static _Thread_local uint64_t pos = 0;
+        for (int64_t d = 0; d < ndraw; d++)
+            c->mult[sb_rng_below(p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BOOT, pos++, (uint32_t)n)]++;
+#else
+        for (int64_t d = 0; d < ndraw; d++)
+            c->mult[sb_rng_below(p->seed, SB_PURPOSE_BOOT, ((uint64_t)(uint32_t)c->t << 32) | (uint64_t)d,
+                                 (uint32_t)n)]++;
+#endif
+    } else {
+        for (int64_t r = 0; r < n; r++) c->mult[r] = 1;
+    }
+    int64_t m = 0;
+    for (int64_t r = 0; r < n; r++)
+        if (c->mult[r]) c->rows[m++] = (int32_t)r;
+
+    typedef struct item {
+        int32_t node, depth;
+        int64_t b, e;
+    } item;
+    item *stack = sb_malloc(sizeof(item) * 264); /* depth <= 128: at most depth + 2 pending */
+    int64_t *tot = sb_malloc(sizeof(int64_t) * (size_t)nv);
+    if (!stack || !tot) {
+        sb_free(stack);
+        sb_free(tot);
+        return oom();
+    }
+    int32_t sp = 0;
+    int root = new_node(c);
+    if (root < 0) goto nomem;
+    stack[sp++] = (item){root, 0, 0, m};
+    while (sp > 0) {
+        item it = stack[--sp];
+        /* the node's sums, exactly */
+        memset(tot, 0, sizeof(int64_t) * (size_t)nv);
+        for (int64_t i = it.b; i < it.e; i++) {
+            const int32_t r = c->rows[i];
+            if (p->criterion == SB_CRIT_SQUARED) {
+                tot[0] += c->mult[r];
+                tot[1] += (int64_t)c->mult[r] * f->yq[r];
+            } else {
+                tot[f->cls[r]] += c->mult[r];
+            }
+        }
+        const int64_t w = weight_of(f, tot);
+        c->nodes[it.node].w = w;
+        int pure = 0;
+        if (p->criterion != SB_CRIT_SQUARED) {
+            for (int32_t k = 0; k < f->K; k++) pure |= tot[k] == w;
+        }
+        fsplit s;
+        memset(&s, 0, sizeof s);
+        if (!pure && w >= p->min_samples_split && (p->max_depth < 0 || it.depth < p->max_depth) && it.depth < 128)
+            find_split(c, it.node, it.b, it.e, tot, &s);
+        if (!s.valid) {
+            int leaf = new_leaf(c, tot, nv);
+            if (leaf < 0) goto nomem;
+            c->nodes[it.node].leaf = leaf;
+            continue;
+        }
+        /* stable partition of rows[b, e) */
+        const uint8_t *col = f->binned + (int64_t)s.feature * n;
+        int64_t l = it.b;
+        for (int64_t i = it.b; i < it.e; i++)
+            if (sb_k_goes_left(col[c->rows[i]], s.bin, s.dl)) c->tmp[l++] = c->rows[i];
+        const int64_t mid = l;
+        for (int64_t i = it.b; i < it.e; i++)
+            if (!sb_k_goes_left(col[c->rows[i]], s.bin, s.dl)) c->tmp[l++] = c->rows[i];
+        memcpy(c->rows + it.b, c->tmp + it.b, sizeof(int32_t) * (size_t)(it.e - it.b));
+        int lc = new_node(c), rc = new_node(c);
+        if (lc < 0 || rc < 0) goto nomem;
+        fnode *nd = &c->nodes[it.node];
+        nd->feature = s.feature;
+        nd->bin = s.bin;
+        nd->default_left = s.dl;
+        nd->left = lc;
+        nd->right = rc;
+        /* weighted impurity decrease, for feature importance */
+        nd->gain = s.score - child_score(f, tot);
+        stack[sp++] = (item){rc, it.depth + 1, mid, it.e};
+        stack[sp++] = (item){lc, it.depth + 1, it.b, mid};
+    }
+    sb_free(stack);
+    sb_free(tot);
+    return SB_OK;
+nomem:
+    sb_free(stack);
+    sb_free(tot);
+    return oom();
+}
+
+/* The grown tree as K model trees (one per class) with leaves divided by T. */
+static sb_status emit(tctx *c) {
+    const fctx *f = c->f;
+    const int32_t T = f->p->n_estimators, nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    const int32_t ncopies = f->p->criterion == SB_CRIT_SQUARED ? 1 : f->K;
+    for (int32_t k = 0; k < ncopies; k++) {
+        sb_tree *tr = &f->trees[(int64_t)c->t * ncopies + k];
+        tr->nodes = sb_calloc((size_t)c->nnodes, sizeof(sb_tree_node));
+        if (!tr->nodes) return oom();
+        tr->nnodes = c->nnodes;
+        for (int32_t i = 0; i < c->nnodes; i++) {
+            const fnode *s = &c->nodes[i];
+            sb_tree_node *d = &tr->nodes[i];
+            d->feature = s->feature;
+            d->left = s->left;
+            d->right = s->right;
+            d->count = s->w;
+            d->default_left = (uint8_t)s->default_left;
+            if (s->feature >= 0) {
+                d->threshold = f->bins.upper[f->bins.offset[s->feature] + s->bin - 1];
+                d->gain = s->gain;
+            } else {
+                const int64_t *v = c->leafsum + (int64_t)s->leaf * nv;
+                float mean;
+                if (f->p->criterion == SB_CRIT_SQUARED)
+                    mean = v[0] > 0 ? sb_k_dequant(v[1], f->yscale) / (float)v[0] : 0.0f;
+                else
+                    mean = (float)v[k] / (float)weight_of(f, v);
+                d->value = mean / (float)T;
+            }
+        }
+    }
+    return SB_OK;
+}
+
+static void tree_task(void *ctx, int64_t t) {
+    fctx *f = ctx;
+    const int64_t n = f->tr->nrows;
+    const int32_t nf = f->tr->ncols, nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    tctx c;
+    memset(&c, 0, sizeof c);
+    c.f = f;
+    c.t = (int32_t)t;
+    c.rows = sb_malloc(sizeof(int32_t) * (size_t)n);
+    c.tmp = sb_malloc(sizeof(int32_t) * (size_t)n);
+    c.mult = sb_malloc(sizeof(int32_t) * (size_t)n);
+    c.hist = sb_malloc(sizeof(int64_t) * (size_t)nv * (SB_MAX_BIN + 1));
+    c.tot = sb_malloc(sizeof(int64_t) * (size_t)nv);
+    c.lsum = sb_malloc(sizeof(int64_t) * (size_t)nv);
+    c.keys = sb_malloc(sizeof(uint32_t) * (size_t)nf);
+    c.order = sb_malloc(sizeof(int32_t) * (size_t)nf);
+    sb_status st;
+    if (!c.rows || !c.tmp || !c.mult || !c.hist || !c.tot || !c.lsum || !c.keys || !c.order)
+        st = oom();
+    else if ((st = grow_tree(&c)) == SB_OK)
+        st = emit(&c);
+    f->status[t] = st;
+    sb_free(c.rows);
+    sb_free(c.tmp);
+    sb_free(c.mult);
+    sb_free(c.hist);
+    sb_free(c.tot);
+    sb_free(c.lsum);
+    sb_free(c.keys);
+    sb_free(c.order);
+    sb_free(c.nodes);
+    sb_free(c.leafsum);
+}
+
+/* ---- fit ---- */
+
+static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t *K) {
+    if (!t->label) return sb_fail(SB_ERR_INVALID_INPUT, "training data has no labels");
+    int32_t maxc = 0;
+    for (int64_t r = 0; r < t->nrows; r++) {
+        float y = t->label[r];
+        if (!(y == y) || y - y != 0.0f)
+            return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is not finite", (long long)r);
+        if (p->classification) {
+            if (y < 0.0f || y > (float)(SB_FOREST_MAX_CLASS - 1) || y != (float)(int32_t)y)
+                return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is %g; classification needs class indices 0..%d",
+                               (long long)r, (double)y, SB_FOREST_MAX_CLASS - 1);
+            if ((int32_t)y > maxc) maxc = (int32_t)y;
+        }
+    }
+    *K = p->classification ? (maxc + 1 < 2 ? 2 : maxc + 1) : 1;
+    if (t->weight) return sb_fail(SB_ERR_INVALID_ARGUMENT, "forests do not take sample weights yet");
+    return SB_OK;
+}
+
+sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
+    sb_clear_error();
+    if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_forest_fit: NULL argument");
+    *out = NULL;
+    forest_params p;
+    sb_status st = sb_forest_params_parse(params, &p);
+    if (st != SB_OK) return st;
+    fctx f;
+    memset(&f, 0, sizeof f);
+    f.p = &p;
+    f.tr = &train->t;
+    const int64_t n = f.tr->nrows;
+    const int32_t nf = f.tr->ncols;
+    if ((st = check_labels(&p, f.tr, &f.K)) != SB_OK) return st;
+    if (n < 1 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "forest: no rows or no features");
+    if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "forest: %lld rows; at most %d", (long long)n, (int)INT32_MAX);
+    f.mtry = sb_forest_mtry(&p, nf);
+    const int32_t ncopies = p.classification ? f.K : 1;
+    sb_model *m = NULL;
+    f.binned = sb_malloc((size_t)n * (size_t)nf);
+    f.trees = sb_calloc((size_t)p.n_estimators * (size_t)ncopies, sizeof(sb_tree));
+    f.status = sb_malloc(sizeof(sb_status) * (size_t)p.n_estimators);
+    if (p.classification) f.cls = sb_malloc(sizeof(int32_t) * (size_t)n);
+    else f.yq = sb_malloc(sizeof(int32_t) * (size_t)n);
+    if (!f.binned || !f.trees || !f.status || (!f.cls && !f.yq)) {
+        st = oom();
+        goto done;
+    }
+    if ((st = sb_bins_build(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, &f.bins)) != SB_OK) goto done;
+    sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
+    if (card) {
+        if ((st = sb_card_record(card, "forest.bin_edges", SB_DTYPE_F32, f.bins.upper, (uint64_t)f.bins.offset[nf])) != SB_OK) goto done;
+        if ((st = sb_card_record(card, "forest.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * (uint64_t)nf)) != SB_OK) goto done;
+    }
+    if (p.classification) {
+        for (int64_t r = 0; r < n; r++) f.cls[r] = (int32_t)f.tr->label[r];
+    } else {
+        float mx = 0.0f;
+        for (int64_t r = 0; r < n; r++) {
+            float a = sb_u2f(sb_f2u(f.tr->label[r]) & 0x7FFFFFFFu);
+            if (a > mx) mx = a;
+        }
+        f.yscale = mx > 0.0f ? sb_pow2f(sb_quantize_exponent(mx, Y_LEVELS)) : 1.0f;
+        for (int64_t r = 0; r < n; r++) f.yq[r] = sb_round_half_even_i32(f.tr->label[r] * f.yscale);
+        if (card && (st = sb_card_record(card, "forest.y_fixed", SB_DTYPE_I32, f.yq, (uint64_t)n)) != SB_OK) goto done;
+    }
+    sb_parallel_for(p.n_estimators, tree_task, &f);
+    for (int32_t t = 0; t < p.n_estimators; t++)
+        if (f.status[t] != SB_OK) {
+            st = f.status[t] == SB_ERR_OUT_OF_MEMORY ? oom() : sb_fail(f.status[t], "forest: tree %d failed", (int)t);
+            goto done;
+        }
+    /* the model */
+    if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
+    m->family = p.extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST;
+    m->objective = p.classification ? SB_OBJ_FOREST_CLASSES : SB_OBJ_REGRESSION;
+    m->num_class = ncopies;
+    m->num_features = nf;
+    m->numeric_mode = p.numeric_mode;
+    m->base_score = sb_calloc((size_t)ncopies, sizeof(float));
+    m->feature_names = sb_calloc((size_t)nf, sizeof(char *));
+    if (!m->base_score || !m->feature_names) {
+        st = oom();
+        goto done;
+    }
+    for (int32_t k = 0; k < nf; k++)
+        if (!(m->feature_names[k] = sb_strdup(f.tr->names[k]))) {
+            st = oom();
+            goto done;
+        }
+    if ((st = sb_forest_params_text(&p, &m->params)) != SB_OK) goto done;
+    m->trees = f.trees;
+    m->ntrees = p.n_estimators * ncopies;
+    f.trees = NULL;
+    if (card) {
+        size_t need = 0;
+        uint8_t *bytes = NULL;
+        float *pred = sb_malloc(sizeof(float) * (size_t)n * (size_t)ncopies);
+        if (!pred) st = oom();
+        if (st == SB_OK) st = sb_model_predict(m, train, SB_PREDICT_RAW, pred, (size_t)n * (size_t)ncopies, NULL);
+        if (st == SB_OK) st = sb_card_record(card, "forest.train_raw", SB_DTYPE_F32, pred, (uint64_t)n * (uint64_t)ncopies);
+        if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, &need);
+        if (st == SB_OK && !(bytes = sb_malloc(need))) st = oom();
+        if (st == SB_OK) st = sb_model_to_bytes(m, bytes, need, NULL);
+        if (st == SB_OK) st = sb_card_record(card, "forest.model_bytes", SB_DTYPE_U8, bytes, need);
+        sb_free(pred);
+        sb_free(bytes);
+        if (st != SB_OK) goto done;
+    }
+    *out = m;
+    m = NULL;
+done:
+    sb_model_free(m);
+    sb_bins_release(&f.bins);
+    sb_free(f.binned);
+    sb_free(f.cls);
+    sb_free(f.yq);
+    sb_free(f.status);
+    if (f.trees)
+        for (int64_t i = 0; i < (int64_t)p.n_estimators * ncopies; i++) sb_free(f.trees[i].nodes);
+    sb_free(f.trees);
+    return st;
+}

@@ -1,0 +1,175 @@
+/* forest_params.c: see forest_params.h. */
+#include "forest_params.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sb_status parse_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (*v && !*end && ((errno == ERANGE && x > 0) || (!errno && x > hi)))
+        return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' is beyond its limit %lld", key, v, (long long)hi);
+    if (!*v || *end || errno || x < lo || x > hi)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be an integer in %lld..%lld", key, v,
+                       (long long)lo, (long long)hi);
+    *out = x;
+    return SB_OK;
+}
+
+static sb_status parse_float(const char *key, const char *v, float lo, float hi, float *out) {
+    char *end;
+    errno = 0;
+    float x = strtof(v, &end);
+    if (!*v || *end || !(x > lo && x <= hi))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be a number in (%g, %g]", key, v, (double)lo,
+                       (double)hi);
+    *out = x;
+    return SB_OK;
+}
+
+static sb_status parse_bool(const char *key, const char *v, int32_t *out) {
+    if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "True")) *out = 1;
+    else if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "False")) *out = 0;
+    else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
+    return SB_OK;
+}
+
+static int is(const char *key, const char *a, const char *b) { return !strcmp(key, a) || (b && !strcmp(key, b)); }
+
+sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
+    memset(p, 0, sizeof *p);
+    const char *key, *v;
+    /* family and task first: they decide the defaults */
+    p->classification = 1;
+    int crit_set = 0, maxf_set = 0, boot_set = 0;
+    for (int64_t k = 0; params && sb_params_entry(params, k, &key, &v) == SB_OK; k++) {
+        if (is(key, "model", "family")) {
+            if (!strcmp(v, "random_forest") || !strcmp(v, "rf")) p->extra = 0;
+            else if (!strcmp(v, "extra_trees") || !strcmp(v, "et")) p->extra = 1;
+            else return sb_fail(SB_ERR_INVALID_ARGUMENT, "model '%s' is not a forest (random_forest, extra_trees)", v);
+        } else if (is(key, "objective", "task")) {
+            if (!strcmp(v, "classification")) p->classification = 1;
+            else if (!strcmp(v, "regression")) p->classification = 0;
+            else return sb_fail(SB_ERR_INVALID_ARGUMENT, "forest objective '%s': classification or regression", v);
+        }
+    }
+    p->criterion = p->classification ? SB_CRIT_GINI : SB_CRIT_SQUARED;
+    p->n_estimators = 100;
+    p->max_depth = -1;
+    p->min_samples_split = 2;
+    p->min_samples_leaf = 1;
+    p->max_features_mode = p->classification ? SB_MAXF_SQRT : SB_MAXF_ALL;
+    p->bootstrap = !p->extra;
+    p->max_bin = 255;
+    p->bin_sample_rows = 200000;
+    sb_numeric_mode m;
+    sb_status st = sb_params_resolve_mode(params, p->extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST, &m);
+    if (st != SB_OK) return st;
+    p->numeric_mode = (int32_t)m;
+    for (int64_t k = 0; params && sb_params_entry(params, k, &key, &v) == SB_OK; k++) {
+        int64_t i;
+        st = SB_OK;
+        if (is(key, "model", "family") || is(key, "objective", "task") || is(key, "numeric_mode", NULL)) {
+            continue;
+        } else if (is(key, "criterion", NULL)) {
+            crit_set = 1;
+            if (!strcmp(v, "gini")) p->criterion = SB_CRIT_GINI;
+            else if (!strcmp(v, "entropy") || !strcmp(v, "log_loss")) p->criterion = SB_CRIT_ENTROPY;
+            else if (!strcmp(v, "squared_error")) p->criterion = SB_CRIT_SQUARED;
+            else return sb_fail(SB_ERR_INVALID_ARGUMENT, "criterion '%s' is not supported (gini, entropy, squared_error)", v);
+        } else if (is(key, "n_estimators", "num_trees")) {
+            if ((st = parse_int(key, v, 1, 100000, &i)) == SB_OK) p->n_estimators = (int32_t)i;
+        } else if (is(key, "max_depth", NULL)) {
+            if ((st = parse_int(key, v, -1, 128, &i)) == SB_OK) p->max_depth = (int32_t)i;
+        } else if (is(key, "min_samples_split", NULL)) {
+            if ((st = parse_int(key, v, 2, INT64_C(1) << 40, &i)) == SB_OK) p->min_samples_split = i;
+        } else if (is(key, "min_samples_leaf", NULL)) {
+            if ((st = parse_int(key, v, 1, INT64_C(1) << 40, &i)) == SB_OK) p->min_samples_leaf = i;
+        } else if (is(key, "max_features", NULL)) {
+            maxf_set = 1;
+            if (!strcmp(v, "sqrt")) p->max_features_mode = SB_MAXF_SQRT;
+            else if (!strcmp(v, "log2")) p->max_features_mode = SB_MAXF_LOG2;
+            else if (!strcmp(v, "all") || !strcmp(v, "None")) p->max_features_mode = SB_MAXF_ALL;
+            else if (strchr(v, '.')) {
+                p->max_features_mode = SB_MAXF_FRACTION;
+                st = parse_float(key, v, 0.0f, 1.0f, &p->max_features_fraction);
+            } else {
+                p->max_features_mode = SB_MAXF_COUNT;
+                if ((st = parse_int(key, v, 1, INT32_MAX, &i)) == SB_OK) p->max_features_count = (int32_t)i;
+            }
+        } else if (is(key, "bootstrap", NULL)) {
+            boot_set = 1;
+            st = parse_bool(key, v, &p->bootstrap);
+        } else if (is(key, "max_samples", NULL)) {
+            st = parse_float(key, v, 0.0f, 1.0f, &p->max_samples);
+        } else if (is(key, "seed", "random_state")) {
+            if ((st = parse_int(key, v, 0, INT64_MAX, &i)) == SB_OK) p->seed = (uint64_t)i;
+        } else if (is(key, "max_bin", "max_bins")) {
+            if ((st = parse_int(key, v, 2, 255, &i)) == SB_OK) p->max_bin = (int32_t)i;
+        } else if (is(key, "bin_sample_rows", NULL)) {
+            if ((st = parse_int(key, v, 1000, INT64_C(1) << 40, &i)) == SB_OK) p->bin_sample_rows = i;
+        } else if (is(key, "device", "device_type")) {
+            if (strcmp(v, "cpu") != 0)
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                               "device '%s' is not available for forests yet (devices: cpu)", v);
+        } else {
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for forests (docs/forest.md lists them)", key);
+        }
+        if (st != SB_OK) return st;
+    }
+    (void)crit_set;
+    (void)maxf_set;
+    (void)boot_set;
+    if (p->classification == (p->criterion == SB_CRIT_SQUARED))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "criterion %s does not fit %s",
+                       p->criterion == SB_CRIT_SQUARED ? "squared_error" : "gini/entropy",
+                       p->classification ? "classification" : "regression");
+    if (p->max_samples > 0.0f && !p->bootstrap)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "max_samples needs bootstrap=true");
+    return SB_OK;
+}
+
+int32_t sb_forest_mtry(const forest_params *p, int32_t nf) {
+    int32_t m = nf;
+    if (p->max_features_mode == SB_MAXF_SQRT) {
+        m = 1;
+        while ((int64_t)(m + 1) * (m + 1) <= nf) m++; /* floor(sqrt(nf)), exactly */
+    } else if (p->max_features_mode == SB_MAXF_LOG2) {
+        m = 0;
+        while ((1 << (m + 1)) <= nf && m < 30) m++; /* floor(log2(nf)) */
+    } else if (p->max_features_mode == SB_MAXF_COUNT) {
+        m = p->max_features_count;
+    } else if (p->max_features_mode == SB_MAXF_FRACTION) {
+        m = (int32_t)(p->max_features_fraction * (float)nf);
+    }
+    if (m < 1) m = 1;
+    if (m > nf) m = nf;
+    return m;
+}
+
+sb_status sb_forest_params_text(const forest_params *p, char **out) {
+    static const char *const crit[] = {"gini", "entropy", "squared_error"};
+    char maxf[32];
+    switch (p->max_features_mode) {
+    case SB_MAXF_SQRT: snprintf(maxf, sizeof maxf, "sqrt"); break;
+    case SB_MAXF_LOG2: snprintf(maxf, sizeof maxf, "log2"); break;
+    case SB_MAXF_ALL: snprintf(maxf, sizeof maxf, "all"); break;
+    case SB_MAXF_COUNT: snprintf(maxf, sizeof maxf, "%d", (int)p->max_features_count); break;
+    default: snprintf(maxf, sizeof maxf, "%.9g", (double)p->max_features_fraction); break;
+    }
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf,
+                     "bin_sample_rows=%lld\nbootstrap=%d\ncriterion=%s\nmax_bin=%d\nmax_depth=%d\nmax_features=%s\n"
+                     "max_samples=%.9g\nmin_samples_leaf=%lld\nmin_samples_split=%lld\nmodel=%s\nn_estimators=%d\n"
+                     "numeric_mode=%s\nobjective=%s\nseed=%llu\n",
+                     (long long)p->bin_sample_rows, (int)p->bootstrap, crit[p->criterion], (int)p->max_bin,
+                     (int)p->max_depth, maxf, (double)p->max_samples, (long long)p->min_samples_leaf,
+                     (long long)p->min_samples_split, p->extra ? "extra_trees" : "random_forest",
+                     (int)p->n_estimators, sb_numeric_mode_name((sb_numeric_mode)p->numeric_mode),
+                     p->classification ? "classification" : "regression", (unsigned long long)p->seed);
+    if (n < 0 || n >= (int)sizeof buf) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    *out = sb_strdup(buf);
+    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+}

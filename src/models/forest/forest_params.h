@@ -1,0 +1,41 @@
+/* forest_params.h: random forest and Extra Trees parameters, parsed and checked
+ * by name (scikit-learn's names and defaults where the meaning is the same). */
+#ifndef SB_FOREST_PARAMS_H
+#define SB_FOREST_PARAMS_H
+#include "../../core/internal.h"
+
+#define SB_FOREST_MAX_CLASS 1024
+
+enum { SB_CRIT_GINI = 0, SB_CRIT_ENTROPY = 1, SB_CRIT_SQUARED = 2 };
+enum { SB_MAXF_SQRT = 0, SB_MAXF_LOG2 = 1, SB_MAXF_ALL = 2, SB_MAXF_COUNT = 3, SB_MAXF_FRACTION = 4 };
+
+typedef struct forest_params {
+    int32_t extra;            /* 0: random forest; 1: Extra Trees */
+    int32_t classification;   /* 1: class frequencies; 0: regression */
+    int32_t criterion;        /* SB_CRIT_* */
+    int32_t n_estimators;
+    int32_t max_depth;        /* -1: none */
+    int64_t min_samples_split, min_samples_leaf;
+    int32_t max_features_mode;
+    int32_t max_features_count;
+    float max_features_fraction;
+    int32_t bootstrap;
+    float max_samples;        /* fraction of the rows a bootstrap draws; 0: all */
+    uint64_t seed;
+    int32_t max_bin;
+    int64_t bin_sample_rows;
+    int32_t numeric_mode;
+} forest_params;
+
+/* Defaults (by family and task), then every key of params; an unknown key, a
+ * bad value or an unsupported device is a named error. */
+sb_status sb_forest_params_parse(const sb_params *params, forest_params *out);
+
+/* The effective parameters as canonical text: "key=value\n" sorted by key. */
+sb_status sb_forest_params_text(const forest_params *p, char **out);
+
+/* Features tried per node for nf features (at least 1, at most nf). */
+int32_t sb_forest_mtry(const forest_params *p, int32_t nf);
+
+/* Train a forest (declared in samebits.h as well). */
+#endif
