@@ -260,6 +260,14 @@ SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
  * frequencies. card may be NULL. */
 SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
+/* Train an isolation forest (Liu, Ting and Zhou 2008). params: n_estimators
+ * (100), max_samples (256 rows per tree), random_state, max_bin. The model's
+ * SB_PREDICT_VALUE is the anomaly score 2^(-E[h(x)] / c(psi)) in (0, 1]
+ * (scikit-learn's score_samples is its negative); SB_PREDICT_RAW is
+ * E[h(x)] / c(psi). Labels are not used. */
+SB_API sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card,
+                                         sb_model **out);
+
 typedef enum sb_predict_kind {
     SB_PREDICT_RAW = 0,   /* margins: nrows x num_class */
     SB_PREDICT_PROBA = 1, /* probabilities (binary: P(1); multiclass: nrows x K) */

@@ -20,7 +20,7 @@ LEGS = {
 THREAD_COUNTS = (1, 2, 7)
 FIXTURES = ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gbdt-multiclass",
             "gbdt-extremes", "gbdt-constant", "gbdt-one-class", "gbdt-many-classes", "gbdt-refusals",
-            "forest-rf-classes", "forest-rf-entropy", "forest-et-regression")
+            "forest-rf-classes", "forest-rf-entropy", "forest-et-regression", "forest-isolation")
 
 
 def build_dir(leg, sabotage=None):

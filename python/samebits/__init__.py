@@ -13,12 +13,13 @@ from ._lib import check as _check, lib as _lib
 from ._array import Array
 from ._model import Card
 from .gbdt import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor, load_model
-from .forest import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier, RandomForestRegressor
+from .forest import (ExtraTreesClassifier, ExtraTreesRegressor, IsolationForest, RandomForestClassifier,
+                     RandomForestRegressor)
 
 import ctypes as _ctypes
 
 __all__ = [
-    "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
+    "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
     "__version__", "Array", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "load_model", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",

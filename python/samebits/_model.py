@@ -118,6 +118,14 @@ class Model:
         return cls(Handle(out, lib.sb_model_free))
 
     @classmethod
+    def fit_isolation(cls, pairs, train, card=None):
+        from ._lib import params
+        p = params(pairs)
+        out = c_void_p()
+        check(lib.sb_isolation_forest_fit(p.ptr, train.ptr, card._h.ptr if card is not None else None, byref(out)))
+        return cls(Handle(out, lib.sb_model_free))
+
+    @classmethod
     def from_bytes(cls, data):
         data = bytes(data)
         buf = (c_uint8 * max(len(data), 1)).from_buffer_copy(data if data else b"\0")

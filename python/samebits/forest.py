@@ -118,3 +118,85 @@ class ExtraTreesRegressor(_Forest):
 
     def _is_classifier(self):
         return False
+
+
+class IsolationForest(_Forest):
+    """Isolation forest (Liu, Ting and Zhou 2008) for anomaly detection.
+
+    score_samples(X) is minus the anomaly score 2^(-E[h(x)] / c(max_samples)),
+    as scikit-learn defines it; decision_function is score_samples + 0.5
+    (contamination="auto"); predict is -1 for anomalies, 1 for inliers."""
+
+    _estimator_kind = "outlier_detector"
+
+    def __init__(self, n_estimators=100, max_samples=256, random_state=None, max_bin=255, bin_sample_rows=None,
+                 numeric_mode=None, device="cpu"):
+        self.n_estimators = n_estimators
+        self.max_samples = max_samples
+        self.random_state = random_state
+        self.max_bin = max_bin
+        self.bin_sample_rows = bin_sample_rows
+        self.numeric_mode = numeric_mode
+        self.device = device
+        self.record_stages = False
+
+    def _is_classifier(self):
+        return False
+
+    def _c_params(self, n_classes=None):
+        pairs = []
+        for name, key in (("n_estimators", "n_estimators"), ("max_samples", "max_samples"),
+                          ("random_state", "seed"), ("max_bin", "max_bin"), ("bin_sample_rows", "bin_sample_rows")):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if name == "max_samples" and (isinstance(v, float) or v == "auto"):
+                raise InvalidArgumentError("max_samples must be a row count (an int); 'auto' is 256")
+            pairs.append((key, _text(name, v, int)))
+        if self.numeric_mode is not None:
+            pairs.append(("numeric_mode", str(self.numeric_mode)))
+        if self.device is not None:
+            pairs.append(("device", str(self.device)))
+        return pairs
+
+    def _fit_model(self, pairs, train, valid, card):
+        return Model.fit_isolation(pairs, train, card)
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Train on X (n, d); y is ignored."""
+        if sample_weight is not None:
+            raise InvalidArgumentError("IsolationForest does not take sample_weight yet")
+        m = _array.matrix(X, "X")
+        return super(_Forest, self).fit(X, [0.0] * m.nrows)  # labels are not used
+
+    def score_samples(self, X):
+        """Minus the anomaly score of each row (lower is more anomalous)."""
+        d = self._predict_data(X)
+        s = self._model.predict(d, 2, 1)
+        return _negate(s)
+
+    def decision_function(self, X):
+        """score_samples + 0.5: negative for anomalies."""
+        s = self.score_samples(X)
+        out = _array.empty((len(s),))
+        flat = memoryview(out).cast("B").cast("f")
+        for i, v in enumerate(s.tolist()):
+            flat[i] = v + 0.5
+        return out
+
+    def predict(self, X):
+        """-1 for anomalies (decision_function < 0), 1 for inliers."""
+        dec = self.decision_function(X).tolist()
+        out = _array.empty((len(dec),))
+        flat = memoryview(out).cast("B").cast("f")
+        for i, v in enumerate(dec):
+            flat[i] = -1.0 if v < 0 else 1.0
+        return out
+
+
+def _negate(a):
+    out = _array.empty((len(a),))
+    flat = memoryview(out).cast("B").cast("f")
+    for i, v in enumerate(a.tolist()):
+        flat[i] = -v
+    return out

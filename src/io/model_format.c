@@ -115,6 +115,7 @@ static const char *objective_name(int32_t objective) {
     case SB_OBJ_BINARY: return "binary";
     case SB_OBJ_MULTICLASS: return "multiclass";
     case SB_OBJ_FOREST_CLASSES: return "classification";
+    case SB_OBJ_ISOLATION: return "isolation";
     }
     return "unknown";
 }
@@ -300,14 +301,20 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
         return sb_fail(bad, "%s: family %d is not a tree family (0..3)", who, (int)m->family);
-    if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_MULTICLASS) && m->objective != SB_OBJ_FOREST_CLASSES)
-        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 10 forest classes)", who,
-                       (int)m->objective);
-    if ((m->objective == SB_OBJ_FOREST_CLASSES) !=
-        (m->family == SB_FAMILY_RANDOM_FOREST || m->family == SB_FAMILY_EXTRA_TREES) &&
-        !(m->objective == SB_OBJ_REGRESSION && m->family != SB_FAMILY_GBDT))
-        return sb_fail(bad, "%s: objective %s does not fit family %d", who, objective_name(m->objective),
-                       (int)m->family);
+    if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_MULTICLASS) && m->objective != SB_OBJ_FOREST_CLASSES &&
+        m->objective != SB_OBJ_ISOLATION)
+        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 10 forest classes, "
+                       "11 isolation)", who, (int)m->objective);
+    {
+        /* objectives by family: gbdt 0-2; forests 0 and 10; isolation forest 11 */
+        const int fits = m->family == SB_FAMILY_GBDT ? m->objective <= SB_OBJ_MULTICLASS
+                       : m->family == SB_FAMILY_ISOLATION_FOREST
+                           ? m->objective == SB_OBJ_ISOLATION
+                           : m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_FOREST_CLASSES;
+        if (!fits)
+            return sb_fail(bad, "%s: objective %s does not fit family %d", who, objective_name(m->objective),
+                           (int)m->family);
+    }
     if (m->numeric_mode < 0 || m->numeric_mode > 2)
         return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
     if (m->num_class > MF_MAX_CLASS)

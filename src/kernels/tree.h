@@ -155,6 +155,7 @@ SB_FN sb_i32 sb_k_walk_bins(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_u8
 #define SB_K_OBJ_BINARY 1
 #define SB_K_OBJ_MULTICLASS 2
 #define SB_K_OBJ_FOREST_CLASSES 10
+#define SB_K_OBJ_ISOLATION 11
 
 /* Gradients and hessians of one row for every class: its K margins m, label y
  * and weight w; class c's values go to g[c * stride], h[c * stride]. prob is
@@ -232,6 +233,8 @@ SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLO
         for (sb_i32 c = 0; c < K; c++) out[c] = m[c];
     } else if (objective == SB_K_OBJ_REGRESSION) {
         out[0] = m[0];
+    } else if (objective == SB_K_OBJ_ISOLATION) {
+        out[0] = sb_expf(-m[0] * 0.693147182f); /* the anomaly score 2^(-E[h] / c(psi)) */
     } else if (objective == SB_K_OBJ_BINARY) {
         out[0] = kind == SB_K_PREDICT_PROBA ? sb_sigmoidf(m[0]) : (m[0] > 0.0f ? 1.0f : 0.0f);
     } else if (kind == SB_K_PREDICT_PROBA && objective == SB_K_OBJ_FOREST_CLASSES) {

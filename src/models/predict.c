@@ -78,8 +78,9 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
             return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "prediction device '%s' is unknown (devices: cpu, cuda)", device);
         on_cuda = 1;
     }
-    if (kind == SB_PREDICT_PROBA && m->objective == SB_OBJ_REGRESSION)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a regression model has no probabilities");
+    if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_ISOLATION))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model has no probabilities",
+                       m->objective == SB_OBJ_ISOLATION ? "isolation forest" : "regression");
     if (d->t.ncols != m->num_features)
         return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                        (int)m->num_features, (int)d->t.ncols);

@@ -24,7 +24,8 @@
 
 _Static_assert(SB_K_OBJ_REGRESSION == SB_OBJ_REGRESSION && SB_K_OBJ_BINARY == SB_OBJ_BINARY &&
                    SB_K_OBJ_MULTICLASS == SB_OBJ_MULTICLASS &&
-                   SB_K_OBJ_FOREST_CLASSES == SB_OBJ_FOREST_CLASSES, "kernel objective codes");
+                   SB_K_OBJ_FOREST_CLASSES == SB_OBJ_FOREST_CLASSES && SB_K_OBJ_ISOLATION == SB_OBJ_ISOLATION,
+               "kernel objective codes");
 
 #define SB_PURPOSE_BAG 0x42414731u
 #define SB_PURPOSE_COLS 0x434F4C31u

@@ -1,0 +1,281 @@
+/*
+ * isolation.c: isolation forest (Liu, Ting and Zhou, "Isolation Forest", ICDM
+ * 2008), identical by construction.
+ *
+ * Each tree isolates a subsample of psi rows (drawn without replacement) by
+ * random splits: a random feature among those not constant in the node, and a
+ * random threshold between the node's smallest and largest value, in bin space
+ * (the binned matrix of trees/binning.c: "bin <= b" is "x <= edge"). Growth stops
+ * at depth ceil(log2 psi) or a single row. A row's path length is the depth of
+ * the leaf it reaches plus c(size of that leaf), c(n) = 2 H(n - 1) - 2 (n - 1) / n
+ * the average path length of an unsuccessful search in a binary search tree
+ * (H the harmonic number: ln i + Euler's constant, with the profile's log); the
+ * anomaly score is 2^(-E[h] / c(psi)).
+ *
+ * Stored as one model tree per estimator whose leaves hold (depth + c(leaf))
+ * / (T c(psi)), so the model's raw margin, the leaves added in tree order, is
+ * E[h] / c(psi), the same bits everywhere; objective "isolation" turns it into
+ * the score with the profile's exp (kernels/tree.h: sb_k_finish_row).
+ * Every draw is keyed by (seed, tree, node or draw index), trees are tasks
+ * stored by index: the thread count cannot show.
+ */
+#include "forest_params.h"
+#include "../model.h"
+#include "../trees/binning.h"
+#include "../../core/rng.h"
+#include "../../io/dataset.h"
+#include "../../kernels/tree.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SB_PURPOSE_ISUB 0x49535542u /* "ISUB" */
+#define SB_PURPOSE_ISPL 0x4953504Cu /* "ISPL" */
+
+/* c(n): the average path length of an unsuccessful search among n rows. */
+static float c_of(int64_t n) {
+    if (n <= 1) return 0.0f;
+    if (n == 2) return 1.0f;
+    const float m = (float)(n - 1);
+    const float h = sb_logf(m) + 0.5772156649f; /* H(n - 1) */
+    return 2.0f * h - 2.0f * m / (float)n;
+}
+
+typedef struct ictx {
+    const sb_table *tr;
+    int32_t T, psi, max_depth;
+    uint64_t seed;
+    sb_bins bins;
+    uint8_t *binned;
+    float cpsi;
+    sb_tree *trees;
+    sb_status *status;
+} ictx;
+
+static void itree_task(void *ctx, int64_t t) {
+    ictx *f = ctx;
+    const int64_t n = f->tr->nrows;
+    const int32_t nf = f->tr->ncols;
+    int32_t *rows = sb_malloc(sizeof(int32_t) * (size_t)f->psi), *tmp = sb_malloc(sizeof(int32_t) * (size_t)f->psi);
+    int32_t *cand = sb_malloc(sizeof(int32_t) * (size_t)nf), *lo = sb_malloc(sizeof(int32_t) * (size_t)nf);
+    int32_t *hi = sb_malloc(sizeof(int32_t) * (size_t)nf);
+    sb_tree_node *nodes = sb_calloc((size_t)(2 * f->psi), sizeof(sb_tree_node));
+    uint8_t *taken = sb_calloc((size_t)n, 1);
+    typedef struct item {
+        int32_t node, depth, b, e;
+    } item;
+    item *stack = sb_malloc(sizeof(item) * (size_t)(2 * f->max_depth + 4));
+    sb_status st = SB_OK;
+    if (!rows || !tmp || !cand || !lo || !hi || !nodes || !taken || !stack) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+        goto done;
+    }
+    /* the subsample: psi distinct rows, drawn in order by (seed, tree, draw) with
+     * rejection of repeats; kept in row order */
+    {
+        int32_t got = 0;
+        for (uint64_t d = 0; got < f->psi; d++) {
+#ifdef SB_SABOTAGE_RNG_ORDER
+            /* separating arm for rule 6: one sequential stream per worker */
+            static _Thread_local uint64_t pos = 0;
+            uint32_t r = sb_rng_below(f->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_ISUB, pos++, (uint32_t)n);
+#else
+            uint32_t r = sb_rng_below(f->seed, SB_PURPOSE_ISUB, ((uint64_t)(uint32_t)t << 32) | d, (uint32_t)n);
+#endif
+            if (taken[r]) continue;
+            taken[r] = 1;
+            got++;
+        }
+        int32_t k = 0;
+        for (int64_t r = 0; r < n; r++)
+            if (taken[r]) rows[k++] = (int32_t)r;
+    }
+    int32_t nn = 1, sp = 0;
+    nodes[0].feature = -1;
+    nodes[0].left = nodes[0].right = -1;
+    stack[sp++] = (item){0, 0, 0, f->psi};
+    while (sp > 0) {
+        item it = stack[--sp];
+        sb_tree_node *nd = &nodes[it.node];
+        const int32_t size = it.e - it.b;
+        nd->count = size;
+        int32_t nc = 0;
+        if (it.depth < f->max_depth && size > 1) {
+            /* features not constant in the node (by bin; missing values count as bin 0) */
+            for (int32_t j = 0; j < nf; j++) {
+                const uint8_t *col = f->binned + (int64_t)j * n;
+                int32_t a = 256, z = -1;
+                for (int32_t i = it.b; i < it.e; i++) {
+                    const int32_t b = col[rows[i]];
+                    if (b < a) a = b;
+                    if (b > z) z = b;
+                }
+                if (a < z) {
+                    lo[nc] = a;
+                    hi[nc] = z;
+                    cand[nc++] = j;
+                }
+            }
+        }
+        if (nc == 0) {
+            nd->feature = -1;
+            nd->value = ((float)it.depth + c_of(size)) / ((float)f->T * f->cpsi);
+            continue;
+        }
+        uint32_t w[4];
+        sb_rng_words(f->seed, SB_PURPOSE_ISPL, ((uint64_t)(uint32_t)t << 32) | (uint32_t)it.node, 0u, w);
+        const int32_t k = (int32_t)(((uint64_t)w[0] * (uint64_t)(uint32_t)nc) >> 32);
+        const int32_t feat = cand[k];
+        /* threshold bin in [lo, hi - 1]: rows with bin <= it go left; missing
+         * values (bin 0) are the smallest, so they go left with the small values */
+        const int32_t bin = lo[k] + (int32_t)(((uint64_t)w[1] * (uint64_t)(uint32_t)(hi[k] - lo[k])) >> 32);
+        const uint8_t *col = f->binned + (int64_t)feat * n;
+        int32_t l = it.b;
+        for (int32_t i = it.b; i < it.e; i++)
+            if (col[rows[i]] <= bin) tmp[l++] = rows[i];
+        const int32_t mid = l;
+        for (int32_t i = it.b; i < it.e; i++)
+            if (col[rows[i]] > bin) tmp[l++] = rows[i];
+        memcpy(rows + it.b, tmp + it.b, sizeof(int32_t) * (size_t)size);
+        const int32_t lc = nn++, rc = nn++;
+        memset(&nodes[lc], 0, sizeof nodes[lc]);
+        memset(&nodes[rc], 0, sizeof nodes[rc]);
+        nodes[lc].feature = nodes[rc].feature = -1;
+        nodes[lc].left = nodes[lc].right = nodes[rc].left = nodes[rc].right = -1;
+        nd->feature = feat;
+        nd->left = lc;
+        nd->right = rc;
+        nd->default_left = 1;
+        /* bin 0 (missing) has no edge: a split at bin 0 sends NaN left and every
+         * value right (the threshold -inf also sends a -inf left: documented) */
+        nd->threshold = bin == 0 ? sb_u2f(0xFF800000u) : f->bins.upper[f->bins.offset[feat] + bin - 1];
+        stack[sp++] = (item){rc, it.depth + 1, mid, it.e};
+        stack[sp++] = (item){lc, it.depth + 1, it.b, mid};
+    }
+    f->trees[t].nodes = sb_realloc(nodes, sizeof(sb_tree_node) * (size_t)nn);
+    if (!f->trees[t].nodes) f->trees[t].nodes = nodes;
+    f->trees[t].nnodes = nn;
+    nodes = NULL;
+done:
+    f->status[t] = st;
+    sb_free(rows);
+    sb_free(tmp);
+    sb_free(cand);
+    sb_free(lo);
+    sb_free(hi);
+    sb_free(nodes);
+    sb_free(taken);
+    sb_free(stack);
+}
+
+sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
+    sb_clear_error();
+    if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_isolation_forest_fit: NULL argument");
+    *out = NULL;
+    int64_t T = 100, psi = 256, max_bin = 255, bin_rows = 200000;
+    uint64_t seed = 0;
+    const char *key, *v;
+    sb_numeric_mode mode;
+    sb_status st = sb_params_resolve_mode(params, SB_FAMILY_ISOLATION_FOREST, &mode);
+    if (st != SB_OK) return st;
+    for (int64_t k = 0; params && sb_params_entry(params, k, &key, &v) == SB_OK; k++) {
+        char *end;
+        long long x = strtoll(v, &end, 10);
+        int ok = *v && !*end;
+        if (!strcmp(key, "n_estimators")) ok = ok && x >= 1 && x <= 100000, T = x;
+        else if (!strcmp(key, "max_samples")) ok = ok && x >= 2 && x <= (1 << 24), psi = x;
+        else if (!strcmp(key, "seed") || !strcmp(key, "random_state")) ok = ok && x >= 0, seed = (uint64_t)x;
+        else if (!strcmp(key, "max_bin")) ok = ok && x >= 2 && x <= 255, max_bin = x;
+        else if (!strcmp(key, "bin_sample_rows")) ok = ok && x >= 1000, bin_rows = x;
+        else if (!strcmp(key, "numeric_mode")) ok = 1;
+        else if (!strcmp(key, "model") || !strcmp(key, "family")) ok = !strcmp(v, "isolation_forest");
+        else if (!strcmp(key, "device")) {
+            if (strcmp(v, "cpu") != 0)
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device '%s' is not available for isolation forests yet", v);
+            ok = 1;
+        } else
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for isolation forests (docs/forest.md)", key);
+        if (!ok) return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' is out of its domain", key, v);
+    }
+    ictx f;
+    memset(&f, 0, sizeof f);
+    f.tr = &train->t;
+    const int64_t n = f.tr->nrows;
+    const int32_t nf = f.tr->ncols;
+    if (n < 2 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "isolation forest: needs 2 rows and a feature");
+    if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "isolation forest: at most %d rows", (int)INT32_MAX);
+    f.T = (int32_t)T;
+    f.psi = (int32_t)(psi < n ? psi : n);
+    f.max_depth = 0;
+    while ((1 << f.max_depth) < f.psi) f.max_depth++; /* ceil(log2 psi) */
+    f.seed = seed;
+    f.cpsi = c_of(f.psi);
+    sb_model *m = NULL;
+    f.binned = sb_malloc((size_t)n * (size_t)nf);
+    f.trees = sb_calloc((size_t)T, sizeof(sb_tree));
+    f.status = sb_malloc(sizeof(sb_status) * (size_t)T);
+    if (!f.binned || !f.trees || !f.status) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+        goto done;
+    }
+    if ((st = sb_bins_build(f.tr->x, n, nf, (int32_t)max_bin, seed, bin_rows, &f.bins)) != SB_OK) goto done;
+    sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
+    if (card && (st = sb_card_record(card, "iforest.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * nf)) != SB_OK)
+        goto done;
+    sb_parallel_for(T, itree_task, &f);
+    for (int64_t t = 0; t < T; t++)
+        if (f.status[t] != SB_OK) {
+            st = sb_fail(f.status[t], "isolation forest: tree %d failed", (int)t);
+            goto done;
+        }
+    if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
+    m->family = SB_FAMILY_ISOLATION_FOREST;
+    m->objective = SB_OBJ_ISOLATION;
+    m->num_class = 1;
+    m->num_features = nf;
+    m->numeric_mode = (int32_t)mode;
+    m->base_score = sb_calloc(1, sizeof(float));
+    m->feature_names = sb_calloc((size_t)nf, sizeof(char *));
+    char text[256];
+    snprintf(text, sizeof text, "bin_sample_rows=%lld\nmax_bin=%lld\nmax_samples=%d\nn_estimators=%lld\nseed=%llu\n",
+             (long long)bin_rows, (long long)max_bin, (int)f.psi, (long long)T, (unsigned long long)seed);
+    m->params = sb_strdup(text);
+    if (!m->base_score || !m->feature_names || !m->params) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+        goto done;
+    }
+    for (int32_t k = 0; k < nf; k++)
+        if (!(m->feature_names[k] = sb_strdup(f.tr->names[k]))) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+            goto done;
+        }
+    m->trees = f.trees;
+    m->ntrees = (int32_t)T;
+    f.trees = NULL;
+    if (card) {
+        float *score = sb_malloc(sizeof(float) * (size_t)n);
+        size_t need = 0;
+        uint8_t *bytes = NULL;
+        if (!score) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+        if (st == SB_OK) st = sb_model_predict(m, train, SB_PREDICT_VALUE, score, (size_t)n, NULL);
+        if (st == SB_OK) st = sb_card_record(card, "iforest.train_score", SB_DTYPE_F32, score, (uint64_t)n);
+        if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, &need);
+        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+        if (st == SB_OK) st = sb_model_to_bytes(m, bytes, need, NULL);
+        if (st == SB_OK) st = sb_card_record(card, "iforest.model_bytes", SB_DTYPE_U8, bytes, need);
+        sb_free(score);
+        sb_free(bytes);
+        if (st != SB_OK) goto done;
+    }
+    *out = m;
+    m = NULL;
+done:
+    sb_model_free(m);
+    sb_bins_release(&f.bins);
+    sb_free(f.binned);
+    sb_free(f.status);
+    if (f.trees)
+        for (int64_t t = 0; t < T; t++) sb_free(f.trees[t].nodes);
+    sb_free(f.trees);
+    return st;
+}
