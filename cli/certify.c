@@ -505,7 +505,10 @@ static sb_status retrain(const char *name, const input_set *in, const sb_card *r
     if (st == SB_OK) st = sb_params_create(&p);
     if (st == SB_OK) st = sb_params_parse(p, ptext);
     if (st == SB_OK) st = sb_card_create(&card);
-    if (st == SB_OK) st = sb_gbdt_fit(p, tr, va, card, &m);
+    if (st == SB_OK) /* the family the fixture's parameters name (docs/forest.md), else gradient boosting */
+        st = strstr(ptext, "model=isolation_forest") ? sb_isolation_forest_fit(p, tr, card, &m)
+           : strstr(ptext, "model=")                 ? sb_forest_fit(p, tr, card, &m)
+                                                     : sb_gbdt_fit(p, tr, va, card, &m);
     *model = NULL;
     *pred = NULL;
     if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, model_len);
@@ -590,8 +593,19 @@ static int export_fixture(bundle *b, const char *name) {
     snprintf(rel, sizeof rel, "%s/expected.card", name);
     if (add_card(b, name, "expected_card", rel, ref)) goto done;
     if (has_model) {
+        /* the stage that holds the model bytes: the family's (gbdt., forest., iforest.) */
+        const char *model_stage = "gbdt.model_bytes";
+        for (int32_t i = 0; i < in.n; i++)
+            if (strcmp(in.a[i].name, "params") == 0) {
+                char ptxt[512];
+                size_t k = in.a[i].count < sizeof ptxt - 1 ? (size_t)in.a[i].count : sizeof ptxt - 1;
+                memcpy(ptxt, in.a[i].data, k);
+                ptxt[k] = 0;
+                if (strstr(ptxt, "model=isolation_forest")) model_stage = "iforest.model_bytes";
+                else if (strstr(ptxt, "model=")) model_stage = "forest.model_bytes";
+            }
         snprintf(rel, sizeof rel, "%s/model.sbm", name);
-        if (add_file(b, name, "model", "gbdt.model_bytes", rel, SB_DTYPE_U8, model, model_len)) goto done;
+        if (add_file(b, name, "model", model_stage, rel, SB_DTYPE_U8, model, model_len)) goto done;
         snprintf(rel, sizeof rel, "%s/predictions.f32", name);
         if (add_file(b, name, "predictions", "predict.valid_margin", rel, SB_DTYPE_F32, pred, npred)) goto done;
     }
