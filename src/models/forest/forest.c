@@ -205,6 +205,52 @@ static void consider(tctx *c, int32_t nv, const int64_t *tot, const int64_t *mis
     if (split_better(&x, best)) *best = x;
 }
 
+/* Row r's contribution (multiplicity m) to sums v: a class count, or (w, s). */
+static void add_row(const fctx *f, int64_t *v, int32_t r, int64_t m) {
+    if (f->p->criterion == SB_CRIT_SQUARED) {
+        v[0] += m;
+#ifdef SB_SABOTAGE_FLOAT_HIST
+        v[1] = (int64_t)((float)v[1] + (float)(m * f->yq[r])); /* arm: float impurity sums */
+#else
+        v[1] += m * f->yq[r];
+#endif
+    } else {
+        v[f->cls[r]] += m;
+    }
+}
+
+/* Extra Trees on one feature: the node's value-bin range and missing sums in
+ * one pass, one threshold drawn in it, the left sums in a second pass. The
+ * same integers as a histogram would give, without one. */
+static void et_feature(tctx *c, int32_t node, int32_t feat, const uint8_t *col, int64_t b, int64_t e, int32_t nv,
+                       const int64_t *tot, fsplit *best) {
+    const fctx *f = c->f;
+    int64_t *miss = c->hist; /* nv values */
+    memset(miss, 0, sizeof(int64_t) * (size_t)nv);
+    int32_t lo = 256, hi = 0;
+    for (int64_t i = b; i < e; i++) {
+        const int32_t r = c->rows[i], bin = col[r];
+        if (bin == 0) {
+            add_row(f, miss, r, c->mult[r]);
+        } else {
+            if (bin < lo) lo = bin;
+            if (bin > hi) hi = bin;
+        }
+    }
+    if (hi == 0 || lo == hi) return; /* no value split on this feature here */
+    uint32_t w[4];
+    sb_rng_words(f->p->seed, SB_PURPOSE_THR, ((uint64_t)(uint32_t)c->t << 32) | (uint32_t)node, (uint32_t)feat, w);
+    /* multiply-shift: uniform up to (hi - lo) / 2^32, a pure function of the key */
+    const int32_t pick = lo + (int32_t)(((uint64_t)w[0] * (uint64_t)(uint32_t)(hi - lo)) >> 32);
+    memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
+    for (int64_t i = b; i < e; i++) {
+        const int32_t r = c->rows[i], bin = col[r];
+        if (bin >= 1 && bin <= pick) add_row(f, c->lsum, r, c->mult[r]);
+    }
+    consider(c, nv, tot, miss, feat, pick, 0, best);
+    if (weight_of(f, miss) > 0) consider(c, nv, tot, miss, feat, pick, 1, best);
+}
+
 /* The best split of rows[b, e) (sums tot) among the node's drawn features. */
 static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_t *tot, fsplit *best) {
     const fctx *f = c->f;
@@ -215,21 +261,15 @@ static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_
     for (int32_t a = 0; a < f->mtry; a++) {
         const int32_t feat = c->order[a], nb = f->bins.nbins[feat];
         const uint8_t *col = f->binned + (int64_t)feat * n;
+        if (f->p->extra) {
+            et_feature(c, node, feat, col, b, e, nv, tot, best);
+            continue;
+        }
         memset(c->hist, 0, sizeof(int64_t) * (size_t)nv * (size_t)(nb + 1));
         for (int64_t i = b; i < e; i++) {
             const int32_t r = c->rows[i];
             int64_t *h = c->hist + (int64_t)col[r] * nv;
-            const int64_t m = c->mult[r];
-            if (f->p->criterion == SB_CRIT_SQUARED) {
-                h[0] += m;
-#ifdef SB_SABOTAGE_FLOAT_HIST
-                h[1] = (int64_t)((float)h[1] + (float)(m * f->yq[r])); /* arm: float impurity sums */
-#else
-                h[1] += m * f->yq[r];
-#endif
-            } else {
-                h[f->cls[r]] += m;
-            }
+            add_row(f, h, r, c->mult[r]);
         }
         const int64_t *miss = c->hist; /* bin 0 */
         const int64_t wmiss = weight_of(f, miss);
@@ -240,20 +280,12 @@ static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_
                 hi = t;
             }
         if (lo == 0 || lo == hi) continue; /* no value split on this feature here */
-        int32_t pick = -1;
-        if (f->p->extra) { /* one threshold, uniform over the bins the node's values span */
-            uint32_t w[4];
-            sb_rng_words(f->p->seed, SB_PURPOSE_THR, ((uint64_t)(uint32_t)c->t << 32) | (uint32_t)node, (uint32_t)feat, w);
-            /* multiply-shift: uniform up to (hi - lo) / 2^32, a pure function of the key */
-            pick = lo + (int32_t)(((uint64_t)w[0] * (uint64_t)(uint32_t)(hi - lo)) >> 32);
-        }
         memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
         for (int32_t t = 1; t < hi; t++) {
             const int64_t *h = c->hist + (int64_t)t * nv;
             for (int32_t k = 0; k < nv; k++) c->lsum[k] += h[k];
             if (t < lo) continue;
-            if (pick >= 0 && t != pick) continue;
-            if (pick < 0 && weight_of(f, h) == 0) continue; /* same partition as bin t - 1 */
+            if (weight_of(f, h) == 0) continue; /* same partition as bin t - 1 */
             consider(c, nv, tot, miss, feat, t, 0, best);
             if (wmiss > 0) consider(c, nv, tot, miss, feat, t, 1, best);
         }
