@@ -12,6 +12,9 @@ Workloads (real rows only):
   flights-10m  those training rows tiled 5 times (12M rows) in an order drawn
                by a counter-based generator (NumPy's Philox, key 20261130);
                the test rows as above.
+  higgs-10m    the LightGBM example's HIGGS rows (7,000 x 28, binary) tiled to
+               10,010,000 rows in a Philox-drawn order: the issue's 10M x 28 shape
+               (real rows, heavily repeated; for time, not for quality).
   fashion      Fashion-MNIST 60,000 x 784 (wide data), test 10,000, multiclass.
 Parameters: depth-wise growth, max_depth 8, 255 bins, learning rate 0.1,
 min_samples_leaf 20; LightGBM gets num_leaves 255 with max_depth 8.
@@ -43,6 +46,19 @@ def load_flights(data):
     gbdt_bench.DATA = data
     Xtr, ytr, Xte, yte, names, _ = gbdt_bench.prep_flights("regression")
     return Xtr, ytr, Xte, yte
+
+
+def load_higgs(data):
+    def load(p):
+        a = np.loadtxt(p, dtype=np.float64, delimiter="\t")
+        return a[:, 1:].astype(np.float32), a[:, 0].astype(np.float32)
+    base = os.path.join(data, "lightgbm-examples", "binary_classification_binary")
+    Xtr, ytr = load(base + ".train")
+    Xte, yte = load(base + ".test")
+    reps = 1430  # 7,000 x 1,430 = 10,010,000 rows
+    order = np.random.Generator(np.random.Philox(key=20261130)).permutation(len(ytr) * reps)
+    return (np.ascontiguousarray(np.tile(Xtr, (reps, 1))[order]), np.ascontiguousarray(np.tile(ytr, reps)[order]),
+            Xte, yte)
 
 
 def load_fashion(data):
@@ -134,7 +150,7 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--device", default="cuda", help="cpu-batched: a dry run of this script where no GPU is")
     ap.add_argument("--max-rows", type=int, default=0, help="dry runs: keep the first N training rows")
-    ap.add_argument("--workloads", nargs="*", default=["flights-3m", "flights-10m", "fashion"])
+    ap.add_argument("--workloads", nargs="*", default=["flights-3m", "flights-10m", "higgs-10m", "fashion"])
     a = ap.parse_args()
     res = {"threads": a.threads, "trees": a.trees, "few": a.few, "cpu_trees": a.cpu_trees, "workloads": {}}
     try:
@@ -152,6 +168,9 @@ def main():
                 order = rng.permutation(len(ytr) * 5)
                 Xtr = np.ascontiguousarray(np.tile(Xtr, (5, 1))[order])
                 ytr = np.ascontiguousarray(np.tile(ytr, 5)[order])
+        elif w == "higgs-10m":
+            Xtr, ytr, Xte, yte = load_higgs(a.data)
+            objective, nclass = "binary", None
         else:
             Xtr, ytr, Xte, yte = load_fashion(a.data)
             objective, nclass = "multiclass", 10
