@@ -260,6 +260,13 @@ SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
  * frequencies. card may be NULL. */
 SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
+/* Out-of-bag predictions of a bootstrapped forest on its training data (the
+ * same rows, in the same order): per row the average over the trees that did
+ * not draw it of their class frequencies (K values) or means (1 value); NaN for
+ * a row every tree drew. The bootstrap is recomputed from the model's seed. */
+SB_API sb_status sb_forest_oob_predict(const sb_model *model, const sb_dataset *train, float *out, size_t cap,
+                                       size_t *needed);
+
 /* Train an isolation forest (Liu, Ting and Zhou 2008). params: n_estimators
  * (100), max_samples (256 rows per tree), random_state, max_bin. The model's
  * SB_PREDICT_VALUE is the anomaly score 2^(-E[h(x)] / c(psi)) in (0, 1]

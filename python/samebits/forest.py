@@ -4,7 +4,11 @@ names and defaults, identical bits on every machine and thread count.
 Splits are searched on binned features (max_bin, as HistGradientBoosting does),
 so thresholds are bin edges rather than midpoints between training values.
 """
-from ._model import Model
+import sys
+from ctypes import byref, c_size_t
+
+from ._lib import check, lib
+from ._model import Model, dataset
 from .errors import InvalidArgumentError
 from .gbdt import GradientBoosting, _text
 from . import _array
@@ -14,8 +18,9 @@ class _Forest(GradientBoosting):
     _model_name = "random_forest"
 
     def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 max_features=None, bootstrap=None, max_samples=None, random_state=None, max_bin=255,
-                 bin_sample_rows=None, numeric_mode=None, device="cpu", record_stages=False):
+                 max_features=None, bootstrap=None, max_samples=None, oob_score=False, random_state=None,
+                 max_bin=255, bin_sample_rows=None, numeric_mode=None, device="cpu", record_stages=False):
+        self.oob_score = oob_score
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -78,10 +83,41 @@ class _Forest(GradientBoosting):
         return None
 
     def fit(self, X, y, sample_weight=None):
-        """Train on X (n, d) and y (n,). sample_weight is not supported yet."""
+        """Train on X (n, d) and y (n,). sample_weight is not supported yet. With
+        oob_score=True also sets oob_score_ (accuracy or R^2 of the out-of-bag
+        predictions) and oob_decision_function_ / oob_prediction_."""
         if sample_weight is not None:
             raise InvalidArgumentError("forests do not take sample_weight yet")
-        return super().fit(X, y)
+        if self.oob_score and self.bootstrap is False:
+            raise InvalidArgumentError("oob_score=True needs bootstrap=True")
+        if self.oob_score and self._model_name == "extra_trees" and not self.bootstrap:
+            raise InvalidArgumentError("oob_score=True needs bootstrap=True (Extra Trees draw no bootstrap by default)")
+        super().fit(X, y)
+        if self.oob_score:
+            self._set_oob(X, y)
+        return self
+
+    def _set_oob(self, X, y):
+        np = sys.modules.get("numpy")
+        if np is None:
+            raise InvalidArgumentError("oob_score=True needs NumPy")
+        d = dataset(_array.matrix(X, "X"))
+        need = c_size_t(0)
+        check(lib.sb_forest_oob_predict(self._model._h.ptr, d.ptr, None, 0, byref(need)))
+        out = _array.empty((need.value,))
+        check(lib.sb_forest_oob_predict(self._model._h.ptr, d.ptr, _array.pointer(out), need.value, byref(need)))
+        pred = np.asarray(out, dtype=np.float64)
+        if self._is_classifier():
+            pred = pred.reshape(-1, self.n_classes_)
+            self.oob_decision_function_ = pred
+            ok = ~np.isnan(pred[:, 0])
+            truth = np.searchsorted(np.asarray(self.classes_), np.asarray(y)[ok])
+            self.oob_score_ = float(np.mean(np.argmax(pred[ok], axis=1) == truth))
+        else:
+            self.oob_prediction_ = pred
+            ok = ~np.isnan(pred)
+            yt = np.asarray(y, dtype=np.float64)[ok]
+            self.oob_score_ = float(1.0 - np.sum((yt - pred[ok]) ** 2) / np.sum((yt - yt.mean()) ** 2))
 
 
 class RandomForestClassifier(_Forest):

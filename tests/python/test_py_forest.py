@@ -95,3 +95,26 @@ def test_refusals_by_name():
         samebits.RandomForestClassifier(n_estimators=2, criterion="squared_error").fit(X, yc)
     with pytest.raises(samebits.InvalidArgumentError, match="max_samples needs bootstrap"):
         samebits.ExtraTreesClassifier(n_estimators=2, max_samples=0.5).fit(X, yc)
+
+
+def test_out_of_bag_scores():
+    X, yc, yr = data(2000)
+    Xs = np.nan_to_num(X)
+    outs = []
+    try:
+        for t in (1, 3):
+            samebits.set_num_threads(t)
+            m = samebits.RandomForestClassifier(n_estimators=30, oob_score=True, random_state=4).fit(Xs, yc)
+            outs.append(np.asarray(m.oob_decision_function_).tobytes())
+    finally:
+        samebits.set_num_threads(0)
+    assert outs[0] == outs[1]  # the same bits at any thread count
+    assert 0.7 < m.oob_score_ <= 1.0
+    # close to held-out accuracy, as an out-of-bag estimate should be
+    Xt, yct, _ = data(2000, seed=21)
+    held = (np.asarray(m.predict(np.nan_to_num(Xt))) == yct).mean()
+    assert abs(m.oob_score_ - held) < 0.05, (m.oob_score_, held)
+    r = samebits.RandomForestRegressor(n_estimators=30, oob_score=True, random_state=4).fit(Xs, yr)
+    assert 0.5 < r.oob_score_ < 1.0 and np.asarray(r.oob_prediction_).shape == (2000,)
+    with pytest.raises(samebits.InvalidArgumentError, match="bootstrap"):
+        samebits.ExtraTreesClassifier(n_estimators=3, oob_score=True).fit(Xs, yc)
