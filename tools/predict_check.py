@@ -54,6 +54,27 @@ def main():
             fails += not same
             print("predict-check: %s %s: %s (%d bytes, sha256 %s)" % (
                 name, kname, "identical" if same else "DIFFERS", len(a), hashlib.sha256(a).hexdigest()[:16]))
+    # forests (inference_engine="parallel" is device=cuda prediction)
+    yc = (np.nan_to_num(X[:, 0]) > 0).astype(np.float32)
+    forests = [("random-forest", samebits.RandomForestClassifier(n_estimators=20, random_state=1).fit(X, yc),
+                [("proba", PREDICT_PROBA, 2), ("value", PREDICT_VALUE, 1)]),
+               ("extra-trees", samebits.ExtraTreesRegressor(n_estimators=20, random_state=1).fit(
+                   X, np.nan_to_num(X[:, 1]).astype(np.float32)), [("value", PREDICT_VALUE, 1)]),
+               ("isolation-forest", samebits.IsolationForest(n_estimators=50, random_state=1).fit(X),
+                [("raw", PREDICT_RAW, 1), ("value", PREDICT_VALUE, 1)])]
+    for name, est, kinds in forests:
+        d = est._predict_data(Xt)
+        for kname, kind, ncols in kinds:
+            a = bytes(memoryview(est._model.predict(d, kind, ncols)).cast("B"))
+            try:
+                b = bytes(memoryview(est._model.predict(d, kind, ncols, device="cuda")).cast("B"))
+            except samebits.SameBitsError as e:
+                print("predict-check: %s %s: REFUSED %s" % (name, kname, e))
+                fails += 1
+                continue
+            fails += a != b
+            print("predict-check: %s %s: %s (%d bytes, sha256 %s)" % (
+                name, kname, "identical" if a == b else "DIFFERS", len(a), hashlib.sha256(a).hexdigest()[:16]))
     print("predict-check: %s" % ("PASS" if fails == 0 else "FAIL"))
     return 1 if fails else 0
 

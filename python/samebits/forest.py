@@ -19,7 +19,9 @@ class _Forest(GradientBoosting):
 
     def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
                  max_features=None, bootstrap=None, max_samples=None, oob_score=False, random_state=None,
-                 max_bin=255, bin_sample_rows=None, numeric_mode=None, device="cpu", record_stages=False):
+                 max_bin=255, bin_sample_rows=None, numeric_mode=None, device="cpu", inference_engine="sequential",
+                 record_stages=False):
+        self.inference_engine = inference_engine
         self.oob_score = oob_score
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -77,10 +79,15 @@ class _Forest(GradientBoosting):
 
     def _predict_proba(self, X):
         d = self._predict_data(X)
-        return self._model.predict(d, 1, self.n_classes_)
+        return self._model.predict(d, 1, self.n_classes_, device=self._predict_device())
 
     def _predict_device(self):
-        return None
+        """inference_engine="parallel": predictions on the GPU (device=cuda), the same bits
+        as "sequential" (the host)."""
+        eng = getattr(self, "inference_engine", "sequential")
+        if eng not in ("sequential", "parallel"):
+            raise InvalidArgumentError("inference_engine=%r: 'sequential' (host) or 'parallel' (GPU)" % (eng,))
+        return "cuda" if eng == "parallel" else None
 
     def fit(self, X, y, sample_weight=None):
         """Train on X (n, d) and y (n,). sample_weight is not supported yet. With
@@ -166,7 +173,8 @@ class IsolationForest(_Forest):
     _estimator_kind = "outlier_detector"
 
     def __init__(self, n_estimators=100, max_samples=256, random_state=None, max_bin=255, bin_sample_rows=None,
-                 numeric_mode=None, device="cpu"):
+                 numeric_mode=None, device="cpu", inference_engine="sequential"):
+        self.inference_engine = inference_engine
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.random_state = random_state
@@ -208,7 +216,7 @@ class IsolationForest(_Forest):
     def score_samples(self, X):
         """Minus the anomaly score of each row (lower is more anomalous)."""
         d = self._predict_data(X)
-        s = self._model.predict(d, 2, 1)
+        s = self._model.predict(d, 2, 1, device=self._predict_device())
         return _negate(s)
 
     def decision_function(self, X):
