@@ -66,9 +66,10 @@ static const char *host_arch(void) {
 sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
     sb_clear_error();
     if (!buf && cap) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_build_info: NULL buffer");
-    char tmp[4096], cuda[1024];
+    char tmp[8192], cuda[1024], opencl[3072];
     float probe = contraction_probe();
     sb_tdev_cuda_describe(cuda, sizeof cuda);
+    sb_tdev_opencl_describe(opencl, sizeof opencl);
     int n = snprintf(tmp, sizeof tmp,
                      "version: %s\n"
                      "profile: %s\n"
@@ -80,8 +81,9 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      "contraction: %s\n"
                      "excess precision: %s\n"
                      "denormals: %s\n"
-                     "backends: cpu, cpu-batched%s\n"
+                     "backends: cpu, cpu-batched%s%s\n"
                      "cuda: %s\n"
+                     "opencl: %s\n"
                      "sabotage: %s\n",
                      SB_VERSION_STRING, SB_PROFILE_VERSION, host_arch(),
                      sb_host_is_big_endian() ? "big" : "little", SB_BUILD_CC, SB_BUILD_TARGET,
@@ -90,7 +92,8 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      excess_precision_probe() == 0.0f ? "none (probe: float expressions in float)"
                                                       : "PRESENT (probe: float expressions wider than float)",
                      denormals_kept() ? "kept (no FTZ/DAZ)" : "FLUSHED (FTZ/DAZ on)",
-                     sb_tdev_cuda_ops() ? ", cuda" : "", cuda, SB_SABOTAGE);
+                     sb_tdev_cuda_ops() ? ", cuda" : "", sb_tdev_opencl_ops() ? ", opencl" : "", cuda, opencl,
+                     SB_SABOTAGE);
     size_t need = (size_t)(n > 0 ? n : 0) + 1;
     if (needed) *needed = need;
     if (cap) {
