@@ -121,6 +121,8 @@ summary "fixtures result: $([ $status = 0 ] && echo PASS || echo FAIL)"
 if [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p 2>/dev/null | grep -q libnvidia-opencl.so.1; then
   { mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd; } 2>>"$LOG"
 fi
+# The loader: the system's libOpenCL.so.1, else the CUDA toolkit's copy.
+ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1 ' || export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 build/samebits doctor >"$EV/doctor-opencl.txt" 2>&1
 sed -n '/^opencl:/,/^sabotage:/p' "$EV/doctor-opencl.txt" | grep -v '^sabotage:' | tee -a "$LOG"
 # The NVIDIA device's P:D from the doctor's list (else the library's default: the first GPU).
