@@ -124,9 +124,10 @@ fi
 # The loader: the system's libOpenCL.so.1, else the CUDA toolkit's copy.
 ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1 ' || export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
 build/samebits doctor >"$EV/doctor-opencl.txt" 2>&1
-sed -n '/^opencl:/,/^sabotage:/p' "$EV/doctor-opencl.txt" | grep -v '^sabotage:' | tee -a "$LOG"
+grep -E '^opencl|^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | tee -a "$LOG"
 # The NVIDIA device's P:D from the doctor's list (else the library's default: the first GPU).
-OCLDEV=$(sed -n '/^opencl:/,/^sabotage:/p' "$EV/doctor-opencl.txt" | grep -i 'nvidia' | grep -oE '[0-9]+:[0-9]+' | head -n 1)
+OCLDEV=$(grep -E '^opencl devices: |^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | grep -i 'nvidia' \
+  | grep -oE '^(opencl devices: )? *[0-9]+:[0-9]+' | grep -oE '[0-9]+:[0-9]+' | head -n 1)
 export SAMEBITS_OPENCL_DEVICE=${SAMEBITS_OPENCL_DEVICE:-$OCLDEV}
 mkdir -p "$EV/cards-opencl"
 t0=$(date +%s.%N)

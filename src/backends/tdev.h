@@ -117,6 +117,12 @@ sb_status sb_cuda_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t
                           const float *base, const float *x, int64_t n, int32_t ncols, int32_t kind, int32_t per_row,
                           float *out);
 
+/* The same on the OpenCL device of SAMEBITS_OPENCL_DEVICE (tdev_opencl.c);
+ * an absent or unusable device is SB_ERR_BACKEND_UNAVAILABLE, named. */
+sb_status sb_opencl_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K,
+                            int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                            int32_t kind, int32_t per_row, float *out);
+
 /* One line describing the CUDA devices and build (for `samebits doctor`):
  * the GPU's name, compute capability, driver and runtime, or why there is none. */
 void sb_tdev_cuda_describe(char *buf, size_t cap);

@@ -247,3 +247,14 @@ __kernel void k_add_tree(__global const sb_k_bnode *tree, __global const uchar *
     __global float *m = margin + r * K + cls;
     *m = *m + tree[sb_k_walk_bins(tree, bins + r * stride, 1)].value;
 }
+
+/* Prediction (sb_opencl_predict): row get_global_id(0)'s margins by every
+ * tree in training's order (sb_k_margins), then finished per kind. */
+__kernel void k_predict(__global const sb_k_pnode *nodes, __global const int *start, int ntrees, int K,
+                        int objective, __global const float *base, __global const float *x, long n, int ncols,
+                        int kind, int per_row, __global float *margins, __global float *out) {
+    const long r = get_global_id(0);
+    if (r >= n) return;
+    sb_k_margins(nodes, start, ntrees, K, base, x + r * ncols, margins + r * K);
+    sb_k_finish_row(objective, kind, K, margins + r * K, out + r * per_row);
+}

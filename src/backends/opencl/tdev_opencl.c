@@ -39,6 +39,14 @@
 
 const sb_tdev_ops *sb_tdev_opencl_ops(void) { return NULL; }
 
+sb_status sb_opencl_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K,
+                            int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                            int32_t kind, int32_t per_row, float *out) {
+    (void)nodes, (void)nnodes, (void)start, (void)ntrees, (void)K, (void)objective, (void)base, (void)x, (void)n;
+    (void)ncols, (void)kind, (void)per_row, (void)out;
+    return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
+}
+
 void sb_tdev_opencl_describe(char *buf, size_t cap) {
     snprintf(buf, cap, "not built (this build has no OpenCL backend)");
 }
@@ -287,10 +295,11 @@ static sb_status pick_device(const ocl_dev *list, int n, int *out) {
 
 /* ---- the tree device ---- */
 
-enum { K_FILL, K_IOTA, K_GRAD1, K_GRADK, K_MAXABS, K_QUANT, K_PART, K_ZERO, K_HIST, K_SUB, K_BEST, K_TREE, K_N };
+enum { K_FILL, K_IOTA, K_GRAD1, K_GRADK, K_MAXABS, K_QUANT, K_PART, K_ZERO, K_HIST, K_SUB, K_BEST, K_TREE, K_PRED, K_N };
 static const char *const k_names[K_N] = {"k_fill",      "k_iota",  "k_grad1",  "k_gradk",
                                          "k_maxabs",    "k_quantize", "k_partition", "k_zero_slots",
-                                         "k_hist",      "k_subtract", "k_best",  "k_add_tree"};
+                                         "k_hist",      "k_subtract", "k_best",  "k_add_tree",
+                                         "k_predict"};
 enum { U_A, U_B, U_N }; /* per-call upload buffers */
 
 struct sb_tdev {
@@ -441,7 +450,9 @@ static size_t kernel_wg(sb_tdev *d) {
     return m;
 }
 
-static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
+/* The device of SAMEBITS_OPENCL_DEVICE checked against the profile, a
+ * context, a queue and the kernels built: what training and prediction share. */
+static sb_status ocl_setup(sb_tdev *d) {
     ocl_dev *list = NULL;
     int nd = 0, pick = -1;
     sb_status st = list_devices(&list, &nd);
@@ -484,7 +495,12 @@ static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
         d->prog = NULL;
         if ((st = build(d, extra, wg)) != SB_OK) return st;
     }
+    return SB_OK;
+}
 
+static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
+    sb_status st = ocl_setup(d);
+    if (st != SB_OK) return st;
     const size_t n = (size_t)s->n, K = (size_t)s->K, nf = (size_t)s->nf;
     d->n = s->n;
     d->nf = s->nf;
@@ -686,7 +702,45 @@ static const sb_tdev_ops k_opencl_ops = {
 
 const sb_tdev_ops *sb_tdev_opencl_ops(void) { return &k_opencl_ops; }
 
-/* One line per device: "P:D platform / device: usable" or ": refused (why)". */
+/* ---- prediction ---- */
+
+static sb_status predict_inner(sb_tdev *d, cl_mem *b, const sb_k_pnode *nodes, int32_t nn, const int32_t *start,
+                               int32_t ntrees, int32_t K, int32_t objective, const float *base, const float *x,
+                               int64_t n, int32_t ncols, int32_t kind, int32_t per_row, float *out) {
+    sb_status st = ocl_setup(d);
+    if (st != SB_OK) return st;
+    const size_t nb = sizeof(sb_k_pnode) * (size_t)nn, sb = sizeof(int32_t) * (size_t)ntrees;
+    const size_t xb = sizeof(float) * (size_t)n * (size_t)ncols, mb = sizeof(float) * (size_t)n * (size_t)K;
+    const size_t ob = sizeof(float) * (size_t)n * (size_t)per_row;
+    if ((st = alloc(d, &b[0], nb, "trees")) != SB_OK || (st = put(d, b[0], 0, nodes, nb, "trees")) != SB_OK ||
+        (st = alloc(d, &b[1], sb, "trees")) != SB_OK || (st = put(d, b[1], 0, start, sb, "trees")) != SB_OK ||
+        (st = alloc(d, &b[2], sizeof(float) * (size_t)K, "base")) != SB_OK ||
+        (st = put(d, b[2], 0, base, sizeof(float) * (size_t)K, "base")) != SB_OK ||
+        (st = alloc(d, &b[3], xb, "features")) != SB_OK || (st = put(d, b[3], 0, x, xb, "features")) != SB_OK ||
+        (st = alloc(d, &b[4], mb, "margins")) != SB_OK || (st = alloc(d, &b[5], ob, "predictions")) != SB_OK)
+        return st;
+    if ((st = args(d->k[K_PRED], "k_predict", 13, A(b[0]), A(b[1]), A(ntrees), A(K), A(objective), A(b[2]), A(b[3]),
+                   A(n), A(ncols), A(kind), A(per_row), A(b[4]), A(b[5]))) != SB_OK ||
+        (st = launch(d, K_PRED, n, 1)) != SB_OK)
+        return st;
+    return get(d, b[5], 0, out, ob, "predictions");
+}
+
+sb_status sb_opencl_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K,
+                            int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                            int32_t kind, int32_t per_row, float *out) {
+    sb_tdev *d = sb_calloc(1, sizeof *d);
+    if (!d) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
+    cl_mem b[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    sb_status st = predict_inner(d, b, nodes, nnodes, start, ntrees, K, objective, base, x, n, ncols, kind, per_row,
+                                 out);
+    for (int i = 0; i < 6; i++) rel(&b[i]);
+    ocl_close(d);
+    return st;
+}
+
+/* One line per device: "P:D platform / device (OpenCL C): usable" or
+ * "refused, why"; continuation lines are indented to follow "opencl devices: ". */
 void sb_tdev_opencl_describe(char *buf, size_t cap) {
     ocl_dev *list = NULL;
     int n = 0, pick = -1;
@@ -704,7 +758,7 @@ void sb_tdev_opencl_describe(char *buf, size_t cap) {
         dev_string(list[i].device, CL_DEVICE_NAME, dname, sizeof dname);
         dev_string(list[i].device, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
         const char *r = device_refusal(list[i].device, why, sizeof why);
-        int k = snprintf(buf + used, cap - used, "%s%d:%d %s / %s (%s): %s%s%s", i ? "\n        " : "", list[i].pi,
+        int k = snprintf(buf + used, cap - used, "%s%d:%d %s / %s (%s): %s%s%s", i ? "\n                " : "", list[i].pi,
                          list[i].di, pname, dname, cver, r ? "refused, " : "usable", r ? r : "",
                          i == pick ? " [selected]" : "");
         if (k < 0) break;
