@@ -81,8 +81,18 @@ ifneq ($(SABOTAGE),)
 endif
 PROFILE_FLAGS := -std=c11 $(FP_CONTRACT) -fno-fast-math $(EXCESS)
 
+# OPENCL=1 (the default): the "opencl" tree device, which opens the OpenCL
+# loader with dlopen at run time, so it adds no build or run-time dependency.
+# The static cross builds (ARCH=...) and the sanitizer builds have none
+# (OPENCL=0: device=opencl is refused by name).
+OPENCL ?= 1
+ifneq ($(ARCH),)
+  OPENCL := 0
+endif
+OPENCL_DEFS := $(if $(filter 1,$(OPENCL)),,-DSB_NO_OPENCL)
+
 CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden -pthread \
-  -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -MMD -MP $(SABOTAGE_DEFS) \
+  -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -MMD -MP $(SABOTAGE_DEFS) $(OPENCL_DEFS) \
   -DSB_BUILD_CC='"$(notdir $(CC)) $(shell $(CC) -dumpfullversion 2>/dev/null)"' \
   -DSB_BUILD_TARGET='"$(shell $(CC) -dumpmachine 2>/dev/null)"' \
   -DSB_BUILD_CFLAGS='"$(PROFILE_FLAGS)"' \
@@ -90,8 +100,9 @@ CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPI
 LDLIBS := -pthread -lm
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c)) \
-  $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o
+  $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c) src/backends/opencl/tdev_opencl.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
+  $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/tdev_cl_src.o)
 
 # CUDA=1: the CUDA tree device, compiled by nvcc under the profile's flags
 # (one place: tools/cuda-compile-check.sh --print-flags profile), into build-cuda/.
@@ -135,6 +146,16 @@ $(BUILD)/gen/ref_cards.c: $(CARDS) tools/embed_cards.sh
 	sh tools/embed_cards.sh $(CARDS) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/gen/ref_cards.o: $(BUILD)/gen/ref_cards.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# The OpenCL tree device's kernel source, #includes inlined, carried by the library.
+CL_HEADERS := $(wildcard src/kernels/*.h src/math/*.h src/core/rng.h src/core/float_eval.h src/backends/*/compat_*.h)
+$(BUILD)/gen/tdev_cl_src.c: src/backends/opencl/tdev_kernels.cl $(CL_HEADERS) tools/embed_cl.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_cl.sh src/backends/opencl/tdev_kernels.cl sb_tdev_cl_src > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/tdev_cl_src.o: $(BUILD)/gen/tdev_cl_src.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -39,7 +39,7 @@ static const char *k_usage =
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
-    "          [device=cpu|cuda]   (cuda: the same bits, computed on the GPU)\n"
+    "          [device=cpu|cuda|opencl]   (the same bits, computed on the GPU or OpenCL device)\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
     "  conformance export DIR [NAME...] write a self-describing bundle (docs/conformance.md)\n"
@@ -157,6 +157,8 @@ static int cmd_doctor(int argc, char **argv) {
     sb_status st = sb_build_info(info, sizeof info, NULL);
     if (st != SB_OK) return lib_error(st);
     printf("samebits doctor\n%s", info);
+    char devs[8192];
+    if (sb_device_info("opencl", devs, sizeof devs, NULL) == SB_OK) printf("opencl devices: %s\n", devs);
     int32_t threads;
     st = sb_get_num_threads(&threads);
     if (st != SB_OK) return lib_error(st);

@@ -68,6 +68,13 @@ SB_API const char *sb_profile_version(void);
  * Writes at most cap bytes including the NUL into buf; *needed gets the full size. */
 SB_API sb_status sb_build_info(char *buf, size_t cap, size_t *needed);
 
+/* What a device backend sees, as text (the same buffer rules as sb_build_info):
+ * "opencl": every OpenCL platform and device, one a line ("P:D platform /
+ * device (OpenCL C version): usable" or "refused, <reason>", the one
+ * device=opencl takes marked [selected]), or why there is none; "cuda": the
+ * GPU line of the build info. It opens the OpenCL loader: not for hot paths. */
+SB_API sb_status sb_device_info(const char *device, char *buf, size_t cap, size_t *needed);
+
 /* ---- numeric modes -------------------------------------------------------- */
 
 typedef enum sb_numeric_mode {
@@ -285,8 +292,8 @@ typedef enum sb_predict_kind {
 SB_API sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_kind kind,
                                   float *out, size_t cap, size_t *needed);
 
-/* The same on a device: "cpu" (or NULL) or "cuda" (a build with CUDA=1 and a
- * GPU). The bits are the CPU's: the same tree walk and additions in the same
+/* The same on a device: "cpu" (or NULL), "cuda" (a build with CUDA=1 and a
+ * GPU) or "opencl" (the device of SAMEBITS_OPENCL_DEVICE). The bits are the CPU's: the same tree walk and additions in the same
  * order (kernels/tree.h). An absent device is SB_ERR_BACKEND_UNAVAILABLE. */
 SB_API sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict_kind kind,
                                      const char *device, float *out, size_t cap, size_t *needed);

@@ -22,7 +22,7 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
 .PHONY: asan fuzz-build fuzz-link fuzz sanitize
 
 asan:
-	$(MAKE) -j$(JOBS) BUILD=build-asan CC=$(SAN_CC) ARCH= SABOTAGE= \
+	$(MAKE) -j$(JOBS) BUILD=build-asan CC=$(SAN_CC) ARCH= SABOTAGE= OPENCL=0 \
 	  EXTRA_CFLAGS="$(SAN_FLAGS)" LDLIBS="-pthread -lm $(SAN_FLAGS)" \
 	  build-asan/samebits build-asan/sb_unit build-asan/sb_canary
 
@@ -35,7 +35,7 @@ build-asan/sb_canary: tests/hardening/sanitizer_canary.c
 # rule into build-fuzz/; each target then links libFuzzer. (No rule here may name
 # build-fuzz/libsamebits.a: the inner make includes this file too.)
 fuzz-build:
-	$(MAKE) -j$(JOBS) BUILD=build-fuzz CC=$(SAN_CC) ARCH= SABOTAGE= \
+	$(MAKE) -j$(JOBS) BUILD=build-fuzz CC=$(SAN_CC) ARCH= SABOTAGE= OPENCL=0 \
 	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(SAN_FLAGS)" build-fuzz/libsamebits.a
 	$(MAKE) -j$(JOBS) fuzz-link
 

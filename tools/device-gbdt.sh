@@ -10,6 +10,10 @@
 #   4. unless SKIP_BENCH=1, runs bench/gpu_bench.py (time per tree, peak GPU
 #      memory, CPU and LightGBM side by side, identity on real data),
 #   5. writes summary.txt and packs everything as evidence.tar.gz in $OUT.
+# Also (recorded, never fatal): the OpenCL tree device on the NVIDIA driver's
+# OpenCL (step 3b: it registers /etc/OpenCL/vendors/nvidia.icd when missing,
+# then verify --family gbdt device=opencl and its four arms) and, with
+# OPENCL_BENCH=1, the benchmark on device=opencl.
 #
 # Usage (device): COMMIT=<sha> DATA=.devdata bash tools/device-gbdt.sh
 #   DATA   a folder with flights-3m.parquet, fashion-mnist/*.gz and whl/ (a
@@ -110,6 +114,31 @@ SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python python3 too
   >"$EV/predict-check.txt" 2>&1 || status=1
 while read -r line; do summary "$line"; done <"$EV/predict-check.txt"
 summary "fixtures result: $([ $status = 0 ] && echo PASS || echo FAIL)"
+
+# ---- 3b. the OpenCL tree device through the NVIDIA driver's OpenCL (docs/opencl.md).
+# Recorded, never fatal: its lines start with "opencl" and leave $status alone.
+# A container often has the driver's libnvidia-opencl.so.1 but no ICD file naming it.
+if [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p 2>/dev/null | grep -q libnvidia-opencl.so.1; then
+  { mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd; } 2>>"$LOG"
+fi
+# The loader: the system's libOpenCL.so.1, else the CUDA toolkit's copy.
+ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1 ' || export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/usr/local/cuda/lib64
+build/samebits doctor >"$EV/doctor-opencl.txt" 2>&1
+grep -E '^opencl|^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | tee -a "$LOG"
+# The NVIDIA device's P:D from the doctor's list (else the library's default: the first GPU).
+OCLDEV=$(grep -E '^opencl devices: |^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | grep -i 'nvidia' \
+  | grep -oE '^(opencl devices: )? *[0-9]+:[0-9]+' | grep -oE '[0-9]+:[0-9]+' | head -n 1)
+export SAMEBITS_OPENCL_DEVICE=${SAMEBITS_OPENCL_DEVICE:-$OCLDEV}
+mkdir -p "$EV/cards-opencl"
+t0=$(date +%s.%N)
+timeout 600 build/samebits verify --family gbdt --cards "$EV/cards-opencl" device=opencl >"$EV/verify-opencl.txt" 2>&1
+t1=$(date +%s.%N)
+summary "opencl device ${SAMEBITS_OPENCL_DEVICE:-default}: $(tail -n 2 "$EV/verify-opencl.txt" | tr '\n' ' ')($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"
+grep -E '^  gbdt-' "$EV/verify-opencl.txt" | sed 's/^  /opencl /' | while read -r line; do summary "$line"; done
+for a in float-atomic fast-relaxed-math contract mad-enable; do
+  SAMEBITS_OPENCL_ARM=$a timeout 600 build/samebits verify --family gbdt device=opencl >"$EV/verify-opencl-arm-$a.txt" 2>&1
+  summary "opencl arm $a: $(tail -n 1 "$EV/verify-opencl-arm-$a.txt"); first: $(grep -m1 -E 'DIFFERS|ERROR|REFUSED' "$EV/verify-opencl-arm-$a.txt" | sed 's/^ *//')"
+done
 python3 tools/evidence_gbdt_summary.py "$EV" >>"$LOG" 2>&1
 pack
 
@@ -123,6 +152,15 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python:${PYTHONPATH:-} PYTHONUNBUFFERED=1 \
     timeout "${BENCH_TIMEOUT:-420}" python3 bench/gpu_bench.py --data "$DATA" --out "$EV/gpu_bench.json" \
     ${BENCH_ARGS:-} 2>&1 | tee "$EV/gpu_bench.log" | grep -v '^ ' | tail -n 40
+  # OPENCL_BENCH=1: the same benchmark on device=opencl (the NVIDIA driver's
+  # OpenCL), for a speed comparison with CUDA; recorded, never fatal.
+  if [ "${OPENCL_BENCH:-0}" = 1 ]; then
+    say "benchmark, device=opencl"
+    SAMEBITS_LIB=$ROOT/build/libsamebits.so PYTHONPATH=$ROOT/python:${PYTHONPATH:-} PYTHONUNBUFFERED=1 \
+      timeout "${BENCH_TIMEOUT:-420}" python3 bench/gpu_bench.py --data "$DATA" --out "$EV/gpu_bench_opencl.json" \
+      --device opencl ${OPENCL_BENCH_ARGS:---workloads flights-3m --trees 50} 2>&1 | tee "$EV/gpu_bench_opencl.log" \
+      | grep -v '^ ' | tail -n 40
+  fi
 fi
 pack
 exit $status

@@ -13,8 +13,12 @@ renamed, so a failed run leaves no folder). A fixture passes on a leg only if
 it is identical at every thread count.
 
 Leg `opencl` (PoCL, the OpenCL implementation on this CPU): tools/opencl-check.sh
-(profile-core through the OpenCL kernel source, and its two arms) into
-evidence/opencl/<date>-pocl-<commit7>/: opencl-check.txt, the cards, summary.json.
+(profile-core through the OpenCL kernel source, and its two arms), then gradient
+boosting on the OpenCL tree device (`samebits verify --family gbdt device=opencl
+--cards cards-gbdt`, verify-gbdt.txt) and its arms (SAMEBITS_OPENCL_ARM=NAME,
+arm-gbdt-NAME.txt) into evidence/opencl/<date>-pocl-<commit7>/: opencl-check.txt,
+the cards, summary.json. The gbdt arms contract and mad-enable are expected to be
+inert on PoCL (docs/opencl.md); they are recorded, not required to separate.
 Python 3 stdlib only.
 """
 import datetime
@@ -34,9 +38,10 @@ THREADS = (1, 2, 7)
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")
 
 
-def run(prefix, exe, args):
-    r = subprocess.run(prefix + [exe] + args, capture_output=True, text=True, cwd=ROOT, timeout=1800,
-                       env={k: v for k, v in os.environ.items() if not k.startswith("SAMEBITS_")})
+def run(prefix, exe, args, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SAMEBITS_")}
+    e.update(env or {})
+    r = subprocess.run(prefix + [exe] + args, capture_output=True, text=True, cwd=ROOT, timeout=1800, env=e)
     return r.returncode, r.stdout + r.stderr
 
 
@@ -149,22 +154,53 @@ def record_opencl(out_root, commit, now):
                      "stage": m.group(3)})
     pocl = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "pocl-opencl-icd"], capture_output=True,
                           text=True).stdout.strip() or "unknown"
+    fixtures = {"profile-core": "pass" if leg_ok else "fail"}
+    # Gradient boosting on the OpenCL tree device, and its arms.
+    exe = os.path.join(ROOT, "build", "samebits")
+    cache = {"POCL_CACHE_DIR": os.environ.get("POCL_CACHE_DIR", os.path.join(ROOT, "build", "opencl", "pocl-cache"))}
+    os.makedirs(cache["POCL_CACHE_DIR"], exist_ok=True)
+    cards = os.path.join(tmp, "cards-gbdt")
+    os.makedirs(cards)
+    rc_g, gtext = run([], exe, ["verify", "--family", "gbdt", "--cards", cards, "device=opencl"], env=cache)
+    with open(os.path.join(tmp, "verify-gbdt.txt"), "w", encoding="utf-8") as f:
+        f.write(gtext)
+    for name, (verdict, _) in verdicts(gtext).items():
+        fixtures[name] = {"identical": "pass", "REFUSED": "refused"}.get(verdict, "fail")
+    gbdt_ok = rc_g == 0 and "verify: PASS" in gtext and any(n.startswith("gbdt-") for n in fixtures)
+    required = [a["arm"] for a in arms]
+    for arm, must in (("float-atomic", True), ("fast-relaxed-math", True), ("contract", False),
+                      ("mad-enable", False)):
+        rc_a, atext = run([], exe, ["verify", "--family", "gbdt", "device=opencl"],
+                          env=dict(cache, SAMEBITS_OPENCL_ARM=arm))
+        with open(os.path.join(tmp, f"arm-gbdt-{arm}.txt"), "w", encoding="utf-8") as f:
+            f.write(atext)
+        first = next(((n, s) for n, (v, s) in verdicts(atext).items() if v != "identical"), (None, None))
+        entry = {"arm": "opencl gbdt " + arm, "caught": rc_a == 1 and "verify: FAIL" in atext,
+                 "fixture": first[0], "stage": first[1]}
+        if not must:
+            entry["note"] = "expected inert on PoCL: no multiply feeds an add on the gbdt path (docs/opencl.md)"
+        else:
+            required.append(entry["arm"])
+        arms.append(entry)
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt", "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and arms and all(a["caught"] for a in arms) else "fail",
+        "source": "opencl-check.txt, verify-gbdt.txt, arm-gbdt-*.txt", "machine": tool_version(["uname", "-srm"]),
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok
+        and all(a["caught"] for a in arms if a["arm"] in required) else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
                   "toolchain": f"PoCL {pocl}; host {tool_version(['gcc', '--version'])}",
                   "flags": "the profile's OpenCL build options (docs/opencl.md)",
                   "compared_with": "the reference cards",
-                  "fixtures": {"profile-core": "pass" if leg_ok else "fail"}}],
+                  "fixtures": fixtures}],
         "arms": arms,
     }
     with open(os.path.join(tmp, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2, sort_keys=True)
         f.write("\n")
     os.rename(tmp, folder)
-    print(f"{os.path.relpath(folder, ROOT)}: profile-core {'pass' if leg_ok else 'FAIL'}; arms caught: "
+    print(f"{os.path.relpath(folder, ROOT)}: profile-core {'pass' if leg_ok else 'FAIL'}; gbdt on device=opencl "
+          f"{sum(v == 'pass' for k, v in fixtures.items() if k.startswith('gbdt-'))}/"
+          f"{sum(k.startswith('gbdt-') for k in fixtures)} pass; arms caught: "
           f"{sum(bool(a['caught']) for a in arms)}/{len(arms)}; result {summary['result']}")
     return summary["result"] == "pass"
 

@@ -345,8 +345,11 @@ class GradientBoosting(Estimator):
         return self._model.predict(d, PREDICT_RAW, k, device=self._predict_device())
 
     def _predict_device(self):
-        """Where predictions are computed: the GPU for device="cuda" (or "gpu"), else the CPU.
+        """Where predictions are computed: the GPU for device="cuda" (or "gpu"), the OpenCL
+        device for device="opencl", else the CPU.
         The bits are the same either way."""
+        if self.device == "opencl":
+            return "opencl"
         return "cuda" if self.device in ("cuda", "gpu") else None
 
     def score(self, X, y, sample_weight=None):

@@ -12,8 +12,10 @@
  * other than SB_OK leaves the device usable only for close.
  *
  * Backends: "cpu-batched" (src/backends/cpu/tdev_cpu.c, always built: the
- * reference that CI runs where no GPU is) and "cuda"
- * (src/backends/cuda/tdev_cuda.cu, built with `make CUDA=1`).
+ * reference that CI runs where no GPU is), "cuda"
+ * (src/backends/cuda/tdev_cuda.cu, built with `make CUDA=1`) and "opencl"
+ * (src/backends/opencl/tdev_opencl.c, built by default; the OpenCL loader is
+ * opened at run time).
  */
 #ifndef SB_BACKENDS_TDEV_H
 #define SB_BACKENDS_TDEV_H
@@ -96,11 +98,17 @@ typedef struct sb_tdev_ops {
     sb_status (*read_margins)(sb_tdev *d, float *margins);             /* n x K, row-major */
 } sb_tdev_ops;
 
-/* The backends this build has: "cpu-batched" always; "cuda" with CUDA=1.
+/* The backends this build has: "cpu-batched" always; "cuda" with CUDA=1;
+ * "opencl" unless built without it (static cross builds, sanitizer builds).
  * Unknown or absent: a named SB_ERR_BACKEND_UNAVAILABLE. */
 sb_status sb_tdev_find(const char *name, const sb_tdev_ops **out);
 const sb_tdev_ops *sb_tdev_cpu_ops(void);
 const sb_tdev_ops *sb_tdev_cuda_ops(void); /* NULL when built without CUDA */
+const sb_tdev_ops *sb_tdev_opencl_ops(void); /* NULL when built without OpenCL */
+
+/* The OpenCL platforms and devices this process sees (for `samebits doctor`),
+ * one line each, with whether the profile can use it; or why there is none. */
+void sb_tdev_opencl_describe(char *buf, size_t cap);
 
 /* Prediction on the GPU: margins of n rows of x (row-major, ncols floats) by
  * the flattened trees (sb_model_flatten), finished per kind (sb_k_finish_row)
@@ -108,6 +116,12 @@ const sb_tdev_ops *sb_tdev_cuda_ops(void); /* NULL when built without CUDA */
 sb_status sb_cuda_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K, int32_t objective,
                           const float *base, const float *x, int64_t n, int32_t ncols, int32_t kind, int32_t per_row,
                           float *out);
+
+/* The same on the OpenCL device of SAMEBITS_OPENCL_DEVICE (tdev_opencl.c);
+ * an absent or unusable device is SB_ERR_BACKEND_UNAVAILABLE, named. */
+sb_status sb_opencl_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K,
+                            int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                            int32_t kind, int32_t per_row, float *out);
 
 /* One line describing the CUDA devices and build (for `samebits doctor`):
  * the GPU's name, compute capability, driver and runtime, or why there is none. */

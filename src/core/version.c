@@ -69,6 +69,10 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
     char tmp[4096], cuda[1024];
     float probe = contraction_probe();
     sb_tdev_cuda_describe(cuda, sizeof cuda);
+    /* Cheap on purpose (fixture runs read the arch from here): the devices
+     * are listed by sb_device_info("opencl"), which opens the OpenCL loader. */
+    const char *opencl = sb_tdev_opencl_ops() ? "built (the OpenCL loader is opened at run time; samebits doctor lists the devices)"
+                                              : "not built (this build has no OpenCL backend)";
     int n = snprintf(tmp, sizeof tmp,
                      "version: %s\n"
                      "profile: %s\n"
@@ -80,8 +84,9 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      "contraction: %s\n"
                      "excess precision: %s\n"
                      "denormals: %s\n"
-                     "backends: cpu, cpu-batched%s\n"
+                     "backends: cpu, cpu-batched%s%s\n"
                      "cuda: %s\n"
+                     "opencl: %s\n"
                      "sabotage: %s\n",
                      SB_VERSION_STRING, SB_PROFILE_VERSION, host_arch(),
                      sb_host_is_big_endian() ? "big" : "little", SB_BUILD_CC, SB_BUILD_TARGET,
@@ -90,12 +95,32 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      excess_precision_probe() == 0.0f ? "none (probe: float expressions in float)"
                                                       : "PRESENT (probe: float expressions wider than float)",
                      denormals_kept() ? "kept (no FTZ/DAZ)" : "FLUSHED (FTZ/DAZ on)",
-                     sb_tdev_cuda_ops() ? ", cuda" : "", cuda, SB_SABOTAGE);
+                     sb_tdev_cuda_ops() ? ", cuda" : "", sb_tdev_opencl_ops() ? ", opencl" : "", cuda, opencl,
+                     SB_SABOTAGE);
     size_t need = (size_t)(n > 0 ? n : 0) + 1;
     if (needed) *needed = need;
     if (cap) {
         snprintf(buf, cap, "%s", tmp);
         if (cap < need) return sb_fail(SB_ERR_LIMIT, "sb_build_info: buffer holds %zu bytes, %zu needed", cap, need);
+    }
+    return SB_OK;
+}
+
+sb_status sb_device_info(const char *device, char *buf, size_t cap, size_t *needed) {
+    sb_clear_error();
+    if (!device || (!buf && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_device_info: NULL argument");
+    char tmp[8192];
+    if (!strcmp(device, "opencl"))
+        sb_tdev_opencl_describe(tmp, sizeof tmp);
+    else if (!strcmp(device, "cuda"))
+        sb_tdev_cuda_describe(tmp, sizeof tmp);
+    else
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_device_info: unknown device '%s' (cuda, opencl)", device);
+    size_t need = strlen(tmp) + 1;
+    if (needed) *needed = need;
+    if (cap) {
+        snprintf(buf, cap, "%s", tmp);
+        if (cap < need) return sb_fail(SB_ERR_LIMIT, "sb_device_info: buffer holds %zu bytes, %zu needed", cap, need);
     }
     return SB_OK;
 }

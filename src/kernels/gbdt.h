@@ -29,18 +29,22 @@ SB_FN void sb_k_grad_logistic(float margin, float y, float w, float *g, float *h
 }
 
 /* Softmax probabilities of K margins, in class order: shifted by the largest
- * margin, exponentials summed left to right, each divided by the sum. */
-SB_FN void sb_k_softmax(const float *m, sb_i32 k, float *p) {
-    float mx = m[0];
-    for (sb_i32 c = 1; c < k; c++)
-        if (m[c] > mx) mx = m[c];
-    float s = 0.0f;
-    for (sb_i32 c = 0; c < k; c++) {
-        p[c] = sb_expf(m[c] - mx);
-        s = s + p[c];
-    }
+ * margin, exponentials summed left to right, each divided by the sum. The
+ * body is spelled once and instantiated for the address spaces that OpenCL C
+ * 1.2 (no generic address space) needs: probabilities into private scratch
+ * (gradients, sb_k_softmax) or into global memory (prediction, sb_k_softmax_g). */
+#define SB_K_SOFTMAX_BODY(m, k, p)                     \
+    float mx = m[0];                                   \
+    for (sb_i32 c = 1; c < k; c++)                     \
+        if (m[c] > mx) mx = m[c];                      \
+    float s = 0.0f;                                    \
+    for (sb_i32 c = 0; c < k; c++) {                   \
+        p[c] = sb_expf(m[c] - mx);                     \
+        s = s + p[c];                                  \
+    }                                                  \
     for (sb_i32 c = 0; c < k; c++) p[c] = p[c] / s;
-}
+SB_FN void sb_k_softmax(const SB_GLOBAL float *m, sb_i32 k, float *p) { SB_K_SOFTMAX_BODY(m, k, p) }
+SB_FN void sb_k_softmax_g(const SB_GLOBAL float *m, sb_i32 k, SB_GLOBAL float *p) { SB_K_SOFTMAX_BODY(m, k, p) }
 
 /* Softmax loss, class c of a row with probabilities p and integer label y:
  * g = (p_c - [y == c]) w, h = max(2 p_c (1 - p_c), eps) w. */

@@ -144,7 +144,7 @@ SB_FN int sb_k_goes_left(sb_u32 bin, sb_i32 split_bin, sb_i32 default_left) {
 SB_FN sb_i32 sb_k_walk_bins(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_u8 *bins, sb_i64 fstride) {
     sb_i32 k = 0;
     while (t[k].feature >= 0) {
-        const sb_k_bnode *n = &t[k];
+        const SB_GLOBAL sb_k_bnode *n = &t[k];
         k = sb_k_goes_left(bins[(sb_i64)n->feature * fstride], n->split_bin, n->default_left) ? n->left : n->right;
     }
     return k;
@@ -240,7 +240,7 @@ SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLO
     } else if (kind == SB_K_PREDICT_PROBA && objective == SB_K_OBJ_FOREST_CLASSES) {
         for (sb_i32 c = 0; c < K; c++) out[c] = m[c]; /* the margins are the probabilities */
     } else if (kind == SB_K_PREDICT_PROBA) {
-        sb_k_softmax(m, K, out);
+        sb_k_softmax_g(m, K, out);
     } else {
         sb_i32 best = 0;
         for (sb_i32 c = 1; c < K; c++)

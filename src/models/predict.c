@@ -72,11 +72,15 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     if (!m || !d || (!out && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_predict: NULL argument");
     if ((unsigned)kind > (unsigned)SB_PREDICT_VALUE)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown prediction kind %d", (int)kind);
-    int on_cuda = 0;
+    int on_cuda = 0, on_opencl = 0;
     if (device && strcmp(device, "cpu") != 0) {
-        if (strcmp(device, "cuda") != 0)
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "prediction device '%s' is unknown (devices: cpu, cuda)", device);
-        on_cuda = 1;
+        if (!strcmp(device, "cuda"))
+            on_cuda = 1;
+        else if (!strcmp(device, "opencl"))
+            on_opencl = 1;
+        else
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "prediction device '%s' is unknown (devices: cpu, cuda, opencl)",
+                           device);
     }
     if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_ISOLATION))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model has no probabilities",
@@ -98,7 +102,10 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     int32_t *start = NULL, nnodes = 0;
     sb_status st = sb_model_flatten(m, &nodes, &start, &nnodes);
     if (st != SB_OK) return st;
-    if (on_cuda) {
+    if (on_opencl) {
+        st = sb_opencl_predict(nodes, nnodes, start, m->ntrees, m->num_class, m->objective, m->base_score, d->t.x,
+                               d->t.nrows, d->t.ncols, (int32_t)kind, per_row, out);
+    } else if (on_cuda) {
         st = sb_cuda_predict(nodes, nnodes, start, m->ntrees, m->num_class, m->objective, m->base_score, d->t.x, d->t.nrows,
                              d->t.ncols, (int32_t)kind, per_row, out);
     } else {

@@ -3,7 +3,8 @@ the CPU grower: device=cpu-batched runs the batched grower and the kernel bodies
 the GPU runs, in the GPU's data layouts, on the host; its models must be the
 CPU's byte for byte on every configuration. The separating arm is the
 float-hist build, where the device's histograms sum gradients in float (see
-tests/integration/test_devices.py). CUDA itself needs a GPU: tools/device-gbdt.sh
+tests/integration/test_devices.py). device=opencl runs the OpenCL tree device
+on PoCL (make test installs it; its arms are in tests/integration/test_opencl_gbdt.py). CUDA itself needs a GPU: tools/device-gbdt.sh
 runs the same comparison there and records it under evidence/cuda/."""
 import pytest
 
@@ -34,7 +35,8 @@ CONFIGS = [
 
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=[c[0] for c in CONFIGS])
 @pytest.mark.parametrize("task", ["regression", "binary", "multiclass"])
-def test_cpu_batched_models_equal_cpu(name, kw, task):
+@pytest.mark.parametrize("device", ["cpu-batched", "opencl"])
+def test_device_models_equal_cpu(name, kw, task, device):
     X, w = data(3000, 8, 11)
     Xn = np.nan_to_num(X)
     if task == "regression":
@@ -48,8 +50,8 @@ def test_cpu_batched_models_equal_cpu(name, kw, task):
         cls = samebits.GradientBoostingClassifier
     common = dict(n_estimators=6, learning_rate=0.3, max_bin=63, **kw)
     a = cls(**common).fit(X, y, sample_weight=w)
-    b = cls(device="cpu-batched", **common).fit(X, y, sample_weight=w)
-    assert a.model_bytes() == b.model_bytes(), (name, task)
+    b = cls(device=device, **common).fit(X, y, sample_weight=w)
+    assert a.model_bytes() == b.model_bytes(), (name, task, device)
     assert a.digest() == b.digest()
 
 

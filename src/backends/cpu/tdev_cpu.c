@@ -244,8 +244,12 @@ sb_status sb_tdev_find(const char *name, const sb_tdev_ops **out) {
         if (!(*out = sb_tdev_cuda_ops()))
             return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
                            "device 'cuda': this build has no CUDA backend (build with make CUDA=1)");
+    } else if (!strcmp(name, "opencl")) {
+        if (!(*out = sb_tdev_opencl_ops()))
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
     } else {
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "no tree device named '%s' (devices: cpu-batched, cuda)", name);
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "no tree device named '%s' (devices: cpu-batched, cuda, opencl)",
+                       name);
     }
     return SB_OK;
 }

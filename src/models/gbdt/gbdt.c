@@ -403,7 +403,9 @@ static sb_status make_model(fit *f, float base, sb_model **out) {
 
 /* Open the device named by the parameters on the binned training data. */
 static sb_status dev_open(fit *f, float base) {
-    const char *name = f->p->device == SB_GBDT_DEVICE_CUDA ? "cuda" : "cpu-batched";
+    const char *name = f->p->device == SB_GBDT_DEVICE_CUDA     ? "cuda"
+                       : f->p->device == SB_GBDT_DEVICE_OPENCL ? "opencl"
+                                                               : "cpu-batched";
     sb_status st = sb_tdev_find(name, &f->ops);
     if (st != SB_OK) return st;
     if (f->K > SB_TDEV_MAX_CLASS)

@@ -127,8 +127,11 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         } else if (!strcmp(v, "cpu-batched")) {
             p->device = SB_GBDT_DEVICE_CPU_BATCHED;
         } else if (!strcmp(v, "opencl")) {
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                           "device 'opencl' is not available for gradient boosting yet (devices: cpu, cuda, cpu-batched)");
+            /* A build without OpenCL refuses here; one without a usable
+             * OpenCL device refuses when training opens it. */
+            if (!sb_tdev_opencl_ops())
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
+            p->device = SB_GBDT_DEVICE_OPENCL;
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown device '%s'; devices: cpu, cuda, cpu-batched, opencl", v);
         }

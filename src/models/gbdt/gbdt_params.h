@@ -40,7 +40,7 @@ typedef struct gbdt_params {
 } gbdt_params;
 
 /* Where trees are grown: the CPU grower, or a tree device (src/backends/tdev.h). */
-enum { SB_GBDT_DEVICE_CPU = 0, SB_GBDT_DEVICE_CPU_BATCHED = 1, SB_GBDT_DEVICE_CUDA = 2 };
+enum { SB_GBDT_DEVICE_CPU = 0, SB_GBDT_DEVICE_CPU_BATCHED = 1, SB_GBDT_DEVICE_CUDA = 2, SB_GBDT_DEVICE_OPENCL = 3 };
 
 /* Defaults, then every key of params applied; an unknown key, a bad value or
  * an unsupported device is a named error. */

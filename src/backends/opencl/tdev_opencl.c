@@ -1,0 +1,770 @@
+/*
+ * tdev_opencl.c: the "opencl" tree device (src/backends/tdev.h) on one OpenCL
+ * device, any vendor's: PoCL on a CPU in CI, the NVIDIA driver on a GPU.
+ *
+ * The kernels are tdev_kernels.cl, whose arithmetic is the kernel bodies of
+ * src/kernels/ (the same the CPU and CUDA compile); the library carries that
+ * source with its #includes inlined (tools/embed_cl.sh) and builds it at open
+ * with the profile's options: -cl-std=CL1.2
+ * -cl-fp32-correctly-rounded-divide-sqrt, never -cl-mad-enable or
+ * -cl-fast-relaxed-math; contraction is off by the FP_CONTRACT pragma of
+ * compat_opencl.h. No float atomic, no float reduction in thread order.
+ *
+ * No build or run-time dependency: the OpenCL library (libOpenCL.so.1, the
+ * ICD loader) is opened with dlopen when a device is first asked for, and the
+ * few types and constants used are declared here (they are the OpenCL ABI),
+ * so no OpenCL header is needed either. Without the loader, a platform or a
+ * usable device, device=opencl is refused by name (SB_ERR_BACKEND_UNAVAILABLE),
+ * never run on the CPU instead. Builds without OpenCL (SB_NO_OPENCL: static
+ * cross builds, sanitizer builds) refuse it likewise.
+ *
+ * The device: SAMEBITS_OPENCL_DEVICE = "P:D" (platform P, its device D) or
+ * "N" (the N-th device over all platforms, in platform order); by default the
+ * first GPU, else the first device. It must keep denormals, round to nearest,
+ * divide and take square roots correctly rounded, speak OpenCL C 1.2, share
+ * the host's byte order, and have cl_khr_int64_base_atomics (the histogram's
+ * exact 64-bit sums); otherwise it is refused, with the reason.
+ *
+ * SAMEBITS_OPENCL_ARM names a separating arm (docs/opencl.md): the program is
+ * built broken on purpose (contract, mad-enable, fast-relaxed-math,
+ * float-atomic) and a note says so on stderr. Never set it for real work.
+ */
+#include "../tdev.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(SB_NO_OPENCL)
+
+const sb_tdev_ops *sb_tdev_opencl_ops(void) { return NULL; }
+
+sb_status sb_opencl_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K,
+                            int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                            int32_t kind, int32_t per_row, float *out) {
+    (void)nodes, (void)nnodes, (void)start, (void)ntrees, (void)K, (void)objective, (void)base, (void)x, (void)n;
+    (void)ncols, (void)kind, (void)per_row, (void)out;
+    return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
+}
+
+void sb_tdev_opencl_describe(char *buf, size_t cap) {
+    snprintf(buf, cap, "not built (this build has no OpenCL backend)");
+}
+
+#else
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+/* ---- the OpenCL ABI (Khronos cl.h), as much as is used ---- */
+
+typedef int32_t cl_int;
+typedef uint32_t cl_uint;
+typedef uint64_t cl_ulong;
+typedef cl_ulong cl_bitfield;
+typedef struct _cl_platform_id *cl_platform_id;
+typedef struct _cl_device_id *cl_device_id;
+typedef struct _cl_context *cl_context;
+typedef struct _cl_command_queue *cl_command_queue;
+typedef struct _cl_mem *cl_mem;
+typedef struct _cl_program *cl_program;
+typedef struct _cl_kernel *cl_kernel;
+typedef struct _cl_event *cl_event;
+
+#define CL_SUCCESS 0
+#define CL_DEVICE_NOT_FOUND (-1)
+#define CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)
+#define CL_OUT_OF_RESOURCES (-5)
+#define CL_OUT_OF_HOST_MEMORY (-6)
+#define CL_PLATFORM_NOT_FOUND_KHR (-1001)
+#define CL_DEVICE_TYPE_GPU ((cl_bitfield)1 << 2)
+#define CL_DEVICE_TYPE_ALL ((cl_bitfield)0xFFFFFFFF)
+#define CL_PLATFORM_VERSION 0x0901
+#define CL_PLATFORM_NAME 0x0902
+#define CL_DEVICE_TYPE 0x1000
+#define CL_DEVICE_MAX_WORK_GROUP_SIZE 0x1004
+#define CL_DEVICE_SINGLE_FP_CONFIG 0x101B
+#define CL_DEVICE_ENDIAN_LITTLE 0x1026
+#define CL_DEVICE_NAME 0x102B
+#define CL_DRIVER_VERSION 0x102D
+#define CL_DEVICE_PROFILE 0x102E
+#define CL_DEVICE_EXTENSIONS 0x1030
+#define CL_DEVICE_OPENCL_C_VERSION 0x103D
+#define CL_FP_DENORM ((cl_bitfield)1 << 0)
+#define CL_FP_ROUND_TO_NEAREST ((cl_bitfield)1 << 2)
+#define CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ((cl_bitfield)1 << 7)
+#define CL_MEM_READ_WRITE ((cl_bitfield)1 << 0)
+#define CL_PROGRAM_BUILD_LOG 0x1183
+#define CL_KERNEL_WORK_GROUP_SIZE 0x11B0
+#define CL_TRUE 1
+
+/* The loader's functions, resolved by name at first use. */
+#define OCL_FUNCS(X)                                                                                              \
+    X(cl_int, clGetPlatformIDs, (cl_uint, cl_platform_id *, cl_uint *))                                           \
+    X(cl_int, clGetPlatformInfo, (cl_platform_id, cl_uint, size_t, void *, size_t *))                            \
+    X(cl_int, clGetDeviceIDs, (cl_platform_id, cl_bitfield, cl_uint, cl_device_id *, cl_uint *))                 \
+    X(cl_int, clGetDeviceInfo, (cl_device_id, cl_uint, size_t, void *, size_t *))                                \
+    X(cl_context, clCreateContext,                                                                                \
+      (const intptr_t *, cl_uint, const cl_device_id *, void (*)(const char *, const void *, size_t, void *),     \
+       void *, cl_int *))                                                                                         \
+    X(cl_int, clReleaseContext, (cl_context))                                                                     \
+    X(cl_command_queue, clCreateCommandQueue, (cl_context, cl_device_id, cl_bitfield, cl_int *))                 \
+    X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                                          \
+    X(cl_mem, clCreateBuffer, (cl_context, cl_bitfield, size_t, void *, cl_int *))                               \
+    X(cl_int, clReleaseMemObject, (cl_mem))                                                                       \
+    X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char **, const size_t *, cl_int *))     \
+    X(cl_int, clBuildProgram,                                                                                     \
+      (cl_program, cl_uint, const cl_device_id *, const char *, void (*)(cl_program, void *), void *))            \
+    X(cl_int, clGetProgramBuildInfo, (cl_program, cl_device_id, cl_uint, size_t, void *, size_t *))              \
+    X(cl_int, clReleaseProgram, (cl_program))                                                                     \
+    X(cl_kernel, clCreateKernel, (cl_program, const char *, cl_int *))                                           \
+    X(cl_int, clReleaseKernel, (cl_kernel))                                                                       \
+    X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void *))                                        \
+    X(cl_int, clGetKernelWorkGroupInfo, (cl_kernel, cl_device_id, cl_uint, size_t, void *, size_t *))            \
+    X(cl_int, clEnqueueNDRangeKernel,                                                                             \
+      (cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *, const size_t *, cl_uint,             \
+       const cl_event *, cl_event *))                                                                             \
+    X(cl_int, clEnqueueReadBuffer,                                                                                \
+      (cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint, const cl_event *, cl_event *))         \
+    X(cl_int, clEnqueueWriteBuffer,                                                                               \
+      (cl_command_queue, cl_mem, cl_uint, size_t, size_t, const void *, cl_uint, const cl_event *, cl_event *))   \
+    X(cl_int, clEnqueueCopyBuffer,                                                                                \
+      (cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event *, cl_event *))          \
+    X(cl_int, clFinish, (cl_command_queue))
+
+static struct {
+#define OCL_FIELD(ret, name, args) ret(*name) args;
+    OCL_FUNCS(OCL_FIELD)
+#undef OCL_FIELD
+} cl;
+
+static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
+static char g_load_err[512]; /* empty when the loader and every function were found */
+
+static void load_opencl(void) {
+    void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(g_load_err, sizeof g_load_err, "no OpenCL loader (libOpenCL.so.1: %s)", dlerror());
+        return;
+    }
+    void *f;
+#define OCL_LOAD(ret, name, args)                                                                   \
+    if (!(f = dlsym(h, #name))) {                                                                 \
+        snprintf(g_load_err, sizeof g_load_err, "the OpenCL loader lacks %s", #name);             \
+        return;                                                                                   \
+    }                                                                                             \
+    memcpy(&cl.name, &f, sizeof f);
+    OCL_FUNCS(OCL_LOAD)
+#undef OCL_LOAD
+}
+
+static const char *loader_error(void) {
+    pthread_once(&g_load_once, load_opencl);
+    return g_load_err[0] ? g_load_err : NULL;
+}
+
+/* The kernel source with its #includes inlined (build/gen/tdev_cl_src.c). */
+extern const char *const sb_tdev_cl_src[];
+extern const int32_t sb_tdev_cl_src_lines;
+
+/* ---- devices ---- */
+
+typedef struct ocl_dev {
+    cl_platform_id platform;
+    cl_device_id device;
+    int pi, di; /* platform index, device index within it */
+} ocl_dev;
+
+/* Every device of every platform, in platform order (malloc'ed), or a named refusal. */
+static sb_status list_devices(ocl_dev **out, int *count) {
+    *out = NULL;
+    *count = 0;
+    const char *le = loader_error();
+    if (le) return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': %s", le);
+    cl_uint np = 0;
+    cl_int e = cl.clGetPlatformIDs(0, NULL, &np);
+    if (e == CL_PLATFORM_NOT_FOUND_KHR || np == 0)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                       "device 'opencl': no OpenCL platform (an ICD such as pocl-opencl-icd; /etc/OpenCL/vendors lists them)");
+    if (e != CL_SUCCESS) return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': clGetPlatformIDs failed (%d)", e);
+    cl_platform_id ps[64];
+    if (np > 64) np = 64;
+    if (cl.clGetPlatformIDs(np, ps, NULL) != CL_SUCCESS)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': clGetPlatformIDs failed");
+    ocl_dev *list = NULL;
+    int n = 0;
+    for (cl_uint p = 0; p < np; p++) {
+        cl_uint nd = 0;
+        if (cl.clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0) continue;
+        cl_device_id *ds = sb_malloc(sizeof(cl_device_id) * nd);
+        ocl_dev *l2 = sb_realloc(list, sizeof(ocl_dev) * (size_t)(n + (int)nd));
+        if (!ds || !l2) {
+            sb_free(ds);
+            sb_free(l2 ? l2 : list);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
+        }
+        list = l2;
+        if (cl.clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, nd, ds, &nd) == CL_SUCCESS)
+            for (cl_uint k = 0; k < nd; k++) list[n++] = (ocl_dev){ps[p], ds[k], (int)p, (int)k};
+        sb_free(ds);
+    }
+    if (n == 0) {
+        sb_free(list);
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': %u OpenCL platform(s) but no device", np);
+    }
+    *out = list;
+    *count = n;
+    return SB_OK;
+}
+
+static void dev_string(cl_device_id d, cl_uint what, char *buf, size_t cap) {
+    buf[0] = '\0';
+    if (cl.clGetDeviceInfo(d, what, cap - 1, buf, NULL) != CL_SUCCESS) snprintf(buf, cap, "?");
+    buf[cap - 1] = '\0';
+}
+
+static void plat_string(cl_platform_id p, cl_uint what, char *buf, size_t cap) {
+    buf[0] = '\0';
+    if (cl.clGetPlatformInfo(p, what, cap - 1, buf, NULL) != CL_SUCCESS) snprintf(buf, cap, "?");
+    buf[cap - 1] = '\0';
+}
+
+/* NULL when the device can meet the profile and run the tree device, else
+ * the reason (a short name, then why). */
+static const char *device_refusal(cl_device_id d, char *why, size_t cap) {
+    cl_bitfield fp = 0;
+    char ext[8192], prof[64], cver[128];
+    if (cl.clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) != CL_SUCCESS) fp = 0;
+    dev_string(d, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
+    dev_string(d, CL_DEVICE_PROFILE, prof, sizeof prof);
+    dev_string(d, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
+    cl_uint little = 0;
+    if (cl.clGetDeviceInfo(d, CL_DEVICE_ENDIAN_LITTLE, sizeof little, &little, NULL) != CL_SUCCESS) little = 0;
+    int major = 0, minor = 0;
+    const uint32_t probe = 1;
+    if (!(fp & CL_FP_DENORM))
+        snprintf(why, cap, "no-denormals: the device flushes single-precision denormals; the profile keeps them");
+    else if (!(fp & CL_FP_ROUND_TO_NEAREST))
+        snprintf(why, cap, "no-round-to-nearest: CL_FP_ROUND_TO_NEAREST missing");
+    else if (!(fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT))
+        snprintf(why, cap, "no-correctly-rounded-divide-sqrt: CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT missing");
+    else if (sscanf(cver, "OpenCL C %d.%d", &major, &minor) != 2 || major * 10 + minor < 12)
+        snprintf(why, cap, "no-opencl-c-1.2: the device reports '%s'", cver);
+    else if (strcmp(prof, "FULL_PROFILE") != 0 && !strstr(ext, "cles_khr_int64"))
+        snprintf(why, cap, "no-int64: %s without cles_khr_int64", prof);
+    else if (!strstr(ext, "cl_khr_int64_base_atomics"))
+        snprintf(why, cap, "no-int64-atomics: cl_khr_int64_base_atomics missing (the histograms' exact 64-bit sums)");
+    else if ((little == CL_TRUE) != (*(const unsigned char *)&probe == 1))
+        snprintf(why, cap, "byte-order: the device's byte order differs from the host's");
+    else
+        return NULL;
+    return why;
+}
+
+/* The device SAMEBITS_OPENCL_DEVICE names (or the default) out of list. */
+static sb_status pick_device(const ocl_dev *list, int n, int *out) {
+    const char *s = getenv("SAMEBITS_OPENCL_DEVICE");
+    *out = -1;
+    if (!s || !*s) {
+        for (int i = 0; i < n && *out < 0; i++) {
+            cl_bitfield t = 0;
+            if (cl.clGetDeviceInfo(list[i].device, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
+                (t & CL_DEVICE_TYPE_GPU))
+                *out = i;
+        }
+        if (*out < 0) *out = 0;
+        return SB_OK;
+    }
+    int a = -1, b = -1;
+    char tail;
+    if (sscanf(s, "%d:%d%c", &a, &b, &tail) == 2 && a >= 0 && b >= 0) {
+        for (int i = 0; i < n; i++)
+            if (list[i].pi == a && list[i].di == b) *out = i;
+    } else if (sscanf(s, "%d%c", &a, &tail) == 1 && a >= 0) {
+        if (a < n) *out = a;
+    } else {
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_OPENCL_DEVICE='%s': expected P:D or N (samebits doctor lists them)", s);
+    }
+    if (*out < 0)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                       "device 'opencl': SAMEBITS_OPENCL_DEVICE='%s' names no device (%d present; samebits doctor lists them)",
+                       s, n);
+    return SB_OK;
+}
+
+/* ---- the tree device ---- */
+
+enum { K_FILL, K_IOTA, K_GRAD1, K_GRADK, K_MAXABS, K_QUANT, K_PART, K_ZERO, K_HIST, K_SUB, K_BEST, K_TREE, K_PRED, K_N };
+static const char *const k_names[K_N] = {"k_fill",      "k_iota",  "k_grad1",  "k_gradk",
+                                         "k_maxabs",    "k_quantize", "k_partition", "k_zero_slots",
+                                         "k_hist",      "k_subtract", "k_best",  "k_add_tree",
+                                         "k_predict"};
+enum { U_A, U_B, U_N }; /* per-call upload buffers */
+
+struct sb_tdev {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_program prog;
+    cl_device_id dev;
+    cl_kernel k[K_N];
+    size_t wg;
+    int64_t n;
+    int32_t nf, stride, total, K, objective, nslots;
+    cl_mem bins, nbins, hoff, label, weight, margin, g, h, gq, hq, rows, tmp, mask, slots, maxbits, best;
+    cl_mem up[U_N];
+    size_t up_cap[U_N];
+    int32_t best_cap;
+};
+
+static sb_status cl_fail(cl_int e, const char *what) {
+    return sb_fail(e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_HOST_MEMORY || e == CL_OUT_OF_RESOURCES
+                       ? SB_ERR_OUT_OF_MEMORY
+                       : SB_ERR_INTERNAL,
+                   "opencl: %s failed (%d)", what, e);
+}
+#define CK(call, what)                                     \
+    do {                                                   \
+        cl_int e_ = (call);                                \
+        if (e_ != CL_SUCCESS) return cl_fail(e_, what);    \
+    } while (0)
+
+static void rel(cl_mem *m) {
+    if (*m) cl.clReleaseMemObject(*m);
+    *m = NULL;
+}
+
+static void ocl_close(sb_tdev *d) {
+    if (!d) return;
+    if (d->q) cl.clFinish(d->q);
+    cl_mem *ms[] = {&d->bins, &d->nbins, &d->hoff, &d->label, &d->weight, &d->margin, &d->g, &d->h, &d->gq,
+                    &d->hq,   &d->rows,  &d->tmp,  &d->mask,  &d->slots,  &d->maxbits, &d->best, &d->up[0], &d->up[1]};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) rel(ms[i]);
+    for (int i = 0; i < K_N; i++)
+        if (d->k[i]) cl.clReleaseKernel(d->k[i]);
+    if (d->prog) cl.clReleaseProgram(d->prog);
+    if (d->q) cl.clReleaseCommandQueue(d->q);
+    if (d->ctx) cl.clReleaseContext(d->ctx);
+    sb_free(d);
+}
+
+static sb_status alloc(sb_tdev *d, cl_mem *m, size_t bytes, const char *what) {
+    cl_int e = CL_SUCCESS;
+    *m = cl.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 16, NULL, &e);
+    if (e != CL_SUCCESS) return cl_fail(e, what);
+    return SB_OK;
+}
+
+static sb_status put(sb_tdev *d, cl_mem m, size_t off, const void *src, size_t bytes, const char *what) {
+    if (bytes) CK(cl.clEnqueueWriteBuffer(d->q, m, CL_TRUE, off, bytes, src, 0, NULL, NULL), what);
+    return SB_OK;
+}
+
+static sb_status get(sb_tdev *d, cl_mem m, size_t off, void *dst, size_t bytes, const char *what) {
+    if (bytes) CK(cl.clEnqueueReadBuffer(d->q, m, CL_TRUE, off, bytes, dst, 0, NULL, NULL), what);
+    return SB_OK;
+}
+
+/* Upload buffer u holding bytes (contents not kept when it grows). The queue
+ * is in order and writes block, so a buffer is never overwritten while a
+ * kernel that reads it is pending. */
+static sb_status upload(sb_tdev *d, int u, const void *src, size_t bytes, const char *what) {
+    if (bytes > d->up_cap[u]) {
+        rel(&d->up[u]);
+        d->up_cap[u] = 0;
+        sb_status st = alloc(d, &d->up[u], bytes * 2, what);
+        if (st != SB_OK) return st;
+        d->up_cap[u] = bytes * 2;
+    }
+    return put(d, d->up[u], 0, src, bytes, what);
+}
+
+/* Kernel arguments: pairs (size, pointer); size 0 is skipped. */
+static sb_status args(cl_kernel k, const char *name, int n, ...) {
+    va_list ap;
+    va_start(ap, n);
+    cl_int e = CL_SUCCESS;
+    for (int i = 0; i < n && e == CL_SUCCESS; i++) {
+        size_t sz = va_arg(ap, size_t);
+        const void *p = va_arg(ap, const void *);
+        e = cl.clSetKernelArg(k, (cl_uint)i, sz, p);
+    }
+    va_end(ap);
+    if (e != CL_SUCCESS) return cl_fail(e, name);
+    return SB_OK;
+}
+#define A(v) sizeof(v), (const void *)&(v)
+
+/* Launch k over items (padded to the work-group size) x dim1. */
+static sb_status launch(sb_tdev *d, int k, int64_t items, size_t dim1) {
+    if (items <= 0 || dim1 == 0) return SB_OK;
+    size_t gl[2] = {((size_t)items + d->wg - 1) / d->wg * d->wg, dim1}, lo[2] = {d->wg, 1};
+    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[k], 2, NULL, gl, lo, 0, NULL, NULL), k_names[k]);
+    return SB_OK;
+}
+
+/* The arm SAMEBITS_OPENCL_ARM names: its extra build options, or NULL. */
+static const char *arm_options(const char *arm) {
+    static const char *const arms[][2] = {{"contract", "-DSB_SABOTAGE_CONTRACT"},
+                                          {"mad-enable", "-cl-mad-enable"},
+                                          {"fast-relaxed-math", "-cl-fast-relaxed-math"},
+                                          {"float-atomic", "-DSB_OCL_ARM_FLOAT_ATOMIC"}};
+    for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
+        if (!strcmp(arm, arms[i][0])) return arms[i][1];
+    return NULL;
+}
+
+static sb_status build(sb_tdev *d, const char *extra, size_t wg) {
+    char opts[512];
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DOCL_WG=%zu%s%s", wg,
+             extra ? " " : "", extra ? extra : "");
+    cl_int e = CL_SUCCESS;
+    d->prog = cl.clCreateProgramWithSource(d->ctx, (cl_uint)sb_tdev_cl_src_lines, (const char **)sb_tdev_cl_src,
+                                           NULL, &e);
+    if (e != CL_SUCCESS) return cl_fail(e, "clCreateProgramWithSource");
+    e = cl.clBuildProgram(d->prog, 1, &d->dev, opts, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        char log[4096] = "";
+        size_t len = 0;
+        cl.clGetProgramBuildInfo(d->prog, d->dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &len);
+        log[sizeof log - 1] = '\0';
+        return sb_fail(SB_ERR_INTERNAL, "opencl: building the kernels failed (%d) with '%s': %s", e, opts, log);
+    }
+    for (int i = 0; i < K_N; i++) {
+        d->k[i] = cl.clCreateKernel(d->prog, k_names[i], &e);
+        if (e != CL_SUCCESS) return cl_fail(e, k_names[i]);
+    }
+    d->wg = wg;
+    return SB_OK;
+}
+
+/* The smallest work-group size any kernel allows (CL_KERNEL_WORK_GROUP_SIZE). */
+static size_t kernel_wg(sb_tdev *d) {
+    size_t m = d->wg;
+    for (int i = 0; i < K_N; i++) {
+        size_t w = 0;
+        if (cl.clGetKernelWorkGroupInfo(d->k[i], d->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof w, &w, NULL) == CL_SUCCESS &&
+            w < m)
+            m = w;
+    }
+    return m;
+}
+
+/* The device of SAMEBITS_OPENCL_DEVICE checked against the profile, a
+ * context, a queue and the kernels built: what training and prediction share. */
+static sb_status ocl_setup(sb_tdev *d) {
+    ocl_dev *list = NULL;
+    int nd = 0, pick = -1;
+    sb_status st = list_devices(&list, &nd);
+    if (st != SB_OK) return st;
+    st = pick_device(list, nd, &pick);
+    if (st != SB_OK) {
+        sb_free(list);
+        return st;
+    }
+    d->dev = list[pick].device;
+    const int pi = list[pick].pi, di = list[pick].di;
+    sb_free(list);
+    char name[256], why[512];
+    dev_string(d->dev, CL_DEVICE_NAME, name, sizeof name);
+    if (device_refusal(d->dev, why, sizeof why))
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl' %d:%d (%s) cannot meet the profile: %s", pi, di,
+                       name, why);
+    const char *arm = getenv("SAMEBITS_OPENCL_ARM"), *extra = NULL;
+    if (arm && *arm) {
+        if (!(extra = arm_options(arm)))
+            return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                           "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic", arm);
+        fprintf(stderr, "samebits: opencl: SEPARATING ARM '%s' (%s): this build of the kernels breaks the profile\n",
+                arm, extra);
+    }
+    cl_int e = CL_SUCCESS;
+    d->ctx = cl.clCreateContext(NULL, 1, &d->dev, NULL, NULL, &e);
+    if (e != CL_SUCCESS) return cl_fail(e, "clCreateContext");
+    d->q = cl.clCreateCommandQueue(d->ctx, d->dev, 0, &e);
+    if (e != CL_SUCCESS) return cl_fail(e, "clCreateCommandQueue");
+    size_t wg = 256, dmax = 0;
+    if (cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dmax, &dmax, NULL) == CL_SUCCESS)
+        while (wg > dmax && wg > 1) wg /= 2;
+    if ((st = build(d, extra, wg)) != SB_OK) return st;
+    size_t kw = kernel_wg(d);
+    if (kw < wg) { /* a kernel needs smaller groups on this device: rebuild (sizes change no bit) */
+        while (wg > kw && wg > 1) wg /= 2;
+        for (int i = 0; i < K_N; i++) cl.clReleaseKernel(d->k[i]), d->k[i] = NULL;
+        cl.clReleaseProgram(d->prog);
+        d->prog = NULL;
+        if ((st = build(d, extra, wg)) != SB_OK) return st;
+    }
+    return SB_OK;
+}
+
+static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
+    sb_status st = ocl_setup(d);
+    if (st != SB_OK) return st;
+    const size_t n = (size_t)s->n, K = (size_t)s->K, nf = (size_t)s->nf;
+    d->n = s->n;
+    d->nf = s->nf;
+    d->stride = (s->nf + 3) & ~3;
+    d->total = s->total;
+    d->K = s->K;
+    d->objective = s->objective;
+    uint8_t *rb = sb_calloc(n ? n : 1, (size_t)d->stride);
+    float *w = sb_malloc(sizeof(float) * (n ? n : 1));
+    uint8_t *ones = sb_malloc(nf ? nf : 1);
+    if (!rb || !w || !ones) {
+        sb_free(rb), sb_free(w), sb_free(ones);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
+    }
+    for (size_t r = 0; r < n; r++)
+        for (size_t f = 0; f < nf; f++) rb[r * (size_t)d->stride + f] = s->binned[f * n + r];
+    for (size_t r = 0; r < n; r++) w[r] = s->weight ? s->weight[r] : 1.0f;
+    memset(ones, 1, nf ? nf : 1);
+    if ((st = alloc(d, &d->bins, n * (size_t)d->stride, "bins")) == SB_OK &&
+        (st = put(d, d->bins, 0, rb, n * (size_t)d->stride, "bins")) == SB_OK &&
+        (st = alloc(d, &d->nbins, 4 * nf, "nbins")) == SB_OK && (st = put(d, d->nbins, 0, s->nbins, 4 * nf, "nbins")) == SB_OK &&
+        (st = alloc(d, &d->hoff, 4 * nf, "hoff")) == SB_OK && (st = put(d, d->hoff, 0, s->hoff, 4 * nf, "hoff")) == SB_OK &&
+        (st = alloc(d, &d->label, 4 * n, "labels")) == SB_OK && (st = put(d, d->label, 0, s->label, 4 * n, "labels")) == SB_OK &&
+        (st = alloc(d, &d->weight, 4 * n, "weights")) == SB_OK && (st = put(d, d->weight, 0, w, 4 * n, "weights")) == SB_OK &&
+        (st = alloc(d, &d->mask, nf, "mask")) == SB_OK && (st = put(d, d->mask, 0, ones, nf, "mask")) == SB_OK &&
+        (st = alloc(d, &d->margin, 4 * n * K, "margins")) == SB_OK && (st = alloc(d, &d->g, 4 * n * K, "gradients")) == SB_OK &&
+        (st = alloc(d, &d->h, 4 * n * K, "hessians")) == SB_OK && (st = alloc(d, &d->gq, 4 * n, "gradients")) == SB_OK &&
+        (st = alloc(d, &d->hq, 4 * n, "hessians")) == SB_OK && (st = alloc(d, &d->rows, 4 * n, "rows")) == SB_OK &&
+        (st = alloc(d, &d->tmp, 4 * n, "rows")) == SB_OK && (st = alloc(d, &d->maxbits, 8 * K, "maxima")) == SB_OK) {
+        const int64_t nk = s->n * s->K;
+        const float base = s->base;
+        if ((st = args(d->k[K_FILL], "k_fill", 3, A(d->margin), A(nk), A(base))) == SB_OK)
+            st = launch(d, K_FILL, nk, 1);
+    }
+    sb_free(rb), sb_free(w), sb_free(ones);
+    return st;
+}
+
+static sb_status ocl_open(const sb_tdev_setup *s, sb_tdev **out) {
+    *out = NULL;
+    sb_tdev *d = sb_calloc(1, sizeof *d);
+    if (!d) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
+    sb_status st = open_inner(d, s);
+    if (st != SB_OK) {
+        ocl_close(d);
+        return st;
+    }
+    *out = d;
+    return SB_OK;
+}
+
+static sb_status ocl_gradients(sb_tdev *d, float *maxabs) {
+    sb_status st;
+    if (d->objective == SB_K_OBJ_MULTICLASS)
+        st = args(d->k[K_GRADK], "k_gradk", 7, A(d->K), A(d->margin), A(d->label), A(d->weight), A(d->g), A(d->h),
+                  A(d->n));
+    else
+        st = args(d->k[K_GRAD1], "k_grad1", 7, A(d->objective), A(d->margin), A(d->label), A(d->weight), A(d->g),
+                  A(d->h), A(d->n));
+    if (st != SB_OK || (st = launch(d, d->objective == SB_K_OBJ_MULTICLASS ? K_GRADK : K_GRAD1, d->n, 1)) != SB_OK)
+        return st;
+    uint32_t bits[2 * SB_TDEV_MAX_CLASS];
+    memset(bits, 0, sizeof(uint32_t) * 2 * (size_t)d->K);
+    if ((st = put(d, d->maxbits, 0, bits, sizeof(uint32_t) * 2 * (size_t)d->K, "maxima")) != SB_OK) return st;
+    if ((st = args(d->k[K_MAXABS], "k_maxabs", 4, A(d->g), A(d->h), A(d->n), A(d->maxbits))) != SB_OK) return st;
+    int64_t items = d->n < (int64_t)d->wg * 64 ? d->n : (int64_t)d->wg * 64; /* a few groups, each strides */
+    if (items < 1) items = 1;
+    if ((st = launch(d, K_MAXABS, items, (size_t)d->K)) != SB_OK) return st;
+    if ((st = get(d, d->maxbits, 0, bits, sizeof(uint32_t) * 2 * (size_t)d->K, "maxima")) != SB_OK) return st;
+    for (int32_t i = 0; i < 2 * d->K; i++) memcpy(&maxabs[i], &bits[i], sizeof(float));
+    return SB_OK;
+}
+
+static sb_status ocl_quantize(sb_tdev *d, int32_t cls, float gs, float hs) {
+    const int64_t off = (int64_t)cls * d->n; /* class cls's gradients */
+    sb_status st =
+        args(d->k[K_QUANT], "k_quantize", 8, A(d->g), A(d->h), A(off), A(d->n), A(gs), A(hs), A(d->gq), A(d->hq));
+    return st != SB_OK ? st : launch(d, K_QUANT, d->n, 1);
+}
+
+static sb_status ocl_set_rows(sb_tdev *d, const int32_t *rows, int64_t nrows) {
+    if (rows) return put(d, d->rows, 0, rows, sizeof(int32_t) * (size_t)nrows, "rows");
+    sb_status st = args(d->k[K_IOTA], "k_iota", 2, A(d->rows), A(d->n));
+    return st != SB_OK ? st : launch(d, K_IOTA, d->n, 1);
+}
+
+static sb_status ocl_set_mask(sb_tdev *d, const uint8_t *mask) {
+    return put(d, d->mask, 0, mask, (size_t)d->nf, "mask");
+}
+
+static sb_status ocl_reserve(sb_tdev *d, int32_t nslots) {
+    if (nslots <= d->nslots) return SB_OK;
+    const size_t per = sizeof(int64_t) * 3 * (size_t)d->total;
+    cl_mem s = NULL;
+    sb_status st = alloc(d, &s, per * (size_t)nslots, "histogram slots");
+    if (st != SB_OK) return st;
+    if (d->nslots > 0) {
+        cl_int e = cl.clEnqueueCopyBuffer(d->q, d->slots, s, 0, 0, per * (size_t)d->nslots, 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            cl.clReleaseMemObject(s);
+            return cl_fail(e, "histogram slots");
+        }
+    }
+    rel(&d->slots);
+    d->slots = s;
+    d->nslots = nslots;
+    return SB_OK;
+}
+
+static sb_status ocl_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
+    if (nseg <= 0) return SB_OK;
+    sb_status st = upload(d, U_A, segs, sizeof(sb_tdev_seg) * (size_t)nseg, "segments");
+    if (st != SB_OK) return st;
+    if ((st = args(d->k[K_PART], "k_partition", 5, A(d->up[U_A]), A(d->rows), A(d->bins), A(d->stride), A(d->tmp))) !=
+        SB_OK)
+        return st;
+    size_t gl = d->wg * (size_t)nseg, lo = d->wg;
+    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PART], 1, NULL, &gl, &lo, 0, NULL, NULL), "k_partition");
+    return SB_OK;
+}
+
+static sb_status ocl_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
+    if (njobs <= 0) return SB_OK;
+    int64_t *js = sb_malloc(sizeof(int64_t) * ((size_t)njobs + 1));
+    if (!js) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
+    js[0] = 0;
+    for (int32_t i = 0; i < njobs; i++) js[i + 1] = js[i] + (jobs[i].end - jobs[i].begin);
+    const int64_t items = js[njobs];
+    sb_status st = upload(d, U_A, jobs, sizeof(sb_tdev_hjob) * (size_t)njobs, "histogram jobs");
+    if (st == SB_OK) st = upload(d, U_B, js, sizeof(int64_t) * ((size_t)njobs + 1), "histogram jobs");
+    sb_free(js);
+    if (st != SB_OK) return st;
+    if ((st = args(d->k[K_ZERO], "k_zero_slots", 3, A(d->up[U_A]), A(d->slots), A(d->total))) != SB_OK ||
+        (st = launch(d, K_ZERO, (int64_t)d->total * 3, (size_t)njobs)) != SB_OK)
+        return st;
+    if ((st = args(d->k[K_HIST], "k_hist", 13, A(d->up[U_A]), A(d->up[U_B]), A(njobs), A(d->rows), A(d->bins),
+                   A(d->stride), A(d->nf), A(d->gq), A(d->hq), A(d->hoff), A(d->mask), A(d->slots), A(d->total))) !=
+        SB_OK)
+        return st;
+    return launch(d, K_HIST, items, 1);
+}
+
+static sb_status ocl_subtract(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs) {
+    if (nsubs <= 0) return SB_OK;
+    sb_status st = upload(d, U_A, subs, sizeof(sb_tdev_sub) * (size_t)nsubs, "subtractions");
+    if (st != SB_OK) return st;
+    if ((st = args(d->k[K_SUB], "k_subtract", 3, A(d->up[U_A]), A(d->slots), A(d->total))) != SB_OK) return st;
+    return launch(d, K_SUB, (int64_t)d->total * 3, (size_t)nsubs);
+}
+
+static sb_status ocl_best(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes, const sb_k_split_rules *r,
+                          sb_k_split *out) {
+    if (nnodes <= 0) return SB_OK;
+    sb_status st;
+    if (nnodes > d->best_cap) {
+        rel(&d->best);
+        d->best_cap = 0;
+        if ((st = alloc(d, &d->best, sizeof(sb_k_split) * (size_t)nnodes * 2, "splits")) != SB_OK) return st;
+        d->best_cap = nnodes * 2;
+    }
+    if ((st = upload(d, U_A, nodes, sizeof(sb_tdev_node) * (size_t)nnodes, "nodes")) != SB_OK) return st;
+    if ((st = upload(d, U_B, r, sizeof *r, "split rules")) != SB_OK) return st;
+    if ((st = args(d->k[K_BEST], "k_best", 9, A(d->up[U_A]), A(d->up[U_B]), A(d->slots), A(d->total), A(d->hoff),
+                   A(d->nbins), A(d->mask), A(d->nf), A(d->best))) != SB_OK)
+        return st;
+    size_t gl = d->wg * (size_t)nnodes, lo = d->wg;
+    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_BEST], 1, NULL, &gl, &lo, 0, NULL, NULL), "k_best");
+    return get(d, d->best, 0, out, sizeof(sb_k_split) * (size_t)nnodes, "splits");
+}
+
+static sb_status ocl_read_hist(sb_tdev *d, int32_t slot, int32_t first, int32_t count, sb_k_hbin *out) {
+    return get(d, d->slots, sizeof(sb_k_hbin) * ((size_t)slot * (size_t)d->total + (size_t)first), out,
+               sizeof(sb_k_hbin) * (size_t)count, "histogram");
+}
+
+static sb_status ocl_add_tree(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls) {
+    sb_status st = upload(d, U_A, nodes, sizeof(sb_k_bnode) * (size_t)nnodes, "tree");
+    if (st != SB_OK) return st;
+    if ((st = args(d->k[K_TREE], "k_add_tree", 7, A(d->up[U_A]), A(d->bins), A(d->stride), A(d->margin), A(d->n),
+                   A(d->K), A(cls))) != SB_OK)
+        return st;
+    return launch(d, K_TREE, d->n, 1);
+}
+
+static sb_status ocl_read_quantized(sb_tdev *d, int32_t *gq, int32_t *hq) {
+    sb_status st = get(d, d->gq, 0, gq, sizeof(int32_t) * (size_t)d->n, "quantized gradients");
+    return st != SB_OK ? st : get(d, d->hq, 0, hq, sizeof(int32_t) * (size_t)d->n, "quantized hessians");
+}
+
+static sb_status ocl_read_margins(sb_tdev *d, float *m) {
+    return get(d, d->margin, 0, m, sizeof(float) * (size_t)d->n * (size_t)d->K, "margins");
+}
+
+static const sb_tdev_ops k_opencl_ops = {
+    "opencl",       ocl_open,     ocl_close,     ocl_gradients, ocl_quantize, ocl_set_rows,
+    ocl_set_mask,   ocl_reserve,  ocl_partition, ocl_hist,      ocl_subtract, ocl_best,
+    ocl_read_hist,  ocl_add_tree, ocl_read_quantized, ocl_read_margins,
+};
+
+const sb_tdev_ops *sb_tdev_opencl_ops(void) { return &k_opencl_ops; }
+
+/* ---- prediction ---- */
+
+static sb_status predict_inner(sb_tdev *d, cl_mem *b, const sb_k_pnode *nodes, int32_t nn, const int32_t *start,
+                               int32_t ntrees, int32_t K, int32_t objective, const float *base, const float *x,
+                               int64_t n, int32_t ncols, int32_t kind, int32_t per_row, float *out) {
+    sb_status st = ocl_setup(d);
+    if (st != SB_OK) return st;
+    const size_t nb = sizeof(sb_k_pnode) * (size_t)nn, sb = sizeof(int32_t) * (size_t)ntrees;
+    const size_t xb = sizeof(float) * (size_t)n * (size_t)ncols, mb = sizeof(float) * (size_t)n * (size_t)K;
+    const size_t ob = sizeof(float) * (size_t)n * (size_t)per_row;
+    if ((st = alloc(d, &b[0], nb, "trees")) != SB_OK || (st = put(d, b[0], 0, nodes, nb, "trees")) != SB_OK ||
+        (st = alloc(d, &b[1], sb, "trees")) != SB_OK || (st = put(d, b[1], 0, start, sb, "trees")) != SB_OK ||
+        (st = alloc(d, &b[2], sizeof(float) * (size_t)K, "base")) != SB_OK ||
+        (st = put(d, b[2], 0, base, sizeof(float) * (size_t)K, "base")) != SB_OK ||
+        (st = alloc(d, &b[3], xb, "features")) != SB_OK || (st = put(d, b[3], 0, x, xb, "features")) != SB_OK ||
+        (st = alloc(d, &b[4], mb, "margins")) != SB_OK || (st = alloc(d, &b[5], ob, "predictions")) != SB_OK)
+        return st;
+    if ((st = args(d->k[K_PRED], "k_predict", 13, A(b[0]), A(b[1]), A(ntrees), A(K), A(objective), A(b[2]), A(b[3]),
+                   A(n), A(ncols), A(kind), A(per_row), A(b[4]), A(b[5]))) != SB_OK ||
+        (st = launch(d, K_PRED, n, 1)) != SB_OK)
+        return st;
+    return get(d, b[5], 0, out, ob, "predictions");
+}
+
+sb_status sb_opencl_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K,
+                            int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
+                            int32_t kind, int32_t per_row, float *out) {
+    sb_tdev *d = sb_calloc(1, sizeof *d);
+    if (!d) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
+    cl_mem b[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    sb_status st = predict_inner(d, b, nodes, nnodes, start, ntrees, K, objective, base, x, n, ncols, kind, per_row,
+                                 out);
+    for (int i = 0; i < 6; i++) rel(&b[i]);
+    ocl_close(d);
+    return st;
+}
+
+/* One line per device: "P:D platform / device (OpenCL C): usable" or
+ * "refused, why"; continuation lines are indented to follow "opencl devices: ". */
+void sb_tdev_opencl_describe(char *buf, size_t cap) {
+    ocl_dev *list = NULL;
+    int n = 0, pick = -1;
+    if (list_devices(&list, &n) != SB_OK) {
+        snprintf(buf, cap, "built; %s", sb_last_error());
+        sb_clear_error();
+        return;
+    }
+    if (pick_device(list, n, &pick) != SB_OK) sb_clear_error();
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < cap; i++) {
+        char pname[128], dname[128], why[512], cver[64];
+        plat_string(list[i].platform, CL_PLATFORM_NAME, pname, sizeof pname);
+        dev_string(list[i].device, CL_DEVICE_NAME, dname, sizeof dname);
+        dev_string(list[i].device, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
+        const char *r = device_refusal(list[i].device, why, sizeof why);
+        int k = snprintf(buf + used, cap - used, "%s%d:%d %s / %s (%s): %s%s%s", i ? "\n                " : "", list[i].pi,
+                         list[i].di, pname, dname, cver, r ? "refused, " : "usable", r ? r : "",
+                         i == pick ? " [selected]" : "");
+        if (k < 0) break;
+        used += (size_t)k;
+    }
+    sb_free(list);
+}
+
+#endif
