@@ -27,7 +27,7 @@ def summarize(folder, commit=None, note=None):
     gpu = next((l for l in facts if l.startswith("NVIDIA")), "unknown GPU").split(", ")
     nvcc = next((l for l in facts if l.startswith("Cuda compilation tools")), "nvcc ?")
     gcc = next((l for l in facts if l.startswith("gcc ")), "gcc ?")
-    cuda, cpu, arms, threads = {}, {}, [], set()
+    cuda, cpu, ocl, arms, threads = {}, {}, {}, [], set()
     for line in summ:
         m = re.match(r"cuda (gbdt-\S+): (.*)$", line)
         if m:
@@ -43,6 +43,17 @@ def summarize(folder, commit=None, note=None):
             threads.add(int(m.group(1)))
             ok = m.group(3).startswith("identical")
             cpu[m.group(2)] = "pass" if ok and cpu.get(m.group(2), "pass") == "pass" else "fail"
+            continue
+        m = re.match(r"opencl (gbdt-\S+)\s+(identical|DIFFERS|REFUSED|ERROR)", line)
+        if m:
+            ocl[m.group(1)] = "pass" if m.group(2) == "identical" else "fail"
+            continue
+        m = re.match(r"opencl arm (\S+): verify: (PASS|FAIL); first: (.*)$", line)
+        if m:
+            st = re.search(r"stage \d+: (\S+)", m.group(3))
+            fx = re.match(r"(\S+) DIFFERS", m.group(3))
+            arms.append({"arm": "opencl " + m.group(1), "fixture": fx.group(1) if fx else None,
+                         "caught": m.group(2) == "FAIL", "stage": st.group(1) if st else None})
             continue
         m = re.match(r"arm (\S+) (gbdt-\S+): (.*)$", line)
         if m:
@@ -72,6 +83,14 @@ def summarize(folder, commit=None, note=None):
         ],
         "arms": arms,
     }
+    if ocl:  # OpenCL through the NVIDIA driver on the same GPU (tools/device-gbdt.sh step 3b)
+        out["legs"].append({"leg": "opencl", "label": "OpenCL, " + gpu[0] + " (NVIDIA driver)",
+                            "device": "%s, driver %s" % (gpu[0], gpu[1] if len(gpu) > 1 else "?"),
+                            "emulated": False, "toolchain": "the NVIDIA driver's OpenCL compiler; host " + gcc,
+                            "flags": "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt",
+                            "compared_with": "the reference cards", "fixtures": ocl})
+        if any(v != "pass" for v in ocl.values()):
+            out["result"] = "fail"
     if note:
         out["commit_note"] = note
     return out
