@@ -1,6 +1,8 @@
 """Build the samebits Python package: `pip install .` runs `make` (the Makefile's
 flags are the numeric profile's; none are added here) and puts build/libsamebits.so
-inside the package. Metadata lives in pyproject.toml."""
+inside the package. `SAMEBITS_CUDA=1 pip install .` builds with the CUDA backend
+instead (make CUDA=1, build-cuda/libsamebits.so; nvcc needed), so that
+device="cuda" works from Python. Metadata lives in pyproject.toml."""
 import os
 import re
 import shutil
@@ -10,7 +12,8 @@ from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-LIB = os.path.join("build", "libsamebits.so")
+CUDA = os.environ.get("SAMEBITS_CUDA", "") not in ("", "0")
+LIB = os.path.join("build-cuda" if CUDA else "build", "libsamebits.so")
 
 
 def header_version():
@@ -31,7 +34,7 @@ class BuildPyWithLibrary(build_py):
             raise SystemExit("include/samebits.h says %s but python/samebits/_version.py says %s"
                              % (header_version(), package_version()))
         jobs = str(os.cpu_count() or 2)
-        subprocess.check_call(["make", "-j" + jobs, LIB], cwd=ROOT)
+        subprocess.check_call(["make", "-j" + jobs] + (["CUDA=1"] if CUDA else []) + [LIB], cwd=ROOT)
         super().run()
         dest = os.path.join(self.build_lib, "samebits")
         os.makedirs(dest, exist_ok=True)
