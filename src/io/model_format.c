@@ -114,6 +114,8 @@ static const char *objective_name(int32_t objective) {
     case SB_OBJ_REGRESSION: return "regression";
     case SB_OBJ_BINARY: return "binary";
     case SB_OBJ_MULTICLASS: return "multiclass";
+    case SB_OBJ_LAMBDARANK: return "lambdarank";
+    case SB_OBJ_RANK_PAIRWISE: return "rank_pairwise";
     }
     return "unknown";
 }
@@ -299,8 +301,8 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
         return sb_fail(bad, "%s: family %d is not a tree family (0..3)", who, (int)m->family);
-    if (m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_MULTICLASS)
-        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass)", who,
+    if (m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE)
+        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, 4 rank_pairwise)", who,
                        (int)m->objective);
     if (m->numeric_mode < 0 || m->numeric_mode > 2)
         return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);

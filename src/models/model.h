@@ -10,7 +10,9 @@
 enum sb_objective {
     SB_OBJ_REGRESSION = 0, /* squared error */
     SB_OBJ_BINARY = 1,     /* logistic loss, labels 0/1 */
-    SB_OBJ_MULTICLASS = 2  /* softmax, labels 0..num_class-1 */
+    SB_OBJ_MULTICLASS = 2, /* softmax, labels 0..num_class-1 */
+    SB_OBJ_LAMBDARANK = 3, /* LambdaRank (NDCG), relevance labels, query groups (gbdt/rank.c) */
+    SB_OBJ_RANK_PAIRWISE = 4 /* RankNet pairwise logistic, query groups (gbdt/rank.c) */
 };
 
 /* One node. Internal nodes: go left when x[feature] <= threshold, NaN goes to
