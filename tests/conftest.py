@@ -19,7 +19,8 @@ LEGS = {
 }
 THREAD_COUNTS = (1, 2, 7)
 FIXTURES = ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gbdt-multiclass",
-            "gbdt-extremes", "gbdt-constant", "gbdt-one-class", "gbdt-many-classes", "gbdt-refusals")
+            "gbdt-extremes", "gbdt-constant", "gbdt-one-class", "gbdt-many-classes", "gbdt-refusals",
+            "gbdt-lambdarank", "gbdt-rank-pairwise")
 
 
 def build_dir(leg, sabotage=None):

@@ -84,8 +84,9 @@ static uint32_t key_of(float v) {
 static int doc_cmp(const void *pa, const void *pb) {
     const doc *a = pa, *b = pb;
     if (a->key != b->key) return a->key > b->key ? -1 : 1;
-#ifdef SB_SABOTAGE_TIES
-    /* Separating arm for rule 7: equal margins settled the other way round. */
+#ifdef SB_SABOTAGE_RANK_TIES
+    /* Separating arm for rule 7 (make SABOTAGE=rank-ties): documents with equal
+     * margins ranked by another rule than the total order's. */
     return a->row > b->row ? -1 : a->row < b->row;
 #else
     return a->row < b->row ? -1 : a->row > b->row; /* a total order: the result is unique */
