@@ -12,13 +12,14 @@ from .errors import (BackendUnavailableError, IdentityRefusedError, InternalErro
 from ._lib import check as _check, lib as _lib
 from ._array import Array
 from ._model import Card
-from .gbdt import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor, load_model
+from .gbdt import (GradientBoosting, GradientBoostingClassifier, GradientBoostingRanker, GradientBoostingRegressor,
+                   load_model)
 
 import ctypes as _ctypes
 
 __all__ = [
     "__version__", "Array", "Card", "GradientBoosting", "GradientBoostingClassifier",
-    "GradientBoostingRegressor", "load_model", "set_numeric_mode", "get_numeric_mode", "backend",
+    "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",
     "SameBitsError", "InvalidArgumentError", "InvalidInputError", "OutOfMemoryError", "SameBitsIOError",
     "ModeUnsupportedError", "IdentityRefusedError", "BackendUnavailableError", "LimitError",
