@@ -140,3 +140,12 @@ def test_cli_group_column(tmp_path):
     assert r.returncode == 0, r.stderr
     a = samebits.GradientBoostingRanker(n_estimators=5, min_samples_leaf=5).fit(X, y, group=sizes)
     assert r.stdout.strip() == "model digest: " + a.digest()
+
+
+def test_query_rows_must_be_contiguous(tmp_path):
+    svm = tmp_path / "q.svm"
+    svm.write_text("1 qid:1 0:1\n0 qid:1 0:2\n2 qid:2 0:3\n1 qid:1 0:4 # qid 1 again\n")
+    r = subprocess.run([str(CLI), "train", "--model", "gbdt", "--data", str(svm), "--objective", "lambdarank",
+                        "n_estimators=1"], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "SB_ERR_INVALID_INPUT" in r.stderr and "query 1 are not contiguous" in r.stderr, r.stderr

@@ -33,6 +33,11 @@
 #define LN2F 0.693147182f /* ln 2 rounded to float */
 #define QUERY_GRAIN 64     /* queries per task */
 
+static int i32_cmp(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 sb_status sb_rank_groups_build(const sb_table *t, const char *which, sb_rank_groups *out) {
     memset(out, 0, sizeof *out);
     if (!t->qid)
@@ -51,6 +56,23 @@ sb_status sb_rank_groups_build(const sb_table *t, const char *which, sb_rank_gro
     out->nq = nq;
     for (int64_t q = 0; q < nq; q++)
         if (out->start[q + 1] - out->start[q] > out->maxq) out->maxq = out->start[q + 1] - out->start[q];
+    /* A query's rows must be contiguous: no qid may start two runs. */
+    int32_t *ids = sb_malloc(sizeof(int32_t) * (size_t)(nq ? nq : 1));
+    if (!ids) {
+        sb_rank_groups_release(out);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "ranking: out of memory");
+    }
+    for (int64_t q = 0; q < nq; q++) ids[q] = t->qid[out->start[q]];
+    qsort(ids, (size_t)nq, sizeof(int32_t), i32_cmp);
+    for (int64_t q = 1; q < nq; q++)
+        if (ids[q] == ids[q - 1]) {
+            int32_t dup = ids[q];
+            sb_free(ids);
+            sb_rank_groups_release(out);
+            return sb_fail(SB_ERR_INVALID_INPUT,
+                           "%s data: the rows of query %d are not contiguous; sort the rows by query", which, (int)dup);
+        }
+    sb_free(ids);
     return SB_OK;
 }
 

@@ -14,9 +14,9 @@ typedef struct sb_rank_groups {
     int64_t maxq;   /* rows of the largest query */
 } sb_rank_groups;
 
-/* Queries from the table's qid column: each maximal run of consecutive rows
- * with the same qid is one query (as LightGBM reads qid:). No qid column: a
- * named SB_ERR_INVALID_INPUT for `which` data. */
+/* Queries from the table's qid column: each run of consecutive rows with the
+ * same qid is one query (as LightGBM reads qid:); a qid that starts two runs
+ * (rows not contiguous) or no qid column: a named SB_ERR_INVALID_INPUT. */
 sb_status sb_rank_groups_build(const sb_table *t, const char *which, sb_rank_groups *out);
 void sb_rank_groups_release(sb_rank_groups *g);
 
