@@ -14,12 +14,13 @@ from ._array import Array
 from ._model import Card
 from .gbdt import (GradientBoosting, GradientBoostingClassifier, GradientBoostingRanker, GradientBoostingRegressor,
                    load_model)
+from .parquet import read_parquet
 
 import ctypes as _ctypes
 
 __all__ = [
     "__version__", "Array", "Card", "GradientBoosting", "GradientBoostingClassifier",
-    "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "set_numeric_mode", "get_numeric_mode", "backend",
+    "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",
     "SameBitsError", "InvalidArgumentError", "InvalidInputError", "OutOfMemoryError", "SameBitsIOError",
     "ModeUnsupportedError", "IdentityRefusedError", "BackendUnavailableError", "LimitError",

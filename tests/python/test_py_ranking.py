@@ -149,3 +149,39 @@ def test_query_rows_must_be_contiguous(tmp_path):
                         "n_estimators=1"], capture_output=True, text=True)
     assert r.returncode != 0
     assert "SB_ERR_INVALID_INPUT" in r.stderr and "query 1 are not contiguous" in r.stderr, r.stderr
+
+
+def test_read_parquet(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    t = pa.table({"a": [1.5, None, 3.0], "when": pa.array([0, 60, 86400], type=pa.timestamp("s")),
+                  "y": [1, 0, 2]})
+    pq.write_table(t, tmp_path / "t.parquet")
+    X, y, names = samebits.read_parquet(str(tmp_path / "t.parquet"), label="y")
+    assert names == ["a", "when"] and X.dtype == np.float32 and y.tolist() == [1.0, 0.0, 2.0]
+    assert np.isnan(X[1, 0]) and X[:, 1].tolist() == [0.0, 60.0, 86400.0]
+    with pytest.raises(samebits.errors.InvalidInputError, match="no label column"):
+        samebits.read_parquet(str(tmp_path / "t.parquet"), label="z")
+
+
+@pytest.mark.skipif(not os.path.exists(LETOR + ".train"), reason="LightGBM's ranking sample is not here")
+def test_lambdarank_gradients_are_lightgbms():
+    """Two stumps at learning rate 1 on the LETOR sample: the same splits and
+    leaf values as LightGBM's lambdarank (its gradients and hessians, truncation
+    and normalization are LightGBM's definition), to float32 rounding."""
+    lgb = pytest.importorskip("lightgbm")
+    rows = [l.split() for l in open(LETOR + ".train").read().splitlines()]
+    X = np.zeros((len(rows), 301), dtype=np.float32)
+    y = np.array([float(r[0]) for r in rows], dtype=np.float32)
+    for i, r in enumerate(rows):
+        for tok in r[1:]:
+            k, v = tok.split(":")
+            X[i, int(k)] = float(v)
+    q = [int(v) for v in open(LETOR + ".train.query").read().split()]
+    r = samebits.GradientBoostingRanker(n_estimators=2, num_leaves=2, min_samples_leaf=50,
+                                        learning_rate=1.0).fit(X, y, group=q)
+    b = lgb.train(dict(objective="lambdarank", num_leaves=2, min_data_in_leaf=50, learning_rate=1.0, verbose=-1,
+                       min_data_in_bin=1, max_bin=255, num_threads=1), lgb.Dataset(X, y, group=q), 2)
+    ours = np.asarray(r.predict(X), dtype=np.float64)
+    theirs = b.predict(X)
+    assert np.max(np.abs(ours - theirs)) < 2e-5, np.max(np.abs(ours - theirs))
