@@ -75,10 +75,15 @@ def to_parquet(files, folder):
     return out
 
 
+PARQUET_COLUMNS = ["pickup_datetime", "dropoff_datetime", "trip_distance", "passenger_count", "vendor_id",
+                   "rate_code_id", "pickup_location_id", "dropoff_location_id", "payment_type", "fare_amount",
+                   "tip_amount"]
+
+
 def load_parquet(files):
     X, fare, tip = [], [], []
     for path in files:
-        c = samebits.parquet.read_parquet_columns(path)
+        c = samebits.parquet.read_parquet_columns(path, PARQUET_COLUMNS)
         pu = c["pickup_datetime"].astype("datetime64[s]")
         years = pu.astype("datetime64[Y]").astype(int) + 1970
         months = pu.astype("datetime64[M]").astype(int) % 12 + 1
