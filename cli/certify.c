@@ -485,6 +485,7 @@ static sb_status retrain(const char *name, const input_set *in, const sb_card *r
     const input_array *tx = find_input(in, "train.x"), *ty = find_input(in, "train.y");
     const input_array *tw = find_input(in, "train.w"), *vx = find_input(in, "valid.x");
     const input_array *vy = find_input(in, "valid.y");
+    const input_array *tq = find_input(in, "train.qid"), *vq = find_input(in, "valid.qid"); /* ranking */
     const int64_t *sh = shape->data;
     sb_dataset *tr = NULL, *va = NULL;
     sb_params *p = NULL;
@@ -502,6 +503,8 @@ static sb_status retrain(const char *name, const input_set *in, const sb_card *r
     if (st == SB_OK) st = sb_dataset_set_label(tr, ty->data, sh[0]);
     if (st == SB_OK) st = sb_dataset_set_label(va, vy->data, sh[1]);
     if (st == SB_OK && tw) st = sb_dataset_set_weight(tr, tw->data, sh[0]);
+    if (st == SB_OK && tq) st = sb_dataset_set_qid(tr, tq->data, sh[0]);
+    if (st == SB_OK && vq) st = sb_dataset_set_qid(va, vq->data, sh[1]);
     if (st == SB_OK) st = sb_params_create(&p);
     if (st == SB_OK) st = sb_params_parse(p, ptext);
     if (st == SB_OK) st = sb_card_create(&card);

@@ -36,6 +36,8 @@ static const char *k_usage =
     "                                   first stage where they part (exit 1)\n"
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
+    "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
+    "        DATA.query file beside the data is read when present)\n"
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
@@ -311,9 +313,30 @@ static int save_outputs(const sb_model *m, const char *out, const sb_card *card,
     return rc;
 }
 
+/* Ranking: query groups of d from --group COLUMN, --query FILE, or (when the
+ * data has neither qid: nor those) a LightGBM-style DATA.query file beside it. */
+static sb_status attach_groups(sb_dataset *d, const char *data, const char *query, const char *group) {
+    if (group) return sb_dataset_group_column(d, group);
+    if (query) return sb_dataset_read_query_file(d, query);
+    size_t len = strlen(data);
+    char *beside = malloc(len + 7);
+    if (!beside) return SB_OK;
+    memcpy(beside, data, len);
+    memcpy(beside + len, ".query", 7);
+    sb_status st = SB_OK;
+    FILE *fp = fopen(beside, "r");
+    if (fp) {
+        fclose(fp);
+        st = sb_dataset_read_query_file(d, beside);
+        if (st == SB_OK) fprintf(stderr, "samebits: query groups from %s\n", beside);
+    }
+    free(beside);
+    return st;
+}
+
 static int cmd_train(int argc, char **argv) {
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
-               *format = NULL, *weight = NULL;
+               *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL;
     sb_params *params = NULL;
     sb_dataset *dtrain = NULL, *dvalid = NULL;
     sb_card *card = NULL;
@@ -332,6 +355,9 @@ static int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--card") && v) card_path = argv[++i];
         else if (!strcmp(a, "--format") && v) format = argv[++i];
         else if (!strcmp(a, "--weight") && v) weight = argv[++i];
+        else if (!strcmp(a, "--query") && v) query = argv[++i];
+        else if (!strcmp(a, "--valid-query") && v) vquery = argv[++i];
+        else if (!strcmp(a, "--group") && v) group = argv[++i];
         else if (!strcmp(a, "--objective") && v) {
             if ((st = sb_params_set(params, "objective", argv[++i])) != SB_OK) goto lib_fail;
         } else if (!strcmp(a, "--threads") && v) {
@@ -357,6 +383,8 @@ static int cmd_train(int argc, char **argv) {
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
     if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
+    if ((st = attach_groups(dtrain, data, query, group)) != SB_OK) goto lib_fail;
+    if (dvalid && (st = attach_groups(dvalid, valid, vquery, group)) != SB_OK) goto lib_fail;
     int64_t nrows;
     int32_t ncols;
     sb_dataset_shape(dtrain, &nrows, &ncols);

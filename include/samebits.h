@@ -241,6 +241,15 @@ SB_API sb_status sb_dataset_from_matrix(const float *x, int64_t nrows, int32_t n
 SB_API sb_status sb_dataset_set_label(sb_dataset *d, const float *y, int64_t n);
 SB_API sb_status sb_dataset_set_weight(sb_dataset *d, const float *w, int64_t n);
 SB_API sb_status sb_dataset_set_feature_names(sb_dataset *d, const char *const *names, int32_t n);
+/* Query groups for the ranking objectives (docs/ranking.md): sizes of the
+ * consecutive queries (as LightGBM's group / .query files; they must add up to
+ * the row count), a query id per row (each run of equal consecutive ids is one
+ * query), a .query file of sizes, or a feature column of query ids (removed from
+ * the features). */
+SB_API sb_status sb_dataset_set_group(sb_dataset *d, const int64_t *sizes, int64_t nq);
+SB_API sb_status sb_dataset_set_qid(sb_dataset *d, const int32_t *qid, int64_t n);
+SB_API sb_status sb_dataset_read_query_file(sb_dataset *d, const char *path);
+SB_API sb_status sb_dataset_group_column(sb_dataset *d, const char *name);
 /* Read a file: format "csv", "libsvm" or NULL to detect; label is the CSV label
  * column's name (NULL: none, as for prediction; ignored for libsvm). */
 SB_API sb_status sb_dataset_read(const char *path, const char *format, const char *label,

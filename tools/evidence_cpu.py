@@ -32,7 +32,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarch64"], True),
         "s390x": ("build-s390x", ["qemu-s390x"], True)}
-ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order"],
+ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties"],
         "aarch64": ["contract"], "s390x": ["contract", "excess-precision"]}
 THREADS = (1, 2, 7)
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")

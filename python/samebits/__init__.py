@@ -12,7 +12,9 @@ from .errors import (BackendUnavailableError, IdentityRefusedError, InternalErro
 from ._lib import check as _check, lib as _lib
 from ._array import Array
 from ._model import Card
-from .gbdt import GradientBoosting, GradientBoostingClassifier, GradientBoostingRegressor, load_model
+from .gbdt import (GradientBoosting, GradientBoostingClassifier, GradientBoostingRanker, GradientBoostingRegressor,
+                   load_model)
+from .parquet import read_parquet
 from .forest import (ExtraTreesClassifier, ExtraTreesRegressor, IsolationForest, RandomForestClassifier,
                      RandomForestRegressor)
 
@@ -21,7 +23,7 @@ import ctypes as _ctypes
 __all__ = [
     "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
     "__version__", "Array", "Card", "GradientBoosting", "GradientBoostingClassifier",
-    "GradientBoostingRegressor", "load_model", "set_numeric_mode", "get_numeric_mode", "backend",
+    "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",
     "SameBitsError", "InvalidArgumentError", "InvalidInputError", "OutOfMemoryError", "SameBitsIOError",
     "ModeUnsupportedError", "IdentityRefusedError", "BackendUnavailableError", "LimitError",

@@ -8,11 +8,12 @@ from ._lib import Handle, check, lib, text_call
 
 PREDICT_RAW, PREDICT_PROBA, PREDICT_VALUE = 0, 1, 2
 MODES = ("identical", "deterministic", "fast")
-OBJECTIVES = ("regression", "binary", "multiclass")
+OBJECTIVES = ("regression", "binary", "multiclass", "lambdarank", "rank_pairwise")
 
 
-def dataset(m, label=None, weight=None):
-    """An sb_dataset from a Matrix (and optional (ptr, n) label and weight)."""
+def dataset(m, label=None, weight=None, group=None):
+    """An sb_dataset from a Matrix (and optional (ptr, n) label and weight, and
+    a sequence of query sizes for ranking)."""
     d = c_void_p()
     check(lib.sb_dataset_from_matrix(m.ptr, m.nrows, m.ncols, byref(d)))
     h = Handle(d, lib.sb_dataset_free)
@@ -23,6 +24,10 @@ def dataset(m, label=None, weight=None):
         check(lib.sb_dataset_set_label(d, label[0], label[1]))
     if weight is not None:
         check(lib.sb_dataset_set_weight(d, weight[0], weight[1]))
+    if group is not None:
+        sizes = [int(v) for v in _array.values(group, "group")]
+        arr = (c_int64 * max(len(sizes), 1))(*sizes)
+        check(lib.sb_dataset_set_group(d, arr, len(sizes)))
     return h
 
 

@@ -17,6 +17,7 @@ from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, data
 from .errors import InvalidArgumentError, InvalidInputError
 
 REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror")
+RANKING_LOSSES = ("lambdarank", "rank_pairwise", "rank:pairwise", "rank:ndcg", "pairwise")
 CLASSIFICATION_LOSSES = ("log_loss", "binary", "multiclass", "binary:logistic", "multi:softmax",
                          "multi:softprob", "softmax")
 
@@ -219,7 +220,8 @@ class GradientBoosting(Estimator):
             if weight[2] and not any(weight[0][i] for i in range(weight[2])):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
-        train = dataset(m, label=label[1:], weight=weight[1:] if weight else None)
+        groups = getattr(self, "_pending_groups", (None, None))  # GradientBoostingRanker.fit
+        train = dataset(m, label=label[1:], weight=weight[1:] if weight else None, group=groups[0])
         valid = None
         if eval_set is not None:
             pairs_ = list(eval_set) if isinstance(eval_set, list) else [eval_set]
@@ -240,7 +242,7 @@ class GradientBoosting(Estimator):
                 raise InvalidInputError("eval_set X has %d rows but y has %d labels" % (mv.nrows, lv[2]))
             if m.names is not None and mv.names is None:
                 mv.names = m.names
-            valid = dataset(mv, label=lv[1:])
+            valid = dataset(mv, label=lv[1:], group=groups[1])
         card = Card() if self.record_stages else None
         model = self._fit_model(pairs, train, valid, card)
         # success: replace the fitted state all at once
@@ -404,7 +406,7 @@ class GradientBoosting(Estimator):
 
     def _check_objective(self, objective):
         is_cls = objective in ("binary", "multiclass")
-        if is_cls != self._is_classifier():
+        if (objective in RANKING_LOSSES) != isinstance(self, GradientBoostingRanker) or is_cls != self._is_classifier():
             raise InvalidInputError("the model's objective is %s; a %s cannot hold it"
                                     % (objective, type(self).__name__))
 
@@ -490,12 +492,75 @@ class GradientBoostingClassifier(GradientBoosting):
         return super()._c_params(n_classes)
 
 
+class GradientBoostingRanker(GradientBoostingRegressor):
+    """Gradient-boosted trees for learning to rank (docs/ranking.md), as LightGBM's
+    LGBMRanker: loss 'lambdarank' (NDCG) or 'rank_pairwise'; fit takes the query
+    sizes (group=, consecutive rows) and eval_group= for the eval set; predict
+    returns scores. The ranking keys keep LightGBM's names."""
+
+    def __init__(self, loss="lambdarank", n_estimators=100, learning_rate=0.1, num_leaves=None,
+                 max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
+                 min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
+                 colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
+                 base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
+                 record_stages=False, lambdarank_truncation_level=None, lambdarank_norm=None, sigmoid=None,
+                 label_gain=None, eval_at=None):
+        super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
+                         num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
+                         growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
+                         min_child_weight=min_child_weight, reg_lambda=reg_lambda,
+                         min_split_gain=min_split_gain, subsample=subsample, colsample_bytree=colsample_bytree,
+                         random_state=random_state, early_stopping_rounds=early_stopping_rounds,
+                         eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
+                         verbose=verbose, numeric_mode=numeric_mode, device=device,
+                         record_stages=record_stages)
+        self.lambdarank_truncation_level = lambdarank_truncation_level
+        self.lambdarank_norm = lambdarank_norm
+        self.sigmoid = sigmoid
+        self.label_gain = label_gain
+        self.eval_at = eval_at
+
+    def _c_params(self, n_classes=None):
+        if self.loss not in RANKING_LOSSES:
+            raise InvalidArgumentError("loss=%r is not a ranking loss; use 'lambdarank' or 'rank_pairwise'"
+                                       % (self.loss,))
+        pairs = GradientBoosting._c_params(self, n_classes)
+        if self.lambdarank_truncation_level is not None:
+            pairs.append(("lambdarank_truncation_level",
+                          _text("lambdarank_truncation_level", self.lambdarank_truncation_level, int)))
+        if self.lambdarank_norm is not None:
+            pairs.append(("lambdarank_norm", "true" if self.lambdarank_norm else "false"))
+        if self.sigmoid is not None:
+            pairs.append(("sigmoid", _text("sigmoid", self.sigmoid, float)))
+        if self.label_gain is not None:
+            pairs.append(("label_gain", ",".join(_text("label_gain", v, float) for v in self.label_gain)))
+        if self.eval_at is not None:
+            pairs.append(("eval_at", _text("eval_at", self.eval_at, int)))
+        return pairs
+
+    def fit(self, X, y, group=None, sample_weight=None, eval_set=None, eval_group=None):
+        """Train on X, relevance labels y (integers 0..30 with the default label_gain)
+        and group, the sizes of the consecutive queries (they add up to len(y))."""
+        if group is None:
+            raise InvalidInputError("GradientBoostingRanker.fit needs group= (the query sizes)")
+        if eval_set is not None and eval_group is None:
+            raise InvalidInputError("eval_set needs eval_group= (its query sizes)")
+        if isinstance(eval_group, list) and len(eval_group) == 1 and not isinstance(eval_group[0], (int, float)):
+            eval_group = eval_group[0]
+        self._pending_groups = (group, eval_group)
+        try:
+            return super().fit(X, y, sample_weight=sample_weight, eval_set=eval_set)
+        finally:
+            del self._pending_groups
+
+
 def load_model(path_or_bytes):
     """Load a model file (or bytes) into the estimator its objective calls for."""
     model = Model.from_bytes(path_or_bytes) if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) \
         else Model.load(path_or_bytes)
     objective = model.info()["objective"]
-    est = GradientBoostingClassifier() if objective in ("binary", "multiclass") else GradientBoostingRegressor()
+    est = GradientBoostingClassifier() if objective in ("binary", "multiclass") \
+        else GradientBoostingRanker() if objective in RANKING_LOSSES else GradientBoostingRegressor()
     est._card_text = None
     est._set_fitted(model, None, None)
     return est

@@ -96,6 +96,9 @@ typedef struct sb_tdev_ops {
     sb_status (*add_tree)(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls);
     sb_status (*read_quantized)(sb_tdev *d, int32_t *gq, int32_t *hq); /* n each */
     sb_status (*read_margins)(sb_tdev *d, float *margins);             /* n x K, row-major */
+    /* Class cls's gradients and hessians := g[0, n), h[0, n), computed by the
+     * host (the ranking objectives, gbdt/rank.c), in place of gradients. */
+    sb_status (*set_gradients)(sb_tdev *d, int32_t cls, const float *g, const float *h);
 } sb_tdev_ops;
 
 /* The backends this build has: "cpu-batched" always; "cuda" with CUDA=1;

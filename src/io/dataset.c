@@ -5,6 +5,7 @@
 #include "dataset.h"
 #include "../models/model.h"
 #include <float.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -213,4 +214,122 @@ sb_status sb_dataset_read_for_model(const sb_model *m, const char *path, const c
     }
     *out = d;
     return SB_OK;
+}
+
+/* ---- query groups (ranking) ---- */
+
+/* Row r's query id := q; the ranking objectives take each run of equal
+ * consecutive ids as one query (src/models/gbdt/rank.c). */
+static sb_status set_qid_owned(sb_dataset *d, int32_t *qid) {
+    sb_free(d->t.qid);
+    d->t.qid = qid;
+    return SB_OK;
+}
+
+sb_status sb_dataset_set_group(sb_dataset *d, const int64_t *sizes, int64_t nq) {
+    sb_clear_error();
+    if (!d || (!sizes && nq)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_set_group: NULL argument");
+    int64_t total = 0;
+    for (int64_t q = 0; q < nq; q++) {
+        if (sizes[q] < 1)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "query %lld has size %lld; every query needs at least one row",
+                           (long long)q, (long long)sizes[q]);
+        total += sizes[q];
+        if (total > d->t.nrows) break;
+    }
+    if (total != d->t.nrows)
+        return sb_fail(SB_ERR_INVALID_INPUT, "query sizes add up to %s%lld rows; the data has %lld",
+                       total > d->t.nrows ? "more than " : "", (long long)total, (long long)d->t.nrows);
+    if (nq > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "more than %d queries", (int)INT32_MAX);
+    int32_t *qid = sb_malloc(sizeof(int32_t) * (size_t)(d->t.nrows ? d->t.nrows : 1));
+    if (!qid) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    int64_t r = 0;
+    for (int64_t q = 0; q < nq; q++)
+        for (int64_t k = 0; k < sizes[q]; k++) qid[r++] = (int32_t)q;
+    return set_qid_owned(d, qid);
+}
+
+sb_status sb_dataset_set_qid(sb_dataset *d, const int32_t *qid, int64_t n) {
+    sb_clear_error();
+    if (!d || !qid) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_set_qid: NULL argument");
+    if (n != d->t.nrows)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "qid has %lld values for %lld rows", (long long)n,
+                       (long long)d->t.nrows);
+    int32_t *copy = sb_malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    if (!copy) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    memcpy(copy, qid, sizeof(int32_t) * (size_t)n);
+    return set_qid_owned(d, copy);
+}
+
+sb_status sb_dataset_read_query_file(sb_dataset *d, const char *path) {
+    sb_clear_error();
+    if (!d || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read_query_file: NULL argument");
+    FILE *fp = fopen(path, "r");
+    if (!fp) return sb_fail(SB_ERR_IO, "cannot open query file '%s'", path);
+    int64_t n = 0, cap = 0, *sizes = NULL;
+    char line[128];
+    int64_t lineno = 0;
+    sb_status st = SB_OK;
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        char *end;
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+            line[--len] = '\0';
+        if (!len) continue;
+        long long v = strtoll(line, &end, 10);
+        if (*end || v < 1 || v > INT32_MAX) {
+            st = sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\" is not a query size (an integer >= 1)", path,
+                         (long long)lineno, line);
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 1024;
+            int64_t *ns = sb_realloc(sizes, sizeof(int64_t) * (size_t)cap);
+            if (!ns) {
+                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+                break;
+            }
+            sizes = ns;
+        }
+        sizes[n++] = v;
+    }
+    fclose(fp);
+    if (st == SB_OK) {
+        st = sb_dataset_set_group(d, sizes, n);
+        if (st != SB_OK) st = sb_fail(st, "%s: %s", path, sb_last_error());
+    }
+    sb_free(sizes);
+    return st;
+}
+
+sb_status sb_dataset_group_column(sb_dataset *d, const char *name) {
+    sb_clear_error();
+    if (!d || !name) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_group_column: NULL argument");
+    int32_t c = -1;
+    for (int32_t k = 0; k < d->t.ncols && c < 0; k++)
+        if (!strcmp(d->t.names[k], name)) c = k;
+    if (c < 0) return sb_fail(SB_ERR_INVALID_INPUT, "no group column \"%s\" among the features", name);
+    if (d->t.ncols < 2) return sb_fail(SB_ERR_INVALID_INPUT, "the group column \"%s\" is the only column", name);
+    const int64_t n = d->t.nrows;
+    const int32_t nc = d->t.ncols;
+    int32_t *qid = sb_malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    if (!qid) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (int64_t r = 0; r < n; r++) {
+        float v = d->t.x[r * nc + c];
+        if (!(v >= 0.0f && v <= 2147483520.0f && v == (float)(int64_t)v)) {
+            sb_free(qid);
+            return sb_fail(SB_ERR_INVALID_INPUT, "group column \"%s\", row %lld: %g is not a query id (an integer >= 0)",
+                           name, (long long)r, (double)v);
+        }
+        qid[r] = (int32_t)v;
+    }
+    /* remove the column from the features, in place */
+    for (int64_t r = 0; r < n; r++)
+        for (int32_t k = 0; k < nc; k++)
+            if (k != c) d->t.x[r * (nc - 1) + (k < c ? k : k - 1)] = d->t.x[r * nc + k];
+    sb_free(d->t.names[c]);
+    memmove(d->t.names + c, d->t.names + c + 1, sizeof(char *) * (size_t)(nc - 1 - c));
+    d->t.ncols = nc - 1;
+    return set_qid_owned(d, qid);
 }

@@ -114,6 +114,8 @@ static const char *objective_name(int32_t objective) {
     case SB_OBJ_REGRESSION: return "regression";
     case SB_OBJ_BINARY: return "binary";
     case SB_OBJ_MULTICLASS: return "multiclass";
+    case SB_OBJ_LAMBDARANK: return "lambdarank";
+    case SB_OBJ_RANK_PAIRWISE: return "rank_pairwise";
     case SB_OBJ_FOREST_CLASSES: return "classification";
     case SB_OBJ_ISOLATION: return "isolation";
     }
@@ -301,13 +303,13 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
         return sb_fail(bad, "%s: family %d is not a tree family (0..3)", who, (int)m->family);
-    if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_MULTICLASS) && m->objective != SB_OBJ_FOREST_CLASSES &&
-        m->objective != SB_OBJ_ISOLATION)
-        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 10 forest classes, "
-                       "11 isolation)", who, (int)m->objective);
+    if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE) &&
+        m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
+        return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
+                       "4 rank_pairwise, 10 forest classes, 11 isolation)", who, (int)m->objective);
     {
-        /* objectives by family: gbdt 0-2; forests 0 and 10; isolation forest 11 */
-        const int fits = m->family == SB_FAMILY_GBDT ? m->objective <= SB_OBJ_MULTICLASS
+        /* objectives by family: gbdt 0-4; forests 0 and 10; isolation forest 11 */
+        const int fits = m->family == SB_FAMILY_GBDT ? m->objective <= SB_OBJ_RANK_PAIRWISE
                        : m->family == SB_FAMILY_ISOLATION_FOREST
                            ? m->objective == SB_OBJ_ISOLATION
                            : m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_FOREST_CLASSES;

@@ -154,6 +154,8 @@ SB_FN sb_i32 sb_k_walk_bins(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_u8
 #define SB_K_OBJ_REGRESSION 0
 #define SB_K_OBJ_BINARY 1
 #define SB_K_OBJ_MULTICLASS 2
+#define SB_K_OBJ_LAMBDARANK 3     /* ranking: gradients from the host (gbdt/rank.c); a margin is a score */
+#define SB_K_OBJ_RANK_PAIRWISE 4
 #define SB_K_OBJ_FOREST_CLASSES 10
 #define SB_K_OBJ_ISOLATION 11
 
@@ -231,7 +233,8 @@ SB_FN void sb_k_margins(const SB_GLOBAL sb_k_pnode *nodes, const SB_GLOBAL sb_i3
 SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLOBAL float *m, SB_GLOBAL float *out) {
     if (kind == SB_K_PREDICT_RAW) {
         for (sb_i32 c = 0; c < K; c++) out[c] = m[c];
-    } else if (objective == SB_K_OBJ_REGRESSION) {
+    } else if (objective == SB_K_OBJ_REGRESSION || objective == SB_K_OBJ_LAMBDARANK ||
+               objective == SB_K_OBJ_RANK_PAIRWISE) {
         out[0] = m[0];
     } else if (objective == SB_K_OBJ_ISOLATION) {
         out[0] = sb_expf(-m[0] * 0.693147182f); /* the anomaly score 2^(-E[h] / c(psi)) */

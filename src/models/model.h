@@ -11,6 +11,8 @@ enum sb_objective {
     SB_OBJ_REGRESSION = 0, /* squared error */
     SB_OBJ_BINARY = 1,     /* logistic loss, labels 0/1 */
     SB_OBJ_MULTICLASS = 2, /* softmax, labels 0..num_class-1 */
+    SB_OBJ_LAMBDARANK = 3, /* LambdaRank (NDCG), relevance labels, query groups (gbdt/rank.c) */
+    SB_OBJ_RANK_PAIRWISE = 4, /* RankNet pairwise logistic, query groups (gbdt/rank.c) */
     SB_OBJ_FOREST_CLASSES = 10, /* forests: margins are the averaged class frequencies (num_class >= 2) */
     SB_OBJ_ISOLATION = 11       /* isolation forest: the margin is E[h] / c(psi); the value is 2^-margin */
 };

@@ -85,6 +85,8 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_ISOLATION))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model has no probabilities",
                        m->objective == SB_OBJ_ISOLATION ? "isolation forest" : "regression");
+    if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_LAMBDARANK || m->objective == SB_OBJ_RANK_PAIRWISE))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a ranking model has no probabilities (its scores order documents)");
     if (d->t.ncols != m->num_features)
         return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                        (int)m->num_features, (int)d->t.ncols);

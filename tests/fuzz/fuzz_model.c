@@ -38,8 +38,10 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
     for (int kind = 0; kind <= 2; kind++) {
         size_t got = 0;
         sb_status st = sb_model_predict(m, d, (sb_predict_kind)kind, out, sizeof out / sizeof out[0], &got);
-        /* Probabilities of a regression model are refused by name. */
-        int no_proba = kind == SB_PREDICT_PROBA && strcmp(info.objective, "regression") == 0;
+        /* Probabilities of a regression or ranking model are refused by name. */
+        int no_proba = kind == SB_PREDICT_PROBA &&
+                       (strcmp(info.objective, "regression") == 0 || strcmp(info.objective, "lambdarank") == 0 ||
+                        strcmp(info.objective, "rank_pairwise") == 0);
         sb_fuzz_require(no_proba ? st == SB_ERR_INVALID_ARGUMENT : st == SB_OK);
         if (kind == SB_PREDICT_RAW) sb_fuzz_require(got == 2 * (size_t)info.num_class);
     }

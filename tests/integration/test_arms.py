@@ -116,3 +116,16 @@ def test_verify_fails_on_an_arm_and_names_the_stage():
     r = run_bin("x86_64", "samebits", ["verify", "profile-core"], sabotage="libm-exp")
     assert r.returncode == 1, r.stdout
     assert "profile-core    DIFFERS: differ at stage 5: math.exp (digest)" in r.stdout, r.stdout
+
+
+# ---- ranking arm (issue #8) ----
+
+@pytest.mark.parametrize("fixture,stage", [("gbdt-lambdarank", "tree0.grad_q"), ("gbdt-rank-pairwise", "tree1.grad_q")])
+def test_arm_rank_ties_without_total_order_is_caught(fixture, stage, tmp_path):
+    """Documents with equal margins ranked by another rule than (margin, row):
+    every margin is equal before the first tree, so lambdarank's position
+    discounts change at once; pairwise gradients do not depend on positions, so
+    only the order of its sums can show, from the second tree on."""
+    card = _card("x86_64", fixture, 1, tmp_path, "rank-ties")
+    d = _first_diff(reference_card(fixture), card)
+    assert d is not None and stage in d, d

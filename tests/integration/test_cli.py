@@ -124,7 +124,7 @@ def test_out_of_memory_is_a_named_error_at_every_allocation():
 def test_verify_runs_every_fixture_against_its_reference():
     r = samebits("verify", "--threads", "2")
     assert r.returncode == 0, r.stdout + r.stderr
-    n = len(FIXTURES)
+    n = len(FIXTURES)  # the ranking fixtures included
     assert f"{n} fixtures: {n} identical, 0 not identical" in r.stdout and "verify: PASS" in r.stdout
     r = samebits("verify", "gbdt-binary", "nope")
     assert r.returncode == 1

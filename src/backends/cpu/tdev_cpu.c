@@ -228,10 +228,16 @@ static sb_status cpu_read_margins(sb_tdev *d, float *m) {
     return SB_OK;
 }
 
+static sb_status cpu_set_gradients(sb_tdev *d, int32_t cls, const float *g, const float *h) {
+    memcpy(d->g + (int64_t)cls * d->n, g, sizeof(float) * (size_t)d->n);
+    memcpy(d->h + (int64_t)cls * d->n, h, sizeof(float) * (size_t)d->n);
+    return SB_OK;
+}
+
 static const sb_tdev_ops k_cpu_ops = {
     "cpu-batched", cpu_open,     cpu_close,    cpu_gradients, cpu_quantize,  cpu_set_rows,
     cpu_set_mask,  cpu_reserve,  cpu_partition, cpu_hist,     cpu_subtract,  cpu_best,
-    cpu_read_hist, cpu_add_tree, cpu_read_quantized, cpu_read_margins,
+    cpu_read_hist, cpu_add_tree, cpu_read_quantized, cpu_read_margins, cpu_set_gradients,
 };
 
 const sb_tdev_ops *sb_tdev_cpu_ops(void) { return &k_cpu_ops; }

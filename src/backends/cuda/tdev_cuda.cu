@@ -849,6 +849,13 @@ static sb_status cu_read_margins(sb_tdev *d, float *m) {
     return SB_OK;
 }
 
+/* Host-computed gradients of class cls (the ranking objectives): uploaded as they are. */
+static sb_status cu_set_gradients(sb_tdev *d, int32_t cls, const float *g, const float *h) {
+    CK(cudaMemcpy(d->g + (int64_t)cls * d->n, g, sizeof(float) * (size_t)d->n, cudaMemcpyHostToDevice), "gradients");
+    CK(cudaMemcpy(d->h + (int64_t)cls * d->n, h, sizeof(float) * (size_t)d->n, cudaMemcpyHostToDevice), "hessians");
+    return SB_OK;
+}
+
 /* The operations, timed when asked (see SAMEBITS_CUDA_TIMING). */
 static sb_status cu_gradients(sb_tdev *d, float *maxabs) {
     t_begin(d);
@@ -917,7 +924,7 @@ static sb_status cu_add_tree(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes
 static const sb_tdev_ops k_cuda_ops = {
     "cuda",       cu_open,     cu_close,     cu_gradients, cu_quantize, cu_set_rows,
     cu_set_mask,  cu_reserve,  cu_partition, cu_hist,      cu_subtract, cu_best,
-    cu_read_hist, cu_add_tree, cu_read_quantized, cu_read_margins,
+    cu_read_hist, cu_add_tree, cu_read_quantized, cu_read_margins, cu_set_gradients,
 };
 
 extern "C" const sb_tdev_ops *sb_tdev_cuda_ops(void) { return &k_cuda_ops; }

@@ -694,10 +694,18 @@ static sb_status ocl_read_margins(sb_tdev *d, float *m) {
     return get(d, d->margin, 0, m, sizeof(float) * (size_t)d->n * (size_t)d->K, "margins");
 }
 
+/* Host-computed gradients of class cls (the ranking objectives) into the
+ * device's class-major gradient buffers. */
+static sb_status ocl_set_gradients(sb_tdev *d, int32_t cls, const float *g, const float *h) {
+    const size_t off = sizeof(float) * (size_t)cls * (size_t)d->n, bytes = sizeof(float) * (size_t)d->n;
+    sb_status st = put(d, d->g, off, g, bytes, "gradients");
+    return st != SB_OK ? st : put(d, d->h, off, h, bytes, "hessians");
+}
+
 static const sb_tdev_ops k_opencl_ops = {
     "opencl",       ocl_open,     ocl_close,     ocl_gradients, ocl_quantize, ocl_set_rows,
     ocl_set_mask,   ocl_reserve,  ocl_partition, ocl_hist,      ocl_subtract, ocl_best,
-    ocl_read_hist,  ocl_add_tree, ocl_read_quantized, ocl_read_margins,
+    ocl_read_hist,  ocl_add_tree, ocl_read_quantized, ocl_read_margins, ocl_set_gradients,
 };
 
 const sb_tdev_ops *sb_tdev_opencl_ops(void) { return &k_opencl_ops; }

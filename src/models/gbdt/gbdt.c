@@ -11,6 +11,7 @@
  */
 #include "gbdt_params.h"
 #include "metrics.h"
+#include "rank.h"
 #include "../model.h"
 #include "../trees/binning.h"
 #include "../trees/grow.h"
@@ -57,6 +58,10 @@ typedef struct fit {
     const sb_tdev_ops *ops;
     sb_tdev *dev;
     int32_t *hoff;        /* histogram layout: feature f's bins start at hoff[f] */
+    /* ranking objectives (rank.c): the configuration and the query groups */
+    int ranking;
+    sb_rank_cfg rc;
+    sb_rank_groups tq, vq;
 } fit;
 
 static sb_status record(fit *f, const char *tag, sb_dtype dt, const void *data, uint64_t n) {
@@ -75,7 +80,8 @@ static sb_status check_labels(const gbdt_params *p, const sb_table *t, const cha
         if (p->objective == SB_OBJ_BINARY && y != 0.0f && y != 1.0f)
             return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is %g; objective=binary needs 0 or 1",
                            which, (long long)r, (double)y);
-        if (p->objective == SB_OBJ_MULTICLASS) {
+        if (p->objective == SB_OBJ_MULTICLASS || sb_gbdt_is_ranking(p->objective)) {
+            if (sb_gbdt_is_ranking(p->objective)) continue; /* rank.c checks relevance labels */
             if (y > 1023.0f) /* the class limit, by name */
                 return sb_fail(SB_ERR_LIMIT, "%s label of row %lld is %g; multiclass supports at most 1024 classes (labels 0..1023)",
                                which, (long long)r, (double)y);
@@ -102,7 +108,7 @@ static sb_status check_labels(const gbdt_params *p, const sb_table *t, const cha
 static float base_score(const fit *f) {
     const gbdt_params *p = f->p;
     if (p->has_base_score) return p->base_score;
-    if (p->objective == SB_OBJ_MULTICLASS) return 0.0f;
+    if (p->objective == SB_OBJ_MULTICLASS || sb_gbdt_is_ranking(p->objective)) return 0.0f;
     sb_sacc num, den;
     sb_sacc_init(&num);
     sb_sacc_init(&den);
@@ -159,6 +165,18 @@ static void grad_task(void *ctx, int64_t task) {
         f->maxabs[2 * (task * K + c)] = mg1 > mg0 ? mg1 : mg0;
         f->maxabs[2 * (task * K + c) + 1] = mh1 > mh0 ? mh1 : mh0;
     }
+}
+
+/* Ranking: every row's gradient from its query (rank.c); the maxima go where
+ * grad_task's would, task 0 holding them and the others zero. */
+static sb_status rank_gradients(fit *f, int64_t ntasks) {
+    float mx[2];
+    sb_status st = sb_rank_gradients(&f->rc, &f->tq, f->tr->label, f->tr->weight, f->pred, f->g, f->h, mx);
+    if (st != SB_OK) return st;
+    for (int64_t k = 0; k < ntasks; k++) f->maxabs[2 * k] = f->maxabs[2 * k + 1] = 0.0f;
+    f->maxabs[0] = mx[0];
+    f->maxabs[1] = mx[1];
+    return SB_OK;
 }
 
 static void quant_task(void *ctx, int64_t task) {
@@ -424,7 +442,15 @@ static sb_status dev_open(fit *f, float base) {
 static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
     const int64_t n = f->tr->nrows;
     const int32_t K1 = f->K;
-    sb_status st = f->ops->gradients(f->dev, f->maxabs);
+    sb_status st;
+    if (f->ranking) {
+        /* Ranking gradients are the host's (rank.c), from the device's margins. */
+        if ((st = f->ops->read_margins(f->dev, f->pred)) != SB_OK) return st;
+        if ((st = rank_gradients(f, 1)) != SB_OK) return st;
+        st = f->ops->set_gradients(f->dev, 0, f->g, f->h);
+    } else {
+        st = f->ops->gradients(f->dev, f->maxabs);
+    }
     if (st != SB_OK) return st;
     for (int32_t c = 0; c < K1; c++) {
         const int32_t t = it * K1 + c;
@@ -484,6 +510,14 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "early_stopping_rounds needs validation data");
     if (n > INT32_MAX) /* row indices are int32 (trees/grow.h) */
         return sb_fail(SB_ERR_LIMIT, "gbdt: %lld training rows; at most %d", (long long)n, (int)INT32_MAX);
+    if (sb_gbdt_is_ranking(p.objective)) {
+        f.ranking = 1;
+        f.rc = (sb_rank_cfg){p.objective, p.rank_truncation, p.rank_norm, p.rank_sigma, p.ngain, p.label_gain};
+        if ((st = sb_rank_check_labels(&f.rc, f.tr, "training")) != SB_OK) return st;
+        if (f.va && (st = sb_rank_check_labels(&f.rc, f.va, "validation")) != SB_OK) return st;
+        if ((st = sb_rank_groups_build(f.tr, "training", &f.tq)) != SB_OK) goto done;
+        if (f.va && (st = sb_rank_groups_build(f.va, "validation", &f.vq)) != SB_OK) goto done;
+    }
     f.K = p.objective == SB_OBJ_MULTICLASS ? K : 1;
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
@@ -533,7 +567,11 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         if (f.dev) {
             if ((st = dev_iteration(&f, it, &gp)) != SB_OK) goto done;
         } else {
-        sb_parallel_for(ntasks, grad_task, &f);
+        if (f.ranking) {
+            if ((st = rank_gradients(&f, ntasks)) != SB_OK) goto done;
+        } else {
+            sb_parallel_for(ntasks, grad_task, &f);
+        }
         for (int32_t c = 0; c < K1; c++) {
             const int32_t t = it * K1 + c;
             f.cls = c;
@@ -572,12 +610,20 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             const sb_table *et = f.va ? f.va : f.tr;
             float v;
             if (f.dev && !f.va && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK) goto done;
-            if ((st = sb_metric_eval(p.metric, p.objective, f.va ? f.vpred : f.pred, et->nrows, K1, et->label,
-                                     et->weight, &v)) != SB_OK)
-                goto done;
+            if (f.ranking)
+                st = sb_rank_metric(p.metric == SB_METRIC_MAP, p.metric_at, &f.rc, f.va ? &f.vq : &f.tq, et->label,
+                                    f.va ? f.vpred : f.pred, &v);
+            else
+                st = sb_metric_eval(p.metric, p.objective, f.va ? f.vpred : f.pred, et->nrows, K1, et->label,
+                                    et->weight, &v);
+            if (st != SB_OK) goto done;
+            char mname[48];
+            if (f.ranking)
+                snprintf(mname, sizeof mname, "%s@%d", sb_metric_name(p.metric), (int)p.metric_at);
+            else
+                snprintf(mname, sizeof mname, "%s", sb_metric_name(p.metric));
             if (log_now)
-                fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), f.va ? "valid" : "train",
-                        sb_metric_name(p.metric), (double)v);
+                fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), f.va ? "valid" : "train", mname, (double)v);
             if (p.early_stopping_rounds > 0) {
                 if (best_iter < 0 || sb_metric_better(p.metric, v, best_metric)) {
                     best_metric = v;
@@ -585,7 +631,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
                 } else if (it - best_iter >= p.early_stopping_rounds) {
                     if (p.eval_period > 0)
                         fprintf(stderr, "early stopping: best iteration %d, %s %.6g\n", (int)(best_iter + 1),
-                                sb_metric_name(p.metric), (double)best_metric);
+                                mname, (double)best_metric);
                     break;
                 }
             }
@@ -619,6 +665,8 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     *out = m;
 done:
     if (f.ops) f.ops->close(f.dev);
+    sb_rank_groups_release(&f.tq);
+    sb_rank_groups_release(&f.vq);
     sb_free(f.hoff);
     sb_grow_scratch_release(&f.ws);
     sb_bins_release(&f.bins);

@@ -12,11 +12,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const k_metrics[] = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror"};
-static const char *const k_objectives[] = {"regression", "binary", "multiclass"};
+static const char *const k_metrics[] = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror", "ndcg", "map"};
+static const char *const k_objectives[] = {"regression", "binary", "multiclass", "lambdarank", "rank_pairwise"};
 
-const char *sb_metric_name(int32_t m) { return m >= 0 && m < 7 ? k_metrics[m] : "default"; }
-const char *sb_objective_name(int32_t o) { return o >= 0 && o < 3 ? k_objectives[o] : "unknown"; }
+const char *sb_metric_name(int32_t m) { return m >= 0 && m < 9 ? k_metrics[m] : "default"; }
+const char *sb_objective_name(int32_t o) { return o >= 0 && o < 5 ? k_objectives[o] : "unknown"; }
+int sb_gbdt_is_ranking(int32_t o) { return o == SB_OBJ_LAMBDARANK || o == SB_OBJ_RANK_PAIRWISE; }
+
+static sb_status parse_float(const char *key, const char *v, float lo, float hi, int lo_open, float *out);
+
+/* label_gain: comma-separated non-negative floats, at most 64. */
+static sb_status parse_gains(const char *key, const char *v, gbdt_params *p) {
+    int32_t n = 0;
+    const char *s = v;
+    for (;;) {
+        char buf[64];
+        size_t len = strcspn(s, ",");
+        if (len == 0 || len >= sizeof buf || n == 64)
+            return sb_fail(n == 64 ? SB_ERR_LIMIT : SB_ERR_INVALID_ARGUMENT,
+                           "parameter %s='%s' must be 1 to 64 comma-separated numbers >= 0", key, v);
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        sb_status st = parse_float(key, buf, 0.0f, 1e30f, 0, &p->label_gain[n]);
+        if (st != SB_OK) return st;
+        n++;
+        if (!s[len]) break;
+        s += len + 1;
+    }
+    p->ngain = n;
+    return SB_OK;
+}
 
 static sb_status parse_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out) {
     char *end;
@@ -59,8 +84,13 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
             p->objective = SB_OBJ_BINARY;
         else if (!strcmp(v, "multiclass") || !strcmp(v, "multi:softmax") || !strcmp(v, "multi:softprob") || !strcmp(v, "softmax"))
             p->objective = SB_OBJ_MULTICLASS;
+        else if (!strcmp(v, "lambdarank") || !strcmp(v, "rank:ndcg"))
+            p->objective = SB_OBJ_LAMBDARANK;
+        else if (!strcmp(v, "rank_pairwise") || !strcmp(v, "rank:pairwise") || !strcmp(v, "pairwise"))
+            p->objective = SB_OBJ_RANK_PAIRWISE;
         else
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "objective '%s' is not supported; objectives: regression, binary, multiclass", v);
+            return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                           "objective '%s' is not supported; objectives: regression, binary, multiclass, lambdarank, rank_pairwise", v);
     } else if (is(key, "num_class", "num_classes", NULL, NULL)) {
         if ((st = parse_int(key, v, 3, 1024, &i)) == SB_OK) p->num_class = (int32_t)i;
     } else if (is(key, "n_estimators", "num_iterations", "num_boost_round", "num_trees")) {
@@ -100,13 +130,31 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if ((st = parse_int(key, v, 0, 1000000, &i)) == SB_OK) p->early_stopping_rounds = (int32_t)i;
     } else if (is(key, "metric", "eval_metric", NULL, NULL)) {
         p->metric = -1;
-        for (int32_t m = 0; m < 7; m++)
+        for (int32_t m = 0; m < 9; m++)
             if (!strcmp(v, k_metrics[m])) p->metric = m;
+        if (!strncmp(v, "ndcg@", 5) || !strncmp(v, "map@", 4)) { /* the k of ndcg@k, map@k */
+            const char *at = strchr(v, '@') + 1;
+            if ((st = parse_int(key, at, 1, 1000000, &i)) != SB_OK) return st;
+            p->metric = v[0] == 'n' ? SB_METRIC_NDCG : SB_METRIC_MAP;
+            p->metric_at = (int32_t)i;
+        }
         if (!strcmp(v, "l2")) p->metric = SB_METRIC_RMSE;
         if (!strcmp(v, "binary_logloss")) p->metric = SB_METRIC_LOGLOSS;
         if (!strcmp(v, "multi_logloss")) p->metric = SB_METRIC_MLOGLOSS;
         if (p->metric < 0)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: rmse, mae, logloss, error, auc, mlogloss, merror", v);
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: rmse, mae, logloss, error, auc, mlogloss, merror, ndcg@k, map@k", v);
+    } else if (is(key, "eval_at", "ndcg_eval_at", "ndcg_at", "map_eval_at")) {
+        if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->metric_at = (int32_t)i;
+    } else if (is(key, "lambdarank_truncation_level", NULL, NULL, NULL)) {
+        if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->rank_truncation = (int32_t)i;
+    } else if (is(key, "lambdarank_norm", NULL, NULL, NULL)) {
+        if (!strcmp(v, "true") || !strcmp(v, "1")) p->rank_norm = 1;
+        else if (!strcmp(v, "false") || !strcmp(v, "0")) p->rank_norm = 0;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
+    } else if (is(key, "sigmoid", NULL, NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1e6f, 1, &p->rank_sigma);
+    } else if (is(key, "label_gain", NULL, NULL, NULL)) {
+        st = parse_gains(key, v, p);
     } else if (is(key, "eval_period", "verbose_eval", "log_period", NULL)) {
         if ((st = parse_int(key, v, 0, 1000000, &i)) == SB_OK) p->eval_period = (int32_t)i;
     } else if (is(key, "bin_sample_rows", "bin_construct_sample_cnt", "subsample_for_bin", NULL)) {
@@ -156,6 +204,12 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->colsample = 1.0f;
     p->metric = -1;
     p->bin_sample_rows = 200000;
+    p->metric_at = 10;
+    p->rank_truncation = 30;
+    p->rank_norm = 1;
+    p->rank_sigma = 1.0f;
+    p->ngain = 31; /* 2^i - 1, i = 0..30, as LightGBM */
+    for (int32_t g = 0; g < 31; g++) p->label_gain[g] = (float)((UINT32_C(1) << g) - 1u);
     sb_numeric_mode m;
     sb_status st = sb_params_resolve_mode(params, SB_FAMILY_GBDT, &m);
     if (st != SB_OK) return st;
@@ -180,19 +234,63 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     if (p->metric >= 0) {
         int ok = p->objective == SB_OBJ_REGRESSION ? (p->metric <= SB_METRIC_MAE)
                : p->objective == SB_OBJ_BINARY ? (p->metric >= SB_METRIC_LOGLOSS && p->metric <= SB_METRIC_AUC)
-                                               : (p->metric >= SB_METRIC_MLOGLOSS);
+               : sb_gbdt_is_ranking(p->objective) ? (p->metric == SB_METRIC_NDCG || p->metric == SB_METRIC_MAP)
+                                               : (p->metric == SB_METRIC_MLOGLOSS || p->metric == SB_METRIC_MERROR);
         if (!ok)
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' does not fit objective '%s'",
                            sb_metric_name(p->metric), sb_objective_name(p->objective));
     } else {
         p->metric = p->objective == SB_OBJ_REGRESSION ? SB_METRIC_RMSE
-                  : p->objective == SB_OBJ_BINARY ? SB_METRIC_LOGLOSS : SB_METRIC_MLOGLOSS;
+                  : p->objective == SB_OBJ_BINARY ? SB_METRIC_LOGLOSS
+                  : sb_gbdt_is_ranking(p->objective) ? SB_METRIC_NDCG : SB_METRIC_MLOGLOSS;
     }
     return SB_OK;
 }
 
+static int line_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The ranking keys added to the text of a ranking model (other models' text is
+ * unchanged), and every line sorted again by key. */
+static sb_status ranking_text(const gbdt_params *p, char *buf, size_t cap) {
+    char extra[1536], metric[32];
+    int n = snprintf(extra, sizeof extra, "eval_at=%d\nlambdarank_norm=%s\nlambdarank_truncation_level=%d\nsigmoid=%.9g\nlabel_gain=",
+                     (int)p->metric_at, p->rank_norm ? "true" : "false", (int)p->rank_truncation, (double)p->rank_sigma);
+    for (int32_t g = 0; g < p->ngain && n > 0 && n < (int)sizeof extra; g++)
+        n += snprintf(extra + n, sizeof extra - (size_t)n, "%s%.9g", g ? "," : "", (double)p->label_gain[g]);
+    if (n <= 0 || n + 2 >= (int)sizeof extra) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    extra[n++] = '\n';
+    extra[n] = '\0';
+    snprintf(metric, sizeof metric, "metric=%s@%d\n", sb_metric_name(p->metric), (int)p->metric_at);
+    /* split both texts into lines, replacing the metric line */
+    char all[4096], *lines[64];
+    int nl = 0;
+    size_t len = strlen(buf);
+    if (len + strlen(extra) + strlen(metric) >= sizeof all) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    memcpy(all, buf, len);
+    memcpy(all + len, extra, strlen(extra) + 1);
+    for (char *s = all; *s && nl < 63;) {
+        char *e = strchr(s, '\n');
+        *e = '\0';
+        if (strncmp(s, "metric=", 7) != 0) lines[nl++] = s;
+        s = e + 1;
+    }
+    metric[strlen(metric) - 1] = '\0';
+    lines[nl++] = metric;
+    qsort(lines, (size_t)nl, sizeof(char *), line_cmp);
+    size_t o = 0;
+    for (int k = 0; k < nl; k++) {
+        size_t l = strlen(lines[k]);
+        if (o + l + 2 > cap) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+        memcpy(buf + o, lines[k], l);
+        buf[o + l] = '\n';
+        o += l + 1;
+    }
+    buf[o] = '\0';
+    return SB_OK;
+}
+
 sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
-    char buf[2048], base[32] = "auto";
+    char buf[4096], base[32] = "auto";
     if (p->has_base_score) snprintf(base, sizeof base, "%.9g", (double)p->base_score);
     /* Keys in sorted order; floats with 9 significant digits (round-trip exact). */
     int n = snprintf(buf, sizeof buf,
@@ -209,6 +307,10 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
                      sb_numeric_mode_name((sb_numeric_mode)p->numeric_mode), sb_objective_name(p->objective),
                      (double)p->reg_lambda, (unsigned long long)p->seed, (double)p->subsample);
     if (n < 0 || n >= (int)sizeof buf) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    if (sb_gbdt_is_ranking(p->objective)) {
+        sb_status st = ranking_text(p, buf, sizeof buf);
+        if (st != SB_OK) return st;
+    }
     *out = sb_strdup(buf);
     return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
 }

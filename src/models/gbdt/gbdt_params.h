@@ -10,7 +10,9 @@ enum sb_metric {
     SB_METRIC_ERROR = 3,
     SB_METRIC_AUC = 4,
     SB_METRIC_MLOGLOSS = 5,
-    SB_METRIC_MERROR = 6
+    SB_METRIC_MERROR = 6,
+    SB_METRIC_NDCG = 7, /* ranking: NDCG@metric_at (gbdt/rank.c) */
+    SB_METRIC_MAP = 8   /* ranking: MAP@metric_at */
 };
 
 typedef struct gbdt_params {
@@ -37,7 +39,17 @@ typedef struct gbdt_params {
     int32_t numeric_mode;
     int64_t bin_sample_rows;
     int32_t device;           /* SB_GBDT_DEVICE_*; not part of the model */
+    /* ranking (objective lambdarank or rank_pairwise; LightGBM's names) */
+    int32_t metric_at;        /* eval_at: the k of ndcg@k and map@k */
+    int32_t rank_truncation;  /* lambdarank_truncation_level */
+    int32_t rank_norm;        /* lambdarank_norm */
+    float rank_sigma;         /* sigmoid */
+    int32_t ngain;            /* label_gain entries */
+    float label_gain[64];
 } gbdt_params;
+
+/* 1 for the ranking objectives. */
+int sb_gbdt_is_ranking(int32_t objective);
 
 /* Where trees are grown: the CPU grower, or a tree device (src/backends/tdev.h). */
 enum { SB_GBDT_DEVICE_CPU = 0, SB_GBDT_DEVICE_CPU_BATCHED = 1, SB_GBDT_DEVICE_CUDA = 2, SB_GBDT_DEVICE_OPENCL = 3 };

@@ -122,5 +122,5 @@ sb_status sb_metric_eval(int32_t metric, int32_t objective, const float *margin,
 }
 
 int sb_metric_better(int32_t metric, float a, float b) {
-    return metric == SB_METRIC_AUC ? a > b : a < b;
+    return metric == SB_METRIC_AUC || metric == SB_METRIC_NDCG || metric == SB_METRIC_MAP ? a > b : a < b;
 }
