@@ -62,7 +62,10 @@ cat "$EV/facts.txt"
 say "building (CPU, CUDA, three CUDA arms)"
 make -j"$J" CC=gcc all >"$EV/build-cpu.log" 2>&1 || { say "FAILED: CPU build"; pack; exit 2; }
 make -j"$J" CC=gcc CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "FAILED: CUDA build"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
-for v in float-atomic libdevice-exp fmad; do
+# SKIP_ARMS=1: no arm builds or runs (a short identity run; arms are recorded by full runs)
+ARMS="float-atomic libdevice-exp fmad"
+[ "${SKIP_ARMS:-0}" = 1 ] && ARMS=""
+for v in $ARMS; do
   make -j"$J" CC=gcc CUDA=1 CUDA_VARIANT=$v all >"$EV/build-cuda-$v.log" 2>&1 &
 done
 wait
@@ -91,7 +94,7 @@ for f in $FIXTURES; do
   r=$(head -n 1 "$EV/cards/$f.cuda.diff")
   summary "cuda $f: $r ($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"
   [ "$r" = identical ] || { status=1; cat "$EV/cards/$f.cuda.log" "$EV/cards/$f.cuda.diff" | head -n 8 | tee -a "$LOG"; }
-  for v in float-atomic libdevice-exp fmad; do
+  for v in $ARMS; do
     if [ -x "build-cuda-$v/samebits" ]; then
       "build-cuda-$v/samebits" fixture run "$f" device=cuda --out "$EV/cards/$f.cuda-$v.card" >/dev/null 2>&1
       r=$(build/samebits card diff "fixtures/cards/$f.card" "$EV/cards/$f.cuda-$v.card" 2>&1 | head -n 1)
@@ -135,7 +138,9 @@ timeout 600 build/samebits verify --family gbdt --cards "$EV/cards-opencl" devic
 t1=$(date +%s.%N)
 summary "opencl device ${SAMEBITS_OPENCL_DEVICE:-default}: $(tail -n 2 "$EV/verify-opencl.txt" | tr '\n' ' ')($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"
 grep -E '^  gbdt-' "$EV/verify-opencl.txt" | sed 's/^  /opencl /' | while read -r line; do summary "$line"; done
-for a in float-atomic fast-relaxed-math contract mad-enable; do
+OCL_ARMS="float-atomic fast-relaxed-math contract mad-enable"
+[ "${SKIP_ARMS:-0}" = 1 ] && OCL_ARMS=""
+for a in $OCL_ARMS; do
   SAMEBITS_OPENCL_ARM=$a timeout 600 build/samebits verify --family gbdt device=opencl >"$EV/verify-opencl-arm-$a.txt" 2>&1
   summary "opencl arm $a: $(tail -n 1 "$EV/verify-opencl-arm-$a.txt"); first: $(grep -m1 -E 'DIFFERS|ERROR|REFUSED' "$EV/verify-opencl-arm-$a.txt" | sed 's/^ *//')"
 done

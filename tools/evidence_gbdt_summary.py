@@ -97,8 +97,14 @@ def summarize(folder, commit=None, note=None):
 
 
 def is_gbdt_folder(folder):
-    """Whether a folder was written by tools/device-gbdt.sh."""
-    return os.path.exists(os.path.join(folder, "facts.txt")) and os.path.exists(os.path.join(folder, "gpu_bench.json"))
+    """Whether a folder was written by tools/device-gbdt.sh (its summary ends the
+    fixtures with a "fixtures result:" line)."""
+    try:
+        with open(os.path.join(folder, "summary.txt")) as fh:
+            return os.path.exists(os.path.join(folder, "facts.txt")) and any(
+                l.startswith("fixtures result:") for l in fh)
+    except OSError:
+        return False
 
 
 def main(folder, commit=None, note=None):
