@@ -71,6 +71,12 @@ static inline void sb_chunk_range(int64_t n, int64_t grain, int64_t k, int64_t *
  * SB_ERR_NOT_FOUND past the end (no message: this is iteration). */
 sb_status sb_params_entry(const sb_params *p, int64_t index, const char **key, const char **value);
 
+/* A model parameter's text as an integer in [lo, hi] or a float in [lo, hi]
+ * ((lo, hi] when lo_open): a value beyond hi is SB_ERR_LIMIT, anything else
+ * out of its domain SB_ERR_INVALID_ARGUMENT, each naming the key. */
+sb_status sb_param_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out);
+sb_status sb_param_float(const char *key, const char *v, float lo, float hi, int lo_open, float *out);
+
 /* Host endianness, tested at run time (no macros to trust). */
 int sb_host_is_big_endian(void);
 

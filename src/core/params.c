@@ -3,6 +3,8 @@
  * are copied; setting a key again replaces its value; order of setting is kept.
  */
 #include "internal.h"
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct sb_params {
@@ -138,5 +140,32 @@ sb_status sb_params_entry(const sb_params *p, int64_t index, const char **key, c
     if (!p || index < 0 || index >= p->count) return SB_ERR_NOT_FOUND;
     *key = p->keys[index];
     *value = p->values[index];
+    return SB_OK;
+}
+
+/* ---- typed values of model parameters (shared by the families' parsers) ---- */
+
+sb_status sb_param_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (*v && !*end && ((errno == ERANGE && x > 0) || (!errno && x > hi))) /* a limit, by name */
+        return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' is beyond its limit %lld", key, v, (long long)hi);
+    if (!*v || *end || errno || x < lo || x > hi)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be an integer in %lld..%lld", key, v,
+                       (long long)lo, (long long)hi);
+    *out = x;
+    return SB_OK;
+}
+
+/* Floats are parsed with strtof: correctly rounded, the same bits everywhere. */
+sb_status sb_param_float(const char *key, const char *v, float lo, float hi, int lo_open, float *out) {
+    char *end;
+    errno = 0;
+    float x = strtof(v, &end);
+    if (!*v || *end || !(x >= lo && x <= hi) || (lo_open && x == lo))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be a number in %s%g, %g]", key, v,
+                       lo_open ? "(" : "[", (double)lo, (double)hi);
+    *out = x;
     return SB_OK;
 }

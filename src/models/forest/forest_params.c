@@ -5,28 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sb_status parse_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (*v && !*end && ((errno == ERANGE && x > 0) || (!errno && x > hi)))
-        return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' is beyond its limit %lld", key, v, (long long)hi);
-    if (!*v || *end || errno || x < lo || x > hi)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be an integer in %lld..%lld", key, v,
-                       (long long)lo, (long long)hi);
-    *out = x;
-    return SB_OK;
-}
+#define parse_int sb_param_int /* src/core/params.c */
 
+/* (lo, hi]: a fraction of rows or features */
 static sb_status parse_float(const char *key, const char *v, float lo, float hi, float *out) {
-    char *end;
-    errno = 0;
-    float x = strtof(v, &end);
-    if (!*v || *end || !(x > lo && x <= hi))
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be a number in (%g, %g]", key, v, (double)lo,
-                       (double)hi);
-    *out = x;
-    return SB_OK;
+    return sb_param_float(key, v, lo, hi, 1, out);
 }
 
 static sb_status parse_bool(const char *key, const char *v, int32_t *out) {

@@ -179,23 +179,24 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     sb_status st = sb_params_resolve_mode(params, SB_FAMILY_ISOLATION_FOREST, &mode);
     if (st != SB_OK) return st;
     for (int64_t k = 0; params && sb_params_entry(params, k, &key, &v) == SB_OK; k++) {
-        char *end;
-        long long x = strtoll(v, &end, 10);
-        int ok = *v && !*end;
-        if (!strcmp(key, "n_estimators")) ok = ok && x >= 1 && x <= 100000, T = x;
-        else if (!strcmp(key, "max_samples")) ok = ok && x >= 2 && x <= (1 << 24), psi = x;
-        else if (!strcmp(key, "seed") || !strcmp(key, "random_state")) ok = ok && x >= 0, seed = (uint64_t)x;
-        else if (!strcmp(key, "max_bin")) ok = ok && x >= 2 && x <= 255, max_bin = x;
-        else if (!strcmp(key, "bin_sample_rows")) ok = ok && x >= 1000, bin_rows = x;
-        else if (!strcmp(key, "numeric_mode")) ok = 1;
-        else if (!strcmp(key, "model") || !strcmp(key, "family")) ok = !strcmp(v, "isolation_forest");
-        else if (!strcmp(key, "device")) {
+        int64_t x = 0;
+        if (!strcmp(key, "n_estimators")) st = sb_param_int(key, v, 1, 100000, &T);
+        else if (!strcmp(key, "max_samples")) st = sb_param_int(key, v, 2, 1 << 24, &psi);
+        else if (!strcmp(key, "seed") || !strcmp(key, "random_state")) {
+            if ((st = sb_param_int(key, v, 0, INT64_MAX, &x)) == SB_OK) seed = (uint64_t)x;
+        } else if (!strcmp(key, "max_bin")) st = sb_param_int(key, v, 2, 255, &max_bin);
+        else if (!strcmp(key, "bin_sample_rows")) st = sb_param_int(key, v, 1000, INT64_C(1) << 40, &bin_rows);
+        else if (!strcmp(key, "numeric_mode")) st = SB_OK;
+        else if (!strcmp(key, "model") || !strcmp(key, "family")) {
+            if (strcmp(v, "isolation_forest") != 0)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "model '%s' is not an isolation forest", v);
+        } else if (!strcmp(key, "device")) {
             if (strcmp(v, "cpu") != 0)
                 return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device '%s' is not available for isolation forests yet", v);
-            ok = 1;
-        } else
+        } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for isolation forests (docs/forest.md)", key);
-        if (!ok) return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' is out of its domain", key, v);
+        }
+        if (st != SB_OK) return st;
     }
     ictx f;
     memset(&f, 0, sizeof f);

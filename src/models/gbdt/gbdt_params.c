@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define parse_int sb_param_int /* src/core/params.c */
+#define parse_float sb_param_float
+
 static const char *const k_metrics[] = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror", "ndcg", "map"};
 static const char *const k_objectives[] = {"regression", "binary", "multiclass", "lambdarank", "rank_pairwise"};
 
@@ -19,7 +22,6 @@ const char *sb_metric_name(int32_t m) { return m >= 0 && m < 9 ? k_metrics[m] : 
 const char *sb_objective_name(int32_t o) { return o >= 0 && o < 5 ? k_objectives[o] : "unknown"; }
 int sb_gbdt_is_ranking(int32_t o) { return o == SB_OBJ_LAMBDARANK || o == SB_OBJ_RANK_PAIRWISE; }
 
-static sb_status parse_float(const char *key, const char *v, float lo, float hi, int lo_open, float *out);
 
 /* label_gain: comma-separated non-negative floats, at most 64. */
 static sb_status parse_gains(const char *key, const char *v, gbdt_params *p) {
@@ -40,31 +42,6 @@ static sb_status parse_gains(const char *key, const char *v, gbdt_params *p) {
         s += len + 1;
     }
     p->ngain = n;
-    return SB_OK;
-}
-
-static sb_status parse_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out) {
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (*v && !*end && ((errno == ERANGE && x > 0) || (!errno && x > hi))) /* a limit, by name */
-        return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' is beyond its limit %lld", key, v, (long long)hi);
-    if (!*v || *end || errno || x < lo || x > hi)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be an integer in %lld..%lld", key, v,
-                       (long long)lo, (long long)hi);
-    *out = x;
-    return SB_OK;
-}
-
-/* Floats are parsed with strtof: correctly rounded, the same bits everywhere. */
-static sb_status parse_float(const char *key, const char *v, float lo, float hi, int lo_open, float *out) {
-    char *end;
-    errno = 0;
-    float x = strtof(v, &end);
-    if (!*v || *end || !(x >= lo && x <= hi) || (lo_open && x == lo))
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be a number in %s%g, %g]", key, v,
-                       lo_open ? "(" : "[", (double)lo, (double)hi);
-    *out = x;
     return SB_OK;
 }
 
