@@ -54,6 +54,13 @@ struct sb_model {
 /* A zeroed model; sb_model_free releases everything in it. */
 sb_status sb_model_alloc(sb_model **out);
 
+/* The last stages of a training card: the model's predictions of kind on its
+ * training data (stage pred_tag), then its file bytes (stage bytes_tag). */
+struct sb_card;
+struct sb_dataset;
+sb_status sb_model_record(struct sb_card *card, const sb_model *m, const struct sb_dataset *train, int32_t kind,
+                          const char *pred_tag, const char *bytes_tag);
+
 /* The model's trees as one array of *nnodes prediction nodes (kernels/tree.h),
  * tree i starting at (*nodes)[(*start)[i]]; the caller frees both with sb_free. */
 struct sb_k_pnode;

@@ -123,3 +123,22 @@ sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_ki
                            size_t *needed) {
     return sb_model_predict_on(m, d, kind, NULL, out, cap, needed);
 }
+
+sb_status sb_model_record(sb_card *card, const sb_model *m, const sb_dataset *train, int32_t kind,
+                          const char *pred_tag, const char *bytes_tag) {
+    size_t npred = 0, need = 0;
+    float *pred = NULL;
+    uint8_t *bytes = NULL;
+    sb_status st = sb_model_predict(m, train, (sb_predict_kind)kind, NULL, 0, &npred);
+    if (st == SB_OK && !(pred = sb_malloc(sizeof(float) * (npred ? npred : 1))))
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
+    if (st == SB_OK) st = sb_model_predict(m, train, (sb_predict_kind)kind, pred, npred, NULL);
+    if (st == SB_OK) st = sb_card_record(card, pred_tag, SB_DTYPE_F32, pred, npred);
+    if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, &need);
+    if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
+    if (st == SB_OK) st = sb_model_to_bytes(m, bytes, need, NULL);
+    if (st == SB_OK) st = sb_card_record(card, bytes_tag, SB_DTYPE_U8, bytes, need);
+    sb_free(pred);
+    sb_free(bytes);
+    return st;
+}

@@ -560,21 +560,8 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     m->trees = f.trees;
     m->ntrees = p.n_estimators * ncopies;
     f.trees = NULL;
-    if (card) {
-        size_t need = 0;
-        uint8_t *bytes = NULL;
-        float *pred = sb_malloc(sizeof(float) * (size_t)n * (size_t)ncopies);
-        if (!pred) st = oom();
-        if (st == SB_OK) st = sb_model_predict(m, train, SB_PREDICT_RAW, pred, (size_t)n * (size_t)ncopies, NULL);
-        if (st == SB_OK) st = sb_card_record(card, "forest.train_raw", SB_DTYPE_F32, pred, (uint64_t)n * (uint64_t)ncopies);
-        if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, &need);
-        if (st == SB_OK && !(bytes = sb_malloc(need))) st = oom();
-        if (st == SB_OK) st = sb_model_to_bytes(m, bytes, need, NULL);
-        if (st == SB_OK) st = sb_card_record(card, "forest.model_bytes", SB_DTYPE_U8, bytes, need);
-        sb_free(pred);
-        sb_free(bytes);
-        if (st != SB_OK) goto done;
-    }
+    if (card && (st = sb_model_record(card, m, train, SB_PREDICT_RAW, "forest.train_raw", "forest.model_bytes")) != SB_OK)
+        goto done;
     *out = m;
     m = NULL;
 done:

@@ -253,21 +253,9 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     m->trees = f.trees;
     m->ntrees = (int32_t)T;
     f.trees = NULL;
-    if (card) {
-        float *score = sb_malloc(sizeof(float) * (size_t)n);
-        size_t need = 0;
-        uint8_t *bytes = NULL;
-        if (!score) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
-        if (st == SB_OK) st = sb_model_predict(m, train, SB_PREDICT_VALUE, score, (size_t)n, NULL);
-        if (st == SB_OK) st = sb_card_record(card, "iforest.train_score", SB_DTYPE_F32, score, (uint64_t)n);
-        if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, &need);
-        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
-        if (st == SB_OK) st = sb_model_to_bytes(m, bytes, need, NULL);
-        if (st == SB_OK) st = sb_card_record(card, "iforest.model_bytes", SB_DTYPE_U8, bytes, need);
-        sb_free(score);
-        sb_free(bytes);
-        if (st != SB_OK) goto done;
-    }
+    if (card &&
+        (st = sb_model_record(card, m, train, SB_PREDICT_VALUE, "iforest.train_score", "iforest.model_bytes")) != SB_OK)
+        goto done;
     *out = m;
     m = NULL;
 done:

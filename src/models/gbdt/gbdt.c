@@ -644,18 +644,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     if ((st = make_model(&f, base, &m)) != SB_OK) goto done;
     if (f.card) {
         /* Margins of the final model on the training rows, then its bytes. */
-        float *margin = sb_malloc(sizeof(float) * (size_t)n * (size_t)K1);
-        size_t need = 0;
-        uint8_t *bytes = NULL;
-        if (!margin) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
-        if (st == SB_OK) st = sb_model_predict(m, train, SB_PREDICT_RAW, margin, (size_t)n * (size_t)K1, NULL);
-        if (st == SB_OK) st = record(&f, "gbdt.train_margin", SB_DTYPE_F32, margin, (uint64_t)n * (uint64_t)K1);
-        if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, &need);
-        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
-        if (st == SB_OK) st = sb_model_to_bytes(m, bytes, need, NULL);
-        if (st == SB_OK) st = record(&f, "gbdt.model_bytes", SB_DTYPE_U8, bytes, need);
-        sb_free(margin);
-        sb_free(bytes);
+        st = sb_model_record(f.card, m, train, SB_PREDICT_RAW, "gbdt.train_margin", "gbdt.model_bytes");
         if (st != SB_OK) {
             sb_model_free(m);
             m = NULL;

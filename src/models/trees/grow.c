@@ -39,10 +39,7 @@ typedef struct grow_ctx {
     int32_t *act;       /* the features the mask allows, ascending */
     int32_t nactive;
     /* the tree being built */
-    sb_tree_node *nodes;
-    int32_t *split_bin;
-    int64_t *node_g, *node_h;
-    int32_t nnodes, cap;
+    sb_node_list t;     /* the tree being built */
 } grow_ctx;
 
 /* ---- histograms ---- */
@@ -238,34 +235,56 @@ static void find_best(const grow_ctx *c, leaf *L) {
 
 /* ---- the tree ---- */
 
-static sb_status new_node(grow_ctx *c, int64_t G, int64_t H, int64_t C, int32_t *id) {
-    if (c->nnodes == c->cap) {
-        int32_t cap = c->cap ? c->cap * 2 : 64;
-        sb_tree_node *n = sb_realloc(c->nodes, sizeof(sb_tree_node) * (size_t)cap);
+sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int32_t *id) {
+    if (l->n == l->cap) {
+        int32_t cap = l->cap ? l->cap * 2 : 64;
+        sb_tree_node *n = sb_realloc(l->nodes, sizeof(sb_tree_node) * (size_t)cap);
         if (!n) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        c->nodes = n;
-        int32_t *s = sb_realloc(c->split_bin, sizeof(int32_t) * (size_t)cap);
+        l->nodes = n;
+        int32_t *s = sb_realloc(l->split_bin, sizeof(int32_t) * (size_t)cap);
         if (!s) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        c->split_bin = s;
-        int64_t *g = sb_realloc(c->node_g, sizeof(int64_t) * (size_t)cap);
+        l->split_bin = s;
+        int64_t *g = sb_realloc(l->node_g, sizeof(int64_t) * (size_t)cap);
         if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        c->node_g = g;
-        int64_t *h = sb_realloc(c->node_h, sizeof(int64_t) * (size_t)cap);
+        l->node_g = g;
+        int64_t *h = sb_realloc(l->node_h, sizeof(int64_t) * (size_t)cap);
         if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        c->node_h = h;
-        c->cap = cap;
+        l->node_h = h;
+        l->cap = cap;
     }
-    int32_t k = c->nnodes++;
-    sb_tree_node *n = &c->nodes[k];
+    int32_t k = l->n++;
+    sb_tree_node *n = &l->nodes[k];
     memset(n, 0, sizeof *n);
     n->feature = -1;
     n->left = n->right = -1;
     n->count = C;
-    c->split_bin[k] = -1;
-    c->node_g[k] = G;
-    c->node_h[k] = H;
+    l->split_bin[k] = -1;
+    l->node_g[k] = G;
+    l->node_h[k] = H;
     *id = k;
     return SB_OK;
+}
+
+void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float reg_lambda, float learning_rate,
+                         sb_grown *out) {
+    for (int32_t k = 0; k < l->n; k++) {
+        if (l->nodes[k].feature >= 0) continue;
+        l->nodes[k].value = sb_k_leaf_value(sb_k_dequant(l->node_g[k], g_scale), sb_k_dequant(l->node_h[k], h_scale),
+                                            reg_lambda, learning_rate);
+    }
+    out->tree.nnodes = l->n;
+    out->tree.nodes = l->nodes;
+    out->split_bin = l->split_bin;
+    l->nodes = NULL;
+    l->split_bin = NULL;
+}
+
+void sb_node_list_release(sb_node_list *l) {
+    sb_free(l->nodes);
+    sb_free(l->split_bin);
+    sb_free(l->node_g);
+    sb_free(l->node_h);
+    memset(l, 0, sizeof *l);
 }
 
 /* Stable partition of rows[L->begin, L->end) by the leaf's best split, in
@@ -430,7 +449,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     }
     root.C = nrows;
     memcpy(out->root_hist, root.hist, sizeof(hentry) * (size_t)c.total);
-    if ((st = new_node(&c, root.G, root.H, root.C, &root.node)) != SB_OK) {
+    if ((st = sb_node_list_add(&c.t, root.G, root.H, root.C, &root.node)) != SB_OK) {
         sb_free(root.hist);
         goto done;
     }
@@ -449,16 +468,16 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
         Lc.G = P.best.lg; Lc.H = P.best.lh; Lc.C = P.best.lc;
         Rc.G = P.G - Lc.G; Rc.H = P.H - Lc.H; Rc.C = P.C - Lc.C;
         Lc.depth = Rc.depth = P.depth + 1;
-        if ((st = new_node(&c, Lc.G, Lc.H, Lc.C, &Lc.node)) != SB_OK) goto done;
-        if ((st = new_node(&c, Rc.G, Rc.H, Rc.C, &Rc.node)) != SB_OK) goto done;
-        sb_tree_node *pn = &c.nodes[P.node];
+        if ((st = sb_node_list_add(&c.t, Lc.G, Lc.H, Lc.C, &Lc.node)) != SB_OK) goto done;
+        if ((st = sb_node_list_add(&c.t, Rc.G, Rc.H, Rc.C, &Rc.node)) != SB_OK) goto done;
+        sb_tree_node *pn = &c.t.nodes[P.node];
         pn->feature = P.best.feature;
         pn->threshold = d->bins->upper[d->bins->offset[P.best.feature] + P.best.bin - 1];
         pn->default_left = (uint8_t)P.best.default_left;
         pn->left = Lc.node;
         pn->right = Rc.node;
         pn->gain = P.best.gain;
-        c.split_bin[P.node] = P.best.bin;
+        c.t.split_bin[P.node] = P.best.bin;
 
         int64_t mid = partition(&c, &P);
         if (mid < 0) {
@@ -496,29 +515,19 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     }
 
     /* Each leaf's rows: a range of the final permutation. */
-    out->leaf_begin = sb_malloc(sizeof(int64_t) * (size_t)c.nnodes);
-    out->leaf_end = sb_malloc(sizeof(int64_t) * (size_t)c.nnodes);
+    out->leaf_begin = sb_malloc(sizeof(int64_t) * (size_t)c.t.n);
+    out->leaf_end = sb_malloc(sizeof(int64_t) * (size_t)c.t.n);
     if (!out->leaf_begin || !out->leaf_end) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
         goto done;
     }
-    for (int32_t k = 0; k < c.nnodes; k++) out->leaf_begin[k] = out->leaf_end[k] = 0;
+    for (int32_t k = 0; k < c.t.n; k++) out->leaf_begin[k] = out->leaf_end[k] = 0;
     for (int32_t i = 0; i < nopen; i++) {
         out->leaf_begin[open[i].node] = open[i].begin;
         out->leaf_end[open[i].node] = open[i].end;
     }
     /* Leaf values from the same integer sums. */
-    for (int32_t k = 0; k < c.nnodes; k++) {
-        if (c.nodes[k].feature >= 0) continue;
-        c.nodes[k].value = sb_k_leaf_value(sb_k_dequant(c.node_g[k], d->g_scale),
-                                           sb_k_dequant(c.node_h[k], d->h_scale), p->reg_lambda,
-                                           p->learning_rate);
-    }
-    out->tree.nnodes = c.nnodes;
-    out->tree.nodes = c.nodes;
-    out->split_bin = c.split_bin;
-    c.nodes = NULL;
-    c.split_bin = NULL;
+    sb_node_list_finish(&c.t, d->g_scale, d->h_scale, p->reg_lambda, p->learning_rate, out);
 done:
     if (open)
         for (int32_t i = 0; i < nopen; i++) sb_free(open[i].hist);
@@ -527,10 +536,7 @@ done:
     sb_free(c.scratch);
     sb_grow_scratch_release(&own);
     sb_free(c.act);
-    sb_free(c.nodes);
-    sb_free(c.split_bin);
-    sb_free(c.node_g);
-    sb_free(c.node_h);
+    sb_node_list_release(&c.t);
     if (st != SB_OK) sb_grown_release(out);
     return st;
 }

@@ -44,6 +44,23 @@ typedef struct sb_grown {
                                        permutation sb_tree_grow left behind */
 } sb_grown;
 
+/* The nodes of a tree being grown (both growers: grow.c, grow_dev.c), with
+ * each node's split bin and exact gradient and hessian sums beside them. */
+typedef struct sb_node_list {
+    sb_tree_node *nodes;
+    int32_t *split_bin;
+    int64_t *node_g, *node_h;
+    int32_t n, cap;
+} sb_node_list;
+
+/* A new leaf with sums (G, H) and C rows; its index in *id. */
+sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int32_t *id);
+/* Leaf values from the exact sums (kernels/gbdt.h), then the nodes and split
+ * bins handed over to out (the list keeps only its sums). */
+void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float reg_lambda, float learning_rate,
+                         sb_grown *out);
+void sb_node_list_release(sb_node_list *l);
+
 /* Grow a tree on rows[0..nrows) (a permutation scratch: reordered in place).
  * Row indices are int32 (half the memory traffic of int64 in the partition and
  * the histogram gathers), so the binned matrix may hold at most 2^31 - 1 rows;

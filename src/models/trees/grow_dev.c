@@ -31,46 +31,12 @@ typedef struct dctx {
     const sb_tdev_ops *ops;
     sb_tdev *dev;
     const sb_grow_params *p;
-    /* the tree */
-    sb_tree_node *nodes;
-    int32_t *split_bin;
-    int64_t *node_g, *node_h;
-    int32_t nnodes, cap;
+    sb_node_list t; /* the tree (grow.c keeps its nodes the same way) */
     /* histogram slots: free[0..nfree) are unused, cap_slots reserved on the device */
     int32_t *free_slots, nfree, cap_slots, used_slots;
 } dctx;
 
 static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory"); }
-
-static sb_status add_node(dctx *c, int64_t G, int64_t H, int64_t C, int32_t *id) {
-    if (c->nnodes == c->cap) {
-        int32_t cap = c->cap ? c->cap * 2 : 64;
-        sb_tree_node *n = sb_realloc(c->nodes, sizeof(sb_tree_node) * (size_t)cap);
-        if (!n) return oom();
-        c->nodes = n;
-        int32_t *s = sb_realloc(c->split_bin, sizeof(int32_t) * (size_t)cap);
-        if (!s) return oom();
-        c->split_bin = s;
-        int64_t *g = sb_realloc(c->node_g, sizeof(int64_t) * (size_t)cap);
-        if (!g) return oom();
-        c->node_g = g;
-        int64_t *h = sb_realloc(c->node_h, sizeof(int64_t) * (size_t)cap);
-        if (!h) return oom();
-        c->node_h = h;
-        c->cap = cap;
-    }
-    int32_t k = c->nnodes++;
-    sb_tree_node *n = &c->nodes[k];
-    memset(n, 0, sizeof *n);
-    n->feature = -1;
-    n->left = n->right = -1;
-    n->count = C;
-    c->split_bin[k] = -1;
-    c->node_g[k] = G;
-    c->node_h[k] = H;
-    *id = k;
-    return SB_OK;
-}
 
 /* A free histogram slot, reserving more on the device when none is left. */
 static sb_status take_slot(dctx *c, int32_t *slot) {
@@ -167,7 +133,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
         }
         if ((st = ops->read_hist(dev, root->slot, 0, total, (sb_k_hbin *)out->root_hist)) != SB_OK) goto done;
     }
-    if ((st = add_node(&c, root->G, root->H, root->C, &root->node)) != SB_OK) goto done;
+    if ((st = sb_node_list_add(&c.t, root->G, root->H, root->C, &root->node)) != SB_OK) goto done;
     if (may_split(&c, root)) {
         sb_tdev_node q = {root->G, root->H, root->C, root->slot, 0};
         if ((st = ops->best(dev, &q, 1, &rules, &root->best)) != SB_OK) goto done;
@@ -218,16 +184,16 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
             L.begin = P->begin; L.end = P->begin + L.C;
             R.begin = L.end; R.end = P->end;
             L.slot = R.slot = -1;
-            if ((st = add_node(&c, L.G, L.H, L.C, &L.node)) != SB_OK) goto done;
-            if ((st = add_node(&c, R.G, R.H, R.C, &R.node)) != SB_OK) goto done;
-            sb_tree_node *pn = &c.nodes[P->node];
+            if ((st = sb_node_list_add(&c.t, L.G, L.H, L.C, &L.node)) != SB_OK) goto done;
+            if ((st = sb_node_list_add(&c.t, R.G, R.H, R.C, &R.node)) != SB_OK) goto done;
+            sb_tree_node *pn = &c.t.nodes[P->node];
             pn->feature = b->feature;
             pn->threshold = bins->upper[bins->offset[b->feature] + b->bin - 1];
             pn->default_left = (uint8_t)b->default_left;
             pn->left = L.node;
             pn->right = R.node;
             pn->gain = b->gain;
-            c.split_bin[P->node] = b->bin;
+            c.t.split_bin[P->node] = b->bin;
             sb_tdev_seg s = {P->begin, P->end, b->feature, b->bin, b->default_left, 0};
             segs[i] = s;
             open[nopen++] = R; /* the right child is appended, the left takes the parent's place below */
@@ -294,16 +260,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     }
 
     /* Leaf values from the exact sums, by the kernel's formula. */
-    for (int32_t k = 0; k < c.nnodes; k++) {
-        if (c.nodes[k].feature >= 0) continue;
-        c.nodes[k].value = sb_k_leaf_value(sb_k_dequant(c.node_g[k], g_scale), sb_k_dequant(c.node_h[k], h_scale),
-                                           p->reg_lambda, p->learning_rate);
-    }
-    out->tree.nnodes = c.nnodes;
-    out->tree.nodes = c.nodes;
-    out->split_bin = c.split_bin;
-    c.nodes = NULL;
-    c.split_bin = NULL;
+    sb_node_list_finish(&c.t, g_scale, h_scale, p->reg_lambda, p->learning_rate, out);
 done:
     sb_free(open);
     sb_free(batch);
@@ -316,10 +273,7 @@ done:
     sb_free(qbest);
     sb_free(f0);
     sb_free(c.free_slots);
-    sb_free(c.nodes);
-    sb_free(c.split_bin);
-    sb_free(c.node_g);
-    sb_free(c.node_h);
+    sb_node_list_release(&c.t);
     if (st != SB_OK) sb_grown_release(out);
     return st;
 }
