@@ -216,31 +216,21 @@ class IsolationForest(_Forest):
     def score_samples(self, X):
         """Minus the anomaly score of each row (lower is more anomalous)."""
         d = self._predict_data(X)
-        s = self._model.predict(d, 2, 1, device=self._predict_device())
-        return _negate(s)
+        return _map(self._model.predict(d, 2, 1, device=self._predict_device()), lambda v: -v)
 
     def decision_function(self, X):
         """score_samples + 0.5: negative for anomalies."""
-        s = self.score_samples(X)
-        out = _array.empty((len(s),))
-        flat = memoryview(out).cast("B").cast("f")
-        for i, v in enumerate(s.tolist()):
-            flat[i] = v + 0.5
-        return out
+        return _map(self.score_samples(X), lambda v: v + 0.5)
 
     def predict(self, X):
         """-1 for anomalies (decision_function < 0), 1 for inliers."""
-        dec = self.decision_function(X).tolist()
-        out = _array.empty((len(dec),))
-        flat = memoryview(out).cast("B").cast("f")
-        for i, v in enumerate(dec):
-            flat[i] = -1.0 if v < 0 else 1.0
-        return out
+        return _map(self.decision_function(X), lambda v: -1.0 if v < 0 else 1.0)
 
 
-def _negate(a):
+def _map(a, fn):
+    """A new float32 Array of fn applied to each value of a (each result rounded to float32)."""
     out = _array.empty((len(a),))
     flat = memoryview(out).cast("B").cast("f")
     for i, v in enumerate(a.tolist()):
-        flat[i] = -v
+        flat[i] = fn(v)
     return out
