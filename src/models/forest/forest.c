@@ -10,7 +10,9 @@
  *
  * Identity:
  * - every draw (the bootstrap, the features of a node, an Extra Trees
- *   threshold) is the counter generator keyed by (seed, tree, node, draw),
+ *   threshold) is the counter generator keyed by (seed, tree, draw) or
+ *   (seed, node key, feature), where a node's key is a function of its path
+ *   from the tree's root (src/kernels/forest.h), not of the order nodes are made,
  *   never by a thread's sequence; trees are independent tasks whose results are
  *   stored by tree index, so the thread count cannot show;
  * - impurity sums are exact integers: class counts (weighted by the bootstrap
@@ -31,14 +33,13 @@
 #include "../../core/rng.h"
 #include "../../io/dataset.h"
 #include "../../kernels/tree.h"
+#include "../../kernels/forest.h"
 #include "../../kernels/quantize.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SB_PURPOSE_BOOT 0x424F4F54u  /* "BOOT" */
-#define SB_PURPOSE_FEAT 0x46454154u  /* "FEAT" */
-#define SB_PURPOSE_THR 0x54485231u   /* "THR1" */
+#define SB_PURPOSE_BOOT SB_K_PURPOSE_BOOT
 #define Y_LEVELS 1073741824.0f       /* |y| scaled to at most 2^30: sums of 2^31 rows fit int64 */
 
 typedef struct fctx {
@@ -150,15 +151,13 @@ static int new_leaf(tctx *c, const int64_t *tot, int32_t nv) {
     return c->nleaves++;
 }
 
-/* The features node `node` of tree t may split on: the mtry with the smallest
- * draws keyed by (seed, tree, node, feature), ties by feature index. */
-static void draw_features(tctx *c, int32_t node) {
+/* The features the node keyed key may split on: the mtry with the smallest
+ * draws keyed by (seed, node key, feature), ties by feature index. */
+static void draw_features(tctx *c, uint64_t key) {
     const fctx *f = c->f;
     const int32_t nf = f->tr->ncols;
     for (int32_t j = 0; j < nf; j++) {
-        uint32_t w[4];
-        sb_rng_words(f->p->seed, SB_PURPOSE_FEAT, ((uint64_t)(uint32_t)c->t << 32) | (uint32_t)node, (uint32_t)j, w);
-        c->keys[j] = w[0];
+        c->keys[j] = sb_k_forest_feature_draw(f->p->seed, key, j);
         c->order[j] = j;
     }
     /* partial selection sort of the mtry smallest (key, feature) */
@@ -222,7 +221,7 @@ static void add_row(const fctx *f, int64_t *v, int32_t r, int64_t m) {
 /* Extra Trees on one feature: the node's value-bin range and missing sums in
  * one pass, one threshold drawn in it, the left sums in a second pass. The
  * same integers as a histogram would give, without one. */
-static void et_feature(tctx *c, int32_t node, int32_t feat, const uint8_t *col, int64_t b, int64_t e, int32_t nv,
+static void et_feature(tctx *c, uint64_t key, int32_t feat, const uint8_t *col, int64_t b, int64_t e, int32_t nv,
                        const int64_t *tot, fsplit *best) {
     const fctx *f = c->f;
     int64_t *miss = c->hist; /* nv values */
@@ -238,10 +237,7 @@ static void et_feature(tctx *c, int32_t node, int32_t feat, const uint8_t *col, 
         }
     }
     if (hi == 0 || lo == hi) return; /* no value split on this feature here */
-    uint32_t w[4];
-    sb_rng_words(f->p->seed, SB_PURPOSE_THR, ((uint64_t)(uint32_t)c->t << 32) | (uint32_t)node, (uint32_t)feat, w);
-    /* multiply-shift: uniform up to (hi - lo) / 2^32, a pure function of the key */
-    const int32_t pick = lo + (int32_t)(((uint64_t)w[0] * (uint64_t)(uint32_t)(hi - lo)) >> 32);
+    const int32_t pick = sb_k_forest_et_pick(f->p->seed, key, feat, lo, hi);
     memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
     for (int64_t i = b; i < e; i++) {
         const int32_t r = c->rows[i], bin = col[r];
@@ -251,18 +247,18 @@ static void et_feature(tctx *c, int32_t node, int32_t feat, const uint8_t *col, 
     if (weight_of(f, miss) > 0) consider(c, nv, tot, miss, feat, pick, 1, best);
 }
 
-/* The best split of rows[b, e) (sums tot) among the node's drawn features. */
-static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_t *tot, fsplit *best) {
+/* The best split of rows[b, e) (sums tot) among the drawn features of the node keyed key. */
+static void find_split(tctx *c, uint64_t key, int64_t b, int64_t e, const int64_t *tot, fsplit *best) {
     const fctx *f = c->f;
     const int64_t n = f->tr->nrows;
     const int32_t nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
     memset(best, 0, sizeof *best);
-    draw_features(c, node);
+    draw_features(c, key);
     for (int32_t a = 0; a < f->mtry; a++) {
         const int32_t feat = c->order[a], nb = f->bins.nbins[feat];
         const uint8_t *col = f->binned + (int64_t)feat * n;
         if (f->p->extra) {
-            et_feature(c, node, feat, col, b, e, nv, tot, best);
+            et_feature(c, key, feat, col, b, e, nv, tot, best);
             continue;
         }
         memset(c->hist, 0, sizeof(int64_t) * (size_t)nv * (size_t)(nb + 1));
@@ -292,7 +288,8 @@ static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_
     }
 }
 
-/* Tree t: bootstrap, grow depth first (node ids in creation order), record. */
+/* Tree t: bootstrap, grow depth first (node ids in creation order; draws keyed
+ * by each node's path key, sb_k_forest_child_key), record. */
 static sb_status grow_tree(tctx *c) {
     const fctx *f = c->f;
     const forest_params *p = f->p;
@@ -324,6 +321,7 @@ static sb_status grow_tree(tctx *c) {
     typedef struct item {
         int32_t node, depth;
         int64_t b, e;
+        uint64_t key;
     } item;
     item *stack = sb_malloc(sizeof(item) * 264); /* depth <= 128: at most depth + 2 pending */
     int64_t *tot = sb_malloc(sizeof(int64_t) * (size_t)nv);
@@ -335,7 +333,7 @@ static sb_status grow_tree(tctx *c) {
     int32_t sp = 0;
     int root = new_node(c);
     if (root < 0) goto nomem;
-    stack[sp++] = (item){root, 0, 0, m};
+    stack[sp++] = (item){root, 0, 0, m, sb_k_forest_root_key(c->t)};
     while (sp > 0) {
         item it = stack[--sp];
         /* the node's sums, exactly */
@@ -358,7 +356,7 @@ static sb_status grow_tree(tctx *c) {
         fsplit s;
         memset(&s, 0, sizeof s);
         if (!pure && w >= p->min_samples_split && (p->max_depth < 0 || it.depth < p->max_depth) && it.depth < 128)
-            find_split(c, it.node, it.b, it.e, tot, &s);
+            find_split(c, it.key, it.b, it.e, tot, &s);
         if (!s.valid) {
             int leaf = new_leaf(c, tot, nv);
             if (leaf < 0) goto nomem;
@@ -384,8 +382,8 @@ static sb_status grow_tree(tctx *c) {
         nd->right = rc;
         /* weighted impurity decrease, for feature importance */
         nd->gain = s.score - child_score(f, tot);
-        stack[sp++] = (item){rc, it.depth + 1, mid, it.e};
-        stack[sp++] = (item){lc, it.depth + 1, it.b, mid};
+        stack[sp++] = (item){rc, it.depth + 1, mid, it.e, sb_k_forest_child_key(it.key, 1)};
+        stack[sp++] = (item){lc, it.depth + 1, it.b, mid, sb_k_forest_child_key(it.key, 0)};
     }
     sb_free(stack);
     sb_free(tot);
