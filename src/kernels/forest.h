@@ -51,4 +51,216 @@ SB_FN sb_i32 sb_k_forest_et_pick(sb_u64 seed, sb_u64 key, sb_i32 feat, sb_i32 lo
     return lo + (sb_i32)(((sb_u64)w[0] * (sb_u64)(sb_u32)(hi - lo)) >> 32);
 }
 
+/* ---- split scores (exact integer sums in, one float formula out) ---- */
+
+#define SB_K_CRIT_GINI 0
+#define SB_K_CRIT_ENTROPY 1
+#define SB_K_CRIT_SQUARED 2
+
+/* What a split must satisfy and how sums become scores. A node's sums are nv
+ * int64: K class counts weighted by bootstrap multiplicity (gini, entropy:
+ * nv = K), or (w, sum of y in fixed point) (squared error: nv = 2). */
+typedef struct sb_k_forest_rules {
+    sb_i64 min_samples_leaf;
+    sb_i32 criterion, nv;
+    float yscale; /* y = fixed point / yscale (a power of two) */
+    sb_i32 pad_;
+} sb_k_forest_rules;
+SB_STATIC_ASSERT(sizeof(sb_k_forest_rules) == 24, "sb_k_forest_rules layout is shared by host and device");
+
+/* A split candidate: value bins 1..bin go left, missing values too when dl.
+ * score: the sum of the children's scores (larger is better); wl: the left
+ * child's weight. valid = 0: none. */
+typedef struct sb_k_fsplit {
+    sb_i32 valid;
+    float score;
+    sb_i32 feature, bin, dl, pad_;
+    sb_i64 wl;
+} sb_k_fsplit;
+SB_STATIC_ASSERT(sizeof(sb_k_fsplit) == 32, "sb_k_fsplit layout is shared by host and device");
+
+/* Sum k of a child given as parts: the left child's value is l[k] (plus m[k]
+ * when dl), the right child's is t[k] minus that. One function, so a child is
+ * never materialized (a GPU thread has no room for K counts). */
+SB_FN sb_i64 sb_k_forest_part(const SB_GLOBAL sb_i64 *t, const SB_GLOBAL sb_i64 *l, const SB_GLOBAL sb_i64 *m,
+                              sb_i32 dl, sb_i32 side, sb_i32 k) {
+    const sb_i64 left = l[k] + (dl ? m[k] : 0);
+    return side ? t[k] - left : left;
+}
+
+/* The weight (rows counted with multiplicity) of a child given as parts. */
+SB_FN sb_i64 sb_k_forest_part_weight(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *t,
+                                     const SB_GLOBAL sb_i64 *l, const SB_GLOBAL sb_i64 *m, sb_i32 dl, sb_i32 side) {
+    if (r->criterion == SB_K_CRIT_SQUARED) return sb_k_forest_part(t, l, m, dl, side, 0);
+    sb_i64 w = 0;
+    for (sb_i32 k = 0; k < r->nv; k++) w += sb_k_forest_part(t, l, m, dl, side, k);
+    return w;
+}
+
+/* The weight of sums v. */
+SB_FN sb_i64 sb_k_forest_weight(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *v) {
+    return sb_k_forest_part_weight(r, v, v, v, 0, 0);
+}
+
+/* Larger is better, for a child given as parts. Gini: sum_k c_k^2 / w (the
+ * weighted Gini impurity is w minus it). Entropy: sum_k c_k log c_k - w log w
+ * (minus the weighted entropy), with the profile's log. Squared error: s^2 / w
+ * (the weighted variance is sum y^2 minus it). Classes are added in order. */
+SB_FN float sb_k_forest_part_score(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *t,
+                                   const SB_GLOBAL sb_i64 *l, const SB_GLOBAL sb_i64 *m, sb_i32 dl, sb_i32 side) {
+    if (r->criterion == SB_K_CRIT_SQUARED) {
+        const sb_i64 w = sb_k_forest_part(t, l, m, dl, side, 0);
+        if (w <= 0) return 0.0f;
+        const float s = sb_k_dequant(sb_k_forest_part(t, l, m, dl, side, 1), r->yscale);
+        return s * s / (float)w;
+    }
+    const sb_i64 w = sb_k_forest_part_weight(r, t, l, m, dl, side);
+    if (w <= 0) return 0.0f;
+    float acc = 0.0f;
+    if (r->criterion == SB_K_CRIT_GINI) {
+        for (sb_i32 k = 0; k < r->nv; k++) {
+            const float c = (float)sb_k_forest_part(t, l, m, dl, side, k);
+            acc = acc + c * c;
+        }
+        return acc / (float)w;
+    }
+    for (sb_i32 k = 0; k < r->nv; k++) {
+        const sb_i64 v = sb_k_forest_part(t, l, m, dl, side, k);
+        if (v > 0) {
+            const float c = (float)v;
+            acc = acc + c * sb_logf(c);
+        }
+    }
+    const float fw = (float)w;
+    return acc - fw * sb_logf(fw);
+}
+
+/* The score of sums v (a node's own, for its impurity decrease). */
+SB_FN float sb_k_forest_score(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *v) {
+    return sb_k_forest_part_score(r, v, v, v, 0, 0);
+}
+
+/* The profile's total order on candidates: larger score, then smaller
+ * feature, then smaller bin, then missing-right before missing-left. Every
+ * pair of distinct valid candidates is ordered, so the best of a set is the
+ * same whatever order or grouping the candidates are compared in. */
+SB_FN int sb_k_fsplit_better(const sb_k_fsplit *a, const sb_k_fsplit *b) {
+    if (!a->valid) return 0;
+    if (!b->valid) return 1;
+    if (a->score != b->score) return a->score > b->score;
+    if (a->feature != b->feature) return a->feature < b->feature;
+    if (a->bin != b->bin) return a->bin < b->bin;
+    return a->dl < b->dl;
+}
+
+/* Candidate (feat, bin, dl) of a node with sums tot: left = l (the sums of
+ * value bins 1..bin) plus the missing sums m when dl. Each child needs
+ * min_samples_leaf weight and at least one row; replaces *best when better. */
+SB_FN void sb_k_forest_consider(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *tot, const SB_GLOBAL sb_i64 *l,
+                                const SB_GLOBAL sb_i64 *m, sb_i32 feat, sb_i32 bin, sb_i32 dl, sb_k_fsplit *best) {
+    const sb_i64 wl = sb_k_forest_part_weight(r, tot, l, m, dl, 0), wr = sb_k_forest_part_weight(r, tot, l, m, dl, 1);
+    if (wl < r->min_samples_leaf || wr < r->min_samples_leaf || wl == 0 || wr == 0) return;
+    sb_k_fsplit x;
+    x.valid = 1;
+    x.score = sb_k_forest_part_score(r, tot, l, m, dl, 0) + sb_k_forest_part_score(r, tot, l, m, dl, 1);
+    x.feature = feat;
+    x.bin = bin;
+    x.dl = dl;
+    x.pad_ = 0;
+    x.wl = wl;
+    if (sb_k_fsplit_better(&x, best)) *best = x;
+}
+
+/* Random forest: the candidates of feature feat at value bin t (1..nb) of a
+ * node with sums tot, given the feature's histogram after sb_k_forest_cumulate:
+ * cum + t * nv holds the sums of value bins 1..t, and its bin 0, m, the
+ * missing values' sums.
+ * A split at t exists when bin t has rows (else it is bin t - 1's split) and
+ * some value bin after t has rows; missing values then go right, and, when
+ * there are any, left. */
+SB_FN void sb_k_forest_rf_at(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *tot, const SB_GLOBAL sb_i64 *cum,
+                             const SB_GLOBAL sb_i64 *m, sb_i32 nb, sb_i32 feat, sb_i32 t, sb_k_fsplit *best) {
+    const sb_i32 nv = r->nv;
+    const sb_i64 wt = sb_k_forest_weight(r, cum + (sb_i64)t * nv);
+    const sb_i64 wprev = t > 1 ? sb_k_forest_weight(r, cum + (sb_i64)(t - 1) * nv) : 0;
+    if (wt == wprev) return;                                      /* bin t is empty */
+    if (wt == sb_k_forest_weight(r, cum + (sb_i64)nb * nv)) return; /* no value bin after t has rows */
+    sb_k_forest_consider(r, tot, cum + (sb_i64)t * nv, m, feat, t, 0, best);
+    if (sb_k_forest_weight(r, m) > 0) sb_k_forest_consider(r, tot, cum + (sb_i64)t * nv, m, feat, t, 1, best);
+}
+
+/* Extra Trees from a cumulative histogram (as in sb_k_forest_rf_at): the
+ * smallest and largest value bins with rows, lo and hi (0, 0 when none), by
+ * binary search on the cumulative weight, which never decreases. */
+SB_FN void sb_k_forest_et_range(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *cum, sb_i32 nb, sb_i32 *lo,
+                                sb_i32 *hi) {
+    const sb_i32 nv = r->nv;
+    const sb_i64 wall = sb_k_forest_weight(r, cum + (sb_i64)nb * nv);
+    *lo = 0;
+    *hi = 0;
+    if (wall == 0) return;
+    sb_i32 a = 1, b = nb; /* lo: the first t with weight(cum[t]) > 0 */
+    while (a < b) {
+        const sb_i32 mid = a + (b - a) / 2;
+        if (sb_k_forest_weight(r, cum + (sb_i64)mid * nv) > 0) b = mid;
+        else a = mid + 1;
+    }
+    *lo = a;
+    b = nb; /* hi: the first t with weight(cum[t]) == wall */
+    while (a < b) {
+        const sb_i32 mid = a + (b - a) / 2;
+        if (sb_k_forest_weight(r, cum + (sb_i64)mid * nv) == wall) b = mid;
+        else a = mid + 1;
+    }
+    *hi = a;
+}
+
+/* Extra Trees on feature feat of the node keyed key with sums tot, from its
+ * cumulative histogram and missing sums: one threshold drawn between its
+ * smallest and largest value bins with rows, missing values right and, when
+ * there are any, left. */
+SB_FN void sb_k_forest_et_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u64 key, const SB_GLOBAL sb_i64 *tot,
+                                  const SB_GLOBAL sb_i64 *cum, const SB_GLOBAL sb_i64 *m, sb_i32 nb, sb_i32 feat,
+                                  sb_k_fsplit *best) {
+    sb_i32 lo, hi;
+    sb_k_forest_et_range(r, cum, nb, &lo, &hi);
+    if (hi == 0 || lo == hi) return; /* no value split on this feature here */
+    const sb_i32 pick = sb_k_forest_et_pick(seed, key, feat, lo, hi);
+    sb_k_forest_consider(r, tot, cum + (sb_i64)pick * r->nv, m, feat, pick, 0, best);
+    if (sb_k_forest_weight(r, m) > 0) sb_k_forest_consider(r, tot, cum + (sb_i64)pick * r->nv, m, feat, pick, 1, best);
+}
+
+/* Cumulate a feature's histogram h (nb + 1 bins of nv sums; bin 0: missing)
+ * in place over its value bins 1..nb: exact integer additions in bin order. */
+SB_FN void sb_k_forest_cumulate(SB_GLOBAL sb_i64 *h, sb_i32 nb, sb_i32 nv) {
+    for (sb_i32 t = 2; t <= nb; t++)
+        for (sb_i32 k = 0; k < nv; k++) h[(sb_i64)t * nv + k] += h[(sb_i64)(t - 1) * nv + k];
+}
+
+/* Whether a node may be split at all: not pure (classification), enough
+ * weight, not too deep (at most 128 levels whatever max_depth says). */
+SB_FN int sb_k_forest_may_split(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *tot, sb_i64 min_samples_split,
+                                sb_i32 depth, sb_i32 max_depth) {
+    const sb_i64 w = sb_k_forest_weight(r, tot);
+    if (r->criterion != SB_K_CRIT_SQUARED)
+        for (sb_i32 k = 0; k < r->nv; k++)
+            if (tot[k] == w) return 0;
+    return w >= min_samples_split && (max_depth < 0 || depth < max_depth) && depth < 128;
+}
+
+/* A row's contribution (multiplicity mult) to nv sums: its class count, or
+ * (w, s): the one place both growers add a row, exactly. */
+SB_FN void sb_k_forest_add_row(const sb_k_forest_rules *r, SB_GLOBAL sb_i64 *v, sb_i32 cls_or_yq, sb_i64 mult) {
+    if (r->criterion == SB_K_CRIT_SQUARED) {
+        v[0] += mult;
+#ifdef SB_SABOTAGE_FLOAT_HIST
+        v[1] = (sb_i64)((float)v[1] + (float)(mult * cls_or_yq)); /* arm: float impurity sums */
+#else
+        v[1] += mult * cls_or_yq;
+#endif
+    } else {
+        v[cls_or_yq] += mult;
+    }
+}
+
 #endif

@@ -52,6 +52,7 @@ typedef struct fctx {
     int32_t *cls;       /* class of each row (classification) */
     int32_t *yq;        /* y in fixed point (regression) */
     float yscale;
+    sb_k_forest_rules rules; /* the scores' parameters (src/kernels/forest.h) */
     sb_tree *trees;     /* n_estimators x K, by index */
     sb_status *status;  /* per tree */
 } fctx;
@@ -79,45 +80,19 @@ typedef struct tctx {
     int32_t nleaves, leafcap;
 } tctx;
 
-/* ---- scores (exact sums in, one float formula out) ---- */
+/* ---- scores: src/kernels/forest.h (shared with the device grower) ---- */
 
-/* Larger is better, for a child with sums v (K counts, or w and s). Gini:
- * sum_k c_k^2 / w (the weighted Gini impurity is w minus it). Entropy:
- * sum_k c_k log c_k - w log w (minus the weighted entropy). Squared error:
- * s^2 / w (the weighted variance is sum y^2 minus it). */
-static float child_score(const fctx *f, const int64_t *v) {
-    if (f->p->criterion == SB_CRIT_SQUARED) {
-        if (v[0] <= 0) return 0.0f;
-        float s = sb_k_dequant(v[1], f->yscale);
-        return s * s / (float)v[0];
-    }
-    int64_t w = 0;
-    for (int32_t k = 0; k < f->K; k++) w += v[k];
-    if (w <= 0) return 0.0f;
-    if (f->p->criterion == SB_CRIT_GINI) {
-        float acc = 0.0f;
-        for (int32_t k = 0; k < f->K; k++) {
-            float c = (float)v[k];
-            acc = acc + c * c;
-        }
-        return acc / (float)w;
-    }
-    float acc = 0.0f;
-    for (int32_t k = 0; k < f->K; k++)
-        if (v[k] > 0) {
-            float c = (float)v[k];
-            acc = acc + c * sb_logf(c);
-        }
-    float fw = (float)w;
-    return acc - fw * sb_logf(fw);
+static void set_rules(fctx *f) {
+    memset(&f->rules, 0, sizeof f->rules);
+    f->rules.min_samples_leaf = f->p->min_samples_leaf;
+    f->rules.criterion = f->p->criterion;
+    f->rules.nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    f->rules.yscale = f->yscale;
 }
 
-static int64_t weight_of(const fctx *f, const int64_t *v) {
-    if (f->p->criterion == SB_CRIT_SQUARED) return v[0];
-    int64_t w = 0;
-    for (int32_t k = 0; k < f->K; k++) w += v[k];
-    return w;
-}
+static float child_score(const fctx *f, const int64_t *v) { return sb_k_forest_score(&f->rules, v); }
+
+static int64_t weight_of(const fctx *f, const int64_t *v) { return sb_k_forest_weight(&f->rules, v); }
 
 /* ---- one tree ---- */
 
@@ -173,49 +148,11 @@ static void draw_features(tctx *c, uint64_t key) {
     }
 }
 
-typedef struct fsplit {
-    int valid;
-    float score;
-    int32_t feature, bin, dl;
-    int64_t wl;
-} fsplit;
-
-static int split_better(const fsplit *a, const fsplit *b) {
-    if (!a->valid) return 0;
-    if (!b->valid) return 1;
-    if (a->score != b->score) return a->score > b->score;
-    if (a->feature != b->feature) return a->feature < b->feature;
-    if (a->bin != b->bin) return a->bin < b->bin;
-    return a->dl < b->dl;
-}
-
-/* Candidate: left = bins 1..t (+ missing when dl), right = the rest. */
-static void consider(tctx *c, int32_t nv, const int64_t *tot, const int64_t *miss, int32_t feat, int32_t t, int32_t dl,
-                     fsplit *best) {
-    const fctx *f = c->f;
-    int64_t left[SB_FOREST_MAX_CLASS + 2], right[SB_FOREST_MAX_CLASS + 2];
-    for (int32_t k = 0; k < nv; k++) {
-        left[k] = c->lsum[k] + (dl ? miss[k] : 0);
-        right[k] = tot[k] - left[k];
-    }
-    int64_t wl = weight_of(f, left), wr = weight_of(f, right);
-    if (wl < f->p->min_samples_leaf || wr < f->p->min_samples_leaf || wl == 0 || wr == 0) return;
-    fsplit x = {1, child_score(f, left) + child_score(f, right), feat, t, dl, wl};
-    if (split_better(&x, best)) *best = x;
-}
+typedef sb_k_fsplit fsplit;
 
 /* Row r's contribution (multiplicity m) to sums v: a class count, or (w, s). */
 static void add_row(const fctx *f, int64_t *v, int32_t r, int64_t m) {
-    if (f->p->criterion == SB_CRIT_SQUARED) {
-        v[0] += m;
-#ifdef SB_SABOTAGE_FLOAT_HIST
-        v[1] = (int64_t)((float)v[1] + (float)(m * f->yq[r])); /* arm: float impurity sums */
-#else
-        v[1] += m * f->yq[r];
-#endif
-    } else {
-        v[f->cls[r]] += m;
-    }
+    sb_k_forest_add_row(&f->rules, v, f->p->criterion == SB_CRIT_SQUARED ? f->yq[r] : f->cls[r], m);
 }
 
 /* Extra Trees on one feature: the node's value-bin range and missing sums in
@@ -243,8 +180,8 @@ static void et_feature(tctx *c, uint64_t key, int32_t feat, const uint8_t *col, 
         const int32_t r = c->rows[i], bin = col[r];
         if (bin >= 1 && bin <= pick) add_row(f, c->lsum, r, c->mult[r]);
     }
-    consider(c, nv, tot, miss, feat, pick, 0, best);
-    if (weight_of(f, miss) > 0) consider(c, nv, tot, miss, feat, pick, 1, best);
+    sb_k_forest_consider(&f->rules, tot, c->lsum, miss, feat, pick, 0, best);
+    if (weight_of(f, miss) > 0) sb_k_forest_consider(&f->rules, tot, c->lsum, miss, feat, pick, 1, best);
 }
 
 /* The best split of rows[b, e) (sums tot) among the drawn features of the node keyed key. */
@@ -267,24 +204,9 @@ static void find_split(tctx *c, uint64_t key, int64_t b, int64_t e, const int64_
             int64_t *h = c->hist + (int64_t)col[r] * nv;
             add_row(f, h, r, c->mult[r]);
         }
-        const int64_t *miss = c->hist; /* bin 0 */
-        const int64_t wmiss = weight_of(f, miss);
-        int32_t lo = 0, hi = 0; /* the smallest and largest value bins present */
-        for (int32_t t = 1; t <= nb; t++)
-            if (weight_of(f, c->hist + (int64_t)t * nv) > 0) {
-                if (!lo) lo = t;
-                hi = t;
-            }
-        if (lo == 0 || lo == hi) continue; /* no value split on this feature here */
-        memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
-        for (int32_t t = 1; t < hi; t++) {
-            const int64_t *h = c->hist + (int64_t)t * nv;
-            for (int32_t k = 0; k < nv; k++) c->lsum[k] += h[k];
-            if (t < lo) continue;
-            if (weight_of(f, h) == 0) continue; /* same partition as bin t - 1 */
-            consider(c, nv, tot, miss, feat, t, 0, best);
-            if (wmiss > 0) consider(c, nv, tot, miss, feat, t, 1, best);
-        }
+        /* the candidates, from the cumulative histogram (src/kernels/forest.h) */
+        sb_k_forest_cumulate(c->hist, nb, nv);
+        for (int32_t t = 1; t < nb; t++) sb_k_forest_rf_at(&f->rules, tot, c->hist, c->hist, nb, feat, t, best);
     }
 }
 
@@ -347,15 +269,10 @@ static sb_status grow_tree(tctx *c) {
                 tot[f->cls[r]] += c->mult[r];
             }
         }
-        const int64_t w = weight_of(f, tot);
-        c->nodes[it.node].w = w;
-        int pure = 0;
-        if (p->criterion != SB_CRIT_SQUARED) {
-            for (int32_t k = 0; k < f->K; k++) pure |= tot[k] == w;
-        }
+        c->nodes[it.node].w = weight_of(f, tot);
         fsplit s;
         memset(&s, 0, sizeof s);
-        if (!pure && w >= p->min_samples_split && (p->max_depth < 0 || it.depth < p->max_depth) && it.depth < 128)
+        if (sb_k_forest_may_split(&f->rules, tot, p->min_samples_split, it.depth, p->max_depth))
             find_split(c, it.key, it.b, it.e, tot, &s);
         if (!s.valid) {
             int leaf = new_leaf(c, tot, nv);
@@ -530,6 +447,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
         for (int64_t r = 0; r < n; r++) f.yq[r] = sb_round_half_even_i32(f.tr->label[r] * f.yscale);
         if (card && (st = sb_card_record(card, "forest.y_fixed", SB_DTYPE_I32, f.yq, (uint64_t)n)) != SB_OK) goto done;
     }
+    set_rules(&f);
     sb_parallel_for(p.n_estimators, tree_task, &f);
     for (int32_t t = 0; t < p.n_estimators; t++)
         if (f.status[t] != SB_OK) {
