@@ -42,6 +42,24 @@ SB_FN sb_u32 sb_k_forest_feature_draw(sb_u64 seed, sb_u64 key, sb_i32 j) {
     return w[0];
 }
 
+/* The row of tree t's draw d of a bootstrap over n rows. */
+SB_FN sb_u32 sb_k_forest_boot_row(sb_u64 seed, sb_i32 t, sb_i64 d, sb_u32 n) {
+    return sb_rng_below(seed, SB_K_PURPOSE_BOOT, ((sb_u64)(sb_u32)t << 32) | (sb_u64)d, n);
+}
+
+/* draws[0, nf): the features' draws at the node keyed key. */
+SB_FN void sb_k_forest_draws(sb_u64 seed, sb_u64 key, sb_i32 nf, SB_GLOBAL sb_u32 *draws) {
+    for (sb_i32 j = 0; j < nf; j++) draws[j] = sb_k_forest_feature_draw(seed, key, j);
+}
+
+/* Whether feature j is one of the node's features: the mtry with the smallest
+ * (draw, feature) of draws[0, nf). The same set as any selection of them. */
+SB_FN int sb_k_forest_selected(const SB_GLOBAL sb_u32 *draws, sb_i32 nf, sb_i32 mtry, sb_i32 j) {
+    sb_i32 rank = 0;
+    for (sb_i32 i = 0; i < nf; i++) rank += draws[i] < draws[j] || (draws[i] == draws[j] && i < j);
+    return rank < mtry;
+}
+
 /* Extra Trees: the value bin in [lo, hi) (lo < hi) whose upper edge is the
  * threshold of feature feat at the node keyed key. Multiply-shift: uniform up
  * to (hi - lo) / 2^32, a pure function of the key. */
@@ -246,6 +264,24 @@ SB_FN int sb_k_forest_may_split(const sb_k_forest_rules *r, const SB_GLOBAL sb_i
         for (sb_i32 k = 0; k < r->nv; k++)
             if (tot[k] == w) return 0;
     return w >= min_samples_split && (max_depth < 0 || depth < max_depth) && depth < 128;
+}
+
+/* A split's weighted impurity decrease (feature importance): the children's
+ * score minus the node's (sums tot). */
+SB_FN float sb_k_forest_gain(const sb_k_forest_rules *r, float score, const SB_GLOBAL sb_i64 *tot) {
+    return score - sb_k_forest_score(r, tot);
+}
+
+/* The value leaf sums v put in model tree k (class k's; regression: k = 0) of
+ * a forest of ntrees: the class frequency or the mean, divided by ntrees, so
+ * that prediction adds the trees' leaves into the forest's average. */
+SB_FN float sb_k_forest_leaf_value(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *v, sb_i32 k, sb_i32 ntrees) {
+    float mean;
+    if (r->criterion == SB_K_CRIT_SQUARED)
+        mean = v[0] > 0 ? sb_k_dequant(v[1], r->yscale) / (float)v[0] : 0.0f;
+    else
+        mean = (float)v[k] / (float)sb_k_forest_weight(r, v);
+    return mean / (float)ntrees;
 }
 
 /* A row's contribution (multiplicity mult) to nv sums: its class count, or

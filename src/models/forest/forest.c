@@ -90,8 +90,6 @@ static void set_rules(fctx *f) {
     f->rules.yscale = f->yscale;
 }
 
-static float child_score(const fctx *f, const int64_t *v) { return sb_k_forest_score(&f->rules, v); }
-
 static int64_t weight_of(const fctx *f, const int64_t *v) { return sb_k_forest_weight(&f->rules, v); }
 
 /* ---- one tree ---- */
@@ -230,8 +228,7 @@ static sb_status grow_tree(tctx *c) {
             c->mult[sb_rng_below(p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BOOT, pos++, (uint32_t)n)]++;
 #else
         for (int64_t d = 0; d < ndraw; d++)
-            c->mult[sb_rng_below(p->seed, SB_PURPOSE_BOOT, ((uint64_t)(uint32_t)c->t << 32) | (uint64_t)d,
-                                 (uint32_t)n)]++;
+            c->mult[sb_k_forest_boot_row(p->seed, c->t, d, (uint32_t)n)]++;
 #endif
     } else {
         for (int64_t r = 0; r < n; r++) c->mult[r] = 1;
@@ -298,7 +295,7 @@ static sb_status grow_tree(tctx *c) {
         nd->left = lc;
         nd->right = rc;
         /* weighted impurity decrease, for feature importance */
-        nd->gain = s.score - child_score(f, tot);
+        nd->gain = sb_k_forest_gain(&f->rules, s.score, tot);
         stack[sp++] = (item){rc, it.depth + 1, mid, it.e, sb_k_forest_child_key(it.key, 1)};
         stack[sp++] = (item){lc, it.depth + 1, it.b, mid, sb_k_forest_child_key(it.key, 0)};
     }
@@ -333,13 +330,7 @@ static sb_status emit(tctx *c) {
                 d->threshold = f->bins.upper[f->bins.offset[s->feature] + s->bin - 1];
                 d->gain = s->gain;
             } else {
-                const int64_t *v = c->leafsum + (int64_t)s->leaf * nv;
-                float mean;
-                if (f->p->criterion == SB_CRIT_SQUARED)
-                    mean = v[0] > 0 ? sb_k_dequant(v[1], f->yscale) / (float)v[0] : 0.0f;
-                else
-                    mean = (float)v[k] / (float)weight_of(f, v);
-                d->value = mean / (float)T;
+                d->value = sb_k_forest_leaf_value(&f->rules, c->leafsum + (int64_t)s->leaf * nv, k, T);
             }
         }
     }
