@@ -22,6 +22,7 @@
 #define SB_BACKENDS_FDEV_H
 #include "../core/internal.h"
 #include "../kernels/forest.h"
+#include "../kernels/tree.h"
 
 typedef struct sb_fdev sb_fdev;
 
@@ -37,8 +38,9 @@ typedef struct sb_fdev_setup {
     int32_t mtry;           /* features drawn per node */
     int32_t extra;          /* 1: Extra Trees (one drawn threshold per feature) */
     int32_t bootstrap;      /* 1: ndraw draws with replacement a tree; 0: every row once */
-    int32_t pad_;
+    int32_t max_depth;      /* -1: none (the grower's; the device needs none of these three) */
     int64_t ndraw;
+    int64_t min_samples_split;
 } sb_fdev_setup;
 
 /* A node of the current batch: its rows are positions [begin, end) of the
@@ -52,6 +54,9 @@ typedef struct sb_fdev_node {
 
 typedef struct sb_fdev_ops {
     const char *name;
+    /* Row positions a batch of trees may take (a tree takes at most n): the
+     * grower's batch size, a memory choice that cannot change a bit. */
+    int64_t batch_positions;
     /* A device holding a copy of the setup's data. A missing backend or
      * device is SB_ERR_BACKEND_UNAVAILABLE, named. */
     sb_status (*open)(const sb_fdev_setup *s, sb_fdev **out);

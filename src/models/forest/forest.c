@@ -28,6 +28,7 @@
  * model file and prediction already use.
  */
 #include "forest_params.h"
+#include "forest_dev.h"
 #include "../model.h"
 #include "../trees/binning.h"
 #include "../../core/rng.h"
@@ -373,6 +374,33 @@ static void tree_task(void *ctx, int64_t t) {
 
 /* ---- fit ---- */
 
+/* Every tree on the forest device the parameters name (forest_dev.c): the
+ * same draws, sums and kernel bodies, so the same trees as tree_task's. */
+static sb_status grow_on_device(fctx *f) {
+    const forest_params *p = f->p;
+    const int64_t n = f->tr->nrows;
+    sb_fdev_setup s;
+    memset(&s, 0, sizeof s);
+    s.binned = f->binned;
+    s.n = n;
+    s.nf = f->tr->ncols;
+    s.nbins = f->bins.nbins;
+    s.value = p->criterion == SB_CRIT_SQUARED ? f->yq : f->cls;
+    s.rules = f->rules;
+    s.seed = p->seed;
+    s.mtry = f->mtry;
+    s.extra = p->extra;
+    s.bootstrap = p->bootstrap;
+    s.max_depth = p->max_depth;
+    s.min_samples_split = p->min_samples_split;
+    if (p->bootstrap) { /* as grow_tree draws */
+        s.ndraw = p->max_samples > 0.0f ? (int64_t)(p->max_samples * (float)n) : n;
+        if (s.ndraw < 1) s.ndraw = 1;
+    }
+    return sb_forest_grow_dev(p->device == SB_FOREST_DEVICE_CUDA ? "cuda" : "cpu-batched", &s, &f->bins,
+                              p->n_estimators, p->criterion == SB_CRIT_SQUARED ? 1 : f->K, f->trees);
+}
+
 static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t *K) {
     if (!t->label) return sb_fail(SB_ERR_INVALID_INPUT, "training data has no labels");
     int32_t maxc = 0;
@@ -439,12 +467,16 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
         if (card && (st = sb_card_record(card, "forest.y_fixed", SB_DTYPE_I32, f.yq, (uint64_t)n)) != SB_OK) goto done;
     }
     set_rules(&f);
-    sb_parallel_for(p.n_estimators, tree_task, &f);
-    for (int32_t t = 0; t < p.n_estimators; t++)
-        if (f.status[t] != SB_OK) {
-            st = f.status[t] == SB_ERR_OUT_OF_MEMORY ? oom() : sb_fail(f.status[t], "forest: tree %d failed", (int)t);
-            goto done;
-        }
+    if (p.device != SB_FOREST_DEVICE_CPU) {
+        if ((st = grow_on_device(&f)) != SB_OK) goto done;
+    } else {
+        sb_parallel_for(p.n_estimators, tree_task, &f);
+        for (int32_t t = 0; t < p.n_estimators; t++)
+            if (f.status[t] != SB_OK) {
+                st = f.status[t] == SB_ERR_OUT_OF_MEMORY ? oom() : sb_fail(f.status[t], "forest: tree %d failed", (int)t);
+                goto done;
+            }
+    }
     /* the model */
     if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
     m->family = p.extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST;
