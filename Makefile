@@ -7,14 +7,15 @@
 #   make SABOTAGE=NAME   a deliberately broken build (a separating arm) into
 #                        build[-ARCH]-sabotage-NAME/; NAME: contract, libm-exp,
 #                        thread-chunks, excess-precision (meaningful with ARCH=s390x),
-#                        float-hist, ties, rng-order, rank-ties (gradient boosting)
+#                        float-hist, ties, rng-order, rank-ties (gradient boosting),
+#                        forest-keys (the forest device keys nodes by creation order)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
 #   make evidence-cpu    record the CPU legs into evidence/cpu/ (a clean commit)
 #   make install PREFIX=/usr/local
 
-SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties
+SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -74,6 +75,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_TIES
   else ifeq ($(SABOTAGE),rank-ties)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RANK_TIES
+  else ifeq ($(SABOTAGE),forest-keys)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_FOREST_KEYS
   else ifeq ($(SABOTAGE),rng-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RNG_ORDER
   else ifeq ($(SABOTAGE),excess-precision)
@@ -184,7 +187,7 @@ deps:
 	sh tools/ensure-deps.sh
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties
+NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys
 
 legs:
 	$(MAKE) -j$(JOBS) all

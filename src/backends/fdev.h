@@ -66,12 +66,17 @@ typedef struct sb_fdev_ops {
      * positions [off_i, off_i + count[i]) of the row array, off_i the sum
      * of the counts before i. count: ntrees distinct-row counts, out. */
     sb_status (*begin)(sb_fdev *d, int32_t t0, int32_t ntrees, int64_t *count);
-    /* sums[i * nv, (i + 1) * nv): the exact sums of node i's rows. */
+    /* sums[i * nv, (i + 1) * nv): the exact sums of node i's rows (the roots';
+     * a child's come from its parent's split). */
     sb_status (*sums)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums);
     /* out[i]: the best split of node i (sums tot + i * nv) among the features
-     * its key draws (sb_k_forest_select), under sb_k_fsplit_better; valid = 0
-     * when it has none. */
-    sb_status (*split)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out);
+     * its key draws (sb_k_forest_selected), under sb_k_fsplit_better; valid = 0
+     * when it has none. lsum + i * nv: the sums of the rows it sends left
+     * (when valid). Nodes of at most SB_K_FOREST_SMALL_ROWS rows (and nv at
+     * most SB_K_FOREST_SMALL_NV) are searched on their rows
+     * (sb_k_forest_small_feature), the others on histograms. */
+    sb_status (*split)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
+                       int64_t *lsum);
     /* Node i's rows: those going left (feature, bin, dl) first, then the
      * others, in any order within each side; nleft[i]: how many go left. */
     sb_status (*partition)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft);

@@ -97,6 +97,21 @@ typedef struct sb_k_fsplit {
 } sb_k_fsplit;
 SB_STATIC_ASSERT(sizeof(sb_k_fsplit) == 32, "sb_k_fsplit layout is shared by host and device");
 
+/* A row's contribution (multiplicity mult) to nv sums: its class count, or
+ * (w, s): the one place both growers add a row, exactly. */
+SB_FN void sb_k_forest_add_row(const sb_k_forest_rules *r, SB_GLOBAL sb_i64 *v, sb_i32 cls_or_yq, sb_i64 mult) {
+    if (r->criterion == SB_K_CRIT_SQUARED) {
+        v[0] += mult;
+#ifdef SB_SABOTAGE_FLOAT_HIST
+        v[1] = (sb_i64)((float)v[1] + (float)(mult * cls_or_yq)); /* arm: float impurity sums */
+#else
+        v[1] += mult * cls_or_yq;
+#endif
+    } else {
+        v[cls_or_yq] += mult;
+    }
+}
+
 /* Sum k of a child given as parts: the left child's value is l[k] (plus m[k]
  * when dl), the right child's is t[k] minus that. One function, so a child is
  * never materialized (a GPU thread has no room for K counts). */
@@ -248,6 +263,60 @@ SB_FN void sb_k_forest_et_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u6
     if (sb_k_forest_weight(r, m) > 0) sb_k_forest_consider(r, tot, cum + (sb_i64)pick * r->nv, m, feat, pick, 1, best);
 }
 
+/* ---- small nodes: candidates from the rows themselves ---- */
+
+/* A node of at most SB_K_FOREST_SMALL_ROWS rows (and at most
+ * SB_K_FOREST_SMALL_NV sums a child) may be searched without histograms: a
+ * histogram of every bin would cost more than the node's rows. Which path a
+ * node takes is a schedule: both give the same candidates with the same
+ * integer sums, so the same split. */
+#define SB_K_FOREST_SMALL_ROWS 64
+#define SB_K_FOREST_SMALL_NV 16
+
+/* Feature feat of a small node with sums tot, given its cnt rows' bins of feat,
+ * values (class or fixed-point y) and multiplicities; l and m: scratch of nv
+ * sums. The same candidates as from the node's histogram: random forest, a
+ * split at every value bin that has rows and is not the largest such; Extra
+ * Trees, one drawn between the smallest and the largest (sb_k_forest_et_pick).
+ * Missing values right and, when there are any, left. */
+SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u64 key, sb_i32 extra,
+                                     const SB_GLOBAL sb_i64 *tot, const sb_u8 *bin, const sb_i32 *val,
+                                     const sb_i32 *mult, sb_i32 cnt, sb_i32 feat, sb_i64 *l, sb_i64 *m,
+                                     sb_k_fsplit *best) {
+    const sb_i32 nv = r->nv;
+    sb_i32 lo = 256, hi = 0;
+    for (sb_i32 k = 0; k < nv; k++) m[k] = 0;
+    for (sb_i32 i = 0; i < cnt; i++) {
+        const sb_i32 b = bin[i];
+        if (b == 0) {
+            sb_k_forest_add_row(r, m, val[i], mult[i]);
+        } else {
+            if (b < lo) lo = b;
+            if (b > hi) hi = b;
+        }
+    }
+    if (hi == 0 || lo == hi) return; /* no value split on this feature here */
+    const int miss = sb_k_forest_weight(r, m) > 0;
+    for (sb_i32 i = 0; i < cnt; i++) {
+        sb_i32 t;
+        if (extra) {
+            if (i > 0) break; /* one candidate threshold */
+            t = sb_k_forest_et_pick(seed, key, feat, lo, hi);
+        } else {
+            t = bin[i];
+            if (t == 0 || t >= hi) continue;
+            int seen = 0; /* each bin once: at its first row */
+            for (sb_i32 j = 0; j < i; j++) seen |= bin[j] == t;
+            if (seen) continue;
+        }
+        for (sb_i32 k = 0; k < nv; k++) l[k] = 0;
+        for (sb_i32 j = 0; j < cnt; j++)
+            if (bin[j] >= 1 && bin[j] <= t) sb_k_forest_add_row(r, l, val[j], mult[j]);
+        sb_k_forest_consider(r, tot, l, m, feat, t, 0, best);
+        if (miss) sb_k_forest_consider(r, tot, l, m, feat, t, 1, best);
+    }
+}
+
 /* Cumulate a feature's histogram h (nb + 1 bins of nv sums; bin 0: missing)
  * in place over its value bins 1..nb: exact integer additions in bin order. */
 SB_FN void sb_k_forest_cumulate(SB_GLOBAL sb_i64 *h, sb_i32 nb, sb_i32 nv) {
@@ -282,21 +351,6 @@ SB_FN float sb_k_forest_leaf_value(const sb_k_forest_rules *r, const SB_GLOBAL s
     else
         mean = (float)v[k] / (float)sb_k_forest_weight(r, v);
     return mean / (float)ntrees;
-}
-
-/* A row's contribution (multiplicity mult) to nv sums: its class count, or
- * (w, s): the one place both growers add a row, exactly. */
-SB_FN void sb_k_forest_add_row(const sb_k_forest_rules *r, SB_GLOBAL sb_i64 *v, sb_i32 cls_or_yq, sb_i64 mult) {
-    if (r->criterion == SB_K_CRIT_SQUARED) {
-        v[0] += mult;
-#ifdef SB_SABOTAGE_FLOAT_HIST
-        v[1] = (sb_i64)((float)v[1] + (float)(mult * cls_or_yq)); /* arm: float impurity sums */
-#else
-        v[1] += mult * cls_or_yq;
-#endif
-    } else {
-        v[cls_or_yq] += mult;
-    }
 }
 
 #endif

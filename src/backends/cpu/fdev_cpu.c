@@ -122,8 +122,29 @@ static sb_status cpu_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes,
     return SB_OK;
 }
 
+/* A small node (sb_k_forest_small_feature): its rows gathered per feature,
+ * as a GPU thread does; features in descending order. */
+static void small_split(sb_fdev *d, const sb_fdev_node *q, const int64_t *t, int32_t m, sb_k_fsplit *best) {
+    const int64_t n = d->s.n;
+    const int32_t cnt = (int32_t)(q->end - q->begin);
+    sb_u8 bin[SB_K_FOREST_SMALL_ROWS];
+    sb_i32 val[SB_K_FOREST_SMALL_ROWS], mult[SB_K_FOREST_SMALL_ROWS];
+    sb_i64 l[SB_K_FOREST_SMALL_NV], miss[SB_K_FOREST_SMALL_NV];
+    for (int32_t a = m - 1; a >= 0; a--) {
+        const uint8_t *col = d->binned + (int64_t)d->feat[a] * n;
+        for (int32_t i = 0; i < cnt; i++) {
+            const int32_t r = d->rows[q->begin + i];
+            bin[i] = col[r];
+            val[i] = d->value[r];
+            mult[i] = d->mult[q->begin + i];
+        }
+        sb_k_forest_small_feature(&d->s.rules, d->s.seed, q->key, d->s.extra, t, bin, val, mult, cnt, d->feat[a], l,
+                                  miss, best);
+    }
+}
+
 static sb_status cpu_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot,
-                           sb_k_fsplit *out) {
+                           sb_k_fsplit *out, int64_t *lsum) {
     const int32_t nv = d->s.rules.nv, nf = d->s.nf, slot = (d->maxnb + 1) * nv;
     const int64_t n = d->s.n;
     for (int32_t i = 0; i < nnodes; i++) {
@@ -134,6 +155,22 @@ static sb_status cpu_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes
         int32_t m = 0;
         for (int32_t j = 0; j < nf; j++)
             if (sb_k_forest_selected(d->draws, nf, d->s.mtry, j)) d->feat[m++] = j;
+        sb_k_fsplit best;
+        memset(&best, 0, sizeof best);
+        int64_t *ls = lsum + (int64_t)i * nv;
+        if (q->end - q->begin <= SB_K_FOREST_SMALL_ROWS && nv <= SB_K_FOREST_SMALL_NV) {
+            small_split(d, q, t, m, &best);
+            /* the left child's sums from its rows */
+            memset(ls, 0, sizeof(int64_t) * (size_t)nv);
+            if (best.valid) {
+                const uint8_t *col = d->binned + (int64_t)best.feature * n;
+                for (int64_t p = q->begin; p < q->end; p++)
+                    if (sb_k_goes_left(col[d->rows[p]], best.bin, best.dl))
+                        sb_k_forest_add_row(&d->s.rules, ls, d->value[d->rows[p]], d->mult[p]);
+            }
+            out[i] = best;
+            continue;
+        }
         /* their histograms, then cumulated */
         memset(d->hist, 0, sizeof(int64_t) * (size_t)m * (size_t)slot);
         for (int32_t a = 0; a < m; a++) {
@@ -147,8 +184,6 @@ static sb_status cpu_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes
         }
         /* every candidate, features in descending order: the total order, not
          * the visiting order, decides (the GPU compares them in any grouping) */
-        sb_k_fsplit best;
-        memset(&best, 0, sizeof best);
         for (int32_t a = m - 1; a >= 0; a--) {
             const int32_t f = d->feat[a], nb = d->nbins[f];
             const int64_t *h = d->hist + (int64_t)a * slot;
@@ -157,6 +192,13 @@ static sb_status cpu_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes
             else
                 for (int32_t b = nb; b >= 1; b--) sb_k_forest_rf_at(&d->s.rules, t, h, h, nb, f, b, &best);
         }
+        /* the left child's sums from the winning feature's cumulative histogram */
+        memset(ls, 0, sizeof(int64_t) * (size_t)nv);
+        for (int32_t a = 0; a < m && best.valid; a++)
+            if (d->feat[a] == best.feature) {
+                const int64_t *h = d->hist + (int64_t)a * slot;
+                for (int32_t k = 0; k < nv; k++) ls[k] = h[(int64_t)best.bin * nv + k] + (best.dl ? h[k] : 0);
+            }
         out[i] = best;
     }
     return SB_OK;

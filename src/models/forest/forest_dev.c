@@ -17,6 +17,7 @@
  *   right then the left child are pushed.
  */
 #include "forest_dev.h"
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct gnode {
@@ -79,7 +80,7 @@ static int32_t new_node(gctx *c, int32_t t) {
     return g->n++;
 }
 
-/* The sums of the level's nodes, into the pool, and their weights. */
+/* The sums of the roots, into the pool, and their weights. */
 static sb_status level_sums(gctx *c, const lnode *lv, int32_t nl, sb_fdev_node *dn, int64_t *buf) {
     for (int32_t i = 0; i < nl; i++) dn[i] = lv[i].dev;
     sb_status st = c->ops->sums(c->dev, dn, nl, buf);
@@ -151,10 +152,10 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
     sb_status st = SB_OK;
     lnode *lv = NULL, *next = NULL;
     sb_fdev_node *dn = NULL;
-    int64_t *buf = NULL, *count = NULL, *nleft = NULL;
+    int64_t *buf = NULL, *count = NULL, *nleft = NULL, *lsum = NULL;
     sb_k_fsplit *sp = NULL;
     int32_t *pick = NULL;
-    int64_t lvcap = 0, nextcap = 0, dncap = 0, bufcap = 0, nlcap = 0, spcap = 0, pickcap = 0;
+    int64_t lvcap = 0, nextcap = 0, dncap = 0, bufcap = 0, nlcap = 0, spcap = 0, pickcap = 0, lsumcap = 0;
     c->npool = 0;
     memset(c->trees, 0, sizeof(gtree) * (size_t)nb);
     if (!(count = sb_malloc(sizeof(int64_t) * (size_t)nb))) return oom();
@@ -191,7 +192,8 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
             pick[ns++] = i;
         }
         if (ns == 0) break;
-        if ((st = c->ops->split(c->dev, dn, ns, buf, sp)) != SB_OK) goto done;
+        if (!grow((void **)&lsum, &lsumcap, (int64_t)ns * nv, sizeof(int64_t))) goto nomem;
+        if ((st = c->ops->split(c->dev, dn, ns, buf, sp, lsum)) != SB_OK) goto done;
         /* the splits found: the partition, then the children */
         int32_t np = 0;
         for (int32_t j = 0; j < ns; j++) {
@@ -206,6 +208,7 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
             dn[np].feature = sp[j].feature;
             dn[np].bin = sp[j].bin;
             dn[np].dl = sp[j].dl;
+            if (np != j) memmove(lsum + (int64_t)np * nv, lsum + (int64_t)j * nv, sizeof(int64_t) * (size_t)nv);
             pick[np++] = pick[j];
         }
         if (np == 0) break;
@@ -220,6 +223,15 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
             gnode *x = &c->trees[q.tree].nodes[q.node];
             x->left = lc;
             x->right = rc;
+            /* the children's sums: the left's from the split, the right's the rest */
+            int64_t *ps = c->pool + x->sums, *ls = c->pool + c->trees[q.tree].nodes[lc].sums,
+                    *rs = c->pool + c->trees[q.tree].nodes[rc].sums;
+            for (int32_t k = 0; k < nv; k++) {
+                ls[k] = lsum[(int64_t)j * nv + k];
+                rs[k] = ps[k] - ls[k];
+            }
+            c->trees[q.tree].nodes[lc].w = sb_k_forest_weight(&s->rules, ls);
+            c->trees[q.tree].nodes[rc].w = sb_k_forest_weight(&s->rules, rs);
             for (int side = 0; side < 2; side++) {
                 lnode *y = &next[nn++];
                 memset(y, 0, sizeof *y);
@@ -228,7 +240,13 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
                 y->depth = q.depth + 1;
                 y->dev.begin = side ? q.dev.begin + nleft[j] : q.dev.begin;
                 y->dev.end = side ? q.dev.end : q.dev.begin + nleft[j];
+#ifdef SB_SABOTAGE_FOREST_KEYS
+                /* Separating arm: the node keyed by the order this grower makes
+                 * it (tree, index in level order), not by its path. */
+                y->dev.key = ((uint64_t)(uint32_t)(t0 + q.tree) << 32) | (uint32_t)y->node;
+#else
                 y->dev.key = sb_k_forest_child_key(q.dev.key, side);
+#endif
             }
         }
         lnode *tmp = lv;
@@ -238,9 +256,6 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         next = tmp;
         nextcap = tcap;
         nl = nn;
-        if (!grow((void **)&dn, &dncap, nl, sizeof(sb_fdev_node)) || !grow((void **)&buf, &bufcap, (int64_t)nl * nv, sizeof(int64_t)))
-            goto nomem;
-        if ((st = level_sums(c, lv, nl, dn, buf)) != SB_OK) goto done;
     }
     for (int32_t i = 0; i < nb && st == SB_OK; i++) st = emit(c, i, t0 + i, ntrees, ncopies, out);
     goto done;
@@ -257,6 +272,7 @@ done:
     sb_free(buf);
     sb_free(count);
     sb_free(nleft);
+    sb_free(lsum);
     sb_free(sp);
     sb_free(pick);
     return st;
@@ -273,8 +289,11 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
     c.s = setup;
     c.bins = bins;
     c.nv = setup->rules.nv;
-    /* trees a batch: as many as the device's positions hold (at least one) */
+    /* trees a batch: as many as the device's positions hold (at least one),
+     * or SAMEBITS_FOREST_BATCH_TREES (tests: the batch size changes no bit) */
     int64_t per = ops->batch_positions / (setup->n > 0 ? setup->n : 1);
+    const char *env = getenv("SAMEBITS_FOREST_BATCH_TREES");
+    if (env && atoi(env) > 0) per = atoi(env);
     const int32_t batch = per < 1 ? 1 : per > ntrees ? ntrees : (int32_t)per;
     if (!(c.trees = sb_calloc((size_t)batch, sizeof(gtree)))) return oom();
     if ((st = ops->open(setup, &c.dev)) == SB_OK)
