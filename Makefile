@@ -109,7 +109,7 @@ LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
   $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/tdev_cl_src.o)
 
-# CUDA=1: the CUDA tree device, compiled by nvcc under the profile's flags
+# CUDA=1: the CUDA tree device and forest device, compiled by nvcc under the profile's flags
 # (one place: tools/cuda-compile-check.sh --print-flags profile), into build-cuda/.
 # CUDA_VARIANT=fmad|libdevice-exp|float-atomic: a separating arm of the GPU leg,
 # into build-cuda-VARIANT/.
@@ -120,7 +120,7 @@ ifneq ($(CUDA),)
   NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   NVCC_FLAGS := $(shell sh tools/cuda-compile-check.sh --print-flags $(CUDA_VARIANT))
-  CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/tdev_cuda.o
+  CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/tdev_cuda.o $(BUILD)/obj/src/backends/cuda/fdev_cuda.o
   LIB_OBJ += $(CUDA_OBJ)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
@@ -129,6 +129,11 @@ $(BUILD)/obj/src/backends/cuda/tdev_cuda.o: src/backends/cuda/tdev_cuda.cu src/b
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $(BUILD)/$<"
 	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -DSB_CUDA_FLAGS='"$(NVCC_FLAGS)"' -c $< -o $@
+
+$(BUILD)/obj/src/backends/cuda/fdev_cuda.o: src/backends/cuda/fdev_cuda.cu src/backends/fdev.h src/kernels/forest.h src/kernels/tree.h src/kernels/gbdt.h src/core/rng.h
+	@mkdir -p $(dir $@)
+	@echo "  NVCC $(BUILD)/$<"
+	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -c $< -o $@
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
