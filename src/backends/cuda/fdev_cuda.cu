@@ -43,10 +43,21 @@ extern "C" {
 #define FPART_TILE 4096        /* rows a partition / sums block at most */
 #define FSMEM_MAX (160 * 1024) /* shared memory a histogram block may use */
 #define FHIST_BUDGET ((size_t)4 << 30) /* histogram bytes a chunk of nodes may use */
+#define FSMALL_CHUNK (1 << 22)         /* small nodes a launch (their draws: nf words each) */
 
 typedef unsigned long long u64;
 
+/* SAMEBITS_CUDA_TIMING=1: each operation is timed with CUDA events (and so
+ * synchronized), and the totals are printed to stderr at close. For finding
+ * where a forest's time goes; it changes no result. */
+enum { FT_BEGIN, FT_SUMS, FT_SPLIT, FT_PART, FT_N };
+static const char *const k_ftnames[FT_N] = {"bootstrap", "root sums", "split search", "partition"};
+
 struct sb_fdev {
+    int timing;
+    cudaEvent_t ev0, ev1;
+    double tms[FT_N];
+    long tcalls[FT_N];
     sb_fdev_setup s;     /* the host's copy (array pointers cleared) */
     int32_t stride, maxnb;
     uint8_t *bins;       /* n x stride */
@@ -406,8 +417,32 @@ __global__ void kf_part_copy(const sb_fdev_node *nodes, const int64_t *tile_star
 
 /* ---- operations ---- */
 
+static void ft_begin(sb_fdev *d) {
+    if (d->timing) cudaEventRecord(d->ev0);
+}
+
+static void ft_end(sb_fdev *d, int k) {
+    if (!d->timing) return;
+    float ms = 0.0f;
+    cudaEventRecord(d->ev1);
+    cudaEventSynchronize(d->ev1);
+    cudaEventElapsedTime(&ms, d->ev0, d->ev1);
+    d->tms[k] += ms;
+    d->tcalls[k]++;
+}
+
 static void fc_close(sb_fdev *d) {
     if (!d) return;
+    if (d->timing) {
+        double total = 0.0;
+        for (int k = 0; k < FT_N; k++) total += d->tms[k];
+        for (int k = 0; k < FT_N; k++)
+            fprintf(stderr, "cuda forest timing: %-12s %9.1f ms in %7ld calls (%4.1f%%)\n", k_ftnames[k], d->tms[k],
+                    d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
+        fprintf(stderr, "cuda forest timing: %-12s %9.1f ms\n", "all", total);
+        cudaEventDestroy(d->ev0);
+        cudaEventDestroy(d->ev1);
+    }
     void *ptrs[] = {d->bins, d->value, d->nbins, d->rows, d->mult, d->trows, d->tmult, d->cnt, d->up,
                     d->ctr, d->hist, d->dsplit, d->dlsum, d->draws, d->feat};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) cudaFree(ptrs[i]);
@@ -422,6 +457,12 @@ static sb_status fc_open_inner(const sb_fdev_setup *s, sb_fdev *d) {
                        e != cudaSuccess ? cudaGetErrorString(e) : "no device");
     const int64_t n = s->n;
     const size_t nn = (size_t)(n ? n : 1);
+    const char *tv = getenv("SAMEBITS_CUDA_TIMING");
+    if (tv && tv[0] == '1') {
+        FCK(cudaEventCreate(&d->ev0), "timing");
+        FCK(cudaEventCreate(&d->ev1), "timing");
+        d->timing = 1;
+    }
     d->s = *s;
     d->s.binned = NULL;
     d->s.nbins = NULL;
@@ -477,7 +518,7 @@ static sb_status counters(sb_fdev *d, int64_t k) {
     return SB_OK;
 }
 
-static sb_status fc_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
     const int64_t n = d->s.n, pos = n * nb;
     if (pos > d->cap) {
         int32_t **a[4] = {&d->rows, &d->mult, &d->trows, &d->tmult};
@@ -558,7 +599,7 @@ static sb_status upload(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, i
     return SB_OK;
 }
 
-static sb_status fc_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
+static sb_status fc_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
     const int32_t nv = d->s.rules.nv;
     int64_t *ds = NULL;
     size_t cap = 0;
@@ -662,7 +703,7 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
     return SB_OK;
 }
 
-static sb_status fc_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
+static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
                           int64_t *lsum) {
     const int32_t nv = d->s.rules.nv;
     const size_t hbytes = sizeof(int64_t) * (size_t)d->s.mtry * (size_t)(d->maxnb + 1) * (size_t)nv;
@@ -687,7 +728,10 @@ static sb_status fc_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes,
             ng++;
             nsmall += small;
         }
-    if (st == SB_OK && nsmall > 0) st = split_group(d, gn, gt, nsmall, 1, gs, gl);
+    for (int64_t at = 0; st == SB_OK && at < nsmall; at += FSMALL_CHUNK) {
+        const int32_t m = (int32_t)(nsmall - at < FSMALL_CHUNK ? nsmall - at : FSMALL_CHUNK);
+        st = split_group(d, gn + at, gt + at * nv, m, 1, gs + at, gl + at * nv);
+    }
     for (int64_t at = nsmall; st == SB_OK && at < ng; at += chunk) {
         const int32_t m = (int32_t)(ng - at < chunk ? ng - at : chunk);
         st = split_group(d, gn + at, gt + at * nv, m, 0, gs + at, gl + at * nv);
@@ -704,7 +748,7 @@ static sb_status fc_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes,
     return st;
 }
 
-static sb_status fc_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
+static sb_status fc_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
     sb_fdev_node *dn = NULL;
     int64_t *dt = NULL, nt = 0;
     void *dx = NULL;
@@ -734,6 +778,36 @@ static sb_status fc_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nno
     kf_part_copy<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->trows, d->tmult, d->rows, d->mult);
     FCK_LAUNCH("partition copy");
     return SB_OK;
+}
+
+/* The operations, timed when asked (SAMEBITS_CUDA_TIMING). */
+static sb_status fc_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+    ft_begin(d);
+    sb_status st = fc_begin_x(d, t0, nb, count);
+    ft_end(d, FT_BEGIN);
+    return st;
+}
+
+static sb_status fc_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
+    ft_begin(d);
+    sb_status st = fc_sums_x(d, nodes, nnodes, sums);
+    ft_end(d, FT_SUMS);
+    return st;
+}
+
+static sb_status fc_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
+                          int64_t *lsum) {
+    ft_begin(d);
+    sb_status st = fc_split_x(d, nodes, nnodes, tot, out, lsum);
+    ft_end(d, FT_SPLIT);
+    return st;
+}
+
+static sb_status fc_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
+    ft_begin(d);
+    sb_status st = fc_partition_x(d, nodes, nnodes, nleft);
+    ft_end(d, FT_PART);
+    return st;
 }
 
 static const sb_fdev_ops k_fcuda_ops = {"cuda", INT64_C(1) << 30, fc_open, fc_close, fc_begin, fc_sums, fc_split,
