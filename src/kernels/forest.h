@@ -317,11 +317,16 @@ SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb
     }
 }
 
-/* Cumulate a feature's histogram h (nb + 1 bins of nv sums; bin 0: missing)
- * in place over its value bins 1..nb: exact integer additions in bin order. */
+/* Sum k of a feature's histogram h (nb + 1 bins of nv sums; bin 0: missing)
+ * cumulated in place over its value bins 1..nb: exact integer additions in
+ * bin order. Each k is independent (a GPU gives each its own thread). */
+SB_FN void sb_k_forest_cumulate_one(SB_GLOBAL sb_i64 *h, sb_i32 nb, sb_i32 nv, sb_i32 k) {
+    for (sb_i32 t = 2; t <= nb; t++) h[(sb_i64)t * nv + k] += h[(sb_i64)(t - 1) * nv + k];
+}
+
+/* Every sum of a feature's histogram cumulated (sb_k_forest_cumulate_one). */
 SB_FN void sb_k_forest_cumulate(SB_GLOBAL sb_i64 *h, sb_i32 nb, sb_i32 nv) {
-    for (sb_i32 t = 2; t <= nb; t++)
-        for (sb_i32 k = 0; k < nv; k++) h[(sb_i64)t * nv + k] += h[(sb_i64)(t - 1) * nv + k];
+    for (sb_i32 k = 0; k < nv; k++) sb_k_forest_cumulate_one(h, nb, nv, k);
 }
 
 /* Whether a node may be split at all: not pure (classification), enough

@@ -301,21 +301,30 @@ __global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, in
     }
 }
 
-/* The best split of node blockIdx.x of a chunk from its histograms: each
- * drawn feature cumulated (sb_k_forest_cumulate), every candidate
- * (sb_k_forest_rf_at, or sb_k_forest_et_feature), a block reduction under
- * the total order, and the left child's sums. */
+/* The best split of node blockIdx.x of a chunk from its histograms (copied
+ * into shared memory when smem, as kf_hist): each sum of each drawn feature
+ * cumulated (sb_k_forest_cumulate_one), every candidate (sb_k_forest_rf_at,
+ * or sb_k_forest_et_feature), a block reduction under the total order, and
+ * the left child's sums. */
 __global__ void kf_best(const int64_t *tot, sb_k_forest_rules rules, u64 seed, const sb_fdev_node *nodes,
                         int32_t extra, int32_t mtry, int32_t maxnb, int32_t slot, const int32_t *feat,
-                        const int32_t *nbins, int64_t *hist, sb_k_fsplit *out, int64_t *lsum) {
+                        const int32_t *nbins, int64_t *hist, sb_k_fsplit *out, int64_t *lsum, int smem) {
+    extern __shared__ int64_t hs[];
     __shared__ sb_k_fsplit sh[FT];
     const int64_t i = blockIdx.x;
     const int32_t nv = rules.nv;
     const int32_t *fi = feat + i * mtry;
-    int64_t *h = hist + i * (int64_t)mtry * slot;
+    const int64_t hsize = (int64_t)mtry * slot;
+    int64_t *h = hist + i * hsize;
     const int64_t *t = tot + i * nv;
     const uint64_t key = nodes[i].key;
-    for (int32_t a = threadIdx.x; a < mtry; a += FT) sb_k_forest_cumulate(h + (int64_t)a * slot, nbins[fi[a]], nv);
+    if (smem) {
+        for (int64_t x = threadIdx.x; x < hsize; x += FT) hs[x] = h[x];
+        __syncthreads();
+        h = hs;
+    }
+    for (int32_t c = threadIdx.x; c < mtry * nv; c += FT)
+        sb_k_forest_cumulate_one(h + (int64_t)(c / nv) * slot, nbins[fi[c / nv]], nv, c % nv);
     __syncthreads();
     sb_k_fsplit best;
     memset(&best, 0, sizeof best);
@@ -488,6 +497,7 @@ static sb_status fc_open_inner(const sb_fdev_setup *s, sb_fdev *d) {
     cudaFree(tmp);
     FCK(e, "bins");
     FCK(cudaFuncSetAttribute(kf_hist, cudaFuncAttributeMaxDynamicSharedMemorySize, FSMEM_MAX), "histogram shared memory");
+    FCK(cudaFuncSetAttribute(kf_best, cudaFuncAttributeMaxDynamicSharedMemorySize, FSMEM_MAX), "split shared memory");
     return SB_OK;
 }
 
@@ -694,8 +704,9 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
                                                              smem);
             FCK_LAUNCH("histograms");
         }
-        kf_best<<<(unsigned)m, FT>>>((const int64_t *)dtot, d->s.rules, d->s.seed, dn, d->s.extra, mtry, d->maxnb,
-                                     slot, d->feat, d->nbins, d->hist, d->dsplit, d->dlsum);
+        kf_best<<<(unsigned)m, FT, smem ? hbytes : 0>>>((const int64_t *)dtot, d->s.rules, d->s.seed, dn, d->s.extra,
+                                                        mtry, d->maxnb, slot, d->feat, d->nbins, d->hist, d->dsplit,
+                                                        d->dlsum, smem);
         FCK_LAUNCH("split search");
     }
     FCK(cudaMemcpy(out, d->dsplit, sizeof(sb_k_fsplit) * (size_t)m, cudaMemcpyDeviceToHost), "splits");
