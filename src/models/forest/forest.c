@@ -379,6 +379,10 @@ static void tree_task(void *ctx, int64_t t) {
 static sb_status grow_on_device(fctx *f) {
     const forest_params *p = f->p;
     const int64_t n = f->tr->nrows;
+    /* the device's sums count rows by multiplicity only: weighted rows would
+     * give other trees, so they are refused rather than ignored */
+    if (f->tr->weight)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "forest device: sample weights are not supported on a device yet");
     sb_fdev_setup s;
     memset(&s, 0, sizeof s);
     s.binned = f->binned;
