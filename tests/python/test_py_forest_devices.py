@@ -90,6 +90,18 @@ def test_large_nodes(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_node_chunks_change_no_bit(device, monkeypatch):
+    # SAMEBITS_CUDA_FOREST_CHUNK: at most 3 nodes a CUDA launch (small and
+    # histogram searches in many chunks); the host reference ignores it
+    X, yc, yr = data(n=3000, nf=6, seed=8)
+    a = RF_C(n_estimators=3, random_state=4).fit(X, yc)
+    c = ET_R(n_estimators=3, random_state=4).fit(X, yr)
+    monkeypatch.setenv("SAMEBITS_CUDA_FOREST_CHUNK", "3")
+    assert RF_C(n_estimators=3, random_state=4, device=device).fit(X, yc).model_bytes() == a.model_bytes()
+    assert ET_R(n_estimators=3, random_state=4, device=device).fit(X, yr).model_bytes() == c.model_bytes()
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("batch", ["1", "7", ""])
 def test_batches_of_trees_change_no_bit(batch, device, monkeypatch):
     # SAMEBITS_FOREST_BATCH_TREES: trees grown together on the device (a

@@ -718,7 +718,13 @@ static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
                           int64_t *lsum) {
     const int32_t nv = d->s.rules.nv;
     const size_t hbytes = sizeof(int64_t) * (size_t)d->s.mtry * (size_t)(d->maxnb + 1) * (size_t)nv;
-    int64_t chunk = (int64_t)(FHIST_BUDGET / hbytes);
+    int64_t chunk = (int64_t)(FHIST_BUDGET / hbytes), small_chunk = FSMALL_CHUNK;
+    /* SAMEBITS_CUDA_FOREST_CHUNK=N: at most N nodes a launch (tests: chunks change no bit) */
+    const char *env = getenv("SAMEBITS_CUDA_FOREST_CHUNK");
+    if (env && atol(env) > 0) {
+        if (chunk > atol(env)) chunk = atol(env);
+        small_chunk = atol(env);
+    }
     if (chunk < 1) chunk = 1;
     /* nodes grouped by path (small first, then large in chunks), results put back by index */
     int32_t *idx = (int32_t *)sb_malloc(sizeof(int32_t) * (size_t)nnodes);
@@ -739,8 +745,8 @@ static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
             ng++;
             nsmall += small;
         }
-    for (int64_t at = 0; st == SB_OK && at < nsmall; at += FSMALL_CHUNK) {
-        const int32_t m = (int32_t)(nsmall - at < FSMALL_CHUNK ? nsmall - at : FSMALL_CHUNK);
+    for (int64_t at = 0; st == SB_OK && at < nsmall; at += small_chunk) {
+        const int32_t m = (int32_t)(nsmall - at < small_chunk ? nsmall - at : small_chunk);
         st = split_group(d, gn + at, gt + at * nv, m, 1, gs + at, gl + at * nv);
     }
     for (int64_t at = nsmall; st == SB_OK && at < ng; at += chunk) {
