@@ -2,9 +2,11 @@
 # device-forest.sh: the random forest / Extra Trees leg on a lent GPU machine,
 # in one call from the repository root on a bare machine. It
 #   1. records the machine and toolchain (nvidia-smi, nvcc, gcc, commit),
-#   2. builds the CPU library (build/) and the CUDA build (build-cuda/, make CUDA=1),
+#   2. builds the CPU library (build/), the CUDA build (build-cuda/, make CUDA=1)
+#      and its float-atomic arm (build-cuda-float-atomic/),
 #   3. verifies the three random forest / Extra Trees fixtures with device=cuda
-#      (cards kept) and with device=cpu-batched, twice on CUDA (run to run),
+#      (cards kept) and with device=cpu-batched, twice on CUDA (run to run);
+#      the float-atomic arm must make forest-et-regression differ,
 #   4. runs tests/python/test_py_forest_devices.py against the CUDA library
 #      (every configuration's model bytes: CUDA's equal the CPU forest's),
 #   5. unless SKIP_BENCH=1, times bench/forest_gpu_bench.py (ROWS, TREES:
@@ -13,8 +15,8 @@
 #   6. writes summary.txt and packs everything as evidence.tar.gz in $OUT.
 #
 # Usage (device): COMMIT=<sha> bash tools/device-forest.sh
-# Exit status: 0 when every CUDA card equals its reference and every parity
-# test passes; 1 otherwise; 2 a build failed.
+# Exit status: 0 when every CUDA card equals its reference, every parity test
+# passes and the arm differs; 1 otherwise; 2 a build failed.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
@@ -54,6 +56,9 @@ cat "$EV/facts.txt"
 say "building (CPU, CUDA)"
 make -j"$J" CC=gcc all >"$EV/build-cpu.log" 2>&1 || { say "FAILED: CPU build"; pack; exit 2; }
 make -j"$J" CC=gcc CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "FAILED: CUDA build"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
+# the separating arm of the GPU leg: float atomics in the regression histograms
+make -j"$J" CC=gcc CUDA=1 CUDA_VARIANT=float-atomic all >"$EV/build-cuda-float-atomic.log" 2>&1 \
+  || say "FAILED: the float-atomic arm's build"
 
 # ---- 3. fixtures
 status=0
@@ -66,6 +71,10 @@ done
 cat "$EV/verify-cuda-1.txt" | tee -a "$LOG"
 build-cuda/samebits verify --family forest device=cuda >"$EV/verify-cuda-family.txt" 2>&1
 summary "cuda --family forest (the isolation forest is CPU-only: refused by name): $(tail -n 2 "$EV/verify-cuda-family.txt" | tr '\n' ' ')"
+# the arm must make the regression fixture differ (the classification ones sum counts only)
+build-cuda-float-atomic/samebits verify forest-et-regression device=cuda >"$EV/verify-cuda-float-atomic.txt" 2>&1
+grep -q "forest-et-regression DIFFERS" "$EV/verify-cuda-float-atomic.txt" || status=1
+summary "arm float-atomic (must differ): $(grep -E '^  forest-' "$EV/verify-cuda-float-atomic.txt" | head -n 1)"
 build/samebits verify --threads "$J" $FIXTURES device=cpu-batched >"$EV/verify-cpu-batched.txt" 2>&1 || status=1
 summary "cpu-batched: $(tail -n 1 "$EV/verify-cpu-batched.txt")"
 

@@ -291,13 +291,31 @@ __global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, in
         const int32_t r = rows[p], v = value[r];
         const int64_t m = mult[p];
         const uint8_t *rb = bins + (int64_t)r * stride;
+#if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
+        /* Separating arm for rule 4 (CUDA_VARIANT=float-atomic): a block's sums
+         * of y as float atomics (in the low half of the slot), the usual GPU
+         * histogram; the rounding now depends on the order threads arrive in. */
+        if (smem && criterion == SB_K_CRIT_SQUARED) {
+            for (int32_t a = 0; a < mtry; a++) {
+                int64_t *x = h + (int64_t)a * slot + (int64_t)rb[fj[a]] * nv;
+                atomicAdd((u64 *)&x[0], (u64)m);
+                atomicAdd((float *)&x[1], (float)(m * v));
+            }
+            continue;
+        }
+#endif
         for (int32_t a = 0; a < mtry; a++)
             kf_add_atomic(criterion, h + (int64_t)a * slot + (int64_t)rb[fj[a]] * nv, v, m);
     }
     if (smem) {
         __syncthreads();
-        for (int64_t i = threadIdx.x; i < hsize; i += FT)
-            if (sh[i] != 0) atomicAdd((u64 *)&gh[i], (u64)sh[i]);
+        for (int64_t i = threadIdx.x; i < hsize; i += FT) {
+            int64_t x = sh[i];
+#if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
+            if (criterion == SB_K_CRIT_SQUARED && (i & 1)) x = (int64_t)*(const float *)&sh[i];
+#endif
+            if (x != 0) atomicAdd((u64 *)&gh[i], (u64)x);
+        }
     }
 }
 
