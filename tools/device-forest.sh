@@ -9,7 +9,7 @@
 #      the float-atomic arm must make forest-et-regression differ,
 #   4. runs tests/python/test_py_forest_devices.py against the CUDA library
 #      (every configuration's model bytes: CUDA's equal the CPU forest's),
-#   5. unless SKIP_BENCH=1, times bench/forest_gpu_bench.py (ROWS, TREES:
+#   5. unless SKIP_BENCH=1, times bench/forest_device_parity.py (ROWS, TREES:
 #      default 1,000,000 rows x 28 features, 100 trees; CUDA against the CPU
 #      forest on every core, model bytes compared),
 #   6. writes summary.txt and packs everything as evidence.tar.gz in $OUT.
@@ -87,7 +87,7 @@ summary "fixtures and parity: $([ $status = 0 ] && echo PASS || echo FAIL)"
 # ---- 5. speed
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python \
-    python3 bench/forest_gpu_bench.py --rows "${ROWS:-1000000}" --trees "${TREES:-100}" --threads "$J" \
+    python3 bench/forest_device_parity.py --rows "${ROWS:-1000000}" --trees "${TREES:-100}" --threads "$J" \
     >"$EV/bench.txt" 2>&1
   while read -r line; do summary "bench: $line"; done <"$EV/bench.txt"
 fi

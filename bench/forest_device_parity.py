@@ -3,7 +3,7 @@
 data shaped like HIGGS (28 float features, a binary label with a nonlinear
 signal), side by side in one run; the model bytes must be equal.
 
-    python3 bench/forest_gpu_bench.py [--rows N] [--features F] [--trees T]
+    python3 bench/forest_device_parity.py [--rows N] [--features F] [--trees T]
                                       [--threads J] [--model random_forest|extra_trees]
                                       [--min-samples-leaf L] [--no-cpu] [--device cuda]
 
