@@ -179,6 +179,18 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
       timeout "${BENCH_TIMEOUT:-420}" python3 bench/gpu_bench.py --data "$DATA" --out "$EV/gpu_bench_opencl.json" \
       --device opencl ${OPENCL_BENCH_ARGS:---workloads flights-3m --trees 50} 2>&1 | tee "$EV/gpu_bench_opencl.log" \
       | grep -v '^ ' | tail -n 40
+    # Where the time goes, per operation, on both devices: 20 trees on flights
+    # 2.4M rows with SAMEBITS_{CUDA,OPENCL}_TIMING=1 (each operation synchronized).
+    for dv in cuda opencl; do
+      lib=$ROOT/build/libsamebits.so; [ $dv = cuda ] && lib=$ROOT/build-cuda/libsamebits.so
+      SAMEBITS_CUDA_TIMING=1 SAMEBITS_OPENCL_TIMING=1 SAMEBITS_LIB=$lib PYTHONPATH=$ROOT/python:$ROOT/bench:${PYTHONPATH:-} \
+        timeout 300 python3 -c "
+import sys, gpu_bench
+X, y, Xt, yt = gpu_bench.load_flights('$DATA')
+print('fit s', gpu_bench.sb_fit(X, y, Xt, 'regression', 20, '$dv', $J)[0])
+" >"$EV/timing-$dv.txt" 2>&1
+      grep -E 'timing: (all|histograms|partition|split)|fit s' "$EV/timing-$dv.txt" | tee -a "$LOG"
+    done
   fi
 fi
 pack
