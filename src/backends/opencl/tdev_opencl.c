@@ -55,6 +55,7 @@ void sb_tdev_opencl_describe(char *buf, size_t cap) {
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <time.h>
 
 /* ---- the OpenCL ABI (Khronos cl.h), as much as is used ---- */
 
@@ -315,6 +316,9 @@ struct sb_tdev {
     cl_mem up[U_N];
     size_t up_cap[U_N];
     int32_t best_cap;
+    int timing;             /* SAMEBITS_OPENCL_TIMING=1 (see ocl_timed) */
+    double t0, tms[8];
+    long tcalls[8];
 };
 
 static sb_status cl_fail(cl_int e, const char *what) {
@@ -334,9 +338,20 @@ static void rel(cl_mem *m) {
     *m = NULL;
 }
 
+static const char *const k_tnames[8] = {"gradients", "quantize", "set_rows", "partition",
+                                        "histograms", "subtract", "split search", "add_tree"};
+
 static void ocl_close(sb_tdev *d) {
     if (!d) return;
     if (d->q) cl.clFinish(d->q);
+    if (d->timing) {
+        double total = 0.0;
+        for (int k = 0; k < 8; k++) total += d->tms[k];
+        for (int k = 0; k < 8; k++)
+            fprintf(stderr, "opencl timing: %-13s %9.1f ms in %7ld calls (%4.1f%%)\n", k_tnames[k], d->tms[k],
+                    d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
+        fprintf(stderr, "opencl timing: %-13s %9.1f ms\n", "all", total);
+    }
     cl_mem *ms[] = {&d->bins, &d->nbins, &d->hoff, &d->label, &d->weight, &d->margin, &d->g, &d->h, &d->gq,
                     &d->hq,   &d->rows,  &d->tmp,  &d->mask,  &d->slots,  &d->maxbits, &d->best, &d->up[0], &d->up[1]};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) rel(ms[i]);
@@ -548,6 +563,8 @@ static sb_status ocl_open(const sb_tdev_setup *s, sb_tdev **out) {
         ocl_close(d);
         return st;
     }
+    const char *tv = getenv("SAMEBITS_OPENCL_TIMING");
+    d->timing = tv && tv[0] == '1';
     *out = d;
     return SB_OK;
 }
@@ -702,10 +719,68 @@ static sb_status ocl_set_gradients(sb_tdev *d, int32_t cls, const float *g, cons
     return st != SB_OK ? st : put(d, d->h, off, h, bytes, "hessians");
 }
 
+/* SAMEBITS_OPENCL_TIMING=1: each operation is bracketed by clFinish and timed
+ * on the host clock (so the queue no longer overlaps host work), and the
+ * totals are printed to stderr at close, as SAMEBITS_CUDA_TIMING does for
+ * CUDA: for finding where a tree's time goes. It changes no result. */
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static void t_begin(sb_tdev *d) {
+    if (!d->timing) return;
+    cl.clFinish(d->q);
+    d->t0 = now_ms();
+}
+
+static sb_status t_end(sb_tdev *d, int k, sb_status st) {
+    if (!d->timing) return st;
+    cl.clFinish(d->q);
+    d->tms[k] += now_ms() - d->t0;
+    d->tcalls[k]++;
+    return st;
+}
+
+static sb_status t_gradients(sb_tdev *d, float *maxabs) {
+    t_begin(d);
+    return t_end(d, 0, ocl_gradients(d, maxabs));
+}
+static sb_status t_quantize(sb_tdev *d, int32_t cls, float gs, float hs) {
+    t_begin(d);
+    return t_end(d, 1, ocl_quantize(d, cls, gs, hs));
+}
+static sb_status t_set_rows(sb_tdev *d, const int32_t *rows, int64_t nrows) {
+    t_begin(d);
+    return t_end(d, 2, ocl_set_rows(d, rows, nrows));
+}
+static sb_status t_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
+    t_begin(d);
+    return t_end(d, 3, ocl_partition(d, segs, nseg));
+}
+static sb_status t_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
+    t_begin(d);
+    return t_end(d, 4, ocl_hist(d, jobs, njobs));
+}
+static sb_status t_subtract(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs) {
+    t_begin(d);
+    return t_end(d, 5, ocl_subtract(d, subs, nsubs));
+}
+static sb_status t_best(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes, const sb_k_split_rules *r,
+                        sb_k_split *out) {
+    t_begin(d);
+    return t_end(d, 6, ocl_best(d, nodes, nnodes, r, out));
+}
+static sb_status t_add_tree(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls) {
+    t_begin(d);
+    return t_end(d, 7, ocl_add_tree(d, nodes, nnodes, cls));
+}
+
 static const sb_tdev_ops k_opencl_ops = {
-    "opencl",       ocl_open,     ocl_close,     ocl_gradients, ocl_quantize, ocl_set_rows,
-    ocl_set_mask,   ocl_reserve,  ocl_partition, ocl_hist,      ocl_subtract, ocl_best,
-    ocl_read_hist,  ocl_add_tree, ocl_read_quantized, ocl_read_margins, ocl_set_gradients,
+    "opencl",       ocl_open,     ocl_close,     t_gradients, t_quantize, t_set_rows,
+    ocl_set_mask,   ocl_reserve,  t_partition,   t_hist,      t_subtract, t_best,
+    ocl_read_hist,  t_add_tree,   ocl_read_quantized, ocl_read_margins, ocl_set_gradients,
 };
 
 const sb_tdev_ops *sb_tdev_opencl_ops(void) { return &k_opencl_ops; }
