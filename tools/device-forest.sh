@@ -14,7 +14,9 @@
 #      forest on every core, model bytes compared),
 #   6. writes summary.txt and packs everything as evidence.tar.gz in $OUT.
 #
-# Usage (device): COMMIT=<sha> bash tools/device-forest.sh
+# Usage (device): COMMIT=<sha> [DATA=.devdata] bash tools/device-forest.sh
+#   DATA   optional: a folder with the flights file; then bench/forest_gpu_bench.py
+#          (beside scikit-learn, FOREST_ROWS rows) runs too.
 # Exit status: 0 when every CUDA card equals its reference, every parity test
 # passes and the arm differs; 1 otherwise; 2 a build failed.
 set -u
@@ -90,6 +92,13 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     python3 bench/forest_device_parity.py --rows "${ROWS:-1000000}" --trees "${TREES:-100}" --threads "$J" \
     >"$EV/bench.txt" 2>&1
   while read -r line; do summary "bench: $line"; done <"$EV/bench.txt"
+fi
+# the real-data benchmark beside scikit-learn (bench/forest_gpu_bench.py), when DATA holds the flights file
+if [ -n "${DATA:-}" ] && [ -d "${DATA}" ]; then
+  SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python \
+    python3 bench/forest_gpu_bench.py --data "$DATA" --out "$EV/forest-gpu-bench.json" --threads "$J" \
+    --rows "${FOREST_ROWS:-1000000,10000000}" --commit "${COMMIT:-unknown}" >"$EV/forest-gpu-bench.txt" 2>&1
+  summary "real-data bench: $(tail -n 3 "$EV/forest-gpu-bench.txt" | tr '\n' ' ')"
 fi
 pack
 exit $status
