@@ -374,7 +374,10 @@ struct sb_tdev {
     int32_t ngroups;
     size_t hist_acc;        /* local bytes a k_hist_local work-group needs (its largest group's bins) */
     int32_t best_cap;
-    int timing;             /* SAMEBITS_OPENCL_TIMING=1 (see ocl_timed) */
+    int timing;             /* SAMEBITS_OPENCL_TIMING=1 (see t_begin) */
+    int32_t most_ptiles, most_htiles, most_hrows; /* the largest launches seen, for the timing's schedule line */
+    uint8_t *check_bins;    /* SAMEBITS_OPENCL_CHECK_PARTITION=1: the row-major bins on the host (see part_check) */
+    int64_t part_checked;   /* rows whose partition was checked */
     double t0, tms[8];
     long tcalls[8];
 };
@@ -409,11 +412,26 @@ static void ocl_close(sb_tdev *d) {
             fprintf(stderr, "opencl timing: %-13s %9.1f ms in %7ld calls (%4.1f%%)\n", k_tnames[k], d->tms[k],
                     d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
         fprintf(stderr, "opencl timing: %-13s %9.1f ms\n", "all", total);
+        if (d->hist_local)
+            fprintf(stderr,
+                    "opencl schedule: work-groups of %zu; partition up to %d work-groups a call; histograms in local "
+                    "memory, %d feature group(s) of up to %zu bytes, up to %d tile(s) of %d rows a call, %u compute "
+                    "units\n",
+                    d->wg, d->most_ptiles, d->ngroups, d->hist_acc, d->most_htiles, d->most_hrows, d->cus);
+        else
+            fprintf(stderr,
+                    "opencl schedule: work-groups of %zu; partition up to %d work-groups a call; histograms by "
+                    "global atomics\n",
+                    d->wg, d->most_ptiles);
     }
     cl_mem *ms[] = {&d->bins, &d->nbins, &d->hoff, &d->label, &d->weight, &d->margin, &d->g, &d->h, &d->gq,
                     &d->hq,   &d->rows,  &d->tmp,  &d->mask,  &d->slots,  &d->maxbits, &d->best, &d->up[0], &d->up[1],
                     &d->tleft, &d->sleft, &d->groups};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) rel(ms[i]);
+    if (d->check_bins)
+        fprintf(stderr, "opencl partition check: %lld rows placed as the stable partition places them\n",
+                (long long)d->part_checked);
+    sb_free(d->check_bins);
     for (int i = 0; i < K_N; i++)
         if (d->k[i]) cl.clReleaseKernel(d->k[i]);
     if (d->prog) cl.clReleaseProgram(d->prog);
@@ -694,7 +712,12 @@ static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
             st = launch(d, K_FILL, nk, 1);
         if (st == SB_OK) st = plan_hist(d, s);
     }
-    sb_free(rb), sb_free(w), sb_free(ones);
+    const char *cp = getenv("SAMEBITS_OPENCL_CHECK_PARTITION");
+    if (st == SB_OK && cp && cp[0] == '1')
+        d->check_bins = rb; /* kept for part_check */
+    else
+        sb_free(rb);
+    sb_free(w), sb_free(ones);
     return st;
 }
 
@@ -771,11 +794,75 @@ static sb_status ocl_reserve(sb_tdev *d, int32_t nslots) {
     return SB_OK;
 }
 
+/* SAMEBITS_OPENCL_CHECK_PARTITION=1 (tests; slow): the partition's self-check.
+ * Before the kernels run, the host reads each segment's rows and works out the
+ * stable partition itself (left rows in their order, then right rows in
+ * theirs, by sb_k_goes_left on its copy of the bins); after them, it reads
+ * the rows back and any difference is an error. Stability moves no bit of a
+ * model (histograms are integer sums), so this is where it is shown. phase 0:
+ * expect (want := the host's partition); phase 1: compare. */
+static sb_status part_check(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg, int phase, int32_t **want) {
+    int64_t all = 0;
+    for (int32_t i = 0; i < nseg; i++) all += segs[i].end - segs[i].begin;
+    if (phase == 0) {
+        *want = sb_malloc(sizeof(int32_t) * (size_t)(all + 1));
+        int32_t *got = sb_malloc(sizeof(int32_t) * (size_t)(all + 1));
+        if (!*want || !got) {
+            sb_free(got);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory (partition check)");
+        }
+        int64_t at = 0;
+        for (int32_t i = 0; i < nseg; i++) {
+            const sb_tdev_seg *g = &segs[i];
+            const int64_t len = g->end - g->begin;
+            sb_status st = get(d, d->rows, sizeof(int32_t) * (size_t)g->begin, got, sizeof(int32_t) * (size_t)len, "rows");
+            if (st != SB_OK) {
+                sb_free(got);
+                return st;
+            }
+            for (int pass = 1; pass >= 0; pass--) /* left rows, then right rows, each in order */
+                for (int64_t k = 0; k < len; k++) {
+                    const uint8_t b = d->check_bins[(size_t)got[k] * (size_t)d->stride + (size_t)g->feature];
+                    if (sb_k_goes_left(b, g->split_bin, g->default_left) == pass) (*want)[at++] = got[k];
+                }
+        }
+        sb_free(got);
+        return SB_OK;
+    }
+    int32_t *got = sb_malloc(sizeof(int32_t) * (size_t)(all + 1));
+    if (!got) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory (partition check)");
+    int64_t at = 0;
+    sb_status st = SB_OK;
+    for (int32_t i = 0; i < nseg && st == SB_OK; i++) {
+        const int64_t len = segs[i].end - segs[i].begin;
+        st = get(d, d->rows, sizeof(int32_t) * (size_t)segs[i].begin, got + at, sizeof(int32_t) * (size_t)len, "rows");
+        at += len;
+    }
+    if (st == SB_OK && memcmp(got, *want, sizeof(int32_t) * (size_t)all) != 0)
+        st = sb_fail(SB_ERR_INTERNAL, "opencl: partition check: the rows of %d segment(s) are not the stable partition",
+                     nseg);
+    if (st == SB_OK) d->part_checked += all;
+    sb_free(got);
+    return st;
+}
+
 /* Stable partition of every segment, each spread over tiles of wg x 8 rows
  * (tdev_kernels.cl): count the left rows per tile, scan the counts per
  * segment, scatter each tile's rows into tmp, copy tmp back. */
+static sb_status part_run(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg);
+
 static sb_status ocl_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
     if (nseg <= 0) return SB_OK;
+    if (!d->check_bins) return part_run(d, segs, nseg);
+    int32_t *want = NULL;
+    sb_status st = part_check(d, segs, nseg, 0, &want);
+    if (st == SB_OK) st = part_run(d, segs, nseg);
+    if (st == SB_OK) st = part_check(d, segs, nseg, 1, &want);
+    sb_free(want);
+    return st;
+}
+
+static sb_status part_run(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
     const int64_t tile = (int64_t)d->wg * PART_PER;
     int32_t *ts = tile_table(segs, nseg, sizeof(sb_tdev_seg), tile);
     if (!ts) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory (partition tiles)");
@@ -784,6 +871,7 @@ static sb_status ocl_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg
     if (st == SB_OK) st = upload(d, U_B, ts, sizeof(int32_t) * ((size_t)nseg + 1), "segments");
     sb_free(ts);
     if (st != SB_OK || ntiles == 0) return st;
+    if (ntiles > d->most_ptiles) d->most_ptiles = ntiles;
     if ((st = grow(d, &d->tleft, &d->tleft_cap, sizeof(int32_t) * (size_t)ntiles, "partition")) != SB_OK ||
         (st = grow(d, &d->sleft, &d->sleft_cap, sizeof(int32_t) * (size_t)nseg, "partition")) != SB_OK)
         return st;
@@ -840,6 +928,7 @@ static sb_status hist_local(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs)
     sb_status st = upload(d, U_B, ts, sizeof(int32_t) * ((size_t)njobs + 1), "histogram jobs");
     sb_free(ts);
     if (st != SB_OK || ntiles == 0) return st;
+    if (ntiles > d->most_htiles) d->most_htiles = ntiles, d->most_hrows = tile_rows;
     if ((st = args(d->k[K_HISTL], "k_hist_local", 14, A(d->up[U_A]), A(d->up[U_B]), A(njobs), A(tile_rows),
                    A(d->groups), A(d->rows), A(d->bins), A(d->stride), A(d->gq), A(d->hq), A(d->hoff), A(d->mask),
                    A(d->slots), A(d->total))) != SB_OK)
