@@ -10,9 +10,10 @@
  *   Integer sums in any order are exact.
  * - |g| and h maxima: 32-bit atomic_max on the bits of positive floats, whose
  *   order is the floats' order.
- * - best split: one work-group per node, each work-item scans whole features
- *   (sb_k_split_scan), then a local reduction under sb_k_split_better, a total
- *   order, so any reduction tree picks the same candidate.
+ * - best split: one work-group per node, teams of work-items scan a feature
+ *   each, a work-item a run of its bins (a local scan gives the sums before
+ *   the run), then a local reduction under sb_k_split_better, a total order,
+ *   so any cut and any reduction tree pick the same candidate.
  * - partition: a stable scan-and-scatter spread over many work-groups (tiles
  *   of a segment), as in tdev_cuda.cu.
  * tools/embed_cl.sh inlines the #includes and the library carries the result
@@ -396,20 +397,70 @@ __kernel void k_subtract(__global const ocl_sub *subs, __global long *slots, int
     slots[(long)s.large * total * 3 + i] -= slots[(long)s.small * total * 3 + i];
 }
 
-/* The best split of node get_group_id(0): work-item l scans features l,
- * l + OCL_WG, ... then the work-group reduces under the total order. */
+/* The best split of node get_group_id(0). The work-group is cut into teams
+ * of OCL_TEAM work-items; per round, team k takes feature f0 + k, each of its
+ * work-items a run of consecutive bins: it sums its run, an inclusive scan
+ * over the team (exact 64-bit sums in local memory) gives the cumulative sums
+ * before the run, and it walks its bins with the kernel's per-bin step
+ * (sb_k_split_at), as sb_k_split_scan would at those bins (as tdev_cuda.cu
+ * does with warp shuffles). Then the work-group reduces under the total
+ * order, so any cut and any reduction tree pick the same candidate. */
+#define OCL_TEAM (OCL_WG < 32 ? OCL_WG : 32)
+#define OCL_TEAMS (OCL_WG / OCL_TEAM)
 __kernel void k_best(__global const ocl_node *nodes, __global const sb_k_split_rules *rules,
                      __global const long *slots, int total, __global const int *hoff, __global const int *nbins,
                      __global const uchar *mask, int nf, __global sb_k_split *out) {
     __local sb_k_split red[OCL_WG];
+    __local long sg[OCL_WG], sh[OCL_WG], sc[OCL_WG];
     const ocl_node q = nodes[get_group_id(0)];
     const sb_k_split_rules r = rules[0];
-    const int lid = (int)get_local_id(0);
+    const int lid = (int)get_local_id(0), team = lid / OCL_TEAM, lane = lid % OCL_TEAM;
     const float parent = sb_k_node_score(q.G, q.H, &r);
     __global const sb_k_hbin *hs = (__global const sb_k_hbin *)(slots + (long)q.slot * total * 3);
     sb_k_split best = {0};
-    for (int f = lid; f < nf; f += OCL_WG)
-        if (mask[f]) sb_k_split_scan(hs + hoff[f], nbins[f], f, q.G, q.H, q.C, parent, &r, &best);
+    for (int f0 = 0; f0 < nf; f0 += OCL_TEAMS) { /* the same rounds for every work-item: barriers inside */
+        const int f = f0 + team;
+        const int on = f < nf && mask[f];
+        __global const sb_k_hbin *h = hs;
+        int nb = 0, t0 = 1, t1 = 1;
+        long lg = 0, lh = 0, lc = 0;
+        if (on) {
+            h = hs + hoff[f];
+            nb = nbins[f];
+            const int per = (nb + OCL_TEAM - 1) / OCL_TEAM;
+            t0 = 1 + lane * per;
+            t1 = t0 + per <= nb + 1 ? t0 + per : nb + 1; /* empty when t1 <= t0 */
+            for (int t = t0; t < t1; t++) {
+                lg += h[t].g;
+                lh += h[t].h;
+                lc += h[t].c;
+            }
+        }
+        sg[lid] = lg;
+        sh[lid] = lh;
+        sc[lid] = lc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int off = 1; off < OCL_TEAM; off <<= 1) {
+            const long xg = lane >= off ? sg[lid - off] : 0, xh = lane >= off ? sh[lid - off] : 0,
+                       xc = lane >= off ? sc[lid - off] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            sg[lid] += xg;
+            sh[lid] += xh;
+            sc[lid] += xc;
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (on) {
+            long ag = sg[lid] - lg, ah = sh[lid] - lh, ac = sc[lid] - lc; /* bins 1 .. t0 - 1 */
+            const long mg = h[0].g, mh = h[0].h, mc = h[0].c;
+            for (int t = t0; t < t1; t++) {
+                ag += h[t].g;
+                ah += h[t].h;
+                ac += h[t].c;
+                sb_k_split_at(&r, q.G, q.H, q.C, parent, f, t, nb, h[t].c, ag, ah, ac, mg, mh, mc, &best);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); /* sg, sh, sc are rewritten next round */
+    }
     red[lid] = best;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = OCL_WG / 2; s > 0; s >>= 1) {
