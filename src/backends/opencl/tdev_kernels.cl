@@ -329,9 +329,11 @@ __kernel void k_hist_local(__global const ocl_hjob *jobs, __global const int *ti
     const ocl_hjob job = jobs[j];
     const ocl_fgroup grp = groups[get_group_id(1)];
     const int ne = grp.e1 - grp.e0, nfg = grp.f1 - grp.f0;
-    __local ulong *sg = acc, *shc = acc + ne; /* g[ne], hc[ne] */
+    __local ulong *shc = acc + ne; /* acc: g[ne], then hc[ne] */
 #if defined(SB_OCL_ARM_FLOAT_ATOMIC)
-    __local uint *sgf = (__local uint *)acc; /* the arm: float gradient sums over sg */
+    __local uint *sgf = (__local uint *)acc; /* the arm: float gradient sums in g's place */
+#else
+    __local ulong *sg = acc;
 #endif
     for (int f = lid; f < nfg; f += OCL_WG) base[f] = mask[grp.f0 + f] ? hoff[grp.f0 + f] - grp.e0 : -1;
     for (int i = lid; i < 2 * ne; i += OCL_WG) acc[i] = 0;
