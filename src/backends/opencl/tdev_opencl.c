@@ -28,6 +28,15 @@
  * SAMEBITS_OPENCL_ARM names a separating arm (docs/opencl.md): the program is
  * built broken on purpose (contract, mad-enable, fast-relaxed-math,
  * float-atomic) and a note says so on stderr. Never set it for real work.
+ *
+ * The schedule is CUDA's (tdev_cuda.cu): a partition spread over tiles of
+ * rows, one work-group each (count, scan per segment, stable scatter, copy);
+ * histograms per work-group in local memory over feature groups that fit it,
+ * then into the node's by 64-bit global atomics, with as many work-groups as
+ * fill the compute units; or, where local memory cannot hold a group (or
+ * SAMEBITS_OPENCL_HIST=global), 64-bit global atomics per row (the doctor
+ * names the path). SAMEBITS_OPENCL_CHECK_PARTITION=1 has the host check that
+ * every partition is the stable one (tests).
  */
 #include "../tdev.h"
 #include <stdarg.h>
