@@ -139,6 +139,9 @@ timeout 600 build/samebits verify --family gbdt --cards "$EV/cards-opencl" devic
 t1=$(date +%s.%N)
 summary "opencl device ${SAMEBITS_OPENCL_DEVICE:-default}: $(tail -n 2 "$EV/verify-opencl.txt" | tr '\n' ' ')($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"
 grep -E '^  gbdt-' "$EV/verify-opencl.txt" | sed 's/^  /opencl /' | while read -r line; do summary "$line"; done
+# The global-atomics histogram fallback (docs/opencl.md) must give the same cards.
+SAMEBITS_OPENCL_HIST=global timeout 600 build/samebits verify --family gbdt device=opencl >"$EV/verify-opencl-hist-global.txt" 2>&1
+summary "opencl histograms by global atomics (SAMEBITS_OPENCL_HIST=global): $(tail -n 2 "$EV/verify-opencl-hist-global.txt" | tr '\n' ' ')"
 OCL_ARMS="float-atomic fast-relaxed-math contract mad-enable"
 [ "${SKIP_ARMS:-0}" = 1 ] && OCL_ARMS=""
 for a in $OCL_ARMS; do
@@ -189,7 +192,7 @@ import sys, gpu_bench
 X, y, Xt, yt = gpu_bench.load_flights('$DATA')
 print('fit s', gpu_bench.sb_fit(X, y, Xt, 'regression', 20, '$dv', $J)[0])
 " >"$EV/timing-$dv.txt" 2>&1
-      grep -E 'timing: (all|histograms|partition|split)|fit s' "$EV/timing-$dv.txt" | tee -a "$LOG"
+      grep -E 'timing: (all|histograms|partition|split)|schedule:|fit s' "$EV/timing-$dv.txt" | tee -a "$LOG"
     done
   fi
 fi
