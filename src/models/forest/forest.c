@@ -14,8 +14,10 @@
  *   never by a thread's sequence; trees are independent tasks whose results are
  *   stored by tree index, so the thread count cannot show;
  * - impurity sums are exact integers: class counts (weighted by the bootstrap
- *   multiplicity), and for regression the sum of y in fixed point (y times a
- *   power-of-two scale, rounded half to even). Gini, entropy and squared error
+ *   multiplicity, times the row's fixed-point weight when sample weights or
+ *   class_weight are given), and for regression the sum of y in fixed point (y
+ *   times a power-of-two scale, rounded half to even); weighted sums also carry
+ *   the row count that min_samples_* limit. Gini, entropy and squared error
  *   are then computed from those integers by one spelled-out float formula, and
  *   equal scores break by (feature, bin, missing direction);
  * - leaf values are class frequencies (or means) divided by the number of
