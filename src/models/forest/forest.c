@@ -484,7 +484,8 @@ static sb_status grow_tree(tctx *c) {
         }
         fsplit s;
         memset(&s, 0, sizeof s);
-        if (!pure && count_of(f, tot) >= p->min_samples_split && (p->max_depth < 0 || it.depth < p->max_depth) && it.depth < 128)
+        if (!pure && count_of(f, tot) >= p->min_samples_split && (p->max_depth < 0 || it.depth < p->max_depth) &&
+            it.depth < 128)
             find_split(c, it.node, it.b, it.e, tot, &s);
         if (!s.valid) {
             int leaf = new_leaf(c, tot, nv);
@@ -579,7 +580,8 @@ static void tree_task(void *ctx, int64_t t) {
     c.keys = sb_malloc(sizeof(uint32_t) * (size_t)nf);
     c.order = sb_malloc(sizeof(int32_t) * (size_t)nf);
     sb_status st;
-    if (!c.rows || !c.tmp || !c.cnt || !c.mult || (f->weighted && !f->wq && !c.wqt) || !c.hist || !c.tot || !c.lsum || !c.keys || !c.order)
+    if (!c.rows || !c.tmp || !c.cnt || !c.mult || (f->weighted && !f->wq && !c.wqt) || !c.hist || !c.tot || !c.lsum ||
+        !c.keys || !c.order)
         st = oom();
     else if ((st = grow_tree(&c)) == SB_OK)
         st = emit(&c);

@@ -57,8 +57,8 @@ static sb_status parse_class_weight(const char *v, forest_params *p) {
         if (end == s || (*end && *end != ';' && *end != ','))
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight='%s': the weight of class %ld is not a number", v, k);
         if (!(w >= 0.0f) || w - w != 0.0f)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight='%s': the weight of class %ld must be finite and >= 0",
-                           v, k);
+            return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                           "class_weight='%s': the weight of class %ld must be finite and >= 0", v, k);
         if (p->cw_listed[k])
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight='%s': class %ld is listed twice", v, k);
         p->cw[k] = w;
