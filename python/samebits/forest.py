@@ -165,8 +165,9 @@ class _Forest(GradientBoosting):
             self.oob_score_ = float(1.0 - np.sum((yt - pred[ok]) ** 2) / np.sum((yt - yt.mean()) ** 2))
 
 
-class RandomForestClassifier(_Forest):
-    """Breiman's random forest for classification (gini or entropy)."""
+class _ForestClassifier(_Forest):
+    """A forest classifier: the forest's parameters and class_weight (None,
+    "balanced", "balanced_subsample" or a dict {label: weight})."""
     _estimator_kind = "classifier"
 
     def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
@@ -181,10 +182,14 @@ class RandomForestClassifier(_Forest):
                          numeric_mode=numeric_mode, device=device, inference_engine=inference_engine,
                          record_stages=record_stages)
         self.class_weight = class_weight
-    _model_name = "random_forest"
 
     def _is_classifier(self):
         return True
+
+
+class RandomForestClassifier(_ForestClassifier):
+    """Breiman's random forest for classification (gini or entropy)."""
+    _model_name = "random_forest"
 
 
 class RandomForestRegressor(_Forest):
@@ -196,26 +201,9 @@ class RandomForestRegressor(_Forest):
         return False
 
 
-class ExtraTreesClassifier(_Forest):
+class ExtraTreesClassifier(_ForestClassifier):
     """Extremely randomized trees for classification (no bootstrap by default)."""
-    _estimator_kind = "classifier"
-
-    def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, max_features=None, bootstrap=None, max_samples=None, oob_score=False,
-                 random_state=None, class_weight=None, max_bin=255, bin_sample_rows=None, numeric_mode=None,
-                 device="cpu", inference_engine="sequential", record_stages=False):
-        super().__init__(n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
-                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-                         min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
-                         bootstrap=bootstrap, max_samples=max_samples, oob_score=oob_score,
-                         random_state=random_state, max_bin=max_bin, bin_sample_rows=bin_sample_rows,
-                         numeric_mode=numeric_mode, device=device, inference_engine=inference_engine,
-                         record_stages=record_stages)
-        self.class_weight = class_weight
     _model_name = "extra_trees"
-
-    def _is_classifier(self):
-        return True
 
 
 class ExtraTreesRegressor(_Forest):
