@@ -164,6 +164,31 @@ def test_integer_weights_are_repeated_rows(cls, kind, kw):
     assert pa.tobytes() != pc.tobytes()
 
 
+def test_equal_weights_are_no_weights():
+    """Weight 1 on every row gives the unweighted forest's bytes, bootstrap and
+    all (the sums are the counts times 2^20, an exact rescaling of Gini); weight
+    4 the same trees with gains (in weight units) 4 times larger. Weighted
+    regression scores are taken in weight units, so targets near 2e9 on 30,000
+    rows (sums near 2^62 in the fixed point) give finite gains and the
+    unweighted fit's quality."""
+    X, yc, _ = data(3000)
+    a = samebits.RandomForestClassifier(n_estimators=6, random_state=5).fit(X, yc, sample_weight=np.ones(3000))
+    b = samebits.RandomForestClassifier(n_estimators=6, random_state=5).fit(X, yc)
+    c = samebits.RandomForestClassifier(n_estimators=6, random_state=5).fit(X, yc, sample_weight=np.full(3000, 4.0))
+    assert a.model_bytes() == b.model_bytes()
+    assert c.model_bytes() != b.model_bytes()
+    assert np.asarray(c.predict_proba(X)).tobytes() == np.asarray(b.predict_proba(X)).tobytes()
+    assert np.asarray(c.feature_importances_).tobytes() == np.asarray(b.feature_importances_).tobytes()
+    g = np.random.Generator(np.random.Philox(key=3))
+    Xb = g.standard_normal((30000, 3)).astype(np.float32)
+    y = (2e9 + 3e8 * Xb[:, 0] + 1e8 * g.standard_normal(30000)).astype(np.float32)
+    w = g.random(30000) + 0.5
+    m = samebits.RandomForestRegressor(n_estimators=4, random_state=0, min_samples_leaf=50).fit(Xb, y, sample_weight=w)
+    p = np.asarray(m.predict(Xb), dtype=np.float64)
+    assert np.isfinite(np.asarray(m.feature_importances_)).all()
+    assert 1 - np.sum((y - p) ** 2) / np.sum((y - y.mean()) ** 2) > 0.85
+
+
 def test_class_weight_is_a_per_class_sample_weight():
     """class_weight={0: 1, 1: 3} and sample_weight 1 or 3 by class give the same
     effective weights, hence the same trees (only the recorded parameters differ);

@@ -97,6 +97,12 @@ typedef struct tctx {
 
 /* ---- scores (exact sums in, one float formula out) ---- */
 
+/* g * 2^-e (e in [-126, 127]) by exact power-of-two factors. */
+static float unscale(float g, int32_t e) {
+    return -e >= -126 ? g * sb_pow2f(-e) : (g * sb_pow2f(-126)) * sb_pow2f(126 - e);
+}
+
+
 /* Larger is better, for a child with sums v (K counts, or w and s). Gini:
  * sum_k c_k^2 / w (the weighted Gini impurity is w minus it). Entropy:
  * sum_k c_k log c_k - w log w (minus the weighted entropy). Squared error:
@@ -104,8 +110,14 @@ typedef struct tctx {
 static float child_score(const fctx *f, const int64_t *v) {
     if (f->p->criterion == SB_CRIT_SQUARED) {
         if (v[0] <= 0) return 0.0f;
-        float s = sb_k_dequant(v[1], f->yscale);
-        return s * s / (float)v[0];
+        float s = sb_k_dequant(v[1], f->yscale), w = (float)v[0];
+        /* weighted: s and w back in weight units (exact powers of two), so the
+         * fixed point's 2^20 does not overflow s * s */
+        if (f->weighted) {
+            s = unscale(s, f->wexp);
+            w = unscale(w, f->wexp);
+        }
+        return s * s / w;
     }
     int64_t w = 0;
     for (int32_t k = 0; k < f->K; k++) w += v[k];
@@ -324,11 +336,6 @@ static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_
     }
 }
 
-/* g * 2^-e (e in [-126, 127]) by exact power-of-two factors. */
-static float unscale(float g, int32_t e) {
-    return -e >= -126 ? g * sb_pow2f(-e) : (g * sb_pow2f(-126)) * sb_pow2f(126 - e);
-}
-
 /* Each row's effective weight in fixed point. The weight is the row's sample
  * weight times its class's weight (one float product; a factor that is absent
  * is 1). The rows with take[r] != 0 (take NULL: every row) decide the scale: the
@@ -510,10 +517,11 @@ static sb_status grow_tree(tctx *c) {
         nd->default_left = s.dl;
         nd->left = lc;
         nd->right = rc;
-        /* weighted impurity decrease, for feature importance (weighted: back
-         * from fixed point to weight units, an exact power-of-two scaling) */
+        /* weighted impurity decrease, for feature importance (weighted class
+         * counts: back from fixed point to weight units, an exact power of two;
+         * squared error is in weight units already) */
         nd->gain = s.score - child_score(f, tot);
-        if (f->weighted) nd->gain = unscale(nd->gain, c->wexp);
+        if (f->weighted && p->criterion != SB_CRIT_SQUARED) nd->gain = unscale(nd->gain, c->wexp);
         stack[sp++] = (item){rc, it.depth + 1, mid, it.e};
         stack[sp++] = (item){lc, it.depth + 1, it.b, mid};
     }
