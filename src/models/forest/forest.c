@@ -80,8 +80,8 @@ typedef struct tctx {
     const fctx *f;
     int32_t t;
     int32_t *rows, *tmp;     /* the tree's rows (distinct), node ranges of it */
-    int32_t *cnt;            /* bootstrap count of each row, by row id */
-    int64_t *mult;           /* its integer multiplicity in the sums: count, or count x fixed-point weight */
+    int32_t *cnt;            /* bootstrap count of each row, by row id: its multiplicity when unweighted */
+    int64_t *mult;           /* weighted: its multiplicity, count x fixed-point weight (else NULL) */
     int32_t *wqt;            /* balanced_subsample: this tree's fixed-point weights */
     int32_t wexp;            /* this tree's weight exponent (wq = weight * 2^wexp) */
     float min_w;             /* min_weight_fraction_leaf times the tree's total weight */
@@ -150,7 +150,7 @@ static int64_t weight_of(const fctx *f, const int64_t *v) {
 /* Rows in sums v, counted with their bootstrap multiplicity: what
  * min_samples_leaf and min_samples_split count. Unweighted, that is the weight;
  * weighted, the sums carry it as their last value. */
-static int64_t count_of(const fctx *f, const int64_t *v) {
+static inline int64_t count_of(const fctx *f, const int64_t *v) {
     return f->weighted ? v[f->nv - 1] : weight_of(f, v);
 }
 
@@ -235,22 +235,23 @@ static void consider(tctx *c, int32_t nv, const int64_t *tot, const int64_t *mis
         left[k] = c->lsum[k] + (dl ? miss[k] : 0);
         right[k] = tot[k] - left[k];
     }
-    int64_t wl = weight_of(f, left), wr = weight_of(f, right);
-    if (count_of(f, left) < f->p->min_samples_leaf || count_of(f, right) < f->p->min_samples_leaf || wl == 0 ||
-        wr == 0)
-        return;
+    const int64_t wl = weight_of(f, left), wr = weight_of(f, right);
+    const int64_t nl = f->weighted ? left[nv - 1] : wl, nr = f->weighted ? right[nv - 1] : wr; /* count_of */
+    if (nl < f->p->min_samples_leaf || nr < f->p->min_samples_leaf || wl == 0 || wr == 0) return;
     if (c->min_w > 0.0f && ((float)wl < c->min_w || (float)wr < c->min_w)) return;
     fsplit x = {1, child_score(f, left) + child_score(f, right), feat, t, dl, wl};
     if (split_better(&x, best)) *best = x;
 }
 
-/* Row r's contribution to sums v: its multiplicity m (bootstrap count, times
- * its fixed-point weight when weighted) to a class count, or to (w, s); and,
- * weighted, its bootstrap count to the row count. */
-static void add_row(const tctx *c, int64_t *v, int32_t r) {
-    const fctx *f = c->f;
-    const int64_t m = c->mult[r];
-    if (f->weighted) v[f->nv - 1] += c->cnt[r];
+/* Row r's integer multiplicity in the sums: its bootstrap count, times its
+ * fixed-point weight when weighted (the unweighted path reads the 4-byte
+ * counts, as before weights). */
+static inline int64_t mult_of(const tctx *c, int32_t r) {
+    return c->mult ? c->mult[r] : c->cnt[r];
+}
+
+/* Row r's contribution (multiplicity m) to sums v: a class count, or (w, s). */
+static void add_row(const fctx *f, int64_t *v, int32_t r, int64_t m) {
     if (f->p->criterion == SB_CRIT_SQUARED) {
         v[0] += m;
 #ifdef SB_SABOTAGE_FLOAT_HIST
@@ -260,6 +261,17 @@ static void add_row(const tctx *c, int64_t *v, int32_t r) {
 #endif
     } else {
         v[f->cls[r]] += m;
+    }
+}
+
+/* Row r into sums v with its multiplicity; weighted, its bootstrap count also
+ * goes to the row count (the sums' last value). */
+static inline void put_row(const tctx *c, int64_t *v, int32_t r) {
+    if (c->mult) {
+        add_row(c->f, v, r, c->mult[r]);
+        v[c->f->nv - 1] += c->cnt[r];
+    } else {
+        add_row(c->f, v, r, c->cnt[r]);
     }
 }
 
@@ -275,7 +287,7 @@ static void et_feature(tctx *c, int32_t node, int32_t feat, const uint8_t *col, 
     for (int64_t i = b; i < e; i++) {
         const int32_t r = c->rows[i], bin = col[r];
         if (bin == 0) {
-            add_row(c, miss, r);
+            put_row(c, miss, r);
         } else {
             if (bin < lo) lo = bin;
             if (bin > hi) hi = bin;
@@ -289,7 +301,7 @@ static void et_feature(tctx *c, int32_t node, int32_t feat, const uint8_t *col, 
     memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
     for (int64_t i = b; i < e; i++) {
         const int32_t r = c->rows[i], bin = col[r];
-        if (bin >= 1 && bin <= pick) add_row(c, c->lsum, r);
+        if (bin >= 1 && bin <= pick) put_row(c, c->lsum, r);
     }
     consider(c, nv, tot, miss, feat, pick, 0, best);
     if (weight_of(f, miss) > 0) consider(c, nv, tot, miss, feat, pick, 1, best);
@@ -313,7 +325,7 @@ static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_
         for (int64_t i = b; i < e; i++) {
             const int32_t r = c->rows[i];
             int64_t *h = c->hist + (int64_t)col[r] * nv;
-            add_row(c, h, r);
+            put_row(c, h, r);
         }
         const int64_t *miss = c->hist; /* bin 0 */
         const int64_t wmiss = weight_of(f, miss);
@@ -432,9 +444,7 @@ static sb_status grow_tree(tctx *c) {
     }
     /* The multiplicity in the sums: the count, times the row's fixed-point
      * weight when weighted. A row of weight zero takes no part in the tree. */
-    if (!f->weighted) {
-        for (int64_t r = 0; r < n; r++) c->mult[r] = c->cnt[r];
-    } else {
+    if (f->weighted) {
         const int32_t *wq = f->wq;
         c->wexp = f->wexp;
         if (!wq) {
@@ -446,7 +456,7 @@ static sb_status grow_tree(tctx *c) {
     }
     int64_t m = 0;
     for (int64_t r = 0; r < n; r++)
-        if (c->mult[r]) c->rows[m++] = (int32_t)r;
+        if (mult_of(c, (int32_t)r)) c->rows[m++] = (int32_t)r;
     if (m == 0) {
         f->bad_row[c->t] = -1;
         return SB_ERR_INVALID_INPUT; /* every row drawn has weight zero (named by sb_forest_fit) */
@@ -473,11 +483,12 @@ static sb_status grow_tree(tctx *c) {
         memset(tot, 0, sizeof(int64_t) * (size_t)nv);
         for (int64_t i = it.b; i < it.e; i++) {
             const int32_t r = c->rows[i];
+            const int64_t mr = mult_of(c, r);
             if (p->criterion == SB_CRIT_SQUARED) {
-                tot[0] += c->mult[r];
-                tot[1] += c->mult[r] * f->yq[r];
+                tot[0] += mr;
+                tot[1] += mr * f->yq[r];
             } else {
-                tot[f->cls[r]] += c->mult[r];
+                tot[f->cls[r]] += mr;
             }
             if (f->weighted) tot[nv - 1] += c->cnt[r];
         }
@@ -580,7 +591,7 @@ static void tree_task(void *ctx, int64_t t) {
     c.rows = sb_malloc(sizeof(int32_t) * (size_t)n);
     c.tmp = sb_malloc(sizeof(int32_t) * (size_t)n);
     c.cnt = sb_malloc(sizeof(int32_t) * (size_t)n);
-    c.mult = sb_malloc(sizeof(int64_t) * (size_t)n);
+    if (f->weighted) c.mult = sb_malloc(sizeof(int64_t) * (size_t)n);
     if (f->weighted && !f->wq) c.wqt = sb_malloc(sizeof(int32_t) * (size_t)n);
     c.hist = sb_malloc(sizeof(int64_t) * (size_t)nv * (SB_MAX_BIN + 1));
     c.tot = sb_malloc(sizeof(int64_t) * (size_t)nv);
@@ -588,8 +599,8 @@ static void tree_task(void *ctx, int64_t t) {
     c.keys = sb_malloc(sizeof(uint32_t) * (size_t)nf);
     c.order = sb_malloc(sizeof(int32_t) * (size_t)nf);
     sb_status st;
-    if (!c.rows || !c.tmp || !c.cnt || !c.mult || (f->weighted && !f->wq && !c.wqt) || !c.hist || !c.tot || !c.lsum ||
-        !c.keys || !c.order)
+    if (!c.rows || !c.tmp || !c.cnt || (f->weighted && !c.mult) || (f->weighted && !f->wq && !c.wqt) || !c.hist ||
+        !c.tot || !c.lsum || !c.keys || !c.order)
         st = oom();
     else if ((st = grow_tree(&c)) == SB_OK)
         st = emit(&c);
