@@ -7,14 +7,15 @@
 #   make SABOTAGE=NAME   a deliberately broken build (a separating arm) into
 #                        build[-ARCH]-sabotage-NAME/; NAME: contract, libm-exp,
 #                        thread-chunks, excess-precision (meaningful with ARCH=s390x),
-#                        float-hist, ties, rng-order, rank-ties (gradient boosting)
+#                        float-hist, ties, rng-order, rank-ties (gradient boosting),
+#                        forest-keys (the forest device keys nodes by creation order)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
 #   make evidence-cpu    record the CPU legs into evidence/cpu/ (a clean commit)
 #   make install PREFIX=/usr/local
 
-SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties
+SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -74,6 +75,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_TIES
   else ifeq ($(SABOTAGE),rank-ties)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RANK_TIES
+  else ifeq ($(SABOTAGE),forest-keys)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_FOREST_KEYS
   else ifeq ($(SABOTAGE),rng-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RNG_ORDER
   else ifeq ($(SABOTAGE),excess-precision)
@@ -106,7 +109,7 @@ LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
   $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/tdev_cl_src.o)
 
-# CUDA=1: the CUDA tree device, compiled by nvcc under the profile's flags
+# CUDA=1: the CUDA tree device and forest device, compiled by nvcc under the profile's flags
 # (one place: tools/cuda-compile-check.sh --print-flags profile), into build-cuda/.
 # CUDA_VARIANT=fmad|libdevice-exp|float-atomic: a separating arm of the GPU leg,
 # into build-cuda-VARIANT/.
@@ -117,7 +120,7 @@ ifneq ($(CUDA),)
   NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   NVCC_FLAGS := $(shell sh tools/cuda-compile-check.sh --print-flags $(CUDA_VARIANT))
-  CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/tdev_cuda.o
+  CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/tdev_cuda.o $(BUILD)/obj/src/backends/cuda/fdev_cuda.o
   LIB_OBJ += $(CUDA_OBJ)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
@@ -126,6 +129,11 @@ $(BUILD)/obj/src/backends/cuda/tdev_cuda.o: src/backends/cuda/tdev_cuda.cu src/b
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $(BUILD)/$<"
 	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -DSB_CUDA_FLAGS='"$(NVCC_FLAGS)"' -c $< -o $@
+
+$(BUILD)/obj/src/backends/cuda/fdev_cuda.o: src/backends/cuda/fdev_cuda.cu src/backends/fdev.h src/kernels/forest.h src/kernels/tree.h src/kernels/gbdt.h src/core/rng.h
+	@mkdir -p $(dir $@)
+	@echo "  NVCC $(BUILD)/$<"
+	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -c $< -o $@
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
@@ -184,7 +192,7 @@ deps:
 	sh tools/ensure-deps.sh
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties
+NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys
 
 legs:
 	$(MAKE) -j$(JOBS) all

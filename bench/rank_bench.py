@@ -17,6 +17,10 @@ one run each, side by side on the same cores. Results: bench/results/rank-DATE-C
 
     python3 bench/rank_bench.py                      # 1.05M rows, 100 trees x 63 leaves, 2 threads
     python3 bench/rank_bench.py --rows 200000 --trees 20 --no-save
+    # on the GPU machine (tools/device-gbdt.sh): samebits on CUDA and on the
+    # host's cores beside LightGBM on the same cores
+    python3 bench/rank_bench.py --data DIR --exe build-cuda/samebits --devices cuda,cpu --threads 16 \
+        --commit SHA --results-dir OUT
 """
 import argparse
 import datetime
@@ -97,19 +101,33 @@ def ndcg_at(k, labels, scores, sizes):
     return total / len(sizes)
 
 
+def read_dense(path, nf):
+    """A LETOR/svmlight file as a dense float64 matrix (absent entries 0, as
+    LightGBM reads them); no dependency beyond NumPy."""
+    import numpy as np
+    lines = open(path).read().splitlines()
+    x = np.zeros((len(lines), nf))
+    for i, line in enumerate(lines):
+        for tok in line.split("#", 1)[0].split()[1:]:
+            k, v = tok.split(":")
+            if k != "qid" and int(k) < nf:
+                x[i, int(k)] = float(v)
+    return x
+
+
 def test_set():
     labels = [float(l.split(" ", 1)[0]) for l in open(DATA + ".test").read().splitlines()]
     sizes = [int(v) for v in open(DATA + ".test.query").read().split()]
     return labels, sizes
 
 
-def run_samebits(path, args, workdir):
-    exe = os.path.join(ROOT, "build", "samebits")
-    model = os.path.join(workdir, "rank.sbm")
+def run_samebits(path, args, workdir, device="cpu"):
+    exe = args.exe or os.path.join(ROOT, "build", "samebits")
+    model = os.path.join(workdir, "rank-%s.sbm" % device)
     cmd = [exe, "train", "--model", "gbdt", "--data", path, "--objective", "lambdarank", "--threads",
            str(args.threads), "--out", model, "n_estimators=%d" % args.trees, "num_leaves=%d" % args.leaves,
            "learning_rate=0.1", "max_bin=255", "min_samples_leaf=20", "min_child_weight=0.001",
-           "reg_lambda=0", "lambdarank_truncation_level=30", "eval_period=0"]
+           "reg_lambda=0", "lambdarank_truncation_level=30", "eval_period=0", "device=%s" % device]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -117,13 +135,15 @@ def run_samebits(path, args, workdir):
         sys.exit("samebits failed: " + r.stderr)
     read = float(r.stderr.split("read in ")[1].split(" s")[0])
     fit = float(r.stderr.split(" trees in ")[1].split(" s")[0])
-    pred = os.path.join(workdir, "rank-pred.csv")
+    digest = r.stdout.split("model digest: ")[1].split()[0] if "model digest: " in r.stdout else ""
+    pred = os.path.join(workdir, "rank-pred-%s.csv" % device)
     r = subprocess.run([exe, "predict", "--model", model, "--data", DATA + ".test", "--out", pred],
                        capture_output=True, text=True)
     if r.returncode:
         sys.exit("samebits predict failed: " + r.stderr)
     scores = [float(v) for v in open(pred).read().split()]
-    return {"wall_s": wall, "read_s": read, "fit_s": fit, "scores": scores, "cmd": " ".join(cmd[1:])}
+    return {"wall_s": wall, "read_s": read, "fit_s": fit, "scores": scores, "cmd": " ".join(cmd[1:]),
+            "model_digest": digest}
 
 
 def run_lightgbm(path, args):
@@ -137,14 +157,14 @@ def run_lightgbm(path, args):
     t1 = time.perf_counter()
     booster = lgb.train(params, ds, args.trees)
     t2 = time.perf_counter()
-    from sklearn.datasets import load_svmlight_file
-    xt, _ = load_svmlight_file(DATA + ".test", n_features=booster.num_feature(), zero_based=True)
-    scores = list(booster.predict(xt, num_threads=args.threads))
+    scores = list(booster.predict(read_dense(DATA + ".test", booster.num_feature()), num_threads=args.threads))
     return {"wall_s": t2 - t0, "read_s": t1 - t0, "fit_s": t2 - t1, "scores": scores,
             "version": lgb.__version__, "params": params}
 
 
-def commit():
+def commit(override=None):
+    if override:
+        return override[:7]
     try:
         return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True).stdout.strip()
@@ -160,20 +180,30 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--workdir", default="/tmp/samebits-bench")
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--data", help="a folder holding lightgbm-examples/lambdarank_rank.* (default: ../shared/data)")
+    ap.add_argument("--exe", help="the samebits CLI (default build/samebits)")
+    ap.add_argument("--devices", default="cpu", help="samebits devices, comma-separated: cpu, cuda, opencl")
+    ap.add_argument("--commit", help="the commit to record (where .git is not to be trusted)")
+    ap.add_argument("--results-dir", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
+    global DATA
+    if args.data:
+        DATA = os.path.join(args.data, "lightgbm-examples", "lambdarank_rank")
     os.makedirs(args.workdir, exist_ok=True)
     path = make_set(args.rows, args.workdir)
     nrows = sum(int(v) for v in open(path + ".query").read().split())
     nq = len(open(path + ".query").read().split())
     labels, sizes = test_set()
     res = {}
-    res["samebits"] = run_samebits(path, args, args.workdir)
+    devices = [d for d in args.devices.split(",") if d]
+    for d in devices:
+        res["samebits-" + d] = run_samebits(path, args, args.workdir, d)
     res["lightgbm"] = run_lightgbm(path, args)
     for k in res:
         res[k]["ndcg@10"] = ndcg_at(10, labels, res[k].pop("scores"), sizes)
-    c = commit()
+    c = commit(args.commit)
     day = datetime.date.today().isoformat()
-    sb, lg = res["samebits"], res["lightgbm"]
+    lg = res["lightgbm"]
     lines = [
         "# Ranking benchmark %s at %s" % (day, c), "",
         "lambdarank on %d rows in %d queries (LightGBM's ranking sample resampled by query with the "
@@ -184,19 +214,24 @@ def main():
         "",
         "| library | read s | fit s | wall s | wall vs LightGBM | NDCG@10 held out |",
         "| --- | --- | --- | --- | --- | --- |",
-        "| samebits %s | %.2f | %.2f | %.2f | %.2fx | %.4f |" % (c, sb["read_s"], sb["fit_s"], sb["wall_s"],
-                                                             sb["wall_s"] / lg["wall_s"], sb["ndcg@10"]),
+    ] + ["| samebits %s, device %s | %.2f | %.2f | %.2f | %.2fx | %.4f |" % (
+        c, d, res["samebits-" + d]["read_s"], res["samebits-" + d]["fit_s"], res["samebits-" + d]["wall_s"],
+        res["samebits-" + d]["wall_s"] / lg["wall_s"], res["samebits-" + d]["ndcg@10"]) for d in devices] + [
         "| LightGBM %s | %.2f | %.2f | %.2f | 1.00x | %.4f |" % (lg["version"], lg["read_s"], lg["fit_s"],
                                                                lg["wall_s"], lg["ndcg@10"]),
         "",
-        "fit-only ratio (samebits / LightGBM): %.2fx. samebits' wall is the `samebits train` process "
+        "fit-only ratio (samebits / LightGBM): %s. samebits' wall is the `samebits train` process "
         "(parse, bin, boost, write the model); LightGBM's is Dataset construction from the same file plus "
-        "lgb.train." % (sb["fit_s"] / lg["fit_s"]),
+        "lgb.train." % ", ".join("%s %.2fx" % (d, res["samebits-" + d]["fit_s"] / lg["fit_s"]) for d in devices),
+        "",
+        "samebits model digests: %s." % ", ".join("%s %s" % (d, res["samebits-" + d]["model_digest"])
+                                                  for d in devices),
     ]
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_save:
-        base = os.path.join(ROOT, "bench", "results", "rank-%s-%s" % (day, c))
+        os.makedirs(args.results_dir, exist_ok=True)
+        base = os.path.join(args.results_dir, "rank-%s-%s" % (day, c))
         with open(base + ".md", "w") as f:
             f.write(text)
         with open(base + ".json", "w") as f:

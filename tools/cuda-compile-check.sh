@@ -90,9 +90,9 @@ for variant in profile fmad libdevice-exp; do
     status=1
   fi
 done
-# The CUDA tree device (gradient boosting): the whole library, CLI and unit
+# The CUDA tree device (gradient boosting) and forest device: the whole library, CLI and unit
 # runner built with it (make CUDA=1 into build-cuda/), nvcc under the same flags.
-echo "cuda-compile-check: gradient boosting: make CUDA=1 (build-cuda/)"
+echo "cuda-compile-check: gradient boosting and forests: make CUDA=1 (build-cuda/)"
 if NVCC="$NVCC" ${MAKE:-make} -j"$(nproc 2>/dev/null || echo 2)" CUDA=1 all >"$OUTDIR/build-cuda.log" 2>&1; then
   echo "cuda-compile-check: gradient boosting: ok"
 else

@@ -13,7 +13,8 @@
 # Also (recorded, never fatal): the OpenCL tree device on the NVIDIA driver's
 # OpenCL (step 3b: it registers /etc/OpenCL/vendors/nvidia.icd when missing,
 # then verify --family gbdt device=opencl and its four arms) and, with
-# OPENCL_BENCH=1, the benchmark on device=opencl.
+# OPENCL_BENCH=1, the benchmark on device=opencl; the OpenCL predictions are
+# compared with the CPU's (tools/predict_check.py opencl).
 #
 # Usage (device): COMMIT=<sha> DATA=.devdata bash tools/device-gbdt.sh
 #   DATA   a folder with flights-3m.parquet, fashion-mnist/*.gz and whl/ (a
@@ -138,12 +139,19 @@ timeout 600 build/samebits verify --family gbdt --cards "$EV/cards-opencl" devic
 t1=$(date +%s.%N)
 summary "opencl device ${SAMEBITS_OPENCL_DEVICE:-default}: $(tail -n 2 "$EV/verify-opencl.txt" | tr '\n' ' ')($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"
 grep -E '^  gbdt-' "$EV/verify-opencl.txt" | sed 's/^  /opencl /' | while read -r line; do summary "$line"; done
+# The global-atomics histogram fallback (docs/opencl.md) must give the same cards.
+SAMEBITS_OPENCL_HIST=global timeout 600 build/samebits verify --family gbdt device=opencl >"$EV/verify-opencl-hist-global.txt" 2>&1
+summary "opencl histograms by global atomics (SAMEBITS_OPENCL_HIST=global): $(tail -n 2 "$EV/verify-opencl-hist-global.txt" | tr '\n' ' ')"
 OCL_ARMS="float-atomic fast-relaxed-math contract mad-enable"
 [ "${SKIP_ARMS:-0}" = 1 ] && OCL_ARMS=""
 for a in $OCL_ARMS; do
   SAMEBITS_OPENCL_ARM=$a timeout 600 build/samebits verify --family gbdt device=opencl >"$EV/verify-opencl-arm-$a.txt" 2>&1
   summary "opencl arm $a: $(tail -n 1 "$EV/verify-opencl-arm-$a.txt"); first: $(grep -m1 -E 'DIFFERS|ERROR|REFUSED' "$EV/verify-opencl-arm-$a.txt" | sed 's/^ *//')"
 done
+# OpenCL prediction on the NVIDIA driver against the CPU's, byte for byte.
+SAMEBITS_LIB=$ROOT/build/libsamebits.so PYTHONPATH=$ROOT/python timeout 600 python3 tools/predict_check.py opencl \
+  >"$EV/predict-check-opencl.txt" 2>&1
+while read -r line; do summary "$line"; done <"$EV/predict-check-opencl.txt"
 python3 tools/evidence_gbdt_summary.py "$EV" >>"$LOG" 2>&1
 pack
 
@@ -157,6 +165,15 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python:${PYTHONPATH:-} PYTHONUNBUFFERED=1 \
     timeout "${BENCH_TIMEOUT:-420}" python3 bench/gpu_bench.py --data "$DATA" --out "$EV/gpu_bench.json" \
     ${BENCH_ARGS:-} 2>&1 | tee "$EV/gpu_bench.log" | grep -v '^ ' | tail -n 40
+  # Ranking: lambdarank at 1.05M rows on CUDA and on the host's cores beside
+  # LightGBM on the same cores (bench/rank_bench.py); SKIP_RANK_BENCH=1 skips it.
+  if [ "${SKIP_RANK_BENCH:-0}" != 1 ]; then
+    say "ranking benchmark"
+    mkdir -p "$EV/bench"
+    PYTHONPATH=${PYTHONPATH:-} PYTHONUNBUFFERED=1 timeout "${RANK_TIMEOUT:-300}" python3 bench/rank_bench.py \
+      --data "$DATA" --exe build-cuda/samebits --devices cuda,cpu --threads "$J" --commit "$COMMIT_ID" \
+      --results-dir "$EV/bench" --workdir /tmp/rank-bench ${RANK_ARGS:-} 2>&1 | tee "$EV/rank_bench.log" | tail -n 14
+  fi
   # OPENCL_BENCH=1: the same benchmark on device=opencl (the NVIDIA driver's
   # OpenCL), for a speed comparison with CUDA; recorded, never fatal.
   if [ "${OPENCL_BENCH:-0}" = 1 ]; then
@@ -165,6 +182,18 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
       timeout "${BENCH_TIMEOUT:-420}" python3 bench/gpu_bench.py --data "$DATA" --out "$EV/gpu_bench_opencl.json" \
       --device opencl ${OPENCL_BENCH_ARGS:---workloads flights-3m --trees 50} 2>&1 | tee "$EV/gpu_bench_opencl.log" \
       | grep -v '^ ' | tail -n 40
+    # Where the time goes, per operation, on both devices: 20 trees on flights
+    # 2.4M rows with SAMEBITS_{CUDA,OPENCL}_TIMING=1 (each operation synchronized).
+    for dv in cuda opencl; do
+      lib=$ROOT/build/libsamebits.so; [ $dv = cuda ] && lib=$ROOT/build-cuda/libsamebits.so
+      SAMEBITS_CUDA_TIMING=1 SAMEBITS_OPENCL_TIMING=1 SAMEBITS_LIB=$lib PYTHONPATH=$ROOT/python:$ROOT/bench:${PYTHONPATH:-} \
+        timeout 300 python3 -c "
+import sys, gpu_bench
+X, y, Xt, yt = gpu_bench.load_flights('$DATA')
+print('fit s', gpu_bench.sb_fit(X, y, Xt, 'regression', 20, '$dv', $J)[0])
+" >"$EV/timing-$dv.txt" 2>&1
+      grep -E 'timing: (all|histograms|partition|split)|schedule:|fit s' "$EV/timing-$dv.txt" | tee -a "$LOG"
+    done
   fi
 fi
 pack

@@ -102,8 +102,13 @@ SB_FN void sb_k_split_consider(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb
 
 /* The candidates of feature f (nb value bins) at bin t, given the cumulative
  * sums (ag, ah, ac) of bins 1..t, bin t's own count ct and the missing bin's
- * sums (mg, mh, mc): rows with bin <= t go left, missing values right and, when
- * there are any, left. An empty bin gives the partition of the bin before it
+ * sums (mg, mh, mc): rows with bin <= t go left, missing values right and left
+ * when the node has any. When it has none, the one candidate sends missing
+ * values left, with the smallest values: new data's NaN in a feature that
+ * training rarely saw missing then lands where LightGBM sends it (its reverse
+ * scan, missing left, wins ties) and where it would as a zero of a non-negative
+ * count or code, which is what held-out error on shifted data rewards (NYC
+ * taxi, docs/gbdt.md). An empty bin gives the partition of the bin before it
  * and is skipped; at the last bin only "every value left, missing right" is a
  * split, and only if some are missing. */
 SB_FN void sb_k_split_at(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C, float parent_score, sb_i32 f,
@@ -114,8 +119,12 @@ SB_FN void sb_k_split_at(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C
         return;
     }
     if (ct == 0 && t > 1) return;
+    if (mc == 0) {
+        sb_k_split_consider(r, G, H, C, parent_score, f, t, 1, ag, ah, ac, best);
+        return;
+    }
     sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
-    if (mc > 0) sb_k_split_consider(r, G, H, C, parent_score, f, t, 1, ag + mg, ah + mh, ac + mc, best);
+    sb_k_split_consider(r, G, H, C, parent_score, f, t, 1, ag + mg, ah + mh, ac + mc, best);
 }
 
 /* Every split of feature f (nb bins plus bin 0 for missing values, histogram

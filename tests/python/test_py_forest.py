@@ -89,7 +89,7 @@ def test_refusals_by_name():
     X, yc, yr = data(500)
     with pytest.raises(samebits.InvalidArgumentError, match="sample_weight"):
         samebits.IsolationForest(n_estimators=2).fit(X, sample_weight=np.ones(500))
-    with pytest.raises(samebits.BackendUnavailableError, match="forests"):
+    with pytest.raises(samebits.BackendUnavailableError, match="no CUDA backend"):
         samebits.RandomForestRegressor(n_estimators=2, device="cuda").fit(X, yr)
     with pytest.raises(samebits.InvalidArgumentError, match="criterion"):
         samebits.RandomForestClassifier(n_estimators=2, criterion="squared_error").fit(X, yc)
@@ -275,6 +275,11 @@ def test_weight_refusals_by_name():
         samebits.RandomForestClassifier(n_estimators=2, class_weight={0: -1.0}).fit(X, yc)
     with pytest.raises(samebits.InvalidArgumentError, match="min_weight_fraction_leaf"):
         samebits.RandomForestClassifier(n_estimators=2, min_weight_fraction_leaf=0.7).fit(X, yc)
+    for kw in (dict(class_weight="balanced"), dict(min_weight_fraction_leaf=0.1)):
+        with pytest.raises(samebits.BackendUnavailableError, match="not supported on a device"):
+            samebits.RandomForestClassifier(n_estimators=2, device="cpu-batched", **kw).fit(X, yc)
+    with pytest.raises(samebits.BackendUnavailableError, match="sample weights"):
+        samebits.ExtraTreesRegressor(n_estimators=2, device="cpu-batched").fit(X, yr, sample_weight=ones)
     assert "class_weight" not in samebits.RandomForestRegressor().get_params()
     assert samebits.ExtraTreesClassifier(class_weight="balanced").get_params()["class_weight"] == "balanced"
 

@@ -1,5 +1,6 @@
 /* tdev_cuda_none.c: what a build without CUDA (no `make CUDA=1`) says about it. */
 #include "../tdev.h"
+#include "../fdev.h"
 #include <stdio.h>
 
 const sb_tdev_ops *sb_tdev_cuda_ops(void) { return NULL; }
@@ -15,3 +16,5 @@ sb_status sb_cuda_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t
     (void)kind, (void)per_row, (void)out;
     return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'cuda': this build has no CUDA backend (build with make CUDA=1)");
 }
+
+const sb_fdev_ops *sb_fdev_cuda_ops(void) { return NULL; }

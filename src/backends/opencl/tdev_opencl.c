@@ -28,6 +28,15 @@
  * SAMEBITS_OPENCL_ARM names a separating arm (docs/opencl.md): the program is
  * built broken on purpose (contract, mad-enable, fast-relaxed-math,
  * float-atomic) and a note says so on stderr. Never set it for real work.
+ *
+ * The schedule is CUDA's (tdev_cuda.cu): a partition spread over tiles of
+ * rows, one work-group each (count, scan per segment, stable scatter, copy);
+ * histograms per work-group in local memory over feature groups that fit it,
+ * then into the node's by 64-bit global atomics, with as many work-groups as
+ * fill the compute units; or, where local memory cannot hold a group (or
+ * SAMEBITS_OPENCL_HIST=global), 64-bit global atomics per row (the doctor
+ * names the path). SAMEBITS_OPENCL_CHECK_PARTITION=1 has the host check that
+ * every partition is the stable one (tests).
  */
 #include "../tdev.h"
 #include <stdarg.h>
@@ -55,6 +64,7 @@ void sb_tdev_opencl_describe(char *buf, size_t cap) {
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <time.h>
 
 /* ---- the OpenCL ABI (Khronos cl.h), as much as is used ---- */
 
@@ -82,8 +92,10 @@ typedef struct _cl_event *cl_event;
 #define CL_PLATFORM_VERSION 0x0901
 #define CL_PLATFORM_NAME 0x0902
 #define CL_DEVICE_TYPE 0x1000
+#define CL_DEVICE_MAX_COMPUTE_UNITS 0x1002
 #define CL_DEVICE_MAX_WORK_GROUP_SIZE 0x1004
 #define CL_DEVICE_SINGLE_FP_CONFIG 0x101B
+#define CL_DEVICE_LOCAL_MEM_SIZE 0x1023
 #define CL_DEVICE_ENDIAN_LITTLE 0x1026
 #define CL_DEVICE_NAME 0x102B
 #define CL_DRIVER_VERSION 0x102D
@@ -96,6 +108,7 @@ typedef struct _cl_event *cl_event;
 #define CL_MEM_READ_WRITE ((cl_bitfield)1 << 0)
 #define CL_PROGRAM_BUILD_LOG 0x1183
 #define CL_KERNEL_WORK_GROUP_SIZE 0x11B0
+#define CL_KERNEL_LOCAL_MEM_SIZE 0x11B2
 #define CL_TRUE 1
 
 /* The loader's functions, resolved by name at first use. */
@@ -167,6 +180,22 @@ static const char *loader_error(void) {
 /* The kernel source with its #includes inlined (build/gen/tdev_cl_src.c). */
 extern const char *const sb_tdev_cl_src[];
 extern const int32_t sb_tdev_cl_src_lines;
+
+/* The schedule's sizes (tdev_kernels.cl). A partition tile is 8 rows a
+ * work-item. A histogram tile has at most 16384 rows (the count packed above
+ * bit 48 of a local bin needs fewer than 2^16) and at least 1024 (each
+ * work-group flushes its bins with global atomics). A feature group has at
+ * most 256 features and as many bins as local memory holds, 64 KiB at most. */
+#define PART_PER 8
+#define HIST_TILE_MAX 16384
+#define HIST_TILE_MIN 1024
+#define HIST_GROUP_FEATURES 256
+#define HIST_LOCAL_CAP 65536
+#define HIST_RUN_BYTES (4 * 256 * 16) /* a run of 4 features of 255 bins (and missing), 16 bytes a bin */
+
+typedef struct fgroup { /* features [f0, f1) whose bins are entries [e0, e1) (tdev_kernels.cl's ocl_fgroup) */
+    int32_t f0, f1, e0, e1;
+} fgroup;
 
 /* ---- devices ---- */
 
@@ -262,6 +291,33 @@ static const char *device_refusal(cl_device_id d, char *why, size_t cap) {
     return why;
 }
 
+/* How the tree device builds histograms on device d: 1 in local memory (a
+ * work-group's bins for a group of features, when the device's local memory
+ * holds at least a run of 4 features of 255 bins and missing, 16 KiB, beside
+ * the kernel's own 2 KiB), or 0 by 64-bit global atomics straight into the
+ * node's histogram (the fallback), with why in why. Both give the same bits.
+ * SAMEBITS_OPENCL_HIST=global asks for the fallback (comparisons, tests);
+ * "local" or unset: local memory where it fits; anything else is refused at
+ * setup. */
+static int hist_path(cl_device_id d, char *why, size_t cap) {
+    cl_ulong lm = 0;
+    cl_uint cus = 0;
+    if (cl.clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
+    if (cl.clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL) != CL_SUCCESS) cus = 0;
+    const char *env = getenv("SAMEBITS_OPENCL_HIST");
+    if (env && !strcmp(env, "global")) {
+        snprintf(why, cap, "by global atomics (SAMEBITS_OPENCL_HIST=global)");
+        return 0;
+    }
+    if (lm < HIST_RUN_BYTES + 2048) {
+        snprintf(why, cap, "by global atomics (local memory %lu KiB < %d KiB)", (unsigned long)(lm / 1024),
+                 (HIST_RUN_BYTES + 2048) / 1024);
+        return 0;
+    }
+    snprintf(why, cap, "in local memory (%lu KiB, %u compute units)", (unsigned long)(lm / 1024), cus);
+    return 1;
+}
+
 /* The device SAMEBITS_OPENCL_DEVICE names (or the default) out of list. */
 static sb_status pick_device(const ocl_dev *list, int n, int *out) {
     const char *s = getenv("SAMEBITS_OPENCL_DEVICE");
@@ -295,12 +351,17 @@ static sb_status pick_device(const ocl_dev *list, int n, int *out) {
 
 /* ---- the tree device ---- */
 
-enum { K_FILL, K_IOTA, K_GRAD1, K_GRADK, K_MAXABS, K_QUANT, K_PART, K_ZERO, K_HIST, K_SUB, K_BEST, K_TREE, K_PRED, K_N };
-static const char *const k_names[K_N] = {"k_fill",      "k_iota",  "k_grad1",  "k_gradk",
-                                         "k_maxabs",    "k_quantize", "k_partition", "k_zero_slots",
-                                         "k_hist",      "k_subtract", "k_best",  "k_add_tree",
+enum {
+    K_FILL, K_IOTA, K_GRAD1, K_GRADK, K_MAXABS, K_QUANT, K_PCOUNT, K_PSCAN, K_PSCATTER, K_PCOPY, K_ZERO, K_HIST,
+    K_HISTL, K_SUB, K_BEST, K_TREE, K_PRED, K_N
+};
+static const char *const k_names[K_N] = {"k_fill",       "k_iota",      "k_grad1",       "k_gradk",
+                                         "k_maxabs",     "k_quantize",  "k_part_count",  "k_part_scan",
+                                         "k_part_scatter", "k_part_copy", "k_zero_slots", "k_hist",
+                                         "k_hist_local", "k_subtract",  "k_best",        "k_add_tree",
                                          "k_predict"};
 enum { U_A, U_B, U_N }; /* per-call upload buffers */
+
 
 struct sb_tdev {
     cl_context ctx;
@@ -314,7 +375,20 @@ struct sb_tdev {
     cl_mem bins, nbins, hoff, label, weight, margin, g, h, gq, hq, rows, tmp, mask, slots, maxbits, best;
     cl_mem up[U_N];
     size_t up_cap[U_N];
+    cl_mem tleft, sleft;    /* partition scratch: left rows per tile, per segment */
+    size_t tleft_cap, sleft_cap;
+    cl_uint cus;            /* CL_DEVICE_MAX_COMPUTE_UNITS */
+    int hist_local;         /* 1: k_hist_local over the feature groups; 0: the global fallback */
+    cl_mem groups;          /* ngroups fgroups */
+    int32_t ngroups;
+    size_t hist_acc;        /* local bytes a k_hist_local work-group needs (its largest group's bins) */
     int32_t best_cap;
+    int timing;             /* SAMEBITS_OPENCL_TIMING=1 (see t_begin) */
+    int32_t most_ptiles, most_htiles, most_hrows; /* the largest launches seen, for the timing's schedule line */
+    uint8_t *check_bins;    /* SAMEBITS_OPENCL_CHECK_PARTITION=1: the row-major bins on the host (see part_check) */
+    int64_t part_checked;   /* rows whose partition was checked */
+    double t0, tms[8];
+    long tcalls[8];
 };
 
 static sb_status cl_fail(cl_int e, const char *what) {
@@ -334,12 +408,39 @@ static void rel(cl_mem *m) {
     *m = NULL;
 }
 
+static const char *const k_tnames[8] = {"gradients", "quantize", "set_rows", "partition",
+                                        "histograms", "subtract", "split search", "add_tree"};
+
 static void ocl_close(sb_tdev *d) {
     if (!d) return;
     if (d->q) cl.clFinish(d->q);
+    if (d->timing) {
+        double total = 0.0;
+        for (int k = 0; k < 8; k++) total += d->tms[k];
+        for (int k = 0; k < 8; k++)
+            fprintf(stderr, "opencl timing: %-13s %9.1f ms in %7ld calls (%4.1f%%)\n", k_tnames[k], d->tms[k],
+                    d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
+        fprintf(stderr, "opencl timing: %-13s %9.1f ms\n", "all", total);
+        if (d->hist_local)
+            fprintf(stderr,
+                    "opencl schedule: work-groups of %zu; partition up to %d work-groups a call; histograms in local "
+                    "memory, %d feature group(s) of up to %zu bytes, up to %d tile(s) of %d rows a call, %u compute "
+                    "units\n",
+                    d->wg, d->most_ptiles, d->ngroups, d->hist_acc, d->most_htiles, d->most_hrows, d->cus);
+        else
+            fprintf(stderr,
+                    "opencl schedule: work-groups of %zu; partition up to %d work-groups a call; histograms by "
+                    "global atomics\n",
+                    d->wg, d->most_ptiles);
+    }
     cl_mem *ms[] = {&d->bins, &d->nbins, &d->hoff, &d->label, &d->weight, &d->margin, &d->g, &d->h, &d->gq,
-                    &d->hq,   &d->rows,  &d->tmp,  &d->mask,  &d->slots,  &d->maxbits, &d->best, &d->up[0], &d->up[1]};
+                    &d->hq,   &d->rows,  &d->tmp,  &d->mask,  &d->slots,  &d->maxbits, &d->best, &d->up[0], &d->up[1],
+                    &d->tleft, &d->sleft, &d->groups};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) rel(ms[i]);
+    if (d->check_bins)
+        fprintf(stderr, "opencl partition check: %lld rows placed as the stable partition places them\n",
+                (long long)d->part_checked);
+    sb_free(d->check_bins);
     for (int i = 0; i < K_N; i++)
         if (d->k[i]) cl.clReleaseKernel(d->k[i]);
     if (d->prog) cl.clReleaseProgram(d->prog);
@@ -377,6 +478,38 @@ static sb_status upload(sb_tdev *d, int u, const void *src, size_t bytes, const 
         d->up_cap[u] = bytes * 2;
     }
     return put(d, d->up[u], 0, src, bytes, what);
+}
+
+/* Device scratch *m of at least bytes (contents not kept when it grows). */
+static sb_status grow(sb_tdev *d, cl_mem *m, size_t *cap, size_t bytes, const char *what) {
+    if (bytes <= *cap && *m) return SB_OK;
+    rel(m);
+    *cap = 0;
+    sb_status st = alloc(d, m, bytes * 2, what);
+    if (st == SB_OK) *cap = bytes * 2;
+    return st;
+}
+
+/* The tile table of items (segments or histogram jobs: structs of `size`
+ * bytes that begin with int64 begin, end) whose rows [begin, end) are cut
+ * into tiles of `tile` rows: ts[i] = the tiles before item i, ts[nitems] =
+ * all of them (malloc'ed; NULL when out of memory or past 2^31 - 1 tiles). */
+static int32_t *tile_table(const void *items, int32_t nitems, size_t size, int64_t tile) {
+    int32_t *ts = sb_malloc(sizeof(int32_t) * ((size_t)nitems + 1));
+    if (!ts) return NULL;
+    int64_t acc = 0;
+    for (int32_t i = 0; i < nitems; i++) {
+        int64_t p[2]; /* begin, end */
+        memcpy(p, (const char *)items + size * (size_t)i, sizeof p);
+        ts[i] = (int32_t)acc;
+        acc += (p[1] - p[0] + tile - 1) / tile;
+        if (acc > INT32_MAX) {
+            sb_free(ts);
+            return NULL;
+        }
+    }
+    ts[nitems] = (int32_t)acc;
+    return ts;
 }
 
 /* Kernel arguments: pairs (size, pointer); size 0 is skipped. */
@@ -470,6 +603,9 @@ static sb_status ocl_setup(sb_tdev *d) {
     if (device_refusal(d->dev, why, sizeof why))
         return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl' %d:%d (%s) cannot meet the profile: %s", pi, di,
                        name, why);
+    const char *hv = getenv("SAMEBITS_OPENCL_HIST");
+    if (hv && *hv && strcmp(hv, "global") != 0 && strcmp(hv, "local") != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_OPENCL_HIST='%s': expected local or global", hv);
     const char *arm = getenv("SAMEBITS_OPENCL_ARM"), *extra = NULL;
     if (arm && *arm) {
         if (!(extra = arm_options(arm)))
@@ -496,6 +632,55 @@ static sb_status ocl_setup(sb_tdev *d) {
         if ((st = build(d, extra, wg)) != SB_OK) return st;
     }
     return SB_OK;
+}
+
+/* The feature groups of the local-memory histograms: runs of 4 features (a
+ * row's bins are read 4 at a time) whose bins fit the device's local memory
+ * beside k_hist_local's own (64 KiB at most), at most 256 features a group.
+ * A function of the data's shape and the device, and no bit depends on it.
+ * Where local memory is refused (hist_path) or cannot hold one run, the
+ * global fallback. */
+static sb_status plan_hist(sb_tdev *d, const sb_tdev_setup *s) {
+    char why[160];
+    if (cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->cus, &d->cus, NULL) != CL_SUCCESS ||
+        d->cus == 0)
+        d->cus = 1;
+    d->hist_local = hist_path(d->dev, why, sizeof why) && s->nf > 0;
+    if (!d->hist_local) return SB_OK;
+    cl_ulong lm = 0, kl = 0;
+    if (cl.clGetDeviceInfo(d->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
+    if (cl.clGetKernelWorkGroupInfo(d->k[K_HISTL], d->dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kl, &kl, NULL) !=
+        CL_SUCCESS)
+        kl = 4 * HIST_GROUP_FEATURES;
+    cl_ulong budget = lm > kl + 1024 ? lm - kl - 1024 : 0; /* 1 KiB spare for what a driver keeps */
+    if (budget > HIST_LOCAL_CAP) budget = HIST_LOCAL_CAP;
+    const int32_t max_entries = (int32_t)(budget / 16), nf = s->nf;
+    fgroup *gs = sb_malloc(sizeof(fgroup) * (size_t)(nf / 4 + 1));
+    if (!gs) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
+    int32_t ng = 0, widest = 0;
+    for (int32_t f = 0; f < nf;) {
+        fgroup g = {f, f, s->hoff[f], s->hoff[f]};
+        while (g.f1 < nf) {
+            const int32_t f1 = g.f1 + 4 < nf ? g.f1 + 4 : nf, e1 = s->hoff[f1 - 1] + s->nbins[f1 - 1] + 1;
+            if (g.f1 > g.f0 && (e1 - g.e0 > max_entries || f1 - g.f0 > HIST_GROUP_FEATURES)) break;
+            g.f1 = f1;
+            g.e1 = e1;
+        }
+        if (g.e1 - g.e0 > max_entries) { /* not even one run fits: the fallback */
+            sb_free(gs);
+            d->hist_local = 0;
+            return SB_OK;
+        }
+        if (g.e1 - g.e0 > widest) widest = g.e1 - g.e0;
+        gs[ng++] = g;
+        f = g.f1;
+    }
+    d->ngroups = ng;
+    d->hist_acc = (size_t)16 * (size_t)widest;
+    sb_status st = alloc(d, &d->groups, sizeof(fgroup) * (size_t)ng, "feature groups");
+    if (st == SB_OK) st = put(d, d->groups, 0, gs, sizeof(fgroup) * (size_t)ng, "feature groups");
+    sb_free(gs);
+    return st;
 }
 
 static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
@@ -534,8 +719,14 @@ static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
         const float base = s->base;
         if ((st = args(d->k[K_FILL], "k_fill", 3, A(d->margin), A(nk), A(base))) == SB_OK)
             st = launch(d, K_FILL, nk, 1);
+        if (st == SB_OK) st = plan_hist(d, s);
     }
-    sb_free(rb), sb_free(w), sb_free(ones);
+    const char *cp = getenv("SAMEBITS_OPENCL_CHECK_PARTITION");
+    if (st == SB_OK && cp && cp[0] == '1')
+        d->check_bins = rb; /* kept for part_check */
+    else
+        sb_free(rb);
+    sb_free(w), sb_free(ones);
     return st;
 }
 
@@ -548,6 +739,8 @@ static sb_status ocl_open(const sb_tdev_setup *s, sb_tdev **out) {
         ocl_close(d);
         return st;
     }
+    const char *tv = getenv("SAMEBITS_OPENCL_TIMING");
+    d->timing = tv && tv[0] == '1';
     *out = d;
     return SB_OK;
 }
@@ -610,37 +803,159 @@ static sb_status ocl_reserve(sb_tdev *d, int32_t nslots) {
     return SB_OK;
 }
 
+/* SAMEBITS_OPENCL_CHECK_PARTITION=1 (tests; slow): the partition's self-check.
+ * Before the kernels run, the host reads each segment's rows and works out the
+ * stable partition itself (left rows in their order, then right rows in
+ * theirs, by sb_k_goes_left on its copy of the bins); after them, it reads
+ * the rows back and any difference is an error. Stability moves no bit of a
+ * model (histograms are integer sums), so this is where it is shown. phase 0:
+ * expect (want := the host's partition); phase 1: compare. */
+static sb_status part_check(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg, int phase, int32_t **want) {
+    int64_t all = 0;
+    for (int32_t i = 0; i < nseg; i++) all += segs[i].end - segs[i].begin;
+    if (phase == 0) {
+        *want = sb_malloc(sizeof(int32_t) * (size_t)(all + 1));
+        int32_t *got = sb_malloc(sizeof(int32_t) * (size_t)(all + 1));
+        if (!*want || !got) {
+            sb_free(got);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory (partition check)");
+        }
+        int64_t at = 0;
+        for (int32_t i = 0; i < nseg; i++) {
+            const sb_tdev_seg *g = &segs[i];
+            const int64_t len = g->end - g->begin;
+            sb_status st = get(d, d->rows, sizeof(int32_t) * (size_t)g->begin, got, sizeof(int32_t) * (size_t)len, "rows");
+            if (st != SB_OK) {
+                sb_free(got);
+                return st;
+            }
+            for (int pass = 1; pass >= 0; pass--) /* left rows, then right rows, each in order */
+                for (int64_t k = 0; k < len; k++) {
+                    const uint8_t b = d->check_bins[(size_t)got[k] * (size_t)d->stride + (size_t)g->feature];
+                    if (sb_k_goes_left(b, g->split_bin, g->default_left) == pass) (*want)[at++] = got[k];
+                }
+        }
+        sb_free(got);
+        return SB_OK;
+    }
+    int32_t *got = sb_malloc(sizeof(int32_t) * (size_t)(all + 1));
+    if (!got) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory (partition check)");
+    int64_t at = 0;
+    sb_status st = SB_OK;
+    for (int32_t i = 0; i < nseg && st == SB_OK; i++) {
+        const int64_t len = segs[i].end - segs[i].begin;
+        st = get(d, d->rows, sizeof(int32_t) * (size_t)segs[i].begin, got + at, sizeof(int32_t) * (size_t)len, "rows");
+        at += len;
+    }
+    if (st == SB_OK && memcmp(got, *want, sizeof(int32_t) * (size_t)all) != 0)
+        st = sb_fail(SB_ERR_INTERNAL, "opencl: partition check: the rows of %d segment(s) are not the stable partition",
+                     nseg);
+    if (st == SB_OK) d->part_checked += all;
+    sb_free(got);
+    return st;
+}
+
+/* Stable partition of every segment, each spread over tiles of wg x 8 rows
+ * (tdev_kernels.cl): count the left rows per tile, scan the counts per
+ * segment, scatter each tile's rows into tmp, copy tmp back. */
+static sb_status part_run(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg);
+
 static sb_status ocl_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
     if (nseg <= 0) return SB_OK;
+    if (!d->check_bins) return part_run(d, segs, nseg);
+    int32_t *want = NULL;
+    sb_status st = part_check(d, segs, nseg, 0, &want);
+    if (st == SB_OK) st = part_run(d, segs, nseg);
+    if (st == SB_OK) st = part_check(d, segs, nseg, 1, &want);
+    sb_free(want);
+    return st;
+}
+
+static sb_status part_run(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
+    const int64_t tile = (int64_t)d->wg * PART_PER;
+    int32_t *ts = tile_table(segs, nseg, sizeof(sb_tdev_seg), tile);
+    if (!ts) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory (partition tiles)");
+    const int32_t ntiles = ts[nseg];
     sb_status st = upload(d, U_A, segs, sizeof(sb_tdev_seg) * (size_t)nseg, "segments");
-    if (st != SB_OK) return st;
-    if ((st = args(d->k[K_PART], "k_partition", 5, A(d->up[U_A]), A(d->rows), A(d->bins), A(d->stride), A(d->tmp))) !=
-        SB_OK)
+    if (st == SB_OK) st = upload(d, U_B, ts, sizeof(int32_t) * ((size_t)nseg + 1), "segments");
+    sb_free(ts);
+    if (st != SB_OK || ntiles == 0) return st;
+    if (ntiles > d->most_ptiles) d->most_ptiles = ntiles;
+    if ((st = grow(d, &d->tleft, &d->tleft_cap, sizeof(int32_t) * (size_t)ntiles, "partition")) != SB_OK ||
+        (st = grow(d, &d->sleft, &d->sleft_cap, sizeof(int32_t) * (size_t)nseg, "partition")) != SB_OK)
         return st;
-    size_t gl = d->wg * (size_t)nseg, lo = d->wg;
-    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PART], 1, NULL, &gl, &lo, 0, NULL, NULL), "k_partition");
+    if ((st = args(d->k[K_PCOUNT], "k_part_count", 7, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->rows), A(d->bins),
+                   A(d->stride), A(d->tleft))) != SB_OK ||
+        (st = args(d->k[K_PSCAN], "k_part_scan", 3, A(d->up[U_B]), A(d->tleft), A(d->sleft))) != SB_OK ||
+        (st = args(d->k[K_PSCATTER], "k_part_scatter", 9, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->rows),
+                   A(d->bins), A(d->stride), A(d->tleft), A(d->sleft), A(d->tmp))) != SB_OK ||
+        (st = args(d->k[K_PCOPY], "k_part_copy", 5, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->tmp), A(d->rows))) !=
+            SB_OK)
+        return st;
+    size_t lo = d->wg, gt = d->wg * (size_t)ntiles, gs = d->wg * (size_t)nseg;
+    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PCOUNT], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_count");
+    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PSCAN], 1, NULL, &gs, &lo, 0, NULL, NULL), "k_part_scan");
+    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PSCATTER], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_scatter");
+    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PCOPY], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_copy");
     return SB_OK;
 }
 
-static sb_status ocl_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
-    if (njobs <= 0) return SB_OK;
+/* The global fallback: one work-item per row of every job, 64-bit atomics
+ * straight into the slots (already zeroed). */
+static sb_status hist_global(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
     int64_t *js = sb_malloc(sizeof(int64_t) * ((size_t)njobs + 1));
     if (!js) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
     js[0] = 0;
     for (int32_t i = 0; i < njobs; i++) js[i + 1] = js[i] + (jobs[i].end - jobs[i].begin);
     const int64_t items = js[njobs];
-    sb_status st = upload(d, U_A, jobs, sizeof(sb_tdev_hjob) * (size_t)njobs, "histogram jobs");
-    if (st == SB_OK) st = upload(d, U_B, js, sizeof(int64_t) * ((size_t)njobs + 1), "histogram jobs");
+    sb_status st = upload(d, U_B, js, sizeof(int64_t) * ((size_t)njobs + 1), "histogram jobs");
     sb_free(js);
     if (st != SB_OK) return st;
-    if ((st = args(d->k[K_ZERO], "k_zero_slots", 3, A(d->up[U_A]), A(d->slots), A(d->total))) != SB_OK ||
-        (st = launch(d, K_ZERO, (int64_t)d->total * 3, (size_t)njobs)) != SB_OK)
-        return st;
     if ((st = args(d->k[K_HIST], "k_hist", 13, A(d->up[U_A]), A(d->up[U_B]), A(njobs), A(d->rows), A(d->bins),
                    A(d->stride), A(d->nf), A(d->gq), A(d->hq), A(d->hoff), A(d->mask), A(d->slots), A(d->total))) !=
         SB_OK)
         return st;
     return launch(d, K_HIST, items, 1);
+}
+
+/* Local-memory histograms: work-groups of (tile of a job's rows) x (feature
+ * group). Rows a tile: enough work-groups to give each compute unit about 8,
+ * within [HIST_TILE_MIN, HIST_TILE_MAX], a multiple of the work-group size;
+ * a function of the rows and the device, never of a bit. */
+static sb_status hist_local(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
+    int64_t rows_all = 0;
+    for (int32_t i = 0; i < njobs; i++) rows_all += jobs[i].end - jobs[i].begin;
+    int64_t want = (int64_t)d->cus * 8 / d->ngroups;
+    if (want < 1) want = 1;
+    int64_t tile = (rows_all + want - 1) / want;
+    tile = (tile + (int64_t)d->wg - 1) / (int64_t)d->wg * (int64_t)d->wg;
+    if (tile < HIST_TILE_MIN) tile = HIST_TILE_MIN;
+    if (tile > HIST_TILE_MAX) tile = HIST_TILE_MAX;
+    int32_t *ts = tile_table(jobs, njobs, sizeof(sb_tdev_hjob), tile);
+    if (!ts) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory (histogram tiles)");
+    const int32_t ntiles = ts[njobs], tile_rows = (int32_t)tile;
+    sb_status st = upload(d, U_B, ts, sizeof(int32_t) * ((size_t)njobs + 1), "histogram jobs");
+    sb_free(ts);
+    if (st != SB_OK || ntiles == 0) return st;
+    if (ntiles > d->most_htiles) d->most_htiles = ntiles, d->most_hrows = tile_rows;
+    if ((st = args(d->k[K_HISTL], "k_hist_local", 14, A(d->up[U_A]), A(d->up[U_B]), A(njobs), A(tile_rows),
+                   A(d->groups), A(d->rows), A(d->bins), A(d->stride), A(d->gq), A(d->hq), A(d->hoff), A(d->mask),
+                   A(d->slots), A(d->total))) != SB_OK)
+        return st;
+    CK(cl.clSetKernelArg(d->k[K_HISTL], 14, d->hist_acc, NULL), "k_hist_local");
+    size_t gl[2] = {d->wg * (size_t)ntiles, (size_t)d->ngroups}, lo[2] = {d->wg, 1};
+    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_HISTL], 2, NULL, gl, lo, 0, NULL, NULL), "k_hist_local");
+    return SB_OK;
+}
+
+static sb_status ocl_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
+    if (njobs <= 0) return SB_OK;
+    sb_status st = upload(d, U_A, jobs, sizeof(sb_tdev_hjob) * (size_t)njobs, "histogram jobs");
+    if (st != SB_OK) return st;
+    if ((st = args(d->k[K_ZERO], "k_zero_slots", 3, A(d->up[U_A]), A(d->slots), A(d->total))) != SB_OK ||
+        (st = launch(d, K_ZERO, (int64_t)d->total * 3, (size_t)njobs)) != SB_OK)
+        return st;
+    return d->hist_local ? hist_local(d, jobs, njobs) : hist_global(d, jobs, njobs);
 }
 
 static sb_status ocl_subtract(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs) {
@@ -702,10 +1017,68 @@ static sb_status ocl_set_gradients(sb_tdev *d, int32_t cls, const float *g, cons
     return st != SB_OK ? st : put(d, d->h, off, h, bytes, "hessians");
 }
 
+/* SAMEBITS_OPENCL_TIMING=1: each operation is bracketed by clFinish and timed
+ * on the host clock (so the queue no longer overlaps host work), and the
+ * totals are printed to stderr at close, as SAMEBITS_CUDA_TIMING does for
+ * CUDA: for finding where a tree's time goes. It changes no result. */
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static void t_begin(sb_tdev *d) {
+    if (!d->timing) return;
+    cl.clFinish(d->q);
+    d->t0 = now_ms();
+}
+
+static sb_status t_end(sb_tdev *d, int k, sb_status st) {
+    if (!d->timing) return st;
+    cl.clFinish(d->q);
+    d->tms[k] += now_ms() - d->t0;
+    d->tcalls[k]++;
+    return st;
+}
+
+static sb_status t_gradients(sb_tdev *d, float *maxabs) {
+    t_begin(d);
+    return t_end(d, 0, ocl_gradients(d, maxabs));
+}
+static sb_status t_quantize(sb_tdev *d, int32_t cls, float gs, float hs) {
+    t_begin(d);
+    return t_end(d, 1, ocl_quantize(d, cls, gs, hs));
+}
+static sb_status t_set_rows(sb_tdev *d, const int32_t *rows, int64_t nrows) {
+    t_begin(d);
+    return t_end(d, 2, ocl_set_rows(d, rows, nrows));
+}
+static sb_status t_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
+    t_begin(d);
+    return t_end(d, 3, ocl_partition(d, segs, nseg));
+}
+static sb_status t_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
+    t_begin(d);
+    return t_end(d, 4, ocl_hist(d, jobs, njobs));
+}
+static sb_status t_subtract(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs) {
+    t_begin(d);
+    return t_end(d, 5, ocl_subtract(d, subs, nsubs));
+}
+static sb_status t_best(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes, const sb_k_split_rules *r,
+                        sb_k_split *out) {
+    t_begin(d);
+    return t_end(d, 6, ocl_best(d, nodes, nnodes, r, out));
+}
+static sb_status t_add_tree(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls) {
+    t_begin(d);
+    return t_end(d, 7, ocl_add_tree(d, nodes, nnodes, cls));
+}
+
 static const sb_tdev_ops k_opencl_ops = {
-    "opencl",       ocl_open,     ocl_close,     ocl_gradients, ocl_quantize, ocl_set_rows,
-    ocl_set_mask,   ocl_reserve,  ocl_partition, ocl_hist,      ocl_subtract, ocl_best,
-    ocl_read_hist,  ocl_add_tree, ocl_read_quantized, ocl_read_margins, ocl_set_gradients,
+    "opencl",       ocl_open,     ocl_close,     t_gradients, t_quantize, t_set_rows,
+    ocl_set_mask,   ocl_reserve,  t_partition,   t_hist,      t_subtract, t_best,
+    ocl_read_hist,  t_add_tree,   ocl_read_quantized, ocl_read_margins, ocl_set_gradients,
 };
 
 const sb_tdev_ops *sb_tdev_opencl_ops(void) { return &k_opencl_ops; }
@@ -761,14 +1134,15 @@ void sb_tdev_opencl_describe(char *buf, size_t cap) {
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < n && used < cap; i++) {
-        char pname[128], dname[128], why[512], cver[64];
+        char pname[128], dname[128], why[512], cver[64], hist[160];
         plat_string(list[i].platform, CL_PLATFORM_NAME, pname, sizeof pname);
         dev_string(list[i].device, CL_DEVICE_NAME, dname, sizeof dname);
         dev_string(list[i].device, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
         const char *r = device_refusal(list[i].device, why, sizeof why);
-        int k = snprintf(buf + used, cap - used, "%s%d:%d %s / %s (%s): %s%s%s", i ? "\n                " : "", list[i].pi,
-                         list[i].di, pname, dname, cver, r ? "refused, " : "usable", r ? r : "",
-                         i == pick ? " [selected]" : "");
+        hist_path(list[i].device, hist, sizeof hist);
+        int k = snprintf(buf + used, cap - used, "%s%d:%d %s / %s (%s): %s%s%s%s%s", i ? "\n                " : "",
+                         list[i].pi, list[i].di, pname, dname, cver, r ? "refused, " : "usable", r ? r : "",
+                         i == pick ? " [selected]" : "", r ? "" : "; histograms ", r ? "" : hist);
         if (k < 0) break;
         used += (size_t)k;
     }

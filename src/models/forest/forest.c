@@ -10,7 +10,9 @@
  *
  * Identity:
  * - every draw (the bootstrap, the features of a node, an Extra Trees
- *   threshold) is the counter generator keyed by (seed, tree, node, draw),
+ *   threshold) is the counter generator keyed by (seed, tree, draw) or
+ *   (seed, node key, feature), where a node's key is a function of its path
+ *   from the tree's root (src/kernels/forest.h), not of the order nodes are made,
  *   never by a thread's sequence; trees are independent tasks whose results are
  *   stored by tree index, so the thread count cannot show;
  * - impurity sums are exact integers: class counts (weighted by the bootstrap
@@ -28,19 +30,19 @@
  * model file and prediction already use.
  */
 #include "forest_params.h"
+#include "forest_dev.h"
 #include "../model.h"
 #include "../trees/binning.h"
 #include "../../core/rng.h"
 #include "../../io/dataset.h"
 #include "../../kernels/tree.h"
+#include "../../kernels/forest.h"
 #include "../../kernels/quantize.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SB_PURPOSE_BOOT 0x424F4F54u  /* "BOOT" */
-#define SB_PURPOSE_FEAT 0x46454154u  /* "FEAT" */
-#define SB_PURPOSE_THR 0x54485231u   /* "THR1" */
+#define SB_PURPOSE_BOOT SB_K_PURPOSE_BOOT
 #define Y_LEVELS 1073741824.0f       /* |y| scaled to at most 2^30: sums of 2^31 rows fit int64 */
 #define W_BITS 20                    /* the largest row weight scaled to (2^19, 2^20] */
 #define W_LEVELS 1048576.0f          /* 2^W_BITS */
@@ -63,6 +65,7 @@ typedef struct fctx {
     int32_t *cls;       /* class of each row (classification) */
     int32_t *yq;        /* y in fixed point (regression) */
     float yscale;
+    sb_k_forest_rules rules; /* the scores' parameters (src/kernels/forest.h) */
     sb_tree *trees;     /* n_estimators x K, by index */
     sb_status *status;  /* per tree */
     int64_t *bad_row;   /* per tree: the row a weight refusal names */
@@ -83,8 +86,7 @@ typedef struct tctx {
     int32_t *cnt;            /* bootstrap count of each row, by row id: its multiplicity when unweighted */
     int64_t *mult;           /* weighted: its multiplicity, count x fixed-point weight (else NULL) */
     int32_t *wqt;            /* balanced_subsample: this tree's fixed-point weights */
-    int32_t wexp;            /* this tree's weight exponent (wq = weight * 2^wexp) */
-    float min_w;             /* min_weight_fraction_leaf times the tree's total weight */
+    sb_k_forest_rules rules; /* the forest's, with this tree's weight exponent and min_w */
     int64_t *hist;           /* per bin: K counts (classification) or (w, s) (regression) */
     int64_t *tot, *lsum;     /* a node's sums, a candidate's left sums: K or 2 values */
     uint32_t *keys;          /* feature draw keys */
@@ -95,64 +97,23 @@ typedef struct tctx {
     int32_t nleaves, leafcap;
 } tctx;
 
-/* ---- scores (exact sums in, one float formula out) ---- */
+/* ---- scores: src/kernels/forest.h (shared with the device grower) ---- */
 
-/* g * 2^-e (e in [-126, 127]) by exact power-of-two factors. */
-static float unscale(float g, int32_t e) {
-    return -e >= -126 ? g * sb_pow2f(-e) : (g * sb_pow2f(-126)) * sb_pow2f(126 - e);
+static void set_rules(fctx *f) {
+    memset(&f->rules, 0, sizeof f->rules);
+    f->rules.min_samples_leaf = f->p->min_samples_leaf;
+    f->rules.criterion = f->p->criterion;
+    f->rules.nv = f->nv;
+    f->rules.yscale = f->yscale;
+    f->rules.weighted = f->weighted;
+    f->rules.wexp = f->wexp;
 }
 
+static int64_t weight_of(const fctx *f, const int64_t *v) { return sb_k_forest_weight(&f->rules, v); }
 
-/* Larger is better, for a child with sums v (K counts, or w and s). Gini:
- * sum_k c_k^2 / w (the weighted Gini impurity is w minus it). Entropy:
- * sum_k c_k log c_k - w log w (minus the weighted entropy). Squared error:
- * s^2 / w (the weighted variance is sum y^2 minus it). */
-static float child_score(const fctx *f, const int64_t *v) {
-    if (f->p->criterion == SB_CRIT_SQUARED) {
-        if (v[0] <= 0) return 0.0f;
-        float s = sb_k_dequant(v[1], f->yscale), w = (float)v[0];
-        /* weighted: s and w back in weight units (exact powers of two), so the
-         * fixed point's 2^20 does not overflow s * s */
-        if (f->weighted) {
-            s = unscale(s, f->wexp);
-            w = unscale(w, f->wexp);
-        }
-        return s * s / w;
-    }
-    int64_t w = 0;
-    for (int32_t k = 0; k < f->K; k++) w += v[k];
-    if (w <= 0) return 0.0f;
-    if (f->p->criterion == SB_CRIT_GINI) {
-        float acc = 0.0f;
-        for (int32_t k = 0; k < f->K; k++) {
-            float c = (float)v[k];
-            acc = acc + c * c;
-        }
-        return acc / (float)w;
-    }
-    float acc = 0.0f;
-    for (int32_t k = 0; k < f->K; k++)
-        if (v[k] > 0) {
-            float c = (float)v[k];
-            acc = acc + c * sb_logf(c);
-        }
-    float fw = (float)w;
-    return acc - fw * sb_logf(fw);
-}
-
-static int64_t weight_of(const fctx *f, const int64_t *v) {
-    if (f->p->criterion == SB_CRIT_SQUARED) return v[0];
-    int64_t w = 0;
-    for (int32_t k = 0; k < f->K; k++) w += v[k];
-    return w;
-}
-
-/* Rows in sums v, counted with their bootstrap multiplicity: what
- * min_samples_leaf and min_samples_split count. Unweighted, that is the weight;
- * weighted, the sums carry it as their last value. */
-static inline int64_t count_of(const fctx *f, const int64_t *v) {
-    return f->weighted ? v[f->nv - 1] : weight_of(f, v);
-}
+/* Rows in sums v, counted with their bootstrap multiplicity (what
+ * min_samples_* count): unweighted the weight, weighted the sums' last value. */
+static int64_t count_of(const fctx *f, const int64_t *v) { return f->weighted ? v[f->nv - 1] : weight_of(f, v); }
 
 /* ---- one tree ---- */
 
@@ -186,15 +147,13 @@ static int new_leaf(tctx *c, const int64_t *tot, int32_t nv) {
     return c->nleaves++;
 }
 
-/* The features node `node` of tree t may split on: the mtry with the smallest
- * draws keyed by (seed, tree, node, feature), ties by feature index. */
-static void draw_features(tctx *c, int32_t node) {
+/* The features the node keyed key may split on: the mtry with the smallest
+ * draws keyed by (seed, node key, feature), ties by feature index. */
+static void draw_features(tctx *c, uint64_t key) {
     const fctx *f = c->f;
     const int32_t nf = f->tr->ncols;
     for (int32_t j = 0; j < nf; j++) {
-        uint32_t w[4];
-        sb_rng_words(f->p->seed, SB_PURPOSE_FEAT, ((uint64_t)(uint32_t)c->t << 32) | (uint32_t)node, (uint32_t)j, w);
-        c->keys[j] = w[0];
+        c->keys[j] = sb_k_forest_feature_draw(f->p->seed, key, j);
         c->order[j] = j;
     }
     /* partial selection sort of the mtry smallest (key, feature) */
@@ -210,62 +169,16 @@ static void draw_features(tctx *c, int32_t node) {
     }
 }
 
-typedef struct fsplit {
-    int valid;
-    float score;
-    int32_t feature, bin, dl;
-    int64_t wl;
-} fsplit;
-
-static int split_better(const fsplit *a, const fsplit *b) {
-    if (!a->valid) return 0;
-    if (!b->valid) return 1;
-    if (a->score != b->score) return a->score > b->score;
-    if (a->feature != b->feature) return a->feature < b->feature;
-    if (a->bin != b->bin) return a->bin < b->bin;
-    return a->dl < b->dl;
-}
-
-/* Candidate: left = bins 1..t (+ missing when dl), right = the rest. */
-static void consider(tctx *c, int32_t nv, const int64_t *tot, const int64_t *miss, int32_t feat, int32_t t, int32_t dl,
-                     fsplit *best) {
-    const fctx *f = c->f;
-    int64_t left[SB_FOREST_MAX_CLASS + 2], right[SB_FOREST_MAX_CLASS + 2];
-    for (int32_t k = 0; k < nv; k++) {
-        left[k] = c->lsum[k] + (dl ? miss[k] : 0);
-        right[k] = tot[k] - left[k];
-    }
-    const int64_t wl = weight_of(f, left), wr = weight_of(f, right);
-    const int64_t nl = f->weighted ? left[nv - 1] : wl, nr = f->weighted ? right[nv - 1] : wr; /* count_of */
-    if (nl < f->p->min_samples_leaf || nr < f->p->min_samples_leaf || wl == 0 || wr == 0) return;
-    if (c->min_w > 0.0f && ((float)wl < c->min_w || (float)wr < c->min_w)) return;
-    fsplit x = {1, child_score(f, left) + child_score(f, right), feat, t, dl, wl};
-    if (split_better(&x, best)) *best = x;
-}
-
-/* Row r's integer multiplicity in the sums: its bootstrap count, times its
- * fixed-point weight when weighted (the unweighted path reads the 4-byte
- * counts, as before weights). */
-static inline int64_t mult_of(const tctx *c, int32_t r) {
-    return c->mult ? c->mult[r] : c->cnt[r];
-}
+typedef sb_k_fsplit fsplit;
 
 /* Row r's contribution (multiplicity m) to sums v: a class count, or (w, s). */
 static void add_row(const fctx *f, int64_t *v, int32_t r, int64_t m) {
-    if (f->p->criterion == SB_CRIT_SQUARED) {
-        v[0] += m;
-#ifdef SB_SABOTAGE_FLOAT_HIST
-        v[1] = (int64_t)((float)v[1] + (float)(m * f->yq[r])); /* arm: float impurity sums */
-#else
-        v[1] += m * f->yq[r];
-#endif
-    } else {
-        v[f->cls[r]] += m;
-    }
+    sb_k_forest_add_row(&f->rules, v, f->p->criterion == SB_CRIT_SQUARED ? f->yq[r] : f->cls[r], m);
 }
 
-/* Row r into sums v with its multiplicity; weighted, its bootstrap count also
- * goes to the row count (the sums' last value). */
+/* Row r into sums v with its multiplicity: the bootstrap count (the 4-byte
+ * counts the unweighted path always read) or, weighted, the count times the
+ * fixed-point weight, and the count to the row count (the sums' last value). */
 static inline void put_row(const tctx *c, int64_t *v, int32_t r) {
     if (c->mult) {
         add_row(c->f, v, r, c->mult[r]);
@@ -275,10 +188,13 @@ static inline void put_row(const tctx *c, int64_t *v, int32_t r) {
     }
 }
 
+/* Row r's multiplicity in the sums (put_row's). */
+static inline int64_t mult_of(const tctx *c, int32_t r) { return c->mult ? c->mult[r] : c->cnt[r]; }
+
 /* Extra Trees on one feature: the node's value-bin range and missing sums in
  * one pass, one threshold drawn in it, the left sums in a second pass. The
  * same integers as a histogram would give, without one. */
-static void et_feature(tctx *c, int32_t node, int32_t feat, const uint8_t *col, int64_t b, int64_t e, int32_t nv,
+static void et_feature(tctx *c, uint64_t key, int32_t feat, const uint8_t *col, int64_t b, int64_t e, int32_t nv,
                        const int64_t *tot, fsplit *best) {
     const fctx *f = c->f;
     int64_t *miss = c->hist; /* nv values */
@@ -294,31 +210,28 @@ static void et_feature(tctx *c, int32_t node, int32_t feat, const uint8_t *col, 
         }
     }
     if (hi == 0 || lo == hi) return; /* no value split on this feature here */
-    uint32_t w[4];
-    sb_rng_words(f->p->seed, SB_PURPOSE_THR, ((uint64_t)(uint32_t)c->t << 32) | (uint32_t)node, (uint32_t)feat, w);
-    /* multiply-shift: uniform up to (hi - lo) / 2^32, a pure function of the key */
-    const int32_t pick = lo + (int32_t)(((uint64_t)w[0] * (uint64_t)(uint32_t)(hi - lo)) >> 32);
+    const int32_t pick = sb_k_forest_et_pick(f->p->seed, key, feat, lo, hi);
     memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
     for (int64_t i = b; i < e; i++) {
         const int32_t r = c->rows[i], bin = col[r];
         if (bin >= 1 && bin <= pick) put_row(c, c->lsum, r);
     }
-    consider(c, nv, tot, miss, feat, pick, 0, best);
-    if (weight_of(f, miss) > 0) consider(c, nv, tot, miss, feat, pick, 1, best);
+    sb_k_forest_consider(&c->rules, tot, c->lsum, miss, feat, pick, 0, best);
+    if (weight_of(f, miss) > 0) sb_k_forest_consider(&c->rules, tot, c->lsum, miss, feat, pick, 1, best);
 }
 
-/* The best split of rows[b, e) (sums tot) among the node's drawn features. */
-static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_t *tot, fsplit *best) {
+/* The best split of rows[b, e) (sums tot) among the drawn features of the node keyed key. */
+static void find_split(tctx *c, uint64_t key, int64_t b, int64_t e, const int64_t *tot, fsplit *best) {
     const fctx *f = c->f;
     const int64_t n = f->tr->nrows;
     const int32_t nv = f->nv;
     memset(best, 0, sizeof *best);
-    draw_features(c, node);
+    draw_features(c, key);
     for (int32_t a = 0; a < f->mtry; a++) {
         const int32_t feat = c->order[a], nb = f->bins.nbins[feat];
         const uint8_t *col = f->binned + (int64_t)feat * n;
         if (f->p->extra) {
-            et_feature(c, node, feat, col, b, e, nv, tot, best);
+            et_feature(c, key, feat, col, b, e, nv, tot, best);
             continue;
         }
         memset(c->hist, 0, sizeof(int64_t) * (size_t)nv * (size_t)(nb + 1));
@@ -327,24 +240,9 @@ static void find_split(tctx *c, int32_t node, int64_t b, int64_t e, const int64_
             int64_t *h = c->hist + (int64_t)col[r] * nv;
             put_row(c, h, r);
         }
-        const int64_t *miss = c->hist; /* bin 0 */
-        const int64_t wmiss = weight_of(f, miss);
-        int32_t lo = 0, hi = 0; /* the smallest and largest value bins present */
-        for (int32_t t = 1; t <= nb; t++)
-            if (weight_of(f, c->hist + (int64_t)t * nv) > 0) {
-                if (!lo) lo = t;
-                hi = t;
-            }
-        if (lo == 0 || lo == hi) continue; /* no value split on this feature here */
-        memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
-        for (int32_t t = 1; t < hi; t++) {
-            const int64_t *h = c->hist + (int64_t)t * nv;
-            for (int32_t k = 0; k < nv; k++) c->lsum[k] += h[k];
-            if (t < lo) continue;
-            if (weight_of(f, h) == 0) continue; /* same partition as bin t - 1 */
-            consider(c, nv, tot, miss, feat, t, 0, best);
-            if (wmiss > 0) consider(c, nv, tot, miss, feat, t, 1, best);
-        }
+        /* the candidates, from the cumulative histogram (src/kernels/forest.h) */
+        sb_k_forest_cumulate(c->hist, nb, nv);
+        for (int32_t t = 1; t < nb; t++) sb_k_forest_rf_at(&c->rules, tot, c->hist, c->hist, nb, feat, t, best);
     }
 }
 
@@ -393,7 +291,7 @@ static sb_status quantize_weights(const fctx *f, const float *cw, const int32_t 
  * n_t / (K_t x n_tk), the counts taken over the tree's bootstrap with their
  * multiplicity and without sample weights (n_t draws, K_t classes drawn, n_tk
  * draws of class k), spelled (float)n_t / ((float)K_t * (float)n_tk). Times
- * the sample weights, in fixed point with the tree's own scale (c->wexp). */
+ * the sample weights, in fixed point with the tree's own scale (its rules'). */
 static sb_status subsample_weights(tctx *c) {
     const fctx *f = c->f;
     const int64_t n = f->tr->nrows;
@@ -412,13 +310,14 @@ static sb_status subsample_weights(tctx *c) {
     int32_t kt = 0;
     for (int32_t k = 0; k < f->K; k++) kt += bc[k] > 0;
     for (int32_t k = 0; k < f->K; k++) cw[k] = bc[k] > 0 ? (float)nt / ((float)kt * (float)bc[k]) : 0.0f;
-    sb_status st = quantize_weights(f, cw, c->cnt, c->wqt, &c->wexp, &f->bad_row[c->t]);
+    sb_status st = quantize_weights(f, cw, c->cnt, c->wqt, &c->rules.wexp, &f->bad_row[c->t]);
     sb_free(bc);
     sb_free(cw);
     return st;
 }
 
-/* Tree t: bootstrap, grow depth first (node ids in creation order), record. */
+/* Tree t: bootstrap, grow depth first (node ids in creation order; draws keyed
+ * by each node's path key, sb_k_forest_child_key), record. */
 static sb_status grow_tree(tctx *c) {
     const fctx *f = c->f;
     const forest_params *p = f->p;
@@ -436,17 +335,15 @@ static sb_status grow_tree(tctx *c) {
             c->cnt[sb_rng_below(p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BOOT, pos++, (uint32_t)n)]++;
 #else
         for (int64_t d = 0; d < ndraw; d++)
-            c->cnt[sb_rng_below(p->seed, SB_PURPOSE_BOOT, ((uint64_t)(uint32_t)c->t << 32) | (uint64_t)d,
-                                (uint32_t)n)]++;
+            c->cnt[sb_k_forest_boot_row(p->seed, c->t, d, (uint32_t)n)]++;
 #endif
     } else {
         for (int64_t r = 0; r < n; r++) c->cnt[r] = 1;
     }
-    /* The multiplicity in the sums: the count, times the row's fixed-point
-     * weight when weighted. A row of weight zero takes no part in the tree. */
+    /* Weighted: the multiplicity in the sums is the count times the row's
+     * fixed-point weight; a row of weight zero takes no part in the tree. */
     if (f->weighted) {
         const int32_t *wq = f->wq;
-        c->wexp = f->wexp;
         if (!wq) {
             sb_status st = subsample_weights(c);
             if (st != SB_OK) return st;
@@ -465,6 +362,7 @@ static sb_status grow_tree(tctx *c) {
     typedef struct item {
         int32_t node, depth;
         int64_t b, e;
+        uint64_t key;
     } item;
     item *stack = sb_malloc(sizeof(item) * 264); /* depth <= 128: at most depth + 2 pending */
     int64_t *tot = sb_malloc(sizeof(int64_t) * (size_t)nv);
@@ -476,7 +374,7 @@ static sb_status grow_tree(tctx *c) {
     int32_t sp = 0;
     int root = new_node(c);
     if (root < 0) goto nomem;
-    stack[sp++] = (item){root, 0, 0, m};
+    stack[sp++] = (item){root, 0, 0, m, sb_k_forest_root_key(c->t)};
     while (sp > 0) {
         item it = stack[--sp];
         /* the node's sums, exactly */
@@ -492,19 +390,13 @@ static sb_status grow_tree(tctx *c) {
             }
             if (f->weighted) tot[nv - 1] += c->cnt[r];
         }
-        const int64_t w = weight_of(f, tot);
         c->nodes[it.node].w = count_of(f, tot);
-        if (it.node == root && p->min_weight_fraction_leaf > 0.0f)
-            c->min_w = p->min_weight_fraction_leaf * (float)w; /* sklearn: of the tree's total weight */
-        int pure = 0;
-        if (p->criterion != SB_CRIT_SQUARED) {
-            for (int32_t k = 0; k < f->K; k++) pure |= tot[k] == w;
-        }
+        if (it.node == root && p->min_weight_fraction_leaf > 0.0f) /* scikit-learn: of the tree's total weight */
+            c->rules.min_w = p->min_weight_fraction_leaf * (float)weight_of(f, tot);
         fsplit s;
         memset(&s, 0, sizeof s);
-        if (!pure && count_of(f, tot) >= p->min_samples_split && (p->max_depth < 0 || it.depth < p->max_depth) &&
-            it.depth < 128)
-            find_split(c, it.node, it.b, it.e, tot, &s);
+        if (sb_k_forest_may_split(&c->rules, tot, p->min_samples_split, it.depth, p->max_depth))
+            find_split(c, it.key, it.b, it.e, tot, &s);
         if (!s.valid) {
             int leaf = new_leaf(c, tot, nv);
             if (leaf < 0) goto nomem;
@@ -528,13 +420,10 @@ static sb_status grow_tree(tctx *c) {
         nd->default_left = s.dl;
         nd->left = lc;
         nd->right = rc;
-        /* weighted impurity decrease, for feature importance (weighted class
-         * counts: back from fixed point to weight units, an exact power of two;
-         * squared error is in weight units already) */
-        nd->gain = s.score - child_score(f, tot);
-        if (f->weighted && p->criterion != SB_CRIT_SQUARED) nd->gain = unscale(nd->gain, c->wexp);
-        stack[sp++] = (item){rc, it.depth + 1, mid, it.e};
-        stack[sp++] = (item){lc, it.depth + 1, it.b, mid};
+        /* weighted impurity decrease, for feature importance */
+        nd->gain = sb_k_forest_gain(&c->rules, s.score, tot);
+        stack[sp++] = (item){rc, it.depth + 1, mid, it.e, sb_k_forest_child_key(it.key, 1)};
+        stack[sp++] = (item){lc, it.depth + 1, it.b, mid, sb_k_forest_child_key(it.key, 0)};
     }
     sb_free(stack);
     sb_free(tot);
@@ -567,13 +456,7 @@ static sb_status emit(tctx *c) {
                 d->threshold = f->bins.upper[f->bins.offset[s->feature] + s->bin - 1];
                 d->gain = s->gain;
             } else {
-                const int64_t *v = c->leafsum + (int64_t)s->leaf * nv;
-                float mean;
-                if (f->p->criterion == SB_CRIT_SQUARED)
-                    mean = v[0] > 0 ? sb_k_dequant(v[1], f->yscale) / (float)v[0] : 0.0f;
-                else
-                    mean = (float)v[k] / (float)weight_of(f, v);
-                d->value = mean / (float)T;
+                d->value = sb_k_forest_leaf_value(&f->rules, c->leafsum + (int64_t)s->leaf * nv, k, T);
             }
         }
     }
@@ -588,6 +471,7 @@ static void tree_task(void *ctx, int64_t t) {
     memset(&c, 0, sizeof c);
     c.f = f;
     c.t = (int32_t)t;
+    c.rules = f->rules;
     c.rows = sb_malloc(sizeof(int32_t) * (size_t)n);
     c.tmp = sb_malloc(sizeof(int32_t) * (size_t)n);
     c.cnt = sb_malloc(sizeof(int32_t) * (size_t)n);
@@ -673,6 +557,42 @@ static sb_status prepare_weights(fctx *f, sb_card *card) {
     if (st == SB_ERR_LIMIT) return weight_limit(f, bad, -1);
     if (card) return sb_card_record(card, "forest.weight_fixed", SB_DTYPE_I32, f->wq, (uint64_t)n);
     return SB_OK;
+}
+
+/* Every tree on the forest device the parameters name (forest_dev.c): the
+ * same draws, sums and kernel bodies, so the same trees as tree_task's. */
+static sb_status grow_on_device(fctx *f) {
+    const forest_params *p = f->p;
+    const int64_t n = f->tr->nrows;
+    /* the device's sums count rows by multiplicity only: weighted rows would
+     * give other trees, so they are refused rather than ignored */
+    if (f->tr->weight)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "forest device: sample weights are not supported on a device yet");
+    if (p->class_weight != SB_CW_NONE)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "forest device: class_weight is not supported on a device yet");
+    if (p->min_weight_fraction_leaf > 0.0f)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                       "forest device: min_weight_fraction_leaf is not supported on a device yet");
+    sb_fdev_setup s;
+    memset(&s, 0, sizeof s);
+    s.binned = f->binned;
+    s.n = n;
+    s.nf = f->tr->ncols;
+    s.nbins = f->bins.nbins;
+    s.value = p->criterion == SB_CRIT_SQUARED ? f->yq : f->cls;
+    s.rules = f->rules;
+    s.seed = p->seed;
+    s.mtry = f->mtry;
+    s.extra = p->extra;
+    s.bootstrap = p->bootstrap;
+    s.max_depth = p->max_depth;
+    s.min_samples_split = p->min_samples_split;
+    if (p->bootstrap) { /* as grow_tree draws */
+        s.ndraw = p->max_samples > 0.0f ? (int64_t)(p->max_samples * (float)n) : n;
+        if (s.ndraw < 1) s.ndraw = 1;
+    }
+    return sb_forest_grow_dev(p->device == SB_FOREST_DEVICE_CUDA ? "cuda" : "cpu-batched", &s, &f->bins,
+                              p->n_estimators, p->criterion == SB_CRIT_SQUARED ? 1 : f->K, f->trees);
 }
 
 static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t *K) {
@@ -770,19 +690,25 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
         for (int64_t r = 0; r < n; r++) f.yq[r] = sb_round_half_even_i32(f.tr->label[r] * f.yscale);
         if (card && (st = sb_card_record(card, "forest.y_fixed", SB_DTYPE_I32, f.yq, (uint64_t)n)) != SB_OK) goto done;
     }
-    if (f.weighted && (st = prepare_weights(&f, card)) != SB_OK) goto done;
-    sb_parallel_for(p.n_estimators, tree_task, &f);
-    for (int32_t t = 0; t < p.n_estimators; t++)
-        if (f.status[t] != SB_OK) {
-            if (f.status[t] == SB_ERR_OUT_OF_MEMORY) st = oom();
-            else if (f.status[t] == SB_ERR_INVALID_INPUT)
-                st = sb_fail(SB_ERR_INVALID_INPUT,
-                             "forest: tree %d's sample holds only rows of weight zero (sample_weight x class weight); "
-                             "give fewer zero weights or more rows", (int)t);
-            else if (f.status[t] == SB_ERR_LIMIT) st = weight_limit(&f, f.bad_row[t], t);
-            else st = sb_fail(f.status[t], "forest: tree %d failed", (int)t);
-            goto done;
-        }
+    if (p.device != SB_FOREST_DEVICE_CPU) {
+        set_rules(&f);
+        if ((st = grow_on_device(&f)) != SB_OK) goto done;
+    } else {
+        if (f.weighted && (st = prepare_weights(&f, card)) != SB_OK) goto done;
+        set_rules(&f);
+        sb_parallel_for(p.n_estimators, tree_task, &f);
+        for (int32_t t = 0; t < p.n_estimators; t++)
+            if (f.status[t] != SB_OK) {
+                if (f.status[t] == SB_ERR_OUT_OF_MEMORY) st = oom();
+                else if (f.status[t] == SB_ERR_INVALID_INPUT)
+                    st = sb_fail(SB_ERR_INVALID_INPUT,
+                                 "forest: tree %d's sample holds only rows of weight zero (sample_weight x class "
+                                 "weight); give fewer zero weights or more rows", (int)t);
+                else if (f.status[t] == SB_ERR_LIMIT) st = weight_limit(&f, f.bad_row[t], t);
+                else st = sb_fail(f.status[t], "forest: tree %d failed", (int)t);
+                goto done;
+            }
+    }
     /* the model */
     if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
     m->family = p.extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST;

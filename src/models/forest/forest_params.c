@@ -1,5 +1,6 @@
 /* forest_params.c: see forest_params.h. */
 #include "forest_params.h"
+#include "../../backends/fdev.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,9 +151,21 @@ sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
         } else if (is(key, "min_weight_fraction_leaf", NULL)) {
             st = sb_param_float(key, v, 0.0f, 0.5f, 0, &p->min_weight_fraction_leaf);
         } else if (is(key, "device", "device_type")) {
-            if (strcmp(v, "cpu") != 0)
+            if (!strcmp(v, "cpu")) {
+                p->device = SB_FOREST_DEVICE_CPU;
+            } else if (!strcmp(v, "cuda") || !strcmp(v, "gpu")) {
+                /* A build without CUDA refuses here; a CUDA build on a machine
+                 * without a GPU refuses when training opens the device. */
+                if (!sb_fdev_cuda_ops())
+                    return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                                   "device '%s': this build has no CUDA backend (build with make CUDA=1)", v);
+                p->device = SB_FOREST_DEVICE_CUDA;
+            } else if (!strcmp(v, "cpu-batched")) {
+                p->device = SB_FOREST_DEVICE_CPU_BATCHED;
+            } else {
                 return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                               "device '%s' is not available for forests yet (devices: cpu)", v);
+                               "device '%s' is not available for forests (devices: cpu, cuda, cpu-batched)", v);
+            }
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for forests (docs/forest.md lists them)", key);
         }

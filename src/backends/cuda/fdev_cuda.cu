@@ -1,0 +1,851 @@
+/*
+ * fdev_cuda.cu: the "cuda" forest device (src/backends/fdev.h) on one NVIDIA GPU.
+ *
+ * The arithmetic is the kernel bodies of src/kernels/forest.h (the bootstrap
+ * and feature draws, the small-node search, the cumulation, the candidate
+ * rules, the scores and the total order), compiled by nvcc under the
+ * profile's flags (-fmad=false -ftz=false -prec-div=true -prec-sqrt=true,
+ * tools/cuda-compile-check.sh). What this file adds is data movement that
+ * cannot move a bit:
+ * - bootstrap counts, node sums and histograms are integer sums with 64-bit
+ *   (32-bit for draw counts) integer atomics, per block in shared memory where
+ *   a node's histograms fit, then into global memory; integer addition is
+ *   exact and order-free;
+ * - row lists (a tree's in-bag rows, a node's partition) are scattered
+ *   through warp-aggregated integer counters, in an order that varies from run
+ *   to run: no operation depends on the order of a node's rows;
+ * - the best split of a node: a block (or warp) reduction under the total
+ *   order, which orders every pair of candidates, so any reduction tree gives
+ *   the same one.
+ * No float atomic, no libdevice math, no float reduction in thread order.
+ *
+ * Layout: bins row-major (a row's features contiguous, stride a multiple of
+ * 4: a node's drawn features of one row are one or two sectors); a batch's
+ * row positions as (row, multiplicity) pairs in two int32 arrays; the
+ * histograms of a chunk of nodes, each mtry x (maxnb + 1) x nv int64.
+ */
+extern "C" {
+#include "core/internal.h"
+}
+#include "math/sb_math.h"
+#include "kernels/tree.h"
+#include "kernels/forest.h"
+extern "C" {
+#include "backends/fdev.h"
+}
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FT 256                 /* threads a block */
+#define FHIST_TILE 8192        /* rows a histogram block at most */
+#define FPART_TILE 4096        /* rows a partition / sums block at most */
+#define FSMEM_MAX (160 * 1024) /* shared memory a histogram block may use */
+#define FHIST_BUDGET ((size_t)4 << 30) /* histogram bytes a chunk of nodes may use */
+#define FSMALL_CHUNK (1 << 22)         /* small nodes a launch (their draws: nf words each) */
+
+typedef unsigned long long u64;
+
+/* SAMEBITS_CUDA_TIMING=1: each operation is timed with CUDA events (and so
+ * synchronized), and the totals are printed to stderr at close. For finding
+ * where a forest's time goes; it changes no result. */
+enum { FT_BEGIN, FT_SUMS, FT_SPLIT, FT_PART, FT_N };
+static const char *const k_ftnames[FT_N] = {"bootstrap", "root sums", "split search", "partition"};
+
+struct sb_fdev {
+    int timing;
+    cudaEvent_t ev0, ev1;
+    double tms[FT_N];
+    long tcalls[FT_N];
+    sb_fdev_setup s;     /* the host's copy (array pointers cleared) */
+    int32_t stride, maxnb;
+    uint8_t *bins;       /* n x stride */
+    int32_t *value, *nbins;
+    int32_t *rows, *mult, *trows, *tmult; /* positions */
+    int64_t cap;
+    int32_t *cnt;        /* batch x n draw counts */
+    int64_t cnt_cap;
+    void *up;            /* uploads (nodes, tiles, sums), grown as needed */
+    size_t up_cap;
+    u64 *ctr;            /* counters and cursors */
+    int64_t ctr_cap;
+    int64_t *hist;       /* a chunk's histograms */
+    size_t hist_cap;
+    sb_k_fsplit *dsplit; /* results */
+    int64_t *dlsum;
+    int64_t res_cap;
+    uint32_t *draws;     /* a chunk's nodes x nf */
+    int32_t *feat;       /* a chunk's nodes x mtry */
+    int64_t sel_cap;
+};
+
+/* ---- errors ---- */
+
+static sb_status fcuda_fail(cudaError_t e, const char *what) {
+    return sb_fail(e == cudaErrorMemoryAllocation ? SB_ERR_OUT_OF_MEMORY : SB_ERR_INTERNAL, "cuda: %s: %s", what,
+                   cudaGetErrorString(e));
+}
+#define FCK(call, what)                                        \
+    do {                                                       \
+        cudaError_t e_ = (call);                               \
+        if (e_ != cudaSuccess) return fcuda_fail(e_, what);    \
+    } while (0)
+#define FCK_LAUNCH(what) FCK(cudaGetLastError(), what)
+
+static unsigned fgrid(int64_t n) {
+    int64_t b = (n + FT - 1) / FT;
+    if (b < 1) b = 1;
+    return (unsigned)(b < 132 * 16 ? b : 132 * 16);
+}
+
+/* Device memory *p of at least bytes (contents not kept). */
+static sb_status ensure(void **p, size_t *cap, size_t bytes, const char *what) {
+    if (bytes <= *cap) return SB_OK;
+    cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    FCK(cudaMalloc(p, bytes), what);
+    *cap = bytes;
+    return SB_OK;
+}
+
+/* ---- device helpers ---- */
+
+/* A slot from counter ctr[key] for each lane that wants one: the lanes of a
+ * warp with the same key take consecutive slots with one atomic. Every lane
+ * of the warp must call it (want says which take a slot). */
+static __device__ long long kf_claim(u64 *ctr, int64_t key, bool want) {
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned active = __ballot_sync(0xFFFFFFFFu, want);
+    if (!want) return -1;
+    const unsigned peers = __match_any_sync(active, (unsigned long long)key);
+    const int leader = __ffs(peers) - 1;
+    u64 base = 0;
+    if ((int)lane == leader) base = atomicAdd(&ctr[key], (u64)__popc(peers));
+    base = __shfl_sync(peers, base, leader);
+    return (long long)(base + (u64)__popc(peers & ((1u << lane) - 1u)));
+}
+
+/* The item a tile belongs to: tile_start[] ascending over nitems + 1 entries. */
+static __device__ int32_t kf_find(const int64_t *tile_start, int32_t nitems, int64_t tile) {
+    int32_t lo = 0, hi = nitems - 1;
+    while (lo < hi) {
+        const int32_t mid = (lo + hi + 1) / 2;
+        if (tile_start[mid] <= tile) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* v += a row's contribution, atomically: the integer additions of
+ * sb_k_forest_add_row, in any order. */
+static __device__ void kf_add_atomic(int32_t criterion, int64_t *v, int32_t value, int64_t mult) {
+    if (criterion == SB_K_CRIT_SQUARED) {
+        atomicAdd((u64 *)&v[0], (u64)mult);
+        atomicAdd((u64 *)&v[1], (u64)(mult * value));
+    } else {
+        atomicAdd((u64 *)&v[value], (u64)mult);
+    }
+}
+
+/* ---- kernels ---- */
+
+__global__ void kf_transpose(const uint8_t *colmajor, int64_t n, int32_t nf, int32_t stride, uint8_t *rowmajor) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n * nf; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t f = i / n, r = i - f * n;
+        rowmajor[r * stride + f] = colmajor[i];
+    }
+}
+
+__global__ void kf_fill(int32_t *a, int64_t n, int32_t v) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        a[i] = v;
+}
+
+/* Draw counts of trees t0 + i, i < nb: cnt[i * n + row] += 1 for each draw. */
+__global__ void kf_boot(int32_t *cnt, int64_t n, int32_t nb, int32_t t0, u64 seed, int64_t ndraw) {
+    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < (int64_t)nb * ndraw;
+         x += (int64_t)gridDim.x * blockDim.x) {
+        const int32_t i = (int32_t)(x / ndraw);
+        const int64_t q = x - (int64_t)i * ndraw;
+        atomicAdd(&cnt[(int64_t)i * n + sb_k_forest_boot_row(seed, t0 + i, q, (sb_u32)n)], 1);
+    }
+}
+
+/* Pass 1 (place = 0): ctr[i] += tree i's distinct rows. Pass 2 (place = 1):
+ * each in-bag row to a slot from cursor ctr[i] (its tree's first position
+ * plus those taken). Loops are uniform over a warp (kf_claim). */
+__global__ void kf_compact(const int32_t *cnt, int64_t n, int32_t nb, u64 *ctr, int place, int32_t *rows,
+                           int32_t *mult) {
+    const int64_t total = (int64_t)nb * n;
+    for (int64_t base = blockIdx.x * (int64_t)blockDim.x; base < total; base += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t x = base + threadIdx.x;
+        const bool want = x < total && cnt[x] > 0;
+        const int64_t i = want ? x / n : 0;
+        const long long at = kf_claim(ctr, i, want);
+        if (want && place) {
+            rows[at] = (int32_t)(x - i * n);
+            mult[at] = cnt[x];
+        }
+    }
+}
+
+/* Sums of node blockIdx.y's rows, one tile of them per block. */
+__global__ void kf_sums(const sb_fdev_node *nodes, int32_t criterion, int32_t nv, const int32_t *rows,
+                        const int32_t *mult, const int32_t *value, int64_t *sums) {
+    extern __shared__ int64_t acc[]; /* nv */
+    const sb_fdev_node q = nodes[blockIdx.y];
+    for (int32_t k = threadIdx.x; k < nv; k += FT) acc[k] = 0;
+    __syncthreads();
+    for (int64_t p = q.begin + blockIdx.x * (int64_t)FT + threadIdx.x; p < q.end; p += (int64_t)gridDim.x * FT)
+        kf_add_atomic(criterion, acc, value[rows[p]], mult[p]);
+    __syncthreads();
+    for (int32_t k = threadIdx.x; k < nv; k += FT)
+        if (acc[k] != 0) atomicAdd((u64 *)&sums[(int64_t)blockIdx.y * nv + k], (u64)acc[k]);
+}
+
+/* Small nodes, one warp each (sb_k_forest_small_feature): lane j takes the
+ * node's drawn features j, j + 32, ...; then the warp's best under the total
+ * order, and the left child's sums from its rows. */
+__global__ void kf_small(const sb_fdev_node *nodes, const int64_t *tot, int32_t nnodes, sb_k_forest_rules rules,
+                         u64 seed, int32_t extra, int32_t nf, int32_t mtry, const uint8_t *bins, int32_t stride,
+                         const int32_t *rows, const int32_t *mult, const int32_t *value, uint32_t *draws,
+                         sb_k_fsplit *out, int64_t *lsum) {
+    __shared__ sb_k_fsplit sh[FT];
+    const int32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int64_t node = (int64_t)blockIdx.x * (FT / 32) + warp;
+    sb_k_fsplit best;
+    memset(&best, 0, sizeof best);
+    if (node < nnodes) { /* uniform over the warp */
+        const sb_fdev_node q = nodes[node];
+        const int64_t *t = tot + node * rules.nv;
+        uint32_t *dr = draws + node * nf;
+        for (int32_t j = lane; j < nf; j += 32) dr[j] = sb_k_forest_feature_draw(seed, q.key, j);
+        __syncwarp();
+        const int32_t cnt = (int32_t)(q.end - q.begin);
+        sb_u8 bin[SB_K_FOREST_SMALL_ROWS];
+        sb_i32 val[SB_K_FOREST_SMALL_ROWS], mul[SB_K_FOREST_SMALL_ROWS];
+        sb_i64 l[SB_K_FOREST_SMALL_NV], m[SB_K_FOREST_SMALL_NV];
+        for (int32_t i = 0; i < cnt; i++) {
+            val[i] = value[rows[q.begin + i]];
+            mul[i] = mult[q.begin + i];
+        }
+        for (int32_t j = lane; j < nf; j += 32) {
+            if (!sb_k_forest_selected(dr, nf, mtry, j)) continue;
+            for (int32_t i = 0; i < cnt; i++) bin[i] = bins[(int64_t)rows[q.begin + i] * stride + j];
+            sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, cnt, j, l, m, &best);
+        }
+    }
+    sh[threadIdx.x] = best;
+    __syncthreads();
+    if (lane == 0 && node < nnodes) {
+        for (int32_t k = 1; k < 32; k++)
+            if (sb_k_fsplit_better(&sh[threadIdx.x + k], &best)) best = sh[threadIdx.x + k];
+        out[node] = best;
+        const sb_fdev_node q = nodes[node];
+        int64_t *ls = lsum + node * rules.nv;
+        for (int32_t k = 0; k < rules.nv; k++) ls[k] = 0;
+        if (best.valid)
+            for (int64_t p = q.begin; p < q.end; p++) {
+                const int32_t r = rows[p];
+                if (sb_k_goes_left(bins[(int64_t)r * stride + best.feature], best.bin, best.dl))
+                    sb_k_forest_add_row(&rules, ls, value[r], mult[p]);
+            }
+    }
+}
+
+/* The drawn features of each node of a chunk, ascending: feat[i * mtry + a]. */
+__global__ void kf_select(const sb_fdev_node *nodes, int32_t nnodes, u64 seed, int32_t nf, int32_t mtry,
+                          uint32_t *draws, int32_t *feat) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < nnodes; i += (int64_t)gridDim.x * blockDim.x) {
+        uint32_t *dr = draws + i * nf;
+        sb_k_forest_draws(seed, nodes[i].key, nf, dr);
+        int32_t a = 0;
+        for (int32_t j = 0; j < nf; j++)
+            if (sb_k_forest_selected(dr, nf, mtry, j)) feat[i * mtry + a++] = j;
+    }
+}
+
+/* Histograms of one tile of a node's rows over its drawn features: in shared
+ * memory when smem (the node's histograms fit), else straight into global. */
+__global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes, int32_t criterion,
+                        int32_t nv, int32_t mtry, int32_t slot, const int32_t *feat, const uint8_t *bins,
+                        int32_t stride, const int32_t *rows, const int32_t *mult, const int32_t *value, int64_t *hist,
+                        int smem) {
+    extern __shared__ int64_t sh[];
+    const int64_t tile = blockIdx.x;
+    const int32_t j = kf_find(tile_start, nnodes, tile);
+    const sb_fdev_node q = nodes[j];
+    const int32_t *fj = feat + (int64_t)j * mtry;
+    const int64_t hsize = (int64_t)mtry * slot;
+    int64_t *gh = hist + (int64_t)j * hsize;
+    int64_t *h = smem ? sh : gh;
+    if (smem) {
+        for (int64_t i = threadIdx.x; i < hsize; i += FT) sh[i] = 0;
+        __syncthreads();
+    }
+    const int64_t b = q.begin + (tile - tile_start[j]) * FHIST_TILE;
+    const int64_t e = b + FHIST_TILE < q.end ? b + FHIST_TILE : q.end;
+    for (int64_t p = b + threadIdx.x; p < e; p += FT) {
+        const int32_t r = rows[p], v = value[r];
+        const int64_t m = mult[p];
+        const uint8_t *rb = bins + (int64_t)r * stride;
+#if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
+        /* Separating arm for rule 4 (CUDA_VARIANT=float-atomic): a block's sums
+         * of y as float atomics (in the low half of the slot), the usual GPU
+         * histogram; the rounding now depends on the order threads arrive in. */
+        if (smem && criterion == SB_K_CRIT_SQUARED) {
+            for (int32_t a = 0; a < mtry; a++) {
+                int64_t *x = h + (int64_t)a * slot + (int64_t)rb[fj[a]] * nv;
+                atomicAdd((u64 *)&x[0], (u64)m);
+                atomicAdd((float *)&x[1], (float)(m * v));
+            }
+            continue;
+        }
+#endif
+        for (int32_t a = 0; a < mtry; a++)
+            kf_add_atomic(criterion, h + (int64_t)a * slot + (int64_t)rb[fj[a]] * nv, v, m);
+    }
+    if (smem) {
+        __syncthreads();
+        for (int64_t i = threadIdx.x; i < hsize; i += FT) {
+            int64_t x = sh[i];
+#if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
+            if (criterion == SB_K_CRIT_SQUARED && (i & 1)) x = (int64_t)*(const float *)&sh[i];
+#endif
+            if (x != 0) atomicAdd((u64 *)&gh[i], (u64)x);
+        }
+    }
+}
+
+/* The best split of node blockIdx.x of a chunk from its histograms (copied
+ * into shared memory when smem, as kf_hist): each sum of each drawn feature
+ * cumulated (sb_k_forest_cumulate_one), every candidate (sb_k_forest_rf_at,
+ * or sb_k_forest_et_feature), a block reduction under the total order, and
+ * the left child's sums. */
+__global__ void kf_best(const int64_t *tot, sb_k_forest_rules rules, u64 seed, const sb_fdev_node *nodes,
+                        int32_t extra, int32_t mtry, int32_t maxnb, int32_t slot, const int32_t *feat,
+                        const int32_t *nbins, int64_t *hist, sb_k_fsplit *out, int64_t *lsum, int smem) {
+    extern __shared__ int64_t hs[];
+    __shared__ sb_k_fsplit sh[FT];
+    const int64_t i = blockIdx.x;
+    const int32_t nv = rules.nv;
+    const int32_t *fi = feat + i * mtry;
+    const int64_t hsize = (int64_t)mtry * slot;
+    int64_t *h = hist + i * hsize;
+    const int64_t *t = tot + i * nv;
+    const uint64_t key = nodes[i].key;
+    if (smem) {
+        for (int64_t x = threadIdx.x; x < hsize; x += FT) hs[x] = h[x];
+        __syncthreads();
+        h = hs;
+    }
+    for (int32_t c = threadIdx.x; c < mtry * nv; c += FT)
+        sb_k_forest_cumulate_one(h + (int64_t)(c / nv) * slot, nbins[fi[c / nv]], nv, c % nv);
+    __syncthreads();
+    sb_k_fsplit best;
+    memset(&best, 0, sizeof best);
+    if (extra) {
+        for (int32_t a = threadIdx.x; a < mtry; a += FT) {
+            const int64_t *ha = h + (int64_t)a * slot;
+            sb_k_forest_et_feature(&rules, seed, key, t, ha, ha, nbins[fi[a]], fi[a], &best);
+        }
+    } else {
+        for (int64_t c = threadIdx.x; c < (int64_t)mtry * maxnb; c += FT) {
+            const int32_t a = (int32_t)(c / maxnb), b = 1 + (int32_t)(c - (int64_t)a * maxnb);
+            const int32_t nb = nbins[fi[a]];
+            if (b > nb) continue;
+            const int64_t *ha = h + (int64_t)a * slot;
+            sb_k_forest_rf_at(&rules, t, ha, ha, nb, fi[a], b, &best);
+        }
+    }
+    sh[threadIdx.x] = best;
+    __syncthreads();
+    for (int k = FT / 2; k > 0; k >>= 1) {
+        if ((int)threadIdx.x < k && sb_k_fsplit_better(&sh[threadIdx.x + k], &sh[threadIdx.x]))
+            sh[threadIdx.x] = sh[threadIdx.x + k];
+        __syncthreads();
+    }
+    best = sh[0];
+    if (threadIdx.x == 0) out[i] = best;
+    int64_t *ls = lsum + i * nv;
+    for (int32_t k = threadIdx.x; k < nv; k += FT) {
+        int64_t v = 0;
+        if (best.valid)
+            for (int32_t a = 0; a < mtry; a++)
+                if (fi[a] == best.feature) {
+                    const int64_t *ha = h + (int64_t)a * slot;
+                    v = ha[(int64_t)best.bin * nv + k] + (best.dl ? ha[k] : 0);
+                }
+        ls[k] = v;
+    }
+}
+
+/* Partition pass 1: ctr[j] += the rows of node j going left (one tile a block). */
+__global__ void kf_part_count(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
+                              const uint8_t *bins, int32_t stride, const int32_t *rows, u64 *ctr) {
+    __shared__ unsigned long long c;
+    const int64_t tile = blockIdx.x;
+    const int32_t j = kf_find(tile_start, nnodes, tile);
+    const sb_fdev_node q = nodes[j];
+    if (threadIdx.x == 0) c = 0;
+    __syncthreads();
+    const int64_t b = q.begin + (tile - tile_start[j]) * FPART_TILE;
+    const int64_t e = b + FPART_TILE < q.end ? b + FPART_TILE : q.end;
+    unsigned long long mine = 0;
+    for (int64_t p = b + threadIdx.x; p < e; p += FT)
+        mine += sb_k_goes_left(bins[(int64_t)rows[p] * stride + q.feature], q.bin, q.dl);
+    if (mine) atomicAdd(&c, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && c) atomicAdd(&ctr[j], c);
+}
+
+/* Pass 2: each row to a slot from its side's cursor (ctr[j]: left, starting
+ * at begin; ctr[nnodes + j]: right, starting at begin + nleft). */
+__global__ void kf_part_scatter(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
+                                const uint8_t *bins, int32_t stride, const int32_t *rows, const int32_t *mult,
+                                u64 *ctr, int32_t *trows, int32_t *tmult) {
+    const int64_t tile = blockIdx.x;
+    const int32_t j = kf_find(tile_start, nnodes, tile);
+    const sb_fdev_node q = nodes[j];
+    const int64_t b = q.begin + (tile - tile_start[j]) * FPART_TILE;
+    const int64_t e = b + FPART_TILE < q.end ? b + FPART_TILE : q.end;
+    for (int64_t base = b; base < e; base += FT) { /* uniform over the block */
+        const int64_t p = base + threadIdx.x;
+        const bool want = p < e;
+        int32_t r = 0;
+        bool left = false;
+        if (want) {
+            r = rows[p];
+            left = sb_k_goes_left(bins[(int64_t)r * stride + q.feature], q.bin, q.dl);
+        }
+        const long long at = kf_claim(ctr, left ? j : (int64_t)nnodes + j, want);
+        if (want) {
+            trows[at] = r;
+            tmult[at] = mult[p];
+        }
+    }
+}
+
+/* Pass 3: the partitioned rows back in place. */
+__global__ void kf_part_copy(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
+                             const int32_t *trows, const int32_t *tmult, int32_t *rows, int32_t *mult) {
+    const int64_t tile = blockIdx.x;
+    const int32_t j = kf_find(tile_start, nnodes, tile);
+    const sb_fdev_node q = nodes[j];
+    const int64_t b = q.begin + (tile - tile_start[j]) * FPART_TILE;
+    const int64_t e = b + FPART_TILE < q.end ? b + FPART_TILE : q.end;
+    for (int64_t p = b + threadIdx.x; p < e; p += FT) {
+        rows[p] = trows[p];
+        mult[p] = tmult[p];
+    }
+}
+
+/* ---- operations ---- */
+
+static void ft_begin(sb_fdev *d) {
+    if (d->timing) cudaEventRecord(d->ev0);
+}
+
+static void ft_end(sb_fdev *d, int k) {
+    if (!d->timing) return;
+    float ms = 0.0f;
+    cudaEventRecord(d->ev1);
+    cudaEventSynchronize(d->ev1);
+    cudaEventElapsedTime(&ms, d->ev0, d->ev1);
+    d->tms[k] += ms;
+    d->tcalls[k]++;
+}
+
+static void fc_close(sb_fdev *d) {
+    if (!d) return;
+    if (d->timing) {
+        double total = 0.0;
+        for (int k = 0; k < FT_N; k++) total += d->tms[k];
+        for (int k = 0; k < FT_N; k++)
+            fprintf(stderr, "cuda forest timing: %-12s %9.1f ms in %7ld calls (%4.1f%%)\n", k_ftnames[k], d->tms[k],
+                    d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
+        fprintf(stderr, "cuda forest timing: %-12s %9.1f ms\n", "all", total);
+        cudaEventDestroy(d->ev0);
+        cudaEventDestroy(d->ev1);
+    }
+    void *ptrs[] = {d->bins, d->value, d->nbins, d->rows, d->mult, d->trows, d->tmult, d->cnt, d->up,
+                    d->ctr, d->hist, d->dsplit, d->dlsum, d->draws, d->feat};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) cudaFree(ptrs[i]);
+    sb_free(d);
+}
+
+static sb_status fc_open_inner(const sb_fdev_setup *s, sb_fdev *d) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'cuda': no usable GPU (%s)",
+                       e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+    const int64_t n = s->n;
+    const size_t nn = (size_t)(n ? n : 1);
+    const char *tv = getenv("SAMEBITS_CUDA_TIMING");
+    if (tv && tv[0] == '1') {
+        FCK(cudaEventCreate(&d->ev0), "timing");
+        FCK(cudaEventCreate(&d->ev1), "timing");
+        d->timing = 1;
+    }
+    d->s = *s;
+    d->s.binned = NULL;
+    d->s.nbins = NULL;
+    d->s.value = NULL;
+    d->stride = (s->nf + 3) & ~3;
+    for (int32_t f = 0; f < s->nf; f++)
+        if (s->nbins[f] > d->maxnb) d->maxnb = s->nbins[f];
+    FCK(cudaMalloc(&d->bins, nn * (size_t)d->stride), "bins");
+    FCK(cudaMemset(d->bins, 0, nn * (size_t)d->stride), "bins");
+    FCK(cudaMalloc(&d->value, sizeof(int32_t) * nn), "values");
+    FCK(cudaMalloc(&d->nbins, sizeof(int32_t) * (size_t)s->nf), "nbins");
+    FCK(cudaMemcpy(d->value, s->value, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice), "values");
+    FCK(cudaMemcpy(d->nbins, s->nbins, sizeof(int32_t) * (size_t)s->nf, cudaMemcpyHostToDevice), "nbins");
+    /* bins: column-major in, row-major on the device */
+    void *tmp = NULL;
+    FCK(cudaMalloc(&tmp, nn * (size_t)s->nf), "bins");
+    e = cudaMemcpy(tmp, s->binned, (size_t)n * (size_t)s->nf, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+        kf_transpose<<<fgrid(n * s->nf), FT>>>((const uint8_t *)tmp, n, s->nf, d->stride, d->bins);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    cudaFree(tmp);
+    FCK(e, "bins");
+    FCK(cudaFuncSetAttribute(kf_hist, cudaFuncAttributeMaxDynamicSharedMemorySize, FSMEM_MAX), "histogram shared memory");
+    FCK(cudaFuncSetAttribute(kf_best, cudaFuncAttributeMaxDynamicSharedMemorySize, FSMEM_MAX), "split shared memory");
+    return SB_OK;
+}
+
+static sb_status fc_open(const sb_fdev_setup *s, sb_fdev **out) {
+    *out = NULL;
+    if (s->nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "cuda: no features");
+    sb_fdev *d = (sb_fdev *)sb_calloc(1, sizeof *d);
+    if (!d) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    sb_status st = fc_open_inner(s, d);
+    if (st != SB_OK) {
+        fc_close(d);
+        return st;
+    }
+    *out = d;
+    return SB_OK;
+}
+
+/* At least k counters on the device, zeroed. */
+static sb_status counters(sb_fdev *d, int64_t k) {
+    if (k > d->ctr_cap) {
+        cudaFree(d->ctr);
+        d->ctr = NULL;
+        d->ctr_cap = 0;
+        FCK(cudaMalloc(&d->ctr, sizeof(u64) * (size_t)k), "counters");
+        d->ctr_cap = k;
+    }
+    FCK(cudaMemset(d->ctr, 0, sizeof(u64) * (size_t)k), "counters");
+    return SB_OK;
+}
+
+static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+    const int64_t n = d->s.n, pos = n * nb;
+    if (pos > d->cap) {
+        int32_t **a[4] = {&d->rows, &d->mult, &d->trows, &d->tmult};
+        for (int i = 0; i < 4; i++) {
+            cudaFree(*a[i]);
+            *a[i] = NULL;
+        }
+        d->cap = 0;
+        for (int i = 0; i < 4; i++) FCK(cudaMalloc(a[i], sizeof(int32_t) * (size_t)pos), "rows");
+        d->cap = pos;
+    }
+    if (pos > d->cnt_cap) {
+        cudaFree(d->cnt);
+        d->cnt = NULL;
+        d->cnt_cap = 0;
+        FCK(cudaMalloc(&d->cnt, sizeof(int32_t) * (size_t)pos), "draw counts");
+        d->cnt_cap = pos;
+    }
+    if (d->s.bootstrap) {
+        FCK(cudaMemset(d->cnt, 0, sizeof(int32_t) * (size_t)pos), "draw counts");
+        kf_boot<<<fgrid((int64_t)nb * d->s.ndraw), FT>>>(d->cnt, n, nb, t0, d->s.seed, d->s.ndraw);
+        FCK_LAUNCH("bootstrap");
+    } else {
+        kf_fill<<<fgrid(pos), FT>>>(d->cnt, pos, 1);
+        FCK_LAUNCH("rows");
+    }
+    sb_status st = counters(d, nb);
+    if (st != SB_OK) return st;
+    kf_compact<<<fgrid(pos), FT>>>(d->cnt, n, nb, d->ctr, 0, d->rows, d->mult);
+    FCK_LAUNCH("row count");
+    u64 *h = (u64 *)sb_malloc(sizeof(u64) * (size_t)nb);
+    if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    cudaError_t e = cudaMemcpy(h, d->ctr, sizeof(u64) * (size_t)nb, cudaMemcpyDeviceToHost);
+    u64 off = 0;
+    for (int32_t i = 0; i < nb; i++) {
+        count[i] = (int64_t)h[i];
+        h[i] = off; /* the cursor starts at the tree's first position */
+        off += (u64)count[i];
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(d->ctr, h, sizeof(u64) * (size_t)nb, cudaMemcpyHostToDevice);
+    sb_free(h);
+    FCK(e, "row counts");
+    kf_compact<<<fgrid(pos), FT>>>(d->cnt, n, nb, d->ctr, 1, d->rows, d->mult);
+    FCK_LAUNCH("rows");
+    return SB_OK;
+}
+
+/* Uploads nnodes nodes, then (tile > 0) their tile table, then extra bytes;
+ * device pointers to each. */
+static sb_status upload(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t tile, const void *extra,
+                        size_t extra_bytes, sb_fdev_node **dn, int64_t **dtiles, void **dextra, int64_t *ntiles) {
+    const size_t nb = (sizeof(sb_fdev_node) * (size_t)nnodes + 255) & ~(size_t)255;
+    const size_t tb = tile > 0 ? (sizeof(int64_t) * ((size_t)nnodes + 1) + 255) & ~(size_t)255 : 0;
+    sb_status st = ensure(&d->up, &d->up_cap, nb + tb + extra_bytes + 256, "uploads");
+    if (st != SB_OK) return st;
+    char *p = (char *)d->up;
+    *dn = (sb_fdev_node *)p;
+    FCK(cudaMemcpy(p, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, cudaMemcpyHostToDevice), "nodes");
+    if (tile > 0) {
+        int64_t *ts = (int64_t *)sb_malloc(sizeof(int64_t) * ((size_t)nnodes + 1));
+        if (!ts) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+        int64_t acc = 0;
+        for (int32_t i = 0; i < nnodes; i++) {
+            ts[i] = acc;
+            acc += (nodes[i].end - nodes[i].begin + tile - 1) / tile;
+        }
+        ts[nnodes] = acc;
+        *ntiles = acc;
+        cudaError_t e = cudaMemcpy(p + nb, ts, sizeof(int64_t) * ((size_t)nnodes + 1), cudaMemcpyHostToDevice);
+        sb_free(ts);
+        FCK(e, "tiles");
+        *dtiles = (int64_t *)(p + nb);
+    }
+    if (extra_bytes) {
+        FCK(cudaMemcpy(p + nb + tb, extra, extra_bytes, cudaMemcpyHostToDevice), "sums");
+        *dextra = p + nb + tb;
+    }
+    return SB_OK;
+}
+
+static sb_status fc_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
+    const int32_t nv = d->s.rules.nv;
+    int64_t *ds = NULL;
+    size_t cap = 0;
+    for (int32_t at = 0; at < nnodes; at += 65535) { /* gridDim.y is at most 65535 */
+        const int32_t m = nnodes - at < 65535 ? nnodes - at : 65535;
+        sb_fdev_node *dn = NULL;
+        int64_t *dt = NULL, nt = 0, maxrows = 0;
+        void *dx = NULL;
+        sb_status st = upload(d, nodes + at, m, 0, NULL, 0, &dn, &dt, &dx, &nt);
+        if (st == SB_OK) st = ensure((void **)&ds, &cap, sizeof(int64_t) * (size_t)m * (size_t)nv, "sums");
+        if (st != SB_OK) {
+            cudaFree(ds);
+            return st;
+        }
+        for (int32_t i = 0; i < m; i++)
+            if (nodes[at + i].end - nodes[at + i].begin > maxrows) maxrows = nodes[at + i].end - nodes[at + i].begin;
+        int64_t bx = (maxrows + FPART_TILE - 1) / FPART_TILE;
+        dim3 grid((unsigned)(bx < 1 ? 1 : bx > 4096 ? 4096 : bx), (unsigned)m);
+        cudaError_t e = cudaMemset(ds, 0, sizeof(int64_t) * (size_t)m * (size_t)nv);
+        if (e == cudaSuccess) {
+            kf_sums<<<grid, FT, sizeof(int64_t) * (size_t)nv>>>(dn, d->s.rules.criterion, nv, d->rows, d->mult,
+                                                                 d->value, ds);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess)
+            e = cudaMemcpy(sums + (int64_t)at * nv, ds, sizeof(int64_t) * (size_t)m * (size_t)nv, cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess) {
+            cudaFree(ds);
+            return fcuda_fail(e, "sums");
+        }
+    }
+    cudaFree(ds);
+    return SB_OK;
+}
+
+/* Results for m nodes on the device. */
+static sb_status results(sb_fdev *d, int64_t m) {
+    if (m <= d->res_cap) return SB_OK;
+    cudaFree(d->dsplit);
+    cudaFree(d->dlsum);
+    d->dsplit = NULL;
+    d->dlsum = NULL;
+    d->res_cap = 0;
+    FCK(cudaMalloc(&d->dsplit, sizeof(sb_k_fsplit) * (size_t)m), "splits");
+    FCK(cudaMalloc(&d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)d->s.rules.nv), "left sums");
+    d->res_cap = m;
+    return SB_OK;
+}
+
+/* Draw and feature scratch for m nodes. */
+static sb_status selection(sb_fdev *d, int64_t m) {
+    if (m <= d->sel_cap) return SB_OK;
+    cudaFree(d->draws);
+    cudaFree(d->feat);
+    d->draws = NULL;
+    d->feat = NULL;
+    d->sel_cap = 0;
+    FCK(cudaMalloc(&d->draws, sizeof(uint32_t) * (size_t)m * (size_t)d->s.nf), "draws");
+    FCK(cudaMalloc(&d->feat, sizeof(int32_t) * (size_t)m * (size_t)d->s.mtry), "features");
+    d->sel_cap = m;
+    return SB_OK;
+}
+
+/* One group of nodes (all small, or a chunk of large ones) of split. */
+static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_t *tot, int32_t m, int small,
+                             sb_k_fsplit *out, int64_t *lsum) {
+    const int32_t nv = d->s.rules.nv, mtry = d->s.mtry, slot = (d->maxnb + 1) * nv;
+    sb_fdev_node *dn = NULL;
+    int64_t *dt = NULL, nt = 0;
+    void *dtot = NULL;
+    sb_status st = upload(d, nodes, m, small ? 0 : FHIST_TILE, tot, sizeof(int64_t) * (size_t)m * (size_t)nv, &dn, &dt,
+                          &dtot, &nt);
+    if (st == SB_OK) st = results(d, m);
+    if (st == SB_OK) st = selection(d, m);
+    if (st != SB_OK) return st;
+    if (small) {
+        kf_small<<<(unsigned)((m + FT / 32 - 1) / (FT / 32)), FT>>>(
+            dn, (const int64_t *)dtot, m, d->s.rules, d->s.seed, d->s.extra, d->s.nf, mtry, d->bins, d->stride,
+            d->rows, d->mult, d->value, d->draws, d->dsplit, d->dlsum);
+        FCK_LAUNCH("small nodes");
+    } else {
+        const size_t hbytes = sizeof(int64_t) * (size_t)mtry * (size_t)slot;
+        st = ensure((void **)&d->hist, &d->hist_cap, hbytes * (size_t)m, "histograms");
+        if (st != SB_OK) return st;
+        FCK(cudaMemset(d->hist, 0, hbytes * (size_t)m), "histograms");
+        kf_select<<<fgrid(m), FT>>>(dn, m, d->s.seed, d->s.nf, mtry, d->draws, d->feat);
+        FCK_LAUNCH("features");
+        const int smem = hbytes <= FSMEM_MAX;
+        if (nt > 0) {
+            kf_hist<<<(unsigned)nt, FT, smem ? hbytes : 0>>>(dn, dt, m, d->s.rules.criterion, nv, mtry, slot, d->feat,
+                                                             d->bins, d->stride, d->rows, d->mult, d->value, d->hist,
+                                                             smem);
+            FCK_LAUNCH("histograms");
+        }
+        kf_best<<<(unsigned)m, FT, smem ? hbytes : 0>>>((const int64_t *)dtot, d->s.rules, d->s.seed, dn, d->s.extra,
+                                                        mtry, d->maxnb, slot, d->feat, d->nbins, d->hist, d->dsplit,
+                                                        d->dlsum, smem);
+        FCK_LAUNCH("split search");
+    }
+    FCK(cudaMemcpy(out, d->dsplit, sizeof(sb_k_fsplit) * (size_t)m, cudaMemcpyDeviceToHost), "splits");
+    FCK(cudaMemcpy(lsum, d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)nv, cudaMemcpyDeviceToHost), "left sums");
+    return SB_OK;
+}
+
+static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
+                          int64_t *lsum) {
+    const int32_t nv = d->s.rules.nv;
+    const size_t hbytes = sizeof(int64_t) * (size_t)d->s.mtry * (size_t)(d->maxnb + 1) * (size_t)nv;
+    int64_t chunk = (int64_t)(FHIST_BUDGET / hbytes), small_chunk = FSMALL_CHUNK;
+    /* SAMEBITS_CUDA_FOREST_CHUNK=N: at most N nodes a launch (tests: chunks change no bit) */
+    const char *env = getenv("SAMEBITS_CUDA_FOREST_CHUNK");
+    if (env && atol(env) > 0) {
+        if (chunk > atol(env)) chunk = atol(env);
+        small_chunk = atol(env);
+    }
+    if (chunk < 1) chunk = 1;
+    /* nodes grouped by path (small first, then large in chunks), results put back by index */
+    int32_t *idx = (int32_t *)sb_malloc(sizeof(int32_t) * (size_t)nnodes);
+    sb_fdev_node *gn = (sb_fdev_node *)sb_malloc(sizeof(sb_fdev_node) * (size_t)nnodes);
+    int64_t *gt = (int64_t *)sb_malloc(sizeof(int64_t) * (size_t)nnodes * (size_t)nv);
+    int64_t *gl = (int64_t *)sb_malloc(sizeof(int64_t) * (size_t)nnodes * (size_t)nv);
+    sb_k_fsplit *gs = (sb_k_fsplit *)sb_malloc(sizeof(sb_k_fsplit) * (size_t)nnodes);
+    sb_status st = SB_OK;
+    if (!idx || !gn || !gt || !gl || !gs) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    int32_t nsmall = 0, ng = 0;
+    for (int pass = 0; pass < 2 && st == SB_OK; pass++)
+        for (int32_t i = 0; i < nnodes; i++) {
+            const int small = nodes[i].end - nodes[i].begin <= SB_K_FOREST_SMALL_ROWS && nv <= SB_K_FOREST_SMALL_NV;
+            if (small != (pass == 0)) continue;
+            idx[ng] = i;
+            gn[ng] = nodes[i];
+            memcpy(gt + (int64_t)ng * nv, tot + (int64_t)i * nv, sizeof(int64_t) * (size_t)nv);
+            ng++;
+            nsmall += small;
+        }
+    for (int64_t at = 0; st == SB_OK && at < nsmall; at += small_chunk) {
+        const int32_t m = (int32_t)(nsmall - at < small_chunk ? nsmall - at : small_chunk);
+        st = split_group(d, gn + at, gt + at * nv, m, 1, gs + at, gl + at * nv);
+    }
+    for (int64_t at = nsmall; st == SB_OK && at < ng; at += chunk) {
+        const int32_t m = (int32_t)(ng - at < chunk ? ng - at : chunk);
+        st = split_group(d, gn + at, gt + at * nv, m, 0, gs + at, gl + at * nv);
+    }
+    for (int32_t g = 0; st == SB_OK && g < ng; g++) {
+        out[idx[g]] = gs[g];
+        memcpy(lsum + (int64_t)idx[g] * nv, gl + (int64_t)g * nv, sizeof(int64_t) * (size_t)nv);
+    }
+    sb_free(idx);
+    sb_free(gn);
+    sb_free(gt);
+    sb_free(gl);
+    sb_free(gs);
+    return st;
+}
+
+static sb_status fc_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
+    sb_fdev_node *dn = NULL;
+    int64_t *dt = NULL, nt = 0;
+    void *dx = NULL;
+    sb_status st = upload(d, nodes, nnodes, FPART_TILE, NULL, 0, &dn, &dt, &dx, &nt);
+    if (st == SB_OK) st = counters(d, 2 * (int64_t)nnodes);
+    if (st != SB_OK) return st;
+    if (nt == 0) {
+        for (int32_t i = 0; i < nnodes; i++) nleft[i] = 0;
+        return SB_OK;
+    }
+    kf_part_count<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->ctr);
+    FCK_LAUNCH("partition count");
+    u64 *h = (u64 *)sb_malloc(sizeof(u64) * 2 * (size_t)nnodes);
+    if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    cudaError_t e = cudaMemcpy(h, d->ctr, sizeof(u64) * (size_t)nnodes, cudaMemcpyDeviceToHost);
+    for (int32_t i = 0; i < nnodes; i++) {
+        nleft[i] = (int64_t)h[i];
+        h[i] = (u64)nodes[i].begin;                        /* the left side's cursor */
+        h[nnodes + i] = (u64)(nodes[i].begin + nleft[i]); /* the right side's */
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(d->ctr, h, sizeof(u64) * 2 * (size_t)nnodes, cudaMemcpyHostToDevice);
+    sb_free(h);
+    FCK(e, "partition counts");
+    kf_part_scatter<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->mult, d->ctr, d->trows,
+                                          d->tmult);
+    FCK_LAUNCH("partition scatter");
+    kf_part_copy<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->trows, d->tmult, d->rows, d->mult);
+    FCK_LAUNCH("partition copy");
+    return SB_OK;
+}
+
+/* The operations, timed when asked (SAMEBITS_CUDA_TIMING). */
+static sb_status fc_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+    ft_begin(d);
+    sb_status st = fc_begin_x(d, t0, nb, count);
+    ft_end(d, FT_BEGIN);
+    return st;
+}
+
+static sb_status fc_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
+    ft_begin(d);
+    sb_status st = fc_sums_x(d, nodes, nnodes, sums);
+    ft_end(d, FT_SUMS);
+    return st;
+}
+
+static sb_status fc_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
+                          int64_t *lsum) {
+    ft_begin(d);
+    sb_status st = fc_split_x(d, nodes, nnodes, tot, out, lsum);
+    ft_end(d, FT_SPLIT);
+    return st;
+}
+
+static sb_status fc_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
+    ft_begin(d);
+    sb_status st = fc_partition_x(d, nodes, nnodes, nleft);
+    ft_end(d, FT_PART);
+    return st;
+}
+
+static const sb_fdev_ops k_fcuda_ops = {"cuda", INT64_C(1) << 30, fc_open, fc_close, fc_begin, fc_sums, fc_split,
+                                        fc_partition};
+
+extern "C" const sb_fdev_ops *sb_fdev_cuda_ops(void) { return &k_fcuda_ops; }

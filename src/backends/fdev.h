@@ -1,0 +1,91 @@
+/*
+ * fdev.h: a forest device, the interface a backend implements to grow random
+ * forest and Extra Trees trees where the data lives (a GPU's memory, or the
+ * host's for the reference implementation). The level-wise grower
+ * (src/models/forest/forest_dev.c) drives it: it keeps the trees and their
+ * node numbering; the device holds the binned matrix, each row's class or
+ * fixed-point label, and for a batch of trees their in-bag rows with
+ * multiplicities, partitioned by node.
+ *
+ * Every operation is exact integer work (draws of the counter generator,
+ * integer sums, a partition) or one of the kernel bodies of
+ * src/kernels/forest.h, so any schedule of it gives the same bits. Rows of a
+ * node are a set: no operation depends on their order, so partitions may be
+ * unstable. Operations run in call order; a status other than SB_OK leaves
+ * the device usable only for close.
+ *
+ * Backends: "cpu-batched" (src/backends/cpu/fdev_cpu.c, always built: the
+ * reference that CI runs where no GPU is) and "cuda"
+ * (src/backends/cuda/fdev_cuda.cu, built with `make CUDA=1`).
+ */
+#ifndef SB_BACKENDS_FDEV_H
+#define SB_BACKENDS_FDEV_H
+#include "../core/internal.h"
+#include "../kernels/forest.h"
+#include "../kernels/tree.h"
+
+typedef struct sb_fdev sb_fdev;
+
+/* What a device copies at open; the caller keeps ownership of every array. */
+typedef struct sb_fdev_setup {
+    const uint8_t *binned;  /* feature-major: feature f's bins at binned + f * n (0: missing) */
+    int64_t n;
+    int32_t nf;
+    const int32_t *nbins;   /* per feature: value bins 1..nbins[f] */
+    const int32_t *value;   /* n: the class (classification) or y in fixed point (regression) */
+    sb_k_forest_rules rules;
+    uint64_t seed;
+    int32_t mtry;           /* features drawn per node */
+    int32_t extra;          /* 1: Extra Trees (one drawn threshold per feature) */
+    int32_t bootstrap;      /* 1: ndraw draws with replacement a tree; 0: every row once */
+    int32_t max_depth;      /* -1: none (the grower's; the device needs none of these three) */
+    int64_t ndraw;
+    int64_t min_samples_split;
+} sb_fdev_setup;
+
+/* A node of the current batch: its rows are positions [begin, end) of the
+ * batch's row array; key: its path key (sb_k_forest_child_key). For a split,
+ * value bins 1..bin of feature go left, missing values too when dl. */
+typedef struct sb_fdev_node {
+    int64_t begin, end;
+    uint64_t key;
+    int32_t feature, bin, dl, pad_;
+} sb_fdev_node;
+
+typedef struct sb_fdev_ops {
+    const char *name;
+    /* Row positions a batch of trees may take (a tree takes at most n): the
+     * grower's batch size, a memory choice that cannot change a bit. */
+    int64_t batch_positions;
+    /* A device holding a copy of the setup's data. A missing backend or
+     * device is SB_ERR_BACKEND_UNAVAILABLE, named. */
+    sb_status (*open)(const sb_fdev_setup *s, sb_fdev **out);
+    void (*close)(sb_fdev *d); /* NULL is a no-op */
+    /* Trees [t0, t0 + ntrees) become the batch: tree t0 + i's in-bag rows
+     * (multiplicity: its draws, sb_k_forest_boot_row; or 1 each) take
+     * positions [off_i, off_i + count[i]) of the row array, off_i the sum
+     * of the counts before i. count: ntrees distinct-row counts, out. */
+    sb_status (*begin)(sb_fdev *d, int32_t t0, int32_t ntrees, int64_t *count);
+    /* sums[i * nv, (i + 1) * nv): the exact sums of node i's rows (the roots';
+     * a child's come from its parent's split). */
+    sb_status (*sums)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums);
+    /* out[i]: the best split of node i (sums tot + i * nv) among the features
+     * its key draws (sb_k_forest_selected), under sb_k_fsplit_better; valid = 0
+     * when it has none. lsum + i * nv: the sums of the rows it sends left
+     * (when valid). Nodes of at most SB_K_FOREST_SMALL_ROWS rows (and nv at
+     * most SB_K_FOREST_SMALL_NV) are searched on their rows
+     * (sb_k_forest_small_feature), the others on histograms. */
+    sb_status (*split)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
+                       int64_t *lsum);
+    /* Node i's rows: those going left (feature, bin, dl) first, then the
+     * others, in any order within each side; nleft[i]: how many go left. */
+    sb_status (*partition)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft);
+} sb_fdev_ops;
+
+/* The backends this build has: "cpu-batched" always, "cuda" with CUDA=1.
+ * Unknown or absent: a named SB_ERR_BACKEND_UNAVAILABLE. */
+sb_status sb_fdev_find(const char *name, const sb_fdev_ops **out);
+const sb_fdev_ops *sb_fdev_cpu_ops(void);
+const sb_fdev_ops *sb_fdev_cuda_ops(void); /* NULL when built without CUDA */
+
+#endif

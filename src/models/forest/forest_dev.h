@@ -1,0 +1,21 @@
+/*
+ * forest_dev.h: random forest and Extra Trees trees grown on a forest device
+ * (src/backends/fdev.h); the schedule and why it gives the CPU grower's trees
+ * are in forest_dev.c.
+ */
+#ifndef SB_FOREST_DEV_H
+#define SB_FOREST_DEV_H
+#include "../model.h"
+#include "../trees/binning.h"
+#include "../../backends/fdev.h"
+
+/* Trees 0..ntrees-1 of a forest on the device named device ("cuda",
+ * "cpu-batched") opened on setup; estimator t becomes model trees
+ * t * ncopies + k (k < ncopies: one per class for classification, whose
+ * leaves hold class k's frequency; one for regression), each leaf divided by
+ * ntrees, nodes numbered as forest.c numbers them. trees: ntrees * ncopies,
+ * zeroed; on failure the caller frees what was filled in. */
+sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t ntrees,
+                             int32_t ncopies, sb_tree *trees);
+
+#endif

@@ -1,0 +1,121 @@
+"""The forest device path (src/backends/fdev.h, src/models/forest/forest_dev.c)
+against the CPU forest: device=cpu-batched grows the trees level by level, a
+batch of trees at a time, with the kernel bodies the GPU runs
+(src/kernels/forest.h) in the GPU's data layout on the host; its models must be
+the CPU's byte for byte on every configuration and thread count. The
+separating arms (float sums in the device's histograms, nodes keyed by creation
+order) are in tests/integration/test_forest_devices.py. CUDA itself needs a GPU:
+docs/forest.md says how to run the same comparison there."""
+import os
+
+import pytest
+
+np = pytest.importorskip("numpy")
+import samebits  # noqa: E402
+
+# The devices compared with the CPU forest: cpu-batched here; on a GPU machine
+# SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,cpu-batched
+# runs the same comparison on CUDA (tools/device-forest.sh).
+DEVICES = [d for d in os.environ.get("SAMEBITS_FOREST_DEVICES", "cpu-batched").split(",") if d]
+
+
+def data(n=1500, nf=9, seed=21, classes=3):
+    g = np.random.Generator(np.random.Philox(key=seed))
+    X = g.standard_normal((n, nf)).astype(np.float32)
+    X[:, 1] = np.round(X[:, 1] * 2)            # heavy ties
+    X[:, 2] = X[:, 0]                          # an exact duplicate column
+    X[:, 3] = 5.0                              # constant
+    X[g.random((n, nf)) < 0.05] = np.nan       # missing values
+    Xn = np.nan_to_num(X)
+    if classes <= 3:
+        yc = (np.floor(np.abs(Xn[:, 0] * 4 + Xn[:, 1] + 0.4 * g.standard_normal(n))) % classes).astype(np.int64)
+    else:  # about `classes` classes, more sums a node than a GPU thread's small-node search keeps
+        yc = np.clip(np.floor((Xn[:, 0] + 0.3 * Xn[:, 4] + 3) * 4), 0, classes - 1).astype(np.int64)
+    yr = (Xn[:, 0] * 2 + np.sin(Xn[:, 4]) + Xn[:, 1] ** 2 + 0.1 * g.standard_normal(n)).astype(np.float32)
+    return X, yc, yr
+
+
+RF_C, RF_R = samebits.RandomForestClassifier, samebits.RandomForestRegressor
+ET_C, ET_R = samebits.ExtraTreesClassifier, samebits.ExtraTreesRegressor
+CONFIGS = [
+    ("rf-gini", RF_C, dict(n_estimators=6, random_state=3)),
+    ("rf-gini-depth", RF_C, dict(n_estimators=5, max_depth=4, random_state=4)),
+    ("rf-entropy-log2-max-samples", RF_C, dict(n_estimators=5, criterion="entropy", max_features="log2",
+                                                max_samples=0.6, random_state=1)),
+    ("rf-gini-no-bootstrap-leaf", RF_C, dict(n_estimators=4, bootstrap=False, min_samples_leaf=5,
+                                              max_features=3, random_state=8)),
+    ("rf-squared", RF_R, dict(n_estimators=5, max_depth=9, random_state=2)),
+    ("rf-squared-all-features-split", RF_R, dict(n_estimators=4, max_features=1.0, min_samples_split=10,
+                                                  random_state=6)),
+    ("et-gini", ET_C, dict(n_estimators=6, random_state=3, min_samples_leaf=3)),
+    ("et-entropy-bootstrap", ET_C, dict(n_estimators=5, criterion="entropy", bootstrap=True, max_samples=0.8,
+                                        random_state=7)),
+    ("et-squared", ET_R, dict(n_estimators=6, max_features=0.5, random_state=2)),
+    ("et-squared-depth-leaf", ET_R, dict(n_estimators=5, max_depth=6, min_samples_leaf=4, max_bin=31,
+                                         random_state=5)),
+    # 20 classes, every feature: histograms too large for a GPU block's shared memory
+    ("rf-many-classes-all-features", RF_C, dict(n_estimators=3, max_features=1.0, random_state=9)),
+    ("et-many-classes", ET_C, dict(n_estimators=3, random_state=9)),
+]
+MANY = {"rf-many-classes-all-features", "et-many-classes"}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("name,cls,kw", CONFIGS, ids=[c[0] for c in CONFIGS])
+def test_device_models_equal_cpu(name, cls, kw, threads, device):
+    X, yc, yr = data(classes=20 if name in MANY else 3)
+    y = yr if cls in (RF_R, ET_R) else yc
+    old = samebits.get_num_threads()
+    try:
+        samebits.set_num_threads(threads)
+        a = cls(**kw).fit(X, y)
+        b = cls(device=device, **kw).fit(X, y)
+    finally:
+        samebits.set_num_threads(old)
+    assert a.model_bytes() == b.model_bytes(), (name, threads, device)
+    assert a.digest() == b.digest()
+    # and the trees are not trivial: several splits per tree
+    assert len(a.model_bytes()) > 2000
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_large_nodes(device):
+    # 20,000 rows: nodes of many histogram and partition tiles on a GPU
+    X, yc, yr = data(n=20000, nf=7, seed=4)
+    for cls, y, kw in ((RF_C, yc, dict(criterion="entropy")), (ET_R, yr, dict(max_features=0.5))):
+        a = cls(n_estimators=3, max_depth=8, random_state=2, **kw).fit(X, y)
+        b = cls(n_estimators=3, max_depth=8, random_state=2, device=device, **kw).fit(X, y)
+        assert a.model_bytes() == b.model_bytes(), (cls.__name__, device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_node_chunks_change_no_bit(device, monkeypatch):
+    # SAMEBITS_CUDA_FOREST_CHUNK: at most 3 nodes a CUDA launch (small and
+    # histogram searches in many chunks); the host reference ignores it
+    X, yc, yr = data(n=3000, nf=6, seed=8)
+    a = RF_C(n_estimators=3, random_state=4).fit(X, yc)
+    c = ET_R(n_estimators=3, random_state=4).fit(X, yr)
+    monkeypatch.setenv("SAMEBITS_CUDA_FOREST_CHUNK", "3")
+    assert RF_C(n_estimators=3, random_state=4, device=device).fit(X, yc).model_bytes() == a.model_bytes()
+    assert ET_R(n_estimators=3, random_state=4, device=device).fit(X, yr).model_bytes() == c.model_bytes()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("batch", ["1", "7", ""])
+def test_batches_of_trees_change_no_bit(batch, device, monkeypatch):
+    # SAMEBITS_FOREST_BATCH_TREES: trees grown together on the device (a
+    # memory choice); two classes, one feature drawn per node
+    X, yc, _ = data(n=600, nf=5, seed=3, classes=2)
+    a = RF_C(n_estimators=17, max_features=1, random_state=1).fit(X, yc)
+    monkeypatch.setenv("SAMEBITS_FOREST_BATCH_TREES", batch)
+    b = RF_C(n_estimators=17, max_features=1, random_state=1, device=device).fit(X, yc)
+    assert a.model_bytes() == b.model_bytes()
+
+
+def test_cuda_refused_by_name_without_a_cuda_build():
+    if "cuda" in samebits.build_info()["backends"]:
+        pytest.skip("this library has the CUDA backend")
+    X, yc, _ = data(n=200, nf=6)
+    with pytest.raises(samebits.BackendUnavailableError, match="no CUDA backend"):
+        RF_C(n_estimators=2, device="cuda").fit(X, yc)

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# device-forest.sh: the random forest / Extra Trees leg on a lent GPU machine,
+# in one call from the repository root on a bare machine. It
+#   1. records the machine and toolchain (nvidia-smi, nvcc, gcc, commit),
+#   2. builds the CPU library (build/), the CUDA build (build-cuda/, make CUDA=1)
+#      and its float-atomic arm (build-cuda-float-atomic/),
+#   3. verifies the three random forest / Extra Trees fixtures with device=cuda
+#      (cards kept) and with device=cpu-batched, twice on CUDA (run to run);
+#      the float-atomic arm must make forest-et-regression differ,
+#   4. runs tests/python/test_py_forest_devices.py against the CUDA library
+#      (every configuration's model bytes: CUDA's equal the CPU forest's),
+#   5. unless SKIP_BENCH=1, times bench/forest_device_parity.py (ROWS, TREES:
+#      default 1,000,000 rows x 28 features, 100 trees; CUDA against the CPU
+#      forest on every core, model bytes compared),
+#   6. writes summary.txt and packs everything as evidence.tar.gz in $OUT.
+#
+# Usage (device): COMMIT=<sha> [DATA=.devdata] bash tools/device-forest.sh
+#   DATA   optional: a folder with the flights file; then bench/forest_gpu_bench.py
+#          (beside scikit-learn, FOREST_ROWS rows) runs too.
+# Exit status: 0 when every CUDA card equals its reference, every parity test
+# passes and the arm differs; 1 otherwise; 2 a build failed.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 2
+OUT=${OUT:-$ROOT/build/device-forest/out}
+EV=$ROOT/build/device-forest/ev
+rm -rf "$EV"
+mkdir -p "$EV/cards" "$OUT"
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+LOG=$EV/run.log
+: >"$LOG"
+say() { echo "device-forest: $*" | tee -a "$LOG"; }
+summary() { echo "$*" | tee -a "$EV/summary.txt"; }
+pack() {
+  cp "$LOG" "$OUT/run.log" 2>/dev/null
+  [ -f "$EV/summary.txt" ] && cp "$EV/summary.txt" "$OUT/summary.txt"
+  tar -C "$EV" -czf "$OUT/evidence.tar.gz" . 2>/dev/null
+}
+J=$(nproc)
+FIXTURES="forest-rf-classes forest-rf-entropy forest-et-regression"
+
+# ---- 1. facts (the device's copy of .git can be stale: only COMMIT is trusted)
+{
+  echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: ${COMMIT:-unknown}"
+  echo "uname: $(uname -a)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($J cores)"
+  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv
+  nvcc --version | tail -n 2
+  gcc --version | head -n 1
+  echo "nvcc flags (profile): $(sh tools/cuda-compile-check.sh --print-flags profile)"
+} >"$EV/facts.txt" 2>&1
+sha256sum src/kernels/forest.h src/backends/fdev.h src/backends/cuda/fdev_cuda.cu src/backends/cpu/fdev_cpu.c \
+  src/models/forest/*.c >"$EV/sources.sha256" 2>&1
+cat "$EV/facts.txt"
+
+# ---- 2. builds
+say "building (CPU, CUDA)"
+make -j"$J" CC=gcc all >"$EV/build-cpu.log" 2>&1 || { say "FAILED: CPU build"; pack; exit 2; }
+make -j"$J" CC=gcc CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "FAILED: CUDA build"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
+# the separating arm of the GPU leg: float atomics in the regression histograms
+make -j"$J" CC=gcc CUDA=1 CUDA_VARIANT=float-atomic all >"$EV/build-cuda-float-atomic.log" 2>&1 \
+  || say "FAILED: the float-atomic arm's build"
+
+# ---- 3. fixtures
+status=0
+summary "commit: ${COMMIT:-unknown}"
+summary "gpu: $(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | head -n 1)"
+for run in 1 2; do
+  build-cuda/samebits verify --cards "$EV/cards" $FIXTURES device=cuda >"$EV/verify-cuda-$run.txt" 2>&1 || status=1
+  summary "cuda run $run: $(tail -n 2 "$EV/verify-cuda-$run.txt" | tr '\n' ' ')"
+done
+cat "$EV/verify-cuda-1.txt" | tee -a "$LOG"
+build-cuda/samebits verify --family forest device=cuda >"$EV/verify-cuda-family.txt" 2>&1
+summary "cuda --family forest (the isolation forest is CPU-only: refused by name): $(tail -n 2 "$EV/verify-cuda-family.txt" | tr '\n' ' ')"
+# the arm must make the regression fixture differ (the classification ones sum counts only)
+build-cuda-float-atomic/samebits verify forest-et-regression device=cuda >"$EV/verify-cuda-float-atomic.txt" 2>&1
+grep -q "forest-et-regression DIFFERS" "$EV/verify-cuda-float-atomic.txt" || status=1
+summary "arm float-atomic (must differ): $(grep -E '^  forest-' "$EV/verify-cuda-float-atomic.txt" | head -n 1)"
+build/samebits verify --threads "$J" $FIXTURES device=cpu-batched >"$EV/verify-cpu-batched.txt" 2>&1 || status=1
+summary "cpu-batched: $(tail -n 1 "$EV/verify-cpu-batched.txt")"
+
+# ---- 4. parity on many configurations, CUDA against the CPU forest
+SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda PYTHONPATH=$ROOT/python \
+  python3 -m pytest tests/python/test_py_forest_devices.py -q -p no:cacheprovider >"$EV/parity-cuda.txt" 2>&1 || status=1
+summary "parity (tests/python/test_py_forest_devices.py on cuda): $(tail -n 1 "$EV/parity-cuda.txt")"
+summary "fixtures and parity: $([ $status = 0 ] && echo PASS || echo FAIL)"
+
+# ---- 5. speed
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python \
+    python3 bench/forest_device_parity.py --rows "${ROWS:-1000000}" --trees "${TREES:-100}" --threads "$J" \
+    >"$EV/bench.txt" 2>&1
+  while read -r line; do summary "bench: $line"; done <"$EV/bench.txt"
+fi
+# the real-data benchmark beside scikit-learn (bench/forest_gpu_bench.py), when DATA holds the flights file
+if [ -n "${DATA:-}" ] && [ -d "${DATA}" ]; then
+  SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so PYTHONPATH=$ROOT/python \
+    python3 bench/forest_gpu_bench.py --data "$DATA" --out "$EV/forest-gpu-bench.json" --threads "$J" \
+    --rows "${FOREST_ROWS:-1000000,10000000}" --commit "${COMMIT:-unknown}" >"$EV/forest-gpu-bench.txt" 2>&1
+  summary "real-data bench: $(tail -n 3 "$EV/forest-gpu-bench.txt" | tr '\n' ' ')"
+fi
+pack
+exit $status
