@@ -271,9 +271,11 @@ SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
  * the CPU. params: docs/forest.md (model=random_forest|extra_trees,
  * objective=classification|regression, scikit-learn's names: n_estimators,
  * criterion, max_depth, min_samples_split, min_samples_leaf, max_features,
- * bootstrap, max_samples, random_state). Classification labels are class
- * indices 0..K-1; the model's SB_PREDICT_PROBA gives the K averaged class
- * frequencies. card may be NULL. */
+ * bootstrap, max_samples, random_state, min_weight_fraction_leaf,
+ * class_weight=balanced|balanced_subsample|k:w;k:w). The dataset's weights, if
+ * set, are sample weights (finite, >= 0; held in fixed point, docs/forest.md).
+ * Classification labels are class indices 0..K-1; the model's SB_PREDICT_PROBA
+ * gives the K averaged class frequencies. card may be NULL. */
 SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
 /* Out-of-bag predictions of a bootstrapped forest on its training data (the

@@ -72,7 +72,7 @@ for run in 1 2; do
 done
 cat "$EV/verify-cuda-1.txt" | tee -a "$LOG"
 build-cuda/samebits verify --family forest device=cuda >"$EV/verify-cuda-family.txt" 2>&1
-summary "cuda --family forest (the isolation forest is CPU-only: refused by name): $(tail -n 2 "$EV/verify-cuda-family.txt" | tr '\n' ' ')"
+summary "cuda --family forest (the isolation forest and the weighted forests are CPU-only: refused by name): $(tail -n 2 "$EV/verify-cuda-family.txt" | tr '\n' ' ')"
 # the arm must make the regression fixture differ (the classification ones sum counts only)
 build-cuda-float-atomic/samebits verify forest-et-regression device=cuda >"$EV/verify-cuda-float-atomic.txt" 2>&1
 grep -q "forest-et-regression DIFFERS" "$EV/verify-cuda-float-atomic.txt" || status=1

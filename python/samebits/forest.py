@@ -18,10 +18,11 @@ class _Forest(GradientBoosting):
     _model_name = "random_forest"
 
     def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 max_features=None, bootstrap=None, max_samples=None, oob_score=False, random_state=None,
-                 max_bin=255, bin_sample_rows=None, numeric_mode=None, device="cpu", inference_engine="sequential",
-                 record_stages=False):
+                 min_weight_fraction_leaf=0.0, max_features=None, bootstrap=None, max_samples=None, oob_score=False,
+                 random_state=None, max_bin=255, bin_sample_rows=None, numeric_mode=None, device="cpu",
+                 inference_engine="sequential", record_stages=False):
         self.inference_engine = inference_engine
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.oob_score = oob_score
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -49,6 +50,12 @@ class _Forest(GradientBoosting):
                 pairs.append((name if name != "random_state" else "seed", _text(name, v, kind)))
         if self.criterion is not None:
             pairs.append(("criterion", str(self.criterion)))
+        if self.min_weight_fraction_leaf:
+            pairs.append(("min_weight_fraction_leaf",
+                          _text("min_weight_fraction_leaf", self.min_weight_fraction_leaf, float)))
+        cw = getattr(self, "class_weight", None)
+        if cw is not None:
+            pairs.append(("class_weight", self._class_weight_text(cw)))
         mf = self.max_features
         if mf is not None:
             if isinstance(mf, bool):
@@ -72,6 +79,31 @@ class _Forest(GradientBoosting):
             pairs.append(("device", str(self.device)))
         return pairs
 
+    def _class_weight_text(self, cw):
+        """class_weight as the C key's text: "balanced", "balanced_subsample", or
+        "k:w;k:w" over class indices (labels mapped through the sorted classes, as
+        scikit-learn's compute_class_weight: a class left out weighs 1; a key that
+        is not a class is an error unless every class is listed)."""
+        if isinstance(cw, str):
+            if cw not in ("balanced", "balanced_subsample"):
+                raise InvalidArgumentError("class_weight=%r: 'balanced', 'balanced_subsample', a dict "
+                                           "{label: weight} or None" % (cw,))
+            return cw
+        if not isinstance(cw, dict):
+            raise InvalidArgumentError("class_weight=%r: 'balanced', 'balanced_subsample', a dict {label: weight} "
+                                       "or None (one output only: a list of dicts is not supported)" % (cw,))
+        classes = self._pending_classes
+        parts, missing = [], []
+        for i, c in enumerate(classes):
+            key = c.item() if hasattr(c, "item") else c
+            if key in cw:
+                parts.append("%d:%s" % (i, _text("class_weight[%r]" % (key,), cw[key], float)))
+            else:
+                missing.append(key)
+        if missing and len(classes) - len(missing) != len(cw):
+            raise InvalidArgumentError("The classes, %r, are not in class_weight" % (missing,))
+        return ";".join(parts) if parts else "none"
+
     def _fit_model(self, pairs, train, valid, card):
         if valid is not None:
             raise InvalidArgumentError("forests take no eval_set")
@@ -90,16 +122,22 @@ class _Forest(GradientBoosting):
         return "cuda" if eng == "parallel" else None
 
     def fit(self, X, y, sample_weight=None):
-        """Train on X (n, d) and y (n,). sample_weight is not supported yet. With
-        oob_score=True also sets oob_score_ (accuracy or R^2 of the out-of-bag
-        predictions) and oob_decision_function_ / oob_prediction_."""
-        if sample_weight is not None:
-            raise InvalidArgumentError("forests do not take sample_weight yet")
+        """Train on X (n, d) and y (n,); sample_weight (n,), finite and >= 0, is
+        rounded to float32 and then to the forest's fixed point (docs/forest.md).
+        With oob_score=True also sets oob_score_ (accuracy or R^2 of the
+        out-of-bag predictions, unweighted as scikit-learn's) and
+        oob_decision_function_ / oob_prediction_."""
         if self.oob_score and self.bootstrap is False:
             raise InvalidArgumentError("oob_score=True needs bootstrap=True")
         if self.oob_score and self._model_name == "extra_trees" and not self.bootstrap:
             raise InvalidArgumentError("oob_score=True needs bootstrap=True (Extra Trees draw no bootstrap by default)")
-        super().fit(X, y)
+        if getattr(self, "class_weight", None) is not None and not isinstance(self.class_weight, str) \
+                and y is not None:
+            self._pending_classes = self._encode_labels(y)[0]
+        try:
+            super().fit(X, y, sample_weight=sample_weight)
+        finally:
+            self.__dict__.pop("_pending_classes", None)
         if self.oob_score:
             self._set_oob(X, y)
         return self
@@ -127,13 +165,31 @@ class _Forest(GradientBoosting):
             self.oob_score_ = float(1.0 - np.sum((yt - pred[ok]) ** 2) / np.sum((yt - yt.mean()) ** 2))
 
 
-class RandomForestClassifier(_Forest):
-    """Breiman's random forest for classification (gini or entropy)."""
+class _ForestClassifier(_Forest):
+    """A forest classifier: the forest's parameters and class_weight (None,
+    "balanced", "balanced_subsample" or a dict {label: weight})."""
     _estimator_kind = "classifier"
-    _model_name = "random_forest"
+
+    def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features=None, bootstrap=None, max_samples=None, oob_score=False,
+                 random_state=None, class_weight=None, max_bin=255, bin_sample_rows=None, numeric_mode=None,
+                 device="cpu", inference_engine="sequential", record_stages=False):
+        super().__init__(n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
+                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+                         min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
+                         bootstrap=bootstrap, max_samples=max_samples, oob_score=oob_score,
+                         random_state=random_state, max_bin=max_bin, bin_sample_rows=bin_sample_rows,
+                         numeric_mode=numeric_mode, device=device, inference_engine=inference_engine,
+                         record_stages=record_stages)
+        self.class_weight = class_weight
 
     def _is_classifier(self):
         return True
+
+
+class RandomForestClassifier(_ForestClassifier):
+    """Breiman's random forest for classification (gini or entropy)."""
+    _model_name = "random_forest"
 
 
 class RandomForestRegressor(_Forest):
@@ -145,13 +201,9 @@ class RandomForestRegressor(_Forest):
         return False
 
 
-class ExtraTreesClassifier(_Forest):
+class ExtraTreesClassifier(_ForestClassifier):
     """Extremely randomized trees for classification (no bootstrap by default)."""
-    _estimator_kind = "classifier"
     _model_name = "extra_trees"
-
-    def _is_classifier(self):
-        return True
 
 
 class ExtraTreesRegressor(_Forest):

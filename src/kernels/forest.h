@@ -11,6 +11,7 @@
 #define SB_KERNELS_FOREST_H
 #include "compat.h"
 #include "gbdt.h"
+#include "quantize.h"
 #include "../core/rng.h"
 #include "../math/sb_math.h"
 
@@ -77,14 +78,22 @@ SB_FN sb_i32 sb_k_forest_et_pick(sb_u64 seed, sb_u64 key, sb_i32 feat, sb_i32 lo
 
 /* What a split must satisfy and how sums become scores. A node's sums are nv
  * int64: K class counts weighted by bootstrap multiplicity (gini, entropy:
- * nv = K), or (w, sum of y in fixed point) (squared error: nv = 2). */
+ * nv = K), or (w, sum of y in fixed point) (squared error: nv = 2).
+ * Weighted (sample weights or class weights, docs/forest.md): the
+ * multiplicity is the bootstrap count times the row's fixed-point weight
+ * (weight x 2^wexp), and the sums carry one more value, the rows counted with
+ * their bootstrap multiplicity (nv = K + 1 or 3), which min_samples_leaf and
+ * min_samples_split limit; min_w is the weight each child needs
+ * (min_weight_fraction_leaf of the tree's total, 0: none). */
 typedef struct sb_k_forest_rules {
     sb_i64 min_samples_leaf;
     sb_i32 criterion, nv;
-    float yscale; /* y = fixed point / yscale (a power of two) */
-    sb_i32 pad_;
+    float yscale;    /* y = fixed point / yscale (a power of two) */
+    sb_i32 weighted; /* 1: the last of the nv sums is the row count */
+    sb_i32 wexp;     /* weighted: fixed-point weight = weight x 2^wexp */
+    float min_w;
 } sb_k_forest_rules;
-SB_STATIC_ASSERT(sizeof(sb_k_forest_rules) == 24, "sb_k_forest_rules layout is shared by host and device");
+SB_STATIC_ASSERT(sizeof(sb_k_forest_rules) == 32, "sb_k_forest_rules layout is shared by host and device");
 
 /* A split candidate: value bins 1..bin go left, missing values too when dl.
  * score: the sum of the children's scores (larger is better); wl: the left
@@ -121,13 +130,26 @@ SB_FN sb_i64 sb_k_forest_part(const SB_GLOBAL sb_i64 *t, const SB_GLOBAL sb_i64 
     return side ? t[k] - left : left;
 }
 
-/* The weight (rows counted with multiplicity) of a child given as parts. */
+/* The weight (rows counted with multiplicity; weighted: the fixed-point
+ * weight) of a child given as parts. */
 SB_FN sb_i64 sb_k_forest_part_weight(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *t,
                                      const SB_GLOBAL sb_i64 *l, const SB_GLOBAL sb_i64 *m, sb_i32 dl, sb_i32 side) {
     if (r->criterion == SB_K_CRIT_SQUARED) return sb_k_forest_part(t, l, m, dl, side, 0);
     sb_i64 w = 0;
-    for (sb_i32 k = 0; k < r->nv; k++) w += sb_k_forest_part(t, l, m, dl, side, k);
+    for (sb_i32 k = 0; k < r->nv - r->weighted; k++) w += sb_k_forest_part(t, l, m, dl, side, k);
     return w;
+}
+
+/* The rows (counted with their bootstrap multiplicity) of a child given as
+ * parts: min_samples_leaf's measure. Unweighted, its weight. */
+SB_FN sb_i64 sb_k_forest_part_count(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *t,
+                                    const SB_GLOBAL sb_i64 *l, const SB_GLOBAL sb_i64 *m, sb_i32 dl, sb_i32 side) {
+    return r->weighted ? sb_k_forest_part(t, l, m, dl, side, r->nv - 1) : sb_k_forest_part_weight(r, t, l, m, dl, side);
+}
+
+/* x * 2^-e (e in [-126, 127]) by exact power-of-two factors. */
+SB_FN float sb_k_forest_unscale(float x, sb_i32 e) {
+    return -e >= -126 ? x * sb_pow2f(-e) : (x * sb_pow2f(-126)) * sb_pow2f(126 - e);
 }
 
 /* The weight of sums v. */
@@ -144,20 +166,24 @@ SB_FN float sb_k_forest_part_score(const sb_k_forest_rules *r, const SB_GLOBAL s
     if (r->criterion == SB_K_CRIT_SQUARED) {
         const sb_i64 w = sb_k_forest_part(t, l, m, dl, side, 0);
         if (w <= 0) return 0.0f;
-        const float s = sb_k_dequant(sb_k_forest_part(t, l, m, dl, side, 1), r->yscale);
-        return s * s / (float)w;
+        float s = sb_k_dequant(sb_k_forest_part(t, l, m, dl, side, 1), r->yscale), fw = (float)w;
+        if (r->weighted) { /* back to weight units (exact), so the fixed point's 2^20 cannot overflow s * s */
+            s = sb_k_forest_unscale(s, r->wexp);
+            fw = sb_k_forest_unscale(fw, r->wexp);
+        }
+        return s * s / fw;
     }
     const sb_i64 w = sb_k_forest_part_weight(r, t, l, m, dl, side);
     if (w <= 0) return 0.0f;
     float acc = 0.0f;
     if (r->criterion == SB_K_CRIT_GINI) {
-        for (sb_i32 k = 0; k < r->nv; k++) {
+        for (sb_i32 k = 0; k < r->nv - r->weighted; k++) {
             const float c = (float)sb_k_forest_part(t, l, m, dl, side, k);
             acc = acc + c * c;
         }
         return acc / (float)w;
     }
-    for (sb_i32 k = 0; k < r->nv; k++) {
+    for (sb_i32 k = 0; k < r->nv - r->weighted; k++) {
         const sb_i64 v = sb_k_forest_part(t, l, m, dl, side, k);
         if (v > 0) {
             const float c = (float)v;
@@ -192,7 +218,15 @@ SB_FN int sb_k_fsplit_better(const sb_k_fsplit *a, const sb_k_fsplit *b) {
 SB_FN void sb_k_forest_consider(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *tot, const SB_GLOBAL sb_i64 *l,
                                 const SB_GLOBAL sb_i64 *m, sb_i32 feat, sb_i32 bin, sb_i32 dl, sb_k_fsplit *best) {
     const sb_i64 wl = sb_k_forest_part_weight(r, tot, l, m, dl, 0), wr = sb_k_forest_part_weight(r, tot, l, m, dl, 1);
-    if (wl < r->min_samples_leaf || wr < r->min_samples_leaf || wl == 0 || wr == 0) return;
+    if (wl == 0 || wr == 0) return;
+    if (r->weighted) {
+        if (sb_k_forest_part_count(r, tot, l, m, dl, 0) < r->min_samples_leaf ||
+            sb_k_forest_part_count(r, tot, l, m, dl, 1) < r->min_samples_leaf)
+            return;
+    } else if (wl < r->min_samples_leaf || wr < r->min_samples_leaf) {
+        return;
+    }
+    if (r->min_w > 0.0f && ((float)wl < r->min_w || (float)wr < r->min_w)) return;
     sb_k_fsplit x;
     x.valid = 1;
     x.score = sb_k_forest_part_score(r, tot, l, m, dl, 0) + sb_k_forest_part_score(r, tot, l, m, dl, 1);
@@ -330,20 +364,24 @@ SB_FN void sb_k_forest_cumulate(SB_GLOBAL sb_i64 *h, sb_i32 nb, sb_i32 nv) {
 }
 
 /* Whether a node may be split at all: not pure (classification), enough
- * weight, not too deep (at most 128 levels whatever max_depth says). */
+ * rows (counted with multiplicity), not too deep (at most 128 levels whatever
+ * max_depth says). */
 SB_FN int sb_k_forest_may_split(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *tot, sb_i64 min_samples_split,
                                 sb_i32 depth, sb_i32 max_depth) {
     const sb_i64 w = sb_k_forest_weight(r, tot);
     if (r->criterion != SB_K_CRIT_SQUARED)
-        for (sb_i32 k = 0; k < r->nv; k++)
+        for (sb_i32 k = 0; k < r->nv - r->weighted; k++)
             if (tot[k] == w) return 0;
-    return w >= min_samples_split && (max_depth < 0 || depth < max_depth) && depth < 128;
+    const sb_i64 rows = r->weighted ? tot[r->nv - 1] : w;
+    return rows >= min_samples_split && (max_depth < 0 || depth < max_depth) && depth < 128;
 }
 
 /* A split's weighted impurity decrease (feature importance): the children's
- * score minus the node's (sums tot). */
+ * score minus the node's (sums tot); weighted class counts back from fixed
+ * point to weight units (exact; squared error is in weight units already). */
 SB_FN float sb_k_forest_gain(const sb_k_forest_rules *r, float score, const SB_GLOBAL sb_i64 *tot) {
-    return score - sb_k_forest_score(r, tot);
+    const float g = score - sb_k_forest_score(r, tot);
+    return r->weighted && r->criterion != SB_K_CRIT_SQUARED ? sb_k_forest_unscale(g, r->wexp) : g;
 }
 
 /* The value leaf sums v put in model tree k (class k's; regression: k = 0) of

@@ -110,6 +110,18 @@ def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
         assert _first_diff(reference_card(fixture), card) is not None
 
 
+def test_weighted_forest_fixtures_catch_their_arms(tmp_path):
+    """Forest weights (issue #7): bootstrap draws from per-worker streams change
+    the weighted random forest (its balanced_subsample class weights come from
+    the draws), and impurity sums in float change the weighted Extra Trees
+    regression, at 2 and 7 threads alike."""
+    for t in (2, 7):
+        card = _card("x86_64", "forest-rf-weighted", t, tmp_path, "rng-order")
+        assert _first_diff(reference_card("forest-rf-weighted"), card) is not None
+        card = _card("x86_64", "forest-et-weighted", t, tmp_path, "float-hist")
+        assert _first_diff(reference_card("forest-et-weighted"), card) is not None
+
+
 def test_verify_fails_on_an_arm_and_names_the_stage():
     """`samebits verify` is the user's check: on a broken build it must fail and
     say where the first difference is."""

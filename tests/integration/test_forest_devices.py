@@ -4,20 +4,23 @@ forest and Extra Trees fixture at several thread counts; the float-hist arm
 (float sums in the device's histograms) and the forest-keys arm (the device
 keys nodes by the order it makes them) make it fail; CUDA is refused by name
 where it is not built, and the CUDA build (compiled by nvcc in
-`make cuda-check`) refuses or matches, never differs. The isolation forest is
-CPU-only: it refuses device= by name, and a refusal is never a pass."""
+`make cuda-check`) refuses or matches, never differs. The isolation forest and
+the weighted forests (sample weights, class_weight, min_weight_fraction_leaf)
+are CPU-only: they refuse device= by name, and a refusal is never a pass."""
 import subprocess
 
 import pytest
 
 from conftest import FIXTURES, ROOT, run_bin, samebits
 
-TREES = [f for f in FIXTURES if f.startswith("forest-") and f != "forest-isolation"]
+CPU_ONLY = ["forest-isolation", "forest-rf-weighted", "forest-et-weighted"]
+TREES = [f for f in FIXTURES if f.startswith("forest-") and f not in CPU_ONLY]
 N = len(TREES)
 
 
 def test_the_fixtures_are_there():
     assert TREES == ["forest-rf-classes", "forest-rf-entropy", "forest-et-regression"]
+    assert all(f in FIXTURES for f in CPU_ONLY)
 
 
 @pytest.mark.parametrize("threads", [1, 3])
@@ -28,11 +31,13 @@ def test_cpu_batched_passes_every_forest_fixture(threads):
     assert "device cpu-batched" in r.stdout.splitlines()[0]
 
 
-def test_family_forest_refuses_the_isolation_forest_on_a_device():
+def test_family_forest_refuses_the_cpu_only_forests_on_a_device():
     r = samebits("verify", "--family", "forest", "device=cpu-batched")
     assert r.returncode == 1, r.stdout
-    assert "forest-isolation REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout
-    assert f"{N + 1} fixtures: {N} identical, 1 not identical (0 differ, 1 refused, 0 errors)" in r.stdout
+    for f in CPU_ONLY:
+        assert f"{f} REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout, r.stdout
+    c = len(CPU_ONLY)
+    assert f"{N + c} fixtures: {N} identical, {c} not identical (0 differ, {c} refused, 0 errors)" in r.stdout
 
 
 def test_float_hist_arm_separates_the_forest_device():

@@ -16,8 +16,10 @@
  *   never by a thread's sequence; trees are independent tasks whose results are
  *   stored by tree index, so the thread count cannot show;
  * - impurity sums are exact integers: class counts (weighted by the bootstrap
- *   multiplicity), and for regression the sum of y in fixed point (y times a
- *   power-of-two scale, rounded half to even). Gini, entropy and squared error
+ *   multiplicity, times the row's fixed-point weight when sample weights or
+ *   class_weight are given), and for regression the sum of y in fixed point (y
+ *   times a power-of-two scale, rounded half to even); weighted sums also carry
+ *   the row count that min_samples_* limit. Gini, entropy and squared error
  *   are then computed from those integers by one spelled-out float formula, and
  *   equal scores break by (feature, bin, missing direction);
  * - leaf values are class frequencies (or means) divided by the number of
@@ -42,11 +44,21 @@
 
 #define SB_PURPOSE_BOOT SB_K_PURPOSE_BOOT
 #define Y_LEVELS 1073741824.0f       /* |y| scaled to at most 2^30: sums of 2^31 rows fit int64 */
+#define W_BITS 20                    /* the largest row weight scaled to (2^19, 2^20] */
+#define W_LEVELS 1048576.0f          /* 2^W_BITS */
+#define WY_MIN_BITS 16               /* weighted regression: y keeps at least 16 bits, or a refusal */
 
 typedef struct fctx {
     const forest_params *p;
     const sb_table *tr;
     int32_t K;          /* classes (classification), 1 (regression) */
+    int32_t nv;         /* values per sum: K or (w, s), plus a row count when weighted */
+    int32_t weighted;   /* sample weights or class_weight given: sums carry a row count */
+    const float *sw;    /* the table's sample weights, or NULL */
+    float *cw;          /* per-class weights (K), or NULL */
+    int32_t *wq;        /* each row's weight in fixed point (NULL: unweighted, or per tree) */
+    int32_t wexp;       /* wq = weight * 2^wexp, rounded half to even */
+    int64_t ndraw;      /* rows a tree's sample draws (with multiplicity) */
     int32_t mtry;       /* features tried per node */
     sb_bins bins;
     uint8_t *binned;    /* feature-major */
@@ -56,11 +68,12 @@ typedef struct fctx {
     sb_k_forest_rules rules; /* the scores' parameters (src/kernels/forest.h) */
     sb_tree *trees;     /* n_estimators x K, by index */
     sb_status *status;  /* per tree */
+    int64_t *bad_row;   /* per tree: the row a weight refusal names */
 } fctx;
 
 typedef struct fnode {
     int32_t feature, bin, default_left, left, right;
-    int64_t w;           /* weighted rows */
+    int64_t w;           /* rows, counted with their bootstrap multiplicity */
     float gain;          /* weighted impurity decrease */
     int32_t leaf;        /* index of its class counts / sum in the leaf table, or -1 */
 } fnode;
@@ -70,7 +83,10 @@ typedef struct tctx {
     const fctx *f;
     int32_t t;
     int32_t *rows, *tmp;     /* the tree's rows (distinct), node ranges of it */
-    int32_t *mult;           /* bootstrap multiplicity of each row in rows[] order... by row id */
+    int32_t *cnt;            /* bootstrap count of each row, by row id: its multiplicity when unweighted */
+    int64_t *mult;           /* weighted: its multiplicity, count x fixed-point weight (else NULL) */
+    int32_t *wqt;            /* balanced_subsample: this tree's fixed-point weights */
+    sb_k_forest_rules rules; /* the forest's, with this tree's weight exponent and min_w */
     int64_t *hist;           /* per bin: K counts (classification) or (w, s) (regression) */
     int64_t *tot, *lsum;     /* a node's sums, a candidate's left sums: K or 2 values */
     uint32_t *keys;          /* feature draw keys */
@@ -87,11 +103,17 @@ static void set_rules(fctx *f) {
     memset(&f->rules, 0, sizeof f->rules);
     f->rules.min_samples_leaf = f->p->min_samples_leaf;
     f->rules.criterion = f->p->criterion;
-    f->rules.nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    f->rules.nv = f->nv;
     f->rules.yscale = f->yscale;
+    f->rules.weighted = f->weighted;
+    f->rules.wexp = f->wexp;
 }
 
 static int64_t weight_of(const fctx *f, const int64_t *v) { return sb_k_forest_weight(&f->rules, v); }
+
+/* Rows in sums v, counted with their bootstrap multiplicity (what
+ * min_samples_* count): unweighted the weight, weighted the sums' last value. */
+static int64_t count_of(const fctx *f, const int64_t *v) { return f->weighted ? v[f->nv - 1] : weight_of(f, v); }
 
 /* ---- one tree ---- */
 
@@ -154,6 +176,21 @@ static void add_row(const fctx *f, int64_t *v, int32_t r, int64_t m) {
     sb_k_forest_add_row(&f->rules, v, f->p->criterion == SB_CRIT_SQUARED ? f->yq[r] : f->cls[r], m);
 }
 
+/* Row r into sums v with its multiplicity: the bootstrap count (the 4-byte
+ * counts the unweighted path always read) or, weighted, the count times the
+ * fixed-point weight, and the count to the row count (the sums' last value). */
+static inline void put_row(const tctx *c, int64_t *v, int32_t r) {
+    if (c->mult) {
+        add_row(c->f, v, r, c->mult[r]);
+        v[c->f->nv - 1] += c->cnt[r];
+    } else {
+        add_row(c->f, v, r, c->cnt[r]);
+    }
+}
+
+/* Row r's multiplicity in the sums (put_row's). */
+static inline int64_t mult_of(const tctx *c, int32_t r) { return c->mult ? c->mult[r] : c->cnt[r]; }
+
 /* Extra Trees on one feature: the node's value-bin range and missing sums in
  * one pass, one threshold drawn in it, the left sums in a second pass. The
  * same integers as a histogram would give, without one. */
@@ -166,7 +203,7 @@ static void et_feature(tctx *c, uint64_t key, int32_t feat, const uint8_t *col, 
     for (int64_t i = b; i < e; i++) {
         const int32_t r = c->rows[i], bin = col[r];
         if (bin == 0) {
-            add_row(f, miss, r, c->mult[r]);
+            put_row(c, miss, r);
         } else {
             if (bin < lo) lo = bin;
             if (bin > hi) hi = bin;
@@ -177,17 +214,17 @@ static void et_feature(tctx *c, uint64_t key, int32_t feat, const uint8_t *col, 
     memset(c->lsum, 0, sizeof(int64_t) * (size_t)nv);
     for (int64_t i = b; i < e; i++) {
         const int32_t r = c->rows[i], bin = col[r];
-        if (bin >= 1 && bin <= pick) add_row(f, c->lsum, r, c->mult[r]);
+        if (bin >= 1 && bin <= pick) put_row(c, c->lsum, r);
     }
-    sb_k_forest_consider(&f->rules, tot, c->lsum, miss, feat, pick, 0, best);
-    if (weight_of(f, miss) > 0) sb_k_forest_consider(&f->rules, tot, c->lsum, miss, feat, pick, 1, best);
+    sb_k_forest_consider(&c->rules, tot, c->lsum, miss, feat, pick, 0, best);
+    if (weight_of(f, miss) > 0) sb_k_forest_consider(&c->rules, tot, c->lsum, miss, feat, pick, 1, best);
 }
 
 /* The best split of rows[b, e) (sums tot) among the drawn features of the node keyed key. */
 static void find_split(tctx *c, uint64_t key, int64_t b, int64_t e, const int64_t *tot, fsplit *best) {
     const fctx *f = c->f;
     const int64_t n = f->tr->nrows;
-    const int32_t nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    const int32_t nv = f->nv;
     memset(best, 0, sizeof *best);
     draw_features(c, key);
     for (int32_t a = 0; a < f->mtry; a++) {
@@ -201,12 +238,82 @@ static void find_split(tctx *c, uint64_t key, int64_t b, int64_t e, const int64_
         for (int64_t i = b; i < e; i++) {
             const int32_t r = c->rows[i];
             int64_t *h = c->hist + (int64_t)col[r] * nv;
-            add_row(f, h, r, c->mult[r]);
+            put_row(c, h, r);
         }
         /* the candidates, from the cumulative histogram (src/kernels/forest.h) */
         sb_k_forest_cumulate(c->hist, nb, nv);
-        for (int32_t t = 1; t < nb; t++) sb_k_forest_rf_at(&f->rules, tot, c->hist, c->hist, nb, feat, t, best);
+        for (int32_t t = 1; t < nb; t++) sb_k_forest_rf_at(&c->rules, tot, c->hist, c->hist, nb, feat, t, best);
     }
+}
+
+/* Each row's effective weight in fixed point. The weight is the row's sample
+ * weight times its class's weight (one float product; a factor that is absent
+ * is 1). The rows with take[r] != 0 (take NULL: every row) decide the scale: the
+ * power of two 2^e that maps the largest of them into (2^19, 2^20]; each weight
+ * times 2^e (exact) is then rounded half to even. The sums of a tree stay below
+ * ndraw x 2^20 (classification) and are checked for regression in
+ * sb_forest_fit. SB_ERR_INVALID_INPUT when every weight is zero;
+ * SB_ERR_LIMIT, with *bad the row, when a product is not finite or a positive
+ * weight falls below the resolution (2^-21 of the largest) and would vanish. */
+static sb_status quantize_weights(const fctx *f, const float *cw, const int32_t *take, int32_t *wq, int32_t *e,
+                                  int64_t *bad) {
+    const int64_t n = f->tr->nrows;
+    float mx = 0.0f;
+    for (int64_t r = 0; r < n; r++) {
+        if (take && !take[r]) continue;
+        float w = f->sw ? f->sw[r] : 1.0f;
+        if (cw) w = w * cw[f->cls[r]];
+        if (w - w != 0.0f) {
+            *bad = r;
+            return SB_ERR_LIMIT;
+        }
+        if (w > mx) mx = w;
+    }
+    if (!(mx > 0.0f)) {
+        *bad = -1;
+        return SB_ERR_INVALID_INPUT;
+    }
+    *e = sb_quantize_exponent(mx, W_LEVELS);
+    const float scale = sb_pow2f(*e);
+    for (int64_t r = 0; r < n; r++) {
+        float w = f->sw ? f->sw[r] : 1.0f;
+        if (cw) w = w * cw[f->cls[r]];
+        wq[r] = (take && !take[r]) ? 0 : sb_round_half_even_i32(w * scale);
+        if (wq[r] == 0 && w > 0.0f && (!take || take[r])) {
+            *bad = r;
+            return SB_ERR_LIMIT;
+        }
+    }
+    return SB_OK;
+}
+
+/* balanced_subsample (scikit-learn's): class k's weight in tree t is
+ * n_t / (K_t x n_tk), the counts taken over the tree's bootstrap with their
+ * multiplicity and without sample weights (n_t draws, K_t classes drawn, n_tk
+ * draws of class k), spelled (float)n_t / ((float)K_t * (float)n_tk). Times
+ * the sample weights, in fixed point with the tree's own scale (its rules'). */
+static sb_status subsample_weights(tctx *c) {
+    const fctx *f = c->f;
+    const int64_t n = f->tr->nrows;
+    int64_t *bc = sb_calloc((size_t)f->K, sizeof(int64_t));
+    float *cw = sb_malloc(sizeof(float) * (size_t)f->K);
+    if (!bc || !cw) {
+        sb_free(bc);
+        sb_free(cw);
+        return oom();
+    }
+    int64_t nt = 0;
+    for (int64_t r = 0; r < n; r++) {
+        bc[f->cls[r]] += c->cnt[r];
+        nt += c->cnt[r];
+    }
+    int32_t kt = 0;
+    for (int32_t k = 0; k < f->K; k++) kt += bc[k] > 0;
+    for (int32_t k = 0; k < f->K; k++) cw[k] = bc[k] > 0 ? (float)nt / ((float)kt * (float)bc[k]) : 0.0f;
+    sb_status st = quantize_weights(f, cw, c->cnt, c->wqt, &c->rules.wexp, &f->bad_row[c->t]);
+    sb_free(bc);
+    sb_free(cw);
+    return st;
 }
 
 /* Tree t: bootstrap, grow depth first (node ids in creation order; draws keyed
@@ -215,28 +322,42 @@ static sb_status grow_tree(tctx *c) {
     const fctx *f = c->f;
     const forest_params *p = f->p;
     const int64_t n = f->tr->nrows;
-    const int32_t nv = p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
-    /* The sample: multiplicities of n_draw draws with replacement, or every row once. */
-    memset(c->mult, 0, sizeof(int32_t) * (size_t)n);
+    const int32_t nv = f->nv;
+    /* The sample: counts of n_draw draws with replacement, or every row once. */
+    memset(c->cnt, 0, sizeof(int32_t) * (size_t)n);
     if (p->bootstrap) {
-        int64_t ndraw = p->max_samples > 0.0f ? (int64_t)(p->max_samples * (float)n) : n;
-        if (ndraw < 1) ndraw = 1;
+        const int64_t ndraw = f->ndraw;
 #ifdef SB_SABOTAGE_RNG_ORDER
         /* Separating arm for rule 6: draws from one sequential stream per
          * worker, consumed in the order the worker meets its trees. */
         static _Thread_local uint64_t pos = 0;
         for (int64_t d = 0; d < ndraw; d++)
-            c->mult[sb_rng_below(p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BOOT, pos++, (uint32_t)n)]++;
+            c->cnt[sb_rng_below(p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BOOT, pos++, (uint32_t)n)]++;
 #else
         for (int64_t d = 0; d < ndraw; d++)
-            c->mult[sb_k_forest_boot_row(p->seed, c->t, d, (uint32_t)n)]++;
+            c->cnt[sb_k_forest_boot_row(p->seed, c->t, d, (uint32_t)n)]++;
 #endif
     } else {
-        for (int64_t r = 0; r < n; r++) c->mult[r] = 1;
+        for (int64_t r = 0; r < n; r++) c->cnt[r] = 1;
+    }
+    /* Weighted: the multiplicity in the sums is the count times the row's
+     * fixed-point weight; a row of weight zero takes no part in the tree. */
+    if (f->weighted) {
+        const int32_t *wq = f->wq;
+        if (!wq) {
+            sb_status st = subsample_weights(c);
+            if (st != SB_OK) return st;
+            wq = c->wqt;
+        }
+        for (int64_t r = 0; r < n; r++) c->mult[r] = (int64_t)c->cnt[r] * wq[r];
     }
     int64_t m = 0;
     for (int64_t r = 0; r < n; r++)
-        if (c->mult[r]) c->rows[m++] = (int32_t)r;
+        if (mult_of(c, (int32_t)r)) c->rows[m++] = (int32_t)r;
+    if (m == 0) {
+        f->bad_row[c->t] = -1;
+        return SB_ERR_INVALID_INPUT; /* every row drawn has weight zero (named by sb_forest_fit) */
+    }
 
     typedef struct item {
         int32_t node, depth;
@@ -260,17 +381,21 @@ static sb_status grow_tree(tctx *c) {
         memset(tot, 0, sizeof(int64_t) * (size_t)nv);
         for (int64_t i = it.b; i < it.e; i++) {
             const int32_t r = c->rows[i];
+            const int64_t mr = mult_of(c, r);
             if (p->criterion == SB_CRIT_SQUARED) {
-                tot[0] += c->mult[r];
-                tot[1] += (int64_t)c->mult[r] * f->yq[r];
+                tot[0] += mr;
+                tot[1] += mr * f->yq[r];
             } else {
-                tot[f->cls[r]] += c->mult[r];
+                tot[f->cls[r]] += mr;
             }
+            if (f->weighted) tot[nv - 1] += c->cnt[r];
         }
-        c->nodes[it.node].w = weight_of(f, tot);
+        c->nodes[it.node].w = count_of(f, tot);
+        if (it.node == root && p->min_weight_fraction_leaf > 0.0f) /* scikit-learn: of the tree's total weight */
+            c->rules.min_w = p->min_weight_fraction_leaf * (float)weight_of(f, tot);
         fsplit s;
         memset(&s, 0, sizeof s);
-        if (sb_k_forest_may_split(&f->rules, tot, p->min_samples_split, it.depth, p->max_depth))
+        if (sb_k_forest_may_split(&c->rules, tot, p->min_samples_split, it.depth, p->max_depth))
             find_split(c, it.key, it.b, it.e, tot, &s);
         if (!s.valid) {
             int leaf = new_leaf(c, tot, nv);
@@ -296,7 +421,7 @@ static sb_status grow_tree(tctx *c) {
         nd->left = lc;
         nd->right = rc;
         /* weighted impurity decrease, for feature importance */
-        nd->gain = sb_k_forest_gain(&f->rules, s.score, tot);
+        nd->gain = sb_k_forest_gain(&c->rules, s.score, tot);
         stack[sp++] = (item){rc, it.depth + 1, mid, it.e, sb_k_forest_child_key(it.key, 1)};
         stack[sp++] = (item){lc, it.depth + 1, it.b, mid, sb_k_forest_child_key(it.key, 0)};
     }
@@ -312,7 +437,7 @@ nomem:
 /* The grown tree as K model trees (one per class) with leaves divided by T. */
 static sb_status emit(tctx *c) {
     const fctx *f = c->f;
-    const int32_t T = f->p->n_estimators, nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    const int32_t T = f->p->n_estimators, nv = f->nv;
     const int32_t ncopies = f->p->criterion == SB_CRIT_SQUARED ? 1 : f->K;
     for (int32_t k = 0; k < ncopies; k++) {
         sb_tree *tr = &f->trees[(int64_t)c->t * ncopies + k];
@@ -341,28 +466,34 @@ static sb_status emit(tctx *c) {
 static void tree_task(void *ctx, int64_t t) {
     fctx *f = ctx;
     const int64_t n = f->tr->nrows;
-    const int32_t nf = f->tr->ncols, nv = f->p->criterion == SB_CRIT_SQUARED ? 2 : f->K;
+    const int32_t nf = f->tr->ncols, nv = f->nv;
     tctx c;
     memset(&c, 0, sizeof c);
     c.f = f;
     c.t = (int32_t)t;
+    c.rules = f->rules;
     c.rows = sb_malloc(sizeof(int32_t) * (size_t)n);
     c.tmp = sb_malloc(sizeof(int32_t) * (size_t)n);
-    c.mult = sb_malloc(sizeof(int32_t) * (size_t)n);
+    c.cnt = sb_malloc(sizeof(int32_t) * (size_t)n);
+    if (f->weighted) c.mult = sb_malloc(sizeof(int64_t) * (size_t)n);
+    if (f->weighted && !f->wq) c.wqt = sb_malloc(sizeof(int32_t) * (size_t)n);
     c.hist = sb_malloc(sizeof(int64_t) * (size_t)nv * (SB_MAX_BIN + 1));
     c.tot = sb_malloc(sizeof(int64_t) * (size_t)nv);
     c.lsum = sb_malloc(sizeof(int64_t) * (size_t)nv);
     c.keys = sb_malloc(sizeof(uint32_t) * (size_t)nf);
     c.order = sb_malloc(sizeof(int32_t) * (size_t)nf);
     sb_status st;
-    if (!c.rows || !c.tmp || !c.mult || !c.hist || !c.tot || !c.lsum || !c.keys || !c.order)
+    if (!c.rows || !c.tmp || !c.cnt || (f->weighted && !c.mult) || (f->weighted && !f->wq && !c.wqt) || !c.hist ||
+        !c.tot || !c.lsum || !c.keys || !c.order)
         st = oom();
     else if ((st = grow_tree(&c)) == SB_OK)
         st = emit(&c);
     f->status[t] = st;
     sb_free(c.rows);
     sb_free(c.tmp);
+    sb_free(c.cnt);
     sb_free(c.mult);
+    sb_free(c.wqt);
     sb_free(c.hist);
     sb_free(c.tot);
     sb_free(c.lsum);
@@ -374,6 +505,60 @@ static void tree_task(void *ctx, int64_t t) {
 
 /* ---- fit ---- */
 
+/* The refusal for a weight quantize_weights could not represent (tree t, or
+ * -1: the whole training set). */
+static sb_status weight_limit(const fctx *f, int64_t r, int32_t t) {
+    char where[48] = "";
+    if (t >= 0) snprintf(where, sizeof where, " in tree %d", (int)t);
+    float w = f->sw ? f->sw[r] : 1.0f;
+    return sb_fail(SB_ERR_LIMIT,
+                   "forest: the weight of row %lld%s (sample weight %g times its class weight) is not finite, or is "
+                   "positive but below the fixed-point resolution (2^-21 of the largest weight), where it would count "
+                   "as zero", (long long)r, where, (double)w);
+}
+
+/* Weighted training (sample weights or class_weight): the per-class weights
+ * (explicit, or scikit-learn's "balanced": n / (K x n_k) over the training set,
+ * K the classes present, spelled (float)n / ((float)K * (float)n_k)) and, except
+ * for balanced_subsample with a bootstrap (each tree's own, in grow_tree), every
+ * row's fixed-point weight, recorded as the card stage forest.weight_fixed. */
+static sb_status prepare_weights(fctx *f, sb_card *card) {
+    const forest_params *p = f->p;
+    const int64_t n = f->tr->nrows;
+    const int32_t mode = p->class_weight == SB_CW_SUBSAMPLE && !p->bootstrap ? SB_CW_BALANCED : p->class_weight;
+    if (mode == SB_CW_LIST || mode == SB_CW_BALANCED) {
+        if (!(f->cw = sb_malloc(sizeof(float) * (size_t)f->K))) return oom();
+        if (mode == SB_CW_LIST) {
+            for (int32_t k = 0; k < f->K; k++) f->cw[k] = p->cw[k];
+        } else {
+            int64_t *nk = sb_calloc((size_t)f->K, sizeof(int64_t));
+            if (!nk) return oom();
+            for (int64_t r = 0; r < n; r++) nk[f->cls[r]]++;
+            int32_t kp = 0;
+            for (int32_t k = 0; k < f->K; k++) kp += nk[k] > 0;
+            for (int32_t k = 0; k < f->K; k++)
+                f->cw[k] = nk[k] > 0 ? (float)n / ((float)kp * (float)nk[k]) : 0.0f;
+            sb_free(nk);
+        }
+    }
+    if (mode == SB_CW_SUBSAMPLE) {
+        int64_t r = 0;
+        while (f->sw && r < n && !(f->sw[r] > 0.0f)) r++;
+        if (f->sw && r == n)
+            return sb_fail(SB_ERR_INVALID_INPUT, "forest: every row's sample weight is zero; nothing to learn from");
+        return SB_OK;
+    }
+    if (!(f->wq = sb_malloc(sizeof(int32_t) * (size_t)n))) return oom();
+    int64_t bad = -1;
+    sb_status st = quantize_weights(f, f->cw, NULL, f->wq, &f->wexp, &bad);
+    if (st == SB_ERR_INVALID_INPUT)
+        return sb_fail(SB_ERR_INVALID_INPUT, "forest: every row's weight (sample_weight x class weight) is zero; "
+                                             "nothing to learn from");
+    if (st == SB_ERR_LIMIT) return weight_limit(f, bad, -1);
+    if (card) return sb_card_record(card, "forest.weight_fixed", SB_DTYPE_I32, f->wq, (uint64_t)n);
+    return SB_OK;
+}
+
 /* Every tree on the forest device the parameters name (forest_dev.c): the
  * same draws, sums and kernel bodies, so the same trees as tree_task's. */
 static sb_status grow_on_device(fctx *f) {
@@ -383,6 +568,11 @@ static sb_status grow_on_device(fctx *f) {
      * give other trees, so they are refused rather than ignored */
     if (f->tr->weight)
         return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "forest device: sample weights are not supported on a device yet");
+    if (p->class_weight != SB_CW_NONE)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "forest device: class_weight is not supported on a device yet");
+    if (p->min_weight_fraction_leaf > 0.0f)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                       "forest device: min_weight_fraction_leaf is not supported on a device yet");
     sb_fdev_setup s;
     memset(&s, 0, sizeof s);
     s.binned = f->binned;
@@ -420,7 +610,16 @@ static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t
         }
     }
     *K = p->classification ? (maxc + 1 < 2 ? 2 : maxc + 1) : 1;
-    if (t->weight) return sb_fail(SB_ERR_INVALID_ARGUMENT, "forests do not take sample weights yet");
+    if (t->weight)
+        for (int64_t r = 0; r < t->nrows; r++) {
+            float w = t->weight[r];
+            if (!(w >= 0.0f) || w - w != 0.0f)
+                return sb_fail(SB_ERR_INVALID_INPUT, "sample weight of row %lld is %g; weights must be finite and >= 0",
+                               (long long)r, (double)w);
+        }
+    if (p->class_weight == SB_CW_LIST && p->cw_max >= *K)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight names class %d; the labels are classes 0..%d",
+                       (int)p->cw_max, (int)*K - 1);
     return SB_OK;
 }
 
@@ -446,9 +645,15 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     f.binned = sb_malloc((size_t)n * (size_t)nf);
     f.trees = sb_calloc((size_t)p.n_estimators * (size_t)ncopies, sizeof(sb_tree));
     f.status = sb_malloc(sizeof(sb_status) * (size_t)p.n_estimators);
+    f.bad_row = sb_calloc((size_t)p.n_estimators, sizeof(int64_t));
     if (p.classification) f.cls = sb_malloc(sizeof(int32_t) * (size_t)n);
     else f.yq = sb_malloc(sizeof(int32_t) * (size_t)n);
-    if (!f.binned || !f.trees || !f.status || (!f.cls && !f.yq)) {
+    f.weighted = f.tr->weight != NULL || p.class_weight != SB_CW_NONE;
+    f.sw = f.tr->weight;
+    f.nv = (p.classification ? f.K : 2) + f.weighted;
+    f.ndraw = p.bootstrap && p.max_samples > 0.0f ? (int64_t)(p.max_samples * (float)n) : n;
+    if (f.ndraw < 1) f.ndraw = 1;
+    if (!f.binned || !f.trees || !f.status || !f.bad_row || (!f.cls && !f.yq)) {
         st = oom();
         goto done;
     }
@@ -461,23 +666,46 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     if (p.classification) {
         for (int64_t r = 0; r < n; r++) f.cls[r] = (int32_t)f.tr->label[r];
     } else {
-        float mx = 0.0f;
+        float mx = 0.0f, levels = Y_LEVELS;
         for (int64_t r = 0; r < n; r++) {
             float a = sb_u2f(sb_f2u(f.tr->label[r]) & 0x7FFFFFFFu);
             if (a > mx) mx = a;
         }
-        f.yscale = mx > 0.0f ? sb_pow2f(sb_quantize_exponent(mx, Y_LEVELS)) : 1.0f;
+        if (f.weighted) {
+            /* sums of ndraw rows of weight <= 2^20 and |y| <= 2^L fit 2^62 */
+            int32_t b = 0, L;
+            while (b < 40 && (INT64_C(1) << b) < f.ndraw) b++;
+            L = 62 - W_BITS - b < 30 ? 62 - W_BITS - b : 30;
+            if (L < WY_MIN_BITS) {
+                st = sb_fail(SB_ERR_LIMIT,
+                             "forest: weighted regression on %lld drawn rows leaves y %d bits of fixed point; at most "
+                             "%lld rows a tree (2^%d) keep the %d bits needed",
+                             (long long)f.ndraw, (int)L, (long long)(INT64_C(1) << (62 - W_BITS - WY_MIN_BITS)),
+                             62 - W_BITS - WY_MIN_BITS, WY_MIN_BITS);
+                goto done;
+            }
+            levels = sb_pow2f(L);
+        }
+        f.yscale = mx > 0.0f ? sb_pow2f(sb_quantize_exponent(mx, levels)) : 1.0f;
         for (int64_t r = 0; r < n; r++) f.yq[r] = sb_round_half_even_i32(f.tr->label[r] * f.yscale);
         if (card && (st = sb_card_record(card, "forest.y_fixed", SB_DTYPE_I32, f.yq, (uint64_t)n)) != SB_OK) goto done;
     }
-    set_rules(&f);
     if (p.device != SB_FOREST_DEVICE_CPU) {
+        set_rules(&f);
         if ((st = grow_on_device(&f)) != SB_OK) goto done;
     } else {
+        if (f.weighted && (st = prepare_weights(&f, card)) != SB_OK) goto done;
+        set_rules(&f);
         sb_parallel_for(p.n_estimators, tree_task, &f);
         for (int32_t t = 0; t < p.n_estimators; t++)
             if (f.status[t] != SB_OK) {
-                st = f.status[t] == SB_ERR_OUT_OF_MEMORY ? oom() : sb_fail(f.status[t], "forest: tree %d failed", (int)t);
+                if (f.status[t] == SB_ERR_OUT_OF_MEMORY) st = oom();
+                else if (f.status[t] == SB_ERR_INVALID_INPUT)
+                    st = sb_fail(SB_ERR_INVALID_INPUT,
+                                 "forest: tree %d's sample holds only rows of weight zero (sample_weight x class "
+                                 "weight); give fewer zero weights or more rows", (int)t);
+                else if (f.status[t] == SB_ERR_LIMIT) st = weight_limit(&f, f.bad_row[t], t);
+                else st = sb_fail(f.status[t], "forest: tree %d failed", (int)t);
                 goto done;
             }
     }
@@ -514,6 +742,9 @@ done:
     sb_free(f.cls);
     sb_free(f.yq);
     sb_free(f.status);
+    sb_free(f.bad_row);
+    sb_free(f.wq);
+    sb_free(f.cw);
     if (f.trees)
         for (int64_t i = 0; i < (int64_t)p.n_estimators * ncopies; i++) sb_free(f.trees[i].nodes);
     sb_free(f.trees);

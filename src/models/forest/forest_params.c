@@ -20,6 +20,57 @@ static sb_status parse_bool(const char *key, const char *v, int32_t *out) {
     return SB_OK;
 }
 
+/* class_weight: "balanced", "balanced_subsample", "none", or explicit weights
+ * "k:w;k:w..." (class index k in 0..SB_FOREST_MAX_CLASS-1, weight w finite and
+ * >= 0; ',' separates pairs too where the text does not pass sb_params_parse,
+ * which splits on commas). A class listed twice, or a malformed pair, is a
+ * named error; classes not listed keep weight 1. */
+static sb_status parse_class_weight(const char *v, forest_params *p) {
+    p->cw_max = -1;
+    if (!strcmp(v, "balanced")) {
+        p->class_weight = SB_CW_BALANCED;
+        return SB_OK;
+    }
+    if (!strcmp(v, "balanced_subsample")) {
+        p->class_weight = SB_CW_SUBSAMPLE;
+        return SB_OK;
+    }
+    if (!strcmp(v, "none") || !strcmp(v, "None") || !*v) {
+        p->class_weight = SB_CW_NONE;
+        return SB_OK;
+    }
+    p->class_weight = SB_CW_LIST;
+    for (int32_t k = 0; k < SB_FOREST_MAX_CLASS; k++) {
+        p->cw[k] = 1.0f;
+        p->cw_listed[k] = 0;
+    }
+    const char *s = v;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long k = strtol(s, &end, 10);
+        if (end == s || *end != ':' || errno || k < 0 || k >= SB_FOREST_MAX_CLASS)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                           "class_weight='%s': balanced, balanced_subsample, or class:weight pairs such as "
+                           "'0:1;1:2.5' (classes 0..%d)", v, SB_FOREST_MAX_CLASS - 1);
+        s = end + 1;
+        float w = strtof(s, &end);
+        if (end == s || (*end && *end != ';' && *end != ','))
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight='%s': the weight of class %ld is not a number", v, k);
+        if (!(w >= 0.0f) || w - w != 0.0f)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                           "class_weight='%s': the weight of class %ld must be finite and >= 0", v, k);
+        if (p->cw_listed[k])
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight='%s': class %ld is listed twice", v, k);
+        p->cw[k] = w;
+        p->cw_listed[k] = 1;
+        if (k > p->cw_max) p->cw_max = (int32_t)k;
+        s = *end ? end + 1 : end;
+    }
+    if (p->cw_max < 0) return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight='%s' lists no class", v);
+    return SB_OK;
+}
+
 static int is(const char *key, const char *a, const char *b) { return !strcmp(key, a) || (b && !strcmp(key, b)); }
 
 sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
@@ -48,6 +99,7 @@ sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
     p->bootstrap = !p->extra;
     p->max_bin = 255;
     p->bin_sample_rows = 200000;
+    p->cw_max = -1;
     sb_numeric_mode m;
     sb_status st = sb_params_resolve_mode(params, p->extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST, &m);
     if (st != SB_OK) return st;
@@ -94,6 +146,10 @@ sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
             if ((st = parse_int(key, v, 2, 255, &i)) == SB_OK) p->max_bin = (int32_t)i;
         } else if (is(key, "bin_sample_rows", NULL)) {
             if ((st = parse_int(key, v, 1000, INT64_C(1) << 40, &i)) == SB_OK) p->bin_sample_rows = i;
+        } else if (is(key, "class_weight", NULL)) {
+            st = parse_class_weight(v, p);
+        } else if (is(key, "min_weight_fraction_leaf", NULL)) {
+            st = sb_param_float(key, v, 0.0f, 0.5f, 0, &p->min_weight_fraction_leaf);
         } else if (is(key, "device", "device_type")) {
             if (!strcmp(v, "cpu")) {
                 p->device = SB_FOREST_DEVICE_CPU;
@@ -124,6 +180,8 @@ sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
                        p->classification ? "classification" : "regression");
     if (p->max_samples > 0.0f && !p->bootstrap)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "max_samples needs bootstrap=true");
+    if (p->class_weight != SB_CW_NONE && !p->classification)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight is for classification forests");
     return SB_OK;
 }
 
@@ -155,17 +213,46 @@ sb_status sb_forest_params_text(const forest_params *p, char **out) {
     case SB_MAXF_COUNT: snprintf(maxf, sizeof maxf, "%d", (int)p->max_features_count); break;
     default: snprintf(maxf, sizeof maxf, "%.9g", (double)p->max_features_fraction); break;
     }
-    char buf[1024];
-    int n = snprintf(buf, sizeof buf,
-                     "bin_sample_rows=%lld\nbootstrap=%d\ncriterion=%s\nmax_bin=%d\nmax_depth=%d\nmax_features=%s\n"
-                     "max_samples=%.9g\nmin_samples_leaf=%lld\nmin_samples_split=%lld\nmodel=%s\nn_estimators=%d\n"
+    /* class_weight and min_weight_fraction_leaf appear only when set, so an
+     * unweighted model's text (and bytes) are what they were before them. */
+    char *cw = sb_malloc((size_t)SB_FOREST_MAX_CLASS * 24 + 64);
+    if (!cw) return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    size_t at = 0;
+    cw[0] = 0;
+    if (p->class_weight == SB_CW_BALANCED) at = (size_t)sprintf(cw, "class_weight=balanced\n");
+    else if (p->class_weight == SB_CW_SUBSAMPLE) at = (size_t)sprintf(cw, "class_weight=balanced_subsample\n");
+    else if (p->class_weight == SB_CW_LIST) {
+        at = (size_t)sprintf(cw, "class_weight=");
+        for (int32_t k = 0, first = 1; k <= p->cw_max; k++)
+            if (p->cw_listed[k]) {
+                at += (size_t)sprintf(cw + at, "%s%d:%.9g", first ? "" : ";", (int)k, (double)p->cw[k]);
+                first = 0;
+            }
+        at += (size_t)sprintf(cw + at, "\n");
+    }
+    char mwf[48] = "";
+    if (p->min_weight_fraction_leaf > 0.0f)
+        snprintf(mwf, sizeof mwf, "min_weight_fraction_leaf=%.9g\n", (double)p->min_weight_fraction_leaf);
+    size_t cap = at + 1024;
+    char *buf = sb_malloc(cap);
+    if (!buf) {
+        sb_free(cw);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    int n = snprintf(buf, cap,
+                     "bin_sample_rows=%lld\nbootstrap=%d\n%scriterion=%s\nmax_bin=%d\nmax_depth=%d\nmax_features=%s\n"
+                     "max_samples=%.9g\nmin_samples_leaf=%lld\nmin_samples_split=%lld\n%smodel=%s\nn_estimators=%d\n"
                      "numeric_mode=%s\nobjective=%s\nseed=%llu\n",
-                     (long long)p->bin_sample_rows, (int)p->bootstrap, crit[p->criterion], (int)p->max_bin,
+                     (long long)p->bin_sample_rows, (int)p->bootstrap, cw, crit[p->criterion], (int)p->max_bin,
                      (int)p->max_depth, maxf, (double)p->max_samples, (long long)p->min_samples_leaf,
-                     (long long)p->min_samples_split, p->extra ? "extra_trees" : "random_forest",
+                     (long long)p->min_samples_split, mwf, p->extra ? "extra_trees" : "random_forest",
                      (int)p->n_estimators, sb_numeric_mode_name((sb_numeric_mode)p->numeric_mode),
                      p->classification ? "classification" : "regression", (unsigned long long)p->seed);
-    if (n < 0 || n >= (int)sizeof buf) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
-    *out = sb_strdup(buf);
-    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    sb_free(cw);
+    if (n < 0 || (size_t)n >= cap) {
+        sb_free(buf);
+        return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    }
+    *out = buf;
+    return SB_OK;
 }

@@ -9,6 +9,9 @@
 enum { SB_CRIT_GINI = 0, SB_CRIT_ENTROPY = 1, SB_CRIT_SQUARED = 2 };
 enum { SB_FOREST_DEVICE_CPU = 0, SB_FOREST_DEVICE_CUDA = 1, SB_FOREST_DEVICE_CPU_BATCHED = 2 };
 enum { SB_MAXF_SQRT = 0, SB_MAXF_LOG2 = 1, SB_MAXF_ALL = 2, SB_MAXF_COUNT = 3, SB_MAXF_FRACTION = 4 };
+/* class_weight: none, "balanced" (over the training set), "balanced_subsample"
+ * (over each tree's bootstrap), or explicit per-class weights "k:w;k:w". */
+enum { SB_CW_NONE = 0, SB_CW_BALANCED = 1, SB_CW_SUBSAMPLE = 2, SB_CW_LIST = 3 };
 
 typedef struct forest_params {
     int32_t extra;            /* 0: random forest; 1: Extra Trees */
@@ -27,6 +30,11 @@ typedef struct forest_params {
     int64_t bin_sample_rows;
     int32_t numeric_mode;
     int32_t device;           /* SB_FOREST_DEVICE_*: where the trees grow (not in the model: every device gives its bits) */
+    float min_weight_fraction_leaf; /* [0, 0.5]: a child's share of the tree's total weight */
+    int32_t class_weight;           /* SB_CW_* */
+    int32_t cw_max;                 /* SB_CW_LIST: the largest class listed */
+    float cw[SB_FOREST_MAX_CLASS];  /* SB_CW_LIST: each class's weight (1 when not listed) */
+    uint8_t cw_listed[SB_FOREST_MAX_CLASS];
 } forest_params;
 
 /* Defaults (by family and task), then every key of params; an unknown key, a
