@@ -105,7 +105,7 @@ CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPI
 LDLIBS := -pthread -lm
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c)) \
-  $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c) src/backends/opencl/tdev_opencl.c
+  $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c) src/backends/opencl/tdev_opencl.c src/backends/opencl/ocl_common.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
   $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/tdev_cl_src.o)
 

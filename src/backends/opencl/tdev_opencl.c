@@ -39,6 +39,7 @@
  * every partition is the stable one (tests).
  */
 #include "../tdev.h"
+#include "ocl_common.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,120 +63,8 @@ void sb_tdev_opencl_describe(char *buf, size_t cap) {
 
 #else
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <time.h>
 
-/* ---- the OpenCL ABI (Khronos cl.h), as much as is used ---- */
-
-typedef int32_t cl_int;
-typedef uint32_t cl_uint;
-typedef uint64_t cl_ulong;
-typedef cl_ulong cl_bitfield;
-typedef struct _cl_platform_id *cl_platform_id;
-typedef struct _cl_device_id *cl_device_id;
-typedef struct _cl_context *cl_context;
-typedef struct _cl_command_queue *cl_command_queue;
-typedef struct _cl_mem *cl_mem;
-typedef struct _cl_program *cl_program;
-typedef struct _cl_kernel *cl_kernel;
-typedef struct _cl_event *cl_event;
-
-#define CL_SUCCESS 0
-#define CL_DEVICE_NOT_FOUND (-1)
-#define CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)
-#define CL_OUT_OF_RESOURCES (-5)
-#define CL_OUT_OF_HOST_MEMORY (-6)
-#define CL_PLATFORM_NOT_FOUND_KHR (-1001)
-#define CL_DEVICE_TYPE_GPU ((cl_bitfield)1 << 2)
-#define CL_DEVICE_TYPE_ALL ((cl_bitfield)0xFFFFFFFF)
-#define CL_PLATFORM_VERSION 0x0901
-#define CL_PLATFORM_NAME 0x0902
-#define CL_DEVICE_TYPE 0x1000
-#define CL_DEVICE_MAX_COMPUTE_UNITS 0x1002
-#define CL_DEVICE_MAX_WORK_GROUP_SIZE 0x1004
-#define CL_DEVICE_SINGLE_FP_CONFIG 0x101B
-#define CL_DEVICE_LOCAL_MEM_SIZE 0x1023
-#define CL_DEVICE_ENDIAN_LITTLE 0x1026
-#define CL_DEVICE_NAME 0x102B
-#define CL_DRIVER_VERSION 0x102D
-#define CL_DEVICE_PROFILE 0x102E
-#define CL_DEVICE_EXTENSIONS 0x1030
-#define CL_DEVICE_OPENCL_C_VERSION 0x103D
-#define CL_FP_DENORM ((cl_bitfield)1 << 0)
-#define CL_FP_ROUND_TO_NEAREST ((cl_bitfield)1 << 2)
-#define CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ((cl_bitfield)1 << 7)
-#define CL_MEM_READ_WRITE ((cl_bitfield)1 << 0)
-#define CL_PROGRAM_BUILD_LOG 0x1183
-#define CL_KERNEL_WORK_GROUP_SIZE 0x11B0
-#define CL_KERNEL_LOCAL_MEM_SIZE 0x11B2
-#define CL_TRUE 1
-
-/* The loader's functions, resolved by name at first use. */
-#define OCL_FUNCS(X)                                                                                              \
-    X(cl_int, clGetPlatformIDs, (cl_uint, cl_platform_id *, cl_uint *))                                           \
-    X(cl_int, clGetPlatformInfo, (cl_platform_id, cl_uint, size_t, void *, size_t *))                            \
-    X(cl_int, clGetDeviceIDs, (cl_platform_id, cl_bitfield, cl_uint, cl_device_id *, cl_uint *))                 \
-    X(cl_int, clGetDeviceInfo, (cl_device_id, cl_uint, size_t, void *, size_t *))                                \
-    X(cl_context, clCreateContext,                                                                                \
-      (const intptr_t *, cl_uint, const cl_device_id *, void (*)(const char *, const void *, size_t, void *),     \
-       void *, cl_int *))                                                                                         \
-    X(cl_int, clReleaseContext, (cl_context))                                                                     \
-    X(cl_command_queue, clCreateCommandQueue, (cl_context, cl_device_id, cl_bitfield, cl_int *))                 \
-    X(cl_int, clReleaseCommandQueue, (cl_command_queue))                                                          \
-    X(cl_mem, clCreateBuffer, (cl_context, cl_bitfield, size_t, void *, cl_int *))                               \
-    X(cl_int, clReleaseMemObject, (cl_mem))                                                                       \
-    X(cl_program, clCreateProgramWithSource, (cl_context, cl_uint, const char **, const size_t *, cl_int *))     \
-    X(cl_int, clBuildProgram,                                                                                     \
-      (cl_program, cl_uint, const cl_device_id *, const char *, void (*)(cl_program, void *), void *))            \
-    X(cl_int, clGetProgramBuildInfo, (cl_program, cl_device_id, cl_uint, size_t, void *, size_t *))              \
-    X(cl_int, clReleaseProgram, (cl_program))                                                                     \
-    X(cl_kernel, clCreateKernel, (cl_program, const char *, cl_int *))                                           \
-    X(cl_int, clReleaseKernel, (cl_kernel))                                                                       \
-    X(cl_int, clSetKernelArg, (cl_kernel, cl_uint, size_t, const void *))                                        \
-    X(cl_int, clGetKernelWorkGroupInfo, (cl_kernel, cl_device_id, cl_uint, size_t, void *, size_t *))            \
-    X(cl_int, clEnqueueNDRangeKernel,                                                                             \
-      (cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *, const size_t *, cl_uint,             \
-       const cl_event *, cl_event *))                                                                             \
-    X(cl_int, clEnqueueReadBuffer,                                                                                \
-      (cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint, const cl_event *, cl_event *))         \
-    X(cl_int, clEnqueueWriteBuffer,                                                                               \
-      (cl_command_queue, cl_mem, cl_uint, size_t, size_t, const void *, cl_uint, const cl_event *, cl_event *))   \
-    X(cl_int, clEnqueueCopyBuffer,                                                                                \
-      (cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event *, cl_event *))          \
-    X(cl_int, clFinish, (cl_command_queue))
-
-static struct {
-#define OCL_FIELD(ret, name, args) ret(*name) args;
-    OCL_FUNCS(OCL_FIELD)
-#undef OCL_FIELD
-} cl;
-
-static pthread_once_t g_load_once = PTHREAD_ONCE_INIT;
-static char g_load_err[512]; /* empty when the loader and every function were found */
-
-static void load_opencl(void) {
-    void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) h = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(g_load_err, sizeof g_load_err, "no OpenCL loader (libOpenCL.so.1: %s)", dlerror());
-        return;
-    }
-    void *f;
-#define OCL_LOAD(ret, name, args)                                                                   \
-    if (!(f = dlsym(h, #name))) {                                                                 \
-        snprintf(g_load_err, sizeof g_load_err, "the OpenCL loader lacks %s", #name);             \
-        return;                                                                                   \
-    }                                                                                             \
-    memcpy(&cl.name, &f, sizeof f);
-    OCL_FUNCS(OCL_LOAD)
-#undef OCL_LOAD
-}
-
-static const char *loader_error(void) {
-    pthread_once(&g_load_once, load_opencl);
-    return g_load_err[0] ? g_load_err : NULL;
-}
 
 /* The kernel source with its #includes inlined (build/gen/tdev_cl_src.c). */
 extern const char *const sb_tdev_cl_src[];
@@ -199,97 +88,6 @@ typedef struct fgroup { /* features [f0, f1) whose bins are entries [e0, e1) (td
 
 /* ---- devices ---- */
 
-typedef struct ocl_dev {
-    cl_platform_id platform;
-    cl_device_id device;
-    int pi, di; /* platform index, device index within it */
-} ocl_dev;
-
-/* Every device of every platform, in platform order (malloc'ed), or a named refusal. */
-static sb_status list_devices(ocl_dev **out, int *count) {
-    *out = NULL;
-    *count = 0;
-    const char *le = loader_error();
-    if (le) return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': %s", le);
-    cl_uint np = 0;
-    cl_int e = cl.clGetPlatformIDs(0, NULL, &np);
-    if (e == CL_PLATFORM_NOT_FOUND_KHR || np == 0)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                       "device 'opencl': no OpenCL platform (an ICD such as pocl-opencl-icd; /etc/OpenCL/vendors lists them)");
-    if (e != CL_SUCCESS) return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': clGetPlatformIDs failed (%d)", e);
-    cl_platform_id ps[64];
-    if (np > 64) np = 64;
-    if (cl.clGetPlatformIDs(np, ps, NULL) != CL_SUCCESS)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': clGetPlatformIDs failed");
-    ocl_dev *list = NULL;
-    int n = 0;
-    for (cl_uint p = 0; p < np; p++) {
-        cl_uint nd = 0;
-        if (cl.clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0) continue;
-        cl_device_id *ds = sb_malloc(sizeof(cl_device_id) * nd);
-        ocl_dev *l2 = sb_realloc(list, sizeof(ocl_dev) * (size_t)(n + (int)nd));
-        if (!ds || !l2) {
-            sb_free(ds);
-            sb_free(l2 ? l2 : list);
-            return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
-        }
-        list = l2;
-        if (cl.clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, nd, ds, &nd) == CL_SUCCESS)
-            for (cl_uint k = 0; k < nd; k++) list[n++] = (ocl_dev){ps[p], ds[k], (int)p, (int)k};
-        sb_free(ds);
-    }
-    if (n == 0) {
-        sb_free(list);
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': %u OpenCL platform(s) but no device", np);
-    }
-    *out = list;
-    *count = n;
-    return SB_OK;
-}
-
-static void dev_string(cl_device_id d, cl_uint what, char *buf, size_t cap) {
-    buf[0] = '\0';
-    if (cl.clGetDeviceInfo(d, what, cap - 1, buf, NULL) != CL_SUCCESS) snprintf(buf, cap, "?");
-    buf[cap - 1] = '\0';
-}
-
-static void plat_string(cl_platform_id p, cl_uint what, char *buf, size_t cap) {
-    buf[0] = '\0';
-    if (cl.clGetPlatformInfo(p, what, cap - 1, buf, NULL) != CL_SUCCESS) snprintf(buf, cap, "?");
-    buf[cap - 1] = '\0';
-}
-
-/* NULL when the device can meet the profile and run the tree device, else
- * the reason (a short name, then why). */
-static const char *device_refusal(cl_device_id d, char *why, size_t cap) {
-    cl_bitfield fp = 0;
-    char ext[8192], prof[64], cver[128];
-    if (cl.clGetDeviceInfo(d, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL) != CL_SUCCESS) fp = 0;
-    dev_string(d, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
-    dev_string(d, CL_DEVICE_PROFILE, prof, sizeof prof);
-    dev_string(d, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
-    cl_uint little = 0;
-    if (cl.clGetDeviceInfo(d, CL_DEVICE_ENDIAN_LITTLE, sizeof little, &little, NULL) != CL_SUCCESS) little = 0;
-    int major = 0, minor = 0;
-    const uint32_t probe = 1;
-    if (!(fp & CL_FP_DENORM))
-        snprintf(why, cap, "no-denormals: the device flushes single-precision denormals; the profile keeps them");
-    else if (!(fp & CL_FP_ROUND_TO_NEAREST))
-        snprintf(why, cap, "no-round-to-nearest: CL_FP_ROUND_TO_NEAREST missing");
-    else if (!(fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT))
-        snprintf(why, cap, "no-correctly-rounded-divide-sqrt: CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT missing");
-    else if (sscanf(cver, "OpenCL C %d.%d", &major, &minor) != 2 || major * 10 + minor < 12)
-        snprintf(why, cap, "no-opencl-c-1.2: the device reports '%s'", cver);
-    else if (strcmp(prof, "FULL_PROFILE") != 0 && !strstr(ext, "cles_khr_int64"))
-        snprintf(why, cap, "no-int64: %s without cles_khr_int64", prof);
-    else if (!strstr(ext, "cl_khr_int64_base_atomics"))
-        snprintf(why, cap, "no-int64-atomics: cl_khr_int64_base_atomics missing (the histograms' exact 64-bit sums)");
-    else if ((little == CL_TRUE) != (*(const unsigned char *)&probe == 1))
-        snprintf(why, cap, "byte-order: the device's byte order differs from the host's");
-    else
-        return NULL;
-    return why;
-}
 
 /* How the tree device builds histograms on device d: 1 in local memory (a
  * work-group's bins for a group of features, when the device's local memory
@@ -302,8 +100,8 @@ static const char *device_refusal(cl_device_id d, char *why, size_t cap) {
 static int hist_path(cl_device_id d, char *why, size_t cap) {
     cl_ulong lm = 0;
     cl_uint cus = 0;
-    if (cl.clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
-    if (cl.clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL) != CL_SUCCESS) cus = 0;
+    if (sb_cl.clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
+    if (sb_cl.clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL) != CL_SUCCESS) cus = 0;
     const char *env = getenv("SAMEBITS_OPENCL_HIST");
     if (env && !strcmp(env, "global")) {
         snprintf(why, cap, "by global atomics (SAMEBITS_OPENCL_HIST=global)");
@@ -318,36 +116,6 @@ static int hist_path(cl_device_id d, char *why, size_t cap) {
     return 1;
 }
 
-/* The device SAMEBITS_OPENCL_DEVICE names (or the default) out of list. */
-static sb_status pick_device(const ocl_dev *list, int n, int *out) {
-    const char *s = getenv("SAMEBITS_OPENCL_DEVICE");
-    *out = -1;
-    if (!s || !*s) {
-        for (int i = 0; i < n && *out < 0; i++) {
-            cl_bitfield t = 0;
-            if (cl.clGetDeviceInfo(list[i].device, CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
-                (t & CL_DEVICE_TYPE_GPU))
-                *out = i;
-        }
-        if (*out < 0) *out = 0;
-        return SB_OK;
-    }
-    int a = -1, b = -1;
-    char tail;
-    if (sscanf(s, "%d:%d%c", &a, &b, &tail) == 2 && a >= 0 && b >= 0) {
-        for (int i = 0; i < n; i++)
-            if (list[i].pi == a && list[i].di == b) *out = i;
-    } else if (sscanf(s, "%d%c", &a, &tail) == 1 && a >= 0) {
-        if (a < n) *out = a;
-    } else {
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_OPENCL_DEVICE='%s': expected P:D or N (samebits doctor lists them)", s);
-    }
-    if (*out < 0)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                       "device 'opencl': SAMEBITS_OPENCL_DEVICE='%s' names no device (%d present; samebits doctor lists them)",
-                       s, n);
-    return SB_OK;
-}
 
 /* ---- the tree device ---- */
 
@@ -391,20 +159,14 @@ struct sb_tdev {
     long tcalls[8];
 };
 
-static sb_status cl_fail(cl_int e, const char *what) {
-    return sb_fail(e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_HOST_MEMORY || e == CL_OUT_OF_RESOURCES
-                       ? SB_ERR_OUT_OF_MEMORY
-                       : SB_ERR_INTERNAL,
-                   "opencl: %s failed (%d)", what, e);
-}
 #define CK(call, what)                                     \
     do {                                                   \
         cl_int e_ = (call);                                \
-        if (e_ != CL_SUCCESS) return cl_fail(e_, what);    \
+        if (e_ != CL_SUCCESS) return sb_ocl_fail(e_, what);    \
     } while (0)
 
 static void rel(cl_mem *m) {
-    if (*m) cl.clReleaseMemObject(*m);
+    if (*m) sb_cl.clReleaseMemObject(*m);
     *m = NULL;
 }
 
@@ -413,7 +175,7 @@ static const char *const k_tnames[8] = {"gradients", "quantize", "set_rows", "pa
 
 static void ocl_close(sb_tdev *d) {
     if (!d) return;
-    if (d->q) cl.clFinish(d->q);
+    if (d->q) sb_cl.clFinish(d->q);
     if (d->timing) {
         double total = 0.0;
         for (int k = 0; k < 8; k++) total += d->tms[k];
@@ -442,27 +204,27 @@ static void ocl_close(sb_tdev *d) {
                 (long long)d->part_checked);
     sb_free(d->check_bins);
     for (int i = 0; i < K_N; i++)
-        if (d->k[i]) cl.clReleaseKernel(d->k[i]);
-    if (d->prog) cl.clReleaseProgram(d->prog);
-    if (d->q) cl.clReleaseCommandQueue(d->q);
-    if (d->ctx) cl.clReleaseContext(d->ctx);
+        if (d->k[i]) sb_cl.clReleaseKernel(d->k[i]);
+    if (d->prog) sb_cl.clReleaseProgram(d->prog);
+    if (d->q) sb_cl.clReleaseCommandQueue(d->q);
+    if (d->ctx) sb_cl.clReleaseContext(d->ctx);
     sb_free(d);
 }
 
 static sb_status alloc(sb_tdev *d, cl_mem *m, size_t bytes, const char *what) {
     cl_int e = CL_SUCCESS;
-    *m = cl.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 16, NULL, &e);
-    if (e != CL_SUCCESS) return cl_fail(e, what);
+    *m = sb_cl.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 16, NULL, &e);
+    if (e != CL_SUCCESS) return sb_ocl_fail(e, what);
     return SB_OK;
 }
 
 static sb_status put(sb_tdev *d, cl_mem m, size_t off, const void *src, size_t bytes, const char *what) {
-    if (bytes) CK(cl.clEnqueueWriteBuffer(d->q, m, CL_TRUE, off, bytes, src, 0, NULL, NULL), what);
+    if (bytes) CK(sb_cl.clEnqueueWriteBuffer(d->q, m, CL_TRUE, off, bytes, src, 0, NULL, NULL), what);
     return SB_OK;
 }
 
 static sb_status get(sb_tdev *d, cl_mem m, size_t off, void *dst, size_t bytes, const char *what) {
-    if (bytes) CK(cl.clEnqueueReadBuffer(d->q, m, CL_TRUE, off, bytes, dst, 0, NULL, NULL), what);
+    if (bytes) CK(sb_cl.clEnqueueReadBuffer(d->q, m, CL_TRUE, off, bytes, dst, 0, NULL, NULL), what);
     return SB_OK;
 }
 
@@ -520,10 +282,10 @@ static sb_status args(cl_kernel k, const char *name, int n, ...) {
     for (int i = 0; i < n && e == CL_SUCCESS; i++) {
         size_t sz = va_arg(ap, size_t);
         const void *p = va_arg(ap, const void *);
-        e = cl.clSetKernelArg(k, (cl_uint)i, sz, p);
+        e = sb_cl.clSetKernelArg(k, (cl_uint)i, sz, p);
     }
     va_end(ap);
-    if (e != CL_SUCCESS) return cl_fail(e, name);
+    if (e != CL_SUCCESS) return sb_ocl_fail(e, name);
     return SB_OK;
 }
 #define A(v) sizeof(v), (const void *)&(v)
@@ -532,40 +294,18 @@ static sb_status args(cl_kernel k, const char *name, int n, ...) {
 static sb_status launch(sb_tdev *d, int k, int64_t items, size_t dim1) {
     if (items <= 0 || dim1 == 0) return SB_OK;
     size_t gl[2] = {((size_t)items + d->wg - 1) / d->wg * d->wg, dim1}, lo[2] = {d->wg, 1};
-    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[k], 2, NULL, gl, lo, 0, NULL, NULL), k_names[k]);
+    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[k], 2, NULL, gl, lo, 0, NULL, NULL), k_names[k]);
     return SB_OK;
 }
 
-/* The arm SAMEBITS_OPENCL_ARM names: its extra build options, or NULL. */
-static const char *arm_options(const char *arm) {
-    static const char *const arms[][2] = {{"contract", "-DSB_SABOTAGE_CONTRACT"},
-                                          {"mad-enable", "-cl-mad-enable"},
-                                          {"fast-relaxed-math", "-cl-fast-relaxed-math"},
-                                          {"float-atomic", "-DSB_OCL_ARM_FLOAT_ATOMIC"}};
-    for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
-        if (!strcmp(arm, arms[i][0])) return arms[i][1];
-    return NULL;
-}
 
 static sb_status build(sb_tdev *d, const char *extra, size_t wg) {
-    char opts[512];
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DOCL_WG=%zu%s%s", wg,
-             extra ? " " : "", extra ? extra : "");
+    sb_status st = sb_ocl_build(d->ctx, d->dev, sb_tdev_cl_src, sb_tdev_cl_src_lines, extra, wg, &d->prog);
+    if (st != SB_OK) return st;
     cl_int e = CL_SUCCESS;
-    d->prog = cl.clCreateProgramWithSource(d->ctx, (cl_uint)sb_tdev_cl_src_lines, (const char **)sb_tdev_cl_src,
-                                           NULL, &e);
-    if (e != CL_SUCCESS) return cl_fail(e, "clCreateProgramWithSource");
-    e = cl.clBuildProgram(d->prog, 1, &d->dev, opts, NULL, NULL);
-    if (e != CL_SUCCESS) {
-        char log[4096] = "";
-        size_t len = 0;
-        cl.clGetProgramBuildInfo(d->prog, d->dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &len);
-        log[sizeof log - 1] = '\0';
-        return sb_fail(SB_ERR_INTERNAL, "opencl: building the kernels failed (%d) with '%s': %s", e, opts, log);
-    }
     for (int i = 0; i < K_N; i++) {
-        d->k[i] = cl.clCreateKernel(d->prog, k_names[i], &e);
-        if (e != CL_SUCCESS) return cl_fail(e, k_names[i]);
+        d->k[i] = sb_cl.clCreateKernel(d->prog, k_names[i], &e);
+        if (e != CL_SUCCESS) return sb_ocl_fail(e, k_names[i]);
     }
     d->wg = wg;
     return SB_OK;
@@ -576,7 +316,7 @@ static size_t kernel_wg(sb_tdev *d) {
     size_t m = d->wg;
     for (int i = 0; i < K_N; i++) {
         size_t w = 0;
-        if (cl.clGetKernelWorkGroupInfo(d->k[i], d->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof w, &w, NULL) == CL_SUCCESS &&
+        if (sb_cl.clGetKernelWorkGroupInfo(d->k[i], d->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof w, &w, NULL) == CL_SUCCESS &&
             w < m)
             m = w;
     }
@@ -586,48 +326,27 @@ static size_t kernel_wg(sb_tdev *d) {
 /* The device of SAMEBITS_OPENCL_DEVICE checked against the profile, a
  * context, a queue and the kernels built: what training and prediction share. */
 static sb_status ocl_setup(sb_tdev *d) {
-    ocl_dev *list = NULL;
-    int nd = 0, pick = -1;
-    sb_status st = list_devices(&list, &nd);
+    sb_status st = sb_ocl_choose(&d->dev);
     if (st != SB_OK) return st;
-    st = pick_device(list, nd, &pick);
-    if (st != SB_OK) {
-        sb_free(list);
-        return st;
-    }
-    d->dev = list[pick].device;
-    const int pi = list[pick].pi, di = list[pick].di;
-    sb_free(list);
-    char name[256], why[512];
-    dev_string(d->dev, CL_DEVICE_NAME, name, sizeof name);
-    if (device_refusal(d->dev, why, sizeof why))
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl' %d:%d (%s) cannot meet the profile: %s", pi, di,
-                       name, why);
     const char *hv = getenv("SAMEBITS_OPENCL_HIST");
     if (hv && *hv && strcmp(hv, "global") != 0 && strcmp(hv, "local") != 0)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_OPENCL_HIST='%s': expected local or global", hv);
-    const char *arm = getenv("SAMEBITS_OPENCL_ARM"), *extra = NULL;
-    if (arm && *arm) {
-        if (!(extra = arm_options(arm)))
-            return sb_fail(SB_ERR_INVALID_ARGUMENT,
-                           "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic", arm);
-        fprintf(stderr, "samebits: opencl: SEPARATING ARM '%s' (%s): this build of the kernels breaks the profile\n",
-                arm, extra);
-    }
+    const char *extra = NULL;
+    if ((st = sb_ocl_arm(&extra)) != SB_OK) return st;
     cl_int e = CL_SUCCESS;
-    d->ctx = cl.clCreateContext(NULL, 1, &d->dev, NULL, NULL, &e);
-    if (e != CL_SUCCESS) return cl_fail(e, "clCreateContext");
-    d->q = cl.clCreateCommandQueue(d->ctx, d->dev, 0, &e);
-    if (e != CL_SUCCESS) return cl_fail(e, "clCreateCommandQueue");
+    d->ctx = sb_cl.clCreateContext(NULL, 1, &d->dev, NULL, NULL, &e);
+    if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateContext");
+    d->q = sb_cl.clCreateCommandQueue(d->ctx, d->dev, 0, &e);
+    if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateCommandQueue");
     size_t wg = 256, dmax = 0;
-    if (cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dmax, &dmax, NULL) == CL_SUCCESS)
+    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dmax, &dmax, NULL) == CL_SUCCESS)
         while (wg > dmax && wg > 1) wg /= 2;
     if ((st = build(d, extra, wg)) != SB_OK) return st;
     size_t kw = kernel_wg(d);
     if (kw < wg) { /* a kernel needs smaller groups on this device: rebuild (sizes change no bit) */
         while (wg > kw && wg > 1) wg /= 2;
-        for (int i = 0; i < K_N; i++) cl.clReleaseKernel(d->k[i]), d->k[i] = NULL;
-        cl.clReleaseProgram(d->prog);
+        for (int i = 0; i < K_N; i++) sb_cl.clReleaseKernel(d->k[i]), d->k[i] = NULL;
+        sb_cl.clReleaseProgram(d->prog);
         d->prog = NULL;
         if ((st = build(d, extra, wg)) != SB_OK) return st;
     }
@@ -642,14 +361,14 @@ static sb_status ocl_setup(sb_tdev *d) {
  * global fallback. */
 static sb_status plan_hist(sb_tdev *d, const sb_tdev_setup *s) {
     char why[160];
-    if (cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->cus, &d->cus, NULL) != CL_SUCCESS ||
+    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->cus, &d->cus, NULL) != CL_SUCCESS ||
         d->cus == 0)
         d->cus = 1;
     d->hist_local = hist_path(d->dev, why, sizeof why) && s->nf > 0;
     if (!d->hist_local) return SB_OK;
     cl_ulong lm = 0, kl = 0;
-    if (cl.clGetDeviceInfo(d->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
-    if (cl.clGetKernelWorkGroupInfo(d->k[K_HISTL], d->dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kl, &kl, NULL) !=
+    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
+    if (sb_cl.clGetKernelWorkGroupInfo(d->k[K_HISTL], d->dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kl, &kl, NULL) !=
         CL_SUCCESS)
         kl = 4 * HIST_GROUP_FEATURES;
     cl_ulong budget = lm > kl + 1024 ? lm - kl - 1024 : 0; /* 1 KiB spare for what a driver keeps */
@@ -791,10 +510,10 @@ static sb_status ocl_reserve(sb_tdev *d, int32_t nslots) {
     sb_status st = alloc(d, &s, per * (size_t)nslots, "histogram slots");
     if (st != SB_OK) return st;
     if (d->nslots > 0) {
-        cl_int e = cl.clEnqueueCopyBuffer(d->q, d->slots, s, 0, 0, per * (size_t)d->nslots, 0, NULL, NULL);
+        cl_int e = sb_cl.clEnqueueCopyBuffer(d->q, d->slots, s, 0, 0, per * (size_t)d->nslots, 0, NULL, NULL);
         if (e != CL_SUCCESS) {
-            cl.clReleaseMemObject(s);
-            return cl_fail(e, "histogram slots");
+            sb_cl.clReleaseMemObject(s);
+            return sb_ocl_fail(e, "histogram slots");
         }
     }
     rel(&d->slots);
@@ -893,10 +612,10 @@ static sb_status part_run(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
             SB_OK)
         return st;
     size_t lo = d->wg, gt = d->wg * (size_t)ntiles, gs = d->wg * (size_t)nseg;
-    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PCOUNT], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_count");
-    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PSCAN], 1, NULL, &gs, &lo, 0, NULL, NULL), "k_part_scan");
-    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PSCATTER], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_scatter");
-    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_PCOPY], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_copy");
+    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[K_PCOUNT], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_count");
+    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[K_PSCAN], 1, NULL, &gs, &lo, 0, NULL, NULL), "k_part_scan");
+    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[K_PSCATTER], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_scatter");
+    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[K_PCOPY], 1, NULL, &gt, &lo, 0, NULL, NULL), "k_part_copy");
     return SB_OK;
 }
 
@@ -942,9 +661,9 @@ static sb_status hist_local(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs)
                    A(d->groups), A(d->rows), A(d->bins), A(d->stride), A(d->gq), A(d->hq), A(d->hoff), A(d->mask),
                    A(d->slots), A(d->total))) != SB_OK)
         return st;
-    CK(cl.clSetKernelArg(d->k[K_HISTL], 14, d->hist_acc, NULL), "k_hist_local");
+    CK(sb_cl.clSetKernelArg(d->k[K_HISTL], 14, d->hist_acc, NULL), "k_hist_local");
     size_t gl[2] = {d->wg * (size_t)ntiles, (size_t)d->ngroups}, lo[2] = {d->wg, 1};
-    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_HISTL], 2, NULL, gl, lo, 0, NULL, NULL), "k_hist_local");
+    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[K_HISTL], 2, NULL, gl, lo, 0, NULL, NULL), "k_hist_local");
     return SB_OK;
 }
 
@@ -982,7 +701,7 @@ static sb_status ocl_best(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes,
                    A(d->nbins), A(d->mask), A(d->nf), A(d->best))) != SB_OK)
         return st;
     size_t gl = d->wg * (size_t)nnodes, lo = d->wg;
-    CK(cl.clEnqueueNDRangeKernel(d->q, d->k[K_BEST], 1, NULL, &gl, &lo, 0, NULL, NULL), "k_best");
+    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[K_BEST], 1, NULL, &gl, &lo, 0, NULL, NULL), "k_best");
     return get(d, d->best, 0, out, sizeof(sb_k_split) * (size_t)nnodes, "splits");
 }
 
@@ -1029,13 +748,13 @@ static double now_ms(void) {
 
 static void t_begin(sb_tdev *d) {
     if (!d->timing) return;
-    cl.clFinish(d->q);
+    sb_cl.clFinish(d->q);
     d->t0 = now_ms();
 }
 
 static sb_status t_end(sb_tdev *d, int k, sb_status st) {
     if (!d->timing) return st;
-    cl.clFinish(d->q);
+    sb_cl.clFinish(d->q);
     d->tms[k] += now_ms() - d->t0;
     d->tcalls[k]++;
     return st;
@@ -1123,22 +842,22 @@ sb_status sb_opencl_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32
 /* One line per device: "P:D platform / device (OpenCL C): usable" or
  * "refused, why"; continuation lines are indented to follow "opencl devices: ". */
 void sb_tdev_opencl_describe(char *buf, size_t cap) {
-    ocl_dev *list = NULL;
+    sb_ocl_dev *list = NULL;
     int n = 0, pick = -1;
-    if (list_devices(&list, &n) != SB_OK) {
+    if (sb_ocl_list_devices(&list, &n) != SB_OK) {
         snprintf(buf, cap, "built; %s", sb_last_error());
         sb_clear_error();
         return;
     }
-    if (pick_device(list, n, &pick) != SB_OK) sb_clear_error();
+    if (sb_ocl_pick_device(list, n, &pick) != SB_OK) sb_clear_error();
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < n && used < cap; i++) {
         char pname[128], dname[128], why[512], cver[64], hist[160];
-        plat_string(list[i].platform, CL_PLATFORM_NAME, pname, sizeof pname);
-        dev_string(list[i].device, CL_DEVICE_NAME, dname, sizeof dname);
-        dev_string(list[i].device, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
-        const char *r = device_refusal(list[i].device, why, sizeof why);
+        sb_ocl_plat_string(list[i].platform, CL_PLATFORM_NAME, pname, sizeof pname);
+        sb_ocl_dev_string(list[i].device, CL_DEVICE_NAME, dname, sizeof dname);
+        sb_ocl_dev_string(list[i].device, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
+        const char *r = sb_ocl_device_refusal(list[i].device, why, sizeof why);
         hist_path(list[i].device, hist, sizeof hist);
         int k = snprintf(buf + used, cap - used, "%s%d:%d %s / %s (%s): %s%s%s%s%s", i ? "\n                " : "",
                          list[i].pi, list[i].di, pname, dname, cver, r ? "refused, " : "usable", r ? r : "",
