@@ -105,9 +105,10 @@ CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPI
 LDLIBS := -pthread -lm
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c)) \
-  $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c) src/backends/opencl/tdev_opencl.c src/backends/opencl/ocl_common.c
+  $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c) src/backends/opencl/tdev_opencl.c src/backends/opencl/ocl_common.c \
+  src/backends/opencl/fdev_opencl.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
-  $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/tdev_cl_src.o)
+  $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/tdev_cl_src.o $(BUILD)/obj/gen/fdev_cl_src.o)
 
 # CUDA=1: the CUDA tree device and forest device, compiled by nvcc under the profile's flags
 # (one place: tools/cuda-compile-check.sh --print-flags profile), into build-cuda/.
@@ -166,6 +167,15 @@ $(BUILD)/gen/tdev_cl_src.c: src/backends/opencl/tdev_kernels.cl $(CL_HEADERS) to
 	sh tools/embed_cl.sh src/backends/opencl/tdev_kernels.cl sb_tdev_cl_src > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/gen/tdev_cl_src.o: $(BUILD)/gen/tdev_cl_src.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# The OpenCL forest device's kernel source, likewise.
+$(BUILD)/gen/fdev_cl_src.c: src/backends/opencl/fdev_kernels.cl $(CL_HEADERS) tools/embed_cl.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_cl.sh src/backends/opencl/fdev_kernels.cl sb_fdev_cl_src > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/gen/fdev_cl_src.o: $(BUILD)/gen/fdev_cl_src.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -15,8 +15,9 @@
  * the device usable only for close.
  *
  * Backends: "cpu-batched" (src/backends/cpu/fdev_cpu.c, always built: the
- * reference that CI runs where no GPU is) and "cuda"
- * (src/backends/cuda/fdev_cuda.cu, built with `make CUDA=1`).
+ * reference that CI runs where no GPU is), "cuda"
+ * (src/backends/cuda/fdev_cuda.cu, built with `make CUDA=1`) and "opencl"
+ * (src/backends/opencl/fdev_opencl.c, the OpenCL loader opened at run time).
  */
 #ifndef SB_BACKENDS_FDEV_H
 #define SB_BACKENDS_FDEV_H
@@ -82,10 +83,12 @@ typedef struct sb_fdev_ops {
     sb_status (*partition)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft);
 } sb_fdev_ops;
 
-/* The backends this build has: "cpu-batched" always, "cuda" with CUDA=1.
+/* The backends this build has: "cpu-batched" always, "cuda" with CUDA=1,
+ * "opencl" unless OPENCL=0.
  * Unknown or absent: a named SB_ERR_BACKEND_UNAVAILABLE. */
 sb_status sb_fdev_find(const char *name, const sb_fdev_ops **out);
 const sb_fdev_ops *sb_fdev_cpu_ops(void);
-const sb_fdev_ops *sb_fdev_cuda_ops(void); /* NULL when built without CUDA */
+const sb_fdev_ops *sb_fdev_cuda_ops(void);   /* NULL when built without CUDA */
+const sb_fdev_ops *sb_fdev_opencl_ops(void); /* NULL when built without OpenCL (SB_NO_OPENCL) */
 
 #endif

@@ -309,14 +309,16 @@ SB_FN void sb_k_forest_et_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u6
 
 /* Feature feat of a small node with sums tot, given its cnt rows' bins of feat,
  * values (class or fixed-point y) and multiplicities; l and m: scratch of nv
- * sums. The same candidates as from the node's histogram: random forest, a
+ * sums. Its arrays are SB_GLOBAL (OpenCL C 1.2 has no generic address space:
+ * its small-node kernel keeps them in global scratch; elsewhere the
+ * qualifier is empty). The same candidates as from the node's histogram: random forest, a
  * split at every value bin that has rows and is not the largest such; Extra
  * Trees, one drawn between the smallest and the largest (sb_k_forest_et_pick).
  * Missing values right and, when there are any, left. */
 SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u64 key, sb_i32 extra,
-                                     const SB_GLOBAL sb_i64 *tot, const sb_u8 *bin, const sb_i32 *val,
-                                     const sb_i32 *mult, sb_i32 cnt, sb_i32 feat, sb_i64 *l, sb_i64 *m,
-                                     sb_k_fsplit *best) {
+                                     const SB_GLOBAL sb_i64 *tot, const SB_GLOBAL sb_u8 *bin,
+                                     const SB_GLOBAL sb_i32 *val, const SB_GLOBAL sb_i32 *mult, sb_i32 cnt,
+                                     sb_i32 feat, SB_GLOBAL sb_i64 *l, SB_GLOBAL sb_i64 *m, sb_k_fsplit *best) {
     const sb_i32 nv = r->nv;
     sb_i32 lo = 256, hi = 0;
     for (sb_i32 k = 0; k < nv; k++) m[k] = 0;

@@ -237,8 +237,12 @@ sb_status sb_fdev_find(const char *name, const sb_fdev_ops **out) {
         if (!(*out = sb_fdev_cuda_ops()))
             return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
                            "device 'cuda': this build has no CUDA backend (build with make CUDA=1)");
+    } else if (!strcmp(name, "opencl")) {
+        if (!(*out = sb_fdev_opencl_ops()))
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
     } else {
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "no forest device named '%s' (devices: cpu-batched, cuda)", name);
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "no forest device named '%s' (devices: cpu-batched, cuda, opencl)",
+                       name);
     }
     return SB_OK;
 }

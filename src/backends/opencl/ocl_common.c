@@ -3,6 +3,7 @@
  * build shared by the OpenCL tree and forest devices (ocl_common.h).
  */
 #include "ocl_common.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,20 @@ const char *sb_ocl_arm_options(const char *arm) {
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
     return NULL;
+}
+
+sb_status sb_ocl_args(cl_kernel k, const char *name, int n, ...) {
+    va_list ap;
+    va_start(ap, n);
+    cl_int e = CL_SUCCESS;
+    for (int i = 0; i < n && e == CL_SUCCESS; i++) {
+        size_t sz = va_arg(ap, size_t);
+        const void *p = va_arg(ap, const void *);
+        e = sb_cl.clSetKernelArg(k, (cl_uint)i, sz, p);
+    }
+    va_end(ap);
+    if (e != CL_SUCCESS) return sb_ocl_fail(e, name);
+    return SB_OK;
 }
 
 sb_status sb_ocl_choose(cl_device_id *dev) {

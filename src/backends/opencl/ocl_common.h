@@ -41,6 +41,7 @@ typedef struct _cl_event *cl_event;
 #define CL_DEVICE_TYPE 0x1000
 #define CL_DEVICE_MAX_COMPUTE_UNITS 0x1002
 #define CL_DEVICE_MAX_WORK_GROUP_SIZE 0x1004
+#define CL_DEVICE_MAX_MEM_ALLOC_SIZE 0x1010
 #define CL_DEVICE_SINGLE_FP_CONFIG 0x101B
 #define CL_DEVICE_LOCAL_MEM_SIZE 0x1023
 #define CL_DEVICE_ENDIAN_LITTLE 0x1026
@@ -129,6 +130,10 @@ sb_status sb_ocl_pick_device(const sb_ocl_dev *list, int n, int *out);
 sb_status sb_ocl_fail(cl_int e, const char *what);
 /* The extra build options of the separating arm named arm, or NULL. */
 const char *sb_ocl_arm_options(const char *arm);
+
+/* Kernel k's first n arguments: pairs (size, pointer) (name: the kernel's,
+ * for the message of a failure). */
+sb_status sb_ocl_args(cl_kernel k, const char *name, int n, ...);
 
 /* The device picked (sb_ocl_pick_device) and checked (sb_ocl_device_refusal):
  * *dev, or a named refusal (who: the device's name in messages). */

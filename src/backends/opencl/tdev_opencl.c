@@ -40,7 +40,6 @@
  */
 #include "../tdev.h"
 #include "ocl_common.h"
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,20 +273,6 @@ static int32_t *tile_table(const void *items, int32_t nitems, size_t size, int64
     return ts;
 }
 
-/* Kernel arguments: pairs (size, pointer); size 0 is skipped. */
-static sb_status args(cl_kernel k, const char *name, int n, ...) {
-    va_list ap;
-    va_start(ap, n);
-    cl_int e = CL_SUCCESS;
-    for (int i = 0; i < n && e == CL_SUCCESS; i++) {
-        size_t sz = va_arg(ap, size_t);
-        const void *p = va_arg(ap, const void *);
-        e = sb_cl.clSetKernelArg(k, (cl_uint)i, sz, p);
-    }
-    va_end(ap);
-    if (e != CL_SUCCESS) return sb_ocl_fail(e, name);
-    return SB_OK;
-}
 #define A(v) sizeof(v), (const void *)&(v)
 
 /* Launch k over items (padded to the work-group size) x dim1. */
@@ -436,7 +421,7 @@ static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
         (st = alloc(d, &d->tmp, 4 * n, "rows")) == SB_OK && (st = alloc(d, &d->maxbits, 8 * K, "maxima")) == SB_OK) {
         const int64_t nk = s->n * s->K;
         const float base = s->base;
-        if ((st = args(d->k[K_FILL], "k_fill", 3, A(d->margin), A(nk), A(base))) == SB_OK)
+        if ((st = sb_ocl_args(d->k[K_FILL], "k_fill", 3, A(d->margin), A(nk), A(base))) == SB_OK)
             st = launch(d, K_FILL, nk, 1);
         if (st == SB_OK) st = plan_hist(d, s);
     }
@@ -467,17 +452,17 @@ static sb_status ocl_open(const sb_tdev_setup *s, sb_tdev **out) {
 static sb_status ocl_gradients(sb_tdev *d, float *maxabs) {
     sb_status st;
     if (d->objective == SB_K_OBJ_MULTICLASS)
-        st = args(d->k[K_GRADK], "k_gradk", 7, A(d->K), A(d->margin), A(d->label), A(d->weight), A(d->g), A(d->h),
+        st = sb_ocl_args(d->k[K_GRADK], "k_gradk", 7, A(d->K), A(d->margin), A(d->label), A(d->weight), A(d->g), A(d->h),
                   A(d->n));
     else
-        st = args(d->k[K_GRAD1], "k_grad1", 7, A(d->objective), A(d->margin), A(d->label), A(d->weight), A(d->g),
+        st = sb_ocl_args(d->k[K_GRAD1], "k_grad1", 7, A(d->objective), A(d->margin), A(d->label), A(d->weight), A(d->g),
                   A(d->h), A(d->n));
     if (st != SB_OK || (st = launch(d, d->objective == SB_K_OBJ_MULTICLASS ? K_GRADK : K_GRAD1, d->n, 1)) != SB_OK)
         return st;
     uint32_t bits[2 * SB_TDEV_MAX_CLASS];
     memset(bits, 0, sizeof(uint32_t) * 2 * (size_t)d->K);
     if ((st = put(d, d->maxbits, 0, bits, sizeof(uint32_t) * 2 * (size_t)d->K, "maxima")) != SB_OK) return st;
-    if ((st = args(d->k[K_MAXABS], "k_maxabs", 4, A(d->g), A(d->h), A(d->n), A(d->maxbits))) != SB_OK) return st;
+    if ((st = sb_ocl_args(d->k[K_MAXABS], "k_maxabs", 4, A(d->g), A(d->h), A(d->n), A(d->maxbits))) != SB_OK) return st;
     int64_t items = d->n < (int64_t)d->wg * 64 ? d->n : (int64_t)d->wg * 64; /* a few groups, each strides */
     if (items < 1) items = 1;
     if ((st = launch(d, K_MAXABS, items, (size_t)d->K)) != SB_OK) return st;
@@ -489,13 +474,13 @@ static sb_status ocl_gradients(sb_tdev *d, float *maxabs) {
 static sb_status ocl_quantize(sb_tdev *d, int32_t cls, float gs, float hs) {
     const int64_t off = (int64_t)cls * d->n; /* class cls's gradients */
     sb_status st =
-        args(d->k[K_QUANT], "k_quantize", 8, A(d->g), A(d->h), A(off), A(d->n), A(gs), A(hs), A(d->gq), A(d->hq));
+        sb_ocl_args(d->k[K_QUANT], "k_quantize", 8, A(d->g), A(d->h), A(off), A(d->n), A(gs), A(hs), A(d->gq), A(d->hq));
     return st != SB_OK ? st : launch(d, K_QUANT, d->n, 1);
 }
 
 static sb_status ocl_set_rows(sb_tdev *d, const int32_t *rows, int64_t nrows) {
     if (rows) return put(d, d->rows, 0, rows, sizeof(int32_t) * (size_t)nrows, "rows");
-    sb_status st = args(d->k[K_IOTA], "k_iota", 2, A(d->rows), A(d->n));
+    sb_status st = sb_ocl_args(d->k[K_IOTA], "k_iota", 2, A(d->rows), A(d->n));
     return st != SB_OK ? st : launch(d, K_IOTA, d->n, 1);
 }
 
@@ -603,12 +588,12 @@ static sb_status part_run(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
     if ((st = grow(d, &d->tleft, &d->tleft_cap, sizeof(int32_t) * (size_t)ntiles, "partition")) != SB_OK ||
         (st = grow(d, &d->sleft, &d->sleft_cap, sizeof(int32_t) * (size_t)nseg, "partition")) != SB_OK)
         return st;
-    if ((st = args(d->k[K_PCOUNT], "k_part_count", 7, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->rows), A(d->bins),
+    if ((st = sb_ocl_args(d->k[K_PCOUNT], "k_part_count", 7, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->rows), A(d->bins),
                    A(d->stride), A(d->tleft))) != SB_OK ||
-        (st = args(d->k[K_PSCAN], "k_part_scan", 3, A(d->up[U_B]), A(d->tleft), A(d->sleft))) != SB_OK ||
-        (st = args(d->k[K_PSCATTER], "k_part_scatter", 9, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->rows),
+        (st = sb_ocl_args(d->k[K_PSCAN], "k_part_scan", 3, A(d->up[U_B]), A(d->tleft), A(d->sleft))) != SB_OK ||
+        (st = sb_ocl_args(d->k[K_PSCATTER], "k_part_scatter", 9, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->rows),
                    A(d->bins), A(d->stride), A(d->tleft), A(d->sleft), A(d->tmp))) != SB_OK ||
-        (st = args(d->k[K_PCOPY], "k_part_copy", 5, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->tmp), A(d->rows))) !=
+        (st = sb_ocl_args(d->k[K_PCOPY], "k_part_copy", 5, A(d->up[U_A]), A(d->up[U_B]), A(nseg), A(d->tmp), A(d->rows))) !=
             SB_OK)
         return st;
     size_t lo = d->wg, gt = d->wg * (size_t)ntiles, gs = d->wg * (size_t)nseg;
@@ -630,7 +615,7 @@ static sb_status hist_global(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs
     sb_status st = upload(d, U_B, js, sizeof(int64_t) * ((size_t)njobs + 1), "histogram jobs");
     sb_free(js);
     if (st != SB_OK) return st;
-    if ((st = args(d->k[K_HIST], "k_hist", 13, A(d->up[U_A]), A(d->up[U_B]), A(njobs), A(d->rows), A(d->bins),
+    if ((st = sb_ocl_args(d->k[K_HIST], "k_hist", 13, A(d->up[U_A]), A(d->up[U_B]), A(njobs), A(d->rows), A(d->bins),
                    A(d->stride), A(d->nf), A(d->gq), A(d->hq), A(d->hoff), A(d->mask), A(d->slots), A(d->total))) !=
         SB_OK)
         return st;
@@ -657,7 +642,7 @@ static sb_status hist_local(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs)
     sb_free(ts);
     if (st != SB_OK || ntiles == 0) return st;
     if (ntiles > d->most_htiles) d->most_htiles = ntiles, d->most_hrows = tile_rows;
-    if ((st = args(d->k[K_HISTL], "k_hist_local", 14, A(d->up[U_A]), A(d->up[U_B]), A(njobs), A(tile_rows),
+    if ((st = sb_ocl_args(d->k[K_HISTL], "k_hist_local", 14, A(d->up[U_A]), A(d->up[U_B]), A(njobs), A(tile_rows),
                    A(d->groups), A(d->rows), A(d->bins), A(d->stride), A(d->gq), A(d->hq), A(d->hoff), A(d->mask),
                    A(d->slots), A(d->total))) != SB_OK)
         return st;
@@ -671,7 +656,7 @@ static sb_status ocl_hist(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) {
     if (njobs <= 0) return SB_OK;
     sb_status st = upload(d, U_A, jobs, sizeof(sb_tdev_hjob) * (size_t)njobs, "histogram jobs");
     if (st != SB_OK) return st;
-    if ((st = args(d->k[K_ZERO], "k_zero_slots", 3, A(d->up[U_A]), A(d->slots), A(d->total))) != SB_OK ||
+    if ((st = sb_ocl_args(d->k[K_ZERO], "k_zero_slots", 3, A(d->up[U_A]), A(d->slots), A(d->total))) != SB_OK ||
         (st = launch(d, K_ZERO, (int64_t)d->total * 3, (size_t)njobs)) != SB_OK)
         return st;
     return d->hist_local ? hist_local(d, jobs, njobs) : hist_global(d, jobs, njobs);
@@ -681,7 +666,7 @@ static sb_status ocl_subtract(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsubs
     if (nsubs <= 0) return SB_OK;
     sb_status st = upload(d, U_A, subs, sizeof(sb_tdev_sub) * (size_t)nsubs, "subtractions");
     if (st != SB_OK) return st;
-    if ((st = args(d->k[K_SUB], "k_subtract", 3, A(d->up[U_A]), A(d->slots), A(d->total))) != SB_OK) return st;
+    if ((st = sb_ocl_args(d->k[K_SUB], "k_subtract", 3, A(d->up[U_A]), A(d->slots), A(d->total))) != SB_OK) return st;
     return launch(d, K_SUB, (int64_t)d->total * 3, (size_t)nsubs);
 }
 
@@ -697,7 +682,7 @@ static sb_status ocl_best(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes,
     }
     if ((st = upload(d, U_A, nodes, sizeof(sb_tdev_node) * (size_t)nnodes, "nodes")) != SB_OK) return st;
     if ((st = upload(d, U_B, r, sizeof *r, "split rules")) != SB_OK) return st;
-    if ((st = args(d->k[K_BEST], "k_best", 9, A(d->up[U_A]), A(d->up[U_B]), A(d->slots), A(d->total), A(d->hoff),
+    if ((st = sb_ocl_args(d->k[K_BEST], "k_best", 9, A(d->up[U_A]), A(d->up[U_B]), A(d->slots), A(d->total), A(d->hoff),
                    A(d->nbins), A(d->mask), A(d->nf), A(d->best))) != SB_OK)
         return st;
     size_t gl = d->wg * (size_t)nnodes, lo = d->wg;
@@ -713,7 +698,7 @@ static sb_status ocl_read_hist(sb_tdev *d, int32_t slot, int32_t first, int32_t 
 static sb_status ocl_add_tree(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes, int32_t cls) {
     sb_status st = upload(d, U_A, nodes, sizeof(sb_k_bnode) * (size_t)nnodes, "tree");
     if (st != SB_OK) return st;
-    if ((st = args(d->k[K_TREE], "k_add_tree", 7, A(d->up[U_A]), A(d->bins), A(d->stride), A(d->margin), A(d->n),
+    if ((st = sb_ocl_args(d->k[K_TREE], "k_add_tree", 7, A(d->up[U_A]), A(d->bins), A(d->stride), A(d->margin), A(d->n),
                    A(d->K), A(cls))) != SB_OK)
         return st;
     return launch(d, K_TREE, d->n, 1);
@@ -819,7 +804,7 @@ static sb_status predict_inner(sb_tdev *d, cl_mem *b, const sb_k_pnode *nodes, i
         (st = alloc(d, &b[3], xb, "features")) != SB_OK || (st = put(d, b[3], 0, x, xb, "features")) != SB_OK ||
         (st = alloc(d, &b[4], mb, "margins")) != SB_OK || (st = alloc(d, &b[5], ob, "predictions")) != SB_OK)
         return st;
-    if ((st = args(d->k[K_PRED], "k_predict", 13, A(b[0]), A(b[1]), A(ntrees), A(K), A(objective), A(b[2]), A(b[3]),
+    if ((st = sb_ocl_args(d->k[K_PRED], "k_predict", 13, A(b[0]), A(b[1]), A(ntrees), A(K), A(objective), A(b[2]), A(b[3]),
                    A(n), A(ncols), A(kind), A(per_row), A(b[4]), A(b[5]))) != SB_OK ||
         (st = launch(d, K_PRED, n, 1)) != SB_OK)
         return st;

@@ -591,7 +591,10 @@ static sb_status grow_on_device(fctx *f) {
         s.ndraw = p->max_samples > 0.0f ? (int64_t)(p->max_samples * (float)n) : n;
         if (s.ndraw < 1) s.ndraw = 1;
     }
-    return sb_forest_grow_dev(p->device == SB_FOREST_DEVICE_CUDA ? "cuda" : "cpu-batched", &s, &f->bins,
+    const char *dev = p->device == SB_FOREST_DEVICE_CUDA     ? "cuda"
+                      : p->device == SB_FOREST_DEVICE_OPENCL ? "opencl"
+                                                             : "cpu-batched";
+    return sb_forest_grow_dev(dev, &s, &f->bins,
                               p->n_estimators, p->criterion == SB_CRIT_SQUARED ? 1 : f->K, f->trees);
 }
 

@@ -160,11 +160,17 @@ sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
                     return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
                                    "device '%s': this build has no CUDA backend (build with make CUDA=1)", v);
                 p->device = SB_FOREST_DEVICE_CUDA;
+            } else if (!strcmp(v, "opencl")) {
+                /* A build without OpenCL refuses here; a missing loader,
+                 * platform or usable device when training opens it. */
+                if (!sb_fdev_opencl_ops())
+                    return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
+                p->device = SB_FOREST_DEVICE_OPENCL;
             } else if (!strcmp(v, "cpu-batched")) {
                 p->device = SB_FOREST_DEVICE_CPU_BATCHED;
             } else {
                 return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                               "device '%s' is not available for forests (devices: cpu, cuda, cpu-batched)", v);
+                               "device '%s' is not available for forests (devices: cpu, cuda, opencl, cpu-batched)", v);
             }
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for forests (docs/forest.md lists them)", key);

@@ -7,7 +7,7 @@
 #define SB_FOREST_MAX_CLASS 1024
 
 enum { SB_CRIT_GINI = 0, SB_CRIT_ENTROPY = 1, SB_CRIT_SQUARED = 2 };
-enum { SB_FOREST_DEVICE_CPU = 0, SB_FOREST_DEVICE_CUDA = 1, SB_FOREST_DEVICE_CPU_BATCHED = 2 };
+enum { SB_FOREST_DEVICE_CPU = 0, SB_FOREST_DEVICE_CUDA = 1, SB_FOREST_DEVICE_CPU_BATCHED = 2, SB_FOREST_DEVICE_OPENCL = 3 };
 enum { SB_MAXF_SQRT = 0, SB_MAXF_LOG2 = 1, SB_MAXF_ALL = 2, SB_MAXF_COUNT = 3, SB_MAXF_FRACTION = 4 };
 /* class_weight: none, "balanced" (over the training set), "balanced_subsample"
  * (over each tree's bootstrap), or explicit per-class weights "k:w;k:w". */

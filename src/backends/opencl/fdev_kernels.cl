@@ -1,0 +1,375 @@
+/*
+ * fdev_kernels.cl: the OpenCL C 1.2 kernels of the "opencl" forest device
+ * (fdev_opencl.c). Every float that decides a bit is a kernel body of
+ * src/kernels/forest.h (bootstrap and feature draws, the small-node search,
+ * the cumulation, the candidate rules, the scores, the total order), the same
+ * the CPU and CUDA compile. These kernels only decide which work-item handles
+ * which row, node or histogram entry, and move integers:
+ * - draw counts: 32-bit atomic_inc; node sums and histograms: 64-bit integer
+ *   atom_add (cl_khr_int64_base_atomics, __local and __global), per
+ *   work-group in local memory when a node's histograms fit, then into the
+ *   node's in global memory. Integer sums in any order are exact.
+ * - row lists (a tree's in-bag rows, a node's partition): a stable
+ *   count / scan / scatter over tiles of OCL_WG x FOCL_PER positions, one
+ *   work-group each; the host scans the tiles' counts. No order depends on
+ *   the schedule.
+ * - the best split of a node: a local reduction under sb_k_fsplit_better, a
+ *   total order, so any reduction tree picks the same candidate.
+ * No float atomic (but the separating arm SB_OCL_ARM_FLOAT_ATOMIC), no float
+ * reduction in thread order. Built as tdev_kernels.cl is (ocl_common.h):
+ * -cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DOCL_WG=<size>;
+ * compat_opencl.h sets FP_CONTRACT OFF.
+ */
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#include "../../kernels/tree.h"
+#include "../../kernels/forest.h"
+
+#ifndef OCL_WG
+#error "OCL_WG (the work-group size, a power of two) is set by the host"
+#endif
+#define FOCL_PER 8 /* positions a work-item of a compaction or partition tile */
+#define FOCL_TILE (OCL_WG * FOCL_PER)
+
+/* sb_fdev_node of src/backends/fdev.h, the same layout (the host checks its size). */
+typedef struct {
+    long begin, end;
+    ulong key;
+    int feature, bin, dl, pad_;
+} ocl_fnode;
+
+/* The item a tile belongs to: tile_start[] ascending over nitems + 1 entries. */
+static int focl_find(__global const int *tile_start, int nitems, int tile) {
+    int lo = 0, hi = nitems - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (tile_start[mid] <= tile) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* A row's contribution to sums v, atomically: the integer additions of
+ * sb_k_forest_add_row in any order; one spelling per address space. The arm
+ * adds the squared-error y sum as a float (a compare-and-swap loop): rounded,
+ * in arrival order. */
+static void focl_add_global(int criterion, __global long *v, int value, long mult) {
+    if (criterion == SB_K_CRIT_SQUARED) {
+        atom_add(&v[0], mult);
+#if defined(SB_OCL_ARM_FLOAT_ATOMIC)
+        long seen, old = v[1];
+        do {
+            seen = old;
+            old = atom_cmpxchg(&v[1], seen, (long)((float)seen + (float)(mult * value)));
+        } while (old != seen);
+#else
+        atom_add(&v[1], mult * value);
+#endif
+    } else {
+        atom_add(&v[value], mult);
+    }
+}
+
+static void focl_add_local(int criterion, __local long *v, int value, long mult) {
+    if (criterion == SB_K_CRIT_SQUARED) {
+        atom_add(&v[0], mult);
+#if defined(SB_OCL_ARM_FLOAT_ATOMIC)
+        long seen, old = v[1];
+        do {
+            seen = old;
+            old = atom_cmpxchg(&v[1], seen, (long)((float)seen + (float)(mult * value)));
+        } while (old != seen);
+#else
+        atom_add(&v[1], mult * value);
+#endif
+    } else {
+        atom_add(&v[value], mult);
+    }
+}
+
+/* Exclusive prefix sums of the work-group's counts c[0, OCL_WG) in place
+ * (integers; work-item 0 adds them in order); the total is returned to all. */
+static int focl_scan(__local int *c) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) {
+        int acc = 0;
+        for (int i = 0; i < OCL_WG; i++) {
+            const int x = c[i];
+            c[i] = acc;
+            acc += x;
+        }
+        c[OCL_WG] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return c[OCL_WG];
+}
+
+__kernel void kf_fill(__global int *a, long n, int v) {
+    for (long i = get_global_id(0); i < n; i += get_global_size(0)) a[i] = v;
+}
+
+/* Draw counts of trees t0 + i, i < nb: cnt[i * n + row] += 1 for each draw. */
+__kernel void kf_boot(__global int *cnt, long n, int nb, int t0, ulong seed, long ndraw) {
+    for (long x = get_global_id(0); x < (long)nb * ndraw; x += get_global_size(0)) {
+        const int i = (int)(x / ndraw);
+        const long q = x - (long)i * ndraw;
+        atomic_inc(&cnt[(long)i * n + sb_k_forest_boot_row(seed, t0 + i, q, (uint)n)]);
+    }
+}
+
+/* Compaction, tile g (of tpt a tree) of tree g / tpt's n draw counts: pass 1
+ * (place = 0) writes its in-bag rows' count to tcount[g]; pass 2 (place = 1)
+ * writes them, in row order, from position tbase[g]. */
+__kernel void kf_compact(__global const int *cnt, long n, int tpt, int place, __global int *tcount,
+                         __global const long *tbase, __global int *rows, __global int *mult) {
+    __local int c[OCL_WG + 1];
+    const int g = get_group_id(0), lid = get_local_id(0);
+    const int i = g / tpt;
+    const long b = (long)(g - i * tpt) * FOCL_TILE + (long)lid * FOCL_PER;
+    __global const int *ci = cnt + (long)i * n;
+    int mine = 0;
+    for (long r = b; r < b + FOCL_PER && r < n; r++) mine += ci[r] > 0;
+    c[lid] = mine;
+    const int total = focl_scan(c);
+    if (!place) {
+        if (lid == 0) tcount[g] = total;
+        return;
+    }
+    long at = tbase[g] + c[lid];
+    for (long r = b; r < b + FOCL_PER && r < n; r++)
+        if (ci[r] > 0) {
+            rows[at] = (int)r;
+            mult[at++] = ci[r];
+        }
+}
+
+/* Sums of node j's rows (nv of them at sums + j * nv, zeroed by the host),
+ * one tile of FOCL_TILE positions a work-group; local sums when nv fits. */
+__kernel void kf_sums(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes, int criterion,
+                      int nv, __global const int *rows, __global const int *mult, __global const int *value,
+                      __global long *sums) {
+    __local long acc[64];
+    const int tile = get_group_id(0), lid = get_local_id(0);
+    const int j = focl_find(tile_start, nnodes, tile);
+    const ocl_fnode q = nodes[j];
+    const long b = q.begin + (long)(tile - tile_start[j]) * FOCL_TILE;
+    const long e = b + FOCL_TILE < q.end ? b + FOCL_TILE : q.end;
+    __global long *v = sums + (long)j * nv;
+    if (nv > 64) {
+        for (long p = b + lid; p < e; p += OCL_WG) focl_add_global(criterion, v, value[rows[p]], mult[p]);
+        return;
+    }
+    for (int k = lid; k < nv; k += OCL_WG) acc[k] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (long p = b + lid; p < e; p += OCL_WG) focl_add_local(criterion, acc, value[rows[p]], mult[p]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = lid; k < nv; k += OCL_WG)
+        if (acc[k] != 0) atom_add(&v[k], acc[k]);
+}
+
+/* Small nodes (sb_k_forest_small_feature), one work-item each: its draws,
+ * its rows' values and multiplicities, then each drawn feature's bins in its
+ * global scratch, the best under the total order, and the left child's sums
+ * from its rows. Scratch a node: draws nf words; bins SB_K_FOREST_SMALL_ROWS
+ * bytes; values, multiplicities SB_K_FOREST_SMALL_ROWS ints each; l, m
+ * SB_K_FOREST_SMALL_NV longs each. */
+__kernel void kf_small(__global const ocl_fnode *nodes, __global const long *tot, int nnodes,
+                       __global const sb_k_forest_rules *rules_g, ulong seed, int extra, int nf, int mtry,
+                       __global const uchar *bins, int stride, __global const int *rows, __global const int *mult,
+                       __global const int *value, __global uint *draws, __global uchar *sbin, __global int *sval,
+                       __global int *smul, __global long *slm, __global sb_k_fsplit *out, __global long *lsum) {
+    const int node = get_global_id(0);
+    if (node >= nnodes) return;
+    const sb_k_forest_rules rules = *rules_g;
+    const int nv = rules.nv;
+    const ocl_fnode q = nodes[node];
+    __global const long *t = tot + (long)node * nv;
+    __global uint *dr = draws + (long)node * nf;
+    __global uchar *bin = sbin + (long)node * SB_K_FOREST_SMALL_ROWS;
+    __global int *val = sval + (long)node * SB_K_FOREST_SMALL_ROWS, *mul = smul + (long)node * SB_K_FOREST_SMALL_ROWS;
+    __global long *l = slm + (long)node * 2 * SB_K_FOREST_SMALL_NV, *m = l + SB_K_FOREST_SMALL_NV;
+    sb_k_forest_draws(seed, q.key, nf, dr);
+    const int cnt = (int)(q.end - q.begin);
+    for (int i = 0; i < cnt; i++) {
+        val[i] = value[rows[q.begin + i]];
+        mul[i] = mult[q.begin + i];
+    }
+    sb_k_fsplit best;
+    best.valid = 0;
+    best.score = 0.0f;
+    best.feature = best.bin = best.dl = best.pad_ = 0;
+    best.wl = 0;
+    for (int j = 0; j < nf; j++) {
+        if (!sb_k_forest_selected(dr, nf, mtry, j)) continue;
+        for (int i = 0; i < cnt; i++) bin[i] = bins[(long)rows[q.begin + i] * stride + j];
+        sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, cnt, j, l, m, &best);
+    }
+    out[node] = best;
+    __global long *ls = lsum + (long)node * nv;
+    for (int k = 0; k < nv; k++) ls[k] = 0;
+    if (best.valid)
+        for (long p = q.begin; p < q.end; p++) {
+            const int r = rows[p];
+            if (sb_k_goes_left(bins[(long)r * stride + best.feature], best.bin, best.dl))
+                sb_k_forest_add_row(&rules, ls, value[r], mult[p]);
+        }
+}
+
+/* The drawn features of each node of a chunk, ascending: feat[i * mtry + a]. */
+__kernel void kf_select(__global const ocl_fnode *nodes, int nnodes, ulong seed, int nf, int mtry,
+                        __global uint *draws, __global int *feat) {
+    const int i = get_global_id(0);
+    if (i >= nnodes) return;
+    __global uint *dr = draws + (long)i * nf;
+    sb_k_forest_draws(seed, nodes[i].key, nf, dr);
+    int a = 0;
+    for (int j = 0; j < nf; j++)
+        if (sb_k_forest_selected(dr, nf, mtry, j)) feat[(long)i * mtry + a++] = j;
+}
+
+/* Histograms of one tile (htile positions) of node j's rows over its drawn
+ * features (mtry x slot longs a node, zeroed by the host): in local memory
+ * sh when it holds them (use_local), then added into the node's; else
+ * straight into global memory. */
+__kernel void kf_hist(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes, int htile,
+                      int criterion, int nv, int mtry, int slot, __global const int *feat, __global const uchar *bins,
+                      int stride, __global const int *rows, __global const int *mult, __global const int *value,
+                      __global long *hist, int use_local, __local long *sh) {
+    const int tile = get_group_id(0), lid = get_local_id(0);
+    const int j = focl_find(tile_start, nnodes, tile);
+    const ocl_fnode q = nodes[j];
+    __global const int *fj = feat + (long)j * mtry;
+    const long hsize = (long)mtry * slot;
+    __global long *gh = hist + (long)j * hsize;
+    const long b = q.begin + (long)(tile - tile_start[j]) * htile;
+    const long e = b + htile < q.end ? b + htile : q.end;
+    if (!use_local) {
+        for (long p = b + lid; p < e; p += OCL_WG) {
+            const int r = rows[p], v = value[r];
+            const long m = mult[p];
+            __global const uchar *rb = bins + (long)r * stride;
+            for (int a = 0; a < mtry; a++) focl_add_global(criterion, gh + (long)a * slot + (long)rb[fj[a]] * nv, v, m);
+        }
+        return;
+    }
+    for (long i = lid; i < hsize; i += OCL_WG) sh[i] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (long p = b + lid; p < e; p += OCL_WG) {
+        const int r = rows[p], v = value[r];
+        const long m = mult[p];
+        __global const uchar *rb = bins + (long)r * stride;
+        for (int a = 0; a < mtry; a++) focl_add_local(criterion, sh + (long)a * slot + (long)rb[fj[a]] * nv, v, m);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (long i = lid; i < hsize; i += OCL_WG)
+        if (sh[i] != 0) atom_add(&gh[i], sh[i]);
+}
+
+/* The best split of node i = the work-group's from its histograms: each sum
+ * of each drawn feature cumulated in place (sb_k_forest_cumulate_one), every
+ * candidate (sb_k_forest_rf_at, or sb_k_forest_et_feature), a local
+ * reduction under the total order, and the left child's sums. */
+__kernel void kf_best(__global const long *tot, __global const sb_k_forest_rules *rules_g, ulong seed,
+                      __global const ocl_fnode *nodes, int extra, int mtry, int maxnb, int slot,
+                      __global const int *feat, __global const int *nbins, __global long *hist,
+                      __global sb_k_fsplit *out, __global long *lsum) {
+    __local sb_k_fsplit sh[OCL_WG];
+    const int i = get_group_id(0), lid = get_local_id(0);
+    const sb_k_forest_rules rules = *rules_g;
+    const int nv = rules.nv;
+    __global const int *fi = feat + (long)i * mtry;
+    __global long *h = hist + (long)i * mtry * slot;
+    __global const long *t = tot + (long)i * nv;
+    const ulong key = nodes[i].key;
+    for (int c = lid; c < mtry * nv; c += OCL_WG)
+        sb_k_forest_cumulate_one(h + (long)(c / nv) * slot, nbins[fi[c / nv]], nv, c % nv);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    sb_k_fsplit best;
+    best.valid = 0;
+    best.score = 0.0f;
+    best.feature = best.bin = best.dl = best.pad_ = 0;
+    best.wl = 0;
+    if (extra) {
+        for (int a = lid; a < mtry; a += OCL_WG) {
+            __global const long *ha = h + (long)a * slot;
+            sb_k_forest_et_feature(&rules, seed, key, t, ha, ha, nbins[fi[a]], fi[a], &best);
+        }
+    } else {
+        for (long c = lid; c < (long)mtry * maxnb; c += OCL_WG) {
+            const int a = (int)(c / maxnb), b = 1 + (int)(c - (long)a * maxnb);
+            const int nb = nbins[fi[a]];
+            if (b > nb) continue;
+            __global const long *ha = h + (long)a * slot;
+            sb_k_forest_rf_at(&rules, t, ha, ha, nb, fi[a], b, &best);
+        }
+    }
+    sh[lid] = best;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = OCL_WG / 2; k > 0; k >>= 1) {
+        if (lid < k) {
+            sb_k_fsplit x = sh[lid + k], y = sh[lid];
+            if (sb_k_fsplit_better(&x, &y)) sh[lid] = x;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    best = sh[0];
+    if (lid == 0) out[i] = best;
+    __global long *ls = lsum + (long)i * nv;
+    for (int k = lid; k < nv; k += OCL_WG) {
+        long v = 0;
+        if (best.valid)
+            for (int a = 0; a < mtry; a++)
+                if (fi[a] == best.feature) {
+                    __global const long *ha = h + (long)a * slot;
+                    v = ha[(long)best.bin * nv + k] + (best.dl ? ha[k] : 0);
+                }
+        ls[k] = v;
+    }
+}
+
+/* Partition, tile g of node j = focl_find(g) (FOCL_TILE positions): pass 1
+ * (place = 0) writes the count of its rows going left to tcount[g]; pass 2
+ * (place = 1) writes its rows, in position order, the left ones from
+ * tbase[2g], the right ones from tbase[2g + 1], into trows, tmult: a stable
+ * partition. */
+__kernel void kf_part(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes, int place,
+                      __global const uchar *bins, int stride, __global const int *rows, __global const int *mult,
+                      __global int *tcount, __global const long *tbase, __global int *trows, __global int *tmult) {
+    __local int c[OCL_WG + 1];
+    const int g = get_group_id(0), lid = get_local_id(0);
+    const int j = focl_find(tile_start, nnodes, g);
+    const ocl_fnode q = nodes[j];
+    const long b = q.begin + (long)(g - tile_start[j]) * FOCL_TILE + (long)lid * FOCL_PER;
+    const long e = b + FOCL_PER < q.end ? b + FOCL_PER : q.end;
+    int mine = 0;
+    for (long p = b; p < e; p++) mine += sb_k_goes_left(bins[(long)rows[p] * stride + q.feature], q.bin, q.dl);
+    c[lid] = mine;
+    const int total = focl_scan(c);
+    if (!place) {
+        if (lid == 0) tcount[g] = total;
+        return;
+    }
+    /* the tile's positions before mine: lid * FOCL_PER (only the last
+     * work-items with rows may have fewer than FOCL_PER) */
+    long l = tbase[2 * (long)g] + c[lid], r = tbase[2 * (long)g + 1] + ((long)lid * FOCL_PER - c[lid]);
+    for (long p = b; p < e; p++) {
+        const int row = rows[p];
+        const long at = sb_k_goes_left(bins[(long)row * stride + q.feature], q.bin, q.dl) ? l++ : r++;
+        trows[at] = row;
+        tmult[at] = mult[p];
+    }
+}
+
+/* The partitioned positions [begin, end) of each node back in place. */
+__kernel void kf_part_copy(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes,
+                           __global const int *trows, __global const int *tmult, __global int *rows,
+                           __global int *mult) {
+    const int g = get_group_id(0), lid = get_local_id(0);
+    const int j = focl_find(tile_start, nnodes, g);
+    const ocl_fnode q = nodes[j];
+    const long b = q.begin + (long)(g - tile_start[j]) * FOCL_TILE;
+    const long e = b + FOCL_TILE < q.end ? b + FOCL_TILE : q.end;
+    for (long p = b + lid; p < e; p += OCL_WG) {
+        rows[p] = trows[p];
+        mult[p] = tmult[p];
+    }
+}

@@ -1,0 +1,501 @@
+/*
+ * fdev_opencl.c: the "opencl" forest device (src/backends/fdev.h) on one
+ * OpenCL device, any vendor's: PoCL on a CPU in CI, the NVIDIA driver on a GPU.
+ *
+ * The kernels are fdev_kernels.cl, whose arithmetic is the kernel bodies of
+ * src/kernels/forest.h (the same the CPU and CUDA compile), carried by the
+ * library with its #includes inlined (tools/embed_cl.sh) and built at open
+ * with the profile's options. The loader, the device (SAMEBITS_OPENCL_DEVICE),
+ * its refusals, the arms (SAMEBITS_OPENCL_ARM) and the build are the tree
+ * device's (ocl_common.h). What this file adds is integer data movement:
+ * - the schedule is fdev_cuda.cu's: bootstrap counts by 32-bit atomics; node
+ *   sums and histograms by 64-bit integer atomics, in local memory per
+ *   work-group when a node's histograms fit it, then into global memory;
+ *   small nodes searched on their rows, one work-item a node; the others from
+ *   histograms, one work-group a node, under the total order;
+ * - row lists (a tree's in-bag rows, a node's partition) by a stable
+ *   count / scan / scatter over tiles: the host adds the tiles' counts, so
+ *   every run places every row at the same position.
+ * Without a loader, platform or usable device: SB_ERR_BACKEND_UNAVAILABLE,
+ * named (SB_NO_OPENCL builds refuse likewise).
+ */
+#include "../fdev.h"
+#include "ocl_common.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(SB_NO_OPENCL)
+
+const sb_fdev_ops *sb_fdev_opencl_ops(void) { return NULL; }
+
+#else
+
+/* The kernel source with its #includes inlined (build/gen/fdev_cl_src.c). */
+extern const char *const sb_fdev_cl_src[];
+extern const int32_t sb_fdev_cl_src_lines;
+
+#define FOCL_PER 8                 /* fdev_kernels.cl: positions a work-item of a compaction or partition tile */
+#define FOCL_HTILE 8192            /* rows a histogram work-group at most */
+#define FOCL_SMALL_CHUNK 65536     /* small nodes a launch (their scratch: about 1 KiB and nf words each) */
+#define FOCL_LOCAL_CAP (160 << 10) /* local bytes a histogram work-group may use */
+
+enum { KF_FILL, KF_BOOT, KF_COMPACT, KF_SUMS, KF_SMALL, KF_SELECT, KF_HIST, KF_BEST, KF_PART, KF_PCOPY, KF_N };
+static const char *const kf_names[KF_N] = {"kf_fill",   "kf_boot", "kf_compact", "kf_sums", "kf_small",
+                                           "kf_select", "kf_hist", "kf_best",    "kf_part", "kf_part_copy"};
+
+SB_STATIC_ASSERT(sizeof(sb_fdev_node) == 40, "sb_fdev_node is fdev_kernels.cl's ocl_fnode");
+
+/* A device buffer and its size in bytes (grown, contents not kept). */
+typedef struct fbuf {
+    cl_mem m;
+    size_t cap;
+} fbuf;
+
+enum {
+    B_BINS, B_VALUE, B_NBINS, B_RULES, B_ROWS, B_MULT, B_TROWS, B_TMULT, B_CNT, B_NODES, B_TILES, B_TOT, B_TCOUNT,
+    B_TBASE, B_HIST, B_SPLIT, B_LSUM, B_DRAWS, B_FEAT, B_SBIN, B_SVAL, B_SMUL, B_SLM, B_N
+};
+
+struct sb_fdev {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_program prog;
+    cl_device_id dev;
+    cl_kernel k[KF_N];
+    size_t wg;
+    size_t local_cap;    /* local bytes kf_hist may take */
+    size_t hist_budget;  /* histogram bytes a chunk of large nodes may take */
+    sb_fdev_setup s;     /* the host's copy (array pointers cleared) */
+    int32_t stride, maxnb;
+    fbuf b[B_N];
+};
+
+#define A(v) sizeof(v), (const void *)&(v)
+#define CK(call, what)                                     \
+    do {                                                   \
+        cl_int e_ = (call);                                \
+        if (e_ != CL_SUCCESS) return sb_ocl_fail(e_, what); \
+    } while (0)
+
+static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl forest device: out of memory"); }
+
+/* Buffer i of at least bytes (contents not kept when it grows). */
+static sb_status ensure(sb_fdev *d, int i, size_t bytes, const char *what) {
+    fbuf *f = &d->b[i];
+    if (f->m && bytes <= f->cap) return SB_OK;
+    if (f->m) sb_cl.clReleaseMemObject(f->m);
+    f->m = NULL;
+    f->cap = 0;
+    size_t want = bytes < 64 ? 64 : bytes + bytes / 2;
+    cl_int e = CL_SUCCESS;
+    f->m = sb_cl.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, want, NULL, &e);
+    if (e != CL_SUCCESS) {
+        f->m = NULL;
+        return sb_ocl_fail(e, what);
+    }
+    f->cap = want;
+    return SB_OK;
+}
+
+/* bytes from src into buffer i (grown to hold them); blocking, so the
+ * host's array may change at once and, the queue being in order, a pending
+ * kernel never sees a later upload. */
+static sb_status put(sb_fdev *d, int i, const void *src, size_t bytes, const char *what) {
+    sb_status st = ensure(d, i, bytes, what);
+    if (st == SB_OK && bytes) CK(sb_cl.clEnqueueWriteBuffer(d->q, d->b[i].m, CL_TRUE, 0, bytes, src, 0, NULL, NULL), what);
+    return st;
+}
+
+/* bytes of buffer i into dst (blocking: every kernel before it has run). */
+static sb_status get(sb_fdev *d, int i, void *dst, size_t bytes, const char *what) {
+    if (bytes) CK(sb_cl.clEnqueueReadBuffer(d->q, d->b[i].m, CL_TRUE, 0, bytes, dst, 0, NULL, NULL), what);
+    return SB_OK;
+}
+
+/* Kernel k over groups work-groups of d->wg. */
+static sb_status launch_groups(sb_fdev *d, int k, int64_t groups) {
+    if (groups <= 0) return SB_OK;
+    size_t gl = (size_t)groups * d->wg, lo = d->wg;
+    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[k], 1, NULL, &gl, &lo, 0, NULL, NULL), kf_names[k]);
+    return SB_OK;
+}
+
+/* Kernel k over items work-items (padded to whole work-groups; kernels whose
+ * loops stride by the global size take at most 4096 groups). */
+static sb_status launch_items(sb_fdev *d, int k, int64_t items, int strided) {
+    int64_t groups = (items + (int64_t)d->wg - 1) / (int64_t)d->wg;
+    if (strided && groups > 4096) groups = 4096;
+    return launch_groups(d, k, groups);
+}
+
+/* The int32 words [0, words) of buffer i set to v. */
+static sb_status fill(sb_fdev *d, int i, int64_t words, int32_t v) {
+    sb_status st = sb_ocl_args(d->k[KF_FILL], "kf_fill", 3, A(d->b[i].m), A(words), A(v));
+    return st == SB_OK ? launch_items(d, KF_FILL, words, 1) : st;
+}
+
+/* The tile table of nodes cut into tiles of tile positions, uploaded:
+ * ts[i] the tiles before node i, ts[nnodes] all (*ntiles); NULL-safe. */
+static sb_status tiles(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t tile, int32_t *ntiles) {
+    int32_t *ts = sb_malloc(sizeof(int32_t) * ((size_t)nnodes + 1));
+    if (!ts) return oom();
+    int64_t acc = 0;
+    for (int32_t i = 0; i < nnodes; i++) {
+        ts[i] = (int32_t)acc;
+        acc += (nodes[i].end - nodes[i].begin + tile - 1) / tile;
+        if (acc > INT32_MAX) {
+            sb_free(ts);
+            return sb_fail(SB_ERR_INVALID_INPUT, "opencl forest device: more than 2^31 tiles in one call");
+        }
+    }
+    ts[nnodes] = (int32_t)acc;
+    *ntiles = (int32_t)acc;
+    sb_status st = put(d, B_TILES, ts, sizeof(int32_t) * ((size_t)nnodes + 1), "tiles");
+    sb_free(ts);
+    return st;
+}
+
+static void focl_close(sb_fdev *d) {
+    if (!d) return;
+    if (d->q) sb_cl.clFinish(d->q);
+    for (int i = 0; i < B_N; i++)
+        if (d->b[i].m) sb_cl.clReleaseMemObject(d->b[i].m);
+    for (int i = 0; i < KF_N; i++)
+        if (d->k[i]) sb_cl.clReleaseKernel(d->k[i]);
+    if (d->prog) sb_cl.clReleaseProgram(d->prog);
+    if (d->q) sb_cl.clReleaseCommandQueue(d->q);
+    if (d->ctx) sb_cl.clReleaseContext(d->ctx);
+    sb_free(d);
+}
+
+/* The program built with work-groups of wg and its kernels. */
+static sb_status build(sb_fdev *d, const char *extra, size_t wg) {
+    for (int i = 0; i < KF_N; i++)
+        if (d->k[i]) sb_cl.clReleaseKernel(d->k[i]), d->k[i] = NULL;
+    if (d->prog) sb_cl.clReleaseProgram(d->prog), d->prog = NULL;
+    sb_status st = sb_ocl_build(d->ctx, d->dev, sb_fdev_cl_src, sb_fdev_cl_src_lines, extra, wg, &d->prog);
+    if (st != SB_OK) return st;
+    for (int i = 0; i < KF_N; i++) {
+        cl_int e = CL_SUCCESS;
+        d->k[i] = sb_cl.clCreateKernel(d->prog, kf_names[i], &e);
+        if (e != CL_SUCCESS) return sb_ocl_fail(e, kf_names[i]);
+    }
+    d->wg = wg;
+    return SB_OK;
+}
+
+/* The device chosen and checked, its kernels built (work-groups of 256, or
+ * the largest power of two every kernel allows: sizes change no bit), the
+ * setup's data uploaded (bins row-major, a row's features contiguous). */
+static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
+    sb_status st = sb_ocl_choose(&d->dev);
+    const char *extra = NULL;
+    if (st != SB_OK || (st = sb_ocl_arm(&extra)) != SB_OK) return st;
+    cl_int e = CL_SUCCESS;
+    d->ctx = sb_cl.clCreateContext(NULL, 1, &d->dev, NULL, NULL, &e);
+    if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateContext");
+    d->q = sb_cl.clCreateCommandQueue(d->ctx, d->dev, 0, &e);
+    if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateCommandQueue");
+    size_t wg = 256, dmax = 0;
+    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dmax, &dmax, NULL) == CL_SUCCESS)
+        while (wg > dmax && wg > 1) wg /= 2;
+    if ((st = build(d, extra, wg)) != SB_OK) return st;
+    size_t kw = wg;
+    for (int i = 0; i < KF_N; i++) {
+        size_t w = 0;
+        if (sb_cl.clGetKernelWorkGroupInfo(d->k[i], d->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof w, &w, NULL) ==
+                CL_SUCCESS &&
+            w < kw)
+            kw = w;
+    }
+    if (kw < wg) {
+        while (wg > kw && wg > 1) wg /= 2;
+        if ((st = build(d, extra, wg)) != SB_OK) return st;
+    }
+    cl_ulong lm = 0, kl = 0, maxalloc = 0;
+    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
+    if (sb_cl.clGetKernelWorkGroupInfo(d->k[KF_HIST], d->dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kl, &kl, NULL) !=
+        CL_SUCCESS)
+        kl = 0;
+    d->local_cap = lm > kl + 1024 ? (size_t)(lm - kl - 1024) : 0;
+    if (d->local_cap > FOCL_LOCAL_CAP) d->local_cap = FOCL_LOCAL_CAP;
+    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL) != CL_SUCCESS)
+        maxalloc = 0;
+    d->hist_budget = maxalloc / 2 > ((cl_ulong)1 << 30) ? (size_t)1 << 30 : (size_t)(maxalloc / 2);
+    if (d->hist_budget < ((size_t)1 << 24)) d->hist_budget = (size_t)1 << 24;
+
+    d->s = *s;
+    d->s.binned = NULL;
+    d->s.nbins = NULL;
+    d->s.value = NULL;
+    d->stride = (s->nf + 3) & ~3;
+    for (int32_t f = 0; f < s->nf; f++)
+        if (s->nbins[f] > d->maxnb) d->maxnb = s->nbins[f];
+    const size_t n = (size_t)s->n, nf = (size_t)s->nf;
+    uint8_t *rb = sb_calloc(n ? n : 1, (size_t)d->stride);
+    if (!rb) return oom();
+    for (size_t r = 0; r < n; r++)
+        for (size_t f = 0; f < nf; f++) rb[r * (size_t)d->stride + f] = s->binned[f * n + r];
+    st = put(d, B_BINS, rb, n * (size_t)d->stride, "bins");
+    sb_free(rb);
+    if (st == SB_OK) st = put(d, B_VALUE, s->value, sizeof(int32_t) * n, "values");
+    if (st == SB_OK) st = put(d, B_NBINS, s->nbins, sizeof(int32_t) * nf, "nbins");
+    if (st == SB_OK) st = put(d, B_RULES, &s->rules, sizeof s->rules, "rules");
+    return st;
+}
+
+static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
+    *out = NULL;
+    if (s->nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "opencl: no features");
+    sb_fdev *d = sb_calloc(1, sizeof *d);
+    if (!d) return oom();
+    sb_status st = open_inner(d, s);
+    if (st != SB_OK) {
+        focl_close(d);
+        return st;
+    }
+    *out = d;
+    return SB_OK;
+}
+
+/* The batch's in-bag rows: draw counts (kf_boot, or 1 each), then each
+ * tree's rows with a count in row order (kf_compact: the tiles' counts, the
+ * host's scan of them, the stable scatter). */
+static sb_status focl_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+    const int64_t n = d->s.n, pos = n * nb;
+    const int64_t tile = (int64_t)d->wg * FOCL_PER, tpt = n > 0 ? (n + tile - 1) / tile : 0, nt = tpt * nb;
+    const size_t pb = sizeof(int32_t) * (size_t)(pos ? pos : 1);
+    sb_status st = SB_OK;
+    for (int i = B_ROWS; i <= B_CNT && st == SB_OK; i++) st = ensure(d, i, pb, "rows");
+    if (st == SB_OK) st = ensure(d, B_TCOUNT, sizeof(int32_t) * (size_t)(nt ? nt : 1), "tiles");
+    if (st == SB_OK) st = ensure(d, B_TBASE, sizeof(int64_t) * (size_t)(nt ? nt : 1), "tiles");
+    if (st != SB_OK) return st;
+    if (pos == 0 || nt > INT32_MAX) {
+        for (int32_t i = 0; i < nb; i++) count[i] = 0;
+        return pos == 0 ? SB_OK : sb_fail(SB_ERR_INVALID_INPUT, "opencl forest device: too many rows a batch");
+    }
+    if (d->s.bootstrap) {
+        if ((st = fill(d, B_CNT, pos, 0)) != SB_OK) return st;
+        if ((st = sb_ocl_args(d->k[KF_BOOT], "kf_boot", 6, A(d->b[B_CNT].m), A(n), A(nb), A(t0), A(d->s.seed),
+                              A(d->s.ndraw))) != SB_OK ||
+            (st = launch_items(d, KF_BOOT, (int64_t)nb * d->s.ndraw, 1)) != SB_OK)
+            return st;
+    } else if ((st = fill(d, B_CNT, pos, 1)) != SB_OK) {
+        return st;
+    }
+    int32_t *tc = sb_malloc(sizeof(int32_t) * (size_t)nt);
+    int64_t *tb = sb_malloc(sizeof(int64_t) * (size_t)nt);
+    if (!tc || !tb) {
+        sb_free(tc);
+        sb_free(tb);
+        return oom();
+    }
+    const int32_t itpt = (int32_t)tpt;
+    for (int place = 0; place < 2 && st == SB_OK; place++) {
+        st = sb_ocl_args(d->k[KF_COMPACT], "kf_compact", 8, A(d->b[B_CNT].m), A(n), A(itpt), A(place),
+                         A(d->b[B_TCOUNT].m), A(d->b[B_TBASE].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m));
+        if (st == SB_OK) st = launch_groups(d, KF_COMPACT, nt);
+        if (st == SB_OK && place == 0) {
+            st = get(d, B_TCOUNT, tc, sizeof(int32_t) * (size_t)nt, "tile counts");
+            int64_t at = 0;
+            for (int32_t i = 0; i < nb && st == SB_OK; i++) {
+                const int64_t first = at;
+                for (int64_t g = (int64_t)i * tpt; g < (int64_t)(i + 1) * tpt; g++) {
+                    tb[g] = at;
+                    at += tc[g];
+                }
+                count[i] = at - first;
+            }
+            if (st == SB_OK) st = put(d, B_TBASE, tb, sizeof(int64_t) * (size_t)nt, "tile bases");
+        }
+    }
+    sb_free(tc);
+    sb_free(tb);
+    return st;
+}
+
+static sb_status focl_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
+    const int32_t nv = d->s.rules.nv, crit = d->s.rules.criterion;
+    const size_t sb = sizeof(int64_t) * (size_t)nnodes * (size_t)nv;
+    int32_t nt = 0;
+    sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, "nodes");
+    if (st == SB_OK) st = tiles(d, nodes, nnodes, (int64_t)d->wg * FOCL_PER, &nt);
+    if (st == SB_OK) st = ensure(d, B_TOT, sb, "sums");
+    if (st == SB_OK) st = fill(d, B_TOT, (int64_t)nnodes * nv * 2, 0);
+    if (st == SB_OK)
+        st = sb_ocl_args(d->k[KF_SUMS], "kf_sums", 9, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes), A(crit),
+                         A(nv), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_VALUE].m), A(d->b[B_TOT].m));
+    if (st == SB_OK) st = launch_groups(d, KF_SUMS, nt);
+    if (st == SB_OK) st = get(d, B_TOT, sums, sb, "sums");
+    return st;
+}
+
+/* One group of nodes of split: all small (searched on their rows), or a
+ * chunk of large ones (histograms, then the search). */
+static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_t *tot, int32_t m, int small,
+                             sb_k_fsplit *out, int64_t *lsum) {
+    const int32_t nv = d->s.rules.nv, mtry = d->s.mtry, nf = d->s.nf, slot = (d->maxnb + 1) * nv;
+    const int32_t extra = d->s.extra, crit = d->s.rules.criterion, maxnb = d->maxnb, stride = d->stride;
+    const size_t mm = (size_t)m;
+    sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * mm, "nodes");
+    if (st == SB_OK) st = put(d, B_TOT, tot, sizeof(int64_t) * mm * (size_t)nv, "sums");
+    if (st == SB_OK) st = ensure(d, B_SPLIT, sizeof(sb_k_fsplit) * mm, "splits");
+    if (st == SB_OK) st = ensure(d, B_LSUM, sizeof(int64_t) * mm * (size_t)nv, "left sums");
+    if (st == SB_OK) st = ensure(d, B_DRAWS, sizeof(uint32_t) * mm * (size_t)nf, "draws");
+    if (st != SB_OK) return st;
+    if (small) {
+        if ((st = ensure(d, B_SBIN, mm * SB_K_FOREST_SMALL_ROWS, "small nodes")) != SB_OK ||
+            (st = ensure(d, B_SVAL, sizeof(int32_t) * mm * SB_K_FOREST_SMALL_ROWS, "small nodes")) != SB_OK ||
+            (st = ensure(d, B_SMUL, sizeof(int32_t) * mm * SB_K_FOREST_SMALL_ROWS, "small nodes")) != SB_OK ||
+            (st = ensure(d, B_SLM, sizeof(int64_t) * mm * 2 * SB_K_FOREST_SMALL_NV, "small nodes")) != SB_OK)
+            return st;
+        st = sb_ocl_args(d->k[KF_SMALL], "kf_small", 20, A(d->b[B_NODES].m), A(d->b[B_TOT].m), A(m),
+                         A(d->b[B_RULES].m), A(d->s.seed), A(extra), A(nf), A(mtry), A(d->b[B_BINS].m), A(stride),
+                         A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_VALUE].m), A(d->b[B_DRAWS].m),
+                         A(d->b[B_SBIN].m), A(d->b[B_SVAL].m), A(d->b[B_SMUL].m), A(d->b[B_SLM].m),
+                         A(d->b[B_SPLIT].m), A(d->b[B_LSUM].m));
+        if (st == SB_OK) st = launch_items(d, KF_SMALL, m, 0);
+    } else {
+        const size_t hbytes = sizeof(int64_t) * (size_t)mtry * (size_t)slot;
+        const int32_t use_local = hbytes <= d->local_cap, htile = FOCL_HTILE;
+        int32_t nt = 0;
+        if ((st = ensure(d, B_FEAT, sizeof(int32_t) * mm * (size_t)mtry, "features")) != SB_OK ||
+            (st = ensure(d, B_HIST, hbytes * mm, "histograms")) != SB_OK ||
+            (st = fill(d, B_HIST, (int64_t)(hbytes / 4) * m, 0)) != SB_OK ||
+            (st = tiles(d, nodes, m, FOCL_HTILE, &nt)) != SB_OK)
+            return st;
+        st = sb_ocl_args(d->k[KF_SELECT], "kf_select", 7, A(d->b[B_NODES].m), A(m), A(d->s.seed), A(nf), A(mtry),
+                         A(d->b[B_DRAWS].m), A(d->b[B_FEAT].m));
+        if (st == SB_OK) st = launch_items(d, KF_SELECT, m, 0);
+        if (st == SB_OK)
+            st = sb_ocl_args(d->k[KF_HIST], "kf_hist", 16, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(m), A(htile),
+                             A(crit), A(nv), A(mtry), A(slot), A(d->b[B_FEAT].m), A(d->b[B_BINS].m), A(stride),
+                             A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_VALUE].m), A(d->b[B_HIST].m),
+                             A(use_local));
+        if (st == SB_OK) CK(sb_cl.clSetKernelArg(d->k[KF_HIST], 16, use_local ? hbytes : 8, NULL), "kf_hist");
+        if (st == SB_OK) st = launch_groups(d, KF_HIST, nt);
+        if (st == SB_OK)
+            st = sb_ocl_args(d->k[KF_BEST], "kf_best", 13, A(d->b[B_TOT].m), A(d->b[B_RULES].m), A(d->s.seed),
+                             A(d->b[B_NODES].m), A(extra), A(mtry), A(maxnb), A(slot), A(d->b[B_FEAT].m),
+                             A(d->b[B_NBINS].m), A(d->b[B_HIST].m), A(d->b[B_SPLIT].m), A(d->b[B_LSUM].m));
+        if (st == SB_OK) st = launch_groups(d, KF_BEST, m);
+    }
+    if (st == SB_OK) st = get(d, B_SPLIT, out, sizeof(sb_k_fsplit) * mm, "splits");
+    if (st == SB_OK) st = get(d, B_LSUM, lsum, sizeof(int64_t) * mm * (size_t)nv, "left sums");
+    return st;
+}
+
+/* fdev_cuda.cu's grouping: the small nodes first in chunks, then the large
+ * in chunks whose histograms fit the budget (SAMEBITS_OPENCL_FOREST_CHUNK=N:
+ * at most N nodes a launch; tests: chunks change no bit), the results put
+ * back by index. */
+static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot,
+                            sb_k_fsplit *out, int64_t *lsum) {
+    const int32_t nv = d->s.rules.nv;
+    const size_t hbytes = sizeof(int64_t) * (size_t)d->s.mtry * (size_t)(d->maxnb + 1) * (size_t)nv;
+    int64_t chunk = (int64_t)(d->hist_budget / hbytes), small_chunk = FOCL_SMALL_CHUNK;
+    const char *env = getenv("SAMEBITS_OPENCL_FOREST_CHUNK");
+    if (env && atol(env) > 0) {
+        if (chunk > atol(env)) chunk = atol(env);
+        if (small_chunk > atol(env)) small_chunk = atol(env);
+    }
+    if (chunk < 1) chunk = 1;
+    int32_t *idx = sb_malloc(sizeof(int32_t) * (size_t)nnodes);
+    sb_fdev_node *gn = sb_malloc(sizeof(sb_fdev_node) * (size_t)nnodes);
+    int64_t *gt = sb_malloc(sizeof(int64_t) * (size_t)nnodes * (size_t)nv);
+    int64_t *gl = sb_malloc(sizeof(int64_t) * (size_t)nnodes * (size_t)nv);
+    sb_k_fsplit *gs = sb_malloc(sizeof(sb_k_fsplit) * (size_t)nnodes);
+    sb_status st = SB_OK;
+    if (!idx || !gn || !gt || !gl || !gs) st = oom();
+    int32_t nsmall = 0, ng = 0;
+    for (int pass = 0; pass < 2 && st == SB_OK; pass++)
+        for (int32_t i = 0; i < nnodes; i++) {
+            const int small = nodes[i].end - nodes[i].begin <= SB_K_FOREST_SMALL_ROWS && nv <= SB_K_FOREST_SMALL_NV;
+            if (small != (pass == 0)) continue;
+            idx[ng] = i;
+            gn[ng] = nodes[i];
+            memcpy(gt + (int64_t)ng * nv, tot + (int64_t)i * nv, sizeof(int64_t) * (size_t)nv);
+            ng++;
+            nsmall += small;
+        }
+    for (int64_t at = 0; st == SB_OK && at < nsmall; at += small_chunk) {
+        const int32_t m = (int32_t)(nsmall - at < small_chunk ? nsmall - at : small_chunk);
+        st = split_group(d, gn + at, gt + at * nv, m, 1, gs + at, gl + at * nv);
+    }
+    for (int64_t at = nsmall; st == SB_OK && at < ng; at += chunk) {
+        const int32_t m = (int32_t)(ng - at < chunk ? ng - at : chunk);
+        st = split_group(d, gn + at, gt + at * nv, m, 0, gs + at, gl + at * nv);
+    }
+    for (int32_t g = 0; st == SB_OK && g < ng; g++) {
+        out[idx[g]] = gs[g];
+        memcpy(lsum + (int64_t)idx[g] * nv, gl + (int64_t)g * nv, sizeof(int64_t) * (size_t)nv);
+    }
+    sb_free(idx);
+    sb_free(gn);
+    sb_free(gt);
+    sb_free(gl);
+    sb_free(gs);
+    return st;
+}
+
+/* The stable partition: each tile's rows going left counted (kf_part pass
+ * 1), the host's scan of the counts into each tile's left and right bases,
+ * the scatter (pass 2), and the rows copied back (kf_part_copy). */
+static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
+    const int64_t tile = (int64_t)d->wg * FOCL_PER;
+    int32_t nt = 0;
+    sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, "nodes");
+    if (st == SB_OK) st = tiles(d, nodes, nnodes, tile, &nt);
+    if (st == SB_OK) st = ensure(d, B_TCOUNT, sizeof(int32_t) * (size_t)(nt ? nt : 1), "tiles");
+    if (st == SB_OK) st = ensure(d, B_TBASE, sizeof(int64_t) * 2 * (size_t)(nt ? nt : 1), "tiles");
+    if (st != SB_OK) return st;
+    for (int32_t i = 0; i < nnodes; i++) nleft[i] = 0;
+    if (nt == 0) return SB_OK;
+    int32_t *tc = sb_malloc(sizeof(int32_t) * (size_t)nt);
+    int64_t *tb = sb_malloc(sizeof(int64_t) * 2 * (size_t)nt);
+    if (!tc || !tb) {
+        sb_free(tc);
+        sb_free(tb);
+        return oom();
+    }
+    for (int place = 0; place < 2 && st == SB_OK; place++) {
+        st = sb_ocl_args(d->k[KF_PART], "kf_part", 12, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes), A(place),
+                         A(d->b[B_BINS].m), A(d->stride), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_TCOUNT].m),
+                         A(d->b[B_TBASE].m), A(d->b[B_TROWS].m), A(d->b[B_TMULT].m));
+        if (st == SB_OK) st = launch_groups(d, KF_PART, nt);
+        if (st == SB_OK && place == 0) {
+            st = get(d, B_TCOUNT, tc, sizeof(int32_t) * (size_t)nt, "tile counts");
+            int32_t g = 0;
+            for (int32_t i = 0; i < nnodes && st == SB_OK; i++) {
+                const int64_t ntile = (nodes[i].end - nodes[i].begin + tile - 1) / tile;
+                for (int64_t k = 0; k < ntile; k++) nleft[i] += tc[g + k];
+                int64_t l = nodes[i].begin, r = nodes[i].begin + nleft[i];
+                for (int64_t k = 0; k < ntile; k++, g++) {
+                    const int64_t rows = (k + 1) * tile <= nodes[i].end - nodes[i].begin
+                                             ? tile
+                                             : nodes[i].end - nodes[i].begin - k * tile;
+                    tb[2 * (int64_t)g] = l;
+                    tb[2 * (int64_t)g + 1] = r;
+                    l += tc[g];
+                    r += rows - tc[g];
+                }
+            }
+            if (st == SB_OK) st = put(d, B_TBASE, tb, sizeof(int64_t) * 2 * (size_t)nt, "tile bases");
+        }
+    }
+    sb_free(tc);
+    sb_free(tb);
+    if (st == SB_OK)
+        st = sb_ocl_args(d->k[KF_PCOPY], "kf_part_copy", 7, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes),
+                         A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m));
+    if (st == SB_OK) st = launch_groups(d, KF_PCOPY, nt);
+    return st;
+}
+
+static const sb_fdev_ops k_focl_ops = {"opencl", INT64_C(1) << 25, focl_open, focl_close, focl_begin, focl_sums,
+                                       focl_split, focl_partition};
+
+const sb_fdev_ops *sb_fdev_opencl_ops(void) { return &k_focl_ops; }
+
+#endif
