@@ -13,10 +13,14 @@ import pytest
 np = pytest.importorskip("numpy")
 import samebits  # noqa: E402
 
-# The devices compared with the CPU forest: cpu-batched here; on a GPU machine
-# SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,cpu-batched
-# runs the same comparison on CUDA (tools/device-forest.sh).
-DEVICES = [d for d in os.environ.get("SAMEBITS_FOREST_DEVICES", "cpu-batched").split(",") if d]
+# The devices compared with the CPU forest: cpu-batched, and opencl where the
+# library has it (PoCL here: `make test` installs it, so a missing platform
+# fails); on a GPU machine SAMEBITS_LIB=build-cuda/libsamebits.so
+# SAMEBITS_FOREST_DEVICES=cuda,cpu-batched runs the same comparison on CUDA,
+# and SAMEBITS_FOREST_DEVICES=opencl on the GPU's OpenCL driver
+# (tools/device-forest.sh).
+_DEFAULT = "cpu-batched,opencl" if "opencl" in samebits.build_info()["backends"] else "cpu-batched"
+DEVICES = [d for d in os.environ.get("SAMEBITS_FOREST_DEVICES", _DEFAULT).split(",") if d]
 
 
 def data(n=1500, nf=9, seed=21, classes=3):
@@ -91,12 +95,14 @@ def test_large_nodes(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_node_chunks_change_no_bit(device, monkeypatch):
-    # SAMEBITS_CUDA_FOREST_CHUNK: at most 3 nodes a CUDA launch (small and
-    # histogram searches in many chunks); the host reference ignores it
+    # SAMEBITS_CUDA_FOREST_CHUNK / SAMEBITS_OPENCL_FOREST_CHUNK: at most 3
+    # nodes a CUDA or OpenCL launch (small and histogram searches in many
+    # chunks); the host reference ignores them
     X, yc, yr = data(n=3000, nf=6, seed=8)
     a = RF_C(n_estimators=3, random_state=4).fit(X, yc)
     c = ET_R(n_estimators=3, random_state=4).fit(X, yr)
     monkeypatch.setenv("SAMEBITS_CUDA_FOREST_CHUNK", "3")
+    monkeypatch.setenv("SAMEBITS_OPENCL_FOREST_CHUNK", "3")
     assert RF_C(n_estimators=3, random_state=4, device=device).fit(X, yc).model_bytes() == a.model_bytes()
     assert ET_R(n_estimators=3, random_state=4, device=device).fit(X, yr).model_bytes() == c.model_bytes()
 

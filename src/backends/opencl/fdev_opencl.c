@@ -187,11 +187,18 @@ static sb_status build(sb_fdev *d, const char *extra, size_t wg) {
 
 /* The device chosen and checked, its kernels built (work-groups of 256, or
  * the largest power of two every kernel allows: sizes change no bit), the
- * setup's data uploaded (bins row-major, a row's features contiguous). */
+ * setup's data uploaded (bins row-major, a row's features contiguous).
+ * Histograms go to local memory where a node's fit (at most 160 KiB beside
+ * the kernel's own), else by global atomics; SAMEBITS_OPENCL_HIST=global asks
+ * for global atomics always, as for the tree device. */
 static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
     sb_status st = sb_ocl_choose(&d->dev);
+    if (st != SB_OK) return st;
+    const char *hv = getenv("SAMEBITS_OPENCL_HIST");
+    if (hv && *hv && strcmp(hv, "global") != 0 && strcmp(hv, "local") != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_OPENCL_HIST='%s': expected local or global", hv);
     const char *extra = NULL;
-    if (st != SB_OK || (st = sb_ocl_arm(&extra)) != SB_OK) return st;
+    if ((st = sb_ocl_arm(&extra)) != SB_OK) return st;
     cl_int e = CL_SUCCESS;
     d->ctx = sb_cl.clCreateContext(NULL, 1, &d->dev, NULL, NULL, &e);
     if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateContext");
@@ -220,6 +227,7 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
         kl = 0;
     d->local_cap = lm > kl + 1024 ? (size_t)(lm - kl - 1024) : 0;
     if (d->local_cap > FOCL_LOCAL_CAP) d->local_cap = FOCL_LOCAL_CAP;
+    if (hv && !strcmp(hv, "global")) d->local_cap = 0; /* every histogram by global atomics (tests) */
     if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL) != CL_SUCCESS)
         maxalloc = 0;
     d->hist_budget = maxalloc / 2 > ((cl_ulong)1 << 30) ? (size_t)1 << 30 : (size_t)(maxalloc / 2);

@@ -1,0 +1,91 @@
+"""Random forests and Extra Trees on the OpenCL forest device (device=opencl)
+on PoCL.
+
+`make test` installs PoCL (tools/ensure-deps.sh), so a missing OpenCL platform
+is a FAILURE here, never a skip. Every RF/ET fixture must be identical to its
+reference card through the OpenCL kernels (fdev_kernels.cl), at 1 and 3
+threads, with histograms in local memory or by global atomics and with nodes
+in chunks of any size; the float-atomic arm (squared-error sums added as
+floats, in arrival order) must make the regression fixture differ. The model
+bytes against device=cpu on many configurations are
+tests/python/test_py_forest_devices.py's (opencl is one of its devices where
+the library has it)."""
+import os
+
+import pytest
+
+from conftest import FIXTURES, ROOT, samebits
+
+CPU_ONLY = ["forest-isolation", "forest-rf-weighted", "forest-et-weighted"]
+TREES = [f for f in FIXTURES if f.startswith("forest-") and f not in CPU_ONLY]
+N = len(TREES)
+
+ENV = {"POCL_CACHE_DIR": os.environ.get("POCL_CACHE_DIR", str(ROOT / "build" / "opencl" / "pocl-cache"))}
+
+
+def verify(*args, env=None):
+    """`samebits verify ARGS device=opencl` with a PoCL cache under build/."""
+    e = dict(ENV)
+    e.update(env or {})
+    os.makedirs(e["POCL_CACHE_DIR"], exist_ok=True)
+    return samebits("verify", *args, "device=opencl", env=e)
+
+
+def test_the_fixtures_are_there():
+    assert TREES == ["forest-rf-classes", "forest-rf-entropy", "forest-et-regression"]
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_every_forest_fixture_identical_on_opencl(threads):
+    r = verify("--threads", str(threads), *TREES)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "device opencl" in r.stdout.splitlines()[0] and "verify: PASS" in r.stdout
+    assert f"{N} fixtures: {N} identical" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("hist", ["global", "local"])
+def test_histogram_path_and_chunks_change_no_bit(hist):
+    # SAMEBITS_OPENCL_HIST=global: every histogram by 64-bit global atomics;
+    # SAMEBITS_OPENCL_FOREST_CHUNK=2: at most 2 nodes a launch
+    r = verify(*TREES, env={"SAMEBITS_OPENCL_HIST": hist, "SAMEBITS_OPENCL_FOREST_CHUNK": "2"})
+    assert r.returncode == 0 and f"{N} fixtures: {N} identical" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("hist", ["global", "local"])
+def test_float_atomic_arm_makes_the_regression_fixture_differ(hist):
+    r = verify(*TREES, env={"SAMEBITS_OPENCL_ARM": "float-atomic", "SAMEBITS_OPENCL_HIST": hist})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "SEPARATING ARM 'float-atomic'" in r.stderr
+    lines = {l.split()[0]: l for l in r.stdout.splitlines() if l.startswith("  forest-")}
+    assert "DIFFERS" in lines["forest-et-regression"], r.stdout
+    # the arm touches the squared-error sums only: the class counts stay exact
+    assert "identical" in lines["forest-rf-classes"] and "identical" in lines["forest-rf-entropy"], r.stdout
+
+
+def test_contract_arm_makes_the_entropy_fixture_differ():
+    # FP_CONTRACT ON lets PoCL fuse c * log(c) + acc in the entropy score
+    r = verify(*TREES, env={"SAMEBITS_OPENCL_ARM": "contract"})
+    assert r.returncode == 1 and "SEPARATING ARM 'contract'" in r.stderr, r.stdout + r.stderr
+    assert "forest-rf-entropy DIFFERS" in r.stdout, r.stdout
+
+
+def test_cpu_only_forests_refused_by_name_on_opencl():
+    r = verify(*CPU_ONLY)
+    assert r.returncode == 1, r.stdout
+    for f in CPU_ONLY:
+        assert f"{f} REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout, r.stdout
+    assert f"{len(CPU_ONLY)} refused" in r.stdout
+
+
+def test_no_platform_or_device_is_refused_by_name():
+    # no ICD at all (an empty vendors folder), and a device that is not there
+    empty = ROOT / "build" / "opencl" / "no-vendors"
+    os.makedirs(empty, exist_ok=True)
+    r = verify(TREES[0], env={"OCL_ICD_VENDORS": str(empty)})
+    assert r.returncode == 1 and "REFUSED SB_ERR_BACKEND_UNAVAILABLE: device 'opencl': no OpenCL platform" in r.stdout, (
+        r.stdout)
+    r = verify(TREES[0], env={"SAMEBITS_OPENCL_DEVICE": "7:7"})
+    assert r.returncode == 1 and "REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout and "names no device" in r.stdout, (
+        r.stdout)
+    r = verify(TREES[0], env={"SAMEBITS_OPENCL_HIST": "bogus"})
+    assert r.returncode == 1 and "ERROR SB_ERR_INVALID_ARGUMENT" in r.stdout, r.stdout
