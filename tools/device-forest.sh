@@ -7,6 +7,10 @@
 #   3. verifies the three random forest / Extra Trees fixtures with device=cuda
 #      (cards kept) and with device=cpu-batched, twice on CUDA (run to run);
 #      the float-atomic arm must make forest-et-regression differ,
+#   3b. verifies them with device=opencl on the NVIDIA driver's OpenCL (it
+#      registers /etc/OpenCL/vendors/nvidia.icd when missing), with global
+#      histograms, the float-atomic arm, and the parity tests on opencl:
+#      recorded, never fatal,
 #   4. runs tests/python/test_py_forest_devices.py against the CUDA library
 #      (every configuration's model bytes: CUDA's equal the CPU forest's),
 #   5. unless SKIP_BENCH=1, times bench/forest_device_parity.py (ROWS, TREES:
@@ -51,6 +55,7 @@ FIXTURES="forest-rf-classes forest-rf-entropy forest-et-regression"
   echo "nvcc flags (profile): $(sh tools/cuda-compile-check.sh --print-flags profile)"
 } >"$EV/facts.txt" 2>&1
 sha256sum src/kernels/forest.h src/backends/fdev.h src/backends/cuda/fdev_cuda.cu src/backends/cpu/fdev_cpu.c \
+  src/backends/opencl/fdev_opencl.c src/backends/opencl/fdev_kernels.cl src/backends/opencl/ocl_common.c \
   src/models/forest/*.c >"$EV/sources.sha256" 2>&1
 cat "$EV/facts.txt"
 
@@ -79,6 +84,38 @@ grep -q "forest-et-regression DIFFERS" "$EV/verify-cuda-float-atomic.txt" || sta
 summary "arm float-atomic (must differ): $(grep -E '^  forest-' "$EV/verify-cuda-float-atomic.txt" | head -n 1)"
 build/samebits verify --threads "$J" $FIXTURES device=cpu-batched >"$EV/verify-cpu-batched.txt" 2>&1 || status=1
 summary "cpu-batched: $(tail -n 1 "$EV/verify-cpu-batched.txt")"
+
+# ---- 3b. the OpenCL forest device through the NVIDIA driver's OpenCL (docs/forest.md,
+# docs/opencl.md). Recorded, never fatal: its lines start with "opencl" and leave
+# $status alone. A container often has the driver's libnvidia-opencl.so.1 but no
+# ICD file naming it: register it, as tools/device-gbdt.sh does.
+if [ ! -e /etc/OpenCL/vendors/nvidia.icd ] && ldconfig -p 2>/dev/null | grep -q libnvidia-opencl.so.1; then
+  { mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd; } 2>>"$LOG"
+fi
+# The loader: the system's libOpenCL.so.1, else the CUDA toolkit's copy (for the
+# OpenCL steps only: the CUDA steps keep their environment).
+OCL_LD=${LD_LIBRARY_PATH:-}
+ldconfig -p 2>/dev/null | grep -q 'libOpenCL.so.1 ' || OCL_LD=${OCL_LD:+$OCL_LD:}/usr/local/cuda/lib64
+LD_LIBRARY_PATH=$OCL_LD build/samebits doctor >"$EV/doctor-opencl.txt" 2>&1
+grep -E '^opencl|^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | tee -a "$LOG"
+# The NVIDIA device's P:D from the doctor's list (else the library's default: the first GPU).
+OCLDEV=$(grep -E '^opencl devices: |^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | grep -i 'nvidia' \
+  | grep -oE '^(opencl devices: )? *[0-9]+:[0-9]+' | grep -oE '[0-9]+:[0-9]+' | head -n 1)
+OCLDEV=${SAMEBITS_OPENCL_DEVICE:-$OCLDEV}
+ocl() { LD_LIBRARY_PATH=$OCL_LD SAMEBITS_OPENCL_DEVICE=$OCLDEV timeout 600 "$@"; }
+mkdir -p "$EV/cards-opencl"
+t0=$(date +%s.%N)
+ocl build/samebits verify --cards "$EV/cards-opencl" $FIXTURES device=opencl >"$EV/verify-opencl.txt" 2>&1
+t1=$(date +%s.%N)
+summary "opencl device ${OCLDEV:-default}: $(tail -n 2 "$EV/verify-opencl.txt" | tr '\n' ' ')($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"
+grep -E '^  forest-' "$EV/verify-opencl.txt" | sed 's/^  /opencl /' | while read -r line; do summary "$line"; done
+SAMEBITS_OPENCL_HIST=global ocl build/samebits verify $FIXTURES device=opencl >"$EV/verify-opencl-hist-global.txt" 2>&1
+summary "opencl histograms by global atomics (SAMEBITS_OPENCL_HIST=global): $(tail -n 2 "$EV/verify-opencl-hist-global.txt" | tr '\n' ' ')"
+SAMEBITS_OPENCL_ARM=float-atomic ocl build/samebits verify $FIXTURES device=opencl >"$EV/verify-opencl-arm-float-atomic.txt" 2>&1
+summary "opencl arm float-atomic (forest-et-regression should differ): $(grep -E '^  forest-et-regression' "$EV/verify-opencl-arm-float-atomic.txt" | sed 's/^ *//')"
+SAMEBITS_LIB=$ROOT/build/libsamebits.so SAMEBITS_FOREST_DEVICES=opencl PYTHONPATH=$ROOT/python ocl \
+  python3 -m pytest tests/python/test_py_forest_devices.py -q -p no:cacheprovider >"$EV/parity-opencl.txt" 2>&1
+summary "opencl parity (tests/python/test_py_forest_devices.py on opencl, build/): $(tail -n 1 "$EV/parity-opencl.txt")"
 
 # ---- 4. parity on many configurations, CUDA against the CPU forest
 SAMEBITS_LIB=$ROOT/build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda PYTHONPATH=$ROOT/python \
