@@ -242,7 +242,9 @@ __kernel void kf_hist(__global const ocl_fnode *nodes, __global const int *tile_
     __global long *gh = hist + (long)j * hsize;
     const long b = q.begin + (long)(tile - tile_start[j]) * htile;
     const long e = b + htile < q.end ? b + htile : q.end;
-    if (!use_local) {
+    /* local memory pays for zeroing and flushing hsize sums only when the
+     * tile adds more than that (uniform over the work-group) */
+    if (!use_local || (e - b) * mtry < hsize) {
         for (long p = b + lid; p < e; p += OCL_WG) {
             const int r = rows[p], v = value[r];
             const long m = mult[p];
@@ -356,6 +358,36 @@ __kernel void kf_part(__global const ocl_fnode *nodes, __global const int *tile_
         const long at = sb_k_goes_left(bins[(long)row * stride + q.feature], q.bin, q.dl) ? l++ : r++;
         trows[at] = row;
         tmult[at] = mult[p];
+    }
+}
+
+/* The stable partition of each node of at most serial_max rows by one
+ * work-item (a tile's work-group would idle on it): its rows going left
+ * counted (nleft[j]), then scattered in position order, then copied back.
+ * Larger nodes are kf_part's (they have tiles). */
+__kernel void kf_part_serial(__global const ocl_fnode *nodes, int nnodes, long serial_max,
+                             __global const uchar *bins, int stride, __global int *rows, __global int *mult,
+                             __global long *nleft, __global int *trows, __global int *tmult) {
+    const int j = get_global_id(0);
+    if (j >= nnodes) return;
+    const ocl_fnode q = nodes[j];
+    if (q.end - q.begin > serial_max) {
+        nleft[j] = 0; /* the host adds its tiles' counts */
+        return;
+    }
+    long nl = 0;
+    for (long p = q.begin; p < q.end; p++) nl += sb_k_goes_left(bins[(long)rows[p] * stride + q.feature], q.bin, q.dl);
+    nleft[j] = nl;
+    long l = q.begin, r = q.begin + nl;
+    for (long p = q.begin; p < q.end; p++) {
+        const int row = rows[p];
+        const long at = sb_k_goes_left(bins[(long)row * stride + q.feature], q.bin, q.dl) ? l++ : r++;
+        trows[at] = row;
+        tmult[at] = mult[p];
+    }
+    for (long p = q.begin; p < q.end; p++) {
+        rows[p] = trows[p];
+        mult[p] = tmult[p];
     }
 }
 

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(SB_NO_OPENCL)
 
@@ -39,12 +40,20 @@ extern const int32_t sb_fdev_cl_src_lines;
 #define FOCL_HTILE 8192            /* rows a histogram work-group at most */
 #define FOCL_SMALL_CHUNK 65536     /* small nodes a launch (their scratch: about 1 KiB and nf words each) */
 #define FOCL_LOCAL_CAP (160 << 10) /* local bytes a histogram work-group may use */
+#define FOCL_PART_SERIAL 1024      /* nodes of at most this many rows are partitioned by one work-item */
 
-enum { KF_FILL, KF_BOOT, KF_COMPACT, KF_SUMS, KF_SMALL, KF_SELECT, KF_HIST, KF_BEST, KF_PART, KF_PCOPY, KF_N };
-static const char *const kf_names[KF_N] = {"kf_fill",   "kf_boot", "kf_compact", "kf_sums", "kf_small",
-                                           "kf_select", "kf_hist", "kf_best",    "kf_part", "kf_part_copy"};
+enum {
+    KF_FILL, KF_BOOT, KF_COMPACT, KF_SUMS, KF_SMALL, KF_SELECT, KF_HIST, KF_BEST, KF_PART, KF_PSERIAL, KF_PCOPY, KF_N
+};
+static const char *const kf_names[KF_N] = {"kf_fill", "kf_boot", "kf_compact", "kf_sums",
+                                           "kf_small", "kf_select", "kf_hist", "kf_best",
+                                           "kf_part", "kf_part_serial", "kf_part_copy"};
 
 SB_STATIC_ASSERT(sizeof(sb_fdev_node) == 40, "sb_fdev_node is fdev_kernels.cl's ocl_fnode");
+
+/* The operations, as SAMEBITS_OPENCL_TIMING reports them. */
+enum { FO_BEGIN, FO_SUMS, FO_SMALL, FO_LARGE, FO_PART, FO_N };
+static const char *const fo_names[FO_N] = {"bootstrap", "root sums", "small nodes", "large nodes", "partition"};
 
 /* A device buffer and its size in bytes (grown, contents not kept). */
 typedef struct fbuf {
@@ -69,6 +78,9 @@ struct sb_fdev {
     sb_fdev_setup s;     /* the host's copy (array pointers cleared) */
     int32_t stride, maxnb;
     fbuf b[B_N];
+    int timing;          /* SAMEBITS_OPENCL_TIMING=1: each operation timed (after clFinish), totals at close */
+    double tms[FO_N];
+    long tcalls[FO_N];
 };
 
 #define A(v) sizeof(v), (const void *)&(v)
@@ -136,14 +148,16 @@ static sb_status fill(sb_fdev *d, int i, int64_t words, int32_t v) {
 }
 
 /* The tile table of nodes cut into tiles of tile positions, uploaded:
- * ts[i] the tiles before node i, ts[nnodes] all (*ntiles); NULL-safe. */
-static sb_status tiles(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t tile, int32_t *ntiles) {
+ * ts[i] the tiles before node i, ts[nnodes] all (*ntiles); nodes of at most
+ * skip rows have none. */
+static sb_status tiles(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t tile, int64_t skip,
+                       int32_t *ntiles) {
     int32_t *ts = sb_malloc(sizeof(int32_t) * ((size_t)nnodes + 1));
     if (!ts) return oom();
     int64_t acc = 0;
     for (int32_t i = 0; i < nnodes; i++) {
         ts[i] = (int32_t)acc;
-        acc += (nodes[i].end - nodes[i].begin + tile - 1) / tile;
+        if (nodes[i].end - nodes[i].begin > skip) acc += (nodes[i].end - nodes[i].begin + tile - 1) / tile;
         if (acc > INT32_MAX) {
             sb_free(ts);
             return sb_fail(SB_ERR_INVALID_INPUT, "opencl forest device: more than 2^31 tiles in one call");
@@ -156,9 +170,32 @@ static sb_status tiles(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, in
     return st;
 }
 
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* With timing: the queue drained, then the time since t0 added to operation k. */
+static void t_end(sb_fdev *d, int k, double t0) {
+    if (!d->timing) return;
+    sb_cl.clFinish(d->q);
+    d->tms[k] += now_ms() - t0;
+    d->tcalls[k]++;
+}
+
 static void focl_close(sb_fdev *d) {
     if (!d) return;
     if (d->q) sb_cl.clFinish(d->q);
+    if (d->timing) {
+        double total = 0.0;
+        for (int k = 0; k < FO_N; k++) total += d->tms[k];
+        for (int k = 0; k < FO_N; k++)
+            fprintf(stderr, "opencl forest timing: %-12s %9.1f ms in %7ld calls (%4.1f%%)\n", fo_names[k], d->tms[k],
+                    d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
+        fprintf(stderr, "opencl forest timing: %-12s %9.1f ms (work-groups of %zu, local histograms up to %zu bytes)\n",
+                "all", total, d->wg, d->local_cap);
+    }
     for (int i = 0; i < B_N; i++)
         if (d->b[i].m) sb_cl.clReleaseMemObject(d->b[i].m);
     for (int i = 0; i < KF_N; i++)
@@ -258,6 +295,8 @@ static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
     if (s->nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "opencl: no features");
     sb_fdev *d = sb_calloc(1, sizeof *d);
     if (!d) return oom();
+    const char *tv = getenv("SAMEBITS_OPENCL_TIMING");
+    d->timing = tv && tv[0] == '1';
     sb_status st = open_inner(d, s);
     if (st != SB_OK) {
         focl_close(d);
@@ -270,7 +309,7 @@ static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
 /* The batch's in-bag rows: draw counts (kf_boot, or 1 each), then each
  * tree's rows with a count in row order (kf_compact: the tiles' counts, the
  * host's scan of them, the stable scatter). */
-static sb_status focl_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
     const int64_t n = d->s.n, pos = n * nb;
     const int64_t tile = (int64_t)d->wg * FOCL_PER, tpt = n > 0 ? (n + tile - 1) / tile : 0, nt = tpt * nb;
     const size_t pb = sizeof(int32_t) * (size_t)(pos ? pos : 1);
@@ -323,12 +362,12 @@ static sb_status focl_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) 
     return st;
 }
 
-static sb_status focl_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
+static sb_status focl_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
     const int32_t nv = d->s.rules.nv, crit = d->s.rules.criterion;
     const size_t sb = sizeof(int64_t) * (size_t)nnodes * (size_t)nv;
     int32_t nt = 0;
     sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, "nodes");
-    if (st == SB_OK) st = tiles(d, nodes, nnodes, (int64_t)d->wg * FOCL_PER, &nt);
+    if (st == SB_OK) st = tiles(d, nodes, nnodes, (int64_t)d->wg * FOCL_PER, 0, &nt);
     if (st == SB_OK) st = ensure(d, B_TOT, sb, "sums");
     if (st == SB_OK) st = fill(d, B_TOT, (int64_t)nnodes * nv * 2, 0);
     if (st == SB_OK)
@@ -371,7 +410,7 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
         if ((st = ensure(d, B_FEAT, sizeof(int32_t) * mm * (size_t)mtry, "features")) != SB_OK ||
             (st = ensure(d, B_HIST, hbytes * mm, "histograms")) != SB_OK ||
             (st = fill(d, B_HIST, (int64_t)(hbytes / 4) * m, 0)) != SB_OK ||
-            (st = tiles(d, nodes, m, FOCL_HTILE, &nt)) != SB_OK)
+            (st = tiles(d, nodes, m, FOCL_HTILE, 0, &nt)) != SB_OK)
             return st;
         st = sb_ocl_args(d->k[KF_SELECT], "kf_select", 7, A(d->b[B_NODES].m), A(m), A(d->s.seed), A(nf), A(mtry),
                          A(d->b[B_DRAWS].m), A(d->b[B_FEAT].m));
@@ -427,14 +466,18 @@ static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
             ng++;
             nsmall += small;
         }
+    double t0 = d->timing ? now_ms() : 0.0;
     for (int64_t at = 0; st == SB_OK && at < nsmall; at += small_chunk) {
         const int32_t m = (int32_t)(nsmall - at < small_chunk ? nsmall - at : small_chunk);
         st = split_group(d, gn + at, gt + at * nv, m, 1, gs + at, gl + at * nv);
     }
+    t_end(d, FO_SMALL, t0);
+    t0 = d->timing ? now_ms() : 0.0;
     for (int64_t at = nsmall; st == SB_OK && at < ng; at += chunk) {
         const int32_t m = (int32_t)(ng - at < chunk ? ng - at : chunk);
         st = split_group(d, gn + at, gt + at * nv, m, 0, gs + at, gl + at * nv);
     }
+    t_end(d, FO_LARGE, t0);
     for (int32_t g = 0; st == SB_OK && g < ng; g++) {
         out[idx[g]] = gs[g];
         memcpy(lsum + (int64_t)idx[g] * nv, gl + (int64_t)g * nv, sizeof(int64_t) * (size_t)nv);
@@ -447,19 +490,28 @@ static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
     return st;
 }
 
-/* The stable partition: each tile's rows going left counted (kf_part pass
- * 1), the host's scan of the counts into each tile's left and right bases,
- * the scatter (pass 2), and the rows copied back (kf_part_copy). */
-static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
-    const int64_t tile = (int64_t)d->wg * FOCL_PER;
+/* The stable partition. Nodes of at most FOCL_PART_SERIAL rows: one
+ * work-item each (kf_part_serial). Larger ones: each tile's rows going left
+ * counted (kf_part pass 1), the host's scan of the counts into each tile's
+ * left and right bases, the scatter (pass 2), and the rows copied back
+ * (kf_part_copy). Either way every row lands where the stable partition puts
+ * it. */
+static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
+    const int64_t tile = (int64_t)d->wg * FOCL_PER, serial = FOCL_PART_SERIAL;
     int32_t nt = 0;
     sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, "nodes");
-    if (st == SB_OK) st = tiles(d, nodes, nnodes, tile, &nt);
+    if (st == SB_OK) st = tiles(d, nodes, nnodes, tile, serial, &nt);
     if (st == SB_OK) st = ensure(d, B_TCOUNT, sizeof(int32_t) * (size_t)(nt ? nt : 1), "tiles");
     if (st == SB_OK) st = ensure(d, B_TBASE, sizeof(int64_t) * 2 * (size_t)(nt ? nt : 1), "tiles");
+    if (st == SB_OK) st = ensure(d, B_LSUM, sizeof(int64_t) * (size_t)(nnodes ? nnodes : 1), "partition counts");
     if (st != SB_OK) return st;
     for (int32_t i = 0; i < nnodes; i++) nleft[i] = 0;
-    if (nt == 0) return SB_OK;
+    st = sb_ocl_args(d->k[KF_PSERIAL], "kf_part_serial", 10, A(d->b[B_NODES].m), A(nnodes), A(serial),
+                     A(d->b[B_BINS].m), A(d->stride), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_LSUM].m),
+                     A(d->b[B_TROWS].m), A(d->b[B_TMULT].m));
+    if (st == SB_OK) st = launch_items(d, KF_PSERIAL, nnodes, 0);
+    if (st == SB_OK) st = get(d, B_LSUM, nleft, sizeof(int64_t) * (size_t)nnodes, "partition counts");
+    if (st != SB_OK || nt == 0) return st;
     int32_t *tc = sb_malloc(sizeof(int32_t) * (size_t)nt);
     int64_t *tb = sb_malloc(sizeof(int64_t) * 2 * (size_t)nt);
     if (!tc || !tb) {
@@ -476,17 +528,17 @@ static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
             st = get(d, B_TCOUNT, tc, sizeof(int32_t) * (size_t)nt, "tile counts");
             int32_t g = 0;
             for (int32_t i = 0; i < nnodes && st == SB_OK; i++) {
-                const int64_t ntile = (nodes[i].end - nodes[i].begin + tile - 1) / tile;
+                const int64_t rows = nodes[i].end - nodes[i].begin;
+                if (rows <= serial) continue; /* kf_part_serial's */
+                const int64_t ntile = (rows + tile - 1) / tile;
                 for (int64_t k = 0; k < ntile; k++) nleft[i] += tc[g + k];
                 int64_t l = nodes[i].begin, r = nodes[i].begin + nleft[i];
                 for (int64_t k = 0; k < ntile; k++, g++) {
-                    const int64_t rows = (k + 1) * tile <= nodes[i].end - nodes[i].begin
-                                             ? tile
-                                             : nodes[i].end - nodes[i].begin - k * tile;
+                    const int64_t in_tile = (k + 1) * tile <= rows ? tile : rows - k * tile;
                     tb[2 * (int64_t)g] = l;
                     tb[2 * (int64_t)g + 1] = r;
                     l += tc[g];
-                    r += rows - tc[g];
+                    r += in_tile - tc[g];
                 }
             }
             if (st == SB_OK) st = put(d, B_TBASE, tb, sizeof(int64_t) * 2 * (size_t)nt, "tile bases");
@@ -498,6 +550,28 @@ static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
         st = sb_ocl_args(d->k[KF_PCOPY], "kf_part_copy", 7, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes),
                          A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m));
     if (st == SB_OK) st = launch_groups(d, KF_PCOPY, nt);
+    return st;
+}
+
+/* The operations, timed when asked (SAMEBITS_OPENCL_TIMING=1). */
+static sb_status focl_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+    const double t = d->timing ? now_ms() : 0.0;
+    sb_status st = focl_begin_x(d, t0, nb, count);
+    t_end(d, FO_BEGIN, t);
+    return st;
+}
+
+static sb_status focl_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
+    const double t = d->timing ? now_ms() : 0.0;
+    sb_status st = focl_sums_x(d, nodes, nnodes, sums);
+    t_end(d, FO_SUMS, t);
+    return st;
+}
+
+static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
+    const double t = d->timing ? now_ms() : 0.0;
+    sb_status st = focl_partition_x(d, nodes, nnodes, nleft);
+    t_end(d, FO_PART, t);
     return st;
 }
 
