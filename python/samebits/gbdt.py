@@ -271,7 +271,6 @@ class GradientBoosting(Estimator):
             self.n_classes_ = len(classes)
         self.n_estimators_ = info["ntrees"] // max(info["num_class"], 1)
         self.objective_ = info["objective"]
-        self.model_digest_ = model.digest()
         self.feature_importances_ = self._importances(model)
 
     @staticmethod
@@ -371,6 +370,15 @@ class GradientBoosting(Estimator):
     def digest(self):
         """Hex SHA-256 of the model bytes (the CLI's 'model digest:')."""
         self._check_fitted()
+        return self._model.digest()
+
+    @property
+    def model_digest_(self):
+        """digest() as a fitted attribute, computed when read: hashing the model
+        bytes takes seconds for forests of deep trees (hundreds of MB), so fit
+        does not pay for it. Unfitted: AttributeError, as for any fitted attribute."""
+        if getattr(self, "_model", None) is None:
+            raise AttributeError("model_digest_: %s is not fitted" % type(self).__name__)
         return self._model.digest()
 
     def model_bytes(self):
