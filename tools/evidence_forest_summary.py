@@ -17,6 +17,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from evidence_gbdt_summary import read_facts  # noqa: E402
+
 LINE = re.compile(r"^  (forest-\S+)\s+(identical|DIFFERS|REFUSED|ERROR)(.*)$")
 
 
@@ -42,15 +45,8 @@ def leg_fixtures(paths):
 
 
 def summarize(folder):
-    facts = open(os.path.join(folder, "facts.txt")).read().splitlines()
-    f = {}
-    for line in facts:
-        if ": " in line:
-            k, v = line.split(": ", 1)
-            f.setdefault(k, v)
-    gpu = next((l for l in facts if l.startswith("NVIDIA")), "unknown GPU").split(", ")
-    nvcc = next((l for l in facts if l.startswith("Cuda compilation tools")), "nvcc ?")
-    gcc = next((l for l in facts if l.startswith("gcc ")), "gcc ?")
+    """The summary.json object of a device-forest folder."""
+    f, gpu, nvcc, gcc = read_facts(folder)
     cuda = leg_fixtures(sorted(glob.glob(os.path.join(folder, "verify-cuda-[0-9]*.txt")))
                         + [os.path.join(folder, "verify-cuda-family.txt")])
     arms = []
