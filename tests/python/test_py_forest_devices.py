@@ -125,3 +125,17 @@ def test_cuda_refused_by_name_without_a_cuda_build():
     X, yc, _ = data(n=200, nf=6)
     with pytest.raises(samebits.BackendUnavailableError, match="no CUDA backend"):
         RF_C(n_estimators=2, device="cuda").fit(X, yc)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_more_than_64_classes(device):
+    # about 90 classes: more sums a node than the OpenCL device's local root
+    # sums hold (64), so they go by global atomics
+    g = np.random.Generator(np.random.Philox(key=7))
+    X = g.standard_normal((3000, 6)).astype(np.float32)
+    y = np.clip(np.floor((X[:, 0] + 3) * 15), 0, 99).astype(np.int64)
+    assert len(np.unique(y)) > 64
+    for cls in (RF_C, ET_C):
+        a = cls(n_estimators=3, random_state=1).fit(X, y)
+        b = cls(n_estimators=3, random_state=1, device=device).fit(X, y)
+        assert a.model_bytes() == b.model_bytes(), (cls.__name__, device)
