@@ -353,15 +353,15 @@ SB_FN void sb_k_forest_et_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u6
  * Missing values right and, when there are any, left. */
 SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u64 key, sb_i32 extra,
                                      const SB_GLOBAL sb_i64 *tot, const sb_u8 *bin, const sb_i32 *val,
-                                     const sb_i32 *mult, sb_i32 cnt, sb_i32 feat, sb_i64 *l, sb_i64 *m,
-                                     sb_k_fsplit *best) {
+                                     const sb_i32 *mult, const sb_i32 *wq, sb_i32 cnt, sb_i32 feat, sb_i64 *l,
+                                     sb_i64 *m, sb_k_fsplit *best) {
     const sb_i32 nv = r->nv;
     sb_i32 lo = 256, hi = 0;
     for (sb_i32 k = 0; k < nv; k++) m[k] = 0;
     for (sb_i32 i = 0; i < cnt; i++) {
         const sb_i32 b = bin[i];
         if (b == 0) {
-            sb_k_forest_add_row(r, m, val[i], mult[i]);
+            sb_k_forest_put(r, m, val[i], mult[i], wq[i]);
         } else {
             if (b < lo) lo = b;
             if (b > hi) hi = b;
@@ -383,7 +383,7 @@ SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb
         }
         for (sb_i32 k = 0; k < nv; k++) l[k] = 0;
         for (sb_i32 j = 0; j < cnt; j++)
-            if (bin[j] >= 1 && bin[j] <= t) sb_k_forest_add_row(r, l, val[j], mult[j]);
+            if (bin[j] >= 1 && bin[j] <= t) sb_k_forest_put(r, l, val[j], mult[j], wq[j]);
         sb_k_forest_consider(r, tot, l, m, feat, t, 0, best);
         if (miss) sb_k_forest_consider(r, tot, l, m, feat, t, 1, best);
     }

@@ -45,7 +45,9 @@ typedef struct gctx {
     const sb_fdev_setup *s;
     const sb_bins *bins;
     int32_t nv;
+    float min_wf;       /* min_weight_fraction_leaf */
     gtree *trees;       /* the batch's */
+    sb_k_forest_rules *rules; /* the batch's trees': the setup's with each tree's weight scale and min_w */
     int64_t *pool;      /* every node's sums */
     int64_t npool, poolcap;
 } gctx;
@@ -80,15 +82,23 @@ static int32_t new_node(gctx *c, int32_t t) {
     return g->n++;
 }
 
-/* The sums of the roots, into the pool, and their weights. */
-static sb_status level_sums(gctx *c, const lnode *lv, int32_t nl, sb_fdev_node *dn, int64_t *buf) {
+/* The rows of sums v counted with their bootstrap multiplicity (a node's
+ * count in the model, as forest.c's): weighted, the sums' last value. */
+static int64_t rows_of(const sb_k_forest_rules *r, const int64_t *v) { return sb_k_forest_part_count(r, v, v, v, 0, 0); }
+
+/* The sums of the roots, into the pool, their row counts, and each tree's
+ * min_w (a share of its root's weight). */
+static sb_status level_sums(gctx *c, lnode *lv, int32_t nl, sb_fdev_node *dn, int64_t *buf) {
     for (int32_t i = 0; i < nl; i++) dn[i] = lv[i].dev;
     sb_status st = c->ops->sums(c->dev, dn, nl, buf);
     if (st != SB_OK) return st;
     for (int32_t i = 0; i < nl; i++) {
         gnode *x = &c->trees[lv[i].tree].nodes[lv[i].node];
         memcpy(c->pool + x->sums, buf + (int64_t)i * c->nv, sizeof(int64_t) * (size_t)c->nv);
-        x->w = sb_k_forest_weight(&c->s->rules, c->pool + x->sums);
+        x->w = rows_of(&c->s->rules, c->pool + x->sums);
+        sb_k_forest_rules *r = &c->rules[lv[i].tree];
+        r->min_w = sb_k_forest_min_w(r, c->min_wf, c->pool + x->sums);
+        lv[i].dev.min_w = r->min_w;
     }
     return SB_OK;
 }
@@ -158,8 +168,23 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
     int64_t lvcap = 0, nextcap = 0, dncap = 0, bufcap = 0, nlcap = 0, spcap = 0, pickcap = 0, lsumcap = 0;
     c->npool = 0;
     memset(c->trees, 0, sizeof(gtree) * (size_t)nb);
-    if (!(count = sb_malloc(sizeof(int64_t) * (size_t)nb))) return oom();
-    if ((st = c->ops->begin(c->dev, t0, nb, count)) != SB_OK) goto done;
+    int32_t *wexp = sb_malloc(sizeof(int32_t) * (size_t)nb);
+    if (!(count = sb_malloc(sizeof(int64_t) * (size_t)nb)) || !wexp) {
+        sb_free(wexp);
+        sb_free(count);
+        return oom();
+    }
+    st = c->ops->begin(c->dev, t0, nb, count, wexp);
+    for (int32_t i = 0; i < nb && st == SB_OK; i++) {
+        c->rules[i] = s->rules;
+        c->rules[i].wexp = wexp[i];
+        if (count[i] == 0) /* weighted: every row drawn has weight zero */
+            st = sb_fail(SB_ERR_INVALID_INPUT,
+                         "forest: tree %d's sample holds only rows of weight zero (sample_weight x class weight); "
+                         "give fewer zero weights or more rows", (int)(t0 + i));
+    }
+    sb_free(wexp);
+    if (st != SB_OK) goto done;
     /* the roots */
     if (!grow((void **)&lv, &lvcap, nb, sizeof(lnode))) goto nomem;
     int32_t nl = 0;
@@ -203,7 +228,7 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
             x->feature = sp[j].feature;
             x->bin = sp[j].bin;
             x->dl = sp[j].dl;
-            x->gain = sb_k_forest_gain(&s->rules, sp[j].score, c->pool + x->sums);
+            x->gain = sb_k_forest_gain(&c->rules[q->tree], sp[j].score, c->pool + x->sums);
             dn[np] = q->dev;
             dn[np].feature = sp[j].feature;
             dn[np].bin = sp[j].bin;
@@ -230,8 +255,8 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
                 ls[k] = lsum[(int64_t)j * nv + k];
                 rs[k] = ps[k] - ls[k];
             }
-            c->trees[q.tree].nodes[lc].w = sb_k_forest_weight(&s->rules, ls);
-            c->trees[q.tree].nodes[rc].w = sb_k_forest_weight(&s->rules, rs);
+            c->trees[q.tree].nodes[lc].w = rows_of(&s->rules, ls);
+            c->trees[q.tree].nodes[rc].w = rows_of(&s->rules, rs);
             for (int side = 0; side < 2; side++) {
                 lnode *y = &next[nn++];
                 memset(y, 0, sizeof *y);
@@ -240,6 +265,7 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
                 y->depth = q.depth + 1;
                 y->dev.begin = side ? q.dev.begin + nleft[j] : q.dev.begin;
                 y->dev.end = side ? q.dev.end : q.dev.begin + nleft[j];
+                y->dev.min_w = q.dev.min_w;
 #ifdef SB_SABOTAGE_FOREST_KEYS
                 /* Separating arm: the node keyed by the order this grower makes
                  * it (tree, index in level order), not by its path. */
@@ -279,7 +305,7 @@ done:
 }
 
 sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t ntrees,
-                             int32_t ncopies, sb_tree *trees) {
+                             int32_t ncopies, float min_weight_fraction_leaf, sb_tree *trees) {
     const sb_fdev_ops *ops;
     sb_status st = sb_fdev_find(device, &ops);
     if (st != SB_OK) return st;
@@ -289,18 +315,26 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
     c.s = setup;
     c.bins = bins;
     c.nv = setup->rules.nv;
+    c.min_wf = min_weight_fraction_leaf;
     /* trees a batch: as many as the device's positions hold (at least one),
      * or SAMEBITS_FOREST_BATCH_TREES (tests: the batch size changes no bit) */
     int64_t per = ops->batch_positions / (setup->n > 0 ? setup->n : 1);
     const char *env = getenv("SAMEBITS_FOREST_BATCH_TREES");
     if (env && atoi(env) > 0) per = atoi(env);
     const int32_t batch = per < 1 ? 1 : per > ntrees ? ntrees : (int32_t)per;
-    if (!(c.trees = sb_calloc((size_t)batch, sizeof(gtree)))) return oom();
+    c.trees = sb_calloc((size_t)batch, sizeof(gtree));
+    c.rules = sb_calloc((size_t)batch, sizeof(sb_k_forest_rules));
+    if (!c.trees || !c.rules) {
+        sb_free(c.trees);
+        sb_free(c.rules);
+        return oom();
+    }
     if ((st = ops->open(setup, &c.dev)) == SB_OK)
         for (int32_t t0 = 0; t0 < ntrees && st == SB_OK; t0 += batch)
             st = grow_batch(&c, t0, ntrees - t0 < batch ? ntrees - t0 : batch, ntrees, ncopies, trees);
     ops->close(c.dev);
     sb_free(c.trees);
+    sb_free(c.rules);
     sb_free(c.pool);
     return st;
 }
