@@ -68,7 +68,8 @@ static sb_status cpu_open(const sb_fdev_setup *s, sb_fdev **out) {
     }
     memcpy(d->binned, s->binned, (size_t)s->n * nf);
     memcpy(d->nbins, s->nbins, sizeof(int32_t) * nf);
-    memcpy(d->value, s->value, sizeof(int32_t) * (size_t)s->n);
+    if (s->value) memcpy(d->value, s->value, sizeof(int32_t) * (size_t)s->n);
+    else memset(d->value, 0, sizeof(int32_t) * (size_t)s->n);
     if (s->rules.weighted) {
         if (!(d->rwq = sb_malloc(sizeof(int32_t) * n))) {
             cpu_close(d);

@@ -176,6 +176,7 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     uint64_t seed = 0;
     const char *key, *v;
     sb_numeric_mode mode;
+    const char *device = "cpu";
     sb_status st = sb_params_resolve_mode(params, SB_FAMILY_ISOLATION_FOREST, &mode);
     if (st != SB_OK) return st;
     for (int64_t k = 0; params && sb_params_entry(params, k, &key, &v) == SB_OK; k++) {
@@ -191,8 +192,15 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
             if (strcmp(v, "isolation_forest") != 0)
                 return sb_fail(SB_ERR_INVALID_ARGUMENT, "model '%s' is not an isolation forest", v);
         } else if (!strcmp(key, "device")) {
-            if (strcmp(v, "cpu") != 0)
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device '%s' is not available for isolation forests yet", v);
+            /* the forest devices (src/backends/fdev.h): the same trees */
+            if (!strcmp(v, "gpu")) v = "cuda";
+            if (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0 && strcmp(v, "cpu-batched") != 0)
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                               "device '%s' is not available for isolation forests (devices: cpu, cuda, cpu-batched)", v);
+            if (!strcmp(v, "cuda") && !sb_fdev_cuda_ops())
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                               "device '%s': this build has no CUDA backend (build with make CUDA=1)", v);
+            device = !strcmp(v, "cuda") ? "cuda" : !strcmp(v, "cpu") ? "cpu" : "cpu-batched";
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for isolation forests (docs/forest.md)", key);
         }
@@ -223,12 +231,26 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     if (card && (st = sb_card_record(card, "iforest.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * nf)) != SB_OK)
         goto done;
-    sb_parallel_for(T, itree_task, &f);
-    for (int64_t t = 0; t < T; t++)
-        if (f.status[t] != SB_OK) {
-            st = sb_fail(f.status[t], "isolation forest: tree %d failed", (int)t);
-            goto done;
-        }
+    if (strcmp(device, "cpu") != 0) {
+        /* level by level on a forest device (forest_dev.c): the same draws by
+         * the same keys, so the same trees */
+        sb_fdev_setup s;
+        memset(&s, 0, sizeof s);
+        s.binned = f.binned;
+        s.n = n;
+        s.nf = nf;
+        s.nbins = f.bins.nbins;
+        s.seed = seed;
+        s.psi = f.psi;
+        if ((st = sb_iforest_grow_dev(device, &s, &f.bins, f.T, f.max_depth, f.cpsi, f.trees)) != SB_OK) goto done;
+    } else {
+        sb_parallel_for(T, itree_task, &f);
+        for (int64_t t = 0; t < T; t++)
+            if (f.status[t] != SB_OK) {
+                st = sb_fail(f.status[t], "isolation forest: tree %d failed", (int)t);
+                goto done;
+            }
+    }
     if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
     m->family = SB_FAMILY_ISOLATION_FOREST;
     m->objective = SB_OBJ_ISOLATION;
