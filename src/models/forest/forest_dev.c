@@ -482,7 +482,12 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
                     memset(q, 0, sizeof *q);
                     q->begin = side ? dn[j].begin + nleft[j] : dn[j].begin;
                     q->end = side ? dn[j].end : dn[j].begin + nleft[j];
+#ifdef SB_SABOTAGE_FOREST_KEYS
+                    /* Separating arm: keyed by creation order (tree, node index), not path */
+                    q->key = ((uint64_t)(uint32_t)(t0 + i) << 32) | (uint32_t)(side ? rc : lc);
+#else
                     q->key = sb_k_forest_child_key(dn[j].key, side);
+#endif
                     nn2++;
                 }
             }
