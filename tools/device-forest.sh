@@ -4,11 +4,13 @@
 #   1. records the machine and toolchain (nvidia-smi, nvcc, gcc, commit),
 #   2. builds the CPU library (build/), the CUDA build (build-cuda/, make CUDA=1)
 #      and its float-atomic arm (build-cuda-float-atomic/),
-#   3. verifies the three random forest / Extra Trees fixtures with device=cuda
+#   3. verifies the whole forest family (random forests, Extra Trees, the
+#      weighted forests, the isolation forest: six fixtures) with device=cuda
 #      (cards kept) and with device=cpu-batched, twice on CUDA (run to run);
 #      the float-atomic arm must make forest-et-regression differ,
 #   4. runs tests/python/test_py_forest_devices.py against the CUDA library
-#      (every configuration's model bytes: CUDA's equal the CPU forest's),
+#      (every configuration's model bytes, weighted and isolation forests
+#      included: CUDA's equal the CPU forest's),
 #   5. unless SKIP_BENCH=1, times bench/forest_device_parity.py (ROWS, TREES:
 #      default 1,000,000 rows x 28 features, 100 trees; CUDA against the CPU
 #      forest on every core, model bytes compared),
@@ -37,7 +39,7 @@ pack() {
   tar -C "$EV" -czf "$OUT/evidence.tar.gz" . 2>/dev/null
 }
 J=$(nproc)
-FIXTURES="forest-rf-classes forest-rf-entropy forest-et-regression"
+FIXTURES="--family forest"   # all six forest fixtures
 
 # ---- 1. facts (the device's copy of .git can be stale: only COMMIT is trusted)
 {
@@ -71,12 +73,12 @@ for run in 1 2; do
   summary "cuda run $run: $(tail -n 2 "$EV/verify-cuda-$run.txt" | tr '\n' ' ')"
 done
 cat "$EV/verify-cuda-1.txt" | tee -a "$LOG"
-build-cuda/samebits verify --family forest device=cuda >"$EV/verify-cuda-family.txt" 2>&1
-summary "cuda --family forest (the isolation forest and the weighted forests are CPU-only: refused by name): $(tail -n 2 "$EV/verify-cuda-family.txt" | tr '\n' ' ')"
+grep -q "6 fixtures: 6 identical" "$EV/verify-cuda-1.txt" || status=1
 # the arm must make the regression fixture differ (the classification ones sum counts only)
-build-cuda-float-atomic/samebits verify forest-et-regression device=cuda >"$EV/verify-cuda-float-atomic.txt" 2>&1
+build-cuda-float-atomic/samebits verify forest-et-regression forest-et-weighted device=cuda \
+  >"$EV/verify-cuda-float-atomic.txt" 2>&1
 grep -q "forest-et-regression DIFFERS" "$EV/verify-cuda-float-atomic.txt" || status=1
-summary "arm float-atomic (must differ): $(grep -E '^  forest-' "$EV/verify-cuda-float-atomic.txt" | head -n 1)"
+summary "arm float-atomic (forest-et-regression must differ): $(grep -E '^  forest-' "$EV/verify-cuda-float-atomic.txt" | tr '\n' ' ')"
 build/samebits verify --threads "$J" $FIXTURES device=cpu-batched >"$EV/verify-cpu-batched.txt" 2>&1 || status=1
 summary "cpu-batched: $(tail -n 1 "$EV/verify-cpu-batched.txt")"
 

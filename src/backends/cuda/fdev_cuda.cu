@@ -934,7 +934,8 @@ static sb_status results(sb_fdev *d, int64_t m) {
     d->dlsum = NULL;
     d->res_cap = 0;
     FCK(cudaMalloc(&d->dsplit, sizeof(sb_k_fsplit) * (size_t)m), "splits");
-    FCK(cudaMalloc(&d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)d->s.rules.nv), "left sums");
+    FCK(cudaMalloc(&d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)(d->s.rules.nv > 0 ? d->s.rules.nv : 1)),
+        "left sums"); /* the isolation forest has no sums */
     d->res_cap = m;
     return SB_OK;
 }

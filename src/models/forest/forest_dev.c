@@ -399,7 +399,10 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
     if (!ops->iso_begin || !ops->iso_split)
         return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device '%s' has no isolation forest yet", device);
     const int64_t psi = setup->psi;
+    /* trees a batch: as many as the device's positions hold and the host's
+     * node lists (about 80 bytes a position) keep within 2^22 positions */
     int64_t per = ops->batch_positions / (psi > 0 ? psi : 1);
+    if (per > (INT64_C(1) << 22) / (psi > 0 ? psi : 1)) per = (INT64_C(1) << 22) / (psi > 0 ? psi : 1);
     const char *env = getenv("SAMEBITS_FOREST_BATCH_TREES");
     if (env && atoi(env) > 0) per = atoi(env);
     const int32_t batch = per < 1 ? 1 : per > ntrees ? ntrees : (int32_t)per;
