@@ -5,7 +5,9 @@
  * (src/models/forest/forest_dev.c) drives it: it keeps the trees and their
  * node numbering; the device holds the binned matrix, each row's class or
  * fixed-point label, and for a batch of trees their in-bag rows with
- * multiplicities, partitioned by node.
+ * multiplicities (bootstrap count and, weighted, fixed-point weight),
+ * partitioned by node. Isolation forests (isolation.c's trees) use the
+ * same rows and partition with their own begin and split (iso_*).
  *
  * Every operation is exact integer work (draws of the counter generator,
  * integer sums, a partition) or one of the kernel bodies of

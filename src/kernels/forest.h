@@ -346,7 +346,8 @@ SB_FN void sb_k_forest_et_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u6
 #define SB_K_FOREST_SMALL_NV 16
 
 /* Feature feat of a small node with sums tot, given its cnt rows' bins of feat,
- * values (class or fixed-point y) and multiplicities; l and m: scratch of nv
+ * values (class or fixed-point y), bootstrap counts and fixed-point weights
+ * (wq, read when weighted: sb_k_forest_put); l and m: scratch of nv
  * sums. The same candidates as from the node's histogram: random forest, a
  * split at every value bin that has rows and is not the largest such; Extra
  * Trees, one drawn between the smallest and the largest (sb_k_forest_et_pick).

@@ -15,6 +15,11 @@
  * - a finished tree is renumbered into forest.c's creation order: a node is
  *   taken from a stack, its left then right child get the next ids, and the
  *   right then the left child are pushed.
+ * Weighted forests: the sums carry count x fixed-point weight and the row
+ * count (sb_k_forest_put); each tree has its own weight scale (begin returns
+ * it; balanced_subsample's differs by tree) and min_w (its root's share).
+ * Isolation forests (sb_iforest_grow_dev): the same level loop over the
+ * device's iso operations, nodes keyed by path as isolation.c keys them.
  */
 #include "forest_dev.h"
 #include <stdlib.h>
