@@ -152,6 +152,8 @@ def main():
     ap.add_argument("--max-rows", type=int, default=0, help="dry runs: keep the first N training rows")
     ap.add_argument("--workloads", nargs="*", default=["flights-3m", "flights-10m", "higgs-10m", "fashion"])
     a = ap.parse_args()
+    if a.trees <= a.few or a.cpu_trees <= a.few:
+        ap.error("--trees and --cpu-trees must exceed --few (%d): time per tree is a difference" % a.few)
     res = {"threads": a.threads, "trees": a.trees, "few": a.few, "cpu_trees": a.cpu_trees, "workloads": {}}
     try:
         import lightgbm

@@ -15,9 +15,9 @@ import re
 import sys
 
 
-def summarize(folder, commit=None, note=None):
-    """The summary.json object of a device-gbdt folder (commit: a corrected commit)."""
-    summ = open(os.path.join(folder, "summary.txt")).read().splitlines()
+def read_facts(folder):
+    """(key: value pairs, GPU fields [name, driver, compute capability, ...], nvcc line,
+    gcc line) from a device folder's facts.txt (tools/device-{gbdt,forest}.sh write it)."""
     facts = open(os.path.join(folder, "facts.txt")).read().splitlines()
     f = {}
     for line in facts:
@@ -27,6 +27,13 @@ def summarize(folder, commit=None, note=None):
     gpu = next((l for l in facts if l.startswith("NVIDIA")), "unknown GPU").split(", ")
     nvcc = next((l for l in facts if l.startswith("Cuda compilation tools")), "nvcc ?")
     gcc = next((l for l in facts if l.startswith("gcc ")), "gcc ?")
+    return f, gpu, nvcc, gcc
+
+
+def summarize(folder, commit=None, note=None):
+    """The summary.json object of a device-gbdt folder (commit: a corrected commit)."""
+    summ = open(os.path.join(folder, "summary.txt")).read().splitlines()
+    f, gpu, nvcc, gcc = read_facts(folder)
     cuda, cpu, ocl, arms, threads = {}, {}, {}, [], set()
     for line in summ:
         m = re.match(r"cuda (gbdt-\S+): (.*)$", line)

@@ -258,3 +258,28 @@ def test_max_leaf_nodes_is_num_leaves():
     assert a.model_digest_ == b.model_digest_
     with pytest.raises(samebits.InvalidArgumentError, match="disagree"):
         samebits.GradientBoostingRegressor(num_leaves=6, max_leaf_nodes=7).fit(X, y)
+
+
+def test_dense_label_encoding_equals_numpy_unique():
+    """The counting path of label encoding gives np.unique's classes (dtype included)
+    and indices; wide ranges, negative zero and strings take np.unique itself."""
+    np = pytest.importorskip("numpy")
+    from samebits.gbdt import GradientBoosting
+    g = np.random.default_rng(5)
+    cases = [g.integers(-5, 7, 3000), g.integers(0, 2, 3000).astype(np.float32), g.random(3000) < 0.3,
+             g.integers(3, 9, 3000).astype(np.uint8), g.integers(0, 4, 3000).astype(np.float64) * 3 + 1,
+             np.array([7.0, -2.0, 7.0])]
+    for a in cases:
+        classes, inverse = np.unique(a, return_inverse=True)
+        got = GradientBoosting._encode_dense(np, a)
+        assert got is not None
+        assert got[0].dtype == classes.dtype and np.array_equal(got[0], classes)
+        assert np.array_equal(np.asarray(got[1][0]).reshape(-1)[:len(a)], inverse)
+    for a in [np.array([0.0, 2.0 ** 21]), np.array([-0.0, 1.0]), np.array(["a", "b"])]:
+        assert GradientBoosting._encode_dense(np, a) is None
+    # the classifier fitted through either path is the same model
+    X = g.standard_normal((400, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int64) * 5 - 2
+    a = samebits.GradientBoostingClassifier(n_estimators=3).fit(X, y)
+    b = samebits.GradientBoostingClassifier(n_estimators=3).fit(X, [int(v) for v in y])
+    assert a.digest() == b.digest() and list(a.classes_) == list(b.classes_)

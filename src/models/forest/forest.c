@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define SB_PURPOSE_BOOT SB_K_PURPOSE_BOOT
 #define Y_LEVELS 1073741824.0f       /* |y| scaled to at most 2^30: sums of 2^31 rows fit int64 */
@@ -560,6 +561,22 @@ static sb_status prepare_weights(fctx *f, sb_card *card) {
 
 /* Every tree on the forest device the parameters name (forest_dev.c): the
  * same draws, sums and kernel bodies, so the same trees as tree_task's. */
+/* SAMEBITS_FOREST_TIMING=1: sb_forest_fit prints the seconds of its phases
+ * (binning, labels, growing, the model) to stderr; for finding where a fit's
+ * host time goes (the device's own operations: SAMEBITS_CUDA_TIMING). */
+static double phase_clock(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void phase_note(int on, const char *what, double *t) {
+    if (!on) return;
+    double now = phase_clock();
+    fprintf(stderr, "forest timing: %-8s %8.3f s\n", what, now - *t);
+    *t = now;
+}
+
 static sb_status grow_on_device(fctx *f) {
     const forest_params *p = f->p;
     const int64_t n = f->tr->nrows;
@@ -653,8 +670,12 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
         st = oom();
         goto done;
     }
+    const char *tv = getenv("SAMEBITS_FOREST_TIMING");
+    const int timing = tv && tv[0] == '1';
+    double tp = timing ? phase_clock() : 0.0;
     if ((st = sb_bins_build(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, &f.bins)) != SB_OK) goto done;
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
+    phase_note(timing, "binning", &tp);
     if (card) {
         if ((st = sb_card_record(card, "forest.bin_edges", SB_DTYPE_F32, f.bins.upper, (uint64_t)f.bins.offset[nf])) != SB_OK) goto done;
         if ((st = sb_card_record(card, "forest.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * (uint64_t)nf)) != SB_OK) goto done;
@@ -686,6 +707,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
         for (int64_t r = 0; r < n; r++) f.yq[r] = sb_round_half_even_i32(f.tr->label[r] * f.yscale);
         if (card && (st = sb_card_record(card, "forest.y_fixed", SB_DTYPE_I32, f.yq, (uint64_t)n)) != SB_OK) goto done;
     }
+    phase_note(timing, "labels", &tp);
     if (p.device != SB_FOREST_DEVICE_CPU) {
         if (f.weighted && (st = prepare_weights(&f, card)) != SB_OK) goto done;
         set_rules(&f);
@@ -706,6 +728,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
                 goto done;
             }
     }
+    phase_note(timing, "growing", &tp);
     /* the model */
     if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
     m->family = p.extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST;
@@ -730,6 +753,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     f.trees = NULL;
     if (card && (st = sb_model_record(card, m, train, SB_PREDICT_RAW, "forest.train_raw", "forest.model_bytes")) != SB_OK)
         goto done;
+    phase_note(timing, "model", &tp);
     *out = m;
     m = NULL;
 done:

@@ -160,6 +160,32 @@ static sb_status emit(gctx *c, int32_t i, int32_t t, int32_t ntrees, int32_t nco
     return st;
 }
 
+/* The batch's trees emitted in parallel, one task per tree (each writes only
+ * its own model trees; the numbering and values do not depend on the schedule). */
+typedef struct emit_job {
+    gctx *c;
+    int32_t t0, ntrees, ncopies;
+    sb_tree *out;
+    sb_status *st;
+} emit_job;
+
+static void emit_task(void *ctx, int64_t i) {
+    emit_job *j = ctx;
+    j->st[i] = emit(j->c, (int32_t)i, j->t0 + (int32_t)i, j->ntrees, j->ncopies, j->out);
+}
+
+static sb_status emit_all(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int32_t ncopies, sb_tree *out) {
+    sb_status *st = sb_malloc(sizeof(sb_status) * (size_t)nb);
+    if (!st) return oom();
+    emit_job j = {c, t0, ntrees, ncopies, out, st};
+    sb_parallel_for(nb, emit_task, &j);
+    sb_status r = SB_OK;
+    for (int32_t i = 0; i < nb && r == SB_OK; i++)
+        if (st[i] != SB_OK) r = st[i] == SB_ERR_OUT_OF_MEMORY ? oom() : sb_fail(st[i], "forest device grower: tree %d", (int)(t0 + i));
+    sb_free(st);
+    return r;
+}
+
 /* Trees [t0, t0 + nb) on the device, level by level. */
 static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int32_t ncopies, sb_tree *out) {
     const int32_t nv = c->nv;
@@ -288,7 +314,7 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         nextcap = tcap;
         nl = nn;
     }
-    for (int32_t i = 0; i < nb && st == SB_OK; i++) st = emit(c, i, t0 + i, ntrees, ncopies, out);
+    st = emit_all(c, t0, nb, ntrees, ncopies, out);
     goto done;
 nomem:
     st = oom();
