@@ -74,6 +74,9 @@ for run in 1 2; do
 done
 cat "$EV/verify-cuda-1.txt" | tee -a "$LOG"
 grep -q "6 fixtures: 6 identical" "$EV/verify-cuda-1.txt" || status=1
+# the family without cards (read by tools/evidence_forest_summary.py)
+build-cuda/samebits verify --family forest device=cuda >"$EV/verify-cuda-family.txt" 2>&1 || status=1
+summary "cuda --family forest: $(tail -n 2 "$EV/verify-cuda-family.txt" | tr '\n' ' ')"
 # the arm must make the regression fixture differ (the classification ones sum counts only)
 build-cuda-float-atomic/samebits verify forest-et-regression forest-et-weighted device=cuda \
   >"$EV/verify-cuda-float-atomic.txt" 2>&1
