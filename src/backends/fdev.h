@@ -76,7 +76,9 @@ typedef struct sb_fdev_ops {
      * grower's batch size, a memory choice that cannot change a bit. */
     int64_t batch_positions;
     /* A device holding a copy of the setup's data. A missing backend or
-     * device is SB_ERR_BACKEND_UNAVAILABLE, named. */
+     * device is SB_ERR_BACKEND_UNAVAILABLE, named; so is a setup it cannot
+     * grow the CPU's trees for (a device without weights refuses
+     * rules.weighted). */
     sb_status (*open)(const sb_fdev_setup *s, sb_fdev **out);
     void (*close)(sb_fdev *d); /* NULL is a no-op */
     /* Trees [t0, t0 + ntrees) become the batch: tree t0 + i's in-bag rows
