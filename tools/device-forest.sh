@@ -4,7 +4,8 @@
 #   1. records the machine and toolchain (nvidia-smi, nvcc, gcc, commit),
 #   2. builds the CPU library (build/), the CUDA build (build-cuda/, make CUDA=1)
 #      and its float-atomic arm (build-cuda-float-atomic/),
-#   3. verifies the three random forest / Extra Trees fixtures with device=cuda
+#   3. verifies the whole forest family (random forests, Extra Trees, the
+#      weighted forests, the isolation forest: six fixtures) with device=cuda
 #      (cards kept) and with device=cpu-batched, twice on CUDA (run to run);
 #      the float-atomic arm must make forest-et-regression differ,
 #   3b. verifies them with device=opencl on the NVIDIA driver's OpenCL (it
@@ -12,7 +13,8 @@
 #      histograms, the float-atomic arm, and the parity tests on opencl:
 #      recorded, never fatal,
 #   4. runs tests/python/test_py_forest_devices.py against the CUDA library
-#      (every configuration's model bytes: CUDA's equal the CPU forest's),
+#      (every configuration's model bytes, weighted and isolation forests
+#      included: CUDA's equal the CPU forest's),
 #   5. unless SKIP_BENCH=1, times bench/forest_device_parity.py (ROWS, TREES:
 #      default 1,000,000 rows x 28 features, 100 trees; CUDA against the CPU
 #      forest on every core, model bytes compared),
@@ -41,7 +43,7 @@ pack() {
   tar -C "$EV" -czf "$OUT/evidence.tar.gz" . 2>/dev/null
 }
 J=$(nproc)
-FIXTURES="forest-rf-classes forest-rf-entropy forest-et-regression"
+FIXTURES="--family forest"   # all six forest fixtures
 
 # ---- 1. facts (the device's copy of .git can be stale: only COMMIT is trusted)
 {
@@ -76,12 +78,15 @@ for run in 1 2; do
   summary "cuda run $run: $(tail -n 2 "$EV/verify-cuda-$run.txt" | tr '\n' ' ')"
 done
 cat "$EV/verify-cuda-1.txt" | tee -a "$LOG"
-build-cuda/samebits verify --family forest device=cuda >"$EV/verify-cuda-family.txt" 2>&1
-summary "cuda --family forest (the isolation forest and the weighted forests are CPU-only: refused by name): $(tail -n 2 "$EV/verify-cuda-family.txt" | tr '\n' ' ')"
+grep -q "6 fixtures: 6 identical" "$EV/verify-cuda-1.txt" || status=1
+# the family without cards (read by tools/evidence_forest_summary.py)
+build-cuda/samebits verify --family forest device=cuda >"$EV/verify-cuda-family.txt" 2>&1 || status=1
+summary "cuda --family forest: $(tail -n 2 "$EV/verify-cuda-family.txt" | tr '\n' ' ')"
 # the arm must make the regression fixture differ (the classification ones sum counts only)
-build-cuda-float-atomic/samebits verify forest-et-regression device=cuda >"$EV/verify-cuda-float-atomic.txt" 2>&1
+build-cuda-float-atomic/samebits verify forest-et-regression forest-et-weighted device=cuda \
+  >"$EV/verify-cuda-float-atomic.txt" 2>&1
 grep -q "forest-et-regression DIFFERS" "$EV/verify-cuda-float-atomic.txt" || status=1
-summary "arm float-atomic (must differ): $(grep -E '^  forest-' "$EV/verify-cuda-float-atomic.txt" | head -n 1)"
+summary "arm float-atomic (forest-et-regression must differ): $(grep -E '^  forest-' "$EV/verify-cuda-float-atomic.txt" | tr '\n' ' ')"
 build/samebits verify --threads "$J" $FIXTURES device=cpu-batched >"$EV/verify-cpu-batched.txt" 2>&1 || status=1
 summary "cpu-batched: $(tail -n 1 "$EV/verify-cpu-batched.txt")"
 
@@ -102,16 +107,18 @@ grep -E '^opencl|^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | tee -a "$LOG"
 OCLDEV=$(grep -E '^opencl devices: |^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | grep -i 'nvidia' \
   | grep -oE '^(opencl devices: )? *[0-9]+:[0-9]+' | grep -oE '[0-9]+:[0-9]+' | head -n 1)
 OCLDEV=${SAMEBITS_OPENCL_DEVICE:-$OCLDEV}
+# the RF/ET fixtures (weighted forests and the isolation forest: refused by name on opencl for now)
+OCL_FIXTURES="forest-rf-classes forest-rf-entropy forest-et-regression"
 ocl() { LD_LIBRARY_PATH=$OCL_LD SAMEBITS_OPENCL_DEVICE=$OCLDEV timeout 600 "$@"; }
 mkdir -p "$EV/cards-opencl"
 t0=$(date +%s.%N)
-ocl build/samebits verify --cards "$EV/cards-opencl" $FIXTURES device=opencl >"$EV/verify-opencl.txt" 2>&1
+ocl build/samebits verify --cards "$EV/cards-opencl" $OCL_FIXTURES device=opencl >"$EV/verify-opencl.txt" 2>&1
 t1=$(date +%s.%N)
 summary "opencl device ${OCLDEV:-default}: $(tail -n 2 "$EV/verify-opencl.txt" | tr '\n' ' ')($(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s)"
 grep -E '^  forest-' "$EV/verify-opencl.txt" | sed 's/^  /opencl /' | while read -r line; do summary "$line"; done
-SAMEBITS_OPENCL_HIST=global ocl build/samebits verify $FIXTURES device=opencl >"$EV/verify-opencl-hist-global.txt" 2>&1
+SAMEBITS_OPENCL_HIST=global ocl build/samebits verify $OCL_FIXTURES device=opencl >"$EV/verify-opencl-hist-global.txt" 2>&1
 summary "opencl histograms by global atomics (SAMEBITS_OPENCL_HIST=global): $(tail -n 2 "$EV/verify-opencl-hist-global.txt" | tr '\n' ' ')"
-SAMEBITS_OPENCL_ARM=float-atomic ocl build/samebits verify $FIXTURES device=opencl >"$EV/verify-opencl-arm-float-atomic.txt" 2>&1
+SAMEBITS_OPENCL_ARM=float-atomic ocl build/samebits verify $OCL_FIXTURES device=opencl >"$EV/verify-opencl-arm-float-atomic.txt" 2>&1
 summary "opencl arm float-atomic (forest-et-regression should differ): $(grep -E '^  forest-et-regression' "$EV/verify-opencl-arm-float-atomic.txt" | sed 's/^ *//')"
 SAMEBITS_LIB=$ROOT/build/libsamebits.so SAMEBITS_FOREST_DEVICES=opencl PYTHONPATH=$ROOT/python ocl \
   python3 -m pytest tests/python/test_py_forest_devices.py -q -p no:cacheprovider >"$EV/parity-opencl.txt" 2>&1

@@ -5,7 +5,9 @@
  * (src/models/forest/forest_dev.c) drives it: it keeps the trees and their
  * node numbering; the device holds the binned matrix, each row's class or
  * fixed-point label, and for a batch of trees their in-bag rows with
- * multiplicities, partitioned by node.
+ * multiplicities (bootstrap count and, weighted, fixed-point weight),
+ * partitioned by node. Isolation forests (isolation.c's trees) use the
+ * same rows and partition with their own begin and split (iso_*).
  *
  * Every operation is exact integer work (draws of the counter generator,
  * integer sums, a partition) or one of the kernel bodies of
@@ -42,15 +44,31 @@ typedef struct sb_fdev_setup {
     int32_t max_depth;      /* -1: none (the grower's; the device needs none of these three) */
     int64_t ndraw;
     int64_t min_samples_split;
+    /* Weighted forests (rules.weighted, docs/forest.md): every row's
+     * fixed-point weight (wq, n values, rules.wexp their scale) or, for
+     * balanced_subsample (subsample = 1, wq NULL), each tree's own from its
+     * draws: the class weights sb_k_forest_class_weight of its draw counts
+     * times the sample weights sw (n values, NULL: 1), in fixed point at the
+     * tree's scale. A position's multiplicity is its count times its row's
+     * fixed-point weight; rows of weight zero are not in a tree. */
+    const int32_t *wq;
+    const float *sw;
+    int32_t subsample;
+    /* Isolation forest (the iso operations): psi rows a tree, drawn without
+     * replacement (sb_k_iforest_sample_row). */
+    int32_t psi;
 } sb_fdev_setup;
 
 /* A node of the current batch: its rows are positions [begin, end) of the
  * batch's row array; key: its path key (sb_k_forest_child_key). For a split,
- * value bins 1..bin of feature go left, missing values too when dl. */
+ * value bins 1..bin of feature go left, missing values too when dl. min_w:
+ * the weight each child needs (its tree's min_weight_fraction_leaf share; 0:
+ * none), which split uses in place of rules.min_w. */
 typedef struct sb_fdev_node {
     int64_t begin, end;
     uint64_t key;
-    int32_t feature, bin, dl, pad_;
+    int32_t feature, bin, dl;
+    float min_w;
 } sb_fdev_node;
 
 typedef struct sb_fdev_ops {
@@ -59,14 +77,20 @@ typedef struct sb_fdev_ops {
      * grower's batch size, a memory choice that cannot change a bit. */
     int64_t batch_positions;
     /* A device holding a copy of the setup's data. A missing backend or
-     * device is SB_ERR_BACKEND_UNAVAILABLE, named. */
+     * device is SB_ERR_BACKEND_UNAVAILABLE, named; so is a setup it cannot
+     * grow the CPU's trees for (a device without weights refuses
+     * rules.weighted). */
     sb_status (*open)(const sb_fdev_setup *s, sb_fdev **out);
     void (*close)(sb_fdev *d); /* NULL is a no-op */
     /* Trees [t0, t0 + ntrees) become the batch: tree t0 + i's in-bag rows
-     * (multiplicity: its draws, sb_k_forest_boot_row; or 1 each) take
-     * positions [off_i, off_i + count[i]) of the row array, off_i the sum
-     * of the counts before i. count: ntrees distinct-row counts, out. */
-    sb_status (*begin)(sb_fdev *d, int32_t t0, int32_t ntrees, int64_t *count);
+     * (count: its draws, sb_k_forest_boot_row; or 1 each; weighted, only rows
+     * of positive weight) take positions [off_i, off_i + count[i]) of the
+     * row array, off_i the sum of the counts before i. count: ntrees
+     * distinct-row counts, out. wexp: ntrees scales of the trees' fixed-point
+     * weights, out (rules.wexp unless balanced_subsample). A weight the fixed
+     * point cannot hold (not finite, or positive and rounding to zero) is
+     * SB_ERR_LIMIT, named. */
+    sb_status (*begin)(sb_fdev *d, int32_t t0, int32_t ntrees, int64_t *count, int32_t *wexp);
     /* sums[i * nv, (i + 1) * nv): the exact sums of node i's rows (the roots';
      * a child's come from its parent's split). */
     sb_status (*sums)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums);
@@ -81,6 +105,15 @@ typedef struct sb_fdev_ops {
     /* Node i's rows: those going left (feature, bin, dl) first, then the
      * others, in any order within each side; nleft[i]: how many go left. */
     sb_status (*partition)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft);
+    /* Isolation forest (NULL: the device has none, refused by name). Trees
+     * [t0, t0 + ntrees) become the batch, psi distinct rows each (count 1),
+     * tree i's at positions [i * psi, (i + 1) * psi). */
+    sb_status (*iso_begin)(sb_fdev *d, int32_t t0, int32_t ntrees);
+    /* out[i]: node i's split (isolation.c's rule): valid = 0 when no feature
+     * varies in it; else the candidate sb_k_iforest_pick draws among the
+     * features not constant in it (by bin, missing as bin 0) and the bin
+     * sb_k_iforest_bin places (dl = 1: missing values go left). */
+    sb_status (*iso_split)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, sb_k_fsplit *out);
 } sb_fdev_ops;
 
 /* The backends this build has: "cpu-batched" always, "cuda" with CUDA=1,

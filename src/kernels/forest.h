@@ -121,6 +121,37 @@ SB_FN void sb_k_forest_add_row(const sb_k_forest_rules *r, SB_GLOBAL sb_i64 *v, 
     }
 }
 
+/* A position's contribution to nv sums: its row's value with bootstrap count
+ * cnt and, weighted, fixed-point weight wq: the multiplicity cnt x wq, and
+ * cnt to the row count (the sums' last value). Unweighted, the multiplicity
+ * is cnt (wq is not read). */
+SB_FN void sb_k_forest_put(const sb_k_forest_rules *r, SB_GLOBAL sb_i64 *v, sb_i32 cls_or_yq, sb_i32 cnt, sb_i32 wq) {
+    if (r->weighted) {
+        sb_k_forest_add_row(r, v, cls_or_yq, (sb_i64)cnt * wq);
+        v[r->nv - 1] += cnt;
+    } else {
+        sb_k_forest_add_row(r, v, cls_or_yq, cnt);
+    }
+}
+
+/* ---- weights in fixed point (docs/forest.md) ---- */
+
+/* The largest row weight is scaled into (2^19, 2^20]. */
+#define SB_K_FOREST_W_LEVELS 1048576.0f
+
+/* scikit-learn's "balanced" weight of a class drawn nk times among nt draws
+ * of kt classes: nt / (kt x nk), one spelling; 0 for a class not drawn. */
+SB_FN float sb_k_forest_class_weight(sb_i64 nt, sb_i32 kt, sb_i64 nk) {
+    return nk > 0 ? (float)nt / ((float)kt * (float)nk) : 0.0f;
+}
+
+/* A row's weight: its sample weight sw (1 when there are none) times its
+ * class's weight cw, one float product. */
+SB_FN float sb_k_forest_row_weight(float sw, float cw) { return sw * cw; }
+
+/* A weight w in fixed point at scale 2^e: w x 2^e (exact), rounded half to even. */
+SB_FN sb_i32 sb_k_forest_weight_fixed(float w, sb_i32 e) { return sb_round_half_even_i32(w * sb_pow2f(e)); }
+
 /* Sum k of a child given as parts: the left child's value is l[k] (plus m[k]
  * when dl), the right child's is t[k] minus that. One function, so a child is
  * never materialized (a GPU thread has no room for K counts). */
@@ -197,6 +228,13 @@ SB_FN float sb_k_forest_part_score(const sb_k_forest_rules *r, const SB_GLOBAL s
 /* The score of sums v (a node's own, for its impurity decrease). */
 SB_FN float sb_k_forest_score(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *v) {
     return sb_k_forest_part_score(r, v, v, v, 0, 0);
+}
+
+/* min_weight_fraction_leaf (frac > 0): the weight each child needs, the
+ * fraction frac of the tree's total weight, its root's sums (scikit-learn's
+ * rule); 0 when frac is 0. */
+SB_FN float sb_k_forest_min_w(const sb_k_forest_rules *r, float frac, const SB_GLOBAL sb_i64 *root) {
+    return frac > 0.0f ? frac * (float)sb_k_forest_weight(r, root) : 0.0f;
 }
 
 /* The profile's total order on candidates: larger score, then smaller
@@ -308,7 +346,8 @@ SB_FN void sb_k_forest_et_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u6
 #define SB_K_FOREST_SMALL_NV 16
 
 /* Feature feat of a small node with sums tot, given its cnt rows' bins of feat,
- * values (class or fixed-point y) and multiplicities; l and m: scratch of nv
+ * values (class or fixed-point y), bootstrap counts and fixed-point weights
+ * (wq, read when weighted: sb_k_forest_put); l and m: scratch of nv
  * sums. Its arrays are SB_GLOBAL (OpenCL C 1.2 has no generic address space:
  * its small-node kernel keeps them in global scratch; elsewhere the
  * qualifier is empty). The same candidates as from the node's histogram: random forest, a
@@ -317,15 +356,16 @@ SB_FN void sb_k_forest_et_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u6
  * Missing values right and, when there are any, left. */
 SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u64 key, sb_i32 extra,
                                      const SB_GLOBAL sb_i64 *tot, const SB_GLOBAL sb_u8 *bin,
-                                     const SB_GLOBAL sb_i32 *val, const SB_GLOBAL sb_i32 *mult, sb_i32 cnt,
-                                     sb_i32 feat, SB_GLOBAL sb_i64 *l, SB_GLOBAL sb_i64 *m, sb_k_fsplit *best) {
+                                     const SB_GLOBAL sb_i32 *val, const SB_GLOBAL sb_i32 *mult,
+                                     const SB_GLOBAL sb_i32 *wq, sb_i32 cnt, sb_i32 feat, SB_GLOBAL sb_i64 *l,
+                                     SB_GLOBAL sb_i64 *m, sb_k_fsplit *best) {
     const sb_i32 nv = r->nv;
     sb_i32 lo = 256, hi = 0;
     for (sb_i32 k = 0; k < nv; k++) m[k] = 0;
     for (sb_i32 i = 0; i < cnt; i++) {
         const sb_i32 b = bin[i];
         if (b == 0) {
-            sb_k_forest_add_row(r, m, val[i], mult[i]);
+            sb_k_forest_put(r, m, val[i], mult[i], wq[i]);
         } else {
             if (b < lo) lo = b;
             if (b > hi) hi = b;
@@ -347,7 +387,7 @@ SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb
         }
         for (sb_i32 k = 0; k < nv; k++) l[k] = 0;
         for (sb_i32 j = 0; j < cnt; j++)
-            if (bin[j] >= 1 && bin[j] <= t) sb_k_forest_add_row(r, l, val[j], mult[j]);
+            if (bin[j] >= 1 && bin[j] <= t) sb_k_forest_put(r, l, val[j], mult[j], wq[j]);
         sb_k_forest_consider(r, tot, l, m, feat, t, 0, best);
         if (miss) sb_k_forest_consider(r, tot, l, m, feat, t, 1, best);
     }
@@ -396,6 +436,49 @@ SB_FN float sb_k_forest_leaf_value(const sb_k_forest_rules *r, const SB_GLOBAL s
     else
         mean = (float)v[k] / (float)sb_k_forest_weight(r, v);
     return mean / (float)ntrees;
+}
+
+/* ---- isolation forest (src/models/forest/isolation.c) ---- */
+
+#define SB_K_PURPOSE_ISUB 0x49535542u /* "ISUB": the subsample */
+#define SB_K_PURPOSE_ISPL 0x4953504Cu /* "ISPL": a node's feature and threshold */
+
+/* The row of tree t's draw d of its subsample over n rows (repeats are
+ * rejected by the caller, in draw order). */
+SB_FN sb_u32 sb_k_iforest_sample_row(sb_u64 seed, sb_i32 t, sb_u64 d, sb_u32 n) {
+    return sb_rng_below(seed, SB_K_PURPOSE_ISUB, ((sb_u64)(sb_u32)t << 32) | d, n);
+}
+
+/* The split of the node keyed key (its path key, sb_k_forest_child_key) with
+ * nc candidate features (those not constant in it, in feature order): *k, the
+ * candidate, and *u, the draw that places the threshold (sb_k_iforest_bin). */
+SB_FN void sb_k_iforest_pick(sb_u64 seed, sb_u64 key, sb_i32 nc, sb_i32 *k, sb_u32 *u) {
+    sb_u32 w[4];
+    sb_rng_words(seed, SB_K_PURPOSE_ISPL, key, 0u, w);
+    *k = (sb_i32)(((sb_u64)w[0] * (sb_u64)(sb_u32)nc) >> 32);
+    *u = w[1];
+}
+
+/* The threshold bin in [lo, hi - 1] of a feature whose bins in the node span
+ * [lo, hi] (lo < hi; bin 0, missing, the smallest): rows of bin <= it go left. */
+SB_FN sb_i32 sb_k_iforest_bin(sb_u32 u, sb_i32 lo, sb_i32 hi) {
+    return lo + (sb_i32)(((sb_u64)u * (sb_u64)(sb_u32)(hi - lo)) >> 32);
+}
+
+/* c(n): the average path length of an unsuccessful search among n rows,
+ * 2 H(n - 1) - 2 (n - 1) / n, H(i) = ln i + Euler's constant (the profile's log). */
+SB_FN float sb_k_iforest_c(sb_i64 n) {
+    if (n <= 1) return 0.0f;
+    if (n == 2) return 1.0f;
+    const float m = (float)(n - 1);
+    const float h = sb_logf(m) + 0.5772156649f;
+    return 2.0f * h - 2.0f * m / (float)n;
+}
+
+/* The value of a leaf at depth holding size rows, in a forest of ntrees with
+ * c(psi) = cpsi: (depth + c(size)) / (ntrees x cpsi). */
+SB_FN float sb_k_iforest_leaf(sb_i32 depth, sb_i64 size, sb_i32 ntrees, float cpsi) {
+    return ((float)depth + sb_k_iforest_c(size)) / ((float)ntrees * cpsi);
 }
 
 #endif

@@ -340,6 +340,7 @@ def test_evidence_summaries_are_read_from_their_folders():
     try:
         import evidence_summary
         import evidence_gbdt_summary
+        import evidence_forest_summary
     finally:
         sys.path.pop(0)
     for folder in sorted((ROOT / "evidence/cuda").iterdir()):
@@ -352,5 +353,8 @@ def test_evidence_summaries_are_read_from_their_folders():
                 assert note is None or (folder / "CORRECTION.md").exists(), folder
                 derived = evidence_gbdt_summary.summarize(str(folder), committed["commit"] if note else None, note)
                 assert committed == derived, folder
+            elif "fixtures and parity:" in (folder / "summary.txt").read_text():
+                # forest runs (tools/device-forest.sh)
+                assert committed == evidence_forest_summary.summarize(str(folder)), folder
             else:
                 assert committed == evidence_summary.summarize_cuda(str(folder)), folder

@@ -88,8 +88,7 @@ def test_fixtures_under_sanitizers():
     assert r.returncode == 0 and "verify: PASS" in r.stdout, r.stdout + r.stderr[-3000:]
     assert _clean(r), r.stderr[-4000:]
     # the forest-device path (the level-wise grower and the GPU's kernel bodies on the host)
-    r = _run([_exe(ASAN / "samebits"), "verify", "--threads", "3", "forest-rf-classes", "forest-rf-entropy",
-              "forest-et-regression", "device=cpu-batched"])
+    r = _run([_exe(ASAN / "samebits"), "verify", "--threads", "3", "--family", "forest", "device=cpu-batched"])
     assert r.returncode == 0 and "verify: PASS" in r.stdout, r.stdout + r.stderr[-3000:]
     assert _clean(r), r.stderr[-4000:]
 

@@ -275,11 +275,14 @@ def test_weight_refusals_by_name():
         samebits.RandomForestClassifier(n_estimators=2, class_weight={0: -1.0}).fit(X, yc)
     with pytest.raises(samebits.InvalidArgumentError, match="min_weight_fraction_leaf"):
         samebits.RandomForestClassifier(n_estimators=2, min_weight_fraction_leaf=0.7).fit(X, yc)
+    # weights on the forest device: the CPU's bytes (tests/python/test_py_forest_devices.py has more)
     for kw in (dict(class_weight="balanced"), dict(min_weight_fraction_leaf=0.1)):
-        with pytest.raises(samebits.BackendUnavailableError, match="not supported on a device"):
-            samebits.RandomForestClassifier(n_estimators=2, device="cpu-batched", **kw).fit(X, yc)
-    with pytest.raises(samebits.BackendUnavailableError, match="sample weights"):
-        samebits.ExtraTreesRegressor(n_estimators=2, device="cpu-batched").fit(X, yr, sample_weight=ones)
+        a = samebits.RandomForestClassifier(n_estimators=2, **kw).fit(X, yc)
+        b = samebits.RandomForestClassifier(n_estimators=2, device="cpu-batched", **kw).fit(X, yc)
+        assert a.model_bytes() == b.model_bytes()
+    a = samebits.ExtraTreesRegressor(n_estimators=2).fit(X, yr, sample_weight=ones)
+    assert samebits.ExtraTreesRegressor(n_estimators=2, device="cpu-batched").fit(
+        X, yr, sample_weight=ones).model_bytes() == a.model_bytes()
     assert "class_weight" not in samebits.RandomForestRegressor().get_params()
     assert samebits.ExtraTreesClassifier(class_weight="balanced").get_params()["class_weight"] == "balanced"
 

@@ -5,7 +5,9 @@ batch of trees at a time, with the kernel bodies the GPU runs
 the CPU's byte for byte on every configuration and thread count. The
 separating arms (float sums in the device's histograms, nodes keyed by creation
 order) are in tests/integration/test_forest_devices.py. CUDA itself needs a GPU:
-docs/forest.md says how to run the same comparison there."""
+docs/forest.md says how to run the same comparison there. Weighted forests
+(sample weights, class_weight, min_weight_fraction_leaf) and the isolation
+forest are compared the same way."""
 import os
 
 import pytest
@@ -21,6 +23,9 @@ import samebits  # noqa: E402
 # (tools/device-forest.sh).
 _DEFAULT = "cpu-batched,opencl" if "opencl" in samebits.build_info()["backends"] else "cpu-batched"
 DEVICES = [d for d in os.environ.get("SAMEBITS_FOREST_DEVICES", _DEFAULT).split(",") if d]
+# Those that grow weighted forests and the isolation forest too: opencl refuses
+# them by name (test_opencl_refuses_weights_and_isolation_by_name).
+FULL = [d for d in DEVICES if d != "opencl"]
 
 
 def data(n=1500, nf=9, seed=21, classes=3):
@@ -139,3 +144,151 @@ def test_more_than_64_classes(device):
         a = cls(n_estimators=3, random_state=1).fit(X, y)
         b = cls(n_estimators=3, random_state=1, device=device).fit(X, y)
         assert a.model_bytes() == b.model_bytes(), (cls.__name__, device)
+
+
+# ---- weighted forests: the fixed-point weights ride with each position
+
+def weights(n, seed=5, zeros=True):
+    g = np.random.Generator(np.random.Philox(key=seed))
+    w = (0.25 + 2.0 * g.random(n)).astype(np.float32)
+    if zeros:
+        w[g.random(n) < 0.08] = 0.0   # rows of weight zero leave the tree
+    return w
+
+
+WEIGHTED = [
+    ("rf-sample-weight", RF_C, dict(n_estimators=5, random_state=3), True),
+    ("rf-balanced", RF_C, dict(n_estimators=5, class_weight="balanced", max_depth=8, random_state=4), False),
+    ("rf-balanced-subsample", RF_C, dict(n_estimators=6, class_weight="balanced_subsample", min_samples_leaf=2,
+                                         random_state=5), True),
+    ("rf-balanced-subsample-entropy-max-samples", RF_C, dict(n_estimators=4, class_weight="balanced_subsample",
+                                                             criterion="entropy", max_samples=0.5, random_state=6),
+     False),
+    ("rf-class-dict-min-weight", RF_C, dict(n_estimators=4, class_weight={0: 1.0, 1: 3.5, 2: 0.5},
+                                            min_weight_fraction_leaf=0.01, random_state=7), True),
+    ("rf-squared-weights", RF_R, dict(n_estimators=5, max_depth=10, random_state=2), True),
+    ("rf-squared-min-weight", RF_R, dict(n_estimators=4, min_weight_fraction_leaf=0.02, random_state=8), True),
+    ("et-gini-weights-leaf", ET_C, dict(n_estimators=5, min_samples_leaf=3, random_state=3), True),
+    ("et-balanced-subsample-bootstrap", ET_C, dict(n_estimators=4, bootstrap=True,
+                                                    class_weight="balanced_subsample", random_state=9), True),
+    ("et-squared-weights-min-weight", ET_R, dict(n_estimators=5, max_features=0.5, min_weight_fraction_leaf=0.005,
+                                                 random_state=2), True),
+    # 20 classes: the weighted sums (K + 1) too many for the small-node search
+    ("rf-many-classes-balanced", RF_C, dict(n_estimators=3, class_weight="balanced", max_features=0.5,
+                                            random_state=9), True),
+]
+
+
+@pytest.mark.parametrize("device", FULL)
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("name,cls,kw,sw", WEIGHTED, ids=[c[0] for c in WEIGHTED])
+def test_weighted_device_models_equal_cpu(name, cls, kw, sw, threads, device):
+    X, yc, yr = data(classes=20 if "many" in name else 3)
+    y = yr if cls in (RF_R, ET_R) else yc
+    w = weights(len(y)) if sw else None
+    old = samebits.get_num_threads()
+    try:
+        samebits.set_num_threads(threads)
+        a = cls(**kw).fit(X, y, sample_weight=w)
+        b = cls(device=device, **kw).fit(X, y, sample_weight=w)
+    finally:
+        samebits.set_num_threads(old)
+    assert a.model_bytes() == b.model_bytes(), (name, threads, device)
+    assert len(a.model_bytes()) > 2000
+    # the weights moved the trees: the unweighted forest is another model
+    c = cls(device=device, **{k: v for k, v in kw.items() if k not in ("class_weight", "min_weight_fraction_leaf")})
+    assert c.fit(X, y).model_bytes() != b.model_bytes()
+
+
+@pytest.mark.parametrize("device", FULL)
+@pytest.mark.parametrize("batch", ["1", "3"])
+def test_weighted_batches_change_no_bit(batch, device, monkeypatch):
+    # balanced_subsample: each tree's own class weights and scale, in batches
+    X, yc, _ = data(n=900, nf=6, seed=12)
+    w = weights(len(yc), seed=2)
+    kw = dict(n_estimators=7, class_weight="balanced_subsample", min_weight_fraction_leaf=0.01, random_state=3)
+    a = RF_C(**kw).fit(X, yc, sample_weight=w)
+    monkeypatch.setenv("SAMEBITS_FOREST_BATCH_TREES", batch)
+    monkeypatch.setenv("SAMEBITS_CUDA_FOREST_CHUNK", "2")
+    assert RF_C(device=device, **kw).fit(X, yc, sample_weight=w).model_bytes() == a.model_bytes()
+
+
+@pytest.mark.parametrize("device", FULL)
+def test_weighted_refusals_on_the_device(device):
+    X, yc, yr = data(n=300, nf=5, seed=2)
+    # every weight zero: refused by name, as on the CPU
+    with pytest.raises(samebits.InvalidInputError, match="zero"):
+        RF_C(n_estimators=2, device=device).fit(X, yc, sample_weight=np.zeros(len(yc), np.float32))
+    # a positive weight below the fixed point's resolution: SB_ERR_LIMIT naming
+    # the row, as on the CPU (balanced_subsample: found by the device, per tree)
+    w = np.ones(len(yc), np.float32)
+    w[17] = w[40] = w[41] = w[99] = 1e-9
+    for kw in (dict(bootstrap=False), dict(class_weight="balanced_subsample", n_estimators=4)):
+        kw.setdefault("n_estimators", 2)
+        msgs = []
+        for dev in ("cpu", device):
+            with pytest.raises(samebits.LimitError, match="row (17|40|41|99)") as e:
+                RF_C(device=dev, random_state=1, **kw).fit(X, yc, sample_weight=w)
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1], msgs
+
+
+# ---- the isolation forest: subsample, random feature and threshold by path key
+
+ISO = [
+    ("iso-default", dict(n_estimators=12, random_state=3)),
+    ("iso-small-sample", dict(n_estimators=20, max_samples=40, random_state=5)),
+    ("iso-all-rows-few-bins", dict(n_estimators=5, max_samples=1500, max_bin=15, random_state=7)),
+    ("iso-large-sample", dict(n_estimators=6, max_samples=1024, random_state=2)),
+]
+
+
+@pytest.mark.parametrize("device", FULL)
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("name,kw", ISO, ids=[c[0] for c in ISO])
+def test_isolation_device_models_equal_cpu(name, kw, threads, device):
+    X, _, _ = data()
+    old = samebits.get_num_threads()
+    try:
+        samebits.set_num_threads(threads)
+        a = samebits.IsolationForest(**kw).fit(X)
+        b = samebits.IsolationForest(device=device, **kw).fit(X)
+    finally:
+        samebits.set_num_threads(old)
+    assert a.model_bytes() == b.model_bytes(), (name, threads, device)
+    assert a.score_samples(X).tolist() == b.score_samples(X).tolist()
+    assert len(a.model_bytes()) > 2000
+
+
+@pytest.mark.parametrize("device", FULL)
+@pytest.mark.parametrize("batch", ["1", "4"])
+def test_isolation_batches_change_no_bit(batch, device, monkeypatch):
+    X, _, _ = data(n=5000, nf=5, seed=6)
+    a = samebits.IsolationForest(n_estimators=9, max_samples=300, random_state=1).fit(X)
+    monkeypatch.setenv("SAMEBITS_FOREST_BATCH_TREES", batch)
+    b = samebits.IsolationForest(n_estimators=9, max_samples=300, random_state=1, device=device).fit(X)
+    assert a.model_bytes() == b.model_bytes()
+
+
+@pytest.mark.skipif("opencl" not in DEVICES, reason="opencl is not one of SAMEBITS_FOREST_DEVICES")
+def test_opencl_refuses_weights_and_isolation_by_name():
+    X, yc, _ = data(n=300, nf=5, seed=2)
+    w = weights(len(yc))
+    for kw, sw in ((dict(), w), (dict(class_weight="balanced"), None)):
+        with pytest.raises(samebits.BackendUnavailableError, match="weighted forests .* not supported on opencl"):
+            RF_C(n_estimators=2, device="opencl", **kw).fit(X, yc, sample_weight=sw)
+    with pytest.raises(samebits.BackendUnavailableError, match="'opencl'"):
+        samebits.IsolationForest(n_estimators=2, device="opencl").fit(X)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("cls", [RF_C, ET_R])
+def test_min_weight_fraction_leaf_unweighted(cls, device):
+    # no weights: each node's min_w (its tree's share of the root's rows) is
+    # all the device needs, so opencl grows it too
+    X, yc, yr = data(n=2000, nf=6, seed=11)
+    y = yr if cls is ET_R else yc
+    kw = dict(n_estimators=4, min_weight_fraction_leaf=0.02, random_state=3)
+    a = cls(**kw).fit(X, y)
+    assert a.model_bytes() == cls(device=device, **kw).fit(X, y).model_bytes()
+    assert a.model_bytes() != cls(n_estimators=4, random_state=3).fit(X, y).model_bytes()

@@ -62,8 +62,22 @@ struct sb_fdev {
     int32_t stride, maxnb;
     uint8_t *bins;       /* n x stride */
     int32_t *value, *nbins;
-    int32_t *rows, *mult, *trows, *tmult; /* positions */
+    int32_t *rows, *mult, *wq, *trows, *tmult, *twq; /* positions: row, count, fixed-point weight */
     int64_t cap;
+    int32_t *rwq;        /* n: every row's fixed-point weight (weighted, not balanced_subsample) */
+    float *sw;           /* n: sample weights (balanced_subsample with sample weights) */
+    int32_t *subwq;      /* balanced_subsample: batch x n, each tree's fixed-point weights */
+    int64_t subwq_cap;
+    int64_t *nk;         /* balanced_subsample: batch x K draw counts per class */
+    float *cw;           /* batch x K class weights */
+    uint32_t *wmax;      /* batch: the largest weight's bits */
+    int32_t *wexp;       /* batch: the scales */
+    u64 *bad;            /* 2 x batch: the first row of a weight not finite, of one vanishing */
+    int64_t sub_cap;
+    uint32_t *taken;     /* isolation: batch x ceil(n / 32) bits */
+    int64_t taken_cap;
+    int32_t *ilo, *ihi;  /* isolation: a chunk's nodes x nf bin ranges */
+    int64_t irange_cap;
     int32_t *cnt;        /* batch x n draw counts */
     int64_t cnt_cap;
     void *up;            /* uploads (nodes, tiles, sums), grown as needed */
@@ -138,15 +152,18 @@ static __device__ int32_t kf_find(const int64_t *tile_start, int32_t nitems, int
     return lo;
 }
 
-/* v += a row's contribution, atomically: the integer additions of
- * sb_k_forest_add_row, in any order. */
-static __device__ void kf_add_atomic(int32_t criterion, int64_t *v, int32_t value, int64_t mult) {
-    if (criterion == SB_K_CRIT_SQUARED) {
+/* v += a position's contribution, atomically: the integer additions of
+ * sb_k_forest_put (count cnt, fixed-point weight wq when weighted), in any
+ * order. */
+static __device__ void kf_put_atomic(const sb_k_forest_rules &r, int64_t *v, int32_t value, int32_t cnt, int32_t wq) {
+    const int64_t mult = r.weighted ? (int64_t)cnt * wq : (int64_t)cnt;
+    if (r.criterion == SB_K_CRIT_SQUARED) {
         atomicAdd((u64 *)&v[0], (u64)mult);
         atomicAdd((u64 *)&v[1], (u64)(mult * value));
     } else {
         atomicAdd((u64 *)&v[value], (u64)mult);
     }
+    if (r.weighted) atomicAdd((u64 *)&v[r.nv - 1], (u64)(int64_t)cnt);
 }
 
 /* ---- kernels ---- */
@@ -173,33 +190,112 @@ __global__ void kf_boot(int32_t *cnt, int64_t n, int32_t nb, int32_t t0, u64 see
     }
 }
 
-/* Pass 1 (place = 0): ctr[i] += tree i's distinct rows. Pass 2 (place = 1):
- * each in-bag row to a slot from cursor ctr[i] (its tree's first position
- * plus those taken). Loops are uniform over a warp (kf_claim). */
-__global__ void kf_compact(const int32_t *cnt, int64_t n, int32_t nb, u64 *ctr, int place, int32_t *rows,
-                           int32_t *mult) {
+/* The fixed-point weight of row r in tree i (x = i * n + r): every row's
+ * (wrow), the tree's own (wtree, balanced_subsample), or 1 (unweighted). */
+static __device__ int32_t kf_wq_of(const int32_t *wrow, const int32_t *wtree, int64_t x, int64_t r) {
+    return wtree ? wtree[x] : wrow ? wrow[r] : 1;
+}
+
+/* Pass 1 (place = 0): ctr[i] += tree i's distinct rows of positive weight.
+ * Pass 2 (place = 1): each such row to a slot from cursor ctr[i] (its tree's
+ * first position plus those taken), with its count and fixed-point weight.
+ * Loops are uniform over a warp (kf_claim). */
+__global__ void kf_compact(const int32_t *cnt, int64_t n, int32_t nb, const int32_t *wrow, const int32_t *wtree,
+                           u64 *ctr, int place, int32_t *rows, int32_t *mult, int32_t *wq) {
     const int64_t total = (int64_t)nb * n;
     for (int64_t base = blockIdx.x * (int64_t)blockDim.x; base < total; base += (int64_t)gridDim.x * blockDim.x) {
         const int64_t x = base + threadIdx.x;
-        const bool want = x < total && cnt[x] > 0;
-        const int64_t i = want ? x / n : 0;
+        const int64_t i = x < total ? x / n : 0, r = x - i * n;
+        const bool want = x < total && cnt[x] > 0 && kf_wq_of(wrow, wtree, x, r) > 0;
         const long long at = kf_claim(ctr, i, want);
         if (want && place) {
-            rows[at] = (int32_t)(x - i * n);
+            rows[at] = (int32_t)r;
             mult[at] = cnt[x];
+            wq[at] = kf_wq_of(wrow, wtree, x, r);
         }
     }
 }
 
+/* balanced_subsample, step 1: nk[i * K + class] += the draws of each row of
+ * tree i (integer atomics). */
+__global__ void kf_sub_counts(const int32_t *cnt, int64_t n, int32_t nb, int32_t K, const int32_t *value, int64_t *nk) {
+    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < (int64_t)nb * n;
+         x += (int64_t)gridDim.x * blockDim.x)
+        if (cnt[x] > 0) atomicAdd((u64 *)&nk[(x / n) * K + value[x % n]], (u64)(int64_t)cnt[x]);
+}
+
+/* Step 2, a thread a tree: its class weights (sb_k_forest_class_weight of its
+ * draws, nt of them over kt classes drawn). */
+__global__ void kf_sub_classes(const int64_t *nk, int32_t nb, int32_t K, float *cw) {
+    const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nb) return;
+    int64_t nt = 0;
+    int32_t kt = 0;
+    for (int32_t k = 0; k < K; k++) {
+        nt += nk[(int64_t)i * K + k];
+        kt += nk[(int64_t)i * K + k] > 0;
+    }
+    for (int32_t k = 0; k < K; k++) cw[(int64_t)i * K + k] = sb_k_forest_class_weight(nt, kt, nk[(int64_t)i * K + k]);
+}
+
+/* A drawn row's weight in tree i (sb_k_forest_row_weight). */
+static __device__ float kf_sub_weight(const float *sw, const float *cw, int32_t K, const int32_t *value, int64_t i,
+                                      int64_t r) {
+    return sb_k_forest_row_weight(sw ? sw[r] : 1.0f, cw[i * K + value[r]]);
+}
+
+/* Step 3: each tree's largest weight of a drawn row (the bits of a weight >= 0
+ * order as unsigned integers: an integer atomic max), and the first row
+ * whose weight is not finite (bad[i], an integer atomic min). */
+__global__ void kf_sub_max(const int32_t *cnt, int64_t n, int32_t nb, int32_t K, const int32_t *value, const float *sw,
+                           const float *cw, uint32_t *wmax, u64 *bad) {
+    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < (int64_t)nb * n;
+         x += (int64_t)gridDim.x * blockDim.x) {
+        if (cnt[x] <= 0) continue;
+        const int64_t i = x / n, r = x - i * n;
+        const float w = kf_sub_weight(sw, cw, K, value, i, r);
+        if (w - w != 0.0f) atomicMin(&bad[i], (u64)r);
+        else atomicMax(&wmax[i], sb_f2u(w));
+    }
+}
+
+/* Step 4, a thread a tree: its scale (0 when every weight is zero). */
+__global__ void kf_sub_scale(const uint32_t *wmax, int32_t nb, int32_t *wexp) {
+    const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nb) return;
+    const float mx = sb_u2f(wmax[i]);
+    wexp[i] = mx > 0.0f ? sb_quantize_exponent(mx, SB_K_FOREST_W_LEVELS) : 0;
+}
+
+/* Step 5: each drawn row's fixed-point weight in its tree (0 for a row not
+ * drawn), and the first row whose positive weight vanishes (bad[nb + i]). */
+__global__ void kf_sub_fix(const int32_t *cnt, int64_t n, int32_t nb, int32_t K, const int32_t *value, const float *sw,
+                           const float *cw, const int32_t *wexp, int32_t *wtree, u64 *bad) {
+    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < (int64_t)nb * n;
+         x += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = x / n, r = x - i * n;
+        int32_t q = 0;
+        if (cnt[x] > 0) {
+            const float w = kf_sub_weight(sw, cw, K, value, i, r);
+            if (w - w == 0.0f) {
+                q = sb_k_forest_weight_fixed(w, wexp[i]);
+                if (q == 0 && w > 0.0f) atomicMin(&bad[nb + i], (u64)r);
+            }
+        }
+        wtree[x] = q;
+    }
+}
+
 /* Sums of node blockIdx.y's rows, one tile of them per block. */
-__global__ void kf_sums(const sb_fdev_node *nodes, int32_t criterion, int32_t nv, const int32_t *rows,
-                        const int32_t *mult, const int32_t *value, int64_t *sums) {
+__global__ void kf_sums(const sb_fdev_node *nodes, sb_k_forest_rules rules, const int32_t *rows, const int32_t *mult,
+                        const int32_t *wq, const int32_t *value, int64_t *sums) {
+    const int32_t nv = rules.nv;
     extern __shared__ int64_t acc[]; /* nv */
     const sb_fdev_node q = nodes[blockIdx.y];
     for (int32_t k = threadIdx.x; k < nv; k += FT) acc[k] = 0;
     __syncthreads();
     for (int64_t p = q.begin + blockIdx.x * (int64_t)FT + threadIdx.x; p < q.end; p += (int64_t)gridDim.x * FT)
-        kf_add_atomic(criterion, acc, value[rows[p]], mult[p]);
+        kf_put_atomic(rules, acc, value[rows[p]], mult[p], wq[p]);
     __syncthreads();
     for (int32_t k = threadIdx.x; k < nv; k += FT)
         if (acc[k] != 0) atomicAdd((u64 *)&sums[(int64_t)blockIdx.y * nv + k], (u64)acc[k]);
@@ -210,8 +306,8 @@ __global__ void kf_sums(const sb_fdev_node *nodes, int32_t criterion, int32_t nv
  * order, and the left child's sums from its rows. */
 __global__ void kf_small(const sb_fdev_node *nodes, const int64_t *tot, int32_t nnodes, sb_k_forest_rules rules,
                          u64 seed, int32_t extra, int32_t nf, int32_t mtry, const uint8_t *bins, int32_t stride,
-                         const int32_t *rows, const int32_t *mult, const int32_t *value, uint32_t *draws,
-                         sb_k_fsplit *out, int64_t *lsum) {
+                         const int32_t *rows, const int32_t *mult, const int32_t *wq, const int32_t *value,
+                         uint32_t *draws, sb_k_fsplit *out, int64_t *lsum) {
     __shared__ sb_k_fsplit sh[FT];
     const int32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int64_t node = (int64_t)blockIdx.x * (FT / 32) + warp;
@@ -219,22 +315,24 @@ __global__ void kf_small(const sb_fdev_node *nodes, const int64_t *tot, int32_t 
     memset(&best, 0, sizeof best);
     if (node < nnodes) { /* uniform over the warp */
         const sb_fdev_node q = nodes[node];
+        rules.min_w = q.min_w; /* the node's tree's */
         const int64_t *t = tot + node * rules.nv;
         uint32_t *dr = draws + node * nf;
         for (int32_t j = lane; j < nf; j += 32) dr[j] = sb_k_forest_feature_draw(seed, q.key, j);
         __syncwarp();
         const int32_t cnt = (int32_t)(q.end - q.begin);
         sb_u8 bin[SB_K_FOREST_SMALL_ROWS];
-        sb_i32 val[SB_K_FOREST_SMALL_ROWS], mul[SB_K_FOREST_SMALL_ROWS];
+        sb_i32 val[SB_K_FOREST_SMALL_ROWS], mul[SB_K_FOREST_SMALL_ROWS], wqs[SB_K_FOREST_SMALL_ROWS];
         sb_i64 l[SB_K_FOREST_SMALL_NV], m[SB_K_FOREST_SMALL_NV];
         for (int32_t i = 0; i < cnt; i++) {
             val[i] = value[rows[q.begin + i]];
             mul[i] = mult[q.begin + i];
+            wqs[i] = wq[q.begin + i];
         }
         for (int32_t j = lane; j < nf; j += 32) {
             if (!sb_k_forest_selected(dr, nf, mtry, j)) continue;
             for (int32_t i = 0; i < cnt; i++) bin[i] = bins[(int64_t)rows[q.begin + i] * stride + j];
-            sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, cnt, j, l, m, &best);
+            sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, wqs, cnt, j, l, m, &best);
         }
     }
     sh[threadIdx.x] = best;
@@ -250,7 +348,7 @@ __global__ void kf_small(const sb_fdev_node *nodes, const int64_t *tot, int32_t 
             for (int64_t p = q.begin; p < q.end; p++) {
                 const int32_t r = rows[p];
                 if (sb_k_goes_left(bins[(int64_t)r * stride + best.feature], best.bin, best.dl))
-                    sb_k_forest_add_row(&rules, ls, value[r], mult[p]);
+                    sb_k_forest_put(&rules, ls, value[r], mult[p], wq[p]);
             }
     }
 }
@@ -269,10 +367,11 @@ __global__ void kf_select(const sb_fdev_node *nodes, int32_t nnodes, u64 seed, i
 
 /* Histograms of one tile of a node's rows over its drawn features: in shared
  * memory when smem (the node's histograms fit), else straight into global. */
-__global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes, int32_t criterion,
-                        int32_t nv, int32_t mtry, int32_t slot, const int32_t *feat, const uint8_t *bins,
-                        int32_t stride, const int32_t *rows, const int32_t *mult, const int32_t *value, int64_t *hist,
-                        int smem) {
+__global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes, sb_k_forest_rules rules,
+                        int32_t mtry, int32_t slot, const int32_t *feat, const uint8_t *bins, int32_t stride,
+                        const int32_t *rows, const int32_t *mult, const int32_t *wq, const int32_t *value,
+                        int64_t *hist, int smem) {
+    const int32_t nv = rules.nv;
     extern __shared__ int64_t sh[];
     const int64_t tile = blockIdx.x;
     const int32_t j = kf_find(tile_start, nnodes, tile);
@@ -288,31 +387,32 @@ __global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, in
     const int64_t b = q.begin + (tile - tile_start[j]) * FHIST_TILE;
     const int64_t e = b + FHIST_TILE < q.end ? b + FHIST_TILE : q.end;
     for (int64_t p = b + threadIdx.x; p < e; p += FT) {
-        const int32_t r = rows[p], v = value[r];
-        const int64_t m = mult[p];
+        const int32_t r = rows[p], v = value[r], cnt = mult[p], w = wq[p];
         const uint8_t *rb = bins + (int64_t)r * stride;
 #if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
         /* Separating arm for rule 4 (CUDA_VARIANT=float-atomic): a block's sums
          * of y as float atomics (in the low half of the slot), the usual GPU
          * histogram; the rounding now depends on the order threads arrive in. */
-        if (smem && criterion == SB_K_CRIT_SQUARED) {
+        if (smem && rules.criterion == SB_K_CRIT_SQUARED) {
+            const int64_t m = rules.weighted ? (int64_t)cnt * w : (int64_t)cnt;
             for (int32_t a = 0; a < mtry; a++) {
                 int64_t *x = h + (int64_t)a * slot + (int64_t)rb[fj[a]] * nv;
                 atomicAdd((u64 *)&x[0], (u64)m);
                 atomicAdd((float *)&x[1], (float)(m * v));
+                if (rules.weighted) atomicAdd((u64 *)&x[nv - 1], (u64)(int64_t)cnt);
             }
             continue;
         }
 #endif
         for (int32_t a = 0; a < mtry; a++)
-            kf_add_atomic(criterion, h + (int64_t)a * slot + (int64_t)rb[fj[a]] * nv, v, m);
+            kf_put_atomic(rules, h + (int64_t)a * slot + (int64_t)rb[fj[a]] * nv, v, cnt, w);
     }
     if (smem) {
         __syncthreads();
         for (int64_t i = threadIdx.x; i < hsize; i += FT) {
             int64_t x = sh[i];
 #if defined(SB_CUDA_SABOTAGE_FLOAT_ATOMIC)
-            if (criterion == SB_K_CRIT_SQUARED && (i & 1)) x = (int64_t)*(const float *)&sh[i];
+            if (rules.criterion == SB_K_CRIT_SQUARED && i % nv == 1) x = (int64_t)*(const float *)&sh[i];
 #endif
             if (x != 0) atomicAdd((u64 *)&gh[i], (u64)x);
         }
@@ -336,6 +436,7 @@ __global__ void kf_best(const int64_t *tot, sb_k_forest_rules rules, u64 seed, c
     int64_t *h = hist + i * hsize;
     const int64_t *t = tot + i * nv;
     const uint64_t key = nodes[i].key;
+    rules.min_w = nodes[i].min_w; /* the node's tree's */
     if (smem) {
         for (int64_t x = threadIdx.x; x < hsize; x += FT) hs[x] = h[x];
         __syncthreads();
@@ -405,7 +506,7 @@ __global__ void kf_part_count(const sb_fdev_node *nodes, const int64_t *tile_sta
  * at begin; ctr[nnodes + j]: right, starting at begin + nleft). */
 __global__ void kf_part_scatter(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
                                 const uint8_t *bins, int32_t stride, const int32_t *rows, const int32_t *mult,
-                                u64 *ctr, int32_t *trows, int32_t *tmult) {
+                                const int32_t *wq, u64 *ctr, int32_t *trows, int32_t *tmult, int32_t *twq) {
     const int64_t tile = blockIdx.x;
     const int32_t j = kf_find(tile_start, nnodes, tile);
     const sb_fdev_node q = nodes[j];
@@ -424,13 +525,15 @@ __global__ void kf_part_scatter(const sb_fdev_node *nodes, const int64_t *tile_s
         if (want) {
             trows[at] = r;
             tmult[at] = mult[p];
+            twq[at] = wq[p];
         }
     }
 }
 
 /* Pass 3: the partitioned rows back in place. */
 __global__ void kf_part_copy(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
-                             const int32_t *trows, const int32_t *tmult, int32_t *rows, int32_t *mult) {
+                             const int32_t *trows, const int32_t *tmult, const int32_t *twq, int32_t *rows,
+                             int32_t *mult, int32_t *wq) {
     const int64_t tile = blockIdx.x;
     const int32_t j = kf_find(tile_start, nnodes, tile);
     const sb_fdev_node q = nodes[j];
@@ -439,7 +542,79 @@ __global__ void kf_part_copy(const sb_fdev_node *nodes, const int64_t *tile_star
     for (int64_t p = b + threadIdx.x; p < e; p += FT) {
         rows[p] = trows[p];
         mult[p] = tmult[p];
+        wq[p] = twq[p];
     }
+}
+
+/* ---- isolation forest ---- */
+
+/* A thread a tree: tree t0 + i's subsample, psi distinct rows drawn in order
+ * with repeats rejected (isolation.c's draws; its bitmap of taken rows at
+ * taken + i * words), at positions [i * psi, (i + 1) * psi), count and weight 1. */
+__global__ void kf_iso_sample(int32_t nb, int32_t t0, u64 seed, int64_t n, int64_t psi, uint32_t *taken, int64_t words,
+                              int32_t *rows, int32_t *mult, int32_t *wq) {
+    const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nb) return;
+    uint32_t *tk = taken + (int64_t)i * words;
+    int64_t got = 0;
+    for (u64 q = 0; got < psi; q++) {
+        const sb_u32 r = sb_k_iforest_sample_row(seed, t0 + i, q, (sb_u32)n);
+        if (tk[r >> 5] & (1u << (r & 31))) continue;
+        tk[r >> 5] |= 1u << (r & 31);
+        const int64_t at = (int64_t)i * psi + got++;
+        rows[at] = (int32_t)r;
+        mult[at] = 1;
+        wq[at] = 1;
+    }
+}
+
+/* Every feature's smallest and largest bin over a node's rows, one tile of
+ * its rows a block: integer atomic min and max into lo, hi (node j's at
+ * j * nf), which any order gives alike. */
+__global__ void kf_iso_range(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes, int32_t nf,
+                             const uint8_t *bins, int32_t stride, const int32_t *rows, int32_t *lo, int32_t *hi) {
+    const int64_t tile = blockIdx.x;
+    const int32_t j = kf_find(tile_start, nnodes, tile);
+    const sb_fdev_node q = nodes[j];
+    const int64_t b = q.begin + (tile - tile_start[j]) * FPART_TILE;
+    const int64_t e = b + FPART_TILE < q.end ? b + FPART_TILE : q.end;
+    for (int64_t p = b + threadIdx.x; p < e; p += FT) {
+        const uint8_t *rb = bins + (int64_t)rows[p] * stride;
+        for (int32_t f = 0; f < nf; f++) {
+            atomicMin(&lo[(int64_t)j * nf + f], (int32_t)rb[f]);
+            atomicMax(&hi[(int64_t)j * nf + f], (int32_t)rb[f]);
+        }
+    }
+}
+
+/* A thread a node: the candidates (features whose bins vary, in feature
+ * order), the drawn one and its threshold bin (sb_k_iforest_pick,
+ * sb_k_iforest_bin); missing values go left. */
+__global__ void kf_iso_pick(const sb_fdev_node *nodes, int32_t nnodes, int32_t nf, u64 seed, const int32_t *lo,
+                            const int32_t *hi, sb_k_fsplit *out) {
+    const int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= nnodes) return;
+    const int32_t *l = lo + (int64_t)j * nf, *h = hi + (int64_t)j * nf;
+    sb_k_fsplit x;
+    memset(&x, 0, sizeof x);
+    int32_t nc = 0;
+    for (int32_t f = 0; f < nf; f++) nc += l[f] < h[f];
+    if (nc > 0) {
+        int32_t k;
+        sb_u32 u;
+        sb_k_iforest_pick(seed, nodes[j].key, nc, &k, &u);
+        for (int32_t f = 0, c = 0; f < nf; f++) {
+            if (!(l[f] < h[f])) continue;
+            if (c++ == k) {
+                x.valid = 1;
+                x.feature = f;
+                x.bin = sb_k_iforest_bin(u, l[f], h[f]);
+                x.dl = 1;
+                break;
+            }
+        }
+    }
+    out[j] = x;
 }
 
 /* ---- operations ---- */
@@ -470,8 +645,9 @@ static void fc_close(sb_fdev *d) {
         cudaEventDestroy(d->ev0);
         cudaEventDestroy(d->ev1);
     }
-    void *ptrs[] = {d->bins, d->value, d->nbins, d->rows, d->mult, d->trows, d->tmult, d->cnt, d->up,
-                    d->ctr, d->hist, d->dsplit, d->dlsum, d->draws, d->feat};
+    void *ptrs[] = {d->bins, d->value, d->nbins, d->rows, d->mult, d->wq, d->trows, d->tmult, d->twq, d->cnt, d->up,
+                    d->ctr, d->hist, d->dsplit, d->dlsum, d->draws, d->feat, d->rwq, d->sw, d->subwq, d->nk,
+                    d->cw, d->wmax, d->wexp, d->bad, d->taken, d->ilo, d->ihi};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) cudaFree(ptrs[i]);
     sb_free(d);
 }
@@ -494,6 +670,8 @@ static sb_status fc_open_inner(const sb_fdev_setup *s, sb_fdev *d) {
     d->s.binned = NULL;
     d->s.nbins = NULL;
     d->s.value = NULL;
+    d->s.wq = NULL;
+    d->s.sw = NULL;
     d->stride = (s->nf + 3) & ~3;
     for (int32_t f = 0; f < s->nf; f++)
         if (s->nbins[f] > d->maxnb) d->maxnb = s->nbins[f];
@@ -501,7 +679,16 @@ static sb_status fc_open_inner(const sb_fdev_setup *s, sb_fdev *d) {
     FCK(cudaMemset(d->bins, 0, nn * (size_t)d->stride), "bins");
     FCK(cudaMalloc(&d->value, sizeof(int32_t) * nn), "values");
     FCK(cudaMalloc(&d->nbins, sizeof(int32_t) * (size_t)s->nf), "nbins");
-    FCK(cudaMemcpy(d->value, s->value, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice), "values");
+    if (s->value) FCK(cudaMemcpy(d->value, s->value, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice), "values");
+    else FCK(cudaMemset(d->value, 0, sizeof(int32_t) * nn), "values");
+    if (s->wq) {
+        FCK(cudaMalloc(&d->rwq, sizeof(int32_t) * nn), "weights");
+        FCK(cudaMemcpy(d->rwq, s->wq, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice), "weights");
+    }
+    if (s->sw) {
+        FCK(cudaMalloc(&d->sw, sizeof(float) * nn), "sample weights");
+        FCK(cudaMemcpy(d->sw, s->sw, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice), "sample weights");
+    }
     FCK(cudaMemcpy(d->nbins, s->nbins, sizeof(int32_t) * (size_t)s->nf, cudaMemcpyHostToDevice), "nbins");
     /* bins: column-major in, row-major on the device */
     void *tmp = NULL;
@@ -546,18 +733,86 @@ static sb_status counters(sb_fdev *d, int64_t k) {
     return SB_OK;
 }
 
-static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+/* At least pos positions (row, count, weight, and their partition copies). */
+static sb_status positions(sb_fdev *d, int64_t pos) {
+    if (pos <= d->cap) return SB_OK;
+    int32_t **a[6] = {&d->rows, &d->mult, &d->wq, &d->trows, &d->tmult, &d->twq};
+    for (int i = 0; i < 6; i++) {
+        cudaFree(*a[i]);
+        *a[i] = NULL;
+    }
+    d->cap = 0;
+    for (int i = 0; i < 6; i++) FCK(cudaMalloc(a[i], sizeof(int32_t) * (size_t)pos), "rows");
+    d->cap = pos;
+    return SB_OK;
+}
+
+/* balanced_subsample: each tree's fixed-point weights (d->subwq, batch x n)
+ * and scales (wexp, out) from its draw counts d->cnt, by forest.c's rule in
+ * the kernel bodies of src/kernels/forest.h; a weight not finite or
+ * vanishing: SB_ERR_LIMIT naming the first tree and row, as forest.c. */
+static sb_status subsample_weights(sb_fdev *d, int32_t t0, int32_t nb, int32_t *wexp) {
     const int64_t n = d->s.n, pos = n * nb;
-    if (pos > d->cap) {
-        int32_t **a[4] = {&d->rows, &d->mult, &d->trows, &d->tmult};
-        for (int i = 0; i < 4; i++) {
+    const int32_t K = d->s.rules.nv - 1;
+    if (pos > d->subwq_cap) {
+        cudaFree(d->subwq);
+        d->subwq = NULL;
+        d->subwq_cap = 0;
+        FCK(cudaMalloc(&d->subwq, sizeof(int32_t) * (size_t)pos), "tree weights");
+        d->subwq_cap = pos;
+    }
+    if (nb > d->sub_cap) {
+        void **a[5] = {(void **)&d->nk, (void **)&d->cw, (void **)&d->wmax, (void **)&d->wexp, (void **)&d->bad};
+        const size_t sz[5] = {sizeof(int64_t) * (size_t)K, sizeof(float) * (size_t)K, sizeof(uint32_t),
+                              sizeof(int32_t), 2 * sizeof(u64)};
+        for (int i = 0; i < 5; i++) {
             cudaFree(*a[i]);
             *a[i] = NULL;
         }
-        d->cap = 0;
-        for (int i = 0; i < 4; i++) FCK(cudaMalloc(a[i], sizeof(int32_t) * (size_t)pos), "rows");
-        d->cap = pos;
+        d->sub_cap = 0;
+        for (int i = 0; i < 5; i++) FCK(cudaMalloc(a[i], sz[i] * (size_t)nb), "tree weights");
+        d->sub_cap = nb;
     }
+    FCK(cudaMemset(d->nk, 0, sizeof(int64_t) * (size_t)K * (size_t)nb), "tree weights");
+    FCK(cudaMemset(d->wmax, 0, sizeof(uint32_t) * (size_t)nb), "tree weights");
+    FCK(cudaMemset(d->bad, 0xFF, 2 * sizeof(u64) * (size_t)nb), "tree weights");
+    kf_sub_counts<<<fgrid(pos), FT>>>(d->cnt, n, nb, K, d->value, d->nk);
+    FCK_LAUNCH("tree class counts");
+    kf_sub_classes<<<(unsigned)((nb + FT - 1) / FT), FT>>>(d->nk, nb, K, d->cw);
+    FCK_LAUNCH("tree class weights");
+    kf_sub_max<<<fgrid(pos), FT>>>(d->cnt, n, nb, K, d->value, d->sw, d->cw, d->wmax, d->bad);
+    FCK_LAUNCH("tree weight scale");
+    kf_sub_scale<<<(unsigned)((nb + FT - 1) / FT), FT>>>(d->wmax, nb, d->wexp);
+    FCK_LAUNCH("tree weight scale");
+    kf_sub_fix<<<fgrid(pos), FT>>>(d->cnt, n, nb, K, d->value, d->sw, d->cw, d->wexp, d->subwq, d->bad);
+    FCK_LAUNCH("tree weights");
+    u64 *bad = (u64 *)sb_malloc(2 * sizeof(u64) * (size_t)nb);
+    if (!bad) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    cudaError_t e = cudaMemcpy(bad, d->bad, 2 * sizeof(u64) * (size_t)nb, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess) e = cudaMemcpy(wexp, d->wexp, sizeof(int32_t) * (size_t)nb, cudaMemcpyDeviceToHost);
+    int32_t ti = -1;
+    u64 row = 0;
+    for (int32_t i = 0; i < nb && ti < 0 && e == cudaSuccess; i++) /* not finite first, as forest.c checks */
+        if (bad[i] != ~(u64)0 || bad[nb + i] != ~(u64)0) {
+            ti = i;
+            row = bad[i] != ~(u64)0 ? bad[i] : bad[nb + i];
+        }
+    sb_free(bad);
+    FCK(e, "tree weights");
+    if (ti < 0) return SB_OK;
+    float w = 1.0f;
+    if (d->sw) FCK(cudaMemcpy(&w, d->sw + row, sizeof(float), cudaMemcpyDeviceToHost), "sample weight");
+    return sb_fail(SB_ERR_LIMIT,
+                   "forest: the weight of row %lld in tree %d (sample weight %g times its class weight) is not "
+                   "finite, or is positive but below the fixed-point resolution (2^-21 of the largest weight), "
+                   "where it would count as zero",
+                   (long long)row, (int)(t0 + ti), (double)w);
+}
+
+static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, int32_t *wexp) {
+    const int64_t n = d->s.n, pos = n * nb;
+    sb_status st0 = positions(d, pos);
+    if (st0 != SB_OK) return st0;
     if (pos > d->cnt_cap) {
         cudaFree(d->cnt);
         d->cnt = NULL;
@@ -573,9 +828,16 @@ static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) 
         kf_fill<<<fgrid(pos), FT>>>(d->cnt, pos, 1);
         FCK_LAUNCH("rows");
     }
+    for (int32_t i = 0; i < nb; i++) wexp[i] = d->s.rules.wexp;
+    const int32_t *wtree = NULL;
+    if (d->s.subsample) {
+        sb_status sw = subsample_weights(d, t0, nb, wexp);
+        if (sw != SB_OK) return sw;
+        wtree = d->subwq;
+    }
     sb_status st = counters(d, nb);
     if (st != SB_OK) return st;
-    kf_compact<<<fgrid(pos), FT>>>(d->cnt, n, nb, d->ctr, 0, d->rows, d->mult);
+    kf_compact<<<fgrid(pos), FT>>>(d->cnt, n, nb, d->rwq, wtree, d->ctr, 0, d->rows, d->mult, d->wq);
     FCK_LAUNCH("row count");
     u64 *h = (u64 *)sb_malloc(sizeof(u64) * (size_t)nb);
     if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
@@ -589,7 +851,7 @@ static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) 
     if (e == cudaSuccess) e = cudaMemcpy(d->ctr, h, sizeof(u64) * (size_t)nb, cudaMemcpyHostToDevice);
     sb_free(h);
     FCK(e, "row counts");
-    kf_compact<<<fgrid(pos), FT>>>(d->cnt, n, nb, d->ctr, 1, d->rows, d->mult);
+    kf_compact<<<fgrid(pos), FT>>>(d->cnt, n, nb, d->rwq, wtree, d->ctr, 1, d->rows, d->mult, d->wq);
     FCK_LAUNCH("rows");
     return SB_OK;
 }
@@ -648,8 +910,8 @@ static sb_status fc_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes
         dim3 grid((unsigned)(bx < 1 ? 1 : bx > 4096 ? 4096 : bx), (unsigned)m);
         cudaError_t e = cudaMemset(ds, 0, sizeof(int64_t) * (size_t)m * (size_t)nv);
         if (e == cudaSuccess) {
-            kf_sums<<<grid, FT, sizeof(int64_t) * (size_t)nv>>>(dn, d->s.rules.criterion, nv, d->rows, d->mult,
-                                                                 d->value, ds);
+            kf_sums<<<grid, FT, sizeof(int64_t) * (size_t)nv>>>(dn, d->s.rules, d->rows, d->mult, d->wq, d->value,
+                                                                 ds);
             e = cudaGetLastError();
         }
         if (e == cudaSuccess)
@@ -672,7 +934,8 @@ static sb_status results(sb_fdev *d, int64_t m) {
     d->dlsum = NULL;
     d->res_cap = 0;
     FCK(cudaMalloc(&d->dsplit, sizeof(sb_k_fsplit) * (size_t)m), "splits");
-    FCK(cudaMalloc(&d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)d->s.rules.nv), "left sums");
+    FCK(cudaMalloc(&d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)(d->s.rules.nv > 0 ? d->s.rules.nv : 1)),
+        "left sums"); /* the isolation forest has no sums */
     d->res_cap = m;
     return SB_OK;
 }
@@ -706,7 +969,7 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
     if (small) {
         kf_small<<<(unsigned)((m + FT / 32 - 1) / (FT / 32)), FT>>>(
             dn, (const int64_t *)dtot, m, d->s.rules, d->s.seed, d->s.extra, d->s.nf, mtry, d->bins, d->stride,
-            d->rows, d->mult, d->value, d->draws, d->dsplit, d->dlsum);
+            d->rows, d->mult, d->wq, d->value, d->draws, d->dsplit, d->dlsum);
         FCK_LAUNCH("small nodes");
     } else {
         const size_t hbytes = sizeof(int64_t) * (size_t)mtry * (size_t)slot;
@@ -717,8 +980,8 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
         FCK_LAUNCH("features");
         const int smem = hbytes <= FSMEM_MAX;
         if (nt > 0) {
-            kf_hist<<<(unsigned)nt, FT, smem ? hbytes : 0>>>(dn, dt, m, d->s.rules.criterion, nv, mtry, slot, d->feat,
-                                                             d->bins, d->stride, d->rows, d->mult, d->value, d->hist,
+            kf_hist<<<(unsigned)nt, FT, smem ? hbytes : 0>>>(dn, dt, m, d->s.rules, mtry, slot, d->feat, d->bins,
+                                                             d->stride, d->rows, d->mult, d->wq, d->value, d->hist,
                                                              smem);
             FCK_LAUNCH("histograms");
         }
@@ -807,18 +1070,18 @@ static sb_status fc_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
     if (e == cudaSuccess) e = cudaMemcpy(d->ctr, h, sizeof(u64) * 2 * (size_t)nnodes, cudaMemcpyHostToDevice);
     sb_free(h);
     FCK(e, "partition counts");
-    kf_part_scatter<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->mult, d->ctr, d->trows,
-                                          d->tmult);
+    kf_part_scatter<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->mult, d->wq, d->ctr,
+                                          d->trows, d->tmult, d->twq);
     FCK_LAUNCH("partition scatter");
-    kf_part_copy<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->trows, d->tmult, d->rows, d->mult);
+    kf_part_copy<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->trows, d->tmult, d->twq, d->rows, d->mult, d->wq);
     FCK_LAUNCH("partition copy");
     return SB_OK;
 }
 
 /* The operations, timed when asked (SAMEBITS_CUDA_TIMING). */
-static sb_status fc_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+static sb_status fc_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, int32_t *wexp) {
     ft_begin(d);
-    sb_status st = fc_begin_x(d, t0, nb, count);
+    sb_status st = fc_begin_x(d, t0, nb, count, wexp);
     ft_end(d, FT_BEGIN);
     return st;
 }
@@ -845,7 +1108,71 @@ static sb_status fc_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nno
     return st;
 }
 
+/* Isolation forest: tree t0 + i's subsample at positions [i * psi, (i + 1) * psi). */
+static sb_status fc_iso_begin(sb_fdev *d, int32_t t0, int32_t nb) {
+    const int64_t psi = d->s.psi, words = (d->s.n + 31) / 32;
+    sb_status st = positions(d, psi * nb);
+    if (st != SB_OK) return st;
+    if (words * nb > d->taken_cap) {
+        cudaFree(d->taken);
+        d->taken = NULL;
+        d->taken_cap = 0;
+        FCK(cudaMalloc(&d->taken, sizeof(uint32_t) * (size_t)(words * nb)), "subsample");
+        d->taken_cap = words * nb;
+    }
+    FCK(cudaMemset(d->taken, 0, sizeof(uint32_t) * (size_t)(words * nb)), "subsample");
+    kf_iso_sample<<<(unsigned)((nb + 63) / 64), 64>>>(nb, t0, d->s.seed, d->s.n, psi, d->taken, words, d->rows,
+                                                       d->mult, d->wq);
+    FCK_LAUNCH("subsample");
+    return SB_OK;
+}
+
+/* Isolation forest: each node's split, in chunks whose bin ranges (nodes x nf
+ * int32 twice) stay within 2^26 values. */
+static sb_status fc_iso_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, sb_k_fsplit *out) {
+    const int32_t nf = d->s.nf;
+    int64_t chunk = ((int64_t)1 << 26) / nf;
+    if (chunk < 1) chunk = 1;
+    for (int64_t at = 0; at < nnodes; at += chunk) {
+        const int32_t m = (int32_t)(nnodes - at < chunk ? nnodes - at : chunk);
+        sb_fdev_node *dn = NULL;
+        int64_t *dt = NULL, nt = 0;
+        void *dx = NULL;
+        sb_status st = upload(d, nodes + at, m, FPART_TILE, NULL, 0, &dn, &dt, &dx, &nt);
+        if (st == SB_OK) st = results(d, m);
+        if (st != SB_OK) return st;
+        if ((int64_t)m * nf > d->irange_cap) {
+            cudaFree(d->ilo);
+            cudaFree(d->ihi);
+            d->ilo = d->ihi = NULL;
+            d->irange_cap = 0;
+            FCK(cudaMalloc(&d->ilo, sizeof(int32_t) * (size_t)m * (size_t)nf), "bin ranges");
+            FCK(cudaMalloc(&d->ihi, sizeof(int32_t) * (size_t)m * (size_t)nf), "bin ranges");
+            d->irange_cap = (int64_t)m * nf;
+        }
+        kf_fill<<<fgrid((int64_t)m * nf), FT>>>(d->ilo, (int64_t)m * nf, 256);
+        FCK_LAUNCH("bin ranges");
+        kf_fill<<<fgrid((int64_t)m * nf), FT>>>(d->ihi, (int64_t)m * nf, -1);
+        FCK_LAUNCH("bin ranges");
+        if (nt > 0) {
+            kf_iso_range<<<(unsigned)nt, FT>>>(dn, dt, m, nf, d->bins, d->stride, d->rows, d->ilo, d->ihi);
+            FCK_LAUNCH("bin ranges");
+        }
+        kf_iso_pick<<<(unsigned)((m + FT - 1) / FT), FT>>>(dn, m, nf, d->s.seed, d->ilo, d->ihi, d->dsplit);
+        FCK_LAUNCH("isolation split");
+        FCK(cudaMemcpy(out + at, d->dsplit, sizeof(sb_k_fsplit) * (size_t)m, cudaMemcpyDeviceToHost), "splits");
+    }
+    return SB_OK;
+}
+
+static sb_status fc_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, sb_k_fsplit *out) {
+    ft_begin(d);
+    sb_status st = fc_iso_split_x(d, nodes, nnodes, out);
+    ft_end(d, FT_SPLIT);
+    return st;
+}
+
 static const sb_fdev_ops k_fcuda_ops = {"cuda", INT64_C(1) << 30, fc_open, fc_close, fc_begin, fc_sums, fc_split,
-                                        fc_partition};
+                                        fc_partition, fc_iso_begin, fc_iso_split};
 
 extern "C" const sb_fdev_ops *sb_fdev_cuda_ops(void) { return &k_fcuda_ops; }

@@ -34,7 +34,8 @@
 typedef struct {
     long begin, end;
     ulong key;
-    int feature, bin, dl, pad_;
+    int feature, bin, dl;
+    float min_w; /* the weight each child needs (its tree's min_weight_fraction_leaf share) */
 } ocl_fnode;
 
 /* The item a tile belongs to: tile_start[] ascending over nitems + 1 entries. */
@@ -179,9 +180,10 @@ __kernel void kf_small(__global const ocl_fnode *nodes, __global const long *tot
                        __global int *smul, __global long *slm, __global sb_k_fsplit *out, __global long *lsum) {
     const int node = get_global_id(0);
     if (node >= nnodes) return;
-    const sb_k_forest_rules rules = *rules_g;
-    const int nv = rules.nv;
     const ocl_fnode q = nodes[node];
+    sb_k_forest_rules rules = *rules_g;
+    rules.min_w = q.min_w; /* the node's, in place of the setup's */
+    const int nv = rules.nv;
     __global const long *t = tot + (long)node * nv;
     __global uint *dr = draws + (long)node * nf;
     __global uchar *bin = sbin + (long)node * SB_K_FOREST_SMALL_ROWS;
@@ -201,7 +203,8 @@ __kernel void kf_small(__global const ocl_fnode *nodes, __global const long *tot
     for (int j = 0; j < nf; j++) {
         if (!sb_k_forest_selected(dr, nf, mtry, j)) continue;
         for (int i = 0; i < cnt; i++) bin[i] = bins[(long)rows[q.begin + i] * stride + j];
-        sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, cnt, j, l, m, &best);
+        /* unweighted (the device refuses weights): wq is read, never used */
+        sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, mul, cnt, j, l, m, &best);
     }
     out[node] = best;
     __global long *ls = lsum + (long)node * nv;
@@ -276,7 +279,8 @@ __kernel void kf_best(__global const long *tot, __global const sb_k_forest_rules
                       __global sb_k_fsplit *out, __global long *lsum) {
     __local sb_k_fsplit sh[OCL_WG];
     const int i = get_group_id(0), lid = get_local_id(0);
-    const sb_k_forest_rules rules = *rules_g;
+    sb_k_forest_rules rules = *rules_g;
+    rules.min_w = nodes[i].min_w; /* the node's, in place of the setup's */
     const int nv = rules.nv;
     __global const int *fi = feat + (long)i * mtry;
     __global long *h = hist + (long)i * mtry * slot;

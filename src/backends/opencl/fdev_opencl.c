@@ -21,6 +21,7 @@
  */
 #include "../fdev.h"
 #include "ocl_common.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ static const char *const kf_names[KF_N] = {"kf_fill", "kf_boot", "kf_compact", "
                                            "kf_part", "kf_part_serial", "kf_part_copy"};
 
 SB_STATIC_ASSERT(sizeof(sb_fdev_node) == 40, "sb_fdev_node is fdev_kernels.cl's ocl_fnode");
+SB_STATIC_ASSERT(offsetof(sb_fdev_node, min_w) == 36, "sb_fdev_node is fdev_kernels.cl's ocl_fnode");
 
 /* The operations, as SAMEBITS_OPENCL_TIMING reports them. */
 enum { FO_BEGIN, FO_SUMS, FO_SMALL, FO_LARGE, FO_PART, FO_N };
@@ -293,6 +295,10 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
 static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
     *out = NULL;
     if (s->nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "opencl: no features");
+    if (s->rules.weighted)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                       "device 'opencl': weighted forests (sample weights, class_weight) are not supported on opencl "
+                       "yet (cpu, cpu-batched and cuda grow them)");
     sb_fdev *d = sb_calloc(1, sizeof *d);
     if (!d) return oom();
     const char *tv = getenv("SAMEBITS_OPENCL_TIMING");
@@ -309,7 +315,8 @@ static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
 /* The batch's in-bag rows: draw counts (kf_boot, or 1 each), then each
  * tree's rows with a count in row order (kf_compact: the tiles' counts, the
  * host's scan of them, the stable scatter). */
-static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, int32_t *wexp) {
+    for (int32_t i = 0; i < nb; i++) wexp[i] = d->s.rules.wexp; /* unweighted: the setup's */
     const int64_t n = d->s.n, pos = n * nb;
     const int64_t tile = (int64_t)d->wg * FOCL_PER, tpt = n > 0 ? (n + tile - 1) / tile : 0, nt = tpt * nb;
     const size_t pb = sizeof(int32_t) * (size_t)(pos ? pos : 1);
@@ -554,9 +561,9 @@ static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t
 }
 
 /* The operations, timed when asked (SAMEBITS_OPENCL_TIMING=1). */
-static sb_status focl_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count) {
+static sb_status focl_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, int32_t *wexp) {
     const double t = d->timing ? now_ms() : 0.0;
-    sb_status st = focl_begin_x(d, t0, nb, count);
+    sb_status st = focl_begin_x(d, t0, nb, count, wexp);
     t_end(d, FO_BEGIN, t);
     return st;
 }
@@ -576,8 +583,9 @@ static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
 }
 
 /* Row positions a batch: 2^26 (20 bytes each on the device: 1.3 GiB at most). */
-static const sb_fdev_ops k_focl_ops = {"opencl", INT64_C(1) << 26, focl_open, focl_close, focl_begin, focl_sums,
-                                       focl_split, focl_partition};
+static const sb_fdev_ops k_focl_ops = {"opencl",   INT64_C(1) << 26, focl_open,      focl_close,
+                                       focl_begin, focl_sums,        focl_split,     focl_partition,
+                                       NULL,       NULL}; /* no isolation forest yet: refused by name */
 
 const sb_fdev_ops *sb_fdev_opencl_ops(void) { return &k_focl_ops; }
 

@@ -46,7 +46,7 @@
 #define SB_PURPOSE_BOOT SB_K_PURPOSE_BOOT
 #define Y_LEVELS 1073741824.0f       /* |y| scaled to at most 2^30: sums of 2^31 rows fit int64 */
 #define W_BITS 20                    /* the largest row weight scaled to (2^19, 2^20] */
-#define W_LEVELS 1048576.0f          /* 2^W_BITS */
+#define W_LEVELS SB_K_FOREST_W_LEVELS /* 2^W_BITS */
 #define WY_MIN_BITS 16               /* weighted regression: y keeps at least 16 bits, or a refusal */
 
 typedef struct fctx {
@@ -263,7 +263,7 @@ static sb_status quantize_weights(const fctx *f, const float *cw, const int32_t 
     for (int64_t r = 0; r < n; r++) {
         if (take && !take[r]) continue;
         float w = f->sw ? f->sw[r] : 1.0f;
-        if (cw) w = w * cw[f->cls[r]];
+        if (cw) w = sb_k_forest_row_weight(w, cw[f->cls[r]]);
         if (w - w != 0.0f) {
             *bad = r;
             return SB_ERR_LIMIT;
@@ -275,11 +275,10 @@ static sb_status quantize_weights(const fctx *f, const float *cw, const int32_t 
         return SB_ERR_INVALID_INPUT;
     }
     *e = sb_quantize_exponent(mx, W_LEVELS);
-    const float scale = sb_pow2f(*e);
     for (int64_t r = 0; r < n; r++) {
         float w = f->sw ? f->sw[r] : 1.0f;
-        if (cw) w = w * cw[f->cls[r]];
-        wq[r] = (take && !take[r]) ? 0 : sb_round_half_even_i32(w * scale);
+        if (cw) w = sb_k_forest_row_weight(w, cw[f->cls[r]]);
+        wq[r] = (take && !take[r]) ? 0 : sb_k_forest_weight_fixed(w, *e);
         if (wq[r] == 0 && w > 0.0f && (!take || take[r])) {
             *bad = r;
             return SB_ERR_LIMIT;
@@ -310,7 +309,7 @@ static sb_status subsample_weights(tctx *c) {
     }
     int32_t kt = 0;
     for (int32_t k = 0; k < f->K; k++) kt += bc[k] > 0;
-    for (int32_t k = 0; k < f->K; k++) cw[k] = bc[k] > 0 ? (float)nt / ((float)kt * (float)bc[k]) : 0.0f;
+    for (int32_t k = 0; k < f->K; k++) cw[k] = sb_k_forest_class_weight(nt, kt, bc[k]);
     sb_status st = quantize_weights(f, cw, c->cnt, c->wqt, &c->rules.wexp, &f->bad_row[c->t]);
     sb_free(bc);
     sb_free(cw);
@@ -393,7 +392,7 @@ static sb_status grow_tree(tctx *c) {
         }
         c->nodes[it.node].w = count_of(f, tot);
         if (it.node == root && p->min_weight_fraction_leaf > 0.0f) /* scikit-learn: of the tree's total weight */
-            c->rules.min_w = p->min_weight_fraction_leaf * (float)weight_of(f, tot);
+            c->rules.min_w = sb_k_forest_min_w(&c->rules, p->min_weight_fraction_leaf, tot);
         fsplit s;
         memset(&s, 0, sizeof s);
         if (sb_k_forest_may_split(&c->rules, tot, p->min_samples_split, it.depth, p->max_depth))
@@ -538,7 +537,7 @@ static sb_status prepare_weights(fctx *f, sb_card *card) {
             int32_t kp = 0;
             for (int32_t k = 0; k < f->K; k++) kp += nk[k] > 0;
             for (int32_t k = 0; k < f->K; k++)
-                f->cw[k] = nk[k] > 0 ? (float)n / ((float)kp * (float)nk[k]) : 0.0f;
+                f->cw[k] = sb_k_forest_class_weight(n, kp, nk[k]);
             sb_free(nk);
         }
     }
@@ -581,15 +580,6 @@ static void phase_note(int on, const char *what, double *t) {
 static sb_status grow_on_device(fctx *f) {
     const forest_params *p = f->p;
     const int64_t n = f->tr->nrows;
-    /* the device's sums count rows by multiplicity only: weighted rows would
-     * give other trees, so they are refused rather than ignored */
-    if (f->tr->weight)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "forest device: sample weights are not supported on a device yet");
-    if (p->class_weight != SB_CW_NONE)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "forest device: class_weight is not supported on a device yet");
-    if (p->min_weight_fraction_leaf > 0.0f)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                       "forest device: min_weight_fraction_leaf is not supported on a device yet");
     sb_fdev_setup s;
     memset(&s, 0, sizeof s);
     s.binned = f->binned;
@@ -604,6 +594,11 @@ static sb_status grow_on_device(fctx *f) {
     s.bootstrap = p->bootstrap;
     s.max_depth = p->max_depth;
     s.min_samples_split = p->min_samples_split;
+    /* weights: every row's fixed point (prepare_weights), or each tree's
+     * (balanced_subsample with a bootstrap), which the device computes */
+    s.wq = f->wq;
+    s.sw = f->sw;
+    s.subsample = f->weighted && !f->wq;
     if (p->bootstrap) { /* as grow_tree draws */
         s.ndraw = p->max_samples > 0.0f ? (int64_t)(p->max_samples * (float)n) : n;
         if (s.ndraw < 1) s.ndraw = 1;
@@ -611,8 +606,8 @@ static sb_status grow_on_device(fctx *f) {
     const char *dev = p->device == SB_FOREST_DEVICE_CUDA     ? "cuda"
                       : p->device == SB_FOREST_DEVICE_OPENCL ? "opencl"
                                                              : "cpu-batched";
-    return sb_forest_grow_dev(dev, &s, &f->bins,
-                              p->n_estimators, p->criterion == SB_CRIT_SQUARED ? 1 : f->K, f->trees);
+    return sb_forest_grow_dev(dev, &s, &f->bins, p->n_estimators, p->criterion == SB_CRIT_SQUARED ? 1 : f->K,
+                              p->min_weight_fraction_leaf, f->trees);
 }
 
 static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t *K) {
@@ -716,6 +711,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     }
     phase_note(timing, "labels", &tp);
     if (p.device != SB_FOREST_DEVICE_CPU) {
+        if (f.weighted && (st = prepare_weights(&f, card)) != SB_OK) goto done;
         set_rules(&f);
         if ((st = grow_on_device(&f)) != SB_OK) goto done;
     } else {

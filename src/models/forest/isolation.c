@@ -16,8 +16,11 @@
  * / (T c(psi)), so the model's raw margin, the leaves added in tree order, is
  * E[h] / c(psi), the same bits everywhere; objective "isolation" turns it into
  * the score with the profile's exp (kernels/tree.h: sb_k_finish_row).
- * Every draw is keyed by (seed, tree, node or draw index), trees are tasks
- * stored by index: the thread count cannot show.
+ * Every draw is keyed by what it is for: the subsample by (seed, tree, draw),
+ * a node's feature and threshold by (seed, node key), the node's key naming its
+ * path from the root (src/kernels/forest.h: sb_k_forest_child_key), not the
+ * order nodes are made, so a level-wise device grower (forest_dev.c) draws the
+ * same; trees are tasks stored by index: the thread count cannot show.
  */
 #include "forest_params.h"
 #include "../model.h"
@@ -25,21 +28,17 @@
 #include "../../core/rng.h"
 #include "../../io/dataset.h"
 #include "../../kernels/tree.h"
+#include "../../kernels/forest.h"
+#include "forest_dev.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SB_PURPOSE_ISUB 0x49535542u /* "ISUB" */
-#define SB_PURPOSE_ISPL 0x4953504Cu /* "ISPL" */
+#define SB_PURPOSE_ISUB SB_K_PURPOSE_ISUB
 
-/* c(n): the average path length of an unsuccessful search among n rows. */
-static float c_of(int64_t n) {
-    if (n <= 1) return 0.0f;
-    if (n == 2) return 1.0f;
-    const float m = (float)(n - 1);
-    const float h = sb_logf(m) + 0.5772156649f; /* H(n - 1) */
-    return 2.0f * h - 2.0f * m / (float)n;
-}
+/* c(n): the average path length of an unsuccessful search among n rows
+ * (src/kernels/forest.h, shared with the device grower). */
+static float c_of(int64_t n) { return sb_k_iforest_c(n); }
 
 typedef struct ictx {
     const sb_table *tr;
@@ -63,6 +62,7 @@ static void itree_task(void *ctx, int64_t t) {
     uint8_t *taken = sb_calloc((size_t)n, 1);
     typedef struct item {
         int32_t node, depth, b, e;
+        uint64_t key;
     } item;
     item *stack = sb_malloc(sizeof(item) * (size_t)(2 * f->max_depth + 4));
     sb_status st = SB_OK;
@@ -80,7 +80,7 @@ static void itree_task(void *ctx, int64_t t) {
             static _Thread_local uint64_t pos = 0;
             uint32_t r = sb_rng_below(f->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_ISUB, pos++, (uint32_t)n);
 #else
-            uint32_t r = sb_rng_below(f->seed, SB_PURPOSE_ISUB, ((uint64_t)(uint32_t)t << 32) | d, (uint32_t)n);
+            uint32_t r = sb_k_iforest_sample_row(f->seed, (int32_t)t, d, (uint32_t)n);
 #endif
             if (taken[r]) continue;
             taken[r] = 1;
@@ -93,7 +93,7 @@ static void itree_task(void *ctx, int64_t t) {
     int32_t nn = 1, sp = 0;
     nodes[0].feature = -1;
     nodes[0].left = nodes[0].right = -1;
-    stack[sp++] = (item){0, 0, 0, f->psi};
+    stack[sp++] = (item){0, 0, 0, f->psi, sb_k_forest_root_key((int32_t)t)};
     while (sp > 0) {
         item it = stack[--sp];
         sb_tree_node *nd = &nodes[it.node];
@@ -119,16 +119,16 @@ static void itree_task(void *ctx, int64_t t) {
         }
         if (nc == 0) {
             nd->feature = -1;
-            nd->value = ((float)it.depth + c_of(size)) / ((float)f->T * f->cpsi);
+            nd->value = sb_k_iforest_leaf(it.depth, size, f->T, f->cpsi);
             continue;
         }
-        uint32_t w[4];
-        sb_rng_words(f->seed, SB_PURPOSE_ISPL, ((uint64_t)(uint32_t)t << 32) | (uint32_t)it.node, 0u, w);
-        const int32_t k = (int32_t)(((uint64_t)w[0] * (uint64_t)(uint32_t)nc) >> 32);
+        int32_t k;
+        uint32_t u;
+        sb_k_iforest_pick(f->seed, it.key, nc, &k, &u);
         const int32_t feat = cand[k];
         /* threshold bin in [lo, hi - 1]: rows with bin <= it go left; missing
          * values (bin 0) are the smallest, so they go left with the small values */
-        const int32_t bin = lo[k] + (int32_t)(((uint64_t)w[1] * (uint64_t)(uint32_t)(hi[k] - lo[k])) >> 32);
+        const int32_t bin = sb_k_iforest_bin(u, lo[k], hi[k]);
         const uint8_t *col = f->binned + (int64_t)feat * n;
         int32_t l = it.b;
         for (int32_t i = it.b; i < it.e; i++)
@@ -149,8 +149,8 @@ static void itree_task(void *ctx, int64_t t) {
         /* bin 0 (missing) has no edge: a split at bin 0 sends NaN left and every
          * value right (the threshold -inf also sends a -inf left: documented) */
         nd->threshold = bin == 0 ? sb_u2f(0xFF800000u) : f->bins.upper[f->bins.offset[feat] + bin - 1];
-        stack[sp++] = (item){rc, it.depth + 1, mid, it.e};
-        stack[sp++] = (item){lc, it.depth + 1, it.b, mid};
+        stack[sp++] = (item){rc, it.depth + 1, mid, it.e, sb_k_forest_child_key(it.key, 1)};
+        stack[sp++] = (item){lc, it.depth + 1, it.b, mid, sb_k_forest_child_key(it.key, 0)};
     }
     f->trees[t].nodes = sb_realloc(nodes, sizeof(sb_tree_node) * (size_t)nn);
     if (!f->trees[t].nodes) f->trees[t].nodes = nodes;
@@ -176,6 +176,7 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     uint64_t seed = 0;
     const char *key, *v;
     sb_numeric_mode mode;
+    const char *device = "cpu";
     sb_status st = sb_params_resolve_mode(params, SB_FAMILY_ISOLATION_FOREST, &mode);
     if (st != SB_OK) return st;
     for (int64_t k = 0; params && sb_params_entry(params, k, &key, &v) == SB_OK; k++) {
@@ -191,8 +192,15 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
             if (strcmp(v, "isolation_forest") != 0)
                 return sb_fail(SB_ERR_INVALID_ARGUMENT, "model '%s' is not an isolation forest", v);
         } else if (!strcmp(key, "device")) {
-            if (strcmp(v, "cpu") != 0)
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device '%s' is not available for isolation forests yet", v);
+            /* the forest devices (src/backends/fdev.h): the same trees */
+            if (!strcmp(v, "gpu")) v = "cuda";
+            if (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0 && strcmp(v, "cpu-batched") != 0)
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                               "device '%s' is not available for isolation forests (devices: cpu, cuda, cpu-batched)", v);
+            if (!strcmp(v, "cuda") && !sb_fdev_cuda_ops())
+                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                               "device '%s': this build has no CUDA backend (build with make CUDA=1)", v);
+            device = !strcmp(v, "cuda") ? "cuda" : !strcmp(v, "cpu") ? "cpu" : "cpu-batched";
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for isolation forests (docs/forest.md)", key);
         }
@@ -223,12 +231,26 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     if (card && (st = sb_card_record(card, "iforest.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * nf)) != SB_OK)
         goto done;
-    sb_parallel_for(T, itree_task, &f);
-    for (int64_t t = 0; t < T; t++)
-        if (f.status[t] != SB_OK) {
-            st = sb_fail(f.status[t], "isolation forest: tree %d failed", (int)t);
-            goto done;
-        }
+    if (strcmp(device, "cpu") != 0) {
+        /* level by level on a forest device (forest_dev.c): the same draws by
+         * the same keys, so the same trees */
+        sb_fdev_setup s;
+        memset(&s, 0, sizeof s);
+        s.binned = f.binned;
+        s.n = n;
+        s.nf = nf;
+        s.nbins = f.bins.nbins;
+        s.seed = seed;
+        s.psi = f.psi;
+        if ((st = sb_iforest_grow_dev(device, &s, &f.bins, f.T, f.max_depth, f.cpsi, f.trees)) != SB_OK) goto done;
+    } else {
+        sb_parallel_for(T, itree_task, &f);
+        for (int64_t t = 0; t < T; t++)
+            if (f.status[t] != SB_OK) {
+                st = sb_fail(f.status[t], "isolation forest: tree %d failed", (int)t);
+                goto done;
+            }
+    }
     if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
     m->family = SB_FAMILY_ISOLATION_FOREST;
     m->objective = SB_OBJ_ISOLATION;
