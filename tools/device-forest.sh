@@ -8,7 +8,7 @@
 #      weighted forests, the isolation forest: six fixtures) with device=cuda
 #      (cards kept) and with device=cpu-batched, twice on CUDA (run to run);
 #      the float-atomic arm must make forest-et-regression differ,
-#   3b. verifies them with device=opencl on the NVIDIA driver's OpenCL (it
+#   3b. verifies the three RF/ET fixtures with device=opencl on the NVIDIA driver's OpenCL (it
 #      registers /etc/OpenCL/vendors/nvidia.icd when missing), with global
 #      histograms, the float-atomic arm, and the parity tests on opencl:
 #      recorded, never fatal,
