@@ -9,7 +9,8 @@ Legs: "cuda": a fixture passes when every CUDA verify of it in the folder says
 identical (the named-fixture runs, run to run, and the whole family's run), is
 "refused" when the family run refused it by name, "fail" otherwise; "opencl"
 (the NVIDIA driver's OpenCL) the same from verify-opencl*.txt when the folder
-has one. Arm: the float-atomic CUDA build on forest-et-regression.
+has one. Arms: the float-atomic CUDA build (verify-cuda-float-atomic.txt) and
+the OpenCL arms (verify-opencl-arm-NAME.txt), caught when a fixture differs.
 """
 import glob
 import json
@@ -62,7 +63,13 @@ def summarize(folder):
              "emulated": False, "toolchain": "%s; host %s" % (nvcc, gcc),
              "flags": f.get("nvcc flags (profile)", ""), "compared_with": "the reference cards",
              "fixtures": cuda}]
-    ocl_paths = sorted(glob.glob(os.path.join(folder, "verify-opencl*.txt")))
+    ocl_paths = [q for q in sorted(glob.glob(os.path.join(folder, "verify-opencl*.txt"))) if "-arm-" not in q]
+    for q in sorted(glob.glob(os.path.join(folder, "verify-opencl-arm-*.txt"))):
+        arm = os.path.basename(q)[len("verify-opencl-arm-"):-len(".txt")]
+        for name, (word, rest) in verdicts(q).items():
+            st = re.search(r"stage \d+: (\S+)", rest)
+            arms.append({"arm": "opencl " + arm, "fixture": name, "caught": word == "DIFFERS",
+                         "stage": st.group(1) if st else None})
     if ocl_paths:
         legs.append({"leg": "opencl", "label": "OpenCL, " + gpu[0] + " (NVIDIA driver)",
                      "device": "%s, driver %s" % (gpu[0], gpu[1] if len(gpu) > 1 else "?"), "emulated": False,
