@@ -66,7 +66,6 @@ def main():
     ap.add_argument("--cpu-max-rows", type=int, default=10000000,
                     help="run scikit-learn and samebits' CPU path only up to this many rows")
     ap.add_argument("--models", default="RandomForest,ExtraTrees")
-    ap.add_argument("--skip-cpu", action="store_true", help="no samebits CPU fit (identity is then not compared)")
     ap.add_argument("--commit", default="unknown")
     a = ap.parse_args()
     import samebits
@@ -82,9 +81,7 @@ def main():
             common = dict(n_estimators=a.trees, min_samples_leaf=5, max_depth=a.max_depth, random_state=0)
             libs = [("samebits-" + a.device, lambda: getattr(samebits, kind + "Classifier")(device=a.device, **common))]
             if rows <= a.cpu_max_rows:
-                if not a.skip_cpu:
-                    libs.append(("samebits-cpu",
-                                 lambda: getattr(samebits, kind + "Classifier")(device="cpu", **common)))
+                libs.append(("samebits-cpu", lambda: getattr(samebits, kind + "Classifier")(device="cpu", **common)))
                 libs.append(("sklearn", lambda: getattr(ensemble, kind + "Classifier")(n_jobs=a.threads, **common)))
             for lib, make in libs:
                 est = make()

@@ -71,14 +71,6 @@ static int grow(void **p, int64_t *cap, int64_t need, size_t size) {
     return 1;
 }
 
-/* A leaf with no sums yet, its sums at pool + sums. */
-static void init_node(gnode *x, int64_t sums) {
-    memset(x, 0, sizeof *x);
-    x->feature = -1;
-    x->left = x->right = -1;
-    x->sums = sums;
-}
-
 /* A new node of tree t whose sums go to the pool later; its index, or -1. */
 static int32_t new_node(gctx *c, int32_t t) {
     gtree *g = &c->trees[t];
@@ -86,7 +78,11 @@ static int32_t new_node(gctx *c, int32_t t) {
     if (!grow((void **)&g->nodes, &cap, (int64_t)g->n + 1, sizeof(gnode))) return -1;
     g->cap = (int32_t)cap;
     if (!grow((void **)&c->pool, &c->poolcap, c->npool + c->nv, sizeof(int64_t))) return -1;
-    init_node(&g->nodes[g->n], c->npool);
+    gnode *x = &g->nodes[g->n];
+    memset(x, 0, sizeof *x);
+    x->feature = -1;
+    x->left = x->right = -1;
+    x->sums = c->npool;
     c->npool += c->nv;
     return g->n++;
 }
@@ -190,100 +186,6 @@ static sb_status emit_all(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int32
     return r;
 }
 
-/* The children of a level's splits, made in parallel: split j (node pick[j]
- * of the level) gets children first[j] and first[j] + 1 in its tree, sums at
- * pool0 + 2j nv and pool0 + (2j + 1) nv, and entries 2j, 2j + 1 of the next
- * level: the indices the one-at-a-time loop gave (children in split order per
- * tree), and disjoint memory per split, so the thread count shows nowhere (and
- * emit renumbers every tree anyway). This step touches every node of every
- * tree, with a counter-generator key per child: the host's largest cost on a
- * GPU, done on one thread before. */
-typedef struct kids_job {
-    gctx *c;
-    const lnode *lv;
-    const int32_t *pick, *first;
-    const int64_t *lsum, *nleft;
-    int64_t pool0;
-    lnode *next;
-    int32_t np, t0;
-} kids_job;
-
-#define KIDS_CHUNK 4096
-
-static void kids_task(void *ctx, int64_t task) {
-    const kids_job *k = ctx;
-    gctx *c = k->c;
-    const int32_t nv = c->nv;
-    const int64_t b = task * KIDS_CHUNK, e = b + KIDS_CHUNK < k->np ? b + KIDS_CHUNK : k->np;
-    for (int64_t j = b; j < e; j++) {
-        const lnode q = k->lv[k->pick[j]];
-        gtree *g = &c->trees[q.tree];
-        const int32_t lc = k->first[j], rc = lc + 1;
-        init_node(&g->nodes[lc], k->pool0 + 2 * j * nv);
-        init_node(&g->nodes[rc], k->pool0 + (2 * j + 1) * nv);
-        gnode *x = &g->nodes[q.node];
-        x->left = lc;
-        x->right = rc;
-        /* the children's sums: the left's from the split, the right's the rest */
-        const int64_t *ps = c->pool + x->sums;
-        int64_t *ls = c->pool + g->nodes[lc].sums, *rs = c->pool + g->nodes[rc].sums;
-        for (int32_t v = 0; v < nv; v++) {
-            ls[v] = k->lsum[j * nv + v];
-            rs[v] = ps[v] - ls[v];
-        }
-        g->nodes[lc].w = rows_of(&c->s->rules, ls);
-        g->nodes[rc].w = rows_of(&c->s->rules, rs);
-        for (int side = 0; side < 2; side++) {
-            lnode *y = &k->next[2 * j + side];
-            memset(y, 0, sizeof *y);
-            y->tree = q.tree;
-            y->node = side ? rc : lc;
-            y->depth = q.depth + 1;
-            y->dev.begin = side ? q.dev.begin + k->nleft[j] : q.dev.begin;
-            y->dev.end = side ? q.dev.end : q.dev.begin + k->nleft[j];
-            y->dev.min_w = q.dev.min_w;
-#ifdef SB_SABOTAGE_FOREST_KEYS
-            /* Separating arm: the node keyed by the order this grower makes
-             * it (tree, index in level order), not by its path. */
-            y->dev.key = ((uint64_t)(uint32_t)(k->t0 + q.tree) << 32) | (uint32_t)y->node;
-#else
-            y->dev.key = sb_k_forest_child_key(q.dev.key, side);
-#endif
-        }
-    }
-}
-
-/* Room for the children of splits pick[0, np) of level lv: each tree's node
- * list and the pool grown first (no pointer moves while the tasks run), then
- * the tasks. first: np ints of scratch. */
-static int make_children(gctx *c, const lnode *lv, const int32_t *pick, int32_t np, const int64_t *lsum,
-                         const int64_t *nleft, int32_t *first, int32_t nb, int32_t t0, lnode *next) {
-    int64_t *cnt = sb_malloc(sizeof(int64_t) * (size_t)nb);
-    if (!cnt) return 0;
-    for (int32_t i = 0; i < nb; i++) cnt[i] = c->trees[i].n;
-    for (int32_t j = 0; j < np; j++) {
-        const int32_t t = lv[pick[j]].tree;
-        first[j] = (int32_t)cnt[t];
-        cnt[t] += 2;
-    }
-    int ok = 1;
-    for (int32_t i = 0; i < nb && ok; i++) {
-        gtree *g = &c->trees[i];
-        int64_t cap = g->cap;
-        if (cnt[i] > INT32_MAX || !grow((void **)&g->nodes, &cap, cnt[i], sizeof(gnode))) ok = 0;
-        else {
-            g->cap = (int32_t)cap;
-            g->n = (int32_t)cnt[i];
-        }
-    }
-    sb_free(cnt);
-    if (!ok || !grow((void **)&c->pool, &c->poolcap, c->npool + 2 * (int64_t)np * c->nv, sizeof(int64_t))) return 0;
-    kids_job k = {c, lv, pick, first, lsum, nleft, c->npool, next, np, t0};
-    c->npool += 2 * (int64_t)np * c->nv;
-    sb_parallel_for((np + KIDS_CHUNK - 1) / KIDS_CHUNK, kids_task, &k);
-    return 1;
-}
-
 /* Trees [t0, t0 + nb) on the device, level by level. */
 static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int32_t ncopies, sb_tree *out) {
     const int32_t nv = c->nv;
@@ -293,8 +195,7 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
     sb_fdev_node *dn = NULL;
     int64_t *buf = NULL, *count = NULL, *nleft = NULL, *lsum = NULL;
     sb_k_fsplit *sp = NULL;
-    int32_t *pick = NULL, *first = NULL;
-    int64_t firstcap = 0;
+    int32_t *pick = NULL;
     int64_t lvcap = 0, nextcap = 0, dncap = 0, bufcap = 0, nlcap = 0, spcap = 0, pickcap = 0, lsumcap = 0;
     c->npool = 0;
     memset(c->trees, 0, sizeof(gtree) * (size_t)nb);
@@ -370,9 +271,41 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         if (!grow((void **)&nleft, &nlcap, np, sizeof(int64_t))) goto nomem;
         if ((st = c->ops->partition(c->dev, dn, np, nleft)) != SB_OK) goto done;
         if (!grow((void **)&next, &nextcap, 2 * (int64_t)np, sizeof(lnode))) goto nomem;
-        if (!grow((void **)&first, &firstcap, np, sizeof(int32_t))) goto nomem;
-        if (!make_children(c, lv, pick, np, lsum, nleft, first, nb, t0, next)) goto nomem;
-        const int32_t nn = 2 * np;
+        int32_t nn = 0;
+        for (int32_t j = 0; j < np; j++) {
+            const lnode q = lv[pick[j]];
+            const int32_t lc = new_node(c, q.tree), rc = new_node(c, q.tree);
+            if (lc < 0 || rc < 0) goto nomem;
+            gnode *x = &c->trees[q.tree].nodes[q.node];
+            x->left = lc;
+            x->right = rc;
+            /* the children's sums: the left's from the split, the right's the rest */
+            int64_t *ps = c->pool + x->sums, *ls = c->pool + c->trees[q.tree].nodes[lc].sums,
+                    *rs = c->pool + c->trees[q.tree].nodes[rc].sums;
+            for (int32_t k = 0; k < nv; k++) {
+                ls[k] = lsum[(int64_t)j * nv + k];
+                rs[k] = ps[k] - ls[k];
+            }
+            c->trees[q.tree].nodes[lc].w = rows_of(&s->rules, ls);
+            c->trees[q.tree].nodes[rc].w = rows_of(&s->rules, rs);
+            for (int side = 0; side < 2; side++) {
+                lnode *y = &next[nn++];
+                memset(y, 0, sizeof *y);
+                y->tree = q.tree;
+                y->node = side ? rc : lc;
+                y->depth = q.depth + 1;
+                y->dev.begin = side ? q.dev.begin + nleft[j] : q.dev.begin;
+                y->dev.end = side ? q.dev.end : q.dev.begin + nleft[j];
+                y->dev.min_w = q.dev.min_w;
+#ifdef SB_SABOTAGE_FOREST_KEYS
+                /* Separating arm: the node keyed by the order this grower makes
+                 * it (tree, index in level order), not by its path. */
+                y->dev.key = ((uint64_t)(uint32_t)(t0 + q.tree) << 32) | (uint32_t)y->node;
+#else
+                y->dev.key = sb_k_forest_child_key(q.dev.key, side);
+#endif
+            }
+        }
         lnode *tmp = lv;
         int64_t tcap = lvcap;
         lv = next;
@@ -399,7 +332,6 @@ done:
     sb_free(lsum);
     sb_free(sp);
     sb_free(pick);
-    sb_free(first);
     return st;
 }
 
