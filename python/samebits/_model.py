@@ -106,29 +106,25 @@ class Model:
         self._h = handle
 
     @classmethod
-    def fit_gbdt(cls, pairs, train, valid=None, card=None):
+    def _fit(cls, fn, pairs, train, *middle, card=None):
+        """A model trained by the C entry fn(params, train, *middle, card, &out)."""
         from ._lib import params
         p = params(pairs)
         out = c_void_p()
-        check(lib.sb_gbdt_fit(p.ptr, train.ptr, valid.ptr if valid is not None else None,
-                              card._h.ptr if card is not None else None, byref(out)))
+        check(fn(p.ptr, train.ptr, *middle, card._h.ptr if card is not None else None, byref(out)))
         return cls(Handle(out, lib.sb_model_free))
+
+    @classmethod
+    def fit_gbdt(cls, pairs, train, valid=None, card=None):
+        return cls._fit(lib.sb_gbdt_fit, pairs, train, valid.ptr if valid is not None else None, card=card)
 
     @classmethod
     def fit_forest(cls, pairs, train, card=None):
-        from ._lib import params
-        p = params(pairs)
-        out = c_void_p()
-        check(lib.sb_forest_fit(p.ptr, train.ptr, card._h.ptr if card is not None else None, byref(out)))
-        return cls(Handle(out, lib.sb_model_free))
+        return cls._fit(lib.sb_forest_fit, pairs, train, card=card)
 
     @classmethod
     def fit_isolation(cls, pairs, train, card=None):
-        from ._lib import params
-        p = params(pairs)
-        out = c_void_p()
-        check(lib.sb_isolation_forest_fit(p.ptr, train.ptr, card._h.ptr if card is not None else None, byref(out)))
-        return cls(Handle(out, lib.sb_model_free))
+        return cls._fit(lib.sb_isolation_forest_fit, pairs, train, card=card)
 
     @classmethod
     def from_bytes(cls, data):

@@ -192,13 +192,17 @@ class RandomForestClassifier(_ForestClassifier):
     _model_name = "random_forest"
 
 
-class RandomForestRegressor(_Forest):
-    """Breiman's random forest for regression (squared error)."""
+class _ForestRegressor(_Forest):
+    """The regression forests' shared part (squared error)."""
     _estimator_kind = "regressor"
-    _model_name = "random_forest"
 
     def _is_classifier(self):
         return False
+
+
+class RandomForestRegressor(_ForestRegressor):
+    """Breiman's random forest for regression (squared error)."""
+    _model_name = "random_forest"
 
 
 class ExtraTreesClassifier(_ForestClassifier):
@@ -206,13 +210,9 @@ class ExtraTreesClassifier(_ForestClassifier):
     _model_name = "extra_trees"
 
 
-class ExtraTreesRegressor(_Forest):
+class ExtraTreesRegressor(_ForestRegressor):
     """Extremely randomized trees for regression (no bootstrap by default)."""
-    _estimator_kind = "regressor"
     _model_name = "extra_trees"
-
-    def _is_classifier(self):
-        return False
 
 
 class IsolationForest(_Forest):
