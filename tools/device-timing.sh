@@ -8,11 +8,14 @@ t0 = time.perf_counter(); X, y, Xt, yt = fb.load('.devdata', 10000000); print('l
 samebits.set_num_threads(16)
 e = samebits.${M}Classifier(n_estimators=32, min_samples_leaf=5, random_state=0, device='cuda')
 t0 = time.perf_counter(); e.fit(X, y); print('$M fit s %.2f' % (time.perf_counter() - t0), flush=True)
-import cProfile, pstats
-e = samebits.${M}Classifier(n_estimators=32, min_samples_leaf=5, random_state=0, device='cuda')
-pr = cProfile.Profile(); pr.enable(); e.fit(X, y); pr.disable(); pstats.Stats(pr).sort_stats('tottime').print_stats(6)
+import os
+if os.environ.get('NO_PROFILE') != '1':
+    import cProfile, pstats
+    e = samebits.${M}Classifier(n_estimators=32, min_samples_leaf=5, random_state=0, device='cuda')
+    pr = cProfile.Profile(); pr.enable(); e.fit(X, y); pr.disable(); pstats.Stats(pr).sort_stats('tottime').print_stats(6)
 " 2>&1 | grep -v "^$" | grep -v "^ *ncalls\|Ordered\|List reduced" | head -40
 done
+[ "${FOREST_ONLY:-0}" = 1 ] && exit 0
 python3 bench/rank_bench.py --help >/dev/null
 PYTHONPATH=$PWD/bench timeout 100 python3 -c "
 import sys; sys.argv=['x']; import rank_bench as rb; rb.DATA='.devdata/lightgbm-examples/lambdarank_rank'; print(rb.make_set(1050000, '/tmp'))"

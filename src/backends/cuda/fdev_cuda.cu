@@ -50,8 +50,9 @@ typedef unsigned long long u64;
 /* SAMEBITS_CUDA_TIMING=1: each operation is timed with CUDA events (and so
  * synchronized), and the totals are printed to stderr at close. For finding
  * where a forest's time goes; it changes no result. */
-enum { FT_BEGIN, FT_SUMS, FT_SPLIT, FT_PART, FT_N };
-static const char *const k_ftnames[FT_N] = {"bootstrap", "root sums", "split search", "partition"};
+enum { FT_BEGIN, FT_SUMS, FT_SPLIT_UP, FT_SMALL, FT_HIST, FT_BEST, FT_SPLIT_DOWN, FT_PART, FT_ISO, FT_N };
+static const char *const k_ftnames[FT_N] = {"bootstrap",    "root sums",     "split upload", "small nodes",
+                                            "histograms",   "split search",  "split download", "partition",   "isolation split"};
 
 struct sb_fdev {
     int timing;
@@ -82,6 +83,8 @@ struct sb_fdev {
     int64_t cnt_cap;
     void *up;            /* uploads (nodes, tiles, sums), grown as needed */
     size_t up_cap;
+    void *up2;           /* split's second upload (a chunk's large nodes and tiles) */
+    size_t up2_cap;
     u64 *ctr;            /* counters and cursors */
     int64_t ctr_cap;
     int64_t *hist;       /* a chunk's histograms */
@@ -313,7 +316,9 @@ __global__ void kf_small(const sb_fdev_node *nodes, const int64_t *tot, int32_t 
     const int64_t node = (int64_t)blockIdx.x * (FT / 32) + warp;
     sb_k_fsplit best;
     memset(&best, 0, sizeof best);
-    if (node < nnodes) { /* uniform over the warp */
+    /* large nodes are kf_hist's and kf_best's (uniform over the warp) */
+    const bool mine = node < nnodes && nodes[node].end - nodes[node].begin <= SB_K_FOREST_SMALL_ROWS;
+    if (mine) {
         const sb_fdev_node q = nodes[node];
         rules.min_w = q.min_w; /* the node's tree's */
         const int64_t *t = tot + node * rules.nv;
@@ -337,7 +342,7 @@ __global__ void kf_small(const sb_fdev_node *nodes, const int64_t *tot, int32_t 
     }
     sh[threadIdx.x] = best;
     __syncthreads();
-    if (lane == 0 && node < nnodes) {
+    if (lane == 0 && mine) {
         for (int32_t k = 1; k < 32; k++)
             if (sb_k_fsplit_better(&sh[threadIdx.x + k], &best)) best = sh[threadIdx.x + k];
         out[node] = best;
@@ -353,21 +358,24 @@ __global__ void kf_small(const sb_fdev_node *nodes, const int64_t *tot, int32_t 
     }
 }
 
-/* The drawn features of each node of a chunk, ascending: feat[i * mtry + a]. */
-__global__ void kf_select(const sb_fdev_node *nodes, int32_t nnodes, u64 seed, int32_t nf, int32_t mtry,
-                          uint32_t *draws, int32_t *feat) {
+/* The drawn features of each node of a chunk (node idx[i] of the call's),
+ * ascending: feat[i * mtry + a]. */
+__global__ void kf_select(const sb_fdev_node *nodes, const int32_t *idx, int32_t nnodes, u64 seed, int32_t nf,
+                          int32_t mtry, uint32_t *draws, int32_t *feat) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < nnodes; i += (int64_t)gridDim.x * blockDim.x) {
         uint32_t *dr = draws + i * nf;
-        sb_k_forest_draws(seed, nodes[i].key, nf, dr);
+        sb_k_forest_draws(seed, nodes[idx[i]].key, nf, dr);
         int32_t a = 0;
         for (int32_t j = 0; j < nf; j++)
             if (sb_k_forest_selected(dr, nf, mtry, j)) feat[i * mtry + a++] = j;
     }
 }
 
-/* Histograms of one tile of a node's rows over its drawn features: in shared
- * memory when smem (the node's histograms fit), else straight into global. */
-__global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes, sb_k_forest_rules rules,
+/* Histograms of one tile of a chunk's node's rows (node j of the chunk is
+ * idx[j] of the call's) over its drawn features: in shared memory when smem
+ * (the node's histograms fit), else straight into global. */
+__global__ void kf_hist(const sb_fdev_node *nodes, const int32_t *idx, const int64_t *tile_start, int32_t nnodes,
+                        sb_k_forest_rules rules,
                         int32_t mtry, int32_t slot, const int32_t *feat, const uint8_t *bins, int32_t stride,
                         const int32_t *rows, const int32_t *mult, const int32_t *wq, const int32_t *value,
                         int64_t *hist, int smem) {
@@ -375,7 +383,7 @@ __global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, in
     extern __shared__ int64_t sh[];
     const int64_t tile = blockIdx.x;
     const int32_t j = kf_find(tile_start, nnodes, tile);
-    const sb_fdev_node q = nodes[j];
+    const sb_fdev_node q = nodes[idx[j]];
     const int32_t *fj = feat + (int64_t)j * mtry;
     const int64_t hsize = (int64_t)mtry * slot;
     int64_t *gh = hist + (int64_t)j * hsize;
@@ -419,24 +427,24 @@ __global__ void kf_hist(const sb_fdev_node *nodes, const int64_t *tile_start, in
     }
 }
 
-/* The best split of node blockIdx.x of a chunk from its histograms (copied
+/* The best split of node idx[blockIdx.x] of the call from its histograms (copied
  * into shared memory when smem, as kf_hist): each sum of each drawn feature
  * cumulated (sb_k_forest_cumulate_one), every candidate (sb_k_forest_rf_at,
  * or sb_k_forest_et_feature), a block reduction under the total order, and
  * the left child's sums. */
 __global__ void kf_best(const int64_t *tot, sb_k_forest_rules rules, u64 seed, const sb_fdev_node *nodes,
-                        int32_t extra, int32_t mtry, int32_t maxnb, int32_t slot, const int32_t *feat,
+                        const int32_t *idx, int32_t extra, int32_t mtry, int32_t maxnb, int32_t slot, const int32_t *feat,
                         const int32_t *nbins, int64_t *hist, sb_k_fsplit *out, int64_t *lsum, int smem) {
     extern __shared__ int64_t hs[];
     __shared__ sb_k_fsplit sh[FT];
-    const int64_t i = blockIdx.x;
+    const int64_t i = blockIdx.x, node = idx[i];
     const int32_t nv = rules.nv;
     const int32_t *fi = feat + i * mtry;
     const int64_t hsize = (int64_t)mtry * slot;
     int64_t *h = hist + i * hsize;
-    const int64_t *t = tot + i * nv;
-    const uint64_t key = nodes[i].key;
-    rules.min_w = nodes[i].min_w; /* the node's tree's */
+    const int64_t *t = tot + node * nv;
+    const uint64_t key = nodes[node].key;
+    rules.min_w = nodes[node].min_w; /* the node's tree's */
     if (smem) {
         for (int64_t x = threadIdx.x; x < hsize; x += FT) hs[x] = h[x];
         __syncthreads();
@@ -469,8 +477,8 @@ __global__ void kf_best(const int64_t *tot, sb_k_forest_rules rules, u64 seed, c
         __syncthreads();
     }
     best = sh[0];
-    if (threadIdx.x == 0) out[i] = best;
-    int64_t *ls = lsum + i * nv;
+    if (threadIdx.x == 0) out[node] = best;
+    int64_t *ls = lsum + node * nv;
     for (int32_t k = threadIdx.x; k < nv; k += FT) {
         int64_t v = 0;
         if (best.valid)
@@ -646,7 +654,7 @@ static void fc_close(sb_fdev *d) {
         cudaEventDestroy(d->ev1);
     }
     void *ptrs[] = {d->bins, d->value, d->nbins, d->rows, d->mult, d->wq, d->trows, d->tmult, d->twq, d->cnt, d->up,
-                    d->ctr, d->hist, d->dsplit, d->dlsum, d->draws, d->feat, d->rwq, d->sw, d->subwq, d->nk,
+                    d->ctr, d->up2, d->hist, d->dsplit, d->dlsum, d->draws, d->feat, d->rwq, d->sw, d->subwq, d->nk,
                     d->cw, d->wmax, d->wexp, d->bad, d->taken, d->ilo, d->ihi};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) cudaFree(ptrs[i]);
     sb_free(d);
@@ -954,51 +962,14 @@ static sb_status selection(sb_fdev *d, int64_t m) {
     return SB_OK;
 }
 
-/* One group of nodes (all small, or a chunk of large ones) of split. */
-static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_t *tot, int32_t m, int small,
-                             sb_k_fsplit *out, int64_t *lsum) {
-    const int32_t nv = d->s.rules.nv, mtry = d->s.mtry, slot = (d->maxnb + 1) * nv;
-    sb_fdev_node *dn = NULL;
-    int64_t *dt = NULL, nt = 0;
-    void *dtot = NULL;
-    sb_status st = upload(d, nodes, m, small ? 0 : FHIST_TILE, tot, sizeof(int64_t) * (size_t)m * (size_t)nv, &dn, &dt,
-                          &dtot, &nt);
-    if (st == SB_OK) st = results(d, m);
-    if (st == SB_OK) st = selection(d, m);
-    if (st != SB_OK) return st;
-    if (small) {
-        kf_small<<<(unsigned)((m + FT / 32 - 1) / (FT / 32)), FT>>>(
-            dn, (const int64_t *)dtot, m, d->s.rules, d->s.seed, d->s.extra, d->s.nf, mtry, d->bins, d->stride,
-            d->rows, d->mult, d->wq, d->value, d->draws, d->dsplit, d->dlsum);
-        FCK_LAUNCH("small nodes");
-    } else {
-        const size_t hbytes = sizeof(int64_t) * (size_t)mtry * (size_t)slot;
-        st = ensure((void **)&d->hist, &d->hist_cap, hbytes * (size_t)m, "histograms");
-        if (st != SB_OK) return st;
-        FCK(cudaMemset(d->hist, 0, hbytes * (size_t)m), "histograms");
-        kf_select<<<fgrid(m), FT>>>(dn, m, d->s.seed, d->s.nf, mtry, d->draws, d->feat);
-        FCK_LAUNCH("features");
-        const int smem = hbytes <= FSMEM_MAX;
-        if (nt > 0) {
-            kf_hist<<<(unsigned)nt, FT, smem ? hbytes : 0>>>(dn, dt, m, d->s.rules, mtry, slot, d->feat, d->bins,
-                                                             d->stride, d->rows, d->mult, d->wq, d->value, d->hist,
-                                                             smem);
-            FCK_LAUNCH("histograms");
-        }
-        kf_best<<<(unsigned)m, FT, smem ? hbytes : 0>>>((const int64_t *)dtot, d->s.rules, d->s.seed, dn, d->s.extra,
-                                                        mtry, d->maxnb, slot, d->feat, d->nbins, d->hist, d->dsplit,
-                                                        d->dlsum, smem);
-        FCK_LAUNCH("split search");
-    }
-    FCK(cudaMemcpy(out, d->dsplit, sizeof(sb_k_fsplit) * (size_t)m, cudaMemcpyDeviceToHost), "splits");
-    FCK(cudaMemcpy(lsum, d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)nv, cudaMemcpyDeviceToHost), "left sums");
-    return SB_OK;
-}
-
+/* split: every node and its sums go up once; small nodes are searched in
+ * place (kf_small skips the large ones); the large ones in chunks whose
+ * histograms fit the budget, through a list of their indices; every result
+ * is written at its node's index and comes down once. */
 static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
-                          int64_t *lsum) {
-    const int32_t nv = d->s.rules.nv;
-    const size_t hbytes = sizeof(int64_t) * (size_t)d->s.mtry * (size_t)(d->maxnb + 1) * (size_t)nv;
+                            int64_t *lsum) {
+    const int32_t nv = d->s.rules.nv, mtry = d->s.mtry, slot = (d->maxnb + 1) * nv;
+    const size_t hbytes = sizeof(int64_t) * (size_t)mtry * (size_t)slot;
     int64_t chunk = (int64_t)(FHIST_BUDGET / hbytes), small_chunk = FSMALL_CHUNK;
     /* SAMEBITS_CUDA_FOREST_CHUNK=N: at most N nodes a launch (tests: chunks change no bit) */
     const char *env = getenv("SAMEBITS_CUDA_FOREST_CHUNK");
@@ -1007,43 +978,95 @@ static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
         small_chunk = atol(env);
     }
     if (chunk < 1) chunk = 1;
-    /* nodes grouped by path (small first, then large in chunks), results put back by index */
-    int32_t *idx = (int32_t *)sb_malloc(sizeof(int32_t) * (size_t)nnodes);
-    sb_fdev_node *gn = (sb_fdev_node *)sb_malloc(sizeof(sb_fdev_node) * (size_t)nnodes);
-    int64_t *gt = (int64_t *)sb_malloc(sizeof(int64_t) * (size_t)nnodes * (size_t)nv);
-    int64_t *gl = (int64_t *)sb_malloc(sizeof(int64_t) * (size_t)nnodes * (size_t)nv);
-    sb_k_fsplit *gs = (sb_k_fsplit *)sb_malloc(sizeof(sb_k_fsplit) * (size_t)nnodes);
-    sb_status st = SB_OK;
-    if (!idx || !gn || !gt || !gl || !gs) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
-    int32_t nsmall = 0, ng = 0;
-    for (int pass = 0; pass < 2 && st == SB_OK; pass++)
-        for (int32_t i = 0; i < nnodes; i++) {
-            const int small = nodes[i].end - nodes[i].begin <= SB_K_FOREST_SMALL_ROWS && nv <= SB_K_FOREST_SMALL_NV;
-            if (small != (pass == 0)) continue;
-            idx[ng] = i;
-            gn[ng] = nodes[i];
-            memcpy(gt + (int64_t)ng * nv, tot + (int64_t)i * nv, sizeof(int64_t) * (size_t)nv);
-            ng++;
-            nsmall += small;
+    const int can_small = nv <= SB_K_FOREST_SMALL_NV;
+    ft_begin(d);
+    sb_fdev_node *dn = NULL;
+    int64_t *dt = NULL, nt = 0;
+    void *dtot = NULL;
+    sb_status st = upload(d, nodes, nnodes, 0, tot, sizeof(int64_t) * (size_t)nnodes * (size_t)nv, &dn, &dt, &dtot, &nt);
+    if (st == SB_OK) st = results(d, nnodes);
+    if (st != SB_OK) return st;
+    /* the large nodes' indices, and per chunk its tile table after them */
+    int32_t nlarge = 0;
+    for (int32_t i = 0; i < nnodes; i++) nlarge += !can_small || nodes[i].end - nodes[i].begin > SB_K_FOREST_SMALL_ROWS;
+    ft_end(d, FT_SPLIT_UP);
+    if (can_small && nlarge < nnodes) {
+        ft_begin(d);
+        st = selection(d, small_chunk < nnodes ? small_chunk : nnodes);
+        if (st != SB_OK) return st;
+        for (int64_t at = 0; at < nnodes; at += small_chunk) {
+            const int32_t m = (int32_t)(nnodes - at < small_chunk ? nnodes - at : small_chunk);
+            kf_small<<<(unsigned)((m + FT / 32 - 1) / (FT / 32)), FT>>>(
+                dn + at, (const int64_t *)dtot + at * nv, m, d->s.rules, d->s.seed, d->s.extra, d->s.nf, mtry, d->bins,
+                d->stride, d->rows, d->mult, d->wq, d->value, d->draws, d->dsplit + at, d->dlsum + at * nv);
+            FCK_LAUNCH("small nodes");
         }
-    for (int64_t at = 0; st == SB_OK && at < nsmall; at += small_chunk) {
-        const int32_t m = (int32_t)(nsmall - at < small_chunk ? nsmall - at : small_chunk);
-        st = split_group(d, gn + at, gt + at * nv, m, 1, gs + at, gl + at * nv);
+        ft_end(d, FT_SMALL);
     }
-    for (int64_t at = nsmall; st == SB_OK && at < ng; at += chunk) {
-        const int32_t m = (int32_t)(ng - at < chunk ? ng - at : chunk);
-        st = split_group(d, gn + at, gt + at * nv, m, 0, gs + at, gl + at * nv);
+    if (nlarge > 0) {
+        const int64_t per = chunk < nlarge ? chunk : nlarge;
+        int32_t *idx = (int32_t *)sb_malloc(sizeof(int32_t) * (size_t)nlarge);
+        int64_t *ts = (int64_t *)sb_malloc(sizeof(int64_t) * ((size_t)per + 1));
+        if (!idx || !ts) {
+            sb_free(idx);
+            sb_free(ts);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+        }
+        int32_t k = 0;
+        for (int32_t i = 0; i < nnodes; i++)
+            if (!can_small || nodes[i].end - nodes[i].begin > SB_K_FOREST_SMALL_ROWS) idx[k++] = i;
+        const size_t ib = (sizeof(int32_t) * (size_t)per + 255) & ~(size_t)255;
+        st = ensure(&d->up2, &d->up2_cap, ib + sizeof(int64_t) * ((size_t)per + 1), "uploads");
+        if (st == SB_OK) st = selection(d, per);
+        if (st == SB_OK) st = ensure((void **)&d->hist, &d->hist_cap, hbytes * (size_t)per, "histograms");
+        for (int64_t at = 0; st == SB_OK && at < nlarge; at += per) {
+            const int32_t m = (int32_t)(nlarge - at < per ? nlarge - at : per);
+            int64_t acc = 0;
+            for (int32_t j = 0; j < m; j++) {
+                const sb_fdev_node *q = &nodes[idx[at + j]];
+                ts[j] = acc;
+                acc += (q->end - q->begin + FHIST_TILE - 1) / FHIST_TILE;
+            }
+            ts[m] = acc;
+            int32_t *didx = (int32_t *)d->up2;
+            int64_t *dts = (int64_t *)((char *)d->up2 + ib);
+            ft_begin(d);
+            cudaError_t e = cudaMemcpy(didx, idx + at, sizeof(int32_t) * (size_t)m, cudaMemcpyHostToDevice);
+            if (e == cudaSuccess) e = cudaMemcpy(dts, ts, sizeof(int64_t) * ((size_t)m + 1), cudaMemcpyHostToDevice);
+            if (e == cudaSuccess) e = cudaMemset(d->hist, 0, hbytes * (size_t)m);
+            if (e != cudaSuccess) {
+                st = fcuda_fail(e, "histograms");
+                break;
+            }
+            kf_select<<<fgrid(m), FT>>>(dn, didx, m, d->s.seed, d->s.nf, mtry, d->draws, d->feat);
+            e = cudaGetLastError();
+            const int smem = hbytes <= FSMEM_MAX;
+            if (e == cudaSuccess && acc > 0) {
+                kf_hist<<<(unsigned)acc, FT, smem ? hbytes : 0>>>(dn, didx, dts, m, d->s.rules, mtry, slot, d->feat,
+                                                                   d->bins, d->stride, d->rows, d->mult, d->wq,
+                                                                   d->value, d->hist, smem);
+                e = cudaGetLastError();
+            }
+            ft_end(d, FT_HIST);
+            ft_begin(d);
+            if (e == cudaSuccess) {
+                kf_best<<<(unsigned)m, FT, smem ? hbytes : 0>>>((const int64_t *)dtot, d->s.rules, d->s.seed, dn, didx,
+                                                                d->s.extra, mtry, d->maxnb, slot, d->feat, d->nbins,
+                                                                d->hist, d->dsplit, d->dlsum, smem);
+                e = cudaGetLastError();
+            }
+            ft_end(d, FT_BEST);
+            if (e != cudaSuccess) st = fcuda_fail(e, "split search");
+        }
+        sb_free(idx);
+        sb_free(ts);
+        if (st != SB_OK) return st;
     }
-    for (int32_t g = 0; st == SB_OK && g < ng; g++) {
-        out[idx[g]] = gs[g];
-        memcpy(lsum + (int64_t)idx[g] * nv, gl + (int64_t)g * nv, sizeof(int64_t) * (size_t)nv);
-    }
-    sb_free(idx);
-    sb_free(gn);
-    sb_free(gt);
-    sb_free(gl);
-    sb_free(gs);
-    return st;
+    ft_begin(d);
+    FCK(cudaMemcpy(out, d->dsplit, sizeof(sb_k_fsplit) * (size_t)nnodes, cudaMemcpyDeviceToHost), "splits");
+    FCK(cudaMemcpy(lsum, d->dlsum, sizeof(int64_t) * (size_t)nnodes * (size_t)nv, cudaMemcpyDeviceToHost), "left sums");
+    ft_end(d, FT_SPLIT_DOWN);
+    return SB_OK;
 }
 
 static sb_status fc_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
@@ -1095,10 +1118,7 @@ static sb_status fc_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, 
 
 static sb_status fc_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
                           int64_t *lsum) {
-    ft_begin(d);
-    sb_status st = fc_split_x(d, nodes, nnodes, tot, out, lsum);
-    ft_end(d, FT_SPLIT);
-    return st;
+    return fc_split_x(d, nodes, nnodes, tot, out, lsum); /* timed by phase inside */
 }
 
 static sb_status fc_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
@@ -1168,7 +1188,7 @@ static sb_status fc_iso_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
 static sb_status fc_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, sb_k_fsplit *out) {
     ft_begin(d);
     sb_status st = fc_iso_split_x(d, nodes, nnodes, out);
-    ft_end(d, FT_SPLIT);
+    ft_end(d, FT_ISO);
     return st;
 }
 

@@ -22,25 +22,40 @@
  * device's iso operations, nodes keyed by path as isolation.c keys them.
  */
 #include "forest_dev.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+/* SAMEBITS_FOREST_TIMING=1: the grower prints where a batch's time goes (the
+ * device operations as the host waits for them, the host's own level work,
+ * emitting the model trees) to stderr. */
+enum { GT_BEGIN, GT_SUMS, GT_SPLIT, GT_PART, GT_HOST, GT_EMIT, GT_MAY, GT_REC, GT_CH, GT_ROOM, GT_TN, GT_N };
+static const char *const k_gtnames[GT_N] = {"dev begin", "dev sums", "dev split", "dev partition", "host levels", "emit", "may", "rec", "children", "room", "treenodes"};
+
+static double gclock(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A node of the batch, by its index in the batch's creation order (gid): the
+ * roots, then each level's children, a split node's two children adjacent
+ * (left = gid of the left one, the right one next). Its nv sums are at
+ * pool + gid * nv. */
 typedef struct gnode {
-    int32_t feature, bin, dl, left, right; /* children: indices in the tree's list, -1 for a leaf */
+    int32_t feature, left; /* feature -1, left -1: a leaf */
     float gain;
-    int64_t w;
-    int64_t sums; /* its nv sums at pool + sums */
+    uint8_t bin, dl;
+    uint16_t pad_;
 } gnode;
+SB_STATIC_ASSERT(sizeof(gnode) == 16, "gnode is 16 bytes");
 
-typedef struct gtree {
-    gnode *nodes;
-    int32_t n, cap;
-} gtree;
-
-/* A node of the current level: tree i of the batch, its index there, its
- * depth, and where its rows are on the device. */
+/* A node of the current level: its tree in the batch, its depth, where its
+ * rows are on the device and its key. Level entry i is node lo + i (lo: the
+ * level's first gid). */
 typedef struct lnode {
-    int32_t tree, node, depth, pad_;
+    int32_t tree, depth;
     sb_fdev_node dev;
 } lnode;
 
@@ -50,12 +65,24 @@ typedef struct gctx {
     const sb_fdev_setup *s;
     const sb_bins *bins;
     int32_t nv;
-    float min_wf;       /* min_weight_fraction_leaf */
-    gtree *trees;       /* the batch's */
+    float min_wf;             /* min_weight_fraction_leaf */
     sb_k_forest_rules *rules; /* the batch's trees': the setup's with each tree's weight scale and min_w */
-    int64_t *pool;      /* every node's sums */
-    int64_t npool, poolcap;
+    gnode **gblk;             /* the batch's nodes, by gid, in blocks of GBLOCK (never moved) */
+    int64_t **pblk;           /* their sums, the same blocks */
+    int32_t *tree_nodes;      /* nodes a tree of the batch */
+    int64_t ng, nblk, blkcap;
+    int timing; /* SAMEBITS_FOREST_TIMING */
+    double tsec[GT_N], tmark;
+    int64_t nnodes; /* nodes grown (timing) */
 } gctx;
+
+/* The time since the last mark goes to phase k. */
+static void gmark(gctx *c, int k) {
+    if (!c->timing) return;
+    double now = gclock();
+    c->tsec[k] += now - c->tmark;
+    c->tmark = now;
+}
 
 static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "forest device grower: out of memory"); }
 
@@ -71,119 +98,293 @@ static int grow(void **p, int64_t *cap, int64_t need, size_t size) {
     return 1;
 }
 
-/* A new node of tree t whose sums go to the pool later; its index, or -1. */
-static int32_t new_node(gctx *c, int32_t t) {
-    gtree *g = &c->trees[t];
-    int64_t cap = g->cap;
-    if (!grow((void **)&g->nodes, &cap, (int64_t)g->n + 1, sizeof(gnode))) return -1;
-    g->cap = (int32_t)cap;
-    if (!grow((void **)&c->pool, &c->poolcap, c->npool + c->nv, sizeof(int64_t))) return -1;
-    gnode *x = &g->nodes[g->n];
-    memset(x, 0, sizeof *x);
-    x->feature = -1;
-    x->left = x->right = -1;
-    x->sums = c->npool;
-    c->npool += c->nv;
-    return g->n++;
+/* Like grow, for a buffer whose contents need not survive: freed and
+ * allocated anew (no copy). */
+static int fresh(void **p, int64_t *cap, int64_t need, size_t size) {
+    if (need <= *cap) return 1;
+    int64_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    sb_free(*p);
+    *cap = 0;
+    if (!(*p = sb_malloc(size * (size_t)c))) return 0;
+    *cap = c;
+    return 1;
+}
+
+/* Nodes are kept in blocks so that growing never copies them. */
+#define GBLOCK_SHIFT 18
+#define GBLOCK_MASK ((INT64_C(1) << GBLOCK_SHIFT) - 1)
+
+static inline gnode *G(const gctx *c, int64_t gid) { return &c->gblk[gid >> GBLOCK_SHIFT][gid & GBLOCK_MASK]; }
+static inline int64_t *P(const gctx *c, int64_t gid) {
+    return c->pblk[gid >> GBLOCK_SHIFT] + (gid & GBLOCK_MASK) * c->nv;
+}
+
+/* Room for `more` nodes past the batch's ng (their gnodes and sums); blocks
+ * stay for the next batch. */
+static int room(gctx *c, int64_t more) {
+    const int64_t need = (c->ng + more + GBLOCK_MASK) >> GBLOCK_SHIFT;
+    while (c->nblk < need) {
+        if (c->nblk == c->blkcap) {
+            int64_t cap = c->blkcap, cap2 = c->blkcap;
+            if (!grow((void **)&c->gblk, &cap, c->nblk + 1, sizeof(gnode *)) ||
+                !grow((void **)&c->pblk, &cap2, c->nblk + 1, sizeof(int64_t *)))
+                return 0;
+            c->blkcap = cap < cap2 ? cap : cap2;
+        }
+        gnode *g = sb_malloc(sizeof(gnode) << GBLOCK_SHIFT);
+        int64_t *v = sb_malloc((sizeof(int64_t) * (size_t)c->nv) << GBLOCK_SHIFT);
+        if (!g || !v) {
+            sb_free(g);
+            sb_free(v);
+            return 0;
+        }
+        c->gblk[c->nblk] = g;
+        c->pblk[c->nblk++] = v;
+    }
+    return 1;
 }
 
 /* The rows of sums v counted with their bootstrap multiplicity (a node's
  * count in the model, as forest.c's): weighted, the sums' last value. */
 static int64_t rows_of(const sb_k_forest_rules *r, const int64_t *v) { return sb_k_forest_part_count(r, v, v, v, 0, 0); }
 
-/* The sums of the roots, into the pool, their row counts, and each tree's
- * min_w (a share of its root's weight). */
-static sb_status level_sums(gctx *c, lnode *lv, int32_t nl, sb_fdev_node *dn, int64_t *buf) {
-    for (int32_t i = 0; i < nl; i++) dn[i] = lv[i].dev;
-    sb_status st = c->ops->sums(c->dev, dn, nl, buf);
-    if (st != SB_OK) return st;
-    for (int32_t i = 0; i < nl; i++) {
-        gnode *x = &c->trees[lv[i].tree].nodes[lv[i].node];
-        memcpy(c->pool + x->sums, buf + (int64_t)i * c->nv, sizeof(int64_t) * (size_t)c->nv);
-        x->w = rows_of(&c->s->rules, c->pool + x->sums);
-        sb_k_forest_rules *r = &c->rules[lv[i].tree];
-        r->min_w = sb_k_forest_min_w(r, c->min_wf, c->pool + x->sums);
-        lv[i].dev.min_w = r->min_w;
-    }
-    return SB_OK;
-}
-
-/* Tree i of the batch as forest t's model trees, in forest.c's node order. */
-static sb_status emit(gctx *c, int32_t i, int32_t t, int32_t ntrees, int32_t ncopies, sb_tree *out) {
-    const gtree *g = &c->trees[i];
-    int32_t *id = sb_malloc(sizeof(int32_t) * (size_t)g->n), *stack = sb_malloc(sizeof(int32_t) * (size_t)g->n);
-    if (!id || !stack) {
-        sb_free(id);
+/* Tree i of the batch (root gid i) as forest t's model trees, in forest.c's
+ * node order. id: scratch for the batch's gids; each tree writes only its own. */
+static sb_status emit(gctx *c, int32_t i, int32_t t, int32_t ntrees, int32_t ncopies, int32_t *id, sb_tree *out) {
+    const int32_t nn = c->tree_nodes[i];
+    int32_t *stack = sb_malloc(sizeof(int32_t) * (size_t)nn), *order = sb_malloc(sizeof(int32_t) * (size_t)nn);
+    if (!stack || !order) {
         sb_free(stack);
+        sb_free(order);
         return oom();
     }
     /* forest.c's numbering: pop a node; its children get the next two ids;
-     * push the right child, then the left */
+     * push the right child, then the left. order[k]: the gid of id k */
     int32_t next = 1, sp = 0;
-    id[0] = 0;
-    stack[sp++] = 0;
+    id[i] = 0;
+    order[0] = i;
+    stack[sp++] = i;
     while (sp > 0) {
-        const gnode *x = &g->nodes[stack[--sp]];
-        if (x->left < 0) continue;
-        id[x->left] = next++;
-        id[x->right] = next++;
-        stack[sp++] = x->right;
-        stack[sp++] = x->left;
+        const int32_t x = stack[--sp], l = G(c, x)->left;
+        if (l < 0) continue;
+        id[l] = next;
+        order[next++] = l;
+        id[l + 1] = next;
+        order[next++] = l + 1;
+        stack[sp++] = l + 1;
+        stack[sp++] = l;
     }
     sb_status st = SB_OK;
     for (int32_t k = 0; k < ncopies && st == SB_OK; k++) {
         sb_tree *tr = &out[(int64_t)t * ncopies + k];
-        if (!(tr->nodes = sb_calloc((size_t)g->n, sizeof(sb_tree_node)))) {
+        if (!(tr->nodes = sb_malloc(sizeof(sb_tree_node) * (size_t)nn))) {
             st = oom();
             break;
         }
-        tr->nnodes = g->n;
-        for (int32_t j = 0; j < g->n; j++) {
-            const gnode *x = &g->nodes[j];
-            sb_tree_node *d = &tr->nodes[id[j]];
-            d->feature = x->feature;
-            d->count = x->w;
-            d->default_left = (uint8_t)x->dl;
-            if (x->feature >= 0) {
-                d->left = id[x->left];
-                d->right = id[x->right];
-                d->threshold = c->bins->upper[c->bins->offset[x->feature] + x->bin - 1];
-                d->gain = x->gain;
+        tr->nnodes = nn;
+        for (int32_t j = 0; j < nn; j++) {
+            const int32_t x = order[j];
+            const gnode *q = G(c, x);
+            const int64_t *v = P(c, x);
+            sb_tree_node *d = &tr->nodes[j];
+            memset(d, 0, sizeof *d);
+            d->feature = q->feature;
+            d->count = rows_of(&c->s->rules, v);
+            d->default_left = q->dl;
+            if (q->feature >= 0) {
+                d->left = id[q->left];
+                d->right = id[q->left + 1];
+                d->threshold = c->bins->upper[c->bins->offset[q->feature] + q->bin - 1];
+                d->gain = q->gain;
             } else {
                 d->left = d->right = -1;
-                d->value = sb_k_forest_leaf_value(&c->s->rules, c->pool + x->sums, k, ntrees);
+                d->value = sb_k_forest_leaf_value(&c->s->rules, v, k, ntrees);
             }
         }
     }
-    sb_free(id);
     sb_free(stack);
+    sb_free(order);
     return st;
 }
 
 /* The batch's trees emitted in parallel, one task per tree (each writes only
- * its own model trees; the numbering and values do not depend on the schedule). */
+ * its own model trees and ids; the numbering and values do not depend on the
+ * schedule). */
 typedef struct emit_job {
     gctx *c;
     int32_t t0, ntrees, ncopies;
+    int32_t *id;
     sb_tree *out;
     sb_status *st;
 } emit_job;
 
 static void emit_task(void *ctx, int64_t i) {
     emit_job *j = ctx;
-    j->st[i] = emit(j->c, (int32_t)i, j->t0 + (int32_t)i, j->ntrees, j->ncopies, j->out);
+    j->st[i] = emit(j->c, (int32_t)i, j->t0 + (int32_t)i, j->ntrees, j->ncopies, j->id, j->out);
 }
 
 static sb_status emit_all(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int32_t ncopies, sb_tree *out) {
     sb_status *st = sb_malloc(sizeof(sb_status) * (size_t)nb);
-    if (!st) return oom();
-    emit_job j = {c, t0, ntrees, ncopies, out, st};
+    int32_t *id = sb_malloc(sizeof(int32_t) * (size_t)(c->ng > 0 ? c->ng : 1));
+    if (!st || !id) {
+        sb_free(st);
+        sb_free(id);
+        return oom();
+    }
+    emit_job j = {c, t0, ntrees, ncopies, id, out, st};
     sb_parallel_for(nb, emit_task, &j);
     sb_status r = SB_OK;
     for (int32_t i = 0; i < nb && r == SB_OK; i++)
         if (st[i] != SB_OK) r = st[i] == SB_ERR_OUT_OF_MEMORY ? oom() : sb_fail(st[i], "forest device grower: tree %d", (int)(t0 + i));
     sb_free(st);
+    sb_free(id);
     return r;
+}
+
+/* ---- one level, in chunks of level entries ----
+ * A level's host work (which nodes may split, recording the splits, making
+ * the children) runs as tasks over fixed chunks of the level: a chunk's
+ * entries keep their level order, and where a step compacts (the nodes that
+ * may split, the splits found) each chunk writes from the offset the chunks
+ * before it fill, so the arrays are the serial loop's whatever the threads. */
+#define LCHUNK 8192
+
+typedef struct level {
+    gctx *c;
+    int64_t lo;         /* the level's first gid */
+    const lnode *lv;    /* its entries */
+    int32_t nl, t0;
+    int32_t nchunks;
+    int32_t *cnt;       /* per chunk: entries kept, then the offset of its first */
+    /* may-split step: out dn, buf (sums), pick (level index) */
+    sb_fdev_node *dn;
+    int64_t *buf;
+    int32_t *pick;
+    /* record step: in sp, lsum over ns; out pdn, plsum, ppick over np */
+    int32_t ns;
+    const sb_k_fsplit *sp;
+    const int64_t *lsum;
+    sb_fdev_node *pdn;
+    int64_t *plsum;
+    int32_t *ppick;
+    /* children step: in nleft; out next */
+    int64_t next_lo;
+    const int64_t *nleft;
+    lnode *next;
+} level;
+
+static int32_t chunk_end(int32_t k, int32_t n) { return (int64_t)(k + 1) * LCHUNK < n ? (k + 1) * LCHUNK : n; }
+
+static int may_split(const level *L, int32_t i) {
+    const gctx *c = L->c;
+    return sb_k_forest_may_split(&c->s->rules, P(c, L->lo + i), c->s->min_samples_split, L->lv[i].depth,
+                                 c->s->max_depth);
+}
+
+static void may_count(void *ctx, int64_t k) {
+    level *L = ctx;
+    int32_t m = 0;
+    for (int32_t i = (int32_t)k * LCHUNK; i < chunk_end((int32_t)k, L->nl); i++) m += may_split(L, i);
+    L->cnt[k] = m;
+}
+
+static void may_fill(void *ctx, int64_t k) {
+    level *L = ctx;
+    const int32_t nv = L->c->nv;
+    int32_t o = L->cnt[k];
+    for (int32_t i = (int32_t)k * LCHUNK; i < chunk_end((int32_t)k, L->nl); i++) {
+        if (!may_split(L, i)) continue;
+        L->dn[o] = L->lv[i].dev;
+        memcpy(L->buf + (int64_t)o * nv, P(L->c, L->lo + i), sizeof(int64_t) * (size_t)nv);
+        L->pick[o++] = i;
+    }
+}
+
+static void rec_count(void *ctx, int64_t k) {
+    level *L = ctx;
+    int32_t m = 0;
+    for (int32_t j = (int32_t)k * LCHUNK; j < chunk_end((int32_t)k, L->ns); j++) m += L->sp[j].valid != 0;
+    L->cnt[k] = m;
+}
+
+/* The splits found: recorded in their nodes, compacted for the partition. */
+static void rec_fill(void *ctx, int64_t k) {
+    level *L = ctx;
+    gctx *c = L->c;
+    const int32_t nv = c->nv;
+    int32_t o = L->cnt[k];
+    for (int32_t j = (int32_t)k * LCHUNK; j < chunk_end((int32_t)k, L->ns); j++) {
+        const sb_k_fsplit *q = &L->sp[j];
+        if (!q->valid) continue;
+        const int32_t i = L->pick[j];
+        const int64_t gid = L->lo + i;
+        gnode *x = G(c, gid);
+        x->feature = q->feature;
+        x->bin = (uint8_t)q->bin;
+        x->dl = (uint8_t)q->dl;
+        x->gain = sb_k_forest_gain(&c->rules[L->lv[i].tree], q->score, P(c, gid));
+        L->pdn[o] = L->dn[j];
+        L->pdn[o].feature = q->feature;
+        L->pdn[o].bin = q->bin;
+        L->pdn[o].dl = q->dl;
+        memcpy(L->plsum + (int64_t)o * nv, L->lsum + (int64_t)j * nv, sizeof(int64_t) * (size_t)nv);
+        L->ppick[o++] = i;
+    }
+}
+
+/* Split j's children: gids next_lo + 2j and + 2j + 1, level entries 2j and
+ * 2j + 1 of the next level. */
+static void children(void *ctx, int64_t k) {
+    level *L = ctx;
+    gctx *c = L->c;
+    const int32_t nv = c->nv;
+    for (int32_t j = (int32_t)k * LCHUNK; j < chunk_end((int32_t)k, L->ns); j++) {
+        const int32_t i = L->ppick[j];
+        const lnode *q = &L->lv[i];
+        const int64_t gid = L->lo + i, lc = L->next_lo + 2 * (int64_t)j;
+        G(c, gid)->left = (int32_t)lc;
+        const int64_t *ps = P(c, gid), *ls0 = L->plsum + (int64_t)j * nv;
+        int64_t *ls = P(c, lc), *rs = P(c, lc + 1);
+        for (int32_t v = 0; v < nv; v++) {
+            ls[v] = ls0[v];
+            rs[v] = ps[v] - ls0[v];
+        }
+        const int64_t nl = L->nleft[j];
+        for (int side = 0; side < 2; side++) {
+            gnode *x = G(c, lc + side);
+            x->feature = -1;
+            x->left = -1;
+            x->gain = 0.0f;
+            x->bin = x->dl = 0;
+            x->pad_ = 0;
+            lnode *y = &L->next[2 * j + side];
+            memset(y, 0, sizeof *y);
+            y->tree = q->tree;
+            y->depth = q->depth + 1;
+            y->dev.begin = side ? q->dev.begin + nl : q->dev.begin;
+            y->dev.end = side ? q->dev.end : q->dev.begin + nl;
+            y->dev.min_w = q->dev.min_w;
+#ifdef SB_SABOTAGE_FOREST_KEYS
+            /* Separating arm: the node keyed by the order this grower makes
+             * it (tree, creation index in the batch), not by its path. */
+            y->dev.key = ((uint64_t)(uint32_t)(L->t0 + q->tree) << 32) | (uint32_t)(lc + side);
+#else
+            y->dev.key = sb_k_forest_child_key(q->dev.key, side);
+#endif
+        }
+    }
+}
+
+/* Chunk counts into offsets; the total. */
+static int32_t offsets(int32_t *cnt, int32_t nchunks) {
+    int32_t o = 0;
+    for (int32_t k = 0; k < nchunks; k++) {
+        const int32_t m = cnt[k];
+        cnt[k] = o;
+        o += m;
+    }
+    return o;
 }
 
 /* Trees [t0, t0 + nb) on the device, level by level. */
@@ -192,20 +393,23 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
     const sb_fdev_setup *s = c->s;
     sb_status st = SB_OK;
     lnode *lv = NULL, *next = NULL;
-    sb_fdev_node *dn = NULL;
-    int64_t *buf = NULL, *count = NULL, *nleft = NULL, *lsum = NULL;
+    sb_fdev_node *dn = NULL, *pdn = NULL;
+    int64_t *buf = NULL, *count = NULL, *nleft = NULL, *lsum = NULL, *plsum = NULL;
     sb_k_fsplit *sp = NULL;
-    int32_t *pick = NULL;
-    int64_t lvcap = 0, nextcap = 0, dncap = 0, bufcap = 0, nlcap = 0, spcap = 0, pickcap = 0, lsumcap = 0;
-    c->npool = 0;
-    memset(c->trees, 0, sizeof(gtree) * (size_t)nb);
+    int32_t *pick = NULL, *ppick = NULL, *cnt = NULL;
+    int64_t lvcap = 0, nextcap = 0, dncap = 0, pdncap = 0, bufcap = 0, nlcap = 0, spcap = 0, pickcap = 0, ppickcap = 0,
+            lsumcap = 0, plsumcap = 0, cntcap = 0;
+    c->ng = 0;
+    memset(c->tree_nodes, 0, sizeof(int32_t) * (size_t)nb);
     int32_t *wexp = sb_malloc(sizeof(int32_t) * (size_t)nb);
     if (!(count = sb_malloc(sizeof(int64_t) * (size_t)nb)) || !wexp) {
         sb_free(wexp);
         sb_free(count);
         return oom();
     }
+    if (c->timing) c->tmark = gclock();
     st = c->ops->begin(c->dev, t0, nb, count, wexp);
+    gmark(c, GT_BEGIN);
     for (int32_t i = 0; i < nb && st == SB_OK; i++) {
         c->rules[i] = s->rules;
         c->rules[i].wexp = wexp[i];
@@ -216,122 +420,132 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
     }
     sb_free(wexp);
     if (st != SB_OK) goto done;
-    /* the roots */
-    if (!grow((void **)&lv, &lvcap, nb, sizeof(lnode))) goto nomem;
-    int32_t nl = 0;
-    int64_t at = 0;
+    /* the roots: gids 0..nb-1, their sums, and each tree's min_w (a share of
+     * its root's weight) */
+    if (!fresh((void **)&lv, &lvcap, nb, sizeof(lnode)) || !fresh((void **)&dn, &dncap, nb, sizeof(sb_fdev_node)) ||
+        !room(c, nb))
+        goto nomem;
+    int32_t nl = nb;
+    int64_t at = 0, lo = 0;
     for (int32_t i = 0; i < nb; i++) {
-        lnode *x = &lv[nl++];
+        lnode *x = &lv[i];
         memset(x, 0, sizeof *x);
         x->tree = i;
-        if ((x->node = new_node(c, i)) < 0) goto nomem;
         x->dev.begin = at;
         x->dev.end = at + count[i];
         x->dev.key = sb_k_forest_root_key(t0 + i);
         at += count[i];
+        dn[i] = x->dev;
+        gnode *g = G(c, i);
+        memset(g, 0, sizeof *g);
+        g->feature = g->left = -1;
+        c->tree_nodes[i] = 1;
     }
-    if (!grow((void **)&dn, &dncap, nl, sizeof(sb_fdev_node)) || !grow((void **)&buf, &bufcap, (int64_t)nl * nv, sizeof(int64_t)))
-        goto nomem;
-    if ((st = level_sums(c, lv, nl, dn, buf)) != SB_OK) goto done;
+    c->ng = nb;
+    gmark(c, GT_HOST);
+    if (!fresh((void **)&buf, &bufcap, (int64_t)nb * nv, sizeof(int64_t))) goto nomem;
+    if ((st = c->ops->sums(c->dev, dn, nb, buf)) != SB_OK) goto done;
+    gmark(c, GT_SUMS);
+    for (int32_t i = 0; i < nb; i++) {
+        sb_k_forest_rules *r = &c->rules[i];
+        memcpy(P(c, i), buf + (int64_t)i * nv, sizeof(int64_t) * (size_t)nv);
+        r->min_w = sb_k_forest_min_w(r, c->min_wf, P(c, i));
+        lv[i].dev.min_w = r->min_w;
+    }
     while (nl > 0) {
+        level L;
+        memset(&L, 0, sizeof L);
+        L.c = c;
+        L.lo = lo;
+        L.lv = lv;
+        L.nl = nl;
+        L.t0 = t0;
         /* the nodes that may split, and their sums */
-        int32_t ns = 0;
-        if (!grow((void **)&pick, &pickcap, nl, sizeof(int32_t)) || !grow((void **)&dn, &dncap, nl, sizeof(sb_fdev_node)) ||
-            !grow((void **)&buf, &bufcap, (int64_t)nl * nv, sizeof(int64_t)) || !grow((void **)&sp, &spcap, nl, sizeof(sb_k_fsplit)))
+        L.nchunks = (nl + LCHUNK - 1) / LCHUNK;
+        if (!fresh((void **)&cnt, &cntcap, L.nchunks, sizeof(int32_t)) || !fresh((void **)&pick, &pickcap, nl, sizeof(int32_t)) ||
+            !fresh((void **)&dn, &dncap, nl, sizeof(sb_fdev_node)) || !fresh((void **)&buf, &bufcap, (int64_t)nl * nv, sizeof(int64_t)))
             goto nomem;
-        for (int32_t i = 0; i < nl; i++) {
-            const gnode *x = &c->trees[lv[i].tree].nodes[lv[i].node];
-            if (!sb_k_forest_may_split(&s->rules, c->pool + x->sums, s->min_samples_split, lv[i].depth, s->max_depth))
-                continue;
-            dn[ns] = lv[i].dev;
-            memcpy(buf + (int64_t)ns * nv, c->pool + x->sums, sizeof(int64_t) * (size_t)nv);
-            pick[ns++] = i;
-        }
+        L.cnt = cnt;
+        L.dn = dn;
+        L.buf = buf;
+        L.pick = pick;
+        gmark(c, GT_HOST);
+        sb_parallel_for(L.nchunks, may_count, &L);
+        const int32_t ns = offsets(cnt, L.nchunks);
         if (ns == 0) break;
-        if (!grow((void **)&lsum, &lsumcap, (int64_t)ns * nv, sizeof(int64_t))) goto nomem;
+        sb_parallel_for(L.nchunks, may_fill, &L);
+        gmark(c, GT_MAY);
+        if (!fresh((void **)&lsum, &lsumcap, (int64_t)ns * nv, sizeof(int64_t)) || !fresh((void **)&sp, &spcap, ns, sizeof(sb_k_fsplit)))
+            goto nomem;
+        gmark(c, GT_HOST);
         if ((st = c->ops->split(c->dev, dn, ns, buf, sp, lsum)) != SB_OK) goto done;
-        /* the splits found: the partition, then the children */
-        int32_t np = 0;
-        for (int32_t j = 0; j < ns; j++) {
-            if (!sp[j].valid) continue;
-            const lnode *q = &lv[pick[j]];
-            gnode *x = &c->trees[q->tree].nodes[q->node];
-            x->feature = sp[j].feature;
-            x->bin = sp[j].bin;
-            x->dl = sp[j].dl;
-            x->gain = sb_k_forest_gain(&c->rules[q->tree], sp[j].score, c->pool + x->sums);
-            dn[np] = q->dev;
-            dn[np].feature = sp[j].feature;
-            dn[np].bin = sp[j].bin;
-            dn[np].dl = sp[j].dl;
-            if (np != j) memmove(lsum + (int64_t)np * nv, lsum + (int64_t)j * nv, sizeof(int64_t) * (size_t)nv);
-            pick[np++] = pick[j];
-        }
+        gmark(c, GT_SPLIT);
+        /* the splits found: recorded, then the partition */
+        L.ns = ns;
+        L.sp = sp;
+        L.lsum = lsum;
+        L.nchunks = (ns + LCHUNK - 1) / LCHUNK;
+        if (!fresh((void **)&pdn, &pdncap, ns, sizeof(sb_fdev_node)) || !fresh((void **)&plsum, &plsumcap, (int64_t)ns * nv, sizeof(int64_t)) ||
+            !fresh((void **)&ppick, &ppickcap, ns, sizeof(int32_t)))
+            goto nomem;
+        L.pdn = pdn;
+        L.plsum = plsum;
+        L.ppick = ppick;
+        gmark(c, GT_HOST);
+        sb_parallel_for(L.nchunks, rec_count, &L);
+        const int32_t np = offsets(cnt, L.nchunks);
         if (np == 0) break;
-        if (!grow((void **)&nleft, &nlcap, np, sizeof(int64_t))) goto nomem;
-        if ((st = c->ops->partition(c->dev, dn, np, nleft)) != SB_OK) goto done;
-        if (!grow((void **)&next, &nextcap, 2 * (int64_t)np, sizeof(lnode))) goto nomem;
-        int32_t nn = 0;
-        for (int32_t j = 0; j < np; j++) {
-            const lnode q = lv[pick[j]];
-            const int32_t lc = new_node(c, q.tree), rc = new_node(c, q.tree);
-            if (lc < 0 || rc < 0) goto nomem;
-            gnode *x = &c->trees[q.tree].nodes[q.node];
-            x->left = lc;
-            x->right = rc;
-            /* the children's sums: the left's from the split, the right's the rest */
-            int64_t *ps = c->pool + x->sums, *ls = c->pool + c->trees[q.tree].nodes[lc].sums,
-                    *rs = c->pool + c->trees[q.tree].nodes[rc].sums;
-            for (int32_t k = 0; k < nv; k++) {
-                ls[k] = lsum[(int64_t)j * nv + k];
-                rs[k] = ps[k] - ls[k];
-            }
-            c->trees[q.tree].nodes[lc].w = rows_of(&s->rules, ls);
-            c->trees[q.tree].nodes[rc].w = rows_of(&s->rules, rs);
-            for (int side = 0; side < 2; side++) {
-                lnode *y = &next[nn++];
-                memset(y, 0, sizeof *y);
-                y->tree = q.tree;
-                y->node = side ? rc : lc;
-                y->depth = q.depth + 1;
-                y->dev.begin = side ? q.dev.begin + nleft[j] : q.dev.begin;
-                y->dev.end = side ? q.dev.end : q.dev.begin + nleft[j];
-                y->dev.min_w = q.dev.min_w;
-#ifdef SB_SABOTAGE_FOREST_KEYS
-                /* Separating arm: the node keyed by the order this grower makes
-                 * it (tree, index in level order), not by its path. */
-                y->dev.key = ((uint64_t)(uint32_t)(t0 + q.tree) << 32) | (uint32_t)y->node;
-#else
-                y->dev.key = sb_k_forest_child_key(q.dev.key, side);
-#endif
-            }
-        }
+        sb_parallel_for(L.nchunks, rec_fill, &L);
+        gmark(c, GT_REC);
+        if (!fresh((void **)&nleft, &nlcap, np, sizeof(int64_t))) goto nomem;
+        gmark(c, GT_HOST);
+        if ((st = c->ops->partition(c->dev, pdn, np, nleft)) != SB_OK) goto done;
+        gmark(c, GT_PART);
+        /* the children */
+        gmark(c, GT_HOST);
+        if (!fresh((void **)&next, &nextcap, 2 * (int64_t)np, sizeof(lnode)) || !room(c, 2 * (int64_t)np)) goto nomem;
+        gmark(c, GT_ROOM);
+        L.ns = np;
+        L.nchunks = (np + LCHUNK - 1) / LCHUNK;
+        L.next_lo = c->ng;
+        L.nleft = nleft;
+        L.next = next;
+        gmark(c, GT_HOST);
+        sb_parallel_for(L.nchunks, children, &L);
+        gmark(c, GT_CH);
+        for (int32_t j = 0; j < np; j++) c->tree_nodes[lv[ppick[j]].tree] += 2;
+        gmark(c, GT_TN);
+        lo = c->ng;
+        c->ng += 2 * (int64_t)np;
         lnode *tmp = lv;
         int64_t tcap = lvcap;
         lv = next;
         lvcap = nextcap;
         next = tmp;
         nextcap = tcap;
-        nl = nn;
+        nl = 2 * np;
     }
+    gmark(c, GT_HOST);
+    c->nnodes += c->ng;
     st = emit_all(c, t0, nb, ntrees, ncopies, out);
+    gmark(c, GT_EMIT);
     goto done;
 nomem:
     st = oom();
 done:
-    for (int32_t i = 0; i < nb; i++) {
-        sb_free(c->trees[i].nodes);
-        c->trees[i].nodes = NULL;
-    }
     sb_free(lv);
     sb_free(next);
     sb_free(dn);
+    sb_free(pdn);
     sb_free(buf);
     sb_free(count);
     sb_free(nleft);
     sb_free(lsum);
+    sb_free(plsum);
     sb_free(sp);
     sb_free(pick);
+    sb_free(ppick);
+    sb_free(cnt);
     return st;
 }
 
@@ -347,16 +561,18 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
     c.bins = bins;
     c.nv = setup->rules.nv;
     c.min_wf = min_weight_fraction_leaf;
+    const char *tv = getenv("SAMEBITS_FOREST_TIMING");
+    c.timing = tv && tv[0] == '1';
     /* trees a batch: as many as the device's positions hold (at least one),
      * or SAMEBITS_FOREST_BATCH_TREES (tests: the batch size changes no bit) */
     int64_t per = ops->batch_positions / (setup->n > 0 ? setup->n : 1);
     const char *env = getenv("SAMEBITS_FOREST_BATCH_TREES");
     if (env && atoi(env) > 0) per = atoi(env);
     const int32_t batch = per < 1 ? 1 : per > ntrees ? ntrees : (int32_t)per;
-    c.trees = sb_calloc((size_t)batch, sizeof(gtree));
+    c.tree_nodes = sb_calloc((size_t)batch, sizeof(int32_t));
     c.rules = sb_calloc((size_t)batch, sizeof(sb_k_forest_rules));
-    if (!c.trees || !c.rules) {
-        sb_free(c.trees);
+    if (!c.tree_nodes || !c.rules) {
+        sb_free(c.tree_nodes);
         sb_free(c.rules);
         return oom();
     }
@@ -364,9 +580,18 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
         for (int32_t t0 = 0; t0 < ntrees && st == SB_OK; t0 += batch)
             st = grow_batch(&c, t0, ntrees - t0 < batch ? ntrees - t0 : batch, ntrees, ncopies, trees);
     ops->close(c.dev);
-    sb_free(c.trees);
+    if (c.timing) {
+        for (int k = 0; k < GT_N; k++) fprintf(stderr, "forest grower: %-14s %8.3f s\n", k_gtnames[k], c.tsec[k]);
+        fprintf(stderr, "forest grower: %lld nodes in %d trees\n", (long long)c.nnodes, (int)ntrees);
+    }
+    sb_free(c.tree_nodes);
     sb_free(c.rules);
-    sb_free(c.pool);
+    for (int64_t b = 0; b < c.nblk; b++) {
+        sb_free(c.gblk[b]);
+        sb_free(c.pblk[b]);
+    }
+    sb_free(c.gblk);
+    sb_free(c.pblk);
     return st;
 }
 
