@@ -103,7 +103,10 @@ typedef struct sb_fdev_ops {
     sb_status (*split)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot, sb_k_fsplit *out,
                        int64_t *lsum);
     /* Node i's rows: those going left (feature, bin, dl) first, then the
-     * others, in any order within each side; nleft[i]: how many go left. */
+     * others, in any order within each side; nleft[i]: how many go left.
+     * The positions of nodes not in the call may be lost (a device may
+     * partition into other buffers and swap): the grower never reads them
+     * again, since a node it does not split is a leaf. */
     sb_status (*partition)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft);
     /* Isolation forest (NULL: the device has none, refused by name). Trees
      * [t0, t0 + ntrees) become the batch, psi distinct rows each (count 1),

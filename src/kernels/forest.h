@@ -354,14 +354,14 @@ SB_FN void sb_k_forest_et_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u6
  * split at every value bin that has rows and is not the largest such; Extra
  * Trees, one drawn between the smallest and the largest (sb_k_forest_et_pick).
  * Missing values right and, when there are any, left. */
-SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u64 key, sb_i32 extra,
-                                     const SB_GLOBAL sb_i64 *tot, const SB_GLOBAL sb_u8 *bin,
-                                     const SB_GLOBAL sb_i32 *val, const SB_GLOBAL sb_i32 *mult,
-                                     const SB_GLOBAL sb_i32 *wq, sb_i32 cnt, sb_i32 feat, SB_GLOBAL sb_i64 *l,
-                                     SB_GLOBAL sb_i64 *m, sb_k_fsplit *best) {
-    const sb_i32 nv = r->nv;
+/* The first step of sb_k_forest_small_feature: the sums m of a small node's
+ * rows that miss feature feat (bins bin[0, cnt)), and its smallest and largest
+ * value bin; whether a value split exists on it (lo < hi). */
+SB_FN int sb_k_forest_small_range(const sb_k_forest_rules *r, const SB_GLOBAL sb_u8 *bin, const SB_GLOBAL sb_i32 *val,
+                                  const SB_GLOBAL sb_i32 *mult, const SB_GLOBAL sb_i32 *wq, sb_i32 cnt,
+                                  SB_GLOBAL sb_i64 *m, sb_i32 *lo_out, sb_i32 *hi_out) {
     sb_i32 lo = 256, hi = 0;
-    for (sb_i32 k = 0; k < nv; k++) m[k] = 0;
+    for (sb_i32 k = 0; k < r->nv; k++) m[k] = 0;
     for (sb_i32 i = 0; i < cnt; i++) {
         const sb_i32 b = bin[i];
         if (b == 0) {
@@ -371,26 +371,51 @@ SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb
             if (b > hi) hi = b;
         }
     }
-    if (hi == 0 || lo == hi) return; /* no value split on this feature here */
-    const int miss = sb_k_forest_weight(r, m) > 0;
-    for (sb_i32 i = 0; i < cnt; i++) {
-        sb_i32 t;
-        if (extra) {
-            if (i > 0) break; /* one candidate threshold */
-            t = sb_k_forest_et_pick(seed, key, feat, lo, hi);
-        } else {
-            t = bin[i];
-            if (t == 0 || t >= hi) continue;
-            int seen = 0; /* each bin once: at its first row */
-            for (sb_i32 j = 0; j < i; j++) seen |= bin[j] == t;
-            if (seen) continue;
-        }
-        for (sb_i32 k = 0; k < nv; k++) l[k] = 0;
-        for (sb_i32 j = 0; j < cnt; j++)
-            if (bin[j] >= 1 && bin[j] <= t) sb_k_forest_put(r, l, val[j], mult[j], wq[j]);
-        sb_k_forest_consider(r, tot, l, m, feat, t, 0, best);
-        if (miss) sb_k_forest_consider(r, tot, l, m, feat, t, 1, best);
+    *lo_out = lo;
+    *hi_out = hi;
+    return hi != 0 && lo != hi;
+}
+
+/* Candidate i of feature feat of a small node, after sb_k_forest_small_range
+ * gave lo, hi and m: random forest, the bin of row i when it is a value bin
+ * below hi that no earlier row has; Extra Trees, for i = 0 only, the drawn
+ * threshold (sb_k_forest_et_pick). Considered with missing values right and,
+ * when there are any, left; l: scratch of nv sums. The candidates are
+ * independent and *best keeps the best under a total order, so any division
+ * of 0..cnt-1 among workers, their bests merged by sb_k_fsplit_better, gives
+ * what the serial loop gives. */
+SB_FN void sb_k_forest_small_candidate(const sb_k_forest_rules *r, sb_u64 seed, sb_u64 key, sb_i32 extra,
+                                       const SB_GLOBAL sb_i64 *tot, const SB_GLOBAL sb_u8 *bin,
+                                       const SB_GLOBAL sb_i32 *val, const SB_GLOBAL sb_i32 *mult,
+                                       const SB_GLOBAL sb_i32 *wq, sb_i32 cnt, sb_i32 feat, sb_i32 i, sb_i32 lo,
+                                       sb_i32 hi, const SB_GLOBAL sb_i64 *m, SB_GLOBAL sb_i64 *l, sb_k_fsplit *best) {
+    const sb_i32 nv = r->nv;
+    sb_i32 t;
+    if (extra) {
+        if (i > 0) return; /* one candidate threshold */
+        t = sb_k_forest_et_pick(seed, key, feat, lo, hi);
+    } else {
+        t = bin[i];
+        if (t == 0 || t >= hi) return;
+        for (sb_i32 j = 0; j < i; j++) /* each bin once: at its first row */
+            if (bin[j] == t) return;
     }
+    for (sb_i32 k = 0; k < nv; k++) l[k] = 0;
+    for (sb_i32 j = 0; j < cnt; j++)
+        if (bin[j] >= 1 && bin[j] <= t) sb_k_forest_put(r, l, val[j], mult[j], wq[j]);
+    sb_k_forest_consider(r, tot, l, m, feat, t, 0, best);
+    if (sb_k_forest_weight(r, m) > 0) sb_k_forest_consider(r, tot, l, m, feat, t, 1, best);
+}
+
+SB_FN void sb_k_forest_small_feature(const sb_k_forest_rules *r, sb_u64 seed, sb_u64 key, sb_i32 extra,
+                                     const SB_GLOBAL sb_i64 *tot, const SB_GLOBAL sb_u8 *bin,
+                                     const SB_GLOBAL sb_i32 *val, const SB_GLOBAL sb_i32 *mult,
+                                     const SB_GLOBAL sb_i32 *wq, sb_i32 cnt, sb_i32 feat, SB_GLOBAL sb_i64 *l,
+                                     SB_GLOBAL sb_i64 *m, sb_k_fsplit *best) {
+    sb_i32 lo, hi;
+    if (!sb_k_forest_small_range(r, bin, val, mult, wq, cnt, m, &lo, &hi)) return; /* no value split here */
+    for (sb_i32 i = 0; i < cnt; i++)
+        sb_k_forest_small_candidate(r, seed, key, extra, tot, bin, val, mult, wq, cnt, feat, i, lo, hi, m, l, best);
 }
 
 /* Sum k of a feature's histogram h (nb + 1 bins of nv sums; bin 0: missing)

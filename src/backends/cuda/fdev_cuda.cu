@@ -304,40 +304,83 @@ __global__ void kf_sums(const sb_fdev_node *nodes, sb_k_forest_rules rules, cons
         if (acc[k] != 0) atomicAdd((u64 *)&sums[(int64_t)blockIdx.y * nv + k], (u64)acc[k]);
 }
 
-/* Small nodes, one warp each (sb_k_forest_small_feature): lane j takes the
- * node's drawn features j, j + 32, ...; then the warp's best under the total
- * order, and the left child's sums from its rows. */
+/* Small nodes, one warp each. The warp lists the node's drawn features in
+ * order (feat + node * mtry), stages its rows in shared memory, then takes
+ * its features FSG at a time: each feature's range (sb_k_forest_small_range,
+ * one lane a feature), then every (feature, candidate row) pair of the group
+ * spread over the lanes (sb_k_forest_small_candidate: the candidates are
+ * independent and the best is kept under a total order, so this division
+ * finds sb_k_forest_small_feature's best); the lanes' bests merged under the
+ * same order, and the left child's sums from its rows. Large nodes are
+ * kf_hist's and kf_best's: their warps do nothing. */
+#define FSG 4 /* features a group */
 __global__ void kf_small(const sb_fdev_node *nodes, const int64_t *tot, int32_t nnodes, sb_k_forest_rules rules,
                          u64 seed, int32_t extra, int32_t nf, int32_t mtry, const uint8_t *bins, int32_t stride,
                          const int32_t *rows, const int32_t *mult, const int32_t *wq, const int32_t *value,
-                         uint32_t *draws, sb_k_fsplit *out, int64_t *lsum) {
+                         uint32_t *draws, int32_t *feat, sb_k_fsplit *out, int64_t *lsum) {
     __shared__ sb_k_fsplit sh[FT];
+    __shared__ int32_t s_row[FT / 32][SB_K_FOREST_SMALL_ROWS], s_val[FT / 32][SB_K_FOREST_SMALL_ROWS],
+        s_mul[FT / 32][SB_K_FOREST_SMALL_ROWS], s_wq[FT / 32][SB_K_FOREST_SMALL_ROWS];
+    __shared__ sb_u8 s_bin[FT / 32][FSG][SB_K_FOREST_SMALL_ROWS];
+    __shared__ sb_i64 s_m[FT / 32][FSG][SB_K_FOREST_SMALL_NV];
+    __shared__ int32_t s_lo[FT / 32][FSG], s_hi[FT / 32][FSG], s_ok[FT / 32][FSG];
     const int32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int64_t node = (int64_t)blockIdx.x * (FT / 32) + warp;
     sb_k_fsplit best;
     memset(&best, 0, sizeof best);
-    /* large nodes are kf_hist's and kf_best's (uniform over the warp) */
+    /* (uniform over the warp) */
     const bool mine = node < nnodes && nodes[node].end - nodes[node].begin <= SB_K_FOREST_SMALL_ROWS;
     if (mine) {
         const sb_fdev_node q = nodes[node];
         rules.min_w = q.min_w; /* the node's tree's */
         const int64_t *t = tot + node * rules.nv;
         uint32_t *dr = draws + node * nf;
+        int32_t *fl = feat + node * mtry;
         for (int32_t j = lane; j < nf; j += 32) dr[j] = sb_k_forest_feature_draw(seed, q.key, j);
         __syncwarp();
-        const int32_t cnt = (int32_t)(q.end - q.begin);
-        sb_u8 bin[SB_K_FOREST_SMALL_ROWS];
-        sb_i32 val[SB_K_FOREST_SMALL_ROWS], mul[SB_K_FOREST_SMALL_ROWS], wqs[SB_K_FOREST_SMALL_ROWS];
-        sb_i64 l[SB_K_FOREST_SMALL_NV], m[SB_K_FOREST_SMALL_NV];
-        for (int32_t i = 0; i < cnt; i++) {
-            val[i] = value[rows[q.begin + i]];
-            mul[i] = mult[q.begin + i];
-            wqs[i] = wq[q.begin + i];
+        /* the drawn features, ascending */
+        int32_t nsel = 0;
+        for (int32_t base = 0; base < nf; base += 32) {
+            const int32_t j = base + lane;
+            const bool sel = j < nf && sb_k_forest_selected(dr, nf, mtry, j);
+            const unsigned bal = __ballot_sync(0xFFFFFFFFu, sel);
+            if (sel) fl[nsel + __popc(bal & ((1u << lane) - 1u))] = j;
+            nsel += __popc(bal);
         }
-        for (int32_t j = lane; j < nf; j += 32) {
-            if (!sb_k_forest_selected(dr, nf, mtry, j)) continue;
-            for (int32_t i = 0; i < cnt; i++) bin[i] = bins[(int64_t)rows[q.begin + i] * stride + j];
-            sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, wqs, cnt, j, l, m, &best);
+        const int32_t cnt = (int32_t)(q.end - q.begin);
+        for (int32_t i = lane; i < cnt; i += 32) {
+            const int32_t r = rows[q.begin + i];
+            s_row[warp][i] = r;
+            s_val[warp][i] = value[r];
+            s_mul[warp][i] = mult[q.begin + i];
+            s_wq[warp][i] = wq[q.begin + i];
+        }
+        __syncwarp();
+        const int32_t ncand = extra ? 1 : cnt;
+        sb_i64 l[SB_K_FOREST_SMALL_NV];
+        for (int32_t g0 = 0; g0 < nsel; g0 += FSG) {
+            const int32_t gn = nsel - g0 < FSG ? nsel - g0 : FSG;
+            for (int32_t x = lane; x < gn * cnt; x += 32) {
+                const int32_t a = x / cnt, i = x - a * cnt;
+                s_bin[warp][a][i] = bins[(int64_t)s_row[warp][i] * stride + fl[g0 + a]];
+            }
+            __syncwarp();
+            if (lane < gn) {
+                int32_t lo, hi;
+                s_ok[warp][lane] = sb_k_forest_small_range(&rules, s_bin[warp][lane], s_val[warp], s_mul[warp],
+                                                           s_wq[warp], cnt, s_m[warp][lane], &lo, &hi);
+                s_lo[warp][lane] = lo;
+                s_hi[warp][lane] = hi;
+            }
+            __syncwarp();
+            for (int32_t x = lane; x < gn * ncand; x += 32) {
+                const int32_t a = x / ncand, i = x - a * ncand;
+                if (!s_ok[warp][a]) continue;
+                sb_k_forest_small_candidate(&rules, seed, q.key, extra, t, s_bin[warp][a], s_val[warp], s_mul[warp],
+                                            s_wq[warp], cnt, fl[g0 + a], i, s_lo[warp][a], s_hi[warp][a],
+                                            s_m[warp][a], l, &best);
+            }
+            __syncwarp();
         }
     }
     sh[threadIdx.x] = best;
@@ -510,8 +553,9 @@ __global__ void kf_part_count(const sb_fdev_node *nodes, const int64_t *tile_sta
     if (threadIdx.x == 0 && c) atomicAdd(&ctr[j], c);
 }
 
-/* Pass 2: each row to a slot from its side's cursor (ctr[j]: left, starting
- * at begin; ctr[nnodes + j]: right, starting at begin + nleft). */
+/* Pass 2: each row to a slot of the other buffers from its side's cursor
+ * (ctr[j]: left, starting at begin; ctr[nnodes + j]: right, starting at
+ * begin + nleft); weights only when the forest is weighted (wq NULL: not). */
 __global__ void kf_part_scatter(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
                                 const uint8_t *bins, int32_t stride, const int32_t *rows, const int32_t *mult,
                                 const int32_t *wq, u64 *ctr, int32_t *trows, int32_t *tmult, int32_t *twq) {
@@ -533,24 +577,8 @@ __global__ void kf_part_scatter(const sb_fdev_node *nodes, const int64_t *tile_s
         if (want) {
             trows[at] = r;
             tmult[at] = mult[p];
-            twq[at] = wq[p];
+            if (wq) twq[at] = wq[p];
         }
-    }
-}
-
-/* Pass 3: the partitioned rows back in place. */
-__global__ void kf_part_copy(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
-                             const int32_t *trows, const int32_t *tmult, const int32_t *twq, int32_t *rows,
-                             int32_t *mult, int32_t *wq) {
-    const int64_t tile = blockIdx.x;
-    const int32_t j = kf_find(tile_start, nnodes, tile);
-    const sb_fdev_node q = nodes[j];
-    const int64_t b = q.begin + (tile - tile_start[j]) * FPART_TILE;
-    const int64_t e = b + FPART_TILE < q.end ? b + FPART_TILE : q.end;
-    for (int64_t p = b + threadIdx.x; p < e; p += FT) {
-        rows[p] = trows[p];
-        mult[p] = tmult[p];
-        wq[p] = twq[p];
     }
 }
 
@@ -998,7 +1026,7 @@ static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
             const int32_t m = (int32_t)(nnodes - at < small_chunk ? nnodes - at : small_chunk);
             kf_small<<<(unsigned)((m + FT / 32 - 1) / (FT / 32)), FT>>>(
                 dn + at, (const int64_t *)dtot + at * nv, m, d->s.rules, d->s.seed, d->s.extra, d->s.nf, mtry, d->bins,
-                d->stride, d->rows, d->mult, d->wq, d->value, d->draws, d->dsplit + at, d->dlsum + at * nv);
+                d->stride, d->rows, d->mult, d->wq, d->value, d->draws, d->feat, d->dsplit + at, d->dlsum + at * nv);
             FCK_LAUNCH("small nodes");
         }
         ft_end(d, FT_SMALL);
@@ -1093,11 +1121,23 @@ static sb_status fc_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
     if (e == cudaSuccess) e = cudaMemcpy(d->ctr, h, sizeof(u64) * 2 * (size_t)nnodes, cudaMemcpyHostToDevice);
     sb_free(h);
     FCK(e, "partition counts");
-    kf_part_scatter<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->mult, d->wq, d->ctr,
-                                          d->trows, d->tmult, d->twq);
+    const int w = d->s.rules.weighted;
+    kf_part_scatter<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->mult, w ? d->wq : NULL,
+                                          d->ctr, d->trows, d->tmult, w ? d->twq : NULL);
     FCK_LAUNCH("partition scatter");
-    kf_part_copy<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->trows, d->tmult, d->twq, d->rows, d->mult, d->wq);
-    FCK_LAUNCH("partition copy");
+    /* the other buffers become the positions: only the nodes of this call
+     * have theirs there, and the others are leaves (fdev.h) */
+    int32_t *x = d->rows;
+    d->rows = d->trows;
+    d->trows = x;
+    x = d->mult;
+    d->mult = d->tmult;
+    d->tmult = x;
+    if (w) {
+        x = d->wq;
+        d->wq = d->twq;
+        d->twq = x;
+    }
     return SB_OK;
 }
 

@@ -30,8 +30,10 @@
 /* SAMEBITS_FOREST_TIMING=1: the grower prints where a batch's time goes (the
  * device operations as the host waits for them, the host's own level work,
  * emitting the model trees) to stderr. */
-enum { GT_BEGIN, GT_SUMS, GT_SPLIT, GT_PART, GT_HOST, GT_EMIT, GT_MAY, GT_REC, GT_CH, GT_ROOM, GT_TN, GT_N };
-static const char *const k_gtnames[GT_N] = {"dev begin", "dev sums", "dev split", "dev partition", "host levels", "emit", "may", "rec", "children", "room", "treenodes"};
+enum { GT_BEGIN, GT_SUMS, GT_SPLIT, GT_PART, GT_HOST, GT_MAY, GT_REC, GT_CH, GT_ROOM, GT_EMIT, GT_N };
+static const char *const k_gtnames[GT_N] = {"dev begin",  "dev sums",      "dev split",  "dev partition",
+                                            "host other", "host may-split", "host record", "host children",
+                                            "host room",  "emit"};
 
 static double gclock(void) {
     struct timespec ts;
@@ -339,9 +341,16 @@ static void children(void *ctx, int64_t k) {
     level *L = ctx;
     gctx *c = L->c;
     const int32_t nv = c->nv;
+    int32_t run_tree = -1, run = 0; /* the chunk's new nodes per tree, added in runs (integer atomics) */
     for (int32_t j = (int32_t)k * LCHUNK; j < chunk_end((int32_t)k, L->ns); j++) {
         const int32_t i = L->ppick[j];
         const lnode *q = &L->lv[i];
+        if (q->tree != run_tree) {
+            if (run) __atomic_fetch_add(&c->tree_nodes[run_tree], run, __ATOMIC_RELAXED);
+            run_tree = q->tree;
+            run = 0;
+        }
+        run += 2;
         const int64_t gid = L->lo + i, lc = L->next_lo + 2 * (int64_t)j;
         G(c, gid)->left = (int32_t)lc;
         const int64_t *ps = P(c, gid), *ls0 = L->plsum + (int64_t)j * nv;
@@ -374,6 +383,7 @@ static void children(void *ctx, int64_t k) {
 #endif
         }
     }
+    if (run) __atomic_fetch_add(&c->tree_nodes[run_tree], run, __ATOMIC_RELAXED);
 }
 
 /* Chunk counts into offsets; the total. */
@@ -513,8 +523,6 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         gmark(c, GT_HOST);
         sb_parallel_for(L.nchunks, children, &L);
         gmark(c, GT_CH);
-        for (int32_t j = 0; j < np; j++) c->tree_nodes[lv[ppick[j]].tree] += 2;
-        gmark(c, GT_TN);
         lo = c->ng;
         c->ng += 2 * (int64_t)np;
         lnode *tmp = lv;
