@@ -431,8 +431,9 @@ SB_FN void sb_k_forest_cumulate(SB_GLOBAL sb_i64 *h, sb_i32 nb, sb_i32 nv) {
 }
 
 /* Whether a node may be split at all: not pure (classification), enough
- * rows (counted with multiplicity), not too deep (at most 128 levels whatever
- * max_depth says). */
+ * rows (counted with multiplicity) for min_samples_split and for two children
+ * of min_samples_leaf, not too deep (at most 128 levels whatever max_depth
+ * says). */
 SB_FN int sb_k_forest_may_split(const sb_k_forest_rules *r, const SB_GLOBAL sb_i64 *tot, sb_i64 min_samples_split,
                                 sb_i32 depth, sb_i32 max_depth) {
     const sb_i64 w = sb_k_forest_weight(r, tot);
@@ -440,6 +441,10 @@ SB_FN int sb_k_forest_may_split(const sb_k_forest_rules *r, const SB_GLOBAL sb_i
         for (sb_i32 k = 0; k < r->nv - r->weighted; k++)
             if (tot[k] == w) return 0;
     const sb_i64 rows = r->weighted ? tot[r->nv - 1] : w;
+    /* each child needs min_samples_leaf rows (sb_k_forest_consider): fewer
+     * than twice that can have no valid split, so the node is a leaf as
+     * surely as after a search that finds none */
+    if (rows < 2 * r->min_samples_leaf) return 0;
     return rows >= min_samples_split && (max_depth < 0 || depth < max_depth) && depth < 128;
 }
 

@@ -534,28 +534,12 @@ __global__ void kf_best(const int64_t *tot, sb_k_forest_rules rules, u64 seed, c
     }
 }
 
-/* Partition pass 1: ctr[j] += the rows of node j going left (one tile a block). */
-__global__ void kf_part_count(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
-                              const uint8_t *bins, int32_t stride, const int32_t *rows, u64 *ctr) {
-    __shared__ unsigned long long c;
-    const int64_t tile = blockIdx.x;
-    const int32_t j = kf_find(tile_start, nnodes, tile);
-    const sb_fdev_node q = nodes[j];
-    if (threadIdx.x == 0) c = 0;
-    __syncthreads();
-    const int64_t b = q.begin + (tile - tile_start[j]) * FPART_TILE;
-    const int64_t e = b + FPART_TILE < q.end ? b + FPART_TILE : q.end;
-    unsigned long long mine = 0;
-    for (int64_t p = b + threadIdx.x; p < e; p += FT)
-        mine += sb_k_goes_left(bins[(int64_t)rows[p] * stride + q.feature], q.bin, q.dl);
-    if (mine) atomicAdd(&c, mine);
-    __syncthreads();
-    if (threadIdx.x == 0 && c) atomicAdd(&ctr[j], c);
-}
-
-/* Pass 2: each row to a slot of the other buffers from its side's cursor
- * (ctr[j]: left, starting at begin; ctr[nnodes + j]: right, starting at
- * begin + nleft); weights only when the forest is weighted (wq NULL: not). */
+/* Partition, one pass (one tile a block): each row of node j to a slot of the
+ * other buffers, its left rows from begin up (ctr[j] counts them) and its
+ * right rows from end down (ctr[nnodes + j]), so the sides meet at begin +
+ * nleft with no count pass first; the order within a side is the schedule's,
+ * which no operation reads (fdev.h). Weights only when the forest is
+ * weighted (wq NULL: not). */
 __global__ void kf_part_scatter(const sb_fdev_node *nodes, const int64_t *tile_start, int32_t nnodes,
                                 const uint8_t *bins, int32_t stride, const int32_t *rows, const int32_t *mult,
                                 const int32_t *wq, u64 *ctr, int32_t *trows, int32_t *tmult, int32_t *twq) {
@@ -573,8 +557,9 @@ __global__ void kf_part_scatter(const sb_fdev_node *nodes, const int64_t *tile_s
             r = rows[p];
             left = sb_k_goes_left(bins[(int64_t)r * stride + q.feature], q.bin, q.dl);
         }
-        const long long at = kf_claim(ctr, left ? j : (int64_t)nnodes + j, want);
+        const long long k = kf_claim(ctr, left ? j : (int64_t)nnodes + j, want);
         if (want) {
+            const int64_t at = left ? q.begin + k : q.end - 1 - k;
             trows[at] = r;
             tmult[at] = mult[p];
             if (wq) twq[at] = wq[p];
@@ -1108,23 +1093,11 @@ static sb_status fc_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
         for (int32_t i = 0; i < nnodes; i++) nleft[i] = 0;
         return SB_OK;
     }
-    kf_part_count<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->ctr);
-    FCK_LAUNCH("partition count");
-    u64 *h = (u64 *)sb_malloc(sizeof(u64) * 2 * (size_t)nnodes);
-    if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
-    cudaError_t e = cudaMemcpy(h, d->ctr, sizeof(u64) * (size_t)nnodes, cudaMemcpyDeviceToHost);
-    for (int32_t i = 0; i < nnodes; i++) {
-        nleft[i] = (int64_t)h[i];
-        h[i] = (u64)nodes[i].begin;                        /* the left side's cursor */
-        h[nnodes + i] = (u64)(nodes[i].begin + nleft[i]); /* the right side's */
-    }
-    if (e == cudaSuccess) e = cudaMemcpy(d->ctr, h, sizeof(u64) * 2 * (size_t)nnodes, cudaMemcpyHostToDevice);
-    sb_free(h);
-    FCK(e, "partition counts");
     const int w = d->s.rules.weighted;
     kf_part_scatter<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->mult, w ? d->wq : NULL,
                                           d->ctr, d->trows, d->tmult, w ? d->twq : NULL);
-    FCK_LAUNCH("partition scatter");
+    FCK_LAUNCH("partition");
+    FCK(cudaMemcpy(nleft, d->ctr, sizeof(u64) * (size_t)nnodes, cudaMemcpyDeviceToHost), "partition counts");
     /* the other buffers become the positions: only the nodes of this call
      * have theirs there, and the others are leaves (fdev.h) */
     int32_t *x = d->rows;

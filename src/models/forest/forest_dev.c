@@ -75,7 +75,8 @@ typedef struct gctx {
     int64_t ng, nblk, blkcap;
     int timing; /* SAMEBITS_FOREST_TIMING */
     double tsec[GT_N], tmark;
-    int64_t nnodes; /* nodes grown (timing) */
+    int64_t nnodes;    /* nodes grown (timing) */
+    int64_t nsearched; /* nodes searched for a split (timing) */
 } gctx;
 
 /* The time since the last mark goes to phase k. */
@@ -482,6 +483,7 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         gmark(c, GT_HOST);
         sb_parallel_for(L.nchunks, may_count, &L);
         const int32_t ns = offsets(cnt, L.nchunks);
+        c->nsearched += ns;
         if (ns == 0) break;
         sb_parallel_for(L.nchunks, may_fill, &L);
         gmark(c, GT_MAY);
@@ -590,7 +592,8 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
     ops->close(c.dev);
     if (c.timing) {
         for (int k = 0; k < GT_N; k++) fprintf(stderr, "forest grower: %-14s %8.3f s\n", k_gtnames[k], c.tsec[k]);
-        fprintf(stderr, "forest grower: %lld nodes in %d trees\n", (long long)c.nnodes, (int)ntrees);
+        fprintf(stderr, "forest grower: %lld nodes in %d trees, %lld searched for a split\n", (long long)c.nnodes,
+                (int)ntrees, (long long)c.nsearched);
     }
     sb_free(c.tree_nodes);
     sb_free(c.rules);
