@@ -126,12 +126,12 @@ ifneq ($(CUDA),)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
 
-$(BUILD)/obj/src/backends/cuda/tdev_cuda.o: src/backends/cuda/tdev_cuda.cu src/backends/tdev.h src/kernels/tree.h src/kernels/gbdt.h src/kernels/quantize.h
+$(BUILD)/obj/src/backends/cuda/tdev_cuda.o: src/backends/cuda/tdev_cuda.cu src/backends/cuda/cuda_common.h src/backends/tdev.h src/kernels/tree.h src/kernels/gbdt.h src/kernels/quantize.h
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $(BUILD)/$<"
 	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -DSB_CUDA_FLAGS='"$(NVCC_FLAGS)"' -c $< -o $@
 
-$(BUILD)/obj/src/backends/cuda/fdev_cuda.o: src/backends/cuda/fdev_cuda.cu src/backends/fdev.h src/kernels/forest.h src/kernels/tree.h src/kernels/gbdt.h src/core/rng.h
+$(BUILD)/obj/src/backends/cuda/fdev_cuda.o: src/backends/cuda/fdev_cuda.cu src/backends/cuda/cuda_common.h src/backends/fdev.h src/kernels/forest.h src/kernels/tree.h src/kernels/gbdt.h src/core/rng.h
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $(BUILD)/$<"
 	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -c $< -o $@

@@ -34,6 +34,7 @@ extern "C" {
 #include "backends/fdev.h"
 }
 #include <cuda_runtime.h>
+#include "backends/cuda/cuda_common.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,32 +100,12 @@ struct sb_fdev {
 
 /* ---- errors ---- */
 
-static sb_status fcuda_fail(cudaError_t e, const char *what) {
-    return sb_fail(e == cudaErrorMemoryAllocation ? SB_ERR_OUT_OF_MEMORY : SB_ERR_INTERNAL, "cuda: %s: %s", what,
-                   cudaGetErrorString(e));
-}
-#define FCK(call, what)                                        \
-    do {                                                       \
-        cudaError_t e_ = (call);                               \
-        if (e_ != cudaSuccess) return fcuda_fail(e_, what);    \
-    } while (0)
-#define FCK_LAUNCH(what) FCK(cudaGetLastError(), what)
+/* sb_cuda_fail, CUDA_CK and CUDA_CK_LAUNCH: cuda_common.h */
 
 static unsigned fgrid(int64_t n) {
     int64_t b = (n + FT - 1) / FT;
     if (b < 1) b = 1;
     return (unsigned)(b < 132 * 16 ? b : 132 * 16);
-}
-
-/* Device memory *p of at least bytes (contents not kept). */
-static sb_status ensure(void **p, size_t *cap, size_t bytes, const char *what) {
-    if (bytes <= *cap) return SB_OK;
-    cudaFree(*p);
-    *p = NULL;
-    *cap = 0;
-    FCK(cudaMalloc(p, bytes), what);
-    *cap = bytes;
-    return SB_OK;
 }
 
 /* ---- device helpers ---- */
@@ -674,17 +655,14 @@ static void fc_close(sb_fdev *d) {
 }
 
 static sb_status fc_open_inner(const sb_fdev_setup *s, sb_fdev *d) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'cuda': no usable GPU (%s)",
-                       e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+    sb_status gpu = sb_cuda_require_gpu();
+    if (gpu != SB_OK) return gpu;
     const int64_t n = s->n;
     const size_t nn = (size_t)(n ? n : 1);
     const char *tv = getenv("SAMEBITS_CUDA_TIMING");
     if (tv && tv[0] == '1') {
-        FCK(cudaEventCreate(&d->ev0), "timing");
-        FCK(cudaEventCreate(&d->ev1), "timing");
+        CUDA_CK(cudaEventCreate(&d->ev0), "timing");
+        CUDA_CK(cudaEventCreate(&d->ev1), "timing");
         d->timing = 1;
     }
     d->s = *s;
@@ -696,34 +674,34 @@ static sb_status fc_open_inner(const sb_fdev_setup *s, sb_fdev *d) {
     d->stride = (s->nf + 3) & ~3;
     for (int32_t f = 0; f < s->nf; f++)
         if (s->nbins[f] > d->maxnb) d->maxnb = s->nbins[f];
-    FCK(cudaMalloc(&d->bins, nn * (size_t)d->stride), "bins");
-    FCK(cudaMemset(d->bins, 0, nn * (size_t)d->stride), "bins");
-    FCK(cudaMalloc(&d->value, sizeof(int32_t) * nn), "values");
-    FCK(cudaMalloc(&d->nbins, sizeof(int32_t) * (size_t)s->nf), "nbins");
-    if (s->value) FCK(cudaMemcpy(d->value, s->value, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice), "values");
-    else FCK(cudaMemset(d->value, 0, sizeof(int32_t) * nn), "values");
+    CUDA_CK(cudaMalloc(&d->bins, nn * (size_t)d->stride), "bins");
+    CUDA_CK(cudaMemset(d->bins, 0, nn * (size_t)d->stride), "bins");
+    CUDA_CK(cudaMalloc(&d->value, sizeof(int32_t) * nn), "values");
+    CUDA_CK(cudaMalloc(&d->nbins, sizeof(int32_t) * (size_t)s->nf), "nbins");
+    if (s->value) CUDA_CK(cudaMemcpy(d->value, s->value, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice), "values");
+    else CUDA_CK(cudaMemset(d->value, 0, sizeof(int32_t) * nn), "values");
     if (s->wq) {
-        FCK(cudaMalloc(&d->rwq, sizeof(int32_t) * nn), "weights");
-        FCK(cudaMemcpy(d->rwq, s->wq, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice), "weights");
+        CUDA_CK(cudaMalloc(&d->rwq, sizeof(int32_t) * nn), "weights");
+        CUDA_CK(cudaMemcpy(d->rwq, s->wq, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice), "weights");
     }
     if (s->sw) {
-        FCK(cudaMalloc(&d->sw, sizeof(float) * nn), "sample weights");
-        FCK(cudaMemcpy(d->sw, s->sw, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice), "sample weights");
+        CUDA_CK(cudaMalloc(&d->sw, sizeof(float) * nn), "sample weights");
+        CUDA_CK(cudaMemcpy(d->sw, s->sw, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice), "sample weights");
     }
-    FCK(cudaMemcpy(d->nbins, s->nbins, sizeof(int32_t) * (size_t)s->nf, cudaMemcpyHostToDevice), "nbins");
+    CUDA_CK(cudaMemcpy(d->nbins, s->nbins, sizeof(int32_t) * (size_t)s->nf, cudaMemcpyHostToDevice), "nbins");
     /* bins: column-major in, row-major on the device */
     void *tmp = NULL;
-    FCK(cudaMalloc(&tmp, nn * (size_t)s->nf), "bins");
-    e = cudaMemcpy(tmp, s->binned, (size_t)n * (size_t)s->nf, cudaMemcpyHostToDevice);
+    CUDA_CK(cudaMalloc(&tmp, nn * (size_t)s->nf), "bins");
+    cudaError_t e = cudaMemcpy(tmp, s->binned, (size_t)n * (size_t)s->nf, cudaMemcpyHostToDevice);
     if (e == cudaSuccess) {
         kf_transpose<<<fgrid(n * s->nf), FT>>>((const uint8_t *)tmp, n, s->nf, d->stride, d->bins);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     cudaFree(tmp);
-    FCK(e, "bins");
-    FCK(cudaFuncSetAttribute(kf_hist, cudaFuncAttributeMaxDynamicSharedMemorySize, FSMEM_MAX), "histogram shared memory");
-    FCK(cudaFuncSetAttribute(kf_best, cudaFuncAttributeMaxDynamicSharedMemorySize, FSMEM_MAX), "split shared memory");
+    CUDA_CK(e, "bins");
+    CUDA_CK(cudaFuncSetAttribute(kf_hist, cudaFuncAttributeMaxDynamicSharedMemorySize, FSMEM_MAX), "histogram shared memory");
+    CUDA_CK(cudaFuncSetAttribute(kf_best, cudaFuncAttributeMaxDynamicSharedMemorySize, FSMEM_MAX), "split shared memory");
     return SB_OK;
 }
 
@@ -747,10 +725,10 @@ static sb_status counters(sb_fdev *d, int64_t k) {
         cudaFree(d->ctr);
         d->ctr = NULL;
         d->ctr_cap = 0;
-        FCK(cudaMalloc(&d->ctr, sizeof(u64) * (size_t)k), "counters");
+        CUDA_CK(cudaMalloc(&d->ctr, sizeof(u64) * (size_t)k), "counters");
         d->ctr_cap = k;
     }
-    FCK(cudaMemset(d->ctr, 0, sizeof(u64) * (size_t)k), "counters");
+    CUDA_CK(cudaMemset(d->ctr, 0, sizeof(u64) * (size_t)k), "counters");
     return SB_OK;
 }
 
@@ -763,7 +741,7 @@ static sb_status positions(sb_fdev *d, int64_t pos) {
         *a[i] = NULL;
     }
     d->cap = 0;
-    for (int i = 0; i < 6; i++) FCK(cudaMalloc(a[i], sizeof(int32_t) * (size_t)pos), "rows");
+    for (int i = 0; i < 6; i++) CUDA_CK(cudaMalloc(a[i], sizeof(int32_t) * (size_t)pos), "rows");
     d->cap = pos;
     return SB_OK;
 }
@@ -779,7 +757,7 @@ static sb_status subsample_weights(sb_fdev *d, int32_t t0, int32_t nb, int32_t *
         cudaFree(d->subwq);
         d->subwq = NULL;
         d->subwq_cap = 0;
-        FCK(cudaMalloc(&d->subwq, sizeof(int32_t) * (size_t)pos), "tree weights");
+        CUDA_CK(cudaMalloc(&d->subwq, sizeof(int32_t) * (size_t)pos), "tree weights");
         d->subwq_cap = pos;
     }
     if (nb > d->sub_cap) {
@@ -791,22 +769,22 @@ static sb_status subsample_weights(sb_fdev *d, int32_t t0, int32_t nb, int32_t *
             *a[i] = NULL;
         }
         d->sub_cap = 0;
-        for (int i = 0; i < 5; i++) FCK(cudaMalloc(a[i], sz[i] * (size_t)nb), "tree weights");
+        for (int i = 0; i < 5; i++) CUDA_CK(cudaMalloc(a[i], sz[i] * (size_t)nb), "tree weights");
         d->sub_cap = nb;
     }
-    FCK(cudaMemset(d->nk, 0, sizeof(int64_t) * (size_t)K * (size_t)nb), "tree weights");
-    FCK(cudaMemset(d->wmax, 0, sizeof(uint32_t) * (size_t)nb), "tree weights");
-    FCK(cudaMemset(d->bad, 0xFF, 2 * sizeof(u64) * (size_t)nb), "tree weights");
+    CUDA_CK(cudaMemset(d->nk, 0, sizeof(int64_t) * (size_t)K * (size_t)nb), "tree weights");
+    CUDA_CK(cudaMemset(d->wmax, 0, sizeof(uint32_t) * (size_t)nb), "tree weights");
+    CUDA_CK(cudaMemset(d->bad, 0xFF, 2 * sizeof(u64) * (size_t)nb), "tree weights");
     kf_sub_counts<<<fgrid(pos), FT>>>(d->cnt, n, nb, K, d->value, d->nk);
-    FCK_LAUNCH("tree class counts");
+    CUDA_CK_LAUNCH("tree class counts");
     kf_sub_classes<<<(unsigned)((nb + FT - 1) / FT), FT>>>(d->nk, nb, K, d->cw);
-    FCK_LAUNCH("tree class weights");
+    CUDA_CK_LAUNCH("tree class weights");
     kf_sub_max<<<fgrid(pos), FT>>>(d->cnt, n, nb, K, d->value, d->sw, d->cw, d->wmax, d->bad);
-    FCK_LAUNCH("tree weight scale");
+    CUDA_CK_LAUNCH("tree weight scale");
     kf_sub_scale<<<(unsigned)((nb + FT - 1) / FT), FT>>>(d->wmax, nb, d->wexp);
-    FCK_LAUNCH("tree weight scale");
+    CUDA_CK_LAUNCH("tree weight scale");
     kf_sub_fix<<<fgrid(pos), FT>>>(d->cnt, n, nb, K, d->value, d->sw, d->cw, d->wexp, d->subwq, d->bad);
-    FCK_LAUNCH("tree weights");
+    CUDA_CK_LAUNCH("tree weights");
     u64 *bad = (u64 *)sb_malloc(2 * sizeof(u64) * (size_t)nb);
     if (!bad) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     cudaError_t e = cudaMemcpy(bad, d->bad, 2 * sizeof(u64) * (size_t)nb, cudaMemcpyDeviceToHost);
@@ -819,10 +797,10 @@ static sb_status subsample_weights(sb_fdev *d, int32_t t0, int32_t nb, int32_t *
             row = bad[i] != ~(u64)0 ? bad[i] : bad[nb + i];
         }
     sb_free(bad);
-    FCK(e, "tree weights");
+    CUDA_CK(e, "tree weights");
     if (ti < 0) return SB_OK;
     float w = 1.0f;
-    if (d->sw) FCK(cudaMemcpy(&w, d->sw + row, sizeof(float), cudaMemcpyDeviceToHost), "sample weight");
+    if (d->sw) CUDA_CK(cudaMemcpy(&w, d->sw + row, sizeof(float), cudaMemcpyDeviceToHost), "sample weight");
     return sb_fail(SB_ERR_LIMIT,
                    "forest: the weight of row %lld in tree %d (sample weight %g times its class weight) is not "
                    "finite, or is positive but below the fixed-point resolution (2^-21 of the largest weight), "
@@ -838,16 +816,16 @@ static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, 
         cudaFree(d->cnt);
         d->cnt = NULL;
         d->cnt_cap = 0;
-        FCK(cudaMalloc(&d->cnt, sizeof(int32_t) * (size_t)pos), "draw counts");
+        CUDA_CK(cudaMalloc(&d->cnt, sizeof(int32_t) * (size_t)pos), "draw counts");
         d->cnt_cap = pos;
     }
     if (d->s.bootstrap) {
-        FCK(cudaMemset(d->cnt, 0, sizeof(int32_t) * (size_t)pos), "draw counts");
+        CUDA_CK(cudaMemset(d->cnt, 0, sizeof(int32_t) * (size_t)pos), "draw counts");
         kf_boot<<<fgrid((int64_t)nb * d->s.ndraw), FT>>>(d->cnt, n, nb, t0, d->s.seed, d->s.ndraw);
-        FCK_LAUNCH("bootstrap");
+        CUDA_CK_LAUNCH("bootstrap");
     } else {
         kf_fill<<<fgrid(pos), FT>>>(d->cnt, pos, 1);
-        FCK_LAUNCH("rows");
+        CUDA_CK_LAUNCH("rows");
     }
     for (int32_t i = 0; i < nb; i++) wexp[i] = d->s.rules.wexp;
     const int32_t *wtree = NULL;
@@ -859,7 +837,7 @@ static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, 
     sb_status st = counters(d, nb);
     if (st != SB_OK) return st;
     kf_compact<<<fgrid(pos), FT>>>(d->cnt, n, nb, d->rwq, wtree, d->ctr, 0, d->rows, d->mult, d->wq);
-    FCK_LAUNCH("row count");
+    CUDA_CK_LAUNCH("row count");
     u64 *h = (u64 *)sb_malloc(sizeof(u64) * (size_t)nb);
     if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     cudaError_t e = cudaMemcpy(h, d->ctr, sizeof(u64) * (size_t)nb, cudaMemcpyDeviceToHost);
@@ -871,9 +849,9 @@ static sb_status fc_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, 
     }
     if (e == cudaSuccess) e = cudaMemcpy(d->ctr, h, sizeof(u64) * (size_t)nb, cudaMemcpyHostToDevice);
     sb_free(h);
-    FCK(e, "row counts");
+    CUDA_CK(e, "row counts");
     kf_compact<<<fgrid(pos), FT>>>(d->cnt, n, nb, d->rwq, wtree, d->ctr, 1, d->rows, d->mult, d->wq);
-    FCK_LAUNCH("rows");
+    CUDA_CK_LAUNCH("rows");
     return SB_OK;
 }
 
@@ -883,11 +861,11 @@ static sb_status upload(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, i
                         size_t extra_bytes, sb_fdev_node **dn, int64_t **dtiles, void **dextra, int64_t *ntiles) {
     const size_t nb = (sizeof(sb_fdev_node) * (size_t)nnodes + 255) & ~(size_t)255;
     const size_t tb = tile > 0 ? (sizeof(int64_t) * ((size_t)nnodes + 1) + 255) & ~(size_t)255 : 0;
-    sb_status st = ensure(&d->up, &d->up_cap, nb + tb + extra_bytes + 256, "uploads");
+    sb_status st = sb_cuda_ensure(&d->up, &d->up_cap, nb + tb + extra_bytes + 256, "uploads");
     if (st != SB_OK) return st;
     char *p = (char *)d->up;
     *dn = (sb_fdev_node *)p;
-    FCK(cudaMemcpy(p, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, cudaMemcpyHostToDevice), "nodes");
+    CUDA_CK(cudaMemcpy(p, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, cudaMemcpyHostToDevice), "nodes");
     if (tile > 0) {
         int64_t *ts = (int64_t *)sb_malloc(sizeof(int64_t) * ((size_t)nnodes + 1));
         if (!ts) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
@@ -900,11 +878,11 @@ static sb_status upload(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, i
         *ntiles = acc;
         cudaError_t e = cudaMemcpy(p + nb, ts, sizeof(int64_t) * ((size_t)nnodes + 1), cudaMemcpyHostToDevice);
         sb_free(ts);
-        FCK(e, "tiles");
+        CUDA_CK(e, "tiles");
         *dtiles = (int64_t *)(p + nb);
     }
     if (extra_bytes) {
-        FCK(cudaMemcpy(p + nb + tb, extra, extra_bytes, cudaMemcpyHostToDevice), "sums");
+        CUDA_CK(cudaMemcpy(p + nb + tb, extra, extra_bytes, cudaMemcpyHostToDevice), "sums");
         *dextra = p + nb + tb;
     }
     return SB_OK;
@@ -920,7 +898,7 @@ static sb_status fc_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes
         int64_t *dt = NULL, nt = 0, maxrows = 0;
         void *dx = NULL;
         sb_status st = upload(d, nodes + at, m, 0, NULL, 0, &dn, &dt, &dx, &nt);
-        if (st == SB_OK) st = ensure((void **)&ds, &cap, sizeof(int64_t) * (size_t)m * (size_t)nv, "sums");
+        if (st == SB_OK) st = sb_cuda_ensure((void **)&ds, &cap, sizeof(int64_t) * (size_t)m * (size_t)nv, "sums");
         if (st != SB_OK) {
             cudaFree(ds);
             return st;
@@ -939,7 +917,7 @@ static sb_status fc_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes
             e = cudaMemcpy(sums + (int64_t)at * nv, ds, sizeof(int64_t) * (size_t)m * (size_t)nv, cudaMemcpyDeviceToHost);
         if (e != cudaSuccess) {
             cudaFree(ds);
-            return fcuda_fail(e, "sums");
+            return sb_cuda_fail(e, "sums");
         }
     }
     cudaFree(ds);
@@ -954,8 +932,8 @@ static sb_status results(sb_fdev *d, int64_t m) {
     d->dsplit = NULL;
     d->dlsum = NULL;
     d->res_cap = 0;
-    FCK(cudaMalloc(&d->dsplit, sizeof(sb_k_fsplit) * (size_t)m), "splits");
-    FCK(cudaMalloc(&d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)(d->s.rules.nv > 0 ? d->s.rules.nv : 1)),
+    CUDA_CK(cudaMalloc(&d->dsplit, sizeof(sb_k_fsplit) * (size_t)m), "splits");
+    CUDA_CK(cudaMalloc(&d->dlsum, sizeof(int64_t) * (size_t)m * (size_t)(d->s.rules.nv > 0 ? d->s.rules.nv : 1)),
         "left sums"); /* the isolation forest has no sums */
     d->res_cap = m;
     return SB_OK;
@@ -969,8 +947,8 @@ static sb_status selection(sb_fdev *d, int64_t m) {
     d->draws = NULL;
     d->feat = NULL;
     d->sel_cap = 0;
-    FCK(cudaMalloc(&d->draws, sizeof(uint32_t) * (size_t)m * (size_t)d->s.nf), "draws");
-    FCK(cudaMalloc(&d->feat, sizeof(int32_t) * (size_t)m * (size_t)d->s.mtry), "features");
+    CUDA_CK(cudaMalloc(&d->draws, sizeof(uint32_t) * (size_t)m * (size_t)d->s.nf), "draws");
+    CUDA_CK(cudaMalloc(&d->feat, sizeof(int32_t) * (size_t)m * (size_t)d->s.mtry), "features");
     d->sel_cap = m;
     return SB_OK;
 }
@@ -1012,7 +990,7 @@ static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
             kf_small<<<(unsigned)((m + FT / 32 - 1) / (FT / 32)), FT>>>(
                 dn + at, (const int64_t *)dtot + at * nv, m, d->s.rules, d->s.seed, d->s.extra, d->s.nf, mtry, d->bins,
                 d->stride, d->rows, d->mult, d->wq, d->value, d->draws, d->feat, d->dsplit + at, d->dlsum + at * nv);
-            FCK_LAUNCH("small nodes");
+            CUDA_CK_LAUNCH("small nodes");
         }
         ft_end(d, FT_SMALL);
     }
@@ -1029,9 +1007,9 @@ static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
         for (int32_t i = 0; i < nnodes; i++)
             if (!can_small || nodes[i].end - nodes[i].begin > SB_K_FOREST_SMALL_ROWS) idx[k++] = i;
         const size_t ib = (sizeof(int32_t) * (size_t)per + 255) & ~(size_t)255;
-        st = ensure(&d->up2, &d->up2_cap, ib + sizeof(int64_t) * ((size_t)per + 1), "uploads");
+        st = sb_cuda_ensure(&d->up2, &d->up2_cap, ib + sizeof(int64_t) * ((size_t)per + 1), "uploads");
         if (st == SB_OK) st = selection(d, per);
-        if (st == SB_OK) st = ensure((void **)&d->hist, &d->hist_cap, hbytes * (size_t)per, "histograms");
+        if (st == SB_OK) st = sb_cuda_ensure((void **)&d->hist, &d->hist_cap, hbytes * (size_t)per, "histograms");
         for (int64_t at = 0; st == SB_OK && at < nlarge; at += per) {
             const int32_t m = (int32_t)(nlarge - at < per ? nlarge - at : per);
             int64_t acc = 0;
@@ -1048,7 +1026,7 @@ static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
             if (e == cudaSuccess) e = cudaMemcpy(dts, ts, sizeof(int64_t) * ((size_t)m + 1), cudaMemcpyHostToDevice);
             if (e == cudaSuccess) e = cudaMemset(d->hist, 0, hbytes * (size_t)m);
             if (e != cudaSuccess) {
-                st = fcuda_fail(e, "histograms");
+                st = sb_cuda_fail(e, "histograms");
                 break;
             }
             kf_select<<<fgrid(m), FT>>>(dn, didx, m, d->s.seed, d->s.nf, mtry, d->draws, d->feat);
@@ -1069,15 +1047,15 @@ static sb_status fc_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
                 e = cudaGetLastError();
             }
             ft_end(d, FT_BEST);
-            if (e != cudaSuccess) st = fcuda_fail(e, "split search");
+            if (e != cudaSuccess) st = sb_cuda_fail(e, "split search");
         }
         sb_free(idx);
         sb_free(ts);
         if (st != SB_OK) return st;
     }
     ft_begin(d);
-    FCK(cudaMemcpy(out, d->dsplit, sizeof(sb_k_fsplit) * (size_t)nnodes, cudaMemcpyDeviceToHost), "splits");
-    FCK(cudaMemcpy(lsum, d->dlsum, sizeof(int64_t) * (size_t)nnodes * (size_t)nv, cudaMemcpyDeviceToHost), "left sums");
+    CUDA_CK(cudaMemcpy(out, d->dsplit, sizeof(sb_k_fsplit) * (size_t)nnodes, cudaMemcpyDeviceToHost), "splits");
+    CUDA_CK(cudaMemcpy(lsum, d->dlsum, sizeof(int64_t) * (size_t)nnodes * (size_t)nv, cudaMemcpyDeviceToHost), "left sums");
     ft_end(d, FT_SPLIT_DOWN);
     return SB_OK;
 }
@@ -1096,8 +1074,8 @@ static sb_status fc_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
     const int w = d->s.rules.weighted;
     kf_part_scatter<<<(unsigned)nt, FT>>>(dn, dt, nnodes, d->bins, d->stride, d->rows, d->mult, w ? d->wq : NULL,
                                           d->ctr, d->trows, d->tmult, w ? d->twq : NULL);
-    FCK_LAUNCH("partition");
-    FCK(cudaMemcpy(nleft, d->ctr, sizeof(u64) * (size_t)nnodes, cudaMemcpyDeviceToHost), "partition counts");
+    CUDA_CK_LAUNCH("partition");
+    CUDA_CK(cudaMemcpy(nleft, d->ctr, sizeof(u64) * (size_t)nnodes, cudaMemcpyDeviceToHost), "partition counts");
     /* the other buffers become the positions: only the nodes of this call
      * have theirs there, and the others are leaves (fdev.h) */
     int32_t *x = d->rows;
@@ -1150,13 +1128,13 @@ static sb_status fc_iso_begin(sb_fdev *d, int32_t t0, int32_t nb) {
         cudaFree(d->taken);
         d->taken = NULL;
         d->taken_cap = 0;
-        FCK(cudaMalloc(&d->taken, sizeof(uint32_t) * (size_t)(words * nb)), "subsample");
+        CUDA_CK(cudaMalloc(&d->taken, sizeof(uint32_t) * (size_t)(words * nb)), "subsample");
         d->taken_cap = words * nb;
     }
-    FCK(cudaMemset(d->taken, 0, sizeof(uint32_t) * (size_t)(words * nb)), "subsample");
+    CUDA_CK(cudaMemset(d->taken, 0, sizeof(uint32_t) * (size_t)(words * nb)), "subsample");
     kf_iso_sample<<<(unsigned)((nb + 63) / 64), 64>>>(nb, t0, d->s.seed, d->s.n, psi, d->taken, words, d->rows,
                                                        d->mult, d->wq);
-    FCK_LAUNCH("subsample");
+    CUDA_CK_LAUNCH("subsample");
     return SB_OK;
 }
 
@@ -1179,21 +1157,21 @@ static sb_status fc_iso_split_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
             cudaFree(d->ihi);
             d->ilo = d->ihi = NULL;
             d->irange_cap = 0;
-            FCK(cudaMalloc(&d->ilo, sizeof(int32_t) * (size_t)m * (size_t)nf), "bin ranges");
-            FCK(cudaMalloc(&d->ihi, sizeof(int32_t) * (size_t)m * (size_t)nf), "bin ranges");
+            CUDA_CK(cudaMalloc(&d->ilo, sizeof(int32_t) * (size_t)m * (size_t)nf), "bin ranges");
+            CUDA_CK(cudaMalloc(&d->ihi, sizeof(int32_t) * (size_t)m * (size_t)nf), "bin ranges");
             d->irange_cap = (int64_t)m * nf;
         }
         kf_fill<<<fgrid((int64_t)m * nf), FT>>>(d->ilo, (int64_t)m * nf, 256);
-        FCK_LAUNCH("bin ranges");
+        CUDA_CK_LAUNCH("bin ranges");
         kf_fill<<<fgrid((int64_t)m * nf), FT>>>(d->ihi, (int64_t)m * nf, -1);
-        FCK_LAUNCH("bin ranges");
+        CUDA_CK_LAUNCH("bin ranges");
         if (nt > 0) {
             kf_iso_range<<<(unsigned)nt, FT>>>(dn, dt, m, nf, d->bins, d->stride, d->rows, d->ilo, d->ihi);
-            FCK_LAUNCH("bin ranges");
+            CUDA_CK_LAUNCH("bin ranges");
         }
         kf_iso_pick<<<(unsigned)((m + FT - 1) / FT), FT>>>(dn, m, nf, d->s.seed, d->ilo, d->ihi, d->dsplit);
-        FCK_LAUNCH("isolation split");
-        FCK(cudaMemcpy(out + at, d->dsplit, sizeof(sb_k_fsplit) * (size_t)m, cudaMemcpyDeviceToHost), "splits");
+        CUDA_CK_LAUNCH("isolation split");
+        CUDA_CK(cudaMemcpy(out + at, d->dsplit, sizeof(sb_k_fsplit) * (size_t)m, cudaMemcpyDeviceToHost), "splits");
     }
     return SB_OK;
 }

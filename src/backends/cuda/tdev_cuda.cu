@@ -36,6 +36,7 @@ extern "C" {
 #include "backends/tdev.h"
 }
 #include <cuda_runtime.h>
+#include "backends/cuda/cuda_common.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,16 +96,7 @@ struct sb_tdev {
 
 /* ---- errors ---- */
 
-static sb_status cuda_fail(cudaError_t e, const char *what) {
-    return sb_fail(e == cudaErrorMemoryAllocation ? SB_ERR_OUT_OF_MEMORY : SB_ERR_INTERNAL, "cuda: %s: %s", what,
-                   cudaGetErrorString(e));
-}
-#define CK(call, what)                                        \
-    do {                                                      \
-        cudaError_t e_ = (call);                              \
-        if (e_ != cudaSuccess) return cuda_fail(e_, what);    \
-    } while (0)
-#define CK_LAUNCH(what) CK(cudaGetLastError(), what)
+/* sb_cuda_fail, CUDA_CK and CUDA_CK_LAUNCH: cuda_common.h */
 
 static float u2f_host(unsigned u) {
     float f;
@@ -119,15 +111,9 @@ static unsigned blocks_for(int64_t n, int per_block) {
 
 /* Scratch of at least bytes on the device (contents not kept). */
 static sb_status scratch(sb_tdev *d, size_t bytes, void **out) {
-    if (bytes > d->scratch_cap) {
-        cudaFree(d->scratch);
-        d->scratch = NULL;
-        d->scratch_cap = 0;
-        CK(cudaMalloc(&d->scratch, bytes), "scratch");
-        d->scratch_cap = bytes;
-    }
+    sb_status st = sb_cuda_ensure(&d->scratch, &d->scratch_cap, bytes, "scratch");
     *out = d->scratch;
-    return SB_OK;
+    return st;
 }
 
 static void t_begin(sb_tdev *d) {
@@ -525,17 +511,14 @@ static void cu_close(sb_tdev *d) {
 }
 
 static sb_status cu_open_inner(const sb_tdev_setup *s, sb_tdev *d) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'cuda': no usable GPU (%s)",
-                       e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+    sb_status gpu = sb_cuda_require_gpu();
+    if (gpu != SB_OK) return gpu;
     const int64_t n = s->n;
     const size_t nn = (size_t)(n ? n : 1), K = (size_t)s->K;
     const char *tv = getenv("SAMEBITS_CUDA_TIMING");
     if (tv && tv[0] == '1') {
-        CK(cudaEventCreate(&d->ev0), "timing");
-        CK(cudaEventCreate(&d->ev1), "timing");
+        CUDA_CK(cudaEventCreate(&d->ev0), "timing");
+        CUDA_CK(cudaEventCreate(&d->ev1), "timing");
         d->timing = 1;
     }
     d->n = n;
@@ -544,44 +527,44 @@ static sb_status cu_open_inner(const sb_tdev_setup *s, sb_tdev *d) {
     d->total = s->total;
     d->K = s->K;
     d->objective = s->objective;
-    CK(cudaMalloc(&d->bins, nn * (size_t)d->stride), "bins");
-    CK(cudaMemset(d->bins, 0, nn * (size_t)d->stride), "bins");
-    CK(cudaMalloc(&d->nbins, sizeof(int32_t) * (size_t)s->nf), "nbins");
-    CK(cudaMalloc(&d->hoff, sizeof(int32_t) * (size_t)s->nf), "hoff");
-    CK(cudaMalloc(&d->label, sizeof(float) * nn), "labels");
-    CK(cudaMalloc(&d->weight, sizeof(float) * nn), "weights");
-    CK(cudaMalloc(&d->margin, sizeof(float) * nn * K), "margins");
-    CK(cudaMalloc(&d->g, sizeof(float) * nn * K), "gradients");
-    CK(cudaMalloc(&d->h, sizeof(float) * nn * K), "hessians");
-    CK(cudaMalloc(&d->gq, sizeof(int32_t) * nn), "quantized gradients");
-    CK(cudaMalloc(&d->hq, sizeof(int32_t) * nn), "quantized hessians");
-    CK(cudaMalloc(&d->rows, sizeof(int32_t) * nn), "rows");
-    CK(cudaMalloc(&d->tmp, sizeof(int32_t) * nn), "rows");
-    CK(cudaMalloc(&d->mask, (size_t)s->nf), "mask");
-    CK(cudaMalloc(&d->maxbits, sizeof(unsigned) * 2 * K), "maxima");
+    CUDA_CK(cudaMalloc(&d->bins, nn * (size_t)d->stride), "bins");
+    CUDA_CK(cudaMemset(d->bins, 0, nn * (size_t)d->stride), "bins");
+    CUDA_CK(cudaMalloc(&d->nbins, sizeof(int32_t) * (size_t)s->nf), "nbins");
+    CUDA_CK(cudaMalloc(&d->hoff, sizeof(int32_t) * (size_t)s->nf), "hoff");
+    CUDA_CK(cudaMalloc(&d->label, sizeof(float) * nn), "labels");
+    CUDA_CK(cudaMalloc(&d->weight, sizeof(float) * nn), "weights");
+    CUDA_CK(cudaMalloc(&d->margin, sizeof(float) * nn * K), "margins");
+    CUDA_CK(cudaMalloc(&d->g, sizeof(float) * nn * K), "gradients");
+    CUDA_CK(cudaMalloc(&d->h, sizeof(float) * nn * K), "hessians");
+    CUDA_CK(cudaMalloc(&d->gq, sizeof(int32_t) * nn), "quantized gradients");
+    CUDA_CK(cudaMalloc(&d->hq, sizeof(int32_t) * nn), "quantized hessians");
+    CUDA_CK(cudaMalloc(&d->rows, sizeof(int32_t) * nn), "rows");
+    CUDA_CK(cudaMalloc(&d->tmp, sizeof(int32_t) * nn), "rows");
+    CUDA_CK(cudaMalloc(&d->mask, (size_t)s->nf), "mask");
+    CUDA_CK(cudaMalloc(&d->maxbits, sizeof(unsigned) * 2 * K), "maxima");
     /* bins: column-major in, row-major on the device */
     void *tmp = NULL;
     sb_status st = scratch(d, nn * (size_t)s->nf, &tmp);
     if (st != SB_OK) return st;
-    CK(cudaMemcpy(tmp, s->binned, (size_t)n * (size_t)s->nf, cudaMemcpyHostToDevice), "bins");
+    CUDA_CK(cudaMemcpy(tmp, s->binned, (size_t)n * (size_t)s->nf, cudaMemcpyHostToDevice), "bins");
     k_transpose<<<grid_for(n * s->nf), THREADS>>>((const uint8_t *)tmp, n, s->nf, d->stride, d->bins);
-    CK_LAUNCH("transpose");
-    CK(cudaDeviceSynchronize(), "transpose");
+    CUDA_CK_LAUNCH("transpose");
+    CUDA_CK(cudaDeviceSynchronize(), "transpose");
     cudaFree(d->scratch); /* n x nf bytes no longer needed */
     d->scratch = NULL;
     d->scratch_cap = 0;
-    CK(cudaMemcpy(d->nbins, s->nbins, sizeof(int32_t) * (size_t)s->nf, cudaMemcpyHostToDevice), "nbins");
-    CK(cudaMemcpy(d->hoff, s->hoff, sizeof(int32_t) * (size_t)s->nf, cudaMemcpyHostToDevice), "hoff");
-    CK(cudaMemcpy(d->label, s->label, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice), "labels");
+    CUDA_CK(cudaMemcpy(d->nbins, s->nbins, sizeof(int32_t) * (size_t)s->nf, cudaMemcpyHostToDevice), "nbins");
+    CUDA_CK(cudaMemcpy(d->hoff, s->hoff, sizeof(int32_t) * (size_t)s->nf, cudaMemcpyHostToDevice), "hoff");
+    CUDA_CK(cudaMemcpy(d->label, s->label, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice), "labels");
     if (s->weight) {
-        CK(cudaMemcpy(d->weight, s->weight, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice), "weights");
+        CUDA_CK(cudaMemcpy(d->weight, s->weight, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice), "weights");
     } else {
         k_fill<<<grid_for(n), THREADS>>>(d->weight, n, 1.0f);
-        CK_LAUNCH("weights");
+        CUDA_CK_LAUNCH("weights");
     }
     k_fill<<<grid_for(n * s->K), THREADS>>>(d->margin, n * s->K, s->base);
-    CK_LAUNCH("margins");
-    CK(cudaMemset(d->mask, 1, (size_t)s->nf), "mask");
+    CUDA_CK_LAUNCH("margins");
+    CUDA_CK(cudaMemset(d->mask, 1, (size_t)s->nf), "mask");
     /* feature groups: runs of 4 features (a row's bins are read 4 at a time)
      * whose bins fit one block's shared memory */
     fgroup *gs = (fgroup *)sb_malloc(sizeof(fgroup) * (size_t)(s->nf / 4 + 1));
@@ -601,17 +584,17 @@ static sb_status cu_open_inner(const sb_tdev_setup *s, sb_tdev *d) {
         f = g.f1;
     }
     d->ngroups = ng;
-    e = cudaMalloc(&d->groups, sizeof(fgroup) * (size_t)ng);
+    cudaError_t e = cudaMalloc(&d->groups, sizeof(fgroup) * (size_t)ng);
     if (e == cudaSuccess) e = cudaMemcpy(d->groups, gs, sizeof(fgroup) * (size_t)ng, cudaMemcpyHostToDevice);
     sb_free(gs);
-    CK(e, "feature groups");
+    CUDA_CK(e, "feature groups");
     int dev = 0;
-    CK(cudaGetDevice(&dev), "device");
-    CK(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev), "device");
-    CK(cudaFuncSetAttribute(k_hist, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    CUDA_CK(cudaGetDevice(&dev), "device");
+    CUDA_CK(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, dev), "device");
+    CUDA_CK(cudaFuncSetAttribute(k_hist, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)(2 * sizeof(u64) * HIST_SMEM_ENTRIES)),
        "histogram shared memory");
-    CK(cudaDeviceSynchronize(), "open");
+    CUDA_CK(cudaDeviceSynchronize(), "open");
     return SB_OK;
 }
 
@@ -634,39 +617,39 @@ static sb_status cu_gradients_x(sb_tdev *d, float *maxabs) {
         k_gradk<<<grid_for(d->n), THREADS>>>(d->K, d->margin, d->label, d->weight, d->g, d->h, d->n);
     else
         k_grad1<<<grid_for(d->n), THREADS>>>(d->objective, d->margin, d->label, d->weight, d->g, d->h, d->n);
-    CK_LAUNCH("gradients");
-    CK(cudaMemset(d->maxbits, 0, sizeof(unsigned) * 2 * (size_t)d->K), "maxima");
+    CUDA_CK_LAUNCH("gradients");
+    CUDA_CK(cudaMemset(d->maxbits, 0, sizeof(unsigned) * 2 * (size_t)d->K), "maxima");
     dim3 grid(grid_for(d->n) < 264 ? grid_for(d->n) : 264, (unsigned)d->K);
     k_maxabs<<<grid, THREADS>>>(d->g, d->h, d->n, d->maxbits);
-    CK_LAUNCH("maxima");
+    CUDA_CK_LAUNCH("maxima");
     unsigned *bits = (unsigned *)sb_malloc(sizeof(unsigned) * 2 * (size_t)d->K);
     if (!bits) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     cudaError_t e = cudaMemcpy(bits, d->maxbits, sizeof(unsigned) * 2 * (size_t)d->K, cudaMemcpyDeviceToHost);
     for (int32_t i = 0; e == cudaSuccess && i < 2 * d->K; i++) maxabs[i] = u2f_host(bits[i]);
     sb_free(bits);
-    CK(e, "maxima");
+    CUDA_CK(e, "maxima");
     return SB_OK;
 }
 
 static sb_status cu_quantize_x(sb_tdev *d, int32_t cls, float gs, float hs) {
     k_quantize<<<grid_for(d->n), THREADS>>>(d->g + (int64_t)cls * d->n, d->h + (int64_t)cls * d->n, d->n, gs, hs,
                                              d->gq, d->hq);
-    CK_LAUNCH("quantize");
+    CUDA_CK_LAUNCH("quantize");
     return SB_OK;
 }
 
 static sb_status cu_set_rows_x(sb_tdev *d, const int32_t *rows, int64_t nrows) {
     if (rows) {
-        CK(cudaMemcpy(d->rows, rows, sizeof(int32_t) * (size_t)nrows, cudaMemcpyHostToDevice), "rows");
+        CUDA_CK(cudaMemcpy(d->rows, rows, sizeof(int32_t) * (size_t)nrows, cudaMemcpyHostToDevice), "rows");
     } else {
         k_iota<<<grid_for(d->n), THREADS>>>(d->rows, d->n);
-        CK_LAUNCH("rows");
+        CUDA_CK_LAUNCH("rows");
     }
     return SB_OK;
 }
 
 static sb_status cu_set_mask(sb_tdev *d, const uint8_t *mask) {
-    CK(cudaMemcpy(d->mask, mask, (size_t)d->nf, cudaMemcpyHostToDevice), "mask");
+    CUDA_CK(cudaMemcpy(d->mask, mask, (size_t)d->nf, cudaMemcpyHostToDevice), "mask");
     return SB_OK;
 }
 
@@ -674,12 +657,12 @@ static sb_status cu_reserve(sb_tdev *d, int32_t nslots) {
     if (nslots <= d->nslots) return SB_OK;
     u64 *s = NULL;
     const size_t per = sizeof(u64) * 3 * (size_t)d->total;
-    CK(cudaMalloc(&s, per * (size_t)nslots), "histogram slots");
+    CUDA_CK(cudaMalloc(&s, per * (size_t)nslots), "histogram slots");
     if (d->nslots > 0) {
         cudaError_t e = cudaMemcpy(s, d->slots, per * (size_t)d->nslots, cudaMemcpyDeviceToDevice);
         if (e != cudaSuccess) {
             cudaFree(s);
-            return cuda_fail(e, "histogram slots");
+            return sb_cuda_fail(e, "histogram slots");
         }
     }
     cudaFree(d->slots);
@@ -711,7 +694,7 @@ static sb_status upload_tiled(sb_tdev *d, const void *items, size_t item_size, i
         char *p = (char *)buf;
         cudaError_t e = cudaMemcpy(p, items, item_size * (size_t)nitems, cudaMemcpyHostToDevice);
         if (e == cudaSuccess) e = cudaMemcpy(p + ib, ts, tb, cudaMemcpyHostToDevice);
-        if (e != cudaSuccess) st = cuda_fail(e, "upload");
+        if (e != cudaSuccess) st = sb_cuda_fail(e, "upload");
         *d_items = p;
         *d_tiles = (int32_t *)(p + ib);
         *d_extra = (int32_t *)(p + ib + ((tb + 15) & ~(size_t)15));
@@ -739,13 +722,13 @@ static sb_status cu_partition_x(sb_tdev *d, const sb_tdev_seg *segs, int32_t nse
     int32_t *tile_left = extra, *seg_left = extra + ntiles;
     const sb_tdev_seg *dseg = (const sb_tdev_seg *)ds;
     k_part_count<<<ntiles, THREADS>>>(dseg, tiles, nseg, d->rows, d->bins, d->stride, tile_left);
-    CK_LAUNCH("partition count");
+    CUDA_CK_LAUNCH("partition count");
     k_part_scan<<<nseg, THREADS>>>(tiles, tile_left, seg_left);
-    CK_LAUNCH("partition scan");
+    CUDA_CK_LAUNCH("partition scan");
     k_part_scatter<<<ntiles, THREADS>>>(dseg, tiles, nseg, d->rows, d->bins, d->stride, tile_left, seg_left, d->tmp);
-    CK_LAUNCH("partition scatter");
+    CUDA_CK_LAUNCH("partition scatter");
     k_part_copy<<<ntiles, THREADS>>>(dseg, tiles, nseg, d->tmp, d->rows);
-    CK_LAUNCH("partition copy");
+    CUDA_CK_LAUNCH("partition copy");
     return SB_OK;
 }
 
@@ -775,13 +758,13 @@ static sb_status cu_hist_x(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs) 
     dim3 zgrid(blocks_for((int64_t)d->total * 3, THREADS) < 64 ? blocks_for((int64_t)d->total * 3, THREADS) : 64,
                (unsigned)njobs);
     k_zero_slots<<<zgrid, THREADS>>>(djobs, d->slots, d->total);
-    CK_LAUNCH("histogram zero");
+    CUDA_CK_LAUNCH("histogram zero");
     if (ntiles == 0) return SB_OK;
     dim3 grid((unsigned)ntiles, (unsigned)d->ngroups);
     k_hist<<<grid, THREADS, (size_t)d->hist_smem>>>(djobs, tiles, njobs, (int32_t)tile, d->groups, d->rows, d->bins,
                                                                    d->stride, d->gq, d->hq, d->hoff, d->mask,
                                                                    d->slots, d->total);
-    CK_LAUNCH("histogram");
+    CUDA_CK_LAUNCH("histogram");
     return SB_OK;
 }
 
@@ -789,11 +772,11 @@ static sb_status cu_subtract_x(sb_tdev *d, const sb_tdev_sub *subs, int32_t nsub
     void *buf = NULL;
     sb_status st = scratch(d, sizeof(sb_tdev_sub) * (size_t)nsubs, &buf);
     if (st != SB_OK) return st;
-    CK(cudaMemcpy(buf, subs, sizeof(sb_tdev_sub) * (size_t)nsubs, cudaMemcpyHostToDevice), "subtract");
+    CUDA_CK(cudaMemcpy(buf, subs, sizeof(sb_tdev_sub) * (size_t)nsubs, cudaMemcpyHostToDevice), "subtract");
     dim3 grid(blocks_for((int64_t)d->total * 3, THREADS) < 64 ? blocks_for((int64_t)d->total * 3, THREADS) : 64,
               (unsigned)nsubs);
     k_subtract<<<grid, THREADS>>>((const sb_tdev_sub *)buf, d->slots, d->total);
-    CK_LAUNCH("subtract");
+    CUDA_CK_LAUNCH("subtract");
     return SB_OK;
 }
 
@@ -803,22 +786,22 @@ static sb_status cu_best_x(sb_tdev *d, const sb_tdev_node *nodes, int32_t nnodes
         cudaFree(d->best);
         d->best = NULL;
         d->best_cap = 0;
-        CK(cudaMalloc(&d->best, sizeof(sb_k_split) * (size_t)nnodes), "splits");
+        CUDA_CK(cudaMalloc(&d->best, sizeof(sb_k_split) * (size_t)nnodes), "splits");
         d->best_cap = nnodes;
     }
     void *buf = NULL;
     sb_status st = scratch(d, sizeof(sb_tdev_node) * (size_t)nnodes, &buf);
     if (st != SB_OK) return st;
-    CK(cudaMemcpy(buf, nodes, sizeof(sb_tdev_node) * (size_t)nnodes, cudaMemcpyHostToDevice), "nodes");
+    CUDA_CK(cudaMemcpy(buf, nodes, sizeof(sb_tdev_node) * (size_t)nnodes, cudaMemcpyHostToDevice), "nodes");
     k_best<<<(unsigned)nnodes, THREADS>>>((const sb_tdev_node *)buf, *r, d->slots, d->total, d->hoff, d->nbins,
                                           d->mask, d->nf, d->best);
-    CK_LAUNCH("split search");
-    CK(cudaMemcpy(out, d->best, sizeof(sb_k_split) * (size_t)nnodes, cudaMemcpyDeviceToHost), "splits");
+    CUDA_CK_LAUNCH("split search");
+    CUDA_CK(cudaMemcpy(out, d->best, sizeof(sb_k_split) * (size_t)nnodes, cudaMemcpyDeviceToHost), "splits");
     return SB_OK;
 }
 
 static sb_status cu_read_hist_x(sb_tdev *d, int32_t slot, int32_t first, int32_t count, sb_k_hbin *out) {
-    CK(cudaMemcpy(out, d->slots + ((int64_t)slot * d->total + first) * 3, sizeof(sb_k_hbin) * (size_t)count,
+    CUDA_CK(cudaMemcpy(out, d->slots + ((int64_t)slot * d->total + first) * 3, sizeof(sb_k_hbin) * (size_t)count,
                   cudaMemcpyDeviceToHost),
        "histogram");
     return SB_OK;
@@ -829,30 +812,30 @@ static sb_status cu_add_tree_x(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnod
         cudaFree(d->tree);
         d->tree = NULL;
         d->tree_cap = 0;
-        CK(cudaMalloc(&d->tree, sizeof(sb_k_bnode) * (size_t)nnodes * 2), "tree");
+        CUDA_CK(cudaMalloc(&d->tree, sizeof(sb_k_bnode) * (size_t)nnodes * 2), "tree");
         d->tree_cap = nnodes * 2;
     }
-    CK(cudaMemcpy(d->tree, nodes, sizeof(sb_k_bnode) * (size_t)nnodes, cudaMemcpyHostToDevice), "tree");
+    CUDA_CK(cudaMemcpy(d->tree, nodes, sizeof(sb_k_bnode) * (size_t)nnodes, cudaMemcpyHostToDevice), "tree");
     k_add_tree<<<grid_for(d->n), THREADS>>>(d->tree, d->bins, d->stride, d->margin, d->n, d->K, cls);
-    CK_LAUNCH("margins");
+    CUDA_CK_LAUNCH("margins");
     return SB_OK;
 }
 
 static sb_status cu_read_quantized(sb_tdev *d, int32_t *gq, int32_t *hq) {
-    CK(cudaMemcpy(gq, d->gq, sizeof(int32_t) * (size_t)d->n, cudaMemcpyDeviceToHost), "quantized gradients");
-    CK(cudaMemcpy(hq, d->hq, sizeof(int32_t) * (size_t)d->n, cudaMemcpyDeviceToHost), "quantized hessians");
+    CUDA_CK(cudaMemcpy(gq, d->gq, sizeof(int32_t) * (size_t)d->n, cudaMemcpyDeviceToHost), "quantized gradients");
+    CUDA_CK(cudaMemcpy(hq, d->hq, sizeof(int32_t) * (size_t)d->n, cudaMemcpyDeviceToHost), "quantized hessians");
     return SB_OK;
 }
 
 static sb_status cu_read_margins(sb_tdev *d, float *m) {
-    CK(cudaMemcpy(m, d->margin, sizeof(float) * (size_t)d->n * (size_t)d->K, cudaMemcpyDeviceToHost), "margins");
+    CUDA_CK(cudaMemcpy(m, d->margin, sizeof(float) * (size_t)d->n * (size_t)d->K, cudaMemcpyDeviceToHost), "margins");
     return SB_OK;
 }
 
 /* Host-computed gradients of class cls (the ranking objectives): uploaded as they are. */
 static sb_status cu_set_gradients(sb_tdev *d, int32_t cls, const float *g, const float *h) {
-    CK(cudaMemcpy(d->g + (int64_t)cls * d->n, g, sizeof(float) * (size_t)d->n, cudaMemcpyHostToDevice), "gradients");
-    CK(cudaMemcpy(d->h + (int64_t)cls * d->n, h, sizeof(float) * (size_t)d->n, cudaMemcpyHostToDevice), "hessians");
+    CUDA_CK(cudaMemcpy(d->g + (int64_t)cls * d->n, g, sizeof(float) * (size_t)d->n, cudaMemcpyHostToDevice), "gradients");
+    CUDA_CK(cudaMemcpy(d->h + (int64_t)cls * d->n, h, sizeof(float) * (size_t)d->n, cudaMemcpyHostToDevice), "hessians");
     return SB_OK;
 }
 
@@ -943,31 +926,28 @@ __global__ void k_predict(const sb_k_pnode *nodes, const int32_t *start, int32_t
 static sb_status predict_inner(const sb_k_pnode *nodes, int32_t nn, const int32_t *start, int32_t ntrees, int32_t K,
                                int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
                                int32_t kind, int32_t per_row, float *out, void **p) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'cuda': no usable GPU (%s)",
-                       e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+    sb_status gpu = sb_cuda_require_gpu();
+    if (gpu != SB_OK) return gpu;
     const size_t nb = sizeof(sb_k_pnode) * (size_t)(nn > 0 ? nn : 1), sb = sizeof(int32_t) * (size_t)(ntrees > 0 ? ntrees : 1);
     const size_t xb = sizeof(float) * (size_t)n * (size_t)ncols, mb = sizeof(float) * (size_t)n * (size_t)K;
     const size_t ob = sizeof(float) * (size_t)n * (size_t)per_row;
-    CK(cudaMalloc(&p[0], nb), "trees");
-    CK(cudaMalloc(&p[1], sb), "trees");
-    CK(cudaMalloc(&p[2], sizeof(float) * (size_t)K), "base");
-    CK(cudaMalloc(&p[3], xb ? xb : 4), "features");
-    CK(cudaMalloc(&p[4], mb ? mb : 4), "margins");
-    CK(cudaMalloc(&p[5], ob ? ob : 4), "predictions");
-    if (nn > 0) CK(cudaMemcpy(p[0], nodes, sizeof(sb_k_pnode) * (size_t)nn, cudaMemcpyHostToDevice), "trees");
-    if (ntrees > 0) CK(cudaMemcpy(p[1], start, sb, cudaMemcpyHostToDevice), "trees");
-    CK(cudaMemcpy(p[2], base, sizeof(float) * (size_t)K, cudaMemcpyHostToDevice), "base");
-    if (xb) CK(cudaMemcpy(p[3], x, xb, cudaMemcpyHostToDevice), "features");
+    CUDA_CK(cudaMalloc(&p[0], nb), "trees");
+    CUDA_CK(cudaMalloc(&p[1], sb), "trees");
+    CUDA_CK(cudaMalloc(&p[2], sizeof(float) * (size_t)K), "base");
+    CUDA_CK(cudaMalloc(&p[3], xb ? xb : 4), "features");
+    CUDA_CK(cudaMalloc(&p[4], mb ? mb : 4), "margins");
+    CUDA_CK(cudaMalloc(&p[5], ob ? ob : 4), "predictions");
+    if (nn > 0) CUDA_CK(cudaMemcpy(p[0], nodes, sizeof(sb_k_pnode) * (size_t)nn, cudaMemcpyHostToDevice), "trees");
+    if (ntrees > 0) CUDA_CK(cudaMemcpy(p[1], start, sb, cudaMemcpyHostToDevice), "trees");
+    CUDA_CK(cudaMemcpy(p[2], base, sizeof(float) * (size_t)K, cudaMemcpyHostToDevice), "base");
+    if (xb) CUDA_CK(cudaMemcpy(p[3], x, xb, cudaMemcpyHostToDevice), "features");
     if (n > 0) {
         k_predict<<<grid_for(n), THREADS>>>((const sb_k_pnode *)p[0], (const int32_t *)p[1], ntrees, K, objective,
                                             (const float *)p[2], (const float *)p[3], n, ncols, kind, per_row,
                                             (float *)p[4], (float *)p[5]);
-        CK_LAUNCH("predict");
+        CUDA_CK_LAUNCH("predict");
     }
-    if (ob) CK(cudaMemcpy(out, p[5], ob, cudaMemcpyDeviceToHost), "predictions");
+    if (ob) CUDA_CK(cudaMemcpy(out, p[5], ob, cudaMemcpyDeviceToHost), "predictions");
     return SB_OK;
 }
 

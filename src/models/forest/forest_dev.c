@@ -398,6 +398,17 @@ static int32_t offsets(int32_t *cnt, int32_t nchunks) {
     return o;
 }
 
+/* A compaction over n entries in chunks: count (per chunk, into L->cnt),
+ * the chunks' offsets, then fill (each chunk from its offset) unless none is
+ * kept; how many are kept. */
+static int32_t compact(level *L, int32_t n, sb_task_fn count, sb_task_fn fill) {
+    L->nchunks = (n + LCHUNK - 1) / LCHUNK;
+    sb_parallel_for(L->nchunks, count, L);
+    const int32_t m = offsets(L->cnt, L->nchunks);
+    if (m > 0) sb_parallel_for(L->nchunks, fill, L);
+    return m;
+}
+
 /* Trees [t0, t0 + nb) on the device, level by level. */
 static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int32_t ncopies, sb_tree *out) {
     const int32_t nv = c->nv;
@@ -472,22 +483,22 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         L.nl = nl;
         L.t0 = t0;
         /* the nodes that may split, and their sums */
-        L.nchunks = (nl + LCHUNK - 1) / LCHUNK;
-        if (!fresh((void **)&cnt, &cntcap, L.nchunks, sizeof(int32_t)) || !fresh((void **)&pick, &pickcap, nl, sizeof(int32_t)) ||
-            !fresh((void **)&dn, &dncap, nl, sizeof(sb_fdev_node)) || !fresh((void **)&buf, &bufcap, (int64_t)nl * nv, sizeof(int64_t)))
+        if (!fresh((void **)&cnt, &cntcap, (nl + LCHUNK - 1) / LCHUNK, sizeof(int32_t)) ||
+            !fresh((void **)&pick, &pickcap, nl, sizeof(int32_t)) || !fresh((void **)&dn, &dncap, nl, sizeof(sb_fdev_node)) ||
+            !fresh((void **)&buf, &bufcap, (int64_t)nl * nv, sizeof(int64_t)))
             goto nomem;
         L.cnt = cnt;
         L.dn = dn;
         L.buf = buf;
         L.pick = pick;
         gmark(c, GT_HOST);
-        sb_parallel_for(L.nchunks, may_count, &L);
-        const int32_t ns = offsets(cnt, L.nchunks);
+        const int32_t ns = compact(&L, nl, may_count, may_fill);
         c->nsearched += ns;
-        if (ns == 0) break;
-        sb_parallel_for(L.nchunks, may_fill, &L);
         gmark(c, GT_MAY);
-        if (!fresh((void **)&lsum, &lsumcap, (int64_t)ns * nv, sizeof(int64_t)) || !fresh((void **)&sp, &spcap, ns, sizeof(sb_k_fsplit)))
+        if (ns == 0) break;
+        if (!fresh((void **)&lsum, &lsumcap, (int64_t)ns * nv, sizeof(int64_t)) || !fresh((void **)&sp, &spcap, ns, sizeof(sb_k_fsplit)) ||
+            !fresh((void **)&pdn, &pdncap, ns, sizeof(sb_fdev_node)) ||
+            !fresh((void **)&plsum, &plsumcap, (int64_t)ns * nv, sizeof(int64_t)) || !fresh((void **)&ppick, &ppickcap, ns, sizeof(int32_t)))
             goto nomem;
         gmark(c, GT_HOST);
         if ((st = c->ops->split(c->dev, dn, ns, buf, sp, lsum)) != SB_OK) goto done;
@@ -496,19 +507,12 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         L.ns = ns;
         L.sp = sp;
         L.lsum = lsum;
-        L.nchunks = (ns + LCHUNK - 1) / LCHUNK;
-        if (!fresh((void **)&pdn, &pdncap, ns, sizeof(sb_fdev_node)) || !fresh((void **)&plsum, &plsumcap, (int64_t)ns * nv, sizeof(int64_t)) ||
-            !fresh((void **)&ppick, &ppickcap, ns, sizeof(int32_t)))
-            goto nomem;
         L.pdn = pdn;
         L.plsum = plsum;
         L.ppick = ppick;
-        gmark(c, GT_HOST);
-        sb_parallel_for(L.nchunks, rec_count, &L);
-        const int32_t np = offsets(cnt, L.nchunks);
-        if (np == 0) break;
-        sb_parallel_for(L.nchunks, rec_fill, &L);
+        const int32_t np = compact(&L, ns, rec_count, rec_fill);
         gmark(c, GT_REC);
+        if (np == 0) break;
         if (!fresh((void **)&nleft, &nlcap, np, sizeof(int64_t))) goto nomem;
         gmark(c, GT_HOST);
         if ((st = c->ops->partition(c->dev, pdn, np, nleft)) != SB_OK) goto done;
