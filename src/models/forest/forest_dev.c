@@ -398,6 +398,18 @@ static int32_t offsets(int32_t *cnt, int32_t nchunks) {
     return o;
 }
 
+/* Whether a device's partition of nodes is possible: every split sends at
+ * least one row each way (its candidates all do). A device that says
+ * otherwise is broken; the growers stop with a named error rather than grow
+ * a node that holds its parent's rows. */
+static sb_status check_partition(const sb_fdev_ops *ops, const sb_fdev_node *nodes, int32_t n, const int64_t *nleft) {
+    for (int32_t j = 0; j < n; j++)
+        if (nleft[j] <= 0 || nleft[j] >= nodes[j].end - nodes[j].begin)
+            return sb_fail(SB_ERR_INTERNAL, "forest device '%s': a partition sent %lld of %lld rows left", ops->name,
+                           (long long)nleft[j], (long long)(nodes[j].end - nodes[j].begin));
+    return SB_OK;
+}
+
 /* A compaction over n entries in chunks: count (per chunk, into L->cnt),
  * the chunks' offsets, then fill (each chunk from its offset) unless none is
  * kept; how many are kept. */
@@ -515,7 +527,9 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         if (np == 0) break;
         if (!fresh((void **)&nleft, &nlcap, np, sizeof(int64_t))) goto nomem;
         gmark(c, GT_HOST);
-        if ((st = c->ops->partition(c->dev, pdn, np, nleft)) != SB_OK) goto done;
+        if ((st = c->ops->partition(c->dev, pdn, np, nleft)) != SB_OK ||
+            (st = check_partition(c->ops, pdn, np, nleft)) != SB_OK)
+            goto done;
         gmark(c, GT_PART);
         /* the children */
         gmark(c, GT_HOST);
@@ -733,7 +747,8 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
                 pick[np++] = pick[j];
             }
             if (np == 0) break;
-            if ((st = ops->partition(dev, dn, np, nleft)) != SB_OK) break;
+            if ((st = ops->partition(dev, dn, np, nleft)) != SB_OK || (st = check_partition(ops, dn, np, nleft)) != SB_OK)
+                break;
             int32_t nn2 = 0;
             for (int32_t j = 0; j < np; j++) {
                 const int32_t i = lv[2 * pick[j]], node = lv[2 * pick[j] + 1];
