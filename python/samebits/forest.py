@@ -219,15 +219,19 @@ class IsolationForest(_Forest):
     """Isolation forest (Liu, Ting and Zhou 2008) for anomaly detection.
 
     score_samples(X) is minus the anomaly score 2^(-E[h(x)] / c(max_samples)),
-    as scikit-learn defines it; decision_function is score_samples + 0.5
-    (contamination="auto"); predict is -1 for anomalies, 1 for inliers."""
+    as scikit-learn defines it; decision_function is score_samples - offset_,
+    offset_ = -0.5 for contamination="auto", else the contamination quantile of
+    the training rows' score_samples (linear interpolation between the sorted
+    scores, in double precision: the same value on every machine); predict is
+    -1 for anomalies (decision_function < 0), 1 for inliers."""
 
     _estimator_kind = "outlier_detector"
 
-    def __init__(self, n_estimators=100, max_samples=256, random_state=None, max_bin=255, bin_sample_rows=None,
-                 numeric_mode=None, device="cpu", inference_engine="sequential"):
+    def __init__(self, n_estimators=100, max_samples=256, contamination="auto", random_state=None, max_bin=255,
+                 bin_sample_rows=None, numeric_mode=None, device="cpu", inference_engine="sequential"):
         self.inference_engine = inference_engine
         self.n_estimators = n_estimators
+        self.contamination = contamination
         self.max_samples = max_samples
         self.random_state = random_state
         self.max_bin = max_bin
@@ -262,8 +266,13 @@ class IsolationForest(_Forest):
         """Train on X (n, d); y is ignored."""
         if sample_weight is not None:
             raise InvalidArgumentError("IsolationForest does not take sample_weight yet")
+        c = self.contamination
+        if not (c == "auto" or (isinstance(c, (int, float)) and not isinstance(c, bool) and 0.0 < c <= 0.5)):
+            raise InvalidArgumentError("contamination must be 'auto' or a number in (0, 0.5], not %r" % (c,))
         m = _array.matrix(X, "X")
-        return super(_Forest, self).fit(X, [0.0] * m.nrows)  # labels are not used
+        super(_Forest, self).fit(X, [0.0] * m.nrows)  # labels are not used
+        self.offset_ = -0.5 if c == "auto" else _quantile(self.score_samples(X), float(c))
+        return self
 
     def score_samples(self, X):
         """Minus the anomaly score of each row (lower is more anomalous)."""
@@ -271,12 +280,31 @@ class IsolationForest(_Forest):
         return _map(self._model.predict(d, 2, 1, device=self._predict_device()), lambda v: -v)
 
     def decision_function(self, X):
-        """score_samples + 0.5: negative for anomalies."""
-        return _map(self.score_samples(X), lambda v: v + 0.5)
+        """score_samples - offset_ (each rounded to float32): negative for anomalies."""
+        off = getattr(self, "offset_", None)
+        if off is None:
+            if self.contamination != "auto":
+                raise InvalidArgumentError("contamination=%r needs offset_, which fit computes from its rows; a model "
+                                           "loaded from a file has only contamination='auto'" % (self.contamination,))
+            off = -0.5
+        return _map(self.score_samples(X), lambda v: v - off)
 
     def predict(self, X):
         """-1 for anomalies (decision_function < 0), 1 for inliers."""
         return _map(self.decision_function(X), lambda v: -1.0 if v < 0 else 1.0)
+
+
+def _quantile(a, q):
+    """The q quantile (0 <= q <= 1) of the values of a: sorted, then linear
+    interpolation between the two nearest at position (n - 1) q, each step one
+    IEEE double operation (numpy's 'linear' percentile up to its last bit)."""
+    np = sys.modules.get("numpy")
+    v = np.sort(np.asarray(a, dtype=np.float64)).tolist() if np is not None else sorted(a.tolist())
+    h = (len(v) - 1) * q
+    i = int(h)
+    t = h - i
+    lo, hi = v[i], v[min(i + 1, len(v) - 1)]
+    return lo + (hi - lo) * t
 
 
 def _map(a, fn):

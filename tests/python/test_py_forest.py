@@ -3,6 +3,7 @@ model bytes independent of the thread count, save/load, scikit-learn conventions
 refusals by name, and quality beside scikit-learn on small data (the real-data
 comparison is bench/forest_bench.py)."""
 import pickle
+import sys
 
 import pytest
 
@@ -83,6 +84,40 @@ def test_isolation_forest_finds_planted_outliers():
     assert auc > 0.99, auc
     pred = np.asarray(m.predict(X))
     assert set(np.unique(pred)) <= {-1.0, 1.0} and (pred[:40] == -1).mean() > 0.9
+
+
+def test_isolation_forest_contamination(monkeypatch):
+    g = np.random.Generator(np.random.Philox(key=12))
+    X = g.standard_normal((3000, 4)).astype(np.float32)
+    auto = samebits.IsolationForest(n_estimators=40, random_state=0).fit(X)
+    s = np.asarray(auto.score_samples(X))
+    assert auto.offset_ == -0.5
+    assert np.asarray(auto.decision_function(X)).tolist() == (s + np.float32(0.5)).tolist()
+    for c in (0.01, 0.1, 0.25, 0.5):
+        m = samebits.IsolationForest(n_estimators=40, random_state=0, contamination=c).fit(X)
+        assert m.model_bytes() == auto.model_bytes()  # the trees do not depend on it
+        # numpy's linear percentile of the same scores (it may round its last step differently)
+        assert abs(m.offset_ - np.percentile(s.astype(np.float64), 100 * c)) <= 1e-12
+        d = np.asarray(m.decision_function(X))
+        assert d.tolist() == (s.astype(np.float64) - m.offset_).astype(np.float32).tolist()
+        flagged = (np.asarray(m.predict(X)) == -1).mean()
+        assert abs(flagged - c) <= 0.002, (c, flagged)
+    # the quantile without numpy (the package does not need it) gives the same value
+    from samebits.forest import _quantile
+    with_np = _quantile(s, 0.1)
+    with monkeypatch.context() as mp:
+        mp.setitem(sys.modules, "numpy", None)
+        assert _quantile(s, 0.1) == with_np
+    for bad in (0.0, 0.6, -1, "high", True):
+        with pytest.raises(samebits.InvalidArgumentError, match="contamination"):
+            samebits.IsolationForest(n_estimators=2, contamination=bad).fit(X)
+    # a model read from bytes has no training rows to place the cut
+    m = samebits.IsolationForest(n_estimators=5, contamination=0.1, random_state=0).fit(X)
+    loaded = samebits.IsolationForest(contamination=0.1).load_model(m.model_bytes())
+    with pytest.raises(samebits.InvalidArgumentError, match="offset_"):
+        loaded.decision_function(X)
+    assert samebits.IsolationForest().load_model(m.model_bytes()).predict(X).tolist() == \
+        samebits.IsolationForest(n_estimators=5, random_state=0).fit(X).predict(X).tolist()
 
 
 def test_refusals_by_name():
