@@ -20,6 +20,11 @@
  * it; balanced_subsample's differs by tree) and min_w (its root's share).
  * Isolation forests (sb_iforest_grow_dev): the same level loop over the
  * device's iso operations, nodes keyed by path as isolation.c keys them.
+ *
+ * The host's share of a level (which nodes may split, recording the splits,
+ * making the children) runs on every thread over fixed chunks of the level;
+ * its arrays are the serial loop's whatever the thread count (see "one
+ * level, in chunks"), and a batch's nodes sit in blocks that never move.
  */
 #include "forest_dev.h"
 #include <stdio.h>
@@ -43,8 +48,8 @@ static double gclock(void) {
 
 /* A node of the batch, by its index in the batch's creation order (gid): the
  * roots, then each level's children, a split node's two children adjacent
- * (left = gid of the left one, the right one next). Its nv sums are at
- * pool + gid * nv. */
+ * (left = gid of the left one, the right one next). G(c, gid) is the node,
+ * P(c, gid) its nv sums. */
 typedef struct gnode {
     int32_t feature, left; /* feature -1, left -1: a leaf */
     float gain;
