@@ -15,7 +15,12 @@
  *   histograms, one work-group a node, under the total order;
  * - row lists (a tree's in-bag rows, a node's partition) by a stable
  *   count / scan / scatter over tiles: the host adds the tiles' counts, so
- *   every run places every row at the same position.
+ *   every run places every row at the same position;
+ * - weighted forests: each position's fixed-point weight moves with its
+ *   count; balanced_subsample's tree weights by fdev_cuda.cu's five steps
+ *   (integer atomics for the draws per class, the largest weight and the
+ *   first bad row); the isolation forest's subsample a work-item a tree and
+ *   a node's bin ranges by integer atomic min and max.
  * Without a loader, platform or usable device: SB_ERR_BACKEND_UNAVAILABLE,
  * named (SB_NO_OPENCL builds refuse likewise).
  */
@@ -738,8 +743,8 @@ static sb_status focl_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
     return st;
 }
 
-/* Row positions a batch: 2^26 (20 bytes each on the device, 28 weighted:
- * 1.8 GiB at most). */
+/* Row positions a batch: 2^26 (20 bytes each on the device; weighted 28, and
+ * 32 with balanced_subsample's tree weights: 2 GiB at most). */
 static const sb_fdev_ops k_focl_ops = {"opencl",   INT64_C(1) << 26, focl_open,      focl_close,
                                        focl_begin, focl_sums,        focl_split,     focl_partition,
                                        focl_iso_begin, focl_iso_split};
