@@ -289,7 +289,7 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
     if (d->hist_budget < ((size_t)1 << 24)) d->hist_budget = (size_t)1 << 24;
 
     d->s = *s;
-    d->hassw = s->rules.weighted && s->sw;
+    d->hassw = s->rules.weighted && s->subsample && s->sw;
     d->s.binned = NULL;
     d->s.nbins = NULL;
     d->s.value = NULL;
@@ -313,7 +313,7 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
     if (st == SB_OK) st = put(d, B_NBINS, s->nbins, sizeof(int32_t) * nf, "nbins");
     if (st == SB_OK) st = put(d, B_RULES, &s->rules, sizeof s->rules, "rules");
     if (st == SB_OK && s->rules.weighted && s->wq) st = put(d, B_RWQ, s->wq, sizeof(int32_t) * n, "weights");
-    if (st == SB_OK && s->rules.weighted && s->sw) st = put(d, B_SW, s->sw, sizeof(float) * n, "sample weights");
+    if (st == SB_OK && d->hassw) st = put(d, B_SW, s->sw, sizeof(float) * n, "sample weights");
     return st;
 }
 
@@ -432,7 +432,7 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
         return st;
     }
     if (wmode == 2 && (st = subsample_weights(d, t0, nb, wexp)) != SB_OK) return st;
-    const cl_mem w = d->b[wmode == 2 ? B_SUBWQ : wmode == 1 ? B_RWQ : B_CNT].m; /* B_CNT: not read */
+    const cl_mem w = d->b[wmode == 2 ? B_SUBWQ : wmode == 1 ? B_RWQ : B_CNT].m, wq = wq_buf(d); /* B_CNT: not read */
     int32_t *tc = sb_malloc(sizeof(int32_t) * (size_t)nt);
     int64_t *tb = sb_malloc(sizeof(int64_t) * (size_t)nt);
     if (!tc || !tb) {
@@ -444,7 +444,7 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
     for (int place = 0; place < 2 && st == SB_OK; place++) {
         st = sb_ocl_args(d->k[KF_COMPACT], "kf_compact", 11, A(d->b[B_CNT].m), A(n), A(itpt), A(place),
                          A(d->b[B_TCOUNT].m), A(d->b[B_TBASE].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wmode),
-                         A(w), A(d->b[weighted ? B_WQ : B_MULT].m));
+                         A(w), A(wq));
         if (st == SB_OK) st = launch_groups(d, KF_COMPACT, nt);
         if (st == SB_OK && place == 0) {
             st = get(d, B_TCOUNT, tc, sizeof(int32_t) * (size_t)nt, "tile counts");
