@@ -8,9 +8,11 @@
 #      weighted forests, the isolation forest: six fixtures) with device=cuda
 #      (cards kept) and with device=cpu-batched, twice on CUDA (run to run);
 #      the float-atomic arm must make forest-et-regression differ,
-#   3b. verifies the three RF/ET fixtures with device=opencl on the NVIDIA driver's OpenCL (it
-#      registers /etc/OpenCL/vendors/nvidia.icd when missing), with global
-#      histograms, the float-atomic arm, and the parity tests on opencl:
+#   3b. verifies the whole forest family (the same six fixtures, `--family forest`)
+#      with device=opencl on the NVIDIA driver's OpenCL (it registers
+#      /etc/OpenCL/vendors/nvidia.icd when missing), with global histograms,
+#      the float-atomic arm (both regression fixtures should differ), and the
+#      parity tests on opencl (weighted and isolation forests included):
 #      recorded, never fatal,
 #   4. runs tests/python/test_py_forest_devices.py against the CUDA library
 #      (every configuration's model bytes, weighted and isolation forests
@@ -107,8 +109,8 @@ grep -E '^opencl|^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | tee -a "$LOG"
 OCLDEV=$(grep -E '^opencl devices: |^ {16}[0-9]+:[0-9]+ ' "$EV/doctor-opencl.txt" | grep -i 'nvidia' \
   | grep -oE '^(opencl devices: )? *[0-9]+:[0-9]+' | grep -oE '[0-9]+:[0-9]+' | head -n 1)
 OCLDEV=${SAMEBITS_OPENCL_DEVICE:-$OCLDEV}
-# the RF/ET fixtures (weighted forests and the isolation forest: refused by name on opencl for now)
-OCL_FIXTURES="forest-rf-classes forest-rf-entropy forest-et-regression"
+# the whole family: RF/ET, the weighted forests and the isolation forest (six fixtures)
+OCL_FIXTURES="--family forest"
 ocl() { LD_LIBRARY_PATH=$OCL_LD SAMEBITS_OPENCL_DEVICE=$OCLDEV timeout 600 "$@"; }
 mkdir -p "$EV/cards-opencl"
 t0=$(date +%s.%N)
@@ -119,7 +121,7 @@ grep -E '^  forest-' "$EV/verify-opencl.txt" | sed 's/^  /opencl /' | while read
 SAMEBITS_OPENCL_HIST=global ocl build/samebits verify $OCL_FIXTURES device=opencl >"$EV/verify-opencl-hist-global.txt" 2>&1
 summary "opencl histograms by global atomics (SAMEBITS_OPENCL_HIST=global): $(tail -n 2 "$EV/verify-opencl-hist-global.txt" | tr '\n' ' ')"
 SAMEBITS_OPENCL_ARM=float-atomic ocl build/samebits verify $OCL_FIXTURES device=opencl >"$EV/verify-opencl-arm-float-atomic.txt" 2>&1
-summary "opencl arm float-atomic (forest-et-regression should differ): $(grep -E '^  forest-et-regression' "$EV/verify-opencl-arm-float-atomic.txt" | sed 's/^ *//')"
+summary "opencl arm float-atomic (forest-et-regression and forest-et-weighted should differ): $(grep -E '^  forest-et-(regression|weighted)' "$EV/verify-opencl-arm-float-atomic.txt" | sed 's/^ *//' | tr '\n' ' ')"
 SAMEBITS_LIB=$ROOT/build/libsamebits.so SAMEBITS_FOREST_DEVICES=opencl PYTHONPATH=$ROOT/python ocl \
   python3 -m pytest tests/python/test_py_forest_devices.py -q -p no:cacheprovider >"$EV/parity-opencl.txt" 2>&1
 summary "opencl parity (tests/python/test_py_forest_devices.py on opencl, build/): $(tail -n 1 "$EV/parity-opencl.txt")"

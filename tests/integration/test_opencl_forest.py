@@ -1,24 +1,23 @@
-"""Random forests and Extra Trees on the OpenCL forest device (device=opencl)
-on PoCL.
+"""Random forests, Extra Trees, weighted forests and the isolation forest on
+the OpenCL forest device (device=opencl) on PoCL.
 
 `make test` installs PoCL (tools/ensure-deps.sh), so a missing OpenCL platform
-is a FAILURE here, never a skip. Every RF/ET fixture must be identical to its
-reference card through the OpenCL kernels (fdev_kernels.cl), at 1 and 3
-threads, with histograms in local memory or by global atomics and with nodes
-in chunks of any size; the float-atomic arm (squared-error sums added as
-floats, in arrival order) must make the regression fixture differ. The model
-bytes against device=cpu on many configurations are
-tests/python/test_py_forest_devices.py's (opencl is one of its devices where
-the library has it)."""
+is a FAILURE here, never a skip. Every forest fixture (the six of `--family
+forest`: unweighted, weighted with balanced_subsample, isolation) must be
+identical to its reference card through the OpenCL kernels (fdev_kernels.cl),
+at 1 and 3 threads, with histograms in local memory or by global atomics and
+with nodes in chunks of any size; the float-atomic arm (squared-error sums
+added as floats, in arrival order) must make both regression fixtures differ,
+weighted or not. The model bytes against device=cpu on many configurations
+are tests/python/test_py_forest_devices.py's (opencl is one of its devices
+where the library has it)."""
 import os
 
 import pytest
 
 from conftest import FIXTURES, ROOT, samebits
 
-# refused by name on opencl for now (cuda and cpu-batched grow them)
-NOT_ON_OPENCL = ["forest-isolation", "forest-rf-weighted", "forest-et-weighted"]
-TREES = [f for f in FIXTURES if f.startswith("forest-") and f not in NOT_ON_OPENCL]
+TREES = [f for f in FIXTURES if f.startswith("forest-")]
 N = len(TREES)
 
 ENV = {"POCL_CACHE_DIR": os.environ.get("POCL_CACHE_DIR", str(ROOT / "build" / "opencl" / "pocl-cache"))}
@@ -33,7 +32,8 @@ def verify(*args, env=None):
 
 
 def test_the_fixtures_are_there():
-    assert TREES == ["forest-rf-classes", "forest-rf-entropy", "forest-et-regression"]
+    assert TREES == ["forest-rf-classes", "forest-rf-entropy", "forest-et-regression", "forest-isolation",
+                     "forest-rf-weighted", "forest-et-weighted"]
 
 
 @pytest.mark.parametrize("threads", [1, 3])
@@ -42,6 +42,16 @@ def test_every_forest_fixture_identical_on_opencl(threads):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "device opencl" in r.stdout.splitlines()[0] and "verify: PASS" in r.stdout
     assert f"{N} fixtures: {N} identical" in r.stdout, r.stdout
+
+
+def test_the_family_is_all_six_and_nothing_of_it_is_refused():
+    # tools/device-forest.sh verifies `--family forest` on the NVIDIA driver's
+    # OpenCL. Weighted and isolation forests were refused by name until the
+    # device had their kernels; what remains refused is a missing platform or
+    # device (test_no_platform_or_device_is_refused_by_name).
+    r = verify("--family", "forest")
+    assert r.returncode == 0 and f"{N} fixtures: {N} identical" in r.stdout, r.stdout + r.stderr
+    assert "REFUSED" not in r.stdout and "0 refused" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("hist", ["global", "local"])
@@ -58,17 +68,21 @@ def test_float_atomic_arm_makes_the_regression_fixture_differ(hist):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "SEPARATING ARM 'float-atomic'" in r.stderr
     lines = {l.split()[0]: l for l in r.stdout.splitlines() if l.startswith("  forest-")}
-    assert "DIFFERS" in lines["forest-et-regression"], r.stdout
-    # the arm touches the squared-error sums only: the class counts stay exact
-    assert "identical" in lines["forest-rf-classes"] and "identical" in lines["forest-rf-entropy"], r.stdout
+    # both regression fixtures: the unweighted and the weighted sums of y
+    assert "DIFFERS" in lines["forest-et-regression"] and "DIFFERS" in lines["forest-et-weighted"], r.stdout
+    # the arm touches the squared-error sums only: the class counts stay
+    # exact, and the isolation forest has no sums
+    for f in ("forest-rf-classes", "forest-rf-entropy", "forest-rf-weighted", "forest-isolation"):
+        assert "identical" in lines[f], r.stdout
 
 
 # arm -> the fixtures it makes differ on PoCL (measured; docs/forest.md)
 ARMS = {
     # FP_CONTRACT ON: PoCL fuses acc + c * c (gini) and acc + c * log(c) (entropy)
-    "contract": ["forest-rf-classes", "forest-rf-entropy"],
-    # -cl-fast-relaxed-math: the entropy's log
-    "fast-relaxed-math": ["forest-rf-entropy"],
+    "contract": ["forest-rf-classes", "forest-rf-entropy", "forest-rf-weighted"],
+    # -cl-fast-relaxed-math: the entropy's log; balanced_subsample's class
+    # weights (a division) on the device
+    "fast-relaxed-math": ["forest-rf-entropy", "forest-rf-weighted"],
 }
 
 
@@ -89,21 +103,15 @@ def test_mad_enable_is_inert_on_pocl():
         "mad-enable now changes bits: update docs/forest.md and move it to ARMS\n" + r.stdout)
 
 
-def test_weighted_and_isolation_forests_refused_by_name_on_opencl():
-    r = verify(*NOT_ON_OPENCL)
-    assert r.returncode == 1, r.stdout
-    for f in NOT_ON_OPENCL:
-        assert f"{f} REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout, r.stdout
-    assert f"{len(NOT_ON_OPENCL)} refused" in r.stdout
-
-
 def test_no_platform_or_device_is_refused_by_name():
-    # no ICD at all (an empty vendors folder), and a device that is not there
+    # no ICD at all (an empty vendors folder), and a device that is not there;
+    # the isolation forest opens the same device and is refused alike
     empty = ROOT / "build" / "opencl" / "no-vendors"
     os.makedirs(empty, exist_ok=True)
-    r = verify(TREES[0], env={"OCL_ICD_VENDORS": str(empty)})
-    assert r.returncode == 1 and "REFUSED SB_ERR_BACKEND_UNAVAILABLE: device 'opencl': no OpenCL platform" in r.stdout, (
-        r.stdout)
+    r = verify(TREES[0], "forest-isolation", env={"OCL_ICD_VENDORS": str(empty)})
+    assert r.returncode == 1 and "2 refused" in r.stdout, r.stdout
+    for f in (TREES[0], "forest-isolation"):
+        assert f"{f} REFUSED SB_ERR_BACKEND_UNAVAILABLE: device 'opencl': no OpenCL platform" in r.stdout, r.stdout
     r = verify(TREES[0], env={"SAMEBITS_OPENCL_DEVICE": "7:7"})
     assert r.returncode == 1 and "REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout and "names no device" in r.stdout, (
         r.stdout)

@@ -23,9 +23,9 @@ import samebits  # noqa: E402
 # (tools/device-forest.sh).
 _DEFAULT = "cpu-batched,opencl" if "opencl" in samebits.build_info()["backends"] else "cpu-batched"
 DEVICES = [d for d in os.environ.get("SAMEBITS_FOREST_DEVICES", _DEFAULT).split(",") if d]
-# Those that grow weighted forests and the isolation forest too: opencl refuses
-# them by name (test_opencl_refuses_weights_and_isolation_by_name).
-FULL = [d for d in DEVICES if d != "opencl"]
+# Those that grow weighted forests and the isolation forest too: every device
+# now (opencl since its weighted and isolation kernels; checked on PoCL here).
+FULL = list(DEVICES)
 
 
 def data(n=1500, nf=9, seed=21, classes=3):
@@ -210,6 +210,7 @@ def test_weighted_batches_change_no_bit(batch, device, monkeypatch):
     a = RF_C(**kw).fit(X, yc, sample_weight=w)
     monkeypatch.setenv("SAMEBITS_FOREST_BATCH_TREES", batch)
     monkeypatch.setenv("SAMEBITS_CUDA_FOREST_CHUNK", "2")
+    monkeypatch.setenv("SAMEBITS_OPENCL_FOREST_CHUNK", "2")
     assert RF_C(device=device, **kw).fit(X, yc, sample_weight=w).model_bytes() == a.model_bytes()
 
 
@@ -270,15 +271,34 @@ def test_isolation_batches_change_no_bit(batch, device, monkeypatch):
     assert a.model_bytes() == b.model_bytes()
 
 
-@pytest.mark.skipif("opencl" not in DEVICES, reason="opencl is not one of SAMEBITS_FOREST_DEVICES")
-def test_opencl_refuses_weights_and_isolation_by_name():
+def test_no_device_refuses_weights_or_isolation_and_unknown_devices_stay_refused():
+    # every forest device grows weighted and isolation forests (FULL is
+    # DEVICES); what stays refused by name is a device that does not exist
+    assert FULL == DEVICES
     X, yc, _ = data(n=300, nf=5, seed=2)
-    w = weights(len(yc))
-    for kw, sw in ((dict(), w), (dict(class_weight="balanced"), None)):
-        with pytest.raises(samebits.BackendUnavailableError, match="weighted forests .* not supported on opencl"):
-            RF_C(n_estimators=2, device="opencl", **kw).fit(X, yc, sample_weight=sw)
-    with pytest.raises(samebits.BackendUnavailableError, match="'opencl'"):
-        samebits.IsolationForest(n_estimators=2, device="opencl").fit(X)
+    with pytest.raises(samebits.BackendUnavailableError, match="'metal' is not available for forests"):
+        RF_C(n_estimators=2, device="metal").fit(X, yc, sample_weight=weights(len(yc)))
+    with pytest.raises(samebits.BackendUnavailableError, match="'metal' is not available for isolation forests"):
+        samebits.IsolationForest(n_estimators=2, device="metal").fit(X)
+
+
+@pytest.mark.skipif("opencl" not in DEVICES, reason="opencl is not one of SAMEBITS_FOREST_DEVICES")
+def test_opencl_weighted_and_isolation_timing_and_chunks_change_no_bit(monkeypatch):
+    # the OpenCL weighted and isolation paths with every histogram by global
+    # atomics, one node a launch and each operation timed (its own queue drains)
+    X, yc, yr = data(n=2500, nf=6, seed=13)
+    w = weights(len(yc), seed=4)
+    a = RF_C(n_estimators=3, class_weight="balanced_subsample", random_state=2).fit(X, yc, sample_weight=w)
+    b = ET_R(n_estimators=3, min_weight_fraction_leaf=0.01, random_state=2).fit(X, yr, sample_weight=w)
+    c = samebits.IsolationForest(n_estimators=4, max_samples=700, random_state=2).fit(X)
+    for k, v in (("SAMEBITS_OPENCL_HIST", "global"), ("SAMEBITS_OPENCL_FOREST_CHUNK", "1"),
+                 ("SAMEBITS_OPENCL_TIMING", "1")):
+        monkeypatch.setenv(k, v)
+    kw = dict(n_estimators=3, random_state=2, device="opencl")
+    assert RF_C(class_weight="balanced_subsample", **kw).fit(X, yc, sample_weight=w).model_bytes() == a.model_bytes()
+    assert ET_R(min_weight_fraction_leaf=0.01, **kw).fit(X, yr, sample_weight=w).model_bytes() == b.model_bytes()
+    kw["n_estimators"] = 4
+    assert samebits.IsolationForest(max_samples=700, **kw).fit(X).model_bytes() == c.model_bytes()
 
 
 @pytest.mark.parametrize("device", DEVICES)

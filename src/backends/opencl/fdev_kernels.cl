@@ -5,10 +5,17 @@
  * the cumulation, the candidate rules, the scores, the total order), the same
  * the CPU and CUDA compile. These kernels only decide which work-item handles
  * which row, node or histogram entry, and move integers:
- * - draw counts: 32-bit atomic_inc; node sums and histograms: 64-bit integer
- *   atom_add (cl_khr_int64_base_atomics, __local and __global), per
- *   work-group in local memory when a node's histograms fit, then into the
- *   node's in global memory. Integer sums in any order are exact.
+ * - draw counts: 32-bit atomic_inc; node sums, histograms and a tree's draws
+ *   per class: 64-bit integer atom_add (cl_khr_int64_base_atomics, __local
+ *   and __global), per work-group in local memory when a node's histograms
+ *   fit, then into the node's in global memory. Integer sums in any order are
+ *   exact. Weighted forests: a position's multiplicity is its count times its
+ *   fixed-point weight, and its count goes to the sums' last value
+ *   (sb_k_forest_put's additions).
+ * - balanced_subsample and the isolation forest: a tree's largest weight and a
+ *   node's bin ranges by 32-bit integer atomic_max / atomic_min (on a float's
+ *   bits where it is >= 0, which order as unsigned integers): any order gives
+ *   the same extreme; every float is a kernel body's.
  * - row lists (a tree's in-bag rows, a node's partition): a stable
  *   count / scan / scatter over tiles of OCL_WG x FOCL_PER positions, one
  *   work-group each; the host scans the tiles' counts. No order depends on
@@ -87,6 +94,19 @@ static void focl_add_local(int criterion, __local long *v, int value, long mult)
     }
 }
 
+/* A position's contribution (count cnt, fixed-point weight wq) to sums v of
+ * nv values, atomically: sb_k_forest_put's integer additions in any order.
+ * Unweighted, the multiplicity is cnt and wq is not read. */
+static void focl_put_global(int criterion, int weighted, int nv, __global long *v, int value, int cnt, int wq) {
+    focl_add_global(criterion, v, value, weighted ? (long)cnt * wq : (long)cnt);
+    if (weighted) atom_add(&v[nv - 1], (long)cnt);
+}
+
+static void focl_put_local(int criterion, int weighted, int nv, __local long *v, int value, int cnt, int wq) {
+    focl_add_local(criterion, v, value, weighted ? (long)cnt * wq : (long)cnt);
+    if (weighted) atom_add(&v[nv - 1], (long)cnt);
+}
+
 /* Exclusive prefix sums of the work-group's counts c[0, OCL_WG) in place
  * (integers; work-item 0 adds them in order); the total is returned to all. */
 static int focl_scan(__local int *c) {
@@ -117,18 +137,28 @@ __kernel void kf_boot(__global int *cnt, long n, int nb, int t0, ulong seed, lon
     }
 }
 
-/* Compaction, tile g (of tpt a tree) of tree g / tpt's n draw counts: pass 1
- * (place = 0) writes its in-bag rows' count to tcount[g]; pass 2 (place = 1)
- * writes them, in row order, from position tbase[g]. */
+/* The fixed-point weight of row r in tree i: every row's (wmode 1: w[r]),
+ * the tree's own (wmode 2, balanced_subsample: w[i * n + r]), or 1
+ * (unweighted: w is not read). */
+static int focl_wq_of(int wmode, __global const int *w, long n, int i, long r) {
+    return wmode == 2 ? w[(long)i * n + r] : wmode == 1 ? w[r] : 1;
+}
+
+/* Compaction, tile g (of tpt a tree) of tree g / tpt's n draw counts: its
+ * in-bag rows are those drawn and, weighted (wmode, focl_wq_of), of positive
+ * weight. Pass 1 (place = 0) writes their count to tcount[g]; pass 2
+ * (place = 1) writes them, in row order, from position tbase[g], with their
+ * count (mult) and, weighted, their fixed-point weight (wq). */
 __kernel void kf_compact(__global const int *cnt, long n, int tpt, int place, __global int *tcount,
-                         __global const long *tbase, __global int *rows, __global int *mult) {
+                         __global const long *tbase, __global int *rows, __global int *mult, int wmode,
+                         __global const int *w, __global int *wq) {
     __local int c[OCL_WG + 1];
     const int g = get_group_id(0), lid = get_local_id(0);
     const int i = g / tpt;
     const long b = (long)(g - i * tpt) * FOCL_TILE + (long)lid * FOCL_PER;
     __global const int *ci = cnt + (long)i * n;
     int mine = 0;
-    for (long r = b; r < b + FOCL_PER && r < n; r++) mine += ci[r] > 0;
+    for (long r = b; r < b + FOCL_PER && r < n; r++) mine += ci[r] > 0 && focl_wq_of(wmode, w, n, i, r) > 0;
     c[lid] = mine;
     const int total = focl_scan(c);
     if (!place) {
@@ -136,18 +166,95 @@ __kernel void kf_compact(__global const int *cnt, long n, int tpt, int place, __
         return;
     }
     long at = tbase[g] + c[lid];
-    for (long r = b; r < b + FOCL_PER && r < n; r++)
-        if (ci[r] > 0) {
+    for (long r = b; r < b + FOCL_PER && r < n; r++) {
+        const int x = focl_wq_of(wmode, w, n, i, r);
+        if (ci[r] > 0 && x > 0) {
+            if (wmode) wq[at] = x;
             rows[at] = (int)r;
             mult[at++] = ci[r];
         }
+    }
+}
+
+/* balanced_subsample (fdev_cuda.cu's steps, forest.c's rule), for trees
+ * i < nb of the batch with draw counts cnt (nb x n) and K classes.
+ * Step 1: nk[i * K + class] += the draws of each row of tree i. */
+__kernel void kf_sub_counts(__global const int *cnt, long n, int nb, int K, __global const int *value,
+                            __global long *nk) {
+    for (long x = get_global_id(0); x < (long)nb * n; x += get_global_size(0))
+        if (cnt[x] > 0) atom_add(&nk[(x / n) * K + value[x % n]], (long)cnt[x]);
+}
+
+/* Step 2, a work-item a tree: its class weights (sb_k_forest_class_weight of
+ * its draws, nt of them over kt classes drawn). */
+__kernel void kf_sub_classes(__global const long *nk, int nb, int K, __global float *cw) {
+    const int i = get_global_id(0);
+    if (i >= nb) return;
+    long nt = 0;
+    int kt = 0;
+    for (int k = 0; k < K; k++) {
+        nt += nk[(long)i * K + k];
+        kt += nk[(long)i * K + k] > 0;
+    }
+    for (int k = 0; k < K; k++) cw[(long)i * K + k] = sb_k_forest_class_weight(nt, kt, nk[(long)i * K + k]);
+}
+
+/* A drawn row's weight in tree i (sb_k_forest_row_weight; hassw = 0: no
+ * sample weights, sw is not read). */
+static float focl_sub_weight(int hassw, __global const float *sw, __global const float *cw, int K,
+                             __global const int *value, long i, long r) {
+    return sb_k_forest_row_weight(hassw ? sw[r] : 1.0f, cw[i * K + value[r]]);
+}
+
+/* Step 3: each tree's largest weight of a drawn row (wmax[i], from 0: the
+ * bits of positive weights, which order as unsigned integers; a -0 sample
+ * weight, which the CPU accepts, has the sign bit and is left out as the
+ * CPU's w > mx leaves it), and its first row whose weight is not finite
+ * (bad[i]; rows fit 32 bits). */
+__kernel void kf_sub_max(__global const int *cnt, long n, int nb, int K, __global const int *value, int hassw,
+                         __global const float *sw, __global const float *cw, __global uint *wmax, __global uint *bad) {
+    for (long x = get_global_id(0); x < (long)nb * n; x += get_global_size(0)) {
+        if (cnt[x] <= 0) continue;
+        const long i = x / n, r = x - i * n;
+        const float w = focl_sub_weight(hassw, sw, cw, K, value, i, r);
+        if (w - w != 0.0f) atomic_min(&bad[i], (uint)r);
+        else if (w > 0.0f) atomic_max(&wmax[i], sb_f2u(w));
+    }
+}
+
+/* Step 4, a work-item a tree: its scale (0 when every weight is zero). */
+__kernel void kf_sub_scale(__global const uint *wmax, int nb, __global int *wexp) {
+    const int i = get_global_id(0);
+    if (i >= nb) return;
+    const float mx = sb_u2f(wmax[i]);
+    wexp[i] = mx > 0.0f ? sb_quantize_exponent(mx, SB_K_FOREST_W_LEVELS) : 0;
+}
+
+/* Step 5: each row's fixed-point weight in its tree (wtree, nb x n; 0 for a
+ * row not drawn), and the tree's first row whose positive weight vanishes
+ * (bad[nb + i]). */
+__kernel void kf_sub_fix(__global const int *cnt, long n, int nb, int K, __global const int *value, int hassw,
+                         __global const float *sw, __global const float *cw, __global const int *wexp,
+                         __global int *wtree, __global uint *bad) {
+    for (long x = get_global_id(0); x < (long)nb * n; x += get_global_size(0)) {
+        const long i = x / n, r = x - i * n;
+        int q = 0;
+        if (cnt[x] > 0) {
+            const float w = focl_sub_weight(hassw, sw, cw, K, value, i, r);
+            if (w - w == 0.0f) {
+                q = sb_k_forest_weight_fixed(w, wexp[i]);
+                if (q == 0 && w > 0.0f) atomic_min(&bad[nb + i], (uint)r);
+            }
+        }
+        wtree[x] = q;
+    }
 }
 
 /* Sums of node j's rows (nv of them at sums + j * nv, zeroed by the host),
  * one tile of FOCL_TILE positions a work-group; local sums when nv fits. */
 __kernel void kf_sums(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes, int criterion,
-                      int nv, __global const int *rows, __global const int *mult, __global const int *value,
-                      __global long *sums) {
+                      int nv, int weighted, __global const int *rows, __global const int *mult,
+                      __global const int *wq, __global const int *value, __global long *sums) {
     __local long acc[64];
     const int tile = get_group_id(0), lid = get_local_id(0);
     const int j = focl_find(tile_start, nnodes, tile);
@@ -156,28 +263,32 @@ __kernel void kf_sums(__global const ocl_fnode *nodes, __global const int *tile_
     const long e = b + FOCL_TILE < q.end ? b + FOCL_TILE : q.end;
     __global long *v = sums + (long)j * nv;
     if (nv > 64) {
-        for (long p = b + lid; p < e; p += OCL_WG) focl_add_global(criterion, v, value[rows[p]], mult[p]);
+        for (long p = b + lid; p < e; p += OCL_WG)
+            focl_put_global(criterion, weighted, nv, v, value[rows[p]], mult[p], weighted ? wq[p] : 1);
         return;
     }
     for (int k = lid; k < nv; k += OCL_WG) acc[k] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (long p = b + lid; p < e; p += OCL_WG) focl_add_local(criterion, acc, value[rows[p]], mult[p]);
+    for (long p = b + lid; p < e; p += OCL_WG)
+        focl_put_local(criterion, weighted, nv, acc, value[rows[p]], mult[p], weighted ? wq[p] : 1);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = lid; k < nv; k += OCL_WG)
         if (acc[k] != 0) atom_add(&v[k], acc[k]);
 }
 
 /* Small nodes (sb_k_forest_small_feature), one work-item each: its draws,
- * its rows' values and multiplicities, then each drawn feature's bins in its
- * global scratch, the best under the total order, and the left child's sums
- * from its rows. Scratch a node: draws nf words; bins SB_K_FOREST_SMALL_ROWS
- * bytes; values, multiplicities SB_K_FOREST_SMALL_ROWS ints each; l, m
- * SB_K_FOREST_SMALL_NV longs each. */
+ * its rows' values, counts and fixed-point weights, then each drawn
+ * feature's bins in its global scratch, the best under the total order, and
+ * the left child's sums from its rows. Scratch a node: draws nf words; bins
+ * SB_K_FOREST_SMALL_ROWS bytes; values, counts, weights SB_K_FOREST_SMALL_ROWS
+ * ints each; l, m SB_K_FOREST_SMALL_NV longs each. Unweighted, wq and swq are
+ * never read (the host binds the counts there). */
 __kernel void kf_small(__global const ocl_fnode *nodes, __global const long *tot, int nnodes,
                        __global const sb_k_forest_rules *rules_g, ulong seed, int extra, int nf, int mtry,
                        __global const uchar *bins, int stride, __global const int *rows, __global const int *mult,
-                       __global const int *value, __global uint *draws, __global uchar *sbin, __global int *sval,
-                       __global int *smul, __global long *slm, __global sb_k_fsplit *out, __global long *lsum) {
+                       __global const int *wq, __global const int *value, __global uint *draws,
+                       __global uchar *sbin, __global int *sval, __global int *smul, __global int *swq,
+                       __global long *slm, __global sb_k_fsplit *out, __global long *lsum) {
     const int node = get_global_id(0);
     if (node >= nnodes) return;
     const ocl_fnode q = nodes[node];
@@ -188,12 +299,14 @@ __kernel void kf_small(__global const ocl_fnode *nodes, __global const long *tot
     __global uint *dr = draws + (long)node * nf;
     __global uchar *bin = sbin + (long)node * SB_K_FOREST_SMALL_ROWS;
     __global int *val = sval + (long)node * SB_K_FOREST_SMALL_ROWS, *mul = smul + (long)node * SB_K_FOREST_SMALL_ROWS;
+    __global int *wqs = rules.weighted ? swq + (long)node * SB_K_FOREST_SMALL_ROWS : mul;
     __global long *l = slm + (long)node * 2 * SB_K_FOREST_SMALL_NV, *m = l + SB_K_FOREST_SMALL_NV;
     sb_k_forest_draws(seed, q.key, nf, dr);
     const int cnt = (int)(q.end - q.begin);
     for (int i = 0; i < cnt; i++) {
         val[i] = value[rows[q.begin + i]];
         mul[i] = mult[q.begin + i];
+        if (rules.weighted) wqs[i] = wq[q.begin + i];
     }
     sb_k_fsplit best;
     best.valid = 0;
@@ -203,8 +316,7 @@ __kernel void kf_small(__global const ocl_fnode *nodes, __global const long *tot
     for (int j = 0; j < nf; j++) {
         if (!sb_k_forest_selected(dr, nf, mtry, j)) continue;
         for (int i = 0; i < cnt; i++) bin[i] = bins[(long)rows[q.begin + i] * stride + j];
-        /* unweighted (the device refuses weights): wq is read, never used */
-        sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, mul, cnt, j, l, m, &best);
+        sb_k_forest_small_feature(&rules, seed, q.key, extra, t, bin, val, mul, wqs, cnt, j, l, m, &best);
     }
     out[node] = best;
     __global long *ls = lsum + (long)node * nv;
@@ -213,7 +325,7 @@ __kernel void kf_small(__global const ocl_fnode *nodes, __global const long *tot
         for (long p = q.begin; p < q.end; p++) {
             const int r = rows[p];
             if (sb_k_goes_left(bins[(long)r * stride + best.feature], best.bin, best.dl))
-                sb_k_forest_add_row(&rules, ls, value[r], mult[p]);
+                sb_k_forest_put(&rules, ls, value[r], mult[p], rules.weighted ? wq[p] : 1);
         }
 }
 
@@ -234,9 +346,10 @@ __kernel void kf_select(__global const ocl_fnode *nodes, int nnodes, ulong seed,
  * sh when it holds them (use_local), then added into the node's; else
  * straight into global memory. */
 __kernel void kf_hist(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes, int htile,
-                      int criterion, int nv, int mtry, int slot, __global const int *feat, __global const uchar *bins,
-                      int stride, __global const int *rows, __global const int *mult, __global const int *value,
-                      __global long *hist, int use_local, __local long *sh) {
+                      int criterion, int nv, int weighted, int mtry, int slot, __global const int *feat,
+                      __global const uchar *bins, int stride, __global const int *rows, __global const int *mult,
+                      __global const int *wq, __global const int *value, __global long *hist, int use_local,
+                      __local long *sh) {
     const int tile = get_group_id(0), lid = get_local_id(0);
     const int j = focl_find(tile_start, nnodes, tile);
     const ocl_fnode q = nodes[j];
@@ -249,20 +362,20 @@ __kernel void kf_hist(__global const ocl_fnode *nodes, __global const int *tile_
      * tile adds more than that (uniform over the work-group) */
     if (!use_local || (e - b) * mtry < hsize) {
         for (long p = b + lid; p < e; p += OCL_WG) {
-            const int r = rows[p], v = value[r];
-            const long m = mult[p];
+            const int r = rows[p], v = value[r], c = mult[p], w = weighted ? wq[p] : 1;
             __global const uchar *rb = bins + (long)r * stride;
-            for (int a = 0; a < mtry; a++) focl_add_global(criterion, gh + (long)a * slot + (long)rb[fj[a]] * nv, v, m);
+            for (int a = 0; a < mtry; a++)
+                focl_put_global(criterion, weighted, nv, gh + (long)a * slot + (long)rb[fj[a]] * nv, v, c, w);
         }
         return;
     }
     for (long i = lid; i < hsize; i += OCL_WG) sh[i] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long p = b + lid; p < e; p += OCL_WG) {
-        const int r = rows[p], v = value[r];
-        const long m = mult[p];
+        const int r = rows[p], v = value[r], c = mult[p], w = weighted ? wq[p] : 1;
         __global const uchar *rb = bins + (long)r * stride;
-        for (int a = 0; a < mtry; a++) focl_add_local(criterion, sh + (long)a * slot + (long)rb[fj[a]] * nv, v, m);
+        for (int a = 0; a < mtry; a++)
+            focl_put_local(criterion, weighted, nv, sh + (long)a * slot + (long)rb[fj[a]] * nv, v, c, w);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (long i = lid; i < hsize; i += OCL_WG)
@@ -335,11 +448,12 @@ __kernel void kf_best(__global const long *tot, __global const sb_k_forest_rules
 /* Partition, tile g of node j = focl_find(g) (FOCL_TILE positions): pass 1
  * (place = 0) writes the count of its rows going left to tcount[g]; pass 2
  * (place = 1) writes its rows, in position order, the left ones from
- * tbase[2g], the right ones from tbase[2g + 1], into trows, tmult: a stable
- * partition. */
+ * tbase[2g], the right ones from tbase[2g + 1], into trows, tmult (and,
+ * weighted, twq): a stable partition. */
 __kernel void kf_part(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes, int place,
                       __global const uchar *bins, int stride, __global const int *rows, __global const int *mult,
-                      __global int *tcount, __global const long *tbase, __global int *trows, __global int *tmult) {
+                      __global int *tcount, __global const long *tbase, __global int *trows, __global int *tmult,
+                      int weighted, __global const int *wq, __global int *twq) {
     __local int c[OCL_WG + 1];
     const int g = get_group_id(0), lid = get_local_id(0);
     const int j = focl_find(tile_start, nnodes, g);
@@ -362,6 +476,7 @@ __kernel void kf_part(__global const ocl_fnode *nodes, __global const int *tile_
         const long at = sb_k_goes_left(bins[(long)row * stride + q.feature], q.bin, q.dl) ? l++ : r++;
         trows[at] = row;
         tmult[at] = mult[p];
+        if (weighted) twq[at] = wq[p];
     }
 }
 
@@ -371,7 +486,8 @@ __kernel void kf_part(__global const ocl_fnode *nodes, __global const int *tile_
  * Larger nodes are kf_part's (they have tiles). */
 __kernel void kf_part_serial(__global const ocl_fnode *nodes, int nnodes, long serial_max,
                              __global const uchar *bins, int stride, __global int *rows, __global int *mult,
-                             __global long *nleft, __global int *trows, __global int *tmult) {
+                             __global long *nleft, __global int *trows, __global int *tmult, int weighted,
+                             __global int *wq, __global int *twq) {
     const int j = get_global_id(0);
     if (j >= nnodes) return;
     const ocl_fnode q = nodes[j];
@@ -388,17 +504,19 @@ __kernel void kf_part_serial(__global const ocl_fnode *nodes, int nnodes, long s
         const long at = sb_k_goes_left(bins[(long)row * stride + q.feature], q.bin, q.dl) ? l++ : r++;
         trows[at] = row;
         tmult[at] = mult[p];
+        if (weighted) twq[at] = wq[p];
     }
     for (long p = q.begin; p < q.end; p++) {
         rows[p] = trows[p];
         mult[p] = tmult[p];
+        if (weighted) wq[p] = twq[p];
     }
 }
 
 /* The partitioned positions [begin, end) of each node back in place. */
 __kernel void kf_part_copy(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes,
                            __global const int *trows, __global const int *tmult, __global int *rows,
-                           __global int *mult) {
+                           __global int *mult, int weighted, __global const int *twq, __global int *wq) {
     const int g = get_group_id(0), lid = get_local_id(0);
     const int j = focl_find(tile_start, nnodes, g);
     const ocl_fnode q = nodes[j];
@@ -407,5 +525,82 @@ __kernel void kf_part_copy(__global const ocl_fnode *nodes, __global const int *
     for (long p = b + lid; p < e; p += OCL_WG) {
         rows[p] = trows[p];
         mult[p] = tmult[p];
+        if (weighted) wq[p] = twq[p];
     }
+}
+
+/* ---- isolation forest ---- */
+
+/* A work-item a tree: tree t0 + i's subsample, psi distinct rows drawn in
+ * order with repeats rejected (isolation.c's draws; its bitmap of taken rows
+ * at taken + i * words, zeroed by the host), at positions [i * psi,
+ * (i + 1) * psi), count 1. */
+__kernel void kf_iso_sample(int nb, int t0, ulong seed, long n, long psi, __global uint *taken, long words,
+                            __global int *rows, __global int *mult) {
+    const int i = get_global_id(0);
+    if (i >= nb) return;
+    __global uint *tk = taken + (long)i * words;
+    long got = 0;
+    for (ulong q = 0; got < psi; q++) {
+        const uint r = sb_k_iforest_sample_row(seed, t0 + i, q, (uint)n);
+        if (tk[r >> 5] & (1u << (r & 31))) continue;
+        tk[r >> 5] |= 1u << (r & 31);
+        const long at = (long)i * psi + got++;
+        rows[at] = (int)r;
+        mult[at] = 1;
+    }
+}
+
+/* Every feature's smallest and largest bin over a node's rows, one tile of
+ * FOCL_TILE positions a work-group: 32-bit integer atomic_min and atomic_max
+ * into lo, hi (node j's at j * nf, set to 256 and -1 by the host), which any
+ * order gives alike. */
+__kernel void kf_iso_range(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes, int nf,
+                           __global const uchar *bins, int stride, __global const int *rows, __global int *lo,
+                           __global int *hi) {
+    const int tile = get_group_id(0), lid = get_local_id(0);
+    const int j = focl_find(tile_start, nnodes, tile);
+    const ocl_fnode q = nodes[j];
+    const long b = q.begin + (long)(tile - tile_start[j]) * FOCL_TILE;
+    const long e = b + FOCL_TILE < q.end ? b + FOCL_TILE : q.end;
+    for (long p = b + lid; p < e; p += OCL_WG) {
+        __global const uchar *rb = bins + (long)rows[p] * stride;
+        for (int f = 0; f < nf; f++) {
+            atomic_min(&lo[(long)j * nf + f], (int)rb[f]);
+            atomic_max(&hi[(long)j * nf + f], (int)rb[f]);
+        }
+    }
+}
+
+/* A work-item a node: the candidates (features whose bins vary, in feature
+ * order), the drawn one and its threshold bin (sb_k_iforest_pick,
+ * sb_k_iforest_bin); missing values go left. */
+__kernel void kf_iso_pick(__global const ocl_fnode *nodes, int nnodes, int nf, ulong seed, __global const int *lo,
+                          __global const int *hi, __global sb_k_fsplit *out) {
+    const int j = get_global_id(0);
+    if (j >= nnodes) return;
+    __global const int *l = lo + (long)j * nf, *h = hi + (long)j * nf;
+    sb_k_fsplit x;
+    x.valid = 0;
+    x.score = 0.0f;
+    x.feature = x.bin = x.dl = x.pad_ = 0;
+    x.wl = 0;
+    int nc = 0;
+    for (int f = 0; f < nf; f++) nc += l[f] < h[f];
+    if (nc > 0) {
+        int k;
+        uint u;
+        sb_k_iforest_pick(seed, nodes[j].key, nc, &k, &u);
+        for (int f = 0, c = 0; f < nf; f++) {
+            if (!(l[f] < h[f])) continue;
+            if (c++ == k) {
+                x.valid = 1;
+                x.feature = f;
+                x.bin = sb_k_iforest_bin(u, l[f], h[f]);
+                x.dl = 1;
+                break;
+            }
+        }
+    }
+    out[j] = x;
 }

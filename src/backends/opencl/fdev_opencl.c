@@ -15,7 +15,12 @@
  *   histograms, one work-group a node, under the total order;
  * - row lists (a tree's in-bag rows, a node's partition) by a stable
  *   count / scan / scatter over tiles: the host adds the tiles' counts, so
- *   every run places every row at the same position.
+ *   every run places every row at the same position;
+ * - weighted forests: each position's fixed-point weight moves with its
+ *   count; balanced_subsample's tree weights by fdev_cuda.cu's five steps
+ *   (integer atomics for the draws per class, the largest weight and the
+ *   first bad row); the isolation forest's subsample a work-item a tree and
+ *   a node's bin ranges by integer atomic min and max.
  * Without a loader, platform or usable device: SB_ERR_BACKEND_UNAVAILABLE,
  * named (SB_NO_OPENCL builds refuse likewise).
  */
@@ -44,18 +49,22 @@ extern const int32_t sb_fdev_cl_src_lines;
 #define FOCL_PART_SERIAL 1024      /* nodes of at most this many rows are partitioned by one work-item */
 
 enum {
-    KF_FILL, KF_BOOT, KF_COMPACT, KF_SUMS, KF_SMALL, KF_SELECT, KF_HIST, KF_BEST, KF_PART, KF_PSERIAL, KF_PCOPY, KF_N
+    KF_FILL, KF_BOOT, KF_COMPACT, KF_SUMS, KF_SMALL, KF_SELECT, KF_HIST, KF_BEST, KF_PART, KF_PSERIAL, KF_PCOPY,
+    KF_SUB_COUNTS, KF_SUB_CLASSES, KF_SUB_MAX, KF_SUB_SCALE, KF_SUB_FIX, KF_ISO_SAMPLE, KF_ISO_RANGE, KF_ISO_PICK, KF_N
 };
-static const char *const kf_names[KF_N] = {"kf_fill", "kf_boot", "kf_compact", "kf_sums",
-                                           "kf_small", "kf_select", "kf_hist", "kf_best",
-                                           "kf_part", "kf_part_serial", "kf_part_copy"};
+static const char *const kf_names[KF_N] = {"kf_fill",        "kf_boot",        "kf_compact",    "kf_sums",
+                                           "kf_small",       "kf_select",      "kf_hist",       "kf_best",
+                                           "kf_part",        "kf_part_serial", "kf_part_copy",  "kf_sub_counts",
+                                           "kf_sub_classes", "kf_sub_max",     "kf_sub_scale",  "kf_sub_fix",
+                                           "kf_iso_sample",  "kf_iso_range",   "kf_iso_pick"};
 
 SB_STATIC_ASSERT(sizeof(sb_fdev_node) == 40, "sb_fdev_node is fdev_kernels.cl's ocl_fnode");
 SB_STATIC_ASSERT(offsetof(sb_fdev_node, min_w) == 36, "sb_fdev_node is fdev_kernels.cl's ocl_fnode");
 
 /* The operations, as SAMEBITS_OPENCL_TIMING reports them. */
-enum { FO_BEGIN, FO_SUMS, FO_SMALL, FO_LARGE, FO_PART, FO_N };
-static const char *const fo_names[FO_N] = {"bootstrap", "root sums", "small nodes", "large nodes", "partition"};
+enum { FO_BEGIN, FO_SUMS, FO_SMALL, FO_LARGE, FO_PART, FO_ISO, FO_N };
+static const char *const fo_names[FO_N] = {"bootstrap", "root sums", "small nodes", "large nodes", "partition",
+                                           "isolation"};
 
 /* A device buffer and its size in bytes (grown, contents not kept). */
 typedef struct fbuf {
@@ -63,9 +72,15 @@ typedef struct fbuf {
     size_t cap;
 } fbuf;
 
+/* Buffers. Weighted forests add B_WQ, B_TWQ (the positions' fixed-point
+ * weights and their partition copy), B_RWQ (every row's weight) or, for
+ * balanced_subsample, B_SW (sample weights) and B_SUBWQ (each tree's
+ * weights, batch x n) with its scratch (B_NK .. B_BAD); the isolation forest
+ * B_TAKEN (a bitmap a tree) and B_ILO, B_IHI (a chunk's bin ranges). */
 enum {
     B_BINS, B_VALUE, B_NBINS, B_RULES, B_ROWS, B_MULT, B_TROWS, B_TMULT, B_CNT, B_NODES, B_TILES, B_TOT, B_TCOUNT,
-    B_TBASE, B_HIST, B_SPLIT, B_LSUM, B_DRAWS, B_FEAT, B_SBIN, B_SVAL, B_SMUL, B_SLM, B_N
+    B_TBASE, B_HIST, B_SPLIT, B_LSUM, B_DRAWS, B_FEAT, B_SBIN, B_SVAL, B_SMUL, B_SLM, B_WQ, B_TWQ, B_RWQ, B_SW,
+    B_SUBWQ, B_NK, B_CW, B_WMAX, B_WEXP, B_BAD, B_SWQ, B_TAKEN, B_ILO, B_IHI, B_N
 };
 
 struct sb_fdev {
@@ -79,6 +94,7 @@ struct sb_fdev {
     size_t hist_budget;  /* histogram bytes a chunk of large nodes may take */
     sb_fdev_setup s;     /* the host's copy (array pointers cleared) */
     int32_t stride, maxnb;
+    int32_t hassw;       /* balanced_subsample with sample weights (B_SW) */
     fbuf b[B_N];
     int timing;          /* SAMEBITS_OPENCL_TIMING=1: each operation timed (after clFinish), totals at close */
     double tms[FO_N];
@@ -273,9 +289,12 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
     if (d->hist_budget < ((size_t)1 << 24)) d->hist_budget = (size_t)1 << 24;
 
     d->s = *s;
+    d->hassw = s->rules.weighted && s->subsample && s->sw;
     d->s.binned = NULL;
     d->s.nbins = NULL;
     d->s.value = NULL;
+    d->s.wq = NULL;
+    d->s.sw = NULL;
     d->stride = (s->nf + 3) & ~3;
     for (int32_t f = 0; f < s->nf; f++)
         if (s->nbins[f] > d->maxnb) d->maxnb = s->nbins[f];
@@ -286,19 +305,21 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
         for (size_t f = 0; f < nf; f++) rb[r * (size_t)d->stride + f] = s->binned[f * n + r];
     st = put(d, B_BINS, rb, n * (size_t)d->stride, "bins");
     sb_free(rb);
-    if (st == SB_OK) st = put(d, B_VALUE, s->value, sizeof(int32_t) * n, "values");
+    if (st == SB_OK && s->value) st = put(d, B_VALUE, s->value, sizeof(int32_t) * n, "values");
+    if (st == SB_OK && !s->value) { /* the isolation forest has none */
+        st = ensure(d, B_VALUE, sizeof(int32_t) * (n ? n : 1), "values");
+        if (st == SB_OK) st = fill(d, B_VALUE, (int64_t)n, 0);
+    }
     if (st == SB_OK) st = put(d, B_NBINS, s->nbins, sizeof(int32_t) * nf, "nbins");
     if (st == SB_OK) st = put(d, B_RULES, &s->rules, sizeof s->rules, "rules");
+    if (st == SB_OK && s->rules.weighted && s->wq) st = put(d, B_RWQ, s->wq, sizeof(int32_t) * n, "weights");
+    if (st == SB_OK && d->hassw) st = put(d, B_SW, s->sw, sizeof(float) * n, "sample weights");
     return st;
 }
 
 static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
     *out = NULL;
     if (s->nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "opencl: no features");
-    if (s->rules.weighted)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                       "device 'opencl': weighted forests (sample weights, class_weight) are not supported on opencl "
-                       "yet (cpu, cpu-batched and cuda grow them)");
     sb_fdev *d = sb_calloc(1, sizeof *d);
     if (!d) return oom();
     const char *tv = getenv("SAMEBITS_OPENCL_TIMING");
@@ -312,16 +333,88 @@ static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
     return SB_OK;
 }
 
-/* The batch's in-bag rows: draw counts (kf_boot, or 1 each), then each
- * tree's rows with a count in row order (kf_compact: the tiles' counts, the
- * host's scan of them, the stable scatter). */
+/* The buffer the kernels read positions' fixed-point weights from: B_WQ when
+ * weighted; else the counts, bound only so that every argument is a buffer
+ * (unweighted kernels never read it). */
+static cl_mem wq_buf(sb_fdev *d) { return d->b[d->s.rules.weighted ? B_WQ : B_MULT].m; }
+static cl_mem twq_buf(sb_fdev *d) { return d->b[d->s.rules.weighted ? B_TWQ : B_TMULT].m; }
+
+/* balanced_subsample: each tree's fixed-point weights (B_SUBWQ, nb x n) and
+ * scales (wexp, out) from its draw counts (B_CNT), by fdev_cuda.cu's five
+ * steps (forest.c's rule, the kernel bodies of src/kernels/forest.h). A
+ * weight not finite or vanishing at its tree's scale: SB_ERR_LIMIT naming
+ * the first such tree and its first row, not finite before vanishing, in the
+ * words of the other devices. */
+static sb_status subsample_weights(sb_fdev *d, int32_t t0, int32_t nb, int32_t *wexp) {
+    const int64_t n = d->s.n, pos = n * nb;
+    const int32_t K = d->s.rules.nv - 1, hassw = d->hassw;
+    const cl_mem sw = d->b[hassw ? B_SW : B_VALUE].m; /* not read without sample weights */
+    sb_status st = ensure(d, B_SUBWQ, sizeof(int32_t) * (size_t)pos, "tree weights");
+    if (st == SB_OK) st = ensure(d, B_NK, sizeof(int64_t) * (size_t)K * (size_t)nb, "tree weights");
+    if (st == SB_OK) st = ensure(d, B_CW, sizeof(float) * (size_t)K * (size_t)nb, "tree weights");
+    if (st == SB_OK) st = ensure(d, B_WMAX, sizeof(uint32_t) * (size_t)nb, "tree weights");
+    if (st == SB_OK) st = ensure(d, B_WEXP, sizeof(int32_t) * (size_t)nb, "tree weights");
+    if (st == SB_OK) st = ensure(d, B_BAD, sizeof(uint32_t) * 2 * (size_t)nb, "tree weights");
+    if (st == SB_OK) st = fill(d, B_NK, 2 * (int64_t)K * nb, 0);
+    if (st == SB_OK) st = fill(d, B_WMAX, nb, 0);
+    if (st == SB_OK) st = fill(d, B_BAD, 2 * (int64_t)nb, -1); /* no row */
+    if (st == SB_OK)
+        st = sb_ocl_args(d->k[KF_SUB_COUNTS], "kf_sub_counts", 6, A(d->b[B_CNT].m), A(n), A(nb), A(K),
+                         A(d->b[B_VALUE].m), A(d->b[B_NK].m));
+    if (st == SB_OK) st = launch_items(d, KF_SUB_COUNTS, pos, 1);
+    if (st == SB_OK)
+        st = sb_ocl_args(d->k[KF_SUB_CLASSES], "kf_sub_classes", 4, A(d->b[B_NK].m), A(nb), A(K), A(d->b[B_CW].m));
+    if (st == SB_OK) st = launch_items(d, KF_SUB_CLASSES, nb, 0);
+    if (st == SB_OK)
+        st = sb_ocl_args(d->k[KF_SUB_MAX], "kf_sub_max", 10, A(d->b[B_CNT].m), A(n), A(nb), A(K), A(d->b[B_VALUE].m),
+                         A(hassw), A(sw), A(d->b[B_CW].m), A(d->b[B_WMAX].m), A(d->b[B_BAD].m));
+    if (st == SB_OK) st = launch_items(d, KF_SUB_MAX, pos, 1);
+    if (st == SB_OK)
+        st = sb_ocl_args(d->k[KF_SUB_SCALE], "kf_sub_scale", 3, A(d->b[B_WMAX].m), A(nb), A(d->b[B_WEXP].m));
+    if (st == SB_OK) st = launch_items(d, KF_SUB_SCALE, nb, 0);
+    if (st == SB_OK)
+        st = sb_ocl_args(d->k[KF_SUB_FIX], "kf_sub_fix", 11, A(d->b[B_CNT].m), A(n), A(nb), A(K), A(d->b[B_VALUE].m),
+                         A(hassw), A(sw), A(d->b[B_CW].m), A(d->b[B_WEXP].m), A(d->b[B_SUBWQ].m),
+                         A(d->b[B_BAD].m));
+    if (st == SB_OK) st = launch_items(d, KF_SUB_FIX, pos, 1);
+    if (st == SB_OK) st = get(d, B_WEXP, wexp, sizeof(int32_t) * (size_t)nb, "tree weights");
+    uint32_t *bad = st == SB_OK ? sb_malloc(sizeof(uint32_t) * 2 * (size_t)nb) : NULL;
+    if (st == SB_OK && !bad) st = oom();
+    if (st == SB_OK) st = get(d, B_BAD, bad, sizeof(uint32_t) * 2 * (size_t)nb, "tree weights");
+    int32_t ti = -1;
+    uint32_t row = 0;
+    for (int32_t i = 0; st == SB_OK && i < nb && ti < 0; i++)
+        if (bad[i] != UINT32_MAX || bad[nb + i] != UINT32_MAX) {
+            ti = i;
+            row = bad[i] != UINT32_MAX ? bad[i] : bad[nb + i];
+        }
+    sb_free(bad);
+    if (st != SB_OK || ti < 0) return st;
+    float w = 1.0f;
+    if (hassw)
+        CK(sb_cl.clEnqueueReadBuffer(d->q, d->b[B_SW].m, CL_TRUE, sizeof(float) * row, sizeof w, &w, 0, NULL, NULL),
+           "sample weight");
+    return sb_fail(SB_ERR_LIMIT,
+                   "forest: the weight of row %lld in tree %d (sample weight %g times its class weight) is not "
+                   "finite, or is positive but below the fixed-point resolution (2^-21 of the largest weight), "
+                   "where it would count as zero",
+                   (long long)row, (int)(t0 + ti), (double)w);
+}
+
+/* The batch's in-bag rows: draw counts (kf_boot, or 1 each), balanced_subsample's
+ * tree weights, then each tree's rows with a count (and, weighted, a positive
+ * weight) in row order (kf_compact: the tiles' counts, the host's scan of
+ * them, the stable scatter). */
 static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, int32_t *wexp) {
-    for (int32_t i = 0; i < nb; i++) wexp[i] = d->s.rules.wexp; /* unweighted: the setup's */
+    for (int32_t i = 0; i < nb; i++) wexp[i] = d->s.rules.wexp; /* the setup's, unless balanced_subsample */
     const int64_t n = d->s.n, pos = n * nb;
     const int64_t tile = (int64_t)d->wg * FOCL_PER, tpt = n > 0 ? (n + tile - 1) / tile : 0, nt = tpt * nb;
     const size_t pb = sizeof(int32_t) * (size_t)(pos ? pos : 1);
+    const int32_t weighted = d->s.rules.weighted, wmode = !weighted ? 0 : d->s.subsample ? 2 : 1;
     sb_status st = SB_OK;
     for (int i = B_ROWS; i <= B_CNT && st == SB_OK; i++) st = ensure(d, i, pb, "rows");
+    if (st == SB_OK && weighted) st = ensure(d, B_WQ, pb, "weights");
+    if (st == SB_OK && weighted) st = ensure(d, B_TWQ, pb, "weights");
     if (st == SB_OK) st = ensure(d, B_TCOUNT, sizeof(int32_t) * (size_t)(nt ? nt : 1), "tiles");
     if (st == SB_OK) st = ensure(d, B_TBASE, sizeof(int64_t) * (size_t)(nt ? nt : 1), "tiles");
     if (st != SB_OK) return st;
@@ -338,6 +431,8 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
     } else if ((st = fill(d, B_CNT, pos, 1)) != SB_OK) {
         return st;
     }
+    if (wmode == 2 && (st = subsample_weights(d, t0, nb, wexp)) != SB_OK) return st;
+    const cl_mem w = d->b[wmode == 2 ? B_SUBWQ : wmode == 1 ? B_RWQ : B_CNT].m, wq = wq_buf(d); /* B_CNT: not read */
     int32_t *tc = sb_malloc(sizeof(int32_t) * (size_t)nt);
     int64_t *tb = sb_malloc(sizeof(int64_t) * (size_t)nt);
     if (!tc || !tb) {
@@ -347,8 +442,9 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
     }
     const int32_t itpt = (int32_t)tpt;
     for (int place = 0; place < 2 && st == SB_OK; place++) {
-        st = sb_ocl_args(d->k[KF_COMPACT], "kf_compact", 8, A(d->b[B_CNT].m), A(n), A(itpt), A(place),
-                         A(d->b[B_TCOUNT].m), A(d->b[B_TBASE].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m));
+        st = sb_ocl_args(d->k[KF_COMPACT], "kf_compact", 11, A(d->b[B_CNT].m), A(n), A(itpt), A(place),
+                         A(d->b[B_TCOUNT].m), A(d->b[B_TBASE].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wmode),
+                         A(w), A(wq));
         if (st == SB_OK) st = launch_groups(d, KF_COMPACT, nt);
         if (st == SB_OK && place == 0) {
             st = get(d, B_TCOUNT, tc, sizeof(int32_t) * (size_t)nt, "tile counts");
@@ -370,7 +466,8 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
 }
 
 static sb_status focl_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
-    const int32_t nv = d->s.rules.nv, crit = d->s.rules.criterion;
+    const int32_t nv = d->s.rules.nv, crit = d->s.rules.criterion, weighted = d->s.rules.weighted;
+    const cl_mem wq = wq_buf(d);
     const size_t sb = sizeof(int64_t) * (size_t)nnodes * (size_t)nv;
     int32_t nt = 0;
     sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, "nodes");
@@ -378,8 +475,9 @@ static sb_status focl_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnod
     if (st == SB_OK) st = ensure(d, B_TOT, sb, "sums");
     if (st == SB_OK) st = fill(d, B_TOT, (int64_t)nnodes * nv * 2, 0);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_SUMS], "kf_sums", 9, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes), A(crit),
-                         A(nv), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_VALUE].m), A(d->b[B_TOT].m));
+        st = sb_ocl_args(d->k[KF_SUMS], "kf_sums", 11, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes), A(crit),
+                         A(nv), A(weighted), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wq), A(d->b[B_VALUE].m),
+                         A(d->b[B_TOT].m));
     if (st == SB_OK) st = launch_groups(d, KF_SUMS, nt);
     if (st == SB_OK) st = get(d, B_TOT, sums, sb, "sums");
     return st;
@@ -391,6 +489,8 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
                              sb_k_fsplit *out, int64_t *lsum) {
     const int32_t nv = d->s.rules.nv, mtry = d->s.mtry, nf = d->s.nf, slot = (d->maxnb + 1) * nv;
     const int32_t extra = d->s.extra, crit = d->s.rules.criterion, maxnb = d->maxnb, stride = d->stride;
+    const int32_t weighted = d->s.rules.weighted;
+    const cl_mem wq = wq_buf(d);
     const size_t mm = (size_t)m;
     sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * mm, "nodes");
     if (st == SB_OK) st = put(d, B_TOT, tot, sizeof(int64_t) * mm * (size_t)nv, "sums");
@@ -402,13 +502,16 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
         if ((st = ensure(d, B_SBIN, mm * SB_K_FOREST_SMALL_ROWS, "small nodes")) != SB_OK ||
             (st = ensure(d, B_SVAL, sizeof(int32_t) * mm * SB_K_FOREST_SMALL_ROWS, "small nodes")) != SB_OK ||
             (st = ensure(d, B_SMUL, sizeof(int32_t) * mm * SB_K_FOREST_SMALL_ROWS, "small nodes")) != SB_OK ||
+            (weighted &&
+             (st = ensure(d, B_SWQ, sizeof(int32_t) * mm * SB_K_FOREST_SMALL_ROWS, "small nodes")) != SB_OK) ||
             (st = ensure(d, B_SLM, sizeof(int64_t) * mm * 2 * SB_K_FOREST_SMALL_NV, "small nodes")) != SB_OK)
             return st;
-        st = sb_ocl_args(d->k[KF_SMALL], "kf_small", 20, A(d->b[B_NODES].m), A(d->b[B_TOT].m), A(m),
+        st = sb_ocl_args(d->k[KF_SMALL], "kf_small", 22, A(d->b[B_NODES].m), A(d->b[B_TOT].m), A(m),
                          A(d->b[B_RULES].m), A(d->s.seed), A(extra), A(nf), A(mtry), A(d->b[B_BINS].m), A(stride),
-                         A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_VALUE].m), A(d->b[B_DRAWS].m),
-                         A(d->b[B_SBIN].m), A(d->b[B_SVAL].m), A(d->b[B_SMUL].m), A(d->b[B_SLM].m),
-                         A(d->b[B_SPLIT].m), A(d->b[B_LSUM].m));
+                         A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wq), A(d->b[B_VALUE].m), A(d->b[B_DRAWS].m),
+                         A(d->b[B_SBIN].m), A(d->b[B_SVAL].m), A(d->b[B_SMUL].m),
+                         A(d->b[weighted ? B_SWQ : B_SMUL].m), A(d->b[B_SLM].m), A(d->b[B_SPLIT].m),
+                         A(d->b[B_LSUM].m));
         if (st == SB_OK) st = launch_items(d, KF_SMALL, m, 0);
     } else {
         const size_t hbytes = sizeof(int64_t) * (size_t)mtry * (size_t)slot;
@@ -423,11 +526,11 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
                          A(d->b[B_DRAWS].m), A(d->b[B_FEAT].m));
         if (st == SB_OK) st = launch_items(d, KF_SELECT, m, 0);
         if (st == SB_OK)
-            st = sb_ocl_args(d->k[KF_HIST], "kf_hist", 16, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(m), A(htile),
-                             A(crit), A(nv), A(mtry), A(slot), A(d->b[B_FEAT].m), A(d->b[B_BINS].m), A(stride),
-                             A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_VALUE].m), A(d->b[B_HIST].m),
-                             A(use_local));
-        if (st == SB_OK) CK(sb_cl.clSetKernelArg(d->k[KF_HIST], 16, use_local ? hbytes : 8, NULL), "kf_hist");
+            st = sb_ocl_args(d->k[KF_HIST], "kf_hist", 18, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(m), A(htile),
+                             A(crit), A(nv), A(weighted), A(mtry), A(slot), A(d->b[B_FEAT].m), A(d->b[B_BINS].m),
+                             A(stride), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wq), A(d->b[B_VALUE].m),
+                             A(d->b[B_HIST].m), A(use_local));
+        if (st == SB_OK) CK(sb_cl.clSetKernelArg(d->k[KF_HIST], 18, use_local ? hbytes : 8, NULL), "kf_hist");
         if (st == SB_OK) st = launch_groups(d, KF_HIST, nt);
         if (st == SB_OK)
             st = sb_ocl_args(d->k[KF_BEST], "kf_best", 13, A(d->b[B_TOT].m), A(d->b[B_RULES].m), A(d->s.seed),
@@ -505,6 +608,8 @@ static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
  * it. */
 static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
     const int64_t tile = (int64_t)d->wg * FOCL_PER, serial = FOCL_PART_SERIAL;
+    const int32_t weighted = d->s.rules.weighted;
+    const cl_mem wq = wq_buf(d), twq = twq_buf(d);
     int32_t nt = 0;
     sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, "nodes");
     if (st == SB_OK) st = tiles(d, nodes, nnodes, tile, serial, &nt);
@@ -513,9 +618,9 @@ static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t
     if (st == SB_OK) st = ensure(d, B_LSUM, sizeof(int64_t) * (size_t)(nnodes ? nnodes : 1), "partition counts");
     if (st != SB_OK) return st;
     for (int32_t i = 0; i < nnodes; i++) nleft[i] = 0;
-    st = sb_ocl_args(d->k[KF_PSERIAL], "kf_part_serial", 10, A(d->b[B_NODES].m), A(nnodes), A(serial),
+    st = sb_ocl_args(d->k[KF_PSERIAL], "kf_part_serial", 13, A(d->b[B_NODES].m), A(nnodes), A(serial),
                      A(d->b[B_BINS].m), A(d->stride), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_LSUM].m),
-                     A(d->b[B_TROWS].m), A(d->b[B_TMULT].m));
+                     A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(weighted), A(wq), A(twq));
     if (st == SB_OK) st = launch_items(d, KF_PSERIAL, nnodes, 0);
     if (st == SB_OK) st = get(d, B_LSUM, nleft, sizeof(int64_t) * (size_t)nnodes, "partition counts");
     if (st != SB_OK || nt == 0) return st;
@@ -527,9 +632,9 @@ static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t
         return oom();
     }
     for (int place = 0; place < 2 && st == SB_OK; place++) {
-        st = sb_ocl_args(d->k[KF_PART], "kf_part", 12, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes), A(place),
+        st = sb_ocl_args(d->k[KF_PART], "kf_part", 15, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes), A(place),
                          A(d->b[B_BINS].m), A(d->stride), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_TCOUNT].m),
-                         A(d->b[B_TBASE].m), A(d->b[B_TROWS].m), A(d->b[B_TMULT].m));
+                         A(d->b[B_TBASE].m), A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(weighted), A(wq), A(twq));
         if (st == SB_OK) st = launch_groups(d, KF_PART, nt);
         if (st == SB_OK && place == 0) {
             st = get(d, B_TCOUNT, tc, sizeof(int32_t) * (size_t)nt, "tile counts");
@@ -554,8 +659,9 @@ static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t
     sb_free(tc);
     sb_free(tb);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_PCOPY], "kf_part_copy", 7, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes),
-                         A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m));
+        st = sb_ocl_args(d->k[KF_PCOPY], "kf_part_copy", 10, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes),
+                         A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(weighted),
+                         A(twq), A(wq));
     if (st == SB_OK) st = launch_groups(d, KF_PCOPY, nt);
     return st;
 }
@@ -582,10 +688,66 @@ static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
     return st;
 }
 
-/* Row positions a batch: 2^26 (20 bytes each on the device: 1.3 GiB at most). */
+/* Isolation forest: tree t0 + i's subsample at positions [i * psi, (i + 1) *
+ * psi), a work-item a tree (kf_iso_sample), count 1 each; weights are never
+ * read (the rules are unweighted). */
+static sb_status focl_iso_begin(sb_fdev *d, int32_t t0, int32_t nb) {
+    const double t = d->timing ? now_ms() : 0.0;
+    const int64_t psi = d->s.psi, n = d->s.n, words = (n + 31) / 32;
+    const size_t pb = sizeof(int32_t) * (size_t)(psi * nb > 0 ? psi * nb : 1);
+    sb_status st = SB_OK;
+    for (int i = B_ROWS; i <= B_TMULT && st == SB_OK; i++) st = ensure(d, i, pb, "rows");
+    if (st == SB_OK) st = ensure(d, B_TAKEN, sizeof(uint32_t) * (size_t)(words * nb > 0 ? words * nb : 1), "subsample");
+    if (st == SB_OK) st = fill(d, B_TAKEN, words * nb, 0);
+    if (st == SB_OK)
+        st = sb_ocl_args(d->k[KF_ISO_SAMPLE], "kf_iso_sample", 9, A(nb), A(t0), A(d->s.seed), A(n), A(psi),
+                         A(d->b[B_TAKEN].m), A(words), A(d->b[B_ROWS].m), A(d->b[B_MULT].m));
+    if (st == SB_OK) st = launch_items(d, KF_ISO_SAMPLE, nb, 0);
+    t_end(d, FO_BEGIN, t);
+    return st;
+}
+
+/* Isolation forest: each node's split, in chunks whose bin ranges (nodes x
+ * nf int32, twice) stay within 2^26 values: the ranges by integer atomics
+ * over tiles of the nodes' rows (kf_iso_range, tile tables as the
+ * partition's), then a work-item a node draws (kf_iso_pick). */
+static sb_status focl_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, sb_k_fsplit *out) {
+    const double t = d->timing ? now_ms() : 0.0;
+    const int32_t nf = d->s.nf;
+    int64_t chunk = ((int64_t)1 << 26) / nf;
+    if (chunk < 1) chunk = 1;
+    sb_status st = SB_OK;
+    for (int64_t at = 0; at < nnodes && st == SB_OK; at += chunk) {
+        const int32_t m = (int32_t)(nnodes - at < chunk ? nnodes - at : chunk);
+        const int64_t words = (int64_t)m * nf;
+        int32_t nt = 0;
+        st = put(d, B_NODES, nodes + at, sizeof(sb_fdev_node) * (size_t)m, "nodes");
+        if (st == SB_OK) st = tiles(d, nodes + at, m, (int64_t)d->wg * FOCL_PER, 0, &nt);
+        if (st == SB_OK) st = ensure(d, B_SPLIT, sizeof(sb_k_fsplit) * (size_t)m, "splits");
+        if (st == SB_OK) st = ensure(d, B_ILO, sizeof(int32_t) * (size_t)words, "bin ranges");
+        if (st == SB_OK) st = ensure(d, B_IHI, sizeof(int32_t) * (size_t)words, "bin ranges");
+        if (st == SB_OK) st = fill(d, B_ILO, words, 256);
+        if (st == SB_OK) st = fill(d, B_IHI, words, -1);
+        if (st == SB_OK)
+            st = sb_ocl_args(d->k[KF_ISO_RANGE], "kf_iso_range", 9, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(m),
+                             A(nf), A(d->b[B_BINS].m), A(d->stride), A(d->b[B_ROWS].m), A(d->b[B_ILO].m),
+                             A(d->b[B_IHI].m));
+        if (st == SB_OK) st = launch_groups(d, KF_ISO_RANGE, nt);
+        if (st == SB_OK)
+            st = sb_ocl_args(d->k[KF_ISO_PICK], "kf_iso_pick", 7, A(d->b[B_NODES].m), A(m), A(nf), A(d->s.seed),
+                             A(d->b[B_ILO].m), A(d->b[B_IHI].m), A(d->b[B_SPLIT].m));
+        if (st == SB_OK) st = launch_items(d, KF_ISO_PICK, m, 0);
+        if (st == SB_OK) st = get(d, B_SPLIT, out + at, sizeof(sb_k_fsplit) * (size_t)m, "splits");
+    }
+    t_end(d, FO_ISO, t);
+    return st;
+}
+
+/* Row positions a batch: 2^26 (20 bytes each on the device; weighted 28, and
+ * 32 with balanced_subsample's tree weights: 2 GiB at most). */
 static const sb_fdev_ops k_focl_ops = {"opencl",   INT64_C(1) << 26, focl_open,      focl_close,
                                        focl_begin, focl_sums,        focl_split,     focl_partition,
-                                       NULL,       NULL}; /* no isolation forest yet: refused by name */
+                                       focl_iso_begin, focl_iso_split};
 
 const sb_fdev_ops *sb_fdev_opencl_ops(void) { return &k_focl_ops; }
 
