@@ -201,6 +201,21 @@ def test_weighted_device_models_equal_cpu(name, cls, kw, sw, threads, device):
 
 
 @pytest.mark.parametrize("device", FULL)
+def test_negative_zero_weights(device):
+    # -0.0 is a weight of zero (the CPU's w >= 0 accepts it); a device that
+    # orders weights by their bits must not take it for the largest
+    X, yc, _ = data(n=900, nf=6, seed=13)
+    w = weights(len(yc), seed=4)
+    wn = w.copy()
+    wn[wn == 0] = -0.0
+    assert np.signbit(wn).sum() > 20
+    for kw in (dict(class_weight="balanced_subsample"), dict(class_weight="balanced"), dict()):
+        a = RF_C(n_estimators=4, random_state=1, **kw).fit(X, yc, sample_weight=w)
+        b = RF_C(n_estimators=4, random_state=1, device=device, **kw).fit(X, yc, sample_weight=wn)
+        assert a.model_bytes() == b.model_bytes(), (kw, device)
+
+
+@pytest.mark.parametrize("device", FULL)
 @pytest.mark.parametrize("batch", ["1", "3"])
 def test_weighted_batches_change_no_bit(batch, device, monkeypatch):
     # balanced_subsample: each tree's own class weights and scale, in batches

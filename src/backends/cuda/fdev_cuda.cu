@@ -238,8 +238,10 @@ __global__ void kf_sub_max(const int32_t *cnt, int64_t n, int32_t nb, int32_t K,
         if (cnt[x] <= 0) continue;
         const int64_t i = x / n, r = x - i * n;
         const float w = kf_sub_weight(sw, cw, K, value, i, r);
+        /* the largest by its bits: a positive float orders as its bits; zeros
+         * (-0 included, whose bits would be the largest) cannot be the largest */
         if (w - w != 0.0f) atomicMin(&bad[i], (u64)r);
-        else atomicMax(&wmax[i], sb_f2u(w));
+        else if (w > 0.0f) atomicMax(&wmax[i], sb_f2u(w));
     }
 }
 
