@@ -25,7 +25,7 @@ if os.environ.get('NO_PROFILE') != '1':
     import cProfile, pstats
     e = samebits.${M}Classifier(n_estimators=32, min_samples_leaf=5, random_state=0, device='cuda')
     pr = cProfile.Profile(); pr.enable(); e.fit(X, y); pr.disable(); pstats.Stats(pr).sort_stats('tottime').print_stats(6)
-" 2>&1 | grep -v "^$" | grep -v "^ *ncalls\|Ordered\|List reduced" | head -40
+" 2>&1 | grep -v "^$" | grep -v "^ *ncalls\|Ordered\|List reduced" | head -80
 done
 [ "${FOREST_ONLY:-0}" = 1 ] && exit 0
 python3 bench/rank_bench.py --help >/dev/null
