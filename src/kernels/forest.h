@@ -495,6 +495,37 @@ SB_FN sb_i32 sb_k_iforest_bin(sb_u32 u, sb_i32 lo, sb_i32 hi) {
     return lo + (sb_i32)(((sb_u64)u * (sb_u64)(sb_u32)(hi - lo)) >> 32);
 }
 
+/* The split of an isolation node keyed key from its features' bin ranges
+ * (lo[f], hi[f]: smallest and largest bin of feature f over its rows, missing
+ * as bin 0): the candidates are the features whose bins vary, in feature
+ * order; sb_k_iforest_pick draws one and sb_k_iforest_bin its threshold;
+ * missing values go left. *out valid = 0 when no feature varies. (The GPU
+ * kernels' form; the CPU growers, which scan a node's rows feature by
+ * feature, pick the same way from their own candidate lists.) */
+SB_FN void sb_k_iforest_split(sb_u64 seed, sb_u64 key, sb_i32 nf, const SB_GLOBAL sb_i32 *lo,
+                              const SB_GLOBAL sb_i32 *hi, sb_k_fsplit *out) {
+    out->valid = 0;
+    out->score = 0.0f;
+    out->feature = out->bin = out->dl = out->pad_ = 0;
+    out->wl = 0;
+    sb_i32 nc = 0;
+    for (sb_i32 f = 0; f < nf; f++) nc += lo[f] < hi[f];
+    if (nc == 0) return;
+    sb_i32 k;
+    sb_u32 u;
+    sb_k_iforest_pick(seed, key, nc, &k, &u);
+    for (sb_i32 f = 0, c = 0; f < nf; f++) {
+        if (!(lo[f] < hi[f])) continue;
+        if (c++ == k) {
+            out->valid = 1;
+            out->feature = f;
+            out->bin = sb_k_iforest_bin(u, lo[f], hi[f]);
+            out->dl = 1;
+            return;
+        }
+    }
+}
+
 /* c(n): the average path length of an unsuccessful search among n rows,
  * 2 H(n - 1) - 2 (n - 1) / n, H(i) = ln i + Euler's constant (the profile's log). */
 SB_FN float sb_k_iforest_c(sb_i64 n) {

@@ -591,33 +591,13 @@ __global__ void kf_iso_range(const sb_fdev_node *nodes, const int64_t *tile_star
     }
 }
 
-/* A thread a node: the candidates (features whose bins vary, in feature
- * order), the drawn one and its threshold bin (sb_k_iforest_pick,
- * sb_k_iforest_bin); missing values go left. */
+/* A thread a node: its split from its features' bin ranges (sb_k_iforest_split). */
 __global__ void kf_iso_pick(const sb_fdev_node *nodes, int32_t nnodes, int32_t nf, u64 seed, const int32_t *lo,
                             const int32_t *hi, sb_k_fsplit *out) {
     const int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= nnodes) return;
-    const int32_t *l = lo + (int64_t)j * nf, *h = hi + (int64_t)j * nf;
     sb_k_fsplit x;
-    memset(&x, 0, sizeof x);
-    int32_t nc = 0;
-    for (int32_t f = 0; f < nf; f++) nc += l[f] < h[f];
-    if (nc > 0) {
-        int32_t k;
-        sb_u32 u;
-        sb_k_iforest_pick(seed, nodes[j].key, nc, &k, &u);
-        for (int32_t f = 0, c = 0; f < nf; f++) {
-            if (!(l[f] < h[f])) continue;
-            if (c++ == k) {
-                x.valid = 1;
-                x.feature = f;
-                x.bin = sb_k_iforest_bin(u, l[f], h[f]);
-                x.dl = 1;
-                break;
-            }
-        }
-    }
+    sb_k_iforest_split(seed, nodes[j].key, nf, lo + (int64_t)j * nf, hi + (int64_t)j * nf, &x);
     out[j] = x;
 }
 

@@ -56,6 +56,17 @@ static int focl_find(__global const int *tile_start, int nitems, int tile) {
     return lo;
 }
 
+/* Tile `tile` of a launch over nodes (tile_start as focl_find's): its node's
+ * index (returned), the node, and the positions [*b, *e) of its FOCL_TILE. */
+static int focl_tile(__global const ocl_fnode *nodes, __global const int *tile_start, int nnodes, int tile,
+                     ocl_fnode *q, long *b, long *e) {
+    const int j = focl_find(tile_start, nnodes, tile);
+    *q = nodes[j];
+    *b = q->begin + (long)(tile - tile_start[j]) * FOCL_TILE;
+    *e = *b + FOCL_TILE < q->end ? *b + FOCL_TILE : q->end;
+    return j;
+}
+
 /* A row's contribution to sums v, atomically: the integer additions of
  * sb_k_forest_add_row in any order; one spelling per address space. The arm
  * adds the squared-error y sum as a float (a compare-and-swap loop): rounded,
@@ -257,10 +268,9 @@ __kernel void kf_sums(__global const ocl_fnode *nodes, __global const int *tile_
                       __global const int *wq, __global const int *value, __global long *sums) {
     __local long acc[64];
     const int tile = get_group_id(0), lid = get_local_id(0);
-    const int j = focl_find(tile_start, nnodes, tile);
-    const ocl_fnode q = nodes[j];
-    const long b = q.begin + (long)(tile - tile_start[j]) * FOCL_TILE;
-    const long e = b + FOCL_TILE < q.end ? b + FOCL_TILE : q.end;
+    ocl_fnode q;
+    long b, e;
+    const int j = focl_tile(nodes, tile_start, nnodes, tile, &q, &b, &e);
     __global long *v = sums + (long)j * nv;
     if (nv > 64) {
         for (long p = b + lid; p < e; p += OCL_WG)
@@ -518,10 +528,9 @@ __kernel void kf_part_copy(__global const ocl_fnode *nodes, __global const int *
                            __global const int *trows, __global const int *tmult, __global int *rows,
                            __global int *mult, int weighted, __global const int *twq, __global int *wq) {
     const int g = get_group_id(0), lid = get_local_id(0);
-    const int j = focl_find(tile_start, nnodes, g);
-    const ocl_fnode q = nodes[j];
-    const long b = q.begin + (long)(g - tile_start[j]) * FOCL_TILE;
-    const long e = b + FOCL_TILE < q.end ? b + FOCL_TILE : q.end;
+    ocl_fnode q;
+    long b, e;
+    focl_tile(nodes, tile_start, nnodes, g, &q, &b, &e);
     for (long p = b + lid; p < e; p += OCL_WG) {
         rows[p] = trows[p];
         mult[p] = tmult[p];
@@ -559,10 +568,9 @@ __kernel void kf_iso_range(__global const ocl_fnode *nodes, __global const int *
                            __global const uchar *bins, int stride, __global const int *rows, __global int *lo,
                            __global int *hi) {
     const int tile = get_group_id(0), lid = get_local_id(0);
-    const int j = focl_find(tile_start, nnodes, tile);
-    const ocl_fnode q = nodes[j];
-    const long b = q.begin + (long)(tile - tile_start[j]) * FOCL_TILE;
-    const long e = b + FOCL_TILE < q.end ? b + FOCL_TILE : q.end;
+    ocl_fnode q;
+    long b, e;
+    const int j = focl_tile(nodes, tile_start, nnodes, tile, &q, &b, &e);
     for (long p = b + lid; p < e; p += OCL_WG) {
         __global const uchar *rb = bins + (long)rows[p] * stride;
         for (int f = 0; f < nf; f++) {
@@ -572,35 +580,12 @@ __kernel void kf_iso_range(__global const ocl_fnode *nodes, __global const int *
     }
 }
 
-/* A work-item a node: the candidates (features whose bins vary, in feature
- * order), the drawn one and its threshold bin (sb_k_iforest_pick,
- * sb_k_iforest_bin); missing values go left. */
+/* A work-item a node: its split from its features' bin ranges (sb_k_iforest_split). */
 __kernel void kf_iso_pick(__global const ocl_fnode *nodes, int nnodes, int nf, ulong seed, __global const int *lo,
                           __global const int *hi, __global sb_k_fsplit *out) {
     const int j = get_global_id(0);
     if (j >= nnodes) return;
-    __global const int *l = lo + (long)j * nf, *h = hi + (long)j * nf;
     sb_k_fsplit x;
-    x.valid = 0;
-    x.score = 0.0f;
-    x.feature = x.bin = x.dl = x.pad_ = 0;
-    x.wl = 0;
-    int nc = 0;
-    for (int f = 0; f < nf; f++) nc += l[f] < h[f];
-    if (nc > 0) {
-        int k;
-        uint u;
-        sb_k_iforest_pick(seed, nodes[j].key, nc, &k, &u);
-        for (int f = 0, c = 0; f < nf; f++) {
-            if (!(l[f] < h[f])) continue;
-            if (c++ == k) {
-                x.valid = 1;
-                x.feature = f;
-                x.bin = sb_k_iforest_bin(u, l[f], h[f]);
-                x.dl = 1;
-                break;
-            }
-        }
-    }
+    sb_k_iforest_split(seed, nodes[j].key, nf, lo + (long)j * nf, hi + (long)j * nf, &x);
     out[j] = x;
 }
