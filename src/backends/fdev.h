@@ -59,6 +59,22 @@ typedef struct sb_fdev_setup {
     int32_t psi;
 } sb_fdev_setup;
 
+/* A device's copy of setup s: its array pointers cleared (the device keeps
+ * its own copies; the caller's arrays are not kept), the row stride of
+ * row-major bins (nf rounded up to 4 bytes) and the largest nbins. */
+static inline void sb_fdev_setup_keep(const sb_fdev_setup *s, sb_fdev_setup *keep, int32_t *stride, int32_t *maxnb) {
+    *keep = *s;
+    keep->binned = NULL;
+    keep->nbins = NULL;
+    keep->value = NULL;
+    keep->wq = NULL;
+    keep->sw = NULL;
+    *stride = (s->nf + 3) & ~3;
+    *maxnb = 0;
+    for (int32_t f = 0; f < s->nf; f++)
+        if (s->nbins[f] > *maxnb) *maxnb = s->nbins[f];
+}
+
 /* A node of the current batch: its rows are positions [begin, end) of the
  * batch's row array; key: its path key (sb_k_forest_child_key). For a split,
  * value bins 1..bin of feature go left, missing values too when dl. min_w:

@@ -54,7 +54,8 @@ static sb_status cpu_open(const sb_fdev_setup *s, sb_fdev **out) {
     *out = NULL;
     sb_fdev *d = sb_calloc(1, sizeof *d);
     if (!d) return oom();
-    d->s = *s;
+    int32_t stride; /* row-major bins' (unused: the host keeps them feature-major) */
+    sb_fdev_setup_keep(s, &d->s, &stride, &d->maxnb);
     const size_t n = (size_t)(s->n ? s->n : 1), nf = (size_t)s->nf, nv = (size_t)s->rules.nv;
     d->binned = sb_malloc(n * nf);
     d->nbins = sb_malloc(sizeof(int32_t) * nf);
@@ -84,18 +85,11 @@ static sb_status cpu_open(const sb_fdev_setup *s, sb_fdev **out) {
         }
         memcpy(d->sw, s->sw, sizeof(float) * (size_t)s->n);
     }
-    for (int32_t f = 0; f < s->nf; f++)
-        if (s->nbins[f] > d->maxnb) d->maxnb = s->nbins[f];
     d->hist = sb_malloc(sizeof(int64_t) * (size_t)s->mtry * (size_t)(d->maxnb + 1) * nv);
     if (!d->hist) {
         cpu_close(d);
         return oom();
     }
-    d->s.binned = NULL;
-    d->s.nbins = NULL;
-    d->s.value = NULL;
-    d->s.wq = NULL;
-    d->s.sw = NULL;
     *out = d;
     return SB_OK;
 }

@@ -647,15 +647,7 @@ static sb_status fc_open_inner(const sb_fdev_setup *s, sb_fdev *d) {
         CUDA_CK(cudaEventCreate(&d->ev1), "timing");
         d->timing = 1;
     }
-    d->s = *s;
-    d->s.binned = NULL;
-    d->s.nbins = NULL;
-    d->s.value = NULL;
-    d->s.wq = NULL;
-    d->s.sw = NULL;
-    d->stride = (s->nf + 3) & ~3;
-    for (int32_t f = 0; f < s->nf; f++)
-        if (s->nbins[f] > d->maxnb) d->maxnb = s->nbins[f];
+    sb_fdev_setup_keep(s, &d->s, &d->stride, &d->maxnb);
     CUDA_CK(cudaMalloc(&d->bins, nn * (size_t)d->stride), "bins");
     CUDA_CK(cudaMemset(d->bins, 0, nn * (size_t)d->stride), "bins");
     CUDA_CK(cudaMalloc(&d->value, sizeof(int32_t) * nn), "values");

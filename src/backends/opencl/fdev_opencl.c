@@ -247,21 +247,10 @@ static sb_status build(sb_fdev *d, const char *extra, size_t wg) {
  * the kernel's own), else by global atomics; SAMEBITS_OPENCL_HIST=global asks
  * for global atomics always, as for the tree device. */
 static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
-    sb_status st = sb_ocl_choose(&d->dev);
-    if (st != SB_OK) return st;
-    const char *hv = getenv("SAMEBITS_OPENCL_HIST");
-    if (hv && *hv && strcmp(hv, "global") != 0 && strcmp(hv, "local") != 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_OPENCL_HIST='%s': expected local or global", hv);
     const char *extra = NULL;
-    if ((st = sb_ocl_arm(&extra)) != SB_OK) return st;
-    cl_int e = CL_SUCCESS;
-    d->ctx = sb_cl.clCreateContext(NULL, 1, &d->dev, NULL, NULL, &e);
-    if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateContext");
-    d->q = sb_cl.clCreateCommandQueue(d->ctx, d->dev, 0, &e);
-    if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateCommandQueue");
-    size_t wg = 256, dmax = 0;
-    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dmax, &dmax, NULL) == CL_SUCCESS)
-        while (wg > dmax && wg > 1) wg /= 2;
+    size_t wg = 256;
+    sb_status st = sb_ocl_open(&d->dev, &d->ctx, &d->q, &extra, &wg);
+    if (st != SB_OK) return st;
     if ((st = build(d, extra, wg)) != SB_OK) return st;
     size_t kw = wg;
     for (int i = 0; i < KF_N; i++) {
@@ -282,22 +271,15 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
         kl = 0;
     d->local_cap = lm > kl + 1024 ? (size_t)(lm - kl - 1024) : 0;
     if (d->local_cap > FOCL_LOCAL_CAP) d->local_cap = FOCL_LOCAL_CAP;
+    const char *hv = getenv("SAMEBITS_OPENCL_HIST"); /* checked by sb_ocl_open */
     if (hv && !strcmp(hv, "global")) d->local_cap = 0; /* every histogram by global atomics (tests) */
     if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL) != CL_SUCCESS)
         maxalloc = 0;
     d->hist_budget = maxalloc / 2 > ((cl_ulong)1 << 30) ? (size_t)1 << 30 : (size_t)(maxalloc / 2);
     if (d->hist_budget < ((size_t)1 << 24)) d->hist_budget = (size_t)1 << 24;
 
-    d->s = *s;
     d->hassw = s->rules.weighted && s->subsample && s->sw;
-    d->s.binned = NULL;
-    d->s.nbins = NULL;
-    d->s.value = NULL;
-    d->s.wq = NULL;
-    d->s.sw = NULL;
-    d->stride = (s->nf + 3) & ~3;
-    for (int32_t f = 0; f < s->nf; f++)
-        if (s->nbins[f] > d->maxnb) d->maxnb = s->nbins[f];
+    sb_fdev_setup_keep(s, &d->s, &d->stride, &d->maxnb);
     const size_t n = (size_t)s->n, nf = (size_t)s->nf;
     uint8_t *rb = sb_calloc(n ? n : 1, (size_t)d->stride);
     if (!rb) return oom();

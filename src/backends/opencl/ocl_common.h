@@ -141,6 +141,12 @@ sb_status sb_ocl_choose(cl_device_id *dev);
 /* SAMEBITS_OPENCL_ARM's options into *extra (NULL when unset; a note on
  * stderr when set; an unknown arm is refused). */
 sb_status sb_ocl_arm(const char **extra);
+/* What both OpenCL devices open with: the device chosen (sb_ocl_choose),
+ * SAMEBITS_OPENCL_HIST checked (local or global), the arm's options
+ * (sb_ocl_arm), a context and a queue on the device, and the work-group size:
+ * 256, halved until the device allows it. What was made before a failure is
+ * the caller's to release. */
+sb_status sb_ocl_open(cl_device_id *dev, cl_context *ctx, cl_command_queue *q, const char **extra, size_t *wg);
 /* Program src (lines lines) built for dev with the profile's options
  * (-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt, never mad-enable or
  * fast-relaxed-math), -DOCL_WG=wg and extra (an arm's); a failed build is

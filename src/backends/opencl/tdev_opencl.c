@@ -311,21 +311,10 @@ static size_t kernel_wg(sb_tdev *d) {
 /* The device of SAMEBITS_OPENCL_DEVICE checked against the profile, a
  * context, a queue and the kernels built: what training and prediction share. */
 static sb_status ocl_setup(sb_tdev *d) {
-    sb_status st = sb_ocl_choose(&d->dev);
-    if (st != SB_OK) return st;
-    const char *hv = getenv("SAMEBITS_OPENCL_HIST");
-    if (hv && *hv && strcmp(hv, "global") != 0 && strcmp(hv, "local") != 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_OPENCL_HIST='%s': expected local or global", hv);
     const char *extra = NULL;
-    if ((st = sb_ocl_arm(&extra)) != SB_OK) return st;
-    cl_int e = CL_SUCCESS;
-    d->ctx = sb_cl.clCreateContext(NULL, 1, &d->dev, NULL, NULL, &e);
-    if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateContext");
-    d->q = sb_cl.clCreateCommandQueue(d->ctx, d->dev, 0, &e);
-    if (e != CL_SUCCESS) return sb_ocl_fail(e, "clCreateCommandQueue");
-    size_t wg = 256, dmax = 0;
-    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof dmax, &dmax, NULL) == CL_SUCCESS)
-        while (wg > dmax && wg > 1) wg /= 2;
+    size_t wg = 256;
+    sb_status st = sb_ocl_open(&d->dev, &d->ctx, &d->q, &extra, &wg);
+    if (st != SB_OK) return st;
     if ((st = build(d, extra, wg)) != SB_OK) return st;
     size_t kw = kernel_wg(d);
     if (kw < wg) { /* a kernel needs smaller groups on this device: rebuild (sizes change no bit) */

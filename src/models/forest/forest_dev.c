@@ -157,6 +157,34 @@ static int room(gctx *c, int64_t more) {
  * count in the model, as forest.c's): weighted, the sums' last value. */
 static int64_t rows_of(const sb_k_forest_rules *r, const int64_t *v) { return sb_k_forest_part_count(r, v, v, v, 0, 0); }
 
+/* forest.c's numbering of the tree rooted at root: pop a node; its children
+ * (left(x) and left(x) + 1; none when left(x) < 0) take the next two ids; push
+ * the right child, then the left. id[x]: node x's id (x as left numbers
+ * nodes); order[k], when not NULL: the node of id k; stack: scratch for the
+ * tree's node count. Both growers keep a split's children adjacent. */
+static void dfs_number(int32_t root, int32_t (*left)(const void *, int32_t), const void *ctx, int32_t *id,
+                       int32_t *order, int32_t *stack) {
+    int32_t next = 1, sp = 0;
+    id[root] = 0;
+    if (order) order[0] = root;
+    stack[sp++] = root;
+    while (sp > 0) {
+        const int32_t l = left(ctx, stack[--sp]);
+        if (l < 0) continue;
+        id[l] = next;
+        id[l + 1] = next + 1;
+        if (order) {
+            order[next] = l;
+            order[next + 1] = l + 1;
+        }
+        next += 2;
+        stack[sp++] = l + 1;
+        stack[sp++] = l;
+    }
+}
+
+static int32_t gnode_left(const void *c, int32_t x) { return G((const gctx *)c, x)->left; }
+
 /* Tree i of the batch (root gid i) as forest t's model trees, in forest.c's
  * node order. id: scratch for the batch's gids; each tree writes only its own. */
 static sb_status emit(gctx *c, int32_t i, int32_t t, int32_t ntrees, int32_t ncopies, int32_t *id, sb_tree *out) {
@@ -167,22 +195,7 @@ static sb_status emit(gctx *c, int32_t i, int32_t t, int32_t ntrees, int32_t nco
         sb_free(order);
         return oom();
     }
-    /* forest.c's numbering: pop a node; its children get the next two ids;
-     * push the right child, then the left. order[k]: the gid of id k */
-    int32_t next = 1, sp = 0;
-    id[i] = 0;
-    order[0] = i;
-    stack[sp++] = i;
-    while (sp > 0) {
-        const int32_t x = stack[--sp], l = G(c, x)->left;
-        if (l < 0) continue;
-        id[l] = next;
-        order[next++] = l;
-        id[l + 1] = next;
-        order[next++] = l + 1;
-        stack[sp++] = l + 1;
-        stack[sp++] = l;
-    }
+    dfs_number(i, gnode_left, c, id, order, stack); /* order[k]: the gid of id k */
     sb_status st = SB_OK;
     for (int32_t k = 0; k < ncopies && st == SB_OK; k++) {
         sb_tree *tr = &out[(int64_t)t * ncopies + k];
@@ -638,6 +651,8 @@ typedef struct inode {
     int64_t size;
 } inode;
 
+static int32_t inode_left(const void *g, int32_t x) { return ((const inode *)g)[x].left; }
+
 /* Isolation tree i of the batch (nodes g[0, nn)) as model tree t, in
  * isolation.c's node order (forest.c's: pop, children take the next ids,
  * push right then left), leaves valued by sb_k_iforest_leaf. */
@@ -648,17 +663,7 @@ static sb_status iso_emit(const inode *g, int32_t nn, const sb_bins *bins, int32
         sb_free(stack);
         return oom();
     }
-    int32_t next = 1, sp = 0;
-    id[0] = 0;
-    stack[sp++] = 0;
-    while (sp > 0) {
-        const inode *x = &g[stack[--sp]];
-        if (x->left < 0) continue;
-        id[x->left] = next++;
-        id[x->right] = next++;
-        stack[sp++] = x->right;
-        stack[sp++] = x->left;
-    }
+    dfs_number(0, inode_left, g, id, NULL, stack);
     out->nnodes = nn;
     for (int32_t j = 0; j < nn; j++) {
         const inode *x = &g[j];
