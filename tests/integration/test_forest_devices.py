@@ -1,7 +1,7 @@
 """Forests on devices through the CLI: the cpu-batched forest device (the GPU's
 level-wise growers and kernel bodies run on the host) passes every forest
 fixture (random forests, Extra Trees, the weighted forests and the isolation
-forest: the whole --family) at several thread counts; the float-hist arm
+forest: the whole --family) at several thread counts and level chunk sizes; the float-hist arm
 (float sums in the device's histograms) and the forest-keys arm (the device
 keys nodes by the order it makes them) make it fail; CUDA is refused by name
 where it is not built, and the CUDA build (compiled by nvcc in
@@ -30,6 +30,17 @@ def test_cpu_batched_passes_every_forest_fixture(threads):
     assert "device cpu-batched" in r.stdout.splitlines()[0]
     for f in FOREST:
         assert f"  {f} identical" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_level_chunks_change_no_bit(threads):
+    # The device growers' host work runs over fixed chunks of a level's nodes
+    # (8,192 by default: one chunk on these fixtures); chunks of 3 make every
+    # level's compactions cross many chunk offsets. (Shown to fail when a
+    # chunk's offset is wrong: chunk 1 writing over chunk 0's entries.)
+    r = samebits("verify", "--threads", str(threads), "--family", "forest", "device=cpu-batched",
+                 env={"SAMEBITS_FOREST_LEVEL_CHUNK": "3"})
+    assert r.returncode == 0 and f"{N} fixtures: {N} identical" in r.stdout, r.stdout + r.stderr
 
 
 def test_float_hist_arm_separates_the_forest_device():

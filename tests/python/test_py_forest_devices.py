@@ -113,6 +113,25 @@ def test_node_chunks_change_no_bit(device, monkeypatch):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("chunk", ["1", "4", "64"])
+def test_level_chunks_change_no_bit(chunk, device, monkeypatch):
+    # SAMEBITS_FOREST_LEVEL_CHUNK: level entries a host task of the device
+    # grower (8,192 by default, one chunk here); small chunks make each
+    # level's compactions cross many chunk offsets, at 3 threads
+    X, yc, yr = data(n=3000, nf=6, seed=9)
+    a = RF_C(n_estimators=4, random_state=5).fit(X, yc)
+    c = ET_R(n_estimators=4, random_state=5).fit(X, yr)
+    old = samebits.get_num_threads()
+    monkeypatch.setenv("SAMEBITS_FOREST_LEVEL_CHUNK", chunk)
+    try:
+        samebits.set_num_threads(3)
+        assert RF_C(n_estimators=4, random_state=5, device=device).fit(X, yc).model_bytes() == a.model_bytes()
+        assert ET_R(n_estimators=4, random_state=5, device=device).fit(X, yr).model_bytes() == c.model_bytes()
+    finally:
+        samebits.set_num_threads(old)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("batch", ["1", "7", ""])
 def test_batches_of_trees_change_no_bit(batch, device, monkeypatch):
     # SAMEBITS_FOREST_BATCH_TREES: trees grown together on the device (a
@@ -226,6 +245,7 @@ def test_weighted_batches_change_no_bit(batch, device, monkeypatch):
     monkeypatch.setenv("SAMEBITS_FOREST_BATCH_TREES", batch)
     monkeypatch.setenv("SAMEBITS_CUDA_FOREST_CHUNK", "2")
     monkeypatch.setenv("SAMEBITS_OPENCL_FOREST_CHUNK", "2")
+    monkeypatch.setenv("SAMEBITS_FOREST_LEVEL_CHUNK", "5")  # the host's level work in many chunks
     assert RF_C(device=device, **kw).fit(X, yc, sample_weight=w).model_bytes() == a.model_bytes()
 
 

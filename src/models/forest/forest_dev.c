@@ -78,6 +78,7 @@ typedef struct gctx {
     int64_t **pblk;           /* their sums, the same blocks */
     int32_t *tree_nodes;      /* nodes a tree of the batch */
     int64_t ng, nblk, blkcap;
+    int32_t lchunk; /* level entries a host task (LCHUNK_DEFAULT) */
     int timing; /* SAMEBITS_FOREST_TIMING */
     double tsec[GT_N], tmark;
     int64_t nnodes;    /* nodes grown (timing) */
@@ -268,15 +269,17 @@ static sb_status emit_all(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int32
  * the children) runs as tasks over fixed chunks of the level: a chunk's
  * entries keep their level order, and where a step compacts (the nodes that
  * may split, the splits found) each chunk writes from the offset the chunks
- * before it fill, so the arrays are the serial loop's whatever the threads. */
-#define LCHUNK 8192
+ * before it fill, so the arrays are the serial loop's whatever the threads.
+ * Chunks of 8,192 entries, or SAMEBITS_FOREST_LEVEL_CHUNK (tests: many
+ * chunks on small data change no bit). */
+#define LCHUNK_DEFAULT 8192
 
 typedef struct level {
     gctx *c;
     int64_t lo;         /* the level's first gid */
     const lnode *lv;    /* its entries */
     int32_t nl, t0;
-    int32_t nchunks;
+    int32_t chunk, nchunks; /* entries a chunk; chunks of the step */
     int32_t *cnt;       /* per chunk: entries kept, then the offset of its first */
     /* may-split step: out dn, buf (sums), pick (level index) */
     sb_fdev_node *dn;
@@ -295,7 +298,10 @@ typedef struct level {
     lnode *next;
 } level;
 
-static int32_t chunk_end(int32_t k, int32_t n) { return (int64_t)(k + 1) * LCHUNK < n ? (k + 1) * LCHUNK : n; }
+/* Chunk k's entries of a step over n: [k * chunk, chunk_end). */
+static int32_t chunk_end(const level *L, int32_t k, int32_t n) {
+    return (int64_t)(k + 1) * L->chunk < n ? (k + 1) * L->chunk : n;
+}
 
 static int may_split(const level *L, int32_t i) {
     const gctx *c = L->c;
@@ -306,7 +312,7 @@ static int may_split(const level *L, int32_t i) {
 static void may_count(void *ctx, int64_t k) {
     level *L = ctx;
     int32_t m = 0;
-    for (int32_t i = (int32_t)k * LCHUNK; i < chunk_end((int32_t)k, L->nl); i++) m += may_split(L, i);
+    for (int32_t i = (int32_t)k * L->chunk; i < chunk_end(L, (int32_t)k, L->nl); i++) m += may_split(L, i);
     L->cnt[k] = m;
 }
 
@@ -314,7 +320,7 @@ static void may_fill(void *ctx, int64_t k) {
     level *L = ctx;
     const int32_t nv = L->c->nv;
     int32_t o = L->cnt[k];
-    for (int32_t i = (int32_t)k * LCHUNK; i < chunk_end((int32_t)k, L->nl); i++) {
+    for (int32_t i = (int32_t)k * L->chunk; i < chunk_end(L, (int32_t)k, L->nl); i++) {
         if (!may_split(L, i)) continue;
         L->dn[o] = L->lv[i].dev;
         memcpy(L->buf + (int64_t)o * nv, P(L->c, L->lo + i), sizeof(int64_t) * (size_t)nv);
@@ -325,7 +331,7 @@ static void may_fill(void *ctx, int64_t k) {
 static void rec_count(void *ctx, int64_t k) {
     level *L = ctx;
     int32_t m = 0;
-    for (int32_t j = (int32_t)k * LCHUNK; j < chunk_end((int32_t)k, L->ns); j++) m += L->sp[j].valid != 0;
+    for (int32_t j = (int32_t)k * L->chunk; j < chunk_end(L, (int32_t)k, L->ns); j++) m += L->sp[j].valid != 0;
     L->cnt[k] = m;
 }
 
@@ -335,7 +341,7 @@ static void rec_fill(void *ctx, int64_t k) {
     gctx *c = L->c;
     const int32_t nv = c->nv;
     int32_t o = L->cnt[k];
-    for (int32_t j = (int32_t)k * LCHUNK; j < chunk_end((int32_t)k, L->ns); j++) {
+    for (int32_t j = (int32_t)k * L->chunk; j < chunk_end(L, (int32_t)k, L->ns); j++) {
         const sb_k_fsplit *q = &L->sp[j];
         if (!q->valid) continue;
         const int32_t i = L->pick[j];
@@ -361,7 +367,7 @@ static void children(void *ctx, int64_t k) {
     gctx *c = L->c;
     const int32_t nv = c->nv;
     int32_t run_tree = -1, run = 0; /* the chunk's new nodes per tree, added in runs (integer atomics) */
-    for (int32_t j = (int32_t)k * LCHUNK; j < chunk_end((int32_t)k, L->ns); j++) {
+    for (int32_t j = (int32_t)k * L->chunk; j < chunk_end(L, (int32_t)k, L->ns); j++) {
         const int32_t i = L->ppick[j];
         const lnode *q = &L->lv[i];
         if (q->tree != run_tree) {
@@ -432,7 +438,7 @@ static sb_status check_partition(const sb_fdev_ops *ops, const sb_fdev_node *nod
  * the chunks' offsets, then fill (each chunk from its offset) unless none is
  * kept; how many are kept. */
 static int32_t compact(level *L, int32_t n, sb_task_fn count, sb_task_fn fill) {
-    L->nchunks = (n + LCHUNK - 1) / LCHUNK;
+    L->nchunks = (n + L->chunk - 1) / L->chunk;
     sb_parallel_for(L->nchunks, count, L);
     const int32_t m = offsets(L->cnt, L->nchunks);
     if (m > 0) sb_parallel_for(L->nchunks, fill, L);
@@ -512,8 +518,9 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         L.lv = lv;
         L.nl = nl;
         L.t0 = t0;
+        L.chunk = c->lchunk;
         /* the nodes that may split, and their sums */
-        if (!fresh((void **)&cnt, &cntcap, (nl + LCHUNK - 1) / LCHUNK, sizeof(int32_t)) ||
+        if (!fresh((void **)&cnt, &cntcap, (nl + L.chunk - 1) / L.chunk, sizeof(int32_t)) ||
             !fresh((void **)&pick, &pickcap, nl, sizeof(int32_t)) || !fresh((void **)&dn, &dncap, nl, sizeof(sb_fdev_node)) ||
             !fresh((void **)&buf, &bufcap, (int64_t)nl * nv, sizeof(int64_t)))
             goto nomem;
@@ -554,7 +561,7 @@ static sb_status grow_batch(gctx *c, int32_t t0, int32_t nb, int32_t ntrees, int
         if (!fresh((void **)&next, &nextcap, 2 * (int64_t)np, sizeof(lnode)) || !room(c, 2 * (int64_t)np)) goto nomem;
         gmark(c, GT_ROOM);
         L.ns = np;
-        L.nchunks = (np + LCHUNK - 1) / LCHUNK;
+        L.nchunks = (np + L.chunk - 1) / L.chunk;
         L.next_lo = c->ng;
         L.nleft = nleft;
         L.next = next;
@@ -609,6 +616,8 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
     c.min_wf = min_weight_fraction_leaf;
     const char *tv = getenv("SAMEBITS_FOREST_TIMING");
     c.timing = tv && tv[0] == '1';
+    const char *lc = getenv("SAMEBITS_FOREST_LEVEL_CHUNK");
+    c.lchunk = lc && atoi(lc) > 0 ? atoi(lc) : LCHUNK_DEFAULT;
     /* trees a batch: as many as the device's positions hold (at least one),
      * or SAMEBITS_FOREST_BATCH_TREES (tests: the batch size changes no bit) */
     int64_t per = ops->batch_positions / (setup->n > 0 ? setup->n : 1);
