@@ -20,7 +20,9 @@
 #   5. unless SKIP_BENCH=1, times bench/forest_device_parity.py (ROWS, TREES:
 #      default 1,000,000 rows x 28 features, 100 trees; CUDA against the CPU
 #      forest on every core, model bytes compared),
-#   6. writes summary.txt and packs everything as evidence.tar.gz in $OUT.
+#   6. writes summary.txt and packs everything as evidence.tar.gz in $OUT, for
+#      evidence/cuda/<date>-<gpu>-forest-<commit7>/ (the name is written to
+#      $OUT/evidence-folder.txt; evidence/README.md).
 #
 # Usage (device): COMMIT=<sha> [DATA=.devdata] bash tools/device-forest.sh
 #   DATA   optional: a folder with the flights file; then bench/forest_gpu_bench.py
@@ -47,6 +49,20 @@ pack() {
 J=$(nproc)
 FIXTURES="--family forest"   # all six forest fixtures
 
+# evidence_folder FAMILY COMMIT: the folder this run belongs in, by the one scheme of
+# evidence/README.md (evidence/cuda/<date>-<gpu>-<family>-<commit7>; the GPU
+# as its model in lower case, "NVIDIA H200" -> h200), written to
+# $OUT/evidence-folder.txt so the folder is named by the run, not by hand
+# (call it after facts.txt is written).
+evidence_folder() {
+  local gpu day
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | sed 's/^NVIDIA //' \
+    | awk '{print tolower($1)}' | tr -cd 'a-z0-9_')
+  # the date of the run as facts.txt records it (summary.json takes it from there)
+  day=$(sed -n 's/^date_utc: \([0-9-]\{10\}\).*/\1/p' "$EV/facts.txt")
+  echo "evidence/cuda/${day:-$(date -u +%Y-%m-%d)}-${gpu:-gpu}-$1-$(printf %.7s "$2")" >"$OUT/evidence-folder.txt"
+}
+
 # ---- 1. facts (the device's copy of .git can be stale: only COMMIT is trusted)
 {
   echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -58,9 +74,16 @@ FIXTURES="--family forest"   # all six forest fixtures
   gcc --version | head -n 1
   echo "nvcc flags (profile): $(sh tools/cuda-compile-check.sh --print-flags profile)"
 } >"$EV/facts.txt" 2>&1
-sha256sum src/kernels/forest.h src/backends/fdev.h src/backends/cuda/fdev_cuda.cu src/backends/cpu/fdev_cpu.c \
+evidence_folder forest "${COMMIT:-unknown}"
+# The sources that decide the bits of the legs this run records (CUDA, OpenCL
+# on the NVIDIA driver, cpu-batched): the devices, the kernel headers they
+# include (the Makefile's dependencies of fdev_cuda.o among them), the forest
+# models, and the flags. A name that no longer exists lands here as sha256sum's
+# complaint, which makes the record unverified rather than silently narrower.
+sha256sum src/kernels/*.h src/core/rng.h src/math/*.h src/backends/fdev.h src/backends/cuda/fdev_cuda.cu \
+  src/backends/cuda/cuda_common.h src/backends/cuda/compat_cuda.h src/backends/cpu/fdev_cpu.c \
   src/backends/opencl/fdev_opencl.c src/backends/opencl/fdev_kernels.cl src/backends/opencl/ocl_common.c \
-  src/models/forest/*.c >"$EV/sources.sha256" 2>&1
+  src/backends/opencl/*.h src/models/forest/*.c tools/cuda-compile-check.sh Makefile >"$EV/sources.sha256" 2>&1
 cat "$EV/facts.txt"
 
 # ---- 2. builds

@@ -9,7 +9,9 @@
 #      the host CPU at 1 and 16 threads and for each arm,
 #   4. unless SKIP_BENCH=1, runs bench/gpu_bench.py (time per tree, peak GPU
 #      memory, CPU and LightGBM side by side, identity on real data),
-#   5. writes summary.txt and packs everything as evidence.tar.gz in $OUT.
+#   5. writes summary.txt and packs everything as evidence.tar.gz in $OUT, for
+#      evidence/cuda/<date>-<gpu>-gbdt-<commit7>/ (the name is written to
+#      $OUT/evidence-folder.txt; evidence/README.md).
 # Also (recorded, never fatal): the OpenCL tree device on the NVIDIA driver's
 # OpenCL (step 3b: it registers /etc/OpenCL/vendors/nvidia.icd when missing,
 # then verify --family gbdt device=opencl and its four arms) and, with
@@ -42,6 +44,20 @@ pack() {
 FIXTURES=""  # every gbdt fixture, listed after the build
 J=$(nproc)
 
+# evidence_folder FAMILY COMMIT: the folder this run belongs in, by the one scheme of
+# evidence/README.md (evidence/cuda/<date>-<gpu>-<family>-<commit7>; the GPU
+# as its model in lower case, "NVIDIA H200" -> h200), written to
+# $OUT/evidence-folder.txt so the folder is named by the run, not by hand
+# (call it after facts.txt is written).
+evidence_folder() {
+  local gpu day
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | sed 's/^NVIDIA //' \
+    | awk '{print tolower($1)}' | tr -cd 'a-z0-9_')
+  # the date of the run as facts.txt records it (summary.json takes it from there)
+  day=$(sed -n 's/^date_utc: \([0-9-]\{10\}\).*/\1/p' "$EV/facts.txt")
+  echo "evidence/cuda/${day:-$(date -u +%Y-%m-%d)}-${gpu:-gpu}-$1-$(printf %.7s "$2")" >"$OUT/evidence-folder.txt"
+}
+
 # ---- 1. facts
 # The device's copy of .git can be stale: only COMMIT is trusted.
 COMMIT_ID=${COMMIT:-unknown}
@@ -55,8 +71,16 @@ COMMIT_ID=${COMMIT:-unknown}
   gcc --version | head -n 1
   echo "nvcc flags (profile): $(sh tools/cuda-compile-check.sh --print-flags profile)"
 } >"$EV/facts.txt" 2>&1
-sha256sum src/kernels/*.h src/backends/tdev.h src/backends/cuda/*.cu src/backends/cuda/*.h src/backends/cpu/*.c \
-  src/models/trees/*.c src/models/gbdt/*.c src/math/*.h >"$EV/sources.sha256" 2>&1
+evidence_folder gbdt "$COMMIT_ID"
+# The sources that decide the bits of every leg this run records (CUDA, the
+# host CPU, OpenCL on the NVIDIA driver) and the flags they are built with; the
+# support matrix calls the run stale once any of them changes. A name that no
+# longer exists lands here as sha256sum's complaint, which makes the record
+# unverified rather than silently narrower: keep the list in step with src/.
+sha256sum src/kernels/*.h src/backends/tdev.h src/backends/cuda/*.cu src/backends/cuda/*.h \
+  src/backends/cpu/*.c src/backends/cpu/*.h src/backends/opencl/tdev_opencl.c src/backends/opencl/tdev_kernels.cl \
+  src/backends/opencl/ocl_common.c src/backends/opencl/*.h src/core/*.h src/models/trees/*.c \
+  src/models/gbdt/*.c src/math/*.h tools/cuda-compile-check.sh Makefile >"$EV/sources.sha256" 2>&1
 cat "$EV/facts.txt"
 
 # ---- 2. builds (CPU first: the arms' builds share nothing with it)

@@ -10,12 +10,14 @@
 #      compares it element by element with each GPU run's raw dump, printing
 #      the first differing elements of any stage that differs,
 #   5. writes summary.txt (identical / differs per leg and arm) and packs the
-#      evidence for evidence/cuda/<date>-<gpu>/.
+#      evidence for evidence/cuda/<date>-<gpu>-profile-<commit7>/ (the name is
+#      written to $OUT/evidence-folder.txt; evidence/README.md).
 #
 # Usage (device): COMMIT=<sha> bash tools/device-run.sh
 #   OUT     where the results go (the device tool's output folder); without it,
-#           build/device-run/out. Written there: summary.txt, run.log and
-#           evidence.tar.gz (everything, to unpack into evidence/cuda/...).
+#           build/device-run/out. Written there: summary.txt, run.log,
+#           evidence-folder.txt and evidence.tar.gz (everything, to unpack into
+#           the folder evidence-folder.txt names).
 #   COMMIT  the commit the tree was copied from (needed when .git did not
 #           travel whole; else `git rev-parse HEAD`, else a file named COMMIT).
 # Exit status: 0 when the CUDA card equals the CPU card stage by stage and
@@ -52,6 +54,20 @@ die_build() {
   exit 2
 }
 
+# evidence_folder FAMILY COMMIT: the folder this run belongs in, by the one scheme of
+# evidence/README.md (evidence/cuda/<date>-<gpu>-<family>-<commit7>; the GPU
+# as its model in lower case, "NVIDIA H200" -> h200), written to
+# $OUT/evidence-folder.txt so the folder is named by the run, not by hand
+# (call it after facts.txt is written).
+evidence_folder() {
+  local gpu day
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | sed 's/^NVIDIA //' \
+    | awk '{print tolower($1)}' | tr -cd 'a-z0-9_')
+  # the date of the run as facts.txt records it (summary.json takes it from there)
+  day=$(sed -n 's/^date_utc: \([0-9-]\{10\}\).*/\1/p' "$EV/facts.txt")
+  echo "evidence/cuda/${day:-$(date -u +%Y-%m-%d)}-${gpu:-gpu}-$1-$(printf %.7s "$2")" >"$OUT/evidence-folder.txt"
+}
+
 # ---- 1. facts -------------------------------------------------------------
 COMMIT_ID=${COMMIT:-}
 [ -z "$COMMIT_ID" ] && COMMIT_ID=$(git rev-parse --verify -q HEAD 2>/dev/null || true)
@@ -63,6 +79,7 @@ COMMIT_ID=${COMMIT:-}
   echo "uname: $(uname -a)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) cores)"
 } >"$EV/facts.txt"
+evidence_folder profile "$COMMIT_ID"
 # Sources that decide the bits, hashed: the tree may differ from the commit.
 sha256sum src/backends/cuda/profile_core.cu src/backends/cuda/compat_cuda.h src/kernels/compat.h \
   src/kernels/profile_core.h src/core/rng.h src/math/*.h src/fixtures/profile_core.c \

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
 """evidence_cpu.py [--out-root DIR] [LEG...]: record the legs CI runs on its CPU.
+   evidence_cpu.py --sources-at COMMIT LEG: print the sources.sha256 of LEG's
+   sources as they were at COMMIT (for a folder recorded before this script
+   wrote one; evidence/README.md).
 
 For each leg (x86_64 natively; aarch64 and s390x under qemu-user, labelled
 emulated), from the builds `make legs` and `make arms` made:
@@ -7,21 +10,26 @@ emulated), from the builds `make legs` and `make arms` made:
   check-fixture.txt           `samebits check-fixture`
   verify-tN.txt, cards-tN/    `samebits verify --threads N --cards cards-tN` for N in 1, 2, 7
   arm-NAME.txt                `samebits verify` on each sabotage build of the leg
+  sources.sha256              SHA-256 of every tracked source the build reads
   summary.json                read from those outputs (evidence/README.md)
-into evidence/cpu/<date>-<leg>-<commit7>/ (written under a temporary name and
-renamed, so a failed run leaves no folder). A fixture passes on a leg only if
-it is identical at every thread count.
+into evidence/cpu/<date>-<leg>-all-<commit7>/ (written under a temporary name
+and renamed, so a failed run leaves no folder). A fixture passes on a leg only
+if it is identical at every thread count. The run then removes the folders of
+the same leg that it superseded (the newest run of no family x leg any more):
+git history keeps them, and the removal is committed with the new folder.
 
 Leg `opencl` (PoCL, the OpenCL implementation on this CPU): tools/opencl-check.sh
 (profile-core through the OpenCL kernel source, and its two arms), then gradient
 boosting on the OpenCL tree device (`samebits verify --family gbdt device=opencl
 --cards cards-gbdt`, verify-gbdt.txt) and its arms (SAMEBITS_OPENCL_ARM=NAME,
-arm-gbdt-NAME.txt) into evidence/opencl/<date>-pocl-<commit7>/: opencl-check.txt,
-the cards, summary.json. The gbdt arms contract and mad-enable are expected to be
-inert on PoCL (docs/opencl.md); they are recorded, not required to separate.
+arm-gbdt-NAME.txt) into evidence/opencl/<date>-pocl-profile+gbdt-<commit7>/:
+opencl-check.txt, the cards, sources.sha256, summary.json. The gbdt arms
+contract and mad-enable are expected to be inert on PoCL (docs/opencl.md); they
+are recorded, not required to separate.
 Python 3 stdlib only.
 """
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -30,11 +38,24 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import evidence_layout  # noqa: E402
 LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarch64"], True),
         "s390x": ("build-s390x", ["qemu-s390x"], True)}
 ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties"],
         "aarch64": ["contract"], "s390x": ["contract", "excess-precision"]}
 THREADS = (1, 2, 7)
+# What decides the bits of a CPU leg: every tracked file its build reads (the
+# library, the CLI, the flags in the Makefile, the reference cards it embeds
+# and compares with, the embedding scripts), less the CUDA sources only nvcc
+# compiles. A superset errs towards stale, never towards a pass it has not
+# shown. PoCL's leg adds the script that builds and runs its profile program.
+CPU_SOURCES = ["src", "include", "cli", "Makefile", "mk", "fixtures/cards", "tools/embed_cards.sh",
+               "tools/embed_cl.sh"]
+OPENCL_SOURCES = CPU_SOURCES + ["tools/opencl-check.sh"]
+# The machine and families fields of each leg's folder name (evidence/README.md).
+FOLDER_KEY = {"x86_64": ("x86_64", "all"), "aarch64": ("aarch64", "all"), "s390x": ("s390x", "all"),
+              "opencl": ("pocl", ["profile", "gbdt"])}
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")
 
 
@@ -62,18 +83,58 @@ def tool_version(cmd):
         return "unknown"
 
 
+def git(*args):
+    return subprocess.run(["git", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def source_list(leg, commit=None):
+    """The tracked files that decide LEG's bits, in the tree (commit None) or at COMMIT."""
+    paths = OPENCL_SOURCES if leg == "opencl" else CPU_SOURCES
+    r = git("ls-tree", "-r", "--name-only", commit, "--", *paths) if commit else git("ls-files", "--", *paths)
+    if r.returncode != 0:
+        raise SystemExit(f"git could not list the sources: {r.stderr.strip()}")
+    return sorted(p for p in r.stdout.splitlines() if not p.endswith(".cu"))
+
+
+def sources_at(commit, leg):
+    """sources.sha256 text of LEG's sources as they were at COMMIT (from git's objects)."""
+    out = []
+    for p in source_list(leg, commit):
+        blob = subprocess.run(["git", "cat-file", "blob", f"{commit}:{p}"], capture_output=True, cwd=ROOT)
+        if blob.returncode != 0:
+            raise SystemExit(f"git has no {commit}:{p}")
+        out.append(f"{hashlib.sha256(blob.stdout).hexdigest()}  {p}\n")
+    return "".join(out)
+
+
+def new_folder(out_root, leg, date, commit):
+    """The scheme's folder for a run of LEG: a second run of the same key on one
+    day gets -2, and so on (a folder is never rewritten)."""
+    machine, families = FOLDER_KEY[leg]
+    n = 1
+    while True:
+        folder = os.path.join(out_root, evidence_layout.folder_name(date, machine, families, commit, n))
+        if not os.path.exists(folder):
+            return folder
+        n += 1
+
+
+def write_sources(tmp, leg):
+    with open(os.path.join(tmp, evidence_layout.SOURCES), "w", encoding="utf-8") as f:
+        f.write(evidence_layout.sources_sha256(ROOT, source_list(leg)))
+
+
 def record(leg, out_root, commit, now):
     date, date_utc = now.strftime("%Y-%m-%d"), now.strftime("%Y-%m-%dT%H:%M:%SZ")
     build, prefix, emulated = LEGS[leg]
     exe = os.path.join(ROOT, build, "samebits")
     if not os.path.exists(exe):
         raise SystemExit(f"{exe} is missing: run 'make legs' (and 'make arms') first")
-    folder = os.path.join(out_root, f"{date}-{leg}-{commit[:7]}")
-    if os.path.exists(folder):
-        raise SystemExit(f"{folder} exists; evidence folders are never rewritten")
+    folder = new_folder(out_root, leg, date, commit)
     tmp = folder + ".partial"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
+    write_sources(tmp, leg)
     files = {}
     rc, doctor = run(prefix, exe, ["doctor", "--threads", "1"])
     files["doctor.txt"] = doctor
@@ -127,17 +188,16 @@ def record(leg, out_root, commit, now):
     print(f"{os.path.relpath(folder, ROOT)}: {npass}/{len(results)} fixtures pass at threads "
           f"{','.join(map(str, THREADS))}; arms caught: {sum(bool(a['caught']) for a in arms)}/{len(arms)}; "
           f"result {summary['result']}")
-    return summary["result"] == "pass"
+    return folder, summary["result"] == "pass"
 
 
 def record_opencl(out_root, commit, now):
     date, date_utc = now.strftime("%Y-%m-%d"), now.strftime("%Y-%m-%dT%H:%M:%SZ")
-    folder = os.path.join(out_root, f"{date}-pocl-{commit[:7]}")
-    if os.path.exists(folder):
-        raise SystemExit(f"{folder} exists; evidence folders are never rewritten")
+    folder = new_folder(out_root, "opencl", date, commit)
     tmp = folder + ".partial"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
+    write_sources(tmp, "opencl")
     rc, text = run([], "sh", ["tools/opencl-check.sh"])
     with open(os.path.join(tmp, "opencl-check.txt"), "w", encoding="utf-8") as f:
         f.write(text)
@@ -202,11 +262,33 @@ def record_opencl(out_root, commit, now):
           f"{sum(v == 'pass' for k, v in fixtures.items() if k.startswith('gbdt-'))}/"
           f"{sum(k.startswith('gbdt-') for k in fixtures)} pass; arms caught: "
           f"{sum(bool(a['caught']) for a in arms)}/{len(arms)}; result {summary['result']}")
-    return summary["result"] == "pass"
+    return folder, summary["result"] == "pass"
+
+
+def remove_superseded(written):
+    """Removes the folders of the keys just recorded that the support matrix no
+    longer reads (the newest run of no family x leg): evidence/ keeps the latest
+    run per leg and family, git history the rest."""
+    import support_matrix
+    legs, fams, runs, folders, _, cells, _ = support_matrix.layout(ROOT)
+    used = {d["run"]["folder"] for _, d in cells.values() if d}
+    for folder in written:
+        key = evidence_layout.parse_name(os.path.basename(folder))
+        parent = os.path.dirname(folder)
+        for other in sorted(os.listdir(parent)):
+            p = evidence_layout.parse_name(other)
+            rel = os.path.relpath(os.path.join(parent, other), ROOT).replace(os.sep, "/")
+            if p and p["machine"] == key["machine"] and p["families"] == key["families"] \
+                    and rel in folders and rel not in used:
+                shutil.rmtree(os.path.join(parent, other))
+                print(f"{rel}: superseded by {os.path.relpath(folder, ROOT)}, removed (git history keeps it)")
 
 
 def main(argv):
     out_root = os.path.join(ROOT, "evidence", "cpu")
+    if argv[:1] == ["--sources-at"] and len(argv) == 3:
+        sys.stdout.write(sources_at(argv[1], argv[2]))
+        return 0
     if argv[:1] == ["--out-root"]:
         out_root, argv = os.path.abspath(argv[1]), argv[2:]
     legs = argv or list(LEGS) + ["opencl"]
@@ -218,13 +300,18 @@ def main(argv):
                            text=True, cwd=ROOT).stdout.strip()
     if not commit:
         raise SystemExit("not a git checkout: the evidence needs a commit")
-    if dirty:
+    # Untracked files where the build globs for sources would be built too, and
+    # would be in no commit: they count as uncommitted work.
+    untracked = git("status", "--porcelain", "--untracked-files=all", "--", "src", "include", "cli").stdout
+    if dirty or "?? " in untracked:
         raise SystemExit("the working tree has uncommitted changes: commit first, so the evidence names its source")
     now = datetime.datetime.now(datetime.timezone.utc)
     opencl_root = os.path.join(os.path.dirname(out_root), "opencl")
-    ok = [record_opencl(opencl_root, commit, now) if leg == "opencl" else record(leg, out_root, commit, now)
-          for leg in legs]
-    return 0 if all(ok) else 1
+    done = [record_opencl(opencl_root, commit, now) if leg == "opencl" else record(leg, out_root, commit, now)
+            for leg in legs]
+    if os.path.realpath(out_root) == os.path.realpath(os.path.join(ROOT, "evidence", "cpu")):
+        remove_superseded([folder for folder, _ in done])
+    return 0 if all(ok for _, ok in done) else 1
 
 
 if __name__ == "__main__":

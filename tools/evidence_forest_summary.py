@@ -3,7 +3,7 @@
 read from its own files (facts.txt, verify-cuda-*.txt, verify-cuda-family.txt,
 verify-cuda-float-atomic.txt, verify-opencl*.txt when present); it changes none.
 
-    python3 tools/evidence_forest_summary.py evidence/cuda/<folder>
+    python3 tools/evidence_forest_summary.py evidence/cuda/<date>-<gpu>-forest-<commit7>
 
 Legs: "cuda": a fixture passes when every CUDA verify of it in the folder says
 identical (the named-fixture runs, run to run, and the whole family's run), is
@@ -19,6 +19,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evidence_layout  # noqa: E402
 from evidence_gbdt_summary import read_facts  # noqa: E402
 
 LINE = re.compile(r"^  (forest-\S+)\s+(identical|DIFFERS|REFUSED|ERROR)(.*)$")
@@ -92,9 +93,11 @@ def summarize(folder):
 
 
 def main(folder):
+    out = summarize(folder)
     with open(os.path.join(folder, "summary.json"), "w") as fh:
-        json.dump(summarize(folder), fh, indent=2, sort_keys=True)
+        json.dump(out, fh, indent=2, sort_keys=True)
         fh.write("\n")
+    evidence_layout.warn_name(folder, out)
 
 
 if __name__ == "__main__":

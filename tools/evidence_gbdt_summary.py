@@ -2,7 +2,7 @@
 """Writes summary.json (evidence/README.md) for a tools/device-gbdt.sh folder,
 read from its own summary.txt and facts.txt; it changes neither.
 
-    python3 tools/evidence_gbdt_summary.py evidence/cuda/<folder>
+    python3 tools/evidence_gbdt_summary.py evidence/cuda/<date>-<gpu>-gbdt-<commit7>
 
 Legs: "cuda" (each `cuda FIXTURE: ...` line) and "x86_64" (the GPU host's CPU,
 `cpu t=N FIXTURE: ...` lines); a fixture passes on a leg only when every line
@@ -13,6 +13,9 @@ import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evidence_layout  # noqa: E402
 
 
 def read_facts(folder):
@@ -119,6 +122,7 @@ def main(folder, commit=None, note=None):
     with open(os.path.join(folder, "summary.json"), "w") as fh:
         json.dump(out, fh, indent=2, sort_keys=True)
         fh.write("\n")
+    evidence_layout.warn_name(folder, out)
 
 
 if __name__ == "__main__":

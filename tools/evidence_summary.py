@@ -18,6 +18,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evidence_layout  # noqa: E402
+
 
 def field(lines, key):
     for ln in lines:
@@ -96,6 +99,7 @@ def main(argv):
     for folder in argv:
         s = summarize_cuda(folder)
         write_json(os.path.join(folder, "summary.json"), s)
+        evidence_layout.warn_name(folder, s)
         print(f"{folder}/summary.json: " + ", ".join(
             f"{lg['leg']} {sum(v == 'pass' for v in lg['fixtures'].values())}/{len(lg['fixtures'])} pass"
             for lg in s["legs"]))

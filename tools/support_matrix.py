@@ -8,15 +8,27 @@ commit, toolchain and date. A leg with no such run is "pending": nothing is
 inferred from other legs, other families or other folders. A folder without a
 summary.json is listed as not counted.
 
+A run proves the bits of the sources it ran, not of the tree as it is now: each
+folder's sources.sha256 is checked against the files in this tree
+(tools/evidence_layout.py), and a cell whose run lists a changed or missing file
+says **stale**, one whose run lists no sources says **unverified**; only a fresh
+run's pass reads "pass". So the generated file depends on the source tree too,
+and a commit that changes a listed source must regenerate it.
+
 --check: exit 1 (printing a diff) if the committed file differs from what this
-script generates; CI runs it (make support-matrix-check). Python 3 stdlib only;
-the output depends on the files alone (no clock, no host).
+script generates, or if evidence/ holds a folder that is the newest run of no
+cell (superseded: it belongs to git history, `git rm -r` it) or whose name does
+not fit the scheme; CI runs it (make support-matrix-check). Python 3 stdlib
+only; the output depends on the files alone (no clock, no host, no git).
 """
 import difflib
 import glob
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evidence_layout  # noqa: E402
 
 OUT = os.path.join("docs", "SUPPORT_MATRIX.md")
 # Columns in this order first; any other leg found in evidence follows, sorted.
@@ -42,7 +54,10 @@ def fixtures(root):
 
 
 def load_runs(root):
-    runs, unsummarized = [], []
+    """(runs, folders, unsummarized): one run per leg of each summary.json, the
+    facts of each counted folder (its summary, freshness and name problems) by
+    relative path, and the folders without a summary.json."""
+    runs, folders, unsummarized = [], {}, []
     for folder in sorted(glob.glob(os.path.join(root, "evidence", "*", "*"))):
         if not os.path.isdir(folder):
             continue
@@ -55,13 +70,24 @@ def load_runs(root):
             s = json.load(f)
         if s.get("samebits_evidence") != 1:
             raise SystemExit(f"{rel}/summary.json: not a samebits_evidence 1 summary")
+        fresh = evidence_layout.freshness(root, folder)
+        folders[rel] = {"summary": s, "fresh": fresh,
+                        "name_problems": evidence_layout.name_problems(os.path.basename(folder), s)}
         for leg in s.get("legs", []):
             runs.append({"folder": rel, "date": s["date"], "when": s.get("date_utc", s["date"]),
                          "commit": s["commit"], "leg": leg["leg"],
                          "label": leg.get("label", leg["leg"]), "emulated": bool(leg.get("emulated")),
                          "toolchain": leg.get("toolchain", "unknown"), "threads": leg.get("threads"),
-                         "fixtures": leg.get("fixtures", {}), "arms": s.get("arms", [])})
-    return runs, unsummarized
+                         "fixtures": leg.get("fixtures", {}), "arms": s.get("arms", []), "fresh": fresh})
+    return runs, folders, unsummarized
+
+
+def sources_phrase(fresh):
+    """How a folder's sources compare with the tree, in a few words."""
+    if fresh["state"] == "unverified":
+        return fresh["reason"]
+    n = len(fresh["changed"]) + len(fresh["missing"])
+    return f"{n} of {fresh['total']} sources changed" if n else f"{fresh['total']} sources unchanged"
 
 
 def cell(runs, leg, fam, current):
@@ -85,26 +111,61 @@ def cell(runs, leg, fam, current):
     else:
         word = "pass"
     emu = ", emulated" if r["emulated"] else ""
-    text = f"{word} {npass}/{len(want)}{emu}<br>`{r['commit'][:7]}` {r['date']}"
+    verdict = f"{word} {npass}/{len(want)}{emu}"
+    # The verdict holds for the sources the run recorded; when those are not
+    # the tree's (or the run did not say which they were), the cell says so
+    # first and keeps the old verdict only as what the run found.
+    state = r["fresh"]["state"]
+    if state == "fresh":
+        text = verdict
+    else:
+        text = f"**{state}** ({sources_phrase(r['fresh'])}; was {verdict})"
+    text += f"<br>`{r['commit'][:7]}` {r['date']}"
     detail = {"leg": leg, "family": fam, "run": r, "fails": fails, "refused": refused, "missing": missing,
-              "pass": sorted(n for n, v in ran.items() if v == "pass")}
+              "pass": sorted(n for n, v in ran.items() if v == "pass"), "state": state}
     return text, detail
 
 
-def generate(root):
+def layout(root):
+    """(columns, families, runs, folders, unsummarized, cells) where cells maps
+    (family, leg) to cell()'s (text, detail)."""
     current = fixtures(root)
-    runs, unsummarized = load_runs(root)
+    runs, folders, unsummarized = load_runs(root)
     legs = [k for k, _ in KNOWN_LEGS] + sorted({r["leg"] for r in runs} - {k for k, _ in KNOWN_LEGS})
-    titles = dict(KNOWN_LEGS)
     fams = [f for f in FAMILY_TITLE if any(family(n) == f for n in current)]
     fams += sorted({family(n) for n in current} - set(fams))
+    cells = {(fam, leg): cell(runs, leg, fam, current) for fam in fams for leg in legs}
+    return legs, fams, runs, folders, unsummarized, cells, current
+
+
+def problems(root):
+    """What evidence/ must not hold: folders that are the newest run of no cell
+    (superseded; history keeps them) and names outside the scheme."""
+    _, _, _, folders, _, cells, _ = layout(root)
+    used = {d["run"]["folder"] for _, d in cells.values() if d}
+    out = []
+    for rel, f in sorted(folders.items()):
+        if rel not in used:
+            out.append(f"{rel}: superseded (the newest run of no family x leg): git rm -r {rel}")
+        for p in f["name_problems"]:
+            out.append(f"{rel}: name: {p} (evidence/README.md, Layout)")
+    return out
+
+
+def generate(root):
+    legs, fams, runs, folders, unsummarized, cells, current = layout(root)
+    titles = dict(KNOWN_LEGS)
     out = ["# Support matrix", "",
-           "Generated by `tools/support_matrix.py` from `evidence/*/*/summary.json`; do not edit by hand",
-           "(`make support-matrix` rewrites it, and `make test` fails if it is stale).", "",
+           "Generated by `tools/support_matrix.py` from `evidence/*/*/summary.json` and the sources each",
+           "run recorded; do not edit by hand (`make support-matrix` rewrites it, and `make test` fails",
+           "if it differs, which includes a commit that changes a source some run recorded).", "",
            "Each cell is the newest recorded run of that leg for that family: `pass N/M` (N of the",
            "family's M pinned fixtures identical to their reference cards at every thread count",
            "recorded), `partial` (all that ran passed, but not every fixture ran), `refused`, `FAIL`,",
            "or `pending` (no recorded run: nothing is inferred). Emulated legs ran under qemu-user.",
+           "A run proves the bits of the sources it ran: **stale** means a file its `sources.sha256`",
+           "lists has changed or gone since (the verdict it found follows `was`), **unverified** that",
+           "it recorded no sources; neither counts as a pass until the leg is recorded again.",
            "How to record a leg: [evidence/README.md](../evidence/README.md).", "",
            "| family | " + " | ".join(titles.get(l, l) for l in legs) + " |",
            "| --- | " + " | ".join("---" for _ in legs) + " |"]
@@ -112,7 +173,7 @@ def generate(root):
     for fam in fams:
         row = []
         for leg in legs:
-            text, d = cell(runs, leg, fam, current)
+            text, d = cells[(fam, leg)]
             row.append(text)
             if d:
                 details.append(d)
@@ -123,11 +184,22 @@ def generate(root):
         r = d["run"]
         out.append(f"- **{d['family']} on {titles.get(d['leg'], d['leg'])}**: [{r['folder']}](../{r['folder']}), "
                    f"commit `{r['commit']}`, {r['date']}; {r['label']}; toolchain: {r['toolchain']}"
-                   + (f"; threads {', '.join(map(str, r['threads']))}" if r["threads"] else "") + ".")
+                   + (f"; threads {', '.join(map(str, r['threads']))}" if r["threads"] else "")
+                   + ("." if d["state"] == "fresh" else f"; **{d['state']}**: {sources_phrase(r['fresh'])}."))
         out.append(f"  Identical: {', '.join(d['pass']) or 'none'}."
                    + (f" Not identical: {', '.join(d['fails'])}." if d["fails"] else "")
                    + (f" Refused: {', '.join(d['refused'])}." if d["refused"] else "")
                    + (f" Not run in this record: {', '.join(d['missing'])}." if d["missing"] else ""))
+    out += ["", "## Sources of each folder", "",
+            "`sources.sha256` of each folder against this tree: the files changed or gone since the run.", ""]
+    for rel, f in sorted(folders.items()):
+        fr = f["fresh"]
+        line = f"- [{rel}](../{rel}): {fr['state']}, {sources_phrase(fr)}"
+        if fr["changed"]:
+            line += "; changed: " + ", ".join(fr["changed"])
+        if fr["missing"]:
+            line += "; gone: " + ", ".join(fr["missing"])
+        out.append(line + ".")
     out += ["", "## Separating arms in the evidence", "",
             "| folder | arm | caught | first differing stage |", "| --- | --- | --- | --- |"]
     seen = set()
@@ -164,18 +236,25 @@ def main(argv):
                 old = f.read()
         except FileNotFoundError:
             old = ""
+        bad = problems(root)
+        for p in bad:
+            print(f"evidence/ holds {p}")
         if old != text:
             sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
                                                        path + " (committed)", path + " (generated)"))
             print(f"{OUT} is stale: run 'make support-matrix' and commit it")
             return 1
-        print(f"{OUT} matches the evidence")
+        if bad:
+            return 1
+        print(f"{OUT} matches the evidence and the sources")
         return 0
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
     print(f"wrote {OUT}")
+    for p in problems(root):
+        print(f"warning: evidence/ holds {p}", file=sys.stderr)
     return 0
 
 

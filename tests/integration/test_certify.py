@@ -300,16 +300,25 @@ def test_committed_support_matrix_is_generated_from_evidence():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def copy_tree_for_matrix(root):
+    """The files the matrix reads: the evidence, the fixtures, the docs, and the
+    sources the evidence's sources.sha256 name (a cell's freshness is theirs)."""
+    for sub in ("fixtures/cards", "evidence", "docs", "src", "include", "cli", "mk", "tools"):
+        shutil.copytree(ROOT / sub, root / sub)
+    shutil.copy(ROOT / "Makefile", root / "Makefile")
+
+
 def test_support_matrix_check_fails_when_evidence_changes(tmp_path):
     root = tmp_path / "tree"
-    for sub in ("fixtures/cards", "evidence", "docs"):
-        shutil.copytree(ROOT / sub, root / sub)
+    copy_tree_for_matrix(root)
     assert matrix(root, "--check").returncode == 0
     text = (root / "docs/SUPPORT_MATRIX.md").read_text()
     assert "| profile (1 fixtures) |" in text and "pending" in text
     # A failed aarch64 run appears as FAIL in its cell; the committed file is then stale.
-    folder = root / "evidence/cpu/2099-01-01-aarch64-0000000"
+    folder = root / "evidence/cpu/2099-01-01-aarch64-all-0000000"
     folder.mkdir(parents=True)
+    card = "fixtures/cards/gbdt-binary.card"
+    (folder / "sources.sha256").write_text(hashlib.sha256((root / card).read_bytes()).hexdigest() + "  " + card + "\n")
     (folder / "summary.json").write_text(json.dumps({
         "samebits_evidence": 1, "date": "2099-01-01", "date_utc": "2099-01-01T00:00:00Z",
         "commit": "0" * 40, "legs": [{"leg": "aarch64", "emulated": True, "toolchain": "t",
