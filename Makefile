@@ -51,7 +51,7 @@ endif
 # Excess precision: on x86-64 and aarch64 "standard" means float is float; gcc
 # for s390x in ISO C mode makes "standard" mean FLT_EVAL_METHOD 1 (float
 # expressions in double), so there "fast" is the flag that keeps float in float.
-# src/backends/cpu/compat_cpu.h refuses to compile if FLT_EVAL_METHOD is not 0.
+# src/core/float_eval.h refuses to compile if FLT_EVAL_METHOD is not 0.
 FP_CONTRACT := -ffp-contract=off
 EXCESS := -fexcess-precision=standard
 ifeq ($(ARCH),s390x)
@@ -104,16 +104,16 @@ CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPI
   -DSB_SABOTAGE='"$(if $(SABOTAGE),$(SABOTAGE),none)"'
 LDLIBS := -pthread -lm
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c)) \
-  $(if $(CUDA),,src/backends/cuda/tdev_cuda_none.c) src/backends/opencl/tdev_opencl.c src/backends/opencl/ocl_common.c \
-  src/backends/opencl/fdev_opencl.c
+LIB_SRC := $(sort $(wildcard src/core/*.c src/device/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c)) \
+  $(if $(CUDA),,src/backends/cuda/dev_cuda_none.c) src/backends/opencl/dev_opencl.c src/backends/opencl/ocl_common.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
-  $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/tdev_cl_src.o $(BUILD)/obj/gen/fdev_cl_src.o)
+  $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/compat_cl_src.o $(BUILD)/obj/gen/tree_cl_src.o $(BUILD)/obj/gen/forest_cl_src.o)
 
-# CUDA=1: the CUDA tree device and forest device, compiled by nvcc under the profile's flags
-# (one place: tools/cuda-compile-check.sh --print-flags profile), into build-cuda/.
-# CUDA_VARIANT=fmad|libdevice-exp|float-atomic: a separating arm of the GPU leg,
-# into build-cuda-VARIANT/.
+# CUDA=1: the CUDA backend of the device layer (dev_cuda.cu) and the entry kernels
+# (src/kernels/entry/, the source OpenCL builds too, compiled by entry_*.cu), by nvcc
+# under the profile's flags (one place: tools/cuda-compile-check.sh --print-flags profile),
+# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic: a separating arm of the
+# GPU leg, into build-cuda-VARIANT/.
 ifneq ($(CUDA),)
   ifneq ($(ARCH),)
     $(error CUDA=1 is for this machine's build only)
@@ -121,20 +121,18 @@ ifneq ($(CUDA),)
   NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   NVCC_FLAGS := $(shell sh tools/cuda-compile-check.sh --print-flags $(CUDA_VARIANT))
-  CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/tdev_cuda.o $(BUILD)/obj/src/backends/cuda/fdev_cuda.o
+  CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/dev_cuda.o $(BUILD)/obj/src/backends/cuda/entry_tree.o \
+    $(BUILD)/obj/src/backends/cuda/entry_forest.o
   LIB_OBJ += $(CUDA_OBJ)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
 
-$(BUILD)/obj/src/backends/cuda/tdev_cuda.o: src/backends/cuda/tdev_cuda.cu src/backends/cuda/cuda_common.h src/backends/tdev.h src/kernels/tree.h src/kernels/gbdt.h src/kernels/quantize.h
+KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/entry/*.h src/math/*.h src/core/rng.h src/core/float_eval.h \
+  src/device/*.h src/backends/cuda/*.h)
+$(BUILD)/obj/src/backends/cuda/%.o: src/backends/cuda/%.cu $(KERNEL_HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $(BUILD)/$<"
 	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -DSB_CUDA_FLAGS='"$(NVCC_FLAGS)"' -c $< -o $@
-
-$(BUILD)/obj/src/backends/cuda/fdev_cuda.o: src/backends/cuda/fdev_cuda.cu src/backends/cuda/cuda_common.h src/backends/fdev.h src/kernels/forest.h src/kernels/tree.h src/kernels/gbdt.h src/core/rng.h
-	@mkdir -p $(dir $@)
-	@echo "  NVCC $(BUILD)/$<"
-	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -c $< -o $@
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
@@ -160,22 +158,19 @@ $(BUILD)/obj/gen/ref_cards.o: $(BUILD)/gen/ref_cards.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-# The OpenCL tree device's kernel source, #includes inlined, carried by the library.
-CL_HEADERS := $(wildcard src/kernels/*.h src/math/*.h src/core/rng.h src/core/float_eval.h src/backends/*/compat_*.h)
-$(BUILD)/gen/tdev_cl_src.c: src/backends/opencl/tdev_kernels.cl $(CL_HEADERS) tools/embed_cl.sh
+# The OpenCL programs: the compat header and each entry source, #includes inlined,
+# carried by the library (the OpenCL device puts the compat text in front of each).
+CL_HEADERS := $(wildcard src/kernels/*.h src/kernels/entry/*.h src/math/*.h src/core/rng.h src/core/float_eval.h)
+$(BUILD)/gen/compat_cl_src.c: src/backends/opencl/compat_opencl.h tools/embed_cl.sh
 	@mkdir -p $(dir $@)
-	sh tools/embed_cl.sh src/backends/opencl/tdev_kernels.cl sb_tdev_cl_src > $@.tmp && mv $@.tmp $@
-
-$(BUILD)/obj/gen/tdev_cl_src.o: $(BUILD)/gen/tdev_cl_src.c
+	sh tools/embed_cl.sh $< sb_compat_cl_src > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/tree_cl_src.c: src/kernels/entry/tree_entry.h $(CL_HEADERS) tools/embed_cl.sh
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
-
-# The OpenCL forest device's kernel source, likewise.
-$(BUILD)/gen/fdev_cl_src.c: src/backends/opencl/fdev_kernels.cl $(CL_HEADERS) tools/embed_cl.sh
+	sh tools/embed_cl.sh $< sb_tree_cl_src > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/forest_cl_src.c: src/kernels/entry/forest_entry.h $(CL_HEADERS) tools/embed_cl.sh
 	@mkdir -p $(dir $@)
-	sh tools/embed_cl.sh src/backends/opencl/fdev_kernels.cl sb_fdev_cl_src > $@.tmp && mv $@.tmp $@
-
-$(BUILD)/obj/gen/fdev_cl_src.o: $(BUILD)/gen/fdev_cl_src.c
+	sh tools/embed_cl.sh $< sb_forest_cl_src > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/gen/%_cl_src.o: $(BUILD)/gen/%_cl_src.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 

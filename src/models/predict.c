@@ -8,7 +8,7 @@
 #include "model.h"
 #include "../io/dataset.h"
 #include "../kernels/tree.h"
-#include "../backends/tdev.h"
+#include "trees/tdev.h"
 #include <string.h>
 
 #define PREDICT_GRAIN 4096
@@ -72,16 +72,11 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     if (!m || !d || (!out && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_predict: NULL argument");
     if ((unsigned)kind > (unsigned)SB_PREDICT_VALUE)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown prediction kind %d", (int)kind);
-    int on_cuda = 0, on_opencl = 0;
-    if (device && strcmp(device, "cpu") != 0) {
-        if (!strcmp(device, "cuda"))
-            on_cuda = 1;
-        else if (!strcmp(device, "opencl"))
-            on_opencl = 1;
-        else
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "prediction device '%s' is unknown (devices: cpu, cuda, opencl)",
-                           device);
-    }
+    /* the device layer's one parser; cpu-batched predicts on the host, as cpu */
+    sb_device_kind dk = SB_DEVICE_CPU;
+    sb_status pst = sb_device_parse(device, &dk);
+    if (pst != SB_OK) return pst;
+    const int on_gpu = dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL;
     if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_ISOLATION))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model has no probabilities",
                        m->objective == SB_OBJ_ISOLATION ? "isolation forest" : "regression");
@@ -104,12 +99,9 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     int32_t *start = NULL, nnodes = 0;
     sb_status st = sb_model_flatten(m, &nodes, &start, &nnodes);
     if (st != SB_OK) return st;
-    if (on_opencl) {
-        st = sb_opencl_predict(nodes, nnodes, start, m->ntrees, m->num_class, m->objective, m->base_score, d->t.x,
-                               d->t.nrows, d->t.ncols, (int32_t)kind, per_row, out);
-    } else if (on_cuda) {
-        st = sb_cuda_predict(nodes, nnodes, start, m->ntrees, m->num_class, m->objective, m->base_score, d->t.x, d->t.nrows,
-                             d->t.ncols, (int32_t)kind, per_row, out);
+    if (on_gpu) {
+        st = sb_tree_predict_device(dk, nodes, nnodes, start, m->ntrees, m->num_class, m->objective, m->base_score,
+                                    d->t.x, d->t.nrows, d->t.ncols, (int32_t)kind, per_row, out);
     } else {
         predict_job j = {m, &d->t, kind, nodes, start, per_row, out};
         sb_parallel_for(sb_chunk_count(d->t.nrows, PREDICT_GRAIN), predict_task, &j);

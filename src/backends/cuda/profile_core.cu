@@ -39,6 +39,7 @@
  * Exit status: 0 success; 1 usage; 2 a self-check failed; 3 a CUDA or
  * library error.
  */
+#include "backends/cuda/compat_cuda.h" /* first: the kernel vocabulary */
 #include "samebits.h"
 #include "kernels/profile_core.h"
 #include "core/rng.h"

@@ -170,7 +170,7 @@ const char *sb_ocl_arm_options(const char *arm) {
     static const char *const arms[][2] = {{"contract", "-DSB_SABOTAGE_CONTRACT"},
                                           {"mad-enable", "-cl-mad-enable"},
                                           {"fast-relaxed-math", "-cl-fast-relaxed-math"},
-                                          {"float-atomic", "-DSB_OCL_ARM_FLOAT_ATOMIC"}};
+                                          {"float-atomic", "-DSB_ARM_FLOAT_ATOMIC"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
     return NULL;
@@ -246,7 +246,7 @@ sb_status sb_ocl_arm(const char **extra) {
 sb_status sb_ocl_build(cl_context ctx, cl_device_id dev, const char *const *src, int32_t lines, const char *extra,
                        size_t wg, cl_program *out) {
     char opts[512];
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DOCL_WG=%zu%s%s", wg,
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DSB_WG=%zu%s%s", wg,
              extra ? " " : "", extra ? extra : "");
     cl_int e = CL_SUCCESS;
     *out = sb_cl.clCreateProgramWithSource(ctx, (cl_uint)lines, (const char **)src, NULL, &e);

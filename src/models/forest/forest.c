@@ -603,9 +603,7 @@ static sb_status grow_on_device(fctx *f) {
         s.ndraw = p->max_samples > 0.0f ? (int64_t)(p->max_samples * (float)n) : n;
         if (s.ndraw < 1) s.ndraw = 1;
     }
-    const char *dev = p->device == SB_FOREST_DEVICE_CUDA     ? "cuda"
-                      : p->device == SB_FOREST_DEVICE_OPENCL ? "opencl"
-                                                             : "cpu-batched";
+    const char *dev = sb_device_kind_name((sb_device_kind)p->device);
     return sb_forest_grow_dev(dev, &s, &f->bins, p->n_estimators, p->criterion == SB_CRIT_SQUARED ? 1 : f->K,
                               p->min_weight_fraction_leaf, f->trees);
 }

@@ -1,6 +1,6 @@
 /*
  * forest_dev.c: random forest and Extra Trees trees grown level by level on a
- * forest device (src/backends/fdev.h), a batch of trees at a time: every
+ * forest device (src/models/forest/fdev.h), a batch of trees at a time: every
  * splittable node of every tree of the batch at one depth goes to the device
  * in one call (sums, split, partition), never one call per node.
  *
@@ -605,8 +605,11 @@ done:
 sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t ntrees,
                              int32_t ncopies, float min_weight_fraction_leaf, sb_tree *trees) {
     const sb_fdev_ops *ops;
-    sb_status st = sb_fdev_find(device, &ops);
+    sb_fdev_setup s2 = *setup; /* the caller's, with the device layer's kind */
+    sb_status st = sb_device_parse(device, &s2.device);
+    if (st == SB_OK) st = sb_fdev_find(s2.device, &ops);
     if (st != SB_OK) return st;
+    setup = &s2;
     gctx c;
     memset(&c, 0, sizeof c);
     c.ops = ops;
@@ -698,8 +701,11 @@ static sb_status iso_emit(const inode *g, int32_t nn, const sb_bins *bins, int32
 sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t ntrees,
                               int32_t max_depth, float cpsi, sb_tree *trees) {
     const sb_fdev_ops *ops;
-    sb_status st = sb_fdev_find(device, &ops);
+    sb_fdev_setup s2 = *setup; /* the caller's, with the device layer's kind */
+    sb_status st = sb_device_parse(device, &s2.device);
+    if (st == SB_OK) st = sb_fdev_find(s2.device, &ops);
     if (st != SB_OK) return st;
+    setup = &s2;
     if (!ops->iso_begin || !ops->iso_split)
         return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device '%s' has no isolation forest yet", device);
     const int64_t psi = setup->psi;

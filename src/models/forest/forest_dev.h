@@ -1,13 +1,13 @@
 /*
  * forest_dev.h: random forest and Extra Trees trees grown on a forest device
- * (src/backends/fdev.h); the schedule and why it gives the CPU grower's trees
+ * (src/models/forest/fdev.h); the schedule and why it gives the CPU grower's trees
  * are in forest_dev.c.
  */
 #ifndef SB_FOREST_DEV_H
 #define SB_FOREST_DEV_H
 #include "../model.h"
 #include "../trees/binning.h"
-#include "../../backends/fdev.h"
+#include "fdev.h"
 
 /* Trees 0..ntrees-1 of a forest on the device named device ("cuda",
  * "cpu-batched") opened on setup; estimator t becomes model trees

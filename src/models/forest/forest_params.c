@@ -1,6 +1,6 @@
 /* forest_params.c: see forest_params.h. */
 #include "forest_params.h"
-#include "../../backends/fdev.h"
+#include "fdev.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,27 +151,10 @@ sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
         } else if (is(key, "min_weight_fraction_leaf", NULL)) {
             st = sb_param_float(key, v, 0.0f, 0.5f, 0, &p->min_weight_fraction_leaf);
         } else if (is(key, "device", "device_type")) {
-            if (!strcmp(v, "cpu")) {
-                p->device = SB_FOREST_DEVICE_CPU;
-            } else if (!strcmp(v, "cuda") || !strcmp(v, "gpu")) {
-                /* A build without CUDA refuses here; a CUDA build on a machine
-                 * without a GPU refuses when training opens the device. */
-                if (!sb_fdev_cuda_ops())
-                    return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                                   "device '%s': this build has no CUDA backend (build with make CUDA=1)", v);
-                p->device = SB_FOREST_DEVICE_CUDA;
-            } else if (!strcmp(v, "opencl")) {
-                /* A build without OpenCL refuses here; a missing loader,
-                 * platform or usable device when training opens it. */
-                if (!sb_fdev_opencl_ops())
-                    return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
-                p->device = SB_FOREST_DEVICE_OPENCL;
-            } else if (!strcmp(v, "cpu-batched")) {
-                p->device = SB_FOREST_DEVICE_CPU_BATCHED;
-            } else {
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                               "device '%s' is not available for forests (devices: cpu, cuda, opencl, cpu-batched)", v);
-            }
+            /* the device layer's one parser: a backend this build lacks is
+             * refused here; an absent device when training opens it */
+            sb_device_kind k;
+            if ((st = sb_device_parse(v, &k)) == SB_OK) p->device = (int32_t)k;
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for forests (docs/forest.md lists them)", key);
         }

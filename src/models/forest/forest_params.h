@@ -3,11 +3,13 @@
 #ifndef SB_FOREST_PARAMS_H
 #define SB_FOREST_PARAMS_H
 #include "../../core/internal.h"
+#include "../../device/device.h"
 
 #define SB_FOREST_MAX_CLASS 1024
 
 enum { SB_CRIT_GINI = 0, SB_CRIT_ENTROPY = 1, SB_CRIT_SQUARED = 2 };
-enum { SB_FOREST_DEVICE_CPU = 0, SB_FOREST_DEVICE_CUDA = 1, SB_FOREST_DEVICE_CPU_BATCHED = 2, SB_FOREST_DEVICE_OPENCL = 3 };
+/* Where the trees grow: the device layer's kinds (src/device/device.h). */
+enum { SB_FOREST_DEVICE_CPU = SB_DEVICE_CPU, SB_FOREST_DEVICE_CUDA = SB_DEVICE_CUDA, SB_FOREST_DEVICE_CPU_BATCHED = SB_DEVICE_CPU_BATCHED, SB_FOREST_DEVICE_OPENCL = SB_DEVICE_OPENCL };
 enum { SB_MAXF_SQRT = 0, SB_MAXF_LOG2 = 1, SB_MAXF_ALL = 2, SB_MAXF_COUNT = 3, SB_MAXF_FRACTION = 4 };
 /* class_weight: none, "balanced" (over the training set), "balanced_subsample"
  * (over each tree's bootstrap), or explicit per-class weights "k:w;k:w". */

@@ -192,23 +192,11 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
             if (strcmp(v, "isolation_forest") != 0)
                 return sb_fail(SB_ERR_INVALID_ARGUMENT, "model '%s' is not an isolation forest", v);
         } else if (!strcmp(key, "device")) {
-            /* the forest devices (src/backends/fdev.h): the same trees */
-            if (!strcmp(v, "gpu")) v = "cuda";
-            if (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0 && strcmp(v, "opencl") != 0 &&
-                strcmp(v, "cpu-batched") != 0)
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                               "device '%s' is not available for isolation forests (devices: cpu, cuda, opencl, "
-                               "cpu-batched)",
-                               v);
-            if (!strcmp(v, "cuda") && !sb_fdev_cuda_ops())
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                               "device '%s': this build has no CUDA backend (build with make CUDA=1)", v);
-            if (!strcmp(v, "opencl") && !sb_fdev_opencl_ops())
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
-            device = !strcmp(v, "cuda")     ? "cuda"
-                     : !strcmp(v, "opencl") ? "opencl"
-                     : !strcmp(v, "cpu")    ? "cpu"
-                                            : "cpu-batched";
+            /* the forest devices (src/models/forest/fdev.h): the same trees;
+             * the device layer's one parser and refusals */
+            sb_device_kind k;
+            if ((st = sb_device_parse(v, &k)) != SB_OK) return st;
+            device = sb_device_kind_name(k);
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for isolation forests (docs/forest.md)", key);
         }

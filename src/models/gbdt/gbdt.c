@@ -421,10 +421,9 @@ static sb_status make_model(fit *f, float base, sb_model **out) {
 
 /* Open the device named by the parameters on the binned training data. */
 static sb_status dev_open(fit *f, float base) {
-    const char *name = f->p->device == SB_GBDT_DEVICE_CUDA     ? "cuda"
-                       : f->p->device == SB_GBDT_DEVICE_OPENCL ? "opencl"
-                                                               : "cpu-batched";
-    sb_status st = sb_tdev_find(name, &f->ops);
+    const sb_device_kind kind = (sb_device_kind)f->p->device;
+    const char *name = sb_device_kind_name(kind);
+    sb_status st = sb_tdev_find(kind, &f->ops);
     if (st != SB_OK) return st;
     if (f->K > SB_TDEV_MAX_CLASS)
         return sb_fail(SB_ERR_LIMIT, "device %s supports up to %d classes", name, SB_TDEV_MAX_CLASS);
@@ -433,7 +432,7 @@ static sb_status dev_open(fit *f, float base) {
     if (!f->hoff) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
     for (int32_t k = 0; k < nf; k++) f->hoff[k] = f->bins.offset[k] + k;
     sb_tdev_setup s = {f->binned, f->tr->nrows, nf, f->bins.nbins, f->hoff, f->bins.total,
-                       f->tr->label, f->tr->weight, f->p->objective, f->K, base};
+                       f->tr->label, f->tr->weight, f->p->objective, f->K, base, kind};
     return f->ops->open(&s, &f->dev);
 }
 

@@ -5,7 +5,7 @@
  */
 #include "gbdt_params.h"
 #include "../model.h"
-#include "../../backends/tdev.h"
+#include "../trees/tdev.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -140,26 +140,10 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         sb_numeric_mode m;
         if ((st = sb_numeric_mode_parse(v, &m)) == SB_OK) p->numeric_mode = (int32_t)m;
     } else if (is(key, "device", "device_type", NULL, NULL)) {
-        if (!strcmp(v, "cpu")) {
-            p->device = SB_GBDT_DEVICE_CPU;
-        } else if (!strcmp(v, "cuda") || !strcmp(v, "gpu")) {
-            /* A build without CUDA refuses here; a CUDA build on a machine
-             * without a GPU refuses when training opens the device. */
-            if (!sb_tdev_cuda_ops())
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                               "device '%s': this build has no CUDA backend (build with make CUDA=1)", v);
-            p->device = SB_GBDT_DEVICE_CUDA;
-        } else if (!strcmp(v, "cpu-batched")) {
-            p->device = SB_GBDT_DEVICE_CPU_BATCHED;
-        } else if (!strcmp(v, "opencl")) {
-            /* A build without OpenCL refuses here; one without a usable
-             * OpenCL device refuses when training opens it. */
-            if (!sb_tdev_opencl_ops())
-                return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
-            p->device = SB_GBDT_DEVICE_OPENCL;
-        } else {
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown device '%s'; devices: cpu, cuda, cpu-batched, opencl", v);
-        }
+        /* the device layer's one parser: a backend this build lacks is refused
+         * here; an absent device when training opens it */
+        sb_device_kind k;
+        if ((st = sb_device_parse(v, &k)) == SB_OK) p->device = (int32_t)k;
     } else {
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for gradient boosting (docs/gbdt.md lists them)", key);
     }

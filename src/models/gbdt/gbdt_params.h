@@ -2,6 +2,7 @@
 #ifndef SB_GBDT_PARAMS_H
 #define SB_GBDT_PARAMS_H
 #include "../../core/internal.h"
+#include "../../device/device.h"
 
 enum sb_metric {
     SB_METRIC_RMSE = 0,
@@ -51,8 +52,8 @@ typedef struct gbdt_params {
 /* 1 for the ranking objectives. */
 int sb_gbdt_is_ranking(int32_t objective);
 
-/* Where trees are grown: the CPU grower, or a tree device (src/backends/tdev.h). */
-enum { SB_GBDT_DEVICE_CPU = 0, SB_GBDT_DEVICE_CPU_BATCHED = 1, SB_GBDT_DEVICE_CUDA = 2, SB_GBDT_DEVICE_OPENCL = 3 };
+/* Where trees are grown (sb_device_kind): the CPU grower, or a tree device (src/models/trees/tdev.h). */
+enum { SB_GBDT_DEVICE_CPU = SB_DEVICE_CPU, SB_GBDT_DEVICE_CPU_BATCHED = SB_DEVICE_CPU_BATCHED, SB_GBDT_DEVICE_CUDA = SB_DEVICE_CUDA, SB_GBDT_DEVICE_OPENCL = SB_DEVICE_OPENCL };
 
 /* Defaults, then every key of params applied; an unknown key, a bad value or
  * an unsupported device is a named error. */

@@ -1,5 +1,5 @@
 /*
- * grow_dev.c: one tree grown on a tree device (src/backends/tdev.h), in
+ * grow_dev.c: one tree grown on a tree device (src/models/trees/tdev.h), in
  * batches of splits. The host keeps the tree and every decision; the device
  * partitions rows, builds and subtracts histograms and searches splits with
  * the kernel bodies of src/kernels/tree.h.

@@ -1,11 +1,11 @@
 /*
- * grow_dev.h: growing a tree on a tree device (src/backends/tdev.h); the
+ * grow_dev.h: growing a tree on a tree device (src/models/trees/tdev.h); the
  * schedule and why it gives the CPU grower's tree are in grow_dev.c.
  */
 #ifndef SB_TREES_GROW_DEV_H
 #define SB_TREES_GROW_DEV_H
 #include "grow.h"
-#include "../../backends/tdev.h"
+#include "tdev.h"
 
 /* Grow a tree on the device's rows [0, nrows) (set by set_rows), quantized
  * gradients (quantize) and feature mask (set_mask). hoff/total: the histogram

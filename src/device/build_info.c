@@ -1,10 +1,10 @@
 /*
- * version.c: version strings and build facts for `samebits doctor`.
+ * build_info.c: version strings and build facts for `samebits doctor`: the
+ * compiler's treatment of this build (probes) and the device layer's backends.
  * The contraction probe is compiled with the library's own flags, so it reports
  * what the compiler actually did to this build, not what the Makefile intended.
  */
-#include "../backends/tdev.h"
-#include "internal.h"
+#include "device.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -68,10 +68,10 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
     if (!buf && cap) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_build_info: NULL buffer");
     char tmp[4096], cuda[1024];
     float probe = contraction_probe();
-    sb_tdev_cuda_describe(cuda, sizeof cuda);
+    sb_device_describe(SB_DEVICE_CUDA, cuda, sizeof cuda);
     /* Cheap on purpose (fixture runs read the arch from here): the devices
      * are listed by sb_device_info("opencl"), which opens the OpenCL loader. */
-    const char *opencl = sb_tdev_opencl_ops() ? "built (the OpenCL loader is opened at run time; samebits doctor lists the devices)"
+    const char *opencl = sb_device_built(SB_DEVICE_OPENCL) ? "built (the OpenCL loader is opened at run time; samebits doctor lists the devices)"
                                               : "not built (this build has no OpenCL backend)";
     int n = snprintf(tmp, sizeof tmp,
                      "version: %s\n"
@@ -95,7 +95,7 @@ sb_status sb_build_info(char *buf, size_t cap, size_t *needed) {
                      excess_precision_probe() == 0.0f ? "none (probe: float expressions in float)"
                                                       : "PRESENT (probe: float expressions wider than float)",
                      denormals_kept() ? "kept (no FTZ/DAZ)" : "FLUSHED (FTZ/DAZ on)",
-                     sb_tdev_cuda_ops() ? ", cuda" : "", sb_tdev_opencl_ops() ? ", opencl" : "", cuda, opencl,
+                     sb_device_built(SB_DEVICE_CUDA) ? ", cuda" : "", sb_device_built(SB_DEVICE_OPENCL) ? ", opencl" : "", cuda, opencl,
                      SB_SABOTAGE);
     size_t need = (size_t)(n > 0 ? n : 0) + 1;
     if (needed) *needed = need;
@@ -111,9 +111,9 @@ sb_status sb_device_info(const char *device, char *buf, size_t cap, size_t *need
     if (!device || (!buf && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_device_info: NULL argument");
     char tmp[8192];
     if (!strcmp(device, "opencl"))
-        sb_tdev_opencl_describe(tmp, sizeof tmp);
+        sb_device_describe(SB_DEVICE_OPENCL, tmp, sizeof tmp);
     else if (!strcmp(device, "cuda"))
-        sb_tdev_cuda_describe(tmp, sizeof tmp);
+        sb_device_describe(SB_DEVICE_CUDA, tmp, sizeof tmp);
     else
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_device_info: unknown device '%s' (cuda, opencl)", device);
     size_t need = strlen(tmp) + 1;

@@ -1,6 +1,6 @@
 /*
  * fdev_cpu.c: the "cpu-batched" forest device, the reference implementation
- * of src/backends/fdev.h on the host. It keeps the data as the CUDA device
+ * of fdev.h on the host. It keeps the data as the CUDA device
  * does (one row array per batch of trees with a multiplicity per position,
  * histograms of nv int64 per bin for each drawn feature of a node, cumulated
  * in place) and runs the same kernel bodies of src/kernels/forest.h one node
@@ -8,7 +8,7 @@
  * kernel body the GPU runs. Written for clarity, not speed: forests train on
  * the CPU grower (forest.c) unless device=cpu-batched is asked for.
  */
-#include "../fdev.h"
+#include "fdev.h"
 #include <string.h>
 
 struct sb_fdev {
@@ -363,22 +363,17 @@ static sb_status cpu_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nn
 static const sb_fdev_ops k_cpu_ops = {"cpu-batched", INT64_C(1) << 24, cpu_open, cpu_close, cpu_begin, cpu_sums, cpu_split,
                                       cpu_partition, cpu_iso_begin, cpu_iso_split};
 
-const sb_fdev_ops *sb_fdev_cpu_ops(void) { return &k_cpu_ops; }
+const sb_fdev_ops *sb_fdev_host_ops(void) { return &k_cpu_ops; }
 
-sb_status sb_fdev_find(const char *name, const sb_fdev_ops **out) {
+sb_status sb_fdev_find(sb_device_kind k, const sb_fdev_ops **out) {
     *out = NULL;
-    if (!strcmp(name, "cpu-batched")) {
+    if (k == SB_DEVICE_CPU_BATCHED) {
         *out = &k_cpu_ops;
-    } else if (!strcmp(name, "cuda")) {
-        if (!(*out = sb_fdev_cuda_ops()))
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                           "device 'cuda': this build has no CUDA backend (build with make CUDA=1)");
-    } else if (!strcmp(name, "opencl")) {
-        if (!(*out = sb_fdev_opencl_ops()))
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
-    } else {
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "no forest device named '%s' (devices: cpu-batched, cuda, opencl)",
-                       name);
+        return SB_OK;
     }
+    if (k != SB_DEVICE_CUDA && k != SB_DEVICE_OPENCL)
+        return sb_fail(SB_ERR_INTERNAL, "device '%s' has no forest device", sb_device_kind_name(k));
+    if (!sb_device_built(k)) return sb_device_parse(sb_device_kind_name(k), &k); /* the one wording of the refusal */
+    *out = sb_fdev_gpu_ops();
     return SB_OK;
 }

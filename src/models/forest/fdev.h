@@ -16,16 +16,18 @@
  * unstable. Operations run in call order; a status other than SB_OK leaves
  * the device usable only for close.
  *
- * Backends: "cpu-batched" (src/backends/cpu/fdev_cpu.c, always built: the
- * reference that CI runs where no GPU is), "cuda"
- * (src/backends/cuda/fdev_cuda.cu, built with `make CUDA=1`) and "opencl"
- * (src/backends/opencl/fdev_opencl.c, the OpenCL loader opened at run time).
+ * Two implementations: "cpu-batched" (fdev_host.c, always built: the
+ * reference that CI runs where no GPU is) and the GPU one (fdev_gpu.c), one
+ * host schedule over the device layer (src/device/device.h) for CUDA and
+ * OpenCL alike, launching the entry kernels of
+ * src/kernels/entry/forest_entry.h.
  */
-#ifndef SB_BACKENDS_FDEV_H
-#define SB_BACKENDS_FDEV_H
-#include "../core/internal.h"
-#include "../kernels/forest.h"
-#include "../kernels/tree.h"
+#ifndef SB_MODELS_FOREST_FDEV_H
+#define SB_MODELS_FOREST_FDEV_H
+#include "../../core/internal.h"
+#include "../../device/device.h"
+#include "../../kernels/forest.h"
+#include "../../kernels/tree.h"
 
 typedef struct sb_fdev sb_fdev;
 
@@ -57,6 +59,7 @@ typedef struct sb_fdev_setup {
     /* Isolation forest (the iso operations): psi rows a tree, drawn without
      * replacement (sb_k_iforest_sample_row). */
     int32_t psi;
+    sb_device_kind device;  /* the GPU implementation's backend (CUDA or OpenCL) */
 } sb_fdev_setup;
 
 /* A device's copy of setup s: its array pointers cleared (the device keeps
@@ -135,12 +138,11 @@ typedef struct sb_fdev_ops {
     sb_status (*iso_split)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, sb_k_fsplit *out);
 } sb_fdev_ops;
 
-/* The backends this build has: "cpu-batched" always, "cuda" with CUDA=1,
- * "opencl" unless OPENCL=0.
- * Unknown or absent: a named SB_ERR_BACKEND_UNAVAILABLE. */
-sb_status sb_fdev_find(const char *name, const sb_fdev_ops **out);
-const sb_fdev_ops *sb_fdev_cpu_ops(void);
-const sb_fdev_ops *sb_fdev_cuda_ops(void);   /* NULL when built without CUDA */
-const sb_fdev_ops *sb_fdev_opencl_ops(void); /* NULL when built without OpenCL (SB_NO_OPENCL) */
+/* The implementation of device kind k: the host reference for cpu-batched,
+ * the GPU one for cuda and opencl (whose open refuses, by name, a backend
+ * this build lacks or a device that is absent). */
+sb_status sb_fdev_find(sb_device_kind k, const sb_fdev_ops **out);
+const sb_fdev_ops *sb_fdev_host_ops(void);
+const sb_fdev_ops *sb_fdev_gpu_ops(void);
 
 #endif

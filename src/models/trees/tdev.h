@@ -1,7 +1,7 @@
 /*
- * tdev.h: a tree device, the interface a backend implements to train gradient
- * boosting trees where the data lives (a GPU's memory, or the host's for the
- * reference implementation). The batched grower (src/models/trees/grow_dev.c)
+ * tdev.h: a tree device, the operations that train gradient boosting trees
+ * where the data lives (a GPU's memory, or the host's for the reference
+ * implementation). The batched grower (src/models/trees/grow_dev.c)
  * drives it: it keeps the tree and decides every split from what the device
  * returns; the device holds the binned matrix, the margins, the quantized
  * gradients, the row permutation and the node histograms, and runs the kernel
@@ -11,16 +11,17 @@
  * schedule of it gives the same bits. Operations run in call order; a status
  * other than SB_OK leaves the device usable only for close.
  *
- * Backends: "cpu-batched" (src/backends/cpu/tdev_cpu.c, always built: the
- * reference that CI runs where no GPU is), "cuda"
- * (src/backends/cuda/tdev_cuda.cu, built with `make CUDA=1`) and "opencl"
- * (src/backends/opencl/tdev_opencl.c, built by default; the OpenCL loader is
- * opened at run time).
+ * Two implementations: "cpu-batched" (tdev_host.c, always built: the
+ * reference that CI runs where no GPU is) and the GPU one (tdev_gpu.c), one
+ * host schedule over the device layer (src/device/device.h) for every GPU
+ * backend (CUDA with `make CUDA=1`; OpenCL by default, its loader opened at
+ * run time), launching the entry kernels of src/kernels/entry/tree_entry.h.
  */
-#ifndef SB_BACKENDS_TDEV_H
-#define SB_BACKENDS_TDEV_H
-#include "../core/internal.h"
-#include "../kernels/tree.h"
+#ifndef SB_MODELS_TREES_TDEV_H
+#define SB_MODELS_TREES_TDEV_H
+#include "../../core/internal.h"
+#include "../../device/device.h"
+#include "../../kernels/tree.h"
 
 typedef struct sb_tdev sb_tdev;
 
@@ -40,6 +41,7 @@ typedef struct sb_tdev_setup {
     int32_t objective;      /* SB_K_OBJ_* */
     int32_t K;              /* margins per row */
     float base;             /* every margin starts here */
+    sb_device_kind device;  /* the GPU implementation's backend (CUDA or OpenCL) */
 } sb_tdev_setup;
 
 /* Stable partition of rows[begin, end): rows whose bin of feature goes left
@@ -101,33 +103,19 @@ typedef struct sb_tdev_ops {
     sb_status (*set_gradients)(sb_tdev *d, int32_t cls, const float *g, const float *h);
 } sb_tdev_ops;
 
-/* The backends this build has: "cpu-batched" always; "cuda" with CUDA=1;
- * "opencl" unless built without it (static cross builds, sanitizer builds).
- * Unknown or absent: a named SB_ERR_BACKEND_UNAVAILABLE. */
-sb_status sb_tdev_find(const char *name, const sb_tdev_ops **out);
-const sb_tdev_ops *sb_tdev_cpu_ops(void);
-const sb_tdev_ops *sb_tdev_cuda_ops(void); /* NULL when built without CUDA */
-const sb_tdev_ops *sb_tdev_opencl_ops(void); /* NULL when built without OpenCL */
+/* The implementation of device kind k: the host reference for cpu-batched,
+ * the GPU one for cuda and opencl (whose open refuses, by name, a backend
+ * this build lacks or a device that is absent). */
+sb_status sb_tdev_find(sb_device_kind k, const sb_tdev_ops **out);
+const sb_tdev_ops *sb_tdev_host_ops(void);
+const sb_tdev_ops *sb_tdev_gpu_ops(void);
 
-/* The OpenCL platforms and devices this process sees (for `samebits doctor`),
- * one line each, with whether the profile can use it; or why there is none. */
-void sb_tdev_opencl_describe(char *buf, size_t cap);
-
-/* Prediction on the GPU: margins of n rows of x (row-major, ncols floats) by
- * the flattened trees (sb_model_flatten), finished per kind (sb_k_finish_row)
- * into out (n x per_row). Without CUDA: SB_ERR_BACKEND_UNAVAILABLE. */
-sb_status sb_cuda_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K, int32_t objective,
-                          const float *base, const float *x, int64_t n, int32_t ncols, int32_t kind, int32_t per_row,
-                          float *out);
-
-/* The same on the OpenCL device of SAMEBITS_OPENCL_DEVICE (tdev_opencl.c);
- * an absent or unusable device is SB_ERR_BACKEND_UNAVAILABLE, named. */
-sb_status sb_opencl_predict(const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start, int32_t ntrees, int32_t K,
-                            int32_t objective, const float *base, const float *x, int64_t n, int32_t ncols,
-                            int32_t kind, int32_t per_row, float *out);
-
-/* One line describing the CUDA devices and build (for `samebits doctor`):
- * the GPU's name, compute capability, driver and runtime, or why there is none. */
-void sb_tdev_cuda_describe(char *buf, size_t cap);
+/* Prediction on a GPU of kind (CUDA or OpenCL): margins of n rows of x
+ * (row-major, ncols floats) by the flattened trees (sb_model_flatten),
+ * finished per kind_ (sb_k_finish_row) into out (n x per_row). An absent
+ * backend or device is SB_ERR_BACKEND_UNAVAILABLE, named. */
+sb_status sb_tree_predict_device(sb_device_kind kind, const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start,
+                                 int32_t ntrees, int32_t K, int32_t objective, const float *base, const float *x,
+                                 int64_t n, int32_t ncols, int32_t kind_, int32_t per_row, float *out);
 
 #endif

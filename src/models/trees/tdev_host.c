@@ -1,13 +1,13 @@
 /*
- * tdev_cpu.c: the "cpu-batched" tree device, the reference implementation of
- * src/backends/tdev.h on the host. It keeps the data in the layouts the GPU
+ * tdev_host.c: the "cpu-batched" tree device, the reference implementation of
+ * tdev.h on the host. It keeps the data in the layouts the GPU
  * backends use (row-major bins with a padded stride, histogram slots in one
  * pool, margins row-major) and runs the same kernel bodies one row at a time,
  * so CI, which has no GPU, runs the batched grower and every kernel body the
  * GPU runs. It is written for clarity, not speed: training uses the CPU
  * grower (src/models/trees/grow.c) unless device=cpu-batched is asked for.
  */
-#include "../tdev.h"
+#include "tdev.h"
 #include "../../kernels/quantize.h"
 #include <string.h>
 
@@ -240,22 +240,17 @@ static const sb_tdev_ops k_cpu_ops = {
     cpu_read_hist, cpu_add_tree, cpu_read_quantized, cpu_read_margins, cpu_set_gradients,
 };
 
-const sb_tdev_ops *sb_tdev_cpu_ops(void) { return &k_cpu_ops; }
+const sb_tdev_ops *sb_tdev_host_ops(void) { return &k_cpu_ops; }
 
-sb_status sb_tdev_find(const char *name, const sb_tdev_ops **out) {
+sb_status sb_tdev_find(sb_device_kind k, const sb_tdev_ops **out) {
     *out = NULL;
-    if (!strcmp(name, "cpu-batched")) {
+    if (k == SB_DEVICE_CPU_BATCHED) {
         *out = &k_cpu_ops;
-    } else if (!strcmp(name, "cuda")) {
-        if (!(*out = sb_tdev_cuda_ops()))
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                           "device 'cuda': this build has no CUDA backend (build with make CUDA=1)");
-    } else if (!strcmp(name, "opencl")) {
-        if (!(*out = sb_tdev_opencl_ops()))
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'opencl': this build has no OpenCL backend");
-    } else {
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "no tree device named '%s' (devices: cpu-batched, cuda, opencl)",
-                       name);
+        return SB_OK;
     }
+    if (k != SB_DEVICE_CUDA && k != SB_DEVICE_OPENCL)
+        return sb_fail(SB_ERR_INTERNAL, "device '%s' has no tree device", sb_device_kind_name(k));
+    if (!sb_device_built(k)) return sb_device_parse(sb_device_kind_name(k), &k); /* the one wording of the refusal */
+    *out = sb_tdev_gpu_ops();
     return SB_OK;
 }

@@ -1,76 +1,61 @@
 /*
- * fdev_opencl.c: the "opencl" forest device (src/backends/fdev.h) on one
- * OpenCL device, any vendor's: PoCL on a CPU in CI, the NVIDIA driver on a GPU.
- *
- * The kernels are fdev_kernels.cl, whose arithmetic is the kernel bodies of
- * src/kernels/forest.h (the same the CPU and CUDA compile), carried by the
- * library with its #includes inlined (tools/embed_cl.sh) and built at open
- * with the profile's options. The loader, the device (SAMEBITS_OPENCL_DEVICE),
- * its refusals, the arms (SAMEBITS_OPENCL_ARM) and the build are the tree
- * device's (ocl_common.h). What this file adds is integer data movement:
- * - the schedule is fdev_cuda.cu's: bootstrap counts by 32-bit atomics; node
- *   sums and histograms by 64-bit integer atomics, in local memory per
- *   work-group when a node's histograms fit it, then into global memory;
- *   small nodes searched on their rows, one work-item a node; the others from
- *   histograms, one work-group a node, under the total order;
+ * fdev_gpu.c: the forest device (fdev.h) on a GPU of the device layer
+ * (src/device/device.h): one host schedule for every backend, CUDA and
+ * OpenCL, launching the entry kernels of src/kernels/entry/forest_entry.h,
+ * whose arithmetic is the kernel bodies of src/kernels/forest.h (the same the
+ * CPU runs). What this file adds is integer data movement:
+ * - bootstrap counts by 32-bit atomics; node sums and histograms by 64-bit
+ *   integer atomics, in local memory per work-group when a node's histograms
+ *   fit it, then into global memory; small nodes searched on their rows, one
+ *   work-item a node; the others from histograms, one work-group a node,
+ *   under the total order;
  * - row lists (a tree's in-bag rows, a node's partition) by a stable
  *   count / scan / scatter over tiles: the host adds the tiles' counts, so
  *   every run places every row at the same position;
  * - weighted forests: each position's fixed-point weight moves with its
- *   count; balanced_subsample's tree weights by fdev_cuda.cu's five steps
- *   (integer atomics for the draws per class, the largest weight and the
- *   first bad row); the isolation forest's subsample a work-item a tree and
- *   a node's bin ranges by integer atomic min and max.
- * Without a loader, platform or usable device: SB_ERR_BACKEND_UNAVAILABLE,
- * named (SB_NO_OPENCL builds refuse likewise).
+ *   count; balanced_subsample's tree weights in five steps (integer atomics
+ *   for the draws per class, the largest weight and the first bad row); the
+ *   isolation forest's subsample a work-item a tree and a node's bin ranges
+ *   by integer atomic min and max.
+ * Knobs, read for the backend in use (SAMEBITS_CUDA_* or SAMEBITS_OPENCL_*):
+ * _TIMING=1, _HIST=global, _FOREST_CHUNK=N (at most N nodes a launch). None
+ * changes a bit.
  */
-#include "../fdev.h"
-#include "ocl_common.h"
+#include "fdev.h"
+#include "../../device/device.h"
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#if defined(SB_NO_OPENCL)
-
-const sb_fdev_ops *sb_fdev_opencl_ops(void) { return NULL; }
-
-#else
-
-/* The kernel source with its #includes inlined (build/gen/fdev_cl_src.c). */
-extern const char *const sb_fdev_cl_src[];
-extern const int32_t sb_fdev_cl_src_lines;
-
-#define FOCL_PER 8                 /* fdev_kernels.cl: positions a work-item of a compaction or partition tile */
+#define FOCL_PER 8                 /* forest_entry.h: positions a work-item of a compaction or partition tile */
 #define FOCL_HTILE 8192            /* rows a histogram work-group at most */
 #define FOCL_SMALL_CHUNK 65536     /* small nodes a launch (their scratch: about 1 KiB and nf words each) */
 #define FOCL_LOCAL_CAP (160 << 10) /* local bytes a histogram work-group may use */
 #define FOCL_PART_SERIAL 1024      /* nodes of at most this many rows are partitioned by one work-item */
 
+/* The kernels (src/device/programs.h), by this file's short names. */
 enum {
-    KF_FILL, KF_BOOT, KF_COMPACT, KF_SUMS, KF_SMALL, KF_SELECT, KF_HIST, KF_BEST, KF_PART, KF_PSERIAL, KF_PCOPY,
-    KF_SUB_COUNTS, KF_SUB_CLASSES, KF_SUB_MAX, KF_SUB_SCALE, KF_SUB_FIX, KF_ISO_SAMPLE, KF_ISO_RANGE, KF_ISO_PICK, KF_N
+    KF_FILL = SB_KF_kf_fill, KF_BOOT = SB_KF_kf_boot, KF_COMPACT = SB_KF_kf_compact, KF_SUMS = SB_KF_kf_sums,
+    KF_SMALL = SB_KF_kf_small, KF_SELECT = SB_KF_kf_select, KF_HIST = SB_KF_kf_hist, KF_BEST = SB_KF_kf_best,
+    KF_PART = SB_KF_kf_part, KF_PSERIAL = SB_KF_kf_part_serial, KF_PCOPY = SB_KF_kf_part_copy,
+    KF_SUB_COUNTS = SB_KF_kf_sub_counts, KF_SUB_CLASSES = SB_KF_kf_sub_classes, KF_SUB_MAX = SB_KF_kf_sub_max,
+    KF_SUB_SCALE = SB_KF_kf_sub_scale, KF_SUB_FIX = SB_KF_kf_sub_fix, KF_ISO_SAMPLE = SB_KF_kf_iso_sample,
+    KF_ISO_RANGE = SB_KF_kf_iso_range, KF_ISO_PICK = SB_KF_kf_iso_pick
 };
-static const char *const kf_names[KF_N] = {"kf_fill",        "kf_boot",        "kf_compact",    "kf_sums",
-                                           "kf_small",       "kf_select",      "kf_hist",       "kf_best",
-                                           "kf_part",        "kf_part_serial", "kf_part_copy",  "kf_sub_counts",
-                                           "kf_sub_classes", "kf_sub_max",     "kf_sub_scale",  "kf_sub_fix",
-                                           "kf_iso_sample",  "kf_iso_range",   "kf_iso_pick"};
 
-SB_STATIC_ASSERT(sizeof(sb_fdev_node) == 40, "sb_fdev_node is fdev_kernels.cl's ocl_fnode");
-SB_STATIC_ASSERT(offsetof(sb_fdev_node, min_w) == 36, "sb_fdev_node is fdev_kernels.cl's ocl_fnode");
+SB_STATIC_ASSERT(sizeof(sb_fdev_node) == 40, "sb_fdev_node is forest_entry.h's ocl_fnode");
+SB_STATIC_ASSERT(offsetof(sb_fdev_node, min_w) == 36, "sb_fdev_node is forest_entry.h's ocl_fnode");
 
-/* The operations, as SAMEBITS_OPENCL_TIMING reports them. */
+/* The operations, as _TIMING reports them. */
 enum { FO_BEGIN, FO_SUMS, FO_SMALL, FO_LARGE, FO_PART, FO_ISO, FO_N };
 static const char *const fo_names[FO_N] = {"bootstrap", "root sums", "small nodes", "large nodes", "partition",
                                            "isolation"};
 
 /* A device buffer and its size in bytes (grown, contents not kept). */
-typedef struct fbuf {
-    cl_mem m;
-    size_t cap;
-} fbuf;
+typedef sb_dbuf fbuf;
 
 /* Buffers. Weighted forests add B_WQ, B_TWQ (the positions' fixed-point
  * weights and their partition copy), B_RWQ (every row's weight) or, for
@@ -84,48 +69,50 @@ enum {
 };
 
 struct sb_fdev {
-    cl_context ctx;
-    cl_command_queue q;
-    cl_program prog;
-    cl_device_id dev;
-    cl_kernel k[KF_N];
+    sb_device *dv;
     size_t wg;
+    /* the next launch's arguments (args): pairs that point at the caller's
+     * variables, alive until its launch in the same function */
+    sb_darg arg[32];
+    int32_t nargs;
+    size_t dyn;          /* the next launch's dynamic local bytes */
     size_t local_cap;    /* local bytes kf_hist may take */
     size_t hist_budget;  /* histogram bytes a chunk of large nodes may take */
     sb_fdev_setup s;     /* the host's copy (array pointers cleared) */
     int32_t stride, maxnb;
     int32_t hassw;       /* balanced_subsample with sample weights (B_SW) */
     fbuf b[B_N];
-    int timing;          /* SAMEBITS_OPENCL_TIMING=1: each operation timed (after clFinish), totals at close */
     double tms[FO_N];
     long tcalls[FO_N];
 };
 
 #define A(v) sizeof(v), (const void *)&(v)
-#define CK(call, what)                                     \
-    do {                                                   \
-        cl_int e_ = (call);                                \
-        if (e_ != CL_SUCCESS) return sb_ocl_fail(e_, what); \
-    } while (0)
 
-static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl forest device: out of memory"); }
+static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "forest device: out of memory"); }
+
+/* Kernel k's next launch takes these n (size, pointer) pairs (name: for the
+ * messages; the launch names the kernel itself). */
+static sb_status args(sb_fdev *d, int k, const char *name, int n, ...) {
+    (void)k, (void)name;
+    if (n > 32) return sb_fail(SB_ERR_INTERNAL, "forest device: %d arguments for %s", n, name);
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        d->arg[i].size = va_arg(ap, size_t);
+        d->arg[i].p = va_arg(ap, const void *);
+    }
+    va_end(ap);
+    d->nargs = n;
+    d->dyn = 0;
+    return SB_OK;
+}
 
 /* Buffer i of at least bytes (contents not kept when it grows). */
 static sb_status ensure(sb_fdev *d, int i, size_t bytes, const char *what) {
     fbuf *f = &d->b[i];
-    if (f->m && bytes <= f->cap) return SB_OK;
-    if (f->m) sb_cl.clReleaseMemObject(f->m);
-    f->m = NULL;
-    f->cap = 0;
-    size_t want = bytes < 64 ? 64 : bytes + bytes / 2;
-    cl_int e = CL_SUCCESS;
-    f->m = sb_cl.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, want, NULL, &e);
-    if (e != CL_SUCCESS) {
-        f->m = NULL;
-        return sb_ocl_fail(e, what);
-    }
-    f->cap = want;
-    return SB_OK;
+    if (f->h && bytes <= f->bytes) return SB_OK;
+    sb_device_release(d->dv, f);
+    return sb_device_alloc(d->dv, f, bytes < 64 ? 64 : bytes + bytes / 2, what);
 }
 
 /* bytes from src into buffer i (grown to hold them); blocking, so the
@@ -133,22 +120,17 @@ static sb_status ensure(sb_fdev *d, int i, size_t bytes, const char *what) {
  * kernel never sees a later upload. */
 static sb_status put(sb_fdev *d, int i, const void *src, size_t bytes, const char *what) {
     sb_status st = ensure(d, i, bytes, what);
-    if (st == SB_OK && bytes) CK(sb_cl.clEnqueueWriteBuffer(d->q, d->b[i].m, CL_TRUE, 0, bytes, src, 0, NULL, NULL), what);
-    return st;
+    return st == SB_OK ? sb_device_write(d->dv, &d->b[i], 0, src, bytes, what) : st;
 }
 
 /* bytes of buffer i into dst (blocking: every kernel before it has run). */
 static sb_status get(sb_fdev *d, int i, void *dst, size_t bytes, const char *what) {
-    if (bytes) CK(sb_cl.clEnqueueReadBuffer(d->q, d->b[i].m, CL_TRUE, 0, bytes, dst, 0, NULL, NULL), what);
-    return SB_OK;
+    return sb_device_read(d->dv, &d->b[i], 0, dst, bytes, what);
 }
 
-/* Kernel k over groups work-groups of d->wg. */
+/* Kernel k over groups work-groups of d->wg, with the arguments args set. */
 static sb_status launch_groups(sb_fdev *d, int k, int64_t groups) {
-    if (groups <= 0) return SB_OK;
-    size_t gl = (size_t)groups * d->wg, lo = d->wg;
-    CK(sb_cl.clEnqueueNDRangeKernel(d->q, d->k[k], 1, NULL, &gl, &lo, 0, NULL, NULL), kf_names[k]);
-    return SB_OK;
+    return sb_device_launch(d->dv, k, groups, 1, d->dyn, d->arg, d->nargs);
 }
 
 /* Kernel k over items work-items (padded to whole work-groups; kernels whose
@@ -161,7 +143,7 @@ static sb_status launch_items(sb_fdev *d, int k, int64_t items, int strided) {
 
 /* The int32 words [0, words) of buffer i set to v. */
 static sb_status fill(sb_fdev *d, int i, int64_t words, int32_t v) {
-    sb_status st = sb_ocl_args(d->k[KF_FILL], "kf_fill", 3, A(d->b[i].m), A(words), A(v));
+    sb_status st = args(d, KF_FILL, "kf_fill", 3, A(d->b[i].h), A(words), A(v));
     return st == SB_OK ? launch_items(d, KF_FILL, words, 1) : st;
 }
 
@@ -178,7 +160,7 @@ static sb_status tiles(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, in
         if (nodes[i].end - nodes[i].begin > skip) acc += (nodes[i].end - nodes[i].begin + tile - 1) / tile;
         if (acc > INT32_MAX) {
             sb_free(ts);
-            return sb_fail(SB_ERR_INVALID_INPUT, "opencl forest device: more than 2^31 tiles in one call");
+            return sb_fail(SB_ERR_INVALID_INPUT, "forest device: more than 2^31 tiles in one call");
         }
     }
     ts[nnodes] = (int32_t)acc;
@@ -196,48 +178,30 @@ static double now_ms(void) {
 
 /* With timing: the queue drained, then the time since t0 added to operation k. */
 static void t_end(sb_fdev *d, int k, double t0) {
-    if (!d->timing) return;
-    sb_cl.clFinish(d->q);
+    if (!d->dv->timing) return;
+    sb_device_finish(d->dv);
     d->tms[k] += now_ms() - t0;
     d->tcalls[k]++;
 }
 
 static void focl_close(sb_fdev *d) {
     if (!d) return;
-    if (d->q) sb_cl.clFinish(d->q);
-    if (d->timing) {
-        double total = 0.0;
-        for (int k = 0; k < FO_N; k++) total += d->tms[k];
-        for (int k = 0; k < FO_N; k++)
-            fprintf(stderr, "opencl forest timing: %-12s %9.1f ms in %7ld calls (%4.1f%%)\n", fo_names[k], d->tms[k],
-                    d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
-        fprintf(stderr, "opencl forest timing: %-12s %9.1f ms (work-groups of %zu, local histograms up to %zu bytes)\n",
-                "all", total, d->wg, d->local_cap);
+    if (d->dv) {
+        sb_device_finish(d->dv);
+        if (d->dv->timing) {
+            double total = 0.0;
+            const char *bn = sb_device_kind_name(d->dv->kind);
+            for (int k = 0; k < FO_N; k++) total += d->tms[k];
+            for (int k = 0; k < FO_N; k++)
+                fprintf(stderr, "%s forest timing: %-12s %9.1f ms in %7ld calls (%4.1f%%)\n", bn, fo_names[k],
+                        d->tms[k], d->tcalls[k], total > 0 ? 100.0 * d->tms[k] / total : 0.0);
+            fprintf(stderr, "%s forest timing: %-12s %9.1f ms (work-groups of %zu, local histograms up to %zu bytes)\n",
+                    bn, "all", total, d->wg, d->local_cap);
+        }
+        for (int i = 0; i < B_N; i++) sb_device_release(d->dv, &d->b[i]);
+        sb_device_close(d->dv);
     }
-    for (int i = 0; i < B_N; i++)
-        if (d->b[i].m) sb_cl.clReleaseMemObject(d->b[i].m);
-    for (int i = 0; i < KF_N; i++)
-        if (d->k[i]) sb_cl.clReleaseKernel(d->k[i]);
-    if (d->prog) sb_cl.clReleaseProgram(d->prog);
-    if (d->q) sb_cl.clReleaseCommandQueue(d->q);
-    if (d->ctx) sb_cl.clReleaseContext(d->ctx);
     sb_free(d);
-}
-
-/* The program built with work-groups of wg and its kernels. */
-static sb_status build(sb_fdev *d, const char *extra, size_t wg) {
-    for (int i = 0; i < KF_N; i++)
-        if (d->k[i]) sb_cl.clReleaseKernel(d->k[i]), d->k[i] = NULL;
-    if (d->prog) sb_cl.clReleaseProgram(d->prog), d->prog = NULL;
-    sb_status st = sb_ocl_build(d->ctx, d->dev, sb_fdev_cl_src, sb_fdev_cl_src_lines, extra, wg, &d->prog);
-    if (st != SB_OK) return st;
-    for (int i = 0; i < KF_N; i++) {
-        cl_int e = CL_SUCCESS;
-        d->k[i] = sb_cl.clCreateKernel(d->prog, kf_names[i], &e);
-        if (e != CL_SUCCESS) return sb_ocl_fail(e, kf_names[i]);
-    }
-    d->wg = wg;
-    return SB_OK;
 }
 
 /* The device chosen and checked, its kernels built (work-groups of 256, or
@@ -247,35 +211,19 @@ static sb_status build(sb_fdev *d, const char *extra, size_t wg) {
  * the kernel's own), else by global atomics; SAMEBITS_OPENCL_HIST=global asks
  * for global atomics always, as for the tree device. */
 static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
-    const char *extra = NULL;
-    size_t wg = 256;
-    sb_status st = sb_ocl_open(&d->dev, &d->ctx, &d->q, &extra, &wg);
+    sb_status st = sb_device_open(s->device, SB_PROG_FOREST, &d->dv);
     if (st != SB_OK) return st;
-    if ((st = build(d, extra, wg)) != SB_OK) return st;
-    size_t kw = wg;
-    for (int i = 0; i < KF_N; i++) {
-        size_t w = 0;
-        if (sb_cl.clGetKernelWorkGroupInfo(d->k[i], d->dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof w, &w, NULL) ==
-                CL_SUCCESS &&
-            w < kw)
-            kw = w;
-    }
-    if (kw < wg) {
-        while (wg > kw && wg > 1) wg /= 2;
-        if ((st = build(d, extra, wg)) != SB_OK) return st;
-    }
-    cl_ulong lm = 0, kl = 0, maxalloc = 0;
-    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
-    if (sb_cl.clGetKernelWorkGroupInfo(d->k[KF_HIST], d->dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kl, &kl, NULL) !=
-        CL_SUCCESS)
-        kl = 0;
+    d->wg = (size_t)d->dv->wg;
+    const char *hv = sb_device_env(d->dv, "HIST");
+    if (hv && *hv && strcmp(hv, "global") != 0 && strcmp(hv, "local") != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_HIST='%s': expected local or global",
+                       d->dv->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL", hv);
+    const int64_t lm = d->dv->local_mem, kl = (int64_t)sb_device_kernel_local(d->dv, KF_HIST);
     d->local_cap = lm > kl + 1024 ? (size_t)(lm - kl - 1024) : 0;
     if (d->local_cap > FOCL_LOCAL_CAP) d->local_cap = FOCL_LOCAL_CAP;
-    const char *hv = getenv("SAMEBITS_OPENCL_HIST"); /* checked by sb_ocl_open */
     if (hv && !strcmp(hv, "global")) d->local_cap = 0; /* every histogram by global atomics (tests) */
-    if (sb_cl.clGetDeviceInfo(d->dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof maxalloc, &maxalloc, NULL) != CL_SUCCESS)
-        maxalloc = 0;
-    d->hist_budget = maxalloc / 2 > ((cl_ulong)1 << 30) ? (size_t)1 << 30 : (size_t)(maxalloc / 2);
+    const int64_t maxalloc = d->dv->max_alloc;
+    d->hist_budget = maxalloc / 2 > ((int64_t)1 << 30) ? (size_t)1 << 30 : (size_t)(maxalloc / 2);
     if (d->hist_budget < ((size_t)1 << 24)) d->hist_budget = (size_t)1 << 24;
 
     d->hassw = s->rules.weighted && s->subsample && s->sw;
@@ -301,11 +249,9 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
 
 static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
     *out = NULL;
-    if (s->nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "opencl: no features");
+    if (s->nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "forest device: no features");
     sb_fdev *d = sb_calloc(1, sizeof *d);
     if (!d) return oom();
-    const char *tv = getenv("SAMEBITS_OPENCL_TIMING");
-    d->timing = tv && tv[0] == '1';
     sb_status st = open_inner(d, s);
     if (st != SB_OK) {
         focl_close(d);
@@ -318,19 +264,18 @@ static sb_status focl_open(const sb_fdev_setup *s, sb_fdev **out) {
 /* The buffer the kernels read positions' fixed-point weights from: B_WQ when
  * weighted; else the counts, bound only so that every argument is a buffer
  * (unweighted kernels never read it). */
-static cl_mem wq_buf(sb_fdev *d) { return d->b[d->s.rules.weighted ? B_WQ : B_MULT].m; }
-static cl_mem twq_buf(sb_fdev *d) { return d->b[d->s.rules.weighted ? B_TWQ : B_TMULT].m; }
+static void *wq_buf(sb_fdev *d) { return d->b[d->s.rules.weighted ? B_WQ : B_MULT].h; }
+static void *twq_buf(sb_fdev *d) { return d->b[d->s.rules.weighted ? B_TWQ : B_TMULT].h; }
 
 /* balanced_subsample: each tree's fixed-point weights (B_SUBWQ, nb x n) and
- * scales (wexp, out) from its draw counts (B_CNT), by fdev_cuda.cu's five
- * steps (forest.c's rule, the kernel bodies of src/kernels/forest.h). A
+ * scales (wexp, out) from its draw counts (B_CNT), by five steps (forest.c's rule, the kernel bodies of src/kernels/forest.h). A
  * weight not finite or vanishing at its tree's scale: SB_ERR_LIMIT naming
  * the first such tree and its first row, not finite before vanishing, in the
  * words of the other devices. */
 static sb_status subsample_weights(sb_fdev *d, int32_t t0, int32_t nb, int32_t *wexp) {
     const int64_t n = d->s.n, pos = n * nb;
     const int32_t K = d->s.rules.nv - 1, hassw = d->hassw;
-    const cl_mem sw = d->b[hassw ? B_SW : B_VALUE].m; /* not read without sample weights */
+    void *const sw = d->b[hassw ? B_SW : B_VALUE].h; /* not read without sample weights */
     sb_status st = ensure(d, B_SUBWQ, sizeof(int32_t) * (size_t)pos, "tree weights");
     if (st == SB_OK) st = ensure(d, B_NK, sizeof(int64_t) * (size_t)K * (size_t)nb, "tree weights");
     if (st == SB_OK) st = ensure(d, B_CW, sizeof(float) * (size_t)K * (size_t)nb, "tree weights");
@@ -341,23 +286,23 @@ static sb_status subsample_weights(sb_fdev *d, int32_t t0, int32_t nb, int32_t *
     if (st == SB_OK) st = fill(d, B_WMAX, nb, 0);
     if (st == SB_OK) st = fill(d, B_BAD, 2 * (int64_t)nb, -1); /* no row */
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_SUB_COUNTS], "kf_sub_counts", 6, A(d->b[B_CNT].m), A(n), A(nb), A(K),
-                         A(d->b[B_VALUE].m), A(d->b[B_NK].m));
+        st = args(d, KF_SUB_COUNTS, "kf_sub_counts", 6, A(d->b[B_CNT].h), A(n), A(nb), A(K),
+                         A(d->b[B_VALUE].h), A(d->b[B_NK].h));
     if (st == SB_OK) st = launch_items(d, KF_SUB_COUNTS, pos, 1);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_SUB_CLASSES], "kf_sub_classes", 4, A(d->b[B_NK].m), A(nb), A(K), A(d->b[B_CW].m));
+        st = args(d, KF_SUB_CLASSES, "kf_sub_classes", 4, A(d->b[B_NK].h), A(nb), A(K), A(d->b[B_CW].h));
     if (st == SB_OK) st = launch_items(d, KF_SUB_CLASSES, nb, 0);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_SUB_MAX], "kf_sub_max", 10, A(d->b[B_CNT].m), A(n), A(nb), A(K), A(d->b[B_VALUE].m),
-                         A(hassw), A(sw), A(d->b[B_CW].m), A(d->b[B_WMAX].m), A(d->b[B_BAD].m));
+        st = args(d, KF_SUB_MAX, "kf_sub_max", 10, A(d->b[B_CNT].h), A(n), A(nb), A(K), A(d->b[B_VALUE].h),
+                         A(hassw), A(sw), A(d->b[B_CW].h), A(d->b[B_WMAX].h), A(d->b[B_BAD].h));
     if (st == SB_OK) st = launch_items(d, KF_SUB_MAX, pos, 1);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_SUB_SCALE], "kf_sub_scale", 3, A(d->b[B_WMAX].m), A(nb), A(d->b[B_WEXP].m));
+        st = args(d, KF_SUB_SCALE, "kf_sub_scale", 3, A(d->b[B_WMAX].h), A(nb), A(d->b[B_WEXP].h));
     if (st == SB_OK) st = launch_items(d, KF_SUB_SCALE, nb, 0);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_SUB_FIX], "kf_sub_fix", 11, A(d->b[B_CNT].m), A(n), A(nb), A(K), A(d->b[B_VALUE].m),
-                         A(hassw), A(sw), A(d->b[B_CW].m), A(d->b[B_WEXP].m), A(d->b[B_SUBWQ].m),
-                         A(d->b[B_BAD].m));
+        st = args(d, KF_SUB_FIX, "kf_sub_fix", 11, A(d->b[B_CNT].h), A(n), A(nb), A(K), A(d->b[B_VALUE].h),
+                         A(hassw), A(sw), A(d->b[B_CW].h), A(d->b[B_WEXP].h), A(d->b[B_SUBWQ].h),
+                         A(d->b[B_BAD].h));
     if (st == SB_OK) st = launch_items(d, KF_SUB_FIX, pos, 1);
     if (st == SB_OK) st = get(d, B_WEXP, wexp, sizeof(int32_t) * (size_t)nb, "tree weights");
     uint32_t *bad = st == SB_OK ? sb_malloc(sizeof(uint32_t) * 2 * (size_t)nb) : NULL;
@@ -374,8 +319,8 @@ static sb_status subsample_weights(sb_fdev *d, int32_t t0, int32_t nb, int32_t *
     if (st != SB_OK || ti < 0) return st;
     float w = 1.0f;
     if (hassw)
-        CK(sb_cl.clEnqueueReadBuffer(d->q, d->b[B_SW].m, CL_TRUE, sizeof(float) * row, sizeof w, &w, 0, NULL, NULL),
-           "sample weight");
+        if ((st = sb_device_read(d->dv, &d->b[B_SW], sizeof(float) * row, &w, sizeof w, "sample weight")) != SB_OK)
+            return st;
     return sb_fail(SB_ERR_LIMIT,
                    "forest: the weight of row %lld in tree %d (sample weight %g times its class weight) is not "
                    "finite, or is positive but below the fixed-point resolution (2^-21 of the largest weight), "
@@ -402,11 +347,11 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
     if (st != SB_OK) return st;
     if (pos == 0 || nt > INT32_MAX) {
         for (int32_t i = 0; i < nb; i++) count[i] = 0;
-        return pos == 0 ? SB_OK : sb_fail(SB_ERR_INVALID_INPUT, "opencl forest device: too many rows a batch");
+        return pos == 0 ? SB_OK : sb_fail(SB_ERR_INVALID_INPUT, "forest device: too many rows a batch");
     }
     if (d->s.bootstrap) {
         if ((st = fill(d, B_CNT, pos, 0)) != SB_OK) return st;
-        if ((st = sb_ocl_args(d->k[KF_BOOT], "kf_boot", 6, A(d->b[B_CNT].m), A(n), A(nb), A(t0), A(d->s.seed),
+        if ((st = args(d, KF_BOOT, "kf_boot", 6, A(d->b[B_CNT].h), A(n), A(nb), A(t0), A(d->s.seed),
                               A(d->s.ndraw))) != SB_OK ||
             (st = launch_items(d, KF_BOOT, (int64_t)nb * d->s.ndraw, 1)) != SB_OK)
             return st;
@@ -414,7 +359,8 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
         return st;
     }
     if (wmode == 2 && (st = subsample_weights(d, t0, nb, wexp)) != SB_OK) return st;
-    const cl_mem w = d->b[wmode == 2 ? B_SUBWQ : wmode == 1 ? B_RWQ : B_CNT].m, wq = wq_buf(d); /* B_CNT: not read */
+    void *const w = d->b[wmode == 2 ? B_SUBWQ : wmode == 1 ? B_RWQ : B_CNT].h;
+    void *const wq = wq_buf(d); /* B_CNT: not read */
     int32_t *tc = sb_malloc(sizeof(int32_t) * (size_t)nt);
     int64_t *tb = sb_malloc(sizeof(int64_t) * (size_t)nt);
     if (!tc || !tb) {
@@ -424,8 +370,8 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
     }
     const int32_t itpt = (int32_t)tpt;
     for (int place = 0; place < 2 && st == SB_OK; place++) {
-        st = sb_ocl_args(d->k[KF_COMPACT], "kf_compact", 11, A(d->b[B_CNT].m), A(n), A(itpt), A(place),
-                         A(d->b[B_TCOUNT].m), A(d->b[B_TBASE].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wmode),
+        st = args(d, KF_COMPACT, "kf_compact", 11, A(d->b[B_CNT].h), A(n), A(itpt), A(place),
+                         A(d->b[B_TCOUNT].h), A(d->b[B_TBASE].h), A(d->b[B_ROWS].h), A(d->b[B_MULT].h), A(wmode),
                          A(w), A(wq));
         if (st == SB_OK) st = launch_groups(d, KF_COMPACT, nt);
         if (st == SB_OK && place == 0) {
@@ -449,7 +395,7 @@ static sb_status focl_begin_x(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count
 
 static sb_status focl_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
     const int32_t nv = d->s.rules.nv, crit = d->s.rules.criterion, weighted = d->s.rules.weighted;
-    const cl_mem wq = wq_buf(d);
+    void *const wq = wq_buf(d);
     const size_t sb = sizeof(int64_t) * (size_t)nnodes * (size_t)nv;
     int32_t nt = 0;
     sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, "nodes");
@@ -457,9 +403,9 @@ static sb_status focl_sums_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnod
     if (st == SB_OK) st = ensure(d, B_TOT, sb, "sums");
     if (st == SB_OK) st = fill(d, B_TOT, (int64_t)nnodes * nv * 2, 0);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_SUMS], "kf_sums", 11, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes), A(crit),
-                         A(nv), A(weighted), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wq), A(d->b[B_VALUE].m),
-                         A(d->b[B_TOT].m));
+        st = args(d, KF_SUMS, "kf_sums", 11, A(d->b[B_NODES].h), A(d->b[B_TILES].h), A(nnodes), A(crit),
+                         A(nv), A(weighted), A(d->b[B_ROWS].h), A(d->b[B_MULT].h), A(wq), A(d->b[B_VALUE].h),
+                         A(d->b[B_TOT].h));
     if (st == SB_OK) st = launch_groups(d, KF_SUMS, nt);
     if (st == SB_OK) st = get(d, B_TOT, sums, sb, "sums");
     return st;
@@ -472,7 +418,7 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
     const int32_t nv = d->s.rules.nv, mtry = d->s.mtry, nf = d->s.nf, slot = (d->maxnb + 1) * nv;
     const int32_t extra = d->s.extra, crit = d->s.rules.criterion, maxnb = d->maxnb, stride = d->stride;
     const int32_t weighted = d->s.rules.weighted;
-    const cl_mem wq = wq_buf(d);
+    void *const wq = wq_buf(d);
     const size_t mm = (size_t)m;
     sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * mm, "nodes");
     if (st == SB_OK) st = put(d, B_TOT, tot, sizeof(int64_t) * mm * (size_t)nv, "sums");
@@ -488,12 +434,12 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
              (st = ensure(d, B_SWQ, sizeof(int32_t) * mm * SB_K_FOREST_SMALL_ROWS, "small nodes")) != SB_OK) ||
             (st = ensure(d, B_SLM, sizeof(int64_t) * mm * 2 * SB_K_FOREST_SMALL_NV, "small nodes")) != SB_OK)
             return st;
-        st = sb_ocl_args(d->k[KF_SMALL], "kf_small", 22, A(d->b[B_NODES].m), A(d->b[B_TOT].m), A(m),
-                         A(d->b[B_RULES].m), A(d->s.seed), A(extra), A(nf), A(mtry), A(d->b[B_BINS].m), A(stride),
-                         A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wq), A(d->b[B_VALUE].m), A(d->b[B_DRAWS].m),
-                         A(d->b[B_SBIN].m), A(d->b[B_SVAL].m), A(d->b[B_SMUL].m),
-                         A(d->b[weighted ? B_SWQ : B_SMUL].m), A(d->b[B_SLM].m), A(d->b[B_SPLIT].m),
-                         A(d->b[B_LSUM].m));
+        st = args(d, KF_SMALL, "kf_small", 22, A(d->b[B_NODES].h), A(d->b[B_TOT].h), A(m),
+                         A(d->b[B_RULES].h), A(d->s.seed), A(extra), A(nf), A(mtry), A(d->b[B_BINS].h), A(stride),
+                         A(d->b[B_ROWS].h), A(d->b[B_MULT].h), A(wq), A(d->b[B_VALUE].h), A(d->b[B_DRAWS].h),
+                         A(d->b[B_SBIN].h), A(d->b[B_SVAL].h), A(d->b[B_SMUL].h),
+                         A(d->b[weighted ? B_SWQ : B_SMUL].h), A(d->b[B_SLM].h), A(d->b[B_SPLIT].h),
+                         A(d->b[B_LSUM].h));
         if (st == SB_OK) st = launch_items(d, KF_SMALL, m, 0);
     } else {
         const size_t hbytes = sizeof(int64_t) * (size_t)mtry * (size_t)slot;
@@ -504,20 +450,20 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
             (st = fill(d, B_HIST, (int64_t)(hbytes / 4) * m, 0)) != SB_OK ||
             (st = tiles(d, nodes, m, FOCL_HTILE, 0, &nt)) != SB_OK)
             return st;
-        st = sb_ocl_args(d->k[KF_SELECT], "kf_select", 7, A(d->b[B_NODES].m), A(m), A(d->s.seed), A(nf), A(mtry),
-                         A(d->b[B_DRAWS].m), A(d->b[B_FEAT].m));
+        st = args(d, KF_SELECT, "kf_select", 7, A(d->b[B_NODES].h), A(m), A(d->s.seed), A(nf), A(mtry),
+                         A(d->b[B_DRAWS].h), A(d->b[B_FEAT].h));
         if (st == SB_OK) st = launch_items(d, KF_SELECT, m, 0);
         if (st == SB_OK)
-            st = sb_ocl_args(d->k[KF_HIST], "kf_hist", 18, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(m), A(htile),
-                             A(crit), A(nv), A(weighted), A(mtry), A(slot), A(d->b[B_FEAT].m), A(d->b[B_BINS].m),
-                             A(stride), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(wq), A(d->b[B_VALUE].m),
-                             A(d->b[B_HIST].m), A(use_local));
-        if (st == SB_OK) CK(sb_cl.clSetKernelArg(d->k[KF_HIST], 18, use_local ? hbytes : 8, NULL), "kf_hist");
+            st = args(d, KF_HIST, "kf_hist", 18, A(d->b[B_NODES].h), A(d->b[B_TILES].h), A(m), A(htile),
+                             A(crit), A(nv), A(weighted), A(mtry), A(slot), A(d->b[B_FEAT].h), A(d->b[B_BINS].h),
+                             A(stride), A(d->b[B_ROWS].h), A(d->b[B_MULT].h), A(wq), A(d->b[B_VALUE].h),
+                             A(d->b[B_HIST].h), A(use_local));
+        d->dyn = use_local ? hbytes : 8; /* kf_hist's SB_DYN_LOCAL */
         if (st == SB_OK) st = launch_groups(d, KF_HIST, nt);
         if (st == SB_OK)
-            st = sb_ocl_args(d->k[KF_BEST], "kf_best", 13, A(d->b[B_TOT].m), A(d->b[B_RULES].m), A(d->s.seed),
-                             A(d->b[B_NODES].m), A(extra), A(mtry), A(maxnb), A(slot), A(d->b[B_FEAT].m),
-                             A(d->b[B_NBINS].m), A(d->b[B_HIST].m), A(d->b[B_SPLIT].m), A(d->b[B_LSUM].m));
+            st = args(d, KF_BEST, "kf_best", 13, A(d->b[B_TOT].h), A(d->b[B_RULES].h), A(d->s.seed),
+                             A(d->b[B_NODES].h), A(extra), A(mtry), A(maxnb), A(slot), A(d->b[B_FEAT].h),
+                             A(d->b[B_NBINS].h), A(d->b[B_HIST].h), A(d->b[B_SPLIT].h), A(d->b[B_LSUM].h));
         if (st == SB_OK) st = launch_groups(d, KF_BEST, m);
     }
     if (st == SB_OK) st = get(d, B_SPLIT, out, sizeof(sb_k_fsplit) * mm, "splits");
@@ -525,8 +471,8 @@ static sb_status split_group(sb_fdev *d, const sb_fdev_node *nodes, const int64_
     return st;
 }
 
-/* fdev_cuda.cu's grouping: the small nodes first in chunks, then the large
- * in chunks whose histograms fit the budget (SAMEBITS_OPENCL_FOREST_CHUNK=N:
+/* The grouping: the small nodes first in chunks, then the large
+ * in chunks whose histograms fit the budget (_FOREST_CHUNK=N:
  * at most N nodes a launch; tests: chunks change no bit), the results put
  * back by index. */
 static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, const int64_t *tot,
@@ -534,7 +480,7 @@ static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
     const int32_t nv = d->s.rules.nv;
     const size_t hbytes = sizeof(int64_t) * (size_t)d->s.mtry * (size_t)(d->maxnb + 1) * (size_t)nv;
     int64_t chunk = (int64_t)(d->hist_budget / hbytes), small_chunk = FOCL_SMALL_CHUNK;
-    const char *env = getenv("SAMEBITS_OPENCL_FOREST_CHUNK");
+    const char *env = sb_device_env(d->dv, "FOREST_CHUNK");
     if (env && atol(env) > 0) {
         if (chunk > atol(env)) chunk = atol(env);
         if (small_chunk > atol(env)) small_chunk = atol(env);
@@ -558,13 +504,13 @@ static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
             ng++;
             nsmall += small;
         }
-    double t0 = d->timing ? now_ms() : 0.0;
+    double t0 = d->dv->timing ? now_ms() : 0.0;
     for (int64_t at = 0; st == SB_OK && at < nsmall; at += small_chunk) {
         const int32_t m = (int32_t)(nsmall - at < small_chunk ? nsmall - at : small_chunk);
         st = split_group(d, gn + at, gt + at * nv, m, 1, gs + at, gl + at * nv);
     }
     t_end(d, FO_SMALL, t0);
-    t0 = d->timing ? now_ms() : 0.0;
+    t0 = d->dv->timing ? now_ms() : 0.0;
     for (int64_t at = nsmall; st == SB_OK && at < ng; at += chunk) {
         const int32_t m = (int32_t)(ng - at < chunk ? ng - at : chunk);
         st = split_group(d, gn + at, gt + at * nv, m, 0, gs + at, gl + at * nv);
@@ -591,7 +537,7 @@ static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
 static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
     const int64_t tile = (int64_t)d->wg * FOCL_PER, serial = FOCL_PART_SERIAL;
     const int32_t weighted = d->s.rules.weighted;
-    const cl_mem wq = wq_buf(d), twq = twq_buf(d);
+    void *const wq = wq_buf(d), *const twq = twq_buf(d);
     int32_t nt = 0;
     sb_status st = put(d, B_NODES, nodes, sizeof(sb_fdev_node) * (size_t)nnodes, "nodes");
     if (st == SB_OK) st = tiles(d, nodes, nnodes, tile, serial, &nt);
@@ -600,9 +546,9 @@ static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t
     if (st == SB_OK) st = ensure(d, B_LSUM, sizeof(int64_t) * (size_t)(nnodes ? nnodes : 1), "partition counts");
     if (st != SB_OK) return st;
     for (int32_t i = 0; i < nnodes; i++) nleft[i] = 0;
-    st = sb_ocl_args(d->k[KF_PSERIAL], "kf_part_serial", 13, A(d->b[B_NODES].m), A(nnodes), A(serial),
-                     A(d->b[B_BINS].m), A(d->stride), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_LSUM].m),
-                     A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(weighted), A(wq), A(twq));
+    st = args(d, KF_PSERIAL, "kf_part_serial", 13, A(d->b[B_NODES].h), A(nnodes), A(serial),
+                     A(d->b[B_BINS].h), A(d->stride), A(d->b[B_ROWS].h), A(d->b[B_MULT].h), A(d->b[B_LSUM].h),
+                     A(d->b[B_TROWS].h), A(d->b[B_TMULT].h), A(weighted), A(wq), A(twq));
     if (st == SB_OK) st = launch_items(d, KF_PSERIAL, nnodes, 0);
     if (st == SB_OK) st = get(d, B_LSUM, nleft, sizeof(int64_t) * (size_t)nnodes, "partition counts");
     if (st != SB_OK || nt == 0) return st;
@@ -614,9 +560,9 @@ static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t
         return oom();
     }
     for (int place = 0; place < 2 && st == SB_OK; place++) {
-        st = sb_ocl_args(d->k[KF_PART], "kf_part", 15, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes), A(place),
-                         A(d->b[B_BINS].m), A(d->stride), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(d->b[B_TCOUNT].m),
-                         A(d->b[B_TBASE].m), A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(weighted), A(wq), A(twq));
+        st = args(d, KF_PART, "kf_part", 15, A(d->b[B_NODES].h), A(d->b[B_TILES].h), A(nnodes), A(place),
+                         A(d->b[B_BINS].h), A(d->stride), A(d->b[B_ROWS].h), A(d->b[B_MULT].h), A(d->b[B_TCOUNT].h),
+                         A(d->b[B_TBASE].h), A(d->b[B_TROWS].h), A(d->b[B_TMULT].h), A(weighted), A(wq), A(twq));
         if (st == SB_OK) st = launch_groups(d, KF_PART, nt);
         if (st == SB_OK && place == 0) {
             st = get(d, B_TCOUNT, tc, sizeof(int32_t) * (size_t)nt, "tile counts");
@@ -641,30 +587,30 @@ static sb_status focl_partition_x(sb_fdev *d, const sb_fdev_node *nodes, int32_t
     sb_free(tc);
     sb_free(tb);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_PCOPY], "kf_part_copy", 10, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(nnodes),
-                         A(d->b[B_TROWS].m), A(d->b[B_TMULT].m), A(d->b[B_ROWS].m), A(d->b[B_MULT].m), A(weighted),
+        st = args(d, KF_PCOPY, "kf_part_copy", 10, A(d->b[B_NODES].h), A(d->b[B_TILES].h), A(nnodes),
+                         A(d->b[B_TROWS].h), A(d->b[B_TMULT].h), A(d->b[B_ROWS].h), A(d->b[B_MULT].h), A(weighted),
                          A(twq), A(wq));
     if (st == SB_OK) st = launch_groups(d, KF_PCOPY, nt);
     return st;
 }
 
-/* The operations, timed when asked (SAMEBITS_OPENCL_TIMING=1). */
+/* The operations, timed when asked (_TIMING=1). */
 static sb_status focl_begin(sb_fdev *d, int32_t t0, int32_t nb, int64_t *count, int32_t *wexp) {
-    const double t = d->timing ? now_ms() : 0.0;
+    const double t = d->dv->timing ? now_ms() : 0.0;
     sb_status st = focl_begin_x(d, t0, nb, count, wexp);
     t_end(d, FO_BEGIN, t);
     return st;
 }
 
 static sb_status focl_sums(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *sums) {
-    const double t = d->timing ? now_ms() : 0.0;
+    const double t = d->dv->timing ? now_ms() : 0.0;
     sb_status st = focl_sums_x(d, nodes, nnodes, sums);
     t_end(d, FO_SUMS, t);
     return st;
 }
 
 static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft) {
-    const double t = d->timing ? now_ms() : 0.0;
+    const double t = d->dv->timing ? now_ms() : 0.0;
     sb_status st = focl_partition_x(d, nodes, nnodes, nleft);
     t_end(d, FO_PART, t);
     return st;
@@ -674,7 +620,7 @@ static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
  * psi), a work-item a tree (kf_iso_sample), count 1 each; weights are never
  * read (the rules are unweighted). */
 static sb_status focl_iso_begin(sb_fdev *d, int32_t t0, int32_t nb) {
-    const double t = d->timing ? now_ms() : 0.0;
+    const double t = d->dv->timing ? now_ms() : 0.0;
     const int64_t psi = d->s.psi, n = d->s.n, words = (n + 31) / 32;
     const size_t pb = sizeof(int32_t) * (size_t)(psi * nb > 0 ? psi * nb : 1);
     sb_status st = SB_OK;
@@ -682,8 +628,8 @@ static sb_status focl_iso_begin(sb_fdev *d, int32_t t0, int32_t nb) {
     if (st == SB_OK) st = ensure(d, B_TAKEN, sizeof(uint32_t) * (size_t)(words * nb > 0 ? words * nb : 1), "subsample");
     if (st == SB_OK) st = fill(d, B_TAKEN, words * nb, 0);
     if (st == SB_OK)
-        st = sb_ocl_args(d->k[KF_ISO_SAMPLE], "kf_iso_sample", 9, A(nb), A(t0), A(d->s.seed), A(n), A(psi),
-                         A(d->b[B_TAKEN].m), A(words), A(d->b[B_ROWS].m), A(d->b[B_MULT].m));
+        st = args(d, KF_ISO_SAMPLE, "kf_iso_sample", 9, A(nb), A(t0), A(d->s.seed), A(n), A(psi),
+                         A(d->b[B_TAKEN].h), A(words), A(d->b[B_ROWS].h), A(d->b[B_MULT].h));
     if (st == SB_OK) st = launch_items(d, KF_ISO_SAMPLE, nb, 0);
     t_end(d, FO_BEGIN, t);
     return st;
@@ -694,7 +640,7 @@ static sb_status focl_iso_begin(sb_fdev *d, int32_t t0, int32_t nb) {
  * over tiles of the nodes' rows (kf_iso_range, tile tables as the
  * partition's), then a work-item a node draws (kf_iso_pick). */
 static sb_status focl_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, sb_k_fsplit *out) {
-    const double t = d->timing ? now_ms() : 0.0;
+    const double t = d->dv->timing ? now_ms() : 0.0;
     const int32_t nf = d->s.nf;
     int64_t chunk = ((int64_t)1 << 26) / nf;
     if (chunk < 1) chunk = 1;
@@ -711,13 +657,13 @@ static sb_status focl_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
         if (st == SB_OK) st = fill(d, B_ILO, words, 256);
         if (st == SB_OK) st = fill(d, B_IHI, words, -1);
         if (st == SB_OK)
-            st = sb_ocl_args(d->k[KF_ISO_RANGE], "kf_iso_range", 9, A(d->b[B_NODES].m), A(d->b[B_TILES].m), A(m),
-                             A(nf), A(d->b[B_BINS].m), A(d->stride), A(d->b[B_ROWS].m), A(d->b[B_ILO].m),
-                             A(d->b[B_IHI].m));
+            st = args(d, KF_ISO_RANGE, "kf_iso_range", 9, A(d->b[B_NODES].h), A(d->b[B_TILES].h), A(m),
+                             A(nf), A(d->b[B_BINS].h), A(d->stride), A(d->b[B_ROWS].h), A(d->b[B_ILO].h),
+                             A(d->b[B_IHI].h));
         if (st == SB_OK) st = launch_groups(d, KF_ISO_RANGE, nt);
         if (st == SB_OK)
-            st = sb_ocl_args(d->k[KF_ISO_PICK], "kf_iso_pick", 7, A(d->b[B_NODES].m), A(m), A(nf), A(d->s.seed),
-                             A(d->b[B_ILO].m), A(d->b[B_IHI].m), A(d->b[B_SPLIT].m));
+            st = args(d, KF_ISO_PICK, "kf_iso_pick", 7, A(d->b[B_NODES].h), A(m), A(nf), A(d->s.seed),
+                             A(d->b[B_ILO].h), A(d->b[B_IHI].h), A(d->b[B_SPLIT].h));
         if (st == SB_OK) st = launch_items(d, KF_ISO_PICK, m, 0);
         if (st == SB_OK) st = get(d, B_SPLIT, out + at, sizeof(sb_k_fsplit) * (size_t)m, "splits");
     }
@@ -725,12 +671,10 @@ static sb_status focl_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
     return st;
 }
 
-/* Row positions a batch: 2^26 (20 bytes each on the device; weighted 28, and
- * 32 with balanced_subsample's tree weights: 2 GiB at most). */
-static const sb_fdev_ops k_focl_ops = {"opencl",   INT64_C(1) << 26, focl_open,      focl_close,
+/* Row positions a batch: 2^28 (20 bytes each on the device; weighted 28, and
+ * 32 with balanced_subsample's tree weights: 8 GiB at most). */
+static const sb_fdev_ops k_fgpu_ops = {"gpu",      INT64_C(1) << 28, focl_open,      focl_close,
                                        focl_begin, focl_sums,        focl_split,     focl_partition,
                                        focl_iso_begin, focl_iso_split};
 
-const sb_fdev_ops *sb_fdev_opencl_ops(void) { return &k_focl_ops; }
-
-#endif
+const sb_fdev_ops *sb_fdev_gpu_ops(void) { return &k_fgpu_ops; }

@@ -1,0 +1,156 @@
+/*
+ * dev_cuda.cu: the CUDA backend of the device layer (src/device/device.h):
+ * the runtime glue for the entry kernels of src/kernels/entry/, which
+ * entry_tree.cu and entry_forest.cu compile from the same source OpenCL
+ * builds. Buffers are device pointers; launches go through cudaLaunchKernel
+ * with the arguments the families give, in the default stream, so every
+ * operation runs in call order; copies from and to the host block. Built with
+ * `make CUDA=1` under the profile's flags (tools/cuda-compile-check.sh
+ * --print-flags profile); dev_cuda_none.c stands in otherwise.
+ */
+extern "C" {
+#include "core/internal.h"
+#include "device/device.h"
+}
+#include "backends/cuda/cuda_wg.h"
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef SB_CUDA_FLAGS
+#define SB_CUDA_FLAGS "?"
+#endif
+
+extern "C" const void *const sb_cuda_tree_kernels[];
+extern "C" const void *const sb_cuda_forest_kernels[];
+
+namespace {
+
+struct cuda_impl {
+    const void *const *k;
+    int32_t nk;
+    size_t *static_local; /* per kernel: its own shared memory */
+};
+
+sb_status fail(cudaError_t e, const char *what) {
+    return sb_fail(e == cudaErrorMemoryAllocation ? SB_ERR_OUT_OF_MEMORY : SB_ERR_INTERNAL, "cuda: %s: %s", what,
+                   cudaGetErrorString(e));
+}
+
+int cu_present(void) {
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+void cu_close(sb_device *d) {
+    cuda_impl *c = (cuda_impl *)d->impl;
+    if (!c) return;
+    cudaDeviceSynchronize();
+    sb_free(c->static_local);
+    sb_free(c);
+    d->impl = NULL;
+}
+
+sb_status cu_open(sb_device *d) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device 'cuda': no usable GPU (%s)",
+                       e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+    cuda_impl *c = (cuda_impl *)sb_calloc(1, sizeof *c);
+    if (!c) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    d->impl = c;
+    c->k = d->prog == SB_PROG_TREE ? sb_cuda_tree_kernels : sb_cuda_forest_kernels;
+    c->nk = d->prog == SB_PROG_TREE ? (int32_t)SB_KT_N : (int32_t)SB_KF_N;
+    if (!(c->static_local = (size_t *)sb_calloc((size_t)c->nk, sizeof(size_t))))
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
+    int dev = 0;
+    cudaDeviceProp p;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess || (e = cudaGetDeviceProperties(&p, dev)) != cudaSuccess)
+        return fail(e, "cudaGetDeviceProperties");
+    d->wg = SB_WG;
+    d->cus = p.multiProcessorCount;
+    d->local_mem = (int64_t)p.sharedMemPerBlockOptin;
+    d->max_alloc = (int64_t)p.totalGlobalMem;
+    snprintf(d->name, sizeof d->name, "cuda: %.150s", p.name);
+    /* Dynamic shared memory past 48 KiB is opt-in per kernel: allow each up to
+     * what the block may have beside its own arrays. */
+    for (int32_t i = 0; i < c->nk; i++) {
+        cudaFuncAttributes a;
+        if ((e = cudaFuncGetAttributes(&a, c->k[i])) != cudaSuccess)
+            return fail(e, sb_device_kernel_name(d->prog, i));
+        c->static_local[i] = a.sharedSizeBytes;
+        int dyn = (int)(p.sharedMemPerBlockOptin - a.sharedSizeBytes);
+        if ((e = cudaFuncSetAttribute(c->k[i], cudaFuncAttributeMaxDynamicSharedMemorySize, dyn)) != cudaSuccess)
+            return fail(e, sb_device_kernel_name(d->prog, i));
+    }
+    return SB_OK;
+}
+
+sb_status cu_alloc(sb_device *, void **h, size_t bytes) {
+    cudaError_t e = cudaMalloc(h, bytes);
+    return e == cudaSuccess ? SB_OK : fail(e, "cudaMalloc");
+}
+
+void cu_release(sb_device *, void *h) { cudaFree(h); }
+
+sb_status cu_write(sb_device *, void *h, size_t off, const void *src, size_t bytes) {
+    cudaError_t e = cudaMemcpy((char *)h + off, src, bytes, cudaMemcpyHostToDevice);
+    return e == cudaSuccess ? SB_OK : fail(e, "cudaMemcpy to the device");
+}
+
+sb_status cu_read(sb_device *, void *h, size_t off, void *dst, size_t bytes) {
+    cudaError_t e = cudaMemcpy(dst, (const char *)h + off, bytes, cudaMemcpyDeviceToHost);
+    return e == cudaSuccess ? SB_OK : fail(e, "cudaMemcpy from the device");
+}
+
+sb_status cu_copy(sb_device *, void *dst, size_t doff, void *src, size_t soff, size_t bytes) {
+    cudaError_t e = cudaMemcpy((char *)dst + doff, (const char *)src + soff, bytes, cudaMemcpyDeviceToDevice);
+    return e == cudaSuccess ? SB_OK : fail(e, "cudaMemcpy on the device");
+}
+
+sb_status cu_launch(sb_device *d, int32_t k, int64_t g0, int64_t g1, size_t dyn_local, const sb_darg *args,
+                    int32_t nargs) {
+    cuda_impl *c = (cuda_impl *)d->impl;
+    void *argv[40];
+    if (nargs > 40) return sb_fail(SB_ERR_INTERNAL, "cuda: %d kernel arguments", (int)nargs);
+    for (int32_t i = 0; i < nargs; i++) argv[i] = (void *)args[i].p;
+    cudaError_t e = cudaLaunchKernel(c->k[k], dim3((unsigned)g0, (unsigned)g1), dim3((unsigned)d->wg), argv, dyn_local, 0);
+    return e == cudaSuccess ? SB_OK : fail(e, sb_device_kernel_name(d->prog, k));
+}
+
+sb_status cu_finish(sb_device *) {
+    cudaError_t e = cudaDeviceSynchronize();
+    return e == cudaSuccess ? SB_OK : fail(e, "cudaDeviceSynchronize");
+}
+
+size_t cu_kernel_local(sb_device *d, int32_t k) { return ((cuda_impl *)d->impl)->static_local[k]; }
+
+/* The GPU's name, compute capability, driver and runtime, or why there is none. */
+void cu_describe(char *buf, size_t cap) {
+    int count = 0, drv = 0, rt = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    if (e != cudaSuccess || count == 0) {
+        snprintf(buf, cap, "built (runtime %d.%d, flags %s); no usable GPU: %s", rt / 1000, (rt % 1000) / 10,
+                 SB_CUDA_FLAGS, e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+        return;
+    }
+    cudaDeviceProp p;
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaGetDeviceProperties(&p, dev);
+    snprintf(buf, cap, "%s, compute capability %d.%d, %.1f GiB, %d GPU(s); driver API %d.%d, runtime %d.%d; flags %s",
+             p.name, p.major, p.minor, (double)p.totalGlobalMem / 1073741824.0, count, drv / 1000, (drv % 1000) / 10,
+             rt / 1000, (rt % 1000) / 10, SB_CUDA_FLAGS);
+}
+
+const sb_device_backend k_cuda = {
+    "cuda",  cu_present, cu_open,   cu_close,  cu_alloc,        cu_release,  cu_write,
+    cu_read, cu_copy,    cu_launch, cu_finish, cu_kernel_local, cu_describe,
+};
+
+} // namespace
+
+extern "C" const sb_device_backend *sb_backend_cuda(void) { return &k_cuda; }

@@ -1,0 +1,132 @@
+/*
+ * device.h: the one device layer every family stands on.
+ *
+ * Names. One parser for every device name a user can give, for training and
+ * prediction, from C, the CLI and Python: "cpu" (the host's own path),
+ * "cpu-batched" (the host reference of the batched device operations: what CI
+ * runs where no GPU is), "cuda", "opencl", and "gpu" (the best GPU present:
+ * CUDA when this build has it and sees a GPU, else an OpenCL GPU the profile
+ * can use). Refusals are worded here once (sb_device_parse).
+ *
+ * Devices. A GPU device (CUDA or OpenCL) is opened with one program (the
+ * entry kernels of src/kernels/entry/, listed in programs.h) and offers
+ * buffers, copies, launches over a grid of work-groups of the program's one
+ * work-group size (wg), local memory sized at launch, and a finish. Buffers
+ * are opaque handles (a cl_mem, a CUDA device pointer) passed to kernels as
+ * SB_ARG(buf.h). Operations run in call order; writes and reads block, so a
+ * host array may be reused as soon as the call returns.
+ *
+ * Nothing here decides a bit: every kernel is exact integer work or a kernel
+ * body, so wg, the compute units and local memory are schedule inputs only.
+ */
+#ifndef SB_DEVICE_DEVICE_H
+#define SB_DEVICE_DEVICE_H
+#include "../core/internal.h"
+#include "programs.h"
+
+typedef enum sb_device_kind {
+    SB_DEVICE_CPU = 0,
+    SB_DEVICE_CPU_BATCHED = 1,
+    SB_DEVICE_CUDA = 2,
+    SB_DEVICE_OPENCL = 3,
+} sb_device_kind;
+
+/* *out := the kind name names ("gpu" resolved to the GPU present); NULL or ""
+ * is "cpu". An unknown name is SB_ERR_INVALID_ARGUMENT listing the names; a
+ * backend this build lacks and "gpu" with no usable GPU are
+ * SB_ERR_BACKEND_UNAVAILABLE; each worded here once. */
+sb_status sb_device_parse(const char *name, sb_device_kind *out);
+/* "cpu", "cpu-batched", "cuda", "opencl". */
+const char *sb_device_kind_name(sb_device_kind k);
+/* 1 when this build has the backend of kind k (a device may still be absent). */
+int sb_device_built(sb_device_kind k);
+
+/* A device buffer: the backend's handle and its size in bytes. */
+typedef struct sb_dbuf {
+    void *h;
+    size_t bytes;
+} sb_dbuf;
+
+/* One kernel argument: its bytes, as the kernel's parameter takes them. */
+typedef struct sb_darg {
+    size_t size;
+    const void *p;
+} sb_darg;
+#define SB_ARG(v) ((sb_darg){sizeof(v), (const void *)&(v)})
+
+typedef struct sb_device sb_device;
+typedef struct sb_device_backend sb_device_backend;
+
+struct sb_device {
+    sb_device_kind kind;
+    sb_program_id prog;
+    int32_t wg;          /* the work-group size every kernel of the program is built for */
+    int32_t cus;         /* compute units */
+    int64_t local_mem;   /* bytes of local memory a work-group may have, static and dynamic */
+    int64_t max_alloc;   /* bytes one buffer may have */
+    int timing;          /* SAMEBITS_<BACKEND>_TIMING=1 */
+    char name[192];      /* the device, for messages and the doctor */
+    const sb_device_backend *be;
+    void *impl;          /* the backend's */
+};
+
+/* Open kind's device (SAMEBITS_OPENCL_DEVICE picks among OpenCL devices) with
+ * program prog built; an absent loader, driver or device, or one that cannot
+ * meet the profile, is SB_ERR_BACKEND_UNAVAILABLE, named. */
+sb_status sb_device_open(sb_device_kind kind, sb_program_id prog, sb_device **out);
+void sb_device_close(sb_device *d); /* NULL is a no-op */
+
+/* b := bytes of device memory (contents undefined; 0 bytes still gives a handle). */
+sb_status sb_device_alloc(sb_device *d, sb_dbuf *b, size_t bytes, const char *what);
+void sb_device_release(sb_device *d, sb_dbuf *b); /* an empty buffer is a no-op */
+/* b holds at least bytes; when it grows its contents are not kept. */
+sb_status sb_device_ensure(sb_device *d, sb_dbuf *b, size_t bytes, const char *what);
+sb_status sb_device_write(sb_device *d, sb_dbuf *b, size_t off, const void *src, size_t bytes, const char *what);
+sb_status sb_device_read(sb_device *d, const sb_dbuf *b, size_t off, void *dst, size_t bytes, const char *what);
+sb_status sb_device_copy(sb_device *d, sb_dbuf *dst, size_t doff, const sb_dbuf *src, size_t soff, size_t bytes,
+                         const char *what);
+/* Kernel k of the program over groups0 x groups1 work-groups of wg x 1
+ * work-items, with nargs arguments and dyn_local bytes of local memory for
+ * the kernel's SB_DYN_LOCAL (0: none). No work-group: nothing runs. */
+sb_status sb_device_launch(sb_device *d, int32_t k, int64_t groups0, int64_t groups1, size_t dyn_local,
+                           const sb_darg *args, int32_t nargs);
+#define SB_LAUNCH(d, k, g0, g1, dyn, ...)                                                                     \
+    sb_device_launch((d), (k), (g0), (g1), (dyn), (const sb_darg[]){__VA_ARGS__},                             \
+                     (int32_t)(sizeof((const sb_darg[]){__VA_ARGS__}) / sizeof(sb_darg)))
+/* Every queued operation done. */
+sb_status sb_device_finish(sb_device *d);
+/* Bytes of local memory kernel k declares itself (its SB_SHARED arrays). */
+size_t sb_device_kernel_local(sb_device *d, int32_t k);
+/* The kernel's name (programs.h), for messages. */
+const char *sb_device_kernel_name(sb_program_id prog, int32_t k);
+/* getenv("SAMEBITS_<BACKEND>_<what>") for d's backend (CUDA or OPENCL): the
+ * knobs each backend has always read, now read once for both. */
+const char *sb_device_env(const sb_device *d, const char *what);
+
+/* One line for `samebits doctor`: the backend's build and devices. */
+void sb_device_describe(sb_device_kind kind, char *buf, size_t cap);
+
+/* ---- what a backend implements (backends/cuda, backends/opencl) ---- */
+struct sb_device_backend {
+    const char *name;
+    /* 1 when a device of the backend that the profile can use is present */
+    int (*present)(void);
+    /* fills d->wg, cus, local_mem, name and impl, builds prog */
+    sb_status (*open)(sb_device *d);
+    void (*close)(sb_device *d);
+    sb_status (*alloc)(sb_device *d, void **h, size_t bytes);
+    void (*release)(sb_device *d, void *h);
+    sb_status (*write)(sb_device *d, void *h, size_t off, const void *src, size_t bytes);
+    sb_status (*read)(sb_device *d, void *h, size_t off, void *dst, size_t bytes);
+    sb_status (*copy)(sb_device *d, void *dst, size_t doff, void *src, size_t soff, size_t bytes);
+    sb_status (*launch)(sb_device *d, int32_t k, int64_t g0, int64_t g1, size_t dyn_local, const sb_darg *args,
+                        int32_t nargs);
+    sb_status (*finish)(sb_device *d);
+    size_t (*kernel_local)(sb_device *d, int32_t k);
+    void (*describe)(char *buf, size_t cap);
+};
+/* NULL when this build has no such backend. */
+const sb_device_backend *sb_backend_cuda(void);
+const sb_device_backend *sb_backend_opencl(void);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * programs.h: the entry kernels (src/kernels/entry/) of each program, by name, in one list the
+ * host and every backend share. The OpenCL device creates its kernels by
+ * these names; the CUDA device takes their addresses from the same list
+ * (backends/cuda/entry_*.cu); the families launch them by index
+ * (SB_KT_<name>, SB_KF_<name>). Plain C: no backend, no kernel body.
+ */
+#ifndef SB_DEVICE_PROGRAMS_H
+#define SB_DEVICE_PROGRAMS_H
+
+/* tree_entry.h: gradient boosting training and tree prediction */
+#define SB_TREE_KERNELS(X)                                                                                    \
+    X(k_fill) X(k_iota) X(k_grad1) X(k_gradk) X(k_maxabs) X(k_quantize) X(k_part_count) X(k_part_scan)       \
+    X(k_part_scatter) X(k_part_copy) X(k_zero_slots) X(k_hist) X(k_hist_local) X(k_subtract) X(k_best)        \
+    X(k_add_tree) X(k_predict)
+
+/* forest_entry.h: random forests, Extra Trees, isolation forests */
+#define SB_FOREST_KERNELS(X)                                                                                  \
+    X(kf_fill) X(kf_boot) X(kf_compact) X(kf_sums) X(kf_small) X(kf_select) X(kf_hist) X(kf_best) X(kf_part) \
+    X(kf_part_serial) X(kf_part_copy) X(kf_sub_counts) X(kf_sub_classes) X(kf_sub_max) X(kf_sub_scale)        \
+    X(kf_sub_fix) X(kf_iso_sample) X(kf_iso_range) X(kf_iso_pick)
+
+#define SB_ENTRY_ENUM_T(n) SB_KT_##n,
+#define SB_ENTRY_ENUM_F(n) SB_KF_##n,
+enum { SB_TREE_KERNELS(SB_ENTRY_ENUM_T) SB_KT_N };
+enum { SB_FOREST_KERNELS(SB_ENTRY_ENUM_F) SB_KF_N };
+#undef SB_ENTRY_ENUM_T
+#undef SB_ENTRY_ENUM_F
+
+/* The programs a device can be opened with. */
+typedef enum sb_program_id { SB_PROG_TREE = 0, SB_PROG_FOREST = 1, SB_PROG_N = 2 } sb_program_id;
+
+#endif
