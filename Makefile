@@ -260,7 +260,7 @@ reference-cards: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
 	  $(DESTDIR)$(PREFIX)/share/samebits/cards
-	install -m 644 include/samebits.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/samebits.h include/samebits_cert.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/libsamebits.so $(DESTDIR)$(PREFIX)/lib/libsamebits.so.0
 	ln -sf libsamebits.so.0 $(DESTDIR)$(PREFIX)/lib/libsamebits.so
 	install -m 644 $(BUILD)/libsamebits.a $(DESTDIR)$(PREFIX)/lib/

@@ -12,7 +12,7 @@
  * name first and is renamed into place, so a failure leaves nothing half-made.
  */
 #include "certify.h"
-#include "samebits.h"
+#include "samebits_cert.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -639,8 +639,11 @@ static int conformance_export(int argc, char **argv) {
     if (stat(dir, &sst) == 0) return usage("conformance export", "'%s' exists; give a new directory", dir);
     if (!n)
         for (int32_t i = 0; i < sb_fixture_count() && n < 64; i++) names[n++] = sb_fixture_name(i);
-    for (int i = 0; i < n; i++)
-        if (!sb_fixture_family(names[i])) return usage("conformance export", "unknown fixture '%s'", names[i]);
+    for (int i = 0; i < n; i++) {
+        const char *family;
+        sb_status st = sb_fixture_get_family(names[i], &family);
+        if (st != SB_OK) return lib_error(st); /* names the fixture and lists the known ones */
+    }
     bundle *b = calloc(1, sizeof *b);
     if (!b) return lib_error(SB_ERR_OUT_OF_MEMORY);
     int rc = EXIT_ERROR;

@@ -3,7 +3,7 @@
  * Exit status: 0 success; 1 a comparison or self-check found a difference;
  * 2 bad usage or an error (the message names the status).
  */
-#include "samebits.h"
+#include "samebits_cert.h"
 #include "certify.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,18 @@
 /*
- * samebits.h: the one public header of samebits.
+ * samebits.h: the product API of samebits: status codes and errors, version and
+ * build facts, numeric modes, parameters, threads, datasets, training, models,
+ * prediction and model digests.
  *
  * samebits trains and predicts bitwise identically on every certified machine.
+ * Certification and test control (identity cards, pinned fixtures, the Philox
+ * and SHA-256 primitives) are in the second public header, samebits_cert.h,
+ * which includes this one (docs/api.md).
+ *
  * Conventions of this API:
- *   - every call returns an sb_status; SB_OK is 0, anything else is a named error;
+ *   - every call that can fail returns an sb_status; SB_OK is 0, anything else
+ *     is a named error. A function that returns something else says why in its
+ *     comment, after the words "Not a status:" (tests/check_headers.py holds
+ *     both headers to this);
  *   - after a non-OK status, sb_last_error() gives this thread's message;
  *   - handles are opaque; each *_create has a *_free, and freeing NULL is a no-op;
  *   - the library never keeps a pointer into caller memory after a call returns;
@@ -50,18 +59,25 @@ typedef enum sb_status {
     SB_ERR_INTERNAL = 11
 } sb_status;
 
-/* The status's own name, e.g. "SB_ERR_MODE_UNSUPPORTED"; never NULL. */
+/* The status's own name, e.g. "SB_ERR_MODE_UNSUPPORTED".
+ * Not a status: naming cannot fail; a value outside the enum is named
+ * "SB_ERR_UNKNOWN_STATUS", so the result is never NULL. */
 SB_API const char *sb_status_name(sb_status status);
 
 /* This thread's message for the last non-OK status returned to it ("" if none).
- * The pointer stays valid until this thread's next samebits call. */
+ * The pointer stays valid until this thread's next samebits call.
+ * Not a status: the message is the answer, and reading it cannot fail (it is
+ * thread-local storage, never allocated). */
 SB_API const char *sb_last_error(void);
 
 /* ---- version and build ---------------------------------------------------- */
 
-/* Library version, e.g. "0.1.0". */
+/* Library version, e.g. "0.1.0" (SB_VERSION_STRING of the built library, which
+ * can differ from this header's when a program loads another build).
+ * Not a status: a constant string compiled into the library; cannot fail. */
 SB_API const char *sb_version(void);
-/* Numeric profile version, e.g. "sb-identical-v1". */
+/* Numeric profile version, e.g. "sb-identical-v1".
+ * Not a status: a constant string compiled into the library; cannot fail. */
 SB_API const char *sb_profile_version(void);
 
 /* Build facts as "key: value" lines (compiler, target, flags, contraction, sabotage).
@@ -97,7 +113,13 @@ typedef enum sb_family {
 /* Parse "identical" | "deterministic" | "fast"; an unknown name is
  * SB_ERR_INVALID_ARGUMENT with a message that lists the valid names. */
 SB_API sb_status sb_numeric_mode_parse(const char *name, sb_numeric_mode *out);
+/* The mode's name, "identical" | "deterministic" | "fast".
+ * Not a status: naming cannot fail; a value outside the enum is "unknown",
+ * never NULL. */
 SB_API const char *sb_numeric_mode_name(sb_numeric_mode mode);
+/* The family's name, e.g. "gbdt", "random_forest".
+ * Not a status: naming cannot fail; a value outside the enum is "unknown",
+ * never NULL. */
 SB_API const char *sb_family_name(sb_family family);
 
 /* Process-wide default mode. Initialised from SAMEBITS_NUMERIC_MODE on first use
@@ -115,6 +137,7 @@ SB_API sb_status sb_family_supports_mode(sb_family family, sb_numeric_mode mode)
 typedef struct sb_params sb_params;
 
 SB_API sb_status sb_params_create(sb_params **out);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_params_free(sb_params *params);
 SB_API sb_status sb_params_set(sb_params *params, const char *key, const char *value);
 /* Parse "k1=v1 k2=v2" (spaces or commas between pairs). */
@@ -138,96 +161,12 @@ SB_API sb_status sb_set_num_threads(int32_t n);
  * SB_ERR_INVALID_ARGUMENT naming the variable and the value. */
 SB_API sb_status sb_get_num_threads(int32_t *out);
 
-/* ---- randomness and digests ----------------------------------------------- */
+/* ---- identity cards, as training takes them ----------------------------- */
 
-/* Philox4x32-10 (Salmon et al., SC'11): out = block(ctr, key). */
-SB_API sb_status sb_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
-                                  uint32_t out[4]);
-
-/* SHA-256 (FIPS 180-4) of n bytes. */
-SB_API sb_status sb_sha256(const void *data, size_t n, uint8_t out[32]);
-
-/* ---- identity cards -------------------------------------------------------- */
-
-/* Element types a card stage can hold; digests cover canonical little-endian
- * bytes of the elements (float NaNs are canonicalised to 0x7FC00000). */
-typedef enum sb_dtype {
-    SB_DTYPE_U8 = 0,
-    SB_DTYPE_I32 = 1,
-    SB_DTYPE_U32 = 2,
-    SB_DTYPE_I64 = 3,
-    SB_DTYPE_U64 = 4,
-    SB_DTYPE_F32 = 5
-} sb_dtype;
-
+/* An identity card records a run's stages as digests (docs/cards.md). Training
+ * takes one, or NULL for no stage hashing; creating, reading and comparing
+ * cards is certification control, declared in samebits_cert.h. */
 typedef struct sb_card sb_card;
-
-SB_API sb_status sb_card_create(sb_card **out);
-SB_API void sb_card_free(sb_card *card);
-
-/* Append a stage: tag (1..63 chars of [A-Za-z0-9._-]), dtype, count elements
- * read from data in native byte order. Only the digest is kept. */
-SB_API sb_status sb_card_record(sb_card *card, const char *stage, sb_dtype dtype,
-                                const void *data, uint64_t count);
-
-/* Informative header fields (leg, host, threads...). Not compared by diff. */
-SB_API sb_status sb_card_set_meta(sb_card *card, const char *key, const char *value);
-
-SB_API sb_status sb_card_stage_count(const sb_card *card, int64_t *count);
-
-/* The card as JSON lines (one header line, one line per stage). */
-SB_API sb_status sb_card_text(const sb_card *card, char *buf, size_t cap, size_t *needed);
-/* Write the card to path atomically: a temporary file renamed into place. */
-SB_API sb_status sb_card_save(const sb_card *card, const char *path);
-/* Parse a card from text or a file. Malformed input is SB_ERR_INVALID_INPUT. */
-SB_API sb_status sb_card_parse(const char *text, size_t len, sb_card **out);
-SB_API sb_status sb_card_load(const char *path, sb_card **out);
-
-/* Result of comparing two cards stage by stage. */
-typedef struct sb_card_diff {
-    int32_t identical;      /* 1 if both cards hold the same stages with equal digests */
-    int64_t stage_index;    /* index of the first differing stage, -1 if identical */
-    char stage_a[64];       /* stage tag at that index in a ("" if a ended) */
-    char stage_b[64];
-    char digest_a[65];      /* hex digest in a ("" if a ended) */
-    char digest_b[65];
-    char reason[96];        /* "digest", "tag", "dtype", "count", "missing" */
-} sb_card_diff;
-
-/* Compare: SB_OK if identical, SB_ERR_MISMATCH otherwise; diff filled either way. */
-SB_API sb_status sb_card_compare(const sb_card *a, const sb_card *b, sb_card_diff *diff);
-
-/* ---- pinned fixtures -------------------------------------------------------- */
-
-/* Number of pinned fixtures built into the library and the name of the i-th. */
-SB_API int32_t sb_fixture_count(void);
-SB_API const char *sb_fixture_name(int32_t index);
-
-/* Run the named fixture on this machine, recording its stages into card. */
-SB_API sb_status sb_fixture_run(const char *name, sb_card *card);
-
-/* The reference card of the named fixture, as shipped with the library. */
-SB_API sb_status sb_fixture_reference(const char *name, sb_card **out);
-
-/* The family a fixture belongs to ("profile", "logit", "gbdt"); NULL if unknown. */
-SB_API const char *sb_fixture_family(const char *name);
-
-/* Run the named fixture with extra parameters (e.g. "device=cuda") applied on
- * top of its pinned ones. NULL or "" is sb_fixture_run. A fixture that takes no
- * parameters refuses any device but cpu (SB_ERR_BACKEND_UNAVAILABLE). */
-SB_API sb_status sb_fixture_run_with(const char *name, const char *extra, sb_card *card);
-
-/* A fixture's inputs, without running it: fn is called once per input array
- * (name, dtype, native-order elements, count), in a fixed order. The first
- * array of a model fixture is "params", its parameter text as u8. fn's status
- * other than SB_OK stops the walk and is returned. */
-typedef sb_status (*sb_fixture_input_fn)(void *ctx, const char *name, sb_dtype dtype,
-                                         const void *data, uint64_t count);
-SB_API sb_status sb_fixture_inputs(const char *name, sb_fixture_input_fn fn, void *ctx);
-
-/* The pinned digests of a fixture's inputs (a card of one stage per input array). */
-SB_API sb_status sb_fixture_input_reference(const char *name, sb_card **out);
-
 
 /* ---- datasets ---------------------------------------------------------------- */
 
@@ -255,6 +194,7 @@ SB_API sb_status sb_dataset_group_column(sb_dataset *d, const char *name);
 SB_API sb_status sb_dataset_read(const char *path, const char *format, const char *label,
                                  sb_dataset **out);
 SB_API sb_status sb_dataset_shape(const sb_dataset *d, int64_t *nrows, int32_t *ncols);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_dataset_free(sb_dataset *d);
 
 /* ---- models ------------------------------------------------------------------ */
@@ -338,6 +278,7 @@ SB_API sb_status sb_model_save(const sb_model *m, const char *path);
 SB_API sb_status sb_model_load(const char *path, sb_model **out);
 /* Hex SHA-256 of the model's bytes, as stored at the end of its file. */
 SB_API sb_status sb_model_digest(const sb_model *m, char hex[65]);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_model_free(sb_model *m);
 
 #ifdef __cplusplus

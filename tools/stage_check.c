@@ -8,7 +8,7 @@
  * or stage_check CPU_CARD DIR --write-cpu (writes the CPU's values as a dump).
  * Exit: 0 all stages equal, 1 some differ, 2 error.
  */
-#include "samebits.h"
+#include "samebits_cert.h"
 #include "core/rng.h"
 #include "kernels/profile_core.h"
 #include "math/sb_math.h"

@@ -4,7 +4,9 @@
  */
 #ifndef SB_CORE_INTERNAL_H
 #define SB_CORE_INTERNAL_H
-#include "samebits.h"
+/* Both public headers: the library implements the product API and the
+ * certification API alike, and its families record stages into cards. */
+#include "samebits_cert.h"
 #include "float_eval.h"
 #include <stddef.h>
 #include <stdint.h>

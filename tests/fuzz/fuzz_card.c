@@ -5,6 +5,7 @@
  * to it (sb_card_compare says identical) and renders to the same text.
  */
 #include "fuzz_common.h"
+#include "samebits_cert.h"
 
 static char *render(const sb_card *c, size_t *n) {
     size_t need = 0;

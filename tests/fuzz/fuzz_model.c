@@ -7,6 +7,7 @@
  * read (one spelling), its digest is its last 32 bytes, and the model predicts.
  */
 #include "fuzz_common.h"
+#include "samebits_cert.h"
 
 static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) {
     size_t need = 0;

@@ -288,6 +288,16 @@ def test_export_refuses_an_existing_directory_and_a_machine_that_differs(tmp_pat
     assert sorted(os.listdir(tmp_path)) == [], "a failed export left files behind"
 
 
+def test_export_names_an_unknown_fixture_through_the_library(tmp_path):
+    """The CLI asks sb_fixture_get_family, so the error is the library's named one
+    with the list of fixtures, and nothing is created."""
+    out = tmp_path / "bundle"
+    r = samebits("conformance", "export", str(out), "profile-core", "no-such-fixture")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "SB_ERR_NOT_FOUND: unknown fixture 'no-such-fixture'; fixtures: profile-core" in r.stderr, r.stderr
+    assert sorted(os.listdir(tmp_path)) == [], "a refused export left files behind"
+
+
 # ---- support matrix -------------------------------------------------------------------
 
 def matrix(root, *args):

@@ -1,6 +1,6 @@
 /* test_core.c: status, errors, modes, params, threads, digest, rng and cards. */
 #include "sb_test.h"
-#include "samebits.h"
+#include "samebits_cert.h"
 #include "core/internal.h"
 #include "core/rng.h"
 #include <pthread.h>

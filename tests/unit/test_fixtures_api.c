@@ -1,7 +1,7 @@
 /* test_fixtures_api.c: the fixture API behind verify, check-fixture and the
  * conformance bundles: families, extra parameters and refusals, inputs. */
 #include "sb_test.h"
-#include "samebits.h"
+#include "samebits_cert.h"
 #include <string.h>
 
 SB_TEST(test_fixture_families) {
@@ -11,6 +11,23 @@ SB_TEST(test_fixture_families) {
     SB_CHECK(sb_fixture_family("nope") == NULL);
     SB_CHECK(sb_fixture_family(NULL) == NULL);
     for (int32_t i = 0; i < sb_fixture_count(); i++) SB_CHECK(sb_fixture_family(sb_fixture_name(i)) != NULL);
+}
+
+SB_TEST(test_fixture_get_family_names_its_failures) {
+    /* The status form agrees with sb_fixture_family on every fixture, and says
+     * why where the one-value form can only give NULL. */
+    const char *family = "untouched";
+    for (int32_t i = 0; i < sb_fixture_count(); i++) {
+        SB_CHECK(sb_fixture_get_family(sb_fixture_name(i), &family) == SB_OK);
+        SB_CHECK(family && strcmp(family, sb_fixture_family(sb_fixture_name(i))) == 0);
+    }
+    SB_CHECK(sb_fixture_get_family("nope", &family) == SB_ERR_NOT_FOUND);
+    SB_CHECK(family == NULL);
+    SB_CHECK(strstr(sb_last_error(), "unknown fixture 'nope'") != NULL);
+    SB_CHECK(strstr(sb_last_error(), "profile-core") != NULL); /* the list of fixtures */
+    SB_CHECK(sb_fixture_get_family(NULL, &family) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_fixture_get_family("profile-core", NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_fixture_get_family("profile-core", &family) == SB_OK && strcmp(sb_last_error(), "") == 0);
 }
 
 static sb_status run_with(const char *name, const char *extra) {

@@ -9,7 +9,7 @@
  * - Inputs beyond the documented limits are refused as SB_ERR_LIMIT.
  */
 #include "sb_test.h"
-#include "samebits.h"
+#include "samebits_cert.h"
 #include "core/internal.h"
 #include "io/reader.h"
 #include "io/dataset.h"

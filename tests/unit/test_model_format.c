@@ -11,7 +11,7 @@
  *   SB_WRITE_GOLDEN=1 build/sb_unit test_model_format_write_golden
  */
 #include "sb_test.h"
-#include "samebits.h"
+#include "samebits_cert.h"
 #include "core/internal.h"
 #include "models/model.h"
 #include <errno.h>
