@@ -44,7 +44,7 @@ flags_of() {
   case "$1" in
     profile) echo "$PROFILE_FLAGS" ;;
     fmad) echo "$PROFILE_FLAGS" | sed 's/-fmad=false/-fmad=true/' | sed 's/$/ -DSB_CUDA_ARM_FMAD/' ;;
-    libdevice-exp) echo "$PROFILE_FLAGS -DSB_CUDA_SABOTAGE_LIBDEVICE_EXP" ;;
+    libdevice-exp) echo "$PROFILE_FLAGS -DSB_ARM_VENDOR_EXP" ;;
     float-atomic) echo "$PROFILE_FLAGS -DSB_ARM_FLOAT_ATOMIC" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac

@@ -65,9 +65,12 @@ const char *sb_device_kernel_name(sb_program_id prog, int32_t k) {
 #define SB_NAME_OF(n) #n,
     static const char *const tree[] = {SB_TREE_KERNELS(SB_NAME_OF)};
     static const char *const forest[] = {SB_FOREST_KERNELS(SB_NAME_OF)};
+    static const char *const core[] = {SB_CORE_KERNELS(SB_NAME_OF)};
 #undef SB_NAME_OF
-    if (prog == SB_PROG_TREE && k >= 0 && k < SB_KT_N) return tree[k];
-    if (prog == SB_PROG_FOREST && k >= 0 && k < SB_KF_N) return forest[k];
+    if (k < 0 || k >= sb_program_kernels(prog)) return "?";
+    if (prog == SB_PROG_TREE) return tree[k];
+    if (prog == SB_PROG_FOREST) return forest[k];
+    if (prog == SB_PROG_CORE) return core[k];
     return "?";
 }
 

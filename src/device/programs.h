@@ -20,14 +20,27 @@
     X(kf_part_serial) X(kf_part_copy) X(kf_sub_counts) X(kf_sub_classes) X(kf_sub_max) X(kf_sub_scale)        \
     X(kf_sub_fix) X(kf_iso_sample) X(kf_iso_range) X(kf_iso_pick)
 
+/* core_entry.h: the profile-core fixture on a GPU */
+#define SB_CORE_KERNELS(X)                                                                                    \
+    X(kc_rng_words) X(kc_rng_maps) X(kc_math_input) X(kc_reduce_input) X(kc_map) X(kc_tree_leaves)             \
+    X(kc_tree_combine) X(kc_tree_serial) X(kc_sacc_chunks) X(kc_sacc_final)
+
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,
+#define SB_ENTRY_ENUM_C(n) SB_KC_##n,
 enum { SB_TREE_KERNELS(SB_ENTRY_ENUM_T) SB_KT_N };
 enum { SB_FOREST_KERNELS(SB_ENTRY_ENUM_F) SB_KF_N };
+enum { SB_CORE_KERNELS(SB_ENTRY_ENUM_C) SB_KC_N };
 #undef SB_ENTRY_ENUM_T
 #undef SB_ENTRY_ENUM_F
+#undef SB_ENTRY_ENUM_C
 
 /* The programs a device can be opened with. */
-typedef enum sb_program_id { SB_PROG_TREE = 0, SB_PROG_FOREST = 1, SB_PROG_N = 2 } sb_program_id;
+typedef enum sb_program_id { SB_PROG_TREE = 0, SB_PROG_FOREST = 1, SB_PROG_CORE = 2, SB_PROG_N = 3 } sb_program_id;
+
+/* Kernels of program p. */
+static inline int sb_program_kernels(sb_program_id p) {
+    return p == SB_PROG_TREE ? (int)SB_KT_N : p == SB_PROG_FOREST ? (int)SB_KF_N : (int)SB_KC_N;
+}
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * dev_cuda.cu: the CUDA backend of the device layer (src/device/device.h):
  * the runtime glue for the entry kernels of src/kernels/entry/, which
- * entry_tree.cu and entry_forest.cu compile from the same source OpenCL
+ * entry_tree.cu, entry_forest.cu and entry_core.cu compile from the same source OpenCL
  * builds. Buffers are device pointers; launches go through cudaLaunchKernel
  * with the arguments the families give, in the default stream, so every
  * operation runs in call order; copies from and to the host block. Built with
@@ -23,6 +23,7 @@ extern "C" {
 
 extern "C" const void *const sb_cuda_tree_kernels[];
 extern "C" const void *const sb_cuda_forest_kernels[];
+extern "C" const void *const sb_cuda_core_kernels[];
 
 namespace {
 
@@ -60,8 +61,8 @@ sb_status cu_open(sb_device *d) {
     cuda_impl *c = (cuda_impl *)sb_calloc(1, sizeof *c);
     if (!c) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     d->impl = c;
-    c->k = d->prog == SB_PROG_TREE ? sb_cuda_tree_kernels : sb_cuda_forest_kernels;
-    c->nk = d->prog == SB_PROG_TREE ? (int32_t)SB_KT_N : (int32_t)SB_KF_N;
+    c->k = d->prog == SB_PROG_TREE ? sb_cuda_tree_kernels : d->prog == SB_PROG_FOREST ? sb_cuda_forest_kernels : sb_cuda_core_kernels;
+    c->nk = (int32_t)sb_program_kernels(d->prog);
     if (!(c->static_local = (size_t *)sb_calloc((size_t)c->nk, sizeof(size_t))))
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     int dev = 0;

@@ -40,7 +40,7 @@
  * library error.
  */
 #include "backends/cuda/compat_cuda.h" /* first: the kernel vocabulary */
-#include "samebits.h"
+#include "samebits_cert.h"
 #include "kernels/profile_core.h"
 #include "core/rng.h"
 #include "math/sb_math.h"

@@ -4,7 +4,7 @@
  * driver on a GPU.
  *
  * A program is an entry source of src/kernels/entry/ carried by the library
- * with its #includes inlined (tools/embed_cl.sh: build/gen/tree_cl_src.c and forest_cl_src.c), with
+ * with its #includes inlined (tools/embed_cl.sh: build/gen/<program>_cl_src.c), with
  * compat_opencl.h's text in front, built at open with the profile's options:
  * -cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -DSB_WG=<size>, never
  * -cl-mad-enable or -cl-fast-relaxed-math; contraction is off by
@@ -39,6 +39,8 @@ extern const char *const sb_tree_cl_src[];
 extern const int32_t sb_tree_cl_src_lines;
 extern const char *const sb_forest_cl_src[];
 extern const int32_t sb_forest_cl_src_lines;
+extern const char *const sb_core_cl_src[];
+extern const int32_t sb_core_cl_src_lines;
 
 typedef struct ocl_impl {
     cl_device_id dev;
@@ -49,7 +51,7 @@ typedef struct ocl_impl {
     int32_t nk;
 } ocl_impl;
 
-static int32_t nkernels(sb_program_id p) { return p == SB_PROG_TREE ? SB_KT_N : SB_KF_N; }
+static int32_t nkernels(sb_program_id p) { return (int32_t)sb_program_kernels(p); }
 
 static void release_kernels(ocl_impl *o) {
     if (o->k)
@@ -63,8 +65,10 @@ static void release_kernels(ocl_impl *o) {
 
 /* Program d->prog built for work-groups of wg, and its kernels created. */
 static sb_status build(sb_device *d, ocl_impl *o, const char *extra, size_t wg) {
-    const char *const *src = d->prog == SB_PROG_TREE ? sb_tree_cl_src : sb_forest_cl_src;
-    const int32_t lines = d->prog == SB_PROG_TREE ? sb_tree_cl_src_lines : sb_forest_cl_src_lines;
+    const char *const *src = d->prog == SB_PROG_TREE ? sb_tree_cl_src : d->prog == SB_PROG_FOREST ? sb_forest_cl_src : sb_core_cl_src;
+    const int32_t lines = d->prog == SB_PROG_TREE     ? sb_tree_cl_src_lines
+                          : d->prog == SB_PROG_FOREST ? sb_forest_cl_src_lines
+                                                      : sb_core_cl_src_lines;
     const int32_t all = sb_compat_cl_src_lines + lines;
     const char **joined = sb_malloc(sizeof(char *) * (size_t)all);
     if (!joined) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");

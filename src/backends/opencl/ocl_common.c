@@ -170,7 +170,8 @@ const char *sb_ocl_arm_options(const char *arm) {
     static const char *const arms[][2] = {{"contract", "-DSB_SABOTAGE_CONTRACT"},
                                           {"mad-enable", "-cl-mad-enable"},
                                           {"fast-relaxed-math", "-cl-fast-relaxed-math"},
-                                          {"float-atomic", "-DSB_ARM_FLOAT_ATOMIC"}};
+                                          {"float-atomic", "-DSB_ARM_FLOAT_ATOMIC"},
+                                          {"vendor-exp", "-DSB_ARM_VENDOR_EXP"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
     return NULL;
@@ -236,7 +237,7 @@ sb_status sb_ocl_arm(const char **extra) {
     if (arm && *arm) {
         if (!(*extra = sb_ocl_arm_options(arm)))
             return sb_fail(SB_ERR_INVALID_ARGUMENT,
-                           "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic", arm);
+                           "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic, vendor-exp", arm);
         fprintf(stderr, "samebits: opencl: SEPARATING ARM '%s' (%s): this build of the kernels breaks the profile\n",
                 arm, *extra);
     }

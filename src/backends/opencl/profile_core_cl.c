@@ -52,7 +52,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
-#include "samebits.h"
+#include "samebits_cert.h"
 #include "kernels/profile_core.h"
 #include "math/sb_math.h"
 

@@ -20,9 +20,16 @@
  * - partition: a stable scan-and-scatter spread over many work-groups (tiles
  *   of a segment).
  * SB_WG, the work-group size, is the host's (-DSB_WG): every launch uses it.
- * Separating arm: -DSB_ARM_FLOAT_ATOMIC (gradient sums as float atomics).
+ * Separating arms: -DSB_ARM_FLOAT_ATOMIC (gradient sums as float atomics),
+ * -DSB_ARM_VENDOR_EXP (the vendor's expf).
  * The kernel list is SB_TREE_KERNELS (src/device/programs.h).
  */
+#include "../../math/sb_math.h"
+#if defined(SB_ARM_VENDOR_EXP)
+/* Separating arm for rule 3: the vendor's expf (CUDA's libdevice, the OpenCL
+ * built-in) in the softmax of the kernel bodies below instead of the profile's. */
+#define sb_expf(x) sb_vendor_expf(x)
+#endif
 #include "../tree.h"
 #include "../quantize.h"
 
