@@ -1,19 +1,19 @@
 #!/bin/sh
-# cuda-compile-check.sh: compiles the CUDA leg of the profile-core fixture
-# (src/backends/cuda/profile_core.cu) with nvcc under the numeric profile's
-# flags, links it against build/libsamebits.a, and builds its two separating
-# arms the same way. Run by `make test` (target cuda-check) on CI machines,
+# cuda-compile-check.sh: compiles the CUDA backend of the device layer and the
+# entry kernels (every GPU family and the profile-core fixture) with nvcc under
+# the numeric profile's flags (make CUDA=1), and its separating arms the same
+# way (CUDA_VARIANT=fmad, libdevice-exp, float-atomic), into build-cuda/ and
+# build-cuda-VARIANT/. Run by `make test` (target cuda-check) on CI machines,
 # which have nvcc but no GPU: nothing is run, only compiled and linked.
 # tools/device-run.sh uses it too, so the flags live in this one place.
 #
 # Usage: sh tools/cuda-compile-check.sh [--outdir DIR] [--print-flags VARIANT]
-#   --outdir DIR          where the binaries go (default build/cuda)
+#   --outdir DIR          where the build logs go (default build/cuda)
 #   --print-flags VARIANT print the nvcc flags of VARIANT (profile, fmad,
-#                         libdevice-exp) on one line and exit
-# Also builds the library with the CUDA tree device (make CUDA=1, build-cuda/).
-# Binaries: DIR/profile_core_cuda (profile flags), DIR/profile_core_cuda_fmad
-# (nvcc's default contraction, -fmad=true), DIR/profile_core_cuda_libdevice_exp
-# (math.exp through CUDA's expf).
+#                         libdevice-exp, float-atomic) on one line and exit
+# The arms: fmad (nvcc's default contraction, -fmad=true), libdevice-exp (the
+# entry kernels' exp through CUDA's expf), float-atomic (histogram sums as
+# float atomics). CUDA_CHECK_ARMS="..." narrows them ("" for none).
 # Environment: NVCC (default: nvcc from PATH, then /usr/local/cuda/bin/nvcc);
 # CUDA_ARCH (default sm_90); SAMEBITS_REQUIRE_NVCC=1 turns a missing nvcc into
 # a failure instead of a SKIP.
@@ -75,30 +75,21 @@ fi
 mkdir -p "$OUTDIR"
 echo "cuda-compile-check: $("$NVCC" --version | tail -n 2 | head -n 1)"
 status=0
-for variant in profile fmad libdevice-exp; do
-  case "$variant" in
-    profile) bin="$OUTDIR/profile_core_cuda" ;;
-    *) bin="$OUTDIR/profile_core_cuda_$(echo "$variant" | tr - _)" ;;
-  esac
-  flags=$(flags_of "$variant")
-  echo "cuda-compile-check: $variant: $NVCC $flags src/backends/cuda/profile_core.cu build/libsamebits.a -lpthread -lm -o $bin"
-  # shellcheck disable=SC2086  # flags are words on purpose
-  if "$NVCC" $flags src/backends/cuda/profile_core.cu build/libsamebits.a -lpthread -lm -o "$bin"; then
+# The CUDA backend of the device layer and the entry kernels (src/kernels/entry/, the
+# source OpenCL builds too): the whole library, CLI and unit runner with it
+# (make CUDA=1 into build-cuda/), and each separating arm (CUDA_VARIANT=... into
+# build-cuda-VARIANT/), nvcc under the flags above. Nothing runs: no GPU here.
+J=$(nproc 2>/dev/null || echo 2)
+for variant in profile ${CUDA_CHECK_ARMS-fmad libdevice-exp float-atomic}; do
+  log="$OUTDIR/build-cuda-$variant.log"
+  echo "cuda-compile-check: $variant: make CUDA=1 CUDA_VARIANT=$variant"
+  if NVCC="$NVCC" ${MAKE:-make} -j"$J" CUDA=1 CUDA_VARIANT="$variant" all >"$log" 2>&1; then
     echo "cuda-compile-check: $variant: ok"
   else
-    echo "cuda-compile-check: $variant: FAILED to compile or link" >&2
+    tail -n 30 "$log" >&2
+    echo "cuda-compile-check: $variant: FAILED to compile or link (log: $log)" >&2
     status=1
   fi
 done
-# The CUDA tree device (gradient boosting) and forest device: the whole library, CLI and unit
-# runner built with it (make CUDA=1 into build-cuda/), nvcc under the same flags.
-echo "cuda-compile-check: gradient boosting and forests: make CUDA=1 (build-cuda/)"
-if NVCC="$NVCC" ${MAKE:-make} -j"$(nproc 2>/dev/null || echo 2)" CUDA=1 all >"$OUTDIR/build-cuda.log" 2>&1; then
-  echo "cuda-compile-check: gradient boosting: ok"
-else
-  tail -n 30 "$OUTDIR/build-cuda.log" >&2
-  echo "cuda-compile-check: gradient boosting: FAILED to compile or link (log: $OUTDIR/build-cuda.log)" >&2
-  status=1
-fi
 [ $status = 0 ] && echo "cuda-compile-check: PASS (compiled and linked; nothing run: no GPU needed)"
 exit $status

@@ -201,12 +201,13 @@ def record_opencl(out_root, commit, now):
     rc, text = run([], "sh", ["tools/opencl-check.sh"])
     with open(os.path.join(tmp, "opencl-check.txt"), "w", encoding="utf-8") as f:
         f.write(text)
-    for card in ("profile-core.card", "profile-core-arm-fast-relaxed-math.card", "profile-core-arm-contract.card"):
+    for card in ("profile-core.card", "profile-core-arm-fast-relaxed-math.card", "profile-core-arm-contract.card",
+                 "profile-core-arm-vendor-exp.card"):
         src = os.path.join(ROOT, "build", "opencl", card)
         if os.path.exists(src):
             shutil.copy(src, os.path.join(tmp, card))
     leg_ok = re.search(r"^leg: identical to fixtures/cards/profile-core.card$", text, re.M) is not None
-    device = next((m.group(1) for m in re.finditer(r"^profile_core_cl: (.+?): card build/opencl/profile-core\.card",
+    device = next((m.group(1) for m in re.finditer(r"^profile_core: (.+?): card build/opencl/profile-core\.card",
                                                    text, re.M)), "unknown device")
     arms = []
     for m in re.finditer(r"^arm (\S+): (differs, as it must: differ at stage \d+: (\S+)|FAILED)", text, re.M):
