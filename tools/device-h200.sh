@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# device-h200.sh: every GPU leg of the device layer on a lent NVIDIA GPU, in one
+# call from the repository root on a bare machine (the device tool's H200). It
+#   1. records the machine and toolchain (nvidia-smi, nvcc, gcc, commit) and the
+#      hashes of every source the run depends on (sources.sha256),
+#   2. builds the CPU library (build/), the CUDA build (build-cuda/, make CUDA=1)
+#      and the three CUDA arms (build-cuda-{fmad,libdevice-exp,float-atomic}/),
+#   3. verifies every pinned fixture against its reference card on device=cuda,
+#      on device=opencl through NVIDIA's OpenCL driver (registered when missing),
+#      and on the host CPU at 1 and 16 threads; the histogram and chunk knobs
+#      (SAMEBITS_{CUDA,OPENCL}_HIST=global, _FOREST_CHUNK) once more,
+#   4. runs the arms: each CUDA arm build on device=cuda, each OpenCL arm
+#      (SAMEBITS_OPENCL_ARM) on device=opencl: each must differ where its rule
+#      is used,
+#   5. runs the per-operation parity test (every device operation on every
+#      backend present, byte for byte against cpu-batched) and the prediction
+#      check (tools/predict_check.py) on both backends,
+#   6. unless SKIP_BENCH=1, runs bench/gpu_device_bench.py (time per tree on
+#      cuda, opencl and XGBoost's CUDA backend, 10M x 28; .whl/ carries XGBoost),
+#   7. writes summary.txt and packs everything as evidence.tar.gz in $OUT, with
+#      the folder name of evidence/README.md's scheme in evidence-folder.txt.
+#
+# Usage (device): COMMIT=<sha> DATA=.devdata bash tools/device-h200.sh
+#   DATA  a folder holding lightgbm-examples/binary_classification_binary.{train,test}
+#         (carried: ../shared does not travel)
+# Exit status: 0 when every leg is identical and every arm separates; 1 otherwise;
+# 2 a build failed.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 2
+OUT=${OUT:-$ROOT/build/device-h200/out}
+DATA=${DATA:-.devdata}
+EV=$ROOT/build/device-h200/ev
+rm -rf "$EV"
+mkdir -p "$EV/cards-cuda" "$EV/cards-opencl" "$OUT"
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+LOG=$EV/run.log
+: >"$LOG"
+J=$(nproc)
+FAIL=0
+say() { echo "device-h200: $*" | tee -a "$LOG"; }
+summary() { echo "$*" | tee -a "$EV/summary.txt"; }
+pack() {
+  cp "$LOG" "$OUT/run.log" 2>/dev/null
+  [ -f "$EV/summary.txt" ] && cp "$EV/summary.txt" "$OUT/summary.txt"
+  tar -C "$EV" -czf "$OUT/evidence.tar.gz" . 2>/dev/null
+}
+
+# ---- 1. facts
+COMMIT_ID=${COMMIT:-unknown}
+{
+  echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $COMMIT_ID"
+  echo "uname: $(uname -a)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($J cores)"
+  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,clocks.max.sm --format=csv
+  nvcc --version | tail -n 2
+  gcc --version | head -n 1
+  echo "nvcc flags (profile): $(sh tools/cuda-compile-check.sh --print-flags profile)"
+} >"$EV/facts.txt" 2>&1
+git ls-files -z src include cli tools/cuda-compile-check.sh tools/embed_cl.sh Makefile 2>/dev/null \
+  | xargs -0 sha256sum >"$EV/sources.sha256" 2>/dev/null
+[ -s "$EV/sources.sha256" ] || find src include cli Makefile tools/cuda-compile-check.sh tools/embed_cl.sh -type f \
+  | sort | xargs sha256sum >"$EV/sources.sha256"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | sed 's/^NVIDIA //' | awk '{print tolower($1)}' | tr -cd 'a-z0-9_')
+echo "evidence/cuda/$(date -u +%Y-%m-%d)-${gpu:-gpu}-all-$(printf %.7s "$COMMIT_ID")" >"$OUT/evidence-folder.txt"
+cat "$EV/facts.txt" | tee -a "$LOG"
+if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
+  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
+fi
+
+# ---- 2. builds: the CPU and CUDA builds first, the arms beside the identity runs
+say "building (CPU, CUDA)"
+make -j"$J" all >"$EV/build-cpu.log" 2>&1 || { say "CPU build FAILED"; tail -30 "$EV/build-cpu.log"; pack; exit 2; }
+make -j"$J" CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "CUDA build FAILED"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
+ARMS="float-atomic libdevice-exp fmad"
+[ "${SKIP_ARMS:-0}" = 1 ] && ARMS=""
+( for v in $ARMS; do make -j"$((J / 2))" CUDA=1 CUDA_VARIANT=$v all >"$EV/build-cuda-$v.log" 2>&1 || echo "$v" >>"$EV/arm-build-failed"; done ) &
+ARMPID=$!
+S=build-cuda/samebits
+$S doctor >"$EV/doctor.txt" 2>&1
+
+# verdict FILE: "pass" when the verify run passed, else its first failing line
+verdict() { if grep -q '^verify: PASS' "$1"; then echo pass; else grep -m1 -E 'DIFFERS|ERROR|REFUSED|FAIL' "$1" | sed 's/^ *//'; fi; }
+
+# ---- 3. identity
+say "identity"
+timeout 900 $S verify --cards "$EV/cards-cuda" device=cuda >"$EV/verify-cuda.txt" 2>&1
+summary "verify device=cuda: $(tail -n 2 "$EV/verify-cuda.txt" | head -n 1)"
+timeout 900 $S verify --cards "$EV/cards-opencl" device=opencl >"$EV/verify-opencl.txt" 2>&1
+summary "verify device=opencl (NVIDIA): $(tail -n 2 "$EV/verify-opencl.txt" | head -n 1)"
+for t in 1 16; do
+  timeout 900 $S verify --threads $t >"$EV/verify-cpu-$t.txt" 2>&1
+  summary "verify cpu --threads $t: $(tail -n 2 "$EV/verify-cpu-$t.txt" | head -n 1)"
+done
+SAMEBITS_CUDA_HIST=global timeout 900 $S verify --family gbdt device=cuda >"$EV/verify-cuda-hist-global.txt" 2>&1
+summary "verify gbdt device=cuda SAMEBITS_CUDA_HIST=global: $(verdict "$EV/verify-cuda-hist-global.txt")"
+SAMEBITS_OPENCL_HIST=global timeout 900 $S verify device=opencl >"$EV/verify-opencl-hist-global.txt" 2>&1
+summary "verify device=opencl SAMEBITS_OPENCL_HIST=global: $(verdict "$EV/verify-opencl-hist-global.txt")"
+SAMEBITS_CUDA_FOREST_CHUNK=3 SAMEBITS_FOREST_LEVEL_CHUNK=5 timeout 900 $S verify --family forest device=cuda >"$EV/verify-cuda-chunks.txt" 2>&1
+summary "verify forest device=cuda chunks 3/5: $(verdict "$EV/verify-cuda-chunks.txt")"
+for f in cuda opencl; do grep -q '^verify: PASS' "$EV/verify-$f.txt" || true; done
+
+# ---- 4. arms
+say "arms"
+wait $ARMPID
+for v in $ARMS; do
+  if [ -x build-cuda-$v/samebits ]; then
+    timeout 900 build-cuda-$v/samebits verify device=cuda >"$EV/verify-cuda-arm-$v.txt" 2>&1
+    summary "cuda arm $v: $(tail -n 2 "$EV/verify-cuda-arm-$v.txt" | head -n 1)"
+  else
+    summary "cuda arm $v: BUILD FAILED"; FAIL=1
+  fi
+done
+for a in ${OCL_ARMS-float-atomic contract vendor-exp fast-relaxed-math mad-enable}; do
+  SAMEBITS_OPENCL_ARM=$a timeout 900 $S verify device=opencl >"$EV/verify-opencl-arm-$a.txt" 2>&1
+  summary "opencl arm $a: $(tail -n 2 "$EV/verify-opencl-arm-$a.txt" | head -n 1)"
+done
+
+# ---- 5. per-operation parity and predictions
+say "parity and predictions"
+if [ -n "${PARITY_CMD:-}" ]; then
+  timeout 600 sh -c "$PARITY_CMD" >"$EV/parity.txt" 2>&1; rc=$?
+  summary "per-operation parity (rc $rc): $(tail -n 1 "$EV/parity.txt")"
+  [ $rc = 0 ] || FAIL=1
+  if [ -n "${PARITY_ARM_CMD:-}" ]; then
+    timeout 600 sh -c "$PARITY_ARM_CMD" >"$EV/parity-arm.txt" 2>&1; rc=$?
+    summary "per-operation parity under the float-atomic arm (must fail; rc $rc): $(tail -n 1 "$EV/parity-arm.txt")"
+  fi
+fi
+for d in cuda opencl; do
+  SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 600 python3 tools/predict_check.py $d >"$EV/predict-check-$d.txt" 2>&1
+  summary "predict-check $d: $(tail -n 1 "$EV/predict-check-$d.txt")"
+done
+
+# ---- 6. speed
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  say "bench"
+  SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 \
+    timeout 900 python3 bench/gpu_device_bench.py --data "$DATA" --out "$EV/bench.json" ${BENCH_ARGS:-} >"$EV/bench.txt" 2>&1
+  summary "bench: $(grep -E '^(cuda|opencl|xgboost) ' "$EV/bench.txt" | sed 's/"model_digest".*//' | tr '\n' ' ')"
+  cp "$EV/bench.json" "$OUT/bench.json" 2>/dev/null
+fi
+
+for f in verify-cuda verify-opencl verify-cpu-1 verify-cpu-16; do
+  # logit-train runs on the cpu only: its refusal on a GPU is expected, every other fixture must be identical
+  if grep -E 'DIFFERS|ERROR' "$EV/$f.txt" >/dev/null || grep 'REFUSED' "$EV/$f.txt" | grep -v 'logit-train' >/dev/null; then FAIL=1; fi
+done
+summary "result: $([ $FAIL = 0 ] && echo pass || echo FAIL)"
+pack
+exit $FAIL
