@@ -49,6 +49,7 @@ SB_FN sb_i64 sb_global_size(int d) {
 #define sb_atom_cas64(p, c, v) \
     ((sb_i64)atomicCAS((unsigned long long *)(p), (unsigned long long)(c), (unsigned long long)(v)))
 #define sb_atomic_cas32(p, c, v) atomicCAS((p), (c), (v))
+#define sb_atomic_add32(p, v) atomicAdd((p), (v))
 #define sb_atomic_inc32(p) atomicAdd((p), 1)
 #define sb_atomic_max32(p, v) atomicMax((p), (v))
 #define sb_atomic_min32(p, v) atomicMin((p), (v))

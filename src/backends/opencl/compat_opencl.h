@@ -52,6 +52,7 @@ typedef long sb_i64;
 #define sb_atom_add64(p, v) atom_add((p), (v))
 #define sb_atom_cas64(p, c, v) atom_cmpxchg((p), (c), (v))
 #define sb_atomic_cas32(p, c, v) atomic_cmpxchg((p), (c), (v))
+#define sb_atomic_add32(p, v) atomic_add((p), (v))
 #define sb_atomic_inc32(p) atomic_inc(p)
 #define sb_atomic_max32(p, v) atomic_max((p), (v))
 #define sb_atomic_min32(p, v) atomic_min((p), (v))

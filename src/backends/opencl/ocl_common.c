@@ -215,9 +215,6 @@ sb_status sb_ocl_choose(cl_device_id *dev) {
 sb_status sb_ocl_open(cl_device_id *dev, cl_context *ctx, cl_command_queue *q, const char **extra, size_t *wg) {
     sb_status st = sb_ocl_choose(dev);
     if (st != SB_OK) return st;
-    const char *hv = getenv("SAMEBITS_OPENCL_HIST");
-    if (hv && *hv && strcmp(hv, "global") != 0 && strcmp(hv, "local") != 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_OPENCL_HIST='%s': expected local or global", hv);
     if ((st = sb_ocl_arm(extra)) != SB_OK) return st;
     cl_int e = CL_SUCCESS;
     *ctx = sb_cl.clCreateContext(NULL, 1, dev, NULL, NULL, &e);

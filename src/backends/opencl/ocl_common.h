@@ -142,7 +142,7 @@ sb_status sb_ocl_choose(cl_device_id *dev);
  * stderr when set; an unknown arm is refused). */
 sb_status sb_ocl_arm(const char **extra);
 /* What both OpenCL devices open with: the device chosen (sb_ocl_choose),
- * SAMEBITS_OPENCL_HIST checked (local or global), the arm's options
+ * the arm's options
  * (sb_ocl_arm), a context and a queue on the device, and the work-group size:
  * 256, halved until the device allows it. What was made before a failure is
  * the caller's to release. */

@@ -398,6 +398,82 @@ SB_KERNEL void k_hist_local(SB_GLOBAL const ocl_hjob *jobs, SB_GLOBAL const int 
     }
 }
 
+/* k_hist_local with 32-bit local atomics: the same sums as k_hist_local, each
+ * kept in local memory as native 32-bit integer adds (a 64-bit local add is a
+ * compare-and-swap loop on some GPUs). Any int32 v (g or h) is offset to the
+ * unsigned u = v + 2^31 and split as u = (u >> 16) * 2^16 + (u & 0xFFFF): over
+ * a tile of at most 16384 rows both parts sum below 2^30, so every 32-bit sum
+ * is exact, and the flush rebuilds the 64-bit sum exactly as
+ * hi * 2^16 + lo - count * 2^31. Local memory: lo_g, hi_g, lo_h, hi_h, count,
+ * ne words each (20 bytes a bin). */
+SB_KERNEL void k_hist_local32(SB_GLOBAL const ocl_hjob *jobs, SB_GLOBAL const int *tile_start, int njobs,
+                              int tile_rows, SB_GLOBAL const ocl_fgroup *groups, SB_GLOBAL const int *rows,
+                              SB_GLOBAL const sb_u8 *bins, int stride, SB_GLOBAL const int *gq, SB_GLOBAL const int *hq,
+                              SB_GLOBAL const int *hoff, SB_GLOBAL const sb_u8 *mask, SB_GLOBAL sb_i64 *slots,
+                              int total SB_DYN_LOCAL_PARAM(sb_u32, acc)) {
+    SB_DYN_LOCAL(sb_u32, acc);
+    SB_SHARED int base[OCL_HIST_GROUP_FEATURES];
+    const int tile = sb_group_id(0), lid = sb_local_id(0);
+    const int j = ocl_find(tile_start, njobs, tile);
+    const ocl_hjob job = jobs[j];
+    const ocl_fgroup grp = groups[sb_group_id(1)];
+    const int ne = grp.e1 - grp.e0, nfg = grp.f1 - grp.f0;
+    SB_LOCAL sb_u32 *glo = acc, *ghi = acc + ne, *hlo = acc + 2 * ne, *hhi = acc + 3 * ne, *cnt = acc + 4 * ne;
+    for (int f = lid; f < nfg; f += SB_WG) base[f] = mask[grp.f0 + f] ? hoff[grp.f0 + f] - grp.e0 : -1;
+    for (int i = lid; i < 5 * ne; i += SB_WG) acc[i] = 0u;
+    sb_barrier();
+    const sb_i64 b = job.begin + (sb_i64)(tile - tile_start[j]) * tile_rows;
+    const sb_i64 e = b + tile_rows < job.end ? b + tile_rows : job.end;
+    for (sb_i64 i = b + lid; i < e; i += SB_WG) {
+        const int r = rows[i];
+        const int g = gq[r], h = hq[r];
+        const sb_u32 gu = (sb_u32)g ^ 0x80000000u, hu = (sb_u32)h ^ 0x80000000u; /* v + 2^31 */
+        const sb_u32 gl = gu & 0xFFFFu, gh = gu >> 16, hl = hu & 0xFFFFu, hh = hu >> 16;
+        SB_GLOBAL const sb_u8 *rb = bins + (sb_i64)r * stride + grp.f0; /* stride and f0: multiples of 4 */
+        for (int q = 0; q < nfg; q += 4) {
+            sb_u8 wb[4];
+            sb_load_u8x4(rb + q, wb);
+            for (int k = 0; k < 4; k++) {
+                if (q + k >= nfg || base[q + k] < 0) continue;
+                const int at = base[q + k] + wb[k];
+#if defined(SB_ARM_FLOAT_ATOMIC)
+                /* Separating arm for rule 4: the gradient sum as a float
+                 * compare-and-swap loop: rounded, in arrival order. */
+                sb_u32 seen, old = glo[at];
+                do {
+                    seen = old;
+                    old = sb_atomic_cas32(&glo[at], seen, sb_f2u(sb_u2f(seen) + (float)g));
+                } while (old != seen);
+                (void)gl, (void)gh;
+#else
+                sb_atomic_add32(&glo[at], gl);
+                sb_atomic_add32(&ghi[at], gh);
+#endif
+                sb_atomic_add32(&hlo[at], hl);
+                sb_atomic_add32(&hhi[at], hh);
+                sb_atomic_add32(&cnt[at], 1u);
+            }
+        }
+    }
+    sb_barrier();
+    SB_GLOBAL sb_i64 *out = slots + (sb_i64)job.slot * total * 3;
+    for (int i = lid; i < ne; i += SB_WG) {
+        const sb_u32 c = cnt[i];
+        if (c == 0u) continue; /* no rows: the sums are zero too */
+        const sb_i64 off = (sb_i64)c << 31; /* count * 2^31: the offsets added */
+#if defined(SB_ARM_FLOAT_ATOMIC)
+        const sb_i64 g = (sb_i64)sb_u2f(glo[i]);
+#else
+        const sb_i64 g = (sb_i64)ghi[i] * 65536 + (sb_i64)glo[i] - off;
+#endif
+        const sb_i64 h = (sb_i64)hhi[i] * 65536 + (sb_i64)hlo[i] - off;
+        SB_GLOBAL sb_i64 *at = out + (sb_i64)(grp.e0 + i) * 3;
+        sb_atom_add64(at, g);
+        sb_atom_add64(at + 1, h);
+        sb_atom_add64(at + 2, (sb_i64)c);
+    }
+}
+
 /* Slot large -= slot small, for sub sb_global_id(1). */
 SB_KERNEL void k_subtract(SB_GLOBAL const ocl_sub *subs, SB_GLOBAL sb_i64 *slots, int total) {
     const sb_i64 i = sb_global_id(0);

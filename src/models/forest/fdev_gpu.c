@@ -215,8 +215,8 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
     if (st != SB_OK) return st;
     d->wg = (size_t)d->dv->wg;
     const char *hv = sb_device_env(d->dv, "HIST");
-    if (hv && *hv && strcmp(hv, "global") != 0 && strcmp(hv, "local") != 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_HIST='%s': expected local or global",
+    if (hv && *hv && strcmp(hv, "global") != 0 && strncmp(hv, "local", 5) != 0) /* local32, local64: the tree device's */
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_HIST='%s': expected local, local32, local64 or global",
                        d->dv->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL", hv);
     const int64_t lm = d->dv->local_mem, kl = (int64_t)sb_device_kernel_local(d->dv, KF_HIST);
     d->local_cap = lm > kl + 1024 ? (size_t)(lm - kl - 1024) : 0;

@@ -34,7 +34,7 @@
 #define HIST_TILE_MIN 1024
 #define HIST_GROUP_FEATURES 256
 #define HIST_LOCAL_CAP 65536
-#define HIST_RUN_BYTES (4 * 256 * 16) /* a run of 4 features of 255 bins (and missing), 16 bytes a bin */
+#define HIST_RUN_ENTRIES (4 * 256) /* a run of 4 features of 255 bins (and missing) */
 
 typedef struct fgroup { /* features [f0, f1) whose bins are entries [e0, e1) (tree_entry.h's ocl_fgroup) */
     int32_t f0, f1, e0, e1;
@@ -56,7 +56,8 @@ struct sb_tdev {
     sb_dbuf bins, nbins, hoff, label, weight, margin, g, h, gq, hq, rows, tmp, mask, slots, maxbits, best;
     sb_dbuf up[U_N];
     sb_dbuf tleft, sleft; /* partition scratch: left rows per tile, per segment */
-    int hist_local;       /* 1: k_hist_local over the feature groups; 0: the global fallback */
+    int hist_local;       /* 1: local-memory histograms over the feature groups; 0: the global fallback */
+    int hist_bytes;       /* local bytes a bin: 20 (k_hist_local32, the default) or 16 (k_hist_local) */
     char hist_why[160];
     sb_dbuf groups;       /* ngroups fgroups */
     int32_t ngroups;
@@ -88,9 +89,10 @@ static void gpu_close(sb_tdev *d) {
             if (d->hist_local)
                 fprintf(stderr,
                         "%s schedule: work-groups of %lld; partition up to %d work-groups a call; histograms in local "
-                        "memory, %d feature group(s) of up to %zu bytes, up to %d tile(s) of %d rows a call, %d compute "
-                        "units\n",
-                        bname(d), (long long)d->wg, d->most_ptiles, d->ngroups, d->hist_acc, d->most_htiles,
+                        "memory (%d-bit atomics), %d feature group(s) of up to %zu bytes, up to %d tile(s) of %d rows a "
+                        "call, %d compute units\n",
+                        bname(d), (long long)d->wg, d->most_ptiles, d->hist_bytes == 20 ? 32 : 64, d->ngroups,
+                        d->hist_acc, d->most_htiles,
                         d->most_hrows, d->dv->cus);
             else
                 fprintf(stderr,
@@ -146,25 +148,30 @@ static int64_t groups_of(const sb_tdev *d, int64_t items) { return (items + d->w
 
 /* How the histograms are built: in local memory (a work-group's bins for a
  * group of features, when the device's local memory holds at least a run of
- * 4 features of 255 bins and missing, 16 KiB, beside the kernel's own 2 KiB),
- * or by 64-bit global atomics straight into the node's histogram (the
- * fallback), with why. Both give the same bits. _HIST=global asks for the
- * fallback (comparisons, tests); "local" or unset: local memory where it
- * fits; anything else is refused. */
+ * 4 features of 255 bins and missing, 20 KiB, beside the kernel's own 2 KiB),
+ * by 32-bit local atomics (k_hist_local32, 20 bytes a bin: the default) or
+ * 64-bit ones (k_hist_local, 16 bytes); or by 64-bit global atomics straight
+ * into the node's histogram (the fallback), with why. All give the same bits.
+ * _HIST=local32, local64 or global asks for one (comparisons, tests); "local"
+ * or unset: the default where it fits; anything else is refused. */
 static sb_status hist_path(sb_tdev *d, int *local) {
     const char *env = sb_device_env(d->dv, "HIST");
+    const char *bn = d->dv->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL";
     *local = 0;
-    if (env && *env && strcmp(env, "global") != 0 && strcmp(env, "local") != 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_HIST='%s': expected local or global",
-                       d->dv->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL", env);
+    d->hist_bytes = 20;
+    if (env && *env && strcmp(env, "global") != 0 && strcmp(env, "local") != 0 && strcmp(env, "local32") != 0 &&
+        strcmp(env, "local64") != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_HIST='%s': expected local, local32, local64 or global", bn,
+                       env);
     if (env && !strcmp(env, "global")) {
-        snprintf(d->hist_why, sizeof d->hist_why, "SAMEBITS_%s_HIST=global",
-                 d->dv->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL");
+        snprintf(d->hist_why, sizeof d->hist_why, "SAMEBITS_%s_HIST=global", bn);
         return SB_OK;
     }
-    if (d->dv->local_mem < HIST_RUN_BYTES + 2048) {
-        snprintf(d->hist_why, sizeof d->hist_why, "local memory %lld KiB < %d KiB",
-                 (long long)(d->dv->local_mem / 1024), (HIST_RUN_BYTES + 2048) / 1024);
+    if (env && !strcmp(env, "local64")) d->hist_bytes = 16;
+    const int64_t need = (int64_t)HIST_RUN_ENTRIES * d->hist_bytes + 2048;
+    if (d->dv->local_mem < need) {
+        snprintf(d->hist_why, sizeof d->hist_why, "local memory %lld KiB < %lld KiB",
+                 (long long)(d->dv->local_mem / 1024), (long long)(need / 1024));
         return SB_OK;
     }
     *local = 1;
@@ -183,12 +190,13 @@ static sb_status plan_hist(sb_tdev *d, const sb_tdev_setup *s) {
     if (st != SB_OK) return st;
     d->hist_local = local && s->nf > 0;
     if (!d->hist_local) return SB_OK;
-    size_t kl = sb_device_kernel_local(d->dv, SB_KT_k_hist_local);
+    const int32_t kern = d->hist_bytes == 20 ? SB_KT_k_hist_local32 : SB_KT_k_hist_local;
+    size_t kl = sb_device_kernel_local(d->dv, kern);
     if (!kl) kl = 4 * HIST_GROUP_FEATURES;
     const int64_t lm = d->dv->local_mem;
     int64_t budget = lm > (int64_t)kl + 1024 ? lm - (int64_t)kl - 1024 : 0; /* 1 KiB spare for what a driver keeps */
     if (budget > HIST_LOCAL_CAP) budget = HIST_LOCAL_CAP;
-    const int32_t max_entries = (int32_t)(budget / 16), nf = s->nf;
+    const int32_t max_entries = (int32_t)(budget / d->hist_bytes), nf = s->nf;
     fgroup *gs = sb_malloc(sizeof(fgroup) * (size_t)(nf / 4 + 1));
     if (!gs) return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", bname(d));
     int32_t ng = 0, widest = 0;
@@ -211,7 +219,7 @@ static sb_status plan_hist(sb_tdev *d, const sb_tdev_setup *s) {
         f = g.f1;
     }
     d->ngroups = ng;
-    d->hist_acc = (size_t)16 * (size_t)widest;
+    d->hist_acc = (size_t)d->hist_bytes * (size_t)widest;
     st = sb_device_alloc(d->dv, &d->groups, sizeof(fgroup) * (size_t)ng, "feature groups");
     if (st == SB_OK) st = sb_device_write(d->dv, &d->groups, 0, gs, sizeof(fgroup) * (size_t)ng, "feature groups");
     sb_free(gs);
@@ -468,7 +476,8 @@ static sb_status hist_local(sb_tdev *d, const sb_tdev_hjob *jobs, int32_t njobs)
     sb_free(ts);
     if (st != SB_OK || ntiles == 0) return st;
     if (ntiles > d->most_htiles) d->most_htiles = ntiles, d->most_hrows = tile_rows;
-    return SB_LAUNCH(d->dv, SB_KT_k_hist_local, ntiles, d->ngroups, d->hist_acc, SB_ARG(d->up[U_A].h),
+    return SB_LAUNCH(d->dv, d->hist_bytes == 20 ? SB_KT_k_hist_local32 : SB_KT_k_hist_local, ntiles, d->ngroups,
+                     d->hist_acc, SB_ARG(d->up[U_A].h),
                      SB_ARG(d->up[U_B].h), SB_ARG(njobs), SB_ARG(tile_rows), SB_ARG(d->groups.h), SB_ARG(d->rows.h),
                      SB_ARG(d->bins.h), SB_ARG(d->stride), SB_ARG(d->gq.h), SB_ARG(d->hq.h), SB_ARG(d->hoff.h),
                      SB_ARG(d->mask.h), SB_ARG(d->slots.h), SB_ARG(d->total));
