@@ -1,6 +1,7 @@
 /*
- * model.h: the in-memory model shared by the tree families (gradient boosting
- * now; forests later) and by the model file format (src/io/model_format.c).
+ * model.h: the in-memory model shared by the tree families (gradient boosting,
+ * random forests, Extra Trees, isolation forests), its life cycle (model.c) and
+ * its file format (model_format.c, docs/model-format.md).
  * A model owns every array it points to; nothing points into caller memory.
  */
 #ifndef SB_MODELS_MODEL_H
@@ -53,6 +54,9 @@ struct sb_model {
 
 /* A zeroed model; sb_model_free releases everything in it. */
 sb_status sb_model_alloc(sb_model **out);
+
+/* The objective's name ("regression", "binary"...; "unknown" for another value). */
+const char *sb_model_objective_name(int32_t objective);
 
 /* The last stages of a training card: the model's predictions of kind on its
  * training data (stage pred_tag), then its file bytes (stage bytes_tag). */

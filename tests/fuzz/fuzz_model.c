@@ -1,5 +1,5 @@
 /*
- * fuzz_model.c: the model loader (sb_model_from_bytes, src/io/model_format.c).
+ * fuzz_model.c: the model loader (sb_model_from_bytes, src/models/model_format.c).
  * Each input is tried twice: as it is, and "sealed" (its length field and its
  * digest recomputed) so that mutations reach the field checks behind the
  * digest. Contract (docs/model-format.md): a refusal is a named error with no

@@ -2,7 +2,7 @@
  * test_model_format.c: the model file format, version 1 (docs/model-format.md).
  *
  * Models are built by hand. The test carries its own encoder, written from the
- * document rather than from src/io/model_format.c, both to check that the
+ * document rather than from src/models/model_format.c, both to check that the
  * document is enough to write the format and to craft broken files (with a
  * correct digest, so that the check under test is the one that fires).
  * The golden file tests/data/models/v1-regression.sbm freezes the layout: the
