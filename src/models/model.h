@@ -58,8 +58,16 @@ sb_status sb_model_alloc(sb_model **out);
 /* The objective's name ("regression", "binary"...; "unknown" for another value). */
 const char *sb_model_objective_name(int32_t objective);
 
+/* Model file format versions (docs/model-format.md): the writer's, and the
+ * version a card's model-bytes stage records for the model's family (version 1
+ * for the tree families, frozen so that reference cards stay as they are; the
+ * current version for a family that version 1 cannot hold). */
+#define SB_MODEL_FORMAT_VERSION 2u
+uint32_t sb_model_card_version(const sb_model *m);
+
 /* The last stages of a training card: the model's predictions of kind on its
- * training data (stage pred_tag), then its file bytes (stage bytes_tag). */
+ * training data (stage pred_tag), then its file bytes in the card's format
+ * version (sb_model_card_version, stage bytes_tag). */
 struct sb_card;
 struct sb_dataset;
 sb_status sb_model_record(struct sb_card *card, const sb_model *m, const struct sb_dataset *train, int32_t kind,
