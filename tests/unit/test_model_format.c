@@ -995,6 +995,60 @@ SB_TEST(test_model_format_save_and_load) {
     sb_model_free(mc);
 }
 
+/* ---- prediction data for a model (src/models/predict_data.c) ---- */
+
+static int write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) return 0;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* Raw predictions of m on the CSV text through sb_dataset_read_for_model
+ * equal those on the matrix x (nrows rows of the model's width). */
+static int file_predicts_as_matrix(const sb_model *m, const char *path, const char *text, const float *x,
+                                   int64_t nrows) {
+    sb_dataset *a = NULL, *b = NULL;
+    float pa[64], pb[64];
+    size_t na = 0, nb = 0;
+    int ok = write_text(path, text) && sb_dataset_read_for_model(m, path, "csv", &a) == SB_OK &&
+             sb_dataset_from_matrix(x, nrows, m->num_features, &b) == SB_OK &&
+             sb_model_predict(m, a, SB_PREDICT_RAW, pa, 64, &na) == SB_OK &&
+             sb_model_predict(m, b, SB_PREDICT_RAW, pb, 64, &nb) == SB_OK && na == nb &&
+             memcmp(pa, pb, na * sizeof(float)) == 0;
+    if (!ok) fprintf(stderr, "  read_for_model: '%s'\n", sb_last_error());
+    sb_dataset_free(a);
+    sb_dataset_free(b);
+    return ok;
+}
+
+SB_TEST(test_model_format_read_for_model) {
+    char dir[] = "/tmp/sb_read_for_model_XXXXXX";
+    SB_CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/p.csv", dir);
+    /* Named: other columns are dropped and the features picked by name. */
+    sb_model *m = regression_model();
+    const float x[2 * 3] = {40.0f, 2e-40f, -INFINITY, 20.0f, NAN, 1.0f};
+    SB_CHECK(file_predicts_as_matrix(m, path, "x,extra,age,h\xc3\xb6he\n-inf,9,40,2e-40\n1,9,20,nan\n", x, 2));
+    sb_dataset *d = (sb_dataset *)&d;
+    SB_CHECK(write_text(path, "x,age,extra,other\n1,2,3,4\n") &&
+             sb_dataset_read_for_model(m, path, "csv", &d) == SB_ERR_INVALID_INPUT && d == NULL &&
+             strstr(sb_last_error(), "its feature 'h\xc3\xb6he' is not among the columns"));
+    sb_model_free(m);
+    /* Without names (a file whose names flag is 0): its own width only. */
+    m = multiclass_model();
+    const float y[1 * 4] = {1.0f, 2.5f, NAN, 8.0f};
+    SB_CHECK(file_predicts_as_matrix(m, path, "a,b,c,d\n1,2.5,,8\n", y, 1));
+    d = (sb_dataset *)&d;
+    SB_CHECK(write_text(path, "a,b,c,d,e\n1,2,3,4,5\n") &&
+             sb_dataset_read_for_model(m, path, "csv", &d) == SB_ERR_INVALID_INPUT && d == NULL &&
+             strstr(sb_last_error(), "has 5 columns, the model 4 features (and no feature names"));
+    remove(path);
+    rmdir(dir);
+    sb_model_free(m);
+}
+
 /* ---- info, importance, arguments ---- */
 
 SB_TEST(test_model_format_info) {
