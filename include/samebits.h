@@ -270,13 +270,20 @@ SB_API sb_status sb_model_feature_importance(const sb_model *m, int32_t type, fl
                                              size_t cap, size_t *needed);
 
 /* The model file format (docs/model-format.md): little-endian, versioned,
- * byte-identical across platforms, closed by a SHA-256 of everything before it. */
+ * byte-identical across platforms, closed by a SHA-256 of everything before it.
+ * The writer writes version 2; the reader reads versions 1 and 2. */
 SB_API sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, size_t *needed);
+/* The same in a chosen format version: 2, or 1 for a tree family (the layout
+ * older readers and the reference cards' model-bytes stages know). Another
+ * version, or 1 for a family it cannot hold, is SB_ERR_INVALID_ARGUMENT. */
+SB_API sb_status sb_model_to_bytes_version(const sb_model *m, uint32_t version, uint8_t *buf, size_t cap,
+                                           size_t *needed);
 SB_API sb_status sb_model_from_bytes(const uint8_t *buf, size_t len, sb_model **out);
 /* Save atomically (temporary file renamed into place); load validates everything. */
 SB_API sb_status sb_model_save(const sb_model *m, const char *path);
 SB_API sb_status sb_model_load(const char *path, sb_model **out);
-/* Hex SHA-256 of the model's bytes, as stored at the end of its file. */
+/* Hex SHA-256 of the model's bytes, as stored at the end of its file in the
+ * current version (a version-1 file read and saved again gets a new digest). */
 SB_API sb_status sb_model_digest(const sb_model *m, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_model_free(sb_model *m);

@@ -3,7 +3,6 @@
  * the caller may free its buffers as soon as a call returns.
  */
 #include "dataset.h"
-#include "../models/model.h"
 #include <float.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -154,66 +153,6 @@ void sb_dataset_free(sb_dataset *d) {
     if (!d) return;
     sb_table_release(&d->t);
     sb_free(d);
-}
-
-sb_status sb_dataset_read_for_model(const sb_model *m, const char *path, const char *format, sb_dataset **out) {
-    sb_clear_error();
-    if (!m || !path || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read_for_model: NULL argument");
-    sb_dataset *d;
-    sb_status st = sb_dataset_read_min_cols(path, format, NULL, m->num_features, &d);
-    if (st != SB_OK) return st;
-    int same = d->t.ncols == m->num_features;
-    for (int32_t f = 0; same && f < m->num_features; f++) same = !strcmp(d->t.names[f], m->feature_names[f]);
-    if (same || d->t.ncols == m->num_features) { /* same names, or unnamed columns of the right count */
-        *out = d;
-        return SB_OK;
-    }
-    /* Select the model's features by name. */
-    int32_t *src = sb_malloc(sizeof(int32_t) * (size_t)m->num_features);
-    float *x = src ? sb_malloc(sizeof(float) * (size_t)d->t.nrows * (size_t)m->num_features) : NULL;
-    if (!src || !x) {
-        sb_free(src);
-        sb_dataset_free(d);
-        return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-    }
-    for (int32_t f = 0; f < m->num_features; f++) {
-        src[f] = -1;
-        for (int32_t c = 0; c < d->t.ncols && src[f] < 0; c++)
-            if (!strcmp(d->t.names[c], m->feature_names[f])) src[f] = c;
-        if (src[f] < 0) {
-            st = sb_fail(SB_ERR_INVALID_INPUT,
-                         "feature-count mismatch: %s has %d columns, the model %d features, and its feature '%s' is not among the columns",
-                         path, (int)d->t.ncols, (int)m->num_features, m->feature_names[f]);
-            sb_free(src);
-            sb_free(x);
-            sb_dataset_free(d);
-            return st;
-        }
-    }
-    for (int64_t r = 0; r < d->t.nrows; r++)
-        for (int32_t f = 0; f < m->num_features; f++) x[r * m->num_features + f] = d->t.x[r * d->t.ncols + src[f]];
-    sb_free(src);
-    sb_free(d->t.x);
-    d->t.x = x;
-    for (int32_t c = 0; c < d->t.ncols; c++) sb_free(d->t.names[c]);
-    sb_free(d->t.names);
-    d->t.names = NULL;
-    d->t.ncols = m->num_features;
-    if ((st = default_names(&d->t)) != SB_OK) {
-        sb_dataset_free(d);
-        return st;
-    }
-    for (int32_t f = 0; f < m->num_features; f++) {
-        char *nm = sb_strdup(m->feature_names[f]);
-        if (!nm) {
-            sb_dataset_free(d);
-            return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-        }
-        sb_free(d->t.names[f]);
-        d->t.names[f] = nm;
-    }
-    *out = d;
-    return SB_OK;
 }
 
 /* ---- query groups (ranking) ---- */

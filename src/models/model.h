@@ -1,6 +1,7 @@
 /*
- * model.h: the in-memory model shared by the tree families (gradient boosting
- * now; forests later) and by the model file format (src/io/model_format.c).
+ * model.h: the in-memory model shared by the tree families (gradient boosting,
+ * random forests, Extra Trees, isolation forests), its life cycle (model.c) and
+ * its file format (model_format.c, docs/model-format.md).
  * A model owns every array it points to; nothing points into caller memory.
  */
 #ifndef SB_MODELS_MODEL_H
@@ -54,8 +55,19 @@ struct sb_model {
 /* A zeroed model; sb_model_free releases everything in it. */
 sb_status sb_model_alloc(sb_model **out);
 
+/* The objective's name ("regression", "binary"...; "unknown" for another value). */
+const char *sb_model_objective_name(int32_t objective);
+
+/* Model file format versions (docs/model-format.md): the writer's, and the
+ * version a card's model-bytes stage records for the model's family (version 1
+ * for the tree families, frozen so that reference cards stay as they are; the
+ * current version for a family that version 1 cannot hold). */
+#define SB_MODEL_FORMAT_VERSION 2u
+uint32_t sb_model_card_version(const sb_model *m);
+
 /* The last stages of a training card: the model's predictions of kind on its
- * training data (stage pred_tag), then its file bytes (stage bytes_tag). */
+ * training data (stage pred_tag), then its file bytes in the card's format
+ * version (sb_model_card_version, stage bytes_tag). */
 struct sb_card;
 struct sb_dataset;
 sb_status sb_model_record(struct sb_card *card, const sb_model *m, const struct sb_dataset *train, int32_t kind,

@@ -126,9 +126,10 @@ sb_status sb_model_record(sb_card *card, const sb_model *m, const sb_dataset *tr
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
     if (st == SB_OK) st = sb_model_predict(m, train, (sb_predict_kind)kind, pred, npred, NULL);
     if (st == SB_OK) st = sb_card_record(card, pred_tag, SB_DTYPE_F32, pred, npred);
-    if (st == SB_OK) st = sb_model_to_bytes(m, NULL, 0, &need);
+    const uint32_t version = sb_model_card_version(m);
+    if (st == SB_OK) st = sb_model_to_bytes_version(m, version, NULL, 0, &need);
     if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
-    if (st == SB_OK) st = sb_model_to_bytes(m, bytes, need, NULL);
+    if (st == SB_OK) st = sb_model_to_bytes_version(m, version, bytes, need, NULL);
     if (st == SB_OK) st = sb_card_record(card, bytes_tag, SB_DTYPE_U8, bytes, need);
     sb_free(pred);
     sb_free(bytes);

@@ -1,13 +1,17 @@
 /*
- * test_model_format.c: the model file format, version 1 (docs/model-format.md).
+ * test_model_format.c: the model file format, versions 1 and 2
+ * (docs/model-format.md).
  *
- * Models are built by hand. The test carries its own encoder, written from the
- * document rather than from src/io/model_format.c, both to check that the
- * document is enough to write the format and to craft broken files (with a
- * correct digest, so that the check under test is the one that fires).
- * The golden file tests/data/models/v1-regression.sbm freezes the layout: the
- * writer must reproduce it byte for byte, on every architecture, and its digest
- * is a constant here. Regenerate it only for a new format version:
+ * Models are built by hand. The test carries its own encoder of both versions,
+ * written from the document rather than from src/models/model_format.c, both to
+ * check that the document is enough to write the format and to craft broken
+ * files (with a correct digest, so that the check under test is the one that
+ * fires). Two golden files freeze the layouts: tests/data/models/v1-regression.sbm
+ * (version 1, written by the library before version 2 existed) and
+ * v2-regression.sbm (version 2). The writer must reproduce each byte for byte in
+ * its version, on every architecture, and their digests are constants here.
+ * The version-2 file is regenerated only for a new format version (the version-1
+ * file never is):
  *   SB_WRITE_GOLDEN=1 build/sb_unit test_model_format_write_golden
  */
 #include "sb_test.h"
@@ -21,8 +25,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define GOLDEN_NAME "models/v1-regression.sbm"
-#define GOLDEN_DIGEST "20049ef28a057e73827fa37459a6f3abad5beca99cc812fa8d0270c0e4cc8db1"
+#define GOLDEN_V1_NAME "models/v1-regression.sbm"
+#define GOLDEN_V1_DIGEST "20049ef28a057e73827fa37459a6f3abad5beca99cc812fa8d0270c0e4cc8db1"
+#define GOLDEN_V2_NAME "models/v2-regression.sbm"
+#define GOLDEN_V2_DIGEST "bfe0e38565ff9afe435d58ad7681c71d4ce7a75b02df37dfc927f16457075865"
 
 /* ---- building models by hand ---- */
 
@@ -138,36 +144,49 @@ static int models_equal(const sb_model *a, const sb_model *b) {
     return 1;
 }
 
-/* The model's bytes in a fresh malloc'ed buffer (NULL on failure). */
-static uint8_t *model_bytes(const sb_model *m, size_t *len) {
+/* The model's bytes in format version (0: the writer's, through
+ * sb_model_to_bytes) in a fresh malloc'ed buffer (NULL on failure). */
+static uint8_t *model_bytes_v(const sb_model *m, uint32_t version, size_t *len) {
     size_t need = 0;
-    if (sb_model_to_bytes(m, NULL, 0, &need) != SB_OK) return NULL;
+    sb_status st = version ? sb_model_to_bytes_version(m, version, NULL, 0, &need) : sb_model_to_bytes(m, NULL, 0, &need);
+    if (st != SB_OK) return NULL;
     uint8_t *b = malloc(need);
-    if (b && sb_model_to_bytes(m, b, need, len) != SB_OK) {
+    st = !b ? SB_ERR_OUT_OF_MEMORY
+       : version ? sb_model_to_bytes_version(m, version, b, need, len) : sb_model_to_bytes(m, b, need, len);
+    if (st != SB_OK) {
         free(b);
         return NULL;
     }
     return b;
 }
 
+static uint8_t *model_bytes(const sb_model *m, size_t *len) { return model_bytes_v(m, 0, len); }
+
 /* ---- an independent encoder, from docs/model-format.md ---- */
 
 #define AUTO INT64_MIN
 
 typedef struct craft {
-    uint32_t version;        /* 0: 1 */
+    uint32_t version;        /* the version field; 0: 2. Version 1 gets version 1's layout, any other version 2's */
     const char *profile;     /* NULL: SB_PROFILE_VERSION */
     int names_flag;          /* -1: 1 if the model has names, else 0 */
     int64_t num_class_field, num_features_field, ntrees_field, nnodes0_field, length_field;
     const uint8_t *name0;    /* raw bytes of feature name 0, if non-NULL */
     size_t name0_len;
-    size_t extra;            /* zero bytes inserted before the digest */
+    size_t extra;            /* zero bytes inserted before the digest (version 2: at the payload's end, counted in its length) */
+    int64_t family_field;    /* the family; AUTO: the model's */
+    const char *tag;         /* version 2: the payload tag (4 bytes); NULL: "TREE" */
+    int64_t payload_len_field; /* version 2: the payload length; AUTO: the payload's */
 } craft;
 
-static craft plain(void) {
-    craft c = {0, NULL, -1, AUTO, AUTO, AUTO, AUTO, AUTO, NULL, 0, 0};
+static craft plain_v(uint32_t version) {
+    craft c = {.version = version, .names_flag = -1, .num_class_field = AUTO, .num_features_field = AUTO,
+               .ntrees_field = AUTO, .nnodes0_field = AUTO, .length_field = AUTO, .family_field = AUTO,
+               .payload_len_field = AUTO};
     return c;
 }
+
+static craft plain(void) { return plain_v(0); }
 
 typedef struct obuf {
     uint8_t *p;
@@ -209,43 +228,70 @@ static void refix(uint8_t *b, size_t len, int set_length) {
     sb_sha256(b, len - 32, b + len - 32);
 }
 
+static void ob_names(obuf *o, const sb_model *m, craft c) {
+    uint8_t flag = (uint8_t)(c.names_flag >= 0 ? c.names_flag : m->feature_names ? 1 : 0);
+    ob_put(o, &flag, 1);
+    if (m->feature_names)
+        for (int32_t f = 0; f < m->num_features; f++) {
+            if (f == 0 && c.name0) ob_str(o, (const char *)c.name0, c.name0_len);
+            else ob_str(o, m->feature_names[f], strlen(m->feature_names[f]));
+        }
+}
+
+static void ob_trees(obuf *o, const sb_model *m, craft c) {
+    ob_u32(o, field32(c.ntrees_field, m->ntrees));
+    for (int32_t t = 0; t < m->ntrees; t++) {
+        ob_u32(o, field32(t == 0 ? c.nnodes0_field : AUTO, m->trees[t].nnodes));
+        for (int32_t i = 0; i < m->trees[t].nnodes; i++) {
+            const sb_tree_node *n = &m->trees[t].nodes[i];
+            ob_u32(o, (uint32_t)n->feature);
+            ob_u32(o, fbits(n->threshold));
+            ob_u32(o, (uint32_t)n->left);
+            ob_u32(o, (uint32_t)n->right);
+            ob_u32(o, fbits(n->value));
+            ob_u32(o, fbits(n->gain));
+            ob_u64(o, (uint64_t)n->count);
+            ob_put(o, &n->default_left, 1);
+        }
+    }
+}
+
 static uint8_t *encode(const sb_model *m, craft c, size_t *len) {
     obuf o = {0};
+    const uint32_t version = c.version ? c.version : 2;
     ob_put(&o, "SBMODEL\0", 8);
-    ob_u32(&o, c.version ? c.version : 1);
+    ob_u32(&o, version);
     ob_u64(&o, 0); /* total length, set below */
     const char *prof = c.profile ? c.profile : SB_PROFILE_VERSION;
     ob_str(&o, prof, strlen(prof));
-    ob_u32(&o, (uint32_t)m->family);
-    ob_u32(&o, (uint32_t)m->objective);
-    ob_u32(&o, field32(c.num_class_field, m->num_class));
-    ob_u32(&o, field32(c.num_features_field, m->num_features));
-    ob_u32(&o, (uint32_t)m->numeric_mode);
-    for (int32_t k = 0; k < m->num_class; k++) ob_u32(&o, fbits(m->base_score[k]));
-    ob_str(&o, m->params ? m->params : "", m->params ? strlen(m->params) : 0);
-    uint8_t flag = (uint8_t)(c.names_flag >= 0 ? c.names_flag : m->feature_names ? 1 : 0);
-    ob_put(&o, &flag, 1);
-    if (m->feature_names)
-        for (int32_t f = 0; f < m->num_features; f++) {
-            if (f == 0 && c.name0) ob_str(&o, (const char *)c.name0, c.name0_len);
-            else ob_str(&o, m->feature_names[f], strlen(m->feature_names[f]));
-        }
-    ob_u32(&o, field32(c.ntrees_field, m->ntrees));
-    for (int32_t t = 0; t < m->ntrees; t++) {
-        ob_u32(&o, field32(t == 0 ? c.nnodes0_field : AUTO, m->trees[t].nnodes));
-        for (int32_t i = 0; i < m->trees[t].nnodes; i++) {
-            const sb_tree_node *n = &m->trees[t].nodes[i];
-            ob_u32(&o, (uint32_t)n->feature);
-            ob_u32(&o, fbits(n->threshold));
-            ob_u32(&o, (uint32_t)n->left);
-            ob_u32(&o, (uint32_t)n->right);
-            ob_u32(&o, fbits(n->value));
-            ob_u32(&o, fbits(n->gain));
-            ob_u64(&o, (uint64_t)n->count);
-            ob_put(&o, &n->default_left, 1);
-        }
+    if (version == 1) {
+        ob_u32(&o, field32(c.family_field, m->family));
+        ob_u32(&o, (uint32_t)m->objective);
+        ob_u32(&o, field32(c.num_class_field, m->num_class));
+        ob_u32(&o, field32(c.num_features_field, m->num_features));
+        ob_u32(&o, (uint32_t)m->numeric_mode);
+        for (int32_t k = 0; k < m->num_class; k++) ob_u32(&o, fbits(m->base_score[k]));
+        ob_str(&o, m->params ? m->params : "", m->params ? strlen(m->params) : 0);
+        ob_names(&o, m, c);
+        ob_trees(&o, m, c);
+        for (size_t i = 0; i < c.extra; i++) ob_put(&o, "", 1);
+    } else {
+        ob_u32(&o, field32(c.family_field, m->family));
+        ob_u32(&o, (uint32_t)m->numeric_mode);
+        ob_u32(&o, field32(c.num_features_field, m->num_features));
+        ob_str(&o, m->params ? m->params : "", m->params ? strlen(m->params) : 0);
+        ob_names(&o, m, c);
+        obuf pl = {0};
+        ob_u32(&pl, (uint32_t)m->objective);
+        ob_u32(&pl, field32(c.num_class_field, m->num_class));
+        for (int32_t k = 0; k < m->num_class; k++) ob_u32(&pl, fbits(m->base_score[k]));
+        ob_trees(&pl, m, c);
+        for (size_t i = 0; i < c.extra; i++) ob_put(&pl, "", 1);
+        ob_put(&o, c.tag ? c.tag : "TREE", 4);
+        ob_u64(&o, c.payload_len_field == AUTO ? (uint64_t)pl.n : (uint64_t)c.payload_len_field);
+        ob_put(&o, pl.p, pl.n);
+        free(pl.p);
     }
-    for (size_t i = 0; i < c.extra; i++) ob_put(&o, "", 1);
     uint8_t zero[32] = {0};
     ob_put(&o, zero, 32);
     refix(o.p, o.n, 1);
@@ -295,39 +341,55 @@ static uint8_t *read_file(const char *path, size_t *len) {
     return b;
 }
 
-static void golden_path(char *out, size_t cap) {
-    snprintf(out, cap, "%s/%s", sb_test_data_dir(), GOLDEN_NAME);
+/* The golden file of version (1 or 2). */
+static void golden_path(char *out, size_t cap, uint32_t version) {
+    snprintf(out, cap, "%s/%s", sb_test_data_dir(), version == 1 ? GOLDEN_V1_NAME : GOLDEN_V2_NAME);
 }
 
 /* ---- round trips ---- */
 
-static void check_round_trip(sb_model *m) {
+/* m in version (1 or 2): the writer's bytes read back into an equal model
+ * that writes the same bytes again, and the test's own encoder agrees. */
+static void check_round_trip_v(sb_model *m, uint32_t version) {
     size_t len = 0, len2 = 0, need = 0;
-    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &need) == SB_OK);
-    uint8_t *b = model_bytes(m, &len);
+    SB_CHECK(sb_model_to_bytes_version(m, version, NULL, 0, &need) == SB_OK);
+    uint8_t *b = model_bytes_v(m, version, &len);
     SB_CHECK(b != NULL && len == need);
     if (!b) return;
+    SB_CHECK(b[8] == version && b[9] == 0 && b[10] == 0 && b[11] == 0);
     uint8_t small[16];
-    SB_CHECK(sb_model_to_bytes(m, small, sizeof small, &need) == SB_ERR_LIMIT && need == len);
+    SB_CHECK(sb_model_to_bytes_version(m, version, small, sizeof small, &need) == SB_ERR_LIMIT && need == len);
     sb_model *back = NULL;
     SB_CHECK(sb_model_from_bytes(b, len, &back) == SB_OK);
     SB_CHECK(back != NULL && models_equal(m, back));
     if (back) {
-        uint8_t *b2 = model_bytes(back, &len2);
+        uint8_t *b2 = model_bytes_v(back, version, &len2);
         SB_CHECK(b2 != NULL && len2 == len && memcmp(b, b2, len) == 0);
         free(b2);
-        char h1[65], h2[65], stored[65];
-        SB_CHECK(sb_model_digest(m, h1) == SB_OK && sb_model_digest(back, h2) == SB_OK);
-        sb_hex(b + len - 32, 32, stored);
-        SB_CHECK(strcmp(h1, stored) == 0 && strcmp(h2, stored) == 0);
-        /* The test's own encoder, written from the document, agrees. */
+        /* The document's encoder, written independently, agrees. */
         size_t elen;
-        uint8_t *e = encode(m, plain(), &elen);
+        uint8_t *e = encode(m, plain_v(version), &elen);
         SB_CHECK(elen == len && memcmp(e, b, len) == 0);
         free(e);
     }
     sb_model_free(back);
     free(b);
+}
+
+static void check_round_trip(sb_model *m) {
+    check_round_trip_v(m, 1);
+    check_round_trip_v(m, 2);
+    /* sb_model_to_bytes writes version 2; the digest is its last 32 bytes. */
+    size_t len = 0, len2 = 0;
+    uint8_t *b = model_bytes(m, &len), *b2 = model_bytes_v(m, 2, &len2);
+    SB_CHECK(b && b2 && len == len2 && memcmp(b, b2, len) == 0);
+    if (b) {
+        char h[65], stored[65];
+        sb_hex(b + len - 32, 32, stored);
+        SB_CHECK(sb_model_digest(m, h) == SB_OK && strcmp(h, stored) == 0);
+    }
+    free(b);
+    free(b2);
 }
 
 SB_TEST(test_model_format_roundtrip_regression) {
@@ -354,15 +416,15 @@ SB_TEST(test_model_format_roundtrip_no_trees) {
     sb_model_free(m);
 }
 
-/* ---- the golden file: the frozen layout ---- */
+/* ---- the golden files: the frozen layouts ---- */
 
-/* Writes the golden file; runs only when SB_WRITE_GOLDEN=1 (by hand, once per
- * format version). */
+/* Writes the version-2 golden file; runs only when SB_WRITE_GOLDEN=1 (by hand,
+ * once per format version). The version-1 file is never rewritten. */
 SB_TEST(test_model_format_write_golden) {
     const char *w = getenv("SB_WRITE_GOLDEN");
     if (!w || strcmp(w, "1") != 0) return;
     char path[512];
-    golden_path(path, sizeof path);
+    golden_path(path, sizeof path, 2);
     sb_model *m = regression_model();
     SB_CHECK(sb_model_save(m, path) == SB_OK);
     char hex[65];
@@ -371,31 +433,123 @@ SB_TEST(test_model_format_write_golden) {
     sb_model_free(m);
 }
 
-SB_TEST(test_model_format_golden_bytes) {
+/* Raw margins of the golden model on rows walked by hand: base 0.5, tree 0
+ * (age <= 30.5 ? -0.25 : x <= -inf ? 0.125 : -0.0; NaN age left, NaN x right),
+ * tree 1 (hoehe <= 1e-40 ? 0.0625 : -0.03125; NaN left). Every sum is exact. */
+static int golden_predicts(const sb_model *m) {
+    const float nan = NAN;
+    const float x[5 * 3] = {20.0f, 0.0f, 0.0f,   40.0f, 1.0f, 5.0f,   40.0f, 0.0f, -INFINITY,
+                            nan, nan, nan,       40.0f, 2e-40f, nan};
+    const float want[5] = {0.3125f, 0.46875f, 0.6875f, 0.3125f, 0.46875f};
+    sb_dataset *d = NULL;
+    float out[5];
+    size_t got = 0;
+    int ok = sb_dataset_from_matrix(x, 5, 3, &d) == SB_OK &&
+             sb_model_predict(m, d, SB_PREDICT_RAW, out, 5, &got) == SB_OK && got == 5;
+    for (int r = 0; ok && r < 5; r++) ok = fbits(out[r]) == fbits(want[r]);
+    if (!ok) fprintf(stderr, "  golden prediction differs: %s\n", sb_last_error());
+    sb_dataset_free(d);
+    return ok;
+}
+
+/* The golden file of version: the writer reproduces it byte for byte in that
+ * version, its digest is the constant, and it loads into the golden model,
+ * which predicts the hand-walked margins. */
+static void check_golden(uint32_t version, const char *digest) {
     char path[512];
-    golden_path(path, sizeof path);
+    golden_path(path, sizeof path, version);
     size_t glen = 0, len = 0;
     uint8_t *g = read_file(path, &glen);
     SB_CHECK(g != NULL);
     if (!g) return;
     sb_model *m = regression_model();
-    uint8_t *b = model_bytes(m, &len);
+    uint8_t *b = model_bytes_v(m, version, &len);
     SB_CHECK(b != NULL && len == glen && memcmp(b, g, glen) == 0);
     char hex[65];
     sb_hex(g + glen - 32, 32, hex);
-    SB_CHECK(strcmp(hex, GOLDEN_DIGEST) == 0);
-    SB_CHECK(sb_model_digest(m, hex) == SB_OK && strcmp(hex, GOLDEN_DIGEST) == 0);
+    SB_CHECK(strcmp(hex, digest) == 0);
     sb_model *loaded = NULL;
     SB_CHECK(sb_model_load(path, &loaded) == SB_OK && loaded && models_equal(m, loaded));
+    if (loaded) SB_CHECK(golden_predicts(loaded));
     sb_model_free(loaded);
     sb_model_free(m);
     free(b);
     free(g);
 }
 
-SB_TEST(test_model_format_every_bit_flip_rejected) {
+SB_TEST(test_model_format_golden_v1_still_reads) {
+    check_golden(1, GOLDEN_V1_DIGEST);
+}
+
+SB_TEST(test_model_format_golden_v2_bytes) {
+    check_golden(2, GOLDEN_V2_DIGEST);
+    /* The writer's version and the model's digest are version 2's. */
+    sb_model *m = regression_model();
+    char hex[65];
+    SB_CHECK(sb_model_digest(m, hex) == SB_OK && strcmp(hex, GOLDEN_V2_DIGEST) == 0);
+    sb_model_free(m);
+}
+
+/* A version-1 file read and written again becomes the version-2 file of the
+ * same model: a new digest (docs/model-format.md, "Reading version 1"). */
+SB_TEST(test_model_format_v1_resaved_is_v2) {
     char path[512];
-    golden_path(path, sizeof path);
+    golden_path(path, sizeof path, 1);
+    sb_model *m = NULL;
+    SB_CHECK(sb_model_load(path, &m) == SB_OK && m);
+    if (!m) return;
+    char hex[65];
+    SB_CHECK(sb_model_digest(m, hex) == SB_OK && strcmp(hex, GOLDEN_V2_DIGEST) == 0 &&
+             strcmp(hex, GOLDEN_V1_DIGEST) != 0);
+    size_t len = 0, glen = 0;
+    uint8_t *b = model_bytes(m, &len), *b1 = model_bytes_v(m, 1, &glen);
+    SB_CHECK(b && b[8] == 2);
+    char v2path[512];
+    golden_path(v2path, sizeof v2path, 2);
+    size_t v2len = 0, v1len = 0;
+    uint8_t *g2 = read_file(v2path, &v2len), *g1 = read_file(path, &v1len);
+    SB_CHECK(b && g2 && len == v2len && memcmp(b, g2, len) == 0);
+    /* ...and asked for version 1 it writes the very file it read. */
+    SB_CHECK(b1 && g1 && glen == v1len && memcmp(b1, g1, glen) == 0);
+    free(b);
+    free(b1);
+    free(g1);
+    free(g2);
+    sb_model_free(m);
+}
+
+/* The card's model-bytes stage records the version-1 bytes of a tree model
+ * (the reference cards were recorded so), not the writer's version 2. */
+SB_TEST(test_model_format_card_stage_is_v1) {
+    sb_model *m = regression_model();
+    SB_CHECK(sb_model_card_version(m) == 1);
+    const float x[2 * 3] = {20.0f, 0.0f, 0.0f, 40.0f, 1.0f, 5.0f};
+    sb_dataset *d = NULL;
+    sb_card *card = NULL;
+    SB_CHECK(sb_dataset_from_matrix(x, 2, 3, &d) == SB_OK && sb_card_create(&card) == SB_OK);
+    SB_CHECK(sb_model_record(card, m, d, SB_PREDICT_RAW, "t.pred", "t.model_bytes") == SB_OK);
+    size_t need = 0, len = 0;
+    char *text = NULL;
+    SB_CHECK(sb_card_text(card, NULL, 0, &need) == SB_OK && (text = malloc(need)) != NULL &&
+             sb_card_text(card, text, need, NULL) == SB_OK);
+    uint8_t *b1 = model_bytes_v(m, 1, &len), sha[32];
+    char hex[65], want[128];
+    SB_CHECK(b1 && sb_sha256(b1, len, sha) == SB_OK);
+    sb_hex(sha, 32, hex);
+    snprintf(want, sizeof want, "\"stage\":\"t.model_bytes\",\"dtype\":\"u8\",\"count\":%zu,\"sha256\":\"%s\"", len, hex);
+    SB_CHECK(text && strstr(text, want) != NULL);
+    if (text && !strstr(text, want)) fprintf(stderr, "  card:\n%s  wanted %s\n", text, want);
+    free(text);
+    free(b1);
+    sb_card_free(card);
+    sb_dataset_free(d);
+    sb_model_free(m);
+}
+
+/* Every single-bit flip of the golden file of version is refused. */
+static void check_every_bit_flip(uint32_t version) {
+    char path[512];
+    golden_path(path, sizeof path, version);
     size_t len = 0;
     uint8_t *g = read_file(path, &len);
     SB_CHECK(g != NULL);
@@ -415,9 +569,15 @@ SB_TEST(test_model_format_every_bit_flip_rejected) {
     free(g);
 }
 
-SB_TEST(test_model_format_every_truncation_rejected) {
+SB_TEST(test_model_format_every_bit_flip_rejected) {
+    check_every_bit_flip(1);
+    check_every_bit_flip(2);
+}
+
+/* Every proper prefix of the golden file of version is refused. */
+static void check_every_truncation(uint32_t version) {
     char path[512];
-    golden_path(path, sizeof path);
+    golden_path(path, sizeof path, version);
     size_t len = 0;
     uint8_t *g = read_file(path, &len);
     SB_CHECK(g != NULL);
@@ -434,6 +594,11 @@ SB_TEST(test_model_format_every_truncation_rejected) {
     free(g);
 }
 
+SB_TEST(test_model_format_every_truncation_rejected) {
+    check_every_truncation(1);
+    check_every_truncation(2);
+}
+
 SB_TEST(test_model_format_appended_bytes_rejected) {
     sb_model *m = regression_model();
     size_t len;
@@ -442,10 +607,14 @@ SB_TEST(test_model_format_appended_bytes_rejected) {
     memcpy(more, b, len);
     more[len] = 0;
     SB_CHECK(rejects(more, len + 1, SB_ERR_INVALID_INPUT, "appended"));
-    /* Bytes slipped in before the digest, length and digest made consistent. */
-    craft c = plain();
+    /* Bytes slipped in before the digest, length and digest made consistent
+     * (version 2: at the payload's end, its length counting them). */
+    craft c = plain_v(1);
     c.extra = 3;
-    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "3 unused bytes"));
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "3 unused bytes between the last tree and the digest"));
+    c = plain();
+    c.extra = 3;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "3 unused bytes between the last tree and the end of the payload"));
     free(more);
     free(b);
     sb_model_free(m);
@@ -465,8 +634,8 @@ SB_TEST(test_model_format_foreign_file_rejected) {
 SB_TEST(test_model_format_newer_version_named) {
     sb_model *m = regression_model();
     craft c = plain();
-    c.version = 2; /* digest recomputed: only the version check can refuse it */
-    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "format version 2 is newer than this library's 1"));
+    c.version = 3; /* digest recomputed: only the version check can refuse it */
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "format version 3 is newer than this library's 2"));
     c.version = 0xffffffffu;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "format version 4294967295 is newer"));
     /* Version 0 never existed. */
@@ -481,11 +650,86 @@ SB_TEST(test_model_format_newer_version_named) {
 
 SB_TEST(test_model_format_other_profile_named) {
     sb_model *m = regression_model();
+    for (uint32_t v = 1; v <= 2; v++) {
+        craft c = plain_v(v);
+        c.profile = "sb-identical-v9";
+        SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "'sb-identical-v9' is not this library's '" SB_PROFILE_VERSION "'"));
+        c.profile = "";
+        SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "profile"));
+    }
+    sb_model_free(m);
+}
+
+/* ---- version 2's payload: its tag, its length, the families ---- */
+
+/* A family this library has no payload for is refused by name, whatever its
+ * payload holds, and before the payload is read. */
+SB_TEST(test_model_format_unknown_family_named) {
+    sb_model *m = regression_model();
     craft c = plain();
-    c.profile = "sb-identical-v9";
-    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "'sb-identical-v9' is not this library's '" SB_PROFILE_VERSION "'"));
-    c.profile = "";
-    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "profile"));
+    c.family_field = SB_FAMILY_KMEANS;
+    c.tag = "CNTR";
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family 4 (kmeans, payload 'CNTR') is not one this library reads"));
+    c.family_field = 99;
+    c.tag = "\x01Z'\\";
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family 99 (unknown, payload '\\x01Z\\x27\\x5c')"));
+    c.family_field = -1;
+    c.tag = "TREE"; /* the tree payload under a family that is not a tree family */
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family -1 (unknown, payload 'TREE') is not one this library reads"));
+    /* A tree family with another family's payload. */
+    c = plain();
+    c.tag = "CNTR";
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family gbdt carries payload 'CNTR', not 'TREE'"));
+    /* Version 1 has no payload tag: its family field is checked as a tree family's. */
+    c = plain_v(1);
+    c.family_field = SB_FAMILY_KMEANS;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family 4 is not a tree family"));
+    sb_model_free(m);
+}
+
+/* The payload length must be the bytes between it and the digest, exactly. */
+SB_TEST(test_model_format_payload_length_checked) {
+    sb_model *m = regression_model();
+    size_t len;
+    uint8_t *b = encode(m, plain(), &len);
+    free(b);
+    /* The payload: 4 + 4 + 4 (one base score) + 4 + 2 trees (4 + 5 nodes, 4 + 3 nodes). */
+    const int64_t plen = 16 + 8 + 33 * 8; /* 288 */
+    craft c = plain();
+    c.payload_len_field = plen;
+    b = encode(m, c, &len);
+    sb_model *back = NULL;
+    SB_CHECK(sb_model_from_bytes(b, len, &back) == SB_OK);
+    sb_model_free(back);
+    free(b);
+    c.payload_len_field = plen - 1; /* a truncated payload length */
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "payload 'TREE' says 287 bytes, but 288 are left before the digest"));
+    c.payload_len_field = plen + 1;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "payload 'TREE' says 289 bytes, but 288 are left"));
+    c.payload_len_field = 0;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "says 0 bytes"));
+    c.payload_len_field = INT64_MIN + 1; /* 2^63 + 1: nothing is sized by it */
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "says 9223372036854775809 bytes"));
+    /* A names flag of 0 before names: their bytes are misread as the payload's
+     * tag and length, which the length check refuses. */
+    c = plain();
+    c.names_flag = 0;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "payload '\\x03\\x00\\x00\\x00' says"));
+    sb_model_free(m);
+}
+
+/* The writer writes versions 1 and 2 only. */
+SB_TEST(test_model_format_writer_versions) {
+    sb_model *m = regression_model();
+    size_t need = 0;
+    SB_CHECK(sb_model_to_bytes_version(m, 0, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT &&
+             strstr(sb_last_error(), "format version 0 is not one this library writes (1..2)"));
+    SB_CHECK(sb_model_to_bytes_version(m, 3, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_to_bytes_version(NULL, 1, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT);
+    size_t n1 = 0, n2 = 0;
+    SB_CHECK(sb_model_to_bytes_version(m, 1, NULL, 0, &n1) == SB_OK && sb_model_to_bytes_version(m, 2, NULL, 0, &n2) == SB_OK);
+    /* Version 2 moves objective and num_class into the payload and adds its tag and length. */
+    SB_CHECK(n2 == n1 + 12);
     sb_model_free(m);
 }
 
@@ -512,7 +756,7 @@ typedef void (*edit_fn)(sb_model *m);
 static int refused_both_ways(edit_fn edit, sb_status read_st, const char *want) {
     sb_model *m = regression_model();
     edit(m);
-    int ok = crafted_rejects(m, plain(), read_st, want);
+    int ok = crafted_rejects(m, plain_v(1), read_st, want) & crafted_rejects(m, plain_v(2), read_st, want);
     size_t need;
     sb_status wst = sb_model_to_bytes(m, NULL, 0, &need);
     sb_status want_w = read_st == SB_ERR_LIMIT ? SB_ERR_LIMIT : SB_ERR_INVALID_ARGUMENT;
@@ -612,31 +856,32 @@ SB_TEST(test_model_format_bad_structure_rejected) {
     SB_CHECK(refused_both_ways(e_big_params, SB_ERR_LIMIT, "params is 65537 bytes"));
 }
 
-SB_TEST(test_model_format_bad_fields_rejected) {
+/* Field checks in files of version v (1 or 2) with correct digests. */
+static void check_bad_fields(uint32_t v) {
     sb_model *m = regression_model();
-    craft c = plain();
+    craft c = plain_v(v);
     c.names_flag = 2;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "feature-names flag is 2"));
-    c = plain();
+    c = plain_v(v);
     c.name0 = (const uint8_t *)"a\0b";
     c.name0_len = 3;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "feature name 0 is not valid UTF-8 (or contains a NUL"));
-    c = plain();
+    c = plain_v(v);
     c.name0 = (const uint8_t *)"\xc0\xaf"; /* overlong '/' */
     c.name0_len = 2;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "feature name 0 is not valid UTF-8"));
-    c = plain();
+    c = plain_v(v);
     c.name0 = (const uint8_t *)"\xed\xa0\x80"; /* a surrogate */
     c.name0_len = 3;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "feature name 0 is not valid UTF-8"));
-    c = plain();
+    c = plain_v(v);
     c.name0_len = 65537; /* over the limit, and longer than the file */
     c.name0 = calloc(1, 65537);
     SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "feature name 0 is 65537 bytes"));
     free((void *)c.name0);
     /* Counts: past a limit is SB_ERR_LIMIT, within it but past the bytes left
      * is SB_ERR_INVALID_INPUT; neither allocates by the count. */
-    c = plain();
+    c = plain_v(v);
     c.ntrees_field = 10000001;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "ntrees 10000001 exceeds the limit of 10000000"));
     c.ntrees_field = 10000000;
@@ -647,35 +892,40 @@ SB_TEST(test_model_format_bad_fields_rejected) {
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "unused bytes"));
     c.ntrees_field = 3;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "ends inside"));
-    c = plain();
+    c = plain_v(v);
     c.nnodes0_field = (1 << 24) + 1;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "exceeds the limit of 16777216"));
     c.nnodes0_field = 1 << 24;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "does not fit"));
     c.nnodes0_field = 0;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "node count is 0"));
-    c = plain();
+    c = plain_v(v);
     c.num_class_field = 10001;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "num_class 10001 exceeds the limit of 10000"));
     c.num_class_field = 0;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "num_class is 0"));
-    c = plain();
+    c = plain_v(v);
     c.num_features_field = 1000001;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_LIMIT, "num_features 1000001 exceeds the limit of 1000000"));
     c.num_features_field = 1000000;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "does not fit"));
-    c = plain();
+    c = plain_v(v);
     c.length_field = (int64_t)1 << 40; /* stored length disagrees with the buffer */
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "truncated"));
     /* A valid model with +inf and -inf thresholds is fine. */
     m->trees[0].nodes[0].threshold = INFINITY;
     size_t len;
-    uint8_t *b = encode(m, plain(), &len);
+    uint8_t *b = encode(m, plain_v(v), &len);
     sb_model *back = NULL;
     SB_CHECK(sb_model_from_bytes(b, len, &back) == SB_OK && back && models_equal(m, back));
     sb_model_free(back);
     free(b);
     sb_model_free(m);
+}
+
+SB_TEST(test_model_format_bad_fields_rejected) {
+    check_bad_fields(1);
+    check_bad_fields(2);
 }
 
 /* ---- files ---- */
@@ -743,6 +993,60 @@ SB_TEST(test_model_format_save_and_load) {
     rmdir(dir);
     sb_model_free(m);
     sb_model_free(mc);
+}
+
+/* ---- prediction data for a model (src/models/predict_data.c) ---- */
+
+static int write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) return 0;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* Raw predictions of m on the CSV text through sb_dataset_read_for_model
+ * equal those on the matrix x (nrows rows of the model's width). */
+static int file_predicts_as_matrix(const sb_model *m, const char *path, const char *text, const float *x,
+                                   int64_t nrows) {
+    sb_dataset *a = NULL, *b = NULL;
+    float pa[64], pb[64];
+    size_t na = 0, nb = 0;
+    int ok = write_text(path, text) && sb_dataset_read_for_model(m, path, "csv", &a) == SB_OK &&
+             sb_dataset_from_matrix(x, nrows, m->num_features, &b) == SB_OK &&
+             sb_model_predict(m, a, SB_PREDICT_RAW, pa, 64, &na) == SB_OK &&
+             sb_model_predict(m, b, SB_PREDICT_RAW, pb, 64, &nb) == SB_OK && na == nb &&
+             memcmp(pa, pb, na * sizeof(float)) == 0;
+    if (!ok) fprintf(stderr, "  read_for_model: '%s'\n", sb_last_error());
+    sb_dataset_free(a);
+    sb_dataset_free(b);
+    return ok;
+}
+
+SB_TEST(test_model_format_read_for_model) {
+    char dir[] = "/tmp/sb_read_for_model_XXXXXX";
+    SB_CHECK(mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/p.csv", dir);
+    /* Named: other columns are dropped and the features picked by name. */
+    sb_model *m = regression_model();
+    const float x[2 * 3] = {40.0f, 2e-40f, -INFINITY, 20.0f, NAN, 1.0f};
+    SB_CHECK(file_predicts_as_matrix(m, path, "x,extra,age,h\xc3\xb6he\n-inf,9,40,2e-40\n1,9,20,nan\n", x, 2));
+    sb_dataset *d = (sb_dataset *)&d;
+    SB_CHECK(write_text(path, "x,age,extra,other\n1,2,3,4\n") &&
+             sb_dataset_read_for_model(m, path, "csv", &d) == SB_ERR_INVALID_INPUT && d == NULL &&
+             strstr(sb_last_error(), "its feature 'h\xc3\xb6he' is not among the columns"));
+    sb_model_free(m);
+    /* Without names (a file whose names flag is 0): its own width only. */
+    m = multiclass_model();
+    const float y[1 * 4] = {1.0f, 2.5f, NAN, 8.0f};
+    SB_CHECK(file_predicts_as_matrix(m, path, "a,b,c,d\n1,2.5,,8\n", y, 1));
+    d = (sb_dataset *)&d;
+    SB_CHECK(write_text(path, "a,b,c,d,e\n1,2,3,4,5\n") &&
+             sb_dataset_read_for_model(m, path, "csv", &d) == SB_ERR_INVALID_INPUT && d == NULL &&
+             strstr(sb_last_error(), "has 5 columns, the model 4 features (and no feature names"));
+    remove(path);
+    rmdir(dir);
+    sb_model_free(m);
 }
 
 /* ---- info, importance, arguments ---- */

@@ -1,6 +1,9 @@
 /*
- * model_format.c: the in-memory model's life cycle (alloc, free, info, feature
- * importance) and the model file format, version 1 (docs/model-format.md).
+ * model_format.c: the model file format (docs/model-format.md): validation,
+ * writing, reading, saving and loading. The writer writes version 2 (common
+ * fields, then a family-tagged payload) and, on request, version 1 (the tree
+ * families' first layout, which cards record); the reader reads both. The
+ * in-memory model's other life-cycle calls are in model.c.
  *
  * Every byte is written field by field through the little-endian helpers below,
  * never by copying a struct or a host integer, so the bytes do not depend on the
@@ -10,7 +13,7 @@
  * trusted, and then checks the model's structure with the same rules the writer
  * applies, so a file this library writes is always a file it accepts.
  */
-#include "models/model.h"
+#include "model.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -23,10 +26,11 @@
 
 #define MF_MAGIC "SBMODEL\0"
 #define MF_MAGIC_LEN 8u
-#define MF_VERSION 1u
+#define MF_VERSION SB_MODEL_FORMAT_VERSION /* what the writer writes; the reader also reads 1 */
 #define MF_DIGEST_LEN 32u
-#define MF_HEADER_LEN 20u /* magic, version, total length */
+#define MF_HEADER_LEN 20u /* magic, version, total length: the frame every version keeps */
 #define MF_NODE_LEN 33u   /* one node on disk */
+#define MF_TAG_LEN 4u     /* a version-2 payload tag, four ASCII bytes */
 #define MF_MAX_FILE ((uint64_t)1 << 31) /* 2 GiB */
 #define MF_MAX_FEATURES 1000000
 #define MF_MAX_CLASS 10000
@@ -34,9 +38,15 @@
 #define MF_MAX_NODES (1 << 24)
 #define MF_MAX_STRING 65536u
 #define MF_MAX_PROFILE 64u
-/* Smallest valid file: header, profile "" (4), five i32 (20), one base score
- * (4), params "" (4), names flag (1), ntrees (4), digest. */
-#define MF_MIN_FILE (MF_HEADER_LEN + 4u + 20u + 4u + 4u + 1u + 4u + MF_DIGEST_LEN)
+/* Smallest valid version-1 file: header, profile "" (4), five i32 (20), one
+ * base score (4), params "" (4), names flag (1), ntrees (4), digest. */
+#define MF_MIN_FILE_V1 (MF_HEADER_LEN + 4u + 20u + 4u + 4u + 1u + 4u + MF_DIGEST_LEN)
+/* Smallest version-2 file whatever its family: header, profile "" (4), three
+ * i32 (12), params "" (4), names flag (1), payload tag (4) and length (8), an
+ * empty payload, digest. */
+#define MF_MIN_FILE_V2 (MF_HEADER_LEN + 4u + 12u + 4u + 1u + MF_TAG_LEN + 8u + MF_DIGEST_LEN)
+/* The tree families' payload in version 2. */
+#define MF_TAG_TREES "TREE"
 
 /* ---- little-endian byte helpers (host-independent) ---- */
 
@@ -80,99 +90,6 @@ static int32_t u32_to_i32(uint32_t u) {
 
 static int64_t u64_to_i64(uint64_t u) {
     return u <= 0x7fffffffffffffffu ? (int64_t)u : (int64_t)(u - 0x8000000000000000u) - INT64_MAX - 1;
-}
-
-/* ---- the in-memory model ---- */
-
-/* A zeroed model (no arrays); sb_model_free releases whatever is filled in later. */
-sb_status sb_model_alloc(sb_model **out) {
-    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_alloc: NULL argument");
-    *out = sb_calloc(1, sizeof **out);
-    if (!*out) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_alloc: out of memory");
-    return SB_OK;
-}
-
-/* Free the model and every array it owns; NULL is a no-op. Tolerates partly
- * built models: NULL arrays and NULL entries are skipped, counts bound the loops. */
-void sb_model_free(sb_model *m) {
-    if (!m) return;
-    if (m->feature_names) {
-        for (int32_t i = 0; i < m->num_features; i++) sb_free(m->feature_names[i]);
-        sb_free(m->feature_names);
-    }
-    if (m->trees) {
-        for (int32_t t = 0; t < m->ntrees; t++) sb_free(m->trees[t].nodes);
-        sb_free(m->trees);
-    }
-    sb_free(m->base_score);
-    sb_free(m->params);
-    sb_free(m);
-}
-
-static const char *objective_name(int32_t objective) {
-    switch (objective) {
-    case SB_OBJ_REGRESSION: return "regression";
-    case SB_OBJ_BINARY: return "binary";
-    case SB_OBJ_MULTICLASS: return "multiclass";
-    case SB_OBJ_LAMBDARANK: return "lambdarank";
-    case SB_OBJ_RANK_PAIRWISE: return "rank_pairwise";
-    case SB_OBJ_FOREST_CLASSES: return "classification";
-    case SB_OBJ_ISOLATION: return "isolation";
-    }
-    return "unknown";
-}
-
-/* Copy the model's shape into *info; objective is its name ("regression"...). */
-sb_status sb_model_get_info(const sb_model *m, sb_model_info *info) {
-    sb_clear_error();
-    if (!m || !info) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_info: NULL argument");
-    memset(info, 0, sizeof *info);
-    info->family = m->family;
-    info->num_features = m->num_features;
-    info->num_class = m->num_class;
-    info->ntrees = m->ntrees;
-    info->numeric_mode = m->numeric_mode;
-    snprintf(info->objective, sizeof info->objective, "%s", objective_name(m->objective));
-    return SB_OK;
-}
-
-/* Importance per feature into out[num_features]: type 0 counts the internal
- * nodes that split on the feature, type 1 sums their gains in float, tree by
- * tree and node by node in index order (one fixed order, so the same bits
- * everywhere). *needed gets num_features; cap 0 asks (out may then be NULL);
- * a smaller nonzero cap is SB_ERR_LIMIT and out is left untouched. */
-sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out, size_t cap,
-                                      size_t *needed) {
-    sb_clear_error();
-    if (!m || (!out && cap))
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_feature_importance: NULL argument");
-    if (type != 0 && type != 1)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT,
-                       "sb_model_feature_importance: unknown type %d (0 = split count, 1 = total gain)",
-                       (int)type);
-    if (m->num_features < 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_feature_importance: model has %d features",
-                       (int)m->num_features);
-    size_t need = (size_t)m->num_features;
-    if (needed) *needed = need;
-    if (cap == 0) return SB_OK;
-    if (cap < need)
-        return sb_fail(SB_ERR_LIMIT, "sb_model_feature_importance: buffer holds %zu floats, %zu needed",
-                       cap, need);
-    for (size_t f = 0; f < need; f++) out[f] = 0.0f;
-    for (int32_t t = 0; t < m->ntrees; t++) {
-        const sb_tree *tr = &m->trees[t];
-        for (int32_t i = 0; i < tr->nnodes; i++) {
-            const sb_tree_node *n = &tr->nodes[i];
-            if (n->feature < 0) continue;
-            if (n->feature >= m->num_features)
-                return sb_fail(SB_ERR_INVALID_ARGUMENT,
-                               "sb_model_feature_importance: tree %d node %d splits on feature %d of %d",
-                               (int)t, (int)i, (int)n->feature, (int)m->num_features);
-            out[n->feature] = out[n->feature] + (type == 0 ? 1.0f : n->gain);
-        }
-    }
-    return SB_OK;
 }
 
 /* ---- validation shared by the writer and the reader ---- */
@@ -314,7 +231,7 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
                            ? m->objective == SB_OBJ_ISOLATION
                            : m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_FOREST_CLASSES;
         if (!fits)
-            return sb_fail(bad, "%s: objective %s does not fit family %d", who, objective_name(m->objective),
+            return sb_fail(bad, "%s: objective %s does not fit family %d", who, sb_model_objective_name(m->objective),
                            (int)m->family);
     }
     if (m->numeric_mode < 0 || m->numeric_mode > 2)
@@ -326,7 +243,7 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
         : m->objective == SB_OBJ_MULTICLASS   ? m->num_class < 3
                                               : m->num_class != 1)
         return sb_fail(bad, "%s: objective %s with num_class %d (regression and binary need 1, multiclass 3 or more)",
-                       who, objective_name(m->objective), (int)m->num_class);
+                       who, sb_model_objective_name(m->objective), (int)m->num_class);
     if (m->num_features > MF_MAX_FEATURES)
         return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who,
                        (int)m->num_features, MF_MAX_FEATURES);
@@ -425,37 +342,64 @@ static void sink_str(sink *s, const char *str) {
     sink_bytes(s, str, n);
 }
 
-/* Size in bytes of the model's file, digest included. The model must have
- * passed check_model (so no sum can overflow 64 bits). */
-static uint64_t encoded_size(const sb_model *m) {
-    uint64_t n = MF_HEADER_LEN + 4 + strlen(SB_PROFILE_VERSION) + 20;
-    n += 4 * (uint64_t)m->num_class;
-    n += 4 + (m->params ? strlen(m->params) : 0);
-    n += 1;
+/* The version-2 payload tag of a family, or NULL for a family no payload
+ * of this library holds. */
+static const char *payload_tag(int32_t family) {
+    switch (family) {
+    case SB_FAMILY_GBDT:
+    case SB_FAMILY_RANDOM_FOREST:
+    case SB_FAMILY_EXTRA_TREES:
+    case SB_FAMILY_ISOLATION_FOREST: return MF_TAG_TREES;
+    }
+    return NULL;
+}
+
+/* The format version of a card's model-bytes stage: 1 for the tree families
+ * (the encoding the reference cards recorded), the writer's version otherwise. */
+uint32_t sb_model_card_version(const sb_model *m) {
+    return payload_tag(m->family) && !strcmp(payload_tag(m->family), MF_TAG_TREES) ? 1u : MF_VERSION;
+}
+
+/* Bytes of the feature names (each a str), 0 for a model without names. */
+static uint64_t names_size(const sb_model *m) {
+    uint64_t n = 0;
     if (m->feature_names)
         for (int32_t f = 0; f < m->num_features; f++) n += 4 + strlen(m->feature_names[f]);
-    n += 4;
+    return n;
+}
+
+/* Bytes of ntrees and the trees. */
+static uint64_t trees_size(const sb_model *m) {
+    uint64_t n = 4;
     for (int32_t t = 0; t < m->ntrees; t++) n += 4 + MF_NODE_LEN * (uint64_t)m->trees[t].nnodes;
+    return n;
+}
+
+/* Bytes of the version-2 tree payload: objective, num_class, the base scores,
+ * ntrees and the trees. */
+static uint64_t tree_payload_size(const sb_model *m) {
+    return 8 + 4 * (uint64_t)m->num_class + trees_size(m);
+}
+
+/* Size in bytes of the model's file in version (1 or 2), digest included.
+ * The model must have passed check_model (so no sum can overflow 64 bits). */
+static uint64_t encoded_size(const sb_model *m, uint32_t version) {
+    uint64_t n = MF_HEADER_LEN + 4 + strlen(SB_PROFILE_VERSION);
+    n += 4 + (m->params ? strlen(m->params) : 0) + 1 + names_size(m);
+    if (version == 1) n += 20 + 4 * (uint64_t)m->num_class + trees_size(m);
+    else n += 12 + MF_TAG_LEN + 8 + tree_payload_size(m);
     return n + MF_DIGEST_LEN;
 }
 
-/* Write the whole file into s (whose SHA is fresh); total is encoded_size(m).
- * digest gets the 32 bytes that close the file. */
-static void encode(const sb_model *m, uint64_t total, sink *s, uint8_t digest[MF_DIGEST_LEN]) {
-    sink_bytes(s, MF_MAGIC, MF_MAGIC_LEN);
-    sink_u32(s, MF_VERSION);
-    sink_u64(s, total);
-    sink_str(s, SB_PROFILE_VERSION);
-    sink_i32(s, m->family);
-    sink_i32(s, m->objective);
-    sink_i32(s, m->num_class);
-    sink_i32(s, m->num_features);
-    sink_i32(s, m->numeric_mode);
-    for (int32_t k = 0; k < m->num_class; k++) sink_f32(s, m->base_score[k]);
-    sink_str(s, m->params);
+/* The flag and the feature names, as both versions write them. */
+static void sink_names(sink *s, const sb_model *m) {
     sink_u8(s, m->feature_names ? 1 : 0);
     if (m->feature_names)
         for (int32_t f = 0; f < m->num_features; f++) sink_str(s, m->feature_names[f]);
+}
+
+/* ntrees and the trees, as both versions write them. */
+static void sink_trees(sink *s, const sb_model *m) {
     sink_i32(s, m->ntrees);
     for (int32_t t = 0; t < m->ntrees; t++) {
         const sb_tree *tr = &m->trees[t];
@@ -472,30 +416,81 @@ static void encode(const sb_model *m, uint64_t total, sink *s, uint8_t digest[MF
             sink_u8(s, nd->default_left);
         }
     }
+}
+
+/* Version 1 after the profile: the tree model's fields in their frozen order. */
+static void encode_v1(const sb_model *m, sink *s) {
+    sink_i32(s, m->family);
+    sink_i32(s, m->objective);
+    sink_i32(s, m->num_class);
+    sink_i32(s, m->num_features);
+    sink_i32(s, m->numeric_mode);
+    for (int32_t k = 0; k < m->num_class; k++) sink_f32(s, m->base_score[k]);
+    sink_str(s, m->params);
+    sink_names(s, m);
+    sink_trees(s, m);
+}
+
+/* Version 2 after the profile: the fields every family has, then the family's
+ * payload framed by its tag and its length. */
+static void encode_v2(const sb_model *m, sink *s) {
+    sink_i32(s, m->family);
+    sink_i32(s, m->numeric_mode);
+    sink_i32(s, m->num_features);
+    sink_str(s, m->params);
+    sink_names(s, m);
+    sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
+    sink_u64(s, tree_payload_size(m));
+    sink_i32(s, m->objective);
+    sink_i32(s, m->num_class);
+    for (int32_t k = 0; k < m->num_class; k++) sink_f32(s, m->base_score[k]);
+    sink_trees(s, m);
+}
+
+/* Write the whole file in version into s (whose SHA is fresh); total is
+ * encoded_size(m, version). digest gets the 32 bytes that close the file. */
+static void encode(const sb_model *m, uint32_t version, uint64_t total, sink *s, uint8_t digest[MF_DIGEST_LEN]) {
+    sink_bytes(s, MF_MAGIC, MF_MAGIC_LEN);
+    sink_u32(s, version);
+    sink_u64(s, total);
+    sink_str(s, SB_PROFILE_VERSION);
+    if (version == 1) encode_v1(m, s);
+    else encode_v2(m, s);
     sb_sha256_ctx body = s->sha;
     sb_sha256_final(&body, digest);
     sink_bytes(s, digest, MF_DIGEST_LEN);
 }
 
-/* Validate m and compute its file size; SB_ERR_LIMIT past the 2 GiB file limit. */
-static sb_status prepare(const sb_model *m, const char *who, uint64_t *total) {
+/* Validate m, check that version can hold it and compute its file size:
+ * SB_ERR_INVALID_ARGUMENT for a version that does not exist or cannot hold
+ * the family, SB_ERR_LIMIT past the 2 GiB file limit. */
+static sb_status prepare(const sb_model *m, uint32_t version, const char *who, uint64_t *total) {
+    if (version < 1 || version > MF_VERSION)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version %lu is not one this library writes (1..%u)", who,
+                       (unsigned long)version, MF_VERSION);
     sb_status st = check_model(m, SB_ERR_INVALID_ARGUMENT, who);
     if (st != SB_OK) return st;
-    *total = encoded_size(m);
+    if (version == 1 && sb_model_card_version(m) != 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 1 holds only the tree families, not %s", who,
+                       sb_family_name((sb_family)m->family));
+    *total = encoded_size(m, version);
     if (*total > MF_MAX_FILE)
         return sb_fail(SB_ERR_LIMIT, "%s: the model needs %llu bytes, more than the format's limit of %llu",
                        who, (unsigned long long)*total, (unsigned long long)MF_MAX_FILE);
     return SB_OK;
 }
 
-/* Serialize m into buf[cap]. *needed (may be NULL) gets the size; cap 0 asks
- * (buf may then be NULL); a smaller nonzero cap is SB_ERR_LIMIT, buf untouched.
- * An invalid model is SB_ERR_INVALID_ARGUMENT naming the broken rule. */
-sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, size_t *needed) {
+/* Serialize m in format version (1 or 2, docs/model-format.md) into buf[cap].
+ * *needed (may be NULL) gets the size; cap 0 asks (buf may then be NULL); a
+ * smaller nonzero cap is SB_ERR_LIMIT, buf untouched. An invalid model is
+ * SB_ERR_INVALID_ARGUMENT naming the broken rule; so is a version that does
+ * not exist or cannot hold the model's family. */
+sb_status sb_model_to_bytes_version(const sb_model *m, uint32_t version, uint8_t *buf, size_t cap,
+                                    size_t *needed) {
     sb_clear_error();
     if (!m || (!buf && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_to_bytes: NULL argument");
     uint64_t total;
-    sb_status st = prepare(m, "sb_model_to_bytes", &total);
+    sb_status st = prepare(m, version, "sb_model_to_bytes", &total);
     if (st != SB_OK) return st;
     if (needed) *needed = (size_t)total;
     if (cap == 0) return SB_OK;
@@ -505,22 +500,28 @@ sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, size_t 
     sink s = {.buf = buf};
     uint8_t digest[MF_DIGEST_LEN];
     sb_sha256_init(&s.sha);
-    encode(m, total, &s, digest);
+    encode(m, version, total, &s, digest);
     return SB_OK;
 }
 
+/* Serialize m in the current format version, as sb_model_to_bytes_version. */
+sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, size_t *needed) {
+    return sb_model_to_bytes_version(m, MF_VERSION, buf, cap, needed);
+}
+
 /* The model's digest as 64 lowercase hex digits and a NUL: the last 32 bytes of
- * its file, computed by streaming the encoding through SHA-256 (no buffer). */
+ * its file in the current version, computed by streaming the encoding through
+ * SHA-256 (no buffer). */
 sb_status sb_model_digest(const sb_model *m, char hex[65]) {
     sb_clear_error();
     if (!m || !hex) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_digest: NULL argument");
     uint64_t total;
-    sb_status st = prepare(m, "sb_model_digest", &total);
+    sb_status st = prepare(m, MF_VERSION, "sb_model_digest", &total);
     if (st != SB_OK) return st;
     sink s = {0};
     uint8_t digest[MF_DIGEST_LEN];
     sb_sha256_init(&s.sha);
-    encode(m, total, &s, digest);
+    encode(m, MF_VERSION, total, &s, digest);
     sb_hex(digest, MF_DIGEST_LEN, hex);
     return SB_OK;
 }
@@ -533,7 +534,7 @@ sb_status sb_model_save(const sb_model *m, const char *path) {
     sb_clear_error();
     if (!m || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_save: NULL argument");
     uint64_t total;
-    sb_status st = prepare(m, "sb_model_save", &total);
+    sb_status st = prepare(m, MF_VERSION, "sb_model_save", &total);
     if (st != SB_OK) return st;
     size_t plen = strlen(path);
     /* One allocation for the temporary name and the directory's, made before
@@ -551,7 +552,7 @@ sb_status sb_model_save(const sb_model *m, const char *path) {
     uint8_t digest[MF_DIGEST_LEN];
     sb_sha256_init(&s.sha);
     errno = 0;
-    encode(m, total, &s, digest);
+    encode(m, MF_VERSION, total, &s, digest);
     int err = s.ferr;
     if (!err && fflush(f) != 0) err = errno ? errno : EIO;
     if (!err && fsync(fileno(f)) != 0) err = errno ? errno : EIO;
@@ -647,54 +648,69 @@ static sb_status read_count(reader *r, const char *what, int32_t lo, int32_t lim
     return SB_OK;
 }
 
-/* Parse the body (digest already verified) into m, then check the model. */
-static sb_status parse(reader *r, sb_model *m) {
-    sb_status st;
+/* The profile string, which must be this library's. */
+static sb_status read_profile(reader *r) {
     char *profile = NULL;
-    r->pos = MF_HEADER_LEN;
-    if ((st = read_str(r, MF_MAX_PROFILE, "the profile version", &profile)) != SB_OK) return st;
+    sb_status st = read_str(r, MF_MAX_PROFILE, "the profile version", &profile);
+    if (st != SB_OK) return st;
     int same = strcmp(profile, SB_PROFILE_VERSION) == 0;
     if (!same)
         sb_fail(SB_ERR_INVALID_INPUT, WHO ": numeric profile '%s' is not this library's '%s'", profile,
                 SB_PROFILE_VERSION);
     sb_free(profile);
-    if (!same) return SB_ERR_INVALID_INPUT;
-    int32_t nclass, nfeat;
-    if ((st = read_i32(r, "the family", &m->family)) != SB_OK) return st;
-    if ((st = read_i32(r, "the objective", &m->objective)) != SB_OK) return st;
-    if ((st = read_count(r, "num_class", 1, MF_MAX_CLASS, 4, &nclass)) != SB_OK) return st;
-    /* Names take at least 4 bytes each, but may be absent: 1 byte is the floor
-     * that still bounds num_features by what is left. */
-    if ((st = read_count(r, "num_features", 1, MF_MAX_FEATURES, 1, &nfeat)) != SB_OK) return st;
-    if ((st = read_i32(r, "the numeric mode", &m->numeric_mode)) != SB_OK) return st;
+    return same ? SB_OK : SB_ERR_INVALID_INPUT;
+}
+
+/* num_features, counted against the bytes left. Names take at least 4 bytes
+ * each, but may be absent: 1 byte is the floor that still bounds the count. */
+static sb_status read_num_features(reader *r, sb_model *m) {
+    int32_t nfeat;
+    sb_status st = read_count(r, "num_features", 1, MF_MAX_FEATURES, 1, &nfeat);
+    if (st == SB_OK) m->num_features = nfeat;
+    return st;
+}
+
+/* num_class base scores (num_class already read and counted). */
+static sb_status read_base_score(reader *r, sb_model *m, int32_t nclass) {
     m->base_score = sb_malloc((size_t)nclass * sizeof(float));
     if (!m->base_score) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
     m->num_class = nclass;
     for (int32_t k = 0; k < nclass; k++) {
         uint32_t u;
-        if ((st = read_u32(r, "base_score", &u)) != SB_OK) return st;
+        sb_status st = read_u32(r, "base_score", &u);
+        if (st != SB_OK) return st;
         m->base_score[k] = bits_float(u);
     }
-    if ((st = read_str(r, MF_MAX_STRING, "params", &m->params)) != SB_OK) return st;
-    if ((st = need(r, 1, "the feature-names flag")) != SB_OK) return st;
+    return SB_OK;
+}
+
+/* The feature-names flag and, if it is 1, m->num_features names. */
+static sb_status read_names(reader *r, sb_model *m) {
+    sb_status st = need(r, 1, "the feature-names flag");
+    if (st != SB_OK) return st;
     uint8_t has_names = r->p[r->pos++];
     if (has_names > 1)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": feature-names flag is %d, not 0 or 1", (int)has_names);
-    m->num_features = nfeat;
-    if (has_names) {
-        if ((size_t)nfeat > (r->end - r->pos) / 4)
-            return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %d feature names do not fit in the %zu bytes left",
-                           (int)nfeat, r->end - r->pos);
-        m->feature_names = sb_calloc((size_t)nfeat, sizeof(char *));
-        if (!m->feature_names) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
-        for (int32_t f = 0; f < nfeat; f++) {
-            char what[48];
-            snprintf(what, sizeof what, "feature name %d", (int)f);
-            if ((st = read_str(r, MF_MAX_STRING, what, &m->feature_names[f])) != SB_OK) return st;
-        }
+    if (!has_names) return SB_OK;
+    const int32_t nfeat = m->num_features;
+    if ((size_t)nfeat > (r->end - r->pos) / 4)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %d feature names do not fit in the %zu bytes left", (int)nfeat,
+                       r->end - r->pos);
+    m->feature_names = sb_calloc((size_t)nfeat, sizeof(char *));
+    if (!m->feature_names) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    for (int32_t f = 0; f < nfeat; f++) {
+        char what[48];
+        snprintf(what, sizeof what, "feature name %d", (int)f);
+        if ((st = read_str(r, MF_MAX_STRING, what, &m->feature_names[f])) != SB_OK) return st;
     }
+    return SB_OK;
+}
+
+/* ntrees and the trees, each count checked against the bytes left first. */
+static sb_status read_trees(reader *r, sb_model *m) {
     int32_t ntrees;
-    if ((st = read_count(r, "ntrees", 0, MF_MAX_TREES, 4 + MF_NODE_LEN, &ntrees)) != SB_OK) return st;
+    sb_status st = read_count(r, "ntrees", 0, MF_MAX_TREES, 4 + MF_NODE_LEN, &ntrees);
+    if (st != SB_OK) return st;
     if (ntrees > 0) {
         m->trees = sb_calloc((size_t)ntrees, sizeof(sb_tree));
         if (!m->trees) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
@@ -724,16 +740,97 @@ static sb_status parse(reader *r, sb_model *m) {
             r->pos += MF_NODE_LEN;
         }
     }
+    return SB_OK;
+}
+
+/* A version-1 body (digest already verified) into m. */
+static sb_status parse_v1(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t nclass;
+    if ((st = read_i32(r, "the family", &m->family)) != SB_OK) return st;
+    if ((st = read_i32(r, "the objective", &m->objective)) != SB_OK) return st;
+    if ((st = read_count(r, "num_class", 1, MF_MAX_CLASS, 4, &nclass)) != SB_OK) return st;
+    if ((st = read_num_features(r, m)) != SB_OK) return st;
+    if ((st = read_i32(r, "the numeric mode", &m->numeric_mode)) != SB_OK) return st;
+    if ((st = read_base_score(r, m, nclass)) != SB_OK) return st;
+    if ((st = read_str(r, MF_MAX_STRING, "params", &m->params)) != SB_OK) return st;
+    if ((st = read_names(r, m)) != SB_OK) return st;
+    if ((st = read_trees(r, m)) != SB_OK) return st;
     if (r->pos != r->end)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu unused bytes between the last tree and the digest",
                        r->end - r->pos);
-    return check_model(m, SB_ERR_INVALID_INPUT, WHO);
+    return SB_OK;
+}
+
+/* The version-2 tree payload (reader bounded to the payload) into m. */
+static sb_status parse_tree_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t nclass;
+    if ((st = read_i32(r, "the objective", &m->objective)) != SB_OK) return st;
+    if ((st = read_count(r, "num_class", 1, MF_MAX_CLASS, 4, &nclass)) != SB_OK) return st;
+    if ((st = read_base_score(r, m, nclass)) != SB_OK) return st;
+    if ((st = read_trees(r, m)) != SB_OK) return st;
+    if (r->pos != r->end)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu unused bytes between the last tree and the end of the "
+                       "payload", r->end - r->pos);
+    return SB_OK;
+}
+
+/* A payload tag as text for a message: its four bytes, each one that is not
+ * printable ASCII written as \xHH. */
+static void tag_text(const uint8_t *tag, char out[17]) {
+    size_t k = 0;
+    for (size_t i = 0; i < MF_TAG_LEN; i++) {
+        if (tag[i] >= 0x20 && tag[i] < 0x7f && tag[i] != '\\' && tag[i] != '\'') out[k++] = (char)tag[i];
+        else k += (size_t)snprintf(out + k, 5, "\\x%02x", tag[i]);
+    }
+    out[k] = '\0';
+}
+
+/* A version-2 body (digest already verified) into m: the common fields, then
+ * the payload's tag and length, then the family's payload. A family this
+ * library has no payload for is refused by name before its payload is read. */
+static sb_status parse_v2(reader *r, sb_model *m) {
+    sb_status st;
+    if ((st = read_i32(r, "the family", &m->family)) != SB_OK) return st;
+    if ((st = read_i32(r, "the numeric mode", &m->numeric_mode)) != SB_OK) return st;
+    if ((st = read_num_features(r, m)) != SB_OK) return st;
+    if ((st = read_str(r, MF_MAX_STRING, "params", &m->params)) != SB_OK) return st;
+    if ((st = read_names(r, m)) != SB_OK) return st;
+    if ((st = need(r, MF_TAG_LEN + 8, "the payload's tag and length")) != SB_OK) return st;
+    const uint8_t *tag = r->p + r->pos;
+    uint64_t plen = get_u64(r->p + r->pos + MF_TAG_LEN);
+    r->pos += MF_TAG_LEN + 8;
+    char shown[17];
+    tag_text(tag, shown);
+    if (plen != (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": payload '%s' says %llu bytes, but %zu are left before the digest",
+                       shown, (unsigned long long)plen, r->end - r->pos);
+    const char *want = payload_tag(m->family);
+    if (!want)
+        return sb_fail(SB_ERR_INVALID_INPUT,
+                       WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
+                       "random_forest, extra_trees and isolation_forest); a newer samebits may",
+                       (int)m->family, sb_family_name((sb_family)m->family), shown);
+    if (memcmp(tag, want, MF_TAG_LEN) != 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
+                       sb_family_name((sb_family)m->family), shown, want);
+    return parse_tree_payload(r, m);
+}
+
+/* Parse the body of a file of version (digest already verified) into m, then
+ * check the model with the writer's rules. */
+static sb_status parse(reader *r, uint32_t version, sb_model *m) {
+    r->pos = MF_HEADER_LEN;
+    sb_status st = read_profile(r);
+    if (st == SB_OK) st = version == 1 ? parse_v1(r, m) : parse_v2(r, m);
+    return st == SB_OK ? check_model(m, SB_ERR_INVALID_INPUT, WHO) : st;
 }
 
 /* Check the frame: magic, version, stored length against len (which must also
  * be within the file limit), and the digest; nothing in the body is read
- * before the digest matches. */
-static sb_status check_frame(const uint8_t *buf, size_t len) {
+ * before the digest matches. *version gets the file's version (1 or 2). */
+static sb_status check_frame(const uint8_t *buf, size_t len, uint32_t *version_out) {
     if (len < MF_MAGIC_LEN || memcmp(buf, MF_MAGIC, MF_MAGIC_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, "not a samebits model (no \"SBMODEL\" magic at its start)");
     if (len < MF_HEADER_LEN)
@@ -743,7 +840,7 @@ static sb_status check_frame(const uint8_t *buf, size_t len) {
     if (version > MF_VERSION)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": format version %lu is newer than this library's %u",
                        (unsigned long)version, MF_VERSION);
-    if (version != MF_VERSION)
+    if (version < 1)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": format version %lu is not a valid version",
                        (unsigned long)version);
     uint64_t stored = get_u64(buf + 12);
@@ -756,9 +853,10 @@ static sb_status check_frame(const uint8_t *buf, size_t len) {
     if ((uint64_t)len > MF_MAX_FILE)
         return sb_fail(SB_ERR_LIMIT, WHO ": %zu bytes, more than the format's limit of %llu", len,
                        (unsigned long long)MF_MAX_FILE);
-    if (len < MF_MIN_FILE)
-        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes, shorter than the smallest model (%u)", len,
-                       MF_MIN_FILE);
+    const size_t min_len = version == 1 ? MF_MIN_FILE_V1 : MF_MIN_FILE_V2;
+    if (len < min_len)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes, shorter than the smallest model of version %lu (%zu)",
+                       len, (unsigned long)version, min_len);
     uint8_t digest[MF_DIGEST_LEN];
     sb_sha256_ctx c;
     sb_sha256_init(&c);
@@ -766,6 +864,7 @@ static sb_status check_frame(const uint8_t *buf, size_t len) {
     sb_sha256_final(&c, digest);
     if (memcmp(digest, buf + len - MF_DIGEST_LEN, MF_DIGEST_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": digest mismatch (the file is corrupted or was edited)");
+    *version_out = version;
     return SB_OK;
 }
 
@@ -777,12 +876,13 @@ sb_status sb_model_from_bytes(const uint8_t *buf, size_t len, sb_model **out) {
     if (out) *out = NULL;
     if (!out || (!buf && len)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_from_bytes: NULL argument");
     if (!buf) return sb_fail(SB_ERR_INVALID_INPUT, "not a samebits model (empty)");
-    sb_status st = check_frame(buf, len);
+    uint32_t version = 0;
+    sb_status st = check_frame(buf, len, &version);
     if (st != SB_OK) return st;
     sb_model *m;
     if ((st = sb_model_alloc(&m)) != SB_OK) return st;
     reader r = {.p = buf, .end = len - MF_DIGEST_LEN, .pos = 0};
-    st = parse(&r, m);
+    st = parse(&r, version, m);
     if (st != SB_OK) {
         sb_model_free(m);
         return st;

@@ -1,0 +1,98 @@
+/*
+ * model.c: the in-memory model's life cycle (alloc, free, info, feature
+ * importance). The file format that saves and reads it is model_format.c.
+ */
+#include "model.h"
+#include <stdio.h>
+#include <string.h>
+
+/* A zeroed model (no arrays); sb_model_free releases whatever is filled in later. */
+sb_status sb_model_alloc(sb_model **out) {
+    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_alloc: NULL argument");
+    *out = sb_calloc(1, sizeof **out);
+    if (!*out) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_alloc: out of memory");
+    return SB_OK;
+}
+
+/* Free the model and every array it owns; NULL is a no-op. Tolerates partly
+ * built models: NULL arrays and NULL entries are skipped, counts bound the loops. */
+void sb_model_free(sb_model *m) {
+    if (!m) return;
+    if (m->feature_names) {
+        for (int32_t i = 0; i < m->num_features; i++) sb_free(m->feature_names[i]);
+        sb_free(m->feature_names);
+    }
+    if (m->trees) {
+        for (int32_t t = 0; t < m->ntrees; t++) sb_free(m->trees[t].nodes);
+        sb_free(m->trees);
+    }
+    sb_free(m->base_score);
+    sb_free(m->params);
+    sb_free(m);
+}
+
+const char *sb_model_objective_name(int32_t objective) {
+    switch (objective) {
+    case SB_OBJ_REGRESSION: return "regression";
+    case SB_OBJ_BINARY: return "binary";
+    case SB_OBJ_MULTICLASS: return "multiclass";
+    case SB_OBJ_LAMBDARANK: return "lambdarank";
+    case SB_OBJ_RANK_PAIRWISE: return "rank_pairwise";
+    case SB_OBJ_FOREST_CLASSES: return "classification";
+    case SB_OBJ_ISOLATION: return "isolation";
+    }
+    return "unknown";
+}
+
+/* Copy the model's shape into *info; objective is its name ("regression"...). */
+sb_status sb_model_get_info(const sb_model *m, sb_model_info *info) {
+    sb_clear_error();
+    if (!m || !info) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_info: NULL argument");
+    memset(info, 0, sizeof *info);
+    info->family = m->family;
+    info->num_features = m->num_features;
+    info->num_class = m->num_class;
+    info->ntrees = m->ntrees;
+    info->numeric_mode = m->numeric_mode;
+    snprintf(info->objective, sizeof info->objective, "%s", sb_model_objective_name(m->objective));
+    return SB_OK;
+}
+
+/* Importance per feature into out[num_features]: type 0 counts the internal
+ * nodes that split on the feature, type 1 sums their gains in float, tree by
+ * tree and node by node in index order (one fixed order, so the same bits
+ * everywhere). *needed gets num_features; cap 0 asks (out may then be NULL);
+ * a smaller nonzero cap is SB_ERR_LIMIT and out is left untouched. */
+sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out, size_t cap,
+                                      size_t *needed) {
+    sb_clear_error();
+    if (!m || (!out && cap))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_feature_importance: NULL argument");
+    if (type != 0 && type != 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                       "sb_model_feature_importance: unknown type %d (0 = split count, 1 = total gain)",
+                       (int)type);
+    if (m->num_features < 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_feature_importance: model has %d features",
+                       (int)m->num_features);
+    size_t need = (size_t)m->num_features;
+    if (needed) *needed = need;
+    if (cap == 0) return SB_OK;
+    if (cap < need)
+        return sb_fail(SB_ERR_LIMIT, "sb_model_feature_importance: buffer holds %zu floats, %zu needed",
+                       cap, need);
+    for (size_t f = 0; f < need; f++) out[f] = 0.0f;
+    for (int32_t t = 0; t < m->ntrees; t++) {
+        const sb_tree *tr = &m->trees[t];
+        for (int32_t i = 0; i < tr->nnodes; i++) {
+            const sb_tree_node *n = &tr->nodes[i];
+            if (n->feature < 0) continue;
+            if (n->feature >= m->num_features)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                               "sb_model_feature_importance: tree %d node %d splits on feature %d of %d",
+                               (int)t, (int)i, (int)n->feature, (int)m->num_features);
+            out[n->feature] = out[n->feature] + (type == 0 ? 1.0f : n->gain);
+        }
+    }
+    return SB_OK;
+}
