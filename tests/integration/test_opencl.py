@@ -1,113 +1,88 @@
 """The OpenCL leg of profile-core on PoCL (docs/opencl.md).
 
-build/opencl/profile_core_cl (built by `sh tools/opencl-check.sh --build-only`)
-runs every stage of profile-core on an OpenCL device from the same headers as
-the CPU; its card must equal the reference card, and each separating arm
-(extra build options that break the profile) must give a card that differs.
+`samebits fixture run profile-core device=opencl` runs every stage of
+profile-core on an OpenCL device through the device layer: the entry kernels of
+src/kernels/entry/core_entry.h (the source CUDA compiles too) over the same
+headers as the CPU; its card must equal the reference card, and each separating
+arm (SAMEBITS_OPENCL_ARM: the program built broken on purpose) must give a card
+that differs.
 
-`make test` installs PoCL, so a missing OpenCL platform or a missing build is a
-FAILURE here, never a skip. -cl-mad-enable is not an arm on PoCL: its clang
-ignores the option on x86 and the FP_CONTRACT pragma alone decides contraction,
-so the `contract` arm flips that pragma instead (docs/opencl.md)."""
+`make test` installs PoCL, so a missing OpenCL platform is a FAILURE here, never
+a skip. -cl-mad-enable is not an arm on PoCL: its clang ignores the option on
+x86 and the FP_CONTRACT pragma alone decides contraction, so the `contract` arm
+flips that pragma instead (docs/opencl.md)."""
 import json
 import os
-import subprocess
 
 import pytest
 
 from conftest import ROOT, reference_card, samebits
 
-EXE = ROOT / "build" / "opencl" / "profile_core_cl"
-
-# arm name -> extra build options; each card must differ from the reference.
+# arm name -> the stage it must first change (a different first stage would
+# mean the arm reached a rule it was not written for)
 ARMS = {
-    "fast-relaxed-math": "-cl-fast-relaxed-math",
-    "contract": "-DSB_SABOTAGE_CONTRACT",
+    "fast-relaxed-math": None,
+    "contract": "math.input",
+    "vendor-exp": "math.exp",
 }
 
 
-def _run(args, timeout=120):
-    """Run the OpenCL leg's program with a PoCL cache under build/."""
-    if not EXE.exists():
-        pytest.fail(f"{EXE} is missing: run 'sh tools/opencl-check.sh --build-only' "
-                    "(make test does)")
+def _env(arm=None):
     env = dict(os.environ)
     env.setdefault("POCL_CACHE_DIR", str(ROOT / "build" / "opencl" / "pocl-cache"))
-    return subprocess.run([str(EXE)] + list(args), capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=ROOT)
+    env.pop("SAMEBITS_OPENCL_ARM", None)
+    if arm:
+        env["SAMEBITS_OPENCL_ARM"] = arm
+    return env
 
 
-def _require_platform():
-    """Fail (not skip) with a clear message unless an OpenCL device is present."""
-    r = _run(["--list"])
-    if r.returncode == 5:
-        pytest.fail("no OpenCL platform or device: install Debian's pocl-opencl-icd "
-                    "(make test installs it); profile_core_cl said: " + r.stderr.strip())
-    assert r.returncode == 0 and r.stdout.strip(), r.stdout + r.stderr
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    """The committed reference card, or, while there is none, a CPU card."""
-    ref = reference_card("profile-core")
-    if ref.exists():
-        return ref
-    cpu = tmp_path_factory.mktemp("opencl") / "cpu-reference.card"
-    r = samebits("fixture", "run", "profile-core", "--threads", "1", "--out", str(cpu))
-    assert r.returncode == 0, r.stderr
-    return cpu
-
-
-def _card(tmp_path, name, extra=""):
+def _card(tmp_path, name, arm=None):
     card = tmp_path / f"profile-core-opencl-{name}.card"
-    args = ["--out", str(card)]
-    if extra:
-        args += ["--build-options-extra", extra]
-    r = _run(args)
-    assert r.returncode == 0, f"profile_core_cl exit {r.returncode}:\n{r.stderr}"
+    r = samebits("fixture", "run", "profile-core", "device=opencl", "--out", str(card), env=_env(arm))
+    if "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr:
+        pytest.fail("no usable OpenCL device: install Debian's pocl-opencl-icd (make test installs it): " + r.stderr)
+    assert r.returncode == 0, f"fixture run exit {r.returncode}:\n{r.stderr}"
     return card
 
 
-def test_opencl_platform_present():
-    _require_platform()
-
-
-def test_opencl_leg_matches_reference(reference, tmp_path):
-    _require_platform()
+def test_opencl_leg_matches_reference(tmp_path):
     card = _card(tmp_path, "leg")
-    d = samebits("card", "diff", str(reference), str(card))
+    d = samebits("card", "diff", str(reference_card("profile-core")), str(card))
     assert d.returncode == 0 and d.stdout.strip() == "identical", d.stdout + d.stderr
     header = json.loads(card.read_text().splitlines()[0])
     assert header["meta.fixture"] == "profile-core"
-    assert header["meta.arch"].startswith("opencl:"), header
-    assert "-cl-fp32-correctly-rounded-divide-sqrt" in header["meta.opencl.build_options"]
-    assert "meta.opencl.arm" not in header
+    assert header["meta.device"].startswith("opencl:"), header
 
 
 @pytest.mark.parametrize("arm", list(ARMS))
-def test_opencl_arm_differs(arm, reference, tmp_path):
-    _require_platform()
-    card = _card(tmp_path, arm, ARMS[arm])
-    d = samebits("card", "diff", str(reference), str(card))
-    assert d.returncode in (0, 1), d.stderr
+def test_opencl_arm_differs(arm, tmp_path):
+    card = _card(tmp_path, arm, arm)
+    d = samebits("card", "diff", str(reference_card("profile-core")), str(card))
     assert d.returncode == 1, (
-        f"arm {arm} ({ARMS[arm]}) produced the reference card: it changed no bit, "
-        "so it separates nothing (docs/opencl.md, 'Arms')")
-    header = json.loads(card.read_text().splitlines()[0])
-    assert header["meta.opencl.arm"] == ARMS[arm]
+        f"arm {arm} produced the reference card: it changed no bit, so it separates nothing "
+        "(docs/opencl.md, 'Arms')\n" + d.stdout + d.stderr)
+    if ARMS[arm]:
+        assert f": {ARMS[arm]} (" in d.stdout.splitlines()[0], d.stdout
     print(arm, ":", d.stdout.splitlines()[0])
 
 
-def test_opencl_bad_device_index_is_named():
-    _require_platform()
-    r = _run(["--device", "999", "--out", os.devnull])
-    assert r.returncode == 5, r.stderr
-    assert "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr
-
-
-def test_opencl_build_failure_prints_log(tmp_path):
-    _require_platform()
-    r = _run(["--out", str(tmp_path / "x.card"), "--build-options-extra", "-DSB_REDUCE_BLOCK=128"])
-    assert r.returncode == 3, r.stderr
-    assert "build log" in r.stderr and "SB_REDUCE_BLOCK is fixed by the numeric profile" in r.stderr
+def test_opencl_unknown_arm_is_refused_by_name(tmp_path):
+    r = samebits("fixture", "run", "profile-core", "device=opencl", "--out", str(tmp_path / "x.card"),
+                 env=_env("no-such-arm"))
+    assert r.returncode == 2 and "SB_ERR_INVALID_ARGUMENT" in r.stderr and "vendor-exp" in r.stderr, r.stderr
     assert not (tmp_path / "x.card").exists()
+
+
+def test_opencl_bad_device_is_named(tmp_path):
+    env = _env()
+    env["SAMEBITS_OPENCL_DEVICE"] = "999"
+    r = samebits("fixture", "run", "profile-core", "device=opencl", "--out", str(tmp_path / "x.card"), env=env)
+    assert r.returncode == 2 and "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr, r.stderr
+    assert not (tmp_path / "x.card").exists()
+
+
+def test_profile_core_device_names_go_through_the_one_parser(tmp_path):
+    r = samebits("fixture", "run", "profile-core", "device=tpu", "--out", str(tmp_path / "x.card"))
+    assert r.returncode == 2 and "SB_ERR_INVALID_ARGUMENT" in r.stderr and "unknown device 'tpu'" in r.stderr, r.stderr
+    r = samebits("fixture", "run", "profile-core", "device=cpu-batched", "--out", str(tmp_path / "y.card"))
+    assert r.returncode == 2 and "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr, r.stderr

@@ -74,10 +74,10 @@ def fit(data, device, threads, growth, env=None):
 def schedule(stderr):
     """The numbers of the 'opencl schedule:' line (SAMEBITS_OPENCL_TIMING=1)."""
     line = next(l for l in stderr.splitlines() if l.startswith("opencl schedule: "))
-    m = re.search(r"partition up to (\d+) work-groups a call; histograms in local memory, (\d+) feature group\(s\)"
-                  r" of up to (\d+) bytes, up to (\d+) tile\(s\) of (\d+) rows", line)
+    m = re.search(r"partition up to (\d+) work-groups a call; histograms in local memory \((\d+)-bit atomics\), "
+                  r"(\d+) feature group\(s\) of up to (\d+) bytes, up to (\d+) tile\(s\) of (\d+) rows", line)
     assert m, line
-    return dict(zip(("part_groups", "feature_groups", "bytes", "hist_tiles", "tile_rows"), map(int, m.groups())))
+    return dict(zip(("part_groups", "bits", "feature_groups", "bytes", "hist_tiles", "tile_rows"), map(int, m.groups())))
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +85,14 @@ def cpu_digests(data):
     return {g: fit(data, "cpu", 1, g)[0] for g in ("leafwise", "depthwise")}
 
 
-@pytest.mark.parametrize("growth", ["leafwise", "depthwise"])
-@pytest.mark.parametrize("threads", [1, 3])
-def test_multi_group_schedule_gives_the_cpu_model(data, cpu_digests, growth, threads):
+@pytest.mark.parametrize("growth,threads,path", [("leafwise", 1, "local"), ("leafwise", 3, "local64"),
+                                                ("depthwise", 1, "local64"), ("depthwise", 3, "local")])
+def test_multi_group_schedule_gives_the_cpu_model(data, cpu_digests, growth, threads, path):
     digest, err = fit(data, "opencl", threads, growth,
-                      {"SAMEBITS_OPENCL_TIMING": "1", "SAMEBITS_OPENCL_CHECK_PARTITION": "1"})
+                      {"SAMEBITS_OPENCL_TIMING": "1", "SAMEBITS_OPENCL_CHECK_PARTITION": "1",
+                       "SAMEBITS_OPENCL_HIST": path})
     s = schedule(err)
+    assert s["bits"] == (64 if path == "local64" else 32), s  # local: the 32-bit local atomics
     # the root's 200,000 rows over tiles of 256 x 8 rows; 40 features of 256
     # entries over groups of at most 4096 entries; the root over tiles of at
     # most 16384 rows
@@ -108,26 +110,23 @@ def test_global_fallback_gives_the_cpu_model(data, cpu_digests):
     assert digest == cpu_digests["depthwise"]
 
 
-@pytest.mark.parametrize("path", ["local", "global"])
+@pytest.mark.parametrize("path", ["local", "local64", "global"])
 def test_float_atomic_arm_is_caught_at_scale(data, cpu_digests, path):
     digest, err = fit(data, "opencl", 1, "leafwise",
                       {"SAMEBITS_OPENCL_ARM": "float-atomic", "SAMEBITS_OPENCL_HIST": path,
                        "SAMEBITS_OPENCL_TIMING": "1"})
     assert "SEPARATING ARM 'float-atomic'" in err
-    if path == "local":
+    if path.startswith("local"):
         assert schedule(err)["feature_groups"] >= 3
     else:
         assert "histograms by global atomics" in err, err
     assert digest != cpu_digests["leafwise"], "the float-atomic arm changed no bit: it separates nothing"
 
 
-def test_doctor_names_the_histogram_path():
+def test_doctor_names_the_device_and_its_local_memory():
     r = samebits("doctor", env=ENV)
     line = next(l for l in r.stdout.splitlines() if l.startswith("opencl devices: "))
-    assert re.search(r": usable \[selected\]; histograms in local memory \(\d+ KiB, \d+ compute units\)", line), line
-    r = samebits("doctor", env=dict(ENV, SAMEBITS_OPENCL_HIST="global"))
-    line = next(l for l in r.stdout.splitlines() if l.startswith("opencl devices: "))
-    assert "histograms by global atomics (SAMEBITS_OPENCL_HIST=global)" in line, line
+    assert re.search(r": usable \[selected\]; local memory \d+ KiB, \d+ compute units", line), line
 
 
 def test_unknown_histogram_path_is_an_error_not_a_run():

@@ -74,15 +74,23 @@ def test_a_wrong_hash_in_a_copied_folder_is_stale(tmp_path):
     """The brief's case: a copy of a real evidence folder whose sources.sha256
     names a file with a wrong hash is stale; the intact copy passes."""
     real = ROOT / "evidence/cuda"
-    src = next(d for d in sorted(real.iterdir()) if (d / "sources.sha256").exists()
-               and evidence_layout.freshness(str(ROOT), str(d))["state"] == "fresh")
+    src = next(d for d in sorted(real.iterdir()) if (d / "sources.sha256").exists())
+    import hashlib
     import shutil
     root = tmp_path / "tree"
     copied = root / "evidence/cuda" / src.name
     shutil.copytree(src, copied)
+    # the tree as the run saw it: the listed sources that still exist, with
+    # the recorded list rewritten to their present hashes (fresh by construction,
+    # whatever has changed in the repository since the run)
+    kept = []
     for _, rel in evidence_layout.read_sources(str(src)):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / rel, root / rel)
+        if (ROOT / rel).is_file():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / rel, root / rel)
+            kept.append(hashlib.sha256((ROOT / rel).read_bytes()).hexdigest() + "  " + rel)
+    assert kept, src
+    (copied / "sources.sha256").write_text("\n".join(kept) + "\n")
     assert evidence_layout.freshness(str(root), str(copied))["state"] == "fresh"
     lines = (copied / "sources.sha256").read_text().splitlines()
     digest, rel = lines[0].split("  ", 1)

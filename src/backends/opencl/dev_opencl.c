@@ -242,11 +242,14 @@ static void ocl_describe(char *buf, size_t cap) {
         sb_ocl_dev_string(list[i].device, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
         const char *r = sb_ocl_device_refusal(list[i].device, why, sizeof why);
         cl_ulong lm = 0;
+        cl_uint cus = 0;
         if (sb_cl.clGetDeviceInfo(list[i].device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL) != CL_SUCCESS) lm = 0;
-        int k = snprintf(buf + used, cap - used, "%s%d:%d %s / %s (%s): %s%s%s; local memory %lu KiB",
+        if (sb_cl.clGetDeviceInfo(list[i].device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL) != CL_SUCCESS)
+            cus = 0;
+        int k = snprintf(buf + used, cap - used, "%s%d:%d %s / %s (%s): %s%s%s; local memory %lu KiB, %u compute units",
                          i ? "\n                " : "", list[i].pi, list[i].di, pname, dname, cver,
                          r ? "refused, " : "usable", r ? r : "", i == pick ? " [selected]" : "",
-                         (unsigned long)(lm / 1024));
+                         (unsigned long)(lm / 1024), (unsigned)cus);
         if (k < 0) break;
         used += (size_t)k;
     }

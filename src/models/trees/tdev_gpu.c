@@ -77,6 +77,7 @@ static const char *bname(const sb_tdev *d) { return sb_device_kind_name(d->dv->k
 
 static void gpu_close(sb_tdev *d) {
     if (!d) return;
+    const char *bn = d->dv ? bname(d) : "device";
     if (d->dv) {
         sb_device_finish(d->dv);
         if (d->dv->timing) {
@@ -107,7 +108,7 @@ static void gpu_close(sb_tdev *d) {
         sb_device_close(d->dv);
     }
     if (d->check_bins)
-        fprintf(stderr, "device partition check: %lld rows placed as the stable partition places them\n",
+        fprintf(stderr, "%s partition check: %lld rows placed as the stable partition places them\n", bn,
                 (long long)d->part_checked);
     sb_free(d->check_bins);
     sb_free(d);
