@@ -142,7 +142,7 @@ static void report(const char *op, const char *cfg, int b, int same, const char 
     if (!same && !r->bad) {
         r->bad = 1;
         r->seq = ++g_seq;
-        snprintf(r->first, sizeof r->first, "call %d: %s", r->calls, diff);
+        snprintf(r->first, sizeof r->first, "check %d: %s", r->calls, diff);
     }
 }
 
@@ -1131,8 +1131,10 @@ static int forest_levels(fset *s, const fcfg *c, const int32_t *nbins) {
         at += (int32_t)count[0][i];
         nn++;
     }
-    if (ok && c->exact) ok = f_readback(s, "begin.rows", rb, nt);
+    /* the roots' sums first: the readback goes through sums, so a broken
+     * sums shows as its own difference before the rows' */
     if (ok) ok = f_sums(s, nodes, nn, tot);
+    if (ok && c->exact) ok = f_readback(s, "begin.rows", rb, nt);
     if (ok && c->min_wf > 0.0f) {
         sb_k_forest_rules r = {c->min_leaf, c->criterion, nv, 1048576.0f, s->weighted, 0, 0.0f};
         for (int32_t i = 0; i < nn; i++) nodes[i].min_w = sb_k_forest_min_w(&r, c->min_wf, tot + (int64_t)i * nv);
