@@ -138,7 +138,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
 
-.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check opencl-check \
+.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check hip-check opencl-check \
   support-matrix support-matrix-check evidence-cpu
 .DEFAULT_GOAL := all
 
@@ -215,6 +215,9 @@ arms:
 cuda-check:
 	sh tools/cuda-compile-check.sh
 
+hip-check:
+	sh tools/hip-compile-check.sh
+
 opencl-check:
 	sh tools/opencl-check.sh --build-only
 
@@ -223,6 +226,7 @@ test: deps
 	$(MAKE) legs
 	$(MAKE) arms
 	$(MAKE) cuda-check
+	$(MAKE) hip-check
 	$(MAKE) opencl-check
 	$(MAKE) sanitize
 	python3 -m pytest tests -ra -p no:cacheprovider

@@ -23,6 +23,8 @@ have clang || need_apt="$need_apt clang"
 [ -n "$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null)" ] \
   || need_apt="$need_apt libclang-rt-dev"
 have llvm-symbolizer || need_apt="$need_apt llvm"
+# HIP: the entry kernels compiled by Debian's hipcc (tools/hip-compile-check.sh; no AMD GPU runs them)
+have hipcc || need_apt="$need_apt hipcc"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

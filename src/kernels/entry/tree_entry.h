@@ -502,7 +502,7 @@ SB_KERNEL void k_best(SB_GLOBAL const ocl_node *nodes, SB_GLOBAL const sb_k_spli
     const int lid = (int)sb_local_id(0), team = lid / OCL_TEAM, lane = lid % OCL_TEAM;
     const float parent = sb_k_node_score(q.G, q.H, &r);
     SB_GLOBAL const sb_k_hbin *hs = (SB_GLOBAL const sb_k_hbin *)(slots + (sb_i64)q.slot * total * 3);
-    sb_k_split best = {0};
+    sb_k_split best = {0, 0.0f, 0, 0, 0, 0, 0, 0, 0}; /* invalid: no split yet */
     for (int f0 = 0; f0 < nf; f0 += OCL_TEAMS) { /* the same rounds for every work-item: barriers inside */
         const int f = f0 + team;
         const int on = f < nf && mask[f];
