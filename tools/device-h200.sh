@@ -12,9 +12,10 @@
 #   4. runs the arms: each CUDA arm build on device=cuda, each OpenCL arm
 #      (SAMEBITS_OPENCL_ARM) on device=opencl: each must differ where its rule
 #      is used,
-#   5. runs the per-operation parity test (every device operation on every
-#      backend present, byte for byte against cpu-batched) and the prediction
-#      check (tools/predict_check.py) on both backends,
+#   5. runs the per-operation parity test (build-cuda/sb_unit device_ops: every
+#      device operation on cuda and opencl, byte for byte against cpu-batched,
+#      and under each float-atomic arm, which must fail it), the forest device
+#      tests and the prediction check (tools/predict_check.py) on both backends,
 #   6. unless SKIP_BENCH=1, runs bench/gpu_device_bench.py (time per tree on
 #      cuda, opencl and XGBoost's CUDA backend, 10M x 28; .whl/ carries XGBoost),
 #   7. writes summary.txt and packs everything as evidence.tar.gz in $OUT, with
@@ -119,15 +120,26 @@ done
 
 # ---- 5. per-operation parity and predictions
 say "parity and predictions"
-if [ -n "${PARITY_CMD:-}" ]; then
-  timeout 600 sh -c "$PARITY_CMD" >"$EV/parity.txt" 2>&1; rc=$?
-  summary "per-operation parity (rc $rc): $(tail -n 1 "$EV/parity.txt")"
-  [ $rc = 0 ] || FAIL=1
-  if [ -n "${PARITY_ARM_CMD:-}" ]; then
-    timeout 600 sh -c "$PARITY_ARM_CMD" >"$EV/parity-arm.txt" 2>&1; rc=$?
-    summary "per-operation parity under the float-atomic arm (must fail; rc $rc): $(tail -n 1 "$EV/parity-arm.txt")"
-  fi
+# every device operation on cuda and NVIDIA's OpenCL against cpu-batched, on both
+# histogram paths; then the float-atomic arm of each backend, which must fail it
+SAMEBITS_PARITY_REQUIRE=cuda,opencl timeout 600 build-cuda/sb_unit device_ops >"$EV/parity.txt" 2>&1; rc=$?
+summary "per-operation parity (cuda, opencl vs cpu-batched): $(grep -A3 '^device_ops summary' "$EV/parity.txt" | tail -n 2 | tr -s ' ' | tr '\n' ';') rc $rc"
+[ $rc = 0 ] || FAIL=1
+SAMEBITS_PARITY_REQUIRE=cuda,opencl SAMEBITS_CUDA_HIST=global SAMEBITS_OPENCL_HIST=global timeout 600 \
+  build-cuda/sb_unit device_ops >"$EV/parity-hist-global.txt" 2>&1; rc=$?
+summary "per-operation parity, histograms by global atomics: rc $rc"
+[ $rc = 0 ] || FAIL=1
+SAMEBITS_OPENCL_ARM=float-atomic timeout 600 build-cuda/sb_unit device_ops >"$EV/parity-opencl-arm-float-atomic.txt" 2>&1; rc=$?
+summary "per-operation parity, opencl float-atomic arm (must fail): rc $rc, $(grep -c DIFFERS "$EV/parity-opencl-arm-float-atomic.txt") differing op configs"
+[ $rc != 0 ] || FAIL=1
+if [ -x build-cuda-float-atomic/sb_unit ]; then
+  timeout 600 build-cuda-float-atomic/sb_unit device_ops >"$EV/parity-cuda-arm-float-atomic.txt" 2>&1; rc=$?
+  summary "per-operation parity, cuda float-atomic arm (must fail): rc $rc, $(grep -c DIFFERS "$EV/parity-cuda-arm-float-atomic.txt") differing op configs"
+  [ $rc != 0 ] || FAIL=1
 fi
+SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-batched timeout 600 \
+  python3 -m pytest tests/python/test_py_forest_devices.py -q -p no:cacheprovider >"$EV/forest-devices-pytest.txt" 2>&1
+summary "forest devices (tests/python/test_py_forest_devices.py on cuda, opencl): $(tail -n 1 "$EV/forest-devices-pytest.txt")"
 for d in cuda opencl; do
   SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 600 python3 tools/predict_check.py $d >"$EV/predict-check-$d.txt" 2>&1
   summary "predict-check $d: $(tail -n 1 "$EV/predict-check-$d.txt")"
