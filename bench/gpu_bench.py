@@ -48,7 +48,7 @@ def load_flights(data):
     return Xtr, ytr, Xte, yte
 
 
-def load_higgs(data):
+def load_higgs(data, key=20261130):
     def load(p):
         a = np.loadtxt(p, dtype=np.float64, delimiter="\t")
         return a[:, 1:].astype(np.float32), a[:, 0].astype(np.float32)
@@ -56,7 +56,7 @@ def load_higgs(data):
     Xtr, ytr = load(base + ".train")
     Xte, yte = load(base + ".test")
     reps = 1430  # 7,000 x 1,430 = 10,010,000 rows
-    order = np.random.Generator(np.random.Philox(key=20261130)).permutation(len(ytr) * reps)
+    order = np.random.Generator(np.random.Philox(key=key)).permutation(len(ytr) * reps)
     return (np.ascontiguousarray(np.tile(Xtr, (reps, 1))[order]), np.ascontiguousarray(np.tile(ytr, reps)[order]),
             Xte, yte)
 

@@ -35,17 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def load_higgs(data, key):
-    def load(p):
-        a = np.loadtxt(p, dtype=np.float64, delimiter="\t")
-        return a[:, 1:].astype(np.float32), a[:, 0].astype(np.float32)
-    base = os.path.join(data, "lightgbm-examples", "binary_classification_binary")
-    Xtr, ytr = load(base + ".train")
-    Xte, yte = load(base + ".test")
-    reps = 1430  # 7,000 x 1,430 = 10,010,000 rows
-    order = np.random.Generator(np.random.Philox(key=key)).permutation(len(ytr) * reps)
-    return (np.ascontiguousarray(np.tile(Xtr, (reps, 1))[order]), np.ascontiguousarray(np.tile(ytr, reps)[order]),
-            Xte, yte)
+from gpu_bench import load_higgs  # noqa: E402  (the same tiled HIGGS rows, the row order by key)
 
 
 def sb_fit(X, y, Xte, trees, device):

@@ -5,7 +5,7 @@
 # way (CUDA_VARIANT=fmad, libdevice-exp, float-atomic), into build-cuda/ and
 # build-cuda-VARIANT/. Run by `make test` (target cuda-check) on CI machines,
 # which have nvcc but no GPU: nothing is run, only compiled and linked.
-# tools/device-run.sh uses it too, so the flags live in this one place.
+# tools/device-h200.sh uses it too, so the flags live in this one place.
 #
 # Usage: sh tools/cuda-compile-check.sh [--outdir DIR] [--print-flags VARIANT]
 #   --outdir DIR          where the build logs go (default build/cuda)

@@ -11,6 +11,9 @@ identical (the named-fixture runs, run to run, and the whole family's run), is
 (the NVIDIA driver's OpenCL) the same from verify-opencl*.txt when the folder
 has one. Arms: the float-atomic CUDA build (verify-cuda-float-atomic.txt) and
 the OpenCL arms (verify-opencl-arm-NAME.txt), caught when a fixture differs.
+
+That recording script is in git history; tools/device-h200.sh and
+tools/evidence_device_summary.py record the GPU legs now.
 """
 import glob
 import json

@@ -8,6 +8,9 @@ Legs: "cuda" (each `cuda FIXTURE: ...` line) and "x86_64" (the GPU host's CPU,
 `cpu t=N FIXTURE: ...` lines); a fixture passes on a leg only when every line
 of it there says identical. Arms: one entry per (arm, fixture) line; caught
 when the card differs, with the first differing stage.
+
+That recording script is in git history; tools/device-h200.sh and
+tools/evidence_device_summary.py record the GPU legs now.
 """
 import json
 import os

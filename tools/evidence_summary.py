@@ -12,6 +12,9 @@ What it reads (the lines device-run.sh writes):
   result: PASS | FAIL
 
 The format of summary.json is in evidence/README.md. Python 3 stdlib only.
+
+That recording script is in git history; tools/device-h200.sh and
+tools/evidence_device_summary.py record the GPU legs now.
 """
 import json
 import os

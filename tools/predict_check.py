@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU prediction against CPU prediction, byte for byte (run by tools/device-gbdt.sh).
+"""GPU prediction against CPU prediction, byte for byte (run by tools/device-h200.sh).
 
     SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python python3 tools/predict_check.py [DEVICE]
 

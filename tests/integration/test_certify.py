@@ -366,14 +366,14 @@ def test_evidence_summaries_are_read_from_their_folders():
         if (folder / "summary.txt").exists():
             committed = json.loads((folder / "summary.json").read_text())
             if evidence_gbdt_summary.is_gbdt_folder(str(folder)):
-                # gradient boosting runs (tools/device-gbdt.sh); a corrected commit
+                # gradient boosting runs (tools/device-h200.sh); a corrected commit
                 # must come with the folder's CORRECTION.md
                 note = committed.get("commit_note")
                 assert note is None or (folder / "CORRECTION.md").exists(), folder
                 derived = evidence_gbdt_summary.summarize(str(folder), committed["commit"] if note else None, note)
                 assert committed == derived, folder
             elif "fixtures and parity:" in (folder / "summary.txt").read_text():
-                # forest runs (tools/device-forest.sh)
+                # forest runs (tools/device-h200.sh)
                 assert committed == evidence_forest_summary.summarize(str(folder)), folder
             else:
                 assert committed == evidence_summary.summarize_cuda(str(folder)), folder

@@ -45,7 +45,7 @@ def test_every_forest_fixture_identical_on_opencl(threads):
 
 
 def test_the_family_is_all_six_and_nothing_of_it_is_refused():
-    # tools/device-forest.sh verifies `--family forest` on the NVIDIA driver's
+    # tools/device-h200.sh verifies `--family forest` on the NVIDIA driver's
     # OpenCL. Weighted and isolation forests were refused by name until the
     # device had their kernels; what remains refused is a missing platform or
     # device (test_no_platform_or_device_is_refused_by_name).

@@ -4,7 +4,7 @@ the GPU runs, in the GPU's data layouts, on the host; its models must be the
 CPU's byte for byte on every configuration. The separating arm is the
 float-hist build, where the device's histograms sum gradients in float (see
 tests/integration/test_devices.py). device=opencl runs the OpenCL tree device
-on PoCL (make test installs it; its arms are in tests/integration/test_opencl_gbdt.py). CUDA itself needs a GPU: tools/device-gbdt.sh
+on PoCL (make test installs it; its arms are in tests/integration/test_opencl_gbdt.py). CUDA itself needs a GPU: tools/device-h200.sh
 runs the same comparison there and records it under evidence/cuda/."""
 import pytest
 

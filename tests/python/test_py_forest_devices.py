@@ -20,7 +20,7 @@ import samebits  # noqa: E402
 # fails); on a GPU machine SAMEBITS_LIB=build-cuda/libsamebits.so
 # SAMEBITS_FOREST_DEVICES=cuda,cpu-batched runs the same comparison on CUDA,
 # and SAMEBITS_FOREST_DEVICES=opencl on the GPU's OpenCL driver
-# (tools/device-forest.sh).
+# (tools/device-h200.sh).
 _DEFAULT = "cpu-batched,opencl" if "opencl" in samebits.build_info()["backends"] else "cpu-batched"
 DEVICES = [d for d in os.environ.get("SAMEBITS_FOREST_DEVICES", _DEFAULT).split(",") if d]
 # Those that grow weighted forests and the isolation forest too: every device

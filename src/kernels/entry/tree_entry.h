@@ -325,6 +325,18 @@ typedef struct {
     int f0, f1, e0, e1;
 } ocl_fgroup;
 
+#if defined(SB_ARM_FLOAT_ATOMIC)
+/* Separating arm for rule 4: a local gradient sum as a float compare-and-swap
+ * loop: rounded, in arrival order. */
+SB_FN void kt_arm_float_add(SB_LOCAL sb_u32 *p, float v) {
+    sb_u32 seen, old = *p;
+    do {
+        seen = old;
+        old = sb_atomic_cas32(p, seen, sb_f2u(sb_u2f(seen) + v));
+    } while (old != seen);
+}
+#endif
+
 SB_KERNEL void k_hist_local(SB_GLOBAL const ocl_hjob *jobs, SB_GLOBAL const int *tile_start, int njobs, int tile_rows,
                            SB_GLOBAL const ocl_fgroup *groups, SB_GLOBAL const int *rows, SB_GLOBAL const sb_u8 *bins,
                            int stride, SB_GLOBAL const int *gq, SB_GLOBAL const int *hq, SB_GLOBAL const int *hoff,
@@ -359,13 +371,7 @@ SB_KERNEL void k_hist_local(SB_GLOBAL const ocl_hjob *jobs, SB_GLOBAL const int 
                 if (q + k >= nfg || base[q + k] < 0) continue;
                 const int at = base[q + k] + wb[k];
 #if defined(SB_ARM_FLOAT_ATOMIC)
-                /* Separating arm for rule 4: the gradient sum as a float
-                 * compare-and-swap loop: rounded, in arrival order. */
-                sb_u32 seen, old = sgf[at];
-                do {
-                    seen = old;
-                    old = sb_atomic_cas32(&sgf[at], seen, sb_f2u(sb_u2f(seen) + (float)g));
-                } while (old != seen);
+                kt_arm_float_add(&sgf[at], (float)g);
 #else
                 sb_atom_add64(&sg[at], (sb_u64)g);
 #endif
@@ -418,7 +424,10 @@ SB_KERNEL void k_hist_local32(SB_GLOBAL const ocl_hjob *jobs, SB_GLOBAL const in
     const ocl_hjob job = jobs[j];
     const ocl_fgroup grp = groups[sb_group_id(1)];
     const int ne = grp.e1 - grp.e0, nfg = grp.f1 - grp.f0;
-    SB_LOCAL sb_u32 *glo = acc, *ghi = acc + ne, *hlo = acc + 2 * ne, *hhi = acc + 3 * ne, *cnt = acc + 4 * ne;
+    SB_LOCAL sb_u32 *glo = acc, *hlo = acc + 2 * ne, *hhi = acc + 3 * ne, *cnt = acc + 4 * ne;
+#if !defined(SB_ARM_FLOAT_ATOMIC)
+    SB_LOCAL sb_u32 *ghi = acc + ne; /* the arm keeps a float in glo alone */
+#endif
     for (int f = lid; f < nfg; f += SB_WG) base[f] = mask[grp.f0 + f] ? hoff[grp.f0 + f] - grp.e0 : -1;
     for (int i = lid; i < 5 * ne; i += SB_WG) acc[i] = 0u;
     sb_barrier();
@@ -437,13 +446,7 @@ SB_KERNEL void k_hist_local32(SB_GLOBAL const ocl_hjob *jobs, SB_GLOBAL const in
                 if (q + k >= nfg || base[q + k] < 0) continue;
                 const int at = base[q + k] + wb[k];
 #if defined(SB_ARM_FLOAT_ATOMIC)
-                /* Separating arm for rule 4: the gradient sum as a float
-                 * compare-and-swap loop: rounded, in arrival order. */
-                sb_u32 seen, old = glo[at];
-                do {
-                    seen = old;
-                    old = sb_atomic_cas32(&glo[at], seen, sb_f2u(sb_u2f(seen) + (float)g));
-                } while (old != seen);
+                kt_arm_float_add(&glo[at], (float)g);
                 (void)gl, (void)gh;
 #else
                 sb_atomic_add32(&glo[at], gl);
