@@ -33,7 +33,8 @@ import evidence_layout  # noqa: E402
 OUT = os.path.join("docs", "SUPPORT_MATRIX.md")
 # Columns in this order first; any other leg found in evidence follows, sorted.
 KNOWN_LEGS = [("x86_64", "x86-64"), ("aarch64", "aarch64"), ("s390x", "s390x (big-endian)"),
-              ("cuda", "CUDA (NVIDIA)"), ("opencl", "OpenCL")]
+              ("cuda", "CUDA (NVIDIA)"), ("opencl", "OpenCL"),
+              ("opencl-nvidia", "OpenCL (NVIDIA driver)")]
 FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
