@@ -136,6 +136,10 @@ typedef struct sb_fdev_ops {
      * features not constant in it (by bin, missing as bin 0) and the bin
      * sb_k_iforest_bin places (dl = 1: missing values go left). */
     sb_status (*iso_split)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, sb_k_fsplit *out);
+    /* Row positions a batch may take on this opened device (its memory), in
+     * place of batch_positions; NULL: batch_positions. A memory choice that
+     * cannot change a bit. */
+    int64_t (*positions)(sb_fdev *d);
 } sb_fdev_ops;
 
 /* The implementation of device kind k: the host reference for cpu-batched,

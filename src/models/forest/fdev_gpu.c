@@ -671,10 +671,20 @@ static sb_status focl_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
     return st;
 }
 
-/* Row positions a batch: 2^28 (20 bytes each on the device; weighted 28, and
- * 32 with balanced_subsample's tree weights: 8 GiB at most). */
-static const sb_fdev_ops k_fgpu_ops = {"gpu",      INT64_C(1) << 28, focl_open,      focl_close,
-                                       focl_begin, focl_sums,        focl_split,     focl_partition,
-                                       focl_iso_begin, focl_iso_split};
+/* Row positions a batch: 20 bytes each on the device (weighted 28, and 32 with
+ * balanced_subsample's tree weights), so at most a 32nd of what one buffer may
+ * hold (the device's memory, over what its largest buffer may be) and at most
+ * 2^30 (32 GiB): every tree of a 10M-row forest of 32 trees in one batch on a
+ * large GPU, a few on a small one. */
+static int64_t focl_positions(sb_fdev *d) {
+    int64_t p = d->dv->max_alloc / 32;
+    if (p > (INT64_C(1) << 30)) p = INT64_C(1) << 30;
+    return p < (INT64_C(1) << 20) ? INT64_C(1) << 20 : p;
+}
+
+/* batch_positions: before a device is open, the least any device takes */
+static const sb_fdev_ops k_fgpu_ops = {"gpu",          INT64_C(1) << 20, focl_open,      focl_close,
+                                       focl_begin,     focl_sums,        focl_split,     focl_partition,
+                                       focl_iso_begin, focl_iso_split,   focl_positions};
 
 const sb_fdev_ops *sb_fdev_gpu_ops(void) { return &k_fgpu_ops; }

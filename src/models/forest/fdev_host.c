@@ -361,7 +361,7 @@ static sb_status cpu_iso_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nn
 }
 
 static const sb_fdev_ops k_cpu_ops = {"cpu-batched", INT64_C(1) << 24, cpu_open, cpu_close, cpu_begin, cpu_sums, cpu_split,
-                                      cpu_partition, cpu_iso_begin, cpu_iso_split};
+                                      cpu_partition, cpu_iso_begin, cpu_iso_split, NULL};
 
 const sb_fdev_ops *sb_fdev_host_ops(void) { return &k_cpu_ops; }
 

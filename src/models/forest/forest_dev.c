@@ -621,9 +621,11 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
     c.timing = tv && tv[0] == '1';
     const char *lc = getenv("SAMEBITS_FOREST_LEVEL_CHUNK");
     c.lchunk = lc && atoi(lc) > 0 ? atoi(lc) : LCHUNK_DEFAULT;
-    /* trees a batch: as many as the device's positions hold (at least one),
-     * or SAMEBITS_FOREST_BATCH_TREES (tests: the batch size changes no bit) */
-    int64_t per = ops->batch_positions / (setup->n > 0 ? setup->n : 1);
+    if ((st = ops->open(setup, &c.dev)) != SB_OK) return st;
+    /* trees a batch: as many as the opened device's positions hold (at least
+     * one), or SAMEBITS_FOREST_BATCH_TREES (tests: the batch size changes no bit) */
+    const int64_t positions = ops->positions ? ops->positions(c.dev) : ops->batch_positions;
+    int64_t per = positions / (setup->n > 0 ? setup->n : 1);
     const char *env = getenv("SAMEBITS_FOREST_BATCH_TREES");
     if (env && atoi(env) > 0) per = atoi(env);
     const int32_t batch = per < 1 ? 1 : per > ntrees ? ntrees : (int32_t)per;
@@ -632,9 +634,10 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
     if (!c.tree_nodes || !c.rules) {
         sb_free(c.tree_nodes);
         sb_free(c.rules);
+        ops->close(c.dev);
         return oom();
     }
-    if ((st = ops->open(setup, &c.dev)) == SB_OK)
+    if (st == SB_OK)
         for (int32_t t0 = 0; t0 < ntrees && st == SB_OK; t0 += batch)
             st = grow_batch(&c, t0, ntrees - t0 < batch ? ntrees - t0 : batch, ntrees, ncopies, trees);
     ops->close(c.dev);
@@ -711,7 +714,9 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
     const int64_t psi = setup->psi;
     /* trees a batch: as many as the device's positions hold and the host's
      * node lists (about 80 bytes a position) keep within 2^22 positions */
-    int64_t per = ops->batch_positions / (psi > 0 ? psi : 1);
+    /* (a GPU device's positions, ops->positions, are at least 2^20 and hold
+     * 2^22 isolation positions easily: 2^22 is the bound there) */
+    int64_t per = (ops->positions ? INT64_C(1) << 22 : ops->batch_positions) / (psi > 0 ? psi : 1);
     if (per > (INT64_C(1) << 22) / (psi > 0 ? psi : 1)) per = (INT64_C(1) << 22) / (psi > 0 ? psi : 1);
     const char *env = getenv("SAMEBITS_FOREST_BATCH_TREES");
     if (env && atoi(env) > 0) per = atoi(env);
