@@ -22,7 +22,8 @@ Leg `opencl` (PoCL, the OpenCL implementation on this CPU): tools/opencl-check.s
 (profile-core through the OpenCL kernel source, and its two arms), then gradient
 boosting on the OpenCL tree device (`samebits verify --family gbdt device=opencl
 --cards cards-gbdt`, verify-gbdt.txt) and its arms (SAMEBITS_OPENCL_ARM=NAME,
-arm-gbdt-NAME.txt) into evidence/opencl/<date>-pocl-profile+gbdt-<commit7>/:
+arm-gbdt-NAME.txt), every forest fixture (verify-forest.txt) and its float-atomic
+arm, into evidence/opencl/<date>-pocl-profile+gbdt+forest-<commit7>/:
 opencl-check.txt, the cards, sources.sha256, summary.json. The gbdt arms
 contract and mad-enable are expected to be inert on PoCL (docs/opencl.md); they
 are recorded, not required to separate.
@@ -55,7 +56,7 @@ CPU_SOURCES = ["src", "include", "cli", "Makefile", "mk", "fixtures/cards", "too
 OPENCL_SOURCES = CPU_SOURCES + ["tools/opencl-check.sh"]
 # The machine and families fields of each leg's folder name (evidence/README.md).
 FOLDER_KEY = {"x86_64": ("x86_64", "all"), "aarch64": ("aarch64", "all"), "s390x": ("s390x", "all"),
-              "opencl": ("pocl", ["profile", "gbdt"])}
+              "opencl": ("pocl", ["profile", "gbdt", "forest"])}
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")
 
 
@@ -228,6 +229,22 @@ def record_opencl(out_root, commit, now):
     for name, (verdict, _) in verdicts(gtext).items():
         fixtures[name] = {"identical": "pass", "REFUSED": "refused"}.get(verdict, "fail")
     gbdt_ok = rc_g == 0 and "verify: PASS" in gtext and any(n.startswith("gbdt-") for n in fixtures)
+    # The forest families on the same device layer (the forest program), and their float-atomic arm.
+    fcards = os.path.join(tmp, "cards-forest")
+    os.makedirs(fcards)
+    rc_f, ftext = run([], exe, ["verify", "--family", "forest", "--cards", fcards, "device=opencl"], env=cache)
+    with open(os.path.join(tmp, "verify-forest.txt"), "w", encoding="utf-8") as f:
+        f.write(ftext)
+    for name, (verdict, _) in verdicts(ftext).items():
+        fixtures[name] = {"identical": "pass", "REFUSED": "refused"}.get(verdict, "fail")
+    forest_ok = rc_f == 0 and "verify: PASS" in ftext and any(n.startswith("forest-") for n in fixtures)
+    rc_a, atext = run([], exe, ["verify", "--family", "forest", "device=opencl"],
+                      env=dict(cache, SAMEBITS_OPENCL_ARM="float-atomic"))
+    with open(os.path.join(tmp, "arm-forest-float-atomic.txt"), "w", encoding="utf-8") as f:
+        f.write(atext)
+    first = next(((n, s) for n, (v, s) in verdicts(atext).items() if v != "identical"), (None, None))
+    forest_arm = {"arm": "opencl forest float-atomic", "caught": rc_a == 1 and "verify: FAIL" in atext,
+                  "fixture": first[0], "stage": first[1]}
     required = [a["arm"] for a in arms]
     for arm, must in (("float-atomic", True), ("fast-relaxed-math", True), ("contract", False),
                       ("mad-enable", False)):
@@ -243,10 +260,13 @@ def record_opencl(out_root, commit, now):
         else:
             required.append(entry["arm"])
         arms.append(entry)
+    arms.append(forest_arm)
+    required.append(forest_arm["arm"])
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, arm-gbdt-*.txt", "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, arm-*.txt",
+        "machine": tool_version(["uname", "-srm"]),
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok
         and all(a["caught"] for a in arms if a["arm"] in required) else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
                   "toolchain": f"PoCL {pocl}; host {tool_version(['gcc', '--version'])}",
