@@ -381,12 +381,10 @@ class GradientBoosting(Estimator):
         return self._model.predict(d, PREDICT_RAW, k, device=self._predict_device())
 
     def _predict_device(self):
-        """Where predictions are computed: the GPU for device="cuda" (or "gpu"), the OpenCL
-        device for device="opencl", else the CPU.
+        """Where predictions are computed: where the model was trained for device="cuda",
+        "opencl" or "gpu" (the best GPU present, by the library's one parser), else the CPU.
         The bits are the same either way."""
-        if self.device == "opencl":
-            return "opencl"
-        return "cuda" if self.device in ("cuda", "gpu") else None
+        return self.device if self.device in ("cuda", "opencl", "gpu") else None
 
     def score(self, X, y, sample_weight=None):
         """R^2 for regression, accuracy for classification (sums by math.fsum)."""
