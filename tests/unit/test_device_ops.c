@@ -1112,8 +1112,6 @@ static int forest_levels(fset *s, const fcfg *c, const int32_t *nbins) {
     for (int b = 1; b < NB; b++)
         if (s->d[b] && compare("begin", s->cfg, b, "count of tree", T_I64, count[0], count[b], nt, NULL, NULL))
             compare("begin", s->cfg, b, "wexp of tree", T_I32, wexp[0], wexp[b], nt, NULL, NULL);
-    int64_t npos = 0;
-    for (int32_t i = 0; i < nt; i++) npos += count[0][i];
     const int32_t cap = 4096;
     sb_fdev_node *nodes = sb_calloc(cap, sizeof(sb_fdev_node)), *pn = sb_calloc(cap, sizeof(sb_fdev_node));
     sb_fdev_node *kids = sb_calloc(2 * cap, sizeof(sb_fdev_node));
