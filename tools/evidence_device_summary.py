@@ -36,8 +36,8 @@ def arms_of(path, label):
     return arms
 
 
-def main():
-    folder = sys.argv[1]
+def summarize(folder):
+    """The summary.json a folder's own files give (a dict)."""
     facts = open(os.path.join(folder, "facts.txt"), encoding="utf-8").read()
     summary = open(os.path.join(folder, "summary.txt"), encoding="utf-8").read()
     get = lambda k: (re.search(r"^" + k + r": (.*)$", facts, re.M) or [None, "unknown"])[1]
@@ -70,6 +70,13 @@ def main():
     out = {"samebits_evidence": 1, "date": date_utc[:10], "date_utc": date_utc, "commit": get("commit"),
            "machine": get("uname"), "source": "summary.txt, facts.txt, verify-*.txt",
            "result": "pass" if re.search(r"^result: pass$", summary, re.M) else "fail", "legs": legs, "arms": arms}
+    return out
+
+
+def main():
+    folder = sys.argv[1]
+    out = summarize(folder)
+    legs = out["legs"]
     with open(os.path.join(folder, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(out, f, indent=2, sort_keys=True)
         f.write("\n")

@@ -340,10 +340,12 @@ def test_support_matrix_check_fails_when_evidence_changes(tmp_path):
     cells = [c.strip() for c in row.split("|")[1:-1]]
     ngbdt = len([f for f in FIXTURES if f.startswith("gbdt-")])
     assert cells[2].startswith(f"**FAIL** 1/{ngbdt}, emulated"), cells
-    # logit has no recorded CUDA or OpenCL run: pending, whatever the other legs say.
+    # logit runs on the CPU only: the GPU legs record its refusal (refused, never
+    # a pass); PoCL's leg does not run it at all: pending, whatever the other legs say.
     row = next(ln for ln in (root / "docs/SUPPORT_MATRIX.md").read_text().splitlines() if ln.startswith("| logit"))
     cells = [c.strip() for c in row.split("|")[1:-1]]
-    assert cells[4] == "pending" and cells[5] == "pending", "a leg never run must say pending"
+    assert cells[4].startswith("refused 0/1"), cells
+    assert cells[5] == "pending", "a leg never run must say pending"
     for d in (root / "evidence").glob("*/*"):
         shutil.rmtree(d)
     assert matrix(root).returncode == 0
@@ -360,20 +362,24 @@ def test_evidence_summaries_are_read_from_their_folders():
         import evidence_summary
         import evidence_gbdt_summary
         import evidence_forest_summary
+        import evidence_device_summary
     finally:
         sys.path.pop(0)
     for folder in sorted((ROOT / "evidence/cuda").iterdir()):
         if (folder / "summary.txt").exists():
             committed = json.loads((folder / "summary.json").read_text())
-            if evidence_gbdt_summary.is_gbdt_folder(str(folder)):
-                # gradient boosting runs (tools/device-h200.sh); a corrected commit
+            if "per-operation parity" in (folder / "summary.txt").read_text():
+                # every GPU leg in one run (tools/device-h200.sh)
+                assert committed == evidence_device_summary.summarize(str(folder)), folder
+            elif evidence_gbdt_summary.is_gbdt_folder(str(folder)):
+                # gradient boosting runs (the former tools/device-gbdt.sh); a corrected commit
                 # must come with the folder's CORRECTION.md
                 note = committed.get("commit_note")
                 assert note is None or (folder / "CORRECTION.md").exists(), folder
                 derived = evidence_gbdt_summary.summarize(str(folder), committed["commit"] if note else None, note)
                 assert committed == derived, folder
             elif "fixtures and parity:" in (folder / "summary.txt").read_text():
-                # forest runs (tools/device-h200.sh)
+                # forest runs (the former tools/device-forest.sh)
                 assert committed == evidence_forest_summary.summarize(str(folder)), folder
             else:
                 assert committed == evidence_summary.summarize_cuda(str(folder)), folder

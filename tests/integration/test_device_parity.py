@@ -73,7 +73,7 @@ def test_every_operation_is_identical_on_opencl(path):
     if path == "local":
         # the wide configuration spread its histograms over several feature
         # groups and its partitions over several tiles
-        groups = [int(g) for g in re.findall(r"histograms in local memory, (\d+) feature group", out)]
+        groups = [int(g) for g in re.findall(r"histograms in local memory \(\d+-bit atomics\), (\d+) feature group", out)]
         parts = [int(p) for p in re.findall(r"partition up to (\d+) work-groups a call", out)]
         assert groups and max(groups) >= 2 and max(parts) >= 10, out[-3000:]
     else:
