@@ -221,40 +221,37 @@ def record_opencl(out_root, commit, now):
     exe = os.path.join(ROOT, "build", "samebits")
     cache = {"POCL_CACHE_DIR": os.environ.get("POCL_CACHE_DIR", os.path.join(ROOT, "build", "opencl", "pocl-cache"))}
     os.makedirs(cache["POCL_CACHE_DIR"], exist_ok=True)
-    cards = os.path.join(tmp, "cards-gbdt")
-    os.makedirs(cards)
-    rc_g, gtext = run([], exe, ["verify", "--family", "gbdt", "--cards", cards, "device=opencl"], env=cache)
-    with open(os.path.join(tmp, "verify-gbdt.txt"), "w", encoding="utf-8") as f:
-        f.write(gtext)
-    for name, (verdict, _) in verdicts(gtext).items():
-        fixtures[name] = {"identical": "pass", "REFUSED": "refused"}.get(verdict, "fail")
-    gbdt_ok = rc_g == 0 and "verify: PASS" in gtext and any(n.startswith("gbdt-") for n in fixtures)
+
+    def verify_family(fam):
+        """Every fixture of fam on device=opencl into cards-FAM/ and verify-FAM.txt;
+        their verdicts into fixtures; whether all passed."""
+        cards = os.path.join(tmp, f"cards-{fam}")
+        os.makedirs(cards)
+        rc_v, text = run([], exe, ["verify", "--family", fam, "--cards", cards, "device=opencl"], env=cache)
+        with open(os.path.join(tmp, f"verify-{fam}.txt"), "w", encoding="utf-8") as f:
+            f.write(text)
+        for name, (verdict, _) in verdicts(text).items():
+            fixtures[name] = {"identical": "pass", "REFUSED": "refused"}.get(verdict, "fail")
+        return rc_v == 0 and "verify: PASS" in text and any(n.startswith(fam + "-") for n in fixtures)
+
+    def arm_run(fam, arm):
+        """fam's fixtures under SAMEBITS_OPENCL_ARM=arm into arm-FAM-ARM.txt: the arm's entry."""
+        rc_a, text = run([], exe, ["verify", "--family", fam, "device=opencl"],
+                         env=dict(cache, SAMEBITS_OPENCL_ARM=arm))
+        with open(os.path.join(tmp, f"arm-{fam}-{arm}.txt"), "w", encoding="utf-8") as f:
+            f.write(text)
+        first = next(((n, st) for n, (v, st) in verdicts(text).items() if v != "identical"), (None, None))
+        return {"arm": f"opencl {fam} {arm}", "caught": rc_a == 1 and "verify: FAIL" in text,
+                "fixture": first[0], "stage": first[1]}
+
+    gbdt_ok = verify_family("gbdt")
     # The forest families on the same device layer (the forest program), and their float-atomic arm.
-    fcards = os.path.join(tmp, "cards-forest")
-    os.makedirs(fcards)
-    rc_f, ftext = run([], exe, ["verify", "--family", "forest", "--cards", fcards, "device=opencl"], env=cache)
-    with open(os.path.join(tmp, "verify-forest.txt"), "w", encoding="utf-8") as f:
-        f.write(ftext)
-    for name, (verdict, _) in verdicts(ftext).items():
-        fixtures[name] = {"identical": "pass", "REFUSED": "refused"}.get(verdict, "fail")
-    forest_ok = rc_f == 0 and "verify: PASS" in ftext and any(n.startswith("forest-") for n in fixtures)
-    rc_a, atext = run([], exe, ["verify", "--family", "forest", "device=opencl"],
-                      env=dict(cache, SAMEBITS_OPENCL_ARM="float-atomic"))
-    with open(os.path.join(tmp, "arm-forest-float-atomic.txt"), "w", encoding="utf-8") as f:
-        f.write(atext)
-    first = next(((n, s) for n, (v, s) in verdicts(atext).items() if v != "identical"), (None, None))
-    forest_arm = {"arm": "opencl forest float-atomic", "caught": rc_a == 1 and "verify: FAIL" in atext,
-                  "fixture": first[0], "stage": first[1]}
+    forest_ok = verify_family("forest")
+    forest_arm = arm_run("forest", "float-atomic")
     required = [a["arm"] for a in arms]
     for arm, must in (("float-atomic", True), ("fast-relaxed-math", True), ("contract", False),
                       ("mad-enable", False)):
-        rc_a, atext = run([], exe, ["verify", "--family", "gbdt", "device=opencl"],
-                          env=dict(cache, SAMEBITS_OPENCL_ARM=arm))
-        with open(os.path.join(tmp, f"arm-gbdt-{arm}.txt"), "w", encoding="utf-8") as f:
-            f.write(atext)
-        first = next(((n, s) for n, (v, s) in verdicts(atext).items() if v != "identical"), (None, None))
-        entry = {"arm": "opencl gbdt " + arm, "caught": rc_a == 1 and "verify: FAIL" in atext,
-                 "fixture": first[0], "stage": first[1]}
+        entry = arm_run("gbdt", arm)
         if not must:
             entry["note"] = "expected inert on PoCL: no multiply feeds an add on the gbdt path (docs/opencl.md)"
         else:
