@@ -104,11 +104,11 @@ CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPI
   -DSB_SABOTAGE='"$(if $(SABOTAGE),$(SABOTAGE),none)"'
 LDLIBS := -pthread -lm
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/device/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/models/*.c src/models/*/*.c)) \
+LIB_SRC := $(sort $(wildcard src/core/*.c src/device/*.c src/backends/cpu/*.c src/fixtures/*.c src/io/*.c src/linalg/*.c src/models/*.c src/models/*/*.c)) \
   $(if $(CUDA),,src/backends/cuda/dev_cuda_none.c) src/backends/opencl/dev_opencl.c src/backends/opencl/ocl_common.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
   $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/compat_cl_src.o $(BUILD)/obj/gen/tree_cl_src.o $(BUILD)/obj/gen/forest_cl_src.o \
-  $(BUILD)/obj/gen/core_cl_src.o)
+  $(BUILD)/obj/gen/core_cl_src.o $(BUILD)/obj/gen/linalg_cl_src.o)
 
 # CUDA=1: the CUDA backend of the device layer (dev_cuda.cu) and the entry kernels
 # (src/kernels/entry/, the source OpenCL builds too, compiled by entry_*.cu), by nvcc
@@ -123,9 +123,10 @@ ifneq ($(CUDA),)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   NVCC_FLAGS := $(shell sh tools/cuda-compile-check.sh --print-flags $(CUDA_VARIANT))
   CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/dev_cuda.o $(BUILD)/obj/src/backends/cuda/entry_tree.o \
-    $(BUILD)/obj/src/backends/cuda/entry_forest.o $(BUILD)/obj/src/backends/cuda/entry_core.o
+    $(BUILD)/obj/src/backends/cuda/entry_forest.o $(BUILD)/obj/src/backends/cuda/entry_core.o \
+    $(BUILD)/obj/src/backends/cuda/entry_linalg.o
   LIB_OBJ += $(CUDA_OBJ)
-  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lstdc++
 endif
 
 KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/entry/*.h src/math/*.h src/core/rng.h src/core/float_eval.h \
@@ -174,6 +175,9 @@ $(BUILD)/gen/forest_cl_src.c: src/kernels/entry/forest_entry.h $(CL_HEADERS) too
 $(BUILD)/gen/core_cl_src.c: src/kernels/entry/core_entry.h $(CL_HEADERS) tools/embed_cl.sh
 	@mkdir -p $(dir $@)
 	sh tools/embed_cl.sh $< sb_core_cl_src > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/linalg_cl_src.c: src/kernels/entry/linalg_entry.h $(CL_HEADERS) tools/embed_cl.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_cl.sh $< sb_linalg_cl_src > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/gen/%_cl_src.o: $(BUILD)/gen/%_cl_src.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@

@@ -288,6 +288,20 @@ SB_API sb_status sb_model_digest(const sb_model *m, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_model_free(sb_model *m);
 
+/* ---- linear algebra ---------------------------------------------------------- */
+/* C := op(A) * op(B), float32, row-major: op(A) is m x k (A itself, lda >= k,
+ * or with trans_a A^T of a k x m A, lda >= m), op(B) is k x n (ldb >= n, or
+ * ldb >= k with trans_b), C is m x n (ldc >= n). The result is identical on
+ * every device and thread count: each line of op(A) and op(B) is scaled by a
+ * power of two and rounded to 31-bit integers, their products are summed
+ * exactly, and each element of C is that exact sum rounded once to float32
+ * (the Ozaki scheme taken to exactness; docs/linalg.md has the error bound,
+ * the special values and the limits). device: "cpu", "cuda", "opencl", "gpu"
+ * (NULL: "cpu"). C may not overlap A or B (SB_ERR_INVALID_ARGUMENT). m, n or
+ * k above 2^31 - 1 is SB_ERR_LIMIT. */
+SB_API sb_status sb_gemm(const char *device, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                         const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,7 +28,7 @@ FLAGS="--offload-arch=$ARCH -std=c++17 -O3 -ffp-contract=off -fno-fast-math -fno
 -fhip-fp32-correctly-rounded-divide-sqrt -Wall -Wextra -Werror -Iinclude -Isrc -include backends/hip/compat_hip.h"
 mkdir -p "$OUTDIR"
 status=0
-for p in tree forest core; do
+for p in tree forest core linalg; do
   # hipcc asks rocm_agent_enumerator for the local GPUs first; with the target
   # named there are none to find, and its complaint is noise
   # shellcheck disable=SC2086  # flags are words on purpose

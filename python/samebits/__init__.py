@@ -15,6 +15,7 @@ from ._model import Card
 from .gbdt import (GradientBoosting, GradientBoostingClassifier, GradientBoostingRanker, GradientBoostingRegressor,
                    load_model)
 from .parquet import read_parquet
+from . import linalg
 from .forest import (ExtraTreesClassifier, ExtraTreesRegressor, IsolationForest, RandomForestClassifier,
                      RandomForestRegressor)
 
@@ -23,7 +24,7 @@ import ctypes as _ctypes
 __all__ = [
     "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
     "__version__", "Array", "Card", "GradientBoosting", "GradientBoostingClassifier",
-    "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "set_numeric_mode", "get_numeric_mode", "backend",
+    "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",
     "SameBitsError", "InvalidArgumentError", "InvalidInputError", "OutOfMemoryError", "SameBitsIOError",
     "ModeUnsupportedError", "IdentityRefusedError", "BackendUnavailableError", "LimitError",

@@ -66,11 +66,13 @@ const char *sb_device_kernel_name(sb_program_id prog, int32_t k) {
     static const char *const tree[] = {SB_TREE_KERNELS(SB_NAME_OF)};
     static const char *const forest[] = {SB_FOREST_KERNELS(SB_NAME_OF)};
     static const char *const core[] = {SB_CORE_KERNELS(SB_NAME_OF)};
+    static const char *const linalg[] = {SB_LINALG_KERNELS(SB_NAME_OF)};
 #undef SB_NAME_OF
     if (k < 0 || k >= sb_program_kernels(prog)) return "?";
     if (prog == SB_PROG_TREE) return tree[k];
     if (prog == SB_PROG_FOREST) return forest[k];
     if (prog == SB_PROG_CORE) return core[k];
+    if (prog == SB_PROG_LINALG) return linalg[k];
     return "?";
 }
 
@@ -178,6 +180,20 @@ sb_status sb_device_launch(sb_device *d, int32_t k, int64_t groups0, int64_t gro
 sb_status sb_device_finish(sb_device *d) { return d->be->finish(d); }
 
 size_t sb_device_kernel_local(sb_device *d, int32_t k) { return d->be->kernel_local(d, k); }
+
+static int igemm_vendor(const sb_device *d) {
+    const char *v = sb_device_env(d, "IGEMM");
+    return d->be->igemm_s8 != NULL && !(v && strcmp(v, "portable") == 0);
+}
+
+sb_status sb_device_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, const sb_dbuf *a, size_t aoff,
+                             int64_t lda, const sb_dbuf *b, size_t boff, int64_t ldb, sb_dbuf *c, size_t coff,
+                             int64_t ldc) {
+    if (!igemm_vendor(d)) return SB_ERR_NOT_FOUND;
+    return d->be->igemm_s8(d, m, n, K, a->h, aoff, lda, b->h, boff, ldb, c->h, coff, ldc);
+}
+
+const char *sb_device_igemm_path(const sb_device *d) { return igemm_vendor(d) ? "vendor" : "portable"; }
 
 void sb_device_describe(sb_device_kind kind, char *buf, size_t cap) {
     const sb_device_backend *be = backend_of(kind);

@@ -103,6 +103,19 @@ const char *sb_device_kernel_name(sb_program_id prog, int32_t k);
  * knobs each backend has always read, now read once for both. */
 const char *sb_device_env(const sb_device *d, const char *what);
 
+/* The vendor library's exact int8 product, where the backend has one and
+ * SAMEBITS_<BACKEND>_IGEMM is not "portable": c[coff/4 + i*ldc + j] =
+ * sum_{q<K} a[aoff + i*lda + q] * b[boff + j*ldb + q] over int8 bytes, in
+ * int32, exact (the caller keeps K * 2^14 < 2^31), for i < m, j < n. Integer
+ * sums have one value in any order, so a vendor's blocking cannot reach a bit.
+ * SB_ERR_NOT_FOUND (no message) when there is none: the caller launches its
+ * portable kernel instead. */
+sb_status sb_device_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, const sb_dbuf *a, size_t aoff,
+                             int64_t lda, const sb_dbuf *b, size_t boff, int64_t ldb, sb_dbuf *c, size_t coff,
+                             int64_t ldc);
+/* The name of the path sb_device_igemm_s8 takes on d ("portable" when none). */
+const char *sb_device_igemm_path(const sb_device *d);
+
 /* One line for `samebits doctor`: the backend's build and devices. */
 void sb_device_describe(sb_device_kind kind, char *buf, size_t cap);
 
@@ -124,6 +137,10 @@ struct sb_device_backend {
     sb_status (*finish)(sb_device *d);
     size_t (*kernel_local)(sb_device *d, int32_t k);
     void (*describe)(char *buf, size_t cap);
+    /* Optional (NULL: none): a vendor library's exact int8 product, the
+     * contract of sb_device_igemm_s8 */
+    sb_status (*igemm_s8)(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
+                          size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc);
 };
 /* NULL when this build has no such backend. */
 const sb_device_backend *sb_backend_cuda(void);

@@ -25,22 +25,37 @@
     X(kc_rng_words) X(kc_rng_maps) X(kc_math_input) X(kc_reduce_input) X(kc_map) X(kc_tree_leaves)             \
     X(kc_tree_combine) X(kc_tree_serial) X(kc_sacc_chunks) X(kc_sacc_final)
 
+/* linalg_entry.h: the identical matrix product (src/linalg) */
+#define SB_LINALG_KERNELS(X) X(kl_line_scale) X(kl_split) X(kl_igemm) X(kl_combine) X(kl_special)
+
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,
 #define SB_ENTRY_ENUM_C(n) SB_KC_##n,
+#define SB_ENTRY_ENUM_L(n) SB_KL_##n,
 enum { SB_TREE_KERNELS(SB_ENTRY_ENUM_T) SB_KT_N };
 enum { SB_FOREST_KERNELS(SB_ENTRY_ENUM_F) SB_KF_N };
 enum { SB_CORE_KERNELS(SB_ENTRY_ENUM_C) SB_KC_N };
+enum { SB_LINALG_KERNELS(SB_ENTRY_ENUM_L) SB_KL_N };
 #undef SB_ENTRY_ENUM_T
 #undef SB_ENTRY_ENUM_F
 #undef SB_ENTRY_ENUM_C
+#undef SB_ENTRY_ENUM_L
 
 /* The programs a device can be opened with. */
-typedef enum sb_program_id { SB_PROG_TREE = 0, SB_PROG_FOREST = 1, SB_PROG_CORE = 2, SB_PROG_N = 3 } sb_program_id;
+typedef enum sb_program_id {
+    SB_PROG_TREE = 0,
+    SB_PROG_FOREST = 1,
+    SB_PROG_CORE = 2,
+    SB_PROG_LINALG = 3,
+    SB_PROG_N = 4
+} sb_program_id;
 
 /* Kernels of program p. */
 static inline int sb_program_kernels(sb_program_id p) {
-    return p == SB_PROG_TREE ? (int)SB_KT_N : p == SB_PROG_FOREST ? (int)SB_KF_N : (int)SB_KC_N;
+    return p == SB_PROG_TREE     ? (int)SB_KT_N
+           : p == SB_PROG_FOREST ? (int)SB_KF_N
+           : p == SB_PROG_CORE   ? (int)SB_KC_N
+                                 : (int)SB_KL_N;
 }
 
 #endif

@@ -13,6 +13,7 @@ extern "C" {
 #include "device/device.h"
 }
 #include "backends/cuda/cuda_wg.h"
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,7 @@ extern "C" {
 extern "C" const void *const sb_cuda_tree_kernels[];
 extern "C" const void *const sb_cuda_forest_kernels[];
 extern "C" const void *const sb_cuda_core_kernels[];
+extern "C" const void *const sb_cuda_linalg_kernels[];
 
 namespace {
 
@@ -31,6 +33,7 @@ struct cuda_impl {
     const void *const *k;
     int32_t nk;
     size_t *static_local; /* per kernel: its own shared memory */
+    cublasHandle_t blas;  /* made at the first integer product */
 };
 
 sb_status fail(cudaError_t e, const char *what) {
@@ -47,6 +50,7 @@ void cu_close(sb_device *d) {
     cuda_impl *c = (cuda_impl *)d->impl;
     if (!c) return;
     cudaDeviceSynchronize();
+    if (c->blas) cublasDestroy(c->blas);
     sb_free(c->static_local);
     sb_free(c);
     d->impl = NULL;
@@ -61,7 +65,10 @@ sb_status cu_open(sb_device *d) {
     cuda_impl *c = (cuda_impl *)sb_calloc(1, sizeof *c);
     if (!c) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     d->impl = c;
-    c->k = d->prog == SB_PROG_TREE ? sb_cuda_tree_kernels : d->prog == SB_PROG_FOREST ? sb_cuda_forest_kernels : sb_cuda_core_kernels;
+    c->k = d->prog == SB_PROG_TREE     ? sb_cuda_tree_kernels
+           : d->prog == SB_PROG_FOREST ? sb_cuda_forest_kernels
+           : d->prog == SB_PROG_CORE   ? sb_cuda_core_kernels
+                                       : sb_cuda_linalg_kernels;
     c->nk = (int32_t)sb_program_kernels(d->prog);
     if (!(c->static_local = (size_t *)sb_calloc((size_t)c->nk, sizeof(size_t))))
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
@@ -127,6 +134,38 @@ sb_status cu_finish(sb_device *) {
 
 size_t cu_kernel_local(sb_device *d, int32_t k) { return ((cuda_impl *)d->impl)->static_local[k]; }
 
+/* The exact int8 product through cuBLAS's integer GEMM (device.h's
+ * sb_device_igemm_s8): int8 inputs, int32 sums, on the tensor cores where
+ * the shapes allow. Row-major C = A * B^T is column-major C^T = B^T' * A'
+ * with both operands K-contiguous: the "TN" form the integer kernels take.
+ * The sums are exact integers, so cuBLAS's choice of kernel, tiling or
+ * split of K cannot change a bit (the parity test compares it with the
+ * portable kernel). */
+sb_status cu_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
+                      size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc) {
+    cuda_impl *ci = (cuda_impl *)d->impl;
+    if (!ci->blas) {
+        cublasStatus_t s = cublasCreate(&ci->blas);
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            ci->blas = NULL;
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "cuda: cublasCreate failed (%d)", (int)s);
+        }
+    }
+    if (m == 0 || n == 0) return SB_OK;
+    if (m > INT32_MAX || n > INT32_MAX || K > INT32_MAX)
+        return sb_fail(SB_ERR_LIMIT, "cuda: integer product of %lld x %lld x %lld", (long long)m, (long long)n,
+                       (long long)K);
+    const int32_t one = 1, zero = 0;
+    cublasStatus_t s = cublasGemmEx(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one,
+                                    (const char *)b + boff, CUDA_R_8I, (int)ldb, (const char *)a + aoff, CUDA_R_8I,
+                                    (int)lda, &zero, (char *)c + coff, CUDA_R_32I, (int)ldc, CUBLAS_COMPUTE_32I,
+                                    CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return sb_fail(SB_ERR_INTERNAL, "cuda: cublasGemmEx (int8, %lld x %lld x %lld) failed (%d)", (long long)m,
+                       (long long)n, (long long)K, (int)s);
+    return SB_OK;
+}
+
 /* The GPU's name, compute capability, driver and runtime, or why there is none. */
 void cu_describe(char *buf, size_t cap) {
     int count = 0, drv = 0, rt = 0;
@@ -149,7 +188,7 @@ void cu_describe(char *buf, size_t cap) {
 
 const sb_device_backend k_cuda = {
     "cuda",  cu_present, cu_open,   cu_close,  cu_alloc,        cu_release,  cu_write,
-    cu_read, cu_copy,    cu_launch, cu_finish, cu_kernel_local, cu_describe,
+    cu_read, cu_copy,    cu_launch, cu_finish, cu_kernel_local, cu_describe, cu_igemm_s8,
 };
 
 } // namespace

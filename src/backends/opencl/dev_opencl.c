@@ -41,6 +41,8 @@ extern const char *const sb_forest_cl_src[];
 extern const int32_t sb_forest_cl_src_lines;
 extern const char *const sb_core_cl_src[];
 extern const int32_t sb_core_cl_src_lines;
+extern const char *const sb_linalg_cl_src[];
+extern const int32_t sb_linalg_cl_src_lines;
 
 typedef struct ocl_impl {
     cl_device_id dev;
@@ -65,10 +67,14 @@ static void release_kernels(ocl_impl *o) {
 
 /* Program d->prog built for work-groups of wg, and its kernels created. */
 static sb_status build(sb_device *d, ocl_impl *o, const char *extra, size_t wg) {
-    const char *const *src = d->prog == SB_PROG_TREE ? sb_tree_cl_src : d->prog == SB_PROG_FOREST ? sb_forest_cl_src : sb_core_cl_src;
+    const char *const *src = d->prog == SB_PROG_TREE     ? sb_tree_cl_src
+                             : d->prog == SB_PROG_FOREST ? sb_forest_cl_src
+                             : d->prog == SB_PROG_CORE   ? sb_core_cl_src
+                                                         : sb_linalg_cl_src;
     const int32_t lines = d->prog == SB_PROG_TREE     ? sb_tree_cl_src_lines
                           : d->prog == SB_PROG_FOREST ? sb_forest_cl_src_lines
-                                                      : sb_core_cl_src_lines;
+                          : d->prog == SB_PROG_CORE   ? sb_core_cl_src_lines
+                                                      : sb_linalg_cl_src_lines;
     const int32_t all = sb_compat_cl_src_lines + lines;
     const char **joined = sb_malloc(sizeof(char *) * (size_t)all);
     if (!joined) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
@@ -258,7 +264,7 @@ static void ocl_describe(char *buf, size_t cap) {
 
 static const sb_device_backend k_opencl = {
     "opencl",  ocl_present, ocl_open,   ocl_close,  ocl_alloc,        ocl_release, ocl_write,
-    ocl_read,  ocl_copy,    ocl_launch, ocl_finish, ocl_kernel_local, ocl_describe,
+    ocl_read,  ocl_copy,    ocl_launch, ocl_finish, ocl_kernel_local, ocl_describe, NULL,
 };
 
 const sb_device_backend *sb_backend_opencl(void) { return &k_opencl; }

@@ -1,0 +1,187 @@
+/*
+ * linalg_entry.h: the entry kernels of the identical matrix product on a GPU,
+ * written once in the compat vocabulary and compiled by every GPU backend.
+ * The arithmetic is kernels/linalg.h's, the same functions the host runs
+ * (src/linalg/gemm.c): these kernels only decide which work-item does which
+ * line, element or tile, and every sum is an exact integer one.
+ *
+ * A line is a row of op(A) or a column of op(B); element q of line l of a
+ * matrix x is x[off + l*ls + q*qs], so one kernel serves both operands and
+ * both transposes. Digit planes: line l holds 4*Kp bytes; pass c (K columns
+ * c*SB_OZ_KCHUNK.. of length Lc) starts at byte 4*c*SB_OZ_KCHUNK of the line
+ * and holds 4 segments of Lc digits, least significant first for op(A) and
+ * most significant first for op(B) (reverse = 1), so that the digit pairs of
+ * one weight w = i + j are one contiguous run of both lines (linalg/gemm.c).
+ *
+ * Separating arms (never in a profile build): SB_ARM_FLOAT_ATOMIC sums the
+ * seven weighted parts of each element with float atomics in whatever order
+ * the work-items arrive; SB_ARM_GEMM_FMA recombines them in float with fused
+ * multiply-adds instead of the exact integer recombination.
+ * The kernel list is SB_LINALG_KERNELS (src/device/programs.h).
+ */
+#include "../linalg.h"
+
+#ifndef SB_WG
+#error "SB_WG (the work-group size, a power of two) is set by the host"
+#endif
+
+/* sigma[l], flag[l] of each line: its scale and whether it holds a nonfinite element. */
+SB_KERNEL void kl_line_scale(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
+                             SB_GLOBAL sb_i32 *sigma, SB_GLOBAL sb_i32 *flag) {
+    const sb_i64 l = sb_global_id(0);
+    if (l >= nlines) return;
+    sb_u32 mb = 0u;
+    int nf = 0;
+    for (sb_i64 q = 0; q < K; q++) {
+        const sb_u32 u = sb_f2u(x[off + l * ls + q * qs]);
+        nf |= sb_oz_nonfinite(u);
+        const sb_u32 v = sb_oz_mag(u);
+        mb = v > mb ? v : mb;
+    }
+    sigma[l] = sb_oz_sigma(mb);
+    flag[l] = nf;
+}
+
+/* The digit planes of every line: work-item (q, l) writes element q's 4 digits
+ * (zeros for the padding q >= K). */
+SB_KERNEL void kl_split(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
+                        sb_i64 Kp, SB_GLOBAL const sb_i32 *sigma, SB_GLOBAL sb_u8 *planes, sb_i32 reverse) {
+    const sb_i64 q = sb_global_id(0), l = sb_global_id(1);
+    if (q >= Kp || l >= nlines) return;
+    const sb_i64 v = q < K ? sb_oz_fixed(sb_f2u(x[off + l * ls + q * qs]), sigma[l]) : 0;
+    const sb_i64 c = q / SB_OZ_KCHUNK, base = 4 * c * SB_OZ_KCHUNK, r = q - c * SB_OZ_KCHUNK;
+    const sb_i64 lc = Kp - c * SB_OZ_KCHUNK < SB_OZ_KCHUNK ? Kp - c * SB_OZ_KCHUNK : SB_OZ_KCHUNK;
+    SB_GLOBAL sb_u8 *line = planes + l * 4 * Kp + base + r;
+    sb_i64 t = v;
+    for (int dq = 0; dq < SB_OZ_DIGITS; dq++) {
+        const sb_i32 d = (sb_i32)((t + 128) & 255) - 128;
+        t = (t - d) / 256;
+        const int seg = reverse ? SB_OZ_DIGITS - 1 - dq : dq;
+        line[seg * lc] = sb_oz_byte(d);
+    }
+}
+
+/* d[doff + i*ldd + j] = sum_{q < len} a[aoff + i*lda + q] * b[boff + j*ldb + q]
+ * over int8 digits, exact in int32 (len <= 4 * SB_OZ_KCHUNK): a 64 x 64 tile a
+ * work-group, each work-item 4 columns of KL_TR rows, 16 digits of K a step
+ * through local memory. The portable integer product; a backend's vendor
+ * library may stand in for it (the sums are exact, so the bits are the same). */
+#define KL_TM 64
+#define KL_TK 16
+#define KL_TR (KL_TM * KL_TM / (4 * SB_WG))
+SB_KERNEL void kl_igemm(SB_GLOBAL const sb_u8 *a, sb_i64 aoff, sb_i64 lda, SB_GLOBAL const sb_u8 *b, sb_i64 boff,
+                        sb_i64 ldb, sb_i64 len, sb_i64 m, sb_i64 n, SB_GLOBAL sb_i32 *d, sb_i64 doff, sb_i64 ldd) {
+    SB_SHARED sb_i32 as[KL_TK][KL_TM + 1];
+    SB_SHARED sb_i32 bs[KL_TK][KL_TM + 1];
+    const int lid = sb_local_id(0);
+    const sb_i64 i0 = (sb_i64)sb_group_id(1) * KL_TM, j0 = (sb_i64)sb_group_id(0) * KL_TM;
+    const int cg = lid % 16, rg = lid / 16;
+    sb_i32 acc[KL_TR][4];
+    for (int r = 0; r < KL_TR; r++)
+        for (int s = 0; s < 4; s++) acc[r][s] = 0;
+    for (sb_i64 k0 = 0; k0 < len; k0 += KL_TK) {
+        for (int e = lid; e < KL_TM * KL_TK; e += SB_WG) {
+            const int row = e / KL_TK, kk = e % KL_TK;
+            const sb_i64 ia = i0 + row, jb = j0 + row, q = k0 + kk;
+            as[kk][row] = ia < m && q < len ? sb_oz_unbyte(a[aoff + ia * lda + q]) : 0;
+            bs[kk][row] = jb < n && q < len ? sb_oz_unbyte(b[boff + jb * ldb + q]) : 0;
+        }
+        sb_barrier();
+        for (int kk = 0; kk < KL_TK; kk++) {
+            sb_i32 bv[4];
+            for (int s = 0; s < 4; s++) bv[s] = bs[kk][cg * 4 + s];
+            for (int r = 0; r < KL_TR; r++) {
+                const sb_i32 av = as[kk][rg * KL_TR + r];
+                for (int s = 0; s < 4; s++) acc[r][s] += av * bv[s];
+            }
+        }
+        sb_barrier();
+    }
+    for (int r = 0; r < KL_TR; r++) {
+        const sb_i64 i = i0 + rg * KL_TR + r;
+        if (i >= m) continue;
+        for (int s = 0; s < 4; s++) {
+            const sb_i64 j = j0 + cg * 4 + s;
+            if (j < n) d[doff + i * ldd + j] = acc[r][s];
+        }
+    }
+}
+
+/* One pass's seven weighted sums (d[w*plane + i*n + j]) into element (i, j):
+ * mode 0: the only pass, rounded into c; 1: the first of several, into the
+ * two-limb total (thi, tlo); 2: a middle one, added to it; 3: the last, added
+ * and rounded into c. */
+SB_KERNEL void kl_combine(SB_GLOBAL const sb_i32 *d, sb_i64 m, sb_i64 n, sb_i64 plane, sb_i32 mode, SB_GLOBAL sb_i64 *thi,
+                          SB_GLOBAL sb_u64 *tlo, SB_GLOBAL const sb_i32 *sa, SB_GLOBAL const sb_i32 *sb,
+                          SB_GLOBAL float *c) {
+    const sb_i64 e = sb_global_id(0);
+    if (e >= m * n) return;
+    const sb_i64 i = e / n, j = e - i * n;
+    const sb_i32 S = sa[i] + sb[j];
+#if defined(SB_ARM_GEMM_FMA) || defined(SB_ARM_FLOAT_ATOMIC)
+    /* arms (mode 0 only): the seven parts as floats, summed in float */
+    (void)thi;
+    (void)tlo;
+    (void)mode;
+#if defined(SB_ARM_GEMM_FMA)
+    float acc = 0.0f;
+#else
+    c[e] = 0.0f;
+#endif
+    for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
+        const sb_i32 ex = 8 * w - S; /* 2^ex as a float when normal, else 0 */
+        const float sc = ex > -127 && ex < 128 ? sb_u2f((sb_u32)(ex + 127) << 23) : 0.0f;
+#if defined(SB_ARM_GEMM_FMA)
+        acc = fma((float)d[w * plane + e], sc, acc);
+#else
+        /* a float atomic: a compare-and-swap loop, rounded in arrival order */
+        SB_GLOBAL sb_u32 *p = (SB_GLOBAL sb_u32 *)&c[e];
+        sb_u32 seen, old = *p;
+        do {
+            seen = old;
+            old = sb_atomic_cas32(p, seen, sb_f2u(sb_u2f(seen) + (float)d[w * plane + e] * sc));
+        } while (old != seen);
+#endif
+    }
+#if defined(SB_ARM_GEMM_FMA)
+    c[e] = acc;
+#endif
+#else
+    sb_i64 dv[SB_OZ_PAIRS_W];
+    for (int w = 0; w < SB_OZ_PAIRS_W; w++) dv[w] = d[w * plane + e];
+    sb_i64 hi;
+    sb_u64 lo;
+    sb_oz_combine(dv, &hi, &lo);
+    if (mode == 1) {
+        thi[e] = hi;
+        tlo[e] = lo;
+        return;
+    }
+    if (mode >= 2) {
+        sb_i64 h = thi[e];
+        sb_u64 l = tlo[e];
+        sb_oz_add2(&h, &l, hi, lo);
+        if (mode == 2) {
+            thi[e] = h;
+            tlo[e] = l;
+            return;
+        }
+        hi = h;
+        lo = l;
+    }
+    c[e] = sb_u2f(sb_oz_round(hi, lo, S));
+#endif
+}
+
+/* Elements whose row of op(A) or column of op(B) holds a NaN or an infinity
+ * get the special result (kernels/linalg.h) in place of the integer one. */
+SB_KERNEL void kl_special(SB_GLOBAL const float *a, sb_i64 aoff, sb_i64 als, sb_i64 aqs, SB_GLOBAL const float *b,
+                          sb_i64 boff, sb_i64 bls, sb_i64 bqs, sb_i64 K, sb_i64 m, sb_i64 n,
+                          SB_GLOBAL const sb_i32 *fa, SB_GLOBAL const sb_i32 *fb, SB_GLOBAL float *c) {
+    const sb_i64 e = sb_global_id(0);
+    if (e >= m * n) return;
+    const sb_i64 i = e / n, j = e - i * n;
+    if (!fa[i] && !fb[j]) return;
+    const sb_u32 s = sb_oz_special(a, aoff + i * als, aqs, b, boff + j * bls, bqs, K);
+    if (s != 0u) c[e] = sb_u2f(s);
+}

@@ -1,0 +1,388 @@
+/*
+ * gemm.c: the identical matrix product, C := op(A) * op(B) (sb_gemm), on the
+ * host and on a GPU. The arithmetic is kernels/linalg.h's (the Ozaki scheme
+ * taken to exactness; read its header first): every device computes the same
+ * exact integers and rounds each element once, so the schedule here (tiles,
+ * passes, threads, a vendor's integer GEMM) is free to change and cannot
+ * reach a bit.
+ *
+ * The stages, in order, on either path:
+ *  1. line scales: sigma of each row of op(A), tau of each column of op(B),
+ *     and a flag for lines holding a NaN or an infinity;
+ *  2. digit planes: each finite element as 4 balanced int8 digits, laid out
+ *     per line as passes of up to SB_OZ_KCHUNK columns, 4 digit segments each
+ *     (op(A) least significant first, op(B) most significant first);
+ *  3. per pass, the seven weighted sums D_w = sum_{i+j=w} A_i B_j^T, each one
+ *     int8 product over the contiguous run of segments that holds the pairs
+ *     of weight w; passes add exactly in two 64-bit limbs;
+ *  4. each element's exact total rounded once to float32, then the special
+ *     values of flagged rows and columns.
+ */
+#include "linalg.h"
+#include "../backends/cpu/igemm.h"
+#include "../kernels/linalg.h"
+#include <pthread.h>
+#include <string.h>
+
+#define GEMM_TILE 256 /* host tiles of C: a function of nothing but this constant */
+#define GEMM_LINE_GRAIN 64
+
+/* Where element q of line l of op(A) or op(B) is: x[l*ls + q*qs]. */
+static void strides_a(const sb_gemm_shape *s, int64_t *ls, int64_t *qs) {
+    *ls = s->ta ? 1 : s->lda;
+    *qs = s->ta ? s->lda : 1;
+}
+static void strides_b(const sb_gemm_shape *s, int64_t *ls, int64_t *qs) {
+    *ls = s->tb ? s->ldb : 1;
+    *qs = s->tb ? 1 : s->ldb;
+}
+
+static int64_t pad_k(int64_t k) { return (k + SB_OZ_KPAD - 1) / SB_OZ_KPAD * SB_OZ_KPAD; }
+static int64_t passes_of(int64_t kp) { return kp == 0 ? 0 : (kp + SB_OZ_KCHUNK - 1) / SB_OZ_KCHUNK; }
+static int64_t pass_len(int64_t kp, int64_t c) {
+    const int64_t r = kp - c * SB_OZ_KCHUNK;
+    return r < SB_OZ_KCHUNK ? r : SB_OZ_KCHUNK;
+}
+/* The digit pairs of weight w: op(A) segments [*i0, *i0 + *cnt), from op(B)'s
+ * segment 3 - w + *i0 on (op(B)'s segments run most significant first). */
+static void pairs_of(int w, int *i0, int *cnt) {
+    const int lo = w - (SB_OZ_DIGITS - 1) > 0 ? w - (SB_OZ_DIGITS - 1) : 0;
+    const int hi = w < SB_OZ_DIGITS - 1 ? w : SB_OZ_DIGITS - 1;
+    *i0 = lo;
+    *cnt = hi - lo + 1;
+}
+
+sb_status sb_gemm_check(const sb_gemm_shape *s, int64_t ldc) {
+    if ((s->ta != 0 && s->ta != 1) || (s->tb != 0 && s->tb != 1))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gemm: trans_a and trans_b are 0 or 1 (given %d, %d)", (int)s->ta,
+                       (int)s->tb);
+    if (s->m < 0 || s->n < 0 || s->k < 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gemm: m, n and k must be >= 0 (given %lld, %lld, %lld)",
+                       (long long)s->m, (long long)s->n, (long long)s->k);
+    if (s->m > INT32_MAX || s->n > INT32_MAX || s->k > INT32_MAX)
+        return sb_fail(SB_ERR_LIMIT, "sb_gemm: m, n and k are at most 2^31 - 1 (given %lld, %lld, %lld)",
+                       (long long)s->m, (long long)s->n, (long long)s->k);
+    const int64_t need_a = s->ta ? s->m : s->k, need_b = s->tb ? s->k : s->n;
+    if (s->lda < (need_a > 1 ? need_a : 1))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gemm: lda %lld is below %s %lld", (long long)s->lda,
+                       s->ta ? "m" : "k", (long long)need_a);
+    if (s->ldb < (need_b > 1 ? need_b : 1))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gemm: ldb %lld is below %s %lld", (long long)s->ldb,
+                       s->tb ? "k" : "n", (long long)need_b);
+    if (ldc < (s->n > 1 ? s->n : 1))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gemm: ldc %lld is below n %lld", (long long)ldc, (long long)s->n);
+    /* the bytes the three arrays span must be addressable */
+    const int64_t lim = INT64_MAX / 8;
+    if (s->lda > lim / (s->ta ? (s->k > 0 ? s->k : 1) : (s->m > 0 ? s->m : 1)) ||
+        s->ldb > lim / (s->tb ? (s->n > 0 ? s->n : 1) : (s->k > 0 ? s->k : 1)) ||
+        ldc > lim / (s->m > 0 ? s->m : 1))
+        return sb_fail(SB_ERR_LIMIT, "sb_gemm: the matrices span more than 2^60 elements");
+    return SB_OK;
+}
+
+/* ---- the host path ------------------------------------------------------ */
+
+typedef struct line_job {
+    const float *x;
+    int64_t ls, qs, nlines, k, kp;
+    int reverse;
+    int32_t *sigma;
+    uint8_t *flag;
+    int8_t *planes;
+} line_job;
+
+/* Stages 1 and 2 for lines [b, e) of one operand. */
+static void line_task(void *ctx, int64_t task) {
+    const line_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->nlines, GEMM_LINE_GRAIN, task, &b, &e);
+    for (int64_t l = b; l < e; l++) {
+        const float *x = j->x + l * j->ls;
+        uint32_t mb = 0;
+        int nf = 0;
+        for (int64_t q = 0; q < j->k; q++) {
+            const uint32_t u = sb_f2u(x[q * j->qs]);
+            nf |= sb_oz_nonfinite(u);
+            const uint32_t v = sb_oz_mag(u);
+            mb = v > mb ? v : mb;
+        }
+        const int32_t sg = sb_oz_sigma(mb);
+        j->sigma[l] = sg;
+        j->flag[l] = (uint8_t)nf;
+        int8_t *line = j->planes + l * 4 * j->kp;
+        for (int64_t q = 0; q < j->kp; q++) {
+            int64_t t = q < j->k ? sb_oz_fixed(sb_f2u(x[q * j->qs]), sg) : 0;
+            const int64_t c = q / SB_OZ_KCHUNK, lc = pass_len(j->kp, c);
+            int8_t *at = line + 4 * c * SB_OZ_KCHUNK + (q - c * SB_OZ_KCHUNK);
+            for (int dq = 0; dq < SB_OZ_DIGITS; dq++) {
+                const int32_t d = (int32_t)((t + 128) & 255) - 128;
+                t = (t - d) / 256;
+                at[(j->reverse ? SB_OZ_DIGITS - 1 - dq : dq) * lc] = (int8_t)d;
+            }
+        }
+    }
+}
+
+typedef struct tile_job {
+    const sb_gemm_shape *s;
+    const float *a, *b;
+    float *c;
+    int64_t ldc, kp, npass, tiles_n;
+    const int32_t *sig_a, *sig_b;
+    const uint8_t *flag_a, *flag_b;
+    const int8_t *pa, *pb;
+    uint8_t *scratch; /* per worker */
+    size_t scratch_bytes;
+    sb_status *status; /* per worker: the first failure */
+} tile_job;
+
+/* Stages 3 and 4 for one GEMM_TILE x GEMM_TILE tile of C. */
+static void tile_task(void *ctx, int64_t task) {
+    const tile_job *j = ctx;
+    const sb_gemm_shape *s = j->s;
+    const int32_t w_id = sb_worker_index();
+    if (j->status[w_id] != SB_OK) return;
+    const int64_t i0 = task / j->tiles_n * GEMM_TILE, j0 = task % j->tiles_n * GEMM_TILE;
+    const int64_t tm = s->m - i0 < GEMM_TILE ? s->m - i0 : GEMM_TILE;
+    const int64_t tn = s->n - j0 < GEMM_TILE ? s->n - j0 : GEMM_TILE;
+    uint8_t *scr = j->scratch + (size_t)w_id * j->scratch_bytes;
+    int32_t *parts = (int32_t *)scr;                                   /* 7 x tm x tn */
+    int64_t *thi = (int64_t *)(scr + sizeof(int32_t) * SB_OZ_PAIRS_W * GEMM_TILE * GEMM_TILE);
+    uint64_t *tlo = (uint64_t *)(thi + GEMM_TILE * GEMM_TILE);
+    const int64_t ld = 4 * j->kp, tt = tm * tn;
+    for (int64_t c = 0; c < j->npass; c++) {
+        const int64_t lc = pass_len(j->kp, c), base = 4 * c * SB_OZ_KCHUNK;
+        for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
+            int i0d, cnt;
+            pairs_of(w, &i0d, &cnt);
+            const sb_status st = sb_cpu_igemm_s8(tm, tn, cnt * lc, j->pa + i0 * ld + base + i0d * lc, ld,
+                                                 j->pb + j0 * ld + base + (SB_OZ_DIGITS - 1 - w + i0d) * lc, ld,
+                                                 parts + w * tt, tn);
+            if (st != SB_OK) {
+                j->status[w_id] = st;
+                return;
+            }
+        }
+        for (int64_t e = 0; e < tt; e++) {
+            int64_t dv[SB_OZ_PAIRS_W];
+            for (int w = 0; w < SB_OZ_PAIRS_W; w++) dv[w] = parts[w * tt + e];
+            int64_t hi;
+            uint64_t lo;
+            sb_oz_combine(dv, &hi, &lo);
+            if (c > 0) sb_oz_add2(&hi, &lo, thi[e], tlo[e]);
+            thi[e] = hi;
+            tlo[e] = lo;
+        }
+    }
+    int64_t als, aqs, bls, bqs;
+    strides_a(s, &als, &aqs);
+    strides_b(s, &bls, &bqs);
+    for (int64_t r = 0; r < tm; r++) {
+        const int64_t i = i0 + r;
+        float *crow = j->c + i * j->ldc + j0;
+        for (int64_t q = 0; q < tn; q++) {
+            const int64_t jj = j0 + q, e = r * tn + q;
+            uint32_t bits = j->npass ? sb_oz_round(thi[e], tlo[e], j->sig_a[i] + j->sig_b[jj]) : 0u;
+            if (j->flag_a[i] || j->flag_b[jj]) {
+                const uint32_t sp = sb_oz_special(j->a, i * als, aqs, j->b, jj * bls, bqs, s->k);
+                if (sp) bits = sp;
+            }
+            crow[q] = sb_u2f(bits);
+        }
+    }
+}
+
+sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc) {
+    if (s->m == 0 || s->n == 0) return SB_OK;
+    const int64_t kp = pad_k(s->k), npass = passes_of(kp);
+    sb_status st = SB_OK;
+    int32_t *sig_a = sb_malloc(sizeof(int32_t) * (size_t)s->m), *sig_b = sb_malloc(sizeof(int32_t) * (size_t)s->n);
+    uint8_t *flag_a = sb_malloc((size_t)s->m), *flag_b = sb_malloc((size_t)s->n);
+    int8_t *pa = sb_malloc((size_t)(4 * kp * s->m) + 1), *pb = sb_malloc((size_t)(4 * kp * s->n) + 1);
+    const int32_t width = sb_parallel_width();
+    const size_t scratch_bytes =
+        (sizeof(int32_t) * SB_OZ_PAIRS_W + sizeof(int64_t) + sizeof(uint64_t)) * GEMM_TILE * GEMM_TILE;
+    uint8_t *scratch = sb_malloc(scratch_bytes * (size_t)width);
+    sb_status *status = sb_calloc((size_t)width, sizeof(sb_status));
+    if (!sig_a || !sig_b || !flag_a || !flag_b || !pa || !pb || !scratch || !status) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld x %lld", (long long)s->m,
+                     (long long)s->n, (long long)s->k);
+        goto done;
+    }
+    int64_t ls, qs;
+    strides_a(s, &ls, &qs);
+    line_job ja = {a, ls, qs, s->m, s->k, kp, 0, sig_a, flag_a, pa};
+    sb_parallel_for(sb_chunk_count(s->m, GEMM_LINE_GRAIN), line_task, &ja);
+    strides_b(s, &ls, &qs);
+    line_job jb = {b, ls, qs, s->n, s->k, kp, 1, sig_b, flag_b, pb};
+    sb_parallel_for(sb_chunk_count(s->n, GEMM_LINE_GRAIN), line_task, &jb);
+    const int64_t tiles_m = (s->m + GEMM_TILE - 1) / GEMM_TILE, tiles_n = (s->n + GEMM_TILE - 1) / GEMM_TILE;
+    tile_job jt = {s, a, b, c, ldc, kp, npass, tiles_n, sig_a, sig_b, flag_a, flag_b, pa, pb, scratch, scratch_bytes,
+                   status};
+    sb_parallel_for_width(tiles_m * tiles_n, width, tile_task, &jt);
+    for (int32_t w = 0; w < width && st == SB_OK; w++) st = status[w];
+done:
+    sb_free(sig_a);
+    sb_free(sig_b);
+    sb_free(flag_a);
+    sb_free(flag_b);
+    sb_free(pa);
+    sb_free(pb);
+    sb_free(scratch);
+    sb_free(status);
+    return st;
+}
+
+/* ---- the device path ---------------------------------------------------- */
+
+void sb_gemm_ws_release(sb_device *d, sb_gemm_ws *ws) {
+    sb_dbuf *all[] = {&ws->sig_a, &ws->flag_a, &ws->sig_b, &ws->flag_b, &ws->planes_a,
+                      &ws->planes_b, &ws->parts, &ws->thi, &ws->tlo};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
+}
+
+static int64_t groups_of(const sb_device *d, int64_t items) { return (items + d->wg - 1) / d->wg; }
+
+/* Stages 1 and 2 of one operand on d. */
+static sb_status lines_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
+                          int64_t kp, int32_t reverse, sb_dbuf *sig, sb_dbuf *flag, sb_dbuf *planes) {
+    const int64_t off = 0;
+    sb_status st = SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
+                             SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(sig->h), SB_ARG(flag->h));
+    if (st != SB_OK) return st;
+    return SB_LAUNCH(d, SB_KL_kl_split, groups_of(d, kp), nlines, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls), SB_ARG(qs),
+                     SB_ARG(nlines), SB_ARG(k), SB_ARG(kp), SB_ARG(sig->h), SB_ARG(planes->h), SB_ARG(reverse));
+}
+
+/* One int8 product of stage 3: the vendor's where d has one, else the portable kernel. */
+static sb_status igemm_on(sb_device *d, int64_t m, int64_t n, int64_t len, const sb_dbuf *pa, int64_t aoff,
+                          const sb_dbuf *pb, int64_t boff, int64_t ld, sb_dbuf *parts, int64_t doff) {
+    sb_status st = sb_device_igemm_s8(d, m, n, len, pa, (size_t)aoff, ld, pb, (size_t)boff, ld, parts,
+                                      (size_t)doff * sizeof(int32_t), n);
+    if (st != SB_ERR_NOT_FOUND) return st;
+    const int64_t ldd = n;
+    return SB_LAUNCH(d, SB_KL_kl_igemm, (n + 63) / 64, (m + 63) / 64, 0, SB_ARG(pa->h), SB_ARG(aoff), SB_ARG(ld),
+                     SB_ARG(pb->h), SB_ARG(boff), SB_ARG(ld), SB_ARG(len), SB_ARG(m), SB_ARG(n), SB_ARG(parts->h),
+                     SB_ARG(doff), SB_ARG(ldd));
+}
+
+sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const sb_dbuf *a, const sb_dbuf *b,
+                     sb_dbuf *c) {
+    const int64_t m = s->m, n = s->n, k = s->k, mn = m * n;
+    if (m == 0 || n == 0) return SB_OK;
+    const int64_t kp = pad_k(k), npass = passes_of(kp);
+    /* each part plane starts 256-byte aligned, as vendor integer kernels like */
+    const int64_t plane = (mn + 63) / 64 * 64;
+    sb_status st;
+    if ((st = sb_device_ensure(d, &ws->sig_a, 4 * (size_t)m, "gemm scales")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->flag_a, 4 * (size_t)m, "gemm flags")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->sig_b, 4 * (size_t)n, "gemm scales")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->flag_b, 4 * (size_t)n, "gemm flags")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->planes_a, (size_t)(4 * kp * m) + 16, "gemm digits")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->planes_b, (size_t)(4 * kp * n) + 16, "gemm digits")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->parts, sizeof(int32_t) * (size_t)(SB_OZ_PAIRS_W * plane), "gemm parts")) != SB_OK)
+        return st;
+    if (npass > 1 && ((st = sb_device_ensure(d, &ws->thi, 8 * (size_t)mn, "gemm totals")) != SB_OK ||
+                      (st = sb_device_ensure(d, &ws->tlo, 8 * (size_t)mn, "gemm totals")) != SB_OK))
+        return st;
+    int64_t als, aqs, bls, bqs;
+    strides_a(s, &als, &aqs);
+    strides_b(s, &bls, &bqs);
+    if ((st = lines_on(d, a, als, aqs, m, k, kp, 0, &ws->sig_a, &ws->flag_a, &ws->planes_a)) != SB_OK ||
+        (st = lines_on(d, b, bls, bqs, n, k, kp, 1, &ws->sig_b, &ws->flag_b, &ws->planes_b)) != SB_OK)
+        return st;
+    const int64_t ld = 4 * kp;
+    /* a buffer argument must be a handle: thi/tlo stand in with parts when unused */
+    const sb_dbuf *thi = npass > 1 ? &ws->thi : &ws->parts, *tlo = npass > 1 ? &ws->tlo : &ws->parts;
+    for (int64_t p = 0; p < (npass > 0 ? npass : 1); p++) {
+        if (npass == 0) {
+            /* k == 0: every part is zero (a product of length 0 writes zeros) */
+            const int64_t zero = 0, one = 1;
+            for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
+                const int64_t doff = w * plane;
+                if ((st = SB_LAUNCH(d, SB_KL_kl_igemm, (n + 63) / 64, (m + 63) / 64, 0, SB_ARG(ws->planes_a.h),
+                                    SB_ARG(zero), SB_ARG(one), SB_ARG(ws->planes_b.h), SB_ARG(zero), SB_ARG(one),
+                                    SB_ARG(zero), SB_ARG(m), SB_ARG(n), SB_ARG(ws->parts.h), SB_ARG(doff),
+                                    SB_ARG(n))) != SB_OK)
+                    return st;
+            }
+        } else {
+            const int64_t lc = pass_len(kp, p), base = 4 * p * SB_OZ_KCHUNK;
+            for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
+                int i0d, cnt;
+                pairs_of(w, &i0d, &cnt);
+                if ((st = igemm_on(d, m, n, cnt * lc, &ws->planes_a, base + i0d * lc, &ws->planes_b,
+                                   base + (SB_OZ_DIGITS - 1 - w + i0d) * lc, ld, &ws->parts, w * plane)) != SB_OK)
+                    return st;
+            }
+        }
+        const int32_t mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
+        if ((st = SB_LAUNCH(d, SB_KL_kl_combine, groups_of(d, mn), 1, 0, SB_ARG(ws->parts.h), SB_ARG(m), SB_ARG(n),
+                            SB_ARG(plane), SB_ARG(mode), SB_ARG(thi->h), SB_ARG(tlo->h), SB_ARG(ws->sig_a.h),
+                            SB_ARG(ws->sig_b.h), SB_ARG(c->h))) != SB_OK)
+            return st;
+    }
+    const int64_t off = 0;
+    return SB_LAUNCH(d, SB_KL_kl_special, groups_of(d, mn), 1, 0, SB_ARG(a->h), SB_ARG(off), SB_ARG(als), SB_ARG(aqs),
+                     SB_ARG(b->h), SB_ARG(off), SB_ARG(bls), SB_ARG(bqs), SB_ARG(k), SB_ARG(m), SB_ARG(n),
+                     SB_ARG(ws->flag_a.h), SB_ARG(ws->flag_b.h), SB_ARG(c->h));
+}
+
+/* ---- the public entry --------------------------------------------------- */
+
+/* One open device per GPU kind, built once and kept for the process (the
+ * OpenCL program takes seconds to build); calls on it are serialized. */
+static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static sb_device *g_dev[4];
+static sb_gemm_ws g_ws[4];
+
+static int overlaps(const void *p, int64_t pn, const void *q, int64_t qn) {
+    if (pn <= 0 || qn <= 0) return 0;
+    const char *a = p, *b = q;
+    return a < b + 4 * qn && b < a + 4 * pn;
+}
+
+SB_API sb_status sb_gemm(const char *device, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
+                         const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc) {
+    sb_clear_error();
+    const sb_gemm_shape s = {trans_a, trans_b, m, n, k, lda, ldb};
+    sb_status st = sb_gemm_check(&s, ldc);
+    if (st != SB_OK) return st;
+    const int64_t span_a = trans_a ? sb_gemm_span(k, m, lda) : sb_gemm_span(m, k, lda);
+    const int64_t span_b = trans_b ? sb_gemm_span(n, k, ldb) : sb_gemm_span(k, n, ldb);
+    const int64_t span_c = sb_gemm_span(m, n, ldc);
+    if ((span_a > 0 && !a) || (span_b > 0 && !b) || (span_c > 0 && !c))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gemm: a, b or c is NULL");
+    if (overlaps(c, span_c, a, span_a) || overlaps(c, span_c, b, span_b))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gemm: c overlaps a or b");
+    sb_device_kind kind;
+    if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
+    if (span_c == 0) return SB_OK;
+    if (kind == SB_DEVICE_CPU || kind == SB_DEVICE_CPU_BATCHED) return sb_gemm_host(&s, a, b, c, ldc);
+
+    pthread_mutex_lock(&g_dev_lock);
+    sb_device *d = g_dev[kind];
+    if (!d && (st = sb_device_open(kind, SB_PROG_LINALG, &d)) == SB_OK) g_dev[kind] = d;
+    sb_dbuf da = {0}, db = {0}, dc = {0};
+    if (st == SB_OK) {
+        st = sb_device_alloc(d, &da, 4 * (size_t)(span_a > 0 ? span_a : 1), "gemm a");
+        if (st == SB_OK) st = sb_device_alloc(d, &db, 4 * (size_t)(span_b > 0 ? span_b : 1), "gemm b");
+        if (st == SB_OK) st = sb_device_alloc(d, &dc, 4 * (size_t)(m * n), "gemm c");
+        if (st == SB_OK && span_a > 0) st = sb_device_write(d, &da, 0, a, 4 * (size_t)span_a, "gemm a");
+        if (st == SB_OK && span_b > 0) st = sb_device_write(d, &db, 0, b, 4 * (size_t)span_b, "gemm b");
+        if (st == SB_OK) st = sb_gemm_on(d, &g_ws[kind], &s, &da, &db, &dc);
+        if (st == SB_OK) {
+            if (ldc == n) {
+                st = sb_device_read(d, &dc, 0, c, 4 * (size_t)(m * n), "gemm c");
+            } else {
+                for (int64_t i = 0; i < m && st == SB_OK; i++)
+                    st = sb_device_read(d, &dc, 4 * (size_t)(i * n), c + i * ldc, 4 * (size_t)n, "gemm c");
+            }
+        }
+        sb_device_release(d, &da);
+        sb_device_release(d, &db);
+        sb_device_release(d, &dc);
+    }
+    pthread_mutex_unlock(&g_dev_lock);
+    return st;
+}
