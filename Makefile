@@ -8,14 +8,17 @@
 #                        build[-ARCH]-sabotage-NAME/; NAME: contract, libm-exp,
 #                        thread-chunks, excess-precision (meaningful with ARCH=s390x),
 #                        float-hist, ties, rng-order, rank-ties (gradient boosting),
-#                        forest-keys (the forest device keys nodes by creation order)
+#                        forest-keys (the forest device keys nodes by creation order),
+#                        gemm-order (the product summed in float, chunked by thread count),
+#                        gemm-fma (the product's parts recombined in float with fmaf)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
 #   make evidence-cpu    record the CPU legs into evidence/cpu/ (a clean commit)
 #   make install PREFIX=/usr/local
 
-SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys
+SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
+  gemm-order gemm-fma
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -77,6 +80,10 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RANK_TIES
   else ifeq ($(SABOTAGE),forest-keys)
     SABOTAGE_DEFS := -DSB_SABOTAGE_FOREST_KEYS
+  else ifeq ($(SABOTAGE),gemm-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_GEMM_ORDER
+  else ifeq ($(SABOTAGE),gemm-fma)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_GEMM_FMA
   else ifeq ($(SABOTAGE),rng-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RNG_ORDER
   else ifeq ($(SABOTAGE),excess-precision)
@@ -113,7 +120,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
 # CUDA=1: the CUDA backend of the device layer (dev_cuda.cu) and the entry kernels
 # (src/kernels/entry/, the source OpenCL builds too, compiled by entry_*.cu), by nvcc
 # under the profile's flags (one place: tools/cuda-compile-check.sh --print-flags profile),
-# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic: a separating arm of the
+# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma: a separating arm of the
 # GPU leg, into build-cuda-VARIANT/.
 ifneq ($(CUDA),)
   ifneq ($(ARCH),)
@@ -139,7 +146,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
 
-.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check hip-check opencl-check \
+.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check hip-check opencl-check bench-gemm \
   support-matrix support-matrix-check evidence-cpu
 .DEFAULT_GOAL := all
 
@@ -197,6 +204,11 @@ $(BUILD)/samebits: $(CLI_OBJ) $(BUILD)/libsamebits.a
 $(BUILD)/sb_unit: $(UNIT_OBJ) $(BUILD)/libsamebits.a
 	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
 
+# The identical GEMM's speed with data resident on the device (bench/gemm_bench.py runs it).
+bench-gemm: $(BUILD)/gemm_bench
+$(BUILD)/gemm_bench: $(BUILD)/obj/bench/gemm_bench.o $(BUILD)/libsamebits.a
+	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # ---- legs, arms and tests -------------------------------------------------
@@ -205,7 +217,7 @@ deps:
 	sh tools/ensure-deps.sh
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys
+NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma
 
 legs:
 	$(MAKE) -j$(JOBS) all

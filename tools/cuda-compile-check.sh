@@ -2,7 +2,7 @@
 # cuda-compile-check.sh: compiles the CUDA backend of the device layer and the
 # entry kernels (every GPU family and the profile-core fixture) with nvcc under
 # the numeric profile's flags (make CUDA=1), and its separating arms the same
-# way (CUDA_VARIANT=fmad, libdevice-exp, float-atomic), into build-cuda/ and
+# way (CUDA_VARIANT=fmad, libdevice-exp, float-atomic, gemm-fma), into build-cuda/ and
 # build-cuda-VARIANT/. Run by `make test` (target cuda-check) on CI machines,
 # which have nvcc but no GPU: nothing is run, only compiled and linked.
 # tools/device-h200.sh uses it too, so the flags live in this one place.
@@ -10,10 +10,10 @@
 # Usage: sh tools/cuda-compile-check.sh [--outdir DIR] [--print-flags VARIANT]
 #   --outdir DIR          where the build logs go (default build/cuda)
 #   --print-flags VARIANT print the nvcc flags of VARIANT (profile, fmad,
-#                         libdevice-exp, float-atomic) on one line and exit
+#                         libdevice-exp, float-atomic, gemm-fma) on one line and exit
 # The arms: fmad (nvcc's default contraction, -fmad=true), libdevice-exp (the
 # entry kernels' exp through CUDA's expf), float-atomic (histogram sums as
-# float atomics). CUDA_CHECK_ARMS="..." narrows them ("" for none).
+# float atomics), gemm-fma (the matrix product's parts recombined in float with fma). CUDA_CHECK_ARMS="..." narrows them ("" for none).
 # Environment: NVCC (default: nvcc from PATH, then /usr/local/cuda/bin/nvcc);
 # CUDA_ARCH (default sm_90); SAMEBITS_REQUIRE_NVCC=1 turns a missing nvcc into
 # a failure instead of a SKIP.
@@ -46,6 +46,7 @@ flags_of() {
     fmad) echo "$PROFILE_FLAGS" | sed 's/-fmad=false/-fmad=true/' | sed 's/$/ -DSB_CUDA_ARM_FMAD/' ;;
     libdevice-exp) echo "$PROFILE_FLAGS -DSB_ARM_VENDOR_EXP" ;;
     float-atomic) echo "$PROFILE_FLAGS -DSB_ARM_FLOAT_ATOMIC" ;;
+    gemm-fma) echo "$PROFILE_FLAGS -DSB_ARM_GEMM_FMA" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }
@@ -80,7 +81,7 @@ status=0
 # (make CUDA=1 into build-cuda/), and each separating arm (CUDA_VARIANT=... into
 # build-cuda-VARIANT/), nvcc under the flags above. Nothing runs: no GPU here.
 J=$(nproc 2>/dev/null || echo 2)
-for variant in profile ${CUDA_CHECK_ARMS-fmad libdevice-exp float-atomic}; do
+for variant in profile ${CUDA_CHECK_ARMS-fmad libdevice-exp float-atomic gemm-fma}; do
   log="$OUTDIR/build-cuda-$variant.log"
   echo "cuda-compile-check: $variant: make CUDA=1 CUDA_VARIANT=$variant"
   if NVCC="$NVCC" ${MAKE:-make} -j"$J" CUDA=1 CUDA_VARIANT="$variant" all >"$log" 2>&1; then

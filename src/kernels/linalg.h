@@ -92,9 +92,9 @@ SB_FN sb_i64 sb_oz_fixed(sb_u32 u, sb_i32 sigma) {
     else if (sh < -25) r = 0u;
     else {
         const int s = -sh;
-        const sb_u64 rem = m & ((((sb_u64)1) << s) - 1u), half = ((sb_u64)1) << (s - 1);
+        const sb_u64 rem = m & ((((sb_u64)1) << s) - 1u), halfway = ((sb_u64)1) << (s - 1);
         r = m >> s;
-        if (rem > half || (rem == half && (r & 1u))) r++;
+        if (rem > halfway || (rem == halfway && (r & 1u))) r++;
     }
     return (u >> 31) ? -(sb_i64)r : (sb_i64)r;
 }
@@ -184,9 +184,9 @@ SB_FN sb_u32 sb_oz_round(sb_i64 hi, sb_u64 lo, sb_i32 S) {
     } else {
         int sticky;
         const sb_u64 q1 = sb_oz_shr(mh, lo, r - 1, &sticky);
-        const sb_u64 half = q1 & 1u;
+        const sb_u64 halfway = q1 & 1u;
         q = q1 >> 1;
-        if (half && (sticky || (q & 1u))) q++;
+        if (halfway && (sticky || (q & 1u))) q++;
     }
     /* normal: q in [2^23, 2^24] and its 2^23 bit is the exponent's one; a
      * subnormal that rounds up to 2^23 is the smallest normal, as its bits say */

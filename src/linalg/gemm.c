@@ -21,6 +21,7 @@
 #include "linalg.h"
 #include "../backends/cpu/igemm.h"
 #include "../kernels/linalg.h"
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -163,6 +164,22 @@ static void tile_task(void *ctx, int64_t task) {
                 return;
             }
         }
+#ifdef SB_SABOTAGE_GEMM_FMA
+        /* Separating arm: the seven parts recombined in float with fused
+         * multiply-adds (a contracted recombination) instead of exactly. */
+        for (int64_t e = 0; e < tt && c == 0; e++) {
+            const int64_t r = e / tn, q = e % tn;
+            const int32_t S = j->sig_a[i0 + r] + j->sig_b[j0 + q];
+            float acc = 0.0f;
+            for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
+                const int32_t ex = 8 * w - S;
+                const float sc = ex > -127 && ex < 128 ? sb_u2f((uint32_t)(ex + 127) << 23) : 0.0f;
+                acc = fmaf((float)parts[w * tt + e], sc, acc);
+            }
+            j->c[(i0 + r) * j->ldc + j0 + q] = acc;
+        }
+        if (c == 0) return;
+#endif
         for (int64_t e = 0; e < tt; e++) {
             int64_t dv[SB_OZ_PAIRS_W];
             for (int w = 0; w < SB_OZ_PAIRS_W; w++) dv[w] = parts[w * tt + e];
@@ -192,8 +209,36 @@ static void tile_task(void *ctx, int64_t task) {
     }
 }
 
+#ifdef SB_SABOTAGE_GEMM_ORDER
+/* Separating arm: the product summed in float, K cut into one chunk per
+ * thread of the pool (the accumulation order follows the thread count). */
+static sb_status sabotage_float_gemm(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc) {
+    int64_t als, aqs, bls, bqs;
+    strides_a(s, &als, &aqs);
+    strides_b(s, &bls, &bqs);
+    const int64_t width = sb_parallel_width(), chunk = (s->k + width - 1) / (width > 0 ? width : 1);
+    for (int64_t i = 0; i < s->m; i++)
+        for (int64_t jj = 0; jj < s->n; jj++) {
+            float acc = 0.0f;
+            for (int64_t q0 = 0; q0 < s->k; q0 += chunk) {
+                float part = 0.0f;
+                for (int64_t q = q0; q < q0 + chunk && q < s->k; q++) {
+                    const float p = a[i * als + q * aqs] * b[jj * bls + q * bqs];
+                    part = part + p;
+                }
+                acc = acc + part;
+            }
+            c[i * ldc + jj] = acc;
+        }
+    return SB_OK;
+}
+#endif
+
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc) {
     if (s->m == 0 || s->n == 0) return SB_OK;
+#ifdef SB_SABOTAGE_GEMM_ORDER
+    return sabotage_float_gemm(s, a, b, c, ldc);
+#endif
     const int64_t kp = pad_k(s->k), npass = passes_of(kp);
     sb_status st = SB_OK;
     int32_t *sig_a = sb_malloc(sizeof(int32_t) * (size_t)s->m), *sig_b = sb_malloc(sizeof(int32_t) * (size_t)s->n);

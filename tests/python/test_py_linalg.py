@@ -160,12 +160,12 @@ def cases():
 
 
 @pytest.mark.parametrize("name,a,b", list(cases()), ids=[c[0] for c in cases()])
-@pytest.mark.parametrize("threads", [1, 2, 7])
-def test_matmul_cpu_matches_exact_reference(name, a, b, threads):
+@pytest.mark.parametrize("device,threads", [("cpu", 1), ("cpu", 2), ("cpu", 7), ("opencl", 2)])
+def test_matmul_matches_exact_reference(name, a, b, device, threads):
     a, b = as_f32(a), as_f32(b)
     samebits.set_num_threads(threads)
     try:
-        c = linalg.matmul(a, b, device="cpu")
+        c = linalg.matmul(a, b, device=device)
     finally:
         samebits.set_num_threads(0)
     assert got_bits(c, len(a), len(b[0])) == reference(a, b), name
@@ -184,10 +184,11 @@ def test_transposes_give_the_same_bits(ta, tb):
     assert got_bits(c, 7, 9) == want
 
 
-def test_two_passes_of_k():
+@pytest.mark.parametrize("device", ["cpu", "opencl"])
+def test_two_passes_of_k(device):
     """K beyond one pass (8192): the passes add exactly."""
     a, b = rand_matrix(2, 8209, 31, spread=4.0), rand_matrix(8209, 2, 32, spread=4.0)
-    assert got_bits(linalg.matmul(a, b), 2, 2) == reference(a, b)
+    assert got_bits(linalg.matmul(a, b, device=device), 2, 2) == reference(a, b)
 
 
 def test_refusals_are_named():

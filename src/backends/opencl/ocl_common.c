@@ -171,7 +171,8 @@ const char *sb_ocl_arm_options(const char *arm) {
                                           {"mad-enable", "-cl-mad-enable"},
                                           {"fast-relaxed-math", "-cl-fast-relaxed-math"},
                                           {"float-atomic", "-DSB_ARM_FLOAT_ATOMIC"},
-                                          {"vendor-exp", "-DSB_ARM_VENDOR_EXP"}};
+                                          {"vendor-exp", "-DSB_ARM_VENDOR_EXP"},
+                                          {"gemm-fma", "-DSB_ARM_GEMM_FMA"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
     return NULL;
@@ -234,7 +235,7 @@ sb_status sb_ocl_arm(const char **extra) {
     if (arm && *arm) {
         if (!(*extra = sb_ocl_arm_options(arm)))
             return sb_fail(SB_ERR_INVALID_ARGUMENT,
-                           "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic, vendor-exp", arm);
+                           "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic, vendor-exp, gemm-fma", arm);
         fprintf(stderr, "samebits: opencl: SEPARATING ARM '%s' (%s): this build of the kernels breaks the profile\n",
                 arm, *extra);
     }
