@@ -18,10 +18,15 @@
 #      tests and the prediction check (tools/predict_check.py) on both backends,
 #   6. unless SKIP_BENCH=1, runs bench/gpu_device_bench.py (time per tree on
 #      cuda, opencl and XGBoost's CUDA backend, 10M x 28; .whl/ carries XGBoost),
+#      and unless SKIP_GEMM_BENCH=1, bench/gemm_bench.py (the identical GEMM on
+#      cuda and opencl beside cuBLAS SGEMM through PyTorch and CuPy, and on the
+#      host's cores beside NumPy),
 #   7. writes summary.txt and packs everything as evidence.tar.gz in $OUT, with
 #      the folder name of evidence/README.md's scheme in evidence-folder.txt.
 #
 # Usage (device): COMMIT=<sha> DATA=.devdata bash tools/device-h200.sh
+#   FAMILY=linalg (or gbdt, forest, ...) verifies that family's fixtures only (a
+#   targeted run; its evidence folder is named after the family)
 #   DATA  a folder holding lightgbm-examples/binary_classification_binary.{train,test}
 #         (carried: ../shared does not travel)
 # Exit status: 0 when every leg is identical and every arm separates; 1 otherwise;
@@ -54,6 +59,7 @@ COMMIT_ID=${COMMIT:-unknown}
   echo "commit: $COMMIT_ID"
   echo "uname: $(uname -a)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($J cores)"
+  echo "cpu flags: $(grep -m1 flags /proc/cpuinfo | grep -o -w -E "avx2|avx512f|avx512_vnni|avx_vnni|amx_int8|amx_tile" | tr "\n" " ")"
   nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,clocks.max.sm --format=csv
   nvcc --version | tail -n 2
   gcc --version | head -n 1
@@ -64,7 +70,9 @@ git ls-files -z src include cli tools/cuda-compile-check.sh tools/embed_cl.sh Ma
 [ -s "$EV/sources.sha256" ] || find src include cli Makefile tools/cuda-compile-check.sh tools/embed_cl.sh -type f \
   | sort | xargs sha256sum >"$EV/sources.sha256"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | sed 's/^NVIDIA //' | awk '{print tolower($1)}' | tr -cd 'a-z0-9_')
-echo "evidence/cuda/$(date -u +%Y-%m-%d)-${gpu:-gpu}-all-$(printf %.7s "$COMMIT_ID")" >"$OUT/evidence-folder.txt"
+FAM=${FAMILY:-}
+FAMARG=${FAM:+--family $FAM}
+echo "evidence/cuda/$(date -u +%Y-%m-%d)-${gpu:-gpu}-${FAM:-all}-$(printf %.7s "$COMMIT_ID")" >"$OUT/evidence-folder.txt"
 cat "$EV/facts.txt" | tee -a "$LOG"
 if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
   mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
@@ -74,7 +82,7 @@ fi
 say "building (CPU, CUDA)"
 make -j"$J" all >"$EV/build-cpu.log" 2>&1 || { say "CPU build FAILED"; tail -30 "$EV/build-cpu.log"; pack; exit 2; }
 make -j"$J" CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "CUDA build FAILED"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
-ARMS="float-atomic libdevice-exp fmad"
+ARMS="float-atomic libdevice-exp fmad gemm-fma"
 [ "${SKIP_ARMS:-0}" = 1 ] && ARMS=""
 ( for v in $ARMS; do make -j"$((J / 2))" CUDA=1 CUDA_VARIANT=$v all >"$EV/build-cuda-$v.log" 2>&1 || echo "$v" >>"$EV/arm-build-failed"; done ) &
 ARMPID=$!
@@ -86,12 +94,12 @@ verdict() { if grep -q '^verify: PASS' "$1"; then echo pass; else grep -m1 -E 'D
 
 # ---- 3. identity
 say "identity"
-timeout 900 $S verify --cards "$EV/cards-cuda" device=cuda >"$EV/verify-cuda.txt" 2>&1
+timeout 900 $S verify $FAMARG --cards "$EV/cards-cuda" device=cuda >"$EV/verify-cuda.txt" 2>&1
 summary "verify device=cuda: $(tail -n 2 "$EV/verify-cuda.txt" | head -n 1)"
-timeout 900 $S verify --cards "$EV/cards-opencl" device=opencl >"$EV/verify-opencl.txt" 2>&1
+timeout 900 $S verify $FAMARG --cards "$EV/cards-opencl" device=opencl >"$EV/verify-opencl.txt" 2>&1
 summary "verify device=opencl (NVIDIA): $(tail -n 2 "$EV/verify-opencl.txt" | head -n 1)"
 for t in 1 16; do
-  timeout 900 $S verify --threads $t >"$EV/verify-cpu-$t.txt" 2>&1
+  timeout 900 $S verify $FAMARG --threads $t >"$EV/verify-cpu-$t.txt" 2>&1
   summary "verify cpu --threads $t: $(tail -n 2 "$EV/verify-cpu-$t.txt" | head -n 1)"
 done
 SAMEBITS_CUDA_HIST=global timeout 900 $S verify --family gbdt device=cuda >"$EV/verify-cuda-hist-global.txt" 2>&1
@@ -106,14 +114,14 @@ say "arms"
 wait $ARMPID
 for v in $ARMS; do
   if [ -x build-cuda-$v/samebits ]; then
-    timeout 900 build-cuda-$v/samebits verify device=cuda >"$EV/verify-cuda-arm-$v.txt" 2>&1
+    timeout 900 build-cuda-$v/samebits verify $FAMARG device=cuda >"$EV/verify-cuda-arm-$v.txt" 2>&1
     summary "cuda arm $v: $(tail -n 2 "$EV/verify-cuda-arm-$v.txt" | head -n 1)"
   else
     summary "cuda arm $v: BUILD FAILED"; FAIL=1
   fi
 done
-for a in ${OCL_ARMS-float-atomic contract vendor-exp fast-relaxed-math mad-enable}; do
-  SAMEBITS_OPENCL_ARM=$a timeout 900 $S verify device=opencl >"$EV/verify-opencl-arm-$a.txt" 2>&1
+for a in ${OCL_ARMS-float-atomic contract vendor-exp fast-relaxed-math mad-enable gemm-fma}; do
+  SAMEBITS_OPENCL_ARM=$a timeout 900 $S verify $FAMARG device=opencl >"$EV/verify-opencl-arm-$a.txt" 2>&1
   summary "opencl arm $a: $(tail -n 2 "$EV/verify-opencl-arm-$a.txt" | head -n 1)"
 done
 
@@ -151,6 +159,18 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     timeout 900 python3 bench/gpu_device_bench.py --data "$DATA" --out "$EV/bench.json" ${BENCH_ARGS:-} >"$EV/bench.txt" 2>&1
   summary "bench: $(grep -E '^(cuda|opencl|xgboost) ' "$EV/bench.txt" | sed 's/"model_digest".*//' | tr '\n' ' ')"
   cp "$EV/bench.json" "$OUT/bench.json" 2>/dev/null
+fi
+
+if [ "${SKIP_GEMM_BENCH:-0}" != 1 ]; then
+  say "gemm bench"
+  make -j"$J" CUDA=1 bench-gemm >"$EV/build-gemm-bench.log" 2>&1
+  PYTHONUNBUFFERED=1 timeout 1200 python3 bench/gemm_bench.py --devices cuda,opencl --peers torch,cupy \
+    --reps ${GEMM_REPS:-5} --out "$EV/gemm-gpu.json" >"$EV/gemm-gpu.txt" 2>&1
+  summary "gemm gpu: $(grep -c '^samebits' "$EV/gemm-gpu.txt") samebits rows; $(grep 'identical across' "$EV/gemm-gpu.txt")"
+  PYTHONUNBUFFERED=1 timeout 900 python3 bench/gemm_bench.py --devices cpu --peers numpy --sizes ${GEMM_CPU_SIZES:-1024,4096} \
+    --tall 0 --reps 3 --out "$EV/gemm-cpu.json" >"$EV/gemm-cpu.txt" 2>&1
+  summary "gemm cpu ($J cores): $(grep -E '^(samebits|peer)' "$EV/gemm-cpu.txt" | sed 's/"c_sha256".*//' | tr '\n' ' ' | cut -c1-600)"
+  cp "$EV/gemm-gpu.json" "$EV/gemm-cpu.json" "$OUT/" 2>/dev/null
 fi
 
 for f in verify-cuda verify-opencl verify-cpu-1 verify-cpu-16; do
