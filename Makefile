@@ -133,7 +133,7 @@ ifneq ($(CUDA),)
     $(BUILD)/obj/src/backends/cuda/entry_forest.o $(BUILD)/obj/src/backends/cuda/entry_core.o \
     $(BUILD)/obj/src/backends/cuda/entry_linalg.o
   LIB_OBJ += $(CUDA_OBJ)
-  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lstdc++
+  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
 
 KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/entry/*.h src/math/*.h src/core/rng.h src/core/float_eval.h \
@@ -141,7 +141,8 @@ KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/entry/*.h src/math/*.h 
 $(BUILD)/obj/src/backends/cuda/%.o: src/backends/cuda/%.cu $(KERNEL_HEADERS)
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $(BUILD)/$<"
-	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -DSB_CUDA_FLAGS='"$(NVCC_FLAGS)"' -c $< -o $@
+	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -DSB_CUDA_FLAGS='"$(NVCC_FLAGS)"' \
+	  -DSB_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"' -c $< -o $@
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))

@@ -193,7 +193,11 @@ sb_status sb_device_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, cons
     return d->be->igemm_s8(d, m, n, K, a->h, aoff, lda, b->h, boff, ldb, c->h, coff, ldc);
 }
 
-const char *sb_device_igemm_path(const sb_device *d) { return igemm_vendor(d) ? "vendor" : "portable"; }
+const char *sb_device_igemm_path(const sb_device *d) {
+    /* an empty product asks the backend whether its library is there */
+    if (!igemm_vendor(d)) return "portable";
+    return d->be->igemm_s8((sb_device *)d, 0, 0, 0, NULL, 0, 1, NULL, 0, 1, NULL, 0, 1) == SB_OK ? "vendor" : "portable";
+}
 
 void sb_device_describe(sb_device_kind kind, char *buf, size_t cap) {
     const sb_device_backend *be = backend_of(kind);

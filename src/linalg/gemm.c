@@ -292,11 +292,18 @@ static int64_t groups_of(const sb_device *d, int64_t items) { return (items + d-
 static sb_status lines_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
                           int64_t kp, int32_t reverse, sb_dbuf *sig, sb_dbuf *flag, sb_dbuf *planes) {
     const int64_t off = 0;
-    sb_status st = SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
-                             SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(sig->h), SB_ARG(flag->h));
+    /* contiguous lines: a work-group a line; strided ones: a work-item a line,
+     * neighbouring work-items on neighbouring lines */
+    sb_status st = qs == 1 ? SB_LAUNCH(d, SB_KL_kl_line_scale_rows, nlines, 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
+                                       SB_ARG(nlines), SB_ARG(k), SB_ARG(sig->h), SB_ARG(flag->h))
+                           : SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), 1, 0, SB_ARG(x->h), SB_ARG(off),
+                                       SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(sig->h),
+                                       SB_ARG(flag->h));
     if (st != SB_OK) return st;
-    return SB_LAUNCH(d, SB_KL_kl_split, groups_of(d, kp), nlines, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls), SB_ARG(qs),
-                     SB_ARG(nlines), SB_ARG(k), SB_ARG(kp), SB_ARG(sig->h), SB_ARG(planes->h), SB_ARG(reverse));
+    const int32_t lfast = ls == 1 && qs != 1;
+    return SB_LAUNCH(d, SB_KL_kl_split, groups_of(d, nlines * kp), 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
+                     SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(kp), SB_ARG(sig->h), SB_ARG(planes->h),
+                     SB_ARG(reverse), SB_ARG(lfast));
 }
 
 /* One int8 product of stage 3: the vendor's where d has one, else the portable kernel. */

@@ -15,6 +15,7 @@ extern "C" {
 #include "backends/cuda/cuda_wg.h"
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,42 @@ struct cuda_impl {
     cublasHandle_t blas;  /* made at the first integer product */
 };
 
+/* cuBLAS, opened at the first integer product (dlopen: a CUDA build runs, on
+ * the portable integer kernel, where the library is absent, and processes
+ * that never multiply matrices never load it). */
+struct blas_lib {
+    int tried, ok;
+    char why[160];
+    decltype(&cublasCreate_v2) create;
+    decltype(&cublasDestroy_v2) destroy;
+    cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
+                           const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *,
+                           cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+};
+blas_lib g_blas;
+
+int blas_open(void) {
+    if (g_blas.tried) return g_blas.ok;
+    g_blas.tried = 1;
+#ifndef SB_CUDA_LIBDIR
+#define SB_CUDA_LIBDIR "/usr/local/cuda/lib64"
+#endif
+    /* the toolkit this build was compiled with first, then the loader's search */
+    const char *names[] = {SB_CUDA_LIBDIR "/libcublas.so.13", "libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    void *h = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(g_blas.why, sizeof g_blas.why, "cuBLAS not found (%s)", dlerror());
+        return 0;
+    }
+    g_blas.create = (decltype(g_blas.create))dlsym(h, "cublasCreate_v2");
+    g_blas.destroy = (decltype(g_blas.destroy))dlsym(h, "cublasDestroy_v2");
+    g_blas.gemm = (decltype(g_blas.gemm))dlsym(h, "cublasGemmEx");
+    g_blas.ok = g_blas.create && g_blas.destroy && g_blas.gemm;
+    if (!g_blas.ok) snprintf(g_blas.why, sizeof g_blas.why, "cuBLAS lacks cublasCreate_v2, cublasDestroy_v2 or cublasGemmEx");
+    return g_blas.ok;
+}
+
 sb_status fail(cudaError_t e, const char *what) {
     return sb_fail(e == cudaErrorMemoryAllocation ? SB_ERR_OUT_OF_MEMORY : SB_ERR_INTERNAL, "cuda: %s: %s", what,
                    cudaGetErrorString(e));
@@ -50,7 +87,7 @@ void cu_close(sb_device *d) {
     cuda_impl *c = (cuda_impl *)d->impl;
     if (!c) return;
     cudaDeviceSynchronize();
-    if (c->blas) cublasDestroy(c->blas);
+    if (c->blas) g_blas.destroy(c->blas);
     sb_free(c->static_local);
     sb_free(c);
     d->impl = NULL;
@@ -144,8 +181,9 @@ size_t cu_kernel_local(sb_device *d, int32_t k) { return ((cuda_impl *)d->impl)-
 sb_status cu_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
                       size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc) {
     cuda_impl *ci = (cuda_impl *)d->impl;
+    if (!blas_open()) return SB_ERR_NOT_FOUND; /* the portable kernel stands in */
     if (!ci->blas) {
-        cublasStatus_t s = cublasCreate(&ci->blas);
+        cublasStatus_t s = g_blas.create(&ci->blas);
         if (s != CUBLAS_STATUS_SUCCESS) {
             ci->blas = NULL;
             return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "cuda: cublasCreate failed (%d)", (int)s);
@@ -156,7 +194,7 @@ sb_status cu_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, si
         return sb_fail(SB_ERR_LIMIT, "cuda: integer product of %lld x %lld x %lld", (long long)m, (long long)n,
                        (long long)K);
     const int32_t one = 1, zero = 0;
-    cublasStatus_t s = cublasGemmEx(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one,
+    cublasStatus_t s = g_blas.gemm(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one,
                                     (const char *)b + boff, CUDA_R_8I, (int)ldb, (const char *)a + aoff, CUDA_R_8I,
                                     (int)lda, &zero, (char *)c + coff, CUDA_R_32I, (int)ldc, CUBLAS_COMPUTE_32I,
                                     CUBLAS_GEMM_DEFAULT);

@@ -42,12 +42,48 @@ SB_KERNEL void kl_line_scale(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb
     flag[l] = nf;
 }
 
-/* The digit planes of every line: work-item (q, l) writes element q's 4 digits
- * (zeros for the padding q >= K). */
+/* The same for lines whose elements are contiguous (qs == 1): a work-group a
+ * line, its work-items striding along it; max and or are order-free. */
+SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 nlines, sb_i64 K,
+                                  SB_GLOBAL sb_i32 *sigma, SB_GLOBAL sb_i32 *flag) {
+    SB_SHARED sb_u32 mx[SB_WG];
+    SB_SHARED sb_u32 nfs[SB_WG];
+    const sb_i64 l = (sb_i64)sb_group_id(0);
+    const int lid = sb_local_id(0);
+    sb_u32 mb = 0u, nf = 0u;
+    if (l < nlines)
+        for (sb_i64 q = lid; q < K; q += SB_WG) {
+            const sb_u32 u = sb_f2u(x[off + l * ls + q]);
+            nf |= (sb_u32)sb_oz_nonfinite(u);
+            const sb_u32 v = sb_oz_mag(u);
+            mb = v > mb ? v : mb;
+        }
+    mx[lid] = mb;
+    nfs[lid] = nf;
+    sb_barrier();
+    for (int s = SB_WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            mx[lid] = mx[lid + s] > mx[lid] ? mx[lid + s] : mx[lid];
+            nfs[lid] |= nfs[lid + s];
+        }
+        sb_barrier();
+    }
+    if (lid == 0 && l < nlines) {
+        sigma[l] = sb_oz_sigma(mx[0]);
+        flag[l] = (sb_i32)nfs[0];
+    }
+}
+
+/* The digit planes of every line: work-item i writes one element's 4 digits
+ * (zeros for the padding q >= K); element (l, q) is i = l*Kp + q, or, when
+ * lfast (lines one element apart, so neighbouring lines are neighbours in
+ * memory), i = q*nlines + l, which keeps the reads coalesced. */
 SB_KERNEL void kl_split(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
-                        sb_i64 Kp, SB_GLOBAL const sb_i32 *sigma, SB_GLOBAL sb_u8 *planes, sb_i32 reverse) {
-    const sb_i64 q = sb_global_id(0), l = sb_global_id(1);
-    if (q >= Kp || l >= nlines) return;
+                        sb_i64 Kp, SB_GLOBAL const sb_i32 *sigma, SB_GLOBAL sb_u8 *planes, sb_i32 reverse,
+                        sb_i32 lfast) {
+    const sb_i64 i = sb_global_id(0);
+    if (i >= nlines * Kp) return;
+    const sb_i64 l = lfast ? i % nlines : i / Kp, q = lfast ? i / nlines : i % Kp;
     const sb_i64 v = q < K ? sb_oz_fixed(sb_f2u(x[off + l * ls + q * qs]), sigma[l]) : 0;
     const sb_i64 c = q / SB_OZ_KCHUNK, base = 4 * c * SB_OZ_KCHUNK, r = q - c * SB_OZ_KCHUNK;
     const sb_i64 lc = Kp - c * SB_OZ_KCHUNK < SB_OZ_KCHUNK ? Kp - c * SB_OZ_KCHUNK : SB_OZ_KCHUNK;
