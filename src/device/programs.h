@@ -26,7 +26,12 @@
     X(kc_tree_combine) X(kc_tree_serial) X(kc_sacc_chunks) X(kc_sacc_final)
 
 /* linalg_entry.h: the identical matrix product (src/linalg) */
-#define SB_LINALG_KERNELS(X) X(kl_line_scale) X(kl_line_scale_rows) X(kl_split) X(kl_igemm) X(kl_combine) X(kl_special)
+#define SB_LINALG_GEMM_KERNELS(X) X(kl_line_scale) X(kl_line_scale_rows) X(kl_split) X(kl_igemm) X(kl_combine) X(kl_special)
+/* linalg_reduce_entry.h: sums, norms, distances, selection */
+#define SB_LINALG_REDUCE_KERNELS(X)
+/* linalg_solve_entry.h: factorizations, solves, eigenvalues, projections */
+#define SB_LINALG_SOLVE_KERNELS(X)
+#define SB_LINALG_KERNELS(X) SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X)
 
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,

@@ -221,3 +221,7 @@ SB_KERNEL void kl_special(SB_GLOBAL const float *a, sb_i64 aoff, sb_i64 als, sb_
     const sb_u32 s = sb_oz_special(a, aoff + i * als, aqs, b, boff + j * bls, bqs, K);
     if (s != 0u) c[e] = sb_u2f(s);
 }
+
+/* the other operations of the program, each in its own source */
+#include "linalg_reduce_entry.h"
+#include "linalg_solve_entry.h"
