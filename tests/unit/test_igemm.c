@@ -10,7 +10,8 @@
  * combinations up to 1000), leading dimensions larger than the rows with
  * garbage in the gaps and sentinels around C, the all -128 / all 127 extremes at
  * K = 32768 (the largest sum the VNNI path's +128 bias can meet), K just past
- * and below a multiple of 4, and random data. A path the CPU lacks is printed
+ * and below a multiple of 4, several k blocks, several packing super-blocks of
+ * A and of B (the packing budget shrunk by a test hook), and random data. A path the CPU lacks is printed
  * as "skipped" (and its refusal checked), never counted as a pass. Then the
  * refusals: K = 32769, negative sizes, short leading dimensions, an unknown
  * path name, and out-of-memory for the packing scratch.
@@ -157,6 +158,21 @@ static int run_all(const char *path, int threads, int *count) {
             n++;
         }
     }
+    /* Several super-blocks of A and of B (one task tile each): the budget shrunk. */
+    {
+        static const ig_case sup[] = {
+            {1000, 1000, 20, 21, 20, 1000, 0, 0},
+            {401, 785, 129, 129, 129, 785, 0, 1},
+            {1, 1000, 65, 65, 70, 1000, 1, 1},
+            {777, 3, 7, 7, 7, 3, 0, 0},
+        };
+        sb_cpu_igemm_pack_budget_for_tests(1);
+        for (size_t i = 0; i < sizeof sup / sizeof sup[0]; i++) {
+            bad += !run_case(&sup[i], path, threads);
+            n++;
+        }
+        sb_cpu_igemm_pack_budget_for_tests(0);
+    }
     /* The extremes at the largest K (and just below: a partial last group), over
      * more rows and columns than one micro-tile. */
     {
@@ -229,8 +245,11 @@ static void check_oom(const char *path) {
     static int8_t a[M * K], b[N * K];
     static int32_t c[M * N];
     for (int i = 0; i < M * N; i++) c[i] = SENTINEL;
-    for (long at = 1; at <= 3; at++) {
-        sb_alloc_fail_at_for_tests(at);
+    /* The one allocation of the call fails, whether or not a smaller scratch was kept. */
+    for (int kept = 0; kept < 2; kept++) {
+        sb_cpu_igemm_release_scratch();
+        if (kept) SB_CHECK(sb_cpu_igemm_s8(1, 1, 4, a, K, b, K, c, N) == SB_OK);
+        sb_alloc_fail_at_for_tests(1);
         sb_status st = sb_cpu_igemm_s8(M, N, K, a, K, b, K, c, N);
         sb_alloc_fail_at_for_tests(0);
         if (strcmp(path, "scalar") == 0) { /* allocates nothing */
@@ -240,7 +259,11 @@ static void check_oom(const char *path) {
         SB_CHECK(st == SB_ERR_OUT_OF_MEMORY);
         SB_CHECK(strstr(sb_last_error(), "out of memory") != NULL);
         SB_CHECK(strstr(sb_last_error(), path) != NULL);
-        SB_CHECK(c[0] == SENTINEL && c[M * N - 1] == SENTINEL);
+        SB_CHECK(c[1] == SENTINEL && c[M * N - 1] == SENTINEL);
+        /* and the next call is served again */
+        SB_CHECK(sb_cpu_igemm_s8(M, N, K, a, K, b, K, c, N) == SB_OK);
+        SB_CHECK(c[M * N - 1] == 0);
+        for (int i = 0; i < M * N; i++) c[i] = SENTINEL;
     }
 }
 

@@ -30,6 +30,7 @@
  * the path is chosen at run time (__builtin_cpu_supports).
  */
 #include "igemm.h"
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
@@ -140,10 +141,14 @@ typedef struct ig_kind {
     ig_kernel_fn kernel;
 } ig_kind;
 
-/* Bytes of packed A (and, separately, of packed B) held at once. */
+/* Bytes of packed A (and, separately, of packed B) held at once; the tests
+ * shrink it to reach the super-block loops with small shapes. */
 #define PACK_BUDGET ((int64_t)16 << 20)
+static int64_t g_pack_budget_for_tests;
+
+void sb_cpu_igemm_pack_budget_for_tests(int64_t bytes) { g_pack_budget_for_tests = bytes; }
 /* Panels packed per packing task. */
-#define PACK_PANELS 16
+#define PACK_PANELS 4
 
 typedef struct ig_job {
     const ig_args *g;
@@ -153,14 +158,14 @@ typedef struct ig_job {
     int32_t *bias;       /* per packed column of the B super-block */
     int64_t i0, rows;    /* the A super-block: rows [i0, i0 + rows) */
     int64_t j0, cols;    /* the B super-block */
+    int64_t npack_b;     /* packing tasks: the first npack_b pack B, the others A */
 } ig_job;
 
 static int64_t panel_bytes(const ig_job *j, int32_t width) {
     return (int64_t)width * j->kp * j->k->esz;
 }
 
-static void pack_a_task(void *ctx, int64_t task) {
-    const ig_job *j = ctx;
+static void pack_a_panels(const ig_job *j, int64_t task) {
     const ig_kind *k = j->k;
     int64_t np = sb_chunk_count(j->rows, k->mr), p0, p1;
     sb_chunk_range(np, PACK_PANELS, task, &p0, &p1);
@@ -171,8 +176,7 @@ static void pack_a_task(void *ctx, int64_t task) {
     }
 }
 
-static void pack_b_task(void *ctx, int64_t task) {
-    const ig_job *j = ctx;
+static void pack_b_panels(const ig_job *j, int64_t task) {
     const ig_kind *k = j->k;
     int64_t np = sb_chunk_count(j->cols, k->nr), p0, p1;
     sb_chunk_range(np, PACK_PANELS, task, &p0, &p1);
@@ -181,6 +185,12 @@ static void pack_b_task(void *ctx, int64_t task) {
         k->pack_b(j->g->b + (j->j0 + c) * j->g->ldb, j->g->ldb, cnt, j->g->K,
                   j->bp + p * panel_bytes(j, k->nr), j->bias + c);
     }
+}
+
+static void pack_task(void *ctx, int64_t task) {
+    const ig_job *j = ctx;
+    if (task < j->npack_b) pack_b_panels(j, task);
+    else pack_a_panels(j, task - j->npack_b);
 }
 
 static void tile_task(void *ctx, int64_t task) {
@@ -194,18 +204,70 @@ static void tile_task(void *ctx, int64_t task) {
     int64_t abytes = panel_bytes(j, k->mr), bbytes = panel_bytes(j, k->nr);
     for (int64_t q0 = 0; q0 < j->kp; q0 += k->kc) {
         int64_t ng = (j->kp - q0 < k->kc ? j->kp - q0 : k->kc) / k->kg;
-        for (int64_t c = c0; c < c1; c += k->nr) {
-            const uint8_t *bpan = j->bp + (c / k->nr) * bbytes + q0 * k->nr * k->esz;
-            const int32_t *bias = q0 == 0 ? j->bias + c : NULL;
-            int32_t nr = (int32_t)(c1 - c < k->nr ? c1 - c : k->nr);
-            for (int64_t r = r0; r < r1; r += k->mr) {
-                const uint8_t *apan = j->ap + (r / k->mr) * abytes + q0 * k->mr * k->esz;
-                int32_t mr = (int32_t)(r1 - r < k->mr ? r1 - r : k->mr);
+        for (int64_t r = r0; r < r1; r += k->mr) {
+            const uint8_t *apan = j->ap + (r / k->mr) * abytes + q0 * k->mr * k->esz;
+            int32_t mr = (int32_t)(r1 - r < k->mr ? r1 - r : k->mr);
+            for (int64_t c = c0; c < c1; c += k->nr) {
+                const uint8_t *bpan = j->bp + (c / k->nr) * bbytes + q0 * k->nr * k->esz;
+                const int32_t *bias = q0 == 0 ? j->bias + c : NULL;
+                int32_t nr = (int32_t)(c1 - c < k->nr ? c1 - c : k->nr);
                 k->kernel(apan, bpan, ng, g->c + (j->i0 + r) * g->ldc + j->j0 + c, g->ldc, bias,
                           mr, nr);
             }
         }
     }
+}
+
+/* The packing scratch of the last call is kept for the next one (up to
+ * SCRATCH_KEEP bytes): a fresh allocation of megabytes is mapped anew by the
+ * system and its first touch costs a page fault every 4 KiB, about a tenth of
+ * a 1024^3 product. A call that finds the kept block in use (a concurrent
+ * call) allocates its own. */
+#define SCRATCH_KEEP ((size_t)40 << 20)
+static pthread_mutex_t g_scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *g_scratch;
+static size_t g_scratch_size;
+static int g_scratch_busy;
+
+static void *scratch_get(size_t need) {
+    pthread_mutex_lock(&g_scratch_lock);
+    void *p = NULL;
+    if (!g_scratch_busy && g_scratch && g_scratch_size >= need) {
+        p = g_scratch;
+        g_scratch_busy = 1;
+    } else {
+        int keep = !g_scratch_busy && need <= SCRATCH_KEEP;
+        if (keep) { /* the kept block is too small: replace it */
+            sb_free(g_scratch);
+            g_scratch = NULL;
+            g_scratch_size = 0;
+        }
+        p = sb_malloc(need);
+        if (p && keep) {
+            g_scratch = p;
+            g_scratch_size = need;
+            g_scratch_busy = 1;
+        }
+    }
+    pthread_mutex_unlock(&g_scratch_lock);
+    return p;
+}
+
+static void scratch_put(void *p) {
+    pthread_mutex_lock(&g_scratch_lock);
+    if (p == g_scratch) g_scratch_busy = 0;
+    else sb_free(p);
+    pthread_mutex_unlock(&g_scratch_lock);
+}
+
+void sb_cpu_igemm_release_scratch(void) {
+    pthread_mutex_lock(&g_scratch_lock);
+    if (!g_scratch_busy) {
+        sb_free(g_scratch);
+        g_scratch = NULL;
+        g_scratch_size = 0;
+    }
+    pthread_mutex_unlock(&g_scratch_lock);
 }
 
 static uint8_t *align64(void *p) {
@@ -223,45 +285,41 @@ __attribute__((unused)) static sb_status run_blocked(const ig_args *g, const ig_
     /* Super-blocks: whole task tiles, as many as the budget holds (at least one). */
     int64_t tile_a = panel_bytes(&j, k->mr) * (k->mc / k->mr);
     int64_t tile_b = panel_bytes(&j, k->nr) * (k->nc / k->nr);
-    int64_t sup_m = (PACK_BUDGET / tile_a < 1 ? 1 : PACK_BUDGET / tile_a) * k->mc;
-    int64_t sup_n = (PACK_BUDGET / tile_b < 1 ? 1 : PACK_BUDGET / tile_b) * k->nc;
+    int64_t budget = g_pack_budget_for_tests > 0 ? g_pack_budget_for_tests : PACK_BUDGET;
+    int64_t sup_m = (budget / tile_a < 1 ? 1 : budget / tile_a) * k->mc;
+    int64_t sup_n = (budget / tile_b < 1 ? 1 : budget / tile_b) * k->nc;
     int64_t rows_max = g->m < sup_m ? g->m : sup_m, cols_max = g->n < sup_n ? g->n : sup_n;
     size_t abytes = (size_t)(sb_chunk_count(rows_max, k->mr) * panel_bytes(&j, k->mr));
     size_t bbytes = (size_t)(sb_chunk_count(cols_max, k->nr) * panel_bytes(&j, k->nr));
     size_t nbias = (size_t)(sb_chunk_count(cols_max, k->nr) * k->nr);
-    void *araw = sb_malloc(abytes + 64), *braw = sb_malloc(bbytes + 64);
-    int32_t *bias = sb_malloc(nbias * sizeof(int32_t));
-    if (!araw || !braw || !bias) {
-        sb_free(araw);
-        sb_free(braw);
-        sb_free(bias);
+    size_t need = 64 + abytes + 64 + bbytes + nbias * sizeof(int32_t);
+    void *raw = scratch_get(need);
+    if (!raw)
         return sb_fail(SB_ERR_OUT_OF_MEMORY,
                        "sb_cpu_igemm_s8 (%s): out of memory for %zu bytes of packed operands "
-                       "(m=%lld n=%lld K=%lld)", name, abytes + bbytes + nbias * sizeof(int32_t),
-                       (long long)g->m, (long long)g->n, (long long)g->K);
-    }
-    j.ap = align64(araw);
-    j.bp = align64(braw);
-    j.bias = bias;
+                       "(m=%lld n=%lld K=%lld)", name, need, (long long)g->m, (long long)g->n,
+                       (long long)g->K);
+    j.ap = align64(raw);
+    j.bp = align64(j.ap + abytes);
+    j.bias = (int32_t *)(void *)(j.bp + bbytes);
     int a_packed = 0;
     for (j.j0 = 0; j.j0 < g->n; j.j0 += sup_n) {
         j.cols = g->n - j.j0 < sup_n ? g->n - j.j0 : sup_n;
-        sb_parallel_for(sb_chunk_count(sb_chunk_count(j.cols, k->nr), PACK_PANELS), pack_b_task, &j);
         for (j.i0 = 0; j.i0 < g->m; j.i0 += sup_m) {
             j.rows = g->m - j.i0 < sup_m ? g->m - j.i0 : sup_m;
-            /* One A super-block covers all of A: pack it once for every B one. */
-            if (!a_packed || g->m > sup_m) {
-                sb_parallel_for(sb_chunk_count(sb_chunk_count(j.rows, k->mr), PACK_PANELS),
-                                pack_a_task, &j);
-                a_packed = 1;
-            }
+            /* B's super-block is packed once for all of A; A's once for every B
+             * super-block when a single one covers all of A. */
+            j.npack_b = j.i0 == 0 ? sb_chunk_count(sb_chunk_count(j.cols, k->nr), PACK_PANELS) : 0;
+            int64_t npack_a = !a_packed || g->m > sup_m
+                                  ? sb_chunk_count(sb_chunk_count(j.rows, k->mr), PACK_PANELS)
+                                  : 0;
+            a_packed = 1;
+            sb_parallel_for(j.npack_b + npack_a, pack_task, &j);
             sb_parallel_for(sb_chunk_count(j.rows, k->mc) * sb_chunk_count(j.cols, k->nc),
                             tile_task, &j);
         }
     }
-    sb_free(araw);
-    sb_free(braw);
-    sb_free(bias);
+    scratch_put(raw);
     return SB_OK;
 }
 
@@ -281,37 +339,130 @@ static inline uint32_t load_u32(const void *p) {
 #define VN_MR 8
 #define VN_NR 48
 
+/* How far ahead in a source row the packers prefetch (bytes): the rows of a
+ * panel are many streams at once, more than the hardware prefetcher follows. */
+#define PACK_AHEAD 512
+
+/* Group g (k in [4g, 4g + 4)) of one row or column: its bytes, those past K
+ * zero, each valid one XORed with flip. */
+static inline uint32_t load_group(const int8_t *s, int64_t g, int64_t K, uint32_t flip) {
+    if (4 * g + 4 <= K) return load_u32(s + 4 * g) ^ flip;
+    uint32_t v = 0;
+    for (int64_t q = 4 * g; q < K; q++)
+        v |= (uint32_t)(((uint8_t)s[q] ^ (flip & 0xFF))) << (8 * (q - 4 * g));
+    return v;
+}
+
 /* A panel: [group g][row r][4 bytes] of a' = a + 128 (a ^ 0x80), i.e. byte
- * g*32 + r*4 + t holds a[r][4g + t] + 128; padding is 0 (it meets b = 0). */
-static void vnni_pack_a(const int8_t *src, int64_t ld, int64_t count, int64_t K, void *dst,
-                        int32_t *bias) {
+ * g*32 + r*4 + t holds a[r][4g + t] + 128; padding (k past K, rows past count)
+ * is 0, which meets b = 0 or a discarded row. Whole panels go 16 groups at a
+ * time through an 8 x 16 transpose of dwords. */
+VNNI_TARGET static void vnni_pack_a(const int8_t *src, int64_t ld, int64_t count, int64_t K,
+                                    void *dst, int32_t *bias) {
     (void)bias;
     uint8_t *d = dst;
-    int64_t ng = (K + 3) / 4, full = K / 4;
-    memset(d, 0, (size_t)(ng * VN_MR * 4));
-    for (int64_t r = 0; r < count; r++) {
-        const int8_t *s = src + r * ld;
-        for (int64_t g = 0; g < full; g++) {
-            uint32_t v = load_u32(s + 4 * g) ^ 0x80808080u;
+    int64_t ng = (K + 3) / 4, g = 0;
+    if (count == VN_MR) {
+        const __m512i flip = _mm512_set1_epi8((char)0x80);
+        for (; g + 16 <= K / 4; g += 16) {
+            for (int i = 0; i < VN_MR; i++)
+                _mm_prefetch((const char *)(src + i * ld + 4 * g) + PACK_AHEAD, _MM_HINT_T0);
+            __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(src + 0 * ld + 4 * g), flip);
+            __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(src + 1 * ld + 4 * g), flip);
+            __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(src + 2 * ld + 4 * g), flip);
+            __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(src + 3 * ld + 4 * g), flip);
+            __m512i r4 = _mm512_xor_si512(_mm512_loadu_si512(src + 4 * ld + 4 * g), flip);
+            __m512i r5 = _mm512_xor_si512(_mm512_loadu_si512(src + 5 * ld + 4 * g), flip);
+            __m512i r6 = _mm512_xor_si512(_mm512_loadu_si512(src + 6 * ld + 4 * g), flip);
+            __m512i r7 = _mm512_xor_si512(_mm512_loadu_si512(src + 7 * ld + 4 * g), flip);
+            /* In each 128-bit lane L (groups 4L..4L+3): */
+            __m512i t0 = _mm512_unpacklo_epi32(r0, r1), t1 = _mm512_unpackhi_epi32(r0, r1);
+            __m512i t2 = _mm512_unpacklo_epi32(r2, r3), t3 = _mm512_unpackhi_epi32(r2, r3);
+            __m512i t4 = _mm512_unpacklo_epi32(r4, r5), t5 = _mm512_unpackhi_epi32(r4, r5);
+            __m512i t6 = _mm512_unpacklo_epi32(r6, r7), t7 = _mm512_unpackhi_epi32(r6, r7);
+            /* u[4i + j], lane L: rows 4i..4i+3 of group 4L + j */
+            __m512i u0 = _mm512_unpacklo_epi64(t0, t2), u1 = _mm512_unpackhi_epi64(t0, t2);
+            __m512i u2 = _mm512_unpacklo_epi64(t1, t3), u3 = _mm512_unpackhi_epi64(t1, t3);
+            __m512i u4 = _mm512_unpacklo_epi64(t4, t6), u5 = _mm512_unpackhi_epi64(t4, t6);
+            __m512i u6 = _mm512_unpacklo_epi64(t5, t7), u7 = _mm512_unpackhi_epi64(t5, t7);
+            /* p_j: [u_j.0, u_j.1, u_{4+j}.0, u_{4+j}.1], q_j: the same of lanes 2, 3 */
+            __m512i p0 = _mm512_shuffle_i32x4(u0, u4, 0x44), q0 = _mm512_shuffle_i32x4(u0, u4, 0xEE);
+            __m512i p1 = _mm512_shuffle_i32x4(u1, u5, 0x44), q1 = _mm512_shuffle_i32x4(u1, u5, 0xEE);
+            __m512i p2 = _mm512_shuffle_i32x4(u2, u6, 0x44), q2 = _mm512_shuffle_i32x4(u2, u6, 0xEE);
+            __m512i p3 = _mm512_shuffle_i32x4(u3, u7, 0x44), q3 = _mm512_shuffle_i32x4(u3, u7, 0xEE);
+            /* output o: groups g + 2o and g + 2o + 1, rows 0..7 each */
+            uint8_t *o = d + g * (VN_MR * 4);
+            _mm512_storeu_si512(o + 0 * 64, _mm512_shuffle_i32x4(p0, p1, 0x88));
+            _mm512_storeu_si512(o + 1 * 64, _mm512_shuffle_i32x4(p2, p3, 0x88));
+            _mm512_storeu_si512(o + 2 * 64, _mm512_shuffle_i32x4(p0, p1, 0xDD));
+            _mm512_storeu_si512(o + 3 * 64, _mm512_shuffle_i32x4(p2, p3, 0xDD));
+            _mm512_storeu_si512(o + 4 * 64, _mm512_shuffle_i32x4(q0, q1, 0x88));
+            _mm512_storeu_si512(o + 5 * 64, _mm512_shuffle_i32x4(q2, q3, 0x88));
+            _mm512_storeu_si512(o + 6 * 64, _mm512_shuffle_i32x4(q0, q1, 0xDD));
+            _mm512_storeu_si512(o + 7 * 64, _mm512_shuffle_i32x4(q2, q3, 0xDD));
+        }
+    }
+    for (; g < ng; g++)
+        for (int64_t r = 0; r < VN_MR; r++) {
+            uint32_t v = r < count ? load_group(src + r * ld, g, K, 0x80808080u) : 0;
             memcpy(d + g * (VN_MR * 4) + r * 4, &v, 4);
         }
-        for (int64_t q = full * 4; q < K; q++)
-            d[full * (VN_MR * 4) + r * 4 + (q - full * 4)] = (uint8_t)(s[q] ^ 0x80);
+}
+
+/* 16 x 16 dwords transposed in place: dword c of r[s] becomes what dword s of
+ * r[c] was. */
+VNNI_TARGET static inline void transpose16(__m512i r[16]) {
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4i + j], lane L: rows 4i..4i+3 of element 4L + j */
+    for (int i = 0; i < 4; i++) {
+        u[4 * i + 0] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int j = 0; j < 4; j++) {
+        __m512i p = _mm512_shuffle_i32x4(u[j], u[4 + j], 0x44);
+        __m512i q = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0x44);
+        __m512i p2 = _mm512_shuffle_i32x4(u[j], u[4 + j], 0xEE);
+        __m512i q2 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], 0xEE);
+        r[j] = _mm512_shuffle_i32x4(p, q, 0x88);
+        r[4 + j] = _mm512_shuffle_i32x4(p, q, 0xDD);
+        r[8 + j] = _mm512_shuffle_i32x4(p2, q2, 0x88);
+        r[12 + j] = _mm512_shuffle_i32x4(p2, q2, 0xDD);
     }
 }
 
 /* B panel: [group g][column c][4 bytes] of b, byte g*192 + c*4 + t = b[c][4g + t];
- * padding 0. bias[c] = -128 * sum_q b[c][q] (0 for padded columns). */
+ * padding 0. Each full block of 16 columns goes 16 groups at a time through a
+ * 16 x 16 transpose of dwords. bias[c] = -128 * sum_q b[c][q] (0 for padded
+ * columns). */
 VNNI_TARGET static void vnni_pack_b(const int8_t *src, int64_t ld, int64_t count, int64_t K,
                                     void *dst, int32_t *bias) {
     uint8_t *d = dst;
-    int64_t ng = (K + 3) / 4, full = K / 4;
-    memset(d, 0, (size_t)(ng * VN_NR * 4));
-    for (int64_t c = 0; c < count; c++) {
-        const int8_t *s = src + c * ld;
-        for (int64_t g = 0; g < full; g++) memcpy(d + g * (VN_NR * 4) + c * 4, s + 4 * g, 4);
-        for (int64_t q = full * 4; q < K; q++)
-            d[full * (VN_NR * 4) + c * 4 + (q - full * 4)] = (uint8_t)s[q];
+    int64_t ng = (K + 3) / 4;
+    for (int64_t v = 0; v < VN_NR / 16; v++) {
+        int64_t c0 = 16 * v, g = 0;
+        if (c0 + 16 <= count)
+            for (; g + 16 <= K / 4; g += 16) {
+                __m512i r[16];
+                for (int i = 0; i < 16; i++) {
+                    const int8_t *row = src + (c0 + i) * ld + 4 * g;
+                    _mm_prefetch((const char *)row + PACK_AHEAD, _MM_HINT_T0);
+                    r[i] = _mm512_loadu_si512(row);
+                }
+                transpose16(r);
+                for (int s = 0; s < 16; s++)
+                    _mm512_storeu_si512(d + (g + s) * (VN_NR * 4) + v * 64, r[s]);
+            }
+        for (; g < ng; g++)
+            for (int64_t c = c0; c < c0 + 16; c++) {
+                uint32_t w = c < count ? load_group(src + c * ld, g, K, 0) : 0;
+                memcpy(d + g * (VN_NR * 4) + c * 4, &w, 4);
+            }
     }
     /* Column sums from the packed panel: VPDPBUSD with 1s on the unsigned side
      * adds each column's four bytes of a group into its lane. */
@@ -319,9 +470,9 @@ VNNI_TARGET static void vnni_pack_b(const int8_t *src, int64_t ld, int64_t count
     __m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0;
     for (int64_t g = 0; g < ng; g++) {
         const uint8_t *p = d + g * (VN_NR * 4);
-        s0 = _mm512_dpbusd_epi32(s0, ones, _mm512_loadu_si512(p));
-        s1 = _mm512_dpbusd_epi32(s1, ones, _mm512_loadu_si512(p + 64));
-        s2 = _mm512_dpbusd_epi32(s2, ones, _mm512_loadu_si512(p + 128));
+        s0 = _mm512_dpbusd_epi32(s0, ones, _mm512_load_si512(p));
+        s1 = _mm512_dpbusd_epi32(s1, ones, _mm512_load_si512(p + 64));
+        s2 = _mm512_dpbusd_epi32(s2, ones, _mm512_load_si512(p + 128));
     }
     const __m512i z = _mm512_setzero_si512();
     _mm512_storeu_si512(bias, _mm512_sub_epi32(z, _mm512_slli_epi32(s0, 7)));
@@ -398,21 +549,31 @@ VNNI_TARGET static void vnni_kernel(const void *ap, const void *bp, int64_t ng, 
     }
 }
 
-static const ig_kind g_vnni = {VN_MR, VN_NR, 4, 1, 512, 192, 384,
+static const ig_kind g_vnni = {VN_MR, VN_NR, 4, 1, 8192, 192, 384,
                                vnni_pack_a, vnni_pack_b, vnni_kernel};
 
 /* -- AVX2: int16 pairs, 6 rows x 16 columns (12 ymm accumulators) -- */
 #define AV_MR 6
 #define AV_NR 16
 
-/* Panels of int16: [pair p][row or column r][2], value [r][2p + t]; padding 0. */
-static void avx2_pack(const int8_t *src, int64_t ld, int64_t count, int64_t K, int16_t *d,
+/* Panels of int16: [pair p][row or column r][2], value [r][2p + t]; padding 0.
+ * (x86 only: the two int16 of a pair are stored as one little-endian dword.) */
+static void avx2_pack(const int8_t *src, int64_t ld, int64_t count, int64_t K, void *dst,
                       int32_t width) {
-    int64_t np = (K + 1) / 2;
-    memset(d, 0, (size_t)(np * width * 2) * sizeof(int16_t));
-    for (int64_t r = 0; r < count; r++) {
+    uint8_t *d = dst;
+    int64_t np = (K + 1) / 2, full = K / 2, stride = (int64_t)width * 4;
+    for (int64_t r = 0; r < width; r++) {
+        uint8_t *o = d + r * 4;
         const int8_t *s = src + r * ld;
-        for (int64_t q = 0; q < K; q++) d[(q / 2) * (width * 2) + r * 2 + (q & 1)] = s[q];
+        for (int64_t p = 0; p < np; p++) {
+            uint32_t w = 0;
+            if (r < count) {
+                uint32_t lo = (uint16_t)(int16_t)s[2 * p];
+                uint32_t hi = p < full ? (uint16_t)(int16_t)s[2 * p + 1] : 0;
+                w = lo | hi << 16;
+            }
+            memcpy(o + p * stride, &w, 4);
+        }
     }
 }
 
@@ -480,7 +641,7 @@ AVX2_TARGET static void avx2_kernel(const void *ap, const void *bp, int64_t ng, 
         for (int32_t r = 0; r < mr; r++) memcpy(c + r * ldc, tmp + r * AV_NR, (size_t)nr * 4);
 }
 
-static const ig_kind g_avx2 = {AV_MR, AV_NR, 2, 2, 256, 192, 384,
+static const ig_kind g_avx2 = {AV_MR, AV_NR, 2, 2, 2048, 192, 384,
                                avx2_pack_a, avx2_pack_b, avx2_kernel};
 
 #endif /* __x86_64__ */

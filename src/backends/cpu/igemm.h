@@ -33,6 +33,14 @@
 sb_status sb_cpu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
                           const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc);
 
+/* sb_cpu_igemm_s8 keeps the packing scratch of its last call (at most 40 MiB) for the
+ * next one; this frees it (if no call is using it). */
+void sb_cpu_igemm_release_scratch(void);
+
+/* Test hook: the packing budget in bytes (per operand; 0: the default, 16 MiB). A small
+ * one makes small shapes go through several super-blocks of A and of B. */
+void sb_cpu_igemm_pack_budget_for_tests(int64_t bytes);
+
 /* Which path sb_cpu_igemm_s8 takes on this machine: "avx512vnni", "avx2", or "scalar".
  * SAMEBITS_CPU_IGEMM=scalar|avx2|avx512vnni forces one (refused by name if the CPU lacks it:
  * then the function returns SB_ERR_BACKEND_UNAVAILABLE). While the variable names a path
