@@ -70,8 +70,10 @@ static int g_bad_reported;
 /* Run one case on the current path and thread count; 1 if identical to the
  * reference and nothing outside the m x n result was written. */
 static int run_case(const ig_case *t, const char *path, int threads) {
-    size_t asz = (size_t)(t->m > 0 ? (t->m - 1) * t->lda + t->K : 0) + 1;
-    size_t bsz = (size_t)(t->n > 0 ? (t->n - 1) * t->ldb + t->K : 0) + 1;
+    /* Exactly the bytes the operands span (so that the sanitizer build sees any
+     * read past them), at least one. */
+    size_t asz = (size_t)(t->m > 0 && t->K > 0 ? (t->m - 1) * t->lda + t->K : 1);
+    size_t bsz = (size_t)(t->n > 0 && t->K > 0 ? (t->n - 1) * t->ldb + t->K : 1);
     size_t csz = (size_t)(t->m * t->ldc) + 32; /* 16 sentinels before and after */
     int8_t *a = malloc(asz), *b = malloc(bsz);
     int32_t *c = malloc(csz * sizeof(int32_t)), *r = malloc(csz * sizeof(int32_t));
