@@ -11,7 +11,8 @@
  * garbage in the gaps and sentinels around C, the all -128 / all 127 extremes at
  * K = 32768 (the largest sum the VNNI path's +128 bias can meet), K just past
  * and below a multiple of 4, several k blocks, several packing super-blocks of
- * A and of B (the packing budget shrunk by a test hook), and random data. A path the CPU lacks is printed
+ * A and of B (the packing budget shrunk by a test hook), and random data; and
+ * calls from inside the worker pool's tasks, as a tiled caller makes them. A path the CPU lacks is printed
  * as "skipped" (and its refusal checked), never counted as a pass. Then the
  * refusals: K = 32769, negative sizes, short leading dimensions, an unknown
  * path name, and out-of-memory for the packing scratch.
@@ -195,6 +196,45 @@ static int run_all(const char *path, int threads, int *count) {
     return bad;
 }
 
+/* Calls from inside tasks of the worker pool, as a larger product calls it per
+ * tile (src/linalg/gemm.c): each task multiplies its own block of rows, on
+ * whichever worker runs it, every worker keeping its own scratch. */
+typedef struct nested_job {
+    int64_t rows, n, K;
+    const int8_t *a, *b;
+    int32_t *c;
+    sb_status *status;
+} nested_job;
+
+static void nested_task(void *ctx, int64_t t) {
+    const nested_job *j = ctx;
+    j->status[t] = sb_cpu_igemm_s8(j->rows, j->n, j->K, j->a + t * j->rows * j->K, j->K, j->b, j->K,
+                                   j->c + t * j->rows * j->n, j->n);
+}
+
+static int run_nested(void) {
+    enum { T = 8, ROWS = 70, N = 50, KK = 300 };
+    int8_t *a = malloc(T * ROWS * KK), *b = malloc(N * KK);
+    int32_t *c = malloc(sizeof(int32_t) * T * ROWS * N), *r = malloc(sizeof(int32_t) * T * ROWS * N);
+    sb_status st[T];
+    fill(a, T * ROWS * KK, 0);
+    fill(b, N * KK, 1);
+    ref_igemm(T * ROWS, N, KK, a, KK, b, KK, r, N);
+    int ok = 1;
+    for (int rep = 0; rep < 3; rep++) { /* again: now from the kept scratch */
+        memset(c, 0, sizeof(int32_t) * T * ROWS * N);
+        nested_job j = {ROWS, N, KK, a, b, c, st};
+        sb_parallel_for(T, nested_task, &j);
+        for (int t = 0; t < T; t++) ok &= st[t] == SB_OK;
+        ok &= memcmp(c, r, sizeof(int32_t) * T * ROWS * N) == 0;
+    }
+    free(a);
+    free(b);
+    free(c);
+    free(r);
+    return ok;
+}
+
 /* What the call says when forced to a path this CPU lacks. */
 static void check_refused(const char *path) {
     int8_t a[4] = {1, 2, 3, 4}, b[4] = {1, 1, 1, 1};
@@ -289,6 +329,7 @@ SB_TEST(igemm) {
             printf("  igemm %-10s threads=%d: %d cases, %d differ from the reference\n",
                    paths[p], threads, count, bad);
             SB_CHECK(bad == 0);
+            SB_CHECK(run_nested());
         }
         check_oom(paths[p]);
     }

@@ -33,8 +33,9 @@
 sb_status sb_cpu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
                           const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc);
 
-/* sb_cpu_igemm_s8 keeps the packing scratch of its last call (at most 40 MiB) for the
- * next one; this frees it (if no call is using it). */
+/* Each thread that calls sb_cpu_igemm_s8 keeps the packing scratch of its last call (at
+ * most 40 MiB) for its next one, freed when the thread exits; this frees the calling
+ * thread's now. */
 void sb_cpu_igemm_release_scratch(void);
 
 /* Test hook: the packing budget in bytes (per operand; 0: the default, 16 MiB). A small
