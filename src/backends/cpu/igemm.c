@@ -31,9 +31,10 @@
  * Every constant above belongs to the path, none to the machine's thread count:
  * the tasks are a function of (m, n, K) and the path only.
  *
- * Measured on a 2-core Zen 4 (bench/igemm_bench.c): VNNI reaches ~87-93% of the
- * 128 ops/cycle/core peak at 1024^3 and 4096^3; AVX2 is bound by its
- * VPMADDWD + VPADDD mix.
+ * Measured on a 2-core Zen 4 (bench/igemm_bench.c, square products): VNNI at
+ * ~91% (1024^3) and ~94% (4096^3) of the peak of one VPDPBUSD zmm a cycle a
+ * core on one thread, ~88% and ~94% on two; AVX2 at ~90% of what its
+ * VPMADDWD + VPADDD mix reaches in a bare loop (about 36% of VNNI).
  *
  * x86 code is compiled only for x86-64, each kernel with its own target
  * attribute, so the file builds with the project's ordinary flags everywhere and
