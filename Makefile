@@ -16,6 +16,8 @@
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
 #   make evidence-cpu    record the CPU legs into evidence/cpu/ (a clean commit)
 #   make install PREFIX=/usr/local
+#   make igemm-bench     build/igemm_bench: the CPU's exact int8 product, GOPS per path and
+#                        thread count beside the measured peak (not part of make test)
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma
@@ -148,7 +150,7 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
 
 .PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check hip-check opencl-check bench-gemm \
-  support-matrix support-matrix-check evidence-cpu
+  support-matrix support-matrix-check evidence-cpu igemm-bench
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/libsamebits.so $(BUILD)/libsamebits.a $(BUILD)/samebits $(BUILD)/sb_unit
@@ -209,6 +211,12 @@ $(BUILD)/sb_unit: $(UNIT_OBJ) $(BUILD)/libsamebits.a
 bench-gemm: $(BUILD)/gemm_bench
 $(BUILD)/gemm_bench: $(BUILD)/obj/bench/gemm_bench.o $(BUILD)/libsamebits.a
 	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/igemm_bench: $(BUILD)/obj/bench/igemm_bench.o $(BUILD)/libsamebits.a
+	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
+
+igemm-bench: $(BUILD)/igemm_bench
+	$(BUILD)/igemm_bench $(IGEMM_BENCH_ARGS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
