@@ -8,19 +8,23 @@
  * and H. Ootomo, K. Ozaki, R. Yokota, "DGEMM on integer matrix multiplication
  * unit", IJHPCA 2024, for the int8 form), taken to exactness:
  *
+ *  0. Each operand gets S digits, 4 to 8, from its data (sb_oz_digits_for):
+ *     4 unless some line's typical element lies far below its largest one
+ *     (its spread, sb_oz_spread), so that such elements keep their bits.
  *  1. Each line (a row of op(A), a column of op(B)) gets a power-of-two scale
  *     sigma from its largest finite magnitude, and each finite element becomes
- *     the integer RNE(x * 2^sigma), |x'| <= 2^(P-1), P = SB_OZ_P = 31 bits with
- *     the sign (sb_oz_sigma, sb_oz_fixed): the one rounding of the inputs.
- *  2. x' is written as SB_OZ_DIGITS = 4 balanced base-256 digits in [-128, 127]
- *     (sb_oz_digit), so x'*y' = sum over digit pairs (i, j) of
- *     2^(8(i+j)) d_i e_j, and sum_k x'y' = sum_w 2^(8w) D_w with
- *     D_w = sum_{i+j=w} sum_k d_i e_j: int8 products summed in int32, exact
- *     while 4 * K * 2^14 < 2^31 (K <= SB_OZ_KCHUNK per pass; longer K runs in
- *     passes whose totals add exactly in two 64-bit limbs).
- *  3. The exact integer T = sum_w 2^(8w) D_w (two limbs, sb_oz_horner) is
- *     scaled by 2^-(sigma_i + tau_j) and rounded once to float32, nearest-even,
- *     with subnormals and overflow as IEEE 754 has them (sb_oz_round).
+ *     the integer RNE(x * 2^sigma), |x'| <= 2^(P-1), P = 8S - 1 bits with the
+ *     sign (sb_oz_sigma, sb_oz_fixed): the one rounding of the inputs.
+ *  2. x' is written as S balanced base-256 digits in [-128, 127], so
+ *     x'*y' = sum over digit pairs (i, j) of 2^(8(i+j)) d_i e_j, and
+ *     sum_k x'y' = sum_w 2^(8w) D_w with D_w = sum_{i+j=w} sum_k d_i e_j:
+ *     int8 products summed in int32, exact while min(S_A, S_B) * K * 2^14 <
+ *     2^31 (K <= sb_oz_kchunk per pass; longer K runs in passes whose totals
+ *     add exactly).
+ *  3. The exact integer T = sum_w 2^(8w) D_w (sb_oz_acc, carries normalized)
+ *     is scaled by 2^-(sigma_i + tau_j) and rounded once to float32,
+ *     nearest-even, with subnormals and overflow as IEEE 754 has them
+ *     (sb_oz_round).
  *
  * Every step is an integer function of the inputs, so any tiling, thread count,
  * vector width, device or vendor library that computes the exact D_w gives
@@ -38,12 +42,21 @@
 #define SB_KERNELS_LINALG_H
 #include "compat.h"
 
-#define SB_OZ_P 31
-#define SB_OZ_DIGITS 4
-#define SB_OZ_PAIRS_W 7     /* weights w = i + j in 0..6 */
-#define SB_OZ_KCHUNK 8192   /* K of one pass: 4 pairs * 8192 * 2^14 = 2^29 < 2^31 */
+#define SB_OZ_SMIN 4        /* digits of an operand: 4 (31-bit integers) .. 8 (63-bit) */
+#define SB_OZ_SMAX 8
+#define SB_OZ_WMAX (2 * SB_OZ_SMAX - 1) /* weights w = i + j: at most 15 */
+#define SB_OZ_ACC_BYTES 16  /* an exact total: 16 low bytes and a signed top (sb_oz_acc) */
 #define SB_OZ_KPAD 16       /* each pass's K is padded with zero digits to a multiple of this */
 #define SB_OZ_QNAN 0x7fc00000u
+
+/* K of one pass: a weight sums at most min(S_A, S_B) digit pairs of products
+ * |d e| <= 2^14, so smin * Kc * 2^14 < 2^31 keeps every int32 sum exact (and
+ * smin * Kc <= 32768, the CPU kernel's bound). */
+SB_FN sb_i64 sb_oz_kchunk(int smin) { return smin <= 4 ? 8192 : 4096; }
+
+/* Bits of an operand's integers, sign included: S balanced base-256 digits
+ * hold |x'| <= 2^(P-1) with P = 8S - 1. */
+SB_FN int sb_oz_bits(int S) { return 8 * S - 1; }
 
 /* Bit length of x (0 for 0). */
 SB_FN int sb_oz_bitlen64(sb_u64 x) {
@@ -64,18 +77,47 @@ SB_FN int sb_oz_nonfinite(sb_u32 u) { return (u & 0x7f800000u) == 0x7f800000u; }
  * floats the order of the bits is the order of the values. */
 SB_FN sb_u32 sb_oz_mag(sb_u32 u) { return sb_oz_nonfinite(u) ? 0u : (u & 0x7fffffffu); }
 
+/* floor(log2 |x|) of a nonzero finite magnitude mb. */
+SB_FN sb_i32 sb_oz_lead(sb_u32 mb) {
+    const sb_i32 e = (sb_i32)(mb >> 23);
+    return e > 0 ? e - 127 : -150 + sb_oz_bitlen64((sb_u64)(mb & 0x7fffffu));
+}
+
+/* floor(a / b) for b > 0. */
+SB_FN sb_i64 sb_oz_floordiv(sb_i64 a, sb_i64 b) {
+    sb_i64 q = a / b;
+    if (a % b != 0 && a < 0) q--;
+    return q;
+}
+
+/* A line's spread: its largest leading exponent less the floor of the mean
+ * leading exponent of its nonzero finite elements (sumlead over count of
+ * them; 0 for none). How far below the line's largest element its typical
+ * element lies, in bits. */
+SB_FN sb_i32 sb_oz_spread(sb_u32 mb, sb_i64 sumlead, sb_i64 count) {
+    if (count <= 0 || mb == 0u) return 0;
+    const sb_i64 s = (sb_i64)sb_oz_lead(mb) - sb_oz_floordiv(sumlead, count);
+    return s < 0 ? 0 : s > 1000 ? 1000 : (sb_i32)s;
+}
+
+/* The digits of an operand whose largest line spread is spread: enough that
+ * the typical element keeps about 16 bits beyond the spread,
+ * P = 8S - 1 >= spread + 16, from 4 digits (31 bits) to 8 (63 bits). */
+SB_FN int sb_oz_digits_for(sb_i32 spread) {
+    const int s = (spread + 17 + 7) / 8;
+    return s < SB_OZ_SMIN ? SB_OZ_SMIN : s > SB_OZ_SMAX ? SB_OZ_SMAX : s;
+}
+
 /* The line scale: mb (the largest finite magnitude's bits) times 2^sigma lies
  * in [2^(P-2), 2^(P-1)) exactly; 0 for a line with no nonzero finite element. */
-SB_FN sb_i32 sb_oz_sigma(sb_u32 mb) {
+SB_FN sb_i32 sb_oz_sigma(sb_u32 mb, int S) {
     if (mb == 0u) return 0;
-    const sb_i32 e = (sb_i32)(mb >> 23);
-    const sb_i32 lead = e > 0 ? e - 127 : -150 + sb_oz_bitlen64((sb_u64)(mb & 0x7fffffu));
-    return (SB_OZ_P - 2) - lead;
+    return (sb_oz_bits(S) - 2) - sb_oz_lead(mb);
 }
 
 /* RNE(x * 2^sigma) for finite x (bits u) of a line whose scale is sigma, as an
  * integer with |result| <= 2^(P-1); nonfinite x gives 0 (sb_oz_special takes it). */
-SB_FN sb_i64 sb_oz_fixed(sb_u32 u, sb_i32 sigma) {
+SB_FN sb_i64 sb_oz_fixed(sb_u32 u, sb_i32 sigma, int S) {
     const sb_u32 e = (u >> 23) & 0xffu;
     if (e == 0xffu) return 0;
     sb_u64 m = (sb_u64)(u & 0x7fffffu);
@@ -88,7 +130,7 @@ SB_FN sb_i64 sb_oz_fixed(sb_u32 u, sb_i32 sigma) {
     const sb_i32 sh = ee - 150 + sigma;
     sb_u64 r;
     if (m == 0u) r = 0u;
-    else if (sh >= 0) r = sb_oz_bitlen64(m) + sh > SB_OZ_P - 1 ? 0u : m << sh; /* beyond: not this line's */
+    else if (sh >= 0) r = sb_oz_bitlen64(m) + sh > sb_oz_bits(S) - 1 ? 0u : m << sh; /* beyond: not this line's */
     else if (sh < -25) r = 0u;
     else {
         const int s = -sh;
@@ -99,91 +141,110 @@ SB_FN sb_i64 sb_oz_fixed(sb_u32 u, sb_i32 sigma) {
     return (u >> 31) ? -(sb_i64)r : (sb_i64)r;
 }
 
-/* Digit q (0: least significant) of the balanced base-256 form of x, |x| <= 2^30:
- * x = sum_q 256^q d_q with every d_q in [-128, 127]. */
-SB_FN sb_i32 sb_oz_digit(sb_i64 x, int q) {
-    sb_i32 d = 0;
-    for (int i = 0; i <= q; i++) {
-        d = (sb_i32)((x + 128) & 255) - 128;
-        x = (x - d) / 256; /* exact */
-    }
-    return d;
-}
-
 /* The two's complement byte of a digit, and back. */
 SB_FN sb_u8 sb_oz_byte(sb_i32 d) { return (sb_u8)(d & 255); }
 SB_FN sb_i32 sb_oz_unbyte(sb_u8 b) { return (sb_i32)b - (((sb_i32)b & 128) << 1); }
 
-/* (*hi, *lo) := the two-limb integer hi * 2^32 + lo (0 <= lo < 2^32) times 256 plus v. */
-SB_FN void sb_oz_horner(sb_i64 *hi, sb_u64 *lo, sb_i64 v) {
-    const sb_u64 vl = (sb_u64)v & 0xffffffffu;
-    const sb_i64 vh = (v - (sb_i64)vl) / 4294967296; /* exact */
-    const sb_u64 l = ((*lo << 8) & 0xffffffffu) + vl;
-    *hi = *hi * 256 + (sb_i64)(*lo >> 24) + vh + (sb_i64)(l >> 32);
-    *lo = l & 0xffffffffu;
-}
+/* An exact total: top * 2^128 + sum_w b[w] * 2^(8w), b[w] in 0..255. |T| stays
+ * below K * 2^124 <= 2^155 for the largest operands, so top is small. */
+typedef struct sb_oz_acc {
+    sb_u8 b[SB_OZ_ACC_BYTES];
+    sb_i64 top;
+} sb_oz_acc;
 
-/* (*hi, *lo) += (h2, l2), both two-limb. */
-SB_FN void sb_oz_add2(sb_i64 *hi, sb_u64 *lo, sb_i64 h2, sb_u64 l2) {
-    const sb_u64 l = *lo + l2;
-    *hi = *hi + h2 + (sb_i64)(l >> 32);
-    *lo = l & 0xffffffffu;
-}
-
-/* The exact T of one pass from its seven weighted sums d[w], as two limbs. */
-SB_FN void sb_oz_combine(const sb_i64 *d, sb_i64 *hi, sb_u64 *lo) {
-    *hi = 0;
-    *lo = 0u;
-    for (int w = SB_OZ_PAIRS_W - 1; w >= 0; w--) sb_oz_horner(hi, lo, d[w]);
-}
-
-/* floor(V / 2^s) and whether V mod 2^s is nonzero, for V = mh * 2^32 + lo whose
- * quotient the caller knows is below 2^62. */
-SB_FN sb_u64 sb_oz_shr(sb_u64 mh, sb_u64 lo, int s, int *sticky) {
-    if (s <= 0) {
-        *sticky = 0;
-        return (mh << 32) | lo;
+/* *a := sum_{w < nw} d[w] * 2^(8w) (|d[w]| < 2^62), normalized by carries. */
+SB_FN void sb_oz_acc_from(const sb_i64 *d, int nw, sb_oz_acc *a) {
+    sb_i64 c = 0;
+    for (int w = 0; w < SB_OZ_ACC_BYTES; w++) {
+        const sb_i64 t = (w < nw ? d[w] : 0) + c;
+        const sb_i64 byte = t & 255;
+        a->b[w] = (sb_u8)byte;
+        c = (t - byte) / 256; /* exact */
     }
-    if (s >= 96) {
-        *sticky = (mh | lo) != 0u;
-        return 0u;
-    }
-    if (s >= 32) {
-        const int t = s - 32;
-        *sticky = lo != 0u || (t > 0 && (mh & ((((sb_u64)1) << t) - 1u)) != 0u);
-        return mh >> t;
-    }
-    *sticky = (lo & ((((sb_u64)1) << s) - 1u)) != 0u;
-    return (mh << (32 - s)) | (lo >> s);
+    a->top = c;
 }
 
-/* The float32 bits of (hi * 2^32 + lo) * 2^-S, rounded to nearest-even, with
- * gradual underflow and overflow to infinity; an exact zero is +0, a nonzero
- * value that rounds to zero keeps its sign. */
-SB_FN sb_u32 sb_oz_round(sb_i64 hi, sb_u64 lo, sb_i32 S) {
-    sb_u32 sign = 0u;
-    if (hi < 0) {
-        sign = 0x80000000u;
-        if (lo != 0u) {
-            hi = -hi - 1;
-            lo = 4294967296u - lo;
-        } else {
-            hi = -hi;
+/* *a += *x, both normalized. */
+SB_FN void sb_oz_acc_add(sb_oz_acc *a, const sb_oz_acc *x) {
+    sb_u32 c = 0u;
+    for (int w = 0; w < SB_OZ_ACC_BYTES; w++) {
+        const sb_u32 t = (sb_u32)a->b[w] + (sb_u32)x->b[w] + c;
+        a->b[w] = (sb_u8)(t & 255u);
+        c = t >> 8;
+    }
+    a->top = a->top + x->top + (sb_i64)c;
+}
+
+/* floor(V / 2^s) of the magnitude V = mtop * 2^128 + sum mag[w] 2^(8w), s >= 0,
+ * and whether V mod 2^s is nonzero; the caller knows the quotient is below 2^62. */
+SB_FN sb_u64 sb_oz_mag_shr(const sb_u8 *mag, sb_u64 mtop, int s, int *sticky) {
+    sb_u64 q = 0u;
+    int st = 0;
+    for (int w = 0; w < SB_OZ_ACC_BYTES; w++) {
+        const int pos = 8 * w;
+        const sb_u32 v = mag[w];
+        if (v == 0u) continue;
+        if (pos + 8 <= s) {
+            st = 1;
+        } else if (pos < s) {
+            q += (sb_u64)(v >> (s - pos));
+            if (v & ((1u << (s - pos)) - 1u)) st = 1;
+        } else if (pos - s < 64) {
+            q += (sb_u64)v << (pos - s);
         }
     }
-    const sb_u64 mh = (sb_u64)hi;
-    if (mh == 0u && lo == 0u) return 0u;
-    const int len = mh != 0u ? 32 + sb_oz_bitlen64(mh) : sb_oz_bitlen64(lo);
+    if (mtop != 0u) {
+        const int pos = 8 * SB_OZ_ACC_BYTES;
+        if (pos >= s) {
+            if (pos - s < 64) q += mtop << (pos - s);
+        } else if (s - pos >= 64) {
+            st = 1;
+        } else {
+            q += mtop >> (s - pos);
+            if (mtop & ((((sb_u64)1) << (s - pos)) - 1u)) st = 1;
+        }
+    }
+    *sticky = st;
+    return q;
+}
+
+/* The float32 bits of T * 2^-S for the exact total T, rounded to nearest-even,
+ * with gradual underflow and overflow to infinity; an exact zero is +0, a
+ * nonzero value that rounds to zero keeps its sign. */
+SB_FN sb_u32 sb_oz_round(const sb_oz_acc *a, sb_i32 S) {
+    sb_u8 mag[SB_OZ_ACC_BYTES];
+    sb_u64 mtop;
+    sb_u32 sign = 0u;
+    if (a->top < 0) {
+        /* -T = ~T + 1 over the bytes, the top inverted */
+        sign = 0x80000000u;
+        sb_u32 c = 1u;
+        for (int w = 0; w < SB_OZ_ACC_BYTES; w++) {
+            const sb_u32 x = (255u - (sb_u32)a->b[w]) + c;
+            mag[w] = (sb_u8)(x & 255u);
+            c = x >> 8;
+        }
+        mtop = (sb_u64)(-(a->top + 1)) + (sb_u64)c;
+    } else {
+        for (int w = 0; w < SB_OZ_ACC_BYTES; w++) mag[w] = a->b[w];
+        mtop = (sb_u64)a->top;
+    }
+    int len = 0;
+    if (mtop != 0u) len = 8 * SB_OZ_ACC_BYTES + sb_oz_bitlen64(mtop);
+    else
+        for (int w = SB_OZ_ACC_BYTES - 1; w >= 0 && len == 0; w--)
+            if (mag[w] != 0u) len = 8 * w + sb_oz_bitlen64((sb_u64)mag[w]);
+    if (len == 0) return 0u;
     const sb_i32 E = (sb_i32)(len - 1) - S; /* the value's leading exponent */
     if (E > 127) return sign | 0x7f800000u;
     /* bits to drop: 24 significant bits kept when normal; the 2^-149 quantum when not */
     const sb_i32 r = E >= -126 ? len - 24 : S - 149;
     sb_u64 q;
+    int sticky;
     if (r <= 0) {
-        q = lo << (-r); /* len <= 24, so mh == 0 */
+        q = sb_oz_mag_shr(mag, mtop, 0, &sticky) << (-r); /* len <= 24 */
     } else {
-        int sticky;
-        const sb_u64 q1 = sb_oz_shr(mh, lo, r - 1, &sticky);
+        const sb_u64 q1 = sb_oz_mag_shr(mag, mtop, r - 1, &sticky);
         const sb_u64 halfway = q1 & 1u;
         q = q1 >> 1;
         if (halfway && (sticky || (q & 1u))) q++;

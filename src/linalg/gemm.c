@@ -25,8 +25,9 @@
 #include <pthread.h>
 #include <string.h>
 
-#define GEMM_TILE 256 /* host tiles of C: a function of nothing but this constant */
 #define GEMM_LINE_GRAIN 64
+#define GEMM_ROW_GRAIN 16
+#define GEMM_BAND_BYTES ((int64_t)256 << 20) /* host parts of one band of rows, at most */
 
 /* Where element q of line l of op(A) or op(B) is: x[l*ls + q*qs]. */
 static void strides_a(const sb_gemm_shape *s, int64_t *ls, int64_t *qs) {
@@ -39,16 +40,16 @@ static void strides_b(const sb_gemm_shape *s, int64_t *ls, int64_t *qs) {
 }
 
 static int64_t pad_k(int64_t k) { return (k + SB_OZ_KPAD - 1) / SB_OZ_KPAD * SB_OZ_KPAD; }
-static int64_t passes_of(int64_t kp) { return kp == 0 ? 0 : (kp + SB_OZ_KCHUNK - 1) / SB_OZ_KCHUNK; }
-static int64_t pass_len(int64_t kp, int64_t c) {
-    const int64_t r = kp - c * SB_OZ_KCHUNK;
-    return r < SB_OZ_KCHUNK ? r : SB_OZ_KCHUNK;
+static int64_t passes_of(int64_t kp, int64_t kc) { return kp == 0 ? 0 : (kp + kc - 1) / kc; }
+static int64_t pass_len(int64_t kp, int64_t kc, int64_t c) {
+    const int64_t r = kp - c * kc;
+    return r < kc ? r : kc;
 }
 /* The digit pairs of weight w: op(A) segments [*i0, *i0 + *cnt), from op(B)'s
- * segment 3 - w + *i0 on (op(B)'s segments run most significant first). */
-static void pairs_of(int w, int *i0, int *cnt) {
-    const int lo = w - (SB_OZ_DIGITS - 1) > 0 ? w - (SB_OZ_DIGITS - 1) : 0;
-    const int hi = w < SB_OZ_DIGITS - 1 ? w : SB_OZ_DIGITS - 1;
+ * segment sb - 1 - w + *i0 on (op(B)'s segments run most significant first). */
+static void pairs_of(int w, int sa, int sb, int *i0, int *cnt) {
+    const int lo = w - (sb - 1) > 0 ? w - (sb - 1) : 0;
+    const int hi = w < sa - 1 ? w : sa - 1;
     *i0 = lo;
     *cnt = hi - lo + 1;
 }
@@ -85,15 +86,16 @@ sb_status sb_gemm_check(const sb_gemm_shape *s, int64_t ldc) {
 
 typedef struct line_job {
     const float *x;
-    int64_t ls, qs, nlines, k, kp;
-    int reverse;
-    int32_t *sigma;
+    int64_t ls, qs, nlines, k, kp, kc;
+    int reverse, S;
+    uint32_t *mb;
+    int32_t *spread, *sigma;
     uint8_t *flag;
     int8_t *planes;
 } line_job;
 
-/* Stages 1 and 2 for lines [b, e) of one operand. */
-static void line_task(void *ctx, int64_t task) {
+/* Stage 0: the largest finite magnitude, the nonfinite flag and the spread of lines [b, e). */
+static void stats_task(void *ctx, int64_t task) {
     const line_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->nlines, GEMM_LINE_GRAIN, task, &b, &e);
@@ -101,110 +103,102 @@ static void line_task(void *ctx, int64_t task) {
         const float *x = j->x + l * j->ls;
         uint32_t mb = 0;
         int nf = 0;
+        int64_t sum = 0, cnt = 0;
         for (int64_t q = 0; q < j->k; q++) {
             const uint32_t u = sb_f2u(x[q * j->qs]);
             nf |= sb_oz_nonfinite(u);
             const uint32_t v = sb_oz_mag(u);
             mb = v > mb ? v : mb;
+            if (v) {
+                sum += sb_oz_lead(v);
+                cnt++;
+            }
         }
-        const int32_t sg = sb_oz_sigma(mb);
-        j->sigma[l] = sg;
+        j->mb[l] = mb;
         j->flag[l] = (uint8_t)nf;
-        int8_t *line = j->planes + l * 4 * j->kp;
+        j->spread[l] = sb_oz_spread(mb, sum, cnt);
+    }
+}
+
+/* Stages 1 and 2 for lines [b, e): the scale and the S digit planes. */
+static void split_task(void *ctx, int64_t task) {
+    const line_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->nlines, GEMM_LINE_GRAIN, task, &b, &e);
+    const int S = j->S;
+    for (int64_t l = b; l < e; l++) {
+        const float *x = j->x + l * j->ls;
+        const int32_t sg = sb_oz_sigma(j->mb[l], S);
+        j->sigma[l] = sg;
+        int8_t *line = j->planes + l * S * j->kp;
         for (int64_t q = 0; q < j->kp; q++) {
-            int64_t t = q < j->k ? sb_oz_fixed(sb_f2u(x[q * j->qs]), sg) : 0;
-            const int64_t c = q / SB_OZ_KCHUNK, lc = pass_len(j->kp, c);
-            int8_t *at = line + 4 * c * SB_OZ_KCHUNK + (q - c * SB_OZ_KCHUNK);
-            for (int dq = 0; dq < SB_OZ_DIGITS; dq++) {
+            int64_t t = q < j->k ? sb_oz_fixed(sb_f2u(x[q * j->qs]), sg, S) : 0;
+            const int64_t c = q / j->kc, lc = pass_len(j->kp, j->kc, c);
+            int8_t *at = line + S * c * j->kc + (q - c * j->kc);
+            for (int dq = 0; dq < S; dq++) {
                 const int32_t d = (int32_t)((t + 128) & 255) - 128;
                 t = (t - d) / 256;
-                at[(j->reverse ? SB_OZ_DIGITS - 1 - dq : dq) * lc] = (int8_t)d;
+                at[(j->reverse ? S - 1 - dq : dq) * lc] = (int8_t)d;
             }
         }
     }
 }
 
-typedef struct tile_job {
+typedef struct band_job {
     const sb_gemm_shape *s;
     const float *a, *b;
     float *c;
-    int64_t ldc, kp, npass, tiles_n;
+    int64_t ldc, i0, rows, plane;
+    int nw, mode;
     const int32_t *sig_a, *sig_b;
     const uint8_t *flag_a, *flag_b;
-    const int8_t *pa, *pb;
-    uint8_t *scratch; /* per worker */
-    size_t scratch_bytes;
-    sb_status *status; /* per worker: the first failure */
-} tile_job;
+    const int32_t *parts;
+    sb_oz_acc *acc;
+} band_job;
 
-/* Stages 3 and 4 for one GEMM_TILE x GEMM_TILE tile of C. */
-static void tile_task(void *ctx, int64_t task) {
-    const tile_job *j = ctx;
+/* Stage 4 (and the exact addition of passes) for rows [b, e) of a band. */
+static void combine_task(void *ctx, int64_t task) {
+    const band_job *j = ctx;
     const sb_gemm_shape *s = j->s;
-    const int32_t w_id = sb_worker_index();
-    if (j->status[w_id] != SB_OK) return;
-    const int64_t i0 = task / j->tiles_n * GEMM_TILE, j0 = task % j->tiles_n * GEMM_TILE;
-    const int64_t tm = s->m - i0 < GEMM_TILE ? s->m - i0 : GEMM_TILE;
-    const int64_t tn = s->n - j0 < GEMM_TILE ? s->n - j0 : GEMM_TILE;
-    uint8_t *scr = j->scratch + (size_t)w_id * j->scratch_bytes;
-    int32_t *parts = (int32_t *)scr;                                   /* 7 x tm x tn */
-    int64_t *thi = (int64_t *)(scr + sizeof(int32_t) * SB_OZ_PAIRS_W * GEMM_TILE * GEMM_TILE);
-    uint64_t *tlo = (uint64_t *)(thi + GEMM_TILE * GEMM_TILE);
-    const int64_t ld = 4 * j->kp, tt = tm * tn;
-    for (int64_t c = 0; c < j->npass; c++) {
-        const int64_t lc = pass_len(j->kp, c), base = 4 * c * SB_OZ_KCHUNK;
-        for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
-            int i0d, cnt;
-            pairs_of(w, &i0d, &cnt);
-            const sb_status st = sb_cpu_igemm_s8(tm, tn, cnt * lc, j->pa + i0 * ld + base + i0d * lc, ld,
-                                                 j->pb + j0 * ld + base + (SB_OZ_DIGITS - 1 - w + i0d) * lc, ld,
-                                                 parts + w * tt, tn);
-            if (st != SB_OK) {
-                j->status[w_id] = st;
-                return;
-            }
-        }
-#ifdef SB_SABOTAGE_GEMM_FMA
-        /* Separating arm: the seven parts recombined in float with fused
-         * multiply-adds (a contracted recombination) instead of exactly. */
-        for (int64_t e = 0; e < tt && c == 0; e++) {
-            const int64_t r = e / tn, q = e % tn;
-            const int32_t S = j->sig_a[i0 + r] + j->sig_b[j0 + q];
-            float acc = 0.0f;
-            for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
-                const int32_t ex = 8 * w - S;
-                const float sc = ex > -127 && ex < 128 ? sb_u2f((uint32_t)(ex + 127) << 23) : 0.0f;
-                acc = fmaf((float)parts[w * tt + e], sc, acc);
-            }
-            j->c[(i0 + r) * j->ldc + j0 + q] = acc;
-        }
-        if (c == 0) return;
-#endif
-        for (int64_t e = 0; e < tt; e++) {
-            int64_t dv[SB_OZ_PAIRS_W];
-            for (int w = 0; w < SB_OZ_PAIRS_W; w++) dv[w] = parts[w * tt + e];
-            int64_t hi;
-            uint64_t lo;
-            sb_oz_combine(dv, &hi, &lo);
-            if (c > 0) sb_oz_add2(&hi, &lo, thi[e], tlo[e]);
-            thi[e] = hi;
-            tlo[e] = lo;
-        }
-    }
+    int64_t b, e;
+    sb_chunk_range(j->rows, GEMM_ROW_GRAIN, task, &b, &e);
     int64_t als, aqs, bls, bqs;
     strides_a(s, &als, &aqs);
     strides_b(s, &bls, &bqs);
-    for (int64_t r = 0; r < tm; r++) {
-        const int64_t i = i0 + r;
-        float *crow = j->c + i * j->ldc + j0;
-        for (int64_t q = 0; q < tn; q++) {
-            const int64_t jj = j0 + q, e = r * tn + q;
-            uint32_t bits = j->npass ? sb_oz_round(thi[e], tlo[e], j->sig_a[i] + j->sig_b[jj]) : 0u;
-            if (j->flag_a[i] || j->flag_b[jj]) {
-                const uint32_t sp = sb_oz_special(j->a, i * als, aqs, j->b, jj * bls, bqs, s->k);
+    for (int64_t r = b; r < e; r++) {
+        const int64_t i = j->i0 + r;
+        for (int64_t q = 0; q < s->n; q++) {
+            const int64_t el = r * s->n + q;
+#ifdef SB_SABOTAGE_GEMM_FMA
+            /* Separating arm: the parts recombined in float with fused
+             * multiply-adds (a contracted recombination) instead of exactly. */
+            if (j->mode == 0) {
+                const int32_t S = j->sig_a[i] + j->sig_b[q];
+                float accf = 0.0f;
+                for (int w = 0; w < j->nw; w++) {
+                    const int32_t ex = 8 * w - S;
+                    const float sc = ex > -127 && ex < 128 ? sb_u2f((uint32_t)(ex + 127) << 23) : 0.0f;
+                    accf = fmaf((float)j->parts[w * j->plane + el], sc, accf);
+                }
+                j->c[i * j->ldc + q] = accf;
+                continue;
+            }
+#endif
+            int64_t dv[SB_OZ_WMAX];
+            for (int w = 0; w < SB_OZ_WMAX; w++) dv[w] = w < j->nw ? j->parts[w * j->plane + el] : 0;
+            sb_oz_acc t;
+            sb_oz_acc_from(dv, j->nw, &t);
+            if (j->mode >= 2) sb_oz_acc_add(&t, &j->acc[el]);
+            if (j->mode == 1 || j->mode == 2) {
+                j->acc[el] = t;
+                continue;
+            }
+            uint32_t bits = s->k ? sb_oz_round(&t, j->sig_a[i] + j->sig_b[q]) : 0u;
+            if (j->flag_a[i] || j->flag_b[q]) {
+                const uint32_t sp = sb_oz_special(j->a, i * als, aqs, j->b, q * bls, bqs, s->k);
                 if (sp) bits = sp;
             }
-            crow[q] = sb_u2f(bits);
+            j->c[i * j->ldc + q] = sb_u2f(bits);
         }
     }
 }
@@ -234,87 +228,145 @@ static sb_status sabotage_float_gemm(const sb_gemm_shape *s, const float *a, con
 }
 #endif
 
+/* The digits of an operand from its lines' spreads (the largest decides). */
+static int digits_of(const int32_t *spread, int64_t n) {
+    int32_t mx = 0;
+    for (int64_t l = 0; l < n; l++) mx = spread[l] > mx ? spread[l] : mx;
+    return sb_oz_digits_for(mx);
+}
+
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc) {
     if (s->m == 0 || s->n == 0) return SB_OK;
 #ifdef SB_SABOTAGE_GEMM_ORDER
     return sabotage_float_gemm(s, a, b, c, ldc);
 #endif
-    const int64_t kp = pad_k(s->k), npass = passes_of(kp);
+    const int64_t m = s->m, n = s->n, kp = pad_k(s->k);
     sb_status st = SB_OK;
-    int32_t *sig_a = sb_malloc(sizeof(int32_t) * (size_t)s->m), *sig_b = sb_malloc(sizeof(int32_t) * (size_t)s->n);
-    uint8_t *flag_a = sb_malloc((size_t)s->m), *flag_b = sb_malloc((size_t)s->n);
-    int8_t *pa = sb_malloc((size_t)(4 * kp * s->m) + 1), *pb = sb_malloc((size_t)(4 * kp * s->n) + 1);
-    const int32_t width = sb_parallel_width();
-    const size_t scratch_bytes =
-        (sizeof(int32_t) * SB_OZ_PAIRS_W + sizeof(int64_t) + sizeof(uint64_t)) * GEMM_TILE * GEMM_TILE;
-    uint8_t *scratch = sb_malloc(scratch_bytes * (size_t)width);
-    sb_status *status = sb_calloc((size_t)width, sizeof(sb_status));
-    if (!sig_a || !sig_b || !flag_a || !flag_b || !pa || !pb || !scratch || !status) {
-        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld x %lld", (long long)s->m,
-                     (long long)s->n, (long long)s->k);
-        goto done;
-    }
+    uint32_t *mb_a = sb_malloc(4 * (size_t)m), *mb_b = sb_malloc(4 * (size_t)n);
+    int32_t *sp_a = sb_malloc(4 * (size_t)m), *sp_b = sb_malloc(4 * (size_t)n);
+    int32_t *sig_a = sb_malloc(4 * (size_t)m), *sig_b = sb_malloc(4 * (size_t)n);
+    uint8_t *flag_a = sb_malloc((size_t)m), *flag_b = sb_malloc((size_t)n);
+    int8_t *pa = NULL, *pb = NULL;
+    int32_t *parts = NULL;
+    sb_oz_acc *acc = NULL;
+    if (!mb_a || !mb_b || !sp_a || !sp_b || !sig_a || !sig_b || !flag_a || !flag_b) goto oom;
     int64_t ls, qs;
     strides_a(s, &ls, &qs);
-    line_job ja = {a, ls, qs, s->m, s->k, kp, 0, sig_a, flag_a, pa};
-    sb_parallel_for(sb_chunk_count(s->m, GEMM_LINE_GRAIN), line_task, &ja);
+    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, mb_a, sp_a, sig_a, flag_a, NULL};
     strides_b(s, &ls, &qs);
-    line_job jb = {b, ls, qs, s->n, s->k, kp, 1, sig_b, flag_b, pb};
-    sb_parallel_for(sb_chunk_count(s->n, GEMM_LINE_GRAIN), line_task, &jb);
-    const int64_t tiles_m = (s->m + GEMM_TILE - 1) / GEMM_TILE, tiles_n = (s->n + GEMM_TILE - 1) / GEMM_TILE;
-    tile_job jt = {s, a, b, c, ldc, kp, npass, tiles_n, sig_a, sig_b, flag_a, flag_b, pa, pb, scratch, scratch_bytes,
-                   status};
-    sb_parallel_for_width(tiles_m * tiles_n, width, tile_task, &jt);
-    for (int32_t w = 0; w < width && st == SB_OK; w++) st = status[w];
+    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, mb_b, sp_b, sig_b, flag_b, NULL};
+    sb_parallel_for(sb_chunk_count(m, GEMM_LINE_GRAIN), stats_task, &ja);
+    sb_parallel_for(sb_chunk_count(n, GEMM_LINE_GRAIN), stats_task, &jb);
+    const int sa = digits_of(sp_a, m), sbd = digits_of(sp_b, n);
+    const int nw = sa + sbd - 1;
+    const int64_t kc = sb_oz_kchunk(sa < sbd ? sa : sbd), npass = passes_of(kp, kc);
+    ja.S = sa, ja.kc = kc, jb.S = sbd, jb.kc = kc;
+    if (!(pa = sb_malloc((size_t)(sa * kp * m) + 1)) || !(pb = sb_malloc((size_t)(sbd * kp * n) + 1))) goto oom;
+    ja.planes = pa, jb.planes = pb;
+    sb_parallel_for(sb_chunk_count(m, GEMM_LINE_GRAIN), split_task, &ja);
+    sb_parallel_for(sb_chunk_count(n, GEMM_LINE_GRAIN), split_task, &jb);
+    /* bands of rows whose parts fit GEMM_BAND_BYTES (a schedule: it decides no bit) */
+    int64_t band = GEMM_BAND_BYTES / ((int64_t)nw * n * 4);
+    band = band < 64 ? 64 : band / 64 * 64;
+    if (band > m) band = m;
+    if (!(parts = sb_malloc(4 * (size_t)(nw * band * n))) ||
+        (npass > 1 && !(acc = sb_malloc(sizeof(sb_oz_acc) * (size_t)(band * n)))))
+        goto oom;
+    const int64_t lda = sa * kp, ldb = sbd * kp;
+    for (int64_t i0 = 0; i0 < m && st == SB_OK; i0 += band) {
+        const int64_t rows = m - i0 < band ? m - i0 : band, plane = rows * n;
+        for (int64_t p = 0; p < (npass > 0 ? npass : 1) && st == SB_OK; p++) {
+            if (npass == 0) {
+                memset(parts, 0, 4 * (size_t)(nw * plane));
+            } else {
+                const int64_t lc = pass_len(kp, kc, p);
+                for (int w = 0; w < nw && st == SB_OK; w++) {
+                    int i0d, cnt;
+                    pairs_of(w, sa, sbd, &i0d, &cnt);
+                    st = sb_cpu_igemm_s8(rows, n, cnt * lc, pa + i0 * lda + sa * p * kc + i0d * lc, lda,
+                                         pb + sbd * p * kc + (sbd - 1 - w + i0d) * lc, ldb, parts + w * plane, n);
+                }
+            }
+            if (st != SB_OK) break;
+            const int mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
+            band_job jt = {s, a, b, c, ldc, i0, rows, plane, nw, mode, sig_a, sig_b, flag_a, flag_b, parts, acc};
+            sb_parallel_for(sb_chunk_count(rows, GEMM_ROW_GRAIN), combine_task, &jt);
+        }
+    }
+    goto done;
+oom:
+    st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld x %lld", (long long)m, (long long)n,
+                 (long long)s->k);
 done:
+    sb_free(mb_a);
+    sb_free(mb_b);
+    sb_free(sp_a);
+    sb_free(sp_b);
     sb_free(sig_a);
     sb_free(sig_b);
     sb_free(flag_a);
     sb_free(flag_b);
     sb_free(pa);
     sb_free(pb);
-    sb_free(scratch);
-    sb_free(status);
+    sb_free(parts);
+    sb_free(acc);
     return st;
 }
 
 /* ---- the device path ---------------------------------------------------- */
 
 void sb_gemm_ws_release(sb_device *d, sb_gemm_ws *ws) {
-    sb_dbuf *all[] = {&ws->sig_a, &ws->flag_a, &ws->sig_b, &ws->flag_b, &ws->planes_a,
-                      &ws->planes_b, &ws->parts, &ws->thi, &ws->tlo};
+    sb_dbuf *all[] = {&ws->mb_a,     &ws->sig_a,    &ws->flag_a, &ws->mb_b, &ws->sig_b, &ws->flag_b,
+                      &ws->spread,   &ws->planes_a, &ws->planes_b, &ws->parts, &ws->accb, &ws->acct};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
 }
 
 static int64_t groups_of(const sb_device *d, int64_t items) { return (items + d->wg - 1) / d->wg; }
 
-/* Stages 1 and 2 of one operand on d. */
-static sb_status lines_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
-                          int64_t kp, int32_t reverse, sb_dbuf *sig, sb_dbuf *flag, sb_dbuf *planes) {
+/* Stage 0 of one operand on d: magnitudes, flags, the largest spread into spread[slot]. */
+static sb_status stats_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
+                          sb_dbuf *mb, sb_dbuf *flag, sb_dbuf *spread, int slot) {
     const int64_t off = 0;
-    /* contiguous lines: a work-group a line; strided ones: a work-item a line,
-     * neighbouring work-items on neighbouring lines */
-    sb_status st = qs == 1 ? SB_LAUNCH(d, SB_KL_kl_line_scale_rows, nlines, 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
-                                       SB_ARG(nlines), SB_ARG(k), SB_ARG(sig->h), SB_ARG(flag->h))
-                           : SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), 1, 0, SB_ARG(x->h), SB_ARG(off),
-                                       SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(sig->h),
-                                       SB_ARG(flag->h));
+    const int32_t zero = 0;
+    sb_status st = sb_device_write(d, spread, 4 * (size_t)slot, &zero, 4, "gemm spread");
     if (st != SB_OK) return st;
+    /* the launch takes the buffer's handle: the slot is chosen by a copy after */
+    sb_dbuf one = {0};
+    if ((st = sb_device_alloc(d, &one, 4, "gemm spread")) != SB_OK) return st;
+    if ((st = sb_device_write(d, &one, 0, &zero, 4, "gemm spread")) == SB_OK) {
+        /* contiguous lines: a work-group a line; strided ones: a work-item a
+         * line, neighbouring work-items on neighbouring lines */
+        st = qs == 1 ? SB_LAUNCH(d, SB_KL_kl_line_scale_rows, nlines, 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
+                                 SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h), SB_ARG(one.h))
+                     : SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), 1, 0, SB_ARG(x->h), SB_ARG(off),
+                                 SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h),
+                                 SB_ARG(one.h));
+    }
+    if (st == SB_OK) st = sb_device_copy(d, spread, 4 * (size_t)slot, &one, 0, 4, "gemm spread");
+    sb_device_release(d, &one);
+    return st;
+}
+
+/* Stages 1 and 2 of one operand on d. */
+static sb_status split_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
+                          int64_t kp, int32_t S, int64_t kc, int32_t reverse, const sb_dbuf *mb, sb_dbuf *sig,
+                          sb_dbuf *planes) {
+    const int64_t off = 0;
     const int32_t lfast = ls == 1 && qs != 1;
     return SB_LAUNCH(d, SB_KL_kl_split, groups_of(d, nlines * kp), 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
-                     SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(kp), SB_ARG(sig->h), SB_ARG(planes->h),
-                     SB_ARG(reverse), SB_ARG(lfast));
+                     SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(kp), SB_ARG(S), SB_ARG(kc), SB_ARG(mb->h),
+                     SB_ARG(sig->h), SB_ARG(planes->h), SB_ARG(reverse), SB_ARG(lfast));
 }
 
 /* One int8 product of stage 3: the vendor's where d has one, else the portable kernel. */
 static sb_status igemm_on(sb_device *d, int64_t m, int64_t n, int64_t len, const sb_dbuf *pa, int64_t aoff,
-                          const sb_dbuf *pb, int64_t boff, int64_t ld, sb_dbuf *parts, int64_t doff) {
-    sb_status st = sb_device_igemm_s8(d, m, n, len, pa, (size_t)aoff, ld, pb, (size_t)boff, ld, parts,
+                          int64_t lda, const sb_dbuf *pb, int64_t boff, int64_t ldb, sb_dbuf *parts, int64_t doff) {
+    sb_status st = sb_device_igemm_s8(d, m, n, len, pa, (size_t)aoff, lda, pb, (size_t)boff, ldb, parts,
                                       (size_t)doff * sizeof(int32_t), n);
     if (st != SB_ERR_NOT_FOUND) return st;
     const int64_t ldd = n;
-    return SB_LAUNCH(d, SB_KL_kl_igemm, (n + 63) / 64, (m + 63) / 64, 0, SB_ARG(pa->h), SB_ARG(aoff), SB_ARG(ld),
-                     SB_ARG(pb->h), SB_ARG(boff), SB_ARG(ld), SB_ARG(len), SB_ARG(m), SB_ARG(n), SB_ARG(parts->h),
+    return SB_LAUNCH(d, SB_KL_kl_igemm, (n + 63) / 64, (m + 63) / 64, 0, SB_ARG(pa->h), SB_ARG(aoff), SB_ARG(lda),
+                     SB_ARG(pb->h), SB_ARG(boff), SB_ARG(ldb), SB_ARG(len), SB_ARG(m), SB_ARG(n), SB_ARG(parts->h),
                      SB_ARG(doff), SB_ARG(ldd));
 }
 
@@ -322,35 +374,46 @@ sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const
                      sb_dbuf *c) {
     const int64_t m = s->m, n = s->n, k = s->k, mn = m * n;
     if (m == 0 || n == 0) return SB_OK;
-    const int64_t kp = pad_k(k), npass = passes_of(kp);
-    /* each part plane starts 256-byte aligned, as vendor integer kernels like */
-    const int64_t plane = (mn + 63) / 64 * 64;
+    const int64_t kp = pad_k(k);
     sb_status st;
-    if ((st = sb_device_ensure(d, &ws->sig_a, 4 * (size_t)m, "gemm scales")) != SB_OK ||
+    if ((st = sb_device_ensure(d, &ws->mb_a, 4 * (size_t)m, "gemm magnitudes")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->sig_a, 4 * (size_t)m, "gemm scales")) != SB_OK ||
         (st = sb_device_ensure(d, &ws->flag_a, 4 * (size_t)m, "gemm flags")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->mb_b, 4 * (size_t)n, "gemm magnitudes")) != SB_OK ||
         (st = sb_device_ensure(d, &ws->sig_b, 4 * (size_t)n, "gemm scales")) != SB_OK ||
         (st = sb_device_ensure(d, &ws->flag_b, 4 * (size_t)n, "gemm flags")) != SB_OK ||
-        (st = sb_device_ensure(d, &ws->planes_a, (size_t)(4 * kp * m) + 16, "gemm digits")) != SB_OK ||
-        (st = sb_device_ensure(d, &ws->planes_b, (size_t)(4 * kp * n) + 16, "gemm digits")) != SB_OK ||
-        (st = sb_device_ensure(d, &ws->parts, sizeof(int32_t) * (size_t)(SB_OZ_PAIRS_W * plane), "gemm parts")) != SB_OK)
-        return st;
-    if (npass > 1 && ((st = sb_device_ensure(d, &ws->thi, 8 * (size_t)mn, "gemm totals")) != SB_OK ||
-                      (st = sb_device_ensure(d, &ws->tlo, 8 * (size_t)mn, "gemm totals")) != SB_OK))
+        (st = sb_device_ensure(d, &ws->spread, 8, "gemm spread")) != SB_OK)
         return st;
     int64_t als, aqs, bls, bqs;
     strides_a(s, &als, &aqs);
     strides_b(s, &bls, &bqs);
-    if ((st = lines_on(d, a, als, aqs, m, k, kp, 0, &ws->sig_a, &ws->flag_a, &ws->planes_a)) != SB_OK ||
-        (st = lines_on(d, b, bls, bqs, n, k, kp, 1, &ws->sig_b, &ws->flag_b, &ws->planes_b)) != SB_OK)
+    if ((st = stats_on(d, a, als, aqs, m, k, &ws->mb_a, &ws->flag_a, &ws->spread, 0)) != SB_OK ||
+        (st = stats_on(d, b, bls, bqs, n, k, &ws->mb_b, &ws->flag_b, &ws->spread, 1)) != SB_OK)
         return st;
-    const int64_t ld = 4 * kp;
-    /* a buffer argument must be a handle: thi/tlo stand in with parts when unused */
-    const sb_dbuf *thi = npass > 1 ? &ws->thi : &ws->parts, *tlo = npass > 1 ? &ws->tlo : &ws->parts;
+    int32_t spread[2];
+    if ((st = sb_device_read(d, &ws->spread, 0, spread, 8, "gemm spread")) != SB_OK) return st;
+    const int32_t sa = sb_oz_digits_for(spread[0]), sbd = sb_oz_digits_for(spread[1]), nw = sa + sbd - 1;
+    const int64_t kc = sb_oz_kchunk(sa < sbd ? sa : sbd), npass = passes_of(kp, kc);
+    /* each part plane starts 256-byte aligned, as vendor integer kernels like */
+    const int64_t plane = (mn + 63) / 64 * 64;
+    if ((st = sb_device_ensure(d, &ws->planes_a, (size_t)(sa * kp * m) + 16, "gemm digits")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->planes_b, (size_t)(sbd * kp * n) + 16, "gemm digits")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->parts, sizeof(int32_t) * (size_t)(nw * plane), "gemm parts")) != SB_OK)
+        return st;
+    if (npass > 1 && ((st = sb_device_ensure(d, &ws->accb, SB_OZ_ACC_BYTES * (size_t)mn, "gemm totals")) != SB_OK ||
+                      (st = sb_device_ensure(d, &ws->acct, 8 * (size_t)mn, "gemm totals")) != SB_OK))
+        return st;
+    if ((st = split_on(d, a, als, aqs, m, k, kp, sa, kc, 0, &ws->mb_a, &ws->sig_a, &ws->planes_a)) != SB_OK ||
+        (st = split_on(d, b, bls, bqs, n, k, kp, sbd, kc, 1, &ws->mb_b, &ws->sig_b, &ws->planes_b)) != SB_OK)
+        return st;
+    const int64_t lda = sa * kp, ldb = sbd * kp;
+    /* a buffer argument must be a handle: the totals stand in with parts when unused */
+    const sb_dbuf *accb = npass > 1 ? &ws->accb : &ws->parts, *acct = npass > 1 ? &ws->acct : &ws->parts;
     for (int64_t p = 0; p < (npass > 0 ? npass : 1); p++) {
         if (npass == 0) {
             /* k == 0: every part is zero (a product of length 0 writes zeros) */
             const int64_t zero = 0, one = 1;
-            for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
+            for (int w = 0; w < nw; w++) {
                 const int64_t doff = w * plane;
                 if ((st = SB_LAUNCH(d, SB_KL_kl_igemm, (n + 63) / 64, (m + 63) / 64, 0, SB_ARG(ws->planes_a.h),
                                     SB_ARG(zero), SB_ARG(one), SB_ARG(ws->planes_b.h), SB_ARG(zero), SB_ARG(one),
@@ -359,19 +422,19 @@ sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const
                     return st;
             }
         } else {
-            const int64_t lc = pass_len(kp, p), base = 4 * p * SB_OZ_KCHUNK;
-            for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
+            const int64_t lc = pass_len(kp, kc, p);
+            for (int w = 0; w < nw; w++) {
                 int i0d, cnt;
-                pairs_of(w, &i0d, &cnt);
-                if ((st = igemm_on(d, m, n, cnt * lc, &ws->planes_a, base + i0d * lc, &ws->planes_b,
-                                   base + (SB_OZ_DIGITS - 1 - w + i0d) * lc, ld, &ws->parts, w * plane)) != SB_OK)
+                pairs_of(w, sa, sbd, &i0d, &cnt);
+                if ((st = igemm_on(d, m, n, cnt * lc, &ws->planes_a, sa * p * kc + i0d * lc, lda, &ws->planes_b,
+                                   sbd * p * kc + (sbd - 1 - w + i0d) * lc, ldb, &ws->parts, w * plane)) != SB_OK)
                     return st;
             }
         }
         const int32_t mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
         if ((st = SB_LAUNCH(d, SB_KL_kl_combine, groups_of(d, mn), 1, 0, SB_ARG(ws->parts.h), SB_ARG(m), SB_ARG(n),
-                            SB_ARG(plane), SB_ARG(mode), SB_ARG(thi->h), SB_ARG(tlo->h), SB_ARG(ws->sig_a.h),
-                            SB_ARG(ws->sig_b.h), SB_ARG(c->h))) != SB_OK)
+                            SB_ARG(plane), SB_ARG(nw), SB_ARG(mode), SB_ARG(accb->h), SB_ARG(acct->h),
+                            SB_ARG(ws->sig_a.h), SB_ARG(ws->sig_b.h), SB_ARG(c->h))) != SB_OK)
             return st;
     }
     const int64_t off = 0;

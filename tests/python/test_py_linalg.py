@@ -2,8 +2,8 @@
 
 The reference below is the contract of sb_gemm (docs/linalg.md) written a second
 time, in Python's exact integers and fractions, by a different road than the C
-kernels (math.frexp for the scales, Fraction rounding for the inputs, a rounding
-to float32 from the rational value): every element must agree bit for bit, on
+kernels (math.frexp for the scales and spreads, Fraction rounding for the inputs,
+a rounding to float32 from the rational value): every element must agree bit for bit, on
 every device built and at several thread counts. A changed rounding rule, a lost
 digit or a broken recombination shows here as a bit difference.
 """
@@ -31,13 +31,33 @@ def from_bits(u):
     return struct.unpack("<f", struct.pack("<I", u))[0]
 
 
-def sigma_of(line):
+def lead(v):
+    """floor(log2 |v|) of a nonzero finite float."""
+    _, e = math.frexp(abs(v))  # |v| = f * 2^e, f in [0.5, 1)
+    return e - 1
+
+
+def spread_of(line):
+    """The line's largest leading exponent less the floor of the mean leading
+    exponent of its nonzero finite elements (0 for none)."""
+    leads = [lead(v) for v in line if math.isfinite(v) and v != 0]
+    if not leads:
+        return 0
+    return max(0, max(leads) - (sum(leads) // len(leads)))
+
+
+def digits_of(lines):
+    """The operand's digits: P = 8S - 1 >= largest spread + 16, S in 4..8."""
+    sp = max([spread_of(l) for l in lines] + [0])
+    return min(8, max(4, (sp + 24) // 8))
+
+
+def sigma_of(line, S):
     fin = [abs(v) for v in line if math.isfinite(v)]
     m = max(fin) if fin else 0.0
     if m == 0.0:
         return 0
-    _, e = math.frexp(m)  # m = f * 2^e, f in [0.5, 1): the leading exponent is e - 1
-    return 29 - (e - 1)
+    return (8 * S - 3) - lead(m)
 
 
 def fixed(x, s):
@@ -91,8 +111,9 @@ def reference(a, b):
     """a: m x k, b: k x n (lists of float32 values): the expected bits of a @ b."""
     m, k, n = len(a), len(b), len(b[0]) if b else 0
     cols = [[b[q][j] for q in range(k)] for j in range(n)]
-    sa = [sigma_of(r) for r in a]
-    sb = [sigma_of(c) for c in cols]
+    da, db = digits_of(a), digits_of(cols)
+    sa = [sigma_of(r, da) for r in a]
+    sb = [sigma_of(c, db) for c in cols]
     fa = [[fixed(x, sa[i]) for x in a[i]] for i in range(m)]
     fb = [[fixed(y, sb[j]) for y in cols[j]] for j in range(n)]
     out = []
@@ -157,6 +178,10 @@ def cases():
     yield "specials", [[inf, 1.0, 2.0], [1.0, nan, 0.0], [-inf, 0.0, 1.0], [1.0, 2.0, 3.0], [inf, -inf, 0.0]], \
         [[1.0, 0.0, -2.0, inf], [2.0, 1.0, 0.0, 1.0], [3.0, 1.0, 1.0, -inf]]
     yield "cancellation", [[1.0, 1.0, -1.0, 2.0 ** -24]], [[1.0], [2.0 ** -30], [1.0], [1.0]]
+    # spreads that call for 5, 6 and 8 digits on one side, 4 on the other
+    yield "wide rows", rand_matrix(6, 50, 41, spread=12.0), rand_matrix(50, 4, 42)
+    yield "wider rows", rand_matrix(5, 64, 43, spread=20.0), rand_matrix(64, 5, 44, spread=3.0)
+    yield "widest", rand_matrix(4, 70, 45, spread=100.0), rand_matrix(70, 3, 46, spread=100.0)
 
 
 @pytest.mark.parametrize("name,a,b", list(cases()), ids=[c[0] for c in cases()])

@@ -7,11 +7,11 @@
  *
  * A line is a row of op(A) or a column of op(B); element q of line l of a
  * matrix x is x[off + l*ls + q*qs], so one kernel serves both operands and
- * both transposes. Digit planes: line l holds 4*Kp bytes; pass c (K columns
- * c*SB_OZ_KCHUNK.. of length Lc) starts at byte 4*c*SB_OZ_KCHUNK of the line
- * and holds 4 segments of Lc digits, least significant first for op(A) and
+ * both transposes. Digit planes: pass c of a line (K columns c*kc.. of
+ * length Lc) holds S segments of Lc digits, least significant first for op(A) and
  * most significant first for op(B) (reverse = 1), so that the digit pairs of
  * one weight w = i + j are one contiguous run of both lines (linalg/gemm.c).
+ * An operand of S digits holds S*Kp bytes a line, pass c from byte S*c*kc.
  *
  * Separating arms (never in a profile build): SB_ARM_FLOAT_ATOMIC sums the
  * seven weighted parts of each element with float atomics in whatever order
@@ -25,80 +25,104 @@
 #error "SB_WG (the work-group size, a power of two) is set by the host"
 #endif
 
-/* sigma[l], flag[l] of each line: its scale and whether it holds a nonfinite element. */
+/* Per line l: mb[l] (its largest finite magnitude's bits) and flag[l] (it
+ * holds a nonfinite element); the largest line spread goes into *spread by an
+ * integer atomic max (order-free). A work-item a line. */
 SB_KERNEL void kl_line_scale(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
-                             SB_GLOBAL sb_i32 *sigma, SB_GLOBAL sb_i32 *flag) {
+                             SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread) {
     const sb_i64 l = sb_global_id(0);
     if (l >= nlines) return;
     sb_u32 mb = 0u;
     int nf = 0;
+    sb_i64 sum = 0, cnt = 0;
     for (sb_i64 q = 0; q < K; q++) {
         const sb_u32 u = sb_f2u(x[off + l * ls + q * qs]);
         nf |= sb_oz_nonfinite(u);
         const sb_u32 v = sb_oz_mag(u);
         mb = v > mb ? v : mb;
+        if (v != 0u) {
+            sum += sb_oz_lead(v);
+            cnt++;
+        }
     }
-    sigma[l] = sb_oz_sigma(mb);
+    mbo[l] = (sb_i32)mb;
     flag[l] = nf;
+    sb_atomic_max32(spread, sb_oz_spread(mb, sum, cnt));
 }
 
 /* The same for lines whose elements are contiguous (qs == 1): a work-group a
- * line, its work-items striding along it; max and or are order-free. */
+ * line, its work-items striding along it; max, or and integer sums are
+ * order-free. */
 SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 nlines, sb_i64 K,
-                                  SB_GLOBAL sb_i32 *sigma, SB_GLOBAL sb_i32 *flag) {
+                                  SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread) {
     SB_SHARED sb_u32 mx[SB_WG];
     SB_SHARED sb_u32 nfs[SB_WG];
+    SB_SHARED sb_i64 sums[SB_WG];
+    SB_SHARED sb_i64 cnts[SB_WG];
     const sb_i64 l = (sb_i64)sb_group_id(0);
     const int lid = sb_local_id(0);
     sb_u32 mb = 0u, nf = 0u;
+    sb_i64 sum = 0, cnt = 0;
     if (l < nlines)
         for (sb_i64 q = lid; q < K; q += SB_WG) {
             const sb_u32 u = sb_f2u(x[off + l * ls + q]);
             nf |= (sb_u32)sb_oz_nonfinite(u);
             const sb_u32 v = sb_oz_mag(u);
             mb = v > mb ? v : mb;
+            if (v != 0u) {
+                sum += sb_oz_lead(v);
+                cnt++;
+            }
         }
     mx[lid] = mb;
     nfs[lid] = nf;
+    sums[lid] = sum;
+    cnts[lid] = cnt;
     sb_barrier();
     for (int s = SB_WG / 2; s > 0; s >>= 1) {
         if (lid < s) {
             mx[lid] = mx[lid + s] > mx[lid] ? mx[lid + s] : mx[lid];
             nfs[lid] |= nfs[lid + s];
+            sums[lid] += sums[lid + s];
+            cnts[lid] += cnts[lid + s];
         }
         sb_barrier();
     }
     if (lid == 0 && l < nlines) {
-        sigma[l] = sb_oz_sigma(mx[0]);
+        mbo[l] = (sb_i32)mx[0];
         flag[l] = (sb_i32)nfs[0];
+        sb_atomic_max32(spread, sb_oz_spread(mx[0], sums[0], cnts[0]));
     }
 }
 
-/* The digit planes of every line: work-item i writes one element's 4 digits
+/* The S digit planes of every line: work-item i writes one element's digits
  * (zeros for the padding q >= K); element (l, q) is i = l*Kp + q, or, when
  * lfast (lines one element apart, so neighbouring lines are neighbours in
- * memory), i = q*nlines + l, which keeps the reads coalesced. */
+ * memory), i = q*nlines + l, which keeps the reads coalesced. The line's
+ * scale goes to sigma[l] from its q = 0 work-item. */
 SB_KERNEL void kl_split(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
-                        sb_i64 Kp, SB_GLOBAL const sb_i32 *sigma, SB_GLOBAL sb_u8 *planes, sb_i32 reverse,
-                        sb_i32 lfast) {
+                        sb_i64 Kp, sb_i32 S, sb_i64 kc, SB_GLOBAL const sb_i32 *mb, SB_GLOBAL sb_i32 *sigma,
+                        SB_GLOBAL sb_u8 *planes, sb_i32 reverse, sb_i32 lfast) {
     const sb_i64 i = sb_global_id(0);
     if (i >= nlines * Kp) return;
     const sb_i64 l = lfast ? i % nlines : i / Kp, q = lfast ? i / nlines : i % Kp;
-    const sb_i64 v = q < K ? sb_oz_fixed(sb_f2u(x[off + l * ls + q * qs]), sigma[l]) : 0;
-    const sb_i64 c = q / SB_OZ_KCHUNK, base = 4 * c * SB_OZ_KCHUNK, r = q - c * SB_OZ_KCHUNK;
-    const sb_i64 lc = Kp - c * SB_OZ_KCHUNK < SB_OZ_KCHUNK ? Kp - c * SB_OZ_KCHUNK : SB_OZ_KCHUNK;
-    SB_GLOBAL sb_u8 *line = planes + l * 4 * Kp + base + r;
+    const sb_i32 sg = sb_oz_sigma((sb_u32)mb[l], S);
+    if (q == 0) sigma[l] = sg;
+    const sb_i64 v = q < K ? sb_oz_fixed(sb_f2u(x[off + l * ls + q * qs]), sg, S) : 0;
+    const sb_i64 c = q / kc, r = q - c * kc;
+    const sb_i64 lc = Kp - c * kc < kc ? Kp - c * kc : kc;
+    SB_GLOBAL sb_u8 *line = planes + l * S * Kp + S * c * kc + r;
     sb_i64 t = v;
-    for (int dq = 0; dq < SB_OZ_DIGITS; dq++) {
+    for (int dq = 0; dq < S; dq++) {
         const sb_i32 d = (sb_i32)((t + 128) & 255) - 128;
         t = (t - d) / 256;
-        const int seg = reverse ? SB_OZ_DIGITS - 1 - dq : dq;
+        const int seg = reverse ? S - 1 - dq : dq;
         line[seg * lc] = sb_oz_byte(d);
     }
 }
 
 /* d[doff + i*ldd + j] = sum_{q < len} a[aoff + i*lda + q] * b[boff + j*ldb + q]
- * over int8 digits, exact in int32 (len <= 4 * SB_OZ_KCHUNK): a 64 x 64 tile a
+ * over int8 digits, exact in int32 (len * 2^14 < 2^31): a 64 x 64 tile a
  * work-group, each work-item 4 columns of KL_TR rows, 16 digits of K a step
  * through local memory. The portable integer product; a backend's vendor
  * library may stand in for it (the sums are exact, so the bits are the same). */
@@ -143,28 +167,28 @@ SB_KERNEL void kl_igemm(SB_GLOBAL const sb_u8 *a, sb_i64 aoff, sb_i64 lda, SB_GL
     }
 }
 
-/* One pass's seven weighted sums (d[w*plane + i*n + j]) into element (i, j):
+/* One pass's nw weighted sums (d[w*plane + i*n + j]) into element (i, j):
  * mode 0: the only pass, rounded into c; 1: the first of several, into the
- * two-limb total (thi, tlo); 2: a middle one, added to it; 3: the last, added
- * and rounded into c. */
-SB_KERNEL void kl_combine(SB_GLOBAL const sb_i32 *d, sb_i64 m, sb_i64 n, sb_i64 plane, sb_i32 mode, SB_GLOBAL sb_i64 *thi,
-                          SB_GLOBAL sb_u64 *tlo, SB_GLOBAL const sb_i32 *sa, SB_GLOBAL const sb_i32 *sb,
-                          SB_GLOBAL float *c) {
+ * exact total (accb: 16 bytes an element, acct: its top); 2: a middle one,
+ * added to it; 3: the last, added and rounded into c. */
+SB_KERNEL void kl_combine(SB_GLOBAL const sb_i32 *d, sb_i64 m, sb_i64 n, sb_i64 plane, sb_i32 nw, sb_i32 mode,
+                          SB_GLOBAL sb_u8 *accb, SB_GLOBAL sb_i64 *acct, SB_GLOBAL const sb_i32 *sa,
+                          SB_GLOBAL const sb_i32 *sb, SB_GLOBAL float *c) {
     const sb_i64 e = sb_global_id(0);
     if (e >= m * n) return;
     const sb_i64 i = e / n, j = e - i * n;
     const sb_i32 S = sa[i] + sb[j];
 #if defined(SB_ARM_GEMM_FMA) || defined(SB_ARM_FLOAT_ATOMIC)
-    /* arms (mode 0 only): the seven parts as floats, summed in float */
-    (void)thi;
-    (void)tlo;
+    /* arms (mode 0 only): the parts as floats, summed in float */
+    (void)accb;
+    (void)acct;
     (void)mode;
 #if defined(SB_ARM_GEMM_FMA)
     float acc = 0.0f;
 #else
     c[e] = 0.0f;
 #endif
-    for (int w = 0; w < SB_OZ_PAIRS_W; w++) {
+    for (int w = 0; w < nw; w++) {
         const sb_i32 ex = 8 * w - S; /* 2^ex as a float when normal, else 0 */
         const float sc = ex > -127 && ex < 128 ? sb_u2f((sb_u32)(ex + 127) << 23) : 0.0f;
 #if defined(SB_ARM_GEMM_FMA)
@@ -183,29 +207,22 @@ SB_KERNEL void kl_combine(SB_GLOBAL const sb_i32 *d, sb_i64 m, sb_i64 n, sb_i64 
     c[e] = acc;
 #endif
 #else
-    sb_i64 dv[SB_OZ_PAIRS_W];
-    for (int w = 0; w < SB_OZ_PAIRS_W; w++) dv[w] = d[w * plane + e];
-    sb_i64 hi;
-    sb_u64 lo;
-    sb_oz_combine(dv, &hi, &lo);
-    if (mode == 1) {
-        thi[e] = hi;
-        tlo[e] = lo;
+    sb_i64 dv[SB_OZ_WMAX];
+    for (int w = 0; w < SB_OZ_WMAX; w++) dv[w] = w < nw ? d[w * plane + e] : 0;
+    sb_oz_acc t;
+    sb_oz_acc_from(dv, nw, &t);
+    if (mode >= 2) {
+        sb_oz_acc prev;
+        for (int w = 0; w < SB_OZ_ACC_BYTES; w++) prev.b[w] = accb[e * SB_OZ_ACC_BYTES + w];
+        prev.top = acct[e];
+        sb_oz_acc_add(&t, &prev);
+    }
+    if (mode == 1 || mode == 2) {
+        for (int w = 0; w < SB_OZ_ACC_BYTES; w++) accb[e * SB_OZ_ACC_BYTES + w] = t.b[w];
+        acct[e] = t.top;
         return;
     }
-    if (mode >= 2) {
-        sb_i64 h = thi[e];
-        sb_u64 l = tlo[e];
-        sb_oz_add2(&h, &l, hi, lo);
-        if (mode == 2) {
-            thi[e] = h;
-            tlo[e] = l;
-            return;
-        }
-        hi = h;
-        lo = l;
-    }
-    c[e] = sb_u2f(sb_oz_round(hi, lo, S));
+    c[e] = sb_u2f(sb_oz_round(&t, S));
 #endif
 }
 
