@@ -23,7 +23,8 @@ Leg `opencl` (PoCL, the OpenCL implementation on this CPU): tools/opencl-check.s
 boosting on the OpenCL tree device (`samebits verify --family gbdt device=opencl
 --cards cards-gbdt`, verify-gbdt.txt) and its arms (SAMEBITS_OPENCL_ARM=NAME,
 arm-gbdt-NAME.txt), every forest fixture (verify-forest.txt) and its float-atomic
-arm, into evidence/opencl/<date>-pocl-profile+gbdt+forest-<commit7>/:
+arm, every linalg fixture (verify-linalg.txt) and its float-atomic and gemm-fma
+arms, into evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg-<commit7>/:
 opencl-check.txt, the cards, sources.sha256, summary.json. The gbdt arms
 contract and mad-enable are expected to be inert on PoCL (docs/opencl.md); they
 are recorded, not required to separate.
@@ -56,7 +57,7 @@ CPU_SOURCES = ["src", "include", "cli", "Makefile", "mk", "fixtures/cards", "too
 OPENCL_SOURCES = CPU_SOURCES + ["tools/opencl-check.sh"]
 # The machine and families fields of each leg's folder name (evidence/README.md).
 FOLDER_KEY = {"x86_64": ("x86_64", "all"), "aarch64": ("aarch64", "all"), "s390x": ("s390x", "all"),
-              "opencl": ("pocl", ["profile", "gbdt", "forest"])}
+              "opencl": ("pocl", ["profile", "gbdt", "forest", "linalg"])}
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")
 
 
@@ -248,6 +249,9 @@ def record_opencl(out_root, commit, now):
     # The forest families on the same device layer (the forest program), and their float-atomic arm.
     forest_ok = verify_family("forest")
     forest_arm = arm_run("forest", "float-atomic")
+    # The linear-algebra core on the same device layer (the linalg program), and its arms.
+    linalg_ok = verify_family("linalg")
+    linalg_arms = [arm_run("linalg", a) for a in ("float-atomic", "gemm-fma")]
     required = [a["arm"] for a in arms]
     for arm, must in (("float-atomic", True), ("fast-relaxed-math", True), ("contract", False),
                       ("mad-enable", False)):
@@ -259,11 +263,14 @@ def record_opencl(out_root, commit, now):
         arms.append(entry)
     arms.append(forest_arm)
     required.append(forest_arm["arm"])
+    for entry in linalg_arms:
+        arms.append(entry)
+        required.append(entry["arm"])
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok
         and all(a["caught"] for a in arms if a["arm"] in required) else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
                   "toolchain": f"PoCL {pocl}; host {tool_version(['gcc', '--version'])}",

@@ -35,10 +35,11 @@ OUT = os.path.join("docs", "SUPPORT_MATRIX.md")
 KNOWN_LEGS = [("x86_64", "x86-64"), ("aarch64", "aarch64"), ("s390x", "s390x (big-endian)"),
               ("cuda", "CUDA (NVIDIA)"), ("opencl", "OpenCL"),
               ("opencl-nvidia", "OpenCL (NVIDIA driver)")]
-FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest"}
+FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
-                "forest": "random forests and Extra Trees"}
+                "forest": "random forests and Extra Trees",
+                "linalg": "the linear-algebra core (the identical matrix product)"}
 
 
 def family(fixture):
