@@ -325,26 +325,19 @@ static int64_t groups_of(const sb_device *d, int64_t items) { return (items + d-
 
 /* Stage 0 of one operand on d: magnitudes, flags, the largest spread into spread[slot]. */
 static sb_status stats_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
-                          sb_dbuf *mb, sb_dbuf *flag, sb_dbuf *spread, int slot) {
+                          sb_dbuf *mb, sb_dbuf *flag, sb_dbuf *spread, int32_t slot) {
     const int64_t off = 0;
     const int32_t zero = 0;
     sb_status st = sb_device_write(d, spread, 4 * (size_t)slot, &zero, 4, "gemm spread");
     if (st != SB_OK) return st;
-    /* the launch takes the buffer's handle: the slot is chosen by a copy after */
-    sb_dbuf one = {0};
-    if ((st = sb_device_alloc(d, &one, 4, "gemm spread")) != SB_OK) return st;
-    if ((st = sb_device_write(d, &one, 0, &zero, 4, "gemm spread")) == SB_OK) {
-        /* contiguous lines: a work-group a line; strided ones: a work-item a
-         * line, neighbouring work-items on neighbouring lines */
-        st = qs == 1 ? SB_LAUNCH(d, SB_KL_kl_line_scale_rows, nlines, 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
-                                 SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h), SB_ARG(one.h))
-                     : SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), 1, 0, SB_ARG(x->h), SB_ARG(off),
-                                 SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h),
-                                 SB_ARG(one.h));
-    }
-    if (st == SB_OK) st = sb_device_copy(d, spread, 4 * (size_t)slot, &one, 0, 4, "gemm spread");
-    sb_device_release(d, &one);
-    return st;
+    /* contiguous lines: a work-group a line; strided ones: a work-item a line,
+     * neighbouring work-items on neighbouring lines */
+    return qs == 1 ? SB_LAUNCH(d, SB_KL_kl_line_scale_rows, nlines, 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
+                               SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h), SB_ARG(spread->h),
+                               SB_ARG(slot))
+                   : SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), 1, 0, SB_ARG(x->h), SB_ARG(off),
+                               SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h),
+                               SB_ARG(spread->h), SB_ARG(slot));
 }
 
 /* Stages 1 and 2 of one operand on d. */

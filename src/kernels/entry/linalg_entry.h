@@ -26,10 +26,10 @@
 #endif
 
 /* Per line l: mb[l] (its largest finite magnitude's bits) and flag[l] (it
- * holds a nonfinite element); the largest line spread goes into *spread by an
- * integer atomic max (order-free). A work-item a line. */
+ * holds a nonfinite element); the largest line spread goes into spread[slot]
+ * by an integer atomic max (order-free). A work-item a line. */
 SB_KERNEL void kl_line_scale(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
-                             SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread) {
+                             SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread, sb_i32 slot) {
     const sb_i64 l = sb_global_id(0);
     if (l >= nlines) return;
     sb_u32 mb = 0u;
@@ -47,14 +47,15 @@ SB_KERNEL void kl_line_scale(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb
     }
     mbo[l] = (sb_i32)mb;
     flag[l] = nf;
-    sb_atomic_max32(spread, sb_oz_spread(mb, sum, cnt));
+    sb_atomic_max32(spread + slot, sb_oz_spread(mb, sum, cnt));
 }
 
 /* The same for lines whose elements are contiguous (qs == 1): a work-group a
  * line, its work-items striding along it; max, or and integer sums are
  * order-free. */
 SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 nlines, sb_i64 K,
-                                  SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread) {
+                                  SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread,
+                                  sb_i32 slot) {
     SB_SHARED sb_u32 mx[SB_WG];
     SB_SHARED sb_u32 nfs[SB_WG];
     SB_SHARED sb_i64 sums[SB_WG];
@@ -91,7 +92,7 @@ SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 l
     if (lid == 0 && l < nlines) {
         mbo[l] = (sb_i32)mx[0];
         flag[l] = (sb_i32)nfs[0];
-        sb_atomic_max32(spread, sb_oz_spread(mx[0], sums[0], cnts[0]));
+        sb_atomic_max32(spread + slot, sb_oz_spread(mx[0], sums[0], cnts[0]));
     }
 }
 
