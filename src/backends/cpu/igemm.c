@@ -69,15 +69,13 @@
 typedef enum ig_path { IG_SCALAR = 0, IG_AVX2 = 1, IG_VNNI = 2, IG_AMX = 3, IG_NPATHS = 4 } ig_path;
 static const char *const g_path_names[IG_NPATHS] = {"scalar", "avx2", "avx512vnni", "amx"};
 
-static int vnni_present(void) {
 #if defined(__x86_64__)
+static int vnni_present(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vnni");
-#else
-    return 0;
-#endif
 }
+#endif
 
 #if defined(__x86_64__) && !defined(SB_IGEMM_AMX_EMULATE)
 /* AMX: the CPU says AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25;
