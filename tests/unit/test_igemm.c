@@ -301,6 +301,7 @@ static void check_refusals(void) {
     SB_CHECK(sb_cpu_igemm_s8(1, 1, 4, a, 4, b, 4, c, 1) == SB_ERR_INVALID_ARGUMENT);
     SB_CHECK(strstr(sb_last_error(), "'avx512'") != NULL);
     SB_CHECK(strstr(sb_last_error(), "avx512vnni") != NULL);
+    SB_CHECK(strstr(sb_last_error(), "amx") != NULL);
     unsetenv("SAMEBITS_CPU_IGEMM");
 }
 

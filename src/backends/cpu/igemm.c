@@ -1,7 +1,7 @@
 /*
  * igemm.c: the CPU's exact int8 x int8 -> int32 matrix product (igemm.h).
  *
- * Three paths compute the same integers:
+ * Four paths compute the same integers:
  *   scalar      plain C loops with int32 sums, on every architecture;
  *   avx2        operands sign-extended to int16 while packing, then
  *               VPMADDWD (exact: |a*b| <= 2^14, a pair sums to <= 2^15) + VPADDD;
@@ -9,14 +9,19 @@
  *               biased, a' = a + 128 in [0, 255], and each column j starts from
  *               -128 * sum_q b[j][q], so that what is accumulated is
  *               sum_q (a' - 128) * b = sum_q a * b. No partial sum leaves
- *               int32: |a' * b| <= 255 * 128, times K <= 32768 is < 2^30.
+ *               int32: |a' * b| <= 255 * 128, times K <= 32768 is < 2^30;
+ *   amx         AMX-INT8 TDPBSSD (signed x signed, no bias) on 16 x 64-byte tiles:
+ *               2 x 2 accumulator tiles of 16 x 16 int32 per 32 x 32 micro-tile,
+ *               A packed as rows of 64 k, B in the VNNI layout (16 rows of k
+ *               quads per 16 columns); the sums are those of the scalar path.
  * Because every sum is exact, the order of the additions (blocking, vector
  * width, thread count) cannot reach the result.
  *
  * The two vector paths share one blocked driver (BLIS-like):
  *   - B is packed into panels of NR columns, A into panels of MR rows, each
  *     panel interleaved in groups of KG consecutive k (KG = 4 bytes for VNNI,
- *     2 int16 for AVX2), zero-padded in k and in the rows/columns past the edge;
+ *     2 int16 for AVX2, 64 bytes for AMX), zero-padded in k and in the
+ *     rows/columns past the edge;
  *   - packed scratch is bounded: A is packed in super-blocks of rows and B in
  *     super-blocks of columns of at most PACK_BUDGET bytes each;
  *   - inside a super-block, the tasks are tiles of MC rows x NC columns of C,
@@ -34,11 +39,14 @@
  * Measured on a 2-core Zen 4 (bench/igemm_bench.c, square products): VNNI at
  * ~91% (1024^3) and ~94% (4096^3) of the peak of one VPDPBUSD zmm a cycle a
  * core on one thread, ~88% and ~94% on two; AVX2 at ~90% of what its
- * VPMADDWD + VPADDD mix reaches in a bare loop (about 36% of VNNI).
+ * VPMADDWD + VPADDD mix reaches in a bare loop (about 36% of VNNI). The AMX
+ * path has not yet run on AMX hardware: tests/unit/test_igemm_amx_emu.c runs
+ * its code here with emulated tiles.
  *
  * x86 code is compiled only for x86-64, each kernel with its own target
  * attribute, so the file builds with the project's ordinary flags everywhere and
- * the path is chosen at run time (__builtin_cpu_supports).
+ * the path is chosen at run time (__builtin_cpu_supports; for AMX, CPUID and the
+ * kernel's grant of the tile state, amx_detect).
  */
 #if defined(__x86_64__) && !defined(SB_IGEMM_AMX_EMULATE) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* syscall(2): the AMX tile state is asked of the kernel */
