@@ -17,7 +17,7 @@
  * Because every sum is exact, the order of the additions (blocking, vector
  * width, thread count) cannot reach the result.
  *
- * The two vector paths share one blocked driver (BLIS-like):
+ * The vector paths (avx2, avx512vnni, amx) share one blocked driver (BLIS-like):
  *   - B is packed into panels of NR columns, A into panels of MR rows, each
  *     panel interleaved in groups of KG consecutive k (KG = 4 bytes for VNNI,
  *     2 int16 for AVX2, 64 bytes for AMX), zero-padded in k and in the
@@ -105,9 +105,11 @@ static void amx_detect(void) {
     if (!vnni_present()) return;
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return;
     if (!(edx & (1u << 24)) || !(edx & (1u << 25))) return;
-    if (syscall(SYS_arch_prctl, AMX_ARCH_REQ_XCOMP_PERM, AMX_XFEATURE_XTILEDATA) != 0) return;
+    /* syscall(2) reads its arguments as long: passed as such. */
+    if (syscall(SYS_arch_prctl, (long)AMX_ARCH_REQ_XCOMP_PERM, (long)AMX_XFEATURE_XTILEDATA) != 0)
+        return;
     uint64_t perm = 0;
-    if (syscall(SYS_arch_prctl, AMX_ARCH_GET_XCOMP_PERM, &perm) != 0) return;
+    if (syscall(SYS_arch_prctl, (long)AMX_ARCH_GET_XCOMP_PERM, &perm) != 0) return;
     g_amx_ok = (int)((perm >> AMX_XFEATURE_XTILEDATA) & 1);
 }
 #endif
