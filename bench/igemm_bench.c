@@ -3,14 +3,15 @@
  * and thread count, beside this machine's int8 peak.
  *
  *   make igemm-bench                       # builds build/igemm_bench and runs it
- *   build/igemm_bench [--sizes 1024,4096] [--threads 1,2] [--paths avx512vnni,avx2,scalar]
+ *   build/igemm_bench [--sizes 1024,4096] [--threads 1,2] [--paths amx,avx512vnni,avx2,scalar]
  *                     [--repeat R] [--scalar-max N]
  *
  * GOPS = 2 m n K / seconds (a multiply and an add per product), best of R runs
  * after one warm-up. The peak is measured here, not quoted: a loop of 12
  * independent VPDPBUSD zmm chains (64 products an instruction) on every thread
- * at once, and for AVX2 8 chains of the kernel's own pair VPMADDWD + VPADDD ymm
- * (16 products);
+ * at once, for AVX2 8 chains of the kernel's own pair VPMADDWD + VPADDD ymm
+ * (16 products), and for AMX the kernel's own 2 x 2 pattern of TDPBSSD on tiles
+ * of 16 x 64 bytes (16 x 16 x 64 products each) into 4 accumulator tiles;
  * the clock comes from a chain of dependent integer adds (one a cycle). Every
  * run's C is compared with the first run of the same size: the products are
  * exact, so every path and thread count must give the same bytes.
@@ -102,10 +103,43 @@ __attribute__((target("avx2"), noinline)) static int peak_avx2(long iters) {
           "xmm10", "xmm11", "xmm12", "xmm13", "cc");
     return out;
 }
+
+/* AMX: TDPBSSD into tmm0-3 from tmm4, 5 (A) and tmm6, 7 (B), as the kernel
+ * (igemm.c) issues them, on zero tiles. The tile state is granted to the process
+ * by the library's detection (run before this, through sb_cpu_igemm_path). */
+#define AMX_PEAK_DIV 16 /* a TDPBSSD is 16384 products: fewer iterations */
+__attribute__((target("amx-tile,amx-int8"), noinline)) static int peak_amx(long iters) {
+    static const struct {
+        uint8_t palette_id, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg __attribute__((aligned(64))) = {
+        1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+    static const uint8_t zero[1024] __attribute__((aligned(64)));
+    int32_t out[256] __attribute__((aligned(64)));
+    _tile_loadconfig(&cfg);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, zero, 64);
+    _tile_loadd(5, zero, 64);
+    _tile_loadd(6, zero, 64);
+    _tile_loadd(7, zero, 64);
+    for (long it = 0; it < iters; it++) {
+        _tile_dpbssd(0, 4, 6);
+        _tile_dpbssd(1, 4, 7);
+        _tile_dpbssd(2, 5, 6);
+        _tile_dpbssd(3, 5, 7);
+    }
+    _tile_stored(0, out, 64);
+    _tile_release();
+    return out[0];
+}
 #endif
 
 typedef struct peak_arg {
-    int which; /* 0 clock, 1 vnni, 2 avx2 */
+    int which; /* 0 clock, 1 vnni, 2 avx2, 3 amx */
     double seconds;
     volatile int sink;
 } peak_arg;
@@ -116,7 +150,8 @@ static void *peak_thread(void *p) {
     if (a->which == 0) a->sink = (int)add_chain(PEAK_ITERS * 2);
 #if defined(__x86_64__)
     else if (a->which == 1) a->sink = peak_vnni(PEAK_ITERS);
-    else a->sink = peak_avx2(PEAK_ITERS);
+    else if (a->which == 2) a->sink = peak_avx2(PEAK_ITERS);
+    else a->sink = peak_amx(PEAK_ITERS / AMX_PEAK_DIV);
 #endif
     a->seconds = now() - t;
     return NULL;
@@ -136,7 +171,10 @@ static double measure_peak_once(int which, int threads) {
     double total = 0;
     for (int i = 0; i < threads; i++) {
         pthread_join(th[i], NULL);
-        double per = which == 0 ? 4.0 * PEAK_ITERS * 2 : which == 1 ? 12.0 * 64 * PEAK_ITERS : 8.0 * 16 * PEAK_ITERS;
+        double per = which == 0   ? 4.0 * PEAK_ITERS * 2
+                     : which == 1 ? 12.0 * 64 * PEAK_ITERS
+                     : which == 2 ? 8.0 * 16 * PEAK_ITERS
+                                  : 4.0 * 16 * 16 * 64 * (double)(PEAK_ITERS / AMX_PEAK_DIV);
         total += per / args[i].seconds;
     }
     return which == 0 ? total / threads : total;
@@ -169,7 +207,7 @@ int main(int argc, char **argv) {
     long sizes[8] = {1024, 4096}, threads[8] = {1, 2};
     int nsizes = 2, nthreads = 2, repeat = 3;
     long scalar_max = 1024;
-    const char *paths_arg = "avx512vnni,avx2,scalar";
+    const char *paths_arg = "amx,avx512vnni,avx2,scalar";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsizes = parse_list(argv[++i], sizes, 8);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
@@ -185,16 +223,16 @@ int main(int argc, char **argv) {
     }
     char paths_buf[128];
     snprintf(paths_buf, sizeof paths_buf, "%s", paths_arg);
-    const char *paths[3];
+    const char *paths[4];
     int npaths = 0;
-    for (char *tok = strtok(paths_buf, ","); tok && npaths < 3; tok = strtok(NULL, ","))
+    for (char *tok = strtok(paths_buf, ","); tok && npaths < 4; tok = strtok(NULL, ","))
         paths[npaths++] = tok;
 
     unsetenv("SAMEBITS_CPU_IGEMM");
     printf("igemm_bench: default path %s\n", sb_cpu_igemm_path());
     double hz = measure_peak(0, 1);
     printf("clock (dependent adds): %.3f GHz\n", hz / 1e9);
-    double peak[3][8]; /* [path][thread index] GOPS; scalar: none */
+    double peak[4][8]; /* [path][thread index] GOPS; scalar: none */
     for (int p = 0; p < npaths; p++)
         for (int t = 0; t < nthreads; t++) {
             peak[p][t] = 0;
@@ -205,6 +243,8 @@ int main(int argc, char **argv) {
                 peak[p][t] = 2 * measure_peak(1, (int)threads[t]) / 1e9;
             if (avail && !strcmp(paths[p], "avx2"))
                 peak[p][t] = 2 * measure_peak(2, (int)threads[t]) / 1e9;
+            if (avail && !strcmp(paths[p], "amx"))
+                peak[p][t] = 2 * measure_peak(3, (int)threads[t]) / 1e9;
 #endif
             if (peak[p][t] > 0)
                 printf("peak %-10s threads=%ld: %7.1f GOPS measured (%.1f ops/cycle/thread)\n",

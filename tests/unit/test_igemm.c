@@ -3,8 +3,8 @@
  *
  *   sb_unit igemm
  *
- * Every path this machine has (scalar, avx2, avx512vnni, forced one at a time
- * through SAMEBITS_CPU_IGEMM) at 1 and at 2 threads, against a reference written
+ * Every path this machine has (scalar, avx2, avx512vnni, amx, forced one at a
+ * time through SAMEBITS_CPU_IGEMM) at 1 and at 2 threads, against a reference written
  * here independently (int64 sums, checked to fit int32): hostile shapes (every
  * combination of small sizes around the micro-tile edges, then sampled
  * combinations up to 1000), leading dimensions larger than the rows with
@@ -16,9 +16,16 @@
  * as "skipped" (and its refusal checked), never counted as a pass. Then the
  * refusals: K = 32769, negative sizes, short leading dimensions, an unknown
  * path name, and out-of-memory for the packing scratch.
+ *
+ * Then the AMX path once more, on every machine where it can be emulated
+ * ("amx-emulated": igemm.c's own packing, tile loop and driver, with C
+ * stand-ins for the tile instructions, test_igemm_amx_emu.c): the same cases,
+ * threads, nested calls and out-of-memory, and no fault the hardware would
+ * raise, every tile configuration released by the task that loaded it.
  */
 #include "sb_test.h"
 #include "backends/cpu/igemm.h"
+#include "igemm_amx_emu.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +68,22 @@ static int ref_igemm(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t l
 
 #define SENTINEL ((int32_t)0x5A5A5A5A)
 
+/* The implementation under test: the library's, or the emulated AMX build of
+ * the same source (igemm_amx_emu.h). */
+typedef struct ig_impl {
+    sb_status (*igemm)(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
+                       const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc);
+    void (*pack_budget)(int64_t bytes);
+    void (*release_scratch)(void);
+    const char *(*path)(void);
+} ig_impl;
+
+static const ig_impl g_lib = {sb_cpu_igemm_s8, sb_cpu_igemm_pack_budget_for_tests,
+                              sb_cpu_igemm_release_scratch, sb_cpu_igemm_path};
+static const ig_impl g_emu = {sb_emu_igemm_s8, sb_emu_igemm_pack_budget_for_tests,
+                              sb_emu_igemm_release_scratch, sb_emu_igemm_path};
+static const ig_impl *g_impl = &g_lib;
+
 typedef struct ig_case {
     int64_t m, n, K, lda, ldb, ldc;
     int ka, kb; /* fill kinds */
@@ -84,7 +107,7 @@ static int run_case(const ig_case *t, const char *path, int threads) {
     for (int64_t j = 0; j < t->n; j++) fill(b + j * t->ldb, (size_t)t->K, t->kb);
     for (size_t i = 0; i < csz; i++) c[i] = r[i] = SENTINEL;
     int fits = ref_igemm(t->m, t->n, t->K, a, t->lda, b, t->ldb, r + 16, t->ldc);
-    sb_status st = sb_cpu_igemm_s8(t->m, t->n, t->K, a, t->lda, b, t->ldb, c + 16, t->ldc);
+    sb_status st = g_impl->igemm(t->m, t->n, t->K, a, t->lda, b, t->ldb, c + 16, t->ldc);
     int ok = fits && st == SB_OK && memcmp(c, r, csz * sizeof(int32_t)) == 0;
     if (!ok && g_bad_reported++ < 8) {
         size_t at = 0;
@@ -169,12 +192,12 @@ static int run_all(const char *path, int threads, int *count) {
             {1, 1000, 65, 65, 70, 1000, 1, 1},
             {777, 3, 7, 7, 7, 3, 0, 0},
         };
-        sb_cpu_igemm_pack_budget_for_tests(1);
+        g_impl->pack_budget(1);
         for (size_t i = 0; i < sizeof sup / sizeof sup[0]; i++) {
             bad += !run_case(&sup[i], path, threads);
             n++;
         }
-        sb_cpu_igemm_pack_budget_for_tests(0);
+        g_impl->pack_budget(0);
     }
     /* The extremes at the largest K (and just below: a partial last group), over
      * more rows and columns than one micro-tile. */
@@ -208,7 +231,7 @@ typedef struct nested_job {
 
 static void nested_task(void *ctx, int64_t t) {
     const nested_job *j = ctx;
-    j->status[t] = sb_cpu_igemm_s8(j->rows, j->n, j->K, j->a + t * j->rows * j->K, j->K, j->b, j->K,
+    j->status[t] = g_impl->igemm(j->rows, j->n, j->K, j->a + t * j->rows * j->K, j->K, j->b, j->K,
                                    j->c + t * j->rows * j->n, j->n);
 }
 
@@ -278,6 +301,7 @@ static void check_refusals(void) {
     SB_CHECK(sb_cpu_igemm_s8(1, 1, 4, a, 4, b, 4, c, 1) == SB_ERR_INVALID_ARGUMENT);
     SB_CHECK(strstr(sb_last_error(), "'avx512'") != NULL);
     SB_CHECK(strstr(sb_last_error(), "avx512vnni") != NULL);
+    SB_CHECK(strstr(sb_last_error(), "amx") != NULL);
     unsetenv("SAMEBITS_CPU_IGEMM");
 }
 
@@ -289,10 +313,10 @@ static void check_oom(const char *path) {
     for (int i = 0; i < M * N; i++) c[i] = SENTINEL;
     /* The one allocation of the call fails, whether or not a smaller scratch was kept. */
     for (int kept = 0; kept < 2; kept++) {
-        sb_cpu_igemm_release_scratch();
-        if (kept) SB_CHECK(sb_cpu_igemm_s8(1, 1, 4, a, K, b, K, c, N) == SB_OK);
+        g_impl->release_scratch();
+        if (kept) SB_CHECK(g_impl->igemm(1, 1, 4, a, K, b, K, c, N) == SB_OK);
         sb_alloc_fail_at_for_tests(1);
-        sb_status st = sb_cpu_igemm_s8(M, N, K, a, K, b, K, c, N);
+        sb_status st = g_impl->igemm(M, N, K, a, K, b, K, c, N);
         sb_alloc_fail_at_for_tests(0);
         if (strcmp(path, "scalar") == 0) { /* allocates nothing */
             SB_CHECK(st == SB_OK);
@@ -303,37 +327,72 @@ static void check_oom(const char *path) {
         SB_CHECK(strstr(sb_last_error(), path) != NULL);
         SB_CHECK(c[1] == SENTINEL && c[M * N - 1] == SENTINEL);
         /* and the next call is served again */
-        SB_CHECK(sb_cpu_igemm_s8(M, N, K, a, K, b, K, c, N) == SB_OK);
+        SB_CHECK(g_impl->igemm(M, N, K, a, K, b, K, c, N) == SB_OK);
         SB_CHECK(c[M * N - 1] == 0);
         for (int i = 0; i < M * N; i++) c[i] = SENTINEL;
     }
 }
 
-SB_TEST(igemm) {
-    static const char *const paths[] = {"scalar", "avx2", "avx512vnni"};
+/* Every case at 1 and 2 threads, the nested calls, and out-of-memory, on the
+ * path the current SAMEBITS_CPU_IGEMM selects in g_impl. */
+static void run_path(const char *path, const char *label) {
+    for (int threads = 1; threads <= 2; threads++) {
+        SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+        int count = 0, bad = run_all(path, threads, &count);
+        printf("  igemm %-12s threads=%d: %d cases, %d differ from the reference\n", label,
+               threads, count, bad);
+        SB_CHECK(bad == 0);
+        SB_CHECK(run_nested());
+    }
+    check_oom(path);
+}
+
+/* The AMX path with emulated tiles (test_igemm_amx_emu.c). */
+static void run_amx_emulated(void) {
+    g_impl = &g_emu;
     unsetenv("SAMEBITS_CPU_IGEMM");
+    if (strcmp(g_emu.path(), "amx") != 0) { /* x86-64 without the packer's AVX-512 */
+        printf("  igemm %-12s skipped (default path %s here)\n", "amx-emulated", g_emu.path());
+        g_impl = &g_lib;
+        return;
+    }
+    setenv("SAMEBITS_CPU_IGEMM", "amx", 1);
+    SB_CHECK(strcmp(g_emu.path(), "amx") == 0);
+    sb_emu_amx_counts before, after;
+    sb_emu_amx_get_counts(&before);
+    run_path("amx", "amx-emulated");
+    sb_emu_amx_get_counts(&after);
+    printf("  igemm %-12s %ld TDPBSSD, %ld tile configurations, %ld releases, %ld faults\n",
+           "amx-emulated", after.dps - before.dps, after.configs - before.configs,
+           after.releases - before.releases, after.faults);
+    SB_CHECK(after.faults == 0);
+    SB_CHECK(after.live == 0);                /* no thread left holding tiles */
+    SB_CHECK(after.dps > before.dps);         /* the tiles were used at all */
+    SB_CHECK(after.configs - before.configs == after.releases - before.releases);
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    unsetenv("SAMEBITS_CPU_IGEMM");
+    g_impl = &g_lib;
+}
+
+SB_TEST(igemm) {
+    static const char *const paths[] = {"scalar", "avx2", "avx512vnni", "amx"};
+    unsetenv("SAMEBITS_CPU_IGEMM");
+    g_impl = &g_lib;
     const char *best = sb_cpu_igemm_path();
     printf("  igemm: default path %s\n", best);
     SB_CHECK(strcmp(best, "refused") != 0);
     g_bad_reported = 0;
-    for (int p = 0; p < 3; p++) {
+    for (int p = 0; p < 4; p++) {
         setenv("SAMEBITS_CPU_IGEMM", paths[p], 1);
         if (strcmp(sb_cpu_igemm_path(), paths[p]) != 0) {
-            printf("  igemm %-10s skipped (this CPU lacks it)\n", paths[p]);
+            printf("  igemm %-12s skipped (this CPU lacks it)\n", paths[p]);
             check_refused(paths[p]);
             continue;
         }
-        for (int threads = 1; threads <= 2; threads++) {
-            SB_CHECK(sb_set_num_threads(threads) == SB_OK);
-            int count = 0, bad = run_all(paths[p], threads, &count);
-            printf("  igemm %-10s threads=%d: %d cases, %d differ from the reference\n",
-                   paths[p], threads, count, bad);
-            SB_CHECK(bad == 0);
-            SB_CHECK(run_nested());
-        }
-        check_oom(paths[p]);
+        run_path(paths[p], paths[p]);
     }
     SB_CHECK(sb_set_num_threads(0) == SB_OK);
     unsetenv("SAMEBITS_CPU_IGEMM");
     check_refusals();
+    run_amx_emulated();
 }

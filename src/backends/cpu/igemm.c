@@ -1,7 +1,7 @@
 /*
  * igemm.c: the CPU's exact int8 x int8 -> int32 matrix product (igemm.h).
  *
- * Three paths compute the same integers:
+ * Four paths compute the same integers:
  *   scalar      plain C loops with int32 sums, on every architecture;
  *   avx2        operands sign-extended to int16 while packing, then
  *               VPMADDWD (exact: |a*b| <= 2^14, a pair sums to <= 2^15) + VPADDD;
@@ -9,14 +9,19 @@
  *               biased, a' = a + 128 in [0, 255], and each column j starts from
  *               -128 * sum_q b[j][q], so that what is accumulated is
  *               sum_q (a' - 128) * b = sum_q a * b. No partial sum leaves
- *               int32: |a' * b| <= 255 * 128, times K <= 32768 is < 2^30.
+ *               int32: |a' * b| <= 255 * 128, times K <= 32768 is < 2^30;
+ *   amx         AMX-INT8 TDPBSSD (signed x signed, no bias) on 16 x 64-byte tiles:
+ *               2 x 2 accumulator tiles of 16 x 16 int32 per 32 x 32 micro-tile,
+ *               A packed as rows of 64 k, B in the VNNI layout (16 rows of k
+ *               quads per 16 columns); the sums are those of the scalar path.
  * Because every sum is exact, the order of the additions (blocking, vector
  * width, thread count) cannot reach the result.
  *
- * The two vector paths share one blocked driver (BLIS-like):
+ * The vector paths (avx2, avx512vnni, amx) share one blocked driver (BLIS-like):
  *   - B is packed into panels of NR columns, A into panels of MR rows, each
  *     panel interleaved in groups of KG consecutive k (KG = 4 bytes for VNNI,
- *     2 int16 for AVX2), zero-padded in k and in the rows/columns past the edge;
+ *     2 int16 for AVX2, 64 bytes for AMX), zero-padded in k and in the
+ *     rows/columns past the edge;
  *   - packed scratch is bounded: A is packed in super-blocks of rows and B in
  *     super-blocks of columns of at most PACK_BUDGET bytes each;
  *   - inside a super-block, the tasks are tiles of MC rows x NC columns of C,
@@ -34,12 +39,18 @@
  * Measured on a 2-core Zen 4 (bench/igemm_bench.c, square products): VNNI at
  * ~91% (1024^3) and ~94% (4096^3) of the peak of one VPDPBUSD zmm a cycle a
  * core on one thread, ~88% and ~94% on two; AVX2 at ~90% of what its
- * VPMADDWD + VPADDD mix reaches in a bare loop (about 36% of VNNI).
+ * VPMADDWD + VPADDD mix reaches in a bare loop (about 36% of VNNI). The AMX
+ * path has not yet run on AMX hardware: tests/unit/test_igemm_amx_emu.c runs
+ * its code here with emulated tiles.
  *
  * x86 code is compiled only for x86-64, each kernel with its own target
  * attribute, so the file builds with the project's ordinary flags everywhere and
- * the path is chosen at run time (__builtin_cpu_supports).
+ * the path is chosen at run time (__builtin_cpu_supports; for AMX, CPUID and the
+ * kernel's grant of the tile state, amx_detect).
  */
+#if defined(__x86_64__) && !defined(SB_IGEMM_AMX_EMULATE) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* syscall(2): the AMX tile state is asked of the kernel */
+#endif
 #include "igemm.h"
 #include <pthread.h>
 #include <stdlib.h>
@@ -47,21 +58,86 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+#if defined(__x86_64__) && !defined(SB_IGEMM_AMX_EMULATE)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+/* The AMX path's code is built on x86-64, and also where a test compiles this
+ * file with SB_IGEMM_AMX_EMULATE (tests/unit/test_igemm_amx_emu.c), which
+ * supplies C stand-ins for the tile instructions. */
+#if defined(__x86_64__) || defined(SB_IGEMM_AMX_EMULATE)
+#define IG_AMX_CODE 1
+#else
+#define IG_AMX_CODE 0
+#endif
 
 /* ---- path selection -------------------------------------------------------- */
 
-typedef enum ig_path { IG_SCALAR = 0, IG_AVX2 = 1, IG_VNNI = 2, IG_NPATHS = 3 } ig_path;
-static const char *const g_path_names[IG_NPATHS] = {"scalar", "avx2", "avx512vnni"};
+typedef enum ig_path { IG_SCALAR = 0, IG_AVX2 = 1, IG_VNNI = 2, IG_AMX = 3, IG_NPATHS = 4 } ig_path;
+static const char *const g_path_names[IG_NPATHS] = {"scalar", "avx2", "avx512vnni", "amx"};
+
+#if defined(__x86_64__)
+static int vnni_present(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vnni");
+}
+#endif
+
+#if defined(__x86_64__) && !defined(SB_IGEMM_AMX_EMULATE)
+/* AMX: the CPU says AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25;
+ * read directly, as clang 14, the sanitizer build's compiler, has no
+ * "amx-int8" for __builtin_cpu_supports), the AVX-512 of the B packer is
+ * there, and Linux grants this process the tile data state (XSTATE component
+ * 18): it is off for every process until asked for, once, process-wide, with
+ * arch_prctl(ARCH_REQ_XCOMP_PERM), and the grant is read back with
+ * ARCH_GET_XCOMP_PERM. An older kernel, one without AMX support, or a refusal
+ * (e.g. a signal stack too small for the larger state) leaves the path absent. */
+#define AMX_ARCH_GET_XCOMP_PERM 0x1022
+#define AMX_ARCH_REQ_XCOMP_PERM 0x1023
+#define AMX_XFEATURE_XTILEDATA 18
+static pthread_once_t g_amx_once = PTHREAD_ONCE_INIT;
+static int g_amx_ok;
+
+static void amx_detect(void) {
+    unsigned eax, ebx, ecx, edx;
+    if (!vnni_present()) return;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return;
+    if (!(edx & (1u << 24)) || !(edx & (1u << 25))) return;
+    /* syscall(2) reads its arguments as long: passed as such. */
+    if (syscall(SYS_arch_prctl, (long)AMX_ARCH_REQ_XCOMP_PERM, (long)AMX_XFEATURE_XTILEDATA) != 0)
+        return;
+    uint64_t perm = 0;
+    if (syscall(SYS_arch_prctl, (long)AMX_ARCH_GET_XCOMP_PERM, &perm) != 0) return;
+    g_amx_ok = (int)((perm >> AMX_XFEATURE_XTILEDATA) & 1);
+}
+#endif
+
+static int amx_present(void) {
+#if defined(SB_IGEMM_AMX_EMULATE)
+    /* Emulated tiles; on x86-64 the B packer's AVX-512 transpose is real. */
+#if defined(__x86_64__)
+    return vnni_present();
+#else
+    return 1;
+#endif
+#elif defined(__x86_64__)
+    pthread_once(&g_amx_once, amx_detect);
+    return g_amx_ok;
+#else
+    return 0;
+#endif
+}
 
 static int path_present(ig_path p) {
     if (p == IG_SCALAR) return 1;
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (p == IG_AVX2) return __builtin_cpu_supports("avx2") != 0;
-    if (p == IG_VNNI)
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vnni");
+    if (p == IG_VNNI) return vnni_present();
 #endif
+    if (p == IG_AMX) return amx_present();
     return 0;
 }
 
@@ -69,21 +145,25 @@ static int path_present(ig_path p) {
 static sb_status resolve_path(ig_path *out) {
     const char *v = getenv("SAMEBITS_CPU_IGEMM");
     if (!v || !*v) {
-        *out = path_present(IG_VNNI) ? IG_VNNI : path_present(IG_AVX2) ? IG_AVX2 : IG_SCALAR;
+        *out = path_present(IG_AMX)    ? IG_AMX
+               : path_present(IG_VNNI) ? IG_VNNI
+               : path_present(IG_AVX2) ? IG_AVX2
+                                       : IG_SCALAR;
         return SB_OK;
     }
     for (int p = 0; p < IG_NPATHS; p++) {
         if (strcmp(v, g_path_names[p]) != 0) continue;
         if (!path_present((ig_path)p))
             return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                           "SAMEBITS_CPU_IGEMM=%s: this CPU (or this build's architecture) has no "
-                           "%s path for the integer matrix product", v, v);
+                           "SAMEBITS_CPU_IGEMM=%s: this CPU (or this build's architecture, or for "
+                           "amx the kernel's grant of the tile state) has no %s path for the "
+                           "integer matrix product", v, v);
         *out = (ig_path)p;
         return SB_OK;
     }
     return sb_fail(SB_ERR_INVALID_ARGUMENT,
                    "SAMEBITS_CPU_IGEMM='%s' is not a path of the integer matrix product; known: "
-                   "scalar, avx2, avx512vnni", v);
+                   "scalar, avx2, avx512vnni, amx", v);
 }
 
 const char *sb_cpu_igemm_path(void) {
@@ -142,6 +222,11 @@ typedef void (*ig_pack_fn)(const int8_t *src, int64_t ld, int64_t count, int64_t
 typedef void (*ig_kernel_fn)(const void *ap, const void *bp, int64_t ng, int32_t *c, int64_t ldc,
                              const int32_t *bias, int32_t mr, int32_t nr);
 
+/* Around every task tile, on the thread that runs it (NULL: nothing): the AMX
+ * path loads its tile configuration before the task's first kernel and
+ * releases the tiles after its last. */
+typedef void (*ig_task_hook_fn)(void);
+
 typedef struct ig_kind {
     int32_t mr, nr; /* micro-tile: rows of an A panel, columns of a B panel */
     int32_t kg;     /* k values per interleaved group */
@@ -150,6 +235,7 @@ typedef struct ig_kind {
     int32_t mc, nc; /* task tile: rows (a multiple of mr) and columns (of nr) */
     ig_pack_fn pack_a, pack_b;
     ig_kernel_fn kernel;
+    ig_task_hook_fn task_begin, task_end;
 } ig_kind;
 
 /* Bytes of packed A (and, separately, of packed B) held at once; the tests
@@ -213,6 +299,7 @@ static void tile_task(void *ctx, int64_t task) {
     sb_chunk_range(j->rows, k->mc, task / ntc, &r0, &r1);
     sb_chunk_range(j->cols, k->nc, task % ntc, &c0, &c1);
     int64_t abytes = panel_bytes(j, k->mr), bbytes = panel_bytes(j, k->nr);
+    if (k->task_begin) k->task_begin();
     for (int64_t q0 = 0; q0 < j->kp; q0 += k->kc) {
         int64_t ng = (j->kp - q0 < k->kc ? j->kp - q0 : k->kc) / k->kg;
         for (int64_t r = r0; r < r1; r += k->mr) {
@@ -227,6 +314,7 @@ static void tile_task(void *ctx, int64_t task) {
             }
         }
     }
+    if (k->task_end) k->task_end();
 }
 
 /* Each calling thread keeps the packing scratch of its last call for its next
@@ -560,7 +648,7 @@ VNNI_TARGET static void vnni_kernel(const void *ap, const void *bp, int64_t ng, 
 }
 
 static const ig_kind g_vnni = {VN_MR, VN_NR, 4, 1, 8192, 192, 384,
-                               vnni_pack_a, vnni_pack_b, vnni_kernel};
+                               vnni_pack_a, vnni_pack_b, vnni_kernel, NULL, NULL};
 
 /* -- AVX2: int16 pairs, 6 rows x 16 columns (12 ymm accumulators) -- */
 #define AV_MR 6
@@ -652,9 +740,223 @@ AVX2_TARGET static void avx2_kernel(const void *ap, const void *bp, int64_t ng, 
 }
 
 static const ig_kind g_avx2 = {AV_MR, AV_NR, 2, 2, 2048, 192, 384,
-                               avx2_pack_a, avx2_pack_b, avx2_kernel};
+                               avx2_pack_a, avx2_pack_b, avx2_kernel, NULL, NULL};
 
 #endif /* __x86_64__ */
+
+/* ---- AMX-INT8 --------------------------------------------------------------------- */
+#if IG_AMX_CODE
+
+/* TDPBSSD (signed x signed int8, four products a dword, added to int32 without
+ * saturation) on tiles configured as 16 rows x 64 bytes: C[16x16 int32] +=
+ * A[16 rows x 64 k] * B[64 k x 16 columns], B held in the VNNI layout (16 rows
+ * of k quads, a row holding 16 columns x 4 bytes). Signed x signed: no bias,
+ * and every partial sum is an exact sum of products, |a*b| <= 2^14 times
+ * K <= 32768, within int32 as for the scalar path.
+ *
+ * Micro-tile 32 x 32 of C in 8 tiles:
+ *   tmm0 C rows 0-15, cols 0-15    tmm1 C rows 0-15, cols 16-31
+ *   tmm2 C rows 16-31, cols 0-15   tmm3 C rows 16-31, cols 16-31
+ *   tmm4 A rows 0-15               tmm5 A rows 16-31            (of one k group of 64)
+ *   tmm6 B cols 0-15               tmm7 B cols 16-31
+ * each k group: load 4, 5, 6, 7, then tmm(2i + j) += tmm(4 + i) * tmm(6 + j).
+ *
+ * The tile configuration is a thread's state (as are the tiles): each task
+ * tile of the driver loads it on the thread that runs the task before its
+ * first kernel (task_begin) and releases the tiles after its last (task_end),
+ * so no task relies on what another left in a thread (or on a configuration
+ * another user of AMX in the process loaded or released), and an idle worker
+ * holds no tile state (its context switches save none).
+ *
+ * gcc 12's tile intrinsics are asm statements that do not tell the compiler
+ * which memory they read (_tile_loadd) or read only 8 bytes of the
+ * configuration (_tile_loadconfig): the configuration is therefore a static
+ * constant, and the kernel puts a compiler barrier between filling its edge
+ * buffer and loading tiles from it. */
+
+#if defined(SB_IGEMM_AMX_EMULATE)
+/* Defined by the test that includes this file: C stand-ins that follow each
+ * instruction's documented semantics on the calling thread's emulated tiles. */
+static void amx_emu_loadconfig(const void *cfg);
+static void amx_emu_loadd(int t, const void *base, int64_t stride);
+static void amx_emu_stored(int t, void *base, int64_t stride);
+static void amx_emu_zero(int t);
+static void amx_emu_dpbssd(int dst, int src1, int src2);
+static void amx_emu_release(void);
+#define AMX_TARGET
+#define TILE_CONFIG(cfg) amx_emu_loadconfig(cfg)
+#define TILE_LOAD(t, base, stride) amx_emu_loadd(t, base, stride)
+#define TILE_STORE(t, base, stride) amx_emu_stored(t, base, stride)
+#define TILE_ZERO(t) amx_emu_zero(t)
+#define TILE_DP(d, a, b) amx_emu_dpbssd(d, a, b)
+#define TILE_RELEASE() amx_emu_release()
+#else
+#define AMX_TARGET __attribute__((target("amx-tile,amx-int8")))
+#define TILE_CONFIG(cfg) _tile_loadconfig(cfg)
+#define TILE_LOAD(t, base, stride) _tile_loadd(t, base, stride)
+#define TILE_STORE(t, base, stride) _tile_stored(t, base, stride)
+#define TILE_ZERO(t) _tile_zero(t)
+#define TILE_DP(d, a, b) _tile_dpbssd(d, a, b)
+#define TILE_RELEASE() _tile_release()
+#endif
+#define AMX_BARRIER() __asm__ volatile("" ::: "memory")
+
+#if defined(__x86_64__)
+#define AMX_PACK_TARGET VNNI_TARGET /* the B packer's transpose */
+#else
+#define AMX_PACK_TARGET
+#endif
+
+#define AM_MR 32
+#define AM_NR 32
+#define AM_KG 64                     /* k values per group: one A tile row */
+#define AM_GROUP (AM_MR * AM_KG)     /* bytes of one k group of a panel (A or B) */
+#define AM_TILE 1024                 /* bytes of one 16 x 64-byte tile */
+
+/* LDTILECFG's 64-byte operand, palette 1: tiles 0-7 of 16 rows x 64 bytes,
+ * 8-15 unused (0); reserved bytes 0. */
+typedef struct amx_tilecfg {
+    uint8_t palette_id;
+    uint8_t start_row;
+    uint8_t reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} amx_tilecfg;
+_Static_assert(sizeof(amx_tilecfg) == 64, "LDTILECFG reads 64 bytes");
+_Static_assert(offsetof(amx_tilecfg, colsb) == 16 && offsetof(amx_tilecfg, rows) == 48,
+               "the LDTILECFG layout");
+
+static const amx_tilecfg g_amx_cfg __attribute__((aligned(64))) = {
+    1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+
+/* A panel: per k group g, 32 rows of 64 bytes, the row's k in [64g, 64g + 64)
+ * as they are: byte g*2048 + r*64 + u = a[r][64g + u]; 0 past K and in the rows
+ * past count. Tile tmm4 is bytes [0, 1024) of a group, tmm5 [1024, 2048). */
+static void amx_pack_a(const int8_t *src, int64_t ld, int64_t count, int64_t K, void *dst,
+                       int32_t *bias) {
+    (void)bias;
+    uint8_t *d = dst;
+    int64_t ng = (K + AM_KG - 1) / AM_KG;
+    for (int64_t r = 0; r < AM_MR; r++)
+        for (int64_t g = 0; g < ng; g++) {
+            uint8_t *row = d + g * AM_GROUP + r * AM_KG;
+            int64_t len = r < count ? (K - g * AM_KG < AM_KG ? K - g * AM_KG : AM_KG) : 0;
+            if (len > 0) memcpy(row, src + r * ld + g * AM_KG, (size_t)len);
+            memset(row + len, 0, (size_t)(AM_KG - len));
+        }
+}
+
+/* B panel: per k group g and half h (columns 16h..16h+15), one tile in the VNNI
+ * layout, 16 rows of k quads: byte g*2048 + h*1024 + t*64 + c*4 + s =
+ * b[16h + c][64g + 4t + s]; 0 past K and in the columns past count. A whole
+ * tile (16 columns, 64 k) is a 16 x 16 transpose of dwords (on x86-64). The
+ * column biases are 0 (signed x signed needs none). */
+AMX_PACK_TARGET static void amx_pack_b(const int8_t *src, int64_t ld, int64_t count, int64_t K,
+                                       void *dst, int32_t *bias) {
+    uint8_t *d = dst;
+    int64_t ng = (K + AM_KG - 1) / AM_KG;
+    for (int64_t h = 0; h < AM_NR / 16; h++) {
+        const int64_t c0 = 16 * h;
+        for (int64_t g = 0; g < ng; g++) {
+            uint8_t *tile = d + g * AM_GROUP + h * AM_TILE;
+#if defined(__x86_64__)
+            if (c0 + 16 <= count && g * AM_KG + AM_KG <= K) {
+                __m512i r[16];
+                for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_si512(src + (c0 + i) * ld + g * AM_KG);
+                transpose16(r); /* dword c of r[t] = dword t of column c0 + c */
+                for (int t = 0; t < 16; t++) _mm512_storeu_si512(tile + t * 64, r[t]);
+                continue;
+            }
+#endif
+            for (int64_t t = 0; t < 16; t++)
+                for (int64_t c = 0; c < 16; c++)
+                    for (int64_t s = 0; s < 4; s++) {
+                        int64_t col = c0 + c, q = g * AM_KG + 4 * t + s;
+                        tile[t * 64 + c * 4 + s] = col < count && q < K ? (uint8_t)src[col * ld + q] : 0;
+                    }
+        }
+    }
+    memset(bias, 0, AM_NR * sizeof(int32_t));
+}
+
+/* The edge of C (mr < 32 or nr < 32) goes through edge[q] (16 x 16 int32, the
+ * quadrant of tile q): in, the valid part of C and zeros elsewhere; out, the
+ * valid part back. */
+static void amx_edge_in(int32_t edge[4][256], const int32_t *c, int64_t ldc, int32_t mr, int32_t nr) {
+    memset(edge, 0, 4 * 256 * sizeof(int32_t));
+    for (int32_t r = 0; r < mr; r++)
+        for (int32_t j = 0; j < nr; j++) edge[(r / 16) * 2 + j / 16][(r % 16) * 16 + j % 16] = c[r * ldc + j];
+}
+
+static void amx_edge_out(int32_t edge[4][256], int32_t *c, int64_t ldc, int32_t mr, int32_t nr) {
+    for (int32_t r = 0; r < mr; r++)
+        for (int32_t j = 0; j < nr; j++) c[r * ldc + j] = edge[(r / 16) * 2 + j / 16][(r % 16) * 16 + j % 16];
+}
+
+/* c[r*ldc + j] (r < mr, j < nr) = (bias ? 0 : c[r*ldc + j]) + the products of ng
+ * k groups (bias is the B packer's, all 0). */
+AMX_TARGET static void amx_kernel(const void *ap, const void *bp, int64_t ng, int32_t *c,
+                                  int64_t ldc, const int32_t *bias, int32_t mr, int32_t nr) {
+    const uint8_t *A = ap;
+    const uint8_t *B = bp;
+    const int full = mr == AM_MR && nr == AM_NR;
+    const int64_t cs = ldc * (int64_t)sizeof(int32_t); /* C's row stride in bytes */
+    int32_t edge[4][256] __attribute__((aligned(64)));
+    if (bias) {
+        TILE_ZERO(0);
+        TILE_ZERO(1);
+        TILE_ZERO(2);
+        TILE_ZERO(3);
+    } else if (full) {
+        TILE_LOAD(0, c, cs);
+        TILE_LOAD(1, c + 16, cs);
+        TILE_LOAD(2, c + 16 * ldc, cs);
+        TILE_LOAD(3, c + 16 * ldc + 16, cs);
+    } else {
+        amx_edge_in(edge, c, ldc, mr, nr);
+        AMX_BARRIER(); /* edge written before the tiles read it */
+        TILE_LOAD(0, edge[0], 64);
+        TILE_LOAD(1, edge[1], 64);
+        TILE_LOAD(2, edge[2], 64);
+        TILE_LOAD(3, edge[3], 64);
+    }
+    for (int64_t g = 0; g < ng; g++) {
+        TILE_LOAD(4, A, 64);
+        TILE_LOAD(5, A + AM_TILE, 64);
+        TILE_LOAD(6, B, 64);
+        TILE_LOAD(7, B + AM_TILE, 64);
+        TILE_DP(0, 4, 6);
+        TILE_DP(1, 4, 7);
+        TILE_DP(2, 5, 6);
+        TILE_DP(3, 5, 7);
+        A += AM_GROUP;
+        B += AM_GROUP;
+    }
+    if (full) {
+        TILE_STORE(0, c, cs);
+        TILE_STORE(1, c + 16, cs);
+        TILE_STORE(2, c + 16 * ldc, cs);
+        TILE_STORE(3, c + 16 * ldc + 16, cs);
+    } else {
+        TILE_STORE(0, edge[0], 64);
+        TILE_STORE(1, edge[1], 64);
+        TILE_STORE(2, edge[2], 64);
+        TILE_STORE(3, edge[3], 64);
+        AMX_BARRIER(); /* the tiles' stores before edge is read */
+        amx_edge_out(edge, c, ldc, mr, nr);
+    }
+}
+
+AMX_TARGET static void amx_task_begin(void) { TILE_CONFIG(&g_amx_cfg); }
+AMX_TARGET static void amx_task_end(void) { TILE_RELEASE(); }
+
+/* k blocks of 1024 (a 32 KiB A panel stays in L1 while B panels stream from
+ * L2), task tiles of 128 x 256. First choices, not yet measured on an AMX
+ * machine (bench/igemm_bench.c). */
+static const ig_kind g_amx = {AM_MR, AM_NR, AM_KG, 1, 1024, 128, 256,
+                              amx_pack_a, amx_pack_b, amx_kernel, amx_task_begin, amx_task_end};
+
+#endif /* IG_AMX_CODE */
 
 /* ---- entry ---------------------------------------------------------------------- */
 
@@ -696,6 +998,9 @@ sb_status sb_cpu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int6
 #if defined(__x86_64__)
     case IG_VNNI: return run_blocked(&g, &g_vnni, "avx512vnni");
     case IG_AVX2: return run_blocked(&g, &g_avx2, "avx2");
+#endif
+#if IG_AMX_CODE
+    case IG_AMX: return run_blocked(&g, &g_amx, "amx");
 #endif
     default: run_scalar(&g); return SB_OK;
     }

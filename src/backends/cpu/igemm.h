@@ -42,11 +42,14 @@ void sb_cpu_igemm_release_scratch(void);
  * one makes small shapes go through several super-blocks of A and of B. */
 void sb_cpu_igemm_pack_budget_for_tests(int64_t bytes);
 
-/* Which path sb_cpu_igemm_s8 takes on this machine: "avx512vnni", "avx2", or "scalar".
- * SAMEBITS_CPU_IGEMM=scalar|avx2|avx512vnni forces one (refused by name if the CPU lacks it:
- * then the function returns SB_ERR_BACKEND_UNAVAILABLE). While the variable names a path
- * that this CPU lacks, or no path, this returns "refused". Unset or empty: the fastest
- * path present (on other than x86-64, always "scalar"). */
+/* Which path sb_cpu_igemm_s8 takes on this machine: "amx", "avx512vnni", "avx2", or
+ * "scalar". SAMEBITS_CPU_IGEMM=scalar|avx2|avx512vnni|amx forces one (refused by name if the
+ * CPU lacks it: then the function returns SB_ERR_BACKEND_UNAVAILABLE). While the variable
+ * names a path that this CPU lacks, or no path, this returns "refused". Unset or empty: the
+ * fastest path present, in the order amx, avx512vnni, avx2, scalar (on other than x86-64,
+ * always "scalar"). amx is present where the CPU has AMX-TILE, AMX-INT8 and AVX-512 VNNI and
+ * Linux grants the process the AMX tile state: the first call that looks for it asks for
+ * that grant (arch_prctl ARCH_REQ_XCOMP_PERM, once, for the whole process). */
 const char *sb_cpu_igemm_path(void);
 
 #endif
