@@ -164,11 +164,17 @@ fi
 if [ "${SKIP_GEMM_BENCH:-0}" != 1 ]; then
   say "gemm bench"
   make -j"$J" CUDA=1 bench-gemm >"$EV/build-gemm-bench.log" 2>&1
+  make -j"$J" bench-gemm >>"$EV/build-gemm-bench.log" 2>&1
   PYTHONUNBUFFERED=1 timeout 1200 python3 bench/gemm_bench.py --devices cuda,opencl --peers torch,cupy \
     --reps ${GEMM_REPS:-5} --out "$EV/gemm-gpu.json" >"$EV/gemm-gpu.txt" 2>&1
   summary "gemm gpu: $(grep -c '^samebits' "$EV/gemm-gpu.txt") samebits rows; $(grep 'identical across' "$EV/gemm-gpu.txt")"
+  # the host's exact int8 product on every path it has (AMX where the Xeon has it), then its speed
+  timeout 300 build/sb_unit igemm >"$EV/igemm-unit.txt" 2>&1; rc=$?
+  summary "host igemm unit (every path vs the scalar reference): rc $rc; $(grep -E 'amx|path' "$EV/igemm-unit.txt" | head -3 | tr '\n' ' ')"
+  [ $rc = 0 ] || FAIL=1
+  make -j"$J" build/igemm_bench >/dev/null 2>&1 && timeout 300 build/igemm_bench >"$EV/igemm-bench.txt" 2>&1
   PYTHONUNBUFFERED=1 timeout 900 python3 bench/gemm_bench.py --devices cpu --peers numpy --sizes ${GEMM_CPU_SIZES:-1024,4096} \
-    --tall 0 --reps 3 --out "$EV/gemm-cpu.json" >"$EV/gemm-cpu.txt" 2>&1
+    --tall 0 --reps 3 --exe build/gemm_bench --out "$EV/gemm-cpu.json" >"$EV/gemm-cpu.txt" 2>&1
   summary "gemm cpu ($J cores): $(grep -E '^(samebits|peer)' "$EV/gemm-cpu.txt" | sed 's/"c_sha256".*//' | tr '\n' ' ' | cut -c1-600)"
   cp "$EV/gemm-gpu.json" "$EV/gemm-cpu.json" "$OUT/" 2>/dev/null
 fi
