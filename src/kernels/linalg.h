@@ -45,7 +45,7 @@
 #define SB_OZ_SMIN 4        /* digits of an operand: 4 (31-bit integers) .. 8 (63-bit) */
 #define SB_OZ_SMAX 8
 #define SB_OZ_WMAX (2 * SB_OZ_SMAX - 1) /* weights w = i + j: at most 15 */
-#define SB_OZ_ACC_BYTES 16  /* an exact total: 16 low bytes and a signed top (sb_oz_acc) */
+#define SB_OZ_ACC_LIMBS 4   /* an exact total: 4 low 32-bit limbs and a signed top (sb_oz_acc) */
 #define SB_OZ_KPAD 16       /* each pass's K is padded with zero digits to a multiple of this */
 #define SB_OZ_QNAN 0x7fc00000u
 
@@ -145,63 +145,59 @@ SB_FN sb_i64 sb_oz_fixed(sb_u32 u, sb_i32 sigma, int S) {
 SB_FN sb_u8 sb_oz_byte(sb_i32 d) { return (sb_u8)(d & 255); }
 SB_FN sb_i32 sb_oz_unbyte(sb_u8 b) { return (sb_i32)b - (((sb_i32)b & 128) << 1); }
 
-/* An exact total: top * 2^128 + sum_w b[w] * 2^(8w), b[w] in 0..255. |T| stays
- * below K * 2^124 <= 2^155 for the largest operands, so top is small. */
+/* An exact total: top * 2^128 + sum_L l[L] * 2^(32L). |T| stays below
+ * K * 2^124 <= 2^155 for the largest operands, so top is small. Four 32-bit
+ * limbs (not bytes) so that a GPU keeps them in registers. */
 typedef struct sb_oz_acc {
-    sb_u8 b[SB_OZ_ACC_BYTES];
+    sb_u32 l[4];
     sb_i64 top;
 } sb_oz_acc;
 
-/* *a := sum_{w < nw} d[w] * 2^(8w) (|d[w]| < 2^62), normalized by carries. */
+/* *a := sum_{w < nw} d[w] * 2^(8w) for one pass's parts (|d[w]| < 2^31),
+ * normalized by carries: four parts land in a limb, below 2^57 in all. */
 SB_FN void sb_oz_acc_from(const sb_i64 *d, int nw, sb_oz_acc *a) {
     sb_i64 c = 0;
-    for (int w = 0; w < SB_OZ_ACC_BYTES; w++) {
-        const sb_i64 t = (w < nw ? d[w] : 0) + c;
-        const sb_i64 byte = t & 255;
-        a->b[w] = (sb_u8)byte;
-        c = (t - byte) / 256; /* exact */
+    for (int L = 0; L < 4; L++) {
+        sb_i64 t = c;
+        for (int q = 0; q < 4; q++) {
+            const int w = 4 * L + q;
+            if (w < nw) t += d[w] * (((sb_i64)1) << (8 * q));
+        }
+        const sb_i64 low = t & 0xffffffff;
+        a->l[L] = (sb_u32)low;
+        c = (t - low) / 4294967296; /* exact */
     }
     a->top = c;
 }
 
 /* *a += *x, both normalized. */
 SB_FN void sb_oz_acc_add(sb_oz_acc *a, const sb_oz_acc *x) {
-    sb_u32 c = 0u;
-    for (int w = 0; w < SB_OZ_ACC_BYTES; w++) {
-        const sb_u32 t = (sb_u32)a->b[w] + (sb_u32)x->b[w] + c;
-        a->b[w] = (sb_u8)(t & 255u);
-        c = t >> 8;
+    sb_u64 c = 0u;
+    for (int L = 0; L < 4; L++) {
+        const sb_u64 t = (sb_u64)a->l[L] + (sb_u64)x->l[L] + c;
+        a->l[L] = (sb_u32)(t & 0xffffffffu);
+        c = t >> 32;
     }
     a->top = a->top + x->top + (sb_i64)c;
 }
 
-/* floor(V / 2^s) of the magnitude V = mtop * 2^128 + sum mag[w] 2^(8w), s >= 0,
- * and whether V mod 2^s is nonzero; the caller knows the quotient is below 2^62. */
-SB_FN sb_u64 sb_oz_mag_shr(const sb_u8 *mag, sb_u64 mtop, int s, int *sticky) {
+/* floor(V / 2^s) of the magnitude V = mtop * 2^128 + sum mag[L] 2^(32L),
+ * s >= 0, and whether V mod 2^s is nonzero; the caller knows the quotient is
+ * below 2^62. */
+SB_FN sb_u64 sb_oz_mag_shr(const sb_u32 *mag, sb_u64 mtop, int s, int *sticky) {
     sb_u64 q = 0u;
     int st = 0;
-    for (int w = 0; w < SB_OZ_ACC_BYTES; w++) {
-        const int pos = 8 * w;
-        const sb_u32 v = mag[w];
+    for (int L = 0; L < 5; L++) {
+        const int pos = 32 * L;
+        const sb_u64 v = L < 4 ? (sb_u64)mag[L] : mtop;
         if (v == 0u) continue;
-        if (pos + 8 <= s) {
-            st = 1;
-        } else if (pos < s) {
-            q += (sb_u64)(v >> (s - pos));
-            if (v & ((1u << (s - pos)) - 1u)) st = 1;
-        } else if (pos - s < 64) {
-            q += (sb_u64)v << (pos - s);
-        }
-    }
-    if (mtop != 0u) {
-        const int pos = 8 * SB_OZ_ACC_BYTES;
         if (pos >= s) {
-            if (pos - s < 64) q += mtop << (pos - s);
+            if (pos - s < 64) q += v << (pos - s);
         } else if (s - pos >= 64) {
             st = 1;
         } else {
-            q += mtop >> (s - pos);
-            if (mtop & ((((sb_u64)1) << (s - pos)) - 1u)) st = 1;
+            q += v >> (s - pos);
+            if (v & ((((sb_u64)1) << (s - pos)) - 1u)) st = 1;
         }
     }
     *sticky = st;
@@ -212,28 +208,28 @@ SB_FN sb_u64 sb_oz_mag_shr(const sb_u8 *mag, sb_u64 mtop, int s, int *sticky) {
  * with gradual underflow and overflow to infinity; an exact zero is +0, a
  * nonzero value that rounds to zero keeps its sign. */
 SB_FN sb_u32 sb_oz_round(const sb_oz_acc *a, sb_i32 S) {
-    sb_u8 mag[SB_OZ_ACC_BYTES];
+    sb_u32 mag[4];
     sb_u64 mtop;
     sb_u32 sign = 0u;
     if (a->top < 0) {
-        /* -T = ~T + 1 over the bytes, the top inverted */
+        /* -T = ~T + 1 over the limbs, the top inverted */
         sign = 0x80000000u;
-        sb_u32 c = 1u;
-        for (int w = 0; w < SB_OZ_ACC_BYTES; w++) {
-            const sb_u32 x = (255u - (sb_u32)a->b[w]) + c;
-            mag[w] = (sb_u8)(x & 255u);
-            c = x >> 8;
+        sb_u64 c = 1u;
+        for (int L = 0; L < 4; L++) {
+            const sb_u64 x = (sb_u64)(~a->l[L]) + c;
+            mag[L] = (sb_u32)(x & 0xffffffffu);
+            c = x >> 32;
         }
-        mtop = (sb_u64)(-(a->top + 1)) + (sb_u64)c;
+        mtop = (sb_u64)(-(a->top + 1)) + c;
     } else {
-        for (int w = 0; w < SB_OZ_ACC_BYTES; w++) mag[w] = a->b[w];
+        for (int L = 0; L < 4; L++) mag[L] = a->l[L];
         mtop = (sb_u64)a->top;
     }
     int len = 0;
-    if (mtop != 0u) len = 8 * SB_OZ_ACC_BYTES + sb_oz_bitlen64(mtop);
+    if (mtop != 0u) len = 128 + sb_oz_bitlen64(mtop);
     else
-        for (int w = SB_OZ_ACC_BYTES - 1; w >= 0 && len == 0; w--)
-            if (mag[w] != 0u) len = 8 * w + sb_oz_bitlen64((sb_u64)mag[w]);
+        for (int L = 3; L >= 0; L--)
+            if (len == 0 && mag[L] != 0u) len = 32 * L + sb_oz_bitlen64((sb_u64)mag[L]);
     if (len == 0) return 0u;
     const sb_i32 E = (sb_i32)(len - 1) - S; /* the value's leading exponent */
     if (E > 127) return sign | 0x7f800000u;

@@ -322,6 +322,8 @@ void sb_gemm_ws_release(sb_device *d, sb_gemm_ws *ws) {
 }
 
 static int64_t groups_of(const sb_device *d, int64_t items) { return (items + d->wg - 1) / d->wg; }
+/* The grid's second dimension: its kernels stride past 65535 (CUDA's limit there). */
+static int64_t rows_of(int64_t items) { return items < 65535 ? (items > 0 ? items : 1) : 65535; }
 
 /* Stage 0 of one operand on d: magnitudes, flags, the largest spread into spread[slot]. */
 static sb_status stats_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
@@ -346,9 +348,12 @@ static sb_status split_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs
                           sb_dbuf *planes) {
     const int64_t off = 0;
     const int32_t lfast = ls == 1 && qs != 1;
-    return SB_LAUNCH(d, SB_KL_kl_split, groups_of(d, nlines * kp), 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
-                     SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(kp), SB_ARG(S), SB_ARG(kc), SB_ARG(mb->h),
-                     SB_ARG(sig->h), SB_ARG(planes->h), SB_ARG(reverse), SB_ARG(lfast));
+    int32_t kshift = 0;
+    while (((int64_t)1 << kshift) < kc) kshift++;
+    return SB_LAUNCH(d, SB_KL_kl_split, lfast ? groups_of(d, nlines) : groups_of(d, kp), lfast ? rows_of(kp) : rows_of(nlines),
+                     0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(kp),
+                     SB_ARG(S), SB_ARG(kshift), SB_ARG(mb->h), SB_ARG(sig->h), SB_ARG(planes->h), SB_ARG(reverse),
+                     SB_ARG(lfast));
 }
 
 /* One int8 product of stage 3: the vendor's where d has one, else the portable kernel. */
@@ -393,7 +398,7 @@ sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const
         (st = sb_device_ensure(d, &ws->planes_b, (size_t)(sbd * kp * n) + 16, "gemm digits")) != SB_OK ||
         (st = sb_device_ensure(d, &ws->parts, sizeof(int32_t) * (size_t)(nw * plane), "gemm parts")) != SB_OK)
         return st;
-    if (npass > 1 && ((st = sb_device_ensure(d, &ws->accb, SB_OZ_ACC_BYTES * (size_t)mn, "gemm totals")) != SB_OK ||
+    if (npass > 1 && ((st = sb_device_ensure(d, &ws->accb, 4 * SB_OZ_ACC_LIMBS * (size_t)mn, "gemm totals")) != SB_OK ||
                       (st = sb_device_ensure(d, &ws->acct, 8 * (size_t)mn, "gemm totals")) != SB_OK))
         return st;
     if ((st = split_on(d, a, als, aqs, m, k, kp, sa, kc, 0, &ws->mb_a, &ws->sig_a, &ws->planes_a)) != SB_OK ||
@@ -425,13 +430,13 @@ sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const
             }
         }
         const int32_t mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
-        if ((st = SB_LAUNCH(d, SB_KL_kl_combine, groups_of(d, mn), 1, 0, SB_ARG(ws->parts.h), SB_ARG(m), SB_ARG(n),
+        if ((st = SB_LAUNCH(d, SB_KL_kl_combine, groups_of(d, n), rows_of(m), 0, SB_ARG(ws->parts.h), SB_ARG(m), SB_ARG(n),
                             SB_ARG(plane), SB_ARG(nw), SB_ARG(mode), SB_ARG(accb->h), SB_ARG(acct->h),
                             SB_ARG(ws->sig_a.h), SB_ARG(ws->sig_b.h), SB_ARG(c->h))) != SB_OK)
             return st;
     }
     const int64_t off = 0;
-    return SB_LAUNCH(d, SB_KL_kl_special, groups_of(d, mn), 1, 0, SB_ARG(a->h), SB_ARG(off), SB_ARG(als), SB_ARG(aqs),
+    return SB_LAUNCH(d, SB_KL_kl_special, groups_of(d, n), rows_of(m), 0, SB_ARG(a->h), SB_ARG(off), SB_ARG(als), SB_ARG(aqs),
                      SB_ARG(b->h), SB_ARG(off), SB_ARG(bls), SB_ARG(bqs), SB_ARG(k), SB_ARG(m), SB_ARG(n),
                      SB_ARG(ws->flag_a.h), SB_ARG(ws->flag_b.h), SB_ARG(c->h));
 }

@@ -96,21 +96,20 @@ SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 l
     }
 }
 
-/* The S digit planes of every line: work-item i writes one element's digits
- * (zeros for the padding q >= K); element (l, q) is i = l*Kp + q, or, when
- * lfast (lines one element apart, so neighbouring lines are neighbours in
- * memory), i = q*nlines + l, which keeps the reads coalesced. The line's
- * scale goes to sigma[l] from its q = 0 work-item. */
-SB_KERNEL void kl_split(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
-                        sb_i64 Kp, sb_i32 S, sb_i64 kc, SB_GLOBAL const sb_i32 *mb, SB_GLOBAL sb_i32 *sigma,
-                        SB_GLOBAL sb_u8 *planes, sb_i32 reverse, sb_i32 lfast) {
-    const sb_i64 i = sb_global_id(0);
-    if (i >= nlines * Kp) return;
-    const sb_i64 l = lfast ? i % nlines : i / Kp, q = lfast ? i / nlines : i % Kp;
+/* The S digit planes of every line, one element's digits a work-item (zeros
+ * for the padding q >= K). The grid is 2-D and strides over what its second
+ * dimension cannot hold (a GPU's grid is short there): q along dimension 0
+ * and lines along 1, or, when lfast (lines one element apart, so that
+ * neighbouring lines are neighbours in memory), lines along 0 and q along 1,
+ * which keeps the reads coalesced. kshift = log2 of the pass length (a power
+ * of two). The line's scale goes to sigma[l] from its q = 0 work-item. */
+SB_FN void kl_split_one(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 K, sb_i64 Kp, sb_i32 S,
+                        sb_i32 kshift, SB_GLOBAL const sb_i32 *mb, SB_GLOBAL sb_i32 *sigma, SB_GLOBAL sb_u8 *planes,
+                        sb_i32 reverse, sb_i64 l, sb_i64 q) {
     const sb_i32 sg = sb_oz_sigma((sb_u32)mb[l], S);
     if (q == 0) sigma[l] = sg;
     const sb_i64 v = q < K ? sb_oz_fixed(sb_f2u(x[off + l * ls + q * qs]), sg, S) : 0;
-    const sb_i64 c = q / kc, r = q - c * kc;
+    const sb_i64 kc = ((sb_i64)1) << kshift, c = q >> kshift, r = q - (c << kshift);
     const sb_i64 lc = Kp - c * kc < kc ? Kp - c * kc : kc;
     SB_GLOBAL sb_u8 *line = planes + l * S * Kp + S * c * kc + r;
     sb_i64 t = v;
@@ -119,6 +118,21 @@ SB_KERNEL void kl_split(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 
         t = (t - d) / 256;
         const int seg = reverse ? S - 1 - dq : dq;
         line[seg * lc] = sb_oz_byte(d);
+    }
+}
+
+SB_KERNEL void kl_split(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
+                        sb_i64 Kp, sb_i32 S, sb_i32 kshift, SB_GLOBAL const sb_i32 *mb, SB_GLOBAL sb_i32 *sigma,
+                        SB_GLOBAL sb_u8 *planes, sb_i32 reverse, sb_i32 lfast) {
+    const sb_i64 a0 = sb_global_id(0), step = sb_global_size(1);
+    if (lfast) {
+        if (a0 >= nlines) return;
+        for (sb_i64 q = sb_global_id(1); q < Kp; q += step)
+            kl_split_one(x, off, ls, qs, K, Kp, S, kshift, mb, sigma, planes, reverse, a0, q);
+    } else {
+        if (a0 >= Kp) return;
+        for (sb_i64 l = sb_global_id(1); l < nlines; l += step)
+            kl_split_one(x, off, ls, qs, K, Kp, S, kshift, mb, sigma, planes, reverse, l, a0);
     }
 }
 
@@ -170,14 +184,12 @@ SB_KERNEL void kl_igemm(SB_GLOBAL const sb_u8 *a, sb_i64 aoff, sb_i64 lda, SB_GL
 
 /* One pass's nw weighted sums (d[w*plane + i*n + j]) into element (i, j):
  * mode 0: the only pass, rounded into c; 1: the first of several, into the
- * exact total (accb: 16 bytes an element, acct: its top); 2: a middle one,
+ * exact total (accb: 4 limbs an element, acct: its top); 2: a middle one,
  * added to it; 3: the last, added and rounded into c. */
-SB_KERNEL void kl_combine(SB_GLOBAL const sb_i32 *d, sb_i64 m, sb_i64 n, sb_i64 plane, sb_i32 nw, sb_i32 mode,
-                          SB_GLOBAL sb_u8 *accb, SB_GLOBAL sb_i64 *acct, SB_GLOBAL const sb_i32 *sa,
-                          SB_GLOBAL const sb_i32 *sb, SB_GLOBAL float *c) {
-    const sb_i64 e = sb_global_id(0);
-    if (e >= m * n) return;
-    const sb_i64 i = e / n, j = e - i * n;
+SB_FN void kl_combine_one(SB_GLOBAL const sb_i32 *d, sb_i64 n, sb_i64 plane, sb_i32 nw, sb_i32 mode,
+                           SB_GLOBAL sb_u32 *accb, SB_GLOBAL sb_i64 *acct, SB_GLOBAL const sb_i32 *sa,
+                           SB_GLOBAL const sb_i32 *sb, SB_GLOBAL float *c, sb_i64 i, sb_i64 j) {
+    const sb_i64 e = i * n + j;
     const sb_i32 S = sa[i] + sb[j];
 #if defined(SB_ARM_GEMM_FMA) || defined(SB_ARM_FLOAT_ATOMIC)
     /* arms (mode 0 only): the parts as floats, summed in float */
@@ -214,12 +226,12 @@ SB_KERNEL void kl_combine(SB_GLOBAL const sb_i32 *d, sb_i64 m, sb_i64 n, sb_i64 
     sb_oz_acc_from(dv, nw, &t);
     if (mode >= 2) {
         sb_oz_acc prev;
-        for (int w = 0; w < SB_OZ_ACC_BYTES; w++) prev.b[w] = accb[e * SB_OZ_ACC_BYTES + w];
+        for (int L = 0; L < SB_OZ_ACC_LIMBS; L++) prev.l[L] = accb[e * SB_OZ_ACC_LIMBS + L];
         prev.top = acct[e];
         sb_oz_acc_add(&t, &prev);
     }
     if (mode == 1 || mode == 2) {
-        for (int w = 0; w < SB_OZ_ACC_BYTES; w++) accb[e * SB_OZ_ACC_BYTES + w] = t.b[w];
+        for (int L = 0; L < SB_OZ_ACC_LIMBS; L++) accb[e * SB_OZ_ACC_LIMBS + L] = t.l[L];
         acct[e] = t.top;
         return;
     }
@@ -227,17 +239,27 @@ SB_KERNEL void kl_combine(SB_GLOBAL const sb_i32 *d, sb_i64 m, sb_i64 n, sb_i64 
 #endif
 }
 
+/* Columns along the grid's dimension 0, rows along 1 (striding past its length). */
+SB_KERNEL void kl_combine(SB_GLOBAL const sb_i32 *d, sb_i64 m, sb_i64 n, sb_i64 plane, sb_i32 nw, sb_i32 mode,
+                          SB_GLOBAL sb_u32 *accb, SB_GLOBAL sb_i64 *acct, SB_GLOBAL const sb_i32 *sa,
+                          SB_GLOBAL const sb_i32 *sb, SB_GLOBAL float *c) {
+    const sb_i64 j = sb_global_id(0), step = sb_global_size(1);
+    if (j >= n) return;
+    for (sb_i64 i = sb_global_id(1); i < m; i += step) kl_combine_one(d, n, plane, nw, mode, accb, acct, sa, sb, c, i, j);
+}
+
 /* Elements whose row of op(A) or column of op(B) holds a NaN or an infinity
  * get the special result (kernels/linalg.h) in place of the integer one. */
 SB_KERNEL void kl_special(SB_GLOBAL const float *a, sb_i64 aoff, sb_i64 als, sb_i64 aqs, SB_GLOBAL const float *b,
                           sb_i64 boff, sb_i64 bls, sb_i64 bqs, sb_i64 K, sb_i64 m, sb_i64 n,
                           SB_GLOBAL const sb_i32 *fa, SB_GLOBAL const sb_i32 *fb, SB_GLOBAL float *c) {
-    const sb_i64 e = sb_global_id(0);
-    if (e >= m * n) return;
-    const sb_i64 i = e / n, j = e - i * n;
-    if (!fa[i] && !fb[j]) return;
-    const sb_u32 s = sb_oz_special(a, aoff + i * als, aqs, b, boff + j * bls, bqs, K);
-    if (s != 0u) c[e] = sb_u2f(s);
+    const sb_i64 j = sb_global_id(0), step = sb_global_size(1);
+    if (j >= n) return;
+    for (sb_i64 i = sb_global_id(1); i < m; i += step) {
+        if (!fa[i] && !fb[j]) continue;
+        const sb_u32 s = sb_oz_special(a, aoff + i * als, aqs, b, boff + j * bls, bqs, K);
+        if (s != 0u) c[i * n + j] = sb_u2f(s);
+    }
 }
 
 /* the other operations of the program, each in its own source */
