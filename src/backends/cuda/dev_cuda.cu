@@ -35,7 +35,31 @@ struct cuda_impl {
     int32_t nk;
     size_t *static_local; /* per kernel: its own shared memory */
     cublasHandle_t blas;  /* made at the first integer product */
+    /* SAMEBITS_CUDA_TIMING=1: each launch timed by events (synchronously), by kernel */
+    double *ms;
+    int64_t *calls;
+    double blas_ms;
+    int64_t blas_calls;
 };
+
+/* Event-timed f() when timing; the elapsed milliseconds into *acc. */
+template <typename F> cudaError_t timed(sb_device *d, double *acc, int64_t *calls, F f) {
+    if (!d->timing) return f();
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaEventRecord(a, 0);
+    cudaError_t e = f();
+    cudaEventRecord(b, 0);
+    cudaEventSynchronize(b);
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, a, b);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    *acc += ms;
+    ++*calls;
+    return e;
+}
 
 /* cuBLAS, opened at the first integer product (dlopen: a CUDA build runs, on
  * the portable integer kernel, where the library is absent, and processes
@@ -87,6 +111,17 @@ void cu_close(sb_device *d) {
     cuda_impl *c = (cuda_impl *)d->impl;
     if (!c) return;
     cudaDeviceSynchronize();
+    if (d->timing && c->ms) {
+        for (int32_t i = 0; i < c->nk; i++)
+            if (c->calls[i])
+                fprintf(stderr, "cuda timing: %-22s %8lld launches %10.3f ms\n", sb_device_kernel_name(d->prog, i),
+                        (long long)c->calls[i], c->ms[i]);
+        if (c->blas_calls)
+            fprintf(stderr, "cuda timing: %-22s %8lld calls    %10.3f ms\n", "cublasGemmEx (int8)",
+                    (long long)c->blas_calls, c->blas_ms);
+    }
+    sb_free(c->ms);
+    sb_free(c->calls);
     if (c->blas) g_blas.destroy(c->blas);
     sb_free(c->static_local);
     sb_free(c);
@@ -107,6 +142,9 @@ sb_status cu_open(sb_device *d) {
            : d->prog == SB_PROG_CORE   ? sb_cuda_core_kernels
                                        : sb_cuda_linalg_kernels;
     c->nk = (int32_t)sb_program_kernels(d->prog);
+    c->ms = (double *)sb_calloc((size_t)c->nk, sizeof(double));
+    c->calls = (int64_t *)sb_calloc((size_t)c->nk, sizeof(int64_t));
+    if (!c->ms || !c->calls) return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     if (!(c->static_local = (size_t *)sb_calloc((size_t)c->nk, sizeof(size_t))))
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "cuda: out of memory");
     int dev = 0;
@@ -160,7 +198,9 @@ sb_status cu_launch(sb_device *d, int32_t k, int64_t g0, int64_t g1, size_t dyn_
     void *argv[40];
     if (nargs > 40) return sb_fail(SB_ERR_INTERNAL, "cuda: %d kernel arguments", (int)nargs);
     for (int32_t i = 0; i < nargs; i++) argv[i] = (void *)args[i].p;
-    cudaError_t e = cudaLaunchKernel(c->k[k], dim3((unsigned)g0, (unsigned)g1), dim3((unsigned)d->wg), argv, dyn_local, 0);
+    cudaError_t e = timed(d, &c->ms[k], &c->calls[k], [&] {
+        return cudaLaunchKernel(c->k[k], dim3((unsigned)g0, (unsigned)g1), dim3((unsigned)d->wg), argv, dyn_local, 0);
+    });
     return e == cudaSuccess ? SB_OK : fail(e, sb_device_kernel_name(d->prog, k));
 }
 
@@ -194,10 +234,13 @@ sb_status cu_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, si
         return sb_fail(SB_ERR_LIMIT, "cuda: integer product of %lld x %lld x %lld", (long long)m, (long long)n,
                        (long long)K);
     const int32_t one = 1, zero = 0;
-    cublasStatus_t s = g_blas.gemm(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one,
-                                    (const char *)b + boff, CUDA_R_8I, (int)ldb, (const char *)a + aoff, CUDA_R_8I,
-                                    (int)lda, &zero, (char *)c + coff, CUDA_R_32I, (int)ldc, CUBLAS_COMPUTE_32I,
-                                    CUBLAS_GEMM_DEFAULT);
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    timed(d, &ci->blas_ms, &ci->blas_calls, [&] {
+        s = g_blas.gemm(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one, (const char *)b + boff,
+                        CUDA_R_8I, (int)ldb, (const char *)a + aoff, CUDA_R_8I, (int)lda, &zero, (char *)c + coff,
+                        CUDA_R_32I, (int)ldc, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+        return cudaSuccess;
+    });
     if (s != CUBLAS_STATUS_SUCCESS)
         return sb_fail(SB_ERR_INTERNAL, "cuda: cublasGemmEx (int8, %lld x %lld x %lld) failed (%d)", (long long)m,
                        (long long)n, (long long)K, (int)s);
