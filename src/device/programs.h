@@ -26,7 +26,9 @@
     X(kc_tree_combine) X(kc_tree_serial) X(kc_sacc_chunks) X(kc_sacc_final)
 
 /* linalg_entry.h: the identical matrix product (src/linalg) */
-#define SB_LINALG_GEMM_KERNELS(X) X(kl_line_scale) X(kl_line_scale_rows) X(kl_split) X(kl_igemm) X(kl_combine) X(kl_special)
+#define SB_LINALG_GEMM_KERNELS(X)                                                                             \
+    X(kl_stats_zero) X(kl_line_scale) X(kl_stats_finish) X(kl_line_scale_rows) X(kl_split) X(kl_split_tiled)  \
+    X(kl_igemm) X(kl_combine) X(kl_special)
 /* linalg_reduce_entry.h: sums, norms, distances, selection */
 #define SB_LINALG_REDUCE_KERNELS(X)
 /* linalg_solve_entry.h: factorizations, solves, eigenvalues, projections */

@@ -316,8 +316,9 @@ done:
 /* ---- the device path ---------------------------------------------------- */
 
 void sb_gemm_ws_release(sb_device *d, sb_gemm_ws *ws) {
-    sb_dbuf *all[] = {&ws->mb_a,     &ws->sig_a,    &ws->flag_a, &ws->mb_b, &ws->sig_b, &ws->flag_b,
-                      &ws->spread,   &ws->planes_a, &ws->planes_b, &ws->parts, &ws->accb, &ws->acct};
+    sb_dbuf *all[] = {&ws->mb_a,  &ws->sig_a, &ws->flag_a,   &ws->mb_b,     &ws->sig_b, &ws->flag_b, &ws->spread,
+                      &ws->sum_a, &ws->cnt_a, &ws->sum_b,    &ws->cnt_b,    &ws->planes_a, &ws->planes_b,
+                      &ws->parts, &ws->accb,  &ws->acct};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
 }
 
@@ -327,19 +328,26 @@ static int64_t rows_of(int64_t items) { return items < 65535 ? (items > 0 ? item
 
 /* Stage 0 of one operand on d: magnitudes, flags, the largest spread into spread[slot]. */
 static sb_status stats_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
-                          sb_dbuf *mb, sb_dbuf *flag, sb_dbuf *spread, int32_t slot) {
+                          sb_dbuf *mb, sb_dbuf *flag, sb_dbuf *sum, sb_dbuf *cnt, sb_dbuf *spread, int32_t slot) {
     const int64_t off = 0;
     const int32_t zero = 0;
     sb_status st = sb_device_write(d, spread, 4 * (size_t)slot, &zero, 4, "gemm spread");
     if (st != SB_OK) return st;
-    /* contiguous lines: a work-group a line; strided ones: a work-item a line,
-     * neighbouring work-items on neighbouring lines */
-    return qs == 1 ? SB_LAUNCH(d, SB_KL_kl_line_scale_rows, nlines, 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
-                               SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h), SB_ARG(spread->h),
-                               SB_ARG(slot))
-                   : SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), 1, 0, SB_ARG(x->h), SB_ARG(off),
-                               SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h),
-                               SB_ARG(spread->h), SB_ARG(slot));
+    /* long contiguous lines: a work-group a line */
+    if (qs == 1 && k >= 1024)
+        return SB_LAUNCH(d, SB_KL_kl_line_scale_rows, nlines, 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
+                         SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h), SB_ARG(spread->h), SB_ARG(slot));
+    /* lines far apart, or short: a work-item a line and a chunk, neighbours on neighbouring lines */
+    if ((st = SB_LAUNCH(d, SB_KL_kl_stats_zero, groups_of(d, nlines), 1, 0, SB_ARG(nlines), SB_ARG(mb->h),
+                        SB_ARG(flag->h), SB_ARG(sum->h), SB_ARG(cnt->h))) != SB_OK)
+        return st;
+    const int64_t chunks = (k + 127) / 128;
+    if (k > 0 && (st = SB_LAUNCH(d, SB_KL_kl_line_scale, groups_of(d, nlines), rows_of(chunks), 0, SB_ARG(x->h),
+                                 SB_ARG(off), SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h),
+                                 SB_ARG(flag->h), SB_ARG(sum->h), SB_ARG(cnt->h))) != SB_OK)
+        return st;
+    return SB_LAUNCH(d, SB_KL_kl_stats_finish, groups_of(d, nlines), 1, 0, SB_ARG(nlines), SB_ARG(mb->h),
+                     SB_ARG(sum->h), SB_ARG(cnt->h), SB_ARG(spread->h), SB_ARG(slot));
 }
 
 /* Stages 1 and 2 of one operand on d. */
@@ -347,13 +355,15 @@ static sb_status split_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs
                           int64_t kp, int32_t S, int64_t kc, int32_t reverse, const sb_dbuf *mb, sb_dbuf *sig,
                           sb_dbuf *planes) {
     const int64_t off = 0;
-    const int32_t lfast = ls == 1 && qs != 1;
     int32_t kshift = 0;
     while (((int64_t)1 << kshift) < kc) kshift++;
-    return SB_LAUNCH(d, SB_KL_kl_split, lfast ? groups_of(d, nlines) : groups_of(d, kp), lfast ? rows_of(kp) : rows_of(nlines),
-                     0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(kp),
-                     SB_ARG(S), SB_ARG(kshift), SB_ARG(mb->h), SB_ARG(sig->h), SB_ARG(planes->h), SB_ARG(reverse),
-                     SB_ARG(lfast));
+    if (ls == 1 && qs != 1) /* lines far apart: tiles through local memory */
+        return SB_LAUNCH(d, SB_KL_kl_split_tiled, (kp + 31) / 32, rows_of((nlines + 31) / 32), 0, SB_ARG(x->h),
+                         SB_ARG(off), SB_ARG(ls), SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(kp), SB_ARG(S),
+                         SB_ARG(kshift), SB_ARG(mb->h), SB_ARG(sig->h), SB_ARG(planes->h), SB_ARG(reverse));
+    return SB_LAUNCH(d, SB_KL_kl_split, groups_of(d, kp), rows_of(nlines), 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
+                     SB_ARG(qs), SB_ARG(nlines), SB_ARG(k), SB_ARG(kp), SB_ARG(S), SB_ARG(kshift), SB_ARG(mb->h),
+                     SB_ARG(sig->h), SB_ARG(planes->h), SB_ARG(reverse));
 }
 
 /* One int8 product of stage 3: the vendor's where d has one, else the portable kernel. */
@@ -380,13 +390,17 @@ sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const
         (st = sb_device_ensure(d, &ws->mb_b, 4 * (size_t)n, "gemm magnitudes")) != SB_OK ||
         (st = sb_device_ensure(d, &ws->sig_b, 4 * (size_t)n, "gemm scales")) != SB_OK ||
         (st = sb_device_ensure(d, &ws->flag_b, 4 * (size_t)n, "gemm flags")) != SB_OK ||
-        (st = sb_device_ensure(d, &ws->spread, 8, "gemm spread")) != SB_OK)
+        (st = sb_device_ensure(d, &ws->spread, 8, "gemm spread")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->sum_a, 8 * (size_t)m, "gemm spreads")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->cnt_a, 8 * (size_t)m, "gemm spreads")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->sum_b, 8 * (size_t)n, "gemm spreads")) != SB_OK ||
+        (st = sb_device_ensure(d, &ws->cnt_b, 8 * (size_t)n, "gemm spreads")) != SB_OK)
         return st;
     int64_t als, aqs, bls, bqs;
     strides_a(s, &als, &aqs);
     strides_b(s, &bls, &bqs);
-    if ((st = stats_on(d, a, als, aqs, m, k, &ws->mb_a, &ws->flag_a, &ws->spread, 0)) != SB_OK ||
-        (st = stats_on(d, b, bls, bqs, n, k, &ws->mb_b, &ws->flag_b, &ws->spread, 1)) != SB_OK)
+    if ((st = stats_on(d, a, als, aqs, m, k, &ws->mb_a, &ws->flag_a, &ws->sum_a, &ws->cnt_a, &ws->spread, 0)) != SB_OK ||
+        (st = stats_on(d, b, bls, bqs, n, k, &ws->mb_b, &ws->flag_b, &ws->sum_b, &ws->cnt_b, &ws->spread, 1)) != SB_OK)
         return st;
     int32_t spread[2];
     if ((st = sb_device_read(d, &ws->spread, 0, spread, 8, "gemm spread")) != SB_OK) return st;

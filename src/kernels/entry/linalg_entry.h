@@ -25,29 +25,59 @@
 #error "SB_WG (the work-group size, a power of two) is set by the host"
 #endif
 
-/* Per line l: mb[l] (its largest finite magnitude's bits) and flag[l] (it
- * holds a nonfinite element); the largest line spread goes into spread[slot]
- * by an integer atomic max (order-free). A work-item a line. */
-SB_KERNEL void kl_line_scale(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
-                             SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread, sb_i32 slot) {
+/* Per line l: mb[l] (its largest finite magnitude's bits), flag[l] (it holds
+ * a nonfinite element), and the sum and count of its nonzero elements'
+ * leading exponents, gathered by integer atomics (order-free) from chunks of
+ * KL_STAT_CHUNK elements: work-item (l, chunk) on a 2-D grid whose second
+ * dimension strides past its length. kl_stats_zero clears them first and
+ * kl_stats_finish turns them into each line's spread, whose largest goes into
+ * spread[slot]. For lines far apart in memory (op(B)'s columns) and short
+ * lines: neighbouring work-items read neighbouring lines. */
+#define KL_STAT_CHUNK 128
+SB_KERNEL void kl_stats_zero(sb_i64 nlines, SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i64 *sum,
+                             SB_GLOBAL sb_i64 *cnt) {
     const sb_i64 l = sb_global_id(0);
     if (l >= nlines) return;
-    sb_u32 mb = 0u;
-    int nf = 0;
-    sb_i64 sum = 0, cnt = 0;
-    for (sb_i64 q = 0; q < K; q++) {
-        const sb_u32 u = sb_f2u(x[off + l * ls + q * qs]);
-        nf |= sb_oz_nonfinite(u);
-        const sb_u32 v = sb_oz_mag(u);
-        mb = v > mb ? v : mb;
-        if (v != 0u) {
-            sum += sb_oz_lead(v);
-            cnt++;
+    mbo[l] = 0;
+    flag[l] = 0;
+    sum[l] = 0;
+    cnt[l] = 0;
+}
+
+SB_KERNEL void kl_line_scale(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
+                             SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i64 *sumo,
+                             SB_GLOBAL sb_i64 *cnto) {
+    const sb_i64 l = sb_global_id(0), step = sb_global_size(1);
+    if (l >= nlines) return;
+    for (sb_i64 ch = sb_global_id(1); ch * KL_STAT_CHUNK < K; ch += step) {
+        const sb_i64 q1 = (ch + 1) * KL_STAT_CHUNK < K ? (ch + 1) * KL_STAT_CHUNK : K;
+        sb_u32 mb = 0u;
+        int nf = 0;
+        sb_i64 sum = 0, cnt = 0;
+        for (sb_i64 q = ch * KL_STAT_CHUNK; q < q1; q++) {
+            const sb_u32 u = sb_f2u(x[off + l * ls + q * qs]);
+            nf |= sb_oz_nonfinite(u);
+            const sb_u32 v = sb_oz_mag(u);
+            mb = v > mb ? v : mb;
+            if (v != 0u) {
+                sum += sb_oz_lead(v);
+                cnt++;
+            }
+        }
+        sb_atomic_max32(&mbo[l], (sb_i32)mb);
+        if (nf) sb_atomic_max32(&flag[l], 1);
+        if (cnt) {
+            sb_atom_add64(&sumo[l], sum);
+            sb_atom_add64(&cnto[l], cnt);
         }
     }
-    mbo[l] = (sb_i32)mb;
-    flag[l] = nf;
-    sb_atomic_max32(spread + slot, sb_oz_spread(mb, sum, cnt));
+}
+
+SB_KERNEL void kl_stats_finish(sb_i64 nlines, SB_GLOBAL const sb_i32 *mbo, SB_GLOBAL const sb_i64 *sum,
+                               SB_GLOBAL const sb_i64 *cnt, SB_GLOBAL sb_i32 *spread, sb_i32 slot) {
+    const sb_i64 l = sb_global_id(0);
+    if (l >= nlines) return;
+    sb_atomic_max32(spread + slot, sb_oz_spread((sb_u32)mbo[l], sum[l], cnt[l]));
 }
 
 /* The same for lines whose elements are contiguous (qs == 1): a work-group a
@@ -123,16 +153,51 @@ SB_FN void kl_split_one(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 
 
 SB_KERNEL void kl_split(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
                         sb_i64 Kp, sb_i32 S, sb_i32 kshift, SB_GLOBAL const sb_i32 *mb, SB_GLOBAL sb_i32 *sigma,
-                        SB_GLOBAL sb_u8 *planes, sb_i32 reverse, sb_i32 lfast) {
-    const sb_i64 a0 = sb_global_id(0), step = sb_global_size(1);
-    if (lfast) {
-        if (a0 >= nlines) return;
-        for (sb_i64 q = sb_global_id(1); q < Kp; q += step)
-            kl_split_one(x, off, ls, qs, K, Kp, S, kshift, mb, sigma, planes, reverse, a0, q);
-    } else {
-        if (a0 >= Kp) return;
-        for (sb_i64 l = sb_global_id(1); l < nlines; l += step)
-            kl_split_one(x, off, ls, qs, K, Kp, S, kshift, mb, sigma, planes, reverse, l, a0);
+                        SB_GLOBAL sb_u8 *planes, sb_i32 reverse) {
+    const sb_i64 q = sb_global_id(0), step = sb_global_size(1);
+    if (q >= Kp) return;
+    for (sb_i64 l = sb_global_id(1); l < nlines; l += step)
+        kl_split_one(x, off, ls, qs, K, Kp, S, kshift, mb, sigma, planes, reverse, l, q);
+}
+
+/* The same for lines far apart in memory (op(B)'s columns): a 32 x 32 tile
+ * of (line, q) a work-group, read with neighbouring lines on neighbouring
+ * work-items and written with neighbouring q on them, through local memory.
+ * Tile (lines l0.., q q0..) is work-group (q0/32, l0/32), striding along the
+ * second dimension. */
+#define KL_TILE 32
+SB_KERNEL void kl_split_tiled(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 qs, sb_i64 nlines, sb_i64 K,
+                              sb_i64 Kp, sb_i32 S, sb_i32 kshift, SB_GLOBAL const sb_i32 *mb, SB_GLOBAL sb_i32 *sigma,
+                              SB_GLOBAL sb_u8 *planes, sb_i32 reverse) {
+    SB_SHARED sb_u32 tile[KL_TILE][KL_TILE + 1];
+    const int lid = sb_local_id(0);
+    const sb_i64 q0 = (sb_i64)sb_group_id(0) * KL_TILE, step = sb_global_size(1) * KL_TILE;
+    for (sb_i64 l0 = (sb_i64)sb_global_id(1) * KL_TILE; l0 < nlines; l0 += step) {
+        for (int e = lid; e < KL_TILE * KL_TILE; e += SB_WG) {
+            const int dl = e % KL_TILE, dq = e / KL_TILE;
+            const sb_i64 l = l0 + dl, q = q0 + dq;
+            tile[dq][dl] = l < nlines && q < K ? sb_f2u(x[off + l * ls + q * qs]) : 0u;
+        }
+        sb_barrier();
+        for (int e = lid; e < KL_TILE * KL_TILE; e += SB_WG) {
+            const int dq = e % KL_TILE, dl = e / KL_TILE;
+            const sb_i64 l = l0 + dl, q = q0 + dq;
+            if (l < nlines && q < Kp) {
+                const sb_i32 sg = sb_oz_sigma((sb_u32)mb[l], S);
+                if (q == 0) sigma[l] = sg;
+                const sb_i64 v = q < K ? sb_oz_fixed(tile[dq][dl], sg, S) : 0;
+                const sb_i64 kc = ((sb_i64)1) << kshift, c = q >> kshift, r = q - (c << kshift);
+                const sb_i64 lc = Kp - c * kc < kc ? Kp - c * kc : kc;
+                SB_GLOBAL sb_u8 *line = planes + l * S * Kp + S * c * kc + r;
+                sb_i64 t = v;
+                for (int d = 0; d < S; d++) {
+                    const sb_i32 g = (sb_i32)((t + 128) & 255) - 128;
+                    t = (t - g) / 256;
+                    line[(reverse ? S - 1 - d : d) * lc] = sb_oz_byte(g);
+                }
+            }
+        }
+        sb_barrier();
     }
 }
 
