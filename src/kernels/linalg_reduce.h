@@ -118,36 +118,41 @@ SB_FN void sb_px_add_sq(sb_i64 *a, sb_u32 u) {
     if (m != 0) sb_px_add(a, m * m, 2 * (sb_i32)sb_px_expo(u));
 }
 
-/* Carries propagated: limbs 0..16 into [0, 2^32), limb 17 signed; the value
- * is unchanged and the result depends on it alone. */
-SB_FN void sb_px_normalize(sb_i64 *a) {
-    for (int i = 0; i < SB_PX_LIMBS - 1; i++) {
-        const sb_u64 u = (sb_u64)a[i];
+/* Carries propagated through limbs [lo, hi): each into [0, 2^32), the carry
+ * out of limb hi - 1 added to limb hi, which keeps the sign. The value is
+ * unchanged. Limbs below lo must already lie in [0, 2^32) (zeros do). */
+SB_FN void sb_px_normalize_range(sb_i64 *a, int lo, int hi) {
+    sb_i64 carry = 0; /* kept in a register: the chain does not go through memory */
+    for (int i = lo; i < hi; i++) {
+        const sb_u64 u = (sb_u64)(a[i] + carry);
         a[i] = (sb_i64)(u & 0xffffffffu);
-        a[i + 1] += sb__sext32(u >> 32); /* floor(a[i] / 2^32) */
+        carry = sb__sext32(u >> 32); /* floor((a[i] + carry) / 2^32) */
     }
+    a[hi] += carry;
 }
 
-/* The value of a (any limbs whose carries fit int64) rounded once to float32:
- * nearest, ties to even, gradual underflow, +-inf beyond FLT_MAX; zero is +0. */
-SB_FN float sb_px_round(const sb_i64 *a) {
-    sb_i64 c[SB_PX_LIMBS];
-    for (int i = 0; i < SB_PX_LIMBS; i++) c[i] = a[i];
-    sb_px_normalize(c);
-    sb_u32 d[SB_PX_LIMBS + 1]; /* 608-bit two's complement digits, least significant first */
-    for (int i = 0; i < SB_PX_LIMBS - 1; i++) d[i] = (sb_u32)c[i];
-    const sb_u64 t = (sb_u64)c[SB_PX_LIMBS - 1];
-    d[SB_PX_LIMBS - 1] = (sb_u32)(t & 0xffffffffu);
-    d[SB_PX_LIMBS] = (sb_u32)(t >> 32);
-    const sb_u32 neg = c[SB_PX_LIMBS - 1] < 0 ? 1u : 0u;
+/* All carries propagated: limbs 0..16 into [0, 2^32), limb 17 signed. The
+ * normalized form is unique for each value. */
+SB_FN void sb_px_normalize(sb_i64 *a) { sb_px_normalize_range(a, 0, SB_PX_LIMBS - 1); }
+
+/* The value of c rounded once to float32 (nearest, ties to even, gradual
+ * underflow, +-inf beyond FLT_MAX; zero is +0), where limbs below top lie in
+ * [0, 2^32), c[top] is signed and limbs above top are zero. */
+SB_FN float sb_px_round_top(const sb_i64 *c, int top) {
+    sb_u32 d[SB_PX_LIMBS + 1]; /* two's complement digits, least significant first */
+    for (int i = 0; i < top; i++) d[i] = (sb_u32)c[i];
+    const sb_u64 t = (sb_u64)c[top];
+    d[top] = (sb_u32)(t & 0xffffffffu);
+    d[top + 1] = (sb_u32)(t >> 32);
+    const sb_u32 neg = c[top] < 0 ? 1u : 0u;
     if (neg) {
         sb_u32 carry = 1u;
-        for (int i = 0; i <= SB_PX_LIMBS; i++) {
+        for (int i = 0; i <= top + 1; i++) {
             d[i] = ~d[i] + carry;
             carry = (carry != 0u && d[i] == 0u) ? 1u : 0u;
         }
     }
-    int j = SB_PX_LIMBS;
+    int j = top + 1;
     while (j >= 0 && d[j] == 0u) j--;
     if (j < 0) return sb_u2f(0u);
     if (j == 0) return sb__round_f32(neg, (sb_u64)d[0], -298, 0u);
@@ -155,6 +160,14 @@ SB_FN float sb_px_round(const sb_i64 *a) {
     sb_u32 sticky = 0u;
     for (int i = 0; i < j - 1; i++) sticky |= d[i];
     return sb__round_f32(neg, mag, 32 * (j - 1) - 298, sticky != 0u ? 1u : 0u);
+}
+
+/* The value of any accumulator whose limbs fit int64, rounded once. */
+SB_FN float sb_px_round(const sb_i64 *a) {
+    sb_i64 c[SB_PX_LIMBS];
+    for (int i = 0; i < SB_PX_LIMBS; i++) c[i] = a[i];
+    sb_px_normalize(c);
+    return sb_px_round_top(c, SB_PX_LIMBS - 1);
 }
 
 /* A squared norm from its exact limbs and its line's flags: NaN when the line
@@ -165,11 +178,19 @@ SB_FN float sb_px_sq_result(const sb_i64 *a, sb_u32 flags) {
     return sb_px_round(a);
 }
 
-/* One row decoded for the distances: mo[k], eo[k] of x[k] for k < d, and the
- * row's flags returned; nrm gets sum_k x_k^2 exactly, normalized. */
+/* A row's information word for the distances: its flags (bits 0..2), the
+ * lowest limb its squares reach (bits 8..12; 31 for a row without a nonzero
+ * finite element) and one plus the highest nonzero limb of its exact norm
+ * (bits 16..20; 0 for a zero norm). */
+#define SB_PX_INFO_FLAGS(w) ((w) & 7u)
+#define SB_PX_INFO_LO(w) ((sb_i32)(((w) >> 8) & 31u))
+#define SB_PX_INFO_HI1(w) ((sb_i32)(((w) >> 16) & 31u))
+
+/* One row decoded for the distances: mo[k], eo[k] of x[k] for k < d; nrm gets
+ * sum_k x_k^2 exactly, normalized; returns the row's information word. */
 SB_FN sb_u32 sb_px_decode_row(SB_GLOBAL const float *x, sb_i64 d, SB_GLOBAL sb_i32 *mo, SB_GLOBAL sb_u8 *eo,
                               sb_i64 *nrm) {
-    sb_u32 fl = 0u;
+    sb_u32 fl = 0u, elo = 255u;
     sb_px_init(nrm);
     sb_i64 pending = 0;
     for (sb_i64 k = 0; k < d; k++) {
@@ -180,6 +201,7 @@ SB_FN sb_u32 sb_px_decode_row(SB_GLOBAL const float *x, sb_i64 d, SB_GLOBAL sb_i
         mo[k] = m;
         eo[k] = e;
         if (m != 0) {
+            elo = (sb_u32)e < elo ? (sb_u32)e : elo;
             sb_px_add(nrm, (sb_i64)m * (sb_i64)m, 2 * (sb_i32)e);
             if (++pending == SB_PX_FLUSH) {
                 sb_px_normalize(nrm);
@@ -188,13 +210,19 @@ SB_FN sb_u32 sb_px_decode_row(SB_GLOBAL const float *x, sb_i64 d, SB_GLOBAL sb_i
         }
     }
     sb_px_normalize(nrm);
-    return fl;
+    sb_u32 hi1 = 0u;
+    for (int l = SB_PX_LIMBS - 1; l >= 0 && hi1 == 0u; l--)
+        if (nrm[l] != 0) hi1 = (sb_u32)l + 1u;
+    const sb_u32 lo = elo == 255u ? 31u : (2u * elo) >> 5;
+    return fl | (lo << 8) | (hi1 << 16);
 }
 
-/* a (which holds N_x + N_y, limbs below 2^33) += -2 x.y exactly over d
- * decoded elements, normalizing every SB_PX_FLUSH products. */
+/* a += -2 x.y exactly over d decoded elements, with carries propagated
+ * through the limb window [lo, hi] every SB_PX_FLUSH products and at the end
+ * (a holds N_x + N_y in that window, limbs below 2^33; sb_px_sqdist: why the
+ * window holds every nonzero limb). */
 SB_FN void sb_px_cross(sb_i64 *a, SB_GLOBAL const sb_i32 *mx, SB_GLOBAL const sb_u8 *ex, SB_GLOBAL const sb_i32 *my,
-                       SB_GLOBAL const sb_u8 *ey, sb_i64 d) {
+                       SB_GLOBAL const sb_u8 *ey, sb_i64 d, int lo, int hi) {
     sb_i64 k0 = 0;
     while (k0 < d) {
         const sb_i64 k1 = d - k0 > SB_PX_FLUSH ? k0 + SB_PX_FLUSH : d;
@@ -202,7 +230,7 @@ SB_FN void sb_px_cross(sb_i64 *a, SB_GLOBAL const sb_i32 *mx, SB_GLOBAL const sb
             /* -2 x_k y_k (a zero product adds nothing, wherever it lands) */
             sb_px_add(a, -((sb_i64)mx[k] * (sb_i64)my[k]), (sb_i32)ex[k] + (sb_i32)ey[k] + 1);
         }
-        sb_px_normalize(a);
+        sb_px_normalize_range(a, lo, hi);
         k0 = k1;
     }
 }
@@ -213,7 +241,7 @@ SB_FN void sb_px_cross(sb_i64 *a, SB_GLOBAL const sb_i32 *mx, SB_GLOBAL const sb
  * else +inf. */
 SB_FN sb_u32 sb_px_pair_special(SB_GLOBAL const float *x, SB_GLOBAL const float *y, sb_i64 d, sb_u32 fx, sb_u32 fy) {
     if ((fx | fy) & SB_PX_F_NAN) return SB_PX_QNAN;
-    if ((fx & fy) != 0u)
+    if ((fx & fy) != 0u) /* infinities of a same sign in both rows */
         for (sb_i64 k = 0; k < d; k++) {
             const sb_u32 u = sb_f2u(x[k]);
             if ((u & 0x7fffffffu) == 0x7f800000u && u == sb_f2u(y[k])) return SB_PX_QNAN;
@@ -221,17 +249,32 @@ SB_FN sb_u32 sb_px_pair_special(SB_GLOBAL const float *x, SB_GLOBAL const float 
     return SB_PX_PINF;
 }
 
-/* The squared distance of rows i and j from their decoded forms: nx, ny the
- * exact norms (SB_PX_LIMBS limbs each, normalized), fx, fy the flags, x, y the
- * rows themselves (for the special values). Float bits. */
+/* The squared distance of rows x and y from their decoded forms: nx, ny the
+ * exact norms (SB_PX_LIMBS limbs each, normalized), wx, wy the information
+ * words, x, y the rows themselves (for the special values). Float bits.
+ *
+ * Only the limb window [lo, hi] is carried: lo is the lowest limb any square
+ * or product reaches (a product x_k y_k reaches limb (E_x + E_y + 1)/32 >=
+ * min(2 E_x, 2 E_y)/32); hi is two above the highest nonzero limb h of either
+ * norm (or 17). Every partial sum is bounded by N_x + N_y + 2 sum|x_k y_k| <=
+ * 2 (N_x + N_y) < 2^(32 (h + 1) + 2), so limb h + 2 holds the sign of every
+ * intermediate value and the limbs above it stay zero; the rounding then sees
+ * the same normalized limbs as a full carry would give. */
 SB_FN sb_u32 sb_px_sqdist(SB_GLOBAL const float *x, SB_GLOBAL const float *y, SB_GLOBAL const sb_i32 *mx,
                           SB_GLOBAL const sb_u8 *ex, SB_GLOBAL const sb_i32 *my, SB_GLOBAL const sb_u8 *ey,
-                          SB_GLOBAL const sb_i64 *nx, SB_GLOBAL const sb_i64 *ny, sb_u32 fx, sb_u32 fy, sb_i64 d) {
+                          SB_GLOBAL const sb_i64 *nx, SB_GLOBAL const sb_i64 *ny, sb_u32 wx, sb_u32 wy, sb_i64 d) {
+    const sb_u32 fx = SB_PX_INFO_FLAGS(wx), fy = SB_PX_INFO_FLAGS(wy);
     if ((fx | fy) != 0u) return sb_px_pair_special(x, y, d, fx, fy);
+    const sb_i32 lx = SB_PX_INFO_LO(wx), ly = SB_PX_INFO_LO(wy);
+    const sb_i32 lo = lx < ly ? lx : ly;
+    if (lo == 31) return 0u; /* both rows zero */
+    const sb_i32 hx = SB_PX_INFO_HI1(wx), hy = SB_PX_INFO_HI1(wy);
+    const sb_i32 h1 = (hx > hy ? hx : hy) + 1;
+    const sb_i32 hi = h1 < SB_PX_LIMBS - 1 ? h1 : SB_PX_LIMBS - 1;
     sb_i64 a[SB_PX_LIMBS];
-    for (int l = 0; l < SB_PX_LIMBS; l++) a[l] = nx[l] + ny[l];
-    sb_px_cross(a, mx, ex, my, ey, d);
-    return sb_f2u(sb_px_round(a));
+    for (int l = 0; l < SB_PX_LIMBS; l++) a[l] = nx[l] + ny[l]; /* zero outside the window */
+    sb_px_cross(a, mx, ex, my, ey, d, lo, hi);
+    return sb_f2u(sb_px_round_top(a, hi));
 }
 
 /* ======================================================================== */
