@@ -10,7 +10,9 @@
 #                        float-hist, ties, rng-order, rank-ties (gradient boosting),
 #                        forest-keys (the forest device keys nodes by creation order),
 #                        gemm-order (the product summed in float, chunked by thread count),
-#                        gemm-fma (the product's parts recombined in float with fmaf)
+#                        gemm-fma (the product's parts recombined in float with fmaf),
+#                        reduce-order (linalg sums, norms, distances in float, chunked
+#                        by thread count), topk-ties (selection ties to the higher index)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -20,7 +22,7 @@
 #                        thread count beside the measured peak (not part of make test)
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
-  gemm-order gemm-fma
+  gemm-order gemm-fma reduce-order topk-ties
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -86,6 +88,10 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_GEMM_ORDER
   else ifeq ($(SABOTAGE),gemm-fma)
     SABOTAGE_DEFS := -DSB_SABOTAGE_GEMM_FMA
+  else ifeq ($(SABOTAGE),reduce-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_REDUCE_ORDER
+  else ifeq ($(SABOTAGE),topk-ties)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_TOPK_TIES
   else ifeq ($(SABOTAGE),rng-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RNG_ORDER
   else ifeq ($(SABOTAGE),excess-precision)
@@ -226,7 +232,8 @@ deps:
 	sh tools/ensure-deps.sh
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma
+NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
+  reduce-order topk-ties
 
 legs:
 	$(MAKE) -j$(JOBS) all

@@ -302,6 +302,53 @@ SB_API void sb_model_free(sb_model *m);
 SB_API sb_status sb_gemm(const char *device, int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k,
                          const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
 
+/* Reductions, distances and selection (docs/linalg.md, "Reductions, distances
+ * and selection"), identical on every device and thread count. x is an m x n
+ * float32 matrix, row-major, ldx >= n. device: "cpu", "cuda", "opencl", "gpu"
+ * (NULL: "cpu"). m, n (and d) above 2^31 - 1 are SB_ERR_LIMIT; negative
+ * sizes, a short leading dimension, a NULL array that must hold elements, an
+ * output overlapping an input, axis or largest not 0 or 1 are
+ * SB_ERR_INVALID_ARGUMENT, named. */
+/* out[i] = sum_j x[i][j] (m values; row sums) or out[j] = sum_i x[i][j] (n
+ * values; column sums): the exact sum rounded once to float32 (nearest, ties to
+ * even). A NaN, or +inf with -inf, gives NaN (0x7fc00000); an infinity of one
+ * sign gives it; a finite sum beyond FLT_MAX rounds to +-inf; an exact zero
+ * is -0 only when every element is -0; an empty line sums to +0. */
+SB_API sb_status sb_linalg_row_sums(const char *device, int64_t m, int64_t n, const float *x, int64_t ldx,
+                                    float *out);
+SB_API sb_status sb_linalg_col_sums(const char *device, int64_t m, int64_t n, const float *x, int64_t ldx,
+                                    float *out);
+/* Squared L2 norms of the rows (m values) or columns (n values): sum x^2 with
+ * every square exact, rounded once. NaN in the line gives NaN; else an
+ * infinity gives +inf; an empty line gives +0. */
+SB_API sb_status sb_linalg_row_sq_norms(const char *device, int64_t m, int64_t n, const float *x, int64_t ldx,
+                                        float *out);
+SB_API sb_status sb_linalg_col_sq_norms(const char *device, int64_t m, int64_t n, const float *x, int64_t ldx,
+                                        float *out);
+/* out[i*ldo + j] = ||x_i - y_j||^2 for the rows x_i of x (m x d, ldx >= d) and
+ * y_j of y (n x d, ldy >= d), ldo >= n: the exact real value rounded once to
+ * float32 (so never negative, and 0 exactly when the rows are equal up to the
+ * sign of zeros). A NaN in either row, or infinities of the same sign at the
+ * same column, give NaN; any other infinity gives +inf. */
+SB_API sb_status sb_linalg_sqdist(const char *device, int64_t m, int64_t n, int64_t d, const float *x, int64_t ldx,
+                                  const float *y, int64_t ldy, float *out, int64_t ldo);
+/* The index of the smallest (argmin) or largest (argmax) element of each row
+ * (axis 1: m indices) or column (axis 0: n indices), int32. The order is
+ * total: -0 < +0 (IEEE totalOrder), every NaN comes after every number in
+ * both directions (never selected unless the line is all NaN), and ties go to
+ * the lower index. Lines must hold at least one element. */
+SB_API sb_status sb_linalg_argmin(const char *device, int32_t axis, int64_t m, int64_t n, const float *x, int64_t ldx,
+                                  int32_t *out);
+SB_API sb_status sb_linalg_argmax(const char *device, int32_t axis, int64_t m, int64_t n, const float *x, int64_t ldx,
+                                  int32_t *out);
+/* The k smallest (largest = 0) or largest (largest = 1) elements of each row,
+ * in that order, with argmin's total order and tie rule: values[i*k + t] and
+ * indices[i*k + t] (int32) for t < k, both m x k dense; the values are the
+ * input's bits. 1 <= k <= n: a larger k is SB_ERR_INVALID_ARGUMENT (never
+ * clamped). */
+SB_API sb_status sb_linalg_topk(const char *device, int32_t largest, int64_t m, int64_t n, const float *x,
+                                int64_t ldx, int64_t k, float *values, int32_t *indices);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,7 +10,7 @@ from .errors import (BackendUnavailableError, IdentityRefusedError, InternalErro
                      NotFittedError, NotFoundError, OutOfMemoryError, SameBitsError, SameBitsIOError,
                      VersionMismatchError)
 from ._lib import check as _check, lib as _lib
-from ._array import Array
+from ._array import Array, IndexArray
 from ._model import Card
 from .gbdt import (GradientBoosting, GradientBoostingClassifier, GradientBoostingRanker, GradientBoostingRegressor,
                    load_model)
@@ -23,7 +23,7 @@ import ctypes as _ctypes
 
 __all__ = [
     "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
-    "__version__", "Array", "Card", "GradientBoosting", "GradientBoostingClassifier",
+    "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",
     "SameBitsError", "InvalidArgumentError", "InvalidInputError", "OutOfMemoryError", "SameBitsIOError",

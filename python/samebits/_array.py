@@ -143,6 +143,96 @@ def empty(shape):
     return cls()
 
 
+class IndexArray:
+    """An int32 result (indices) with the buffer protocol (format 'i', 1-D or 2-D,
+    C order) and __array_interface__: numpy.asarray(a) is a zero-copy int32 view.
+    Without NumPy: len(a), a[i], a[i, j], a.tolist(), a.tobytes(), a.shape."""
+
+    __slots__ = ()
+    dtype = "int32"
+    itemsize = 4
+
+    def memoryview(self):
+        """A memoryview of the data with the native format 'i'."""
+        mv = memoryview(self)
+        return mv.cast("B").cast("i", mv.shape)
+
+    @property
+    def shape(self):
+        return memoryview(self).shape
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def __array_interface__(self):
+        return {"shape": self.shape, "typestr": "<i4" if _NATIVE_ORDER == "<" else ">i4",
+                "data": (ctypes.addressof(self), False), "version": 3}
+
+    def __getitem__(self, i):
+        if isinstance(i, tuple):
+            return self.memoryview()[i]
+        return self.tolist()[i]
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __len__(self):
+        return self.shape[0]
+
+    def tolist(self):
+        return self.memoryview().tolist()
+
+    def tobytes(self):
+        return memoryview(self).tobytes()
+
+    def __eq__(self, other):
+        if isinstance(other, IndexArray):
+            return self.shape == other.shape and self.tobytes() == other.tobytes()
+        return NotImplemented
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "samebits.IndexArray(%r, shape=%r, dtype=int32)" % (self.tolist(), self.shape)
+
+    def __reduce__(self):
+        return (_index_from_bytes, (self.tobytes(), self.shape))
+
+
+def empty_index(shape):
+    """A zero-filled IndexArray of int32 of shape (n,) or (n, k)."""
+    if len(shape) == 1:
+        base = ctypes.c_int32 * shape[0]
+    else:
+        base = (ctypes.c_int32 * shape[1]) * shape[0]
+    cls = type("IndexArray", (IndexArray, base), {"__slots__": (), "__module__": "samebits"})
+    return cls()
+
+
+def _index_from_bytes(data, shape):
+    a = empty_index(tuple(shape))
+    ctypes.memmove(a, data, len(data))
+    return a
+
+
+def index_pointer(a):
+    """An int32* to the first element of a ctypes-backed buffer."""
+    return ctypes.cast(a, ctypes.POINTER(ctypes.c_int32))
+
+
 def _from_bytes(data, shape):
     a = empty(tuple(shape))
     ctypes.memmove(a, data, len(data))

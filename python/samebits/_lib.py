@@ -96,6 +96,16 @@ _PROTOS = {
     "sb_model_free": (None, [c_void_p]),
     "sb_gemm": (c_int, [c_char_p, c_int32, c_int32, c_int64, c_int64, c_int64, _P(c_float), c_int64, _P(c_float),
                         c_int64, _P(c_float), c_int64]),
+    "sb_linalg_row_sums": (c_int, [c_char_p, c_int64, c_int64, _P(c_float), c_int64, _P(c_float)]),
+    "sb_linalg_col_sums": (c_int, [c_char_p, c_int64, c_int64, _P(c_float), c_int64, _P(c_float)]),
+    "sb_linalg_row_sq_norms": (c_int, [c_char_p, c_int64, c_int64, _P(c_float), c_int64, _P(c_float)]),
+    "sb_linalg_col_sq_norms": (c_int, [c_char_p, c_int64, c_int64, _P(c_float), c_int64, _P(c_float)]),
+    "sb_linalg_sqdist": (c_int, [c_char_p, c_int64, c_int64, c_int64, _P(c_float), c_int64, _P(c_float), c_int64,
+                                 _P(c_float), c_int64]),
+    "sb_linalg_argmin": (c_int, [c_char_p, c_int32, c_int64, c_int64, _P(c_float), c_int64, _P(c_int32)]),
+    "sb_linalg_argmax": (c_int, [c_char_p, c_int32, c_int64, c_int64, _P(c_float), c_int64, _P(c_int32)]),
+    "sb_linalg_topk": (c_int, [c_char_p, c_int32, c_int64, c_int64, _P(c_float), c_int64, c_int64, _P(c_float),
+                               _P(c_int32)]),
 }
 
 

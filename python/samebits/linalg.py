@@ -2,15 +2,19 @@
 
 matmul(a, b, device="cpu") is the product of two float32 matrices whose every
 bit is the same on every device and thread count (the C library's sb_gemm;
-docs/linalg.md says what it promises and refuses). NumPy is optional: inputs
-are anything samebits.Array's converter takes (NumPy arrays, buffers, nested
-lists), and the result is a samebits.Array (numpy.asarray(r) is a zero-copy view).
+docs/linalg.md says what it promises and refuses). The reductions, distances
+and selection beside it (row_sums, col_sums, sums, sq_norms, sqdist, argmin,
+argmax, topk) are exact and rounded once, or a total order with ties to the
+lower index (docs/linalg.md, "Reductions, distances and selection"). NumPy is
+optional: inputs are anything samebits.Array's converter takes (NumPy arrays,
+buffers, nested lists), and results are samebits.Array (float32) or
+samebits.IndexArray (int32), which numpy.asarray views without copying.
 """
 from . import _array
 from ._lib import check as _check, lib as _lib
 from .errors import InvalidArgumentError, InvalidInputError
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "row_sums", "col_sums", "sums", "sq_norms", "sqdist", "argmin", "argmax", "topk"]
 
 
 def _mat(x, what):
@@ -53,3 +57,108 @@ def matmul(a, b, device="cpu", transpose_a=False, transpose_b=False):
     _check(_lib.sb_gemm(dev, int(bool(transpose_a)), int(bool(transpose_b)), m, n, ka, ma.ptr, max(ma.ncols, 1),
                         mb.ptr, max(mb.ncols, 1), _array.pointer(out), n))
     return out
+
+
+def _dev(device):
+    return None if device is None else str(device).encode()
+
+
+def _axis(axis):
+    """0 (each column) or 1 (each row); -2 and -1 as NumPy spells them for 2-D."""
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise InvalidArgumentError("axis must be 0 (each column) or 1 (each row); got %r" % (axis,))
+    if axis in (-2, -1):
+        axis += 2
+    if axis not in (0, 1):
+        raise InvalidArgumentError("axis must be 0 (each column) or 1 (each row); got %r" % (axis,))
+    return axis
+
+
+def _lines(fn_rows, fn_cols, x, axis, device, index):
+    mx = _mat(x, "x")
+    axis = _axis(axis)
+    count = mx.nrows if axis == 1 else mx.ncols
+    out = _array.empty_index((count,)) if index else _array.empty((count,))
+    fn = fn_rows if axis == 1 else fn_cols
+    ptr = _array.index_pointer(out) if index else _array.pointer(out)
+    if index:
+        _check(fn(_dev(device), axis, mx.nrows, mx.ncols, mx.ptr, max(mx.ncols, 1), ptr))
+    else:
+        _check(fn(_dev(device), mx.nrows, mx.ncols, mx.ptr, max(mx.ncols, 1), ptr))
+    return out
+
+
+def sums(x, axis=1, device="cpu"):
+    """The sums of the rows (axis=1, m values) or columns (axis=0, n values) of
+    the matrix x, each the exact sum of its float32 elements rounded once to
+    float32 (nearest, ties to even): the same bits on every device, thread
+    count and order. NaN, or +inf with -inf, gives NaN; an exact zero is -0 only
+    when every element is -0. Returns a samebits.Array."""
+    return _lines(_lib.sb_linalg_row_sums, _lib.sb_linalg_col_sums, x, axis, device, False)
+
+
+def row_sums(x, device="cpu"):
+    """sums(x, axis=1): the exact sum of each row, rounded once."""
+    return sums(x, 1, device)
+
+
+def col_sums(x, device="cpu"):
+    """sums(x, axis=0): the exact sum of each column, rounded once."""
+    return sums(x, 0, device)
+
+
+def sq_norms(x, axis=1, device="cpu"):
+    """The squared L2 norms of the rows (axis=1) or columns (axis=0): the sum of
+    the exact squares, rounded once to float32. NaN in the line gives NaN, else
+    an infinity gives +inf. Returns a samebits.Array."""
+    return _lines(_lib.sb_linalg_row_sq_norms, _lib.sb_linalg_col_sq_norms, x, axis, device, False)
+
+
+def sqdist(x, y, device="cpu"):
+    """The squared Euclidean distances D[i, j] = ||x_i - y_j||^2 between the rows
+    of x (m x d) and y (n x d): the exact real value rounded once to float32, so
+    never negative, 0 exactly for equal rows, and symmetric. A NaN in either row,
+    or infinities of the same sign in one column, give NaN; other infinities
+    +inf. Returns a samebits.Array (m, n)."""
+    mx, my = _mat(x, "x"), _mat(y, "y")
+    if mx.ncols != my.ncols:
+        raise InvalidArgumentError("sqdist: x has %d columns and y has %d: the rows differ in length"
+                                   % (mx.ncols, my.ncols))
+    m, n, d = mx.nrows, my.nrows, mx.ncols
+    out = _array.empty((m, n))
+    if m == 0 or n == 0:
+        return out
+    _check(_lib.sb_linalg_sqdist(_dev(device), m, n, d, mx.ptr, max(d, 1), my.ptr, max(d, 1), _array.pointer(out),
+                                 n))
+    return out
+
+
+def argmin(x, axis=1, device="cpu"):
+    """The index of the smallest element of each row (axis=1) or column (axis=0)
+    under a total order: -0 before +0, every NaN after every number, ties to the
+    lower index. Returns a samebits.IndexArray (int32)."""
+    return _lines(_lib.sb_linalg_argmin, _lib.sb_linalg_argmin, x, axis, device, True)
+
+
+def argmax(x, axis=1, device="cpu"):
+    """The index of the largest element of each row (axis=1) or column (axis=0):
+    +0 before -0, every NaN after every number (a NaN is never the largest
+    unless the line is all NaN), ties to the lower index. A samebits.IndexArray."""
+    return _lines(_lib.sb_linalg_argmax, _lib.sb_linalg_argmax, x, axis, device, True)
+
+
+def topk(x, k, largest=False, device="cpu"):
+    """The k smallest (or, with largest=True, largest) elements of each row of x,
+    in that order, under argmin's (argmax's) total order with ties to the lower
+    index: (values, indices), a samebits.Array (m, k) holding the input's bits
+    and a samebits.IndexArray (m, k). 1 <= k <= the row length; a larger k is
+    refused (InvalidArgumentError), never clamped."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise InvalidArgumentError("topk: k must be an int; got %r" % (k,))
+    mx = _mat(x, "x")
+    m = mx.nrows
+    shape = (m, k) if k > 0 else (m, 1)
+    vals, idx = _array.empty(shape), _array.empty_index(shape)
+    _check(_lib.sb_linalg_topk(_dev(device), int(bool(largest)), m, mx.ncols, mx.ptr, max(mx.ncols, 1), k,
+                               _array.pointer(vals), _array.index_pointer(idx)))
+    return vals, idx

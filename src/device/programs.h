@@ -30,7 +30,9 @@
     X(kl_stats_zero) X(kl_line_scale) X(kl_stats_finish) X(kl_line_scale_rows) X(kl_split) X(kl_split_tiled)  \
     X(kl_igemm) X(kl_combine) X(kl_special)
 /* linalg_reduce_entry.h: sums, norms, distances, selection */
-#define SB_LINALG_REDUCE_KERNELS(X)
+#define SB_LINALG_REDUCE_KERNELS(X)                                                                           \
+    X(kr_fill64) X(kr_fill32) X(kr_line_sum) X(kr_line_sum_final) X(kr_line_sqnorm) X(kr_line_sqnorm_final)   \
+    X(kr_line_select) X(kr_line_select_final) X(kr_topk) X(kr_rows_decode) X(kr_sqdist)
 /* linalg_solve_entry.h: factorizations, solves, eigenvalues, projections */
 #define SB_LINALG_SOLVE_KERNELS(X)
 #define SB_LINALG_KERNELS(X) SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X)

@@ -463,6 +463,22 @@ static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static sb_device *g_dev[4];
 static sb_gemm_ws g_ws[4];
 
+/* The same devices for the other operations of the linalg program (reduce.c,
+ * linalg.h): one program build per process and kind. */
+sb_status sb_linalg_device_lock(sb_device_kind kind, sb_device **out) {
+    pthread_mutex_lock(&g_dev_lock);
+    sb_status st = SB_OK;
+    if (!g_dev[kind] && (st = sb_device_open(kind, SB_PROG_LINALG, &g_dev[kind])) != SB_OK) {
+        g_dev[kind] = NULL;
+        pthread_mutex_unlock(&g_dev_lock);
+        return st;
+    }
+    *out = g_dev[kind];
+    return SB_OK;
+}
+
+void sb_linalg_device_unlock(void) { pthread_mutex_unlock(&g_dev_lock); }
+
 static int overlaps(const void *p, int64_t pn, const void *q, int64_t qn) {
     if (pn <= 0 || qn <= 0) return 0;
     const char *a = p, *b = q;

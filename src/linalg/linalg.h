@@ -41,4 +41,48 @@ static inline int64_t sb_gemm_span(int64_t rows, int64_t cols, int64_t ld) {
     return rows <= 0 || cols <= 0 ? 0 : (rows - 1) * ld + cols;
 }
 
+/* ---- reductions, distances and selection (reduce.c; docs/linalg.md) ------ */
+
+/* The process's device of a GPU kind with the linalg program, opened at its
+ * first use and shared by every linalg operation (one program build); on
+ * SB_OK the caller holds the linalg devices' lock until sb_linalg_device_unlock. */
+sb_status sb_linalg_device_lock(sb_device_kind kind, sb_device **out);
+void sb_linalg_device_unlock(void);
+
+/* A reduction along the lines of a row-major m x n matrix x (leading
+ * dimension ld >= n): axis 1 reduces each row (m results), axis 0 each column
+ * (n results). Sums and squared norms give float32 (the exact value rounded
+ * once), argmin and argmax int32 indices (kernels/linalg_reduce.h: the order
+ * and tie rule). Callers check the arguments (reduce.c's public entries);
+ * argmin/argmax need lines of at least one element. */
+typedef enum sb_lr_op { SB_LR_SUM = 0, SB_LR_SQNORM = 1, SB_LR_ARGMIN = 2, SB_LR_ARGMAX = 3 } sb_lr_op;
+
+/* The host paths, on the worker pool (tasks are a function of the shape). */
+sb_status sb_lr_lines_host(sb_lr_op op, int32_t axis, int64_t m, int64_t n, const float *x, int64_t ld, void *out);
+/* out[i*ldo + j] = ||x_i - y_j||^2 for the m rows of x (ldx) and n rows of y
+ * (ldy), d columns each: the exact value rounded once. */
+sb_status sb_lr_sqdist_host(int64_t m, int64_t n, int64_t d, const float *x, int64_t ldx, const float *y, int64_t ldy,
+                            float *out, int64_t ldo);
+/* The k (1 <= k <= n) first elements of each row in the order of direction
+ * largest: vals and idx are m x k, dense. */
+sb_status sb_lr_topk_host(int32_t largest, int64_t m, int64_t n, const float *x, int64_t ld, int64_t k, float *vals,
+                          int32_t *idx);
+
+/* Device scratch of these operations, kept between calls (zero it before the
+ * first call; sb_lr_ws_release frees it). */
+typedef struct sb_lr_ws {
+    sb_dbuf acc, mx, ex, my, ey, nx, ny, fx, fy, heap;
+} sb_lr_ws;
+void sb_lr_ws_release(sb_device *d, sb_lr_ws *ws);
+
+/* The device paths with everything on d (a device of SB_PROG_LINALG): x (and
+ * y) as the host lays them out, first element at byte 0; results dense (out:
+ * the m or n results; sqdist: m x n; topk: m x k). Run in call order. */
+sb_status sb_lr_lines_on(sb_device *d, sb_lr_ws *ws, sb_lr_op op, int32_t axis, int64_t m, int64_t n,
+                         const sb_dbuf *x, int64_t ld, sb_dbuf *out);
+sb_status sb_lr_sqdist_on(sb_device *d, sb_lr_ws *ws, int64_t m, int64_t n, int64_t dd, const sb_dbuf *x, int64_t ldx,
+                          const sb_dbuf *y, int64_t ldy, sb_dbuf *out);
+sb_status sb_lr_topk_on(sb_device *d, sb_lr_ws *ws, int32_t largest, int64_t m, int64_t n, const sb_dbuf *x,
+                        int64_t ld, int64_t k, sb_dbuf *vals, sb_dbuf *idx);
+
 #endif

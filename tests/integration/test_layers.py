@@ -79,7 +79,8 @@ def test_entry_kernels_are_spelled_only_in_the_entry_sources_and_compat_headers(
 def test_every_listed_kernel_is_an_entry_and_every_entry_is_listed():
     programs = (SRC / "device" / "programs.h").read_text()
     for macro, entry in (("SB_TREE_KERNELS", "tree_entry.h"), ("SB_FOREST_KERNELS", "forest_entry.h"),
-                         ("SB_CORE_KERNELS", "core_entry.h")):
+                         ("SB_CORE_KERNELS", "core_entry.h"),
+                         ("SB_LINALG_REDUCE_KERNELS", "linalg_reduce_entry.h")):
         body = re.search(r"#define " + macro + r"\(X\)(.*?)(?:\n\n|\n/\*)", programs, re.S).group(1)
         listed = set(re.findall(r"X\((\w+)\)", body))
         defined = set(re.findall(r"SB_KERNEL\s+void\s+(\w+)\s*\(", (SRC / "kernels" / "entry" / entry).read_text()))
