@@ -30,7 +30,9 @@
 /* linalg_reduce_entry.h: sums, norms, distances, selection */
 #define SB_LINALG_REDUCE_KERNELS(X)
 /* linalg_solve_entry.h: factorizations, solves, eigenvalues, projections */
-#define SB_LINALG_SOLVE_KERNELS(X)
+#define SB_LINALG_SOLVE_KERNELS(X)                                                                            \
+    X(kls_chol_scales) X(kls_chol_prep) X(kls_chol_col) X(kls_chol_unscale) X(kls_trsm) X(kls_eig_jacobi)          \
+    X(kls_eig_order) X(kls_eig_vectors) X(kls_random)
 #define SB_LINALG_KERNELS(X) SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X)
 
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,

@@ -40,4 +40,14 @@ static inline int64_t sb_gemm_span(int64_t rows, int64_t cols, int64_t ld) {
     return rows <= 0 || cols <= 0 ? 0 : (rows - 1) * ld + cols;
 }
 
+/* ---- factorizations, solves, eigenvalues, projections (solve.c) ------------
+ * The public entries are include/samebits.h's sb_linalg_cholesky,
+ * sb_linalg_solve_triangular, sb_linalg_eigh, sb_linalg_random_matrix and
+ * sb_linalg_projection; the arithmetic is kernels/linalg_solve.h's. */
+
+/* sb_linalg_cholesky, and *bad_column (may be NULL) := the refused column, or
+ * -1 when none was (also when another check failed first). */
+sb_status sb_linalg_cholesky_ex(const char *device, int64_t n, const float *a, int64_t lda, float *l, int64_t ldl,
+                                int64_t *bad_column);
+
 #endif
