@@ -10,7 +10,8 @@
 #                        float-hist, ties, rng-order, rank-ties (gradient boosting),
 #                        forest-keys (the forest device keys nodes by creation order),
 #                        gemm-order (the product summed in float, chunked by thread count),
-#                        gemm-fma (the product's parts recombined in float with fmaf)
+#                        gemm-fma (the product's parts recombined in float with fmaf),
+#                        jacobi-order (the eigensolver's sweeps in another order)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -18,7 +19,7 @@
 #   make install PREFIX=/usr/local
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
-  gemm-order gemm-fma
+  gemm-order gemm-fma jacobi-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -84,6 +85,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_GEMM_ORDER
   else ifeq ($(SABOTAGE),gemm-fma)
     SABOTAGE_DEFS := -DSB_SABOTAGE_GEMM_FMA
+  else ifeq ($(SABOTAGE),jacobi-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_JACOBI_ORDER
   else ifeq ($(SABOTAGE),rng-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RNG_ORDER
   else ifeq ($(SABOTAGE),excess-precision)
@@ -218,7 +221,7 @@ deps:
 	sh tools/ensure-deps.sh
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma
+NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma jacobi-order
 
 legs:
 	$(MAKE) -j$(JOBS) all
