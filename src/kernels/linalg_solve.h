@@ -186,6 +186,13 @@ SB_FN float sb_ls_backward(SB_GLOBAL const float *l, sb_i64 ldl, SB_GLOBAL const
  *     are set to +0, no rotation (negligible: a backward perturbation below
  *     2^-48 of the largest element, or 2^-30 of the diagonal beside it);
  *   - else one rotation (sb_ls_jac_rot, sb_ls_jac_pair) that makes a_pq zero.
+ * Rutishauser's accumulation of the diagonal: besides the running diagonal
+ * d = (a_ii), which the rotations read, b holds the diagonal at the start of
+ * the sweep and z the sum of the sweep's increments (z_p := z_p - h, z_q :=
+ * z_q + h for each rotation's h = t*a_pq, in rotation order); at the end of
+ * every sweep b_i := b_i + z_i, d_i := b_i, z_i := 0. The increments shrink
+ * with the off-diagonal, so their sum is far more accurate than the running
+ * diagonal's, whose roundings would otherwise pile up over n rotations a sweep.
  * The method stops after the first sweep that made no rotation (the matrix is
  * then diagonal); SB_LS_JAC_MAX_SWEEPS sweeps without that are refused. */
 
@@ -210,7 +217,8 @@ SB_FN int sb_ls_jac_action(float app, float aqq, float apq) {
  *   t = sign(theta) / (|theta| + r), r = sqrt(theta*theta + 1), or r = |theta|
  *       when |theta| >= 2^60 (theta*theta would overflow; sign(0) = +1)
  *   c = 1 / sqrt(t*t + 1), s = t*c, tau = s / (1 + c).
- * Then a_pp := a_pp - t*a_pq, a_qq := a_qq + t*a_pq, a_pq := a_qp := +0. */
+ * Then h = t*a_pq, a_pp := a_pp - h, a_qq := a_qq + h, z_p := z_p - h,
+ * z_q := z_q + h, a_pq := a_qp := +0. */
 SB_FN void sb_ls_jac_rot(float app, float aqq, float apq, float *t, float *c, float *s, float *tau) {
     const float theta = (aqq - app) / (2.0f * apq);
     const float at = sb_ls_fabs(theta);
@@ -225,9 +233,9 @@ SB_FN void sb_ls_jac_rot(float app, float aqq, float apq, float *t, float *c, fl
     *tau = ss / (1.0f + cc);
 }
 
-/* The new diagonal pair. */
-SB_FN float sb_ls_jac_pp(float app, float apq, float t) { return app - t * apq; }
-SB_FN float sb_ls_jac_qq(float aqq, float apq, float t) { return aqq + t * apq; }
+/* The rotation's diagonal increment h = t*a_pq (a_pp and z_p lose it, a_qq
+ * and z_q gain it). */
+SB_FN float sb_ls_jac_h(float apq, float t) { return t * apq; }
 
 /* One element pair of rows (and columns) p and q, or of rows p and q of V^T:
  * g = x_p, h = x_q -> x_p = g - s*(h + g*tau), x_q = h + s*(g - h*tau). */

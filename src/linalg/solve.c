@@ -369,10 +369,12 @@ static sb_status eigh_host(int64_t n, const float *a, int64_t lda, float *w, flo
                            int64_t *rotations, int *converged) {
     const int want_v = v != NULL;
     float *A = sb_malloc(4 * (size_t)(n * n)), *VT = want_v ? sb_malloc(4 * (size_t)(n * n)) : NULL;
+    float *bz = sb_malloc(8 * (size_t)n); /* Rutishauser's b, then z */
     eig_key *key = sb_malloc(sizeof(eig_key) * (size_t)n);
-    if (!A || (want_v && !VT) || !key) {
+    if (!A || (want_v && !VT) || !bz || !key) {
         sb_free(A);
         sb_free(VT);
+        sb_free(bz);
         sb_free(key);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_linalg_eigh: out of memory for n = %lld", (long long)n);
     }
@@ -387,6 +389,11 @@ static sb_status eigh_host(int64_t n, const float *a, int64_t lda, float *w, flo
         for (int64_t j = 0; j <= i; j++) A[i * n + j] = A[j * n + i] = sb_ls_scale(a[i * lda + j], -ex);
     if (want_v)
         for (int64_t e = 0; e < n * n; e++) VT[e] = e / n == e % n ? 1.0f : 0.0f;
+    float *b = bz, *z = bz + n;
+    for (int64_t i = 0; i < n; i++) {
+        b[i] = A[i * n + i];
+        z[i] = 0.0f;
+    }
     int64_t rot_all = 0;
     int nsweeps = 0, conv = 0;
     for (int sweep = 0; sweep < SB_LS_JAC_MAX_SWEEPS && !conv; sweep++) {
@@ -421,8 +428,11 @@ static sb_status eigh_host(int64_t n, const float *a, int64_t lda, float *w, flo
                         A[r * n + p] = ap[r];
                         A[r * n + q] = aq[r];
                     }
-                ap[p] = sb_ls_jac_pp(app, apq, t);
-                aq[q] = sb_ls_jac_qq(aqq, apq, t);
+                const float h = sb_ls_jac_h(apq, t);
+                ap[p] = app - h;
+                aq[q] = aqq + h;
+                z[p] = z[p] - h;
+                z[q] = z[q] + h;
                 ap[q] = aq[p] = 0.0f;
                 if (want_v) {
                     float *vq = VT + q * n;
@@ -435,6 +445,11 @@ static sb_status eigh_host(int64_t n, const float *a, int64_t lda, float *w, flo
                 }
                 rot++;
             }
+        }
+        for (int64_t i = 0; i < n; i++) {
+            b[i] = b[i] + z[i];
+            A[i * n + i] = b[i];
+            z[i] = 0.0f;
         }
         rot_all += rot;
         nsweeps = sweep + 1;
@@ -458,6 +473,7 @@ static sb_status eigh_host(int64_t n, const float *a, int64_t lda, float *w, flo
     *converged = conv;
     sb_free(A);
     sb_free(VT);
+    sb_free(bz);
     sb_free(key);
     return SB_OK;
 }
@@ -466,8 +482,10 @@ static sb_status eigh_dev(sb_device *d, int64_t n, const float *a, int64_t lda, 
                           int32_t *sweeps, int64_t *rotations, int *converged) {
     const int32_t want_v = v != NULL;
     const int64_t span = sb_gemm_span(n, n, lda), nn = n * n, vbytes = want_v ? 4 * nn : 4;
-    sb_dbuf da = {0}, dw = {0}, dvt = {0}, draw = {0}, dinfo = {0}, dperm = {0}, dneg = {0}, dwout = {0}, dv = {0};
+    sb_dbuf da = {0}, dw = {0}, dvt = {0}, dbz = {0}, draw = {0}, dinfo = {0}, dperm = {0}, dneg = {0}, dwout = {0},
+            dv = {0};
     sb_status st = sb_device_alloc(d, &da, 4 * (size_t)span, "eigh a");
+    if (st == SB_OK) st = sb_device_alloc(d, &dbz, 8 * (size_t)n, "eigh diagonal sums");
     if (st == SB_OK) st = sb_device_alloc(d, &dw, 4 * (size_t)nn, "eigh work");
     if (st == SB_OK) st = sb_device_alloc(d, &dvt, (size_t)vbytes, "eigh vectors");
     if (st == SB_OK) st = sb_device_alloc(d, &draw, 4 * (size_t)n, "eigh values");
@@ -479,7 +497,7 @@ static sb_status eigh_dev(sb_device *d, int64_t n, const float *a, int64_t lda, 
     if (st == SB_OK) st = sb_device_write(d, &da, 0, a, 4 * (size_t)span, "eigh a");
     if (st == SB_OK)
         st = SB_LAUNCH(d, SB_KL_kls_eig_jacobi, 1, 1, 0, SB_ARG(da.h), SB_ARG(lda), SB_ARG(n), SB_ARG(want_v),
-                       SB_ARG(dw.h), SB_ARG(dvt.h), SB_ARG(draw.h), SB_ARG(dinfo.h));
+                       SB_ARG(dw.h), SB_ARG(dvt.h), SB_ARG(dbz.h), SB_ARG(draw.h), SB_ARG(dinfo.h));
     if (st == SB_OK)
         st = SB_LAUNCH(d, SB_KL_kls_eig_order, groups_of(d, n), 1, 0, SB_ARG(draw.h), SB_ARG(dvt.h), SB_ARG(n),
                        SB_ARG(want_v), SB_ARG(dperm.h), SB_ARG(dneg.h), SB_ARG(dwout.h));
@@ -493,7 +511,7 @@ static sb_status eigh_dev(sb_device *d, int64_t n, const float *a, int64_t lda, 
     *sweeps = (int32_t)info[0];
     *rotations = info[1];
     *converged = (int)info[2];
-    sb_dbuf *all[] = {&da, &dw, &dvt, &draw, &dinfo, &dperm, &dneg, &dwout, &dv};
+    sb_dbuf *all[] = {&da, &dw, &dvt, &dbz, &draw, &dinfo, &dperm, &dneg, &dwout, &dv};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
     return st;
 }

@@ -115,7 +115,8 @@ def scale(x, k):
 
 
 def eigh_ref(a):
-    """Cyclic Jacobi, row-cyclic, Rutishauser's rotation, as kernels/linalg_solve.h states it."""
+    """Cyclic Jacobi, row-cyclic, Rutishauser's rotation and diagonal sums, as
+    kernels/linalg_solve.h states it."""
     n = a.shape[0]
     a = np.asarray(a, dtype=np.float32)
     mx = max(abs(float(a[i, j])) for i in range(n) for j in range(i + 1))
@@ -125,6 +126,8 @@ def eigh_ref(a):
         for j in range(i + 1):
             w[i][j] = w[j][i] = scale(a[i, j], -e)
     vt = [[F(1.0 if i == j else 0.0) for j in range(n)] for i in range(n)]
+    b = [w[i][i] for i in range(n)]
+    z = [F(0)] * n
     sweeps = rotations = 0
     for sweep in range(60):
         rot = 0
@@ -154,14 +157,21 @@ def eigh_ref(a):
                     hn = F(h + F(s * F(g - F(h * tau))))
                     w[p][r_] = w[r_][p] = gn
                     w[q][r_] = w[r_][q] = hn
-                w[p][p] = F(app - F(t * apq))
-                w[q][q] = F(aqq + F(t * apq))
+                h = F(t * apq)
+                w[p][p] = F(app - h)
+                w[q][q] = F(aqq + h)
+                z[p] = F(z[p] - h)
+                z[q] = F(z[q] + h)
                 w[p][q] = w[q][p] = F(0)
                 for r_ in range(n):
                     g, h = vt[p][r_], vt[q][r_]
                     vt[p][r_] = F(g - F(s * F(h + F(g * tau))))
                     vt[q][r_] = F(h + F(s * F(g - F(h * tau))))
                 rot += 1
+        for i in range(n):  # Rutishauser: b += z, d := b, z := 0
+            b[i] = F(b[i] + z[i])
+            w[i][i] = b[i]
+            z[i] = F(0)
         rotations += rot
         sweeps = sweep + 1
         if rot == 0:

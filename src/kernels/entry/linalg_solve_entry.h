@@ -79,10 +79,11 @@ SB_KERNEL void kls_trsm(SB_GLOBAL const float *l, sb_i64 ldl, SB_GLOBAL float *x
 
 /* The whole cyclic Jacobi method on one work-group (launch exactly one):
  * w := the scaled symmetric matrix from a's lower triangle, vt := I (when
- * want_v), the sweeps, then wraw[i] = the scaled-back diagonal and info =
- * {sweeps, rotations, converged}. */
+ * want_v), the sweeps (bz: Rutishauser's b in [0, n) and z in [n, 2n)), then
+ * wraw[i] = the scaled-back diagonal and info = {sweeps, rotations, converged}. */
 SB_KERNEL void kls_eig_jacobi(SB_GLOBAL const float *a, sb_i64 lda, sb_i64 n, sb_i32 want_v, SB_GLOBAL float *w,
-                              SB_GLOBAL float *vt, SB_GLOBAL float *wraw, SB_GLOBAL sb_i64 *info) {
+                              SB_GLOBAL float *vt, SB_GLOBAL float *bz, SB_GLOBAL float *wraw,
+                              SB_GLOBAL sb_i64 *info) {
     SB_SHARED sb_u32 mx[SB_WG];
     const int lid = sb_local_id(0);
     sb_u32 m = 0u;
@@ -108,6 +109,10 @@ SB_KERNEL void kls_eig_jacobi(SB_GLOBAL const float *a, sb_i64 lda, sb_i64 n, sb
             w[j * n + i] = v;
         }
         if (want_v) vt[e] = i == j ? 1.0f : 0.0f;
+    }
+    for (sb_i64 i = lid; i < n; i += SB_WG) {
+        bz[i] = sb_ls_scale(a[i * lda + i], -ex);
+        bz[n + i] = 0.0f;
     }
     sb_i64 rotations = 0;
     int sweeps = 0, converged = 0;
@@ -146,13 +151,24 @@ SB_KERNEL void kls_eig_jacobi(SB_GLOBAL const float *a, sb_i64 lda, sb_i64 n, sb
                     }
                 }
                 if (lid == 0) {
-                    w[p * n + p] = sb_ls_jac_pp(app, apq, t);
-                    w[q * n + q] = sb_ls_jac_qq(aqq, apq, t);
+                    const float h = sb_ls_jac_h(apq, t);
+                    w[p * n + p] = app - h;
+                    w[q * n + q] = aqq + h;
+                    bz[n + p] = bz[n + p] - h;
+                    bz[n + q] = bz[n + q] + h;
                     w[p * n + q] = 0.0f;
                     w[q * n + p] = 0.0f;
                 }
                 rot++;
             }
+        }
+        /* the end of the sweep: b += z, d := b, z := 0 */
+        sb_barrier_global();
+        for (sb_i64 i = lid; i < n; i += SB_WG) {
+            const float bi = bz[i] + bz[n + i];
+            bz[i] = bi;
+            w[i * n + i] = bi;
+            bz[n + i] = 0.0f;
         }
         rotations += rot;
         sweeps = sweep + 1;
