@@ -14,6 +14,7 @@ rule the fixed orders stand on and must be caught:
   jacobi-order   each row's q of the Jacobi sweep in descending order: another
                  sequence of rotations, other bits (x86-64 build)
   OpenCL contract  FP_CONTRACT ON in the compat header (PoCL's clang then fuses)
+  OpenCL fast-relaxed-math  -cl-fast-relaxed-math
   OpenCL mad-enable  -cl-mad-enable: inert on PoCL, whose clang ignores the
                  option on x86 (docs/opencl.md); the pragma is what decides, and
                  the contract arm shows it; on the NVIDIA driver it may act
@@ -107,10 +108,12 @@ def test_arm_jacobi_order_is_caught(tmp_path):
     assert _diff(cards[1], cards[7]) is None  # the arm is an order, not a schedule
 
 
-def test_opencl_contract_arm_is_caught(tmp_path):
-    card = _card(tmp_path, "opencl-contract", ["device=opencl"], env={"SAMEBITS_OPENCL_ARM": "contract"})
+@pytest.mark.parametrize("arm", ["contract", "fast-relaxed-math"])
+def test_opencl_arm_is_caught(tmp_path, arm):
+    card = _card(tmp_path, f"opencl-{arm}", ["device=opencl"], env={"SAMEBITS_OPENCL_ARM": arm})
     assert _diff(reference_card(FIXTURE), card) is not None
-    assert "eigh.prime37.values" in _differing(reference_card(FIXTURE), card)
+    differ = _differing(reference_card(FIXTURE), card)
+    assert "chol.prime61" in differ and "eigh.prime37.values" in differ, differ
 
 
 def test_opencl_mad_enable_is_inert_on_pocl(tmp_path):
