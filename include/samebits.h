@@ -309,9 +309,11 @@ SB_API sb_status sb_gemm(const char *device, int32_t trans_a, int32_t trans_b, i
  * thread count: every element is made by one fixed sequence of IEEE operations
  * (plain multiply then add, never contracted; correctly rounded division and
  * square root). A NaN or an infinity in the part of an input that is read is
- * SB_ERR_INVALID_INPUT naming the element; an output may not overlap an input
- * except where said (SB_ERR_INVALID_ARGUMENT). n above SB_LINALG_MAX_N is
- * SB_ERR_LIMIT (SB_LINALG_MAX_EIGH_N for sb_linalg_eigh). */
+ * SB_ERR_INVALID_INPUT naming the element (sb_linalg_projection excepted: it
+ * has sb_gemm's special values); an output may not overlap an input except
+ * where said (SB_ERR_INVALID_ARGUMENT). An order n above SB_LINALG_MAX_N
+ * (SB_LINALG_MAX_EIGH_N for sb_linalg_eigh), or a dimension of a random matrix
+ * or projection above 2^31 - 1, is SB_ERR_LIMIT. */
 #define SB_LINALG_MAX_N 65536
 #define SB_LINALG_MAX_EIGH_N 8192
 
