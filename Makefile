@@ -13,6 +13,7 @@
 #                        gemm-fma (the product's parts recombined in float with fmaf),
 #                        reduce-order (linalg sums, norms, distances in float, chunked
 #                        by thread count), topk-ties (selection ties to the higher index)
+#                        jacobi-order (the eigensolver's sweeps in another order)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -22,7 +23,7 @@
 #                        thread count beside the measured peak (not part of make test)
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
-  gemm-order gemm-fma reduce-order topk-ties
+  gemm-order gemm-fma reduce-order topk-ties jacobi-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -92,6 +93,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_REDUCE_ORDER
   else ifeq ($(SABOTAGE),topk-ties)
     SABOTAGE_DEFS := -DSB_SABOTAGE_TOPK_TIES
+  else ifeq ($(SABOTAGE),jacobi-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_JACOBI_ORDER
   else ifeq ($(SABOTAGE),rng-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RNG_ORDER
   else ifeq ($(SABOTAGE),excess-precision)
@@ -233,7 +236,7 @@ deps:
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
-  reduce-order topk-ties
+  reduce-order topk-ties jacobi-order
 
 legs:
 	$(MAKE) -j$(JOBS) all

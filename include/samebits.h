@@ -348,6 +348,66 @@ SB_API sb_status sb_linalg_argmax(const char *device, int32_t axis, int64_t m, i
  * clamped). */
 SB_API sb_status sb_linalg_topk(const char *device, int32_t largest, int64_t m, int64_t n, const float *x,
                                 int64_t ldx, int64_t k, float *values, int32_t *indices);
+/* ---- linear algebra: factorizations, solves, eigenvalues, projections ---------
+ * (src/linalg/solve.c; docs/linalg.md, "Factorizations, solves, eigenvalues and
+ * projections", states every fixed order.) Float32, row-major. Each result is
+ * identical on every device ("cpu", "cuda", "opencl", "gpu"; NULL: "cpu") and
+ * thread count: every element is made by one fixed sequence of IEEE operations
+ * (plain multiply then add, never contracted; correctly rounded division and
+ * square root). A NaN or an infinity in the part of an input that is read is
+ * SB_ERR_INVALID_INPUT naming the element (sb_linalg_projection excepted: it
+ * has sb_gemm's special values); an output may not overlap an input except
+ * where said (SB_ERR_INVALID_ARGUMENT). An order n above SB_LINALG_MAX_N
+ * (SB_LINALG_MAX_EIGH_N for sb_linalg_eigh), or a dimension of a random matrix
+ * or projection above 2^31 - 1, is SB_ERR_LIMIT. */
+#define SB_LINALG_MAX_N 65536
+#define SB_LINALG_MAX_EIGH_N 8192
+
+/* L with A = L L^T, for a symmetric positive definite n x n A of which only the
+ * lower triangle is read (lda >= n). l (ldl >= n) gets L, +0 above the diagonal;
+ * l may be a itself (ldl == lda). A pivot that is not > 0 is the refusal
+ * SB_ERR_INVALID_INPUT naming its column ("not positive definite"); l is then
+ * all +0. */
+SB_API sb_status sb_linalg_cholesky(const char *device, int64_t n, const float *a, int64_t lda, float *l,
+                                    int64_t ldl);
+
+/* X with L X = B (trans 0) or L^T X = B (trans 1): L is n x n lower triangular
+ * (only its lower triangle is read, ldl >= n), B and X are n x nrhs (ldb, ldx >=
+ * nrhs); x may be b itself (ldx == ldb). A zero on L's diagonal is
+ * SB_ERR_INVALID_INPUT naming its row. A NaN result (from an overflow) is the
+ * quiet NaN 0x7fc00000. */
+SB_API sb_status sb_linalg_solve_triangular(const char *device, int32_t trans, int64_t n, int64_t nrhs,
+                                            const float *l, int64_t ldl, const float *b, int64_t ldb, float *x,
+                                            int64_t ldx);
+
+/* The eigenvalues w (n of them, descending, equal ones in the order of their
+ * place on the diagonal after the sweeps) and eigenvectors v (n x n, ldv >= n:
+ * column k belongs to w[k], its largest-magnitude component positive, the lowest
+ * index among equals) of the symmetric n x n A whose lower triangle is read
+ * (lda >= n), by the cyclic Jacobi method in row-cyclic order. v NULL: the
+ * values only (the same bits). sweeps and rotations (each may be NULL) get the
+ * sweeps run and the rotations applied (0 for a diagonal A). No convergence in
+ * 60 sweeps is SB_ERR_LIMIT. */
+SB_API sb_status sb_linalg_eigh(const char *device, int64_t n, const float *a, int64_t lda, float *w, float *v,
+                                int64_t ldv, int32_t *sweeps, int64_t *rotations);
+
+/* The random matrices of sb_linalg_random_matrix and sb_linalg_projection. */
+typedef enum sb_linalg_random_kind {
+    SB_LINALG_NORMAL = 0,    /* standard normal: Marsaglia's polar method */
+    SB_LINALG_RADEMACHER = 1 /* +1 or -1, each with probability 1/2 (exact) */
+} sb_linalg_random_kind;
+
+/* The rows x cols random matrix of kind and seed into out (ldo >= cols):
+ * element (r, c) is a pure function of (seed, kind, r*cols + c), drawn from
+ * Philox4x32-10, whatever the device, thread count or tiling. */
+SB_API sb_status sb_linalg_random_matrix(const char *device, int32_t kind, uint64_t seed, int64_t rows,
+                                         int64_t cols, float *out, int64_t ldo);
+
+/* Y := A Omega (m x l, ldy >= l), the sketch of a randomized SVD (Halko,
+ * Martinsson, Tropp, SIAM Review 53, 2011): A is m x n (lda >= n), Omega the
+ * n x l matrix sb_linalg_random_matrix(kind, seed) gives, the product sb_gemm's. */
+SB_API sb_status sb_linalg_projection(const char *device, int32_t kind, uint64_t seed, int64_t m, int64_t n,
+                                      int64_t l, const float *a, int64_t lda, float *y, int64_t ldy);
 
 #ifdef __cplusplus
 }

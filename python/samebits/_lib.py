@@ -106,6 +106,17 @@ _PROTOS = {
     "sb_linalg_argmax": (c_int, [c_char_p, c_int32, c_int64, c_int64, _P(c_float), c_int64, _P(c_int32)]),
     "sb_linalg_topk": (c_int, [c_char_p, c_int32, c_int64, c_int64, _P(c_float), c_int64, c_int64, _P(c_float),
                                _P(c_int32)]),
+    # ---- factorizations, solves, eigenvalues, projections (src/linalg/solve.c) ----
+    "sb_linalg_cholesky": (c_int, [c_char_p, c_int64, _P(c_float), c_int64, _P(c_float), c_int64]),
+    "sb_linalg_solve_triangular": (c_int, [c_char_p, c_int32, c_int64, c_int64, _P(c_float), c_int64, _P(c_float),
+                                           c_int64, _P(c_float), c_int64]),
+    "sb_linalg_eigh": (c_int, [c_char_p, c_int64, _P(c_float), c_int64, _P(c_float), _P(c_float), c_int64,
+                               _P(c_int32), _P(c_int64)]),
+    "sb_linalg_random_matrix": (c_int, [c_char_p, c_int32, ctypes.c_uint64, c_int64, c_int64, _P(c_float),
+                                        c_int64]),
+    "sb_linalg_projection": (c_int, [c_char_p, c_int32, ctypes.c_uint64, c_int64, c_int64, c_int64, _P(c_float),
+                                     c_int64, _P(c_float), c_int64]),
+    # ---- end of factorizations, solves, eigenvalues, projections ----
 }
 
 

@@ -1,5 +1,10 @@
 """samebits.linalg: the identical linear-algebra core from Python.
 
+cholesky, solve_triangular, eigh, random_matrix and random_projection are the
+factorizations, solves, eigenvalues and projections of the same core (the C
+library's sb_linalg_*; docs/linalg.md, "Factorizations, solves, eigenvalues and
+projections"): each result is identical on every device and thread count.
+
 matmul(a, b, device="cpu") is the product of two float32 matrices whose every
 bit is the same on every device and thread count (the C library's sb_gemm;
 docs/linalg.md says what it promises and refuses). The reductions, distances
@@ -14,7 +19,8 @@ from . import _array
 from ._lib import check as _check, lib as _lib
 from .errors import InvalidArgumentError, InvalidInputError
 
-__all__ = ["matmul", "row_sums", "col_sums", "sums", "sq_norms", "sqdist", "argmin", "argmax", "topk"]
+__all__ = ["matmul", "row_sums", "col_sums", "sums", "sq_norms", "sqdist", "argmin", "argmax", "topk",
+           "cholesky", "solve_triangular", "eigh", "random_matrix", "random_projection"]
 
 
 def _mat(x, what):
@@ -57,6 +63,11 @@ def matmul(a, b, device="cpu", transpose_a=False, transpose_b=False):
     _check(_lib.sb_gemm(dev, int(bool(transpose_a)), int(bool(transpose_b)), m, n, ka, ma.ptr, max(ma.ncols, 1),
                         mb.ptr, max(mb.ncols, 1), _array.pointer(out), n))
     return out
+
+
+# ---- factorizations, solves, eigenvalues, projections (sb_linalg_*, src/linalg/solve.c) ----
+
+_KINDS = {"normal": 0, "rademacher": 1}
 
 
 def _dev(device):
@@ -162,3 +173,115 @@ def topk(x, k, largest=False, device="cpu"):
     _check(_lib.sb_linalg_topk(_dev(device), int(bool(largest)), m, mx.ncols, mx.ptr, max(mx.ncols, 1), k,
                                _array.pointer(vals), _array.index_pointer(idx)))
     return vals, idx
+def _square(a, what):
+    m = _mat(a, what)
+    if m.nrows != m.ncols:
+        raise InvalidInputError("%s must be square; got %d x %d" % (what, m.nrows, m.ncols))
+    return m
+
+
+def _kind(kind):
+    if kind not in _KINDS:
+        raise InvalidArgumentError("kind must be 'normal' or 'rademacher'; got %r" % (kind,))
+    return _KINDS[kind]
+
+
+def cholesky(a, device="cpu"):
+    """The lower triangular L with a = L @ L.T for a symmetric positive definite
+    float32 matrix (only its lower triangle is read), +0 above the diagonal,
+    identical on every device ("cpu", "cuda", "opencl", "gpu"). A matrix that is
+    not positive definite raises InvalidInputError naming the refused column."""
+    m = _square(a, "a")
+    n = m.nrows
+    out = _array.empty((n, n))
+    _check(_lib.sb_linalg_cholesky(_dev(device), n, m.ptr, max(n, 1), _array.pointer(out), max(n, 1)))
+    return out
+
+
+def solve_triangular(l, b, trans=False, device="cpu"):
+    """x with l @ x = b (or l.T @ x = b with trans=True) for a lower triangular l
+    (only its lower triangle is read); b is 1-D (n,) or 2-D (n, k), and x has
+    b's shape. Fixed-order substitution, identical on every device."""
+    ml = _square(l, "l")
+    n = ml.nrows
+    one_d = False
+    if _array._is_numpy_like(b):
+        np = _array._numpy()
+        bb = np.asarray(b)
+        if bb.ndim == 1:
+            one_d = True
+            bb = bb.reshape(-1, 1)
+        mb = _mat(bb, "b")
+    elif _array._has_buffer(b) and memoryview(b).ndim == 1:
+        one_d = True
+        buf, ptr, nb = _array.vector(b, "b")
+        mb = _array.Matrix()
+        mb.buf, mb.ptr, mb.nrows, mb.ncols, mb.names = buf, ptr, nb, 1, None
+    else:
+        rows = list(b)
+        if rows and not hasattr(rows[0], "__iter__"):
+            one_d = True
+            rows = [[v] for v in rows]
+        mb = _mat(rows, "b")
+    if mb.nrows != n:
+        raise InvalidArgumentError("solve_triangular: l is %d x %d but b has %d rows" % (n, n, mb.nrows))
+    k = mb.ncols
+    out = _array.empty((n,) if one_d else (n, k))
+    if n == 0 or k == 0:
+        return out
+    _check(_lib.sb_linalg_solve_triangular(_dev(device), int(bool(trans)), n, k, ml.ptr, max(n, 1), mb.ptr,
+                                           max(k, 1), _array.pointer(out), max(k, 1)))
+    return out
+
+
+def eigh(a, device="cpu", eigenvectors=True, info=False):
+    """Eigenvalues (descending; equal ones in the order of their diagonal place)
+    and eigenvectors (columns; each one's largest-magnitude component positive,
+    the lowest index among equals) of a symmetric float32 matrix whose lower
+    triangle is read, by the cyclic Jacobi method in row-cyclic order; identical
+    on every device. Returns (w, v), or w alone with eigenvectors=False (the same
+    bits), and with info=True also {"sweeps": ..., "rotations": ...}.
+    Note the order: numpy.linalg.eigh returns ascending eigenvalues."""
+    m = _square(a, "a")
+    n = m.nrows
+    w = _array.empty((n,))
+    v = _array.empty((n, n)) if eigenvectors else None
+    sweeps, rotations = _array.ctypes.c_int32(0), _array.ctypes.c_int64(0)
+    if n > 0:
+        _check(_lib.sb_linalg_eigh(_dev(device), n, m.ptr, max(n, 1), _array.pointer(w),
+                                   _array.pointer(v) if v is not None else None, max(n, 1),
+                                   _array.ctypes.byref(sweeps), _array.ctypes.byref(rotations)))
+    res = (w, v) if eigenvectors else (w,)
+    if info:
+        res = res + ({"sweeps": sweeps.value, "rotations": rotations.value},)
+    return res[0] if len(res) == 1 else res
+
+
+def random_matrix(rows, cols, seed=0, kind="normal", device="cpu"):
+    """The rows x cols random matrix of kind ("normal": Marsaglia's polar method;
+    "rademacher": +1/-1) and seed: element (r, c) is a pure function of (seed,
+    kind, r*cols + c) (Philox4x32-10), identical on every device."""
+    rows, cols = int(rows), int(cols)
+    out = _array.empty((rows, cols))
+    if rows > 0 and cols > 0:
+        _check(_lib.sb_linalg_random_matrix(_dev(device), _kind(kind), int(seed) & (2 ** 64 - 1), rows, cols,
+                                            _array.pointer(out), cols))
+    return out
+
+
+def random_projection(a, l, seed=0, kind="normal", device="cpu"):
+    """Y = a @ Omega, the sketch of a randomized SVD: a is m x n, Omega is
+    random_matrix(n, l, seed, kind), the product the identical GEMM (matmul's).
+    Returns a samebits.Array (m, l), identical on every device."""
+    ma = _mat(a, "a")
+    m, n, l = ma.nrows, ma.ncols, int(l)
+    if l < 0:
+        raise InvalidArgumentError("random_projection: l must be >= 0; got %d" % l)
+    out = _array.empty((m, l))
+    if m == 0 or l == 0:
+        return out
+    _check(_lib.sb_linalg_projection(_dev(device), _kind(kind), int(seed) & (2 ** 64 - 1), m, n, l, ma.ptr,
+                                     max(n, 1), _array.pointer(out), l))
+    return out
+
+# ---- end of factorizations, solves, eigenvalues, projections ----

@@ -84,5 +84,14 @@ sb_status sb_lr_sqdist_on(sb_device *d, sb_lr_ws *ws, int64_t m, int64_t n, int6
                           const sb_dbuf *y, int64_t ldy, sb_dbuf *out);
 sb_status sb_lr_topk_on(sb_device *d, sb_lr_ws *ws, int32_t largest, int64_t m, int64_t n, const sb_dbuf *x,
                         int64_t ld, int64_t k, sb_dbuf *vals, sb_dbuf *idx);
+/* ---- factorizations, solves, eigenvalues, projections (solve.c) ------------
+ * The public entries are include/samebits.h's sb_linalg_cholesky,
+ * sb_linalg_solve_triangular, sb_linalg_eigh, sb_linalg_random_matrix and
+ * sb_linalg_projection; the arithmetic is kernels/linalg_solve.h's. */
+
+/* sb_linalg_cholesky, and *bad_column (may be NULL) := the refused column, or
+ * -1 when none was (also when another check failed first). */
+sb_status sb_linalg_cholesky_ex(const char *device, int64_t n, const float *a, int64_t lda, float *l, int64_t ldl,
+                                int64_t *bad_column);
 
 #endif

@@ -18,6 +18,7 @@ from conftest import FIXTURES, LEGS, ROOT, THREAD_COUNTS, run_bin, samebits
 # Every sabotage build `make arms` makes: (leg, arm).
 ARM_BUILDS = [("x86_64", a) for a in ("libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties")] + \
              [("aarch64", "contract"), ("s390x", "contract"), ("s390x", "excess-precision")]
+ARM_BUILDS += [("x86_64", "jacobi-order")]  # the eigensolver's sweep order (linalg-solve)
 DIFF_LINE = re.compile(r"^  (\S+)\s+DIFFERS: differ at stage (\d+): (\S+) \((digest|tag|dtype|count|missing)\)$",
                        re.M)
 
