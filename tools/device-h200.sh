@@ -65,9 +65,8 @@ COMMIT_ID=${COMMIT:-unknown}
   gcc --version | head -n 1
   echo "nvcc flags (profile): $(sh tools/cuda-compile-check.sh --print-flags profile)"
 } >"$EV/facts.txt" 2>&1
-git ls-files -z src include cli tools/cuda-compile-check.sh tools/embed_cl.sh Makefile 2>/dev/null \
-  | xargs -0 sha256sum >"$EV/sources.sha256" 2>/dev/null
-[ -s "$EV/sources.sha256" ] || find src include cli Makefile tools/cuda-compile-check.sh tools/embed_cl.sh -type f \
+# every file of the tree the run carried (the device copy's git index may be older than its files)
+find src include cli Makefile tools/cuda-compile-check.sh tools/embed_cl.sh -type f | sed 's|^\./||' \
   | sort | xargs sha256sum >"$EV/sources.sha256"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | sed 's/^NVIDIA //' | awk '{print tolower($1)}' | tr -cd 'a-z0-9_')
 FAM=${FAMILY:-}
