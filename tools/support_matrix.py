@@ -39,7 +39,7 @@ FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "for
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
                 "forest": "random forests and Extra Trees",
-                "linalg": "the linear-algebra core (the identical matrix product)"}
+                "linalg": "the linear-algebra core (matrix product, reductions and selection, factorizations and eigenvalues)"}
 
 
 def family(fixture):
