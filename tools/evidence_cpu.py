@@ -44,7 +44,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import evidence_layout  # noqa: E402
 LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarch64"], True),
         "s390x": ("build-s390x", ["qemu-s390x"], True)}
-ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties", "forest-keys",
+ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties",
                    "gemm-order", "gemm-fma", "reduce-order", "topk-ties", "jacobi-order"],
         "aarch64": ["contract"], "s390x": ["contract", "excess-precision"]}
 THREADS = (1, 2, 7)
