@@ -56,7 +56,7 @@ def matmul(a, b, device="cpu", transpose_a=False, transpose_b=False):
     if ka != kb:
         raise InvalidArgumentError("matmul: op(a) is %d x %d and op(b) is %d x %d: the inner sizes differ"
                                    % (m, ka, kb, n))
-    out = _array.empty((max(m, 1), max(n, 1)) if m == 0 or n == 0 else (m, n))
+    out = _array.empty((m, n))
     if m == 0 or n == 0:
         return out
     dev = None if device is None else str(device).encode()

@@ -216,6 +216,13 @@ def test_two_passes_of_k(device):
     assert got_bits(linalg.matmul(a, b, device=device), 2, 2) == reference(a, b)
 
 
+def test_empty_shapes():
+    np = pytest.importorskip("numpy")
+    assert np.asarray(linalg.matmul(np.zeros((0, 3), np.float32), np.ones((3, 4), np.float32))).shape == (0, 4)
+    c = np.asarray(linalg.matmul(np.ones((2, 0), np.float32), np.ones((0, 3), np.float32)))
+    assert c.shape == (2, 3) and not c.any() and not np.signbit(c).any()  # k = 0: +0
+
+
 def test_refusals_are_named():
     with pytest.raises(samebits.InvalidArgumentError, match="inner sizes differ"):
         linalg.matmul([[1.0, 2.0]], [[1.0, 2.0]])
