@@ -53,3 +53,20 @@ def samebits(*args, env=None):
 
 def reference_card(fixture):
     return ROOT / "fixtures" / "cards" / f"{fixture}.card"
+
+
+def fixture_card(tmp_path, fixture, tag, args=(), sabotage=None, env=None, leg="x86_64"):
+    """`samebits fixture run FIXTURE ARGS` of a leg (or its sabotage build) into
+    tmp_path/TAG.card; the card's path (a failed run fails the test)."""
+    path = tmp_path / f"{tag}.card"
+    r = run_bin(leg, "samebits", ["fixture", "run", fixture] + list(args) + ["--out", str(path)], sabotage=sabotage,
+                env=env)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def card_diff(a, b):
+    """None when cards a and b are identical, else `samebits card diff`'s first line."""
+    d = samebits("card", "diff", str(a), str(b))
+    assert d.returncode in (0, 1), d.stderr
+    return None if d.returncode == 0 else d.stdout.splitlines()[0]

@@ -17,21 +17,21 @@ from .errors import InvalidArgumentError, InvalidInputError
 _NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
 
 
-class Array:
-    """A float32 result with the buffer protocol (format 'f', 1-D or 2-D, C order)
-    and __array_interface__: numpy.asarray(a) is a zero-copy view. Without NumPy:
-    len(a), a[i], a[i, j], a.tolist(), a.tobytes(), a.shape, memoryview(a)."""
+class _Result:
+    """What the float32 and int32 results share: the buffer protocol of a ctypes
+    array of 1 or 2 dimensions (C order), __array_interface__ (numpy.asarray(a) is
+    a zero-copy view), shape, len, tolist, tobytes, equality by shape and bytes.
+    A subclass names its memoryview format (_fmt) and NumPy type code (_code)."""
 
     __slots__ = ()
-    dtype = "float32"
     itemsize = 4
 
     def memoryview(self):
-        """A memoryview of the data with the native format 'f' (memoryview(a) itself
-        reports ctypes' explicit-byte-order '<f', which NumPy reads but
+        """A memoryview of the data with the native format (memoryview(a) itself
+        reports ctypes' explicit-byte-order '<f' or '<i', which NumPy reads but
         memoryview.tolist() does not)."""
         mv = memoryview(self)
-        return mv.cast("B").cast("f", mv.shape)
+        return mv.cast("B").cast(self._fmt, mv.shape)
 
     @property
     def shape(self):
@@ -50,8 +50,45 @@ class Array:
 
     @property
     def __array_interface__(self):
-        return {"shape": self.shape, "typestr": "<f4" if _NATIVE_ORDER == "<" else ">f4",
+        return {"shape": self.shape, "typestr": _NATIVE_ORDER + self._code,
                 "data": (ctypes.addressof(self), False), "version": 3}
+
+    def __len__(self):
+        return self.shape[0]
+
+    def tolist(self):
+        return self.memoryview().tolist()
+
+    def tobytes(self):
+        return memoryview(self).tobytes()
+
+    def __eq__(self, other):
+        if isinstance(other, _Result) and other.dtype == self.dtype:
+            return self.shape == other.shape and self.tobytes() == other.tobytes()
+        return NotImplemented
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    __hash__ = None
+
+
+def _typed_empty(kind, ctype, shape):
+    """A zero-filled result of class kind over ctype, of shape (n,) or (n, k)."""
+    base = ctype * shape[0] if len(shape) == 1 else (ctype * shape[1]) * shape[0]
+    cls = type(kind.__name__, (kind, base), {"__slots__": (), "__module__": "samebits"})
+    return cls()
+
+
+class Array(_Result):
+    """A float32 result with the buffer protocol (format 'f', 1-D or 2-D, C order)
+    and __array_interface__: numpy.asarray(a) is a zero-copy view. Without NumPy:
+    len(a), a[i], a[i, j], a.tolist(), a.tobytes(), a.shape, memoryview(a)."""
+
+    __slots__ = ()
+    dtype = "float32"
+    _fmt, _code = "f", "f4"
 
     def __getitem__(self, i):
         mv = self.memoryview()
@@ -76,26 +113,6 @@ class Array:
 
     def __iter__(self):
         return iter(self.memoryview().tolist())
-
-    def __len__(self):
-        return self.shape[0]
-
-    def tolist(self):
-        return self.memoryview().tolist()
-
-    def tobytes(self):
-        return memoryview(self).tobytes()
-
-    def __eq__(self, other):
-        if isinstance(other, Array):
-            return self.shape == other.shape and self.tobytes() == other.tobytes()
-        return NotImplemented
-
-    def __ne__(self, other):
-        r = self.__eq__(other)
-        return r if r is NotImplemented else not r
-
-    __hash__ = None
 
     # With NumPy loaded, other attributes and arithmetic act on the zero-copy view
     # numpy.asarray(self) (a.mean(), a.round(), a > 0.5, a - b...); without it they
@@ -135,47 +152,17 @@ class Array:
 
 def empty(shape):
     """A zero-filled Array of float32 of shape (n,) or (n, k)."""
-    if len(shape) == 1:
-        base = ctypes.c_float * shape[0]
-    else:
-        base = (ctypes.c_float * shape[1]) * shape[0]
-    cls = type("Array", (Array, base), {"__slots__": (), "__module__": "samebits"})
-    return cls()
+    return _typed_empty(Array, ctypes.c_float, shape)
 
 
-class IndexArray:
+class IndexArray(_Result):
     """An int32 result (indices) with the buffer protocol (format 'i', 1-D or 2-D,
     C order) and __array_interface__: numpy.asarray(a) is a zero-copy int32 view.
     Without NumPy: len(a), a[i], a[i, j], a.tolist(), a.tobytes(), a.shape."""
 
     __slots__ = ()
     dtype = "int32"
-    itemsize = 4
-
-    def memoryview(self):
-        """A memoryview of the data with the native format 'i'."""
-        mv = memoryview(self)
-        return mv.cast("B").cast("i", mv.shape)
-
-    @property
-    def shape(self):
-        return memoryview(self).shape
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
-
-    @property
-    def __array_interface__(self):
-        return {"shape": self.shape, "typestr": "<i4" if _NATIVE_ORDER == "<" else ">i4",
-                "data": (ctypes.addressof(self), False), "version": 3}
+    _fmt, _code = "i", "i4"
 
     def __getitem__(self, i):
         if isinstance(i, tuple):
@@ -184,26 +171,6 @@ class IndexArray:
 
     def __iter__(self):
         return iter(self.tolist())
-
-    def __len__(self):
-        return self.shape[0]
-
-    def tolist(self):
-        return self.memoryview().tolist()
-
-    def tobytes(self):
-        return memoryview(self).tobytes()
-
-    def __eq__(self, other):
-        if isinstance(other, IndexArray):
-            return self.shape == other.shape and self.tobytes() == other.tobytes()
-        return NotImplemented
-
-    def __ne__(self, other):
-        r = self.__eq__(other)
-        return r if r is NotImplemented else not r
-
-    __hash__ = None
 
     def __repr__(self):
         return "samebits.IndexArray(%r, shape=%r, dtype=int32)" % (self.tolist(), self.shape)
@@ -214,12 +181,7 @@ class IndexArray:
 
 def empty_index(shape):
     """A zero-filled IndexArray of int32 of shape (n,) or (n, k)."""
-    if len(shape) == 1:
-        base = ctypes.c_int32 * shape[0]
-    else:
-        base = (ctypes.c_int32 * shape[1]) * shape[0]
-    cls = type("IndexArray", (IndexArray, base), {"__slots__": (), "__module__": "samebits"})
-    return cls()
+    return _typed_empty(IndexArray, ctypes.c_int32, shape)
 
 
 def _index_from_bytes(data, shape):

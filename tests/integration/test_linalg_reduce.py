@@ -20,26 +20,20 @@ import json
 
 import pytest
 
-from conftest import reference_card, run_bin, samebits
+from conftest import card_diff, fixture_card, reference_card, samebits
 
 FIXTURE = "linalg-reduce"
 
 
-def _card(tmp_path, tag, args, sabotage=None, env=None, leg="x86_64"):
-    path = tmp_path / f"{tag}.card"
-    r = run_bin(leg, "samebits", ["fixture", "run", FIXTURE] + list(args) + ["--out", str(path)], sabotage=sabotage,
-                env=env)
-    assert r.returncode == 0, r.stderr
-    return path
+def _card(tmp_path, tag, args, **kw):
+    return fixture_card(tmp_path, FIXTURE, tag, args, **kw)
 
 
 def _diff(a, b):
     """None when identical, else the first differing stage's name."""
-    d = samebits("card", "diff", str(a), str(b))
-    assert d.returncode in (0, 1), d.stderr
-    if d.returncode == 0:
+    first = card_diff(a, b)
+    if first is None:
         return None
-    first = d.stdout.splitlines()[0]
     assert first.startswith("differ at stage "), first
     return first.split(": ", 1)[1].split(" ")[0]
 

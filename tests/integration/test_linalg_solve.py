@@ -23,23 +23,16 @@ import re
 
 import pytest
 
-from conftest import ROOT, reference_card, run_bin, samebits
+from conftest import ROOT, card_diff, fixture_card, reference_card, run_bin, samebits
 
 FIXTURE = "linalg-solve"
 
 
-def _card(tmp_path, tag, args, sabotage=None, env=None, leg="x86_64"):
-    path = tmp_path / f"{tag}.card"
-    r = run_bin(leg, "samebits", ["fixture", "run", FIXTURE] + list(args) + ["--out", str(path)], sabotage=sabotage,
-                env=env)
-    assert r.returncode == 0, r.stderr
-    return path
+def _card(tmp_path, tag, args, **kw):
+    return fixture_card(tmp_path, FIXTURE, tag, args, **kw)
 
 
-def _diff(a, b):
-    d = samebits("card", "diff", str(a), str(b))
-    assert d.returncode in (0, 1), d.stderr
-    return None if d.returncode == 0 else d.stdout.splitlines()[0]
+_diff = card_diff
 
 
 def _stages(path):

@@ -23,7 +23,8 @@ CLI = ROOT / "build" / "samebits"
 _spec = importlib.util.spec_from_file_location("_samebits_tests_conftest", ROOT / "tests" / "conftest.py")
 _parent = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_parent)
-for _name in ("LEGS", "THREAD_COUNTS", "FIXTURES", "build_dir", "run_bin", "samebits", "reference_card"):
+for _name in ("LEGS", "THREAD_COUNTS", "FIXTURES", "build_dir", "run_bin", "samebits", "reference_card", "fixture_card",
+              "card_diff"):
     if hasattr(_parent, _name):
         globals()[_name] = getattr(_parent, _name)
 

@@ -14,47 +14,16 @@ accumulators' carry flushes (beyond 16384 columns).
 import ctypes
 import math
 import random
-import struct
 from fractions import Fraction
 
 import pytest
 
 import samebits
+from exact_ref import NINF, PINF, QNAN, bits, f32, from_bits, round_f32_bits  # noqa: F401
 from samebits import linalg
 
-QNAN = 0x7FC00000
-PINF = 0x7F800000
-NINF = 0xFF800000
-FLT_MAX = struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0]
-TINY = struct.unpack("<f", struct.pack("<I", 1))[0]
-
-
-def bits(x):
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
-def from_bits(u):
-    return struct.unpack("<f", struct.pack("<I", u))[0]
-
-
-def round_f32_bits(v):
-    """Float32 bits of the rational v, nearest-even, gradual underflow, overflow to inf; 0 is +0."""
-    if v == 0:
-        return 0
-    sign = 0x80000000 if v < 0 else 0
-    v = abs(v)
-    e = v.numerator.bit_length() - v.denominator.bit_length()
-    if Fraction(2) ** e > v:
-        e -= 1
-    ee = max(e, -126)
-    q = round(v * Fraction(2) ** (23 - ee))  # Fraction rounds half to even
-    if q == 1 << 24:
-        q, ee = 1 << 23, ee + 1
-    if ee > 127:
-        return sign | PINF
-    if q < (1 << 23):
-        return sign | q
-    return sign | ((ee + 127) << 23) | (q - (1 << 23))
+FLT_MAX = from_bits(0x7F7FFFFF)
+TINY = from_bits(1)
 
 
 # ---- the reference ----------------------------------------------------------
@@ -110,10 +79,6 @@ def cols(x):
 
 
 # ---- the data ---------------------------------------------------------------
-
-def f32(v):
-    return struct.unpack("<f", struct.pack("<f", v))[0]
-
 
 def hostile_value(r, kind):
     if kind == "plain":
