@@ -139,7 +139,7 @@ ifneq ($(CUDA),)
   endif
   NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-  NVCC_FLAGS := $(shell sh tools/cuda-compile-check.sh --print-flags $(CUDA_VARIANT))
+  NVCC_FLAGS := $(shell CUDA_ARCH=$(CUDA_ARCH) sh tools/cuda-compile-check.sh --print-flags $(CUDA_VARIANT))
   CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/dev_cuda.o $(BUILD)/obj/src/backends/cuda/entry_tree.o \
     $(BUILD)/obj/src/backends/cuda/entry_forest.o $(BUILD)/obj/src/backends/cuda/entry_core.o \
     $(BUILD)/obj/src/backends/cuda/entry_linalg.o
@@ -149,7 +149,14 @@ endif
 
 KERNEL_HEADERS := $(wildcard src/kernels/*.h src/kernels/entry/*.h src/math/*.h src/core/rng.h src/core/float_eval.h \
   src/device/*.h src/backends/cuda/*.h)
-$(BUILD)/obj/src/backends/cuda/%.o: src/backends/cuda/%.cu $(KERNEL_HEADERS)
+# The nvcc flags are a prerequisite too (they change with CUDA_ARCH and the
+# architectures tools/cuda-compile-check.sh lists): rewritten only when they differ.
+$(BUILD)/nvcc-flags.txt: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(NVCC_FLAGS)' | cmp -s - $@ || echo '$(NVCC_FLAGS)' > $@
+FORCE:
+.PHONY: FORCE
+$(BUILD)/obj/src/backends/cuda/%.o: src/backends/cuda/%.cu $(KERNEL_HEADERS) $(BUILD)/nvcc-flags.txt
 	@mkdir -p $(dir $@)
 	@echo "  NVCC $(BUILD)/$<"
 	$(Q)$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -DSB_CUDA_FLAGS='"$(NVCC_FLAGS)"' \

@@ -15,7 +15,7 @@
 # entry kernels' exp through CUDA's expf), float-atomic (histogram sums as
 # float atomics), gemm-fma (the matrix product's parts recombined in float with fma). CUDA_CHECK_ARMS="..." narrows them ("" for none).
 # Environment: NVCC (default: nvcc from PATH, then /usr/local/cuda/bin/nvcc);
-# CUDA_ARCH (default sm_90); SAMEBITS_REQUIRE_NVCC=1 turns a missing nvcc into
+# CUDA_ARCH (default: every architecture, see below; sm_90 for the arms); SAMEBITS_REQUIRE_NVCC=1 turns a missing nvcc into
 # a failure instead of a SKIP.
 # Exit status: 0 all compiled (or SKIP), 1 a compile or link error or a
 # missing nvcc under SAMEBITS_REQUIRE_NVCC=1, 2 usage.
@@ -34,19 +34,32 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-CUDA_ARCH=${CUDA_ARCH:-sm_90}
+# The architectures: machine code for compute capability 7.5 (the oldest nvcc 13
+# supports) and for each major generation after it (a binary for X.0 runs on
+# every X.y, y >= 0: sm_80 serves 8.6, 8.7, 8.9; sm_100 serves 10.3; sm_120
+# serves 12.1), and PTX of the newest for GPUs newer than this nvcc, which
+# the driver compiles at load time. With -fmad=false the PTX spells every
+# multiply and add with its rounding (mul.rn, add.rn), which ptxas never
+# fuses, so a load-time compile keeps the profile. The separating arms are run
+# only on the H200 and are built for it alone (sm_90). CUDA_ARCH=sm_XX narrows
+# every build to one architecture (development).
+CUDA_ARCHS_ALL="-gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 -gencode arch=compute_110,code=sm_110 -gencode arch=compute_120,code=sm_120 -gencode arch=compute_120,code=compute_120 --threads 0"
+if [ -n "${CUDA_ARCH:-}" ]; then PROFILE_ARCH="-arch=$CUDA_ARCH"; ARM_ARCH="-arch=$CUDA_ARCH"
+else PROFILE_ARCH=$CUDA_ARCHS_ALL; ARM_ARCH="-arch=sm_90"; fi
 # The profile (DESIGN.md section 1, rule 2): no contraction, denormals kept,
 # correctly rounded division and square root; host code likewise.
-PROFILE_FLAGS="-std=c++17 -O3 -arch=$CUDA_ARCH -fmad=false -ftz=false -prec-div=true -prec-sqrt=true -Xcompiler -ffp-contract=off,-fno-fast-math,-Wall,-Wextra,-Werror -Werror all-warnings -Iinclude -Isrc"
+COMMON_FLAGS="-std=c++17 -O3 -fmad=false -ftz=false -prec-div=true -prec-sqrt=true -Xcompiler -ffp-contract=off,-fno-fast-math,-Wall,-Wextra,-Werror -Werror all-warnings -Iinclude -Isrc"
 
 # flags_of VARIANT: prints the nvcc flags of one build variant.
+PROFILE_FLAGS="$COMMON_FLAGS $PROFILE_ARCH"
+ARM_FLAGS="$COMMON_FLAGS $ARM_ARCH"
 flags_of() {
   case "$1" in
     profile) echo "$PROFILE_FLAGS" ;;
-    fmad) echo "$PROFILE_FLAGS" | sed 's/-fmad=false/-fmad=true/' | sed 's/$/ -DSB_CUDA_ARM_FMAD/' ;;
-    libdevice-exp) echo "$PROFILE_FLAGS -DSB_ARM_VENDOR_EXP" ;;
-    float-atomic) echo "$PROFILE_FLAGS -DSB_ARM_FLOAT_ATOMIC" ;;
-    gemm-fma) echo "$PROFILE_FLAGS -DSB_ARM_GEMM_FMA" ;;
+    fmad) echo "$ARM_FLAGS" | sed 's/-fmad=false/-fmad=true/' | sed 's/$/ -DSB_CUDA_ARM_FMAD/' ;;
+    libdevice-exp) echo "$ARM_FLAGS -DSB_ARM_VENDOR_EXP" ;;
+    float-atomic) echo "$ARM_FLAGS -DSB_ARM_FLOAT_ATOMIC" ;;
+    gemm-fma) echo "$ARM_FLAGS -DSB_ARM_GEMM_FMA" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

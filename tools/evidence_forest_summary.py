@@ -75,7 +75,7 @@ def summarize(folder):
             arms.append({"arm": "opencl " + arm, "fixture": name, "caught": word == "DIFFERS",
                          "stage": st.group(1) if st else None})
     if ocl_paths:
-        legs.append({"leg": "opencl", "label": "OpenCL, " + gpu[0] + " (NVIDIA driver)",
+        legs.append({"leg": "opencl-nvidia", "label": "OpenCL, " + gpu[0] + " (NVIDIA driver)",
                      "device": "%s, driver %s" % (gpu[0], gpu[1] if len(gpu) > 1 else "?"), "emulated": False,
                      "toolchain": "the NVIDIA driver's OpenCL compiler; host " + gcc,
                      "flags": "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt",

@@ -97,7 +97,7 @@ def summarize(folder, commit=None, note=None):
         "arms": arms,
     }
     if ocl:  # OpenCL through the NVIDIA driver on the same GPU (tools/device-gbdt.sh step 3b)
-        out["legs"].append({"leg": "opencl", "label": "OpenCL, " + gpu[0] + " (NVIDIA driver)",
+        out["legs"].append({"leg": "opencl-nvidia", "label": "OpenCL, " + gpu[0] + " (NVIDIA driver)",
                             "device": "%s, driver %s" % (gpu[0], gpu[1] if len(gpu) > 1 else "?"),
                             "emulated": False, "toolchain": "the NVIDIA driver's OpenCL compiler; host " + gcc,
                             "flags": "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt",

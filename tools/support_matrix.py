@@ -33,8 +33,24 @@ import evidence_layout  # noqa: E402
 OUT = os.path.join("docs", "SUPPORT_MATRIX.md")
 # Columns in this order first; any other leg found in evidence follows, sorted.
 KNOWN_LEGS = [("x86_64", "x86-64"), ("aarch64", "aarch64"), ("s390x", "s390x (big-endian)"),
-              ("cuda", "CUDA (NVIDIA)"), ("opencl", "OpenCL"),
+              ("cuda", "CUDA (NVIDIA)"), ("opencl", "OpenCL on PoCL (CPU)"),
               ("opencl-nvidia", "OpenCL (NVIDIA driver)")]
+
+
+def column_of(leg):
+    """The matrix column of one recorded leg. OpenCL runs go to the column of
+    the implementation that ran them, whatever key the recording tool wrote:
+    the `opencl` column holds PoCL only, NVIDIA's driver has its own, and any
+    other OpenCL implementation gets a column named by its device."""
+    key = leg["leg"]
+    if key not in ("opencl", "opencl-nvidia"):
+        return key
+    words = (leg.get("label", "") + " " + leg.get("device", "")).lower()
+    if "nvidia" in words:
+        return "opencl-nvidia"
+    if "pocl" in words:
+        return "opencl"
+    return "opencl-" + (leg.get("device") or "unknown").split(":")[-1].strip().replace(" ", "-")
 FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
@@ -77,7 +93,7 @@ def load_runs(root):
                         "name_problems": evidence_layout.name_problems(os.path.basename(folder), s)}
         for leg in s.get("legs", []):
             runs.append({"folder": rel, "date": s["date"], "when": s.get("date_utc", s["date"]),
-                         "commit": s["commit"], "leg": leg["leg"],
+                         "commit": s["commit"], "leg": column_of(leg),
                          "label": leg.get("label", leg["leg"]), "emulated": bool(leg.get("emulated")),
                          "toolchain": leg.get("toolchain", "unknown"), "threads": leg.get("threads"),
                          "fixtures": leg.get("fixtures", {}), "arms": s.get("arms", []), "fresh": fresh})

@@ -89,7 +89,8 @@ def get_num_threads():
 
 
 def backend():
-    """The compute backend estimators run on by default: 'cpu' (the only one built today)."""
+    """The device estimators run on unless given device=: 'cpu'. The backends the
+    loaded library was built with are build_info()['backends']."""
     return "cpu"
 
 

@@ -51,3 +51,27 @@ def test_cuda_build_compiled_and_never_differs():
         assert r.returncode == 1 and "no usable GPU" in r.stdout
     else:
         assert r.returncode == 0 and "verify: PASS" in r.stdout
+
+
+def test_cuda_build_serves_every_generation_nvcc_13_supports():
+    """The profile build carries machine code for compute capability 7.5 (the
+    oldest nvcc 13 targets) and each major generation after it, plus PTX for
+    newer GPUs, all under the profile's flags; the arms (run on the H200 only)
+    are built for sm_90. The built library says which in `doctor`."""
+    import subprocess
+    flags = subprocess.run(["sh", "tools/cuda-compile-check.sh", "--print-flags", "profile"], cwd=ROOT,
+                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}).stdout
+    for cc in ("75", "80", "90", "100", "110", "120"):
+        assert f"arch=compute_{cc},code=sm_{cc}" in flags, (cc, flags)
+    assert "code=compute_120" in flags  # PTX: loaded by newer drivers, compiled with .rn roundings
+    assert "-fmad=false" in flags and "-arch=" not in flags
+    arm = subprocess.run(["sh", "tools/cuda-compile-check.sh", "--print-flags", "fmad"], cwd=ROOT,
+                         capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}).stdout
+    assert "-arch=sm_90" in arm and "gencode" not in arm and "-fmad=true" in arm
+    exe = ROOT / "build-cuda" / "samebits"
+    if exe.exists():
+        doc = subprocess.run([str(exe), "doctor"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+        assert "code=sm_75" in doc.stdout and "code=compute_120" in doc.stdout, doc.stdout
+    # An older GPU is refused by name at open, not at the first launch.
+    src = (ROOT / "src" / "backends" / "cuda" / "dev_cuda.cu").read_text()
+    assert "p.major * 10 + p.minor < 75" in src and "SB_ERR_BACKEND_UNAVAILABLE" in src

@@ -167,3 +167,20 @@ def test_folder_names_read_back_one_way():
     for d in sorted(ROOT.glob("evidence/*/*")):
         s = json.loads((d / "summary.json").read_text())
         assert evidence_layout.name_problems(d.name, s) == [], d
+
+
+def test_opencl_runs_go_to_the_column_of_the_implementation_that_ran_them():
+    """An NVIDIA OpenCL run recorded under the plain `opencl` key (older
+    recording tools did) must not land in the PoCL column, nor an unknown
+    OpenCL implementation in either."""
+    col = support_matrix.column_of
+    assert col({"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)",
+                "device": "opencl: pthread-skylake"}) == "opencl"
+    assert col({"leg": "opencl", "label": "OpenCL, NVIDIA H200 (NVIDIA driver)", "device": "NVIDIA H200"}) \
+        == "opencl-nvidia"
+    assert col({"leg": "opencl-nvidia", "label": "OpenCL, H200", "device": "NVIDIA H200"}) == "opencl-nvidia"
+    other = col({"leg": "opencl", "label": "OpenCL", "device": "opencl: gfx1100"})
+    assert other not in ("opencl", "opencl-nvidia") and "gfx1100" in other
+    assert col({"leg": "cuda", "label": "CUDA, NVIDIA H200"}) == "cuda"
+    titles = dict(support_matrix.KNOWN_LEGS)
+    assert "PoCL" in titles["opencl"] and "NVIDIA" in titles["opencl-nvidia"]

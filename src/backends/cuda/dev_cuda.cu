@@ -151,6 +151,14 @@ sb_status cu_open(sb_device *d) {
     cudaDeviceProp p;
     if ((e = cudaGetDevice(&dev)) != cudaSuccess || (e = cudaGetDeviceProperties(&p, dev)) != cudaSuccess)
         return fail(e, "cudaGetDeviceProperties");
+    /* nvcc 13 builds nothing older than compute capability 7.5 (Turing): such
+     * a GPU would fail at the first launch with "no kernel image"; refuse it
+     * here by name instead (tools/cuda-compile-check.sh lists what is built). */
+    if (p.major * 10 + p.minor < 75)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                       "device 'cuda': %.150s has compute capability %d.%d; samebits' CUDA build serves 7.5 "
+                       "(Turing) and newer",
+                       p.name, p.major, p.minor);
     d->wg = SB_WG;
     d->cus = p.multiProcessorCount;
     d->local_mem = (int64_t)p.sharedMemPerBlockOptin;
