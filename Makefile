@@ -13,7 +13,13 @@
 #                        gemm-fma (the product's parts recombined in float with fmaf),
 #                        reduce-order (linalg sums, norms, distances in float, chunked
 #                        by thread count), topk-ties (selection ties to the higher index)
-#                        jacobi-order (the eigensolver's sweeps in another order)
+#                        jacobi-order (the eigensolver's sweeps in another order),
+#                        libm-log, libm-sigmoid (glibc's logf; the sigmoid through
+#                        expf), forest-ties (forest split ties to the higher feature),
+#                        bin-key (binning keys -0 apart from +0), writer-endian (the
+#                        model writer in host byte order: meaningful with ARCH=s390x),
+#                        f64-conv (decimals rounded through float64),
+#                        refusal-downgrade (a device this build lacks runs on the CPU)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -23,7 +29,8 @@
 #                        thread count beside the measured peak (not part of make test)
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
-  gemm-order gemm-fma reduce-order topk-ties jacobi-order
+  gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
+  f64-conv refusal-downgrade
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -97,6 +104,20 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_JACOBI_ORDER
   else ifeq ($(SABOTAGE),rng-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_RNG_ORDER
+  else ifeq ($(SABOTAGE),libm-log)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_LIBM_LOG
+  else ifeq ($(SABOTAGE),libm-sigmoid)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_LIBM_SIGMOID
+  else ifeq ($(SABOTAGE),forest-ties)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_FOREST_TIES
+  else ifeq ($(SABOTAGE),bin-key)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
+  else ifeq ($(SABOTAGE),writer-endian)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_WRITER_ENDIAN
+  else ifeq ($(SABOTAGE),f64-conv)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_F64_CONV
+  else ifeq ($(SABOTAGE),refusal-downgrade)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_REFUSAL_DOWNGRADE
   else ifeq ($(SABOTAGE),excess-precision)
     EXCESS := -fexcess-precision=standard
     SABOTAGE_DEFS := -DSB_SABOTAGE_EXCESS_PRECISION
@@ -243,7 +264,13 @@ deps:
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
-  reduce-order topk-ties jacobi-order
+  reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
+  refusal-downgrade
+# Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
+# glibc's logf and expf are other code on aarch64 and s390x, and the writer's
+# byte order shows only on a big-endian host.
+CROSS_ARMS_aarch64 := libm-log libm-sigmoid
+CROSS_ARMS_s390x := libm-log libm-sigmoid writer-endian
 
 legs:
 	$(MAKE) -j$(JOBS) all
@@ -253,6 +280,8 @@ arms:
 	$(foreach s,$(NATIVE_ARMS),$(MAKE) -j$(JOBS) SABOTAGE=$(s) all &&) true
 	$(foreach a,$(ARCHES),$(MAKE) -j$(JOBS) ARCH=$(a) SABOTAGE=contract all &&) true
 	$(MAKE) -j$(JOBS) ARCH=s390x SABOTAGE=excess-precision all
+	$(foreach a,$(ARCHES),$(foreach s,$(CROSS_ARMS_$(a)),\
+	  $(MAKE) -j$(JOBS) ARCH=$(a) SABOTAGE=$(s) build-$(a)-sabotage-$(s)/samebits &&)) true
 
 cuda-check:
 	sh tools/cuda-compile-check.sh

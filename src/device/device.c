@@ -36,7 +36,14 @@ sb_status sb_device_parse(const char *name, sb_device_kind *out) {
     if (!name || !*name) return SB_OK;
     for (int k = 0; k < 4; k++)
         if (!strcmp(name, k_names[k])) {
+#ifdef SB_SABOTAGE_REFUSAL_DOWNGRADE
+            /* Separating arm for rule 10 (make SABOTAGE=refusal-downgrade): a
+             * backend this build lacks quietly becomes the CPU, so a run that
+             * must be refused reports the CPU's answer under the GPU's name. */
+            if (!sb_device_built((sb_device_kind)k)) return SB_OK;
+#else
             if (!sb_device_built((sb_device_kind)k)) return not_built(name, (sb_device_kind)k);
+#endif
             *out = (sb_device_kind)k;
             return SB_OK;
         }

@@ -99,7 +99,14 @@ int sb_io_parse_f32(char *s, size_t n, float *v) {
     errno = 0;
     /* Straight to float32: strtof rounds the decimal once, correctly (glibc),
      * in the "C" locale the reader set for this thread. */
+#ifdef SB_SABOTAGE_F64_CONV
+    /* Separating arm for rule 1 (make SABOTAGE=f64-conv): the decimal rounded
+     * to float64 first, then to float32 (two roundings; a decimal just above a
+     * float32 midpoint can land on it and then go to even). */
+    float f = (float)strtod(s, &end);
+#else
     float f = strtof(s, &end);
+#endif
     int range = errno == ERANGE;
     s[n] = saved;
     if (end != s + n) return 1;

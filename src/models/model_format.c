@@ -51,6 +51,12 @@
 /* ---- little-endian byte helpers (host-independent) ---- */
 
 static void put_u32(uint8_t *p, uint32_t v) {
+#ifdef SB_SABOTAGE_WRITER_ENDIAN
+    /* Separating arm for rule 9 (make SABOTAGE=writer-endian): the writer
+     * copies the host's bytes, invisible on little-endian hosts, wrong on s390x. */
+    memcpy(p, &v, sizeof v);
+    return;
+#endif
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
     p[2] = (uint8_t)(v >> 16);
@@ -58,6 +64,10 @@ static void put_u32(uint8_t *p, uint32_t v) {
 }
 
 static void put_u64(uint8_t *p, uint64_t v) {
+#ifdef SB_SABOTAGE_WRITER_ENDIAN
+    memcpy(p, &v, sizeof v);
+    return;
+#endif
     put_u32(p, (uint32_t)v);
     put_u32(p + 4, (uint32_t)(v >> 32));
 }

@@ -12,7 +12,13 @@
 
 /* Monotone map from float bits to unsigned keys: negative values reversed. */
 static uint32_t order_key(float v) {
+#ifdef SB_SABOTAGE_BIN_KEY
+    /* Separating arm for rule 7 (make SABOTAGE=bin-key): the raw bits keyed,
+     * so -0 sorts before +0 as a value of its own and gets an edge. */
+    uint32_t u = sb_f2u(v);
+#else
     uint32_t u = sb_f2u(v == 0.0f ? 0.0f : v); /* -0 and +0 are one value */
+#endif
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
