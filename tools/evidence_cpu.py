@@ -9,7 +9,9 @@ emulated), from the builds `make legs` and `make arms` made:
   doctor.txt                  `samebits doctor`
   check-fixture.txt           `samebits check-fixture`
   verify-tN.txt, cards-tN/    `samebits verify --threads N --cards cards-tN` for N in 1, 2, 7
-  arm-NAME.txt                `samebits verify` on each sabotage build of the leg
+  arm-NAME.txt                `samebits verify` on each sabotage build of the leg (or, for
+                              the arms in ARM_CHECKS, their own check on the real build
+                              and on the arm)
   sources.sha256              SHA-256 of every tracked source the build reads
   summary.json                read from those outputs (evidence/README.md)
 into evidence/cpu/<date>-<leg>-all-<commit7>/ (written under a temporary name
@@ -45,8 +47,27 @@ import evidence_layout  # noqa: E402
 LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarch64"], True),
         "s390x": ("build-s390x", ["qemu-s390x"], True)}
 ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties",
-                   "gemm-order", "gemm-fma", "reduce-order", "topk-ties", "jacobi-order"],
-        "aarch64": ["contract"], "s390x": ["contract", "excess-precision"]}
+                   "gemm-order", "gemm-fma", "reduce-order", "topk-ties", "jacobi-order", "libm-log",
+                   "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade"],
+        "aarch64": ["contract", "libm-log", "libm-sigmoid"],
+        "s390x": ["contract", "excess-precision", "libm-log", "libm-sigmoid", "writer-endian"]}
+# Arms whose check is not `samebits verify` on the fixtures (docs/verification.md,
+# "The arms"): the program and arguments run on the real build (the control,
+# which must pass the check) and on the arm (which must fail it), and how each
+# outcome reads. writer-endian is recorded on s390x only: on a little-endian
+# host its bytes are the right ones, so it cannot be caught there.
+ARM_CHECKS = {
+    # rule 1: the readers' number test (a decimal that float64 rounds onto a float32 midpoint)
+    "f64-conv": {"exe": "sb_unit", "args": ["test_io_float_bits"], "fixture": "sb_unit",
+                 "stage": "test_io_float_bits",
+                 "control_ok": lambda rc, t: rc == 0 and "ok test_io_float_bits" in t,
+                 "caught": lambda rc, t: rc == 1 and "FAIL test_io_float_bits" in t},
+    # rule 10: a device this build lacks must be refused by name, never run on the CPU
+    "refusal-downgrade": {"exe": "samebits", "args": ["verify", "--threads", "2", "gbdt-regression", "device=cuda"],
+                          "fixture": "gbdt-regression", "stage": "device=cuda not refused",
+                          "control_ok": lambda rc, t: rc == 1 and "REFUSED SB_ERR_BACKEND_UNAVAILABLE" in t,
+                          "caught": lambda rc, t: rc == 0 and "REFUSED" not in t},
+}
 THREADS = (1, 2, 7)
 # What decides the bits of a CPU leg: every tracked file its build reads (the
 # library, the CLI, the flags in the Makefile, the reference cards it embeds
@@ -158,6 +179,17 @@ def record(leg, out_root, commit, now):
         aexe = os.path.join(ROOT, f"{build}-sabotage-{arm}", "samebits")
         if not os.path.exists(aexe):
             arms.append({"arm": arm, "caught": None, "stage": None, "note": "not built"})
+            continue
+        check = ARM_CHECKS.get(arm)
+        if check:
+            # The control first: a check the real build fails catches nothing.
+            crc, ctext = run(prefix, os.path.join(ROOT, build, check["exe"]), check["args"])
+            rc, text = run(prefix, os.path.join(ROOT, f"{build}-sabotage-{arm}", check["exe"]), check["args"])
+            files[f"arm-{arm}.txt"] = (f"$ {check['exe']} {' '.join(check['args'])}   (real build)\n{ctext}\n"
+                                       f"$ {check['exe']} {' '.join(check['args'])}   (arm {arm})\n{text}")
+            control = check["control_ok"](crc, ctext)
+            arms.append({"arm": arm, "caught": control and check["caught"](rc, text), "control": control,
+                         "fixture": check["fixture"], "stage": check["stage"]})
             continue
         rc, text = run(prefix, aexe, ["verify", "--threads", "2"])
         files[f"arm-{arm}.txt"] = text

@@ -6,9 +6,11 @@ catch. An identity test counts only because these builds fail it.
   thread-chunks a float reduction chunked by thread count (rules 4 and 8)
   excess-precision  float expressions evaluated in double on s390x (rule 2)
 """
+import re
+
 import pytest
 
-from conftest import reference_card, run_bin, samebits
+from conftest import ROOT, reference_card, run_bin, samebits
 
 
 def _card(leg, fixture, threads, tmp_path, sabotage):
@@ -141,3 +143,180 @@ def test_arm_rank_ties_without_total_order_is_caught(fixture, stage, tmp_path):
     card = _card("x86_64", fixture, 1, tmp_path, "rank-ties")
     d = _first_diff(reference_card(fixture), card)
     assert d is not None and stage in d, d
+
+
+# ---- arms for DESIGN.md rules 1, 3, 7, 9 and 10 (issue 17) ----
+#
+# Which legs run which arm, and why: the arms whose code is integer logic or
+# glibc code that is the same C everywhere (forest-ties, bin-key, f64-conv's
+# strtod, refusal-downgrade) cannot part differently by leg, so they run on
+# x86-64 only. glibc's logf and expf are other code on aarch64 and s390x (and
+# x86-64 picks an FMA variant at run time), so libm-log and libm-sigmoid run on
+# all three legs. writer-endian can show only on a big-endian host: s390x.
+
+STAGE = re.compile(r"differ at stage \d+: (\S+) ")
+
+
+def _stage(diff):
+    m = STAGE.search(diff or "")
+    return m.group(1) if m else None
+
+
+@pytest.mark.parametrize("leg", ["x86_64", "aarch64", "s390x"])
+def test_arm_libm_log_is_caught(leg, tmp_path):
+    """Rule 3: glibc's logf in place of the profile's log. profile-core's log
+    stage parts (its training fixtures' few log calls, the base score's logit
+    and the forest's entropy sums, happen to land where glibc rounds correctly)."""
+    card = _card(leg, "profile-core", 2, tmp_path, "libm-log")
+    d = _first_diff(reference_card("profile-core"), card)
+    assert _stage(d) == "math.log", d
+
+
+@pytest.mark.parametrize("leg", ["x86_64", "aarch64", "s390x"])
+def test_arm_libm_sigmoid_is_caught(leg, tmp_path):
+    """Rule 3: the textbook sigmoid 1/(1+expf(-x)) through libm. profile-core
+    parts at its sigmoid stage, and training with it parts too: logistic
+    regression's weights after one step, binary boosting's gradients once the
+    margins differ (tree1)."""
+    card = _card(leg, "profile-core", 2, tmp_path, "libm-sigmoid")
+    d = _first_diff(reference_card("profile-core"), card)
+    assert _stage(d) == "math.sigmoid", d
+    if leg == "x86_64":
+        for fixture, stage in (("logit-train", "step1.weights"), ("gbdt-binary", "tree1.grad_q")):
+            card = _card(leg, fixture, 2, tmp_path, "libm-sigmoid")
+            d = _first_diff(reference_card(fixture), card)
+            assert _stage(d) == stage, (fixture, d)
+
+
+FOREST_TIES = ("forest-rf-classes", "forest-rf-entropy", "forest-et-regression", "forest-rf-weighted",
+               "forest-et-weighted")
+
+
+@pytest.mark.parametrize("fixture", FOREST_TIES)
+def test_arm_forest_ties_is_caught(fixture, tmp_path):
+    """Rules 5 and 7: forest split candidates of equal score settled to the
+    higher feature and bin (still a total order, but not the profile's). The
+    forest fixtures hold exact ties (duplicate and coarse columns), so other
+    splits are chosen and the training predictions part."""
+    card = _card("x86_64", fixture, 2, tmp_path, "forest-ties")
+    d = _first_diff(reference_card(fixture), card)
+    assert _stage(d) in ("forest.train_raw", "forest.model_bytes"), d
+
+
+@pytest.mark.parametrize("fixture", ["gbdt-extremes", "gbdt-constant"])
+def test_arm_bin_key_is_caught(fixture, tmp_path):
+    """Rule 7: the binning key taken from the raw bits, so -0 sorts apart from
+    +0 and gets an edge of its own. Both fixtures mix -0 and +0 in a column:
+    the bin edges part at once (gbdt-constant's column of zeros gains a bin)."""
+    card = _card("x86_64", fixture, 2, tmp_path, "bin-key")
+    d = _first_diff(reference_card(fixture), card)
+    assert _stage(d) == "gbdt.bin_edges", d
+
+
+@pytest.mark.parametrize("leg", ["x86_64", "s390x"])
+def test_arm_writer_endian_is_caught_on_big_endian(leg, tmp_path):
+    """Rule 9: the model writer copies the host's bytes instead of writing
+    little-endian. On a little-endian host (x86-64, aarch64) the bug is
+    invisible: the bytes are the same, and this test asserts exactly that, so
+    the s390x leg is the one that must catch it. There the model bytes part
+    (and nothing before them), and the real s390x build writes the reference bytes."""
+    fixture = "gbdt-regression"
+    card = _card(leg, fixture, 2, tmp_path, "writer-endian")
+    d = _first_diff(reference_card(fixture), card)
+    if leg == "x86_64":
+        assert d is None, d
+    else:
+        assert _stage(d) == "gbdt.model_bytes", d
+    control = _card(leg, fixture, 2, tmp_path, None)
+    assert _first_diff(reference_card(fixture), control) is None
+
+
+def test_arm_f64_conv_is_caught(tmp_path):
+    """Rule 1: decimals rounded to float64 first, then to float32. The readers'
+    number test holds a decimal just above a float32 midpoint that float64
+    rounds onto the midpoint (then to even: 0x3F800000, not 0x3F800001), and a
+    decimal beyond FLT_MAX that float64 holds but float32 does not (refused by
+    the real reader, an infinity through float64). The real build passes it;
+    through the CLI, a CSV with that decimal trains another model."""
+    r = run_bin("x86_64", "sb_unit", ["test_io_float_bits"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_bin("x86_64", "sb_unit", ["test_io_float_bits"], sabotage="f64-conv")
+    assert r.returncode == 1 and "FAIL test_io_float_bits" in r.stdout, r.stdout
+    assert "0x3f800000 != 0x3f800001" in r.stderr, r.stderr
+    # The same through `samebits train`: one column whose values differ only
+    # in the digits float64 drops; the model (its split threshold) parts.
+    data = tmp_path / "halfway.csv"
+    rows = ["x,y"] + [f"{'1.000000059604644775390625001' if i % 2 else '1.0000000596046447753906249'},{i % 2}"
+                      for i in range(40)]
+    data.write_text("\n".join(rows) + "\n")
+    digests = {}
+    for arm in (None, "f64-conv"):
+        model = tmp_path / f"m-{arm}.model"
+        r = run_bin("x86_64", "samebits", ["train", "--model", "gbdt", "--data", str(data), "--label", "y",
+                                           "--out", str(model), "--threads", "1", "n_estimators=2",
+                                           "min_data_in_leaf=1"], sabotage=arm)
+        assert r.returncode == 0, r.stderr
+        r = run_bin("x86_64", "samebits", ["digest", str(model)])
+        assert r.returncode == 0, r.stderr
+        digests[arm] = r.stdout.strip()
+    assert digests[None] != digests["f64-conv"], digests
+
+
+def test_arm_refusal_downgrade_is_caught(tmp_path):
+    """Rule 10: a device this build lacks quietly becomes the CPU. `verify`
+    asked for device=cuda in a build without CUDA must refuse by name and fail;
+    the arm instead reports the CPU's cards as identical under the GPU's name
+    and passes, and `train device=cuda` trains. The real build refuses both."""
+    args = ["verify", "--threads", "2", "gbdt-regression", "device=cuda"]
+    r = run_bin("x86_64", "samebits", args)
+    assert r.returncode == 1 and "REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout, r.stdout
+    a = run_bin("x86_64", "samebits", args, sabotage="refusal-downgrade")
+    assert a.returncode == 0 and "REFUSED" not in a.stdout and "verify: PASS" in a.stdout, a.stdout
+    data = tmp_path / "small.csv"
+    data.write_text("x,y\n" + "".join(f"{i % 7},{i % 3}\n" for i in range(30)))
+    train = ["train", "--model", "gbdt", "--data", str(data), "--label", "y", "--out", str(tmp_path / "m.model"),
+             "n_estimators=2", "device=cuda"]
+    r = run_bin("x86_64", "samebits", train)
+    assert r.returncode != 0 and "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr, r.stderr
+    a = run_bin("x86_64", "samebits", train, sabotage="refusal-downgrade")
+    assert a.returncode == 0, a.stderr
+
+
+def _makefile_sabotages():
+    """The names in the Makefile's `SABOTAGES :=` list (continuation lines included)."""
+    text = (ROOT / "Makefile").read_text()
+    m = re.search(r"^SABOTAGES :=((?:.*\\\n)*.*)$", text, re.M)
+    assert m, "no SABOTAGES list in the Makefile"
+    return set(m.group(1).replace("\\\n", " ").split())
+
+
+def _doc_tables():
+    """(rule number -> arms, arms of the arm table) from docs/verification.md."""
+    text = (ROOT / "docs" / "verification.md").read_text()
+    rules_part = text.split("### Every rule has an arm", 1)[1].split("### The arms", 1)[0]
+    arms_part = text.split("### The arms", 1)[1].split("\n## ", 1)[0]
+    rules = {}
+    for ln in rules_part.splitlines():
+        m = re.match(r"^\| (\d+)\. [^|]+\| (.*) \|$", ln)
+        if m:
+            rules[int(m.group(1))] = re.findall(r"`([^`]+)`", m.group(2))
+    listed = [m.group(1) for m in re.finditer(r"^\| `([^`]+)` \|", arms_part, re.M)]
+    return rules, listed
+
+
+def test_every_design_rule_names_an_arm_the_makefile_builds():
+    """docs/verification.md's rule table: rules 1..10 of DESIGN.md section 1
+    each name at least one CPU arm, every arm named is one `make SABOTAGE=`
+    knows, every Makefile arm has a row in the arm table, and `make arms`
+    builds every native arm."""
+    sabotages = _makefile_sabotages()
+    rules, listed = _doc_tables()
+    assert sorted(rules) == list(range(1, 11)), sorted(rules)
+    for n, arms in rules.items():
+        assert arms, f"rule {n} names no arm"
+        for a in arms:
+            assert a in sabotages, f"rule {n} names arm {a!r}, which the Makefile's SABOTAGES lacks"
+    assert sorted(listed) == sorted(sabotages), (sorted(set(listed) ^ sabotages))
+    native = re.search(r"^NATIVE_ARMS :=((?:.*\\\n)*.*)$", (ROOT / "Makefile").read_text(), re.M)
+    native = set(native.group(1).replace("\\\n", " ").split())
+    assert sabotages - native <= {"contract", "excess-precision"}, sabotages - native
