@@ -181,6 +181,9 @@ def record(leg, out_root, commit, now):
             arms.append({"arm": arm, "caught": None, "stage": None, "note": "not built"})
             continue
         check = ARM_CHECKS.get(arm)
+        if check and not os.path.exists(os.path.join(ROOT, f"{build}-sabotage-{arm}", check["exe"])):
+            arms.append({"arm": arm, "caught": None, "stage": None, "note": "not built"})
+            continue
         if check:
             # The control first: a check the real build fails catches nothing.
             crc, ctext = run(prefix, os.path.join(ROOT, build, check["exe"]), check["args"])

@@ -5,6 +5,15 @@ catch. An identity test counts only because these builds fail it.
   libm-exp      glibc's expf in place of the profile's exp (rule 3)
   thread-chunks a float reduction chunked by thread count (rules 4 and 8)
   excess-precision  float expressions evaluated in double on s390x (rule 2)
+  libm-log, libm-sigmoid  glibc's logf; the sigmoid through expf (rule 3)
+  forest-ties   forest split ties to the higher feature and bin (rules 5, 7)
+  bin-key       the binning key from the raw bits: -0 apart from +0 (rule 7)
+  writer-endian the model writer in host byte order, caught on s390x (rule 9)
+  f64-conv      decimals rounded through float64 (rule 1)
+  refusal-downgrade  a device this build lacks run on the CPU (rule 10)
+
+docs/verification.md ("Separating arms") has the full list and one row per
+rule of DESIGN.md section 1; the last test here checks that table.
 """
 import re
 
