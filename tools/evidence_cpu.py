@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import evidence_layout  # noqa: E402
 LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarch64"], True),
         "s390x": ("build-s390x", ["qemu-s390x"], True)}
-ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties",
+ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties", "forest-keys",
                    "gemm-order", "gemm-fma", "reduce-order", "topk-ties", "jacobi-order", "libm-log",
                    "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade"],
         "aarch64": ["contract", "libm-log", "libm-sigmoid"],
@@ -62,6 +62,12 @@ ARM_CHECKS = {
                  "stage": "test_io_float_bits",
                  "control_ok": lambda rc, t: rc == 0 and "ok test_io_float_bits" in t,
                  "caught": lambda rc, t: rc == 1 and "FAIL test_io_float_bits" in t},
+    # rule 8: the forest device's node keys (creation order instead of the data's)
+    # show only where the device grower runs: cpu-batched, its host twin
+    "forest-keys": {"exe": "samebits", "args": ["verify", "--threads", "2", "--family", "forest", "device=cpu-batched"],
+                    "fixture": "forest (device=cpu-batched)", "stage": "the forest device's node order",
+                    "control_ok": lambda rc, t: rc == 0 and "verify: PASS" in t,
+                    "caught": lambda rc, t: rc == 1 and "verify: FAIL" in t},
     # rule 10: a device this build lacks must be refused by name, never run on the CPU
     "refusal-downgrade": {"exe": "samebits", "args": ["verify", "--threads", "2", "gbdt-regression", "device=cuda"],
                           "fixture": "gbdt-regression", "stage": "device=cuda not refused",
