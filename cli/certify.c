@@ -35,12 +35,12 @@ static int lib_error(sb_status st) {
     return EXIT_ERROR;
 }
 
+/* "--threads N" by the library's one rule (sb_parse_num_threads). */
 static int set_threads(const char *cmd, const char *v) {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (!*v || *end || n < 1 || n > SB_MAX_THREADS)
-        return usage(cmd, "--threads takes a thread count in 1..1024, got '%s'", v);
-    sb_status st = sb_set_num_threads((int32_t)n);
+    (void)cmd;
+    int32_t n = 0;
+    sb_status st = sb_parse_num_threads(v, "--threads", &n);
+    if (st == SB_OK) st = sb_set_num_threads(n);
     return st == SB_OK ? 0 : lib_error(st);
 }
 
@@ -115,7 +115,8 @@ int sb_cli_verify(int argc, char **argv) {
         }
     }
     int32_t threads = 0;
-    sb_get_num_threads(&threads);
+    sb_status tst = sb_get_num_threads(&threads); /* an invalid SAMEBITS_NUM_THREADS: refused before any run */
+    if (tst != SB_OK) return lib_error(tst);
     char device[64];
     device_of(extra, device, sizeof device);
     printf("samebits verify: profile %s, arch %s, device %s, threads %d\n", sb_profile_version(), this_arch(),

@@ -64,20 +64,25 @@ static int lib_error(sb_status st) {
     return EXIT_ERROR;
 }
 
-/* Parse "--threads N" style options shared by commands; returns 0 on success. */
+/* "--threads N": the library's one rule for a thread count (the one that
+ * SAMEBITS_NUM_THREADS follows); 0 on success, else the refusal is printed. */
 static int parse_threads(const char *v) {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (!*v || *end || n < 1 || n > SB_MAX_THREADS) {
-        usage_error("--threads takes a thread count in 1..1024, got '%s'", v);
-        return -1;
-    }
-    sb_status st = sb_set_num_threads((int32_t)n);
+    int32_t n = 0;
+    sb_status st = sb_parse_num_threads(v, "--threads", &n);
+    if (st == SB_OK) st = sb_set_num_threads(n);
     if (st != SB_OK) {
         lib_error(st);
         return -1;
     }
     return 0;
+}
+
+/* The thread count in force is valid (an invalid SAMEBITS_NUM_THREADS is
+ * refused by name before any work); 0, or the refusal is printed. */
+static int threads_ready(void) {
+    int32_t n;
+    sb_status st = sb_get_num_threads(&n);
+    return st == SB_OK ? 0 : lib_error(st);
 }
 
 /* Runs fixture `name` into a new card tagged with this leg's facts. */
@@ -199,6 +204,7 @@ static int cmd_fixture(int argc, char **argv) {
         }
     }
     if (!name) return usage_error("fixture run: which fixture? ('samebits fixture list')%s", "");
+    if (threads_ready()) return EXIT_ERROR;
     sb_card *card;
     sb_status st = run_fixture(name, extra, &card);
     if (st != SB_OK) return lib_error(st);
@@ -287,30 +293,56 @@ static sb_status read_weights(const char *path, sb_dataset *d) {
     return st;
 }
 
-/* Save the model and the card so that any failure before both are written,
- * out of memory included, leaves both files as they were: the card goes to a
- * temporary name first and is renamed over card_path once the model is in
- * place. 0 on success; otherwise the error is printed. */
+/* Save the model and the card as one pair (docs/robustness.md, "A killed
+ * samebits train"). Both are written in full to temporary files first (the
+ * library's output rule: sb_output_open); then the old card is removed, the
+ * model renamed into place, and the card renamed into place. So at every
+ * moment, a SIGKILL included, the two paths hold the old pair, the old model
+ * and no card, the new model and no card, or the new pair: a card beside a
+ * model is always that model's card. A failure before the removal (out of
+ * memory, a full disk, a refused path) leaves both files as they were. A
+ * direct output ("-", a device, a pipe) has no old file and is written as it
+ * is. 0 on success; otherwise the one error message is printed. */
 static int save_outputs(const sb_model *m, const char *out, const sb_card *card, const char *card_path) {
+    sb_output *mo = NULL, *co = NULL;
+    uint8_t *bytes = NULL;
+    char *text = NULL;
+    size_t nbytes = 0, ntext = 0;
+    int retracted = 0;
     sb_status st = SB_OK;
-    if (!card) return out && (st = sb_model_save(m, out)) != SB_OK ? lib_error(st) : 0;
-    size_t n = strlen(card_path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp) {
-        fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: saving '%s'\n", card_path);
-        return EXIT_ERROR;
+    if (out && (st = sb_model_to_bytes(m, NULL, 0, &nbytes)) == SB_OK && !(bytes = malloc(nbytes ? nbytes : 1)))
+        st = SB_ERR_OUT_OF_MEMORY;
+    if (st == SB_OK && out) st = sb_model_to_bytes(m, bytes, nbytes, NULL);
+    if (st == SB_OK && card && (st = sb_card_text(card, NULL, 0, &ntext)) == SB_OK && !(text = malloc(ntext)))
+        st = SB_ERR_OUT_OF_MEMORY;
+    if (st == SB_OK && card) st = sb_card_text(card, text, ntext, NULL);
+    if (st == SB_OK && out && (st = sb_output_open(out, &mo)) == SB_OK) st = sb_output_write(mo, bytes, nbytes);
+    if (st == SB_OK && card && (st = sb_output_open(card_path, &co)) == SB_OK) st = sb_output_write(co, text, strlen(text));
+    if (st == SB_OK && mo && co) {
+        st = sb_output_retract(co);
+        retracted = st == SB_OK;
     }
-    snprintf(tmp, n, "%s.tmp.%ld", card_path, (long)getpid());
-    int rc = 0;
-    if ((st = sb_card_save(card, tmp)) != SB_OK || (out && (st = sb_model_save(m, out)) != SB_OK)) {
-        rc = lib_error(st);
-    } else if (rename(tmp, card_path) != 0) {
-        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot rename '%s' to '%s': %s\n", tmp, card_path, strerror(errno));
-        rc = EXIT_ERROR;
+    if (st == SB_OK && mo) {
+        st = sb_output_commit(mo);
+        mo = NULL;
     }
-    if (rc != 0) remove(tmp);
-    free(tmp);
-    return rc;
+    if (st == SB_OK && co) {
+        st = sb_output_commit(co);
+        co = NULL;
+    }
+    sb_output_discard(mo);
+    sb_output_discard(co);
+    free(bytes);
+    free(text);
+    if (st == SB_OK) return 0;
+    if (st == SB_ERR_OUT_OF_MEMORY && !*sb_last_error())
+        fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: saving the model and its card\n");
+    else
+        lib_error(st);
+    if (retracted)
+        fprintf(stderr, "samebits: the old card '%s' was removed so that it cannot stand beside another model\n",
+                card_path);
+    return EXIT_ERROR;
 }
 
 /* Ranking: query groups of d from --group COLUMN, --query FILE, or (when the
@@ -359,12 +391,18 @@ static int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--valid-query") && v) vquery = argv[++i];
         else if (!strcmp(a, "--group") && v) group = argv[++i];
         else if (!strcmp(a, "--objective") && v) {
+            const char *had = NULL;
+            if (sb_params_get(params, "objective", &had) == SB_OK) {
+                st = SB_ERR_INVALID_ARGUMENT;
+                fprintf(stderr, "samebits: error: SB_ERR_INVALID_ARGUMENT: parameter 'objective' is given twice ('%s' "
+                        "and '%s'); give it once\n", had, v);
+                goto done;
+            }
             if ((st = sb_params_set(params, "objective", argv[++i])) != SB_OK) goto lib_fail;
         } else if (!strcmp(a, "--threads") && v) {
             if (parse_threads(argv[++i])) goto done;
         } else if (a[0] != '-' && strchr(a, '=')) {
-            if ((st = sb_params_parse(params, a)) != SB_OK) goto lib_fail;
-            if (!strncmp(a, "eval_period=", 12) || !strncmp(a, "verbose_eval=", 13)) eval_set = 1;
+            if ((st = sb_params_parse(params, a)) != SB_OK) goto lib_fail; /* a key given twice: refused */
         } else {
             rc = usage_error("train: unexpected argument '%s'", a);
             goto done;
@@ -377,6 +415,13 @@ static int cmd_train(int argc, char **argv) {
     if (!data) {
         rc = usage_error("train: --data FILE is required%s", "");
         goto done;
+    }
+    if (threads_ready()) goto done;
+    {   /* the CLI logs every 10 rounds unless one of the key's names is given */
+        const char *had;
+        eval_set = sb_params_get(params, "eval_period", &had) == SB_OK ||
+                   sb_params_get(params, "verbose_eval", &had) == SB_OK ||
+                   sb_params_get(params, "log_period", &had) == SB_OK;
     }
     if (!eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK) goto lib_fail;
     double t0 = now_s();
@@ -399,7 +444,9 @@ static int cmd_train(int argc, char **argv) {
     if ((st = sb_model_digest(model, digest)) != SB_OK) goto lib_fail;
     fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
     if (save_outputs(model, out, card, card_path) != 0) goto done;
-    printf("model digest: %s\n", digest);
+    /* standard output may carry the model or the card ('-'): the digest then goes to stderr */
+    fprintf((out && !strcmp(out, "-")) || (card_path && !strcmp(card_path, "-")) ? stderr : stdout,
+            "model digest: %s\n", digest);
     rc = 0;
     goto done;
 lib_fail:
@@ -414,33 +461,21 @@ done:
 }
 
 /* Write predictions as CSV lines (per values a line, 9 significant digits: the
- * float round-trips exactly) to a temporary file renamed into place. */
+ * float round-trips exactly) by the library's output rule (sb_output_open: "-"
+ * and devices directly, a regular file through a temporary file and a rename).
+ * The error, if any, is in sb_last_error() (one message naming path). */
 static sb_status write_predictions(const char *path, const float *v, int64_t nrows, int64_t per) {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp) return SB_ERR_OUT_OF_MEMORY;
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot write '%s': %s\n", tmp, strerror(errno));
-        free(tmp);
-        return SB_ERR_IO;
-    }
-    int bad = 0;
-    for (int64_t r = 0; r < nrows && !bad; r++)
-        for (int64_t k = 0; k < per; k++)
-            bad |= fprintf(f, k + 1 < per ? "%.9g," : "%.9g\n", (double)v[r * per + k]) < 0;
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot write '%s': %s\n", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return SB_ERR_IO;
-    }
-    free(tmp);
-    return SB_OK;
+    sb_output *o = NULL;
+    sb_status st = sb_output_open(path, &o);
+    char line[64];
+    for (int64_t r = 0; st == SB_OK && r < nrows; r++)
+        for (int64_t k = 0; st == SB_OK && k < per; k++) {
+            int n = snprintf(line, sizeof line, k + 1 < per ? "%.9g," : "%.9g\n", (double)v[r * per + k]);
+            st = sb_output_write(o, line, (size_t)n);
+        }
+    if (st == SB_OK) return sb_output_commit(o);
+    sb_output_discard(o);
+    return st;
 }
 
 static int cmd_predict(int argc, char **argv) {
@@ -460,7 +495,9 @@ static int cmd_predict(int argc, char **argv) {
             if (parse_threads(argv[++i])) return EXIT_ERROR;
         } else return usage_error("predict: unexpected argument '%s'", a);
     }
-    if (!model_path || !data || !out) return usage_error("predict: --model, --data and --out are required%s", "");
+    if (!model_path || !data || !out)
+        return usage_error("predict: --model, --data and --out are required (--out -: standard output)%s", "");
+    if (threads_ready()) return EXIT_ERROR;
     sb_model *model = NULL;
     sb_dataset *d = NULL;
     float *pred = NULL;

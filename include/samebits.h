@@ -160,6 +160,13 @@ SB_API sb_status sb_set_num_threads(int32_t n);
 /* The thread count in force; an invalid SAMEBITS_NUM_THREADS is
  * SB_ERR_INVALID_ARGUMENT naming the variable and the value. */
 SB_API sb_status sb_get_num_threads(int32_t *out);
+/* The one rule for a thread count given as text (SAMEBITS_NUM_THREADS, a CLI's
+ * --threads, a binding's setting): a decimal integer in 1..SB_MAX_THREADS, else
+ * SB_ERR_INVALID_ARGUMENT naming source (e.g. "--threads") and the text. Every
+ * fit, prediction and fixture run refuses an invalid SAMEBITS_NUM_THREADS the
+ * same way before any work (unless sb_set_num_threads chose a count, which then
+ * replaces the variable); none falls back to one thread. */
+SB_API sb_status sb_parse_num_threads(const char *text, const char *source, int32_t *out);
 
 /* ---- identity cards, as training takes them ----------------------------- */
 

@@ -127,6 +127,30 @@ SB_API sb_status sb_fixture_inputs(const char *name, sb_fixture_input_fn fn, voi
 /* The pinned digests of a fixture's inputs (a card of one stage per input array). */
 SB_API sb_status sb_fixture_input_reference(const char *name, sb_card **out);
 
+/* ---- output files ---------------------------------------------------------- */
+
+/* The one rule for writing a file a user named, which sb_model_save and
+ * sb_card_save follow too (docs/robustness.md, "Output paths"): "-" is
+ * standard output; a character device or FIFO (also through a symbolic link)
+ * is written directly, never replaced; a regular file or a new name is written
+ * to "<target>.tmp.<pid>" beside it and renamed over it at commit, so a failure
+ * or a kill leaves the old file; a symbolic link is never replaced (its target
+ * is); a read-only file (no write bit, even for root), a directory, a block
+ * device, a socket or a dangling link is refused. Every failure is SB_ERR_IO
+ * with one message naming the path. The caller owns the handle until commit or
+ * discard, each of which frees it. */
+typedef struct sb_output sb_output;
+SB_API sb_status sb_output_open(const char *path, sb_output **out);
+SB_API sb_status sb_output_write(sb_output *o, const void *data, size_t n);
+/* Before committing two outputs that belong together (a model and its card):
+ * remove the file a staged output will replace, so that no moment shows the
+ * other's new file beside this one's old file. A direct output: nothing. */
+SB_API sb_status sb_output_retract(sb_output *o);
+/* Flush, fsync and rename into place (staged) or flush and close (direct). */
+SB_API sb_status sb_output_commit(sb_output *o);
+/* Drop the temporary file (staged) and free. Not a status: nothing to report. */
+SB_API void sb_output_discard(sb_output *o);
+
 #ifdef __cplusplus
 }
 #endif

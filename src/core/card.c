@@ -222,32 +222,12 @@ sb_status sb_card_save(const sb_card *c, const char *path) {
     char *text = sb_malloc(need);
     if (!text) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_card_save: out of memory");
     render(c, text, need);
-    size_t plen = strlen(path);
-    char *tmp = sb_malloc(plen + 32);
-    if (!tmp) {
-        sb_free(text);
-        return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_card_save: out of memory");
-    }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    sb_status st = SB_OK;
-    if (!f) {
-        st = sb_fail(SB_ERR_IO, "cannot write card '%s': %s", tmp, strerror(errno));
-    } else {
-        size_t n = need - 1;
-        int bad = fwrite(text, 1, n, f) != n;
-        bad |= fflush(f) != 0;
-        bad |= fsync(fileno(f)) != 0;
-        bad |= fclose(f) != 0;
-        if (bad) {
-            st = sb_fail(SB_ERR_IO, "cannot write card '%s': %s", tmp, strerror(errno));
-            remove(tmp);
-        } else if (rename(tmp, path) != 0) {
-            st = sb_fail(SB_ERR_IO, "cannot rename card into '%s': %s", path, strerror(errno));
-            remove(tmp);
-        }
-    }
-    sb_free(tmp);
+    /* the library's output rule (output.c): temporary file and rename for a
+     * regular file, direct for "-", a device or a pipe */
+    sb_output *o = NULL;
+    sb_status st = sb_output_open(path, &o);
+    if (st == SB_OK && (st = sb_output_write(o, text, need - 1)) != SB_OK) sb_output_discard(o);
+    else if (st == SB_OK) st = sb_output_commit(o);
     sb_free(text);
     return st;
 }

@@ -56,6 +56,9 @@ int32_t sb_worker_index(void);
  * with sb_parallel_for_width so that worker indices stay below the width that
  * sized the per-thread scratch, even if the thread count changes meanwhile. */
 int32_t sb_parallel_width(void);
+/* SB_OK, or the named refusal of an invalid SAMEBITS_NUM_THREADS (threads.c):
+ * the first call of every public entry point that runs parallel work. */
+sb_status sb_threads_ready(void);
 void sb_parallel_for_width(int64_t ntasks, int32_t max_workers, sb_task_fn body, void *ctx);
 
 /* Split n items into fixed chunks of `grain` items (the last one shorter):
@@ -73,11 +76,25 @@ static inline void sb_chunk_range(int64_t n, int64_t grain, int64_t k, int64_t *
  * SB_ERR_NOT_FOUND past the end (no message: this is iteration). */
 sb_status sb_params_entry(const sb_params *p, int64_t index, const char **key, const char **value);
 
+/* sb_params_parse, but a key of text already in p replaces its value (a
+ * fixture's pinned parameters over a caller's extra ones). */
+sb_status sb_params_parse_over(sb_params *p, const char *text);
+/* SB_ERR_INVALID_ARGUMENT naming both keys when p holds two names of one
+ * parameter; groups: "name|alias|..." strings ending with NULL (params.c). */
+sb_status sb_params_refuse_aliases(const sb_params *p, const char *const *groups, const char *family);
+
 /* A model parameter's text as an integer in [lo, hi] or a float in [lo, hi]
  * ((lo, hi] when lo_open): a value beyond hi is SB_ERR_LIMIT, anything else
  * out of its domain SB_ERR_INVALID_ARGUMENT, each naming the key. */
 sb_status sb_param_int(const char *key, const char *v, int64_t lo, int64_t hi, int64_t *out);
 sb_status sb_param_float(const char *key, const char *v, float lo, float hi, int lo_open, float *out);
+
+/* The stream under an sb_output (output.c), for writers that encode through
+ * stdio; a writer that saw a failed write reports it with set_error (errno),
+ * and commit then fails with one message naming the output's path. */
+#include <stdio.h>
+FILE *sb_output_stream(sb_output *o);
+void sb_output_set_error(sb_output *o, int err);
 
 /* Host endianness, tested at run time (no macros to trust). */
 int sb_host_is_big_endian(void);

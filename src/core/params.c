@@ -1,6 +1,11 @@
 /*
  * params.c: the key=value parameter bag every estimator takes. Keys and values
- * are copied; setting a key again replaces its value; order of setting is kept.
+ * are copied; order of setting is kept. sb_params_set on a key already set
+ * replaces its value (a binding's set_params); text given to sb_params_parse
+ * that names a key already in the bag is refused by name, because two values
+ * for one key on a command line or in a file are a mistake, never "the last
+ * one wins". The families refuse two aliases of one key the same way
+ * (sb_params_refuse_aliases).
  */
 #include "internal.h"
 #include <errno.h>
@@ -76,9 +81,7 @@ sb_status sb_params_set(sb_params *p, const char *key, const char *value) {
     return SB_OK;
 }
 
-sb_status sb_params_parse(sb_params *p, const char *text) {
-    sb_clear_error();
-    if (!p || !text) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_params_parse: NULL argument");
+static sb_status parse_text(sb_params *p, const char *text, int replace) {
     const char *s = text;
     char key[128], value[1024];
     for (;;) {
@@ -102,9 +105,54 @@ sb_status sb_params_parse(sb_params *p, const char *text) {
             return sb_fail(SB_ERR_INVALID_INPUT, "value of parameter '%s' is too long", key);
         memcpy(value, vs, vlen);
         value[vlen] = '\0';
+        const char *had = NULL;
+        if (!replace && sb_params_get(p, key, &had) == SB_OK)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter '%s' is given twice ('%s' and '%s'); give it once", key,
+                           had, value);
         sb_status st = sb_params_set(p, key, value);
         if (st != SB_OK) return st;
     }
+}
+
+sb_status sb_params_parse(sb_params *p, const char *text) {
+    sb_clear_error();
+    if (!p || !text) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_params_parse: NULL argument");
+    return parse_text(p, text, 0);
+}
+
+/* Layered parameters (a fixture's pinned text over a caller's extra text):
+ * each key of text replaces the bag's value, as sb_params_set does. */
+sb_status sb_params_parse_over(sb_params *p, const char *text) {
+    sb_clear_error();
+    if (!p || !text) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_params_parse: NULL argument");
+    return parse_text(p, text, 1);
+}
+
+/* groups: strings of '|'-separated names of one parameter ("n_estimators|num_trees"),
+ * ending with NULL. Two keys of p in one group are refused by name: which one
+ * the family would use is an accident of order the user cannot see. */
+sb_status sb_params_refuse_aliases(const sb_params *p, const char *const *groups, const char *family) {
+    if (!p) return SB_OK;
+    for (; *groups; groups++) {
+        const char *first = NULL;
+        for (int64_t i = 0; i < p->count; i++) {
+            const char *k = p->keys[i], *g = *groups;
+            size_t kl = strlen(k);
+            int member = 0;
+            while (*g && !member) {
+                size_t gl = strcspn(g, "|");
+                member = gl == kl && memcmp(g, k, kl) == 0;
+                g += gl + (g[gl] == '|');
+            }
+            if (!member) continue;
+            if (first)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                               "parameters '%s' and '%s' are one parameter of %s (aliases); give it once", first, k,
+                               family);
+            first = k;
+        }
+    }
+    return SB_OK;
 }
 
 sb_status sb_params_get(const sb_params *p, const char *key, const char **value) {

@@ -9,6 +9,7 @@
  * serially on the calling thread.
  */
 #include "internal.h"
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,21 +37,42 @@ static int32_t g_job_width;      /* workers with an index below this run tasks *
 static _Thread_local int t_in_task;
 static _Thread_local int32_t t_worker; /* 0: the calling thread; 1..: pool workers */
 
+/* The one rule for a thread count written as text, wherever it comes from
+ * (SAMEBITS_NUM_THREADS, the CLI's --threads, a binding): a decimal integer in
+ * 1..SB_MAX_THREADS and nothing else, or SB_ERR_INVALID_ARGUMENT naming the
+ * source and the text. Nothing is clamped or defaulted: a count the user did
+ * not mean is refused, never run on one thread. */
+sb_status sb_parse_num_threads(const char *text, const char *source, int32_t *out) {
+    if (!source) source = "thread count";
+    if (!text || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_parse_num_threads: NULL argument");
+    char *end;
+    errno = 0;
+    long n = strtol(text, &end, 10);
+    if (!*text || *end != '\0' || errno || text[0] == ' ' || text[0] == '+' || n < 1 || n > SB_MAX_THREADS)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s' is not a thread count in 1..%d", source, text,
+                       SB_MAX_THREADS);
+    *out = (int32_t)n;
+    return SB_OK;
+}
+
 static sb_status default_threads(int32_t *out) {
     const char *v = getenv("SAMEBITS_NUM_THREADS");
-    if (v && *v) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end != '\0' || n < 1 || n > SB_MAX_THREADS)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT,
-                           "SAMEBITS_NUM_THREADS='%s' is not a thread count in 1..%d", v,
-                           SB_MAX_THREADS);
-        *out = (int32_t)n;
-        return SB_OK;
-    }
+    if (v && *v) /* set and empty reads as unset, as doctor reports it */
+        return sb_parse_num_threads(v, "SAMEBITS_NUM_THREADS", out);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     *out = cores < 1 ? 1 : cores > SB_MAX_THREADS ? SB_MAX_THREADS : (int32_t)cores;
     return SB_OK;
+}
+
+/* What every entry point that does parallel work calls first (the fits, the
+ * predictions, the fixtures): the thread count in force, or the refusal that
+ * sb_get_num_threads would give, so that an invalid SAMEBITS_NUM_THREADS stops
+ * the call by name instead of the pool quietly running one thread. Keeps the
+ * caller's message state (it does not clear it) unless it fails. */
+sb_status sb_threads_ready(void) {
+    int32_t n;
+    if (__atomic_load_n(&g_requested, __ATOMIC_ACQUIRE) > 0) return SB_OK;
+    return default_threads(&n);
 }
 
 sb_status sb_get_num_threads(int32_t *out) {

@@ -536,57 +536,26 @@ sb_status sb_model_digest(const sb_model *m, char hex[65]) {
     return SB_OK;
 }
 
-/* Write m to path atomically: the bytes go to "path.tmp.<pid>", which is
- * flushed, fsync'ed and renamed over path (then the directory is fsync'ed, best
- * effort). On any failure the temporary file is removed and an existing file at
- * path is left as it was. */
+/* Write m to path by the library's output rule (src/core/output.c): a regular
+ * file or a new name is written to a temporary file and renamed into place, so
+ * any failure leaves an existing file at path as it was; "-", a device or a
+ * pipe is written directly; a symbolic link's target, never the link, is
+ * replaced; a read-only file is refused. */
 sb_status sb_model_save(const sb_model *m, const char *path) {
     sb_clear_error();
     if (!m || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_save: NULL argument");
     uint64_t total;
     sb_status st = prepare(m, MF_VERSION, "sb_model_save", &total);
     if (st != SB_OK) return st;
-    size_t plen = strlen(path);
-    /* One allocation for the temporary name and the directory's, made before
-     * anything is written: no allocation can fail once path is replaced. */
-    char *tmp = sb_malloc(2 * plen + 34);
-    if (!tmp) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_save: out of memory");
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        st = sb_fail(SB_ERR_IO, "sb_model_save: cannot create '%s': %s", tmp, strerror(errno));
-        sb_free(tmp);
-        return st;
-    }
-    sink s = {.f = f};
+    sb_output *o = NULL;
+    if ((st = sb_output_open(path, &o)) != SB_OK) return st;
+    sink s = {.f = sb_output_stream(o)};
     uint8_t digest[MF_DIGEST_LEN];
     sb_sha256_init(&s.sha);
     errno = 0;
     encode(m, MF_VERSION, total, &s, digest);
-    int err = s.ferr;
-    if (!err && fflush(f) != 0) err = errno ? errno : EIO;
-    if (!err && fsync(fileno(f)) != 0) err = errno ? errno : EIO;
-    if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
-    if (err) {
-        st = sb_fail(SB_ERR_IO, "sb_model_save: cannot write '%s': %s", tmp, strerror(err));
-        remove(tmp);
-    } else if (rename(tmp, path) != 0) {
-        st = sb_fail(SB_ERR_IO, "sb_model_save: cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-        remove(tmp);
-    } else {
-        /* Make the rename durable: fsync the directory that holds path. */
-        const char *slash = strrchr(path, '/');
-        char *dir = tmp + plen + 32;
-        memcpy(dir, slash ? path : ".", slash ? plen + 1 : 2);
-        if (slash) dir[slash == path ? 1 : (size_t)(slash - path)] = '\0';
-        int fd = open(dir, O_RDONLY);
-        if (fd >= 0) {
-            (void)fsync(fd);
-            close(fd);
-        }
-    }
-    sb_free(tmp);
-    return st;
+    if (s.ferr) sb_output_set_error(o, s.ferr);
+    return sb_output_commit(o);
 }
 
 /* ---- reading ---- */

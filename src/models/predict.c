@@ -70,6 +70,7 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
                               float *out, size_t cap, size_t *needed) {
     sb_clear_error();
     if (!m || !d || (!out && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_predict: NULL argument");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     if ((unsigned)kind > (unsigned)SB_PREDICT_VALUE)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown prediction kind %d", (int)kind);
     /* the device layer's one parser; cpu-batched predicts on the host, as cpu */

@@ -640,6 +640,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_forest_fit: NULL argument");
     *out = NULL;
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     forest_params p;
     sb_status st = sb_forest_params_parse(params, &p);
     if (st != SB_OK) return st;

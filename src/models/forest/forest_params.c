@@ -73,9 +73,16 @@ static sb_status parse_class_weight(const char *v, forest_params *p) {
 
 static int is(const char *key, const char *a, const char *b) { return !strcmp(key, a) || (b && !strcmp(key, b)); }
 
+/* The names the parser below takes for one parameter, one group each: two
+ * of one group in a bag are refused by name. */
+static const char *const k_alias_groups[] = {"model|family", "objective|task", "n_estimators|num_trees",
+                                             "seed|random_state", "max_bin|max_bins", "device|device_type", NULL};
+
 sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
     memset(p, 0, sizeof *p);
     const char *key, *v;
+    sb_status ast = sb_params_refuse_aliases(params, k_alias_groups, "forests");
+    if (ast != SB_OK) return ast;
     /* family and task first: they decide the defaults */
     p->classification = 1;
     int crit_set = 0, maxf_set = 0, boot_set = 0;

@@ -172,12 +172,16 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_isolation_forest_fit: NULL argument");
     *out = NULL;
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     int64_t T = 100, psi = 256, max_bin = 255, bin_rows = 200000;
     uint64_t seed = 0;
     const char *key, *v;
     sb_numeric_mode mode;
     const char *device = "cpu";
-    sb_status st = sb_params_resolve_mode(params, SB_FAMILY_ISOLATION_FOREST, &mode);
+    static const char *const aliases[] = {"seed|random_state", "model|family", NULL};
+    sb_status st = sb_params_refuse_aliases(params, aliases, "isolation forests");
+    if (st != SB_OK) return st;
+    st = sb_params_resolve_mode(params, SB_FAMILY_ISOLATION_FOREST, &mode);
     if (st != SB_OK) return st;
     for (int64_t k = 0; params && sb_params_entry(params, k, &key, &v) == SB_OK; k++) {
         int64_t x = 0;

@@ -487,6 +487,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gbdt_fit: NULL argument");
     *out = NULL;
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     gbdt_params p;
     sb_status st = sb_gbdt_params_parse(params, &p);
     if (st != SB_OK) return st;

@@ -150,6 +150,18 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
     return st;
 }
 
+/* The names apply() takes for one parameter, one group each (keep the two in
+ * step): two of one group in a bag are refused by name. */
+static const char *const k_alias_groups[] = {
+    "objective|loss", "num_class|num_classes", "n_estimators|num_iterations|num_boost_round|num_trees",
+    "learning_rate|eta|shrinkage_rate", "num_leaves|max_leaves|max_leaf_nodes", "growth|grow_policy|tree_growth",
+    "max_bin|max_bins", "min_samples_leaf|min_data_in_leaf|min_child_samples",
+    "min_child_weight|min_sum_hessian_in_leaf", "reg_lambda|lambda_l2|lambda|l2_regularization",
+    "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "colsample|colsample_bytree|feature_fraction",
+    "seed|random_state", "base_score|init_score", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
+    "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "eval_period|verbose_eval|log_period",
+    "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
+
 sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     memset(p, 0, sizeof *p);
     p->objective = SB_OBJ_REGRESSION;
@@ -172,7 +184,9 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->ngain = 31; /* 2^i - 1, i = 0..30, as LightGBM */
     for (int32_t g = 0; g < 31; g++) p->label_gain[g] = (float)((UINT32_C(1) << g) - 1u);
     sb_numeric_mode m;
-    sb_status st = sb_params_resolve_mode(params, SB_FAMILY_GBDT, &m);
+    sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "gradient boosting");
+    if (st != SB_OK) return st;
+    st = sb_params_resolve_mode(params, SB_FAMILY_GBDT, &m);
     if (st != SB_OK) return st;
     p->numeric_mode = (int32_t)m;
     int growth_set = 0, leaves_set = 0;
