@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -342,31 +343,104 @@ static void hex_sha256(const void *data, size_t n, char hex[65]) {
     for (int i = 0; i < 32; i++) sprintf(hex + 2 * i, "%02x", d[i]);
 }
 
-static int read_file(const char *path, uint8_t **out, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
+/* Reading a bundle (docs/conformance.md, "Validating"): every file is opened
+ * without following a symbolic link at any step below the bundle directory
+ * (a bundle holds none: one is damage, whatever it points to), without
+ * blocking (O_NONBLOCK: a FIFO does not hang the validator), and read only if
+ * fstat says it is a regular file (a device such as /dev/zero is never read),
+ * and then at most the bytes its manifest line states (the manifest itself at
+ * most BUNDLE_MANIFEST_MAX). A candidate file the user names may be a link
+ * but must be a regular file, read to at most BUNDLE_FILE_MAX. */
+#define BUNDLE_MANIFEST_MAX ((size_t)16 << 20)
+#define BUNDLE_FILE_MAX ((size_t)1 << 30)
+
+/* Read at most limit bytes of fd (a regular file) into a new buffer (a NUL
+ * after the bytes): 0, 1 when the file holds more than limit, -1 on error. */
+static int read_fd_bounded(int fd, size_t limit, uint8_t **out, size_t *len) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    if ((uint64_t)st.st_size > (uint64_t)limit) return 1;
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    uint8_t *b = malloc(cap + 1);
+    if (!b) return -1;
     for (;;) {
-        if (!b) break;
-        n += fread(b + n, 1, cap - n, f);
-        if (n < cap) break;
-        uint8_t *nb = realloc(b, cap *= 2);
-        if (!nb) {
+        ssize_t k = read(fd, b + n, cap - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
             free(b);
-            b = NULL;
+            return -1;
         }
-        b = nb;
+        if (k == 0) break;
+        n += (size_t)k;
+        if (n > limit) { /* grew while being read */
+            free(b);
+            return 1;
+        }
+        if (n == cap) break;
     }
-    int err = ferror(f);
-    fclose(f);
-    if (!b || err) {
-        free(b);
-        return -1;
-    }
+    b[n] = 0;
     *out = b;
     *len = n;
     return 0;
+}
+
+/* Open rel (relative, no "..", checked by the caller) under the bundle
+ * directory dirfd, following no symbolic link on the way, only if it is a
+ * regular file: the descriptor, or -1 with *why saying what was found. */
+static int bundle_open(int dirfd, const char *rel, const char **why) {
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", rel) >= (int)sizeof buf) {
+        *why = "path too long";
+        return -1;
+    }
+    int cur = dirfd;
+    char *s = buf;
+    for (char *slash; (slash = strchr(s, '/')) != NULL; s = slash + 1) {
+        *slash = 0;
+        int next = openat(cur, s, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        if (cur != dirfd) close(cur);
+        if (next < 0) {
+            *why = e == ENOENT ? "missing file" : "a folder on its path is a symbolic link or not a folder";
+            return -1;
+        }
+        cur = next;
+    }
+    int fd = openat(cur, s, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int e = errno;
+    if (cur != dirfd) close(cur);
+    if (fd < 0) {
+        *why = e == ENOENT ? "missing file" : e == ELOOP ? "a symbolic link (a bundle holds none)" : "unreadable file";
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        *why = "not a regular file (a device, a FIFO or a folder)";
+        return -1;
+    }
+    return fd;
+}
+
+/* A bundle file's bytes, at most limit of them: 0; 1 when it holds more;
+ * -1 with *why when it cannot be read. */
+static int bundle_read(int dirfd, const char *rel, size_t limit, uint8_t **out, size_t *len, const char **why) {
+    int fd = bundle_open(dirfd, rel, why);
+    if (fd < 0) return -1;
+    int r = read_fd_bounded(fd, limit, out, len);
+    close(fd);
+    if (r < 0) *why = "unreadable file";
+    return r;
+}
+
+/* A file the user names (a candidate): links followed, but only a regular
+ * file is read, and at most BUNDLE_FILE_MAX bytes of it. 0, or -1. */
+static int read_user_file(const char *path, uint8_t **out, size_t *len) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int r = read_fd_bounded(fd, BUNDLE_FILE_MAX, out, len);
+    close(fd);
+    return r == 0 ? 0 : -1;
 }
 
 /* An array handed over by sb_fixture_inputs, kept in native order. */
@@ -760,19 +834,18 @@ static const bfile *find_file(const bfile *f, int n, const char *fixture, const 
     return NULL;
 }
 
-static char *file_text(const char *dir, const bfile *f) {
-    char path[4200];
+/* The bytes a manifest line states for f, at most (and BUNDLE_FILE_MAX). */
+static size_t stated_size(const bfile *f) {
+    size_t w = dtype_size(f->dtype);
+    return f->count > BUNDLE_FILE_MAX / w ? BUNDLE_FILE_MAX : (size_t)f->count * w;
+}
+
+static char *file_text(int dirfd, const bfile *f) {
     uint8_t *b;
     size_t n;
-    snprintf(path, sizeof path, "%s/%s", dir, f->path);
-    if (read_file(path, &b, &n)) return NULL;
-    char *t = realloc(b, n + 1);
-    if (!t) {
-        free(b);
-        return NULL;
-    }
-    t[n] = 0;
-    return t;
+    const char *why;
+    if (bundle_read(dirfd, f->path, stated_size(f), &b, &n, &why) != 0) return NULL;
+    return (char *)b; /* read_fd_bounded ends it with a NUL */
 }
 
 /* A candidate model file in the encoding of the bundle's model (the version-1
@@ -800,13 +873,14 @@ static int as_stage_model(uint8_t **got, size_t *ngot) {
 }
 
 /* Compare a candidate file with the bundle's file of the same role. */
-static int check_candidate(const char *dir, const bfile *want, const char *path) {
+static int check_candidate(int dirfd, const bfile *want, const char *path) {
     uint8_t *got = NULL, *exp = NULL;
     size_t ngot, nexp;
-    char epath[4200], hex[65];
-    snprintf(epath, sizeof epath, "%s/%s", dir, want->path);
-    if (read_file(path, &got, &ngot)) {
-        printf("  candidate %s: ERROR SB_ERR_IO: cannot read '%s'\n", want->role, path);
+    char hex[65];
+    const char *why;
+    if (read_user_file(path, &got, &ngot)) {
+        printf("  candidate %s: ERROR SB_ERR_IO: cannot read '%s' (a regular file of at most 1 GiB)\n", want->role,
+               path);
         return EXIT_ERROR;
     }
     const int reencoded = !strcmp(want->role, "model") && as_stage_model(&got, &ngot);
@@ -825,7 +899,7 @@ static int check_candidate(const char *dir, const bfile *want, const char *path)
                reencoded ? ", of its version-1 encoding" : "");
     } else {
         size_t w = dtype_size(want->dtype), first = 0, ndiff = 0;
-        if (read_file(epath, &exp, &nexp) == 0 && nexp == ngot) {
+        if (bundle_read(dirfd, want->path, stated_size(want), &exp, &nexp, &why) == 0 && nexp == ngot) {
             for (size_t i = 0; i < nexp; i += w)
                 if (memcmp(exp + i, got + i, w) != 0 && ndiff++ == 0) first = i / w;
             printf("  candidate %s (%s): DIFFERS in %zu of %zu elements, first at element %zu\n", want->role,
@@ -841,6 +915,24 @@ static int check_candidate(const char *dir, const bfile *want, const char *path)
     return same ? 0 : EXIT_DIFF;
 }
 
+/* The manifest's next line (without its newline) into line: 1, or 0 at the
+ * end. A line too long for line comes back truncated and then fails to parse
+ * as a manifest line (damage), never split into two. */
+static int next_line(const char **mp, const char *mend, char *line, size_t cap) {
+    if (*mp >= mend) return 0;
+    const char *nl = memchr(*mp, '\n', (size_t)(mend - *mp));
+    const char *e = nl ? nl : mend;
+    size_t n = (size_t)(e - *mp) < cap - 1 ? (size_t)(e - *mp) : cap - 1;
+    memcpy(line, *mp, n);
+    line[n] = 0;
+    if (memchr(line, 0, n)) line[0] = 0; /* a NUL inside: not a manifest line */
+    *mp = nl ? nl + 1 : mend;
+    return 1;
+}
+
+static int validate_bundle(const char *dir, int dirfd, const char *fixture, const char *cand_model,
+                           const char *cand_pred, const char *cand_card);
+
 static int conformance_validate(int argc, char **argv) {
     const char *dir = NULL, *fixture = NULL, *cand_model = NULL, *cand_pred = NULL, *cand_card = NULL;
     for (int i = 0; i < argc; i++) {
@@ -852,27 +944,42 @@ static int conformance_validate(int argc, char **argv) {
         else dir = argv[i];
     }
     if (!dir) return usage("conformance validate", "expected a bundle directory%s", "");
-    char path[4200];
-    snprintf(path, sizeof path, "%s/MANIFEST.jsonl", dir);
-    FILE *mf = fopen(path, "r");
-    if (!mf) {
-        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot open '%s': %s\n", path, strerror(errno));
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* the bundle itself: as the user names it */
+    if (dirfd < 0) {
+        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot open the bundle '%s': %s\n", dir, strerror(errno));
+        return EXIT_ERROR;
+    }
+    int rc = validate_bundle(dir, dirfd, fixture, cand_model, cand_pred, cand_card);
+    close(dirfd);
+    return rc;
+}
+
+static int validate_bundle(const char *dir, int dirfd, const char *fixture, const char *cand_model,
+                           const char *cand_pred, const char *cand_card) {
+    uint8_t *mtext = NULL;
+    size_t mlen = 0;
+    const char *why = NULL;
+    int mr = bundle_read(dirfd, "MANIFEST.jsonl", BUNDLE_MANIFEST_MAX, &mtext, &mlen, &why);
+    if (mr != 0) {
+        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot read '%s/MANIFEST.jsonl': %s\n", dir,
+                mr > 0 ? "larger than its 16 MiB limit" : why);
         return EXIT_ERROR;
     }
     static bfile files[1024];
     int nf = 0, bad = 0, nfix = 0;
     char line[4096], profile[64] = "";
     uint64_t version = 0;
-    if (!fgets(line, sizeof line, mf) || json_u64(line, "samebits_conformance", &version) || version != 1 ||
+    const char *mp = (const char *)mtext, *mend = mp + mlen;
+    if (!next_line(&mp, mend, line, sizeof line) || json_u64(line, "samebits_conformance", &version) || version != 1 ||
         json_str(line, "profile", profile, sizeof profile)) {
-        fclose(mf);
+        free(mtext);
         printf("conformance validate: %s is not a samebits conformance bundle of format 1\n", dir);
         return EXIT_DIFF;
     }
     printf("samebits conformance validate: %s (profile %s)\n", dir, profile);
     if (strcmp(profile, sb_profile_version()) != 0)
         printf("  note: this library implements profile %s\n", sb_profile_version());
-    while (fgets(line, sizeof line, mf)) {
+    while (next_line(&mp, mend, line, sizeof line)) {
         bfile f;
         char dt[16] = "";
         memset(&f, 0, sizeof f);
@@ -893,15 +1000,19 @@ static int conformance_validate(int argc, char **argv) {
         }
         files[nf++] = f;
     }
-    fclose(mf);
+    free(mtext);
     /* Every file: present, of the stated size and digest. */
     for (int i = 0; i < nf; i++) {
         uint8_t *b;
         size_t n;
         char hex[65];
-        snprintf(path, sizeof path, "%s/%s", dir, files[i].path);
-        if (read_file(path, &b, &n)) {
-            bad_bundle(&bad, "missing file", files[i].path);
+        int r = bundle_read(dirfd, files[i].path, stated_size(&files[i]), &b, &n, &why);
+        if (r < 0) {
+            bad_bundle(&bad, why, files[i].path);
+            continue;
+        }
+        if (r > 0) {
+            bad_bundle(&bad, "wrong size", files[i].path);
             continue;
         }
         hex_sha256(b, n, hex);
@@ -917,7 +1028,7 @@ static int conformance_validate(int argc, char **argv) {
         else if (!strcmp(f->role, "model") || !strcmp(f->role, "predictions")) card_role = "expected_card";
         if (!card_role) continue;
         const bfile *cf = find_file(files, nf, f->fixture, card_role);
-        char *text = cf ? file_text(dir, cf) : NULL;
+        char *text = cf ? file_text(dirfd, cf) : NULL;
         char hex[65];
         uint64_t count = 0;
         if (!text) bad_bundle(&bad, "no readable expected card for", f->path);
@@ -927,7 +1038,7 @@ static int conformance_validate(int argc, char **argv) {
     }
     for (int i = 0; i < nf; i++) {
         if (strcmp(files[i].role, "expected_card") && strcmp(files[i].role, "expected_inputs_card")) continue;
-        char *text = file_text(dir, &files[i]);
+        char *text = file_text(dirfd, &files[i]);
         sb_card *c = NULL;
         if (!text || sb_card_parse(text, strlen(text), &c) != SB_OK) bad_bundle(&bad, "card does not parse", files[i].path);
         sb_card_free(c);
@@ -939,7 +1050,7 @@ static int conformance_validate(int argc, char **argv) {
     for (int i = 0; i < nf; i++) {
         int inputs = !strcmp(files[i].role, "expected_inputs_card");
         if (!inputs && strcmp(files[i].role, "expected_card")) continue;
-        char *text = file_text(dir, &files[i]);
+        char *text = file_text(dirfd, &files[i]);
         sb_card *c = NULL, *ref = NULL;
         sb_card_diff d;
         if (text && sb_card_parse(text, strlen(text), &c) == SB_OK &&
@@ -970,21 +1081,31 @@ static int conformance_validate(int argc, char **argv) {
     if (cand_model) {
         if (!(want = find_file(files, nf, fixture, "model")))
             return usage("conformance validate", "fixture '%s' has no model in this bundle", fixture);
-        if ((r = check_candidate(dir, want, cand_model)) > rc) rc = r;
+        if ((r = check_candidate(dirfd, want, cand_model)) > rc) rc = r;
     }
     if (cand_pred) {
         if (!(want = find_file(files, nf, fixture, "predictions")))
             return usage("conformance validate", "fixture '%s' has no predictions in this bundle", fixture);
-        if ((r = check_candidate(dir, want, cand_pred)) > rc) rc = r;
+        if ((r = check_candidate(dirfd, want, cand_pred)) > rc) rc = r;
     }
     if (cand_card) {
         if (!(want = find_file(files, nf, fixture, "expected_card")))
             return usage("conformance validate", "fixture '%s' is not in this bundle", fixture);
-        char *text = file_text(dir, want);
+        char *text = file_text(dirfd, want);
         sb_card *exp = NULL, *got = NULL;
         sb_status st = text ? sb_card_parse(text, strlen(text), &exp) : SB_ERR_IO;
         free(text);
-        if (st == SB_OK) st = sb_card_load(cand_card, &got);
+        uint8_t *ctext = NULL;
+        size_t clen = 0;
+        if (st == SB_OK && read_user_file(cand_card, &ctext, &clen) != 0) {
+            free(ctext);
+            sb_card_free(exp);
+            fprintf(stderr, "samebits: error: SB_ERR_IO: cannot read the candidate card '%s' (a regular file of at "
+                    "most 1 GiB)\n", cand_card);
+            return EXIT_ERROR;
+        }
+        if (st == SB_OK) st = sb_card_parse((const char *)ctext, clen, &got);
+        free(ctext);
         if (st != SB_OK) {
             sb_card_free(exp);
             return lib_error(st);

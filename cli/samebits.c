@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define EXIT_DIFF 1
@@ -319,8 +320,10 @@ static int save_outputs(const sb_model *m, const char *out, const sb_card *card,
     if (st == SB_OK && out && (st = sb_output_open(out, &mo)) == SB_OK) st = sb_output_write(mo, bytes, nbytes);
     if (st == SB_OK && card && (st = sb_output_open(card_path, &co)) == SB_OK) st = sb_output_write(co, text, strlen(text));
     if (st == SB_OK && mo && co) {
+        struct stat before;
+        int had_card = stat(card_path, &before) == 0 && S_ISREG(before.st_mode);
         st = sb_output_retract(co);
-        retracted = st == SB_OK;
+        retracted = st == SB_OK && had_card;
     }
     if (st == SB_OK && mo) {
         st = sb_output_commit(mo);

@@ -100,16 +100,21 @@ sb_status sb_output_open(const char *path, sb_output **out) {
     int exists = lstat(path, &st) == 0;
     if (!exists && errno != ENOENT) return open_fail(o, path, "cannot write '%s': %s", strerror(errno));
     if (exists && S_ISLNK(st.st_mode)) {
-        resolved = realpath(path, NULL); /* libc's allocation: free(), below */
-        if (!resolved || stat(resolved, &st) != 0) {
-            int e = errno;
-            free(resolved);
+        /* what the link leads to decides; /dev/stdout -> /proc/self/fd/1 ->
+         * a pipe has no name to resolve, so only a regular target is resolved
+         * (for the rename in its own directory) */
+        if (stat(path, &st) != 0)
             return open_fail(o, path,
                              "cannot write '%s': it is a symbolic link whose target cannot be reached (%s); the "
                              "link is not replaced",
-                             strerror(e));
+                             strerror(errno));
+        if (S_ISREG(st.st_mode)) {
+            resolved = realpath(path, NULL); /* libc's allocation: free(), below */
+            if (!resolved)
+                return open_fail(o, path, "cannot write '%s': its symbolic link cannot be resolved (%s)",
+                                 strerror(errno));
+            target = resolved;
         }
-        target = resolved;
     }
     mode_t mode = 0666;
     if (exists) {
