@@ -201,3 +201,27 @@ def test_python_side_input_errors():
     scipy_sparse = pytest.importorskip("scipy.sparse")
     with pytest.raises(samebits.InvalidInputError, match="sparse input is not supported"):
         samebits.GradientBoostingRegressor().fit(scipy_sparse.csr_matrix([[1.0, 0.0]] * 100), y)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "100000"])
+def test_invalid_thread_variable_is_refused_by_fit_and_predict(monkeypatch, value):
+    """SAMEBITS_NUM_THREADS goes through the library's one rule: fit and predict
+    refuse an invalid value by name (before issue 17, fit ran on one thread)."""
+    X, y = make_data(100, "regression")
+    fitted = samebits.GradientBoostingRegressor(**SMALL).fit(X, y)
+    monkeypatch.setenv("SAMEBITS_NUM_THREADS", value)
+    samebits.set_num_threads(0)
+    with pytest.raises(samebits.InvalidArgumentError, match=f"SAMEBITS_NUM_THREADS='{value}'"):
+        samebits.GradientBoostingRegressor(**SMALL).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="SAMEBITS_NUM_THREADS"):
+        samebits.RandomForestRegressor(n_estimators=2).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="SAMEBITS_NUM_THREADS"):
+        fitted.predict(X)
+    with pytest.raises(samebits.InvalidArgumentError, match="SAMEBITS_NUM_THREADS"):
+        samebits.get_num_threads()
+    samebits.set_num_threads(2)  # an explicit count replaces the variable
+    try:
+        samebits.GradientBoostingRegressor(**SMALL).fit(X, y)
+    finally:
+        samebits.set_num_threads(0)
+

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- status and per-thread errors ---- */
@@ -365,4 +366,148 @@ SB_TEST(test_core_card_save_is_atomic) {
     remove(path);
     sb_card_free(back);
     sb_card_free(c);
+}
+
+/* ---- issue 17: one thread rule, keys given twice, the output rule ---- */
+
+SB_TEST(test_core_thread_text_has_one_rule) {
+    int32_t n = 0;
+    SB_CHECK(sb_parse_num_threads("4", "--threads", &n) == SB_OK && n == 4);
+    SB_CHECK(sb_parse_num_threads("1024", "--threads", &n) == SB_OK && n == 1024);
+    const char *bad[] = {"0", "-1", "abc", "100000", "", " 2", "+2", "2x", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        n = 7;
+        SB_CHECK(sb_parse_num_threads(bad[i], "--threads", &n) == SB_ERR_INVALID_ARGUMENT && n == 7);
+        SB_CHECK(strstr(sb_last_error(), "--threads") != NULL);
+    }
+    /* The fits, the predictions and the fixtures refuse an invalid variable
+     * before any work, instead of the pool quietly running one thread. */
+    sb_set_num_threads(0);
+    const char *env_bad[] = {"0", "-1", "abc", "100000"};
+    for (size_t i = 0; i < 4; i++) {
+        setenv("SAMEBITS_NUM_THREADS", env_bad[i], 1);
+        sb_card *c = NULL;
+        SB_CHECK(sb_card_create(&c) == SB_OK);
+        SB_CHECK(sb_fixture_run("profile-core", c) == SB_ERR_INVALID_ARGUMENT);
+        SB_CHECK(strstr(sb_last_error(), "SAMEBITS_NUM_THREADS") != NULL);
+        sb_card_free(c);
+        float x[4] = {0, 1, 2, 3}, y[4] = {0, 1, 0, 1};
+        sb_dataset *d = NULL;
+        sb_model *m = NULL;
+        SB_CHECK(sb_dataset_from_matrix(x, 4, 1, &d) == SB_OK && sb_dataset_set_label(d, y, 4) == SB_OK);
+        SB_CHECK(sb_gbdt_fit(NULL, d, NULL, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+        SB_CHECK(strstr(sb_last_error(), "SAMEBITS_NUM_THREADS") != NULL);
+        SB_CHECK(sb_forest_fit(NULL, d, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+        SB_CHECK(sb_isolation_forest_fit(NULL, d, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+        sb_dataset_free(d);
+    }
+    /* an explicit count replaces the variable */
+    SB_CHECK(sb_set_num_threads(2) == SB_OK);
+    sb_card *c = NULL;
+    SB_CHECK(sb_card_create(&c) == SB_OK && sb_fixture_run("profile-core", c) == SB_OK);
+    sb_card_free(c);
+    sb_set_num_threads(0);
+    unsetenv("SAMEBITS_NUM_THREADS");
+}
+
+SB_TEST(test_core_params_refuse_a_key_given_twice) {
+    sb_params *p = NULL;
+    SB_CHECK(sb_params_create(&p) == SB_OK);
+    SB_CHECK(sb_params_parse(p, "n_estimators=2 n_estimators=3") == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "'n_estimators' is given twice") != NULL);
+    sb_params_free(p);
+    SB_CHECK(sb_params_create(&p) == SB_OK);
+    SB_CHECK(sb_params_parse(p, "n_estimators=2") == SB_OK);
+    SB_CHECK(sb_params_parse(p, "n_estimators=3") == SB_ERR_INVALID_ARGUMENT); /* across calls too */
+    const char *v = NULL;
+    SB_CHECK(sb_params_get(p, "n_estimators", &v) == SB_OK && strcmp(v, "2") == 0);
+    SB_CHECK(sb_params_set(p, "n_estimators", "4") == SB_OK); /* set: a binding's set_params replaces */
+    SB_CHECK(sb_params_parse_over(p, "n_estimators=5") == SB_OK);
+    SB_CHECK(sb_params_get(p, "n_estimators", &v) == SB_OK && strcmp(v, "5") == 0);
+    sb_params_free(p);
+    /* aliases of one key, in every tree family's parser */
+    float x[8] = {0, 1, 2, 3, 4, 5, 6, 7}, y[8] = {0, 1, 0, 1, 0, 1, 0, 1};
+    sb_dataset *d = NULL;
+    sb_model *m = NULL;
+    SB_CHECK(sb_dataset_from_matrix(x, 8, 1, &d) == SB_OK && sb_dataset_set_label(d, y, 8) == SB_OK);
+    struct { const char *text; int family; const char *a, *b; } cases[] = {
+        {"n_estimators=2 num_trees=3", 0, "n_estimators", "num_trees"},
+        {"learning_rate=0.1 eta=0.2", 0, "learning_rate", "eta"},
+        {"objective=binary loss=binary", 0, "objective", "loss"},
+        {"eval_period=1 log_period=2", 0, "eval_period", "log_period"},
+        {"model=random_forest n_estimators=2 num_trees=3", 1, "n_estimators", "num_trees"},
+        {"model=random_forest seed=1 random_state=2", 1, "seed", "random_state"},
+        {"model=isolation_forest seed=1 random_state=2", 2, "seed", "random_state"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        SB_CHECK(sb_params_create(&p) == SB_OK && sb_params_parse(p, cases[i].text) == SB_OK);
+        sb_status st = cases[i].family == 0   ? sb_gbdt_fit(p, d, NULL, NULL, &m)
+                       : cases[i].family == 1 ? sb_forest_fit(p, d, NULL, &m)
+                                              : sb_isolation_forest_fit(p, d, NULL, &m);
+        SB_CHECK(st == SB_ERR_INVALID_ARGUMENT && m == NULL);
+        SB_CHECK(strstr(sb_last_error(), cases[i].a) && strstr(sb_last_error(), cases[i].b) &&
+                 strstr(sb_last_error(), "aliases"));
+        sb_params_free(p);
+    }
+    sb_dataset_free(d);
+}
+
+static int read_all(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return (int)n;
+}
+
+SB_TEST(test_core_output_rule) {
+    char dir[] = "/tmp/sb_out_XXXXXX", path[512], link[512], target[512], buf[64];
+    SB_CHECK(mkdtemp(dir) != NULL);
+    sb_output *o = NULL;
+    /* a new file: written, and no temporary left */
+    snprintf(path, sizeof path, "%s/new.txt", dir);
+    SB_CHECK(sb_output_open(path, &o) == SB_OK && sb_output_write(o, "abc", 3) == SB_OK);
+    SB_CHECK(sb_output_commit(o) == SB_OK && read_all(path, buf, sizeof buf) == 3 && !strcmp(buf, "abc"));
+    /* discard leaves the old bytes */
+    SB_CHECK(sb_output_open(path, &o) == SB_OK && sb_output_write(o, "zzzz", 4) == SB_OK);
+    sb_output_discard(o);
+    SB_CHECK(read_all(path, buf, sizeof buf) == 3 && !strcmp(buf, "abc"));
+    /* a replaced file keeps its permission bits */
+    chmod(path, 0640);
+    SB_CHECK(sb_output_open(path, &o) == SB_OK && sb_output_write(o, "de", 2) == SB_OK && sb_output_commit(o) == SB_OK);
+    struct stat st;
+    SB_CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0640);
+    /* read-only: refused even for root, and unchanged */
+    chmod(path, 0444);
+    SB_CHECK(sb_output_open(path, &o) == SB_ERR_IO && o == NULL && strstr(sb_last_error(), "read-only"));
+    SB_CHECK(read_all(path, buf, sizeof buf) == 2 && !strcmp(buf, "de"));
+    chmod(path, 0644);
+    /* a symbolic link: its target is replaced, the link stays a link */
+    snprintf(target, sizeof target, "%s/target.txt", dir);
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    SB_CHECK(symlink("target.txt", link) == 0);
+    SB_CHECK(sb_output_open(link, &o) == SB_ERR_IO && strstr(sb_last_error(), "symbolic link")); /* dangling */
+    FILE *f = fopen(target, "w");
+    fputs("old", f);
+    fclose(f);
+    SB_CHECK(sb_output_open(link, &o) == SB_OK && sb_output_write(o, "new", 3) == SB_OK && sb_output_commit(o) == SB_OK);
+    SB_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    SB_CHECK(read_all(target, buf, sizeof buf) == 3 && !strcmp(buf, "new"));
+    /* character devices are written, never replaced; /dev/full's error is one message */
+    SB_CHECK(sb_output_open("/dev/null", &o) == SB_OK && sb_output_write(o, "x", 1) == SB_OK && sb_output_commit(o) == SB_OK);
+    SB_CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    SB_CHECK(sb_output_open("/dev/full", &o) == SB_OK && sb_output_write(o, "x", 1) == SB_OK);
+    SB_CHECK(sb_output_commit(o) == SB_ERR_IO && strstr(sb_last_error(), "cannot write '/dev/full'") &&
+             strstr(sb_last_error(), "No space left"));
+    SB_CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode));
+    /* a directory is refused; retract removes what a staged output replaces */
+    SB_CHECK(sb_output_open(dir, &o) == SB_ERR_IO && strstr(sb_last_error(), "directory"));
+    SB_CHECK(sb_output_open(path, &o) == SB_OK && sb_output_retract(o) == SB_OK && access(path, F_OK) != 0);
+    SB_CHECK(sb_output_commit(o) == SB_OK && access(path, F_OK) == 0);
+    unlink(path);
+    unlink(link);
+    unlink(target);
+    rmdir(dir); /* empty: no temporary was left anywhere above */
+    SB_CHECK(access(dir, F_OK) != 0);
 }
