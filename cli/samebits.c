@@ -304,6 +304,18 @@ static sb_status read_weights(const char *path, sb_dataset *d) {
  * memory, a full disk, a refused path) leaves both files as they were. A
  * direct output ("-", a device, a pipe) has no old file and is written as it
  * is. 0 on success; otherwise the one error message is printed. */
+/* Test hook (tests/integration/test_hardening.py): SAMEBITS_TEST_SAVE_PAUSE_MS
+ * sleeps that long between the steps of save_outputs, so that a SIGKILL can be
+ * aimed at each step; it changes timing only. */
+static void save_pause(void) {
+    const char *v = getenv("SAMEBITS_TEST_SAVE_PAUSE_MS");
+    long ms = v ? strtol(v, NULL, 10) : 0;
+    if (ms > 0 && ms <= 10000) {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int save_outputs(const sb_model *m, const char *out, const sb_card *card, const char *card_path) {
     sb_output *mo = NULL, *co = NULL;
     uint8_t *bytes = NULL;
@@ -319,16 +331,19 @@ static int save_outputs(const sb_model *m, const char *out, const sb_card *card,
     if (st == SB_OK && card) st = sb_card_text(card, text, ntext, NULL);
     if (st == SB_OK && out && (st = sb_output_open(out, &mo)) == SB_OK) st = sb_output_write(mo, bytes, nbytes);
     if (st == SB_OK && card && (st = sb_output_open(card_path, &co)) == SB_OK) st = sb_output_write(co, text, strlen(text));
+    save_pause(); /* both temporaries written */
     if (st == SB_OK && mo && co) {
         struct stat before;
         int had_card = stat(card_path, &before) == 0 && S_ISREG(before.st_mode);
         st = sb_output_retract(co);
         retracted = st == SB_OK && had_card;
     }
+    save_pause(); /* the old card removed */
     if (st == SB_OK && mo) {
         st = sb_output_commit(mo);
         mo = NULL;
     }
+    save_pause(); /* the new model in place */
     if (st == SB_OK && co) {
         st = sb_output_commit(co);
         co = NULL;

@@ -8,6 +8,7 @@ and a SIGKILLed `samebits train`.
 starts; a missing binary is a failure, never a skip."""
 import os
 import random
+import re
 import signal
 import subprocess
 import time
@@ -278,6 +279,58 @@ def test_sigkill_at_any_moment_leaves_old_or_complete_model(tmp_path):
         for q in tmp_path.glob("m.sbm.tmp.*"):
             q.unlink()
     assert "old" in outcomes, outcomes  # the earliest kills land before the save
+
+
+def _pair_state(model, card, old_model, old_card, new_model, new_card):
+    """What the two paths hold, by name; a part of either is an AssertionError."""
+    m = model.read_bytes() if model.exists() else None
+    c = card.read_bytes() if card.exists() else None
+    mname = {old_model: "old", new_model: "new", None: "none"}.get(m)
+    cname = {old_card: "old", new_card: "new", None: "none"}.get(c)
+    assert mname and cname, ("a partial file", None if m is None else len(m), None if c is None else len(c))
+    return mname, cname
+
+
+@pytest.mark.parametrize("pause_ms", [0, 150])
+def test_sigkill_with_card_never_leaves_a_mismatched_pair(tmp_path, pause_ms):
+    """train --out M --card C killed at 35 moments spread over a run, the save
+    included (pause_ms: SAMEBITS_TEST_SAVE_PAUSE_MS widens each step of the
+    save so that kills land in every one): the pair on disk is the old pair,
+    the old model and no card, the new model and no card, or the new pair;
+    never a card beside a model it does not describe, never a part; the only
+    leftovers are M.tmp.PID and C.tmp.PID (no nested names)."""
+    data = tmp_path / "d.csv"
+    _write_csv(data, 20000, 4)
+    model, card = tmp_path / "m.sbm", tmp_path / "c.card"
+    env = dict(os.environ, SAMEBITS_TEST_SAVE_PAUSE_MS=str(pause_ms))
+    env.pop("SAMEBITS_NUM_THREADS", None)
+    args = _train_args(data, model, 8) + ["--card", str(card)]
+    t0 = time.time()
+    r = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env)
+    span = time.time() - t0
+    assert r.returncode == 0, r.stderr
+    new_model, new_card = model.read_bytes(), card.read_bytes()
+    old_model, old_card = b"an earlier model\n", b"an earlier card\n"
+    seen = set()
+    rnd = random.Random(17)
+    for i in range(35):
+        model.write_bytes(old_model)
+        card.write_bytes(old_card)
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+        time.sleep(span * 1.1 * (i / 34) * rnd.uniform(0.95, 1.05))
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=30)
+        state = _pair_state(model, card, old_model, old_card, new_model, new_card)
+        assert state in {("old", "old"), ("old", "none"), ("new", "none"), ("new", "new")}, (i, state)
+        seen.add(state)
+        for q in tmp_path.iterdir():
+            if q.name in ("d.csv", "m.sbm", "c.card"):
+                continue
+            assert re.fullmatch(r"(m\.sbm|c\.card)\.tmp\.\d+", q.name), q.name
+            q.unlink()
+    assert ("old", "old") in seen, seen  # the earliest kills land before the save
+    if pause_ms:  # the widened save shows the in-between states too
+        assert len(seen) >= 3, seen
 
 
 # ---- fuzz targets -----------------------------------------------------------------
