@@ -286,7 +286,9 @@ SB_API sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, 
 SB_API sb_status sb_model_to_bytes_version(const sb_model *m, uint32_t version, uint8_t *buf, size_t cap,
                                            size_t *needed);
 SB_API sb_status sb_model_from_bytes(const uint8_t *buf, size_t len, sb_model **out);
-/* Save atomically (temporary file renamed into place); load validates everything. */
+/* Save by the output rule of samebits_cert.h's sb_output_open (a regular file:
+ * temporary file renamed into place; "-", a device or a FIFO: written directly;
+ * a symlink's target, never the link); load validates everything. */
 SB_API sb_status sb_model_save(const sb_model *m, const char *path);
 SB_API sb_status sb_model_load(const char *path, sb_model **out);
 /* Hex SHA-256 of the model's bytes, as stored at the end of its file in the

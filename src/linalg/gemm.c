@@ -500,6 +500,7 @@ SB_API sb_status sb_gemm(const char *device, int32_t trans_a, int32_t trans_b, i
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gemm: c overlaps a or b");
     sb_device_kind kind;
     if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (span_c == 0) return SB_OK;
     if (kind == SB_DEVICE_CPU || kind == SB_DEVICE_CPU_BATCHED) return sb_gemm_host(&s, a, b, c, ldc);
 

@@ -480,6 +480,7 @@ static sb_status lines_public(const char *fn, sb_lr_op op, const char *device, i
     if ((st = check_out(fn, "out", out, nlines, x, span, NULL, 0)) != SB_OK) return st;
     sb_device_kind kind;
     if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (nlines == 0) return SB_OK;
     if (kind == SB_DEVICE_CPU || kind == SB_DEVICE_CPU_BATCHED) return sb_lr_lines_host(op, axis, m, n, x, ldx, out);
     sb_device *d;
@@ -554,6 +555,7 @@ SB_API sb_status sb_linalg_sqdist(const char *device, int64_t m, int64_t n, int6
     if ((st = check_out(fn, "out", out, so, x, sx, y, sy)) != SB_OK) return st;
     sb_device_kind kind;
     if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (so == 0) return SB_OK;
     if (kind == SB_DEVICE_CPU || kind == SB_DEVICE_CPU_BATCHED)
         return sb_lr_sqdist_host(m, n, d, x, ldx, y, ldy, out, ldo);
@@ -596,6 +598,7 @@ SB_API sb_status sb_linalg_topk(const char *device, int32_t largest, int64_t m, 
         return st;
     sb_device_kind kind;
     if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (count == 0) return SB_OK;
     if (kind == SB_DEVICE_CPU || kind == SB_DEVICE_CPU_BATCHED)
         return sb_lr_topk_host(largest, m, n, x, ldx, k, values, indices);

@@ -232,6 +232,7 @@ sb_status sb_linalg_cholesky_ex(const char *device, int64_t n, const float *a, i
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: l overlaps a (it may be a itself, with ldl == lda)", fn);
     sb_device_kind kind;
     if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (n == 0) return SB_OK;
     if ((st = check_finite(fn, "a", a, lda, n, n, 1)) != SB_OK) return st;
     if (is_host(kind)) {
@@ -331,6 +332,7 @@ SB_API sb_status sb_linalg_solve_triangular(const char *device, int32_t trans, i
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: x overlaps b (it may be b itself, with ldx == ldb)", fn);
     sb_device_kind kind;
     if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (n == 0 || nrhs == 0) return SB_OK;
     if ((st = check_finite(fn, "l", l, ldl, n, n, 1)) != SB_OK || (st = check_finite(fn, "b", b, ldb, n, nrhs, 0)) != SB_OK)
         return st;
@@ -532,6 +534,7 @@ SB_API sb_status sb_linalg_eigh(const char *device, int64_t n, const float *a, i
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: w, v and a overlap", fn);
     sb_device_kind kind;
     if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (n == 0) return SB_OK;
     if ((st = check_finite(fn, "a", a, lda, n, n, 1)) != SB_OK) return st;
     int32_t sw = 0;
@@ -592,6 +595,7 @@ SB_API sb_status sb_linalg_random_matrix(const char *device, int32_t kind, uint6
     if (rows > 0 && cols > 0 && !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     sb_device_kind dk;
     if ((st = sb_device_parse(device, &dk)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (rows == 0 || cols == 0) return SB_OK;
     if (is_host(dk)) {
         rand_job job = {kind, seed, rows, cols, ldo, out};
@@ -630,6 +634,7 @@ SB_API sb_status sb_linalg_projection(const char *device, int32_t kind, uint64_t
     if (overlaps(y, span_y, a, span_a)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: y overlaps a", fn);
     sb_device_kind dk;
     if ((st = sb_device_parse(device, &dk)) != SB_OK) return st;
+    if ((st = sb_threads_ready()) != SB_OK) return st; /* an invalid SAMEBITS_NUM_THREADS, by name */
     if (span_y == 0) return SB_OK;
     const int64_t nom = n * l;
     if (is_host(dk)) {

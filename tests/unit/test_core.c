@@ -399,6 +399,10 @@ SB_TEST(test_core_thread_text_has_one_rule) {
         SB_CHECK(strstr(sb_last_error(), "SAMEBITS_NUM_THREADS") != NULL);
         SB_CHECK(sb_forest_fit(NULL, d, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
         SB_CHECK(sb_isolation_forest_fit(NULL, d, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+        float c2[4] = {0};
+        SB_CHECK(sb_gemm("cpu", 0, 0, 2, 2, 1, x, 1, x, 2, c2, 2) == SB_ERR_INVALID_ARGUMENT);
+        SB_CHECK(strstr(sb_last_error(), "SAMEBITS_NUM_THREADS") != NULL);
+        SB_CHECK(sb_linalg_row_sums("cpu", 2, 2, x, 2, c2) == SB_ERR_INVALID_ARGUMENT);
         sb_dataset_free(d);
     }
     /* an explicit count replaces the variable */
