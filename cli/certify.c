@@ -713,7 +713,8 @@ static int conformance_export(int argc, char **argv) {
     }
     if (!dir) return usage("conformance export", "expected a directory to create%s", "");
     struct stat sst;
-    if (stat(dir, &sst) == 0) return usage("conformance export", "'%s' exists; give a new directory", dir);
+    if (lstat(dir, &sst) == 0) /* a dangling symbolic link too: never replaced */
+        return usage("conformance export", "'%s' exists; give a new directory", dir);
     if (!n)
         for (int32_t i = 0; i < sb_fixture_count() && n < 64; i++) names[n++] = sb_fixture_name(i);
     for (int i = 0; i < n; i++) {
