@@ -51,7 +51,7 @@ static const char *k_usage =
     "  help                             this text\n"
     "\n"
     "environment: SAMEBITS_NUM_THREADS (worker threads), SAMEBITS_NUMERIC_MODE\n"
-    "(identical | deterministic | fast).\n";
+    "(identical, the only mode built; deterministic and fast are refused by name).\n";
 
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "samebits: ");
@@ -442,6 +442,9 @@ static int cmd_train(int argc, char **argv) {
                    sb_params_get(params, "log_period", &had) == SB_OK;
     }
     if (!eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK) goto lib_fail;
+    /* A numeric mode that is not built is refused before the data is read. */
+    sb_numeric_mode mode;
+    if ((st = sb_params_resolve_mode(params, SB_FAMILY_GBDT, &mode)) != SB_OK) goto lib_fail;
     double t0 = now_s();
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
     if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;

@@ -50,7 +50,7 @@ typedef enum sb_status {
     SB_ERR_INVALID_INPUT = 2,    /* data, a file or a parameter string is malformed */
     SB_ERR_OUT_OF_MEMORY = 3,
     SB_ERR_IO = 4,               /* a file could not be read or written */
-    SB_ERR_MODE_UNSUPPORTED = 5, /* refusal: the family lacks the numeric tier asked for */
+    SB_ERR_MODE_UNSUPPORTED = 5, /* refusal: the numeric tier asked for is not built */
     SB_ERR_IDENTITY_REFUSED = 6, /* refusal: this configuration cannot meet the profile */
     SB_ERR_BACKEND_UNAVAILABLE = 7, /* the device asked for is not built or not present */
     SB_ERR_LIMIT = 8,            /* an input exceeds a documented limit */
@@ -93,13 +93,17 @@ SB_API sb_status sb_device_info(const char *device, char *buf, size_t cap, size_
 
 /* ---- numeric modes -------------------------------------------------------- */
 
+/* Only SB_MODE_IDENTICAL is built. The other two names are kept because model
+ * files store the index (0..2) and older models carry them; asking for either
+ * is the refusal SB_ERR_MODE_UNSUPPORTED ("numeric_mode=fast is not built:
+ * only identical is"), never identical run under another label. */
 typedef enum sb_numeric_mode {
-    SB_MODE_IDENTICAL = 0,     /* same bits on every certified machine (default) */
-    SB_MODE_DETERMINISTIC = 1, /* same bits on the same device */
-    SB_MODE_FAST = 2           /* no promise */
+    SB_MODE_IDENTICAL = 0,     /* same bits on every certified machine (default; the only one built) */
+    SB_MODE_DETERMINISTIC = 1, /* a name only: refused (not built) */
+    SB_MODE_FAST = 2           /* a name only: refused (not built) */
 } sb_numeric_mode;
 
-/* Model families; each states which tiers it offers (docs/numeric-profile.md). */
+/* Model families; every one is identical-only (docs/numeric-profile.md). */
 typedef enum sb_family {
     SB_FAMILY_GBDT = 0,
     SB_FAMILY_RANDOM_FOREST = 1,
@@ -110,8 +114,9 @@ typedef enum sb_family {
     SB_FAMILY_COUNT_ = 6
 } sb_family;
 
-/* Parse "identical" | "deterministic" | "fast"; an unknown name is
- * SB_ERR_INVALID_ARGUMENT with a message that lists the valid names. */
+/* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
+ * mode is built); an unknown name is SB_ERR_INVALID_ARGUMENT with a message
+ * that lists the valid names. */
 SB_API sb_status sb_numeric_mode_parse(const char *name, sb_numeric_mode *out);
 /* The mode's name, "identical" | "deterministic" | "fast".
  * Not a status: naming cannot fail; a value outside the enum is "unknown",
@@ -123,11 +128,14 @@ SB_API const char *sb_numeric_mode_name(sb_numeric_mode mode);
 SB_API const char *sb_family_name(sb_family family);
 
 /* Process-wide default mode. Initialised from SAMEBITS_NUMERIC_MODE on first use
- * (an invalid value there makes the first mode call fail by name). */
+ * (an invalid value there makes the first mode call fail by name, and
+ * "deterministic" or "fast" there, or given to sb_set_numeric_mode, is the
+ * refusal SB_ERR_MODE_UNSUPPORTED: only identical is built). */
 SB_API sb_status sb_set_numeric_mode(const char *name);
 SB_API sb_status sb_get_numeric_mode(sb_numeric_mode *out);
 
-/* Whether family offers mode: SB_OK, or the refusal SB_ERR_MODE_UNSUPPORTED. */
+/* Whether family offers mode: SB_OK for identical, else the refusal
+ * SB_ERR_MODE_UNSUPPORTED (no family offers another mode). */
 SB_API sb_status sb_family_supports_mode(sb_family family, sb_numeric_mode mode);
 
 /* ---- parameters ------------------------------------------------------------ */
@@ -146,7 +154,7 @@ SB_API sb_status sb_params_parse(sb_params *params, const char *text);
 SB_API sb_status sb_params_get(const sb_params *params, const char *key, const char **value);
 
 /* The mode an estimator of family runs in: params' numeric_mode if set, else the
- * process default; a tier the family lacks is refused (never downgraded). */
+ * process default; a tier that is not built is refused (never downgraded). */
 SB_API sb_status sb_params_resolve_mode(const sb_params *params, sb_family family,
                                         sb_numeric_mode *used);
 

@@ -32,6 +32,8 @@ __all__ = [
     "NotFittedError",
 ]
 
+# The three mode names (a model file stores the index); only "identical" is built,
+# and the C library refuses the other two (ModeUnsupportedError).
 _MODES = ("identical", "deterministic", "fast")
 
 
@@ -61,8 +63,10 @@ def build_info():
 
 
 def set_numeric_mode(mode):
-    """Set the process-wide default numeric mode: 'identical' (the default),
-    'deterministic' or 'fast'. An estimator's numeric_mode= overrides it."""
+    """Set the process-wide default numeric mode. Only 'identical' (the default)
+    is built: 'deterministic' and 'fast' raise ModeUnsupportedError
+    (docs/numeric-profile.md), and so does an estimator's numeric_mode= with
+    either of them."""
     if not isinstance(mode, str):
         raise InvalidArgumentError("numeric mode must be a string, got %r" % (mode,))
     _check(_lib.sb_set_numeric_mode(mode.encode()))
@@ -70,7 +74,8 @@ def set_numeric_mode(mode):
 
 def get_numeric_mode():
     """The process-wide default numeric mode (initialised by the C library from
-    SAMEBITS_NUMERIC_MODE; an invalid value there raises InvalidArgumentError here)."""
+    SAMEBITS_NUMERIC_MODE; an invalid value there raises InvalidArgumentError
+    here, and 'deterministic' or 'fast' there ModeUnsupportedError)."""
     m = _ctypes.c_int(0)
     _check(_lib.sb_get_numeric_mode(_ctypes.byref(m)))
     return _MODES[m.value]
@@ -96,7 +101,8 @@ def backend():
 
 # SAMEBITS_NUMERIC_MODE is read now, at import, by the C library's first mode call.
 # An invalid value is not raised here (importing must not fail for it); every fit
-# and get_numeric_mode() then raises InvalidArgumentError naming the variable.
+# and get_numeric_mode() then raises InvalidArgumentError naming the variable (or
+# ModeUnsupportedError for 'deterministic' and 'fast', which are not built).
 try:
     get_numeric_mode()
 except SameBitsError:

@@ -42,7 +42,8 @@ class SameBitsIOError(SameBitsError, OSError):
 
 
 class ModeUnsupportedError(SameBitsError):
-    """SB_ERR_MODE_UNSUPPORTED (a refusal): the family lacks the numeric tier asked for."""
+    """SB_ERR_MODE_UNSUPPORTED (a refusal): the numeric tier asked for is not built
+    (only 'identical' is)."""
     status, status_name = 5, "SB_ERR_MODE_UNSUPPORTED"
 
 

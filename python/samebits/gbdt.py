@@ -396,7 +396,9 @@ class GradientBoosting(Estimator):
 
     # ---- model ---------------------------------------------------------------------
     def numeric_mode_used(self):
-        """The numeric mode the model was trained in: 'identical', 'deterministic' or 'fast'."""
+        """The numeric mode label the model carries: 'identical' for every model this
+        library trains (models written by older versions may carry 'deterministic'
+        or 'fast', labels that never changed a code path)."""
         self._check_fitted()
         return self._model.info()["numeric_mode"]
 

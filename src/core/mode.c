@@ -1,6 +1,12 @@
 /*
- * mode.c: numeric modes (identical, deterministic, fast) and which family
- * offers which. A tier a family lacks is refused by name, never downgraded.
+ * mode.c: numeric modes and which are built. Three names exist (identical,
+ * deterministic, fast: the model format stores the index 0..2, and models
+ * written with another label are still read), but only identical is built:
+ * deterministic and fast never had a code path of their own (they trained the
+ * identical model under another label) and no measured win to earn one, so
+ * asking for either, by a parameter, the process default or the environment,
+ * is refused by name (SB_ERR_MODE_UNSUPPORTED), never run as identical under
+ * the asked-for label (DESIGN.md rule 10; docs/numeric-profile.md).
  */
 #include "internal.h"
 #include <stdlib.h>
@@ -12,9 +18,17 @@ static const char *const k_mode_names[3] = {"identical", "deterministic", "fast"
 static const char *const k_family_names[SB_FAMILY_COUNT_] = {
     "gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear"};
 
-/* Tiers per family, as bit sets over sb_numeric_mode: the tree families offer
- * all three; every other family is identical-only (DESIGN.md, section 1). */
-static const unsigned k_family_tiers[SB_FAMILY_COUNT_] = {7u, 7u, 7u, 7u, 1u, 1u};
+/* Tiers per family, as bit sets over sb_numeric_mode: every family is
+ * identical-only, the tree families included (see the header comment). */
+static const unsigned k_family_tiers[SB_FAMILY_COUNT_] = {1u, 1u, 1u, 1u, 1u, 1u};
+
+/* The one wording of the refusal of a mode that is not built; `what` names
+ * where the mode came from ("numeric_mode" or "SAMEBITS_NUMERIC_MODE"). */
+static sb_status refuse_unbuilt(const char *what, sb_numeric_mode mode) {
+    return sb_fail(SB_ERR_MODE_UNSUPPORTED,
+                   "%s=%s is not built: only identical is; see docs/numeric-profile.md", what,
+                   k_mode_names[mode]);
+}
 
 const char *sb_numeric_mode_name(sb_numeric_mode mode) {
     return (unsigned)mode < 3u ? k_mode_names[mode] : "unknown";
@@ -53,6 +67,7 @@ sb_status sb_get_numeric_mode(sb_numeric_mode *out) {
         return sb_fail(SB_ERR_INVALID_ARGUMENT,
                        "SAMEBITS_NUMERIC_MODE='%s' is not a numeric mode; valid modes: " SB_VALID_MODES,
                        env);
+    if (parsed != SB_MODE_IDENTICAL) return refuse_unbuilt("SAMEBITS_NUMERIC_MODE", parsed);
     *out = parsed;
     return SB_OK;
 }
@@ -61,6 +76,7 @@ sb_status sb_set_numeric_mode(const char *name) {
     sb_numeric_mode m;
     sb_status st = sb_numeric_mode_parse(name, &m);
     if (st != SB_OK) return st;
+    if (m != SB_MODE_IDENTICAL) return refuse_unbuilt("numeric_mode", m);
     __atomic_store_n(&g_mode, (int)m, __ATOMIC_RELEASE);
     return SB_OK;
 }
@@ -72,7 +88,7 @@ sb_status sb_family_supports_mode(sb_family family, sb_numeric_mode mode) {
                        (int)mode);
     if (k_family_tiers[family] & (1u << mode)) return SB_OK;
     return sb_fail(SB_ERR_MODE_UNSUPPORTED,
-                   "family '%s' does not offer numeric mode '%s' (it offers: identical); "
-                   "refusing rather than running another mode",
-                   k_family_names[family], k_mode_names[mode]);
+                   "numeric_mode=%s is not built: only identical is; see docs/numeric-profile.md "
+                   "(family '%s')",
+                   k_mode_names[mode], k_family_names[family]);
 }

@@ -48,8 +48,14 @@ def test_bad_numeric_mode_names_the_valid_ones():
     r = samebits("doctor", env={"SAMEBITS_NUMERIC_MODE": "quick"})
     assert r.returncode == 2
     assert "identical, deterministic, fast" in r.stderr
-    r = samebits("doctor", env={"SAMEBITS_NUMERIC_MODE": "fast"})
-    assert "numeric mode: fast" in r.stdout
+    # known names that are not built: refused by name, not run as identical
+    for mode in ("fast", "deterministic"):
+        r = samebits("doctor", env={"SAMEBITS_NUMERIC_MODE": mode})
+        assert r.returncode == 2 and "numeric mode:" not in r.stdout
+        assert "SB_ERR_MODE_UNSUPPORTED" in r.stderr
+        assert f"SAMEBITS_NUMERIC_MODE={mode} is not built: only identical is" in r.stderr
+    r = samebits("doctor", env={"SAMEBITS_NUMERIC_MODE": "identical"})
+    assert "numeric mode: identical" in r.stdout
 
 
 def test_fixture_run_to_stdout_and_unknown_fixture():

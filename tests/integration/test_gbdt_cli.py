@@ -102,6 +102,35 @@ def test_unknown_and_bad_parameters_are_named(files, tmp_path):
     assert not (tmp_path / "m.sbm").exists()
 
 
+@pytest.mark.parametrize("mode", ["fast", "deterministic"])
+def test_unbuilt_numeric_modes_are_refused_by_name(files, tmp_path, mode):
+    """Only identical is built: a mode that only relabelled the identical model
+    is refused by name before the data is read, by parameter or environment."""
+    tr, _ = files["regression"]
+    for kind in ("regression", "binary", "multiclass"):
+        tr, _ = files[kind]
+        r = _train(tr, kind, tmp_path / "m.sbm", f"numeric_mode={mode}")
+        assert r.returncode == 2 and "SB_ERR_MODE_UNSUPPORTED" in r.stderr, r.stderr
+        assert f"numeric_mode={mode} is not built: only identical is; see docs/numeric-profile.md" in r.stderr
+        assert "training on" not in r.stderr  # refused before reading the data
+        assert not (tmp_path / "m.sbm").exists()
+    # the refusal is known before the data: a missing data file is not even opened
+    r = samebits("train", "--model", "gbdt", "--data", str(tmp_path / "absent.csv"), f"numeric_mode={mode}")
+    assert r.returncode == 2 and "SB_ERR_MODE_UNSUPPORTED" in r.stderr
+    r = samebits("train", "--model", "gbdt", "--data", str(tr), "--label", "y", "--objective", "multiclass",
+                 "--out", str(tmp_path / "m.sbm"), env={"SAMEBITS_NUMERIC_MODE": mode})
+    assert r.returncode == 2 and f"SAMEBITS_NUMERIC_MODE={mode} is not built" in r.stderr
+    assert not (tmp_path / "m.sbm").exists()
+
+
+def test_identical_mode_is_the_default_and_accepted(files, tmp_path):
+    tr, _ = files["regression"]
+    r0 = _train(tr, "regression", tmp_path / "a.sbm")
+    r1 = _train(tr, "regression", tmp_path / "b.sbm", "numeric_mode=identical")
+    assert r0.returncode == 0 and r1.returncode == 0, r1.stderr
+    assert (tmp_path / "a.sbm").read_bytes() == (tmp_path / "b.sbm").read_bytes()
+
+
 def test_malformed_input_names_file_line_column(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b,y\n1,2,3\n4,x5,6\n")

@@ -150,9 +150,13 @@ def test_environment_mode():
             "m = samebits.GradientBoostingRegressor(n_estimators=2)\n"
             "m.fit([[float(i)] for i in range(50)], [float(i) for i in range(50)])\n"
             "print(samebits.get_numeric_mode(), m.numeric_mode_used())\n")
-    r = run_python(code, env={"SAMEBITS_NUMERIC_MODE": "deterministic"})
+    r = run_python(code, env={"SAMEBITS_NUMERIC_MODE": "identical"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["deterministic", "deterministic"]
+    assert r.stdout.split() == ["identical", "identical"]
+    for mode in ("deterministic", "fast"):  # known names, not built: refused by name
+        r = run_python(code, env={"SAMEBITS_NUMERIC_MODE": mode})
+        assert r.returncode != 0 and "ModeUnsupportedError" in r.stderr
+        assert f"SAMEBITS_NUMERIC_MODE={mode} is not built: only identical is" in r.stderr
     r = run_python(code, env={"SAMEBITS_NUMERIC_MODE": "sloppy"})
     assert r.returncode != 0 and "InvalidArgumentError" in r.stderr and "sloppy" in r.stderr
 

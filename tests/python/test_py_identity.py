@@ -62,18 +62,32 @@ def test_thread_count_does_not_change_the_model(objective):
     assert out[1] == out[2] == out[3]
 
 
-def test_numeric_modes_are_recorded(tmp_path):
+def test_numeric_modes_only_identical_is_built(tmp_path):
+    """fast and deterministic trained the identical model under another label;
+    they are refused by name now, on every family, by estimator parameter and
+    by the process default, and identical (the default) is unchanged."""
     X, y = make_data(200, "regression")
-    digests = {}
-    for mode in ("identical", "deterministic", "fast"):
-        m = samebits.GradientBoostingRegressor(n_estimators=5, numeric_mode=mode).fit(X, y)
-        assert m.numeric_mode_used() == mode
-        digests[mode] = m.model_digest_
-    assert len(set(digests.values())) == 3  # the mode asked for is part of the model
-    samebits.set_numeric_mode("fast")
-    assert samebits.get_numeric_mode() == "fast"
-    assert samebits.GradientBoostingRegressor(n_estimators=5).fit(X, y).numeric_mode_used() == "fast"
-    assert samebits.GradientBoostingRegressor(n_estimators=5, numeric_mode="identical").fit(X, y) \
-        .model_digest_ == digests["identical"]
-    digest, _ = cli_train(tmp_path, X, y, "regression", {"n_estimators": "5", "numeric_mode": "deterministic"})
-    assert digest == digests["deterministic"]
+    ident = samebits.GradientBoostingRegressor(n_estimators=5, numeric_mode="identical").fit(X, y)
+    default = samebits.GradientBoostingRegressor(n_estimators=5).fit(X, y)
+    assert ident.numeric_mode_used() == default.numeric_mode_used() == "identical"
+    assert ident.model_digest_ == default.model_digest_
+    Xc, yc = make_data(200, "binary")
+    estimators = [samebits.GradientBoostingRegressor(n_estimators=2), samebits.GradientBoostingClassifier(n_estimators=2),
+                  samebits.RandomForestRegressor(n_estimators=2), samebits.RandomForestClassifier(n_estimators=2),
+                  samebits.ExtraTreesRegressor(n_estimators=2), samebits.ExtraTreesClassifier(n_estimators=2),
+                  samebits.IsolationForest(n_estimators=2)]
+    for est in estimators:
+        for mode in ("fast", "deterministic"):
+            est.set_params(numeric_mode=mode)
+            with pytest.raises(samebits.ModeUnsupportedError) as e:
+                est.fit(Xc, yc)
+            assert f"numeric_mode={mode} is not built: only identical is" in str(e.value), type(est).__name__
+        est.set_params(numeric_mode="identical")
+        est.fit(Xc, yc)
+    for mode in ("fast", "deterministic"):
+        with pytest.raises(samebits.ModeUnsupportedError) as e:
+            samebits.set_numeric_mode(mode)
+        assert f"numeric_mode={mode} is not built" in str(e.value)
+        assert samebits.get_numeric_mode() == "identical"  # a refusal changes nothing
+    digest, _ = cli_train(tmp_path, X, y, "regression", {"n_estimators": "5", "numeric_mode": "identical"})
+    assert digest == ident.model_digest_

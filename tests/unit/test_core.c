@@ -66,26 +66,40 @@ SB_TEST(test_core_mode_env_and_override) {
     SB_CHECK(sb_get_numeric_mode(&m) == SB_ERR_INVALID_ARGUMENT);
     SB_CHECK(strstr(sb_last_error(), "SAMEBITS_NUMERIC_MODE") != NULL);
     SB_CHECK(strstr(sb_last_error(), "identical, deterministic, fast") != NULL);
+    /* A known name that is not built is a refusal by name, not identical run
+     * under the label asked for. */
     setenv("SAMEBITS_NUMERIC_MODE", "fast", 1);
-    SB_CHECK(sb_get_numeric_mode(&m) == SB_OK && m == SB_MODE_FAST);
+    SB_CHECK(sb_get_numeric_mode(&m) == SB_ERR_MODE_UNSUPPORTED);
+    SB_CHECK(strstr(sb_last_error(), "SAMEBITS_NUMERIC_MODE=fast is not built: only identical is") != NULL);
+    setenv("SAMEBITS_NUMERIC_MODE", "deterministic", 1);
+    SB_CHECK(sb_get_numeric_mode(&m) == SB_ERR_MODE_UNSUPPORTED);
+    SB_CHECK(strstr(sb_last_error(), "SAMEBITS_NUMERIC_MODE=deterministic is not built") != NULL);
+    setenv("SAMEBITS_NUMERIC_MODE", "identical", 1);
+    SB_CHECK(sb_get_numeric_mode(&m) == SB_OK && m == SB_MODE_IDENTICAL);
     unsetenv("SAMEBITS_NUMERIC_MODE");
     SB_CHECK(sb_get_numeric_mode(&m) == SB_OK && m == SB_MODE_IDENTICAL);
-    SB_CHECK(sb_set_numeric_mode("deterministic") == SB_OK);
-    setenv("SAMEBITS_NUMERIC_MODE", "fast", 1);
-    SB_CHECK(sb_get_numeric_mode(&m) == SB_OK && m == SB_MODE_DETERMINISTIC);
+    SB_CHECK(sb_set_numeric_mode("deterministic") == SB_ERR_MODE_UNSUPPORTED);
+    SB_CHECK(strstr(sb_last_error(), "numeric_mode=deterministic is not built: only identical is; "
+                                     "see docs/numeric-profile.md") != NULL);
+    SB_CHECK(sb_set_numeric_mode("fast") == SB_ERR_MODE_UNSUPPORTED);
+    SB_CHECK(strstr(sb_last_error(), "numeric_mode=fast is not built") != NULL);
+    SB_CHECK(sb_get_numeric_mode(&m) == SB_OK && m == SB_MODE_IDENTICAL); /* a refusal changes nothing */
     SB_CHECK(sb_set_numeric_mode("nope") == SB_ERR_INVALID_ARGUMENT);
-    SB_CHECK(sb_get_numeric_mode(&m) == SB_OK && m == SB_MODE_DETERMINISTIC);
-    unsetenv("SAMEBITS_NUMERIC_MODE");
     SB_CHECK(sb_set_numeric_mode("identical") == SB_OK);
+    SB_CHECK(sb_get_numeric_mode(&m) == SB_OK && m == SB_MODE_IDENTICAL);
 }
 
 SB_TEST(test_core_family_tiers_refuse_by_name) {
-    SB_CHECK(sb_family_supports_mode(SB_FAMILY_GBDT, SB_MODE_FAST) == SB_OK);
-    SB_CHECK(sb_family_supports_mode(SB_FAMILY_ISOLATION_FOREST, SB_MODE_DETERMINISTIC) == SB_OK);
-    SB_CHECK(sb_family_supports_mode(SB_FAMILY_KMEANS, SB_MODE_IDENTICAL) == SB_OK);
-    SB_CHECK(sb_family_supports_mode(SB_FAMILY_KMEANS, SB_MODE_FAST) == SB_ERR_MODE_UNSUPPORTED);
-    SB_CHECK(strstr(sb_last_error(), "kmeans") && strstr(sb_last_error(), "fast"));
-    SB_CHECK(sb_family_supports_mode(SB_FAMILY_LINEAR, SB_MODE_DETERMINISTIC) == SB_ERR_MODE_UNSUPPORTED);
+    /* Every family is identical-only: the other two tiers are not built. */
+    for (int f = 0; f < SB_FAMILY_COUNT_; f++) {
+        SB_CHECK(sb_family_supports_mode((sb_family)f, SB_MODE_IDENTICAL) == SB_OK);
+        for (int mode = SB_MODE_DETERMINISTIC; mode <= SB_MODE_FAST; mode++) {
+            SB_CHECK(sb_family_supports_mode((sb_family)f, (sb_numeric_mode)mode) == SB_ERR_MODE_UNSUPPORTED);
+            SB_CHECK(strstr(sb_last_error(), "is not built: only identical is") &&
+                     strstr(sb_last_error(), sb_numeric_mode_name((sb_numeric_mode)mode)) &&
+                     strstr(sb_last_error(), sb_family_name((sb_family)f)));
+        }
+    }
 }
 
 SB_TEST(test_core_params_resolve_mode) {
@@ -93,10 +107,13 @@ SB_TEST(test_core_params_resolve_mode) {
     sb_numeric_mode used;
     SB_CHECK(sb_params_create(&p) == SB_OK);
     SB_CHECK(sb_params_resolve_mode(p, SB_FAMILY_GBDT, &used) == SB_OK && used == SB_MODE_IDENTICAL);
-    SB_CHECK(sb_params_parse(p, "numeric_mode=fast, max_depth=6") == SB_OK);
-    SB_CHECK(sb_params_resolve_mode(p, SB_FAMILY_GBDT, &used) == SB_OK && used == SB_MODE_FAST);
-    /* A per-estimator tier the family lacks is a refusal, not a downgrade. */
-    used = SB_MODE_IDENTICAL;
+    SB_CHECK(sb_params_parse(p, "numeric_mode=identical, max_depth=6") == SB_OK);
+    SB_CHECK(sb_params_resolve_mode(p, SB_FAMILY_GBDT, &used) == SB_OK && used == SB_MODE_IDENTICAL);
+    /* A per-estimator tier that is not built is a refusal, not a downgrade. */
+    SB_CHECK(sb_params_set(p, "numeric_mode", "fast") == SB_OK);
+    used = (sb_numeric_mode)7;
+    SB_CHECK(sb_params_resolve_mode(p, SB_FAMILY_GBDT, &used) == SB_ERR_MODE_UNSUPPORTED && used == 7);
+    SB_CHECK(strstr(sb_last_error(), "numeric_mode=fast is not built"));
     SB_CHECK(sb_params_resolve_mode(p, SB_FAMILY_KMEANS, &used) == SB_ERR_MODE_UNSUPPORTED);
     SB_CHECK(sb_params_set(p, "numeric_mode", "fastest") == SB_OK);
     SB_CHECK(sb_params_resolve_mode(p, SB_FAMILY_GBDT, &used) == SB_ERR_INVALID_ARGUMENT);
