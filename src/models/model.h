@@ -78,4 +78,15 @@ sb_status sb_model_record(struct sb_card *card, const sb_model *m, const struct 
 struct sb_k_pnode;
 sb_status sb_model_flatten(const sb_model *m, struct sb_k_pnode **nodes, int32_t **start, int32_t *nnodes);
 
+/* Whether every raw score the model can compute is finite, known from the
+ * model alone, before any row is read: per class c, |base_score[c]| plus the
+ * largest |leaf value| of each of c's trees (tree i is class i % K), summed in
+ * tree order with each partial bound raised by 2^-22 (more than the rounding
+ * of the float sum it bounds and of the bound itself), stays below FLT_MAX.
+ * Otherwise SB_ERR_LIMIT by name: some input could make a margin overflow to
+ * +-inf and then NaN, whose sign and payload differ between machines, so
+ * prediction refuses rather than answer differently (docs/model-format.md).
+ * Float operations only, in a fixed order: the verdict is the same everywhere. */
+sb_status sb_model_check_score_range(const sb_model *m);
+
 #endif

@@ -8,7 +8,9 @@
 #include "model.h"
 #include "../io/dataset.h"
 #include "../kernels/tree.h"
+#include "../kernels/quantize.h"
 #include "trees/tdev.h"
+#include <float.h>
 #include <string.h>
 
 #define PREDICT_GRAIN 4096
@@ -40,6 +42,29 @@ sb_status sb_model_flatten(const sb_model *m, sb_k_pnode **nodes, int32_t **star
             p->value = n->value;
             p->default_left = n->default_left;
         }
+    }
+    return SB_OK;
+}
+
+sb_status sb_model_check_score_range(const sb_model *m) {
+    const int32_t K = m->num_class > 0 ? m->num_class : 1;
+    for (int32_t c = 0; c < K; c++) {
+        float bound = sb_u2f(sb_f2u(m->base_score[c]) & 0x7FFFFFFFu);
+        for (int32_t i = c; i < m->ntrees && bound <= FLT_MAX; i += K) {
+            uint32_t mx = 0u; /* the largest |leaf| as a key: a NaN leaf wins, and is refused below */
+            for (int32_t k = 0; k < m->trees[i].nnodes; k++) {
+                const sb_tree_node *nd = &m->trees[i].nodes[k];
+                uint32_t a = sb_k_maxkey_abs(nd->value);
+                if (nd->feature < 0 && a > mx) mx = a;
+            }
+            bound = (bound + sb_u2f(mx)) * (1.0f + 0x1.0p-22f);
+        }
+        if (!(bound <= FLT_MAX))
+            return sb_fail(SB_ERR_LIMIT,
+                           "model: the raw scores of class %d can overflow float32 (base score plus the largest "
+                           "leaf of each tree reaches %g or more); refusing to predict with it, as a margin of "
+                           "inf or NaN would not be the same on every machine",
+                           (int)c, (double)FLT_MAX);
     }
     return SB_OK;
 }
@@ -92,6 +117,8 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
                    (kind == SB_PREDICT_PROBA &&
                     (m->objective == SB_OBJ_MULTICLASS || m->objective == SB_OBJ_FOREST_CLASSES)))
                       ? m->num_class : 1;
+    sb_status rst = sb_model_check_score_range(m);
+    if (rst != SB_OK) return rst;
     size_t need = (size_t)d->t.nrows * (size_t)per_row;
     if (needed) *needed = need;
     if (cap == 0) return SB_OK;

@@ -5,7 +5,11 @@
 #include "core/rng.h"
 #include "kernels/quantize.h"
 #include "math/sb_math.h"
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 SB_TEST(test_kernels_round_half_even) {
     SB_CHECK(sb_round_half_even_i32(0.5f) == 0);
@@ -18,6 +22,53 @@ SB_TEST(test_kernels_round_half_even) {
     SB_CHECK(sb_round_half_even_i32(-7.75f) == -8);
     SB_CHECK(sb_round_half_even_i32(0x1.fffffep29f) == 1073741760);
     SB_CHECK(sb_round_half_even_i32(-0.0f) == 0);
+}
+
+/* The conversion is total: every float has one stated integer, the same on
+ * every backend (the GPUs compile this very function), never C's undefined
+ * out-of-range conversion. Fails before the fix: +inf and 2^31 went through
+ * (int32_t) of an out-of-range float (INT_MIN on x86-64, INT_MAX elsewhere;
+ * UBSan reports it). */
+static float f_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+SB_TEST(test_kernels_round_half_even_edges) {
+    const float two31 = 2147483648.0f, below = f_of(0x4EFFFFFFu); /* 2^31 - 128 */
+    SB_CHECK(sb_round_half_even_i32(below) == 2147483520);
+    SB_CHECK(sb_round_half_even_i32(-below) == -2147483520);
+    SB_CHECK(sb_round_half_even_i32(two31) == INT32_MAX);                 /* saturated */
+    SB_CHECK(sb_round_half_even_i32(-two31) == INT32_MIN);                /* exact */
+    SB_CHECK(sb_round_half_even_i32(f_of(0x4F000001u)) == INT32_MAX);     /* above 2^31 */
+    SB_CHECK(sb_round_half_even_i32(f_of(0xCF000001u)) == INT32_MIN);
+    SB_CHECK(sb_round_half_even_i32(FLT_MAX) == INT32_MAX);
+    SB_CHECK(sb_round_half_even_i32(-FLT_MAX) == INT32_MIN);
+    SB_CHECK(sb_round_half_even_i32(INFINITY) == INT32_MAX);
+    SB_CHECK(sb_round_half_even_i32(-INFINITY) == INT32_MIN);
+    SB_CHECK(sb_round_half_even_i32(f_of(0x7FC00000u)) == 0); /* NaNs of either sign and any payload */
+    SB_CHECK(sb_round_half_even_i32(f_of(0xFFC00000u)) == 0);
+    SB_CHECK(sb_round_half_even_i32(f_of(0x7F800001u)) == 0);
+    SB_CHECK(sb_round_half_even_i32(f_of(0xFFFFFFFFu)) == 0);
+    SB_CHECK(sb_round_half_even_i32(-0.0f) == 0 && sb_round_half_even_i32(0.0f) == 0);
+    SB_CHECK(sb_round_half_even_i32(f_of(1u)) == 0 && sb_round_half_even_i32(f_of(0x80000001u)) == 0);
+    SB_CHECK(sb_round_half_even_i32(8388607.5f) == 8388608 && sb_round_half_even_i32(-8388609.0f) == -8388609);
+    /* every float from 2^30 up to the last below 2^31 is an integer, kept exactly */
+    for (uint32_t u = 0x4E800000u; u < 0x4F000000u; u += 4099u) {
+        SB_CHECK(sb_round_half_even_i32(f_of(u)) == (int32_t)f_of(u));
+        SB_CHECK(sb_round_half_even_i32(f_of(u | 0x80000000u)) == -(int32_t)f_of(u));
+    }
+}
+
+/* The max keys: finite values keep their magnitude order; every non-finite
+ * value keys above every finite one, so a maximum exposes it. */
+SB_TEST(test_kernels_maxkeys_expose_non_finite) {
+    SB_CHECK(sb_k_maxkey_abs(-3.0f) == sb_k_maxkey_abs(3.0f) && sb_k_maxkey_abs(-0.0f) == 0u);
+    SB_CHECK(sb_k_maxkey_abs(2.0f) > sb_k_maxkey_abs(-1.5f));
+    SB_CHECK(sb_k_key_finite(sb_k_maxkey_abs(FLT_MAX)) && sb_k_key_finite(sb_k_maxkey_abs(-FLT_MAX)));
+    SB_CHECK(!sb_k_key_finite(sb_k_maxkey_abs(-INFINITY)) && !sb_k_key_finite(sb_k_maxkey_abs(f_of(0xFFC00000u))));
+    SB_CHECK(sb_k_maxkey_abs(f_of(0xFFC00000u)) > sb_k_maxkey_abs(INFINITY));
+    SB_CHECK(sb_k_maxkey_pos(2.0f) == 0x40000000u && sb_k_maxkey_pos(-2.0f) == 0u && sb_k_maxkey_pos(-0.0f) == 0u);
+    SB_CHECK(!sb_k_key_finite(sb_k_maxkey_pos(-INFINITY)) && !sb_k_key_finite(sb_k_maxkey_pos(INFINITY)));
+    SB_CHECK(!sb_k_key_finite(sb_k_maxkey_pos(f_of(0xFFC00000u))) && !sb_k_key_finite(sb_k_maxkey_pos(f_of(0x7FC00001u))));
+    SB_CHECK(sb_k_key_finite(sb_k_maxkey_pos(FLT_MAX)) && sb_k_maxkey_pos(FLT_MAX) == 0x7F7FFFFFu);
 }
 
 SB_TEST(test_kernels_quantize_exponent) {

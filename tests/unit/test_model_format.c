@@ -1113,3 +1113,38 @@ SB_TEST(test_model_format_null_arguments) {
     SB_CHECK(sb_model_digest(m, hex) == SB_OK && sb_last_error()[0] == '\0');
     sb_model_free(m);
 }
+
+/* ---- raw scores that can overflow ---- */
+
+/* Prediction refuses, by name and before any row, a model whose raw score
+ * could overflow float32 (sb_model_check_score_range), on every backend the
+ * same: a margin of inf, then NaN, would not have the same bits everywhere.
+ * Fails before the fix: predict returned SB_OK with inf margins. */
+SB_TEST(test_model_format_score_overflow_is_refused) {
+    sb_model *m = regression_model();
+    const float x[2 * 3] = {20.0f, 1.0f, 0.0f, 40.0f, 0.0f, 1.0f};
+    sb_dataset *d = NULL;
+    float out[2];
+    SB_CHECK(m && sb_dataset_from_matrix(x, 2, 3, &d) == SB_OK);
+    SB_CHECK(sb_model_check_score_range(m) == SB_OK);
+    /* tree 0's leaves at 3e38 and tree 1's at 2e38: their sum overflows */
+    m->trees[0].nodes[1].value = 3e38f;
+    m->trees[1].nodes[1].value = -2e38f;
+    m->trees[1].nodes[2].value = 2e38f;
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_RAW, out, 2, NULL) == SB_ERR_LIMIT);
+    SB_CHECK(strstr(sb_last_error(), "raw scores of class 0 can overflow float32") != NULL);
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_VALUE, NULL, 0, NULL) == SB_ERR_LIMIT); /* before any row */
+    /* large leaves whose sum stays finite predict */
+    m->trees[0].nodes[1].value = 1e38f;
+    m->trees[1].nodes[2].value = 1e38f;
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_RAW, out, 2, NULL) == SB_OK);
+    SB_CHECK(out[0] - out[0] == 0.0f && out[1] - out[1] == 0.0f);
+    /* the base score counts too, and a NaN leaf is refused as well */
+    m->base_score[0] = 3e38f;
+    SB_CHECK(sb_model_check_score_range(m) == SB_ERR_LIMIT);
+    m->base_score[0] = 0.5f;
+    m->trees[1].nodes[2].value = NAN;
+    SB_CHECK(sb_model_check_score_range(m) == SB_ERR_LIMIT);
+    sb_dataset_free(d);
+    sb_model_free(m);
+}

@@ -84,18 +84,19 @@ SB_KERNEL void k_gradk(int K, SB_GLOBAL const float *margin, SB_GLOBAL const flo
     sb_k_row_gradients(SB_K_OBJ_MULTICLASS, K, margin + r * K, label[r], weight[r], g + r, h + r, n, prob);
 }
 
-/* maxbits[2c], [2c + 1]: the bits of the largest |g| and h of class c =
- * sb_global_id(1); only values > 0 compete (NaN and zeros never do, as on
- * the CPU). */
+/* maxbits[2c], [2c + 1]: the largest keys (kernels/quantize.h: sb_k_maxkey_abs
+ * of g, sb_k_maxkey_pos of h) of class c = sb_global_id(1), as the CPU takes
+ * them: the bits of the largest |g| and h, or a non-finite key when some value
+ * is inf or NaN (the host refuses those before quantizing). */
 SB_KERNEL void k_maxabs(SB_GLOBAL const float *g, SB_GLOBAL const float *h, sb_i64 n, SB_GLOBAL sb_u32 *maxbits) {
     SB_SHARED sb_u32 sg[SB_WG], sh[SB_WG];
     const sb_i64 c = sb_global_id(1);
     const int lid = (int)sb_local_id(0);
     sb_u32 mg = 0u, mh = 0u;
     for (sb_i64 r = sb_global_id(0); r < n; r += (sb_i64)sb_global_size(0)) {
-        float a = sb_u2f(sb_f2u(g[c * n + r]) & 0x7FFFFFFFu), b = h[c * n + r];
-        if (a > 0.0f && sb_f2u(a) > mg) mg = sb_f2u(a);
-        if (b > 0.0f && sb_f2u(b) > mh) mh = sb_f2u(b);
+        sb_u32 a = sb_k_maxkey_abs(g[c * n + r]), b = sb_k_maxkey_pos(h[c * n + r]);
+        mg = sb_umax(mg, a);
+        mh = sb_umax(mh, b);
     }
     sg[lid] = mg;
     sh[lid] = mh;

@@ -141,30 +141,58 @@ static void grad_task(void *ctx, int64_t task) {
     for (int64_t r = b; r < e; r++)
         sb_k_row_gradients(f->p->objective, K, f->pred + r * K, f->tr->label[r],
                            f->tr->weight ? f->tr->weight[r] : 1.0f, f->g + r, f->h + r, n, prob);
-    /* |g| by clearing the sign bit (a branch on the sign would be mispredicted
-     * half the time; -0 becomes +0, which no max can tell apart from 0), and
-     * two running maxima per quantity so each max waits on the one before
-     * last, not the last. Every value is >= +0 or NaN (never taken), so the
-     * maximum is the same however the rows are split. */
+    /* The maxima of the keys (kernels/quantize.h): |g| by clearing the sign bit
+     * (a branch on the sign would be mispredicted half the time; -0 becomes
+     * +0, which no max can tell apart from 0), and two running maxima per
+     * quantity so each max waits on the one before last, not the last. An
+     * unsigned max is order-free, so it is the same however the rows are
+     * split, and a non-finite value (a NaN too) wins it, for check_maxima. */
     for (int32_t c = 0; c < K; c++) {
         const float *g = f->g + c * n, *h = f->h + c * n;
-        float mg0 = 0.0f, mg1 = 0.0f, mh0 = 0.0f, mh1 = 0.0f;
+        sb_u32 mg0 = 0u, mg1 = 0u, mh0 = 0u, mh1 = 0u;
         int64_t r = b;
         for (; r + 2 <= e; r += 2) {
-            float a0 = sb_u2f(sb_f2u(g[r]) & 0x7FFFFFFFu), a1 = sb_u2f(sb_f2u(g[r + 1]) & 0x7FFFFFFFu);
-            if (a0 > mg0) mg0 = a0;
-            if (a1 > mg1) mg1 = a1;
-            if (h[r] > mh0) mh0 = h[r];
-            if (h[r + 1] > mh1) mh1 = h[r + 1];
+            sb_u32 a0 = sb_k_maxkey_abs(g[r]), a1 = sb_k_maxkey_abs(g[r + 1]);
+            sb_u32 b0 = sb_k_maxkey_pos(h[r]), b1 = sb_k_maxkey_pos(h[r + 1]);
+            mg0 = a0 > mg0 ? a0 : mg0;
+            mg1 = a1 > mg1 ? a1 : mg1;
+            mh0 = b0 > mh0 ? b0 : mh0;
+            mh1 = b1 > mh1 ? b1 : mh1;
         }
         for (; r < e; r++) {
-            float a = sb_u2f(sb_f2u(g[r]) & 0x7FFFFFFFu);
-            if (a > mg0) mg0 = a;
-            if (h[r] > mh0) mh0 = h[r];
+            sb_u32 a = sb_k_maxkey_abs(g[r]), bb = sb_k_maxkey_pos(h[r]);
+            mg0 = a > mg0 ? a : mg0;
+            mh0 = bb > mh0 ? bb : mh0;
         }
-        f->maxabs[2 * (task * K + c)] = mg1 > mg0 ? mg1 : mg0;
-        f->maxabs[2 * (task * K + c) + 1] = mh1 > mh0 ? mh1 : mh0;
+        f->maxabs[2 * (task * K + c)] = sb_u2f(mg1 > mg0 ? mg1 : mg0);
+        f->maxabs[2 * (task * K + c) + 1] = sb_u2f(mh1 > mh0 ? mh1 : mh0);
     }
+}
+
+/* The largest of two maxima made of keys, compared as keys (a NaN wins). */
+static float max_key(float a, float b) {
+    return sb_f2u(a) > sb_f2u(b) ? a : b;
+}
+
+/* Refuse, by name, a class's gradients or hessians that are not all finite,
+ * before they are quantized (DESIGN.md rule 5 needs finite values; the
+ * quantization of inf or NaN has no meaning). mg, mh: the class's maxima of
+ * the keys (kernels/quantize.h), non-finite exactly when some value is, so
+ * this one check serves every path: the CPU loop, the devices (their
+ * k_maxabs reduces the same keys) and ranking (rank.c). Finite labels,
+ * weights and margins can still overflow: labels near +-3e38 make pred - y
+ * infinite, weights near 1e30 times a large residual too, and margins grow
+ * past float32 when leaves pile up. Whether a float is finite is fixed by
+ * IEEE, so the refusal is the same on every machine (a NaN's sign and payload
+ * are not, which is why a NaN must never reach a tree). */
+static sb_status check_maxima(int32_t it, int32_t c, float mg, float mh) {
+    const char *what = !sb_k_key_finite(sb_f2u(mg)) ? "gradient" : !sb_k_key_finite(sb_f2u(mh)) ? "hessian" : NULL;
+    if (!what) return SB_OK;
+    return sb_fail(SB_ERR_LIMIT,
+                   "gradient boosting: iteration %d, class %d: a %s is not finite (inf or NaN): labels, weights "
+                   "or raw scores too large for float32 (|label|, |raw score| or weight x residual near 3.4e38); "
+                   "refusing before quantizing it (docs/gbdt.md, limits)",
+                   (int)it, (int)c, what);
 }
 
 /* Ranking: every row's gradient from its query (rank.c); the maxima go where
@@ -368,7 +396,20 @@ done:
 
 /* ---- the model ---- */
 
+/* Adds a grown tree to the model, or refuses it by name when a leaf value or
+ * split gain is not finite: with finite gradients near float32's limit the
+ * dequantized sums (kernels/gbdt.h: sb_k_dequant) can still overflow, and an
+ * inf leaf turns margins into inf and NaN (a NaN's bits differ by machine).
+ * The verdict depends only on IEEE's finite/non-finite, the same everywhere. */
 static sb_status push_tree(fit *f, sb_grown *gr) {
+    for (int32_t k = 0; k < gr->tree.nnodes; k++) {
+        const sb_tree_node *nd = &gr->tree.nodes[k];
+        if (!sb_k_key_finite(sb_f2u(nd->value)) || !sb_k_key_finite(sb_f2u(nd->gain)))
+            return sb_fail(SB_ERR_LIMIT,
+                           "gradient boosting: tree %d node %d: a %s is not finite: the sums of the gradients "
+                           "overflow float32 (labels or weights too large); refusing (docs/gbdt.md, limits)",
+                           (int)f->ntrees, (int)k, !sb_k_key_finite(sb_f2u(nd->value)) ? "leaf value" : "split gain");
+    }
     if (f->ntrees == f->cap) {
         int32_t cap = f->cap ? f->cap * 2 : 64;
         sb_tree *t = sb_realloc(f->trees, sizeof(sb_tree) * (size_t)cap);
@@ -454,6 +495,7 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
     for (int32_t c = 0; c < K1; c++) {
         const int32_t t = it * K1 + c;
         f->cls = c;
+        if ((st = check_maxima(it, c, f->maxabs[2 * c], f->maxabs[2 * c + 1])) != SB_OK) return st;
         f->g_scale = quant_scale(f->maxabs[2 * c]);
         f->h_scale = quant_scale(f->maxabs[2 * c + 1]);
         if ((st = f->ops->quantize(f->dev, c, f->g_scale, f->h_scale)) != SB_OK) return st;
@@ -553,6 +595,11 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     if ((st = record(&f, "gbdt.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * (uint64_t)nf)) != SB_OK) goto done;
 
     base = base_score(&f);
+    if (!sb_k_key_finite(sb_f2u(base))) {
+        st = sb_fail(SB_ERR_LIMIT, "gradient boosting: the base score (the weighted mean of the labels) is not "
+                                   "finite: labels or weights too large for float32; refusing (docs/gbdt.md, limits)");
+        goto done;
+    }
     if ((st = record(&f, "gbdt.base_score", SB_DTYPE_F32, &base, 1)) != SB_OK) goto done;
     for (int64_t i = 0; i < n * K1; i++) f.pred[i] = base;
     if (f.va)
@@ -578,9 +625,10 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             float mg = 0.0f, mh = 0.0f;
             for (int64_t k = 0; k < ntasks; k++) {
                 const float *m = f.maxabs + 2 * (k * K1 + c);
-                if (m[0] > mg) mg = m[0];
-                if (m[1] > mh) mh = m[1];
+                mg = max_key(mg, m[0]);
+                mh = max_key(mh, m[1]);
             }
+            if ((st = check_maxima(it, c, mg, mh)) != SB_OK) goto done;
             f.g_scale = quant_scale(mg);
             f.h_scale = quant_scale(mh);
             sb_parallel_for(ntasks, quant_task, &f);
@@ -642,6 +690,12 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         while (f.ntrees > (best_iter + 1) * K1) sb_free(f.trees[--f.ntrees].nodes);
     }
     if ((st = make_model(&f, base, &m)) != SB_OK) goto done;
+    /* a model prediction would refuse is not returned either */
+    if ((st = sb_model_check_score_range(m)) != SB_OK) {
+        sb_model_free(m);
+        m = NULL;
+        goto done;
+    }
     if (f.card) {
         /* Margins of the final model on the training rows, then its bytes. */
         st = sb_model_record(f.card, m, train, SB_PREDICT_RAW, "gbdt.train_margin", "gbdt.model_bytes");

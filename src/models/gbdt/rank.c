@@ -27,6 +27,7 @@
 #include "../model.h"
 #include "../../math/sb_elem.h"
 #include "../../math/sb_reduce.h"
+#include "../../kernels/quantize.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,7 +146,8 @@ typedef struct grad_job {
     const sb_rank_groups *q;
     const float *label, *weight, *margin;
     float *g, *h;
-    float *maxabs; /* 2 per task */
+    float *maxabs; /* 2 per task: the maxima of the keys of g and h */
+    unsigned char *oom; /* 1 per task: its scratch could not be allocated */
 } grad_job;
 
 static void one_query(const sb_rank_cfg *c, const float *y, const float *s, const float *w, int64_t n, float *g,
@@ -217,9 +219,9 @@ static void grad_task(void *ctx, int64_t task) {
     sb_chunk_range(q->nq, QUERY_GRAIN, task, &b, &e);
     doc *d = sb_malloc(sizeof(doc) * (size_t)(q->maxq ? q->maxq : 1));
     int64_t *counts = sb_malloc(sizeof(int64_t) * SB_RANK_MAX_GAIN);
-    float mg = 0.0f, mh = 0.0f;
-    if (!d || !counts) { /* reported by the caller: NaN maxima */
-        j->maxabs[2 * task] = j->maxabs[2 * task + 1] = sb_u2f(0x7FC00000u);
+    sb_u32 mg = 0u, mh = 0u;
+    j->oom[task] = !d || !counts; /* reported by the caller */
+    if (!d || !counts) {
         sb_free(d);
         sb_free(counts);
         return;
@@ -228,14 +230,16 @@ static void grad_task(void *ctx, int64_t task) {
         const int64_t r0 = q->start[k], n = q->start[k + 1] - r0;
         one_query(j->c, j->label + r0, j->margin + r0, j->weight ? j->weight + r0 : NULL, n, j->g + r0, j->h + r0, d,
                   counts);
+        /* the maxima of the keys (kernels/quantize.h), as gbdt.c takes them:
+         * a non-finite value wins, and gbdt.c refuses it by name */
         for (int64_t r = r0; r < r0 + n; r++) {
-            float a = sb_u2f(sb_f2u(j->g[r]) & 0x7FFFFFFFu);
-            if (a > mg) mg = a;
-            if (j->h[r] > mh) mh = j->h[r];
+            sb_u32 a = sb_k_maxkey_abs(j->g[r]), bb = sb_k_maxkey_pos(j->h[r]);
+            mg = a > mg ? a : mg;
+            mh = bb > mh ? bb : mh;
         }
     }
-    j->maxabs[2 * task] = mg;
-    j->maxabs[2 * task + 1] = mh;
+    j->maxabs[2 * task] = sb_u2f(mg);
+    j->maxabs[2 * task + 1] = sb_u2f(mh);
     sb_free(d);
     sb_free(counts);
 }
@@ -244,21 +248,26 @@ sb_status sb_rank_gradients(const sb_rank_cfg *c, const sb_rank_groups *q, const
                             const float *margin, float *g, float *h, float *maxabs) {
     const int64_t ntasks = sb_chunk_count(q->nq, QUERY_GRAIN);
     float *mx = sb_malloc(sizeof(float) * 2 * (size_t)(ntasks ? ntasks : 1));
-    if (!mx) return sb_fail(SB_ERR_OUT_OF_MEMORY, "ranking: out of memory");
-    grad_job j = {c, q, label, weight, margin, g, h, mx};
+    unsigned char *oom = sb_malloc((size_t)(ntasks ? ntasks : 1));
+    if (!mx || !oom) {
+        sb_free(mx);
+        sb_free(oom);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "ranking: out of memory");
+    }
+    grad_job j = {c, q, label, weight, margin, g, h, mx, oom};
     sb_parallel_for(ntasks, grad_task, &j);
-    float mg = 0.0f, mh = 0.0f;
+    sb_u32 mg = 0u, mh = 0u;
+    int failed = 0;
     for (int64_t t = 0; t < ntasks; t++) {
-        if (mx[2 * t] != mx[2 * t]) {
-            sb_free(mx);
-            return sb_fail(SB_ERR_OUT_OF_MEMORY, "ranking: out of memory");
-        }
-        if (mx[2 * t] > mg) mg = mx[2 * t];
-        if (mx[2 * t + 1] > mh) mh = mx[2 * t + 1];
+        failed |= oom[t];
+        mg = sb_f2u(mx[2 * t]) > mg ? sb_f2u(mx[2 * t]) : mg;
+        mh = sb_f2u(mx[2 * t + 1]) > mh ? sb_f2u(mx[2 * t + 1]) : mh;
     }
     sb_free(mx);
-    maxabs[0] = mg;
-    maxabs[1] = mh;
+    sb_free(oom);
+    if (failed) return sb_fail(SB_ERR_OUT_OF_MEMORY, "ranking: out of memory");
+    maxabs[0] = sb_u2f(mg);
+    maxabs[1] = sb_u2f(mh);
     return SB_OK;
 }
 

@@ -31,7 +31,8 @@ typedef struct sb_rank_cfg {
 
 /* Gradients and hessians of every row from the margins (one per row), each
  * row's pair contributions summed in one fixed order; maxabs[0], [1]: the
- * largest |g| and h. Labels are checked beforehand (sb_rank_check_labels). */
+ * largest |g| and h, as the maxima of their keys (kernels/quantize.h: a
+ * non-finite value wins, for the caller to refuse). Labels are checked beforehand (sb_rank_check_labels). */
 sb_status sb_rank_gradients(const sb_rank_cfg *c, const sb_rank_groups *q, const float *label, const float *weight,
                             const float *margin, float *g, float *h, float *maxabs);
 

@@ -90,15 +90,16 @@ static sb_status cpu_gradients(sb_tdev *d, float *maxabs) {
     for (int64_t r = 0; r < d->n; r++)
         sb_k_row_gradients(d->objective, d->K, d->margin + r * d->K, d->label[r], d->weight[r], d->g + r, d->h + r,
                            d->n, prob);
+    /* the maxima of the keys, as k_maxabs takes them (kernels/quantize.h) */
     for (int32_t c = 0; c < d->K; c++) {
-        float mg = 0.0f, mh = 0.0f;
+        sb_u32 mg = 0u, mh = 0u;
         for (int64_t r = 0; r < d->n; r++) {
-            float a = sb_u2f(sb_f2u(d->g[c * d->n + r]) & 0x7FFFFFFFu), b = d->h[c * d->n + r];
-            if (a > mg) mg = a;
-            if (b > mh) mh = b;
+            sb_u32 a = sb_k_maxkey_abs(d->g[c * d->n + r]), b = sb_k_maxkey_pos(d->h[c * d->n + r]);
+            mg = a > mg ? a : mg;
+            mh = b > mh ? b : mh;
         }
-        maxabs[2 * c] = mg;
-        maxabs[2 * c + 1] = mh;
+        maxabs[2 * c] = sb_u2f(mg);
+        maxabs[2 * c + 1] = sb_u2f(mh);
     }
     return SB_OK;
 }
