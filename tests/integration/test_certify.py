@@ -121,6 +121,22 @@ def test_refusals_fixture_records_named_refusals():
     assert got["refuse.depth_over_limit"] == "SB_ERR_LIMIT"
 
 
+def test_overflow_fixture_records_named_refusals():
+    """Finite inputs that overflow float32 are refused by SB_ERR_LIMIT (never
+    trained into a model whose bits depend on the machine); the cases near
+    the edge train and carry their model bytes."""
+    names = {hashlib.sha256(s.encode()).hexdigest(): s for s in ("SB_OK", "SB_ERR_LIMIT")}
+    lines = (ROOT / "fixtures/cards/gbdt-overflow.card").read_text().splitlines()[1:]
+    recs = [json.loads(ln) for ln in lines]
+    got = {r["stage"]: names.get(r["sha256"]) for r in recs if not r["stage"].endswith(".model")}
+    refused = [t for t in got if t.startswith("refuse.")]
+    edge = [t for t in got if t.startswith("edge.")]
+    assert len(refused) == 4 and all(got[t] == "SB_ERR_LIMIT" for t in refused), got
+    assert len(edge) == 4 and all(got[t] == "SB_OK" for t in edge), got
+    models = {r["stage"] for r in recs if r["stage"].endswith(".model")}
+    assert models == {t + ".model" for t in edge}
+
+
 def test_reference_cards_of_the_first_fixtures_are_unchanged():
     """The hostile fixtures were added without moving a bit of the old ones:
     their cards equal the ones committed before issue #6 (affefe0), or, for

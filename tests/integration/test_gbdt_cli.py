@@ -196,3 +196,35 @@ def test_early_stopping_keeps_the_best_iteration(files, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "early stopping: best iteration" in r.stderr
     assert "[300]" not in r.stderr
+
+
+def _overflow_csv(path, label):
+    rows = [(random.Random(i).uniform(-1, 1), float(i % 3), i % 5, label(i)) for i in range(200)]
+    _write_csv(path, rows)
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl"])
+def test_float32_overflow_is_refused_by_name(tmp_path, device):
+    """Finite labels near +-3e38 and weights near 1e30 overflow float32 in the
+    gradients, their sums or the label mean: refused by name (SB_ERR_LIMIT),
+    never trained into a model (before the fix the fit returned SB_OK with a
+    different model per machine, and only the digest refused it)."""
+    data, model = tmp_path / "d.csv", tmp_path / "m.sbm"
+    _overflow_csv(data, lambda i: 3e38 if i % 2 else -3e38)
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "--out", str(model),
+                 "n_estimators=5", "eval_period=0", f"device={device}")
+    if "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr:
+        pytest.skip("no OpenCL device here")
+    assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr and "split gain is not finite" in r.stderr, r.stderr
+    assert "sb_model_digest" not in r.stderr and not model.exists()
+    _overflow_csv(data, lambda i: 3e38)
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "--out", str(model),
+                 "n_estimators=5", "eval_period=0", f"device={device}")
+    assert r.returncode == 2 and "the base score (the weighted mean of the labels) is not finite" in r.stderr
+    _overflow_csv(data, lambda i: 1e9 * (i % 2))
+    weights = tmp_path / "w.txt"
+    weights.write_text("".join("1e30\n" for _ in range(200)))
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "--weight", str(weights),
+                 "--out", str(model), "n_estimators=5", "eval_period=0", "base_score=0", f"device={device}")
+    assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr, r.stderr
+    assert "iteration 0, class 0: a gradient is not finite" in r.stderr and not model.exists()

@@ -375,3 +375,17 @@ def test_balanced_class_weight_beside_scikit_learn(name):
     acc_a, acc_b = (pa == yte).mean(), (pb == yte).mean()
     assert abs(acc_a - acc_b) <= 0.01, (acc_a, acc_b)
     assert pa[yte == 1].mean() > pc[yte == 1].mean() + 0.05, (pa[yte == 1].mean(), pc[yte == 1].mean())
+
+
+@pytest.mark.parametrize("cls", [samebits.RandomForestRegressor, samebits.ExtraTreesRegressor])
+def test_float32_overflow_is_refused_by_name(cls):
+    """Regression targets (or weight x target) whose sums of squares pass
+    float32 make split gains inf - inf: refused by name (LimitError) instead of
+    a model the format cannot hold."""
+    X = [[float(i % 7), float(i % 3)] for i in range(120)]
+    with pytest.raises(samebits.LimitError, match="split gain is not finite"):
+        cls(n_estimators=3, random_state=1).fit(X, [3e38 if i % 2 else -3e38 for i in range(120)])
+    with pytest.raises(samebits.LimitError, match="is not finite"):
+        cls(n_estimators=3, random_state=1).fit(X, [float(i % 2) for i in range(120)], sample_weight=[1e30] * 120)
+    m = cls(n_estimators=3, random_state=1).fit(X, [1e9 * (i % 2) for i in range(120)])
+    assert len(m.model_bytes()) > 0

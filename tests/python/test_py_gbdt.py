@@ -283,3 +283,17 @@ def test_dense_label_encoding_equals_numpy_unique():
     a = samebits.GradientBoostingClassifier(n_estimators=3).fit(X, y)
     b = samebits.GradientBoostingClassifier(n_estimators=3).fit(X, [int(v) for v in y])
     assert a.digest() == b.digest() and list(a.classes_) == list(b.classes_)
+
+
+def test_float32_overflow_is_refused_by_name():
+    """Labels near +-3e38 and weights near 1e30: LimitError by name, from the
+    fit (no model whose bits would depend on the machine)."""
+    X = [[float(i % 7), float(i % 3)] for i in range(120)]
+    with pytest.raises(samebits.LimitError, match="split gain is not finite"):
+        samebits.GradientBoostingRegressor(n_estimators=3).fit(X, [3e38 if i % 2 else -3e38 for i in range(120)])
+    with pytest.raises(samebits.LimitError, match="iteration 0, class 0: a gradient is not finite"):
+        samebits.GradientBoostingRegressor(n_estimators=3, base_score=0.0).fit(
+            X, [1e9 * (i % 2) for i in range(120)], sample_weight=[1e30] * 120)
+    # just inside the limits it trains, and predicts finite values
+    m = samebits.GradientBoostingRegressor(n_estimators=3).fit(X, [1e15 * (i % 2) for i in range(120)])
+    assert all(math.isfinite(v) for v in m.predict(X))

@@ -636,6 +636,30 @@ static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t
     return SB_OK;
 }
 
+/* Refuse, by name, trees with a leaf value or split gain that is not finite,
+ * whichever device grew them. Squared-error scores are s^2 / w of the
+ * dequantized target sums: targets (or weight x target, weighted) large
+ * enough for s^2 or s to pass float32's 3.4e38 make scores +inf, gains
+ * inf - inf = NaN and leaf means inf; the model format cannot hold those
+ * (its writer refuses them), and a NaN's bits differ between machines, so the
+ * fit refuses here, the same on every machine: whether a float is finite is
+ * fixed by IEEE. Scores themselves are >= 0 or +inf, never NaN, so the split
+ * choices that led here were the same everywhere. */
+static sb_status check_finite_trees(const sb_tree *trees, int64_t ntrees) {
+    for (int64_t t = 0; t < ntrees; t++)
+        for (int32_t k = 0; k < trees[t].nnodes; k++) {
+            const sb_tree_node *nd = &trees[t].nodes[k];
+            const int bad_value = !sb_k_key_finite(sb_f2u(nd->value)), bad_gain = !sb_k_key_finite(sb_f2u(nd->gain));
+            if (bad_value || bad_gain)
+                return sb_fail(SB_ERR_LIMIT,
+                               "forest: tree %lld node %d: a %s is not finite: the regression targets (times their "
+                               "weights) are too large for float32 sums of squares (|sum| near 1.8e19 or more); "
+                               "scale the targets down (docs/forest.md, limits)",
+                               (long long)t, (int)k, bad_value ? "leaf value" : "split gain");
+        }
+    return SB_OK;
+}
+
 sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_forest_fit: NULL argument");
@@ -730,6 +754,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
             }
     }
     phase_note(timing, "growing", &tp);
+    if ((st = check_finite_trees(f.trees, (int64_t)p.n_estimators * ncopies)) != SB_OK) goto done;
     /* the model */
     if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
     m->family = p.extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST;
