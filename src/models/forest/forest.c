@@ -654,7 +654,7 @@ static sb_status check_finite_trees(const sb_tree *trees, int64_t ntrees) {
                 return sb_fail(SB_ERR_LIMIT,
                                "forest: tree %lld node %d: a %s is not finite: the regression targets (times their "
                                "weights) are too large for float32 sums of squares (|sum| near 1.8e19 or more); "
-                               "scale the targets down (docs/forest.md, "Limits of float32")",
+                               "scale the targets down (docs/forest.md, \"Limits of float32\")",
                                (long long)t, (int)k, bad_value ? "leaf value" : "split gain");
         }
     return SB_OK;

@@ -191,7 +191,7 @@ static sb_status check_maxima(int32_t it, int32_t c, float mg, float mh) {
     return sb_fail(SB_ERR_LIMIT,
                    "gradient boosting: iteration %d, class %d: a %s is not finite (inf or NaN): labels, weights "
                    "or raw scores too large for float32 (|label|, |raw score| or weight x residual near 3.4e38); "
-                   "refusing before quantizing it (docs/gbdt.md, "Limits of float32")",
+                   "refusing before quantizing it (docs/gbdt.md, \"Limits of float32\")",
                    (int)it, (int)c, what);
 }
 
@@ -407,7 +407,7 @@ static sb_status push_tree(fit *f, sb_grown *gr) {
         if (!sb_k_key_finite(sb_f2u(nd->value)) || !sb_k_key_finite(sb_f2u(nd->gain)))
             return sb_fail(SB_ERR_LIMIT,
                            "gradient boosting: tree %d node %d: a %s is not finite: the sums of the gradients "
-                           "overflow float32 (labels or weights too large); refusing (docs/gbdt.md, "Limits of float32")",
+                           "overflow float32 (labels or weights too large); refusing (docs/gbdt.md, \"Limits of float32\")",
                            (int)f->ntrees, (int)k, !sb_k_key_finite(sb_f2u(nd->value)) ? "leaf value" : "split gain");
     }
     if (f->ntrees == f->cap) {
@@ -597,7 +597,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     base = base_score(&f);
     if (!sb_k_key_finite(sb_f2u(base))) {
         st = sb_fail(SB_ERR_LIMIT, "gradient boosting: the base score (the weighted mean of the labels) is not "
-                                   "finite: labels or weights too large for float32; refusing (docs/gbdt.md, "Limits of float32")");
+                                   "finite: labels or weights too large for float32; refusing (docs/gbdt.md, \"Limits of float32\")");
         goto done;
     }
     if ((st = record(&f, "gbdt.base_score", SB_DTYPE_F32, &base, 1)) != SB_OK) goto done;
