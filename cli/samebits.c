@@ -256,41 +256,11 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Read one weight per line from path into d (as LightGBM's .weight files). */
+/* Read one weight per line from path into d (as LightGBM's .weight files):
+ * the library's reader (sb_dataset_read_weight_file), its refusal printed. */
 static sb_status read_weights(const char *path, sb_dataset *d) {
-    int64_t nrows = 0;
-    sb_dataset_shape(d, &nrows, NULL);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "samebits: error: SB_ERR_IO: cannot open weights '%s': %s\n", path, strerror(errno));
-        return SB_ERR_IO;
-    }
-    float *w = malloc(sizeof(float) * (size_t)(nrows ? nrows : 1));
-    sb_status st = w ? SB_OK : SB_ERR_OUT_OF_MEMORY;
-    char line[256];
-    int64_t n = 0;
-    while (st == SB_OK && fgets(line, sizeof line, f)) {
-        char *end;
-        if (line[0] == '\n' || line[0] == '\r') continue;
-        float v = strtof(line, &end);
-        while (*end == ' ' || *end == '\r' || *end == '\n' || *end == '\t') end++;
-        if (end == line || *end || n >= nrows) {
-            fprintf(stderr, "samebits: error: SB_ERR_INVALID_INPUT: %s line %lld: %s\n", path, (long long)(n + 1),
-                    n >= nrows ? "more weights than data rows" : "not a number");
-            st = SB_ERR_INVALID_INPUT;
-            break;
-        }
-        w[n++] = v;
-    }
-    fclose(f);
-    if (st == SB_OK && n != nrows) {
-        fprintf(stderr, "samebits: error: SB_ERR_INVALID_INPUT: %s has %lld weights for %lld rows\n", path,
-                (long long)n, (long long)nrows);
-        st = SB_ERR_INVALID_INPUT;
-    }
-    if (st == SB_OK && (st = sb_dataset_set_weight(d, w, nrows)) != SB_OK)
-        fprintf(stderr, "samebits: error: %s: %s: %s\n", sb_status_name(st), path, sb_last_error());
-    free(w);
+    sb_status st = sb_dataset_read_weight_file(d, path);
+    if (st != SB_OK) lib_error(st);
     return st;
 }
 

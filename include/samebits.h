@@ -194,6 +194,11 @@ SB_API sb_status sb_dataset_from_matrix(const float *x, int64_t nrows, int32_t n
                                         sb_dataset **out);
 SB_API sb_status sb_dataset_set_label(sb_dataset *d, const float *y, int64_t n);
 SB_API sb_status sb_dataset_set_weight(sb_dataset *d, const float *w, int64_t n);
+/* Weights from a file of one number a line (as LightGBM's .weight files;
+ * docs/io.md): exactly one finite weight >= 0 per data row, blank lines
+ * skipped; anything else, a NUL byte or a line over 4,096 bytes is refused by
+ * name, and d keeps the weights it had. */
+SB_API sb_status sb_dataset_read_weight_file(sb_dataset *d, const char *path);
 SB_API sb_status sb_dataset_set_feature_names(sb_dataset *d, const char *const *names, int32_t n);
 /* Query groups for the ranking objectives (docs/ranking.md): sizes of the
  * consecutive queries (as LightGBM's group / .query files; they must add up to

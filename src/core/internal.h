@@ -18,6 +18,20 @@ sb_status sb_fail(sb_status status, const char *fmt, ...)
 /* Clear this thread's message at the start of a public call. */
 void sb_clear_error(void);
 
+/* Whether text[0..n) is well-formed UTF-8 (no overlongs, surrogates or code
+ * points above U+10FFFF) without NUL bytes: what the model format demands of
+ * every string it stores (docs/model-format.md). */
+int sb_utf8_valid(const void *text, size_t n);
+
+/* The longest feature name a model can store (docs/model-format.md), so the
+ * readers and sb_dataset_set_feature_names refuse a longer one when the data
+ * arrives instead of after training, when the model is first serialized. */
+#define SB_MAX_NAME_BYTES 65536u
+/* A feature name fit for a model: at most SB_MAX_NAME_BYTES bytes
+ * (SB_ERR_LIMIT) and valid UTF-8 without NUL (SB_ERR_INVALID_INPUT); the
+ * message starts with where and gives index (0-based) as the feature's. */
+sb_status sb_check_feature_name(const char *name, size_t n, const char *where, int64_t index);
+
 /* Allocation goes through these so that a test hook can fail the Nth call. */
 void *sb_malloc(size_t n);
 void *sb_calloc(size_t count, size_t size);

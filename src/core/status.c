@@ -29,12 +29,57 @@ const char *sb_last_error(void) { return g_last_error; }
 
 void sb_clear_error(void) { g_last_error[0] = '\0'; }
 
+/* The message is formatted into a buffer of its own and then copied, so an
+ * argument may be sb_last_error() itself ("%s: %s", path, sb_last_error()):
+ * vsnprintf straight into g_last_error would overwrite the text it is still
+ * reading (undefined behaviour, and a garbled message in practice). */
 sb_status sb_fail(sb_status status, const char *fmt, ...) {
+    char msg[sizeof g_last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_last_error, sizeof g_last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(g_last_error, msg, sizeof msg);
     return status;
+}
+
+int sb_utf8_valid(const void *text, size_t n) {
+    const uint8_t *s = text;
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c == 0) return 0;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k;
+        uint32_t cp, min;
+        if ((c & 0xe0) == 0xc0) k = 1, cp = c & 0x1fu, min = 0x80;
+        else if ((c & 0xf0) == 0xe0) k = 2, cp = c & 0x0fu, min = 0x800;
+        else if ((c & 0xf8) == 0xf0) k = 3, cp = c & 0x07u, min = 0x10000;
+        else return 0;
+        if (n - i - 1 < k) return 0;
+        for (size_t j = 1; j <= k; j++) {
+            if ((s[i + j] & 0xc0) != 0x80) return 0;
+            cp = cp << 6 | (s[i + j] & 0x3fu);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+        i += k + 1;
+    }
+    return 1;
+}
+
+sb_status sb_check_feature_name(const char *name, size_t n, const char *where, int64_t index) {
+    if (n > SB_MAX_NAME_BYTES)
+        return sb_fail(SB_ERR_LIMIT, "%s: the name of feature %lld is %zu bytes, more than the limit of %u",
+                       where, (long long)index, n, (unsigned)SB_MAX_NAME_BYTES);
+    if (!sb_utf8_valid(name, n))
+        return sb_fail(SB_ERR_INVALID_INPUT,
+                       "%s: the name of feature %lld is not valid UTF-8 (a Latin-1 or other 8-bit file? convert it to "
+                       "UTF-8) or holds a NUL byte",
+                       where, (long long)index);
+    return SB_OK;
 }
 
 /* Allocation failure injection for tests: SAMEBITS_FAIL_ALLOC=N fails the Nth

@@ -188,11 +188,18 @@ static size_t count_newlines(const char *s, size_t n) {
     return k;
 }
 
+/* The offset just past the last LF in s[0..n), or 0 when there is none. */
+static size_t last_newline_before(const char *s, size_t n) {
+    while (n && s[n - 1] != '\n') n--;
+    return n;
+}
+
 sb_status sb_io_next_record(sb_io_file *r, int quotes, char **rec, size_t *len, int64_t *lineno) {
     *rec = NULL;
     *len = 0;
     *lineno = r->line;
     size_t off = 0;        /* bytes scanned, relative to r->pos */
+    size_t checked = 0;    /* bytes of those known to hold no NUL */
     size_t inner_nl = 0;   /* newlines inside quotes */
     int inq = 0;
     for (;;) {
@@ -218,6 +225,19 @@ sb_status sb_io_next_record(sb_io_file *r, int quotes, char **rec, size_t *len, 
                 off = q ? lim + 1 : avail;
                 if (q) inq = 0;
             }
+        }
+        /* A NUL byte is refused as soon as it is scanned: no text format has
+         * one, C strings would silently end at it, and a stream of them (a
+         * binary file, /dev/zero) is refused in its first chunk instead of
+         * being buffered up to the line limit. */
+        if (off > checked) {
+            const char *z = memchr(s + checked, '\0', off - checked);
+            if (z)
+                return sb_fail(SB_ERR_INVALID_INPUT,
+                               "%s: line %lld: a NUL byte (at byte %zu of the line): not a text file",
+                               r->path, (long long)(r->line + (int64_t)count_newlines(s, (size_t)(z - s))),
+                               (size_t)(z - s) - last_newline_before(s, (size_t)(z - s)) + 1);
+            checked = off;
         }
         if (end == (size_t)-1 && r->eof) {
             if (avail == 0) return SB_OK; /* end of file */
@@ -394,7 +414,16 @@ static sb_status no_label_message(csv_state *c, const char *label) {
                    c->io.path, label, c->nfields, list);
 }
 
-static sb_status take_header(csv_state *c, const char *label) {
+static sb_status take_header(csv_state *c, const char *label, int64_t lineno) {
+    /* Every feature name must be one a model can store: refused here, before
+     * any row is read, rather than by the model writer after training. */
+    for (size_t j = 0, k = 0; j < c->nfields; j++) {
+        if (label && strcmp(c->fields[j].s, label) == 0) continue;
+        char where[600];
+        snprintf(where, sizeof where, "%.400s: line %lld, column %zu", c->io.path, (long long)lineno, j + 1);
+        sb_status st = sb_check_feature_name(c->fields[j].s, c->fields[j].n, where, (int64_t)k++);
+        if (st != SB_OK) return st;
+    }
     c->colnames = sb_calloc(c->nfields, sizeof *c->colnames);
     if (!c->colnames) return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", c->io.path);
     for (size_t j = 0; j < c->nfields; j++) {
@@ -544,7 +573,7 @@ static sb_status read_delimited(const char *path, int header, const char *label,
     st = split_first(&c, rec, len, sep, lineno, (size_t)g_max_cols + (has_label ? 1 : 0));
     if (st != SB_OK) goto fail;
     if (header) {
-        st = take_header(&c, label);
+        st = take_header(&c, label, lineno);
     } else {
         if (label_column >= (int32_t)c.nfields) {
             st = sb_fail(SB_ERR_INVALID_INPUT,
@@ -557,6 +586,12 @@ static sb_status read_delimited(const char *path, int header, const char *label,
     }
     if (st != SB_OK) goto fail;
     c.t.ncols = (int32_t)(c.nfields - (c.label_field >= 0 ? 1 : 0));
+    c.t.has_names = header ? SB_NAMES_HEADER : SB_NAMES_NONE;
+    if (c.t.ncols == 0) {
+        st = sb_fail(SB_ERR_INVALID_INPUT, "%s: no feature column: the only column is the label (\"%s\")", path,
+                     c.colnames[c.label_field]);
+        goto fail;
+    }
     if (!header) {
         st = take_row(&c, lineno);
         if (st != SB_OK) goto fail;

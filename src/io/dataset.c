@@ -3,6 +3,7 @@
  * the caller may free its buffers as soon as a call returns.
  */
 #include "dataset.h"
+#include <errno.h>
 #include <float.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -90,6 +91,11 @@ sb_status sb_dataset_set_feature_names(sb_dataset *d, const char *const *names, 
     if (!d || !names) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_set_feature_names: NULL argument");
     if (n != d->t.ncols)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%d names for %d columns", (int)n, (int)d->t.ncols);
+    for (int32_t f = 0; f < n; f++) {
+        if (!names[f]) return sb_fail(SB_ERR_INVALID_ARGUMENT, "feature name %d is NULL", (int)f);
+        sb_status st = sb_check_feature_name(names[f], strlen(names[f]), "sb_dataset_set_feature_names", f);
+        if (st != SB_OK) return st;
+    }
     char **copy = sb_calloc((size_t)n, sizeof(char *));
     if (!copy) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
     for (int32_t f = 0; f < n; f++) {
@@ -103,6 +109,7 @@ sb_status sb_dataset_set_feature_names(sb_dataset *d, const char *const *names, 
     for (int32_t f = 0; f < d->t.ncols; f++) sb_free(d->t.names[f]);
     sb_free(d->t.names);
     d->t.names = copy;
+    d->t.has_names = SB_NAMES_HEADER;
     return SB_OK;
 }
 
@@ -128,6 +135,12 @@ sb_status sb_dataset_read_min_cols(const char *path, const char *format, const c
         st = sb_read_tsv_noheader(path, 0, &d->t);
     } else {
         st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown data format '%s'; formats: csv, libsvm, tsv-noheader, idx", fmt);
+    }
+    if (st == SB_OK && d->t.ncols == 0) {
+        /* A file of labels only (LibSVM lines without an index:value; the CSV
+         * and TSV readers refuse it before reading the rows). */
+        sb_table_release(&d->t);
+        st = sb_fail(SB_ERR_INVALID_INPUT, "%s: no feature column (only labels)", path);
     }
     if (st != SB_OK) {
         sb_free(d);
@@ -200,45 +213,123 @@ sb_status sb_dataset_set_qid(sb_dataset *d, const int32_t *qid, int64_t n) {
     return set_qid_owned(d, copy);
 }
 
+/* ---- one-number-a-line files (LightGBM's .query and .weight) ---- */
+
+/* The longest line a query or weight file may have: a number with spaces
+ * around it needs a few dozen bytes, so anything longer is not such a file. */
+#define SB_IO_MAX_NUMBER_LINE ((size_t)4096)
+
+/* Read path as one number a line through the shared record reader (so a long
+ * line is one record, a NUL byte is a named error, and nothing is split at a
+ * buffer's edge): blank lines are skipped; each other line is trimmed of
+ * spaces and tabs and handed to take(ctx, text, len, lineno), which returns
+ * SB_OK or a named error that ends the read (so a file that never ends, a
+ * FIFO or /dev/zero, stops as soon as it has more values than data rows or a
+ * byte that is not text). what names the file's kind in messages. */
+static sb_status read_number_lines(const char *path, const char *what,
+                                   sb_status (*take)(void *ctx, char *s, size_t n, int64_t lineno), void *ctx) {
+    sb_io_file io;
+    sb_status st = sb_io_open(&io, path);
+    if (st != SB_OK) return sb_fail(st, "%s file %s", what, sb_last_error());
+    char *rec;
+    size_t len;
+    int64_t lineno;
+    for (;;) {
+        if ((st = sb_io_next_record(&io, 0, &rec, &len, &lineno)) != SB_OK || !rec) break;
+        while (len && (rec[len - 1] == ' ' || rec[len - 1] == '\t')) rec[--len] = '\0';
+        while (len && (*rec == ' ' || *rec == '\t')) rec++, len--;
+        if (!len) continue;
+        if (len > SB_IO_MAX_NUMBER_LINE) {
+            st = sb_fail(SB_ERR_LIMIT, "%s: line %lld is %zu bytes, more than the %zu a %s file's line may have",
+                         path, (long long)lineno, len, SB_IO_MAX_NUMBER_LINE, what);
+            break;
+        }
+        if ((st = take(ctx, rec, len, lineno)) != SB_OK) break;
+    }
+    sb_io_close(&io);
+    return st;
+}
+
+typedef struct query_sizes {
+    const char *path;
+    int64_t nrows, total, n, cap, *sizes;
+} query_sizes;
+
+static sb_status take_query_size(void *ctx, char *s, size_t n, int64_t lineno) {
+    query_sizes *q = ctx;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end != s + n || errno || v < 1 || v > INT32_MAX)
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\"%s is not a query size (an integer >= 1)",
+                       q->path, (long long)lineno, s, n > 48 ? "..." : "");
+    q->total += v;
+    if (q->total > q->nrows)
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: the query sizes so far add up to %lld rows; the data has %lld",
+                       q->path, (long long)lineno, (long long)q->total, (long long)q->nrows);
+    if (q->n == q->cap) {
+        int64_t cap = q->cap ? q->cap * 2 : 1024;
+        int64_t *ns = sb_realloc(q->sizes, sizeof(int64_t) * (size_t)cap);
+        if (!ns) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        q->sizes = ns;
+        q->cap = cap;
+    }
+    q->sizes[q->n++] = v;
+    return SB_OK;
+}
+
 sb_status sb_dataset_read_query_file(sb_dataset *d, const char *path) {
     sb_clear_error();
     if (!d || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read_query_file: NULL argument");
-    FILE *fp = fopen(path, "r");
-    if (!fp) return sb_fail(SB_ERR_IO, "cannot open query file '%s'", path);
-    int64_t n = 0, cap = 0, *sizes = NULL;
-    char line[128];
-    int64_t lineno = 0;
-    sb_status st = SB_OK;
-    while (fgets(line, sizeof line, fp)) {
-        lineno++;
-        char *end;
-        size_t len = strlen(line);
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
-            line[--len] = '\0';
-        if (!len) continue;
-        long long v = strtoll(line, &end, 10);
-        if (*end || v < 1 || v > INT32_MAX) {
-            st = sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\" is not a query size (an integer >= 1)", path,
-                         (long long)lineno, line);
-            break;
-        }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            int64_t *ns = sb_realloc(sizes, sizeof(int64_t) * (size_t)cap);
-            if (!ns) {
-                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-                break;
-            }
-            sizes = ns;
-        }
-        sizes[n++] = v;
-    }
-    fclose(fp);
+    query_sizes q = {path, d->t.nrows, 0, 0, 0, NULL};
+    sb_status st = read_number_lines(path, "query", take_query_size, &q);
     if (st == SB_OK) {
-        st = sb_dataset_set_group(d, sizes, n);
+        st = sb_dataset_set_group(d, q.sizes, q.n);
         if (st != SB_OK) st = sb_fail(st, "%s: %s", path, sb_last_error());
     }
-    sb_free(sizes);
+    sb_free(q.sizes);
+    return st;
+}
+
+typedef struct weights {
+    const char *path;
+    int64_t nrows, n;
+    float *w;
+} weights;
+
+static sb_status take_weight(void *ctx, char *s, size_t n, int64_t lineno) {
+    weights *w = ctx;
+    float v;
+    int e = sb_io_parse_f32(s, n, &v);
+    if (e || sb_io_is_missing(s, n))
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\"%s is not a weight (%s)", w->path,
+                       (long long)lineno, s, n > 48 ? "..." : "",
+                       e == 2 ? "beyond float32's range" : "a finite number >= 0 is needed");
+    if (!(v >= 0.0f && v <= FLT_MAX))
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: weight %g: weights must be finite and >= 0", w->path,
+                       (long long)lineno, (double)v);
+    if (w->n == w->nrows)
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: more weights than the data's %lld rows", w->path,
+                       (long long)lineno, (long long)w->nrows);
+    w->w[w->n++] = v;
+    return SB_OK;
+}
+
+sb_status sb_dataset_read_weight_file(sb_dataset *d, const char *path) {
+    sb_clear_error();
+    if (!d || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read_weight_file: NULL argument");
+    weights w = {path, d->t.nrows, 0, sb_malloc(sizeof(float) * (size_t)(d->t.nrows ? d->t.nrows : 1))};
+    if (!w.w) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    sb_status st = read_number_lines(path, "weight", take_weight, &w);
+    if (st == SB_OK && w.n != d->t.nrows)
+        st = sb_fail(SB_ERR_INVALID_INPUT, "%s has %lld weights for %lld data rows", path, (long long)w.n,
+                     (long long)d->t.nrows);
+    if (st == SB_OK) {
+        float *old = d->t.weight;
+        d->t.weight = w.w;
+        w.w = old;
+    }
+    sb_free(w.w);
     return st;
 }
 

@@ -41,11 +41,17 @@ sb_status sb_read_idx(const char *path, sb_table *out) {
     char *lpath = NULL;
     sb_status st = read_header(f, path, 3, dims);
     if (st != SB_OK) goto done;
-    const int64_t n = dims[0], nf = (int64_t)dims[1] * dims[2];
-    if (n < 1 || nf < 1 || n > SB_IO_MAX_ROWS || nf > SB_IO_MAX_COLS) {
-        st = sb_fail(SB_ERR_LIMIT, "%s: %lld images of %lld pixels are outside the limits", path, (long long)n, (long long)nf);
+    /* Pixels an image: u32 x u32 can exceed int64 (a 16-byte header of
+     * 0xFFFFFFFF dimensions), so the product is formed in u64, where it
+     * cannot wrap, and checked against the column limit before any use. */
+    const uint64_t npix = (uint64_t)dims[1] * (uint64_t)dims[2];
+    if (dims[0] < 1 || npix < 1 || (int64_t)dims[0] > SB_IO_MAX_ROWS || npix > (uint64_t)SB_IO_MAX_COLS) {
+        st = sb_fail(SB_ERR_LIMIT, "%s: %lu images of %lu x %lu pixels are outside the limits (1 to %lld images, 1 to %d pixels each)",
+                     path, (unsigned long)dims[0], (unsigned long)dims[1], (unsigned long)dims[2], (long long)SB_IO_MAX_ROWS,
+                     (int)SB_IO_MAX_COLS);
         goto done;
     }
+    const int64_t n = dims[0], nf = (int64_t)npix;
     /* The pixels must be there before the table is sized by the header. */
     struct stat sb;
     if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&

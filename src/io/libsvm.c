@@ -274,6 +274,7 @@ sb_status sb_read_libsvm(const char *path, int32_t min_cols, sb_table *out) {
     if (st != SB_OK) goto fail;
     t.nrows = s.nrows;
     t.ncols = ncols;
+    t.has_names = SB_NAMES_INDEX;
     float *lb = sb_realloc(s.label, (size_t)s.nrows * sizeof *lb);
     t.label = lb ? lb : s.label;
     s.label = NULL;

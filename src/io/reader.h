@@ -23,6 +23,10 @@
 #define SB_IO_MAX_COLS 1000000               /* feature columns (label excluded) */
 #define SB_IO_MAX_LINE ((size_t)256 << 20)   /* bytes of one line (record) */
 
+/* sb_table.has_names: generated names for a headerless table (TSV, IDX, a
+ * matrix), names from a header or given by the caller, or LibSVM's f{index}. */
+enum { SB_NAMES_NONE = 0, SB_NAMES_HEADER = 1, SB_NAMES_INDEX = 2 };
+
 typedef struct sb_table {
     int64_t nrows;
     int32_t ncols;        /* feature columns (label excluded) */
@@ -30,6 +34,8 @@ typedef struct sb_table {
     float *label;         /* nrows, or NULL when the file has none / none asked */
     float *weight;        /* NULL here; reserved for weight columns/files */
     char **names;         /* ncols feature names: the CSV header, or "f0".."f{n-1}" */
+    int has_names;        /* SB_NAMES_*: where the names came from, which decides
+                           * how prediction maps columns to a model's features */
     int32_t *qid;         /* LibSVM qid:N per row, or NULL if the file has none */
 } sb_table;
 
@@ -96,7 +102,9 @@ void sb_io_close(sb_io_file *r);
  * its LF or CRLF; *len its length; *lineno its first line. With quotes, a
  * newline inside double quotes belongs to the record. At end of file *rec is
  * NULL. Errors: SB_ERR_IO (read error), SB_ERR_LIMIT (record too long),
- * SB_ERR_INVALID_INPUT (a quote left open at end of file). */
+ * SB_ERR_INVALID_INPUT (a quote left open at end of file, or a NUL byte: it is
+ * refused in the chunk where it is first scanned, so a binary stream such as
+ * /dev/zero fails at once). */
 sb_status sb_io_next_record(sb_io_file *r, int quotes, char **rec, size_t *len,
                             int64_t *lineno);
 

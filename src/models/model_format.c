@@ -37,6 +37,7 @@
 #define MF_MAX_TREES 10000000
 #define MF_MAX_NODES (1 << 24)
 #define MF_MAX_STRING 65536u
+_Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names the format refuses");
 #define MF_MAX_PROFILE 64u
 /* Smallest valid version-1 file: header, profile "" (4), five i32 (20), one
  * base score (4), params "" (4), names flag (1), ntrees (4), digest. */
@@ -104,34 +105,6 @@ static int64_t u64_to_i64(uint64_t u) {
 
 /* ---- validation shared by the writer and the reader ---- */
 
-/* Whether s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code points
- * above U+10FFFF) without NUL bytes. */
-static int valid_utf8(const uint8_t *s, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c == 0) return 0;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k;
-        uint32_t cp, min;
-        if ((c & 0xe0) == 0xc0) k = 1, cp = c & 0x1fu, min = 0x80;
-        else if ((c & 0xf0) == 0xe0) k = 2, cp = c & 0x0fu, min = 0x800;
-        else if ((c & 0xf8) == 0xf0) k = 3, cp = c & 0x07u, min = 0x10000;
-        else return 0;
-        if (n - i - 1 < k) return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xc0) != 0x80) return 0;
-            cp = cp << 6 | (s[i + j] & 0x3fu);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-        i += k + 1;
-    }
-    return 1;
-}
-
 /* Whether params text is canonical: empty, or "key=value\n" lines with a
  * non-empty key (no '=' in it), keys strictly increasing in byte order. */
 static int canonical_params(const char *s, size_t n, size_t *bad_at) {
@@ -171,7 +144,7 @@ static sb_status check_string(const char *s, size_t n, size_t limit, sb_status b
                               const char *what) {
     if (n > limit)
         return sb_fail(SB_ERR_LIMIT, "%s: %s is %zu bytes, more than the limit of %zu", who, what, n, limit);
-    if (!valid_utf8((const uint8_t *)s, n))
+    if (!sb_utf8_valid(s, n))
         return sb_fail(bad, "%s: %s is not valid UTF-8 (or contains a NUL byte)", who, what);
     return SB_OK;
 }
