@@ -1034,7 +1034,7 @@ SB_TEST(test_model_format_read_for_model) {
     sb_dataset *d = (sb_dataset *)&d;
     SB_CHECK(write_text(path, "x,age,extra,other\n1,2,3,4\n") &&
              sb_dataset_read_for_model(m, path, "csv", &d) == SB_ERR_INVALID_INPUT && d == NULL &&
-             strstr(sb_last_error(), "its feature 'h\xc3\xb6he' is not among the columns"));
+             strstr(sb_last_error(), "feature 1 'h\xc3\xb6he' is not among the 4 columns"));
     sb_model_free(m);
     /* Without names (a file whose names flag is 0): its own width only. */
     m = multiclass_model();
