@@ -2,14 +2,14 @@
 #   make asan        build-asan/: library, CLI and unit runner under AddressSanitizer
 #                    (LeakSanitizer included) and UndefinedBehaviorSanitizer; any report
 #                    aborts the process (-fno-sanitize-recover=all)
-#   make fuzz-build  build-fuzz/fuzz_{csv,libsvm,model,card}: libFuzzer targets (clang)
+#   make fuzz-build  build-fuzz/fuzz_{csv,libsvm,model,card,records,predict}: libFuzzer targets (clang)
 #   make fuzz        replay each seed corpus, then fuzz each target FUZZ_SECONDS (60)
 #   make sanitize    both builds; tests/integration/test_hardening.py runs them in `make test`
 # Both builds keep the profile's compiler flags (-ffp-contract=off, no fast-math),
 # so the sanitized library still gives the reference cards' bits.
 
 SAN_CC ?= clang
-FUZZ_TARGETS := csv libsvm model card
+FUZZ_TARGETS := csv libsvm model card records predict
 FUZZ_SECONDS ?= 60
 # float-cast-overflow is in clang's "undefined"; float-divide-by-zero is not (IEEE
 # defines it, and the profile relies on it), so it is left out on purpose.

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import samebits
+from conftest import run_bin, samebits
 
 
 def _rows(n, seed=1):
@@ -117,7 +117,9 @@ def _ranking_data(tmp_path, n=200):
 
 
 def _train_digest(*args):
-    r = samebits("train", "--model", "gbdt", "--label", "y", "n_estimators=3", *args)
+    # A bounded run: the old reader never returned on /dev/zero.
+    r = run_bin("x86_64", "samebits", ["train", "--model", "gbdt", "--label", "y", "n_estimators=3", *args],
+                timeout=30)
     return r, (r.stdout.split("model digest: ")[-1].strip() if r.returncode == 0 else None)
 
 
@@ -190,8 +192,8 @@ def test_refused_when_read_not_after_training(tmp_path, case):
         data.write_bytes(b"\0\0\x08\x03" + b"\xff" * 12)
         status, needle = "SB_ERR_LIMIT", "images of 4294967295 x 4294967295 pixels are outside the limits"
     t0 = time.monotonic()
-    r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "n_estimators=100000",
-                 "--out", str(tmp_path / "m.sbm"))
+    r = run_bin("x86_64", "samebits", ["train", "--model", "gbdt", "--data", str(data), "--label", "y",
+                                        "n_estimators=100000", "--out", str(tmp_path / "m.sbm")], timeout=60)
     assert time.monotonic() - t0 < 10
     assert r.returncode == 2 and status in r.stderr and needle in r.stderr, r.stderr[-2000:]
     assert "sb_model_digest" not in r.stderr and "training on" not in r.stderr

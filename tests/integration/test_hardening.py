@@ -20,7 +20,7 @@ from conftest import FIXTURES, ROOT, samebits
 ASAN = ROOT / "build-asan"
 FUZZ = ROOT / "build-fuzz"
 CORPUS = ROOT / "tests" / "fuzz" / "corpus"
-FUZZ_TARGETS = ("csv", "libsvm", "model", "card")
+FUZZ_TARGETS = ("csv", "libsvm", "model", "card", "records", "predict")
 # Seconds of fuzzing per target in `make test` (SB_FUZZ_SECONDS); `make fuzz`
 # runs longer (FUZZ_SECONDS, 60 by default).
 FUZZ_SECONDS = int(os.environ.get("SB_FUZZ_SECONDS", "20"))
