@@ -269,9 +269,12 @@ SB_API sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_pre
 SB_API sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict_kind kind,
                                      const char *device, float *out, size_t cap, size_t *needed);
 
-/* Read prediction data for model m: LibSVM data is widened to the model's
- * feature count; CSV columns are matched to the model's feature names (extra
- * columns, such as a label, are dropped; a missing feature is a named error). */
+/* Read prediction data for model m (docs/io.md, "Prediction data for a
+ * model"): CSV columns are matched to the model's feature names in any order
+ * (extra columns, such as a label, are dropped; a missing feature is a named
+ * error); data without a header, or a model without names, goes by position
+ * and must have the model's width; LibSVM is widened to the model's feature
+ * count and indices beyond it are dropped. */
 SB_API sb_status sb_dataset_read_for_model(const sb_model *m, const char *path, const char *format,
                                            sb_dataset **out);
 
