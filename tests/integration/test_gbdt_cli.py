@@ -228,3 +228,21 @@ def test_float32_overflow_is_refused_by_name(tmp_path, device):
                  "--out", str(model), "n_estimators=5", "eval_period=0", "base_score=0", f"device={device}")
     assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr, r.stderr
     assert "iteration 0, class 0: a gradient is not finite" in r.stderr and not model.exists()
+
+
+def test_a_model_whose_raw_scores_can_overflow_is_refused(tmp_path):
+    """A valid model file whose leaves (3e38 in tree 0, 2e38 in tree 1, split
+    on different features) can sum past FLT_MAX: prediction refuses it by name
+    before any row (docs/model-format.md, "Raw scores that could overflow").
+    Before the fix it answered 1e38, inf and -inf for these rows (and NaN where
+    softmax meets such margins, whose bits differ between machines)."""
+    from conftest import ROOT
+    model = ROOT / "tests/fuzz/corpus/model/score-overflow-v2.sbm"
+    data, out = tmp_path / "d.csv", tmp_path / "p.txt"
+    data.write_text("a,b\n0.1,0.2\n0.1,0.9\n0.9,0.1\n")
+    r = samebits("digest", str(model))
+    assert r.returncode == 0, r.stderr  # a valid file
+    for kind in ("--raw", None):
+        r = samebits("predict", "--model", str(model), "--data", str(data), "--out", str(out), *([kind] if kind else []))
+        assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr and "can overflow float32" in r.stderr, r.stderr
+        assert not out.exists()
