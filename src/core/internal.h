@@ -43,6 +43,21 @@ char *sb_strdup(const char *s);
 void sb_alloc_fail_at_for_tests(long n);
 long sb_alloc_count_for_tests(void);
 
+/* x, rounded to binary32 as a value of its own: no + or - written after it can
+ * fuse with the operation that produced it, whatever the compiler's contraction
+ * setting (-ffp-contract=fast, the contract arm, a user's compiler that contracts
+ * by default). The volatile store is the one portable C11 way to force that
+ * rounding. Under the profile's flags every product is rounded anyway, so
+ * wrapping one changes no bit; it is for host code whose float work must not
+ * depend on the flags at all: the fixtures' input generators and binning, so
+ * that a contracting build parts from the reference cards where the training
+ * kernels contract, not in its inputs (docs/verification.md). Never in kernel
+ * bodies (src/kernels), which GPUs compile and whose sites the arms must reach. */
+static inline float sb_round_f32(float x) {
+    volatile float v = x;
+    return v;
+}
+
 /* SHA-256 (FIPS 180-4), incremental. */
 typedef struct sb_sha256_ctx {
     uint32_t h[8];

@@ -40,9 +40,12 @@ static void radix_sort(uint32_t *keys, uint32_t *tmp, int64_t n) {
 }
 
 /* The edge between neighbouring distinct values a < b: their midpoint when it
- * lies in [a, b), else a (adjacent floats, or an infinite neighbour). */
+ * lies in [a, b), else a (adjacent floats, or an infinite neighbour). Each half
+ * is rounded on its own (sb_round_f32): a * 0.5f is inexact for a denormal a, so
+ * a contracting compiler's fma(a, 0.5f, b * 0.5f) would move an edge; binning
+ * runs on the host for every device and must not depend on the flags. */
 static float edge_between(float a, float b) {
-    float mid = a * 0.5f + b * 0.5f;
+    float mid = sb_round_f32(a * 0.5f) + sb_round_f32(b * 0.5f);
     return (mid >= a && mid < b) ? mid : a;
 }
 
