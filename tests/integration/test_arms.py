@@ -14,6 +14,12 @@ catch. An identity test counts only because these builds fail it.
 
 docs/verification.md ("Separating arms") has the full list and one row per
 rule of DESIGN.md section 1; the last test here checks that table.
+
+The contraction arm must bite in the training code, not in the fixtures' own
+inputs or the host's binning: those round every product on their own
+(sb_round_f32), so under the arm the inputs card and the binning stages stay
+the reference's and the first stage that parts is one the kernels compute
+(docs/verification.md, "Where contraction can bite").
 """
 import re
 
@@ -45,6 +51,42 @@ def test_arm_contraction_is_caught(leg, tmp_path):
     diff = _first_diff(reference_card("logit-train"), card)
     assert diff is not None, "a contracting build produced the reference card"
     print(leg, "contract:", diff)
+
+
+# Where each family's training code has a multiply feeding an add (the sites
+# tools/contraction-sites.sh lists): ranking gradients (gbdt/rank.c, the
+# host's lambda and hessian sums), the forest's Gini and entropy sums
+# (kernels/forest.h). The forest card records no stage between the bins and
+# the grown trees, so its kernels show in the model bytes.
+CONTRACT_KERNEL_STAGES = [("gbdt-lambdarank", "tree0.grad_q"), ("forest-rf-entropy", "forest.model_bytes")]
+
+
+@pytest.mark.parametrize("leg", ["aarch64", "s390x"])
+@pytest.mark.parametrize("fixture,stage", CONTRACT_KERNEL_STAGES)
+def test_arm_contraction_parts_in_the_kernels(leg, fixture, stage, tmp_path):
+    """Under -ffp-contract=fast the inputs are the pinned bytes, and the card
+    parts first at a stage of the training kernels (the comparator names the
+    first differing stage, so every binning stage before it is identical)."""
+    inputs = tmp_path / f"{fixture}-{leg}.inputs.card"
+    r = run_bin(leg, "samebits", ["fixture", "inputs", fixture, "--out", str(inputs)], sabotage="contract")
+    assert r.returncode == 0, r.stderr
+    assert _first_diff(ROOT / "fixtures" / "cards" / f"{fixture}.inputs.card", inputs) is None, \
+        "the contracting build generated other inputs: the arm no longer reaches the kernels alone"
+    card = _card(leg, fixture, 2, tmp_path, "contract")
+    d = _first_diff(reference_card(fixture), card)
+    assert d is not None, f"a contracting build produced the reference card of {fixture}"
+    assert f": {stage} (" in d, d
+
+
+def test_gbdt_kernels_have_no_contraction_site(tmp_path):
+    """The gradient boosting kernels (gradients, quantization, histograms,
+    gains, leaf values, prediction) have no multiply feeding an add, so with
+    the inputs and binning exact the contracting build trains the reference's
+    model bit for bit; the day a site is added this fails, and
+    docs/verification.md must say which fixture makes it bite."""
+    for fixture in ("gbdt-regression", "gbdt-binary"):
+        card = _card("aarch64", fixture, 2, tmp_path, "contract")
+        assert _first_diff(reference_card(fixture), card) is None, fixture
 
 
 def test_arm_libm_exp_is_caught(tmp_path):
