@@ -9,9 +9,17 @@
 #      on device=opencl through NVIDIA's OpenCL driver (registered when missing),
 #      and on the host CPU at 1 and 16 threads; the histogram and chunk knobs
 #      (SAMEBITS_{CUDA,OPENCL}_HIST=global, _FOREST_CHUNK) once more,
-#   4. runs the arms: each CUDA arm build on device=cuda, each OpenCL arm
-#      (SAMEBITS_OPENCL_ARM) on device=opencl: each must differ where its rule
-#      is used,
+#   4. runs every arm on every leg for every family: each CUDA arm build
+#      (fmad, libdevice-exp, float-atomic, gemm-fma) on device=cuda, each OpenCL
+#      arm (SAMEBITS_OPENCL_ARM: contract, mad-enable, fast-relaxed-math,
+#      float-atomic, vendor-exp, gemm-fma) on device=opencl, each over every
+#      fixture; arms.tsv gets one line per (leg, arm, fixture): whether the
+#      fixture parted from its reference card and at which stage, and
+#      summary.txt one line per arm, "caught" only when at least one fixture
+#      parted (a refusal or an error is never a catch); the contraction arms
+#      (cuda fmad, opencl contract and mad-enable) also run the per-operation
+#      parity test, which names the device operations they move
+#      (parity-*-arm-*.txt),
 #   5. runs the per-operation parity test (build-cuda/sb_unit device_ops: every
 #      device operation on cuda and opencl, byte for byte against cpu-batched,
 #      and under each float-atomic arm, which must fail it), the forest device
@@ -29,6 +37,8 @@
 #   targeted run; its evidence folder is named after the family)
 #   DATA  a folder holding lightgbm-examples/binary_classification_binary.{train,test}
 #         (carried: ../shared does not travel)
+#   ARMS="..." / OCL_ARMS="..." narrow the CUDA / OpenCL arms, SKIP_ARMS=1 runs
+#   none: summary.txt then says "arms: INCOMPLETE" and names the arms not run
 # Exit status: 0 when every leg is identical and every arm separates; 1 otherwise;
 # 2 a build failed.
 set -u
@@ -81,8 +91,11 @@ fi
 say "building (CPU, CUDA)"
 make -j"$J" all >"$EV/build-cpu.log" 2>&1 || { say "CPU build FAILED"; tail -30 "$EV/build-cpu.log"; pack; exit 2; }
 make -j"$J" CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "CUDA build FAILED"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
-ARMS="float-atomic libdevice-exp fmad gemm-fma"
-[ "${SKIP_ARMS:-0}" = 1 ] && ARMS=""
+CUDA_ARMS_ALL="float-atomic libdevice-exp fmad gemm-fma"
+OCL_ARMS_ALL="float-atomic contract vendor-exp fast-relaxed-math mad-enable gemm-fma"
+ARMS=${ARMS-$CUDA_ARMS_ALL}
+OCL_ARMS=${OCL_ARMS-$OCL_ARMS_ALL}
+[ "${SKIP_ARMS:-0}" = 1 ] && ARMS="" && OCL_ARMS=""
 ( for v in $ARMS; do make -j"$((J / 2))" CUDA=1 CUDA_VARIANT=$v all >"$EV/build-cuda-$v.log" 2>&1 || echo "$v" >>"$EV/arm-build-failed"; done ) &
 ARMPID=$!
 S=build-cuda/samebits
@@ -109,20 +122,73 @@ SAMEBITS_CUDA_FOREST_CHUNK=3 SAMEBITS_FOREST_LEVEL_CHUNK=5 timeout 900 $S verify
 summary "verify forest device=cuda chunks 3/5: $(verdict "$EV/verify-cuda-chunks.txt")"
 
 # ---- 4. arms
+# arm_record LEG ARM FILE: FILE's fixture lines into arms.tsv (leg, arm, fixture,
+# parted|identical|refused|error, first differing stage) and the arm's line in
+# summary.txt: caught only when at least one fixture parted from its reference.
+printf 'leg\tarm\tfixture\tverdict\tstage\n' >"$EV/arms.tsv"
+NOT_CAUGHT=""
+arm_record() {
+  awk -v leg="$1" -v arm="$2" '
+    /^  [^ ]+ +(identical|DIFFERS|REFUSED|ERROR)/ {
+      w = $2; sub(/:$/, "", w)
+      v = w == "identical" ? "identical" : w == "DIFFERS" ? "parted" : w == "REFUSED" ? "refused" : "error"
+      st = "-"
+      if (v == "parted" && match($0, /differ at stage [0-9]+: [^ ]+/)) { st = substr($0, RSTART, RLENGTH); sub(/^differ at stage [0-9]+: /, "", st) }
+      printf "%s\t%s\t%s\t%s\t%s\n", leg, arm, $1, v, st
+    }' "$3" >"$EV/arm-$1-$2.tsv"
+  cat "$EV/arm-$1-$2.tsv" >>"$EV/arms.tsv"
+  local n_p n_i n_r n_e where
+  n_p=$(awk -F'\t' '$4 == "parted"' "$EV/arm-$1-$2.tsv" | wc -l)
+  n_i=$(awk -F'\t' '$4 == "identical"' "$EV/arm-$1-$2.tsv" | wc -l)
+  n_r=$(awk -F'\t' '$4 == "refused"' "$EV/arm-$1-$2.tsv" | wc -l)
+  n_e=$(awk -F'\t' '$4 == "error"' "$EV/arm-$1-$2.tsv" | wc -l)
+  where=$(awk -F'\t' '$4 == "parted" { printf "%s%s at %s", n++ ? ", " : "", $3, $5 }' "$EV/arm-$1-$2.tsv")
+  if [ "$n_p" -gt 0 ]; then
+    summary "$1 arm $2: caught: $n_p fixtures part ($where); $n_i identical, $n_r refused, $n_e errors"
+  else
+    summary "$1 arm $2: NOT CAUGHT: no fixture parts; $n_i identical, $n_r refused, $n_e errors"
+    NOT_CAUGHT="$NOT_CAUGHT $1:$2"; FAIL=1
+  fi
+}
 say "arms"
 wait $ARMPID
 for v in $ARMS; do
   if [ -x build-cuda-$v/samebits ]; then
     timeout 900 build-cuda-$v/samebits verify $FAMARG device=cuda >"$EV/verify-cuda-arm-$v.txt" 2>&1
-    summary "cuda arm $v: $(tail -n 2 "$EV/verify-cuda-arm-$v.txt" | head -n 1)"
+    arm_record cuda "$v" "$EV/verify-cuda-arm-$v.txt"
   else
     summary "cuda arm $v: BUILD FAILED"; FAIL=1
   fi
 done
-for a in ${OCL_ARMS-float-atomic contract vendor-exp fast-relaxed-math mad-enable gemm-fma}; do
+for a in $OCL_ARMS; do
   SAMEBITS_OPENCL_ARM=$a timeout 900 $S verify $FAMARG device=opencl >"$EV/verify-opencl-arm-$a.txt" 2>&1
-  summary "opencl arm $a: $(tail -n 2 "$EV/verify-opencl-arm-$a.txt" | head -n 1)"
+  arm_record opencl "$a" "$EV/verify-opencl-arm-$a.txt"
 done
+# the contraction arms, operation by operation: which device operations they move
+# (gini and entropy split scores, the linalg factorizations; no tree operation has a site)
+parity_arm() { # LABEL FILE: the differing op configs of a parity run under an arm
+  summary "per-operation parity, $1: $(grep -c ': DIFFERS' "$2") differing op configs ($(grep ': DIFFERS' "$2" | awk '{print $1 "/" $2}' | sort -u | tr '\n' ' ' | sed 's/ $//'))"
+}
+case " $ARMS " in *" fmad "*)
+  if [ -x build-cuda-fmad/sb_unit ]; then
+    timeout 600 build-cuda-fmad/sb_unit device_ops >"$EV/parity-cuda-arm-fmad.txt" 2>&1
+    parity_arm "cuda fmad arm" "$EV/parity-cuda-arm-fmad.txt"
+  fi ;;
+esac
+for a in contract mad-enable; do
+  case " $OCL_ARMS " in *" $a "*)
+    SAMEBITS_OPENCL_ARM=$a timeout 600 build-cuda/sb_unit device_ops >"$EV/parity-opencl-arm-$a.txt" 2>&1
+    parity_arm "opencl $a arm" "$EV/parity-opencl-arm-$a.txt" ;;
+  esac
+done
+missing=""
+for v in $CUDA_ARMS_ALL; do case " $ARMS " in *" $v "*) ;; *) missing="$missing cuda:$v" ;; esac; done
+for a in $OCL_ARMS_ALL; do case " $OCL_ARMS " in *" $a "*) ;; *) missing="$missing opencl:$a" ;; esac; done
+if [ -n "$missing" ] || [ -n "$FAM" ]; then
+  summary "arms: INCOMPLETE: not run:${missing:- none}${FAM:+; fixtures of family $FAM only}"
+else
+  summary "arms: every arm on cuda and opencl over every fixture${NOT_CAUGHT:+; NOT CAUGHT:$NOT_CAUGHT}"
+fi
 
 # ---- 5. per-operation parity and predictions
 say "parity and predictions"

@@ -219,19 +219,37 @@ def generate(root):
             line += "; gone: " + ", ".join(fr["missing"])
         out.append(line + ".")
     out += ["", "## Separating arms in the evidence", "",
+            "One row per arm of each folder: caught when at least one fixture parted from its reference "
+            "under it (a refusal or an error is no catch), with every fixture that parted and its first "
+            "differing stage.", "",
             "| folder | arm | caught | first differing stage |", "| --- | --- | --- | --- |"]
     seen = set()
     for r in sorted(runs, key=lambda r: r["folder"]):
         if r["folder"] in seen:
             continue
         seen.add(r["folder"])
-        for a in r["arms"]:
-            caught = {True: "yes", False: "**no**", None: "not run"}[a.get("caught")]
-            where = (a.get("fixture") + ": " if a.get("fixture") else "") + (a.get("stage") or "-")
-            out.append(f"| {r['folder']} | {a['arm']} | {caught} | {where} |")
+        for name, entries in arm_rows(r["arms"]):
+            states = [e.get("caught") for e in entries]
+            caught = "yes" if True in states else "**no**" if False in states else "not run"
+            parted = [e for e in entries if e.get("caught")]
+            where = "; ".join((e.get("fixture") + ": " if e.get("fixture") else "") + (e.get("stage") or "-")
+                              for e in parted) or "-"
+            out.append(f"| {r['folder']} | {name} | {caught} | {where} |")
     if unsummarized:
         out += ["", "## Folders not counted (no summary.json)", ""] + [f"- {u}" for u in unsummarized]
     return "\n".join(out) + "\n"
+
+
+def arm_rows(arms):
+    """A folder's arm entries (one per arm, or one per arm and fixture as the
+    device recorders write them) grouped by arm, in first-seen order."""
+    order, by = [], {}
+    for a in arms:
+        if a["arm"] not in by:
+            order.append(a["arm"])
+            by[a["arm"]] = []
+        by[a["arm"]].append(a)
+    return [(n, by[n]) for n in order]
 
 
 def main(argv):
