@@ -229,11 +229,7 @@ def generate(root):
             continue
         seen.add(r["folder"])
         for name, entries in arm_rows(r["arms"]):
-            states = [e.get("caught") for e in entries]
-            caught = "yes" if True in states else "**no**" if False in states else "not run"
-            parted = [e for e in entries if e.get("caught")]
-            where = "; ".join((e.get("fixture") + ": " if e.get("fixture") else "") + (e.get("stage") or "-")
-                              for e in parted) or "-"
+            caught, where = arm_cells(entries)
             out.append(f"| {r['folder']} | {name} | {caught} | {where} |")
     if unsummarized:
         out += ["", "## Folders not counted (no summary.json)", ""] + [f"- {u}" for u in unsummarized]
@@ -250,6 +246,17 @@ def arm_rows(arms):
             by[a["arm"]] = []
         by[a["arm"]].append(a)
     return [(n, by[n]) for n in order]
+
+
+def arm_cells(entries):
+    """The caught and where cells of one arm's row: yes when any entry caught
+    it (**no** when none did, "not run" when none ran), and every fixture that
+    parted with its first differing stage."""
+    states = [e.get("caught") for e in entries]
+    caught = "yes" if True in states else "**no**" if False in states else "not run"
+    where = "; ".join((e.get("fixture") + ": " if e.get("fixture") else "") + (e.get("stage") or "-")
+                      for e in entries if e.get("caught")) or "-"
+    return caught, where
 
 
 def main(argv):
