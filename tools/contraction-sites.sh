@@ -13,7 +13,7 @@
 #         host's clock arithmetic for timing, harmless), and how many
 #   cuda  every entry kernel (src/backends/cuda/entry_*.cu), by nvcc under the
 #         profile's flags and the fmad arm's (tools/cuda-compile-check.sh
-#         --print-flags): the kernels whose count of fused multiply-adds
+#         --print-flags, for one architecture: CUDA_ARCH, default sm_90): the kernels whose count of fused multiply-adds
 #         differs, in SASS through nvdisasm when it is found (NVDISASM, PATH,
 #         the CUDA bin folder), else in PTX (fma.rn.f32; ptxas may still fuse
 #         the plain mul.f32/add.f32 that -fmad=true leaves, so PTX can miss
@@ -67,11 +67,11 @@ cuda_sites() {
   for e in src/backends/cuda/entry_*.cu; do
     for v in profile fmad; do
       if [ -n "$DIS" ]; then
-        "$NVCC" $(sh tools/cuda-compile-check.sh --print-flags $v) -cubin "$e" -o "$TMP/$v.cubin" || exit 2
+        "$NVCC" $(CUDA_ARCH=${CUDA_ARCH:-sm_90} sh tools/cuda-compile-check.sh --print-flags $v) -cubin "$e" -o "$TMP/$v.cubin" || exit 2
         "$DIS" "$TMP/$v.cubin" | awk '/^\.text\.[A-Za-z_0-9]+:/ { k = $1; sub(/^\.text\./, "", k); sub(/:$/, "", k) }
           /FFMA/ { c[k]++ } END { for (k in c) print k, c[k] }' | sort >"$TMP/$v.cnt"
       else
-        "$NVCC" $(sh tools/cuda-compile-check.sh --print-flags $v) -ptx "$e" -o "$TMP/$v.ptx" || exit 2
+        "$NVCC" $(CUDA_ARCH=${CUDA_ARCH:-sm_90} sh tools/cuda-compile-check.sh --print-flags $v) -ptx "$e" -o "$TMP/$v.ptx" || exit 2
         awk '/^\.visible \.entry/ { k = $3; sub(/\(.*/, "", k) } /fma\.rn\.f32/ { c[k]++ }
           END { for (k in c) print k, c[k] }' "$TMP/$v.ptx" | sort >"$TMP/$v.cnt"
       fi

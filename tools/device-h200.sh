@@ -167,7 +167,9 @@ done
 # the contraction arms, operation by operation: which device operations they move
 # (gini and entropy split scores, the linalg factorizations; no tree operation has a site)
 parity_arm() { # LABEL FILE: the differing op configs of a parity run under an arm
-  summary "per-operation parity, $1: $(grep -c ': DIFFERS' "$2") differing op configs ($(grep ': DIFFERS' "$2" | awk '{print $1 "/" $2}' | sort -u | tr '\n' ' ' | sed 's/ $//'))"
+  local ops
+  ops=$(grep ': DIFFERS' "$2" | awk '{print $1 "/" $2}' | sort -u | tr '\n' ' ' | sed 's/ $//')
+  summary "per-operation parity, $1: $(grep -c ': DIFFERS' "$2") differing op configs (${ops:-none})"
 }
 case " $ARMS " in *" fmad "*)
   if [ -x build-cuda-fmad/sb_unit ]; then
