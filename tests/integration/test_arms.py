@@ -22,6 +22,7 @@ the reference's and the first stage that parts is one the kernels compute
 (docs/verification.md, "Where contraction can bite").
 """
 import re
+import subprocess
 
 import pytest
 
@@ -87,6 +88,26 @@ def test_gbdt_kernels_have_no_contraction_site(tmp_path):
     for fixture in ("gbdt-regression", "gbdt-binary"):
         card = _card("aarch64", fixture, 2, tmp_path, "contract")
         assert _first_diff(reference_card(fixture), card) is None, fixture
+
+
+def _cpu_sites(*sources):
+    """tools/contraction-sites.sh cpu SOURCES: the f32 sites, as FILE:LINE strings."""
+    r = subprocess.run(["sh", "tools/contraction-sites.sh", "cpu", *sources], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return [ln.split()[1] for ln in r.stdout.splitlines() if ln.startswith("cpu ") and " f32 " in ln]
+
+
+def test_contraction_sites_are_where_the_docs_say():
+    """The table of docs/verification.md, checked on the CPU's code: the
+    fixtures' input generators and binning have no site left, the gbdt
+    training path none, the forest kernels exactly the Gini and entropy sums."""
+    assert _cpu_sites("src/fixtures/gbdt_fixtures.c", "src/fixtures/gbdt_hostile.c", "src/fixtures/rank_fixtures.c",
+                      "src/models/trees/binning.c") == []
+    assert _cpu_sites("src/models/gbdt/gbdt.c", "src/models/trees/grow.c", "src/models/trees/grow_dev.c",
+                      "src/models/trees/tdev_host.c", "src/models/predict.c") == []
+    assert _cpu_sites("src/models/forest/forest.c") == [
+        "src/kernels/forest.h:213", "src/kernels/forest.h:221", "src/kernels/forest.h:225"]
 
 
 def test_arm_libm_exp_is_caught(tmp_path):
