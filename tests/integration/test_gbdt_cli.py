@@ -215,7 +215,10 @@ def test_float32_overflow_is_refused_by_name(tmp_path, device):
                  "n_estimators=5", "eval_period=0", f"device={device}")
     if "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr:
         pytest.skip("no OpenCL device here")
-    assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr and "split gain is not finite" in r.stderr, r.stderr
+    # Labels of +-3e38 give finite gradients whose sums pass 2^63: refused
+    # before quantizing (before the fix, a split gain that is not finite).
+    assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr, r.stderr
+    assert "the gradients' sum over 200 rows can reach" in r.stderr, r.stderr
     assert "sb_model_digest" not in r.stderr and not model.exists()
     _overflow_csv(data, lambda i: 3e38)
     r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "--out", str(model),
@@ -228,6 +231,29 @@ def test_float32_overflow_is_refused_by_name(tmp_path, device):
                  "--out", str(model), "n_estimators=5", "eval_period=0", "base_score=0", f"device={device}")
     assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr, r.stderr
     assert "iteration 0, class 0: a gradient is not finite" in r.stderr and not model.exists()
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl"])
+def test_classification_weights_near_1e30_are_refused_not_stumps(tmp_path, device):
+    """Binary labels with weights of 1e30: every gradient and hessian is
+    finite, but the sums over 200 rows pass 2^63 and their squares in the
+    split gain overflow, so every gain would be NaN and every tree a stump
+    (trained silently before). Refused by name instead, on every device;
+    weights of 1e15 (sums far below 2^63) still train."""
+    data, model, weights = tmp_path / "d.csv", tmp_path / "m.sbm", tmp_path / "w.txt"
+    _overflow_csv(data, lambda i: float(i % 3 == 0))
+    weights.write_text("".join("1e30\n" for _ in range(200)))
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "--weight", str(weights),
+                 "--objective", "binary", "--out", str(model), "n_estimators=5", "eval_period=0", f"device={device}")
+    if "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr:
+        pytest.skip("no OpenCL device here")
+    assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr, r.stderr
+    assert "the gradients' sum over 200 rows can reach" in r.stderr and "past 2^63" in r.stderr, r.stderr
+    assert not model.exists()
+    weights.write_text("".join("1e15\n" for _ in range(200)))
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "--weight", str(weights),
+                 "--objective", "binary", "--out", str(model), "n_estimators=5", "eval_period=0", f"device={device}")
+    assert r.returncode == 0 and model.exists(), r.stderr
 
 
 def test_a_model_whose_raw_scores_can_overflow_is_refused(tmp_path):

@@ -185,8 +185,19 @@ static float max_key(float a, float b) {
  * past float32 when leaves pile up. Whether a float is finite is fixed by
  * IEEE, so the refusal is the same on every machine (a NaN's sign and payload
  * are not, which is why a NaN must never reach a tree). */
-static sb_status check_maxima(int32_t it, int32_t c, float mg, float mh) {
+static sb_status check_maxima(int32_t it, int32_t c, float mg, float mh, int64_t n) {
     const char *what = !sb_k_key_finite(sb_f2u(mg)) ? "gradient" : !sb_k_key_finite(sb_f2u(mh)) ? "hessian" : NULL;
+    /* A node's gradient sum is at most n * mg; the gain squares it (kernels/
+     * gbdt.h, sb_k_leaf_score), which passes float32 from 2^64 on and makes
+     * the gain NaN, a candidate no split takes: the tree would silently be a
+     * stump. Refused from 2^63 (a margin for the dequantized sum's rounding):
+     * the bound is the maxima's, the same numbers on every backend. */
+    if (!what && (double)mg * (double)n >= 0x1p63)
+        return sb_fail(SB_ERR_LIMIT,
+                       "gradient boosting: iteration %d, class %d: the gradients' sum over %lld rows can reach "
+                       "%.3g (|gradient| up to %.3g), past 2^63: its square in the split gain would overflow "
+                       "float32 (weights near 1e30, or labels of that size; docs/gbdt.md, \"Limits of float32\")",
+                       (int)it, (int)c, (long long)n, (double)mg * (double)n, (double)mg);
     if (!what) return SB_OK;
     return sb_fail(SB_ERR_LIMIT,
                    "gradient boosting: iteration %d, class %d: a %s is not finite (inf or NaN): labels, weights "
@@ -495,7 +506,7 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
     for (int32_t c = 0; c < K1; c++) {
         const int32_t t = it * K1 + c;
         f->cls = c;
-        if ((st = check_maxima(it, c, f->maxabs[2 * c], f->maxabs[2 * c + 1])) != SB_OK) return st;
+        if ((st = check_maxima(it, c, f->maxabs[2 * c], f->maxabs[2 * c + 1], f->tr->nrows)) != SB_OK) return st;
         f->g_scale = quant_scale(f->maxabs[2 * c]);
         f->h_scale = quant_scale(f->maxabs[2 * c + 1]);
         if ((st = f->ops->quantize(f->dev, c, f->g_scale, f->h_scale)) != SB_OK) return st;
@@ -628,7 +639,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
                 mg = max_key(mg, m[0]);
                 mh = max_key(mh, m[1]);
             }
-            if ((st = check_maxima(it, c, mg, mh)) != SB_OK) goto done;
+            if ((st = check_maxima(it, c, mg, mh, f.tr->nrows)) != SB_OK) goto done;
             f.g_scale = quant_scale(mg);
             f.h_scale = quant_scale(mh);
             sb_parallel_for(ntasks, quant_task, &f);
