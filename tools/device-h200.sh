@@ -92,7 +92,13 @@ say "building (CPU, CUDA)"
 make -j"$J" all >"$EV/build-cpu.log" 2>&1 || { say "CPU build FAILED"; tail -30 "$EV/build-cpu.log"; pack; exit 2; }
 make -j"$J" CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "CUDA build FAILED"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
 CUDA_ARMS_ALL="float-atomic libdevice-exp fmad gemm-fma"
-OCL_ARMS_ALL="float-atomic contract vendor-exp fast-relaxed-math mad-enable gemm-fma"
+OCL_ARMS_ALL="float-atomic contract vendor-exp fast-relaxed-math gemm-fma"
+# Controls: build options a driver or user may add that the profile must shrug
+# off. -cl-mad-enable is one: OpenCL C's FP_CONTRACT pragma, OFF in the compat
+# header, decides contraction, and the option must change no bit (the pragma
+# turned ON is the contraction arm, `contract`). A control passes when every
+# fixture is identical (refusals aside); a part fails the run.
+OCL_CONTROLS="mad-enable"
 ARMS=${ARMS-$CUDA_ARMS_ALL}
 OCL_ARMS=${OCL_ARMS-$OCL_ARMS_ALL}
 [ "${SKIP_ARMS:-0}" = 1 ] && ARMS="" && OCL_ARMS=""
@@ -164,6 +170,17 @@ for a in $OCL_ARMS; do
   SAMEBITS_OPENCL_ARM=$a timeout 900 $S verify $FAMARG device=opencl >"$EV/verify-opencl-arm-$a.txt" 2>&1
   arm_record opencl "$a" "$EV/verify-opencl-arm-$a.txt"
 done
+for a in $OCL_CONTROLS; do
+  f="$EV/verify-opencl-control-$a.txt"
+  SAMEBITS_OPENCL_ARM=$a timeout 900 $S verify $FAMARG device=opencl >"$f" 2>&1
+  n_i=$(grep -cE '^  [^ ]+ +identical' "$f"); n_d=$(grep -cE '^  [^ ]+ +(DIFFERS|ERROR)' "$f")
+  n_r=$(grep -cE '^  [^ ]+ +REFUSED' "$f")
+  if [ "$n_d" = 0 ] && [ "$n_i" -gt 0 ]; then
+    summary "opencl control $a: holds: $n_i fixtures identical, $n_r refused (the option changes no bit)"
+  else
+    summary "opencl control $a: BROKEN: $n_d fixtures differ or fail, $n_i identical, $n_r refused"; FAIL=1
+  fi
+done
 # the contraction arms, operation by operation: which device operations they move
 # (gini and entropy split scores, the linalg factorizations; no tree operation has a site)
 parity_arm() { # LABEL FILE: the differing op configs of a parity run under an arm
@@ -178,7 +195,7 @@ case " $ARMS " in *" fmad "*)
   fi ;;
 esac
 for a in contract mad-enable; do
-  case " $OCL_ARMS " in *" $a "*)
+  case " $OCL_ARMS $OCL_CONTROLS " in *" $a "*)
     SAMEBITS_OPENCL_ARM=$a timeout 600 build-cuda/sb_unit device_ops >"$EV/parity-opencl-arm-$a.txt" 2>&1
     parity_arm "opencl $a arm" "$EV/parity-opencl-arm-$a.txt" ;;
   esac

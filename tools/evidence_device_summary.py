@@ -66,10 +66,14 @@ def summarize(folder):
         m = re.match(r"verify-(cuda|opencl)-arm-(.+)\.txt$", name)
         if m:
             arms += arms_of(os.path.join(folder, name), f"{m.group(1)} {m.group(2)}")
+    controls = [{"control": f"opencl {m.group(1)}", "holds": bool(m.group(2) == "holds")}
+                for m in re.finditer(r"^opencl control (\S+): (holds|BROKEN)", summary, re.M)]
     date_utc = get("date_utc")
     out = {"samebits_evidence": 1, "date": date_utc[:10], "date_utc": date_utc, "commit": get("commit"),
            "machine": get("uname"), "source": "summary.txt, facts.txt, verify-*.txt",
            "result": "pass" if re.search(r"^result: pass$", summary, re.M) else "fail", "legs": legs, "arms": arms}
+    if controls:
+        out["controls"] = controls
     return out
 
 

@@ -82,3 +82,40 @@ def test_the_matrix_has_one_row_per_arm_caught_by_any_fixture():
     assert support_matrix.arm_cells(rows[0][1]) == ("yes", "forest-rf-entropy: forest.model_bytes")
     assert support_matrix.arm_cells(rows[1][1]) == ("**no**", "-")
     assert support_matrix.arm_cells([{"arm": "x", "caught": None}]) == ("not run", "-")
+
+
+def _control(tmp_path, text):
+    """Runs the script's control loop (OCL_CONTROLS) with `verify` replaced by
+    canned output; (summary.txt, FAIL)."""
+    src = SCRIPT.read_text()
+    m = re.search(r"^for a in \$OCL_CONTROLS; do\n.*?^done\n", src, re.M | re.S)
+    assert m, "tools/device-h200.sh has no OCL_CONTROLS loop"
+    (tmp_path / "canned.txt").write_text(text)
+    prog = ("set -u\nEV=$1; FAIL=0; FAMARG=''; OCL_CONTROLS=mad-enable\n"
+            "summary() { echo \"$*\" >>\"$EV/summary.txt\"; }\nS() { cat \"$EV/canned.txt\"; }\nS=S\n"
+            "timeout() { shift; \"$@\"; }\n" + m.group(0) + "echo \"FAIL=$FAIL\"\n")
+    r = subprocess.run(["bash", "-c", prog, "ctl", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return (tmp_path / "summary.txt").read_text(), r.stdout.strip()
+
+
+def test_mad_enable_is_a_control_that_must_change_no_bit(tmp_path):
+    """-cl-mad-enable is not a separating arm (the FP_CONTRACT OFF pragma
+    decides contraction; the pragma turned ON is the `contract` arm): it runs
+    as a control, which holds only when no fixture parts, and fails the run
+    when one does."""
+    src = SCRIPT.read_text()
+    arms = re.search(r'^OCL_ARMS_ALL="([^"]*)"', src, re.M).group(1).split()
+    assert "mad-enable" not in arms and "contract" in arms
+    assert re.search(r'^OCL_CONTROLS="mad-enable"', src, re.M)
+    held = VERIFY_NOT_PARTED.replace("ERROR SB_ERR_INTERNAL: opencl: building the kernels failed", "identical (9 stages)")
+    summary, fail = _control(tmp_path / "a" if (tmp_path / "a").mkdir() is None else tmp_path, held)
+    assert summary.startswith("opencl control mad-enable: holds: 2 fixtures identical, 1 refused"), summary
+    assert fail == "FAIL=0"
+    (tmp_path / "b").mkdir()
+    summary, fail = _control(tmp_path / "b", VERIFY_PARTED)
+    assert summary.startswith("opencl control mad-enable: BROKEN: 2 fixtures differ or fail"), summary
+    assert fail == "FAIL=1"
+    (tmp_path / "c").mkdir()
+    summary, fail = _control(tmp_path / "c", VERIFY_NOT_PARTED)  # an error is no pass either
+    assert "BROKEN" in summary and fail == "FAIL=1"
