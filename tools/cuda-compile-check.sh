@@ -13,7 +13,10 @@
 #                         libdevice-exp, float-atomic, gemm-fma) on one line and exit
 # The arms: fmad (nvcc's default contraction, -fmad=true), libdevice-exp (the
 # entry kernels' exp through CUDA's expf), float-atomic (histogram sums as
-# float atomics), gemm-fma (the matrix product's parts recombined in float with fma). CUDA_CHECK_ARMS="..." narrows them ("" for none).
+# float atomics), gemm-fma (the matrix product's parts recombined in float with fma),
+# ties, forest-ties, topk-ties (the kernels' tie rules of gradient boosting, forests and
+# top-k broken as the CPU arms of those names break them; compiled only on request,
+# CUDA_CHECK_ARMS="...", and by tools/device-h200.sh). CUDA_CHECK_ARMS="..." narrows them ("" for none).
 # Environment: NVCC (default: nvcc from PATH, then /usr/local/cuda/bin/nvcc);
 # CUDA_ARCH (default: every architecture, see below; sm_90 for the arms); SAMEBITS_REQUIRE_NVCC=1 turns a missing nvcc into
 # a failure instead of a SKIP.
@@ -60,6 +63,9 @@ flags_of() {
     libdevice-exp) echo "$ARM_FLAGS -DSB_ARM_VENDOR_EXP" ;;
     float-atomic) echo "$ARM_FLAGS -DSB_ARM_FLOAT_ATOMIC" ;;
     gemm-fma) echo "$ARM_FLAGS -DSB_ARM_GEMM_FMA" ;;
+    ties) echo "$ARM_FLAGS -DSB_SABOTAGE_TIES" ;;
+    forest-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_FOREST_TIES" ;;
+    topk-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_TOPK_TIES" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

@@ -315,35 +315,46 @@ def record_opencl(out_root, commit, now):
     # The linear-algebra core on the same device layer (the linalg program), and its arms.
     linalg_ok = verify_family("linalg")
     linalg_arms = [arm_run("linalg", a) for a in ("float-atomic", "gemm-fma")]
+    # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
+    tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties")]
     required = [a["arm"] for a in arms]
+    # Controls: what must change no bit, recorded apart from the arms (a control
+    # holds when no fixture parts): contraction on the gbdt path, which has no
+    # multiply feeding an add, and -cl-mad-enable, which the FP_CONTRACT pragma
+    # overrides (PoCL's clang ignores it on x86 besides; docs/opencl.md).
+    controls = []
     for arm, must in (("float-atomic", True), ("fast-relaxed-math", True), ("contract", False),
                       ("mad-enable", False)):
         entry = arm_run("gbdt", arm)
         if not must:
-            entry["note"] = "expected inert on PoCL: no multiply feeds an add on the gbdt path (docs/opencl.md)"
+            controls.append({"control": entry["arm"], "holds": not entry["caught"] and entry["fixture"] is None,
+                             "note": "no multiply feeds an add on the gbdt path (docs/verification.md)"
+                             if arm == "contract" else "the FP_CONTRACT OFF pragma decides (docs/opencl.md)"})
         else:
             required.append(entry["arm"])
-        arms.append(entry)
+            arms.append(entry)
     arms.append(forest_arm)
     required.append(forest_arm["arm"])
-    for entry in linalg_arms + contract_arms:
+    for entry in linalg_arms + contract_arms + tie_arms:
         arms.append(entry)
         required.append(entry["arm"])
     for entry in mad_arms:
-        entry["note"] = "expected inert on PoCL: its clang ignores -cl-mad-enable on x86 (docs/opencl.md)"
-        arms.append(entry)
+        controls.append({"control": entry["arm"], "holds": not entry["caught"] and entry["fixture"] is None,
+                         "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
         "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
         "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok
-        and all(a["caught"] for a in arms if a["arm"] in required) else "fail",
+        and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
+        else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
                   "toolchain": f"PoCL {pocl}; host {tool_version(['gcc', '--version'])}",
                   "flags": "the profile's OpenCL build options (docs/opencl.md)",
                   "compared_with": "the reference cards",
                   "fixtures": fixtures}],
         "arms": arms,
+        "controls": controls,
     }
     with open(os.path.join(tmp, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2, sort_keys=True)

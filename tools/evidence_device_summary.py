@@ -66,7 +66,8 @@ def summarize(folder):
         m = re.match(r"verify-(cuda|opencl)-arm-(.+)\.txt$", name)
         if m:
             arms += arms_of(os.path.join(folder, name), f"{m.group(1)} {m.group(2)}")
-    controls = [{"control": f"opencl {m.group(1)}", "holds": bool(m.group(2) == "holds")}
+    controls = [{"control": f"opencl {m.group(1)}", "holds": bool(m.group(2) == "holds"),
+                 "note": "must change no bit: the FP_CONTRACT OFF pragma decides (docs/verification.md)"}
                 for m in re.finditer(r"^opencl control (\S+): (holds|BROKEN)", summary, re.M)]
     date_utc = get("date_utc")
     out = {"samebits_evidence": 1, "date": date_utc[:10], "date_utc": date_utc, "commit": get("commit"),

@@ -96,7 +96,8 @@ def load_runs(root):
                          "commit": s["commit"], "leg": column_of(leg),
                          "label": leg.get("label", leg["leg"]), "emulated": bool(leg.get("emulated")),
                          "toolchain": leg.get("toolchain", "unknown"), "threads": leg.get("threads"),
-                         "fixtures": leg.get("fixtures", {}), "arms": s.get("arms", []), "fresh": fresh})
+                         "fixtures": leg.get("fixtures", {}), "arms": s.get("arms", []),
+                         "controls": s.get("controls", []), "fresh": fresh})
     return runs, folders, unsummarized
 
 
@@ -231,6 +232,18 @@ def generate(root):
         for name, entries in arm_rows(r["arms"]):
             caught, where = arm_cells(entries)
             out.append(f"| {r['folder']} | {name} | {caught} | {where} |")
+    controls = [(r["folder"], c) for r in sorted(runs, key=lambda r: r["folder"]) for c in r["controls"]]
+    if controls:
+        out += ["", "## Controls in the evidence", "",
+                "Build options and paths that must change no bit (a control holds when every fixture stayed "
+                "identical under it); they are not arms and count as no catch.", "",
+                "| folder | control | holds | why |", "| --- | --- | --- | --- |"]
+        seen = set()
+        for folder, c in controls:
+            if (folder, c["control"]) in seen:
+                continue
+            seen.add((folder, c["control"]))
+            out.append(f"| {folder} | {c['control']} | {'yes' if c.get('holds') else '**no**'} | {c.get('note', '-')} |")
     if unsummarized:
         out += ["", "## Folders not counted (no summary.json)", ""] + [f"- {u}" for u in unsummarized]
     return "\n".join(out) + "\n"

@@ -245,10 +245,11 @@ SB_FN int sb_k_fsplit_better(const sb_k_fsplit *a, const sb_k_fsplit *b) {
     if (!a->valid) return 0;
     if (!b->valid) return 1;
     if (a->score != b->score) return a->score > b->score;
-#if defined(SB_SABOTAGE_FOREST_TIES) && !defined(__CUDACC__) && !defined(__OPENCL_VERSION__)
-    /* Separating arm for rule 7 (make SABOTAGE=forest-ties, CPU only): equal
-     * scores go to the higher feature and bin, a total order still, but not
-     * the profile's; the forest fixtures' exact ties then pick other splits. */
+#if defined(SB_SABOTAGE_FOREST_TIES)
+    /* Separating arm for rule 7 (make SABOTAGE=forest-ties on the CPU,
+     * CUDA_VARIANT=forest-ties, SAMEBITS_OPENCL_ARM=forest-ties): equal scores
+     * go to the higher feature and bin, a total order still, but not the
+     * profile's; the forest fixtures' exact ties then pick other splits. */
     if (a->feature != b->feature) return a->feature > b->feature;
     if (a->bin != b->bin) return a->bin > b->bin;
 #else

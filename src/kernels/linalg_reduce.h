@@ -291,7 +291,8 @@ SB_FN sb_u32 sb_sel_key(sb_u32 u, sb_i32 largest) {
 
 /* key * 2^31 + index: smaller is selected first; ties go to the lower index.
  * Non-negative and below 2^63 for index < 2^31. The separating arm
- * SB_SABOTAGE_TOPK_TIES (a CPU build) breaks ties to the higher index. */
+ * SB_SABOTAGE_TOPK_TIES (make SABOTAGE=topk-ties, CUDA_VARIANT=topk-ties,
+ * SAMEBITS_OPENCL_ARM=topk-ties) breaks ties to the higher index. */
 SB_FN sb_i64 sb_sel_pack(sb_u32 key, sb_i64 index) {
 #if defined(SB_SABOTAGE_TOPK_TIES)
     index = 0x7fffffff - index;

@@ -55,7 +55,9 @@ SB_FN int sb_k_split_better(const sb_k_split *a, const sb_k_split *b) {
     if (!a->valid) return 0;
     if (!b->valid) return 1;
 #ifdef SB_SABOTAGE_TIES
-    return a->gain >= b->gain; /* separating arm: the last equal candidate wins */
+    /* separating arm (SABOTAGE=ties, CUDA_VARIANT=ties, SAMEBITS_OPENCL_ARM=ties):
+     * the last equal candidate wins, an order that depends on the comparisons' order */
+    return a->gain >= b->gain;
 #else
     if (a->gain != b->gain) return a->gain > b->gain;
     if (a->feature != b->feature) return a->feature < b->feature;

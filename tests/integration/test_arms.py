@@ -376,6 +376,33 @@ def _doc_tables():
     return rules, listed
 
 
+def test_every_device_arm_of_the_docs_is_built_by_both_backends():
+    """docs/verification.md's device-arm table names only arms that exist: each
+    CUDA variant is one tools/cuda-compile-check.sh can print flags for, each
+    OpenCL arm one SAMEBITS_OPENCL_ARM accepts, and tools/device-h200.sh runs
+    every one of them (and the mad-enable control)."""
+    import subprocess
+    text = (ROOT / "docs" / "verification.md").read_text()
+    part = text.split("### Device arms", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in part.splitlines() if re.match(r"^\| [\d, ]+\. ", ln)]
+    assert len(rows) >= 4, part
+    ocl_src = (ROOT / "src" / "backends" / "opencl" / "ocl_common.c").read_text()
+    script = (ROOT / "tools" / "device-h200.sh").read_text()
+    cuda_all = re.search(r'^CUDA_ARMS_ALL="([^"]*)"', script, re.M).group(1).split()
+    ocl_all = re.search(r'^OCL_ARMS_ALL="([^"]*)"', script, re.M).group(1).split()
+    for ln in rows:
+        cells = ln.split("|")
+        for v in re.findall(r"`([a-z0-9-]+)`", cells[2]):
+            r = subprocess.run(["sh", "tools/cuda-compile-check.sh", "--print-flags", v], cwd=ROOT,
+                               capture_output=True, text=True)
+            assert r.returncode == 0, (v, r.stderr)
+            assert v in cuda_all, v
+        for a in re.findall(r"`([a-z0-9-]+)`", cells[3].split("control:")[0]):
+            assert '{"%s", ' % a in ocl_src, a
+            assert a in ocl_all, a
+    assert re.search(r'^OCL_CONTROLS="mad-enable"', script, re.M)
+
+
 def test_every_design_rule_names_an_arm_the_makefile_builds():
     """docs/verification.md's rule table: rules 1..10 of DESIGN.md section 1
     each name at least one CPU arm, every arm named is one `make SABOTAGE=`

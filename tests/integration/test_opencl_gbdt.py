@@ -75,6 +75,33 @@ def test_inert_arms_on_pocl_are_recorded_as_inert(arm):
         f"arm {arm} now changes bits: update docs/opencl.md and move it to SEPARATING\n" + r.stdout)
 
 
+# The kernels' tie rules (DESIGN.md rule 7) broken on the device as the CPU
+# arms of those names break them: arm -> (fixture, the stage where it parts).
+TIE_ARMS = {
+    "ties": ("gbdt-regression", "tree0.splits"),
+    "forest-ties": ("forest-rf-classes", "forest.train_raw"),
+    "topk-ties": ("linalg-reduce", "reduce.d1.argmin_cols"),
+}
+
+
+@pytest.mark.parametrize("arm", list(TIE_ARMS))
+def test_tie_rule_arms_are_caught_on_the_device(arm):
+    """The tie rules live in the kernel bodies (kernels/tree.h, forest.h,
+    linalg_reduce.h) that OpenCL compiles: each arm must part its fixture on
+    PoCL at the stage that uses the rule, where the real build is identical
+    (test_every_gbdt_fixture_identical_on_opencl and the forest and linalg
+    OpenCL suites are the control). tools/device-h200.sh runs the same arms on
+    NVIDIA's OpenCL and as CUDA variants."""
+    fixture, stage = TIE_ARMS[arm]
+    r = verify(fixture, env={"SAMEBITS_OPENCL_ARM": arm})
+    assert "SEPARATING ARM '" + arm + "'" in r.stderr
+    assert r.returncode == 1 and "verify: FAIL" in r.stdout, r.stdout + r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.startswith("  " + fixture + " "))
+    assert "DIFFERS" in line and stage in line, line
+    control = verify(fixture)
+    assert control.returncode == 0 and "verify: PASS" in control.stdout, control.stdout
+
+
 def test_unknown_arm_is_an_error_not_a_run():
     r = verify("gbdt-binary", env={"SAMEBITS_OPENCL_ARM": "nonsense"})
     assert r.returncode == 1 and "gbdt-binary     ERROR SB_ERR_INVALID_ARGUMENT" in r.stdout, r.stdout

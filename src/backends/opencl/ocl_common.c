@@ -172,7 +172,10 @@ const char *sb_ocl_arm_options(const char *arm) {
                                           {"fast-relaxed-math", "-cl-fast-relaxed-math"},
                                           {"float-atomic", "-DSB_ARM_FLOAT_ATOMIC"},
                                           {"vendor-exp", "-DSB_ARM_VENDOR_EXP"},
-                                          {"gemm-fma", "-DSB_ARM_GEMM_FMA"}};
+                                          {"gemm-fma", "-DSB_ARM_GEMM_FMA"},
+                                          {"ties", "-DSB_SABOTAGE_TIES"},
+                                          {"forest-ties", "-DSB_SABOTAGE_FOREST_TIES"},
+                                          {"topk-ties", "-DSB_SABOTAGE_TOPK_TIES"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
     return NULL;
@@ -235,7 +238,9 @@ sb_status sb_ocl_arm(const char **extra) {
     if (arm && *arm) {
         if (!(*extra = sb_ocl_arm_options(arm)))
             return sb_fail(SB_ERR_INVALID_ARGUMENT,
-                           "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic, vendor-exp, gemm-fma", arm);
+                           "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic, "
+                           "vendor-exp, gemm-fma, ties, forest-ties, topk-ties",
+                           arm);
         fprintf(stderr, "samebits: opencl: SEPARATING ARM '%s' (%s): this build of the kernels breaks the profile\n",
                 arm, *extra);
     }
