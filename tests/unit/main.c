@@ -2,6 +2,7 @@
 #include "sb_test.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SB_MAX_TESTS 512
 
@@ -41,6 +42,21 @@ static int run_one(int i) {
     printf("%s %s\n", ok ? "ok" : "FAIL", g_tests[i].name);
     fflush(stdout);
     return ok;
+}
+
+const char *sb_test_temp_file(const char *text, size_t n) {
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/sb_test_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return "/nonexistent/mkstemp-failed";
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(fd, text + done, n - done);
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
+    close(fd);
+    return path;
 }
 
 int main(int argc, char **argv) {

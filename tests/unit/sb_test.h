@@ -7,6 +7,7 @@
  */
 #ifndef SB_TEST_H
 #define SB_TEST_H
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -15,6 +16,10 @@ void sb_test_register(const char *name, sb_test_fn fn);
 void sb_test_fail(const char *file, int line, const char *expr);
 /* Directory of test data given by SB_TEST_DATA (default "tests/data"). */
 const char *sb_test_data_dir(void);
+/* A new temporary file holding text[0..n) (NULs included); its path lives in
+ * a buffer of the runner's until the next call (a path that cannot exist when
+ * mkstemp fails, so the read under test fails by name). */
+const char *sb_test_temp_file(const char *text, size_t n);
 
 #define SB_TEST(name)                                                     \
     static void name(void);                                               \

@@ -26,21 +26,7 @@ static int table_is_zero(const sb_table *t) {
     return memcmp(t, &z, sizeof z) == 0;
 }
 
-/* A temporary file holding text; the path lives until the next call. */
-static char g_tmp[64];
-static const char *temp_file(const char *text, size_t n) {
-    snprintf(g_tmp, sizeof g_tmp, "/tmp/sb_test_io_XXXXXX");
-    int fd = mkstemp(g_tmp);
-    if (fd < 0) return "/nonexistent/mkstemp-failed";
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, text + done, n - done);
-        if (w <= 0) break;
-        done += (size_t)w;
-    }
-    close(fd);
-    return g_tmp;
-}
+static const char *temp_file(const char *text, size_t n) { return sb_test_temp_file(text, n); }
 
 enum { CSV, TSV0, SVM };
 

@@ -14,21 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A temporary file holding text[0..n); the path lives until the next call. */
-static char g_path[64];
-static const char *temp_bytes(const char *text, size_t n) {
-    snprintf(g_path, sizeof g_path, "/tmp/sb_test_io_robust_XXXXXX");
-    int fd = mkstemp(g_path);
-    if (fd < 0) return "/nonexistent/mkstemp-failed";
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(fd, text + done, n - done);
-        if (w <= 0) break;
-        done += (size_t)w;
-    }
-    close(fd);
-    return g_path;
-}
+static const char *temp_bytes(const char *text, size_t n) { return sb_test_temp_file(text, n); }
 static const char *temp_text(const char *text) { return temp_bytes(text, strlen(text)); }
 
 static double seconds(void) {
