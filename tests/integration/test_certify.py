@@ -131,8 +131,8 @@ def test_overflow_fixture_records_named_refusals():
     got = {r["stage"]: names.get(r["sha256"]) for r in recs if not r["stage"].endswith(".model")}
     refused = [t for t in got if t.startswith("refuse.")]
     edge = [t for t in got if t.startswith("edge.")]
-    assert len(refused) == 4 and all(got[t] == "SB_ERR_LIMIT" for t in refused), got
-    assert len(edge) == 4 and all(got[t] == "SB_OK" for t in edge), got
+    assert len(refused) == 6 and all(got[t] == "SB_ERR_LIMIT" for t in refused), got
+    assert len(edge) == 2 and all(got[t] == "SB_OK" for t in edge), got
     models = {r["stage"] for r in recs if r["stage"].endswith(".model")}
     assert models == {t + ".model" for t in edge}
 
