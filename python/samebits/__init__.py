@@ -6,7 +6,7 @@ samebits imports neither. See docs/python.md.
 """
 from ._version import __version__
 from .errors import (BackendUnavailableError, IdentityRefusedError, InternalError, InvalidArgumentError,
-                     InvalidInputError, LibraryNotFoundError, LimitError, MismatchError, ModeUnsupportedError,
+                     InvalidInputError, InvalidInputTypeError, LibraryNotFoundError, LimitError, MismatchError, ModeUnsupportedError,
                      NotFittedError, NotFoundError, OutOfMemoryError, SameBitsError, SameBitsIOError,
                      VersionMismatchError)
 from ._lib import check as _check, lib as _lib
@@ -26,7 +26,7 @@ __all__ = [
     "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",
-    "SameBitsError", "InvalidArgumentError", "InvalidInputError", "OutOfMemoryError", "SameBitsIOError",
+    "SameBitsError", "InvalidArgumentError", "InvalidInputError", "InvalidInputTypeError", "OutOfMemoryError", "SameBitsIOError",
     "ModeUnsupportedError", "IdentityRefusedError", "BackendUnavailableError", "LimitError",
     "MismatchError", "NotFoundError", "InternalError", "LibraryNotFoundError", "VersionMismatchError",
     "NotFittedError",
@@ -83,8 +83,12 @@ def get_numeric_mode():
 
 def set_num_threads(n):
     """Worker threads for CPU work (0: back to SAMEBITS_NUM_THREADS or all cores).
-    Results never depend on it."""
-    _check(_lib.sb_set_num_threads(int(n)))
+    Results never depend on it. An estimator's n_jobs sets the count for its fit or
+    prediction and restores this setting afterwards."""
+    from ._base import _THREADS
+    n = int(n)
+    _check(_lib.sb_set_num_threads(n))
+    _THREADS["setting"] = n
 
 
 def get_num_threads():

@@ -12,7 +12,7 @@ import math
 import struct
 import sys
 
-from .errors import InvalidArgumentError, InvalidInputError
+from .errors import InvalidArgumentError, InvalidInputError, InvalidInputTypeError
 
 _NATIVE_ORDER = "<" if sys.byteorder == "little" else ">"
 
@@ -274,15 +274,71 @@ def _address_or_copy(mv):
     return mv.tobytes()
 
 
+_CATEGORICAL = "categorical features are not supported yet: encode the column as numbers first"
+
+
 def _to_float(v, what):
     if v is None:
         return math.nan
     if isinstance(v, (str, bytes)):
-        raise InvalidInputError("%s: %r is not a number" % (what, v))
+        raise InvalidInputError("%s: %r is not a number (%s)" % (what, v, _CATEGORICAL))
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except ValueError:
         raise InvalidInputError("%s: %r is not a number" % (what, v)) from None
+    except TypeError as e:
+        raise InvalidInputTypeError("%s: %r is not a number: %s" % (what, v, e)) from None
+
+
+def _column_label(x, j, what):
+    cols = getattr(x, "columns", None)
+    if cols is not None and hasattr(x, "dtypes"):
+        try:
+            return "%s column %r" % (what, list(cols)[j])
+        except IndexError:
+            pass
+    return "%s column %d" % (what, j)
+
+
+def _check_frame_columns(x, what):
+    """A DataFrame's category and string columns refused by name (before converting)."""
+    dtypes = getattr(x, "dtypes", None)
+    cols = getattr(x, "columns", None)
+    if dtypes is None or cols is None or not hasattr(dtypes, "__iter__"):
+        return
+    for j, dt in enumerate(dtypes):
+        name = str(getattr(dt, "name", dt))
+        if name == "category":
+            raise InvalidInputError("%s is a pandas category column: %s" % (_column_label(x, j, what),
+                                                                          _CATEGORICAL))
+        if name in ("string", "str") or name.startswith("string["):
+            raise InvalidInputError("%s holds strings: %s" % (_column_label(x, j, what), _CATEGORICAL))
+
+
+def _object_error(x, a, what):
+    """The error for a 2-D object array a (of input x) that float32 does not take:
+    the first value that is not a number, named by column (and row)."""
+    for j in range(a.shape[1]):
+        for i in range(a.shape[0]):
+            v = a[i, j]
+            if v is None:
+                continue
+            where = "%s (row %d)" % (_column_label(x, j, what), i)
+            if isinstance(v, (str, bytes)):
+                try:
+                    float(v)
+                    continue
+                except ValueError:
+                    raise InvalidInputError("%s holds strings (%r): %s" % (where, v, _CATEGORICAL)) from None
+            try:
+                float(v)
+            except TypeError as e:
+                raise InvalidInputTypeError("%s holds %r, which is not a number: float() argument must be a "
+                                            "string or a real number, not '%s' (%s)"
+                                            % (where, v, type(v).__name__, e)) from None
+            except ValueError as e:
+                raise InvalidInputError("%s holds %r, which is not a number: %s" % (where, v, e)) from None
+    return None
 
 
 def _is_sparse(x):
@@ -299,12 +355,20 @@ def matrix(x, what="X"):
     m.names = _column_names(x)
     if _is_numpy_like(x):
         np = _numpy()
+        _check_frame_columns(x, what)
         try:
             if m.names is not None and hasattr(x, "to_numpy"):
                 a = x.to_numpy(dtype=np.float32, na_value=np.nan)
             else:
                 a = np.asarray(x)
         except (TypeError, ValueError) as e:
+            if hasattr(x, "to_numpy"):
+                try:
+                    obj = x.to_numpy(dtype=object)
+                except (TypeError, ValueError):
+                    obj = None
+                if obj is not None and getattr(obj, "ndim", 0) == 2:
+                    _object_error(x, obj, what)
             raise InvalidInputError("%s cannot be converted to float32: %s" % (what, e)) from None
         if a.ndim != 2:
             raise InvalidInputError("%s must be 2-D (n_samples, n_features); got %d-D of shape %r. Reshape your "
@@ -312,6 +376,8 @@ def matrix(x, what="X"):
                                     % (what, a.ndim, a.shape))
         if a.dtype.kind == "c":
             raise InvalidInputError("%s: Complex data not supported" % what)
+        if a.dtype.kind in "US":
+            raise InvalidInputError("%s has dtype %s (strings): %s" % (what, a.dtype, _CATEGORICAL))
         if a.dtype.kind not in "fiubO":
             raise InvalidInputError("%s has dtype %s; samebits takes numbers (float32, float64, integers, "
                                     "booleans)" % (what, a.dtype))
@@ -319,6 +385,8 @@ def matrix(x, what="X"):
             try:
                 a = a.astype(np.float32)
             except (TypeError, ValueError) as e:
+                if a.ndim == 2:
+                    _object_error(x, a, what)
                 raise InvalidInputError("%s has dtype object with values that are not numbers: %s"
                                         % (what, e)) from None
         if a.shape[0] < 1 or a.shape[1] < 1:
@@ -345,7 +413,12 @@ def matrix(x, what="X"):
             if isinstance(row, (str, bytes)) or not hasattr(row, "__iter__"):
                 raise InvalidInputError("%s must be 2-D (n_samples, n_features): row %d is %r, not a sequence"
                                         % (what, i, row))
-            vals = [_to_float(v, "%s[%d]" % (what, i)) for v in row]
+            try:
+                vals = [_to_float(v, "%s[%d]" % (what, i)) for v in row]
+            except InvalidInputError:
+                for j, v in enumerate(row):
+                    _to_float(v, "%s[%d][%d] (column %d)" % (what, i, j, j))
+                raise
             if ncols is None:
                 ncols = len(vals)
             elif len(vals) != ncols:

@@ -4,10 +4,99 @@ get_params/set_params introspect __init__ (as sklearn.base.BaseEstimator does);
 __sklearn_tags__ imports scikit-learn lazily, only when scikit-learn itself asks
 (so it is already imported); _estimator_type serves older scikit-learn versions.
 """
+import contextlib
+import functools
 import inspect
 import math
+import operator
+import os
+import sys
+import warnings
 
 from .errors import InvalidArgumentError, InvalidInputError, not_fitted
+
+# The thread count last chosen through samebits.set_num_threads (0: the default,
+# SAMEBITS_NUM_THREADS or all cores): what an estimator's n_jobs restores after
+# its fit or prediction. The C library keeps the count itself; this is its
+# Python-side record, so that the default (0) and an explicit count are told apart.
+_THREADS = {"setting": 0}
+_MAX_THREADS = 1024  # SB_MAX_THREADS
+
+
+def resolve_n_jobs(n_jobs):
+    """scikit-learn's n_jobs as the library's thread count: None leaves the process
+    setting as it is (returns None), -1 is every core (os.cpu_count()), k >= 1 is k
+    threads. Anything else (0, -2, a float, a bool, a string) is InvalidArgumentError
+    (a ValueError)."""
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool):
+        raise InvalidArgumentError("n_jobs=%r must be None, -1 or a positive integer" % (n_jobs,))
+    try:
+        n = operator.index(n_jobs)
+    except TypeError:
+        raise InvalidArgumentError("n_jobs=%r must be None, -1 or a positive integer" % (n_jobs,)) from None
+    if n == -1:
+        return max(1, min(os.cpu_count() or 1, _MAX_THREADS))
+    if n < 1:
+        raise InvalidArgumentError("n_jobs=%r must be None, -1 (all cores) or a positive integer; samebits does "
+                                   "not take joblib's other negative values" % (n_jobs,))
+    if n > _MAX_THREADS:
+        raise InvalidArgumentError("n_jobs=%d is more threads than the library runs (at most %d)"
+                                   % (n, _MAX_THREADS))
+    return n
+
+
+@contextlib.contextmanager
+def thread_count(n_jobs):
+    """Run the body with the library's thread count set from n_jobs, then restore the
+    process-wide setting (samebits.set_num_threads's, or the default). n_jobs=None
+    changes nothing. The thread count never changes a bit of a result."""
+    n = resolve_n_jobs(n_jobs)
+    if n is None:
+        yield
+        return
+    from ._lib import check, lib
+    previous = _THREADS["setting"]
+    check(lib.sb_set_num_threads(n))
+    _THREADS["setting"] = n
+    try:
+        yield
+    finally:
+        lib.sb_set_num_threads(previous)
+        _THREADS["setting"] = previous
+
+
+def with_n_jobs(method):
+    """Decorate an estimator method so that it runs under the estimator's n_jobs."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with thread_count(getattr(self, "n_jobs", None)):
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
+def warn_column_vector(y):
+    """scikit-learn's DataConversionWarning for a (n, 1) y (then used as (n,))."""
+    shape = None
+    if hasattr(y, "shape") and not isinstance(y, (list, tuple)):
+        try:
+            shape = tuple(y.shape)
+        except TypeError:
+            shape = None
+    elif isinstance(y, (list, tuple)) and y and all(isinstance(v, (list, tuple)) and len(v) == 1 for v in y):
+        shape = (len(y), 1)
+    else:
+        try:
+            mv = memoryview(y)
+            shape = tuple(mv.shape)
+        except TypeError:
+            shape = None
+    if shape is not None and len(shape) == 2 and shape[1] == 1:
+        exc = sys.modules.get("sklearn.exceptions")
+        category = getattr(exc, "DataConversionWarning", UserWarning) if exc is not None else UserWarning
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
+                      "to (n_samples,), for example using ravel().", category, stacklevel=3)
 
 
 class Estimator:

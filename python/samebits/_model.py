@@ -197,3 +197,52 @@ def num_threads():
     n = c_int32(0)
     check(lib.sb_get_num_threads(byref(n)))
     return n.value
+
+
+def feature_names_in_file(path_or_bytes):
+    """The feature names a model file stores, or None when it stores none or only the
+    generated names f0..f{n-1} (which count as none, docs/model-format.md). Reads the
+    header of format version 1 or 2 (the C library has already validated the file)."""
+    import io
+    import struct
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        f = io.BytesIO(bytes(path_or_bytes))
+    else:
+        f = open(os.fspath(path_or_bytes), "rb")
+    with f:
+        def take(n):
+            b = f.read(n)
+            if len(b) != n:
+                raise ValueError("truncated model header")
+            return b
+
+        def u32():
+            return struct.unpack("<I", take(4))[0]
+
+        def i32():
+            return struct.unpack("<i", take(4))[0]
+
+        def text():
+            return take(u32()).decode("utf-8")
+
+        take(8)
+        version = u32()
+        take(8)
+        text()  # profile
+        i32()  # family
+        if version == 1:
+            i32()  # objective
+            num_class = i32()
+            num_features = i32()
+            i32()  # numeric mode
+            take(4 * num_class)  # base scores
+        else:
+            i32()  # numeric mode
+            num_features = i32()
+        text()  # params
+        if take(1) != b"\x01":
+            return None
+        names = [text() for _ in range(num_features)]
+    if names == ["f%d" % i for i in range(num_features)]:
+        return None
+    return names

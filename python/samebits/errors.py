@@ -31,6 +31,11 @@ class InvalidInputError(SameBitsError, ValueError):
     status, status_name = 2, "SB_ERR_INVALID_INPUT"
 
 
+class InvalidInputTypeError(InvalidInputError, TypeError):
+    """Input of a type that is no number at all (a dict in an object array): an
+    InvalidInputError that is also a TypeError, as scikit-learn's checks expect."""
+
+
 class OutOfMemoryError(SameBitsError, MemoryError):
     """SB_ERR_OUT_OF_MEMORY."""
     status, status_name = 3, "SB_ERR_OUT_OF_MEMORY"

@@ -4,23 +4,27 @@ names and defaults, identical bits on every machine and thread count.
 Splits are searched on binned features (max_bin, as HistGradientBoosting does),
 so thresholds are bin edges rather than midpoints between training values.
 """
+import numbers
 import sys
 from ctypes import byref, c_size_t
 
 from ._lib import check, lib
 from ._model import Model, dataset
-from .errors import InvalidArgumentError
+from ._base import with_n_jobs
+from .errors import InvalidArgumentError, InvalidInputError
 from .gbdt import GradientBoosting, _text
 from . import _array
 
 
 class _Forest(GradientBoosting):
     _model_name = "random_forest"
+    _family = 1
 
     def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, max_features=None, bootstrap=None, max_samples=None, oob_score=False,
+                 min_weight_fraction_leaf=0.0, max_features=1.0, bootstrap=None, max_samples=None, oob_score=False,
                  random_state=None, max_bin=255, bin_sample_rows=None, numeric_mode=None, device="cpu",
-                 inference_engine="sequential", record_stages=False):
+                 inference_engine="sequential", record_stages=False, n_jobs=None):
+        self.n_jobs = n_jobs
         self.inference_engine = inference_engine
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.oob_score = oob_score
@@ -56,17 +60,9 @@ class _Forest(GradientBoosting):
         cw = getattr(self, "class_weight", None)
         if cw is not None:
             pairs.append(("class_weight", self._class_weight_text(cw)))
-        mf = self.max_features
+        mf = self._max_features_text()
         if mf is not None:
-            if isinstance(mf, bool):
-                raise InvalidArgumentError("max_features=%r must be 'sqrt', 'log2', an int or a float" % (mf,))
-            if isinstance(mf, float):
-                if mf == 1.0:
-                    pairs.append(("max_features", "all"))
-                else:
-                    pairs.append(("max_features", repr(mf) if "." in repr(mf) else repr(mf) + ".0"))
-            else:
-                pairs.append(("max_features", str(mf)))
+            pairs.append(("max_features", mf))
         if self.bootstrap is not None:
             pairs.append(("bootstrap", "1" if self.bootstrap else "0"))
         if self.max_samples is not None:
@@ -78,6 +74,40 @@ class _Forest(GradientBoosting):
         if self.device is not None:
             pairs.append(("device", str(self.device)))
         return pairs
+
+    def _max_features_text(self):
+        """max_features as scikit-learn (1.3 and later) takes it, as the C key's text:
+        "sqrt", "log2", an int in [1, n_features], a float in (0, 1] (1.0: every
+        feature) or None (every feature). "auto" was deprecated in scikit-learn 1.1
+        and removed in 1.3 (sqrt for classifiers, every feature for regressors); it
+        is refused with what to use instead. The text is what the C library stores
+        in the model's parameters, so the same value gives the CLI's model bytes."""
+        mf = self.max_features
+        if mf is None:
+            return "all"
+        if isinstance(mf, str):
+            if mf in ("sqrt", "log2"):
+                return mf
+            if mf == "auto":
+                use = "'sqrt'" if self._is_classifier() else "1.0 or None"
+                raise InvalidArgumentError(
+                    "max_features='auto' was deprecated in scikit-learn 1.1 and removed in 1.3; for a %s it "
+                    "meant max_features=%s: use that" % (type(self).__name__, use))
+            raise InvalidArgumentError("max_features=%r must be 'sqrt', 'log2', an int in [1, n_features], a "
+                                       "float in (0.0, 1.0] or None" % (mf,))
+        if isinstance(mf, bool) or not isinstance(mf, numbers.Real):
+            raise InvalidArgumentError("max_features=%r must be 'sqrt', 'log2', an int in [1, n_features], a "
+                                       "float in (0.0, 1.0] or None" % (mf,))
+        if isinstance(mf, numbers.Integral):
+            if int(mf) < 1:
+                raise InvalidArgumentError("max_features=%r: an int must be in [1, n_features]" % (mf,))
+            return str(int(mf))
+        mf = float(mf)
+        if not 0.0 < mf <= 1.0:
+            raise InvalidArgumentError("max_features=%r: a float must be in (0.0, 1.0]" % (mf,))
+        if mf == 1.0:
+            return "all"
+        return repr(mf) if "." in repr(mf) else repr(mf) + ".0"
 
     def _class_weight_text(self, cw):
         """class_weight as the C key's text: "balanced", "balanced_subsample", or
@@ -109,6 +139,7 @@ class _Forest(GradientBoosting):
             raise InvalidArgumentError("forests take no eval_set")
         return Model.fit_forest(pairs, train, card)
 
+    @with_n_jobs
     def _predict_proba(self, X):
         d = self._predict_data(X)
         return self._model.predict(d, 1, self.n_classes_, device=self._predict_device())
@@ -121,12 +152,19 @@ class _Forest(GradientBoosting):
             raise InvalidArgumentError("inference_engine=%r: 'sequential' (host) or 'parallel' (GPU)" % (eng,))
         return "cuda" if eng == "parallel" else None
 
+    @with_n_jobs
     def fit(self, X, y, sample_weight=None):
         """Train on X (n, d) and y (n,); sample_weight (n,), finite and >= 0, is
         rounded to float32 and then to the forest's fixed point (docs/forest.md).
         With oob_score=True also sets oob_score_ (accuracy or R^2 of the
         out-of-bag predictions, unweighted as scikit-learn's) and
         oob_decision_function_ / oob_prediction_."""
+        mf = self.max_features
+        if isinstance(mf, numbers.Integral) and not isinstance(mf, bool) and X is not None:
+            width = _width(X)
+            if width is not None and int(mf) > width:
+                raise InvalidArgumentError("max_features=%d must be in [1, n_features]; X has %d features"
+                                           % (mf, width))
         if self.oob_score and self.bootstrap is False:
             raise InvalidArgumentError("oob_score=True needs bootstrap=True")
         if self.oob_score and self._model_name == "extra_trees" and not self.bootstrap:
@@ -142,6 +180,18 @@ class _Forest(GradientBoosting):
             self._set_oob(X, y)
         return self
 
+    def _holds(self, info):
+        return info["family"] == self._family and \
+            (info["objective"] == "classification") == self._is_classifier()
+
+    @property
+    def decision_function(self):
+        """Forest classifiers have no decision_function (as scikit-learn's): use
+        predict_proba; predict_raw gives the C library's raw output."""
+        raise AttributeError("%s has no decision_function (as scikit-learn's forests); use predict_proba"
+                             % type(self).__name__)
+
+    @with_n_jobs
     def _set_oob(self, X, y):
         np = sys.modules.get("numpy")
         if np is None:
@@ -171,16 +221,16 @@ class _ForestClassifier(_Forest):
     _estimator_kind = "classifier"
 
     def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, max_features=None, bootstrap=None, max_samples=None, oob_score=False,
-                 random_state=None, class_weight=None, max_bin=255, bin_sample_rows=None, numeric_mode=None,
-                 device="cpu", inference_engine="sequential", record_stages=False):
+                 min_weight_fraction_leaf=0.0, max_features="sqrt", bootstrap=None, max_samples=None,
+                 oob_score=False, random_state=None, class_weight=None, max_bin=255, bin_sample_rows=None,
+                 numeric_mode=None, device="cpu", inference_engine="sequential", record_stages=False, n_jobs=None):
         super().__init__(n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
                          bootstrap=bootstrap, max_samples=max_samples, oob_score=oob_score,
                          random_state=random_state, max_bin=max_bin, bin_sample_rows=bin_sample_rows,
                          numeric_mode=numeric_mode, device=device, inference_engine=inference_engine,
-                         record_stages=record_stages)
+                         record_stages=record_stages, n_jobs=n_jobs)
         self.class_weight = class_weight
 
     def _is_classifier(self):
@@ -208,11 +258,13 @@ class RandomForestRegressor(_ForestRegressor):
 class ExtraTreesClassifier(_ForestClassifier):
     """Extremely randomized trees for classification (no bootstrap by default)."""
     _model_name = "extra_trees"
+    _family = 2
 
 
 class ExtraTreesRegressor(_ForestRegressor):
     """Extremely randomized trees for regression (no bootstrap by default)."""
     _model_name = "extra_trees"
+    _family = 2
 
 
 class IsolationForest(_Forest):
@@ -226,9 +278,11 @@ class IsolationForest(_Forest):
     -1 for anomalies (decision_function < 0), 1 for inliers."""
 
     _estimator_kind = "outlier_detector"
+    _family = 3
 
     def __init__(self, n_estimators=100, max_samples=256, contamination="auto", random_state=None, max_bin=255,
-                 bin_sample_rows=None, numeric_mode=None, device="cpu", inference_engine="sequential"):
+                 bin_sample_rows=None, numeric_mode=None, device="cpu", inference_engine="sequential", n_jobs=None):
+        self.n_jobs = n_jobs
         self.inference_engine = inference_engine
         self.n_estimators = n_estimators
         self.contamination = contamination
@@ -262,36 +316,88 @@ class IsolationForest(_Forest):
     def _fit_model(self, pairs, train, valid, card):
         return Model.fit_isolation(pairs, train, card)
 
+    def _holds(self, info):
+        return info["family"] == self._family
+
+    def _load_fitted(self, model, source):
+        """A loaded isolation forest: offset_ is -0.5 when contamination is 'auto'
+        (the file does not hold the training rows a contamination quantile needs)."""
+        super()._load_fitted(model, source)
+        if self.contamination == "auto":
+            self.offset_ = -0.5
+
+    @with_n_jobs
     def fit(self, X, y=None, sample_weight=None):
-        """Train on X (n, d); y is ignored."""
+        """Train on X (n, d); y is ignored. sample_weight is not supported yet (the C
+        library's isolation forest takes no weights): refused by name."""
         if sample_weight is not None:
+            w = _array.values(sample_weight, "sample_weight")
+            if w and not any(float(v) for v in w):
+                raise InvalidInputError("sample_weight is all zero: nothing to learn from")
             raise InvalidArgumentError("IsolationForest does not take sample_weight yet")
         c = self.contamination
         if not (c == "auto" or (isinstance(c, (int, float)) and not isinstance(c, bool) and 0.0 < c <= 0.5)):
             raise InvalidArgumentError("contamination must be 'auto' or a number in (0, 0.5], not %r" % (c,))
         m = _array.matrix(X, "X")
+        if m.nrows < 2:
+            raise InvalidInputError("IsolationForest needs at least 2 rows; got n_samples = %d" % m.nrows)
         super(_Forest, self).fit(X, [0.0] * m.nrows)  # labels are not used
         self.offset_ = -0.5 if c == "auto" else _quantile(self.score_samples(X), float(c))
         return self
 
+    @with_n_jobs
     def score_samples(self, X):
-        """Minus the anomaly score of each row (lower is more anomalous)."""
+        """Minus the anomaly score of each row (lower is more anomalous): float32
+        values, as a float64 numpy.ndarray (scikit-learn's dtype; widening is exact)
+        when NumPy is loaded, else a samebits.Array."""
+        return _float64(self._score32(X))
+
+    def _score32(self, X):
         d = self._predict_data(X)
         return _map(self._model.predict(d, 2, 1, device=self._predict_device()), lambda v: -v)
 
     def decision_function(self, X):
-        """score_samples - offset_ (each rounded to float32): negative for anomalies."""
+        """score_samples - offset_, each rounded to float32: negative for anomalies
+        (a float64 numpy.ndarray of those float32 values when NumPy is loaded)."""
+        return _float64(self._decision32(X))
+
+    @with_n_jobs
+    def _decision32(self, X):
         off = getattr(self, "offset_", None)
         if off is None:
             if self.contamination != "auto":
                 raise InvalidArgumentError("contamination=%r needs offset_, which fit computes from its rows; a model "
                                            "loaded from a file has only contamination='auto'" % (self.contamination,))
             off = -0.5
-        return _map(self.score_samples(X), lambda v: v - off)
+        return _map(self._score32(X), lambda v: v - off)
 
     def predict(self, X):
-        """-1 for anomalies (decision_function < 0), 1 for inliers."""
-        return _map(self.decision_function(X), lambda v: -1.0 if v < 0 else 1.0)
+        """-1 for anomalies (decision_function < 0), 1 for inliers, as integers (as
+        scikit-learn's): an int64 numpy.ndarray when NumPy is loaded, else a list of ints."""
+        d = self._decision32(X)
+        np = sys.modules.get("numpy")
+        if np is not None:
+            return np.where(np.asarray(d) < 0, -1, 1).astype(np.int64)
+        return [-1 if v < 0 else 1 for v in d.tolist()]
+
+
+def _float64(a):
+    """A float32 Array as a float64 numpy.ndarray (exact) when NumPy is loaded, else a."""
+    np = sys.modules.get("numpy")
+    return np.asarray(a).astype(np.float64) if np is not None else a
+
+
+def _width(X):
+    """X's column count without converting it (None when it is not cheap to tell)."""
+    shape = getattr(X, "shape", None)
+    try:
+        if shape is not None and len(shape) == 2:
+            return int(shape[1])
+        if isinstance(X, (list, tuple)) and X and hasattr(X[0], "__len__"):
+            return len(X[0])
+    except TypeError:
+        pass
+    return None
 
 
 def _quantile(a, q):

@@ -12,7 +12,7 @@ import operator
 import sys
 
 from . import _array
-from ._base import Estimator, accuracy, r2_score
+from ._base import Estimator, accuracy, r2_score, warn_column_vector, with_n_jobs
 from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
 
@@ -69,6 +69,17 @@ def _text(name, value, kind):
     return value
 
 
+def _named(method, name):
+    """method (a bound method) under the public name a property hands it out by:
+    scikit-learn's scorers go by the __name__ of the method they call (a
+    predict_proba not named so is not reduced to its positive column)."""
+    def call(*args, **kwargs):
+        return method(*args, **kwargs)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = method.__doc__
+    return call
+
+
 def _is_numpy_array(x):
     np = sys.modules.get("numpy")
     return np is not None and isinstance(x, np.ndarray)
@@ -88,7 +99,7 @@ class GradientBoosting(Estimator):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False):
+                 record_stages=False, n_jobs=None):
         self.loss = loss
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -112,6 +123,7 @@ class GradientBoosting(Estimator):
         self.numeric_mode = numeric_mode
         self.device = device
         self.record_stages = record_stages
+        self.n_jobs = n_jobs
 
     # ---- kind ------------------------------------------------------------
     @property
@@ -223,6 +235,7 @@ class GradientBoosting(Estimator):
         return _array.vector(out, what)
 
     # ---- fit ------------------------------------------------------------------
+    @with_n_jobs
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
         holding one) for the metric log and early stopping. On error nothing changes."""
@@ -230,6 +243,7 @@ class GradientBoosting(Estimator):
         if y is None:
             raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
         m = _array.matrix(X, "X")
+        warn_column_vector(y)
         classes = None
         if classify:
             classes, label = self._encode_labels(y)
@@ -331,6 +345,7 @@ class GradientBoosting(Estimator):
         m.names = None
         return dataset(m)
 
+    @with_n_jobs
     def predict(self, X):
         """Regression: the predicted values (samebits.Array). Classification: the
         original labels (a NumPy array when classes_ is one, i.e. NumPy was loaded at
@@ -350,15 +365,23 @@ class GradientBoosting(Estimator):
         """Class probabilities (classifiers only)."""
         if not self._is_classifier():
             raise AttributeError("predict_proba is only for classification losses")
-        return self._predict_proba
+        return _named(self._predict_proba, "predict_proba")
 
     @property
     def decision_function(self):
         """Raw margins (classifiers only; predict_raw works for every loss)."""
         if not self._is_classifier():
             raise AttributeError("decision_function is only for classification losses; use predict_raw")
-        return self.predict_raw
+        return _named(self._decision_function, "decision_function")
 
+    def _decision_function(self, X):
+        """predict_raw's margins; a numpy.ndarray (float32, a zero-copy view of the
+        samebits.Array) when NumPy is loaded, as scikit-learn's checks require."""
+        out = self.predict_raw(X)
+        np = sys.modules.get("numpy")
+        return np.asarray(out) if np is not None else out
+
+    @with_n_jobs
     def _predict_proba(self, X):
         """Class probabilities, shape (n, K) (K = 2 for binary: column 0 is 1 - P(1),
         rounded to float32 as C's 1.0f - p)."""
@@ -374,6 +397,7 @@ class GradientBoosting(Estimator):
             flat[2 * i + 1] = p
         return out
 
+    @with_n_jobs
     def predict_raw(self, X):
         """Raw margins: (n,) for regression and binary, (n, K) for multiclass."""
         d = self._predict_data(X)
@@ -434,24 +458,43 @@ class GradientBoosting(Estimator):
         self._model.save(path)
 
     def load_model(self, path_or_bytes):
-        """Load a model file (or its bytes) into this estimator; returns self. Class labels
-        are not in the file: a loaded classifier's classes_ are 0..K-1."""
-        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            model = Model.from_bytes(path_or_bytes)
-        else:
-            model = Model.load(path_or_bytes)
-        self._check_objective(model.info()["objective"])
+        """Load a model file (or its bytes) into this estimator; returns self. The file
+        must be of this estimator's family and kind (a random forest classifier's file
+        into a RandomForestClassifier...): another is InvalidInputError naming both.
+        Class labels are not in the file: a loaded classifier's classes_ are 0..K-1.
+        feature_names_in_ is set when the file stores names other than f0..f{n-1}."""
+        model = _open_model(path_or_bytes)
+        self._check_holds(model.info())
+        self._load_fitted(model, path_or_bytes)
+        return self
+
+    def _load_fitted(self, model, source):
+        from ._model import feature_names_in_file
+        names = feature_names_in_file(source)
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
         self._card_text = None
-        self._set_fitted(model, None, None)
-        return self
+        self._set_fitted(model, None, names)
 
-    def _check_objective(self, objective):
+    _family = 0  # sb_family of the files this estimator holds
+
+    def _holds(self, info):
+        """Whether a model of info's family and objective fits this estimator."""
+        if info["family"] != self._family:
+            return False
+        objective = info["objective"]
         is_cls = objective in ("binary", "multiclass")
-        if (objective in RANKING_LOSSES) != isinstance(self, GradientBoostingRanker) or is_cls != self._is_classifier():
-            raise InvalidInputError("the model's objective is %s; a %s cannot hold it"
-                                    % (objective, type(self).__name__))
+        return (objective in RANKING_LOSSES) == isinstance(self, GradientBoostingRanker) \
+            and is_cls == self._is_classifier()
+
+    def _check_holds(self, info):
+        cls = estimator_class_for(info)
+        if not self._holds(info):
+            raise InvalidInputError(
+                "the model file holds a %s model (family %s, objective %s); a %s cannot hold it: load it with "
+                "samebits.load_model(...) or %s().load_model(...)"
+                % (cls.__name__, family_name(info["family"]), info["objective"], type(self).__name__,
+                   cls.__name__))
 
     # ---- pickle ------------------------------------------------------------------------
     def __getstate__(self):
@@ -463,6 +506,10 @@ class GradientBoosting(Estimator):
     def __setstate__(self, state):
         state = dict(state)
         data = state.pop("_model_bytes", None)
+        if "n_jobs" not in state:  # pickled before n_jobs existed
+            state["n_jobs"] = None
+            if state.get("max_features", "") is None and self._is_classifier() and hasattr(self, "_max_features_text"):
+                state["max_features"] = "sqrt"  # what None meant then for a forest classifier (the C default)
         self.__dict__.update(state)
         if data is not None:
             self._model = Model.from_bytes(data)
@@ -478,7 +525,7 @@ class GradientBoostingRegressor(GradientBoosting):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False):
+                 record_stages=False, n_jobs=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -487,7 +534,7 @@ class GradientBoostingRegressor(GradientBoosting):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages)
+                         record_stages=record_stages, n_jobs=n_jobs)
 
     _estimator_kind = "regressor"
 
@@ -511,7 +558,7 @@ class GradientBoostingClassifier(GradientBoosting):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False):
+                 record_stages=False, n_jobs=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -520,7 +567,7 @@ class GradientBoostingClassifier(GradientBoosting):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages)
+                         record_stages=record_stages, n_jobs=n_jobs)
 
     _estimator_kind = "classifier"
 
@@ -545,7 +592,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, lambdarank_truncation_level=None, lambdarank_norm=None, sigmoid=None,
-                 label_gain=None, eval_at=None):
+                 label_gain=None, eval_at=None, n_jobs=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -554,7 +601,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages)
+                         record_stages=record_stages, n_jobs=n_jobs)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.sigmoid = sigmoid
@@ -595,13 +642,47 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             del self._pending_groups
 
 
+FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear")
+
+
+def family_name(family):
+    """sb_family_name: the family's name in the model file's numbering."""
+    return FAMILY_NAMES[family] if 0 <= family < len(FAMILY_NAMES) else "unknown (%d)" % family
+
+
+def estimator_class_for(info):
+    """The estimator class that trains models of info's family and objective (a
+    family no Python estimator holds is InvalidInputError naming it)."""
+    from . import forest
+    family, objective = info["family"], info["objective"]
+    if family == 0:
+        if objective in ("binary", "multiclass"):
+            return GradientBoostingClassifier
+        return GradientBoostingRanker if objective in RANKING_LOSSES else GradientBoostingRegressor
+    if family in (1, 2):
+        cls = objective == "classification"
+        if family == 1:
+            return forest.RandomForestClassifier if cls else forest.RandomForestRegressor
+        return forest.ExtraTreesClassifier if cls else forest.ExtraTreesRegressor
+    if family == 3:
+        return forest.IsolationForest
+    raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
+                            % family_name(family))
+
+
+def _open_model(path_or_bytes):
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return Model.from_bytes(path_or_bytes)
+    return Model.load(path_or_bytes)
+
+
 def load_model(path_or_bytes):
-    """Load a model file (or bytes) into the estimator its objective calls for."""
-    model = Model.from_bytes(path_or_bytes) if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) \
-        else Model.load(path_or_bytes)
-    objective = model.info()["objective"]
-    est = GradientBoostingClassifier() if objective in ("binary", "multiclass") \
-        else GradientBoostingRanker() if objective in RANKING_LOSSES else GradientBoostingRegressor()
-    est._card_text = None
-    est._set_fitted(model, None, None)
+    """Load a model file (or bytes) into a new estimator of the class that trained it:
+    GradientBoostingRegressor / Classifier / Ranker, RandomForestClassifier /
+    Regressor, ExtraTreesClassifier / Regressor or IsolationForest, by the file's
+    family and objective (sb_model_get_info). Its constructor parameters are the
+    class's defaults; its fitted attributes are the file's (classes_ 0..K-1)."""
+    model = _open_model(path_or_bytes)
+    est = estimator_class_for(model.info())()
+    est._load_fitted(model, path_or_bytes)
     return est
