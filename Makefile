@@ -19,7 +19,8 @@
 #                        bin-key (binning keys -0 apart from +0), writer-endian (the
 #                        model writer in host byte order: meaningful with ARCH=s390x),
 #                        f64-conv (decimals rounded through float64),
-#                        refusal-downgrade (a device this build lacks runs on the CPU)
+#                        refusal-downgrade (a device this build lacks runs on the CPU),
+#                        nan-side (missing values always left at a node without any)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -30,7 +31,7 @@
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
-  f64-conv refusal-downgrade
+  f64-conv refusal-downgrade nan-side
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -110,6 +111,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_LIBM_SIGMOID
   else ifeq ($(SABOTAGE),forest-ties)
     SABOTAGE_DEFS := -DSB_SABOTAGE_FOREST_TIES
+  else ifeq ($(SABOTAGE),nan-side)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_NAN_SIDE
   else ifeq ($(SABOTAGE),bin-key)
     SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
   else ifeq ($(SABOTAGE),writer-endian)
@@ -152,7 +155,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
 # CUDA=1: the CUDA backend of the device layer (dev_cuda.cu) and the entry kernels
 # (src/kernels/entry/, the source OpenCL builds too, compiled by entry_*.cu), by nvcc
 # under the profile's flags (one place: tools/cuda-compile-check.sh --print-flags profile),
-# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma|ties|forest-ties|topk-ties: a separating arm of the
+# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma|ties|forest-ties|topk-ties|nan-side: a separating arm of the
 # GPU leg, into build-cuda-VARIANT/.
 ifneq ($(CUDA),)
   ifneq ($(ARCH),)
@@ -265,7 +268,7 @@ deps:
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
-  refusal-downgrade
+  refusal-downgrade nan-side
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

@@ -15,7 +15,8 @@
 # entry kernels' exp through CUDA's expf), float-atomic (histogram sums as
 # float atomics), gemm-fma (the matrix product's parts recombined in float with fma),
 # ties, forest-ties, topk-ties (the kernels' tie rules of gradient boosting, forests and
-# top-k broken as the CPU arms of those names break them; compiled only on request,
+# top-k broken as the CPU arms of those names break them), nan-side (missing values
+# always left at a node without any, the rule before the majority's; compiled only on request,
 # CUDA_CHECK_ARMS="...", and by tools/device-h200.sh). CUDA_CHECK_ARMS="..." narrows them ("" for none).
 # Environment: NVCC (default: nvcc from PATH, then /usr/local/cuda/bin/nvcc);
 # CUDA_ARCH (default: every architecture, see below; sm_90 for the arms); SAMEBITS_REQUIRE_NVCC=1 turns a missing nvcc into
@@ -66,6 +67,7 @@ flags_of() {
     ties) echo "$ARM_FLAGS -DSB_SABOTAGE_TIES" ;;
     forest-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_FOREST_TIES" ;;
     topk-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_TOPK_TIES" ;;
+    nan-side) echo "$ARM_FLAGS -DSB_SABOTAGE_NAN_SIDE" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

@@ -48,7 +48,7 @@ LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarc
         "s390x": ("build-s390x", ["qemu-s390x"], True)}
 ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties", "forest-keys",
                    "gemm-order", "gemm-fma", "reduce-order", "topk-ties", "jacobi-order", "libm-log",
-                   "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade"],
+                   "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade", "nan-side"],
         "aarch64": ["contract", "libm-log", "libm-sigmoid"],
         "s390x": ["contract", "excess-precision", "libm-log", "libm-sigmoid", "writer-endian"]}
 # Arms whose check is not `samebits verify` on the fixtures (docs/verification.md,
@@ -316,7 +316,8 @@ def record_opencl(out_root, commit, now):
     linalg_ok = verify_family("linalg")
     linalg_arms = [arm_run("linalg", a) for a in ("float-atomic", "gemm-fma")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
-    tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties")]
+    tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
+                arm_run("gbdt", "nan-side")]
     required = [a["arm"] for a in arms]
     # Controls: what must change no bit, recorded apart from the arms (a control
     # holds when no fixture parts): contraction on the gbdt path, which has no

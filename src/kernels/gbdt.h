@@ -46,10 +46,16 @@ SB_FN void sb_k_grad_logistic(float margin, float y, float w, float *g, float *h
 SB_FN void sb_k_softmax(const SB_GLOBAL float *m, sb_i32 k, float *p) { SB_K_SOFTMAX_BODY(m, k, p) }
 SB_FN void sb_k_softmax_g(const SB_GLOBAL float *m, sb_i32 k, SB_GLOBAL float *p) { SB_K_SOFTMAX_BODY(m, k, p) }
 
-/* Softmax loss, class c of a row with probabilities p and integer label y:
- * g = (p_c - [y == c]) w, h = max(2 p_c (1 - p_c), eps) w. */
-SB_FN void sb_k_grad_softmax(float pc, sb_i32 is_label, float w, float *g, float *h) {
-    float hh = 2.0f * pc * (1.0f - pc);
+/* Softmax loss, class c of a row with probabilities p and integer label y,
+ * K classes: g = (p_c - [y == c]) w, h = max(f p_c (1 - p_c), eps) w with
+ * f = K / (K - 1), the factor LightGBM documents for its multiclass objective
+ * (Friedman, "Greedy Function Approximation", 2001, sec. 4.6: the K-class
+ * Newton step carries (K - 1) / K). f is one correctly rounded division of two
+ * exact integers, the same float on every backend; the products are taken in
+ * the order written. */
+SB_FN void sb_k_grad_softmax(float pc, sb_i32 is_label, sb_i32 K, float w, float *g, float *h) {
+    const float f = (float)K / (float)(K - 1);
+    float hh = f * (pc * (1.0f - pc));
     if (hh < SB_GBDT_MIN_HESS) hh = SB_GBDT_MIN_HESS;
     *g = (pc - (is_label ? 1.0f : 0.0f)) * w;
     *h = hh * w;

@@ -11,6 +11,8 @@ catch. An identity test counts only because these builds fail it.
   writer-endian the model writer in host byte order, caught on s390x (rule 9)
   f64-conv      decimals rounded through float64 (rule 1)
   refusal-downgrade  a device this build lacks run on the CPU (rule 10)
+  nan-side      missing values always left at a node without any, not with the
+                majority (rule 7: a stated rule, the same on every backend)
 
 docs/verification.md ("Separating arms") has the full list and one row per
 rule of DESIGN.md section 1; the last test here checks that table.
@@ -172,6 +174,17 @@ def test_arm_ties_without_total_order_is_caught(fixture, tmp_path):
     card = _card("x86_64", fixture, 1, tmp_path, "ties")
     d = _first_diff(reference_card(fixture), card)
     assert d is not None and "splits" in d, d
+
+
+@pytest.mark.parametrize("fixture", ["gbdt-missing-shift", "gbdt-regression", "gbdt-multiclass", "gbdt-lambdarank"])
+def test_arm_nan_side_is_caught(fixture, tmp_path):
+    """Missing values sent left at every node without any (the rule before
+    the majority's, kernels/tree.h sb_k_split_at): the split record carries
+    the side, so the first tree's splits part; gbdt-missing-shift's
+    validation margins read the side as well."""
+    card = _card("x86_64", fixture, 1, tmp_path, "nan-side")
+    d = _first_diff(reference_card(fixture), card)
+    assert d is not None and "tree0.splits" in d, d
 
 
 @pytest.mark.parametrize("fixture", ["gbdt-regression", "gbdt-binary"])

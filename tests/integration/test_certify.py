@@ -21,7 +21,7 @@ ARM_BUILDS = [("x86_64", a) for a in ("libm-exp", "thread-chunks", "float-hist",
 ARM_BUILDS += [("x86_64", "jacobi-order")]  # the eigensolver's sweep order (linalg-solve)
 # Rules 3, 7 and 9 (issue 17); f64-conv and refusal-downgrade leave every fixture
 # identical (their checks are a reader test and a refusal: test_arms.py).
-ARM_BUILDS += [("x86_64", a) for a in ("libm-log", "libm-sigmoid", "forest-ties", "bin-key")] + \
+ARM_BUILDS += [("x86_64", a) for a in ("libm-log", "libm-sigmoid", "forest-ties", "bin-key", "nan-side")] + \
               [(leg, a) for leg in ("aarch64", "s390x") for a in ("libm-log", "libm-sigmoid")] + \
               [("s390x", "writer-endian")]
 DIFF_LINE = re.compile(r"^  (\S+)\s+DIFFERS: differ at stage (\d+): (\S+) \((digest|tag|dtype|count|missing)\)$",

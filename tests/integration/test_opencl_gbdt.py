@@ -81,6 +81,7 @@ TIE_ARMS = {
     "ties": ("gbdt-regression", "tree0.splits"),
     "forest-ties": ("forest-rf-classes", "forest.train_raw"),
     "topk-ties": ("linalg-reduce", "reduce.d1.argmin_cols"),
+    "nan-side": ("gbdt-missing-shift", "tree0.splits"),
 }
 
 

@@ -696,8 +696,12 @@ static void tree_config(const tcfg *c) {
         if (nbins[f] < nbins[s.probe_f]) s.probe_f = f;
 
     /* open: the reference, then each other backend in use */
+    /* a starting margin per class (as multiclass' log priors), so the copy
+     * of per-class margins is compared as well as the one-value fill */
+    float base[SB_TDEV_MAX_CLASS];
+    for (int32_t k = 0; k < SB_TDEV_MAX_CLASS; k++) base[k] = 0.25f - 0.375f * (float)k;
     const sb_tdev_setup setup0 = {binned, n, nf, nbins, hoff, total, label, c->weighted ? weight : NULL,
-                                  c->objective, K, 0.25f, SB_DEVICE_CPU_BATCHED};
+                                  c->objective, K, base, SB_DEVICE_CPU_BATCHED};
     int live = 0;
     for (int b = 0; b < NB; b++) {
         if (!be_wanted(b)) continue;

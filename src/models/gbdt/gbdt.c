@@ -105,24 +105,58 @@ static sb_status check_labels(const gbdt_params *p, const sb_table *t, const cha
 
 /* ---- base score ---- */
 
-static float base_score(const fit *f) {
+/* The margins every row starts from, one per class (K of them), as LightGBM's
+ * boost_from_average: regression the weighted mean of the labels, binary the
+ * logit of the weighted positive rate, multiclass per class the log of its
+ * weighted frequency (clamped at 1e-15, so an absent class starts at
+ * log(1e-15), as LightGBM's does), ranking 0. boost_from_average=false starts
+ * at 0 and a given base_score wins over both. Sums are exact (sb_sacc), so
+ * the result does not depend on row order or threads. */
+static sb_status base_scores(const fit *f, float *base) {
     const gbdt_params *p = f->p;
-    if (p->has_base_score) return p->base_score;
-    if (p->objective == SB_OBJ_MULTICLASS || sb_gbdt_is_ranking(p->objective)) return 0.0f;
+    const int32_t K = f->K;
+    if (p->has_base_score || p->no_boost_from_average || sb_gbdt_is_ranking(p->objective)) {
+        const float v = p->has_base_score ? p->base_score : 0.0f;
+        for (int32_t c = 0; c < K; c++) base[c] = v;
+        return SB_OK;
+    }
+    const float *w = f->tr->weight, *y = f->tr->label;
+    if (p->objective == SB_OBJ_MULTICLASS) {
+        sb_sacc *num = sb_malloc(sizeof(sb_sacc) * (size_t)K), den;
+        if (!num) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        for (int32_t c = 0; c < K; c++) sb_sacc_init(&num[c]);
+        sb_sacc_init(&den);
+        for (int64_t r = 0; r < f->tr->nrows; r++) {
+            const float wr = w ? w[r] : 1.0f;
+            sb_sacc_add(&num[(int32_t)y[r]], wr);
+            sb_sacc_add(&den, wr);
+        }
+        const float d = sb_sacc_round_f32(&den);
+        for (int32_t c = 0; c < K; c++) {
+            float pc = d > 0.0f ? sb_sacc_round_f32(&num[c]) / d : 0.0f;
+            if (!(pc >= 1e-15f)) pc = 1e-15f;
+            base[c] = sb_logf(pc);
+        }
+        sb_free(num);
+        return SB_OK;
+    }
     sb_sacc num, den;
     sb_sacc_init(&num);
     sb_sacc_init(&den);
     for (int64_t r = 0; r < f->tr->nrows; r++) {
-        float w = f->tr->weight ? f->tr->weight[r] : 1.0f;
-        sb_sacc_add(&num, f->tr->weight ? f->tr->label[r] * w : f->tr->label[r]);
-        sb_sacc_add(&den, w);
+        const float wr = w ? w[r] : 1.0f;
+        sb_sacc_add(&num, w ? y[r] * wr : y[r]);
+        sb_sacc_add(&den, wr);
     }
     float d = sb_sacc_round_f32(&den);
     float mean = d > 0.0f ? sb_sacc_round_f32(&num) / d : 0.0f;
-    if (p->objective == SB_OBJ_REGRESSION) return mean;
-    if (mean < 1e-6f) mean = 1e-6f;
-    if (mean > 1.0f - 1e-6f) mean = 1.0f - 1e-6f;
-    return sb_logf(mean / (1.0f - mean)); /* logit of the positive rate */
+    if (p->objective != SB_OBJ_REGRESSION) {
+        if (mean < 1e-6f) mean = 1e-6f;
+        if (mean > 1.0f - 1e-6f) mean = 1.0f - 1e-6f;
+        mean = sb_logf(mean / (1.0f - mean)); /* logit of the positive rate */
+    }
+    base[0] = mean;
+    return SB_OK;
 }
 
 /* ---- gradients ---- */
@@ -434,7 +468,7 @@ static sb_status push_tree(fit *f, sb_grown *gr) {
     return SB_OK;
 }
 
-static sb_status make_model(fit *f, float base, sb_model **out) {
+static sb_status make_model(fit *f, const float *base, sb_model **out) {
     sb_model *m;
     sb_status st = sb_model_alloc(&m);
     if (st != SB_OK) return st;
@@ -449,7 +483,7 @@ static sb_status make_model(fit *f, float base, sb_model **out) {
         sb_model_free(m);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
     }
-    for (int32_t c = 0; c < f->K; c++) m->base_score[c] = base;
+    for (int32_t c = 0; c < f->K; c++) m->base_score[c] = base[c];
     for (int32_t k = 0; k < f->tr->ncols; k++) {
         m->feature_names[k] = sb_strdup(f->tr->names[k]);
         if (!m->feature_names[k]) {
@@ -472,7 +506,7 @@ static sb_status make_model(fit *f, float base, sb_model **out) {
 /* ---- trees on a device ---- */
 
 /* Open the device named by the parameters on the binned training data. */
-static sb_status dev_open(fit *f, float base) {
+static sb_status dev_open(fit *f, const float *base) {
     const sb_device_kind kind = (sb_device_kind)f->p->device;
     const char *name = sb_device_kind_name(kind);
     sb_status st = sb_tdev_find(kind, &f->ops);
@@ -545,6 +579,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     sb_status st = sb_gbdt_params_parse(params, &p);
     if (st != SB_OK) return st;
     fit f;
+    float *base = NULL; /* the K starting margins (base_scores) */
     memset(&f, 0, sizeof f);
     f.p = &p;
     f.tr = &train->t;
@@ -577,7 +612,6 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     if ((int64_t)p.n_estimators * K1 > 10000000) /* a model file's tree limit (docs/model-format.md) */
         return sb_fail(SB_ERR_LIMIT, "gbdt: n_estimators=%d x %d classes is more than 10,000,000 trees",
                        (int)p.n_estimators, (int)K1);
-    float base = 0.0f;
     sb_model *m = NULL;
     int64_t ntasks = sb_chunk_count(n, ROW_GRAIN);
 
@@ -591,8 +625,9 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     f.mask = sb_malloc((size_t)nf);
     f.inbag = sb_malloc((size_t)n);
     f.maxabs = sb_malloc(sizeof(float) * 2 * (size_t)ntasks * (size_t)K1);
+    base = sb_malloc(sizeof(float) * (size_t)K1);
     if (f.va) f.vpred = sb_malloc(sizeof(float) * (size_t)(f.va->nrows ? f.va->nrows : 1) * (size_t)K1);
-    if (!f.binned || !f.pred || !f.g || !f.h || !f.gq || !f.hq || !f.rows || !f.inbag || !f.mask || !f.maxabs ||
+    if (!base || !f.binned || !f.pred || !f.g || !f.h || !f.gq || !f.hq || !f.rows || !f.inbag || !f.mask || !f.maxabs ||
         (f.va && !f.vpred)) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for %lld rows x %d features", (long long)n, (int)nf);
         goto done;
@@ -605,16 +640,16 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     if ((st = record(&f, "gbdt.bin_counts", SB_DTYPE_I32, f.bins.nbins, (uint64_t)nf)) != SB_OK) goto done;
     if ((st = record(&f, "gbdt.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * (uint64_t)nf)) != SB_OK) goto done;
 
-    base = base_score(&f);
-    if (!sb_k_key_finite(sb_f2u(base))) {
+    if ((st = base_scores(&f, base)) != SB_OK) goto done;
+    if (!sb_k_key_finite(sb_f2u(base[0]))) {
         st = sb_fail(SB_ERR_LIMIT, "gradient boosting: the base score (the weighted mean of the labels) is not "
                                    "finite: labels or weights too large for float32; refusing (docs/gbdt.md, \"Limits of float32\")");
         goto done;
     }
-    if ((st = record(&f, "gbdt.base_score", SB_DTYPE_F32, &base, 1)) != SB_OK) goto done;
-    for (int64_t i = 0; i < n * K1; i++) f.pred[i] = base;
+    if ((st = record(&f, "gbdt.base_score", SB_DTYPE_F32, base, (uint64_t)K1)) != SB_OK) goto done;
+    for (int64_t i = 0; i < n * K1; i++) f.pred[i] = base[i % K1];
     if (f.va)
-        for (int64_t i = 0; i < f.va->nrows * K1; i++) f.vpred[i] = base;
+        for (int64_t i = 0; i < f.va->nrows * K1; i++) f.vpred[i] = base[i % K1];
 
     sb_grow_params gp = {p.num_leaves, p.max_depth, p.depthwise, p.min_samples_leaf, p.min_child_weight,
                          p.min_split_gain, p.reg_lambda, p.learning_rate};
@@ -718,6 +753,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     }
     *out = m;
 done:
+    sb_free(base);
     if (f.ops) f.ops->close(f.dev);
     sb_rank_groups_release(&f.tq);
     sb_rank_groups_release(&f.vq);

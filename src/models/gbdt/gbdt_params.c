@@ -103,6 +103,10 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
     } else if (is(key, "base_score", "init_score", NULL, NULL)) {
         st = parse_float(key, v, -1e30f, 1e30f, 0, &p->base_score);
         p->has_base_score = 1;
+    } else if (is(key, "boost_from_average", NULL, NULL, NULL)) {
+        if (!strcmp(v, "true") || !strcmp(v, "1")) p->no_boost_from_average = 0;
+        else if (!strcmp(v, "false") || !strcmp(v, "0")) p->no_boost_from_average = 1;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
     } else if (is(key, "early_stopping_rounds", "early_stopping_round", "n_iter_no_change", NULL)) {
         if ((st = parse_int(key, v, 0, 1000000, &i)) == SB_OK) p->early_stopping_rounds = (int32_t)i;
     } else if (is(key, "metric", "eval_metric", NULL, NULL)) {
@@ -158,7 +162,7 @@ static const char *const k_alias_groups[] = {
     "max_bin|max_bins", "min_samples_leaf|min_data_in_leaf|min_child_samples",
     "min_child_weight|min_sum_hessian_in_leaf", "reg_lambda|lambda_l2|lambda|l2_regularization",
     "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "colsample|colsample_bytree|feature_fraction",
-    "seed|random_state", "base_score|init_score", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
+    "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
     "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "eval_period|verbose_eval|log_period",
     "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
 
@@ -267,6 +271,7 @@ static sb_status ranking_text(const gbdt_params *p, char *buf, size_t cap) {
 sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
     char buf[4096], base[32] = "auto";
     if (p->has_base_score) snprintf(base, sizeof base, "%.9g", (double)p->base_score);
+    else if (p->no_boost_from_average) snprintf(base, sizeof base, "0"); /* the same model as base_score=0 */
     /* Keys in sorted order; floats with 9 significant digits (round-trip exact). */
     int n = snprintf(buf, sizeof buf,
                      "base_score=%s\nbin_sample_rows=%lld\ncolsample=%.9g\nearly_stopping_rounds=%d\n"

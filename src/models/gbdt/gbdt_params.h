@@ -34,6 +34,7 @@ typedef struct gbdt_params {
     uint64_t seed;
     int32_t has_base_score;
     float base_score;
+    int32_t no_boost_from_average; /* boost_from_average=false: every margin starts at 0 */
     int32_t early_stopping_rounds;
     int32_t metric;           /* sb_metric; -1: the objective's default */
     int32_t eval_period;      /* log every N iterations to stderr; 0: silent */

@@ -40,7 +40,7 @@ typedef struct sb_tdev_setup {
     const float *weight;    /* n, or NULL for all ones */
     int32_t objective;      /* SB_K_OBJ_* */
     int32_t K;              /* margins per row */
-    float base;             /* every margin starts here */
+    const float *base;      /* K values: class c's margins start at base[c] */
     sb_device_kind device;  /* the GPU implementation's backend (CUDA or OpenCL) */
 } sb_tdev_setup;
 

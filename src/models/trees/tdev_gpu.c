@@ -271,8 +271,20 @@ static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
         (st = sb_device_alloc(v, &d->tmp, 4 * n, "rows")) == SB_OK &&
         (st = sb_device_alloc(v, &d->maxbits, 8 * K, "maxima")) == SB_OK) {
         const int64_t nk = s->n * s->K;
-        const float base = s->base;
-        st = SB_LAUNCH(v, SB_KT_k_fill, groups_of(d, nk), 1, 0, SB_ARG(d->margin.h), SB_ARG(nk), SB_ARG(base));
+        int same = 1;
+        for (int32_t c = 1; c < s->K; c++) same &= sb_f2u(s->base[c]) == sb_f2u(s->base[0]);
+        if (same) { /* one value: filled on the device */
+            const float base = s->base[0];
+            st = SB_LAUNCH(v, SB_KT_k_fill, groups_of(d, nk), 1, 0, SB_ARG(d->margin.h), SB_ARG(nk), SB_ARG(base));
+        } else { /* a value per class (multiclass): the rows' margins copied in, bit for bit */
+            float *m0 = sb_malloc(sizeof(float) * (size_t)nk);
+            if (!m0) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree device: out of memory");
+            else {
+                for (int64_t i = 0; i < nk; i++) m0[i] = s->base[i % s->K];
+                st = sb_device_write(v, &d->margin, 0, m0, sizeof(float) * (size_t)nk, "margins");
+                sb_free(m0);
+            }
+        }
         if (st == SB_OK) st = plan_hist(d, s);
     }
     const char *cp = sb_device_env(v, "CHECK_PARTITION");

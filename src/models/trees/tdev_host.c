@@ -79,7 +79,7 @@ static sb_status cpu_open(const sb_tdev_setup *s, sb_tdev **out) {
     memcpy(d->hoff, s->hoff, sizeof(int32_t) * (size_t)s->nf);
     memcpy(d->label, s->label, sizeof(float) * (size_t)s->n);
     for (int64_t r = 0; r < s->n; r++) d->weight[r] = s->weight ? s->weight[r] : 1.0f;
-    for (int64_t i = 0; i < s->n * s->K; i++) d->margin[i] = s->base;
+    for (int64_t i = 0; i < s->n * s->K; i++) d->margin[i] = s->base[i % s->K];
     memset(d->mask, 1, (size_t)s->nf);
     *out = d;
     return SB_OK;
