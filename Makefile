@@ -353,3 +353,4 @@ clean:
 	rm -rf build build-*
 
 include mk/hardening.mk
+include mk/packaging.mk

