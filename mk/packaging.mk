@@ -7,8 +7,9 @@
 #   make wheel-aarch64  dist/: the aarch64 wheel, cross-built (build-aarch64-dyn/: dynamic,
 #                       OpenCL opened at run time; no CUDA), repaired by auditwheel
 #   make wheels         both
-#   make isa-gate       tools/isa_gate.py over every binary the wheels ship, then its arm: a
-#                       build with -mavx512f (build-isa-arm/) must fail the gate
+#   make isa-gate       tools/isa_gate.py over every binary the wheels ship, then its arms: a
+#                       build with -mavx512f (build-isa-arm/) and an aarch64 one with
+#                       -march=armv8.2-a+dotprod (build-isa-arm-aarch64/) must fail the gate
 #   make wheel-check    each wheel installed into a fresh venv holding nothing else, then
 #                       `samebits version`, `doctor` and `verify` through its console script;
 #                       the aarch64 one under qemu-user with Debian's own arm64 CPython
@@ -22,7 +23,7 @@ WHEEL_BUILD := $(if $(HAVE_NVCC),build-cuda,build)
 WHEEL_MAKE := $(if $(HAVE_NVCC),CUDA=1,)
 A64_BUILD := build-aarch64-dyn
 
-.PHONY: wheel wheel-aarch64 wheels isa-gate wheel-check wheel-bins a64-dyn-bins isa-arm-bins
+.PHONY: wheel wheel-aarch64 wheels isa-gate wheel-check wheel-bins a64-dyn-bins isa-arm-bins isa-arm-a64-bins
 
 # The binaries a wheel ships, built by the ordinary rules with the profile's flags.
 wheel-bins:
@@ -45,12 +46,19 @@ wheels: wheel wheel-aarch64
 isa-arm-bins:
 	$(MAKE) -j$(JOBS) BUILD=build-isa-arm OPENCL=1 EXTRA_CFLAGS=-mavx512f build-isa-arm/libsamebits.so
 
-isa-gate: wheel-bins a64-dyn-bins isa-arm-bins
+isa-arm-a64-bins:
+	$(MAKE) -j$(JOBS) ARCH=aarch64 BUILD=build-isa-arm-aarch64 LINK_STATIC= OPENCL=1 EXTRA_CFLAGS=-march=armv8.2-a+dotprod \
+	  build-isa-arm-aarch64/libsamebits.so
+
+isa-gate: wheel-bins a64-dyn-bins isa-arm-bins isa-arm-a64-bins
 	$(PY) tools/isa_gate.py --arch x86_64 $(WHEEL_BUILD)/libsamebits.so $(WHEEL_BUILD)/samebits
 	$(PY) tools/isa_gate.py --arch aarch64 $(A64_BUILD)/libsamebits.so $(A64_BUILD)/samebits
 	@if $(PY) tools/isa_gate.py --arch x86_64 build-isa-arm/libsamebits.so >build-isa-arm/gate.txt; then \
 	  cat build-isa-arm/gate.txt; echo "isa-gate: the -mavx512f arm PASSED the gate: the gate is broken"; exit 1; \
 	else head -3 build-isa-arm/gate.txt; echo "isa-gate: arm (-mavx512f) refused, as it must be"; fi
+	@if $(PY) tools/isa_gate.py --arch aarch64 build-isa-arm-aarch64/libsamebits.so >build-isa-arm-aarch64/gate.txt; then \
+	  cat build-isa-arm-aarch64/gate.txt; echo "isa-gate: the armv8.2-a arm PASSED the gate: the gate is broken"; exit 1; \
+	else head -3 build-isa-arm-aarch64/gate.txt; echo "isa-gate: arm (-march=armv8.2-a+dotprod) refused, as it must be"; fi
 
 wheel-check:
 	sh tools/wheel-check.sh $(DIST)

@@ -53,14 +53,17 @@ def test_aarch64_classifier(insn, ext):
     assert isa_gate.arm_extension(mnemonic, ops) == ext, insn
 
 
-def test_isa_gate_passes_what_ships_and_refuses_the_avx512_arm():
+def test_isa_gate_passes_what_ships_and_refuses_its_arms():
     """`make isa-gate`: the wheels' library and CLI on x86-64 (with CUDA when
-    nvcc is here) and aarch64 pass; the -mavx512f build fails, naming functions
+    nvcc is here) and aarch64 pass; the -mavx512f build and the aarch64 build
+    with -march=armv8.2-a+dotprod (inline LSE atomics) fail, naming functions
     that are not dispatched at run time."""
     r = make("isa-gate")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "arm (-mavx512f) refused, as it must be" in r.stdout
     assert "build-isa-arm/libsamebits.so: FAIL:" in r.stdout
+    assert "arm (-march=armv8.2-a+dotprod) refused, as it must be" in r.stdout
+    assert "build-isa-arm-aarch64/libsamebits.so: FAIL:" in r.stdout
     for f in ("libsamebits.so: pass", "samebits: pass"):
         assert r.stdout.count(f) >= 2, r.stdout  # x86-64 and aarch64
 
