@@ -38,7 +38,7 @@ static const char *k_usage =
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
     "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
-    "        DATA.query file beside the data is read when present)\n"
+    "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
@@ -264,6 +264,28 @@ static sb_status read_weights(const char *path, sb_dataset *d) {
     return st;
 }
 
+/* LightGBM's DATA.weight beside a data file: read when present (one weight a
+ * line, as --weight reads), and said so on stderr; absent, nothing happens. */
+static sb_status weights_beside(const char *data, sb_dataset *d) {
+    size_t len = strlen(data);
+    char *beside = malloc(len + 8);
+    if (!beside) {
+        fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: reading %s.weight\n", data);
+        return SB_ERR_OUT_OF_MEMORY;
+    }
+    memcpy(beside, data, len);
+    memcpy(beside + len, ".weight", 8);
+    sb_status st = SB_OK;
+    FILE *fp = fopen(beside, "r");
+    if (fp) {
+        fclose(fp);
+        st = read_weights(beside, d);
+        if (st == SB_OK) fprintf(stderr, "samebits: row weights from %s\n", beside);
+    }
+    free(beside);
+    return st;
+}
+
 /* Save the model and the card as one pair (docs/robustness.md, "A killed
  * samebits train"). Both are written in full to temporary files first (the
  * library's output rule: sb_output_open); then the old card is removed, the
@@ -419,6 +441,8 @@ static int cmd_train(int argc, char **argv) {
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
     if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
+    if (!weight && weights_beside(data, dtrain) != SB_OK) goto done;
+    if (dvalid && weights_beside(valid, dvalid) != SB_OK) goto done;
     if ((st = attach_groups(dtrain, data, query, group)) != SB_OK) goto lib_fail;
     if (dvalid && (st = attach_groups(dvalid, valid, vquery, group)) != SB_OK) goto lib_fail;
     int64_t nrows;
@@ -526,6 +550,30 @@ static int cmd_digest(int argc, char **argv) {
     return 0;
 }
 
+/* Print the usage's entry of one command (its lines from "  CMD" to the next
+ * command's); 0 when the command has one, -1 otherwise. */
+static int command_help(const char *cmd) {
+    size_t n = strlen(cmd);
+    const char *p = strstr(k_usage, "commands:\n");
+    int printing = 0, found = 0;
+    while (p && *p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) + 1 : strlen(p);
+        /* an entry starts with two spaces and a name; its continuation lines with more */
+        int entry = len > 2 && p[0] == ' ' && p[1] == ' ' && p[2] != ' ';
+        if (entry) printing = strncmp(p + 2, cmd, n) == 0 && (p[2 + n] == ' ' || p[2 + n] == '\n');
+        else if (len <= 1 || p[0] != ' ') printing = 0;
+        if (printing) {
+            if (!found) fputs("usage: samebits\n", stdout);
+            fwrite(p, 1, len, stdout);
+            found = 1;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    if (found) fputs("\nrun 'samebits help' for every command and the environment\n", stdout);
+    return found ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(k_usage, stderr);
@@ -533,9 +581,15 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        if (argc > 2 && command_help(argv[2]) == 0) return 0;
         fputs(k_usage, stdout);
         return 0;
     }
+    for (int i = 2; i < argc; i++) /* COMMAND --help: that command's lines of the usage, exit 0 */
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            if (command_help(cmd) == 0) return 0;
+            return usage_error("unknown command '%s'", cmd);
+        }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("samebits %s (profile %s)\n", sb_version(), sb_profile_version());
         return 0;

@@ -126,13 +126,30 @@ sb_status sb_dataset_read_min_cols(const char *path, const char *format, const c
     if ((st = alloc_dataset(&d)) != SB_OK) return st;
     if (strcmp(fmt, "csv") == 0) {
         st = sb_read_csv(path, label, &d->t);
+    } else if ((strcmp(fmt, "libsvm") == 0 || strcmp(fmt, "idx") == 0) && label) {
+        /* the label's place is fixed by the format: a --label would be ignored */
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: %s; label '%s' does not apply", path,
+                     fmt[0] == 'l' ? "a libsvm file's label is the first token of each line"
+                                   : "an idx file's labels are in its labels file", label);
     } else if (strcmp(fmt, "libsvm") == 0) {
         st = sb_read_libsvm(path, min_cols, &d->t);
     } else if (strcmp(fmt, "idx") == 0) {
         st = sb_read_idx(path, &d->t);
     } else if (strcmp(fmt, "tsv-noheader") == 0) {
-        /* LightGBM's headerless files: the label is the first column. */
-        st = sb_read_tsv_noheader(path, 0, &d->t);
+        /* LightGBM's headerless files: the label is the first column unless
+         * label names another by its 0-based index (LightGBM's label_column=N);
+         * a file without a header has no column names to give. */
+        int32_t col = 0;
+        st = SB_OK;
+        if (label) {
+            char *end = NULL;
+            long v = strtol(label, &end, 10);
+            if (!*label || *end || v < 0 || v > INT32_MAX)
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT,
+                             "%s: a headerless file's label is a 0-based column index, not '%s'", path, label);
+            col = (int32_t)v;
+        }
+        if (st == SB_OK) st = sb_read_tsv_noheader(path, col, &d->t);
     } else {
         st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown data format '%s'; formats: csv, libsvm, tsv-noheader, idx", fmt);
     }
