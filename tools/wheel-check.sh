@@ -50,6 +50,9 @@ for whl in "$DIST"/samebits-*.whl; do
   elif [ "$arch" = aarch64 ]; then
     run() { sh "$ROOT/tools/qemu-python.sh" run "$@"; }
     HOSTPY="sh $ROOT/tools/qemu-python.sh python"
+    # the console script starts the wheel's aarch64 CLI through qemu (samebits/_cli.py)
+    SAMEBITS_CLI_LAUNCHER="${QEMU_AARCH64:-qemu-aarch64} -L $(sh "$ROOT/tools/qemu-python.sh" sysroot)"
+    export SAMEBITS_CLI_LAUNCHER
   else
     echo "wheel-check: $base: unknown architecture" >&2; status=1; continue
   fi
@@ -88,6 +91,7 @@ except samebits.SameBitsError as e:
 "
   cd "$ROOT" || exit 2
   rm -rf "$VENV"
+  unset SAMEBITS_CLI_LAUNCHER
 done
 [ $status = 0 ] && echo "wheel-check: pass" || echo "wheel-check: FAIL"
 exit $status

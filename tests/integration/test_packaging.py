@@ -85,8 +85,12 @@ def test_wheels_install_into_a_fresh_venv_and_verify(tmp_path):
     r = subprocess.run(["sh", str(ROOT / "tools" / "wheel-check.sh"), str(dist), str(out)], cwd=ROOT,
                        capture_output=True, text=True, timeout=3600)
     assert r.returncode == 0 and "wheel-check: pass" in r.stdout, r.stdout[-4000:] + r.stderr[-2000:]
+    digests = set()
     for w in dist.glob("samebits-*.whl"):
         d = out / w.stem
+        digests.add(next(l for l in (d / "python-api.txt").read_text().splitlines() if l.startswith("digest ")))
         v = (d / "verify-t2.txt").read_text()
         assert "0 not identical (0 differ, 0 refused, 0 errors)" in v and "verify: PASS" in v, v
         assert "package: samebits" in (d / "version.txt").read_text()
+    # the same fit from Python in each installed wheel: the same model bytes
+    assert len(digests) == 1, digests
