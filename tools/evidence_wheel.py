@@ -10,6 +10,15 @@ python/samebits, the wheel tools), so a change to any of them makes the cells
 stale. Needs a clean tree (the commit must say what ran).
 
     make wheels && python3 tools/evidence_wheel.py [--dist dist]
+    python3 tools/evidence_wheel.py --device-run DIR --commit SHA --wheel NAME.whl
+
+--device-run imports the same checks made on a GPU machine (the device tool's
+$OUT: version.txt, doctor.txt, gpu.txt, verify-cuda.txt, verify-opencl.txt,
+verify-cpu-t16.txt from the x86-64 wheel installed in a fresh venv there) as
+evidence/wheel/<date>-h200-all-<commit7>/, with the legs wheel-cuda and
+wheel-opencl-nvidia (the columns "CUDA (installed wheel)" and "OpenCL NVIDIA
+(installed wheel)"); SHA is the commit the wheel was built at (its
+_build_facts.json), whose sources must be the tree's.
 """
 import argparse
 import datetime
@@ -57,10 +66,56 @@ def fixtures_of(path):
     return out
 
 
+def import_device(d, commit, wheel):
+    """evidence/wheel/<date>-h200-all-<commit7>/ from a GPU machine's checks."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    gpu = open(os.path.join(d, "gpu.txt")).read().strip()
+    version = open(os.path.join(d, "version.txt")).read().strip().replace("\n", "; ")
+    legs = []
+    for key, f, label in (("wheel-cuda", "verify-cuda.txt", "CUDA on " + gpu),
+                          ("wheel-opencl-nvidia", "verify-opencl.txt", "NVIDIA's OpenCL on " + gpu)):
+        # (verify-cpu-t16.txt, the host CPU, is kept in the folder; the column
+        # "x86-64 (installed wheel)" is the local run's, tools/wheel-check.sh)
+        legs.append({"leg": key, "label": label + ", installed wheel " + wheel, "emulated": False,
+                     "device": key.split("-", 1)[1], "threads": None,
+                     "compared_with": "the reference cards carried in the wheel", "toolchain": version,
+                     "fixtures": fixtures_of(os.path.join(d, f))})
+    ok = all(v in ("pass", "refused") for l in legs for v in l["fixtures"].values()) and \
+        all(l["fixtures"] for l in legs)
+    s = {"samebits_evidence": 1, "commit": commit, "date": now.strftime("%Y-%m-%d"),
+         "date_utc": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": gpu, "result": "pass" if ok else "fail",
+         "source": "the device tool: a fresh venv, pip install --no-index --no-deps " + wheel +
+                   ", then the console script's version, doctor, verify device=cuda, verify device=opencl, "
+                   "verify --threads 16", "legs": legs}
+    name = evidence_layout.folder_name(s["date"], "h200", "all", commit)
+    dest = os.path.join(ROOT, "evidence", "wheel", name)
+    for old in glob.glob(os.path.join(ROOT, "evidence", "wheel", "*-h200-all-*")):
+        if os.path.abspath(old) != os.path.abspath(dest):
+            subprocess.run(["git", "-C", ROOT, "rm", "-rq", old], check=False)
+            shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(d, dest)
+    with open(os.path.join(dest, "summary.json"), "w") as f:
+        json.dump(s, f, indent=1, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(dest, evidence_layout.SOURCES), "w") as f:
+        f.write(evidence_layout.sources_sha256(ROOT, source_list()))
+    print(f"{os.path.relpath(dest, ROOT)}: {s['result']} (" + "; ".join(
+        f"{l['leg']} {sum(v == 'pass' for v in l['fixtures'].values())}/{len(l['fixtures'])}" for l in legs) + ")")
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dist", default=os.path.join(ROOT, "dist"))
+    ap.add_argument("--device-run")
+    ap.add_argument("--commit")
+    ap.add_argument("--wheel")
     a = ap.parse_args()
+    if a.device_run:
+        if not (a.commit and a.wheel):
+            ap.error("--device-run needs --commit and --wheel")
+        return import_device(a.device_run, a.commit, a.wheel)
     if git("status", "--porcelain", "--untracked-files=no"):
         raise SystemExit("evidence_wheel: the tree has uncommitted changes; commit first (the record names a commit)")
     commit = git("rev-parse", "HEAD")

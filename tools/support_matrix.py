@@ -35,7 +35,8 @@ OUT = os.path.join("docs", "SUPPORT_MATRIX.md")
 KNOWN_LEGS = [("x86_64", "x86-64"), ("aarch64", "aarch64"), ("s390x", "s390x (big-endian)"),
               ("cuda", "CUDA (NVIDIA)"), ("opencl", "OpenCL on PoCL (CPU)"),
               ("opencl-nvidia", "OpenCL (NVIDIA driver)"),
-              ("wheel-x86_64", "x86-64 (installed wheel)"), ("wheel-aarch64", "aarch64 (installed wheel)")]
+              ("wheel-x86_64", "x86-64 (installed wheel)"), ("wheel-aarch64", "aarch64 (installed wheel)"),
+              ("wheel-cuda", "CUDA (installed wheel)"), ("wheel-opencl-nvidia", "OpenCL NVIDIA (installed wheel)")]
 
 
 def column_of(leg):
