@@ -108,6 +108,9 @@ class BinaryDistribution(Distribution):
 
 os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
 setup(
+    # the wheel's metadata names the numeric profile its bits follow (Summary:)
+    description="Machine learning that trains bitwise-identically on every machine: numeric profile %s "
+                "(Python bindings over the C library)" % profile_version(),
     cmdclass={"build_py": BuildPyWithLibrary, "bdist_wheel": PlatformWheel},
     distclass=BinaryDistribution,
     # setuptools' own build tree goes inside make's build/ (ignored by git, removed by

@@ -264,25 +264,38 @@ static sb_status read_weights(const char *path, sb_dataset *d) {
     return st;
 }
 
-/* LightGBM's DATA.weight beside a data file: read when present (one weight a
- * line, as --weight reads), and said so on stderr; absent, nothing happens. */
-static sb_status weights_beside(const char *data, sb_dataset *d) {
-    size_t len = strlen(data);
-    char *beside = malloc(len + 8);
-    if (!beside) {
-        fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: reading %s.weight\n", data);
+/* LightGBM's DATA.SUFFIX beside a data file (DATA.query, DATA.weight): its
+ * path in *out (malloc'd, the caller frees it) when such a file exists, else
+ * NULL; out of memory is printed and returned. */
+static sb_status beside_file(const char *data, const char *suffix, char **out) {
+    size_t len = strlen(data), sl = strlen(suffix);
+    char *p = malloc(len + sl + 1);
+    *out = NULL;
+    if (!p) {
+        fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: naming %s%s\n", data, suffix);
         return SB_ERR_OUT_OF_MEMORY;
     }
-    memcpy(beside, data, len);
-    memcpy(beside + len, ".weight", 8);
-    sb_status st = SB_OK;
-    FILE *fp = fopen(beside, "r");
+    memcpy(p, data, len);
+    memcpy(p + len, suffix, sl + 1);
+    FILE *fp = fopen(p, "r");
     if (fp) {
         fclose(fp);
-        st = read_weights(beside, d);
-        if (st == SB_OK) fprintf(stderr, "samebits: row weights from %s\n", beside);
+        *out = p;
+    } else {
+        free(p);
     }
-    free(beside);
+    return SB_OK;
+}
+
+/* DATA.weight beside a data file, read when present (one weight a line, as
+ * --weight reads) and said so on stderr; absent, nothing happens. A failure
+ * is printed and returned. */
+static sb_status weights_beside(const char *data, sb_dataset *d) {
+    char *path;
+    sb_status st = beside_file(data, ".weight", &path);
+    if (st == SB_OK && path && (st = read_weights(path, d)) == SB_OK)
+        fprintf(stderr, "samebits: row weights from %s\n", path);
+    free(path);
     return st;
 }
 
@@ -356,23 +369,18 @@ static int save_outputs(const sb_model *m, const char *out, const sb_card *card,
 }
 
 /* Ranking: query groups of d from --group COLUMN, --query FILE, or (when the
- * data has neither qid: nor those) a LightGBM-style DATA.query file beside it. */
+ * data has neither qid: nor those) a LightGBM-style DATA.query file beside it.
+ * A failure is printed and returned. */
 static sb_status attach_groups(sb_dataset *d, const char *data, const char *query, const char *group) {
-    if (group) return sb_dataset_group_column(d, group);
-    if (query) return sb_dataset_read_query_file(d, query);
-    size_t len = strlen(data);
-    char *beside = malloc(len + 7);
-    if (!beside) return SB_OK;
-    memcpy(beside, data, len);
-    memcpy(beside + len, ".query", 7);
+    char *path = NULL;
     sb_status st = SB_OK;
-    FILE *fp = fopen(beside, "r");
-    if (fp) {
-        fclose(fp);
-        st = sb_dataset_read_query_file(d, beside);
-        if (st == SB_OK) fprintf(stderr, "samebits: query groups from %s\n", beside);
-    }
-    free(beside);
+    if (group) st = sb_dataset_group_column(d, group);
+    else if (query) st = sb_dataset_read_query_file(d, query);
+    else if ((st = beside_file(data, ".query", &path)) != SB_OK) return st; /* printed */
+    else if (path && (st = sb_dataset_read_query_file(d, path)) == SB_OK)
+        fprintf(stderr, "samebits: query groups from %s\n", path);
+    if (st != SB_OK) lib_error(st);
+    free(path);
     return st;
 }
 
@@ -443,8 +451,8 @@ static int cmd_train(int argc, char **argv) {
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
     if (!weight && weights_beside(data, dtrain) != SB_OK) goto done;
     if (dvalid && weights_beside(valid, dvalid) != SB_OK) goto done;
-    if ((st = attach_groups(dtrain, data, query, group)) != SB_OK) goto lib_fail;
-    if (dvalid && (st = attach_groups(dvalid, valid, vquery, group)) != SB_OK) goto lib_fail;
+    if (attach_groups(dtrain, data, query, group) != SB_OK) goto done;
+    if (dvalid && attach_groups(dvalid, valid, vquery, group) != SB_OK) goto done;
     int64_t nrows;
     int32_t ncols;
     sb_dataset_shape(dtrain, &nrows, &ncols);

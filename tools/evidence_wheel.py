@@ -66,6 +66,24 @@ def fixtures_of(path):
     return out
 
 
+def write_folder(d, dest, summary, pattern):
+    """Copy the outputs in d to dest with summary.json and sources.sha256;
+    earlier folders matching pattern (evidence/wheel/<pattern>) are superseded
+    and removed (git history keeps them)."""
+    for old in glob.glob(os.path.join(ROOT, "evidence", "wheel", pattern)):
+        if os.path.abspath(old) != os.path.abspath(dest):
+            subprocess.run(["git", "-C", ROOT, "rm", "-rq", old], check=False)
+            shutil.rmtree(old, ignore_errors=True)
+            print(f"{os.path.relpath(old, ROOT)}: superseded by {os.path.relpath(dest, ROOT)}, removed")
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(d, dest)
+    with open(os.path.join(dest, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(dest, evidence_layout.SOURCES), "w") as f:
+        f.write(evidence_layout.sources_sha256(ROOT, source_list()))
+
+
 def import_device(d, commit, wheel):
     """evidence/wheel/<date>-h200-all-<commit7>/ from a GPU machine's checks."""
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -89,17 +107,7 @@ def import_device(d, commit, wheel):
                    "verify --threads 16", "legs": legs}
     name = evidence_layout.folder_name(s["date"], "h200", "all", commit)
     dest = os.path.join(ROOT, "evidence", "wheel", name)
-    for old in glob.glob(os.path.join(ROOT, "evidence", "wheel", "*-h200-all-*")):
-        if os.path.abspath(old) != os.path.abspath(dest):
-            subprocess.run(["git", "-C", ROOT, "rm", "-rq", old], check=False)
-            shutil.rmtree(old, ignore_errors=True)
-    shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(d, dest)
-    with open(os.path.join(dest, "summary.json"), "w") as f:
-        json.dump(s, f, indent=1, sort_keys=True)
-        f.write("\n")
-    with open(os.path.join(dest, evidence_layout.SOURCES), "w") as f:
-        f.write(evidence_layout.sources_sha256(ROOT, source_list()))
+    write_folder(d, dest, s, "*-h200-all-*")
     print(f"{os.path.relpath(dest, ROOT)}: {s['result']} (" + "; ".join(
         f"{l['leg']} {sum(v == 'pass' for v in l['fixtures'].values())}/{len(l['fixtures'])}" for l in legs) + ")")
     return 0 if ok else 1
@@ -145,18 +153,7 @@ def main():
              "legs": [leg]}
         name = evidence_layout.folder_name(s["date"], arch, "all", commit)
         dest = os.path.join(ROOT, "evidence", "wheel", name)
-        for old in glob.glob(os.path.join(ROOT, "evidence", "wheel", "*-%s-all-*" % arch)):
-            if os.path.abspath(old) != os.path.abspath(dest):
-                subprocess.run(["git", "-C", ROOT, "rm", "-rq", old], check=False)
-                shutil.rmtree(old, ignore_errors=True)
-                print(f"{os.path.relpath(old, ROOT)}: superseded by {os.path.relpath(dest, ROOT)}, removed")
-        shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(d, dest)
-        with open(os.path.join(dest, "summary.json"), "w") as f:
-            json.dump(s, f, indent=1, sort_keys=True)
-            f.write("\n")
-        with open(os.path.join(dest, evidence_layout.SOURCES), "w") as f:
-            f.write(evidence_layout.sources_sha256(ROOT, source_list()))
+        write_folder(d, dest, s, "*-%s-all-*" % arch)
         print(f"{os.path.relpath(dest, ROOT)}: {s['result']} ({sum(v == 'pass' for v in fixtures.values())}/"
               f"{len(fixtures)} fixtures at 1 and 2 threads)")
     return 0 if ok_all else 1

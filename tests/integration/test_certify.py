@@ -336,9 +336,11 @@ def test_committed_support_matrix_is_generated_from_evidence():
 def copy_tree_for_matrix(root):
     """The files the matrix reads: the evidence, the fixtures, the docs, and the
     sources the evidence's sources.sha256 name (a cell's freshness is theirs)."""
-    for sub in ("fixtures/cards", "evidence", "docs", "src", "include", "cli", "mk", "tools"):
-        shutil.copytree(ROOT / sub, root / sub)
-    shutil.copy(ROOT / "Makefile", root / "Makefile")
+    for sub in ("fixtures/cards", "evidence", "docs", "src", "include", "cli", "mk", "tools", "python/samebits"):
+        shutil.copytree(ROOT / sub, root / sub, ignore=shutil.ignore_patterns("__pycache__"))
+    # the installed-wheel evidence names the packaging files too (tools/evidence_wheel.py)
+    for f in ("Makefile", "setup.py", "pyproject.toml", "MANIFEST.in"):
+        shutil.copy(ROOT / f, root / f)
 
 
 def test_support_matrix_check_fails_when_evidence_changes(tmp_path):

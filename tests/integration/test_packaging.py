@@ -92,5 +92,12 @@ def test_wheels_install_into_a_fresh_venv_and_verify(tmp_path):
         v = (d / "verify-t2.txt").read_text()
         assert "0 not identical (0 differ, 0 refused, 0 errors)" in v and "verify: PASS" in v, v
         assert "package: samebits" in (d / "version.txt").read_text()
+    # version and profile pinned in each wheel's metadata
+    import re as _re
+    import zipfile
+    profile = _re.search(r'#define SB_PROFILE_VERSION "([^"]+)"', (ROOT / "include" / "samebits.h").read_text()).group(1)
+    for w in dist.glob("samebits-*.whl"):
+        meta = zipfile.ZipFile(w).read("samebits-0.1.0.dist-info/METADATA").decode()
+        assert "\nVersion: 0.1.0\n" in meta and ("numeric profile " + profile) in meta, meta[:400]
     # the same fit from Python in each installed wheel: the same model bytes
     assert len(digests) == 1, digests
