@@ -40,7 +40,7 @@ extern "C" {
 #define SB_VERSION_PATCH 0
 #define SB_VERSION_STRING "0.1.0"
 /* The numeric profile this library implements (docs/numeric-profile.md). */
-#define SB_PROFILE_VERSION "sb-identical-v1"
+#define SB_PROFILE_VERSION "sb-identical-v2"
 
 /* ---- status and errors -------------------------------------------------- */
 
@@ -76,7 +76,7 @@ SB_API const char *sb_last_error(void);
  * can differ from this header's when a program loads another build).
  * Not a status: a constant string compiled into the library; cannot fail. */
 SB_API const char *sb_version(void);
-/* Numeric profile version, e.g. "sb-identical-v1".
+/* Numeric profile version, e.g. "sb-identical-v2".
  * Not a status: a constant string compiled into the library; cannot fail. */
 SB_API const char *sb_profile_version(void);
 
@@ -287,6 +287,11 @@ typedef struct sb_model_info {
     char objective[32];    /* "regression", "binary", "multiclass" */
 } sb_model_info;
 SB_API sb_status sb_model_get_info(const sb_model *m, sb_model_info *info);
+/* The numeric profile the model was trained under: SB_PROFILE_VERSION for a
+ * model trained by this library, or the profile its file names (an earlier
+ * profile this library still reads: docs/numeric-profile.md, "Versions").
+ * *profile gets a constant string owned by the library. */
+SB_API sb_status sb_model_get_profile(const sb_model *m, const char **profile);
 
 /* Feature importance: type 0 = number of splits, 1 = total gain. */
 SB_API sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out,

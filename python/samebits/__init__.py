@@ -43,7 +43,7 @@ def version():
 
 
 def profile_version():
-    """The numeric profile the library implements, e.g. 'sb-identical-v1'."""
+    """The numeric profile the library implements, e.g. 'sb-identical-v2'."""
     return _lib.sb_profile_version().decode()
 
 

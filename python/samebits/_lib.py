@@ -93,6 +93,7 @@ _PROTOS = {
     "sb_model_save": (c_int, [c_void_p, c_char_p]),
     "sb_model_load": (c_int, [c_char_p, _P(c_void_p)]),
     "sb_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
+    "sb_model_get_profile": (c_int, [c_void_p, _P(c_char_p)]),
     "sb_model_free": (None, [c_void_p]),
     "sb_gemm": (c_int, [c_char_p, c_int32, c_int32, c_int64, c_int64, c_int64, _P(c_float), c_int64, _P(c_float),
                         c_int64, _P(c_float), c_int64]),

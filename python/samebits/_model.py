@@ -161,7 +161,12 @@ class Model:
         check(lib.sb_model_get_info(self._h.ptr, byref(i)))
         return {"family": i.family, "num_features": i.num_features, "num_class": i.num_class,
                 "ntrees": i.ntrees, "numeric_mode": MODES[i.numeric_mode] if 0 <= i.numeric_mode < 3
-                else str(i.numeric_mode), "objective": i.objective.decode()}
+                else str(i.numeric_mode), "objective": i.objective.decode(), "profile": self.profile()}
+
+    def profile(self):
+        p = ctypes.c_char_p()
+        check(lib.sb_model_get_profile(self._h.ptr, byref(p)))
+        return p.value.decode()
 
     def predict(self, data, kind, ncols, device=None):
         """Predictions of kind for the sb_dataset handle data, as an Array (n,) or (n, ncols);

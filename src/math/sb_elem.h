@@ -1,5 +1,5 @@
 /*
- * sb_elem.h: the profile's own float32 elementary functions (sb-identical-v1).
+ * sb_elem.h: the profile's own float32 elementary functions (rule 3 of the numeric profile).
  *
  *   sb_expf  sb_expm1f  sb_logf  sb_log1pf  sb_tanhf  sb_sigmoidf
  *

@@ -6,11 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A zeroed model (no arrays); sb_model_free releases whatever is filled in later. */
+const char *const sb_model_profiles[] = {"sb-identical-v1", SB_PROFILE_VERSION};
+const int32_t sb_model_nprofiles = (int32_t)(sizeof sb_model_profiles / sizeof sb_model_profiles[0]);
+
+/* A zeroed model (no arrays) of this library's profile; sb_model_free
+ * releases whatever is filled in later. */
 sb_status sb_model_alloc(sb_model **out) {
     if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_alloc: NULL argument");
     *out = sb_calloc(1, sizeof **out);
     if (!*out) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_alloc: out of memory");
+    (*out)->profile = SB_PROFILE_VERSION;
+    return SB_OK;
+}
+
+/* The model's profile: a static string, never NULL for a model this library built or read. */
+sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
+    sb_clear_error();
+    if (!m || !profile) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_profile: NULL argument");
+    *profile = m->profile ? m->profile : SB_PROFILE_VERSION;
     return SB_OK;
 }
 

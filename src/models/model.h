@@ -47,12 +47,19 @@ struct sb_model {
     sb_tree *trees;
     int32_t numeric_mode;    /* sb_numeric_mode the model was trained in */
     char *params;            /* the training parameters, canonical "key=value\n" lines sorted by key */
+    const char *profile;     /* the numeric profile it was trained under: one of sb_model_profiles (static) */
 };
+
+/* The numeric profiles a model file may name, oldest first; the last is
+ * SB_PROFILE_VERSION. Prediction is the same under every one of them (only
+ * training changed between them: docs/numeric-profile.md, "Versions"). */
+extern const char *const sb_model_profiles[];
+extern const int32_t sb_model_nprofiles;
 
 /* Classes a prediction keeps on the stack per row. */
 #define SB_MODEL_MAX_CLASS_STACK 1024
 
-/* A zeroed model; sb_model_free releases everything in it. */
+/* A zeroed model of this library's profile; sb_model_free releases everything in it. */
 sb_status sb_model_alloc(sb_model **out);
 
 /* The objective's name ("regression", "binary"...; "unknown" for another value). */

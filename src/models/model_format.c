@@ -364,10 +364,14 @@ static uint64_t tree_payload_size(const sb_model *m) {
     return 8 + 4 * (uint64_t)m->num_class + trees_size(m);
 }
 
+/* The profile a model's file names: the one it was trained under (a model
+ * read from a file keeps its file's, so saving it again gives the same bytes). */
+static const char *model_profile(const sb_model *m) { return m->profile ? m->profile : SB_PROFILE_VERSION; }
+
 /* Size in bytes of the model's file in version (1 or 2), digest included.
  * The model must have passed check_model (so no sum can overflow 64 bits). */
 static uint64_t encoded_size(const sb_model *m, uint32_t version) {
-    uint64_t n = MF_HEADER_LEN + 4 + strlen(SB_PROFILE_VERSION);
+    uint64_t n = MF_HEADER_LEN + 4 + strlen(model_profile(m));
     n += 4 + (m->params ? strlen(m->params) : 0) + 1 + names_size(m);
     if (version == 1) n += 20 + 4 * (uint64_t)m->num_class + trees_size(m);
     else n += 12 + MF_TAG_LEN + 8 + tree_payload_size(m);
@@ -436,7 +440,7 @@ static void encode(const sb_model *m, uint32_t version, uint64_t total, sink *s,
     sink_bytes(s, MF_MAGIC, MF_MAGIC_LEN);
     sink_u32(s, version);
     sink_u64(s, total);
-    sink_str(s, SB_PROFILE_VERSION);
+    sink_str(s, model_profile(m));
     if (version == 1) encode_v1(m, s);
     else encode_v2(m, s);
     sb_sha256_ctx body = s->sha;
@@ -600,17 +604,21 @@ static sb_status read_count(reader *r, const char *what, int32_t lo, int32_t lim
     return SB_OK;
 }
 
-/* The profile string, which must be this library's. */
-static sb_status read_profile(reader *r) {
+/* The profile string, which must be one this library reads (sb_model_profiles);
+ * m->profile gets the library's copy of it. */
+static sb_status read_profile(reader *r, sb_model *m) {
     char *profile = NULL;
     sb_status st = read_str(r, MF_MAX_PROFILE, "the profile version", &profile);
     if (st != SB_OK) return st;
-    int same = strcmp(profile, SB_PROFILE_VERSION) == 0;
-    if (!same)
-        sb_fail(SB_ERR_INVALID_INPUT, WHO ": numeric profile '%s' is not this library's '%s'", profile,
-                SB_PROFILE_VERSION);
+    const char *known = NULL;
+    for (int32_t i = 0; i < sb_model_nprofiles; i++)
+        if (strcmp(profile, sb_model_profiles[i]) == 0) known = sb_model_profiles[i];
+    if (!known)
+        sb_fail(SB_ERR_INVALID_INPUT, WHO ": numeric profile '%s' is not one this library reads ('%s' or earlier)",
+                profile, SB_PROFILE_VERSION);
+    else m->profile = known;
     sb_free(profile);
-    return same ? SB_OK : SB_ERR_INVALID_INPUT;
+    return known ? SB_OK : SB_ERR_INVALID_INPUT;
 }
 
 /* num_features, counted against the bytes left. Names take at least 4 bytes
@@ -774,7 +782,7 @@ static sb_status parse_v2(reader *r, sb_model *m) {
  * check the model with the writer's rules. */
 static sb_status parse(reader *r, uint32_t version, sb_model *m) {
     r->pos = MF_HEADER_LEN;
-    sb_status st = read_profile(r);
+    sb_status st = read_profile(r, m);
     if (st == SB_OK) st = version == 1 ? parse_v1(r, m) : parse_v2(r, m);
     return st == SB_OK ? check_model(m, SB_ERR_INVALID_INPUT, WHO) : st;
 }

@@ -53,10 +53,12 @@ static void set_tree(sb_model *m, int32_t t, const sb_tree_node *nodes, int32_t 
 
 /* The golden model: regression, 3 named features (one non-ASCII), params, two
  * trees with a -inf threshold, a denormal threshold, a -0 leaf, both default
- * directions and a count above 2^32. */
+ * directions and a count above 2^32; trained under profile sb-identical-v1,
+ * as both golden files say. */
 static sb_model *regression_model(void) {
     sb_model *m = NULL;
     if (sb_model_alloc(&m) != SB_OK) return NULL;
+    m->profile = sb_model_profiles[0];
     m->family = SB_FAMILY_GBDT;
     m->objective = SB_OBJ_REGRESSION;
     m->num_class = 1;
@@ -122,7 +124,8 @@ static uint32_t fbits(float x) {
 /* Field-by-field equality (floats by their bits; NULL params equal ""). */
 static int models_equal(const sb_model *a, const sb_model *b) {
     if (a->family != b->family || a->objective != b->objective || a->num_class != b->num_class ||
-        a->num_features != b->num_features || a->numeric_mode != b->numeric_mode || a->ntrees != b->ntrees)
+        a->num_features != b->num_features || a->numeric_mode != b->numeric_mode || a->ntrees != b->ntrees ||
+        strcmp(a->profile, b->profile) != 0)
         return 0;
     for (int32_t k = 0; k < a->num_class; k++)
         if (fbits(a->base_score[k]) != fbits(b->base_score[k])) return 0;
@@ -168,7 +171,7 @@ static uint8_t *model_bytes(const sb_model *m, size_t *len) { return model_bytes
 
 typedef struct craft {
     uint32_t version;        /* the version field; 0: 2. Version 1 gets version 1's layout, any other version 2's */
-    const char *profile;     /* NULL: SB_PROFILE_VERSION */
+    const char *profile;     /* NULL: the model's */
     int names_flag;          /* -1: 1 if the model has names, else 0 */
     int64_t num_class_field, num_features_field, ntrees_field, nnodes0_field, length_field;
     const uint8_t *name0;    /* raw bytes of feature name 0, if non-NULL */
@@ -262,7 +265,7 @@ static uint8_t *encode(const sb_model *m, craft c, size_t *len) {
     ob_put(&o, "SBMODEL\0", 8);
     ob_u32(&o, version);
     ob_u64(&o, 0); /* total length, set below */
-    const char *prof = c.profile ? c.profile : SB_PROFILE_VERSION;
+    const char *prof = c.profile ? c.profile : m->profile;
     ob_str(&o, prof, strlen(prof));
     if (version == 1) {
         ob_u32(&o, field32(c.family_field, m->family));
@@ -648,12 +651,38 @@ SB_TEST(test_model_format_newer_version_named) {
     sb_model_free(m);
 }
 
+/* A model keeps the profile it was trained under through its file: the golden
+ * (v1) model reads back as v1, the same model under this library's profile
+ * writes and reads back as that one, with other bytes and another digest. */
+SB_TEST(test_model_format_profile_kept) {
+    sb_model *m = regression_model();
+    const char *p = NULL;
+    SB_CHECK(sb_model_get_profile(m, &p) == SB_OK && strcmp(p, "sb-identical-v1") == 0);
+    size_t l1 = 0, l2 = 0;
+    uint8_t *b1 = model_bytes(m, &l1);
+    m->profile = SB_PROFILE_VERSION;
+    uint8_t *b2 = model_bytes(m, &l2);
+    SB_CHECK(b1 && b2 && l2 == l1 + strlen(SB_PROFILE_VERSION) - strlen("sb-identical-v1"));
+    SB_CHECK(b1 && b2 && (l1 != l2 || memcmp(b1, b2, l1) != 0));
+    sb_model *back = NULL;
+    SB_CHECK(b2 && sb_model_from_bytes(b2, l2, &back) == SB_OK && back);
+    if (back) {
+        SB_CHECK(sb_model_get_profile(back, &p) == SB_OK && strcmp(p, SB_PROFILE_VERSION) == 0);
+        SB_CHECK(models_equal(m, back));
+    }
+    SB_CHECK(sb_model_get_profile(NULL, &p) == SB_ERR_INVALID_ARGUMENT);
+    sb_model_free(back);
+    free(b1);
+    free(b2);
+    sb_model_free(m);
+}
+
 SB_TEST(test_model_format_other_profile_named) {
     sb_model *m = regression_model();
     for (uint32_t v = 1; v <= 2; v++) {
         craft c = plain_v(v);
         c.profile = "sb-identical-v9";
-        SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "'sb-identical-v9' is not this library's '" SB_PROFILE_VERSION "'"));
+        SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "'sb-identical-v9' is not one this library reads ('" SB_PROFILE_VERSION "' or earlier)"));
         c.profile = "";
         SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "profile"));
     }
