@@ -245,6 +245,28 @@ SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train,
 SB_API sb_status sb_forest_oob_predict(const sb_model *model, const sb_dataset *train, float *out, size_t cap,
                                        size_t *needed);
 
+/* Train a linear model (docs/linear.md) with scikit-learn's names and
+ * defaults: model=linear (LinearRegression), ridge, lasso, elasticnet,
+ * logistic (LogisticRegression, binary or multinomial, L-BFGS) or pca; and
+ * fit_intercept, alpha, l1_ratio, tol, max_iter, C, penalty, class_weight,
+ * n_components, whiten, device=cpu|cuda|opencl|gpu. The dataset's label is the
+ * target (logistic: class indices 0..K-1), its weights the sample weights. A
+ * missing or infinite value is refused by name. Iterative fits that run out
+ * of iterations still return the model; sb_model_get_int(m, "converged")
+ * says so and "n_iter" how many ran. The same bits on every device. */
+SB_API sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
+/* A fitted model's array attribute by scikit-learn's name, row-major: "coef"
+ * (nout x features), "intercept", "mean", "components" (PCA's coef),
+ * "explained_variance", "explained_variance_ratio", "singular_values",
+ * "noise_variance" (one value). *needed gets the count (cap 0 asks); a name
+ * the model lacks is SB_ERR_NOT_FOUND naming it. */
+SB_API sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, size_t cap, size_t *needed);
+/* An integer attribute: "n_iter", "converged" (1 or 0), "rank", "n_outputs"
+ * (coefficient rows or components), "n_classes", "kind" (an sb_linear kind
+ * index; docs/linear.md), "whiten". SB_ERR_NOT_FOUND for another name. */
+SB_API sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out);
+
 /* Train an isolation forest (Liu, Ting and Zhou 2008). params: n_estimators
  * (100), max_samples (256 rows per tree), random_state, max_bin. The model's
  * SB_PREDICT_VALUE is the anomaly score 2^(-E[h(x)] / c(psi)) in (0, 1]
@@ -256,7 +278,8 @@ SB_API sb_status sb_isolation_forest_fit(const sb_params *params, const sb_datas
 typedef enum sb_predict_kind {
     SB_PREDICT_RAW = 0,   /* margins: nrows x num_class */
     SB_PREDICT_PROBA = 1, /* probabilities (binary: P(1); multiclass: nrows x K) */
-    SB_PREDICT_VALUE = 2  /* regression value, or the class index as a float */
+    SB_PREDICT_VALUE = 2, /* regression value, or the class index as a float */
+    SB_PREDICT_TRANSFORM = 3 /* decompositions (PCA): the n x n_components projection */
 } sb_predict_kind;
 
 /* Predict into out (caller's); *needed gets the element count (pass cap 0 to ask). */

@@ -19,6 +19,47 @@ sb_status sb_model_alloc(sb_model **out) {
     return SB_OK;
 }
 
+static const char *const k_linear_kinds[SB_LIN_KIND_COUNT_] = {"linear", "ridge", "lasso", "elasticnet",
+                                                              "logistic", "pca", "truncated_svd"};
+
+const char *sb_linear_kind_name(int32_t kind) {
+    return kind >= 0 && kind < SB_LIN_KIND_COUNT_ ? k_linear_kinds[kind] : "unknown";
+}
+
+sb_linear *sb_linear_alloc(int32_t kind, int32_t nout, int32_t nfeat) {
+    sb_linear *l = sb_calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->kind = kind;
+    l->nout = nout;
+    const size_t no = (size_t)(nout > 0 ? nout : 1), nf = (size_t)(nfeat > 0 ? nfeat : 1);
+    l->coef = sb_calloc(no * nf, sizeof(float));
+    l->intercept = sb_calloc(no, sizeof(float));
+    int bad = !l->coef || !l->intercept;
+    if (kind == SB_LIN_PCA || kind == SB_LIN_TSVD) {
+        l->ev = sb_calloc(no, sizeof(float));
+        l->evr = sb_calloc(no, sizeof(float));
+        l->sv = sb_calloc(no, sizeof(float));
+        bad = bad || !l->ev || !l->evr || !l->sv;
+        if (kind == SB_LIN_PCA) bad = bad || !(l->mean = sb_calloc(nf, sizeof(float)));
+    }
+    if (bad) {
+        sb_linear_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void sb_linear_free(sb_linear *l) {
+    if (!l) return;
+    sb_free(l->coef);
+    sb_free(l->intercept);
+    sb_free(l->mean);
+    sb_free(l->ev);
+    sb_free(l->evr);
+    sb_free(l->sv);
+    sb_free(l);
+}
+
 /* The model's profile: a static string, never NULL for a model this library built or read. */
 sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
     sb_clear_error();
@@ -41,6 +82,7 @@ void sb_model_free(sb_model *m) {
     }
     sb_free(m->base_score);
     sb_free(m->params);
+    sb_linear_free(m->linear);
     sb_free(m);
 }
 
@@ -81,6 +123,9 @@ sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *ou
     sb_clear_error();
     if (!m || (!out && cap))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_feature_importance: NULL argument");
+    if (m->family == SB_FAMILY_LINEAR)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_feature_importance: a linear model has coefficients, not "
+                       "split importance (sb_model_get_array 'coef')");
     if (type != 0 && type != 1)
         return sb_fail(SB_ERR_INVALID_ARGUMENT,
                        "sb_model_feature_importance: unknown type %d (0 = split count, 1 = total gain)",

@@ -36,6 +36,35 @@ typedef struct sb_tree {
     sb_tree_node *nodes;
 } sb_tree;
 
+/* The linear family's fitted state (src/models/linear/, docs/linear.md): a
+ * model of family SB_FAMILY_LINEAR holds one and no trees. coef is nout rows of
+ * num_features values: the coefficients of each target or class (kinds up to
+ * logistic), or the components (PCA, TruncatedSVD). */
+enum sb_linear_kind {
+    SB_LIN_OLS = 0,        /* LinearRegression */
+    SB_LIN_RIDGE = 1,      /* Ridge */
+    SB_LIN_LASSO = 2,      /* Lasso */
+    SB_LIN_ENET = 3,       /* ElasticNet */
+    SB_LIN_LOGISTIC = 4,   /* LogisticRegression (nout 1: binary; nout = nclass >= 3: multinomial) */
+    SB_LIN_PCA = 5,        /* PCA */
+    SB_LIN_TSVD = 6,       /* TruncatedSVD */
+    SB_LIN_KIND_COUNT_ = 7
+};
+typedef struct sb_linear {
+    int32_t kind;          /* sb_linear_kind */
+    int32_t nout;          /* rows of coef: 1 (one target, binary), classes, or components */
+    int32_t nclass;        /* logistic: classes (2..); 0 for the other kinds */
+    int32_t n_iter;        /* coordinate-descent sweeps, L-BFGS iterations; 0 for direct solvers */
+    int32_t converged;     /* 1, or 0 when the iterations ran out (reported, never silent) */
+    int32_t whiten;        /* PCA: transform divides by sqrt(explained_variance) */
+    int32_t rank;          /* least squares: the rank used; decompositions: components kept */
+    float noise_variance;  /* PCA: mean of the discarded variances (0 when none is discarded) */
+    float *coef;           /* nout x num_features */
+    float *intercept;      /* nout (zeros without an intercept; PCA and TruncatedSVD: zeros) */
+    float *mean;           /* PCA: num_features column means; NULL for the other kinds */
+    float *ev, *evr, *sv;  /* decompositions: explained variance, its ratio, singular values (nout each) */
+} sb_linear;
+
 struct sb_model {
     int32_t family;          /* sb_family */
     int32_t objective;       /* sb_objective */
@@ -48,7 +77,15 @@ struct sb_model {
     int32_t numeric_mode;    /* sb_numeric_mode the model was trained in */
     char *params;            /* the training parameters, canonical "key=value\n" lines sorted by key */
     const char *profile;     /* the numeric profile it was trained under: one of sb_model_profiles (static) */
+    sb_linear *linear;       /* family SB_FAMILY_LINEAR: its state (no trees); NULL otherwise */
 };
+
+/* A zeroed sb_linear of kind with its arrays for nout rows of nfeat
+ * (mean and the decomposition arrays only for PCA and TruncatedSVD); NULL when
+ * out of memory. sb_linear_free releases it (NULL: no-op). */
+sb_linear *sb_linear_alloc(int32_t kind, int32_t nout, int32_t nfeat);
+void sb_linear_free(sb_linear *l);
+const char *sb_linear_kind_name(int32_t kind);
 
 /* The numeric profiles a model file may name, oldest first; the last is
  * SB_PROFILE_VERSION. Prediction is the same under every one of them (only

@@ -48,6 +48,9 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_MIN_FILE_V2 (MF_HEADER_LEN + 4u + 12u + 4u + 1u + MF_TAG_LEN + 8u + MF_DIGEST_LEN)
 /* The tree families' payload in version 2. */
 #define MF_TAG_TREES "TREE"
+/* The linear family's payload (version 2 only). */
+#define MF_TAG_LINEAR "LINR"
+#define MF_MAX_LINEAR_OUT 100000
 
 /* ---- little-endian byte helpers (host-independent) ---- */
 
@@ -200,9 +203,13 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
 /* Check a whole model against the format's rules and limits. bad is the status
  * for a broken rule (SB_ERR_INVALID_ARGUMENT when writing, SB_ERR_INVALID_INPUT
  * when reading); an exceeded limit is SB_ERR_LIMIT. who prefixes messages. */
+static sb_status check_common(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_linear(const sb_model *m, sb_status bad, const char *who);
+
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
+    if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3) or linear (5)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -244,24 +251,8 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     for (int32_t k = 0; k < m->num_class; k++)
         if (!isfinite(m->base_score[k]))
             return sb_fail(bad, "%s: base_score[%d] is not finite", who, (int)k);
-    sb_status st;
-    if (m->params) {
-        size_t plen = strlen(m->params), at = 0;
-        if ((st = check_string(m->params, plen, MF_MAX_STRING, bad, who, "params")) != SB_OK) return st;
-        if (!canonical_params(m->params, plen, &at))
-            return sb_fail(bad, "%s: params are not canonical 'key=value\\n' lines sorted by key (byte %zu)",
-                           who, at);
-    }
-    if (m->feature_names) {
-        for (int32_t f = 0; f < m->num_features; f++) {
-            if (!m->feature_names[f]) return sb_fail(bad, "%s: feature name %d is NULL", who, (int)f);
-            char what[48];
-            snprintf(what, sizeof what, "feature name %d", (int)f);
-            if ((st = check_string(m->feature_names[f], strlen(m->feature_names[f]), MF_MAX_STRING, bad,
-                                   who, what)) != SB_OK)
-                return st;
-        }
-    }
+    sb_status st = check_common(m, bad, who);
+    if (st != SB_OK) return st;
     if (m->ntrees > 0 && !m->trees) return sb_fail(bad, "%s: trees is NULL", who);
     int32_t most = 0;
     for (int32_t t = 0; t < m->ntrees; t++) {
@@ -280,6 +271,81 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     for (int32_t t = 0; t < m->ntrees && st == SB_OK; t++) st = check_tree(m, t, refs, bad, who);
     sb_free(refs);
     return st;
+}
+
+/* What every family's model obeys: its params text and feature names. */
+static sb_status check_common(const sb_model *m, sb_status bad, const char *who) {
+    sb_status st;
+    if (m->params) {
+        size_t plen = strlen(m->params), at = 0;
+        if ((st = check_string(m->params, plen, MF_MAX_STRING, bad, who, "params")) != SB_OK) return st;
+        if (!canonical_params(m->params, plen, &at))
+            return sb_fail(bad, "%s: params are not canonical 'key=value\\n' lines sorted by key (byte %zu)",
+                           who, at);
+    }
+    if (m->feature_names) {
+        for (int32_t f = 0; f < m->num_features; f++) {
+            if (!m->feature_names[f]) return sb_fail(bad, "%s: feature name %d is NULL", who, (int)f);
+            char what[48];
+            snprintf(what, sizeof what, "feature name %d", (int)f);
+            if ((st = check_string(m->feature_names[f], strlen(m->feature_names[f]), MF_MAX_STRING, bad,
+                                   who, what)) != SB_OK)
+                return st;
+        }
+    }
+    return SB_OK;
+}
+
+/* 1 when every one of the n values is finite. */
+static int all_finite(const float *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return 0;
+    return 1;
+}
+
+/* A linear model: its kind and shape, finite arrays, no trees. */
+static sb_status check_linear(const sb_model *m, sb_status bad, const char *who) {
+    const sb_linear *l = m->linear;
+    if (!l) return sb_fail(bad, "%s: a linear model without its coefficients", who);
+    if (m->ntrees != 0 || m->trees) return sb_fail(bad, "%s: a linear model has no trees", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (l->kind < 0 || l->kind >= SB_LIN_KIND_COUNT_)
+        return sb_fail(bad, "%s: unknown linear kind %d (0..%d)", who, (int)l->kind, SB_LIN_KIND_COUNT_ - 1);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who,
+                       (int)m->num_features, MF_MAX_FEATURES);
+    if (m->num_features < 1)
+        return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    if (l->nout > MF_MAX_LINEAR_OUT)
+        return sb_fail(SB_ERR_LIMIT, "%s: %d coefficient rows exceed the limit of %d", who, (int)l->nout,
+                       MF_MAX_LINEAR_OUT);
+    if (l->nout < 1) return sb_fail(bad, "%s: %d coefficient rows", who, (int)l->nout);
+    if ((uint64_t)l->nout * (uint64_t)m->num_features > (MF_MAX_FILE / 4))
+        return sb_fail(SB_ERR_LIMIT, "%s: %d x %d coefficients exceed the file limit", who, (int)l->nout,
+                       (int)m->num_features);
+    if (l->kind == SB_LIN_LOGISTIC
+            ? !(l->nclass == 2 ? l->nout == 1 : l->nclass >= 3 && l->nclass <= MF_MAX_CLASS && l->nout == l->nclass)
+            : l->nclass != 0)
+        return sb_fail(bad, "%s: %s with %d classes and %d coefficient rows", who, sb_linear_kind_name(l->kind),
+                       (int)l->nclass, (int)l->nout);
+    if (m->num_class != l->nout)
+        return sb_fail(bad, "%s: num_class %d is not the %d coefficient rows", who, (int)m->num_class, (int)l->nout);
+    const int dec = l->kind == SB_LIN_PCA || l->kind == SB_LIN_TSVD;
+    const size_t nc = (size_t)l->nout * (size_t)m->num_features;
+    if (!l->coef || !l->intercept || (l->kind == SB_LIN_PCA && !l->mean) || (dec && (!l->ev || !l->evr || !l->sv)))
+        return sb_fail(bad, "%s: a linear model's array is NULL", who);
+    if (!all_finite(l->coef, nc) || !all_finite(l->intercept, (size_t)l->nout) ||
+        (l->mean && !all_finite(l->mean, (size_t)m->num_features)) ||
+        (dec && (!all_finite(l->ev, (size_t)l->nout) || !all_finite(l->evr, (size_t)l->nout) ||
+                 !all_finite(l->sv, (size_t)l->nout))) ||
+        !isfinite(l->noise_variance))
+        return sb_fail(bad, "%s: a coefficient, mean or variance is not finite", who);
+    if (l->n_iter < 0 || (l->converged != 0 && l->converged != 1) || (l->whiten != 0 && l->whiten != 1) ||
+        (l->whiten && l->kind != SB_LIN_PCA) || l->rank < 0 || l->rank > m->num_features)
+        return sb_fail(bad, "%s: n_iter %d, converged %d, whiten %d or rank %d out of range", who, (int)l->n_iter,
+                       (int)l->converged, (int)l->whiten, (int)l->rank);
+    return check_common(m, bad, who);
 }
 
 /* ---- writing ---- */
@@ -333,6 +399,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_RANDOM_FOREST:
     case SB_FAMILY_EXTRA_TREES:
     case SB_FAMILY_ISOLATION_FOREST: return MF_TAG_TREES;
+    case SB_FAMILY_LINEAR: return MF_TAG_LINEAR;
     }
     return NULL;
 }
@@ -364,6 +431,21 @@ static uint64_t tree_payload_size(const sb_model *m) {
     return 8 + 4 * (uint64_t)m->num_class + trees_size(m);
 }
 
+/* Bytes of the linear payload: seven i32 and a f32, then coef, intercept, the
+ * mean (PCA) and the three decomposition arrays (PCA, TruncatedSVD). */
+static uint64_t linear_payload_size(const sb_model *m) {
+    const sb_linear *l = m->linear;
+    uint64_t no = (uint64_t)l->nout, nf = (uint64_t)m->num_features;
+    uint64_t n = 32 + 4 * (no * nf + no);
+    if (l->kind == SB_LIN_PCA) n += 4 * nf;
+    if (l->kind == SB_LIN_PCA || l->kind == SB_LIN_TSVD) n += 12 * no;
+    return n;
+}
+
+static uint64_t payload_size(const sb_model *m) {
+    return m->family == SB_FAMILY_LINEAR ? linear_payload_size(m) : tree_payload_size(m);
+}
+
 /* The profile a model's file names: the one it was trained under (a model
  * read from a file keeps its file's, so saving it again gives the same bytes). */
 static const char *model_profile(const sb_model *m) { return m->profile ? m->profile : SB_PROFILE_VERSION; }
@@ -374,7 +456,7 @@ static uint64_t encoded_size(const sb_model *m, uint32_t version) {
     uint64_t n = MF_HEADER_LEN + 4 + strlen(model_profile(m));
     n += 4 + (m->params ? strlen(m->params) : 0) + 1 + names_size(m);
     if (version == 1) n += 20 + 4 * (uint64_t)m->num_class + trees_size(m);
-    else n += 12 + MF_TAG_LEN + 8 + tree_payload_size(m);
+    else n += 12 + MF_TAG_LEN + 8 + payload_size(m);
     return n + MF_DIGEST_LEN;
 }
 
@@ -427,7 +509,29 @@ static void encode_v2(const sb_model *m, sink *s) {
     sink_str(s, m->params);
     sink_names(s, m);
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
-    sink_u64(s, tree_payload_size(m));
+    sink_u64(s, payload_size(m));
+    if (m->family == SB_FAMILY_LINEAR) {
+        const sb_linear *l = m->linear;
+        const size_t no = (size_t)l->nout, nf = (size_t)m->num_features;
+        sink_i32(s, l->kind);
+        sink_i32(s, l->nout);
+        sink_i32(s, l->nclass);
+        sink_i32(s, l->n_iter);
+        sink_i32(s, l->converged);
+        sink_i32(s, l->whiten);
+        sink_i32(s, l->rank);
+        sink_f32(s, l->noise_variance);
+        for (size_t i = 0; i < no * nf; i++) sink_f32(s, l->coef[i]);
+        for (size_t i = 0; i < no; i++) sink_f32(s, l->intercept[i]);
+        if (l->kind == SB_LIN_PCA)
+            for (size_t i = 0; i < nf; i++) sink_f32(s, l->mean[i]);
+        if (l->kind == SB_LIN_PCA || l->kind == SB_LIN_TSVD) {
+            for (size_t i = 0; i < no; i++) sink_f32(s, l->ev[i]);
+            for (size_t i = 0; i < no; i++) sink_f32(s, l->evr[i]);
+            for (size_t i = 0; i < no; i++) sink_f32(s, l->sv[i]);
+        }
+        return;
+    }
     sink_i32(s, m->objective);
     sink_i32(s, m->num_class);
     for (int32_t k = 0; k < m->num_class; k++) sink_f32(s, m->base_score[k]);
@@ -736,6 +840,58 @@ static sb_status parse_tree_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The linear payload (docs/model-format.md, "LINR"): its fields, each array
+ * counted against the bytes left before anything is allocated. */
+static sb_status read_f32s(reader *r, float *dst, size_t n, const char *what) {
+    sb_status st = need(r, 4 * n, what);
+    if (st != SB_OK) return st;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = get_u32(r->p + r->pos + 4 * i);
+        memcpy(&dst[i], &u, 4);
+    }
+    r->pos += 4 * n;
+    return SB_OK;
+}
+
+static sb_status parse_linear_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[7];
+    static const char *const names[7] = {"the linear kind", "the coefficient rows", "the classes", "n_iter",
+                                         "converged", "whiten", "rank"};
+    for (int i = 0; i < 7; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    if (f[0] < 0 || f[0] >= SB_LIN_KIND_COUNT_)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": unknown linear kind %d (0..%d)", (int)f[0], SB_LIN_KIND_COUNT_ - 1);
+    if (f[1] < 1 || f[1] > MF_MAX_LINEAR_OUT)
+        return sb_fail(f[1] < 1 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %d coefficient rows (1..%d)",
+                       (int)f[1], MF_MAX_LINEAR_OUT);
+    const size_t no = (size_t)f[1], nf = (size_t)m->num_features;
+    size_t want = 4 + 4 * (no * nf + no) + (f[0] == SB_LIN_PCA ? 4 * nf : 0) +
+                  (f[0] == SB_LIN_PCA || f[0] == SB_LIN_TSVD ? 12 * no : 0);
+    if (want != r->end - r->pos)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the linear payload of %zu x %zu needs %zu more bytes, %zu are left",
+                       no, nf, want, r->end - r->pos);
+    sb_linear *l = sb_linear_alloc(f[0], f[1], m->num_features);
+    if (!l) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    m->linear = l;
+    l->nclass = f[2];
+    l->n_iter = f[3];
+    l->converged = f[4];
+    l->whiten = f[5];
+    l->rank = f[6];
+    m->num_class = l->nout;
+    if ((st = read_f32s(r, &l->noise_variance, 1, "noise_variance")) != SB_OK) return st;
+    if ((st = read_f32s(r, l->coef, no * nf, "the coefficients")) != SB_OK) return st;
+    if ((st = read_f32s(r, l->intercept, no, "the intercepts")) != SB_OK) return st;
+    if (l->mean && (st = read_f32s(r, l->mean, nf, "the means")) != SB_OK) return st;
+    if (l->ev) {
+        if ((st = read_f32s(r, l->ev, no, "explained_variance")) != SB_OK) return st;
+        if ((st = read_f32s(r, l->evr, no, "explained_variance_ratio")) != SB_OK) return st;
+        if ((st = read_f32s(r, l->sv, no, "singular_values")) != SB_OK) return st;
+    }
+    return SB_OK;
+}
+
 /* A payload tag as text for a message: its four bytes, each one that is not
  * printable ASCII written as \xHH. */
 static void tag_text(const uint8_t *tag, char out[17]) {
@@ -770,12 +926,12 @@ static sb_status parse_v2(reader *r, sb_model *m) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees and isolation_forest); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest and linear); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
                        sb_family_name((sb_family)m->family), shown, want);
-    return parse_tree_payload(r, m);
+    return m->family == SB_FAMILY_LINEAR ? parse_linear_payload(r, m) : parse_tree_payload(r, m);
 }
 
 /* Parse the body of a file of version (digest already verified) into m, then

@@ -10,6 +10,7 @@
 #include "../kernels/tree.h"
 #include "../kernels/quantize.h"
 #include "trees/tdev.h"
+#include "linear/linear.h"
 #include <float.h>
 #include <string.h>
 
@@ -96,13 +97,22 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     sb_clear_error();
     if (!m || !d || (!out && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_predict: NULL argument");
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
-    if ((unsigned)kind > (unsigned)SB_PREDICT_VALUE)
+    if ((unsigned)kind > (unsigned)SB_PREDICT_TRANSFORM)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown prediction kind %d", (int)kind);
     /* the device layer's one parser; cpu-batched predicts on the host, as cpu */
     sb_device_kind dk = SB_DEVICE_CPU;
     sb_status pst = sb_device_parse(device, &dk);
     if (pst != SB_OK) return pst;
     const int on_gpu = dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL;
+    if (m->family == SB_FAMILY_LINEAR) {
+        if (!m->linear) return sb_fail(SB_ERR_INVALID_ARGUMENT, "a linear model without its coefficients");
+        if (d->t.ncols != m->num_features)
+            return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                           (int)m->num_features, (int)d->t.ncols);
+        return sb_lin_predict(m, &d->t, (int32_t)kind, device, out, cap, needed);
+    }
+    if (kind == SB_PREDICT_TRANSFORM)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a tree model predicts; only decompositions transform");
     if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_ISOLATION))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model has no probabilities",
                        m->objective == SB_OBJ_ISOLATION ? "isolation forest" : "regression");

@@ -1,0 +1,132 @@
+/*
+ * lin_predict.c: prediction and attributes of a linear model. Margins are the
+ * core's identical product X W^T (PCA: (X - mean) W^T) plus the intercept in
+ * one addition; probabilities and classes follow on the host in one fixed
+ * order (the profile's exp and sigmoid), so every device gives the same bits.
+ */
+#include "linear.h"
+#include "../../math/sb_elem.h"
+#include <math.h>
+#include <string.h>
+
+sb_status sb_lin_predict(const sb_model *m, const sb_table *t, int32_t kind, const char *device, float *out,
+                         size_t cap, size_t *needed) {
+    const sb_linear *l = m->linear;
+    const int dec = l->kind == SB_LIN_PCA || l->kind == SB_LIN_TSVD;
+    const int logit = l->kind == SB_LIN_LOGISTIC;
+    if (dec && kind != SB_PREDICT_RAW && kind != SB_PREDICT_TRANSFORM)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model transforms (SB_PREDICT_TRANSFORM); it has no %s",
+                       sb_linear_kind_name(l->kind), kind == SB_PREDICT_PROBA ? "probabilities" : "values");
+    if (!dec && kind == SB_PREDICT_TRANSFORM)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model predicts; only decompositions transform",
+                       sb_linear_kind_name(l->kind));
+    if (!logit && kind == SB_PREDICT_PROBA)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model has no probabilities", sb_linear_kind_name(l->kind));
+    const int64_t n = t->nrows;
+    const int32_t P = m->num_features, K = l->nout;
+    int32_t per_row = K;
+    if (logit && kind == SB_PREDICT_VALUE) per_row = 1;
+    if (logit && kind == SB_PREDICT_PROBA) per_row = K == 1 ? 1 : K;
+    const size_t need = (size_t)n * (size_t)per_row;
+    if (needed) *needed = need;
+    if (cap == 0) return SB_OK;
+    if (cap < need) return sb_fail(SB_ERR_LIMIT, "prediction buffer holds %zu values, %zu needed", cap, need);
+    for (int64_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < P; j++)
+            if (!isfinite(t->x[i * P + j]))
+                return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: a linear model takes no missing or "
+                               "infinite values", (long long)i, (int)j, isnan(t->x[i * P + j]) ? "NaN" : "infinite");
+    const float *x = t->x;
+    float *xc = NULL, *Z = NULL;
+    if (l->mean) {
+        if (!(xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)P)))
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "predict: out of memory");
+        for (int64_t i = 0; i < n; i++)
+            for (int32_t j = 0; j < P; j++) xc[i * P + j] = x[i * P + j] - l->mean[j];
+        x = xc;
+    }
+    Z = per_row == K ? out : sb_malloc(sizeof(float) * (size_t)n * (size_t)K);
+    sb_status st = Z ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "predict: out of memory");
+    if (st == SB_OK) st = sb_gemm(device, 0, 1, n, K, P, x, P, l->coef, P, Z, K);
+    if (st == SB_OK) {
+        for (int64_t i = 0; i < n; i++) {
+            float *z = Z + i * K;
+            for (int32_t k = 0; k < K; k++) {
+                if (dec) {
+                    if (l->whiten) z[k] = l->ev[k] > 0.0f ? z[k] / sqrtf(l->ev[k]) : 0.0f;
+                } else {
+                    z[k] = z[k] + l->intercept[k];
+                }
+            }
+            if (!logit || kind == SB_PREDICT_RAW) continue;
+            float *o = out + i * per_row;
+            if (K == 1) {
+                o[0] = kind == SB_PREDICT_PROBA ? sb_sigmoidf(z[0]) : (z[0] > 0.0f ? 1.0f : 0.0f);
+                continue;
+            }
+            int32_t best = 0;
+            for (int32_t k = 1; k < K; k++)
+                if (z[k] > z[best]) best = k;
+            if (kind == SB_PREDICT_VALUE) {
+                o[0] = (float)best;
+                continue;
+            }
+            const float mx = z[best];
+            float sum = 0.0f;
+            for (int32_t k = 0; k < K; k++) {
+                o[k] = sb_expf(z[k] - mx);
+                sum = sum + o[k];
+            }
+            for (int32_t k = 0; k < K; k++) o[k] = o[k] / sum;
+        }
+    }
+    if (Z != out) sb_free(Z);
+    sb_free(xc);
+    return st;
+}
+
+/* ---- attributes ---- */
+
+sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, size_t cap, size_t *needed) {
+    sb_clear_error();
+    if (!m || !name || (!out && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_array: NULL argument");
+    const sb_linear *l = m->linear;
+    const float *src = NULL;
+    size_t n = 0;
+    if (l) {
+        const size_t no = (size_t)l->nout, nf = (size_t)m->num_features;
+        const int dec = l->kind == SB_LIN_PCA || l->kind == SB_LIN_TSVD;
+        if ((!strcmp(name, "coef") && !dec) || (!strcmp(name, "components") && dec)) src = l->coef, n = no * nf;
+        else if (!strcmp(name, "intercept") && !dec) src = l->intercept, n = no;
+        else if (!strcmp(name, "mean") && l->mean) src = l->mean, n = nf;
+        else if (!strcmp(name, "explained_variance") && dec) src = l->ev, n = no;
+        else if (!strcmp(name, "explained_variance_ratio") && dec) src = l->evr, n = no;
+        else if (!strcmp(name, "singular_values") && dec) src = l->sv, n = no;
+        else if (!strcmp(name, "noise_variance") && l->kind == SB_LIN_PCA) src = &l->noise_variance, n = 1;
+    }
+    if (!src)
+        return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no array '%s'",
+                       l ? sb_linear_kind_name(l->kind) : sb_family_name((sb_family)m->family), name);
+    if (needed) *needed = n;
+    if (cap == 0) return SB_OK;
+    if (cap < n) return sb_fail(SB_ERR_LIMIT, "'%s' has %zu values, the buffer holds %zu", name, n, cap);
+    memcpy(out, src, sizeof(float) * n);
+    return SB_OK;
+}
+
+sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
+    sb_clear_error();
+    if (!m || !name || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_int: NULL argument");
+    const sb_linear *l = m->linear;
+    if (l) {
+        if (!strcmp(name, "n_iter")) return *out = l->n_iter, SB_OK;
+        if (!strcmp(name, "converged")) return *out = l->converged, SB_OK;
+        if (!strcmp(name, "rank")) return *out = l->rank, SB_OK;
+        if (!strcmp(name, "n_outputs")) return *out = l->nout, SB_OK;
+        if (!strcmp(name, "n_classes")) return *out = l->nclass, SB_OK;
+        if (!strcmp(name, "kind")) return *out = l->kind, SB_OK;
+        if (!strcmp(name, "whiten")) return *out = l->whiten, SB_OK;
+    }
+    return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no integer '%s'",
+                   l ? sb_linear_kind_name(l->kind) : sb_family_name((sb_family)m->family), name);
+}

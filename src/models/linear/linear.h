@@ -1,0 +1,90 @@
+/*
+ * linear.h: the linear family's internal interface (src/models/linear/,
+ * docs/linear.md): least squares (LinearRegression, Ridge), coordinate descent
+ * (Lasso, ElasticNet), logistic regression (L-BFGS) and the decompositions
+ * (PCA, TruncatedSVD).
+ *
+ * Every fit is host code of fixed float sequences around the linear-algebra
+ * core's operations (sb_gemm, sb_linalg_cholesky, sb_linalg_eigh...), which are
+ * identical on every device; so a fit on "cuda" or "opencl" gives the bytes of
+ * the fit on "cpu", whatever the thread count. The data never holds a NaN or an
+ * infinity (refused by name before any work).
+ */
+#ifndef SB_MODELS_LINEAR_LINEAR_H
+#define SB_MODELS_LINEAR_LINEAR_H
+#include "../model.h"
+#include "../../io/dataset.h"
+
+/* The parsed parameters of one fit (linear_params.c). */
+typedef struct lin_params {
+    int32_t kind;           /* sb_linear_kind */
+    int32_t fit_intercept;  /* 1 (default) */
+    float alpha;            /* Ridge, Lasso, ElasticNet: 1.0 */
+    float l1_ratio;         /* ElasticNet: 0.5 (Lasso: 1) */
+    float tol;              /* Lasso, ElasticNet: 1e-4; logistic: 1e-4 */
+    int32_t max_iter;       /* Lasso, ElasticNet: 1000; logistic: 100 */
+    float C;                /* logistic: 1.0 */
+    int32_t penalty_l2;     /* logistic: 1 = l2 (default), 0 = none */
+    int32_t class_weight;   /* logistic: 0 none, 1 balanced, 2 listed */
+    float cw[1024];         /* listed class weights (1 where not listed) */
+    int32_t cw_max;         /* the largest listed class, -1 for none */
+    int32_t n_components;   /* decompositions: a count, 0 = all (min(n, p)) */
+    float variance_kept;    /* PCA: a fraction in (0, 1) instead of a count; 0 = none */
+    int32_t whiten;         /* PCA */
+    char device[32];        /* "cpu", "cuda", "opencl", "gpu", "cpu-batched" */
+    int32_t numeric_mode;
+} lin_params;
+
+/* params -> p, refusing unknown keys, values out of their domain and options
+ * this library does not build, each by name; the canonical text of the
+ * parameters that shape the model goes to *text (sb_free). */
+sb_status sb_lin_params_parse(const sb_params *params, lin_params *p, char **text);
+
+/* The training table checked for the linear family: nrows >= 1 (>= 2 for
+ * PCA), every feature and label finite, labels of a classifier whole numbers
+ * in 0..1023 (*nclass := the largest + 1, at least 2), weights if any with a
+ * positive sum. Every refusal names the row and column. */
+sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *nclass);
+
+/* The fits: each fills the model's linear state (m->linear allocated by the
+ * caller's sb_linear_fit) and records its stages on card (may be NULL). */
+sb_status sb_lin_fit_least_squares(const sb_table *t, const lin_params *p, sb_model *m, sb_card *card);
+sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nclass, sb_model *m, sb_card *card);
+sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_model *m, sb_card *card);
+
+/* ---- shared numerics (lin_common.c) ---- */
+
+/* The exact sum of n products a[i*sa] * b[i*sb], each product rounded once to
+ * float32 first, then the exact sum rounded once (sb_sacc): one value in any
+ * order, on every machine. b NULL: the plain sum of the a's. */
+float sb_lin_dot(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n);
+
+/* The same sum with every product exact (Dekker's two-product into the
+ * accumulator): the correctly rounded value of sum a_i b_i for the float32
+ * inputs, barring products beyond 2^200 or below 2^-90 (rounded once then). */
+float sb_lin_dot_exact(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n);
+struct sb_sacc;
+void sb_lin_sacc_add_product(struct sb_sacc *acc, float a, float b);
+
+/* Weighted column means (w NULL: plain) of the n x p row-major x: each the
+ * exact sum of the rounded products w_i x_ij, rounded once, divided by the
+ * exact sum of the weights rounded once (one division). */
+sb_status sb_lin_col_means(const float *x, int64_t n, int32_t p, const float *w, float *mean);
+
+/* C := op(A) op(B) through the core's identical product on p->device. */
+sb_status sb_lin_gemm(const lin_params *p, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const float *a,
+                      int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+
+/* Record a stage if card is not NULL. */
+sb_status sb_lin_record(sb_card *card, const char *stage, const float *v, uint64_t n);
+
+#endif
+
+/* Prediction for a linear model (lin_predict.c), called by sb_model_predict_on
+ * after its common checks: raw margins or values (n x nout), logistic
+ * probabilities (binary: P(1), one a row; multinomial: nout a row) and classes,
+ * PCA's transform. The margins are X W^T through the core's product on
+ * device, plus the intercept (one addition), so every device gives the
+ * training bits. */
+sb_status sb_lin_predict(const sb_model *m, const sb_table *t, int32_t kind, const char *device, float *out,
+                         size_t cap, size_t *needed);

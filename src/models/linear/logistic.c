@@ -1,0 +1,239 @@
+/*
+ * logistic.c: logistic regression, binary and multinomial, by L-BFGS
+ * (Nocedal, "Updating quasi-Newton matrices with limited storage", Math.
+ * Comp. 35, 1980; the two-loop recursion of Nocedal and Wright, Numerical
+ * Optimization, 2nd ed., alg. 7.4) with a backtracking Armijo line search.
+ *
+ * The objective is scikit-learn's for solver="lbfgs": the weighted mean loss
+ * (1/S) sum_i s_i l(y_i, z_i) plus 1/(2 C S) |W|^2 (the intercepts are not
+ * penalized; S the weights' sum, s_i = sample weight times class weight).
+ * Binary: one coefficient row, l = log(1 + e^-|z|) + max(z, 0) - y z.
+ * Multinomial (3 or more classes): one row per class, l = log sum_k e^(z_k)
+ * - z_y, computed shifted by the row's largest margin.
+ * The margins Z = X W^T and the gradient R^T X are the core's identical
+ * product; exp, log1p and log are the profile's own (src/math/sb_elem.h);
+ * every sum is exact and rounded once; the L-BFGS vectors (K (p + 1) values)
+ * are host arithmetic in index order. So every device gives the same bits.
+ */
+#include "linear.h"
+#include "../../math/sb_elem.h"
+#include "../../math/sb_reduce.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LBFGS_M 10 /* the pairs kept, as scipy's L-BFGS-B default */
+
+typedef struct lg {
+    const sb_table *t;
+    const lin_params *p;
+    int64_t n;
+    int32_t P, K, nclass; /* features, coefficient rows, classes */
+    int64_t dim;          /* K * (P + 1): the rows' coefficients, then the K intercepts */
+    float *s;             /* per-row weight (sample weight times class weight) */
+    float S;              /* their exact sum, rounded */
+    float *Z, *R;         /* n x K margins, n x K weighted residuals */
+    float *gw;            /* K x P gradient block */
+    sb_sacc *acc;         /* K accumulators */
+} lg;
+
+/* f(x) and its gradient g (dim values). x holds W (K x P) then b (K). */
+static sb_status eval(lg *c, const float *x, float *f, float *g) {
+    const int64_t n = c->n;
+    const int32_t P = c->P, K = c->K;
+    const float *W = x, *b = x + (int64_t)K * P;
+    sb_status st = sb_lin_gemm(c->p, 0, 1, n, K, P, c->t->x, P, W, P, c->Z, K);
+    if (st != SB_OK) return st;
+    sb_sacc loss;
+    sb_sacc_init(&loss);
+    for (int64_t i = 0; i < n; i++) {
+        float *z = c->Z + i * K, *r = c->R + i * K;
+        const int32_t y = (int32_t)c->t->label[i];
+        const float si = c->s[i];
+        if (K == 1) {
+            const float zi = z[0] + b[0];
+            const float az = zi < 0.0f ? -zi : zi;
+            const float yi = y == 1 ? 1.0f : 0.0f;
+            const float li = sb_log1pf(sb_expf(-az)) + (zi > 0.0f ? zi : 0.0f) - yi * zi;
+            sb_sacc_add(&loss, si * li);
+            r[0] = si * (sb_sigmoidf(zi) - yi);
+        } else {
+            float mx = -INFINITY;
+            for (int32_t k = 0; k < K; k++) {
+                z[k] = z[k] + b[k];
+                if (z[k] > mx) mx = z[k];
+            }
+            float sum = 0.0f;
+            for (int32_t k = 0; k < K; k++) {
+                r[k] = sb_expf(z[k] - mx);
+                sum = sum + r[k];
+            }
+            const float li = sb_logf(sum) + mx - z[y];
+            sb_sacc_add(&loss, si * li);
+            for (int32_t k = 0; k < K; k++) r[k] = si * (r[k] / sum - (k == y ? 1.0f : 0.0f));
+        }
+    }
+    /* the gradient's W block: R^T X (K x P) */
+    if ((st = sb_lin_gemm(c->p, 1, 0, K, P, n, c->R, K, c->t->x, P, c->gw, P)) != SB_OK) return st;
+    const float lam = c->p->penalty_l2 ? 1.0f / c->p->C : 0.0f;
+    const float pen = lam > 0.0f ? 0.5f * lam * sb_lin_dot(W, 1, W, 1, (int64_t)K * P) : 0.0f;
+    *f = (sb_sacc_round_f32(&loss) + pen) / c->S;
+    for (int64_t j = 0; j < (int64_t)K * P; j++) g[j] = (c->gw[j] + lam * W[j]) / c->S;
+    for (int32_t k = 0; k < K; k++)
+        g[(int64_t)K * P + k] = c->p->fit_intercept ? sb_lin_dot(c->R + k, K, NULL, 0, n) / c->S : 0.0f;
+    return SB_OK;
+}
+
+static float vdot(const float *a, const float *b, int64_t n) { return sb_lin_dot(a, 1, b, 1, n); }
+
+static float vmaxabs(const float *a, int64_t n) {
+    float m = 0.0f;
+    for (int64_t i = 0; i < n; i++)
+        if (fabsf(a[i]) > m) m = fabsf(a[i]);
+    return m;
+}
+
+/* Per-row weights: the sample weight (1 without) times the class weight
+ * (balanced: n / (K n_k) with n_k the class's weighted count, scikit-learn's
+ * compute_class_weight over the labels, which is unweighted; listed: the
+ * given one). */
+static sb_status row_weights(lg *c) {
+    const sb_table *t = c->t;
+    float cw[1024];
+    for (int32_t k = 0; k < c->nclass; k++) cw[k] = c->p->class_weight == 2 ? c->p->cw[k] : 1.0f;
+    if (c->p->class_weight == 1) {
+        int64_t cnt[1024] = {0};
+        for (int64_t i = 0; i < c->n; i++) cnt[(int32_t)t->label[i]]++;
+        int32_t present = 0;
+        for (int32_t k = 0; k < c->nclass; k++) present += cnt[k] > 0;
+        for (int32_t k = 0; k < c->nclass; k++)
+            cw[k] = cnt[k] ? (float)c->n / ((float)present * (float)cnt[k]) : 1.0f;
+    }
+    for (int64_t i = 0; i < c->n; i++) {
+        const float w = t->weight ? t->weight[i] : 1.0f;
+        c->s[i] = w * cw[(int32_t)t->label[i]];
+    }
+    c->S = sb_lin_dot(c->s, 1, NULL, 0, c->n);
+    if (!(c->S > 0.0f) || !isfinite(c->S))
+        return sb_fail(SB_ERR_INVALID_INPUT, "logistic regression: the sample and class weights sum to %g",
+                       (double)c->S);
+    return SB_OK;
+}
+
+sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nclass, sb_model *m, sb_card *card) {
+    lg c = {0};
+    c.t = t;
+    c.p = p;
+    c.n = t->nrows;
+    c.P = t->ncols;
+    c.nclass = nclass;
+    c.K = nclass == 2 ? 1 : nclass;
+    c.dim = (int64_t)c.K * (c.P + 1);
+    const int64_t dim = c.dim;
+    sb_status st = SB_OK;
+    c.s = sb_malloc(sizeof(float) * (size_t)c.n);
+    c.Z = sb_malloc(sizeof(float) * (size_t)c.n * (size_t)c.K);
+    c.R = sb_malloc(sizeof(float) * (size_t)c.n * (size_t)c.K);
+    c.gw = sb_malloc(sizeof(float) * (size_t)c.K * (size_t)c.P);
+    float *x = sb_calloc((size_t)dim, sizeof(float)), *g = sb_malloc(sizeof(float) * (size_t)dim);
+    float *xn = sb_malloc(sizeof(float) * (size_t)dim), *gn = sb_malloc(sizeof(float) * (size_t)dim);
+    float *d = sb_malloc(sizeof(float) * (size_t)dim);
+    float *S = sb_malloc(sizeof(float) * (size_t)dim * LBFGS_M), *Y = sb_malloc(sizeof(float) * (size_t)dim * LBFGS_M);
+    float rho[LBFGS_M], al[LBFGS_M];
+    if (!c.s || !c.Z || !c.R || !c.gw || !x || !g || !xn || !gn || !d || !S || !Y) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "logistic regression: out of memory");
+        goto done;
+    }
+    if ((st = row_weights(&c)) != SB_OK) goto done;
+    float f = 0.0f;
+    if ((st = eval(&c, x, &f, g)) != SB_OK) goto done;
+    int32_t it = 0, npair = 0, head = 0, converged = vmaxabs(g, dim) <= p->tol;
+    for (it = 0; it < p->max_iter && !converged; it++) {
+        /* d = -H g by the two-loop recursion over the kept pairs, newest first */
+        for (int64_t j = 0; j < dim; j++) d[j] = -g[j];
+        for (int32_t q = 0; q < npair; q++) {
+            const int32_t s = (head - 1 - q + LBFGS_M) % LBFGS_M;
+            al[s] = rho[s] * vdot(S + (int64_t)s * dim, d, dim);
+            for (int64_t j = 0; j < dim; j++) d[j] = d[j] - al[s] * Y[(int64_t)s * dim + j];
+        }
+        if (npair > 0) {
+            const int32_t s = (head - 1 + LBFGS_M) % LBFGS_M;
+            const float gam = vdot(S + (int64_t)s * dim, Y + (int64_t)s * dim, dim) /
+                              vdot(Y + (int64_t)s * dim, Y + (int64_t)s * dim, dim);
+            for (int64_t j = 0; j < dim; j++) d[j] = gam * d[j];
+        }
+        for (int32_t q = npair - 1; q >= 0; q--) {
+            const int32_t s = (head - 1 - q + LBFGS_M) % LBFGS_M;
+            const float be = rho[s] * vdot(Y + (int64_t)s * dim, d, dim);
+            for (int64_t j = 0; j < dim; j++) d[j] = d[j] + (al[s] - be) * S[(int64_t)s * dim + j];
+        }
+        float gd = vdot(g, d, dim);
+        if (!(gd < 0.0f)) { /* not a descent direction: restart from steepest descent */
+            for (int64_t j = 0; j < dim; j++) d[j] = -g[j];
+            gd = vdot(g, d, dim);
+            npair = 0;
+        }
+        /* backtracking: the first step is 1 (1 / |g|_inf on the first iteration) */
+        float step = npair == 0 && it == 0 ? 1.0f / vmaxabs(g, dim) : 1.0f;
+        if (!(step <= 1.0f)) step = 1.0f;
+        float fn = 0.0f;
+        int ok = 0;
+        for (int32_t ls = 0; ls < 40 && st == SB_OK; ls++) {
+            for (int64_t j = 0; j < dim; j++) xn[j] = x[j] + step * d[j];
+            if ((st = eval(&c, xn, &fn, gn)) != SB_OK) break;
+            if (fn <= f + 1e-4f * step * gd) {
+                ok = 1;
+                break;
+            }
+            step = 0.5f * step;
+        }
+        if (st != SB_OK) goto done;
+        if (!ok) break; /* no decrease a float32 step can find: reported as not converged */
+        /* the new pair; kept only with positive curvature */
+        float *sv = S + (int64_t)head * dim, *yv = Y + (int64_t)head * dim;
+        for (int64_t j = 0; j < dim; j++) {
+            sv[j] = xn[j] - x[j];
+            yv[j] = gn[j] - g[j];
+        }
+        const float sy = vdot(sv, yv, dim);
+        if (sy > 0.0f) {
+            rho[head] = 1.0f / sy;
+            head = (head + 1) % LBFGS_M;
+            if (npair < LBFGS_M) npair++;
+        }
+        memcpy(x, xn, sizeof(float) * (size_t)dim);
+        memcpy(g, gn, sizeof(float) * (size_t)dim);
+        f = fn;
+        if (card && (it < 64 || it % 100 == 0)) {
+            char tag[48];
+            snprintf(tag, sizeof tag, "lbfgs.iter%d.coef", (int)it);
+            if ((st = sb_lin_record(card, tag, x, (uint64_t)dim)) != SB_OK) goto done;
+            snprintf(tag, sizeof tag, "lbfgs.iter%d.loss", (int)it);
+            if ((st = sb_lin_record(card, tag, &f, 1)) != SB_OK) goto done;
+        }
+        converged = vmaxabs(g, dim) <= p->tol;
+    }
+    {
+        sb_linear *lin = m->linear;
+        lin->nclass = nclass;
+        lin->n_iter = it;
+        lin->converged = converged;
+        lin->rank = c.P;
+        memcpy(lin->coef, x, sizeof(float) * (size_t)c.K * (size_t)c.P);
+        memcpy(lin->intercept, x + (int64_t)c.K * c.P, sizeof(float) * (size_t)c.K);
+        st = sb_lin_record(card, "lbfgs.loss", &f, 1);
+    }
+done:
+    sb_free(c.s);
+    sb_free(c.Z);
+    sb_free(c.R);
+    sb_free(c.gw);
+    sb_free(x);
+    sb_free(g);
+    sb_free(xn);
+    sb_free(gn);
+    sb_free(d);
+    sb_free(S);
+    sb_free(Y);
+    return st;
+}
