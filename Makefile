@@ -20,7 +20,8 @@
 #                        model writer in host byte order: meaningful with ARCH=s390x),
 #                        f64-conv (decimals rounded through float64),
 #                        refusal-downgrade (a device this build lacks runs on the CPU),
-#                        nan-side (missing values always left at a node without any)
+#                        nan-side (missing values always left at a node without any),
+#                        lin-dot (the linear family's dot products as float sums chunked by thread)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -31,7 +32,7 @@
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
-  f64-conv refusal-downgrade nan-side
+  f64-conv refusal-downgrade nan-side lin-dot
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -113,6 +114,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_FOREST_TIES
   else ifeq ($(SABOTAGE),nan-side)
     SABOTAGE_DEFS := -DSB_SABOTAGE_NAN_SIDE
+  else ifeq ($(SABOTAGE),lin-dot)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_LIN_DOT
   else ifeq ($(SABOTAGE),bin-key)
     SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
   else ifeq ($(SABOTAGE),writer-endian)
@@ -268,7 +271,7 @@ deps:
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
-  refusal-downgrade nan-side
+  refusal-downgrade nan-side lin-dot
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

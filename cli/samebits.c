@@ -36,6 +36,7 @@ static const char *k_usage =
     "  card diff A B                    compare two cards: 'identical' (exit 0) or the\n"
     "                                   first stage where they part (exit 1)\n"
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
+    "  train --model linear|ridge|lasso|elasticnet|logistic|pca --data FILE [--label NAME] [key=value ...]\n"
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
     "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
     "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
@@ -426,9 +427,22 @@ static int cmd_train(int argc, char **argv) {
             goto done;
         }
     }
-    if (!model_kind || strcmp(model_kind, "gbdt") != 0) {
-        rc = usage_error("train: --model gbdt is required (models: gbdt), got '%s'", model_kind ? model_kind : "");
+    static const char *const k_linear[] = {"linear", "ridge", "lasso", "elasticnet", "logistic", "pca"};
+    int linear = 0;
+    for (size_t k = 0; model_kind && k < sizeof k_linear / sizeof k_linear[0]; k++) linear |= !strcmp(model_kind, k_linear[k]);
+    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear)) {
+        rc = usage_error("train: --model is required (models: gbdt, linear, ridge, lasso, elasticnet, logistic, pca), "
+                         "got '%s'", model_kind ? model_kind : "");
         goto done;
+    }
+    if (linear) {
+        const char *had;
+        if (sb_params_get(params, "model", &had) == SB_OK || sb_params_get(params, "objective", &had) == SB_OK) {
+            rc = usage_error("train: --model %s takes no model= or objective= (the model names its objective)",
+                             model_kind);
+            goto done;
+        }
+        if ((st = sb_params_set(params, "model", model_kind)) != SB_OK) goto lib_fail;
     }
     if (!data) {
         rc = usage_error("train: --data FILE is required%s", "");
@@ -441,10 +455,11 @@ static int cmd_train(int argc, char **argv) {
                    sb_params_get(params, "verbose_eval", &had) == SB_OK ||
                    sb_params_get(params, "log_period", &had) == SB_OK;
     }
-    if (!eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK) goto lib_fail;
+    if (!linear && !eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK) goto lib_fail;
     /* A numeric mode that is not built is refused before the data is read. */
     sb_numeric_mode mode;
-    if ((st = sb_params_resolve_mode(params, SB_FAMILY_GBDT, &mode)) != SB_OK) goto lib_fail;
+    if ((st = sb_params_resolve_mode(params, linear ? SB_FAMILY_LINEAR : SB_FAMILY_GBDT, &mode)) != SB_OK)
+        goto lib_fail;
     double t0 = now_s();
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
     if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;
@@ -460,12 +475,27 @@ static int cmd_train(int argc, char **argv) {
             now_s() - t0);
     if (card_path && (st = sb_card_create(&card)) != SB_OK) goto lib_fail;
     double t1 = now_s();
-    if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) goto lib_fail;
-    sb_model_info info;
-    sb_model_get_info(model, &info);
+    if (linear && dvalid) {
+        rc = usage_error("train: --valid is for gradient boosting (a linear model has no rounds to evaluate)%s", "");
+        goto done;
+    }
+    if (linear) {
+        if ((st = sb_linear_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
+        int64_t it = 0, conv = 1;
+        sb_model_get_int(model, "n_iter", &it);
+        sb_model_get_int(model, "converged", &conv);
+        fprintf(stderr, "samebits: %s fitted in %.2f s (%lld iterations)\n", model_kind, now_s() - t1, (long long)it);
+        if (!conv)
+            fprintf(stderr, "samebits: warning: %s did not converge in %lld iterations (raise max_iter or tol)\n",
+                    model_kind, (long long)it);
+    } else {
+        if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) goto lib_fail;
+        sb_model_info info;
+        sb_model_get_info(model, &info);
+        fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
+    }
     char digest[65];
     if ((st = sb_model_digest(model, digest)) != SB_OK) goto lib_fail;
-    fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
     if (save_outputs(model, out, card, card_path) != 0) goto done;
     /* standard output may carry the model or the card ('-'): the digest then goes to stderr */
     fprintf((out && !strcmp(out, "-")) || (card_path && !strcmp(card_path, "-")) ? stderr : stdout,
@@ -526,6 +556,9 @@ static int cmd_predict(int argc, char **argv) {
     float *pred = NULL;
     int rc = EXIT_ERROR;
     sb_status st = sb_model_load(model_path, &model);
+    int64_t lkind = -1;
+    if (st == SB_OK && sb_model_get_int(model, "kind", &lkind) == SB_OK && lkind == 5 && kind == SB_PREDICT_VALUE)
+        kind = SB_PREDICT_TRANSFORM; /* PCA: predict writes the projection */
     if (st == SB_OK) st = sb_dataset_read_for_model(model, data, format, &d);
     size_t need = 0;
     if (st == SB_OK) st = sb_model_predict(model, d, kind, NULL, 0, &need);

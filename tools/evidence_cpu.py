@@ -26,7 +26,7 @@ boosting on the OpenCL tree device (`samebits verify --family gbdt device=opencl
 --cards cards-gbdt`, verify-gbdt.txt) and its arms (SAMEBITS_OPENCL_ARM=NAME,
 arm-gbdt-NAME.txt), every forest fixture (verify-forest.txt) and its float-atomic
 arm, every linalg fixture (verify-linalg.txt) and its float-atomic and gemm-fma
-arms, into evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg-<commit7>/:
+arms, into evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg+linear-<commit7>/:
 opencl-check.txt, the cards, sources.sha256, summary.json. The gbdt arms
 contract and mad-enable are expected to be inert on PoCL (docs/opencl.md); they
 are recorded, not required to separate.
@@ -48,7 +48,7 @@ LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarc
         "s390x": ("build-s390x", ["qemu-s390x"], True)}
 ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties", "forest-keys",
                    "gemm-order", "gemm-fma", "reduce-order", "topk-ties", "jacobi-order", "libm-log",
-                   "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade", "nan-side"],
+                   "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade", "nan-side", "lin-dot"],
         "aarch64": ["contract", "libm-log", "libm-sigmoid"],
         "s390x": ["contract", "excess-precision", "libm-log", "libm-sigmoid", "writer-endian"]}
 # Arms whose check is not `samebits verify` on the fixtures (docs/verification.md,
@@ -85,7 +85,7 @@ CPU_SOURCES = ["src", "include", "cli", "Makefile", "mk", "fixtures/cards", "too
 OPENCL_SOURCES = CPU_SOURCES + ["tools/opencl-check.sh"]
 # The machine and families fields of each leg's folder name (evidence/README.md).
 FOLDER_KEY = {"x86_64": ("x86_64", "all"), "aarch64": ("aarch64", "all"), "s390x": ("s390x", "all"),
-              "opencl": ("pocl", ["profile", "gbdt", "forest", "linalg"])}
+              "opencl": ("pocl", ["profile", "gbdt", "forest", "linalg", "linear"])}
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")
 
 
@@ -315,6 +315,9 @@ def record_opencl(out_root, commit, now):
     # The linear-algebra core on the same device layer (the linalg program), and its arms.
     linalg_ok = verify_family("linalg")
     linalg_arms = [arm_run("linalg", a) for a in ("float-atomic", "gemm-fma")]
+    # The linear family: host code around the linalg program, so the product's arms must part it too.
+    linear_ok = verify_family("linear")
+    linear_arms = [arm_run("linear", a) for a in ("float-atomic", "gemm-fma")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side")]
@@ -336,7 +339,7 @@ def record_opencl(out_root, commit, now):
             arms.append(entry)
     arms.append(forest_arm)
     required.append(forest_arm["arm"])
-    for entry in linalg_arms + contract_arms + tie_arms:
+    for entry in linalg_arms + linear_arms + contract_arms + tie_arms:
         arms.append(entry)
         required.append(entry["arm"])
     for entry in mad_arms:
@@ -344,9 +347,9 @@ def record_opencl(out_root, commit, now):
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,

@@ -53,11 +53,13 @@ def column_of(leg):
     if "pocl" in words:
         return "opencl"
     return "opencl-" + (leg.get("device") or "unknown").split(":")[-1].strip().replace(" ", "-")
-FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg"}
+FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg",
+                    "linear": "linear"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
                 "forest": "random forests and Extra Trees",
-                "linalg": "the linear-algebra core (matrix product, reductions and selection, factorizations and eigenvalues)"}
+                "linalg": "the linear-algebra core (matrix product, reductions and selection, factorizations and eigenvalues)",
+                "linear": "linear models and PCA (least squares, ridge, lasso, elastic net, logistic regression, PCA)"}
 
 
 def family(fixture):

@@ -187,6 +187,16 @@ def test_arm_nan_side_is_caught(fixture, tmp_path):
     assert d is not None and "tree0.splits" in d, d
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_lin_dot_is_caught(threads, tmp_path):
+    """The linear family's dot products as float sums chunked by thread (the
+    reduction rule 4 forbids): linear-fit parts from its reference card at one
+    thread (another order of the same sum) and at two (another chunking)."""
+    card = _card("x86_64", "linear-fit", threads, tmp_path, "lin-dot")
+    d = _first_diff(reference_card("linear-fit"), card)
+    assert d is not None, "the lin-dot arm did not part linear-fit"
+
+
 @pytest.mark.parametrize("fixture", ["gbdt-regression", "gbdt-binary"])
 def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
     """Row subsampling drawn from per-thread streams in consumption order."""

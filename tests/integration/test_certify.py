@@ -21,6 +21,7 @@ PROFILE = re.search(r'#define SB_PROFILE_VERSION "([^"]+)"', (ROOT / "include/sa
 ARM_BUILDS = [("x86_64", a) for a in ("libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties")] + \
              [("aarch64", "contract"), ("s390x", "contract"), ("s390x", "excess-precision")]
 ARM_BUILDS += [("x86_64", "jacobi-order")]  # the eigensolver's sweep order (linalg-solve)
+ARM_BUILDS += [("x86_64", "lin-dot")]  # the linear family's dot products (linear-fit)
 # Rules 3, 7 and 9 (issue 17); f64-conv and refusal-downgrade leave every fixture
 # identical (their checks are a reader test and a refusal: test_arms.py).
 ARM_BUILDS += [("x86_64", a) for a in ("libm-log", "libm-sigmoid", "forest-ties", "bin-key", "nan-side")] + \

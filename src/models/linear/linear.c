@@ -9,7 +9,28 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef SB_SABOTAGE_LIN_DOT
+/* Separating arm of the linear family (make SABOTAGE=lin-dot): the dot
+ * products as plain float sums, one partial per worker thread added in
+ * thread order, the reduction DESIGN.md rule 4 forbids (its bits depend on
+ * the order and on the thread count). */
+static float lin_dot_sabotaged(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n) {
+    int32_t nt = 1;
+    if (sb_get_num_threads(&nt) != SB_OK || nt < 1) nt = 1;
+    float total = 0.0f;
+    for (int32_t t = 0; t < nt; t++) {
+        float part = 0.0f;
+        for (int64_t i = n * t / nt; i < n * (t + 1) / nt; i++) part = part + (b ? a[i * sa] * b[i * sb] : a[i * sa]);
+        total = total + part;
+    }
+    return total;
+}
+#endif
+
 float sb_lin_dot(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n) {
+#ifdef SB_SABOTAGE_LIN_DOT
+    return lin_dot_sabotaged(a, sa, b, sb, n);
+#endif
     sb_sacc acc;
     sb_sacc_init(&acc);
     for (int64_t i = 0; i < n; i++) {
@@ -44,6 +65,9 @@ void sb_lin_sacc_add_product(struct sb_sacc *acc, float a, float b) {
 }
 
 float sb_lin_dot_exact(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n) {
+#ifdef SB_SABOTAGE_LIN_DOT
+    return lin_dot_sabotaged(a, sa, b, sb, n);
+#endif
     sb_sacc acc;
     sb_sacc_init(&acc);
     for (int64_t i = 0; i < n; i++) sb_lin_sacc_add_product(&acc, a[i * sa], b[i * sb]);
