@@ -85,6 +85,24 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
     return SB_OK;
 }
 
+/* The centered (center) copy of the data alone, for the randomized solver. */
+static sb_status prep_center_only(const sb_table *t, int center, lin_prep *a, sb_card *card) {
+    memset(a, 0, sizeof *a);
+    const int64_t n = t->nrows;
+    const int32_t P = t->ncols;
+    a->n = n;
+    a->p = P;
+    a->xm = sb_calloc((size_t)P, sizeof(float));
+    a->xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)P);
+    if (!a->xm || !a->xc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
+    sb_status st = center ? sb_lin_col_means(t->x, n, P, NULL, a->xm) : SB_OK;
+    if (st != SB_OK) return st;
+    for (int64_t i = 0; i < n * P; i++) a->xc[i] = t->x[i] - a->xm[i % P];
+    return sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
+}
+
+static sb_status fit_randomized(const sb_table *t, const lin_params *p, const lin_prep *a, sb_model *m, sb_card *card);
+
 /* intercept = ym - xm . coef (the dot exact, one subtraction); 0 without one. */
 static float intercept_of(const lin_prep *a, const lin_params *p, const float *coef) {
     return p->fit_intercept ? a->ym - sb_lin_dot(a->xm, 1, coef, 1, a->p) : 0.0f;
@@ -316,6 +334,13 @@ sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_mo
     sb_linear *lin = m->linear;
     const int32_t P = t->ncols;
     float *ev = NULL, *V = NULL;
+    if (p->kind == SB_LIN_TSVD || p->svd_solver == 2) {
+        /* the randomized solver: no Gram matrix of all the features */
+        sb_status st = prep_center_only(t, p->kind == SB_LIN_PCA, &a, card);
+        if (st == SB_OK) st = fit_randomized(t, p, &a, m, card);
+        prep_free(&a);
+        return st;
+    }
     sb_status st = prep(t, p, 1, 0, &a, card);
     if (st == SB_OK) {
         ev = sb_malloc(sizeof(float) * (size_t)P);
@@ -367,5 +392,186 @@ sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_mo
     sb_free(ev);
     sb_free(V);
     prep_free(&a);
+    return st;
+}
+
+/* ---- the randomized range finder (PCA svd_solver=randomized, TruncatedSVD) ---- */
+
+sb_status sb_lin_resolve_solver(const sb_table *t, lin_params *p) {
+    const int64_t n = t->nrows, P = t->ncols, mn = n < P ? n : P;
+    if (p->kind == SB_LIN_TSVD && p->n_components == 0) p->n_components = 2; /* scikit-learn's default */
+    if (p->kind == SB_LIN_PCA && p->svd_solver == 0) {
+        /* scikit-learn's choice for svd_solver="auto" (1.5 and later) */
+        if (P <= 1000 && n >= 10 * P) p->svd_solver = 1;
+        else if ((n > P ? n : P) <= 500) p->svd_solver = 1;
+        else if (p->n_components >= 1 && (double)p->n_components < 0.8 * (double)mn) p->svd_solver = 2;
+        else p->svd_solver = 1;
+    }
+    const int randomized = p->kind == SB_LIN_TSVD || p->svd_solver == 2;
+    if (randomized && (p->n_components < 1 || p->variance_kept > 0.0f))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "the randomized solver needs a whole n_components (1..%lld)",
+                       (long long)mn);
+    if (randomized && p->n_components > mn)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_components=%d is more than min(rows, features) = %lld",
+                       (int)p->n_components, (long long)mn);
+    if (randomized && p->n_iter < 0)
+        p->n_iter = p->kind == SB_LIN_TSVD ? 5 : ((double)p->n_components < 0.1 * (double)mn ? 7 : 4);
+    if (!randomized) p->n_iter = -1;
+    return SB_OK;
+}
+
+/* Q := an orthonormal basis of the columns of y (n x l, in place): the
+ * eigenvectors V and values lam of y^T y give Q = y V diag(lam^-1/2), the
+ * directions with lam at most l * 2^-23 of the largest set to 0; applied twice
+ * (the second pass restores the orthogonality float32 loses in the first). */
+static sb_status orth(const lin_params *p, int64_t n, int32_t l, float *y, float *tmp) {
+    float *G = sb_malloc(sizeof(float) * (size_t)l * (size_t)l), *V = sb_malloc(sizeof(float) * (size_t)l * (size_t)l);
+    float *lam = sb_malloc(sizeof(float) * (size_t)l);
+    sb_status st = G && V && lam ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "randomized svd: out of memory");
+    for (int pass = 0; pass < 2 && st == SB_OK; pass++) {
+        if ((st = sb_lin_gemm(p, 1, 0, l, l, n, y, l, y, l, G, l)) != SB_OK) break;
+        if ((st = sb_linalg_eigh(p->device, l, G, l, lam, V, l, NULL, NULL)) != SB_OK) break;
+        const float cut = lam[0] * ((float)l * 0x1p-23f);
+        for (int32_t k = 0; k < l; k++) {
+            const float sc = lam[k] > cut && lam[k] > 0.0f ? 1.0f / sqrtf(lam[k]) : 0.0f;
+            for (int32_t r = 0; r < l; r++) V[(int64_t)r * l + k] = V[(int64_t)r * l + k] * sc;
+        }
+        if ((st = sb_lin_gemm(p, 0, 0, n, l, l, y, l, V, l, tmp, l)) != SB_OK) break;
+        memcpy(y, tmp, sizeof(float) * (size_t)n * (size_t)l);
+    }
+    sb_free(G);
+    sb_free(V);
+    sb_free(lam);
+    return st;
+}
+
+/* The leading k singular triplets of a (n x P) by the randomized range finder
+ * of Halko, Martinsson and Tropp (SIAM Review 53, 2011, alg. 4.4): Omega the
+ * P x l Philox normal matrix of seed (l = k + oversamples, at most min(n, P)),
+ * q power iterations each orthonormalized (orth above), then the small
+ * problem B = Q^T a solved through the eigenpairs of B B^T. comp (k x P) gets
+ * the right singular vectors, each row's largest-magnitude component positive
+ * (ties: the lowest index), sv the singular values descending. */
+static sb_status rsvd(const lin_params *p, const float *a, int64_t n, int32_t P, int32_t k, float *comp, float *sv,
+                      sb_card *card) {
+    const int64_t mn = n < P ? n : P;
+    int32_t l = k + p->n_oversamples;
+    if (l > mn) l = (int32_t)mn;
+    const size_t big = (size_t)(n > P ? n : P) * (size_t)l;
+    float *Y = sb_malloc(sizeof(float) * big), *T = sb_malloc(sizeof(float) * big);
+    float *Z = sb_malloc(sizeof(float) * (size_t)P * (size_t)l), *B = sb_malloc(sizeof(float) * (size_t)P * (size_t)l);
+    float *S = sb_malloc(sizeof(float) * (size_t)l * (size_t)l), *U = sb_malloc(sizeof(float) * (size_t)l * (size_t)l);
+    float *lam = sb_malloc(sizeof(float) * (size_t)l), *C = sb_malloc(sizeof(float) * (size_t)l * (size_t)P);
+    sb_status st = Y && T && Z && B && S && U && lam && C ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "randomized svd: out of memory");
+    if (st == SB_OK) st = sb_linalg_projection(p->device, SB_LINALG_NORMAL, p->seed, n, P, l, a, P, Y, l);
+    if (st == SB_OK) st = orth(p, n, l, Y, T);
+    for (int32_t it = 0; it < p->n_iter && st == SB_OK; it++) {
+        if ((st = sb_lin_gemm(p, 1, 0, P, l, n, a, P, Y, l, Z, l)) != SB_OK) break; /* Z = a^T Q */
+        if ((st = orth(p, P, l, Z, T)) != SB_OK) break;
+        if ((st = sb_lin_gemm(p, 0, 0, n, l, P, a, P, Z, l, Y, l)) != SB_OK) break; /* Y = a Z */
+        st = orth(p, n, l, Y, T);
+    }
+    if (st == SB_OK) st = sb_lin_record(card, "rsvd.basis", Y, (uint64_t)n * (uint64_t)l);
+    if (st == SB_OK) st = sb_lin_gemm(p, 1, 0, l, P, n, Y, l, a, P, B, P); /* B = Q^T a */
+    if (st == SB_OK) st = sb_lin_gemm(p, 0, 1, l, l, P, B, P, B, P, S, l); /* B B^T */
+    if (st == SB_OK) st = sb_linalg_eigh(p->device, l, S, l, lam, U, l, NULL, NULL);
+    if (st == SB_OK) st = sb_lin_gemm(p, 1, 0, l, P, l, U, l, B, P, C, P); /* U^T B: rows are sigma_k v_k */
+    if (st == SB_OK) {
+        for (int32_t r = 0; r < k; r++) {
+            const float s = lam[r] > 0.0f ? sqrtf(lam[r]) : 0.0f;
+            sv[r] = s;
+            float *row = C + (int64_t)r * P, best = 0.0f;
+            int32_t at = 0;
+            for (int32_t j = 0; j < P; j++) {
+                const float v = s > 0.0f ? row[j] / s : 0.0f;
+                comp[(int64_t)r * P + j] = v;
+                if (fabsf(v) > best) best = fabsf(v), at = j;
+            }
+            if (comp[(int64_t)r * P + at] < 0.0f)
+                for (int32_t j = 0; j < P; j++) comp[(int64_t)r * P + j] = -comp[(int64_t)r * P + j];
+        }
+        st = sb_lin_record(card, "rsvd.singular_values", sv, (uint64_t)k);
+    }
+    sb_free(Y);
+    sb_free(T);
+    sb_free(Z);
+    sb_free(B);
+    sb_free(S);
+    sb_free(U);
+    sb_free(lam);
+    sb_free(C);
+    return st;
+}
+
+/* The exact sum of squares of the n x P values (every square exact), rounded once. */
+static float sum_squares(const float *x, int64_t count) { return sb_lin_dot_exact(x, 1, x, 1, count); }
+
+/* Randomized PCA (centered) and TruncatedSVD (not centered). PCA: the
+ * variances are sigma^2 / (n - 1) and the ratios divide by the total variance,
+ * the exact sum of the centered squares over n - 1 (scikit-learn's
+ * np.var(X, ddof=1).sum()). TruncatedSVD: explained_variance_ is the variance
+ * (ddof 0) of each projected column, its ratio over the data's total variance,
+ * both from exact sums. */
+static sb_status fit_randomized(const sb_table *t, const lin_params *p, const lin_prep *a, sb_model *m, sb_card *card) {
+    sb_linear *lin = m->linear;
+    const int64_t n = t->nrows;
+    const int32_t P = t->ncols, k = p->n_components;
+    sb_status st = rsvd(p, a->xc, n, P, k, lin->coef, lin->sv, card);
+    if (st != SB_OK) return st;
+    lin->nout = k;
+    m->num_class = k;
+    lin->rank = k;
+    lin->n_iter = p->n_iter;
+    lin->converged = 1;
+    if (p->kind == SB_LIN_PCA) {
+        const float nm1 = (float)(n - 1), total = sum_squares(a->xc, n * P) / nm1;
+        for (int32_t r = 0; r < k; r++) {
+            lin->ev[r] = lin->sv[r] * lin->sv[r] / nm1;
+            lin->evr[r] = total > 0.0f ? lin->ev[r] / total : 0.0f;
+        }
+        memcpy(lin->mean, a->xm, sizeof(float) * (size_t)P);
+        lin->whiten = p->whiten;
+        const int64_t mn = n < P ? n : P;
+        sb_sacc acc;
+        sb_sacc_init(&acc);
+        sb_sacc_add(&acc, total);
+        for (int32_t r = 0; r < k; r++) sb_sacc_add(&acc, -lin->ev[r]);
+        lin->noise_variance = k < mn ? sb_sacc_round_f32(&acc) / (float)(mn - k) : 0.0f;
+    } else {
+        float *proj = sb_malloc(sizeof(float) * (size_t)n * (size_t)k), *mean = sb_malloc(sizeof(float) * (size_t)P);
+        float *cm = sb_malloc(sizeof(float) * (size_t)k);
+        if (!proj || !mean || !cm) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
+        if (st == SB_OK) st = sb_lin_gemm(p, 0, 1, n, k, P, t->x, P, lin->coef, P, proj, k);
+        /* total variance of the data: sum_j (sum_i x_ij^2 - n mean_j^2) / n, each column's sums exact */
+        sb_sacc tot;
+        sb_sacc_init(&tot);
+        if (st == SB_OK) st = sb_lin_col_means(t->x, n, P, NULL, mean);
+        for (int32_t j = 0; j < P && st == SB_OK; j++) {
+            sb_sacc c;
+            sb_sacc_init(&c);
+            for (int64_t i = 0; i < n; i++) {
+                const float d = t->x[i * P + j] - mean[j];
+                sb_lin_sacc_add_product(&c, d, d);
+            }
+            sb_sacc_add(&tot, sb_sacc_round_f32(&c) / (float)n);
+        }
+        const float total = sb_sacc_round_f32(&tot);
+        if (st == SB_OK) st = sb_lin_col_means(proj, n, k, NULL, cm);
+        for (int32_t r = 0; r < k && st == SB_OK; r++) {
+            sb_sacc c;
+            sb_sacc_init(&c);
+            for (int64_t i = 0; i < n; i++) {
+                const float d = proj[i * k + r] - cm[r];
+                sb_lin_sacc_add_product(&c, d, d);
+            }
+            lin->ev[r] = sb_sacc_round_f32(&c) / (float)n;
+            lin->evr[r] = total > 0.0f ? lin->ev[r] / total : 0.0f;
+        }
+        sb_free(proj);
+        sb_free(mean);
+        sb_free(cm);
+    }
+    if (st == SB_OK) st = sb_lin_record(card, "rsvd.components", lin->coef, (uint64_t)k * (uint64_t)P);
+    if (st == SB_OK) st = sb_lin_record(card, "rsvd.explained_variance", lin->ev, (uint64_t)k);
     return st;
 }

@@ -150,9 +150,11 @@ sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train, sb_car
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     lin_params p;
     char *text = NULL;
-    sb_status st = sb_lin_params_parse(params, &p, &text);
+    sb_status st = sb_lin_params_parse(params, &p);
     int32_t nclass = 0;
     if (st == SB_OK) st = sb_lin_check_data(&train->t, &p, &nclass);
+    if (st == SB_OK && p.kind >= SB_LIN_PCA) st = sb_lin_resolve_solver(&train->t, &p);
+    if (st == SB_OK) st = sb_lin_params_text(&p, &text);
     if (st == SB_OK && p.kind == SB_LIN_LOGISTIC && p.cw_max >= nclass)
         st = sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight names class %d, but the labels have %d classes",
                      (int)p.cw_max, (int)nclass);

@@ -31,14 +31,21 @@ typedef struct lin_params {
     int32_t n_components;   /* decompositions: a count, 0 = all (min(n, p)) */
     float variance_kept;    /* PCA: a fraction in (0, 1) instead of a count; 0 = none */
     int32_t whiten;         /* PCA */
+    int32_t svd_solver;     /* decompositions: 0 auto (scikit-learn's policy), 1 full (covariance eigh), 2 randomized */
+    int32_t n_iter;         /* randomized: power iterations; -1 = auto (PCA: 7 or 4; TruncatedSVD: 5) */
+    int32_t n_oversamples;  /* randomized: 10 */
+    uint64_t seed;          /* randomized: the projection's Philox seed (random_state; 0 by default) */
     char device[32];        /* "cpu", "cuda", "opencl", "gpu", "cpu-batched" */
+    char cw_text[256];      /* class_weight as given (the model's params) */
     int32_t numeric_mode;
 } lin_params;
 
 /* params -> p, refusing unknown keys, values out of their domain and options
- * this library does not build, each by name; the canonical text of the
- * parameters that shape the model goes to *text (sb_free). */
-sb_status sb_lin_params_parse(const sb_params *params, lin_params *p, char **text);
+ * this library does not build, each by name. */
+sb_status sb_lin_params_parse(const sb_params *params, lin_params *p);
+/* The canonical text of the parameters that shape the model (after the fit's
+ * "auto" choices are resolved), for the model file; *out gets sb_free's. */
+sb_status sb_lin_params_text(const lin_params *p, char **out);
 
 /* The training table checked for the linear family: nrows >= 1 (>= 2 for
  * PCA), every feature and label finite, labels of a classifier whole numbers
@@ -51,6 +58,10 @@ sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *ncl
 sb_status sb_lin_fit_least_squares(const sb_table *t, const lin_params *p, sb_model *m, sb_card *card);
 sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nclass, sb_model *m, sb_card *card);
 sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_model *m, sb_card *card);
+/* The decompositions' "auto" choices, resolved from the data's shape as
+ * scikit-learn resolves them (PCA's svd_solver, the power iterations), and the
+ * randomized solver's needs checked (a whole n_components). */
+sb_status sb_lin_resolve_solver(const sb_table *t, lin_params *p);
 
 /* ---- shared numerics (lin_common.c) ---- */
 

@@ -64,7 +64,8 @@ static const char *const k_alias_groups[] = {"model|family", "alpha|lambda", "se
 /* The canonical text: the parameters that shape the model, one "key=value\n"
  * line each, sorted by key (the model file's params; the device and numeric
  * mode are the run's, not the model's). */
-static sb_status params_text(const lin_params *p, const char *cw_text, char **out) {
+sb_status sb_lin_params_text(const lin_params *p, char **out) {
+    const char *cw_text = p->cw_text;
     char buf[512];
     int n = 0;
     const int ls = p->kind <= SB_LIN_ENET, cd = p->kind == SB_LIN_LASSO || p->kind == SB_LIN_ENET;
@@ -82,7 +83,14 @@ static sb_status params_text(const lin_params *p, const char *cw_text, char **ou
         if (p->variance_kept > 0.0f) ADD("n_components=%.9g\n", (double)p->variance_kept);
         else if (p->n_components > 0) ADD("n_components=%d\n", (int)p->n_components);
     }
+    if (p->kind == SB_LIN_TSVD || (p->kind == SB_LIN_PCA && p->svd_solver == 2)) {
+        ADD("n_iter=%d\n", (int)p->n_iter);
+        ADD("n_oversamples=%d\n", (int)p->n_oversamples);
+    }
     if (p->kind == SB_LIN_LOGISTIC) ADD("penalty=%s\n", p->penalty_l2 ? "l2" : "none");
+    if (p->kind == SB_LIN_TSVD || (p->kind == SB_LIN_PCA && p->svd_solver == 2))
+        ADD("seed=%llu\n", (unsigned long long)p->seed);
+    if (p->kind == SB_LIN_PCA) ADD("svd_solver=%s\n", p->svd_solver == 2 ? "randomized" : "full");
     if (cd || p->kind == SB_LIN_LOGISTIC) ADD("tol=%.9g\n", (double)p->tol);
     if (p->kind == SB_LIN_PCA) ADD("whiten=%s\n", p->whiten ? "true" : "false");
 #undef ADD
@@ -92,7 +100,7 @@ static sb_status params_text(const lin_params *p, const char *cw_text, char **ou
     return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
 }
 
-sb_status sb_lin_params_parse(const sb_params *params, lin_params *p, char **text) {
+sb_status sb_lin_params_parse(const sb_params *params, lin_params *p) {
     memset(p, 0, sizeof *p);
     p->kind = -1;
     p->fit_intercept = 1;
@@ -105,7 +113,6 @@ sb_status sb_lin_params_parse(const sb_params *params, lin_params *p, char **tex
     p->cw_max = -1;
     for (int32_t k = 0; k < 1024; k++) p->cw[k] = 1.0f;
     snprintf(p->device, sizeof p->device, "cpu");
-    char cw_text[256] = "";
     sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "linear models");
     if (st != SB_OK) return st;
     const char *key, *v;
@@ -121,8 +128,9 @@ sb_status sb_lin_params_parse(const sb_params *params, lin_params *p, char **tex
     if (p->kind < 0)
         return sb_fail(SB_ERR_INVALID_ARGUMENT,
                        "linear models need model= (linear, ridge, lasso, elasticnet, logistic, pca, truncated_svd)");
-    if (p->kind == SB_LIN_TSVD)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "model=truncated_svd is not built yet (docs/linear.md, \"Not built\")");
+    p->n_iter = -1;
+    p->n_oversamples = 10;
+    if (p->kind == SB_LIN_TSVD) p->svd_solver = 2;
     if (p->kind == SB_LIN_LASSO) p->l1_ratio = 1.0f;
     p->max_iter = p->kind == SB_LIN_LOGISTIC ? 100 : 1000;
     sb_numeric_mode mode;
@@ -156,7 +164,7 @@ sb_status sb_lin_params_parse(const sb_params *params, lin_params *p, char **tex
                              v);
             else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "penalty='%s': l2 or none", v);
         } else if (is(key, "class_weight", NULL) && p->kind == SB_LIN_LOGISTIC) {
-            if ((st = parse_class_weight(v, p)) == SB_OK) snprintf(cw_text, sizeof cw_text, "%s", v);
+            if ((st = parse_class_weight(v, p)) == SB_OK) snprintf(p->cw_text, sizeof p->cw_text, "%s", v);
         } else if (is(key, "solver", NULL)) {
             /* the one solver each kind has, under scikit-learn's names */
             const char *ok = p->kind == SB_LIN_LOGISTIC ? "lbfgs"
@@ -185,16 +193,34 @@ sb_status sb_lin_params_parse(const sb_params *params, lin_params *p, char **tex
             else p->n_components = (int32_t)d;
         } else if (is(key, "whiten", NULL) && p->kind == SB_LIN_PCA) {
             st = parse_bool(key, v, &p->whiten);
-        } else if (is(key, "svd_solver", NULL) && p->kind >= SB_LIN_PCA) {
-            if (strcmp(v, "full") && strcmp(v, "covariance_eigh") && strcmp(v, "auto"))
+        } else if (is(key, "svd_solver", NULL) && p->kind == SB_LIN_PCA) {
+            if (!strcmp(v, "auto")) p->svd_solver = 0;
+            else if (!strcmp(v, "full") || !strcmp(v, "covariance_eigh")) p->svd_solver = 1;
+            else if (!strcmp(v, "randomized")) p->svd_solver = 2;
+            else
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT,
-                             "svd_solver='%s' is not built (full, covariance_eigh and auto all run the Jacobi "
-                             "eigensolver on the covariance; docs/linear.md)", v);
+                             "svd_solver='%s' is not built (auto, full, covariance_eigh and randomized are; "
+                             "docs/linear.md)", v);
+        } else if (is(key, "algorithm", NULL) && p->kind == SB_LIN_TSVD) {
+            if (strcmp(v, "randomized"))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "algorithm='%s' is not built for truncated_svd (randomized is)", v);
+        } else if ((is(key, "n_iter", NULL) && p->kind == SB_LIN_TSVD) ||
+                   (is(key, "iterated_power", NULL) && p->kind == SB_LIN_PCA)) {
+            if (p->kind == SB_LIN_PCA && !strcmp(v, "auto")) p->n_iter = -1;
+            else if ((st = sb_param_int(key, v, 0, 100, &i)) == SB_OK) p->n_iter = (int32_t)i;
+        } else if (is(key, "n_oversamples", NULL) && p->kind >= SB_LIN_PCA) {
+            if ((st = sb_param_int(key, v, 0, 10000, &i)) == SB_OK) p->n_oversamples = (int32_t)i;
+        } else if (is(key, "seed", "random_state") && p->kind >= SB_LIN_PCA) {
+            if ((st = sb_param_int(key, v, 0, INT64_MAX, &i)) == SB_OK) p->seed = (uint64_t)i;
+        } else if (is(key, "power_iteration_normalizer", NULL) && p->kind >= SB_LIN_PCA) {
+            if (strcmp(v, "auto"))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT,
+                             "power_iteration_normalizer='%s' is not built (auto: each power step is orthonormalized "
+                             "through the eigenvectors of its Gram matrix; docs/linear.md)", v);
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for %s (docs/linear.md)", key,
                          sb_linear_kind_name(p->kind));
         }
     }
-    if (st != SB_OK) return st;
-    return params_text(p, cw_text, text);
+    return st;
 }
