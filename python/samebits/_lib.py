@@ -84,6 +84,10 @@ _PROTOS = {
     "sb_model_predict": (c_int, [c_void_p, c_void_p, c_int, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_isolation_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    # ---- the linear family (src/models/linear/, docs/linear.md) ----
+    "sb_linear_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    "sb_model_get_array": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
+    "sb_model_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
     "sb_forest_oob_predict": (c_int, [c_void_p, c_void_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_predict_on": (c_int, [c_void_p, c_void_p, c_int, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_get_info": (c_int, [c_void_p, _P(ModelInfo)]),

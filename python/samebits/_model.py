@@ -6,7 +6,8 @@ from ctypes import byref, c_int32, c_int64, c_size_t, c_uint8, c_void_p
 from . import _array
 from ._lib import Handle, check, lib, text_call
 
-PREDICT_RAW, PREDICT_PROBA, PREDICT_VALUE = 0, 1, 2
+PREDICT_RAW, PREDICT_PROBA, PREDICT_VALUE, PREDICT_TRANSFORM = 0, 1, 2, 3
+FAMILY_LINEAR = 5
 MODES = ("identical", "deterministic", "fast")
 OBJECTIVES = ("regression", "binary", "multiclass", "lambdarank", "rank_pairwise")
 
@@ -127,6 +128,10 @@ class Model:
         return cls._fit(lib.sb_isolation_forest_fit, pairs, train, card=card)
 
     @classmethod
+    def fit_linear(cls, pairs, train, card=None):
+        return cls._fit(lib.sb_linear_fit, pairs, train, card=card)
+
+    @classmethod
     def from_bytes(cls, data):
         data = bytes(data)
         buf = (c_uint8 * max(len(data), 1)).from_buffer_copy(data if data else b"\0")
@@ -159,9 +164,27 @@ class Model:
         from ._lib import ModelInfo
         i = ModelInfo()
         check(lib.sb_model_get_info(self._h.ptr, byref(i)))
-        return {"family": i.family, "num_features": i.num_features, "num_class": i.num_class,
-                "ntrees": i.ntrees, "numeric_mode": MODES[i.numeric_mode] if 0 <= i.numeric_mode < 3
-                else str(i.numeric_mode), "objective": i.objective.decode(), "profile": self.profile()}
+        out = {"family": i.family, "num_features": i.num_features, "num_class": i.num_class,
+               "ntrees": i.ntrees, "numeric_mode": MODES[i.numeric_mode] if 0 <= i.numeric_mode < 3
+               else str(i.numeric_mode), "objective": i.objective.decode(), "profile": self.profile()}
+        if i.family == FAMILY_LINEAR:
+            out["linear_kind"] = self.get_int("kind")  # which linear estimator (docs/linear.md)
+        return out
+
+    def get_array(self, name):
+        """A linear model's float32 attribute array by name (sb_model_get_array), flat."""
+        need = c_size_t(0)
+        check(lib.sb_model_get_array(self._h.ptr, name.encode(), None, 0, byref(need)))
+        out = _array.empty((need.value,))
+        if need.value:
+            check(lib.sb_model_get_array(self._h.ptr, name.encode(), _array.pointer(out), need.value, byref(need)))
+        return out
+
+    def get_int(self, name):
+        """A linear model's integer attribute by name (sb_model_get_int)."""
+        v = c_int64(0)
+        check(lib.sb_model_get_int(self._h.ptr, name.encode(), byref(v)))
+        return v.value
 
     def profile(self):
         p = ctypes.c_char_p()

@@ -666,6 +666,9 @@ def estimator_class_for(info):
         return forest.ExtraTreesClassifier if cls else forest.ExtraTreesRegressor
     if family == 3:
         return forest.IsolationForest
+    if family == 5:  # linear: the estimator by the model's kind (samebits.linear)
+        from . import linear
+        return linear.class_for_kind(info.get("linear_kind"))
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 
@@ -679,9 +682,11 @@ def _open_model(path_or_bytes):
 def load_model(path_or_bytes):
     """Load a model file (or bytes) into a new estimator of the class that trained it:
     GradientBoostingRegressor / Classifier / Ranker, RandomForestClassifier /
-    Regressor, ExtraTreesClassifier / Regressor or IsolationForest, by the file's
-    family and objective (sb_model_get_info). Its constructor parameters are the
-    class's defaults; its fitted attributes are the file's (classes_ 0..K-1)."""
+    Regressor, ExtraTreesClassifier / Regressor, IsolationForest, or a linear
+    estimator (LinearRegression, Ridge, Lasso, ElasticNet, LogisticRegression,
+    PCA), by the file's family and objective (sb_model_get_info) or linear kind.
+    Its constructor parameters are the class's defaults; its fitted attributes are
+    the file's (classes_ 0..K-1)."""
     model = _open_model(path_or_bytes)
     est = estimator_class_for(model.info())()
     est._load_fitted(model, path_or_bytes)

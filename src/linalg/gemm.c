@@ -144,6 +144,112 @@ static void split_task(void *ctx, int64_t task) {
     }
 }
 
+/* Strided lines (a transposed operand: element q of line l at x[l + q*qs],
+ * the lines of one q adjacent in memory): the same stages with q outer, so
+ * the operand is read once, row by row, instead of once per line; blocks of
+ * GEMM_QBLOCK values of q are the tasks. The statistics are integer maxima,
+ * ors and sums, merged over the blocks in block order: the same values as the
+ * line-by-line pass, whatever the thread count (no bit depends on this path). */
+#define GEMM_QBLOCK 2048
+#define GEMM_COLS_MAX_LINES 4096
+
+typedef struct col_job {
+    const line_job *j;
+    uint32_t *pmb;
+    uint8_t *pnf;
+    int64_t *psum, *pcnt;
+} col_job;
+
+static void stats_cols_task(void *ctx, int64_t task) {
+    const col_job *c = ctx;
+    const line_job *j = c->j;
+    const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->k ? q0 + GEMM_QBLOCK : j->k;
+    uint32_t *mb = c->pmb + task * L;
+    uint8_t *nf = c->pnf + task * L;
+    int64_t *sum = c->psum + task * L, *cnt = c->pcnt + task * L;
+    for (int64_t l = 0; l < L; l++) mb[l] = 0, nf[l] = 0, sum[l] = 0, cnt[l] = 0;
+    for (int64_t q = q0; q < q1; q++) {
+        const float *row = j->x + q * j->qs;
+        for (int64_t l = 0; l < L; l++) {
+            const uint32_t u = sb_f2u(row[l * j->ls]);
+            nf[l] |= (uint8_t)sb_oz_nonfinite(u);
+            const uint32_t v = sb_oz_mag(u);
+            mb[l] = v > mb[l] ? v : mb[l];
+            if (v) {
+                sum[l] += sb_oz_lead(v);
+                cnt[l]++;
+            }
+        }
+    }
+}
+
+static void split_cols_task(void *ctx, int64_t task) {
+    const line_job *j = ctx;
+    const int S = j->S;
+    const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->kp ? q0 + GEMM_QBLOCK : j->kp;
+    for (int64_t q = q0; q < q1; q++) {
+        const float *row = j->x + q * j->qs;
+        const int64_t c = q / j->kc, lc = pass_len(j->kp, j->kc, c);
+        for (int64_t l = 0; l < L; l++) {
+            int64_t t = q < j->k ? sb_oz_fixed(sb_f2u(row[l * j->ls]), j->sigma[l], S) : 0;
+            int8_t *at = j->planes + l * S * j->kp + S * c * j->kc + (q - c * j->kc);
+            for (int dq = 0; dq < S; dq++) {
+                const int32_t d = (int32_t)((t + 128) & 255) - 128;
+                t = (t - d) / 256;
+                at[(j->reverse ? S - 1 - dq : dq) * lc] = (int8_t)d;
+            }
+        }
+    }
+}
+
+static int use_cols(const line_job *j) { return j->qs > 1 && j->ls == 1 && j->nlines <= GEMM_COLS_MAX_LINES; }
+
+/* Stage 0 for every line of j: line by line, or q outer for strided lines. */
+static sb_status line_stats(line_job *j) {
+    if (!use_cols(j)) {
+        sb_parallel_for(sb_chunk_count(j->nlines, GEMM_LINE_GRAIN), stats_task, j);
+        return SB_OK;
+    }
+    const int64_t nb = sb_chunk_count(j->k, GEMM_QBLOCK), L = j->nlines, cells = (nb > 0 ? nb : 1) * L;
+    col_job c = {j, sb_malloc(4 * (size_t)cells), sb_malloc((size_t)cells), sb_malloc(8 * (size_t)cells),
+                 sb_malloc(8 * (size_t)cells)};
+    sb_status st = SB_OK;
+    if (!c.pmb || !c.pnf || !c.psum || !c.pcnt) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for the line statistics");
+    } else {
+        sb_parallel_for(nb, stats_cols_task, &c);
+        for (int64_t l = 0; l < L; l++) {
+            uint32_t mb = 0;
+            int nf = 0;
+            int64_t sum = 0, cnt = 0;
+            for (int64_t t = 0; t < nb; t++) {
+                mb = c.pmb[t * L + l] > mb ? c.pmb[t * L + l] : mb;
+                nf |= c.pnf[t * L + l];
+                sum += c.psum[t * L + l];
+                cnt += c.pcnt[t * L + l];
+            }
+            j->mb[l] = mb;
+            j->flag[l] = (uint8_t)nf;
+            j->spread[l] = sb_oz_spread(mb, sum, cnt);
+        }
+    }
+    sb_free(c.pmb);
+    sb_free(c.pnf);
+    sb_free(c.psum);
+    sb_free(c.pcnt);
+    return st;
+}
+
+/* Stages 1 and 2 for every line of j (its S, kc and planes set). */
+static void line_split(line_job *j) {
+    if (!use_cols(j)) {
+        sb_parallel_for(sb_chunk_count(j->nlines, GEMM_LINE_GRAIN), split_task, j);
+        return;
+    }
+    for (int64_t l = 0; l < j->nlines; l++) j->sigma[l] = sb_oz_sigma(j->mb[l], j->S);
+    sb_parallel_for(sb_chunk_count(j->kp, GEMM_QBLOCK), split_cols_task, j);
+}
+
 typedef struct band_job {
     const sb_gemm_shape *s;
     const float *a, *b;
@@ -255,16 +361,15 @@ sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, f
     line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, mb_a, sp_a, sig_a, flag_a, NULL};
     strides_b(s, &ls, &qs);
     line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, mb_b, sp_b, sig_b, flag_b, NULL};
-    sb_parallel_for(sb_chunk_count(m, GEMM_LINE_GRAIN), stats_task, &ja);
-    sb_parallel_for(sb_chunk_count(n, GEMM_LINE_GRAIN), stats_task, &jb);
+    if ((st = line_stats(&ja)) != SB_OK || (st = line_stats(&jb)) != SB_OK) goto done;
     const int sa = digits_of(sp_a, m), sbd = digits_of(sp_b, n);
     const int nw = sa + sbd - 1;
     const int64_t kc = sb_oz_kchunk(sa < sbd ? sa : sbd), npass = passes_of(kp, kc);
     ja.S = sa, ja.kc = kc, jb.S = sbd, jb.kc = kc;
     if (!(pa = sb_malloc((size_t)(sa * kp * m) + 1)) || !(pb = sb_malloc((size_t)(sbd * kp * n) + 1))) goto oom;
     ja.planes = pa, jb.planes = pb;
-    sb_parallel_for(sb_chunk_count(m, GEMM_LINE_GRAIN), split_task, &ja);
-    sb_parallel_for(sb_chunk_count(n, GEMM_LINE_GRAIN), split_task, &jb);
+    line_split(&ja);
+    line_split(&jb);
     /* bands of rows whose parts fit GEMM_BAND_BYTES (a schedule: it decides no bit) */
     int64_t band = GEMM_BAND_BYTES / ((int64_t)nw * n * 4);
     band = band < 64 ? 64 : band / 64 * 64;
