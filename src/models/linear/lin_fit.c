@@ -22,67 +22,77 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The centered, weight-scaled copies of the data and their Gram products. */
+/* The centered, weight-scaled copy of the data and its Gram products. */
 typedef struct lin_prep {
     int64_t n;
     int32_t p;
     float *xm, ym;   /* weighted means (zeros without an intercept) */
-    float *xc, *yc;  /* n x p and n */
+    float *xc;       /* n rows of p (or p + 1: yc in the last column) */
+    int32_t ld;      /* xc's row length */
     float *G, *q;    /* p x p and p */
+    float yy;        /* yc . yc, the same exact sum rounded once */
     float sw;        /* the weights' exact sum, rounded (n without weights) */
 } lin_prep;
 
 static void prep_free(lin_prep *a) {
     sb_free(a->xm);
     sb_free(a->xc);
-    sb_free(a->yc);
     sb_free(a->G);
     sb_free(a->q);
 }
 
-/* Fills a from t; with_y: center the labels too and form q. */
+/* Fills a from t: means, the centered rows (with yc as an extra column when
+ * with_y), and G = Xc^T Xc, q = Xc^T yc, yy = yc.yc as the one product
+ * [Xc yc]^T [Xc yc] on the fit's device (one upload). */
 static sb_status prep(const sb_table *t, const lin_params *p, int center, int with_y, lin_prep *a, sb_card *card) {
     memset(a, 0, sizeof *a);
     const int64_t n = t->nrows;
-    const int32_t P = t->ncols;
+    const int32_t P = t->ncols, W = with_y ? P + 1 : P;
     a->n = n;
     a->p = P;
+    a->ld = W;
     a->xm = sb_calloc((size_t)P, sizeof(float));
-    a->xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)P);
+    a->xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)W);
     a->G = sb_malloc(sizeof(float) * (size_t)P * (size_t)P);
-    if (with_y) {
-        a->yc = sb_malloc(sizeof(float) * (size_t)n);
-        a->q = sb_malloc(sizeof(float) * (size_t)P);
-    }
-    if (!a->xm || !a->xc || !a->G || (with_y && (!a->yc || !a->q)))
+    float *ga = sb_malloc(sizeof(float) * (size_t)W * (size_t)W);
+    if (with_y) a->q = sb_malloc(sizeof(float) * (size_t)P);
+    if (!a->xm || !a->xc || !a->G || !ga || (with_y && !a->q)) {
+        sb_free(ga);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
+    }
     const float *w = t->weight;
     a->sw = w ? sb_lin_dot(w, 1, NULL, 0, n) : (float)n;
     sb_status st = SB_OK;
     if (center) {
-        if ((st = sb_lin_col_means(t->x, n, P, w, a->xm)) != SB_OK) return st;
-        if (with_y) {
+        if ((st = sb_lin_col_means(t->x, n, P, w, a->xm)) == SB_OK && with_y) {
             float ym;
-            if ((st = sb_lin_col_means(t->label, n, 1, w, &ym)) != SB_OK) return st;
-            a->ym = ym;
+            if ((st = sb_lin_col_means(t->label, n, 1, w, &ym)) == SB_OK) a->ym = ym;
         }
     }
-    for (int64_t i = 0; i < n; i++) {
-        const float s = w ? sqrtf(w[i]) : 1.0f;
-        const float *r = t->x + i * P;
-        float *o = a->xc + i * P;
-        for (int32_t j = 0; j < P; j++) o[j] = w ? (r[j] - a->xm[j]) * s : r[j] - a->xm[j];
-        if (with_y) a->yc[i] = w ? (t->label[i] - a->ym) * s : t->label[i] - a->ym;
+    if (st == SB_OK) {
+        sb_lin_center(t->x, with_y ? t->label : NULL, w, n, P, a->xm, a->ym, a->xc);
+        st = sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
     }
-    if ((st = sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P)) != SB_OK) return st;
-    if (with_y && (st = sb_lin_record(card, "linear.y_mean", &a->ym, 1)) != SB_OK) return st;
-    if ((st = sb_lin_gemm(p, 1, 0, P, P, n, a->xc, P, a->xc, P, a->G, P)) != SB_OK) return st;
-    if ((st = sb_lin_record(card, "linear.gram", a->G, (uint64_t)P * (uint64_t)P)) != SB_OK) return st;
-    if (with_y) {
-        if ((st = sb_lin_gemm(p, 1, 0, P, 1, n, a->xc, P, a->yc, 1, a->q, 1)) != SB_OK) return st;
-        if ((st = sb_lin_record(card, "linear.xty", a->q, (uint64_t)P)) != SB_OK) return st;
+    if (st == SB_OK && with_y) st = sb_lin_record(card, "linear.y_mean", &a->ym, 1);
+    lin_dev dv;
+    lin_mat z = {0};
+    if (st == SB_OK && (st = sb_lin_dev_open(p, &dv)) == SB_OK) {
+        st = sb_lin_mat_set(&dv, &z, a->xc, n * W);
+        if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 1, 0, W, W, n, &z, W, &z, W, ga);
+        sb_lin_mat_release(&dv, &z);
+        sb_lin_dev_close(&dv);
     }
-    return SB_OK;
+    if (st == SB_OK) {
+        for (int32_t i = 0; i < P; i++) {
+            memcpy(a->G + (int64_t)i * P, ga + (int64_t)i * W, sizeof(float) * (size_t)P);
+            if (with_y) a->q[i] = ga[(int64_t)i * W + P];
+        }
+        if (with_y) a->yy = ga[(int64_t)P * W + P];
+        st = sb_lin_record(card, "linear.gram", a->G, (uint64_t)P * (uint64_t)P);
+    }
+    if (st == SB_OK && with_y) st = sb_lin_record(card, "linear.xty", a->q, (uint64_t)P);
+    sb_free(ga);
+    return st;
 }
 
 /* The centered (center) copy of the data alone, for the randomized solver. */
@@ -92,12 +102,13 @@ static sb_status prep_center_only(const sb_table *t, int center, lin_prep *a, sb
     const int32_t P = t->ncols;
     a->n = n;
     a->p = P;
+    a->ld = P;
     a->xm = sb_calloc((size_t)P, sizeof(float));
     a->xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)P);
     if (!a->xm || !a->xc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
     sb_status st = center ? sb_lin_col_means(t->x, n, P, NULL, a->xm) : SB_OK;
     if (st != SB_OK) return st;
-    for (int64_t i = 0; i < n * P; i++) a->xc[i] = t->x[i] - a->xm[i % P];
+    sb_lin_center(t->x, NULL, NULL, n, P, a->xm, 0.0f, a->xc);
     return sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
 }
 
@@ -233,7 +244,7 @@ static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin
         sb_free(acc);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
     }
-    const float yy = sb_lin_dot_exact(a->yc, 1, a->yc, 1, a->n);
+    const float yy = a->yy;
     const float tol = p->tol * yy;
     float gap = 0.0f;
     int32_t it = 0, converged = 0;
@@ -463,16 +474,33 @@ static sb_status rsvd(const lin_params *p, const float *a, int64_t n, int32_t P,
     float *S = sb_malloc(sizeof(float) * (size_t)l * (size_t)l), *U = sb_malloc(sizeof(float) * (size_t)l * (size_t)l);
     float *lam = sb_malloc(sizeof(float) * (size_t)l), *C = sb_malloc(sizeof(float) * (size_t)l * (size_t)P);
     sb_status st = Y && T && Z && B && S && U && lam && C ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "randomized svd: out of memory");
-    if (st == SB_OK) st = sb_linalg_projection(p->device, SB_LINALG_NORMAL, p->seed, n, P, l, a, P, Y, l);
+    /* a stays on the fit's device for every product with it; Y = a Omega is the core's projection */
+    lin_dev dv;
+    lin_mat ma = {0}, mq = {0}, mz = {0};
+    int open = 0;
+    if (st == SB_OK && (st = sb_lin_dev_open(p, &dv)) == SB_OK) open = 1;
+    if (st == SB_OK) st = sb_lin_mat_set(&dv, &ma, a, n * P);
+    if (st == SB_OK) st = sb_linalg_random_matrix(p->device, SB_LINALG_NORMAL, p->seed, P, l, Z, l);
+    if (st == SB_OK) st = sb_lin_mat_set(&dv, &mz, Z, (int64_t)P * l);
+    if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 0, 0, n, l, P, &ma, P, &mz, l, Y);
     if (st == SB_OK) st = orth(p, n, l, Y, T);
     for (int32_t it = 0; it < p->n_iter && st == SB_OK; it++) {
-        if ((st = sb_lin_gemm(p, 1, 0, P, l, n, a, P, Y, l, Z, l)) != SB_OK) break; /* Z = a^T Q */
+        if ((st = sb_lin_mat_set(&dv, &mq, Y, n * l)) != SB_OK) break;
+        if ((st = sb_lin_dev_gemm(&dv, 1, 0, P, l, n, &ma, P, &mq, l, Z)) != SB_OK) break; /* Z = a^T Q */
         if ((st = orth(p, P, l, Z, T)) != SB_OK) break;
-        if ((st = sb_lin_gemm(p, 0, 0, n, l, P, a, P, Z, l, Y, l)) != SB_OK) break; /* Y = a Z */
+        if ((st = sb_lin_mat_set(&dv, &mz, Z, (int64_t)P * l)) != SB_OK) break;
+        if ((st = sb_lin_dev_gemm(&dv, 0, 0, n, l, P, &ma, P, &mz, l, Y)) != SB_OK) break; /* Y = a Z */
         st = orth(p, n, l, Y, T);
     }
     if (st == SB_OK) st = sb_lin_record(card, "rsvd.basis", Y, (uint64_t)n * (uint64_t)l);
-    if (st == SB_OK) st = sb_lin_gemm(p, 1, 0, l, P, n, Y, l, a, P, B, P); /* B = Q^T a */
+    if (st == SB_OK) st = sb_lin_mat_set(&dv, &mq, Y, n * l);
+    if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 1, 0, l, P, n, &mq, l, &ma, P, B); /* B = Q^T a */
+    if (open) {
+        sb_lin_mat_release(&dv, &ma);
+        sb_lin_mat_release(&dv, &mq);
+        sb_lin_mat_release(&dv, &mz);
+        sb_lin_dev_close(&dv);
+    }
     if (st == SB_OK) st = sb_lin_gemm(p, 0, 1, l, l, P, B, P, B, P, S, l); /* B B^T */
     if (st == SB_OK) st = sb_linalg_eigh(p->device, l, S, l, lam, U, l, NULL, NULL);
     if (st == SB_OK) st = sb_lin_gemm(p, 1, 0, l, P, l, U, l, B, P, C, P); /* U^T B: rows are sigma_k v_k */

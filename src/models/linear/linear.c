@@ -74,26 +74,141 @@ float sb_lin_dot_exact(const float *a, int64_t sa, const float *b, int64_t sb, i
     return sb_sacc_round_f32(&acc);
 }
 
-sb_status sb_lin_col_means(const float *x, int64_t n, int32_t p, const float *w, float *mean) {
-    sb_sacc *acc = sb_malloc(sizeof(sb_sacc) * (size_t)p), den;
-    if (!acc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
-    for (int32_t j = 0; j < p; j++) sb_sacc_init(&acc[j]);
-    sb_sacc_init(&den);
-    for (int64_t i = 0; i < n; i++) {
-        const float *r = x + i * p;
-        const float wi = w ? w[i] : 1.0f;
-        sb_sacc_add(&den, wi);
-        for (int32_t j = 0; j < p; j++) sb_sacc_add(&acc[j], w ? wi * r[j] : r[j]);
+/* Row chunks of the host loops: a function of the row count alone, so the
+ * per-chunk exact sums merged in chunk order are the same whatever the
+ * thread count (and, being exact, whatever the order). */
+#define LIN_ROW_GRAIN 8192
+
+typedef struct means_job {
+    const float *x, *w;
+    int64_t n;
+    int32_t p;
+    sb_sacc *acc; /* per chunk: p column sums, then the weights' sum */
+} means_job;
+
+static void means_task(void *ctx, int64_t task) {
+    const means_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
+    sb_sacc *acc = j->acc + task * (j->p + 1);
+    for (int32_t c = 0; c <= j->p; c++) sb_sacc_init(&acc[c]);
+    for (int64_t i = b; i < e; i++) {
+        const float *r = j->x + i * j->p;
+        const float wi = j->w ? j->w[i] : 1.0f;
+        sb_sacc_add(&acc[j->p], wi);
+        for (int32_t c = 0; c < j->p; c++) sb_sacc_add(&acc[c], j->w ? wi * r[c] : r[c]);
     }
-    const float d = sb_sacc_round_f32(&den);
-    for (int32_t j = 0; j < p; j++) mean[j] = sb_sacc_round_f32(&acc[j]) / d;
-    sb_free(acc);
+}
+
+sb_status sb_lin_col_means(const float *x, int64_t n, int32_t p, const float *w, float *mean) {
+    const int64_t nc = sb_chunk_count(n, LIN_ROW_GRAIN);
+    means_job j = {x, w, n, p, sb_malloc(sizeof(sb_sacc) * (size_t)(nc > 0 ? nc : 1) * (size_t)(p + 1))};
+    if (!j.acc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
+    sb_parallel_for(nc, means_task, &j);
+    for (int64_t t = 1; t < nc; t++)
+        for (int32_t c = 0; c <= p; c++) sb_sacc_merge(&j.acc[c], &j.acc[t * (p + 1) + c]);
+    if (nc == 0)
+        for (int32_t c = 0; c <= p; c++) sb_sacc_init(&j.acc[c]);
+    const float d = sb_sacc_round_f32(&j.acc[p]);
+    for (int32_t c = 0; c < p; c++) mean[c] = sb_sacc_round_f32(&j.acc[c]) / d;
+    sb_free(j.acc);
     return SB_OK;
+}
+
+typedef struct center_job {
+    const float *x, *y, *w, *xm;
+    float ym;
+    int64_t n;
+    int32_t p, ld; /* out's row length: p, or p + 1 with y's column */
+    float *out;
+} center_job;
+
+static void center_task(void *ctx, int64_t task) {
+    const center_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
+    for (int64_t i = b; i < e; i++) {
+        const float s = j->w ? sqrtf(j->w[i]) : 1.0f;
+        const float *r = j->x + i * j->p;
+        float *o = j->out + i * j->ld;
+        for (int32_t c = 0; c < j->p; c++) o[c] = j->w ? (r[c] - j->xm[c]) * s : r[c] - j->xm[c];
+        if (j->y) o[j->p] = j->w ? (j->y[i] - j->ym) * s : j->y[i] - j->ym;
+    }
+}
+
+void sb_lin_center(const float *x, const float *y, const float *w, int64_t n, int32_t p, const float *xm, float ym,
+                   float *out) {
+    center_job j = {x, y, w, xm, ym, n, p, y ? p + 1 : p, out};
+    sb_parallel_for(sb_chunk_count(n, LIN_ROW_GRAIN), center_task, &j);
 }
 
 sb_status sb_lin_gemm(const lin_params *p, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const float *a,
                       int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc) {
     return sb_gemm(p->device, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+sb_status sb_lin_dev_open(const lin_params *p, lin_dev *dv) {
+    memset(dv, 0, sizeof *dv);
+    sb_device_kind k;
+    sb_status st = sb_device_parse(p->device, &k);
+    if (st != SB_OK) return st;
+    dv->kind = (int)k;
+    if (k == SB_DEVICE_CPU || k == SB_DEVICE_CPU_BATCHED) return SB_OK;
+    /* open (or find) the linalg device now, so an absent one is refused before any work */
+    if ((st = sb_linalg_device_lock(k, &dv->d)) != SB_OK) return st;
+    sb_linalg_device_unlock();
+    return SB_OK;
+}
+
+void sb_lin_dev_close(lin_dev *dv) {
+    if (!dv->d) return;
+    sb_device *d;
+    if (sb_linalg_device_lock((sb_device_kind)dv->kind, &d) == SB_OK) {
+        sb_gemm_ws_release(d, &dv->ws);
+        sb_device_release(d, &dv->out);
+        sb_linalg_device_unlock();
+    }
+    dv->d = NULL;
+}
+
+sb_status sb_lin_mat_set(lin_dev *dv, lin_mat *m, const float *host, int64_t count) {
+    m->host = host;
+    m->count = count;
+    if (!dv->d) return SB_OK;
+    sb_device *d;
+    sb_status st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d);
+    if (st != SB_OK) return st;
+    const size_t bytes = 4 * (size_t)(count > 0 ? count : 1);
+    st = sb_device_ensure(d, &m->dev, bytes, "linear matrix");
+    if (st == SB_OK && count > 0) st = sb_device_write(d, &m->dev, 0, host, 4 * (size_t)count, "linear matrix");
+    sb_linalg_device_unlock();
+    return st;
+}
+
+void sb_lin_mat_release(lin_dev *dv, lin_mat *m) {
+    if (dv->d && m->dev.h) {
+        sb_device *d;
+        if (sb_linalg_device_lock((sb_device_kind)dv->kind, &d) == SB_OK) {
+            sb_device_release(d, &m->dev);
+            sb_linalg_device_unlock();
+        }
+    }
+    memset(m, 0, sizeof *m);
+}
+
+sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
+                          int64_t lda, const lin_mat *b, int64_t ldb, float *c) {
+    const sb_gemm_shape s = {ta, tb, m, n, k, lda, ldb};
+    sb_status st = sb_gemm_check(&s, n > 0 ? n : 1);
+    if (st != SB_OK || m == 0 || n == 0) return st;
+    if (!dv->d) return sb_gemm_host(&s, a->host, b->host, c, n);
+    sb_device *d;
+    if ((st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d)) != SB_OK) return st;
+    st = sb_device_ensure(d, &dv->out, 4 * (size_t)(m * n), "linear product");
+    if (st == SB_OK) st = sb_gemm_on(d, &dv->ws, &s, &a->dev, &b->dev, &dv->out);
+    if (st == SB_OK) st = sb_device_read(d, &dv->out, 0, c, 4 * (size_t)(m * n), "linear product");
+    sb_linalg_device_unlock();
+    return st;
 }
 
 sb_status sb_lin_record(sb_card *card, const char *stage, const float *v, uint64_t n) {

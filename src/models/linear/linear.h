@@ -14,6 +14,7 @@
 #define SB_MODELS_LINEAR_LINEAR_H
 #include "../model.h"
 #include "../../io/dataset.h"
+#include "../../linalg/linalg.h"
 
 /* The parsed parameters of one fit (linear_params.c). */
 typedef struct lin_params {
@@ -82,9 +83,46 @@ void sb_lin_sacc_add_product(struct sb_sacc *acc, float a, float b);
  * exact sum of the weights rounded once (one division). */
 sb_status sb_lin_col_means(const float *x, int64_t n, int32_t p, const float *w, float *mean);
 
+/* out (n rows of p, or p + 1 with y) := (x_ij - xm_j) * sqrt(w_i), and in
+ * column p (y_i - ym) * sqrt(w_i) when y is given (w NULL: no scaling); rows
+ * in parallel, each element one fixed sequence of roundings. */
+void sb_lin_center(const float *x, const float *y, const float *w, int64_t n, int32_t p, const float *xm, float ym,
+                   float *out);
+
 /* C := op(A) op(B) through the core's identical product on p->device. */
 sb_status sb_lin_gemm(const lin_params *p, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const float *a,
                       int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
+
+/* ---- the fit's device (linear.c) ----
+ * A fit's matrices live where its products run: on the host for cpu and
+ * cpu-batched, else uploaded once to the linalg device (the process's one,
+ * src/linalg/) and kept there across the fit's products, so an iterative fit
+ * moves its data once. Every product is the core's identical one
+ * (sb_gemm_host or sb_gemm_on): the bits are the same wherever it runs. The
+ * device lock is held only inside each call, so the core's own entries
+ * (Cholesky, eigh...) can run between them. */
+typedef struct lin_dev {
+    int kind;            /* sb_device_kind */
+    struct sb_device *d; /* GPU kinds: the linalg device (NULL on the host) */
+    sb_gemm_ws ws;       /* its product scratch */
+    sb_dbuf out;         /* the product's result */
+} lin_dev;
+
+/* A matrix of count floats: its host copy, and on a GPU its device copy. */
+typedef struct lin_mat {
+    const float *host;
+    int64_t count;
+    sb_dbuf dev;
+} lin_mat;
+
+sb_status sb_lin_dev_open(const lin_params *p, lin_dev *dv);
+void sb_lin_dev_close(lin_dev *dv);
+/* m := host's count floats, uploaded on a GPU (again, when already there). */
+sb_status sb_lin_mat_set(lin_dev *dv, lin_mat *m, const float *host, int64_t count);
+void sb_lin_mat_release(lin_dev *dv, lin_mat *m);
+/* C := op(A) op(B) (c dense, ldc = n) with A and B held by a and b (lda, ldb as sb_gemm's). */
+sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
+                          int64_t lda, const lin_mat *b, int64_t ldb, float *c);
 
 /* Record a stage if card is not NULL. */
 sb_status sb_lin_record(sb_card *card, const char *stage, const float *v, uint64_t n);

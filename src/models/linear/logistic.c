@@ -34,19 +34,26 @@ typedef struct lg {
     float S;              /* their exact sum, rounded */
     float *Z, *R;         /* n x K margins, n x K weighted residuals */
     float *gw;            /* K x P gradient block */
-    sb_sacc *acc;         /* K accumulators */
+    sb_sacc *acc;         /* per row chunk: the loss, then the K residual sums */
+    const float *b;       /* the intercepts of the point being evaluated */
+    lin_dev dv;           /* where the products run; X stays there for the whole fit */
+    lin_mat mx, mw, mr;   /* X (n x P), W (K x P), R (n x K) */
 } lg;
 
-/* f(x) and its gradient g (dim values). x holds W (K x P) then b (K). */
-static sb_status eval(lg *c, const float *x, float *f, float *g) {
-    const int64_t n = c->n;
-    const int32_t P = c->P, K = c->K;
-    const float *W = x, *b = x + (int64_t)K * P;
-    sb_status st = sb_lin_gemm(c->p, 0, 1, n, K, P, c->t->x, P, W, P, c->Z, K);
-    if (st != SB_OK) return st;
-    sb_sacc loss;
-    sb_sacc_init(&loss);
-    for (int64_t i = 0; i < n; i++) {
+#define LG_ROW_GRAIN 8192
+
+/* Rows [b, e) of a chunk: margins plus intercepts, the weighted losses and
+ * residuals; the chunk's loss and residual sums go to its accumulators (exact:
+ * merged in chunk order, the same sums whatever the thread count). */
+static void rows_task(void *ctx, int64_t task) {
+    lg *c = ctx;
+    int64_t rb, re;
+    sb_chunk_range(c->n, LG_ROW_GRAIN, task, &rb, &re);
+    const int32_t K = c->K;
+    sb_sacc *acc = c->acc + task * (K + 1);
+    for (int32_t k = 0; k <= K; k++) sb_sacc_init(&acc[k]);
+    const float *b = c->b;
+    for (int64_t i = rb; i < re; i++) {
         float *z = c->Z + i * K, *r = c->R + i * K;
         const int32_t y = (int32_t)c->t->label[i];
         const float si = c->s[i];
@@ -55,7 +62,7 @@ static sb_status eval(lg *c, const float *x, float *f, float *g) {
             const float az = zi < 0.0f ? -zi : zi;
             const float yi = y == 1 ? 1.0f : 0.0f;
             const float li = sb_log1pf(sb_expf(-az)) + (zi > 0.0f ? zi : 0.0f) - yi * zi;
-            sb_sacc_add(&loss, si * li);
+            sb_sacc_add(&acc[0], si * li);
             r[0] = si * (sb_sigmoidf(zi) - yi);
         } else {
             float mx = -INFINITY;
@@ -69,18 +76,35 @@ static sb_status eval(lg *c, const float *x, float *f, float *g) {
                 sum = sum + r[k];
             }
             const float li = sb_logf(sum) + mx - z[y];
-            sb_sacc_add(&loss, si * li);
+            sb_sacc_add(&acc[0], si * li);
             for (int32_t k = 0; k < K; k++) r[k] = si * (r[k] / sum - (k == y ? 1.0f : 0.0f));
         }
+        for (int32_t k = 0; k < K; k++) sb_sacc_add(&acc[1 + k], r[k]);
     }
+}
+
+/* f(x) and its gradient g (dim values). x holds W (K x P) then b (K). */
+static sb_status eval(lg *c, const float *x, float *f, float *g) {
+    const int64_t n = c->n;
+    const int32_t P = c->P, K = c->K;
+    const float *W = x;
+    c->b = x + (int64_t)K * P;
+    sb_status st = sb_lin_mat_set(&c->dv, &c->mw, W, (int64_t)K * P);
+    if (st == SB_OK) st = sb_lin_dev_gemm(&c->dv, 0, 1, n, K, P, &c->mx, P, &c->mw, P, c->Z);
+    if (st != SB_OK) return st;
+    const int64_t nc = sb_chunk_count(n, LG_ROW_GRAIN);
+    sb_parallel_for(nc, rows_task, c);
+    for (int64_t t = 1; t < nc; t++)
+        for (int32_t k = 0; k <= K; k++) sb_sacc_merge(&c->acc[k], &c->acc[t * (K + 1) + k]);
     /* the gradient's W block: R^T X (K x P) */
-    if ((st = sb_lin_gemm(c->p, 1, 0, K, P, n, c->R, K, c->t->x, P, c->gw, P)) != SB_OK) return st;
+    if ((st = sb_lin_mat_set(&c->dv, &c->mr, c->R, n * K)) != SB_OK) return st;
+    if ((st = sb_lin_dev_gemm(&c->dv, 1, 0, K, P, n, &c->mr, K, &c->mx, P, c->gw)) != SB_OK) return st;
     const float lam = c->p->penalty_l2 ? 1.0f / c->p->C : 0.0f;
     const float pen = lam > 0.0f ? 0.5f * lam * sb_lin_dot(W, 1, W, 1, (int64_t)K * P) : 0.0f;
-    *f = (sb_sacc_round_f32(&loss) + pen) / c->S;
+    *f = (sb_sacc_round_f32(&c->acc[0]) + pen) / c->S;
     for (int64_t j = 0; j < (int64_t)K * P; j++) g[j] = (c->gw[j] + lam * W[j]) / c->S;
     for (int32_t k = 0; k < K; k++)
-        g[(int64_t)K * P + k] = c->p->fit_intercept ? sb_lin_dot(c->R + k, K, NULL, 0, n) / c->S : 0.0f;
+        g[(int64_t)K * P + k] = c->p->fit_intercept ? sb_sacc_round_f32(&c->acc[1 + k]) / c->S : 0.0f;
     return SB_OK;
 }
 
@@ -140,10 +164,16 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
     float *d = sb_malloc(sizeof(float) * (size_t)dim);
     float *S = sb_malloc(sizeof(float) * (size_t)dim * LBFGS_M), *Y = sb_malloc(sizeof(float) * (size_t)dim * LBFGS_M);
     float rho[LBFGS_M], al[LBFGS_M];
-    if (!c.s || !c.Z || !c.R || !c.gw || !x || !g || !xn || !gn || !d || !S || !Y) {
+    const int64_t nchunks = sb_chunk_count(c.n, LG_ROW_GRAIN);
+    c.acc = sb_malloc(sizeof(sb_sacc) * (size_t)(nchunks > 0 ? nchunks : 1) * (size_t)(c.K + 1));
+    int dev_open = 0;
+    if (!c.s || !c.Z || !c.R || !c.gw || !x || !g || !xn || !gn || !d || !S || !Y || !c.acc) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "logistic regression: out of memory");
         goto done;
     }
+    if ((st = sb_lin_dev_open(p, &c.dv)) != SB_OK) goto done;
+    dev_open = 1;
+    if ((st = sb_lin_mat_set(&c.dv, &c.mx, t->x, c.n * c.P)) != SB_OK) goto done;
     if ((st = row_weights(&c)) != SB_OK) goto done;
     float f = 0.0f;
     if ((st = eval(&c, x, &f, g)) != SB_OK) goto done;
@@ -224,6 +254,13 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
         st = sb_lin_record(card, "lbfgs.loss", &f, 1);
     }
 done:
+    if (dev_open) {
+        sb_lin_mat_release(&c.dv, &c.mx);
+        sb_lin_mat_release(&c.dv, &c.mw);
+        sb_lin_mat_release(&c.dv, &c.mr);
+        sb_lin_dev_close(&c.dv);
+    }
+    sb_free(c.acc);
     sb_free(c.s);
     sb_free(c.Z);
     sb_free(c.R);
