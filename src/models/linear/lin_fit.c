@@ -61,6 +61,8 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
     }
     const float *w = t->weight;
+    double t0 = 0.0;
+    sb_lin_phase(NULL, &t0);
     a->sw = w ? sb_lin_dot(w, 1, NULL, 0, n) : (float)n;
     sb_status st = SB_OK;
     if (center) {
@@ -69,16 +71,20 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
             if ((st = sb_lin_col_means(t->label, n, 1, w, &ym)) == SB_OK) a->ym = ym;
         }
     }
+    sb_lin_phase("means", &t0);
     if (st == SB_OK) {
         sb_lin_center(t->x, with_y ? t->label : NULL, w, n, P, a->xm, a->ym, a->xc);
         st = sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
     }
+    sb_lin_phase("centering", &t0);
     if (st == SB_OK && with_y) st = sb_lin_record(card, "linear.y_mean", &a->ym, 1);
     lin_dev dv;
     lin_mat z = {0};
     if (st == SB_OK && (st = sb_lin_dev_open(p, &dv)) == SB_OK) {
         st = sb_lin_mat_set(&dv, &z, a->xc, n * W);
+        sb_lin_phase("upload", &t0);
         if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 1, 0, W, W, n, &z, W, &z, W, ga);
+        sb_lin_phase("gram product", &t0);
         sb_lin_mat_release(&dv, &z);
         sb_lin_dev_close(&dv);
     }
@@ -166,6 +172,8 @@ static sb_status solve_ls(const lin_prep *a, const lin_params *p, float alpha, s
     }
     int32_t rank = na;
     int use_eig = na == 0;
+    double t0 = 0.0;
+    sb_lin_phase(NULL, &t0);
     if (na > 0) {
         int64_t bad = -1;
         st = sb_linalg_cholesky_ex(p->device, na, S, na, L, na, &bad);
@@ -197,6 +205,7 @@ static sb_status solve_ls(const lin_prep *a, const lin_params *p, float alpha, s
             for (int32_t x = 0; x < na; x++) u[x] = u[x] + c * L[(int64_t)x * na + k];
         }
     }
+    sb_lin_phase("solve", &t0);
     for (int32_t j = 0; j < P; j++) lin->coef[j] = 0.0f;
     for (int32_t x = 0; x < na; x++) lin->coef[act[x]] = u[x] / d[act[x]];
     lin->rank = rank;
@@ -359,7 +368,10 @@ sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_mo
         if (!ev || !V) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "pca: out of memory for %d x %d", (int)P, (int)P);
     }
     int32_t sweeps = 0;
+    double t0 = 0.0;
+    sb_lin_phase(NULL, &t0);
     if (st == SB_OK) st = sb_linalg_eigh(p->device, P, a.G, P, ev, V, P, &sweeps, NULL);
+    sb_lin_phase("eigh", &t0);
     if (st == SB_OK) {
         const int64_t most = t->nrows < P ? t->nrows : P;
         const float nm1 = (float)(t->nrows - 1);

@@ -7,7 +7,9 @@
 #include "../../math/sb_reduce.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef SB_SABOTAGE_LIN_DOT
 /* Separating arm of the linear family (make SABOTAGE=lin-dot): the dot
@@ -209,6 +211,20 @@ sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_
     if (st == SB_OK) st = sb_device_read(d, &dv->out, 0, c, 4 * (size_t)(m * n), "linear product");
     sb_linalg_device_unlock();
     return st;
+}
+
+void sb_lin_phase(const char *phase, double *t0) {
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("SAMEBITS_LINEAR_TIMING");
+        on = e && !strcmp(e, "1");
+    }
+    if (!on) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (phase && *t0 > 0.0) fprintf(stderr, "linear: %s %.3f s\n", phase, now - *t0);
+    *t0 = now;
 }
 
 sb_status sb_lin_record(sb_card *card, const char *stage, const float *v, uint64_t n) {

@@ -124,6 +124,10 @@ void sb_lin_mat_release(lin_dev *dv, lin_mat *m);
 sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
                           int64_t lda, const lin_mat *b, int64_t ldb, float *c);
 
+/* SAMEBITS_LINEAR_TIMING=1: each phase's wall time on standard error
+ * ("linear: PHASE S s"), to say where a fit's time goes; never a bit. */
+void sb_lin_phase(const char *phase, double *t0);
+
 /* Record a stage if card is not NULL. */
 sb_status sb_lin_record(sb_card *card, const char *stage, const float *v, uint64_t n);
 

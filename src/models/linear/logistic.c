@@ -89,16 +89,21 @@ static sb_status eval(lg *c, const float *x, float *f, float *g) {
     const int32_t P = c->P, K = c->K;
     const float *W = x;
     c->b = x + (int64_t)K * P;
+    double t0 = 0.0;
+    sb_lin_phase(NULL, &t0);
     sb_status st = sb_lin_mat_set(&c->dv, &c->mw, W, (int64_t)K * P);
     if (st == SB_OK) st = sb_lin_dev_gemm(&c->dv, 0, 1, n, K, P, &c->mx, P, &c->mw, P, c->Z);
     if (st != SB_OK) return st;
+    sb_lin_phase("margins product", &t0);
     const int64_t nc = sb_chunk_count(n, LG_ROW_GRAIN);
     sb_parallel_for(nc, rows_task, c);
+    sb_lin_phase("rows (loss, residuals)", &t0);
     for (int64_t t = 1; t < nc; t++)
         for (int32_t k = 0; k <= K; k++) sb_sacc_merge(&c->acc[k], &c->acc[t * (K + 1) + k]);
     /* the gradient's W block: R^T X (K x P) */
     if ((st = sb_lin_mat_set(&c->dv, &c->mr, c->R, n * K)) != SB_OK) return st;
     if ((st = sb_lin_dev_gemm(&c->dv, 1, 0, K, P, n, &c->mr, K, &c->mx, P, c->gw)) != SB_OK) return st;
+    sb_lin_phase("gradient product", &t0);
     const float lam = c->p->penalty_l2 ? 1.0f / c->p->C : 0.0f;
     const float pen = lam > 0.0f ? 0.5f * lam * sb_lin_dot(W, 1, W, 1, (int64_t)K * P) : 0.0f;
     *f = (sb_sacc_round_f32(&c->acc[0]) + pen) / c->S;
@@ -173,7 +178,10 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
     }
     if ((st = sb_lin_dev_open(p, &c.dv)) != SB_OK) goto done;
     dev_open = 1;
+    double t0 = 0.0;
+    sb_lin_phase(NULL, &t0);
     if ((st = sb_lin_mat_set(&c.dv, &c.mx, t->x, c.n * c.P)) != SB_OK) goto done;
+    sb_lin_phase("upload", &t0);
     if ((st = row_weights(&c)) != SB_OK) goto done;
     float f = 0.0f;
     if ((st = eval(&c, x, &f, g)) != SB_OK) goto done;
