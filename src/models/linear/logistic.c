@@ -9,7 +9,9 @@
  * penalized; S the weights' sum, s_i = sample weight times class weight).
  * Binary: one coefficient row, l = log(1 + e^-|z|) + max(z, 0) - y z.
  * Multinomial (3 or more classes): one row per class, l = log sum_k e^(z_k)
- * - z_y, computed shifted by the row's largest margin.
+ * - z_y, computed shifted by the row's largest margin. Converged: the largest
+ * gradient component at most tol, or a step that moved no coefficient (a
+ * float32 fixed point: the next direction would be the same).
  * The margins Z = X W^T and the gradient R^T X are the core's identical
  * product; exp, log1p and log are the profile's own (src/math/sb_elem.h);
  * every sum is exact and rounded once; the L-BFGS vectors (K (p + 1) values)
@@ -241,6 +243,11 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
         }
         memcpy(x, xn, sizeof(float) * (size_t)dim);
         memcpy(g, gn, sizeof(float) * (size_t)dim);
+        /* a float32 fixed point: a step that moved no coefficient (every one rounds
+         * back to itself) gives the same direction again, so no later step can move
+         * either; the fit has converged as far as float32 resolves it */
+        int flat = 1;
+        for (int64_t j = 0; j < dim && flat; j++) flat = sv[j] == 0.0f;
         f = fn;
         if (card && (it < 64 || it % 100 == 0)) {
             char tag[48];
@@ -249,7 +256,7 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
             snprintf(tag, sizeof tag, "lbfgs.iter%d.loss", (int)it);
             if ((st = sb_lin_record(card, tag, &f, 1)) != SB_OK) goto done;
         }
-        converged = vmaxabs(g, dim) <= p->tol;
+        converged = vmaxabs(g, dim) <= p->tol || flat;
     }
     {
         sb_linear *lin = m->linear;
