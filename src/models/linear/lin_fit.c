@@ -120,6 +120,17 @@ static sb_status prep_center_only(const sb_table *t, int center, lin_prep *a, sb
 
 static sb_status fit_randomized(const sb_table *t, const lin_params *p, const lin_prep *a, sb_model *m, sb_card *card);
 
+/* The family's one eigensolver rule: the core's Jacobi method (the highest
+ * relative accuracy: small eigenvalues of badly scaled covariances keep their
+ * vectors) up to LIN_JACOBI_MAX, Householder and QL (lin_eigh.c) above, where
+ * Jacobi's sweeps cost too much (29 s at 1024 on two cores, against 4.3 s). */
+#define LIN_JACOBI_MAX 256
+static sb_status lin_eigh_rule(const lin_params *p, int64_t n, const float *a, float *w, float *v, int32_t *sweeps) {
+    if (sweeps) *sweeps = 0;
+    if (n <= LIN_JACOBI_MAX) return sb_linalg_eigh(p->device, n, a, n, w, v, n, sweeps, NULL);
+    return sb_lin_eigh(n, a, w, v);
+}
+
 /* intercept = ym - xm . coef (the dot exact, one subtraction); 0 without one. */
 static float intercept_of(const lin_prep *a, const lin_params *p, const float *coef) {
     return p->fit_intercept ? a->ym - sb_lin_dot(a->xm, 1, coef, 1, a->p) : 0.0f;
@@ -193,7 +204,7 @@ static sb_status solve_ls(const lin_prep *a, const lin_params *p, float alpha, s
         if ((st = sb_linalg_solve_triangular(p->device, 1, na, 1, L, na, u, 1, u, 1)) != SB_OK) goto done;
     } else if (na > 0) {
         /* S = V diag(ev) V^T; u = sum over kept k of (v_k . b / ev_k) v_k, k ascending */
-        if ((st = sb_linalg_eigh(p->device, na, S, na, ev, L, na, NULL, NULL)) != SB_OK) goto done;
+        if ((st = lin_eigh_rule(p, na, S, ev, L, NULL)) != SB_OK) goto done;
         if ((st = sb_lin_record(card, "ls.eigenvalues", ev, (uint64_t)na)) != SB_OK) goto done;
         const float cut = ev[0] * ((float)na * 0x1p-23f);
         for (int32_t x = 0; x < na; x++) u[x] = 0.0f;
@@ -370,7 +381,7 @@ sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_mo
     int32_t sweeps = 0;
     double t0 = 0.0;
     sb_lin_phase(NULL, &t0);
-    if (st == SB_OK) st = sb_linalg_eigh(p->device, P, a.G, P, ev, V, P, &sweeps, NULL);
+    if (st == SB_OK) st = lin_eigh_rule(p, P, a.G, ev, V, &sweeps);
     sb_lin_phase("eigh", &t0);
     if (st == SB_OK) {
         const int64_t most = t->nrows < P ? t->nrows : P;
@@ -453,7 +464,7 @@ static sb_status orth(const lin_params *p, int64_t n, int32_t l, float *y, float
     sb_status st = G && V && lam ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "randomized svd: out of memory");
     for (int pass = 0; pass < 2 && st == SB_OK; pass++) {
         if ((st = sb_lin_gemm(p, 1, 0, l, l, n, y, l, y, l, G, l)) != SB_OK) break;
-        if ((st = sb_linalg_eigh(p->device, l, G, l, lam, V, l, NULL, NULL)) != SB_OK) break;
+        if ((st = lin_eigh_rule(p, l, G, lam, V, NULL)) != SB_OK) break;
         const float cut = lam[0] * ((float)l * 0x1p-23f);
         for (int32_t k = 0; k < l; k++) {
             const float sc = lam[k] > cut && lam[k] > 0.0f ? 1.0f / sqrtf(lam[k]) : 0.0f;
@@ -514,7 +525,7 @@ static sb_status rsvd(const lin_params *p, const float *a, int64_t n, int32_t P,
         sb_lin_dev_close(&dv);
     }
     if (st == SB_OK) st = sb_lin_gemm(p, 0, 1, l, l, P, B, P, B, P, S, l); /* B B^T */
-    if (st == SB_OK) st = sb_linalg_eigh(p->device, l, S, l, lam, U, l, NULL, NULL);
+    if (st == SB_OK) st = lin_eigh_rule(p, l, S, lam, U, NULL);
     if (st == SB_OK) st = sb_lin_gemm(p, 1, 0, l, P, l, U, l, B, P, C, P); /* U^T B: rows are sigma_k v_k */
     if (st == SB_OK) {
         for (int32_t r = 0; r < k; r++) {

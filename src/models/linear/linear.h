@@ -124,6 +124,13 @@ void sb_lin_mat_release(lin_dev *dv, lin_mat *m);
 sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
                           int64_t lda, const lin_mat *b, int64_t ldb, float *c);
 
+/* The eigenpairs of the symmetric n x n matrix whose lower triangle is a
+ * (lin_eigh.c: Householder tridiagonalization and implicit QL, host code in
+ * one fixed order): w descending (ties: the lower index after QL first), v's
+ * column k (n x n, row-major) the vector of w[k], its largest-magnitude
+ * component positive (ties: the lowest index). */
+sb_status sb_lin_eigh(int64_t n, const float *a, float *w, float *v);
+
 /* SAMEBITS_LINEAR_TIMING=1: each phase's wall time on standard error
  * ("linear: PHASE S s"), to say where a fit's time goes; never a bit. */
 void sb_lin_phase(const char *phase, double *t0);
