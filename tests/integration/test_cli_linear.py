@@ -75,7 +75,8 @@ def test_non_convergence_is_reported(housing, tmp_path):
     (["--model", "ridge", "bogus=1"], "unknown parameter 'bogus' for ridge"),
     (["--model", "logistic", "penalty=l1"], "penalty='l1' is not built"),
     (["--model", "lasso", "selection=random"], "selection='random' is not built"),
-    (["--model", "pca", "svd_solver=randomized"], "svd_solver='randomized' is not built"),
+    (["--model", "pca", "svd_solver=arpack"], "svd_solver='arpack' is not built"),
+    (["--model", "pca", "svd_solver=randomized"], "the randomized solver needs a whole n_components"),
     (["--model", "ridge", "objective=binary"], "takes no model= or objective="),
     (["--model", "kmeans"], "models: gbdt, linear, ridge"),
 ])

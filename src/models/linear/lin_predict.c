@@ -31,11 +31,10 @@ sb_status sb_lin_predict(const sb_model *m, const sb_table *t, int32_t kind, con
     if (needed) *needed = need;
     if (cap == 0) return SB_OK;
     if (cap < need) return sb_fail(SB_ERR_LIMIT, "prediction buffer holds %zu values, %zu needed", cap, need);
-    for (int64_t i = 0; i < n; i++)
-        for (int32_t j = 0; j < P; j++)
-            if (!isfinite(t->x[i * P + j]))
-                return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: a linear model takes no missing or "
-                               "infinite values", (long long)i, (int)j, isnan(t->x[i * P + j]) ? "NaN" : "infinite");
+    const int64_t bad = sb_lin_first_nonfinite(t->x, n, P);
+    if (bad >= 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: a linear model takes no missing or "
+                       "infinite values", (long long)(bad / P), (int)(bad % P), isnan(t->x[bad]) ? "NaN" : "infinite");
     const float *x = t->x;
     float *xc = NULL, *Z = NULL;
     if (l->mean) {

@@ -231,6 +231,39 @@ sb_status sb_lin_record(sb_card *card, const char *stage, const float *v, uint64
     return card ? sb_card_record(card, stage, SB_DTYPE_F32, v, n) : SB_OK;
 }
 
+typedef struct scan_job {
+    const float *x;
+    int64_t n, p, *first; /* per chunk: the first nonfinite element's index, or -1 */
+} scan_job;
+
+static void scan_task(void *ctx, int64_t task) {
+    const scan_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
+    j->first[task] = -1;
+    for (int64_t q = b * j->p; q < e * j->p; q++)
+        if (!isfinite(j->x[q])) {
+            j->first[task] = q;
+            return;
+        }
+}
+
+int64_t sb_lin_first_nonfinite(const float *x, int64_t n, int64_t p) {
+    const int64_t nc = sb_chunk_count(n, LIN_ROW_GRAIN);
+    int64_t stack[64], *first = nc <= 64 ? stack : sb_malloc(sizeof(int64_t) * (size_t)nc);
+    if (!first) { /* out of memory: one serial pass gives the same answer */
+        for (int64_t q = 0; q < n * p; q++)
+            if (!isfinite(x[q])) return q;
+        return -1;
+    }
+    scan_job j = {x, n, p, first};
+    sb_parallel_for(nc, scan_task, &j);
+    int64_t found = -1;
+    for (int64_t t = 0; t < nc && found < 0; t++) found = first[t];
+    if (first != stack) sb_free(first);
+    return found;
+}
+
 sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *nclass) {
     const char *kind = sb_linear_kind_name(p->kind);
     const int unsupervised = p->kind >= SB_LIN_PCA;
@@ -239,13 +272,14 @@ sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *ncl
                        p->kind == SB_LIN_PCA ? 2 : 1, (long long)t->nrows);
     if (t->ncols < 1) return sb_fail(SB_ERR_INVALID_INPUT, "%s needs at least one feature", kind);
     if (!unsupervised && !t->label) return sb_fail(SB_ERR_INVALID_INPUT, "%s needs labels", kind);
-    for (int64_t i = 0; i < t->nrows; i++) {
-        const float *r = t->x + i * t->ncols;
-        for (int32_t j = 0; j < t->ncols; j++)
-            if (!isfinite(r[j]))
-                return sb_fail(SB_ERR_INVALID_INPUT,
-                               "row %lld, feature %d is %s: %s takes no missing or infinite values (impute them "
-                               "first)", (long long)i, (int)j, isnan(r[j]) ? "missing (NaN)" : "infinite", kind);
+    const int64_t bad = sb_lin_first_nonfinite(t->x, t->nrows, t->ncols);
+    if (bad >= 0) {
+        const int64_t i = bad / t->ncols;
+        const int32_t j = (int32_t)(bad % t->ncols);
+        const float v = t->x[bad];
+        return sb_fail(SB_ERR_INVALID_INPUT,
+                       "row %lld, feature %d is %s: %s takes no missing or infinite values (impute them first)",
+                       (long long)i, (int)j, isnan(v) ? "missing (NaN)" : "infinite", kind);
     }
     int32_t most = -1;
     if (!unsupervised)

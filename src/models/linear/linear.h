@@ -54,6 +54,10 @@ sb_status sb_lin_params_text(const lin_params *p, char **out);
  * positive sum. Every refusal names the row and column. */
 sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *nclass);
 
+/* The row-major index of the first NaN or infinity of the n x p x, or -1
+ * (rows scanned in parallel chunks; the first in order whatever the threads). */
+int64_t sb_lin_first_nonfinite(const float *x, int64_t n, int64_t p);
+
 /* The fits: each fills the model's linear state (m->linear allocated by the
  * caller's sb_linear_fit) and records its stages on card (may be NULL). */
 sb_status sb_lin_fit_least_squares(const sb_table *t, const lin_params *p, sb_model *m, sb_card *card);
