@@ -431,8 +431,8 @@ static int cmd_train(int argc, char **argv) {
     int linear = 0;
     for (size_t k = 0; model_kind && k < sizeof k_linear / sizeof k_linear[0]; k++) linear |= !strcmp(model_kind, k_linear[k]);
     if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear)) {
-        rc = usage_error("train: --model is required (models: gbdt, linear, ridge, lasso, elasticnet, logistic, pca), "
-                         "got '%s'", model_kind ? model_kind : "");
+        rc = usage_error("train: --model gbdt, or a linear model (linear, ridge, lasso, elasticnet, logistic, pca), "
+                         "is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
     if (linear) {

@@ -78,7 +78,7 @@ def test_non_convergence_is_reported(housing, tmp_path):
     (["--model", "pca", "svd_solver=arpack"], "svd_solver='arpack' is not built"),
     (["--model", "pca", "svd_solver=randomized"], "the randomized solver needs a whole n_components"),
     (["--model", "ridge", "objective=binary"], "takes no model= or objective="),
-    (["--model", "kmeans"], "models: gbdt, linear, ridge"),
+    (["--model", "kmeans"], "--model gbdt, or a linear model (linear, ridge"),
 ])
 def test_refusals_are_named(args, words, housing):
     r = samebits("train", "--data", str(housing), "--label", "median_house_value", *args)
