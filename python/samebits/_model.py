@@ -12,6 +12,25 @@ MODES = ("identical", "deterministic", "fast")
 OBJECTIVES = ("regression", "binary", "multiclass", "lambdarank", "rank_pairwise")
 
 
+def prediction_dataset(est, X):
+    """The dataset of X for a fitted estimator's prediction: X's feature names,
+    when it has them, must be those seen in fit, and its width the fitted one
+    (each refused by name); the names are then dropped (the model matches by
+    position)."""
+    from .errors import InvalidInputError
+    est._check_fitted()
+    m = _array.matrix(X, "X")
+    fitted = getattr(est, "feature_names_in_", None)
+    if m.names is not None and fitted is not None and list(m.names) != list(fitted):
+        raise InvalidInputError("X's feature names %r differ from those seen in fit %r"
+                                % (list(m.names), list(fitted)))
+    if m.ncols != est.n_features_in_:
+        raise InvalidInputError("feature-count mismatch: X has %d features, but %s is expecting %d features "
+                                "as input" % (m.ncols, type(est).__name__, est.n_features_in_))
+    m.names = None
+    return dataset(m)
+
+
 def dataset(m, label=None, weight=None, group=None):
     """An sb_dataset from a Matrix (and optional (ptr, n) label and weight, and
     a sequence of query sizes for ranking)."""

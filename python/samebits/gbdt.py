@@ -13,7 +13,7 @@ import sys
 
 from . import _array
 from ._base import Estimator, accuracy, r2_score, warn_column_vector, with_n_jobs
-from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, dataset
+from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, dataset, prediction_dataset
 from .errors import InvalidArgumentError, InvalidInputError
 
 REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror")
@@ -333,17 +333,7 @@ class GradientBoosting(Estimator):
 
     # ---- prediction -------------------------------------------------------------
     def _predict_data(self, X):
-        self._check_fitted()
-        m = _array.matrix(X, "X")
-        fitted = getattr(self, "feature_names_in_", None)
-        if m.names is not None and fitted is not None and list(m.names) != list(fitted):
-            raise InvalidInputError("X's feature names %r differ from those seen in fit %r"
-                                    % (list(m.names), list(fitted)))
-        if m.ncols != self.n_features_in_:
-            raise InvalidInputError("feature-count mismatch: X has %d features, but %s is expecting %d features "
-                                    "as input" % (m.ncols, type(self).__name__, self.n_features_in_))
-        m.names = None
-        return dataset(m)
+        return prediction_dataset(self, X)
 
     @with_n_jobs
     def predict(self, X):

@@ -21,7 +21,7 @@ import warnings
 
 from . import _array
 from ._base import Estimator, accuracy, r2_score, warn_column_vector, with_n_jobs
-from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, dataset
+from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, dataset, prediction_dataset
 from .errors import InvalidArgumentError, InvalidInputError
 from .gbdt import GradientBoosting, _is_numpy_array, _open_model, _text, family_name
 
@@ -184,17 +184,7 @@ class _Linear(Estimator):
 
     # ---- prediction -------------------------------------------------------------------
     def _predict_data(self, X):
-        self._check_fitted()
-        m = _array.matrix(X, "X")
-        fitted = getattr(self, "feature_names_in_", None)
-        if m.names is not None and fitted is not None and list(m.names) != list(fitted):
-            raise InvalidInputError("X's feature names %r differ from those seen in fit %r"
-                                    % (list(m.names), list(fitted)))
-        if m.ncols != self.n_features_in_:
-            raise InvalidInputError("feature-count mismatch: X has %d features, but %s is expecting %d features "
-                                    "as input" % (m.ncols, type(self).__name__, self.n_features_in_))
-        m.names = None
-        return dataset(m)
+        return prediction_dataset(self, X)
 
     def _predict_device(self):
         """Where predictions are computed: the training device for "cuda", "opencl"

@@ -474,3 +474,17 @@ def test_loaded_truncated_svd_is_a_truncated_svd(tmp_path):
     est.save_model(str(tmp_path / "t.sbm"))
     back = samebits.load_model(str(tmp_path / "t.sbm"))
     assert type(back).__name__ == "TruncatedSVD" and back.model_digest_ == est.model_digest_
+
+
+def test_wide_pca_with_a_fast_decaying_spectrum_converges():
+    """Above 256 columns PCA runs Householder and QL; eigenvalues far below the
+    largest (variances 0.9^j, j up to 599) must deflate by the absolute test
+    instead of exhausting the QL iterations (a LimitError before the fix)."""
+    import numpy as np
+    sk = pytest.importorskip("sklearn.decomposition")
+    rng = np.random.default_rng(0)
+    n, p = 3000, 600
+    X = rng.standard_normal((n, p), dtype=np.float32) * (0.95 ** np.arange(p)).astype(np.float32)
+    ours = samebits.PCA(n_components=16, svd_solver="covariance_eigh").fit(X)
+    ref = sk.PCA(n_components=16, svd_solver="covariance_eigh").fit(X)
+    assert np.max(np.abs(ours.explained_variance_ratio_ - ref.explained_variance_ratio_)) < 1e-5

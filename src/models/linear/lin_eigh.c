@@ -191,7 +191,16 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         sb_parallel_for(sb_chunk_count(n, EIG_COL_GRAIN), reflect_task, &fj);
     }
     /* 2. implicit QL with Wilkinson's shift on (d, e), the rotations into z's columns
-     * (tql2: e[i] couples d[i] and d[i + 1]), z held transposed in a */
+     * (tql2: e[i] couples d[i] and d[i + 1]), z held transposed in a. An e[m] is
+     * negligible below 2^-24 of its two diagonal neighbours or of the matrix's norm
+     * (the absolute test: eigenvalues far below the largest, down to subnormals,
+     * would otherwise never deflate in float32) */
+    float tnorm = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        const float r = fabsf(d[i]) + fabsf(e[i]);
+        if (r > tnorm) tnorm = r;
+    }
+    const float small_abs = 0x1p-24f * tnorm;
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) a[j * n + i] = z[i * n + j];
     for (int64_t l = 0; l < n; l++) {
@@ -200,7 +209,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
             int64_t m = l;
             for (; m + 1 < n; m++) {
                 const float dd = fabsf(d[m]) + fabsf(d[m + 1]);
-                if (fabsf(e[m]) <= 0x1p-24f * dd) break;
+                if (fabsf(e[m]) <= 0x1p-24f * dd || fabsf(e[m]) <= small_abs) break;
             }
             if (m == l) break;
             if (++iter > 60) {
