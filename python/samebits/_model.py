@@ -31,6 +31,21 @@ def prediction_dataset(est, X):
     return dataset(m)
 
 
+def class_probabilities(model, d, k, device):
+    """A classifier's probabilities, shape (n, k): the model's own for k > 2; for
+    k = 2 its P(1) as column 1 and 1 - P(1) as column 0 (exact in double, then
+    rounded once to float32, as C's 1.0f - p). A samebits.Array."""
+    if k > 2:
+        return model.predict(d, PREDICT_PROBA, k, device=device)
+    p1 = model.predict(d, PREDICT_PROBA, 1, device=device)
+    out = _array.empty((len(p1), 2))
+    flat = memoryview(out).cast("B").cast("f")
+    for i, p in enumerate(p1.tolist()):
+        flat[2 * i] = 1.0 - p
+        flat[2 * i + 1] = p
+    return out
+
+
 def dataset(m, label=None, weight=None, group=None):
     """An sb_dataset from a Matrix (and optional (ptr, n) label and weight, and
     a sequence of query sizes for ranking)."""

@@ -13,7 +13,8 @@ import sys
 
 from . import _array
 from ._base import Estimator, accuracy, r2_score, warn_column_vector, with_n_jobs
-from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, dataset, prediction_dataset
+from ._model import (PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, class_probabilities, dataset,
+                     prediction_dataset)
 from .errors import InvalidArgumentError, InvalidInputError
 
 REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror")
@@ -375,17 +376,8 @@ class GradientBoosting(Estimator):
     def _predict_proba(self, X):
         """Class probabilities, shape (n, K) (K = 2 for binary: column 0 is 1 - P(1),
         rounded to float32 as C's 1.0f - p)."""
-        d = self._predict_data(X)
-        k = self.n_classes_
-        if k > 2:
-            return self._model.predict(d, PREDICT_PROBA, k, device=self._predict_device())
-        p1 = self._model.predict(d, PREDICT_PROBA, 1, device=self._predict_device())
-        out = _array.empty((len(p1), 2))
-        flat = memoryview(out).cast("B").cast("f")
-        for i, p in enumerate(p1.tolist()):
-            flat[2 * i] = 1.0 - p  # exact in double, then rounded once to float32
-            flat[2 * i + 1] = p
-        return out
+        d = self._predict_data(X)  # refuses an unfitted estimator first
+        return class_probabilities(self._model, d, self.n_classes_, self._predict_device())
 
     @with_n_jobs
     def predict_raw(self, X):

@@ -21,7 +21,8 @@ import warnings
 
 from . import _array
 from ._base import Estimator, accuracy, r2_score, warn_column_vector, with_n_jobs
-from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, dataset, prediction_dataset
+from ._model import (PREDICT_PROBA, PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, class_probabilities, dataset,
+                     prediction_dataset)
 from .errors import InvalidArgumentError, InvalidInputError
 from .gbdt import GradientBoosting, _is_numpy_array, _open_model, _text, family_name
 
@@ -532,17 +533,8 @@ class LogisticRegression(_Linear):
     def predict_proba(self, X):
         """Class probabilities, shape (n, K) (K = 2 for binary: column 0 is 1 - P(1),
         rounded to float32 as C's 1.0f - p). A samebits.Array."""
-        d = self._predict_data(X)
-        k = self.n_classes_
-        if k > 2:
-            return self._model.predict(d, PREDICT_PROBA, k, device=self._predict_device())
-        p1 = self._model.predict(d, PREDICT_PROBA, 1, device=self._predict_device())
-        out = _array.empty((len(p1), 2))
-        flat = memoryview(out).cast("B").cast("f")
-        for i, p in enumerate(p1.tolist()):
-            flat[2 * i] = 1.0 - p  # exact in double, then rounded once to float32
-            flat[2 * i + 1] = p
-        return out
+        d = self._predict_data(X)  # refuses an unfitted estimator first
+        return class_probabilities(self._model, d, self.n_classes_, self._predict_device())
 
     def predict_log_proba(self, X):
         """log(predict_proba(X)) (a NumPy array when NumPy is loaded, else a samebits.Array)."""
