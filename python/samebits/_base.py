@@ -155,6 +155,52 @@ class Estimator:
             raise not_fitted("this %s is not fitted yet; call fit first" % type(self).__name__)
 
 
+class FittedModel:
+    """What every estimator holding a samebits model (self._model) offers the same
+    way: where it predicts, its mode label, digest, bytes and file."""
+
+    def _predict_data(self, X):
+        from ._model import prediction_dataset
+        return prediction_dataset(self, X)
+
+    def _predict_device(self):
+        """Where predictions are computed: where the model was trained for device="cuda",
+        "opencl" or "gpu" (the best GPU present, by the library's one parser), else the CPU.
+        The bits are the same either way."""
+        return self.device if self.device in ("cuda", "opencl", "gpu") else None
+
+    def numeric_mode_used(self):
+        """The numeric mode label the model carries: 'identical' for every model this
+        library trains (models written by older versions may carry 'deterministic'
+        or 'fast', labels that never changed a code path)."""
+        self._check_fitted()
+        return self._model.info()["numeric_mode"]
+
+    def digest(self):
+        """Hex SHA-256 of the model bytes (the CLI's 'model digest:')."""
+        self._check_fitted()
+        return self._model.digest()
+
+    @property
+    def model_digest_(self):
+        """digest() as a fitted attribute, computed when read: hashing the model
+        bytes takes seconds for forests of deep trees (hundreds of MB), so fit
+        does not pay for it. Unfitted: AttributeError, as for any fitted attribute."""
+        if getattr(self, "_model", None) is None:
+            raise AttributeError("model_digest_: %s is not fitted" % type(self).__name__)
+        return self._model.digest()
+
+    def model_bytes(self):
+        """The model file's bytes (docs/model-format.md), as the CLI writes them."""
+        self._check_fitted()
+        return self._model.to_bytes()
+
+    def save_model(self, path):
+        """Write the model file atomically (the same bytes as `samebits train --out`)."""
+        self._check_fitted()
+        self._model.save(path)
+
+
 def r2_score(y_true, y_pred, weights=None):
     """R^2 of predictions, sums by math.fsum (correctly rounded, order-free)."""
     n = len(y_true)

@@ -12,9 +12,8 @@ import operator
 import sys
 
 from . import _array
-from ._base import Estimator, accuracy, r2_score, warn_column_vector, with_n_jobs
-from ._model import (PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, class_probabilities, dataset,
-                     prediction_dataset)
+from ._base import Estimator, FittedModel, accuracy, r2_score, warn_column_vector, with_n_jobs
+from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, class_probabilities, dataset
 from .errors import InvalidArgumentError, InvalidInputError
 
 REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror")
@@ -86,7 +85,7 @@ def _is_numpy_array(x):
     return np is not None and isinstance(x, np.ndarray)
 
 
-class GradientBoosting(Estimator):
+class GradientBoosting(FittedModel, Estimator):
     """Gradient-boosted decision trees (docs/gbdt.md, docs/python.md).
 
     loss: 'squared_error' (regression) or 'log_loss' (classification: binary or
@@ -333,9 +332,6 @@ class GradientBoosting(Estimator):
         return out
 
     # ---- prediction -------------------------------------------------------------
-    def _predict_data(self, X):
-        return prediction_dataset(self, X)
-
     @with_n_jobs
     def predict(self, X):
         """Regression: the predicted values (samebits.Array). Classification: the
@@ -386,12 +382,6 @@ class GradientBoosting(Estimator):
         k = self._model.info()["num_class"]
         return self._model.predict(d, PREDICT_RAW, k, device=self._predict_device())
 
-    def _predict_device(self):
-        """Where predictions are computed: where the model was trained for device="cuda",
-        "opencl" or "gpu" (the best GPU present, by the library's one parser), else the CPU.
-        The bits are the same either way."""
-        return self.device if self.device in ("cuda", "opencl", "gpu") else None
-
     def score(self, X, y, sample_weight=None):
         """R^2 for regression, accuracy for classification (sums by math.fsum)."""
         pred = self.predict(X)
@@ -400,44 +390,12 @@ class GradientBoosting(Estimator):
             return accuracy(_array.values(y, "y"), list(pred), w)
         return r2_score(_array.values(y, "y"), pred.tolist(), w)
 
-    # ---- model ---------------------------------------------------------------------
-    def numeric_mode_used(self):
-        """The numeric mode label the model carries: 'identical' for every model this
-        library trains (models written by older versions may carry 'deterministic'
-        or 'fast', labels that never changed a code path)."""
-        self._check_fitted()
-        return self._model.info()["numeric_mode"]
-
-    def digest(self):
-        """Hex SHA-256 of the model bytes (the CLI's 'model digest:')."""
-        self._check_fitted()
-        return self._model.digest()
-
-    @property
-    def model_digest_(self):
-        """digest() as a fitted attribute, computed when read: hashing the model
-        bytes takes seconds for forests of deep trees (hundreds of MB), so fit
-        does not pay for it. Unfitted: AttributeError, as for any fitted attribute."""
-        if getattr(self, "_model", None) is None:
-            raise AttributeError("model_digest_: %s is not fitted" % type(self).__name__)
-        return self._model.digest()
-
-    def model_bytes(self):
-        """The model file's bytes (docs/model-format.md), as the CLI writes them."""
-        self._check_fitted()
-        return self._model.to_bytes()
-
     def card(self):
         """The identity card recorded during fit (record_stages=True), as a samebits.Card."""
         self._check_fitted()
         if not getattr(self, "_card_text", None):
             raise InvalidArgumentError("no card was recorded: fit with record_stages=True")
         return Card.parse(self._card_text)
-
-    def save_model(self, path):
-        """Write the model file atomically (the same bytes as `samebits train --out`)."""
-        self._check_fitted()
-        self._model.save(path)
 
     def load_model(self, path_or_bytes):
         """Load a model file (or its bytes) into this estimator; returns self. The file

@@ -20,9 +20,8 @@ import sys
 import warnings
 
 from . import _array
-from ._base import Estimator, accuracy, r2_score, warn_column_vector, with_n_jobs
-from ._model import (PREDICT_PROBA, PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, class_probabilities, dataset,
-                     prediction_dataset)
+from ._base import Estimator, FittedModel, accuracy, r2_score, warn_column_vector, with_n_jobs
+from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, class_probabilities, dataset
 from .errors import InvalidArgumentError, InvalidInputError
 from .gbdt import GradientBoosting, _is_numpy_array, _open_model, _text, family_name
 
@@ -79,7 +78,7 @@ def _same(value, default):
         return False
 
 
-class _Linear(Estimator):
+class _Linear(FittedModel, Estimator):
     """What the linear estimators share: fit over sb_linear_fit, prediction data,
     save/load/digest and pickling as the tree estimators have them."""
 
@@ -183,41 +182,7 @@ class _Linear(Estimator):
         self.coef_ = _out(coef, (p,))
         self.intercept_ = float(intercept[0])
 
-    # ---- prediction -------------------------------------------------------------------
-    def _predict_data(self, X):
-        return prediction_dataset(self, X)
-
-    def _predict_device(self):
-        """Where predictions are computed: the training device for "cuda", "opencl"
-        or "gpu", else the CPU. The bits are the same either way."""
-        return self.device if self.device in ("cuda", "opencl", "gpu") else None
-
-    # ---- model ------------------------------------------------------------------------
-    def numeric_mode_used(self):
-        self._check_fitted()
-        return self._model.info()["numeric_mode"]
-
-    def digest(self):
-        """Hex SHA-256 of the model bytes (the CLI's 'model digest:')."""
-        self._check_fitted()
-        return self._model.digest()
-
-    @property
-    def model_digest_(self):
-        if getattr(self, "_model", None) is None:
-            raise AttributeError("model_digest_: %s is not fitted" % type(self).__name__)
-        return self._model.digest()
-
-    def model_bytes(self):
-        """The model file's bytes (docs/model-format.md)."""
-        self._check_fitted()
-        return self._model.to_bytes()
-
-    def save_model(self, path):
-        """Write the model file atomically."""
-        self._check_fitted()
-        self._model.save(path)
-
+    # ---- model file (prediction data, digest, bytes, saving: _base.FittedModel) -----
     def load_model(self, path_or_bytes):
         """Load a model file (or its bytes) of this estimator's kind; returns self.
         Another kind's file is InvalidInputError naming both. A loaded
