@@ -23,6 +23,7 @@
 #include "../kernels/linalg.h"
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GEMM_LINE_GRAIN 64
@@ -94,6 +95,18 @@ typedef struct line_job {
     int8_t *planes;
 } line_job;
 
+/* The statistics of one element into a line's running values; the leading
+ * exponent of a normal magnitude straight from its bits (sb_oz_lead's value). */
+static inline void stat_add(uint32_t u, uint32_t *mb, uint8_t *nf, int64_t *sum, int64_t *cnt) {
+    *nf |= (uint8_t)sb_oz_nonfinite(u);
+    const uint32_t v = sb_oz_mag(u);
+    *mb = v > *mb ? v : *mb;
+    if (v) {
+        *sum += v >= 0x00800000u ? (int64_t)(v >> 23) - 127 : (int64_t)sb_oz_lead(v);
+        (*cnt)++;
+    }
+}
+
 /* Stage 0: the largest finite magnitude, the nonfinite flag and the spread of lines [b, e). */
 static void stats_task(void *ctx, int64_t task) {
     const line_job *j = ctx;
@@ -102,18 +115,9 @@ static void stats_task(void *ctx, int64_t task) {
     for (int64_t l = b; l < e; l++) {
         const float *x = j->x + l * j->ls;
         uint32_t mb = 0;
-        int nf = 0;
+        uint8_t nf = 0;
         int64_t sum = 0, cnt = 0;
-        for (int64_t q = 0; q < j->k; q++) {
-            const uint32_t u = sb_f2u(x[q * j->qs]);
-            nf |= sb_oz_nonfinite(u);
-            const uint32_t v = sb_oz_mag(u);
-            mb = v > mb ? v : mb;
-            if (v) {
-                sum += sb_oz_lead(v);
-                cnt++;
-            }
-        }
+        for (int64_t q = 0; q < j->k; q++) stat_add(sb_f2u(x[q * j->qs]), &mb, &nf, &sum, &cnt);
         j->mb[l] = mb;
         j->flag[l] = (uint8_t)nf;
         j->spread[l] = sb_oz_spread(mb, sum, cnt);
@@ -160,25 +164,28 @@ typedef struct col_job {
     int64_t *psum, *pcnt;
 } col_job;
 
+/* Lines in groups of COLS_GROUP kept in locals while a block of q is read:
+ * each task writes its results once, so neighbouring tasks never share a
+ * cache line in the loop. */
+#define COLS_GROUP 64
 static void stats_cols_task(void *ctx, int64_t task) {
     const col_job *c = ctx;
     const line_job *j = c->j;
     const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->k ? q0 + GEMM_QBLOCK : j->k;
-    uint32_t *mb = c->pmb + task * L;
-    uint8_t *nf = c->pnf + task * L;
-    int64_t *sum = c->psum + task * L, *cnt = c->pcnt + task * L;
-    for (int64_t l = 0; l < L; l++) mb[l] = 0, nf[l] = 0, sum[l] = 0, cnt[l] = 0;
-    for (int64_t q = q0; q < q1; q++) {
-        const float *row = j->x + q * j->qs;
-        for (int64_t l = 0; l < L; l++) {
-            const uint32_t u = sb_f2u(row[l * j->ls]);
-            nf[l] |= (uint8_t)sb_oz_nonfinite(u);
-            const uint32_t v = sb_oz_mag(u);
-            mb[l] = v > mb[l] ? v : mb[l];
-            if (v) {
-                sum[l] += sb_oz_lead(v);
-                cnt[l]++;
-            }
+    for (int64_t l0 = 0; l0 < L; l0 += COLS_GROUP) {
+        const int64_t g = L - l0 < COLS_GROUP ? L - l0 : COLS_GROUP;
+        uint32_t mb[COLS_GROUP] = {0};
+        uint8_t nf[COLS_GROUP] = {0};
+        int64_t sum[COLS_GROUP] = {0}, cnt[COLS_GROUP] = {0};
+        for (int64_t q = q0; q < q1; q++) {
+            const float *row = j->x + q * j->qs + l0 * j->ls;
+            for (int64_t l = 0; l < g; l++) stat_add(sb_f2u(row[l * j->ls]), &mb[l], &nf[l], &sum[l], &cnt[l]);
+        }
+        for (int64_t l = 0; l < g; l++) {
+            c->pmb[task * L + l0 + l] = mb[l];
+            c->pnf[task * L + l0 + l] = nf[l];
+            c->psum[task * L + l0 + l] = sum[l];
+            c->pcnt[task * L + l0 + l] = cnt[l];
         }
     }
 }
@@ -341,6 +348,22 @@ static int digits_of(const int32_t *spread, int64_t n) {
     return sb_oz_digits_for(mx);
 }
 
+/* Which host road takes the exact totals (SAMEBITS_GEMM_HOST): both give
+ * the same integers, hence the same bits (gemm_direct.c); the variable is for
+ * tests that run each road, and for measuring them. Unset or empty: the
+ * direct road where both operands have four digits and the shape fits it. */
+enum { ROAD_AUTO = 0, ROAD_DIGITS = 1, ROAD_DIRECT = 2 };
+static sb_status host_road(int *road) {
+    const char *v = getenv("SAMEBITS_GEMM_HOST");
+    *road = ROAD_AUTO;
+    if (!v || !*v || !strcmp(v, "auto")) return SB_OK;
+    if (!strcmp(v, "digits")) *road = ROAD_DIGITS;
+    else if (!strcmp(v, "direct")) *road = ROAD_DIRECT;
+    else
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_GEMM_HOST=%s: the host roads are auto, digits and direct", v);
+    return SB_OK;
+}
+
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc) {
     if (s->m == 0 || s->n == 0) return SB_OK;
 #ifdef SB_SABOTAGE_GEMM_ORDER
@@ -361,8 +384,32 @@ sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, f
     line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, mb_a, sp_a, sig_a, flag_a, NULL};
     strides_b(s, &ls, &qs);
     line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, mb_b, sp_b, sig_b, flag_b, NULL};
-    if ((st = line_stats(&ja)) != SB_OK || (st = line_stats(&jb)) != SB_OK) goto done;
+    if ((st = line_stats(&ja)) != SB_OK) goto done;
+    if (a == b && m == n && ja.ls == jb.ls && ja.qs == jb.qs) {
+        /* the same lines on both sides (a Gram matrix): the same statistics */
+        memcpy(mb_b, mb_a, 4 * (size_t)n);
+        memcpy(sp_b, sp_a, 4 * (size_t)n);
+        memcpy(flag_b, flag_a, (size_t)n);
+    } else if ((st = line_stats(&jb)) != SB_OK) {
+        goto done;
+    }
     const int sa = digits_of(sp_a, m), sbd = digits_of(sp_b, n);
+    int road;
+    if ((st = host_road(&road)) != SB_OK) goto done;
+    if (sa == SB_OZ_SMIN && sbd == SB_OZ_SMIN && road != ROAD_DIGITS && (road == ROAD_DIRECT || sb_gemm_direct_fits(s))) {
+        if (!sb_gemm_direct_fits(s) && s->k > 0) {
+            st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                         "sb_gemm: SAMEBITS_GEMM_HOST=direct, but the direct road does not take %lld x %lld x %lld",
+                         (long long)m, (long long)n, (long long)s->k);
+            goto done;
+        }
+        if (s->k > 0) {
+            for (int64_t i = 0; i < m; i++) sig_a[i] = sb_oz_sigma(mb_a[i], SB_OZ_SMIN);
+            for (int64_t q = 0; q < n; q++) sig_b[q] = sb_oz_sigma(mb_b[q], SB_OZ_SMIN);
+            st = sb_gemm_direct_host(s, a, b, c, ldc, sig_a, sig_b, flag_a, flag_b);
+            goto done;
+        }
+    }
     const int nw = sa + sbd - 1;
     const int64_t kc = sb_oz_kchunk(sa < sbd ? sa : sbd), npass = passes_of(kp, kc);
     ja.S = sa, ja.kc = kc, jb.S = sbd, jb.kc = kc;

@@ -21,6 +21,14 @@ sb_status sb_gemm_check(const sb_gemm_shape *s, int64_t ldc);
 /* The host path: C (ldc) from host arrays, on the worker pool. */
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc);
 
+/* The host's direct road to the same exact totals for operands of four
+ * digits (gemm_direct.c): whether it takes the shape, and the product given
+ * the line scales (sb_oz_sigma with S = 4) and nonfinite flags. */
+int sb_gemm_direct_fits(const sb_gemm_shape *s);
+sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc,
+                              const int32_t *sig_a, const int32_t *sig_b, const uint8_t *flag_a,
+                              const uint8_t *flag_b);
+
 /* Device scratch of the product, kept between calls of one shape or smaller
  * (zero it before the first call; sb_gemm_ws_release frees it). */
 typedef struct sb_gemm_ws {

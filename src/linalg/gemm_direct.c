@@ -1,0 +1,330 @@
+/*
+ * gemm_direct.c: the host's direct road to the exact totals of the identical
+ * product, for operands of four digits (kernels/linalg.h: S = 4 on both sides,
+ * the digits every operand gets unless a line's typical element lies far
+ * below its largest one).
+ *
+ * With S = 4 an operand's integers satisfy |x'| <= 2^30 (P = 31 bits), so
+ * every product x'y' is exact in int64 (|x'y'| <= 2^60), four of them add in
+ * int64 (<= 2^62), and the exact total T = sum_q x'_q y'_q fits a signed
+ * 128-bit integer for any K below 2^66. That T is the integer the digit planes
+ * add up (sum_w 2^(8w) D_w), here without planes, passes or limbs: the same
+ * exact integer, so the same rounded bits, whatever the road (test_gemm_direct
+ * in tests/unit compares the two roads bit for bit, and the exact Python
+ * reference of tests/python/test_py_linalg.py checks both).
+ *
+ * The inputs' rounding x' = RNE(x * 2^sigma) is computed in double: x * 2^sigma
+ * is exact (a float32 significand under a power of two far inside double's
+ * range), and (t + 1.5 * 2^52) - 1.5 * 2^52 rounds |t| <= 2^51 to the nearest
+ * integer, ties to even, in IEEE 754's default mode: the value sb_oz_fixed
+ * gives, by fewer steps.
+ *
+ * The one rounding of T * 2^-S to float32 (sb_oz_round's value) goes through
+ * double with round-to-odd: T is cut to its 53 leading bits, the lowest set
+ * when any dropped bit is nonzero, scaled by a power of two (exact), and
+ * converted to float32 (one IEEE rounding, nearest-even, subnormals and
+ * overflow included). Rounding to odd at 53 >= 2 * 24 + 2 bits and then to
+ * nearest at 24 gives the correctly rounded result (S. Boldo, G. Melquiond,
+ * "Emulation of FMA and correctly rounded sums: proved algorithms using
+ * rounding to odd", IEEE Trans. Computers 57(4), 2008).
+ *
+ * Work is cut by the shape only, and the totals are exact integers, so the
+ * cut cannot reach a bit either way.
+ */
+#include "linalg.h"
+#include "../kernels/linalg.h"
+#include <string.h>
+
+#if defined(__SIZEOF_INT128__)
+
+typedef __int128 i128;
+typedef unsigned __int128 u128;
+
+#define DIRECT_SUB 1024          /* rows of q converted at once inside a task */
+#define DIRECT_KTASKS_MAX 64     /* K ranges of the summed regime */
+#define DIRECT_KTASK_MIN 16384   /* ... each at least this long */
+#define DIRECT_CELLS_MAX 65536   /* m * n of the summed regime (partials: 16 bytes a cell a range) */
+#define DIRECT_B_MAX ((int64_t)1 << 24) /* n * K of the lines regime (B converted whole) */
+#define DIRECT_LINE_GRAIN 32
+
+static double pow2d(int32_t e) {
+    const uint64_t u = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* RNE(x * 2^sigma) of a finite x of a line whose scale is sigma (scale =
+ * 2^sigma); 0 for an infinity or a NaN, as sb_oz_fixed. */
+static inline int32_t fixed31(float x, double scale) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return 0;
+    const double t = (double)x * scale;
+    const double r = (t + 0x1.8p52) - 0x1.8p52;
+    return (int32_t)r;
+}
+
+/* The float32 bits of T * 2^-S rounded once, nearest-even (sb_oz_round's value). */
+static uint32_t round_total(i128 T, int32_t S) {
+    if (T == 0) return 0u;
+    const int neg = T < 0;
+    const u128 u = neg ? -(u128)T : (u128)T;
+    const uint64_t hi = (uint64_t)(u >> 64), lo = (uint64_t)u;
+    const int len = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(lo);
+    uint64_t q;
+    int32_t e = -S;
+    if (len <= 53) {
+        q = lo;
+    } else {
+        const int sh = len - 53;
+        q = (uint64_t)(u >> sh);
+        if (u & ((((u128)1) << sh) - 1u)) q |= 1u; /* round to odd */
+        e += sh;
+    }
+    const float f = (float)((double)q * pow2d(e));
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    return neg ? bits | 0x80000000u : bits;
+}
+
+/* sum_q a[q] * b[q] for |a|, |b| <= 2^30, exact. */
+static inline i128 dot31(const int32_t *a, const int32_t *b, int64_t n) {
+    i128 s = 0;
+    int64_t q = 0;
+    for (; q + 4 <= n; q += 4)
+        s += (int64_t)a[q] * b[q] + (int64_t)a[q + 1] * b[q + 1] + (int64_t)a[q + 2] * b[q + 2] +
+             (int64_t)a[q + 3] * b[q + 3];
+    for (; q < n; q++) s += (int64_t)a[q] * b[q];
+    return s;
+}
+
+/* Two lines of A against two of B at once (half the loads of four dot31). */
+static inline void dot31_2x2(const int32_t *a0, const int32_t *a1, const int32_t *b0, const int32_t *b1, int64_t n,
+                             i128 *s00, i128 *s01, i128 *s10, i128 *s11) {
+    i128 t00 = 0, t01 = 0, t10 = 0, t11 = 0;
+    int64_t q = 0;
+    for (; q + 4 <= n; q += 4) {
+        int64_t u00 = 0, u01 = 0, u10 = 0, u11 = 0;
+        for (int r = 0; r < 4; r++) {
+            const int64_t x0 = a0[q + r], x1 = a1[q + r], y0 = b0[q + r], y1 = b1[q + r];
+            u00 += x0 * y0;
+            u01 += x0 * y1;
+            u10 += x1 * y0;
+            u11 += x1 * y1;
+        }
+        t00 += u00, t01 += u01, t10 += u10, t11 += u11;
+    }
+    for (; q < n; q++) {
+        const int64_t x0 = a0[q], x1 = a1[q], y0 = b0[q], y1 = b1[q];
+        t00 += x0 * y0, t01 += x0 * y1, t10 += x1 * y0, t11 += x1 * y1;
+    }
+    *s00 += t00, *s01 += t01, *s10 += t10, *s11 += t11;
+}
+
+/* out[l * len + (q - q0)] := x' of element q of line l, lines [0, L), q in [q0, q1). */
+static void convert_block(const float *x, int64_t ls, int64_t qs, int64_t L, int64_t q0, int64_t q1,
+                          const double *scale, int32_t *out) {
+    const int64_t len = q1 - q0;
+    if (qs == 1) {
+        for (int64_t l = 0; l < L; l++) {
+            const float *line = x + l * ls;
+            const double sc = scale[l];
+            int32_t *o = out + l * len;
+            for (int64_t q = q0; q < q1; q++) o[q - q0] = fixed31(line[q], sc);
+        }
+    } else {
+        for (int64_t q = q0; q < q1; q++) {
+            const float *row = x + q * qs;
+            for (int64_t l = 0; l < L; l++) out[l * len + (q - q0)] = fixed31(row[l * ls], scale[l]);
+        }
+    }
+}
+
+/* T[i*ldt + j] += the exact sums over len of lines A_i (i < m) and B_j (j < n),
+ * both int32 blocks of len per line; sym: B is A, only j >= i is wanted. */
+static void tile_sums(const int32_t *A, const int32_t *B, int64_t m, int64_t n, int64_t len, int sym, i128 *T,
+                      int64_t ldt) {
+    int64_t i = 0;
+    for (; i + 2 <= m; i += 2) {
+        const int32_t *a0 = A + i * len, *a1 = a0 + len;
+        int64_t j = sym ? i : 0;
+        for (; j + 2 <= n; j += 2) {
+            const int32_t *b0 = B + j * len, *b1 = b0 + len;
+            dot31_2x2(a0, a1, b0, b1, len, &T[i * ldt + j], &T[i * ldt + j + 1], &T[(i + 1) * ldt + j],
+                      &T[(i + 1) * ldt + j + 1]);
+        }
+        for (; j < n; j++) {
+            T[i * ldt + j] += dot31(a0, B + j * len, len);
+            T[(i + 1) * ldt + j] += dot31(a1, B + j * len, len);
+        }
+    }
+    for (; i < m; i++)
+        for (int64_t j = sym ? i : 0; j < n; j++) T[i * ldt + j] += dot31(A + i * len, B + j * len, len);
+}
+
+typedef struct direct_job {
+    const sb_gemm_shape *s;
+    const float *a, *b;
+    float *c;
+    int64_t ldc;
+    int64_t als, aqs, bls, bqs;
+    const int32_t *sig_a, *sig_b;
+    const uint8_t *flag_a, *flag_b;
+    double *sc_a, *sc_b;
+    int sym;
+    /* summed regime: K ranges, partial totals per range */
+    int64_t ktasks, kgrain;
+    i128 *parts;
+    int32_t **scratch; /* per worker */
+    /* lines regime: B converted whole */
+    int32_t *bconv;
+    int err;
+} direct_job;
+
+/* The final element (i, j) from its exact total: rounded once, then special values. */
+static void finish(const direct_job *j, int64_t i, int64_t q, i128 T) {
+    const sb_gemm_shape *s = j->s;
+    uint32_t bits = s->k ? round_total(T, j->sig_a[i] + j->sig_b[q]) : 0u;
+    if (j->flag_a[i] || j->flag_b[q]) {
+        const uint32_t sp = sb_oz_special(j->a, i * j->als, j->aqs, j->b, q * j->bls, j->bqs, s->k);
+        if (sp) bits = sp;
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    j->c[i * j->ldc + q] = f;
+}
+
+/* Summed regime, task t: the partial totals of K range t for every (i, j). */
+static void ktask(void *ctx, int64_t t) {
+    direct_job *j = ctx;
+    const int64_t m = j->s->m, n = j->s->n, K = j->s->k;
+    int64_t q0, q1;
+    sb_chunk_range(K, j->kgrain, t, &q0, &q1);
+    i128 *T = j->parts + t * m * n;
+    memset(T, 0, sizeof(i128) * (size_t)(m * n));
+    int32_t *buf = j->scratch[sb_worker_index()];
+    int32_t *A = buf, *B = j->sym ? buf : buf + m * DIRECT_SUB;
+    for (int64_t p0 = q0; p0 < q1; p0 += DIRECT_SUB) {
+        const int64_t p1 = p0 + DIRECT_SUB < q1 ? p0 + DIRECT_SUB : q1, len = p1 - p0;
+        convert_block(j->a, j->als, j->aqs, m, p0, p1, j->sc_a, A);
+        if (!j->sym) convert_block(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, B);
+        tile_sums(A, B, m, n, len, j->sym, T, n);
+    }
+}
+
+/* Summed regime, the rows [b, e) of C: partial totals added in range order (exact). */
+static void kfinish_task(void *ctx, int64_t task) {
+    const direct_job *j = ctx;
+    const int64_t m = j->s->m, n = j->s->n;
+    int64_t b, e;
+    sb_chunk_range(m, 16, task, &b, &e);
+    for (int64_t i = b; i < e; i++)
+        for (int64_t q = 0; q < n; q++) {
+            const int64_t cell = j->sym && q < i ? q * n + i : i * n + q; /* T is symmetric */
+            i128 T = 0;
+            for (int64_t t = 0; t < j->ktasks; t++) T += j->parts[t * m * n + cell];
+            finish(j, i, q, T);
+        }
+}
+
+/* Lines regime, B converted whole: the columns [b, e) of B's K-blocks. */
+static void bconv_task(void *ctx, int64_t task) {
+    direct_job *j = ctx;
+    const int64_t n = j->s->n, K = j->s->k;
+    int64_t b, e;
+    sb_chunk_range(n, DIRECT_LINE_GRAIN, task, &b, &e);
+    convert_block(j->b + b * j->bls, j->bls, j->bqs, e - b, 0, K, j->sc_b + b, j->bconv + b * K);
+}
+
+/* Lines regime, lines [b, e) of A: converted, then every element of their rows. */
+static void ltask(void *ctx, int64_t task) {
+    direct_job *j = ctx;
+    const int64_t m = j->s->m, n = j->s->n, K = j->s->k;
+    int64_t b, e;
+    sb_chunk_range(m, DIRECT_LINE_GRAIN, task, &b, &e);
+    int32_t *A = j->scratch[sb_worker_index()];
+    i128 *T = (i128 *)(void *)(A + DIRECT_LINE_GRAIN * K + 4); /* 16-byte aligned: K + 4 ints pad */
+    T = (i128 *)(void *)(((uintptr_t)T + 15u) & ~(uintptr_t)15u);
+    convert_block(j->a + b * j->als, j->als, j->aqs, e - b, 0, K, j->sc_a + b, A);
+    memset(T, 0, sizeof(i128) * (size_t)((e - b) * n));
+    tile_sums(A, j->bconv, e - b, n, K, 0, T, n);
+    for (int64_t i = b; i < e; i++)
+        for (int64_t q = 0; q < n; q++) finish(j, i, q, T[(i - b) * n + q]);
+}
+
+int sb_gemm_direct_fits(const sb_gemm_shape *s) {
+    if (s->k == 0) return 0;
+    if (s->m * s->n <= DIRECT_CELLS_MAX) return 1;
+    return s->n * s->k <= DIRECT_B_MAX;
+}
+
+sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc,
+                              const int32_t *sig_a, const int32_t *sig_b, const uint8_t *flag_a,
+                              const uint8_t *flag_b) {
+    const int64_t m = s->m, n = s->n, K = s->k;
+    direct_job j = {0};
+    j.s = s, j.a = a, j.b = b, j.c = c, j.ldc = ldc;
+    j.als = s->ta ? 1 : s->lda, j.aqs = s->ta ? s->lda : 1;
+    j.bls = s->tb ? s->ldb : 1, j.bqs = s->tb ? 1 : s->ldb;
+    j.sig_a = sig_a, j.sig_b = sig_b, j.flag_a = flag_a, j.flag_b = flag_b;
+    j.sym = a == b && m == n && j.als == j.bls && j.aqs == j.bqs;
+    sb_status st = SB_OK;
+    const int32_t width = sb_parallel_width();
+    j.sc_a = sb_malloc(sizeof(double) * (size_t)m);
+    j.sc_b = sb_malloc(sizeof(double) * (size_t)n);
+    j.scratch = sb_calloc((size_t)width, sizeof(int32_t *));
+    if (!j.sc_a || !j.sc_b || !j.scratch) goto oom;
+    for (int64_t i = 0; i < m; i++) j.sc_a[i] = pow2d(sig_a[i]);
+    for (int64_t q = 0; q < n; q++) j.sc_b[q] = pow2d(sig_b[q]);
+    if (m * n <= DIRECT_CELLS_MAX) {
+        /* the summed regime: K in ranges (by the shape), totals per range, added */
+        int64_t kt = K / DIRECT_KTASK_MIN;
+        kt = kt < 1 ? 1 : kt > DIRECT_KTASKS_MAX ? DIRECT_KTASKS_MAX : kt;
+        j.kgrain = (K + kt - 1) / kt;
+        j.ktasks = sb_chunk_count(K, j.kgrain);
+        if (!(j.parts = sb_malloc(sizeof(i128) * (size_t)(j.ktasks * m * n)))) goto oom;
+        const size_t per = sizeof(int32_t) * (size_t)((m + (j.sym ? 0 : n)) * DIRECT_SUB);
+        for (int32_t w = 0; w < width; w++)
+            if (!(j.scratch[w] = sb_malloc(per))) goto oom;
+        sb_parallel_for_width(j.ktasks, width, ktask, &j);
+        sb_parallel_for_width(sb_chunk_count(m, 16), width, kfinish_task, &j);
+    } else {
+        /* the lines regime: B converted whole, A line block by line block */
+        if (!(j.bconv = sb_malloc(sizeof(int32_t) * (size_t)(n * K)))) goto oom;
+        const size_t per = sizeof(int32_t) * (size_t)(DIRECT_LINE_GRAIN * K + 8) + sizeof(i128) * (size_t)(DIRECT_LINE_GRAIN * n) + 16;
+        for (int32_t w = 0; w < width; w++)
+            if (!(j.scratch[w] = sb_malloc(per))) goto oom;
+        sb_parallel_for_width(sb_chunk_count(n, DIRECT_LINE_GRAIN), width, bconv_task, &j);
+        sb_parallel_for_width(sb_chunk_count(m, DIRECT_LINE_GRAIN), width, ltask, &j);
+    }
+    goto done;
+oom:
+    st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld x %lld", (long long)m, (long long)n,
+                 (long long)K);
+done:
+    if (j.scratch)
+        for (int32_t w = 0; w < width; w++) sb_free(j.scratch[w]);
+    sb_free(j.scratch);
+    sb_free(j.sc_a);
+    sb_free(j.sc_b);
+    sb_free(j.parts);
+    sb_free(j.bconv);
+    return st;
+}
+
+#else /* no 128-bit integers: the digit planes take every product */
+
+int sb_gemm_direct_fits(const sb_gemm_shape *s) {
+    (void)s;
+    return 0;
+}
+
+sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc,
+                              const int32_t *sig_a, const int32_t *sig_b, const uint8_t *flag_a,
+                              const uint8_t *flag_b) {
+    (void)s, (void)a, (void)b, (void)c, (void)ldc, (void)sig_a, (void)sig_b, (void)flag_a, (void)flag_b;
+    return sb_fail(SB_ERR_INTERNAL, "sb_gemm: the direct road needs 128-bit integers");
+}
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * test_gemm_roads.c: the host's two roads to the identical product's exact
+ * totals (src/linalg/gemm.c's digit planes, src/linalg/gemm_direct.c's 128-bit
+ * sums) give the same bits on shapes and values chosen to reach every branch
+ * of the direct road: both of its regimes, the symmetric Gram, K long enough
+ * for many ranges, rounding ties and near-ties far below the 53-bit cut,
+ * results that underflow to subnormals or overflow, and nonfinite inputs.
+ * (tests/python/test_py_linalg.py checks both against an exact reference.)
+ */
+#include "sb_test.h"
+#include "linalg/linalg.h"
+#include "kernels/linalg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t g_rng;
+static uint64_t rnd(void) { /* splitmix64 */
+    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A float of kind: 0 normal-ish, 1 few significant bits (ties), 2 tiny
+ * (subnormal products), 3 huge (overflowing sums), 4 with specials. Spreads
+ * stay within a few bits so the operand keeps four digits. */
+static float value(int kind) {
+    const uint64_t r = rnd();
+    const float sign = (r & 1) ? -1.0f : 1.0f;
+    const int e = (int)((r >> 1) % 6);
+    float v;
+    switch (kind) {
+    case 1: v = (float)(1 + ((r >> 8) % 8)) * (float)(1u << e) * (1.0f / 8.0f); break;
+    case 2: v = sb_u2f((uint32_t)(((r >> 8) % 3 + 1) << 23) | (uint32_t)((r >> 16) & 0x7fffff)); break;
+    case 3: v = sb_u2f((uint32_t)((250u + e) << 23) | (uint32_t)((r >> 16) & 0x7fffff)); break;
+    default: v = sb_u2f((uint32_t)((124u + e) << 23) | (uint32_t)((r >> 16) & 0x7fffff)); break;
+    }
+    if (kind == 4 && (r >> 40) % 97 == 0) {
+        const float sp[3] = {1.0f / 0.0f, -1.0f / 0.0f, 0.0f / 0.0f};
+        return sp[(r >> 50) % 3];
+    }
+    if ((r >> 60) == 0) return 0.0f;
+    return sign * v;
+}
+
+static int same_on_both_roads(const sb_gemm_shape *s, const float *a, const float *b) {
+    const int64_t mn = s->m * s->n;
+    float *c1 = malloc(4 * (size_t)mn + 4), *c2 = malloc(4 * (size_t)mn + 4);
+    setenv("SAMEBITS_GEMM_HOST", "digits", 1);
+    sb_status s1 = sb_gemm_host(s, a, b, c1, s->n);
+    setenv("SAMEBITS_GEMM_HOST", "direct", 1);
+    sb_status s2 = sb_gemm_host(s, a, b, c2, s->n);
+    unsetenv("SAMEBITS_GEMM_HOST");
+    int ok = s1 == SB_OK && s2 == SB_OK && memcmp(c1, c2, 4 * (size_t)mn) == 0;
+    if (!ok) {
+        fprintf(stderr, "  roads differ: m %lld n %lld k %lld (status %d %d)\n", (long long)s->m, (long long)s->n,
+                (long long)s->k, (int)s1, (int)s2);
+        for (int64_t i = 0; i < mn && s1 == SB_OK && s2 == SB_OK; i++)
+            if (sb_f2u(c1[i]) != sb_f2u(c2[i])) {
+                fprintf(stderr, "  first at %lld: 0x%08x (digits) 0x%08x (direct)\n", (long long)i, sb_f2u(c1[i]),
+                        sb_f2u(c2[i]));
+                break;
+            }
+    }
+    free(c1);
+    free(c2);
+    return ok;
+}
+
+static float *fill(int64_t count, int kind) {
+    float *x = malloc(4 * (size_t)(count > 0 ? count : 1));
+    for (int64_t i = 0; i < count; i++) x[i] = value(kind);
+    return x;
+}
+
+SB_TEST(test_gemm_roads_agree) {
+    g_rng = 24;
+    /* m, n, k: small, the lines regime (m * n past the summed one's cells), long K */
+    const int64_t shapes[][3] = {{1, 1, 1},    {3, 5, 7},     {17, 9, 33},   {40, 3, 1000}, {300, 250, 20},
+                                 {4, 4, 70000}, {9, 2, 40000}, {1, 7, 131072}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int kind = 0; kind < 5; kind++)
+            for (int tr = 0; tr < 4; tr++) {
+                const int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+                const int ta = tr & 1, tb = tr >> 1;
+                sb_gemm_shape s = {ta, tb, m, n, k, ta ? m : k, tb ? k : n};
+                float *a = fill(m * k, kind), *b = fill(k * n, kind == 4 ? 0 : kind);
+                SB_CHECK(same_on_both_roads(&s, a, b));
+                free(a);
+                free(b);
+            }
+}
+
+SB_TEST(test_gemm_roads_agree_on_the_gram) {
+    g_rng = 25;
+    /* X^T X with X row-major k x n: the direct road's symmetric case */
+    const int64_t shapes[][2] = {{1000, 8}, {70000, 5}, {33, 31}, {20000, 40}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int kind = 0; kind < 5; kind++) {
+            const int64_t k = shapes[si][0], n = shapes[si][1];
+            float *x = fill(k * n, kind);
+            sb_gemm_shape s = {1, 0, n, n, k, n, n};
+            SB_CHECK(same_on_both_roads(&s, x, x));
+            free(x);
+        }
+}
+
+SB_TEST(test_gemm_roads_refuse_by_name) {
+    setenv("SAMEBITS_GEMM_HOST", "fast", 1);
+    float a = 1.0f, b = 2.0f, c = 0.0f;
+    sb_gemm_shape s = {0, 0, 1, 1, 1, 1, 1};
+    SB_CHECK(sb_gemm_host(&s, &a, &b, &c, 1) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "SAMEBITS_GEMM_HOST") != NULL);
+    unsetenv("SAMEBITS_GEMM_HOST");
+    SB_CHECK(sb_gemm_host(&s, &a, &b, &c, 1) == SB_OK && c == 2.0f);
+}
+
+/* Totals just above and below a tie at float32's last bit with the deciding
+ * bit far below the 53 leading ones (the direct road's round-to-odd bit):
+ * a = (1, 2^-24, 2^-29, 1 x 7), b = (1, 1, +-2^-29, 0 x 7) gives, in the line
+ * scales' units, T = 2^58 + 2^34 +- 1, which rounds up for + and down for -. */
+SB_TEST(test_gemm_roads_round_ties_below_53_bits) {
+    for (int sgn = 0; sgn < 2; sgn++)
+        for (int e = -20; e <= 20; e += 5) {
+            const float sc = sb_u2f((uint32_t)(127 + e) << 23);
+            float a[10] = {sc, sc * 0x1p-24f, sc * 0x1p-29f, sc, sc, sc, sc, sc, sc, sc};
+            float b[10] = {1.0f, 1.0f, sgn ? -0x1p-29f : 0x1p-29f, 0, 0, 0, 0, 0, 0, 0};
+            sb_gemm_shape s = {0, 0, 1, 1, 10, 10, 1};
+            SB_CHECK(same_on_both_roads(&s, a, b));
+            float c = 0.0f;
+            SB_CHECK(sb_gemm_host(&s, a, b, &c, 1) == SB_OK);
+            const float want = sgn ? sc : sc * (1.0f + 0x1p-23f);
+            SB_CHECK_EQ_U64(sb_f2u(c), sb_f2u(want));
+        }
+}
