@@ -364,7 +364,54 @@ static sb_status host_road(int *road) {
     return SB_OK;
 }
 
+void sb_gemm_prep_free(sb_gemm_prep *p) {
+    if (!p) return;
+    sb_free(p->mb);
+    sb_free(p->spread);
+    sb_free(p->sigma);
+    sb_free(p->flag);
+    sb_free(p->v);
+    memset(p, 0, sizeof *p);
+}
+
+sb_status sb_gemm_prep_make(const float *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k, sb_gemm_prep *p) {
+    memset(p, 0, sizeof *p);
+    p->x = x, p->ls = ls, p->qs = qs, p->nlines = nlines, p->k = k;
+    const size_t nl = (size_t)(nlines > 0 ? nlines : 1);
+    p->mb = sb_malloc(4 * nl), p->spread = sb_malloc(4 * nl), p->sigma = sb_malloc(4 * nl), p->flag = sb_malloc(nl);
+    if (!p->mb || !p->spread || !p->sigma || !p->flag) {
+        sb_gemm_prep_free(p);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for a prepared operand");
+    }
+    line_job j = {x, ls, qs, nlines, k, pad_k(k), 0, 0, 0, p->mb, p->spread, p->sigma, p->flag, NULL};
+    sb_status st = line_stats(&j);
+    if (st != SB_OK) {
+        sb_gemm_prep_free(p);
+        return st;
+    }
+    p->S = digits_of(p->spread, nlines);
+    for (int64_t l = 0; l < nlines; l++) p->sigma[l] = sb_oz_sigma(p->mb[l], SB_OZ_SMIN);
+    /* the integers only where the direct road can use them; otherwise the statistics alone */
+    if (p->S == SB_OZ_SMIN && k > 0 && nlines > 0 && (p->v = sb_malloc(4 * (size_t)nlines * (size_t)k)) != NULL &&
+        (st = sb_gemm_direct_values(x, ls, qs, nlines, k, p->sigma, p->v)) != SB_OK) {
+        sb_free(p->v);
+        p->v = NULL;
+        sb_clear_error();
+    }
+    return SB_OK;
+}
+
+/* Whether p holds the lines of an operand read at x with strides ls, qs. */
+static int prep_matches(const sb_gemm_prep *p, const float *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k) {
+    return p && p->x == x && p->ls == ls && p->qs == qs && p->nlines == nlines && p->k == k;
+}
+
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc) {
+    return sb_gemm_host_prep(s, a, b, c, ldc, NULL, NULL);
+}
+
+sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc,
+                            const sb_gemm_prep *prep_a, const sb_gemm_prep *prep_b) {
     if (s->m == 0 || s->n == 0) return SB_OK;
 #ifdef SB_SABOTAGE_GEMM_ORDER
     return sabotage_float_gemm(s, a, b, c, ldc);
@@ -384,8 +431,20 @@ sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, f
     line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, mb_a, sp_a, sig_a, flag_a, NULL};
     strides_b(s, &ls, &qs);
     line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, mb_b, sp_b, sig_b, flag_b, NULL};
-    if ((st = line_stats(&ja)) != SB_OK) goto done;
-    if (a == b && m == n && ja.ls == jb.ls && ja.qs == jb.qs) {
+    if (!prep_matches(prep_a, a, ja.ls, ja.qs, m, s->k)) prep_a = NULL;
+    if (!prep_matches(prep_b, b, jb.ls, jb.qs, n, s->k)) prep_b = NULL;
+    if (prep_a) {
+        memcpy(mb_a, prep_a->mb, 4 * (size_t)m);
+        memcpy(sp_a, prep_a->spread, 4 * (size_t)m);
+        memcpy(flag_a, prep_a->flag, (size_t)m);
+    } else if ((st = line_stats(&ja)) != SB_OK) {
+        goto done;
+    }
+    if (prep_b) {
+        memcpy(mb_b, prep_b->mb, 4 * (size_t)n);
+        memcpy(sp_b, prep_b->spread, 4 * (size_t)n);
+        memcpy(flag_b, prep_b->flag, (size_t)n);
+    } else if (a == b && m == n && ja.ls == jb.ls && ja.qs == jb.qs) {
         /* the same lines on both sides (a Gram matrix): the same statistics */
         memcpy(mb_b, mb_a, 4 * (size_t)n);
         memcpy(sp_b, sp_a, 4 * (size_t)n);
@@ -396,7 +455,8 @@ sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, f
     const int sa = digits_of(sp_a, m), sbd = digits_of(sp_b, n);
     int road;
     if ((st = host_road(&road)) != SB_OK) goto done;
-    if (sa == SB_OZ_SMIN && sbd == SB_OZ_SMIN && road != ROAD_DIGITS && (road == ROAD_DIRECT || sb_gemm_direct_fits(s))) {
+    if ((sa == SB_OZ_SMIN || sbd == SB_OZ_SMIN) && road != ROAD_DIGITS &&
+        (road == ROAD_DIRECT || sb_gemm_direct_fits(s))) {
         if (!sb_gemm_direct_fits(s) && s->k > 0) {
             st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
                          "sb_gemm: SAMEBITS_GEMM_HOST=direct, but the direct road does not take %lld x %lld x %lld",
@@ -404,9 +464,10 @@ sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, f
             goto done;
         }
         if (s->k > 0) {
-            for (int64_t i = 0; i < m; i++) sig_a[i] = sb_oz_sigma(mb_a[i], SB_OZ_SMIN);
-            for (int64_t q = 0; q < n; q++) sig_b[q] = sb_oz_sigma(mb_b[q], SB_OZ_SMIN);
-            st = sb_gemm_direct_host(s, a, b, c, ldc, sig_a, sig_b, flag_a, flag_b);
+            for (int64_t i = 0; i < m; i++) sig_a[i] = sb_oz_sigma(mb_a[i], sa);
+            for (int64_t q = 0; q < n; q++) sig_b[q] = sb_oz_sigma(mb_b[q], sbd);
+            st = sb_gemm_direct_host(s, a, b, c, ldc, sig_a, sig_b, flag_a, flag_b, prep_a ? prep_a->v : NULL,
+                                     prep_b ? prep_b->v : NULL, sa > SB_OZ_SMIN, sbd > SB_OZ_SMIN);
             goto done;
         }
     }

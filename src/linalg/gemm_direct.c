@@ -65,6 +65,17 @@ static inline int32_t fixed31(float x, double scale) {
     return (int32_t)r;
 }
 
+/* RNE(x * 2^sigma) for a line of more than four digits (|result| <= 2^62):
+ * from 2^23 up, x * 2^sigma is an integer already (24 significant bits). */
+static inline int64_t fixed63(float x, double scale) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return 0;
+    const double t = (double)x * scale;
+    const double r = t < 0x1p23 && t > -0x1p23 ? (t + 0x1.8p52) - 0x1.8p52 : t;
+    return (int64_t)r;
+}
+
 /* The float32 bits of T * 2^-S rounded once, nearest-even (sb_oz_round's value). */
 static uint32_t round_total(i128 T, int32_t S) {
     if (T == 0) return 0u;
@@ -96,6 +107,14 @@ static inline i128 dot31(const int32_t *a, const int32_t *b, int64_t n) {
         s += (int64_t)a[q] * b[q] + (int64_t)a[q + 1] * b[q + 1] + (int64_t)a[q + 2] * b[q + 2] +
              (int64_t)a[q + 3] * b[q + 3];
     for (; q < n; q++) s += (int64_t)a[q] * b[q];
+    return s;
+}
+
+/* sum_q a[q] * b[q] for |a| <= 2^62, |b| <= 2^30: each product below 2^92,
+ * the sum below 2^123 for K < 2^31. */
+static inline i128 dotw(const int64_t *a, const int32_t *b, int64_t n) {
+    i128 s = 0;
+    for (int64_t q = 0; q < n; q++) s += (i128)a[q] * b[q];
     return s;
 }
 
@@ -141,26 +160,49 @@ static void convert_block(const float *x, int64_t ls, int64_t qs, int64_t L, int
     }
 }
 
-/* T[i*ldt + j] += the exact sums over len of lines A_i (i < m) and B_j (j < n),
- * both int32 blocks of len per line; sym: B is A, only j >= i is wanted. */
-static void tile_sums(const int32_t *A, const int32_t *B, int64_t m, int64_t n, int64_t len, int sym, i128 *T,
-                      int64_t ldt) {
+/* out64[l * len + (q - q0)] := x' of a line of more than four digits. */
+static void convert_block64(const float *x, int64_t ls, int64_t qs, int64_t L, int64_t q0, int64_t q1,
+                            const double *scale, int64_t *out) {
+    const int64_t len = q1 - q0;
+    for (int64_t l = 0; l < L; l++)
+        for (int64_t q = q0; q < q1; q++) out[l * len + (q - q0)] = fixed63(x[l * ls + q * qs], scale[l]);
+}
+
+/* A block of lines: int32 integers (four digits) or int64 ones (more). */
+typedef struct lines_ref {
+    const void *v;
+    int64_t stride; /* elements from one line to the next */
+    int wide;
+} lines_ref;
+
+/* T += the exact sums of lines A_i and B_j over len where one side is wide. */
+static void tile_sums_wide(lines_ref A, lines_ref B, int64_t m, int64_t n, int64_t len, i128 *T, int64_t ldt) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            T[i * ldt + j] += A.wide ? dotw((const int64_t *)A.v + i * A.stride, (const int32_t *)B.v + j * B.stride, len)
+                                     : dotw((const int64_t *)B.v + j * B.stride, (const int32_t *)A.v + i * A.stride, len);
+}
+
+/* T[i*ldt + j] += the exact sums over len of lines A_i (i < m, at A + i*sa)
+ * and B_j (j < n, at B + j*sb); sym: B is A, only j >= i is wanted. */
+static void tile_sums(const int32_t *A, int64_t sa, const int32_t *B, int64_t sb, int64_t m, int64_t n, int64_t len,
+                      int sym, i128 *T, int64_t ldt) {
     int64_t i = 0;
     for (; i + 2 <= m; i += 2) {
-        const int32_t *a0 = A + i * len, *a1 = a0 + len;
+        const int32_t *a0 = A + i * sa, *a1 = a0 + sa;
         int64_t j = sym ? i : 0;
         for (; j + 2 <= n; j += 2) {
-            const int32_t *b0 = B + j * len, *b1 = b0 + len;
+            const int32_t *b0 = B + j * sb, *b1 = b0 + sb;
             dot31_2x2(a0, a1, b0, b1, len, &T[i * ldt + j], &T[i * ldt + j + 1], &T[(i + 1) * ldt + j],
                       &T[(i + 1) * ldt + j + 1]);
         }
         for (; j < n; j++) {
-            T[i * ldt + j] += dot31(a0, B + j * len, len);
-            T[(i + 1) * ldt + j] += dot31(a1, B + j * len, len);
+            T[i * ldt + j] += dot31(a0, B + j * sb, len);
+            T[(i + 1) * ldt + j] += dot31(a1, B + j * sb, len);
         }
     }
     for (; i < m; i++)
-        for (int64_t j = sym ? i : 0; j < n; j++) T[i * ldt + j] += dot31(A + i * len, B + j * len, len);
+        for (int64_t j = sym ? i : 0; j < n; j++) T[i * ldt + j] += dot31(A + i * sa, B + j * sb, len);
 }
 
 typedef struct direct_job {
@@ -172,6 +214,8 @@ typedef struct direct_job {
     const int32_t *sig_a, *sig_b;
     const uint8_t *flag_a, *flag_b;
     double *sc_a, *sc_b;
+    const int32_t *pv_a, *pv_b; /* prepared operands' integers (line-major, K a line), or NULL */
+    int wa, wb;                 /* a side of more than four digits (at most one): int64 integers */
     int sym;
     /* summed regime: K ranges, partial totals per range */
     int64_t ktasks, kgrain;
@@ -179,6 +223,7 @@ typedef struct direct_job {
     int32_t **scratch; /* per worker */
     /* lines regime: B converted whole */
     int32_t *bconv;
+    int64_t lgrain; /* lines of A a task takes (by the shape: more when K is short) */
     int err;
 } direct_job;
 
@@ -204,12 +249,24 @@ static void ktask(void *ctx, int64_t t) {
     i128 *T = j->parts + t * m * n;
     memset(T, 0, sizeof(i128) * (size_t)(m * n));
     int32_t *buf = j->scratch[sb_worker_index()];
-    int32_t *A = buf, *B = j->sym ? buf : buf + m * DIRECT_SUB;
+    int32_t *cA = buf, *cB = j->sym ? buf : buf + (j->wa ? 2 : 1) * m * DIRECT_SUB;
     for (int64_t p0 = q0; p0 < q1; p0 += DIRECT_SUB) {
         const int64_t p1 = p0 + DIRECT_SUB < q1 ? p0 + DIRECT_SUB : q1, len = p1 - p0;
-        convert_block(j->a, j->als, j->aqs, m, p0, p1, j->sc_a, A);
-        if (!j->sym) convert_block(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, B);
-        tile_sums(A, B, m, n, len, j->sym, T, n);
+        const int32_t *A = cA, *B = cB;
+        int64_t sa = len, sb = len;
+        if (j->pv_a) A = j->pv_a + p0, sa = K;
+        else if (j->wa) convert_block64(j->a, j->als, j->aqs, m, p0, p1, j->sc_a, (int64_t *)(void *)cA);
+        else convert_block(j->a, j->als, j->aqs, m, p0, p1, j->sc_a, cA);
+        if (j->sym) B = A, sb = sa;
+        else if (j->pv_b) B = j->pv_b + p0, sb = K;
+        else if (j->wb) convert_block64(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, (int64_t *)(void *)cB);
+        else convert_block(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, cB);
+        if (j->wa || j->wb) {
+            const lines_ref ra = {A, sa, j->wa}, rb = {B, sb, j->wb};
+            tile_sums_wide(ra, rb, m, n, len, T, n);
+        } else {
+            tile_sums(A, sa, B, sb, m, n, len, j->sym, T, n);
+        }
     }
 }
 
@@ -234,7 +291,8 @@ static void bconv_task(void *ctx, int64_t task) {
     const int64_t n = j->s->n, K = j->s->k;
     int64_t b, e;
     sb_chunk_range(n, DIRECT_LINE_GRAIN, task, &b, &e);
-    convert_block(j->b + b * j->bls, j->bls, j->bqs, e - b, 0, K, j->sc_b + b, j->bconv + b * K);
+    if (j->wb) convert_block64(j->b + b * j->bls, j->bls, j->bqs, e - b, 0, K, j->sc_b + b, (int64_t *)(void *)j->bconv + b * K);
+    else convert_block(j->b + b * j->bls, j->bls, j->bqs, e - b, 0, K, j->sc_b + b, j->bconv + b * K);
 }
 
 /* Lines regime, lines [b, e) of A: converted, then every element of their rows. */
@@ -242,15 +300,62 @@ static void ltask(void *ctx, int64_t task) {
     direct_job *j = ctx;
     const int64_t m = j->s->m, n = j->s->n, K = j->s->k;
     int64_t b, e;
-    sb_chunk_range(m, DIRECT_LINE_GRAIN, task, &b, &e);
-    int32_t *A = j->scratch[sb_worker_index()];
-    i128 *T = (i128 *)(void *)(A + DIRECT_LINE_GRAIN * K + 4); /* 16-byte aligned: K + 4 ints pad */
+    sb_chunk_range(m, j->lgrain, task, &b, &e);
+    int32_t *cA = j->scratch[sb_worker_index()];
+    i128 *T = (i128 *)(void *)(cA + 2 * j->lgrain * K + 4); /* 16-byte aligned: 4 ints pad */
     T = (i128 *)(void *)(((uintptr_t)T + 15u) & ~(uintptr_t)15u);
-    convert_block(j->a + b * j->als, j->als, j->aqs, e - b, 0, K, j->sc_a + b, A);
+    const int32_t *A = cA;
+    if (j->pv_a) A = j->pv_a + b * K;
+    else if (j->wa) convert_block64(j->a + b * j->als, j->als, j->aqs, e - b, 0, K, j->sc_a + b, (int64_t *)(void *)cA);
+    else convert_block(j->a + b * j->als, j->als, j->aqs, e - b, 0, K, j->sc_a + b, cA);
     memset(T, 0, sizeof(i128) * (size_t)((e - b) * n));
-    tile_sums(A, j->bconv, e - b, n, K, 0, T, n);
+    const int32_t *B = j->pv_b ? j->pv_b : j->bconv;
+    if (j->wa || j->wb) {
+        const lines_ref ra = {A, K, j->wa}, rb = {B, K, j->wb};
+        tile_sums_wide(ra, rb, e - b, n, K, T, n);
+    } else {
+        tile_sums(A, K, B, K, e - b, n, K, 0, T, n);
+    }
     for (int64_t i = b; i < e; i++)
         for (int64_t q = 0; q < n; q++) finish(j, i, q, T[(i - b) * n + q]);
+}
+
+typedef struct prep_job {
+    const float *x;
+    int64_t ls, qs, nlines, k;
+    const double *scale;
+    int32_t *v;
+} prep_job;
+
+static void prep_lines_task(void *ctx, int64_t task) {
+    const prep_job *p = ctx;
+    int64_t b, e;
+    sb_chunk_range(p->nlines, 256, task, &b, &e);
+    convert_block(p->x + b * p->ls, p->ls, p->qs, e - b, 0, p->k, p->scale + b, p->v + b * p->k);
+}
+
+/* Strided lines, q outer: each task the rows [q0, q1) of every line (written
+ * at v + l*k + q, so the blocks go straight to their places). */
+static void prep_rows_task(void *ctx, int64_t task) {
+    const prep_job *p = ctx;
+    int64_t q0, q1;
+    sb_chunk_range(p->k, DIRECT_SUB, task, &q0, &q1);
+    for (int64_t q = q0; q < q1; q++) {
+        const float *row = p->x + q * p->qs;
+        for (int64_t l = 0; l < p->nlines; l++) p->v[l * p->k + q] = fixed31(row[l * p->ls], p->scale[l]);
+    }
+}
+
+sb_status sb_gemm_direct_values(const float *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
+                                const int32_t *sigma, int32_t *v) {
+    double *scale = sb_malloc(sizeof(double) * (size_t)(nlines > 0 ? nlines : 1));
+    if (!scale) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for the line scales");
+    for (int64_t l = 0; l < nlines; l++) scale[l] = pow2d(sigma[l]);
+    prep_job p = {x, ls, qs, nlines, k, scale, v};
+    if (qs != 1 && ls == 1) sb_parallel_for(sb_chunk_count(k, DIRECT_SUB), prep_rows_task, &p);
+    else sb_parallel_for(sb_chunk_count(nlines, 256), prep_lines_task, &p);
+    sb_free(scale);
+    return SB_OK;
 }
 
 int sb_gemm_direct_fits(const sb_gemm_shape *s) {
@@ -261,7 +366,8 @@ int sb_gemm_direct_fits(const sb_gemm_shape *s) {
 
 sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc,
                               const int32_t *sig_a, const int32_t *sig_b, const uint8_t *flag_a,
-                              const uint8_t *flag_b) {
+                              const uint8_t *flag_b, const int32_t *pv_a, const int32_t *pv_b, int wide_a,
+                              int wide_b) {
     const int64_t m = s->m, n = s->n, K = s->k;
     direct_job j = {0};
     j.s = s, j.a = a, j.b = b, j.c = c, j.ldc = ldc;
@@ -269,6 +375,10 @@ sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const floa
     j.bls = s->tb ? s->ldb : 1, j.bqs = s->tb ? 1 : s->ldb;
     j.sig_a = sig_a, j.sig_b = sig_b, j.flag_a = flag_a, j.flag_b = flag_b;
     j.sym = a == b && m == n && j.als == j.bls && j.aqs == j.bqs;
+    j.pv_a = wide_a ? NULL : pv_a, j.pv_b = wide_b ? NULL : pv_b;
+    j.wa = wide_a, j.wb = wide_b;
+    if (wide_a && wide_b) return sb_fail(SB_ERR_INTERNAL, "sb_gemm: the direct road takes one wide operand at most");
+    if (j.wa || j.wb) j.sym = 0;
     sb_status st = SB_OK;
     const int32_t width = sb_parallel_width();
     j.sc_a = sb_malloc(sizeof(double) * (size_t)m);
@@ -284,19 +394,21 @@ sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const floa
         j.kgrain = (K + kt - 1) / kt;
         j.ktasks = sb_chunk_count(K, j.kgrain);
         if (!(j.parts = sb_malloc(sizeof(i128) * (size_t)(j.ktasks * m * n)))) goto oom;
-        const size_t per = sizeof(int32_t) * (size_t)((m + (j.sym ? 0 : n)) * DIRECT_SUB);
+        const size_t per = sizeof(int32_t) * (size_t)(((j.wa ? 2 : 1) * m + (j.sym ? 0 : (j.wb ? 2 : 1) * n)) * DIRECT_SUB);
         for (int32_t w = 0; w < width; w++)
             if (!(j.scratch[w] = sb_malloc(per))) goto oom;
         sb_parallel_for_width(j.ktasks, width, ktask, &j);
         sb_parallel_for_width(sb_chunk_count(m, 16), width, kfinish_task, &j);
     } else {
         /* the lines regime: B converted whole, A line block by line block */
-        if (!(j.bconv = sb_malloc(sizeof(int32_t) * (size_t)(n * K)))) goto oom;
-        const size_t per = sizeof(int32_t) * (size_t)(DIRECT_LINE_GRAIN * K + 8) + sizeof(i128) * (size_t)(DIRECT_LINE_GRAIN * n) + 16;
+        if (!j.pv_b && !(j.bconv = sb_malloc(sizeof(int32_t) * (size_t)((j.wb ? 2 : 1) * n * K)))) goto oom;
+        j.lgrain = (int64_t)65536 / (K * n > 0 ? K * n : 1);
+        j.lgrain = j.lgrain < DIRECT_LINE_GRAIN ? DIRECT_LINE_GRAIN : j.lgrain > 8192 ? 8192 : j.lgrain;
+        const size_t per = sizeof(int32_t) * (size_t)(2 * j.lgrain * K + 8) + sizeof(i128) * (size_t)(j.lgrain * n) + 16;
         for (int32_t w = 0; w < width; w++)
             if (!(j.scratch[w] = sb_malloc(per))) goto oom;
-        sb_parallel_for_width(sb_chunk_count(n, DIRECT_LINE_GRAIN), width, bconv_task, &j);
-        sb_parallel_for_width(sb_chunk_count(m, DIRECT_LINE_GRAIN), width, ltask, &j);
+        if (!j.pv_b) sb_parallel_for_width(sb_chunk_count(n, DIRECT_LINE_GRAIN), width, bconv_task, &j);
+        sb_parallel_for_width(sb_chunk_count(m, j.lgrain), width, ltask, &j);
     }
     goto done;
 oom:
@@ -315,6 +427,12 @@ done:
 
 #else /* no 128-bit integers: the digit planes take every product */
 
+sb_status sb_gemm_direct_values(const float *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
+                                const int32_t *sigma, int32_t *v) {
+    (void)x, (void)ls, (void)qs, (void)nlines, (void)k, (void)sigma, (void)v;
+    return sb_fail(SB_ERR_INTERNAL, "sb_gemm: the direct road needs 128-bit integers");
+}
+
 int sb_gemm_direct_fits(const sb_gemm_shape *s) {
     (void)s;
     return 0;
@@ -322,8 +440,11 @@ int sb_gemm_direct_fits(const sb_gemm_shape *s) {
 
 sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc,
                               const int32_t *sig_a, const int32_t *sig_b, const uint8_t *flag_a,
-                              const uint8_t *flag_b) {
+                              const uint8_t *flag_b, const int32_t *pv_a, const int32_t *pv_b, int wide_a,
+                              int wide_b) {
+    (void)wide_a, (void)wide_b;
     (void)s, (void)a, (void)b, (void)c, (void)ldc, (void)sig_a, (void)sig_b, (void)flag_a, (void)flag_b;
+    (void)pv_a, (void)pv_b;
     return sb_fail(SB_ERR_INTERNAL, "sb_gemm: the direct road needs 128-bit integers");
 }
 

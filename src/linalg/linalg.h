@@ -25,9 +25,39 @@ sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, f
  * digits (gemm_direct.c): whether it takes the shape, and the product given
  * the line scales (sb_oz_sigma with S = 4) and nonfinite flags. */
 int sb_gemm_direct_fits(const sb_gemm_shape *s);
+/* pv_a, pv_b: a prepared operand's integers (sb_gemm_prep.v), or NULL to
+ * convert the lines from a and b as the product goes; wide_a, wide_b: that
+ * operand has more than four digits (at most one of them; its scales are
+ * sb_oz_sigma's for its own digits, and a prepared one is ignored). */
 sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc,
                               const int32_t *sig_a, const int32_t *sig_b, const uint8_t *flag_a,
-                              const uint8_t *flag_b);
+                              const uint8_t *flag_b, const int32_t *pv_a, const int32_t *pv_b, int wide_a,
+                              int wide_b);
+/* v[l*k + q] := RNE(x_lq * 2^sigma[l]) for four-digit lines (sb_oz_fixed's value). */
+sb_status sb_gemm_direct_values(const float *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
+                                const int32_t *sigma, int32_t *v);
+
+/* A host operand prepared once for many products that read the same lines
+ * (the element q of line l at x[l*ls + q*qs]): its statistics, and where it
+ * has four digits its integers, so a fit's every iteration skips them. The
+ * prepared operand owns its arrays, not x; the products give the bits of the
+ * unprepared ones (the same statistics and integers, computed once). */
+typedef struct sb_gemm_prep {
+    const float *x;
+    int64_t ls, qs, nlines, k;
+    uint32_t *mb;
+    int32_t *spread, *sigma; /* sigma: the four-digit scales */
+    uint8_t *flag;
+    int S;      /* the operand's digits */
+    int32_t *v; /* S == 4: the integers, nlines x k, line-major; else NULL */
+} sb_gemm_prep;
+sb_status sb_gemm_prep_make(const float *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k, sb_gemm_prep *p);
+void sb_gemm_prep_free(sb_gemm_prep *p); /* NULL or a zeroed one: no-op */
+/* sb_gemm_host with op(A)'s rows and op(B)'s columns taken from pa and pb
+ * where those hold exactly them (either may be NULL, or another operand's:
+ * then it is ignored). */
+sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc,
+                            const sb_gemm_prep *pa, const sb_gemm_prep *pb);
 
 /* Device scratch of the product, kept between calls of one shape or smaller
  * (zero it before the first call; sb_gemm_ws_release frees it). */

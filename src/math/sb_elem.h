@@ -627,4 +627,27 @@ SB_FN float sb_sigmoidf(float x) {
     return sb__pack128(0u, hi, lo, sign ? k - 125 : -127, 1);
 }
 
+/* sb_sigmoid_expneg: sb_sigmoidf(x), and *en := sb_expf(-|x|), bit for bit
+ * those two functions' results, sharing the one e^-|x| core they both compute
+ * where both take it (2^-15 <= |x|, below either's cut-offs); elsewhere the
+ * two functions themselves. For the binary logistic loss and residual. */
+SB_FN float sb_sigmoid_expneg(float x, float *en) {
+    sb_u32 u = sb_f2u(x), a = u & 0x7FFFFFFFu, sign = u & 0x80000000u;
+    if (a < 0x38000000u || a >= 0x42000000u) { /* |x| < 2^-15, |x| >= 32, or not finite */
+        *en = sb_expf(sb_u2f(a | 0x80000000u));
+        return sb_sigmoidf(x);
+    }
+    int e, k;
+    sb_u32 m = sb__split(a, &e);
+    sb_u64 r = sb__exp_core(1, m, e, &k);
+    *en = sb__pack(0u, r, k - 62, 1); /* sb_expf(-|x|): 2^-15 <= |x| < 32 is its core's range */
+    sb_u64 q = sb__recip((((sb_u64)1) << 62) + (k <= -64 ? 0 : r >> (-k)));
+    sb_u64 hi, lo;
+    sb__mul64(r, q, &hi, &lo);
+    sb_u64 msk = (sb_u64)0 - (sb_u64)(sign >> 31);
+    hi = (hi & msk) | (q & ~msk);
+    lo &= msk;
+    return sb__pack128(0u, hi, lo, sign ? k - 125 : -127, 1);
+}
+
 #endif /* SB_MATH_SB_ELEM_H */

@@ -333,3 +333,28 @@ SB_TEST(test_elem_digest) {
     SB_CHECK_EQ_U64(elem_digest(sb_tanhf, -10.0f, 10.0f, 105), 0xFE84D226CAEA7477ull);
     SB_CHECK_EQ_U64(elem_digest(sb_sigmoidf, -104.0f, 32.0f, 106), 0x85992224D5F264ADull);
 }
+
+/* sb_sigmoid_expneg is sb_sigmoidf and sb_expf(-|x|) bit for bit: every
+ * 4099th float, and every float within 2^12 ulps of its range's edges. */
+SB_TEST(test_elem_sigmoid_expneg_is_the_two_functions) {
+    const uint32_t edges[] = {0x38000000u, 0x42000000u, 0xB8000000u, 0xC2000000u, 0x7F800000u, 0xFF800000u, 0u,
+                              0x80000000u};
+    int bad = 0;
+    for (uint64_t v = 0; v < ((uint64_t)1 << 32) && bad < 5; v += 4099) {
+        const float x = sb_u2f((uint32_t)v);
+        float en;
+        const float sg = sb_sigmoid_expneg(x, &en);
+        const float want_en = sb_expf(sb_u2f(((uint32_t)v & 0x7FFFFFFFu) | 0x80000000u));
+        if (sb_f2u(sg) != sb_f2u(sb_sigmoidf(x)) || sb_f2u(en) != sb_f2u(want_en)) bad++;
+    }
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        for (int32_t d = -4096; d <= 4096; d++) {
+            const uint32_t v = edges[i] + (uint32_t)d;
+            const float x = sb_u2f(v);
+            float en;
+            const float sg = sb_sigmoid_expneg(x, &en);
+            const float want_en = sb_expf(sb_u2f((v & 0x7FFFFFFFu) | 0x80000000u));
+            if (sb_f2u(sg) != sb_f2u(sb_sigmoidf(x)) || sb_f2u(en) != sb_f2u(want_en)) bad++;
+        }
+    SB_CHECK(bad == 0);
+}

@@ -23,8 +23,9 @@ static uint64_t rnd(void) { /* splitmix64 */
 }
 
 /* A float of kind: 0 normal-ish, 1 few significant bits (ties), 2 tiny
- * (subnormal products), 3 huge (overflowing sums), 4 with specials. Spreads
- * stay within a few bits so the operand keeps four digits. */
+ * (subnormal products), 3 huge (overflowing sums), 4 with specials: spreads
+ * within a few bits, so the operand keeps four digits; 5 and 6 exponents
+ * over 30 and 60 bits (five to eight digits: the direct road's wide side). */
 static float value(int kind) {
     const uint64_t r = rnd();
     const float sign = (r & 1) ? -1.0f : 1.0f;
@@ -34,6 +35,12 @@ static float value(int kind) {
     case 1: v = (float)(1 + ((r >> 8) % 8)) * (float)(1u << e) * (1.0f / 8.0f); break;
     case 2: v = sb_u2f((uint32_t)(((r >> 8) % 3 + 1) << 23) | (uint32_t)((r >> 16) & 0x7fffff)); break;
     case 3: v = sb_u2f((uint32_t)((250u + e) << 23) | (uint32_t)((r >> 16) & 0x7fffff)); break;
+    case 5:
+    case 6: {
+        const uint32_t ex = 100u + (uint32_t)((r >> 40) % (kind == 5 ? 30u : 60u));
+        v = sb_u2f((ex << 23) | (uint32_t)((r >> 16) & 0x7fffff));
+        break;
+    }
     default: v = sb_u2f((uint32_t)((124u + e) << 23) | (uint32_t)((r >> 16) & 0x7fffff)); break;
     }
     if (kind == 4 && (r >> 40) % 97 == 0) {
@@ -80,12 +87,14 @@ SB_TEST(test_gemm_roads_agree) {
     const int64_t shapes[][3] = {{1, 1, 1},    {3, 5, 7},     {17, 9, 33},   {40, 3, 1000}, {300, 250, 20},
                                  {4, 4, 70000}, {9, 2, 40000}, {1, 7, 131072}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
-        for (int kind = 0; kind < 5; kind++)
+        for (int kind = 0; kind < 9; kind++)
             for (int tr = 0; tr < 4; tr++) {
                 const int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
                 const int ta = tr & 1, tb = tr >> 1;
                 sb_gemm_shape s = {ta, tb, m, n, k, ta ? m : k, tb ? k : n};
-                float *a = fill(m * k, kind), *b = fill(k * n, kind == 4 ? 0 : kind);
+                /* kinds 5..8: one side wide (A for 5, 6; B for 7, 8), the other of kind 0 */
+                const int ka = kind <= 6 ? kind : 0, kb = kind == 4 ? 0 : kind <= 4 ? kind : kind >= 7 ? kind - 2 : 0;
+                float *a = fill(m * k, ka), *b = fill(k * n, kb);
                 SB_CHECK(same_on_both_roads(&s, a, b));
                 free(a);
                 free(b);

@@ -173,7 +173,22 @@ void sb_lin_dev_close(lin_dev *dv) {
     dv->d = NULL;
 }
 
+static void mat_unprepare(lin_mat *m) {
+    for (int32_t i = 0; i < m->nprep; i++) sb_gemm_prep_free(&m->prep[i]);
+    m->nprep = 0;
+}
+
+void sb_lin_mat_prepare(lin_dev *dv, lin_mat *m, int64_t rows, int64_t cols) {
+    mat_unprepare(m);
+    if (dv->d || !m->host || rows <= 0 || cols <= 0) return;
+    if (sb_gemm_prep_make(m->host, cols, 1, rows, cols, &m->prep[0]) == SB_OK) m->nprep++;
+    else sb_clear_error();
+    if (sb_gemm_prep_make(m->host, 1, cols, cols, rows, &m->prep[m->nprep]) == SB_OK) m->nprep++;
+    else sb_clear_error();
+}
+
 sb_status sb_lin_mat_set(lin_dev *dv, lin_mat *m, const float *host, int64_t count) {
+    if (m->host != host || m->count != count) mat_unprepare(m);
     m->host = host;
     m->count = count;
     if (!dv->d) return SB_OK;
@@ -188,6 +203,7 @@ sb_status sb_lin_mat_set(lin_dev *dv, lin_mat *m, const float *host, int64_t cou
 }
 
 void sb_lin_mat_release(lin_dev *dv, lin_mat *m) {
+    mat_unprepare(m);
     if (dv->d && m->dev.h) {
         sb_device *d;
         if (sb_linalg_device_lock((sb_device_kind)dv->kind, &d) == SB_OK) {
@@ -203,7 +219,18 @@ sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_
     const sb_gemm_shape s = {ta, tb, m, n, k, lda, ldb};
     sb_status st = sb_gemm_check(&s, n > 0 ? n : 1);
     if (st != SB_OK || m == 0 || n == 0) return st;
-    if (!dv->d) return sb_gemm_host(&s, a->host, b->host, c, n);
+    if (!dv->d) {
+        /* a prepared operand whose lines are op(A)'s rows, and one whose lines are op(B)'s columns */
+        const sb_gemm_prep *pa = NULL, *pb = NULL;
+        const int64_t als = ta ? 1 : lda, aqs = ta ? lda : 1, bls = tb ? ldb : 1, bqs = tb ? 1 : ldb;
+        for (int32_t i = 0; i < a->nprep; i++)
+            if (a->prep[i].ls == als && a->prep[i].qs == aqs && a->prep[i].nlines == m && a->prep[i].k == k)
+                pa = &a->prep[i];
+        for (int32_t i = 0; i < b->nprep; i++)
+            if (b->prep[i].ls == bls && b->prep[i].qs == bqs && b->prep[i].nlines == n && b->prep[i].k == k)
+                pb = &b->prep[i];
+        return sb_gemm_host_prep(&s, a->host, b->host, c, n, pa, pb);
+    }
     sb_device *d;
     if ((st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d)) != SB_OK) return st;
     st = sb_device_ensure(d, &dv->out, 4 * (size_t)(m * n), "linear product");

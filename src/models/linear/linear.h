@@ -117,6 +117,8 @@ typedef struct lin_mat {
     const float *host;
     int64_t count;
     sb_dbuf dev;
+    sb_gemm_prep prep[2]; /* host: the matrix prepared as two operands (rows, columns), when asked */
+    int32_t nprep;
 } lin_mat;
 
 sb_status sb_lin_dev_open(const lin_params *p, lin_dev *dv);
@@ -124,6 +126,11 @@ void sb_lin_dev_close(lin_dev *dv);
 /* m := host's count floats, uploaded on a GPU (again, when already there). */
 sb_status sb_lin_mat_set(lin_dev *dv, lin_mat *m, const float *host, int64_t count);
 void sb_lin_mat_release(lin_dev *dv, lin_mat *m);
+/* On the host, m (rows x cols, row-major) prepared for products that read its
+ * rows (as op(A) with trans_a 0) and its columns (as op(B) with trans_b 0):
+ * the same bits, without its statistics and integers recomputed per product
+ * (linalg.h's sb_gemm_prep). A no-op on a GPU; out of memory: left unprepared. */
+void sb_lin_mat_prepare(lin_dev *dv, lin_mat *m, int64_t rows, int64_t cols);
 /* C := op(A) op(B) (c dense, ldc = n) with A and B held by a and b (lda, ldb as sb_gemm's). */
 sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
                           int64_t lda, const lin_mat *b, int64_t ldb, float *c);

@@ -63,9 +63,12 @@ static void rows_task(void *ctx, int64_t task) {
             const float zi = z[0] + b[0];
             const float az = zi < 0.0f ? -zi : zi;
             const float yi = y == 1 ? 1.0f : 0.0f;
-            const float li = sb_log1pf(sb_expf(-az)) + (zi > 0.0f ? zi : 0.0f) - yi * zi;
+            float en;
+            const float sg = sb_sigmoid_expneg(zi, &en); /* sb_sigmoidf(zi), en = sb_expf(-az) */
+            (void)az;
+            const float li = sb_log1pf(en) + (zi > 0.0f ? zi : 0.0f) - yi * zi;
             sb_sacc_add(&acc[0], si * li);
-            r[0] = si * (sb_sigmoidf(zi) - yi);
+            r[0] = si * (sg - yi);
         } else {
             float mx = -INFINITY;
             for (int32_t k = 0; k < K; k++) {
@@ -183,6 +186,7 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
     double t0 = 0.0;
     sb_lin_phase(NULL, &t0);
     if ((st = sb_lin_mat_set(&c.dv, &c.mx, t->x, c.n * c.P)) != SB_OK) goto done;
+    sb_lin_mat_prepare(&c.dv, &c.mx, c.n, c.P); /* X's rows (margins) and columns (gradient), once */
     sb_lin_phase("upload", &t0);
     if ((st = row_weights(&c)) != SB_OK) goto done;
     float f = 0.0f;
