@@ -186,11 +186,18 @@ typedef struct sb_card sb_card;
 /* ---- datasets ---------------------------------------------------------------- */
 
 /* A table of float32 features (NaN = missing) with optional labels and weights.
- * The dataset owns copies of everything given to it. */
+ * The dataset owns copies of everything given to it, except the features of a
+ * view (sb_dataset_view_matrix). */
 typedef struct sb_dataset sb_dataset;
 
 /* Copy a row-major nrows x ncols matrix. Infinities are values; NaN is missing. */
 SB_API sb_status sb_dataset_from_matrix(const float *x, int64_t nrows, int32_t ncols,
+                                        sb_dataset **out);
+/* sb_dataset_from_matrix without the copy: the dataset reads x in place. The
+ * caller keeps x alive and unchanged until sb_dataset_free; the library never
+ * writes or frees it, and no model keeps a pointer into it (a fit reads the
+ * matrix, a model holds its own arrays). Labels and weights are still copied. */
+SB_API sb_status sb_dataset_view_matrix(const float *x, int64_t nrows, int32_t ncols,
                                         sb_dataset **out);
 SB_API sb_status sb_dataset_set_label(sb_dataset *d, const float *y, int64_t n);
 SB_API sb_status sb_dataset_set_weight(sb_dataset *d, const float *w, int64_t n);

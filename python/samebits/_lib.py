@@ -74,6 +74,7 @@ _PROTOS = {
     "sb_fixture_input_reference": (c_int, [c_char_p, _P(c_void_p)]),
     "sb_fixture_run_with": (c_int, [c_char_p, c_char_p, c_void_p]),
     "sb_dataset_from_matrix": (c_int, [_P(c_float), c_int64, c_int32, _P(c_void_p)]),
+    "sb_dataset_view_matrix": (c_int, [_P(c_float), c_int64, c_int32, _P(c_void_p)]),
     "sb_dataset_set_label": (c_int, [c_void_p, _P(c_float), c_int64]),
     "sb_dataset_set_weight": (c_int, [c_void_p, _P(c_float), c_int64]),
     "sb_dataset_set_feature_names": (c_int, [c_void_p, _P(c_char_p), c_int32]),
@@ -174,11 +175,12 @@ def text_call(fn, *args):
 class Handle:
     """Owns one C handle and frees it with the library's own free function."""
 
-    __slots__ = ("ptr", "_free")
+    __slots__ = ("ptr", "_free", "keep")
 
     def __init__(self, ptr, free):
         self.ptr = ptr
         self._free = free
+        self.keep = None  # what the C object reads in place (a dataset view's matrix)
 
     def __del__(self):
         if self.ptr:

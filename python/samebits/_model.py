@@ -46,12 +46,16 @@ def class_probabilities(model, d, k, device):
     return out
 
 
-def dataset(m, label=None, weight=None, group=None):
+def dataset(m, label=None, weight=None, group=None, view=False):
     """An sb_dataset from a Matrix (and optional (ptr, n) label and weight, and
-    a sequence of query sizes for ranking)."""
+    a sequence of query sizes for ranking). view: the dataset reads m's buffer
+    in place (sb_dataset_view_matrix); the handle then keeps m alive, and the
+    caller must not change m's buffer while the handle lives."""
     d = c_void_p()
-    check(lib.sb_dataset_from_matrix(m.ptr, m.nrows, m.ncols, byref(d)))
+    check((lib.sb_dataset_view_matrix if view else lib.sb_dataset_from_matrix)(m.ptr, m.nrows, m.ncols, byref(d)))
     h = Handle(d, lib.sb_dataset_free)
+    if view:
+        h.keep = m
     if m.names is not None:
         names = (ctypes.c_char_p * len(m.names))(*[n.encode("utf-8") for n in m.names])
         check(lib.sb_dataset_set_feature_names(d, names, len(m.names)))

@@ -144,8 +144,9 @@ class _Linear(FittedModel, Estimator):
             if weight[2] and not any(weight[0][i] for i in range(weight[2])):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classes is not None else None)
+        # the fit reads X in place (no copy); m holds it, and nothing changes it until the fit returns
         train = dataset(m, label=label[1:] if label is not None else None,
-                        weight=weight[1:] if weight is not None else None)
+                        weight=weight[1:] if weight is not None else None, view=True)
         model = Model.fit_linear(pairs, train)
         # success: replace the fitted state all at once
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:

@@ -34,7 +34,7 @@ void sb_table_release(sb_table *t) {
         for (int32_t j = 0; j < t->ncols; j++) sb_free(t->names[j]);
         sb_free(t->names);
     }
-    sb_free(t->x);
+    if (!t->x_borrowed) sb_free(t->x);
     sb_free(t->label);
     sb_free(t->weight);
     sb_free(t->qid);

@@ -25,9 +25,20 @@ static sb_status default_names(sb_table *t) {
     return SB_OK;
 }
 
+static sb_status from_matrix(const float *x, int64_t nrows, int32_t ncols, int view, sb_dataset **out);
+
 sb_status sb_dataset_from_matrix(const float *x, int64_t nrows, int32_t ncols, sb_dataset **out) {
+    return from_matrix(x, nrows, ncols, 0, out);
+}
+
+sb_status sb_dataset_view_matrix(const float *x, int64_t nrows, int32_t ncols, sb_dataset **out) {
+    return from_matrix(x, nrows, ncols, 1, out);
+}
+
+static sb_status from_matrix(const float *x, int64_t nrows, int32_t ncols, int view, sb_dataset **out) {
     sb_clear_error();
-    if (!out || (!x && nrows && ncols)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_from_matrix: NULL argument");
+    const char *fn = view ? "sb_dataset_view_matrix" : "sb_dataset_from_matrix";
+    if (!out || (!x && nrows && ncols)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: NULL argument", fn);
     *out = NULL;
     if (nrows < 1 || ncols < 1)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a dataset needs at least one row and one column (got %lld x %d)",
@@ -40,12 +51,17 @@ sb_status sb_dataset_from_matrix(const float *x, int64_t nrows, int32_t ncols, s
     if (st != SB_OK) return st;
     d->t.nrows = nrows;
     d->t.ncols = ncols;
-    d->t.x = sb_malloc(sizeof(float) * (size_t)nrows * (size_t)ncols);
-    if (!d->t.x) {
-        sb_dataset_free(d);
-        return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    if (view) {
+        d->t.x = (float *)x; /* read only: x_borrowed keeps every writer and free away */
+        d->t.x_borrowed = 1;
+    } else {
+        d->t.x = sb_malloc(sizeof(float) * (size_t)nrows * (size_t)ncols);
+        if (!d->t.x) {
+            sb_dataset_free(d);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        }
+        memcpy(d->t.x, x, sizeof(float) * (size_t)nrows * (size_t)ncols);
     }
-    memcpy(d->t.x, x, sizeof(float) * (size_t)nrows * (size_t)ncols);
     if ((st = default_names(&d->t)) != SB_OK) {
         sb_dataset_free(d);
         return st;

@@ -37,6 +37,7 @@ typedef struct sb_table {
     int has_names;        /* SB_NAMES_*: where the names came from, which decides
                            * how prediction maps columns to a model's features */
     int32_t *qid;         /* LibSVM qid:N per row, or NULL if the file has none */
+    int x_borrowed;       /* x is the caller's (sb_dataset_view_matrix): read only, never freed here */
 } sb_table;
 
 /* Read a CSV file whose first record is a header of column names. label names

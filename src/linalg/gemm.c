@@ -406,6 +406,19 @@ static int prep_matches(const sb_gemm_prep *p, const float *x, int64_t ls, int64
     return p && p->x == x && p->ls == ls && p->qs == qs && p->nlines == nlines && p->k == k;
 }
 
+/* Whether the direct road is the faster one for s (a matter of speed only:
+ * both roads give the same bits). Where the planes' int8 product has vector
+ * kernels, they win on large, wide products; the direct road's scalar 64-bit
+ * products win on skinny ones (a side of at most 16 lines), short K, small
+ * products and long Gram-like sums (bench/gemm_roads_bench.py measures them;
+ * bench/results/gemm-roads-*). Without vector kernels the direct road always wins. */
+static int direct_pays(const sb_gemm_shape *s) {
+    if (!sb_gemm_direct_fits(s)) return 0;
+    if (!strcmp(sb_cpu_igemm_path(), "scalar")) return 1;
+    const int64_t lo = s->m < s->n ? s->m : s->n, hi = s->m < s->n ? s->n : s->m;
+    return lo <= 16 || s->k <= 128 || (double)s->m * (double)s->n * (double)s->k <= 67108864.0 || s->k >= 1024 * hi;
+}
+
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc) {
     return sb_gemm_host_prep(s, a, b, c, ldc, NULL, NULL);
 }
@@ -456,7 +469,7 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
     int road;
     if ((st = host_road(&road)) != SB_OK) goto done;
     if ((sa == SB_OZ_SMIN || sbd == SB_OZ_SMIN) && road != ROAD_DIGITS &&
-        (road == ROAD_DIRECT || sb_gemm_direct_fits(s))) {
+        (road == ROAD_DIRECT || direct_pays(s))) {
         if (!sb_gemm_direct_fits(s) && s->k > 0) {
             st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
                          "sb_gemm: SAMEBITS_GEMM_HOST=direct, but the direct road does not take %lld x %lld x %lld",

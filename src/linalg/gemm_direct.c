@@ -186,11 +186,12 @@ static void tile_sums_wide(lines_ref A, lines_ref B, int64_t m, int64_t n, int64
 /* T[i*ldt + j] += the exact sums over len of lines A_i (i < m, at A + i*sa)
  * and B_j (j < n, at B + j*sb); sym: B is A, only j >= i is wanted. */
 static void tile_sums(const int32_t *A, int64_t sa, const int32_t *B, int64_t sb, int64_t m, int64_t n, int64_t len,
-                      int sym, i128 *T, int64_t ldt) {
+                      int sym, int64_t i0, i128 *T, int64_t ldt) {
+    /* sym: A's row i is B's line i0 + i, and only j >= i0 + i is wanted */
     int64_t i = 0;
     for (; i + 2 <= m; i += 2) {
         const int32_t *a0 = A + i * sa, *a1 = a0 + sa;
-        int64_t j = sym ? i : 0;
+        int64_t j = sym ? i0 + i : 0;
         for (; j + 2 <= n; j += 2) {
             const int32_t *b0 = B + j * sb, *b1 = b0 + sb;
             dot31_2x2(a0, a1, b0, b1, len, &T[i * ldt + j], &T[i * ldt + j + 1], &T[(i + 1) * ldt + j],
@@ -202,7 +203,7 @@ static void tile_sums(const int32_t *A, int64_t sa, const int32_t *B, int64_t sb
         }
     }
     for (; i < m; i++)
-        for (int64_t j = sym ? i : 0; j < n; j++) T[i * ldt + j] += dot31(A + i * sa, B + j * sb, len);
+        for (int64_t j = sym ? i0 + i : 0; j < n; j++) T[i * ldt + j] += dot31(A + i * sa, B + j * sb, len);
 }
 
 typedef struct direct_job {
@@ -240,32 +241,44 @@ static void finish(const direct_job *j, int64_t i, int64_t q, i128 T) {
     j->c[i * j->ldc + q] = f;
 }
 
-/* Summed regime, task t: the partial totals of K range t for every (i, j). */
-static void ktask(void *ctx, int64_t t) {
+/* Summed regime, task = (K range t, block ib of A's lines): the partial
+ * totals of range t for rows [i0, i1) and every j (j >= i for a Gram). */
+#define DIRECT_IBLOCK 64
+static void ktask(void *ctx, int64_t task) {
     direct_job *j = ctx;
-    const int64_t m = j->s->m, n = j->s->n, K = j->s->k;
-    int64_t q0, q1;
+    const int64_t m = j->s->m, n = j->s->n, K = j->s->k, nib = sb_chunk_count(m, DIRECT_IBLOCK);
+    const int64_t t = task / nib, ib = task % nib;
+    int64_t q0, q1, i0, i1;
     sb_chunk_range(K, j->kgrain, t, &q0, &q1);
-    i128 *T = j->parts + t * m * n;
-    memset(T, 0, sizeof(i128) * (size_t)(m * n));
+    sb_chunk_range(m, DIRECT_IBLOCK, ib, &i0, &i1);
+    const int64_t mb = i1 - i0;
+    i128 *T = j->parts + t * m * n + i0 * n;
+    memset(T, 0, sizeof(i128) * (size_t)(mb * n));
     int32_t *buf = j->scratch[sb_worker_index()];
-    int32_t *cA = buf, *cB = j->sym ? buf : buf + (j->wa ? 2 : 1) * m * DIRECT_SUB;
+    /* a Gram converts every line (B's lines are A's); otherwise A's block only */
+    int32_t *cA = buf, *cB = j->sym ? buf : buf + (j->wa ? 2 : 1) * mb * DIRECT_SUB;
     for (int64_t p0 = q0; p0 < q1; p0 += DIRECT_SUB) {
         const int64_t p1 = p0 + DIRECT_SUB < q1 ? p0 + DIRECT_SUB : q1, len = p1 - p0;
         const int32_t *A = cA, *B = cB;
         int64_t sa = len, sb = len;
-        if (j->pv_a) A = j->pv_a + p0, sa = K;
-        else if (j->wa) convert_block64(j->a, j->als, j->aqs, m, p0, p1, j->sc_a, (int64_t *)(void *)cA);
-        else convert_block(j->a, j->als, j->aqs, m, p0, p1, j->sc_a, cA);
-        if (j->sym) B = A, sb = sa;
-        else if (j->pv_b) B = j->pv_b + p0, sb = K;
-        else if (j->wb) convert_block64(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, (int64_t *)(void *)cB);
-        else convert_block(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, cB);
+        if (j->sym) {
+            if (j->pv_a) B = j->pv_a + p0, sb = K;
+            else convert_block(j->a, j->als, j->aqs, m, p0, p1, j->sc_a, cB);
+            A = B + i0 * sb, sa = sb;
+        } else {
+            if (j->pv_a) A = j->pv_a + i0 * K + p0, sa = K;
+            else if (j->wa)
+                convert_block64(j->a + i0 * j->als, j->als, j->aqs, mb, p0, p1, j->sc_a + i0, (int64_t *)(void *)cA);
+            else convert_block(j->a + i0 * j->als, j->als, j->aqs, mb, p0, p1, j->sc_a + i0, cA);
+            if (j->pv_b) B = j->pv_b + p0, sb = K;
+            else if (j->wb) convert_block64(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, (int64_t *)(void *)cB);
+            else convert_block(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, cB);
+        }
         if (j->wa || j->wb) {
             const lines_ref ra = {A, sa, j->wa}, rb = {B, sb, j->wb};
-            tile_sums_wide(ra, rb, m, n, len, T, n);
+            tile_sums_wide(ra, rb, mb, n, len, T, n);
         } else {
-            tile_sums(A, sa, B, sb, m, n, len, j->sym, T, n);
+            tile_sums(A, sa, B, sb, mb, n, len, j->sym, i0, T, n);
         }
     }
 }
@@ -314,7 +327,7 @@ static void ltask(void *ctx, int64_t task) {
         const lines_ref ra = {A, K, j->wa}, rb = {B, K, j->wb};
         tile_sums_wide(ra, rb, e - b, n, K, T, n);
     } else {
-        tile_sums(A, K, B, K, e - b, n, K, 0, T, n);
+        tile_sums(A, K, B, K, e - b, n, K, 0, 0, T, n);
     }
     for (int64_t i = b; i < e; i++)
         for (int64_t q = 0; q < n; q++) finish(j, i, q, T[(i - b) * n + q]);
@@ -394,10 +407,11 @@ sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const floa
         j.kgrain = (K + kt - 1) / kt;
         j.ktasks = sb_chunk_count(K, j.kgrain);
         if (!(j.parts = sb_malloc(sizeof(i128) * (size_t)(j.ktasks * m * n)))) goto oom;
-        const size_t per = sizeof(int32_t) * (size_t)(((j.wa ? 2 : 1) * m + (j.sym ? 0 : (j.wb ? 2 : 1) * n)) * DIRECT_SUB);
+        const int64_t mb = m < DIRECT_IBLOCK ? m : DIRECT_IBLOCK;
+        const size_t per = sizeof(int32_t) * (size_t)((j.sym ? m : (j.wa ? 2 : 1) * mb + (j.wb ? 2 : 1) * n) * DIRECT_SUB);
         for (int32_t w = 0; w < width; w++)
             if (!(j.scratch[w] = sb_malloc(per))) goto oom;
-        sb_parallel_for_width(j.ktasks, width, ktask, &j);
+        sb_parallel_for_width(j.ktasks * sb_chunk_count(m, DIRECT_IBLOCK), width, ktask, &j);
         sb_parallel_for_width(sb_chunk_count(m, 16), width, kfinish_task, &j);
     } else {
         /* the lines regime: B converted whole, A line block by line block */

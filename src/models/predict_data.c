@@ -50,7 +50,8 @@ static sb_status select_columns(const sb_model *m, const int32_t *src, sb_datase
     }
     for (int64_t r = 0; r < d->t.nrows; r++)
         for (int32_t f = 0; f < nf; f++) x[r * nf + f] = d->t.x[r * d->t.ncols + src[f]];
-    sb_free(d->t.x);
+    if (!d->t.x_borrowed) sb_free(d->t.x);
+    d->t.x_borrowed = 0;
     for (int32_t c = 0; c < d->t.ncols; c++) sb_free(d->t.names[c]);
     sb_free(d->t.names);
     d->t.x = x;

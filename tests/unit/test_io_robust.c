@@ -376,3 +376,37 @@ SB_TEST(test_io_robust_query_and_weight_alloc_failures) {
     unlink(path);
     sb_dataset_free(d);
 }
+
+/* A view reads the caller's matrix in place: a fit on it gives the model bytes
+ * of a fit on a copy, leaves the matrix unchanged, and freeing the view does
+ * not free the matrix (ASan's leg would see a double free). */
+SB_TEST(test_io_view_matrix_fits_like_a_copy) {
+    enum { N = 300, P = 4 };
+    static float x[N * P], x0[N * P], y[N];
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < P; j++) x[i * P + j] = (float)((i * 7 + j * 13) % 17) - 8.0f + 0.25f * (float)j;
+        y[i] = x[i * P] * 2.0f - x[i * P + 3] + (float)(i % 5);
+    }
+    memcpy(x0, x, sizeof x);
+    sb_dataset *dc = NULL, *dv = NULL;
+    sb_params *p = NULL;
+    SB_CHECK(sb_dataset_from_matrix(x, N, P, &dc) == SB_OK);
+    SB_CHECK(sb_dataset_view_matrix(x, N, P, &dv) == SB_OK);
+    SB_CHECK(sb_dataset_set_label(dc, y, N) == SB_OK && sb_dataset_set_label(dv, y, N) == SB_OK);
+    SB_CHECK(sb_params_create(&p) == SB_OK && sb_params_parse(p, "model=ridge alpha=1") == SB_OK);
+    sb_model *mc = NULL, *mv = NULL;
+    SB_CHECK(sb_linear_fit(p, dc, NULL, &mc) == SB_OK);
+    SB_CHECK(sb_linear_fit(p, dv, NULL, &mv) == SB_OK);
+    size_t nc = 0, nv = 0;
+    static uint8_t bc[1 << 16], bv[1 << 16];
+    SB_CHECK(sb_model_to_bytes(mc, bc, sizeof bc, &nc) == SB_OK && sb_model_to_bytes(mv, bv, sizeof bv, &nv) == SB_OK);
+    SB_CHECK(nc == nv && nc > 0 && memcmp(bc, bv, nc) == 0);
+    sb_dataset_free(dv);
+    SB_CHECK(memcmp(x, x0, sizeof x) == 0);
+    SB_CHECK(sb_dataset_view_matrix(NULL, N, P, &dv) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "sb_dataset_view_matrix") != NULL);
+    sb_model_free(mc);
+    sb_model_free(mv);
+    sb_dataset_free(dc);
+    sb_params_free(p);
+}
