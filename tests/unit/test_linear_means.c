@@ -1,0 +1,50 @@
+/*
+ * test_linear_means.c: the linear family's exact column means
+ * (src/models/linear/linear.c). Unweighted data goes through exponent
+ * buckets, weighted data one superaccumulator add per value; with every
+ * weight 1 both are the same exact sums, so the means must agree bit for bit
+ * on columns chosen to reach every bucket: subnormals, -0 only, huge values
+ * whose sum overflows, cancellation, and more rows than one chunk.
+ */
+#include "sb_test.h"
+#include "models/linear/linear.h"
+#include "math/sb_reduce.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t g_s = 7;
+static uint32_t rnd32(void) {
+    g_s = g_s * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(g_s >> 32);
+}
+
+SB_TEST(test_linear_means_buckets_are_the_superaccumulator) {
+    const int64_t ns[] = {1, 3, 8191, 8193, 40000};
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        const int64_t n = ns[t];
+        const int32_t p = 9;
+        float *x = malloc(sizeof(float) * (size_t)(n * p)), *w = malloc(sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            w[i] = 1.0f;
+            for (int32_t c = 0; c < p; c++) {
+                uint32_t u = rnd32();
+                switch (c) {
+                case 0: u &= 0x807fffffu; break;                      /* subnormals and zeros */
+                case 1: u = 0x80000000u; break;                       /* -0 only */
+                case 2: u = (u & 0x807fffffu) | (254u << 23); break;  /* huge: the sum overflows */
+                case 3: u = (i & 1) ? 0x3f800000u : 0xbf800000u; break; /* 1, -1: cancels */
+                case 8: u = (u & 0x807fffffu) | (130u << 23); break;  /* one exponent: last bits count */
+                default: u = (u & 0x80ffffffu) | ((100u + (u >> 24) % 60u) << 23); break; /* spread */
+                }
+                memcpy(&x[i * p + c], &u, 4);
+            }
+        }
+        float m1[9], m2[9];
+        SB_CHECK(sb_lin_col_means(x, n, p, NULL, m1) == SB_OK);
+        SB_CHECK(sb_lin_col_means(x, n, p, w, m2) == SB_OK);
+        for (int32_t c = 0; c < p; c++) SB_CHECK_EQ_U64(sb_f2u(m1[c]), sb_f2u(m2[c]));
+        free(x);
+        free(w);
+    }
+}
