@@ -544,7 +544,7 @@ done:
 void sb_gemm_ws_release(sb_device *d, sb_gemm_ws *ws) {
     sb_dbuf *all[] = {&ws->mb_a,  &ws->sig_a, &ws->flag_a,   &ws->mb_b,     &ws->sig_b, &ws->flag_b, &ws->spread,
                       &ws->sum_a, &ws->cnt_a, &ws->sum_b,    &ws->cnt_b,    &ws->planes_a, &ws->planes_b,
-                      &ws->parts, &ws->accb,  &ws->acct};
+                      &ws->parts, &ws->accb,  &ws->acct, &ws->dparts};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
 }
 
@@ -604,6 +604,42 @@ static sb_status igemm_on(sb_device *d, int64_t m, int64_t n, int64_t len, const
                      SB_ARG(doff), SB_ARG(ldd));
 }
 
+/* The direct road on a device (kernels' kl_direct_sum): four-digit operands
+ * and a small C (a Gram matrix, a gradient), where the planes' passes over a
+ * long K cost one launch each. The same exact totals, the same bits.
+ * SAMEBITS_GEMM_DEVICE=digits keeps the planes (tests run both roads). */
+#define DEV_DIRECT_CELLS 16384
+static int dev_road_direct(void) {
+    const char *v = getenv("SAMEBITS_GEMM_DEVICE");
+    return !(v && !strcmp(v, "digits"));
+}
+
+static sb_status direct_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const sb_dbuf *a, const sb_dbuf *b,
+                           sb_dbuf *c, int64_t als, int64_t aqs, int64_t bls, int64_t bqs) {
+    const int64_t m = s->m, n = s->n, k = s->k, nti = (m + 63) / 64, ntj = (n + 63) / 64;
+    /* K ranges: enough work-groups to fill a GPU, at least 1,024 q each (by the shape alone) */
+    int64_t want = 2048 / (nti * ntj);
+    want = want < 1 ? 1 : want;
+    int64_t kgrain = (k + want - 1) / want;
+    kgrain = kgrain < 1024 ? 1024 : (kgrain + 15) / 16 * 16;
+    int64_t nr = k > 0 ? (k + kgrain - 1) / kgrain : 1;
+    sb_status st = sb_device_ensure(d, &ws->dparts, 16 * (size_t)(nr * m * n), "gemm direct totals");
+    if (st != SB_OK) return st;
+    if (k > 0 &&
+        (st = SB_LAUNCH(d, SB_KL_kl_direct_sum, ntj, nti * nr, 0, SB_ARG(a->h), SB_ARG(als), SB_ARG(aqs), SB_ARG(b->h),
+                        SB_ARG(bls), SB_ARG(bqs), SB_ARG(m), SB_ARG(n), SB_ARG(k), SB_ARG(kgrain), SB_ARG(nti),
+                        SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(ws->dparts.h))) != SB_OK)
+        return st;
+    if (k == 0) nr = 0;
+    if ((st = SB_LAUNCH(d, SB_KL_kl_direct_finish, groups_of(d, n), rows_of(m), 0, SB_ARG(ws->dparts.h), SB_ARG(m),
+                        SB_ARG(n), SB_ARG(nr), SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(k), SB_ARG(c->h))) != SB_OK)
+        return st;
+    const int64_t off = 0;
+    return SB_LAUNCH(d, SB_KL_kl_special, groups_of(d, n), rows_of(m), 0, SB_ARG(a->h), SB_ARG(off), SB_ARG(als),
+                     SB_ARG(aqs), SB_ARG(b->h), SB_ARG(off), SB_ARG(bls), SB_ARG(bqs), SB_ARG(k), SB_ARG(m), SB_ARG(n),
+                     SB_ARG(ws->flag_a.h), SB_ARG(ws->flag_b.h), SB_ARG(c->h));
+}
+
 sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const sb_dbuf *a, const sb_dbuf *b,
                      sb_dbuf *c) {
     const int64_t m = s->m, n = s->n, k = s->k, mn = m * n;
@@ -631,6 +667,8 @@ sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const
     int32_t spread[2];
     if ((st = sb_device_read(d, &ws->spread, 0, spread, 8, "gemm spread")) != SB_OK) return st;
     const int32_t sa = sb_oz_digits_for(spread[0]), sbd = sb_oz_digits_for(spread[1]), nw = sa + sbd - 1;
+    if (sa == SB_OZ_SMIN && sbd == SB_OZ_SMIN && m * n <= DEV_DIRECT_CELLS && dev_road_direct())
+        return direct_on(d, ws, s, a, b, c, als, aqs, bls, bqs);
     const int64_t kc = sb_oz_kchunk(sa < sbd ? sa : sbd), npass = passes_of(kp, kc);
     /* each part plane starts 256-byte aligned, as vendor integer kernels like */
     const int64_t plane = (mn + 63) / 64 * 64;

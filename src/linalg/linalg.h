@@ -63,7 +63,7 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
  * (zero it before the first call; sb_gemm_ws_release frees it). */
 typedef struct sb_gemm_ws {
     sb_dbuf mb_a, sig_a, flag_a, mb_b, sig_b, flag_b, spread, sum_a, cnt_a, sum_b, cnt_b, planes_a, planes_b, parts,
-        accb, acct;
+        accb, acct, dparts;
 } sb_gemm_ws;
 void sb_gemm_ws_release(sb_device *d, sb_gemm_ws *ws);
 

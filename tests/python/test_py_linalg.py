@@ -207,3 +207,32 @@ def test_accuracy_against_float64_on_random_data():
     c = np.asarray(linalg.matmul(a, b))
     bound = 2.0 ** -24 * np.abs(ref) + 2.0 ** -29 * 300 * np.abs(a).max(1)[:, None] * np.abs(b).max(0)[None, :]
     assert (np.abs(c - ref) <= bound).all()
+
+
+ROAD_SHAPES = [  # (m, n, k, transpose_a): Gram-like long sums, a gradient row, tiles and ranges beyond one
+    (100, 101, 50000, True), (1, 7, 100000, True), (65, 64, 3000, False), (3, 130, 2500, False)]
+
+
+@pytest.mark.parametrize("device", ["cpu", "opencl", "cuda"])
+@pytest.mark.parametrize("m,n,k,ta", ROAD_SHAPES)
+def test_the_roads_give_the_same_bits(device, m, n, k, ta, monkeypatch):
+    """The direct road (the host's 128-bit sums, a GPU's kl_direct_sum) and the
+    digit planes compute the same exact totals: the same bits, bit for bit."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(m * 7 + n)
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    a[rng.integers(0, a.shape[0], 40), rng.integers(0, a.shape[1], 40)] *= 2.0 ** -10  # smaller elements
+    out = {}
+    for var, road in (("SAMEBITS_GEMM_HOST", "digits"), ("SAMEBITS_GEMM_HOST", "direct"),
+                      ("SAMEBITS_GEMM_DEVICE", "digits"), ("SAMEBITS_GEMM_DEVICE", "auto")):
+        if (var == "SAMEBITS_GEMM_HOST") != (device == "cpu"):
+            continue
+        monkeypatch.setenv(var, road)
+        try:
+            c = linalg.matmul(a, b, device=device, transpose_a=ta)
+        except samebits.BackendUnavailableError as e:
+            pytest.skip("no %s here: %s" % (device, e))
+        out[road] = np.asarray(c).view(np.uint32).copy()
+    first, second = out.values()
+    assert (first == second).all()

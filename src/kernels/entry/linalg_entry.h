@@ -327,6 +327,106 @@ SB_KERNEL void kl_special(SB_GLOBAL const float *a, sb_i64 aoff, sb_i64 als, sb_
     }
 }
 
+/* ---- the direct road on a GPU (src/linalg/gemm_direct.c has the host's) ----
+ * For operands of four digits, |x'| <= 2^30: each product is exact in int64,
+ * four of them add in int64 (<= 2^62), and a 128-bit total per element holds
+ * any K. Work-group (tile ti of 64 rows of op(A), tile tj of 64 columns of
+ * op(B), K range r of kgrain) is group (tj, ti + nti * r); it converts 16 q of
+ * its 64 + 64 lines at a time into local memory (sb_oz_fixed with S = 4) and
+ * each work-item sums 4 x 4 elements. The range's exact totals go to parts
+ * (two 64-bit words an element, range-major); kl_direct_finish adds the ranges
+ * (exact, so in any grouping) and rounds each element once (sb_oz_round): the
+ * digit planes' result, bit for bit, without planes or passes. */
+#define KL_DT 64
+#define KL_DK 16
+#define KL_DR (KL_DT * KL_DT / (4 * SB_WG))
+SB_FN void kl_add128(sb_u64 *lo, sb_i64 *hi, sb_i64 v) {
+    const sb_u64 t = *lo + (sb_u64)v;
+    *hi += (v < 0 ? -1 : 0) + (t < *lo ? 1 : 0);
+    *lo = t;
+}
+SB_KERNEL void kl_direct_sum(SB_GLOBAL const float *a, sb_i64 als, sb_i64 aqs, SB_GLOBAL const float *b, sb_i64 bls,
+                             sb_i64 bqs, sb_i64 m, sb_i64 n, sb_i64 K, sb_i64 kgrain, sb_i64 nti,
+                             SB_GLOBAL const sb_i32 *mba, SB_GLOBAL const sb_i32 *mbb, SB_GLOBAL sb_u64 *parts) {
+    SB_SHARED sb_i32 as[KL_DK][KL_DT + 1];
+    SB_SHARED sb_i32 bs[KL_DK][KL_DT + 1];
+    const int lid = sb_local_id(0);
+    const sb_i64 g1 = (sb_i64)sb_group_id(1), r = g1 / nti;
+    const sb_i64 i0 = (g1 - r * nti) * KL_DT, j0 = (sb_i64)sb_group_id(0) * KL_DT;
+    const sb_i64 q0 = r * kgrain, q1 = q0 + kgrain < K ? q0 + kgrain : K;
+    const int cg = lid % 16, rg = lid / 16;
+    sb_u64 lo[KL_DR][4];
+    sb_i64 hi[KL_DR][4], u[KL_DR][4];
+    for (int x = 0; x < KL_DR; x++)
+        for (int y = 0; y < 4; y++) lo[x][y] = 0u, hi[x][y] = 0, u[x][y] = 0;
+    for (sb_i64 k0 = q0; k0 < q1; k0 += KL_DK) {
+        for (int e = lid; e < KL_DT * KL_DK; e += SB_WG) {
+            const int row = e % KL_DT, kk = e / KL_DT;
+            const sb_i64 ia = i0 + row, jb = j0 + row, q = k0 + kk;
+            sb_i32 va = 0, vb = 0;
+            if (ia < m && q < q1)
+                va = (sb_i32)sb_oz_fixed(sb_f2u(a[ia * als + q * aqs]), sb_oz_sigma((sb_u32)mba[ia], 4), 4);
+            if (jb < n && q < q1)
+                vb = (sb_i32)sb_oz_fixed(sb_f2u(b[jb * bls + q * bqs]), sb_oz_sigma((sb_u32)mbb[jb], 4), 4);
+            as[kk][row] = va;
+            bs[kk][row] = vb;
+        }
+        sb_barrier();
+        for (int kk = 0; kk < KL_DK; kk++) {
+            sb_i64 bv[4];
+            for (int y = 0; y < 4; y++) bv[y] = bs[kk][cg * 4 + y];
+            for (int x = 0; x < KL_DR; x++) {
+                const sb_i64 av = as[kk][rg * KL_DR + x];
+                for (int y = 0; y < 4; y++) u[x][y] += av * bv[y];
+            }
+            if ((kk & 3) == 3) /* four products at most in each int64 */
+                for (int x = 0; x < KL_DR; x++)
+                    for (int y = 0; y < 4; y++) {
+                        kl_add128(&lo[x][y], &hi[x][y], u[x][y]);
+                        u[x][y] = 0;
+                    }
+        }
+        sb_barrier();
+    }
+    for (int x = 0; x < KL_DR; x++) {
+        const sb_i64 i = i0 + rg * KL_DR + x;
+        if (i >= m) continue;
+        for (int y = 0; y < 4; y++) {
+            const sb_i64 j = j0 + cg * 4 + y;
+            if (j >= n) continue;
+            const sb_i64 at = 2 * ((r * m + i) * n + j);
+            parts[at] = lo[x][y];
+            parts[at + 1] = (sb_u64)hi[x][y];
+        }
+    }
+}
+
+/* Element (i, j) of C: the nr ranges' totals added, rounded once. */
+SB_KERNEL void kl_direct_finish(SB_GLOBAL const sb_u64 *parts, sb_i64 m, sb_i64 n, sb_i64 nr,
+                                SB_GLOBAL const sb_i32 *mba, SB_GLOBAL const sb_i32 *mbb, sb_i64 K,
+                                SB_GLOBAL float *c) {
+    const sb_i64 j = sb_global_id(0), step = sb_global_size(1);
+    if (j >= n) return;
+    for (sb_i64 i = sb_global_id(1); i < m; i += step) {
+        sb_u64 lo = 0u;
+        sb_i64 hi = 0;
+        for (sb_i64 r = 0; r < nr; r++) {
+            const sb_i64 at = 2 * ((r * m + i) * n + j);
+            const sb_u64 l = parts[at], t = lo + l;
+            hi += (sb_i64)parts[at + 1] + (t < lo ? 1 : 0);
+            lo = t;
+        }
+        sb_oz_acc acc;
+        acc.l[0] = (sb_u32)(lo & 0xffffffffu);
+        acc.l[1] = (sb_u32)(lo >> 32);
+        acc.l[2] = (sb_u32)((sb_u64)hi & 0xffffffffu);
+        acc.l[3] = (sb_u32)((sb_u64)hi >> 32);
+        acc.top = hi < 0 ? -1 : 0;
+        const sb_i32 S = sb_oz_sigma((sb_u32)mba[i], 4) + sb_oz_sigma((sb_u32)mbb[j], 4);
+        c[i * n + j] = sb_u2f(K > 0 ? sb_oz_round(&acc, S) : 0u);
+    }
+}
+
 /* the other operations of the program, each in its own source */
 #include "linalg_reduce_entry.h"
 #include "linalg_solve_entry.h"
