@@ -31,7 +31,7 @@
     X(kl_igemm) X(kl_combine) X(kl_special) X(kl_direct_sum) X(kl_direct_finish)
 /* linalg_reduce_entry.h: sums, norms, distances, selection */
 #define SB_LINALG_REDUCE_KERNELS(X)                                                                           \
-    X(kr_fill64) X(kr_fill32) X(kr_line_sum) X(kr_line_sum_final) X(kr_line_sqnorm) X(kr_line_sqnorm_final)   \
+    X(kr_fill64) X(kr_fill32) X(kr_center_rows) X(kr_line_sum) X(kr_line_sum_final) X(kr_line_sqnorm) X(kr_line_sqnorm_final)   \
     X(kr_line_select) X(kr_line_select_final) X(kr_topk) X(kr_rows_decode) X(kr_sqdist)
 /* linalg_solve_entry.h: factorizations, solves, eigenvalues, projections */
 #define SB_LINALG_SOLVE_KERNELS(X)                                                                            \

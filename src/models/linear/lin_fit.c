@@ -72,17 +72,20 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
         }
     }
     sb_lin_phase("means", &t0);
-    if (st == SB_OK) {
-        sb_lin_center(t->x, with_y ? t->label : NULL, w, n, P, a->xm, a->ym, a->xc);
-        st = sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
-    }
-    sb_lin_phase("centering", &t0);
+    if (st == SB_OK) st = sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
     if (st == SB_OK && with_y) st = sb_lin_record(card, "linear.y_mean", &a->ym, 1);
     lin_dev dv;
     lin_mat z = {0};
     if (st == SB_OK && (st = sb_lin_dev_open(p, &dv)) == SB_OK) {
-        st = sb_lin_mat_set(&dv, &z, a->xc, n * W);
-        sb_lin_phase("upload", &t0);
+        if (dv.d) {
+            /* a GPU: the raw rows go up once and are centered there (the same bits) */
+            st = sb_lin_dev_center(&dv, t, a->xm, a->ym, with_y, &z);
+            sb_lin_phase("upload and centering", &t0);
+        } else {
+            sb_lin_center(t->x, with_y ? t->label : NULL, w, n, P, a->xm, a->ym, a->xc);
+            sb_lin_phase("centering", &t0);
+            st = sb_lin_mat_set(&dv, &z, a->xc, n * W);
+        }
         if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 1, 0, W, W, n, &z, W, &z, W, ga);
         sb_lin_phase("gram product", &t0);
         sb_lin_mat_release(&dv, &z);

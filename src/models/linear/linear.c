@@ -94,8 +94,8 @@ typedef struct means_job {
  * of them stay below 2^37), and the buckets then go into the column's
  * superaccumulator as exact integers: the same exact sum as one sb_sacc_add
  * per value, hence the same normalized state and the same rounded bits, at a
- * third of the work. For unweighted data of at most BUCKET_COLS columns. */
-#define BUCKET_COLS 64
+ * quarter of the work. For unweighted data of at most BUCKET_COLS columns. */
+#define BUCKET_COLS 256
 static void sacc_add_bucket(sb_sacc *acc, int64_t v, uint32_t q) {
     if (v == 0) return;
     if (acc->pending >= SB_SACC_MAX_PENDING - 1) sb_sacc_normalize(acc);
@@ -110,26 +110,29 @@ static void sacc_add_bucket(sb_sacc *acc, int64_t v, uint32_t q) {
     acc->pending += 1;
 }
 
-static void means_buckets(const means_job *j, int64_t b, int64_t e, sb_sacc *acc) {
+/* Rows [b, e) into acc (p column sums, then the count), a column at a time
+ * (its buckets stay in L1); 0 when a value is an infinity or a NaN: then acc
+ * is untouched, and the one-add-per-value road takes the chunk. */
+static int means_buckets(const means_job *j, int64_t b, int64_t e, sb_sacc *acc) {
+    const int32_t p = j->p;
+    for (int32_t c = 0; c < p; c++)
+        for (int64_t i = b; i < e; i++)
+            if (((sb_f2u(j->x[i * p + c]) >> 23) & 0xffu) == 0xffu) return 0;
     int64_t bucket[256];
-    for (int32_t c = 0; c < j->p; c++) {
+    for (int32_t c = 0; c < p; c++) {
         memset(bucket, 0, sizeof bucket);
-        uint32_t notnegz = 0, special = 0;
+        uint32_t notnegz = 0;
         for (int64_t i = b; i < e; i++) {
-            const uint32_t u = sb_f2u(j->x[i * j->p + c]), ex = (u >> 23) & 0xffu;
+            const uint32_t u = sb_f2u(j->x[i * p + c]), ex = (u >> 23) & 0xffu;
             const int64_t m = (int64_t)((u & 0x7fffffu) | (ex ? 0x800000u : 0u));
             bucket[ex] += (u >> 31) ? -m : m;
             notnegz |= u != 0x80000000u;
-            special |= ex == 0xffu;
-        }
-        if (special) { /* an infinity or a NaN: the accumulator's own flags rule */
-            for (int64_t i = b; i < e; i++) sb_sacc_add(&acc[c], j->x[i * j->p + c]);
-            continue;
         }
         if (e > b) acc[c].flags |= SB_SACC_F_ANY | (notnegz ? SB_SACC_F_NOTNEGZ : 0u);
         for (uint32_t ex = 0; ex < 255u; ex++) sacc_add_bucket(&acc[c], bucket[ex], ex ? ex - 1u : 0u);
     }
-    for (int64_t i = b; i < e; i++) sb_sacc_add(&acc[j->p], 1.0f);
+    for (int64_t i = b; i < e; i++) sb_sacc_add(&acc[p], 1.0f);
+    return 1;
 }
 
 static void means_task(void *ctx, int64_t task) {
@@ -138,10 +141,7 @@ static void means_task(void *ctx, int64_t task) {
     sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
     sb_sacc *acc = j->acc + task * (j->p + 1);
     for (int32_t c = 0; c <= j->p; c++) sb_sacc_init(&acc[c]);
-    if (!j->w && j->p <= BUCKET_COLS) {
-        means_buckets(j, b, e, acc);
-        return;
-    }
+    if (!j->w && j->p <= BUCKET_COLS && means_buckets(j, b, e, acc)) return;
     for (int64_t i = b; i < e; i++) {
         const float *r = j->x + i * j->p;
         const float wi = j->w ? j->w[i] : 1.0f;
@@ -260,6 +260,41 @@ void sb_lin_mat_release(lin_dev *dv, lin_mat *m) {
         }
     }
     memset(m, 0, sizeof *m);
+}
+
+sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const float *xm, float ym, int with_y, lin_mat *out) {
+    const int64_t n = t->nrows, P = t->ncols, W = P + (with_y ? 1 : 0);
+    const float *w = t->weight;
+    float *s = NULL;
+    lin_mat mx = {0}, mm = {0}, my = {0}, ms = {0};
+    sb_status st = SB_OK;
+    if (w) {
+        if (!(s = sb_malloc(sizeof(float) * (size_t)n))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
+        for (int64_t i = 0; i < n; i++) s[i] = sqrtf(w[i]); /* center_task's factor */
+    }
+    if ((st = sb_lin_mat_set(dv, &mx, t->x, n * P)) == SB_OK && (st = sb_lin_mat_set(dv, &mm, xm, P)) == SB_OK &&
+        (st = sb_lin_mat_set(dv, &my, with_y ? t->label : xm, with_y ? n : 1)) == SB_OK &&
+        (st = sb_lin_mat_set(dv, &ms, s ? s : xm, s ? n : 1)) == SB_OK) {
+        sb_device *d;
+        if ((st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d)) == SB_OK) {
+            out->host = NULL;
+            out->count = n * W;
+            st = sb_device_ensure(d, &out->dev, 4 * (size_t)(n * W), "linear centered rows");
+            const int32_t hy = with_y != 0, hw = w != NULL;
+            const int64_t g0 = (W + d->wg - 1) / d->wg, g1 = n < 65535 ? n : 65535;
+            if (st == SB_OK)
+                st = SB_LAUNCH(d, SB_KL_kr_center_rows, g0, g1, 0, SB_ARG(mx.dev.h), SB_ARG(n), SB_ARG(P),
+                               SB_ARG(mm.dev.h), SB_ARG(my.dev.h), SB_ARG(ym), SB_ARG(ms.dev.h), SB_ARG(hy), SB_ARG(hw),
+                               SB_ARG(out->dev.h));
+            sb_linalg_device_unlock();
+        }
+    }
+    sb_lin_mat_release(dv, &mx);
+    sb_lin_mat_release(dv, &mm);
+    sb_lin_mat_release(dv, &my);
+    sb_lin_mat_release(dv, &ms);
+    sb_free(s);
+    return st;
 }
 
 sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,

@@ -131,6 +131,10 @@ void sb_lin_mat_release(lin_dev *dv, lin_mat *m);
  * the same bits, without its statistics and integers recomputed per product
  * (linalg.h's sb_gemm_prep). A no-op on a GPU; out of memory: left unprepared. */
 void sb_lin_mat_prepare(lin_dev *dv, lin_mat *m, int64_t rows, int64_t cols);
+/* On a GPU: out := t's rows centered on the device (xm, and ym as an extra
+ * column when with_y; times sqrt(weight) when t has weights), the bits
+ * sb_lin_center writes on the host; t's matrix goes up once, raw. */
+sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const float *xm, float ym, int with_y, lin_mat *out);
 /* C := op(A) op(B) (c dense, ldc = n) with A and B held by a and b (lda, ldb as sb_gemm's). */
 sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
                           int64_t lda, const lin_mat *b, int64_t ldb, float *c);
