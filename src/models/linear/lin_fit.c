@@ -65,8 +65,21 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
     sb_lin_phase(NULL, &t0);
     a->sw = w ? sb_lin_dot(w, 1, NULL, 0, n) : (float)n;
     sb_status st = SB_OK;
-    if (center) {
-        if ((st = sb_lin_col_means(t->x, n, P, w, a->xm)) == SB_OK && with_y) {
+    lin_dev dv;
+    lin_mat z = {0}, mx = {0};
+    if ((st = sb_lin_dev_open(p, &dv)) != SB_OK) {
+        sb_free(ga);
+        return st;
+    }
+    /* a GPU: the raw rows go up once; unweighted means and the centering run there (the same bits) */
+    if (dv.d) {
+        st = sb_lin_mat_set(&dv, &mx, t->x, n * P);
+        sb_lin_phase("upload", &t0);
+    }
+    if (st == SB_OK && center) {
+        if (dv.d && !w) st = sb_lin_dev_means(&dv, &mx, n, P, a->xm);
+        else st = sb_lin_col_means(t->x, n, P, w, a->xm);
+        if (st == SB_OK && with_y) {
             float ym;
             if ((st = sb_lin_col_means(t->label, n, 1, w, &ym)) == SB_OK) a->ym = ym;
         }
@@ -74,13 +87,11 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
     sb_lin_phase("means", &t0);
     if (st == SB_OK) st = sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
     if (st == SB_OK && with_y) st = sb_lin_record(card, "linear.y_mean", &a->ym, 1);
-    lin_dev dv;
-    lin_mat z = {0};
-    if (st == SB_OK && (st = sb_lin_dev_open(p, &dv)) == SB_OK) {
+    if (st == SB_OK) {
         if (dv.d) {
-            /* a GPU: the raw rows go up once and are centered there (the same bits) */
-            st = sb_lin_dev_center(&dv, t, a->xm, a->ym, with_y, &z);
-            sb_lin_phase("upload and centering", &t0);
+            st = sb_lin_dev_center(&dv, t, &mx, a->xm, a->ym, with_y, &z);
+            sb_lin_mat_release(&dv, &mx);
+            sb_lin_phase("centering", &t0);
         } else {
             sb_lin_center(t->x, with_y ? t->label : NULL, w, n, P, a->xm, a->ym, a->xc);
             sb_lin_phase("centering", &t0);
@@ -88,9 +99,10 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
         }
         if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 1, 0, W, W, n, &z, W, &z, W, ga);
         sb_lin_phase("gram product", &t0);
-        sb_lin_mat_release(&dv, &z);
-        sb_lin_dev_close(&dv);
     }
+    sb_lin_mat_release(&dv, &mx);
+    sb_lin_mat_release(&dv, &z);
+    sb_lin_dev_close(&dv);
     if (st == SB_OK) {
         for (int32_t i = 0; i < P; i++) {
             memcpy(a->G + (int64_t)i * P, ga + (int64_t)i * W, sizeof(float) * (size_t)P);

@@ -215,6 +215,7 @@ void sb_lin_dev_close(lin_dev *dv) {
     sb_device *d;
     if (sb_linalg_device_lock((sb_device_kind)dv->kind, &d) == SB_OK) {
         sb_gemm_ws_release(d, &dv->ws);
+        sb_lr_ws_release(d, &dv->lr);
         sb_device_release(d, &dv->out);
         sb_linalg_device_unlock();
     }
@@ -262,17 +263,35 @@ void sb_lin_mat_release(lin_dev *dv, lin_mat *m) {
     memset(m, 0, sizeof *m);
 }
 
-sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const float *xm, float ym, int with_y, lin_mat *out) {
+sb_status sb_lin_dev_means(lin_dev *dv, const lin_mat *mx, int64_t n, int32_t P, float *mean) {
+    sb_device *d;
+    sb_status st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d);
+    if (st != SB_OK) return st;
+    sb_dbuf sums = {0};
+    if ((st = sb_device_alloc(d, &sums, 4 * (size_t)P, "linear column sums")) == SB_OK &&
+        (st = sb_lr_lines_on(d, &dv->lr, SB_LR_SUM, 0, n, P, &mx->dev, P, &sums)) == SB_OK)
+        st = sb_device_read(d, &sums, 0, mean, 4 * (size_t)P, "linear column sums");
+    sb_device_release(d, &sums);
+    sb_linalg_device_unlock();
+    const float cnt = (float)n; /* the count's exact sum rounded once, as on the host */
+    if (st == SB_OK)
+        for (int32_t c = 0; c < P; c++) mean[c] = mean[c] / cnt;
+    return st;
+}
+
+sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mxr, const float *xm, float ym, int with_y,
+                            lin_mat *out) {
     const int64_t n = t->nrows, P = t->ncols, W = P + (with_y ? 1 : 0);
     const float *w = t->weight;
     float *s = NULL;
-    lin_mat mx = {0}, mm = {0}, my = {0}, ms = {0};
+    lin_mat mm = {0}, my = {0}, ms = {0};
+    const lin_mat *pmx = mxr;
     sb_status st = SB_OK;
     if (w) {
         if (!(s = sb_malloc(sizeof(float) * (size_t)n))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
         for (int64_t i = 0; i < n; i++) s[i] = sqrtf(w[i]); /* center_task's factor */
     }
-    if ((st = sb_lin_mat_set(dv, &mx, t->x, n * P)) == SB_OK && (st = sb_lin_mat_set(dv, &mm, xm, P)) == SB_OK &&
+    if ((st = sb_lin_mat_set(dv, &mm, xm, P)) == SB_OK &&
         (st = sb_lin_mat_set(dv, &my, with_y ? t->label : xm, with_y ? n : 1)) == SB_OK &&
         (st = sb_lin_mat_set(dv, &ms, s ? s : xm, s ? n : 1)) == SB_OK) {
         sb_device *d;
@@ -283,13 +302,12 @@ sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const float *xm, flo
             const int32_t hy = with_y != 0, hw = w != NULL;
             const int64_t g0 = (W + d->wg - 1) / d->wg, g1 = n < 65535 ? n : 65535;
             if (st == SB_OK)
-                st = SB_LAUNCH(d, SB_KL_kr_center_rows, g0, g1, 0, SB_ARG(mx.dev.h), SB_ARG(n), SB_ARG(P),
+                st = SB_LAUNCH(d, SB_KL_kr_center_rows, g0, g1, 0, SB_ARG(pmx->dev.h), SB_ARG(n), SB_ARG(P),
                                SB_ARG(mm.dev.h), SB_ARG(my.dev.h), SB_ARG(ym), SB_ARG(ms.dev.h), SB_ARG(hy), SB_ARG(hw),
                                SB_ARG(out->dev.h));
             sb_linalg_device_unlock();
         }
     }
-    sb_lin_mat_release(dv, &mx);
     sb_lin_mat_release(dv, &mm);
     sb_lin_mat_release(dv, &my);
     sb_lin_mat_release(dv, &ms);

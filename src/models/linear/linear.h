@@ -109,6 +109,7 @@ typedef struct lin_dev {
     int kind;            /* sb_device_kind */
     struct sb_device *d; /* GPU kinds: the linalg device (NULL on the host) */
     sb_gemm_ws ws;       /* its product scratch */
+    sb_lr_ws lr;         /* its reductions' scratch */
     sb_dbuf out;         /* the product's result */
 } lin_dev;
 
@@ -134,7 +135,11 @@ void sb_lin_mat_prepare(lin_dev *dv, lin_mat *m, int64_t rows, int64_t cols);
 /* On a GPU: out := t's rows centered on the device (xm, and ym as an extra
  * column when with_y; times sqrt(weight) when t has weights), the bits
  * sb_lin_center writes on the host; t's matrix goes up once, raw. */
-sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const float *xm, float ym, int with_y, lin_mat *out);
+sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mx, const float *xm, float ym, int with_y,
+                            lin_mat *out);
+/* On a GPU, the unweighted column means of mx (n x P, on the device):
+ * sb_lin_col_means' bits (the exact sums rounded once, over n rounded once). */
+sb_status sb_lin_dev_means(lin_dev *dv, const lin_mat *mx, int64_t n, int32_t P, float *mean);
 /* C := op(A) op(B) (c dense, ldc = n) with A and B held by a and b (lda, ldb as sb_gemm's). */
 sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
                           int64_t lda, const lin_mat *b, int64_t ldb, float *c);
