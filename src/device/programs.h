@@ -37,7 +37,10 @@
 #define SB_LINALG_SOLVE_KERNELS(X)                                                                            \
     X(kls_chol_scales) X(kls_chol_prep) X(kls_chol_col) X(kls_chol_unscale) X(kls_trsm) X(kls_eig_jacobi)          \
     X(kls_eig_order) X(kls_eig_vectors) X(kls_random)
-#define SB_LINALG_KERNELS(X) SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X)
+/* linear_entry.h: the linear family's own rows (src/models/linear) */
+#define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows)
+#define SB_LINALG_KERNELS(X)                                                                                  \
+    SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X)
 
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,

@@ -315,6 +315,41 @@ sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mxr, 
     return st;
 }
 
+sb_status sb_lin_dev_gemm_to(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
+                             int64_t lda, const lin_mat *b, int64_t ldb, sb_dbuf *out) {
+    const sb_gemm_shape s = {ta, tb, m, n, k, lda, ldb};
+    sb_status st = sb_gemm_check(&s, n > 0 ? n : 1);
+    if (st != SB_OK || m == 0 || n == 0) return st;
+    if (!dv->d) return sb_fail(SB_ERR_INTERNAL, "linear: a device product without a device");
+    sb_device *d;
+    if ((st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d)) != SB_OK) return st;
+    st = sb_device_ensure(d, out, 4 * (size_t)(m * n), "linear product");
+    if (st == SB_OK) st = sb_gemm_on(d, &dv->ws, &s, &a->dev, &b->dev, out);
+    sb_linalg_device_unlock();
+    return st;
+}
+
+sb_status sb_lin_dev_logit_rows(lin_dev *dv, sb_dbuf *z, int64_t n, int32_t K, const lin_mat *b, const lin_mat *label,
+                                const lin_mat *s, sb_dbuf *r, sb_dbuf *loss, float *sums) {
+    sb_device *d;
+    sb_status st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d);
+    if (st != SB_OK) return st;
+    sb_dbuf out = {0};
+    if ((st = sb_device_ensure(d, r, 4 * (size_t)(n * K), "logistic residuals")) == SB_OK &&
+        (st = sb_device_ensure(d, loss, 4 * (size_t)n, "logistic losses")) == SB_OK &&
+        (st = sb_device_alloc(d, &out, 4 * (size_t)(K + 1), "logistic sums")) == SB_OK &&
+        (st = SB_LAUNCH(d, SB_KL_kn_logit_rows, (n + d->wg - 1) / d->wg, 1, 0, SB_ARG(z->h), SB_ARG(n), SB_ARG(K),
+                        SB_ARG(b->dev.h), SB_ARG(label->dev.h), SB_ARG(s->dev.h), SB_ARG(r->h), SB_ARG(loss->h))) ==
+            SB_OK &&
+        (st = sb_lr_lines_on(d, &dv->lr, SB_LR_SUM, 0, n, 1, loss, 1, &out)) == SB_OK &&
+        (st = sb_device_read(d, &out, 0, sums, 4, "logistic sums")) == SB_OK &&
+        (st = sb_lr_lines_on(d, &dv->lr, SB_LR_SUM, 0, n, K, r, K, &out)) == SB_OK)
+        st = sb_device_read(d, &out, 0, sums + 1, 4 * (size_t)K, "logistic sums");
+    sb_device_release(d, &out);
+    sb_linalg_device_unlock();
+    return st;
+}
+
 sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
                           int64_t lda, const lin_mat *b, int64_t ldb, float *c) {
     const sb_gemm_shape s = {ta, tb, m, n, k, lda, ldb};

@@ -140,6 +140,15 @@ sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mx, c
 /* On a GPU, the unweighted column means of mx (n x P, on the device):
  * sb_lin_col_means' bits (the exact sums rounded once, over n rounded once). */
 sb_status sb_lin_dev_means(lin_dev *dv, const lin_mat *mx, int64_t n, int32_t P, float *mean);
+/* On a GPU: *out (ensured) := op(A) op(B) on the device, left there. */
+sb_status sb_lin_dev_gemm_to(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
+                             int64_t lda, const lin_mat *b, int64_t ldb, sb_dbuf *out);
+/* On a GPU: logistic regression's rows (kernels/linear.h's sb_k_logit_row) over
+ * the n x K margins z (in place) into residuals r and losses loss (ensured),
+ * and sums[0] := the losses' exact sum, sums[1 + k] := residual column k's,
+ * each rounded once (the host's superaccumulator values). */
+sb_status sb_lin_dev_logit_rows(lin_dev *dv, sb_dbuf *z, int64_t n, int32_t K, const lin_mat *b, const lin_mat *label,
+                                const lin_mat *s, sb_dbuf *r, sb_dbuf *loss, float *sums);
 /* C := op(A) op(B) (c dense, ldc = n) with A and B held by a and b (lda, ldb as sb_gemm's). */
 sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const lin_mat *a,
                           int64_t lda, const lin_mat *b, int64_t ldb, float *c);

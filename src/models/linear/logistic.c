@@ -18,6 +18,7 @@
  * are host arithmetic in index order. So every device gives the same bits.
  */
 #include "linear.h"
+#include "../../kernels/linear.h"
 #include "../../math/sb_elem.h"
 #include "../../math/sb_reduce.h"
 #include <math.h>
@@ -40,6 +41,10 @@ typedef struct lg {
     const float *b;       /* the intercepts of the point being evaluated */
     lin_dev dv;           /* where the products run; X stays there for the whole fit */
     lin_mat mx, mw, mr;   /* X (n x P), W (K x P), R (n x K) */
+    /* on a GPU the rows run there too: labels, row weights and intercepts up,
+     * margins, residuals and losses kept on the device */
+    lin_mat mlab, ms, mb, mrd;
+    sb_dbuf dz, dloss;
 } lg;
 
 #define LG_ROW_GRAIN 8192
@@ -56,40 +61,44 @@ static void rows_task(void *ctx, int64_t task) {
     for (int32_t k = 0; k <= K; k++) sb_sacc_init(&acc[k]);
     const float *b = c->b;
     for (int64_t i = rb; i < re; i++) {
-        float *z = c->Z + i * K, *r = c->R + i * K;
-        const int32_t y = (int32_t)c->t->label[i];
-        const float si = c->s[i];
-        if (K == 1) {
-            const float zi = z[0] + b[0];
-            const float az = zi < 0.0f ? -zi : zi;
-            const float yi = y == 1 ? 1.0f : 0.0f;
-            float en;
-            const float sg = sb_sigmoid_expneg(zi, &en); /* sb_sigmoidf(zi), en = sb_expf(-az) */
-            (void)az;
-            const float li = sb_log1pf(en) + (zi > 0.0f ? zi : 0.0f) - yi * zi;
-            sb_sacc_add(&acc[0], si * li);
-            r[0] = si * (sg - yi);
-        } else {
-            float mx = -INFINITY;
-            for (int32_t k = 0; k < K; k++) {
-                z[k] = z[k] + b[k];
-                if (z[k] > mx) mx = z[k];
-            }
-            float sum = 0.0f;
-            for (int32_t k = 0; k < K; k++) {
-                r[k] = sb_expf(z[k] - mx);
-                sum = sum + r[k];
-            }
-            const float li = sb_logf(sum) + mx - z[y];
-            sb_sacc_add(&acc[0], si * li);
-            for (int32_t k = 0; k < K; k++) r[k] = si * (r[k] / sum - (k == y ? 1.0f : 0.0f));
-        }
+        float *r = c->R + i * K;
+        const float li = sb_k_logit_row(K, c->Z + i * K, b, (int32_t)c->t->label[i], c->s[i], r);
+        sb_sacc_add(&acc[0], li);
         for (int32_t k = 0; k < K; k++) sb_sacc_add(&acc[1 + k], r[k]);
     }
 }
 
+/* eval's device road: the margins, the rows and the gradient's product on
+ * the GPU, only K (P + 1) + K + 1 values back (the same bits as the host's:
+ * the same products, the same row function, the same exact sums). */
+static sb_status eval_dev(lg *c, const float *x, float *f, float *g) {
+    const int64_t n = c->n;
+    const int32_t P = c->P, K = c->K;
+    const float *W = x, *b = x + (int64_t)K * P;
+    double t0 = 0.0;
+    sb_lin_phase(NULL, &t0);
+    float sums[1024 + 1];
+    sb_status st = sb_lin_mat_set(&c->dv, &c->mw, W, (int64_t)K * P);
+    if (st == SB_OK) st = sb_lin_mat_set(&c->dv, &c->mb, b, K);
+    if (st == SB_OK) st = sb_lin_dev_gemm_to(&c->dv, 0, 1, n, K, P, &c->mx, P, &c->mw, P, &c->dz);
+    sb_lin_phase("margins product", &t0);
+    if (st == SB_OK)
+        st = sb_lin_dev_logit_rows(&c->dv, &c->dz, n, K, &c->mb, &c->mlab, &c->ms, &c->mrd.dev, &c->dloss, sums);
+    sb_lin_phase("rows (loss, residuals)", &t0);
+    if (st == SB_OK) st = sb_lin_dev_gemm(&c->dv, 1, 0, K, P, n, &c->mrd, K, &c->mx, P, c->gw);
+    sb_lin_phase("gradient product", &t0);
+    if (st != SB_OK) return st;
+    const float lam = c->p->penalty_l2 ? 1.0f / c->p->C : 0.0f;
+    const float pen = lam > 0.0f ? 0.5f * lam * sb_lin_dot(W, 1, W, 1, (int64_t)K * P) : 0.0f;
+    *f = (sums[0] + pen) / c->S;
+    for (int64_t j = 0; j < (int64_t)K * P; j++) g[j] = (c->gw[j] + lam * W[j]) / c->S;
+    for (int32_t k = 0; k < K; k++) g[(int64_t)K * P + k] = c->p->fit_intercept ? sums[1 + k] / c->S : 0.0f;
+    return SB_OK;
+}
+
 /* f(x) and its gradient g (dim values). x holds W (K x P) then b (K). */
 static sb_status eval(lg *c, const float *x, float *f, float *g) {
+    if (c->dv.d) return eval_dev(c, x, f, g);
     const int64_t n = c->n;
     const int32_t P = c->P, K = c->K;
     const float *W = x;
@@ -189,6 +198,9 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
     sb_lin_mat_prepare(&c.dv, &c.mx, c.n, c.P); /* X's rows (margins) and columns (gradient), once */
     sb_lin_phase("upload", &t0);
     if ((st = row_weights(&c)) != SB_OK) goto done;
+    if (c.dv.d && ((st = sb_lin_mat_set(&c.dv, &c.mlab, t->label, c.n)) != SB_OK ||
+                   (st = sb_lin_mat_set(&c.dv, &c.ms, c.s, c.n)) != SB_OK))
+        goto done;
     float f = 0.0f;
     if ((st = eval(&c, x, &f, g)) != SB_OK) goto done;
     int32_t it = 0, npair = 0, head = 0, converged = vmaxabs(g, dim) <= p->tol;
@@ -277,6 +289,18 @@ done:
         sb_lin_mat_release(&c.dv, &c.mx);
         sb_lin_mat_release(&c.dv, &c.mw);
         sb_lin_mat_release(&c.dv, &c.mr);
+        sb_lin_mat_release(&c.dv, &c.mlab);
+        sb_lin_mat_release(&c.dv, &c.ms);
+        sb_lin_mat_release(&c.dv, &c.mb);
+        sb_lin_mat_release(&c.dv, &c.mrd);
+        if (c.dv.d) {
+            sb_device *d;
+            if (sb_linalg_device_lock((sb_device_kind)c.dv.kind, &d) == SB_OK) {
+                sb_device_release(d, &c.dz);
+                sb_device_release(d, &c.dloss);
+                sb_linalg_device_unlock();
+            }
+        }
         sb_lin_dev_close(&c.dv);
     }
     sb_free(c.acc);

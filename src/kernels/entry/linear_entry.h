@@ -1,0 +1,19 @@
+/*
+ * linear_entry.h: entry kernels of the linear family (src/models/linear/),
+ * part of the linalg program (included by linalg_entry.h; their names go in
+ * SB_LINALG_LINEAR_KERNELS, src/device/programs.h). The arithmetic is
+ * kernels/linear.h's, the functions the host runs.
+ */
+#include "../linear.h"
+
+/* Logistic regression's rows on a GPU (logistic.c's rows_task, row for row):
+ * row i's K margins z (in place), intercepts b, class label[i] (a float class
+ * index), weight s[i]; the weighted residuals into r, the weighted loss into
+ * loss[i]. Their exact sums are the reduce program's (kr_line_sum). */
+SB_KERNEL void kn_logit_rows(SB_GLOBAL float *z, sb_i64 n, sb_i32 K, SB_GLOBAL const float *b,
+                             SB_GLOBAL const float *label, SB_GLOBAL const float *s, SB_GLOBAL float *r,
+                             SB_GLOBAL float *loss) {
+    const sb_i64 i = sb_global_id(0);
+    if (i >= n) return;
+    loss[i] = sb_k_logit_row(K, z + i * K, b, (sb_i32)label[i], s[i], r + i * K);
+}
