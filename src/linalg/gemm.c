@@ -616,7 +616,10 @@ static int dev_road_direct(void) {
 
 static sb_status direct_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const sb_dbuf *a, const sb_dbuf *b,
                            sb_dbuf *c, int64_t als, int64_t aqs, int64_t bls, int64_t bqs) {
-    const int64_t m = s->m, n = s->n, k = s->k, nti = (m + 63) / 64, ntj = (n + 63) / 64;
+    /* few rows (a gradient row): tiles of 8 x 128, else 64 x 64 */
+    const int narrow = s->m <= 8;
+    const int64_t ta = narrow ? 8 : 64, tb = narrow ? 128 : 64;
+    const int64_t m = s->m, n = s->n, k = s->k, nti = (m + ta - 1) / ta, ntj = (n + tb - 1) / tb;
     /* K ranges: enough work-groups to fill a GPU, at least 1,024 q each (by the shape alone) */
     int64_t want = 2048 / (nti * ntj);
     want = want < 1 ? 1 : want;
@@ -626,7 +629,7 @@ static sb_status direct_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s,
     sb_status st = sb_device_ensure(d, &ws->dparts, 16 * (size_t)(nr * m * n), "gemm direct totals");
     if (st != SB_OK) return st;
     if (k > 0 &&
-        (st = SB_LAUNCH(d, SB_KL_kl_direct_sum, ntj, nti * nr, 0, SB_ARG(a->h), SB_ARG(als), SB_ARG(aqs), SB_ARG(b->h),
+        (st = SB_LAUNCH(d, narrow ? SB_KL_kl_direct_sum_rows8 : SB_KL_kl_direct_sum, ntj, nti * nr, 0, SB_ARG(a->h), SB_ARG(als), SB_ARG(aqs), SB_ARG(b->h),
                         SB_ARG(bls), SB_ARG(bqs), SB_ARG(m), SB_ARG(n), SB_ARG(k), SB_ARG(kgrain), SB_ARG(nti),
                         SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(ws->dparts.h))) != SB_OK)
         return st;

@@ -337,69 +337,78 @@ SB_KERNEL void kl_special(SB_GLOBAL const float *a, sb_i64 aoff, sb_i64 als, sb_
  * (two 64-bit words an element, range-major); kl_direct_finish adds the ranges
  * (exact, so in any grouping) and rounds each element once (sb_oz_round): the
  * digit planes' result, bit for bit, without planes or passes. */
-#define KL_DT 64
-#define KL_DK 16
-#define KL_DR (KL_DT * KL_DT / (4 * SB_WG))
 SB_FN void kl_add128(sb_u64 *lo, sb_i64 *hi, sb_i64 v) {
     const sb_u64 t = *lo + (sb_u64)v;
     *hi += (v < 0 ? -1 : 0) + (t < *lo ? 1 : 0);
     *lo = t;
 }
-SB_KERNEL void kl_direct_sum(SB_GLOBAL const float *a, sb_i64 als, sb_i64 aqs, SB_GLOBAL const float *b, sb_i64 bls,
-                             sb_i64 bqs, sb_i64 m, sb_i64 n, sb_i64 K, sb_i64 kgrain, sb_i64 nti,
-                             SB_GLOBAL const sb_i32 *mba, SB_GLOBAL const sb_i32 *mbb, SB_GLOBAL sb_u64 *parts) {
-    SB_SHARED sb_i32 as[KL_DK][KL_DT + 1];
-    SB_SHARED sb_i32 bs[KL_DK][KL_DT + 1];
-    const int lid = sb_local_id(0);
-    const sb_i64 g1 = (sb_i64)sb_group_id(1), r = g1 / nti;
-    const sb_i64 i0 = (g1 - r * nti) * KL_DT, j0 = (sb_i64)sb_group_id(0) * KL_DT;
-    const sb_i64 q0 = r * kgrain, q1 = q0 + kgrain < K ? q0 + kgrain : K;
-    const int cg = lid % 16, rg = lid / 16;
-    sb_u64 lo[KL_DR][4];
-    sb_i64 hi[KL_DR][4], u[KL_DR][4];
-    for (int x = 0; x < KL_DR; x++)
-        for (int y = 0; y < 4; y++) lo[x][y] = 0u, hi[x][y] = 0, u[x][y] = 0;
-    for (sb_i64 k0 = q0; k0 < q1; k0 += KL_DK) {
-        for (int e = lid; e < KL_DT * KL_DK; e += SB_WG) {
-            const int row = e % KL_DT, kk = e / KL_DT;
-            const sb_i64 ia = i0 + row, jb = j0 + row, q = k0 + kk;
-            sb_i32 va = 0, vb = 0;
-            if (ia < m && q < q1)
-                va = (sb_i32)sb_oz_fixed(sb_f2u(a[ia * als + q * aqs]), sb_oz_sigma((sb_u32)mba[ia], 4), 4);
-            if (jb < n && q < q1)
-                vb = (sb_i32)sb_oz_fixed(sb_f2u(b[jb * bls + q * bqs]), sb_oz_sigma((sb_u32)mbb[jb], 4), 4);
-            as[kk][row] = va;
-            bs[kk][row] = vb;
-        }
-        sb_barrier();
-        for (int kk = 0; kk < KL_DK; kk++) {
-            sb_i64 bv[4];
-            for (int y = 0; y < 4; y++) bv[y] = bs[kk][cg * 4 + y];
-            for (int x = 0; x < KL_DR; x++) {
-                const sb_i64 av = as[kk][rg * KL_DR + x];
-                for (int y = 0; y < 4; y++) u[x][y] += av * bv[y];
-            }
-            if ((kk & 3) == 3) /* four products at most in each int64 */
-                for (int x = 0; x < KL_DR; x++)
-                    for (int y = 0; y < 4; y++) {
-                        kl_add128(&lo[x][y], &hi[x][y], u[x][y]);
-                        u[x][y] = 0;
-                    }
-        }
-        sb_barrier();
+#define KL_DK 16
+/* The kernel for a tile of TA rows of op(A) and TB columns of op(B): each
+ * work-item sums DR = TA * TB / (4 * SB_WG) rows of 4 elements. Two shapes:
+ * 64 x 64, and 8 x 128 for a product of few rows (a gradient row) where the
+ * square tile would leave most of its work-items idle. */
+#define KL_DIRECT_SUM(NAME, TA, TB)                                                                           \
+    SB_KERNEL void NAME(SB_GLOBAL const float *a, sb_i64 als, sb_i64 aqs, SB_GLOBAL const float *b, sb_i64 bls, \
+                        sb_i64 bqs, sb_i64 m, sb_i64 n, sb_i64 K, sb_i64 kgrain, sb_i64 nti,                    \
+                        SB_GLOBAL const sb_i32 *mba, SB_GLOBAL const sb_i32 *mbb, SB_GLOBAL sb_u64 *parts) {     \
+        SB_SHARED sb_i32 as[KL_DK][TA + 1];                                                                   \
+        SB_SHARED sb_i32 bs[KL_DK][TB + 1];                                                                   \
+        const int lid = sb_local_id(0);                                                                       \
+        const sb_i64 g1 = (sb_i64)sb_group_id(1), r = g1 / nti;                                               \
+        const sb_i64 i0 = (g1 - r * nti) * TA, j0 = (sb_i64)sb_group_id(0) * TB;                              \
+        const sb_i64 q0 = r * kgrain, q1 = q0 + kgrain < K ? q0 + kgrain : K;                                 \
+        const int cg = lid % (TB / 4), rg = lid / (TB / 4);                                                   \
+        sb_u64 lo[TA * TB / (4 * SB_WG)][4];                                                                  \
+        sb_i64 hi[TA * TB / (4 * SB_WG)][4], u[TA * TB / (4 * SB_WG)][4];                                     \
+        for (int x = 0; x < TA * TB / (4 * SB_WG); x++)                                                       \
+            for (int y = 0; y < 4; y++) lo[x][y] = 0u, hi[x][y] = 0, u[x][y] = 0;                             \
+        for (sb_i64 k0 = q0; k0 < q1; k0 += KL_DK) {                                                          \
+            for (int e = lid; e < (TA + TB) * KL_DK; e += SB_WG) {                                            \
+                const int kk = e / (TA + TB), row = e % (TA + TB);                                            \
+                const sb_i64 q = k0 + kk;                                                                     \
+                if (row < TA) {                                                                               \
+                    const sb_i64 ia = i0 + row;                                                               \
+                    as[kk][row] = ia < m && q < q1 ? (sb_i32)sb_oz_fixed(sb_f2u(a[ia * als + q * aqs]),       \
+                                                                         sb_oz_sigma((sb_u32)mba[ia], 4), 4)  \
+                                                   : 0;                                                       \
+                } else {                                                                                      \
+                    const sb_i64 jb = j0 + row - TA;                                                          \
+                    bs[kk][row - TA] = jb < n && q < q1 ? (sb_i32)sb_oz_fixed(sb_f2u(b[jb * bls + q * bqs]),  \
+                                                                              sb_oz_sigma((sb_u32)mbb[jb], 4), 4) \
+                                                        : 0;                                                  \
+                }                                                                                             \
+            }                                                                                                 \
+            sb_barrier();                                                                                     \
+            for (int kk = 0; kk < KL_DK; kk++) {                                                              \
+                sb_i64 bv[4];                                                                                 \
+                for (int y = 0; y < 4; y++) bv[y] = bs[kk][cg * 4 + y];                                       \
+                for (int x = 0; x < TA * TB / (4 * SB_WG); x++) {                                             \
+                    const sb_i64 av = as[kk][rg * (TA * TB / (4 * SB_WG)) + x];                               \
+                    for (int y = 0; y < 4; y++) u[x][y] += av * bv[y];                                        \
+                }                                                                                             \
+                if ((kk & 3) == 3) /* four products at most in each int64 */                                  \
+                    for (int x = 0; x < TA * TB / (4 * SB_WG); x++)                                           \
+                        for (int y = 0; y < 4; y++) {                                                         \
+                            kl_add128(&lo[x][y], &hi[x][y], u[x][y]);                                         \
+                            u[x][y] = 0;                                                                      \
+                        }                                                                                     \
+            }                                                                                                 \
+            sb_barrier();                                                                                     \
+        }                                                                                                     \
+        for (int x = 0; x < TA * TB / (4 * SB_WG); x++) {                                                     \
+            const sb_i64 i = i0 + rg * (TA * TB / (4 * SB_WG)) + x;                                           \
+            if (i >= m) continue;                                                                             \
+            for (int y = 0; y < 4; y++) {                                                                     \
+                const sb_i64 j = j0 + cg * 4 + y;                                                             \
+                if (j >= n) continue;                                                                         \
+                const sb_i64 at = 2 * ((r * m + i) * n + j);                                                  \
+                parts[at] = lo[x][y];                                                                         \
+                parts[at + 1] = (sb_u64)hi[x][y];                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
     }
-    for (int x = 0; x < KL_DR; x++) {
-        const sb_i64 i = i0 + rg * KL_DR + x;
-        if (i >= m) continue;
-        for (int y = 0; y < 4; y++) {
-            const sb_i64 j = j0 + cg * 4 + y;
-            if (j >= n) continue;
-            const sb_i64 at = 2 * ((r * m + i) * n + j);
-            parts[at] = lo[x][y];
-            parts[at + 1] = (sb_u64)hi[x][y];
-        }
-    }
-}
+KL_DIRECT_SUM(kl_direct_sum, 64, 64)
+KL_DIRECT_SUM(kl_direct_sum_rows8, 8, 128)
 
 /* Element (i, j) of C: the nr ranges' totals added, rounded once. */
 SB_KERNEL void kl_direct_finish(SB_GLOBAL const sb_u64 *parts, sb_i64 m, sb_i64 n, sb_i64 nr,
