@@ -620,6 +620,8 @@ static sb_status direct_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s,
     const int narrow = s->m <= 8;
     const int64_t ta = narrow ? 8 : 64, tb = narrow ? 128 : 64;
     const int64_t m = s->m, n = s->n, k = s->k, nti = (m + ta - 1) / ta, ntj = (n + tb - 1) / tb;
+    /* the same lines on both sides (a Gram matrix, square tiles): tiles below the diagonal skipped, mirrored */
+    const int32_t sym = !narrow && a->h == b->h && m == n && als == bls && aqs == bqs;
     /* K ranges: enough work-groups to fill a GPU, at least 1,024 q each (by the shape alone) */
     int64_t want = 2048 / (nti * ntj);
     want = want < 1 ? 1 : want;
@@ -631,11 +633,13 @@ static sb_status direct_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s,
     if (k > 0 &&
         (st = SB_LAUNCH(d, narrow ? SB_KL_kl_direct_sum_rows8 : SB_KL_kl_direct_sum, ntj, nti * nr, 0, SB_ARG(a->h), SB_ARG(als), SB_ARG(aqs), SB_ARG(b->h),
                         SB_ARG(bls), SB_ARG(bqs), SB_ARG(m), SB_ARG(n), SB_ARG(k), SB_ARG(kgrain), SB_ARG(nti),
-                        SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(ws->dparts.h))) != SB_OK)
+                        SB_ARG(sym), SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(ws->dparts.h))) != SB_OK)
         return st;
     if (k == 0) nr = 0;
+    const int64_t tile = sym ? ta : 0;
     if ((st = SB_LAUNCH(d, SB_KL_kl_direct_finish, groups_of(d, n), rows_of(m), 0, SB_ARG(ws->dparts.h), SB_ARG(m),
-                        SB_ARG(n), SB_ARG(nr), SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(k), SB_ARG(c->h))) != SB_OK)
+                        SB_ARG(n), SB_ARG(nr), SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(k), SB_ARG(tile),
+                        SB_ARG(c->h))) != SB_OK)
         return st;
     const int64_t off = 0;
     return SB_LAUNCH(d, SB_KL_kl_special, groups_of(d, n), rows_of(m), 0, SB_ARG(a->h), SB_ARG(off), SB_ARG(als),

@@ -21,6 +21,7 @@ def data(n=30000, p=20, seed=3):
 
 CASES = [
     ("ridge", lambda: samebits.Ridge(alpha=2.0), "y", False),
+    ("ridge 120 features", lambda: samebits.Ridge(alpha=2.0), "y150", False),  # a Gram of 2 x 2 tiles
     ("linear weighted", lambda: samebits.LinearRegression(), "y", True),
     ("pca", lambda: samebits.PCA(n_components=5), None, False),
     ("logistic", lambda: samebits.LogisticRegression(max_iter=30), "b", False),
@@ -31,8 +32,8 @@ CASES = [
 @pytest.mark.parametrize("device", ["opencl", "cuda"])
 @pytest.mark.parametrize("name,make,target,weighted", CASES, ids=[c[0] for c in CASES])
 def test_devices_give_the_cpu_model(device, name, make, target, weighted):
-    X, y, w = data()
-    t = {"y": y, "b": (y > np.median(y)).astype(np.float32),
+    X, y, w = data(n=8000, p=120) if target == "y150" else data()
+    t = {"y": y, "y150": y, "b": (y > np.median(y)).astype(np.float32),
          "c": np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(np.float32), None: None}[target]
     kw = {"sample_weight": w} if weighted else {}
     ref = make().fit(X, t, **kw) if t is not None else make().fit(X)

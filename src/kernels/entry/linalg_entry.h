@@ -349,13 +349,14 @@ SB_FN void kl_add128(sb_u64 *lo, sb_i64 *hi, sb_i64 v) {
  * square tile would leave most of its work-items idle. */
 #define KL_DIRECT_SUM(NAME, TA, TB)                                                                           \
     SB_KERNEL void NAME(SB_GLOBAL const float *a, sb_i64 als, sb_i64 aqs, SB_GLOBAL const float *b, sb_i64 bls, \
-                        sb_i64 bqs, sb_i64 m, sb_i64 n, sb_i64 K, sb_i64 kgrain, sb_i64 nti,                    \
+                        sb_i64 bqs, sb_i64 m, sb_i64 n, sb_i64 K, sb_i64 kgrain, sb_i64 nti, sb_i32 sym,        \
                         SB_GLOBAL const sb_i32 *mba, SB_GLOBAL const sb_i32 *mbb, SB_GLOBAL sb_u64 *parts) {     \
         SB_SHARED sb_i32 as[KL_DK][TA + 1];                                                                   \
         SB_SHARED sb_i32 bs[KL_DK][TB + 1];                                                                   \
         const int lid = sb_local_id(0);                                                                       \
         const sb_i64 g1 = (sb_i64)sb_group_id(1), r = g1 / nti;                                               \
         const sb_i64 i0 = (g1 - r * nti) * TA, j0 = (sb_i64)sb_group_id(0) * TB;                              \
+        if (sym && j0 + TB <= i0) return; /* a Gram matrix: the tile mirrors one above the diagonal */       \
         const sb_i64 q0 = r * kgrain, q1 = q0 + kgrain < K ? q0 + kgrain : K;                                 \
         const int cg = lid % (TB / 4), rg = lid / (TB / 4);                                                   \
         sb_u64 lo[TA * TB / (4 * SB_WG)][4];                                                                  \
@@ -412,15 +413,18 @@ KL_DIRECT_SUM(kl_direct_sum_rows8, 8, 128)
 
 /* Element (i, j) of C: the nr ranges' totals added, rounded once. */
 SB_KERNEL void kl_direct_finish(SB_GLOBAL const sb_u64 *parts, sb_i64 m, sb_i64 n, sb_i64 nr,
-                                SB_GLOBAL const sb_i32 *mba, SB_GLOBAL const sb_i32 *mbb, sb_i64 K,
+                                SB_GLOBAL const sb_i32 *mba, SB_GLOBAL const sb_i32 *mbb, sb_i64 K, sb_i64 tile,
                                 SB_GLOBAL float *c) {
     const sb_i64 j = sb_global_id(0), step = sb_global_size(1);
     if (j >= n) return;
     for (sb_i64 i = sb_global_id(1); i < m; i += step) {
         sb_u64 lo = 0u;
         sb_i64 hi = 0;
+        /* tile > 0: a Gram matrix whose tiles below the diagonal were skipped */
+        const int mirror = tile > 0 && (j / tile + 1) * tile <= i;
+        const sb_i64 ci = mirror ? j : i, cj = mirror ? i : j;
         for (sb_i64 r = 0; r < nr; r++) {
-            const sb_i64 at = 2 * ((r * m + i) * n + j);
+            const sb_i64 at = 2 * ((r * m + ci) * n + cj);
             const sb_u64 l = parts[at], t = lo + l;
             hi += (sb_i64)parts[at + 1] + (t < lo ? 1 : 0);
             lo = t;
