@@ -663,14 +663,21 @@ def yes(ok):
     return "met" if ok else "**NOT met**"
 
 
+def header_lines(h, title, machine):
+    """A results file's first lines: its title with the date and commit, the
+    commit, the machine line and the versions (both tables)."""
+    return ["# %s %s (commit %s)" % (title, h["date"], h["commit"][:7]), "",
+            "- commit: `%s`%s" % (h["commit"], " (uncommitted changes present)" if h["dirty"] else ""),
+            "- machine: " + machine,
+            "- versions: " + ", ".join("%s %s" % kv for kv in h["versions"].items())]
+
+
 def write_workloads_md(res, out):
     h = res["header"]
     devs = h["devices"]
-    L = ["# Linear models and PCA beside scikit-learn %s (commit %s)" % (h["date"], h["commit"][:7]), "",
-         "- commit: `%s`%s" % (h["commit"], " (uncommitted changes present)" if h["dirty"] else ""),
-         "- machine: %s; samebits %d threads, scikit-learn/NumPy/OpenBLAS %s=%s; samebits devices: %s"
-         % (h["machine"], h["threads"], "/".join(THREAD_ENV), h["threads"], ", ".join(devs)),
-         "- versions: " + ", ".join("%s %s" % kv for kv in h["versions"].items()),
+    L = header_lines(h, "Linear models and PCA beside scikit-learn",
+                     "%s; samebits %d threads, scikit-learn/NumPy/OpenBLAS %s=%s; samebits devices: %s"
+                     % (h["machine"], h["threads"], "/".join(THREAD_ENV), h["threads"], ", ".join(devs))) + [
          "- command: `%s`; load average at the start %s, at the end %s"
          % (h["command"], fmt(h["loadavg_start"][0], "%.2f") if h["loadavg_start"] else "-",
             fmt(res["loadavg_end"][0], "%.2f") if res.get("loadavg_end") else "-"),
@@ -788,11 +795,9 @@ def write_workloads_md(res, out):
 def write_speed_md(res, out):
     h = res["header"]
     devs = h["devices"]
-    L = ["# Linear models and PCA, speed shapes (synthetic data) %s (commit %s)" % (h["date"], h["commit"][:7]), "",
-         "- commit: `%s`%s" % (h["commit"], " (uncommitted changes present)" if h["dirty"] else ""),
-         "- machine: %s; samebits %d threads on the host, scikit-learn/NumPy/OpenBLAS %s=%s"
-         % (h["machine"], h["threads"], "/".join(THREAD_ENV), h["threads"]),
-         "- versions: " + ", ".join("%s %s" % kv for kv in h["versions"].items()),
+    L = header_lines(h, "Linear models and PCA, speed shapes (synthetic data)",
+                     "%s; samebits %d threads on the host, scikit-learn/NumPy/OpenBLAS %s=%s"
+                     % (h["machine"], h["threads"], "/".join(THREAD_ENV), h["threads"])) + [
          "- command: `%s`; --scale %g" % (h["command"], res["scale"]),
          "- **synthetic data** (not a quality claim): numpy default_rng(0) features, labels from a fixed linear "
          "model plus noise; scikit-learn on the host CPU given %s, samebits on each device given float32. "
