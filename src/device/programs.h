@@ -31,14 +31,14 @@
     X(kl_igemm) X(kl_combine) X(kl_special) X(kl_direct_sum) X(kl_direct_sum_rows8) X(kl_direct_finish)
 /* linalg_reduce_entry.h: sums, norms, distances, selection */
 #define SB_LINALG_REDUCE_KERNELS(X)                                                                           \
-    X(kr_fill64) X(kr_fill32) X(kr_center_rows) X(kr_line_sum) X(kr_line_sum_final) X(kr_line_sqnorm) X(kr_line_sqnorm_final)   \
+    X(kr_fill64) X(kr_fill32) X(kr_line_sum) X(kr_line_sum_final) X(kr_line_sqnorm) X(kr_line_sqnorm_final)   \
     X(kr_line_select) X(kr_line_select_final) X(kr_topk) X(kr_rows_decode) X(kr_sqdist)
 /* linalg_solve_entry.h: factorizations, solves, eigenvalues, projections */
 #define SB_LINALG_SOLVE_KERNELS(X)                                                                            \
     X(kls_chol_scales) X(kls_chol_prep) X(kls_chol_col) X(kls_chol_unscale) X(kls_trsm) X(kls_eig_jacobi)          \
     X(kls_eig_order) X(kls_eig_vectors) X(kls_random)
 /* linear_entry.h: the linear family's own rows (src/models/linear) */
-#define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows)
+#define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows) X(kn_center_rows)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X)
 

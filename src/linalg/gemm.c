@@ -351,7 +351,10 @@ static int digits_of(const int32_t *spread, int64_t n) {
 /* Which host road takes the exact totals (SAMEBITS_GEMM_HOST): both give
  * the same integers, hence the same bits (gemm_direct.c); the variable is for
  * tests that run each road, and for measuring them. Unset or empty: the
- * direct road where both operands have four digits and the shape fits it. */
+ * direct road where both operands have four digits and the shape fits it.
+ * Read at every product on purpose, not once per process: tests switch
+ * roads within one process, and the read costs a scan of the environment
+ * against the product's O(lines) statistics at the least. */
 enum { ROAD_AUTO = 0, ROAD_DIGITS = 1, ROAD_DIRECT = 2 };
 static sb_status host_road(int *road) {
     const char *v = getenv("SAMEBITS_GEMM_HOST");
@@ -431,41 +434,38 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
 #endif
     const int64_t m = s->m, n = s->n, kp = pad_k(s->k);
     sb_status st = SB_OK;
-    uint32_t *mb_a = sb_malloc(4 * (size_t)m), *mb_b = sb_malloc(4 * (size_t)n);
-    int32_t *sp_a = sb_malloc(4 * (size_t)m), *sp_b = sb_malloc(4 * (size_t)n);
-    int32_t *sig_a = sb_malloc(4 * (size_t)m), *sig_b = sb_malloc(4 * (size_t)n);
-    uint8_t *flag_a = sb_malloc((size_t)m), *flag_b = sb_malloc((size_t)n);
+    uint32_t *mb_a = NULL, *mb_b = NULL;
+    int32_t *sp_a = NULL, *sp_b = NULL, *sig_a = NULL, *sig_b = NULL;
+    uint8_t *flag_a = NULL, *flag_b = NULL;
     int8_t *pa = NULL, *pb = NULL;
     int32_t *parts = NULL;
     sb_oz_acc *acc = NULL;
-    if (!mb_a || !mb_b || !sp_a || !sp_b || !sig_a || !sig_b || !flag_a || !flag_b) goto oom;
     int64_t ls, qs;
     strides_a(s, &ls, &qs);
-    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, mb_a, sp_a, sig_a, flag_a, NULL};
+    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, NULL, NULL, NULL, NULL, NULL};
     strides_b(s, &ls, &qs);
-    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, mb_b, sp_b, sig_b, flag_b, NULL};
+    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, NULL, NULL, NULL, NULL, NULL};
     if (!prep_matches(prep_a, a, ja.ls, ja.qs, m, s->k)) prep_a = NULL;
     if (!prep_matches(prep_b, b, jb.ls, jb.qs, n, s->k)) prep_b = NULL;
-    if (prep_a) {
-        memcpy(mb_a, prep_a->mb, 4 * (size_t)m);
-        memcpy(sp_a, prep_a->spread, 4 * (size_t)m);
-        memcpy(flag_a, prep_a->flag, (size_t)m);
-    } else if ((st = line_stats(&ja)) != SB_OK) {
-        goto done;
-    }
-    if (prep_b) {
-        memcpy(mb_b, prep_b->mb, 4 * (size_t)n);
-        memcpy(sp_b, prep_b->spread, 4 * (size_t)n);
-        memcpy(flag_b, prep_b->flag, (size_t)n);
-    } else if (a == b && m == n && ja.ls == jb.ls && ja.qs == jb.qs) {
-        /* the same lines on both sides (a Gram matrix): the same statistics */
-        memcpy(mb_b, mb_a, 4 * (size_t)n);
-        memcpy(sp_b, sp_a, 4 * (size_t)n);
-        memcpy(flag_b, flag_a, (size_t)n);
-    } else if ((st = line_stats(&jb)) != SB_OK) {
-        goto done;
-    }
-    const int sa = digits_of(sp_a, m), sbd = digits_of(sp_b, n);
+    /* Each side's statistics: a prepared operand's are read where they lie
+     * (every logistic evaluation passes here: no O(lines) copy on that road);
+     * the others are computed into arrays of this call. */
+    const int gram = !prep_b && a == b && m == n && ja.ls == jb.ls && ja.qs == jb.qs;
+    if (!prep_a && (!(mb_a = sb_malloc(4 * (size_t)m)) || !(sp_a = sb_malloc(4 * (size_t)m)) ||
+                    !(flag_a = sb_malloc((size_t)m))))
+        goto oom;
+    if (!prep_b && !gram && (!(mb_b = sb_malloc(4 * (size_t)n)) || !(sp_b = sb_malloc(4 * (size_t)n)) ||
+                             !(flag_b = sb_malloc((size_t)n))))
+        goto oom;
+    ja.mb = mb_a, ja.spread = sp_a, ja.flag = flag_a;
+    jb.mb = mb_b, jb.spread = sp_b, jb.flag = flag_b;
+    if (!prep_a && (st = line_stats(&ja)) != SB_OK) goto done;
+    if (!prep_b && !gram && (st = line_stats(&jb)) != SB_OK) goto done;
+    const uint32_t *MA = prep_a ? prep_a->mb : mb_a, *MB = prep_b ? prep_b->mb : gram ? MA : mb_b;
+    const int32_t *SPA = prep_a ? prep_a->spread : sp_a, *SPB = prep_b ? prep_b->spread : gram ? SPA : sp_b;
+    const uint8_t *FA = prep_a ? prep_a->flag : flag_a, *FB = prep_b ? prep_b->flag : gram ? FA : flag_b;
+    const int sa = prep_a ? prep_a->S : digits_of(SPA, m);
+    const int sbd = prep_b ? prep_b->S : gram ? sa : digits_of(SPB, n);
     int road;
     if ((st = host_road(&road)) != SB_OK) goto done;
     if ((sa == SB_OZ_SMIN || sbd == SB_OZ_SMIN) && road != ROAD_DIGITS &&
@@ -477,13 +477,36 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
             goto done;
         }
         if (s->k > 0) {
-            for (int64_t i = 0; i < m; i++) sig_a[i] = sb_oz_sigma(mb_a[i], sa);
-            for (int64_t q = 0; q < n; q++) sig_b[q] = sb_oz_sigma(mb_b[q], sbd);
-            st = sb_gemm_direct_host(s, a, b, c, ldc, sig_a, sig_b, flag_a, flag_b, prep_a ? prep_a->v : NULL,
+            /* the scales: a prepared four-digit side's are its own sigma */
+            const int32_t *GA = prep_a && sa == SB_OZ_SMIN ? prep_a->sigma : NULL;
+            const int32_t *GB = prep_b && sbd == SB_OZ_SMIN ? prep_b->sigma : NULL;
+            if (!GA) {
+                if (!(sig_a = sb_malloc(4 * (size_t)m))) goto oom;
+                for (int64_t i = 0; i < m; i++) sig_a[i] = sb_oz_sigma(MA[i], sa);
+                GA = sig_a;
+            }
+            if (!GB) {
+                if (!(sig_b = sb_malloc(4 * (size_t)n))) goto oom;
+                for (int64_t q = 0; q < n; q++) sig_b[q] = sb_oz_sigma(MB[q], sbd);
+                GB = sig_b;
+            }
+            st = sb_gemm_direct_host(s, a, b, c, ldc, GA, GB, FA, FB, prep_a ? prep_a->v : NULL,
                                      prep_b ? prep_b->v : NULL, sa > SB_OZ_SMIN, sbd > SB_OZ_SMIN);
             goto done;
         }
     }
+    /* the digit planes: this call's own statistics arrays (a prepared side's copied in) */
+    if (!mb_a && (!(mb_a = sb_malloc(4 * (size_t)m)) || !(sp_a = sb_malloc(4 * (size_t)m)) ||
+                  !(flag_a = sb_malloc((size_t)m))))
+        goto oom;
+    if (!mb_b && (!(mb_b = sb_malloc(4 * (size_t)n)) || !(sp_b = sb_malloc(4 * (size_t)n)) ||
+                  !(flag_b = sb_malloc((size_t)n))))
+        goto oom;
+    if (MA != mb_a) memcpy(mb_a, MA, 4 * (size_t)m), memcpy(sp_a, SPA, 4 * (size_t)m), memcpy(flag_a, FA, (size_t)m);
+    if (MB != mb_b) memcpy(mb_b, MB, 4 * (size_t)n), memcpy(sp_b, SPB, 4 * (size_t)n), memcpy(flag_b, FB, (size_t)n);
+    if (!(sig_a = sb_malloc(4 * (size_t)m)) || !(sig_b = sb_malloc(4 * (size_t)n))) goto oom;
+    ja.mb = mb_a, ja.spread = sp_a, ja.flag = flag_a, ja.sigma = sig_a;
+    jb.mb = mb_b, jb.spread = sp_b, jb.flag = flag_b, jb.sigma = sig_b;
     const int nw = sa + sbd - 1;
     const int64_t kc = sb_oz_kchunk(sa < sbd ? sa : sbd), npass = passes_of(kp, kc);
     ja.S = sa, ja.kc = kc, jb.S = sbd, jb.kc = kc;

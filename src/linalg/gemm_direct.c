@@ -225,7 +225,7 @@ typedef struct direct_job {
     /* lines regime: B converted whole */
     int32_t *bconv;
     int64_t lgrain; /* lines of A a task takes (by the shape: more when K is short) */
-    int err;
+    int64_t awords; /* int32 words of a worker's converted lines of A: none when A is prepared */
 } direct_job;
 
 /* The final element (i, j) from its exact total: rounded once, then special values. */
@@ -315,7 +315,7 @@ static void ltask(void *ctx, int64_t task) {
     int64_t b, e;
     sb_chunk_range(m, j->lgrain, task, &b, &e);
     int32_t *cA = j->scratch[sb_worker_index()];
-    i128 *T = (i128 *)(void *)(cA + 2 * j->lgrain * K + 4); /* 16-byte aligned: 4 ints pad */
+    i128 *T = (i128 *)(void *)(cA + j->awords + 4); /* 16-byte aligned: 4 ints pad */
     T = (i128 *)(void *)(((uintptr_t)T + 15u) & ~(uintptr_t)15u);
     const int32_t *A = cA;
     if (j->pv_a) A = j->pv_a + b * K;
@@ -394,12 +394,15 @@ sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const floa
     if (j.wa || j.wb) j.sym = 0;
     sb_status st = SB_OK;
     const int32_t width = sb_parallel_width();
-    j.sc_a = sb_malloc(sizeof(double) * (size_t)m);
-    j.sc_b = sb_malloc(sizeof(double) * (size_t)n);
+    /* the scales as doubles, only for a side converted here (a prepared side holds its integers) */
     j.scratch = sb_calloc((size_t)width, sizeof(int32_t *));
-    if (!j.sc_a || !j.sc_b || !j.scratch) goto oom;
-    for (int64_t i = 0; i < m; i++) j.sc_a[i] = pow2d(sig_a[i]);
-    for (int64_t q = 0; q < n; q++) j.sc_b[q] = pow2d(sig_b[q]);
+    if (!j.scratch || (!j.pv_a && !(j.sc_a = sb_malloc(sizeof(double) * (size_t)m))) ||
+        (!j.pv_b && !(j.sc_b = sb_malloc(sizeof(double) * (size_t)n))))
+        goto oom;
+    if (j.sc_a)
+        for (int64_t i = 0; i < m; i++) j.sc_a[i] = pow2d(sig_a[i]);
+    if (j.sc_b)
+        for (int64_t q = 0; q < n; q++) j.sc_b[q] = pow2d(sig_b[q]);
     if (m * n <= DIRECT_CELLS_MAX) {
         /* the summed regime: K in ranges (by the shape), totals per range, added */
         int64_t kt = K / DIRECT_KTASK_MIN;
@@ -418,7 +421,8 @@ sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const floa
         if (!j.pv_b && !(j.bconv = sb_malloc(sizeof(int32_t) * (size_t)((j.wb ? 2 : 1) * n * K)))) goto oom;
         j.lgrain = (int64_t)65536 / (K * n > 0 ? K * n : 1);
         j.lgrain = j.lgrain < DIRECT_LINE_GRAIN ? DIRECT_LINE_GRAIN : j.lgrain > 8192 ? 8192 : j.lgrain;
-        const size_t per = sizeof(int32_t) * (size_t)(2 * j.lgrain * K + 8) + sizeof(i128) * (size_t)(j.lgrain * n) + 16;
+        j.awords = j.pv_a ? 0 : (j.wa ? 2 : 1) * j.lgrain * K;
+        const size_t per = sizeof(int32_t) * (size_t)(j.awords + 8) + sizeof(i128) * (size_t)(j.lgrain * n) + 16;
         for (int32_t w = 0; w < width; w++)
             if (!(j.scratch[w] = sb_malloc(per))) goto oom;
         if (!j.pv_b) sb_parallel_for_width(sb_chunk_count(n, DIRECT_LINE_GRAIN), width, bconv_task, &j);

@@ -36,23 +36,6 @@ SB_KERNEL void kr_fill32(SB_GLOBAL sb_u32 *p, sb_i64 n, sb_u32 v) {
     if (i < n) p[i] = v;
 }
 
-/* The linear family's centered rows on a GPU, src/models/linear/linear.c's
- * center_task element for element (the same two roundings at most: x - m,
- * then times s): out[i*W + c] = (x[i*P + c] - xm[c]) (* s[i] when hw), and
- * with hy the column P: (y[i] - ym) (* s[i]). W = P + hy. Column c is
- * work-item c of dimension 0 (neighbours read neighbouring columns), rows
- * stride along dimension 1. */
-SB_KERNEL void kr_center_rows(SB_GLOBAL const float *x, sb_i64 n, sb_i64 P, SB_GLOBAL const float *xm,
-                              SB_GLOBAL const float *y, float ym, SB_GLOBAL const float *s, sb_i32 hy, sb_i32 hw,
-                              SB_GLOBAL float *out) {
-    const sb_i64 c = sb_global_id(0), W = P + (hy ? 1 : 0), step = sb_global_size(1);
-    if (c >= W) return;
-    for (sb_i64 i = sb_global_id(1); i < n; i += step) {
-        const float v = c < P ? x[i * P + c] - xm[c] : y[i] - ym;
-        out[i * W + c] = hw ? v * s[i] : v;
-    }
-}
-
 /* Work-item t's line and elements (header). */
 SB_FN void kr_part(sb_i64 t, sb_i64 nlines, sb_i64 nch, sb_i64 K, sb_i32 lfast, sb_i64 *l, sb_i64 *q0, sb_i64 *q1,
                    sb_i64 *step) {

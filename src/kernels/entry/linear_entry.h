@@ -17,3 +17,20 @@ SB_KERNEL void kn_logit_rows(SB_GLOBAL float *z, sb_i64 n, sb_i32 K, SB_GLOBAL c
     if (i >= n) return;
     loss[i] = sb_k_logit_row(K, z + i * K, b, (sb_i32)label[i], s[i], r + i * K);
 }
+
+/* The linear family's centered rows on a GPU, src/models/linear/linear.c's
+ * center_task element for element (the same two roundings at most: x - m,
+ * then times s): out[i*W + c] = (x[i*P + c] - xm[c]) (* s[i] when hw), and
+ * with hy the column P: (y[i] - ym) (* s[i]). W = P + hy. Column c is
+ * work-item c of dimension 0 (neighbours read neighbouring columns), rows
+ * stride along dimension 1. */
+SB_KERNEL void kn_center_rows(SB_GLOBAL const float *x, sb_i64 n, sb_i64 P, SB_GLOBAL const float *xm,
+                              SB_GLOBAL const float *y, float ym, SB_GLOBAL const float *s, sb_i32 hy, sb_i32 hw,
+                              SB_GLOBAL float *out) {
+    const sb_i64 c = sb_global_id(0), W = P + (hy ? 1 : 0), step = sb_global_size(1);
+    if (c >= W) return;
+    for (sb_i64 i = sb_global_id(1); i < n; i += step) {
+        const float v = c < P ? x[i * P + c] - xm[c] : y[i] - ym;
+        out[i * W + c] = hw ? v * s[i] : v;
+    }
+}

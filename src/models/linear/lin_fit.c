@@ -41,9 +41,11 @@ static void prep_free(lin_prep *a) {
     sb_free(a->q);
 }
 
-/* Fills a from t: means, the centered rows (with yc as an extra column when
- * with_y), and G = Xc^T Xc, q = Xc^T yc, yy = yc.yc as the one product
- * [Xc yc]^T [Xc yc] on the fit's device (one upload). */
+/* Fills a from t: means, and G = Xc^T Xc, q = Xc^T yc, yy = yc.yc as the one
+ * product [Xc yc]^T [Xc yc] of the centered rows (yc an extra column when
+ * with_y) on the fit's device (one upload). The centered rows live only for
+ * the product: on the host in a copy of this call, on a GPU there alone
+ * (a->xc stays NULL). */
 static sb_status prep(const sb_table *t, const lin_params *p, int center, int with_y, lin_prep *a, sb_card *card) {
     memset(a, 0, sizeof *a);
     const int64_t n = t->nrows;
@@ -52,11 +54,10 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
     a->p = P;
     a->ld = W;
     a->xm = sb_calloc((size_t)P, sizeof(float));
-    a->xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)W);
     a->G = sb_malloc(sizeof(float) * (size_t)P * (size_t)P);
-    float *ga = sb_malloc(sizeof(float) * (size_t)W * (size_t)W);
+    float *ga = sb_malloc(sizeof(float) * (size_t)W * (size_t)W), *xc = NULL;
     if (with_y) a->q = sb_malloc(sizeof(float) * (size_t)P);
-    if (!a->xm || !a->xc || !a->G || !ga || (with_y && !a->q)) {
+    if (!a->xm || !a->G || !ga || (with_y && !a->q)) {
         sb_free(ga);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
     }
@@ -92,10 +93,12 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
             st = sb_lin_dev_center(&dv, t, &mx, a->xm, a->ym, with_y, &z);
             sb_lin_mat_release(&dv, &mx);
             sb_lin_phase("centering", &t0);
+        } else if (!(xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)W))) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)W);
         } else {
-            sb_lin_center(t->x, with_y ? t->label : NULL, w, n, P, a->xm, a->ym, a->xc);
+            sb_lin_center(t->x, with_y ? t->label : NULL, w, n, P, a->xm, a->ym, xc);
             sb_lin_phase("centering", &t0);
-            st = sb_lin_mat_set(&dv, &z, a->xc, n * W);
+            st = sb_lin_mat_set(&dv, &z, xc, n * W);
         }
         if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 1, 0, W, W, n, &z, W, &z, W, ga);
         sb_lin_phase("gram product", &t0);
@@ -103,6 +106,7 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
     sb_lin_mat_release(&dv, &mx);
     sb_lin_mat_release(&dv, &z);
     sb_lin_dev_close(&dv);
+    sb_free(xc);
     if (st == SB_OK) {
         for (int32_t i = 0; i < P; i++) {
             memcpy(a->G + (int64_t)i * P, ga + (int64_t)i * W, sizeof(float) * (size_t)P);

@@ -111,27 +111,30 @@ static void sacc_add_bucket(sb_sacc *acc, int64_t v, uint32_t q) {
 }
 
 /* Rows [b, e) into acc (p column sums, then the count), a column at a time
- * (its buckets stay in L1); 0 when a value is an infinity or a NaN: then acc
- * is untouched, and the one-add-per-value road takes the chunk. */
+ * (its buckets stay in L1); 0 when a value is an infinity or a NaN (bucket
+ * 255): then acc is reset, and the one-add-per-value road takes the chunk. */
 static int means_buckets(const means_job *j, int64_t b, int64_t e, sb_sacc *acc) {
     const int32_t p = j->p;
-    for (int32_t c = 0; c < p; c++)
-        for (int64_t i = b; i < e; i++)
-            if (((sb_f2u(j->x[i * p + c]) >> 23) & 0xffu) == 0xffu) return 0;
     int64_t bucket[256];
     for (int32_t c = 0; c < p; c++) {
         memset(bucket, 0, sizeof bucket);
-        uint32_t notnegz = 0;
+        uint32_t notnegz = 0, special = 0;
         for (int64_t i = b; i < e; i++) {
             const uint32_t u = sb_f2u(j->x[i * p + c]), ex = (u >> 23) & 0xffu;
             const int64_t m = (int64_t)((u & 0x7fffffu) | (ex ? 0x800000u : 0u));
             bucket[ex] += (u >> 31) ? -m : m;
             notnegz |= u != 0x80000000u;
+            special |= ex == 0xffu;
+        }
+        if (special) {
+            for (int32_t k = 0; k <= p; k++) sb_sacc_init(&acc[k]);
+            return 0;
         }
         if (e > b) acc[c].flags |= SB_SACC_F_ANY | (notnegz ? SB_SACC_F_NOTNEGZ : 0u);
         for (uint32_t ex = 0; ex < 255u; ex++) sacc_add_bucket(&acc[c], bucket[ex], ex ? ex - 1u : 0u);
     }
-    for (int64_t i = b; i < e; i++) sb_sacc_add(&acc[p], 1.0f);
+    /* the count at once: e - b <= LIN_ROW_GRAIN is an exact float, the same exact sum as e - b ones */
+    if (e > b) sb_sacc_add(&acc[p], (float)(e - b));
     return 1;
 }
 
@@ -302,7 +305,7 @@ sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mxr, 
             const int32_t hy = with_y != 0, hw = w != NULL;
             const int64_t g0 = (W + d->wg - 1) / d->wg, g1 = n < 65535 ? n : 65535;
             if (st == SB_OK)
-                st = SB_LAUNCH(d, SB_KL_kr_center_rows, g0, g1, 0, SB_ARG(pmx->dev.h), SB_ARG(n), SB_ARG(P),
+                st = SB_LAUNCH(d, SB_KL_kn_center_rows, g0, g1, 0, SB_ARG(pmx->dev.h), SB_ARG(n), SB_ARG(P),
                                SB_ARG(mm.dev.h), SB_ARG(my.dev.h), SB_ARG(ym), SB_ARG(ms.dev.h), SB_ARG(hy), SB_ARG(hw),
                                SB_ARG(out->dev.h));
             sb_linalg_device_unlock();
@@ -367,11 +370,11 @@ sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_
                 pb = &b->prep[i];
         return sb_gemm_host_prep(&s, a->host, b->host, c, n, pa, pb);
     }
+    /* the device's product into its kept buffer, then only C comes back */
+    if ((st = sb_lin_dev_gemm_to(dv, ta, tb, m, n, k, a, lda, b, ldb, &dv->out)) != SB_OK) return st;
     sb_device *d;
     if ((st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d)) != SB_OK) return st;
-    st = sb_device_ensure(d, &dv->out, 4 * (size_t)(m * n), "linear product");
-    if (st == SB_OK) st = sb_gemm_on(d, &dv->ws, &s, &a->dev, &b->dev, &dv->out);
-    if (st == SB_OK) st = sb_device_read(d, &dv->out, 0, c, 4 * (size_t)(m * n), "linear product");
+    st = sb_device_read(d, &dv->out, 0, c, 4 * (size_t)(m * n), "linear product");
     sb_linalg_device_unlock();
     return st;
 }
