@@ -59,8 +59,16 @@ static sb_status default_threads(int32_t *out) {
     const char *v = getenv("SAMEBITS_NUM_THREADS");
     if (v && *v) /* set and empty reads as unset, as doctor reports it */
         return sb_parse_num_threads(v, "SAMEBITS_NUM_THREADS", out);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    *out = cores < 1 ? 1 : cores > SB_MAX_THREADS ? SB_MAX_THREADS : (int32_t)cores;
+    /* the online cores, read once (sysconf reads a file each time: every
+     * parallel step asks for the count) */
+    static int32_t cores_once;
+    int32_t c = __atomic_load_n(&cores_once, __ATOMIC_ACQUIRE);
+    if (c == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        c = cores < 1 ? 1 : cores > SB_MAX_THREADS ? SB_MAX_THREADS : (int32_t)cores;
+        __atomic_store_n(&cores_once, c, __ATOMIC_RELEASE);
+    }
+    *out = c;
     return SB_OK;
 }
 
@@ -104,12 +112,38 @@ static void run_tasks(void) {
     }
 }
 
+/* How long a thread polls before it blocks: a worker waiting for the next
+ * job, the caller waiting for the workers to leave one. A step of a fit
+ * (one Householder reflector, one level of a tree) is often shorter than a
+ * wake-up through the condition variable (tens of microseconds on a virtual
+ * machine), which the step would otherwise pay twice. */
+#define SB_POOL_SPINS 4000
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static void *worker_main(void *arg) {
     uint64_t seen = 0;
     t_in_task = 1;
     t_worker = (int32_t)(intptr_t)arg;
     pthread_mutex_lock(&g_lock);
     for (;;) {
+        if (!g_shutdown && g_generation == seen) {
+            /* poll a while for the next job before sleeping */
+            pthread_mutex_unlock(&g_lock);
+            for (int32_t i = 0; i < SB_POOL_SPINS; i++) {
+                if (__atomic_load_n(&g_generation, __ATOMIC_ACQUIRE) != seen ||
+                    __atomic_load_n(&g_shutdown, __ATOMIC_ACQUIRE))
+                    break;
+                cpu_relax();
+            }
+            pthread_mutex_lock(&g_lock);
+        }
         while (!g_shutdown && g_generation == seen) pthread_cond_wait(&g_wake, &g_lock);
         if (g_shutdown) break;
         seen = g_generation;
@@ -117,7 +151,7 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&g_lock);
         if (t_worker < width) run_tasks();
         pthread_mutex_lock(&g_lock);
-        if (--g_active == 0) pthread_cond_signal(&g_done);
+        if (__atomic_sub_fetch(&g_active, 1, __ATOMIC_ACQ_REL) == 0) pthread_cond_signal(&g_done);
     }
     pthread_mutex_unlock(&g_lock);
     return NULL;
@@ -125,7 +159,7 @@ static void *worker_main(void *arg) {
 
 static void stop_pool(void) {
     pthread_mutex_lock(&g_lock);
-    g_shutdown = 1;
+    __atomic_store_n(&g_shutdown, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&g_wake);
     pthread_mutex_unlock(&g_lock);
     for (int32_t i = 0; i < g_pool_size; i++) pthread_join(g_workers[i], NULL);
@@ -194,12 +228,13 @@ void sb_parallel_for_width(int64_t ntasks, int32_t max_workers, sb_task_fn body,
     g_next = 0;
     g_active = g_pool_size;
     g_job_width = want;
-    g_generation++;
+    __atomic_store_n(&g_generation, g_generation + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&g_wake);
     pthread_mutex_unlock(&g_lock);
     t_in_task = 1;
     run_tasks();
     t_in_task = 0;
+    for (int32_t i = 0; i < SB_POOL_SPINS && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) > 0; i++) cpu_relax();
     pthread_mutex_lock(&g_lock);
     while (g_active > 0) pthread_cond_wait(&g_done, &g_lock);
     pthread_mutex_unlock(&g_lock);

@@ -190,14 +190,20 @@ static void stats_cols_task(void *ctx, int64_t task) {
     }
 }
 
+/* Lines in groups of SPLIT_GROUP, q inner: a group's digits for a run of q
+ * fill whole cache lines of its planes one after the other (line by line,
+ * every q would write one byte into each of S x nlines cache lines). */
+#define SPLIT_GROUP 16
 static void split_cols_task(void *ctx, int64_t task) {
     const line_job *j = ctx;
     const int S = j->S;
     const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->kp ? q0 + GEMM_QBLOCK : j->kp;
+    for (int64_t l0 = 0; l0 < L; l0 += SPLIT_GROUP)
     for (int64_t q = q0; q < q1; q++) {
         const float *row = j->x + q * j->qs;
         const int64_t c = q / j->kc, lc = pass_len(j->kp, j->kc, c);
-        for (int64_t l = 0; l < L; l++) {
+        const int64_t l1 = l0 + SPLIT_GROUP < L ? l0 + SPLIT_GROUP : L;
+        for (int64_t l = l0; l < l1; l++) {
             int64_t t = q < j->k ? sb_oz_fixed(sb_f2u(row[l * j->ls]), j->sigma[l], S) : 0;
             int8_t *at = j->planes + l * S * j->kp + S * c * j->kc + (q - c * j->kc);
             for (int dq = 0; dq < S; dq++) {
