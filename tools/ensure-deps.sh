@@ -37,13 +37,15 @@ fi
 
 # pip_need MODULE PACKAGE DEBIAN: install PACKAGE from PyPI (or Debian's DEBIAN)
 # when python3 cannot import MODULE.
+# The import is tried from / : in the source tree, the build/ folder would
+# pass for PyPI's "build" package (an implicit namespace package).
 pip_need() {
-  python3 -c "import $1" >/dev/null 2>&1 && return 0
+  (cd / && python3 -c "import $1") >/dev/null 2>&1 && return 0
   echo "ensure-deps: installing $2"
   python3 -m pip install -q "$2" 2>/dev/null \
     || python3 -m pip install -q --break-system-packages "$2" 2>/dev/null \
     || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$3"; }
-  python3 -c "import $1" || { echo "ensure-deps: $2 could not be installed" >&2; exit 1; }
+  (cd / && python3 -c "import $1") || { echo "ensure-deps: $2 could not be installed" >&2; exit 1; }
 }
 # pytest runs the suite; numpy, scikit-learn and pandas are what the Python
 # package's integration tests use (the package itself needs none of them).
