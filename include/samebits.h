@@ -200,6 +200,12 @@ SB_API sb_status sb_dataset_from_matrix(const float *x, int64_t nrows, int32_t n
 SB_API sb_status sb_dataset_view_matrix(const float *x, int64_t nrows, int32_t ncols,
                                         sb_dataset **out);
 SB_API sb_status sb_dataset_set_label(sb_dataset *d, const float *y, int64_t n);
+#define SB_MAX_TARGETS 65536
+/* Several targets a row (y: nrows x ntargets, row-major, copied; 1 <= ntargets
+ * <= 65536): LinearRegression and Ridge fit one coefficient row per target,
+ * each the bits of its own single-target fit; every other estimator refuses
+ * a dataset with more than one. ntargets = 1 is sb_dataset_set_label. */
+SB_API sb_status sb_dataset_set_targets(sb_dataset *d, const float *y, int64_t nrows, int32_t ntargets);
 SB_API sb_status sb_dataset_set_weight(sb_dataset *d, const float *w, int64_t n);
 /* Weights from a file of one number a line (as LightGBM's .weight files;
  * docs/io.md): exactly one finite weight >= 0 per data row, blank lines

@@ -76,6 +76,7 @@ _PROTOS = {
     "sb_dataset_from_matrix": (c_int, [_P(c_float), c_int64, c_int32, _P(c_void_p)]),
     "sb_dataset_view_matrix": (c_int, [_P(c_float), c_int64, c_int32, _P(c_void_p)]),
     "sb_dataset_set_label": (c_int, [c_void_p, _P(c_float), c_int64]),
+    "sb_dataset_set_targets": (c_int, [c_void_p, _P(c_float), c_int64, c_int32]),
     "sb_dataset_set_weight": (c_int, [c_void_p, _P(c_float), c_int64]),
     "sb_dataset_set_feature_names": (c_int, [c_void_p, _P(c_char_p), c_int32]),
     "sb_dataset_set_group": (c_int, [c_void_p, _P(c_int64), c_int64]),

@@ -46,11 +46,12 @@ def class_probabilities(model, d, k, device):
     return out
 
 
-def dataset(m, label=None, weight=None, group=None, view=False):
+def dataset(m, label=None, weight=None, group=None, view=False, targets=None):
     """An sb_dataset from a Matrix (and optional (ptr, n) label and weight, and
-    a sequence of query sizes for ranking). view: the dataset reads m's buffer
-    in place (sb_dataset_view_matrix); the handle then keeps m alive, and the
-    caller must not change m's buffer while the handle lives."""
+    a sequence of query sizes for ranking). targets: a Matrix of several
+    targets a row instead of label (sb_dataset_set_targets). view: the dataset
+    reads m's buffer in place (sb_dataset_view_matrix); the handle then keeps m
+    alive, and the caller must not change m's buffer while the handle lives."""
     d = c_void_p()
     check((lib.sb_dataset_view_matrix if view else lib.sb_dataset_from_matrix)(m.ptr, m.nrows, m.ncols, byref(d)))
     h = Handle(d, lib.sb_dataset_free)
@@ -61,6 +62,8 @@ def dataset(m, label=None, weight=None, group=None, view=False):
         check(lib.sb_dataset_set_feature_names(d, names, len(m.names)))
     if label is not None:
         check(lib.sb_dataset_set_label(d, label[0], label[1]))
+    if targets is not None:
+        check(lib.sb_dataset_set_targets(d, targets.ptr, targets.nrows, targets.ncols))
     if weight is not None:
         check(lib.sb_dataset_set_weight(d, weight[0], weight[1]))
     if group is not None:

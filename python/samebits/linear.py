@@ -120,9 +120,16 @@ class _Linear(FittedModel, Estimator):
         return [("positive", _bool_text("positive", self.positive))]
 
     # ---- fit ------------------------------------------------------------------------
+    _MULTI_TARGET = False  # LinearRegression and Ridge: y may be 2-D (n, n_targets)
+
     def _labels(self, y, nrows):
         if y is None:
             raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
+        if self._MULTI_TARGET and _is_2d(y):
+            return None, _array.matrix(y, "y")
+        if _is_2d(y) and _width(y) > 1:
+            raise InvalidInputError("%s takes one target a row, y (n,); several targets (y of shape (n, t)) are "
+                                    "built for LinearRegression and Ridge" % type(self).__name__)
         warn_column_vector(y)
         label = _array.vector(y, "y")
         return None, label
@@ -134,6 +141,13 @@ class _Linear(FittedModel, Estimator):
         self._note_ignored()
         m = _array.matrix(X, "X")
         classes, label = self._labels(y, m.nrows)
+        targets = None
+        if isinstance(label, _array.Matrix):  # several targets a row
+            targets, label = label, None
+            if targets.nrows != m.nrows:
+                raise InvalidInputError("X has %d rows but y has %d rows" % (m.nrows, targets.nrows))
+            if targets.ncols < 1:
+                raise InvalidInputError("y has no targets (shape (%d, 0))" % targets.nrows)
         if label is not None and label[2] != m.nrows:
             raise InvalidInputError("X has %d rows but y has %d labels" % (m.nrows, label[2]))
         weight = None
@@ -146,8 +160,9 @@ class _Linear(FittedModel, Estimator):
         pairs = self._c_params(len(classes) if classes is not None else None)
         # the fit reads X in place (no copy); m holds it, and nothing changes it until the fit returns
         train = dataset(m, label=label[1:] if label is not None else None,
-                        weight=weight[1:] if weight is not None else None, view=True)
+                        weight=weight[1:] if weight is not None else None, view=True, targets=targets)
         model = Model.fit_linear(pairs, train)
+        self._n_targets = None if targets is None else targets.ncols
         # success: replace the fitted state all at once
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
@@ -179,9 +194,16 @@ class _Linear(FittedModel, Estimator):
     def _set_attributes(self, model, classes):
         p = self.n_features_in_
         coef = model.get_array("coef")
-        intercept = model.get_array("intercept").tolist()
-        self.coef_ = _out(coef, (p,))
-        self.intercept_ = float(intercept[0])
+        intercept = model.get_array("intercept")
+        t = getattr(self, "_n_targets", None)
+        if t is None and model.get_int("n_outputs") > 1:  # a loaded multi-target model
+            t = self._n_targets = model.get_int("n_outputs")
+        if t is None:  # y was 1-D: scikit-learn's shapes (p,) and a float
+            self.coef_ = _out(coef, (p,))
+            self.intercept_ = float(intercept.tolist()[0])
+        else:  # y was (n, t): (t, p) and (t,)
+            self.coef_ = _out(coef, (t, p))
+            self.intercept_ = _out(intercept, (t,))
 
     # ---- model file (prediction data, digest, bytes, saving: _base.FittedModel) -----
     def load_model(self, path_or_bytes):
@@ -208,6 +230,7 @@ class _Linear(FittedModel, Estimator):
         names = feature_names_in_file(source)
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
+        self._n_targets = None  # a file of several targets says so (n_outputs)
         self._set_fitted(model, None, names)
 
     # ---- scikit-learn tags -----------------------------------------------------------
@@ -230,21 +253,58 @@ class _Linear(FittedModel, Estimator):
         self._model = Model.from_bytes(data) if data is not None else None
 
 
+def _is_2d(y):
+    """Whether y is a 2-D input (a NumPy-like array of 2 dimensions, or a
+    sequence of sequences)."""
+    nd = getattr(y, "ndim", None)
+    if nd is not None:
+        return nd == 2
+    if isinstance(y, (list, tuple)) and y:
+        return isinstance(y[0], (list, tuple)) or getattr(y[0], "ndim", 0) == 1
+    return False
+
+
+def _width(y):
+    """The number of columns of a 2-D input y."""
+    shape = getattr(y, "shape", None)
+    if shape is not None:
+        return int(shape[1])
+    return len(y[0])
+
+
 class _LinearRegressor(_Linear):
-    """The single-target regressors: predict and R^2 score."""
+    """The regressors: predict and R^2 score."""
 
     @with_n_jobs
     def predict(self, X):
         """The predicted values, X coef_^T + intercept_ through the identical
-        product (a samebits.Array (n,))."""
+        product (a samebits.Array (n,), or (n, n_targets) when fitted on a 2-D y)."""
         d = self._predict_data(X)
-        return self._model.predict(d, PREDICT_VALUE, 1, device=self._predict_device())
+        t = getattr(self, "_n_targets", None)
+        out = self._model.predict(d, PREDICT_VALUE, 1 if t is None else t, device=self._predict_device())
+        if t == 1:  # fitted on y of shape (n, 1): predictions of that shape, as scikit-learn's
+            col = _array.empty((len(out), 1))
+            memoryview(col).cast("B").cast("f")[:] = memoryview(out).cast("B").cast("f")
+            return col
+        return out
 
     def score(self, X, y, sample_weight=None):
-        """R^2 of predict(X) (sums by math.fsum)."""
+        """R^2 of predict(X) (sums by math.fsum); for several targets the
+        plain mean of each target's R^2 (scikit-learn's multioutput="uniform_average")."""
         pred = self.predict(X)
         w = None if sample_weight is None else _array.values(sample_weight, "sample_weight")
-        return r2_score(_array.values(y, "y"), pred.tolist(), w)
+        t = getattr(self, "_n_targets", None)
+        if t is None:
+            return r2_score(_array.values(y, "y"), pred.tolist(), w)
+        ym = _array.matrix(y, "y")
+        if ym.ncols != t:
+            raise InvalidInputError("y has %d targets; the model was fitted on %d" % (ym.ncols, t))
+        yv = memoryview(ym.buf).cast("B").cast("f") if not hasattr(ym.buf, "ravel") else ym.buf.ravel().tolist()
+        pv = pred.tolist()
+        yl = list(yv)
+        scores = [r2_score([yl[i * t + k] for i in range(ym.nrows)], [pv[i][k] for i in range(ym.nrows)], w)
+                  for k in range(t)]
+        return math.fsum(scores) / t
 
 
 _COPY = (True, "X is never modified: it is converted to float32 once")
@@ -253,8 +313,10 @@ _WARM = (False, "every fit starts from zero coefficients, so a refit gives the s
 
 
 class LinearRegression(_LinearRegressor):
-    """Ordinary least squares (scikit-learn's LinearRegression)."""
+    """Ordinary least squares (scikit-learn's LinearRegression); y (n,) or
+    (n, n_targets)."""
 
+    _MULTI_TARGET = True
     _model_name, _kind = "linear", 0
     _IGNORED = {"copy_X": _COPY, "tol": (1e-6, "scikit-learn uses it only for sparse input with positive=True")}
 
@@ -278,8 +340,9 @@ class LinearRegression(_LinearRegressor):
 
 class Ridge(_LinearRegressor):
     """Least squares with an L2 penalty alpha ||w||^2 (scikit-learn's Ridge; the
-    Cholesky solver)."""
+    Cholesky solver); y (n,) or (n, n_targets), one alpha for every target."""
 
+    _MULTI_TARGET = True
     _model_name, _kind = "ridge", 1
     _IGNORED = {"copy_X": _COPY, "max_iter": (None, "the Cholesky solver is direct"),
                 "tol": (1e-4, "the Cholesky solver is direct"), "random_state": _RANDOM}

@@ -85,7 +85,30 @@ static sb_status set_column(sb_dataset *d, const float *v, int64_t n, float **ds
 }
 
 sb_status sb_dataset_set_label(sb_dataset *d, const float *y, int64_t n) {
-    return set_column(d, y, n, d ? &d->t.label : NULL, "label");
+    sb_status st = set_column(d, y, n, d ? &d->t.label : NULL, "label");
+    if (st == SB_OK) d->t.ntargets = 1;
+    return st;
+}
+
+sb_status sb_dataset_set_targets(sb_dataset *d, const float *y, int64_t nrows, int32_t ntargets) {
+    sb_clear_error();
+    if (!d || !y) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_set_targets: NULL argument");
+    if (ntargets < 1 || ntargets > SB_MAX_TARGETS)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_set_targets: %d targets (1..%d)", (int)ntargets,
+                       SB_MAX_TARGETS);
+    if (nrows != d->t.nrows)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "targets have %lld rows for %lld data rows", (long long)nrows,
+                       (long long)d->t.nrows);
+    if (ntargets == 1) return sb_dataset_set_label(d, y, nrows);
+    const size_t count = (size_t)nrows * (size_t)ntargets;
+    float *copy = sb_malloc(sizeof(float) * (count > 0 ? count : 1));
+    if (!copy) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory for %lld x %d targets", (long long)nrows,
+                              (int)ntargets);
+    memcpy(copy, y, sizeof(float) * count);
+    sb_free(d->t.label);
+    d->t.label = copy;
+    d->t.ntargets = ntargets;
+    return SB_OK;
 }
 
 sb_status sb_dataset_set_weight(sb_dataset *d, const float *w, int64_t n) {

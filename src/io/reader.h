@@ -31,7 +31,9 @@ typedef struct sb_table {
     int64_t nrows;
     int32_t ncols;        /* feature columns (label excluded) */
     float *x;             /* nrows * ncols, row-major; NaN = missing */
-    float *label;         /* nrows, or NULL when the file has none / none asked */
+    float *label;         /* nrows x ntargets (row-major), or NULL when the file has none / none asked */
+    int32_t ntargets;     /* label values a row: 0 or 1 one (every reader, sb_dataset_set_label), more
+                           * only from sb_dataset_set_targets (multi-output least squares) */
     float *weight;        /* NULL here; reserved for weight columns/files */
     char **names;         /* ncols feature names: the CSV header, or "f0".."f{n-1}" */
     int has_names;        /* SB_NAMES_*: where the names came from, which decides

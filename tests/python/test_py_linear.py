@@ -488,3 +488,61 @@ def test_wide_pca_with_a_fast_decaying_spectrum_converges():
     ours = samebits.PCA(n_components=16, svd_solver="covariance_eigh").fit(X)
     ref = sk.PCA(n_components=16, svd_solver="covariance_eigh").fit(X)
     assert np.max(np.abs(ours.explained_variance_ratio_ - ref.explained_variance_ratio_)) < 1e-5
+
+
+# ---- several targets (LinearRegression, Ridge) ------------------------------------------
+
+@pytest.mark.parametrize("name,kw", [("LinearRegression", {}), ("Ridge", dict(alpha=3.0))])
+def test_several_targets_are_each_targets_own_fit(housing, name, kw):
+    """y of shape (n, t): coef_ (t, p) and intercept_ (t,), each row the bits of
+    the single-target fit on that column (one Gram product, the same exact sums),
+    weighted too; scikit-learn's coefficients within 1e-4; predict (n, t), and
+    score the mean of the targets' R^2 as scikit-learn's."""
+    X, y, _ = housing
+    Y = np.stack([y, np.log(y), -0.5 * y + X[:, 0]], axis=1).astype(np.float32)
+    w = np.linspace(0.5, 2.0, len(y)).astype(np.float32)
+    cls = getattr(samebits, name)
+    for sw in (None, w):
+        m = cls(**kw).fit(X, Y, sample_weight=sw)
+        assert m.coef_.shape == (3, X.shape[1]) and m.intercept_.shape == (3,)
+        for t in range(3):
+            one = cls(**kw).fit(X, Y[:, t], sample_weight=sw)
+            assert np.array_equal(one.coef_, m.coef_[t]) and one.intercept_ == m.intercept_[t]
+            assert np.array_equal(np.asarray(one.predict(X)), np.asarray(m.predict(X))[:, t])
+    sk = getattr(_sk().linear_model, name)(**kw).fit(_f32(X), _f32(Y))
+    m = cls(**kw).fit(X, Y)
+    assert _rel(m.coef_, sk.coef_) < 1e-4
+    assert np.asarray(m.predict(X)).shape == (len(y), 3)
+    assert abs(m.score(X, Y) - sk.score(_f32(X), _f32(Y))) < 1e-6
+
+
+def test_one_target_column_keeps_its_shape(housing):
+    """y of shape (n, 1): coef_ (1, p), intercept_ (1,), predictions (n, 1), as
+    scikit-learn's; the values those of y (n,)."""
+    X, y, _ = housing
+    col = samebits.Ridge().fit(X, y.reshape(-1, 1))
+    flat = samebits.Ridge().fit(X, y)
+    assert col.coef_.shape == (1, X.shape[1]) and col.intercept_.shape == (1,)
+    assert np.asarray(col.predict(X[:5])).shape == (5, 1)
+    assert np.array_equal(col.coef_[0], flat.coef_)
+    assert col.model_digest_ == flat.model_digest_
+
+
+def test_several_targets_save_load_and_pickle(housing, tmp_path):
+    X, y, _ = housing
+    Y = np.stack([y, 2.0 * y], axis=1)
+    m = samebits.LinearRegression().fit(X, Y)
+    path = str(tmp_path / "m.sbm")
+    m.save_model(path)
+    back = samebits.load_model(path)
+    assert type(back) is samebits.LinearRegression and back.coef_.shape == (2, X.shape[1])
+    assert np.array_equal(np.asarray(back.predict(X)), np.asarray(m.predict(X)))
+    again = pickle.loads(pickle.dumps(m))
+    assert again.model_digest_ == m.model_digest_ and again.coef_.shape == (2, X.shape[1])
+
+
+@pytest.mark.parametrize("est", [samebits.Lasso(), samebits.ElasticNet()])
+def test_several_targets_refused_by_name_where_not_built(housing, est):
+    X, y, _ = housing
+    with pytest.raises(samebits.InvalidInputError, match="one target a row"):
+        est.fit(X, np.stack([y, y], axis=1))

@@ -26,6 +26,7 @@ CASES = [
     ("pca", lambda: samebits.PCA(n_components=5), None, False),
     ("logistic", lambda: samebits.LogisticRegression(max_iter=30), "b", False),
     ("logistic 3 classes", lambda: samebits.LogisticRegression(max_iter=20), "c", False),
+    ("ridge 3 targets weighted", lambda: samebits.Ridge(alpha=2.0), "y3", True),  # the centering's target columns
 ]
 
 
@@ -33,7 +34,7 @@ CASES = [
 @pytest.mark.parametrize("name,make,target,weighted", CASES, ids=[c[0] for c in CASES])
 def test_devices_give_the_cpu_model(device, name, make, target, weighted):
     X, y, w = data(n=8000, p=120) if target == "y150" else data()
-    t = {"y": y, "y150": y, "b": (y > np.median(y)).astype(np.float32),
+    t = {"y": y, "y150": y, "y3": np.stack([y, 2 * y - 1, -y], axis=1), "b": (y > np.median(y)).astype(np.float32),
          "c": np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(np.float32), None: None}[target]
     kw = {"sample_weight": w} if weighted else {}
     ref = make().fit(X, t, **kw) if t is not None else make().fit(X)

@@ -21,16 +21,16 @@ SB_KERNEL void kn_logit_rows(SB_GLOBAL float *z, sb_i64 n, sb_i32 K, SB_GLOBAL c
 /* The linear family's centered rows on a GPU, src/models/linear/linear.c's
  * center_task element for element (the same two roundings at most: x - m,
  * then times s): out[i*W + c] = (x[i*P + c] - xm[c]) (* s[i] when hw), and
- * with hy the column P: (y[i] - ym) (* s[i]). W = P + hy. Column c is
- * work-item c of dimension 0 (neighbours read neighbouring columns), rows
- * stride along dimension 1. */
+ * in the ny columns P + t: (y[i*ny + t] - ym[t]) (* s[i]). W = P + ny.
+ * Column c is work-item c of dimension 0 (neighbours read neighbouring
+ * columns), rows stride along dimension 1. */
 SB_KERNEL void kn_center_rows(SB_GLOBAL const float *x, sb_i64 n, sb_i64 P, SB_GLOBAL const float *xm,
-                              SB_GLOBAL const float *y, float ym, SB_GLOBAL const float *s, sb_i32 hy, sb_i32 hw,
-                              SB_GLOBAL float *out) {
-    const sb_i64 c = sb_global_id(0), W = P + (hy ? 1 : 0), step = sb_global_size(1);
+                              SB_GLOBAL const float *y, SB_GLOBAL const float *ym, sb_i32 ny,
+                              SB_GLOBAL const float *s, sb_i32 hw, SB_GLOBAL float *out) {
+    const sb_i64 c = sb_global_id(0), W = P + ny, step = sb_global_size(1);
     if (c >= W) return;
     for (sb_i64 i = sb_global_id(1); i < n; i += step) {
-        const float v = c < P ? x[i * P + c] - xm[c] : y[i] - ym;
+        const float v = c < P ? x[i * P + c] - xm[c] : y[i * ny + (c - P)] - ym[c - P];
         out[i * W + c] = hw ? v * s[i] : v;
     }
 }

@@ -610,6 +610,9 @@ static sb_status grow_on_device(fctx *f) {
 
 static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t *K) {
     if (!t->label) return sb_fail(SB_ERR_INVALID_INPUT, "training data has no labels");
+    if (t->ntargets > 1)
+        return sb_fail(SB_ERR_INVALID_INPUT, "training data has %d targets a row: forests fit one",
+                       (int)t->ntargets);
     int32_t maxc = 0;
     for (int64_t r = 0; r < t->nrows; r++) {
         float y = t->label[r];

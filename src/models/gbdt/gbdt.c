@@ -72,6 +72,9 @@ static sb_status record(fit *f, const char *tag, sb_dtype dt, const void *data, 
 
 static sb_status check_labels(const gbdt_params *p, const sb_table *t, const char *which, int32_t *K) {
     if (!t->label) return sb_fail(SB_ERR_INVALID_INPUT, "%s data has no labels", which);
+    if (t->ntargets > 1)
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s data has %d targets a row: gradient boosting fits one", which,
+                       (int)t->ntargets);
     int32_t maxc = 0;
     for (int64_t r = 0; r < t->nrows; r++) {
         float y = t->label[r];

@@ -25,20 +25,22 @@
 /* The centered, weight-scaled copy of the data and its Gram products. */
 typedef struct lin_prep {
     int64_t n;
-    int32_t p;
-    float *xm, ym;   /* weighted means (zeros without an intercept) */
-    float *xc;       /* n rows of p (or p + 1: yc in the last column) */
+    int32_t p, ny;   /* features; targets (0: none prepared) */
+    float *xm, *ym;  /* weighted means (zeros without an intercept): p, ny */
+    float *xc;       /* prep_center_only: n rows of p */
     int32_t ld;      /* xc's row length */
-    float *G, *q;    /* p x p and p */
-    float yy;        /* yc . yc, the same exact sum rounded once */
+    float *G, *q;    /* p x p; ny x p (target t's Xc^T yc_t in row t) */
+    float *yy;       /* ny: yc_t . yc_t, the same exact sums rounded once */
     float sw;        /* the weights' exact sum, rounded (n without weights) */
 } lin_prep;
 
 static void prep_free(lin_prep *a) {
     sb_free(a->xm);
+    sb_free(a->ym);
     sb_free(a->xc);
     sb_free(a->G);
     sb_free(a->q);
+    sb_free(a->yy);
 }
 
 /* Fills a from t: means, and G = Xc^T Xc, q = Xc^T yc, yy = yc.yc as the one
@@ -49,15 +51,20 @@ static void prep_free(lin_prep *a) {
 static sb_status prep(const sb_table *t, const lin_params *p, int center, int with_y, lin_prep *a, sb_card *card) {
     memset(a, 0, sizeof *a);
     const int64_t n = t->nrows;
-    const int32_t P = t->ncols, W = with_y ? P + 1 : P;
+    const int32_t P = t->ncols, T = with_y ? (t->ntargets > 1 ? t->ntargets : 1) : 0, W = P + T;
     a->n = n;
     a->p = P;
+    a->ny = T;
     a->ld = W;
     a->xm = sb_calloc((size_t)P, sizeof(float));
     a->G = sb_malloc(sizeof(float) * (size_t)P * (size_t)P);
     float *ga = sb_malloc(sizeof(float) * (size_t)W * (size_t)W), *xc = NULL;
-    if (with_y) a->q = sb_malloc(sizeof(float) * (size_t)P);
-    if (!a->xm || !a->G || !ga || (with_y && !a->q)) {
+    if (T) {
+        a->q = sb_malloc(sizeof(float) * (size_t)P * (size_t)T);
+        a->ym = sb_calloc((size_t)T, sizeof(float));
+        a->yy = sb_malloc(sizeof(float) * (size_t)T);
+    }
+    if (!a->xm || !a->G || !ga || (T && (!a->q || !a->ym || !a->yy))) {
         sb_free(ga);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
     }
@@ -80,23 +87,20 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
     if (st == SB_OK && center) {
         if (dv.d && !w) st = sb_lin_dev_means(&dv, &mx, n, P, a->xm);
         else st = sb_lin_col_means(t->x, n, P, w, a->xm);
-        if (st == SB_OK && with_y) {
-            float ym;
-            if ((st = sb_lin_col_means(t->label, n, 1, w, &ym)) == SB_OK) a->ym = ym;
-        }
+        if (st == SB_OK && T) st = sb_lin_col_means(t->label, n, T, w, a->ym);
     }
     sb_lin_phase("means", &t0);
     if (st == SB_OK) st = sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
-    if (st == SB_OK && with_y) st = sb_lin_record(card, "linear.y_mean", &a->ym, 1);
+    if (st == SB_OK && T) st = sb_lin_record(card, "linear.y_mean", a->ym, (uint64_t)T);
     if (st == SB_OK) {
         if (dv.d) {
-            st = sb_lin_dev_center(&dv, t, &mx, a->xm, a->ym, with_y, &z);
+            st = sb_lin_dev_center(&dv, t, &mx, a->xm, a->ym, T, &z);
             sb_lin_mat_release(&dv, &mx);
             sb_lin_phase("centering", &t0);
         } else if (!(xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)W))) {
             st = sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)W);
         } else {
-            sb_lin_center(t->x, with_y ? t->label : NULL, w, n, P, a->xm, a->ym, xc);
+            sb_lin_center(t->x, T ? t->label : NULL, T, w, n, P, a->xm, a->ym, xc);
             sb_lin_phase("centering", &t0);
             st = sb_lin_mat_set(&dv, &z, xc, n * W);
         }
@@ -110,12 +114,12 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
     if (st == SB_OK) {
         for (int32_t i = 0; i < P; i++) {
             memcpy(a->G + (int64_t)i * P, ga + (int64_t)i * W, sizeof(float) * (size_t)P);
-            if (with_y) a->q[i] = ga[(int64_t)i * W + P];
+            for (int32_t k = 0; k < T; k++) a->q[(int64_t)k * P + i] = ga[(int64_t)i * W + P + k];
         }
-        if (with_y) a->yy = ga[(int64_t)P * W + P];
+        for (int32_t k = 0; k < T; k++) a->yy[k] = ga[(int64_t)(P + k) * W + P + k];
         st = sb_lin_record(card, "linear.gram", a->G, (uint64_t)P * (uint64_t)P);
     }
-    if (st == SB_OK && with_y) st = sb_lin_record(card, "linear.xty", a->q, (uint64_t)P);
+    if (st == SB_OK && T) st = sb_lin_record(card, "linear.xty", a->q, (uint64_t)P * (uint64_t)T);
     sb_free(ga);
     return st;
 }
@@ -133,7 +137,7 @@ static sb_status prep_center_only(const sb_table *t, int center, lin_prep *a, sb
     if (!a->xm || !a->xc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
     sb_status st = center ? sb_lin_col_means(t->x, n, P, NULL, a->xm) : SB_OK;
     if (st != SB_OK) return st;
-    sb_lin_center(t->x, NULL, NULL, n, P, a->xm, 0.0f, a->xc);
+    sb_lin_center(t->x, NULL, 0, NULL, n, P, a->xm, NULL, a->xc);
     return sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
 }
 
@@ -150,9 +154,9 @@ static sb_status lin_eigh_rule(const lin_params *p, int64_t n, const float *a, f
     return sb_lin_eigh(n, a, w, v);
 }
 
-/* intercept = ym - xm . coef (the dot exact, one subtraction); 0 without one. */
-static float intercept_of(const lin_prep *a, const lin_params *p, const float *coef) {
-    return p->fit_intercept ? a->ym - sb_lin_dot(a->xm, 1, coef, 1, a->p) : 0.0f;
+/* target t's intercept = ym_t - xm . coef (the dot exact, one subtraction); 0 without one. */
+static float intercept_of(const lin_prep *a, const lin_params *p, const float *coef, int32_t t) {
+    return p->fit_intercept ? a->ym[t] - sb_lin_dot(a->xm, 1, coef, 1, a->p) : 0.0f;
 }
 
 /* Squared pivots below this (the scaled system has a unit diagonal) send
@@ -167,8 +171,15 @@ static float intercept_of(const lin_prep *a, const lin_params *p, const float *c
  * LIN_PIVOT_FLOOR or the factorization refuses, by the eigendecomposition,
  * keeping the eigenvalues above n_active * 2^-23 of the largest (the
  * minimum-norm solution in the scaled coordinates). */
-static sb_status solve_ls(const lin_prep *a, const lin_params *p, float alpha, sb_linear *lin, sb_card *card) {
+static sb_status solve_ls(const lin_prep *a, const lin_params *p, float alpha, sb_linear *lin, sb_card *card,
+                          int32_t tg) {
     const int32_t P = a->p;
+    const float *q = a->q + (int64_t)tg * P;
+    float *coef = lin->coef + (int64_t)tg * P;
+    /* the stages of target tg: a single target's names, or suffixed by the target */
+    char sfx[24] = "";
+    if (a->ny > 1) snprintf(sfx, sizeof sfx, ".target%d", (int)tg);
+    char tag[64];
     sb_status st = SB_OK;
     int32_t *act = sb_malloc(sizeof(int32_t) * (size_t)P);
     float *d = sb_malloc(sizeof(float) * (size_t)P);
@@ -198,7 +209,7 @@ static sb_status solve_ls(const lin_prep *a, const lin_params *p, float alpha, s
             if (i == j) g = g + alpha;
             S[(int64_t)x * na + y] = g / d[i] / d[j];
         }
-        b[x] = a->q[i] / d[i];
+        b[x] = q[i] / d[i];
     }
     int32_t rank = na;
     int use_eig = na == 0;
@@ -218,13 +229,15 @@ static sb_status solve_ls(const lin_prep *a, const lin_params *p, float alpha, s
         }
     }
     if (na > 0 && !use_eig) {
-        if ((st = sb_lin_record(card, "ls.cholesky", L, (uint64_t)na * (uint64_t)na)) != SB_OK) goto done;
+        snprintf(tag, sizeof tag, "ls.cholesky%s", sfx);
+        if ((st = sb_lin_record(card, tag, L, (uint64_t)na * (uint64_t)na)) != SB_OK) goto done;
         if ((st = sb_linalg_solve_triangular(p->device, 0, na, 1, L, na, b, 1, u, 1)) != SB_OK) goto done;
         if ((st = sb_linalg_solve_triangular(p->device, 1, na, 1, L, na, u, 1, u, 1)) != SB_OK) goto done;
     } else if (na > 0) {
         /* S = V diag(ev) V^T; u = sum over kept k of (v_k . b / ev_k) v_k, k ascending */
         if ((st = lin_eigh_rule(p, na, S, ev, L, NULL)) != SB_OK) goto done;
-        if ((st = sb_lin_record(card, "ls.eigenvalues", ev, (uint64_t)na)) != SB_OK) goto done;
+        snprintf(tag, sizeof tag, "ls.eigenvalues%s", sfx);
+        if ((st = sb_lin_record(card, tag, ev, (uint64_t)na)) != SB_OK) goto done;
         const float cut = ev[0] * ((float)na * 0x1p-23f);
         for (int32_t x = 0; x < na; x++) u[x] = 0.0f;
         rank = 0;
@@ -236,13 +249,15 @@ static sb_status solve_ls(const lin_prep *a, const lin_params *p, float alpha, s
         }
     }
     sb_lin_phase("solve", &t0);
-    for (int32_t j = 0; j < P; j++) lin->coef[j] = 0.0f;
-    for (int32_t x = 0; x < na; x++) lin->coef[act[x]] = u[x] / d[act[x]];
-    lin->rank = rank;
+    for (int32_t j = 0; j < P; j++) coef[j] = 0.0f;
+    for (int32_t x = 0; x < na; x++) coef[act[x]] = u[x] / d[act[x]];
+    if (tg == 0 || rank < lin->rank) lin->rank = rank; /* several targets: the same system, one rank */
     lin->converged = 1;
-    lin->intercept[0] = intercept_of(a, p, lin->coef);
-    if ((st = sb_lin_record(card, "ls.coef", lin->coef, (uint64_t)P)) != SB_OK) goto done;
-    st = sb_lin_record(card, "ls.intercept", lin->intercept, 1);
+    lin->intercept[tg] = intercept_of(a, p, coef, tg);
+    snprintf(tag, sizeof tag, "ls.coef%s", sfx);
+    if ((st = sb_lin_record(card, tag, coef, (uint64_t)P)) != SB_OK) goto done;
+    snprintf(tag, sizeof tag, "ls.intercept%s", sfx);
+    st = sb_lin_record(card, tag, lin->intercept + tg, 1);
 done:
     sb_free(act);
     sb_free(d);
@@ -283,7 +298,7 @@ static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin
         sb_free(acc);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
     }
-    const float yy = a->yy;
+    const float yy = a->yy[0];
     const float tol = p->tol * yy;
     float gap = 0.0f;
     int32_t it = 0, converged = 0;
@@ -352,7 +367,7 @@ static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin
     lin->converged = converged;
     lin->rank = 0;
     for (int32_t j = 0; j < P; j++) lin->rank += w[j] != 0.0f;
-    lin->intercept[0] = intercept_of(a, p, w);
+    lin->intercept[0] = intercept_of(a, p, w, 0);
     if (st == SB_OK) st = sb_lin_record(card, "cd.gap", &gap, 1);
     if (st == SB_OK) st = sb_lin_record(card, "cd.intercept", lin->intercept, 1);
     sb_free(xta);
@@ -364,9 +379,10 @@ sb_status sb_lin_fit_least_squares(const sb_table *t, const lin_params *p, sb_mo
     lin_prep a;
     sb_status st = prep(t, p, p->fit_intercept, 1, &a, card);
     if (st == SB_OK) {
-        if (p->kind == SB_LIN_OLS) st = solve_ls(&a, p, 0.0f, m->linear, card);
-        else if (p->kind == SB_LIN_RIDGE) st = solve_ls(&a, p, p->alpha, m->linear, card);
-        else st = solve_cd(&a, p, m->linear, card);
+        /* several targets (least squares and ridge): one coefficient row each, from the one Gram product */
+        for (int32_t tg = 0; tg < a.ny && st == SB_OK && p->kind <= SB_LIN_RIDGE; tg++)
+            st = solve_ls(&a, p, p->kind == SB_LIN_RIDGE ? p->alpha : 0.0f, m->linear, card, tg);
+        if (p->kind > SB_LIN_RIDGE) st = solve_cd(&a, p, m->linear, card);
     }
     prep_free(&a);
     return st;

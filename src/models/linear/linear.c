@@ -169,10 +169,9 @@ sb_status sb_lin_col_means(const float *x, int64_t n, int32_t p, const float *w,
 }
 
 typedef struct center_job {
-    const float *x, *y, *w, *xm;
-    float ym;
+    const float *x, *y, *w, *xm, *ym;
     int64_t n;
-    int32_t p, ld; /* out's row length: p, or p + 1 with y's column */
+    int32_t p, ny, ld; /* out's row length: p + ny */
     float *out;
 } center_job;
 
@@ -185,13 +184,17 @@ static void center_task(void *ctx, int64_t task) {
         const float *r = j->x + i * j->p;
         float *o = j->out + i * j->ld;
         for (int32_t c = 0; c < j->p; c++) o[c] = j->w ? (r[c] - j->xm[c]) * s : r[c] - j->xm[c];
-        if (j->y) o[j->p] = j->w ? (j->y[i] - j->ym) * s : j->y[i] - j->ym;
+        for (int32_t t = 0; t < j->ny; t++) {
+            const float v = j->y[i * j->ny + t] - j->ym[t];
+            o[j->p + t] = j->w ? v * s : v;
+        }
     }
 }
 
-void sb_lin_center(const float *x, const float *y, const float *w, int64_t n, int32_t p, const float *xm, float ym,
-                   float *out) {
-    center_job j = {x, y, w, xm, ym, n, p, y ? p + 1 : p, out};
+void sb_lin_center(const float *x, const float *y, int32_t ny, const float *w, int64_t n, int32_t p, const float *xm,
+                   const float *ym, float *out) {
+    if (!y) ny = 0;
+    center_job j = {x, y, w, xm, ym, n, p, ny, p + ny, out};
     sb_parallel_for(sb_chunk_count(n, LIN_ROW_GRAIN), center_task, &j);
 }
 
@@ -282,12 +285,12 @@ sb_status sb_lin_dev_means(lin_dev *dv, const lin_mat *mx, int64_t n, int32_t P,
     return st;
 }
 
-sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mxr, const float *xm, float ym, int with_y,
-                            lin_mat *out) {
-    const int64_t n = t->nrows, P = t->ncols, W = P + (with_y ? 1 : 0);
+sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mxr, const float *xm, const float *ym,
+                            int32_t ny, lin_mat *out) {
+    const int64_t n = t->nrows, P = t->ncols, W = P + ny;
     const float *w = t->weight;
     float *s = NULL;
-    lin_mat mm = {0}, my = {0}, ms = {0};
+    lin_mat mm = {0}, my = {0}, ms = {0}, mym = {0};
     const lin_mat *pmx = mxr;
     sb_status st = SB_OK;
     if (w) {
@@ -295,24 +298,26 @@ sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mxr, 
         for (int64_t i = 0; i < n; i++) s[i] = sqrtf(w[i]); /* center_task's factor */
     }
     if ((st = sb_lin_mat_set(dv, &mm, xm, P)) == SB_OK &&
-        (st = sb_lin_mat_set(dv, &my, with_y ? t->label : xm, with_y ? n : 1)) == SB_OK &&
+        (st = sb_lin_mat_set(dv, &my, ny ? t->label : xm, ny ? n * ny : 1)) == SB_OK &&
+        (st = sb_lin_mat_set(dv, &mym, ny ? ym : xm, ny ? ny : 1)) == SB_OK &&
         (st = sb_lin_mat_set(dv, &ms, s ? s : xm, s ? n : 1)) == SB_OK) {
         sb_device *d;
         if ((st = sb_linalg_device_lock((sb_device_kind)dv->kind, &d)) == SB_OK) {
             out->host = NULL;
             out->count = n * W;
             st = sb_device_ensure(d, &out->dev, 4 * (size_t)(n * W), "linear centered rows");
-            const int32_t hy = with_y != 0, hw = w != NULL;
+            const int32_t hw = w != NULL;
             const int64_t g0 = (W + d->wg - 1) / d->wg, g1 = n < 65535 ? n : 65535;
             if (st == SB_OK)
                 st = SB_LAUNCH(d, SB_KL_kn_center_rows, g0, g1, 0, SB_ARG(pmx->dev.h), SB_ARG(n), SB_ARG(P),
-                               SB_ARG(mm.dev.h), SB_ARG(my.dev.h), SB_ARG(ym), SB_ARG(ms.dev.h), SB_ARG(hy), SB_ARG(hw),
-                               SB_ARG(out->dev.h));
+                               SB_ARG(mm.dev.h), SB_ARG(my.dev.h), SB_ARG(mym.dev.h), SB_ARG(ny), SB_ARG(ms.dev.h),
+                               SB_ARG(hw), SB_ARG(out->dev.h));
             sb_linalg_device_unlock();
         }
     }
     sb_lin_mat_release(dv, &mm);
     sb_lin_mat_release(dv, &my);
+    sb_lin_mat_release(dv, &mym);
     sb_lin_mat_release(dv, &ms);
     sb_free(s);
     return st;
@@ -438,6 +443,11 @@ sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *ncl
                        p->kind == SB_LIN_PCA ? 2 : 1, (long long)t->nrows);
     if (t->ncols < 1) return sb_fail(SB_ERR_INVALID_INPUT, "%s needs at least one feature", kind);
     if (!unsupervised && !t->label) return sb_fail(SB_ERR_INVALID_INPUT, "%s needs labels", kind);
+    const int32_t T = t->ntargets > 1 ? t->ntargets : 1;
+    if (!unsupervised && T > 1 && p->kind != SB_LIN_OLS && p->kind != SB_LIN_RIDGE)
+        return sb_fail(SB_ERR_INVALID_INPUT,
+                       "%s takes one target a row, the data has %d (several targets: LinearRegression and Ridge)",
+                       kind, (int)T);
     const int64_t bad = sb_lin_first_nonfinite(t->x, t->nrows, t->ncols);
     if (bad >= 0) {
         const int64_t i = bad / t->ncols;
@@ -449,8 +459,11 @@ sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *ncl
     }
     int32_t most = -1;
     if (!unsupervised)
-        for (int64_t i = 0; i < t->nrows; i++) {
+        for (int64_t i = 0; i < t->nrows * T; i++) {
             const float y = t->label[i];
+            if (!isfinite(y) && T > 1)
+                return sb_fail(SB_ERR_INVALID_INPUT, "target %d of row %lld is not finite", (int)(i % T),
+                               (long long)(i / T));
             if (!isfinite(y)) return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is not finite", (long long)i);
             if (p->kind == SB_LIN_LOGISTIC) {
                 if (!(y >= 0.0f && y <= 1023.0f) || y != (float)(int32_t)y)
@@ -492,6 +505,7 @@ sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train, sb_car
     const sb_table *t = &train->t;
     int32_t nout = 1;
     if (p.kind == SB_LIN_LOGISTIC) nout = nclass == 2 ? 1 : nclass;
+    if (p.kind <= SB_LIN_RIDGE && t->ntargets > 1) nout = t->ntargets; /* a coefficient row a target */
     if (p.kind >= SB_LIN_PCA) {
         const int64_t most = t->nrows < t->ncols ? t->nrows : t->ncols;
         if (st == SB_OK && p.n_components > most)

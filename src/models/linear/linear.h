@@ -87,11 +87,12 @@ void sb_lin_sacc_add_product(struct sb_sacc *acc, float a, float b);
  * exact sum of the weights rounded once (one division). */
 sb_status sb_lin_col_means(const float *x, int64_t n, int32_t p, const float *w, float *mean);
 
-/* out (n rows of p, or p + 1 with y) := (x_ij - xm_j) * sqrt(w_i), and in
- * column p (y_i - ym) * sqrt(w_i) when y is given (w NULL: no scaling); rows
- * in parallel, each element one fixed sequence of roundings. */
-void sb_lin_center(const float *x, const float *y, const float *w, int64_t n, int32_t p, const float *xm, float ym,
-                   float *out);
+/* out (n rows of p + ny) := (x_ij - xm_j) * sqrt(w_i), and in columns p + t
+ * (y_it - ym_t) * sqrt(w_i) for the ny columns of y (n x ny, row-major; ny 0:
+ * none; w NULL: no scaling); rows in parallel, each element one fixed
+ * sequence of roundings. */
+void sb_lin_center(const float *x, const float *y, int32_t ny, const float *w, int64_t n, int32_t p, const float *xm,
+                   const float *ym, float *out);
 
 /* C := op(A) op(B) through the core's identical product on p->device. */
 sb_status sb_lin_gemm(const lin_params *p, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k, const float *a,
@@ -132,11 +133,12 @@ void sb_lin_mat_release(lin_dev *dv, lin_mat *m);
  * the same bits, without its statistics and integers recomputed per product
  * (linalg.h's sb_gemm_prep). A no-op on a GPU; out of memory: left unprepared. */
 void sb_lin_mat_prepare(lin_dev *dv, lin_mat *m, int64_t rows, int64_t cols);
-/* On a GPU: out := t's rows centered on the device (xm, and ym as an extra
- * column when with_y; times sqrt(weight) when t has weights), the bits
- * sb_lin_center writes on the host; t's matrix goes up once, raw. */
-sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mx, const float *xm, float ym, int with_y,
-                            lin_mat *out);
+/* On a GPU: out := t's rows centered on the device (xm, and its ny target
+ * columns centered by ym as extra columns; times sqrt(weight) when t has
+ * weights), the bits sb_lin_center writes on the host; t's matrix goes up
+ * once, raw. */
+sb_status sb_lin_dev_center(lin_dev *dv, const sb_table *t, const lin_mat *mx, const float *xm, const float *ym,
+                            int32_t ny, lin_mat *out);
 /* On a GPU, the unweighted column means of mx (n x P, on the device):
  * sb_lin_col_means' bits (the exact sums rounded once, over n rounded once). */
 sb_status sb_lin_dev_means(lin_dev *dv, const lin_mat *mx, int64_t n, int32_t P, float *mean);

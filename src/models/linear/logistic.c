@@ -48,6 +48,7 @@ typedef struct lg {
 } lg;
 
 #define LG_ROW_GRAIN 8192
+#define LG_LOCAL_SUMS 32
 
 /* Rows [b, e) of a chunk: margins plus intercepts, the weighted losses and
  * residuals; the chunk's loss and residual sums go to its accumulators (exact:
@@ -57,7 +58,11 @@ static void rows_task(void *ctx, int64_t task) {
     int64_t rb, re;
     sb_chunk_range(c->n, LG_ROW_GRAIN, task, &rb, &re);
     const int32_t K = c->K;
-    sb_sacc *acc = c->acc + task * (K + 1);
+    /* the sums in this task's own stack (tasks' accumulators side by side in
+     * c->acc would share cache lines while every row adds to them), copied
+     * out once; more classes than LG_LOCAL_SUMS work in c->acc directly */
+    sb_sacc local[LG_LOCAL_SUMS];
+    sb_sacc *out = c->acc + task * (K + 1), *acc = K + 1 <= LG_LOCAL_SUMS ? local : out;
     for (int32_t k = 0; k <= K; k++) sb_sacc_init(&acc[k]);
     const float *b = c->b;
     for (int64_t i = rb; i < re; i++) {
@@ -66,6 +71,7 @@ static void rows_task(void *ctx, int64_t task) {
         sb_sacc_add(&acc[0], li);
         for (int32_t k = 0; k < K; k++) sb_sacc_add(&acc[1 + k], r[k]);
     }
+    if (acc != out) memcpy(out, acc, sizeof(sb_sacc) * (size_t)(K + 1));
 }
 
 /* eval's device road: the margins, the rows and the gradient's product on
