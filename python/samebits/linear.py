@@ -275,18 +275,24 @@ def _width(y):
 class _LinearRegressor(_Linear):
     """The regressors: predict and R^2 score."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = self._MULTI_TARGET  # y (n, t): LinearRegression and Ridge
+        return tags
+
     @with_n_jobs
     def predict(self, X):
         """The predicted values, X coef_^T + intercept_ through the identical
-        product (a samebits.Array (n,), or (n, n_targets) when fitted on a 2-D y)."""
+        product: a samebits.Array (n,); fitted on a 2-D y, (n, n_targets) (a float64
+        NumPy array of the float32 values when NumPy is loaded)."""
         d = self._predict_data(X)
         t = getattr(self, "_n_targets", None)
         out = self._model.predict(d, PREDICT_VALUE, 1 if t is None else t, device=self._predict_device())
-        if t == 1:  # fitted on y of shape (n, 1): predictions of that shape, as scikit-learn's
-            col = _array.empty((len(out), 1))
-            memoryview(col).cast("B").cast("f")[:] = memoryview(out).cast("B").cast("f")
-            return col
-        return out
+        if t is None:
+            return out
+        # y was (n, t): predictions (n, t), also for t = 1, as scikit-learn's; float64 (the
+        # exact float32 values) when NumPy is loaded, as scikit-learn expects of several outputs
+        return _out(out, (len(out), t))
 
     def score(self, X, y, sample_weight=None):
         """R^2 of predict(X) (sums by math.fsum); for several targets the

@@ -33,6 +33,7 @@
  */
 #include "linalg.h"
 #include "../kernels/linalg.h"
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__SIZEOF_INT128__)
@@ -141,6 +142,147 @@ static inline void dot31_2x2(const int32_t *a0, const int32_t *a1, const int32_t
     *s00 += t00, *s01 += t01, *s10 += t10, *s11 += t11;
 }
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+/* dot31_2x2 with AVX2 (compiled for that target, chosen at run time): the
+ * same four exact sums. VPMULDQ multiplies the even int32 elements of two
+ * vectors to exact int64 products (|x'y'| <= 2^60), the odd ones after a
+ * 32-bit shift; each int64 lane takes at most DOT_AVX2_STEPS products (7 *
+ * 2^60 < 2^63) before its four values go into the 128-bit totals. The sums
+ * are exact integers, so lane order, blocking and vector width reach no bit. */
+#define DOT_AVX2_STEPS 7
+__attribute__((target("avx2"))) static void dot_2x2_avx2_steps(const int32_t *a0, const int32_t *a1,
+                                                               const int32_t *b0, const int32_t *b1, int64_t n,
+                                                               i128 *s00, i128 *s01, i128 *s10, i128 *s11,
+                                                               int steps) {
+    i128 t[4] = {0, 0, 0, 0};
+    int64_t q = 0;
+    while (q + 8 <= n) {
+        __m256i e00 = _mm256_setzero_si256(), e01 = e00, e10 = e00, e11 = e00;
+        __m256i o00 = e00, o01 = e00, o10 = e00, o11 = e00;
+        for (int step = 0; step < steps && q + 8 <= n; step++, q += 8) {
+            const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(a0 + q));
+            const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a1 + q));
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(const void *)(b0 + q));
+            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(const void *)(b1 + q));
+            const __m256i x0o = _mm256_srli_epi64(x0, 32), x1o = _mm256_srli_epi64(x1, 32);
+            const __m256i y0o = _mm256_srli_epi64(y0, 32), y1o = _mm256_srli_epi64(y1, 32);
+            e00 = _mm256_add_epi64(e00, _mm256_mul_epi32(x0, y0));
+            e01 = _mm256_add_epi64(e01, _mm256_mul_epi32(x0, y1));
+            e10 = _mm256_add_epi64(e10, _mm256_mul_epi32(x1, y0));
+            e11 = _mm256_add_epi64(e11, _mm256_mul_epi32(x1, y1));
+            o00 = _mm256_add_epi64(o00, _mm256_mul_epi32(x0o, y0o));
+            o01 = _mm256_add_epi64(o01, _mm256_mul_epi32(x0o, y1o));
+            o10 = _mm256_add_epi64(o10, _mm256_mul_epi32(x1o, y0o));
+            o11 = _mm256_add_epi64(o11, _mm256_mul_epi32(x1o, y1o));
+        }
+        const __m256i acc[8] = {e00, o00, e01, o01, e10, o10, e11, o11};
+        for (int v = 0; v < 8; v++) {
+            int64_t lane[4];
+            _mm256_storeu_si256((__m256i *)(void *)lane, acc[v]);
+            t[v / 2] += (i128)lane[0] + lane[1] + (i128)lane[2] + lane[3];
+        }
+    }
+    for (; q < n; q++) {
+        const int64_t x0 = a0[q], x1 = a1[q], y0 = b0[q], y1 = b1[q];
+        t[0] += x0 * y0, t[1] += x0 * y1, t[2] += x1 * y0, t[3] += x1 * y1;
+    }
+    *s00 += t[0], *s01 += t[1], *s10 += t[2], *s11 += t[3];
+}
+
+/* The same with AVX-512F: sixteen int32 a load, eight products a VPMULDQ. */
+__attribute__((target("avx512f"))) static void dot_2x2_avx512_steps(const int32_t *a0, const int32_t *a1,
+                                                                    const int32_t *b0, const int32_t *b1, int64_t n,
+                                                                    i128 *s00, i128 *s01, i128 *s10, i128 *s11,
+                                                                    int steps) {
+    i128 t[4] = {0, 0, 0, 0};
+    int64_t q = 0;
+    /* a flush splits each lane exactly into its high and low 32 bits (v = h 2^32 + l,
+     * l in [0, 2^32)), added into vectors that hold far more flushes than any line has */
+    const __m512i low32 = _mm512_set1_epi64(0xffffffffLL);
+    __m512i H[4], L[4];
+    for (int k = 0; k < 4; k++) H[k] = L[k] = _mm512_setzero_si512();
+    while (q + 16 <= n) {
+        __m512i e00 = _mm512_setzero_si512(), e01 = e00, e10 = e00, e11 = e00;
+        __m512i o00 = e00, o01 = e00, o10 = e00, o11 = e00;
+        for (int step = 0; step < steps && q + 16 <= n; step++, q += 16) {
+            const __m512i x0 = _mm512_loadu_si512((const void *)(a0 + q)), x1 = _mm512_loadu_si512((const void *)(a1 + q));
+            const __m512i y0 = _mm512_loadu_si512((const void *)(b0 + q)), y1 = _mm512_loadu_si512((const void *)(b1 + q));
+            const __m512i x0o = _mm512_srli_epi64(x0, 32), x1o = _mm512_srli_epi64(x1, 32);
+            const __m512i y0o = _mm512_srli_epi64(y0, 32), y1o = _mm512_srli_epi64(y1, 32);
+            e00 = _mm512_add_epi64(e00, _mm512_mul_epi32(x0, y0));
+            e01 = _mm512_add_epi64(e01, _mm512_mul_epi32(x0, y1));
+            e10 = _mm512_add_epi64(e10, _mm512_mul_epi32(x1, y0));
+            e11 = _mm512_add_epi64(e11, _mm512_mul_epi32(x1, y1));
+            o00 = _mm512_add_epi64(o00, _mm512_mul_epi32(x0o, y0o));
+            o01 = _mm512_add_epi64(o01, _mm512_mul_epi32(x0o, y1o));
+            o10 = _mm512_add_epi64(o10, _mm512_mul_epi32(x1o, y0o));
+            o11 = _mm512_add_epi64(o11, _mm512_mul_epi32(x1o, y1o));
+        }
+        const __m512i acc[8] = {e00, o00, e01, o01, e10, o10, e11, o11};
+        for (int v = 0; v < 8; v++) {
+            H[v / 2] = _mm512_add_epi64(H[v / 2], _mm512_srai_epi64(acc[v], 32));
+            L[v / 2] = _mm512_add_epi64(L[v / 2], _mm512_and_si512(acc[v], low32));
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        int64_t h[8], l[8];
+        _mm512_storeu_si512((void *)h, H[k]);
+        _mm512_storeu_si512((void *)l, L[k]);
+        for (int r = 0; r < 8; r++) t[k] += (i128)h[r] * ((i128)1 << 32) + l[r];
+    }
+    i128 r00 = 0, r01 = 0, r10 = 0, r11 = 0; /* the last elements (fewer than 16) by AVX2 */
+    dot_2x2_avx2_steps(a0 + q, a1 + q, b0 + q, b1 + q, n - q, &r00, &r01, &r10, &r11, steps);
+    *s00 += t[0] + r00, *s01 += t[1] + r01, *s10 += t[2] + r10, *s11 += t[3] + r11;
+}
+
+__attribute__((target("avx512f"))) static void dot31_2x2_avx512(const int32_t *a0, const int32_t *a1,
+                                                                const int32_t *b0, const int32_t *b1, int64_t n,
+                                                                i128 *s00, i128 *s01, i128 *s10, i128 *s11) {
+    dot_2x2_avx512_steps(a0, a1, b0, b1, n, s00, s01, s10, s11, DOT_AVX2_STEPS);
+}
+
+__attribute__((target("avx2"))) static void dot31_2x2_avx2(const int32_t *a0, const int32_t *a1, const int32_t *b0,
+                                                           const int32_t *b1, int64_t n, i128 *s00, i128 *s01,
+                                                           i128 *s10, i128 *s11) {
+    dot_2x2_avx2_steps(a0, a1, b0, b1, n, s00, s01, s10, s11, DOT_AVX2_STEPS);
+}
+#endif
+
+typedef void (*dot2x2_fn)(const int32_t *, const int32_t *, const int32_t *, const int32_t *, int64_t, i128 *, i128 *,
+                          i128 *, i128 *);
+/* The 2 x 2 kernel of this machine: AVX2 where the CPU has it (x86-64), else
+ * the portable one; SAMEBITS_DIRECT_KERNEL=scalar keeps the portable one
+ * (the unit test runs both; they give the same integers). Read once. */
+static dot2x2_fn g_dot2x2;
+static dot2x2_fn dot2x2_kernel(void) {
+    dot2x2_fn f = __atomic_load_n(&g_dot2x2, __ATOMIC_ACQUIRE);
+    if (f) return f;
+    f = dot31_2x2;
+#if defined(__x86_64__)
+    const char *v = getenv("SAMEBITS_DIRECT_KERNEL");
+    __builtin_cpu_init();
+    if (!(v && !strcmp(v, "scalar")) && __builtin_cpu_supports("avx2")) f = dot31_2x2_avx2;
+    if (!(v && (!strcmp(v, "scalar") || !strcmp(v, "avx2"))) && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("avx512f"))
+        f = dot31_2x2_avx512;
+#endif
+    __atomic_store_n(&g_dot2x2, f, __ATOMIC_RELEASE);
+    return f;
+}
+
+const char *sb_gemm_direct_kernel(void) {
+#if defined(__x86_64__)
+    const dot2x2_fn f = dot2x2_kernel();
+    return f == dot31_2x2_avx512 ? "avx512" : f == dot31_2x2_avx2 ? "avx2" : "scalar";
+#else
+    (void)dot2x2_kernel();
+    return "scalar";
+#endif
+}
+
+void sb_gemm_direct_kernel_reset(void) { __atomic_store_n(&g_dot2x2, (dot2x2_fn)0, __ATOMIC_RELEASE); }
+
 /* out[l * len + (q - q0)] := x' of element q of line l, lines [0, L), q in [q0, q1). */
 static void convert_block(const float *x, int64_t ls, int64_t qs, int64_t L, int64_t q0, int64_t q1,
                           const double *scale, int32_t *out) {
@@ -175,12 +317,124 @@ typedef struct lines_ref {
     int wide;
 } lines_ref;
 
+#if defined(__x86_64__)
+/* tile_sums_wide through the AVX2 kernel: each wide integer (|v| <= 2^62) is
+ * split exactly as v = h 2^32 + l with l = v's low 32 bits read as signed
+ * (|l| <= 2^31) and |h| <= 2^30, so that v y = (h y) 2^32 + l y, two int32
+ * products per element (|l y| <= 2^61: three a lane before the totals take
+ * them, 3 * 2^61 < 2^63). The same exact sums as dotw. 0: no memory for the
+ * split lines (the caller then takes the portable loop). Four a lane would
+ * still fit (four products of -2^31 and 2^30 sum to -2^63, the least int64);
+ * five do not, and sb_gemm_direct_kernel_check shows them failing. */
+#define WIDE_AVX2_STEPS 3
+static int tile_sums_wide_avx2(lines_ref A, lines_ref B, int64_t m, int64_t n, int64_t len, i128 *T, int64_t ldt) {
+    const lines_ref W = A.wide ? A : B, N = A.wide ? B : A;
+    const int64_t nw = A.wide ? m : n, nn = A.wide ? n : m;
+    int32_t *hl = malloc(sizeof(int32_t) * (size_t)(2 * nw * len + 1));
+    if (!hl) return 0;
+    for (int64_t l = 0; l < nw; l++) {
+        const int64_t *v = (const int64_t *)W.v + l * W.stride;
+        int32_t *h = hl + 2 * l * len, *lo = h + len;
+        for (int64_t q = 0; q < len; q++) {
+            const int32_t low = (int32_t)(uint32_t)(uint64_t)v[q];
+            lo[q] = low;
+            h[q] = (int32_t)((v[q] - low) / ((int64_t)1 << 32));
+        }
+    }
+    const int32_t *nv = (const int32_t *)N.v;
+    for (int64_t l = 0; l < nw; l++) {
+        const int32_t *h = hl + 2 * l * len, *lo = h + len;
+        int64_t k = 0;
+        for (; k + 2 <= nn; k += 2) {
+            const int32_t *y0 = nv + k * N.stride, *y1 = y0 + N.stride;
+            i128 h0 = 0, h1 = 0, l0 = 0, l1 = 0;
+            if (dot2x2_kernel() == dot31_2x2_avx512)
+                dot_2x2_avx512_steps(h, lo, y0, y1, len, &h0, &h1, &l0, &l1, WIDE_AVX2_STEPS);
+            else
+                dot_2x2_avx2_steps(h, lo, y0, y1, len, &h0, &h1, &l0, &l1, WIDE_AVX2_STEPS);
+            const i128 v0 = h0 * ((i128)1 << 32) + l0, v1 = h1 * ((i128)1 << 32) + l1;
+            if (A.wide) T[l * ldt + k] += v0, T[l * ldt + k + 1] += v1;
+            else T[k * ldt + l] += v0, T[(k + 1) * ldt + l] += v1;
+        }
+        for (; k < nn; k++) {
+            const int64_t *v = (const int64_t *)W.v + l * W.stride;
+            const i128 d = dotw(v, nv + k * N.stride, len);
+            if (A.wide) T[l * ldt + k] += d;
+            else T[k * ldt + l] += d;
+        }
+    }
+    free(hl);
+    return 1;
+}
+#endif
+
 /* T += the exact sums of lines A_i and B_j over len where one side is wide. */
 static void tile_sums_wide(lines_ref A, lines_ref B, int64_t m, int64_t n, int64_t len, i128 *T, int64_t ldt) {
+#if defined(__x86_64__)
+    if (dot2x2_kernel() != dot31_2x2 && tile_sums_wide_avx2(A, B, m, n, len, T, ldt)) return;
+#endif
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++)
             T[i * ldt + j] += A.wide ? dotw((const int64_t *)A.v + i * A.stride, (const int32_t *)B.v + j * B.stride, len)
                                      : dotw((const int64_t *)B.v + j * B.stride, (const int32_t *)A.v + i * A.stride, len);
+}
+
+/* The vector kernels against the portable sums on lines at the extremes the
+ * lane bounds are set for (tests/unit/test_gemm_roads.c): int32 lines of
+ * +-2^30 of one sign (every lane at its largest sum: one product more per
+ * lane would overflow), and wide lines whose low halves are +-(2^31 - 1)
+ * against +-2^30 (the split's largest products), both long enough for many
+ * flushes, plus mixed values. Returns the number of sums that differ (0 where
+ * this machine has no vector kernel). */
+int sb_gemm_direct_kernel_check(void) {
+    enum { LEN = 1000 };
+    static int32_t a[2][LEN], b[2][LEN];
+    static int64_t w[2][LEN];
+    int bad = 0;
+    uint64_t r = 12345;
+    for (int pass = 0; pass < 3; pass++) {
+        for (int l = 0; l < 2; l++)
+            for (int q = 0; q < LEN; q++) {
+                r = r * 6364136223846793005ull + 1442695040888963407ull;
+                const int32_t sg = pass == 1 ? -1 : 1;
+                const int32_t big = (int32_t)1 << 30;
+                a[l][q] = pass < 2 ? sg * big : (int32_t)((int64_t)(r >> 33) % (2 * (int64_t)big + 1) - big);
+                b[l][q] = pass < 2 ? sg * big : (int32_t)((int64_t)(r >> 31) % (2 * (int64_t)big + 1) - big);
+                const int64_t lowmax = pass < 2 ? (int64_t)sg * 2147483647 : (int64_t)(int32_t)(uint32_t)r;
+                const int64_t hi = pass < 2 ? (int64_t)sg * (((int64_t)1 << 30) - 1) : (int64_t)(r >> 34) - ((int64_t)1 << 29);
+                w[l][q] = hi * ((int64_t)1 << 32) + lowmax;
+            }
+        i128 ref[4] = {0, 0, 0, 0}, refw[4] = {0, 0, 0, 0}; /* one 128-bit product at a time */
+        for (int c = 0; c < 4; c++)
+            for (int q = 0; q < LEN; q++) {
+                ref[c] += (i128)a[c >> 1][q] * b[c & 1][q];
+                refw[c] += (i128)w[c >> 1][q] * b[c & 1][q];
+            }
+        dot2x2_fn kernels[3] = {dot31_2x2, NULL, NULL};
+#if defined(__x86_64__)
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2")) kernels[1] = dot31_2x2_avx2;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f")) kernels[2] = dot31_2x2_avx512;
+#endif
+        for (int k = 0; k < 3; k++) {
+            if (!kernels[k]) continue;
+            i128 t[4] = {0, 0, 0, 0};
+            kernels[k](a[0], a[1], b[0], b[1], LEN, &t[0], &t[1], &t[2], &t[3]);
+            for (int c = 0; c < 4; c++) bad += t[c] != ref[c];
+#if defined(__x86_64__)
+            if (k == 0) continue;
+            /* the wide split, as tile_sums_wide_avx2 takes it: lines of w against those of b */
+            const dot2x2_fn saved = __atomic_load_n(&g_dot2x2, __ATOMIC_ACQUIRE);
+            __atomic_store_n(&g_dot2x2, kernels[k], __ATOMIC_RELEASE);
+            i128 tw[4] = {0, 0, 0, 0};
+            const lines_ref A = {w[0], LEN, 1}, B = {b[0], LEN, 0};
+            bad += !tile_sums_wide_avx2(A, B, 2, 2, LEN, tw, 2);
+            __atomic_store_n(&g_dot2x2, saved, __ATOMIC_RELEASE);
+            for (int c = 0; c < 4; c++) bad += tw[c] != refw[c];
+#endif
+        }
+    }
+    return bad;
 }
 
 /* T[i*ldt + j] += the exact sums over len of lines A_i (i < m, at A + i*sa)
@@ -188,14 +442,15 @@ static void tile_sums_wide(lines_ref A, lines_ref B, int64_t m, int64_t n, int64
 static void tile_sums(const int32_t *A, int64_t sa, const int32_t *B, int64_t sb, int64_t m, int64_t n, int64_t len,
                       int sym, int64_t i0, i128 *T, int64_t ldt) {
     /* sym: A's row i is B's line i0 + i, and only j >= i0 + i is wanted */
+    const dot2x2_fn dot2x2 = dot2x2_kernel();
     int64_t i = 0;
     for (; i + 2 <= m; i += 2) {
         const int32_t *a0 = A + i * sa, *a1 = a0 + sa;
         int64_t j = sym ? i0 + i : 0;
         for (; j + 2 <= n; j += 2) {
             const int32_t *b0 = B + j * sb, *b1 = b0 + sb;
-            dot31_2x2(a0, a1, b0, b1, len, &T[i * ldt + j], &T[i * ldt + j + 1], &T[(i + 1) * ldt + j],
-                      &T[(i + 1) * ldt + j + 1]);
+            dot2x2(a0, a1, b0, b1, len, &T[i * ldt + j], &T[i * ldt + j + 1], &T[(i + 1) * ldt + j],
+                   &T[(i + 1) * ldt + j + 1]);
         }
         for (; j < n; j++) {
             T[i * ldt + j] += dot31(a0, B + j * sb, len);
@@ -465,5 +720,9 @@ sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const floa
     (void)pv_a, (void)pv_b;
     return sb_fail(SB_ERR_INTERNAL, "sb_gemm: the direct road needs 128-bit integers");
 }
+
+const char *sb_gemm_direct_kernel(void) { return "none"; }
+int sb_gemm_direct_kernel_check(void) { return 0; }
+void sb_gemm_direct_kernel_reset(void) {}
 
 #endif

@@ -34,6 +34,15 @@ sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const floa
                               const uint8_t *flag_b, const int32_t *pv_a, const int32_t *pv_b, int wide_a,
                               int wide_b);
 /* v[l*k + q] := RNE(x_lq * 2^sigma[l]) for four-digit lines (sb_oz_fixed's value). */
+/* The direct road's inner kernel on this machine: "avx2" (x86-64 with AVX2)
+ * or "scalar" ("none" without 128-bit integers); SAMEBITS_DIRECT_KERNEL=scalar
+ * asks for the portable one. The choice is made once; _reset makes the next
+ * product choose again (tests). Both give the same exact integers. */
+const char *sb_gemm_direct_kernel(void);
+void sb_gemm_direct_kernel_reset(void);
+/* Test: the vector kernels against the portable sums at the lanes' extremes;
+ * the number of sums that differ (gemm_direct.c). */
+int sb_gemm_direct_kernel_check(void);
 sb_status sb_gemm_direct_values(const float *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
                                 const int32_t *sigma, int32_t *v);
 

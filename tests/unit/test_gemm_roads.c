@@ -143,3 +143,38 @@ SB_TEST(test_gemm_roads_round_ties_below_53_bits) {
             SB_CHECK_EQ_U64(sb_f2u(c), sb_f2u(want));
         }
 }
+
+/* The direct road's vector kernels (AVX2, AVX-512 where the CPU has them) give
+ * the integers of the portable one: every kernel this machine has against the
+ * digit planes, on random lines, wide ones, and lines at the largest integer
+ * (|x'| = 2^30: each int64 lane then holds its most products before the
+ * totals take them; one more would overflow). Elsewhere only the portable
+ * kernel exists and this reruns it. */
+SB_TEST(test_gemm_direct_kernels_agree) {
+    const char *kernels[] = {"scalar", "avx2", ""}; /* "" = the best this CPU has */
+    for (size_t kk = 0; kk < sizeof kernels / sizeof kernels[0]; kk++) {
+        setenv("SAMEBITS_DIRECT_KERNEL", kernels[kk], 1);
+        sb_gemm_direct_kernel_reset();
+        const char *used = sb_gemm_direct_kernel();
+        SB_CHECK(strcmp(used, "none") == 0 || strcmp(used, "scalar") == 0 || strcmp(used, "avx2") == 0 ||
+                 strcmp(used, "avx512") == 0);
+        g_rng = 26;
+        const int64_t shapes[][3] = {{2, 2, 5}, {6, 4, 1000}, {40, 10, 784}, {10, 30, 4099}, {3, 5, 20000}};
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (int kind = 0; kind < 9; kind++) {
+                const int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+                sb_gemm_shape s = {0, 1, m, n, k, k, k};
+                const int ka = kind <= 6 ? kind : 0, kb = kind == 4 ? 0 : kind <= 4 ? kind : kind >= 7 ? kind - 2 : 0;
+                float *a = fill(m * k, ka), *b = fill(k * n, kb);
+                if (kind == 0) /* lines at the largest integer, signs alike: the lanes' largest sums */
+                    for (int64_t i = 0; i < m * k; i++) a[i] = -1.0f, b[i % (n * k)] = -1.0f;
+                SB_CHECK(same_on_both_roads(&s, a, b));
+                free(a);
+                free(b);
+            }
+    }
+    unsetenv("SAMEBITS_DIRECT_KERNEL");
+    sb_gemm_direct_kernel_reset();
+}
+
+SB_TEST(test_gemm_direct_kernels_at_the_lane_bounds) { SB_CHECK_EQ_U64(sb_gemm_direct_kernel_check(), 0); }
