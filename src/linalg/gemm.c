@@ -419,13 +419,19 @@ static int prep_matches(const sb_gemm_prep *p, const float *x, int64_t ls, int64
  * both roads give the same bits). Where the planes' int8 product has vector
  * kernels, they win on large, wide products; the direct road's scalar 64-bit
  * products win on skinny ones (a side of at most 16 lines), short K, small
- * products and long Gram-like sums (bench/gemm_roads_bench.py measures them;
- * bench/results/gemm-roads-*). Without vector kernels the direct road always wins. */
+ * products and long Gram-like sums; with its own vector kernels (AVX2,
+ * AVX-512) on any side of at most 128 lines, K up to 128 or 2^28 products
+ * (bench/gemm_roads_bench.py measures them; bench/results/gemm-roads-*).
+ * Without vector kernels for the planes the direct road always wins. */
 static int direct_pays(const sb_gemm_shape *s) {
     if (!sb_gemm_direct_fits(s)) return 0;
     if (!strcmp(sb_cpu_igemm_path(), "scalar")) return 1;
     const int64_t lo = s->m < s->n ? s->m : s->n, hi = s->m < s->n ? s->n : s->m;
-    return lo <= 16 || s->k <= 128 || (double)s->m * (double)s->n * (double)s->k <= 67108864.0 || s->k >= 1024 * hi;
+    const double products = (double)s->m * (double)s->n * (double)s->k;
+    const char *dk = sb_gemm_direct_kernel();
+    if (!strcmp(dk, "avx2") || !strcmp(dk, "avx512")) /* the direct road's vector kernels: the planes win only */
+        return lo <= 128 || s->k <= 128 || products <= 268435456.0; /* on large products of wide operands */
+    return lo <= 16 || s->k <= 128 || products <= 67108864.0 || s->k >= 1024 * hi;
 }
 
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc) {
