@@ -538,6 +538,7 @@ static sb_status rsvd(const lin_params *p, const float *a, int64_t n, int32_t P,
     int open = 0;
     if (st == SB_OK && (st = sb_lin_dev_open(p, &dv)) == SB_OK) open = 1;
     if (st == SB_OK) st = sb_lin_mat_set(&dv, &ma, a, n * P);
+    if (st == SB_OK) sb_lin_mat_prepare(&dv, &ma, n, P); /* on the host: a's statistics and integers once */
     if (st == SB_OK) st = sb_linalg_random_matrix(p->device, SB_LINALG_NORMAL, p->seed, P, l, Z, l);
     if (st == SB_OK) st = sb_lin_mat_set(&dv, &mz, Z, (int64_t)P * l);
     if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 0, 0, n, l, P, &ma, P, &mz, l, Y);
@@ -631,16 +632,12 @@ static sb_status fit_randomized(const sb_table *t, const lin_params *p, const li
         /* total variance of the data: sum_j (sum_i x_ij^2 - n mean_j^2) / n, each column's sums exact */
         sb_sacc tot;
         sb_sacc_init(&tot);
+        float *sq = st == SB_OK ? sb_malloc(sizeof(float) * (size_t)P) : NULL;
+        if (st == SB_OK && !sq) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
         if (st == SB_OK) st = sb_lin_col_means(t->x, n, P, NULL, mean);
-        for (int32_t j = 0; j < P && st == SB_OK; j++) {
-            sb_sacc c;
-            sb_sacc_init(&c);
-            for (int64_t i = 0; i < n; i++) {
-                const float d = t->x[i * P + j] - mean[j];
-                sb_lin_sacc_add_product(&c, d, d);
-            }
-            sb_sacc_add(&tot, sb_sacc_round_f32(&c) / (float)n);
-        }
+        if (st == SB_OK) st = sb_lin_col_sqdev(t->x, n, P, mean, sq);
+        for (int32_t j = 0; j < P && st == SB_OK; j++) sb_sacc_add(&tot, sq[j] / (float)n);
+        sb_free(sq);
         const float total = sb_sacc_round_f32(&tot);
         if (st == SB_OK) st = sb_lin_col_means(proj, n, k, NULL, cm);
         for (int32_t r = 0; r < k && st == SB_OK; r++) {

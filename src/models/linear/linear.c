@@ -66,12 +66,39 @@ void sb_lin_sacc_add_product(struct sb_sacc *acc, float a, float b) {
     if (lo != 0.0f) sb_sacc_add(acc, lo);
 }
 
+typedef struct dotx_job {
+    const float *a, *b;
+    int64_t sa, sb, n;
+    sb_sacc *acc; /* per chunk */
+} dotx_job;
+
+#define DOTX_GRAIN 65536
+static void dotx_task(void *ctx, int64_t task) {
+    const dotx_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, DOTX_GRAIN, task, &b, &e);
+    sb_sacc acc;
+    sb_sacc_init(&acc);
+    for (int64_t i = b; i < e; i++) sb_lin_sacc_add_product(&acc, j->a[i * j->sa], j->b[i * j->sb]);
+    j->acc[task] = acc;
+}
+
 float sb_lin_dot_exact(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n) {
 #ifdef SB_SABOTAGE_LIN_DOT
     return lin_dot_sabotaged(a, sa, b, sb, n);
 #endif
     sb_sacc acc;
     sb_sacc_init(&acc);
+    /* long sums in chunks in parallel, merged exactly: the same exact total */
+    const int64_t nc = sb_chunk_count(n, DOTX_GRAIN);
+    sb_sacc *parts = nc > 1 ? sb_malloc(sizeof(sb_sacc) * (size_t)nc) : NULL;
+    if (parts) {
+        dotx_job j = {a, b, sa, sb, n, parts};
+        sb_parallel_for(nc, dotx_task, &j);
+        for (int64_t t = 0; t < nc; t++) sb_sacc_merge(&acc, &parts[t]);
+        sb_free(parts);
+        return sb_sacc_round_f32(&acc);
+    }
     for (int64_t i = 0; i < n; i++) sb_lin_sacc_add_product(&acc, a[i * sa], b[i * sb]);
     return sb_sacc_round_f32(&acc);
 }
@@ -164,6 +191,42 @@ sb_status sb_lin_col_means(const float *x, int64_t n, int32_t p, const float *w,
         for (int32_t c = 0; c <= p; c++) sb_sacc_init(&j.acc[c]);
     const float d = sb_sacc_round_f32(&j.acc[p]);
     for (int32_t c = 0; c < p; c++) mean[c] = sb_sacc_round_f32(&j.acc[c]) / d;
+    sb_free(j.acc);
+    return SB_OK;
+}
+
+typedef struct sqdev_job {
+    const float *x, *mean;
+    int64_t n;
+    int32_t p;
+    sb_sacc *acc; /* per chunk: p exact sums */
+} sqdev_job;
+
+static void sqdev_task(void *ctx, int64_t task) {
+    const sqdev_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
+    sb_sacc *acc = j->acc + task * j->p;
+    for (int32_t c = 0; c < j->p; c++) sb_sacc_init(&acc[c]);
+    for (int64_t i = b; i < e; i++) {
+        const float *r = j->x + i * j->p;
+        for (int32_t c = 0; c < j->p; c++) {
+            const float d = r[c] - j->mean[c];
+            sb_lin_sacc_add_product(&acc[c], d, d);
+        }
+    }
+}
+
+sb_status sb_lin_col_sqdev(const float *x, int64_t n, int32_t p, const float *mean, float *out) {
+    const int64_t nc = sb_chunk_count(n, LIN_ROW_GRAIN);
+    sqdev_job j = {x, mean, n, p, sb_malloc(sizeof(sb_sacc) * (size_t)(nc > 0 ? nc : 1) * (size_t)(p > 0 ? p : 1))};
+    if (!j.acc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
+    if (nc == 0)
+        for (int32_t c = 0; c < p; c++) sb_sacc_init(&j.acc[c]);
+    sb_parallel_for(nc, sqdev_task, &j);
+    for (int64_t t = 1; t < nc; t++)
+        for (int32_t c = 0; c < p; c++) sb_sacc_merge(&j.acc[c], &j.acc[t * p + c]);
+    for (int32_t c = 0; c < p; c++) out[c] = sb_sacc_round_f32(&j.acc[c]);
     sb_free(j.acc);
     return SB_OK;
 }

@@ -86,6 +86,10 @@ void sb_lin_sacc_add_product(struct sb_sacc *acc, float a, float b);
  * exact sum of the rounded products w_i x_ij, rounded once, divided by the
  * exact sum of the weights rounded once (one division). */
 sb_status sb_lin_col_means(const float *x, int64_t n, int32_t p, const float *w, float *mean);
+/* out[c] := the exact sum over the n rows of (x_ic - mean_c)^2, each
+ * difference rounded once to float and its square exact (two-product), the
+ * sum rounded once: row chunks in parallel, merged exactly. */
+sb_status sb_lin_col_sqdev(const float *x, int64_t n, int32_t p, const float *mean, float *out);
 
 /* out (n rows of p + ny) := (x_ij - xm_j) * sqrt(w_i), and in columns p + t
  * (y_it - ym_t) * sqrt(w_i) for the ny columns of y (n x ny, row-major; ny 0:
