@@ -172,9 +172,10 @@ class GradientBoosting(FittedModel, Estimator):
                 a = a.ravel()
             if a.ndim != 1:
                 raise InvalidInputError("y must be 1-D; got shape %r" % (a.shape,))
-            if a.dtype.kind == "f" and bool(np.isnan(a).any()):
-                raise InvalidInputError("y holds NaN; every row needs a label")
-            if a.dtype.kind == "f" and not bool((a == np.floor(a)).all()):
+            # one test for both (NaN differs from its truncation too), the message told apart after
+            if a.dtype.kind == "f" and not bool((a == np.trunc(a)).all()):
+                if bool(np.isnan(a).any()):
+                    raise InvalidInputError("y holds NaN; every row needs a label")
                 raise InvalidInputError("Unknown label type: continuous. A classifier needs class labels "
                                         "(integers, strings...), not continuous values")
             fast = self._encode_dense(np, a)
@@ -209,18 +210,32 @@ class GradientBoosting(FittedModel, Estimator):
         +0)."""
         if a.dtype.kind not in "biuf" or a.size == 0:
             return None
-        if a.dtype.kind == "f" and bool((np.signbit(a) & (a == 0)).any()):
+        if a.dtype == np.float32 and bool((a.view(np.uint32) == 0x80000000).any()):
+            return None  # a negative zero (its bits alone: one pass, no float temporaries)
+        if a.dtype.kind == "f" and a.dtype != np.float32 and bool((np.signbit(a) & (a == 0)).any()):
             return None
         lo, hi = a.min(), a.max()
-        if float(hi) - float(lo) >= float(1 << 20):
+        if not (float(hi) - float(lo) < float(1 << 20)):  # also an infinity
             return None
-        off = (a.astype(np.float64) - float(lo)).astype(np.int64) if a.dtype.kind == "f" else \
-            (a.astype(np.int64) - int(lo))
-        present = np.bincount(off, minlength=int(off.max()) + 1) > 0
+        if float(hi) - float(lo) < 16.0:
+            # a few integer values (binary labels above all): presence by comparison, and each row's
+            # index as the count of classes above the first that it reaches (no integer copy, no sort)
+            cands = [lo + a.dtype.type(k) for k in range(int(float(hi) - float(lo)) + 1)]
+            classes = np.array([c for c in cands if c == lo or c == hi or bool((a == c).any())], dtype=a.dtype)
+            idx = (a >= classes[1]).astype(np.float32) if len(classes) > 1 else np.zeros(a.shape, np.float32)
+            for c in classes[2:]:
+                idx += a >= c
+            return classes, _array.vector(idx, "y")
+        if a.dtype == np.float32 and max(abs(float(lo)), abs(float(hi))) < float(1 << 24):
+            off = (a - lo).astype(np.int32)  # exact: integers below 2^24 in float32
+        else:
+            off = (a.astype(np.float64) - float(lo)).astype(np.int64) if a.dtype.kind == "f" else \
+                (a.astype(np.int64) - int(lo))
+        present = np.bincount(off, minlength=int(hi - lo) + 1) > 0
         classes = np.flatnonzero(present)
         classes = (classes.astype(np.float64) + float(lo)).astype(a.dtype) if a.dtype.kind == "f" else \
             (classes + int(lo)).astype(a.dtype)
-        lut = np.cumsum(present) - 1
+        lut = (np.cumsum(present) - 1).astype(np.float32)  # class indices < 2^20: exact in float32
         return classes, _array.vector(lut[off], "y")
 
     def _label_index(self, y, what):

@@ -577,3 +577,25 @@ def test_check_estimator(name):
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     assert failed == LINEAR_EXPECTED_FAILURES[name], {r["check_name"]: str(r["exception"])[:200]
                                                       for r in results if r["status"] == "failed"}
+
+
+def test_label_encoding_matches_numpy_unique():
+    """The classifiers' label encoding (counting and comparison roads) gives
+    np.unique's classes (dtype included) and indices on every road: a few
+    values, a wider range, floats, integers, booleans, a negative zero."""
+    rng = np.random.default_rng(5)
+    enc = samebits.LogisticRegression()._encode_labels
+    cases = [rng.integers(-3, 5, 1000), rng.integers(0, 3, 1000).astype(np.float32), np.array([5, 5, 7, 7, 9]),
+             np.array([2.0, 2.0]), rng.integers(0, 40, 1000), np.array([True, False, True]),
+             rng.integers(0, 1000, 5000).astype(np.float64), np.array([0.0, -0.0, 1.0], dtype=np.float32),
+             (rng.standard_normal(100000) > 0).astype(np.float32)]
+    for y in cases:
+        classes, label = enc(y)
+        ref, inv = np.unique(y, return_inverse=True)
+        assert np.array_equal(classes, ref) and classes.dtype == ref.dtype
+        got = np.frombuffer(memoryview(label[0]).cast("B"), dtype=np.float32)[:label[2]]
+        assert np.array_equal(got.astype(np.int64), inv.ravel())
+    with pytest.raises(samebits.InvalidInputError, match="NaN"):
+        enc(np.array([0.0, np.nan]))
+    with pytest.raises(samebits.InvalidInputError, match="continuous"):
+        enc(np.array([0.0, 0.5]))
