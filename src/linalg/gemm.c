@@ -651,6 +651,28 @@ static int dev_road_direct(void) {
 
 static sb_status direct_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const sb_dbuf *a, const sb_dbuf *b,
                            sb_dbuf *c, int64_t als, int64_t aqs, int64_t bls, int64_t bqs) {
+    if (s->m == 1 && s->k > 0) { /* one row (a gradient row): kl_direct_row, columns by lanes */
+        const int64_t n = s->n, k = s->k, cw = d->wg < 32 ? (int64_t)d->wg : 32, ntj = (n + cw - 1) / cw;
+        int64_t want = 2048 / ntj;
+        want = want < 1 ? 1 : want;
+        int64_t kgrain = (k + want - 1) / want;
+        kgrain = kgrain < 1024 ? 1024 : kgrain;
+        const int64_t nr = (k + kgrain - 1) / kgrain;
+        sb_status st = sb_device_ensure(d, &ws->dparts, 16 * (size_t)(nr * n), "gemm direct totals");
+        const int64_t m = 1, tile = 0, off = 0;
+        if (st == SB_OK)
+            st = SB_LAUNCH(d, SB_KL_kl_direct_row, ntj, nr, 0, SB_ARG(a->h), SB_ARG(aqs), SB_ARG(b->h), SB_ARG(bls),
+                           SB_ARG(bqs), SB_ARG(n), SB_ARG(k), SB_ARG(kgrain), SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h),
+                           SB_ARG(ws->dparts.h));
+        if (st == SB_OK)
+            st = SB_LAUNCH(d, SB_KL_kl_direct_finish, groups_of(d, n), rows_of(m), 0, SB_ARG(ws->dparts.h), SB_ARG(m),
+                           SB_ARG(n), SB_ARG(nr), SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(k), SB_ARG(tile),
+                           SB_ARG(c->h));
+        if (st != SB_OK) return st;
+        return SB_LAUNCH(d, SB_KL_kl_special, groups_of(d, n), rows_of(m), 0, SB_ARG(a->h), SB_ARG(off), SB_ARG(als),
+                         SB_ARG(aqs), SB_ARG(b->h), SB_ARG(off), SB_ARG(bls), SB_ARG(bqs), SB_ARG(k), SB_ARG(m),
+                         SB_ARG(n), SB_ARG(ws->flag_a.h), SB_ARG(ws->flag_b.h), SB_ARG(c->h));
+    }
     /* few rows (a gradient row): tiles of 8 x 128, else 64 x 64 */
     const int narrow = s->m <= 8;
     const int64_t ta = narrow ? 8 : 64, tb = narrow ? 128 : 64;

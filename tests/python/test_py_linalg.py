@@ -210,7 +210,8 @@ def test_accuracy_against_float64_on_random_data():
 
 
 ROAD_SHAPES = [  # (m, n, k, transpose_a): Gram-like long sums, a gradient row, tiles and ranges beyond one
-    (100, 101, 50000, True), (1, 7, 100000, True), (65, 64, 3000, False), (3, 130, 2500, False)]
+    (100, 101, 50000, True), (1, 7, 100000, True), (65, 64, 3000, False), (3, 130, 2500, False),
+    (1, 45, 70000, False)]  # one row over two column tiles of kl_direct_row
 
 
 @pytest.mark.parametrize("device", ["cpu", "opencl", "cuda"])

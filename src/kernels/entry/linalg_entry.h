@@ -412,6 +412,53 @@ KL_DIRECT_SUM(kl_direct_sum, 64, 64)
 KL_DIRECT_SUM(kl_direct_sum_rows8, 8, 128)
 
 /* Element (i, j) of C: the nr ranges' totals added, rounded once. */
+/* The direct road for a product of one row of op(A) (m == 1: a gradient row
+ * r^T X), where a tile of rows would leave all but one idle: work-group
+ * (column tile of KL_ROW_CW columns of op(B), K range r of kgrain); work-item
+ * (column c, lane t) sums the products of q = q0 + t, q0 + t + lanes, ... (the
+ * columns of one q adjacent in memory for a row-major X), four in an int64,
+ * then 128-bit; the lanes' totals are added in local memory. The same exact
+ * totals as kl_direct_sum's, in parts (r * n + j), for kl_direct_finish. */
+#define KL_ROW_CW (SB_WG < 32 ? SB_WG : 32)
+SB_KERNEL void kl_direct_row(SB_GLOBAL const float *a, sb_i64 aqs, SB_GLOBAL const float *b, sb_i64 bls, sb_i64 bqs,
+                             sb_i64 n, sb_i64 K, sb_i64 kgrain, SB_GLOBAL const sb_i32 *mba,
+                             SB_GLOBAL const sb_i32 *mbb, SB_GLOBAL sb_u64 *parts) {
+    SB_SHARED sb_u64 rlo[SB_WG];
+    SB_SHARED sb_i64 rhi[SB_WG];
+    const int lid = sb_local_id(0), c = lid % KL_ROW_CW, t = lid / KL_ROW_CW, lanes = SB_WG / KL_ROW_CW;
+    const sb_i64 j = (sb_i64)sb_group_id(0) * KL_ROW_CW + c, r = (sb_i64)sb_group_id(1);
+    const sb_i64 q0 = r * kgrain, q1 = q0 + kgrain < K ? q0 + kgrain : K;
+    sb_u64 lo = 0u;
+    sb_i64 hi = 0, u = 0;
+    int cnt = 0;
+    if (j < n) {
+        const sb_i32 sa = sb_oz_sigma((sb_u32)mba[0], 4), sj = sb_oz_sigma((sb_u32)mbb[j], 4);
+        for (sb_i64 q = q0 + t; q < q1; q += lanes) {
+            const sb_i64 av = (sb_i32)sb_oz_fixed(sb_f2u(a[q * aqs]), sa, 4);
+            const sb_i64 bv = (sb_i32)sb_oz_fixed(sb_f2u(b[j * bls + q * bqs]), sj, 4);
+            u += av * bv;
+            if (++cnt == 4) { /* four products at most in each int64 */
+                kl_add128(&lo, &hi, u);
+                u = 0;
+                cnt = 0;
+            }
+        }
+    }
+    kl_add128(&lo, &hi, u);
+    rlo[lid] = lo;
+    rhi[lid] = hi;
+    sb_barrier();
+    if (t == 0 && j < n) {
+        for (int s = 1; s < lanes; s++) {
+            const sb_u64 l = rlo[lid + s * KL_ROW_CW], x = lo + l;
+            hi += rhi[lid + s * KL_ROW_CW] + (x < lo ? 1 : 0);
+            lo = x;
+        }
+        parts[2 * (r * n + j)] = lo;
+        parts[2 * (r * n + j) + 1] = (sb_u64)hi;
+    }
+}
+
 SB_KERNEL void kl_direct_finish(SB_GLOBAL const sb_u64 *parts, sb_i64 m, sb_i64 n, sb_i64 nr,
                                 SB_GLOBAL const sb_i32 *mba, SB_GLOBAL const sb_i32 *mbb, sb_i64 K, sb_i64 tile,
                                 SB_GLOBAL float *c) {
