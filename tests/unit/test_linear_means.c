@@ -48,3 +48,48 @@ SB_TEST(test_linear_means_buckets_are_the_superaccumulator) {
         free(w);
     }
 }
+
+/* The parallel exact sums of the linear family (sb_lin_col_sqdev,
+ * sb_lin_dot_exact past one chunk) against one superaccumulator fed in row
+ * order on one thread, at one and at two threads, on values whose float sums
+ * would depend on the order (spread exponents, cancellation, subnormals): the
+ * chunks' totals are merged exactly, so every thread count and chunking gives
+ * the serial total's bits. */
+SB_TEST(test_linear_parallel_exact_sums_are_the_serial_sum) {
+    const int64_t n = 3 * 65536 + 17; /* more than one chunk of either grain */
+    const int32_t p = 3;
+    float *x = malloc(sizeof(float) * (size_t)(n * p)), *y = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n * p; i++) {
+        uint32_t u = rnd32();
+        u = (u & 0x80ffffffu) | ((i % 7 == 0 ? 1u : 90u + (u >> 24) % 70u) << 23);
+        memcpy(&x[i], &u, 4);
+    }
+    for (int64_t i = 0; i < n; i++) y[i] = (i & 1) ? x[i] : -x[i] * 0.5f;
+    const float mean[3] = {0.25f, -3.0f, 1e-20f};
+    float ref[3], dref;
+    for (int32_t c = 0; c < p; c++) {
+        sb_sacc acc;
+        sb_sacc_init(&acc);
+        for (int64_t i = 0; i < n; i++) {
+            const float d = x[i * p + c] - mean[c];
+            sb_lin_sacc_add_product(&acc, d, d);
+        }
+        ref[c] = sb_sacc_round_f32(&acc);
+    }
+    {
+        sb_sacc acc;
+        sb_sacc_init(&acc);
+        for (int64_t i = 0; i < n; i++) sb_lin_sacc_add_product(&acc, x[i], y[i]);
+        dref = sb_sacc_round_f32(&acc);
+    }
+    for (int32_t threads = 1; threads <= 2; threads++) {
+        SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+        float out[3];
+        SB_CHECK(sb_lin_col_sqdev(x, n, p, mean, out) == SB_OK);
+        for (int32_t c = 0; c < p; c++) SB_CHECK_EQ_U64(sb_f2u(out[c]), sb_f2u(ref[c]));
+        SB_CHECK_EQ_U64(sb_f2u(sb_lin_dot_exact(x, 1, y, 1, n)), sb_f2u(dref));
+    }
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    free(x);
+    free(y);
+}
