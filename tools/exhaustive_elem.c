@@ -8,7 +8,8 @@
  *       -pthread -Iinclude tools/exhaustive_elem.c -o build/exhaustive_elem -lmpfr -lm
  * Usage:
  *   exhaustive_elem [FUNC ...] [--threads N] [--stride K] [--show N]
- *   FUNC: expf expm1f logf log1pf tanhf sigmoidf (default: all six)
+ *   FUNC: expf expm1f logf log1pf tanhf sigmoidf (the host paths), expf_int logf_int
+ *   log1pf_int sigmoidf_int (the integer code a GPU runs); default: all ten
  *   --stride K tests every K-th bit pattern (quick runs); --show N prints up to
  *   N inputs that are not correctly rounded.
  *
@@ -76,6 +77,12 @@ static float f_logf(float x) { return sb_logf(x); }
 static float f_log1pf(float x) { return sb_log1pf(x); }
 static float f_tanhf(float x) { return sb_tanhf(x); }
 static float f_sigmoidf(float x) { return sb_sigmoidf(x); }
+/* the integer code itself (a GPU's path); the names above are the host's
+ * double paths where those are taken (sb_elem_host.h) */
+static float f_expf_int(float x) { return sb__expf_int(x); }
+static float f_logf_int(float x) { return sb__logf_int(x); }
+static float f_log1pf_int(float x) { return sb__log1pf_int(x); }
+static float f_sigmoidf_int(float x) { return sb__sigmoidf_int(x); }
 
 static const struct fn {
     const char *name;
@@ -89,6 +96,10 @@ static const struct fn {
     {"log1pf", f_log1pf, log1pl, mpfr_log1p},
     {"tanhf", f_tanhf, tanhl, mpfr_tanh},
     {"sigmoidf", f_sigmoidf, ld_sigmoid, mp_sigmoid},
+    {"expf_int", f_expf_int, ld_exp, mpfr_exp},
+    {"logf_int", f_logf_int, logl, mpfr_log},
+    {"log1pf_int", f_log1pf_int, log1pl, mpfr_log1p},
+    {"sigmoidf_int", f_sigmoidf_int, ld_sigmoid, mp_sigmoid},
 };
 #define NFNS (sizeof FNS / sizeof FNS[0])
 
@@ -248,7 +259,7 @@ int main(int argc, char **argv) {
                 if (!strcmp(argv[a], FNS[f].name)) { sel[f] = 1; any = found = 1; }
             if (!found) {
                 fprintf(stderr, "usage: %s [FUNC ...] [--threads N] [--stride K] [--show N]\n"
-                                "FUNC: expf expm1f logf log1pf tanhf sigmoidf\n", argv[0]);
+                                "FUNC: expf expm1f logf log1pf tanhf sigmoidf expf_int logf_int log1pf_int sigmoidf_int\n", argv[0]);
                 return 2;
             }
         }

@@ -476,7 +476,7 @@ SB_FN float sb__log_core(int E0, sb_u64 M) {
  * exp(NaN) = canonical NaN, exp(+inf) = +inf, exp(-inf) = +0, exp(+-0) = 1;
  * overflows to +inf for x > 88.7228394; results below 2^-126 are correctly
  * rounded denormals, below 2^-150 (x < -103.972084) +0. */
-SB_FN float sb_expf(float x) {
+SB_FN float sb__expf_int(float x) {
     sb_u32 u = sb_f2u(x), a = u & 0x7FFFFFFFu;
     if (a > 0x7F800000u) return sb_u2f(SB__QNAN);
     if (u >= 0x42B20000u && u < 0x80000000u) return sb_u2f(0x7F800000u); /* x >= 89 */
@@ -520,7 +520,7 @@ SB_FN float sb_expm1f(float x) {
 /* sb_logf: natural logarithm, correctly rounded for every float x.
  * NaN and x < 0 (including -inf) -> canonical NaN, +-0 -> -inf, +inf -> +inf,
  * log(1) = +0; denormal inputs are exact inputs like any other. */
-SB_FN float sb_logf(float x) {
+SB_FN float sb__logf_int(float x) {
     sb_u32 u = sb_f2u(x);
     if (u >= 0x7F800000u) {
         if (u == 0x7F800000u) return x;           /* +inf */
@@ -539,7 +539,7 @@ SB_FN float sb_logf(float x) {
 /* sb_log1pf: log(1 + x), correctly rounded for every float x.
  * NaN and x < -1 (including -inf) -> canonical NaN, -1 -> -inf, +inf -> +inf,
  * +-0 -> +-0 (sign kept); tiny x gives x. */
-SB_FN float sb_log1pf(float x) {
+SB_FN float sb__log1pf_int(float x) {
     sb_u32 u = sb_f2u(x), a = u & 0x7FFFFFFFu;
     if (a > 0x7F800000u) return sb_u2f(SB__QNAN);
     if (u == 0x7F800000u) return x;
@@ -596,7 +596,7 @@ SB_FN float sb_tanhf(float x) {
 /* sb_sigmoidf: logistic function 1/(1+e^-x), correctly rounded for every x.
  * NaN -> canonical NaN, +inf -> 1, -inf -> +0, +-0 -> 0.5; results below
  * 2^-126 are correctly rounded denormals, x < -103.972 gives +0. */
-SB_FN float sb_sigmoidf(float x) {
+SB_FN float sb__sigmoidf_int(float x) {
     sb_u32 u = sb_f2u(x), a = u & 0x7FFFFFFFu, sign = u & 0x80000000u;
     if (a > 0x7F800000u) return sb_u2f(SB__QNAN);
     if (a < 0x33800000u) return 0.5f;              /* |x| < 2^-24 */
@@ -631,11 +631,11 @@ SB_FN float sb_sigmoidf(float x) {
  * those two functions' results, sharing the one e^-|x| core they both compute
  * where both take it (2^-15 <= |x|, below either's cut-offs); elsewhere the
  * two functions themselves. For the binary logistic loss and residual. */
-SB_FN float sb_sigmoid_expneg(float x, float *en) {
+SB_FN float sb__sigmoid_expneg_int(float x, float *en) {
     sb_u32 u = sb_f2u(x), a = u & 0x7FFFFFFFu, sign = u & 0x80000000u;
     if (a < 0x38000000u || a >= 0x42000000u) { /* |x| < 2^-15, |x| >= 32, or not finite */
-        *en = sb_expf(sb_u2f(a | 0x80000000u));
-        return sb_sigmoidf(x);
+        *en = sb__expf_int(sb_u2f(a | 0x80000000u));
+        return sb__sigmoidf_int(x);
     }
     int e, k;
     sb_u32 m = sb__split(a, &e);
@@ -649,5 +649,26 @@ SB_FN float sb_sigmoid_expneg(float x, float *en) {
     lo &= msk;
     return sb__pack128(0u, hi, lo, sign ? k - 125 : -127, 1);
 }
+
+/* ---------------------------------------------------------------------------
+ * The public names. On a GPU, the integer code above. In host C, the double
+ * paths of sb_elem_host.h where they are safe (the same correctly rounded
+ * bits, faster), the integer code elsewhere; SB_ELEM_INTEGER_ONLY keeps the
+ * integer code everywhere (the exhaustive tool checks both).
+ * ------------------------------------------------------------------------- */
+#if !defined(SB_COMPAT_DEVICE) && !defined(SB_ELEM_INTEGER_ONLY)
+#include "sb_elem_host.h"
+SB_FN float sb_expf(float x) { return sb__expf_host(x); }
+SB_FN float sb_logf(float x) { return sb__logf_host(x); }
+SB_FN float sb_log1pf(float x) { return sb__log1pf_host(x); }
+SB_FN float sb_sigmoidf(float x) { return sb__sigmoidf_host(x); }
+SB_FN float sb_sigmoid_expneg(float x, float *en) { return sb__sigmoid_expneg_host(x, en); }
+#else
+SB_FN float sb_expf(float x) { return sb__expf_int(x); }
+SB_FN float sb_logf(float x) { return sb__logf_int(x); }
+SB_FN float sb_log1pf(float x) { return sb__log1pf_int(x); }
+SB_FN float sb_sigmoidf(float x) { return sb__sigmoidf_int(x); }
+SB_FN float sb_sigmoid_expneg(float x, float *en) { return sb__sigmoid_expneg_int(x, en); }
+#endif
 
 #endif /* SB_MATH_SB_ELEM_H */

@@ -457,7 +457,7 @@ void sb_lin_phase(const char *phase, double *t0) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     const double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-    if (phase && *t0 > 0.0) fprintf(stderr, "linear: %s %.3f s\n", phase, now - *t0);
+    if (phase && *t0 > 0.0) fprintf(stderr, "linear: %s %.6f s\n", phase, now - *t0);
     *t0 = now;
 }
 
