@@ -658,17 +658,14 @@ SB_FN float sb__sigmoid_expneg_int(float x, float *en) {
  * ------------------------------------------------------------------------- */
 #if !defined(SB_COMPAT_DEVICE) && !defined(SB_ELEM_INTEGER_ONLY)
 #include "sb_elem_host.h"
-SB_FN float sb_expf(float x) { return sb__expf_host(x); }
-SB_FN float sb_logf(float x) { return sb__logf_host(x); }
-SB_FN float sb_log1pf(float x) { return sb__log1pf_host(x); }
-SB_FN float sb_sigmoidf(float x) { return sb__sigmoidf_host(x); }
-SB_FN float sb_sigmoid_expneg(float x, float *en) { return sb__sigmoid_expneg_host(x, en); }
+#define SB__ELEM_PATH(f) sb__##f##_host
 #else
-SB_FN float sb_expf(float x) { return sb__expf_int(x); }
-SB_FN float sb_logf(float x) { return sb__logf_int(x); }
-SB_FN float sb_log1pf(float x) { return sb__log1pf_int(x); }
-SB_FN float sb_sigmoidf(float x) { return sb__sigmoidf_int(x); }
-SB_FN float sb_sigmoid_expneg(float x, float *en) { return sb__sigmoid_expneg_int(x, en); }
+#define SB__ELEM_PATH(f) sb__##f##_int
 #endif
+SB_FN float sb_expf(float x) { return SB__ELEM_PATH(expf)(x); }
+SB_FN float sb_logf(float x) { return SB__ELEM_PATH(logf)(x); }
+SB_FN float sb_log1pf(float x) { return SB__ELEM_PATH(log1pf)(x); }
+SB_FN float sb_sigmoidf(float x) { return SB__ELEM_PATH(sigmoidf)(x); }
+SB_FN float sb_sigmoid_expneg(float x, float *en) { return SB__ELEM_PATH(sigmoid_expneg)(x, en); }
 
 #endif /* SB_MATH_SB_ELEM_H */

@@ -271,28 +271,27 @@ SB_FN float sb__log1pf_host(float x) {
 }
 
 /* sigmoid from e = e^-|x| (error below 2^-51): 1 / (1 + e) or e / (1 + e),
- * two more roundings: below 2^-50. */
-SB_FN float sb__sigmoidf_host(float x) {
+ * two more roundings: below 2^-50. 1 with *sg and *en set when both round
+ * safely (2^-15 <= |x| < 32), else 0. */
+SB_FN int sb__hx_sigmoid(float x, float *sg, float *en) {
     const sb_u32 u = sb_f2u(x), a = u & 0x7FFFFFFFu;
-    if (a >= 0x38000000u && a < 0x42000000u) { /* 2^-15 <= |x| < 32 */
-        const double e = sb__hx_exp(-(double)(a == u ? x : -x)), den = 1.0 + e;
-        const double y = (u >> 31) ? e / den : 1.0 / den;
-        if (sb__hx_safe(y)) return (float)y;
-    }
-    return sb__sigmoidf_int(x);
+    if (a < 0x38000000u || a >= 0x42000000u) return 0;
+    const double e = sb__hx_exp(-(double)sb_u2f(a)), den = 1.0 + e;
+    const double y = (u >> 31) ? e / den : 1.0 / den;
+    if (!sb__hx_safe(e) || !sb__hx_safe(y)) return 0;
+    *en = (float)e;
+    *sg = (float)y;
+    return 1;
+}
+
+SB_FN float sb__sigmoidf_host(float x) {
+    float sg, en;
+    return sb__hx_sigmoid(x, &sg, &en) ? sg : sb__sigmoidf_int(x);
 }
 
 SB_FN float sb__sigmoid_expneg_host(float x, float *en) {
-    const sb_u32 u = sb_f2u(x), a = u & 0x7FFFFFFFu;
-    if (a >= 0x38000000u && a < 0x42000000u) {
-        const double e = sb__hx_exp(-(double)sb_u2f(a)), den = 1.0 + e;
-        const double y = (u >> 31) ? e / den : 1.0 / den;
-        if (sb__hx_safe(e) && sb__hx_safe(y)) {
-            *en = (float)e;
-            return (float)y;
-        }
-    }
-    return sb__sigmoid_expneg_int(x, en);
+    float sg;
+    return sb__hx_sigmoid(x, &sg, en) ? sg : sb__sigmoid_expneg_int(x, en);
 }
 
 #endif /* SB_MATH_SB_ELEM_HOST_H */
