@@ -45,7 +45,7 @@ def version():
 
 
 def profile_version():
-    """The numeric profile the library implements, e.g. 'sb-identical-v2'."""
+    """The numeric profile the library implements, e.g. 'sb-identical-v3'."""
     return _lib.sb_profile_version().decode()
 
 

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,13 @@ static void run_tasks(void) {
  * wake-up through the condition variable (tens of microseconds on a virtual
  * machine), which the step would otherwise pay twice. */
 #define SB_POOL_SPINS 4000
+/* A polling worker yields its CPU every so many polls: where the scheduler
+ * has put it on the caller's CPU (after an idle spell, a virtual machine's
+ * scheduler often does), a worker that only pauses would hold the CPU the
+ * caller needs for its own share of the job, and every step would wait for
+ * the worker's time slice to end. Yielding costs a system call where the
+ * worker has a CPU to itself, nothing the step notices. */
+#define SB_POOL_YIELD_EVERY 16
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -140,7 +148,8 @@ static void *worker_main(void *arg) {
                 if (__atomic_load_n(&g_generation, __ATOMIC_ACQUIRE) != seen ||
                     __atomic_load_n(&g_shutdown, __ATOMIC_ACQUIRE))
                     break;
-                cpu_relax();
+                if (i % SB_POOL_YIELD_EVERY == SB_POOL_YIELD_EVERY - 1) sched_yield();
+                else cpu_relax();
             }
             pthread_mutex_lock(&g_lock);
         }
@@ -234,7 +243,10 @@ void sb_parallel_for_width(int64_t ntasks, int32_t max_workers, sb_task_fn body,
     t_in_task = 1;
     run_tasks();
     t_in_task = 0;
-    for (int32_t i = 0; i < SB_POOL_SPINS && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) > 0; i++) cpu_relax();
+    for (int32_t i = 0; i < SB_POOL_SPINS && __atomic_load_n(&g_active, __ATOMIC_ACQUIRE) > 0; i++) {
+        if (i % SB_POOL_YIELD_EVERY == SB_POOL_YIELD_EVERY - 1) sched_yield();
+        else cpu_relax();
+    }
     pthread_mutex_lock(&g_lock);
     while (g_active > 0) pthread_cond_wait(&g_done, &g_lock);
     pthread_mutex_unlock(&g_lock);

@@ -2,7 +2,9 @@
  * logistic.c: logistic regression, binary and multinomial, by L-BFGS
  * (Nocedal, "Updating quasi-Newton matrices with limited storage", Math.
  * Comp. 35, 1980; the two-loop recursion of Nocedal and Wright, Numerical
- * Optimization, 2nd ed., alg. 7.4) with a backtracking Armijo line search.
+ * Optimization, 2nd ed., alg. 7.4) with the Moré-Thuente line search
+ * (lin_search.h) at scipy's L-BFGS-B constants, so that the iterates follow
+ * scikit-learn's solver="lbfgs" closely enough to stop where it stops.
  *
  * The objective is scikit-learn's for solver="lbfgs": the weighted mean loss
  * (1/S) sum_i s_i l(y_i, z_i) plus 1/(2 C S) |W|^2 (the intercepts are not
@@ -18,6 +20,7 @@
  * are host arithmetic in index order. So every device gives the same bits.
  */
 #include "linear.h"
+#include "lin_search.h"
 #include "../../kernels/linear.h"
 #include "../../math/sb_elem.h"
 #include "../../math/sb_reduce.h"
@@ -25,7 +28,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LBFGS_M 10 /* the pairs kept, as scipy's L-BFGS-B default */
+#define LBFGS_M 10  /* the pairs kept, as scipy's L-BFGS-B default */
+#define LG_MAXLS 50 /* trial steps per line search, as scikit-learn's maxls */
 
 typedef struct lg {
     const sb_table *t;
@@ -65,11 +69,37 @@ static void rows_task(void *ctx, int64_t task) {
     sb_sacc *out = c->acc + task * (K + 1), *acc = K + 1 <= LG_LOCAL_SUMS ? local : out;
     for (int32_t k = 0; k <= K; k++) sb_sacc_init(&acc[k]);
     const float *b = c->b;
-    for (int64_t i = rb; i < re; i++) {
-        float *r = c->R + i * K;
-        const float li = sb_k_logit_row(K, c->Z + i * K, b, (int32_t)c->t->label[i], c->s[i], r);
-        sb_sacc_add(&acc[0], li);
-        for (int32_t k = 0; k < K; k++) sb_sacc_add(&acc[1 + k], r[k]);
+    if (K == 1) {
+        /* sb_k_logit_row's binary arithmetic, operation for operation, in
+         * passes over blocks of rows: each pass a short chain per row, so the
+         * core overlaps the rows' exp and log1p latencies (one loop over the
+         * whole row function keeps them in series) */
+        enum { LG_BLOCK = 256 };
+        float zb[LG_BLOCK], en[LG_BLOCK], sg[LG_BLOCK];
+        for (int64_t i0 = rb; i0 < re; i0 += LG_BLOCK) {
+            const int32_t nb = (int32_t)(re - i0 < LG_BLOCK ? re - i0 : LG_BLOCK);
+            for (int32_t q = 0; q < nb; q++) {
+                zb[q] = c->Z[i0 + q] + b[0];
+                sg[q] = sb_sigmoid_expneg(zb[q], &en[q]);
+            }
+            for (int32_t q = 0; q < nb; q++) en[q] = sb_log1pf(en[q]);
+            for (int32_t q = 0; q < nb; q++) {
+                const int64_t i = i0 + q;
+                const float zi = zb[q], yi = (int32_t)c->t->label[i] == 1 ? 1.0f : 0.0f, si = c->s[i];
+                const float li = en[q] + (zi > 0.0f ? zi : 0.0f) - yi * zi;
+                const float r = si * (sg[q] - yi);
+                c->R[i] = r;
+                sb_sacc_add(&acc[0], si * li);
+                sb_sacc_add(&acc[1], r);
+            }
+        }
+    } else {
+        for (int64_t i = rb; i < re; i++) {
+            float *r = c->R + i * K;
+            const float li = sb_k_logit_row(K, c->Z + i * K, b, (int32_t)c->t->label[i], c->s[i], r);
+            sb_sacc_add(&acc[0], li);
+            for (int32_t k = 0; k < K; k++) sb_sacc_add(&acc[1 + k], r[k]);
+        }
     }
     if (acc != out) memcpy(out, acc, sizeof(sb_sacc) * (size_t)(K + 1));
 }
@@ -235,30 +265,50 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
             gd = vdot(g, d, dim);
             npair = 0;
         }
-        /* backtracking: the first step is 1 (1 / |g|_inf on the first iteration) */
-        float step = npair == 0 && it == 0 ? 1.0f / vmaxabs(g, dim) : 1.0f;
-        if (!(step <= 1.0f)) step = 1.0f;
+        /* the Moré-Thuente search from step 1 (1 / |d|_2 on the first
+         * iteration), as scipy's L-BFGS-B; each trial point is x + (float)stp d */
+        sb_mt mt;
+        sb_mt_start(&mt, it == 0 ? 1.0 / sqrt((double)vdot(d, d, dim)) : 1.0, f, gd);
         float fn = 0.0f;
         int ok = 0;
-        for (int32_t ls = 0; ls < 40 && st == SB_OK; ls++) {
-            for (int64_t j = 0; j < dim; j++) xn[j] = x[j] + step * d[j];
+        for (int32_t ls = 0; ls < LG_MAXLS && st == SB_OK; ls++) {
+            const float stp = (float)mt.stp;
+            for (int64_t j = 0; j < dim; j++) xn[j] = x[j] + stp * d[j];
             if ((st = eval(&c, xn, &fn, gn)) != SB_OK) break;
-            if (fn <= f + 1e-4f * step * gd) {
+            const float gdn = vdot(gn, d, dim);
+            if (!isfinite(fn) || !isfinite(gdn)) { /* overflowed: back halfway toward the interval's best end */
+                mt.stp = mt.stx + 0.5 * (mt.stp - mt.stx);
+                continue;
+            }
+            /* a change of f below float32's resolution of f: the value from
+             * the slopes instead (the trapezoid rule along the step), so the
+             * search still sees the decrease it has made */
+            double fv = fn;
+            if (fabsf(fn - f) <= 0x1p-18f * fabsf(f)) fv = (double)f + mt.stp * 0.5 * ((double)gd + (double)gdn);
+            const sb_mt_task task = sb_mt_next(&mt, fv, gdn);
+            if (task != SB_MT_AGAIN) {
                 ok = 1;
                 break;
             }
-            step = 0.5f * step;
         }
         if (st != SB_OK) goto done;
-        if (!ok) break; /* no decrease a float32 step can find: reported as not converged */
+        if (!ok) {
+            /* no acceptable step: as L-BFGS-B, forget the pairs and retry from
+             * steepest descent; without pairs there is nothing left to try */
+            if (npair == 0) break;
+            npair = 0;
+            it--;
+            continue;
+        }
         /* the new pair; kept only with positive curvature */
         float *sv = S + (int64_t)head * dim, *yv = Y + (int64_t)head * dim;
         for (int64_t j = 0; j < dim; j++) {
             sv[j] = xn[j] - x[j];
             yv[j] = gn[j] - g[j];
         }
+        /* L-BFGS-B's curvature test, s.y > eps (-stp g.d) with eps double's epsilon */
         const float sy = vdot(sv, yv, dim);
-        if (sy > 0.0f) {
+        if ((double)sy > 2.220446049250313e-16 * (-(double)(float)mt.stp * (double)gd)) {
             rho[head] = 1.0f / sy;
             head = (head + 1) % LBFGS_M;
             if (npair < LBFGS_M) npair++;
