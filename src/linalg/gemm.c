@@ -29,6 +29,8 @@
 #define GEMM_LINE_GRAIN 64
 #define GEMM_ROW_GRAIN 16
 #define GEMM_BAND_BYTES ((int64_t)256 << 20) /* host parts of one band of rows, at most */
+static int64_t g_band_bytes_for_tests;
+void sb_gemm_band_bytes_for_tests(int64_t bytes) { g_band_bytes_for_tests = bytes; }
 
 /* Where element q of line l of op(A) or op(B) is: x[l*ls + q*qs]. */
 static void strides_a(const sb_gemm_shape *s, int64_t *ls, int64_t *qs) {
@@ -268,6 +270,8 @@ typedef struct band_job {
     const float *a, *b;
     float *c;
     int64_t ldc, i0, rows, plane;
+    int64_t q0, nc; /* the band's columns [q0, q0 + nc): a Gram's band starts at its diagonal */
+    int sym;        /* a Gram: row i's elements from column i on only (the rest mirrored) */
     int nw, mode;
     const int32_t *sig_a, *sig_b;
     const uint8_t *flag_a, *flag_b;
@@ -286,8 +290,8 @@ static void combine_task(void *ctx, int64_t task) {
     strides_b(s, &bls, &bqs);
     for (int64_t r = b; r < e; r++) {
         const int64_t i = j->i0 + r;
-        for (int64_t q = 0; q < s->n; q++) {
-            const int64_t el = r * s->n + q;
+        for (int64_t q = j->sym && i > j->q0 ? i : j->q0; q < j->q0 + j->nc; q++) {
+            const int64_t el = r * j->nc + (q - j->q0);
 #ifdef SB_SABOTAGE_GEMM_FMA
             /* Separating arm: the parts recombined in float with fused
              * multiply-adds (a contracted recombination) instead of exactly. */
@@ -346,6 +350,34 @@ static sb_status sabotage_float_gemm(const sb_gemm_shape *s, const float *a, con
     return SB_OK;
 }
 #endif
+
+/* A Gram's op(B) digit planes from op(A)'s: per line and pass, the S
+ * segments in reverse order (op(A) least significant first, op(B) most
+ * significant first); the same bytes line_split would write for op(B). */
+typedef struct mirror_job {
+    const int8_t *pa;
+    int8_t *pb;
+    int64_t lines, kp, kc;
+    int S;
+} mirror_job;
+
+static void mirror_task(void *ctx, int64_t task) {
+    const mirror_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->lines, GEMM_LINE_GRAIN, task, &b, &e);
+    const int64_t ld = j->S * j->kp;
+    for (int64_t l = b; l < e; l++)
+        for (int64_t p = 0; p * j->kc < j->kp; p++) {
+            const int64_t lc = pass_len(j->kp, j->kc, p), base = l * ld + j->S * p * j->kc;
+            for (int t = 0; t < j->S; t++)
+                memcpy(j->pb + base + (j->S - 1 - t) * lc, j->pa + base + t * lc, (size_t)lc);
+        }
+}
+
+static void mirror_planes(const int8_t *pa, int8_t *pb, int64_t lines, int S, int64_t kp, int64_t kc) {
+    mirror_job j = {pa, pb, lines, kp, kc, S};
+    sb_parallel_for(sb_chunk_count(lines, GEMM_LINE_GRAIN), mirror_task, &j);
+}
 
 /* The digits of an operand from its lines' spreads (the largest decides). */
 static int digits_of(const int32_t *spread, int64_t n) {
@@ -525,9 +557,22 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
     if (!(pa = sb_malloc((size_t)(sa * kp * m) + 1)) || !(pb = sb_malloc((size_t)(sbd * kp * n) + 1))) goto oom;
     ja.planes = pa, jb.planes = pb;
     line_split(&ja);
-    line_split(&jb);
-    /* bands of rows whose parts fit GEMM_BAND_BYTES (a schedule: it decides no bit) */
-    int64_t band = GEMM_BAND_BYTES / ((int64_t)nw * n * 4);
+    /* A Gram (op(B) = op(A)^T): B's digits are A's, each pass's segments in
+     * the other order, so they are copied rather than split again; and only
+     * the bands' columns from their diagonal on are multiplied, the rest
+     * mirrored at the end: element (i, q) and (q, i) are the same exact
+     * integer under the same scales (products commute), so the same bits. */
+    const int sym = gram && sa == sbd;
+    if (sym) {
+        memcpy(sig_b, sig_a, 4 * (size_t)n); /* line_split's scales of op(A), which op(B)'s would equal */
+        mirror_planes(pa, pb, m, sa, kp, kc);
+    } else {
+        line_split(&jb);
+    }
+    /* bands of rows whose parts fit GEMM_BAND_BYTES (a schedule: it decides no
+     * bit); a Gram's bands are kept short, so that the triangle skipped is
+     * most of the lower half */
+    int64_t band = (g_band_bytes_for_tests > 0 ? g_band_bytes_for_tests : GEMM_BAND_BYTES) / ((int64_t)nw * n * 4);
     band = band < 64 ? 64 : band / 64 * 64;
     if (band > m) band = m;
     if (!(parts = sb_malloc(4 * (size_t)(nw * band * n))) ||
@@ -535,7 +580,9 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
         goto oom;
     const int64_t lda = sa * kp, ldb = sbd * kp;
     for (int64_t i0 = 0; i0 < m && st == SB_OK; i0 += band) {
-        const int64_t rows = m - i0 < band ? m - i0 : band, plane = rows * n;
+        /* a Gram's band: its columns from the band's first row on, and of those
+         * only the upper triangle (sb_cpu_igemm_s8_upper skips the rest) */
+        const int64_t rows = m - i0 < band ? m - i0 : band, q0 = sym ? i0 : 0, nc = n - q0, plane = rows * nc;
         for (int64_t p = 0; p < (npass > 0 ? npass : 1) && st == SB_OK; p++) {
             if (npass == 0) {
                 memset(parts, 0, 4 * (size_t)(nw * plane));
@@ -544,16 +591,21 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
                 for (int w = 0; w < nw && st == SB_OK; w++) {
                     int i0d, cnt;
                     pairs_of(w, sa, sbd, &i0d, &cnt);
-                    st = sb_cpu_igemm_s8(rows, n, cnt * lc, pa + i0 * lda + sa * p * kc + i0d * lc, lda,
-                                         pb + sbd * p * kc + (sbd - 1 - w + i0d) * lc, ldb, parts + w * plane, n);
+                    st = (sym ? sb_cpu_igemm_s8_upper : sb_cpu_igemm_s8)(
+                        rows, nc, cnt * lc, pa + i0 * lda + sa * p * kc + i0d * lc, lda,
+                        pb + q0 * ldb + sbd * p * kc + (sbd - 1 - w + i0d) * lc, ldb, parts + w * plane, nc);
                 }
             }
             if (st != SB_OK) break;
             const int mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
-            band_job jt = {s, a, b, c, ldc, i0, rows, plane, nw, mode, sig_a, sig_b, flag_a, flag_b, parts, acc};
+            band_job jt = {s,  a,  b,    c,      ldc,    i0,     rows,   plane, q0,
+                           nc, sym, nw, mode, sig_a, sig_b, flag_a, flag_b, parts, acc};
             sb_parallel_for(sb_chunk_count(rows, GEMM_ROW_GRAIN), combine_task, &jt);
         }
     }
+    if (sym && st == SB_OK)
+        for (int64_t i = 1; i < m; i++)
+            for (int64_t q = 0; q < i; q++) c[i * ldc + q] = c[q * ldc + i];
     goto done;
 oom:
     st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld x %lld", (long long)m, (long long)n,

@@ -20,6 +20,10 @@ sb_status sb_gemm_check(const sb_gemm_shape *s, int64_t ldc);
 
 /* The host path: C (ldc) from host arrays, on the worker pool. */
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc);
+/* Tests only: the digit road's band of rows held at once, in bytes of parts
+ * (0: the default, 256 MiB); a smaller one reaches a Gram's later bands with
+ * small shapes. A schedule: no bit depends on it. */
+void sb_gemm_band_bytes_for_tests(int64_t bytes);
 
 /* The host's direct road to the same exact totals for operands of four
  * digits (gemm_direct.c): whether it takes the shape, and the product given

@@ -115,6 +115,37 @@ SB_TEST(test_gemm_roads_agree_on_the_gram) {
         }
 }
 
+/* The digit road's Gram (op(B) = op(A)^T: op(B)'s planes copied from op(A)'s,
+ * the upper triangle multiplied, the rest mirrored) against the same product
+ * of a copy of X, which takes the general road: the same bits, one band or
+ * several (a small band budget reaches the bands that start right of column
+ * 0), specials included. */
+SB_TEST(test_gemm_digits_gram_equals_the_general_product) {
+    g_rng = 26;
+    const int64_t shapes[][2] = {{300, 130}, {2000, 97}, {40, 257}};
+    const int64_t budgets[] = {0, 7 * 130 * 4 * 64, 7 * 257 * 4 * 64};
+    setenv("SAMEBITS_GEMM_HOST", "digits", 1);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int kind = 0; kind < 5; kind++)
+            for (int bi = 0; bi < 3; bi++) {
+                const int64_t k = shapes[si][0], n = shapes[si][1];
+                float *x = fill(k * n, kind), *y = malloc(4 * (size_t)(k * n));
+                float *c1 = malloc(4 * (size_t)(n * n)), *c2 = malloc(4 * (size_t)(n * n));
+                memcpy(y, x, 4 * (size_t)(k * n));
+                sb_gemm_shape s = {1, 0, n, n, k, n, n};
+                sb_gemm_band_bytes_for_tests(budgets[bi]);
+                SB_CHECK(sb_gemm_host(&s, x, x, c1, n) == SB_OK);
+                SB_CHECK(sb_gemm_host(&s, x, y, c2, n) == SB_OK);
+                SB_CHECK(memcmp(c1, c2, 4 * (size_t)(n * n)) == 0);
+                free(x);
+                free(y);
+                free(c1);
+                free(c2);
+            }
+    sb_gemm_band_bytes_for_tests(0);
+    unsetenv("SAMEBITS_GEMM_HOST");
+}
+
 SB_TEST(test_gemm_roads_refuse_by_name) {
     setenv("SAMEBITS_GEMM_HOST", "fast", 1);
     float a = 1.0f, b = 2.0f, c = 0.0f;

@@ -26,6 +26,7 @@
  */
 #define SB_IGEMM_AMX_EMULATE 1
 #define sb_cpu_igemm_s8 sb_emu_igemm_s8
+#define sb_cpu_igemm_s8_upper sb_emu_igemm_s8_upper
 #define sb_cpu_igemm_path sb_emu_igemm_path
 #define sb_cpu_igemm_release_scratch sb_emu_igemm_release_scratch
 #define sb_cpu_igemm_pack_budget_for_tests sb_emu_igemm_pack_budget_for_tests

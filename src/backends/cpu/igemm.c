@@ -182,6 +182,7 @@ typedef struct ig_args {
     int64_t ldb;
     int32_t *c;
     int64_t ldc;
+    int upper; /* only the elements j >= i are wanted (micro-tiles wholly below the diagonal are skipped) */
 } ig_args;
 
 #define SCALAR_ROWS 16
@@ -309,6 +310,7 @@ static void tile_task(void *ctx, int64_t task) {
                 const uint8_t *bpan = j->bp + (c / k->nr) * bbytes + q0 * k->nr * k->esz;
                 const int32_t *bias = q0 == 0 ? j->bias + c : NULL;
                 int32_t nr = (int32_t)(c1 - c < k->nr ? c1 - c : k->nr);
+                if (g->upper && j->j0 + c + nr <= j->i0 + r) continue; /* every column left of every row */
                 k->kernel(apan, bpan, ng, g->c + (j->i0 + r) * g->ldc + j->j0 + c, g->ldc, bias,
                           mr, nr);
             }
@@ -960,8 +962,8 @@ static const ig_kind g_amx = {AM_MR, AM_NR, AM_KG, 1, 1024, 128, 256,
 
 /* ---- entry ---------------------------------------------------------------------- */
 
-sb_status sb_cpu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
-                          const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc) {
+static sb_status igemm_entry(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
+                             const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc, int upper) {
     if (m < 0 || n < 0 || K < 0)
         return sb_fail(SB_ERR_INVALID_ARGUMENT,
                        "sb_cpu_igemm_s8: negative size (m=%lld n=%lld K=%lld)", (long long)m,
@@ -993,7 +995,7 @@ sb_status sb_cpu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int6
         for (int64_t i = 0; i < m; i++) memset(c + i * ldc, 0, (size_t)n * sizeof(int32_t));
         return SB_OK;
     }
-    ig_args g = {m, n, K, a, lda, b, ldb, c, ldc};
+    ig_args g = {m, n, K, a, lda, b, ldb, c, ldc, upper};
     switch (path) {
 #if defined(__x86_64__)
     case IG_VNNI: return run_blocked(&g, &g_vnni, "avx512vnni");
@@ -1004,4 +1006,14 @@ sb_status sb_cpu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int6
 #endif
     default: run_scalar(&g); return SB_OK;
     }
+}
+
+sb_status sb_cpu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
+                          const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc) {
+    return igemm_entry(m, n, K, a, lda, b, ldb, c, ldc, 0);
+}
+
+sb_status sb_cpu_igemm_s8_upper(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
+                                const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc) {
+    return igemm_entry(m, n, K, a, lda, b, ldb, c, ldc, 1);
 }

@@ -33,6 +33,12 @@
 sb_status sb_cpu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
                           const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc);
 
+/* sb_cpu_igemm_s8 where only the upper triangle is wanted (a Gram's): every
+ * c[i][j] with j >= i is written, the same integer sb_cpu_igemm_s8 writes;
+ * elements below the diagonal may be written or left as they were. */
+sb_status sb_cpu_igemm_s8_upper(int64_t m, int64_t n, int64_t K, const int8_t *a, int64_t lda,
+                                const int8_t *b, int64_t ldb, int32_t *c, int64_t ldc);
+
 /* Each thread that calls sb_cpu_igemm_s8 keeps the packing scratch of its last call (at
  * most 40 MiB) for its next one, freed when the thread exits; this frees the calling
  * thread's now. */
