@@ -18,6 +18,7 @@ extern "C" {
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef SB_CUDA_FLAGS
@@ -108,18 +109,48 @@ int cu_present(void) {
     return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
+/* The timing report of one device: every kernel launched, its launches and
+ * event-timed milliseconds (no CUDA call: the times are already summed). */
+static void timing_report(const sb_device *d, const cuda_impl *c) {
+    for (int32_t i = 0; i < c->nk; i++)
+        if (c->calls[i])
+            fprintf(stderr, "cuda timing: %-22s %8lld launches %10.3f ms\n", sb_device_kernel_name(d->prog, i),
+                    (long long)c->calls[i], c->ms[i]);
+    if (c->blas_calls)
+        fprintf(stderr, "cuda timing: %-22s %8lld calls    %10.3f ms\n", "cublasGemmEx (int8)",
+                (long long)c->blas_calls, c->blas_ms);
+}
+
+/* Devices a process keeps open to its end (the linear-algebra program's)
+ * are never closed: their report is printed at exit instead. */
+#define TIMED_MAX 16
+static const sb_device *g_timed[TIMED_MAX];
+static pthread_mutex_t g_timed_lock = PTHREAD_MUTEX_INITIALIZER;
+static void timing_at_exit(void) {
+    pthread_mutex_lock(&g_timed_lock);
+    for (int i = 0; i < TIMED_MAX; i++)
+        if (g_timed[i] && g_timed[i]->impl) timing_report(g_timed[i], (const cuda_impl *)g_timed[i]->impl);
+    pthread_mutex_unlock(&g_timed_lock);
+}
+static void timing_track(const sb_device *d, int add) {
+    static int registered;
+    pthread_mutex_lock(&g_timed_lock);
+    if (add && !registered) registered = atexit(timing_at_exit) == 0;
+    for (int i = 0; i < TIMED_MAX; i++)
+        if (add ? !g_timed[i] : g_timed[i] == d) {
+            g_timed[i] = add ? d : NULL;
+            break;
+        }
+    pthread_mutex_unlock(&g_timed_lock);
+}
+
 void cu_close(sb_device *d) {
     cuda_impl *c = (cuda_impl *)d->impl;
     if (!c) return;
     cudaDeviceSynchronize();
     if (d->timing && c->ms) {
-        for (int32_t i = 0; i < c->nk; i++)
-            if (c->calls[i])
-                fprintf(stderr, "cuda timing: %-22s %8lld launches %10.3f ms\n", sb_device_kernel_name(d->prog, i),
-                        (long long)c->calls[i], c->ms[i]);
-        if (c->blas_calls)
-            fprintf(stderr, "cuda timing: %-22s %8lld calls    %10.3f ms\n", "cublasGemmEx (int8)",
-                    (long long)c->blas_calls, c->blas_ms);
+        timing_track(d, 0);
+        timing_report(d, c);
     }
     sb_free(c->ms);
     sb_free(c->calls);
@@ -160,6 +191,7 @@ sb_status cu_open(sb_device *d) {
                        "device 'cuda': %.150s has compute capability %d.%d; samebits' CUDA build serves 7.5 "
                        "(Turing) and newer",
                        p.name, p.major, p.minor);
+    if (d->timing) timing_track(d, 1);
     d->wg = SB_WG;
     d->cus = p.multiProcessorCount;
     d->local_mem = (int64_t)p.sharedMemPerBlockOptin;
