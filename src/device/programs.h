@@ -28,7 +28,8 @@
 /* linalg_entry.h: the identical matrix product (src/linalg) */
 #define SB_LINALG_GEMM_KERNELS(X)                                                                             \
     X(kl_stats_zero) X(kl_line_scale) X(kl_stats_finish) X(kl_line_scale_rows) X(kl_split) X(kl_split_tiled)  \
-    X(kl_igemm) X(kl_combine) X(kl_special) X(kl_direct_sum) X(kl_direct_sum_rows8) X(kl_direct_row) X(kl_direct_finish)
+    X(kl_igemm) X(kl_combine) X(kl_special) X(kl_direct_sum) X(kl_direct_sum_rows8) X(kl_direct_row) X(kl_direct_finish) \
+    X(kl_line_scale_ranges) X(kl_direct_tall)
 /* linalg_reduce_entry.h: sums, norms, distances, selection */
 #define SB_LINALG_REDUCE_KERNELS(X)                                                                           \
     X(kr_fill64) X(kr_fill32) X(kr_line_sum) X(kr_line_sum_final) X(kr_line_sqnorm) X(kr_line_sqnorm_final)   \

@@ -639,17 +639,34 @@ static int64_t groups_of(const sb_device *d, int64_t items) { return (items + d-
 /* The grid's second dimension: its kernels stride past 65535 (CUDA's limit there). */
 static int64_t rows_of(int64_t items) { return items < 65535 ? (items > 0 ? items : 1) : 65535; }
 
-/* Stage 0 of one operand on d: magnitudes, flags, the largest spread into spread[slot]. */
+/* Stage 0 of one operand on d: magnitudes, flags, the largest spread into
+ * spread[slot]. Every statistic is a max, an or or an integer sum, gathered
+ * by integer atomics where work is split: the kernel chosen (a schedule)
+ * reaches no bit. */
+#define DEV_FEW_LINES 64                   /* contiguous lines below this count are cut into ranges */
+#define DEV_RANGE_GRAIN ((int64_t)1 << 16) /* elements of a range */
 static sb_status stats_on(sb_device *d, const sb_dbuf *x, int64_t ls, int64_t qs, int64_t nlines, int64_t k,
                           sb_dbuf *mb, sb_dbuf *flag, sb_dbuf *sum, sb_dbuf *cnt, sb_dbuf *spread, int32_t slot) {
     const int64_t off = 0;
     const int32_t zero = 0;
     sb_status st = sb_device_write(d, spread, 4 * (size_t)slot, &zero, 4, "gemm spread");
     if (st != SB_OK) return st;
-    /* long contiguous lines: a work-group a line */
-    if (qs == 1 && k >= 1024)
+    /* long contiguous lines: a work-group a line; few of them (a residual
+     * vector): work-groups of ranges of each line */
+    if (qs == 1 && k >= 1024 && nlines >= DEV_FEW_LINES)
         return SB_LAUNCH(d, SB_KL_kl_line_scale_rows, nlines, 1, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
                          SB_ARG(nlines), SB_ARG(k), SB_ARG(mb->h), SB_ARG(flag->h), SB_ARG(spread->h), SB_ARG(slot));
+    if (qs == 1 && k >= 1024) {
+        const int64_t rgrain = DEV_RANGE_GRAIN, nranges = (k + rgrain - 1) / rgrain;
+        if ((st = SB_LAUNCH(d, SB_KL_kl_stats_zero, groups_of(d, nlines), 1, 0, SB_ARG(nlines), SB_ARG(mb->h),
+                            SB_ARG(flag->h), SB_ARG(sum->h), SB_ARG(cnt->h))) != SB_OK ||
+            (st = SB_LAUNCH(d, SB_KL_kl_line_scale_ranges, nranges, nlines, 0, SB_ARG(x->h), SB_ARG(off), SB_ARG(ls),
+                            SB_ARG(nlines), SB_ARG(k), SB_ARG(rgrain), SB_ARG(mb->h), SB_ARG(flag->h), SB_ARG(sum->h),
+                            SB_ARG(cnt->h))) != SB_OK)
+            return st;
+        return SB_LAUNCH(d, SB_KL_kl_stats_finish, groups_of(d, nlines), 1, 0, SB_ARG(nlines), SB_ARG(mb->h),
+                         SB_ARG(sum->h), SB_ARG(cnt->h), SB_ARG(spread->h), SB_ARG(slot));
+    }
     /* lines far apart, or short: a work-item a line and a chunk, neighbours on neighbouring lines */
     if ((st = SB_LAUNCH(d, SB_KL_kl_stats_zero, groups_of(d, nlines), 1, 0, SB_ARG(nlines), SB_ARG(mb->h),
                         SB_ARG(flag->h), SB_ARG(sum->h), SB_ARG(cnt->h))) != SB_OK)
@@ -701,8 +718,26 @@ static int dev_road_direct(void) {
     return !(v && !strcmp(v, "digits"));
 }
 
+/* A tall product of few columns and a short K (logistic margins X W^T):
+ * kl_direct_tall, a work-item an element, no parts. */
+#define DEV_TALL_COLS 16
+#define DEV_TALL_K 1024
+static int dev_tall(const sb_gemm_shape *s) {
+    return s->n <= DEV_TALL_COLS && s->k <= DEV_TALL_K && s->m * s->n > DEV_DIRECT_CELLS;
+}
+
 static sb_status direct_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const sb_dbuf *a, const sb_dbuf *b,
                            sb_dbuf *c, int64_t als, int64_t aqs, int64_t bls, int64_t bqs) {
+    if (dev_tall(s)) {
+        const int64_t m = s->m, n = s->n, k = s->k, off = 0;
+        sb_status st = SB_LAUNCH(d, SB_KL_kl_direct_tall, groups_of(d, m), rows_of(n), 0, SB_ARG(a->h), SB_ARG(als),
+                                 SB_ARG(aqs), SB_ARG(b->h), SB_ARG(bls), SB_ARG(bqs), SB_ARG(m), SB_ARG(n), SB_ARG(k),
+                                 SB_ARG(ws->mb_a.h), SB_ARG(ws->mb_b.h), SB_ARG(c->h));
+        if (st != SB_OK) return st;
+        return SB_LAUNCH(d, SB_KL_kl_special, groups_of(d, n), rows_of(m), 0, SB_ARG(a->h), SB_ARG(off), SB_ARG(als),
+                         SB_ARG(aqs), SB_ARG(b->h), SB_ARG(off), SB_ARG(bls), SB_ARG(bqs), SB_ARG(k), SB_ARG(m),
+                         SB_ARG(n), SB_ARG(ws->flag_a.h), SB_ARG(ws->flag_b.h), SB_ARG(c->h));
+    }
     if (s->m == 1 && s->k > 0) { /* one row (a gradient row): kl_direct_row, columns by lanes */
         const int64_t n = s->n, k = s->k, cw = d->wg < 32 ? (int64_t)d->wg : 32, ntj = (n + cw - 1) / cw;
         int64_t want = 2048 / ntj;
@@ -783,7 +818,7 @@ sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const
     int32_t spread[2];
     if ((st = sb_device_read(d, &ws->spread, 0, spread, 8, "gemm spread")) != SB_OK) return st;
     const int32_t sa = sb_oz_digits_for(spread[0]), sbd = sb_oz_digits_for(spread[1]), nw = sa + sbd - 1;
-    if (sa == SB_OZ_SMIN && sbd == SB_OZ_SMIN && m * n <= DEV_DIRECT_CELLS && dev_road_direct())
+    if (sa == SB_OZ_SMIN && sbd == SB_OZ_SMIN && (m * n <= DEV_DIRECT_CELLS || dev_tall(s)) && dev_road_direct())
         return direct_on(d, ws, s, a, b, c, als, aqs, bls, bqs);
     const int64_t kc = sb_oz_kchunk(sa < sbd ? sa : sbd), npass = passes_of(kp, kc);
     /* each part plane starts 256-byte aligned, as vendor integer kernels like */

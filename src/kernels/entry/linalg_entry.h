@@ -126,6 +126,59 @@ SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 l
     }
 }
 
+/* The same for few long contiguous lines (a residual vector of millions of
+ * rows), where a work-group a line would leave all but a few multiprocessors
+ * idle: work-group (line l, range r of rgrain elements) reduces its range in
+ * local memory and adds it to the line's values by integer atomics (max, or,
+ * integer sums: order-free), which kl_stats_zero cleared and kl_stats_finish
+ * turns into the spread. The same statistics as kl_line_scale_rows'. */
+SB_KERNEL void kl_line_scale_ranges(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 nlines, sb_i64 K,
+                                    sb_i64 rgrain, SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag,
+                                    SB_GLOBAL sb_i64 *sumo, SB_GLOBAL sb_i64 *cnto) {
+    SB_SHARED sb_u32 mx[SB_WG];
+    SB_SHARED sb_u32 nfs[SB_WG];
+    SB_SHARED sb_i64 sums[SB_WG];
+    SB_SHARED sb_i64 cnts[SB_WG];
+    const sb_i64 l = (sb_i64)sb_group_id(1), r = (sb_i64)sb_group_id(0);
+    const int lid = sb_local_id(0);
+    const sb_i64 q0 = r * rgrain, q1 = q0 + rgrain < K ? q0 + rgrain : K;
+    sb_u32 mb = 0u, nf = 0u;
+    sb_i64 sum = 0, cnt = 0;
+    if (l < nlines)
+        for (sb_i64 q = q0 + lid; q < q1; q += SB_WG) {
+            const sb_u32 u = sb_f2u(x[off + l * ls + q]);
+            nf |= (sb_u32)sb_oz_nonfinite(u);
+            const sb_u32 v = sb_oz_mag(u);
+            mb = v > mb ? v : mb;
+            if (v != 0u) {
+                sum += sb_oz_lead(v);
+                cnt++;
+            }
+        }
+    mx[lid] = mb;
+    nfs[lid] = nf;
+    sums[lid] = sum;
+    cnts[lid] = cnt;
+    sb_barrier();
+    for (int s = SB_WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            mx[lid] = mx[lid + s] > mx[lid] ? mx[lid + s] : mx[lid];
+            nfs[lid] |= nfs[lid + s];
+            sums[lid] += sums[lid + s];
+            cnts[lid] += cnts[lid + s];
+        }
+        sb_barrier();
+    }
+    if (lid == 0 && l < nlines) {
+        sb_atomic_max32(&mbo[l], (sb_i32)mx[0]);
+        if (nfs[0]) sb_atomic_max32(&flag[l], 1);
+        if (cnts[0]) {
+            sb_atom_add64(&sumo[l], sums[0]);
+            sb_atom_add64(&cnto[l], cnts[0]);
+        }
+    }
+}
+
 /* The S digit planes of every line, one element's digits a work-item (zeros
  * for the padding q >= K). The grid is 2-D and strides over what its second
  * dimension cannot hold (a GPU's grid is short there): q along dimension 0
@@ -456,6 +509,42 @@ SB_KERNEL void kl_direct_row(SB_GLOBAL const float *a, sb_i64 aqs, SB_GLOBAL con
         }
         parts[2 * (r * n + j)] = lo;
         parts[2 * (r * n + j) + 1] = (sb_u64)hi;
+    }
+}
+
+/* The direct road for a tall product of few columns (margins X W^T of
+ * millions of rows, K short): work-item (row i, column j) sums its K products
+ * itself, four in an int64, then 128-bit, and rounds its element once
+ * (sb_oz_round): kl_direct_finish's value with one range, without parts. */
+SB_KERNEL void kl_direct_tall(SB_GLOBAL const float *a, sb_i64 als, sb_i64 aqs, SB_GLOBAL const float *b, sb_i64 bls,
+                              sb_i64 bqs, sb_i64 m, sb_i64 n, sb_i64 K, SB_GLOBAL const sb_i32 *mba,
+                              SB_GLOBAL const sb_i32 *mbb, SB_GLOBAL float *c) {
+    const sb_i64 i = sb_global_id(0), step = sb_global_size(1);
+    if (i >= m) return;
+    const sb_i32 sa = sb_oz_sigma((sb_u32)mba[i], 4);
+    for (sb_i64 j = sb_global_id(1); j < n; j += step) {
+        const sb_i32 sj = sb_oz_sigma((sb_u32)mbb[j], 4);
+        sb_u64 lo = 0u;
+        sb_i64 hi = 0, u = 0;
+        int cnt = 0;
+        for (sb_i64 q = 0; q < K; q++) {
+            const sb_i64 av = (sb_i32)sb_oz_fixed(sb_f2u(a[i * als + q * aqs]), sa, 4);
+            const sb_i64 bv = (sb_i32)sb_oz_fixed(sb_f2u(b[j * bls + q * bqs]), sj, 4);
+            u += av * bv;
+            if (++cnt == 4) { /* four products at most in each int64 */
+                kl_add128(&lo, &hi, u);
+                u = 0;
+                cnt = 0;
+            }
+        }
+        kl_add128(&lo, &hi, u);
+        sb_oz_acc acc;
+        acc.l[0] = (sb_u32)(lo & 0xffffffffu);
+        acc.l[1] = (sb_u32)(lo >> 32);
+        acc.l[2] = (sb_u32)((sb_u64)hi & 0xffffffffu);
+        acc.l[3] = (sb_u32)((sb_u64)hi >> 32);
+        acc.top = hi < 0 ? -1 : 0;
+        c[i * n + j] = sb_u2f(K > 0 ? sb_oz_round(&acc, sa + sj) : 0u);
     }
 }
 
