@@ -108,6 +108,63 @@ float sb_lin_dot_exact(const float *a, int64_t sa, const float *b, int64_t sb, i
  * thread count (and, being exact, whatever the order). */
 #define LIN_ROW_GRAIN 8192
 
+typedef struct sum_job {
+    const float *x;
+    int64_t n;
+    sb_sacc *parts;
+} sum_job;
+
+static void sum_task(void *ctx, int64_t task) {
+    const sum_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, LIN_ROW_GRAIN * 8, task, &b, &e);
+    sb_sacc acc;
+    sb_sacc_init(&acc);
+    for (int64_t i = b; i < e; i++) sb_sacc_add(&acc, j->x[i]);
+    j->parts[task] = acc;
+}
+
+float sb_lin_sum(const float *x, int64_t n) {
+    const int64_t nc = sb_chunk_count(n, LIN_ROW_GRAIN * 8);
+    sb_sacc *parts = nc > 1 ? sb_malloc(sizeof(sb_sacc) * (size_t)nc) : NULL;
+    if (!parts) return sb_lin_dot(x, 1, NULL, 0, n); /* one chunk, or out of memory: the same exact sum */
+    sum_job j = {x, n, parts};
+    sb_parallel_for(nc, sum_task, &j);
+    sb_sacc acc;
+    sb_sacc_init(&acc);
+    for (int64_t t = 0; t < nc; t++) sb_sacc_merge(&acc, &parts[t]);
+    sb_free(parts);
+    return sb_sacc_round_f32(&acc);
+}
+
+/* The label scan of sb_lin_check_data by row chunks: each chunk's first
+ * offending index (or -1) and its largest class; the first chunk's offender
+ * is the first of all, whatever the threads. */
+typedef struct label_job {
+    const float *y;
+    int64_t n;
+    int logistic;
+    int64_t *first;
+    int32_t *most;
+} label_job;
+
+static void label_task(void *ctx, int64_t task) {
+    const label_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, LIN_ROW_GRAIN * 8, task, &b, &e);
+    int32_t most = -1;
+    j->first[task] = -1;
+    for (int64_t i = b; i < e; i++) {
+        const float y = j->y[i];
+        if (!isfinite(y) || (j->logistic && (!(y >= 0.0f && y <= 1023.0f) || y != (float)(int32_t)y))) {
+            j->first[task] = i;
+            break;
+        }
+        if (j->logistic && (int32_t)y > most) most = (int32_t)y;
+    }
+    j->most[task] = most;
+}
+
 typedef struct means_job {
     const float *x, *w;
     int64_t n;
@@ -521,26 +578,38 @@ sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *ncl
                        (long long)i, (int)j, isnan(v) ? "missing (NaN)" : "infinite", kind);
     }
     int32_t most = -1;
-    if (!unsupervised)
-        for (int64_t i = 0; i < t->nrows * T; i++) {
-            const float y = t->label[i];
-            if (!isfinite(y) && T > 1)
-                return sb_fail(SB_ERR_INVALID_INPUT, "target %d of row %lld is not finite", (int)(i % T),
-                               (long long)(i / T));
-            if (!isfinite(y)) return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is not finite", (long long)i);
-            if (p->kind == SB_LIN_LOGISTIC) {
-                if (!(y >= 0.0f && y <= 1023.0f) || y != (float)(int32_t)y)
-                    return sb_fail(SB_ERR_INVALID_INPUT,
-                                   "label of row %lld is %g: logistic regression takes class indices 0..1023", (long long)i,
-                                   (double)y);
-                if ((int32_t)y > most) most = (int32_t)y;
-            }
+    int64_t bad_label = -1;
+    if (!unsupervised) {
+        /* the scan in parallel chunks; the message below from the first offender */
+        const int64_t nl = t->nrows * T, nc = sb_chunk_count(nl, LIN_ROW_GRAIN * 8);
+        int64_t *first = sb_malloc(sizeof(int64_t) * (size_t)(nc > 0 ? nc : 1));
+        int32_t *mostc = sb_malloc(sizeof(int32_t) * (size_t)(nc > 0 ? nc : 1));
+        if (!first || !mostc) {
+            sb_free(first);
+            sb_free(mostc);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", kind);
         }
+        label_job lj = {t->label, nl, p->kind == SB_LIN_LOGISTIC, first, mostc};
+        sb_parallel_for(nc, label_task, &lj);
+        for (int64_t c = 0; c < nc && bad_label < 0; c++) {
+            bad_label = first[c];
+            if (mostc[c] > most) most = mostc[c];
+        }
+        sb_free(first);
+        sb_free(mostc);
+    }
+    if (bad_label >= 0) {
+        const int64_t i = bad_label;
+        const float y = t->label[i];
+        if (!isfinite(y) && T > 1)
+            return sb_fail(SB_ERR_INVALID_INPUT, "target %d of row %lld is not finite", (int)(i % T),
+                           (long long)(i / T));
+        if (!isfinite(y)) return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is not finite", (long long)i);
+        return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is %g: logistic regression takes class indices 0..1023",
+                       (long long)i, (double)y);
+    }
     if (t->weight) {
-        sb_sacc acc;
-        sb_sacc_init(&acc);
-        for (int64_t i = 0; i < t->nrows; i++) sb_sacc_add(&acc, t->weight[i]);
-        const float sw = sb_sacc_round_f32(&acc);
+        const float sw = sb_lin_sum(t->weight, t->nrows);
         if (!(sw > 0.0f) || !isfinite(sw))
             return sb_fail(SB_ERR_INVALID_INPUT, "the sample weights sum to %g: they must have a finite positive sum",
                            (double)sw);
@@ -559,7 +628,10 @@ sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train, sb_car
     char *text = NULL;
     sb_status st = sb_lin_params_parse(params, &p);
     int32_t nclass = 0;
+    double t0 = 0.0;
+    sb_lin_phase(NULL, &t0);
     if (st == SB_OK) st = sb_lin_check_data(&train->t, &p, &nclass);
+    sb_lin_phase("checks", &t0);
     if (st == SB_OK && p.kind >= SB_LIN_PCA) st = sb_lin_resolve_solver(&train->t, &p);
     if (st == SB_OK) st = sb_lin_params_text(&p, &text);
     if (st == SB_OK && p.kind == SB_LIN_LOGISTIC && p.cw_max >= nclass)

@@ -192,7 +192,7 @@ static sb_status row_weights(lg *c) {
         const float w = t->weight ? t->weight[i] : 1.0f;
         c->s[i] = w * cw[(int32_t)t->label[i]];
     }
-    c->S = sb_lin_dot(c->s, 1, NULL, 0, c->n);
+    c->S = sb_lin_sum(c->s, c->n);
     if (!(c->S > 0.0f) || !isfinite(c->S))
         return sb_fail(SB_ERR_INVALID_INPUT, "logistic regression: the sample and class weights sum to %g",
                        (double)c->S);
@@ -234,9 +234,11 @@ sb_status sb_lin_fit_logistic(const sb_table *t, const lin_params *p, int32_t nc
     sb_lin_mat_prepare(&c.dv, &c.mx, c.n, c.P); /* X's rows (margins) and columns (gradient), once */
     sb_lin_phase("upload", &t0);
     if ((st = row_weights(&c)) != SB_OK) goto done;
+    sb_lin_phase("row weights", &t0);
     if (c.dv.d && ((st = sb_lin_mat_set(&c.dv, &c.mlab, t->label, c.n)) != SB_OK ||
                    (st = sb_lin_mat_set(&c.dv, &c.ms, c.s, c.n)) != SB_OK))
         goto done;
+    sb_lin_phase("labels and weights up", &t0);
     float f = 0.0f;
     if ((st = eval(&c, x, &f, g)) != SB_OK) goto done;
     int32_t it = 0, npair = 0, head = 0, converged = vmaxabs(g, dim) <= p->tol;
