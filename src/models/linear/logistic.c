@@ -172,6 +172,23 @@ static float vmaxabs(const float *a, int64_t n) {
     return m;
 }
 
+typedef struct weights_job {
+    const sb_table *t;
+    const float *cw;
+    float *s;
+    int64_t n;
+} weights_job;
+
+static void weights_task(void *ctx, int64_t task) {
+    const weights_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, LG_ROW_GRAIN * 8, task, &b, &e);
+    for (int64_t i = b; i < e; i++) {
+        const float w = j->t->weight ? j->t->weight[i] : 1.0f;
+        j->s[i] = w * j->cw[(int32_t)j->t->label[i]];
+    }
+}
+
 /* Per-row weights: the sample weight (1 without) times the class weight
  * (balanced: n / (K n_k) with n_k the class's weighted count, scikit-learn's
  * compute_class_weight over the labels, which is unweighted; listed: the
@@ -188,10 +205,8 @@ static sb_status row_weights(lg *c) {
         for (int32_t k = 0; k < c->nclass; k++)
             cw[k] = cnt[k] ? (float)c->n / ((float)present * (float)cnt[k]) : 1.0f;
     }
-    for (int64_t i = 0; i < c->n; i++) {
-        const float w = t->weight ? t->weight[i] : 1.0f;
-        c->s[i] = w * cw[(int32_t)t->label[i]];
-    }
+    weights_job j = {t, cw, c->s, c->n};
+    sb_parallel_for(sb_chunk_count(c->n, LG_ROW_GRAIN * 8), weights_task, &j);
     c->S = sb_lin_sum(c->s, c->n);
     if (!(c->S > 0.0f) || !isfinite(c->S))
         return sb_fail(SB_ERR_INVALID_INPUT, "logistic regression: the sample and class weights sum to %g",
