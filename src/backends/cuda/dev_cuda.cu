@@ -276,8 +276,21 @@ static int upload_registered(void *h, size_t off, const void *src, size_t bytes)
     return e == cudaSuccess ? 1 : -1;
 }
 
+/* SAMEBITS_CUDA_UPLOAD=staged|locked|auto picks the road of a large upload
+ * (for measuring them: bytes only, no bit can depend on it); auto (unset):
+ * locked pages from REGISTER_MIN on. */
+static int upload_road(void) {
+    const char *v = getenv("SAMEBITS_CUDA_UPLOAD");
+    if (!v || !*v || !strcmp(v, "auto")) return 0;
+    return !strcmp(v, "staged") ? 1 : !strcmp(v, "locked") ? 2 : -1;
+}
+
 sb_status cu_write(sb_device *, void *h, size_t off, const void *src, size_t bytes) {
-    if (bytes >= REGISTER_MIN) {
+    const int road = upload_road();
+    if (road < 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_CUDA_UPLOAD=%s: the upload roads are auto, staged and locked",
+                       getenv("SAMEBITS_CUDA_UPLOAD"));
+    if (bytes >= REGISTER_MIN && road != 1) {
         const int r = upload_registered(h, off, src, bytes);
         if (r > 0) return SB_OK;
         if (r < 0) return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "cudaMemcpy to the device (locked pages) failed");
