@@ -80,23 +80,18 @@ SB_KERNEL void kl_stats_finish(sb_i64 nlines, SB_GLOBAL const sb_i32 *mbo, SB_GL
     sb_atomic_max32(spread + slot, sb_oz_spread((sb_u32)mbo[l], sum[l], cnt[l]));
 }
 
-/* The same for lines whose elements are contiguous (qs == 1): a work-group a
- * line, its work-items striding along it; max, or and integer sums are
- * order-free. */
-SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 nlines, sb_i64 K,
-                                  SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread,
-                                  sb_i32 slot) {
-    SB_SHARED sb_u32 mx[SB_WG];
-    SB_SHARED sb_u32 nfs[SB_WG];
-    SB_SHARED sb_i64 sums[SB_WG];
-    SB_SHARED sb_i64 cnts[SB_WG];
-    const sb_i64 l = (sb_i64)sb_group_id(0);
-    const int lid = sb_local_id(0);
+/* One work-group's statistics of x[base + q] for q in [qb, qe), its items
+ * striding by SB_WG (none when !active), reduced in local memory: then mx[0],
+ * nfs[0], sums[0] and cnts[0] hold the largest magnitude, the nonfinite flag,
+ * the leading exponents' sum and the nonzero count (max, or and integer sums:
+ * order-free). Every work-item of the group calls it (it holds barriers). */
+SB_FN void kl_group_stats(SB_GLOBAL const float *x, sb_i64 base, sb_i64 qb, sb_i64 qe, int active, int lid,
+                          SB_LOCAL sb_u32 *mx, SB_LOCAL sb_u32 *nfs, SB_LOCAL sb_i64 *sums, SB_LOCAL sb_i64 *cnts) {
     sb_u32 mb = 0u, nf = 0u;
     sb_i64 sum = 0, cnt = 0;
-    if (l < nlines)
-        for (sb_i64 q = lid; q < K; q += SB_WG) {
-            const sb_u32 u = sb_f2u(x[off + l * ls + q]);
+    if (active)
+        for (sb_i64 q = qb + lid; q < qe; q += SB_WG) {
+            const sb_u32 u = sb_f2u(x[base + q]);
             nf |= (sb_u32)sb_oz_nonfinite(u);
             const sb_u32 v = sb_oz_mag(u);
             mb = v > mb ? v : mb;
@@ -119,6 +114,20 @@ SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 l
         }
         sb_barrier();
     }
+}
+
+/* The same for lines whose elements are contiguous (qs == 1): a work-group a
+ * line, its work-items striding along it. */
+SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 nlines, sb_i64 K,
+                                  SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag, SB_GLOBAL sb_i32 *spread,
+                                  sb_i32 slot) {
+    SB_SHARED sb_u32 mx[SB_WG];
+    SB_SHARED sb_u32 nfs[SB_WG];
+    SB_SHARED sb_i64 sums[SB_WG];
+    SB_SHARED sb_i64 cnts[SB_WG];
+    const sb_i64 l = (sb_i64)sb_group_id(0);
+    const int lid = sb_local_id(0);
+    kl_group_stats(x, off + l * ls, 0, K, l < nlines, lid, mx, nfs, sums, cnts);
     if (lid == 0 && l < nlines) {
         mbo[l] = (sb_i32)mx[0];
         flag[l] = (sb_i32)nfs[0];
@@ -128,10 +137,10 @@ SB_KERNEL void kl_line_scale_rows(SB_GLOBAL const float *x, sb_i64 off, sb_i64 l
 
 /* The same for few long contiguous lines (a residual vector of millions of
  * rows), where a work-group a line would leave all but a few multiprocessors
- * idle: work-group (line l, range r of rgrain elements) reduces its range in
- * local memory and adds it to the line's values by integer atomics (max, or,
- * integer sums: order-free), which kl_stats_zero cleared and kl_stats_finish
- * turns into the spread. The same statistics as kl_line_scale_rows'. */
+ * idle: work-group (line l, range r of rgrain elements) reduces its range and
+ * adds it to the line's values by integer atomics (order-free), which
+ * kl_stats_zero cleared and kl_stats_finish turns into the spread. The same
+ * statistics as kl_line_scale_rows'. */
 SB_KERNEL void kl_line_scale_ranges(SB_GLOBAL const float *x, sb_i64 off, sb_i64 ls, sb_i64 nlines, sb_i64 K,
                                     sb_i64 rgrain, SB_GLOBAL sb_i32 *mbo, SB_GLOBAL sb_i32 *flag,
                                     SB_GLOBAL sb_i64 *sumo, SB_GLOBAL sb_i64 *cnto) {
@@ -142,33 +151,7 @@ SB_KERNEL void kl_line_scale_ranges(SB_GLOBAL const float *x, sb_i64 off, sb_i64
     const sb_i64 l = (sb_i64)sb_group_id(1), r = (sb_i64)sb_group_id(0);
     const int lid = sb_local_id(0);
     const sb_i64 q0 = r * rgrain, q1 = q0 + rgrain < K ? q0 + rgrain : K;
-    sb_u32 mb = 0u, nf = 0u;
-    sb_i64 sum = 0, cnt = 0;
-    if (l < nlines)
-        for (sb_i64 q = q0 + lid; q < q1; q += SB_WG) {
-            const sb_u32 u = sb_f2u(x[off + l * ls + q]);
-            nf |= (sb_u32)sb_oz_nonfinite(u);
-            const sb_u32 v = sb_oz_mag(u);
-            mb = v > mb ? v : mb;
-            if (v != 0u) {
-                sum += sb_oz_lead(v);
-                cnt++;
-            }
-        }
-    mx[lid] = mb;
-    nfs[lid] = nf;
-    sums[lid] = sum;
-    cnts[lid] = cnt;
-    sb_barrier();
-    for (int s = SB_WG / 2; s > 0; s >>= 1) {
-        if (lid < s) {
-            mx[lid] = mx[lid + s] > mx[lid] ? mx[lid + s] : mx[lid];
-            nfs[lid] |= nfs[lid + s];
-            sums[lid] += sums[lid + s];
-            cnts[lid] += cnts[lid + s];
-        }
-        sb_barrier();
-    }
+    kl_group_stats(x, off + l * ls, q0, q1, l < nlines, lid, mx, nfs, sums, cnts);
     if (lid == 0 && l < nlines) {
         sb_atomic_max32(&mbo[l], (sb_i32)mx[0]);
         if (nfs[0]) sb_atomic_max32(&flag[l], 1);

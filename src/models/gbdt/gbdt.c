@@ -324,23 +324,30 @@ static void update_valid_task(void *ctx, int64_t task) {
 /* Rows of iteration it's bag, ascending: row r is in when its uniform draw keyed
  * by (seed, iteration, row) is below subsample. All rows when subsample = 1. */
 #ifdef SB_SABOTAGE_RNG_ORDER
-/* Separating arm for rule 6: draws consumed from one sequential stream per
- * worker, in the order each worker meets its rows (a stateful generator). */
+/* Separating arm for rule 6: draws from one sequential stream per thread,
+ * seeded by the thread's index and the thread count, the chunks dealt to the
+ * threads round-robin (chunk t to thread t mod width), each stream consumed in
+ * the order its thread meets its rows: the bag depends on the thread count.
+ * Dealt statically, and the count in the seed, rather than by who takes a
+ * chunk first, so the arm parts from the reference at every width above 1
+ * whatever the scheduler does (with dynamic taking, a caller that ran every
+ * chunk itself, or the only chunk of a small fixture, drew the reference's
+ * bag). At one thread it is the reference. */
 typedef struct bag_job {
     const fit *f;
-    int32_t it;
+    int32_t it, width;
     uint8_t *in;
-    uint64_t *next; /* per worker stream position */
 } bag_job;
 
 static void bag_task(void *ctx, int64_t task) {
     bag_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->f->tr->nrows, ROW_GRAIN, task, &b, &e);
-    uint64_t *pos = &j->next[sb_worker_index()];
+    const int64_t w = task % j->width;
+    uint64_t pos = (uint64_t)(task / j->width) * ROW_GRAIN; /* the rows its thread drew before */
     for (int64_t r = b; r < e; r++)
-        j->in[r] = sb_rng_unit_f32(j->f->p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BAG,
-                                   ((uint64_t)(uint32_t)j->it << 32) | (*pos)++) < j->f->p->subsample;
+        j->in[r] = sb_rng_unit_f32(j->f->p->seed + (uint64_t)(w + j->width - 1), SB_PURPOSE_BAG,
+                                   ((uint64_t)(uint32_t)j->it << 32) | pos++) < j->f->p->subsample;
 }
 #endif
 
@@ -350,15 +357,13 @@ static int64_t draw_bag(const fit *f, int32_t it) {
     if (f->p->subsample < 1.0f) {
         int32_t width = sb_parallel_width();
         uint8_t *in = sb_malloc((size_t)f->tr->nrows);
-        uint64_t *next = sb_calloc((size_t)width, sizeof(uint64_t));
-        if (in && next) {
-            bag_job j = {f, it, in, next};
+        if (in) {
+            bag_job j = {f, it, width > 0 ? width : 1, in};
             sb_parallel_for_width(sb_chunk_count(f->tr->nrows, ROW_GRAIN), width, bag_task, &j);
             for (int64_t r = 0; r < f->tr->nrows; r++)
                 if (in[r]) f->rows[k++] = (int32_t)r;
         }
         sb_free(in);
-        sb_free(next);
         if (k > 0) return k;
     }
 #endif
