@@ -95,6 +95,7 @@ typedef struct line_job {
     int32_t *spread, *sigma;
     uint8_t *flag;
     int8_t *planes;
+    double *scale; /* S = 4, strided lines: 2^sigma of each line, for the split */
 } line_job;
 
 /* The statistics of one element into a line's running values; the leading
@@ -196,10 +197,60 @@ static void stats_cols_task(void *ctx, int64_t task) {
  * fill whole cache lines of its planes one after the other (line by line,
  * every q would write one byte into each of S x nlines cache lines). */
 #define SPLIT_GROUP 16
+
+/* The four digits of x' = RNE(x 2^sigma) for S = 4, where |x'| <= 2^30: the
+ * rounding in double (x 2^sigma is exact there, and adding and subtracting
+ * 1.5 2^52 rounds it to an integer, nearest-even: sb_oz_fixed's value, 0 for
+ * an infinity or a NaN), then the digits as the bytes of x' + 0x80808080,
+ * each less 128: the base-256 digits of a number in [0, 2^32) shifted by 128
+ * each are the balanced digits of x', the only ones in [-128, 127]. Byte
+ * order comes from shifts, so it is the same on a big-endian machine. */
+static inline uint32_t split4_biased(float x, double scale) {
+    const uint32_t u = sb_f2u(x);
+    if ((u & 0x7f800000u) == 0x7f800000u) return 0x80808080u;
+    const double t = (double)x * scale;
+    const int32_t r = (int32_t)((t + 0x1.8p52) - 0x1.8p52);
+    return (uint32_t)r + 0x80808080u;
+}
+static double split_pow2(int32_t e) {
+    const uint64_t u = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* Runs of SPLIT_RUN values of q, each read for every group of lines while
+ * its rows are in cache (a run's rows, not the whole block's, are re-read
+ * once a group), each group writing SPLIT_RUN bytes into each segment. */
+#define SPLIT_RUN 64
+static void split_cols4(const line_job *j, int64_t qb, int64_t qe) {
+    const int64_t L = j->nlines;
+    double *sc = j->scale;
+    for (int64_t q0 = qb; q0 < qe; q0 += SPLIT_RUN)
+    for (int64_t l0 = 0; l0 < L; l0 += SPLIT_GROUP) {
+        const int64_t l1 = l0 + SPLIT_GROUP < L ? l0 + SPLIT_GROUP : L;
+        const int64_t q1 = q0 + SPLIT_RUN < qe ? q0 + SPLIT_RUN : qe;
+        for (int64_t q = q0; q < q1; q++) {
+            const float *row = j->x + q * j->qs;
+            const int64_t c = q / j->kc, lc = pass_len(j->kp, j->kc, c);
+            for (int64_t l = l0; l < l1; l++) {
+                const uint32_t b = q < j->k ? split4_biased(row[l * j->ls], sc[l]) : 0x80808080u;
+                int8_t *at = j->planes + l * 4 * j->kp + 4 * c * j->kc + (q - c * j->kc);
+                for (int dq = 0; dq < 4; dq++)
+                    at[(j->reverse ? 3 - dq : dq) * lc] = (int8_t)((int32_t)((b >> (8 * dq)) & 255u) - 128);
+            }
+        }
+    }
+}
+
 static void split_cols_task(void *ctx, int64_t task) {
     const line_job *j = ctx;
     const int S = j->S;
     const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->kp ? q0 + GEMM_QBLOCK : j->kp;
+    if (S == 4 && j->scale) {
+        split_cols4(j, q0, q1);
+        return;
+    }
     for (int64_t l0 = 0; l0 < L; l0 += SPLIT_GROUP)
     for (int64_t q = q0; q < q1; q++) {
         const float *row = j->x + q * j->qs;
@@ -262,7 +313,13 @@ static void line_split(line_job *j) {
         return;
     }
     for (int64_t l = 0; l < j->nlines; l++) j->sigma[l] = sb_oz_sigma(j->mb[l], j->S);
+    double *scale = j->S == 4 ? sb_malloc(sizeof(double) * (size_t)(j->nlines > 0 ? j->nlines : 1)) : NULL;
+    if (scale)
+        for (int64_t l = 0; l < j->nlines; l++) scale[l] = split_pow2(j->sigma[l]);
+    j->scale = scale; /* NULL: the general split (no memory for the scales, or S > 4) */
     sb_parallel_for(sb_chunk_count(j->kp, GEMM_QBLOCK), split_cols_task, j);
+    j->scale = NULL;
+    sb_free(scale);
 }
 
 typedef struct band_job {
@@ -424,7 +481,7 @@ sb_status sb_gemm_prep_make(const float *x, int64_t ls, int64_t qs, int64_t nlin
         sb_gemm_prep_free(p);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for a prepared operand");
     }
-    line_job j = {x, ls, qs, nlines, k, pad_k(k), 0, 0, 0, p->mb, p->spread, p->sigma, p->flag, NULL};
+    line_job j = {x, ls, qs, nlines, k, pad_k(k), 0, 0, 0, p->mb, p->spread, p->sigma, p->flag, NULL, NULL};
     sb_status st = line_stats(&j);
     if (st != SB_OK) {
         sb_gemm_prep_free(p);
@@ -486,9 +543,9 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
     sb_oz_acc *acc = NULL;
     int64_t ls, qs;
     strides_a(s, &ls, &qs);
-    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, NULL, NULL, NULL, NULL, NULL};
+    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     strides_b(s, &ls, &qs);
-    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, NULL, NULL, NULL, NULL, NULL};
+    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     if (!prep_matches(prep_a, a, ja.ls, ja.qs, m, s->k)) prep_a = NULL;
     if (!prep_matches(prep_b, b, jb.ls, jb.qs, n, s->k)) prep_b = NULL;
     /* Each side's statistics: a prepared operand's are read where they lie
@@ -570,8 +627,8 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
         line_split(&jb);
     }
     /* bands of rows whose parts fit GEMM_BAND_BYTES (a schedule: it decides no
-     * bit); a Gram's bands are kept short, so that the triangle skipped is
-     * most of the lower half */
+     * bit); a Gram's band computes its columns from its first row on only
+     * (the lower triangle is mirrored from the upper) */
     int64_t band = (g_band_bytes_for_tests > 0 ? g_band_bytes_for_tests : GEMM_BAND_BYTES) / ((int64_t)nw * n * 4);
     band = band < 64 ? 64 : band / 64 * 64;
     if (band > m) band = m;

@@ -190,24 +190,43 @@ __attribute__((target("avx2"))) static void dot_2x2_avx2_steps(const int32_t *a0
     *s00 += t[0], *s01 += t[1], *s10 += t[2], *s11 += t[3];
 }
 
-/* The same with AVX-512F: sixteen int32 a load, eight products a VPMULDQ. */
+/* The same with AVX-512F: sixteen int32 a load, eight products a VPMULDQ; the
+ * last elements (fewer than sixteen) by masked loads, whose zeros add
+ * nothing. A flush splits each lane exactly into its high and low 32 bits
+ * (v = h 2^32 + l, l in [0, 2^32)), added into per-lane totals that stay in
+ * registers: a flush adds two of each to a lane (|h| <= 2^31, l < 2^32), and
+ * K < 2^31 makes at most 2^27 flushes, so a lane's l total stays below 2^60
+ * and the eight lanes' sum below 2^63 (h's far below). The lanes are added
+ * once, at the end, so a short line pays no more than its own steps. */
+#define FLUSH512(e, o, h, l)                                                                                            \
+    do {                                                                                                               \
+        h = _mm512_add_epi64(h, _mm512_add_epi64(_mm512_srai_epi64(e, 32), _mm512_srai_epi64(o, 32)));                  \
+        l = _mm512_add_epi64(l, _mm512_add_epi64(_mm512_and_si512(e, low32), _mm512_and_si512(o, low32)));              \
+    } while (0)
+__attribute__((target("avx512f"))) static inline i128 lanes512(__m512i h, __m512i l) {
+    return (i128)_mm512_reduce_add_epi64(h) * ((i128)1 << 32) + (i128)_mm512_reduce_add_epi64(l);
+}
 __attribute__((target("avx512f"))) static void dot_2x2_avx512_steps(const int32_t *a0, const int32_t *a1,
                                                                     const int32_t *b0, const int32_t *b1, int64_t n,
                                                                     i128 *s00, i128 *s01, i128 *s10, i128 *s11,
                                                                     int steps) {
-    i128 t[4] = {0, 0, 0, 0};
-    int64_t q = 0;
-    /* a flush splits each lane exactly into its high and low 32 bits (v = h 2^32 + l,
-     * l in [0, 2^32)), added into vectors that hold far more flushes than any line has */
     const __m512i low32 = _mm512_set1_epi64(0xffffffffLL);
-    __m512i H[4], L[4];
-    for (int k = 0; k < 4; k++) H[k] = L[k] = _mm512_setzero_si512();
-    while (q + 16 <= n) {
+    __m512i h00 = _mm512_setzero_si512(), h01 = h00, h10 = h00, h11 = h00;
+    __m512i l00 = h00, l01 = h00, l10 = h00, l11 = h00;
+    int64_t q = 0;
+    while (q < n) {
         __m512i e00 = _mm512_setzero_si512(), e01 = e00, e10 = e00, e11 = e00;
         __m512i o00 = e00, o01 = e00, o10 = e00, o11 = e00;
-        for (int step = 0; step < steps && q + 16 <= n; step++, q += 16) {
-            const __m512i x0 = _mm512_loadu_si512((const void *)(a0 + q)), x1 = _mm512_loadu_si512((const void *)(a1 + q));
-            const __m512i y0 = _mm512_loadu_si512((const void *)(b0 + q)), y1 = _mm512_loadu_si512((const void *)(b1 + q));
+        for (int step = 0; step < steps && q < n; step++, q += 16) {
+            __m512i x0, x1, y0, y1;
+            if (q + 16 <= n) {
+                x0 = _mm512_loadu_si512((const void *)(a0 + q)), x1 = _mm512_loadu_si512((const void *)(a1 + q));
+                y0 = _mm512_loadu_si512((const void *)(b0 + q)), y1 = _mm512_loadu_si512((const void *)(b1 + q));
+            } else {
+                const __mmask16 k = (__mmask16)((1u << (n - q)) - 1u);
+                x0 = _mm512_maskz_loadu_epi32(k, a0 + q), x1 = _mm512_maskz_loadu_epi32(k, a1 + q);
+                y0 = _mm512_maskz_loadu_epi32(k, b0 + q), y1 = _mm512_maskz_loadu_epi32(k, b1 + q);
+            }
             const __m512i x0o = _mm512_srli_epi64(x0, 32), x1o = _mm512_srli_epi64(x1, 32);
             const __m512i y0o = _mm512_srli_epi64(y0, 32), y1o = _mm512_srli_epi64(y1, 32);
             e00 = _mm512_add_epi64(e00, _mm512_mul_epi32(x0, y0));
@@ -219,22 +238,14 @@ __attribute__((target("avx512f"))) static void dot_2x2_avx512_steps(const int32_
             o10 = _mm512_add_epi64(o10, _mm512_mul_epi32(x1o, y0o));
             o11 = _mm512_add_epi64(o11, _mm512_mul_epi32(x1o, y1o));
         }
-        const __m512i acc[8] = {e00, o00, e01, o01, e10, o10, e11, o11};
-        for (int v = 0; v < 8; v++) {
-            H[v / 2] = _mm512_add_epi64(H[v / 2], _mm512_srai_epi64(acc[v], 32));
-            L[v / 2] = _mm512_add_epi64(L[v / 2], _mm512_and_si512(acc[v], low32));
-        }
+        FLUSH512(e00, o00, h00, l00);
+        FLUSH512(e01, o01, h01, l01);
+        FLUSH512(e10, o10, h10, l10);
+        FLUSH512(e11, o11, h11, l11);
     }
-    for (int k = 0; k < 4; k++) {
-        int64_t h[8], l[8];
-        _mm512_storeu_si512((void *)h, H[k]);
-        _mm512_storeu_si512((void *)l, L[k]);
-        for (int r = 0; r < 8; r++) t[k] += (i128)h[r] * ((i128)1 << 32) + l[r];
-    }
-    i128 r00 = 0, r01 = 0, r10 = 0, r11 = 0; /* the last elements (fewer than 16) by AVX2 */
-    dot_2x2_avx2_steps(a0 + q, a1 + q, b0 + q, b1 + q, n - q, &r00, &r01, &r10, &r11, steps);
-    *s00 += t[0] + r00, *s01 += t[1] + r01, *s10 += t[2] + r10, *s11 += t[3] + r11;
+    *s00 += lanes512(h00, l00), *s01 += lanes512(h01, l01), *s10 += lanes512(h10, l10), *s11 += lanes512(h11, l11);
 }
+#undef FLUSH512
 
 __attribute__((target("avx512f"))) static void dot31_2x2_avx512(const int32_t *a0, const int32_t *a1,
                                                                 const int32_t *b0, const int32_t *b1, int64_t n,
@@ -526,6 +537,7 @@ static void ktask(void *ctx, int64_t task) {
                 convert_block64(j->a + i0 * j->als, j->als, j->aqs, mb, p0, p1, j->sc_a + i0, (int64_t *)(void *)cA);
             else convert_block(j->a + i0 * j->als, j->als, j->aqs, mb, p0, p1, j->sc_a + i0, cA);
             if (j->pv_b) B = j->pv_b + p0, sb = K;
+            else if (j->bconv) B = j->bconv + p0, sb = K;
             else if (j->wb) convert_block64(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, (int64_t *)(void *)cB);
             else convert_block(j->b, j->bls, j->bqs, n, p0, p1, j->sc_b, cB);
         }
@@ -669,6 +681,11 @@ sb_status sb_gemm_direct_host(const sb_gemm_shape *s, const float *a, const floa
         const size_t per = sizeof(int32_t) * (size_t)((j.sym ? m : (j.wa ? 2 : 1) * mb + (j.wb ? 2 : 1) * n) * DIRECT_SUB);
         for (int32_t w = 0; w < width; w++)
             if (!(j.scratch[w] = sb_malloc(per))) goto oom;
+        /* B's lines converted once, not once a block of A's lines, where they fit */
+        if (!j.pv_b && !j.sym && !j.wb && n * K <= DIRECT_B_MAX && sb_chunk_count(m, DIRECT_IBLOCK) > 1) {
+            if (!(j.bconv = sb_malloc(sizeof(int32_t) * (size_t)(n * K)))) goto oom;
+            sb_parallel_for_width(sb_chunk_count(n, DIRECT_LINE_GRAIN), width, bconv_task, &j);
+        }
         sb_parallel_for_width(j.ktasks * sb_chunk_count(m, DIRECT_IBLOCK), width, ktask, &j);
         sb_parallel_for_width(sb_chunk_count(m, 16), width, kfinish_task, &j);
     } else {

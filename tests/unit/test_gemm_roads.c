@@ -83,9 +83,10 @@ static float *fill(int64_t count, int kind) {
 
 SB_TEST(test_gemm_roads_agree) {
     g_rng = 24;
-    /* m, n, k: small, the lines regime (m * n past the summed one's cells), long K */
-    const int64_t shapes[][3] = {{1, 1, 1},    {3, 5, 7},     {17, 9, 33},   {40, 3, 1000}, {300, 250, 20},
-                                 {4, 4, 70000}, {9, 2, 40000}, {1, 7, 131072}};
+    /* m, n, k: small, the lines regime (m * n past the summed one's cells), long K, the
+     * summed regime over several blocks of A's lines (B's lines converted once) */
+    const int64_t shapes[][3] = {{1, 1, 1},    {3, 5, 7},     {17, 9, 33},    {40, 3, 1000}, {300, 250, 20},
+                                 {4, 4, 70000}, {9, 2, 40000}, {1, 7, 131072}, {130, 3, 20000}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int kind = 0; kind < 9; kind++)
             for (int tr = 0; tr < 4; tr++) {

@@ -378,6 +378,36 @@ SB_FN void kl_add128(sb_u64 *lo, sb_i64 *hi, sb_i64 v) {
     *hi += (v < 0 ? -1 : 0) + (t < *lo ? 1 : 0);
     *lo = t;
 }
+/* lo, hi += sum of x'_q y'_q over q = q0, q0 + qstep, .. below q1 (x at
+ * a[q * aqs], y at b[q * bqs], S = 4 scales sa, sb): four products in an int64
+ * (|x'y'| <= 2^60), then into the 128-bit total. */
+SB_FN void kl_exact_dot(SB_GLOBAL const float *a, sb_i64 aqs, sb_i32 sa, SB_GLOBAL const float *b, sb_i64 bqs,
+                        sb_i32 sb, sb_i64 q0, sb_i64 q1, sb_i64 qstep, sb_u64 *lo, sb_i64 *hi) {
+    sb_i64 u = 0;
+    int cnt = 0;
+    for (sb_i64 q = q0; q < q1; q += qstep) {
+        const sb_i64 av = (sb_i32)sb_oz_fixed(sb_f2u(a[q * aqs]), sa, 4);
+        const sb_i64 bv = (sb_i32)sb_oz_fixed(sb_f2u(b[q * bqs]), sb, 4);
+        u += av * bv;
+        if (++cnt == 4) { /* four products at most in each int64 */
+            kl_add128(lo, hi, u);
+            u = 0;
+            cnt = 0;
+        }
+    }
+    kl_add128(lo, hi, u);
+}
+/* The float32 bits of the 128-bit total (lo, hi) scaled by 2^-S, rounded once
+ * (sb_oz_round); +0 for K == 0. */
+SB_FN sb_u32 kl_round128(sb_u64 lo, sb_i64 hi, sb_i32 S, sb_i64 K) {
+    sb_oz_acc acc;
+    acc.l[0] = (sb_u32)(lo & 0xffffffffu);
+    acc.l[1] = (sb_u32)(lo >> 32);
+    acc.l[2] = (sb_u32)((sb_u64)hi & 0xffffffffu);
+    acc.l[3] = (sb_u32)((sb_u64)hi >> 32);
+    acc.top = hi < 0 ? -1 : 0;
+    return K > 0 ? sb_oz_round(&acc, S) : 0u;
+}
 #define KL_DK 16
 /* The kernel for a tile of TA rows of op(A) and TB columns of op(B): each
  * work-item sums DR = TA * TB / (4 * SB_WG) rows of 4 elements. Two shapes:
@@ -465,22 +495,10 @@ SB_KERNEL void kl_direct_row(SB_GLOBAL const float *a, sb_i64 aqs, SB_GLOBAL con
     const sb_i64 j = (sb_i64)sb_group_id(0) * KL_ROW_CW + c, r = (sb_i64)sb_group_id(1);
     const sb_i64 q0 = r * kgrain, q1 = q0 + kgrain < K ? q0 + kgrain : K;
     sb_u64 lo = 0u;
-    sb_i64 hi = 0, u = 0;
-    int cnt = 0;
-    if (j < n) {
-        const sb_i32 sa = sb_oz_sigma((sb_u32)mba[0], 4), sj = sb_oz_sigma((sb_u32)mbb[j], 4);
-        for (sb_i64 q = q0 + t; q < q1; q += lanes) {
-            const sb_i64 av = (sb_i32)sb_oz_fixed(sb_f2u(a[q * aqs]), sa, 4);
-            const sb_i64 bv = (sb_i32)sb_oz_fixed(sb_f2u(b[j * bls + q * bqs]), sj, 4);
-            u += av * bv;
-            if (++cnt == 4) { /* four products at most in each int64 */
-                kl_add128(&lo, &hi, u);
-                u = 0;
-                cnt = 0;
-            }
-        }
-    }
-    kl_add128(&lo, &hi, u);
+    sb_i64 hi = 0;
+    if (j < n)
+        kl_exact_dot(a, aqs, sb_oz_sigma((sb_u32)mba[0], 4), b + j * bls, bqs, sb_oz_sigma((sb_u32)mbb[j], 4), q0 + t,
+                     q1, lanes, &lo, &hi);
     rlo[lid] = lo;
     rhi[lid] = hi;
     sb_barrier();
@@ -508,26 +526,9 @@ SB_KERNEL void kl_direct_tall(SB_GLOBAL const float *a, sb_i64 als, sb_i64 aqs, 
     for (sb_i64 j = sb_global_id(1); j < n; j += step) {
         const sb_i32 sj = sb_oz_sigma((sb_u32)mbb[j], 4);
         sb_u64 lo = 0u;
-        sb_i64 hi = 0, u = 0;
-        int cnt = 0;
-        for (sb_i64 q = 0; q < K; q++) {
-            const sb_i64 av = (sb_i32)sb_oz_fixed(sb_f2u(a[i * als + q * aqs]), sa, 4);
-            const sb_i64 bv = (sb_i32)sb_oz_fixed(sb_f2u(b[j * bls + q * bqs]), sj, 4);
-            u += av * bv;
-            if (++cnt == 4) { /* four products at most in each int64 */
-                kl_add128(&lo, &hi, u);
-                u = 0;
-                cnt = 0;
-            }
-        }
-        kl_add128(&lo, &hi, u);
-        sb_oz_acc acc;
-        acc.l[0] = (sb_u32)(lo & 0xffffffffu);
-        acc.l[1] = (sb_u32)(lo >> 32);
-        acc.l[2] = (sb_u32)((sb_u64)hi & 0xffffffffu);
-        acc.l[3] = (sb_u32)((sb_u64)hi >> 32);
-        acc.top = hi < 0 ? -1 : 0;
-        c[i * n + j] = sb_u2f(K > 0 ? sb_oz_round(&acc, sa + sj) : 0u);
+        sb_i64 hi = 0;
+        kl_exact_dot(a + i * als, aqs, sa, b + j * bls, bqs, sj, 0, K, 1, &lo, &hi);
+        c[i * n + j] = sb_u2f(kl_round128(lo, hi, sa + sj, K));
     }
 }
 
@@ -548,14 +549,8 @@ SB_KERNEL void kl_direct_finish(SB_GLOBAL const sb_u64 *parts, sb_i64 m, sb_i64 
             hi += (sb_i64)parts[at + 1] + (t < lo ? 1 : 0);
             lo = t;
         }
-        sb_oz_acc acc;
-        acc.l[0] = (sb_u32)(lo & 0xffffffffu);
-        acc.l[1] = (sb_u32)(lo >> 32);
-        acc.l[2] = (sb_u32)((sb_u64)hi & 0xffffffffu);
-        acc.l[3] = (sb_u32)((sb_u64)hi >> 32);
-        acc.top = hi < 0 ? -1 : 0;
         const sb_i32 S = sb_oz_sigma((sb_u32)mba[i], 4) + sb_oz_sigma((sb_u32)mbb[j], 4);
-        c[i * n + j] = sb_u2f(K > 0 ? sb_oz_round(&acc, S) : 0u);
+        c[i * n + j] = sb_u2f(kl_round128(lo, hi, S, K));
     }
 }
 

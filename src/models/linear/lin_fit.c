@@ -27,7 +27,8 @@ typedef struct lin_prep {
     int64_t n;
     int32_t p, ny;   /* features; targets (0: none prepared) */
     float *xm, *ym;  /* weighted means (zeros without an intercept): p, ny */
-    float *xc;       /* prep_center_only: n rows of p */
+    float *xc;       /* prep_center_only: n rows of p, owned (centering only) */
+    const float *xc_view; /* prep_center_only: the rows the solver reads (xc, or the data itself) */
     int32_t ld;      /* xc's row length */
     float *G, *q;    /* p x p; ny x p (target t's Xc^T yc_t in row t) */
     float *yy;       /* ny: yc_t . yc_t, the same exact sums rounded once */
@@ -133,11 +134,18 @@ static sb_status prep_center_only(const sb_table *t, int center, lin_prep *a, sb
     a->p = P;
     a->ld = P;
     a->xm = sb_calloc((size_t)P, sizeof(float));
+    if (!a->xm) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %d features", (int)P);
+    if (!center) {
+        /* x - 0 is x, bit for bit (a -0 stays -0, a NaN a NaN): the data itself, no copy */
+        a->xc_view = t->x;
+        return sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
+    }
     a->xc = sb_malloc(sizeof(float) * (size_t)n * (size_t)P);
-    if (!a->xm || !a->xc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
-    sb_status st = center ? sb_lin_col_means(t->x, n, P, NULL, a->xm) : SB_OK;
+    if (!a->xc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory for %lld x %d", (long long)n, (int)P);
+    sb_status st = sb_lin_col_means(t->x, n, P, NULL, a->xm);
     if (st != SB_OK) return st;
     sb_lin_center(t->x, NULL, 0, NULL, n, P, a->xm, NULL, a->xc);
+    a->xc_view = a->xc;
     return sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
 }
 
@@ -603,7 +611,7 @@ static sb_status fit_randomized(const sb_table *t, const lin_params *p, const li
     sb_linear *lin = m->linear;
     const int64_t n = t->nrows;
     const int32_t P = t->ncols, k = p->n_components;
-    sb_status st = rsvd(p, a->xc, n, P, k, lin->coef, lin->sv, card);
+    sb_status st = rsvd(p, a->xc_view, n, P, k, lin->coef, lin->sv, card);
     if (st != SB_OK) return st;
     lin->nout = k;
     m->num_class = k;
@@ -611,7 +619,7 @@ static sb_status fit_randomized(const sb_table *t, const lin_params *p, const li
     lin->n_iter = p->n_iter;
     lin->converged = 1;
     if (p->kind == SB_LIN_PCA) {
-        const float nm1 = (float)(n - 1), total = sum_squares(a->xc, n * P) / nm1;
+        const float nm1 = (float)(n - 1), total = sum_squares(a->xc_view, n * P) / nm1;
         for (int32_t r = 0; r < k; r++) {
             lin->ev[r] = lin->sv[r] * lin->sv[r] / nm1;
             lin->evr[r] = total > 0.0f ? lin->ev[r] / total : 0.0f;
@@ -639,17 +647,16 @@ static sb_status fit_randomized(const sb_table *t, const lin_params *p, const li
         for (int32_t j = 0; j < P && st == SB_OK; j++) sb_sacc_add(&tot, sq[j] / (float)n);
         sb_free(sq);
         const float total = sb_sacc_round_f32(&tot);
+        /* each projected column's exact sum of squared deviations (d = x - mean rounded, d^2 exact), rounded once */
+        float *pv = st == SB_OK ? sb_malloc(sizeof(float) * (size_t)k) : NULL;
+        if (st == SB_OK && !pv) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
         if (st == SB_OK) st = sb_lin_col_means(proj, n, k, NULL, cm);
+        if (st == SB_OK) st = sb_lin_col_sqdev(proj, n, k, cm, pv);
         for (int32_t r = 0; r < k && st == SB_OK; r++) {
-            sb_sacc c;
-            sb_sacc_init(&c);
-            for (int64_t i = 0; i < n; i++) {
-                const float d = proj[i * k + r] - cm[r];
-                sb_lin_sacc_add_product(&c, d, d);
-            }
-            lin->ev[r] = sb_sacc_round_f32(&c) / (float)n;
+            lin->ev[r] = pv[r] / (float)n;
             lin->evr[r] = total > 0.0f ? lin->ev[r] / total : 0.0f;
         }
+        sb_free(pv);
         sb_free(proj);
         sb_free(mean);
         sb_free(cm);

@@ -29,19 +29,6 @@ static float lin_dot_sabotaged(const float *a, int64_t sa, const float *b, int64
 }
 #endif
 
-float sb_lin_dot(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n) {
-#ifdef SB_SABOTAGE_LIN_DOT
-    return lin_dot_sabotaged(a, sa, b, sb, n);
-#endif
-    sb_sacc acc;
-    sb_sacc_init(&acc);
-    for (int64_t i = 0; i < n; i++) {
-        float t = b ? a[i * sa] * b[i * sb] : a[i * sa];
-        sb_sacc_add(&acc, t);
-    }
-    return sb_sacc_round_f32(&acc);
-}
-
 /* hi + lo == a * b exactly (Dekker's product with Veltkamp's split, plain
  * float operations: no fma), when |a|, |b| < 2^100 and the product's low part
  * does not underflow; otherwise lo = 0 and hi the rounded product. */
@@ -66,76 +53,71 @@ void sb_lin_sacc_add_product(struct sb_sacc *acc, float a, float b) {
     if (lo != 0.0f) sb_sacc_add(acc, lo);
 }
 
+/* The exact sums of sb_lin_dot and sb_lin_dot_exact: long ones in chunks of
+ * DOTX_GRAIN (by the length alone) summed in parallel and merged exactly, so
+ * the total is the same whatever the threads (and, being exact, whatever the
+ * order). exact: each product split exactly (two_product); otherwise each
+ * product rounded once first; b NULL: the a's themselves. */
 typedef struct dotx_job {
     const float *a, *b;
     int64_t sa, sb, n;
+    int exact;
     sb_sacc *acc; /* per chunk */
 } dotx_job;
 
 #define DOTX_GRAIN 65536
+static void dotx_range(const dotx_job *j, int64_t b, int64_t e, sb_sacc *acc) {
+    if (j->exact)
+        for (int64_t i = b; i < e; i++) sb_lin_sacc_add_product(acc, j->a[i * j->sa], j->b[i * j->sb]);
+    else if (j->b)
+        for (int64_t i = b; i < e; i++) sb_sacc_add(acc, j->a[i * j->sa] * j->b[i * j->sb]);
+    else
+        for (int64_t i = b; i < e; i++) sb_sacc_add(acc, j->a[i * j->sa]);
+}
+
 static void dotx_task(void *ctx, int64_t task) {
     const dotx_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->n, DOTX_GRAIN, task, &b, &e);
+    sb_sacc_init(&j->acc[task]);
+    dotx_range(j, b, e, &j->acc[task]);
+}
+
+static float dotx(dotx_job *j) {
     sb_sacc acc;
     sb_sacc_init(&acc);
-    for (int64_t i = b; i < e; i++) sb_lin_sacc_add_product(&acc, j->a[i * j->sa], j->b[i * j->sb]);
-    j->acc[task] = acc;
+    const int64_t nc = sb_chunk_count(j->n, DOTX_GRAIN);
+    j->acc = nc > 1 ? sb_malloc(sizeof(sb_sacc) * (size_t)nc) : NULL;
+    if (j->acc) {
+        sb_parallel_for(nc, dotx_task, j);
+        for (int64_t t = 0; t < nc; t++) sb_sacc_merge(&acc, &j->acc[t]);
+        sb_free(j->acc);
+    } else {
+        dotx_range(j, 0, j->n, &acc); /* one chunk, or no memory for the parts: the same exact sum */
+    }
+    return sb_sacc_round_f32(&acc);
+}
+
+float sb_lin_dot(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n) {
+#ifdef SB_SABOTAGE_LIN_DOT
+    return lin_dot_sabotaged(a, sa, b, sb, n);
+#endif
+    dotx_job j = {a, b, sa, sb, n, 0, NULL};
+    return dotx(&j);
 }
 
 float sb_lin_dot_exact(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n) {
 #ifdef SB_SABOTAGE_LIN_DOT
     return lin_dot_sabotaged(a, sa, b, sb, n);
 #endif
-    sb_sacc acc;
-    sb_sacc_init(&acc);
-    /* long sums in chunks in parallel, merged exactly: the same exact total */
-    const int64_t nc = sb_chunk_count(n, DOTX_GRAIN);
-    sb_sacc *parts = nc > 1 ? sb_malloc(sizeof(sb_sacc) * (size_t)nc) : NULL;
-    if (parts) {
-        dotx_job j = {a, b, sa, sb, n, parts};
-        sb_parallel_for(nc, dotx_task, &j);
-        for (int64_t t = 0; t < nc; t++) sb_sacc_merge(&acc, &parts[t]);
-        sb_free(parts);
-        return sb_sacc_round_f32(&acc);
-    }
-    for (int64_t i = 0; i < n; i++) sb_lin_sacc_add_product(&acc, a[i * sa], b[i * sb]);
-    return sb_sacc_round_f32(&acc);
+    dotx_job j = {a, b, sa, sb, n, 1, NULL};
+    return dotx(&j);
 }
 
 /* Row chunks of the host loops: a function of the row count alone, so the
  * per-chunk exact sums merged in chunk order are the same whatever the
  * thread count (and, being exact, whatever the order). */
 #define LIN_ROW_GRAIN 8192
-
-typedef struct sum_job {
-    const float *x;
-    int64_t n;
-    sb_sacc *parts;
-} sum_job;
-
-static void sum_task(void *ctx, int64_t task) {
-    const sum_job *j = ctx;
-    int64_t b, e;
-    sb_chunk_range(j->n, LIN_ROW_GRAIN * 8, task, &b, &e);
-    sb_sacc acc;
-    sb_sacc_init(&acc);
-    for (int64_t i = b; i < e; i++) sb_sacc_add(&acc, j->x[i]);
-    j->parts[task] = acc;
-}
-
-float sb_lin_sum(const float *x, int64_t n) {
-    const int64_t nc = sb_chunk_count(n, LIN_ROW_GRAIN * 8);
-    sb_sacc *parts = nc > 1 ? sb_malloc(sizeof(sb_sacc) * (size_t)nc) : NULL;
-    if (!parts) return sb_lin_dot(x, 1, NULL, 0, n); /* one chunk, or out of memory: the same exact sum */
-    sum_job j = {x, n, parts};
-    sb_parallel_for(nc, sum_task, &j);
-    sb_sacc acc;
-    sb_sacc_init(&acc);
-    for (int64_t t = 0; t < nc; t++) sb_sacc_merge(&acc, &parts[t]);
-    sb_free(parts);
-    return sb_sacc_round_f32(&acc);
-}
 
 /* The label scan of sb_lin_check_data by row chunks: each chunk's first
  * offending index (or -1) and its largest class; the first chunk's offender
@@ -609,7 +591,7 @@ sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *ncl
                        (long long)i, (double)y);
     }
     if (t->weight) {
-        const float sw = sb_lin_sum(t->weight, t->nrows);
+        const float sw = sb_lin_dot(t->weight, 1, NULL, 0, t->nrows);
         if (!(sw > 0.0f) || !isfinite(sw))
             return sb_fail(SB_ERR_INVALID_INPUT, "the sample weights sum to %g: they must have a finite positive sum",
                            (double)sw);

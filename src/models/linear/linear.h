@@ -68,15 +68,12 @@ sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_mo
  * randomized solver's needs checked (a whole n_components). */
 sb_status sb_lin_resolve_solver(const sb_table *t, lin_params *p);
 
-/* ---- shared numerics (lin_common.c) ---- */
+/* ---- shared numerics (linear.c) ---- */
 
 /* The exact sum of n products a[i*sa] * b[i*sb], each product rounded once to
  * float32 first, then the exact sum rounded once (sb_sacc): one value in any
  * order, on every machine. b NULL: the plain sum of the a's. */
 float sb_lin_dot(const float *a, int64_t sa, const float *b, int64_t sb, int64_t n);
-/* sum_i x[i], exact and rounded once (sb_lin_dot(x, 1, NULL, 0, n)'s value),
- * in parallel chunks merged exactly. */
-float sb_lin_sum(const float *x, int64_t n);
 
 /* The same sum with every product exact (Dekker's two-product into the
  * accumulator): the correctly rounded value of sum a_i b_i for the float32

@@ -207,7 +207,7 @@ static sb_status row_weights(lg *c) {
     }
     weights_job j = {t, cw, c->s, c->n};
     sb_parallel_for(sb_chunk_count(c->n, LG_ROW_GRAIN * 8), weights_task, &j);
-    c->S = sb_lin_sum(c->s, c->n);
+    c->S = sb_lin_dot(c->s, 1, NULL, 0, c->n);
     if (!(c->S > 0.0f) || !isfinite(c->S))
         return sb_fail(SB_ERR_INVALID_INPUT, "logistic regression: the sample and class weights sum to %g",
                        (double)c->S);
