@@ -269,15 +269,33 @@ SB_API sb_status sb_forest_oob_predict(const sb_model *model, const sb_dataset *
  * says so and "n_iter" how many ran. The same bits on every device. */
 SB_API sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
+/* Train k-means (Lloyd's iterations; docs/cluster.md) with scikit-learn's
+ * names and defaults: n_clusters (8), init=k-means++|random (k-means++:
+ * greedy, 2 + floor(ln k) candidates a step), n_init (auto: 1 for k-means++,
+ * 10 for random), max_iter (300), tol (1e-4, times the mean feature variance),
+ * random_state (0), algorithm=lloyd|elkan (elkan: the same clustering, computed
+ * by Lloyd's iterations here), device=cpu (cuda and opencl refused by name in
+ * this library). init_centers: NULL, or n_clusters x features row-major
+ * initial centers (copied; one run, init=array). The dataset's weights, if set,
+ * are sample weights (finite, >= 0, positive sum); its label is not used. The
+ * model's SB_PREDICT_VALUE is each row's cluster index, SB_PREDICT_RAW the
+ * n x n_clusters squared distances the assignment compares, and
+ * SB_PREDICT_TRANSFORM their square roots (scikit-learn's transform); arrays
+ * "cluster_centers" and "inertia", integers "n_iter", "converged" and
+ * "n_clusters" (sb_model_get_array, sb_model_get_int). card may be NULL. */
+SB_API sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const float *init_centers,
+                               sb_card *card, sb_model **out);
+
 /* A fitted model's array attribute by scikit-learn's name, row-major: "coef"
  * (nout x features), "intercept", "mean", "components" (PCA's coef),
  * "explained_variance", "explained_variance_ratio", "singular_values",
- * "noise_variance" (one value). *needed gets the count (cap 0 asks); a name
+ * "noise_variance" (one value); k-means' "cluster_centers" and "inertia". *needed gets the count (cap 0 asks); a name
  * the model lacks is SB_ERR_NOT_FOUND naming it. */
 SB_API sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, size_t cap, size_t *needed);
 /* An integer attribute: "n_iter", "converged" (1 or 0), "rank", "n_outputs"
  * (coefficient rows or components), "n_classes", "kind" (an sb_linear kind
- * index; docs/linear.md), "whiten". SB_ERR_NOT_FOUND for another name. */
+ * index; docs/linear.md), "whiten"; k-means' "n_iter", "converged" and
+ * "n_clusters". SB_ERR_NOT_FOUND for another name. */
 SB_API sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out);
 
 /* Train an isolation forest (Liu, Ting and Zhou 2008). params: n_estimators

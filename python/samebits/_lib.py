@@ -88,6 +88,8 @@ _PROTOS = {
     "sb_isolation_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     # ---- the linear family (src/models/linear/, docs/linear.md) ----
     "sb_linear_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    # ---- the k-means family (src/models/cluster/, docs/cluster.md) ----
+    "sb_kmeans_fit": (c_int, [c_void_p, c_void_p, _P(c_float), c_void_p, _P(c_void_p)]),
     "sb_model_get_array": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
     "sb_forest_oob_predict": (c_int, [c_void_p, c_void_p, _P(c_float), c_size_t, _P(c_size_t)]),

@@ -621,6 +621,9 @@ def estimator_class_for(info):
         return forest.ExtraTreesClassifier if cls else forest.ExtraTreesRegressor
     if family == 3:
         return forest.IsolationForest
+    if family == 4:
+        from . import cluster
+        return cluster.KMeans
     if family == 5:  # linear: the estimator by the model's kind (samebits.linear)
         from . import linear
         return linear.class_for_kind(info.get("linear_kind"))

@@ -60,6 +60,24 @@ void sb_linear_free(sb_linear *l) {
     sb_free(l);
 }
 
+sb_kmeans *sb_kmeans_alloc(int32_t k, int32_t nfeat) {
+    sb_kmeans *c = sb_calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->k = k;
+    c->centers = sb_calloc((size_t)k * (size_t)(nfeat > 0 ? nfeat : 1), sizeof(float));
+    if (!c->centers) {
+        sb_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void sb_kmeans_free(sb_kmeans *c) {
+    if (!c) return;
+    sb_free(c->centers);
+    sb_free(c);
+}
+
 /* The model's profile: a static string, never NULL for a model this library built or read. */
 sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
     sb_clear_error();
@@ -83,6 +101,7 @@ void sb_model_free(sb_model *m) {
     sb_free(m->base_score);
     sb_free(m->params);
     sb_linear_free(m->linear);
+    sb_kmeans_free(m->kmeans);
     sb_free(m);
 }
 

@@ -65,6 +65,16 @@ typedef struct sb_linear {
     float *ev, *evr, *sv;  /* decompositions: explained variance, its ratio, singular values (nout each) */
 } sb_linear;
 
+/* The k-means family's fitted state (src/models/cluster/, docs/cluster.md): a
+ * model of family SB_FAMILY_KMEANS holds one and no trees. */
+typedef struct sb_kmeans {
+    int32_t k;             /* clusters: rows of centers */
+    int32_t n_iter;        /* Lloyd iterations of the kept run */
+    int32_t converged;     /* 1, or 0 when max_iter ran out first (reported, never silent) */
+    float inertia;         /* the kept run's weighted sum of squared distances (docs/cluster.md) */
+    float *centers;        /* k x num_features */
+} sb_kmeans;
+
 struct sb_model {
     int32_t family;          /* sb_family */
     int32_t objective;       /* sb_objective */
@@ -78,7 +88,13 @@ struct sb_model {
     char *params;            /* the training parameters, canonical "key=value\n" lines sorted by key */
     const char *profile;     /* the numeric profile it was trained under: one of sb_model_profiles (static) */
     sb_linear *linear;       /* family SB_FAMILY_LINEAR: its state (no trees); NULL otherwise */
+    sb_kmeans *kmeans;       /* family SB_FAMILY_KMEANS: its state (no trees); NULL otherwise */
 };
+
+/* A zeroed sb_kmeans with its centers for k rows of nfeat; NULL when out of
+ * memory. sb_kmeans_free releases it (NULL: no-op). */
+sb_kmeans *sb_kmeans_alloc(int32_t k, int32_t nfeat);
+void sb_kmeans_free(sb_kmeans *c);
 
 /* A zeroed sb_linear of kind with its arrays for nout rows of nfeat
  * (mean and the decomposition arrays only for PCA and TruncatedSVD); NULL when

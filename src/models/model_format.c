@@ -51,6 +51,9 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 /* The linear family's payload (version 2 only). */
 #define MF_TAG_LINEAR "LINR"
 #define MF_MAX_LINEAR_OUT 100000
+/* The k-means family's payload (version 2 only). */
+#define MF_TAG_KMEANS "CNTR"
+#define MF_MAX_CLUSTERS 1000000
 
 /* ---- little-endian byte helpers (host-independent) ---- */
 
@@ -205,11 +208,13 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
  * when reading); an exceeded limit is SB_ERR_LIMIT. who prefixes messages. */
 static sb_status check_common(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_linear(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
+    if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3) or linear (5)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4) or linear (5)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -348,6 +353,31 @@ static sb_status check_linear(const sb_model *m, sb_status bad, const char *who)
     return check_common(m, bad, who);
 }
 
+/* A k-means model: its cluster count and shape, finite centers and inertia, no trees. */
+static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who) {
+    const sb_kmeans *c = m->kmeans;
+    if (!c || !c->centers) return sb_fail(bad, "%s: a kmeans model without its centers", who);
+    if (m->ntrees != 0 || m->trees || m->linear) return sb_fail(bad, "%s: a kmeans model has only its centers", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
+                       MF_MAX_FEATURES);
+    if (m->num_features < 1)
+        return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    if (c->k > MF_MAX_CLUSTERS) return sb_fail(SB_ERR_LIMIT, "%s: %d clusters exceed the limit of %d", who, (int)c->k, MF_MAX_CLUSTERS);
+    if (c->k < 1) return sb_fail(bad, "%s: %d clusters", who, (int)c->k);
+    if ((uint64_t)c->k * (uint64_t)m->num_features > (MF_MAX_FILE / 4))
+        return sb_fail(SB_ERR_LIMIT, "%s: %d x %d centers exceed the file limit", who, (int)c->k, (int)m->num_features);
+    if (m->num_class != c->k)
+        return sb_fail(bad, "%s: num_class %d is not the %d clusters", who, (int)m->num_class, (int)c->k);
+    if (!all_finite(c->centers, (size_t)c->k * (size_t)m->num_features) || !isfinite(c->inertia) || c->inertia < 0.0f)
+        return sb_fail(bad, "%s: a center or the inertia is not finite (or the inertia is negative)", who);
+    if (c->n_iter < 0 || (c->converged != 0 && c->converged != 1))
+        return sb_fail(bad, "%s: n_iter %d or converged %d out of range", who, (int)c->n_iter, (int)c->converged);
+    return check_common(m, bad, who);
+}
+
 /* ---- writing ---- */
 
 /* Where written bytes go: a memory buffer (buf), a file (f), or neither (only
@@ -400,6 +430,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_EXTRA_TREES:
     case SB_FAMILY_ISOLATION_FOREST: return MF_TAG_TREES;
     case SB_FAMILY_LINEAR: return MF_TAG_LINEAR;
+    case SB_FAMILY_KMEANS: return MF_TAG_KMEANS;
     }
     return NULL;
 }
@@ -442,7 +473,13 @@ static uint64_t linear_payload_size(const sb_model *m) {
     return n;
 }
 
+/* Bytes of the k-means payload: three i32 and a f32, then the centers. */
+static uint64_t kmeans_payload_size(const sb_model *m) {
+    return 16 + 4 * (uint64_t)m->kmeans->k * (uint64_t)m->num_features;
+}
+
 static uint64_t payload_size(const sb_model *m) {
+    if (m->family == SB_FAMILY_KMEANS) return kmeans_payload_size(m);
     return m->family == SB_FAMILY_LINEAR ? linear_payload_size(m) : tree_payload_size(m);
 }
 
@@ -510,6 +547,15 @@ static void encode_v2(const sb_model *m, sink *s) {
     sink_names(s, m);
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m));
+    if (m->family == SB_FAMILY_KMEANS) {
+        const sb_kmeans *c = m->kmeans;
+        sink_i32(s, c->k);
+        sink_i32(s, c->n_iter);
+        sink_i32(s, c->converged);
+        sink_f32(s, c->inertia);
+        for (size_t i = 0; i < (size_t)c->k * (size_t)m->num_features; i++) sink_f32(s, c->centers[i]);
+        return;
+    }
     if (m->family == SB_FAMILY_LINEAR) {
         const sb_linear *l = m->linear;
         const size_t no = (size_t)l->nout, nf = (size_t)m->num_features;
@@ -812,6 +858,9 @@ static sb_status parse_v1(reader *r, sb_model *m) {
     sb_status st;
     int32_t nclass;
     if ((st = read_i32(r, "the family", &m->family)) != SB_OK) return st;
+    if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %d is not a tree family (0..3): version 1 holds only those",
+                       (int)m->family);
     if ((st = read_i32(r, "the objective", &m->objective)) != SB_OK) return st;
     if ((st = read_count(r, "num_class", 1, MF_MAX_CLASS, 4, &nclass)) != SB_OK) return st;
     if ((st = read_num_features(r, m)) != SB_OK) return st;
@@ -892,6 +941,30 @@ static sb_status parse_linear_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The k-means payload (docs/model-format.md, "CNTR"). */
+static sb_status parse_kmeans_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[3];
+    static const char *const names[3] = {"the cluster count", "n_iter", "converged"};
+    for (int i = 0; i < 3; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    if (f[0] < 1 || f[0] > MF_MAX_CLUSTERS)
+        return sb_fail(f[0] < 1 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %d clusters (1..%d)", (int)f[0],
+                       MF_MAX_CLUSTERS);
+    const size_t nc = (size_t)f[0] * (size_t)m->num_features;
+    if (4 + 4 * nc != r->end - r->pos)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the kmeans payload of %d x %d needs %zu more bytes, %zu are left",
+                       (int)f[0], (int)m->num_features, 4 + 4 * nc, r->end - r->pos);
+    sb_kmeans *c = sb_kmeans_alloc(f[0], m->num_features);
+    if (!c) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    m->kmeans = c;
+    c->n_iter = f[1];
+    c->converged = f[2];
+    m->num_class = c->k;
+    if ((st = read_f32s(r, &c->inertia, 1, "the inertia")) != SB_OK) return st;
+    return read_f32s(r, c->centers, nc, "the centers");
+}
+
 /* A payload tag as text for a message: its four bytes, each one that is not
  * printable ASCII written as \xHH. */
 static void tag_text(const uint8_t *tag, char out[17]) {
@@ -926,11 +999,12 @@ static sb_status parse_v2(reader *r, sb_model *m) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest and linear); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans and linear); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
                        sb_family_name((sb_family)m->family), shown, want);
+    if (m->family == SB_FAMILY_KMEANS) return parse_kmeans_payload(r, m);
     return m->family == SB_FAMILY_LINEAR ? parse_linear_payload(r, m) : parse_tree_payload(r, m);
 }
 

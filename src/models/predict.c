@@ -11,6 +11,7 @@
 #include "../kernels/quantize.h"
 #include "trees/tdev.h"
 #include "linear/linear.h"
+#include "cluster/kmeans.h"
 #include <float.h>
 #include <string.h>
 
@@ -111,8 +112,14 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
                            (int)m->num_features, (int)d->t.ncols);
         return sb_lin_predict(m, &d->t, (int32_t)kind, device, out, cap, needed);
     }
+    if (m->family == SB_FAMILY_KMEANS) {
+        if (d->t.ncols != m->num_features)
+            return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                           (int)m->num_features, (int)d->t.ncols);
+        return sb_km_predict(m, &d->t, (int32_t)kind, device, out, cap, needed);
+    }
     if (kind == SB_PREDICT_TRANSFORM)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a tree model predicts; only decompositions transform");
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a tree model predicts; only decompositions and k-means transform");
     if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_ISOLATION))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model has no probabilities",
                        m->objective == SB_OBJ_ISOLATION ? "isolation forest" : "regression");

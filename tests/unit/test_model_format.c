@@ -696,9 +696,13 @@ SB_TEST(test_model_format_other_profile_named) {
 SB_TEST(test_model_format_unknown_family_named) {
     sb_model *m = regression_model();
     craft c = plain();
+    c.family_field = SB_FAMILY_COUNT_;
+    c.tag = "GRPH";
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family 6 (unknown, payload 'GRPH') is not one this library reads"));
+    /* A known family with a tree model's bytes under its own tag: its payload is read as its own, and refused. */
     c.family_field = SB_FAMILY_KMEANS;
     c.tag = "CNTR";
-    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family 4 (kmeans, payload 'CNTR') is not one this library reads"));
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "0 clusters (1..1000000)"));
     c.family_field = 99;
     c.tag = "\x01Z'\\";
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family 99 (unknown, payload '\\x01Z\\x27\\x5c')"));
@@ -713,6 +717,8 @@ SB_TEST(test_model_format_unknown_family_named) {
     c = plain_v(1);
     c.family_field = SB_FAMILY_KMEANS;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family 4 is not a tree family"));
+    c.family_field = SB_FAMILY_COUNT_;
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "family 6 is not a tree family"));
     sb_model_free(m);
 }
 
@@ -837,7 +843,7 @@ static void e_multiclass_trees(sb_model *m) {
     m->base_score = sb_realloc(m->base_score, 3 * sizeof(float));
     m->base_score[1] = m->base_score[2] = 0.0f;
 }
-static void e_family(sb_model *m) { m->family = SB_FAMILY_KMEANS; }
+static void e_family(sb_model *m) { m->family = SB_FAMILY_COUNT_; }
 static void e_objective(sb_model *m) { m->objective = 7; }
 static void e_mode(sb_model *m) { m->numeric_mode = 3; }
 static void e_params_order(sb_model *m) {
@@ -876,7 +882,7 @@ SB_TEST(test_model_format_bad_structure_rejected) {
     SB_CHECK(refused_both_ways(e_regression_classes, SB_ERR_INVALID_INPUT, "regression with num_class 3"));
     SB_CHECK(refused_both_ways(e_multiclass_two, SB_ERR_INVALID_INPUT, "multiclass with num_class 2"));
     SB_CHECK(refused_both_ways(e_multiclass_trees, SB_ERR_INVALID_INPUT, "ntrees 2 is not a multiple of num_class 3"));
-    SB_CHECK(refused_both_ways(e_family, SB_ERR_INVALID_INPUT, "family 4"));
+    SB_CHECK(refused_both_ways(e_family, SB_ERR_INVALID_INPUT, "family 6"));
     SB_CHECK(refused_both_ways(e_objective, SB_ERR_INVALID_INPUT, "unknown objective 7"));
     SB_CHECK(refused_both_ways(e_mode, SB_ERR_INVALID_INPUT, "unknown numeric mode 3"));
     SB_CHECK(refused_both_ways(e_params_order, SB_ERR_INVALID_INPUT, "not canonical"));

@@ -5,6 +5,7 @@
  * order (the profile's exp and sigmoid), so every device gives the same bits.
  */
 #include "linear.h"
+#include "../cluster/kmeans.h"
 #include "../../math/sb_elem.h"
 #include <math.h>
 #include <string.h>
@@ -92,6 +93,7 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
     const sb_linear *l = m->linear;
     const float *src = NULL;
     size_t n = 0;
+    if (m->kmeans) src = sb_km_array(m, name, &n);
     if (l) {
         const size_t no = (size_t)l->nout, nf = (size_t)m->num_features;
         const int dec = l->kind == SB_LIN_PCA || l->kind == SB_LIN_TSVD;
@@ -103,6 +105,7 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
         else if (!strcmp(name, "singular_values") && dec) src = l->sv, n = no;
         else if (!strcmp(name, "noise_variance") && l->kind == SB_LIN_PCA) src = &l->noise_variance, n = 1;
     }
+    if (!src && m->kmeans) return sb_fail(SB_ERR_NOT_FOUND, "a kmeans model has no array '%s'", name);
     if (!src)
         return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no array '%s'",
                        l ? sb_linear_kind_name(l->kind) : sb_family_name((sb_family)m->family), name);
@@ -116,6 +119,7 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
 sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     sb_clear_error();
     if (!m || !name || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_int: NULL argument");
+    if (m->kmeans) return sb_km_int(m, name, out);
     const sb_linear *l = m->linear;
     if (l) {
         if (!strcmp(name, "n_iter")) return *out = l->n_iter, SB_OK;

@@ -1,0 +1,232 @@
+"""Clustering (docs/cluster.md): scikit-learn's KMeans over sb_kmeans_fit, the
+same bits on every machine and thread count.
+
+Parameters are passed to the C library as text (floats by repr(), as the other
+estimators do), which checks each and refuses an unknown or unbuilt option by
+name (InvalidArgumentError). verbose and copy_x only tune scikit-learn's own
+engine: a value other than scikit-learn's default gives a warning that it has
+no effect, and so does algorithm="elkan" (the same clustering, computed by
+Lloyd's iterations here). random_state=None means seed 0: every fit is
+reproducible (scikit-learn would draw a fresh seed). n_jobs is the thread count
+(it never changes a bit of a result).
+
+Fitted arrays are float64 numpy.ndarrays of the model's float32 values (the
+widening is exact) when NumPy is loaded, else samebits.Array; labels are int32.
+"""
+import math
+import sys
+import warnings
+
+from . import _array
+from ._base import Estimator, FittedModel, with_n_jobs
+from ._model import PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, dataset
+from .errors import InvalidArgumentError, InvalidInputError
+from .gbdt import _open_model, _text, family_name
+
+__all__ = ["KMeans"]
+
+FAMILY_KMEANS = 4
+
+
+def _np():
+    return sys.modules.get("numpy")
+
+
+def _out(flat, shape):
+    np = _np()
+    if np is not None:
+        return np.asarray(flat).astype(np.float64).reshape(shape)
+    if tuple(shape) == (len(flat),):
+        return flat
+    out = _array.empty(tuple(shape))
+    memoryview(out).cast("B").cast("f")[:] = memoryview(flat).cast("B").cast("f")
+    return out
+
+
+def _labels(values):
+    """Cluster indices (exact small integers held as float32) as int32: a NumPy
+    array when NumPy is loaded, else a samebits.IndexArray."""
+    np = _np()
+    if np is not None:
+        return np.asarray(values).astype(np.int32)
+    out = _array.empty_index((len(values),))
+    mv = memoryview(out).cast("B").cast("i")
+    for i, v in enumerate(values.tolist()):
+        mv[i] = int(v)
+    return out
+
+
+class KMeans(FittedModel, Estimator):
+    """k-means clustering (scikit-learn's KMeans): Lloyd's iterations from
+    k-means++ seeding (greedy, 2 + floor(ln k) candidates a step), random rows or
+    given centers, n_init runs with the lowest inertia kept (docs/cluster.md)."""
+
+    _estimator_kind = "clusterer"
+    _family = FAMILY_KMEANS
+    _IGNORED = {"verbose": (0, "the C library prints nothing during a fit"),
+                "copy_x": (True, "X is never modified: it is read as float32 once")}
+
+    def __init__(self, n_clusters=8, *, init="k-means++", n_init="auto", max_iter=300, tol=1e-4, verbose=0,
+                 random_state=None, copy_x=True, algorithm="lloyd", device="cpu", numeric_mode=None, n_jobs=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.random_state = random_state
+        self.copy_x = copy_x
+        self.algorithm = algorithm
+        self.device = device
+        self.numeric_mode = numeric_mode
+        self.n_jobs = n_jobs
+
+    # ---- parameters -------------------------------------------------------------
+    def _c_params(self, given):
+        for name, (default, why) in self._IGNORED.items():
+            value = getattr(self, name)
+            if not (value is default or (type(value) is type(default) and value == default)):
+                warnings.warn("KMeans: parameter %s=%r has no effect in samebits (%s)" % (name, value, why),
+                              UserWarning, stacklevel=4)
+        if self.algorithm == "elkan":
+            warnings.warn("KMeans: algorithm='elkan' gives the same clustering; samebits computes it by Lloyd's "
+                          "iterations", UserWarning, stacklevel=4)
+        pairs = [("model", "kmeans"), ("n_clusters", _text("n_clusters", self.n_clusters, int)),
+                 ("max_iter", _text("max_iter", self.max_iter, int)), ("tol", _text("tol", self.tol, float)),
+                 ("algorithm", _text("algorithm", self.algorithm, str))]
+        if not given:
+            pairs.append(("init", _text("init", self.init, str)))
+        if self.n_init != "auto":
+            if given and self.n_init not in (1, "auto"):
+                warnings.warn("Explicit initial center position passed: performing only one init in KMeans "
+                              "instead of n_init=%r" % (self.n_init,), RuntimeWarning, stacklevel=4)
+            elif not given:
+                pairs.append(("n_init", _text("n_init", self.n_init, int)))
+        if self.random_state is not None:
+            pairs.append(("random_state", _text("random_state", self.random_state, int)))
+        if self.numeric_mode is not None:
+            pairs.append(("numeric_mode", _text("numeric_mode", self.numeric_mode, str)))
+        if self.device is not None:
+            pairs.append(("device", _text("device", self.device, str)))
+        return pairs
+
+    def _init_centers(self, ncols):
+        """The given centers as a ctypes float32 buffer (kept alive by the caller), or None."""
+        if isinstance(self.init, str):
+            return None
+        if callable(self.init):
+            raise InvalidArgumentError("init as a callable is not built (k-means++, random, or an array of centers)")
+        c = _array.matrix(self.init, "init")
+        if c.nrows != self.n_clusters or c.ncols != ncols:
+            raise InvalidArgumentError("The shape of the initial centers (%d, %d) does not match the number of "
+                                       "clusters %r and features %d" % (c.nrows, c.ncols, self.n_clusters, ncols))
+        return c
+
+    # ---- fit ----------------------------------------------------------------------
+    @with_n_jobs
+    def fit(self, X, y=None, sample_weight=None):
+        """Cluster X (n, d); y is ignored; sample_weight (n,), finite and >= 0 with a
+        positive sum. On error nothing changes."""
+        from ._lib import lib
+        m = _array.matrix(X, "X")
+        init = self._init_centers(m.ncols)
+        pairs = self._c_params(init is not None)
+        weight = None
+        if sample_weight is not None:
+            weight = _array.vector(sample_weight, "sample_weight")
+            if weight[2] != m.nrows:
+                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
+        train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
+        ptr = init.ptr if init is not None else None
+        model = Model._fit(lib.sb_kmeans_fit, pairs, train, ptr)
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._set_fitted(model, m.names)
+        # labels_: the assignment of the training rows to the final centers (the fit's last step)
+        self.labels_ = _labels(model.predict(train, PREDICT_VALUE, 1))
+        return self
+
+    def _set_fitted(self, model, names):
+        info = model.info()
+        self._model = model
+        self.n_features_in_ = info["num_features"]
+        if names is not None:
+            np = _np()
+            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        k = model.get_int("n_clusters")
+        self.cluster_centers_ = _out(model.get_array("cluster_centers"), (k, self.n_features_in_))
+        self.inertia_ = float(model.get_array("inertia").tolist()[0])
+        self.n_iter_ = int(model.get_int("n_iter"))
+
+    # ---- prediction ---------------------------------------------------------------
+    @with_n_jobs
+    def predict(self, X):
+        """The index of each row's nearest center (ties to the lower index), int32."""
+        d = self._predict_data(X)
+        return _labels(self._model.predict(d, PREDICT_VALUE, 1, device=self._predict_device()))
+
+    @with_n_jobs
+    def transform(self, X):
+        """The distance of each row to each center (n, n_clusters): the square
+        roots of the squared distances the assignment compares (a samebits.Array)."""
+        d = self._predict_data(X)
+        return self._model.predict(d, PREDICT_TRANSFORM, self._model.get_int("n_clusters"),
+                                   device=self._predict_device())
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+    def fit_transform(self, X, y=None, sample_weight=None):
+        return self.fit(X, sample_weight=sample_weight).transform(X)
+
+    @with_n_jobs
+    def score(self, X, y=None, sample_weight=None):
+        """Minus the weighted sum of each row's squared distance to its nearest
+        center (the assignment's distances, summed exactly by math.fsum)."""
+        d = self._predict_data(X)
+        k = self._model.get_int("n_clusters")
+        raw = self._model.predict(d, PREDICT_RAW, k, device=self._predict_device()).tolist()
+        if k == 1:
+            raw = [[v] for v in raw]
+        w = None if sample_weight is None else _array.values(sample_weight, "sample_weight")
+        if w is not None and len(w) != len(raw):
+            raise InvalidInputError("X has %d rows but sample_weight has %d values" % (len(raw), len(w)))
+        return -math.fsum(min(r) * (1.0 if w is None else float(w[i])) for i, r in enumerate(raw))
+
+    # ---- model file -------------------------------------------------------------------
+    def load_model(self, path_or_bytes):
+        """Load a k-means model file (or its bytes); returns self. Another family's
+        file is InvalidInputError naming both. labels_ is not in the file."""
+        model = _open_model(path_or_bytes)
+        info = model.info()
+        if info["family"] != FAMILY_KMEANS:
+            raise InvalidInputError("the model file holds a %s model; a KMeans cannot hold it: load it with "
+                                    "samebits.load_model(...)" % family_name(info["family"]))
+        self._load_fitted(model, path_or_bytes)
+        return self
+
+    def _load_fitted(self, model, source):
+        from ._model import feature_names_in_file
+        names = feature_names_in_file(source)
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._set_fitted(model, names)
+
+    # ---- scikit-learn tags ---------------------------------------------------------
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
+                    input_tags=InputTags(allow_nan=False))
+
+    # ---- pickle ------------------------------------------------------------------------
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        model = state.pop("_model", None)
+        state["_model_bytes"] = model.to_bytes() if model is not None else None
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        self._model = Model.from_bytes(data) if data is not None else None

@@ -1,0 +1,852 @@
+/*
+ * kmeans.c: k-means with scikit-learn's names and defaults (docs/cluster.md):
+ * Lloyd's iterations (S. Lloyd, "Least squares quantization in PCM", IEEE
+ * Trans. Inf. Theory 28(2), 1982) from k-means++ seeding (D. Arthur and S.
+ * Vassilvitskii, "k-means++: the advantages of careful seeding", SODA 2007)
+ * in its greedy form (2 + floor(ln k) candidates a step, the one that lowers
+ * the potential most kept, as scikit-learn describes), random rows, or given
+ * centers; n_init runs, the lowest inertia kept.
+ *
+ * Every number is a fixed sequence of IEEE operations, so the fit is the same
+ * bits on every machine and at every thread count:
+ *  - a row's squared norm is exact, rounded once (the linear-algebra core's);
+ *  - the assignment distance is d(x, c) = max(0, (|x|^2 + |c|^2) - 2 x.c) in
+ *    float32, the dot product in eight lanes (lane l sums the features
+ *    f = l mod 8 in order, the last d mod 8 features joining lanes 0.. in
+ *    order) added as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)); a row
+ *    goes to the center of least distance, ties to the lower index;
+ *  - sums over rows (centers, weights, the potential, inertia, variances) are
+ *    double sums in blocks of rows fixed by the shape, each block in row order,
+ *    the blocks then added in block order;
+ *  - random draws are Philox words of (seed, purpose, run, step, trial)
+ *    (core/rng.h), never a stream.
+ * Work is split over rows (or over clusters for the merges); every split is a
+ * function of the shape, so the thread count reaches no bit.
+ */
+#include "kmeans.h"
+#include "../../core/rng.h"
+#include "../../device/device.h"
+#include "../../linalg/linalg.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define KM_PURPOSE_PP 0x4b4d5031u     /* "KMP1": k-means++ draws */
+#define KM_PURPOSE_RANDOM 0x4b4d5231u /* "KMR1": init="random" draws */
+#define KM_ROW_GRAIN 512              /* rows of an assignment task */
+#define KM_SUM_ROWS 4096              /* rows of a sum block, at least */
+#define KM_SUM_CELLS ((int64_t)1 << 25) /* blocks x k x d partial sums, at most */
+#define KM_MAX_K 1000000
+
+typedef struct km_params {
+    int32_t k, init, n_init, max_iter, numeric_mode; /* init: 0 k-means++, 1 random, 2 given centers */
+    float tol;
+    uint64_t seed;
+    char device[32];
+} km_params;
+
+/* ---- parameters ---- */
+
+static int is(const char *key, const char *a, const char *b) { return !strcmp(key, a) || (b && !strcmp(key, b)); }
+
+static const char *const k_alias_groups[] = {"model|family", "seed|random_state", "device|device_type", NULL};
+
+static sb_status km_params_parse(const sb_params *params, int given, km_params *p) {
+    memset(p, 0, sizeof *p);
+    p->k = 8;
+    p->init = given ? 2 : 0;
+    p->n_init = -1;
+    p->max_iter = 300;
+    p->tol = 1e-4f;
+    snprintf(p->device, sizeof p->device, "cpu");
+    sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "k-means");
+    if (st != SB_OK) return st;
+    sb_numeric_mode mode;
+    if ((st = sb_params_resolve_mode(params, SB_FAMILY_KMEANS, &mode)) != SB_OK) return st;
+    p->numeric_mode = (int32_t)mode;
+    const char *key, *v;
+    for (int64_t e = 0; params && sb_params_entry(params, e, &key, &v) == SB_OK && st == SB_OK; e++) {
+        int64_t i;
+        if (is(key, "numeric_mode", NULL)) {
+            continue;
+        } else if (is(key, "model", "family")) {
+            if (strcmp(v, "kmeans") && strcmp(v, "k_means"))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "model='%s' is not k-means (model=kmeans)", v);
+        } else if (is(key, "n_clusters", NULL)) {
+            if ((st = sb_param_int(key, v, 1, KM_MAX_K, &i)) == SB_OK) p->k = (int32_t)i;
+        } else if (is(key, "init", NULL)) {
+            if (!strcmp(v, "k-means++")) p->init = given ? 2 : 0;
+            else if (!strcmp(v, "random")) p->init = given ? 2 : 1;
+            else if (!strcmp(v, "array")) {
+                if (!given)
+                    st = sb_fail(SB_ERR_INVALID_ARGUMENT, "init=array needs the initial centers (sb_kmeans_fit's init)");
+            } else
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "init='%s': k-means++, random, or given centers", v);
+        } else if (is(key, "n_init", NULL)) {
+            if (!strcmp(v, "auto")) p->n_init = -1;
+            else if ((st = sb_param_int(key, v, 1, 10000, &i)) == SB_OK) p->n_init = (int32_t)i;
+        } else if (is(key, "max_iter", NULL)) {
+            if ((st = sb_param_int(key, v, 1, 1000000, &i)) == SB_OK) p->max_iter = (int32_t)i;
+        } else if (is(key, "tol", NULL)) {
+            st = sb_param_float(key, v, 0.0f, 3.0e38f, 0, &p->tol);
+        } else if (is(key, "seed", "random_state")) {
+            if ((st = sb_param_int(key, v, 0, INT64_MAX, &i)) == SB_OK) p->seed = (uint64_t)i;
+        } else if (is(key, "algorithm", NULL)) {
+            /* elkan: the same clustering by the triangle inequality; Lloyd's iterations compute it here */
+            if (strcmp(v, "lloyd") && strcmp(v, "elkan") && strcmp(v, "auto") && strcmp(v, "full"))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "algorithm='%s': lloyd or elkan", v);
+        } else if (is(key, "device", "device_type")) {
+            sb_device_kind dk;
+            if ((st = sb_device_parse(v, &dk)) == SB_OK) {
+                if (dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
+                    st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "k-means runs on the cpu only in this library (asked: device=%s)",
+                                 v);
+                else snprintf(p->device, sizeof p->device, "%s", v);
+            }
+        } else {
+            st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for k-means (docs/cluster.md)", key);
+        }
+    }
+    if (st == SB_OK && p->n_init < 0) p->n_init = p->init == 1 ? 10 : 1; /* scikit-learn's n_init="auto" */
+    if (st == SB_OK && given) p->n_init = 1; /* given centers: one run (scikit-learn warns and does the same) */
+    return st;
+}
+
+/* The canonical parameter text (sorted keys) of the model file. */
+static sb_status km_params_text(const km_params *p, char **out) {
+    char buf[256];
+    static const char *const inits[3] = {"k-means++", "random", "array"};
+    const int n = snprintf(buf, sizeof buf, "init=%s\nmax_iter=%d\nmodel=kmeans\nn_clusters=%d\nn_init=%d\nseed=%llu\ntol=%.9g\n",
+                           inits[p->init], (int)p->max_iter, (int)p->k, (int)p->n_init, (unsigned long long)p->seed,
+                           (double)p->tol);
+    if (n >= (int)sizeof buf) return sb_fail(SB_ERR_LIMIT, "k-means: the parameter text is too long");
+    *out = sb_strdup(buf);
+    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
+}
+
+/* ---- the numerics every stage shares ---- */
+
+typedef float km_v4 __attribute__((vector_size(16)));
+
+static inline km_v4 km_ld4(const float *p) {
+    km_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* x . c in the lanes of the header, held as two four-float vectors (lanes
+ * 0..3 and 4..7): one fixed sequence of float operations (GCC and Clang
+ * vectors: each lane its own IEEE multiply and add, no contraction), the
+ * same on every target whatever width its registers have. */
+static inline float km_dot(const float *x, const float *c, int32_t d) {
+    km_v4 lo = {0.0f, 0.0f, 0.0f, 0.0f}, hi = lo;
+    int32_t f = 0;
+    for (; f + 8 <= d; f += 8) {
+        lo = lo + km_ld4(x + f) * km_ld4(c + f);
+        hi = hi + km_ld4(x + f + 4) * km_ld4(c + f + 4);
+    }
+    float l[8];
+    memcpy(l, &lo, sizeof lo);
+    memcpy(l + 4, &hi, sizeof hi);
+    for (int32_t t = 0; f < d; f++, t++) l[t] = l[t] + x[f] * c[f];
+    return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
+/* km_dot of x with four centers at once (x's loads shared): for each center
+ * exactly km_dot's operations in km_dot's order. */
+static inline void km_dot4(const float *x, const float *c, int64_t ldc, int32_t d, float out[4]) {
+    km_v4 lo[4], hi[4];
+    for (int q = 0; q < 4; q++) lo[q] = hi[q] = (km_v4){0.0f, 0.0f, 0.0f, 0.0f};
+    int32_t f = 0;
+    for (; f + 8 <= d; f += 8) {
+        const km_v4 a = km_ld4(x + f), b = km_ld4(x + f + 4);
+        for (int q = 0; q < 4; q++) {
+            lo[q] = lo[q] + a * km_ld4(c + q * ldc + f);
+            hi[q] = hi[q] + b * km_ld4(c + q * ldc + f + 4);
+        }
+    }
+    for (int q = 0; q < 4; q++) {
+        float l[8];
+        memcpy(l, &lo[q], sizeof lo[q]);
+        memcpy(l + 4, &hi[q], sizeof hi[q]);
+        const float *cq = c + q * ldc;
+        for (int32_t g = f, t = 0; g < d; g++, t++) l[t] = l[t] + x[g] * cq[g];
+        out[q] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    }
+}
+
+/* The assignment distance of the header from the exact squared norms. */
+static inline float km_sqd(float xn, float cn, const float *x, const float *c, int32_t d) {
+    const float s = (xn + cn) - 2.0f * km_dot(x, c, d);
+    return s > 0.0f ? s : 0.0f;
+}
+
+/* Rows of a sum block: KM_SUM_ROWS, doubled until blocks x k x d partial sums fit KM_SUM_CELLS (the shape alone). */
+static int64_t km_sum_rows(int64_t n, int64_t k, int64_t d) {
+    int64_t r = KM_SUM_ROWS;
+    while (r < n && ((n + r - 1) / r) * k * d > KM_SUM_CELLS) r *= 2;
+    return r;
+}
+
+/* A uniform double in [0, 1) of 53 bits for (seed, purpose, index). */
+static double km_unit(uint64_t seed, uint32_t purpose, uint64_t index) {
+    uint32_t w[4];
+    sb_rng_words(seed, purpose, index, 0u, w);
+    return ((double)(w[0] >> 5) * 67108864.0 + (double)(w[1] >> 6)) * 0x1p-53;
+}
+
+/* floor(ln k) for 1 <= k <= 10^6 by integer thresholds (ceil(e^m)), no libm. */
+static int32_t km_floor_ln(int32_t k) {
+    static const int32_t t[] = {3, 8, 21, 55, 149, 404, 1097, 2981, 8104, 22027, 59875, 162755, 442414};
+    int32_t m = 0;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) m += k >= t[i];
+    return m;
+}
+
+/* ---- a fit's shared state ---- */
+
+typedef struct km_fit {
+    const float *x, *w;  /* n x d rows; weights (NULL: all 1) */
+    int64_t n;
+    int32_t d, k;
+    float *xn;           /* n exact squared norms */
+    int64_t srows, nb;   /* sum blocks: rows each, count */
+    /* work arrays */
+    float *centers, *cn; /* k x d; k norms */
+    int32_t *labels;
+    float *dist;         /* n: each row's assignment distance */
+    double *ps, *pw;     /* nb x k x d and nb x k partial sums */
+    double *sum, *wsum;  /* k x d, k merged */
+    double *bm;          /* nb block masses (draws) */
+    float *mass_f;       /* n: per-row distance of a draw's potential (k-means++) */
+} km_fit;
+
+static float km_w(const km_fit *f, int64_t i) { return f->w ? f->w[i] : 1.0f; }
+
+/* Assignment of rows [b, e): labels and distances to f->centers. */
+typedef struct assign_job {
+    km_fit *f;
+} assign_job;
+
+static void assign_task(void *ctx, int64_t task) {
+    km_fit *f = ((assign_job *)ctx)->f;
+    int64_t b, e;
+    sb_chunk_range(f->n, KM_ROW_GRAIN, task, &b, &e);
+    for (int64_t i = b; i < e; i++) {
+        const float *xi = f->x + i * f->d;
+        float best = 0.0f, dots[4];
+        int32_t bj = 0;
+        for (int32_t j = 0; j < f->k; j++) {
+            if ((j & 3) == 0 && j + 4 <= f->k) km_dot4(xi, f->centers + (int64_t)j * f->d, f->d, f->d, dots);
+            const float dot = j + 4 - (j & 3) <= f->k ? dots[j & 3] : km_dot(xi, f->centers + (int64_t)j * f->d, f->d);
+            const float s0 = (f->xn[i] + f->cn[j]) - 2.0f * dot, s = s0 > 0.0f ? s0 : 0.0f;
+#ifdef SB_SABOTAGE_KMEANS_TIES
+            /* Separating arm (make SABOTAGE=kmeans-ties): ties to the higher index. */
+            if (j == 0 || s <= best) best = s, bj = j;
+#else
+            if (j == 0 || s < best) best = s, bj = j;
+#endif
+        }
+        f->labels[i] = bj;
+        f->dist[i] = best;
+    }
+}
+
+static sb_status km_center_norms(km_fit *f) {
+    return sb_lr_lines_host(SB_LR_SQNORM, 1, f->k, f->d, f->centers, f->d, f->cn);
+}
+
+static sb_status km_assign(km_fit *f) {
+    sb_status st = km_center_norms(f);
+    if (st != SB_OK) return st;
+    assign_job j = {f};
+    sb_parallel_for(sb_chunk_count(f->n, KM_ROW_GRAIN), assign_task, &j);
+    return SB_OK;
+}
+
+/* Sum block b: the weighted sums of each cluster's rows and their weights. */
+static void sums_task(void *ctx, int64_t b) {
+    km_fit *f = ((assign_job *)ctx)->f;
+    const int64_t d = f->d, k = f->k, i0 = b * f->srows, i1 = i0 + f->srows < f->n ? i0 + f->srows : f->n;
+    double *ps = f->ps + b * k * d, *pw = f->pw + b * k;
+    memset(ps, 0, sizeof(double) * (size_t)(k * d));
+    memset(pw, 0, sizeof(double) * (size_t)k);
+    for (int64_t i = i0; i < i1; i++) {
+        const int32_t l = f->labels[i];
+        const double w = (double)km_w(f, i);
+        const float *xi = f->x + i * d;
+        double *s = ps + (int64_t)l * d;
+        pw[l] = pw[l] + w;
+        for (int64_t c = 0; c < d; c++) s[c] = s[c] + w * (double)xi[c]; /* w x exact in double */
+    }
+}
+
+/* Clusters [b, e): the blocks' sums added in block order. */
+static void merge_task(void *ctx, int64_t task) {
+    km_fit *f = ((assign_job *)ctx)->f;
+    const int64_t d = f->d, k = f->k;
+    int64_t b, e;
+    sb_chunk_range(k, 8, task, &b, &e);
+    for (int64_t j = b; j < e; j++) {
+        double *s = f->sum + j * d;
+        double w = 0.0;
+        for (int64_t c = 0; c < d; c++) s[c] = 0.0;
+        for (int64_t blk = 0; blk < f->nb; blk++) {
+            const double *p = f->ps + (blk * k + j) * d;
+            for (int64_t c = 0; c < d; c++) s[c] = s[c] + p[c];
+            w = w + f->pw[blk * k + j];
+        }
+        f->wsum[j] = w;
+    }
+}
+
+/* Update: f->centers := the weighted means of the clusters of f->labels, an
+ * empty cluster refilled by scikit-learn's rule with a stated order (docs/cluster.md):
+ * the empty clusters in index order take the rows farthest from their own
+ * centers (distance descending, ties to the lower row), each taken row's
+ * weight and weighted values moved out of its old cluster's sums. */
+static sb_status km_update(km_fit *f) {
+    assign_job j = {f};
+    sb_parallel_for(f->nb, sums_task, &j);
+    sb_parallel_for(sb_chunk_count(f->k, 8), merge_task, &j);
+    const int64_t d = f->d;
+    int32_t nempty = 0;
+    for (int32_t c = 0; c < f->k; c++) nempty += f->wsum[c] == 0.0;
+    if (nempty) {
+        int64_t *far = sb_malloc(sizeof(int64_t) * (size_t)nempty);
+        if (!far) return sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
+        int32_t have = 0; /* far[0..have) sorted: distance descending, row ascending */
+        for (int64_t i = 0; i < f->n; i++) {
+            const float di = f->dist[i];
+            if (have == nempty && !(di > f->dist[far[have - 1]])) continue;
+            int32_t at = have < nempty ? have++ : nempty - 1;
+            while (at > 0 && di > f->dist[far[at - 1]]) {
+                far[at] = far[at - 1];
+                at--;
+            }
+            far[at] = i;
+        }
+        int32_t t = 0;
+        for (int32_t c = 0; c < f->k && t < have; c++) {
+            if (f->wsum[c] != 0.0) continue;
+            const int64_t r = far[t++];
+            const int32_t old = f->labels[r];
+            const double w = (double)km_w(f, r);
+            const float *xr = f->x + r * d;
+            for (int64_t q = 0; q < d; q++) {
+                f->sum[old * d + q] = f->sum[old * d + q] - w * (double)xr[q];
+                f->sum[c * d + q] = w * (double)xr[q];
+            }
+            f->wsum[old] = f->wsum[old] - w;
+            f->wsum[c] = w;
+        }
+        sb_free(far);
+    }
+    for (int32_t c = 0; c < f->k; c++) {
+        const double w = f->wsum[c];
+        for (int64_t q = 0; q < d; q++) {
+            const double s = f->sum[c * d + q];
+            f->centers[c * d + q] = (float)(w > 0.0 ? s / w : s);
+        }
+    }
+    return SB_OK;
+}
+
+/* Block b's sum of w_i * v_i (double, in row order) into f->bm[b]: v the
+ * row distances dist (which 0) or, for the draws, masses mass_f. */
+typedef struct mass_job {
+    km_fit *f;
+    const float *v;    /* NULL: the weights alone */
+    const uint8_t *skip; /* rows already drawn (random init), or NULL */
+} mass_job;
+
+static double km_mass(const mass_job *m, int64_t i) {
+    if (m->skip && m->skip[i]) return 0.0;
+    const double w = (double)km_w(m->f, i);
+    return m->v ? w * (double)m->v[i] : w;
+}
+
+static void mass_task(void *ctx, int64_t b) {
+    const mass_job *m = ctx;
+    km_fit *f = m->f;
+    const int64_t i0 = b * f->srows, i1 = i0 + f->srows < f->n ? i0 + f->srows : f->n;
+    double s = 0.0;
+    for (int64_t i = i0; i < i1; i++) s = s + km_mass(m, i);
+    f->bm[b] = s;
+}
+
+/* The total mass: the blocks' sums in block order. */
+static double km_total(mass_job *m) {
+    sb_parallel_for(m->f->nb, mass_task, m);
+    double t = 0.0;
+    for (int64_t b = 0; b < m->f->nb; b++) t = t + m->f->bm[b];
+    return t;
+}
+
+/* The first row whose running mass (the block sums in order, then the rows
+ * of its block in order) reaches r and whose own mass is positive (f->bm
+ * holds the blocks' sums); the last row of positive mass when rounding leaves
+ * r above every running sum; row 0 when no row has mass. */
+static int64_t km_draw(const mass_job *m, double r) {
+    km_fit *f = m->f;
+    double run = 0.0;
+    for (int64_t b = 0; b < f->nb; b++) {
+        const double next = run + f->bm[b];
+        if (next >= r && f->bm[b] > 0.0) {
+            const int64_t i0 = b * f->srows, i1 = i0 + f->srows < f->n ? i0 + f->srows : f->n;
+            double s = run;
+            for (int64_t i = i0; i < i1; i++) {
+                const double mi = km_mass(m, i);
+                s = s + mi;
+                if (mi > 0.0 && s >= r) return i;
+            }
+        }
+        run = next;
+    }
+    for (int64_t i = f->n - 1; i >= 0; i--) /* rounding left r above the running sums */
+        if (km_mass(m, i) > 0.0) return i;
+    return 0;
+}
+
+/* Distances of every row to row c (k-means++ candidates): out[i] = min(prev[i], d(x_i, x_c)). */
+typedef struct cand_job {
+    km_fit *f;
+    const float *prev;
+    float *out;
+    int64_t c;
+} cand_job;
+
+static void cand_task(void *ctx, int64_t task) {
+    const cand_job *j = ctx;
+    km_fit *f = j->f;
+    int64_t b, e;
+    sb_chunk_range(f->n, KM_ROW_GRAIN, task, &b, &e);
+    const float *xc = f->x + j->c * f->d, cn = f->xn[j->c];
+    for (int64_t i = b; i < e; i++) {
+        const float s = km_sqd(f->xn[i], cn, f->x + i * f->d, xc, f->d);
+        j->out[i] = j->prev && j->prev[i] < s ? j->prev[i] : s;
+    }
+}
+
+/* k-means++ (greedy, 2 + floor(ln k) trials) for run `run` into f->centers. */
+static sb_status km_plusplus(km_fit *f, const km_params *p, int32_t run) {
+    const int32_t L = 2 + km_floor_ln(f->k);
+    const int64_t n = f->n, d = f->d;
+    float *closest = sb_malloc(sizeof(float) * (size_t)n), *trial = sb_malloc(sizeof(float) * (size_t)n * (size_t)L);
+    if (!closest || !trial) {
+        sb_free(closest);
+        sb_free(trial);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for k-means++ (%lld rows)", (long long)n);
+    }
+    const uint64_t base = (uint64_t)run << 40;
+    mass_job mw = {f, NULL, NULL};
+    double total = km_total(&mw);
+    int64_t c0 = km_draw(&mw, km_unit(p->seed, KM_PURPOSE_PP, base) * total);
+    memcpy(f->centers, f->x + c0 * d, sizeof(float) * (size_t)d);
+    cand_job cj = {f, NULL, closest, c0};
+    sb_parallel_for(sb_chunk_count(n, KM_ROW_GRAIN), cand_task, &cj);
+    mass_job mc = {f, closest, NULL};
+    double pot = km_total(&mc);
+    for (int32_t c = 1; c < f->k; c++) {
+        /* the candidates, all drawn against the same running masses */
+        int64_t cand[64];
+        for (int32_t t = 0; t < L; t++)
+            cand[t] = km_draw(&mc, km_unit(p->seed, KM_PURPOSE_PP, base + (uint64_t)c * 64u + (uint64_t)t) * pot);
+        double best_pot = 0.0;
+        int32_t best = 0;
+        for (int32_t t = 0; t < L; t++) {
+            cand_job tj = {f, closest, trial + (int64_t)t * n, cand[t]};
+            sb_parallel_for(sb_chunk_count(n, KM_ROW_GRAIN), cand_task, &tj);
+            mass_job mt = {f, trial + (int64_t)t * n, NULL};
+            const double pt = km_total(&mt);
+            if (t == 0 || pt < best_pot) best_pot = pt, best = t;
+        }
+        memcpy(closest, trial + (int64_t)best * n, sizeof(float) * (size_t)n);
+        pot = best_pot;
+        memcpy(f->centers + (int64_t)c * d, f->x + cand[best] * d, sizeof(float) * (size_t)d);
+        (void)km_total(&mc); /* the block masses of the new distances, for the next draws */
+    }
+    sb_free(closest);
+    sb_free(trial);
+    return SB_OK;
+}
+
+/* init="random": k distinct rows drawn by weight without replacement. */
+static sb_status km_random(km_fit *f, const km_params *p, int32_t run) {
+    uint8_t *taken = sb_calloc((size_t)f->n, 1);
+    if (!taken) return sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
+    mass_job m = {f, NULL, taken};
+    double total = km_total(&m);
+    const uint64_t base = (uint64_t)run << 40;
+    for (int32_t c = 0; c < f->k; c++) {
+        int64_t r = km_draw(&m, km_unit(p->seed, KM_PURPOSE_RANDOM, base + (uint64_t)c) * total);
+        if (taken[r]) /* no mass left (zero weights): the first row not yet taken */
+            for (r = 0; taken[r]; r++) {}
+        taken[r] = 1;
+        memcpy(f->centers + (int64_t)c * f->d, f->x + r * f->d, sizeof(float) * (size_t)f->d);
+        const int64_t b = r / f->srows; /* its block's mass again, from the rows */
+        mass_task(&m, b);
+        total = 0.0;
+        for (int64_t q = 0; q < f->nb; q++) total = total + f->bm[q];
+    }
+    sb_free(taken);
+    return SB_OK;
+}
+
+/* Inertia: sum_i w_i sum_c (x_ic - c_c)^2, each difference and square and sum in double, in the fixed blocks. */
+static void inertia_task(void *ctx, int64_t b) {
+    km_fit *f = ((assign_job *)ctx)->f;
+    const int64_t d = f->d, i0 = b * f->srows, i1 = i0 + f->srows < f->n ? i0 + f->srows : f->n;
+    double s = 0.0;
+    for (int64_t i = i0; i < i1; i++) {
+        const float *xi = f->x + i * d, *c = f->centers + (int64_t)f->labels[i] * d;
+        double r = 0.0;
+        for (int64_t q = 0; q < d; q++) {
+            const double t = (double)xi[q] - (double)c[q];
+            r = r + t * t;
+        }
+        s = s + (double)km_w(f, i) * r;
+    }
+    f->bm[b] = s;
+}
+
+static double km_inertia(km_fit *f) {
+    assign_job j = {f};
+    sb_parallel_for(f->nb, inertia_task, &j);
+    double t = 0.0;
+    for (int64_t b = 0; b < f->nb; b++) t = t + f->bm[b];
+    return t;
+}
+
+/* scikit-learn's tolerance: tol times the mean over features of the column
+ * variances (ddof 0, unweighted), in double by the fixed blocks. */
+static void colsum_task(void *ctx, int64_t b) {
+    km_fit *f = ((assign_job *)ctx)->f;
+    const int64_t d = f->d, i0 = b * f->srows, i1 = i0 + f->srows < f->n ? i0 + f->srows : f->n;
+    double *s = f->ps + b * d * 2; /* mean pass: [0, d); deviation pass: [d, 2d) */
+    for (int64_t q = 0; q < 2 * d; q++) s[q] = 0.0;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t q = 0; q < d; q++) s[q] = s[q] + (double)f->x[i * d + q];
+}
+
+static void coldev_task(void *ctx, int64_t b) {
+    km_fit *f = ((assign_job *)ctx)->f;
+    const int64_t d = f->d, i0 = b * f->srows, i1 = i0 + f->srows < f->n ? i0 + f->srows : f->n;
+    double *s = f->ps + b * d * 2 + d;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t q = 0; q < d; q++) {
+            const double t = (double)f->x[i * d + q] - f->sum[q];
+            s[q] = s[q] + t * t;
+        }
+}
+
+static double km_tolerance(km_fit *f, float tol) {
+    if (tol == 0.0f) return 0.0;
+    assign_job j = {f};
+    const int64_t d = f->d;
+    sb_parallel_for(f->nb, colsum_task, &j);
+    for (int64_t q = 0; q < d; q++) {
+        double s = 0.0;
+        for (int64_t b = 0; b < f->nb; b++) s = s + f->ps[b * d * 2 + q];
+        f->sum[q] = s / (double)f->n; /* the column means */
+    }
+    sb_parallel_for(f->nb, coldev_task, &j);
+    double mean_var = 0.0;
+    for (int64_t q = 0; q < d; q++) {
+        double s = 0.0;
+        for (int64_t b = 0; b < f->nb; b++) s = s + f->ps[b * d * 2 + d + q];
+        mean_var = mean_var + s / (double)f->n;
+    }
+    return (double)tol * (mean_var / (double)d);
+}
+
+static sb_status km_record(sb_card *card, const char *stage, int32_t run, const float *v, uint64_t n) {
+    if (!card) return SB_OK;
+    char tag[64];
+    snprintf(tag, sizeof tag, "kmeans.run%d.%s", (int)run, stage);
+    return sb_card_record(card, tag, SB_DTYPE_F32, v, n);
+}
+
+/* One run from f->centers (initialized): Lloyd's iterations as scikit-learn
+ * orders them (labels to the old centers, then new centers; stop when the
+ * labels repeat, or when the centers' squared shift is at most tol_abs),
+ * then labels once more to the final centers unless the labels repeated. */
+static sb_status km_lloyd(km_fit *f, const km_params *p, double tol_abs, int32_t run, float *old, int32_t *labels_old,
+                          int32_t *n_iter, int32_t *converged, sb_card *card) {
+    const int64_t kd = (int64_t)f->k * f->d;
+    sb_status st = SB_OK;
+    for (int64_t i = 0; i < f->n; i++) labels_old[i] = -1;
+    int strict = 0, it = 0;
+    *converged = 0;
+    for (it = 0; it < p->max_iter && st == SB_OK; it++) {
+        if ((st = km_assign(f)) != SB_OK) break;
+        memcpy(old, f->centers, sizeof(float) * (size_t)kd);
+        if ((st = km_update(f)) != SB_OK) break;
+        char stage[32];
+        snprintf(stage, sizeof stage, "iter%d", it);
+        if ((st = km_record(card, stage, run, f->centers, (uint64_t)kd)) != SB_OK) break;
+        if (!memcmp(labels_old, f->labels, sizeof(int32_t) * (size_t)f->n)) {
+            strict = 1;
+            *converged = 1;
+            break;
+        }
+        double shift = 0.0;
+        for (int64_t q = 0; q < kd; q++) {
+            const double t = (double)f->centers[q] - (double)old[q];
+            shift = shift + t * t;
+        }
+        if (shift <= tol_abs) {
+            *converged = 1;
+            break;
+        }
+        memcpy(labels_old, f->labels, sizeof(int32_t) * (size_t)f->n);
+    }
+    if (st != SB_OK) return st;
+    *n_iter = it < p->max_iter ? it + 1 : p->max_iter;
+    if (!strict) st = km_assign(f);
+    return st;
+}
+
+/* ---- the fit ---- */
+
+/* The data's checks, before any long work: finite values and weights,
+ * enough rows, squared norms within float32. */
+static sb_status km_check(const sb_table *t, const km_params *p, const float *init) {
+    if (t->nrows < 1 || t->ncols < 1)
+        return sb_fail(SB_ERR_INVALID_INPUT, "k-means needs at least one row and one feature (given %lld x %d)",
+                       (long long)t->nrows, (int)t->ncols);
+    if (t->nrows < p->k)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_samples=%lld should be >= n_clusters=%d", (long long)t->nrows,
+                       (int)p->k);
+    const int64_t cells = t->nrows * t->ncols;
+    for (int64_t q = 0; q < cells; q++)
+        if (!isfinite(t->x[q]))
+            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
+                           (long long)(q / t->ncols), (int)(q % t->ncols), isnan(t->x[q]) ? "missing (NaN)" : "infinite");
+    if (t->weight) {
+        double s = 0.0;
+        for (int64_t i = 0; i < t->nrows; i++) {
+            const float w = t->weight[i];
+            if (!(w >= 0.0f) || !isfinite(w))
+                return sb_fail(SB_ERR_INVALID_INPUT, "sample weight of row %lld is %g: weights must be finite and >= 0",
+                               (long long)i, (double)w);
+            s = s + (double)w;
+        }
+        if (!(s > 0.0)) return sb_fail(SB_ERR_INVALID_INPUT, "the sample weights sum to 0: at least one must be positive");
+    }
+    if (init)
+        for (int64_t q = 0; q < (int64_t)p->k * t->ncols; q++)
+            if (!isfinite(init[q]))
+                return sb_fail(SB_ERR_INVALID_INPUT, "initial center %lld, feature %d is not finite",
+                               (long long)(q / t->ncols), (int)(q % t->ncols));
+    return SB_OK;
+}
+
+sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const float *init_centers, sb_card *card,
+                        sb_model **out) {
+    sb_clear_error();
+    if (out) *out = NULL;
+    if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_kmeans_fit: NULL argument");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    km_params p;
+    sb_status st = km_params_parse(params, init_centers != NULL, &p);
+    const sb_table *t = &train->t;
+    if (st == SB_OK) st = km_check(t, &p, init_centers);
+    if (st != SB_OK) return st;
+    char *text = NULL;
+    if ((st = km_params_text(&p, &text)) != SB_OK) return st;
+    const int64_t n = t->nrows, d = t->ncols, k = p.k, kd = k * d;
+    km_fit f;
+    memset(&f, 0, sizeof f);
+    f.x = t->x, f.w = t->weight, f.n = n, f.d = (int32_t)d, f.k = p.k;
+    f.srows = km_sum_rows(n, k, d);
+    f.nb = (n + f.srows - 1) / f.srows;
+    const int64_t pcells = f.nb * (kd > 2 * d ? kd : 2 * d);
+    f.xn = sb_malloc(sizeof(float) * (size_t)n);
+    f.centers = sb_malloc(sizeof(float) * (size_t)kd);
+    f.cn = sb_malloc(sizeof(float) * (size_t)k);
+    f.labels = sb_malloc(sizeof(int32_t) * (size_t)n);
+    f.dist = sb_malloc(sizeof(float) * (size_t)n);
+    f.ps = sb_malloc(sizeof(double) * (size_t)pcells);
+    f.pw = sb_malloc(sizeof(double) * (size_t)(f.nb * k));
+    f.sum = sb_malloc(sizeof(double) * (size_t)(kd > d ? kd : d));
+    f.wsum = sb_malloc(sizeof(double) * (size_t)k);
+    f.bm = sb_malloc(sizeof(double) * (size_t)f.nb);
+    float *old = sb_malloc(sizeof(float) * (size_t)kd), *best_c = sb_malloc(sizeof(float) * (size_t)kd);
+    int32_t *labels_old = sb_malloc(sizeof(int32_t) * (size_t)n);
+    sb_model *m = NULL;
+    if (!f.xn || !f.centers || !f.cn || !f.labels || !f.dist || !f.ps || !f.pw || !f.sum || !f.wsum || !f.bm || !old ||
+        !best_c || !labels_old)
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld x %lld and %d clusters", (long long)n,
+                     (long long)d, (int)k);
+    if (st == SB_OK) st = sb_lr_lines_host(SB_LR_SQNORM, 1, n, d, t->x, d, f.xn);
+    for (int64_t i = 0; i < n && st == SB_OK; i++)
+        if (!isfinite(f.xn[i]))
+            st = sb_fail(SB_ERR_INVALID_INPUT, "the squared norm of row %lld overflows float32: k-means takes values "
+                         "whose squares sum below 3.4e38", (long long)i);
+    if (st == SB_OK && card) {
+        char dims[64];
+        snprintf(dims, sizeof dims, "%lld x %lld, k %lld", (long long)n, (long long)d, (long long)k);
+        st = sb_card_set_meta(card, "kmeans.data", dims);
+    }
+    if (st == SB_OK && card) st = sb_card_record(card, "kmeans.x_sq_norms", SB_DTYPE_F32, f.xn, (uint64_t)n);
+    const double tol_abs = st == SB_OK ? km_tolerance(&f, p.tol) : 0.0;
+    double best_inertia = 0.0;
+    int32_t best_iter = 0, best_conv = 0, best_run = 0;
+    for (int32_t run = 0; run < p.n_init && st == SB_OK; run++) {
+        if (p.init == 2) memcpy(f.centers, init_centers, sizeof(float) * (size_t)kd);
+        else if (p.init == 1) st = km_random(&f, &p, run);
+        else st = km_plusplus(&f, &p, run);
+        if (st == SB_OK) st = km_record(card, "init", run, f.centers, (uint64_t)kd);
+        int32_t n_iter = 0, conv = 0;
+        if (st == SB_OK) st = km_lloyd(&f, &p, tol_abs, run, old, labels_old, &n_iter, &conv, card);
+        if (st != SB_OK) break;
+        const double inertia = km_inertia(&f);
+        const float fi = (float)inertia;
+        if (card) {
+            char tag[64];
+            snprintf(tag, sizeof tag, "kmeans.run%d.labels", (int)run);
+            st = sb_card_record(card, tag, SB_DTYPE_I32, f.labels, (uint64_t)n);
+            if (st == SB_OK) st = km_record(card, "inertia", run, &fi, 1);
+            const int32_t ni[2] = {n_iter, conv};
+            snprintf(tag, sizeof tag, "kmeans.run%d.n_iter_converged", (int)run);
+            if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_I32, ni, 2);
+        }
+        if (run == 0 || inertia < best_inertia) { /* the lowest inertia; ties to the earlier run */
+            best_inertia = inertia, best_iter = n_iter, best_conv = conv, best_run = run;
+            memcpy(best_c, f.centers, sizeof(float) * (size_t)kd);
+        }
+    }
+    if (st == SB_OK && card) st = sb_card_record(card, "kmeans.best_run", SB_DTYPE_I32, &best_run, 1);
+    if (st == SB_OK) st = sb_model_alloc(&m);
+    if (st == SB_OK) {
+        m->family = SB_FAMILY_KMEANS;
+        m->objective = SB_OBJ_REGRESSION;
+        m->num_features = (int32_t)d;
+        m->num_class = p.k;
+        m->numeric_mode = p.numeric_mode;
+        m->params = text;
+        text = NULL;
+        if (!(m->kmeans = sb_kmeans_alloc(p.k, (int32_t)d))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
+    }
+    if (st == SB_OK) {
+        memcpy(m->kmeans->centers, best_c, sizeof(float) * (size_t)kd);
+        m->kmeans->n_iter = best_iter;
+        m->kmeans->converged = best_conv;
+        m->kmeans->inertia = (float)best_inertia;
+        if (!isfinite(m->kmeans->inertia))
+            st = sb_fail(SB_ERR_LIMIT, "k-means: the inertia overflows float32 (%g)", best_inertia);
+    }
+    if (st == SB_OK && t->names) {
+        m->feature_names = sb_calloc((size_t)d, sizeof(char *));
+        if (!m->feature_names) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
+        for (int64_t j = 0; st == SB_OK && j < d; j++)
+            if (!(m->feature_names[j] = sb_strdup(t->names[j]))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
+    }
+    if (st == SB_OK && card) st = sb_model_record(card, m, train, SB_PREDICT_VALUE, "kmeans.train_labels", "kmeans.model_bytes");
+    sb_free(text);
+    sb_free(f.xn);
+    sb_free(f.centers);
+    sb_free(f.cn);
+    sb_free(f.labels);
+    sb_free(f.dist);
+    sb_free(f.ps);
+    sb_free(f.pw);
+    sb_free(f.sum);
+    sb_free(f.wsum);
+    sb_free(f.bm);
+    sb_free(old);
+    sb_free(best_c);
+    sb_free(labels_old);
+    if (st != SB_OK) {
+        sb_model_free(m);
+        return st;
+    }
+    *out = m;
+    return SB_OK;
+}
+
+/* ---- prediction and attributes ---- */
+
+typedef struct pred_job {
+    const sb_model *m;
+    const sb_table *t;
+    const float *xn, *cn;
+    int32_t kind;
+    float *out;
+} pred_job;
+
+static void pred_task(void *ctx, int64_t task) {
+    const pred_job *j = ctx;
+    const int64_t d = j->m->num_features, k = j->m->kmeans->k;
+    int64_t b, e;
+    sb_chunk_range(j->t->nrows, KM_ROW_GRAIN, task, &b, &e);
+    for (int64_t i = b; i < e; i++) {
+        const float *xi = j->t->x + i * d;
+        float best = 0.0f;
+        int32_t bj = 0;
+        for (int64_t c = 0; c < k; c++) {
+            const float s = km_sqd(j->xn[i], j->cn[c], xi, j->m->kmeans->centers + c * d, (int32_t)d);
+            if (j->kind == SB_PREDICT_RAW) j->out[i * k + c] = s;
+            else if (j->kind == SB_PREDICT_TRANSFORM) j->out[i * k + c] = sqrtf(s);
+#ifdef SB_SABOTAGE_KMEANS_TIES
+            if (c == 0 || s <= best) best = s, bj = (int32_t)c;
+#else
+            if (c == 0 || s < best) best = s, bj = (int32_t)c;
+#endif
+        }
+        if (j->kind == SB_PREDICT_VALUE) j->out[i] = (float)bj;
+    }
+}
+
+sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, const char *device, float *out, size_t cap,
+                        size_t *needed) {
+    const sb_kmeans *c = m->kmeans;
+    if (!c) return sb_fail(SB_ERR_INVALID_ARGUMENT, "a k-means model without its centers");
+    if (kind == SB_PREDICT_PROBA) return sb_fail(SB_ERR_INVALID_ARGUMENT, "a k-means model has no probabilities");
+    sb_device_kind dk = SB_DEVICE_CPU;
+    sb_status st = sb_device_parse(device, &dk);
+    if (st != SB_OK) return st;
+    if (dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "k-means predicts on the cpu only in this library (asked: device=%s)",
+                       device);
+    for (int64_t q = 0; q < t->nrows * t->ncols; q++)
+        if (!isfinite(t->x[q]))
+            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
+                           (long long)(q / t->ncols), (int)(q % t->ncols), isnan(t->x[q]) ? "missing (NaN)" : "infinite");
+    const size_t per = kind == SB_PREDICT_VALUE ? 1 : (size_t)c->k, need = (size_t)t->nrows * per;
+    if (needed) *needed = need;
+    if (cap == 0) return SB_OK;
+    if (cap < need) return sb_fail(SB_ERR_LIMIT, "prediction buffer holds %zu values, %zu needed", cap, need);
+    float *xn = sb_malloc(sizeof(float) * (size_t)(t->nrows > 0 ? t->nrows : 1));
+    float *cn = sb_malloc(sizeof(float) * (size_t)c->k);
+    if (!xn || !cn) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld rows", (long long)t->nrows);
+    if (st == SB_OK && t->nrows > 0) st = sb_lr_lines_host(SB_LR_SQNORM, 1, t->nrows, t->ncols, t->x, t->ncols, xn);
+    if (st == SB_OK) st = sb_lr_lines_host(SB_LR_SQNORM, 1, c->k, m->num_features, c->centers, m->num_features, cn);
+    for (int64_t i = 0; i < t->nrows && st == SB_OK; i++)
+        if (!isfinite(xn[i]))
+            st = sb_fail(SB_ERR_INVALID_INPUT, "the squared norm of row %lld overflows float32", (long long)i);
+    if (st == SB_OK) {
+        pred_job j = {m, t, xn, cn, kind, out};
+        sb_parallel_for(sb_chunk_count(t->nrows, KM_ROW_GRAIN), pred_task, &j);
+    }
+    sb_free(xn);
+    sb_free(cn);
+    return st;
+}
+
+const float *sb_km_array(const sb_model *m, const char *name, size_t *n) {
+    const sb_kmeans *c = m->kmeans;
+    if (!c) return NULL;
+    if (!strcmp(name, "cluster_centers")) return *n = (size_t)c->k * (size_t)m->num_features, c->centers;
+    if (!strcmp(name, "inertia")) return *n = 1, &c->inertia;
+    return NULL;
+}
+
+sb_status sb_km_int(const sb_model *m, const char *name, int64_t *out) {
+    const sb_kmeans *c = m->kmeans;
+    if (c && !strcmp(name, "n_iter")) return *out = c->n_iter, SB_OK;
+    if (c && !strcmp(name, "converged")) return *out = c->converged, SB_OK;
+    if (c && !strcmp(name, "n_clusters")) return *out = c->k, SB_OK;
+    return sb_fail(SB_ERR_NOT_FOUND, "a kmeans model has no integer '%s'", name);
+}

@@ -1,0 +1,24 @@
+/*
+ * kmeans.h: the k-means family (kmeans.c; docs/cluster.md): the fit behind
+ * sb_kmeans_fit, prediction from a fitted model, and its attributes.
+ */
+#ifndef SB_MODELS_CLUSTER_KMEANS_H
+#define SB_MODELS_CLUSTER_KMEANS_H
+#include "../model.h"
+#include "../../io/dataset.h"
+
+/* Predictions of a k-means model on t's rows (t->ncols == the model's
+ * features): kind SB_PREDICT_VALUE the nearest center's index (as a float),
+ * SB_PREDICT_RAW the n x k squared distances of the assignment rule,
+ * SB_PREDICT_TRANSFORM their square roots (scikit-learn's transform);
+ * SB_PREDICT_PROBA is refused by name. *needed, cap and out as sb_model_predict. */
+sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, const char *device, float *out, size_t cap,
+                        size_t *needed);
+
+/* A k-means model's attribute, or NULL / SB_ERR_NOT_FOUND: arrays
+ * "cluster_centers" (k x features) and "inertia" (1 value); integers
+ * "n_iter", "converged", "n_clusters". */
+const float *sb_km_array(const sb_model *m, const char *name, size_t *n);
+sb_status sb_km_int(const sb_model *m, const char *name, int64_t *out);
+
+#endif
