@@ -37,12 +37,14 @@ static const char *k_usage =
     "                                   first stage where they part (exit 1)\n"
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
     "  train --model linear|ridge|lasso|elasticnet|logistic|pca --data FILE [--label NAME] [key=value ...]\n"
+    "  train --model kmeans --data FILE [n_clusters=K ...]   (docs/cluster.md; a --label column is dropped)\n"
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
     "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
     "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
+    "          (kmeans: the cluster index; --raw: the squared distance to each center)\n"
     "          [device=cpu|cuda|opencl]   (the same bits, computed on the GPU or OpenCL device)\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
@@ -430,12 +432,13 @@ static int cmd_train(int argc, char **argv) {
     static const char *const k_linear[] = {"linear", "ridge", "lasso", "elasticnet", "logistic", "pca"};
     int linear = 0;
     for (size_t k = 0; model_kind && k < sizeof k_linear / sizeof k_linear[0]; k++) linear |= !strcmp(model_kind, k_linear[k]);
-    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear)) {
-        rc = usage_error("train: --model gbdt, or a linear model (linear, ridge, lasso, elasticnet, logistic, pca), "
-                         "is required; got '%s'", model_kind ? model_kind : "");
+    const int kmeans = model_kind && !strcmp(model_kind, "kmeans");
+    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !kmeans)) {
+        rc = usage_error("train: --model gbdt, kmeans, or a linear model (linear, ridge, lasso, elasticnet, logistic, "
+                         "pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
-    if (linear) {
+    if (linear || kmeans) {
         const char *had;
         if (sb_params_get(params, "model", &had) == SB_OK || sb_params_get(params, "objective", &had) == SB_OK) {
             rc = usage_error("train: --model %s takes no model= or objective= (the model names its objective)",
@@ -455,10 +458,11 @@ static int cmd_train(int argc, char **argv) {
                    sb_params_get(params, "verbose_eval", &had) == SB_OK ||
                    sb_params_get(params, "log_period", &had) == SB_OK;
     }
-    if (!linear && !eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK) goto lib_fail;
+    if (!linear && !kmeans && !eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK) goto lib_fail;
     /* A numeric mode that is not built is refused before the data is read. */
     sb_numeric_mode mode;
-    if ((st = sb_params_resolve_mode(params, linear ? SB_FAMILY_LINEAR : SB_FAMILY_GBDT, &mode)) != SB_OK)
+    if ((st = sb_params_resolve_mode(params, linear ? SB_FAMILY_LINEAR : kmeans ? SB_FAMILY_KMEANS : SB_FAMILY_GBDT,
+                                     &mode)) != SB_OK)
         goto lib_fail;
     double t0 = now_s();
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
@@ -475,8 +479,9 @@ static int cmd_train(int argc, char **argv) {
             now_s() - t0);
     if (card_path && (st = sb_card_create(&card)) != SB_OK) goto lib_fail;
     double t1 = now_s();
-    if (linear && dvalid) {
-        rc = usage_error("train: --valid is for gradient boosting (a linear model has no rounds to evaluate)%s", "");
+    if ((linear || kmeans) && dvalid) {
+        rc = usage_error("train: --valid is for gradient boosting (%s has no rounds to evaluate)",
+                         kmeans ? "k-means" : "a linear model");
         goto done;
     }
     if (linear) {
@@ -488,6 +493,18 @@ static int cmd_train(int argc, char **argv) {
         if (!conv)
             fprintf(stderr, "samebits: warning: %s did not converge in %lld iterations (raise max_iter or tol)\n",
                     model_kind, (long long)it);
+    } else if (kmeans) {
+        if ((st = sb_kmeans_fit(params, dtrain, NULL, card, &model)) != SB_OK) goto lib_fail;
+        int64_t it = 0, conv = 1, k = 0;
+        float inertia = 0.0f;
+        sb_model_get_int(model, "n_iter", &it);
+        sb_model_get_int(model, "converged", &conv);
+        sb_model_get_int(model, "n_clusters", &k);
+        sb_model_get_array(model, "inertia", &inertia, 1, NULL);
+        fprintf(stderr, "samebits: kmeans fitted in %.2f s (%lld clusters, %lld iterations, inertia %.9g)\n",
+                now_s() - t1, (long long)k, (long long)it, (double)inertia);
+        if (!conv)
+            fprintf(stderr, "samebits: note: kmeans stopped at max_iter=%lld before the centers settled\n", (long long)it);
     } else {
         if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) goto lib_fail;
         sb_model_info info;

@@ -22,7 +22,8 @@ FIXTURES = ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gb
             "gbdt-extremes", "gbdt-constant", "gbdt-one-class", "gbdt-many-classes", "gbdt-missing-shift", "gbdt-refusals",
             "gbdt-overflow", "gbdt-lambdarank", "gbdt-rank-pairwise",
             "forest-rf-classes", "forest-rf-entropy", "forest-et-regression", "forest-isolation",
-            "forest-rf-weighted", "forest-et-weighted", "linalg-gemm", "linalg-reduce", "linalg-solve", "linear-fit")
+            "forest-rf-weighted", "forest-et-weighted", "linalg-gemm", "linalg-reduce", "linalg-solve", "linear-fit",
+            "kmeans-fit")
 
 
 def build_dir(leg, sabotage=None):

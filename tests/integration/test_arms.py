@@ -197,6 +197,16 @@ def test_arm_lin_dot_is_caught(threads, tmp_path):
     assert d is not None, "the lin-dot arm did not part linear-fit"
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_kmeans_ties_is_caught(threads, tmp_path):
+    """k-means' assignment with ties to the higher center index: kmeans-fit
+    parts from its reference card at a run's labels (the duplicates case puts
+    rows at exactly equal distance from two centers)."""
+    card = _card("x86_64", "kmeans-fit", threads, tmp_path, "kmeans-ties")
+    d = _first_diff(reference_card("kmeans-fit"), card)
+    assert d is not None and "labels" in d, d
+
+
 @pytest.mark.parametrize("fixture", ["gbdt-regression", "gbdt-binary"])
 def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
     """Row subsampling drawn from per-thread streams in consumption order."""

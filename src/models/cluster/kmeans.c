@@ -37,6 +37,7 @@
 #define KM_SUM_ROWS 4096              /* rows of a sum block, at least */
 #define KM_SUM_CELLS ((int64_t)1 << 25) /* blocks x k x d partial sums, at most */
 #define KM_MAX_K 1000000
+#define KM_LONG_ROW 64                /* padded features from which distances go center by center */
 
 typedef struct km_params {
     int32_t k, init, n_init, max_iter, numeric_mode; /* init: 0 k-means++, 1 random, 2 given centers */
@@ -152,27 +153,119 @@ static inline float km_dot(const float *x, const float *c, int32_t d) {
     return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
-/* km_dot of x with four centers at once (x's loads shared): for each center
- * exactly km_dot's operations in km_dot's order. */
-static inline void km_dot4(const float *x, const float *c, int64_t ldc, int32_t d, float out[4]) {
-    km_v4 lo[4], hi[4];
-    for (int q = 0; q < 4; q++) lo[q] = hi[q] = (km_v4){0.0f, 0.0f, 0.0f, 0.0f};
-    int32_t f = 0;
-    for (; f + 8 <= d; f += 8) {
-        const km_v4 a = km_ld4(x + f), b = km_ld4(x + f + 4);
-        for (int q = 0; q < 4; q++) {
-            lo[q] = lo[q] + a * km_ld4(c + q * ldc + f);
-            hi[q] = hi[q] + b * km_ld4(c + q * ldc + f + 4);
+/* km_dot of x with the four centers of a block at once, x and the centers
+ * padded with zeros from feature d to dp, the next multiple of 8, the centers
+ * transposed (ct[f * 4 + q]: feature f of the block's center q): eight lane
+ * accumulators (lane f mod 8), each a vector over the four centers, so every
+ * center gets km_dot's operations in km_dot's order: the padding adds
+ * products 0 * 0 = +0, which change no lane (a lane that starts at +0 is
+ * never -0 in round-to-nearest, and v + 0 = v for every other v). */
+__attribute__((always_inline)) static inline km_v4 km_dot_block(const float *x, const float *ct, int32_t dp) {
+    km_v4 a0 = {0.0f, 0.0f, 0.0f, 0.0f}, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+#define KM_LANE(A, XV, F) A = A + (km_v4){(XV), (XV), (XV), (XV)} * km_ld4(ct + (int64_t)(F) * 4)
+    for (int32_t f = 0; f < dp; f += 8) {
+        KM_LANE(a0, x[f], f);
+        KM_LANE(a1, x[f + 1], f + 1);
+        KM_LANE(a2, x[f + 2], f + 2);
+        KM_LANE(a3, x[f + 3], f + 3);
+        KM_LANE(a4, x[f + 4], f + 4);
+        KM_LANE(a5, x[f + 5], f + 5);
+        KM_LANE(a6, x[f + 6], f + 6);
+        KM_LANE(a7, x[f + 7], f + 7);
+    }
+#undef KM_LANE
+    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+}
+
+/* Padded features of a block: d rounded up to a multiple of 8. */
+static inline int32_t km_dpad(int32_t d) { return (d + 7) / 8 * 8; }
+
+/* The centers in blocks of four, each block transposed and padded with zeros
+ * (past k and past d): ct[(j / 4) * dp * 4 + f * 4 + j % 4]. */
+static void km_transpose(const float *c, int32_t k, int32_t d, float *ct) {
+    const int32_t nb = (k + 3) / 4, dp = km_dpad(d);
+    for (int32_t b = 0; b < nb; b++)
+        for (int32_t f = 0; f < dp; f++)
+            for (int32_t q = 0; q < 4; q++) {
+                const int32_t j = 4 * b + q;
+                ct[(int64_t)b * dp * 4 + (int64_t)f * 4 + q] = j < k && f < d ? c[(int64_t)j * d + f] : 0.0f;
+            }
+}
+
+static int32_t g_long_row_for_tests;
+void sb_kmeans_long_row_for_tests(int32_t dp) { g_long_row_for_tests = dp; }
+
+/* Row x's distances to the k centers (x padded to dp features; c the centers
+ * row-major, ct as km_transpose lays them out, cn their norms padded to a
+ * multiple of four) into out[0..k), or, out NULL, only the nearest (ties to
+ * the lower index) into *best and its distance into *bestd. Long rows go
+ * center by center (km_dot: x stays in cache), short ones four centers at
+ * once (km_dot_block): the same values either way. */
+__attribute__((always_inline)) static inline void km_row(const float *x, float xn, const float *c, const float *ct,
+                                                         const float *cn, int32_t k, int32_t d, int32_t dp, float *out,
+                                                         int32_t *best, float *bestd) {
+    float bd = 0.0f;
+    int32_t bj = 0;
+    const km_v4 xn4 = {xn, xn, xn, xn}, two = {2.0f, 2.0f, 2.0f, 2.0f};
+    const int by_center = dp >= (g_long_row_for_tests > 0 ? g_long_row_for_tests : KM_LONG_ROW);
+    for (int32_t j0 = 0; j0 < k; j0 += 4) {
+        float sv[4];
+        km_v4 dot;
+        if (by_center) {
+            float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (int32_t q = 0; q < 4 && j0 + q < k; q++) t[q] = km_dot(x, c + (int64_t)(j0 + q) * d, d);
+            dot = km_ld4(t);
+        } else {
+            dot = km_dot_block(x, ct + (int64_t)j0 * dp, dp);
+        }
+        const km_v4 v = (xn4 + km_ld4(cn + j0)) - two * dot;
+        memcpy(sv, &v, sizeof sv);
+        for (int32_t q = 0; q < 4 && j0 + q < k; q++) {
+            const int32_t j = j0 + q;
+            const float s = sv[q] > 0.0f ? sv[q] : 0.0f;
+            if (out) out[j] = s;
+#ifdef SB_SABOTAGE_KMEANS_TIES
+            /* Separating arm (make SABOTAGE=kmeans-ties): ties to the higher index. */
+            if (j == 0 || s <= bd) bd = s, bj = j;
+#else
+            if (j == 0 || s < bd) bd = s, bj = j;
+#endif
         }
     }
-    for (int q = 0; q < 4; q++) {
-        float l[8];
-        memcpy(l, &lo[q], sizeof lo[q]);
-        memcpy(l + 4, &hi[q], sizeof hi[q]);
-        const float *cq = c + q * ldc;
-        for (int32_t g = f, t = 0; g < d; g++, t++) l[t] = l[t] + x[g] * cq[g];
-        out[q] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    *best = bj;
+    *bestd = bd;
+}
+
+/* x with its rows padded with zeros to dp features. */
+typedef struct pad_job {
+    const float *x;
+    float *out;
+    int64_t n;
+    int32_t d, dp;
+} pad_job;
+
+static void pad_task(void *ctx, int64_t task) {
+    const pad_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, 4096, task, &b, &e);
+    for (int64_t i = b; i < e; i++) {
+        memcpy(j->out + i * j->dp, j->x + i * j->d, sizeof(float) * (size_t)j->d);
+        for (int32_t f = j->d; f < j->dp; f++) j->out[i * j->dp + f] = 0.0f;
     }
+}
+
+/* The rows padded to km_dpad(d) features: x itself when d is a multiple of 8,
+ * else a copy (*owned, the caller frees it); NULL when out of memory. */
+static const float *km_padded(const float *x, int64_t n, int32_t d, float **owned) {
+    const int32_t dp = km_dpad(d);
+    *owned = NULL;
+    if (dp == d) return x;
+    float *p = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)dp);
+    if (!p) return NULL;
+    pad_job j = {x, p, n, d, dp};
+    sb_parallel_for(sb_chunk_count(n, 4096), pad_task, &j);
+    *owned = p;
+    return p;
 }
 
 /* The assignment distance of the header from the exact squared norms. */
@@ -207,12 +300,14 @@ static int32_t km_floor_ln(int32_t k) {
 
 typedef struct km_fit {
     const float *x, *w;  /* n x d rows; weights (NULL: all 1) */
+    const float *xp;     /* the rows padded to km_dpad(d) features (x itself when d is a multiple of 8) */
     int64_t n;
     int32_t d, k;
     float *xn;           /* n exact squared norms */
     int64_t srows, nb;   /* sum blocks: rows each, count */
     /* work arrays */
-    float *centers, *cn; /* k x d; k norms */
+    float *centers, *cn; /* k x d; k norms (zeros up to a multiple of four) */
+    float *ct;           /* the centers as km_transpose lays them out */
     int32_t *labels;
     float *dist;         /* n: each row's assignment distance */
     double *ps, *pw;     /* nb x k x d and nb x k partial sums */
@@ -232,33 +327,21 @@ static void assign_task(void *ctx, int64_t task) {
     km_fit *f = ((assign_job *)ctx)->f;
     int64_t b, e;
     sb_chunk_range(f->n, KM_ROW_GRAIN, task, &b, &e);
-    for (int64_t i = b; i < e; i++) {
-        const float *xi = f->x + i * f->d;
-        float best = 0.0f, dots[4];
-        int32_t bj = 0;
-        for (int32_t j = 0; j < f->k; j++) {
-            if ((j & 3) == 0 && j + 4 <= f->k) km_dot4(xi, f->centers + (int64_t)j * f->d, f->d, f->d, dots);
-            const float dot = j + 4 - (j & 3) <= f->k ? dots[j & 3] : km_dot(xi, f->centers + (int64_t)j * f->d, f->d);
-            const float s0 = (f->xn[i] + f->cn[j]) - 2.0f * dot, s = s0 > 0.0f ? s0 : 0.0f;
-#ifdef SB_SABOTAGE_KMEANS_TIES
-            /* Separating arm (make SABOTAGE=kmeans-ties): ties to the higher index. */
-            if (j == 0 || s <= best) best = s, bj = j;
-#else
-            if (j == 0 || s < best) best = s, bj = j;
-#endif
-        }
-        f->labels[i] = bj;
-        f->dist[i] = best;
-    }
+    const int32_t dp = km_dpad(f->d);
+    for (int64_t i = b; i < e; i++)
+        km_row(f->xp + i * dp, f->xn[i], f->centers, f->ct, f->cn, f->k, f->d, dp, NULL, &f->labels[i], &f->dist[i]);
 }
 
+/* The centers' exact squared norms, zeros past k up to a multiple of four. */
 static sb_status km_center_norms(km_fit *f) {
+    for (int32_t j = f->k; j < (f->k + 3) / 4 * 4; j++) f->cn[j] = 0.0f;
     return sb_lr_lines_host(SB_LR_SQNORM, 1, f->k, f->d, f->centers, f->d, f->cn);
 }
 
 static sb_status km_assign(km_fit *f) {
     sb_status st = km_center_norms(f);
     if (st != SB_OK) return st;
+    km_transpose(f->centers, f->k, f->d, f->ct);
     assign_job j = {f};
     sb_parallel_for(sb_chunk_count(f->n, KM_ROW_GRAIN), assign_task, &j);
     return SB_OK;
@@ -664,7 +747,8 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
     const int64_t pcells = f.nb * (kd > 2 * d ? kd : 2 * d);
     f.xn = sb_malloc(sizeof(float) * (size_t)n);
     f.centers = sb_malloc(sizeof(float) * (size_t)kd);
-    f.cn = sb_malloc(sizeof(float) * (size_t)k);
+    f.cn = sb_malloc(sizeof(float) * (size_t)((k + 3) / 4 * 4));
+    f.ct = sb_malloc(sizeof(float) * (size_t)((k + 3) / 4 * 4) * (size_t)km_dpad((int32_t)d));
     f.labels = sb_malloc(sizeof(int32_t) * (size_t)n);
     f.dist = sb_malloc(sizeof(float) * (size_t)n);
     f.ps = sb_malloc(sizeof(double) * (size_t)pcells);
@@ -675,10 +759,13 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
     float *old = sb_malloc(sizeof(float) * (size_t)kd), *best_c = sb_malloc(sizeof(float) * (size_t)kd);
     int32_t *labels_old = sb_malloc(sizeof(int32_t) * (size_t)n);
     sb_model *m = NULL;
-    if (!f.xn || !f.centers || !f.cn || !f.labels || !f.dist || !f.ps || !f.pw || !f.sum || !f.wsum || !f.bm || !old ||
+    if (!f.xn || !f.centers || !f.cn || !f.ct || !f.labels || !f.dist || !f.ps || !f.pw || !f.sum || !f.wsum || !f.bm || !old ||
         !best_c || !labels_old)
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld x %lld and %d clusters", (long long)n,
                      (long long)d, (int)k);
+    float *xpad = NULL;
+    if (st == SB_OK && !(f.xp = km_padded(t->x, n, (int32_t)d, &xpad)))
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for the padded rows");
     if (st == SB_OK) st = sb_lr_lines_host(SB_LR_SQNORM, 1, n, d, t->x, d, f.xn);
     for (int64_t i = 0; i < n && st == SB_OK; i++)
         if (!isfinite(f.xn[i]))
@@ -745,9 +832,11 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
     }
     if (st == SB_OK && card) st = sb_model_record(card, m, train, SB_PREDICT_VALUE, "kmeans.train_labels", "kmeans.model_bytes");
     sb_free(text);
+    sb_free(xpad);
     sb_free(f.xn);
     sb_free(f.centers);
     sb_free(f.cn);
+    sb_free(f.ct);
     sb_free(f.labels);
     sb_free(f.dist);
     sb_free(f.ps);
@@ -771,30 +860,23 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
 typedef struct pred_job {
     const sb_model *m;
     const sb_table *t;
-    const float *xn, *cn;
+    const float *xn, *cn, *ct, *xp;
     int32_t kind;
     float *out;
 } pred_job;
 
 static void pred_task(void *ctx, int64_t task) {
     const pred_job *j = ctx;
-    const int64_t d = j->m->num_features, k = j->m->kmeans->k;
+    const int32_t d = j->m->num_features, dp = km_dpad(d), k = j->m->kmeans->k;
     int64_t b, e;
     sb_chunk_range(j->t->nrows, KM_ROW_GRAIN, task, &b, &e);
     for (int64_t i = b; i < e; i++) {
-        const float *xi = j->t->x + i * d;
-        float best = 0.0f;
-        int32_t bj = 0;
-        for (int64_t c = 0; c < k; c++) {
-            const float s = km_sqd(j->xn[i], j->cn[c], xi, j->m->kmeans->centers + c * d, (int32_t)d);
-            if (j->kind == SB_PREDICT_RAW) j->out[i * k + c] = s;
-            else if (j->kind == SB_PREDICT_TRANSFORM) j->out[i * k + c] = sqrtf(s);
-#ifdef SB_SABOTAGE_KMEANS_TIES
-            if (c == 0 || s <= best) best = s, bj = (int32_t)c;
-#else
-            if (c == 0 || s < best) best = s, bj = (int32_t)c;
-#endif
-        }
+        int32_t bj;
+        float bd;
+        float *row = j->kind == SB_PREDICT_VALUE ? NULL : j->out + i * k;
+        km_row(j->xp + i * dp, j->xn[i], j->m->kmeans->centers, j->ct, j->cn, k, d, dp, row, &bj, &bd);
+        if (j->kind == SB_PREDICT_TRANSFORM)
+            for (int32_t c = 0; c < k; c++) row[c] = sqrtf(row[c]);
         if (j->kind == SB_PREDICT_VALUE) j->out[i] = (float)bj;
     }
 }
@@ -819,19 +901,29 @@ sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, cons
     if (cap == 0) return SB_OK;
     if (cap < need) return sb_fail(SB_ERR_LIMIT, "prediction buffer holds %zu values, %zu needed", cap, need);
     float *xn = sb_malloc(sizeof(float) * (size_t)(t->nrows > 0 ? t->nrows : 1));
-    float *cn = sb_malloc(sizeof(float) * (size_t)c->k);
-    if (!xn || !cn) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld rows", (long long)t->nrows);
+    float *cn = sb_calloc((size_t)((c->k + 3) / 4 * 4), sizeof(float));
+    float *ct = sb_malloc(sizeof(float) * (size_t)((c->k + 3) / 4 * 4) * (size_t)km_dpad(m->num_features));
+    if (!xn || !cn || !ct) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld rows", (long long)t->nrows);
     if (st == SB_OK && t->nrows > 0) st = sb_lr_lines_host(SB_LR_SQNORM, 1, t->nrows, t->ncols, t->x, t->ncols, xn);
     if (st == SB_OK) st = sb_lr_lines_host(SB_LR_SQNORM, 1, c->k, m->num_features, c->centers, m->num_features, cn);
     for (int64_t i = 0; i < t->nrows && st == SB_OK; i++)
         if (!isfinite(xn[i]))
             st = sb_fail(SB_ERR_INVALID_INPUT, "the squared norm of row %lld overflows float32", (long long)i);
     if (st == SB_OK) {
-        pred_job j = {m, t, xn, cn, kind, out};
-        sb_parallel_for(sb_chunk_count(t->nrows, KM_ROW_GRAIN), pred_task, &j);
+        km_transpose(c->centers, c->k, m->num_features, ct);
+        float *xpad = NULL;
+        const float *xp = km_padded(t->x, t->nrows, m->num_features, &xpad);
+        if (!xp) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for the padded rows");
+        } else {
+            pred_job j = {m, t, xn, cn, ct, xp, kind, out};
+            sb_parallel_for(sb_chunk_count(t->nrows, KM_ROW_GRAIN), pred_task, &j);
+        }
+        sb_free(xpad);
     }
     sb_free(xn);
     sb_free(cn);
+    sb_free(ct);
     return st;
 }
 

@@ -21,4 +21,9 @@ sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, cons
 const float *sb_km_array(const sb_model *m, const char *name, size_t *n);
 sb_status sb_km_int(const sb_model *m, const char *name, int64_t *out);
 
+/* Tests only: the padded row length from which distances go center by
+ * center instead of four centers at once (0: the library's own); both give
+ * the same bits, which tests/unit/test_kmeans.c checks. */
+void sb_kmeans_long_row_for_tests(int32_t dp);
+
 #endif

@@ -1,0 +1,74 @@
+/*
+ * test_kmeans.c: k-means' two ways to a row's distances (src/models/cluster/
+ * kmeans.c: four centers at once over transposed centers, or center by center
+ * over the row's lanes) give the same model bytes, on short rows and long ones,
+ * with weights and without, at one thread and several; and the model file
+ * round-trips.
+ */
+#include "sb_test.h"
+#include "models/cluster/kmeans.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static float *blobs(int64_t n, int32_t d, uint64_t seed) {
+    float *x = malloc(sizeof(float) * (size_t)(n * d));
+    uint64_t r = seed;
+    for (int64_t i = 0; i < n; i++)
+        for (int32_t f = 0; f < d; f++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            const float u = (float)(r >> 40) * 0x1p-24f - 0.5f;
+            x[i * d + f] = u + (f == (int32_t)(i % 5) % d ? 3.0f * (float)(i % 5) : 0.0f);
+        }
+    return x;
+}
+
+static int fit_digest(const float *x, int64_t n, int32_t d, const float *w, const char *params, char out[65]) {
+    sb_dataset *ds = NULL;
+    sb_params *p = NULL;
+    sb_model *m = NULL;
+    int ok = sb_dataset_from_matrix(x, n, d, &ds) == SB_OK && (!w || sb_dataset_set_weight(ds, w, n) == SB_OK) &&
+             sb_params_create(&p) == SB_OK && sb_params_parse(p, params) == SB_OK &&
+             sb_kmeans_fit(p, ds, NULL, NULL, &m) == SB_OK && sb_model_digest(m, out) == SB_OK;
+    if (ok) { /* the file round-trips to the same digest */
+        size_t need = 0;
+        uint8_t *bytes = NULL;
+        sb_model *back = NULL;
+        char again[65];
+        ok = sb_model_to_bytes(m, NULL, 0, &need) == SB_OK && (bytes = malloc(need)) &&
+             sb_model_to_bytes(m, bytes, need, NULL) == SB_OK && sb_model_from_bytes(bytes, need, &back) == SB_OK &&
+             sb_model_digest(back, again) == SB_OK && !strcmp(again, out);
+        free(bytes);
+        sb_model_free(back);
+    }
+    sb_model_free(m);
+    sb_params_free(p);
+    sb_dataset_free(ds);
+    return ok;
+}
+
+SB_TEST(test_kmeans_distance_paths_agree) {
+    const int32_t widths[] = {3, 7, 8, 13, 70, 129};
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+        const int32_t d = widths[wi];
+        const int64_t n = 500;
+        float *x = blobs(n, d, 7 + (uint64_t)d), *w = malloc(sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) w[i] = (float)(i % 3);
+        for (int weighted = 0; weighted < 2; weighted++) {
+            char a[65], b[65], c[65];
+            const char *params = "model=kmeans,n_clusters=7,n_init=2,random_state=3";
+            sb_kmeans_long_row_for_tests(1); /* every row center by center */
+            SB_CHECK(fit_digest(x, n, d, weighted ? w : NULL, params, a));
+            sb_kmeans_long_row_for_tests(1 << 30); /* every row four centers at once */
+            SB_CHECK(fit_digest(x, n, d, weighted ? w : NULL, params, b));
+            sb_kmeans_long_row_for_tests(0);
+            SB_CHECK(sb_set_num_threads(3) == SB_OK);
+            SB_CHECK(fit_digest(x, n, d, weighted ? w : NULL, params, c));
+            SB_CHECK(sb_set_num_threads(0) == SB_OK);
+            SB_CHECK(!strcmp(a, b));
+            SB_CHECK(!strcmp(a, c));
+        }
+        free(x);
+        free(w);
+    }
+}
