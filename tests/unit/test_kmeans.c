@@ -1,9 +1,9 @@
 /*
  * test_kmeans.c: k-means' two ways to a row's distances (src/models/cluster/
  * kmeans.c: four centers at once over transposed centers, or center by center
- * over the row's lanes) give the same model bytes, on short rows and long ones,
- * with weights and without, at one thread and several; and the model file
- * round-trips.
+ * over the row's lanes) give the same distances bit for bit and the same
+ * model bytes, on short rows and long ones, with weights and without, at one
+ * thread and several; and the model file round-trips.
  */
 #include "sb_test.h"
 #include "models/cluster/kmeans.h"
@@ -47,6 +47,31 @@ static int fit_digest(const float *x, int64_t n, int32_t d, const float *w, cons
     return ok;
 }
 
+/* The n x 7 squared distances (SB_PREDICT_RAW) of a model fitted on x, with
+ * the long-row threshold at lr (1: every row center by center; 2^30: four
+ * centers at once). */
+static float *raw_distances(const float *x, int64_t n, int32_t d, int32_t lr) {
+    sb_dataset *ds = NULL;
+    sb_params *p = NULL;
+    sb_model *m = NULL;
+    float *out = malloc(sizeof(float) * (size_t)(n * 7));
+    sb_kmeans_long_row_for_tests(0);
+    int ok = out && sb_dataset_from_matrix(x, n, d, &ds) == SB_OK && sb_params_create(&p) == SB_OK &&
+             sb_params_parse(p, "model=kmeans,n_clusters=7,random_state=5") == SB_OK &&
+             sb_kmeans_fit(p, ds, NULL, NULL, &m) == SB_OK;
+    sb_kmeans_long_row_for_tests(lr);
+    ok = ok && sb_model_predict(m, ds, SB_PREDICT_RAW, out, (size_t)(n * 7), NULL) == SB_OK;
+    sb_kmeans_long_row_for_tests(0);
+    sb_model_free(m);
+    sb_params_free(p);
+    sb_dataset_free(ds);
+    if (!ok) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 SB_TEST(test_kmeans_distance_paths_agree) {
     const int32_t widths[] = {3, 7, 8, 13, 70, 129};
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
@@ -68,6 +93,10 @@ SB_TEST(test_kmeans_distance_paths_agree) {
             SB_CHECK(!strcmp(a, b));
             SB_CHECK(!strcmp(a, c));
         }
+        float *r1 = raw_distances(x, n, d, 1), *r2 = raw_distances(x, n, d, 1 << 30);
+        SB_CHECK(r1 && r2 && !memcmp(r1, r2, sizeof(float) * (size_t)(n * 7)));
+        free(r1);
+        free(r2);
         free(x);
         free(w);
     }
