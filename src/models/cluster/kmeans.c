@@ -153,6 +153,35 @@ static inline float km_dot(const float *x, const float *c, int32_t d) {
     return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
+/* km_dot of x with four row-major centers c0..c3 (x's loads shared, eight
+ * independent sums): for each center exactly km_dot's operations in km_dot's
+ * order. */
+static inline void km_dot4(const float *x, const float *c0, const float *c1, const float *c2, const float *c3,
+                           int32_t d, float out[4]) {
+    km_v4 l0 = {0.0f, 0.0f, 0.0f, 0.0f}, h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;
+    int32_t f = 0;
+    for (; f + 8 <= d; f += 8) {
+        const km_v4 a = km_ld4(x + f), b = km_ld4(x + f + 4);
+        l0 = l0 + a * km_ld4(c0 + f);
+        h0 = h0 + b * km_ld4(c0 + f + 4);
+        l1 = l1 + a * km_ld4(c1 + f);
+        h1 = h1 + b * km_ld4(c1 + f + 4);
+        l2 = l2 + a * km_ld4(c2 + f);
+        h2 = h2 + b * km_ld4(c2 + f + 4);
+        l3 = l3 + a * km_ld4(c3 + f);
+        h3 = h3 + b * km_ld4(c3 + f + 4);
+    }
+    const km_v4 lo[4] = {l0, l1, l2, l3}, hi[4] = {h0, h1, h2, h3};
+    const float *cs[4] = {c0, c1, c2, c3};
+    for (int q = 0; q < 4; q++) {
+        float l[8];
+        memcpy(l, &lo[q], sizeof lo[q]);
+        memcpy(l + 4, &hi[q], sizeof hi[q]);
+        for (int32_t g = f, t = 0; g < d; g++, t++) l[t] = l[t] + x[g] * cs[q][g];
+        out[q] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    }
+}
+
 /* km_dot of x with the four centers of a block at once, x and the centers
  * padded with zeros from feature d to dp, the next multiple of 8, the centers
  * transposed (ct[f * 4 + q]: feature f of the block's center q): eight lane
@@ -213,7 +242,11 @@ __attribute__((always_inline)) static inline void km_row(const float *x, float x
         km_v4 dot;
         if (by_center) {
             float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            for (int32_t q = 0; q < 4 && j0 + q < k; q++) t[q] = km_dot(x, c + (int64_t)(j0 + q) * d, d);
+            if (j0 + 4 <= k)
+                km_dot4(x, c + (int64_t)j0 * d, c + (int64_t)(j0 + 1) * d, c + (int64_t)(j0 + 2) * d,
+                        c + (int64_t)(j0 + 3) * d, d, t);
+            else
+                for (int32_t q = 0; q < 4 && j0 + q < k; q++) t[q] = km_dot(x, c + (int64_t)(j0 + q) * d, d);
             dot = km_ld4(t);
         } else {
             dot = km_dot_block(x, ct + (int64_t)j0 * dp, dp);
@@ -347,6 +380,22 @@ static sb_status km_assign(km_fit *f) {
     return SB_OK;
 }
 
+/* Two doubles as one value (each lane its own IEEE add or multiply, as the
+ * scalar loop), and two floats widened to them exactly. */
+typedef double km_d2 __attribute__((vector_size(16)));
+typedef float km_f2 __attribute__((vector_size(8)));
+static inline km_d2 km_ld2(const double *p) {
+    km_d2 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void km_st2(double *p, km_d2 v) { memcpy(p, &v, sizeof v); }
+static inline km_d2 km_widen2(const float *p) {
+    km_f2 v;
+    memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, km_d2);
+}
+
 /* Sum block b: the weighted sums of each cluster's rows and their weights. */
 static void sums_task(void *ctx, int64_t b) {
     km_fit *f = ((assign_job *)ctx)->f;
@@ -357,10 +406,18 @@ static void sums_task(void *ctx, int64_t b) {
     for (int64_t i = i0; i < i1; i++) {
         const int32_t l = f->labels[i];
         const double w = (double)km_w(f, i);
-        const float *xi = f->x + i * d;
-        double *s = ps + (int64_t)l * d;
+        const float *restrict xi = f->x + i * d;
+        double *restrict s = ps + (int64_t)l * d;
         pw[l] = pw[l] + w;
-        for (int64_t c = 0; c < d; c++) s[c] = s[c] + w * (double)xi[c]; /* w x exact in double */
+        int64_t c = 0;
+        if (f->w) { /* w x exact in double */
+            const km_d2 wv = {w, w};
+            for (; c + 2 <= d; c += 2) km_st2(s + c, km_ld2(s + c) + wv * km_widen2(xi + c));
+            for (; c < d; c++) s[c] = s[c] + w * (double)xi[c];
+        } else { /* 1 x is x: the same sums without the products */
+            for (; c + 2 <= d; c += 2) km_st2(s + c, km_ld2(s + c) + km_widen2(xi + c));
+            for (; c < d; c++) s[c] = s[c] + (double)xi[c];
+        }
     }
 }
 
