@@ -78,7 +78,9 @@ def test_non_convergence_is_reported(housing, tmp_path):
     (["--model", "pca", "svd_solver=arpack"], "svd_solver='arpack' is not built"),
     (["--model", "pca", "svd_solver=randomized"], "the randomized solver needs a whole n_components"),
     (["--model", "ridge", "objective=binary"], "takes no model= or objective="),
-    (["--model", "kmeans"], "--model gbdt, or a linear model (linear, ridge"),
+    (["--model", "dbscan"], "--model gbdt, kmeans, or a linear model (linear, ridge"),
+    (["--model", "kmeans", "n_clusters=0"], "n_clusters"),
+    (["--model", "kmeans", "init=kmeans"], "init='kmeans': k-means++, random, or given centers"),
 ])
 def test_refusals_are_named(args, words, housing):
     r = samebits("train", "--data", str(housing), "--label", "median_house_value", *args)
