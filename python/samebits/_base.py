@@ -195,6 +195,20 @@ class FittedModel:
         self._check_fitted()
         return self._model.to_bytes()
 
+    # ---- pickle: the model travels as its file's bytes ----
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        model = state.pop("_model", None)
+        state["_model_bytes"] = model.to_bytes() if model is not None else None
+        return state
+
+    def __setstate__(self, state):
+        from ._model import Model
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        self._model = Model.from_bytes(data) if data is not None else None
+
     def save_model(self, path):
         """Write the model file atomically (the same bytes as `samebits train --out`)."""
         self._check_fitted()

@@ -217,16 +217,3 @@ class KMeans(FittedModel, Estimator):
         from sklearn.utils import InputTags, Tags, TargetTags
         return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
                     input_tags=InputTags(allow_nan=False))
-
-    # ---- pickle ------------------------------------------------------------------------
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        model = state.pop("_model", None)
-        state["_model_bytes"] = model.to_bytes() if model is not None else None
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
-        self._model = Model.from_bytes(data) if data is not None else None

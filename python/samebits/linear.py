@@ -239,18 +239,6 @@ class _Linear(FittedModel, Estimator):
         tags.input_tags.allow_nan = False
         return tags
 
-    # ---- pickle ------------------------------------------------------------------------
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        model = state.pop("_model", None)
-        state["_model_bytes"] = model.to_bytes() if model is not None else None
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
-        self._model = Model.from_bytes(data) if data is not None else None
 
 
 def _is_2d(y):
