@@ -111,7 +111,8 @@ typedef enum sb_family {
     SB_FAMILY_ISOLATION_FOREST = 3,
     SB_FAMILY_KMEANS = 4,
     SB_FAMILY_LINEAR = 5,
-    SB_FAMILY_COUNT_ = 6
+    SB_FAMILY_KNN = 6,
+    SB_FAMILY_COUNT_ = 7
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -285,6 +286,44 @@ SB_API sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train,
  * "n_clusters" (sb_model_get_array, sb_model_get_int). card may be NULL. */
 SB_API sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const float *init_centers,
                                sb_card *card, sb_model **out);
+
+/* Fit brute-force nearest neighbors (docs/neighbors.md) with scikit-learn's
+ * names and defaults: task=neighbors|classification|regression (default:
+ * classification when the dataset has a label, neighbors without),
+ * n_neighbors (5), radius (1.0, radius_neighbors' default), weights=uniform|
+ * distance, metric=minkowski|euclidean (p=2 only)|cosine, algorithm=auto|
+ * brute|ball_tree|kd_tree (every one the same exact neighbors, computed by
+ * brute force), leaf_size (no effect), device=cpu (cuda and opencl refused by
+ * name in this library). The rows (finite) and, for a supervised task, the
+ * label are copied into the model; a classifier's labels are class indices
+ * 0..9999. Neighbors are ordered by (exact distance, index), the same bits on
+ * every machine. The model's SB_PREDICT_VALUE is the class index or the
+ * regression value, SB_PREDICT_PROBA the classifier's n x classes
+ * probabilities; integers "n_neighbors", "n_samples_fit", "n_classes" (a
+ * classifier's; 0 otherwise), "task", "metric", "weights". card may be NULL. */
+SB_API sb_status sb_knn_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
+/* The neighbors of a set of query rows: row i's at [offsets[i], offsets[i+1])
+ * of the indices (into the training rows) and the distances (Euclidean, or
+ * the cosine distance 1 - cos). Owned by the caller: sb_neighbors_free. */
+typedef struct sb_neighbors sb_neighbors;
+/* The n_neighbors nearest training rows of each row of queries (k 0: the
+ * model's n_neighbors), by (distance, index). queries NULL: the training rows
+ * themselves, each without itself (scikit-learn's kneighbors()). device: NULL
+ * or "cpu" (a GPU is refused by name). */
+SB_API sb_status sb_model_kneighbors(const sb_model *m, const sb_dataset *queries, int32_t k, const char *device,
+                                     sb_neighbors **out);
+/* Every training row within radius (distance <= radius; radius < 0: the
+ * model's) of each row of queries, in index order, or by (distance, index)
+ * when sort is nonzero; queries NULL as for sb_model_kneighbors. */
+SB_API sb_status sb_model_radius_neighbors(const sb_model *m, const sb_dataset *queries, double radius, int32_t sort,
+                                           const char *device, sb_neighbors **out);
+/* Query rows and the total neighbor count. */
+SB_API sb_status sb_neighbors_shape(const sb_neighbors *nb, int64_t *nrows, int64_t *total);
+/* Copy out: offsets (nrows + 1), indices and distances (total each); any may be NULL. */
+SB_API sb_status sb_neighbors_copy(const sb_neighbors *nb, int64_t *offsets, int64_t *indices, float *distances);
+/* NULL is a no-op. */
+SB_API void sb_neighbors_free(sb_neighbors *nb);
 
 /* A fitted model's array attribute by scikit-learn's name, row-major: "coef"
  * (nout x features), "intercept", "mean", "components" (PCA's coef),

@@ -78,6 +78,31 @@ void sb_kmeans_free(sb_kmeans *c) {
     sb_free(c);
 }
 
+sb_knn *sb_knn_alloc(int32_t task, int64_t n, int32_t nfeat) {
+    sb_knn *k = sb_calloc(1, sizeof *k);
+    if (!k) return NULL;
+    k->task = task;
+    k->n = n;
+    k->x = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)(nfeat > 0 ? nfeat : 1));
+    if (task != SB_KNN_NEIGHBORS) k->y = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!k->x || (task != SB_KNN_NEIGHBORS && !k->y)) {
+        sb_knn_free(k);
+        return NULL;
+    }
+    return k;
+}
+
+void sb_knn_free(sb_knn *k) {
+    if (!k) return;
+    sb_free(k->x);
+    sb_free(k->y);
+    sb_free(k->xs);
+    sb_free(k->xsn);
+    sb_free(k->mu);
+    sb_free(k->xnorm);
+    sb_free(k);
+}
+
 /* The model's profile: a static string, never NULL for a model this library built or read. */
 sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
     sb_clear_error();
@@ -102,6 +127,7 @@ void sb_model_free(sb_model *m) {
     sb_free(m->params);
     sb_linear_free(m->linear);
     sb_kmeans_free(m->kmeans);
+    sb_knn_free(m->knn);
     sb_free(m);
 }
 

@@ -75,6 +75,30 @@ typedef struct sb_kmeans {
     float *centers;        /* k x num_features */
 } sb_kmeans;
 
+/* The nearest-neighbors family's fitted state (src/models/neighbors/,
+ * docs/neighbors.md): a model of family SB_FAMILY_KNN holds one and no trees.
+ * x and y are the training rows, copied (a model never points into the
+ * caller's data); the screening arrays are derived from x by sb_knn_prepare
+ * (fit and the file reader), never written to the file. */
+enum { SB_KNN_NEIGHBORS = 0, SB_KNN_CLASSIFIER = 1, SB_KNN_REGRESSOR = 2, SB_KNN_TASK_COUNT_ = 3 };
+enum { SB_KNN_EUCLIDEAN = 0, SB_KNN_COSINE = 1 };
+typedef struct sb_knn {
+    int32_t task;          /* SB_KNN_NEIGHBORS | _CLASSIFIER | _REGRESSOR */
+    int32_t n_neighbors;   /* k of kneighbors and of prediction */
+    int32_t metric;        /* SB_KNN_EUCLIDEAN | SB_KNN_COSINE */
+    int32_t weights;       /* 0 uniform, 1 distance (prediction's votes and means) */
+    int32_t nclass;        /* classifier: classes (labels 0..nclass-1); 0 otherwise */
+    int64_t n;             /* training rows */
+    float radius;          /* radius_neighbors' default radius */
+    float *x;              /* n x num_features training rows */
+    float *y;              /* n targets (classifier: the class index); NULL for SB_KNN_NEIGHBORS */
+    /* derived by sb_knn_prepare (not in the file) */
+    float *xs;             /* the screening rows (centered or normalized), packed in panels of 16 */
+    float *xsn;            /* their float32 squared norms, n */
+    float *mu;             /* euclidean: the centering means (num_features); NULL for cosine */
+    double *xnorm;         /* cosine: each row's norm sqrt(sum x^2) in double; NULL for euclidean */
+} sb_knn;
+
 struct sb_model {
     int32_t family;          /* sb_family */
     int32_t objective;       /* sb_objective */
@@ -89,12 +113,19 @@ struct sb_model {
     const char *profile;     /* the numeric profile it was trained under: one of sb_model_profiles (static) */
     sb_linear *linear;       /* family SB_FAMILY_LINEAR: its state (no trees); NULL otherwise */
     sb_kmeans *kmeans;       /* family SB_FAMILY_KMEANS: its state (no trees); NULL otherwise */
+    sb_knn *knn;             /* family SB_FAMILY_KNN: its state (no trees); NULL otherwise */
 };
 
 /* A zeroed sb_kmeans with its centers for k rows of nfeat; NULL when out of
  * memory. sb_kmeans_free releases it (NULL: no-op). */
 sb_kmeans *sb_kmeans_alloc(int32_t k, int32_t nfeat);
 void sb_kmeans_free(sb_kmeans *c);
+
+/* A zeroed sb_knn with x for n rows of nfeat and, for a supervised task, y;
+ * NULL when out of memory. sb_knn_free releases it and its derived arrays
+ * (NULL: no-op). */
+sb_knn *sb_knn_alloc(int32_t task, int64_t n, int32_t nfeat);
+void sb_knn_free(sb_knn *k);
 
 /* A zeroed sb_linear of kind with its arrays for nout rows of nfeat
  * (mean and the decomposition arrays only for PCA and TruncatedSVD); NULL when

@@ -13,6 +13,7 @@
  * trusted, and then checks the model's structure with the same rules the writer
  * applies, so a file this library writes is always a file it accepts.
  */
+#include "neighbors/knn.h"
 #include "model.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +54,8 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_MAX_LINEAR_OUT 100000
 /* The k-means family's payload (version 2 only). */
 #define MF_TAG_KMEANS "CNTR"
+#define MF_TAG_KNN "NBRS"
+#define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
 /* ---- little-endian byte helpers (host-independent) ---- */
@@ -209,12 +212,14 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
 static sb_status check_common(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_linear(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_knn(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
+    if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4) or linear (5)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5) or knn (6)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -353,6 +358,42 @@ static sb_status check_linear(const sb_model *m, sb_status bad, const char *who)
     return check_common(m, bad, who);
 }
 
+/* A nearest-neighbors model: its task, parameters and shape, finite rows and
+ * targets, class labels below its class count, no trees. */
+static sb_status check_knn(const sb_model *m, sb_status bad, const char *who) {
+    const sb_knn *k = m->knn;
+    if (!k || !k->x) return sb_fail(bad, "%s: a knn model without its rows", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans) return sb_fail(bad, "%s: a knn model has only its rows", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
+                       MF_MAX_FEATURES);
+    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    if (k->n < 1) return sb_fail(bad, "%s: %lld training rows", who, (long long)k->n);
+    if ((uint64_t)k->n > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + 1))
+        return sb_fail(SB_ERR_LIMIT, "%s: %lld x %d training rows exceed the file limit", who, (long long)k->n,
+                       (int)m->num_features);
+    if (k->task < SB_KNN_NEIGHBORS || k->task > SB_KNN_REGRESSOR || k->metric < 0 || k->metric > 1 || k->weights < 0 ||
+        k->weights > 1 || k->n_neighbors < 1 || k->n_neighbors > MF_MAX_NEIGHBORS ||
+        (k->task != SB_KNN_NEIGHBORS && k->n_neighbors > k->n) || !isfinite(k->radius) || k->radius < 0.0f)
+        return sb_fail(bad, "%s: task %d, metric %d, weights %d, n_neighbors %d or radius %g out of range", who,
+                       (int)k->task, (int)k->metric, (int)k->weights, (int)k->n_neighbors, (double)k->radius);
+    if (k->task == SB_KNN_CLASSIFIER ? k->nclass < 1 || k->nclass > MF_MAX_CLASS || m->num_class != k->nclass
+                                     : k->nclass != 0 || m->num_class != 1)
+        return sb_fail(bad, "%s: %d classes and num_class %d for task %d", who, (int)k->nclass, (int)m->num_class,
+                       (int)k->task);
+    if (!all_finite(k->x, (size_t)k->n * (size_t)m->num_features))
+        return sb_fail(bad, "%s: a training value is not finite", who);
+    for (int64_t i = 0; k->task != SB_KNN_NEIGHBORS && i < k->n; i++) {
+        const float y = k->y[i];
+        if (!isfinite(y) || (k->task == SB_KNN_CLASSIFIER && !(y >= 0.0f && y < (float)k->nclass && y == floorf(y))))
+            return sb_fail(bad, "%s: row %lld's target %g is not %s", who, (long long)i, (double)y,
+                           k->task == SB_KNN_CLASSIFIER ? "a class index below the class count" : "finite");
+    }
+    return check_common(m, bad, who);
+}
+
 /* A k-means model: its cluster count and shape, finite centers and inertia, no trees. */
 static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who) {
     const sb_kmeans *c = m->kmeans;
@@ -431,6 +472,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_ISOLATION_FOREST: return MF_TAG_TREES;
     case SB_FAMILY_LINEAR: return MF_TAG_LINEAR;
     case SB_FAMILY_KMEANS: return MF_TAG_KMEANS;
+    case SB_FAMILY_KNN: return MF_TAG_KNN;
     }
     return NULL;
 }
@@ -478,8 +520,16 @@ static uint64_t kmeans_payload_size(const sb_model *m) {
     return 16 + 4 * (uint64_t)m->kmeans->k * (uint64_t)m->num_features;
 }
 
+/* Bytes of the knn payload: five i32, the row count (u64), the radius (f32),
+ * the rows, then the targets of a supervised task. */
+static uint64_t knn_payload_size(const sb_model *m) {
+    const sb_knn *k = m->knn;
+    return 32 + 4 * (uint64_t)k->n * (uint64_t)m->num_features + (k->task != SB_KNN_NEIGHBORS ? 4 * (uint64_t)k->n : 0);
+}
+
 static uint64_t payload_size(const sb_model *m) {
     if (m->family == SB_FAMILY_KMEANS) return kmeans_payload_size(m);
+    if (m->family == SB_FAMILY_KNN) return knn_payload_size(m);
     return m->family == SB_FAMILY_LINEAR ? linear_payload_size(m) : tree_payload_size(m);
 }
 
@@ -547,6 +597,20 @@ static void encode_v2(const sb_model *m, sink *s) {
     sink_names(s, m);
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m));
+    if (m->family == SB_FAMILY_KNN) {
+        const sb_knn *k = m->knn;
+        sink_i32(s, k->task);
+        sink_i32(s, k->n_neighbors);
+        sink_i32(s, k->metric);
+        sink_i32(s, k->weights);
+        sink_i32(s, k->nclass);
+        sink_u64(s, (uint64_t)k->n);
+        sink_f32(s, k->radius);
+        for (size_t i = 0; i < (size_t)k->n * (size_t)m->num_features; i++) sink_f32(s, k->x[i]);
+        if (k->task != SB_KNN_NEIGHBORS)
+            for (size_t i = 0; i < (size_t)k->n; i++) sink_f32(s, k->y[i]);
+        return;
+    }
     if (m->family == SB_FAMILY_KMEANS) {
         const sb_kmeans *c = m->kmeans;
         sink_i32(s, c->k);
@@ -965,6 +1029,36 @@ static sb_status parse_kmeans_payload(reader *r, sb_model *m) {
     return read_f32s(r, c->centers, nc, "the centers");
 }
 
+/* The knn payload (docs/model-format.md, "NBRS"); its screening arrays are
+ * derived here as the fit derives them. */
+static sb_status parse_knn_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[5];
+    static const char *const names[5] = {"the task", "n_neighbors", "the metric", "the weights", "the class count"};
+    for (int i = 0; i < 5; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    if ((st = need(r, 8, "the row count")) != SB_OK) return st;
+    const uint64_t n = get_u64(r->p + r->pos);
+    r->pos += 8;
+    if (f[0] < SB_KNN_NEIGHBORS || f[0] > SB_KNN_REGRESSOR)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": knn task %d (0..2)", (int)f[0]);
+    const uint64_t per = 4 * ((uint64_t)m->num_features + (f[0] != SB_KNN_NEIGHBORS));
+    if (n < 1 || n > MF_MAX_FILE / per)
+        return sb_fail(n < 1 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %llu knn rows", (unsigned long long)n);
+    if (4 + n * per != (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the knn payload of %llu x %d needs %llu more bytes, %zu are left",
+                       (unsigned long long)n, (int)m->num_features, (unsigned long long)(4 + n * per), r->end - r->pos);
+    sb_knn *k = sb_knn_alloc(f[0], (int64_t)n, m->num_features);
+    if (!k) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu knn rows", (unsigned long long)n);
+    m->knn = k;
+    k->n_neighbors = f[1], k->metric = f[2], k->weights = f[3], k->nclass = f[4];
+    m->num_class = f[0] == SB_KNN_CLASSIFIER ? f[4] : 1;
+    if ((st = read_f32s(r, &k->radius, 1, "the radius")) != SB_OK) return st;
+    if ((st = read_f32s(r, k->x, (size_t)n * (size_t)m->num_features, "the rows")) != SB_OK) return st;
+    if (k->y && (st = read_f32s(r, k->y, (size_t)n, "the targets")) != SB_OK) return st;
+    return SB_OK;
+}
+
 /* A payload tag as text for a message: its four bytes, each one that is not
  * printable ASCII written as \xHH. */
 static void tag_text(const uint8_t *tag, char out[17]) {
@@ -999,12 +1093,13 @@ static sb_status parse_v2(reader *r, sb_model *m) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans and linear); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear and knn); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
                        sb_family_name((sb_family)m->family), shown, want);
     if (m->family == SB_FAMILY_KMEANS) return parse_kmeans_payload(r, m);
+    if (m->family == SB_FAMILY_KNN) return parse_knn_payload(r, m);
     return m->family == SB_FAMILY_LINEAR ? parse_linear_payload(r, m) : parse_tree_payload(r, m);
 }
 
@@ -1014,7 +1109,9 @@ static sb_status parse(reader *r, uint32_t version, sb_model *m) {
     r->pos = MF_HEADER_LEN;
     sb_status st = read_profile(r, m);
     if (st == SB_OK) st = version == 1 ? parse_v1(r, m) : parse_v2(r, m);
-    return st == SB_OK ? check_model(m, SB_ERR_INVALID_INPUT, WHO) : st;
+    if (st == SB_OK) st = check_model(m, SB_ERR_INVALID_INPUT, WHO);
+    if (st == SB_OK && m->knn) st = sb_knn_prepare(m->knn, m->num_features); /* the screen, as the fit derives it */
+    return st;
 }
 
 /* Check the frame: magic, version, stored length against len (which must also

@@ -12,6 +12,7 @@
 #include "trees/tdev.h"
 #include "linear/linear.h"
 #include "cluster/kmeans.h"
+#include "neighbors/knn.h"
 #include <float.h>
 #include <string.h>
 
@@ -117,6 +118,16 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
             return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                            (int)m->num_features, (int)d->t.ncols);
         return sb_km_predict(m, &d->t, (int32_t)kind, device, out, cap, needed);
+    }
+    if (m->family == SB_FAMILY_KNN) {
+        if (!m->knn) return sb_fail(SB_ERR_INVALID_ARGUMENT, "a nearest-neighbors model without its rows");
+        if (on_gpu)
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "nearest neighbors run on the cpu only in this library (asked: device=%s)",
+                           device);
+        if (d->t.ncols != m->num_features)
+            return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                           (int)m->num_features, (int)d->t.ncols);
+        return sb_knn_predict(m, &d->t, (int32_t)kind, device, out, cap, needed);
     }
     if (kind == SB_PREDICT_TRANSFORM)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a tree model predicts; only decompositions and k-means transform");

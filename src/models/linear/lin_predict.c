@@ -6,6 +6,7 @@
  */
 #include "linear.h"
 #include "../cluster/kmeans.h"
+#include "../neighbors/knn.h"
 #include "../../math/sb_elem.h"
 #include <math.h>
 #include <string.h>
@@ -106,6 +107,7 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
         else if (!strcmp(name, "noise_variance") && l->kind == SB_LIN_PCA) src = &l->noise_variance, n = 1;
     }
     if (!src && m->kmeans) return sb_fail(SB_ERR_NOT_FOUND, "a kmeans model has no array '%s'", name);
+    if (m->knn) return sb_fail(SB_ERR_NOT_FOUND, "a nearest-neighbors model has no array '%s' (kneighbors gives its neighbors)", name);
     if (!src)
         return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no array '%s'",
                        l ? sb_linear_kind_name(l->kind) : sb_family_name((sb_family)m->family), name);
@@ -120,6 +122,7 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     sb_clear_error();
     if (!m || !name || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_int: NULL argument");
     if (m->kmeans) return sb_km_int(m, name, out);
+    if (m->knn) return sb_knn_int(m, name, out);
     const sb_linear *l = m->linear;
     if (l) {
         if (!strcmp(name, "n_iter")) return *out = l->n_iter, SB_OK;

@@ -1,0 +1,896 @@
+/*
+ * knn.c: brute-force nearest neighbors with scikit-learn's names and defaults
+ * (docs/neighbors.md): NearestNeighbors' kneighbors and radius_neighbors,
+ * KNeighborsClassifier and KNeighborsRegressor, Euclidean and cosine.
+ *
+ * The answer is a function of exact arithmetic alone, so it is the same bits
+ * on every machine, at every thread count and for every batching of queries:
+ *  - the ranking distance of a pair is D(x, y) = sum_f (x_f - y_f)^2 in double
+ *    (Euclidean), or 1 - (x.y) / (|x| |y|) clipped to [0, 2] in double
+ *    (cosine; 1 where either row is zero), each sum in four lanes (lane l the
+ *    features f = l mod 4 in order) added as (l0 + l1) + (l2 + l3), every step
+ *    one IEEE operation; neighbors are ordered by (D, index);
+ *  - which pairs get D computed is decided by a float32 screen: s(x, y) =
+ *    max(0, (|x'|^2 + |y'|^2) - 2 x'.y') on the centered (Euclidean) or
+ *    normalized (cosine) rows x', whose error against D (against 2D for
+ *    cosine) is bounded by eps = C (|x'|^2 + |y'|^2) + A (the constants in
+ *    kn_bound: the product's rounding in any order, with or without fused
+ *    multiply-adds, plus the centering's or normalizing's rounding, doubled).
+ *    A query keeps U, the k-th smallest s + eps, and computes D for every
+ *    pair with s - eps <= U (slightly widened for D's own rounding): a set
+ *    that holds every pair of the k least (D, index), ties at the k-th
+ *    included. The screen's own bits therefore never reach a result, and its
+ *    product may be computed in any order, by any kernel, on any device.
+ * Reported distances: sqrt(D) rounded to float32 (Euclidean), D rounded to
+ * float32 (cosine).
+ */
+#include "knn.h"
+#include "../../device/device.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define KN_PANEL 16   /* training rows of a packed screening panel */
+#define KN_QR 4       /* query rows of a packed query panel */
+#define KN_QB 128     /* queries of a task */
+#define KN_NB 256     /* training rows of a screening tile */
+#define KN_KC 256     /* features of a product chunk */
+#define KN_MAX_K 100000
+
+typedef struct kn_params {
+    int32_t task, k, metric, weights, numeric_mode;
+    float radius;
+} kn_params;
+
+static const char *const k_task_names[SB_KNN_TASK_COUNT_] = {"neighbors", "classification", "regression"};
+static const char *const k_metric_names[2] = {"euclidean", "cosine"};
+static const char *const k_weight_names[2] = {"uniform", "distance"};
+
+/* ---- parameters ---- */
+
+static int is(const char *key, const char *a, const char *b) { return !strcmp(key, a) || (b && !strcmp(key, b)); }
+
+static const char *const k_alias_groups[] = {"model|family", "n_neighbors|k", "device|device_type", NULL};
+
+/* task: -1 (the caller's default: classification with a label, neighbors without). */
+static sb_status kn_params_parse(const sb_params *params, kn_params *p) {
+    memset(p, 0, sizeof *p);
+    p->task = -1;
+    p->k = 5;
+    p->radius = 1.0f;
+    sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "nearest neighbors");
+    if (st != SB_OK) return st;
+    sb_numeric_mode mode;
+    if ((st = sb_params_resolve_mode(params, SB_FAMILY_KNN, &mode)) != SB_OK) return st;
+    p->numeric_mode = (int32_t)mode;
+    int minkowski = 0, power = 2;
+    const char *key, *v;
+    for (int64_t e = 0; params && sb_params_entry(params, e, &key, &v) == SB_OK && st == SB_OK; e++) {
+        int64_t i;
+        if (is(key, "numeric_mode", NULL)) {
+            continue;
+        } else if (is(key, "model", "family")) {
+            if (strcmp(v, "knn") && strcmp(v, "nearest_neighbors"))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "model='%s' is not nearest neighbors (model=knn)", v);
+        } else if (is(key, "task", NULL)) {
+            int32_t t = -1;
+            for (int32_t q = 0; q < SB_KNN_TASK_COUNT_; q++)
+                if (!strcmp(v, k_task_names[q])) t = q;
+            if (!strcmp(v, "classifier")) t = SB_KNN_CLASSIFIER;
+            if (!strcmp(v, "regressor")) t = SB_KNN_REGRESSOR;
+            if (t < 0) st = sb_fail(SB_ERR_INVALID_ARGUMENT, "task='%s': neighbors, classification or regression", v);
+            p->task = t;
+        } else if (is(key, "n_neighbors", "k")) {
+            if ((st = sb_param_int(key, v, 1, KN_MAX_K, &i)) == SB_OK) p->k = (int32_t)i;
+        } else if (is(key, "radius", NULL)) {
+            st = sb_param_float(key, v, 0.0f, 3.0e38f, 0, &p->radius);
+        } else if (is(key, "weights", NULL)) {
+            if (!strcmp(v, "uniform")) p->weights = 0;
+            else if (!strcmp(v, "distance")) p->weights = 1;
+            else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "weights='%s': uniform or distance (a callable is not supported)", v);
+        } else if (is(key, "metric", NULL)) {
+            if (!strcmp(v, "euclidean") || !strcmp(v, "l2")) p->metric = SB_KNN_EUCLIDEAN, minkowski = 0;
+            else if (!strcmp(v, "minkowski")) p->metric = SB_KNN_EUCLIDEAN, minkowski = 1;
+            else if (!strcmp(v, "cosine")) p->metric = SB_KNN_COSINE, minkowski = 0;
+            else
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT,
+                             "metric='%s' is not supported: euclidean (minkowski with p=2) or cosine", v);
+        } else if (is(key, "p", NULL)) {
+            if ((st = sb_param_int(key, v, 1, 1000, &i)) == SB_OK) power = (int)i;
+        } else if (is(key, "algorithm", NULL)) {
+            /* every one finds the same exact neighbors; brute force computes them here */
+            if (strcmp(v, "auto") && strcmp(v, "brute") && strcmp(v, "ball_tree") && strcmp(v, "kd_tree"))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "algorithm='%s': auto, brute, ball_tree or kd_tree", v);
+        } else if (is(key, "leaf_size", NULL)) {
+            if ((st = sb_param_int(key, v, 1, INT32_MAX, &i)) != SB_OK) break; /* tunes the trees only: no effect */
+        } else if (is(key, "device", "device_type")) {
+            sb_device_kind dk;
+            if ((st = sb_device_parse(v, &dk)) == SB_OK && dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
+                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                             "nearest neighbors run on the cpu only in this library (asked: device=%s)", v);
+        } else {
+            st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for nearest neighbors (docs/neighbors.md)", key);
+        }
+    }
+    if (st == SB_OK && power != 2 && (minkowski || p->metric == SB_KNN_EUCLIDEAN))
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "p=%d: only p=2 (euclidean) is supported", power);
+    return st;
+}
+
+/* ---- the screen ---- */
+
+/* eps = C (|x'|^2 + |y'|^2) + A bounds |s(x, y) - D(x, y)| (|s - 2D| for
+ * cosine) for d features. With u = 2^-24 and g = gamma_{d+2} = (d+2)u / (1 -
+ * (d+2)u): the dot product in any order, fused or not, errs by at most
+ * g |x'| |y'| <= g (|x'|^2 + |y'|^2) / 2 (Higham, "Accuracy and Stability of
+ * Numerical Algorithms", 2nd ed., 3.1); the norms by g each; the sum and the
+ * difference by u of their size (at most 2 (|x'|^2 + |y'|^2)); rounding the
+ * centered or normalized rows moves each component by at most u of its size,
+ * which moves the squared distance by at most 4.1 u (|x'|^2 + |y'|^2). That
+ * is below (2g + 9u) / (1 - g) of the computed norms' sum; C doubles 2g + 16u
+ * (which also covers computing the bound itself in float32). A covers
+ * products that underflow: d + 4 of at most 2^-150 each, times four. */
+static void kn_bound(int32_t d, float *C, float *A) {
+    const double u = 0x1p-24, n = (double)d + 2.0, g = n * u / (1.0 - n * u);
+    *C = (float)(2.0 * (2.0 * g + 16.0 * u) / (1.0 - g) * (1.0 + 0x1p-20));
+    *A = (float)(((double)d + 4.0) * 0x1p-148);
+}
+
+typedef float kn_v4 __attribute__((vector_size(16)));
+static inline kn_v4 kn_ld4(const float *p) {
+    kn_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void kn_st4(float *p, kn_v4 v) { memcpy(p, &v, sizeof v); }
+
+/* c[r * ldc + j] += sum_{f < kc} q[4 f + r] t[16 f + j] for r < 4, j < 16:
+ * a packed query panel (4 rows) against a packed training panel (16 rows). */
+typedef void (*kn_micro_fn)(const float *q, const float *t, int64_t kc, float *c, int64_t ldc);
+
+static void kn_micro_generic(const float *q, const float *t, int64_t kc, float *c, int64_t ldc) {
+    kn_v4 a[KN_QR][4];
+    for (int r = 0; r < KN_QR; r++)
+        for (int v = 0; v < 4; v++) a[r][v] = kn_ld4(c + r * ldc + 4 * v);
+    for (int64_t f = 0; f < kc; f++) {
+        const kn_v4 b0 = kn_ld4(t + 16 * f), b1 = kn_ld4(t + 16 * f + 4), b2 = kn_ld4(t + 16 * f + 8),
+                    b3 = kn_ld4(t + 16 * f + 12);
+        for (int r = 0; r < KN_QR; r++) {
+            const float s = q[4 * f + r];
+            a[r][0] += b0 * s;
+            a[r][1] += b1 * s;
+            a[r][2] += b2 * s;
+            a[r][3] += b3 * s;
+        }
+    }
+    for (int r = 0; r < KN_QR; r++)
+        for (int v = 0; v < 4; v++) kn_st4(c + r * ldc + 4 * v, a[r][v]);
+}
+
+#if defined(__x86_64__)
+/* The same with AVX2's fused multiply-adds: other bits of the screen, within
+ * the same bound, so the same neighbors. */
+__attribute__((target("avx2,fma"))) static void kn_micro_fma(const float *q, const float *t, int64_t kc, float *c,
+                                                            int64_t ldc) {
+    __m256 a00 = _mm256_loadu_ps(c), a01 = _mm256_loadu_ps(c + 8);
+    __m256 a10 = _mm256_loadu_ps(c + ldc), a11 = _mm256_loadu_ps(c + ldc + 8);
+    __m256 a20 = _mm256_loadu_ps(c + 2 * ldc), a21 = _mm256_loadu_ps(c + 2 * ldc + 8);
+    __m256 a30 = _mm256_loadu_ps(c + 3 * ldc), a31 = _mm256_loadu_ps(c + 3 * ldc + 8);
+    for (int64_t f = 0; f < kc; f++) {
+        const __m256 b0 = _mm256_loadu_ps(t + 16 * f), b1 = _mm256_loadu_ps(t + 16 * f + 8);
+        __m256 s = _mm256_broadcast_ss(q + 4 * f);
+        a00 = _mm256_fmadd_ps(s, b0, a00), a01 = _mm256_fmadd_ps(s, b1, a01);
+        s = _mm256_broadcast_ss(q + 4 * f + 1);
+        a10 = _mm256_fmadd_ps(s, b0, a10), a11 = _mm256_fmadd_ps(s, b1, a11);
+        s = _mm256_broadcast_ss(q + 4 * f + 2);
+        a20 = _mm256_fmadd_ps(s, b0, a20), a21 = _mm256_fmadd_ps(s, b1, a21);
+        s = _mm256_broadcast_ss(q + 4 * f + 3);
+        a30 = _mm256_fmadd_ps(s, b0, a30), a31 = _mm256_fmadd_ps(s, b1, a31);
+    }
+    _mm256_storeu_ps(c, a00), _mm256_storeu_ps(c + 8, a01);
+    _mm256_storeu_ps(c + ldc, a10), _mm256_storeu_ps(c + ldc + 8, a11);
+    _mm256_storeu_ps(c + 2 * ldc, a20), _mm256_storeu_ps(c + 2 * ldc + 8, a21);
+    _mm256_storeu_ps(c + 3 * ldc, a30), _mm256_storeu_ps(c + 3 * ldc + 8, a31);
+}
+#endif
+
+static int32_t g_generic_for_tests;
+void sb_knn_generic_screen_for_tests(int32_t on) { g_generic_for_tests = on; }
+
+static kn_micro_fn kn_micro(void) {
+#if defined(__x86_64__)
+    if (!g_generic_for_tests && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kn_micro_fma;
+#endif
+    return kn_micro_generic;
+}
+
+/* ---- the exact distances ---- */
+
+/* sum_f (x_f - y_f)^2 in the four lanes of the header. */
+static double kn_sqdist(const float *x, const float *y, int32_t d) {
+    double l[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int32_t f = 0; f < d; f++) {
+        const double t = (double)x[f] - (double)y[f];
+        l[f & 3] += t * t;
+    }
+    return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+static double kn_dot(const float *x, const float *y, int32_t d) {
+    double l[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int32_t f = 0; f < d; f++) l[f & 3] += (double)x[f] * (double)y[f];
+    return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+/* 1 - x.y / (|x| |y|) clipped to [0, 2]; 1 when either norm is zero. */
+static double kn_cosdist(const float *x, double xnorm, const float *y, double ynorm, int32_t d) {
+    if (xnorm == 0.0 || ynorm == 0.0) return 1.0;
+    const double c = 1.0 - kn_dot(x, y, d) / (xnorm * ynorm);
+    return c < 0.0 ? 0.0 : c > 2.0 ? 2.0 : c;
+}
+
+/* ---- the screening rows ---- */
+
+typedef struct prep_job {
+    sb_knn *k;
+    int32_t d;
+    const float *src;   /* rows to pack */
+    int64_t n;
+    float *dst, *dn;    /* packed rows (panels of `width`), their screening norms */
+    const float *mu;    /* euclidean: means */
+    double *norm;       /* cosine: norms out (may be NULL) */
+    int32_t metric, width;
+} prep_job;
+
+/* Panel p of rows: centered or normalized into dst, the norms into dn. */
+static void prep_task(void *ctx, int64_t p) {
+    const prep_job *j = ctx;
+    const int32_t d = j->d, w = j->width;
+    float *dst = j->dst + p * (int64_t)d * w;
+    for (int32_t r = 0; r < w; r++) {
+        const int64_t i = p * w + r;
+        if (i >= j->n) {
+            for (int32_t f = 0; f < d; f++) dst[(int64_t)f * w + r] = 0.0f;
+            continue;
+        }
+        const float *x = j->src + i * d;
+        double s = 0.0;
+        if (j->metric == SB_KNN_EUCLIDEAN) {
+            for (int32_t f = 0; f < d; f++) {
+                const float v = x[f] - j->mu[f];
+                dst[(int64_t)f * w + r] = v;
+                s += (double)v * (double)v;
+            }
+        } else {
+            const double nrm = sqrt(kn_dot(x, x, d));
+            if (j->norm) j->norm[i] = nrm;
+            const double inv = nrm > 0.0 ? 1.0 / nrm : 0.0;
+            for (int32_t f = 0; f < d; f++) {
+                const float v = (float)((double)x[f] * inv);
+                dst[(int64_t)f * w + r] = v;
+                s += (double)v * (double)v;
+            }
+            if (nrm == 0.0) s = 1.0; /* s(x, 0) = |x'|^2 + 1 ~ 2 = 2 D(x, 0), within the bound */
+        }
+        j->dn[i] = (float)s;
+    }
+}
+
+/* Pack n rows of src (panels of width) with their norms; SB_ERR_INVALID_INPUT
+ * when a norm is not finite. */
+static sb_status kn_pack(const sb_knn *k, int32_t d, const float *src, int64_t n, int32_t width, float *dst, float *dn,
+                         double *norm) {
+    prep_job j = {(sb_knn *)k, d, src, n, dst, dn, k->mu, norm, k->metric, width};
+    sb_parallel_for((n + width - 1) / width, prep_task, &j);
+    for (int64_t i = 0; i < n; i++) /* below 1e37, no sum of the screen overflows */
+        if (!(dn[i] <= 1e37f))
+            return sb_fail(SB_ERR_LIMIT,
+                           "row %lld: its %s squared norm is %g: nearest neighbors take rows whose squares sum below "
+                           "1e37", (long long)i, k->metric == SB_KNN_EUCLIDEAN ? "centered" : "normalized", (double)dn[i]);
+    return SB_OK;
+}
+
+sb_status sb_knn_prepare(sb_knn *k, int32_t d) {
+    sb_free(k->xs), sb_free(k->xsn), sb_free(k->mu), sb_free(k->xnorm);
+    k->xs = NULL, k->xsn = NULL, k->mu = NULL, k->xnorm = NULL;
+    const int64_t np = (k->n + KN_PANEL - 1) / KN_PANEL;
+    k->xs = sb_malloc(sizeof(float) * (size_t)np * KN_PANEL * (size_t)d);
+    k->xsn = sb_malloc(sizeof(float) * (size_t)np * KN_PANEL);
+    if (k->metric == SB_KNN_EUCLIDEAN) k->mu = sb_malloc(sizeof(float) * (size_t)d);
+    else k->xnorm = sb_malloc(sizeof(double) * (size_t)k->n);
+    if (!k->xs || !k->xsn || (!k->mu && !k->xnorm))
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld x %d screening rows",
+                       (long long)k->n, (int)d);
+    for (int64_t i = k->n; i < np * KN_PANEL; i++) k->xsn[i] = 0.0f;
+    if (k->mu) { /* the column means, in double over the rows in order */
+        for (int32_t f = 0; f < d; f++) {
+            double s = 0.0;
+            for (int64_t i = 0; i < k->n; i++) s += (double)k->x[i * d + f];
+            k->mu[f] = (float)(s / (double)k->n);
+        }
+    }
+    return kn_pack(k, d, k->x, k->n, KN_PANEL, k->xs, k->xsn, k->xnorm);
+}
+
+/* ---- one query's candidates ---- */
+
+typedef struct kn_cand {
+    int64_t j;
+    float lo;
+} kn_cand;
+
+typedef struct kn_pair {
+    double dist;
+    int64_t j;
+} kn_pair;
+
+typedef struct kn_state {
+    float *heap;     /* max-heap of the kk least upper bounds */
+    int32_t hn;
+    kn_cand *c;
+    int64_t cn, cap;
+    int failed;      /* out of memory */
+} kn_state;
+
+/* The widened cut for a lower bound: U plus D's own rounding (d + 8 units of
+ * 2^-52 of it, far below 2^-20) and an absolute 2^-48 (d + 8) for cosine's. */
+static inline float kn_cut(float U, float slack) { return U + U * 0x1p-20f + slack; }
+
+static void heap_push(kn_state *s, int32_t kk, float v) {
+    float *h = s->heap;
+    if (s->hn < kk) {
+        int32_t i = s->hn++;
+        while (i > 0 && h[(i - 1) / 2] < v) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
+        h[i] = v;
+        return;
+    }
+    if (!(v < h[0])) return;
+    int32_t i = 0;
+    for (;;) {
+        int32_t l = 2 * i + 1, r = l + 1, m = i;
+        float mv = v;
+        if (l < kk && h[l] > mv) m = l, mv = h[l];
+        if (r < kk && h[r] > mv) m = r;
+        if (m == i) break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = v;
+}
+
+/* Keep the candidates whose lower bound is within the cut; grow when most stay. */
+static void cand_prune(kn_state *s, float cut) {
+    int64_t w = 0;
+    for (int64_t i = 0; i < s->cn; i++)
+        if (s->c[i].lo <= cut) s->c[w++] = s->c[i];
+    s->cn = w;
+    if (w * 2 > s->cap) {
+        kn_cand *g = sb_realloc(s->c, sizeof(kn_cand) * (size_t)(s->cap * 2));
+        if (!g) {
+            s->failed = 1;
+            s->cn = 0;
+            return;
+        }
+        s->c = g;
+        s->cap *= 2;
+    }
+}
+
+static int pair_cmp(const void *a, const void *b) {
+    const kn_pair *x = a, *y = b;
+    if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
+#ifdef SB_SABOTAGE_KNN_TIES
+    /* Separating arm (make SABOTAGE=knn-ties): equal distances to the higher index. */
+    return x->j < y->j ? 1 : x->j > y->j ? -1 : 0;
+#else
+    return x->j < y->j ? -1 : x->j > y->j ? 1 : 0;
+#endif
+}
+
+static int pair_idx_cmp(const void *a, const void *b) {
+    const kn_pair *x = a, *y = b;
+    return x->j < y->j ? -1 : x->j > y->j ? 1 : 0;
+}
+
+/* ---- the query job ---- */
+
+typedef struct kn_job {
+    const sb_knn *k;
+    int32_t d, kk, sort, exclude_self, radius_mode;
+    const float *q;          /* nq x d query rows */
+    int64_t nq;
+    double r_exact;          /* radius mode: D <= r_exact */
+    float r_screen;          /* radius mode: the screen's cut before widening */
+    float C, A, slack;
+    kn_micro_fn micro;
+    /* out */
+    int64_t *cnt;            /* nq: neighbors found */
+    kn_pair **res;           /* nq: each query's neighbors (radius mode) */
+    int64_t *kidx;           /* kneighbors: nq x kk' */
+    float *kdist;
+    int failed;
+} kn_job;
+
+/* The reported distance of D. */
+static inline float kn_report(const sb_knn *k, double D) { return k->metric == SB_KNN_COSINE ? (float)D : (float)sqrt(D); }
+
+/* Query i's final list from its candidates: D for each within the cut, then
+ * the order. */
+static void kn_finish(kn_job *jb, int64_t i, const float *xq, double qnorm, kn_state *s, float cut) {
+    const sb_knn *k = jb->k;
+    const int32_t d = jb->d;
+    kn_pair *p = sb_malloc(sizeof(kn_pair) * (size_t)(s->cn > 0 ? s->cn : 1));
+    if (!p) {
+        jb->failed = 1;
+        return;
+    }
+    int64_t np = 0;
+    for (int64_t c = 0; c < s->cn; c++) {
+        if (!(s->c[c].lo <= cut)) continue;
+        const int64_t j = s->c[c].j;
+        const float *y = k->x + j * d;
+        const double D = k->metric == SB_KNN_COSINE ? kn_cosdist(xq, qnorm, y, k->xnorm[j], d) : kn_sqdist(xq, y, d);
+        if (jb->radius_mode && (!(D <= jb->r_exact) || (jb->exclude_self && j == i))) continue;
+        p[np].dist = D, p[np].j = j, np++;
+    }
+    if (jb->radius_mode) {
+        qsort(p, (size_t)np, sizeof *p, jb->sort ? pair_cmp : pair_idx_cmp);
+        jb->cnt[i] = np;
+        jb->res[i] = p;
+        return;
+    }
+    qsort(p, (size_t)np, sizeof *p, pair_cmp);
+    const int32_t kq = jb->kk + jb->exclude_self; /* np >= kq: the heap's kk bounds each lie above a candidate */
+    int64_t w = 0, skip = -1;
+    if (jb->exclude_self) { /* itself if among the first kq, else the last (scikit-learn's rule) */
+        skip = kq - 1;
+        for (int32_t c = 0; c < kq && c < np; c++)
+            if (p[c].j == i) skip = c;
+    }
+    for (int32_t c = 0; c < kq && c < np; c++) {
+        if (c == skip) continue;
+        jb->kidx[i * jb->kk + w] = p[c].j;
+        jb->kdist[i * jb->kk + w] = kn_report(k, p[c].dist);
+        w++;
+    }
+    jb->cnt[i] = w;
+    sb_free(p);
+}
+
+/* Queries [b, e) of task t: pack them, screen them against every training
+ * tile, keep the candidates, finish each. */
+static void query_task(void *ctx, int64_t t) {
+    kn_job *jb = ctx;
+    const sb_knn *k = jb->k;
+    const int32_t d = jb->d;
+    int64_t b, e;
+    sb_chunk_range(jb->nq, KN_QB, t, &b, &e);
+    const int64_t nb = e - b, nqp = (nb + KN_QR - 1) / KN_QR;
+    const int32_t kq = jb->kk + jb->exclude_self;
+    float *qs = sb_malloc(sizeof(float) * (size_t)(nqp * KN_QR) * (size_t)d);
+    float *qn = sb_malloc(sizeof(float) * (size_t)(nqp * KN_QR));
+    double *qnorm = k->metric == SB_KNN_COSINE ? sb_malloc(sizeof(double) * (size_t)nb) : NULL;
+    float *tile = sb_malloc(sizeof(float) * (size_t)(nqp * KN_QR) * KN_NB);
+    kn_state *st = sb_calloc((size_t)nb, sizeof(kn_state));
+    int ok = qs && qn && tile && st && (k->metric != SB_KNN_COSINE || qnorm);
+    for (int64_t i = 0; ok && i < nb; i++) {
+        st[i].cap = 4 * (int64_t)kq + 64;
+        st[i].c = sb_malloc(sizeof(kn_cand) * (size_t)st[i].cap);
+        st[i].heap = jb->radius_mode ? NULL : sb_malloc(sizeof(float) * (size_t)kq);
+        ok = st[i].c && (jb->radius_mode || st[i].heap);
+    }
+    if (ok) {
+        prep_job pj = {(sb_knn *)k, d, jb->q + b * d, nb, qs, qn, k->mu, qnorm, k->metric, KN_QR};
+        for (int64_t p = 0; p < nqp; p++) prep_task(&pj, p);
+    }
+    const int64_t ntp = (k->n + KN_PANEL - 1) / KN_PANEL;
+    for (int64_t t0 = 0; ok && t0 < ntp; t0 += KN_NB / KN_PANEL) {
+        const int64_t t1 = t0 + KN_NB / KN_PANEL < ntp ? t0 + KN_NB / KN_PANEL : ntp;
+        memset(tile, 0, sizeof(float) * (size_t)(nqp * KN_QR) * KN_NB);
+        for (int64_t f0 = 0; f0 < d; f0 += KN_KC) {
+            const int64_t kc = f0 + KN_KC < d ? KN_KC : d - f0;
+            for (int64_t tp = t0; tp < t1; tp++) {
+                const float *tpan = k->xs + (tp * d + f0) * KN_PANEL;
+                for (int64_t qp = 0; qp < nqp; qp++)
+                    jb->micro(qs + (qp * d + f0) * KN_QR, tpan, kc, tile + qp * KN_QR * KN_NB + (tp - t0) * KN_PANEL,
+                              KN_NB);
+            }
+        }
+        const int64_t j0 = t0 * KN_PANEL, j1 = t1 * KN_PANEL < k->n ? t1 * KN_PANEL : k->n;
+        for (int64_t i = 0; i < nb; i++) {
+            kn_state *s = &st[i];
+            if (k->metric == SB_KNN_COSINE && qnorm[i] == 0.0) continue; /* a zero query: finished below */
+            const float *row = tile + i * KN_NB - j0;
+            const float xn = qn[i];
+            float cut = jb->radius_mode ? kn_cut(jb->r_screen, jb->slack)
+                                        : (s->hn == kq ? kn_cut(s->heap[0], jb->slack) : INFINITY);
+            for (int64_t j = j0; j < j1; j++) {
+                float sc = (xn + k->xsn[j]) - 2.0f * row[j];
+                sc = sc > 0.0f ? sc : 0.0f;
+                const float eps = jb->C * (xn + k->xsn[j]) + jb->A;
+                const float lo = sc - eps;
+                if (!(lo <= cut)) continue;
+                if (!jb->radius_mode) {
+                    heap_push(s, kq, sc + eps);
+                    if (s->hn == kq) cut = kn_cut(s->heap[0], jb->slack);
+                    if (!(lo <= cut)) continue;
+                }
+                if (s->cn == s->cap) {
+                    cand_prune(s, cut);
+                    if (s->failed) {
+                        ok = 0;
+                        break;
+                    }
+                }
+                s->c[s->cn].j = j, s->c[s->cn].lo = lo, s->cn++;
+            }
+        }
+    }
+    for (int64_t i = 0; ok && i < nb; i++) {
+        kn_state *s = &st[i];
+        const float *xq = jb->q + (b + i) * d;
+        if (k->metric == SB_KNN_COSINE && qnorm[i] == 0.0) { /* every distance is 1: the first rows */
+            s->cn = 0;
+            const int64_t want = jb->radius_mode ? (jb->r_exact >= 1.0 ? k->n : 0) : kq;
+            kn_cand *g = sb_realloc(s->c, sizeof(kn_cand) * (size_t)(want > 0 ? want : 1));
+            if (!g) {
+                ok = 0;
+                break;
+            }
+            s->c = g;
+            for (int64_t j = 0; j < want; j++) s->c[s->cn].j = j, s->c[s->cn].lo = 0.0f, s->cn++;
+            kn_finish(jb, b + i, xq, 0.0, s, 0.0f);
+            continue;
+        }
+        const float cut = jb->radius_mode ? kn_cut(jb->r_screen, jb->slack) : kn_cut(s->heap[0], jb->slack);
+        kn_finish(jb, b + i, xq, qnorm ? qnorm[i] : 0.0, s, cut);
+    }
+    if (!ok) jb->failed = 1;
+    for (int64_t i = 0; st && i < nb; i++) sb_free(st[i].c), sb_free(st[i].heap);
+    sb_free(st);
+    sb_free(qs);
+    sb_free(qn);
+    sb_free(qnorm);
+    sb_free(tile);
+}
+
+/* Finite values and the model's feature count, before any long work. */
+static sb_status kn_check_queries(const sb_model *m, const sb_table *q) {
+    if (q->ncols != m->num_features)
+        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                       (int)m->num_features, (int)q->ncols);
+    for (int64_t i = 0; i < q->nrows * q->ncols; i++)
+        if (!isfinite(q->x[i]))
+            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %lld: %s; nearest neighbors take finite values only",
+                           (long long)(i / q->ncols), (long long)(i % q->ncols), isnan(q->x[i]) ? "missing (NaN)" : "infinite");
+    return SB_OK;
+}
+
+sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double radius, int32_t sort, int64_t *nq_out,
+                       int64_t **offsets, int64_t **idx, float **dist) {
+    *offsets = NULL, *idx = NULL, *dist = NULL, *nq_out = 0;
+    const sb_knn *k = m->knn;
+    if (!k || !k->xs) return sb_fail(SB_ERR_INVALID_ARGUMENT, "not a nearest-neighbors model");
+    sb_status st;
+    if (q && (st = kn_check_queries(m, q)) != SB_OK) return st;
+    kn_job jb;
+    memset(&jb, 0, sizeof jb);
+    jb.k = k, jb.d = m->num_features, jb.sort = sort;
+    jb.radius_mode = radius >= 0.0;
+    jb.exclude_self = q == NULL;
+    jb.q = q ? q->x : k->x;
+    jb.nq = q ? q->nrows : k->n;
+    if (!jb.radius_mode) {
+        if (kk <= 0) kk = k->n_neighbors;
+        if (kk > KN_MAX_K) return sb_fail(SB_ERR_LIMIT, "n_neighbors=%d exceeds the limit %d", (int)kk, KN_MAX_K);
+        if ((int64_t)kk + jb.exclude_self > k->n)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_neighbors=%d needs at most %lld training rows%s; the model has %lld",
+                           (int)kk, (long long)(k->n - jb.exclude_self),
+                           jb.exclude_self ? " (each query row leaves itself out)" : "", (long long)k->n);
+        jb.kk = kk;
+    } else if (!isfinite(radius)) {
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "radius=%g must be finite", radius);
+    } else {
+        jb.r_exact = k->metric == SB_KNN_COSINE ? radius : radius * radius;
+        jb.r_screen = (float)(k->metric == SB_KNN_COSINE ? 2.0 * radius : radius * radius);
+        if (!isfinite(jb.r_screen)) jb.r_screen = INFINITY;
+        jb.r_screen = nextafterf(jb.r_screen, INFINITY);
+    }
+    kn_bound(jb.d, &jb.C, &jb.A);
+    jb.slack = (float)(((double)jb.d + 8.0) * 0x1p-48);
+    jb.micro = kn_micro();
+    const int64_t nq = jb.nq;
+    jb.cnt = sb_calloc((size_t)(nq > 0 ? nq : 1), sizeof(int64_t));
+    int64_t *off = sb_malloc(sizeof(int64_t) * (size_t)(nq + 1));
+    if (jb.radius_mode) jb.res = sb_calloc((size_t)(nq > 0 ? nq : 1), sizeof(kn_pair *));
+    else {
+        jb.kidx = sb_malloc(sizeof(int64_t) * (size_t)(nq * jb.kk > 0 ? nq * jb.kk : 1));
+        jb.kdist = sb_malloc(sizeof(float) * (size_t)(nq * jb.kk > 0 ? nq * jb.kk : 1));
+    }
+    if (!jb.cnt || !off || (jb.radius_mode ? !jb.res : (!jb.kidx || !jb.kdist))) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld queries", (long long)nq);
+    } else {
+        sb_parallel_for(sb_chunk_count(nq, KN_QB), query_task, &jb);
+        st = jb.failed ? sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the candidates") : SB_OK;
+    }
+    if (st == SB_OK) {
+        off[0] = 0;
+        for (int64_t i = 0; i < nq; i++) off[i + 1] = off[i] + jb.cnt[i];
+        if (jb.radius_mode) {
+            jb.kidx = sb_malloc(sizeof(int64_t) * (size_t)(off[nq] > 0 ? off[nq] : 1));
+            jb.kdist = sb_malloc(sizeof(float) * (size_t)(off[nq] > 0 ? off[nq] : 1));
+            if (!jb.kidx || !jb.kdist) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the results");
+            for (int64_t i = 0; st == SB_OK && i < nq; i++)
+                for (int64_t c = 0; c < jb.cnt[i]; c++) {
+                    jb.kidx[off[i] + c] = jb.res[i][c].j;
+                    jb.kdist[off[i] + c] = kn_report(k, jb.res[i][c].dist);
+                }
+        } else {
+            for (int64_t i = 0; i < nq && st == SB_OK; i++)
+                if (jb.cnt[i] != jb.kk) st = sb_fail(SB_ERR_INTERNAL, "nearest neighbors: query %lld found %lld of %d",
+                                                     (long long)i, (long long)jb.cnt[i], (int)jb.kk);
+        }
+    }
+    if (jb.res)
+        for (int64_t i = 0; i < nq; i++) sb_free(jb.res[i]);
+    sb_free(jb.res);
+    sb_free(jb.cnt);
+    if (st != SB_OK) {
+        sb_free(off), sb_free(jb.kidx), sb_free(jb.kdist);
+        return st;
+    }
+    *offsets = off, *idx = jb.kidx, *dist = jb.kdist, *nq_out = nq;
+    return SB_OK;
+}
+
+/* ---- the fit ---- */
+
+static sb_status kn_params_text(const kn_params *p, char **out) {
+    char buf[256];
+    const int n = snprintf(buf, sizeof buf, "metric=%s\nmodel=knn\nn_neighbors=%d\nradius=%.9g\ntask=%s\nweights=%s\n",
+                           k_metric_names[p->metric], (int)p->k, (double)p->radius, k_task_names[p->task],
+                           k_weight_names[p->weights]);
+    if (n >= (int)sizeof buf) return sb_fail(SB_ERR_LIMIT, "nearest neighbors: the parameter text is too long");
+    *out = sb_strdup(buf);
+    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
+}
+
+sb_status sb_knn_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
+    sb_clear_error();
+    if (out) *out = NULL;
+    if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_knn_fit: NULL argument");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    kn_params p;
+    sb_status st = kn_params_parse(params, &p);
+    if (st != SB_OK) return st;
+    const sb_table *t = &train->t;
+    const int64_t n = t->nrows, d = t->ncols;
+    if (p.task < 0) p.task = t->label ? SB_KNN_CLASSIFIER : SB_KNN_NEIGHBORS;
+    if (n < 1 || d < 1) return sb_fail(SB_ERR_INVALID_INPUT, "nearest neighbors need at least one row and one feature");
+    if (p.task != SB_KNN_NEIGHBORS && !t->label)
+        return sb_fail(SB_ERR_INVALID_INPUT, "task=%s needs a label", k_task_names[p.task]);
+    if (p.task != SB_KNN_NEIGHBORS && t->ntargets > 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "nearest neighbors take one target; this dataset has %d", (int)t->ntargets);
+    if (p.task != SB_KNN_NEIGHBORS && p.k > n)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_neighbors=%d exceeds the %lld training rows", (int)p.k, (long long)n);
+    if (t->weight) return sb_fail(SB_ERR_INVALID_ARGUMENT, "nearest neighbors take no sample weights");
+    for (int64_t i = 0; i < n * d; i++)
+        if (!isfinite(t->x[i]))
+            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %lld: %s; nearest neighbors take finite values only",
+                           (long long)(i / d), (long long)(i % d), isnan(t->x[i]) ? "missing (NaN)" : "infinite");
+    int32_t nclass = 0;
+    for (int64_t i = 0; p.task != SB_KNN_NEIGHBORS && i < n; i++) {
+        const float y = t->label[i];
+        if (!isfinite(y)) return sb_fail(SB_ERR_INVALID_INPUT, "row %lld: the label is not finite", (long long)i);
+        if (p.task == SB_KNN_CLASSIFIER) {
+            if (!(y >= 0.0f && y < 10000.0f && y == floorf(y)))
+                return sb_fail(SB_ERR_INVALID_INPUT,
+                               "row %lld: label %g is not a class index 0..9999 (classification; task=regression "
+                               "predicts values)", (long long)i, (double)y);
+            if ((int32_t)y + 1 > nclass) nclass = (int32_t)y + 1;
+        }
+    }
+    char *text = NULL;
+    if ((st = kn_params_text(&p, &text)) != SB_OK) return st;
+    sb_model *m = NULL;
+    if ((st = sb_model_alloc(&m)) != SB_OK) {
+        sb_free(text);
+        return st;
+    }
+    m->family = SB_FAMILY_KNN;
+    m->objective = SB_OBJ_REGRESSION;
+    m->num_features = (int32_t)d;
+    m->num_class = p.task == SB_KNN_CLASSIFIER ? nclass : 1;
+    m->numeric_mode = p.numeric_mode;
+    m->params = text;
+    sb_knn *k = m->knn = sb_knn_alloc(p.task, n, (int32_t)d);
+    if (!k) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld x %lld", (long long)n, (long long)d);
+    if (st == SB_OK) {
+        k->n_neighbors = p.k, k->metric = p.metric, k->weights = p.weights, k->nclass = nclass, k->radius = p.radius;
+        memcpy(k->x, t->x, sizeof(float) * (size_t)(n * d));
+        if (k->y) memcpy(k->y, t->label, sizeof(float) * (size_t)n);
+        st = sb_knn_prepare(k, (int32_t)d);
+    }
+    if (st == SB_OK && t->names) {
+        m->feature_names = sb_calloc((size_t)d, sizeof(char *));
+        if (!m->feature_names) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
+        for (int64_t j = 0; st == SB_OK && j < d; j++)
+            if (!(m->feature_names[j] = sb_strdup(t->names[j])))
+                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
+    }
+    if (st == SB_OK && card) {
+        char dims[96];
+        snprintf(dims, sizeof dims, "%lld x %lld, %s, %s", (long long)n, (long long)d, k_task_names[p.task],
+                 k_metric_names[p.metric]);
+        st = sb_card_set_meta(card, "knn.data", dims);
+        size_t need = 0;
+        uint8_t *bytes = NULL;
+        if (st == SB_OK) st = sb_model_to_bytes_version(m, sb_model_card_version(m), NULL, 0, &need);
+        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
+        if (st == SB_OK) st = sb_model_to_bytes_version(m, sb_model_card_version(m), bytes, need, NULL);
+        if (st == SB_OK) st = sb_card_record(card, "knn.model_bytes", SB_DTYPE_U8, bytes, need);
+        sb_free(bytes);
+    }
+    if (st != SB_OK) {
+        sb_model_free(m);
+        return st;
+    }
+    *out = m;
+    return SB_OK;
+}
+
+/* ---- prediction and attributes ---- */
+
+sb_status sb_knn_predict(const sb_model *m, const sb_table *t, int32_t kind, const char *device, float *out, size_t cap,
+                         size_t *needed) {
+    (void)device;
+    const sb_knn *k = m->knn;
+    if (k->task == SB_KNN_NEIGHBORS)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "an unsupervised nearest-neighbors model does not predict: kneighbors "
+                       "and radius_neighbors query it");
+    if (kind == SB_PREDICT_PROBA && k->task != SB_KNN_CLASSIFIER)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a nearest-neighbors regressor has no probabilities");
+    if (kind != SB_PREDICT_VALUE && kind != SB_PREDICT_PROBA)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "nearest neighbors predict values%s only",
+                       k->task == SB_KNN_CLASSIFIER ? " and probabilities" : "");
+    const int64_t n = t->nrows, per = kind == SB_PREDICT_PROBA ? k->nclass : 1;
+    const size_t want = (size_t)(n * per);
+    if (needed) *needed = want;
+    if (cap == 0 && !out) return SB_OK;
+    if (cap < want || !out)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    sb_status st = kn_check_queries(m, t);
+    if (st != SB_OK) return st;
+    int64_t nq, *off, *idx;
+    float *dist;
+    if ((st = sb_knn_query(m, t, k->n_neighbors, -1.0, 1, &nq, &off, &idx, &dist)) != SB_OK) return st;
+    double *acc = sb_malloc(sizeof(double) * (size_t)(k->nclass > 0 ? k->nclass : 1));
+    if (!acc) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
+    const int32_t kk = k->n_neighbors;
+    for (int64_t i = 0; st == SB_OK && i < n; i++) {
+        const int64_t *ni = idx + i * kk;
+        const float *di = dist + i * kk;
+        int zero = 0; /* scikit-learn: a query at distance 0 of some rows weighs those 1, the others 0 */
+        for (int32_t c = 0; c < kk && k->weights == 1; c++) zero |= di[c] == 0.0f;
+        if (k->task == SB_KNN_REGRESSOR) {
+            double s = 0.0, w = 0.0;
+            for (int32_t c = 0; c < kk; c++) {
+                const double wc = k->weights == 0 ? 1.0 : zero ? (di[c] == 0.0f ? 1.0 : 0.0) : 1.0 / (double)di[c];
+                s += wc * (double)k->y[ni[c]];
+                w += wc;
+            }
+            out[i] = (float)(s / w);
+            continue;
+        }
+        for (int32_t c = 0; c < k->nclass; c++) acc[c] = 0.0;
+        double w = 0.0;
+        for (int32_t c = 0; c < kk; c++) {
+            const double wc = k->weights == 0 ? 1.0 : zero ? (di[c] == 0.0f ? 1.0 : 0.0) : 1.0 / (double)di[c];
+            acc[(int32_t)k->y[ni[c]]] += wc;
+            w += wc;
+        }
+        if (kind == SB_PREDICT_PROBA) {
+            for (int32_t c = 0; c < k->nclass; c++) out[i * k->nclass + c] = (float)(acc[c] / w);
+        } else {
+            int32_t best = 0; /* the most votes, ties to the lower class */
+            for (int32_t c = 1; c < k->nclass; c++)
+                if (acc[c] > acc[best]) best = c;
+            out[i] = (float)best;
+        }
+    }
+    sb_free(acc);
+    sb_free(off), sb_free(idx), sb_free(dist);
+    return st;
+}
+
+sb_status sb_knn_int(const sb_model *m, const char *name, int64_t *out) {
+    const sb_knn *k = m->knn;
+    if (!strcmp(name, "n_neighbors")) *out = k->n_neighbors;
+    else if (!strcmp(name, "n_samples_fit")) *out = k->n;
+    else if (!strcmp(name, "n_classes")) *out = k->nclass;
+    else if (!strcmp(name, "task")) *out = k->task;
+    else if (!strcmp(name, "metric")) *out = k->metric;
+    else if (!strcmp(name, "weights")) *out = k->weights;
+    else return sb_fail(SB_ERR_NOT_FOUND, "a nearest-neighbors model has no integer '%s'", name);
+    return SB_OK;
+}
+
+/* ---- the public queries ---- */
+
+struct sb_neighbors {
+    int64_t nrows;
+    int64_t *offsets, *idx;
+    float *dist;
+};
+
+static sb_status kn_api_query(const sb_model *m, const sb_dataset *queries, int32_t k, double radius, int32_t sort,
+                              const char *device, sb_neighbors **out, const char *who) {
+    sb_clear_error();
+    if (out) *out = NULL;
+    if (!m || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: NULL argument", who);
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    if (m->family != SB_FAMILY_KNN || !m->knn)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: a %s model has no neighbors (a knn model does)", who,
+                       sb_family_name((sb_family)m->family));
+    sb_device_kind dk = SB_DEVICE_CPU;
+    sb_status st = sb_device_parse(device, &dk);
+    if (st != SB_OK) return st;
+    if (dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "nearest neighbors run on the cpu only in this library (asked: device=%s)",
+                       device);
+    if (k < 0) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: n_neighbors=%d must be positive", who, (int)k);
+    sb_neighbors *nb = sb_calloc(1, sizeof *nb);
+    if (!nb) return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    st = sb_knn_query(m, queries ? &queries->t : NULL, k, radius, sort, &nb->nrows, &nb->offsets, &nb->idx, &nb->dist);
+    if (st != SB_OK) {
+        sb_free(nb);
+        return st;
+    }
+    *out = nb;
+    return SB_OK;
+}
+
+sb_status sb_model_kneighbors(const sb_model *m, const sb_dataset *queries, int32_t k, const char *device,
+                              sb_neighbors **out) {
+    return kn_api_query(m, queries, k, -1.0, 1, device, out, "sb_model_kneighbors");
+}
+
+sb_status sb_model_radius_neighbors(const sb_model *m, const sb_dataset *queries, double radius, int32_t sort,
+                                    const char *device, sb_neighbors **out) {
+    if (m && m->knn && radius < 0.0) radius = m->knn->radius;
+    if (!(radius >= 0.0) && m && m->knn) {
+        sb_clear_error();
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_radius_neighbors: radius=%g", radius);
+    }
+    return kn_api_query(m, queries, 0, radius, sort, device, out, "sb_model_radius_neighbors");
+}
+
+sb_status sb_neighbors_shape(const sb_neighbors *nb, int64_t *nrows, int64_t *total) {
+    sb_clear_error();
+    if (!nb) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_neighbors_shape: NULL argument");
+    if (nrows) *nrows = nb->nrows;
+    if (total) *total = nb->offsets[nb->nrows];
+    return SB_OK;
+}
+
+sb_status sb_neighbors_copy(const sb_neighbors *nb, int64_t *offsets, int64_t *indices, float *distances) {
+    sb_clear_error();
+    if (!nb) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_neighbors_copy: NULL argument");
+    const size_t total = (size_t)nb->offsets[nb->nrows];
+    if (offsets) memcpy(offsets, nb->offsets, sizeof(int64_t) * (size_t)(nb->nrows + 1));
+    if (indices) memcpy(indices, nb->idx, sizeof(int64_t) * total);
+    if (distances) memcpy(distances, nb->dist, sizeof(float) * total);
+    return SB_OK;
+}
+
+void sb_neighbors_free(sb_neighbors *nb) {
+    if (!nb) return;
+    sb_free(nb->offsets);
+    sb_free(nb->idx);
+    sb_free(nb->dist);
+    sb_free(nb);
+}

@@ -1,0 +1,43 @@
+/*
+ * knn.h: the nearest-neighbors family (knn.c; docs/neighbors.md): the fit
+ * behind sb_knn_fit, the neighbor queries behind sb_model_kneighbors and
+ * sb_model_radius_neighbors, prediction, and the attributes.
+ */
+#ifndef SB_MODELS_NEIGHBORS_KNN_H
+#define SB_MODELS_NEIGHBORS_KNN_H
+#include "../model.h"
+#include "../../io/dataset.h"
+
+/* The screening arrays of k (xs, xsn, mu or xnorm) from k->x, replacing any
+ * it has: the fit and the model reader call it, so a model read from a file
+ * answers exactly as the one that was written. SB_ERR_INVALID_INPUT when a
+ * row's screening norm overflows float32. */
+sb_status sb_knn_prepare(sb_knn *k, int32_t nfeat);
+
+/* Neighbors of the rows of q (or, q NULL, of the training rows, each without
+ * itself as scikit-learn's kneighbors() does): the kk nearest by (distance,
+ * index) (radius < 0), or every one within radius (radius >= 0; in index
+ * order, or by (distance, index) when sort). *offsets (nq + 1), *idx and
+ * *dist are allocated here (sb_free) and hold row i's neighbors at
+ * [offsets[i], offsets[i+1]). The results are a function of the exact
+ * distances alone (docs/neighbors.md): the same on every machine, at every
+ * thread count and for every batching of the queries. */
+sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double radius, int32_t sort, int64_t *nq,
+                       int64_t **offsets, int64_t **idx, float **dist);
+
+/* Predictions of a classifier or regressor model on t's rows:
+ * SB_PREDICT_VALUE the class index (as a float) or the regression value,
+ * SB_PREDICT_PROBA the classifier's n x classes probabilities; the other kinds
+ * and an unsupervised model are refused by name. */
+sb_status sb_knn_predict(const sb_model *m, const sb_table *t, int32_t kind, const char *device, float *out, size_t cap,
+                         size_t *needed);
+
+/* Integers "n_neighbors", "n_samples_fit", "n_classes", "task", "metric",
+ * "weights"; SB_ERR_NOT_FOUND for another name. The model has no arrays. */
+sb_status sb_knn_int(const sb_model *m, const char *name, int64_t *out);
+
+/* Tests only: force the screening product's generic code (1) or let the
+ * library choose (0); both give the same results, which the unit test checks. */
+void sb_knn_generic_screen_for_tests(int32_t on);
+
+#endif
