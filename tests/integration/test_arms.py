@@ -207,6 +207,26 @@ def test_arm_kmeans_ties_is_caught(threads, tmp_path):
     assert d is not None and "labels" in d, d
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_knn_ties_is_caught(threads, tmp_path):
+    """Nearest neighbors with equal distances ordered to the higher index:
+    knn-fit parts from its reference card at the duplicates case's neighbor
+    lists (three points ten times each, k = 12: every list ends in ties)."""
+    card = _card("x86_64", "knn-fit", threads, tmp_path, "knn-ties")
+    d = _first_diff(reference_card("knn-fit"), card)
+    assert d is not None and "duplicates.kneighbors" in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_knn_bound_is_caught(threads, tmp_path):
+    """The nearest-neighbors screen trusted as exact (its bound 0): knn-fit
+    parts from its reference card at the far-from-origin case, whose float32
+    screen cannot order rows 2^-10 apart 12288 from the origin."""
+    card = _card("x86_64", "knn-fit", threads, tmp_path, "knn-bound")
+    d = _first_diff(reference_card("knn-fit"), card)
+    assert d is not None and "far-from-origin" in d, d
+
+
 @pytest.mark.parametrize("fixture", ["gbdt-regression", "gbdt-binary"])
 def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
     """Row subsampling drawn from per-thread streams in consumption order."""

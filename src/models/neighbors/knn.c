@@ -111,7 +111,7 @@ static sb_status kn_params_parse(const sb_params *params, kn_params *p) {
             sb_device_kind dk;
             if ((st = sb_device_parse(v, &dk)) == SB_OK && dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
                 st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                             "nearest neighbors run on the cpu only in this library (asked: device=%s)", v);
+                             "the nearest-neighbors family runs on the cpu only in this library (asked: device=%s)", v);
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for nearest neighbors (docs/neighbors.md)", key);
         }
@@ -137,6 +137,9 @@ static sb_status kn_params_parse(const sb_params *params, kn_params *p) {
 static void kn_bound(int32_t d, float *C, float *A) {
     const double u = 0x1p-24, n = (double)d + 2.0, g = n * u / (1.0 - n * u);
     *C = (float)(2.0 * (2.0 * g + 16.0 * u) / (1.0 - g) * (1.0 + 0x1p-20));
+#ifdef SB_SABOTAGE_KNN_BOUND
+    *C = 0.0f; /* Separating arm (make SABOTAGE=knn-bound): the screen trusted as exact */
+#endif
     *A = (float)(((double)d + 4.0) * 0x1p-148);
 }
 
@@ -840,7 +843,7 @@ static sb_status kn_api_query(const sb_model *m, const sb_dataset *queries, int3
     sb_status st = sb_device_parse(device, &dk);
     if (st != SB_OK) return st;
     if (dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "nearest neighbors run on the cpu only in this library (asked: device=%s)",
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "the nearest-neighbors family runs on the cpu only in this library (asked: device=%s)",
                        device);
     if (k < 0) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: n_neighbors=%d must be positive", who, (int)k);
     sb_neighbors *nb = sb_calloc(1, sizeof *nb);
