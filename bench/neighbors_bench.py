@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""samebits' nearest neighbors beside scikit-learn's brute force, side by side
+in one run on the same cores (issue 23's kNN quality and CPU speed rows).
+
+    python3 bench/neighbors_bench.py [--workloads fashion-mnist fashion-cosine flights] [--repeat 2] [--threads 2]
+
+Workloads (data from ../shared/data or Debian's dataset-fashion-mnist, loaded
+by bench/linear_bench.py's loaders, never copied into the repo):
+  fashion-mnist   KNeighborsClassifier(n_neighbors=5) fitted on the 60,000
+                  training images (pixels / 255, float32, 784 features), the
+                  10,000 test images queried; accuracy against their classes
+  fashion-cosine  NearestNeighbors(n_neighbors=5, metric="cosine"), the same
+                  training images, the first 2,000 test images queried
+  flights         NearestNeighbors(n_neighbors=10) on the first 1,000,000 rows
+                  of flights-3m.parquet (7 standardized features), the first
+                  10,000 rows of the time-split test part queried
+
+Both libraries get the same float32 arrays, algorithm="brute". The timed call
+is kneighbors(queries) (fit only stores the rows), --repeat times, the median
+ratio reported with each repetition's. Quality (issue 23): the neighbor lists
+equal scikit-learn's except at exact distance ties: a query whose lists differ
+counts as a tie when the two lists' distances, each recomputed in float64 by
+NumPy from the float32 rows, are the same sorted values, and as a mismatch
+otherwise (target: no mismatch); accuracy equal (fashion-mnist). For cosine,
+scikit-learn computes in float32 on float32 input, so its lists are taken from
+a second, untimed run on float64 copies of the arrays. Speed: the median time
+ratio samebits / scikit-learn at most 1.5. Results go to
+bench/results/neighbors-DATE-COMMIT.{json,md}.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+SPEED_TARGET = 1.5
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workloads", nargs="+", choices=["fashion-mnist", "fashion-cosine", "flights"],
+                    default=["fashion-mnist", "fashion-cosine", "flights"])
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--settle", type=float, default=0.3)
+    ap.add_argument("--no-save", action="store_true")
+    a = ap.parse_args()
+    for k in THREAD_ENV:  # scikit-learn's threads, before NumPy is loaded
+        os.environ[k] = str(a.threads)
+    return a
+
+
+A = parse_args()
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "python"))
+import numpy as np  # noqa: E402
+import linear_bench as lb  # noqa: E402  (the loaders and the run header)
+
+
+def workload(name):
+    if name.startswith("fashion"):
+        desc, sets, _ = lb.load_fashion()
+        Xtr, ytr, Xte, yte = sets["pixels"]
+        if name == "fashion-cosine":
+            return desc, Xtr, None, Xte[:2000], None, {"n_neighbors": 5, "metric": "cosine"}
+        return desc, Xtr, ytr.astype(np.int64), Xte, yte.astype(np.int64), {"n_neighbors": 5}
+    desc, sets, _ = lb.load_flights()
+    return desc, sets["std"][0], None, sets["std"][2][:10000], None, {"n_neighbors": 10}
+
+
+def exact_sorted(X, Q, ind, metric):
+    """Each query's neighbor distances recomputed in float64 from the float32 rows, sorted."""
+    out = np.empty(ind.shape)
+    for b in range(0, len(Q), 1000):
+        q = Q[b:b + 1000].astype(np.float64)
+        y = X[ind[b:b + 1000]].astype(np.float64)
+        if metric == "cosine":
+            nq = np.linalg.norm(q, axis=1)[:, None]
+            ny = np.linalg.norm(y, axis=2)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                c = 1.0 - np.einsum("qf,qkf->qk", q, y) / (nq * ny)
+            c[(nq * ny) == 0] = 1.0
+            out[b:b + 1000] = np.sort(np.clip(c, 0.0, 2.0), axis=1)
+        else:
+            out[b:b + 1000] = np.sort(((y - q[:, None, :]) ** 2).sum(-1), axis=1)
+    return out
+
+
+def compare(X, Q, i_sb, i_sk, metric):
+    differ = ~(i_sb == i_sk).all(axis=1)
+    e_sb = exact_sorted(X, Q[differ], i_sb[differ], metric)
+    e_sk = exact_sorted(X, Q[differ], i_sk[differ], metric)
+    mismatch = ~(e_sb == e_sk).all(axis=1)
+    return {"queries": int(len(Q)), "equal_lists": int((~differ).sum()), "tie_only": int((~mismatch).sum()),
+            "mismatch": int(mismatch.sum()),
+            "mismatch_samebits_nearer": int((e_sb[mismatch] < e_sk[mismatch]).any(axis=1).sum()) if mismatch.any() else 0}
+
+
+def run(name):
+    import samebits
+    import sklearn.neighbors as skn
+    desc, X, y, Q, yq, params = workload(name)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    Q = np.ascontiguousarray(Q, dtype=np.float32)
+    metric = params.get("metric", "euclidean")
+    samebits.set_num_threads(A.threads)
+    if y is not None:
+        sb = samebits.KNeighborsClassifier(algorithm="brute", **params).fit(X, y)
+        sk = skn.KNeighborsClassifier(algorithm="brute", **params).fit(X, y)
+    else:
+        sb = samebits.NearestNeighbors(algorithm="brute", **params).fit(X)
+        sk = skn.NearestNeighbors(algorithm="brute", **params).fit(X)
+    reps = []
+    for r in range(A.repeat):
+        time.sleep(A.settle)
+        t = time.perf_counter()
+        d_sb, i_sb = sb.kneighbors(Q)
+        tsb = time.perf_counter() - t
+        time.sleep(A.settle)
+        t = time.perf_counter()
+        d_sk, i_sk = sk.kneighbors(Q)
+        tsk = time.perf_counter() - t
+        reps.append({"samebits_s": tsb, "sklearn_s": tsk, "time_ratio": tsb / tsk})
+        print(name, json.dumps(reps[-1]), flush=True)
+    if metric == "cosine":  # scikit-learn's float32 cosine is float32 arithmetic: its float64 lists are the reference
+        ref = skn.NearestNeighbors(algorithm="brute", **params).fit(X.astype(np.float64))
+        _, i_sk = ref.kneighbors(Q.astype(np.float64))
+    res = {"workload": name, "description": desc, "shape": list(X.shape), "queries": int(len(Q)), "params": params,
+           "repeats": reps, "time_ratio": statistics.median(r["time_ratio"] for r in reps),
+           "neighbors": compare(X, Q, i_sb, i_sk, metric), "digest": sb.model_digest_}
+    if yq is not None:
+        res["accuracy"] = {"samebits": float((sb.predict(Q) == yq).mean()), "sklearn": float((sk.predict(Q) == yq).mean())}
+    v = {"neighbors": res["neighbors"]["mismatch"] == 0, "time_ratio": res["time_ratio"] <= SPEED_TARGET}
+    if yq is not None:
+        v["accuracy"] = res["accuracy"]["samebits"] == res["accuracy"]["sklearn"]
+    res["verdict"] = v
+    print(name, json.dumps({k: res[k] for k in ("time_ratio", "neighbors", "verdict")}), flush=True)
+    return res
+
+
+def write_md(h, results, path):
+    yes = lambda ok: "met" if ok else "**NOT met**"  # noqa: E731
+    out = lb.header_lines(h, "Nearest neighbors beside scikit-learn", h["machine"])
+    out += ["- command: `%s`; %d threads (samebits and scikit-learn's OpenMP/BLAS); kneighbors timed %d times a "
+            "workload, %.1f s settle before each call" % (h["command"], h["threads"], A.repeat, A.settle),
+            "- both libraries get the same float32 arrays, algorithm=\"brute\"; a differing list is a tie when its "
+            "distances, recomputed in float64 from the rows, sort to the same values as scikit-learn's, else a "
+            "mismatch (cosine: scikit-learn's lists from float64 copies, its float32 cosine being float32 arithmetic)",
+            "", "| workload | estimator | training rows x features | queries | lists equal / tie only / mismatch | "
+            "accuracy samebits / scikit-learn | time ratio samebits / scikit-learn (median; each) | quality | speed |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        n, v = r["neighbors"], r["verdict"]
+        est = ("KNeighborsClassifier(%s)" if "accuracy" in r else "NearestNeighbors(%s)") % ", ".join(
+            "%s=%r" % kv for kv in r["params"].items())
+        acc = ("%.4f / %.4f" % (r["accuracy"]["samebits"], r["accuracy"]["sklearn"])) if "accuracy" in r else "-"
+        q = v["neighbors"] and v.get("accuracy", True)
+        out.append("| %s | %s | %d x %d | %d | %d / %d / %d | %s | %.2f; %s | %s | %s |"
+                   % (r["workload"], est, r["shape"][0], r["shape"][1], r["queries"], n["equal_lists"], n["tie_only"],
+                      n["mismatch"], acc, r["time_ratio"], ", ".join("%.2f" % s["time_ratio"] for s in r["repeats"]),
+                      yes(q), yes(v["time_ratio"])))
+    out += ["", "Seconds per kneighbors call:", "", "| workload | samebits s | scikit-learn s | samebits model digest |",
+            "| --- | --- | --- | --- |"]
+    for r in results:
+        out.append("| %s | %s | %s | `%s` |" % (r["workload"], ", ".join("%.3f" % s["samebits_s"] for s in r["repeats"]),
+                                               ", ".join("%.3f" % s["sklearn_s"] for s in r["repeats"]), r["digest"][:16]))
+    out += ["", "## Data", ""] + ["- **%s**: %s" % (r["workload"], r["description"]) for r in results]
+    out += ["", "Load average at the start %s, at the end %s." % (h["loadavg_start"], h.get("loadavg_end"))]
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main():
+    import samebits
+    la = argparse.Namespace(threads=A.threads, repeat=A.repeat, settle=A.settle, long_fit=0, devices=["cpu"],
+                            sk_dtype="float32")
+    h = lb.header_for(la)
+    h["command"] = "python3 bench/neighbors_bench.py " + " ".join(sys.argv[1:])
+    results = [run(w) for w in A.workloads]
+    h["loadavg_end"] = lb.loadavg()
+    if A.no_save:
+        return
+    stem = os.path.join(REPO, "bench", "results", "neighbors-%s-%s" % (h["date"], h["commit"][:7]))
+    with open(stem + ".json", "w") as f:
+        json.dump({"header": h, "workloads": results}, f, indent=1)
+    write_md(h, results, stem + ".md")
+    print("wrote", stem + ".md")
+    del samebits
+
+
+if __name__ == "__main__":
+    main()
