@@ -112,7 +112,8 @@ typedef enum sb_family {
     SB_FAMILY_KMEANS = 4,
     SB_FAMILY_LINEAR = 5,
     SB_FAMILY_KNN = 6,
-    SB_FAMILY_COUNT_ = 7
+    SB_FAMILY_DBSCAN = 7,
+    SB_FAMILY_COUNT_ = 8
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -302,6 +303,25 @@ SB_API sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train,
  * probabilities; integers "n_neighbors", "n_samples_fit", "n_classes" (a
  * classifier's; 0 otherwise), "task", "metric", "weights". card may be NULL. */
 SB_API sb_status sb_knn_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
+/* DBSCAN (Ester, Kriegel, Sander and Xu 1996; docs/cluster.md) with
+ * scikit-learn's names and defaults: eps (0.5, > 0), min_samples (5),
+ * metric=euclidean|minkowski (p=2 only)|cosine, algorithm and leaf_size (no
+ * effect: the exact neighborhoods by brute force), device=cpu (a GPU refused
+ * by name). The dataset's weights, if set, are sample weights (a core row's
+ * neighborhood weighs at least min_samples). A row's neighborhood is every row
+ * at distance <= eps, itself included (the nearest-neighbors family's exact
+ * distances); border rows join the cluster of their lowest-index core
+ * neighbor; clusters are numbered by the smallest row index they hold; noise
+ * is -1. The model does not predict: index arrays "labels" and
+ * "core_sample_indices" (sb_model_get_indices), the array "components" (the
+ * core rows), integers "n_clusters", "n_core", "n_samples_fit". card may be NULL. */
+SB_API sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
+/* A fitted model's integer array by name (DBSCAN's "labels" and
+ * "core_sample_indices"): *needed gets the count (cap 0 asks); a name the
+ * model lacks is SB_ERR_NOT_FOUND naming it. */
+SB_API sb_status sb_model_get_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed);
 
 /* The neighbors of a set of query rows: row i's at [offsets[i], offsets[i+1])
  * of the indices (into the training rows) and the distances (Euclidean, or

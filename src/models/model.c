@@ -103,6 +103,28 @@ void sb_knn_free(sb_knn *k) {
     sb_free(k);
 }
 
+sb_dbscan *sb_dbscan_alloc(int64_t n, int64_t ncore, int32_t nfeat) {
+    sb_dbscan *b = sb_calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->n = n, b->ncore = ncore;
+    b->labels = sb_malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    b->core = sb_malloc(sizeof(int64_t) * (size_t)(ncore > 0 ? ncore : 1));
+    b->components = sb_malloc(sizeof(float) * (size_t)(ncore > 0 ? ncore : 1) * (size_t)(nfeat > 0 ? nfeat : 1));
+    if (!b->labels || !b->core || !b->components) {
+        sb_dbscan_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void sb_dbscan_free(sb_dbscan *b) {
+    if (!b) return;
+    sb_free(b->labels);
+    sb_free(b->core);
+    sb_free(b->components);
+    sb_free(b);
+}
+
 /* The model's profile: a static string, never NULL for a model this library built or read. */
 sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
     sb_clear_error();
@@ -128,6 +150,7 @@ void sb_model_free(sb_model *m) {
     sb_linear_free(m->linear);
     sb_kmeans_free(m->kmeans);
     sb_knn_free(m->knn);
+    sb_dbscan_free(m->dbscan);
     sb_free(m);
 }
 

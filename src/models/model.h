@@ -99,6 +99,20 @@ typedef struct sb_knn {
     double *xnorm;         /* cosine: each row's norm sqrt(sum x^2) in double; NULL for euclidean */
 } sb_knn;
 
+/* DBSCAN's fitted state (src/models/cluster/dbscan.c, docs/cluster.md): a
+ * model of family SB_FAMILY_DBSCAN holds one and no trees. */
+typedef struct sb_dbscan {
+    int64_t n;             /* training rows */
+    int64_t ncore;         /* core rows */
+    float eps;
+    int32_t min_samples;
+    int32_t metric;        /* SB_KNN_EUCLIDEAN | SB_KNN_COSINE */
+    int32_t n_clusters;
+    int32_t *labels;       /* n: cluster numbers by smallest row index, -1 noise */
+    int64_t *core;         /* ncore: the core rows' indices, ascending */
+    float *components;     /* ncore x num_features: the core rows */
+} sb_dbscan;
+
 struct sb_model {
     int32_t family;          /* sb_family */
     int32_t objective;       /* sb_objective */
@@ -114,6 +128,7 @@ struct sb_model {
     sb_linear *linear;       /* family SB_FAMILY_LINEAR: its state (no trees); NULL otherwise */
     sb_kmeans *kmeans;       /* family SB_FAMILY_KMEANS: its state (no trees); NULL otherwise */
     sb_knn *knn;             /* family SB_FAMILY_KNN: its state (no trees); NULL otherwise */
+    sb_dbscan *dbscan;       /* family SB_FAMILY_DBSCAN: its state (no trees); NULL otherwise */
 };
 
 /* A zeroed sb_kmeans with its centers for k rows of nfeat; NULL when out of
@@ -126,6 +141,11 @@ void sb_kmeans_free(sb_kmeans *c);
  * (NULL: no-op). */
 sb_knn *sb_knn_alloc(int32_t task, int64_t n, int32_t nfeat);
 void sb_knn_free(sb_knn *k);
+
+/* A zeroed sb_dbscan with its arrays for n rows, ncore core rows of nfeat;
+ * NULL when out of memory. sb_dbscan_free releases it (NULL: no-op). */
+sb_dbscan *sb_dbscan_alloc(int64_t n, int64_t ncore, int32_t nfeat);
+void sb_dbscan_free(sb_dbscan *b);
 
 /* A zeroed sb_linear of kind with its arrays for nout rows of nfeat
  * (mean and the decomposition arrays only for PCA and TruncatedSVD); NULL when

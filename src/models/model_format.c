@@ -55,6 +55,7 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 /* The k-means family's payload (version 2 only). */
 #define MF_TAG_KMEANS "CNTR"
 #define MF_TAG_KNN "NBRS"
+#define MF_TAG_DBSCAN "DBSC"
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -213,13 +214,15 @@ static sb_status check_common(const sb_model *m, sb_status bad, const char *who)
 static sb_status check_linear(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_knn(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
+    if (m->family == SB_FAMILY_DBSCAN) return check_dbscan(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5) or knn (6)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6) or dbscan (7)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -394,6 +397,43 @@ static sb_status check_knn(const sb_model *m, sb_status bad, const char *who) {
     return check_common(m, bad, who);
 }
 
+/* A DBSCAN model: its parameters and shape, labels in -1..n_clusters-1 with
+ * every cluster present, core indices ascending below n, finite core rows. */
+static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who) {
+    const sb_dbscan *b = m->dbscan;
+    if (!b || !b->labels || !b->core || !b->components) return sb_fail(bad, "%s: a dbscan model without its labels", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn)
+        return sb_fail(bad, "%s: a dbscan model has only its labels and core rows", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
+                       MF_MAX_FEATURES);
+    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    if (b->n < 1 || b->ncore < 0 || b->ncore > b->n || (uint64_t)b->n > MF_MAX_FILE / 4 ||
+        (uint64_t)b->ncore > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + 2))
+        return sb_fail(b->n < 1 || b->ncore < 0 || b->ncore > b->n ? bad : SB_ERR_LIMIT, "%s: %lld rows, %lld core rows",
+                       who, (long long)b->n, (long long)b->ncore);
+    if (!isfinite(b->eps) || !(b->eps > 0.0f) || b->min_samples < 1 || b->metric < 0 || b->metric > 1 ||
+        b->n_clusters < 0 || b->n_clusters > b->n || m->num_class != 1)
+        return sb_fail(bad, "%s: eps %g, min_samples %d, metric %d or %d clusters out of range", who, (double)b->eps,
+                       (int)b->min_samples, (int)b->metric, (int)b->n_clusters);
+    int32_t next = 0; /* clusters numbered by first appearance */
+    for (int64_t i = 0; i < b->n; i++) {
+        const int32_t l = b->labels[i];
+        if (l < -1 || l > next || l >= b->n_clusters)
+            return sb_fail(bad, "%s: row %lld's label %d breaks the numbering by smallest row index", who, (long long)i, (int)l);
+        if (l == next) next++;
+    }
+    if (next != b->n_clusters) return sb_fail(bad, "%s: %d clusters labelled, %d said", who, (int)next, (int)b->n_clusters);
+    for (int64_t c = 0; c < b->ncore; c++)
+        if (b->core[c] < 0 || b->core[c] >= b->n || (c > 0 && b->core[c] <= b->core[c - 1]) || b->labels[b->core[c]] < 0)
+            return sb_fail(bad, "%s: core index %lld out of order, range or cluster", who, (long long)b->core[c]);
+    if (!all_finite(b->components, (size_t)b->ncore * (size_t)m->num_features))
+        return sb_fail(bad, "%s: a core row is not finite", who);
+    return check_common(m, bad, who);
+}
+
 /* A k-means model: its cluster count and shape, finite centers and inertia, no trees. */
 static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who) {
     const sb_kmeans *c = m->kmeans;
@@ -473,6 +513,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_LINEAR: return MF_TAG_LINEAR;
     case SB_FAMILY_KMEANS: return MF_TAG_KMEANS;
     case SB_FAMILY_KNN: return MF_TAG_KNN;
+    case SB_FAMILY_DBSCAN: return MF_TAG_DBSCAN;
     }
     return NULL;
 }
@@ -527,7 +568,15 @@ static uint64_t knn_payload_size(const sb_model *m) {
     return 32 + 4 * (uint64_t)k->n * (uint64_t)m->num_features + (k->task != SB_KNN_NEIGHBORS ? 4 * (uint64_t)k->n : 0);
 }
 
+/* Bytes of the dbscan payload: three i32, eps (f32), n and ncore (u64), the
+ * labels (i32), the core indices (u64), the core rows (f32). */
+static uint64_t dbscan_payload_size(const sb_model *m) {
+    const sb_dbscan *b = m->dbscan;
+    return 32 + 4 * (uint64_t)b->n + 8 * (uint64_t)b->ncore + 4 * (uint64_t)b->ncore * (uint64_t)m->num_features;
+}
+
 static uint64_t payload_size(const sb_model *m) {
+    if (m->family == SB_FAMILY_DBSCAN) return dbscan_payload_size(m);
     if (m->family == SB_FAMILY_KMEANS) return kmeans_payload_size(m);
     if (m->family == SB_FAMILY_KNN) return knn_payload_size(m);
     return m->family == SB_FAMILY_LINEAR ? linear_payload_size(m) : tree_payload_size(m);
@@ -597,6 +646,19 @@ static void encode_v2(const sb_model *m, sink *s) {
     sink_names(s, m);
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m));
+    if (m->family == SB_FAMILY_DBSCAN) {
+        const sb_dbscan *b = m->dbscan;
+        sink_i32(s, b->min_samples);
+        sink_i32(s, b->metric);
+        sink_i32(s, b->n_clusters);
+        sink_f32(s, b->eps);
+        sink_u64(s, (uint64_t)b->n);
+        sink_u64(s, (uint64_t)b->ncore);
+        for (int64_t i = 0; i < b->n; i++) sink_i32(s, b->labels[i]);
+        for (int64_t i = 0; i < b->ncore; i++) sink_u64(s, (uint64_t)b->core[i]);
+        for (size_t i = 0; i < (size_t)b->ncore * (size_t)m->num_features; i++) sink_f32(s, b->components[i]);
+        return;
+    }
     if (m->family == SB_FAMILY_KNN) {
         const sb_knn *k = m->knn;
         sink_i32(s, k->task);
@@ -1059,6 +1121,41 @@ static sb_status parse_knn_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The dbscan payload (docs/model-format.md, "DBSC"). */
+static sb_status parse_dbscan_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[3];
+    static const char *const names[3] = {"min_samples", "the metric", "the cluster count"};
+    for (int i = 0; i < 3; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    float eps;
+    if ((st = read_f32s(r, &eps, 1, "eps")) != SB_OK) return st;
+    if ((st = need(r, 16, "the row counts")) != SB_OK) return st;
+    const uint64_t n = get_u64(r->p + r->pos), nc = get_u64(r->p + r->pos + 8);
+    r->pos += 16;
+    const uint64_t per = 4 * (uint64_t)m->num_features + 8;
+    if (n < 1 || n > MF_MAX_FILE / 4 || nc > n || nc > MF_MAX_FILE / per)
+        return sb_fail(n > MF_MAX_FILE / 4 ? SB_ERR_LIMIT : SB_ERR_INVALID_INPUT, WHO ": dbscan rows %llu, core rows %llu",
+                       (unsigned long long)n, (unsigned long long)nc);
+    if (4 * n + nc * per != (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the dbscan payload of %llu rows and %llu core rows needs %llu more "
+                       "bytes, %zu are left", (unsigned long long)n, (unsigned long long)nc,
+                       (unsigned long long)(4 * n + nc * per), r->end - r->pos);
+    sb_dbscan *b = sb_dbscan_alloc((int64_t)n, (int64_t)nc, m->num_features);
+    if (!b) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu dbscan rows", (unsigned long long)n);
+    m->dbscan = b;
+    b->min_samples = f[0], b->metric = f[1], b->n_clusters = f[2], b->eps = eps;
+    m->num_class = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        if ((st = read_i32(r, "a label", &b->labels[i])) != SB_OK) return st;
+    }
+    for (uint64_t i = 0; i < nc; i++) {
+        b->core[i] = (int64_t)get_u64(r->p + r->pos);
+        r->pos += 8;
+    }
+    return read_f32s(r, b->components, (size_t)nc * (size_t)m->num_features, "the core rows");
+}
+
 /* A payload tag as text for a message: its four bytes, each one that is not
  * printable ASCII written as \xHH. */
 static void tag_text(const uint8_t *tag, char out[17]) {
@@ -1093,13 +1190,14 @@ static sb_status parse_v2(reader *r, sb_model *m) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear and knn); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn and dbscan); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
                        sb_family_name((sb_family)m->family), shown, want);
     if (m->family == SB_FAMILY_KMEANS) return parse_kmeans_payload(r, m);
     if (m->family == SB_FAMILY_KNN) return parse_knn_payload(r, m);
+    if (m->family == SB_FAMILY_DBSCAN) return parse_dbscan_payload(r, m);
     return m->family == SB_FAMILY_LINEAR ? parse_linear_payload(r, m) : parse_tree_payload(r, m);
 }
 

@@ -227,6 +227,16 @@ def test_arm_knn_bound_is_caught(threads, tmp_path):
     assert d is not None and "far-from-origin" in d, d
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_dbscan_border_is_caught(threads, tmp_path):
+    """DBSCAN's border rows to the highest-index core neighbor's cluster:
+    dbscan-fit parts from its reference card at the labels (the border-ties
+    case puts a border row exactly eps from the cores of two clusters)."""
+    card = _card("x86_64", "dbscan-fit", threads, tmp_path, "dbscan-border")
+    d = _first_diff(reference_card("dbscan-fit"), card)
+    assert d is not None and "labels" in d, d
+
+
 @pytest.mark.parametrize("fixture", ["gbdt-regression", "gbdt-binary"])
 def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
     """Row subsampling drawn from per-thread streams in consumption order."""

@@ -7,6 +7,7 @@
 #include "linear.h"
 #include "../cluster/kmeans.h"
 #include "../neighbors/knn.h"
+#include "../cluster/dbscan.h"
 #include "../../math/sb_elem.h"
 #include <math.h>
 #include <string.h>
@@ -95,6 +96,7 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
     const float *src = NULL;
     size_t n = 0;
     if (m->kmeans) src = sb_km_array(m, name, &n);
+    if (m->dbscan && !strcmp(name, "components")) src = m->dbscan->components, n = (size_t)m->dbscan->ncore * (size_t)m->num_features;
     if (l) {
         const size_t no = (size_t)l->nout, nf = (size_t)m->num_features;
         const int dec = l->kind == SB_LIN_PCA || l->kind == SB_LIN_TSVD;
@@ -107,6 +109,9 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
         else if (!strcmp(name, "noise_variance") && l->kind == SB_LIN_PCA) src = &l->noise_variance, n = 1;
     }
     if (!src && m->kmeans) return sb_fail(SB_ERR_NOT_FOUND, "a kmeans model has no array '%s'", name);
+    if (!src && m->dbscan)
+        return sb_fail(SB_ERR_NOT_FOUND, "a DBSCAN model has no array '%s' (components; labels and core_sample_indices "
+                       "are index arrays: sb_model_get_indices)", name);
     if (m->knn) return sb_fail(SB_ERR_NOT_FOUND, "a nearest-neighbors model has no array '%s' (kneighbors gives its neighbors)", name);
     if (!src)
         return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no array '%s'",
@@ -123,6 +128,7 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     if (!m || !name || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_int: NULL argument");
     if (m->kmeans) return sb_km_int(m, name, out);
     if (m->knn) return sb_knn_int(m, name, out);
+    if (m->dbscan) return sb_dbscan_int(m, name, out);
     const sb_linear *l = m->linear;
     if (l) {
         if (!strcmp(name, "n_iter")) return *out = l->n_iter, SB_OK;
