@@ -2,8 +2,8 @@
  * test_knn.c: nearest neighbors (src/models/neighbors/knn.c) answer as a
  * function of the exact distances alone: the screen's two products (AVX2's
  * fused one and the generic one) give the same neighbors and distances; so do
- * one batch of queries and each query alone, one thread and three, and a
- * model read back from its file; and on small integers (where every distance
+ * one batch of queries and each query alone, one thread and three, the k-d
+ * tree of radius queries and the screen, and a model read back from its file; and on small integers (where every distance
  * is exact) the neighbors are a brute-force oracle's, by (distance, index).
  */
 #include "sb_test.h"
@@ -99,7 +99,15 @@ SB_TEST(test_knn_screens_batches_threads_and_files_agree) {
                     result_free(&base);
                     SB_CHECK(query(m, q, 0, nq, d, k, radius, &base));
                 }
-                result gen = {0}, alone = {0}, threads = {0}, file = {0};
+                result gen = {0}, alone = {0}, threads = {0}, file = {0}, tree = {0}, brute = {0};
+                sb_knn_tree_for_tests(1); /* radius queries through the k-d tree (Euclidean), or the screen */
+                SB_CHECK(query(m, q, 0, nq, d, k, radius, &tree));
+                sb_knn_tree_for_tests(0);
+                SB_CHECK(query(m, q, 0, nq, d, k, radius, &brute));
+                sb_knn_tree_for_tests(-1);
+                SB_CHECK(same(&base, &tree));
+                SB_CHECK(same(&base, &brute));
+                result_free(&tree), result_free(&brute);
                 sb_knn_generic_screen_for_tests(1);
                 SB_CHECK(query(m, q, 0, nq, d, k, radius, &gen));
                 sb_knn_generic_screen_for_tests(0);

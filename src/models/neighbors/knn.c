@@ -561,6 +561,185 @@ static void query_task(void *ctx, int64_t t) {
     sb_free(tile);
 }
 
+/* ---- radius queries in few dimensions: a k-d tree ----
+ * For Euclidean radius queries with few features, a k-d tree (J. L. Bentley,
+ * "Multidimensional binary search trees used for associative searching",
+ * CACM 18(9), 1975) finds the same set as the screen: a node is skipped only
+ * when the squared distance from the query to its box, computed in double,
+ * exceeds the radius squared by more than its own rounding (a factor 1 +
+ * 2^-30), so every row it skips has D > radius^2, and every row it visits is
+ * kept by the same test, D <= radius^2. The set, and its order (by index, or
+ * by (D, index)), is the brute force's, whatever the tree's shape. */
+#define KN_TREE_MAX_D 16
+#define KN_TREE_LEAF 32
+#define KN_TREE_MIN_N 256
+
+typedef struct kn_node {
+    int64_t b, e;       /* rows perm[b..e) */
+    int32_t left, right; /* children, -1 for a leaf */
+} kn_node;
+
+typedef struct kn_tree {
+    int64_t *perm;
+    kn_node *node;
+    float *lo, *hi;     /* nnode x d boxes */
+    int32_t nnode, cap, d;
+} kn_tree;
+
+static int32_t g_tree_for_tests = -1; /* -1 the library's choice, 0 never, 1 whenever Euclidean */
+void sb_knn_tree_for_tests(int32_t mode) { g_tree_for_tests = mode; }
+
+/* (x[a * d + f], a) < (x[b * d + f], b): a total order, so the split is a function of the rows. */
+static inline int kt_less(const float *x, int32_t d, int32_t f, int64_t a, int64_t b) {
+    const float va = x[a * d + f], vb = x[b * d + f];
+    return va < vb || (va == vb && a < b);
+}
+
+/* perm[b..e) rearranged so that perm[k] is the k-th least by kt_less, the
+ * lesser before it and the greater after (Hoare's selection, pivot the
+ * median of the first, middle and last). */
+static void kt_select(const float *x, int32_t d, int32_t f, int64_t *perm, int64_t b, int64_t e, int64_t k) {
+    int64_t lo = b, hi = e - 1;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        int64_t a = perm[lo], m = perm[mid], c = perm[hi], pv;
+        if (kt_less(x, d, f, a, m)) pv = kt_less(x, d, f, m, c) ? m : kt_less(x, d, f, a, c) ? c : a;
+        else pv = kt_less(x, d, f, a, c) ? a : kt_less(x, d, f, m, c) ? c : m;
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (kt_less(x, d, f, perm[i], pv)) i++;
+            while (kt_less(x, d, f, pv, perm[j])) j--;
+            if (i <= j) {
+                const int64_t t = perm[i];
+                perm[i] = perm[j], perm[j] = t;
+                i++, j--;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return;
+    }
+}
+
+static int32_t kt_build(kn_tree *t, const float *x, int64_t b, int64_t e) {
+    const int32_t d = t->d;
+    if (t->nnode == t->cap) return -2;
+    const int32_t id = t->nnode++;
+    float *lo = t->lo + (int64_t)id * d, *hi = t->hi + (int64_t)id * d;
+    for (int32_t f = 0; f < d; f++) lo[f] = hi[f] = x[t->perm[b] * d + f];
+    for (int64_t i = b + 1; i < e; i++)
+        for (int32_t f = 0; f < d; f++) {
+            const float v = x[t->perm[i] * d + f];
+            if (v < lo[f]) lo[f] = v;
+            if (v > hi[f]) hi[f] = v;
+        }
+    t->node[id].b = b, t->node[id].e = e, t->node[id].left = t->node[id].right = -1;
+    if (e - b <= KN_TREE_LEAF) return id;
+    int32_t split = 0; /* the widest feature, ties to the lower */
+    for (int32_t f = 1; f < d; f++)
+        if ((double)hi[f] - (double)lo[f] > (double)hi[split] - (double)lo[split]) split = f;
+    if (!((double)hi[split] - (double)lo[split] > 0.0)) return id; /* identical rows: one leaf */
+    const int64_t mid = b + (e - b) / 2;
+    kt_select(x, d, split, t->perm, b, e, mid);
+    const int32_t l = kt_build(t, x, b, mid), r = l < -1 ? -2 : kt_build(t, x, mid, e);
+    if (l < -1 || r < -1) return -2;
+    t->node[id].left = l, t->node[id].right = r;
+    return id;
+}
+
+static void kt_free(kn_tree *t) {
+    sb_free(t->perm), sb_free(t->node), sb_free(t->lo), sb_free(t->hi);
+    memset(t, 0, sizeof *t);
+}
+
+static sb_status kt_make(const sb_knn *k, int32_t d, kn_tree *t) {
+    memset(t, 0, sizeof *t);
+    t->d = d;
+    t->cap = (int32_t)(4 * ((k->n + KN_TREE_LEAF - 1) / KN_TREE_LEAF) + 4);
+    t->perm = sb_malloc(sizeof(int64_t) * (size_t)k->n);
+    t->node = sb_malloc(sizeof(kn_node) * (size_t)t->cap);
+    t->lo = sb_malloc(sizeof(float) * (size_t)t->cap * (size_t)d);
+    t->hi = sb_malloc(sizeof(float) * (size_t)t->cap * (size_t)d);
+    if (!t->perm || !t->node || !t->lo || !t->hi) {
+        kt_free(t);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the tree of %lld rows", (long long)k->n);
+    }
+    for (int64_t i = 0; i < k->n; i++) t->perm[i] = i;
+    if (kt_build(t, k->x, 0, k->n) < 0) {
+        kt_free(t);
+        return sb_fail(SB_ERR_INTERNAL, "nearest neighbors: the tree outgrew its nodes");
+    }
+    return SB_OK;
+}
+
+typedef struct kt_job {
+    kn_job *jb;
+    const kn_tree *t;
+} kt_job;
+
+/* Queries of block task: every row within the radius, through the tree. */
+static void kt_task(void *ctx, int64_t task) {
+    const kt_job *kj = ctx;
+    kn_job *jb = kj->jb;
+    const kn_tree *t = kj->t;
+    const sb_knn *k = jb->k;
+    const int32_t d = jb->d;
+    const double cut = jb->r_exact + jb->r_exact * 0x1p-30;
+    int64_t b, e;
+    sb_chunk_range(jb->nq, KN_QB, task, &b, &e);
+    int32_t *stack = sb_malloc(sizeof(int32_t) * (size_t)(t->nnode + 1));
+    if (!stack) {
+        jb->failed = 1;
+        return;
+    }
+    for (int64_t i = b; i < e && !jb->failed; i++) {
+        const float *xq = jb->q + i * d;
+        int64_t np = 0, cap = 16;
+        kn_pair *p = sb_malloc(sizeof(kn_pair) * (size_t)cap);
+        if (!p) {
+            jb->failed = 1;
+            break;
+        }
+        int32_t top = 0;
+        stack[top++] = 0;
+        while (top > 0) {
+            const int32_t id = stack[--top];
+            const float *lo = t->lo + (int64_t)id * d, *hi = t->hi + (int64_t)id * d;
+            double s = 0.0;
+            for (int32_t f = 0; f < d; f++) {
+                const double v = (double)xq[f];
+                const double g = v < (double)lo[f] ? (double)lo[f] - v : v > (double)hi[f] ? v - (double)hi[f] : 0.0;
+                s += g * g;
+            }
+            if (s > cut) continue;
+            const kn_node *nd = &t->node[id];
+            if (nd->left >= 0) {
+                stack[top++] = nd->right;
+                stack[top++] = nd->left;
+                continue;
+            }
+            for (int64_t c = nd->b; c < nd->e; c++) {
+                const int64_t j = t->perm[c];
+                const double D = kn_sqdist(xq, k->x + j * d, d);
+                if (!(D <= jb->r_exact) || (jb->exclude_self && j == i)) continue;
+                if (np == cap) {
+                    kn_pair *g = sb_realloc(p, sizeof(kn_pair) * (size_t)(cap * 2));
+                    if (!g) {
+                        jb->failed = 1;
+                        break;
+                    }
+                    p = g, cap *= 2;
+                }
+                p[np].dist = D, p[np].j = j, np++;
+            }
+        }
+        qsort(p, (size_t)np, sizeof *p, jb->sort ? pair_cmp : pair_idx_cmp);
+        jb->cnt[i] = np;
+        jb->res[i] = p;
+    }
+    sb_free(stack);
+}
+
 /* Finite values and the model's feature count, before any long work. */
 static sb_status kn_check_queries(const sb_model *m, const sb_table *q) {
     if (q->ncols != m->num_features)
@@ -617,8 +796,18 @@ sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double 
     if (!jb.cnt || !off || (jb.radius_mode ? !jb.res : (!jb.kidx || !jb.kdist))) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld queries", (long long)nq);
     } else {
-        sb_parallel_for(sb_chunk_count(nq, KN_QB), query_task, &jb);
-        st = jb.failed ? sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the candidates") : SB_OK;
+        const int use_tree = jb.radius_mode && k->metric == SB_KNN_EUCLIDEAN &&
+                             (g_tree_for_tests >= 0 ? g_tree_for_tests
+                                                    : jb.d <= KN_TREE_MAX_D && k->n >= KN_TREE_MIN_N);
+        kn_tree tree;
+        if (use_tree && (st = kt_make(k, jb.d, &tree)) == SB_OK) {
+            kt_job kj = {&jb, &tree};
+            sb_parallel_for(sb_chunk_count(nq, KN_QB), kt_task, &kj);
+            kt_free(&tree);
+        } else if (!use_tree) {
+            sb_parallel_for(sb_chunk_count(nq, KN_QB), query_task, &jb);
+        }
+        if (st == SB_OK) st = jb.failed ? sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the candidates") : SB_OK;
     }
     if (st == SB_OK) {
         off[0] = 0;

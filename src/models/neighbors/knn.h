@@ -39,5 +39,9 @@ sb_status sb_knn_int(const sb_model *m, const char *name, int64_t *out);
 /* Tests only: force the screening product's generic code (1) or let the
  * library choose (0); both give the same results, which the unit test checks. */
 void sb_knn_generic_screen_for_tests(int32_t on);
+/* Tests only: Euclidean radius queries through the k-d tree always (1),
+ * never (0), or by the library's rule (-1: at most 16 features, at least 256
+ * rows); every choice gives the same results. */
+void sb_knn_tree_for_tests(int32_t mode);
 
 #endif
