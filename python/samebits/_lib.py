@@ -92,6 +92,13 @@ _PROTOS = {
     "sb_kmeans_fit": (c_int, [c_void_p, c_void_p, _P(c_float), c_void_p, _P(c_void_p)]),
     "sb_model_get_array": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
+    # ---- the nearest-neighbors family (src/models/neighbors/, docs/neighbors.md) ----
+    "sb_knn_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    "sb_model_kneighbors": (c_int, [c_void_p, c_void_p, c_int32, c_char_p, _P(c_void_p)]),
+    "sb_model_radius_neighbors": (c_int, [c_void_p, c_void_p, ctypes.c_double, c_int32, c_char_p, _P(c_void_p)]),
+    "sb_neighbors_shape": (c_int, [c_void_p, _P(c_int64), _P(c_int64)]),
+    "sb_neighbors_copy": (c_int, [c_void_p, _P(c_int64), _P(c_int64), _P(c_float)]),
+    "sb_neighbors_free": (None, [c_void_p]),
     "sb_forest_oob_predict": (c_int, [c_void_p, c_void_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_predict_on": (c_int, [c_void_p, c_void_p, c_int, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_get_info": (c_int, [c_void_p, _P(ModelInfo)]),

@@ -8,6 +8,7 @@ from ._lib import Handle, check, lib, text_call
 
 PREDICT_RAW, PREDICT_PROBA, PREDICT_VALUE, PREDICT_TRANSFORM = 0, 1, 2, 3
 FAMILY_LINEAR = 5
+FAMILY_KNN = 6
 MODES = ("identical", "deterministic", "fast")
 OBJECTIVES = ("regression", "binary", "multiclass", "lambdarank", "rank_pairwise")
 
@@ -210,6 +211,8 @@ class Model:
                else str(i.numeric_mode), "objective": i.objective.decode(), "profile": self.profile()}
         if i.family == FAMILY_LINEAR:
             out["linear_kind"] = self.get_int("kind")  # which linear estimator (docs/linear.md)
+        if i.family == FAMILY_KNN:
+            out["knn_task"] = self.get_int("task")  # neighbors, classification or regression (docs/neighbors.md)
         return out
 
     def get_array(self, name):
@@ -250,6 +253,30 @@ class Model:
                                           need.value, byref(need)))
         return out
 
+    def neighbors(self, data, k=None, radius=None, sort=False, device=None):
+        """A knn model's neighbors of the rows of the sb_dataset handle data (None:
+        the training rows, each without itself): the k nearest (k None or 0: the
+        model's n_neighbors; sb_model_kneighbors), or, radius given (< 0: the
+        model's), every training row within it (sb_model_radius_neighbors, in
+        index order or by (distance, index) when sort). Returns (offsets, indices,
+        distances): ctypes arrays of int64 (nrows + 1), int64 and float32, row i's
+        neighbors at [offsets[i], offsets[i + 1])."""
+        out = c_void_p()
+        dev = device.encode() if device not in (None, "cpu") else None
+        q = data.ptr if data is not None else None
+        if radius is None:
+            check(lib.sb_model_kneighbors(self._h.ptr, q, int(k or 0), dev, byref(out)))
+        else:
+            check(lib.sb_model_radius_neighbors(self._h.ptr, q, float(radius), 1 if sort else 0, dev, byref(out)))
+        h = Handle(out, lib.sb_neighbors_free)
+        nrows, total = c_int64(0), c_int64(0)
+        check(lib.sb_neighbors_shape(h.ptr, byref(nrows), byref(total)))
+        offsets = (c_int64 * (nrows.value + 1))()
+        indices = (c_int64 * max(total.value, 1))()
+        dist = (ctypes.c_float * max(total.value, 1))()
+        check(lib.sb_neighbors_copy(h.ptr, offsets, indices, dist))
+        return offsets, indices, dist
+
     def feature_importance(self, kind):
         need = c_size_t(0)
         check(lib.sb_model_feature_importance(self._h.ptr, kind, None, 0, byref(need)))
@@ -272,6 +299,22 @@ def feature_names_in_file(path_or_bytes):
     """The feature names a model file stores, or None when it stores none or only the
     generated names f0..f{n-1} (which count as none, docs/model-format.md). Reads the
     header of format version 1 or 2 (the C library has already validated the file)."""
+    return _file_header(path_or_bytes)[1]
+
+
+def params_in_file(path_or_bytes):
+    """The parameter text a model file's header stores (key=value lines, as the
+    C fit wrote them) as a dict of str; the C library has validated the file."""
+    out = {}
+    for line in _file_header(path_or_bytes)[0].splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key] = value
+    return out
+
+
+def _file_header(path_or_bytes):
+    """(parameter text, feature names or None) of a model file's header."""
     import io
     import struct
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
@@ -308,10 +351,10 @@ def feature_names_in_file(path_or_bytes):
         else:
             i32()  # numeric mode
             num_features = i32()
-        text()  # params
+        params = text()
         if take(1) != b"\x01":
-            return None
+            return params, None
         names = [text() for _ in range(num_features)]
     if names == ["f%d" % i for i in range(num_features)]:
-        return None
-    return names
+        return params, None
+    return params, names

@@ -597,7 +597,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             del self._pending_groups
 
 
-FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear")
+FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn")
 
 
 def family_name(family):
@@ -627,6 +627,9 @@ def estimator_class_for(info):
     if family == 5:  # linear: the estimator by the model's kind (samebits.linear)
         from . import linear
         return linear.class_for_kind(info.get("linear_kind"))
+    if family == 6:  # knn: the estimator by the model's task (samebits.neighbors)
+        from . import neighbors
+        return neighbors.class_for_task(info.get("knn_task"))
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 
@@ -640,11 +643,14 @@ def _open_model(path_or_bytes):
 def load_model(path_or_bytes):
     """Load a model file (or bytes) into a new estimator of the class that trained it:
     GradientBoostingRegressor / Classifier / Ranker, RandomForestClassifier /
-    Regressor, ExtraTreesClassifier / Regressor, IsolationForest, or a linear
+    Regressor, ExtraTreesClassifier / Regressor, IsolationForest, a linear
     estimator (LinearRegression, Ridge, Lasso, ElasticNet, LogisticRegression,
-    PCA), by the file's family and objective (sb_model_get_info) or linear kind.
-    Its constructor parameters are the class's defaults; its fitted attributes are
-    the file's (classes_ 0..K-1)."""
+    PCA), KMeans, or NearestNeighbors / KNeighborsClassifier /
+    KNeighborsRegressor (by the knn model's task), by the file's family and
+    objective (sb_model_get_info), linear kind or knn task. Its constructor
+    parameters are the class's defaults (a knn estimator's n_neighbors, radius,
+    weights and metric are the file's); its fitted attributes are the file's
+    (classes_ 0..K-1: class labels are not in the file)."""
     model = _open_model(path_or_bytes)
     est = estimator_class_for(model.info())()
     est._load_fitted(model, path_or_bytes)

@@ -1,0 +1,354 @@
+"""samebits.NearestNeighbors, KNeighborsClassifier and KNeighborsRegressor
+against scikit-learn's brute force: the same neighbor indices, distances within
+1e-6 relative, the same predictions; X=None (each training row without
+itself), radius queries, the graphs, distance weights at distance 0, the same
+bits at every thread count, save/load and pickle, and refusals by name."""
+import pickle
+import warnings
+
+import pytest
+
+import samebits
+
+np = pytest.importorskip("numpy")
+sk_neighbors = pytest.importorskip("sklearn.neighbors")
+
+
+def _data(n=300, q=60, d=6, seed=0):
+    """Training rows and queries of float32-exact values (so scikit-learn's
+    float64 sees the rows samebits sees)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32).astype(np.float64)
+    Q = rng.normal(size=(q, d)).astype(np.float32).astype(np.float64)
+    return X, Q
+
+
+def _labels(X, seed=0):
+    rng = np.random.default_rng(seed + 100)
+    s = X[:, 0] + 0.5 * X[:, 1] - X[:, 2] + rng.normal(0, 0.3, len(X))
+    return np.digitize(s, [-0.8, 0.0, 0.8])  # four classes
+
+
+def _target(X):
+    return (2.0 * X[:, 0] - X[:, 1] * X[:, 2]).astype(np.float32).astype(np.float64)
+
+
+def _close(ours, theirs, rel=1e-6, abs_=0.0):
+    ours, theirs = np.asarray(ours, dtype=np.float64), np.asarray(theirs, dtype=np.float64)
+    assert ours.shape == theirs.shape
+    assert np.all(np.abs(ours - theirs) <= rel * np.abs(theirs) + abs_), np.max(np.abs(ours - theirs))
+
+
+# ---- NearestNeighbors -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", ["minkowski", "euclidean", "cosine"])
+@pytest.mark.parametrize("k", [1, 5, 17])
+def test_kneighbors_match_sklearn_brute(metric, k):
+    X, Q = _data(seed=k)
+    ours = samebits.NearestNeighbors(n_neighbors=k, metric=metric).fit(X)
+    theirs = sk_neighbors.NearestNeighbors(n_neighbors=k, metric=metric, algorithm="brute").fit(X)
+    dist, ind = ours.kneighbors(Q)
+    sdist, sind = theirs.kneighbors(Q)
+    assert dist.dtype == np.float64 and ind.dtype == np.int64 and dist.shape == ind.shape == (len(Q), k)
+    assert np.array_equal(ind, sind)
+    _close(dist, sdist, abs_=1e-12 if metric == "cosine" else 0.0)
+    # n_neighbors at query time, and return_distance=False
+    only = ours.kneighbors(Q, n_neighbors=3, return_distance=False)
+    assert np.array_equal(only, theirs.kneighbors(Q, n_neighbors=3, return_distance=False))
+    assert ours.effective_metric_ == ("cosine" if metric == "cosine" else "euclidean")
+    assert ours.n_samples_fit_ == len(X) and ours.n_features_in_ == X.shape[1]
+
+
+def test_kneighbors_without_x_leave_each_row_out():
+    X, _ = _data(n=120, seed=3)
+    ours = samebits.NearestNeighbors(n_neighbors=4).fit(X)
+    theirs = sk_neighbors.NearestNeighbors(n_neighbors=4, algorithm="brute").fit(X)
+    dist, ind = ours.kneighbors()
+    sdist, sind = theirs.kneighbors()
+    assert np.array_equal(ind, sind)
+    _close(dist, sdist)
+    assert not (ind == np.arange(len(X))[:, None]).any()  # no row is its own neighbor
+    # queried with X itself, each row is its own nearest neighbor at distance 0
+    dself, iself = ours.kneighbors(X, n_neighbors=1)
+    assert np.array_equal(iself[:, 0], np.arange(len(X))) and (dself == 0).all()
+    # the training rows without themselves: n_samples - 1 neighbors at most, refused by name above
+    assert ours.kneighbors(n_neighbors=len(X) - 1)[1].shape == (len(X), len(X) - 1)
+    with pytest.raises(samebits.InvalidArgumentError, match="each query row leaves itself out"):
+        ours.kneighbors(n_neighbors=len(X))
+    # duplicates: the k least (distance, index) among the other rows
+    dup = np.array([[0.0], [0.0], [0.0], [5.0]])
+    d2, i2 = samebits.NearestNeighbors(n_neighbors=2).fit(dup).kneighbors()
+    assert i2.tolist() == [[1, 2], [0, 2], [0, 1], [0, 1]] and d2[:3].tolist() == [[0.0, 0.0]] * 3
+
+
+def test_radius_neighbors_contents():
+    X, Q = _data(n=250, q=40, d=3, seed=5)
+    ours = samebits.NearestNeighbors(radius=0.9).fit(X)
+    theirs = sk_neighbors.NearestNeighbors(radius=0.9, algorithm="brute").fit(X)
+    dist, ind = ours.radius_neighbors(Q)
+    sdist, sind = theirs.radius_neighbors(Q)
+    assert dist.dtype == object and ind.dtype == object and dist.shape == ind.shape == (len(Q),)
+    assert sum(len(i) for i in ind) > len(Q)  # the radius finds several rows a query
+    for i in range(len(Q)):
+        assert ind[i].dtype == np.int64 and dist[i].dtype == np.float64
+        assert np.array_equal(ind[i], np.sort(ind[i]))  # index order by default
+        order = np.argsort(sind[i])
+        assert np.array_equal(ind[i], sind[i][order])
+        _close(dist[i], sdist[i][order])
+        assert (dist[i] <= 0.9).all()
+    # sort_results: by (distance, index), as scikit-learn's
+    sd, si = ours.radius_neighbors(Q, radius=1.3, sort_results=True)
+    tsd, tsi = theirs.radius_neighbors(Q, radius=1.3, sort_results=True)
+    for i in range(len(Q)):
+        assert np.array_equal(si[i], tsi[i]) and (np.diff(sd[i]) >= 0).all()
+        _close(sd[i], tsd[i])
+    # X=None: each training row without itself
+    nd, ni = ours.radius_neighbors()
+    snd, sni = theirs.radius_neighbors()
+    for i in range(len(X)):
+        assert i not in ni[i].tolist()
+        assert np.array_equal(ni[i], np.sort(sni[i]))
+    # return_distance=False; a radius of 0 finds exact copies only
+    only = ours.radius_neighbors(Q, return_distance=False)
+    assert all(np.array_equal(a, b) for a, b in zip(only, ind))
+    zero = ours.radius_neighbors(X[:5], radius=0.0, return_distance=False)
+    assert [z.tolist() for z in zero] == [[0], [1], [2], [3], [4]]
+    with pytest.raises(samebits.InvalidArgumentError, match="return_distance must be True"):
+        ours.radius_neighbors(Q, return_distance=False, sort_results=True)
+    with pytest.raises(samebits.InvalidArgumentError, match="radius=-1"):
+        ours.radius_neighbors(Q, radius=-1.0)
+
+
+def test_graphs_match_sklearn():
+    sparse = pytest.importorskip("scipy.sparse")
+    X, Q = _data(n=150, q=30, d=4, seed=6)
+    ours = samebits.NearestNeighbors(n_neighbors=3, radius=1.0).fit(X)
+    theirs = sk_neighbors.NearestNeighbors(n_neighbors=3, radius=1.0, algorithm="brute").fit(X)
+    for args in ((Q,), ()):
+        g = ours.kneighbors_graph(*args)
+        assert sparse.isspmatrix_csr(g) and g.shape == (len(args[0]) if args else len(X), len(X))
+        assert (g != theirs.kneighbors_graph(*args)).nnz == 0
+        gd = ours.kneighbors_graph(*args, mode="distance").toarray()
+        _close(gd, theirs.kneighbors_graph(*args, mode="distance").toarray())
+        r = ours.radius_neighbors_graph(*args)
+        assert sparse.isspmatrix_csr(r) and (r != theirs.radius_neighbors_graph(*args)).nnz == 0
+        rd = ours.radius_neighbors_graph(*args, mode="distance", sort_results=True).toarray()
+        _close(rd, theirs.radius_neighbors_graph(*args, mode="distance").toarray())
+    with pytest.raises(samebits.InvalidArgumentError, match="Unsupported mode"):
+        ours.kneighbors_graph(Q, mode="weights")
+
+
+# ---- classifier and regressor ---------------------------------------------------------------
+
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+@pytest.mark.parametrize("metric", ["minkowski", "cosine"])
+def test_classifier_matches_sklearn(weights, metric):
+    X, Q = _data(n=400, q=120, d=5, seed=7)
+    y, yq = _labels(X), _labels(Q)
+    names = np.array(["low", "mid", "high", "top"])[y]  # labels of any sortable type
+    ours = samebits.KNeighborsClassifier(n_neighbors=7, weights=weights, metric=metric).fit(X, names)
+    theirs = sk_neighbors.KNeighborsClassifier(n_neighbors=7, weights=weights, metric=metric,
+                                               algorithm="brute").fit(X, names)
+    assert list(ours.classes_) == list(theirs.classes_) and ours.outputs_2d_ is False
+    pred = ours.predict(Q)
+    assert np.array_equal(pred, theirs.predict(Q))
+    truth = np.array(["low", "mid", "high", "top"])[yq]
+    assert ours.score(Q, truth) == theirs.score(Q, truth)
+    proba = np.asarray(ours.predict_proba(Q))
+    assert proba.shape == (len(Q), 4)
+    _close(proba, theirs.predict_proba(Q), abs_=1e-7)
+    assert np.array_equal(ours.kneighbors(Q)[1], theirs.kneighbors(Q)[1])
+
+
+def test_distance_weights_at_distance_zero():
+    """A query on a training row: that row weighs 1 and the others 0 (scikit-learn's rule)."""
+    X, Q = _data(n=200, q=20, d=3, seed=8)
+    y = _labels(X)
+    Qz = np.vstack([X[[3, 50, 120]], Q])
+    ours = samebits.KNeighborsClassifier(n_neighbors=6, weights="distance").fit(X, y)
+    theirs = sk_neighbors.KNeighborsClassifier(n_neighbors=6, weights="distance", algorithm="brute").fit(X, y)
+    proba = np.asarray(ours.predict_proba(Qz))
+    for r, j in enumerate([3, 50, 120]):
+        want = np.zeros(len(ours.classes_))
+        want[list(ours.classes_).index(y[j])] = 1.0
+        assert np.array_equal(proba[r], want)
+    _close(proba, theirs.predict_proba(Qz), abs_=1e-7)
+    assert np.array_equal(ours.predict(Qz), theirs.predict(Qz))
+    # two training rows at one point, with different classes: half each
+    X2 = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    c2 = samebits.KNeighborsClassifier(n_neighbors=3, weights="distance").fit(X2, [0, 1, 1, 1])
+    assert np.asarray(c2.predict_proba([[0.0, 0.0]])).tolist() == [[0.5, 0.5]]
+    # the regressor: the mean of the rows at distance 0
+    t = _target(X)
+    reg = samebits.KNeighborsRegressor(n_neighbors=4, weights="distance").fit(X, t)
+    assert np.asarray(reg.predict(X[[7]])).tolist() == [np.float32(t[7])]
+
+
+@pytest.mark.parametrize("weights", ["uniform", "distance"])
+def test_regressor_matches_sklearn(weights):
+    X, Q = _data(n=300, q=80, d=4, seed=9)
+    t, tq = _target(X), _target(Q)
+    ours = samebits.KNeighborsRegressor(n_neighbors=5, weights=weights).fit(X, t)
+    theirs = sk_neighbors.KNeighborsRegressor(n_neighbors=5, weights=weights, algorithm="brute").fit(X, t)
+    pred = ours.predict(Q)
+    assert isinstance(pred, samebits.Array) and pred.shape == (len(Q),)
+    _close(pred, theirs.predict(Q), rel=1e-6, abs_=1e-6)
+    assert ours.score(Q, tq) == pytest.approx(theirs.score(Q, tq), rel=1e-5)
+    assert not hasattr(ours, "classes_")
+
+
+# ---- the same bits at every thread count -------------------------------------------------------
+
+def test_same_bits_at_every_thread_count(monkeypatch):
+    X, Q = _data(n=1500, q=300, d=12, seed=10)
+    y = _labels(X)
+    results = set()
+    for t in ("1", "2"):
+        monkeypatch.setenv("SAMEBITS_NUM_THREADS", t)
+        samebits.set_num_threads(0)
+        assert samebits.get_num_threads() == int(t)
+        c = samebits.KNeighborsClassifier(n_neighbors=9, weights="distance").fit(X, y)
+        dist, ind = c.kneighbors(Q)
+        results.add((c.model_digest_, dist.tobytes(), ind.tobytes(), np.asarray(c.predict_proba(Q)).tobytes(),
+                     c.kneighbors()[1].tobytes()))
+    for n_jobs in (1, 2, 5):
+        c = samebits.KNeighborsClassifier(n_neighbors=9, weights="distance", n_jobs=n_jobs).fit(X, y)
+        dist, ind = c.kneighbors(Q)
+        results.add((c.model_digest_, dist.tobytes(), ind.tobytes(), np.asarray(c.predict_proba(Q)).tobytes(),
+                     c.kneighbors()[1].tobytes()))
+    assert len(results) == 1
+    digests = {samebits.NearestNeighbors(n_jobs=n).fit(X).model_digest_ for n in (1, 2)}
+    assert len(digests) == 1
+
+
+# ---- model files and pickles ---------------------------------------------------------------------
+
+def test_save_load_and_pickle(tmp_path):
+    X, Q = _data(n=200, q=30, d=4, seed=11)
+    y = np.array(["cat", "dog", "eel", "fox"])[_labels(X)]
+    c = samebits.KNeighborsClassifier(n_neighbors=3, weights="distance", metric="cosine", radius=0.25).fit(X, y)
+    r = samebits.KNeighborsRegressor(n_neighbors=4).fit(X, _target(X))
+    n = samebits.NearestNeighbors(n_neighbors=2, radius=0.75).fit(X)
+    for est, cls in ((c, samebits.KNeighborsClassifier), (r, samebits.KNeighborsRegressor),
+                     (n, samebits.NearestNeighbors)):
+        path = tmp_path / (cls.__name__ + ".sbm")
+        est.save_model(str(path))
+        back = samebits.load_model(str(path))
+        assert type(back) is cls and back.model_digest_ == est.model_digest_
+        assert np.array_equal(back.kneighbors(Q)[1], est.kneighbors(Q)[1])
+        again = cls().load_model(est.model_bytes())
+        assert again.model_digest_ == est.model_digest_
+        p = pickle.loads(pickle.dumps(est))
+        assert type(p) is cls and p.model_digest_ == est.model_digest_
+        assert np.array_equal(p.kneighbors(Q)[0], est.kneighbors(Q)[0])
+        assert back.n_neighbors == est.n_neighbors and back.radius == est.radius
+        assert back.effective_metric_ == est.effective_metric_
+    # a pickle keeps the labels; a file holds class indices only: classes_ 0..K-1
+    p = pickle.loads(pickle.dumps(c))
+    assert list(p.classes_) == ["cat", "dog", "eel", "fox"] and np.array_equal(p.predict(Q), c.predict(Q))
+    back = samebits.load_model(c.model_bytes())
+    assert list(back.classes_) == [0, 1, 2, 3] and back.weights == "distance" and back.metric == "cosine"
+    assert np.array_equal(c.classes_[back.predict(Q)], c.predict(Q))
+    assert np.array_equal(np.asarray(back.predict_proba(Q)), np.asarray(c.predict_proba(Q)))
+    # the radius the file was fitted with is the queries' default
+    rb = samebits.load_model(n.model_bytes())
+    assert all(np.array_equal(a, b) for a, b in zip(rb.radius_neighbors(Q)[1], n.radius_neighbors(Q)[1]))
+    # another task's or family's file is refused by name
+    with pytest.raises(samebits.InvalidInputError, match="knn regression model .*a KNeighborsClassifier cannot"):
+        samebits.KNeighborsClassifier().load_model(r.model_bytes())
+    with pytest.raises(samebits.InvalidInputError, match="holds a kmeans model; a NearestNeighbors cannot"):
+        samebits.NearestNeighbors().load_model(samebits.KMeans(n_clusters=2).fit(X).model_bytes())
+
+
+# ---- refusals by name ---------------------------------------------------------------------------
+
+def test_bad_input_refused_by_name():
+    X, Q = _data(n=40, q=5, d=3, seed=12)
+    y = _labels(X)
+    bad = X.copy()
+    bad[4, 1] = np.nan
+    for est in (samebits.NearestNeighbors(), samebits.KNeighborsClassifier(), samebits.KNeighborsRegressor()):
+        with pytest.raises(samebits.InvalidInputError, match=r"row 4, feature 1: missing \(NaN\)"):
+            est.fit(bad, y)
+    fitted = samebits.KNeighborsClassifier(n_neighbors=3).fit(X, y)
+    with pytest.raises(samebits.InvalidInputError, match=r"row 4, feature 1: missing \(NaN\)"):
+        fitted.predict(bad)
+    with pytest.raises(samebits.InvalidInputError, match="infinite"):
+        fitted.kneighbors(np.full((1, 3), np.inf))
+    with pytest.raises(samebits.InvalidArgumentError, match="n_neighbors = 41, n_samples_fit = 40"):
+        samebits.KNeighborsClassifier(n_neighbors=41).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="n_neighbors = 50"):
+        samebits.KNeighborsRegressor(n_neighbors=50).fit(X, _target(X))
+    with pytest.raises(samebits.InvalidArgumentError, match="metric='manhattan' is not supported"):
+        samebits.NearestNeighbors(metric="manhattan").fit(X)
+    with pytest.raises(samebits.InvalidArgumentError, match="p=1: only p=2"):
+        samebits.KNeighborsClassifier(p=1).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="p=1.5: only p=2"):
+        samebits.NearestNeighbors(p=1.5).fit(X)
+    assert samebits.NearestNeighbors(p=2.0).fit(X).effective_metric_ == "euclidean"
+    with pytest.raises(samebits.InvalidArgumentError, match="metric_params"):
+        samebits.NearestNeighbors(metric_params={"w": [1, 2, 3]}).fit(X)
+    with pytest.raises(samebits.InvalidArgumentError, match="weights as a callable"):
+        samebits.KNeighborsClassifier(weights=lambda d: d).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="weights='gaussian'"):
+        samebits.KNeighborsRegressor(weights="gaussian").fit(X, _target(X))
+    with pytest.raises(samebits.InvalidArgumentError, match="algorithm='octree'"):
+        samebits.NearestNeighbors(algorithm="octree").fit(X)
+    for device in ("cuda", "opencl"):
+        with pytest.raises(samebits.BackendUnavailableError, match="cpu only|no CUDA backend|no OpenCL"):
+            samebits.NearestNeighbors(device=device).fit(X)
+    with pytest.raises(samebits.InvalidInputError, match="multi-output y"):
+        samebits.KNeighborsRegressor().fit(X, np.stack([_target(X)] * 2, axis=1))
+    with pytest.raises(samebits.InvalidInputError, match="multi-output y"):
+        samebits.KNeighborsClassifier().fit(X, np.stack([y, y], axis=1))
+    with pytest.raises(samebits.InvalidInputError, match="inconsistent numbers of samples"):
+        samebits.KNeighborsRegressor().fit(X, _target(X)[:-1])
+    with pytest.raises(samebits.InvalidArgumentError, match="Expected n_neighbors > 0"):
+        fitted.kneighbors(Q, n_neighbors=0)
+    with pytest.raises(samebits.InvalidArgumentError, match="needs at most 40 training rows"):
+        fitted.kneighbors(Q, n_neighbors=41)
+    with pytest.raises(samebits.InvalidInputError, match="feature-count mismatch"):
+        fitted.kneighbors(Q[:, :2])
+    with pytest.raises(samebits.NotFittedError):
+        samebits.NearestNeighbors().kneighbors()
+    with pytest.raises(samebits.ModeUnsupportedError):
+        samebits.NearestNeighbors(numeric_mode="fast").fit(X)
+
+
+def test_options_without_effect_warn():
+    X, Q = _data(n=60, q=5, d=3, seed=13)
+    ref = samebits.NearestNeighbors().fit(X)
+    with pytest.warns(UserWarning, match="same exact neighbors"):
+        tree = samebits.NearestNeighbors(algorithm="kd_tree").fit(X)
+    with pytest.warns(UserWarning, match="leaf_size=10 has no effect"):
+        leaf = samebits.NearestNeighbors(leaf_size=10).fit(X)
+    assert np.array_equal(tree.kneighbors(Q)[1], ref.kneighbors(Q)[1])
+    assert np.array_equal(leaf.kneighbors(Q)[1], ref.kneighbors(Q)[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        samebits.NearestNeighbors(algorithm="brute").fit(X)
+
+
+# ---- scikit-learn's conventions ---------------------------------------------------------------
+
+def test_sklearn_pipeline_and_grid_search():
+    pytest.importorskip("sklearn")
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X, _ = _data(n=200, d=4, seed=14)
+    y = _labels(X)
+    est = samebits.KNeighborsClassifier(n_neighbors=4, weights="distance")
+    assert clone(est).get_params() == est.get_params()
+    pipe = make_pipeline(StandardScaler(), samebits.KNeighborsClassifier()).fit(X, y)
+    assert pipe.score(X, y) > 0.7
+    grid = GridSearchCV(samebits.KNeighborsRegressor(), {"n_neighbors": [2, 5], "weights": ["uniform", "distance"]},
+                        cv=3).fit(X, _target(X))
+    assert grid.best_params_["n_neighbors"] in (2, 5)
+
+
+@pytest.mark.parametrize("name", ["NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor"])
+def test_check_estimator(name):
+    from sk_checks import assert_failed_checks
+    assert_failed_checks(getattr(samebits, name)(), set())
