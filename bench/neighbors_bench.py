@@ -2,7 +2,8 @@
 """samebits' nearest neighbors beside scikit-learn's brute force, side by side
 in one run on the same cores (issue 23's kNN quality and CPU speed rows).
 
-    python3 bench/neighbors_bench.py [--workloads fashion-mnist fashion-cosine flights] [--repeat 2] [--threads 2]
+    python3 bench/neighbors_bench.py [--workloads fashion-mnist fashion-cosine flights dbscan-flights dbscan-fashion]
+                                     [--repeat 2] [--threads 2]
 
 Workloads (data from ../shared/data or Debian's dataset-fashion-mnist, loaded
 by bench/linear_bench.py's loaders, never copied into the repo):
@@ -14,6 +15,14 @@ by bench/linear_bench.py's loaders, never copied into the repo):
   flights         NearestNeighbors(n_neighbors=10) on the first 1,000,000 rows
                   of flights-3m.parquet (7 standardized features), the first
                   10,000 rows of the time-split test part queried
+  dbscan-flights  DBSCAN(eps=0.3, min_samples=10) on the first 100,000 of those
+                  training rows
+  dbscan-fashion  DBSCAN(eps=5, min_samples=5) on the first 10,000 training images
+
+DBSCAN: the timed call is fit, scikit-learn with its defaults (algorithm="auto":
+a k-d tree for flights' 7 features, brute force for the images); quality is the
+adjusted Rand index of the labels against scikit-learn's, at least 0.99
+(issue 23), with the core rows compared as sets.
 
 Both libraries get the same float32 arrays, algorithm="brute". The timed call
 is kneighbors(queries) (fit only stores the rows), --repeat times, the median
@@ -42,8 +51,8 @@ SPEED_TARGET = 1.5
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", nargs="+", choices=["fashion-mnist", "fashion-cosine", "flights"],
-                    default=["fashion-mnist", "fashion-cosine", "flights"])
+    names = ["fashion-mnist", "fashion-cosine", "flights", "dbscan-flights", "dbscan-fashion"]
+    ap.add_argument("--workloads", nargs="+", choices=names, default=names)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--settle", type=float, default=0.3)
@@ -100,7 +109,45 @@ def compare(X, Q, i_sb, i_sk, metric):
             "mismatch_samebits_nearer": int((e_sb[mismatch] < e_sk[mismatch]).any(axis=1).sum()) if mismatch.any() else 0}
 
 
+def run_dbscan(name):
+    import samebits
+    import sklearn.cluster as skc
+    from sklearn.metrics import adjusted_rand_score as ari
+    if name == "dbscan-flights":
+        desc, sets, _ = lb.load_flights()
+        X, params = sets["std"][0][:100000], {"eps": 0.3, "min_samples": 10}
+    else:
+        desc, sets, _ = lb.load_fashion()
+        X, params = sets["pixels"][0][:10000], {"eps": 5.0, "min_samples": 5}
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    samebits.set_num_threads(A.threads)
+    reps = []
+    for r in range(A.repeat):
+        time.sleep(A.settle)
+        t = time.perf_counter()
+        sb = samebits.DBSCAN(**params).fit(X)
+        tsb = time.perf_counter() - t
+        time.sleep(A.settle)
+        t = time.perf_counter()
+        sk = skc.DBSCAN(n_jobs=A.threads, **params).fit(X)
+        tsk = time.perf_counter() - t
+        reps.append({"samebits_s": tsb, "sklearn_s": tsk, "time_ratio": tsb / tsk})
+        print(name, json.dumps(reps[-1]), flush=True)
+    a = float(ari(sk.labels_, sb.labels_))
+    res = {"workload": name, "description": desc, "shape": list(X.shape), "params": params, "repeats": reps,
+           "time_ratio": statistics.median(r["time_ratio"] for r in reps), "ari": a,
+           "clusters": {"samebits": int(sb.labels_.max() + 1), "sklearn": int(sk.labels_.max() + 1)},
+           "noise": {"samebits": int((sb.labels_ < 0).sum()), "sklearn": int((sk.labels_ < 0).sum())},
+           "core_equal": bool(np.array_equal(sb.core_sample_indices_, sk.core_sample_indices_)),
+           "digest": sb.model_digest_}
+    res["verdict"] = {"ari": a >= 0.99, "time_ratio": res["time_ratio"] <= SPEED_TARGET}
+    print(name, json.dumps({k: res[k] for k in ("time_ratio", "ari", "core_equal", "verdict")}), flush=True)
+    return res
+
+
 def run(name):
+    if name.startswith("dbscan"):
+        return run_dbscan(name)
     import samebits
     import sklearn.neighbors as skn
     desc, X, y, Q, yq, params = workload(name)
@@ -153,7 +200,7 @@ def write_md(h, results, path):
             "", "| workload | estimator | training rows x features | queries | lists equal / tie only / mismatch | "
             "accuracy samebits / scikit-learn | time ratio samebits / scikit-learn (median; each) | quality | speed |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in results:
+    for r in [r for r in results if "neighbors" in r]:
         n, v = r["neighbors"], r["verdict"]
         est = ("KNeighborsClassifier(%s)" if "accuracy" in r else "NearestNeighbors(%s)") % ", ".join(
             "%s=%r" % kv for kv in r["params"].items())
@@ -163,7 +210,20 @@ def write_md(h, results, path):
                    % (r["workload"], est, r["shape"][0], r["shape"][1], r["queries"], n["equal_lists"], n["tie_only"],
                       n["mismatch"], acc, r["time_ratio"], ", ".join("%.2f" % s["time_ratio"] for s in r["repeats"]),
                       yes(q), yes(v["time_ratio"])))
-    out += ["", "Seconds per kneighbors call:", "", "| workload | samebits s | scikit-learn s | samebits model digest |",
+    db = [r for r in results if "ari" in r]
+    if db:
+        out += ["", "| workload | estimator | rows x features | clusters samebits / scikit-learn | noise samebits / "
+                "scikit-learn | core rows equal | ARI vs scikit-learn | time ratio (median; each) | quality | speed |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in db:
+            est = "DBSCAN(%s)" % ", ".join("%s=%r" % kv for kv in r["params"].items())
+            out.append("| %s | %s | %d x %d | %d / %d | %d / %d | %s | %.4f | %.2f; %s | %s | %s |"
+                       % (r["workload"], est, r["shape"][0], r["shape"][1], r["clusters"]["samebits"],
+                          r["clusters"]["sklearn"], r["noise"]["samebits"], r["noise"]["sklearn"],
+                          "yes" if r["core_equal"] else "no", r["ari"], r["time_ratio"],
+                          ", ".join("%.2f" % s["time_ratio"] for s in r["repeats"]), yes(r["verdict"]["ari"]),
+                          yes(r["verdict"]["time_ratio"])))
+    out += ["", "Seconds per timed call (kneighbors; DBSCAN: fit):", "", "| workload | samebits s | scikit-learn s | samebits model digest |",
             "| --- | --- | --- | --- |"]
     for r in results:
         out.append("| %s | %s | %s | `%s` |" % (r["workload"], ", ".join("%.3f" % s["samebits_s"] for s in r["repeats"]),

@@ -23,7 +23,7 @@ from ._model import PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, datase
 from .errors import InvalidArgumentError, InvalidInputError
 from .gbdt import _open_model, _text, family_name
 
-__all__ = ["KMeans"]
+__all__ = ["KMeans", "DBSCAN"]
 
 FAMILY_KMEANS = 4
 
@@ -213,6 +213,124 @@ class KMeans(FittedModel, Estimator):
         self._set_fitted(model, names)
 
     # ---- scikit-learn tags ---------------------------------------------------------
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
+                    input_tags=InputTags(allow_nan=False))
+
+
+FAMILY_DBSCAN = 7
+
+
+def _indices(model, name):
+    """A model's int64 index array by name (sb_model_get_indices): a NumPy int64
+    array when NumPy is loaded, else a list."""
+    import ctypes
+    from ._lib import check, lib
+    need = ctypes.c_size_t(0)
+    check(lib.sb_model_get_indices(model._h.ptr, name.encode(), None, 0, ctypes.byref(need)))
+    buf = (ctypes.c_int64 * max(need.value, 1))()
+    if need.value:
+        check(lib.sb_model_get_indices(model._h.ptr, name.encode(), buf, need.value, ctypes.byref(need)))
+    np = _np()
+    if np is not None:
+        return np.frombuffer(buf, dtype=np.int64, count=need.value).copy()
+    return list(buf)[:need.value]
+
+
+class DBSCAN(FittedModel, Estimator):
+    """DBSCAN (scikit-learn's): clusters of core rows within eps of each other,
+    border rows to the cluster of their lowest-index core neighbor, noise -1,
+    clusters numbered by their smallest row (docs/cluster.md, "DBSCAN")."""
+
+    _estimator_kind = "clusterer"
+    _family = FAMILY_DBSCAN
+
+    def __init__(self, eps=0.5, *, min_samples=5, metric="euclidean", metric_params=None, algorithm="auto",
+                 leaf_size=30, p=None, n_jobs=None, device="cpu", numeric_mode=None):
+        self.eps = eps
+        self.min_samples = min_samples
+        self.metric = metric
+        self.metric_params = metric_params
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.p = p
+        self.n_jobs = n_jobs
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    def _c_params(self):
+        if self.metric_params is not None:
+            raise InvalidArgumentError("metric_params=%r is not supported (euclidean and cosine take none)"
+                                       % (self.metric_params,))
+        if callable(self.metric):
+            raise InvalidArgumentError("metric as a callable is not supported: euclidean or cosine")
+        if not isinstance(self.eps, (int, float)) or isinstance(self.eps, bool) or not self.eps > 0:
+            raise InvalidArgumentError("eps=%r must be a number > 0" % (self.eps,))
+        pairs = [("model", "dbscan"), ("eps", _text("eps", float(self.eps), float)),
+                 ("min_samples", _text("min_samples", self.min_samples, int)),
+                 ("metric", _text("metric", self.metric, str)), ("algorithm", _text("algorithm", self.algorithm, str)),
+                 ("leaf_size", _text("leaf_size", self.leaf_size, int))]
+        if self.p is not None:
+            pairs.append(("p", _text("p", self.p, int)))
+        if self.numeric_mode is not None:
+            pairs.append(("numeric_mode", _text("numeric_mode", self.numeric_mode, str)))
+        if self.device is not None:
+            pairs.append(("device", _text("device", self.device, str)))
+        return pairs
+
+    @with_n_jobs
+    def fit(self, X, y=None, sample_weight=None):
+        """Cluster X (n, d); y is ignored; sample_weight (n,) weighs the
+        neighborhoods. On error nothing changes."""
+        from ._lib import lib
+        m = _array.matrix(X, "X")
+        pairs = self._c_params()
+        weight = None
+        if sample_weight is not None:
+            weight = _array.vector(sample_weight, "sample_weight")
+            if weight[2] != m.nrows:
+                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
+        train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
+        model = Model._fit(lib.sb_dbscan_fit, pairs, train)
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._set_fitted(model, m.names)
+        return self
+
+    def _set_fitted(self, model, names):
+        info = model.info()
+        self._model = model
+        self.n_features_in_ = info["num_features"]
+        if names is not None:
+            np = _np()
+            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        self.labels_ = _indices(model, "labels")
+        self.core_sample_indices_ = _indices(model, "core_sample_indices")
+        ncore = len(self.core_sample_indices_)
+        self.components_ = _out(model.get_array("components"), (ncore, self.n_features_in_))
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+    def load_model(self, path_or_bytes):
+        """Load a DBSCAN model file (or its bytes); returns self. Another family's
+        file is InvalidInputError naming both."""
+        model = _open_model(path_or_bytes)
+        info = model.info()
+        if info["family"] != FAMILY_DBSCAN:
+            raise InvalidInputError("the model file holds a %s model; a DBSCAN cannot hold it: load it with "
+                                    "samebits.load_model(...)" % family_name(info["family"]))
+        self._load_fitted(model, path_or_bytes)
+        return self
+
+    def _load_fitted(self, model, source):
+        from ._model import feature_names_in_file
+        names = feature_names_in_file(source)
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._set_fitted(model, names)
+
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags
         return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),

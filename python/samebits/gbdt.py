@@ -597,7 +597,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             del self._pending_groups
 
 
-FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn")
+FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan")
 
 
 def family_name(family):
@@ -630,6 +630,9 @@ def estimator_class_for(info):
     if family == 6:  # knn: the estimator by the model's task (samebits.neighbors)
         from . import neighbors
         return neighbors.class_for_task(info.get("knn_task"))
+    if family == 7:
+        from . import cluster
+        return cluster.DBSCAN
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 
