@@ -38,6 +38,10 @@ static const char *k_usage =
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
     "  train --model linear|ridge|lasso|elasticnet|logistic|pca --data FILE [--label NAME] [key=value ...]\n"
     "  train --model kmeans --data FILE [n_clusters=K ...]   (docs/cluster.md; a --label column is dropped)\n"
+    "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
+    "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
+    "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
+    "        one, task=neighbors: a model for neighbor queries, which predict refuses)\n"
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
     "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
     "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
@@ -45,6 +49,7 @@ static const char *k_usage =
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
     "          (kmeans: the cluster index; --raw: the squared distance to each center)\n"
+    "          (knn: the class index or the value; --proba: a classifier's class probabilities)\n"
     "          [device=cpu|cuda|opencl]   (the same bits, computed on the GPU or OpenCL device)\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
@@ -433,12 +438,23 @@ static int cmd_train(int argc, char **argv) {
     int linear = 0;
     for (size_t k = 0; model_kind && k < sizeof k_linear / sizeof k_linear[0]; k++) linear |= !strcmp(model_kind, k_linear[k]);
     const int kmeans = model_kind && !strcmp(model_kind, "kmeans");
-    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !kmeans)) {
-        rc = usage_error("train: --model gbdt, kmeans, or a linear model (linear, ridge, lasso, elasticnet, logistic, "
-                         "pca), is required; got '%s'", model_kind ? model_kind : "");
+    const int knn = model_kind && !strcmp(model_kind, "knn");
+    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !kmeans && !knn)) {
+        rc = usage_error("train: --model gbdt, kmeans, knn, or a linear model (linear, ridge, lasso, elasticnet, "
+                         "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
-    if (linear || kmeans) {
+    if (knn && (query || vquery || group)) {
+        rc = usage_error("train: --query, --valid-query and --group are for ranking; --model %s takes no query "
+                         "groups", model_kind);
+        goto done;
+    }
+    if (knn && valid) { /* refused before any file is read */
+        rc = usage_error("train: --valid is for gradient boosting (%s has no rounds to evaluate)",
+                         "nearest neighbors");
+        goto done;
+    }
+    if (linear || kmeans || knn) {
         const char *had;
         if (sb_params_get(params, "model", &had) == SB_OK || sb_params_get(params, "objective", &had) == SB_OK) {
             rc = usage_error("train: --model %s takes no model= or objective= (the model names its objective)",
@@ -458,10 +474,14 @@ static int cmd_train(int argc, char **argv) {
                    sb_params_get(params, "verbose_eval", &had) == SB_OK ||
                    sb_params_get(params, "log_period", &had) == SB_OK;
     }
-    if (!linear && !kmeans && !eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK) goto lib_fail;
+    if (!linear && !kmeans && !knn && !eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK)
+        goto lib_fail;
     /* A numeric mode that is not built is refused before the data is read. */
     sb_numeric_mode mode;
-    if ((st = sb_params_resolve_mode(params, linear ? SB_FAMILY_LINEAR : kmeans ? SB_FAMILY_KMEANS : SB_FAMILY_GBDT,
+    if ((st = sb_params_resolve_mode(params, linear   ? SB_FAMILY_LINEAR
+                                             : kmeans ? SB_FAMILY_KMEANS
+                                             : knn    ? SB_FAMILY_KNN
+                                                      : SB_FAMILY_GBDT,
                                      &mode)) != SB_OK)
         goto lib_fail;
     double t0 = now_s();
@@ -470,7 +490,7 @@ static int cmd_train(int argc, char **argv) {
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
     if (!weight && weights_beside(data, dtrain) != SB_OK) goto done;
     if (dvalid && weights_beside(valid, dvalid) != SB_OK) goto done;
-    if (attach_groups(dtrain, data, query, group) != SB_OK) goto done;
+    if (!knn && attach_groups(dtrain, data, query, group) != SB_OK) goto done;
     if (dvalid && attach_groups(dvalid, valid, vquery, group) != SB_OK) goto done;
     int64_t nrows;
     int32_t ncols;
@@ -493,6 +513,27 @@ static int cmd_train(int argc, char **argv) {
         if (!conv)
             fprintf(stderr, "samebits: warning: %s did not converge in %lld iterations (raise max_iter or tol)\n",
                     model_kind, (long long)it);
+    } else if (knn) {
+        if ((st = sb_knn_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
+        static const char *const k_tasks[] = {"neighbors", "classification", "regression"};
+        static const char *const k_metrics[] = {"euclidean", "cosine"};
+        int64_t task = 0, k = 0, nclass = 0, metric = 0, weights = 0, nfit = 0;
+        sb_model_get_int(model, "task", &task);
+        sb_model_get_int(model, "n_neighbors", &k);
+        sb_model_get_int(model, "n_classes", &nclass);
+        sb_model_get_int(model, "metric", &metric);
+        sb_model_get_int(model, "weights", &weights);
+        sb_model_get_int(model, "n_samples_fit", &nfit);
+        char classes[48] = "";
+        if (task == 1) snprintf(classes, sizeof classes, ", %lld classes", (long long)nclass);
+        fprintf(stderr, "samebits: knn fitted in %.2f s (%s, %lld rows kept, n_neighbors=%lld%s, %s%s)\n",
+                now_s() - t1, task >= 0 && task < 3 ? k_tasks[task] : "?", (long long)nfit, (long long)k, classes,
+                metric >= 0 && metric < 2 ? k_metrics[metric] : "?",
+                task == 0 ? "" : weights ? ", distance weights" : ", uniform weights");
+        if (task == 0)
+            fprintf(stderr, "samebits: note: a task=neighbors model answers neighbor queries (the C API, Python's "
+                            "NearestNeighbors); predict refuses it (train with --label for a classifier or "
+                            "regressor)\n");
     } else if (kmeans) {
         if ((st = sb_kmeans_fit(params, dtrain, NULL, card, &model)) != SB_OK) goto lib_fail;
         int64_t it = 0, conv = 1, k = 0;
