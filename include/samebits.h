@@ -113,7 +113,8 @@ typedef enum sb_family {
     SB_FAMILY_LINEAR = 5,
     SB_FAMILY_KNN = 6,
     SB_FAMILY_DBSCAN = 7,
-    SB_FAMILY_COUNT_ = 8
+    SB_FAMILY_AGGLOMERATIVE = 8,
+    SB_FAMILY_COUNT_ = 9
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -318,8 +319,22 @@ SB_API sb_status sb_knn_fit(const sb_params *params, const sb_dataset *train, sb
  * core rows), integers "n_clusters", "n_core", "n_samples_fit". card may be NULL. */
 SB_API sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
+/* Hierarchical agglomerative clustering (docs/cluster.md) with
+ * scikit-learn's names and defaults: n_clusters (2; "none" with a
+ * distance_threshold), distance_threshold (merges below it), linkage=ward|
+ * complete|average|single, metric=euclidean, compute_full_tree and
+ * compute_distances (accepted: the full tree and its distances are always
+ * computed), device=cpu (a GPU refused by name). At most 40,000 rows (the
+ * n x n distances are held in double). Each step merges the pair of least
+ * (linkage distance, lower id, higher id), a cluster's id its smallest row.
+ * The model does not predict: index arrays "labels" (clusters numbered by
+ * smallest row) and "children" (scikit-learn's children_), integers
+ * "n_clusters", "n_leaves"; the merge distances are the array "distances"
+ * (float32 of the double distances). card may be NULL. */
+SB_API sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
 /* A fitted model's integer array by name (DBSCAN's "labels" and
- * "core_sample_indices"): *needed gets the count (cap 0 asks); a name the
+ * "core_sample_indices"; agglomerative clustering's "labels" and "children"): *needed gets the count (cap 0 asks); a name the
  * model lacks is SB_ERR_NOT_FOUND naming it. */
 SB_API sb_status sb_model_get_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed);
 

@@ -54,7 +54,7 @@ def column_of(leg):
         return "opencl"
     return "opencl-" + (leg.get("device") or "unknown").split(":")[-1].strip().replace(" ", "-")
 FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg",
-                    "linear": "linear", "kmeans": "kmeans", "knn": "knn", "dbscan": "dbscan"}
+                    "linear": "linear", "kmeans": "kmeans", "knn": "knn", "dbscan": "dbscan", "agglomerative": "agglomerative"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
                 "forest": "random forests and Extra Trees",
@@ -62,7 +62,8 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "linear": "linear models and PCA (least squares, ridge, lasso, elastic net, logistic regression, PCA)",
                 "kmeans": "k-means (the CPU only in this library: refused by name on a GPU)",
                 "knn": "nearest neighbors (the CPU only in this library: refused by name on a GPU)",
-                "dbscan": "DBSCAN (the CPU only in this library: refused by name on a GPU)"}
+                "dbscan": "DBSCAN (the CPU only in this library: refused by name on a GPU)",
+                "agglomerative": "agglomerative clustering (the CPU only in this library: refused by name on a GPU)"}
 
 
 def family(fixture):

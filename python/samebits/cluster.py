@@ -23,7 +23,7 @@ from ._model import PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, datase
 from .errors import InvalidArgumentError, InvalidInputError
 from .gbdt import _open_model, _text, family_name
 
-__all__ = ["KMeans", "DBSCAN"]
+__all__ = ["KMeans", "DBSCAN", "AgglomerativeClustering"]
 
 FAMILY_KMEANS = 4
 
@@ -321,6 +321,114 @@ class DBSCAN(FittedModel, Estimator):
         if info["family"] != FAMILY_DBSCAN:
             raise InvalidInputError("the model file holds a %s model; a DBSCAN cannot hold it: load it with "
                                     "samebits.load_model(...)" % family_name(info["family"]))
+        self._load_fitted(model, path_or_bytes)
+        return self
+
+    def _load_fitted(self, model, source):
+        from ._model import feature_names_in_file
+        names = feature_names_in_file(source)
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._set_fitted(model, names)
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
+                    input_tags=InputTags(allow_nan=False))
+
+
+FAMILY_AGGLOMERATIVE = 8
+
+
+class AgglomerativeClustering(FittedModel, Estimator):
+    """Hierarchical agglomerative clustering (scikit-learn's): ward, complete,
+    average or single linkage on Euclidean distances, each step merging the
+    pair of least (distance, lower id, higher id), a cluster's id its smallest
+    row (docs/cluster.md, "AgglomerativeClustering")."""
+
+    _estimator_kind = "clusterer"
+    _family = FAMILY_AGGLOMERATIVE
+
+    def __init__(self, n_clusters=2, *, metric="euclidean", memory=None, connectivity=None, compute_full_tree="auto",
+                 linkage="ward", distance_threshold=None, compute_distances=False, device="cpu", numeric_mode=None,
+                 n_jobs=None):
+        self.n_clusters = n_clusters
+        self.metric = metric
+        self.memory = memory
+        self.connectivity = connectivity
+        self.compute_full_tree = compute_full_tree
+        self.linkage = linkage
+        self.distance_threshold = distance_threshold
+        self.compute_distances = compute_distances
+        self.device = device
+        self.numeric_mode = numeric_mode
+        self.n_jobs = n_jobs
+
+    def _c_params(self):
+        if self.connectivity is not None:
+            raise InvalidArgumentError("connectivity is not supported: the full Euclidean distances are used")
+        if self.memory is not None:
+            warnings.warn("AgglomerativeClustering: parameter memory=%r has no effect in samebits (nothing is cached)"
+                          % (self.memory,), UserWarning, stacklevel=4)
+        if callable(self.metric):
+            raise InvalidArgumentError("metric as a callable is not supported: euclidean only")
+        pairs = [("model", "agglomerative"), ("linkage", _text("linkage", self.linkage, str)),
+                 ("metric", _text("metric", self.metric, str))]
+        if (self.n_clusters is None) == (self.distance_threshold is None):
+            raise InvalidArgumentError("Exactly one of n_clusters and distance_threshold has to be set, and the other "
+                                       "needs to be None.")
+        if self.n_clusters is not None:
+            pairs.append(("n_clusters", _text("n_clusters", self.n_clusters, int)))
+        else:
+            pairs += [("n_clusters", "none"),
+                      ("distance_threshold", _text("distance_threshold", float(self.distance_threshold), float))]
+        if self.numeric_mode is not None:
+            pairs.append(("numeric_mode", _text("numeric_mode", self.numeric_mode, str)))
+        if self.device is not None:
+            pairs.append(("device", _text("device", self.device, str)))
+        return pairs
+
+    @with_n_jobs
+    def fit(self, X, y=None):
+        """Cluster X (n, d), 2 <= n <= 40,000; y is ignored. On error nothing changes."""
+        from ._lib import lib
+        m = _array.matrix(X, "X")
+        pairs = self._c_params()
+        train = dataset(m, view=True)
+        model = Model._fit(lib.sb_agglomerative_fit, pairs, train)
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._set_fitted(model, m.names)
+        return self
+
+    def _set_fitted(self, model, names):
+        info = model.info()
+        self._model = model
+        self.n_features_in_ = info["num_features"]
+        if names is not None:
+            np = _np()
+            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        self.labels_ = _indices(model, "labels")
+        self.n_clusters_ = int(model.get_int("n_clusters"))
+        self.n_leaves_ = int(model.get_int("n_leaves"))
+        self.n_connected_components_ = 1
+        children = _indices(model, "children")
+        np = _np()
+        self.children_ = children.reshape(-1, 2) if np is not None else [children[i:i + 2]
+                                                                         for i in range(0, len(children), 2)]
+        if self.compute_distances or self.distance_threshold is not None:
+            self.distances_ = _out(model.get_array("distances"), (self.n_leaves_ - 1,))
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def load_model(self, path_or_bytes):
+        """Load an agglomerative model file (or its bytes); returns self."""
+        model = _open_model(path_or_bytes)
+        info = model.info()
+        if info["family"] != FAMILY_AGGLOMERATIVE:
+            raise InvalidInputError("the model file holds a %s model; an AgglomerativeClustering cannot hold it: load "
+                                    "it with samebits.load_model(...)" % family_name(info["family"]))
         self._load_fitted(model, path_or_bytes)
         return self
 

@@ -597,7 +597,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             del self._pending_groups
 
 
-FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan")
+FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative")
 
 
 def family_name(family):
@@ -633,6 +633,9 @@ def estimator_class_for(info):
     if family == 7:
         from . import cluster
         return cluster.DBSCAN
+    if family == 8:
+        from . import cluster
+        return cluster.AgglomerativeClustering
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 

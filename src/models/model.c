@@ -125,6 +125,29 @@ void sb_dbscan_free(sb_dbscan *b) {
     sb_free(b);
 }
 
+sb_agglo *sb_agglo_alloc(int64_t n) {
+    sb_agglo *g = sb_calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->n = n;
+    const size_t m = (size_t)(n > 1 ? n - 1 : 1);
+    g->labels = sb_malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    g->children = sb_malloc(sizeof(int64_t) * 2 * m);
+    g->distances = sb_malloc(sizeof(double) * m);
+    if (!g->labels || !g->children || !g->distances) {
+        sb_agglo_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void sb_agglo_free(sb_agglo *g) {
+    if (!g) return;
+    sb_free(g->labels);
+    sb_free(g->children);
+    sb_free(g->distances);
+    sb_free(g);
+}
+
 /* The model's profile: a static string, never NULL for a model this library built or read. */
 sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
     sb_clear_error();
@@ -151,6 +174,7 @@ void sb_model_free(sb_model *m) {
     sb_kmeans_free(m->kmeans);
     sb_knn_free(m->knn);
     sb_dbscan_free(m->dbscan);
+    sb_agglo_free(m->agglo);
     sb_free(m);
 }
 

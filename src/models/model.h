@@ -113,6 +113,17 @@ typedef struct sb_dbscan {
     float *components;     /* ncore x num_features: the core rows */
 } sb_dbscan;
 
+/* Agglomerative clustering's fitted state (src/models/cluster/agglomerative.c,
+ * docs/cluster.md): a model of family SB_FAMILY_AGGLOMERATIVE holds one. */
+typedef struct sb_agglo {
+    int64_t n;             /* training rows (the tree's leaves) */
+    int32_t linkage;       /* 0 ward, 1 complete, 2 average, 3 single */
+    int32_t n_clusters;    /* clusters after the cut */
+    int32_t *labels;       /* n: clusters numbered by smallest row */
+    int64_t *children;     /* (n - 1) x 2: merge s joined these nodes (rows < n, merges n + s) */
+    double *distances;     /* n - 1: each merge's linkage distance */
+} sb_agglo;
+
 struct sb_model {
     int32_t family;          /* sb_family */
     int32_t objective;       /* sb_objective */
@@ -129,6 +140,7 @@ struct sb_model {
     sb_kmeans *kmeans;       /* family SB_FAMILY_KMEANS: its state (no trees); NULL otherwise */
     sb_knn *knn;             /* family SB_FAMILY_KNN: its state (no trees); NULL otherwise */
     sb_dbscan *dbscan;       /* family SB_FAMILY_DBSCAN: its state (no trees); NULL otherwise */
+    sb_agglo *agglo;         /* family SB_FAMILY_AGGLOMERATIVE: its state (no trees); NULL otherwise */
 };
 
 /* A zeroed sb_kmeans with its centers for k rows of nfeat; NULL when out of
@@ -146,6 +158,11 @@ void sb_knn_free(sb_knn *k);
  * NULL when out of memory. sb_dbscan_free releases it (NULL: no-op). */
 sb_dbscan *sb_dbscan_alloc(int64_t n, int64_t ncore, int32_t nfeat);
 void sb_dbscan_free(sb_dbscan *b);
+
+/* A zeroed sb_agglo with its arrays for n rows; NULL when out of memory.
+ * sb_agglo_free releases it (NULL: no-op). */
+sb_agglo *sb_agglo_alloc(int64_t n);
+void sb_agglo_free(sb_agglo *g);
 
 /* A zeroed sb_linear of kind with its arrays for nout rows of nfeat
  * (mean and the decomposition arrays only for PCA and TruncatedSVD); NULL when

@@ -56,6 +56,7 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_TAG_KMEANS "CNTR"
 #define MF_TAG_KNN "NBRS"
 #define MF_TAG_DBSCAN "DBSC"
+#define MF_TAG_AGGLO "AGGL"
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -215,14 +216,16 @@ static sb_status check_linear(const sb_model *m, sb_status bad, const char *who)
 static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_knn(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_agglo(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
     if (m->family == SB_FAMILY_DBSCAN) return check_dbscan(m, bad, who);
+    if (m->family == SB_FAMILY_AGGLOMERATIVE) return check_agglo(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6) or dbscan (7)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7) or agglomerative (8)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -434,6 +437,45 @@ static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who)
     return check_common(m, bad, who);
 }
 
+/* An agglomerative model: its linkage and shape, labels numbered by smallest
+ * row, a tree whose merge s joins two earlier nodes never used before, finite
+ * distances >= 0. */
+static sb_status check_agglo(const sb_model *m, sb_status bad, const char *who) {
+    const sb_agglo *g = m->agglo;
+    if (!g || !g->labels || !g->children || !g->distances) return sb_fail(bad, "%s: an agglomerative model without its tree", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan)
+        return sb_fail(bad, "%s: an agglomerative model has only its tree and labels", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features < 1 || m->num_features > MF_MAX_FEATURES)
+        return sb_fail(m->num_features < 1 ? bad : SB_ERR_LIMIT, "%s: num_features is %d", who, (int)m->num_features);
+    if (g->n < 2 || g->n > 40000 || g->linkage < 0 || g->linkage > 3 || g->n_clusters < 1 || g->n_clusters > g->n ||
+        m->num_class != 1)
+        return sb_fail(bad, "%s: %lld rows, linkage %d or %d clusters out of range", who, (long long)g->n, (int)g->linkage,
+                       (int)g->n_clusters);
+    int32_t next = 0;
+    for (int64_t i = 0; i < g->n; i++) {
+        if (g->labels[i] < 0 || g->labels[i] > next || g->labels[i] >= g->n_clusters)
+            return sb_fail(bad, "%s: row %lld's label %d breaks the numbering by smallest row", who, (long long)i,
+                           (int)g->labels[i]);
+        if (g->labels[i] == next) next++;
+    }
+    if (next != g->n_clusters) return sb_fail(bad, "%s: %d clusters labelled, %d said", who, (int)next, (int)g->n_clusters);
+    uint8_t *used = sb_calloc((size_t)(2 * g->n), 1);
+    if (!used) return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    sb_status st = SB_OK;
+    for (int64_t s = 0; s < g->n - 1 && st == SB_OK; s++) {
+        const int64_t a = g->children[2 * s], b = g->children[2 * s + 1];
+        if (a < 0 || b < 0 || a >= g->n + s || b >= g->n + s || a == b || used[a] || used[b] ||
+            !isfinite(g->distances[s]) || g->distances[s] < 0.0)
+            st = sb_fail(bad, "%s: merge %lld (%lld, %lld, distance %g) is not a merge of two free earlier nodes", who,
+                         (long long)s, (long long)a, (long long)b, g->distances[s]);
+        else used[a] = used[b] = 1;
+    }
+    sb_free(used);
+    return st != SB_OK ? st : check_common(m, bad, who);
+}
+
 /* A k-means model: its cluster count and shape, finite centers and inertia, no trees. */
 static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who) {
     const sb_kmeans *c = m->kmeans;
@@ -514,6 +556,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_KMEANS: return MF_TAG_KMEANS;
     case SB_FAMILY_KNN: return MF_TAG_KNN;
     case SB_FAMILY_DBSCAN: return MF_TAG_DBSCAN;
+    case SB_FAMILY_AGGLOMERATIVE: return MF_TAG_AGGLO;
     }
     return NULL;
 }
@@ -575,7 +618,15 @@ static uint64_t dbscan_payload_size(const sb_model *m) {
     return 32 + 4 * (uint64_t)b->n + 8 * (uint64_t)b->ncore + 4 * (uint64_t)b->ncore * (uint64_t)m->num_features;
 }
 
+/* Bytes of the agglomerative payload: two i32, n (u64), the labels (i32), the
+ * children (u64 pairs), the distances (f64). */
+static uint64_t agglo_payload_size(const sb_model *m) {
+    const uint64_t n = (uint64_t)m->agglo->n;
+    return 16 + 4 * n + 24 * (n - 1);
+}
+
 static uint64_t payload_size(const sb_model *m) {
+    if (m->family == SB_FAMILY_AGGLOMERATIVE) return agglo_payload_size(m);
     if (m->family == SB_FAMILY_DBSCAN) return dbscan_payload_size(m);
     if (m->family == SB_FAMILY_KMEANS) return kmeans_payload_size(m);
     if (m->family == SB_FAMILY_KNN) return knn_payload_size(m);
@@ -646,6 +697,20 @@ static void encode_v2(const sb_model *m, sink *s) {
     sink_names(s, m);
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m));
+    if (m->family == SB_FAMILY_AGGLOMERATIVE) {
+        const sb_agglo *g = m->agglo;
+        sink_i32(s, g->linkage);
+        sink_i32(s, g->n_clusters);
+        sink_u64(s, (uint64_t)g->n);
+        for (int64_t i = 0; i < g->n; i++) sink_i32(s, g->labels[i]);
+        for (int64_t i = 0; i < 2 * (g->n - 1); i++) sink_u64(s, (uint64_t)g->children[i]);
+        for (int64_t i = 0; i < g->n - 1; i++) {
+            uint64_t bits;
+            memcpy(&bits, &g->distances[i], sizeof bits);
+            sink_u64(s, bits);
+        }
+        return;
+    }
     if (m->family == SB_FAMILY_DBSCAN) {
         const sb_dbscan *b = m->dbscan;
         sink_i32(s, b->min_samples);
@@ -1121,6 +1186,37 @@ static sb_status parse_knn_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The agglomerative payload (docs/model-format.md, "AGGL"). */
+static sb_status parse_agglo_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[2];
+    static const char *const names[2] = {"the linkage", "the cluster count"};
+    for (int i = 0; i < 2; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    if ((st = need(r, 8, "the row count")) != SB_OK) return st;
+    const uint64_t n = get_u64(r->p + r->pos);
+    r->pos += 8;
+    if (n < 2 || n > 40000)
+        return sb_fail(n < 2 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %llu agglomerative rows (2..40000)",
+                       (unsigned long long)n);
+    if (4 * n + 24 * (n - 1) != (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the agglomerative payload of %llu rows needs %llu more bytes, %zu are "
+                       "left", (unsigned long long)n, (unsigned long long)(4 * n + 24 * (n - 1)), r->end - r->pos);
+    sb_agglo *g = sb_agglo_alloc((int64_t)n);
+    if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu rows", (unsigned long long)n);
+    m->agglo = g;
+    g->linkage = f[0], g->n_clusters = f[1];
+    m->num_class = 1;
+    for (uint64_t i = 0; i < n; i++)
+        if ((st = read_i32(r, "a label", &g->labels[i])) != SB_OK) return st;
+    for (uint64_t i = 0; i < 2 * (n - 1); i++, r->pos += 8) g->children[i] = (int64_t)get_u64(r->p + r->pos);
+    for (uint64_t i = 0; i < n - 1; i++, r->pos += 8) {
+        const uint64_t bits = get_u64(r->p + r->pos);
+        memcpy(&g->distances[i], &bits, sizeof bits);
+    }
+    return SB_OK;
+}
+
 /* The dbscan payload (docs/model-format.md, "DBSC"). */
 static sb_status parse_dbscan_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -1190,7 +1286,7 @@ static sb_status parse_v2(reader *r, sb_model *m) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn and dbscan); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan and agglomerative); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -1198,6 +1294,7 @@ static sb_status parse_v2(reader *r, sb_model *m) {
     if (m->family == SB_FAMILY_KMEANS) return parse_kmeans_payload(r, m);
     if (m->family == SB_FAMILY_KNN) return parse_knn_payload(r, m);
     if (m->family == SB_FAMILY_DBSCAN) return parse_dbscan_payload(r, m);
+    if (m->family == SB_FAMILY_AGGLOMERATIVE) return parse_agglo_payload(r, m);
     return m->family == SB_FAMILY_LINEAR ? parse_linear_payload(r, m) : parse_tree_payload(r, m);
 }
 

@@ -237,6 +237,16 @@ def test_arm_dbscan_border_is_caught(threads, tmp_path):
     assert d is not None and "labels" in d, d
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_agglo_ties_is_caught(threads, tmp_path):
+    """Agglomerative merges at equal distance to the higher cluster id:
+    agglomerative-fit parts from its reference card at a tree (the line of
+    equally spaced rows ties every adjacent pair)."""
+    card = _card("x86_64", "agglomerative-fit", threads, tmp_path, "agglo-ties")
+    d = _first_diff(reference_card("agglomerative-fit"), card)
+    assert d is not None and "agglomerative" in d, d
+
+
 @pytest.mark.parametrize("fixture", ["gbdt-regression", "gbdt-binary"])
 def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
     """Row subsampling drawn from per-thread streams in consumption order."""

@@ -8,6 +8,7 @@
 #include "../cluster/kmeans.h"
 #include "../neighbors/knn.h"
 #include "../cluster/dbscan.h"
+#include "../cluster/agglomerative.h"
 #include "../../math/sb_elem.h"
 #include <math.h>
 #include <string.h>
@@ -109,6 +110,14 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
         else if (!strcmp(name, "noise_variance") && l->kind == SB_LIN_PCA) src = &l->noise_variance, n = 1;
     }
     if (!src && m->kmeans) return sb_fail(SB_ERR_NOT_FOUND, "a kmeans model has no array '%s'", name);
+    float *agd = NULL;
+    if (m->agglo && !strcmp(name, "distances")) { /* the merge distances, float32 of the doubles */
+        n = (size_t)(m->agglo->n - 1);
+        if (!(agd = sb_malloc(sizeof(float) * (n ? n : 1)))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+        for (size_t i = 0; i < n; i++) agd[i] = (float)m->agglo->distances[i];
+        src = agd;
+    }
+    if (!src && m->agglo) return sb_fail(SB_ERR_NOT_FOUND, "an agglomerative model has no array '%s' (distances)", name);
     if (!src && m->dbscan)
         return sb_fail(SB_ERR_NOT_FOUND, "a DBSCAN model has no array '%s' (components; labels and core_sample_indices "
                        "are index arrays: sb_model_get_indices)", name);
@@ -117,10 +126,11 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
         return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no array '%s'",
                        l ? sb_linear_kind_name(l->kind) : sb_family_name((sb_family)m->family), name);
     if (needed) *needed = n;
-    if (cap == 0) return SB_OK;
-    if (cap < n) return sb_fail(SB_ERR_LIMIT, "'%s' has %zu values, the buffer holds %zu", name, n, cap);
-    memcpy(out, src, sizeof(float) * n);
-    return SB_OK;
+    sb_status st = SB_OK;
+    if (cap != 0 && cap < n) st = sb_fail(SB_ERR_LIMIT, "'%s' has %zu values, the buffer holds %zu", name, n, cap);
+    else if (cap != 0) memcpy(out, src, sizeof(float) * n);
+    sb_free(agd);
+    return st;
 }
 
 sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
@@ -129,6 +139,7 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     if (m->kmeans) return sb_km_int(m, name, out);
     if (m->knn) return sb_knn_int(m, name, out);
     if (m->dbscan) return sb_dbscan_int(m, name, out);
+    if (m->agglo) return sb_agglo_int(m, name, out);
     const sb_linear *l = m->linear;
     if (l) {
         if (!strcmp(name, "n_iter")) return *out = l->n_iter, SB_OK;

@@ -449,7 +449,7 @@ static void kn_finish(kn_job *jb, int64_t i, const float *xq, double qnorm, kn_s
     qsort(p, (size_t)np, sizeof *p, pair_cmp);
     const int32_t kq = jb->kk + jb->exclude_self; /* np >= kq: the heap's kk bounds each lie above a candidate */
     int64_t w = 0, skip = -1;
-    if (jb->exclude_self) { /* itself if among the first kq, else the last (scikit-learn's rule) */
+    if (jb->exclude_self) { /* itself if among the first kq, else the last: the k nearest other rows by (D, index) */
         skip = kq - 1;
         for (int32_t c = 0; c < kq && c < np; c++)
             if (p[c].j == i) skip = c;
