@@ -38,6 +38,9 @@ static const char *k_usage =
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
     "  train --model linear|ridge|lasso|elasticnet|logistic|pca --data FILE [--label NAME] [key=value ...]\n"
     "  train --model kmeans --data FILE [n_clusters=K ...]   (docs/cluster.md; a --label column is dropped)\n"
+    "  train --model dbscan|agglomerative --data FILE [eps=0.5 min_samples=5 | n_clusters=2 linkage=ward ...]\n"
+    "        (docs/cluster.md; a --label column is dropped; the training rows' labels are in the model file,\n"
+    "        which predict refuses: neither family predicts new rows)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
     "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
@@ -439,22 +442,26 @@ static int cmd_train(int argc, char **argv) {
     for (size_t k = 0; model_kind && k < sizeof k_linear / sizeof k_linear[0]; k++) linear |= !strcmp(model_kind, k_linear[k]);
     const int kmeans = model_kind && !strcmp(model_kind, "kmeans");
     const int knn = model_kind && !strcmp(model_kind, "knn");
-    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !kmeans && !knn)) {
-        rc = usage_error("train: --model gbdt, kmeans, knn, or a linear model (linear, ridge, lasso, elasticnet, "
+    const int dbscan = model_kind && !strcmp(model_kind, "dbscan");
+    const int agglo = model_kind && !strcmp(model_kind, "agglomerative");
+    const int clusters = kmeans || dbscan || agglo; /* the label-free clustering families */
+    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn)) {
+        rc = usage_error("train: --model gbdt, kmeans, dbscan, agglomerative, knn, or a linear model (linear, ridge, "
+                         "lasso, elasticnet, "
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
-    if (knn && (query || vquery || group)) {
+    if ((knn || dbscan || agglo) && (query || vquery || group)) {
         rc = usage_error("train: --query, --valid-query and --group are for ranking; --model %s takes no query "
                          "groups", model_kind);
         goto done;
     }
-    if (knn && valid) { /* refused before any file is read */
+    if ((knn || dbscan || agglo) && valid) { /* refused before any file is read */
         rc = usage_error("train: --valid is for gradient boosting (%s has no rounds to evaluate)",
-                         "nearest neighbors");
+                         knn ? "nearest neighbors" : dbscan ? "DBSCAN" : "agglomerative clustering");
         goto done;
     }
-    if (linear || kmeans || knn) {
+    if (linear || clusters || knn) {
         const char *had;
         if (sb_params_get(params, "model", &had) == SB_OK || sb_params_get(params, "objective", &had) == SB_OK) {
             rc = usage_error("train: --model %s takes no model= or objective= (the model names its objective)",
@@ -474,13 +481,15 @@ static int cmd_train(int argc, char **argv) {
                    sb_params_get(params, "verbose_eval", &had) == SB_OK ||
                    sb_params_get(params, "log_period", &had) == SB_OK;
     }
-    if (!linear && !kmeans && !knn && !eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK)
+    if (!linear && !clusters && !knn && !eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK)
         goto lib_fail;
     /* A numeric mode that is not built is refused before the data is read. */
     sb_numeric_mode mode;
     if ((st = sb_params_resolve_mode(params, linear   ? SB_FAMILY_LINEAR
                                              : kmeans ? SB_FAMILY_KMEANS
                                              : knn    ? SB_FAMILY_KNN
+                                             : dbscan ? SB_FAMILY_DBSCAN
+                                             : agglo  ? SB_FAMILY_AGGLOMERATIVE
                                                       : SB_FAMILY_GBDT,
                                      &mode)) != SB_OK)
         goto lib_fail;
@@ -490,7 +499,7 @@ static int cmd_train(int argc, char **argv) {
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
     if (!weight && weights_beside(data, dtrain) != SB_OK) goto done;
     if (dvalid && weights_beside(valid, dvalid) != SB_OK) goto done;
-    if (!knn && attach_groups(dtrain, data, query, group) != SB_OK) goto done;
+    if (!knn && !dbscan && !agglo && attach_groups(dtrain, data, query, group) != SB_OK) goto done;
     if (dvalid && attach_groups(dvalid, valid, vquery, group) != SB_OK) goto done;
     int64_t nrows;
     int32_t ncols;
@@ -534,6 +543,25 @@ static int cmd_train(int argc, char **argv) {
             fprintf(stderr, "samebits: note: a task=neighbors model answers neighbor queries (the C API, Python's "
                             "NearestNeighbors); predict refuses it (train with --label for a classifier or "
                             "regressor)\n");
+    } else if (dbscan || agglo) {
+        if ((st = (dbscan ? sb_dbscan_fit : sb_agglomerative_fit)(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
+        int64_t nc = 0, extra = 0;
+        sb_model_get_int(model, "n_clusters", &nc);
+        if (dbscan) {
+            size_t n = 0;
+            int64_t *lab = NULL;
+            sb_model_get_int(model, "n_core", &extra);
+            if (sb_model_get_indices(model, "labels", NULL, 0, &n) == SB_OK && (lab = malloc(sizeof(int64_t) * (n ? n : 1))) &&
+                sb_model_get_indices(model, "labels", lab, n, NULL) == SB_OK) {
+                int64_t noise = 0;
+                for (size_t r = 0; r < n; r++) noise += lab[r] < 0;
+                fprintf(stderr, "samebits: dbscan fitted in %.2f s (%lld clusters, %lld core rows, %lld noise rows)\n",
+                        now_s() - t1, (long long)nc, (long long)extra, (long long)noise);
+            }
+            free(lab);
+        } else {
+            fprintf(stderr, "samebits: agglomerative fitted in %.2f s (%lld clusters)\n", now_s() - t1, (long long)nc);
+        }
     } else if (kmeans) {
         if ((st = sb_kmeans_fit(params, dtrain, NULL, card, &model)) != SB_OK) goto lib_fail;
         int64_t it = 0, conv = 1, k = 0;

@@ -167,6 +167,7 @@ sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset *train,
     if (n > AG_MAX_ROWS)
         return sb_fail(SB_ERR_LIMIT, "agglomerative clustering takes at most %d rows (its distance matrix is n^2 / 2 "
                        "doubles); %lld given", AG_MAX_ROWS, (long long)n);
+    if (t->weight) return sb_fail(SB_ERR_INVALID_ARGUMENT, "agglomerative clustering takes no sample weights");
     if (p.k > n)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_clusters=%d exceeds the %lld rows", (int)p.k, (long long)n);
     for (int64_t i = 0; i < n * d; i++)
