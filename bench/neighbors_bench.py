@@ -18,11 +18,20 @@ by bench/linear_bench.py's loaders, never copied into the repo):
   dbscan-flights  DBSCAN(eps=0.3, min_samples=10) on the first 100,000 of those
                   training rows
   dbscan-fashion  DBSCAN(eps=5, min_samples=5) on the first 10,000 training images
+  agglo-fashion   AgglomerativeClustering(n_clusters=10) with each linkage on the
+                  first 5,000 training images
+  agglo-flights   AgglomerativeClustering(n_clusters=8) with each linkage on the
+                  first 10,000 flights training rows (7 standardized features on
+                  grids of hours, days and distances: exact distance ties abound)
 
 DBSCAN: the timed call is fit, scikit-learn with its defaults (algorithm="auto":
 a k-d tree for flights' 7 features, brute force for the images); quality is the
 adjusted Rand index of the labels against scikit-learn's, at least 0.99
-(issue 23), with the core rows compared as sets.
+(issue 23), with the core rows compared as sets. Agglomerative clustering: the
+timed call is fit (scikit-learn's default compute_full_tree="auto"), the same
+index; the agglo-* rows also fit both libraries on the rows plus a uniform
+jitter of 1e-3 (the same float32 array for both, untimed) to show whether a
+difference comes from ties, where each library's merge order is its own.
 
 Both libraries get the same float32 arrays, algorithm="brute". The timed call
 is kneighbors(queries) (fit only stores the rows), --repeat times, the median
@@ -51,7 +60,8 @@ SPEED_TARGET = 1.5
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    names = ["fashion-mnist", "fashion-cosine", "flights", "dbscan-flights", "dbscan-fashion"]
+    names = ["fashion-mnist", "fashion-cosine", "flights", "dbscan-flights", "dbscan-fashion", "agglo-fashion",
+             "agglo-flights"]
     ap.add_argument("--workloads", nargs="+", choices=names, default=names)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
@@ -145,7 +155,46 @@ def run_dbscan(name):
     return res
 
 
+def run_agglo(name):
+    import samebits
+    import sklearn.cluster as skc
+    from sklearn.metrics import adjusted_rand_score as ari
+    if name == "agglo-flights":
+        desc, sets, _ = lb.load_flights()
+        X, k = sets["std"][0][:10000], 8
+    else:
+        desc, sets, _ = lb.load_fashion()
+        X, k = sets["pixels"][0][:5000], 10
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    Xj = (X + np.random.default_rng(0).uniform(-1e-3, 1e-3, X.shape)).astype(np.float32)
+    samebits.set_num_threads(A.threads)
+    rows = []
+    for linkage in ("ward", "complete", "average", "single"):
+        reps = []
+        for r in range(A.repeat):
+            time.sleep(A.settle)
+            t = time.perf_counter()
+            sb = samebits.AgglomerativeClustering(n_clusters=k, linkage=linkage).fit(X)
+            tsb = time.perf_counter() - t
+            time.sleep(A.settle)
+            t = time.perf_counter()
+            sk = skc.AgglomerativeClustering(n_clusters=k, linkage=linkage).fit(X)
+            tsk = time.perf_counter() - t
+            reps.append({"samebits_s": tsb, "sklearn_s": tsk, "time_ratio": tsb / tsk})
+        jit = float(ari(skc.AgglomerativeClustering(n_clusters=k, linkage=linkage).fit(Xj).labels_,
+                        samebits.AgglomerativeClustering(n_clusters=k, linkage=linkage).fit(Xj).labels_))
+        row = {"linkage": linkage, "repeats": reps, "time_ratio": statistics.median(r["time_ratio"] for r in reps),
+               "ari": float(ari(sk.labels_, sb.labels_)), "ari_jittered": jit, "digest": sb.model_digest_}
+        row["verdict"] = {"ari": row["ari"] >= 0.99, "time_ratio": row["time_ratio"] <= SPEED_TARGET}
+        print(name, json.dumps(row), flush=True)
+        rows.append(row)
+    return {"workload": name, "description": desc, "shape": list(X.shape), "params": {"n_clusters": k},
+            "linkages": rows}
+
+
 def run(name):
+    if name.startswith("agglo"):
+        return run_agglo(name)
     if name.startswith("dbscan"):
         return run_dbscan(name)
     import samebits
@@ -226,9 +275,26 @@ def write_md(h, results, path):
                           "yes" if r["core_equal"] else "no", r["ari"], r["time_ratio"],
                           ", ".join("%.2f" % s["time_ratio"] for s in r["repeats"]), yes(r["verdict"]["ari"]),
                           yes(r["verdict"]["time_ratio"])))
+    ag = [r for r in results if "linkages" in r]
+    if ag:
+        out += ["", "Agglomerative clustering: the timed call is fit, scikit-learn with its defaults; ARI of the labels "
+                "against scikit-learn's, and on the rows plus a uniform jitter of 1e-3 (untimed)", "",
+                "| workload | estimator | rows x features | ARI vs scikit-learn | ARI, jittered rows | time ratio "
+                "(median; each) | samebits s | scikit-learn s | quality | speed |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in ag:
+            for L in r["linkages"]:
+                out.append("| %s | AgglomerativeClustering(n_clusters=%d, linkage=%r) | %d x %d | %.4f | %.4f | %.2f; %s "
+                           "| %s | %s | %s | %s |"
+                           % (r["workload"], r["params"]["n_clusters"], L["linkage"], r["shape"][0], r["shape"][1],
+                              L["ari"], L["ari_jittered"], L["time_ratio"],
+                              ", ".join("%.2f" % s["time_ratio"] for s in L["repeats"]),
+                              ", ".join("%.3f" % s["samebits_s"] for s in L["repeats"]),
+                              ", ".join("%.3f" % s["sklearn_s"] for s in L["repeats"]), yes(L["verdict"]["ari"]),
+                              yes(L["verdict"]["time_ratio"])))
     out += ["", "Seconds per timed call (kneighbors; DBSCAN: fit):", "", "| workload | samebits s | scikit-learn s | samebits model digest |",
             "| --- | --- | --- | --- |"]
-    for r in results:
+    for r in [r for r in results if "repeats" in r]:
         out.append("| %s | %s | %s | `%s` |" % (r["workload"], ", ".join("%.3f" % s["samebits_s"] for s in r["repeats"]),
                                                ", ".join("%.3f" % s["sklearn_s"] for s in r["repeats"]), r["digest"][:16]))
     out += ["", "## Data", ""] + ["- **%s**: %s" % (r["workload"], r["description"]) for r in results]
