@@ -164,10 +164,11 @@ static void kn_micro_generic(const float *q, const float *t, int64_t kc, float *
                     b3 = kn_ld4(t + 16 * f + 12);
         for (int r = 0; r < KN_QR; r++) {
             const float s = q[4 * f + r];
-            a[r][0] += b0 * s;
-            a[r][1] += b1 * s;
-            a[r][2] += b2 * s;
-            a[r][3] += b3 * s;
+            const kn_v4 sv = {s, s, s, s};
+            a[r][0] += b0 * sv;
+            a[r][1] += b1 * sv;
+            a[r][2] += b2 * sv;
+            a[r][3] += b3 * sv;
         }
     }
     for (int r = 0; r < KN_QR; r++)
