@@ -357,7 +357,7 @@ SB_API sb_status sb_model_radius_neighbors(const sb_model *m, const sb_dataset *
 SB_API sb_status sb_neighbors_shape(const sb_neighbors *nb, int64_t *nrows, int64_t *total);
 /* Copy out: offsets (nrows + 1), indices and distances (total each); any may be NULL. */
 SB_API sb_status sb_neighbors_copy(const sb_neighbors *nb, int64_t *offsets, int64_t *indices, float *distances);
-/* NULL is a no-op. */
+/* Free a result. Not a status: freeing cannot fail; NULL is a no-op. */
 SB_API void sb_neighbors_free(sb_neighbors *nb);
 
 /* A fitted model's array attribute by scikit-learn's name, row-major: "coef"

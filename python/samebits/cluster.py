@@ -56,12 +56,53 @@ def _labels(values):
     return out
 
 
-class KMeans(FittedModel, Estimator):
+class _Clusterer(FittedModel, Estimator):
+    """What the clustering estimators share: their fitted attributes replaced
+    all at once, the common ones (the model, n_features_in_,
+    feature_names_in_), the model file, and scikit-learn's clusterer tags. A
+    subclass sets _family and _set_fitted (which calls _set_common)."""
+
+    _estimator_kind = "clusterer"
+
+    def _replace_fitted(self, model, names):
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+        self._set_fitted(model, names)
+
+    def _set_common(self, model, names):
+        info = model.info()
+        self._model = model
+        self.n_features_in_ = info["num_features"]
+        if names is not None:
+            np = _np()
+            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+
+    def load_model(self, path_or_bytes):
+        """Load a model file of this estimator's family (or its bytes); returns
+        self. Another family's file is InvalidInputError naming both."""
+        model = _open_model(path_or_bytes)
+        info = model.info()
+        if info["family"] != self._family:
+            raise InvalidInputError("the model file holds a %s model; a %s cannot hold it: load it with "
+                                    "samebits.load_model(...)" % (family_name(info["family"]), type(self).__name__))
+        self._load_fitted(model, path_or_bytes)
+        return self
+
+    def _load_fitted(self, model, source):
+        from ._model import feature_names_in_file
+        self._replace_fitted(model, feature_names_in_file(source))
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
+                    input_tags=InputTags(allow_nan=False))
+
+
+class KMeans(_Clusterer):
     """k-means clustering (scikit-learn's KMeans): Lloyd's iterations from
     k-means++ seeding (greedy, 2 + floor(ln k) candidates a step), random rows or
     given centers, n_init runs with the lowest inertia kept (docs/cluster.md)."""
 
-    _estimator_kind = "clusterer"
     _family = FAMILY_KMEANS
     _IGNORED = {"verbose": (0, "the C library prints nothing during a fit"),
                 "copy_x": (True, "X is never modified: it is read as float32 once")}
@@ -139,20 +180,13 @@ class KMeans(FittedModel, Estimator):
         train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
         ptr = init.ptr if init is not None else None
         model = Model._fit(lib.sb_kmeans_fit, pairs, train, ptr)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
-        self._set_fitted(model, m.names)
+        self._replace_fitted(model, m.names)
         # labels_: the assignment of the training rows to the final centers (the fit's last step)
         self.labels_ = _labels(model.predict(train, PREDICT_VALUE, 1))
         return self
 
     def _set_fitted(self, model, names):
-        info = model.info()
-        self._model = model
-        self.n_features_in_ = info["num_features"]
-        if names is not None:
-            np = _np()
-            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        self._set_common(model, names)
         k = model.get_int("n_clusters")
         self.cluster_centers_ = _out(model.get_array("cluster_centers"), (k, self.n_features_in_))
         self.inertia_ = float(model.get_array("inertia").tolist()[0])
@@ -193,30 +227,6 @@ class KMeans(FittedModel, Estimator):
             raise InvalidInputError("X has %d rows but sample_weight has %d values" % (len(raw), len(w)))
         return -math.fsum(min(r) * (1.0 if w is None else float(w[i])) for i, r in enumerate(raw))
 
-    # ---- model file -------------------------------------------------------------------
-    def load_model(self, path_or_bytes):
-        """Load a k-means model file (or its bytes); returns self. Another family's
-        file is InvalidInputError naming both. labels_ is not in the file."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
-        if info["family"] != FAMILY_KMEANS:
-            raise InvalidInputError("the model file holds a %s model; a KMeans cannot hold it: load it with "
-                                    "samebits.load_model(...)" % family_name(info["family"]))
-        self._load_fitted(model, path_or_bytes)
-        return self
-
-    def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file
-        names = feature_names_in_file(source)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
-        self._set_fitted(model, names)
-
-    # ---- scikit-learn tags ---------------------------------------------------------
-    def __sklearn_tags__(self):
-        from sklearn.utils import InputTags, Tags, TargetTags
-        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
-                    input_tags=InputTags(allow_nan=False))
 
 
 FAMILY_DBSCAN = 7
@@ -238,12 +248,11 @@ def _indices(model, name):
     return list(buf)[:need.value]
 
 
-class DBSCAN(FittedModel, Estimator):
+class DBSCAN(_Clusterer):
     """DBSCAN (scikit-learn's): clusters of core rows within eps of each other,
     border rows to the cluster of their lowest-index core neighbor, noise -1,
     clusters numbered by their smallest row (docs/cluster.md, "DBSCAN")."""
 
-    _estimator_kind = "clusterer"
     _family = FAMILY_DBSCAN
 
     def __init__(self, eps=0.5, *, min_samples=5, metric="euclidean", metric_params=None, algorithm="auto",
@@ -293,18 +302,11 @@ class DBSCAN(FittedModel, Estimator):
                 raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
         train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
         model = Model._fit(lib.sb_dbscan_fit, pairs, train)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
-        self._set_fitted(model, m.names)
+        self._replace_fitted(model, m.names)
         return self
 
     def _set_fitted(self, model, names):
-        info = model.info()
-        self._model = model
-        self.n_features_in_ = info["num_features"]
-        if names is not None:
-            np = _np()
-            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        self._set_common(model, names)
         self.labels_ = _indices(model, "labels")
         self.core_sample_indices_ = _indices(model, "core_sample_indices")
         ncore = len(self.core_sample_indices_)
@@ -313,40 +315,17 @@ class DBSCAN(FittedModel, Estimator):
     def fit_predict(self, X, y=None, sample_weight=None):
         return self.fit(X, sample_weight=sample_weight).labels_
 
-    def load_model(self, path_or_bytes):
-        """Load a DBSCAN model file (or its bytes); returns self. Another family's
-        file is InvalidInputError naming both."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
-        if info["family"] != FAMILY_DBSCAN:
-            raise InvalidInputError("the model file holds a %s model; a DBSCAN cannot hold it: load it with "
-                                    "samebits.load_model(...)" % family_name(info["family"]))
-        self._load_fitted(model, path_or_bytes)
-        return self
-
-    def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file
-        names = feature_names_in_file(source)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
-        self._set_fitted(model, names)
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import InputTags, Tags, TargetTags
-        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
-                    input_tags=InputTags(allow_nan=False))
 
 
 FAMILY_AGGLOMERATIVE = 8
 
 
-class AgglomerativeClustering(FittedModel, Estimator):
+class AgglomerativeClustering(_Clusterer):
     """Hierarchical agglomerative clustering (scikit-learn's): ward, complete,
     average or single linkage on Euclidean distances, each step merging the
     pair of least (distance, lower id, higher id), a cluster's id its smallest
     row (docs/cluster.md, "AgglomerativeClustering")."""
 
-    _estimator_kind = "clusterer"
     _family = FAMILY_AGGLOMERATIVE
 
     def __init__(self, n_clusters=2, *, metric="euclidean", memory=None, connectivity=None, compute_full_tree="auto",
@@ -396,18 +375,11 @@ class AgglomerativeClustering(FittedModel, Estimator):
         pairs = self._c_params()
         train = dataset(m, view=True)
         model = Model._fit(lib.sb_agglomerative_fit, pairs, train)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
-        self._set_fitted(model, m.names)
+        self._replace_fitted(model, m.names)
         return self
 
     def _set_fitted(self, model, names):
-        info = model.info()
-        self._model = model
-        self.n_features_in_ = info["num_features"]
-        if names is not None:
-            np = _np()
-            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        self._set_common(model, names)
         self.labels_ = _indices(model, "labels")
         self.n_clusters_ = int(model.get_int("n_clusters"))
         self.n_leaves_ = int(model.get_int("n_leaves"))
@@ -422,24 +394,3 @@ class AgglomerativeClustering(FittedModel, Estimator):
     def fit_predict(self, X, y=None):
         return self.fit(X).labels_
 
-    def load_model(self, path_or_bytes):
-        """Load an agglomerative model file (or its bytes); returns self."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
-        if info["family"] != FAMILY_AGGLOMERATIVE:
-            raise InvalidInputError("the model file holds a %s model; an AgglomerativeClustering cannot hold it: load "
-                                    "it with samebits.load_model(...)" % family_name(info["family"]))
-        self._load_fitted(model, path_or_bytes)
-        return self
-
-    def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file
-        names = feature_names_in_file(source)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
-        self._set_fitted(model, names)
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import InputTags, Tags, TargetTags
-        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
-                    input_tags=InputTags(allow_nan=False))
