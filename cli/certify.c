@@ -78,7 +78,8 @@ static void device_of(const char *extra, char *out, size_t cap) {
 
 /* ---- verify ---------------------------------------------------------------- */
 
-static const char *const k_families[] = {"profile", "logit", "gbdt", "forest", "linalg", "linear"};
+static const char *const k_families[] = {"profile", "logit",  "gbdt", "forest",        "linalg",
+                                         "linear",  "kmeans", "knn",  "dbscan", "agglomerative"};
 
 int sb_cli_verify(int argc, char **argv) {
     const char *names[64];
@@ -94,7 +95,9 @@ int sb_cli_verify(int argc, char **argv) {
             int known = 0;
             for (size_t k = 0; k < sizeof k_families / sizeof k_families[0]; k++)
                 known |= strcmp(family, k_families[k]) == 0;
-            if (!known) return usage("verify", "unknown family '%s'; families: profile, logit, gbdt, forest, linalg, linear", family);
+            if (!known)
+                return usage("verify", "unknown family '%s'; families: profile, logit, gbdt, forest, linalg, linear, "
+                             "kmeans, knn, dbscan, agglomerative", family);
         } else if (strcmp(argv[i], "--cards") == 0 && i + 1 < argc) {
             cards_dir = argv[++i];
         } else if (argv[i][0] != '-' && strchr(argv[i], '=')) {

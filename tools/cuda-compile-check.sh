@@ -68,6 +68,7 @@ flags_of() {
     forest-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_FOREST_TIES" ;;
     topk-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_TOPK_TIES" ;;
     nan-side) echo "$ARM_FLAGS -DSB_SABOTAGE_NAN_SIDE" ;;
+    kmeans-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_KMEANS_TIES" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

@@ -82,6 +82,7 @@ TIE_ARMS = {
     "forest-ties": ("forest-rf-classes", "forest.train_raw"),
     "topk-ties": ("linalg-reduce", "reduce.d1.argmin_cols"),
     "nan-side": ("gbdt-missing-shift", "tree0.splits"),
+    "kmeans-ties": ("kmeans-fit", "kmeans."),
 }
 
 

@@ -27,6 +27,7 @@
 #include "../../core/rng.h"
 #include "../../device/device.h"
 #include "../../linalg/linalg.h"
+#include "../../kernels/kmeans.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,12 +99,7 @@ static sb_status km_params_parse(const sb_params *params, int given, km_params *
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "algorithm='%s': lloyd or elkan", v);
         } else if (is(key, "device", "device_type")) {
             sb_device_kind dk;
-            if ((st = sb_device_parse(v, &dk)) == SB_OK) {
-                if (dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
-                    st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "k-means runs on the cpu only in this library (asked: device=%s)",
-                                 v);
-                else snprintf(p->device, sizeof p->device, "%s", v);
-            }
+            if ((st = sb_device_parse(v, &dk)) == SB_OK) snprintf(p->device, sizeof p->device, "%s", v);
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for k-means (docs/cluster.md)", key);
         }
@@ -257,12 +253,7 @@ __attribute__((always_inline)) static inline void km_row(const float *x, float x
             const int32_t j = j0 + q;
             const float s = sv[q] > 0.0f ? sv[q] : 0.0f;
             if (out) out[j] = s;
-#ifdef SB_SABOTAGE_KMEANS_TIES
-            /* Separating arm (make SABOTAGE=kmeans-ties): ties to the higher index. */
-            if (j == 0 || s <= bd) bd = s, bj = j;
-#else
-            if (j == 0 || s < bd) bd = s, bj = j;
-#endif
+            if (sb_km_better(s, bd, j)) bd = s, bj = j; /* kernels/kmeans.h: the tie rule and its arm */
         }
     }
     *best = bj;
@@ -346,10 +337,191 @@ typedef struct km_fit {
     double *ps, *pw;     /* nb x k x d and nb x k partial sums */
     double *sum, *wsum;  /* k x d, k merged */
     double *bm;          /* nb block masses (draws) */
-    float *mass_f;       /* n: per-row distance of a draw's potential (k-means++) */
+    float *mass_f;       /* n: the host's copy of the device's closest distances, where fetched (k-means++) */
+    struct km_dev *dv;   /* the GPU path (NULL: the host's) */
 } km_fit;
 
+/* The GPU path's device and buffers (kernels/entry/cluster_entry.h): the
+ * same values as the host's, stage for stage. */
+typedef struct km_dev {
+    sb_device *d;
+    int32_t ch; /* centers kk_assign stages in local memory at once */
+    sb_dbuf x, w, xn, c, cn, labels, old, dist, ps, pw, sum, wsum, cand, closest, trial, mass, rr, mean, flag;
+} km_dev;
+
 static float km_w(const km_fit *f, int64_t i) { return f->w ? f->w[i] : 1.0f; }
+
+/* ---- the GPU path: buffers and the stages' launches ---- */
+
+static int64_t km_groups(const sb_device *d, int64_t items) { return (items + d->wg - 1) / d->wg; }
+
+static void km_dev_close(km_dev *v) {
+    if (!v->d) return;
+    sb_dbuf *all[] = {&v->x, &v->w, &v->xn, &v->c, &v->cn, &v->labels, &v->old, &v->dist, &v->ps, &v->pw,
+                      &v->sum, &v->wsum, &v->cand, &v->closest, &v->trial, &v->mass, &v->rr, &v->mean, &v->flag};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(v->d, all[i]);
+    v->d = NULL;
+    sb_linalg_device_unlock();
+}
+
+/* Centers kk_assign stages at once on d for k centers of d features (a
+ * multiple of SB_KK_CB, at most k rounded up to one); 0 when eight do not fit. */
+static int32_t km_chunk(sb_device *d, int64_t k, int64_t dp) {
+    const int64_t budget = d->local_mem - (int64_t)sb_device_kernel_local(d, SB_KL_kk_assign);
+    int64_t ch = budget / (dp * 4) / SB_KK_CB * SB_KK_CB;
+    if (ch > (k + SB_KK_CB - 1) / SB_KK_CB * SB_KK_CB) ch = (k + SB_KK_CB - 1) / SB_KK_CB * SB_KK_CB;
+    return ch < SB_KK_CB ? 0 : (int32_t)ch;
+}
+
+/* Opens kind's device (held, under the linalg devices' lock, until
+ * km_dev_close), sizes every buffer of the fit and uploads the rows, their
+ * weights and their squared norms. A row too wide for eight centers in local
+ * memory is refused by name. */
+static sb_status km_dev_open(km_fit *f, sb_device_kind kind, int32_t L, km_dev *v) {
+    memset(v, 0, sizeof *v);
+    sb_status st = sb_linalg_device_lock(kind, &v->d);
+    if (st != SB_OK) return v->d = NULL, st;
+    sb_device *d = v->d;
+    const int64_t n = f->n, dd = f->d, k = f->k, dp = km_dpad(f->d), nb = f->nb;
+    const int64_t budget = d->local_mem - (int64_t)sb_device_kernel_local(d, SB_KL_kk_assign);
+    const int32_t ch = km_chunk(d, k, dp);
+    if (!ch) {
+        km_dev_close(v);
+        return sb_fail(SB_ERR_LIMIT, "k-means on %s: %d centers of %lld features do not fit the device's %lld bytes of "
+                       "local memory (at most %lld features)", d->name, SB_KK_CB, (long long)dd, (long long)budget,
+                       (long long)(budget / (4 * SB_KK_CB)));
+    }
+    v->ch = ch;
+    const int64_t cells = nb * (k * dd > dd ? k * dd : dd);
+    struct { sb_dbuf *b; size_t bytes; const char *what; } a[] = {
+        {&v->x, 4 * (size_t)(n * dd), "k-means rows"}, {&v->w, 4 * (size_t)(f->w ? n : 1), "k-means weights"},
+        {&v->xn, 4 * (size_t)n, "k-means row norms"}, {&v->c, 4 * (size_t)(k * dd), "k-means centers"},
+        {&v->cn, 4 * (size_t)k, "k-means center norms"}, {&v->labels, 4 * (size_t)n, "k-means labels"},
+        {&v->old, 4 * (size_t)n, "k-means previous labels"}, {&v->dist, 4 * (size_t)n, "k-means distances"},
+        {&v->ps, 8 * (size_t)cells, "k-means block sums"}, {&v->pw, 8 * (size_t)(nb * k), "k-means block weights"},
+        {&v->sum, 8 * (size_t)(k * dd), "k-means sums"}, {&v->wsum, 8 * (size_t)k, "k-means weights"},
+        {&v->cand, 8 * 64, "k-means++ candidates"}, {&v->closest, 4 * (size_t)n, "k-means++ distances"},
+        {&v->trial, 4 * (size_t)(n * L), "k-means++ trials"}, {&v->mass, 8 * (size_t)(nb * L), "k-means block masses"},
+        {&v->rr, 8 * (size_t)n, "k-means row inertia"}, {&v->mean, 8 * (size_t)dd, "k-means column means"},
+        {&v->flag, 4, "k-means flag"}};
+    for (size_t i = 0; i < sizeof a / sizeof a[0] && st == SB_OK; i++) {
+        if ((int64_t)a[i].bytes > d->max_alloc)
+            st = sb_fail(SB_ERR_LIMIT, "k-means on %s: the %s need %zu bytes, one buffer may hold %lld", d->name,
+                         a[i].what, a[i].bytes, (long long)d->max_alloc);
+        else st = sb_device_alloc(d, a[i].b, a[i].bytes, a[i].what);
+    }
+    if (st == SB_OK) st = sb_device_write(d, &v->x, 0, f->x, 4 * (size_t)(n * dd), "k-means rows");
+    if (st == SB_OK && f->w) st = sb_device_write(d, &v->w, 0, f->w, 4 * (size_t)n, "k-means weights");
+    if (st == SB_OK) st = sb_device_write(d, &v->xn, 0, f->xn, 4 * (size_t)n, "k-means row norms");
+    if (st != SB_OK) km_dev_close(v);
+    return st;
+}
+
+/* kk_assign against f->centers and f->cn (uploaded here). */
+static sb_status km_assign_dev(km_fit *f) {
+    km_dev *v = f->dv;
+    sb_device *d = v->d;
+    const int64_t n = f->n;
+    const int32_t dd = f->d, k = f->k, ch = v->ch, all = 0;
+    sb_status st = sb_device_write(d, &v->c, 0, f->centers, 4 * (size_t)((int64_t)k * dd), "k-means centers");
+    if (st == SB_OK) st = sb_device_write(d, &v->cn, 0, f->cn, 4 * (size_t)k, "k-means center norms");
+    if (st == SB_OK)
+        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)km_dpad(dd), SB_ARG(v->x.h),
+                       SB_ARG(n), SB_ARG(dd), SB_ARG(v->xn.h), SB_ARG(v->c.h), SB_ARG(v->cn.h), SB_ARG(k), SB_ARG(ch),
+                       SB_ARG(v->labels.h), SB_ARG(v->dist.h), SB_ARG(all), SB_ARG(v->dist.h));
+    return st;
+}
+
+/* Prediction on the GPU (sb_km_predict's kinds): the nearest centers
+ * (kind value) or every distance (out n x k), kk_assign's values; xn the
+ * rows' exact squared norms, cn the centers'. */
+static sb_status km_predict_dev(sb_device_kind kind, const sb_kmeans *km, const sb_table *t, const float *xn,
+                                const float *cn, int all, int32_t *labels, float *out) {
+    sb_device *d = NULL;
+    sb_status st = sb_linalg_device_lock(kind, &d);
+    if (st != SB_OK) return st;
+    const int64_t n = t->nrows;
+    const int32_t dd = t->ncols, k = km->k, ch = km_chunk(d, k, km_dpad(dd)), al = all;
+    sb_dbuf x = {0}, bxn = {0}, c = {0}, bcn = {0}, lab = {0}, dist = {0}, o = {0};
+    if (!ch)
+        st = sb_fail(SB_ERR_LIMIT, "k-means on %s: %d centers of %d features do not fit the device's local memory",
+                     d->name, SB_KK_CB, (int)dd);
+    if (st == SB_OK) st = sb_device_alloc(d, &x, 4 * (size_t)(n * dd), "k-means rows");
+    if (st == SB_OK) st = sb_device_alloc(d, &bxn, 4 * (size_t)n, "k-means row norms");
+    if (st == SB_OK) st = sb_device_alloc(d, &c, 4 * (size_t)((int64_t)k * dd), "k-means centers");
+    if (st == SB_OK) st = sb_device_alloc(d, &bcn, 4 * (size_t)k, "k-means center norms");
+    if (st == SB_OK) st = sb_device_alloc(d, &lab, 4 * (size_t)n, "k-means labels");
+    if (st == SB_OK) st = sb_device_alloc(d, &dist, 4 * (size_t)n, "k-means distances");
+    if (st == SB_OK) st = sb_device_alloc(d, &o, 4 * (size_t)(all ? n * k : 1), "k-means distances");
+    if (st == SB_OK) st = sb_device_write(d, &x, 0, t->x, 4 * (size_t)(n * dd), "k-means rows");
+    if (st == SB_OK) st = sb_device_write(d, &bxn, 0, xn, 4 * (size_t)n, "k-means row norms");
+    if (st == SB_OK) st = sb_device_write(d, &c, 0, km->centers, 4 * (size_t)((int64_t)k * dd), "k-means centers");
+    if (st == SB_OK) st = sb_device_write(d, &bcn, 0, cn, 4 * (size_t)k, "k-means center norms");
+    if (st == SB_OK)
+        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)km_dpad(dd), SB_ARG(x.h),
+                       SB_ARG(n), SB_ARG(dd), SB_ARG(bxn.h), SB_ARG(c.h), SB_ARG(bcn.h), SB_ARG(k), SB_ARG(ch),
+                       SB_ARG(lab.h), SB_ARG(dist.h), SB_ARG(al), SB_ARG(o.h));
+    if (st == SB_OK && !all) st = sb_device_read(d, &lab, 0, labels, 4 * (size_t)n, "k-means labels");
+    if (st == SB_OK && all) st = sb_device_read(d, &o, 0, out, 4 * (size_t)(n * k), "k-means distances");
+    sb_dbuf *bufs[] = {&x, &bxn, &c, &bcn, &lab, &dist, &o};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) sb_device_release(d, bufs[i]);
+    sb_linalg_device_unlock();
+    return st;
+}
+
+/* f->sum and f->wsum from the device's labels (kk_sums, kk_merge). */
+static sb_status km_sums_dev(km_fit *f) {
+    km_dev *v = f->dv;
+    sb_device *d = v->d;
+    const int64_t n = f->n, srows = f->srows, nb = f->nb;
+    const int32_t dd = f->d, k = f->k, hw = f->w != NULL;
+    sb_status st = SB_LAUNCH(d, SB_KL_kk_sums, km_groups(d, nb * (dd + 1)), 1, 0, SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd),
+                             SB_ARG(v->w.h), SB_ARG(hw), SB_ARG(v->labels.h), SB_ARG(k), SB_ARG(srows), SB_ARG(nb),
+                             SB_ARG(v->ps.h), SB_ARG(v->pw.h));
+    if (st == SB_OK)
+        st = SB_LAUNCH(d, SB_KL_kk_merge, km_groups(d, (int64_t)k * (dd + 1)), 1, 0, SB_ARG(v->ps.h), SB_ARG(v->pw.h),
+                       SB_ARG(nb), SB_ARG(k), SB_ARG(dd), SB_ARG(v->sum.h), SB_ARG(v->wsum.h));
+    if (st == SB_OK) st = sb_device_read(d, &v->sum, 0, f->sum, 8 * (size_t)((int64_t)k * dd), "k-means sums");
+    if (st == SB_OK) st = sb_device_read(d, &v->wsum, 0, f->wsum, 8 * (size_t)k, "k-means weights");
+    return st;
+}
+
+/* The device's labels and distances into f->labels and f->dist. */
+static sb_status km_fetch_labels(km_fit *f, int with_dist) {
+    if (!f->dv) return SB_OK;
+    sb_status st = sb_device_read(f->dv->d, &f->dv->labels, 0, f->labels, 4 * (size_t)f->n, "k-means labels");
+    if (st == SB_OK && with_dist) st = sb_device_read(f->dv->d, &f->dv->dist, 0, f->dist, 4 * (size_t)f->n, "k-means distances");
+    return st;
+}
+
+/* *same := the labels repeat the previous ones (kk_changed, which then keeps them). */
+static sb_status km_same_dev(km_fit *f, int *same) {
+    km_dev *v = f->dv;
+    const int32_t zero = 0;
+    int32_t flag = 1;
+    const int64_t n = f->n;
+    sb_status st = sb_device_write(v->d, &v->flag, 0, &zero, 4, "k-means flag");
+    if (st == SB_OK)
+        st = SB_LAUNCH(v->d, SB_KL_kk_changed, km_groups(v->d, n), 1, 0, SB_ARG(v->labels.h), SB_ARG(v->old.h), SB_ARG(n),
+                       SB_ARG(v->flag.h));
+    if (st == SB_OK) st = sb_device_read(v->d, &v->flag, 0, &flag, 4, "k-means flag");
+    *same = flag == 0;
+    return st;
+}
+
+/* Block masses of the L n-value rows of buffer src (floats, or binary64
+ * when vd) into host[t*nb + b] (kk_mass). */
+static sb_status km_mass_dev(km_fit *f, const sb_dbuf *src, int32_t vd, int32_t L, double *host) {
+    km_dev *v = f->dv;
+    const int64_t n = f->n, srows = f->srows, nb = f->nb;
+    const int32_t hw = f->w != NULL;
+    const sb_dbuf *fl = vd ? &v->dist : src, *db = vd ? src : &v->rr;
+    sb_status st = SB_LAUNCH(v->d, SB_KL_kk_mass, km_groups(v->d, (int64_t)L * nb), 1, 0, SB_ARG(fl->h), SB_ARG(db->h),
+                             SB_ARG(vd), SB_ARG(L), SB_ARG(n), SB_ARG(v->w.h), SB_ARG(hw), SB_ARG(srows), SB_ARG(nb),
+                             SB_ARG(v->mass.h));
+    if (st == SB_OK) st = sb_device_read(v->d, &v->mass, 0, host, 8 * (size_t)(L * nb), "k-means block masses");
+    return st;
+}
 
 /* Assignment of rows [b, e): labels and distances to f->centers. */
 typedef struct assign_job {
@@ -374,6 +546,7 @@ static sb_status km_center_norms(km_fit *f) {
 static sb_status km_assign(km_fit *f) {
     sb_status st = km_center_norms(f);
     if (st != SB_OK) return st;
+    if (f->dv) return km_assign_dev(f);
     km_transpose(f->centers, f->k, f->d, f->ct);
     assign_job j = {f};
     sb_parallel_for(sb_chunk_count(f->n, KM_ROW_GRAIN), assign_task, &j);
@@ -447,12 +620,19 @@ static void merge_task(void *ctx, int64_t task) {
  * weight and weighted values moved out of its old cluster's sums. */
 static sb_status km_update(km_fit *f) {
     assign_job j = {f};
-    sb_parallel_for(f->nb, sums_task, &j);
-    sb_parallel_for(sb_chunk_count(f->k, 8), merge_task, &j);
+    if (f->dv) {
+        const sb_status st = km_sums_dev(f);
+        if (st != SB_OK) return st;
+    } else {
+        sb_parallel_for(f->nb, sums_task, &j);
+        sb_parallel_for(sb_chunk_count(f->k, 8), merge_task, &j);
+    }
     const int64_t d = f->d;
     int32_t nempty = 0;
     for (int32_t c = 0; c < f->k; c++) nempty += f->wsum[c] == 0.0;
     if (nempty) {
+        const sb_status st = km_fetch_labels(f, 1);
+        if (st != SB_OK) return st;
         int64_t *far = sb_malloc(sizeof(int64_t) * (size_t)nempty);
         if (!far) return sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
         int32_t have = 0; /* far[0..have) sorted: distance descending, row ascending */
@@ -498,7 +678,17 @@ typedef struct mass_job {
     km_fit *f;
     const float *v;    /* NULL: the weights alone */
     const uint8_t *skip; /* rows already drawn (random init), or NULL */
+    int fetch;         /* v is f->mass_f, filled from the device's closest distances where a draw looks */
+    sb_status st;      /* a failed fetch */
 } mass_job;
+
+/* Rows [i0, i1) of the device's closest distances into f->mass_f. */
+static void km_fetch(mass_job *m, int64_t i0, int64_t i1) {
+    if (!m->fetch || m->st != SB_OK || i1 <= i0) return;
+    km_fit *f = m->f;
+    m->st = sb_device_read(f->dv->d, &f->dv->closest, 4 * (size_t)i0, f->mass_f + i0, 4 * (size_t)(i1 - i0),
+                           "k-means++ distances");
+}
 
 static double km_mass(const mass_job *m, int64_t i) {
     if (m->skip && m->skip[i]) return 0.0;
@@ -527,13 +717,14 @@ static double km_total(mass_job *m) {
  * of its block in order) reaches r and whose own mass is positive (f->bm
  * holds the blocks' sums); the last row of positive mass when rounding leaves
  * r above every running sum; row 0 when no row has mass. */
-static int64_t km_draw(const mass_job *m, double r) {
+static int64_t km_draw(mass_job *m, double r) {
     km_fit *f = m->f;
     double run = 0.0;
     for (int64_t b = 0; b < f->nb; b++) {
         const double next = run + f->bm[b];
         if (next >= r && f->bm[b] > 0.0) {
             const int64_t i0 = b * f->srows, i1 = i0 + f->srows < f->n ? i0 + f->srows : f->n;
+            km_fetch(m, i0, i1);
             double s = run;
             for (int64_t i = i0; i < i1; i++) {
                 const double mi = km_mass(m, i);
@@ -543,6 +734,7 @@ static int64_t km_draw(const mass_job *m, double r) {
         }
         run = next;
     }
+    km_fetch(m, 0, f->n);
     for (int64_t i = f->n - 1; i >= 0; i--) /* rounding left r above the running sums */
         if (km_mass(m, i) > 0.0) return i;
     return 0;
@@ -568,8 +760,11 @@ static void cand_task(void *ctx, int64_t task) {
     }
 }
 
+static sb_status km_plusplus_dev(km_fit *f, const km_params *p, int32_t run);
+
 /* k-means++ (greedy, 2 + floor(ln k) trials) for run `run` into f->centers. */
 static sb_status km_plusplus(km_fit *f, const km_params *p, int32_t run) {
+    if (f->dv) return km_plusplus_dev(f, p, run);
     const int32_t L = 2 + km_floor_ln(f->k);
     const int64_t n = f->n, d = f->d;
     float *closest = sb_malloc(sizeof(float) * (size_t)n), *trial = sb_malloc(sizeof(float) * (size_t)n * (size_t)L);
@@ -579,13 +774,13 @@ static sb_status km_plusplus(km_fit *f, const km_params *p, int32_t run) {
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for k-means++ (%lld rows)", (long long)n);
     }
     const uint64_t base = (uint64_t)run << 40;
-    mass_job mw = {f, NULL, NULL};
+    mass_job mw = {f, NULL, NULL, 0, SB_OK};
     double total = km_total(&mw);
     int64_t c0 = km_draw(&mw, km_unit(p->seed, KM_PURPOSE_PP, base) * total);
     memcpy(f->centers, f->x + c0 * d, sizeof(float) * (size_t)d);
     cand_job cj = {f, NULL, closest, c0};
     sb_parallel_for(sb_chunk_count(n, KM_ROW_GRAIN), cand_task, &cj);
-    mass_job mc = {f, closest, NULL};
+    mass_job mc = {f, closest, NULL, 0, SB_OK};
     double pot = km_total(&mc);
     for (int32_t c = 1; c < f->k; c++) {
         /* the candidates, all drawn against the same running masses */
@@ -597,7 +792,7 @@ static sb_status km_plusplus(km_fit *f, const km_params *p, int32_t run) {
         for (int32_t t = 0; t < L; t++) {
             cand_job tj = {f, closest, trial + (int64_t)t * n, cand[t]};
             sb_parallel_for(sb_chunk_count(n, KM_ROW_GRAIN), cand_task, &tj);
-            mass_job mt = {f, trial + (int64_t)t * n, NULL};
+            mass_job mt = {f, trial + (int64_t)t * n, NULL, 0, SB_OK};
             const double pt = km_total(&mt);
             if (t == 0 || pt < best_pot) best_pot = pt, best = t;
         }
@@ -611,11 +806,66 @@ static sb_status km_plusplus(km_fit *f, const km_params *p, int32_t run) {
     return SB_OK;
 }
 
+/* km_plusplus on the GPU: the same draws and trials, the trials' distances
+ * and block masses on the device (kk_cand, kk_mass), the draws on the host
+ * from the block masses and the rows of the one block a draw lands in. */
+static sb_status km_plusplus_dev(km_fit *f, const km_params *p, int32_t run) {
+    km_dev *v = f->dv;
+    sb_device *d = v->d;
+    const int32_t L = 2 + km_floor_ln(f->k), dd = f->d;
+    const int64_t n = f->n, nb = f->nb;
+    double *tm = sb_malloc(sizeof(double) * (size_t)(nb * L));
+    if (!tm) return sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for k-means++");
+    const uint64_t base = (uint64_t)run << 40;
+    mass_job mw = {f, NULL, NULL, 0, SB_OK};
+    const double total = km_total(&mw);
+    int64_t cand[64];
+    cand[0] = km_draw(&mw, km_unit(p->seed, KM_PURPOSE_PP, base) * total);
+    memcpy(f->centers, f->x + cand[0] * dd, sizeof(float) * (size_t)dd);
+    int32_t one = 1, hp = 0;
+    sb_status st = sb_device_write(d, &v->cand, 0, cand, 8, "k-means++ candidates");
+    if (st == SB_OK)
+        st = SB_LAUNCH(d, SB_KL_kk_cand, km_groups(d, n), 1, 0, SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd), SB_ARG(v->xn.h),
+                       SB_ARG(v->cand.h), SB_ARG(one), SB_ARG(v->closest.h), SB_ARG(hp), SB_ARG(v->trial.h));
+    if (st == SB_OK) st = sb_device_copy(d, &v->closest, 0, &v->trial, 0, 4 * (size_t)n, "k-means++ distances");
+    if (st == SB_OK) st = km_mass_dev(f, &v->closest, 0, 1, f->bm);
+    double pot = 0.0;
+    for (int64_t b = 0; b < nb; b++) pot = pot + f->bm[b];
+    mass_job mc = {f, f->mass_f, NULL, 1, SB_OK};
+    hp = 1;
+    for (int32_t c = 1; c < f->k && st == SB_OK; c++) {
+        for (int32_t t = 0; t < L; t++)
+            cand[t] = km_draw(&mc, km_unit(p->seed, KM_PURPOSE_PP, base + (uint64_t)c * 64u + (uint64_t)t) * pot);
+        if ((st = mc.st) != SB_OK) break;
+        st = sb_device_write(d, &v->cand, 0, cand, 8 * (size_t)L, "k-means++ candidates");
+        if (st == SB_OK)
+            st = SB_LAUNCH(d, SB_KL_kk_cand, km_groups(d, n), 1, 0, SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd),
+                           SB_ARG(v->xn.h), SB_ARG(v->cand.h), SB_ARG(L), SB_ARG(v->closest.h), SB_ARG(hp),
+                           SB_ARG(v->trial.h));
+        if (st == SB_OK) st = km_mass_dev(f, &v->trial, 0, L, tm);
+        if (st != SB_OK) break;
+        double best_pot = 0.0;
+        int32_t best = 0;
+        for (int32_t t = 0; t < L; t++) {
+            double pt = 0.0;
+            for (int64_t b = 0; b < nb; b++) pt = pt + tm[(int64_t)t * nb + b];
+            if (t == 0 || pt < best_pot) best_pot = pt, best = t;
+        }
+        st = sb_device_copy(d, &v->closest, 0, &v->trial, 4 * (size_t)((int64_t)best * n), 4 * (size_t)n,
+                            "k-means++ distances");
+        memcpy(f->bm, tm + (int64_t)best * nb, sizeof(double) * (size_t)nb); /* the masses of the new distances */
+        pot = best_pot;
+        memcpy(f->centers + (int64_t)c * dd, f->x + cand[best] * dd, sizeof(float) * (size_t)dd);
+    }
+    sb_free(tm);
+    return st;
+}
+
 /* init="random": k distinct rows drawn by weight without replacement. */
 static sb_status km_random(km_fit *f, const km_params *p, int32_t run) {
     uint8_t *taken = sb_calloc((size_t)f->n, 1);
     if (!taken) return sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
-    mass_job m = {f, NULL, taken};
+    mass_job m = {f, NULL, taken, 0, SB_OK};
     double total = km_total(&m);
     const uint64_t base = (uint64_t)run << 40;
     for (int32_t c = 0; c < f->k; c++) {
@@ -650,9 +900,26 @@ static void inertia_task(void *ctx, int64_t b) {
     f->bm[b] = s;
 }
 
-static double km_inertia(km_fit *f) {
+static sb_status km_inertia_dev(km_fit *f) {
+    km_dev *v = f->dv;
+    const int64_t n = f->n;
+    const int32_t dd = f->d;
+    sb_status st = sb_device_write(v->d, &v->c, 0, f->centers, 4 * (size_t)((int64_t)f->k * dd), "k-means centers");
+    if (st == SB_OK)
+        st = SB_LAUNCH(v->d, SB_KL_kk_inertia_rows, km_groups(v->d, n), 1, 0, SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd),
+                       SB_ARG(v->c.h), SB_ARG(v->labels.h), SB_ARG(v->rr.h));
+    if (st == SB_OK) st = km_mass_dev(f, &v->rr, 1, 1, f->bm);
+    return st;
+}
+
+static double km_inertia(km_fit *f, sb_status *st) {
     assign_job j = {f};
-    sb_parallel_for(f->nb, inertia_task, &j);
+    *st = SB_OK;
+    if (f->dv) {
+        if ((*st = km_inertia_dev(f)) != SB_OK) return 0.0;
+    } else {
+        sb_parallel_for(f->nb, inertia_task, &j);
+    }
     double t = 0.0;
     for (int64_t b = 0; b < f->nb; b++) t = t + f->bm[b];
     return t;
@@ -680,8 +947,39 @@ static void coldev_task(void *ctx, int64_t b) {
         }
 }
 
-static double km_tolerance(km_fit *f, float tol) {
+/* km_tolerance's column sums on the GPU (kk_columns): the same blocks, merged here. */
+static sb_status km_tolerance_dev(km_fit *f, float tol, double *out) {
+    km_dev *v = f->dv;
+    const int64_t n = f->n, srows = f->srows, nb = f->nb, d = f->d;
+    const int32_t dd = f->d;
+    int32_t pass = 0;
+    sb_status st = SB_OK;
+    double mean_var = 0.0;
+    for (pass = 0; pass < 2 && st == SB_OK; pass++) {
+        if (pass == 1) st = sb_device_write(v->d, &v->mean, 0, f->sum, 8 * (size_t)d, "k-means column means");
+        if (st == SB_OK)
+            st = SB_LAUNCH(v->d, SB_KL_kk_columns, km_groups(v->d, nb * d), 1, 0, SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd),
+                           SB_ARG(srows), SB_ARG(nb), SB_ARG(pass), SB_ARG(v->mean.h), SB_ARG(v->ps.h));
+        if (st == SB_OK) st = sb_device_read(v->d, &v->ps, 0, f->ps, 8 * (size_t)(nb * d), "k-means column sums");
+        for (int64_t q = 0; q < d && st == SB_OK; q++) {
+            double s = 0.0;
+            for (int64_t b = 0; b < nb; b++) s = s + f->ps[b * d + q];
+            if (pass == 0) f->sum[q] = s / (double)n; /* the column means */
+            else mean_var = mean_var + s / (double)n;
+        }
+    }
+    *out = (double)tol * (mean_var / (double)d);
+    return st;
+}
+
+static double km_tolerance(km_fit *f, float tol, sb_status *st) {
+    *st = SB_OK;
     if (tol == 0.0f) return 0.0;
+    if (f->dv) {
+        double t = 0.0;
+        *st = km_tolerance_dev(f, tol, &t);
+        return t;
+    }
     assign_job j = {f};
     const int64_t d = f->d;
     sb_parallel_for(f->nb, colsum_task, &j);
@@ -716,6 +1014,12 @@ static sb_status km_lloyd(km_fit *f, const km_params *p, double tol_abs, int32_t
     const int64_t kd = (int64_t)f->k * f->d;
     sb_status st = SB_OK;
     for (int64_t i = 0; i < f->n; i++) labels_old[i] = -1;
+    if (f->dv) {
+        const int64_t n = f->n;
+        const uint32_t none = 0xffffffffu;
+        st = SB_LAUNCH(f->dv->d, SB_KL_kr_fill32, km_groups(f->dv->d, n), 1, 0, SB_ARG(f->dv->old.h), SB_ARG(n),
+                       SB_ARG(none));
+    }
     int strict = 0, it = 0;
     *converged = 0;
     for (it = 0; it < p->max_iter && st == SB_OK; it++) {
@@ -725,7 +1029,13 @@ static sb_status km_lloyd(km_fit *f, const km_params *p, double tol_abs, int32_t
         char stage[32];
         snprintf(stage, sizeof stage, "iter%d", it);
         if ((st = km_record(card, stage, run, f->centers, (uint64_t)kd)) != SB_OK) break;
-        if (!memcmp(labels_old, f->labels, sizeof(int32_t) * (size_t)f->n)) {
+        int same = 0;
+        if (f->dv) {
+            if ((st = km_same_dev(f, &same)) != SB_OK) break;
+        } else {
+            same = !memcmp(labels_old, f->labels, sizeof(int32_t) * (size_t)f->n);
+        }
+        if (same) {
             strict = 1;
             *converged = 1;
             break;
@@ -739,7 +1049,7 @@ static sb_status km_lloyd(km_fit *f, const km_params *p, double tol_abs, int32_t
             *converged = 1;
             break;
         }
-        memcpy(labels_old, f->labels, sizeof(int32_t) * (size_t)f->n);
+        if (!f->dv) memcpy(labels_old, f->labels, sizeof(int32_t) * (size_t)f->n); /* kk_changed kept them */
     }
     if (st != SB_OK) return st;
     *n_iter = it < p->max_iter ? it + 1 : p->max_iter;
@@ -820,9 +1130,14 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
         !best_c || !labels_old)
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld x %lld and %d clusters", (long long)n,
                      (long long)d, (int)k);
+    sb_device_kind dk = SB_DEVICE_CPU;
+    if (st == SB_OK) st = sb_device_parse(p.device, &dk);
+    const int gpu = dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL;
     float *xpad = NULL;
-    if (st == SB_OK && !(f.xp = km_padded(t->x, n, (int32_t)d, &xpad)))
+    if (st == SB_OK && !gpu && !(f.xp = km_padded(t->x, n, (int32_t)d, &xpad)))
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for the padded rows");
+    if (st == SB_OK && gpu && !(f.mass_f = sb_malloc(sizeof(float) * (size_t)n)))
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld rows", (long long)n);
     if (st == SB_OK) st = sb_lr_lines_host(SB_LR_SQNORM, 1, n, d, t->x, d, f.xn);
     for (int64_t i = 0; i < n && st == SB_OK; i++)
         if (!isfinite(f.xn[i]))
@@ -834,7 +1149,11 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
         st = sb_card_set_meta(card, "kmeans.data", dims);
     }
     if (st == SB_OK && card) st = sb_card_record(card, "kmeans.x_sq_norms", SB_DTYPE_F32, f.xn, (uint64_t)n);
-    const double tol_abs = st == SB_OK ? km_tolerance(&f, p.tol) : 0.0;
+    km_dev dv;
+    memset(&dv, 0, sizeof dv);
+    if (st == SB_OK && gpu && (st = km_dev_open(&f, dk, 2 + km_floor_ln(p.k), &dv)) == SB_OK) f.dv = &dv;
+    double tol_abs = 0.0;
+    if (st == SB_OK) tol_abs = km_tolerance(&f, p.tol, &st);
     double best_inertia = 0.0;
     int32_t best_iter = 0, best_conv = 0, best_run = 0;
     for (int32_t run = 0; run < p.n_init && st == SB_OK; run++) {
@@ -845,9 +1164,10 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
         int32_t n_iter = 0, conv = 0;
         if (st == SB_OK) st = km_lloyd(&f, &p, tol_abs, run, old, labels_old, &n_iter, &conv, card);
         if (st != SB_OK) break;
-        const double inertia = km_inertia(&f);
+        const double inertia = km_inertia(&f, &st);
         const float fi = (float)inertia;
-        if (card) {
+        if (st == SB_OK && card) st = km_fetch_labels(&f, 0);
+        if (st == SB_OK && card) {
             char tag[64];
             snprintf(tag, sizeof tag, "kmeans.run%d.labels", (int)run);
             st = sb_card_record(card, tag, SB_DTYPE_I32, f.labels, (uint64_t)n);
@@ -861,6 +1181,7 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
             memcpy(best_c, f.centers, sizeof(float) * (size_t)kd);
         }
     }
+    km_dev_close(&dv);
     if (st == SB_OK && card) st = sb_card_record(card, "kmeans.best_run", SB_DTYPE_I32, &best_run, 1);
     if (st == SB_OK) st = sb_model_alloc(&m);
     if (st == SB_OK) {
@@ -901,6 +1222,7 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
     sb_free(f.sum);
     sb_free(f.wsum);
     sb_free(f.bm);
+    sb_free(f.mass_f);
     sb_free(old);
     sb_free(best_c);
     sb_free(labels_old);
@@ -946,9 +1268,7 @@ sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, cons
     sb_device_kind dk = SB_DEVICE_CPU;
     sb_status st = sb_device_parse(device, &dk);
     if (st != SB_OK) return st;
-    if (dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "k-means predicts on the cpu only in this library (asked: device=%s)",
-                       device);
+    const int gpu = dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL;
     for (int64_t q = 0; q < t->nrows * t->ncols; q++)
         if (!isfinite(t->x[q]))
             return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
@@ -966,7 +1286,18 @@ sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, cons
     for (int64_t i = 0; i < t->nrows && st == SB_OK; i++)
         if (!isfinite(xn[i]))
             st = sb_fail(SB_ERR_INVALID_INPUT, "the squared norm of row %lld overflows float32", (long long)i);
-    if (st == SB_OK) {
+    if (st == SB_OK && gpu) {
+        const int all = kind != SB_PREDICT_VALUE;
+        int32_t *lab = all ? NULL : sb_malloc(sizeof(int32_t) * (size_t)(t->nrows > 0 ? t->nrows : 1));
+        if (!all && !lab) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld rows", (long long)t->nrows);
+        if (st == SB_OK && t->nrows > 0) st = km_predict_dev(dk, c, t, xn, cn, all, lab, out);
+        for (int64_t i = 0; st == SB_OK && i < t->nrows; i++) {
+            if (!all) out[i] = (float)lab[i];
+            else if (kind == SB_PREDICT_TRANSFORM)
+                for (int32_t q = 0; q < c->k; q++) out[i * c->k + q] = sqrtf(out[i * c->k + q]);
+        }
+        sb_free(lab);
+    } else if (st == SB_OK) {
         km_transpose(c->centers, c->k, m->num_features, ct);
         float *xpad = NULL;
         const float *xp = km_padded(t->x, t->nrows, m->num_features, &xpad);
