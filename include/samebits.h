@@ -277,15 +277,17 @@ SB_API sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train,
  * greedy, 2 + floor(ln k) candidates a step), n_init (auto: 1 for k-means++,
  * 10 for random), max_iter (300), tol (1e-4, times the mean feature variance),
  * random_state (0), algorithm=lloyd|elkan (elkan: the same clustering, computed
- * by Lloyd's iterations here), device=cpu (cuda and opencl refused by name in
- * this library). init_centers: NULL, or n_clusters x features row-major
+ * by Lloyd's iterations here), device=cpu|cuda|opencl|gpu (the same bits on
+ * every device; prediction too). init_centers: NULL, or n_clusters x features row-major
  * initial centers (copied; one run, init=array). The dataset's weights, if set,
  * are sample weights (finite, >= 0, positive sum); its label is not used. The
  * model's SB_PREDICT_VALUE is each row's cluster index, SB_PREDICT_RAW the
  * n x n_clusters squared distances the assignment compares, and
  * SB_PREDICT_TRANSFORM their square roots (scikit-learn's transform); arrays
  * "cluster_centers" and "inertia", integers "n_iter", "converged" and
- * "n_clusters" (sb_model_get_array, sb_model_get_int). card may be NULL. */
+ * "n_clusters" (sb_model_get_array, sb_model_get_int), and, on the fitted
+ * model only (not in its file), the index array "labels": the fit's last
+ * assignment of the training rows (sb_model_get_indices). card may be NULL. */
 SB_API sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const float *init_centers,
                                sb_card *card, sb_model **out);
 
@@ -334,7 +336,8 @@ SB_API sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train,
 SB_API sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
- * "core_sample_indices"; agglomerative clustering's "labels" and "children"): *needed gets the count (cap 0 asks); a name the
+ * "core_sample_indices"; agglomerative clustering's "labels" and "children";
+ * k-means' "labels" of its fit): *needed gets the count (cap 0 asks); a name the
  * model lacks is SB_ERR_NOT_FOUND naming it. */
 SB_API sb_status sb_model_get_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed);
 

@@ -51,7 +51,7 @@ def _labels(values):
         return np.asarray(values).astype(np.int32)
     out = _array.empty_index((len(values),))
     mv = memoryview(out).cast("B").cast("i")
-    for i, v in enumerate(values.tolist()):
+    for i, v in enumerate(values if isinstance(values, list) else values.tolist()):
         mv[i] = int(v)
     return out
 
@@ -181,8 +181,8 @@ class KMeans(_Clusterer):
         ptr = init.ptr if init is not None else None
         model = Model._fit(lib.sb_kmeans_fit, pairs, train, ptr)
         self._replace_fitted(model, m.names)
-        # labels_: the assignment of the training rows to the final centers (the fit's last step)
-        self.labels_ = _labels(model.predict(train, PREDICT_VALUE, 1))
+        # labels_: the fit's own last assignment of the training rows to the final centers
+        self.labels_ = _labels(_indices(model, "labels"))
         return self
 
     def _set_fitted(self, model, names):

@@ -75,6 +75,7 @@ sb_kmeans *sb_kmeans_alloc(int32_t k, int32_t nfeat) {
 void sb_kmeans_free(sb_kmeans *c) {
     if (!c) return;
     sb_free(c->centers);
+    sb_free(c->labels);
     sb_free(c);
 }
 

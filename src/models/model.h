@@ -73,6 +73,9 @@ typedef struct sb_kmeans {
     int32_t converged;     /* 1, or 0 when max_iter ran out first (reported, never silent) */
     float inertia;         /* the kept run's weighted sum of squared distances (docs/cluster.md) */
     float *centers;        /* k x num_features */
+    int32_t *labels;       /* the fit's last assignment of its n_train rows (labels_), or NULL: kept in
+                              memory for the estimator, not part of the model file */
+    int64_t n_train;
 } sb_kmeans;
 
 /* The nearest-neighbors family's fitted state (src/models/neighbors/,

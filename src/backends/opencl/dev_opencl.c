@@ -50,6 +50,7 @@ typedef struct ocl_impl {
     cl_command_queue q;
     cl_program prog;
     cl_kernel *k;
+    size_t *klocal; /* each kernel's own local memory, asked before any launch */
     int32_t nk;
 } ocl_impl;
 
@@ -60,7 +61,9 @@ static void release_kernels(ocl_impl *o) {
         for (int32_t i = 0; i < o->nk; i++)
             if (o->k[i]) sb_cl.clReleaseKernel(o->k[i]);
     sb_free(o->k);
+    sb_free(o->klocal);
     o->k = NULL;
+    o->klocal = NULL;
     if (o->prog) sb_cl.clReleaseProgram(o->prog);
     o->prog = NULL;
 }
@@ -84,12 +87,19 @@ static sb_status build(sb_device *d, ocl_impl *o, const char *extra, size_t wg) 
     sb_free(joined);
     if (st != SB_OK) return st;
     o->nk = nkernels(d->prog);
-    if (!(o->k = sb_calloc((size_t)o->nk, sizeof(cl_kernel)))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
+    if (!(o->k = sb_calloc((size_t)o->nk, sizeof(cl_kernel))) || !(o->klocal = sb_calloc((size_t)o->nk, sizeof(size_t))))
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
     cl_int e = CL_SUCCESS;
     for (int32_t i = 0; i < o->nk; i++) {
         const char *name = sb_device_kernel_name(d->prog, i);
         o->k[i] = sb_cl.clCreateKernel(o->prog, name, &e);
         if (e != CL_SUCCESS) return sb_ocl_fail(e, name);
+        /* now, before any argument is set: CL_KERNEL_LOCAL_MEM_SIZE counts the
+         * local arguments set since (NVIDIA's driver does), which are the
+         * caller's to size, not the kernel's */
+        cl_ulong kl = 0;
+        if (sb_cl.clGetKernelWorkGroupInfo(o->k[i], o->dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kl, &kl, NULL) == CL_SUCCESS)
+            o->klocal[i] = (size_t)kl;
     }
     d->wg = (int32_t)wg;
     return SB_OK;
@@ -196,11 +206,8 @@ static sb_status ocl_finish(sb_device *d) {
 }
 
 static size_t ocl_kernel_local(sb_device *d, int32_t k) {
-    ocl_impl *o = d->impl;
-    cl_ulong kl = 0;
-    if (sb_cl.clGetKernelWorkGroupInfo(o->k[k], o->dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kl, &kl, NULL) != CL_SUCCESS)
-        return 0;
-    return (size_t)kl;
+    const ocl_impl *o = d->impl;
+    return o->klocal ? o->klocal[k] : 0;
 }
 
 /* A GPU the profile can use (SAMEBITS_OPENCL_DEVICE, when set, must name one). */

@@ -11,16 +11,51 @@
  */
 #include "../kmeans.h"
 
+/* Adds features [g0, g0 + gn) of row xr (d features, zeros past d) to the
+ * eight lanes a[q][.] of SB_KK_CB centers, center q's feature g0 + g at
+ * cq[q * stride + g]: lane t takes the features f with f mod 8 == t in
+ * feature order, as kmeans.c's km_dot (g0 and gn multiples of 8). */
+SB_FN void kk_lanes(float a[SB_KK_CB][8], SB_GLOBAL const float *xr, sb_i32 d, sb_i32 g0, sb_i32 gn,
+                    SB_LOCAL const float *cq, sb_i32 stride) {
+    for (sb_i32 g = 0; g < gn; g += 8) {
+        float xv[8];
+        for (int t = 0; t < 8; t++) xv[t] = g0 + g + t < d ? xr[g0 + g + t] : 0.0f;
+        for (int q = 0; q < SB_KK_CB; q++)
+            for (int t = 0; t < 8; t++) a[q][t] = a[q][t] + xv[t] * cq[q * stride + g + t];
+    }
+}
+
+SB_FN void kk_zero(float a[SB_KK_CB][8]) {
+    for (int q = 0; q < SB_KK_CB; q++)
+        for (int t = 0; t < 8; t++) a[q][t] = 0.0f;
+}
+
+/* The distances of centers j0 .. j0 + jn (jn <= SB_KK_CB) from their lanes,
+ * each weighed against the best so far (*bd, *bj) in center order; with
+ * out, written to out[j] too. */
+SB_FN void kk_best(float a[SB_KK_CB][8], float xi, SB_GLOBAL const float *cn, sb_i32 j0, sb_i32 jn,
+                   SB_GLOBAL float *out, float *bd, sb_i32 *bj) {
+    for (int q = 0; q < SB_KK_CB && q < jn; q++) {
+        const sb_i32 j = j0 + q;
+        const float dot = ((a[q][0] + a[q][1]) + (a[q][2] + a[q][3])) + ((a[q][4] + a[q][5]) + (a[q][6] + a[q][7]));
+        const float s = sb_km_dist(xi, cn[j], dot);
+        if (out) out[j] = s;
+        if (sb_km_better(s, *bd, j)) *bd = s, *bj = j;
+    }
+}
+
 /* Assignment (kmeans.c's km_row): row i's nearest center (ties to the lower
  * index) into labels[i], its distance into dist[i]. The work-group stages
- * the centers in chunks of ch (a multiple of SB_KK_CB) into local memory,
- * each padded with zeros to dp (d rounded up to a multiple of 8) features
- * and past k, and each work-item takes one row against every chunk in center
- * order: a product 0 * 0 adds +0 to a lane, which changes none (a lane never
- * holds -0), so the padding leaves kmeans.c's values. With all, every
- * distance goes to out[i*k + j] too (prediction's transform). */
+ * the centers in chunks of ch (a multiple of SB_KK_CB) and slabs of fs
+ * features (a multiple of 8) into local memory, zeros past k and past d;
+ * each work-item takes one row. Rows of at most fs padded features (dp, d
+ * rounded up to a multiple of 8) take a chunk in one slab; wider rows take
+ * SB_KK_CB centers at a time (ch == SB_KK_CB), their lanes carried across the
+ * slabs in feature order. A product 0 * 0 adds +0 to a lane, which changes
+ * none (a lane never holds -0), so the padding leaves kmeans.c's values.
+ * With all, every distance goes to out[i*k + j] too (prediction's transform). */
 SB_KERNEL void kk_assign(SB_GLOBAL const float *x, sb_i64 n, sb_i32 d, SB_GLOBAL const float *xn,
-                         SB_GLOBAL const float *c, SB_GLOBAL const float *cn, sb_i32 k, sb_i32 ch,
+                         SB_GLOBAL const float *c, SB_GLOBAL const float *cn, sb_i32 k, sb_i32 ch, sb_i32 fs,
                          SB_GLOBAL sb_i32 *labels, SB_GLOBAL float *dist, sb_i32 all,
                          SB_GLOBAL float *out SB_DYN_LOCAL_PARAM(float, cl)) {
     SB_DYN_LOCAL(float, cl);
@@ -28,38 +63,34 @@ SB_KERNEL void kk_assign(SB_GLOBAL const float *x, sb_i64 n, sb_i32 d, SB_GLOBAL
     const int lid = sb_local_id(0), active = i < n;
     const sb_i32 dp = (d + 7) / 8 * 8;
     SB_GLOBAL const float *xr = x + (active ? i : 0) * (sb_i64)d;
+    SB_GLOBAL float *orow = all && active ? out + i * k : 0;
     const float xi = active ? xn[i] : 0.0f;
     float bd = 0.0f;
     sb_i32 bj = 0;
+    float a[SB_KK_CB][8];
     for (sb_i32 j0 = 0; j0 < k; j0 += ch) {
-        sb_barrier();
-        for (sb_i32 e = lid; e < ch * dp; e += SB_WG) {
-            const sb_i32 q = e / dp, f = e - q * dp;
-            cl[e] = j0 + q < k && f < d ? c[(sb_i64)(j0 + q) * d + f] : 0.0f;
-        }
-        sb_barrier();
-        if (!active) continue;
         const sb_i32 jn = k - j0 < ch ? k - j0 : ch;
-        for (sb_i32 jb = 0; jb < jn; jb += SB_KK_CB) {
-            float a[SB_KK_CB][8];
-            for (int q = 0; q < SB_KK_CB; q++)
-                for (int t = 0; t < 8; t++) a[q][t] = 0.0f;
-            for (sb_i32 g = 0; g < dp; g += 8) {
-                float xv[8];
-                for (int t = 0; t < 8; t++) xv[t] = g + t < d ? xr[g + t] : 0.0f;
-                for (int q = 0; q < SB_KK_CB; q++) {
-                    SB_LOCAL const float *cq = cl + (jb + q) * dp + g;
-                    for (int t = 0; t < 8; t++) a[q][t] = a[q][t] + xv[t] * cq[t];
-                }
+        kk_zero(a);
+        for (sb_i32 g0 = 0; g0 < dp; g0 += fs) {
+            const sb_i32 gn = dp - g0 < fs ? dp - g0 : fs;
+            sb_barrier();
+            for (sb_i32 e = lid; e < ch * gn; e += SB_WG) {
+                const sb_i32 q = e / gn, f = e - q * gn;
+                cl[e] = j0 + q < k && g0 + f < d ? c[(sb_i64)(j0 + q) * d + g0 + f] : 0.0f;
             }
-            for (int q = 0; q < SB_KK_CB && jb + q < jn; q++) {
-                const sb_i32 j = j0 + jb + q;
-                const float dot = ((a[q][0] + a[q][1]) + (a[q][2] + a[q][3])) + ((a[q][4] + a[q][5]) + (a[q][6] + a[q][7]));
-                const float s = sb_km_dist(xi, cn[j], dot);
-                if (all) out[i * k + j] = s;
-                if (sb_km_better(s, bd, j)) bd = s, bj = j;
+            sb_barrier();
+            if (!active) continue;
+            if (fs >= dp) { /* one slab: each block of the chunk complete here */
+                for (sb_i32 jb = 0; jb < jn; jb += SB_KK_CB) {
+                    kk_zero(a);
+                    kk_lanes(a, xr, d, 0, dp, cl + jb * dp, dp);
+                    kk_best(a, xi, cn, j0 + jb, jn - jb, orow, &bd, &bj);
+                }
+            } else {
+                kk_lanes(a, xr, d, g0, gn, cl, gn);
             }
         }
+        if (active && fs < dp) kk_best(a, xi, cn, j0, jn, orow, &bd, &bj);
     }
     if (active) labels[i] = bj, dist[i] = bd;
 }

@@ -345,7 +345,7 @@ typedef struct km_fit {
  * same values as the host's, stage for stage. */
 typedef struct km_dev {
     sb_device *d;
-    int32_t ch; /* centers kk_assign stages in local memory at once */
+    int32_t ch, fs; /* centers and features kk_assign stages in local memory at once (km_chunk) */
     sb_dbuf x, w, xn, c, cn, labels, old, dist, ps, pw, sum, wsum, cand, closest, trial, mass, rr, mean, flag;
 } km_dev;
 
@@ -364,13 +364,23 @@ static void km_dev_close(km_dev *v) {
     sb_linalg_device_unlock();
 }
 
-/* Centers kk_assign stages at once on d for k centers of d features (a
- * multiple of SB_KK_CB, at most k rounded up to one); 0 when eight do not fit. */
-static int32_t km_chunk(sb_device *d, int64_t k, int64_t dp) {
-    const int64_t budget = d->local_mem - (int64_t)sb_device_kernel_local(d, SB_KL_kk_assign);
-    int64_t ch = budget / (dp * 4) / SB_KK_CB * SB_KK_CB;
-    if (ch > (k + SB_KK_CB - 1) / SB_KK_CB * SB_KK_CB) ch = (k + SB_KK_CB - 1) / SB_KK_CB * SB_KK_CB;
-    return ch < SB_KK_CB ? 0 : (int32_t)ch;
+/* The chunk of centers (*ch) and the slab of features (*fs) kk_assign
+ * stages at once on d for k centers of dp padded features: every feature
+ * of as many centers as fit (a multiple of SB_KK_CB, at most k rounded up to
+ * one), or, when SB_KK_CB full rows do not fit, SB_KK_CB centers in slabs of
+ * the most features that do. The bits do not depend on either. */
+static int64_t g_local_for_tests;
+void sb_kmeans_local_budget_for_tests(int64_t bytes) { g_local_for_tests = bytes; }
+
+static void km_chunk(sb_device *d, int64_t k, int64_t dp, int32_t *ch, int32_t *fs) {
+    int64_t budget = d->local_mem - (int64_t)sb_device_kernel_local(d, SB_KL_kk_assign);
+    if (g_local_for_tests > 0 && g_local_for_tests < budget) budget = g_local_for_tests;
+    const int64_t kr = (k + SB_KK_CB - 1) / SB_KK_CB * SB_KK_CB;
+    int64_t c = budget / (dp * 4) / SB_KK_CB * SB_KK_CB, f = dp;
+    if (c < SB_KK_CB) c = SB_KK_CB, f = budget / (4 * SB_KK_CB) / 8 * 8;
+    if (f < 8) f = 8; /* a device with less than 256 bytes of local memory fails its launch, named */
+    *ch = (int32_t)(c < kr ? c : kr);
+    *fs = (int32_t)f;
 }
 
 /* Opens kind's device (held, under the linalg devices' lock, until
@@ -383,15 +393,7 @@ static sb_status km_dev_open(km_fit *f, sb_device_kind kind, int32_t L, km_dev *
     if (st != SB_OK) return v->d = NULL, st;
     sb_device *d = v->d;
     const int64_t n = f->n, dd = f->d, k = f->k, dp = km_dpad(f->d), nb = f->nb;
-    const int64_t budget = d->local_mem - (int64_t)sb_device_kernel_local(d, SB_KL_kk_assign);
-    const int32_t ch = km_chunk(d, k, dp);
-    if (!ch) {
-        km_dev_close(v);
-        return sb_fail(SB_ERR_LIMIT, "k-means on %s: %d centers of %lld features do not fit the device's %lld bytes of "
-                       "local memory (at most %lld features)", d->name, SB_KK_CB, (long long)dd, (long long)budget,
-                       (long long)(budget / (4 * SB_KK_CB)));
-    }
-    v->ch = ch;
+    km_chunk(d, k, dp, &v->ch, &v->fs);
     const int64_t cells = nb * (k * dd > dd ? k * dd : dd);
     struct { sb_dbuf *b; size_t bytes; const char *what; } a[] = {
         {&v->x, 4 * (size_t)(n * dd), "k-means rows"}, {&v->w, 4 * (size_t)(f->w ? n : 1), "k-means weights"},
@@ -422,13 +424,13 @@ static sb_status km_assign_dev(km_fit *f) {
     km_dev *v = f->dv;
     sb_device *d = v->d;
     const int64_t n = f->n;
-    const int32_t dd = f->d, k = f->k, ch = v->ch, all = 0;
+    const int32_t dd = f->d, k = f->k, ch = v->ch, fs = v->fs, all = 0;
     sb_status st = sb_device_write(d, &v->c, 0, f->centers, 4 * (size_t)((int64_t)k * dd), "k-means centers");
     if (st == SB_OK) st = sb_device_write(d, &v->cn, 0, f->cn, 4 * (size_t)k, "k-means center norms");
     if (st == SB_OK)
-        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)km_dpad(dd), SB_ARG(v->x.h),
-                       SB_ARG(n), SB_ARG(dd), SB_ARG(v->xn.h), SB_ARG(v->c.h), SB_ARG(v->cn.h), SB_ARG(k), SB_ARG(ch),
-                       SB_ARG(v->labels.h), SB_ARG(v->dist.h), SB_ARG(all), SB_ARG(v->dist.h));
+        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)(fs < km_dpad(dd) ? fs : km_dpad(dd)),
+                       SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd), SB_ARG(v->xn.h), SB_ARG(v->c.h), SB_ARG(v->cn.h), SB_ARG(k),
+                       SB_ARG(ch), SB_ARG(fs), SB_ARG(v->labels.h), SB_ARG(v->dist.h), SB_ARG(all), SB_ARG(v->dist.h));
     return st;
 }
 
@@ -441,12 +443,11 @@ static sb_status km_predict_dev(sb_device_kind kind, const sb_kmeans *km, const 
     sb_status st = sb_linalg_device_lock(kind, &d);
     if (st != SB_OK) return st;
     const int64_t n = t->nrows;
-    const int32_t dd = t->ncols, k = km->k, ch = km_chunk(d, k, km_dpad(dd)), al = all;
+    const int32_t dd = t->ncols, k = km->k, al = all, dp = km_dpad(dd);
+    int32_t ch = 0, fs = 0;
+    km_chunk(d, k, dp, &ch, &fs);
     sb_dbuf x = {0}, bxn = {0}, c = {0}, bcn = {0}, lab = {0}, dist = {0}, o = {0};
-    if (!ch)
-        st = sb_fail(SB_ERR_LIMIT, "k-means on %s: %d centers of %d features do not fit the device's local memory",
-                     d->name, SB_KK_CB, (int)dd);
-    if (st == SB_OK) st = sb_device_alloc(d, &x, 4 * (size_t)(n * dd), "k-means rows");
+    st = sb_device_alloc(d, &x, 4 * (size_t)(n * dd), "k-means rows");
     if (st == SB_OK) st = sb_device_alloc(d, &bxn, 4 * (size_t)n, "k-means row norms");
     if (st == SB_OK) st = sb_device_alloc(d, &c, 4 * (size_t)((int64_t)k * dd), "k-means centers");
     if (st == SB_OK) st = sb_device_alloc(d, &bcn, 4 * (size_t)k, "k-means center norms");
@@ -458,8 +459,8 @@ static sb_status km_predict_dev(sb_device_kind kind, const sb_kmeans *km, const 
     if (st == SB_OK) st = sb_device_write(d, &c, 0, km->centers, 4 * (size_t)((int64_t)k * dd), "k-means centers");
     if (st == SB_OK) st = sb_device_write(d, &bcn, 0, cn, 4 * (size_t)k, "k-means center norms");
     if (st == SB_OK)
-        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)km_dpad(dd), SB_ARG(x.h),
-                       SB_ARG(n), SB_ARG(dd), SB_ARG(bxn.h), SB_ARG(c.h), SB_ARG(bcn.h), SB_ARG(k), SB_ARG(ch),
+        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)(fs < dp ? fs : dp), SB_ARG(x.h),
+                       SB_ARG(n), SB_ARG(dd), SB_ARG(bxn.h), SB_ARG(c.h), SB_ARG(bcn.h), SB_ARG(k), SB_ARG(ch), SB_ARG(fs),
                        SB_ARG(lab.h), SB_ARG(dist.h), SB_ARG(al), SB_ARG(o.h));
     if (st == SB_OK && !all) st = sb_device_read(d, &lab, 0, labels, 4 * (size_t)n, "k-means labels");
     if (st == SB_OK && all) st = sb_device_read(d, &o, 0, out, 4 * (size_t)(n * k), "k-means distances");
@@ -1124,10 +1125,11 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
     f.wsum = sb_malloc(sizeof(double) * (size_t)k);
     f.bm = sb_malloc(sizeof(double) * (size_t)f.nb);
     float *old = sb_malloc(sizeof(float) * (size_t)kd), *best_c = sb_malloc(sizeof(float) * (size_t)kd);
+    int32_t *best_l = sb_malloc(sizeof(int32_t) * (size_t)n);
     int32_t *labels_old = sb_malloc(sizeof(int32_t) * (size_t)n);
     sb_model *m = NULL;
     if (!f.xn || !f.centers || !f.cn || !f.ct || !f.labels || !f.dist || !f.ps || !f.pw || !f.sum || !f.wsum || !f.bm || !old ||
-        !best_c || !labels_old)
+        !best_c || !best_l || !labels_old)
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for %lld x %lld and %d clusters", (long long)n,
                      (long long)d, (int)k);
     sb_device_kind dk = SB_DEVICE_CPU;
@@ -1176,9 +1178,11 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
             snprintf(tag, sizeof tag, "kmeans.run%d.n_iter_converged", (int)run);
             if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_I32, ni, 2);
         }
-        if (run == 0 || inertia < best_inertia) { /* the lowest inertia; ties to the earlier run */
+        if (st == SB_OK && (run == 0 || inertia < best_inertia)) { /* the lowest inertia; ties to the earlier run */
             best_inertia = inertia, best_iter = n_iter, best_conv = conv, best_run = run;
             memcpy(best_c, f.centers, sizeof(float) * (size_t)kd);
+            if (!card) st = km_fetch_labels(&f, 0); /* with a card, fetched above */
+            memcpy(best_l, f.labels, sizeof(int32_t) * (size_t)n);
         }
     }
     km_dev_close(&dv);
@@ -1196,6 +1200,8 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
     }
     if (st == SB_OK) {
         memcpy(m->kmeans->centers, best_c, sizeof(float) * (size_t)kd);
+        m->kmeans->labels = best_l, m->kmeans->n_train = n;
+        best_l = NULL;
         m->kmeans->n_iter = best_iter;
         m->kmeans->converged = best_conv;
         m->kmeans->inertia = (float)best_inertia;
@@ -1225,6 +1231,7 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
     sb_free(f.mass_f);
     sb_free(old);
     sb_free(best_c);
+    sb_free(best_l);
     sb_free(labels_old);
     if (st != SB_OK) {
         sb_model_free(m);
@@ -1321,6 +1328,20 @@ const float *sb_km_array(const sb_model *m, const char *name, size_t *n) {
     if (!strcmp(name, "cluster_centers")) return *n = (size_t)c->k * (size_t)m->num_features, c->centers;
     if (!strcmp(name, "inertia")) return *n = 1, &c->inertia;
     return NULL;
+}
+
+sb_status sb_km_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed) {
+    const sb_kmeans *c = m->kmeans;
+    if (strcmp(name, "labels"))
+        return sb_fail(SB_ERR_NOT_FOUND, "a k-means model has no index array '%s' (labels, of the fit)", name);
+    if (!c->labels)
+        return sb_fail(SB_ERR_NOT_FOUND, "a k-means model read from a file has no training labels (predict gives them)");
+    const size_t n = (size_t)c->n_train;
+    if (needed) *needed = n;
+    if (cap == 0) return SB_OK;
+    if (cap < n || !out) return sb_fail(SB_ERR_LIMIT, "'labels' has %zu values, the buffer holds %zu", n, cap);
+    for (size_t i = 0; i < n; i++) out[i] = c->labels[i];
+    return SB_OK;
 }
 
 sb_status sb_km_int(const sb_model *m, const char *name, int64_t *out) {

@@ -20,10 +20,18 @@ sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, cons
  * "n_iter", "converged", "n_clusters". */
 const float *sb_km_array(const sb_model *m, const char *name, size_t *n);
 sb_status sb_km_int(const sb_model *m, const char *name, int64_t *out);
+/* sb_model_get_indices of a k-means model: "labels", the fit's last
+ * assignment of its training rows (a fitted model only: a model read from a
+ * file has none, SB_ERR_NOT_FOUND by name). */
+sb_status sb_km_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed);
 
 /* Tests only: the padded row length from which distances go center by
  * center instead of four centers at once (0: the library's own); both give
  * the same bits, which tests/unit/test_kmeans.c checks. */
 void sb_kmeans_long_row_for_tests(int32_t dp);
+/* Caps the local memory kk_assign may stage on a GPU at bytes (0: the
+ * device's): a schedule input only, for the tests of its slabs. Not a status:
+ * it sets a knob. */
+void sb_kmeans_local_budget_for_tests(int64_t bytes);
 
 #endif
