@@ -42,7 +42,7 @@
 #define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows) X(kn_center_rows)
 /* cluster_entry.h: k-means (src/models/cluster) */
 #define SB_LINALG_CLUSTER_KERNELS(X)                                                                          \
-    X(kk_assign) X(kk_changed) X(kk_sums) X(kk_merge) X(kk_cand) X(kk_mass) X(kk_inertia_rows) X(kk_columns)
+    X(kk_assign) X(kk_changed) X(kk_sums) X(kk_merge) X(kk_mass) X(kk_inertia_rows) X(kk_columns)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
     SB_LINALG_CLUSTER_KERNELS(X)

@@ -62,7 +62,13 @@ SB_FN sb_u64 sb_f64_add(sb_u64 a, sb_u64 b) {
     if ((a ^ b) >> 63) {
         m -= mb;
         if (!m) return 0u; /* exact cancellation: +0 */
-        while (!(m >> 55)) m <<= 1, e--;
+        /* the leading bit up to 55 in six steps (after the step of s, it is at 56 - s or above) */
+        if (!(m >> 24)) m <<= 32, e -= 32;
+        if (!(m >> 40)) m <<= 16, e -= 16;
+        if (!(m >> 48)) m <<= 8, e -= 8;
+        if (!(m >> 52)) m <<= 4, e -= 4;
+        if (!(m >> 54)) m <<= 2, e -= 2;
+        if (!(m >> 55)) m <<= 1, e -= 1;
     } else {
         m += mb;
         if (m >> 56) m = (m >> 1) | (m & 1u), e++;

@@ -30,16 +30,21 @@ SB_FN void kk_zero(float a[SB_KK_CB][8]) {
         for (int t = 0; t < 8; t++) a[q][t] = 0.0f;
 }
 
-/* The distances of centers j0 .. j0 + jn (jn <= SB_KK_CB) from their lanes,
- * each weighed against the best so far (*bd, *bj) in center order; with
- * out, written to out[j] too. */
-SB_FN void kk_best(float a[SB_KK_CB][8], float xi, SB_GLOBAL const float *cn, sb_i32 j0, sb_i32 jn,
-                   SB_GLOBAL float *out, float *bd, sb_i32 *bj) {
-    for (int q = 0; q < SB_KK_CB && q < jn; q++) {
+/* The distances of centers j0 .. j0 + jn (jn <= SB_KK_CB) of row i from
+ * their lanes, each weighed against the best so far (*bd, *bj) in center
+ * order, and written as kk_assign's mode asks (its header). The loop runs
+ * over every lane block (a constant count) so that the lanes stay in
+ * registers. */
+SB_FN void kk_best(float a[SB_KK_CB][8], float xi, SB_GLOBAL const float *cn, sb_i32 j0, sb_i32 jn, sb_i64 i, sb_i64 n,
+                   sb_i32 k, sb_i32 mode, SB_GLOBAL float *out, SB_GLOBAL const float *closest, float *bd, sb_i32 *bj) {
+    for (int q = 0; q < SB_KK_CB; q++) {
+        if (q >= jn) break;
         const sb_i32 j = j0 + q;
         const float dot = ((a[q][0] + a[q][1]) + (a[q][2] + a[q][3])) + ((a[q][4] + a[q][5]) + (a[q][6] + a[q][7]));
         const float s = sb_km_dist(xi, cn[j], dot);
-        if (out) out[j] = s;
+        if (mode == 1) out[i * k + j] = s;
+        else if (mode == 2) out[j * n + i] = s;
+        else if (mode == 3) out[j * n + i] = closest[i] < s ? closest[i] : s;
         if (sb_km_better(s, *bd, j)) *bd = s, *bj = j;
     }
 }
@@ -53,17 +58,19 @@ SB_FN void kk_best(float a[SB_KK_CB][8], float xi, SB_GLOBAL const float *cn, sb
  * SB_KK_CB centers at a time (ch == SB_KK_CB), their lanes carried across the
  * slabs in feature order. A product 0 * 0 adds +0 to a lane, which changes
  * none (a lane never holds -0), so the padding leaves kmeans.c's values.
- * With all, every distance goes to out[i*k + j] too (prediction's transform). */
+ * mode 0 writes no other distance; 1 every distance to out[i*k + j]
+ * (prediction's transform); 2 to out[j*n + i]; 3 min(closest[i], it) to
+ * out[j*n + i] (the k-means++ trials of kmeans.c's cand_task, the candidate
+ * rows as the centers, the smaller value kept as cand_task keeps it). */
 SB_KERNEL void kk_assign(SB_GLOBAL const float *x, sb_i64 n, sb_i32 d, SB_GLOBAL const float *xn,
                          SB_GLOBAL const float *c, SB_GLOBAL const float *cn, sb_i32 k, sb_i32 ch, sb_i32 fs,
-                         SB_GLOBAL sb_i32 *labels, SB_GLOBAL float *dist, sb_i32 all,
-                         SB_GLOBAL float *out SB_DYN_LOCAL_PARAM(float, cl)) {
+                         SB_GLOBAL sb_i32 *labels, SB_GLOBAL float *dist, sb_i32 mode, SB_GLOBAL float *out,
+                         SB_GLOBAL const float *closest SB_DYN_LOCAL_PARAM(float, cl)) {
     SB_DYN_LOCAL(float, cl);
     const sb_i64 i = sb_global_id(0);
     const int lid = sb_local_id(0), active = i < n;
     const sb_i32 dp = (d + 7) / 8 * 8;
     SB_GLOBAL const float *xr = x + (active ? i : 0) * (sb_i64)d;
-    SB_GLOBAL float *orow = all && active ? out + i * k : 0;
     const float xi = active ? xn[i] : 0.0f;
     float bd = 0.0f;
     sb_i32 bj = 0;
@@ -84,13 +91,13 @@ SB_KERNEL void kk_assign(SB_GLOBAL const float *x, sb_i64 n, sb_i32 d, SB_GLOBAL
                 for (sb_i32 jb = 0; jb < jn; jb += SB_KK_CB) {
                     kk_zero(a);
                     kk_lanes(a, xr, d, 0, dp, cl + jb * dp, dp);
-                    kk_best(a, xi, cn, j0 + jb, jn - jb, orow, &bd, &bj);
+                    kk_best(a, xi, cn, j0 + jb, jn - jb, i, n, k, mode, out, closest, &bd, &bj);
                 }
             } else {
                 kk_lanes(a, xr, d, g0, gn, cl, gn);
             }
         }
-        if (active && fs < dp) kk_best(a, xi, cn, j0, jn, orow, &bd, &bj);
+        if (active && fs < dp) kk_best(a, xi, cn, j0, jn, i, n, k, mode, out, closest, &bd, &bj);
     }
     if (active) labels[i] = bj, dist[i] = bd;
 }
@@ -147,21 +154,6 @@ SB_KERNEL void kk_merge(SB_GLOBAL const sb_u64 *ps, SB_GLOBAL const sb_u64 *pw, 
     } else {
         for (sb_i64 b = 0; b < nb; b++) s = sb_f64_add(s, ps[(b * k + j) * d + c]);
         sum[j * d + c] = s;
-    }
-}
-
-/* k-means++ trials (kmeans.c's cand_task): for each of the L candidate rows
- * cand[t], trial[t*n + i] = min(closest[i], d(x_i, x_cand[t])) (hp: closest
- * holds values; else the distance alone). */
-SB_KERNEL void kk_cand(SB_GLOBAL const float *x, sb_i64 n, sb_i32 d, SB_GLOBAL const float *xn,
-                       SB_GLOBAL const sb_i64 *cand, sb_i32 L, SB_GLOBAL const float *closest, sb_i32 hp,
-                       SB_GLOBAL float *trial) {
-    const sb_i64 i = sb_global_id(0);
-    if (i >= n) return;
-    for (sb_i32 t = 0; t < L; t++) {
-        const sb_i64 r = cand[t];
-        const float s = sb_km_dist(xn[i], xn[r], sb_km_dot(x + i * d, x + r * d, d));
-        trial[t * n + i] = hp && closest[i] < s ? closest[i] : s;
     }
 }
 

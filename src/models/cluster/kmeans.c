@@ -345,8 +345,7 @@ typedef struct km_fit {
  * same values as the host's, stage for stage. */
 typedef struct km_dev {
     sb_device *d;
-    int32_t ch, fs; /* centers and features kk_assign stages in local memory at once (km_chunk) */
-    sb_dbuf x, w, xn, c, cn, labels, old, dist, ps, pw, sum, wsum, cand, closest, trial, mass, rr, mean, flag;
+    sb_dbuf x, w, xn, c, cn, labels, old, dist, ps, pw, sum, wsum, closest, trial, mass, rr, mean, flag;
 } km_dev;
 
 static float km_w(const km_fit *f, int64_t i) { return f->w ? f->w[i] : 1.0f; }
@@ -358,7 +357,7 @@ static int64_t km_groups(const sb_device *d, int64_t items) { return (items + d-
 static void km_dev_close(km_dev *v) {
     if (!v->d) return;
     sb_dbuf *all[] = {&v->x, &v->w, &v->xn, &v->c, &v->cn, &v->labels, &v->old, &v->dist, &v->ps, &v->pw,
-                      &v->sum, &v->wsum, &v->cand, &v->closest, &v->trial, &v->mass, &v->rr, &v->mean, &v->flag};
+                      &v->sum, &v->wsum, &v->closest, &v->trial, &v->mass, &v->rr, &v->mean, &v->flag};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(v->d, all[i]);
     v->d = NULL;
     sb_linalg_device_unlock();
@@ -392,17 +391,16 @@ static sb_status km_dev_open(km_fit *f, sb_device_kind kind, int32_t L, km_dev *
     sb_status st = sb_linalg_device_lock(kind, &v->d);
     if (st != SB_OK) return v->d = NULL, st;
     sb_device *d = v->d;
-    const int64_t n = f->n, dd = f->d, k = f->k, dp = km_dpad(f->d), nb = f->nb;
-    km_chunk(d, k, dp, &v->ch, &v->fs);
+    const int64_t n = f->n, dd = f->d, k = f->k, nb = f->nb;
     const int64_t cells = nb * (k * dd > dd ? k * dd : dd);
     struct { sb_dbuf *b; size_t bytes; const char *what; } a[] = {
         {&v->x, 4 * (size_t)(n * dd), "k-means rows"}, {&v->w, 4 * (size_t)(f->w ? n : 1), "k-means weights"},
-        {&v->xn, 4 * (size_t)n, "k-means row norms"}, {&v->c, 4 * (size_t)(k * dd), "k-means centers"},
-        {&v->cn, 4 * (size_t)k, "k-means center norms"}, {&v->labels, 4 * (size_t)n, "k-means labels"},
+        {&v->xn, 4 * (size_t)n, "k-means row norms"}, {&v->c, 4 * (size_t)((k > L ? k : L) * dd), "k-means centers"},
+        {&v->cn, 4 * (size_t)(k > L ? k : L), "k-means center norms"}, {&v->labels, 4 * (size_t)n, "k-means labels"},
         {&v->old, 4 * (size_t)n, "k-means previous labels"}, {&v->dist, 4 * (size_t)n, "k-means distances"},
         {&v->ps, 8 * (size_t)cells, "k-means block sums"}, {&v->pw, 8 * (size_t)(nb * k), "k-means block weights"},
         {&v->sum, 8 * (size_t)(k * dd), "k-means sums"}, {&v->wsum, 8 * (size_t)k, "k-means weights"},
-        {&v->cand, 8 * 64, "k-means++ candidates"}, {&v->closest, 4 * (size_t)n, "k-means++ distances"},
+        {&v->closest, 4 * (size_t)n, "k-means++ distances"},
         {&v->trial, 4 * (size_t)(n * L), "k-means++ trials"}, {&v->mass, 8 * (size_t)(nb * L), "k-means block masses"},
         {&v->rr, 8 * (size_t)n, "k-means row inertia"}, {&v->mean, 8 * (size_t)dd, "k-means column means"},
         {&v->flag, 4, "k-means flag"}};
@@ -419,19 +417,30 @@ static sb_status km_dev_open(km_fit *f, sb_device_kind kind, int32_t L, km_dev *
     return st;
 }
 
-/* kk_assign against f->centers and f->cn (uploaded here). */
-static sb_status km_assign_dev(km_fit *f) {
+/* kk_assign of every row against the k centers c (k x d, norms cn, both
+ * host arrays, uploaded here) in mode (kk_assign's header: out and closest
+ * the buffers it names), labels and distances to v->labels and v->dist. */
+static sb_status km_assign_launch(km_fit *f, const float *c, const float *cn, int32_t k, int32_t mode,
+                                  const sb_dbuf *out, const sb_dbuf *closest) {
     km_dev *v = f->dv;
     sb_device *d = v->d;
     const int64_t n = f->n;
-    const int32_t dd = f->d, k = f->k, ch = v->ch, fs = v->fs, all = 0;
-    sb_status st = sb_device_write(d, &v->c, 0, f->centers, 4 * (size_t)((int64_t)k * dd), "k-means centers");
-    if (st == SB_OK) st = sb_device_write(d, &v->cn, 0, f->cn, 4 * (size_t)k, "k-means center norms");
+    const int32_t dd = f->d, dp = km_dpad(f->d);
+    int32_t ch = 0, fs = 0;
+    km_chunk(d, k, dp, &ch, &fs);
+    sb_status st = sb_device_write(d, &v->c, 0, c, 4 * (size_t)((int64_t)k * dd), "k-means centers");
+    if (st == SB_OK) st = sb_device_write(d, &v->cn, 0, cn, 4 * (size_t)k, "k-means center norms");
     if (st == SB_OK)
-        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)(fs < km_dpad(dd) ? fs : km_dpad(dd)),
-                       SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd), SB_ARG(v->xn.h), SB_ARG(v->c.h), SB_ARG(v->cn.h), SB_ARG(k),
-                       SB_ARG(ch), SB_ARG(fs), SB_ARG(v->labels.h), SB_ARG(v->dist.h), SB_ARG(all), SB_ARG(v->dist.h));
+        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)(fs < dp ? fs : dp), SB_ARG(v->x.h),
+                       SB_ARG(n), SB_ARG(dd), SB_ARG(v->xn.h), SB_ARG(v->c.h), SB_ARG(v->cn.h), SB_ARG(k), SB_ARG(ch),
+                       SB_ARG(fs), SB_ARG(v->labels.h), SB_ARG(v->dist.h), SB_ARG(mode), SB_ARG(out->h),
+                       SB_ARG(closest->h));
     return st;
+}
+
+/* kk_assign against f->centers and f->cn. */
+static sb_status km_assign_dev(km_fit *f) {
+    return km_assign_launch(f, f->centers, f->cn, f->k, 0, &f->dv->dist, &f->dv->dist);
 }
 
 /* Prediction on the GPU (sb_km_predict's kinds): the nearest centers
@@ -443,7 +452,7 @@ static sb_status km_predict_dev(sb_device_kind kind, const sb_kmeans *km, const 
     sb_status st = sb_linalg_device_lock(kind, &d);
     if (st != SB_OK) return st;
     const int64_t n = t->nrows;
-    const int32_t dd = t->ncols, k = km->k, al = all, dp = km_dpad(dd);
+    const int32_t dd = t->ncols, k = km->k, mode = all ? 1 : 0, dp = km_dpad(dd);
     int32_t ch = 0, fs = 0;
     km_chunk(d, k, dp, &ch, &fs);
     sb_dbuf x = {0}, bxn = {0}, c = {0}, bcn = {0}, lab = {0}, dist = {0}, o = {0};
@@ -461,7 +470,7 @@ static sb_status km_predict_dev(sb_device_kind kind, const sb_kmeans *km, const 
     if (st == SB_OK)
         st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)(fs < dp ? fs : dp), SB_ARG(x.h),
                        SB_ARG(n), SB_ARG(dd), SB_ARG(bxn.h), SB_ARG(c.h), SB_ARG(bcn.h), SB_ARG(k), SB_ARG(ch), SB_ARG(fs),
-                       SB_ARG(lab.h), SB_ARG(dist.h), SB_ARG(al), SB_ARG(o.h));
+                       SB_ARG(lab.h), SB_ARG(dist.h), SB_ARG(mode), SB_ARG(o.h), SB_ARG(dist.h));
     if (st == SB_OK && !all) st = sb_device_read(d, &lab, 0, labels, 4 * (size_t)n, "k-means labels");
     if (st == SB_OK && all) st = sb_device_read(d, &o, 0, out, 4 * (size_t)(n * k), "k-means distances");
     sb_dbuf *bufs[] = {&x, &bxn, &c, &bcn, &lab, &dist, &o};
@@ -823,26 +832,27 @@ static sb_status km_plusplus_dev(km_fit *f, const km_params *p, int32_t run) {
     int64_t cand[64];
     cand[0] = km_draw(&mw, km_unit(p->seed, KM_PURPOSE_PP, base) * total);
     memcpy(f->centers, f->x + cand[0] * dd, sizeof(float) * (size_t)dd);
-    int32_t one = 1, hp = 0;
-    sb_status st = sb_device_write(d, &v->cand, 0, cand, 8, "k-means++ candidates");
-    if (st == SB_OK)
-        st = SB_LAUNCH(d, SB_KL_kk_cand, km_groups(d, n), 1, 0, SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd), SB_ARG(v->xn.h),
-                       SB_ARG(v->cand.h), SB_ARG(one), SB_ARG(v->closest.h), SB_ARG(hp), SB_ARG(v->trial.h));
-    if (st == SB_OK) st = sb_device_copy(d, &v->closest, 0, &v->trial, 0, 4 * (size_t)n, "k-means++ distances");
+    float *rows = sb_malloc(sizeof(float) * (size_t)L * (size_t)dd), rn[64];
+    if (!rows) {
+        sb_free(tm);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory for k-means++");
+    }
+    rn[0] = f->xn[cand[0]];
+    /* the first center's distances: kk_assign with it as the one center */
+    sb_status st = km_assign_launch(f, f->centers, rn, 1, 2, &v->closest, &v->closest);
     if (st == SB_OK) st = km_mass_dev(f, &v->closest, 0, 1, f->bm);
     double pot = 0.0;
     for (int64_t b = 0; b < nb; b++) pot = pot + f->bm[b];
     mass_job mc = {f, f->mass_f, NULL, 1, SB_OK};
-    hp = 1;
     for (int32_t c = 1; c < f->k && st == SB_OK; c++) {
         for (int32_t t = 0; t < L; t++)
             cand[t] = km_draw(&mc, km_unit(p->seed, KM_PURPOSE_PP, base + (uint64_t)c * 64u + (uint64_t)t) * pot);
         if ((st = mc.st) != SB_OK) break;
-        st = sb_device_write(d, &v->cand, 0, cand, 8 * (size_t)L, "k-means++ candidates");
-        if (st == SB_OK)
-            st = SB_LAUNCH(d, SB_KL_kk_cand, km_groups(d, n), 1, 0, SB_ARG(v->x.h), SB_ARG(n), SB_ARG(dd),
-                           SB_ARG(v->xn.h), SB_ARG(v->cand.h), SB_ARG(L), SB_ARG(v->closest.h), SB_ARG(hp),
-                           SB_ARG(v->trial.h));
+        for (int32_t t = 0; t < L; t++) { /* the candidate rows as the centers of kk_assign */
+            memcpy(rows + (int64_t)t * dd, f->x + cand[t] * dd, sizeof(float) * (size_t)dd);
+            rn[t] = f->xn[cand[t]];
+        }
+        st = km_assign_launch(f, rows, rn, L, 3, &v->trial, &v->closest);
         if (st == SB_OK) st = km_mass_dev(f, &v->trial, 0, L, tm);
         if (st != SB_OK) break;
         double best_pot = 0.0;
@@ -859,6 +869,7 @@ static sb_status km_plusplus_dev(km_fit *f, const km_params *p, int32_t run) {
         memcpy(f->centers + (int64_t)c * dd, f->x + cand[best] * dd, sizeof(float) * (size_t)dd);
     }
     sb_free(tm);
+    sb_free(rows);
     return st;
 }
 
@@ -1060,6 +1071,41 @@ static sb_status km_lloyd(km_fit *f, const km_params *p, double tol_abs, int32_t
 
 /* ---- the fit ---- */
 
+/* The first non-finite cell of each chunk of cells (its index, or -1). */
+typedef struct finite_job {
+    const float *x;
+    int64_t cells, *first;
+} finite_job;
+
+static void finite_task(void *ctx, int64_t task) {
+    const finite_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->cells, (int64_t)1 << 20, task, &b, &e);
+    j->first[task] = -1;
+    for (int64_t q = b; q < e; q++)
+        if (!isfinite(j->x[q])) {
+            j->first[task] = q;
+            return;
+        }
+}
+
+/* The index of the first non-finite value of x's cells, or -1 (the chunks on the pool). */
+static int64_t km_first_nonfinite(const float *x, int64_t cells) {
+    const int64_t nt = sb_chunk_count(cells, (int64_t)1 << 20);
+    int64_t *first = sb_malloc(sizeof(int64_t) * (size_t)(nt > 0 ? nt : 1));
+    if (!first) { /* out of memory: the serial scan */
+        for (int64_t q = 0; q < cells; q++)
+            if (!isfinite(x[q])) return q;
+        return -1;
+    }
+    finite_job j = {x, cells, first};
+    sb_parallel_for(nt, finite_task, &j);
+    int64_t at = -1;
+    for (int64_t t = 0; t < nt && at < 0; t++) at = first[t];
+    sb_free(first);
+    return at;
+}
+
 /* The data's checks, before any long work: finite values and weights,
  * enough rows, squared norms within float32. */
 static sb_status km_check(const sb_table *t, const km_params *p, const float *init) {
@@ -1069,11 +1115,10 @@ static sb_status km_check(const sb_table *t, const km_params *p, const float *in
     if (t->nrows < p->k)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_samples=%lld should be >= n_clusters=%d", (long long)t->nrows,
                        (int)p->k);
-    const int64_t cells = t->nrows * t->ncols;
-    for (int64_t q = 0; q < cells; q++)
-        if (!isfinite(t->x[q]))
-            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
-                           (long long)(q / t->ncols), (int)(q % t->ncols), isnan(t->x[q]) ? "missing (NaN)" : "infinite");
+    const int64_t cells = t->nrows * t->ncols, q = km_first_nonfinite(t->x, cells);
+    if (q >= 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
+                       (long long)(q / t->ncols), (int)(q % t->ncols), isnan(t->x[q]) ? "missing (NaN)" : "infinite");
     if (t->weight) {
         double s = 0.0;
         for (int64_t i = 0; i < t->nrows; i++) {
@@ -1276,10 +1321,10 @@ sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, cons
     sb_status st = sb_device_parse(device, &dk);
     if (st != SB_OK) return st;
     const int gpu = dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL;
-    for (int64_t q = 0; q < t->nrows * t->ncols; q++)
-        if (!isfinite(t->x[q]))
-            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
-                           (long long)(q / t->ncols), (int)(q % t->ncols), isnan(t->x[q]) ? "missing (NaN)" : "infinite");
+    const int64_t bad = km_first_nonfinite(t->x, t->nrows * t->ncols);
+    if (bad >= 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
+                       (long long)(bad / t->ncols), (int)(bad % t->ncols), isnan(t->x[bad]) ? "missing (NaN)" : "infinite");
     const size_t per = kind == SB_PREDICT_VALUE ? 1 : (size_t)c->k, need = (size_t)t->nrows * per;
     if (needed) *needed = need;
     if (cap == 0) return SB_OK;
