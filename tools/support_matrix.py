@@ -60,7 +60,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "forest": "random forests and Extra Trees",
                 "linalg": "the linear-algebra core (matrix product, reductions and selection, factorizations and eigenvalues)",
                 "linear": "linear models and PCA (least squares, ridge, lasso, elastic net, logistic regression, PCA)",
-                "kmeans": "k-means (the CPU only in this library: refused by name on a GPU)",
+                "kmeans": "k-means (every CPU leg, PoCL, CUDA and NVIDIA OpenCL)",
                 "knn": "nearest neighbors (the CPU only in this library: refused by name on a GPU)",
                 "dbscan": "DBSCAN (the CPU only in this library: refused by name on a GPU)",
                 "agglomerative": "agglomerative clustering (the CPU only in this library: refused by name on a GPU)"}

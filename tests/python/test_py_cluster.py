@@ -121,3 +121,27 @@ def test_kmeans_duplicates_and_one_cluster():
     one = samebits.KMeans(n_clusters=1).fit(X)
     assert np.allclose(one.cluster_centers_[0], X.astype(np.float64).mean(axis=0), atol=1e-6)
     assert (one.labels_ == 0).all()
+
+
+@pytest.mark.parametrize("device", ["opencl", "cuda"])
+@pytest.mark.parametrize("kw,weighted", [(dict(n_clusters=6), False), (dict(n_clusters=6), True),
+                                         (dict(n_clusters=4, init="random", n_init=3), True),
+                                         (dict(n_clusters=3, max_iter=2), False)],
+                         ids=["kmeans++", "kmeans++-weighted", "random-weighted", "max_iter"])
+def test_kmeans_on_a_gpu_is_the_cpu_model(device, kw, weighted):
+    """KMeans(device=...) gives the CPU's model bytes, labels, inertia and
+    distances (PoCL's OpenCL in CI; CUDA and NVIDIA's OpenCL on the H200);
+    a backend that is not here is a skip, named."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 21)).astype(np.float32)
+    X[:1000, :3] += 4.0
+    w = rng.uniform(0, 3, size=len(X)).astype(np.float32) if weighted else None
+    ref = samebits.KMeans(random_state=2, **kw).fit(X, sample_weight=w)
+    try:
+        est = samebits.KMeans(random_state=2, device=device, **kw).fit(X, sample_weight=w)
+    except samebits.BackendUnavailableError as e:
+        pytest.skip("no %s here: %s" % (device, e))
+    assert est.model_digest_ == ref.model_digest_
+    assert np.array_equal(est.labels_, ref.labels_) and est.inertia_ == ref.inertia_ and est.n_iter_ == ref.n_iter_
+    assert np.array_equal(np.asarray(est.transform(X[:50])), np.asarray(ref.transform(X[:50])))
+    assert np.array_equal(est.predict(X), ref.labels_)
