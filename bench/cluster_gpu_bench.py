@@ -76,11 +76,12 @@ def main():
     ap.add_argument("--identity-rows", type=int, default=200000)
     ap.add_argument("--out")
     ap.add_argument("--md")
+    ap.add_argument("--commit", help="the sources' commit, where the checkout's own HEAD is not it (the device copy)")
     a = ap.parse_args()
     from sklearn.cluster import KMeans as SK
     from sklearn.metrics import adjusted_rand_score
     import sklearn
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = a.commit or subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     devices = [d for d in a.devices.split(",") if d]
     n, d, k = int(5_000_000 * a.scale), 128, 64
     rows = []
@@ -104,7 +105,7 @@ def main():
             # PyTorch's Lloyd iterations from k-means++ centers of samebits' own seeding
             # (the first iteration's centers are not exposed; its fitted centers serve: the
             # per-iteration cost does not depend on where the centers are)
-            row["torch_s_per_iter"] = torch_lloyd(x, np.asarray(m.cluster_centers_), 20)
+            row["torch_s_per_iter"] = torch_lloyd(x, np.asarray(m.cluster_centers_, dtype=np.float32), 20)
         except Exception as e:  # no torch or no GPU: recorded as absent
             row["torch_s_per_iter"] = None
             row["torch_error"] = str(e)[:200]
