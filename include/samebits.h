@@ -114,7 +114,8 @@ typedef enum sb_family {
     SB_FAMILY_KNN = 6,
     SB_FAMILY_DBSCAN = 7,
     SB_FAMILY_AGGLOMERATIVE = 8,
-    SB_FAMILY_COUNT_ = 9
+    SB_FAMILY_SPECTRAL = 9,
+    SB_FAMILY_COUNT_ = 10
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -335,9 +336,24 @@ SB_API sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train,
  * (float32 of the double distances). card may be NULL. */
 SB_API sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
+/* Spectral clustering (docs/cluster.md, "SpectralClustering") with
+ * scikit-learn's names and defaults: n_clusters (8), affinity=rbf|
+ * nearest_neighbors|precomputed (rbf: exp(-gamma |x - y|^2), gamma 1.0;
+ * nearest_neighbors: each row's n_neighbors (10) nearest, itself included,
+ * symmetrized; precomputed: the rows are a symmetric n x n affinity >= 0),
+ * n_components (n_clusters), n_init (10) and random_state (0) of the k-means
+ * on the embedding, assign_labels=kmeans, eigen_solver and eigen_tol (no
+ * effect: the core's Jacobi computes every eigenvector), degree and coef0 (no
+ * effect: no affinity here reads them), device=cpu (a GPU refused by name).
+ * At most SB_LINALG_MAX_EIGH_N rows (the dense n x n eigenproblem, cubic in
+ * n). No sample weights. The model does not predict: the index array
+ * "labels" (sb_model_get_indices), integers "n_clusters", "n_samples_fit".
+ * card may be NULL. */
+SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";
- * k-means' "labels" of its fit): *needed gets the count (cap 0 asks); a name the
+ * k-means' "labels" of its fit; spectral clustering's "labels"): *needed gets the count (cap 0 asks); a name the
  * model lacks is SB_ERR_NOT_FOUND naming it. */
 SB_API sb_status sb_model_get_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed);
 

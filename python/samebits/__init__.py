@@ -19,7 +19,7 @@ from . import linalg
 from .forest import (ExtraTreesClassifier, ExtraTreesRegressor, IsolationForest, RandomForestClassifier,
                      RandomForestRegressor)
 from .linear import PCA, ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge, TruncatedSVD
-from .cluster import DBSCAN, AgglomerativeClustering, KMeans
+from .cluster import DBSCAN, AgglomerativeClustering, KMeans, SpectralClustering
 from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 
 import ctypes as _ctypes
@@ -27,7 +27,7 @@ import ctypes as _ctypes
 __all__ = [
     "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
     "LinearRegression", "Ridge", "Lasso", "ElasticNet", "LogisticRegression", "PCA", "TruncatedSVD", "KMeans",
-    "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "DBSCAN", "AgglomerativeClustering",
+    "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "DBSCAN", "AgglomerativeClustering", "SpectralClustering",
     "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",

@@ -96,6 +96,7 @@ _PROTOS = {
     "sb_knn_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_dbscan_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_agglomerative_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    "sb_spectral_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_model_get_indices": (c_int, [c_void_p, c_char_p, _P(c_int64), c_size_t, _P(c_size_t)]),
     "sb_model_kneighbors": (c_int, [c_void_p, c_void_p, c_int32, c_char_p, _P(c_void_p)]),
     "sb_model_radius_neighbors": (c_int, [c_void_p, c_void_p, ctypes.c_double, c_int32, c_char_p, _P(c_void_p)]),

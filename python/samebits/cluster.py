@@ -394,3 +394,90 @@ class AgglomerativeClustering(_Clusterer):
     def fit_predict(self, X, y=None):
         return self.fit(X).labels_
 
+
+
+FAMILY_SPECTRAL = 9
+
+
+class SpectralClustering(_Clusterer):
+    """Spectral clustering (scikit-learn's): an rbf, nearest-neighbors or
+    precomputed affinity, the normalized Laplacian's eigenvectors of least
+    eigenvalue from the core's Jacobi (divided by the square roots of the
+    degrees, signs fixed), then this library's KMeans on them
+    (docs/cluster.md, "SpectralClustering")."""
+
+    _family = FAMILY_SPECTRAL
+
+    def __init__(self, n_clusters=8, *, eigen_solver=None, n_components=None, random_state=None, n_init=10,
+                 gamma=1.0, affinity="rbf", n_neighbors=10, eigen_tol="auto", assign_labels="kmeans", degree=3,
+                 coef0=1, kernel_params=None, n_jobs=None, verbose=False, device="cpu", numeric_mode=None):
+        self.n_clusters = n_clusters
+        self.eigen_solver = eigen_solver
+        self.n_components = n_components
+        self.random_state = random_state
+        self.n_init = n_init
+        self.gamma = gamma
+        self.affinity = affinity
+        self.n_neighbors = n_neighbors
+        self.eigen_tol = eigen_tol
+        self.assign_labels = assign_labels
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.device = device
+        self.numeric_mode = numeric_mode
+
+    def _c_params(self):
+        if callable(self.affinity):
+            raise InvalidArgumentError("affinity as a callable is not supported: rbf, nearest_neighbors or precomputed")
+        if self.kernel_params is not None:
+            raise InvalidArgumentError("kernel_params is not supported: the rbf affinity takes gamma only")
+        if self.verbose:
+            warnings.warn("SpectralClustering: verbose=%r has no effect in samebits" % (self.verbose,), UserWarning,
+                          stacklevel=4)
+        seed = 0 if self.random_state is None else self.random_state
+        if not isinstance(seed, (int,)) or isinstance(seed, bool):
+            raise InvalidArgumentError("random_state must be None or an int (a seed), got %r" % (seed,))
+        pairs = [("model", "spectral"), ("n_clusters", _text("n_clusters", self.n_clusters, int)),
+                 ("affinity", _text("affinity", self.affinity, str)),
+                 ("gamma", _text("gamma", float(self.gamma), float)),
+                 ("n_neighbors", _text("n_neighbors", self.n_neighbors, int)),
+                 ("n_init", _text("n_init", self.n_init, int)), ("seed", str(int(seed))),
+                 ("assign_labels", _text("assign_labels", self.assign_labels, str)),
+                 ("eigen_solver", "none" if self.eigen_solver is None else _text("eigen_solver", self.eigen_solver, str)),
+                 ("eigen_tol", self.eigen_tol if self.eigen_tol == "auto" else _text("eigen_tol", float(self.eigen_tol),
+                                                                                     float)),
+                 ("degree", _text("degree", float(self.degree), float)), ("coef0", _text("coef0", float(self.coef0), float))]
+        if self.n_components is not None:
+            pairs.append(("n_components", _text("n_components", self.n_components, int)))
+        if self.numeric_mode is not None:
+            pairs.append(("numeric_mode", _text("numeric_mode", self.numeric_mode, str)))
+        if self.device is not None:
+            pairs.append(("device", _text("device", self.device, str)))
+        return pairs
+
+    @with_n_jobs
+    def fit(self, X, y=None):
+        """Cluster X (n, d), 2 <= n <= 8,192 (affinity="precomputed": X is the
+        symmetric n x n affinity, >= 0); y is ignored. On error nothing changes."""
+        from ._lib import lib
+        m = _array.matrix(X, "X")
+        pairs = self._c_params()
+        train = dataset(m, view=True)
+        model = Model._fit(lib.sb_spectral_fit, pairs, train)
+        self._replace_fitted(model, m.names)
+        return self
+
+    def _set_fitted(self, model, names):
+        self._set_common(model, names)
+        self.labels_ = _indices(model, "labels")
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.affinity == "precomputed"
+        return tags

@@ -597,7 +597,8 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             del self._pending_groups
 
 
-FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative")
+FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative",
+                "spectral")
 
 
 def family_name(family):
@@ -636,6 +637,9 @@ def estimator_class_for(info):
     if family == 8:
         from . import cluster
         return cluster.AgglomerativeClustering
+    if family == 9:
+        from . import cluster
+        return cluster.SpectralClustering
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 

@@ -141,6 +141,23 @@ sb_agglo *sb_agglo_alloc(int64_t n) {
     return g;
 }
 
+sb_spectral *sb_spectral_alloc(int64_t n) {
+    sb_spectral *g = sb_calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->n = n;
+    if (!(g->labels = sb_malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1)))) {
+        sb_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void sb_spectral_free(sb_spectral *g) {
+    if (!g) return;
+    sb_free(g->labels);
+    sb_free(g);
+}
+
 void sb_agglo_free(sb_agglo *g) {
     if (!g) return;
     sb_free(g->labels);
@@ -176,6 +193,7 @@ void sb_model_free(sb_model *m) {
     sb_knn_free(m->knn);
     sb_dbscan_free(m->dbscan);
     sb_agglo_free(m->agglo);
+    sb_spectral_free(m->spectral);
     sb_free(m);
 }
 

@@ -127,6 +127,15 @@ typedef struct sb_agglo {
     double *distances;     /* n - 1: each merge's linkage distance */
 } sb_agglo;
 
+/* Spectral clustering's fitted state (src/models/cluster/spectral.c,
+ * docs/cluster.md): a model of family SB_FAMILY_SPECTRAL holds one. */
+typedef struct sb_spectral {
+    int64_t n;             /* training rows */
+    int32_t affinity;      /* 0 rbf, 1 nearest_neighbors, 2 precomputed */
+    int32_t n_clusters;
+    int32_t *labels;       /* n: the k-means labels of the embedding */
+} sb_spectral;
+
 struct sb_model {
     int32_t family;          /* sb_family */
     int32_t objective;       /* sb_objective */
@@ -144,6 +153,7 @@ struct sb_model {
     sb_knn *knn;             /* family SB_FAMILY_KNN: its state (no trees); NULL otherwise */
     sb_dbscan *dbscan;       /* family SB_FAMILY_DBSCAN: its state (no trees); NULL otherwise */
     sb_agglo *agglo;         /* family SB_FAMILY_AGGLOMERATIVE: its state (no trees); NULL otherwise */
+    sb_spectral *spectral;   /* family SB_FAMILY_SPECTRAL: its state (no trees); NULL otherwise */
 };
 
 /* A zeroed sb_kmeans with its centers for k rows of nfeat; NULL when out of
@@ -166,6 +176,10 @@ void sb_dbscan_free(sb_dbscan *b);
  * sb_agglo_free releases it (NULL: no-op). */
 sb_agglo *sb_agglo_alloc(int64_t n);
 void sb_agglo_free(sb_agglo *g);
+/* A zeroed sb_spectral with its labels for n rows; NULL when out of memory.
+ * sb_spectral_free releases it (NULL: no-op). */
+sb_spectral *sb_spectral_alloc(int64_t n);
+void sb_spectral_free(sb_spectral *g);
 
 /* A zeroed sb_linear of kind with its arrays for nout rows of nfeat
  * (mean and the decomposition arrays only for PCA and TruncatedSVD); NULL when

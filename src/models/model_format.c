@@ -57,6 +57,7 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_TAG_KNN "NBRS"
 #define MF_TAG_DBSCAN "DBSC"
 #define MF_TAG_AGGLO "AGGL"
+#define MF_TAG_SPECTRAL "SPEC"
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -217,15 +218,17 @@ static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who)
 static sb_status check_knn(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_agglo(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_spectral(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
     if (m->family == SB_FAMILY_DBSCAN) return check_dbscan(m, bad, who);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return check_agglo(m, bad, who);
+    if (m->family == SB_FAMILY_SPECTRAL) return check_spectral(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7) or agglomerative (8)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8) or spectral (9)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -437,6 +440,27 @@ static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who)
     return check_common(m, bad, who);
 }
 
+/* A spectral model: its affinity and shape, and labels in 0..n_clusters-1. */
+static sb_status check_spectral(const sb_model *m, sb_status bad, const char *who) {
+    const sb_spectral *g = m->spectral;
+    if (!g || !g->labels) return sb_fail(bad, "%s: a spectral model without its labels", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo)
+        return sb_fail(bad, "%s: a spectral model has only its labels", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features < 1 || m->num_features > MF_MAX_FEATURES)
+        return sb_fail(m->num_features < 1 ? bad : SB_ERR_LIMIT, "%s: num_features is %d", who, (int)m->num_features);
+    if (g->n < 2 || g->n > SB_LINALG_MAX_EIGH_N || g->affinity < 0 || g->affinity > 2 || g->n_clusters < 1 ||
+        g->n_clusters > g->n || m->num_class != 1)
+        return sb_fail(bad, "%s: %lld rows, affinity %d or %d clusters out of range", who, (long long)g->n,
+                       (int)g->affinity, (int)g->n_clusters);
+    for (int64_t i = 0; i < g->n; i++)
+        if (g->labels[i] < 0 || g->labels[i] >= g->n_clusters)
+            return sb_fail(bad, "%s: row %lld's label %d is not a cluster (0..%d)", who, (long long)i, (int)g->labels[i],
+                           (int)g->n_clusters - 1);
+    return check_common(m, bad, who);
+}
+
 /* An agglomerative model: its linkage and shape, labels numbered by smallest
  * row, a tree whose merge s joins two earlier nodes never used before, finite
  * distances >= 0. */
@@ -557,6 +581,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_KNN: return MF_TAG_KNN;
     case SB_FAMILY_DBSCAN: return MF_TAG_DBSCAN;
     case SB_FAMILY_AGGLOMERATIVE: return MF_TAG_AGGLO;
+    case SB_FAMILY_SPECTRAL: return MF_TAG_SPECTRAL;
     }
     return NULL;
 }
@@ -625,8 +650,12 @@ static uint64_t agglo_payload_size(const sb_model *m) {
     return 16 + 4 * n + 24 * (n - 1);
 }
 
+/* Bytes of the spectral payload: two i32, n (u64), the labels (i32). */
+static uint64_t spectral_payload_size(const sb_model *m) { return 16 + 4 * (uint64_t)m->spectral->n; }
+
 static uint64_t payload_size(const sb_model *m) {
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return agglo_payload_size(m);
+    if (m->family == SB_FAMILY_SPECTRAL) return spectral_payload_size(m);
     if (m->family == SB_FAMILY_DBSCAN) return dbscan_payload_size(m);
     if (m->family == SB_FAMILY_KMEANS) return kmeans_payload_size(m);
     if (m->family == SB_FAMILY_KNN) return knn_payload_size(m);
@@ -697,6 +726,14 @@ static void encode_v2(const sb_model *m, sink *s) {
     sink_names(s, m);
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m));
+    if (m->family == SB_FAMILY_SPECTRAL) {
+        const sb_spectral *g = m->spectral;
+        sink_i32(s, g->affinity);
+        sink_i32(s, g->n_clusters);
+        sink_u64(s, (uint64_t)g->n);
+        for (int64_t i = 0; i < g->n; i++) sink_i32(s, g->labels[i]);
+        return;
+    }
     if (m->family == SB_FAMILY_AGGLOMERATIVE) {
         const sb_agglo *g = m->agglo;
         sink_i32(s, g->linkage);
@@ -1217,6 +1254,32 @@ static sb_status parse_agglo_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The spectral payload (docs/model-format.md, "SPEC"). */
+static sb_status parse_spectral_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[2];
+    static const char *const names[2] = {"the affinity", "the cluster count"};
+    for (int i = 0; i < 2; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    if ((st = need(r, 8, "the row count")) != SB_OK) return st;
+    const uint64_t n = get_u64(r->p + r->pos);
+    r->pos += 8;
+    if (n < 2 || n > SB_LINALG_MAX_EIGH_N)
+        return sb_fail(n < 2 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %llu spectral rows (2..%d)",
+                       (unsigned long long)n, SB_LINALG_MAX_EIGH_N);
+    if (4 * n != (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the spectral payload of %llu rows needs %llu more bytes, %zu are left",
+                       (unsigned long long)n, (unsigned long long)(4 * n), r->end - r->pos);
+    sb_spectral *g = sb_spectral_alloc((int64_t)n);
+    if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu rows", (unsigned long long)n);
+    m->spectral = g;
+    g->affinity = f[0], g->n_clusters = f[1];
+    m->num_class = 1;
+    for (uint64_t i = 0; i < n; i++)
+        if ((st = read_i32(r, "a label", &g->labels[i])) != SB_OK) return st;
+    return SB_OK;
+}
+
 /* The dbscan payload (docs/model-format.md, "DBSC"). */
 static sb_status parse_dbscan_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -1286,7 +1349,7 @@ static sb_status parse_v2(reader *r, sb_model *m) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan and agglomerative); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative and spectral); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -1295,6 +1358,7 @@ static sb_status parse_v2(reader *r, sb_model *m) {
     if (m->family == SB_FAMILY_KNN) return parse_knn_payload(r, m);
     if (m->family == SB_FAMILY_DBSCAN) return parse_dbscan_payload(r, m);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return parse_agglo_payload(r, m);
+    if (m->family == SB_FAMILY_SPECTRAL) return parse_spectral_payload(r, m);
     return m->family == SB_FAMILY_LINEAR ? parse_linear_payload(r, m) : parse_tree_payload(r, m);
 }
 

@@ -247,6 +247,16 @@ def test_arm_agglo_ties_is_caught(threads, tmp_path):
     assert d is not None and "agglomerative" in d, d
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_spectral_order_is_caught(threads, tmp_path):
+    """Spectral clustering's degrees summed in reverse column order (a
+    reordered reduction): spectral-fit parts from its reference card at the
+    degrees of its first rbf case."""
+    card = _card("x86_64", "spectral-fit", threads, tmp_path, "spectral-order")
+    d = _first_diff(reference_card("spectral-fit"), card)
+    assert d is not None and "spectral.degrees" in d, d
+
+
 @pytest.mark.parametrize("fixture", ["gbdt-regression", "gbdt-binary"])
 def test_arm_sampling_by_consumption_order_is_caught(fixture, tmp_path):
     """Row subsampling drawn from per-thread streams in consumption order."""

@@ -26,6 +26,7 @@
  * below distance_threshold), numbered by their smallest row.
  */
 #include "agglomerative.h"
+#include "../neighbors/knn.h"
 #include "../../device/device.h"
 #include <math.h>
 #include <stdio.h>
@@ -105,14 +106,8 @@ typedef struct dist_job {
     double *c;
 } dist_job;
 
-static double ag_sqdist(const float *x, const float *y, int32_t d) {
-    double l[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int32_t f = 0; f < d; f++) {
-        const double t = (double)x[f] - (double)y[f];
-        l[f & 3] += t * t;
-    }
-    return (l[0] + l[1]) + (l[2] + l[3]);
-}
+/* The nearest-neighbors family's exact distance (knn.h). */
+static double ag_sqdist(const float *x, const float *y, int32_t d) { return sb_knn_sqdist(x, y, d); }
 
 /* Row i of the symmetric matrix: the pairs (i, k > i), mirrored below. */
 static void dist_task(void *ctx, int64_t i) {

@@ -9,6 +9,7 @@
 #include "../neighbors/knn.h"
 #include "../cluster/dbscan.h"
 #include "../cluster/agglomerative.h"
+#include "../cluster/spectral.h"
 #include "../../math/sb_elem.h"
 #include <math.h>
 #include <string.h>
@@ -140,6 +141,7 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     if (m->knn) return sb_knn_int(m, name, out);
     if (m->dbscan) return sb_dbscan_int(m, name, out);
     if (m->agglo) return sb_agglo_int(m, name, out);
+    if (m->spectral) return sb_spectral_int(m, name, out);
     const sb_linear *l = m->linear;
     if (l) {
         if (!strcmp(name, "n_iter")) return *out = l->n_iter, SB_OK;

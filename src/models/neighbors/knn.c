@@ -214,15 +214,8 @@ static kn_micro_fn kn_micro(void) {
 
 /* ---- the exact distances ---- */
 
-/* sum_f (x_f - y_f)^2 in the four lanes of the header. */
-static double kn_sqdist(const float *x, const float *y, int32_t d) {
-    double l[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int32_t f = 0; f < d; f++) {
-        const double t = (double)x[f] - (double)y[f];
-        l[f & 3] += t * t;
-    }
-    return (l[0] + l[1]) + (l[2] + l[3]);
-}
+/* sum_f (x_f - y_f)^2 in the four lanes of the header (knn.h). */
+static double kn_sqdist(const float *x, const float *y, int32_t d) { return sb_knn_sqdist(x, y, d); }
 
 static double kn_dot(const float *x, const float *y, int32_t d) {
     double l[4] = {0.0, 0.0, 0.0, 0.0};

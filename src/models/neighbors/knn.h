@@ -8,6 +8,19 @@
 #include "../model.h"
 #include "../../io/dataset.h"
 
+/* sum_f (x_f - y_f)^2 in double in four lanes (lane f mod 4, feature
+ * order), the lanes added as (l0 + l1) + (l2 + l3): the exact distance every
+ * family on this one stands on (nearest neighbors, DBSCAN, agglomerative and
+ * spectral clustering). */
+static inline double sb_knn_sqdist(const float *x, const float *y, int32_t d) {
+    double l[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int32_t f = 0; f < d; f++) {
+        const double t = (double)x[f] - (double)y[f];
+        l[f & 3] += t * t;
+    }
+    return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
 /* The screening arrays of k (xs, xsn, mu or xnorm) from k->x, replacing any
  * it has: the fit and the model reader call it, so a model read from a file
  * answers exactly as the one that was written. SB_ERR_INVALID_INPUT when a
