@@ -38,7 +38,8 @@ static const char *k_usage =
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
     "  train --model linear|ridge|lasso|elasticnet|logistic|pca --data FILE [--label NAME] [key=value ...]\n"
     "  train --model kmeans --data FILE [n_clusters=K ...]   (docs/cluster.md; a --label column is dropped)\n"
-    "  train --model dbscan|agglomerative --data FILE [eps=0.5 min_samples=5 | n_clusters=2 linkage=ward ...]\n"
+    "  train --model dbscan|agglomerative|spectral --data FILE [eps=0.5 min_samples=5 | n_clusters=2 linkage=ward |\n"
+    "        n_clusters=8 affinity=rbf gamma=1 ...]\n"
     "        (docs/cluster.md; a --label column is dropped; the training rows' labels are in the model file,\n"
     "        which predict refuses: neither family predicts new rows)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
@@ -444,21 +445,24 @@ static int cmd_train(int argc, char **argv) {
     const int knn = model_kind && !strcmp(model_kind, "knn");
     const int dbscan = model_kind && !strcmp(model_kind, "dbscan");
     const int agglo = model_kind && !strcmp(model_kind, "agglomerative");
-    const int clusters = kmeans || dbscan || agglo; /* the label-free clustering families */
+    const int spectral = model_kind && !strcmp(model_kind, "spectral");
+    const int labelled = dbscan || agglo || spectral; /* the families whose labels are the training rows' */
+    const int clusters = kmeans || labelled; /* the label-free clustering families */
     if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn)) {
-        rc = usage_error("train: --model gbdt, kmeans, dbscan, agglomerative, knn, or a linear model (linear, ridge, "
+        rc = usage_error("train: --model gbdt, kmeans, dbscan, agglomerative, spectral, knn, or a linear model (linear, ridge, "
                          "lasso, elasticnet, "
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
-    if ((knn || dbscan || agglo) && (query || vquery || group)) {
+    if ((knn || labelled) && (query || vquery || group)) {
         rc = usage_error("train: --query, --valid-query and --group are for ranking; --model %s takes no query "
                          "groups", model_kind);
         goto done;
     }
-    if ((knn || dbscan || agglo) && valid) { /* refused before any file is read */
+    if ((knn || labelled) && valid) { /* refused before any file is read */
         rc = usage_error("train: --valid is for gradient boosting (%s has no rounds to evaluate)",
-                         knn ? "nearest neighbors" : dbscan ? "DBSCAN" : "agglomerative clustering");
+                         knn ? "nearest neighbors" : dbscan ? "DBSCAN" : agglo ? "agglomerative clustering"
+                                                                              : "spectral clustering");
         goto done;
     }
     if (linear || clusters || knn) {
@@ -490,6 +494,7 @@ static int cmd_train(int argc, char **argv) {
                                              : knn    ? SB_FAMILY_KNN
                                              : dbscan ? SB_FAMILY_DBSCAN
                                              : agglo  ? SB_FAMILY_AGGLOMERATIVE
+                                             : spectral ? SB_FAMILY_SPECTRAL
                                                       : SB_FAMILY_GBDT,
                                      &mode)) != SB_OK)
         goto lib_fail;
@@ -499,7 +504,7 @@ static int cmd_train(int argc, char **argv) {
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
     if (!weight && weights_beside(data, dtrain) != SB_OK) goto done;
     if (dvalid && weights_beside(valid, dvalid) != SB_OK) goto done;
-    if (!knn && !dbscan && !agglo && attach_groups(dtrain, data, query, group) != SB_OK) goto done;
+    if (!knn && !labelled && attach_groups(dtrain, data, query, group) != SB_OK) goto done;
     if (dvalid && attach_groups(dvalid, valid, vquery, group) != SB_OK) goto done;
     int64_t nrows;
     int32_t ncols;
@@ -543,8 +548,10 @@ static int cmd_train(int argc, char **argv) {
             fprintf(stderr, "samebits: note: a task=neighbors model answers neighbor queries (the C API, Python's "
                             "NearestNeighbors); predict refuses it (train with --label for a classifier or "
                             "regressor)\n");
-    } else if (dbscan || agglo) {
-        if ((st = (dbscan ? sb_dbscan_fit : sb_agglomerative_fit)(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
+    } else if (labelled) {
+        if ((st = (dbscan ? sb_dbscan_fit : agglo ? sb_agglomerative_fit : sb_spectral_fit)(params, dtrain, card, &model)) !=
+            SB_OK)
+            goto lib_fail;
         int64_t nc = 0, extra = 0;
         sb_model_get_int(model, "n_clusters", &nc);
         if (dbscan) {
@@ -560,7 +567,8 @@ static int cmd_train(int argc, char **argv) {
             }
             free(lab);
         } else {
-            fprintf(stderr, "samebits: agglomerative fitted in %.2f s (%lld clusters)\n", now_s() - t1, (long long)nc);
+            fprintf(stderr, "samebits: %s fitted in %.2f s (%lld clusters)\n", agglo ? "agglomerative" : "spectral",
+                    now_s() - t1, (long long)nc);
         }
     } else if (kmeans) {
         if ((st = sb_kmeans_fit(params, dtrain, NULL, card, &model)) != SB_OK) goto lib_fail;

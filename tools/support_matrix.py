@@ -54,7 +54,8 @@ def column_of(leg):
         return "opencl"
     return "opencl-" + (leg.get("device") or "unknown").split(":")[-1].strip().replace(" ", "-")
 FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg",
-                    "linear": "linear", "kmeans": "kmeans", "knn": "knn", "dbscan": "dbscan", "agglomerative": "agglomerative"}
+                    "linear": "linear", "kmeans": "kmeans", "knn": "knn", "dbscan": "dbscan", "agglomerative": "agglomerative",
+                    "spectral": "spectral"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
                 "forest": "random forests and Extra Trees",
@@ -63,7 +64,8 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "kmeans": "k-means (every CPU leg, PoCL, CUDA and NVIDIA OpenCL)",
                 "knn": "nearest neighbors (the CPU only in this library: refused by name on a GPU)",
                 "dbscan": "DBSCAN (the CPU only in this library: refused by name on a GPU)",
-                "agglomerative": "agglomerative clustering (the CPU only in this library: refused by name on a GPU)"}
+                "agglomerative": "agglomerative clustering (the CPU only in this library: refused by name on a GPU)",
+                "spectral": "spectral clustering (the CPU only in this library: refused by name on a GPU)"}
 
 
 def family(fixture):

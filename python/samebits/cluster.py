@@ -213,6 +213,13 @@ class KMeans(_Clusterer):
     def fit_transform(self, X, y=None, sample_weight=None):
         return self.fit(X, sample_weight=sample_weight).transform(X)
 
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+        tags = super().__sklearn_tags__()
+        # transform: the distances to the centers, computed (and returned) in float32
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float32"])
+        return tags
+
     @with_n_jobs
     def score(self, X, y=None, sample_weight=None):
         """Minus the weighted sum of each row's squared distance to its nearest

@@ -97,7 +97,7 @@ def test_kmeans_hostile_inputs_refused_by_name():
         samebits.KMeans(n_clusters=2, init=X[:3]).fit(X)
     with pytest.raises(samebits.InvalidArgumentError, match="must be finite and >= 0"):
         samebits.KMeans(n_clusters=2).fit(X, sample_weight=np.full(len(X), -1.0))
-    with pytest.raises(samebits.InvalidInputError, match="sum to 0"):
+    with pytest.raises(samebits.InvalidInputError, match="sum to zero"):
         samebits.KMeans(n_clusters=2).fit(X, sample_weight=np.zeros(len(X)))
     with pytest.raises(samebits.BackendUnavailableError, match="cpu only|no CUDA backend"):
         samebits.KMeans(n_clusters=2, device="cuda").fit(X)

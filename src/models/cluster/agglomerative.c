@@ -157,8 +157,8 @@ sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset *train,
     const sb_table *t = &train->t;
     const int64_t n = t->nrows, d = t->ncols;
     if (n < 2 || d < 1)
-        return sb_fail(SB_ERR_INVALID_INPUT, "agglomerative clustering needs at least two rows and one feature (%lld rows)",
-                       (long long)n);
+        return sb_fail(SB_ERR_INVALID_INPUT, "agglomerative clustering needs at least two rows and one feature "
+                       "(given n_samples=%lld)", (long long)n);
     if (n > AG_MAX_ROWS)
         return sb_fail(SB_ERR_LIMIT, "agglomerative clustering takes at most %d rows (its distance matrix is n^2 / 2 "
                        "doubles); %lld given", AG_MAX_ROWS, (long long)n);

@@ -117,9 +117,13 @@ sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_car
         if (!isfinite(t->x[i]))
             return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %lld: %s; DBSCAN takes finite values only",
                            (long long)(i / d), (long long)(i % d), isnan(t->x[i]) ? "missing (NaN)" : "infinite");
-    for (int64_t i = 0; t->weight && i < n; i++)
+    int any_weight = !t->weight;
+    for (int64_t i = 0; t->weight && i < n; i++) {
         if (!isfinite(t->weight[i]))
             return sb_fail(SB_ERR_INVALID_INPUT, "row %lld: the sample weight is not finite", (long long)i);
+        any_weight |= t->weight[i] != 0.0f;
+    }
+    if (!any_weight) return sb_fail(SB_ERR_INVALID_INPUT, "the sample weights are all zero: at least one must be nonzero");
     /* the neighborhoods: a nearest-neighbors model over the rows, queried by the rows themselves */
     sb_model *nm = NULL, *m = NULL;
     int64_t nq = 0, *off = NULL, *idx = NULL;

@@ -1128,7 +1128,7 @@ static sb_status km_check(const sb_table *t, const km_params *p, const float *in
                                (long long)i, (double)w);
             s = s + (double)w;
         }
-        if (!(s > 0.0)) return sb_fail(SB_ERR_INVALID_INPUT, "the sample weights sum to 0: at least one must be positive");
+        if (!(s > 0.0)) return sb_fail(SB_ERR_INVALID_INPUT, "the sample weights sum to zero: at least one weight must be positive");
     }
     if (init)
         for (int64_t q = 0; q < (int64_t)p->k * t->ncols; q++)

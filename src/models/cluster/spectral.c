@@ -177,8 +177,8 @@ static sb_status sp_neighbors(const sb_table *t, int32_t kk, float *a) {
 static sb_status sp_check(const sb_table *t, const sp_params *p) {
     const int64_t n = t->nrows, d = t->ncols;
     if (n < 2 || d < 1)
-        return sb_fail(SB_ERR_INVALID_INPUT, "spectral clustering needs at least two rows and one feature (given %lld x %lld)",
-                       (long long)n, (long long)d);
+        return sb_fail(SB_ERR_INVALID_INPUT, "spectral clustering needs at least two rows and one feature (given "
+                       "n_samples=%lld, %lld features)", (long long)n, (long long)d);
     if (n > SP_MAX_ROWS)
         return sb_fail(SB_ERR_LIMIT, "spectral clustering takes at most %d rows here (the n x n eigenproblem; given %lld)",
                        SP_MAX_ROWS, (long long)n);
