@@ -1,6 +1,6 @@
-"""DBSCAN and agglomerative clustering from the command line: train writes a
-model whose digest is the same at every thread count and equals Python's fit;
-predict refuses both by name (neither family predicts new rows)."""
+"""DBSCAN, agglomerative and spectral clustering from the command line: train
+writes a model whose digest is the same at every thread count and equals
+Python's fit; predict refuses each by name (none of them predicts new rows)."""
 import random
 import re
 import sys
@@ -32,6 +32,7 @@ def blobs(tmp_path_factory):
 @pytest.mark.parametrize("model,params,summary", [
     ("dbscan", ["eps=0.8", "min_samples=5"], "samebits: dbscan fitted"),
     ("agglomerative", ["n_clusters=3", "linkage=average"], "samebits: agglomerative fitted"),
+    ("spectral", ["n_clusters=3", "gamma=0.5"], "samebits: spectral fitted"),
 ])
 def test_train_is_the_same_at_every_thread_count(model, params, summary, blobs, tmp_path):
     digests = set()
@@ -52,6 +53,8 @@ def test_train_is_the_same_at_every_thread_count(model, params, summary, blobs, 
     kw = dict(p.split("=") for p in params)
     if model == "dbscan":
         est = sb.DBSCAN(eps=float(kw["eps"]), min_samples=int(kw["min_samples"]))
+    elif model == "spectral":
+        est = sb.SpectralClustering(n_clusters=int(kw["n_clusters"]), gamma=float(kw["gamma"]))
     else:
         est = sb.AgglomerativeClustering(n_clusters=int(kw["n_clusters"]), linkage=kw["linkage"])
     # the CLI's model carries the CSV's feature names; the digests agree on the labels they hold
@@ -65,5 +68,9 @@ def test_refusals_by_name(blobs):
     assert r.returncode == 2 and "--valid is for gradient boosting (DBSCAN" in r.stderr, r.stderr
     r = samebits("train", "--model", "agglomerative", "--data", str(blobs), "n_clusters=3", "distance_threshold=1")
     assert r.returncode != 0 and "exactly one of n_clusters and distance_threshold" in r.stderr, r.stderr
+    r = samebits("train", "--model", "spectral", "--data", str(blobs), "--valid", str(blobs))
+    assert r.returncode == 2 and "--valid is for gradient boosting (spectral clustering" in r.stderr, r.stderr
+    r = samebits("train", "--model", "spectral", "--data", str(blobs), "assign_labels=discretize")
+    assert r.returncode != 0 and "assign_labels='discretize' is not supported" in r.stderr, r.stderr
     r = samebits("train", "--model", "dbscan", "--data", str(blobs), "metric=manhattan")
     assert r.returncode != 0 and "metric='manhattan' is not supported" in r.stderr, r.stderr
