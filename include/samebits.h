@@ -344,7 +344,8 @@ SB_API sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset 
  * n_components (n_clusters), n_init (10) and random_state (0) of the k-means
  * on the embedding, assign_labels=kmeans, eigen_solver and eigen_tol (no
  * effect: the core's Jacobi computes every eigenvector), degree and coef0 (no
- * effect: no affinity here reads them), device=cpu (a GPU refused by name).
+ * effect: no affinity here reads them), device=cpu|cuda|opencl|gpu (on a GPU
+ * the eigenvectors and the k-means run on the device; the same bits).
  * At most SB_LINALG_MAX_EIGH_N rows (the dense n x n eigenproblem, cubic in
  * n). No sample weights. The model does not predict: the index array
  * "labels" (sb_model_get_indices), integers "n_clusters", "n_samples_fit".

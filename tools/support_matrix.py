@@ -65,7 +65,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "knn": "nearest neighbors (the CPU only in this library: refused by name on a GPU)",
                 "dbscan": "DBSCAN (the CPU only in this library: refused by name on a GPU)",
                 "agglomerative": "agglomerative clustering (the CPU only in this library: refused by name on a GPU)",
-                "spectral": "spectral clustering (the CPU only in this library: refused by name on a GPU)"}
+                "spectral": "spectral clustering (its eigenvectors and k-means on the device named)"}
 
 
 def family(fixture):

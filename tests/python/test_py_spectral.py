@@ -76,14 +76,27 @@ def test_spectral_refusals_by_name():
         samebits.SpectralClustering(kernel_params={"a": 1}).fit(X)
     with pytest.raises(ValueError, match="n_clusters=41"):
         samebits.SpectralClustering(n_clusters=41).fit(X)
-    with pytest.raises(samebits.BackendUnavailableError, match="cpu only|no CUDA backend"):
-        samebits.SpectralClustering(n_clusters=2, device="cuda").fit(X)
     Xn = X.copy()
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         samebits.SpectralClustering(n_clusters=2).fit(Xn)
     with pytest.warns(UserWarning, match="verbose"):
         samebits.SpectralClustering(n_clusters=2, verbose=True).fit(X)
+
+
+@pytest.mark.parametrize("device", ["opencl", "cuda"])
+@pytest.mark.parametrize("affinity", ["rbf", "nearest_neighbors"])
+def test_spectral_on_a_gpu_is_the_cpu_model(device, affinity):
+    """The eigenvectors and the k-means on the device: the CPU's labels and
+    model bytes (PoCL's OpenCL in CI; a backend that is not here is a skip)."""
+    X = _blobs(n=120, seed=6, spread=2.0)
+    ref = samebits.SpectralClustering(n_clusters=4, affinity=affinity, gamma=0.05, random_state=3).fit(X)
+    try:
+        est = samebits.SpectralClustering(n_clusters=4, affinity=affinity, gamma=0.05, random_state=3,
+                                          device=device).fit(X)
+    except samebits.BackendUnavailableError as e:
+        pytest.skip("no %s here: %s" % (device, e))
+    assert est.model_digest_ == ref.model_digest_ and np.array_equal(est.labels_, ref.labels_)
 
 
 # check_estimator on the clusterers: what fails, and why.

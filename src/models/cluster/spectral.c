@@ -27,7 +27,9 @@
  *    random_state), so its rules (k-means++ by position, ties to the lower
  *    center) are the labels' rules.
  * No step splits work by the thread count, so the bits are the same at every
- * thread count.
+ * thread count. On a GPU (device=cuda|opencl) the eigenvectors and the
+ * k-means run on the device, the same bits (the core's and k-means' own
+ * promise); the affinity and the degrees stay on the host.
  */
 #include "spectral.h"
 #include "../neighbors/knn.h"
@@ -45,6 +47,7 @@ typedef struct sp_params {
     int32_t k, ncomp, affinity, n_neighbors, n_init, numeric_mode;
     float gamma;
     uint64_t seed;
+    char device[32];
 } sp_params;
 
 static int is(const char *key, const char *a, const char *b) { return !strcmp(key, a) || (b && !strcmp(key, b)); }
@@ -54,6 +57,7 @@ static const char *const k_alias_groups[] = {"model|family", "seed|random_state"
 static sb_status sp_params_parse(const sb_params *params, sp_params *p) {
     memset(p, 0, sizeof *p);
     p->k = 8, p->ncomp = 0, p->affinity = SP_RBF, p->n_neighbors = 10, p->n_init = 10, p->gamma = 1.0f;
+    snprintf(p->device, sizeof p->device, "cpu");
     sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "spectral clustering");
     if (st != SB_OK) return st;
     sb_numeric_mode mode;
@@ -104,9 +108,7 @@ static sb_status sp_params_parse(const sb_params *params, sp_params *p) {
             if ((st = sb_param_float(key, v, -3.0e38f, 3.0e38f, 0, &f)) != SB_OK) break;
         } else if (is(key, "device", "device_type")) {
             sb_device_kind dk;
-            if ((st = sb_device_parse(v, &dk)) == SB_OK && dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                             "spectral clustering runs on the cpu only in this library (asked: device=%s)", v);
+            if ((st = sb_device_parse(v, &dk)) == SB_OK) snprintf(p->device, sizeof p->device, "%s", v);
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for spectral clustering (docs/cluster.md)",
                          key);
@@ -276,7 +278,7 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
             a[i * n + j] = i == j ? (deg[i] > 0.0 ? 0.0f : 1.0f) : (float)((double)a[i * n + j] / (s[i] * s[j]));
     int32_t sweeps = 0;
     int64_t rotations = 0;
-    if ((st = sb_linalg_eigh("cpu", n, a, n, w, v, n, &sweeps, &rotations)) != SB_OK) goto done;
+    if ((st = sb_linalg_eigh(p.device, n, a, n, w, v, n, &sweeps, &rotations)) != SB_OK) goto done;
     if ((st = sp_record(card, "spectral.eigenvalues", SB_DTYPE_F32, w, (uint64_t)nc)) != SB_OK) goto done;
     /* the embedding: eigenvectors over the degrees' roots, signs fixed */
     for (int64_t c = 0; c < nc; c++) {
@@ -293,8 +295,8 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     if ((st = sp_record(card, "spectral.embedding", SB_DTYPE_F32, emb, (uint64_t)(n * nc))) != SB_OK) goto done;
     /* k-means on the embedding */
     char kt[192];
-    snprintf(kt, sizeof kt, "model=kmeans,n_clusters=%d,n_init=%d,seed=%llu", (int)p.k, (int)p.n_init,
-             (unsigned long long)p.seed);
+    snprintf(kt, sizeof kt, "model=kmeans,n_clusters=%d,n_init=%d,seed=%llu,device=%s", (int)p.k, (int)p.n_init,
+             (unsigned long long)p.seed, p.device);
     if ((st = sb_dataset_from_matrix(emb, n, nc, &eds)) != SB_OK || (st = sb_params_create(&kp)) != SB_OK ||
         (st = sb_params_parse(kp, kt)) != SB_OK || (st = sb_kmeans_fit(kp, eds, NULL, NULL, &km)) != SB_OK)
         goto done;
