@@ -141,6 +141,15 @@ sb_agglo *sb_agglo_alloc(int64_t n) {
     return g;
 }
 
+sb_status sb_model_copy_names(sb_model *m, char *const *names, int64_t d, const char *who) {
+    if (!names) return SB_OK;
+    if (!(m->feature_names = sb_calloc((size_t)(d > 0 ? d : 1), sizeof(char *))))
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    for (int64_t j = 0; j < d; j++)
+        if (!(m->feature_names[j] = sb_strdup(names[j]))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    return SB_OK;
+}
+
 sb_spectral *sb_spectral_alloc(int64_t n) {
     sb_spectral *g = sb_calloc(1, sizeof *g);
     if (!g) return NULL;

@@ -217,6 +217,12 @@ struct sb_card;
 struct sb_dataset;
 sb_status sb_model_record(struct sb_card *card, const sb_model *m, const struct sb_dataset *train, int32_t kind,
                           const char *pred_tag, const char *bytes_tag);
+/* The model's file bytes in the card's format version (stage bytes_tag): the
+ * last stage of every family's training card. */
+sb_status sb_model_record_bytes(struct sb_card *card, const sb_model *m, const char *bytes_tag);
+/* m->feature_names := copies of the d names (names NULL: none); who names the
+ * family in the out-of-memory message. */
+sb_status sb_model_copy_names(sb_model *m, char *const *names, int64_t d, const char *who);
 
 /* The model's trees as one array of *nnodes prediction nodes (kernels/tree.h),
  * tree i starting at (*nodes)[(*start)[i]]; the caller frees both with sb_free. */

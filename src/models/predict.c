@@ -183,20 +183,25 @@ sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_predict_ki
 
 sb_status sb_model_record(sb_card *card, const sb_model *m, const sb_dataset *train, int32_t kind,
                           const char *pred_tag, const char *bytes_tag) {
-    size_t npred = 0, need = 0;
+    size_t npred = 0;
     float *pred = NULL;
-    uint8_t *bytes = NULL;
     sb_status st = sb_model_predict(m, train, (sb_predict_kind)kind, NULL, 0, &npred);
     if (st == SB_OK && !(pred = sb_malloc(sizeof(float) * (npred ? npred : 1))))
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
     if (st == SB_OK) st = sb_model_predict(m, train, (sb_predict_kind)kind, pred, npred, NULL);
     if (st == SB_OK) st = sb_card_record(card, pred_tag, SB_DTYPE_F32, pred, npred);
+    sb_free(pred);
+    return st == SB_OK ? sb_model_record_bytes(card, m, bytes_tag) : st;
+}
+
+sb_status sb_model_record_bytes(sb_card *card, const sb_model *m, const char *bytes_tag) {
+    size_t need = 0;
+    uint8_t *bytes = NULL;
     const uint32_t version = sb_model_card_version(m);
-    if (st == SB_OK) st = sb_model_to_bytes_version(m, version, NULL, 0, &need);
+    sb_status st = sb_model_to_bytes_version(m, version, NULL, 0, &need);
     if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
     if (st == SB_OK) st = sb_model_to_bytes_version(m, version, bytes, need, NULL);
     if (st == SB_OK) st = sb_card_record(card, bytes_tag, SB_DTYPE_U8, bytes, need);
-    sb_free(pred);
     sb_free(bytes);
     return st;
 }

@@ -305,22 +305,8 @@ sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset *train,
         memcpy(g->children, child, sizeof(int64_t) * (size_t)(2 * (n - 1)));
         memcpy(g->distances, mdist, sizeof(double) * (size_t)(n - 1));
     }
-    if (st == SB_OK && t->names) {
-        m->feature_names = sb_calloc((size_t)d, sizeof(char *));
-        if (!m->feature_names) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "agglomerative clustering: out of memory");
-        for (int64_t q = 0; st == SB_OK && q < d; q++)
-            if (!(m->feature_names[q] = sb_strdup(t->names[q])))
-                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "agglomerative clustering: out of memory");
-    }
-    if (st == SB_OK && card) {
-        size_t need = 0;
-        uint8_t *bytes = NULL;
-        st = sb_model_to_bytes_version(m, sb_model_card_version(m), NULL, 0, &need);
-        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
-        if (st == SB_OK) st = sb_model_to_bytes_version(m, sb_model_card_version(m), bytes, need, NULL);
-        if (st == SB_OK) st = sb_card_record(card, "agglomerative.model_bytes", SB_DTYPE_U8, bytes, need);
-        sb_free(bytes);
-    }
+    if (st == SB_OK) st = sb_model_copy_names(m, t->names, d, "agglomerative clustering");
+    if (st == SB_OK && card) st = sb_model_record_bytes(card, m, "agglomerative.model_bytes");
 done:
     sb_free(c), sb_free(nd), sb_free(size), sb_free(nn), sb_free(node), sb_free(child), sb_free(mdist);
     sb_free(labels), sb_free(par), sb_free(live);

@@ -223,21 +223,8 @@ sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_car
                 w++;
             }
     }
-    if (st == SB_OK && t->names) {
-        m->feature_names = sb_calloc((size_t)d, sizeof(char *));
-        if (!m->feature_names) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "DBSCAN: out of memory");
-        for (int64_t j = 0; st == SB_OK && j < d; j++)
-            if (!(m->feature_names[j] = sb_strdup(t->names[j]))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "DBSCAN: out of memory");
-    }
-    if (st == SB_OK && card) {
-        size_t need = 0;
-        uint8_t *bytes = NULL;
-        st = sb_model_to_bytes_version(m, sb_model_card_version(m), NULL, 0, &need);
-        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
-        if (st == SB_OK) st = sb_model_to_bytes_version(m, sb_model_card_version(m), bytes, need, NULL);
-        if (st == SB_OK) st = sb_card_record(card, "dbscan.model_bytes", SB_DTYPE_U8, bytes, need);
-        sb_free(bytes);
-    }
+    if (st == SB_OK) st = sb_model_copy_names(m, t->names, d, "DBSCAN");
+    if (st == SB_OK && card) st = sb_model_record_bytes(card, m, "dbscan.model_bytes");
     sb_model_free(nm);
     sb_free(off), sb_free(idx), sb_free(dist);
     sb_free(par), sb_free(core), sb_free(labels), sb_free(map), sb_free(wsum);

@@ -1253,12 +1253,7 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
         if (!isfinite(m->kmeans->inertia))
             st = sb_fail(SB_ERR_LIMIT, "k-means: the inertia overflows float32 (%g)", best_inertia);
     }
-    if (st == SB_OK && t->names) {
-        m->feature_names = sb_calloc((size_t)d, sizeof(char *));
-        if (!m->feature_names) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
-        for (int64_t j = 0; st == SB_OK && j < d; j++)
-            if (!(m->feature_names[j] = sb_strdup(t->names[j]))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "k-means: out of memory");
-    }
+    if (st == SB_OK) st = sb_model_copy_names(m, t->names, d, "k-means");
     if (st == SB_OK && card) st = sb_model_record(card, m, train, SB_PREDICT_VALUE, "kmeans.train_labels", "kmeans.model_bytes");
     sb_free(text);
     sb_free(xpad);

@@ -317,22 +317,8 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     }
     m->spectral->affinity = p.affinity, m->spectral->n_clusters = p.k;
     memcpy(m->spectral->labels, km->kmeans->labels, sizeof(int32_t) * (size_t)n);
-    if (t->names) {
-        m->feature_names = sb_calloc((size_t)d, sizeof(char *));
-        if (!m->feature_names) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "spectral clustering: out of memory");
-        for (int64_t q = 0; st == SB_OK && q < d; q++)
-            if (!(m->feature_names[q] = sb_strdup(t->names[q])))
-                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "spectral clustering: out of memory");
-    }
-    if (st == SB_OK && card) {
-        size_t need = 0;
-        uint8_t *bytes = NULL;
-        st = sb_model_to_bytes_version(m, sb_model_card_version(m), NULL, 0, &need);
-        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
-        if (st == SB_OK) st = sb_model_to_bytes_version(m, sb_model_card_version(m), bytes, need, NULL);
-        if (st == SB_OK) st = sb_card_record(card, "spectral.model_bytes", SB_DTYPE_U8, bytes, need);
-        sb_free(bytes);
-    }
+    st = sb_model_copy_names(m, t->names, d, "spectral clustering");
+    if (st == SB_OK && card) st = sb_model_record_bytes(card, m, "spectral.model_bytes");
 done:
     sb_free(a), sb_free(w), sb_free(v), sb_free(emb), sb_free(s), sb_free(deg);
     sb_model_free(km);

@@ -643,12 +643,7 @@ sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train, sb_car
         if (!(m->linear = sb_linear_alloc(p.kind, nout, t->ncols)))
             st = sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
     }
-    if (st == SB_OK && t->names) {
-        m->feature_names = sb_calloc((size_t)t->ncols, sizeof(char *));
-        if (!m->feature_names) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
-        for (int32_t j = 0; st == SB_OK && j < t->ncols; j++)
-            if (!(m->feature_names[j] = sb_strdup(t->names[j]))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
-    }
+    if (st == SB_OK) st = sb_model_copy_names(m, t->names, t->ncols, "linear");
     if (st == SB_OK && card) {
         char dims[64];
         snprintf(dims, sizeof dims, "%lld x %d", (long long)t->nrows, (int)t->ncols);

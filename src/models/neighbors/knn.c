@@ -901,25 +901,13 @@ sb_status sb_knn_fit(const sb_params *params, const sb_dataset *train, sb_card *
         if (k->y) memcpy(k->y, t->label, sizeof(float) * (size_t)n);
         st = sb_knn_prepare(k, (int32_t)d);
     }
-    if (st == SB_OK && t->names) {
-        m->feature_names = sb_calloc((size_t)d, sizeof(char *));
-        if (!m->feature_names) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
-        for (int64_t j = 0; st == SB_OK && j < d; j++)
-            if (!(m->feature_names[j] = sb_strdup(t->names[j])))
-                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
-    }
+    if (st == SB_OK) st = sb_model_copy_names(m, t->names, d, "nearest neighbors");
     if (st == SB_OK && card) {
         char dims[96];
         snprintf(dims, sizeof dims, "%lld x %lld, %s, %s", (long long)n, (long long)d, k_task_names[p.task],
                  k_metric_names[p.metric]);
         st = sb_card_set_meta(card, "knn.data", dims);
-        size_t need = 0;
-        uint8_t *bytes = NULL;
-        if (st == SB_OK) st = sb_model_to_bytes_version(m, sb_model_card_version(m), NULL, 0, &need);
-        if (st == SB_OK && !(bytes = sb_malloc(need))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
-        if (st == SB_OK) st = sb_model_to_bytes_version(m, sb_model_card_version(m), bytes, need, NULL);
-        if (st == SB_OK) st = sb_card_record(card, "knn.model_bytes", SB_DTYPE_U8, bytes, need);
-        sb_free(bytes);
+        if (st == SB_OK) st = sb_model_record_bytes(card, m, "knn.model_bytes");
     }
     if (st != SB_OK) {
         sb_model_free(m);
