@@ -69,6 +69,16 @@ class _Clusterer(FittedModel, Estimator):
             delattr(self, k)
         self._set_fitted(model, names)
 
+    def _fit_rows(self, X, fit_fn):
+        """Fit the C family fit_fn (a name in _lib) on X's rows with this
+        estimator's parameters; nothing changes on error."""
+        from ._lib import lib
+        m = _array.matrix(X, "X")
+        pairs = self._c_params()
+        model = Model._fit(getattr(lib, fit_fn), pairs, dataset(m, view=True))
+        self._replace_fitted(model, m.names)
+        return self
+
     def _set_common(self, model, names):
         info = model.info()
         self._model = model
@@ -377,13 +387,7 @@ class AgglomerativeClustering(_Clusterer):
     @with_n_jobs
     def fit(self, X, y=None):
         """Cluster X (n, d), 2 <= n <= 40,000; y is ignored. On error nothing changes."""
-        from ._lib import lib
-        m = _array.matrix(X, "X")
-        pairs = self._c_params()
-        train = dataset(m, view=True)
-        model = Model._fit(lib.sb_agglomerative_fit, pairs, train)
-        self._replace_fitted(model, m.names)
-        return self
+        return self._fit_rows(X, "sb_agglomerative_fit")
 
     def _set_fitted(self, model, names):
         self._set_common(model, names)
@@ -469,13 +473,7 @@ class SpectralClustering(_Clusterer):
     def fit(self, X, y=None):
         """Cluster X (n, d), 2 <= n <= 8,192 (affinity="precomputed": X is the
         symmetric n x n affinity, >= 0); y is ignored. On error nothing changes."""
-        from ._lib import lib
-        m = _array.matrix(X, "X")
-        pairs = self._c_params()
-        train = dataset(m, view=True)
-        model = Model._fit(lib.sb_spectral_fit, pairs, train)
-        self._replace_fitted(model, m.names)
-        return self
+        return self._fit_rows(X, "sb_spectral_fit")
 
     def _set_fitted(self, model, names):
         self._set_common(model, names)

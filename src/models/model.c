@@ -3,6 +3,7 @@
  * importance). The file format that saves and reads it is model_format.c.
  */
 #include "model.h"
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,6 +140,49 @@ sb_agglo *sb_agglo_alloc(int64_t n) {
         return NULL;
     }
     return g;
+}
+
+/* The first non-finite cell of each chunk of cells (its index, or -1). */
+typedef struct finite_job {
+    const float *x;
+    int64_t cells, *first;
+} finite_job;
+
+static void finite_task(void *ctx, int64_t task) {
+    const finite_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->cells, (int64_t)1 << 20, task, &b, &e);
+    j->first[task] = -1;
+    for (int64_t q = b; q < e; q++)
+        if (!isfinite(j->x[q])) {
+            j->first[task] = q;
+            return;
+        }
+}
+
+int64_t sb_first_nonfinite(const float *x, int64_t cells) {
+    const int64_t nt = sb_chunk_count(cells, (int64_t)1 << 20);
+    int64_t *first = sb_malloc(sizeof(int64_t) * (size_t)(nt > 0 ? nt : 1));
+    if (!first) { /* out of memory: the serial scan */
+        for (int64_t q = 0; q < cells; q++)
+            if (!isfinite(x[q])) return q;
+        return -1;
+    }
+    finite_job j = {x, cells, first};
+    sb_parallel_for(nt, finite_task, &j);
+    int64_t at = -1;
+    for (int64_t t = 0; t < nt && at < 0; t++) at = first[t];
+    sb_free(first);
+    return at;
+}
+
+sb_status sb_model_indices_out(const int32_t *i32, const int64_t *i64, size_t n, const char *name, int64_t *out,
+                               size_t cap, size_t *needed) {
+    if (needed) *needed = n;
+    if (cap == 0) return SB_OK;
+    if (cap < n || !out) return sb_fail(SB_ERR_LIMIT, "'%s' has %zu values, the buffer holds %zu", name, n, cap);
+    for (size_t i = 0; i < n; i++) out[i] = i32 ? (int64_t)i32[i] : i64[i];
+    return SB_OK;
 }
 
 sb_status sb_model_copy_names(sb_model *m, char *const *names, int64_t d, const char *who) {

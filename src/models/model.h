@@ -220,6 +220,14 @@ sb_status sb_model_record(struct sb_card *card, const sb_model *m, const struct 
 /* The model's file bytes in the card's format version (stage bytes_tag): the
  * last stage of every family's training card. */
 sb_status sb_model_record_bytes(struct sb_card *card, const sb_model *m, const char *bytes_tag);
+/* The index of the first non-finite value of x's cells (the lowest, found
+ * in chunks on the worker pool), or -1: the families' input checks. */
+int64_t sb_first_nonfinite(const float *x, int64_t cells);
+/* sb_model_get_indices' copy of one index array named name: n values from
+ * i32 (or, i32 NULL, from i64) into out as int64, *needed := n (cap 0 asks;
+ * a smaller cap is SB_ERR_LIMIT). */
+sb_status sb_model_indices_out(const int32_t *i32, const int64_t *i64, size_t n, const char *name, int64_t *out,
+                               size_t cap, size_t *needed);
 /* m->feature_names := copies of the d names (names NULL: none); who names the
  * family in the out-of-memory message. */
 sb_status sb_model_copy_names(sb_model *m, char *const *names, int64_t d, const char *who);

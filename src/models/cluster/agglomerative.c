@@ -329,14 +329,8 @@ sb_status sb_agglo_int(const sb_model *m, const char *name, int64_t *out) {
 
 sb_status sb_agglo_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed) {
     const sb_agglo *g = m->agglo;
-    size_t n;
-    const int lab = !strcmp(name, "labels");
-    if (lab) n = (size_t)g->n;
-    else if (!strcmp(name, "children")) n = 2 * (size_t)(g->n - 1);
-    else return sb_fail(SB_ERR_NOT_FOUND, "an agglomerative model has no index array '%s' (labels, children)", name);
-    if (needed) *needed = n;
-    if (cap == 0) return SB_OK;
-    if (cap < n || !out) return sb_fail(SB_ERR_LIMIT, "'%s' has %zu values, the buffer holds %zu", name, n, cap);
-    for (size_t i = 0; i < n; i++) out[i] = lab ? (int64_t)g->labels[i] : g->children[i];
-    return SB_OK;
+    if (!strcmp(name, "labels")) return sb_model_indices_out(g->labels, NULL, (size_t)g->n, name, out, cap, needed);
+    if (!strcmp(name, "children"))
+        return sb_model_indices_out(NULL, g->children, 2 * (size_t)(g->n - 1), name, out, cap, needed);
+    return sb_fail(SB_ERR_NOT_FOUND, "an agglomerative model has no index array '%s' (labels, children)", name);
 }

@@ -125,8 +125,8 @@ sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_car
     }
     if (!any_weight) return sb_fail(SB_ERR_INVALID_INPUT, "the sample weights are all zero: at least one must be nonzero");
     /* the neighborhoods: a nearest-neighbors model over the rows, queried by the rows themselves */
-    sb_model *nm = NULL, *m = NULL;
-    int64_t nq = 0, *off = NULL, *idx = NULL;
+    sb_model *m = NULL;
+    int64_t *off = NULL, *idx = NULL;
     float *dist = NULL;
     int64_t *par = NULL;
     int32_t *core = NULL, *labels = NULL, *map = NULL;
@@ -134,17 +134,7 @@ sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_car
     int32_t nclusters = 0;
     int64_t ncore = 0;
     char text[192];
-    if ((st = sb_model_alloc(&nm)) != SB_OK) return st;
-    nm->family = SB_FAMILY_KNN;
-    nm->num_features = (int32_t)d;
-    nm->num_class = 1;
-    if (!(nm->knn = sb_knn_alloc(SB_KNN_NEIGHBORS, n, (int32_t)d))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "DBSCAN: out of memory");
-    if (st == SB_OK) {
-        nm->knn->n_neighbors = 1, nm->knn->metric = p.metric, nm->knn->radius = p.eps;
-        memcpy(nm->knn->x, t->x, sizeof(float) * (size_t)(n * d));
-        st = sb_knn_prepare(nm->knn, (int32_t)d);
-    }
-    if (st == SB_OK) st = sb_knn_query(nm, t, 0, (double)p.eps, 0, &nq, &off, &idx, &dist);
+    st = sb_knn_self_query(t, p.metric, 0, (double)p.eps, 0, &off, &idx, &dist);
     if (st == SB_OK) {
         par = sb_malloc(sizeof(int64_t) * (size_t)n);
         core = sb_malloc(sizeof(int32_t) * (size_t)n);
@@ -225,7 +215,6 @@ sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_car
     }
     if (st == SB_OK) st = sb_model_copy_names(m, t->names, d, "DBSCAN");
     if (st == SB_OK && card) st = sb_model_record_bytes(card, m, "dbscan.model_bytes");
-    sb_model_free(nm);
     sb_free(off), sb_free(idx), sb_free(dist);
     sb_free(par), sb_free(core), sb_free(labels), sb_free(map), sb_free(wsum);
     if (st != SB_OK) {
@@ -249,15 +238,10 @@ sb_status sb_dbscan_int(const sb_model *m, const char *name, int64_t *out) {
 /* The model's index arrays: "labels" (n) and "core_sample_indices" (ncore). */
 sb_status sb_dbscan_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed) {
     const sb_dbscan *b = m->dbscan;
-    size_t n;
-    if (!strcmp(name, "labels")) n = (size_t)b->n;
-    else if (!strcmp(name, "core_sample_indices")) n = (size_t)b->ncore;
-    else return sb_fail(SB_ERR_NOT_FOUND, "a DBSCAN model has no index array '%s' (labels, core_sample_indices)", name);
-    if (needed) *needed = n;
-    if (cap == 0) return SB_OK;
-    if (cap < n || !out) return sb_fail(SB_ERR_LIMIT, "'%s' has %zu values, the buffer holds %zu", name, n, cap);
-    for (size_t i = 0; i < n; i++) out[i] = !strcmp(name, "labels") ? (int64_t)b->labels[i] : b->core[i];
-    return SB_OK;
+    if (!strcmp(name, "labels")) return sb_model_indices_out(b->labels, NULL, (size_t)b->n, name, out, cap, needed);
+    if (!strcmp(name, "core_sample_indices"))
+        return sb_model_indices_out(NULL, b->core, (size_t)b->ncore, name, out, cap, needed);
+    return sb_fail(SB_ERR_NOT_FOUND, "a DBSCAN model has no index array '%s' (labels, core_sample_indices)", name);
 }
 
 sb_status sb_model_get_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed) {

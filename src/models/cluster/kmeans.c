@@ -363,14 +363,14 @@ static void km_dev_close(km_dev *v) {
     sb_linalg_device_unlock();
 }
 
+static int64_t g_local_for_tests;
+void sb_kmeans_local_budget_for_tests(int64_t bytes) { g_local_for_tests = bytes; }
+
 /* The chunk of centers (*ch) and the slab of features (*fs) kk_assign
  * stages at once on d for k centers of dp padded features: every feature
  * of as many centers as fit (a multiple of SB_KK_CB, at most k rounded up to
  * one), or, when SB_KK_CB full rows do not fit, SB_KK_CB centers in slabs of
  * the most features that do. The bits do not depend on either. */
-static int64_t g_local_for_tests;
-void sb_kmeans_local_budget_for_tests(int64_t bytes) { g_local_for_tests = bytes; }
-
 static void km_chunk(sb_device *d, int64_t k, int64_t dp, int32_t *ch, int32_t *fs) {
     int64_t budget = d->local_mem - (int64_t)sb_device_kernel_local(d, SB_KL_kk_assign);
     if (g_local_for_tests > 0 && g_local_for_tests < budget) budget = g_local_for_tests;
@@ -383,9 +383,9 @@ static void km_chunk(sb_device *d, int64_t k, int64_t dp, int32_t *ch, int32_t *
 }
 
 /* Opens kind's device (held, under the linalg devices' lock, until
- * km_dev_close), sizes every buffer of the fit and uploads the rows, their
- * weights and their squared norms. A row too wide for eight centers in local
- * memory is refused by name. */
+ * km_dev_close), sizes every buffer of the fit (L: the k-means++ trials a
+ * step, 1 for the other inits) and uploads the rows, their weights and their
+ * squared norms. */
 static sb_status km_dev_open(km_fit *f, sb_device_kind kind, int32_t L, km_dev *v) {
     memset(v, 0, sizeof *v);
     sb_status st = sb_linalg_device_lock(kind, &v->d);
@@ -448,34 +448,29 @@ static sb_status km_assign_dev(km_fit *f) {
  * rows' exact squared norms, cn the centers'. */
 static sb_status km_predict_dev(sb_device_kind kind, const sb_kmeans *km, const sb_table *t, const float *xn,
                                 const float *cn, int all, int32_t *labels, float *out) {
-    sb_device *d = NULL;
-    sb_status st = sb_linalg_device_lock(kind, &d);
+    km_dev v;
+    memset(&v, 0, sizeof v);
+    sb_status st = sb_linalg_device_lock(kind, &v.d);
     if (st != SB_OK) return st;
-    const int64_t n = t->nrows;
-    const int32_t dd = t->ncols, k = km->k, mode = all ? 1 : 0, dp = km_dpad(dd);
-    int32_t ch = 0, fs = 0;
-    km_chunk(d, k, dp, &ch, &fs);
-    sb_dbuf x = {0}, bxn = {0}, c = {0}, bcn = {0}, lab = {0}, dist = {0}, o = {0};
-    st = sb_device_alloc(d, &x, 4 * (size_t)(n * dd), "k-means rows");
-    if (st == SB_OK) st = sb_device_alloc(d, &bxn, 4 * (size_t)n, "k-means row norms");
-    if (st == SB_OK) st = sb_device_alloc(d, &c, 4 * (size_t)((int64_t)k * dd), "k-means centers");
-    if (st == SB_OK) st = sb_device_alloc(d, &bcn, 4 * (size_t)k, "k-means center norms");
-    if (st == SB_OK) st = sb_device_alloc(d, &lab, 4 * (size_t)n, "k-means labels");
-    if (st == SB_OK) st = sb_device_alloc(d, &dist, 4 * (size_t)n, "k-means distances");
-    if (st == SB_OK) st = sb_device_alloc(d, &o, 4 * (size_t)(all ? n * k : 1), "k-means distances");
-    if (st == SB_OK) st = sb_device_write(d, &x, 0, t->x, 4 * (size_t)(n * dd), "k-means rows");
-    if (st == SB_OK) st = sb_device_write(d, &bxn, 0, xn, 4 * (size_t)n, "k-means row norms");
-    if (st == SB_OK) st = sb_device_write(d, &c, 0, km->centers, 4 * (size_t)((int64_t)k * dd), "k-means centers");
-    if (st == SB_OK) st = sb_device_write(d, &bcn, 0, cn, 4 * (size_t)k, "k-means center norms");
-    if (st == SB_OK)
-        st = SB_LAUNCH(d, SB_KL_kk_assign, km_groups(d, n), 1, 4 * (size_t)ch * (size_t)(fs < dp ? fs : dp), SB_ARG(x.h),
-                       SB_ARG(n), SB_ARG(dd), SB_ARG(bxn.h), SB_ARG(c.h), SB_ARG(bcn.h), SB_ARG(k), SB_ARG(ch), SB_ARG(fs),
-                       SB_ARG(lab.h), SB_ARG(dist.h), SB_ARG(mode), SB_ARG(o.h), SB_ARG(dist.h));
-    if (st == SB_OK && !all) st = sb_device_read(d, &lab, 0, labels, 4 * (size_t)n, "k-means labels");
-    if (st == SB_OK && all) st = sb_device_read(d, &o, 0, out, 4 * (size_t)(n * k), "k-means distances");
-    sb_dbuf *bufs[] = {&x, &bxn, &c, &bcn, &lab, &dist, &o};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) sb_device_release(d, bufs[i]);
-    sb_linalg_device_unlock();
+    km_fit f; /* what km_assign_launch reads: the shape and the buffers */
+    memset(&f, 0, sizeof f);
+    f.n = t->nrows, f.d = t->ncols, f.dv = &v;
+    const int64_t n = t->nrows, dd = t->ncols, k = km->k;
+    sb_dbuf o = {0};
+    st = sb_device_alloc(v.d, &v.x, 4 * (size_t)(n * dd), "k-means rows");
+    if (st == SB_OK) st = sb_device_alloc(v.d, &v.xn, 4 * (size_t)n, "k-means row norms");
+    if (st == SB_OK) st = sb_device_alloc(v.d, &v.c, 4 * (size_t)(k * dd), "k-means centers");
+    if (st == SB_OK) st = sb_device_alloc(v.d, &v.cn, 4 * (size_t)k, "k-means center norms");
+    if (st == SB_OK) st = sb_device_alloc(v.d, &v.labels, 4 * (size_t)n, "k-means labels");
+    if (st == SB_OK) st = sb_device_alloc(v.d, &v.dist, 4 * (size_t)n, "k-means distances");
+    if (st == SB_OK) st = sb_device_alloc(v.d, &o, 4 * (size_t)(all ? n * k : 1), "k-means distances");
+    if (st == SB_OK) st = sb_device_write(v.d, &v.x, 0, t->x, 4 * (size_t)(n * dd), "k-means rows");
+    if (st == SB_OK) st = sb_device_write(v.d, &v.xn, 0, xn, 4 * (size_t)n, "k-means row norms");
+    if (st == SB_OK) st = km_assign_launch(&f, km->centers, cn, (int32_t)k, all ? 1 : 0, &o, &v.dist);
+    if (st == SB_OK && !all) st = sb_device_read(v.d, &v.labels, 0, labels, 4 * (size_t)n, "k-means labels");
+    if (st == SB_OK && all) st = sb_device_read(v.d, &o, 0, out, 4 * (size_t)(n * k), "k-means distances");
+    sb_device_release(v.d, &o);
+    km_dev_close(&v); /* releases the rest, unlocks */
     return st;
 }
 
@@ -1071,41 +1066,6 @@ static sb_status km_lloyd(km_fit *f, const km_params *p, double tol_abs, int32_t
 
 /* ---- the fit ---- */
 
-/* The first non-finite cell of each chunk of cells (its index, or -1). */
-typedef struct finite_job {
-    const float *x;
-    int64_t cells, *first;
-} finite_job;
-
-static void finite_task(void *ctx, int64_t task) {
-    const finite_job *j = ctx;
-    int64_t b, e;
-    sb_chunk_range(j->cells, (int64_t)1 << 20, task, &b, &e);
-    j->first[task] = -1;
-    for (int64_t q = b; q < e; q++)
-        if (!isfinite(j->x[q])) {
-            j->first[task] = q;
-            return;
-        }
-}
-
-/* The index of the first non-finite value of x's cells, or -1 (the chunks on the pool). */
-static int64_t km_first_nonfinite(const float *x, int64_t cells) {
-    const int64_t nt = sb_chunk_count(cells, (int64_t)1 << 20);
-    int64_t *first = sb_malloc(sizeof(int64_t) * (size_t)(nt > 0 ? nt : 1));
-    if (!first) { /* out of memory: the serial scan */
-        for (int64_t q = 0; q < cells; q++)
-            if (!isfinite(x[q])) return q;
-        return -1;
-    }
-    finite_job j = {x, cells, first};
-    sb_parallel_for(nt, finite_task, &j);
-    int64_t at = -1;
-    for (int64_t t = 0; t < nt && at < 0; t++) at = first[t];
-    sb_free(first);
-    return at;
-}
-
 /* The data's checks, before any long work: finite values and weights,
  * enough rows, squared norms within float32. */
 static sb_status km_check(const sb_table *t, const km_params *p, const float *init) {
@@ -1115,7 +1075,7 @@ static sb_status km_check(const sb_table *t, const km_params *p, const float *in
     if (t->nrows < p->k)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_samples=%lld should be >= n_clusters=%d", (long long)t->nrows,
                        (int)p->k);
-    const int64_t cells = t->nrows * t->ncols, q = km_first_nonfinite(t->x, cells);
+    const int64_t cells = t->nrows * t->ncols, q = sb_first_nonfinite(t->x, cells);
     if (q >= 0)
         return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
                        (long long)(q / t->ncols), (int)(q % t->ncols), isnan(t->x[q]) ? "missing (NaN)" : "infinite");
@@ -1198,7 +1158,8 @@ sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train, const 
     if (st == SB_OK && card) st = sb_card_record(card, "kmeans.x_sq_norms", SB_DTYPE_F32, f.xn, (uint64_t)n);
     km_dev dv;
     memset(&dv, 0, sizeof dv);
-    if (st == SB_OK && gpu && (st = km_dev_open(&f, dk, 2 + km_floor_ln(p.k), &dv)) == SB_OK) f.dv = &dv;
+    if (st == SB_OK && gpu && (st = km_dev_open(&f, dk, p.init == 0 ? 2 + km_floor_ln(p.k) : 1, &dv)) == SB_OK)
+        f.dv = &dv;
     double tol_abs = 0.0;
     if (st == SB_OK) tol_abs = km_tolerance(&f, p.tol, &st);
     double best_inertia = 0.0;
@@ -1316,7 +1277,7 @@ sb_status sb_km_predict(const sb_model *m, const sb_table *t, int32_t kind, cons
     sb_status st = sb_device_parse(device, &dk);
     if (st != SB_OK) return st;
     const int gpu = dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL;
-    const int64_t bad = km_first_nonfinite(t->x, t->nrows * t->ncols);
+    const int64_t bad = sb_first_nonfinite(t->x, t->nrows * t->ncols);
     if (bad >= 0)
         return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %d is %s: k-means takes finite values",
                        (long long)(bad / t->ncols), (int)(bad % t->ncols), isnan(t->x[bad]) ? "missing (NaN)" : "infinite");
@@ -1376,12 +1337,7 @@ sb_status sb_km_indices(const sb_model *m, const char *name, int64_t *out, size_
         return sb_fail(SB_ERR_NOT_FOUND, "a k-means model has no index array '%s' (labels, of the fit)", name);
     if (!c->labels)
         return sb_fail(SB_ERR_NOT_FOUND, "a k-means model read from a file has no training labels (predict gives them)");
-    const size_t n = (size_t)c->n_train;
-    if (needed) *needed = n;
-    if (cap == 0) return SB_OK;
-    if (cap < n || !out) return sb_fail(SB_ERR_LIMIT, "'labels' has %zu values, the buffer holds %zu", n, cap);
-    for (size_t i = 0; i < n; i++) out[i] = c->labels[i];
-    return SB_OK;
+    return sb_model_indices_out(c->labels, NULL, (size_t)c->n_train, name, out, cap, needed);
 }
 
 sb_status sb_km_int(const sb_model *m, const char *name, int64_t *out) {

@@ -143,23 +143,10 @@ static void rbf_task(void *ctx, int64_t i) {
 /* The nearest_neighbors affinity: (c + c^T) / 2 of the rows' n_neighbors
  * nearest, each row itself included (sb_knn_query of the rows as queries). */
 static sb_status sp_neighbors(const sb_table *t, int32_t kk, float *a) {
-    const int64_t n = t->nrows, d = t->ncols;
-    sb_model *nm = NULL;
-    int64_t nq = 0, *off = NULL, *idx = NULL;
+    const int64_t n = t->nrows;
+    int64_t *off = NULL, *idx = NULL;
     float *dist = NULL;
-    sb_status st = sb_model_alloc(&nm);
-    if (st != SB_OK) return st;
-    nm->family = SB_FAMILY_KNN;
-    nm->num_features = (int32_t)d;
-    nm->num_class = 1;
-    if (!(nm->knn = sb_knn_alloc(SB_KNN_NEIGHBORS, n, (int32_t)d)))
-        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "spectral clustering: out of memory");
-    if (st == SB_OK) {
-        nm->knn->n_neighbors = kk, nm->knn->metric = SB_KNN_EUCLIDEAN;
-        memcpy(nm->knn->x, t->x, sizeof(float) * (size_t)(n * d));
-        st = sb_knn_prepare(nm->knn, (int32_t)d);
-    }
-    if (st == SB_OK) st = sb_knn_query(nm, t, kk, -1.0, 1, &nq, &off, &idx, &dist);
+    const sb_status st = sb_knn_self_query(t, SB_KNN_EUCLIDEAN, kk, -1.0, 1, &off, &idx, &dist);
     if (st == SB_OK) {
         memset(a, 0, sizeof(float) * (size_t)(n * n));
         for (int64_t i = 0; i < n; i++)
@@ -170,7 +157,6 @@ static sb_status sp_neighbors(const sb_table *t, int32_t kk, float *a) {
             }
     }
     sb_free(off), sb_free(idx), sb_free(dist);
-    sb_model_free(nm);
     return st;
 }
 
@@ -190,10 +176,10 @@ static sb_status sp_check(const sb_table *t, const sp_params *p) {
     if (p->affinity == SP_NEIGHBORS && p->n_neighbors > n)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_neighbors=%d is above the %lld rows", (int)p->n_neighbors, (long long)n);
     if (t->weight) return sb_fail(SB_ERR_INVALID_ARGUMENT, "spectral clustering takes no sample weights");
-    for (int64_t q = 0; q < n * d; q++)
-        if (!isfinite(t->x[q]))
-            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %lld is %s: spectral clustering takes finite values",
-                           (long long)(q / d), (long long)(q % d), isnan(t->x[q]) ? "missing (NaN)" : "infinite");
+    const int64_t q = sb_first_nonfinite(t->x, n * d);
+    if (q >= 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %lld is %s: spectral clustering takes finite values",
+                       (long long)(q / d), (long long)(q % d), isnan(t->x[q]) ? "missing (NaN)" : "infinite");
     if (p->affinity == SP_PRECOMPUTED) {
         if (d != n)
             return sb_fail(SB_ERR_INVALID_INPUT, "affinity=precomputed takes a square matrix (given %lld x %lld)",
@@ -345,10 +331,5 @@ sb_status sb_spectral_indices(const sb_model *m, const char *name, int64_t *out,
     const sb_spectral *g = m->spectral;
     if (strcmp(name, "labels"))
         return sb_fail(SB_ERR_NOT_FOUND, "a spectral clustering model has no index array '%s' (labels)", name);
-    const size_t n = (size_t)g->n;
-    if (needed) *needed = n;
-    if (cap == 0) return SB_OK;
-    if (cap < n || !out) return sb_fail(SB_ERR_LIMIT, "'labels' has %zu values, the buffer holds %zu", n, cap);
-    for (size_t i = 0; i < n; i++) out[i] = g->labels[i];
-    return SB_OK;
+    return sb_model_indices_out(g->labels, NULL, (size_t)g->n, name, out, cap, needed);
 }

@@ -845,6 +845,29 @@ static sb_status kn_params_text(const kn_params *p, char **out) {
     return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
 }
 
+sb_status sb_knn_self_query(const sb_table *t, int32_t metric, int32_t kk, double radius, int32_t sort,
+                            int64_t **offsets, int64_t **idx, float **dist) {
+    const int64_t n = t->nrows, d = t->ncols;
+    int64_t nq = 0;
+    sb_model *nm = NULL;
+    sb_status st = sb_model_alloc(&nm);
+    if (st != SB_OK) return st;
+    nm->family = SB_FAMILY_KNN;
+    nm->num_features = (int32_t)d;
+    nm->num_class = 1;
+    if (!(nm->knn = sb_knn_alloc(SB_KNN_NEIGHBORS, n, (int32_t)d)))
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld rows", (long long)n);
+    if (st == SB_OK) {
+        nm->knn->n_neighbors = kk > 0 ? kk : 1, nm->knn->metric = metric;
+        if (radius >= 0.0) nm->knn->radius = (float)radius;
+        memcpy(nm->knn->x, t->x, sizeof(float) * (size_t)(n * d));
+        st = sb_knn_prepare(nm->knn, (int32_t)d);
+    }
+    if (st == SB_OK) st = sb_knn_query(nm, t, kk, radius, sort, &nq, offsets, idx, dist);
+    sb_model_free(nm);
+    return st;
+}
+
 sb_status sb_knn_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
     sb_clear_error();
     if (out) *out = NULL;

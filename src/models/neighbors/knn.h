@@ -38,6 +38,14 @@ sb_status sb_knn_prepare(sb_knn *k, int32_t nfeat);
 sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double radius, int32_t sort, int64_t *nq,
                        int64_t **offsets, int64_t **idx, float **dist);
 
+/* The neighbors of t's rows among t's own rows (each row itself included,
+ * at distance 0), as sb_knn_query gives them: a neighbors model over a copy
+ * of the rows, queried by the rows, then freed. The families that stand on
+ * the rows' own neighborhoods (DBSCAN's radius, spectral clustering's
+ * nearest-neighbors graph) call this. */
+sb_status sb_knn_self_query(const sb_table *t, int32_t metric, int32_t kk, double radius, int32_t sort,
+                            int64_t **offsets, int64_t **idx, float **dist);
+
 /* Predictions of a classifier or regressor model on t's rows:
  * SB_PREDICT_VALUE the class index (as a float) or the regression value,
  * SB_PREDICT_PROBA the classifier's n x classes probabilities; the other kinds
