@@ -339,9 +339,10 @@ FAMILY_AGGLOMERATIVE = 8
 
 class AgglomerativeClustering(_Clusterer):
     """Hierarchical agglomerative clustering (scikit-learn's): ward, complete,
-    average or single linkage on Euclidean distances, each step merging the
-    pair of least (distance, lower id, higher id), a cluster's id its smallest
-    row (docs/cluster.md, "AgglomerativeClustering")."""
+    average or single linkage on Euclidean distances; the nearest-neighbor
+    chain (single linkage: Prim's spanning tree) in exact double arithmetic,
+    so children_ is scikit-learn's node for node, ties included
+    (docs/cluster.md, "AgglomerativeClustering")."""
 
     _family = FAMILY_AGGLOMERATIVE
 
@@ -386,7 +387,8 @@ class AgglomerativeClustering(_Clusterer):
 
     @with_n_jobs
     def fit(self, X, y=None):
-        """Cluster X (n, d), 2 <= n <= 40,000; y is ignored. On error nothing changes."""
+        """Cluster X (n, d), 2 <= n <= 40,000 (single linkage on fewer than 32 features: 1,000,000); y is
+        ignored. On error nothing changes."""
         return self._fit_rows(X, "sb_agglomerative_fit")
 
     def _set_fitted(self, model, names):

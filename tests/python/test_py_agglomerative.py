@@ -1,6 +1,6 @@
 """samebits.AgglomerativeClustering against scikit-learn's: the same clusters
 on data without distance ties under every linkage, merge distances within
-float32 rounding, the tie rule, the distance threshold, the same bits at every
+float32 rounding, the same tree as scikit-learn's on data full of ties, the distance threshold, the same bits at every
 thread count, save/load, pickle, and refusals by name."""
 import pickle
 
@@ -33,13 +33,35 @@ def test_agglomerative_beside_sklearn(linkage):
 
 
 def test_agglomerative_tie_rule_and_numbering():
-    # 0, 1, 2, 3 on a line: every adjacent pair at distance 1; the least (distance, lower id, higher id)
-    # merges {0, 1} first, then {2, 3}; clusters are numbered by their smallest row
-    X = np.array([[3.0], [0.0], [2.0], [1.0]], np.float32)  # rows 1 (0.0) and 3 (1.0) are ids 1 and 3
+    # 0, 1, 2, 3 on a line: every adjacent pair at distance 1. Single linkage grows the spanning tree from row 0
+    # (value 3): row 2 (value 2) first, then row 3 (1), then row 1 (0); all three merges at distance 1 keep that
+    # order, so n_clusters=3 undoes the last two; clusters are numbered by their smallest row
+    X = np.array([[3.0], [0.0], [2.0], [1.0]], np.float32)
     a = samebits.AgglomerativeClustering(n_clusters=3, linkage="single").fit(X)
-    # the pairs at distance 1: (0, 2) [3 and 2], (1, 3) [0 and 1], (2, 3) [2 and 1]: (0, 2) merges first
     assert a.labels_.tolist() == [0, 1, 0, 2]
-    assert a.children_[0].tolist() == [0, 2]
+    assert a.children_.tolist() == [[0, 2], [4, 3], [5, 1]]
+
+
+@pytest.mark.parametrize("linkage", ["ward", "complete", "average", "single"])
+def test_agglomerative_ties_as_scikit_learn(linkage):
+    """Rows on a small integer grid tie most distances: the tree (children_) is scikit-learn's node for node,
+    its merge distances are scikit-learn's float64 ones rounded to float32, and the clusters are the same, at
+    every size of cut. A changed tie rule (the nearest-neighbor chain's or the merges' stable order) fails it."""
+    cluster = pytest.importorskip("sklearn.cluster")
+    from sklearn.metrics import adjusted_rand_score
+    rng = np.random.default_rng(7)
+    for trial in range(8):
+        # trials 6 and 7: 40 features (the matrix's vector kernel; single linkage from the matrix)
+        n, d = int(rng.integers(30, 200)), int(rng.integers(1, 9)) if trial < 6 else 40
+        X = rng.integers(0, 4, size=(n, d)).astype(np.float32)
+        if trial % 3 == 2:
+            X = X * np.float32(0.1) + np.float32(1000.0)
+        k = int(rng.integers(1, 12))
+        ours = samebits.AgglomerativeClustering(n_clusters=k, linkage=linkage, compute_distances=True).fit(X)
+        theirs = cluster.AgglomerativeClustering(n_clusters=k, linkage=linkage, compute_distances=True).fit(X)
+        assert np.array_equal(ours.children_, theirs.children_), (trial, n, d)
+        assert np.array_equal(ours.distances_, theirs.distances_.astype(np.float32)), (trial, n, d)
+        assert adjusted_rand_score(theirs.labels_, ours.labels_) == 1.0, (trial, n, d, k)
 
 
 def test_agglomerative_same_bits_everywhere_and_through_files(tmp_path):
