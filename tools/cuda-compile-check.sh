@@ -69,6 +69,7 @@ flags_of() {
     topk-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_TOPK_TIES" ;;
     nan-side) echo "$ARM_FLAGS -DSB_SABOTAGE_NAN_SIDE" ;;
     kmeans-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_KMEANS_TIES" ;;
+    knn-bound) echo "$ARM_FLAGS -DSB_SABOTAGE_KNN_BOUND" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

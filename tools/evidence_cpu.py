@@ -27,8 +27,9 @@ boosting on the OpenCL tree device (`samebits verify --family gbdt device=opencl
 arm-gbdt-NAME.txt), every forest fixture (verify-forest.txt) and its float-atomic
 arm, every linalg fixture (verify-linalg.txt) and its float-atomic and gemm-fma
 arms, every k-means fixture (verify-kmeans.txt) and its kmeans-ties arm, the
-spectral fixture (verify-spectral.txt), into
-evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg+linear+kmeans+spectral-<commit7>/:
+spectral fixture (verify-spectral.txt), the nearest-neighbors and DBSCAN fixtures
+(verify-knn.txt, verify-dbscan.txt) and their knn-bound arm, into
+evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg+linear+kmeans+spectral+knn+dbscan-<commit7>/:
 opencl-check.txt, the cards, sources.sha256, summary.json. The gbdt arms
 contract and mad-enable are expected to be inert on PoCL (docs/opencl.md); they
 are recorded, not required to separate.
@@ -88,7 +89,7 @@ CPU_SOURCES = ["src", "include", "cli", "Makefile", "mk", "fixtures/cards", "too
 OPENCL_SOURCES = CPU_SOURCES + ["tools/opencl-check.sh"]
 # The machine and families fields of each leg's folder name (evidence/README.md).
 FOLDER_KEY = {"x86_64": ("x86_64", "all"), "aarch64": ("aarch64", "all"), "s390x": ("s390x", "all"),
-              "opencl": ("pocl", ["profile", "gbdt", "forest", "linalg", "linear", "kmeans", "spectral"])}
+              "opencl": ("pocl", ["profile", "gbdt", "forest", "linalg", "linear", "kmeans", "spectral", "knn", "dbscan"])}
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")
 
 
@@ -325,6 +326,11 @@ def record_opencl(out_root, commit, now):
     kmeans_ok = verify_family("kmeans")
     # spectral clustering: the core's eigensolver and k-means on the device, the affinity on the host.
     spectral_ok = verify_family("spectral")
+    # nearest neighbors and DBSCAN: the screen on the device (neighbors_entry.h), the exact distances on the host;
+    # the knn-bound arm trusts the device's screen as exact and must part them.
+    knn_ok = verify_family("knn")
+    dbscan_ok = verify_family("dbscan")
+    knn_arms = [arm_run("knn", "knn-bound"), arm_run("dbscan", "knn-bound")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side"), arm_run("kmeans", "kmeans-ties")]
@@ -346,7 +352,7 @@ def record_opencl(out_root, commit, now):
             arms.append(entry)
     arms.append(forest_arm)
     required.append(forest_arm["arm"])
-    for entry in linalg_arms + linear_arms + contract_arms + tie_arms:
+    for entry in linalg_arms + linear_arms + contract_arms + tie_arms + knn_arms:
         arms.append(entry)
         required.append(entry["arm"])
     for entry in mad_arms:
@@ -354,9 +360,9 @@ def record_opencl(out_root, commit, now):
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,

@@ -62,8 +62,8 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "linalg": "the linear-algebra core (matrix product, reductions and selection, factorizations and eigenvalues)",
                 "linear": "linear models and PCA (least squares, ridge, lasso, elastic net, logistic regression, PCA)",
                 "kmeans": "k-means (every CPU leg, PoCL, CUDA and NVIDIA OpenCL)",
-                "knn": "nearest neighbors (the CPU only in this library: refused by name on a GPU)",
-                "dbscan": "DBSCAN (the CPU only in this library: refused by name on a GPU)",
+                "knn": "nearest neighbors (on a GPU the screen runs on the device, the exact distances on the host)",
+                "dbscan": "DBSCAN (on a GPU its neighborhoods' screen runs on the device)",
                 "agglomerative": "agglomerative clustering (the CPU only in this library: refused by name on a GPU)",
                 "spectral": "spectral clustering (its eigenvectors and k-means on the device named)"}
 

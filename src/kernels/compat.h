@@ -19,7 +19,8 @@
  * SB_DYN_LOCAL (local memory sized at launch), sb_global_id, sb_local_id,
  * sb_group_id, sb_global_size, sb_barrier, sb_barrier_global, the integer
  * atomics sb_atom_add64, sb_atom_cas64, sb_atomic_add32, sb_atomic_cas32, sb_atomic_inc32,
- * sb_atomic_max32, sb_atomic_min32, and sb_umax, sb_load_u8x4.
+ * sb_atomic_max32, sb_atomic_min32, and sb_umax, sb_load_u8x4; sb_fmaf (a fused
+ * multiply-add) only in a screen whose bits reach no result (neighbors_entry.h).
  * Kernel bodies use only these, float literals with an f suffix, and the
  * operations the profile allows (docs/numeric-profile.md). No double, no libm.
  */

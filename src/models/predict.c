@@ -130,9 +130,6 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
                        "(sb_model_get_indices \"labels\")");
     if (m->family == SB_FAMILY_KNN) {
         if (!m->knn) return sb_fail(SB_ERR_INVALID_ARGUMENT, "a nearest-neighbors model without its rows");
-        if (on_gpu)
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "the nearest-neighbors family runs on the cpu only in this library (asked: device=%s)",
-                           device);
         if (d->t.ncols != m->num_features)
             return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                            (int)m->num_features, (int)d->t.ncols);

@@ -54,6 +54,9 @@ SB_FN sb_i64 sb_global_size(int d) {
 #define sb_atomic_max32(p, v) atomicMax((p), (v))
 #define sb_atomic_min32(p, v) atomicMin((p), (v))
 #define sb_umax(a, b) max((a), (b))
+/* A fused multiply-add, only for a screen whose bits reach no result
+ * (neighbors_entry.h); every other kernel spells its operations out. */
+#define sb_fmaf(a, b, c) __fmaf_rn((a), (b), (c))
 /* The vendor's own exp, for the separating arm SB_ARM_VENDOR_EXP only. */
 #define sb_vendor_expf(x) expf(x)
 /* Four bytes from a 4-aligned address into o[0..3]. */

@@ -57,6 +57,9 @@ typedef long sb_i64;
 #define sb_atomic_max32(p, v) atomic_max((p), (v))
 #define sb_atomic_min32(p, v) atomic_min((p), (v))
 #define sb_umax(a, b) max((a), (b))
+/* A fused multiply-add, only for a screen whose bits reach no result
+ * (neighbors_entry.h); every other kernel spells its operations out. */
+#define sb_fmaf(a, b, c) fma((a), (b), (c))
 /* The vendor's own exp, for the separating arm SB_ARM_VENDOR_EXP only. */
 #define sb_vendor_expf(x) exp(x)
 /* Four bytes from a 4-aligned address into o[0..3]. */

@@ -559,3 +559,4 @@ SB_KERNEL void kl_direct_finish(SB_GLOBAL const sb_u64 *parts, sb_i64 m, sb_i64 
 #include "linalg_solve_entry.h"
 #include "linear_entry.h"
 #include "cluster_entry.h"
+#include "neighbors_entry.h"

@@ -17,6 +17,8 @@
  *  - a non-core row within eps of a core row (a border row) joins the cluster
  *    of its lowest-index core neighbor; every other row is noise (-1);
  *  - clusters are numbered 0, 1, ... by the smallest row index they hold.
+ * On a GPU (device=cuda|opencl|gpu) the neighborhoods' screen runs on the
+ * device and their exact distances on the host: the same neighborhoods.
  */
 #include "dbscan.h"
 #include "kmeans.h"
@@ -32,6 +34,7 @@ typedef struct db_params {
     float eps;
     double min_samples;
     int32_t metric, numeric_mode;
+    sb_device_kind device;
 } db_params;
 
 static int is(const char *key, const char *a, const char *b) { return !strcmp(key, a) || (b && !strcmp(key, b)); }
@@ -75,9 +78,7 @@ static sb_status db_params_parse(const sb_params *params, db_params *p) {
         } else if (is(key, "leaf_size", NULL)) {
             if ((st = sb_param_int(key, v, 1, INT32_MAX, &i)) != SB_OK) break; /* tunes the trees only: no effect */
         } else if (is(key, "device", "device_type")) {
-            sb_device_kind dk;
-            if ((st = sb_device_parse(v, &dk)) == SB_OK && dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "DBSCAN runs on the cpu only in this library (asked: device=%s)", v);
+            st = sb_device_parse(v, &p->device); /* a GPU screens the neighborhoods (knn.c): the same ones */
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for DBSCAN (docs/cluster.md)", key);
         }
@@ -134,7 +135,7 @@ sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_car
     int32_t nclusters = 0;
     int64_t ncore = 0;
     char text[192];
-    st = sb_knn_self_query(t, p.metric, 0, (double)p.eps, 0, &off, &idx, &dist);
+    st = sb_knn_self_query(t, p.metric, 0, (double)p.eps, 0, p.device, &off, &idx, &dist);
     if (st == SB_OK) {
         par = sb_malloc(sizeof(int64_t) * (size_t)n);
         core = sb_malloc(sizeof(int32_t) * (size_t)n);

@@ -142,11 +142,11 @@ static void rbf_task(void *ctx, int64_t i) {
 
 /* The nearest_neighbors affinity: (c + c^T) / 2 of the rows' n_neighbors
  * nearest, each row itself included (sb_knn_query of the rows as queries). */
-static sb_status sp_neighbors(const sb_table *t, int32_t kk, float *a) {
+static sb_status sp_neighbors(const sb_table *t, int32_t kk, sb_device_kind kind, float *a) {
     const int64_t n = t->nrows;
     int64_t *off = NULL, *idx = NULL;
     float *dist = NULL;
-    const sb_status st = sb_knn_self_query(t, SB_KNN_EUCLIDEAN, kk, -1.0, 1, &off, &idx, &dist);
+    const sb_status st = sb_knn_self_query(t, SB_KNN_EUCLIDEAN, kk, -1.0, 1, kind, &off, &idx, &dist);
     if (st == SB_OK) {
         memset(a, 0, sizeof(float) * (size_t)(n * n));
         for (int64_t i = 0; i < n; i++)
@@ -248,7 +248,9 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
         rbf_job j = {t->x, n, (int32_t)d, (double)p.gamma, a};
         sb_parallel_for(n, rbf_task, &j);
     } else if (p.affinity == SP_NEIGHBORS) {
-        if ((st = sp_neighbors(t, p.n_neighbors, a)) != SB_OK) goto done;
+        sb_device_kind dk = SB_DEVICE_CPU;
+        if ((st = sb_device_parse(p.device, &dk)) != SB_OK || (st = sp_neighbors(t, p.n_neighbors, dk, a)) != SB_OK)
+            goto done;
     } else {
         memcpy(a, t->x, sizeof(float) * (size_t)(n * n));
     }

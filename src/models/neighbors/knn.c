@@ -26,6 +26,8 @@
  */
 #include "knn.h"
 #include "../../device/device.h"
+#include "../../linalg/linalg.h"
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,9 +111,7 @@ static sb_status kn_params_parse(const sb_params *params, kn_params *p) {
             if ((st = sb_param_int(key, v, 1, INT32_MAX, &i)) != SB_OK) break; /* tunes the trees only: no effect */
         } else if (is(key, "device", "device_type")) {
             sb_device_kind dk;
-            if ((st = sb_device_parse(v, &dk)) == SB_OK && dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                             "the nearest-neighbors family runs on the cpu only in this library (asked: device=%s)", v);
+            st = sb_device_parse(v, &dk); /* the fit only keeps the rows; queries name their own device */
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for nearest neighbors (docs/neighbors.md)", key);
         }
@@ -388,6 +388,11 @@ static int pair_cmp(const void *a, const void *b) {
 #endif
 }
 
+static int pair_i64_cmp(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int pair_idx_cmp(const void *a, const void *b) {
     const kn_pair *x = a, *y = b;
     return x->j < y->j ? -1 : x->j > y->j ? 1 : 0;
@@ -404,6 +409,7 @@ typedef struct kn_job {
     float r_screen;          /* radius mode: the screen's cut before widening */
     float C, A, slack;
     kn_micro_fn micro;
+    const int64_t *qmap;     /* NULL, or query i of q is query qmap[i] of the call (the GPU's overflow) */
     /* out */
     int64_t *cnt;            /* nq: neighbors found */
     kn_pair **res;           /* nq: each query's neighbors (radius mode) */
@@ -419,6 +425,7 @@ static inline float kn_report(const sb_knn *k, double D) { return k->metric == S
  * the order. */
 static void kn_finish(kn_job *jb, int64_t i, const float *xq, double qnorm, kn_state *s, float cut) {
     const sb_knn *k = jb->k;
+    if (jb->qmap) i = jb->qmap[i];
     const int32_t d = jb->d;
     kn_pair *p = sb_malloc(sizeof(kn_pair) * (size_t)(s->cn > 0 ? s->cn : 1));
     if (!p) {
@@ -553,6 +560,219 @@ static void query_task(void *ctx, int64_t t) {
     sb_free(qn);
     sb_free(qnorm);
     sb_free(tile);
+}
+
+/* ---- the screen on a GPU ----
+ * device=cuda|opencl|gpu: the same answer, because the device only screens.
+ * kn_dots forms the float32 products of a block of queries against a chunk of
+ * training rows (any order, fused: the bound covers it), kn_select keeps each
+ * query's kq least keys s + eps of the chunk and appends every row whose
+ * lower bound s - eps is within that chunk's cut (the chunk's kq-th key is at
+ * least the whole table's, so the rows kept hold every row the host's cut
+ * keeps), kn_compact packs them. The host then takes U, the kq-th least key
+ * of all chunks, and runs kn_finish on the candidates: the exact D of each
+ * within the cut, ordered by (D, index), as the host screen's candidates are.
+ * A query whose candidates overflow the device's room (cap) is screened again
+ * on the host. Neither the kernels nor the schedule reach a bit. */
+#define KN_GPU_QB 4096     /* queries of a device block (a multiple of every tile's queries) */
+#define KN_GPU_RC 65536    /* training rows of a device chunk */
+#define KN_GPU_KMAX 32     /* kq above it: the host screens (neighbors_entry.h's SB_KN_KMAX) */
+
+typedef struct kng_job {
+    kn_job *jb;
+    int64_t b;                 /* the block's first query */
+    const int64_t *off;        /* nb + 1: each query's candidates in cj/clo */
+    const int64_t *cj;
+    const float *clo;
+    const float *keys;         /* nb x nch x kq */
+    const int32_t *cnt;
+    const double *qnorm;       /* cosine */
+    int32_t nch, kq, cap;
+    int64_t *over;             /* queries (global) to screen on the host, *nover of them */
+    int64_t nover;
+    pthread_mutex_t *mu;
+} kng_job;
+
+static int f32_cmp(const void *a, const void *b) {
+    const float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Query b + i of the block from the device's candidates (kn_finish). */
+static void kng_task(void *ctx, int64_t i) {
+    kng_job *g = ctx;
+    kn_job *jb = g->jb;
+    const sb_knn *k = jb->k;
+    const int64_t qg = g->b + i;
+    const float *xq = jb->q + qg * jb->d;
+    kn_state s;
+    memset(&s, 0, sizeof s);
+    if (k->metric == SB_KNN_COSINE && g->qnorm[i] == 0.0) { /* every distance is 1: the first rows (query_task's) */
+        const int64_t want = jb->radius_mode ? (jb->r_exact >= 1.0 ? k->n : 0) : g->kq;
+        s.c = sb_malloc(sizeof(kn_cand) * (size_t)(want > 0 ? want : 1));
+        if (!s.c) {
+            jb->failed = 1;
+            return;
+        }
+        for (int64_t j = 0; j < want; j++) s.c[s.cn].j = j, s.c[s.cn].lo = 0.0f, s.cn++;
+        kn_finish(jb, qg, xq, 0.0, &s, 0.0f);
+        sb_free(s.c);
+        return;
+    }
+    if (g->cnt[i] > g->cap) { /* overflowed: the host screens it */
+        pthread_mutex_lock(g->mu);
+        g->over[g->nover++] = qg;
+        pthread_mutex_unlock(g->mu);
+        return;
+    }
+    float cut;
+    if (jb->radius_mode) {
+        cut = kn_cut(jb->r_screen, jb->slack);
+    } else {
+        const int64_t nk = (int64_t)g->nch * g->kq;
+        float *u = sb_malloc(sizeof(float) * (size_t)nk);
+        if (!u) {
+            jb->failed = 1;
+            return;
+        }
+        memcpy(u, g->keys + i * nk, sizeof(float) * (size_t)nk);
+        qsort(u, (size_t)nk, sizeof(float), f32_cmp);
+        cut = kn_cut(u[g->kq - 1], jb->slack);
+        sb_free(u);
+    }
+    const int64_t c0 = g->off[i], cn = g->off[i + 1] - c0;
+    s.c = sb_malloc(sizeof(kn_cand) * (size_t)(cn > 0 ? cn : 1));
+    if (!s.c) {
+        jb->failed = 1;
+        return;
+    }
+    for (int64_t c = 0; c < cn; c++) s.c[c].j = g->cj[c0 + c], s.c[c].lo = g->clo[c0 + c];
+    s.cn = cn;
+    kn_finish(jb, qg, xq, k->metric == SB_KNN_COSINE ? g->qnorm[i] : 0.0, &s, cut);
+    sb_free(s.c);
+}
+
+typedef struct kn_gbufs {
+    sb_dbuf x, xn, q, qn, p, keys, cnt, cj, clo, off, dj, dlo;
+} kn_gbufs;
+
+static void kn_gbufs_release(sb_device *d, kn_gbufs *b) {
+    sb_dbuf *all[] = {&b->x, &b->xn, &b->q, &b->qn, &b->p, &b->keys, &b->cnt, &b->cj, &b->clo, &b->off, &b->dj, &b->dlo};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
+}
+
+/* Every query of jb through the device of kind; the queries that overflow
+ * the device's room through the host screen. */
+static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
+    const sb_knn *k = jb->k;
+    const int32_t d = jb->d, kq = jb->radius_mode ? 0 : jb->kk + jb->exclude_self;
+    const int64_t n = k->n, nq = jb->nq;
+    sb_device *dev = NULL;
+    sb_status st = sb_linalg_device_lock(kind, &dev);
+    if (st != SB_OK) return st;
+    const int64_t qb = nq < KN_GPU_QB ? nq : KN_GPU_QB, rc = n < KN_GPU_RC ? n : KN_GPU_RC;
+    const int32_t nch = (int32_t)((n + rc - 1) / rc);
+    const int32_t wg = dev->wg, tq = (wg / 16) * 8, tr = 128;
+    int32_t m = 1;
+    while (m < wg * (kq > 0 ? kq : 1)) m *= 2;
+    const int32_t cap = (int32_t)(jb->radius_mode ? (n < 8192 ? n : 8192) : (n < (int64_t)nch * (2 * kq + 8) + 64
+                                                                             ? n : (int64_t)nch * (2 * kq + 8) + 64));
+    kn_gbufs gb;
+    memset(&gb, 0, sizeof gb);
+    float *xs = sb_malloc(sizeof(float) * (size_t)n * (size_t)d), *xsn = sb_malloc(sizeof(float) * (size_t)n);
+    float *qs = sb_malloc(sizeof(float) * (size_t)qb * (size_t)d), *qn = sb_malloc(sizeof(float) * (size_t)qb);
+    double *qnorm = sb_malloc(sizeof(double) * (size_t)qb);
+    float *keys = sb_malloc(sizeof(float) * (size_t)(qb * nch * (kq > 0 ? kq : 1)));
+    int32_t *cnt = sb_malloc(sizeof(int32_t) * (size_t)qb);
+    int64_t *off = sb_malloc(sizeof(int64_t) * (size_t)(qb + 1)), *over = sb_malloc(sizeof(int64_t) * (size_t)(nq + 1));
+    int64_t *cj = NULL;
+    float *clo = NULL;
+    int64_t nover = 0;
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    if (!xs || !xsn || !qs || !qn || !qnorm || !keys || !cnt || !off || !over) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the device screen");
+        goto done;
+    }
+    { /* the training rows' screening rows, row-major (prep_task's values, panels of one row) */
+        prep_job pj = {(sb_knn *)k, d, k->x, n, xs, xsn, k->mu, NULL, k->metric, 1};
+        sb_parallel_for(n, prep_task, &pj);
+    }
+    if ((st = sb_device_alloc(dev, &gb.x, 4 * (size_t)n * (size_t)d, "neighbors rows")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.xn, 4 * (size_t)n, "neighbors norms")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.q, 4 * (size_t)qb * (size_t)d, "neighbors queries")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.qn, 4 * (size_t)qb, "neighbors query norms")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.p, 4 * (size_t)qb * (size_t)rc, "neighbors products")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.keys, 4 * (size_t)(qb * nch * (kq > 0 ? kq : 1)), "neighbors keys")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.cnt, 4 * (size_t)qb, "neighbors counts")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.cj, 8 * (size_t)qb * (size_t)cap, "neighbors candidates")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.clo, 4 * (size_t)qb * (size_t)cap, "neighbors bounds")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.off, 8 * (size_t)(qb + 1), "neighbors offsets")) != SB_OK)
+        goto done;
+    if ((st = sb_device_write(dev, &gb.x, 0, xs, 4 * (size_t)n * (size_t)d, "neighbors rows")) != SB_OK ||
+        (st = sb_device_write(dev, &gb.xn, 0, xsn, 4 * (size_t)n, "neighbors norms")) != SB_OK)
+        goto done;
+    for (int64_t b = 0; b < nq && st == SB_OK; b += qb) {
+        const int64_t nb = nq - b < qb ? nq - b : qb;
+        prep_job pj = {(sb_knn *)k, d, jb->q + b * d, nb, qs, qn, k->mu, qnorm, k->metric, 1};
+        sb_parallel_for(nb, prep_task, &pj);
+        memset(cnt, 0, sizeof(int32_t) * (size_t)nb);
+        if ((st = sb_device_write(dev, &gb.q, 0, qs, 4 * (size_t)nb * (size_t)d, "neighbors queries")) != SB_OK ||
+            (st = sb_device_write(dev, &gb.qn, 0, qn, 4 * (size_t)nb, "neighbors query norms")) != SB_OK ||
+            (st = sb_device_write(dev, &gb.cnt, 0, cnt, 4 * (size_t)nb, "neighbors counts")) != SB_OK)
+            break;
+        for (int32_t ch = 0; ch < nch && st == SB_OK; ch++) {
+            const int64_t r0 = (int64_t)ch * rc, nr = n - r0 < rc ? n - r0 : rc;
+            st = SB_LAUNCH(dev, SB_KL_kn_dots, (nr + tr - 1) / tr, (nb + tq - 1) / tq, 0, SB_ARG(gb.q.h), SB_ARG(nb),
+                           SB_ARG(gb.x.h), SB_ARG(r0), SB_ARG(nr), SB_ARG(d), SB_ARG(gb.p.h), SB_ARG(rc));
+            if (st == SB_OK)
+                st = SB_LAUNCH(dev, SB_KL_kn_select, nb, 1, 4 * (size_t)m, SB_ARG(gb.p.h), SB_ARG(rc), SB_ARG(nr),
+                               SB_ARG(r0), SB_ARG(gb.qn.h), SB_ARG(gb.xn.h), SB_ARG(jb->C), SB_ARG(jb->A),
+                               SB_ARG(jb->slack), SB_ARG(kq), SB_ARG(jb->radius_mode), SB_ARG(jb->r_screen),
+                               SB_ARG(gb.keys.h), SB_ARG(nch), SB_ARG(ch), SB_ARG(m), SB_ARG(gb.cnt.h), SB_ARG(gb.cj.h),
+                               SB_ARG(gb.clo.h), SB_ARG(cap));
+        }
+        if (st != SB_OK || (st = sb_device_read(dev, &gb.cnt, 0, cnt, 4 * (size_t)nb, "neighbors counts")) != SB_OK) break;
+        off[0] = 0;
+        for (int64_t i = 0; i < nb; i++) off[i + 1] = off[i] + (cnt[i] < cap ? cnt[i] : cap);
+        const int64_t tot = off[nb];
+        sb_free(cj), sb_free(clo);
+        cj = sb_malloc(sizeof(int64_t) * (size_t)(tot > 0 ? tot : 1)), clo = sb_malloc(sizeof(float) * (size_t)(tot > 0 ? tot : 1));
+        if (!cj || !clo) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld candidates", (long long)tot);
+            break;
+        }
+        if ((st = sb_device_ensure(dev, &gb.dj, 8 * (size_t)(tot > 0 ? tot : 1), "neighbors candidates")) != SB_OK ||
+            (st = sb_device_ensure(dev, &gb.dlo, 4 * (size_t)(tot > 0 ? tot : 1), "neighbors bounds")) != SB_OK ||
+            (st = sb_device_write(dev, &gb.off, 0, off, 8 * (size_t)(nb + 1), "neighbors offsets")) != SB_OK ||
+            (st = SB_LAUNCH(dev, SB_KL_kn_compact, nb, 1, 0, SB_ARG(gb.cnt.h), SB_ARG(gb.off.h), SB_ARG(cap),
+                            SB_ARG(gb.cj.h), SB_ARG(gb.clo.h), SB_ARG(gb.dj.h), SB_ARG(gb.dlo.h))) != SB_OK ||
+            (tot > 0 && (st = sb_device_read(dev, &gb.dj, 0, cj, 8 * (size_t)tot, "neighbors candidates")) != SB_OK) ||
+            (tot > 0 && (st = sb_device_read(dev, &gb.dlo, 0, clo, 4 * (size_t)tot, "neighbors bounds")) != SB_OK) ||
+            (kq > 0 && (st = sb_device_read(dev, &gb.keys, 0, keys, 4 * (size_t)(nb * nch * kq), "neighbors keys")) != SB_OK))
+            break;
+        kng_job g = {jb, b, off, cj, clo, keys, cnt, qnorm, nch, kq, cap, over, nover, &mu};
+        sb_parallel_for(nb, kng_task, &g);
+        nover = g.nover;
+    }
+done:
+    kn_gbufs_release(dev, &gb);
+    sb_linalg_device_unlock();
+    if (st == SB_OK && nover > 0) { /* the overflowed queries, screened on the host */
+        qsort(over, (size_t)nover, sizeof(int64_t), pair_i64_cmp);
+        float *oq = sb_malloc(sizeof(float) * (size_t)nover * (size_t)d);
+        if (!oq) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
+        else {
+            for (int64_t i = 0; i < nover; i++) memcpy(oq + i * d, jb->q + over[i] * d, sizeof(float) * (size_t)d);
+            kn_job sub = *jb;
+            sub.q = oq, sub.nq = nover, sub.qmap = over;
+            sb_parallel_for(sb_chunk_count(nover, KN_QB), query_task, &sub);
+            if (sub.failed) jb->failed = 1;
+            sb_free(oq);
+        }
+    }
+    sb_free(xs), sb_free(xsn), sb_free(qs), sb_free(qn), sb_free(qnorm), sb_free(keys), sb_free(cnt), sb_free(off);
+    sb_free(over), sb_free(cj), sb_free(clo);
+    return st;
 }
 
 /* ---- radius queries in few dimensions: a k-d tree ----
@@ -746,8 +966,8 @@ static sb_status kn_check_queries(const sb_model *m, const sb_table *q) {
     return SB_OK;
 }
 
-sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double radius, int32_t sort, int64_t *nq_out,
-                       int64_t **offsets, int64_t **idx, float **dist) {
+sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double radius, int32_t sort,
+                       sb_device_kind kind, int64_t *nq_out, int64_t **offsets, int64_t **idx, float **dist) {
     *offsets = NULL, *idx = NULL, *dist = NULL, *nq_out = 0;
     const sb_knn *k = m->knn;
     if (!k || !k->xs) return sb_fail(SB_ERR_INVALID_ARGUMENT, "not a nearest-neighbors model");
@@ -790,11 +1010,15 @@ sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double 
     if (!jb.cnt || !off || (jb.radius_mode ? !jb.res : (!jb.kidx || !jb.kdist))) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld queries", (long long)nq);
     } else {
-        const int use_tree = jb.radius_mode && k->metric == SB_KNN_EUCLIDEAN &&
+        const int gpu = (kind == SB_DEVICE_CUDA || kind == SB_DEVICE_OPENCL) &&
+                        (jb.radius_mode || jb.kk + jb.exclude_self <= KN_GPU_KMAX);
+        const int use_tree = !gpu && jb.radius_mode && k->metric == SB_KNN_EUCLIDEAN &&
                              (g_tree_for_tests >= 0 ? g_tree_for_tests
                                                     : jb.d <= KN_TREE_MAX_D && k->n >= KN_TREE_MIN_N);
         kn_tree tree;
-        if (use_tree && (st = kt_make(k, jb.d, &tree)) == SB_OK) {
+        if (gpu) {
+            st = kn_query_gpu(&jb, kind);
+        } else if (use_tree && (st = kt_make(k, jb.d, &tree)) == SB_OK) {
             kt_job kj = {&jb, &tree};
             sb_parallel_for(sb_chunk_count(nq, KN_QB), kt_task, &kj);
             kt_free(&tree);
@@ -846,7 +1070,7 @@ static sb_status kn_params_text(const kn_params *p, char **out) {
 }
 
 sb_status sb_knn_self_query(const sb_table *t, int32_t metric, int32_t kk, double radius, int32_t sort,
-                            int64_t **offsets, int64_t **idx, float **dist) {
+                            sb_device_kind kind, int64_t **offsets, int64_t **idx, float **dist) {
     const int64_t n = t->nrows, d = t->ncols;
     int64_t nq = 0;
     sb_model *nm = NULL;
@@ -863,7 +1087,7 @@ sb_status sb_knn_self_query(const sb_table *t, int32_t metric, int32_t kk, doubl
         memcpy(nm->knn->x, t->x, sizeof(float) * (size_t)(n * d));
         st = sb_knn_prepare(nm->knn, (int32_t)d);
     }
-    if (st == SB_OK) st = sb_knn_query(nm, t, kk, radius, sort, &nq, offsets, idx, dist);
+    if (st == SB_OK) st = sb_knn_query(nm, t, kk, radius, sort, kind, &nq, offsets, idx, dist);
     sb_model_free(nm);
     return st;
 }
@@ -944,7 +1168,6 @@ sb_status sb_knn_fit(const sb_params *params, const sb_dataset *train, sb_card *
 
 sb_status sb_knn_predict(const sb_model *m, const sb_table *t, int32_t kind, const char *device, float *out, size_t cap,
                          size_t *needed) {
-    (void)device;
     const sb_knn *k = m->knn;
     if (k->task == SB_KNN_NEIGHBORS)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "an unsupervised nearest-neighbors model does not predict: kneighbors "
@@ -960,11 +1183,13 @@ sb_status sb_knn_predict(const sb_model *m, const sb_table *t, int32_t kind, con
     if (cap == 0 && !out) return SB_OK;
     if (cap < want || !out)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
-    sb_status st = kn_check_queries(m, t);
+    sb_device_kind dk = SB_DEVICE_CPU;
+    sb_status st = sb_device_parse(device, &dk);
+    if (st == SB_OK) st = kn_check_queries(m, t);
     if (st != SB_OK) return st;
     int64_t nq, *off, *idx;
     float *dist;
-    if ((st = sb_knn_query(m, t, k->n_neighbors, -1.0, 1, &nq, &off, &idx, &dist)) != SB_OK) return st;
+    if ((st = sb_knn_query(m, t, k->n_neighbors, -1.0, 1, dk, &nq, &off, &idx, &dist)) != SB_OK) return st;
     double *acc = sb_malloc(sizeof(double) * (size_t)(k->nclass > 0 ? k->nclass : 1));
     if (!acc) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory");
     const int32_t kk = k->n_neighbors;
@@ -1036,13 +1261,10 @@ static sb_status kn_api_query(const sb_model *m, const sb_dataset *queries, int3
     sb_device_kind dk = SB_DEVICE_CPU;
     sb_status st = sb_device_parse(device, &dk);
     if (st != SB_OK) return st;
-    if (dk == SB_DEVICE_CUDA || dk == SB_DEVICE_OPENCL)
-        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "the nearest-neighbors family runs on the cpu only in this library (asked: device=%s)",
-                       device);
     if (k < 0) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: n_neighbors=%d must be positive", who, (int)k);
     sb_neighbors *nb = sb_calloc(1, sizeof *nb);
     if (!nb) return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
-    st = sb_knn_query(m, queries ? &queries->t : NULL, k, radius, sort, &nb->nrows, &nb->offsets, &nb->idx, &nb->dist);
+    st = sb_knn_query(m, queries ? &queries->t : NULL, k, radius, sort, dk, &nb->nrows, &nb->offsets, &nb->idx, &nb->dist);
     if (st != SB_OK) {
         sb_free(nb);
         return st;

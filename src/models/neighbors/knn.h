@@ -6,6 +6,7 @@
 #ifndef SB_MODELS_NEIGHBORS_KNN_H
 #define SB_MODELS_NEIGHBORS_KNN_H
 #include "../model.h"
+#include "../../device/device.h"
 #include "../../io/dataset.h"
 
 /* sum_f (x_f - y_f)^2 in double in four lanes (lane f mod 4, feature
@@ -34,9 +35,11 @@ sb_status sb_knn_prepare(sb_knn *k, int32_t nfeat);
  * *dist are allocated here (sb_free) and hold row i's neighbors at
  * [offsets[i], offsets[i+1]). The results are a function of the exact
  * distances alone (docs/neighbors.md): the same on every machine, at every
- * thread count and for every batching of the queries. */
-sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double radius, int32_t sort, int64_t *nq,
-                       int64_t **offsets, int64_t **idx, float **dist);
+ * thread count and for every batching of the queries. kind names where the
+ * screen runs (a GPU: the screen's products and candidates on it, the exact
+ * distances on the host; the same answer). */
+sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double radius, int32_t sort,
+                       sb_device_kind kind, int64_t *nq, int64_t **offsets, int64_t **idx, float **dist);
 
 /* The neighbors of t's rows among t's own rows (each row itself included,
  * at distance 0), as sb_knn_query gives them: a neighbors model over a copy
@@ -44,7 +47,7 @@ sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double 
  * the rows' own neighborhoods (DBSCAN's radius, spectral clustering's
  * nearest-neighbors graph) call this. */
 sb_status sb_knn_self_query(const sb_table *t, int32_t metric, int32_t kk, double radius, int32_t sort,
-                            int64_t **offsets, int64_t **idx, float **dist);
+                            sb_device_kind kind, int64_t **offsets, int64_t **idx, float **dist);
 
 /* Predictions of a classifier or regressor model on t's rows:
  * SB_PREDICT_VALUE the class index (as a float) or the regression value,
