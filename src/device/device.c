@@ -206,6 +206,14 @@ const char *sb_device_igemm_path(const sb_device *d) {
     return d->be->igemm_s8((sb_device *)d, 0, 0, 0, NULL, 0, 1, NULL, 0, 1, NULL, 0, 1) == SB_OK ? "vendor" : "portable";
 }
 
+sb_status sb_device_sgemm_screen(sb_device *d, int64_t m, int64_t n, int64_t K, const sb_dbuf *a, size_t aoff,
+                                 int64_t lda, const sb_dbuf *b, size_t boff, int64_t ldb, sb_dbuf *c, size_t coff,
+                                 int64_t ldc) {
+    const char *v = sb_device_env(d, "SGEMM");
+    if (!d->be->sgemm_screen || (v && strcmp(v, "portable") == 0)) return SB_ERR_NOT_FOUND;
+    return d->be->sgemm_screen(d, m, n, K, a->h, aoff, lda, b->h, boff, ldb, c->h, coff, ldc);
+}
+
 void sb_device_describe(sb_device_kind kind, char *buf, size_t cap) {
     const sb_device_backend *be = backend_of(kind);
     if (!be) {

@@ -116,6 +116,17 @@ sb_status sb_device_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, cons
 /* The name of the path sb_device_igemm_s8 takes on d ("portable" when none). */
 const char *sb_device_igemm_path(const sb_device *d);
 
+/* A vendor library's float32 product for a screen whose bits reach no result
+ * (the nearest-neighbors screen: its bound holds for any order of the sums,
+ * fused or not, but not for reduced-precision inputs, so the library is held
+ * to float32 arithmetic): c[coff/4 + i*ldc + j] = sum_{q<K} a[aoff/4 + i*lda + q]
+ * * b[boff/4 + j*ldb + q], for i < m, j < n. SB_ERR_NOT_FOUND (no message)
+ * when there is none or SAMEBITS_<BACKEND>_SGEMM is "portable": the caller
+ * launches its portable kernel instead. */
+sb_status sb_device_sgemm_screen(sb_device *d, int64_t m, int64_t n, int64_t K, const sb_dbuf *a, size_t aoff,
+                                 int64_t lda, const sb_dbuf *b, size_t boff, int64_t ldb, sb_dbuf *c, size_t coff,
+                                 int64_t ldc);
+
 /* One line for `samebits doctor`: the backend's build and devices. */
 void sb_device_describe(sb_device_kind kind, char *buf, size_t cap);
 
@@ -141,6 +152,10 @@ struct sb_device_backend {
      * contract of sb_device_igemm_s8 */
     sb_status (*igemm_s8)(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
                           size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc);
+    /* Optional (NULL: none): a vendor library's float32 product for a screen,
+     * the contract of sb_device_sgemm_screen */
+    sb_status (*sgemm_screen)(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda,
+                              void *b, size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc);
 };
 /* NULL when this build has no such backend. */
 const sb_device_backend *sb_backend_cuda(void);

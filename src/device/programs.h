@@ -44,7 +44,7 @@
 #define SB_LINALG_CLUSTER_KERNELS(X)                                                                          \
     X(kk_assign) X(kk_changed) X(kk_sums) X(kk_merge) X(kk_mass) X(kk_inertia_rows) X(kk_columns)
 /* neighbors_entry.h: the nearest-neighbors screen (src/models/neighbors) */
-#define SB_LINALG_NEIGHBORS_KERNELS(X) X(kn_dots) X(kn_select) X(kn_compact)
+#define SB_LINALG_NEIGHBORS_KERNELS(X) X(kn_dots) X(kn_select) X(kn_compact) X(kn_unpanel)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
     SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X)

@@ -37,11 +37,14 @@ struct cuda_impl {
     int32_t nk;
     size_t *static_local; /* per kernel: its own shared memory */
     cublasHandle_t blas;  /* made at the first integer product */
+    cublasHandle_t sblas; /* made at the first float32 screen product, in pedantic math mode */
     /* SAMEBITS_CUDA_TIMING=1: each launch timed by events (synchronously), by kernel */
     double *ms;
     int64_t *calls;
     double blas_ms;
     int64_t blas_calls;
+    double sblas_ms;
+    int64_t sblas_calls;
 };
 
 /* Event-timed f() when timing; the elapsed milliseconds into *acc. */
@@ -74,6 +77,7 @@ struct blas_lib {
     cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
                            const void *, cudaDataType, int, const void *, cudaDataType, int, const void *, void *,
                            cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+    decltype(&cublasSetMathMode) math_mode;
 };
 blas_lib g_blas;
 
@@ -94,6 +98,7 @@ int blas_open(void) {
     g_blas.create = (decltype(g_blas.create))dlsym(h, "cublasCreate_v2");
     g_blas.destroy = (decltype(g_blas.destroy))dlsym(h, "cublasDestroy_v2");
     g_blas.gemm = (decltype(g_blas.gemm))dlsym(h, "cublasGemmEx");
+    g_blas.math_mode = (decltype(g_blas.math_mode))dlsym(h, "cublasSetMathMode");
     g_blas.ok = g_blas.create && g_blas.destroy && g_blas.gemm;
     if (!g_blas.ok) snprintf(g_blas.why, sizeof g_blas.why, "cuBLAS lacks cublasCreate_v2, cublasDestroy_v2 or cublasGemmEx");
     return g_blas.ok;
@@ -119,6 +124,9 @@ static void timing_report(const sb_device *d, const cuda_impl *c) {
     if (c->blas_calls)
         fprintf(stderr, "cuda timing: %-22s %8lld calls    %10.3f ms\n", "cublasGemmEx (int8)",
                 (long long)c->blas_calls, c->blas_ms);
+    if (c->sblas_calls)
+        fprintf(stderr, "cuda timing: %-22s %8lld calls    %10.3f ms\n", "cublasGemmEx (float32)",
+                (long long)c->sblas_calls, c->sblas_ms);
 }
 
 /* Devices a process keeps open to its end (the linear-algebra program's)
@@ -155,6 +163,7 @@ void cu_close(sb_device *d) {
     sb_free(c->ms);
     sb_free(c->calls);
     if (c->blas) g_blas.destroy(c->blas);
+    if (c->sblas) g_blas.destroy(c->sblas);
     sb_free(c->static_local);
     sb_free(c);
     d->impl = NULL;
@@ -391,6 +400,46 @@ sb_status cu_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, si
     return SB_OK;
 }
 
+/* The float32 product of a screen (device.h's sb_device_sgemm_screen), row-major
+ * C = A * B^T as the integer product's "TN" form. The handle is put in
+ * pedantic math mode first, so cuBLAS keeps float32 inputs and arithmetic
+ * (no TF32 or other reduced-precision tensor-core path, whatever the
+ * environment asks): the screen's bound covers any order of float32 sums,
+ * not rounded inputs. Without cublasSetMathMode the portable kernel stands in. */
+sb_status cu_sgemm_screen(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
+                          size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc) {
+    cuda_impl *ci = (cuda_impl *)d->impl;
+    if (!blas_open() || !g_blas.math_mode) return SB_ERR_NOT_FOUND;
+    if (!ci->sblas) { /* its own handle: the integer product's keeps its default math mode */
+        cublasStatus_t s = g_blas.create(&ci->sblas);
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            ci->sblas = NULL;
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "cuda: cublasCreate failed (%d)", (int)s);
+        }
+        if (g_blas.math_mode(ci->sblas, CUBLAS_PEDANTIC_MATH) != CUBLAS_STATUS_SUCCESS) {
+            g_blas.destroy(ci->sblas);
+            ci->sblas = NULL;
+            return SB_ERR_NOT_FOUND;
+        }
+    }
+    if (m == 0 || n == 0) return SB_OK;
+    if (m > INT32_MAX || n > INT32_MAX || K > INT32_MAX)
+        return sb_fail(SB_ERR_LIMIT, "cuda: float32 product of %lld x %lld x %lld", (long long)m, (long long)n,
+                       (long long)K);
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+    timed(d, &ci->sblas_ms, &ci->sblas_calls, [&] {
+        s = g_blas.gemm(ci->sblas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one, (const char *)b + boff,
+                        CUDA_R_32F, (int)ldb, (const char *)a + aoff, CUDA_R_32F, (int)lda, &zero, (char *)c + coff,
+                        CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+        return cudaSuccess;
+    });
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return sb_fail(SB_ERR_INTERNAL, "cuda: cublasGemmEx (float32, %lld x %lld x %lld) failed (%d)", (long long)m,
+                       (long long)n, (long long)K, (int)s);
+    return SB_OK;
+}
+
 /* The GPU's name, compute capability, driver and runtime, or why there is none. */
 void cu_describe(char *buf, size_t cap) {
     int count = 0, drv = 0, rt = 0;
@@ -413,7 +462,7 @@ void cu_describe(char *buf, size_t cap) {
 
 const sb_device_backend k_cuda = {
     "cuda",  cu_present, cu_open,   cu_close,  cu_alloc,        cu_release,  cu_write,
-    cu_read, cu_copy,    cu_launch, cu_finish, cu_kernel_local, cu_describe, cu_igemm_s8,
+    cu_read, cu_copy,    cu_launch, cu_finish, cu_kernel_local, cu_describe, cu_igemm_s8, cu_sgemm_screen,
 };
 
 } // namespace

@@ -271,7 +271,7 @@ static void ocl_describe(char *buf, size_t cap) {
 
 static const sb_device_backend k_opencl = {
     "opencl",  ocl_present, ocl_open,   ocl_close,  ocl_alloc,        ocl_release, ocl_write,
-    ocl_read,  ocl_copy,    ocl_launch, ocl_finish, ocl_kernel_local, ocl_describe, NULL,
+    ocl_read,  ocl_copy,    ocl_launch, ocl_finish, ocl_kernel_local, ocl_describe, NULL, NULL,
 };
 
 const sb_device_backend *sb_backend_opencl(void) { return &k_opencl; }

@@ -158,3 +158,13 @@ SB_KERNEL void kn_compact(SB_GLOBAL const sb_i32 *cnt, SB_GLOBAL const sb_i64 *o
         dlo[off[qi] + t] = clo[qi * cap + t];
     }
 }
+
+/* The screening rows from the host's panels (knn.c: panel p holds rows p*w ..
+ * p*w + w - 1, feature f of row r at xp[(p * d + f) * w + r]) into row-major
+ * x (n x d): a copy, no arithmetic. */
+SB_KERNEL void kn_unpanel(SB_GLOBAL const float *xp, sb_i64 n, sb_i32 d, sb_i32 w, SB_GLOBAL float *x) {
+    const sb_i64 e = sb_global_id(0);
+    if (e >= n * d) return;
+    const sb_i64 j = e / d, f = e - j * d;
+    x[e] = xp[((j / w) * d + f) * w + (j - (j / w) * w)];
+}

@@ -291,6 +291,28 @@ static sb_status kn_pack(const sb_knn *k, int32_t d, const float *src, int64_t n
     return SB_OK;
 }
 
+#define KN_MU_COLS 16
+
+typedef struct mu_job {
+    const float *x;
+    int64_t n;
+    int32_t d;
+    float *mu;
+} mu_job;
+
+/* Columns [c * KN_MU_COLS, ...): each column's sum over the rows in row order,
+ * in double, then its mean rounded once. */
+static void mu_task(void *ctx, int64_t c) {
+    const mu_job *j = ctx;
+    const int32_t f0 = (int32_t)(c * KN_MU_COLS), nf = j->d - f0 < KN_MU_COLS ? j->d - f0 : KN_MU_COLS;
+    double s[KN_MU_COLS] = {0};
+    for (int64_t i = 0; i < j->n; i++) {
+        const float *r = j->x + i * j->d + f0;
+        for (int32_t f = 0; f < nf; f++) s[f] += (double)r[f];
+    }
+    for (int32_t f = 0; f < nf; f++) j->mu[f0 + f] = (float)(s[f] / (double)j->n);
+}
+
 sb_status sb_knn_prepare(sb_knn *k, int32_t d) {
     sb_free(k->xs), sb_free(k->xsn), sb_free(k->mu), sb_free(k->xnorm);
     k->xs = NULL, k->xsn = NULL, k->mu = NULL, k->xnorm = NULL;
@@ -303,12 +325,10 @@ sb_status sb_knn_prepare(sb_knn *k, int32_t d) {
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld x %d screening rows",
                        (long long)k->n, (int)d);
     for (int64_t i = k->n; i < np * KN_PANEL; i++) k->xsn[i] = 0.0f;
-    if (k->mu) { /* the column means, in double over the rows in order */
-        for (int32_t f = 0; f < d; f++) {
-            double s = 0.0;
-            for (int64_t i = 0; i < k->n; i++) s += (double)k->x[i * d + f];
-            k->mu[f] = (float)(s / (double)k->n);
-        }
+    if (k->mu) { /* the column means, in double over the rows in order (each column's own sum; columns in
+                  * blocks of KN_MU_COLS a task, read row after row) */
+        mu_job mj = {k->x, k->n, d, k->mu};
+        sb_parallel_for((d + KN_MU_COLS - 1) / KN_MU_COLS, mu_task, &mj);
     }
     return kn_pack(k, d, k->x, k->n, KN_PANEL, k->xs, k->xsn, k->xnorm);
 }
@@ -574,8 +594,10 @@ static void query_task(void *ctx, int64_t t) {
  * within the cut, ordered by (D, index), as the host screen's candidates are.
  * A query whose candidates overflow the device's room (cap) is screened again
  * on the host. Neither the kernels nor the schedule reach a bit. */
-#define KN_GPU_QB 4096     /* queries of a device block (a multiple of every tile's queries) */
-#define KN_GPU_RC 65536    /* training rows of a device chunk */
+#define KN_GPU_QB 4096     /* queries of a device block at most */
+#define KN_GPU_BUDGET ((int64_t)4 << 30) /* bytes of products a block may hold (at most half the largest buffer) */
+#define KN_GPU_CAP_K 2048  /* candidates a query may send (k nearest); more: the host screens it */
+#define KN_GPU_CAP_RADIUS 8192 /* the same for a radius query */
 #define KN_GPU_KMAX 32     /* kq above it: the host screens (neighbors_entry.h's SB_KN_KMAX) */
 
 typedef struct kng_job {
@@ -653,11 +675,11 @@ static void kng_task(void *ctx, int64_t i) {
 }
 
 typedef struct kn_gbufs {
-    sb_dbuf x, xn, q, qn, p, keys, cnt, cj, clo, off, dj, dlo;
+    sb_dbuf x, xp, xn, q, qn, p, keys, cnt, cj, clo, off, dj, dlo;
 } kn_gbufs;
 
 static void kn_gbufs_release(sb_device *d, kn_gbufs *b) {
-    sb_dbuf *all[] = {&b->x, &b->xn, &b->q, &b->qn, &b->p, &b->keys, &b->cnt, &b->cj, &b->clo, &b->off, &b->dj, &b->dlo};
+    sb_dbuf *all[] = {&b->x, &b->xp, &b->xn, &b->q, &b->qn, &b->p, &b->keys, &b->cnt, &b->cj, &b->clo, &b->off, &b->dj, &b->dlo};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
 }
 
@@ -670,16 +692,22 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
     sb_device *dev = NULL;
     sb_status st = sb_linalg_device_lock(kind, &dev);
     if (st != SB_OK) return st;
-    const int64_t qb = nq < KN_GPU_QB ? nq : KN_GPU_QB, rc = n < KN_GPU_RC ? n : KN_GPU_RC;
-    const int32_t nch = (int32_t)((n + rc - 1) / rc);
+    /* the products of a block of qb queries against rc rows at a time, within a budget of device memory:
+     * all the rows when they fit (one selection a query), else chunks of them */
     const int32_t wg = dev->wg, tq = (wg / 16) * 8, tr = 128;
+    const int64_t budget = dev->max_alloc / 2 < KN_GPU_BUDGET ? dev->max_alloc / 2 : KN_GPU_BUDGET;
+    int64_t qb = nq < KN_GPU_QB ? nq : KN_GPU_QB, rc = n;
+    while (qb > tq && qb * rc * 4 > budget) qb /= 2;
+    if (qb * rc * 4 > budget) rc = budget / (4 * qb) / tr * tr > tr ? budget / (4 * qb) / tr * tr : tr;
+    if (rc > n) rc = n;
+    const int32_t nch = (int32_t)((n + rc - 1) / rc);
     int32_t m = 1;
     while (m < wg * (kq > 0 ? kq : 1)) m *= 2;
-    const int32_t cap = (int32_t)(jb->radius_mode ? (n < 8192 ? n : 8192) : (n < (int64_t)nch * (2 * kq + 8) + 64
-                                                                             ? n : (int64_t)nch * (2 * kq + 8) + 64));
+    const int64_t cap_want = jb->radius_mode ? KN_GPU_CAP_RADIUS : KN_GPU_CAP_K;
+    const int32_t cap = (int32_t)(n < cap_want ? n : cap_want);
+    const int64_t npan = (n + KN_PANEL - 1) / KN_PANEL;
     kn_gbufs gb;
     memset(&gb, 0, sizeof gb);
-    float *xs = sb_malloc(sizeof(float) * (size_t)n * (size_t)d), *xsn = sb_malloc(sizeof(float) * (size_t)n);
     float *qs = sb_malloc(sizeof(float) * (size_t)qb * (size_t)d), *qn = sb_malloc(sizeof(float) * (size_t)qb);
     double *qnorm = sb_malloc(sizeof(double) * (size_t)qb);
     float *keys = sb_malloc(sizeof(float) * (size_t)(qb * nch * (kq > 0 ? kq : 1)));
@@ -689,16 +717,13 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
     float *clo = NULL;
     int64_t nover = 0;
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    if (!xs || !xsn || !qs || !qn || !qnorm || !keys || !cnt || !off || !over) {
+    if (!qs || !qn || !qnorm || !keys || !cnt || !off || !over) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the device screen");
         goto done;
     }
-    { /* the training rows' screening rows, row-major (prep_task's values, panels of one row) */
-        prep_job pj = {(sb_knn *)k, d, k->x, n, xs, xsn, k->mu, NULL, k->metric, 1};
-        sb_parallel_for(n, prep_task, &pj);
-    }
     if ((st = sb_device_alloc(dev, &gb.x, 4 * (size_t)n * (size_t)d, "neighbors rows")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.xn, 4 * (size_t)n, "neighbors norms")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.xp, 4 * (size_t)npan * KN_PANEL * (size_t)d, "neighbors panels")) != SB_OK ||
+        (st = sb_device_alloc(dev, &gb.xn, 4 * (size_t)npan * KN_PANEL, "neighbors norms")) != SB_OK ||
         (st = sb_device_alloc(dev, &gb.q, 4 * (size_t)qb * (size_t)d, "neighbors queries")) != SB_OK ||
         (st = sb_device_alloc(dev, &gb.qn, 4 * (size_t)qb, "neighbors query norms")) != SB_OK ||
         (st = sb_device_alloc(dev, &gb.p, 4 * (size_t)qb * (size_t)rc, "neighbors products")) != SB_OK ||
@@ -708,9 +733,16 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
         (st = sb_device_alloc(dev, &gb.clo, 4 * (size_t)qb * (size_t)cap, "neighbors bounds")) != SB_OK ||
         (st = sb_device_alloc(dev, &gb.off, 8 * (size_t)(qb + 1), "neighbors offsets")) != SB_OK)
         goto done;
-    if ((st = sb_device_write(dev, &gb.x, 0, xs, 4 * (size_t)n * (size_t)d, "neighbors rows")) != SB_OK ||
-        (st = sb_device_write(dev, &gb.xn, 0, xsn, 4 * (size_t)n, "neighbors norms")) != SB_OK)
-        goto done;
+    { /* the model's own screening panels and norms (sb_knn_prepare's), unpacked to rows on the device */
+        const int32_t w = KN_PANEL;
+        const int64_t cells = n * d;
+        if ((st = sb_device_write(dev, &gb.xp, 0, k->xs, 4 * (size_t)npan * KN_PANEL * (size_t)d, "neighbors panels")) != SB_OK ||
+            (st = sb_device_write(dev, &gb.xn, 0, k->xsn, 4 * (size_t)npan * KN_PANEL, "neighbors norms")) != SB_OK ||
+            (st = SB_LAUNCH(dev, SB_KL_kn_unpanel, (cells + wg - 1) / wg, 1, 0, SB_ARG(gb.xp.h), SB_ARG(n), SB_ARG(d),
+                            SB_ARG(w), SB_ARG(gb.x.h))) != SB_OK)
+            goto done;
+        sb_device_release(dev, &gb.xp);
+    }
     for (int64_t b = 0; b < nq && st == SB_OK; b += qb) {
         const int64_t nb = nq - b < qb ? nq - b : qb;
         prep_job pj = {(sb_knn *)k, d, jb->q + b * d, nb, qs, qn, k->mu, qnorm, k->metric, 1};
@@ -722,8 +754,11 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
             break;
         for (int32_t ch = 0; ch < nch && st == SB_OK; ch++) {
             const int64_t r0 = (int64_t)ch * rc, nr = n - r0 < rc ? n - r0 : rc;
-            st = SB_LAUNCH(dev, SB_KL_kn_dots, (nr + tr - 1) / tr, (nb + tq - 1) / tq, 0, SB_ARG(gb.q.h), SB_ARG(nb),
-                           SB_ARG(gb.x.h), SB_ARG(r0), SB_ARG(nr), SB_ARG(d), SB_ARG(gb.p.h), SB_ARG(rc));
+            /* the products: a vendor's float32 product where the backend has one, else the portable kernel */
+            st = sb_device_sgemm_screen(dev, nb, nr, d, &gb.q, 0, d, &gb.x, 4 * (size_t)r0 * (size_t)d, d, &gb.p, 0, rc);
+            if (st == SB_ERR_NOT_FOUND)
+                st = SB_LAUNCH(dev, SB_KL_kn_dots, (nr + tr - 1) / tr, (nb + tq - 1) / tq, 0, SB_ARG(gb.q.h), SB_ARG(nb),
+                               SB_ARG(gb.x.h), SB_ARG(r0), SB_ARG(nr), SB_ARG(d), SB_ARG(gb.p.h), SB_ARG(rc));
             if (st == SB_OK)
                 st = SB_LAUNCH(dev, SB_KL_kn_select, nb, 1, 4 * (size_t)m, SB_ARG(gb.p.h), SB_ARG(rc), SB_ARG(nr),
                                SB_ARG(r0), SB_ARG(gb.qn.h), SB_ARG(gb.xn.h), SB_ARG(jb->C), SB_ARG(jb->A),
@@ -770,7 +805,7 @@ done:
             sb_free(oq);
         }
     }
-    sb_free(xs), sb_free(xsn), sb_free(qs), sb_free(qn), sb_free(qnorm), sb_free(keys), sb_free(cnt), sb_free(off);
+    sb_free(qs), sb_free(qn), sb_free(qnorm), sb_free(keys), sb_free(cnt), sb_free(off);
     sb_free(over), sb_free(cj), sb_free(clo);
     return st;
 }
