@@ -121,7 +121,8 @@ const char *sb_device_igemm_path(const sb_device *d);
  * fused or not, but not for reduced-precision inputs, so the library is held
  * to float32 arithmetic): c[coff/4 + i*ldc + j] = sum_{q<K} a[aoff/4 + i*lda + q]
  * * b[boff/4 + j*ldb + q], for i < m, j < n. SB_ERR_NOT_FOUND (no message)
- * when there is none or SAMEBITS_<BACKEND>_SGEMM is "portable": the caller
+ * when there is none or SAMEBITS_<BACKEND>_SGEMM is "portable" (CUDA also takes
+ * "pedantic": cuBLAS's pedantic float32 mode): the caller
  * launches its portable kernel instead. */
 sb_status sb_device_sgemm_screen(sb_device *d, int64_t m, int64_t n, int64_t K, const sb_dbuf *a, size_t aoff,
                                  int64_t lda, const sb_dbuf *b, size_t boff, int64_t ldb, sb_dbuf *c, size_t coff,

@@ -401,22 +401,26 @@ sb_status cu_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, si
 }
 
 /* The float32 product of a screen (device.h's sb_device_sgemm_screen), row-major
- * C = A * B^T as the integer product's "TN" form. The handle is put in
- * pedantic math mode first, so cuBLAS keeps float32 inputs and arithmetic
- * (no TF32 or other reduced-precision tensor-core path, whatever the
- * environment asks): the screen's bound covers any order of float32 sums,
- * not rounded inputs. Without cublasSetMathMode the portable kernel stands in. */
+ * C = A * B^T as the integer product's "TN" form, on a handle of its own in
+ * cuBLAS's default math mode with the float32 compute type, which cuBLAS
+ * documents as keeping at least float32's mantissa and exponent (TF32 only
+ * when a handle asks for it; this one never does): the screen's bound covers
+ * any order of float32 sums, not rounded inputs. SAMEBITS_CUDA_SGEMM=pedantic
+ * asks cuBLAS's pedantic mode and compute type instead (the same promise, by
+ * its strictest name). Without cublasSetMathMode the portable kernel stands in. */
 sb_status cu_sgemm_screen(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
                           size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc) {
     cuda_impl *ci = (cuda_impl *)d->impl;
     if (!blas_open() || !g_blas.math_mode) return SB_ERR_NOT_FOUND;
+    const char *mode = sb_device_env(d, "SGEMM");
+    const int pedantic = mode && !strcmp(mode, "pedantic");
     if (!ci->sblas) { /* its own handle: the integer product's keeps its default math mode */
         cublasStatus_t s = g_blas.create(&ci->sblas);
         if (s != CUBLAS_STATUS_SUCCESS) {
             ci->sblas = NULL;
             return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "cuda: cublasCreate failed (%d)", (int)s);
         }
-        if (g_blas.math_mode(ci->sblas, CUBLAS_PEDANTIC_MATH) != CUBLAS_STATUS_SUCCESS) {
+        if (g_blas.math_mode(ci->sblas, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS) {
             g_blas.destroy(ci->sblas);
             ci->sblas = NULL;
             return SB_ERR_NOT_FOUND;
@@ -431,7 +435,8 @@ sb_status cu_sgemm_screen(sb_device *d, int64_t m, int64_t n, int64_t K, void *a
     timed(d, &ci->sblas_ms, &ci->sblas_calls, [&] {
         s = g_blas.gemm(ci->sblas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one, (const char *)b + boff,
                         CUDA_R_32F, (int)ldb, (const char *)a + aoff, CUDA_R_32F, (int)lda, &zero, (char *)c + coff,
-                        CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+                        CUDA_R_32F, (int)ldc, pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT);
         return cudaSuccess;
     });
     if (s != CUBLAS_STATUS_SUCCESS)

@@ -112,14 +112,16 @@ SB_KERNEL void kn_select(SB_GLOBAL const float *p, sb_i64 ldp, sb_i64 nr, sb_i64
     float cut = kn_cut_dev(r_screen, slack);
     if (!radius_mode) {
         float mine[SB_KN_KMAX];
+        float worst = inf; /* mine[kq - 1] once kq are held: a register, so most keys cost one compare */
         int held = 0;
         for (sb_i64 j = lid; j < nr; j += SB_WG) {
             float lo;
             const float key = kn_screen(xq, xr[j], row[j], C, A, &lo);
-            if (held == kq && !(key < mine[kq - 1])) continue;
+            if (!(key < worst) && held == kq) continue;
             int t = held < kq ? held++ : kq - 1;
             while (t > 0 && mine[t - 1] > key) mine[t] = mine[t - 1], t--;
             mine[t] = key;
+            if (held == kq) worst = mine[kq - 1];
         }
         for (int t = 0; t < kq; t++) sl[lid * kq + t] = t < held ? mine[t] : inf;
         for (int e = SB_WG * kq + lid; e < m; e += SB_WG) sl[e] = inf;

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -674,6 +675,14 @@ static void kng_task(void *ctx, int64_t i) {
     sb_free(s.c);
 }
 
+/* SAMEBITS_KNN_TIMING=1: the device path's phases, summed over the blocks, on
+ * standard error at its end (a measurement aid; no value depends on it). */
+static double kn_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 typedef struct kn_gbufs {
     sb_dbuf x, xp, xn, q, qn, p, keys, cnt, cj, clo, off, dj, dlo;
 } kn_gbufs;
@@ -717,6 +726,9 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
     float *clo = NULL;
     int64_t nover = 0;
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    const char *te = getenv("SAMEBITS_KNN_TIMING");
+    const int timing = te && !strcmp(te, "1");
+    double ph[6] = {0}, t0 = kn_now(); /* upload, prep, device, readback, finish, host screen */
     if (!qs || !qn || !qnorm || !keys || !cnt || !off || !over) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the device screen");
         goto done;
@@ -742,11 +754,15 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
                             SB_ARG(w), SB_ARG(gb.x.h))) != SB_OK)
             goto done;
         sb_device_release(dev, &gb.xp);
+        if (timing && (st = sb_device_finish(dev)) != SB_OK) goto done;
+        ph[0] += kn_now() - t0;
     }
     for (int64_t b = 0; b < nq && st == SB_OK; b += qb) {
         const int64_t nb = nq - b < qb ? nq - b : qb;
+        double t1 = kn_now();
         prep_job pj = {(sb_knn *)k, d, jb->q + b * d, nb, qs, qn, k->mu, qnorm, k->metric, 1};
         sb_parallel_for(nb, prep_task, &pj);
+        ph[1] += kn_now() - t1, t1 = kn_now();
         memset(cnt, 0, sizeof(int32_t) * (size_t)nb);
         if ((st = sb_device_write(dev, &gb.q, 0, qs, 4 * (size_t)nb * (size_t)d, "neighbors queries")) != SB_OK ||
             (st = sb_device_write(dev, &gb.qn, 0, qn, 4 * (size_t)nb, "neighbors query norms")) != SB_OK ||
@@ -767,6 +783,7 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
                                SB_ARG(gb.clo.h), SB_ARG(cap));
         }
         if (st != SB_OK || (st = sb_device_read(dev, &gb.cnt, 0, cnt, 4 * (size_t)nb, "neighbors counts")) != SB_OK) break;
+        ph[2] += kn_now() - t1, t1 = kn_now();
         off[0] = 0;
         for (int64_t i = 0; i < nb; i++) off[i + 1] = off[i] + (cnt[i] < cap ? cnt[i] : cap);
         const int64_t tot = off[nb];
@@ -785,13 +802,16 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
             (tot > 0 && (st = sb_device_read(dev, &gb.dlo, 0, clo, 4 * (size_t)tot, "neighbors bounds")) != SB_OK) ||
             (kq > 0 && (st = sb_device_read(dev, &gb.keys, 0, keys, 4 * (size_t)(nb * nch * kq), "neighbors keys")) != SB_OK))
             break;
+        ph[3] += kn_now() - t1, t1 = kn_now();
         kng_job g = {jb, b, off, cj, clo, keys, cnt, qnorm, nch, kq, cap, over, nover, &mu};
         sb_parallel_for(nb, kng_task, &g);
         nover = g.nover;
+        ph[4] += kn_now() - t1;
     }
 done:
     kn_gbufs_release(dev, &gb);
     sb_linalg_device_unlock();
+    const double t5 = kn_now();
     if (st == SB_OK && nover > 0) { /* the overflowed queries, screened on the host */
         qsort(over, (size_t)nover, sizeof(int64_t), pair_i64_cmp);
         float *oq = sb_malloc(sizeof(float) * (size_t)nover * (size_t)d);
@@ -805,6 +825,12 @@ done:
             sb_free(oq);
         }
     }
+    ph[5] = kn_now() - t5;
+    if (timing)
+        fprintf(stderr, "knn device: %lld queries x %lld rows, blocks of %lld, %d chunks, cap %d: upload %.4f s, "
+                "query prep %.4f s, device %.4f s, readback %.4f s, host finish %.4f s, host screen of %lld "
+                "overflowed %.4f s\n", (long long)nq, (long long)n, (long long)qb, (int)nch, (int)cap, ph[0], ph[1],
+                ph[2], ph[3], ph[4], (long long)nover, ph[5]);
     sb_free(qs), sb_free(qn), sb_free(qnorm), sb_free(keys), sb_free(cnt), sb_free(off);
     sb_free(over), sb_free(cj), sb_free(clo);
     return st;
