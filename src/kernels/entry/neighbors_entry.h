@@ -35,9 +35,10 @@
 #define SB_KN_TR (SB_KN_TX * SB_KN_RC) /* rows a tile: 128 */
 #define SB_KN_KMAX 32               /* the most keys a work-item keeps (kq <= it on a GPU) */
 
-/* Tile (group 1: queries q0.., group 0: rows c0..) of the products. */
-SB_KERNEL void kn_dots(SB_GLOBAL const float *q, sb_i64 nq, SB_GLOBAL const float *x, sb_i64 r0, sb_i64 nr, sb_i32 d,
-                       SB_GLOBAL float *p, sb_i64 ldp) {
+/* Tile (group 1: queries q0.., group 0: rows c0..) of the products; the
+ * queries are rows qoff.. of q. */
+SB_KERNEL void kn_dots(SB_GLOBAL const float *q, sb_i64 qoff, sb_i64 nq, SB_GLOBAL const float *x, sb_i64 r0, sb_i64 nr,
+                       sb_i32 d, SB_GLOBAL float *p, sb_i64 ldp) {
     SB_SHARED float qa[SB_KN_KS][SB_KN_TQ + 1];
     SB_SHARED float xa[SB_KN_KS][SB_KN_TR + 1];
     const int lid = sb_local_id(0), ty = lid / SB_KN_TX, tx = lid - ty * SB_KN_TX;
@@ -49,7 +50,7 @@ SB_KERNEL void kn_dots(SB_GLOBAL const float *q, sb_i64 nq, SB_GLOBAL const floa
         sb_barrier();
         for (int e = lid; e < SB_KN_TQ * SB_KN_KS; e += SB_WG) {
             const int r = e / SB_KN_KS, f = e - r * SB_KN_KS;
-            qa[f][r] = q0 + r < nq && f0 + f < d ? q[(q0 + r) * d + f0 + f] : 0.0f;
+            qa[f][r] = q0 + r < nq && f0 + f < d ? q[(qoff + q0 + r) * d + f0 + f] : 0.0f;
         }
         for (int e = lid; e < SB_KN_TR * SB_KN_KS; e += SB_WG) {
             const int r = e / SB_KN_KS, f = e - r * SB_KN_KS;
@@ -94,11 +95,11 @@ SB_FN float kn_screen(float xq, float xr, float dot, float C, float A, float *lo
 SB_FN float kn_cut_dev(float U, float slack) { return U + U * 9.5367431640625e-07f + slack; }
 
 /* Query qi of the block (group 0) against the chunk's nr rows from r0 (its
- * products at p + qi * ldp): radius_mode 0 keeps the chunk's kq least keys
+ * products at p + qi * ldp; its screening norm qn[qoff + qi]): radius_mode 0 keeps the chunk's kq least keys
  * in keys[(qi * nch + ch) * kq ..] (ascending) and cuts at them; 1 cuts at
  * r_screen. The local memory holds sl, the work-items' kept keys (m >= SB_WG
  * * kq floats, m a power of two), sorted by a bitonic network. */
-SB_KERNEL void kn_select(SB_GLOBAL const float *p, sb_i64 ldp, sb_i64 nr, sb_i64 r0, SB_GLOBAL const float *qn,
+SB_KERNEL void kn_select(SB_GLOBAL const float *p, sb_i64 ldp, sb_i64 nr, sb_i64 r0, SB_GLOBAL const float *qn, sb_i64 qoff,
                          SB_GLOBAL const float *xn, float C, float A, float slack, sb_i32 kq, sb_i32 radius_mode,
                          float r_screen, SB_GLOBAL float *keys, sb_i32 nch, sb_i32 ch, sb_i32 m,
                          SB_GLOBAL sb_i32 *cnt, SB_GLOBAL sb_i64 *cj, SB_GLOBAL float *clo,
@@ -108,7 +109,7 @@ SB_KERNEL void kn_select(SB_GLOBAL const float *p, sb_i64 ldp, sb_i64 nr, sb_i64
     const int lid = sb_local_id(0);
     SB_GLOBAL const float *row = p + qi * ldp;
     SB_GLOBAL const float *xr = xn + r0;
-    const float xq = qn[qi], inf = sb_u2f(0x7f800000u);
+    const float xq = qn[qoff + qi], inf = sb_u2f(0x7f800000u);
     float cut = kn_cut_dev(r_screen, slack);
     if (!radius_mode) {
         float mine[SB_KN_KMAX];

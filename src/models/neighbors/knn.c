@@ -692,8 +692,15 @@ static void kn_gbufs_release(sb_device *d, kn_gbufs *b) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
 }
 
+/* The device buffers, kept from call to call (per device kind, used under
+ * sb_linalg_device_lock, as the linear-algebra core keeps its own): a call
+ * only grows them, so repeated queries pay no allocation. */
+static kn_gbufs g_kn_ws[4];
+
 /* Every query of jb through the device of kind; the queries that overflow
- * the device's room through the host screen. */
+ * the device's room through the host screen. Queries that are the model's
+ * own rows (DBSCAN's and spectral clustering's neighborhoods, kneighbors()
+ * without X) are read from the rows already on the device. */
 static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
     const sb_knn *k = jb->k;
     const int32_t d = jb->d, kq = jb->radius_mode ? 0 : jb->kk + jb->exclude_self;
@@ -715,8 +722,8 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
     const int64_t cap_want = jb->radius_mode ? KN_GPU_CAP_RADIUS : KN_GPU_CAP_K;
     const int32_t cap = (int32_t)(n < cap_want ? n : cap_want);
     const int64_t npan = (n + KN_PANEL - 1) / KN_PANEL;
-    kn_gbufs gb;
-    memset(&gb, 0, sizeof gb);
+    kn_gbufs gb = g_kn_ws[kind];
+    const int self = jb->q == k->x || (nq == n && !memcmp(jb->q, k->x, sizeof(float) * (size_t)n * (size_t)d));
     float *qs = sb_malloc(sizeof(float) * (size_t)qb * (size_t)d), *qn = sb_malloc(sizeof(float) * (size_t)qb);
     double *qnorm = sb_malloc(sizeof(double) * (size_t)qb);
     float *keys = sb_malloc(sizeof(float) * (size_t)(qb * nch * (kq > 0 ? kq : 1)));
@@ -733,17 +740,17 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for the device screen");
         goto done;
     }
-    if ((st = sb_device_alloc(dev, &gb.x, 4 * (size_t)n * (size_t)d, "neighbors rows")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.xp, 4 * (size_t)npan * KN_PANEL * (size_t)d, "neighbors panels")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.xn, 4 * (size_t)npan * KN_PANEL, "neighbors norms")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.q, 4 * (size_t)qb * (size_t)d, "neighbors queries")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.qn, 4 * (size_t)qb, "neighbors query norms")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.p, 4 * (size_t)qb * (size_t)rc, "neighbors products")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.keys, 4 * (size_t)(qb * nch * (kq > 0 ? kq : 1)), "neighbors keys")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.cnt, 4 * (size_t)qb, "neighbors counts")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.cj, 8 * (size_t)qb * (size_t)cap, "neighbors candidates")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.clo, 4 * (size_t)qb * (size_t)cap, "neighbors bounds")) != SB_OK ||
-        (st = sb_device_alloc(dev, &gb.off, 8 * (size_t)(qb + 1), "neighbors offsets")) != SB_OK)
+    if ((st = sb_device_ensure(dev, &gb.x, 4 * (size_t)n * (size_t)d, "neighbors rows")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.xp, 4 * (size_t)npan * KN_PANEL * (size_t)d, "neighbors panels")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.xn, 4 * (size_t)npan * KN_PANEL, "neighbors norms")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.q, 4 * (size_t)qb * (size_t)d, "neighbors queries")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.qn, 4 * (size_t)qb, "neighbors query norms")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.p, 4 * (size_t)qb * (size_t)rc, "neighbors products")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.keys, 4 * (size_t)(qb * nch * (kq > 0 ? kq : 1)), "neighbors keys")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.cnt, 4 * (size_t)qb, "neighbors counts")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.cj, 8 * (size_t)qb * (size_t)cap, "neighbors candidates")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.clo, 4 * (size_t)qb * (size_t)cap, "neighbors bounds")) != SB_OK ||
+        (st = sb_device_ensure(dev, &gb.off, 8 * (size_t)(qb + 1), "neighbors offsets")) != SB_OK)
         goto done;
     { /* the model's own screening panels and norms (sb_knn_prepare's), unpacked to rows on the device */
         const int32_t w = KN_PANEL;
@@ -753,31 +760,38 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
             (st = SB_LAUNCH(dev, SB_KL_kn_unpanel, (cells + wg - 1) / wg, 1, 0, SB_ARG(gb.xp.h), SB_ARG(n), SB_ARG(d),
                             SB_ARG(w), SB_ARG(gb.x.h))) != SB_OK)
             goto done;
-        sb_device_release(dev, &gb.xp);
         if (timing && (st = sb_device_finish(dev)) != SB_OK) goto done;
         ph[0] += kn_now() - t0;
     }
     for (int64_t b = 0; b < nq && st == SB_OK; b += qb) {
         const int64_t nb = nq - b < qb ? nq - b : qb;
         double t1 = kn_now();
-        prep_job pj = {(sb_knn *)k, d, jb->q + b * d, nb, qs, qn, k->mu, qnorm, k->metric, 1};
-        sb_parallel_for(nb, prep_task, &pj);
+        /* the queries: the rows on the device (self), or this block packed as the rows are */
+        const sb_dbuf *qbuf = self ? &gb.x : &gb.q, *qnbuf = self ? &gb.xn : &gb.qn;
+        const int64_t qoff = self ? b : 0;
+        if (self) {
+            if (k->metric == SB_KNN_COSINE) memcpy(qnorm, k->xnorm + b, sizeof(double) * (size_t)nb);
+        } else {
+            prep_job pj = {(sb_knn *)k, d, jb->q + b * d, nb, qs, qn, k->mu, qnorm, k->metric, 1};
+            sb_parallel_for(nb, prep_task, &pj);
+        }
         ph[1] += kn_now() - t1, t1 = kn_now();
         memset(cnt, 0, sizeof(int32_t) * (size_t)nb);
-        if ((st = sb_device_write(dev, &gb.q, 0, qs, 4 * (size_t)nb * (size_t)d, "neighbors queries")) != SB_OK ||
-            (st = sb_device_write(dev, &gb.qn, 0, qn, 4 * (size_t)nb, "neighbors query norms")) != SB_OK ||
+        if ((!self && (st = sb_device_write(dev, &gb.q, 0, qs, 4 * (size_t)nb * (size_t)d, "neighbors queries")) != SB_OK) ||
+            (!self && (st = sb_device_write(dev, &gb.qn, 0, qn, 4 * (size_t)nb, "neighbors query norms")) != SB_OK) ||
             (st = sb_device_write(dev, &gb.cnt, 0, cnt, 4 * (size_t)nb, "neighbors counts")) != SB_OK)
             break;
         for (int32_t ch = 0; ch < nch && st == SB_OK; ch++) {
             const int64_t r0 = (int64_t)ch * rc, nr = n - r0 < rc ? n - r0 : rc;
             /* the products: a vendor's float32 product where the backend has one, else the portable kernel */
-            st = sb_device_sgemm_screen(dev, nb, nr, d, &gb.q, 0, d, &gb.x, 4 * (size_t)r0 * (size_t)d, d, &gb.p, 0, rc);
+            st = sb_device_sgemm_screen(dev, nb, nr, d, qbuf, 4 * (size_t)qoff * (size_t)d, d, &gb.x,
+                                        4 * (size_t)r0 * (size_t)d, d, &gb.p, 0, rc);
             if (st == SB_ERR_NOT_FOUND)
-                st = SB_LAUNCH(dev, SB_KL_kn_dots, (nr + tr - 1) / tr, (nb + tq - 1) / tq, 0, SB_ARG(gb.q.h), SB_ARG(nb),
-                               SB_ARG(gb.x.h), SB_ARG(r0), SB_ARG(nr), SB_ARG(d), SB_ARG(gb.p.h), SB_ARG(rc));
+                st = SB_LAUNCH(dev, SB_KL_kn_dots, (nr + tr - 1) / tr, (nb + tq - 1) / tq, 0, SB_ARG(qbuf->h), SB_ARG(qoff),
+                               SB_ARG(nb), SB_ARG(gb.x.h), SB_ARG(r0), SB_ARG(nr), SB_ARG(d), SB_ARG(gb.p.h), SB_ARG(rc));
             if (st == SB_OK)
                 st = SB_LAUNCH(dev, SB_KL_kn_select, nb, 1, 4 * (size_t)m, SB_ARG(gb.p.h), SB_ARG(rc), SB_ARG(nr),
-                               SB_ARG(r0), SB_ARG(gb.qn.h), SB_ARG(gb.xn.h), SB_ARG(jb->C), SB_ARG(jb->A),
+                               SB_ARG(r0), SB_ARG(qnbuf->h), SB_ARG(qoff), SB_ARG(gb.xn.h), SB_ARG(jb->C), SB_ARG(jb->A),
                                SB_ARG(jb->slack), SB_ARG(kq), SB_ARG(jb->radius_mode), SB_ARG(jb->r_screen),
                                SB_ARG(gb.keys.h), SB_ARG(nch), SB_ARG(ch), SB_ARG(m), SB_ARG(gb.cnt.h), SB_ARG(gb.cj.h),
                                SB_ARG(gb.clo.h), SB_ARG(cap));
@@ -809,7 +823,11 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
         ph[4] += kn_now() - t1;
     }
 done:
-    kn_gbufs_release(dev, &gb);
+    if (st == SB_OK) g_kn_ws[kind] = gb;
+    else { /* a failed call leaves no buffers behind */
+        kn_gbufs_release(dev, &gb);
+        memset(&g_kn_ws[kind], 0, sizeof g_kn_ws[kind]);
+    }
     sb_linalg_device_unlock();
     const double t5 = kn_now();
     if (st == SB_OK && nover > 0) { /* the overflowed queries, screened on the host */
