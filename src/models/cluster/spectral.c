@@ -34,6 +34,7 @@
 #include "spectral.h"
 #include "../neighbors/knn.h"
 #include "../../device/device.h"
+#include "../../linalg/linalg.h"
 #include "../../math/sb_math.h"
 #include <math.h>
 #include <stdio.h>
@@ -41,11 +42,18 @@
 
 enum { SP_RBF = 0, SP_NEIGHBORS = 1, SP_PRECOMPUTED = 2 };
 static const char *const k_affinities[3] = {"rbf", "nearest_neighbors", "precomputed"};
-#define SP_MAX_ROWS SB_LINALG_MAX_EIGH_N
-
+/* The affinity is n x n floats (4 GiB at this limit); the eigensolver keeps
+ * two n x min(n, 1024 + 4b) double bases. */
+#define SP_MAX_ROWS 32768
+/* The eigensolver's stop when eigen_tol is "auto" (or 0): every residual
+ * ||M u - theta u|| <= 1e-10, M's eigenvalues lying in [-1, 1]. */
+#define SP_TOL_AUTO 1e-10
+/* Columns of the Krylov blocks beyond n_components. */
+#define SP_BLOCK_EXTRA 4
 typedef struct sp_params {
     int32_t k, ncomp, affinity, n_neighbors, n_init, numeric_mode;
     float gamma;
+    double tol;
     uint64_t seed;
     char device[32];
 } sp_params;
@@ -57,6 +65,7 @@ static const char *const k_alias_groups[] = {"model|family", "seed|random_state"
 static sb_status sp_params_parse(const sb_params *params, sp_params *p) {
     memset(p, 0, sizeof *p);
     p->k = 8, p->ncomp = 0, p->affinity = SP_RBF, p->n_neighbors = 10, p->n_init = 10, p->gamma = 1.0f;
+    p->tol = SP_TOL_AUTO;
     snprintf(p->device, sizeof p->device, "cpu");
     sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "spectral clustering");
     if (st != SB_OK) return st;
@@ -97,12 +106,17 @@ static sb_status sp_params_parse(const sb_params *params, sp_params *p) {
             if (strcmp(v, "kmeans"))
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "assign_labels='%s' is not supported: kmeans only", v);
         } else if (is(key, "eigen_solver", NULL)) {
-            /* every solver finds the same eigenvectors; the core's Jacobi computes them here */
+            /* scikit-learn's names are accepted; this library's block Lanczos (krylov.c)
+             * computes the eigenvectors for every one of them */
             if (strcmp(v, "none") && strcmp(v, "None") && strcmp(v, "arpack") && strcmp(v, "lobpcg") && strcmp(v, "amg"))
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "eigen_solver='%s': arpack, lobpcg or amg", v);
         } else if (is(key, "eigen_tol", NULL)) {
-            /* tunes an iterative solver's stop: the Jacobi sweeps run to their own convergence */
-            if (strcmp(v, "auto") && (st = sb_param_float(key, v, 0.0f, 3.0e38f, 0, &f)) != SB_OK) break;
+            /* the Krylov solver's stop: every residual ||M u - theta u|| <= eigen_tol; "auto"
+             * and 0 (ARPACK's "machine precision") are SP_TOL_AUTO */
+            if (strcmp(v, "auto")) {
+                if ((st = sb_param_float(key, v, 0.0f, 3.0e38f, 0, &f)) != SB_OK) break;
+                p->tol = f > 0.0f ? (double)f : SP_TOL_AUTO;
+            }
         } else if (is(key, "degree", NULL) || is(key, "coef0", NULL)) {
             /* the polynomial and sigmoid kernels' parameters: none of the affinities here reads them */
             if ((st = sb_param_float(key, v, -3.0e38f, 3.0e38f, 0, &f)) != SB_OK) break;
@@ -228,13 +242,14 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     if (st == SB_OK) st = sp_check(t, &p);
     if (st != SB_OK) return st;
     const int64_t n = t->nrows, d = t->ncols, nc = p.ncomp;
-    float *a = sb_malloc(sizeof(float) * (size_t)(n * n)), *w = sb_malloc(sizeof(float) * (size_t)n);
-    float *v = sb_malloc(sizeof(float) * (size_t)(n * n)), *emb = sb_malloc(sizeof(float) * (size_t)(n * nc));
+    float *a = sb_malloc(sizeof(float) * (size_t)(n * n)), *w = sb_malloc(sizeof(float) * (size_t)nc);
+    double *wd = sb_malloc(sizeof(double) * (size_t)nc), *v = sb_malloc(sizeof(double) * (size_t)(n * nc));
+    float *emb = sb_malloc(sizeof(float) * (size_t)(n * nc));
     double *s = sb_malloc(sizeof(double) * (size_t)n), *deg = sb_malloc(sizeof(double) * (size_t)n);
     sb_model *m = NULL, *km = NULL;
     sb_dataset *eds = NULL;
     sb_params *kp = NULL;
-    if (!a || !w || !v || !emb || !s || !deg) {
+    if (!a || !w || !wd || !v || !emb || !s || !deg) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "spectral clustering: out of memory for %lld rows", (long long)n);
         goto done;
     }
@@ -262,16 +277,20 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++)
             a[i * n + j] = i == j ? (deg[i] > 0.0 ? 0.0f : 1.0f) : (float)((double)a[i * n + j] / (s[i] * s[j]));
-    int32_t sweeps = 0;
-    int64_t rotations = 0;
-    if ((st = sb_linalg_eigh(p.device, n, a, n, w, v, n, &sweeps, &rotations)) != SB_OK) goto done;
+    /* the n_components largest eigenpairs of M, on the host for every device */
+    const int64_t blk = nc + SP_BLOCK_EXTRA < n ? nc + SP_BLOCK_EXTRA : n;
+    sb_krylov_info ki;
+    if ((st = sb_krylov_top(n, a, nc, blk, p.tol, 1024 + 4 * blk, p.seed, wd, v, &ki)) != SB_OK) goto done;
+    for (int64_t c = 0; c < nc; c++) w[c] = (float)wd[c];
+    const int32_t kinfo[2] = {ki.blocks, ki.basis};
+    if ((st = sp_record(card, "spectral.krylov", SB_DTYPE_I32, kinfo, 2)) != SB_OK) goto done;
     if ((st = sp_record(card, "spectral.eigenvalues", SB_DTYPE_F32, w, (uint64_t)nc)) != SB_OK) goto done;
     /* the embedding: eigenvectors over the degrees' roots, signs fixed */
     for (int64_t c = 0; c < nc; c++) {
         int64_t at = 0;
         float big = -1.0f;
         for (int64_t i = 0; i < n; i++) {
-            const float e = (float)((double)v[i * n + c] / s[i]);
+            const float e = (float)(v[i * nc + c] / s[i]);
             emb[i * nc + c] = e;
             if (fabsf(e) > big) big = fabsf(e), at = i;
         }
@@ -306,7 +325,7 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     st = sb_model_copy_names(m, t->names, d, "spectral clustering");
     if (st == SB_OK && card) st = sb_model_record_bytes(card, m, "spectral.model_bytes");
 done:
-    sb_free(a), sb_free(w), sb_free(v), sb_free(emb), sb_free(s), sb_free(deg);
+    sb_free(a), sb_free(w), sb_free(wd), sb_free(v), sb_free(emb), sb_free(s), sb_free(deg);
     sb_model_free(km);
     sb_params_free(kp);
     sb_dataset_free(eds);
