@@ -15,8 +15,9 @@
  *   projections (the Krylov space nearly invariant: a converged eigenvector, a
  *   disconnected graph) is replaced by a Philox vector keyed by (seed, its
  *   column of Q, attempt), projected the same way.
- * At checks (the block counts 2, then each previous count plus a quarter of
- * it, at least one more, and always when the basis is full), the Ritz pairs:
+ * At checks (the block count 2, then where the last two checks' rate of
+ * decrease of the residual reaches tol, at least one block and at most half
+ * the count further; always when the basis is full), the Ritz pairs:
  * H's `want` largest eigenpairs (theta, y) by sb_eigh_top_f64, u = Q y, and the
  * residual ||M u - theta u|| = ||(M Q) y - theta u|| from the stored M Q. The
  * solver stops when every residual is <= tol, or exactly when the basis spans
@@ -41,8 +42,8 @@
 
 #define KR_PURPOSE 0x4B524C31u /* "KRL1": replacement and start columns */
 #define KR_ROWS 32             /* rows a task of a product */
-#define KR_COLS 8              /* columns of Q^T W a task */
 #define KR_CW 32               /* accumulators of one row at a time */
+#define KR_POOL_WORK 262144    /* products smaller than this run on the calling thread (a schedule) */
 
 /* ---- products in a fixed order ---- */
 
@@ -53,18 +54,75 @@ typedef struct kr_prod {
     int mode; /* 0: c := a^T b (ka x kb); 1: c := a b (n x kb); 2: c -= a b */
 } kr_prod;
 
-/* c[k][q] = sum over i ascending of a[i][k] b[i][q], for the task's k. */
+/* Fixed-width register blocks: each output is one sum in one order (terms
+ * ascending); the widths only decide which outputs share a pass. */
+
+/* t[q] = sum over k ascending of a[k] b[k][q] (a of type T). */
+#define KR_ROW_FN(NAME, T)                                                                                   \
+    static void NAME(const T *restrict a, int64_t ka, const double *restrict b, int64_t ldb, int64_t kb,    \
+                     double *restrict t) {                                                                   \
+        int64_t q = 0;                                                                                       \
+        for (; q + 8 <= kb; q += 8) {                                                                        \
+            double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;         \
+            for (int64_t k = 0; k < ka; k++) {                                                               \
+                const double x = (double)a[k];                                                               \
+                const double *restrict r = b + k * ldb + q;                                                  \
+                s0 += x * r[0], s1 += x * r[1], s2 += x * r[2], s3 += x * r[3];                              \
+                s4 += x * r[4], s5 += x * r[5], s6 += x * r[6], s7 += x * r[7];                              \
+            }                                                                                                \
+            t[q] = s0, t[q + 1] = s1, t[q + 2] = s2, t[q + 3] = s3;                                          \
+            t[q + 4] = s4, t[q + 5] = s5, t[q + 6] = s6, t[q + 7] = s7;                                      \
+        }                                                                                                    \
+        for (; q + 4 <= kb; q += 4) {                                                                        \
+            double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;                                                   \
+            for (int64_t k = 0; k < ka; k++) {                                                               \
+                const double x = (double)a[k];                                                               \
+                const double *restrict r = b + k * ldb + q;                                                  \
+                s0 += x * r[0], s1 += x * r[1], s2 += x * r[2], s3 += x * r[3];                              \
+            }                                                                                                \
+            t[q] = s0, t[q + 1] = s1, t[q + 2] = s2, t[q + 3] = s3;                                          \
+        }                                                                                                    \
+        for (; q < kb; q++) {                                                                                \
+            double s0 = 0.0;                                                                                 \
+            for (int64_t k = 0; k < ka; k++) s0 += (double)a[k] * b[k * ldb + q];                            \
+            t[q] = s0;                                                                                       \
+        }                                                                                                    \
+    }
+KR_ROW_FN(kr_row_d, double)
+KR_ROW_FN(kr_row_f, float)
+
+/* c[k][q] = sum over i ascending of a[i][k] b[i][q], for the task's k (two). */
 static void kr_tn_task(void *ctx, int64_t t) {
     const kr_prod *p = ctx;
-    const int64_t k0 = t * KR_COLS, k1 = k0 + KR_COLS < p->ka ? k0 + KR_COLS : p->ka;
-    for (int64_t k = k0; k < k1; k++)
-        for (int64_t q = 0; q < p->kb; q++) p->c[k * p->ldc + q] = 0.0;
-    for (int64_t i = 0; i < p->n; i++) {
-        const double *restrict bi = p->b + i * p->ldb;
-        for (int64_t k = k0; k < k1; k++) {
-            const double aik = p->a[i * p->lda + k];
-            double *restrict ck = p->c + k * p->ldc;
-            for (int64_t q = 0; q < p->kb; q++) ck[q] += aik * bi[q];
+    const int64_t k = 2 * t, n = p->n, lda = p->lda, ldb = p->ldb;
+    const double *restrict a = p->a + k;
+    double *restrict c0 = p->c + k * p->ldc, *restrict c1 = c0 + p->ldc;
+    if (k + 1 < p->ka) {
+        int64_t q = 0;
+        for (; q + 4 <= p->kb; q += 4) {
+            double u0 = 0.0, u1 = 0.0, u2 = 0.0, u3 = 0.0, v0 = 0.0, v1 = 0.0, v2 = 0.0, v3 = 0.0;
+            for (int64_t i = 0; i < n; i++) {
+                const double x = a[i * lda], y = a[i * lda + 1];
+                const double *restrict r = p->b + i * ldb + q;
+                u0 += x * r[0], u1 += x * r[1], u2 += x * r[2], u3 += x * r[3];
+                v0 += y * r[0], v1 += y * r[1], v2 += y * r[2], v3 += y * r[3];
+            }
+            c0[q] = u0, c0[q + 1] = u1, c0[q + 2] = u2, c0[q + 3] = u3;
+            c1[q] = v0, c1[q + 1] = v1, c1[q + 2] = v2, c1[q + 3] = v3;
+        }
+        for (; q < p->kb; q++) {
+            double u0 = 0.0, v0 = 0.0;
+            for (int64_t i = 0; i < n; i++) {
+                const double r = p->b[i * ldb + q];
+                u0 += a[i * lda] * r, v0 += a[i * lda + 1] * r;
+            }
+            c0[q] = u0, c1[q] = v0;
+        }
+    } else {
+        for (int64_t q = 0; q < p->kb; q++) {
+            double u0 = 0.0;
+            for (int64_t i = 0; i < n; i++) u0 += a[i * lda] * p->b[i * ldb + q];
+            c0[q] = u0;
         }
     }
 }
@@ -76,16 +134,10 @@ static void kr_nn_task(void *ctx, int64_t t) {
     const int64_t i0 = t * KR_ROWS, i1 = i0 + KR_ROWS < p->n ? i0 + KR_ROWS : p->n;
     double acc[KR_CW];
     for (int64_t i = i0; i < i1; i++) {
-        const double *restrict ai = p->a + i * p->lda;
         double *restrict ci = p->c + i * p->ldc;
         for (int64_t q0 = 0; q0 < p->kb; q0 += KR_CW) {
             const int64_t w = p->kb - q0 < KR_CW ? p->kb - q0 : KR_CW;
-            for (int64_t q = 0; q < w; q++) acc[q] = 0.0;
-            for (int64_t k = 0; k < p->ka; k++) {
-                const double aik = ai[k];
-                const double *restrict bk = p->b + k * p->ldb + q0;
-                for (int64_t q = 0; q < w; q++) acc[q] += aik * bk[q];
-            }
+            kr_row_d(p->a + i * p->lda, p->ka, p->b + q0, p->ldb, w, acc);
             if (p->mode == 1)
                 for (int64_t q = 0; q < w; q++) ci[q0 + q] = acc[q];
             else
@@ -98,14 +150,20 @@ static void kr_nn_task(void *ctx, int64_t t) {
 static void kr_tn(int64_t n, const double *a, int64_t lda, int64_t ka, const double *b, int64_t ldb, int64_t kb,
                   double *c, int64_t ldc) {
     kr_prod p = {n, ka, kb, lda, ldb, ldc, a, b, c, 0};
-    if (ka > 0 && kb > 0) sb_parallel_for(sb_chunk_count(ka, KR_COLS), kr_tn_task, &p);
+    if (ka <= 0 || kb <= 0) return;
+    if (n * ka * kb >= KR_POOL_WORK) sb_parallel_for(sb_chunk_count(ka, 2), kr_tn_task, &p);
+    else
+        for (int64_t t = 0; t < sb_chunk_count(ka, 2); t++) kr_tn_task(&p, t);
 }
 
 /* c (n x kb, ldc) := a b (mode 1) or c -= a b (mode 2), a n x ka, b ka x kb. */
 static void kr_nn(int mode, int64_t n, const double *a, int64_t lda, int64_t ka, const double *b, int64_t ldb,
                   int64_t kb, double *c, int64_t ldc) {
     kr_prod p = {n, ka, kb, lda, ldb, ldc, a, b, c, mode};
-    if (kb > 0) sb_parallel_for(sb_chunk_count(n, KR_ROWS), kr_nn_task, &p);
+    if (kb <= 0) return;
+    if (n * (ka > 0 ? ka : 1) * kb >= KR_POOL_WORK) sb_parallel_for(sb_chunk_count(n, KR_ROWS), kr_nn_task, &p);
+    else
+        for (int64_t t = 0; t < sb_chunk_count(n, KR_ROWS); t++) kr_nn_task(&p, t);
 }
 
 /* The matrix M: dense float rows, or the same rows' nonzeros (column
@@ -142,12 +200,7 @@ static void kr_mv_task(void *ctx, int64_t t) {
                     for (int64_t q = 0; q < w; q++) acc[q] += mij * xj[q];
                 }
             } else {
-                const float *restrict row = p->m->m + i * n;
-                for (int64_t j = 0; j < n; j++) {
-                    const double mij = (double)row[j];
-                    const double *restrict xj = p->x + j * p->ldx + q0;
-                    for (int64_t q = 0; q < w; q++) acc[q] += mij * xj[q];
-                }
+                kr_row_f(p->m->m + i * n, n, p->x + q0, p->ldx, w, acc);
             }
             for (int64_t q = 0; q < w; q++) p->y[i * p->ldy + q0 + q] = acc[q];
         }
@@ -182,15 +235,21 @@ typedef struct kr_tri {
     const double *w;
 } kr_tri;
 
-/* p_i = tau * sum over j ascending of a_ij v_j for the task's rows. */
+/* p_i = tau * sum of a_ij v_j for the task's rows: four lanes j mod 4 over
+ * the full groups of four (the rest into lane 0), j ascending in each, then
+ * (l0 + l1) + (l2 + l3). */
 static void kr_tri_p_task(void *ctx, int64_t t) {
     const kr_tri *s = ctx;
     const int64_t m = s->k - s->lo, r0 = t * KR_ROWS, r1 = r0 + KR_ROWS < m ? r0 + KR_ROWS : m;
     for (int64_t r = r0; r < r1; r++) {
         const double *restrict ai = s->a + (s->lo + r) * s->k + s->lo;
-        double acc = 0.0;
-        for (int64_t j = 0; j < m; j++) acc += ai[j] * s->v[j];
-        s->p[r] = s->tau * acc;
+        double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0;
+        int64_t j = 0;
+        for (; j + 4 <= m; j += 4)
+            l0 += ai[j] * s->v[j], l1 += ai[j + 1] * s->v[j + 1], l2 += ai[j + 2] * s->v[j + 2],
+                l3 += ai[j + 3] * s->v[j + 3];
+        for (; j < m; j++) l0 += ai[j] * s->v[j];
+        s->p[r] = s->tau * ((l0 + l1) + (l2 + l3));
     }
 }
 
@@ -451,7 +510,8 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
     }
     int64_t kk = kr_append(n, q, kcap, 0, x, block, block, ref, block, seed, coef);
     int64_t s0 = 0, blocks = 0, next = 2, checks = 0;
-    double worst = 0.0;
+    double worst = 0.0, prev_worst = 0.0;
+    int64_t prev_blocks = 0;
     for (;;) {
         const int64_t bj = kk - s0;
         /* W = M Q_j, kept as M Q's columns s0..kk-1 */
@@ -487,7 +547,21 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
                              "(largest residual %.3g above eigen_tol=%.3g)", (long long)kk, worst, tol);
                 break;
             }
-            next = blocks + (blocks / 4 > 1 ? blocks / 4 : 1);
+            /* the next check: where the residual's last rate of decrease
+             * (per check interval) reaches tol, within 1 .. blocks/2 blocks
+             * further (a quarter of the blocks when there is no rate yet) */
+            int64_t step = blocks / 4 > 1 ? blocks / 4 : 1;
+            if (prev_worst > 0.0 && worst < prev_worst) {
+                const double f = worst / prev_worst;
+                double r = worst;
+                int64_t m = 0;
+                while (r > tol && m < 1000) r *= f, m++;
+                step = m * (blocks - prev_blocks);
+                if (step > blocks / 2) step = blocks / 2;
+                if (step < 1) step = 1;
+            }
+            prev_worst = worst, prev_blocks = blocks;
+            next = blocks + step;
         }
         /* W -= Q C, twice (CGS2), then its columns into Q */
         kr_nn(2, n, q, kcap, kk, cc, block, bj, x, block);

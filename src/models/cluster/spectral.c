@@ -135,22 +135,58 @@ static sb_status sp_params_parse(const sb_params *params, sp_params *p) {
 /* ---- the affinity ---- */
 
 typedef struct rbf_job {
-    const float *x;
+    const double *x; /* the rows in double (exact) */
     int64_t n;
     int32_t d;
     double gamma;
     float *a;
 } rbf_job;
 
+/* sb_knn_sqdist's value (knn.h: lane f mod 4, f ascending in each, then
+ * (l0 + l1) + (l2 + l3)) for the pairs (x, y) and (x, z) at once. */
+static void sp_sqdist2(const double *restrict x, const double *restrict y, const double *restrict z, int32_t d,
+                       double *dy, double *dz) {
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
+    int32_t f = 0;
+    for (; f + 4 <= d; f += 4) {
+        const double t0 = x[f] - y[f], t1 = x[f + 1] - y[f + 1], t2 = x[f + 2] - y[f + 2], t3 = x[f + 3] - y[f + 3];
+        const double u0 = x[f] - z[f], u1 = x[f + 1] - z[f + 1], u2 = x[f + 2] - z[f + 2], u3 = x[f + 3] - z[f + 3];
+        a0 += t0 * t0, a1 += t1 * t1, a2 += t2 * t2, a3 += t3 * t3;
+        b0 += u0 * u0, b1 += u1 * u1, b2 += u2 * u2, b3 += u3 * u3;
+    }
+    if (f < d) {
+        const double t = x[f] - y[f], u = x[f] - z[f];
+        a0 += t * t, b0 += u * u, f++;
+    }
+    if (f < d) {
+        const double t = x[f] - y[f], u = x[f] - z[f];
+        a1 += t * t, b1 += u * u, f++;
+    }
+    if (f < d) {
+        const double t = x[f] - y[f], u = x[f] - z[f];
+        a2 += t * t, b2 += u * u;
+    }
+    *dy = (a0 + a1) + (a2 + a3);
+    *dz = (b0 + b1) + (b2 + b3);
+}
+
 /* Row i of the rbf affinity: the pairs (i, j > i), mirrored below. */
 static void rbf_task(void *ctx, int64_t i) {
     const rbf_job *j = ctx;
-    float *row = j->a + i * j->n;
+    const int64_t n = j->n, d = j->d;
+    float *row = j->a + i * n;
+    const double *xi = j->x + i * d;
     row[i] = 1.0f;
-    for (int64_t q = i + 1; q < j->n; q++) {
-        const float t = (float)(j->gamma * sb_knn_sqdist(j->x + i * j->d, j->x + q * j->d, j->d));
-        row[q] = sb_expf(-t);
-        j->a[q * j->n + i] = row[q];
+    for (int64_t q = i + 1; q < n; q += 2) {
+        const int64_t q2 = q + 1 < n ? q + 1 : q;
+        double dq, dq2;
+        sp_sqdist2(xi, j->x + q * d, j->x + q2 * d, (int32_t)d, &dq, &dq2);
+        row[q] = sb_expf(-(float)(j->gamma * dq));
+        j->a[q * n + i] = row[q];
+        if (q2 != q) {
+            row[q2] = sb_expf(-(float)(j->gamma * dq2));
+            j->a[q2 * n + i] = row[q2];
+        }
     }
 }
 
@@ -260,8 +296,15 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     }
     /* the affinity */
     if (p.affinity == SP_RBF) {
-        rbf_job j = {t->x, n, (int32_t)d, (double)p.gamma, a};
+        double *xd = sb_malloc(sizeof(double) * (size_t)(n * d));
+        if (!xd) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "spectral clustering: out of memory for %lld rows", (long long)n);
+            goto done;
+        }
+        for (int64_t i = 0; i < n * d; i++) xd[i] = (double)t->x[i];
+        rbf_job j = {xd, n, (int32_t)d, (double)p.gamma, a};
         sb_parallel_for(n, rbf_task, &j);
+        sb_free(xd);
     } else if (p.affinity == SP_NEIGHBORS) {
         if ((st = sp_neighbors(t, p.n_neighbors, a)) != SB_OK) goto done;
     } else {
