@@ -19,17 +19,24 @@
  *  - the matrix whose largest eigenvectors are the Laplacian's least:
  *    m_ij = (float)(a_ij / (s_i * s_j)) off the diagonal, s_i = sqrt(degree),
  *    the diagonal 0 (1 for a row of zero degree);
- *  - its eigenvectors: the linear-algebra core's Jacobi (sb_linalg_eigh: the
- *    same bits on every machine); the embedding e_ic = (float)(v_ic / s_i) for
- *    the n_components first, each column's sign making its entry of largest
- *    magnitude positive (the lowest row among equals);
+ *  - its n_components largest eigenpairs, on the host for every device, by
+ *    block Lanczos with full reorthogonalization in double (krylov.c: Golub
+ *    and Underwood 1977; Saad, "Numerical Methods for Large Eigenvalue
+ *    Problems", 2011): blocks of n_components + 4 columns from a Philox start
+ *    block keyed by random_state, CGS2 with sums in a fixed order,
+ *    Rayleigh-Ritz by Householder tridiagonalization and implicit QR; it
+ *    stops when every wanted residual ||M u - theta u|| <= eigen_tol (1e-10
+ *    for "auto" or 0) or the basis spans all n dimensions; a basis of
+ *    min(n, 1024 + 4b) columns without convergence is SB_ERR_LIMIT, named.
+ *    The embedding e_ic = (float)(u_ic / s_i), each column's sign making its
+ *    entry of largest magnitude positive (the lowest row among equals);
  *  - the labels: this library's k-means on the embedding (n_init runs from
  *    random_state), so its rules (k-means++ by position, ties to the lower
  *    center) are the labels' rules.
  * No step splits work by the thread count, so the bits are the same at every
- * thread count. On a GPU (device=cuda|opencl) the eigenvectors and the
- * k-means run on the device, the same bits (the core's and k-means' own
- * promise); the affinity and the degrees stay on the host.
+ * thread count. With device=cuda|opencl the k-means runs on the device (the
+ * same bits: k-means' own promise); the affinity, the degrees and the
+ * eigenvectors are computed on the host for every device.
  */
 #include "spectral.h"
 #include "../neighbors/knn.h"
