@@ -22,8 +22,8 @@ Each seed is one fit per library with random_state=seed (the k-means on the
 embedding; n_init=10 in both), both given the same float32 array. Reported:
 the adjusted Rand index between the two libraries' labels and against the
 classes, and the time ratio samebits / scikit-learn (scikit-learn's default
-eigen_solver, ARPACK, finds only n_clusters eigenvectors; samebits' Jacobi
-finds all n). Results go to bench/results/spectral-DATE-COMMIT.{json,md}.
+eigen_solver, ARPACK, finds n_clusters eigenvectors; samebits' block Lanczos
+finds n_components = n_clusters). Results go to bench/results/spectral-DATE-COMMIT.{json,md}.
 """
 import argparse
 import json
@@ -111,8 +111,8 @@ def write_md(h, results, path):
     out += ["- command: `%s`; %d threads (samebits and scikit-learn's OpenMP/BLAS); seeds %s; each fit once a seed, "
             "%.1f s settle before each" % (h["command"], h["threads"], " ".join(map(str, A.seeds)), A.settle),
             "- both libraries get the same float32 array; random_state=seed and n_init=10 (the k-means on the embedding) "
-            "in both; scikit-learn's eigen_solver is its default (ARPACK, n_clusters eigenvectors), samebits' the "
-            "core's Jacobi (all n)", "- issue 23's quality rows name no spectral workload; its CPU speed target "
+            "in both; scikit-learn's eigen_solver is its default (ARPACK, n_clusters eigenvectors), samebits' its "
+            "block Lanczos (src/linalg/krylov.c, n_clusters eigenvectors)", "- issue 23's quality rows name no spectral workload; its CPU speed target "
             "(within 1.5x of scikit-learn's time on the same cores) applies to every family", "",
             "| workload | estimator | shape | ARI between the two (median; per seed) | ARI vs classes samebits / "
             "scikit-learn (median) | time ratio samebits / scikit-learn (median; per seed) |",

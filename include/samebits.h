@@ -342,12 +342,14 @@ SB_API sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset 
  * nearest_neighbors: each row's n_neighbors (10) nearest, itself included,
  * symmetrized; precomputed: the rows are a symmetric n x n affinity >= 0),
  * n_components (n_clusters), n_init (10) and random_state (0) of the k-means
- * on the embedding, assign_labels=kmeans, eigen_solver and eigen_tol (no
- * effect: the core's Jacobi computes every eigenvector), degree and coef0 (no
+ * on the embedding (random_state also seeds the eigensolver's start block),
+ * assign_labels=kmeans, eigen_solver (accepted names; the block Lanczos
+ * solver of docs/cluster.md computes the n_components eigenvectors on the
+ * host for all of them), eigen_tol (its stop: every residual
+ * ||M u - theta u|| <= eigen_tol; "auto" or 0: 1e-10), degree and coef0 (no
  * effect: no affinity here reads them), device=cpu|cuda|opencl|gpu (on a GPU
- * the eigenvectors and the k-means run on the device; the same bits).
- * At most SB_LINALG_MAX_EIGH_N rows (the dense n x n eigenproblem, cubic in
- * n). No sample weights. The model does not predict: the index array
+ * the k-means runs on the device; the same bits). At most 32768 rows (the
+ * n x n float affinity). No sample weights. The model does not predict: the index array
  * "labels" (sb_model_get_indices), integers "n_clusters", "n_samples_fit".
  * card may be NULL. */
 SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);

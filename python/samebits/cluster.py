@@ -415,7 +415,7 @@ FAMILY_SPECTRAL = 9
 class SpectralClustering(_Clusterer):
     """Spectral clustering (scikit-learn's): an rbf, nearest-neighbors or
     precomputed affinity, the normalized Laplacian's eigenvectors of least
-    eigenvalue from the core's Jacobi (divided by the square roots of the
+    eigenvalue from a block Lanczos solver on the host (divided by the square roots of the
     degrees, signs fixed), then this library's KMeans on them
     (docs/cluster.md, "SpectralClustering")."""
 
@@ -473,7 +473,7 @@ class SpectralClustering(_Clusterer):
 
     @with_n_jobs
     def fit(self, X, y=None):
-        """Cluster X (n, d), 2 <= n <= 8,192 (affinity="precomputed": X is the
+        """Cluster X (n, d), 2 <= n <= 32,768 (affinity="precomputed": X is the
         symmetric n x n affinity, >= 0); y is ignored. On error nothing changes."""
         return self._fit_rows(X, "sb_spectral_fit")
 

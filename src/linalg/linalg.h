@@ -145,4 +145,26 @@ sb_status sb_lr_topk_on(sb_device *d, sb_lr_ws *ws, int32_t largest, int64_t m, 
 sb_status sb_linalg_cholesky_ex(const char *device, int64_t n, const float *a, int64_t lda, float *l, int64_t ldl,
                                 int64_t *bad_column);
 
+/* ---- the largest eigenpairs of a symmetric matrix in double (krylov.c) -----
+ * Every bit a function of the inputs alone (fixed sums, fixed chunks). */
+
+/* The `want` largest eigenpairs of the symmetric k x k matrix h (ldh):
+ * w[c] in descending order (equal values: the lower position in the
+ * tridiagonal QR's result first), y (k x want, row-major) their unit vectors. */
+sb_status sb_eigh_top_f64(int64_t k, const double *h, int64_t ldh, int64_t want, double *w, double *y);
+
+typedef struct sb_krylov_info {
+    int32_t blocks, basis, checks; /* block products, final basis size, Rayleigh-Ritz checks */
+    double residual;               /* the largest ||M u - theta u|| at the end */
+} sb_krylov_info;
+
+/* The `want` largest eigenpairs of the symmetric n x n float matrix m
+ * (row-major) by block Lanczos with blocks of `block` (>= want) columns,
+ * stopping when every residual ||M u - theta u|| <= tol or the basis spans all
+ * n dimensions; a basis of kcap columns without convergence is SB_ERR_LIMIT.
+ * w: want values, descending; u: n x want (row-major) unit vectors. The start
+ * block and any replacement column come from Philox keyed by seed. */
+sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, double tol, int64_t kcap,
+                        uint64_t seed, double *w, double *u, sb_krylov_info *info);
+
 #endif

@@ -19,21 +19,29 @@
  *  - the matrix whose largest eigenvectors are the Laplacian's least:
  *    m_ij = (float)(a_ij / (s_i * s_j)) off the diagonal, s_i = sqrt(degree),
  *    the diagonal 0 (1 for a row of zero degree);
- *  - its eigenvectors: the linear-algebra core's Jacobi (sb_linalg_eigh: the
- *    same bits on every machine); the embedding e_ic = (float)(v_ic / s_i) for
- *    the n_components first, each column's sign making its entry of largest
- *    magnitude positive (the lowest row among equals);
+ *  - its n_components largest eigenpairs, on the host for every device, by
+ *    block Lanczos with full reorthogonalization in double (krylov.c: Golub
+ *    and Underwood 1977; Saad, "Numerical Methods for Large Eigenvalue
+ *    Problems", 2011): blocks of n_components + 4 columns from a Philox start
+ *    block keyed by random_state, CGS2 with sums in a fixed order,
+ *    Rayleigh-Ritz by Householder tridiagonalization and implicit QR; it
+ *    stops when every wanted residual ||M u - theta u|| <= eigen_tol (1e-10
+ *    for "auto" or 0) or the basis spans all n dimensions; a basis of
+ *    min(n, 1024 + 4b) columns without convergence is SB_ERR_LIMIT, named.
+ *    The embedding e_ic = (float)(u_ic / s_i), each column's sign making its
+ *    entry of largest magnitude positive (the lowest row among equals);
  *  - the labels: this library's k-means on the embedding (n_init runs from
  *    random_state), so its rules (k-means++ by position, ties to the lower
  *    center) are the labels' rules.
  * No step splits work by the thread count, so the bits are the same at every
- * thread count. On a GPU (device=cuda|opencl) the eigenvectors and the
- * k-means run on the device, the same bits (the core's and k-means' own
- * promise); the affinity and the degrees stay on the host.
+ * thread count. With device=cuda|opencl the k-means runs on the device (the
+ * same bits: k-means' own promise); the affinity, the degrees and the
+ * eigenvectors are computed on the host for every device.
  */
 #include "spectral.h"
 #include "../neighbors/knn.h"
 #include "../../device/device.h"
+#include "../../linalg/linalg.h"
 #include "../../math/sb_math.h"
 #include <math.h>
 #include <stdio.h>
@@ -41,11 +49,18 @@
 
 enum { SP_RBF = 0, SP_NEIGHBORS = 1, SP_PRECOMPUTED = 2 };
 static const char *const k_affinities[3] = {"rbf", "nearest_neighbors", "precomputed"};
-#define SP_MAX_ROWS SB_LINALG_MAX_EIGH_N
-
+/* The affinity is n x n floats (4 GiB at this limit); the eigensolver keeps
+ * two n x min(n, 1024 + 4b) double bases. */
+#define SP_MAX_ROWS 32768
+/* The eigensolver's stop when eigen_tol is "auto" (or 0): every residual
+ * ||M u - theta u|| <= 1e-10, M's eigenvalues lying in [-1, 1]. */
+#define SP_TOL_AUTO 1e-10
+/* Columns of the Krylov blocks beyond n_components. */
+#define SP_BLOCK_EXTRA 4
 typedef struct sp_params {
     int32_t k, ncomp, affinity, n_neighbors, n_init, numeric_mode;
     float gamma;
+    double tol;
     uint64_t seed;
     char device[32];
 } sp_params;
@@ -57,6 +72,7 @@ static const char *const k_alias_groups[] = {"model|family", "seed|random_state"
 static sb_status sp_params_parse(const sb_params *params, sp_params *p) {
     memset(p, 0, sizeof *p);
     p->k = 8, p->ncomp = 0, p->affinity = SP_RBF, p->n_neighbors = 10, p->n_init = 10, p->gamma = 1.0f;
+    p->tol = SP_TOL_AUTO;
     snprintf(p->device, sizeof p->device, "cpu");
     sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "spectral clustering");
     if (st != SB_OK) return st;
@@ -97,12 +113,17 @@ static sb_status sp_params_parse(const sb_params *params, sp_params *p) {
             if (strcmp(v, "kmeans"))
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "assign_labels='%s' is not supported: kmeans only", v);
         } else if (is(key, "eigen_solver", NULL)) {
-            /* every solver finds the same eigenvectors; the core's Jacobi computes them here */
+            /* scikit-learn's names are accepted; this library's block Lanczos (krylov.c)
+             * computes the eigenvectors for every one of them */
             if (strcmp(v, "none") && strcmp(v, "None") && strcmp(v, "arpack") && strcmp(v, "lobpcg") && strcmp(v, "amg"))
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "eigen_solver='%s': arpack, lobpcg or amg", v);
         } else if (is(key, "eigen_tol", NULL)) {
-            /* tunes an iterative solver's stop: the Jacobi sweeps run to their own convergence */
-            if (strcmp(v, "auto") && (st = sb_param_float(key, v, 0.0f, 3.0e38f, 0, &f)) != SB_OK) break;
+            /* the Krylov solver's stop: every residual ||M u - theta u|| <= eigen_tol; "auto"
+             * and 0 (ARPACK's "machine precision") are SP_TOL_AUTO */
+            if (strcmp(v, "auto")) {
+                if ((st = sb_param_float(key, v, 0.0f, 3.0e38f, 0, &f)) != SB_OK) break;
+                p->tol = f > 0.0f ? (double)f : SP_TOL_AUTO;
+            }
         } else if (is(key, "degree", NULL) || is(key, "coef0", NULL)) {
             /* the polynomial and sigmoid kernels' parameters: none of the affinities here reads them */
             if ((st = sb_param_float(key, v, -3.0e38f, 3.0e38f, 0, &f)) != SB_OK) break;
@@ -121,22 +142,58 @@ static sb_status sp_params_parse(const sb_params *params, sp_params *p) {
 /* ---- the affinity ---- */
 
 typedef struct rbf_job {
-    const float *x;
+    const double *x; /* the rows in double (exact) */
     int64_t n;
     int32_t d;
     double gamma;
     float *a;
 } rbf_job;
 
+/* sb_knn_sqdist's value (knn.h: lane f mod 4, f ascending in each, then
+ * (l0 + l1) + (l2 + l3)) for the pairs (x, y) and (x, z) at once. */
+static void sp_sqdist2(const double *restrict x, const double *restrict y, const double *restrict z, int32_t d,
+                       double *dy, double *dz) {
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
+    int32_t f = 0;
+    for (; f + 4 <= d; f += 4) {
+        const double t0 = x[f] - y[f], t1 = x[f + 1] - y[f + 1], t2 = x[f + 2] - y[f + 2], t3 = x[f + 3] - y[f + 3];
+        const double u0 = x[f] - z[f], u1 = x[f + 1] - z[f + 1], u2 = x[f + 2] - z[f + 2], u3 = x[f + 3] - z[f + 3];
+        a0 += t0 * t0, a1 += t1 * t1, a2 += t2 * t2, a3 += t3 * t3;
+        b0 += u0 * u0, b1 += u1 * u1, b2 += u2 * u2, b3 += u3 * u3;
+    }
+    if (f < d) {
+        const double t = x[f] - y[f], u = x[f] - z[f];
+        a0 += t * t, b0 += u * u, f++;
+    }
+    if (f < d) {
+        const double t = x[f] - y[f], u = x[f] - z[f];
+        a1 += t * t, b1 += u * u, f++;
+    }
+    if (f < d) {
+        const double t = x[f] - y[f], u = x[f] - z[f];
+        a2 += t * t, b2 += u * u;
+    }
+    *dy = (a0 + a1) + (a2 + a3);
+    *dz = (b0 + b1) + (b2 + b3);
+}
+
 /* Row i of the rbf affinity: the pairs (i, j > i), mirrored below. */
 static void rbf_task(void *ctx, int64_t i) {
     const rbf_job *j = ctx;
-    float *row = j->a + i * j->n;
+    const int64_t n = j->n, d = j->d;
+    float *row = j->a + i * n;
+    const double *xi = j->x + i * d;
     row[i] = 1.0f;
-    for (int64_t q = i + 1; q < j->n; q++) {
-        const float t = (float)(j->gamma * sb_knn_sqdist(j->x + i * j->d, j->x + q * j->d, j->d));
-        row[q] = sb_expf(-t);
-        j->a[q * j->n + i] = row[q];
+    for (int64_t q = i + 1; q < n; q += 2) {
+        const int64_t q2 = q + 1 < n ? q + 1 : q;
+        double dq, dq2;
+        sp_sqdist2(xi, j->x + q * d, j->x + q2 * d, (int32_t)d, &dq, &dq2);
+        row[q] = sb_expf(-(float)(j->gamma * dq));
+        j->a[q * n + i] = row[q];
+        if (q2 != q) {
+            row[q2] = sb_expf(-(float)(j->gamma * dq2));
+            j->a[q2 * n + i] = row[q2];
+        }
     }
 }
 
@@ -228,13 +285,14 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     if (st == SB_OK) st = sp_check(t, &p);
     if (st != SB_OK) return st;
     const int64_t n = t->nrows, d = t->ncols, nc = p.ncomp;
-    float *a = sb_malloc(sizeof(float) * (size_t)(n * n)), *w = sb_malloc(sizeof(float) * (size_t)n);
-    float *v = sb_malloc(sizeof(float) * (size_t)(n * n)), *emb = sb_malloc(sizeof(float) * (size_t)(n * nc));
+    float *a = sb_malloc(sizeof(float) * (size_t)(n * n)), *w = sb_malloc(sizeof(float) * (size_t)nc);
+    double *wd = sb_malloc(sizeof(double) * (size_t)nc), *v = sb_malloc(sizeof(double) * (size_t)(n * nc));
+    float *emb = sb_malloc(sizeof(float) * (size_t)(n * nc));
     double *s = sb_malloc(sizeof(double) * (size_t)n), *deg = sb_malloc(sizeof(double) * (size_t)n);
     sb_model *m = NULL, *km = NULL;
     sb_dataset *eds = NULL;
     sb_params *kp = NULL;
-    if (!a || !w || !v || !emb || !s || !deg) {
+    if (!a || !w || !wd || !v || !emb || !s || !deg) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "spectral clustering: out of memory for %lld rows", (long long)n);
         goto done;
     }
@@ -245,8 +303,15 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     }
     /* the affinity */
     if (p.affinity == SP_RBF) {
-        rbf_job j = {t->x, n, (int32_t)d, (double)p.gamma, a};
+        double *xd = sb_malloc(sizeof(double) * (size_t)(n * d));
+        if (!xd) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "spectral clustering: out of memory for %lld rows", (long long)n);
+            goto done;
+        }
+        for (int64_t i = 0; i < n * d; i++) xd[i] = (double)t->x[i];
+        rbf_job j = {xd, n, (int32_t)d, (double)p.gamma, a};
         sb_parallel_for(n, rbf_task, &j);
+        sb_free(xd);
     } else if (p.affinity == SP_NEIGHBORS) {
         sb_device_kind dk = SB_DEVICE_CPU;
         if ((st = sb_device_parse(p.device, &dk)) != SB_OK || (st = sp_neighbors(t, p.n_neighbors, dk, a)) != SB_OK)
@@ -264,16 +329,20 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++)
             a[i * n + j] = i == j ? (deg[i] > 0.0 ? 0.0f : 1.0f) : (float)((double)a[i * n + j] / (s[i] * s[j]));
-    int32_t sweeps = 0;
-    int64_t rotations = 0;
-    if ((st = sb_linalg_eigh(p.device, n, a, n, w, v, n, &sweeps, &rotations)) != SB_OK) goto done;
+    /* the n_components largest eigenpairs of M, on the host for every device */
+    const int64_t blk = nc + SP_BLOCK_EXTRA < n ? nc + SP_BLOCK_EXTRA : n;
+    sb_krylov_info ki;
+    if ((st = sb_krylov_top(n, a, nc, blk, p.tol, 1024 + 4 * blk, p.seed, wd, v, &ki)) != SB_OK) goto done;
+    for (int64_t c = 0; c < nc; c++) w[c] = (float)wd[c];
+    const int32_t kinfo[2] = {ki.blocks, ki.basis};
+    if ((st = sp_record(card, "spectral.krylov", SB_DTYPE_I32, kinfo, 2)) != SB_OK) goto done;
     if ((st = sp_record(card, "spectral.eigenvalues", SB_DTYPE_F32, w, (uint64_t)nc)) != SB_OK) goto done;
     /* the embedding: eigenvectors over the degrees' roots, signs fixed */
     for (int64_t c = 0; c < nc; c++) {
         int64_t at = 0;
         float big = -1.0f;
         for (int64_t i = 0; i < n; i++) {
-            const float e = (float)((double)v[i * n + c] / s[i]);
+            const float e = (float)(v[i * nc + c] / s[i]);
             emb[i * nc + c] = e;
             if (fabsf(e) > big) big = fabsf(e), at = i;
         }
@@ -308,7 +377,7 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     st = sb_model_copy_names(m, t->names, d, "spectral clustering");
     if (st == SB_OK && card) st = sb_model_record_bytes(card, m, "spectral.model_bytes");
 done:
-    sb_free(a), sb_free(w), sb_free(v), sb_free(emb), sb_free(s), sb_free(deg);
+    sb_free(a), sb_free(w), sb_free(wd), sb_free(v), sb_free(emb), sb_free(s), sb_free(deg);
     sb_model_free(km);
     sb_params_free(kp);
     sb_dataset_free(eds);
