@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const sb_model_profiles[] = {"sb-identical-v1", "sb-identical-v2", SB_PROFILE_VERSION};
+const char *const sb_model_profiles[] = {"sb-identical-v1", "sb-identical-v2", "sb-identical-v3", SB_PROFILE_VERSION};
 const int32_t sb_model_nprofiles = (int32_t)(sizeof sb_model_profiles / sizeof sb_model_profiles[0]);
 
 /* A zeroed model (no arrays) of this library's profile; sb_model_free

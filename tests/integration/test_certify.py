@@ -147,7 +147,7 @@ def test_reference_cards_of_the_first_fixtures_are_unchanged():
     LightGBM's multiclass hessian factor and starting margins, and missing
     values with the majority at a node that saw none; docs/gbdt.md). A card
     that moves without such a change being named here fails this test.
-    The profile bumps to sb-identical-v2 and v3 (docs/numeric-profile.md,
+    The profile bumps to sb-identical-v2, v3 and v4 (docs/numeric-profile.md,
     "Versions") renamed the profile in each card's first line and in the model file, so a
     model-bytes stage may differ from the pinned card's in its digest only (same
     dtype and length); every other stage must be the same record."""
@@ -216,7 +216,7 @@ def independent_check(d):
     file, and each file's digest in its expected card (docs/conformance.md)."""
     lines = (d / "MANIFEST.jsonl").read_text().splitlines()
     head = json.loads(lines[0])
-    assert head["samebits_conformance"] == 1 and head["profile"] == PROFILE == "sb-identical-v3"
+    assert head["samebits_conformance"] == 1 and head["profile"] == PROFILE == "sb-identical-v4"
     files = [json.loads(ln) for ln in lines[1:]]
     files = [f for f in files if f["role"] != "fixture"]
     size = {"u8": 1, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f32": 4}
