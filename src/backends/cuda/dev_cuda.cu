@@ -364,85 +364,84 @@ sb_status cu_finish(sb_device *) {
 
 size_t cu_kernel_local(sb_device *d, int32_t k) { return ((cuda_impl *)d->impl)->static_local[k]; }
 
-/* The exact int8 product through cuBLAS's integer GEMM (device.h's
- * sb_device_igemm_s8): int8 inputs, int32 sums, on the tensor cores where
- * the shapes allow. Row-major C = A * B^T is column-major C^T = B^T' * A'
- * with both operands K-contiguous: the "TN" form the integer kernels take.
- * The sums are exact integers, so cuBLAS's choice of kernel, tiling or
- * split of K cannot change a bit (the parity test compares it with the
- * portable kernel). */
-sb_status cu_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
-                      size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc) {
-    cuda_impl *ci = (cuda_impl *)d->impl;
-    if (!blas_open()) return SB_ERR_NOT_FOUND; /* the portable kernel stands in */
-    if (!ci->blas) {
-        cublasStatus_t s = g_blas.create(&ci->blas);
-        if (s != CUBLAS_STATUS_SUCCESS) {
-            ci->blas = NULL;
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "cuda: cublasCreate failed (%d)", (int)s);
-        }
+/* *h, made at its first use; math >= 0 sets its math mode once (the screen's
+ * handle). SB_ERR_NOT_FOUND (no message) where cuBLAS cannot set the mode. */
+sb_status blas_handle(cublasHandle_t *h, int math) {
+    if (*h) return SB_OK;
+    cublasStatus_t s = g_blas.create(h);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        *h = NULL;
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "cuda: cublasCreate failed (%d)", (int)s);
     }
+    if (math >= 0 && (!g_blas.math_mode || g_blas.math_mode(*h, (cublasMath_t)math) != CUBLAS_STATUS_SUCCESS)) {
+        g_blas.destroy(*h);
+        *h = NULL;
+        return SB_ERR_NOT_FOUND;
+    }
+    return SB_OK;
+}
+
+/* Row-major c (m x n, ldc) = a (m x K, lda) * b (n x K, ldb)^T through
+ * cublasGemmEx: column-major c^T = b^T' * a', both operands K-contiguous (the
+ * "TN" form), timed into *ms and *calls; what names it in a failure. */
+sb_status blas_tn(sb_device *d, cublasHandle_t h, double *ms, int64_t *calls, const char *what, cudaDataType tin,
+                  cudaDataType tout, cublasComputeType_t ct, const void *one, const void *zero, int64_t m, int64_t n,
+                  int64_t K, void *a, size_t aoff, int64_t lda, void *b, size_t boff, int64_t ldb, void *c, size_t coff,
+                  int64_t ldc) {
     if (m == 0 || n == 0) return SB_OK;
     if (m > INT32_MAX || n > INT32_MAX || K > INT32_MAX)
-        return sb_fail(SB_ERR_LIMIT, "cuda: integer product of %lld x %lld x %lld", (long long)m, (long long)n,
+        return sb_fail(SB_ERR_LIMIT, "cuda: %s product of %lld x %lld x %lld", what, (long long)m, (long long)n,
                        (long long)K);
-    const int32_t one = 1, zero = 0;
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    timed(d, &ci->blas_ms, &ci->blas_calls, [&] {
-        s = g_blas.gemm(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one, (const char *)b + boff,
-                        CUDA_R_8I, (int)ldb, (const char *)a + aoff, CUDA_R_8I, (int)lda, &zero, (char *)c + coff,
-                        CUDA_R_32I, (int)ldc, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+    timed(d, ms, calls, [&] {
+        s = g_blas.gemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, one, (const char *)b + boff, tin, (int)ldb,
+                        (const char *)a + aoff, tin, (int)lda, zero, (char *)c + coff, tout, (int)ldc, ct,
+                        CUBLAS_GEMM_DEFAULT);
         return cudaSuccess;
     });
     if (s != CUBLAS_STATUS_SUCCESS)
-        return sb_fail(SB_ERR_INTERNAL, "cuda: cublasGemmEx (int8, %lld x %lld x %lld) failed (%d)", (long long)m,
+        return sb_fail(SB_ERR_INTERNAL, "cuda: cublasGemmEx (%s, %lld x %lld x %lld) failed (%d)", what, (long long)m,
                        (long long)n, (long long)K, (int)s);
     return SB_OK;
 }
 
+/* The exact int8 product through cuBLAS's integer GEMM (device.h's
+ * sb_device_igemm_s8): int8 inputs, int32 sums, on the tensor cores where
+ * the shapes allow. The sums are exact integers, so cuBLAS's choice of
+ * kernel, tiling or split of K cannot change a bit (the parity test compares
+ * it with the portable kernel). */
+sb_status cu_igemm_s8(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
+                      size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc) {
+    cuda_impl *ci = (cuda_impl *)d->impl;
+    if (!blas_open()) return SB_ERR_NOT_FOUND; /* the portable kernel stands in */
+    sb_status st = blas_handle(&ci->blas, -1);
+    if (st != SB_OK) return st;
+    const int32_t one = 1, zero = 0;
+    return blas_tn(d, ci->blas, &ci->blas_ms, &ci->blas_calls, "int8", CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I, &one,
+                   &zero, m, n, K, a, aoff, lda, b, boff, ldb, c, coff, ldc);
+}
+
 /* The float32 product of a screen (device.h's sb_device_sgemm_screen), row-major
- * C = A * B^T as the integer product's "TN" form, on a handle of its own in
- * cuBLAS's default math mode with the float32 compute type, which cuBLAS
- * documents as keeping at least float32's mantissa and exponent (TF32 only
- * when a handle asks for it; this one never does): the screen's bound covers
- * any order of float32 sums, not rounded inputs. SAMEBITS_CUDA_SGEMM=pedantic
- * asks cuBLAS's pedantic mode and compute type instead (the same promise, by
- * its strictest name). Without cublasSetMathMode the portable kernel stands in. */
+ * C = A * B^T as above, on a handle of its own in cuBLAS's default math mode
+ * with the float32 compute type, which cuBLAS documents as keeping at least
+ * float32's mantissa and exponent (TF32 only when a handle asks for it; this
+ * one never does): the screen's bound covers any order of float32 sums, not
+ * rounded inputs. SAMEBITS_CUDA_SGEMM=pedantic asks cuBLAS's pedantic mode and
+ * compute type instead (the same promise, by its strictest name). Without
+ * cublasSetMathMode the portable kernel stands in. */
 sb_status cu_sgemm_screen(sb_device *d, int64_t m, int64_t n, int64_t K, void *a, size_t aoff, int64_t lda, void *b,
                           size_t boff, int64_t ldb, void *c, size_t coff, int64_t ldc) {
     cuda_impl *ci = (cuda_impl *)d->impl;
     if (!blas_open() || !g_blas.math_mode) return SB_ERR_NOT_FOUND;
     const char *mode = sb_device_env(d, "SGEMM");
     const int pedantic = mode && !strcmp(mode, "pedantic");
-    if (!ci->sblas) { /* its own handle: the integer product's keeps its default math mode */
-        cublasStatus_t s = g_blas.create(&ci->sblas);
-        if (s != CUBLAS_STATUS_SUCCESS) {
-            ci->sblas = NULL;
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "cuda: cublasCreate failed (%d)", (int)s);
-        }
-        if (g_blas.math_mode(ci->sblas, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS) {
-            g_blas.destroy(ci->sblas);
-            ci->sblas = NULL;
-            return SB_ERR_NOT_FOUND;
-        }
-    }
-    if (m == 0 || n == 0) return SB_OK;
-    if (m > INT32_MAX || n > INT32_MAX || K > INT32_MAX)
-        return sb_fail(SB_ERR_LIMIT, "cuda: float32 product of %lld x %lld x %lld", (long long)m, (long long)n,
-                       (long long)K);
+    /* its own handle: the integer product's keeps its default math mode */
+    sb_status st = blas_handle(&ci->sblas, pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH);
+    if (st != SB_OK) return st;
     const float one = 1.0f, zero = 0.0f;
-    cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    timed(d, &ci->sblas_ms, &ci->sblas_calls, [&] {
-        s = g_blas.gemm(ci->sblas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)m, (int)K, &one, (const char *)b + boff,
-                        CUDA_R_32F, (int)ldb, (const char *)a + aoff, CUDA_R_32F, (int)lda, &zero, (char *)c + coff,
-                        CUDA_R_32F, (int)ldc, pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F,
-                        CUBLAS_GEMM_DEFAULT);
-        return cudaSuccess;
-    });
-    if (s != CUBLAS_STATUS_SUCCESS)
-        return sb_fail(SB_ERR_INTERNAL, "cuda: cublasGemmEx (float32, %lld x %lld x %lld) failed (%d)", (long long)m,
-                       (long long)n, (long long)K, (int)s);
-    return SB_OK;
+    return blas_tn(d, ci->sblas, &ci->sblas_ms, &ci->sblas_calls, "float32", CUDA_R_32F, CUDA_R_32F,
+                   pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F, &one, &zero, m, n, K, a, aoff, lda, b,
+                   boff, ldb, c, coff, ldc);
 }
 
 /* The GPU's name, compute capability, driver and runtime, or why there is none. */
