@@ -68,6 +68,26 @@ def torch_lloyd(x, init, iters):
     return (time.perf_counter() - t0) / iters
 
 
+def gpu_facts():
+    """(machine, versions) of a GPU bench's record: the GPU and driver as nvidia-smi names
+    them, the host's cores and platform; samebits', scikit-learn's, NumPy's and (where
+    present) PyTorch's versions."""
+    import sklearn
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        gpu = "none (nvidia-smi absent)"
+    versions = {"samebits": getattr(samebits, "__version__", "?"), "sklearn": sklearn.__version__,
+                "numpy": np.__version__}
+    try:
+        import torch
+        versions["torch"] = torch.__version__
+    except Exception:
+        pass
+    return {"gpu": gpu, "host_cpus": os.cpu_count(), "platform": platform.platform()}, versions
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--devices", default="cuda,opencl")
@@ -80,7 +100,6 @@ def main():
     a = ap.parse_args()
     from sklearn.cluster import KMeans as SK
     from sklearn.metrics import adjusted_rand_score
-    import sklearn
     commit = a.commit or subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     devices = [d for d in a.devices.split(",") if d]
     n, d, k = int(5_000_000 * a.scale), 128, 64
@@ -125,20 +144,8 @@ def main():
         dig = {dv: samebits.KMeans(**kw, device=dv).fit(xw, sample_weight=w).model_digest_ for dv in ["cpu"] + devices}
         identity.append({"case": f"wide 60000 x 784 weighted, {kw}", "digests": dig, "equal": len(set(dig.values())) == 1})
         print(identity[-1], flush=True)
-    try:
-        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip()
-    except OSError:
-        gpu = "none (nvidia-smi absent)"
-    res = {"bench": "cluster-gpu", "commit": commit, "scale": a.scale, "rows": rows, "identity": identity,
-           "machine": {"gpu": gpu, "host_cpus": os.cpu_count(), "platform": platform.platform()},
-           "versions": {"samebits": getattr(samebits, "__version__", "?"), "sklearn": sklearn.__version__,
-                        "numpy": np.__version__}}
-    try:
-        import torch
-        res["versions"]["torch"] = torch.__version__
-    except Exception:
-        pass
+    res = {"bench": "cluster-gpu", "commit": commit, "scale": a.scale, "rows": rows, "identity": identity}
+    res["machine"], res["versions"] = gpu_facts()
     if a.out:
         with open(a.out, "w") as f:
             json.dump(res, f, indent=1)

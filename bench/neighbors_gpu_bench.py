@@ -31,7 +31,6 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -43,6 +42,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import numpy as np  # noqa: E402
 
 import samebits  # noqa: E402
+from cluster_gpu_bench import gpu_facts  # noqa: E402
 
 
 def blobs(n, nq, d, k, seed):
@@ -188,7 +188,6 @@ def main():
     ap.add_argument("--md")
     ap.add_argument("--commit", help="the sources' commit, where the checkout's own HEAD is not it (the device copy)")
     a = ap.parse_args()
-    import sklearn
     commit = a.commit or subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     devices = [d for d in a.devices.split(",") if d]
     work = a.workloads.split(",")
@@ -199,19 +198,7 @@ def main():
     if "dbscan" in work:
         res["dbscan"], ident = run_dbscan(a, devices)
         res["identity"].append(ident)
-    try:
-        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip()
-    except OSError:
-        gpu = "none (nvidia-smi absent)"
-    res["machine"] = {"gpu": gpu, "host_cpus": os.cpu_count(), "platform": platform.platform()}
-    res["versions"] = {"samebits": getattr(samebits, "__version__", "?"), "sklearn": sklearn.__version__,
-                       "numpy": np.__version__}
-    try:
-        import torch
-        res["versions"]["torch"] = torch.__version__
-    except Exception:
-        pass
+    res["machine"], res["versions"] = gpu_facts()
     if a.out:
         with open(a.out, "w") as f:
             json.dump(res, f, indent=1)
