@@ -88,6 +88,32 @@ def gpu_facts():
     return {"gpu": gpu, "host_cpus": os.cpu_count(), "platform": platform.platform()}, versions
 
 
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2]
+
+
+def report_head(res, title, script, threads):
+    """A GPU bench report's first lines: its title with the commit, the machine, the
+    versions and the command (the script's docstring says the rest)."""
+    return [f"# {title} ({res['commit'][:7]})", "",
+            f"- commit `{res['commit']}`; GPU {res['machine']['gpu']}; {res['machine']['host_cpus']} host cores "
+            f"({threads}); {res['machine']['platform']}",
+            f"- versions: {res['versions']}",
+            f"- command: `python3 bench/{script}` (bench/{script}'s docstring: workloads, timing, identity)"]
+
+
+def write_outputs(out, md, res, text):
+    """res as JSON to out and text to md (each when named), then text on standard output."""
+    if out:
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+    if md:
+        with open(md, "w") as f:
+            f.write(text)
+    print(text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--devices", default="cuda,opencl")
@@ -146,24 +172,13 @@ def main():
         print(identity[-1], flush=True)
     res = {"bench": "cluster-gpu", "commit": commit, "scale": a.scale, "rows": rows, "identity": identity}
     res["machine"], res["versions"] = gpu_facts()
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(res, f, indent=1)
-    if a.md:
-        with open(a.md, "w") as f:
-            f.write(report(res, devices))
-    print(report(res, devices))
+    write_outputs(a.out, a.md, res, report(res, devices))
 
 
 def report(res, devices):
-    def med(v):
-        v = sorted(v)
-        return v[len(v) // 2]
-    L = [f"# k-means on the H200 beside scikit-learn ({res['commit'][:7]})", "",
-         f"- commit `{res['commit']}`; GPU {res['machine']['gpu']}; {res['machine']['host_cpus']} host cores "
-         f"(scikit-learn's threads: all of them); {res['machine']['platform']}",
-         f"- versions: {res['versions']}",
-         "- command: `python3 bench/cluster_gpu_bench.py` (bench/cluster_gpu_bench.py's docstring: workload, timing)",
+    med = median
+    L = report_head(res, "k-means on the H200 beside scikit-learn", "cluster_gpu_bench.py",
+                    "scikit-learn's threads: all of them") + [
          "- KMeans(n_clusters=64), scikit-learn's defaults in both (k-means++, n_init=1, max_iter=300, tol=1e-4), "
          f"{res['rows'][0]['rows']} x 128 float32 blobs", "",
          "| seed | " + " | ".join(f"samebits {d} s (n_iter)" for d in devices) +

@@ -29,7 +29,6 @@ index between the labelings, and the model digests of the CPU and each device.
 """
 import argparse
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -42,7 +41,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import numpy as np  # noqa: E402
 
 import samebits  # noqa: E402
-from cluster_gpu_bench import gpu_facts  # noqa: E402
+from cluster_gpu_bench import gpu_facts, median, report_head, write_outputs  # noqa: E402
 
 
 def blobs(n, nq, d, k, seed):
@@ -199,25 +198,13 @@ def main():
         res["dbscan"], ident = run_dbscan(a, devices)
         res["identity"].append(ident)
     res["machine"], res["versions"] = gpu_facts()
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(res, f, indent=1)
-    text = report(res, devices)
-    if a.md:
-        with open(a.md, "w") as f:
-            f.write(text)
-    print(text)
+    write_outputs(a.out, a.md, res, report(res, devices))
 
 
 def report(res, devices):
-    def med(v):
-        v = sorted(v)
-        return v[len(v) // 2]
-    L = [f"# Nearest neighbors and DBSCAN on a GPU beside scikit-learn ({res['commit'][:7]})", "",
-         f"- commit `{res['commit']}`; GPU {res['machine']['gpu']}; {res['machine']['host_cpus']} host cores "
-         f"(scikit-learn's n_jobs=-1: all of them); {res['machine']['platform']}",
-         f"- versions: {res['versions']}",
-         "- command: `python3 bench/neighbors_gpu_bench.py` (its docstring: workloads, timing, quality, identity)", ""]
+    med = median
+    L = report_head(res, "Nearest neighbors and DBSCAN on a GPU beside scikit-learn", "neighbors_gpu_bench.py",
+                    "scikit-learn's n_jobs=-1: all of them") + [""]
     if "knn" in res:
         r0 = res["knn"][0]
         L += [f"NearestNeighbors(n_neighbors=10), {r0['rows']} x 128 float32 blobs, {r0['queries']} queries. "
