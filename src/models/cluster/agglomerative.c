@@ -11,7 +11,7 @@
  *    DistanceMetric sum in that order);
  *  - ward, complete, average: the nearest-neighbor chain (D. Müllner, "Modern
  *    hierarchical, agglomerative clustering algorithms", arXiv:1109.2378,
- *    2011, section 3.3 and figure 4; the procedure scipy.cluster.hierarchy
+ *    2011, its NN-chain algorithm; the procedure scipy.cluster.hierarchy
  *    documents for these methods): the chain starts at the lowest live
  *    cluster slot; a cluster's nearest is the one before it in the chain when
  *    that is at the least distance, otherwise the lowest slot at the least
@@ -228,7 +228,7 @@ static double *ag_matrix_alloc(int64_t n, void **raw) {
     return (double *)p;
 }
 
-/* The whole symmetric matrix of ag_dist. */
+/* The whole symmetric matrix of the pair distances (dist_2x8, dist_1). */
 static sb_status ag_matrix(const float *x, int64_t n, int32_t d, double *c) {
     const int64_t n8 = (n + AG_LANES - 1) / AG_LANES * AG_LANES;
     double *xt = sb_malloc(sizeof(double) * (size_t)n8 * (size_t)d), *xd = sb_malloc(sizeof(double) * (size_t)n * d);
@@ -279,8 +279,8 @@ static int ag_merge_cmp(const void *pa, const void *pb) {
 #endif
 }
 
-/* Ward, complete and average: the nearest-neighbor chain (Müllner 2011,
- * section 4.5, in scipy's form): the chain starts at the lowest live slot;
+/* Ward, complete and average: the nearest-neighbor chain (Müllner 2011's
+ * NN-chain algorithm, in scipy's form): the chain starts at the lowest live slot;
  * a cluster's nearest is the one before it in the chain when that is at the
  * least distance, else the lowest slot at the least distance; reciprocal
  * nearest neighbors x < y merge into slot y. c is the full matrix (used up). */
@@ -341,6 +341,13 @@ static void ag_chain(int32_t linkage, int64_t n, double *c, int64_t *size, int64
  * scan, whatever runs the chunks. */
 enum { AG_PRIM_CHUNK = 4096 };
 
+/* (v, row) before (best, best_row) in Prim's scans: less distance, then the
+ * lower row; best_row < 0 holds nothing yet (best is then DBL_MAX, which no
+ * distance equal to it replaces, as scikit-learn's strict comparison). */
+static inline int prim_before(double v, int64_t row, double best, int64_t best_row) {
+    return v < best || (v == best && best_row >= 0 && row < best_row);
+}
+
 typedef struct prim_job {
     const double *xc; /* the row just added */
     const double *xr;
@@ -376,7 +383,7 @@ static void prim_task(void *ctx, int64_t ch) {
         double *c = j->cd + q;
         for (int32_t l = 0; l < 8; l++) {
             if (v[l] < c[l]) c[l] = v[l];
-            if (c[l] <= best && (c[l] < best || (at >= 0 && j->rem[q + l] < j->rem[at]))) best = c[l], at = q + l;
+            if (prim_before(c[l], j->rem[q + l], best, at >= 0 ? j->rem[at] : -1)) best = c[l], at = q + l;
         }
     }
     for (; q < q1; q++) {
@@ -387,7 +394,7 @@ static void prim_task(void *ctx, int64_t ch) {
         }
         const double v = sqrt(s);
         if (v < j->cd[q]) j->cd[q] = v;
-        if (j->cd[q] < best || (j->cd[q] == best && at >= 0 && j->rem[q] < j->rem[at])) best = j->cd[q], at = q;
+        if (prim_before(j->cd[q], j->rem[q], best, at >= 0 ? j->rem[at] : -1)) best = j->cd[q], at = q;
     }
     j->best[ch] = best, j->at[ch] = at;
 }
@@ -411,7 +418,7 @@ static void ag_prim(const float *x, int64_t n, int32_t d, double *xr, double *xc
         double best = 1.7976931348623157e308;
         int64_t at = -1;
         for (int64_t ch = 0; ch < nch; ch++)
-            if (cat[ch] >= 0 && (cbest[ch] < best || (cbest[ch] == best && (at < 0 || rem[cat[ch]] < rem[at]))))
+            if (cat[ch] >= 0 && prim_before(cbest[ch], rem[cat[ch]], best, at >= 0 ? rem[at] : -1))
                 best = cbest[ch], at = cat[ch];
         const int64_t nxt = at >= 0 ? rem[at] : 0; /* at < 0: every distance infinite, impossible with finite rows */
         mg[s].a = cur, mg[s].b = nxt, mg[s].dist = best, mg[s].order = s;

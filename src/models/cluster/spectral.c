@@ -149,33 +149,6 @@ typedef struct rbf_job {
     float *a;
 } rbf_job;
 
-/* sb_knn_sqdist's value (knn.h: lane f mod 4, f ascending in each, then
- * (l0 + l1) + (l2 + l3)) for the pairs (x, y) and (x, z) at once. */
-static void sp_sqdist2(const double *restrict x, const double *restrict y, const double *restrict z, int32_t d,
-                       double *dy, double *dz) {
-    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
-    int32_t f = 0;
-    for (; f + 4 <= d; f += 4) {
-        const double t0 = x[f] - y[f], t1 = x[f + 1] - y[f + 1], t2 = x[f + 2] - y[f + 2], t3 = x[f + 3] - y[f + 3];
-        const double u0 = x[f] - z[f], u1 = x[f + 1] - z[f + 1], u2 = x[f + 2] - z[f + 2], u3 = x[f + 3] - z[f + 3];
-        a0 += t0 * t0, a1 += t1 * t1, a2 += t2 * t2, a3 += t3 * t3;
-        b0 += u0 * u0, b1 += u1 * u1, b2 += u2 * u2, b3 += u3 * u3;
-    }
-    if (f < d) {
-        const double t = x[f] - y[f], u = x[f] - z[f];
-        a0 += t * t, b0 += u * u, f++;
-    }
-    if (f < d) {
-        const double t = x[f] - y[f], u = x[f] - z[f];
-        a1 += t * t, b1 += u * u, f++;
-    }
-    if (f < d) {
-        const double t = x[f] - y[f], u = x[f] - z[f];
-        a2 += t * t, b2 += u * u;
-    }
-    *dy = (a0 + a1) + (a2 + a3);
-    *dz = (b0 + b1) + (b2 + b3);
-}
 
 /* Row i of the rbf affinity: the pairs (i, j > i), mirrored below. */
 static void rbf_task(void *ctx, int64_t i) {
@@ -187,7 +160,7 @@ static void rbf_task(void *ctx, int64_t i) {
     for (int64_t q = i + 1; q < n; q += 2) {
         const int64_t q2 = q + 1 < n ? q + 1 : q;
         double dq, dq2;
-        sp_sqdist2(xi, j->x + q * d, j->x + q2 * d, (int32_t)d, &dq, &dq2);
+        sb_knn_sqdist2(xi, j->x + q * d, j->x + q2 * d, (int32_t)d, &dq, &dq2);
         row[q] = sb_expf(-(float)(j->gamma * dq));
         j->a[q * n + i] = row[q];
         if (q2 != q) {
