@@ -70,6 +70,7 @@ flags_of() {
     nan-side) echo "$ARM_FLAGS -DSB_SABOTAGE_NAN_SIDE" ;;
     kmeans-ties) echo "$ARM_FLAGS -DSB_SABOTAGE_KMEANS_TIES" ;;
     knn-bound) echo "$ARM_FLAGS -DSB_SABOTAGE_KNN_BOUND" ;;
+    agglo-order) echo "$ARM_FLAGS -DSB_SABOTAGE_AGGLO_ORDER" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

@@ -28,8 +28,9 @@ arm-gbdt-NAME.txt), every forest fixture (verify-forest.txt) and its float-atomi
 arm, every linalg fixture (verify-linalg.txt) and its float-atomic and gemm-fma
 arms, every k-means fixture (verify-kmeans.txt) and its kmeans-ties arm, the
 spectral fixture (verify-spectral.txt), the nearest-neighbors and DBSCAN fixtures
-(verify-knn.txt, verify-dbscan.txt) and their knn-bound arm, into
-evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg+linear+kmeans+spectral+knn+dbscan-<commit7>/:
+(verify-knn.txt, verify-dbscan.txt) and their knn-bound arm, the agglomerative
+fixture (verify-agglomerative.txt) and its agglo-order arm, into
+evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg+linear+kmeans+spectral+knn+dbscan+agglomerative-<commit7>/:
 opencl-check.txt, the cards, sources.sha256, summary.json. The gbdt arms
 contract and mad-enable are expected to be inert on PoCL (docs/opencl.md); they
 are recorded, not required to separate.
@@ -89,7 +90,8 @@ CPU_SOURCES = ["src", "include", "cli", "Makefile", "mk", "fixtures/cards", "too
 OPENCL_SOURCES = CPU_SOURCES + ["tools/opencl-check.sh"]
 # The machine and families fields of each leg's folder name (evidence/README.md).
 FOLDER_KEY = {"x86_64": ("x86_64", "all"), "aarch64": ("aarch64", "all"), "s390x": ("s390x", "all"),
-              "opencl": ("pocl", ["profile", "gbdt", "forest", "linalg", "linear", "kmeans", "spectral", "knn", "dbscan"])}
+              "opencl": ("pocl", ["profile", "gbdt", "forest", "linalg", "linear", "kmeans", "spectral", "knn", "dbscan",
+                                  "agglomerative"])}
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b(?:: differ at stage \d+: (\S+))?")
 
 
@@ -331,6 +333,10 @@ def record_opencl(out_root, commit, now):
     knn_ok = verify_family("knn")
     dbscan_ok = verify_family("dbscan")
     knn_arms = [arm_run("knn", "knn-bound"), arm_run("dbscan", "knn-bound")]
+    # agglomerative clustering: the distance matrix on the device (ka_dist, integer binary64), the merges on the
+    # host; the agglo-order arm sums each pair's features in reverse order and must part it.
+    agglo_ok = verify_family("agglomerative")
+    knn_arms.append(arm_run("agglomerative", "agglo-order"))
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side"), arm_run("kmeans", "kmeans-ties")]
@@ -360,9 +366,9 @@ def record_opencl(out_root, commit, now):
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,

@@ -64,7 +64,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "kmeans": "k-means (every CPU leg, PoCL, CUDA and NVIDIA OpenCL)",
                 "knn": "nearest neighbors (on a GPU the screen runs on the device, the exact distances on the host)",
                 "dbscan": "DBSCAN (on a GPU its neighborhoods' screen runs on the device)",
-                "agglomerative": "agglomerative clustering (the CPU only in this library: refused by name on a GPU)",
+                "agglomerative": "agglomerative clustering (on a GPU its distance matrix runs on the device, the merges on the host)",
                 "spectral": "spectral clustering (its eigenvectors and k-means on the device named)"}
 
 

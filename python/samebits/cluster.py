@@ -387,8 +387,9 @@ class AgglomerativeClustering(_Clusterer):
 
     @with_n_jobs
     def fit(self, X, y=None):
-        """Cluster X (n, d), 2 <= n <= 40,000 (single linkage on fewer than 32 features: 1,000,000); y is
-        ignored. On error nothing changes."""
+        """Cluster X (n, d), 2 <= n <= 40,000 (single linkage on the cpu on fewer than 32 features: 1,000,000);
+        y is ignored. device="cuda"|"opencl"|"gpu" computes the distance matrix on the GPU (the same bits), the
+        merges stay on the host. On error nothing changes."""
         return self._fit_rows(X, "sb_agglomerative_fit")
 
     def _set_fitted(self, model, names):

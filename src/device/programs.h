@@ -40,9 +40,9 @@
     X(kls_eig_order) X(kls_eig_vectors) X(kls_random)
 /* linear_entry.h: the linear family's own rows (src/models/linear) */
 #define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows) X(kn_center_rows)
-/* cluster_entry.h: k-means (src/models/cluster) */
+/* cluster_entry.h: k-means and agglomerative clustering (src/models/cluster) */
 #define SB_LINALG_CLUSTER_KERNELS(X)                                                                          \
-    X(kk_assign) X(kk_changed) X(kk_sums) X(kk_merge) X(kk_mass) X(kk_inertia_rows) X(kk_columns)
+    X(kk_assign) X(kk_changed) X(kk_sums) X(kk_merge) X(kk_mass) X(kk_inertia_rows) X(kk_columns) X(ka_dist)
 /* neighbors_entry.h: the nearest-neighbors screen (src/models/neighbors) */
 #define SB_LINALG_NEIGHBORS_KERNELS(X) X(kn_dots) X(kn_select) X(kn_compact) X(kn_unpanel)
 #define SB_LINALG_KERNELS(X)                                                                                  \

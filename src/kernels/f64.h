@@ -99,4 +99,28 @@ SB_FN sb_u64 sb_f64_mul(sb_u64 a, sb_u64 b) {
     return sb_f64_round(s, e, top | sticky);
 }
 
+/* sqrt(a), correctly rounded, for a zero or positive normal (a negative a is
+ * outside the domain). The root of the radicand m * 2^58 (m the 53-bit
+ * mantissa, doubled for an odd exponent so the exponent halves exactly) is
+ * taken digit by digit, two radicand bits a step (the restoring method of
+ * pencil and paper square roots): 56 result bits, the leading one at 55 as
+ * sb_f64_round takes them, and a nonzero remainder as the sticky bit. The
+ * remainder stays below 2^58, so every step is 64-bit integer work. */
+SB_FN sb_u64 sb_f64_sqrt(sb_u64 a) {
+    if (!(a << 1)) return a; /* sqrt(+-0) = +-0 */
+    sb_i32 e = (sb_i32)((a >> 52) & 0x7ffu) - 1023;
+    sb_u64 m = (a & SB_F64_FRAC) | ((sb_u64)1 << 52);
+    if (e & 1) m <<= 1, e -= 1; /* m in [2^52, 2^54), e even */
+    sb_u64 q = 0u, r = 0u;
+    for (sb_i32 i = 0; i < 56; i++) {
+        const sb_i32 pos = 110 - 2 * i; /* the radicand's bits pos + 1, pos */
+        const sb_u64 two = pos >= 58 ? (m >> (pos - 58)) & 3u : 0u;
+        r = (r << 2) | two;
+        const sb_u64 trial = (q << 2) | 1u;
+        if (r >= trial) r -= trial, q = (q << 1) | 1u;
+        else q <<= 1;
+    }
+    return sb_f64_round(0u, e / 2 + 1023, q | (sb_u64)(r != 0u));
+}
+
 #endif

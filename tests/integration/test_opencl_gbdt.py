@@ -104,6 +104,21 @@ def test_tie_rule_arms_are_caught_on_the_device(arm):
     assert control.returncode == 0 and "verify: PASS" in control.stdout, control.stdout
 
 
+def test_agglomerative_order_arm_is_caught_on_the_device():
+    """Agglomerative clustering's distance matrix is the device's on a GPU
+    (ka_dist, the integer binary64 of kernels/f64.h): summing each pair's
+    features in reverse order (the agglo-order arm, a reordered reduction)
+    must part agglomerative-fit at its tree on PoCL, where the real build is
+    identical to the CPU's card."""
+    r = verify("agglomerative-fit", env={"SAMEBITS_OPENCL_ARM": "agglo-order"})
+    assert "SEPARATING ARM 'agglo-order'" in r.stderr
+    assert r.returncode == 1 and "verify: FAIL" in r.stdout, r.stdout + r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.startswith("  agglomerative-fit "))
+    assert "DIFFERS" in line and "agglomerative." in line, line
+    control = verify("agglomerative-fit")
+    assert control.returncode == 0 and "verify: PASS" in control.stdout, control.stdout
+
+
 def test_unknown_arm_is_an_error_not_a_run():
     r = verify("gbdt-binary", env={"SAMEBITS_OPENCL_ARM": "nonsense"})
     assert r.returncode == 1 and "gbdt-binary     ERROR SB_ERR_INVALID_ARGUMENT" in r.stdout, r.stdout

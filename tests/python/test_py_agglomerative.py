@@ -96,3 +96,34 @@ def test_agglomerative_refusals_by_name():
     Xn[0, 0] = np.inf
     with pytest.raises(ValueError, match="infinite"):
         samebits.AgglomerativeClustering().fit(Xn)
+
+
+@pytest.mark.parametrize("device", ["opencl", "cuda"])
+@pytest.mark.parametrize("linkage,n", [("ward", 4200), ("complete", 300), ("average", 300), ("single", 4200)])
+def test_agglomerative_on_a_gpu_is_the_cpu_model(device, linkage, n):
+    """The distance matrix on the device (integer binary64, read back in
+    blocks of rows: 4,200 rows are two blocks), the chain on the host: the
+    CPU's tree, labels and model bytes. Single linkage on the CPU runs from
+    the rows at 4 features, on the device from the matrix: the same tree.
+    PoCL's OpenCL in CI; a backend that is not here is a skip."""
+    X = _blobs(n=n, seed=11)
+    X[7] = X[3]  # a duplicate: a distance of exactly 0
+    ref = samebits.AgglomerativeClustering(n_clusters=5, linkage=linkage).fit(X)
+    try:
+        est = samebits.AgglomerativeClustering(n_clusters=5, linkage=linkage, device=device).fit(X)
+    except samebits.BackendUnavailableError as e:
+        pytest.skip("no %s here: %s" % (device, e))
+    assert est.model_digest_ == ref.model_digest_
+    assert np.array_equal(est.labels_, ref.labels_) and np.array_equal(est.children_, ref.children_)
+
+
+def test_agglomerative_on_a_gpu_refuses_single_linkage_past_the_matrix():
+    """device=cpu runs single linkage from the rows up to 1,000,000 of them;
+    a GPU computes the n x n matrix, so it takes at most 40,000 (refused
+    before any work, by name)."""
+    X = np.zeros((40001, 2), dtype=np.float32)
+    try:
+        with pytest.raises(samebits.LimitError, match="on a GPU takes at most 40000 rows"):
+            samebits.AgglomerativeClustering(linkage="single", device="opencl").fit(X)
+    except samebits.BackendUnavailableError as e:
+        pytest.skip("no opencl here: %s" % e)

@@ -3,11 +3,13 @@
  * the host's double bits: widening every class of float, and add, subtract
  * and multiply on random operands across exponents (cancellations, far
  * apart, carries), on operands built to round at exact ties, and on the sums
- * and products of floats the families form.
+ * and products of floats the families form; sqrt on the same and on squares
+ * and their neighbours.
  */
 #include "sb_test.h"
 #include "kernels/f64.h"
 
+#include <math.h>
 #include <string.h>
 
 static sb_u64 bits(double v) {
@@ -106,6 +108,39 @@ SB_TEST(test_f64_float_sums_and_products_match_the_host) {
         }
         bad += ss != bits(s);
         bad += qq != bits(q);
+    }
+    SB_CHECK(bad == 0);
+}
+
+SB_TEST(test_f64_sqrt_matches_the_host) {
+    /* random positive normals across exponents (odd and even), squares of
+     * doubles (exact roots), their neighbours (roots just off a representable
+     * value, where the sticky bit decides), and the sums of squared float
+     * differences agglomerative clustering takes roots of */
+    uint64_t r = 0xa4093822299f31d0ull;
+    int bad = 0;
+    for (int i = 0; i < 3000000; i++) {
+        sb_u64 a = operand(&r, i % 2 ? 1000 : 40) & ~((sb_u64)1 << 63);
+        if (i % 5 == 1) { /* a square and its neighbours */
+            const double y = val(operand(&r, 200) & ~((sb_u64)1 << 63));
+            if (y == 0.0) continue; /* a square's neighbour below zero is outside the domain */
+            a = bits(y * y) + (sb_u64)(int64_t)((int)(next(&r) % 3u) - 1);
+        }
+        bad += sb_f64_sqrt(a) != bits(sqrt(val(a)));
+    }
+    const double cases[] = {0.0, -0.0, 1.0, 2.0, 4.0, 0x1p-1022, 0x1.fffffffffffffp1023, 0x1p-1021, 0x1.8p+1, 1.0 - 0x1p-53};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) bad += sb_f64_sqrt(bits(cases[i])) != bits(sqrt(cases[i]));
+    for (int run = 0; run < 20000; run++) {
+        sb_u64 qq = 0u;
+        double q = 0.0;
+        for (int f = 0; f < 1 + run % 50; f++) {
+            float x = (float)(int)(next(&r) % 2000u) * 0.013f, c = (float)(int)(next(&r) % 2000u) * 0.011f;
+            const double t = (double)x - (double)c;
+            q = q + t * t;
+            const sb_u64 tt = sb_f64_sub(sb_f64_of(x), sb_f64_of(c));
+            qq = sb_f64_add(qq, sb_f64_mul(tt, tt));
+        }
+        bad += sb_f64_sqrt(qq) != bits(sqrt(q));
     }
     SB_CHECK(bad == 0);
 }

@@ -1,6 +1,6 @@
 /*
- * cluster_entry.h: entry kernels of k-means (src/models/cluster/kmeans.c),
- * part of the linalg program (included by linalg_entry.h; their names go in
+ * cluster_entry.h: entry kernels of k-means (src/models/cluster/kmeans.c)
+ * and of agglomerative clustering's distances (agglomerative.c), part of the linalg program (included by linalg_entry.h; their names go in
  * SB_LINALG_CLUSTER_KERNELS, src/device/programs.h). Every value is the
  * host's, bit for bit: the distances are kernels/kmeans.h's float operations
  * in kmeans.c's order, and the sums kmeans.c forms in double are repeated in
@@ -209,4 +209,30 @@ SB_KERNEL void kk_columns(SB_GLOBAL const float *x, sb_i64 n, sb_i32 d, sb_i64 s
         }
     }
     out[e] = s;
+}
+
+/* Agglomerative clustering's distances (agglomerative.c, "distances"): rows
+ * r0 .. r0 + rows - 1 of the n x n matrix, work-item e the pair (i, k) =
+ * (r0 + e / n, e mod n) into out[e]: the sum over f ascending of
+ * ((double)x_if - (double)x_kf)^2, then its correctly rounded sqrt, each
+ * operation the host's in the integer binary64 of f64.h, so the bits are the
+ * host matrix's. xt holds the rows transposed (feature f of row k at
+ * xt[f * n + k]), so the work-items of a group read neighbouring columns.
+ * Separating arm (CUDA_VARIANT=agglo-order, SAMEBITS_OPENCL_ARM=agglo-order):
+ * the features summed in the reverse order. */
+SB_KERNEL void ka_dist(SB_GLOBAL const float *xt, sb_i64 n, sb_i32 d, sb_i64 r0, sb_i64 rows, SB_GLOBAL sb_u64 *out) {
+    const sb_i64 e = sb_global_id(0);
+    if (e >= rows * n) return;
+    const sb_i64 i = r0 + e / n, k = e - (e / n) * n;
+    sb_u64 s = 0u;
+    for (sb_i32 g = 0; g < d; g++) {
+#ifdef SB_SABOTAGE_AGGLO_ORDER
+        const sb_i64 f = d - 1 - g;
+#else
+        const sb_i64 f = g;
+#endif
+        const sb_u64 t = sb_f64_sub(sb_f64_of(xt[f * n + i]), sb_f64_of(xt[f * n + k]));
+        s = sb_f64_add(s, sb_f64_mul(t, t));
+    }
+    out[e] = sb_f64_sqrt(s);
 }

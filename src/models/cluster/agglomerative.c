@@ -30,11 +30,15 @@
  * below distance_threshold), numbered by their smallest row. The thread count
  * only splits independent distances (and, for single linkage on many rows,
  * the chunks of a scan whose least (distance, row) is compared in chunk
- * order), so the bits are the same at every thread count.
+ * order), so the bits are the same at every thread count. On a GPU the
+ * matrix is the device's (ag_matrix_dev: the same operations in the integer
+ * binary64 of kernels/f64.h), the rest the host's, so the bits are the same on
+ * every device.
  */
 #include "agglomerative.h"
 #include "../neighbors/knn.h"
 #include "../../device/device.h"
+#include "../../linalg/linalg.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +55,7 @@ static const char *const k_linkages[4] = {"ward", "complete", "average", "single
 typedef struct ag_params {
     int32_t k, linkage, numeric_mode, has_threshold;
     float threshold;
+    sb_device_kind device;
 } ag_params;
 
 static int is(const char *key, const char *a, const char *b) { return !strcmp(key, a) || (b && !strcmp(key, b)); }
@@ -94,9 +99,7 @@ static sb_status ag_params_parse(const sb_params *params, ag_params *p) {
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s': auto, true or false", key, v);
         } else if (is(key, "device", "device_type")) {
             sb_device_kind dk;
-            if ((st = sb_device_parse(v, &dk)) == SB_OK && dk != SB_DEVICE_CPU && dk != SB_DEVICE_CPU_BATCHED)
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                             "agglomerative clustering runs on the cpu only in this library (asked: device=%s)", v);
+            if ((st = sb_device_parse(v, &dk)) == SB_OK) p->device = dk;
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for agglomerative clustering (docs/cluster.md)",
                          key);
@@ -244,6 +247,46 @@ static sb_status ag_matrix(const float *x, int64_t n, int32_t d, double *c) {
     if (dj.triangle) sb_parallel_for(n, mirror_task, &dj);
     sb_free(xt), sb_free(xd);
     return SB_OK;
+}
+
+/* The same matrix on kind's device (a GPU): ka_dist (kernels/entry/
+ * cluster_entry.h) repeats each pair's operations in the integer binary64 of
+ * kernels/f64.h, so every distance is the host's bits. The rows go up once,
+ * transposed; the matrix comes back in blocks of rows of at most
+ * AG_DEV_CELLS distances (a rule of the shape; blocks only split independent
+ * pairs). The chain and the tree stay on the host: they are sequential. */
+enum { AG_DEV_CELLS = 1 << 24 };
+
+static sb_status ag_matrix_dev(sb_device_kind kind, const float *x, int64_t n, int32_t d, double *c) {
+    sb_device *dev = NULL;
+    sb_status st = sb_linalg_device_lock(kind, &dev);
+    if (st != SB_OK) return st;
+    sb_dbuf bx = {0}, bo = {0};
+    float *xt = sb_malloc(sizeof(float) * (size_t)n * (size_t)d);
+    int64_t rows = AG_DEV_CELLS / n > 1 ? AG_DEV_CELLS / n : 1;
+    if (rows > n) rows = n;
+    if (!xt) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "agglomerative clustering: out of memory for %lld rows", (long long)n);
+        goto done;
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int32_t f = 0; f < d; f++) xt[(int64_t)f * n + i] = x[i * d + f];
+    if ((st = sb_device_alloc(dev, &bx, sizeof(float) * (size_t)n * (size_t)d, "agglomerative rows")) != SB_OK ||
+        (st = sb_device_alloc(dev, &bo, sizeof(double) * (size_t)rows * (size_t)n, "agglomerative distances")) != SB_OK ||
+        (st = sb_device_write(dev, &bx, 0, xt, sizeof(float) * (size_t)n * (size_t)d, "agglomerative rows")) != SB_OK)
+        goto done;
+    for (int64_t r0 = 0; r0 < n && st == SB_OK; r0 += rows) {
+        const int64_t nr = r0 + rows < n ? rows : n - r0, cells = nr * n;
+        st = SB_LAUNCH(dev, SB_KL_ka_dist, (cells + dev->wg - 1) / dev->wg, 1, 0, SB_ARG(bx.h), SB_ARG(n), SB_ARG(d),
+                       SB_ARG(r0), SB_ARG(nr), SB_ARG(bo.h));
+        if (st == SB_OK)
+            st = sb_device_read(dev, &bo, 0, c + r0 * n, sizeof(double) * (size_t)cells, "agglomerative distances");
+    }
+done:
+    sb_device_release(dev, &bx), sb_device_release(dev, &bo);
+    sb_linalg_device_unlock();
+    sb_free(xt);
+    return st;
 }
 
 /* ---- the merges ----
@@ -473,16 +516,21 @@ sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset *train,
     if (st != SB_OK) return st;
     const sb_table *t = &train->t;
     const int64_t n = t->nrows, d = t->ncols;
-    /* single linkage keeps no matrix when the rows are narrow (a rule of the shape; the same tree either way) */
-    const int rows_only = p.linkage == AG_SINGLE && (d < AG_WIDE || n > AG_MAX_ROWS);
-    const int64_t max_rows = p.linkage == AG_SINGLE ? AG_MAX_ROWS_SINGLE : AG_MAX_ROWS;
+    /* single linkage keeps no matrix when the rows are narrow (a rule of the shape; the same tree either way);
+     * a GPU computes the matrix, so it keeps one always */
+    const int gpu = p.device == SB_DEVICE_CUDA || p.device == SB_DEVICE_OPENCL;
+    const int rows_only = !gpu && p.linkage == AG_SINGLE && (d < AG_WIDE || n > AG_MAX_ROWS);
+    const int64_t max_rows = p.linkage == AG_SINGLE && !gpu ? AG_MAX_ROWS_SINGLE : AG_MAX_ROWS;
     if (n < 2 || d < 1)
         return sb_fail(SB_ERR_INVALID_INPUT, "agglomerative clustering needs at least two rows and one feature "
                        "(given n_samples=%lld)", (long long)n);
     if (n > max_rows)
-        return sb_fail(SB_ERR_LIMIT, p.linkage == AG_SINGLE ? "agglomerative clustering with single linkage takes at most %lld rows "
-                       "(its time grows as n^2); %lld given" : "agglomerative clustering takes at most %lld rows (its "
-                       "distance matrix is n^2 doubles); %lld given", (long long)max_rows, (long long)n);
+        return sb_fail(SB_ERR_LIMIT, p.linkage == AG_SINGLE && !gpu ? "agglomerative clustering with single linkage takes at "
+                       "most %lld rows (its time grows as n^2); %lld given" : gpu && p.linkage == AG_SINGLE ?
+                       "agglomerative clustering on a GPU takes at most %lld rows (the device computes the n^2 distance "
+                       "matrix; device=cpu runs single linkage from the rows, up to 1000000 of them); %lld given" :
+                       "agglomerative clustering takes at most %lld rows (its distance matrix is n^2 doubles); %lld given",
+                       (long long)max_rows, (long long)n);
     if (t->weight) return sb_fail(SB_ERR_INVALID_ARGUMENT, "agglomerative clustering takes no sample weights");
     if (p.k > n)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_clusters=%d exceeds the %lld rows", (int)p.k, (long long)n);
@@ -512,7 +560,8 @@ sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset *train,
     if (rows_only) {
         ag_prim(t->x, n, (int32_t)d, xr, xc, size, cd, cbest, cat, mg);
     } else {
-        if ((st = ag_matrix(t->x, n, (int32_t)d, c)) != SB_OK) goto done;
+        if ((st = gpu ? ag_matrix_dev(p.device, t->x, n, (int32_t)d, c) : ag_matrix(t->x, n, (int32_t)d, c)) != SB_OK)
+            goto done;
         if (p.linkage == AG_SINGLE) ag_prim_matrix(c, n, cd, (unsigned char *)chain, mg);
         else ag_chain(p.linkage, n, c, size, chain, mg);
     }
