@@ -14,7 +14,8 @@ stale. Needs a clean tree (the commit must say what ran).
 
 --device-run imports the same checks made on a GPU machine (the device tool's
 $OUT: version.txt, doctor.txt, gpu.txt, verify-cuda.txt, verify-opencl.txt,
-verify-cpu-t16.txt from the x86-64 wheel installed in a fresh venv there) as
+verify-cpu-t16.txt from the x86-64 wheel installed in a fresh venv there, as
+tools/device-h200-wheel.sh writes them into wheel.tar.gz) as
 evidence/wheel/<date>-h200-all-<commit7>/, with the legs wheel-cuda and
 wheel-opencl-nvidia (the columns "CUDA (installed wheel)" and "OpenCL NVIDIA
 (installed wheel)"); SHA is the commit the wheel was built at (its
@@ -36,7 +37,8 @@ import evidence_cpu  # noqa: E402  (the CPU legs' source list)
 import evidence_layout  # noqa: E402
 
 PACKAGING = ["setup.py", "pyproject.toml", "MANIFEST.in", "tools/build-wheel.sh", "tools/wheel-check.sh",
-             "tools/isa_gate.py", "tools/isa-dispatch.txt", "tools/qemu-python.sh", "mk/packaging.mk"]
+             "tools/isa_gate.py", "tools/isa-dispatch.txt", "tools/qemu-python.sh", "mk/packaging.mk",
+             "tools/device-h200-wheel.sh"]
 LINE = re.compile(r"^  (\S+)\s+(identical|DIFFERS|REFUSED|ERROR)\b")
 
 
