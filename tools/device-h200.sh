@@ -231,6 +231,10 @@ fi
 SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-batched timeout 600 \
   python3 -m pytest tests/python/test_py_forest_devices.py -q -p no:cacheprovider >"$EV/forest-devices-pytest.txt" 2>&1
 summary "forest devices (tests/python/test_py_forest_devices.py on cuda, opencl): $(tail -n 1 "$EV/forest-devices-pytest.txt")"
+# agglomerative clustering's device matrix beside the CPU's tree at 4,200 rows (two blocks of the matrix), every linkage
+SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 300 python3 -m pytest tests/python/test_py_agglomerative.py \
+  -q -p no:cacheprovider -k gpu >"$EV/agglomerative-devices-pytest.txt" 2>&1 || FAIL=1
+summary "agglomerative devices (tests/python/test_py_agglomerative.py -k gpu on cuda, opencl): $(tail -n 1 "$EV/agglomerative-devices-pytest.txt")"
 for d in cuda opencl; do
   SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 600 python3 tools/predict_check.py $d >"$EV/predict-check-$d.txt" 2>&1
   summary "predict-check $d: $(tail -n 1 "$EV/predict-check-$d.txt")"
