@@ -11,6 +11,7 @@ import math
 import operator
 import os
 import sys
+import types
 import warnings
 
 from .errors import InvalidArgumentError, InvalidInputError, not_fitted
@@ -103,6 +104,34 @@ class Estimator:
     """Base of the samebits estimators: the constructor stores parameters only."""
 
     _estimator_kind = None  # "classifier" | "regressor"
+
+    def __init_subclass__(cls, **kwargs):
+        """A public class that inherits its constructor from a private one gets its
+        own copy, named after it, so that a wrong keyword argument is reported as
+        "RandomForestClassifier.__init__() got an unexpected keyword argument ..."
+        rather than under the private class's name (Python 3.11 and later name the
+        class in that message; earlier versions name no class at all)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__init__
+        if cls.__name__.startswith("_") or "__init__" in vars(cls) or not isinstance(init, types.FunctionType):
+            return
+        code = init.__code__
+        qualname = cls.__name__ + ".__init__"
+        if hasattr(code, "co_qualname"):
+            code = code.replace(co_qualname=qualname)
+        own = types.FunctionType(code, init.__globals__, init.__name__, init.__defaults__, init.__closure__)
+        own.__kwdefaults__ = init.__kwdefaults__
+        own.__qualname__ = qualname
+        own.__doc__ = init.__doc__
+        own.__module__ = cls.__module__
+        cls.__init__ = own
+
+    @classmethod
+    def _param_defaults(cls):
+        """The constructor's parameters and their defaults."""
+        sig = inspect.signature(cls.__init__)
+        return {p.name: p.default for p in sig.parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
 
     @classmethod
     def _param_names(cls):

@@ -6,6 +6,7 @@ so thresholds are bin edges rather than midpoints between training values.
 """
 import numbers
 import sys
+import warnings
 from ctypes import byref, c_size_t
 
 from ._lib import check, lib
@@ -21,10 +22,17 @@ class _Forest(GradientBoosting):
     _family = 1
 
     def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, max_features=1.0, bootstrap=None, max_samples=None, oob_score=False,
-                 random_state=None, max_bin=255, bin_sample_rows=None, numeric_mode=None, device="cpu",
-                 inference_engine="sequential", record_stages=False, n_jobs=None):
+                 min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=None, max_samples=None, oob_score=False, random_state=None, verbose=0, warm_start=False,
+                 ccp_alpha=0.0, monotonic_cst=None, max_bin=255, bin_sample_rows=None, numeric_mode=None,
+                 device="cpu", inference_engine="sequential", record_stages=False, n_jobs=None):
         self.n_jobs = n_jobs
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
         self.inference_engine = inference_engine
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.oob_score = oob_score
@@ -159,6 +167,7 @@ class _Forest(GradientBoosting):
         With oob_score=True also sets oob_score_ (accuracy or R^2 of the
         out-of-bag predictions, unweighted as scikit-learn's) and
         oob_decision_function_ / oob_prediction_."""
+        self._check_unbuilt_params()
         mf = self.max_features
         if isinstance(mf, numbers.Integral) and not isinstance(mf, bool) and X is not None:
             width = _width(X)
@@ -179,6 +188,24 @@ class _Forest(GradientBoosting):
         if self.oob_score:
             self._set_oob(X, y)
         return self
+
+    def _check_unbuilt_params(self):
+        """scikit-learn's forest parameters that samebits does not build: each
+        scikit-learn default is accepted (it switches the feature off there too),
+        any other value is refused by name; verbose is accepted with a warning
+        that it has no effect."""
+        name = type(self).__name__
+        for param, default, why in (
+                ("max_leaf_nodes", None, "a leaf budget (best-first growth) is not built"),
+                ("min_impurity_decrease", 0.0, "a minimum impurity decrease is not built"),
+                ("ccp_alpha", 0.0, "minimal cost-complexity pruning is not built"),
+                ("monotonic_cst", None, "monotonic constraints are not built")):
+            v = getattr(self, param)
+            if not (v is None if default is None else (not isinstance(v, bool) and v == default)):
+                raise InvalidArgumentError("%s(%s=%r) is not supported: %s; only %s=%r" % (name, param, v, why, param,
+                                                                                         default))
+        _refuse_warm_start(self)
+        _note_verbose(self)
 
     def _holds(self, info):
         return info["family"] == self._family and \
@@ -221,14 +248,17 @@ class _ForestClassifier(_Forest):
     _estimator_kind = "classifier"
 
     def __init__(self, n_estimators=100, criterion=None, max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, max_features="sqrt", bootstrap=None, max_samples=None,
-                 oob_score=False, random_state=None, class_weight=None, max_bin=255, bin_sample_rows=None,
+                 min_weight_fraction_leaf=0.0, max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=None, max_samples=None, oob_score=False, random_state=None, verbose=0, warm_start=False,
+                 class_weight=None, ccp_alpha=0.0, monotonic_cst=None, max_bin=255, bin_sample_rows=None,
                  numeric_mode=None, device="cpu", inference_engine="sequential", record_stages=False, n_jobs=None):
         super().__init__(n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
+                         max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease,
                          bootstrap=bootstrap, max_samples=max_samples, oob_score=oob_score,
-                         random_state=random_state, max_bin=max_bin, bin_sample_rows=bin_sample_rows,
+                         random_state=random_state, verbose=verbose, warm_start=warm_start, ccp_alpha=ccp_alpha,
+                         monotonic_cst=monotonic_cst, max_bin=max_bin, bin_sample_rows=bin_sample_rows,
                          numeric_mode=numeric_mode, device=device, inference_engine=inference_engine,
                          record_stages=record_stages, n_jobs=n_jobs)
         self.class_weight = class_weight
@@ -280,14 +310,19 @@ class IsolationForest(_Forest):
     _estimator_kind = "outlier_detector"
     _family = 3
 
-    def __init__(self, n_estimators=100, max_samples=256, contamination="auto", random_state=None, max_bin=255,
-                 bin_sample_rows=None, numeric_mode=None, device="cpu", inference_engine="sequential", n_jobs=None):
+    def __init__(self, n_estimators=100, max_samples="auto", contamination="auto", max_features=1.0, bootstrap=False,
+                 n_jobs=None, random_state=None, verbose=0, warm_start=False, max_bin=255, bin_sample_rows=None,
+                 numeric_mode=None, device="cpu", inference_engine="sequential"):
         self.n_jobs = n_jobs
         self.inference_engine = inference_engine
         self.n_estimators = n_estimators
         self.contamination = contamination
         self.max_samples = max_samples
+        self.max_features = max_features
+        self.bootstrap = bootstrap
         self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
         self.max_bin = max_bin
         self.bin_sample_rows = bin_sample_rows
         self.numeric_mode = numeric_mode
@@ -302,16 +337,61 @@ class IsolationForest(_Forest):
         for name, key in (("n_estimators", "n_estimators"), ("max_samples", "max_samples"),
                           ("random_state", "seed"), ("max_bin", "max_bin"), ("bin_sample_rows", "bin_sample_rows")):
             v = getattr(self, name)
+            if name == "max_samples":
+                v = self._pending_psi
             if v is None:
                 continue
-            if name == "max_samples" and (isinstance(v, float) or v == "auto"):
-                raise InvalidArgumentError("max_samples must be a row count (an int); 'auto' is 256")
             pairs.append((key, _text(name, v, int)))
         if self.numeric_mode is not None:
             pairs.append(("numeric_mode", str(self.numeric_mode)))
         if self.device is not None:
             pairs.append(("device", str(self.device)))
         return pairs
+
+    def _rows_per_tree(self, n):
+        """max_samples as scikit-learn takes it, as the row count given to the C
+        library: "auto" is min(256, n), an int k is min(k, n) (with scikit-learn's
+        warning when k > n), a float f in (0, 1] is int(f * n). The C library
+        clamps the count to n itself and stores the count it used, so "auto" and
+        256 are passed as 256: the model bytes of before "auto" existed."""
+        v = self.max_samples
+        if isinstance(v, str):
+            if v == "auto":
+                return 256
+            raise InvalidArgumentError("The 'max_samples' parameter of IsolationForest must be 'auto', an int in "
+                                       "the range [2, inf) or a float in the range (0.0, 1.0]. Got %r instead." % (v,))
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise InvalidArgumentError("The 'max_samples' parameter of IsolationForest must be 'auto', an int in "
+                                       "the range [2, inf) or a float in the range (0.0, 1.0]. Got %r instead." % (v,))
+        if isinstance(v, numbers.Integral):
+            if int(v) > n:
+                warnings.warn("max_samples (%d) is greater than the total number of samples (%d). max_samples will "
+                              "be set to n_samples for estimation." % (int(v), n), UserWarning, stacklevel=4)
+            return int(v)  # below 2: refused by the C library, naming max_samples
+        f = float(v)
+        if not 0.0 < f <= 1.0:
+            raise InvalidArgumentError("The 'max_samples' parameter of IsolationForest must be 'auto', an int in "
+                                       "the range [2, inf) or a float in the range (0.0, 1.0]. Got %r instead." % (v,))
+        k = int(f * n)
+        if k < 2:
+            raise InvalidArgumentError("max_samples=%r of %d rows is %d row%s a tree; an isolation tree needs at "
+                                       "least 2" % (v, n, k, "" if k == 1 else "s"))
+        return k
+
+    def _check_unbuilt_params(self):
+        """scikit-learn's parameters that samebits' isolation forest does not build:
+        their scikit-learn defaults are accepted (they mean what they mean there),
+        any other value is refused by name; verbose is accepted with a warning."""
+        mf = self.max_features
+        if not (isinstance(mf, float) and mf == 1.0):  # an int k means k features in scikit-learn (1: one)
+            raise InvalidArgumentError("IsolationForest(max_features=%r) is not supported: samebits' isolation "
+                                       "trees draw each split's feature among all features (max_features=1.0)"
+                                       % (mf,))
+        if self.bootstrap is not False:
+            raise InvalidArgumentError("IsolationForest(bootstrap=%r) is not supported: each tree's rows are drawn "
+                                       "without replacement (bootstrap=False)" % (self.bootstrap,))
+        _refuse_warm_start(self)
+        _note_verbose(self)
 
     def _fit_model(self, pairs, train, valid, card):
         return Model.fit_isolation(pairs, train, card)
@@ -328,20 +408,25 @@ class IsolationForest(_Forest):
 
     @with_n_jobs
     def fit(self, X, y=None, sample_weight=None):
-        """Train on X (n, d); y is ignored. sample_weight is not supported yet (the C
-        library's isolation forest takes no weights): refused by name."""
-        if sample_weight is not None:
-            w = _array.values(sample_weight, "sample_weight")
-            if w and not any(float(v) for v in w):
-                raise InvalidInputError("sample_weight is all zero: nothing to learn from")
-            raise InvalidArgumentError("IsolationForest does not take sample_weight yet")
+        """Train on X (n, d); y is ignored. sample_weight: equal weights are the
+        unweighted forest (as in scikit-learn, where weights only set each row's
+        chance to be drawn); unequal weights are refused by name (the C library's
+        draw takes no weights yet). Sets offset_ and max_samples_."""
+        self._check_unbuilt_params()
         c = self.contamination
         if not (c == "auto" or (isinstance(c, (int, float)) and not isinstance(c, bool) and 0.0 < c <= 0.5)):
             raise InvalidArgumentError("contamination must be 'auto' or a number in (0, 0.5], not %r" % (c,))
         m = _array.matrix(X, "X")
         if m.nrows < 2:
             raise InvalidInputError("IsolationForest needs at least 2 rows; got n_samples = %d" % m.nrows)
-        super(_Forest, self).fit(X, [0.0] * m.nrows)  # labels are not used
+        if sample_weight is not None:
+            _uniform_weight(sample_weight, m.nrows)
+        psi = self._pending_psi = self._rows_per_tree(m.nrows)
+        try:
+            super(_Forest, self).fit(X, [0.0] * m.nrows)  # labels are not used
+        finally:
+            del self._pending_psi
+        self.max_samples_ = min(psi, m.nrows)
         self.offset_ = -0.5 if c == "auto" else _quantile(self.score_samples(X), float(c))
         return self
 
@@ -379,6 +464,37 @@ class IsolationForest(_Forest):
         if np is not None:
             return np.where(np.asarray(d) < 0, -1, 1).astype(np.int64)
         return [-1 if v < 0 else 1 for v in d.tolist()]
+
+
+def _uniform_weight(sample_weight, n):
+    """Check an isolation forest's sample_weight: n finite values >= 0, not all
+    zero, and all equal once rounded to float32 (the forests' weight type); equal
+    weights give the unweighted forest. Anything else is refused by name."""
+    w = _array.vector(sample_weight, "sample_weight")
+    if w[2] != n:
+        raise InvalidInputError("X has %d rows but sample_weight has %d values" % (n, w[2]))
+    vals = [float(w[0][i]) for i in range(w[2])]
+    for i, v in enumerate(vals):
+        if not (v >= 0.0 and v != float("inf")):
+            raise InvalidInputError("sample_weight[%d] is %r: weights must be finite and >= 0" % (i, v))
+    if not any(vals):
+        raise InvalidInputError("sample_weight is all zero: nothing to learn from")
+    if any(v != vals[0] for v in vals):
+        raise InvalidArgumentError("IsolationForest takes only equal sample weights (the unweighted forest): "
+                                   "unequal weights need a weighted draw of each tree's rows, which samebits' "
+                                   "isolation forest does not have yet")
+
+
+def _refuse_warm_start(est):
+    if est.warm_start is not False:
+        raise InvalidArgumentError("%s(warm_start=%r) is not supported: samebits fits the whole forest at once; "
+                                   "refit with the n_estimators you want" % (type(est).__name__, est.warm_start))
+
+
+def _note_verbose(est):
+    if est.verbose not in (0, False):
+        warnings.warn("%s: parameter verbose=%r has no effect in samebits (nothing is logged)"
+                      % (type(est).__name__, est.verbose), UserWarning, stacklevel=4)
 
 
 def _float64(a):

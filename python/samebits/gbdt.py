@@ -465,6 +465,8 @@ class GradientBoosting(FittedModel, Estimator):
             state["n_jobs"] = None
             if state.get("max_features", "") is None and self._is_classifier() and hasattr(self, "_max_features_text"):
                 state["max_features"] = "sqrt"  # what None meant then for a forest classifier (the C default)
+        for name, default in self._param_defaults().items():  # parameters added since it was pickled
+            state.setdefault(name, default)
         self.__dict__.update(state)
         if data is not None:
             self._model = Model.from_bytes(data)

@@ -226,9 +226,8 @@ def test_forest_classifiers_have_no_decision_function():
 # Checks that still fail, and why (docs/python.md lists the same): each needs the C library.
 WEIGHT_EQUIVALENCE = "check_sample_weight_equivalence_on_dense_data"  # weights vs repeated rows (binning, quantized sums)
 CLASS_WEIGHT_RANGE = "check_class_weight_classifiers"  # weights 1e-4 vs 1: below the forest's 2^-21 resolution
-IF_WEIGHTS = {"check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
-              "check_sample_weights_list", "check_sample_weights_shape", "check_sample_weights_not_overwritten",
-              WEIGHT_EQUIVALENCE}  # the isolation forest takes no sample weights yet
+IF_WEIGHTS = {"check_sample_weights_not_overwritten",
+              WEIGHT_EQUIVALENCE}  # the isolation forest takes equal sample weights only (unequal: not built)
 EXPECTED_FAILURES = {
     "GradientBoostingRegressor": set(),
     "GradientBoostingClassifier": set(),

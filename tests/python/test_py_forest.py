@@ -122,8 +122,10 @@ def test_isolation_forest_contamination(monkeypatch):
 
 def test_refusals_by_name():
     X, yc, yr = data(500)
-    with pytest.raises(samebits.InvalidArgumentError, match="sample_weight"):
-        samebits.IsolationForest(n_estimators=2).fit(X, sample_weight=np.ones(500))
+    w = np.ones(500)
+    w[7] = 2.0  # equal weights are the unweighted forest; unequal ones are not built
+    with pytest.raises(samebits.InvalidArgumentError, match="only equal sample weights"):
+        samebits.IsolationForest(n_estimators=2).fit(X, sample_weight=w)
     with pytest.raises(samebits.BackendUnavailableError, match="no CUDA backend"):
         samebits.RandomForestRegressor(n_estimators=2, device="cuda").fit(X, yr)
     with pytest.raises(samebits.InvalidArgumentError, match="criterion"):
