@@ -211,6 +211,11 @@ class _Forest(GradientBoosting):
         return info["family"] == self._family and \
             (info["objective"] == "classification") == self._is_classifier()
 
+    def _set_fitted(self, model, classes, names):
+        super()._set_fitted(model, classes, names)
+        if not isinstance(self, IsolationForest):
+            self.n_outputs_ = 1  # one target (scikit-learn's attribute; several outputs are not built)
+
     @property
     def decision_function(self):
         """Forest classifiers have no decision_function (as scikit-learn's): use
@@ -429,6 +434,17 @@ class IsolationForest(_Forest):
         self.max_samples_ = min(psi, m.nrows)
         self.offset_ = -0.5 if c == "auto" else _quantile(self.score_samples(X), float(c))
         return self
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        """fit(X), then predict(X): -1 for the anomalies among the training rows, 1 for the others."""
+        return self.fit(X, y, sample_weight=sample_weight).predict(X)
+
+    @property
+    def score(self):
+        """An outlier detector has no score (as scikit-learn's IsolationForest):
+        score_samples and decision_function give the per-row scores."""
+        raise AttributeError("IsolationForest has no score (as scikit-learn's); use score_samples or "
+                             "decision_function")
 
     @with_n_jobs
     def score_samples(self, X):
