@@ -407,7 +407,11 @@ class IsolationForest(_Forest):
     def _load_fitted(self, model, source):
         """A loaded isolation forest: offset_ is -0.5 when contamination is 'auto'
         (the file does not hold the training rows a contamination quantile needs)."""
+        from ._model import params_in_file
         super()._load_fitted(model, source)
+        psi = params_in_file(source).get("max_samples")
+        if psi is not None:
+            self.max_samples_ = int(psi)  # the rows each tree drew (the C fit stores the count it used)
         if self.contamination == "auto":
             self.offset_ = -0.5
 

@@ -1,5 +1,6 @@
 """Issue 20's Python slice: load_model by family, n_jobs, max_features, string and
-category columns, IsolationForest.predict's dtype, and scikit-learn's check_estimator."""
+category columns, IsolationForest.predict's dtype (scikit-learn's check_estimator on
+the tree estimators: test_py_check_estimator.py)."""
 import warnings
 
 import pytest
@@ -221,28 +222,6 @@ def test_forest_classifiers_have_no_decision_function():
     g = samebits.GradientBoostingClassifier(n_estimators=3).fit(X, Y_BIN)
     d = g.decision_function(X)
     assert isinstance(d, np.ndarray) and d.tobytes() == g.predict_raw(X).tobytes()
-
-
-# Checks that still fail, and why (docs/python.md lists the same): each needs the C library.
-WEIGHT_EQUIVALENCE = "check_sample_weight_equivalence_on_dense_data"  # weights vs repeated rows (binning, quantized sums)
-CLASS_WEIGHT_RANGE = "check_class_weight_classifiers"  # weights 1e-4 vs 1: below the forest's 2^-21 resolution
-IF_WEIGHTS = {"check_sample_weights_not_overwritten",
-              WEIGHT_EQUIVALENCE}  # the isolation forest takes equal sample weights only (unequal: not built)
-EXPECTED_FAILURES = {
-    "GradientBoostingRegressor": set(),
-    "GradientBoostingClassifier": set(),
-    "RandomForestClassifier": {WEIGHT_EQUIVALENCE, CLASS_WEIGHT_RANGE},
-    "RandomForestRegressor": {WEIGHT_EQUIVALENCE},
-    "ExtraTreesClassifier": {WEIGHT_EQUIVALENCE, CLASS_WEIGHT_RANGE},
-    "ExtraTreesRegressor": {WEIGHT_EQUIVALENCE},
-    "IsolationForest": IF_WEIGHTS,
-}
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED_FAILURES))
-def test_check_estimator(name):
-    from sk_checks import assert_failed_checks
-    assert_failed_checks(getattr(samebits, name)(n_estimators=10), EXPECTED_FAILURES[name])
 
 
 NO_NUMPY = r'''
