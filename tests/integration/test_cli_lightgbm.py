@@ -79,3 +79,65 @@ def test_a_label_that_cannot_apply_is_refused(binary_copy, fmt, label, why):
     data = binary_copy if fmt == "tsv-noheader" else EX / "lambdarank_rank.train"
     r = samebits("train", "--model", "gbdt", "--data", str(data), "--format", fmt, "--label", label)
     assert r.returncode == 2 and "SB_ERR_INVALID_ARGUMENT" in r.stderr and why in r.stderr, r.stderr
+
+
+# ---- comma lists: several metrics, several ranking positions (issue 21) ----
+
+def log_lines(r):
+    return [l for l in r.stderr.splitlines() if l.startswith("[")]
+
+
+def test_several_metrics_are_all_reported_and_the_model_follows_the_first(tmp_path):
+    data = EX / "binary_classification_binary.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    base = ["train", "--model", "gbdt", "--data", str(data), "--valid", str(EX / "binary_classification_binary.test"),
+            "--objective", "binary", "n_estimators=3", "eval_period=1"]
+    both = samebits(*base, "metric=auc,binary_logloss")
+    assert both.returncode == 0, both.stderr
+    assert len(log_lines(both)) == 6
+    assert [l.split()[2] for l in log_lines(both)[:2]] == ["auc:", "logloss:"], both.stderr
+    # the extra metric is reported, never trained on: the same model as the first metric alone
+    alone = samebits(*base, "metric=auc")
+    assert len(log_lines(alone)) == 3 and digest_of(alone) == digest_of(both)
+
+
+def test_l1_is_lightgbms_name_for_mae():
+    data = EX / "regression_regression.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    base = ["train", "--model", "gbdt", "--data", str(data), "n_estimators=2", "eval_period=1"]
+    l1 = samebits(*base, "metric=l1,l2")
+    mae = samebits(*base, "metric=mae,rmse")
+    assert l1.returncode == 0, l1.stderr
+    assert log_lines(l1) == log_lines(mae) and "train mae:" in l1.stderr and "train rmse:" in l1.stderr
+    bad = samebits(*base, "metric=l1,huber")
+    assert bad.returncode == 2 and "metric 'huber' is not supported" in bad.stderr
+
+
+def test_eval_at_lists_positions_and_never_overrides_a_named_k():
+    data = EX / "lambdarank_rank.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    base = ["train", "--model", "gbdt", "--data", str(data), "--objective", "lambdarank", "n_estimators=2",
+            "eval_period=1"]
+    r = samebits(*base, "metric=ndcg", "eval_at=1,3,5")
+    assert r.returncode == 0, r.stderr
+    assert [l.split()[2] for l in log_lines(r)[:3]] == ["ndcg@1:", "ndcg@3:", "ndcg@5:"], r.stderr
+    # the first position decides the model, as metric=ndcg@1 alone
+    assert digest_of(r) == digest_of(samebits(*base, "metric=ndcg@1"))
+    for order in (("metric=ndcg@5", "eval_at=3"), ("eval_at=3", "metric=ndcg@5")):
+        bad = samebits(*base, *order)
+        assert bad.returncode == 2 and "eval_at=3 is taken by no metric" in bad.stderr, bad.stderr
+    same = samebits(*base, "metric=ndcg@5", "eval_at=5")
+    assert same.returncode == 0 and digest_of(same) == digest_of(samebits(*base, "metric=ndcg@5"))
+
+
+def test_a_list_value_stays_whole_and_a_bare_word_after_a_space_is_still_refused():
+    data = EX / "regression_regression.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "n_estimators=2", "metric=l1,l2,eval_period=0")
+    assert r.returncode == 0 and not log_lines(r), r.stderr
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "n_estimators=2,5")
+    assert r.returncode == 2 and "n_estimators='2,5'" in r.stderr, r.stderr

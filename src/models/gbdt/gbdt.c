@@ -710,22 +710,32 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == p.n_estimators);
         if (log_now || p.early_stopping_rounds > 0) {
             const sb_table *et = f.va ? f.va : f.tr;
-            float v;
-            if (f.dev && !f.va && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK) goto done;
-            if (f.ranking)
-                st = sb_rank_metric(p.metric == SB_METRIC_MAP, p.metric_at, &f.rc, f.va ? &f.vq : &f.tq, et->label,
-                                    f.va ? f.vpred : f.pred, &v);
-            else
-                st = sb_metric_eval(p.metric, p.objective, f.va ? f.vpred : f.pred, et->nrows, K1, et->label,
-                                    et->weight, &v);
-            if (st != SB_OK) goto done;
+            float v = 0.0f;
             char mname[48];
-            if (f.ranking)
-                snprintf(mname, sizeof mname, "%s@%d", sb_metric_name(p.metric), (int)p.metric_at);
-            else
-                snprintf(mname, sizeof mname, "%s", sb_metric_name(p.metric));
-            if (log_now)
-                fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), f.va ? "valid" : "train", mname, (double)v);
+            if (f.dev && !f.va && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK) goto done;
+            /* every metric is logged; the first (p.metric) decides early stopping */
+            for (int32_t j = 0; j < (log_now && p.nmetrics > 1 ? p.nmetrics : 1); j++) {
+                const int32_t mj = j ? p.metrics[j] : p.metric, atj = j ? p.metrics_at[j] : p.metric_at;
+                float vj;
+                if (f.ranking)
+                    st = sb_rank_metric(mj == SB_METRIC_MAP, atj, &f.rc, f.va ? &f.vq : &f.tq, et->label,
+                                        f.va ? f.vpred : f.pred, &vj);
+                else
+                    st = sb_metric_eval(mj, p.objective, f.va ? f.vpred : f.pred, et->nrows, K1, et->label,
+                                        et->weight, &vj);
+                if (st != SB_OK) goto done;
+                char nj[48];
+                if (f.ranking)
+                    snprintf(nj, sizeof nj, "%s@%d", sb_metric_name(mj), (int)atj);
+                else
+                    snprintf(nj, sizeof nj, "%s", sb_metric_name(mj));
+                if (j == 0) {
+                    v = vj;
+                    memcpy(mname, nj, sizeof mname);
+                }
+                if (log_now)
+                    fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), f.va ? "valid" : "train", nj, (double)vj);
+            }
             if (p.early_stopping_rounds > 0) {
                 if (best_iter < 0 || sb_metric_better(p.metric, v, best_metric)) {
                     best_metric = v;

@@ -45,6 +45,135 @@ static sb_status parse_gains(const char *key, const char *v, gbdt_params *p) {
     return SB_OK;
 }
 
+/* One metric name (samebits' or LightGBM's alias, ndcg@k and map@k with their
+ * k) into *m and *at (0: no k given); an unknown name is a named error. */
+static sb_status parse_metric_item(const char *key, const char *v, int32_t *m, int32_t *at) {
+    static const struct { const char *name; int32_t m; } k_alias[] = {
+        {"l2", SB_METRIC_RMSE}, {"l2_root", SB_METRIC_RMSE}, {"root_mean_squared_error", SB_METRIC_RMSE},
+        {"l1", SB_METRIC_MAE}, {"mean_absolute_error", SB_METRIC_MAE}, {"binary_logloss", SB_METRIC_LOGLOSS},
+        {"binary_error", SB_METRIC_ERROR}, {"multi_logloss", SB_METRIC_MLOGLOSS}, {"multi_error", SB_METRIC_MERROR}};
+    *m = -1;
+    *at = 0;
+    for (int32_t k = 0; k < 9; k++)
+        if (!strcmp(v, k_metrics[k])) *m = k;
+    for (size_t k = 0; k < sizeof k_alias / sizeof k_alias[0]; k++)
+        if (!strcmp(v, k_alias[k].name)) *m = k_alias[k].m;
+    if (!strncmp(v, "ndcg@", 5) || !strncmp(v, "map@", 4)) { /* the k of ndcg@k, map@k */
+        int64_t i;
+        sb_status st = parse_int(key, strchr(v, '@') + 1, 1, 1000000, &i);
+        if (st != SB_OK) return st;
+        *m = v[0] == 'n' ? SB_METRIC_NDCG : SB_METRIC_MAP;
+        *at = (int32_t)i;
+    }
+    if (*m < 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: rmse (l2), mae (l1), logloss "
+                       "(binary_logloss), error, auc, mlogloss (multi_logloss), merror, ndcg@k, map@k", v);
+    return SB_OK;
+}
+
+/* metric: one name or a comma list of them, in order (the first decides early
+ * stopping); at most SB_GBDT_MAX_METRICS, none empty. */
+static sb_status parse_metrics(const char *key, const char *v, gbdt_params *p) {
+    char item[64];
+    p->ngiven = 0;
+    for (const char *s = v;; s += strcspn(s, ",") + 1) {
+        size_t len = strcspn(s, ",");
+        if (len == 0 || len >= sizeof item)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be metric names separated by commas", key, v);
+        if (p->ngiven == SB_GBDT_MAX_METRICS)
+            return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' names more than %d metrics", key, v, SB_GBDT_MAX_METRICS);
+        memcpy(item, s, len);
+        item[len] = '\0';
+        sb_status st = parse_metric_item(key, item, &p->metrics[p->ngiven], &p->given_at[p->ngiven]);
+        if (st != SB_OK) return st;
+        p->ngiven++;
+        if (!s[len]) return SB_OK;
+    }
+}
+
+/* eval_at: one k or a comma list of them (LightGBM's ndcg_eval_at=1,3,5). */
+static sb_status parse_eval_at(const char *key, const char *v, gbdt_params *p) {
+    char item[32];
+    p->neval_at = 0;
+    for (const char *s = v;; s += strcspn(s, ",") + 1) {
+        size_t len = strcspn(s, ",");
+        int64_t i;
+        if (len == 0 || len >= sizeof item)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be integers separated by commas", key, v);
+        if (p->neval_at == SB_GBDT_MAX_METRICS)
+            return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' has more than %d positions", key, v, SB_GBDT_MAX_METRICS);
+        memcpy(item, s, len);
+        item[len] = '\0';
+        sb_status st = parse_int(key, item, 1, 1000000, &i);
+        if (st != SB_OK) return st;
+        p->eval_at[p->neval_at++] = (int32_t)i;
+        if (!s[len]) return SB_OK;
+    }
+}
+
+/* Append metric m at k to the resolved list (an exact repeat is dropped). */
+static sb_status add_metric(gbdt_params *p, int32_t m, int32_t at) {
+    for (int32_t j = 0; j < p->nmetrics; j++)
+        if (p->metrics[j] == m && p->metrics_at[j] == at) return SB_OK;
+    if (p->nmetrics == SB_GBDT_MAX_METRICS)
+        return sb_fail(SB_ERR_LIMIT, "metric and eval_at name more than %d metrics together", SB_GBDT_MAX_METRICS);
+    p->metrics[p->nmetrics] = m;
+    p->metrics_at[p->nmetrics++] = at;
+    return SB_OK;
+}
+
+/* The metrics reported, resolved after every key is applied: the given list
+ * (or the objective's default), each ranking metric without its own k taken at
+ * every eval_at position (10 when there is none). An eval_at that no metric
+ * takes and that differs from the ks the metrics name is refused: it would
+ * otherwise be dropped without a word. Each metric must fit the objective. */
+static sb_status resolve_metrics(gbdt_params *p) {
+    int32_t given[SB_GBDT_MAX_METRICS], ngiven = p->ngiven, used_eval_at = 0;
+    memcpy(given, p->metrics, sizeof given);
+    if (ngiven == 0) {
+        given[0] = p->objective == SB_OBJ_REGRESSION ? SB_METRIC_RMSE
+                 : p->objective == SB_OBJ_BINARY ? SB_METRIC_LOGLOSS
+                 : sb_gbdt_is_ranking(p->objective) ? SB_METRIC_NDCG : SB_METRIC_MLOGLOSS;
+        p->given_at[0] = 0;
+        ngiven = 1;
+    }
+    p->nmetrics = 0;
+    for (int32_t g = 0; g < ngiven; g++) {
+        const int32_t m = given[g];
+        int ok = p->objective == SB_OBJ_REGRESSION ? (m <= SB_METRIC_MAE)
+               : p->objective == SB_OBJ_BINARY ? (m >= SB_METRIC_LOGLOSS && m <= SB_METRIC_AUC)
+               : sb_gbdt_is_ranking(p->objective) ? (m == SB_METRIC_NDCG || m == SB_METRIC_MAP)
+                                               : (m == SB_METRIC_MLOGLOSS || m == SB_METRIC_MERROR);
+        if (!ok)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' does not fit objective '%s'", sb_metric_name(m),
+                           sb_objective_name(p->objective));
+        sb_status st = SB_OK;
+        if (m != SB_METRIC_NDCG && m != SB_METRIC_MAP) st = add_metric(p, m, 0);
+        else if (p->given_at[g] > 0) st = add_metric(p, m, p->given_at[g]);
+        else if (p->neval_at == 0) st = add_metric(p, m, 10);
+        else {
+            used_eval_at = 1;
+            for (int32_t e = 0; e < p->neval_at && st == SB_OK; e++) st = add_metric(p, m, p->eval_at[e]);
+        }
+        if (st != SB_OK) return st;
+    }
+    if (sb_gbdt_is_ranking(p->objective) && p->neval_at > 0 && !used_eval_at) {
+        for (int32_t e = 0; e < p->neval_at; e++) {
+            int named = 0;
+            for (int32_t j = 0; j < p->nmetrics; j++) named |= p->metrics_at[j] == p->eval_at[e];
+            if (!named)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "eval_at=%d is taken by no metric: every ranking metric names "
+                               "its own k (%s@%d); give the k in the metric (ndcg@%d) or leave eval_at out",
+                               (int)p->eval_at[e], sb_metric_name(p->metrics[0]), (int)p->metrics_at[0],
+                               (int)p->eval_at[e]);
+        }
+    }
+    p->metric = p->metrics[0];
+    if (p->metrics_at[0] > 0) p->metric_at = p->metrics_at[0];
+    else if (p->neval_at > 0) p->metric_at = p->eval_at[0]; /* as before: the model text of a non-ranking model omits it */
+    return SB_OK;
+}
+
 static int is(const char *key, const char *a, const char *b, const char *c, const char *d) {
     return strcmp(key, a) == 0 || (b && strcmp(key, b) == 0) || (c && strcmp(key, c) == 0) ||
            (d && strcmp(key, d) == 0);
@@ -110,22 +239,9 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
     } else if (is(key, "early_stopping_rounds", "early_stopping_round", "n_iter_no_change", NULL)) {
         if ((st = parse_int(key, v, 0, 1000000, &i)) == SB_OK) p->early_stopping_rounds = (int32_t)i;
     } else if (is(key, "metric", "eval_metric", NULL, NULL)) {
-        p->metric = -1;
-        for (int32_t m = 0; m < 9; m++)
-            if (!strcmp(v, k_metrics[m])) p->metric = m;
-        if (!strncmp(v, "ndcg@", 5) || !strncmp(v, "map@", 4)) { /* the k of ndcg@k, map@k */
-            const char *at = strchr(v, '@') + 1;
-            if ((st = parse_int(key, at, 1, 1000000, &i)) != SB_OK) return st;
-            p->metric = v[0] == 'n' ? SB_METRIC_NDCG : SB_METRIC_MAP;
-            p->metric_at = (int32_t)i;
-        }
-        if (!strcmp(v, "l2")) p->metric = SB_METRIC_RMSE;
-        if (!strcmp(v, "binary_logloss")) p->metric = SB_METRIC_LOGLOSS;
-        if (!strcmp(v, "multi_logloss")) p->metric = SB_METRIC_MLOGLOSS;
-        if (p->metric < 0)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: rmse, mae, logloss, error, auc, mlogloss, merror, ndcg@k, map@k", v);
+        st = parse_metrics(key, v, p);
     } else if (is(key, "eval_at", "ndcg_eval_at", "ndcg_at", "map_eval_at")) {
-        if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->metric_at = (int32_t)i;
+        st = parse_eval_at(key, v, p);
     } else if (is(key, "lambdarank_truncation_level", NULL, NULL, NULL)) {
         if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->rank_truncation = (int32_t)i;
     } else if (is(key, "lambdarank_norm", NULL, NULL, NULL)) {
@@ -210,19 +326,7 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     (void)growth_set;
     if (p->objective != SB_OBJ_MULTICLASS && p->num_class > 0)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "num_class is only for objective=multiclass");
-    if (p->metric >= 0) {
-        int ok = p->objective == SB_OBJ_REGRESSION ? (p->metric <= SB_METRIC_MAE)
-               : p->objective == SB_OBJ_BINARY ? (p->metric >= SB_METRIC_LOGLOSS && p->metric <= SB_METRIC_AUC)
-               : sb_gbdt_is_ranking(p->objective) ? (p->metric == SB_METRIC_NDCG || p->metric == SB_METRIC_MAP)
-                                               : (p->metric == SB_METRIC_MLOGLOSS || p->metric == SB_METRIC_MERROR);
-        if (!ok)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' does not fit objective '%s'",
-                           sb_metric_name(p->metric), sb_objective_name(p->objective));
-    } else {
-        p->metric = p->objective == SB_OBJ_REGRESSION ? SB_METRIC_RMSE
-                  : p->objective == SB_OBJ_BINARY ? SB_METRIC_LOGLOSS
-                  : sb_gbdt_is_ranking(p->objective) ? SB_METRIC_NDCG : SB_METRIC_MLOGLOSS;
-    }
+    if ((st = resolve_metrics(p)) != SB_OK) return st;
     return SB_OK;
 }
 
