@@ -5,6 +5,7 @@
  */
 #include "samebits_cert.h"
 #include "certify.h"
+#include "lightgbm.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,10 @@ static const char *k_usage =
     "  conformance export DIR [NAME...] write a self-describing bundle (docs/conformance.md)\n"
     "  conformance validate DIR [--fixture NAME] [--model FILE] [--predictions FILE] [--card FILE]\n"
     "                                   check a bundle's integrity, and a candidate's outputs\n"
+    "  config=FILE [key=value ...]      LightGBM's form: its config file and keys (task=train|predict,\n"
+    "                                   data, valid, output_model, input_model, output_result, objective,\n"
+    "                                   metric, num_iterations, ...; the command line's pairs win over the\n"
+    "                                   file's; docs/cli.md)\n"
     "  help                             this text\n"
     "\n"
     "environment: SAMEBITS_NUM_THREADS (worker threads), SAMEBITS_NUMERIC_MODE\n"
@@ -607,6 +612,8 @@ done:
     return rc;
 }
 
+int sb_cli_train(int argc, char **argv) { return cmd_train(argc, argv); }
+
 /* Write predictions as CSV lines (per values a line, 9 significant digits: the
  * float round-trips exactly) by the library's output rule (sb_output_open: "-"
  * and devices directly, a regular file through a temporary file and a rename).
@@ -740,5 +747,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);
     if (strcmp(cmd, "digest") == 0) return cmd_digest(argc - 2, argv + 2);
+    if (cmd[0] != '-' && strchr(cmd, '=')) return sb_cli_lightgbm(argc - 1, argv + 1); /* LightGBM's form */
     return usage_error("unknown command '%s'", cmd);
 }

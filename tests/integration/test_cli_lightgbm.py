@@ -141,3 +141,137 @@ def test_a_list_value_stays_whole_and_a_bare_word_after_a_space_is_still_refused
     assert r.returncode == 0 and not log_lines(r), r.stderr
     r = samebits("train", "--model", "gbdt", "--data", str(data), "n_estimators=2,5")
     assert r.returncode == 2 and "n_estimators='2,5'" in r.stderr, r.stderr
+
+
+# ---- LightGBM's config form: samebits config=FILE [key=value ...] (issue 21) ----
+
+import subprocess
+
+from conftest import build_dir
+
+
+def in_dir(cwd, *args):
+    """The CLI run from cwd, as LightGBM's examples are run from their folder."""
+    return subprocess.run([str(build_dir("x86_64") / "samebits")] + list(args), capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+@pytest.fixture
+def examples(tmp_path):
+    if not (EX / "binary_classification.train.conf").exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    d = tmp_path / "ex"
+    shutil.copytree(EX, d)
+    for f in d.iterdir():
+        f.chmod(0o644)
+    return d
+
+
+BINARY_AS_TRAIN = ["train", "--model", "gbdt", "--data", "binary_classification_binary.train", "--valid",
+                   "binary_classification_binary.test", "--objective", "binary", "metric=binary_logloss,auc",
+                   "eval_period=1", "n_estimators=10", "learning_rate=0.1", "num_leaves=20", "colsample=0.8",
+                   "subsample=0.8", "bagging_freq=5", "min_samples_leaf=50", "min_child_weight=5", "max_bin=255"]
+
+
+def test_lightgbms_binary_example_trains_from_its_folder(examples):
+    r = in_dir(examples, "config=binary_classification.train.conf")
+    assert r.returncode == 0, r.stderr
+    assert (examples / "LightGBM_model.txt").exists()
+    # every key of the file taken with LightGBM's meaning: the model of the same train command
+    same = in_dir(examples, *BINARY_AS_TRAIN, "--out", "same.sbm")
+    assert digest_of(r) == digest_of(same)
+    assert "tree_learner=serial (binary_classification.train.conf line" in r.stderr and "no effect here" in r.stderr
+    assert "row weights from binary_classification_binary.train.weight" in r.stderr
+    assert "[10] valid logloss:" in r.stderr and "[10] valid auc:" in r.stderr
+    d = in_dir(examples, "digest", "LightGBM_model.txt")
+    assert d.stdout.strip() == digest_of(r)
+
+
+def test_lightgbms_predict_config_writes_the_result_file(examples):
+    assert in_dir(examples, "config=binary_classification.train.conf").returncode == 0
+    (examples / "predict.conf").write_text("task = predict\ndata = binary_classification_binary.test\n"
+                                           "input_model= LightGBM_model.txt\n")
+    r = in_dir(examples, "config=predict.conf")
+    assert r.returncode == 0, r.stderr
+    got = (examples / "LightGBM_predict_result.txt").read_text().splitlines()
+    assert len(got) == 500 and all(0.0 < float(v) < 1.0 for v in got)
+    p = in_dir(examples, "predict", "--model", "LightGBM_model.txt", "--data", "binary_classification_binary.test",
+               "--out", "proba.txt", "--proba")
+    assert p.returncode == 0 and (examples / "proba.txt").read_text().splitlines() == got
+    raw = in_dir(examples, "config=predict.conf", "predict_raw_score=true", "output_result=raw.txt")
+    assert raw.returncode == 0 and (examples / "raw.txt").read_text().splitlines() != got
+
+
+def test_the_command_line_wins_over_the_file_across_aliases(examples):
+    r = in_dir(examples, "config=binary_classification.train.conf", "num_iterations=3", "model_out=three.sbm")
+    assert r.returncode == 0, r.stderr
+    assert "num_trees=10 (binary_classification.train.conf line" in r.stderr
+    assert "overridden by the command line's num_iterations=3" in r.stderr
+    assert "samebits: 3 trees" in r.stderr and (examples / "three.sbm").exists()
+    assert not (examples / "LightGBM_model.txt").exists()
+
+
+@pytest.mark.parametrize("extra,why", [
+    (["lambda_l1=0.5"], "unknown parameter 'lambda_l1' (the command line)"),
+    (["valid=a.test,b.test"], "evaluates one validation set"),
+    (["num_trees=3", "num_iterations=4"], "parameter num_iterations is given twice"),
+    (["task=convert_model"], "task=convert_model is not supported"),
+    (["boosting=dart"], "boosting=dart (the command line): samebits boosts plain gradient-boosted trees"),
+    (["num_machines=2"], "num_machines=2 (the command line) is not supported here"),
+    (["objective=huber"], "objective 'huber' is not supported"),
+    (["metric=binary_logloss,auc_mu"], "metric 'auc_mu' is not supported"),
+    (["--threads", "2"], "'--threads': LightGBM's form takes key=value pairs only"),
+])
+def test_a_key_that_cannot_apply_is_refused_by_name_and_nothing_is_written(examples, extra, why):
+    r = in_dir(examples, "config=binary_classification.train.conf", *extra)
+    assert r.returncode == 2 and why in r.stderr, r.stderr
+    assert not (examples / "LightGBM_model.txt").exists()
+
+
+def test_an_unknown_key_in_the_file_is_named_with_its_line(examples):
+    (examples / "bad.conf").write_text("task = train\n# a comment\ndata = binary_classification_binary.train\n"
+                                       "objective = binary\nnum_tres = 3\n")
+    r = in_dir(examples, "config=bad.conf")
+    assert r.returncode == 2 and "unknown parameter 'num_tres' (bad.conf line 5)" in r.stderr, r.stderr
+    (examples / "twice.conf").write_text("data = binary_classification_binary.train\nnum_trees = 3\n"
+                                         "num_boost_round = 4\n")
+    r = in_dir(examples, "config=twice.conf")
+    assert r.returncode == 2 and "'num_trees' (twice.conf line 2) and 'num_boost_round' (twice.conf line 3)" in r.stderr
+    r = in_dir(examples, "config=missing.conf")
+    assert r.returncode == 2 and "cannot open config file 'missing.conf'" in r.stderr
+
+
+def test_bagging_fraction_without_bagging_freq_bags_nothing_as_in_lightgbm(examples):
+    base = ["data=regression_regression.train", "num_trees=4", "metric_freq=0"]
+    plain = in_dir(examples, *base, "output_model=a.sbm")
+    frac = in_dir(examples, *base, "bagging_fraction=0.5", "output_model=b.sbm")
+    freq = in_dir(examples, *base, "bagging_fraction=0.5", "bagging_freq=1", "output_model=c.sbm")
+    assert plain.returncode == frac.returncode == freq.returncode == 0, frac.stderr
+    assert "bagging_fraction=0.5 has no effect without bagging_freq > 0" in frac.stderr
+    assert digest_of(plain) == digest_of(frac) != digest_of(freq)
+
+
+def test_bagging_freq_keeps_a_bag_and_leaves_other_models_as_they_were():
+    data = EX / "regression_regression.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    base = ["train", "--model", "gbdt", "--data", str(data), "n_estimators=6", "subsample=0.8", "eval_period=0"]
+    one = digest_of(samebits(*base))
+    assert digest_of(samebits(*base, "bagging_freq=1")) == one
+    five = digest_of(samebits(*base, "bagging_freq=5"))
+    assert five != one and digest_of(samebits(*base, "bagging_freq=5", "--threads", "2")) == five
+    # without bagging the key changes nothing, the model's bytes included
+    assert digest_of(samebits(*base[:-2], "eval_period=0", "bagging_freq=5")) == digest_of(samebits(*base[:-2],
+                                                                                                      "eval_period=0"))
+
+
+def test_lightgbms_lambdarank_example_reports_every_position(examples):
+    r = in_dir(examples, "config=lambdarank.train.conf", "num_trees=3")
+    assert r.returncode == 0, r.stderr
+    assert "query groups from lambdarank_rank.train.query" in r.stderr
+    assert "[3] valid ndcg@1:" in r.stderr and "[3] valid ndcg@3:" in r.stderr and "[3] valid ndcg@5:" in r.stderr
+
+
+def test_lightgbms_multiclass_example_is_refused_by_the_key_it_lacks(examples):
+    r = in_dir(examples, "config=multiclass_classification.train.conf")
+    assert r.returncode == 2 and "unknown parameter 'auc_mu_weights'" in r.stderr, r.stderr

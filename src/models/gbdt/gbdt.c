@@ -351,8 +351,13 @@ static void bag_task(void *ctx, int64_t task) {
 }
 #endif
 
+/* The rows of iteration it's bag into f->rows (their count returned): each
+ * row drawn with probability subsample, keyed by the first iteration of its
+ * bagging_freq period, so a bag is kept for bagging_freq iterations (1: a new
+ * bag every iteration). */
 static int64_t draw_bag(const fit *f, int32_t it) {
     int64_t k = 0;
+    it -= it % (f->p->bagging_freq > 0 ? f->p->bagging_freq : 1);
 #ifdef SB_SABOTAGE_RNG_ORDER
     if (f->p->subsample < 1.0f) {
         int32_t width = sb_parallel_width();

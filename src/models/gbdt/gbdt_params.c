@@ -225,6 +225,8 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         st = parse_float(key, v, 0.0f, 1e30f, 0, &p->min_split_gain);
     } else if (is(key, "subsample", "bagging_fraction", NULL, NULL)) {
         st = parse_float(key, v, 0.0f, 1.0f, 1, &p->subsample);
+    } else if (is(key, "bagging_freq", "subsample_freq", NULL, NULL)) {
+        if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->bagging_freq = (int32_t)i;
     } else if (is(key, "colsample", "colsample_bytree", "feature_fraction", NULL)) {
         st = parse_float(key, v, 0.0f, 1.0f, 1, &p->colsample);
     } else if (is(key, "seed", "random_state", NULL, NULL)) {
@@ -277,7 +279,7 @@ static const char *const k_alias_groups[] = {
     "learning_rate|eta|shrinkage_rate", "num_leaves|max_leaves|max_leaf_nodes", "growth|grow_policy|tree_growth",
     "max_bin|max_bins", "min_samples_leaf|min_data_in_leaf|min_child_samples",
     "min_child_weight|min_sum_hessian_in_leaf", "reg_lambda|lambda_l2|lambda|l2_regularization",
-    "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "colsample|colsample_bytree|feature_fraction",
+    "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "bagging_freq|subsample_freq", "colsample|colsample_bytree|feature_fraction",
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
     "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "eval_period|verbose_eval|log_period",
     "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
@@ -294,6 +296,7 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->min_child_weight = 1e-3f;
     p->reg_lambda = 0.0f;
     p->subsample = 1.0f;
+    p->bagging_freq = 1;
     p->colsample = 1.0f;
     p->metric = -1;
     p->bin_sample_rows = 200000;
@@ -391,6 +394,15 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
                      sb_numeric_mode_name((sb_numeric_mode)p->numeric_mode), sb_objective_name(p->objective),
                      (double)p->reg_lambda, (unsigned long long)p->seed, (double)p->subsample);
     if (n < 0 || n >= (int)sizeof buf) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    if (p->bagging_freq > 1 && p->subsample < 1.0f) {
+        /* only a bag kept for several iterations is written (first in key
+         * order): every other model's text is as it was before the key */
+        char freq[32];
+        int fl = snprintf(freq, sizeof freq, "bagging_freq=%d\n", (int)p->bagging_freq);
+        if (n + fl >= (int)sizeof buf) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+        memmove(buf + fl, buf, (size_t)n + 1);
+        memcpy(buf, freq, (size_t)fl);
+    }
     if (sb_gbdt_is_ranking(p->objective)) {
         sb_status st = ranking_text(p, buf, sizeof buf);
         if (st != SB_OK) return st;

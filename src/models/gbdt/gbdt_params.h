@@ -32,6 +32,7 @@ typedef struct gbdt_params {
     float reg_lambda;
     float min_split_gain;
     float subsample;
+    int32_t bagging_freq;     /* a bag is kept this many iterations (LightGBM's bagging_freq); 1 by default */
     float colsample;
     uint64_t seed;
     int32_t has_base_score;
