@@ -275,3 +275,66 @@ def test_lightgbms_lambdarank_example_reports_every_position(examples):
 def test_lightgbms_multiclass_example_is_refused_by_the_key_it_lacks(examples):
     r = in_dir(examples, "config=multiclass_classification.train.conf")
     assert r.returncode == 2 and "unknown parameter 'auc_mu_weights'" in r.stderr, r.stderr
+
+
+# ---- forests from the command line (issue 21) ----
+
+import sys
+
+
+def python_digest(code):
+    """The model digest a snippet of the Python package prints (the C API's fit)."""
+    r = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'python'); import numpy as np, samebits\n"
+                        "d = np.loadtxt(%r, dtype=np.float32)\nX, y = d[:, 1:], d[:, 0]\n" %
+                        str(EX / "regression_regression.train") + code], capture_output=True, text=True, cwd=ROOT,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+@pytest.mark.parametrize("model,args,code", [
+    ("random_forest", ["objective=regression", "n_estimators=3"],
+     "print(samebits.RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y).model_digest_)"),
+    ("extra_trees", ["objective=regression", "n_estimators=4", "max_depth=6"],
+     "print(samebits.ExtraTreesRegressor(n_estimators=4, max_depth=6, random_state=0).fit(X, y).model_digest_)"),
+    ("isolation_forest", ["n_estimators=5"],
+     "print(samebits.IsolationForest(n_estimators=5, random_state=0).fit(X).model_digest_)"),
+])
+def test_forests_train_from_the_cli_as_the_library_fits_them(model, args, code, tmp_path):
+    if not (EX / "regression_regression.train").exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    out = tmp_path / "m.sbm"
+    r = samebits("train", "--model", model, "--data", str(EX / "regression_regression.train"), *args,
+                 "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert digest_of(r) == python_digest(code)
+    assert digest_of(samebits("train", "--model", model, "--data", str(EX / "regression_regression.train"), *args,
+                              "--threads", "2")) == digest_of(r)
+    p = samebits("predict", "--model", str(out), "--data", str(EX / "regression_regression.test"), "--out", "-")
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 500, p.stderr
+
+
+def test_a_classification_forest_reads_the_weights_beside_its_data(binary_copy, tmp_path):
+    base = ["train", "--model", "random_forest", "--data", str(binary_copy), "n_estimators=3"]
+    plain = samebits(*base, "--out", str(tmp_path / "rf.sbm"))
+    assert plain.returncode == 0, plain.stderr
+    p = samebits("predict", "--model", str(tmp_path / "rf.sbm"), "--data", str(EX / "binary_classification_binary.test"),
+                 "--out", "-", "--proba")
+    assert p.returncode == 0 and all(len(l.split(",")) == 2 for l in p.stdout.splitlines())
+    shutil.copy(EX / "binary_classification_binary.train.weight", str(binary_copy) + ".weight")
+    weighted = samebits(*base)
+    assert "row weights from" in weighted.stderr and digest_of(weighted) != digest_of(plain)
+    iso = samebits("train", "--model", "isolation_forest", "--data", str(binary_copy), "n_estimators=3")
+    assert iso.returncode == 0 and "is not read: an isolation forest takes no row weights" in iso.stderr
+
+
+@pytest.mark.parametrize("args,why", [
+    (["--model", "random_forest", "--valid", "x.csv"], "--model random_forest takes none of them"),
+    (["--model", "extra_trees", "model=random_forest"], "--model extra_trees takes no model="),
+    (["--model", "isolation_forest", "--weight", "w.txt"], "an isolation forest takes no row weights"),
+    (["--model", "isolation_forest", "objective=regression"], "takes no objective="),
+    (["--model", "random_forest", "objective=ranking"], "forest objective 'ranking'"),
+])
+def test_forest_arguments_that_cannot_apply_are_refused(binary_copy, args, why):
+    r = samebits("train", "--data", str(binary_copy), *args)
+    assert r.returncode == 2 and why in r.stderr, r.stderr
