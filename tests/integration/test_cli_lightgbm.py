@@ -338,3 +338,36 @@ def test_a_classification_forest_reads_the_weights_beside_its_data(binary_copy, 
 def test_forest_arguments_that_cannot_apply_are_refused(binary_copy, args, why):
     r = samebits("train", "--data", str(binary_copy), *args)
     assert r.returncode == 2 and why in r.stderr, r.stderr
+
+
+# ---- compressed input: refused by name, no raw bytes in the message (issue 21) ----
+
+import bz2
+import gzip
+import lzma
+
+
+@pytest.mark.parametrize("kind,pack", [("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)])
+def test_compressed_data_is_refused_by_name(tmp_path, kind, pack):
+    text = (EX / "regression_regression.test").read_bytes() if (EX / "regression_regression.test").exists() \
+        else b"1\t2\t3\n0\t1\t2\n"
+    data = tmp_path / "d.train.gz"
+    data.write_bytes(pack(text))
+    for args in (["train", "--model", "gbdt", "--data", str(data)],
+                 ["train", "--model", "gbdt", "--data", str(data), "--format", "tsv-noheader"]):
+        r = samebits(*args)
+        assert r.returncode == 2, r.stderr
+        assert f"{data}: {kind}-compressed data: samebits reads the plain text" in r.stderr, r.stderr
+        assert r.stderr.isprintable() or all(c.isprintable() or c == "\n" for c in r.stderr)
+    plain = tmp_path / "d.train"
+    plain.write_bytes(text)
+    (tmp_path / "d.train.weight").write_bytes(pack(b"1\n" * text.count(b"\n")))
+    r = samebits("train", "--model", "gbdt", "--data", str(plain), "n_estimators=2")
+    assert r.returncode == 2 and f"d.train.weight: {kind}-compressed data" in r.stderr, r.stderr
+
+
+def test_a_text_line_that_begins_like_bzip2_is_still_text(tmp_path):
+    f = tmp_path / "bzh.csv"
+    f.write_text("BZh9,y\n1,0\n2,1\n3,0\n4,1\n")
+    r = samebits("train", "--model", "gbdt", "--data", str(f), "--label", "y", "n_estimators=1", "min_samples_leaf=1")
+    assert r.returncode == 0, r.stderr
