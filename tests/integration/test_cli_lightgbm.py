@@ -275,6 +275,32 @@ def test_lightgbms_lambdarank_example_reports_every_position(examples):
 def test_lightgbms_multiclass_example_is_refused_by_the_key_it_lacks(examples):
     r = in_dir(examples, "config=multiclass_classification.train.conf")
     assert r.returncode == 2 and "unknown parameter 'auc_mu_weights'" in r.stderr, r.stderr
+    conf = (examples / "multiclass_classification.train.conf").read_text().splitlines()
+    (examples / "mc.conf").write_text("\n".join(l for l in conf if not l.startswith("auc_mu_weights")) + "\n")
+    r = in_dir(examples, "config=mc.conf")
+    assert r.returncode == 2 and "metric 'auc_mu' is not supported" in r.stderr, r.stderr
+    r = in_dir(examples, "config=mc.conf", "metric=multi_logloss,multi_error", "num_trees=4", "output_model=mc.sbm")
+    assert r.returncode == 0 and "[4] valid mlogloss:" in r.stderr and "[4] valid merror:" in r.stderr, r.stderr
+    p = in_dir(examples, "task=predict", "data=multiclass_classification_multiclass.test", "input_model=mc.sbm",
+               "output_result=mc.txt")
+    assert p.returncode == 0, p.stderr
+    rows = [l.split("\t") for l in (examples / "mc.txt").read_text().splitlines()]
+    assert len(rows) == 500 and all(len(r) == 5 for r in rows)
+    assert all(abs(sum(float(v) for v in r) - 1.0) < 1e-5 for r in rows)
+
+
+def test_a_headed_file_takes_its_label_by_name(examples):
+    rows = (examples / "regression_regression.train").read_text().splitlines()[:400]
+    head = "\t".join(["y"] + ["f%d" % i for i in range(len(rows[0].split("\t")) - 1)])
+    (examples / "h.tsv").write_text("\n".join([head.replace("\t", ",")] + [r.replace("\t", ",") for r in rows]) + "\n")
+    base = ["data=h.tsv", "num_trees=2", "metric_freq=0", "min_data_in_leaf=5"]
+    ok = in_dir(examples, *base, "header=true", "label_column=name:y", "output_model=h.sbm")
+    assert ok.returncode == 0, ok.stderr
+    for extra, why in ((["header=true"], "header=true: give the label as label_column=name:COLUMN"),
+                       (["label_column=name:y"], "names a column, but the data has no header"),
+                       (["header=maybe"], "header='maybe' must be true or false")):
+        r = in_dir(examples, *base, *extra)
+        assert r.returncode == 2 and why in r.stderr, r.stderr
 
 
 # ---- forests from the command line (issue 21) ----
