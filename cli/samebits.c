@@ -521,7 +521,10 @@ static int cmd_train(int argc, char **argv) {
     if (!linear && !clusters && !knn && !forest && !iforest && !eval_set &&
         (st = sb_params_set(params, "eval_period", "10")) != SB_OK)
         goto lib_fail;
-    /* A numeric mode that is not built is refused before the data is read. */
+    /* Gradient boosting's parameters, and a numeric mode that is not built,
+     * are refused before the data is read. */
+    if (!linear && !clusters && !knn && !forest && !iforest && (st = sb_gbdt_params_check(params)) != SB_OK)
+        goto lib_fail;
     sb_numeric_mode mode;
     if ((st = sb_params_resolve_mode(params, linear   ? SB_FAMILY_LINEAR
                                              : kmeans ? SB_FAMILY_KMEANS
@@ -773,6 +776,7 @@ int main(int argc, char **argv) {
     for (int i = 2; i < argc; i++) /* COMMAND --help: that command's lines of the usage, exit 0 */
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             if (command_help(cmd) == 0) return 0;
+            if (cmd[0] != '-' && strchr(cmd, '=') && command_help("config=FILE") == 0) return 0; /* LightGBM's form */
             return usage_error("unknown command '%s'", cmd);
         }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -397,3 +397,15 @@ def test_a_text_line_that_begins_like_bzip2_is_still_text(tmp_path):
     f.write_text("BZh9,y\n1,0\n2,1\n3,0\n4,1\n")
     r = samebits("train", "--model", "gbdt", "--data", str(f), "--label", "y", "n_estimators=1", "min_samples_leaf=1")
     assert r.returncode == 0, r.stderr
+
+
+def test_the_config_form_has_help_and_bad_parameters_are_refused_before_the_data_is_read(tmp_path):
+    for args in (["config=train.conf", "--help"], ["task=train", "-h"], ["help", "config=FILE"]):
+        r = samebits(*args)
+        assert r.returncode == 0 and "  config=FILE [key=value ...]" in r.stdout, r.stdout + r.stderr
+    # the parameters are checked first: the missing file is never reached
+    r = samebits("train", "--model", "gbdt", "--data", str(tmp_path / "absent.csv"), "num_trees=abc")
+    assert r.returncode == 2 and "num_trees='abc'" in r.stderr and "absent.csv" not in r.stderr, r.stderr
+    r = in_dir(tmp_path, "data=absent.csv", "metric=ndcg@5", "eval_at=3", "objective=lambdarank")
+    assert r.returncode == 2 and "eval_at=3 is taken by no metric" in r.stderr, r.stderr
+    assert not (tmp_path / "LightGBM_model.txt").exists()

@@ -582,6 +582,12 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
     return SB_OK;
 }
 
+sb_status sb_gbdt_params_check(const sb_params *params) {
+    sb_clear_error();
+    gbdt_params p;
+    return sb_gbdt_params_parse(params, &p);
+}
+
 sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid, sb_card *card,
                       sb_model **out) {
     sb_clear_error();
