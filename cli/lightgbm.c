@@ -365,6 +365,14 @@ static int task_train(lk_set *s) {
     if (valid && strchr(valid, ','))
         return failf("SB_ERR_INVALID_ARGUMENT", "valid='%s': samebits' gradient boosting evaluates one validation "
                      "set; give one file%s%s", valid, "", "");
+    const lk_pair *im = find_pair(s, find_key("input_model"));
+    if (im)
+        return failf("SB_ERR_INVALID_ARGUMENT", "%s (%s) with task=train is LightGBM's continued training, which "
+                     "samebits does not do; leave it out (or give task=predict)%s", im->given, im->where, "");
+    for (size_t i = 0; i < s->n; i++)
+        if (s->pairs[i].key->kind == LK_OUTPUT_RESULT || s->pairs[i].key->kind == LK_RAW)
+            fprintf(stderr, "samebits: note: %s=%s (%s) is a prediction key: training does not use it\n",
+                    s->pairs[i].given, s->pairs[i].value, s->pairs[i].where);
     const char *format, *label;
     if (data_form(s, data, &format, &label)) return EXIT_ERROR;
     if (push(&a, "--model", NULL) || push(&a, "gbdt", NULL) || push(&a, "--data", NULL) || push(&a, data, NULL) ||
@@ -390,6 +398,8 @@ static int task_train(lk_set *s) {
         snprintf(kv, sizeof kv, "%s=", p->key->sb);
         if (push(&a, kv, !strcmp(p->key->sb, "objective") ? objective_value(p->value) : p->value)) return EXIT_ERROR;
     }
+    /* LightGBM logs every iteration unless metric_freq says otherwise */
+    if (!find_pair(s, find_key("metric_freq")) && push(&a, "eval_period=1", NULL)) return EXIT_ERROR;
     const char *th = value_of(s, "num_threads", "0");
     if (strcmp(th, "0") != 0 && (push(&a, "--threads", NULL) || push(&a, th, NULL))) return EXIT_ERROR;
     a.v[a.n] = NULL;

@@ -183,6 +183,7 @@ def test_lightgbms_binary_example_trains_from_its_folder(examples):
     assert "tree_learner=serial (binary_classification.train.conf line" in r.stderr and "no effect here" in r.stderr
     assert "row weights from binary_classification_binary.train.weight" in r.stderr
     assert "[10] valid logloss:" in r.stderr and "[10] valid auc:" in r.stderr
+    assert "[1] valid logloss:" in r.stderr  # metric_freq = 1, LightGBM's default too
     d = in_dir(examples, "digest", "LightGBM_model.txt")
     assert d.stdout.strip() == digest_of(r)
 
@@ -208,6 +209,10 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
     assert "num_trees=10 (binary_classification.train.conf line" in r.stderr
     assert "overridden by the command line's num_iterations=3" in r.stderr
     assert "samebits: 3 trees" in r.stderr and (examples / "three.sbm").exists()
+    quiet = in_dir(examples, "config=binary_classification.train.conf", "num_iterations=3", "metric_freq=0",
+                   "model_out=quiet.sbm", "output_result=x.txt")
+    assert quiet.returncode == 0 and not log_lines(quiet) and digest_of(quiet) == digest_of(r)
+    assert "output_result=x.txt (the command line) is a prediction key: training does not use it" in quiet.stderr
     assert not (examples / "LightGBM_model.txt").exists()
 
 
@@ -221,6 +226,7 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
     (["objective=huber"], "objective 'huber' is not supported"),
     (["metric=binary_logloss,auc_mu"], "metric 'auc_mu' is not supported"),
     (["--threads", "2"], "'--threads': LightGBM's form takes key=value pairs only"),
+    (["input_model=old.txt"], "input_model (the command line) with task=train is LightGBM's continued training"),
 ])
 def test_a_key_that_cannot_apply_is_refused_by_name_and_nothing_is_written(examples, extra, why):
     r = in_dir(examples, "config=binary_classification.train.conf", *extra)
