@@ -21,7 +21,7 @@
 
 enum lk_kind {
     LK_CONFIG, LK_TASK, LK_DATA, LK_VALID, LK_OUTPUT_MODEL, LK_INPUT_MODEL, LK_OUTPUT_RESULT, LK_THREADS,
-    LK_LABEL, LK_HEADER, LK_RAW, LK_BOOSTING, LK_BAG_FRACTION, LK_BAG_FREQ, LK_TRAIN_METRIC, LK_FIRST_METRIC,
+    LK_LABEL, LK_HEADER, LK_RAW, LK_BOOSTING, LK_BAG_FRACTION, LK_BAG_FREQ, LK_FIRST_METRIC,
     LK_PASS,       /* a gradient-boosting parameter: passed on as sb (the library checks its value) */
     LK_NOTE,       /* tunes LightGBM's engine only: accepted, a note printed */
     LK_ONLY_VALUE  /* accepted with the one value sb names (the only one that means the same here) */
@@ -51,7 +51,7 @@ static const lk_key k_keys[] = {
     {"boosting|boosting_type|boost", LK_BOOSTING, NULL},
     {"bagging_fraction|sub_row|subsample|bagging", LK_BAG_FRACTION, NULL},
     {"bagging_freq|subsample_freq", LK_BAG_FREQ, NULL},
-    {"is_provide_training_metric|training_metric|is_training_metric|train_metric", LK_TRAIN_METRIC, NULL},
+    {"is_provide_training_metric|training_metric|is_training_metric|train_metric", LK_PASS, "train_metric"},
     {"first_metric_only", LK_FIRST_METRIC, NULL},
     {"objective|objective_type|app|application|loss", LK_PASS, "objective"},
     {"num_iterations|num_iteration|n_iter|num_tree|num_trees|num_round|num_rounds|nrounds|num_boost_round|"
@@ -549,14 +549,6 @@ int sb_cli_lightgbm(int argc, char **argv) {
             if (strcmp(p->value, "gbdt") != 0 && strcmp(p->value, "gbrt") != 0)
                 rc = failf("SB_ERR_INVALID_ARGUMENT", "%s=%s (%s): samebits boosts plain gradient-boosted trees "
                            "(gbdt) only; LightGBM's rf, dart and goss are not here", p->given, p->value, p->where);
-        } else if (p->key->kind == LK_TRAIN_METRIC) {
-            int t = truth(p->value);
-            if (t < 0)
-                rc = failf("SB_ERR_INVALID_ARGUMENT", "parameter %s='%s' (%s) must be true or false", p->given,
-                           p->value, p->where);
-            else if (t)
-                fprintf(stderr, "samebits: note: %s=%s (%s): samebits logs the metrics of the validation set (of "
-                                "the training set when there is none), not both\n", p->given, p->value, p->where);
         } else if (p->key->kind == LK_FIRST_METRIC) {
             int t = truth(p->value);
             if (t < 0)

@@ -184,6 +184,13 @@ def test_lightgbms_binary_example_trains_from_its_folder(examples):
     assert "row weights from binary_classification_binary.train.weight" in r.stderr
     assert "[10] valid logloss:" in r.stderr and "[10] valid auc:" in r.stderr
     assert "[1] valid logloss:" in r.stderr  # metric_freq = 1, LightGBM's default too
+    # is_training_metric = true: the training rows' metrics first, as LightGBM logs them
+    lines = log_lines(r)
+    assert lines[:4] == [l for l in lines[:4] if l.startswith("[1] ")] and \
+        [l.split()[1:3] for l in lines[:4]] == [["train", "logloss:"], ["train", "auc:"], ["valid", "logloss:"],
+                                                ["valid", "auc:"]], lines[:4]
+    off = in_dir(examples, "config=binary_classification.train.conf", "is_training_metric=false", "model_out=off.sbm")
+    assert off.returncode == 0 and " train " not in "\n".join(log_lines(off)) and digest_of(off) == digest_of(r)
     d = in_dir(examples, "digest", "LightGBM_model.txt")
     assert d.stdout.strip() == digest_of(r)
 
