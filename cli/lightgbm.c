@@ -373,6 +373,13 @@ static int task_train(lk_set *s) {
         if (s->pairs[i].key->kind == LK_OUTPUT_RESULT || s->pairs[i].key->kind == LK_RAW)
             fprintf(stderr, "samebits: note: %s=%s (%s) is a prediction key: training does not use it\n",
                     s->pairs[i].given, s->pairs[i].value, s->pairs[i].where);
+    { /* LightGBM's default (first_metric_only=false) checks every metric: said, not hidden */
+        const char *es = value_of(s, "early_stopping_round", "0"), *fm = value_of(s, "first_metric_only", NULL);
+        const char *mv = value_of(s, "metric", ""), *ev = value_of(s, "eval_at", "");
+        if (strcmp(es, "0") != 0 && !fm && (strchr(mv, ',') || strchr(ev, ',')))
+            fprintf(stderr, "samebits: note: early_stopping_round=%s: early stopping here follows the first metric "
+                            "only (LightGBM's first_metric_only=true); LightGBM's default checks every metric\n", es);
+    }
     const char *format, *label;
     if (data_form(s, data, &format, &label)) return EXIT_ERROR;
     if (push(&a, "--model", NULL) || push(&a, "gbdt", NULL) || push(&a, "--data", NULL) || push(&a, data, NULL) ||

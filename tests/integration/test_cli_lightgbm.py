@@ -422,3 +422,13 @@ def test_the_config_form_has_help_and_bad_parameters_are_refused_before_the_data
     r = in_dir(tmp_path, "data=absent.csv", "metric=ndcg@5", "eval_at=3", "objective=lambdarank")
     assert r.returncode == 2 and "eval_at=3 is taken by no metric" in r.stderr, r.stderr
     assert not (tmp_path / "LightGBM_model.txt").exists()
+
+
+def test_early_stopping_with_several_metrics_says_which_one_decides(examples):
+    base = ["config=binary_classification.train.conf", "num_trees=12", "early_stopping_round=2", "model_out=es.sbm"]
+    r = in_dir(examples, *base)
+    assert r.returncode == 0, r.stderr
+    assert "early stopping here follows the first metric only (LightGBM's first_metric_only=true)" in r.stderr
+    quiet = in_dir(examples, *base, "first_metric_only=true")
+    assert quiet.returncode == 0 and "follows the first metric" not in quiet.stderr
+    assert digest_of(quiet) == digest_of(r)
