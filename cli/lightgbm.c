@@ -13,6 +13,7 @@
 #include "samebits_cert.h"
 #include "lightgbm.h"
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +209,7 @@ static int add_pair(lk_set *s, const char *key, const char *value, const char *w
  * skipped. A line without '=' is an error naming the file and line. */
 static int read_config(lk_set *s, const char *path) {
     FILE *fp = fopen(path, "r");
-    if (!fp) return failf("SB_ERR_IO", "cannot open config file '%s'%s%s", path, "", "");
+    if (!fp) return failf("SB_ERR_IO", "cannot open config file '%s': %s%s", path, strerror(errno), "");
     char line[4096], where[160];
     long no = 0;
     int rc = 0;
@@ -239,7 +240,7 @@ static int read_config(lk_set *s, const char *path) {
         }
         rc = add_pair(s, key, value, where, 1);
     }
-    if (!rc && ferror(fp)) rc = failf("SB_ERR_IO", "reading config file '%s'%s%s", path, "", "");
+    if (!rc && ferror(fp)) rc = failf("SB_ERR_IO", "reading config file '%s': %s%s", path, strerror(errno), "");
     fclose(fp);
     return rc;
 }
