@@ -90,6 +90,14 @@ static const lk_key k_keys[] = {
     {"verbosity|verbose", LK_NOTE, NULL},
     {"num_machines|num_machine", LK_ONLY_VALUE, "1"},
     {"save_binary|is_save_binary|is_save_binary_file", LK_ONLY_VALUE, "false"},
+    /* LightGBM's features samebits does not have, taken at their defaults (which switch them off) */
+    {"lambda_l1|reg_alpha|l1_regularization", LK_ONLY_VALUE, "0"},
+    {"max_delta_step|max_tree_output|max_leaf_output", LK_ONLY_VALUE, "0"},
+    {"path_smooth", LK_ONLY_VALUE, "0"},
+    {"is_unbalance|unbalance|unbalanced_sets", LK_ONLY_VALUE, "false"},
+    {"scale_pos_weight", LK_ONLY_VALUE, "1"},
+    {"extra_trees|extra_tree", LK_ONLY_VALUE, "false"},
+    {"linear_tree|linear_trees", LK_ONLY_VALUE, "false"},
 };
 #define NKEYS (sizeof k_keys / sizeof k_keys[0])
 
@@ -548,9 +556,12 @@ int sb_cli_lightgbm(int argc, char **argv) {
                     p->given, p->value, p->where);
         } else if (p->key->kind == LK_ONLY_VALUE) {
             int t = truth(p->value), want = truth(p->key->sb);
-            if (strcmp(p->value, p->key->sb) != 0 && !(t >= 0 && t == want))
-                rc = failf("SB_ERR_INVALID_ARGUMENT", "parameter %s=%s (%s) is not supported here", p->given, p->value,
-                           p->where);
+            char *end = NULL;
+            double x = strtod(p->value, &end), y = strtod(p->key->sb, NULL);
+            int same_number = *p->value && !*end && x == y; /* "0.0" is 0 */
+            if (strcmp(p->value, p->key->sb) != 0 && !(t >= 0 && t == want) && !same_number)
+                rc = failf("SB_ERR_INVALID_ARGUMENT", "parameter %s=%s (%s) is not supported here (only "
+                           "LightGBM's default, which switches it off)", p->given, p->value, p->where);
             else
                 fprintf(stderr, "samebits: note: %s=%s (%s) has no effect here\n", p->given, p->value, p->where);
         } else if (p->key->kind == LK_BOOSTING) {

@@ -224,7 +224,9 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
 
 
 @pytest.mark.parametrize("extra,why", [
-    (["lambda_l1=0.5"], "unknown parameter 'lambda_l1' (the command line)"),
+    (["lambda_l1=0.5"], "parameter lambda_l1=0.5 (the command line) is not supported here"),
+    (["is_unbalance=true"], "parameter is_unbalance=true (the command line) is not supported here"),
+    (["categorical_feature=1,2"], "unknown parameter 'categorical_feature' (the command line)"),
     (["valid=a.test,b.test"], "evaluates one validation set"),
     (["num_trees=3", "num_iterations=4"], "parameter num_iterations is given twice"),
     (["task=convert_model"], "task=convert_model is not supported"),
@@ -432,3 +434,14 @@ def test_early_stopping_with_several_metrics_says_which_one_decides(examples):
     quiet = in_dir(examples, *base, "first_metric_only=true")
     assert quiet.returncode == 0 and "follows the first metric" not in quiet.stderr
     assert digest_of(quiet) == digest_of(r)
+
+
+def test_lightgbm_features_at_their_off_defaults_are_accepted_and_change_nothing(examples):
+    base = ["config=binary_classification.train.conf", "num_trees=3", "metric_freq=0"]
+    plain = in_dir(examples, *base, "model_out=a.sbm")
+    off = in_dir(examples, *base, "lambda_l1=0.0", "scale_pos_weight=1",
+                 "is_unbalance=false", "max_delta_step=0", "extra_trees=false", "linear_tree=false", "path_smooth=0",
+                 "model_out=b.sbm")
+    assert off.returncode == 0, off.stderr
+    assert "lambda_l1=0.0 (the command line) has no effect here" in off.stderr
+    assert digest_of(off) == digest_of(plain)
