@@ -5,6 +5,7 @@
  */
 #include "samebits_cert.h"
 #include "certify.h"
+#include "lightgbm.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,11 @@ static const char *k_usage =
     "                                   first stage where they part (exit 1)\n"
     "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
     "  train --model linear|ridge|lasso|elasticnet|logistic|pca --data FILE [--label NAME] [key=value ...]\n"
+    "  train --model random_forest|extra_trees --data FILE [--label NAME] [objective=classification|regression]\n"
+    "        [n_estimators=100 max_depth=-1 max_features=sqrt bootstrap=true ...]   (docs/forest.md; labels of a\n"
+    "        classification are class indices 0..K-1; DATA.weight beside the data: sample weights)\n"
+    "  train --model isolation_forest --data FILE [n_estimators=100 max_samples=256 ...]   (docs/forest.md; a\n"
+    "        --label column is dropped; predict: the anomaly score, --raw: the mean path length ratio)\n"
     "  train --model kmeans --data FILE [n_clusters=K ...]   (docs/cluster.md; a --label column is dropped)\n"
     "  train --model dbscan|agglomerative|spectral --data FILE [eps=0.5 min_samples=5 | n_clusters=2 linkage=ward |\n"
     "        n_clusters=8 affinity=rbf gamma=1 ...]\n"
@@ -60,6 +66,10 @@ static const char *k_usage =
     "  conformance export DIR [NAME...] write a self-describing bundle (docs/conformance.md)\n"
     "  conformance validate DIR [--fixture NAME] [--model FILE] [--predictions FILE] [--card FILE]\n"
     "                                   check a bundle's integrity, and a candidate's outputs\n"
+    "  config=FILE [key=value ...]      LightGBM's form: its config file and keys (task=train|predict,\n"
+    "                                   data, valid, output_model, input_model, output_result, objective,\n"
+    "                                   metric, num_iterations, ...; the command line's pairs win over the\n"
+    "                                   file's; docs/cli.md)\n"
     "  help                             this text\n"
     "\n"
     "environment: SAMEBITS_NUM_THREADS (worker threads), SAMEBITS_NUMERIC_MODE\n"
@@ -448,11 +458,34 @@ static int cmd_train(int argc, char **argv) {
     const int spectral = model_kind && !strcmp(model_kind, "spectral");
     const int labelled = dbscan || agglo || spectral; /* the families whose labels are the training rows' */
     const int clusters = kmeans || labelled; /* the label-free clustering families */
-    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn)) {
-        rc = usage_error("train: --model gbdt, kmeans, dbscan, agglomerative, spectral, knn, or a linear model (linear, ridge, "
-                         "lasso, elasticnet, "
+    const int forest = model_kind && (!strcmp(model_kind, "random_forest") || !strcmp(model_kind, "extra_trees"));
+    const int iforest = model_kind && !strcmp(model_kind, "isolation_forest");
+    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn && !forest && !iforest)) {
+        rc = usage_error("train: --model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, "
+                         "agglomerative, spectral, knn, or a linear model (linear, ridge, lasso, elasticnet, "
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
+    }
+    if ((forest || iforest) && (query || vquery || group || valid)) {
+        rc = usage_error("train: --valid, --query, --valid-query and --group are for gradient boosting; --model %s "
+                         "takes none of them", model_kind);
+        goto done;
+    }
+    if (iforest && weight) {
+        rc = usage_error("train: --weight: an isolation forest takes no row weights (--model %s)", model_kind);
+        goto done;
+    }
+    if (forest || iforest) {
+        const char *had;
+        if (sb_params_get(params, "model", &had) == SB_OK || sb_params_get(params, "family", &had) == SB_OK) {
+            rc = usage_error("train: --model %s takes no model= (it names the model)", model_kind);
+            goto done;
+        }
+        if (iforest && (sb_params_get(params, "objective", &had) == SB_OK)) {
+            rc = usage_error("train: --model %s takes no objective= (it scores anomalies without labels)", model_kind);
+            goto done;
+        }
+        if ((st = sb_params_set(params, "model", model_kind)) != SB_OK) goto lib_fail;
     }
     if ((knn || labelled) && (query || vquery || group)) {
         rc = usage_error("train: --query, --valid-query and --group are for ranking; --model %s takes no query "
@@ -485,9 +518,13 @@ static int cmd_train(int argc, char **argv) {
                    sb_params_get(params, "verbose_eval", &had) == SB_OK ||
                    sb_params_get(params, "log_period", &had) == SB_OK;
     }
-    if (!linear && !clusters && !knn && !eval_set && (st = sb_params_set(params, "eval_period", "10")) != SB_OK)
+    if (!linear && !clusters && !knn && !forest && !iforest && !eval_set &&
+        (st = sb_params_set(params, "eval_period", "10")) != SB_OK)
         goto lib_fail;
-    /* A numeric mode that is not built is refused before the data is read. */
+    /* Gradient boosting's parameters, and a numeric mode that is not built,
+     * are refused before the data is read. */
+    if (!linear && !clusters && !knn && !forest && !iforest && (st = sb_gbdt_params_check(params)) != SB_OK)
+        goto lib_fail;
     sb_numeric_mode mode;
     if ((st = sb_params_resolve_mode(params, linear   ? SB_FAMILY_LINEAR
                                              : kmeans ? SB_FAMILY_KMEANS
@@ -495,6 +532,9 @@ static int cmd_train(int argc, char **argv) {
                                              : dbscan ? SB_FAMILY_DBSCAN
                                              : agglo  ? SB_FAMILY_AGGLOMERATIVE
                                              : spectral ? SB_FAMILY_SPECTRAL
+                                             : iforest ? SB_FAMILY_ISOLATION_FOREST
+                                             : forest ? (!strcmp(model_kind, "extra_trees") ? SB_FAMILY_EXTRA_TREES
+                                                                                             : SB_FAMILY_RANDOM_FOREST)
                                                       : SB_FAMILY_GBDT,
                                      &mode)) != SB_OK)
         goto lib_fail;
@@ -502,9 +542,16 @@ static int cmd_train(int argc, char **argv) {
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
     if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
-    if (!weight && weights_beside(data, dtrain) != SB_OK) goto done;
+    if (!weight && !iforest && weights_beside(data, dtrain) != SB_OK) goto done;
+    if (iforest) { /* a weight file beside the data is not read: said, never silently */
+        char *wpath = NULL;
+        if (beside_file(data, ".weight", &wpath) != SB_OK) goto done;
+        if (wpath)
+            fprintf(stderr, "samebits: note: %s is not read: an isolation forest takes no row weights\n", wpath);
+        free(wpath);
+    }
     if (dvalid && weights_beside(valid, dvalid) != SB_OK) goto done;
-    if (!knn && !labelled && attach_groups(dtrain, data, query, group) != SB_OK) goto done;
+    if (!knn && !labelled && !forest && !iforest && attach_groups(dtrain, data, query, group) != SB_OK) goto done;
     if (dvalid && attach_groups(dvalid, valid, vquery, group) != SB_OK) goto done;
     int64_t nrows;
     int32_t ncols;
@@ -570,6 +617,10 @@ static int cmd_train(int argc, char **argv) {
             fprintf(stderr, "samebits: %s fitted in %.2f s (%lld clusters)\n", agglo ? "agglomerative" : "spectral",
                     now_s() - t1, (long long)nc);
         }
+    } else if (forest || iforest) {
+        if ((st = (iforest ? sb_isolation_forest_fit : sb_forest_fit)(params, dtrain, card, &model)) != SB_OK)
+            goto lib_fail;
+        fprintf(stderr, "samebits: %s fitted in %.2f s\n", model_kind, now_s() - t1);
     } else if (kmeans) {
         if ((st = sb_kmeans_fit(params, dtrain, NULL, card, &model)) != SB_OK) goto lib_fail;
         int64_t it = 0, conv = 1, k = 0;
@@ -606,6 +657,8 @@ done:
     sb_params_free(params);
     return rc;
 }
+
+int sb_cli_train(int argc, char **argv) { return cmd_train(argc, argv); }
 
 /* Write predictions as CSV lines (per values a line, 9 significant digits: the
  * float round-trips exactly) by the library's output rule (sb_output_open: "-"
@@ -723,6 +776,7 @@ int main(int argc, char **argv) {
     for (int i = 2; i < argc; i++) /* COMMAND --help: that command's lines of the usage, exit 0 */
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             if (command_help(cmd) == 0) return 0;
+            if (cmd[0] != '-' && strchr(cmd, '=') && command_help("config=FILE") == 0) return 0; /* LightGBM's form */
             return usage_error("unknown command '%s'", cmd);
         }
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
@@ -740,5 +794,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);
     if (strcmp(cmd, "digest") == 0) return cmd_digest(argc - 2, argv + 2);
+    if (cmd[0] != '-' && strchr(cmd, '=')) return sb_cli_lightgbm(argc - 1, argv + 1); /* LightGBM's form */
     return usage_error("unknown command '%s'", cmd);
 }

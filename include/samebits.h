@@ -243,6 +243,11 @@ typedef struct sb_model sb_model;
  * may be NULL (no stage hashing). */
 SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
                              const sb_dataset *valid, sb_card *card, sb_model **out);
+/* Check gradient boosting's parameters without any data: SB_OK, or the named
+ * error sb_gbdt_fit would return for these parameters (an unknown key, a bad
+ * value, two aliases of one key, a backend this build lacks), so that a caller
+ * can refuse them before reading a large file. */
+SB_API sb_status sb_gbdt_params_check(const sb_params *params);
 
 /* Train a random forest or Extra Trees (Breiman 2001; Geurts et al. 2006) on
  * the CPU. params: docs/forest.md (model=random_forest|extra_trees,

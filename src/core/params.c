@@ -5,7 +5,9 @@
  * that names a key already in the bag is refused by name, because two values
  * for one key on a command line or in a file are a mistake, never "the last
  * one wins". The families refuse two aliases of one key the same way
- * (sb_params_refuse_aliases).
+ * (sb_params_refuse_aliases). Pairs are separated by spaces, tabs, newlines or
+ * commas; a comma followed by a word that has no '=' continues the value, so
+ * that list values stay whole ("metric=auc,binary_logloss eval_at=1,3,5").
  */
 #include "internal.h"
 #include <errno.h>
@@ -99,7 +101,14 @@ static sb_status parse_text(sb_params *p, const char *text, int replace) {
         key[klen] = '\0';
         s++;
         const char *vs = s;
-        while (*s && *s != ' ' && *s != ',' && *s != '\t' && *s != '\n') s++;
+        for (;;) { /* a comma followed by a word without '=' continues a list value */
+            while (*s && *s != ' ' && *s != ',' && *s != '\t' && *s != '\n') s++;
+            if (*s != ',') break;
+            const char *w = s + 1;
+            while (*w && *w != ' ' && *w != ',' && *w != '\t' && *w != '\n' && *w != '=') w++;
+            if (*w == '=' || w == s + 1) break; /* the next pair, or an empty item */
+            s++;
+        }
         size_t vlen = (size_t)(s - vs);
         if (vlen >= sizeof value)
             return sb_fail(SB_ERR_INVALID_INPUT, "value of parameter '%s' is too long", key);

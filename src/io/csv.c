@@ -145,6 +145,23 @@ static sb_status io_fill(sb_io_file *r) {
     return SB_OK;
 }
 
+/* The name of the compression whose magic bytes begin buf (gzip, bzip2, xz,
+ * zstd, zip), or NULL: such a file is refused by name at open, before its
+ * bytes could reach a message. */
+static const char *compressed_kind(const char *buf, size_t len) {
+    static const struct { const char *name; const char *magic; size_t n; } k_magic[] = {
+        {"gzip", "\x1f\x8b", 2}, {"xz", "\xfd" "7zXZ\x00", 6}, {"zstd", "\x28\xb5\x2f\xfd", 4},
+        {"zip", "PK\x03\x04", 4}};
+    for (size_t k = 0; k < sizeof k_magic / sizeof k_magic[0]; k++)
+        if (len >= k_magic[k].n && memcmp(buf, k_magic[k].magic, k_magic[k].n) == 0) return k_magic[k].name;
+    /* bzip2: "BZh", a block size digit, then a block's or the end's magic
+     * (a text line may begin with "BZh") */
+    if (len >= 10 && memcmp(buf, "BZh", 3) == 0 && buf[3] >= '1' && buf[3] <= '9' &&
+        (memcmp(buf + 4, "\x31\x41\x59\x26\x53\x59", 6) == 0 || memcmp(buf + 4, "\x17\x72\x45\x38\x50\x90", 6) == 0))
+        return "bzip2";
+    return NULL;
+}
+
 sb_status sb_io_open(sb_io_file *r, const char *path) {
     memset(r, 0, sizeof *r);
     r->path = path;
@@ -159,6 +176,13 @@ sb_status sb_io_open(sb_io_file *r, const char *path) {
     r->old_locale = uselocale(r->c_locale);
     sb_status st = io_fill(r);
     if (st != SB_OK) {
+        sb_io_close(r);
+        return st;
+    }
+    const char *packed = compressed_kind(r->buf, r->len);
+    if (packed) {
+        st = sb_fail(SB_ERR_INVALID_INPUT, "%s: %s-compressed data: samebits reads the plain text (decompress it "
+                     "first)", path, packed);
         sb_io_close(r);
         return st;
     }

@@ -79,3 +79,369 @@ def test_a_label_that_cannot_apply_is_refused(binary_copy, fmt, label, why):
     data = binary_copy if fmt == "tsv-noheader" else EX / "lambdarank_rank.train"
     r = samebits("train", "--model", "gbdt", "--data", str(data), "--format", fmt, "--label", label)
     assert r.returncode == 2 and "SB_ERR_INVALID_ARGUMENT" in r.stderr and why in r.stderr, r.stderr
+
+
+# ---- comma lists: several metrics, several ranking positions (issue 21) ----
+
+def log_lines(r):
+    return [l for l in r.stderr.splitlines() if l.startswith("[")]
+
+
+def test_several_metrics_are_all_reported_and_the_model_follows_the_first(tmp_path):
+    data = EX / "binary_classification_binary.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    base = ["train", "--model", "gbdt", "--data", str(data), "--valid", str(EX / "binary_classification_binary.test"),
+            "--objective", "binary", "n_estimators=3", "eval_period=1"]
+    both = samebits(*base, "metric=auc,binary_logloss")
+    assert both.returncode == 0, both.stderr
+    assert len(log_lines(both)) == 6
+    assert [l.split()[2] for l in log_lines(both)[:2]] == ["auc:", "logloss:"], both.stderr
+    # the extra metric is reported, never trained on: the same model as the first metric alone
+    alone = samebits(*base, "metric=auc")
+    assert len(log_lines(alone)) == 3 and digest_of(alone) == digest_of(both)
+
+
+def test_l1_is_lightgbms_name_for_mae():
+    data = EX / "regression_regression.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    base = ["train", "--model", "gbdt", "--data", str(data), "n_estimators=2", "eval_period=1"]
+    l1 = samebits(*base, "metric=l1,l2")
+    mae = samebits(*base, "metric=mae,rmse")
+    assert l1.returncode == 0, l1.stderr
+    assert log_lines(l1) == log_lines(mae) and "train mae:" in l1.stderr and "train rmse:" in l1.stderr
+    bad = samebits(*base, "metric=l1,huber")
+    assert bad.returncode == 2 and "metric 'huber' is not supported" in bad.stderr
+
+
+def test_eval_at_lists_positions_and_never_overrides_a_named_k():
+    data = EX / "lambdarank_rank.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    base = ["train", "--model", "gbdt", "--data", str(data), "--objective", "lambdarank", "n_estimators=2",
+            "eval_period=1"]
+    r = samebits(*base, "metric=ndcg", "eval_at=1,3,5")
+    assert r.returncode == 0, r.stderr
+    assert [l.split()[2] for l in log_lines(r)[:3]] == ["ndcg@1:", "ndcg@3:", "ndcg@5:"], r.stderr
+    # the first position decides the model, as metric=ndcg@1 alone
+    assert digest_of(r) == digest_of(samebits(*base, "metric=ndcg@1"))
+    for order in (("metric=ndcg@5", "eval_at=3"), ("eval_at=3", "metric=ndcg@5")):
+        bad = samebits(*base, *order)
+        assert bad.returncode == 2 and "eval_at=3 is taken by no metric" in bad.stderr, bad.stderr
+    same = samebits(*base, "metric=ndcg@5", "eval_at=5")
+    assert same.returncode == 0 and digest_of(same) == digest_of(samebits(*base, "metric=ndcg@5"))
+
+
+def test_a_list_value_stays_whole_and_a_bare_word_after_a_space_is_still_refused():
+    data = EX / "regression_regression.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "n_estimators=2", "metric=l1,l2,eval_period=0")
+    assert r.returncode == 0 and not log_lines(r), r.stderr
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "n_estimators=2,5")
+    assert r.returncode == 2 and "n_estimators='2,5'" in r.stderr, r.stderr
+
+
+# ---- LightGBM's config form: samebits config=FILE [key=value ...] (issue 21) ----
+
+import subprocess
+
+from conftest import build_dir
+
+
+def in_dir(cwd, *args):
+    """The CLI run from cwd, as LightGBM's examples are run from their folder."""
+    return subprocess.run([str(build_dir("x86_64") / "samebits")] + list(args), capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+@pytest.fixture
+def examples(tmp_path):
+    if not (EX / "binary_classification.train.conf").exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    d = tmp_path / "ex"
+    shutil.copytree(EX, d)
+    for f in d.iterdir():
+        f.chmod(0o644)
+    return d
+
+
+BINARY_AS_TRAIN = ["train", "--model", "gbdt", "--data", "binary_classification_binary.train", "--valid",
+                   "binary_classification_binary.test", "--objective", "binary", "metric=binary_logloss,auc",
+                   "eval_period=1", "n_estimators=10", "learning_rate=0.1", "num_leaves=20", "colsample=0.8",
+                   "subsample=0.8", "bagging_freq=5", "min_samples_leaf=50", "min_child_weight=5", "max_bin=255"]
+
+
+def test_lightgbms_binary_example_trains_from_its_folder(examples):
+    r = in_dir(examples, "config=binary_classification.train.conf")
+    assert r.returncode == 0, r.stderr
+    assert (examples / "LightGBM_model.txt").exists()
+    # every key of the file taken with LightGBM's meaning: the model of the same train command
+    same = in_dir(examples, *BINARY_AS_TRAIN, "--out", "same.sbm")
+    assert digest_of(r) == digest_of(same)
+    assert "tree_learner=serial (binary_classification.train.conf line" in r.stderr and "no effect here" in r.stderr
+    assert "row weights from binary_classification_binary.train.weight" in r.stderr
+    assert "[10] valid logloss:" in r.stderr and "[10] valid auc:" in r.stderr
+    assert "[1] valid logloss:" in r.stderr  # metric_freq = 1, LightGBM's default too
+    # is_training_metric = true: the training rows' metrics first, as LightGBM logs them
+    lines = log_lines(r)
+    assert lines[:4] == [l for l in lines[:4] if l.startswith("[1] ")] and \
+        [l.split()[1:3] for l in lines[:4]] == [["train", "logloss:"], ["train", "auc:"], ["valid", "logloss:"],
+                                                ["valid", "auc:"]], lines[:4]
+    off = in_dir(examples, "config=binary_classification.train.conf", "is_training_metric=false", "model_out=off.sbm")
+    assert off.returncode == 0 and " train " not in "\n".join(log_lines(off)) and digest_of(off) == digest_of(r)
+    d = in_dir(examples, "digest", "LightGBM_model.txt")
+    assert d.stdout.strip() == digest_of(r)
+
+
+def test_lightgbms_predict_config_writes_the_result_file(examples):
+    assert in_dir(examples, "config=binary_classification.train.conf").returncode == 0
+    (examples / "predict.conf").write_text("task = predict\ndata = binary_classification_binary.test\n"
+                                           "input_model= LightGBM_model.txt\n")
+    r = in_dir(examples, "config=predict.conf")
+    assert r.returncode == 0, r.stderr
+    got = (examples / "LightGBM_predict_result.txt").read_text().splitlines()
+    assert len(got) == 500 and all(0.0 < float(v) < 1.0 for v in got)
+    p = in_dir(examples, "predict", "--model", "LightGBM_model.txt", "--data", "binary_classification_binary.test",
+               "--out", "proba.txt", "--proba")
+    assert p.returncode == 0 and (examples / "proba.txt").read_text().splitlines() == got
+    raw = in_dir(examples, "config=predict.conf", "predict_raw_score=true", "output_result=raw.txt")
+    assert raw.returncode == 0 and (examples / "raw.txt").read_text().splitlines() != got
+
+
+def test_the_command_line_wins_over_the_file_across_aliases(examples):
+    r = in_dir(examples, "config=binary_classification.train.conf", "num_iterations=3", "model_out=three.sbm")
+    assert r.returncode == 0, r.stderr
+    assert "num_trees=10 (binary_classification.train.conf line" in r.stderr
+    assert "overridden by the command line's num_iterations=3" in r.stderr
+    assert "samebits: 3 trees" in r.stderr and (examples / "three.sbm").exists()
+    quiet = in_dir(examples, "config=binary_classification.train.conf", "num_iterations=3", "metric_freq=0",
+                   "model_out=quiet.sbm", "output_result=x.txt")
+    assert quiet.returncode == 0 and not log_lines(quiet) and digest_of(quiet) == digest_of(r)
+    assert "output_result=x.txt (the command line) is a prediction key: training does not use it" in quiet.stderr
+    assert not (examples / "LightGBM_model.txt").exists()
+
+
+@pytest.mark.parametrize("extra,why", [
+    (["lambda_l1=0.5"], "parameter lambda_l1=0.5 (the command line) is not supported here"),
+    (["is_unbalance=true"], "parameter is_unbalance=true (the command line) is not supported here"),
+    (["categorical_feature=1,2"], "unknown parameter 'categorical_feature' (the command line)"),
+    (["valid=a.test,b.test"], "evaluates one validation set"),
+    (["num_trees=3", "num_iterations=4"], "parameter num_iterations is given twice"),
+    (["task=convert_model"], "task=convert_model is not supported"),
+    (["boosting=dart"], "boosting=dart (the command line): samebits boosts plain gradient-boosted trees"),
+    (["num_machines=2"], "num_machines=2 (the command line) is not supported here"),
+    (["objective=huber"], "objective 'huber' is not supported"),
+    (["metric=binary_logloss,auc_mu"], "metric 'auc_mu' is not supported"),
+    (["--threads", "2"], "'--threads': LightGBM's form takes key=value pairs only"),
+    (["input_model=old.txt"], "input_model (the command line) with task=train is LightGBM's continued training"),
+])
+def test_a_key_that_cannot_apply_is_refused_by_name_and_nothing_is_written(examples, extra, why):
+    r = in_dir(examples, "config=binary_classification.train.conf", *extra)
+    assert r.returncode == 2 and why in r.stderr, r.stderr
+    assert not (examples / "LightGBM_model.txt").exists()
+
+
+def test_an_unknown_key_in_the_file_is_named_with_its_line(examples):
+    (examples / "bad.conf").write_text("task = train\n# a comment\ndata = binary_classification_binary.train\n"
+                                       "objective = binary\nnum_tres = 3\n")
+    r = in_dir(examples, "config=bad.conf")
+    assert r.returncode == 2 and "unknown parameter 'num_tres' (bad.conf line 5)" in r.stderr, r.stderr
+    (examples / "twice.conf").write_text("data = binary_classification_binary.train\nnum_trees = 3\n"
+                                         "num_boost_round = 4\n")
+    r = in_dir(examples, "config=twice.conf")
+    assert r.returncode == 2 and "'num_trees' (twice.conf line 2) and 'num_boost_round' (twice.conf line 3)" in r.stderr
+    r = in_dir(examples, "config=missing.conf")
+    assert r.returncode == 2 and "cannot open config file 'missing.conf'" in r.stderr
+
+
+def test_bagging_fraction_without_bagging_freq_bags_nothing_as_in_lightgbm(examples):
+    base = ["data=regression_regression.train", "num_trees=4", "metric_freq=0"]
+    plain = in_dir(examples, *base, "output_model=a.sbm")
+    frac = in_dir(examples, *base, "bagging_fraction=0.5", "output_model=b.sbm")
+    freq = in_dir(examples, *base, "bagging_fraction=0.5", "bagging_freq=1", "output_model=c.sbm")
+    assert plain.returncode == frac.returncode == freq.returncode == 0, frac.stderr
+    assert "bagging_fraction=0.5 has no effect without bagging_freq > 0" in frac.stderr
+    assert digest_of(plain) == digest_of(frac) != digest_of(freq)
+
+
+def test_bagging_freq_keeps_a_bag_and_leaves_other_models_as_they_were():
+    data = EX / "regression_regression.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    base = ["train", "--model", "gbdt", "--data", str(data), "n_estimators=6", "subsample=0.8", "eval_period=0"]
+    one = digest_of(samebits(*base))
+    assert digest_of(samebits(*base, "bagging_freq=1")) == one
+    five = digest_of(samebits(*base, "bagging_freq=5"))
+    assert five != one and digest_of(samebits(*base, "bagging_freq=5", "--threads", "2")) == five
+    # without bagging the key changes nothing, the model's bytes included
+    assert digest_of(samebits(*base[:-2], "eval_period=0", "bagging_freq=5")) == digest_of(samebits(*base[:-2],
+                                                                                                      "eval_period=0"))
+
+
+def test_lightgbms_lambdarank_example_reports_every_position(examples):
+    r = in_dir(examples, "config=lambdarank.train.conf", "num_trees=3")
+    assert r.returncode == 0, r.stderr
+    assert "query groups from lambdarank_rank.train.query" in r.stderr
+    assert "[3] valid ndcg@1:" in r.stderr and "[3] valid ndcg@3:" in r.stderr and "[3] valid ndcg@5:" in r.stderr
+
+
+def test_lightgbms_multiclass_example_is_refused_by_the_key_it_lacks(examples):
+    r = in_dir(examples, "config=multiclass_classification.train.conf")
+    assert r.returncode == 2 and "unknown parameter 'auc_mu_weights'" in r.stderr, r.stderr
+    conf = (examples / "multiclass_classification.train.conf").read_text().splitlines()
+    (examples / "mc.conf").write_text("\n".join(l for l in conf if not l.startswith("auc_mu_weights")) + "\n")
+    r = in_dir(examples, "config=mc.conf")
+    assert r.returncode == 2 and "metric 'auc_mu' is not supported" in r.stderr, r.stderr
+    r = in_dir(examples, "config=mc.conf", "metric=multi_logloss,multi_error", "num_trees=4", "output_model=mc.sbm")
+    assert r.returncode == 0 and "[4] valid mlogloss:" in r.stderr and "[4] valid merror:" in r.stderr, r.stderr
+    p = in_dir(examples, "task=predict", "data=multiclass_classification_multiclass.test", "input_model=mc.sbm",
+               "output_result=mc.txt")
+    assert p.returncode == 0, p.stderr
+    rows = [l.split("\t") for l in (examples / "mc.txt").read_text().splitlines()]
+    assert len(rows) == 500 and all(len(r) == 5 for r in rows)
+    assert all(abs(sum(float(v) for v in r) - 1.0) < 1e-5 for r in rows)
+
+
+def test_a_headed_file_takes_its_label_by_name(examples):
+    rows = (examples / "regression_regression.train").read_text().splitlines()[:400]
+    head = "\t".join(["y"] + ["f%d" % i for i in range(len(rows[0].split("\t")) - 1)])
+    (examples / "h.tsv").write_text("\n".join([head.replace("\t", ",")] + [r.replace("\t", ",") for r in rows]) + "\n")
+    base = ["data=h.tsv", "num_trees=2", "metric_freq=0", "min_data_in_leaf=5"]
+    ok = in_dir(examples, *base, "header=true", "label_column=name:y", "output_model=h.sbm")
+    assert ok.returncode == 0, ok.stderr
+    for extra, why in ((["header=true"], "header=true: give the label as label_column=name:COLUMN"),
+                       (["label_column=name:y"], "names a column, but the data has no header"),
+                       (["header=maybe"], "header='maybe' must be true or false")):
+        r = in_dir(examples, *base, *extra)
+        assert r.returncode == 2 and why in r.stderr, r.stderr
+
+
+# ---- forests from the command line (issue 21) ----
+
+import sys
+
+
+def python_digest(code):
+    """The model digest a snippet of the Python package prints (the C API's fit)."""
+    r = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'python'); import numpy as np, samebits\n"
+                        "d = np.loadtxt(%r, dtype=np.float32)\nX, y = d[:, 1:], d[:, 0]\n" %
+                        str(EX / "regression_regression.train") + code], capture_output=True, text=True, cwd=ROOT,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+@pytest.mark.parametrize("model,args,code", [
+    ("random_forest", ["objective=regression", "n_estimators=3"],
+     "print(samebits.RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y).model_digest_)"),
+    ("extra_trees", ["objective=regression", "n_estimators=4", "max_depth=6"],
+     "print(samebits.ExtraTreesRegressor(n_estimators=4, max_depth=6, random_state=0).fit(X, y).model_digest_)"),
+    ("isolation_forest", ["n_estimators=5"],
+     "print(samebits.IsolationForest(n_estimators=5, random_state=0).fit(X).model_digest_)"),
+])
+def test_forests_train_from_the_cli_as_the_library_fits_them(model, args, code, tmp_path):
+    if not (EX / "regression_regression.train").exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    out = tmp_path / "m.sbm"
+    r = samebits("train", "--model", model, "--data", str(EX / "regression_regression.train"), *args,
+                 "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert digest_of(r) == python_digest(code)
+    assert digest_of(samebits("train", "--model", model, "--data", str(EX / "regression_regression.train"), *args,
+                              "--threads", "2")) == digest_of(r)
+    p = samebits("predict", "--model", str(out), "--data", str(EX / "regression_regression.test"), "--out", "-")
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 500, p.stderr
+
+
+def test_a_classification_forest_reads_the_weights_beside_its_data(binary_copy, tmp_path):
+    base = ["train", "--model", "random_forest", "--data", str(binary_copy), "n_estimators=3"]
+    plain = samebits(*base, "--out", str(tmp_path / "rf.sbm"))
+    assert plain.returncode == 0, plain.stderr
+    p = samebits("predict", "--model", str(tmp_path / "rf.sbm"), "--data", str(EX / "binary_classification_binary.test"),
+                 "--out", "-", "--proba")
+    assert p.returncode == 0 and all(len(l.split(",")) == 2 for l in p.stdout.splitlines())
+    shutil.copy(EX / "binary_classification_binary.train.weight", str(binary_copy) + ".weight")
+    weighted = samebits(*base)
+    assert "row weights from" in weighted.stderr and digest_of(weighted) != digest_of(plain)
+    iso = samebits("train", "--model", "isolation_forest", "--data", str(binary_copy), "n_estimators=3")
+    assert iso.returncode == 0 and "is not read: an isolation forest takes no row weights" in iso.stderr
+
+
+@pytest.mark.parametrize("args,why", [
+    (["--model", "random_forest", "--valid", "x.csv"], "--model random_forest takes none of them"),
+    (["--model", "extra_trees", "model=random_forest"], "--model extra_trees takes no model="),
+    (["--model", "isolation_forest", "--weight", "w.txt"], "an isolation forest takes no row weights"),
+    (["--model", "isolation_forest", "objective=regression"], "takes no objective="),
+    (["--model", "random_forest", "objective=ranking"], "forest objective 'ranking'"),
+])
+def test_forest_arguments_that_cannot_apply_are_refused(binary_copy, args, why):
+    r = samebits("train", "--data", str(binary_copy), *args)
+    assert r.returncode == 2 and why in r.stderr, r.stderr
+
+
+# ---- compressed input: refused by name, no raw bytes in the message (issue 21) ----
+
+import bz2
+import gzip
+import lzma
+
+
+@pytest.mark.parametrize("kind,pack", [("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)])
+def test_compressed_data_is_refused_by_name(tmp_path, kind, pack):
+    text = (EX / "regression_regression.test").read_bytes() if (EX / "regression_regression.test").exists() \
+        else b"1\t2\t3\n0\t1\t2\n"
+    data = tmp_path / "d.train.gz"
+    data.write_bytes(pack(text))
+    for args in (["train", "--model", "gbdt", "--data", str(data)],
+                 ["train", "--model", "gbdt", "--data", str(data), "--format", "tsv-noheader"]):
+        r = samebits(*args)
+        assert r.returncode == 2, r.stderr
+        assert f"{data}: {kind}-compressed data: samebits reads the plain text" in r.stderr, r.stderr
+        assert r.stderr.isprintable() or all(c.isprintable() or c == "\n" for c in r.stderr)
+    plain = tmp_path / "d.train"
+    plain.write_bytes(text)
+    (tmp_path / "d.train.weight").write_bytes(pack(b"1\n" * text.count(b"\n")))
+    r = samebits("train", "--model", "gbdt", "--data", str(plain), "n_estimators=2")
+    assert r.returncode == 2 and f"d.train.weight: {kind}-compressed data" in r.stderr, r.stderr
+
+
+def test_a_text_line_that_begins_like_bzip2_is_still_text(tmp_path):
+    f = tmp_path / "bzh.csv"
+    f.write_text("BZh9,y\n1,0\n2,1\n3,0\n4,1\n")
+    r = samebits("train", "--model", "gbdt", "--data", str(f), "--label", "y", "n_estimators=1", "min_samples_leaf=1")
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_config_form_has_help_and_bad_parameters_are_refused_before_the_data_is_read(tmp_path):
+    for args in (["config=train.conf", "--help"], ["task=train", "-h"], ["help", "config=FILE"]):
+        r = samebits(*args)
+        assert r.returncode == 0 and "  config=FILE [key=value ...]" in r.stdout, r.stdout + r.stderr
+    # the parameters are checked first: the missing file is never reached
+    r = samebits("train", "--model", "gbdt", "--data", str(tmp_path / "absent.csv"), "num_trees=abc")
+    assert r.returncode == 2 and "num_trees='abc'" in r.stderr and "absent.csv" not in r.stderr, r.stderr
+    r = in_dir(tmp_path, "data=absent.csv", "metric=ndcg@5", "eval_at=3", "objective=lambdarank")
+    assert r.returncode == 2 and "eval_at=3 is taken by no metric" in r.stderr, r.stderr
+    assert not (tmp_path / "LightGBM_model.txt").exists()
+
+
+def test_early_stopping_with_several_metrics_says_which_one_decides(examples):
+    base = ["config=binary_classification.train.conf", "num_trees=12", "early_stopping_round=2", "model_out=es.sbm"]
+    r = in_dir(examples, *base)
+    assert r.returncode == 0, r.stderr
+    assert "early stopping here follows the first metric only (LightGBM's first_metric_only=true)" in r.stderr
+    quiet = in_dir(examples, *base, "first_metric_only=true")
+    assert quiet.returncode == 0 and "follows the first metric" not in quiet.stderr
+    assert digest_of(quiet) == digest_of(r)
+
+
+def test_lightgbm_features_at_their_off_defaults_are_accepted_and_change_nothing(examples):
+    base = ["config=binary_classification.train.conf", "num_trees=3", "metric_freq=0"]
+    plain = in_dir(examples, *base, "model_out=a.sbm")
+    off = in_dir(examples, *base, "lambda_l1=0.0", "scale_pos_weight=1",
+                 "is_unbalance=false", "max_delta_step=0", "extra_trees=false", "linear_tree=false", "path_smooth=0",
+                 "model_out=b.sbm")
+    assert off.returncode == 0, off.stderr
+    assert "lambda_l1=0.0 (the command line) has no effect here" in off.stderr
+    assert digest_of(off) == digest_of(plain)

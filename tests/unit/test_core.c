@@ -431,6 +431,23 @@ SB_TEST(test_core_thread_text_has_one_rule) {
     unsetenv("SAMEBITS_NUM_THREADS");
 }
 
+/* issue 21: a comma list stays in its value ("metric=auc,binary_logloss"); a
+ * comma before a word with '=' still separates pairs. */
+SB_TEST(test_core_params_keep_comma_lists_whole) {
+    sb_params *p = NULL;
+    const char *v = NULL;
+    SB_CHECK(sb_params_create(&p) == SB_OK);
+    SB_CHECK(sb_params_parse(p, "metric=auc,binary_logloss,eval_at=1,3,5 label_gain=0,1,3 seed=4,,n=2") == SB_OK);
+    SB_CHECK(sb_params_get(p, "metric", &v) == SB_OK && strcmp(v, "auc,binary_logloss") == 0);
+    SB_CHECK(sb_params_get(p, "eval_at", &v) == SB_OK && strcmp(v, "1,3,5") == 0);
+    SB_CHECK(sb_params_get(p, "label_gain", &v) == SB_OK && strcmp(v, "0,1,3") == 0);
+    SB_CHECK(sb_params_get(p, "seed", &v) == SB_OK && strcmp(v, "4") == 0);
+    SB_CHECK(sb_params_get(p, "n", &v) == SB_OK && strcmp(v, "2") == 0);
+    SB_CHECK(sb_params_parse(p, "a=1 b") == SB_ERR_INVALID_INPUT); /* a bare word after a blank is no value */
+    SB_CHECK(strstr(sb_last_error(), "parameter 'b' has no '=value'") != NULL);
+    sb_params_free(p);
+}
+
 SB_TEST(test_core_params_refuse_a_key_given_twice) {
     sb_params *p = NULL;
     SB_CHECK(sb_params_create(&p) == SB_OK);

@@ -351,8 +351,13 @@ static void bag_task(void *ctx, int64_t task) {
 }
 #endif
 
+/* The rows of iteration it's bag into f->rows (their count returned): each
+ * row drawn with probability subsample, keyed by the first iteration of its
+ * bagging_freq period, so a bag is kept for bagging_freq iterations (1: a new
+ * bag every iteration). */
 static int64_t draw_bag(const fit *f, int32_t it) {
     int64_t k = 0;
+    it -= it % (f->p->bagging_freq > 0 ? f->p->bagging_freq : 1);
 #ifdef SB_SABOTAGE_RNG_ORDER
     if (f->p->subsample < 1.0f) {
         int32_t width = sb_parallel_width();
@@ -577,6 +582,42 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
     return SB_OK;
 }
 
+/* The metrics of iteration it on the validation rows (valid) or the training
+ * rows: the first nm of p->metrics (the first is p->metric at p->metric_at),
+ * each logged to stderr when log is set; the first one's value and name in
+ * *first and first_name (48 bytes). */
+static sb_status eval_metrics(const fit *f, int32_t it, int valid, int log, int32_t nm, float *first,
+                              char *first_name) {
+    const gbdt_params *p = f->p;
+    const sb_table *et = valid ? f->va : f->tr;
+    const float *pred = valid ? f->vpred : f->pred;
+    for (int32_t j = 0; j < nm; j++) {
+        const int32_t mj = j ? p->metrics[j] : p->metric, atj = j ? p->metrics_at[j] : p->metric_at;
+        float vj;
+        sb_status st = f->ranking ? sb_rank_metric(mj == SB_METRIC_MAP, atj, &f->rc, valid ? &f->vq : &f->tq,
+                                                   et->label, pred, &vj)
+                                  : sb_metric_eval(mj, p->objective, pred, et->nrows, f->K, et->label, et->weight, &vj);
+        if (st != SB_OK) return st;
+        char nj[48];
+        if (f->ranking)
+            snprintf(nj, sizeof nj, "%s@%d", sb_metric_name(mj), (int)atj);
+        else
+            snprintf(nj, sizeof nj, "%s", sb_metric_name(mj));
+        if (j == 0) {
+            *first = vj;
+            memcpy(first_name, nj, sizeof nj);
+        }
+        if (log) fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), valid ? "valid" : "train", nj, (double)vj);
+    }
+    return SB_OK;
+}
+
+sb_status sb_gbdt_params_check(const sb_params *params) {
+    sb_clear_error();
+    gbdt_params p;
+    return sb_gbdt_params_parse(params, &p);
+}
+
 sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid, sb_card *card,
                       sb_model **out) {
     sb_clear_error();
@@ -709,23 +750,13 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         /* Evaluation log and early stopping. */
         int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == p.n_estimators);
         if (log_now || p.early_stopping_rounds > 0) {
-            const sb_table *et = f.va ? f.va : f.tr;
-            float v;
-            if (f.dev && !f.va && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK) goto done;
-            if (f.ranking)
-                st = sb_rank_metric(p.metric == SB_METRIC_MAP, p.metric_at, &f.rc, f.va ? &f.vq : &f.tq, et->label,
-                                    f.va ? f.vpred : f.pred, &v);
-            else
-                st = sb_metric_eval(p.metric, p.objective, f.va ? f.vpred : f.pred, et->nrows, K1, et->label,
-                                    et->weight, &v);
-            if (st != SB_OK) goto done;
+            float v = 0.0f;
             char mname[48];
-            if (f.ranking)
-                snprintf(mname, sizeof mname, "%s@%d", sb_metric_name(p.metric), (int)p.metric_at);
-            else
-                snprintf(mname, sizeof mname, "%s", sb_metric_name(p.metric));
-            if (log_now)
-                fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), f.va ? "valid" : "train", mname, (double)v);
+            const int train_too = log_now && p.train_metric && f.va; /* LightGBM's is_training_metric */
+            if (f.dev && (!f.va || train_too) && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK) goto done;
+            const int32_t nm = log_now && p.nmetrics > 1 ? p.nmetrics : 1;
+            if (train_too && (st = eval_metrics(&f, it, 0, 1, nm, &v, mname)) != SB_OK) goto done;
+            if ((st = eval_metrics(&f, it, f.va != NULL, log_now, nm, &v, mname)) != SB_OK) goto done;
             if (p.early_stopping_rounds > 0) {
                 if (best_iter < 0 || sb_metric_better(p.metric, v, best_metric)) {
                     best_metric = v;

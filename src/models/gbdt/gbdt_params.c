@@ -45,6 +45,135 @@ static sb_status parse_gains(const char *key, const char *v, gbdt_params *p) {
     return SB_OK;
 }
 
+/* One metric name (samebits' or LightGBM's alias, ndcg@k and map@k with their
+ * k) into *m and *at (0: no k given); an unknown name is a named error. */
+static sb_status parse_metric_item(const char *key, const char *v, int32_t *m, int32_t *at) {
+    static const struct { const char *name; int32_t m; } k_alias[] = {
+        {"l2", SB_METRIC_RMSE}, {"l2_root", SB_METRIC_RMSE}, {"root_mean_squared_error", SB_METRIC_RMSE},
+        {"l1", SB_METRIC_MAE}, {"mean_absolute_error", SB_METRIC_MAE}, {"binary_logloss", SB_METRIC_LOGLOSS},
+        {"binary_error", SB_METRIC_ERROR}, {"multi_logloss", SB_METRIC_MLOGLOSS}, {"multi_error", SB_METRIC_MERROR}};
+    *m = -1;
+    *at = 0;
+    for (int32_t k = 0; k < 9; k++)
+        if (!strcmp(v, k_metrics[k])) *m = k;
+    for (size_t k = 0; k < sizeof k_alias / sizeof k_alias[0]; k++)
+        if (!strcmp(v, k_alias[k].name)) *m = k_alias[k].m;
+    if (!strncmp(v, "ndcg@", 5) || !strncmp(v, "map@", 4)) { /* the k of ndcg@k, map@k */
+        int64_t i;
+        sb_status st = parse_int(key, strchr(v, '@') + 1, 1, 1000000, &i);
+        if (st != SB_OK) return st;
+        *m = v[0] == 'n' ? SB_METRIC_NDCG : SB_METRIC_MAP;
+        *at = (int32_t)i;
+    }
+    if (*m < 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: rmse (l2), mae (l1), logloss "
+                       "(binary_logloss), error, auc, mlogloss (multi_logloss), merror, ndcg@k, map@k", v);
+    return SB_OK;
+}
+
+/* metric: one name or a comma list of them, in order (the first decides early
+ * stopping); at most SB_GBDT_MAX_METRICS, none empty. */
+static sb_status parse_metrics(const char *key, const char *v, gbdt_params *p) {
+    char item[64];
+    p->ngiven = 0;
+    for (const char *s = v;; s += strcspn(s, ",") + 1) {
+        size_t len = strcspn(s, ",");
+        if (len == 0 || len >= sizeof item)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be metric names separated by commas", key, v);
+        if (p->ngiven == SB_GBDT_MAX_METRICS)
+            return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' names more than %d metrics", key, v, SB_GBDT_MAX_METRICS);
+        memcpy(item, s, len);
+        item[len] = '\0';
+        sb_status st = parse_metric_item(key, item, &p->metrics[p->ngiven], &p->given_at[p->ngiven]);
+        if (st != SB_OK) return st;
+        p->ngiven++;
+        if (!s[len]) return SB_OK;
+    }
+}
+
+/* eval_at: one k or a comma list of them (LightGBM's ndcg_eval_at=1,3,5). */
+static sb_status parse_eval_at(const char *key, const char *v, gbdt_params *p) {
+    char item[32];
+    p->neval_at = 0;
+    for (const char *s = v;; s += strcspn(s, ",") + 1) {
+        size_t len = strcspn(s, ",");
+        int64_t i;
+        if (len == 0 || len >= sizeof item)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be integers separated by commas", key, v);
+        if (p->neval_at == SB_GBDT_MAX_METRICS)
+            return sb_fail(SB_ERR_LIMIT, "parameter %s='%s' has more than %d positions", key, v, SB_GBDT_MAX_METRICS);
+        memcpy(item, s, len);
+        item[len] = '\0';
+        sb_status st = parse_int(key, item, 1, 1000000, &i);
+        if (st != SB_OK) return st;
+        p->eval_at[p->neval_at++] = (int32_t)i;
+        if (!s[len]) return SB_OK;
+    }
+}
+
+/* Append metric m at k to the resolved list (an exact repeat is dropped). */
+static sb_status add_metric(gbdt_params *p, int32_t m, int32_t at) {
+    for (int32_t j = 0; j < p->nmetrics; j++)
+        if (p->metrics[j] == m && p->metrics_at[j] == at) return SB_OK;
+    if (p->nmetrics == SB_GBDT_MAX_METRICS)
+        return sb_fail(SB_ERR_LIMIT, "metric and eval_at name more than %d metrics together", SB_GBDT_MAX_METRICS);
+    p->metrics[p->nmetrics] = m;
+    p->metrics_at[p->nmetrics++] = at;
+    return SB_OK;
+}
+
+/* The metrics reported, resolved after every key is applied: the given list
+ * (or the objective's default), each ranking metric without its own k taken at
+ * every eval_at position (10 when there is none). An eval_at that no metric
+ * takes and that differs from the ks the metrics name is refused: it would
+ * otherwise be dropped without a word. Each metric must fit the objective. */
+static sb_status resolve_metrics(gbdt_params *p) {
+    int32_t given[SB_GBDT_MAX_METRICS], ngiven = p->ngiven, used_eval_at = 0;
+    memcpy(given, p->metrics, sizeof given);
+    if (ngiven == 0) {
+        given[0] = p->objective == SB_OBJ_REGRESSION ? SB_METRIC_RMSE
+                 : p->objective == SB_OBJ_BINARY ? SB_METRIC_LOGLOSS
+                 : sb_gbdt_is_ranking(p->objective) ? SB_METRIC_NDCG : SB_METRIC_MLOGLOSS;
+        p->given_at[0] = 0;
+        ngiven = 1;
+    }
+    p->nmetrics = 0;
+    for (int32_t g = 0; g < ngiven; g++) {
+        const int32_t m = given[g];
+        int ok = p->objective == SB_OBJ_REGRESSION ? (m <= SB_METRIC_MAE)
+               : p->objective == SB_OBJ_BINARY ? (m >= SB_METRIC_LOGLOSS && m <= SB_METRIC_AUC)
+               : sb_gbdt_is_ranking(p->objective) ? (m == SB_METRIC_NDCG || m == SB_METRIC_MAP)
+                                               : (m == SB_METRIC_MLOGLOSS || m == SB_METRIC_MERROR);
+        if (!ok)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' does not fit objective '%s'", sb_metric_name(m),
+                           sb_objective_name(p->objective));
+        sb_status st = SB_OK;
+        if (m != SB_METRIC_NDCG && m != SB_METRIC_MAP) st = add_metric(p, m, 0);
+        else if (p->given_at[g] > 0) st = add_metric(p, m, p->given_at[g]);
+        else if (p->neval_at == 0) st = add_metric(p, m, 10);
+        else {
+            used_eval_at = 1;
+            for (int32_t e = 0; e < p->neval_at && st == SB_OK; e++) st = add_metric(p, m, p->eval_at[e]);
+        }
+        if (st != SB_OK) return st;
+    }
+    if (sb_gbdt_is_ranking(p->objective) && p->neval_at > 0 && !used_eval_at) {
+        for (int32_t e = 0; e < p->neval_at; e++) {
+            int named = 0;
+            for (int32_t j = 0; j < p->nmetrics; j++) named |= p->metrics_at[j] == p->eval_at[e];
+            if (!named)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "eval_at=%d is taken by no metric: every ranking metric names "
+                               "its own k (%s@%d); give the k in the metric (ndcg@%d) or leave eval_at out",
+                               (int)p->eval_at[e], sb_metric_name(p->metrics[0]), (int)p->metrics_at[0],
+                               (int)p->eval_at[e]);
+        }
+    }
+    p->metric = p->metrics[0];
+    if (p->metrics_at[0] > 0) p->metric_at = p->metrics_at[0];
+    else if (p->neval_at > 0) p->metric_at = p->eval_at[0]; /* as before: the model text of a non-ranking model omits it */
+    return SB_OK;
+}
+
 static int is(const char *key, const char *a, const char *b, const char *c, const char *d) {
     return strcmp(key, a) == 0 || (b && strcmp(key, b) == 0) || (c && strcmp(key, c) == 0) ||
            (d && strcmp(key, d) == 0);
@@ -96,6 +225,8 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         st = parse_float(key, v, 0.0f, 1e30f, 0, &p->min_split_gain);
     } else if (is(key, "subsample", "bagging_fraction", NULL, NULL)) {
         st = parse_float(key, v, 0.0f, 1.0f, 1, &p->subsample);
+    } else if (is(key, "bagging_freq", "subsample_freq", NULL, NULL)) {
+        if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->bagging_freq = (int32_t)i;
     } else if (is(key, "colsample", "colsample_bytree", "feature_fraction", NULL)) {
         st = parse_float(key, v, 0.0f, 1.0f, 1, &p->colsample);
     } else if (is(key, "seed", "random_state", NULL, NULL)) {
@@ -110,22 +241,13 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
     } else if (is(key, "early_stopping_rounds", "early_stopping_round", "n_iter_no_change", NULL)) {
         if ((st = parse_int(key, v, 0, 1000000, &i)) == SB_OK) p->early_stopping_rounds = (int32_t)i;
     } else if (is(key, "metric", "eval_metric", NULL, NULL)) {
-        p->metric = -1;
-        for (int32_t m = 0; m < 9; m++)
-            if (!strcmp(v, k_metrics[m])) p->metric = m;
-        if (!strncmp(v, "ndcg@", 5) || !strncmp(v, "map@", 4)) { /* the k of ndcg@k, map@k */
-            const char *at = strchr(v, '@') + 1;
-            if ((st = parse_int(key, at, 1, 1000000, &i)) != SB_OK) return st;
-            p->metric = v[0] == 'n' ? SB_METRIC_NDCG : SB_METRIC_MAP;
-            p->metric_at = (int32_t)i;
-        }
-        if (!strcmp(v, "l2")) p->metric = SB_METRIC_RMSE;
-        if (!strcmp(v, "binary_logloss")) p->metric = SB_METRIC_LOGLOSS;
-        if (!strcmp(v, "multi_logloss")) p->metric = SB_METRIC_MLOGLOSS;
-        if (p->metric < 0)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: rmse, mae, logloss, error, auc, mlogloss, merror, ndcg@k, map@k", v);
+        st = parse_metrics(key, v, p);
     } else if (is(key, "eval_at", "ndcg_eval_at", "ndcg_at", "map_eval_at")) {
-        if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->metric_at = (int32_t)i;
+        st = parse_eval_at(key, v, p);
+    } else if (is(key, "train_metric", "is_training_metric", "training_metric", "is_provide_training_metric")) {
+        if (!strcmp(v, "true") || !strcmp(v, "1")) p->train_metric = 1;
+        else if (!strcmp(v, "false") || !strcmp(v, "0")) p->train_metric = 0;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
     } else if (is(key, "lambdarank_truncation_level", NULL, NULL, NULL)) {
         if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->rank_truncation = (int32_t)i;
     } else if (is(key, "lambdarank_norm", NULL, NULL, NULL)) {
@@ -161,9 +283,9 @@ static const char *const k_alias_groups[] = {
     "learning_rate|eta|shrinkage_rate", "num_leaves|max_leaves|max_leaf_nodes", "growth|grow_policy|tree_growth",
     "max_bin|max_bins", "min_samples_leaf|min_data_in_leaf|min_child_samples",
     "min_child_weight|min_sum_hessian_in_leaf", "reg_lambda|lambda_l2|lambda|l2_regularization",
-    "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "colsample|colsample_bytree|feature_fraction",
+    "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "bagging_freq|subsample_freq", "colsample|colsample_bytree|feature_fraction",
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
-    "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "eval_period|verbose_eval|log_period",
+    "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period",
     "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
 
 sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
@@ -178,6 +300,7 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->min_child_weight = 1e-3f;
     p->reg_lambda = 0.0f;
     p->subsample = 1.0f;
+    p->bagging_freq = 1;
     p->colsample = 1.0f;
     p->metric = -1;
     p->bin_sample_rows = 200000;
@@ -210,19 +333,7 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     (void)growth_set;
     if (p->objective != SB_OBJ_MULTICLASS && p->num_class > 0)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "num_class is only for objective=multiclass");
-    if (p->metric >= 0) {
-        int ok = p->objective == SB_OBJ_REGRESSION ? (p->metric <= SB_METRIC_MAE)
-               : p->objective == SB_OBJ_BINARY ? (p->metric >= SB_METRIC_LOGLOSS && p->metric <= SB_METRIC_AUC)
-               : sb_gbdt_is_ranking(p->objective) ? (p->metric == SB_METRIC_NDCG || p->metric == SB_METRIC_MAP)
-                                               : (p->metric == SB_METRIC_MLOGLOSS || p->metric == SB_METRIC_MERROR);
-        if (!ok)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' does not fit objective '%s'",
-                           sb_metric_name(p->metric), sb_objective_name(p->objective));
-    } else {
-        p->metric = p->objective == SB_OBJ_REGRESSION ? SB_METRIC_RMSE
-                  : p->objective == SB_OBJ_BINARY ? SB_METRIC_LOGLOSS
-                  : sb_gbdt_is_ranking(p->objective) ? SB_METRIC_NDCG : SB_METRIC_MLOGLOSS;
-    }
+    if ((st = resolve_metrics(p)) != SB_OK) return st;
     return SB_OK;
 }
 
@@ -287,6 +398,15 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
                      sb_numeric_mode_name((sb_numeric_mode)p->numeric_mode), sb_objective_name(p->objective),
                      (double)p->reg_lambda, (unsigned long long)p->seed, (double)p->subsample);
     if (n < 0 || n >= (int)sizeof buf) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    if (p->bagging_freq > 1 && p->subsample < 1.0f) {
+        /* only a bag kept for several iterations is written (first in key
+         * order): every other model's text is as it was before the key */
+        char freq[32];
+        int fl = snprintf(freq, sizeof freq, "bagging_freq=%d\n", (int)p->bagging_freq);
+        if (n + fl >= (int)sizeof buf) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+        memmove(buf + fl, buf, (size_t)n + 1);
+        memcpy(buf, freq, (size_t)fl);
+    }
     if (sb_gbdt_is_ranking(p->objective)) {
         sb_status st = ranking_text(p, buf, sizeof buf);
         if (st != SB_OK) return st;

@@ -16,6 +16,8 @@ enum sb_metric {
     SB_METRIC_MAP = 8   /* ranking: MAP@metric_at */
 };
 
+#define SB_GBDT_MAX_METRICS 16
+
 typedef struct gbdt_params {
     int32_t objective;        /* sb_objective */
     int32_t num_class;        /* multiclass: K (0 = from the labels) */
@@ -30,6 +32,7 @@ typedef struct gbdt_params {
     float reg_lambda;
     float min_split_gain;
     float subsample;
+    int32_t bagging_freq;     /* a bag is kept this many iterations (LightGBM's bagging_freq); 1 by default */
     float colsample;
     uint64_t seed;
     int32_t has_base_score;
@@ -48,6 +51,16 @@ typedef struct gbdt_params {
     float rank_sigma;         /* sigmoid */
     int32_t ngain;            /* label_gain entries */
     float label_gain[64];
+    /* Every metric reported (LightGBM's comma lists: metric=auc,binary_logloss,
+     * eval_at=1,3,5): metrics[0] is metric above and decides early stopping;
+     * the others are logged beside it and are not part of the model. */
+    int32_t train_metric;     /* with validation data, log the training rows' metrics too (not in the model) */
+    int32_t nmetrics;
+    int32_t metrics[SB_GBDT_MAX_METRICS];
+    int32_t metrics_at[SB_GBDT_MAX_METRICS]; /* ranking: the k; 0 otherwise */
+    /* as parsed, before sb_gbdt_params_parse resolves them: */
+    int32_t ngiven, given_at[SB_GBDT_MAX_METRICS]; /* metric list; at 0: from eval_at */
+    int32_t neval_at, eval_at[SB_GBDT_MAX_METRICS];
 } gbdt_params;
 
 /* 1 for the ranking objectives. */
