@@ -1,0 +1,336 @@
+/*
+ * krylov_lanes.h: the lane kernels of krylov.c, included there once per
+ * instruction set with KR_SUF (the name suffix), KR_ATTR (the function
+ * attribute: empty, or a target), KR_TNW (columns of b a pass of kr_tn keeps
+ * in registers), KR_NNR and KR_NNV (rows, and 8-lane vectors of columns, a
+ * pass of the row products keeps) defined; not a header of its own.
+ *
+ * Every lane is one sum in its stated order (a dot product over rows
+ * ascending, a row of a product over its terms ascending), a multiply then an
+ * add, two roundings (-ffp-contract=off): the lane width, the register blocks
+ * and the instruction set decide only which sums share an instruction, so
+ * every variant gives the bits of the plain loops. Lanes past the valid
+ * columns read finite slack (the callers' buffers carry it) and are never
+ * stored.
+ */
+#define KR_CAT2(a, b) a##_##b
+#define KR_CAT(a, b) KR_CAT2(a, b)
+#define KR_FN(name) KR_CAT(name, KR_SUF)
+
+/* c[l][q] := sum over i ascending of a[i][l] b[i][q] for the lanes l < nk of
+ * the 8 columns at a, and the W columns of b (W a constant where inlined). */
+KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_tn_run)(const int W, int64_t n, const double *a,
+                                                                         int64_t lda, const double *b, int64_t ldb,
+                                                                         int64_t nk, double *c, int64_t ldc) {
+    kr_v8 acc[16];
+#pragma GCC unroll 16
+    for (int t = 0; t < W; t++) acc[t] = (kr_v8){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int64_t i = 0; i < n; i++) {
+        kr_v8 av;
+        __builtin_prefetch(a + i * lda + 8, 0, 2);
+        KR_LOAD(av, a + i * lda);
+        const double *bi = b + i * ldb;
+#pragma GCC unroll 16
+        for (int t = 0; t < W; t++) {
+            const double x = bi[t];
+            acc[t] += av * KR_B8(x);
+        }
+    }
+#pragma GCC unroll 16
+    for (int t = 0; t < W; t++) {
+        double o[8];
+        KR_STORE(o, acc[t]);
+        for (int64_t l = 0; l < nk; l++) c[l * ldc + t] = o[l];
+    }
+}
+
+KR_ATTR static void KR_FN(kr_tn_pass)(int W, int64_t n, const double *a, int64_t lda, const double *b, int64_t ldb,
+                                      int64_t nk, double *c, int64_t ldc) {
+    switch (W) {
+#define KR_TN_CASE(WW)                                                                                               \
+    case WW:                                                                                                         \
+        KR_FN(kr_tn_run)(WW, n, a, lda, b, ldb, nk, c, ldc);                                                         \
+        break;
+        KR_TN_CASE(1)
+        KR_TN_CASE(2)
+#if KR_TNW >= 3
+        KR_TN_CASE(3)
+        KR_TN_CASE(4)
+#endif
+#if KR_TNW >= 5
+        KR_TN_CASE(5)
+        KR_TN_CASE(6)
+#endif
+#if KR_TNW >= 7
+        KR_TN_CASE(7)
+        KR_TN_CASE(8)
+        KR_TN_CASE(9)
+        KR_TN_CASE(10)
+        KR_TN_CASE(11)
+        KR_TN_CASE(12)
+        KR_TN_CASE(13)
+        KR_TN_CASE(14)
+        KR_TN_CASE(15)
+        KR_TN_CASE(16)
+#endif
+#undef KR_TN_CASE
+    default:
+        break;
+    }
+}
+
+/* The rows k0..k0+7 (those below ka) of c := a^T b, every column of b, in
+ * passes of at most KR_TNW columns of near-equal width. */
+KR_ATTR static void KR_FN(kr_tn_tile)(const kr_prod *p, int64_t k0) {
+    const int64_t nk = p->ka - k0 < 8 ? p->ka - k0 : 8;
+    const int64_t passes = (p->kb + KR_TNW - 1) / KR_TNW;
+    for (int64_t q0 = 0, r = 0; r < passes; r++) {
+        const int64_t w = (p->kb - q0 + (passes - r) - 1) / (passes - r);
+        KR_FN(kr_tn_pass)((int)w, p->n, p->a + k0, p->lda, p->b + q0, p->ldb, nk, p->c + k0 * p->ldc + q0, p->ldc);
+        q0 += w;
+    }
+}
+
+/* Rows i of t = a b for R rows from row 0 of a (its element k of row r:
+ * AIK), the V * 8 columns at b (lanes; the first nq stored): t[q] = sum over k
+ * ascending of a[i][k] b[k][q]; then c := t (mode 1) or c := c - t (mode 2). */
+#define KR_NN_BODY(R, V, AIK)                                                                                             \
+    do {                                                                                                             \
+        kr_v8 acc[R][V];                                                                                             \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) _Pragma("GCC unroll 8") for (int v = 0; v < V; v++)      \
+            acc[r][v] = (kr_v8){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};                                             \
+        for (int64_t k = 0; k < ka; k++) {                                                                           \
+            kr_v8 bv[V];                                                                                             \
+            _Pragma("GCC unroll 8") for (int v = 0; v < V; v++) KR_LOAD(bv[v], b + k * ldb + 8 * v);                 \
+            _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                                    \
+                const double x = (AIK);                                     \
+                const kr_v8 xb = KR_B8(x);                                                                           \
+                _Pragma("GCC unroll 8") for (int v = 0; v < V; v++) acc[r][v] += xb * bv[v];                         \
+            }                                                                                                        \
+        }                                                                                                            \
+        for (int r = 0; r < R; r++)                                                                                  \
+            for (int v = 0; v < V && 8 * v < nq; v++) {                                                              \
+                double o[8];                                                                                         \
+                KR_STORE(o, acc[r][v]);                                                                              \
+                double *cr = c + r * ldc + 8 * v;                                                                    \
+                const int64_t nl = nq - 8 * v < 8 ? nq - 8 * v : 8;                                                  \
+                if (mode == 1)                                                                                       \
+                    for (int64_t l = 0; l < nl; l++) cr[l] = o[l];                                                   \
+                else                                                                                                 \
+                    for (int64_t l = 0; l < nl; l++) cr[l] -= o[l];                                                  \
+            }                                                                                                        \
+    } while (0)
+
+KR_ATTR static void KR_FN(kr_nn_d)(int mode, const double *a, int64_t lda, int64_t ka, const double *b, int64_t ldb,
+                                   int64_t nq, double *c, int64_t ldc) {
+    KR_NN_BODY(KR_NNR, KR_NNV, a[r * lda + k]);
+}
+
+KR_ATTR static void KR_FN(kr_nn_d1)(int mode, const double *a, int64_t lda, int64_t ka, const double *b, int64_t ldb,
+                                    int64_t nq, double *c, int64_t ldc) {
+    KR_NN_BODY(1, KR_NNV, a[r * lda + k]);
+}
+
+KR_ATTR static void KR_FN(kr_nn_f)(int mode, const float *a, int64_t lda, int64_t ka, const double *b, int64_t ldb,
+                                   int64_t nq, double *c, int64_t ldc) {
+    KR_NN_BODY(KR_NNR, KR_NNV, (double)a[r * lda + k]);
+}
+
+KR_ATTR static void KR_FN(kr_nn_f1)(int mode, const float *a, int64_t lda, int64_t ka, const double *b, int64_t ldb,
+                                    int64_t nq, double *c, int64_t ldc) {
+    KR_NN_BODY(1, KR_NNV, (double)a[r * lda + k]);
+}
+
+/* Rows i0..i1-1 of c := a b or c -= a b (kr_prod; a float where af). */
+KR_ATTR static void KR_FN(kr_nn_rows)(const kr_prod *p, const float *af, int64_t i0, int64_t i1) {
+    for (int64_t q0 = 0; q0 < p->kb; q0 += 8 * KR_NNV) {
+        const int64_t nq = p->kb - q0 < 8 * KR_NNV ? p->kb - q0 : 8 * KR_NNV;
+        const double *b = p->b + q0;
+        int64_t i = i0;
+        if (af) {
+            for (; i + KR_NNR <= i1; i += KR_NNR)
+                KR_FN(kr_nn_f)(p->mode, af + i * p->lda, p->lda, p->ka, b, p->ldb, nq, p->c + i * p->ldc + q0, p->ldc);
+            for (; i < i1; i++)
+                KR_FN(kr_nn_f1)(p->mode, af + i * p->lda, p->lda, p->ka, b, p->ldb, nq, p->c + i * p->ldc + q0, p->ldc);
+        } else {
+            for (; i + KR_NNR <= i1; i += KR_NNR)
+                KR_FN(kr_nn_d)(p->mode, p->a + i * p->lda, p->lda, p->ka, b, p->ldb, nq, p->c + i * p->ldc + q0, p->ldc);
+            for (; i < i1; i++)
+                KR_FN(kr_nn_d1)(p->mode, p->a + i * p->lda, p->lda, p->ka, b, p->ldb, nq, p->c + i * p->ldc + q0,
+                                p->ldc);
+        }
+    }
+}
+
+/* Rows i0..i1-1 of y = M x for a sparse M: y[i][q] = sum over its nonzeros
+ * (column ascending) of m_ij x[j][q]. */
+KR_ATTR static void KR_FN(kr_mv_sparse)(const kr_mv *p, int64_t i0, int64_t i1) {
+    for (int64_t q0 = 0; q0 < p->b; q0 += 8 * KR_NNV) {
+        const int64_t nq = p->b - q0 < 8 * KR_NNV ? p->b - q0 : 8 * KR_NNV;
+        for (int64_t i = i0; i < i1; i++) {
+            kr_v8 acc[KR_NNV];
+#pragma GCC unroll 8
+            for (int v = 0; v < KR_NNV; v++) acc[v] = (kr_v8){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            for (int64_t e = p->m->rp[i]; e < p->m->rp[i + 1]; e++) {
+                const double mij = (double)p->m->cv[e];
+                const kr_v8 mb = KR_B8(mij);
+                const double *xj = p->x + (int64_t)p->m->ci[e] * p->ldx + q0;
+#pragma GCC unroll 8
+                for (int v = 0; v < KR_NNV; v++) {
+                    kr_v8 xv;
+                    KR_LOAD(xv, xj + 8 * v);
+                    acc[v] += mb * xv;
+                }
+            }
+            for (int v = 0; v < KR_NNV && 8 * v < nq; v++) {
+                double o[8];
+                KR_STORE(o, acc[v]);
+                const int64_t nl = nq - 8 * v < 8 ? nq - 8 * v : 8;
+                for (int64_t l = 0; l < nl; l++) p->y[i * p->ldy + q0 + 8 * v + l] = o[l];
+            }
+        }
+    }
+}
+
+/* One row of the Householder reduction (kr_tri): the update of this step,
+ * a_ij := a_ij - (v_i w_j + w_i v_j) on columns lo.. (when s->w), then the
+ * next step's p_i = taun * sum of a_ij vn_j on columns dlo.. (when s->vn and
+ * row >= dlo): four lanes j mod 4 over the full groups of four (the rest into
+ * lane 0), j ascending in each, then (l0 + l1) + (l2 + l3). */
+KR_ATTR static void KR_FN(kr_hh_row)(const kr_tri *s, int64_t row) {
+    double *ar = s->a + row * s->k;
+    if (s->w) {
+        const int64_t m = s->k - s->lo, r = row - s->lo;
+        double *restrict ai = ar + s->lo;
+        const double vi = s->v[r], wi = s->w[r];
+        const kr_v8 vb = KR_B8(vi), wb = KR_B8(wi);
+        int64_t j = 0;
+        for (; j + 8 <= m; j += 8) {
+            kr_v8 aa, ww, vv;
+            KR_LOAD(aa, ai + j);
+            KR_LOAD(ww, s->w + j);
+            KR_LOAD(vv, s->v + j);
+            aa = aa - (vb * ww + wb * vv);
+            KR_STORE(ai + j, aa);
+        }
+        for (; j < m; j++) ai[j] = ai[j] - (vi * s->w[j] + wi * s->v[j]);
+    }
+    if (s->vn && row >= s->dlo) {
+        const int64_t m = s->k - s->dlo;
+        const double *restrict ai = ar + s->dlo;
+        kr_v4 l = {0.0, 0.0, 0.0, 0.0};
+        int64_t j = 0;
+        for (; j + 4 <= m; j += 4) {
+            kr_v4 aa, vv;
+            KR_LOAD(aa, ai + j);
+            KR_LOAD(vv, s->vn + j);
+            l += aa * vv;
+        }
+        double o[4];
+        KR_STORE(o, l);
+        for (; j < m; j++) o[0] += ai[j] * s->vn[j];
+        s->p[row - s->dlo] = s->taun * ((o[0] + o[1]) + (o[2] + o[3]));
+    }
+}
+
+/* x[i] := x[i] - sum over k ascending of qt[k][i] c[k] (qt: kq rows of n),
+ * rows i in the lanes. */
+KR_ATTR static void KR_FN(kr_colsub)(int64_t n, const double *qt, int64_t kq, const double *c, double *x) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        kr_v8 s0 = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, s1 = s0, a0, a1;
+        for (int64_t k = 0; k < kq; k++) {
+            const double ck = c[k];
+            const kr_v8 cb = KR_B8(ck);
+            KR_LOAD(a0, qt + k * n + i);
+            KR_LOAD(a1, qt + k * n + i + 8);
+            s0 += a0 * cb;
+            s1 += a1 * cb;
+        }
+        KR_LOAD(a0, x + i);
+        KR_LOAD(a1, x + i + 8);
+        a0 -= s0;
+        a1 -= s1;
+        KR_STORE(x + i, a0);
+        KR_STORE(x + i + 8, a1);
+    }
+    for (; i < n; i++) {
+        double s = 0.0;
+        for (int64_t k = 0; k < kq; k++) s += qt[k * n + i] * c[k];
+        x[i] -= s;
+    }
+}
+
+/* The rotations in reverse, then the reflectors, on NC chunks of 8 lanes at
+ * z (rows of ld lanes), lane by lane the operations of sb_eigh_top_f64 on
+ * one vector. A rotation's row i is carried in registers to the next one
+ * (whose row i+1 it is within a sweep), the same values as the stored ones. */
+KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_vecs_run)(const int NC, int64_t k, int64_t ld,
+                                                                           const kr_rot *rot, int64_t nrot,
+                                                                           const double *vs, const double *tau,
+                                                                           double *z) {
+    kr_v8 car[2] = {{0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}};
+    int64_t crow = -1;
+    for (int64_t r = nrot - 1; r >= 0; r--) {
+        const int64_t i = rot[r].k;
+        double *zi = z + i * ld, *zj = zi + ld;
+        const double rc = rot[r].c, rs = rot[r].s;
+        const kr_v8 cb = KR_B8(rc), sb = KR_B8(rs);
+#pragma GCC unroll 2
+        for (int h = 0; h < NC; h++) {
+            kr_v8 a0, b0;
+            if (crow == i) a0 = car[h];
+            else KR_LOAD(a0, zi + 8 * h);
+            if (crow == i + 1) b0 = car[h];
+            else KR_LOAD(b0, zj + 8 * h);
+            const kr_v8 ni = cb * a0 + sb * b0, nj = cb * b0 - sb * a0;
+            KR_STORE(zi + 8 * h, ni);
+            KR_STORE(zj + 8 * h, nj);
+            car[h] = ni;
+        }
+        crow = i;
+    }
+    for (int64_t j = k - 3; j >= 0; j--) {
+        if (tau[j] == 0.0) continue;
+        const double *v = vs + j * k, tj = tau[j];
+        double *zr = z + (j + 1) * ld;
+        const int64_t m = k - j - 1;
+        kr_v8 s[2] = {{0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}}, zv;
+        for (int64_t r = 0; r < m; r++) {
+            const double vr = v[r];
+            const kr_v8 vb = KR_B8(vr);
+#pragma GCC unroll 2
+            for (int h = 0; h < NC; h++) {
+                KR_LOAD(zv, zr + r * ld + 8 * h);
+                s[h] += vb * zv;
+            }
+        }
+        const kr_v8 tb = KR_B8(tj);
+#pragma GCC unroll 2
+        for (int h = 0; h < NC; h++) s[h] *= tb;
+        for (int64_t r = 0; r < m; r++) {
+            const double vr = v[r];
+            const kr_v8 vb = KR_B8(vr);
+#pragma GCC unroll 2
+            for (int h = 0; h < NC; h++) {
+                KR_LOAD(zv, zr + r * ld + 8 * h);
+                zv -= s[h] * vb;
+                KR_STORE(zr + r * ld + 8 * h, zv);
+            }
+        }
+    }
+}
+
+/* kr_vecs_run over the lanes of z (ld, a multiple of 8), 16 at a time. */
+KR_ATTR static void KR_FN(kr_vecs)(int64_t k, int64_t ld, const kr_rot *rot, int64_t nrot, const double *vs,
+                                   const double *tau, double *z) {
+    for (int64_t l = 0; l < ld; l += 16) {
+        if (l + 8 < ld) KR_FN(kr_vecs_run)(2, k, ld, rot, nrot, vs, tau, z + l);
+        else KR_FN(kr_vecs_run)(1, k, ld, rot, nrot, vs, tau, z + l);
+    }
+}
+
+#undef KR_NN_BODY
+#undef KR_FN
+#undef KR_CAT
+#undef KR_CAT2
