@@ -44,6 +44,8 @@
 #define KR_PURPOSE 0x4B524C31u /* "KRL1": replacement and start columns */
 #define KR_ROWS 32             /* rows a task of a product */
 #define KR_POOL_WORK 262144    /* products smaller than this run on the calling thread (a schedule) */
+#define KR_TNG 4               /* tiles of 8 columns a task of kr_tn */
+#define KR_TNIB 64             /* rows a block of kr_tn */
 #define KR_SLACK 16            /* doubles past the end of every buffer a lane may read */
 
 /* ---- products in a fixed order ---- */
@@ -143,17 +145,19 @@ typedef struct kr_kern {
     void (*tn)(const kr_prod *, int64_t);
     void (*nn)(const kr_prod *, const float *, int64_t, int64_t);
     void (*mv)(const kr_mv *, int64_t, int64_t);
-    void (*hh)(const kr_tri *, int64_t);
+    void (*hh)(const kr_tri *, int64_t, int64_t);
     void (*colsub)(int64_t, const double *, int64_t, const double *, double *);
     void (*vecs)(int64_t, int64_t, const kr_rot *, int64_t, const double *, const double *, double *);
     const char *name;
 } kr_kern;
 
-static const kr_kern k_kern_gen = {kr_tn_tile_gen, kr_nn_rows_gen, kr_mv_sparse_gen, kr_hh_row_gen, kr_colsub_gen, kr_vecs_gen, "generic"};
+static const kr_kern k_kern_gen = {kr_tn_tile_gen,  kr_nn_rows_gen, kr_mv_sparse_gen, kr_hh_rows_gen,
+                                   kr_colsub_gen,   kr_vecs_gen,    "generic"};
 #ifdef KR_X86
-static const kr_kern k_kern_avx2 = {kr_tn_tile_avx2, kr_nn_rows_avx2, kr_mv_sparse_avx2, kr_hh_row_avx2, kr_colsub_avx2, kr_vecs_avx2, "avx2"};
-static const kr_kern k_kern_avx512 = {kr_tn_tile_avx512, kr_nn_rows_avx512, kr_mv_sparse_avx512, kr_hh_row_avx512,
-                                      kr_colsub_avx512, kr_vecs_avx512, "avx512"};
+static const kr_kern k_kern_avx2 = {kr_tn_tile_avx2, kr_nn_rows_avx2, kr_mv_sparse_avx2, kr_hh_rows_avx2,
+                                    kr_colsub_avx2,  kr_vecs_avx2,    "avx2"};
+static const kr_kern k_kern_avx512 = {kr_tn_tile_avx512, kr_nn_rows_avx512, kr_mv_sparse_avx512, kr_hh_rows_avx512,
+                                      kr_colsub_avx512,  kr_vecs_avx512,    "avx512"};
 #endif
 static const kr_kern *g_kern;
 
@@ -176,8 +180,8 @@ const char *sb_krylov_kernel(void) { return kr_kern_get()->name; }
 
 void sb_krylov_kernel_reset(void) { __atomic_store_n(&g_kern, (const kr_kern *)0, __ATOMIC_RELEASE); }
 
-/* c[k][q] = sum over i ascending of a[i][k] b[i][q], for the task's 8 k. */
-static void kr_tn_task(void *ctx, int64_t t) { kr_kern_get()->tn(ctx, 8 * t); }
+/* c[k][q] = sum over i ascending of a[i][k] b[i][q], for the task's 8 KR_TNG k. */
+static void kr_tn_task(void *ctx, int64_t t) { kr_kern_get()->tn(ctx, 8 * KR_TNG * t); }
 
 /* Rows of a b: t[q] = sum over k ascending of a[i][k] b[k][q]; then c := t
  * or c := c - t. One column (kb = 1): each row's sum alone. */
@@ -203,9 +207,9 @@ static void kr_tn(int64_t n, const double *a, int64_t lda, int64_t ka, const dou
                   double *c, int64_t ldc) {
     kr_prod p = {n, ka, kb, lda, ldb, ldc, a, b, c, 0};
     if (ka <= 0 || kb <= 0) return;
-    if (n * ka * kb >= KR_POOL_WORK) sb_parallel_for(sb_chunk_count(ka, 8), kr_tn_task, &p);
+    if (n * ka * kb >= KR_POOL_WORK) sb_parallel_for(sb_chunk_count(ka, 8 * KR_TNG), kr_tn_task, &p);
     else
-        for (int64_t t = 0; t < sb_chunk_count(ka, 8); t++) kr_tn_task(&p, t);
+        for (int64_t t = 0; t < sb_chunk_count(ka, 8 * KR_TNG); t++) kr_tn_task(&p, t);
 }
 
 /* c (n x kb, ldc) := a b (mode 1) or c -= a b (mode 2), a n x ka, b ka x kb;
@@ -261,8 +265,7 @@ static double kr_sq(int64_t n, const double *x, int64_t ldx) {
 static void kr_tri_task(void *ctx, int64_t t) {
     const kr_tri *s = ctx;
     const int64_t r0 = s->r0 + t * KR_ROWS, r1 = r0 + KR_ROWS < s->r1 ? r0 + KR_ROWS : s->r1;
-    const kr_kern *kn = kr_kern_get();
-    for (int64_t r = r0; r < r1; r++) kn->hh(s, r);
+    kr_kern_get()->hh(s, r0, r1);
 }
 
 static void kr_tri_run(const kr_tri *s) {
@@ -345,7 +348,8 @@ sb_status sb_eigh_top_f64(int64_t k, const double *h, int64_t ldh, int64_t want,
         const kr_tri s0 = {a, v, wv, NULL, p, k, lo, lo + 1, lo, lo + 1, 0.0};
         kr_tri_task((void *)&s0, 0);
         act = nxt && kr_hh_vector(a, k, j + 1, vs, tau, e);
-        const kr_tri s1 = {a, v, wv, act ? vs + (j + 1) * k : NULL, p, k, lo, lo + 1, lo + 1, k, act ? tau[j + 1] : 0.0};
+        const double *vn = act ? vs + (j + 1) * k : NULL;
+        const kr_tri s1 = {a, v, wv, vn, p, k, lo, lo + 1, lo + 1, k, act ? tau[j + 1] : 0.0};
         kr_tri_run(&s1);
     }
     for (int64_t i = 0; i < k; i++) d[i] = a[i * k + i];
@@ -510,16 +514,18 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
     double *mqraw = sb_calloc((size_t)(n * lq) + sl + 8, sizeof(double));
     double *ccraw = sb_calloc((size_t)(kcap * lc) + sl + 8, sizeof(double));
     double *q = kr_line(qraw), *mq = kr_line(mqraw), *cc = kr_line(ccraw);
-    double *hh = sb_calloc((size_t)(kcap * kcap), sizeof(double)), *x = sb_calloc((size_t)(n * block) + sl, sizeof(double));
+    double *hh = sb_calloc((size_t)(kcap * kcap), sizeof(double));
+    double *x = sb_calloc((size_t)(n * block) + sl, sizeof(double));
     double *ref = sb_malloc(sizeof(double) * (size_t)block);
     double *coef = sb_calloc((size_t)kcap + sl, sizeof(double)), *th = sb_malloc(sizeof(double) * (size_t)want);
-    double *yy = sb_calloc((size_t)(kcap * want) + sl, sizeof(double)), *zz = sb_malloc(sizeof(double) * (size_t)(n * want));
+    double *yy = sb_calloc((size_t)(kcap * want) + sl, sizeof(double));
+    double *zz = sb_malloc(sizeof(double) * (size_t)(n * want));
     double *xc = sb_calloc((size_t)n + sl, sizeof(double)), *qt = sb_calloc((size_t)(block * n) + sl, sizeof(double));
     void *all[16] = {qraw, mqraw, hh, x, ccraw, ref, coef, th, yy, zz, xc, qt, NULL, NULL, NULL, NULL};
     if (!qraw || !mqraw || !hh || !x || !ccraw || !ref || !coef || !th || !yy || !zz || !xc || !qt) {
         kr_free_all(all, 12);
-        return sb_fail(SB_ERR_OUT_OF_MEMORY, "eigensolver: out of memory for %lld rows and a basis of %lld", (long long)n,
-                       (long long)kcap);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "eigensolver: out of memory for %lld rows and a basis of %lld",
+                       (long long)n, (long long)kcap);
     }
     if (nnz <= n * n / 8) {
         mat.rp = sb_malloc(sizeof(int64_t) * (size_t)(n + 1));

@@ -17,17 +17,16 @@
 #define KR_CAT(a, b) KR_CAT2(a, b)
 #define KR_FN(name) KR_CAT(name, KR_SUF)
 
-/* c[l][q] := sum over i ascending of a[i][l] b[i][q] for the lanes l < nk of
- * the 8 columns at a, and the W columns of b (W a constant where inlined). */
-KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_tn_run)(const int W, int64_t n, const double *a,
-                                                                         int64_t lda, const double *b, int64_t ldb,
-                                                                         int64_t nk, double *c, int64_t ldc) {
+/* part[t] += a[i][0..7] b[i][t] for the rows i0..i1-1 ascending, t < W (W a
+ * constant where inlined): 8 lanes of a's columns, each its own sum. */
+KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_tn_acc)(const int W, int64_t i0, int64_t i1,
+                                                                         const double *a, int64_t lda,
+                                                                         const double *b, int64_t ldb, kr_v8 *part) {
     kr_v8 acc[16];
 #pragma GCC unroll 16
-    for (int t = 0; t < W; t++) acc[t] = (kr_v8){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    for (int64_t i = 0; i < n; i++) {
+    for (int t = 0; t < W; t++) acc[t] = part[t];
+    for (int64_t i = i0; i < i1; i++) {
         kr_v8 av;
-        __builtin_prefetch(a + i * lda + 8, 0, 2);
         KR_LOAD(av, a + i * lda);
         const double *bi = b + i * ldb;
 #pragma GCC unroll 16
@@ -37,56 +36,75 @@ KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_tn_run)(const
         }
     }
 #pragma GCC unroll 16
-    for (int t = 0; t < W; t++) {
-        double o[8];
-        KR_STORE(o, acc[t]);
-        for (int64_t l = 0; l < nk; l++) c[l * ldc + t] = o[l];
-    }
+    for (int t = 0; t < W; t++) part[t] = acc[t];
 }
 
-KR_ATTR static void KR_FN(kr_tn_pass)(int W, int64_t n, const double *a, int64_t lda, const double *b, int64_t ldb,
-                                      int64_t nk, double *c, int64_t ldc) {
-    switch (W) {
+/* c[l][t] := sum over i ascending of a[i][l] b[i][t] for the G tiles of 8
+ * columns at a (lanes; the first nk columns stored) and the W columns of b.
+ * The rows run in blocks of KR_TNIB, every tile of the group within a block
+ * (the group's lines of those rows stay in cache between tiles); a partial
+ * sum kept in memory between blocks is the same double. */
+KR_ATTR static void KR_FN(kr_tn_pass)(int W, int G, int64_t n, const double *a, int64_t lda, const double *b,
+                                      int64_t ldb, int64_t nk, double *c, int64_t ldc) {
+    kr_v8 part[KR_TNG][16];
+    for (int g = 0; g < G; g++)
+        for (int t = 0; t < W; t++) part[g][t] = (kr_v8){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int64_t i0 = 0; i0 < n; i0 += KR_TNIB) {
+        const int64_t i1 = i0 + KR_TNIB < n ? i0 + KR_TNIB : n;
+        for (int g = 0; g < G; g++) {
+            const double *ag = a + 8 * g;
+            switch (W) {
 #define KR_TN_CASE(WW)                                                                                               \
     case WW:                                                                                                         \
-        KR_FN(kr_tn_run)(WW, n, a, lda, b, ldb, nk, c, ldc);                                                         \
+        KR_FN(kr_tn_acc)(WW, i0, i1, ag, lda, b, ldb, part[g]);                                                      \
         break;
-        KR_TN_CASE(1)
-        KR_TN_CASE(2)
+                KR_TN_CASE(1)
+                KR_TN_CASE(2)
 #if KR_TNW >= 3
-        KR_TN_CASE(3)
-        KR_TN_CASE(4)
+                KR_TN_CASE(3)
+                KR_TN_CASE(4)
 #endif
 #if KR_TNW >= 5
-        KR_TN_CASE(5)
-        KR_TN_CASE(6)
+                KR_TN_CASE(5)
+                KR_TN_CASE(6)
 #endif
 #if KR_TNW >= 7
-        KR_TN_CASE(7)
-        KR_TN_CASE(8)
-        KR_TN_CASE(9)
-        KR_TN_CASE(10)
-        KR_TN_CASE(11)
-        KR_TN_CASE(12)
-        KR_TN_CASE(13)
-        KR_TN_CASE(14)
-        KR_TN_CASE(15)
-        KR_TN_CASE(16)
+                KR_TN_CASE(7)
+                KR_TN_CASE(8)
+                KR_TN_CASE(9)
+                KR_TN_CASE(10)
+                KR_TN_CASE(11)
+                KR_TN_CASE(12)
+                KR_TN_CASE(13)
+                KR_TN_CASE(14)
+                KR_TN_CASE(15)
+                KR_TN_CASE(16)
 #endif
 #undef KR_TN_CASE
-    default:
-        break;
+            default:
+                break;
+            }
+        }
+    }
+    for (int g = 0; g < G; g++) {
+        const int64_t ng = nk - 8 * g < 8 ? nk - 8 * g : 8;
+        for (int t = 0; t < W; t++) {
+            double o[8];
+            KR_STORE(o, part[g][t]);
+            for (int64_t l = 0; l < ng; l++) c[(8 * g + l) * ldc + t] = o[l];
+        }
     }
 }
 
-/* The rows k0..k0+7 (those below ka) of c := a^T b, every column of b, in
- * passes of at most KR_TNW columns of near-equal width. */
+/* The rows k0..k0+8 KR_TNG-1 (those below ka) of c := a^T b, every column of
+ * b, in passes of at most KR_TNW columns of near-equal width. */
 KR_ATTR static void KR_FN(kr_tn_tile)(const kr_prod *p, int64_t k0) {
-    const int64_t nk = p->ka - k0 < 8 ? p->ka - k0 : 8;
+    const int64_t nk = p->ka - k0 < 8 * KR_TNG ? p->ka - k0 : 8 * KR_TNG;
+    const int G = (int)((nk + 7) / 8);
     const int64_t passes = (p->kb + KR_TNW - 1) / KR_TNW;
     for (int64_t q0 = 0, r = 0; r < passes; r++) {
         const int64_t w = (p->kb - q0 + (passes - r) - 1) / (passes - r);
-        KR_FN(kr_tn_pass)((int)w, p->n, p->a + k0, p->lda, p->b + q0, p->ldb, nk, p->c + k0 * p->ldc + q0, p->ldc);
+        KR_FN(kr_tn_pass)((int)w, G, p->n, p->a + k0, p->lda, p->b + q0, p->ldb, nk, p->c + k0 * p->ldc + q0, p->ldc);
         q0 += w;
     }
 }
@@ -94,7 +112,7 @@ KR_ATTR static void KR_FN(kr_tn_tile)(const kr_prod *p, int64_t k0) {
 /* Rows i of t = a b for R rows from row 0 of a (its element k of row r:
  * AIK), the V * 8 columns at b (lanes; the first nq stored): t[q] = sum over k
  * ascending of a[i][k] b[k][q]; then c := t (mode 1) or c := c - t (mode 2). */
-#define KR_NN_BODY(R, V, AIK)                                                                                             \
+#define KR_NN_BODY(R, V, AIK)                                                                                          \
     do {                                                                                                             \
         kr_v8 acc[R][V];                                                                                             \
         _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) _Pragma("GCC unroll 8") for (int v = 0; v < V; v++)      \
@@ -154,7 +172,8 @@ KR_ATTR static void KR_FN(kr_nn_rows)(const kr_prod *p, const float *af, int64_t
                 KR_FN(kr_nn_f1)(p->mode, af + i * p->lda, p->lda, p->ka, b, p->ldb, nq, p->c + i * p->ldc + q0, p->ldc);
         } else {
             for (; i + KR_NNR <= i1; i += KR_NNR)
-                KR_FN(kr_nn_d)(p->mode, p->a + i * p->lda, p->lda, p->ka, b, p->ldb, nq, p->c + i * p->ldc + q0, p->ldc);
+                KR_FN(kr_nn_d)(p->mode, p->a + i * p->lda, p->lda, p->ka, b, p->ldb, nq, p->c + i * p->ldc + q0,
+                               p->ldc);
             for (; i < i1; i++)
                 KR_FN(kr_nn_d1)(p->mode, p->a + i * p->lda, p->lda, p->ka, b, p->ldb, nq, p->c + i * p->ldc + q0,
                                 p->ldc);
@@ -192,44 +211,68 @@ KR_ATTR static void KR_FN(kr_mv_sparse)(const kr_mv *p, int64_t i0, int64_t i1) 
     }
 }
 
-/* One row of the Householder reduction (kr_tri): the update of this step,
- * a_ij := a_ij - (v_i w_j + w_i v_j) on columns lo.. (when s->w), then the
- * next step's p_i = taun * sum of a_ij vn_j on columns dlo.. (when s->vn and
- * row >= dlo): four lanes j mod 4 over the full groups of four (the rest into
- * lane 0), j ascending in each, then (l0 + l1) + (l2 + l3). */
-KR_ATTR static void KR_FN(kr_hh_row)(const kr_tri *s, int64_t row) {
-    double *ar = s->a + row * s->k;
-    if (s->w) {
-        const int64_t m = s->k - s->lo, r = row - s->lo;
-        double *restrict ai = ar + s->lo;
-        const double vi = s->v[r], wi = s->w[r];
-        const kr_v8 vb = KR_B8(vi), wb = KR_B8(wi);
-        int64_t j = 0;
-        for (; j + 8 <= m; j += 8) {
-            kr_v8 aa, ww, vv;
-            KR_LOAD(aa, ai + j);
-            KR_LOAD(ww, s->w + j);
-            KR_LOAD(vv, s->v + j);
-            aa = aa - (vb * ww + wb * vv);
-            KR_STORE(ai + j, aa);
-        }
-        for (; j < m; j++) ai[j] = ai[j] - (vi * s->w[j] + wi * s->v[j]);
+/* The update of a Householder step on one row (kr_tri): a_ij := a_ij -
+ * (v_i w_j + w_i v_j) on columns lo... */
+KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_hh_update)(const kr_tri *s, int64_t row) {
+    const int64_t m = s->k - s->lo, r = row - s->lo;
+    double *restrict ai = s->a + row * s->k + s->lo;
+    const double vi = s->v[r], wi = s->w[r];
+    const kr_v8 vb = KR_B8(vi), wb = KR_B8(wi);
+    int64_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        kr_v8 aa, ww, vv;
+        KR_LOAD(aa, ai + j);
+        KR_LOAD(ww, s->w + j);
+        KR_LOAD(vv, s->v + j);
+        aa = aa - (vb * ww + wb * vv);
+        KR_STORE(ai + j, aa);
     }
-    if (s->vn && row >= s->dlo) {
-        const int64_t m = s->k - s->dlo;
-        const double *restrict ai = ar + s->dlo;
-        kr_v4 l = {0.0, 0.0, 0.0, 0.0};
-        int64_t j = 0;
-        for (; j + 4 <= m; j += 4) {
-            kr_v4 aa, vv;
-            KR_LOAD(aa, ai + j);
-            KR_LOAD(vv, s->vn + j);
-            l += aa * vv;
+    for (; j < m; j++) ai[j] = ai[j] - (vi * s->w[j] + wi * s->v[j]);
+}
+
+/* The next step's p_i = taun * sum of a_ij vn_j on columns dlo.. for the R
+ * rows from row: four lanes j mod 4 over the full groups of four (the rest
+ * into lane 0), j ascending in each, then (l0 + l1) + (l2 + l3); the rows'
+ * sums side by side. */
+KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_hh_dot)(const int R, const kr_tri *s, int64_t row) {
+    const int64_t m = s->k - s->dlo;
+    const double *ar[4];
+    kr_v4 l[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) ar[r] = s->a + (row + r) * s->k + s->dlo, l[r] = (kr_v4){0.0, 0.0, 0.0, 0.0};
+    int64_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        kr_v4 vv;
+        KR_LOAD(vv, s->vn + j);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            kr_v4 aa;
+            KR_LOAD(aa, ar[r] + j);
+            l[r] += aa * vv;
         }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++) {
         double o[4];
-        KR_STORE(o, l);
-        for (; j < m; j++) o[0] += ai[j] * s->vn[j];
-        s->p[row - s->dlo] = s->taun * ((o[0] + o[1]) + (o[2] + o[3]));
+        KR_STORE(o, l[r]);
+        for (int64_t jj = j; jj < m; jj++) o[0] += ar[r][jj] * s->vn[jj];
+        s->p[row + r - s->dlo] = s->taun * ((o[0] + o[1]) + (o[2] + o[3]));
+    }
+}
+
+/* Rows r0..r1-1 of a Householder step (kr_tri): this step's update (where
+ * s->w), then the next step's p (where s->vn, rows from dlo), four rows at a
+ * time while they are in cache. */
+KR_ATTR static void KR_FN(kr_hh_rows)(const kr_tri *s, int64_t r0, int64_t r1) {
+    for (int64_t g = r0; g < r1; g += 4) {
+        const int64_t ge = g + 4 < r1 ? g + 4 : r1;
+        if (s->w)
+            for (int64_t r = g; r < ge; r++) KR_FN(kr_hh_update)(s, r);
+        if (!s->vn) continue;
+        int64_t r = g > s->dlo ? g : s->dlo;
+        if (ge - r == 4) KR_FN(kr_hh_dot)(4, s, r);
+        else
+            for (; r < ge; r++) KR_FN(kr_hh_dot)(1, s, r);
     }
 }
 
