@@ -252,6 +252,32 @@ static void kr_sq_cols(int64_t n, const double *x, int64_t ldx, int64_t b, doubl
         for (int64_t c = 0; c < b; c++) out[c] += x[i * ldx + c] * x[i * ldx + c];
 }
 
+/* The sparse form of M: rows counted, then filled, in fixed chunks. */
+typedef struct kr_csr {
+    kr_mat *m;
+    int64_t *rp;
+} kr_csr;
+
+static void kr_count_task(void *ctx, int64_t t) {
+    const kr_csr *c = ctx;
+    const int64_t n = c->m->n, i0 = t * KR_ROWS, i1 = i0 + KR_ROWS < n ? i0 + KR_ROWS : n;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t k = 0;
+        for (int64_t j = 0; j < n; j++) k += c->m->m[i * n + j] != 0.0f;
+        c->rp[i + 1] = k;
+    }
+}
+
+static void kr_fill_task(void *ctx, int64_t t) {
+    const kr_csr *c = ctx;
+    const int64_t n = c->m->n, i0 = t * KR_ROWS, i1 = i0 + KR_ROWS < n ? i0 + KR_ROWS : n;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t e = c->rp[i];
+        for (int64_t j = 0; j < n; j++)
+            if (c->m->m[i * n + j] != 0.0f) c->m->ci[e] = (int32_t)j, c->m->cv[e] = c->m->m[i * n + j], e++;
+    }
+}
+
 /* ||column q of x||^2, rows ascending. */
 static double kr_sq(int64_t n, const double *x, int64_t ldx) {
     double s = 0.0;
@@ -500,8 +526,13 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
     if (kcap > n || kcap < 1) kcap = n;
     if (kcap < block) kcap = block;
     kr_mat mat = {n, m, NULL, NULL, NULL};
-    int64_t nnz = 0;
-    for (int64_t i = 0; i < n * n; i++) nnz += m[i] != 0.0f;
+    int64_t *rp = sb_malloc(sizeof(int64_t) * (size_t)(n + 1)), nnz = 0;
+    if (!rp) return sb_fail(SB_ERR_OUT_OF_MEMORY, "eigensolver: out of memory for %lld rows", (long long)n);
+    kr_csr cj = {&mat, rp};
+    mat.rp = rp; /* the counts: rp[i + 1] = row i's nonzeros */
+    sb_parallel_for(sb_chunk_count(n, KR_ROWS), kr_count_task, &cj);
+    for (int64_t i = 0; i < n; i++) nnz += rp[i + 1];
+    mat.rp = NULL;
     sb_status st = SB_OK;
     /* every buffer a lane reads carries KR_SLACK doubles past its end; the
      * basis' columns past the ones taken stay 0 (read as the lanes of a last
@@ -524,25 +555,23 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
     void *all[16] = {qraw, mqraw, hh, x, ccraw, ref, coef, th, yy, zz, xc, qt, NULL, NULL, NULL, NULL};
     if (!qraw || !mqraw || !hh || !x || !ccraw || !ref || !coef || !th || !yy || !zz || !xc || !qt) {
         kr_free_all(all, 12);
+        sb_free(rp);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "eigensolver: out of memory for %lld rows and a basis of %lld",
                        (long long)n, (long long)kcap);
     }
+    all[12] = rp;
     if (nnz <= n * n / 8) {
-        mat.rp = sb_malloc(sizeof(int64_t) * (size_t)(n + 1));
+        mat.rp = rp;
         mat.ci = sb_malloc(sizeof(int32_t) * (size_t)(nnz > 0 ? nnz : 1));
         mat.cv = sb_malloc(sizeof(float) * (size_t)(nnz > 0 ? nnz : 1));
-        all[12] = mat.rp, all[13] = mat.ci, all[14] = mat.cv;
+        all[13] = mat.ci, all[14] = mat.cv;
         if (!mat.rp || !mat.ci || !mat.cv) {
             kr_free_all(all, 15);
             return sb_fail(SB_ERR_OUT_OF_MEMORY, "eigensolver: out of memory for %lld nonzeros", (long long)nnz);
         }
-        int64_t e = 0;
-        for (int64_t i = 0; i < n; i++) {
-            mat.rp[i] = e;
-            for (int64_t j = 0; j < n; j++)
-                if (m[i * n + j] != 0.0f) mat.ci[e] = (int32_t)j, mat.cv[e] = m[i * n + j], e++;
-        }
-        mat.rp[n] = e;
+        rp[0] = 0;
+        for (int64_t i = 0; i < n; i++) rp[i + 1] += rp[i];
+        sb_parallel_for(sb_chunk_count(n, KR_ROWS), kr_fill_task, &cj);
     }
     /* the start block: Philox columns, orthonormalized */
     for (int64_t c = 0; c < block; c++) {
