@@ -73,6 +73,8 @@ typedef struct kr_mv {
     const double *x; /* n x b, ldx */
     double *y;       /* n x b, ldy */
     int64_t b, ldx, ldy;
+    double *y2; /* NULL, or a copy of y (ldy2) */
+    int64_t ldy2;
 } kr_mv;
 
 /* One step of the Householder reduction (sb_eigh_top_f64): this step's
@@ -233,10 +235,14 @@ static void kr_mv_task(void *ctx, int64_t t) {
         const kr_prod d = {n, n, p->b, n, p->ldx, p->ldy, NULL, p->x, p->y, 1};
         kr_kern_get()->nn(&d, p->m->m, i0, i1);
     }
+    if (p->y2)
+        for (int64_t i = i0; i < i1; i++) memcpy(p->y2 + i * p->ldy2, p->y + i * p->ldy, sizeof(double) * (size_t)p->b);
 }
 
-static void kr_matvec(const kr_mat *m, const double *x, int64_t ldx, int64_t b, double *y, int64_t ldy) {
-    kr_mv p = {m, x, y, b, ldx, ldy};
+/* y := M x, and y2 := y where y2 is not NULL. */
+static void kr_matvec(const kr_mat *m, const double *x, int64_t ldx, int64_t b, double *y, int64_t ldy, double *y2,
+                      int64_t ldy2) {
+    kr_mv p = {m, x, y, b, ldx, ldy, y2, ldy2};
     sb_parallel_for(sb_chunk_count(m->n, KR_ROWS), kr_mv_task, &p);
 }
 
@@ -296,7 +302,7 @@ static void kr_tri_task(void *ctx, int64_t t) {
 
 static void kr_tri_run(const kr_tri *s) {
     const int64_t tasks = sb_chunk_count(s->r1 - s->r0, KR_ROWS);
-    if (s->r1 - s->r0 >= 128) sb_parallel_for(tasks, kr_tri_task, (void *)s);
+    if (s->r1 - s->r0 >= 192) sb_parallel_for(tasks, kr_tri_task, (void *)s);
     else
         for (int64_t t = 0; t < tasks; t++) kr_tri_task((void *)s, t);
 }
@@ -585,8 +591,7 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
     for (;;) {
         const int64_t bj = kk - s0;
         /* W = M Q_j, kept as M Q's columns s0..kk-1 */
-        kr_matvec(&mat, q + s0, lq, bj, x, block);
-        for (int64_t i = 0; i < n; i++) memcpy(mq + i * lq + s0, x + i * block, sizeof(double) * (size_t)bj);
+        kr_matvec(&mat, q + s0, lq, bj, x, block, mq + s0, lq);
         kr_sq_cols(n, x, block, bj, ref);
         /* C = Q^T W: H's column block j, mirrored; the diagonal block symmetrized */
         kr_tn(n, q, lq, kk, x, block, bj, cc, lc);
