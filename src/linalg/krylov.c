@@ -94,23 +94,23 @@ typedef struct kr_rot {
     double c, s;
 } kr_rot;
 
-/* Lanes: GCC's vector extension (8 or 4 doubles, lowered to the target's
- * registers, scalars where it has none); krylov_lanes.h says why a lane keeps
- * the bits of the plain loop. */
-typedef double kr_v8 __attribute__((vector_size(64)));
+/* Lanes: GCC's vector extension (vectors of the target's register width,
+ * kr_v4 two registers or scalars where the target has none); krylov_lanes.h
+ * says why a lane keeps the bits of the plain loop. */
 typedef double kr_v4 __attribute__((vector_size(32)));
 #define KR_LOAD(v, p) memcpy(&(v), (p), sizeof(v))
 #define KR_STORE(p, v) memcpy((p), &(v), sizeof(v))
-#define KR_B8(x) ((kr_v8){(x), (x), (x), (x), (x), (x), (x), (x)})
 
 #define KR_SUF gen
 #define KR_ATTR
-#define KR_TNW 4
+#define KR_VL 2
+#define KR_TNW 3
 #define KR_NNR 2
 #define KR_NNV 1
 #include "krylov_lanes.h"
 #undef KR_SUF
 #undef KR_ATTR
+#undef KR_VL
 #undef KR_TNW
 #undef KR_NNR
 #undef KR_NNV
@@ -118,23 +118,27 @@ typedef double kr_v4 __attribute__((vector_size(32)));
 #define KR_X86 1
 #define KR_SUF avx2
 #define KR_ATTR __attribute__((target("avx2")))
+#define KR_VL 4
 #define KR_TNW 6
 #define KR_NNR 2
 #define KR_NNV 2
 #include "krylov_lanes.h"
 #undef KR_SUF
 #undef KR_ATTR
+#undef KR_VL
 #undef KR_TNW
 #undef KR_NNR
 #undef KR_NNV
 #define KR_SUF avx512
 #define KR_ATTR __attribute__((target("avx512f")))
+#define KR_VL 8
 #define KR_TNW 16
 #define KR_NNR 4
 #define KR_NNV 2
 #include "krylov_lanes.h"
 #undef KR_SUF
 #undef KR_ATTR
+#undef KR_VL
 #undef KR_TNW
 #undef KR_NNR
 #undef KR_NNV

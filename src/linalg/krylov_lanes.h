@@ -1,9 +1,10 @@
 /*
  * krylov_lanes.h: the lane kernels of krylov.c, included there once per
  * instruction set with KR_SUF (the name suffix), KR_ATTR (the function
- * attribute: empty, or a target), KR_TNW (columns of b a pass of kr_tn keeps
- * in registers), KR_NNR and KR_NNV (rows, and 8-lane vectors of columns, a
- * pass of the row products keeps) defined; not a header of its own.
+ * attribute: empty, or a target), KR_VL (doubles in one register of the
+ * target: 2, 4 or 8), KR_TNW (columns of b a pass of kr_tn keeps in
+ * registers), KR_NNR and KR_NNV (rows, and groups of 8 columns, a pass of the
+ * row products keeps) defined; not a header of its own.
  *
  * Every lane is one sum in its stated order (a dot product over rows
  * ascending, a row of a product over its terms ascending), a multiply then an
@@ -11,32 +12,41 @@
  * and the instruction set decide only which sums share an instruction, so
  * every variant gives the bits of the plain loops. Lanes past the valid
  * columns read finite slack (the callers' buffers carry it) and are never
- * stored.
+ * stored. A group of 8 lanes (a 64-byte line of doubles) is KR_NH registers
+ * of the target's own width (vectors wider than the target's registers
+ * compile badly).
  */
 #define KR_CAT2(a, b) a##_##b
 #define KR_CAT(a, b) KR_CAT2(a, b)
 #define KR_FN(name) KR_CAT(name, KR_SUF)
+#define KR_VN KR_FN(kr_vn)
+#define KR_NH (8 / KR_VL)
+#define KR_AI KR_ATTR static inline __attribute__((always_inline))
+
+typedef double KR_VN __attribute__((vector_size(8 * KR_VL)));
 
 /* part[t] += a[i][0..7] b[i][t] for the rows i0..i1-1 ascending, t < W (W a
- * constant where inlined): 8 lanes of a's columns, each its own sum. */
-KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_tn_acc)(const int W, int64_t i0, int64_t i1,
-                                                                         const double *a, int64_t lda,
-                                                                         const double *b, int64_t ldb, kr_v8 *part) {
-    kr_v8 acc[16];
+ * constant where inlined): 8 lanes of a's columns (KR_NH registers each), each
+ * its own sum. */
+KR_AI void KR_FN(kr_tn_acc)(const int W, int64_t i0, int64_t i1, const double *a, int64_t lda, const double *b,
+                            int64_t ldb, KR_VN *part) {
+    KR_VN acc[16 * KR_NH];
 #pragma GCC unroll 16
-    for (int t = 0; t < W; t++) acc[t] = part[t];
+    for (int t = 0; t < W * KR_NH; t++) acc[t] = part[t];
     for (int64_t i = i0; i < i1; i++) {
-        kr_v8 av;
-        KR_LOAD(av, a + i * lda);
+        KR_VN av[KR_NH];
+#pragma GCC unroll 4
+        for (int h = 0; h < KR_NH; h++) KR_LOAD(av[h], a + i * lda + h * KR_VL);
         const double *bi = b + i * ldb;
 #pragma GCC unroll 16
         for (int t = 0; t < W; t++) {
             const double x = bi[t];
-            acc[t] += av * KR_B8(x);
+#pragma GCC unroll 4
+            for (int h = 0; h < KR_NH; h++) acc[t * KR_NH + h] += av[h] * x;
         }
     }
 #pragma GCC unroll 16
-    for (int t = 0; t < W; t++) part[t] = acc[t];
+    for (int t = 0; t < W * KR_NH; t++) part[t] = acc[t];
 }
 
 /* c[l][t] := sum over i ascending of a[i][l] b[i][t] for the G tiles of 8
@@ -46,22 +56,22 @@ KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_tn_acc)(const
  * sum kept in memory between blocks is the same double. */
 KR_ATTR static void KR_FN(kr_tn_pass)(int W, int G, int64_t n, const double *a, int64_t lda, const double *b,
                                       int64_t ldb, int64_t nk, double *c, int64_t ldc) {
-    kr_v8 part[KR_TNG][16];
+    KR_VN part[KR_TNG][16 * KR_NH];
     for (int g = 0; g < G; g++)
-        for (int t = 0; t < W; t++) part[g][t] = (kr_v8){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        for (int t = 0; t < W * KR_NH; t++) part[g][t] = (KR_VN){0.0};
     for (int64_t i0 = 0; i0 < n; i0 += KR_TNIB) {
         const int64_t i1 = i0 + KR_TNIB < n ? i0 + KR_TNIB : n;
         for (int g = 0; g < G; g++) {
             const double *ag = a + 8 * g;
             switch (W) {
-#define KR_TN_CASE(WW)                                                                                               \
-    case WW:                                                                                                         \
-        KR_FN(kr_tn_acc)(WW, i0, i1, ag, lda, b, ldb, part[g]);                                                      \
+#define KR_TN_CASE(WW)                                                                                                \
+    case WW:                                                                                                          \
+        KR_FN(kr_tn_acc)(WW, i0, i1, ag, lda, b, ldb, part[g]);                                                       \
         break;
                 KR_TN_CASE(1)
                 KR_TN_CASE(2)
-#if KR_TNW >= 3
                 KR_TN_CASE(3)
+#if KR_TNW >= 4
                 KR_TN_CASE(4)
 #endif
 #if KR_TNW >= 5
@@ -90,7 +100,7 @@ KR_ATTR static void KR_FN(kr_tn_pass)(int W, int G, int64_t n, const double *a, 
         const int64_t ng = nk - 8 * g < 8 ? nk - 8 * g : 8;
         for (int t = 0; t < W; t++) {
             double o[8];
-            KR_STORE(o, part[g][t]);
+            memcpy(o, &part[g][t * KR_NH], sizeof o);
             for (int64_t l = 0; l < ng; l++) c[(8 * g + l) * ldc + t] = o[l];
         }
     }
@@ -110,33 +120,31 @@ KR_ATTR static void KR_FN(kr_tn_tile)(const kr_prod *p, int64_t k0) {
 }
 
 /* Rows i of t = a b for R rows from row 0 of a (its element k of row r:
- * AIK), the V * 8 columns at b (lanes; the first nq stored): t[q] = sum over k
- * ascending of a[i][k] b[k][q]; then c := t (mode 1) or c := c - t (mode 2). */
-#define KR_NN_BODY(R, V, AIK)                                                                                          \
-    do {                                                                                                             \
-        kr_v8 acc[R][V];                                                                                             \
-        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) _Pragma("GCC unroll 8") for (int v = 0; v < V; v++)      \
-            acc[r][v] = (kr_v8){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};                                             \
-        for (int64_t k = 0; k < ka; k++) {                                                                           \
-            kr_v8 bv[V];                                                                                             \
-            _Pragma("GCC unroll 8") for (int v = 0; v < V; v++) KR_LOAD(bv[v], b + k * ldb + 8 * v);                 \
-            _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                                    \
-                const double x = (AIK);                                     \
-                const kr_v8 xb = KR_B8(x);                                                                           \
-                _Pragma("GCC unroll 8") for (int v = 0; v < V; v++) acc[r][v] += xb * bv[v];                         \
-            }                                                                                                        \
-        }                                                                                                            \
-        for (int r = 0; r < R; r++)                                                                                  \
-            for (int v = 0; v < V && 8 * v < nq; v++) {                                                              \
-                double o[8];                                                                                         \
-                KR_STORE(o, acc[r][v]);                                                                              \
-                double *cr = c + r * ldc + 8 * v;                                                                    \
-                const int64_t nl = nq - 8 * v < 8 ? nq - 8 * v : 8;                                                  \
-                if (mode == 1)                                                                                       \
-                    for (int64_t l = 0; l < nl; l++) cr[l] = o[l];                                                   \
-                else                                                                                                 \
-                    for (int64_t l = 0; l < nl; l++) cr[l] -= o[l];                                                  \
-            }                                                                                                        \
+ * AIK), the V groups of 8 columns at b (lanes; the first nq stored): t[q] =
+ * sum over k ascending of a[i][k] b[k][q]; then c := t (mode 1) or c := c - t
+ * (mode 2). */
+#define KR_NN_BODY(R, V, AIK)                                                                                         \
+    do {                                                                                                              \
+        KR_VN acc[R][V * KR_NH];                                                                                      \
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) _Pragma("GCC unroll 8") for (int u = 0; u < V * KR_NH;    \
+                                                                                        u++) acc[r][u] = (KR_VN){0.0}; \
+        for (int64_t k = 0; k < ka; k++) {                                                                            \
+            KR_VN bv[V * KR_NH];                                                                                      \
+            _Pragma("GCC unroll 8") for (int u = 0; u < V * KR_NH; u++) KR_LOAD(bv[u], b + k * ldb + u * KR_VL);      \
+            _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {                                                     \
+                const double x = (AIK);                                                                               \
+                _Pragma("GCC unroll 8") for (int u = 0; u < V * KR_NH; u++) acc[r][u] += x * bv[u];                   \
+            }                                                                                                         \
+        }                                                                                                             \
+        for (int r = 0; r < R; r++) {                                                                                 \
+            double o[8 * V];                                                                                          \
+            memcpy(o, acc[r], sizeof o);                                                                              \
+            double *cr = c + r * ldc;                                                                                 \
+            if (mode == 1)                                                                                            \
+                for (int64_t l = 0; l < nq; l++) cr[l] = o[l];                                                        \
+            else                                                                                                      \
+                for (int64_t l = 0; l < nq; l++) cr[l] -= o[l];                                                       \
+        }                                                                                                             \
     } while (0)
 
 KR_ATTR static void KR_FN(kr_nn_d)(int mode, const double *a, int64_t lda, int64_t ka, const double *b, int64_t ldb,
@@ -187,44 +195,39 @@ KR_ATTR static void KR_FN(kr_mv_sparse)(const kr_mv *p, int64_t i0, int64_t i1) 
     for (int64_t q0 = 0; q0 < p->b; q0 += 8 * KR_NNV) {
         const int64_t nq = p->b - q0 < 8 * KR_NNV ? p->b - q0 : 8 * KR_NNV;
         for (int64_t i = i0; i < i1; i++) {
-            kr_v8 acc[KR_NNV];
+            KR_VN acc[KR_NNV * KR_NH];
 #pragma GCC unroll 8
-            for (int v = 0; v < KR_NNV; v++) acc[v] = (kr_v8){0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            for (int u = 0; u < KR_NNV * KR_NH; u++) acc[u] = (KR_VN){0.0};
             for (int64_t e = p->m->rp[i]; e < p->m->rp[i + 1]; e++) {
                 const double mij = (double)p->m->cv[e];
-                const kr_v8 mb = KR_B8(mij);
                 const double *xj = p->x + (int64_t)p->m->ci[e] * p->ldx + q0;
 #pragma GCC unroll 8
-                for (int v = 0; v < KR_NNV; v++) {
-                    kr_v8 xv;
-                    KR_LOAD(xv, xj + 8 * v);
-                    acc[v] += mb * xv;
+                for (int u = 0; u < KR_NNV * KR_NH; u++) {
+                    KR_VN xv;
+                    KR_LOAD(xv, xj + u * KR_VL);
+                    acc[u] += mij * xv;
                 }
             }
-            for (int v = 0; v < KR_NNV && 8 * v < nq; v++) {
-                double o[8];
-                KR_STORE(o, acc[v]);
-                const int64_t nl = nq - 8 * v < 8 ? nq - 8 * v : 8;
-                for (int64_t l = 0; l < nl; l++) p->y[i * p->ldy + q0 + 8 * v + l] = o[l];
-            }
+            double o[8 * KR_NNV];
+            memcpy(o, acc, sizeof o);
+            for (int64_t l = 0; l < nq; l++) p->y[i * p->ldy + q0 + l] = o[l];
         }
     }
 }
 
 /* The update of a Householder step on one row (kr_tri): a_ij := a_ij -
  * (v_i w_j + w_i v_j) on columns lo... */
-KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_hh_update)(const kr_tri *s, int64_t row) {
+KR_AI void KR_FN(kr_hh_update)(const kr_tri *s, int64_t row) {
     const int64_t m = s->k - s->lo, r = row - s->lo;
     double *restrict ai = s->a + row * s->k + s->lo;
     const double vi = s->v[r], wi = s->w[r];
-    const kr_v8 vb = KR_B8(vi), wb = KR_B8(wi);
     int64_t j = 0;
-    for (; j + 8 <= m; j += 8) {
-        kr_v8 aa, ww, vv;
+    for (; j + KR_VL <= m; j += KR_VL) {
+        KR_VN aa, ww, vv;
         KR_LOAD(aa, ai + j);
         KR_LOAD(ww, s->w + j);
         KR_LOAD(vv, s->v + j);
-        aa = aa - (vb * ww + wb * vv);
+        aa = aa - (vi * ww + wi * vv);
         KR_STORE(ai + j, aa);
     }
     for (; j < m; j++) ai[j] = ai[j] - (vi * s->w[j] + wi * s->v[j]);
@@ -234,7 +237,7 @@ KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_hh_update)(co
  * rows from row: four lanes j mod 4 over the full groups of four (the rest
  * into lane 0), j ascending in each, then (l0 + l1) + (l2 + l3); the rows'
  * sums side by side. */
-KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_hh_dot)(const int R, const kr_tri *s, int64_t row) {
+KR_AI void KR_FN(kr_hh_dot)(const int R, const kr_tri *s, int64_t row) {
     const int64_t m = s->k - s->dlo;
     const double *ar[4];
     kr_v4 l[4];
@@ -277,25 +280,27 @@ KR_ATTR static void KR_FN(kr_hh_rows)(const kr_tri *s, int64_t r0, int64_t r1) {
 }
 
 /* x[i] := x[i] - sum over k ascending of qt[k][i] c[k] (qt: kq rows of n),
- * rows i in the lanes. */
+ * rows i in the lanes, 16 at a time. */
 KR_ATTR static void KR_FN(kr_colsub)(int64_t n, const double *qt, int64_t kq, const double *c, double *x) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        kr_v8 s0 = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, s1 = s0, a0, a1;
+        KR_VN s[2 * KR_NH], a;
+#pragma GCC unroll 8
+        for (int u = 0; u < 2 * KR_NH; u++) s[u] = (KR_VN){0.0};
         for (int64_t k = 0; k < kq; k++) {
             const double ck = c[k];
-            const kr_v8 cb = KR_B8(ck);
-            KR_LOAD(a0, qt + k * n + i);
-            KR_LOAD(a1, qt + k * n + i + 8);
-            s0 += a0 * cb;
-            s1 += a1 * cb;
+#pragma GCC unroll 8
+            for (int u = 0; u < 2 * KR_NH; u++) {
+                KR_LOAD(a, qt + k * n + i + u * KR_VL);
+                s[u] += a * ck;
+            }
         }
-        KR_LOAD(a0, x + i);
-        KR_LOAD(a1, x + i + 8);
-        a0 -= s0;
-        a1 -= s1;
-        KR_STORE(x + i, a0);
-        KR_STORE(x + i + 8, a1);
+#pragma GCC unroll 8
+        for (int u = 0; u < 2 * KR_NH; u++) {
+            KR_LOAD(a, x + i + u * KR_VL);
+            a -= s[u];
+            KR_STORE(x + i + u * KR_VL, a);
+        }
     }
     for (; i < n; i++) {
         double s = 0.0;
@@ -304,32 +309,31 @@ KR_ATTR static void KR_FN(kr_colsub)(int64_t n, const double *qt, int64_t kq, co
     }
 }
 
-/* The rotations in reverse, then the reflectors, on NC chunks of 8 lanes at
+/* The rotations in reverse, then the reflectors, on NC groups of 8 lanes at
  * z (rows of ld lanes), lane by lane the operations of sb_eigh_top_f64 on
  * one vector. A rotation's row i is carried in registers to the next one
  * (whose row i+1 it is within a sweep), the same values as the stored ones. */
-KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_vecs_run)(const int NC, int64_t k, int64_t ld,
-                                                                           const kr_rot *rot, int64_t nrot,
-                                                                           const double *vs, const double *tau,
-                                                                           double *z) {
-    kr_v8 car[2] = {{0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}};
+KR_AI void KR_FN(kr_vecs_run)(const int NC, int64_t k, int64_t ld, const kr_rot *rot, int64_t nrot, const double *vs,
+                              const double *tau, double *z) {
+    KR_VN car[2 * KR_NH];
+#pragma GCC unroll 8
+    for (int u = 0; u < NC * KR_NH; u++) car[u] = (KR_VN){0.0};
     int64_t crow = -1;
     for (int64_t r = nrot - 1; r >= 0; r--) {
         const int64_t i = rot[r].k;
         double *zi = z + i * ld, *zj = zi + ld;
         const double rc = rot[r].c, rs = rot[r].s;
-        const kr_v8 cb = KR_B8(rc), sb = KR_B8(rs);
-#pragma GCC unroll 2
-        for (int h = 0; h < NC; h++) {
-            kr_v8 a0, b0;
-            if (crow == i) a0 = car[h];
-            else KR_LOAD(a0, zi + 8 * h);
-            if (crow == i + 1) b0 = car[h];
-            else KR_LOAD(b0, zj + 8 * h);
-            const kr_v8 ni = cb * a0 + sb * b0, nj = cb * b0 - sb * a0;
-            KR_STORE(zi + 8 * h, ni);
-            KR_STORE(zj + 8 * h, nj);
-            car[h] = ni;
+#pragma GCC unroll 8
+        for (int u = 0; u < NC * KR_NH; u++) {
+            KR_VN a0, b0;
+            if (crow == i) a0 = car[u];
+            else KR_LOAD(a0, zi + u * KR_VL);
+            if (crow == i + 1) b0 = car[u];
+            else KR_LOAD(b0, zj + u * KR_VL);
+            const KR_VN ni = rc * a0 + rs * b0, nj = rc * b0 - rs * a0;
+            KR_STORE(zi + u * KR_VL, ni);
+            KR_STORE(zj + u * KR_VL, nj);
+            car[u] = ni;
         }
         crow = i;
     }
@@ -338,27 +342,26 @@ KR_ATTR static inline __attribute__((always_inline)) void KR_FN(kr_vecs_run)(con
         const double *v = vs + j * k, tj = tau[j];
         double *zr = z + (j + 1) * ld;
         const int64_t m = k - j - 1;
-        kr_v8 s[2] = {{0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}}, zv;
+        KR_VN s[2 * KR_NH], zv;
+#pragma GCC unroll 8
+        for (int u = 0; u < NC * KR_NH; u++) s[u] = (KR_VN){0.0};
         for (int64_t r = 0; r < m; r++) {
             const double vr = v[r];
-            const kr_v8 vb = KR_B8(vr);
-#pragma GCC unroll 2
-            for (int h = 0; h < NC; h++) {
-                KR_LOAD(zv, zr + r * ld + 8 * h);
-                s[h] += vb * zv;
+#pragma GCC unroll 8
+            for (int u = 0; u < NC * KR_NH; u++) {
+                KR_LOAD(zv, zr + r * ld + u * KR_VL);
+                s[u] += vr * zv;
             }
         }
-        const kr_v8 tb = KR_B8(tj);
-#pragma GCC unroll 2
-        for (int h = 0; h < NC; h++) s[h] *= tb;
+#pragma GCC unroll 8
+        for (int u = 0; u < NC * KR_NH; u++) s[u] *= tj;
         for (int64_t r = 0; r < m; r++) {
             const double vr = v[r];
-            const kr_v8 vb = KR_B8(vr);
-#pragma GCC unroll 2
-            for (int h = 0; h < NC; h++) {
-                KR_LOAD(zv, zr + r * ld + 8 * h);
-                zv -= s[h] * vb;
-                KR_STORE(zr + r * ld + 8 * h, zv);
+#pragma GCC unroll 8
+            for (int u = 0; u < NC * KR_NH; u++) {
+                KR_LOAD(zv, zr + r * ld + u * KR_VL);
+                zv -= s[u] * vr;
+                KR_STORE(zr + r * ld + u * KR_VL, zv);
             }
         }
     }
@@ -374,6 +377,9 @@ KR_ATTR static void KR_FN(kr_vecs)(int64_t k, int64_t ld, const kr_rot *rot, int
 }
 
 #undef KR_NN_BODY
+#undef KR_AI
+#undef KR_NH
+#undef KR_VN
 #undef KR_FN
 #undef KR_CAT
 #undef KR_CAT2
