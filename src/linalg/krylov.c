@@ -33,7 +33,10 @@
  * Every sum runs in one stated order: a dot product over rows i ascending,
  * a row of a product over its terms ascending, in double. The worker pool
  * splits only independent outputs (rows of a product, columns of Q^T W) in
- * fixed chunks, so the thread count cannot reach a bit. Only + - * / and sqrt.
+ * fixed chunks, so the thread count cannot reach a bit. Independent sums share
+ * the lanes of vector registers (krylov_lanes.h: generic, AVX2 or AVX-512F,
+ * chosen at run time), each lane one sum in its order, so neither the
+ * instruction set nor the lane width reaches a bit. Only + - * / and sqrt.
  */
 #include "linalg.h"
 #include "../core/rng.h"
