@@ -220,17 +220,18 @@ KR_ATTR static void KR_FN(kr_mv_sparse)(const kr_mv *p, int64_t i0, int64_t i1) 
 KR_AI void KR_FN(kr_hh_update)(const kr_tri *s, int64_t row) {
     const int64_t m = s->k - s->lo, r = row - s->lo;
     double *restrict ai = s->a + row * s->k + s->lo;
-    const double vi = s->v[r], wi = s->w[r];
+    const double *restrict w = s->w, *restrict v = s->v;
+    const double vi = v[r], wi = w[r];
     int64_t j = 0;
     for (; j + KR_VL <= m; j += KR_VL) {
         KR_VN aa, ww, vv;
         KR_LOAD(aa, ai + j);
-        KR_LOAD(ww, s->w + j);
-        KR_LOAD(vv, s->v + j);
+        KR_LOAD(ww, w + j);
+        KR_LOAD(vv, v + j);
         aa = aa - (vi * ww + wi * vv);
         KR_STORE(ai + j, aa);
     }
-    for (; j < m; j++) ai[j] = ai[j] - (vi * s->w[j] + wi * s->v[j]);
+    for (; j < m; j++) ai[j] = ai[j] - (vi * w[j] + wi * v[j]);
 }
 
 /* The next step's p_i = taun * sum of a_ij vn_j on columns dlo.. for the R
@@ -239,6 +240,7 @@ KR_AI void KR_FN(kr_hh_update)(const kr_tri *s, int64_t row) {
  * sums side by side. */
 KR_AI void KR_FN(kr_hh_dot)(const int R, const kr_tri *s, int64_t row) {
     const int64_t m = s->k - s->dlo;
+    const double *restrict vn = s->vn;
     const double *ar[4];
     kr_v4 l[4];
 #pragma GCC unroll 4
@@ -246,7 +248,7 @@ KR_AI void KR_FN(kr_hh_dot)(const int R, const kr_tri *s, int64_t row) {
     int64_t j = 0;
     for (; j + 4 <= m; j += 4) {
         kr_v4 vv;
-        KR_LOAD(vv, s->vn + j);
+        KR_LOAD(vv, vn + j);
 #pragma GCC unroll 4
         for (int r = 0; r < R; r++) {
             kr_v4 aa;
@@ -258,7 +260,7 @@ KR_AI void KR_FN(kr_hh_dot)(const int R, const kr_tri *s, int64_t row) {
     for (int r = 0; r < R; r++) {
         double o[4];
         KR_STORE(o, l[r]);
-        for (int64_t jj = j; jj < m; jj++) o[0] += ar[r][jj] * s->vn[jj];
+        for (int64_t jj = j; jj < m; jj++) o[0] += ar[r][jj] * vn[jj];
         s->p[row + r - s->dlo] = s->taun * ((o[0] + o[1]) + (o[2] + o[3]));
     }
 }
