@@ -167,4 +167,10 @@ typedef struct sb_krylov_info {
 sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, double tol, int64_t kcap,
                         uint64_t seed, double *w, double *u, sb_krylov_info *info);
 
+/* The lane kernels krylov.c runs here: "avx512", "avx2" or "generic" (every
+ * one gives the same bits); SAMEBITS_KRYLOV_KERNEL=generic or avx2 caps the
+ * choice, read once until sb_krylov_kernel_reset. */
+const char *sb_krylov_kernel(void);
+void sb_krylov_kernel_reset(void);
+
 #endif

@@ -1,12 +1,14 @@
 /* test_krylov.c: the double-precision eigensolvers of src/linalg/krylov.c
  * (sb_eigh_top_f64, sb_krylov_top): a matrix of known spectrum, agreement
  * with the core's Jacobi (sb_linalg_eigh) on small cases, a repeated largest
- * eigenvalue (a disconnected graph), and the same bits at 1, 2 and 7 threads. */
+ * eigenvalue (a disconnected graph), and the same bits at 1, 2 and 7 threads
+ * and from every lane kernel. */
 #include "sb_test.h"
 #include "core/internal.h"
 #include "core/rng.h"
 #include "linalg/linalg.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A symmetric matrix with eigenvalues lam[] and eigenvectors the columns of a
@@ -130,5 +132,41 @@ SB_TEST(test_krylov_thread_counts_agree) {
             }
         }
     }
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+}
+
+/* The same bits from every lane kernel this machine runs (generic, AVX2,
+ * AVX-512F): dense and sparse, 10 wanted vectors in blocks of 14 (partial
+ * tiles and lanes), a basis grown past 128 (the reduction's rows on threads). */
+SB_TEST(test_krylov_kernels_agree) {
+    enum { N = 300, W = 10 };
+    static float m[N * N], sp[N * N];
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j <= i; j++) {
+            const float v = sb_rng_unit_f32(23, 0x4B45524Eu, (uint64_t)(i * N + j)) - 0.5f;
+            m[i * N + j] = m[j * N + i] = v;
+            sp[i * N + j] = sp[j * N + i] = (i - j) % 13 == 5 ? v : 0.0f;
+        }
+    static double w0[2][W], u0[2][N * W], w[W], u[N * W];
+    const char *caps[3] = {"generic", "avx2", NULL};
+    SB_CHECK(sb_set_num_threads(2) == SB_OK);
+    for (int k = 0; k < 3; k++) {
+        if (caps[k]) setenv("SAMEBITS_KRYLOV_KERNEL", caps[k], 1);
+        else unsetenv("SAMEBITS_KRYLOV_KERNEL");
+        sb_krylov_kernel_reset();
+        for (int which = 0; which < 2; which++) {
+            sb_krylov_info info;
+            SB_CHECK(sb_krylov_top(N, which ? sp : m, W, W + 4, 1e-10, N, 4, w, u, &info) == SB_OK);
+            SB_CHECK(info.basis > 128);
+            if (k == 0) {
+                memcpy(w0[which], w, sizeof w), memcpy(u0[which], u, sizeof u);
+            } else {
+                SB_CHECK(memcmp(w0[which], w, sizeof w) == 0);
+                SB_CHECK(memcmp(u0[which], u, sizeof u) == 0);
+            }
+        }
+    }
+    unsetenv("SAMEBITS_KRYLOV_KERNEL");
+    sb_krylov_kernel_reset();
     SB_CHECK(sb_set_num_threads(0) == SB_OK);
 }

@@ -243,6 +243,40 @@ static double sp_degree(const float *row, int64_t i, int64_t n) {
     return s;
 }
 
+/* Rows of the degrees and of the normalized matrix, in fixed chunks (each row
+ * its own sums and quotients, so the thread count cannot reach a bit). */
+#define SP_ROWS 32
+typedef struct sp_norm_job {
+    float *a;
+    double *deg, *s;
+    int64_t n;
+} sp_norm_job;
+
+static void sp_degree_task(void *ctx, int64_t t) {
+    const sp_norm_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, SP_ROWS, t, &b, &e);
+    for (int64_t i = b; i < e; i++) {
+        j->deg[i] = sp_degree(j->a + i * j->n, i, j->n);
+        j->s[i] = sqrt(j->deg[i] > 0.0 ? j->deg[i] : 1.0);
+    }
+}
+
+/* m_ij = (float)(a_ij / (s_i s_j)) off the diagonal; the diagonal 0 (1 for a
+ * row of zero degree). */
+static void sp_normalize_task(void *ctx, int64_t t) {
+    const sp_norm_job *j = ctx;
+    const int64_t n = j->n;
+    int64_t b, e;
+    sb_chunk_range(n, SP_ROWS, t, &b, &e);
+    for (int64_t i = b; i < e; i++) {
+        float *ai = j->a + i * n;
+        const double si = j->s[i];
+        for (int64_t c = 0; c < n; c++) ai[c] = (float)((double)ai[c] / (si * j->s[c]));
+        ai[i] = j->deg[i] > 0.0 ? 0.0f : 1.0f;
+    }
+}
+
 static sb_status sp_record(sb_card *card, const char *tag, sb_dtype dt, const void *v, uint64_t n) {
     return card ? sb_card_record(card, tag, dt, v, n) : SB_OK;
 }
@@ -294,14 +328,10 @@ sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_c
     }
     if ((st = sp_record(card, "spectral.affinity", SB_DTYPE_F32, a, (uint64_t)(n * n))) != SB_OK) goto done;
     /* degrees and the normalized matrix */
-    for (int64_t i = 0; i < n; i++) {
-        deg[i] = sp_degree(a + i * n, i, n);
-        s[i] = sqrt(deg[i] > 0.0 ? deg[i] : 1.0);
-    }
+    sp_norm_job nj = {a, deg, s, n};
+    sb_parallel_for(sb_chunk_count(n, SP_ROWS), sp_degree_task, &nj);
     if ((st = sp_record(card, "spectral.degrees", SB_DTYPE_U64, deg, (uint64_t)n)) != SB_OK) goto done;
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++)
-            a[i * n + j] = i == j ? (deg[i] > 0.0 ? 0.0f : 1.0f) : (float)((double)a[i * n + j] / (s[i] * s[j]));
+    sb_parallel_for(sb_chunk_count(n, SP_ROWS), sp_normalize_task, &nj);
     /* the n_components largest eigenpairs of M, on the host for every device */
     const int64_t blk = nc + SP_BLOCK_EXTRA < n ? nc + SP_BLOCK_EXTRA : n;
     sb_krylov_info ki;

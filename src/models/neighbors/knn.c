@@ -155,6 +155,9 @@ static inline void kn_st4(float *p, kn_v4 v) { memcpy(p, &v, sizeof v); }
 /* c[r * ldc + j] += sum_{f < kc} q[4 f + r] t[16 f + j] for r < 4, j < 16:
  * a packed query panel (4 rows) against a packed training panel (16 rows). */
 typedef void (*kn_micro_fn)(const float *q, const float *t, int64_t kc, float *c, int64_t ldc);
+/* The same for two query panels at once (c0, c1 their tiles). */
+typedef void (*kn_micro2_fn)(const float *q0, const float *q1, const float *t, int64_t kc, float *c0, float *c1,
+                             int64_t ldc);
 
 static void kn_micro_generic(const float *q, const float *t, int64_t kc, float *c, int64_t ldc) {
     kn_v4 a[KN_QR][4];
@@ -201,10 +204,47 @@ __attribute__((target("avx2,fma"))) static void kn_micro_fma(const float *q, con
     _mm256_storeu_ps(c + 2 * ldc, a20), _mm256_storeu_ps(c + 2 * ldc + 8, a21);
     _mm256_storeu_ps(c + 3 * ldc, a30), _mm256_storeu_ps(c + 3 * ldc + 8, a31);
 }
+
+/* Two query panels against one training panel with AVX-512F: each product
+ * the fused chain of kn_micro_fma (f ascending, one fmadd a step), its 16
+ * columns in one register, so the same screen bits as kn_micro_fma; eight
+ * chains hide the fmadd latency that four would not. */
+__attribute__((target("avx512f"))) static void kn_micro2_avx512(const float *q0, const float *q1, const float *t,
+                                                                int64_t kc, float *c0, float *c1, int64_t ldc) {
+    __m512 a0 = _mm512_loadu_ps(c0), a1 = _mm512_loadu_ps(c0 + ldc), a2 = _mm512_loadu_ps(c0 + 2 * ldc),
+           a3 = _mm512_loadu_ps(c0 + 3 * ldc);
+    __m512 b0 = _mm512_loadu_ps(c1), b1 = _mm512_loadu_ps(c1 + ldc), b2 = _mm512_loadu_ps(c1 + 2 * ldc),
+           b3 = _mm512_loadu_ps(c1 + 3 * ldc);
+    for (int64_t f = 0; f < kc; f++) {
+        const __m512 tv = _mm512_loadu_ps(t + 16 * f);
+        a0 = _mm512_fmadd_ps(_mm512_set1_ps(q0[4 * f]), tv, a0);
+        a1 = _mm512_fmadd_ps(_mm512_set1_ps(q0[4 * f + 1]), tv, a1);
+        a2 = _mm512_fmadd_ps(_mm512_set1_ps(q0[4 * f + 2]), tv, a2);
+        a3 = _mm512_fmadd_ps(_mm512_set1_ps(q0[4 * f + 3]), tv, a3);
+        b0 = _mm512_fmadd_ps(_mm512_set1_ps(q1[4 * f]), tv, b0);
+        b1 = _mm512_fmadd_ps(_mm512_set1_ps(q1[4 * f + 1]), tv, b1);
+        b2 = _mm512_fmadd_ps(_mm512_set1_ps(q1[4 * f + 2]), tv, b2);
+        b3 = _mm512_fmadd_ps(_mm512_set1_ps(q1[4 * f + 3]), tv, b3);
+    }
+    _mm512_storeu_ps(c0, a0), _mm512_storeu_ps(c0 + ldc, a1), _mm512_storeu_ps(c0 + 2 * ldc, a2);
+    _mm512_storeu_ps(c0 + 3 * ldc, a3);
+    _mm512_storeu_ps(c1, b0), _mm512_storeu_ps(c1 + ldc, b1), _mm512_storeu_ps(c1 + 2 * ldc, b2);
+    _mm512_storeu_ps(c1 + 3 * ldc, b3);
+}
 #endif
 
 static int32_t g_generic_for_tests;
 void sb_knn_generic_screen_for_tests(int32_t on) { g_generic_for_tests = on; }
+
+/* The pair kernel where kn_micro chose kn_micro_fma and the CPU has
+ * AVX-512F (the same bits); NULL otherwise. */
+static kn_micro2_fn kn_micro2(kn_micro_fn one) {
+#if defined(__x86_64__)
+    if (one == kn_micro_fma && __builtin_cpu_supports("avx512f")) return kn_micro2_avx512;
+#endif
+    (void)one;
+    return NULL;
+}
 
 static kn_micro_fn kn_micro(void) {
 #if defined(__x86_64__)
@@ -430,6 +470,7 @@ typedef struct kn_job {
     float r_screen;          /* radius mode: the screen's cut before widening */
     float C, A, slack;
     kn_micro_fn micro;
+    kn_micro2_fn micro2; /* two query panels at once, the same bits (NULL: none) */
     const int64_t *qmap;     /* NULL, or query i of q is query qmap[i] of the call (the GPU's overflow) */
     /* out */
     int64_t *cnt;            /* nq: neighbors found */
@@ -520,7 +561,13 @@ static void query_task(void *ctx, int64_t t) {
             const int64_t kc = f0 + KN_KC < d ? KN_KC : d - f0;
             for (int64_t tp = t0; tp < t1; tp++) {
                 const float *tpan = k->xs + (tp * d + f0) * KN_PANEL;
-                for (int64_t qp = 0; qp < nqp; qp++)
+                int64_t qp = 0;
+                if (jb->micro2)
+                    for (; qp + 1 < nqp; qp += 2)
+                        jb->micro2(qs + (qp * d + f0) * KN_QR, qs + ((qp + 1) * d + f0) * KN_QR, tpan, kc,
+                                   tile + qp * KN_QR * KN_NB + (tp - t0) * KN_PANEL,
+                                   tile + (qp + 1) * KN_QR * KN_NB + (tp - t0) * KN_PANEL, KN_NB);
+                for (; qp < nqp; qp++)
                     jb->micro(qs + (qp * d + f0) * KN_QR, tpan, kc, tile + qp * KN_QR * KN_NB + (tp - t0) * KN_PANEL,
                               KN_NB);
             }
@@ -1078,6 +1125,7 @@ sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double 
     kn_bound(jb.d, &jb.C, &jb.A);
     jb.slack = (float)(((double)jb.d + 8.0) * 0x1p-48);
     jb.micro = kn_micro();
+    jb.micro2 = kn_micro2(jb.micro);
     const int64_t nq = jb.nq;
     jb.cnt = sb_calloc((size_t)(nq > 0 ? nq : 1), sizeof(int64_t));
     int64_t *off = sb_malloc(sizeof(int64_t) * (size_t)(nq + 1));
