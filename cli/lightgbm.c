@@ -422,23 +422,6 @@ static int task_train(lk_set *s) {
     return sb_cli_train(a.n, a.v);
 }
 
-/* Write LightGBM's prediction file: a row's values separated by tabs, each
- * with 9 significant digits (the float exactly), by the library's output rule
- * (no half-written file). */
-static sb_status write_result(const char *path, const float *v, int64_t nrows, int64_t per) {
-    sb_output *o = NULL;
-    sb_status st = sb_output_open(path, &o);
-    char cell[64];
-    for (int64_t r = 0; st == SB_OK && r < nrows; r++)
-        for (int64_t k = 0; st == SB_OK && k < per; k++) {
-            int n = snprintf(cell, sizeof cell, k + 1 < per ? "%.9g\t" : "%.9g\n", (double)v[r * per + k]);
-            st = sb_output_write(o, cell, (size_t)n);
-        }
-    if (st == SB_OK) return sb_output_commit(o);
-    sb_output_discard(o);
-    return st;
-}
-
 static int lib_fail(sb_status st) {
     fprintf(stderr, "samebits: error: %s: %s\n", sb_status_name(st), sb_last_error());
     return EXIT_ERROR;
@@ -516,7 +499,7 @@ static int task_predict(lk_set *s) {
     if ((st = sb_model_predict(model, d, kind, pred, need, NULL)) != SB_OK) goto done;
     int64_t nrows;
     sb_dataset_shape(d, &nrows, NULL);
-    if ((st = write_result(out, pred, nrows, nrows ? (int64_t)need / nrows : 1)) != SB_OK) goto done;
+    if ((st = sb_cli_write_values(out, pred, nrows, nrows ? (int64_t)need / nrows : 1, '\t')) != SB_OK) goto done;
     fprintf(stderr, "samebits: %lld predictions written to %s\n", (long long)nrows, out);
 done:
     if (st != SB_OK) lib_fail(st);

@@ -660,17 +660,19 @@ done:
 
 int sb_cli_train(int argc, char **argv) { return cmd_train(argc, argv); }
 
-/* Write predictions as CSV lines (per values a line, 9 significant digits: the
- * float round-trips exactly) by the library's output rule (sb_output_open: "-"
- * and devices directly, a regular file through a temporary file and a rename).
- * The error, if any, is in sb_last_error() (one message naming path). */
-static sb_status write_predictions(const char *path, const float *v, int64_t nrows, int64_t per) {
+/* Write predictions as lines (per values a line separated by sep, 9
+ * significant digits: the float round-trips exactly) by the library's output
+ * rule (sb_output_open: "-" and devices directly, a regular file through a
+ * temporary file and a rename). The error, if any, is in sb_last_error() (one
+ * message naming path). The CSV of `predict` (sep ',') and LightGBM's result
+ * file of the config form (sep '\t') are this one writer. */
+sb_status sb_cli_write_values(const char *path, const float *v, int64_t nrows, int64_t per, char sep) {
     sb_output *o = NULL;
     sb_status st = sb_output_open(path, &o);
     char line[64];
     for (int64_t r = 0; st == SB_OK && r < nrows; r++)
         for (int64_t k = 0; st == SB_OK && k < per; k++) {
-            int n = snprintf(line, sizeof line, k + 1 < per ? "%.9g," : "%.9g\n", (double)v[r * per + k]);
+            int n = snprintf(line, sizeof line, "%.9g%c", (double)v[r * per + k], k + 1 < per ? sep : '\n');
             st = sb_output_write(o, line, (size_t)n);
         }
     if (st == SB_OK) return sb_output_commit(o);
@@ -715,7 +717,7 @@ static int cmd_predict(int argc, char **argv) {
         int64_t nrows;
         sb_dataset_shape(d, &nrows, NULL);
         int64_t per = nrows ? (int64_t)need / nrows : 1;
-        st = write_predictions(out, pred, nrows, per);
+        st = sb_cli_write_values(out, pred, nrows, per, ',');
     }
     if (st == SB_OK) rc = 0;
     else rc = lib_error(st);
