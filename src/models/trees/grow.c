@@ -12,6 +12,15 @@
 #define HIST_BLOCK 16384
 #define HC_SHIFT 48   /* the count's place in the packed hessian+count word */
 #define HIST_GROUP 4  /* features updated per pass over a block's rows */
+/* Below this many row x feature updates a node's histogram is one task: a
+ * hand-off to the pool and back (a few microseconds, more on a busy virtual
+ * machine) would cost more than the work it shares. A function of the node's
+ * shape only; the sum is exact, so either schedule gives the same bits. */
+#define HIST_SERIAL_WORK (1 << 16)
+/* Rows per block for nodes smaller than two HIST_BLOCKs: small enough that
+ * such a node still splits into several row blocks for the workers, large
+ * enough that flushing a block's bins stays a small part of its work. */
+#define HIST_SMALL_BLOCK 4096
 
 typedef sb_k_hbin hentry;  /* g, h, count: src/kernels/tree.h */
 typedef sb_k_split cand;
@@ -59,6 +68,7 @@ typedef struct hist_job {
     grow_ctx *c;
     const int32_t *rows;
     int64_t n;
+    int64_t blk;  /* rows per block task: HIST_BLOCK or HIST_SMALL_BLOCK */
     hentry *out;
 } hist_job;
 
@@ -74,7 +84,7 @@ static void gather_rows(grow_ctx *c, const int32_t *rows, int64_t b, int64_t e) 
 static void gather_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
-    sb_chunk_range(j->n, HIST_BLOCK, task, &b, &e);
+    sb_chunk_range(j->n, j->blk, task, &b, &e);
     gather_rows(j->c, j->rows, b, e);
 }
 #endif
@@ -149,7 +159,7 @@ static void hist_block_all(const grow_ctx *c, const int32_t *rows, int64_t b, in
 static void hist_rows_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
-    sb_chunk_range(j->n, HIST_BLOCK, task, &b, &e);
+    sb_chunk_range(j->n, j->blk, task, &b, &e);
     gather_rows(j->c, j->rows, b, e);
     hentry *dst = j->out ? j->out : j->c->scratch + (int64_t)sb_worker_index() * j->c->total;
     hist_block_all(j->c, j->rows, b, e, dst);
@@ -169,22 +179,26 @@ static void hist_group_task(void *ctx, int64_t grp) {
 /* out = exact histogram of rows[0..n). */
 static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out) {
     memset(out, 0, sizeof(hentry) * (size_t)c->total);
-    const int64_t blocks = sb_chunk_count(n, HIST_BLOCK);
 #ifndef SB_SABOTAGE_FLOAT_HIST
-    const int64_t groups = (c->nactive + HIST_GROUP - 1) / HIST_GROUP;
-    if (c->width == 1) { /* one thread: row blocks straight into the output */
-        hist_job j = {c, rows, n, out};
-        sb_parallel_for_width(blocks, 1, hist_rows_task, &j);
+    if (c->width == 1 || n * c->nactive < HIST_SERIAL_WORK) { /* one task: row blocks straight into the output */
+        hist_job j = {c, rows, n, HIST_BLOCK, out};
+        sb_parallel_for_width(sb_chunk_count(n, HIST_BLOCK), 1, hist_rows_task, &j);
         return;
     }
+#endif
+    /* the block size from the node's shape: small nodes in smaller blocks */
+    const int64_t blk = n < 2 * HIST_BLOCK ? HIST_SMALL_BLOCK : HIST_BLOCK;
+    const int64_t blocks = sb_chunk_count(n, blk);
+#ifndef SB_SABOTAGE_FLOAT_HIST
+    const int64_t groups = (c->nactive + HIST_GROUP - 1) / HIST_GROUP;
     if (blocks < 2 || groups >= 2 * c->width) { /* feature groups, each its own slice */
-        hist_job j = {c, rows, n, out};
+        hist_job j = {c, rows, n, blk, out};
         sb_parallel_for_width(blocks, c->width, gather_task, &j);
         sb_parallel_for_width(groups, c->width, hist_group_task, &j);
         return;
     }
 #endif
-    hist_job j = {c, rows, n, NULL};
+    hist_job j = {c, rows, n, blk, NULL};
     memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
     sb_parallel_for_width(blocks, c->width, hist_rows_task, &j);
 #ifdef SB_SABOTAGE_FLOAT_HIST
@@ -443,9 +457,17 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
         goto done;
     }
     build_hist(&c, rows, nrows, root.hist);
-    for (int64_t i = 0; i < nrows; i++) { /* totals, exactly */
-        root.G += d->gq[rows[i]];
-        root.H += d->hq[rows[i]];
+    if (c.nactive > 0) { /* totals, exactly: every row sits in one bin of each usable feature */
+        const hentry *hf = root.hist + c.hoff[c.act[0]];
+        for (int32_t t = 0; t <= d->bins->nbins[c.act[0]]; t++) {
+            root.G += hf[t].g;
+            root.H += hf[t].h;
+        }
+    } else {
+        for (int64_t i = 0; i < nrows; i++) {
+            root.G += d->gq[rows[i]];
+            root.H += d->hq[rows[i]];
+        }
     }
     root.C = nrows;
     memcpy(out->root_hist, root.hist, sizeof(hentry) * (size_t)c.total);
