@@ -255,16 +255,32 @@ static sb_status rank_gradients(fit *f, int64_t ntasks) {
     return SB_OK;
 }
 
+/* Rows of one task quantized, 8 at a time: the branch-free rounding is the same
+ * few integer and float operations for every row, and a fixed-length inner loop
+ * over unaliased arrays lets the compiler run them on vector lanes at -O2. Each
+ * lane rounds as the scalar code does (IEEE operations, element by element), so
+ * the integers are the same. */
+#define QUANT_LANES 8
+static void quant_rows(const float *restrict g, const float *restrict h, float gs, float hs, int32_t *restrict gq,
+                       int32_t *restrict hq, int64_t b, int64_t e) {
+    int64_t r = b;
+    for (; r + QUANT_LANES <= e; r += QUANT_LANES)
+        for (int k = 0; k < QUANT_LANES; k++) {
+            gq[r + k] = sb_round_half_even_i32(g[r + k] * gs);
+            hq[r + k] = sb_round_half_even_i32(h[r + k] * hs);
+        }
+    for (; r < e; r++) {
+        gq[r] = sb_round_half_even_i32(g[r] * gs);
+        hq[r] = sb_round_half_even_i32(h[r] * hs);
+    }
+}
+
 static void quant_task(void *ctx, int64_t task) {
     fit *f = ctx;
     const int64_t n = f->tr->nrows;
-    const float *g = f->g + f->cls * n, *h = f->h + f->cls * n;
     int64_t b, e;
     sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
-    for (int64_t r = b; r < e; r++) {
-        f->gq[r] = sb_round_half_even_i32(g[r] * f->g_scale);
-        f->hq[r] = sb_round_half_even_i32(h[r] * f->h_scale);
-    }
+    quant_rows(f->g + f->cls * n, f->h + f->cls * n, f->g_scale, f->h_scale, f->gq, f->hq, b, e);
 }
 
 /* The power-of-two scale that maps the largest |v| into [2^29, 2^30]. A max is
