@@ -309,6 +309,13 @@ void sb_node_list_release(sb_node_list *l) {
  * backward, so in their original order), to their final places. The result
  * is the serial stable partition, whatever the thread count. */
 #define PART_GRAIN 16384
+/* Nodes under two PART_GRAINs are cut into blocks of PART_SMALL_GRAIN rows, so
+ * the deep levels of a tree, where most nodes are that small, still share the
+ * work; nodes under PART_SERIAL rows are one block (the hand-off would cost
+ * more than it shares). Both by the node's shape; the partition is the stable
+ * one whatever the blocks. */
+#define PART_SMALL_GRAIN 4096
+#define PART_SERIAL 8192
 
 typedef struct part_job {
     grow_ctx *c;
@@ -316,6 +323,7 @@ typedef struct part_job {
     int64_t *nleft;   /* per block: its left rows */
     int64_t *lstart;  /* per block: its first left slot, relative to L->begin */
     int64_t *rstart;  /* per block: its first right slot */
+    int64_t grain;    /* rows per block */
     uint8_t left[256]; /* per bin: 1 when the split sends it left */
 } part_job;
 
@@ -326,7 +334,7 @@ static void part_split(void *ctx, int64_t k) {
     const int32_t *rows = j->c->rows + j->L->begin;
     int32_t *tmp = j->c->tmp + j->L->begin;
     int64_t b, e;
-    sb_chunk_range(j->L->end - j->L->begin, PART_GRAIN, k, &b, &e);
+    sb_chunk_range(j->L->end - j->L->begin, j->grain, k, &b, &e);
     /* Branch-free (the direction of a row is data, not a pattern): the row is
      * written to both open ends of [l, r), and only one end moves. */
     int64_t l = b, r = e;
@@ -346,7 +354,7 @@ static void part_place(void *ctx, int64_t k) {
     int32_t *rows = j->c->rows + j->L->begin;
     const int32_t *tmp = j->c->tmp + j->L->begin;
     int64_t b, e;
-    sb_chunk_range(j->L->end - j->L->begin, PART_GRAIN, k, &b, &e);
+    sb_chunk_range(j->L->end - j->L->begin, j->grain, k, &b, &e);
     const int64_t nl = j->nleft[k], nr = (e - b) - nl;
     memcpy(rows + j->lstart[k], tmp + b, sizeof(int32_t) * (size_t)nl);
     int32_t *dst = rows + j->rstart[k];
@@ -355,10 +363,12 @@ static void part_place(void *ctx, int64_t k) {
 
 /* Returns the end of the left part, or -1 when out of memory. */
 static int64_t partition(grow_ctx *c, const leaf *L) {
-    const int64_t m = L->end - L->begin, blocks = sb_chunk_count(m, PART_GRAIN);
+    const int64_t m = L->end - L->begin;
+    const int64_t grain = m < PART_SERIAL ? (m > 0 ? m : 1) : m < 2 * PART_GRAIN ? PART_SMALL_GRAIN : PART_GRAIN;
+    const int64_t blocks = sb_chunk_count(m, grain);
     int64_t *buf = sb_malloc(sizeof(int64_t) * 3 * (size_t)(blocks ? blocks : 1));
     if (!buf) return -1;
-    part_job j = {c, L, buf, buf + blocks, buf + 2 * blocks, {0}};
+    part_job j = {c, L, buf, buf + blocks, buf + 2 * blocks, grain, {0}};
     for (int32_t t = 0; t < 256; t++) j.left[t] = (uint8_t)sb_k_goes_left((uint32_t)t, L->best.bin, L->best.default_left);
     sb_parallel_for(blocks, part_split, &j);
     int64_t total_left = 0;
@@ -366,7 +376,7 @@ static int64_t partition(grow_ctx *c, const leaf *L) {
     int64_t l = 0, r = total_left;
     for (int64_t k = 0; k < blocks; k++) {
         int64_t b, e;
-        sb_chunk_range(m, PART_GRAIN, k, &b, &e);
+        sb_chunk_range(m, grain, k, &b, &e);
         j.lstart[k] = l;
         j.rstart[k] = r;
         l += j.nleft[k];
