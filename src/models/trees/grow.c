@@ -30,8 +30,9 @@ typedef struct leaf {
     int64_t begin, end;
     int32_t depth;
     int64_t G, H, C;
-    hentry *hist; /* owned; NULL once the leaf is final */
+    hentry *hist; /* owned; NULL once the leaf is final or expanded */
     cand best;
+    struct leaf *kids; /* owned: its two children, computed ahead of its turn (see expand), or NULL */
 } leaf;
 
 typedef struct grow_ctx {
@@ -70,13 +71,15 @@ typedef struct hist_job {
     int64_t n;
     int64_t blk;  /* rows per block task: HIST_BLOCK or HIST_SMALL_BLOCK */
     hentry *out;
+    int32_t *og;  /* the node's slice of c->og and c->ohc (its rows' positions), */
+    uint64_t *ohc; /* so nodes with disjoint rows can be built at the same time */
 } hist_job;
 
-static void gather_rows(grow_ctx *c, const int32_t *rows, int64_t b, int64_t e) {
-    const int32_t *gq = c->d->gq, *hq = c->d->hq;
+static void gather_rows(const hist_job *j, int64_t b, int64_t e) {
+    const int32_t *gq = j->c->d->gq, *hq = j->c->d->hq, *rows = j->rows;
     for (int64_t i = b; i < e; i++) {
-        c->og[i] = gq[rows[i]];
-        c->ohc[i] = (uint64_t)(int64_t)hq[rows[i]] + ((uint64_t)1 << HC_SHIFT);
+        j->og[i] = gq[rows[i]];
+        j->ohc[i] = (uint64_t)(int64_t)hq[rows[i]] + ((uint64_t)1 << HC_SHIFT);
     }
 }
 
@@ -85,7 +88,7 @@ static void gather_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->n, j->blk, task, &b, &e);
-    gather_rows(j->c, j->rows, b, e);
+    gather_rows(j, b, e);
 }
 #endif
 
@@ -102,8 +105,9 @@ typedef struct pentry {
 /* Node rows [b, e) (at most HIST_BLOCK of them, gradients gathered) into out,
  * for the nfs <= HIST_GROUP features fs. The row loop is spelled out for each
  * group size so the per-feature updates are straight-line code. */
-static void hist_block(const grow_ctx *c, const int32_t *rows, int64_t b, int64_t e, const int32_t *fs, int nfs,
-                       hentry *out) {
+static void hist_block(const hist_job *j, int64_t b, int64_t e, const int32_t *fs, int nfs, hentry *out) {
+    const grow_ctx *c = j->c;
+    const int32_t *rows = j->rows;
     pentry loc[HIST_GROUP][SB_MAX_BIN + 1];
     const uint8_t *col[HIST_GROUP] = {NULL, NULL, NULL, NULL};
     int32_t nb[HIST_GROUP] = {0, 0, 0, 0};
@@ -112,8 +116,8 @@ static void hist_block(const grow_ctx *c, const int32_t *rows, int64_t b, int64_
         nb[k] = c->d->bins->nbins[fs[k]] + 1;
         memset(loc[k], 0, sizeof(pentry) * (size_t)nb[k]);
     }
-    const int32_t *og = c->og;
-    const uint64_t *ohc = c->ohc;
+    const int32_t *og = j->og;
+    const uint64_t *ohc = j->ohc;
 #define HIST_ADD(k)                                   \
     do {                                              \
         pentry *x_ = &loc[k][col##k[r]];              \
@@ -149,9 +153,10 @@ static void hist_block(const grow_ctx *c, const int32_t *rows, int64_t b, int64_
 }
 
 /* Every usable feature of node rows [b, e), HIST_GROUP at a time. */
-static void hist_block_all(const grow_ctx *c, const int32_t *rows, int64_t b, int64_t e, hentry *out) {
+static void hist_block_all(const hist_job *j, int64_t b, int64_t e, hentry *out) {
+    const grow_ctx *c = j->c;
     for (int32_t k = 0; k < c->nactive; k += HIST_GROUP)
-        hist_block(c, rows, b, e, c->act + k, c->nactive - k < HIST_GROUP ? c->nactive - k : HIST_GROUP, out);
+        hist_block(j, b, e, c->act + k, c->nactive - k < HIST_GROUP ? c->nactive - k : HIST_GROUP, out);
 }
 
 /* One row block, gathered here so its gradients are still in cache for the
@@ -160,9 +165,9 @@ static void hist_rows_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->n, j->blk, task, &b, &e);
-    gather_rows(j->c, j->rows, b, e);
+    gather_rows(j, b, e);
     hentry *dst = j->out ? j->out : j->c->scratch + (int64_t)sb_worker_index() * j->c->total;
-    hist_block_all(j->c, j->rows, b, e, dst);
+    hist_block_all(j, b, e, dst);
 }
 
 #ifndef SB_SABOTAGE_FLOAT_HIST
@@ -172,16 +177,20 @@ static void hist_group_task(void *ctx, int64_t grp) {
     const int32_t k = (int32_t)grp * HIST_GROUP;
     const int nfs = j->c->nactive - k < HIST_GROUP ? j->c->nactive - k : HIST_GROUP;
     for (int64_t b = 0; b < j->n; b += HIST_BLOCK)
-        hist_block(j->c, j->rows, b, b + HIST_BLOCK < j->n ? b + HIST_BLOCK : j->n, j->c->act + k, nfs, j->out);
+        hist_block(j, b, b + HIST_BLOCK < j->n ? b + HIST_BLOCK : j->n, j->c->act + k, nfs, j->out);
 }
 #endif
 
-/* out = exact histogram of rows[0..n). */
-static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out) {
+/* out = exact histogram of rows[0..n), a range of c->rows. serial: one task,
+ * on the calling thread (what a node expanded inside a pool task needs: the
+ * per-worker partials are the pool's, not the task's). */
+static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out, int serial) {
     memset(out, 0, sizeof(hentry) * (size_t)c->total);
+    int32_t *og = c->og + (rows - c->rows);
+    uint64_t *ohc = c->ohc + (rows - c->rows);
 #ifndef SB_SABOTAGE_FLOAT_HIST
-    if (c->width == 1 || n * c->nactive < HIST_SERIAL_WORK) { /* one task: row blocks straight into the output */
-        hist_job j = {c, rows, n, HIST_BLOCK, out};
+    if (serial || c->width == 1 || n * c->nactive < HIST_SERIAL_WORK) { /* one task: straight into the output */
+        hist_job j = {c, rows, n, HIST_BLOCK, out, og, ohc};
         sb_parallel_for_width(sb_chunk_count(n, HIST_BLOCK), 1, hist_rows_task, &j);
         return;
     }
@@ -192,13 +201,13 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out)
 #ifndef SB_SABOTAGE_FLOAT_HIST
     const int64_t groups = (c->nactive + HIST_GROUP - 1) / HIST_GROUP;
     if (blocks < 2 || groups >= 2 * c->width) { /* feature groups, each its own slice */
-        hist_job j = {c, rows, n, blk, out};
+        hist_job j = {c, rows, n, blk, out, og, ohc};
         sb_parallel_for_width(blocks, c->width, gather_task, &j);
         sb_parallel_for_width(groups, c->width, hist_group_task, &j);
         return;
     }
 #endif
-    hist_job j = {c, rows, n, blk, NULL};
+    hist_job j = {c, rows, n, blk, NULL, og, ohc};
     memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
     sb_parallel_for_width(blocks, c->width, hist_rows_task, &j);
 #ifdef SB_SABOTAGE_FLOAT_HIST
@@ -403,6 +412,107 @@ static int pick(const grow_ctx *c, leaf *open, int32_t nopen) {
     return best;
 }
 
+/* Leaf P split by its best split into kid[0] (left) and kid[1] (right): their
+ * row ranges (P's rows partitioned in place), sums, histograms (the smaller
+ * child built from its rows, the larger the parent's minus it, in the
+ * parent's buffer, which P gives up) and best splits. Everything here is a
+ * function of P's rows alone, so a leaf may be expanded before its turn: the
+ * pick order, not the expansion order, gives node ids (see the grow loop).
+ * serial: run on the calling thread only (inside a pool task). Returns 0 when
+ * out of memory (no message: a pool task must not set the caller's error). */
+static int expand(grow_ctx *c, leaf *P, leaf *kid, int serial) {
+    memset(kid, 0, 2 * sizeof *kid);
+    kid[0].G = P->best.lg; kid[0].H = P->best.lh; kid[0].C = P->best.lc;
+    kid[1].G = P->G - kid[0].G; kid[1].H = P->H - kid[0].H; kid[1].C = P->C - kid[0].C;
+    kid[0].depth = kid[1].depth = P->depth + 1;
+    const int64_t mid = partition(c, P);
+    if (mid < 0) return 0;
+    kid[0].begin = P->begin; kid[0].end = mid;
+    kid[1].begin = mid; kid[1].end = P->end;
+    leaf *small = kid[0].C <= kid[1].C ? &kid[0] : &kid[1], *large = kid[0].C <= kid[1].C ? &kid[1] : &kid[0];
+    small->hist = sb_malloc(sizeof(hentry) * (size_t)c->total);
+    if (!small->hist) return 0;
+    build_hist(c, c->rows + small->begin, small->end - small->begin, small->hist, serial);
+    large->hist = P->hist;
+    P->hist = NULL;
+    for (int32_t i = 0; i < c->total; i++) {
+        large->hist[i].g -= small->hist[i].g;
+        large->hist[i].h -= small->hist[i].h;
+        large->hist[i].c -= small->hist[i].c;
+    }
+    find_best(c, &kid[0]);
+    find_best(c, &kid[1]);
+    return 1;
+}
+
+/* Leaves under this many rows are expanded several at a time, one leaf per
+ * task: at that size a leaf's own steps (partition, histogram) are too short
+ * to share well among the workers, and leaves have disjoint rows. */
+#define EXPAND_BATCH_ROWS (2 * HIST_BLOCK)
+#define EXPAND_BATCH_MAX 16
+
+typedef struct expand_job {
+    grow_ctx *c;
+    leaf *open;
+    int32_t idx[EXPAND_BATCH_MAX];
+    int ok[EXPAND_BATCH_MAX];
+} expand_job;
+
+static void expand_task(void *ctx, int64_t t) {
+    expand_job *j = ctx;
+    leaf *L = &j->open[j->idx[t]];
+    j->ok[t] = expand(j->c, L, L->kids, 1);
+}
+
+/* Whether open leaf a comes before b in the pick order (see pick). */
+static int picked_before(const grow_ctx *c, const leaf *a, const leaf *b) {
+    if (c->p->depthwise) return a->node < b->node;
+    return a->best.gain > b->best.gain || (a->best.gain == b->best.gain && a->node < b->node);
+}
+
+/* Expand open[k], the leaf picked next. A small leaf takes with it, as one
+ * parallel step, the next small splittable leaves in pick order, as many as
+ * there are workers: the leaves most likely to be picked soon. One that never
+ * is (the leaf limit ends the tree) costs time, never bits: its rows stay its
+ * range and its children are dropped. The batch is a schedule only, so its
+ * size may follow the thread count; with one thread there is no batch. */
+static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k) {
+    expand_job j;
+    int32_t nb = 0;
+    j.c = c;
+    j.open = open;
+    j.idx[nb++] = k;
+    int32_t want = c->width < EXPAND_BATCH_MAX ? c->width : EXPAND_BATCH_MAX;
+#ifdef SB_SABOTAGE_FLOAT_HIST
+    want = 1; /* the arm's partial sums are per worker; one leaf at a time */
+#endif
+    const int small = open[k].end - open[k].begin < EXPAND_BATCH_ROWS;
+    while (small && nb < want) {
+        int32_t best = -1;
+        for (int32_t i = 0; i < nopen; i++) {
+            const leaf *L = &open[i];
+            if (!L->best.valid || L->kids || L->end - L->begin >= EXPAND_BATCH_ROWS) continue;
+            int taken = 0;
+            for (int32_t q = 0; q < nb; q++) taken |= j.idx[q] == i;
+            if (!taken && (best < 0 || picked_before(c, L, &open[best]))) best = i;
+        }
+        if (best < 0) break;
+        j.idx[nb++] = best;
+    }
+    for (int32_t q = 0; q < nb; q++) {
+        open[j.idx[q]].kids = sb_calloc(2, sizeof(leaf));
+        if (!open[j.idx[q]].kids) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+    }
+    if (nb == 1) {
+        j.ok[0] = expand(c, &open[k], open[k].kids, 0);
+    } else {
+        sb_parallel_for(nb, expand_task, &j);
+    }
+    for (int32_t q = 0; q < nb; q++)
+        if (!j.ok[q]) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+    return SB_OK;
+}
+
 void sb_grow_scratch_release(sb_grow_scratch *ws) {
     if (!ws) return;
     sb_free(ws->tmp);
@@ -466,7 +576,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
         goto done;
     }
-    build_hist(&c, rows, nrows, root.hist);
+    build_hist(&c, rows, nrows, root.hist, 0);
     if (c.nactive > 0) { /* totals, exactly: every row sits in one bin of each usable feature */
         const hentry *hf = root.hist + c.hoff[c.act[0]];
         for (int32_t t = 0; t <= d->bins->nbins[c.act[0]]; t++) {
@@ -492,57 +602,28 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     while (p->max_leaves <= 0 || nleaves < p->max_leaves) {
         int k = pick(&c, open, nopen);
         if (k < 0) break;
+        if (!open[k].kids && (st = expand_next(&c, open, nopen, k)) != SB_OK) goto done;
         leaf P = open[k];
-        /* Children: left sums from the candidate, right = parent - left (exact). */
-        leaf Lc, Rc;
-        memset(&Lc, 0, sizeof Lc);
-        memset(&Rc, 0, sizeof Rc);
-        Lc.G = P.best.lg; Lc.H = P.best.lh; Lc.C = P.best.lc;
-        Rc.G = P.G - Lc.G; Rc.H = P.H - Lc.H; Rc.C = P.C - Lc.C;
-        Lc.depth = Rc.depth = P.depth + 1;
-        if ((st = sb_node_list_add(&c.t, Lc.G, Lc.H, Lc.C, &Lc.node)) != SB_OK) goto done;
-        if ((st = sb_node_list_add(&c.t, Rc.G, Rc.H, Rc.C, &Rc.node)) != SB_OK) goto done;
+        leaf *kid = P.kids;
+        /* Commit the split: node ids in pick order, so the tree is the one the
+         * leaf-by-leaf order gives, whatever was expanded ahead. */
+        if ((st = sb_node_list_add(&c.t, kid[0].G, kid[0].H, kid[0].C, &kid[0].node)) != SB_OK) goto done;
+        if ((st = sb_node_list_add(&c.t, kid[1].G, kid[1].H, kid[1].C, &kid[1].node)) != SB_OK) goto done;
         sb_tree_node *pn = &c.t.nodes[P.node];
         pn->feature = P.best.feature;
         pn->threshold = d->bins->upper[d->bins->offset[P.best.feature] + P.best.bin - 1];
         pn->default_left = (uint8_t)P.best.default_left;
-        pn->left = Lc.node;
-        pn->right = Rc.node;
+        pn->left = kid[0].node;
+        pn->right = kid[1].node;
         pn->gain = P.best.gain;
         c.t.split_bin[P.node] = P.best.bin;
-
-        int64_t mid = partition(&c, &P);
-        if (mid < 0) {
-            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-            goto done;
-        }
-        Lc.begin = P.begin; Lc.end = mid;
-        Rc.begin = mid; Rc.end = P.end;
-        /* The smaller child is built from its rows; the larger is the parent's
-         * histogram minus it, in the parent's buffer. */
-        leaf *small = Lc.C <= Rc.C ? &Lc : &Rc, *large = Lc.C <= Rc.C ? &Rc : &Lc;
-        small->hist = sb_malloc(sizeof(hentry) * (size_t)c.total);
-        if (!small->hist) {
-            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-            goto done;
-        }
-        build_hist(&c, c.rows + small->begin, small->end - small->begin, small->hist);
-        large->hist = P.hist;
-        for (int32_t i = 0; i < c.total; i++) {
-            large->hist[i].g -= small->hist[i].g;
-            large->hist[i].h -= small->hist[i].h;
-            large->hist[i].c -= small->hist[i].c;
-        }
-        open[k] = Lc; /* the parent's slot */
-        find_best(&c, &open[k]);
         if (nopen == max_open) {
-            sb_free(Rc.hist);
             st = sb_fail(SB_ERR_LIMIT, "tree: more than %d open leaves", max_open);
             goto done;
         }
-        open[nopen] = Rc;
-        find_best(&c, &open[nopen]);
-        nopen++;
+        open[k] = kid[0]; /* the parent's slot */
+        open[nopen++] = kid[1];
+        sb_free(kid);
         nleaves++;
     }
 
@@ -562,7 +643,14 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     sb_node_list_finish(&c.t, d->g_scale, d->h_scale, p->reg_lambda, p->learning_rate, out);
 done:
     if (open)
-        for (int32_t i = 0; i < nopen; i++) sb_free(open[i].hist);
+        for (int32_t i = 0; i < nopen; i++) {
+            sb_free(open[i].hist);
+            if (open[i].kids) {
+                sb_free(open[i].kids[0].hist);
+                sb_free(open[i].kids[1].hist);
+                sb_free(open[i].kids);
+            }
+        }
     sb_free(open);
     sb_free(c.hoff);
     sb_free(c.scratch);
