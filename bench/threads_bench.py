@@ -15,7 +15,11 @@ Workloads (real data only):
 
 Timing: fit() of each estimator on float32 NumPy arrays already in memory (both
 libraries bin inside fit), best and median of --repeat runs, the runs of all
-libraries interleaved so that background load hits them alike.  samebits' model
+libraries interleaved so that background load hits them alike.  Before each fit
+the script waits (--quiet-wait seconds at most) for an idle machine, and it
+records the cores other processes used during each fit ("foreign_cores" in the
+JSON, the largest per column in the report): on a 2-core machine a second
+user's build turns a 2-thread measurement into a measurement of contention.  samebits' model
 digest is recorded at every thread count and must be the same (the script fails
 otherwise).  Results: bench/results/threads-DATE-COMMIT.{md,json}.
 """
@@ -92,6 +96,39 @@ def fit_lightgbm(kind, P, X, y, threads):
     return time.perf_counter() - t0, None
 
 
+def cpu_ticks():
+    """(busy, total) jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return sum(v) - v[3] - v[4], sum(v)
+
+
+def wait_quiet(limit_s):
+    """Wait (at most limit_s) until the machine was at least 90% idle over one
+    second: another user's build or test run on a 2-core machine takes a core,
+    and a 2-thread fit then measures the contention, not the library."""
+    t0 = time.time()
+    while time.time() - t0 < limit_s:
+        a = cpu_ticks()
+        time.sleep(1.0)
+        b = cpu_ticks()
+        if b[1] > a[1] and (b[0] - a[0]) / (b[1] - a[1]) <= 0.10:
+            return True
+    return False
+
+
+def timed(f, *args):
+    """f(*args) -> (seconds, digest), plus the cores other processes used
+    meanwhile (machine busy time minus this process's CPU time, over wall)."""
+    a, ta = cpu_ticks(), os.times()
+    s, d = f(*args)
+    b, tb = cpu_ticks(), os.times()
+    hz = os.sysconf("SC_CLK_TCK")
+    ours = (tb.user + tb.system) - (ta.user + ta.system)
+    foreign = max(0.0, (b[0] - a[0]) / hz - ours) / s if s > 0 else 0.0
+    return s, d, foreign
+
+
 def machine():
     model = ""
     try:
@@ -110,6 +147,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--note", default="")
+    ap.add_argument("--quiet-wait", type=float, default=60.0,
+                    help="seconds to wait for an idle machine before each fit (0: do not wait)")
     a = ap.parse_args()
     import lightgbm
     import samebits
@@ -119,7 +158,7 @@ def main():
                                 capture_output=True, text=True).stdout.strip())
     res = {"commit": commit, "dirty": dirty, "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
            "machine": machine(), "lightgbm": lightgbm.__version__, "samebits_lib": samebits.library_path(),
-           "repeat": a.repeat, "note": a.note, "workloads": {}}
+           "repeat": a.repeat, "note": a.note, "quiet_wait_s": a.quiet_wait, "workloads": {}}
     ok = True
     for name in a.workloads:
         kind, load, P, desc = WORKLOADS[name]
@@ -128,19 +167,24 @@ def main():
         runs = {("samebits", t): [] for t in a.threads}
         runs.update({("lightgbm", t): [] for t in a.threads})
         digests = {}
+        foreign = {k: [] for k in runs}
         for r in range(a.repeat):
             for (lib, t) in runs:
                 f = fit_samebits if lib == "samebits" else fit_lightgbm
-                s, d = f(kind, P, X, y, t)
+                quiet = wait_quiet(a.quiet_wait) if a.quiet_wait > 0 else None
+                s, d, fl = timed(f, kind, P, X, y, t)
                 runs[(lib, t)].append(s)
+                foreign[(lib, t)].append(round(fl, 3))
                 if d is not None:
                     digests.setdefault(t, set()).add(d)
-                print("%-10s %-8s threads=%d run %d: %.3f s" % (name, lib, t, r, s), flush=True)
+                print("%-10s %-8s threads=%d run %d: %.3f s (other processes: %.2f cores%s)" % (
+                    name, lib, t, r, s, fl, "" if quiet is not False else ", machine not idle before"), flush=True)
         same = len(set().union(*digests.values())) == 1
         ok = ok and same
         w = {"description": desc, "rows": int(X.shape[0]), "features": int(X.shape[1]), "kind": kind,
              "params": P, "digests": {str(t): sorted(v) for t, v in digests.items()}, "digests_equal": same,
              "times": {"%s-%d" % k: v for k, v in runs.items()},
+             "foreign_cores": {"%s-%d" % k: v for k, v in foreign.items()},
              "best": {"%s-%d" % k: min(v) for k, v in runs.items()},
              "median": {"%s-%d" % k: statistics.median(v) for k, v in runs.items()}}
         b = w["best"]
@@ -176,8 +220,9 @@ def report(res, threads):
                                                                                    threads[-1])
     L += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
     for name, w in res["workloads"].items():
-        b, m = w["best"], w["median"]
-        cells = ["%.3f (med %.3f)" % (b["%s-%d" % (lib, t)], m["%s-%d" % (lib, t)])
+        b, m, fc = w["best"], w["median"], w["foreign_cores"]
+        cells = ["%.3f (med %.3f; others <= %.2f cores)" % (b["%s-%d" % (lib, t)], m["%s-%d" % (lib, t)],
+                                                           max(fc["%s-%d" % (lib, t)]))
                  for lib in ("samebits", "lightgbm") for t in threads]
         r = list(w["ratios"].values())
         L.append("| %s | %d x %d | %s | %.2f | %.2f | %.2f | %s |" % (
