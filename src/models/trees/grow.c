@@ -46,6 +46,7 @@ typedef struct grow_ctx {
     int32_t *tmp;       /* partition scratch */
     int32_t *og;        /* the node's quantized gradients in node row order */
     uint64_t *ohc;      /* and its hessians packed with a count of one (see hist_block) */
+    sb_grow_scratch *ws; /* buffers kept from tree to tree (histograms among them) */
     int32_t *act;       /* the features the mask allows, ascending */
     int32_t nactive;
     /* the tree being built */
@@ -53,6 +54,37 @@ typedef struct grow_ctx {
 } grow_ctx;
 
 /* ---- histograms ---- */
+
+/* A histogram buffer (c->total entries, contents undefined) from the kept
+ * ones, or a new one; NULL when out of memory. Called on the growing thread
+ * only (never inside a pool task). */
+static hentry *hist_get(grow_ctx *c) {
+    sb_grow_scratch *ws = c->ws;
+    if (ws->hist_total == c->total && ws->nhist_free > 0) return ws->hist_free[--ws->nhist_free];
+    return sb_malloc(sizeof(hentry) * (size_t)c->total);
+}
+
+/* Give a histogram buffer back to be kept for the next node or tree. */
+static void hist_put(grow_ctx *c, hentry *h) {
+    sb_grow_scratch *ws = c->ws;
+    if (!h) return;
+    if (ws->hist_total != c->total) { /* kept ones of another size: drop them */
+        for (int32_t i = 0; i < ws->nhist_free; i++) sb_free(ws->hist_free[i]);
+        ws->nhist_free = 0;
+        ws->hist_total = c->total;
+    }
+    if (ws->nhist_free == ws->hist_free_cap) {
+        int32_t cap = ws->hist_free_cap ? 2 * ws->hist_free_cap : 64;
+        void **f = sb_realloc(ws->hist_free, sizeof(void *) * (size_t)cap);
+        if (!f) {
+            sb_free(h);
+            return;
+        }
+        ws->hist_free = f;
+        ws->hist_free_cap = cap;
+    }
+    ws->hist_free[ws->nhist_free++] = h;
+}
 
 /* A node's histogram is an exact integer sum, so any split of the work gives
  * the same bits. The work is cut into blocks of HIST_BLOCK node rows; a block
@@ -419,19 +451,22 @@ static int pick(const grow_ctx *c, leaf *open, int32_t nopen) {
  * function of P's rows alone, so a leaf may be expanded before its turn: the
  * pick order, not the expansion order, gives node ids (see the grow loop).
  * serial: run on the calling thread only (inside a pool task). Returns 0 when
- * out of memory (no message: a pool task must not set the caller's error). */
-static int expand(grow_ctx *c, leaf *P, leaf *kid, int serial) {
+ * out of memory (no message: a pool task must not set the caller's error).
+ * spare: the buffer for the smaller child's histogram. */
+static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
     memset(kid, 0, 2 * sizeof *kid);
     kid[0].G = P->best.lg; kid[0].H = P->best.lh; kid[0].C = P->best.lc;
     kid[1].G = P->G - kid[0].G; kid[1].H = P->H - kid[0].H; kid[1].C = P->C - kid[0].C;
     kid[0].depth = kid[1].depth = P->depth + 1;
     const int64_t mid = partition(c, P);
-    if (mid < 0) return 0;
+    if (mid < 0) {
+        kid[0].hist = spare; /* so that the caller gives it back */
+        return 0;
+    }
     kid[0].begin = P->begin; kid[0].end = mid;
     kid[1].begin = mid; kid[1].end = P->end;
     leaf *small = kid[0].C <= kid[1].C ? &kid[0] : &kid[1], *large = kid[0].C <= kid[1].C ? &kid[1] : &kid[0];
-    small->hist = sb_malloc(sizeof(hentry) * (size_t)c->total);
-    if (!small->hist) return 0;
+    small->hist = spare; /* from the growing thread: see hist_get */
     build_hist(c, c->rows + small->begin, small->end - small->begin, small->hist, serial);
     large->hist = P->hist;
     P->hist = NULL;
@@ -455,13 +490,14 @@ typedef struct expand_job {
     grow_ctx *c;
     leaf *open;
     int32_t idx[EXPAND_BATCH_MAX];
+    hentry *spare[EXPAND_BATCH_MAX];
     int ok[EXPAND_BATCH_MAX];
 } expand_job;
 
 static void expand_task(void *ctx, int64_t t) {
     expand_job *j = ctx;
     leaf *L = &j->open[j->idx[t]];
-    j->ok[t] = expand(j->c, L, L->kids, 1);
+    j->ok[t] = expand(j->c, L, L->kids, j->spare[t], 1);
 }
 
 /* Whether open leaf a comes before b in the pick order (see pick). */
@@ -502,9 +538,18 @@ static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k) {
     for (int32_t q = 0; q < nb; q++) {
         open[j.idx[q]].kids = sb_calloc(2, sizeof(leaf));
         if (!open[j.idx[q]].kids) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        j.spare[q] = hist_get(c);
+        if (!j.spare[q]) {
+            for (int32_t u = 0; u < q; u++) hist_put(c, j.spare[u]);
+            for (int32_t u = 0; u <= q; u++) {
+                sb_free(open[j.idx[u]].kids);
+                open[j.idx[u]].kids = NULL;
+            }
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        }
     }
     if (nb == 1) {
-        j.ok[0] = expand(c, &open[k], open[k].kids, 0);
+        j.ok[0] = expand(c, &open[k], open[k].kids, j.spare[0], 0);
     } else {
         sb_parallel_for(nb, expand_task, &j);
     }
@@ -518,12 +563,17 @@ void sb_grow_scratch_release(sb_grow_scratch *ws) {
     sb_free(ws->tmp);
     sb_free(ws->og);
     sb_free(ws->ohc);
+    for (int32_t i = 0; i < ws->nhist_free; i++) sb_free(ws->hist_free[i]);
+    sb_free(ws->hist_free);
+    sb_free(ws->part);
     memset(ws, 0, sizeof *ws);
 }
 
 static int scratch_reserve(sb_grow_scratch *ws, int64_t nrows) {
     if (ws->cap >= nrows && ws->tmp && ws->og && ws->ohc) return 1;
-    sb_grow_scratch_release(ws);
+    sb_free(ws->tmp); /* the row buffers only: the kept histograms stay */
+    sb_free(ws->og);
+    sb_free(ws->ohc);
     const size_t m = (size_t)(nrows ? nrows : 1);
     ws->tmp = sb_malloc(sizeof(int32_t) * m);
     ws->og = sb_malloc(sizeof(int32_t) * m);
@@ -534,7 +584,8 @@ static int scratch_reserve(sb_grow_scratch *ws, int64_t nrows) {
 
 sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32_t *rows, int64_t nrows,
                            sb_grow_scratch *ws, sb_grown *out) {
-    sb_grow_scratch own = {NULL, NULL, NULL, 0};
+    sb_grow_scratch own;
+    memset(&own, 0, sizeof own);
     if (!ws) ws = &own;
     memset(out, 0, sizeof *out);
     grow_ctx c;
@@ -549,7 +600,14 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     int32_t nopen = 0;
     int32_t max_open = p->max_leaves > 0 ? p->max_leaves : 1 << 16;
     c.hoff = sb_malloc(sizeof(int32_t) * (size_t)d->nf);
-    c.scratch = sb_malloc(sizeof(hentry) * (size_t)c.total * (size_t)c.width);
+    c.ws = ws;
+    const size_t part_bytes = sizeof(hentry) * (size_t)c.total * (size_t)c.width;
+    if (ws->part_bytes < part_bytes) {
+        sb_free(ws->part);
+        ws->part = sb_malloc(part_bytes);
+        ws->part_bytes = ws->part ? part_bytes : 0;
+    }
+    c.scratch = ws->part;
     if (scratch_reserve(ws, nrows)) {
         c.tmp = ws->tmp;
         c.og = ws->og;
@@ -571,7 +629,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     leaf root;
     memset(&root, 0, sizeof root);
     root.end = nrows;
-    root.hist = sb_malloc(sizeof(hentry) * (size_t)c.total);
+    root.hist = hist_get(&c);
     if (!root.hist) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
         goto done;
@@ -592,7 +650,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     root.C = nrows;
     memcpy(out->root_hist, root.hist, sizeof(hentry) * (size_t)c.total);
     if ((st = sb_node_list_add(&c.t, root.G, root.H, root.C, &root.node)) != SB_OK) {
-        sb_free(root.hist);
+        hist_put(&c, root.hist);
         goto done;
     }
     find_best(&c, &root);
@@ -644,16 +702,15 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
 done:
     if (open)
         for (int32_t i = 0; i < nopen; i++) {
-            sb_free(open[i].hist);
+            hist_put(&c, open[i].hist);
             if (open[i].kids) {
-                sb_free(open[i].kids[0].hist);
-                sb_free(open[i].kids[1].hist);
+                hist_put(&c, open[i].kids[0].hist);
+                hist_put(&c, open[i].kids[1].hist);
                 sb_free(open[i].kids);
             }
         }
     sb_free(open);
     sb_free(c.hoff);
-    sb_free(c.scratch);
     sb_grow_scratch_release(&own);
     sb_free(c.act);
     sb_node_list_release(&c.t);
