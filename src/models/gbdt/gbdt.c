@@ -371,6 +371,13 @@ static void bag_task(void *ctx, int64_t task) {
  * row drawn with probability subsample, keyed by the first iteration of its
  * bagging_freq period, so a bag is kept for bagging_freq iterations (1: a new
  * bag every iteration). */
+static void fill_rows_task(void *ctx, int64_t task) {
+    const fit *f = ctx;
+    int64_t b, e;
+    sb_chunk_range(f->tr->nrows, ROW_GRAIN, task, &b, &e);
+    for (int64_t r = b; r < e; r++) f->rows[r] = (int32_t)r;
+}
+
 static int64_t draw_bag(const fit *f, int32_t it) {
     int64_t k = 0;
     it -= it % (f->p->bagging_freq > 0 ? f->p->bagging_freq : 1);
@@ -388,6 +395,10 @@ static int64_t draw_bag(const fit *f, int32_t it) {
         if (k > 0) return k;
     }
 #endif
+    if (f->p->subsample >= 1.0f) { /* every row, in order: a fill the workers share */
+        sb_parallel_for(sb_chunk_count(f->tr->nrows, ROW_GRAIN), fill_rows_task, (void *)f);
+        return f->tr->nrows;
+    }
     for (int64_t r = 0; r < f->tr->nrows; r++) {
         if (f->p->subsample < 1.0f &&
             !(sb_rng_unit_f32(f->p->seed, SB_PURPOSE_BAG, ((uint64_t)(uint32_t)it << 32) | (uint64_t)r) < f->p->subsample))
