@@ -507,18 +507,22 @@ static int picked_before(const grow_ctx *c, const leaf *a, const leaf *b) {
 }
 
 /* Expand open[k], the leaf picked next. A small leaf takes with it, as one
- * parallel step, the next small splittable leaves in pick order, as many as
- * there are workers: the leaves most likely to be picked soon. One that never
- * is (the leaf limit ends the tree) costs time, never bits: its rows stay its
+ * parallel step, the next small splittable leaves in pick order: the leaves
+ * most likely to be picked soon, two per worker (leaves differ in size; the
+ * larger ones are started first so that the small ones fill the gaps), and no
+ * more than the splits the leaf limit still allows. One that is never picked
+ * (the limit ends the tree first) costs time, never bits: its rows stay its
  * range and its children are dropped. The batch is a schedule only, so its
  * size may follow the thread count; with one thread there is no batch. */
-static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k) {
+static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k, int32_t splits_left) {
     expand_job j;
     int32_t nb = 0;
     j.c = c;
     j.open = open;
     j.idx[nb++] = k;
-    int32_t want = c->width < EXPAND_BATCH_MAX ? c->width : EXPAND_BATCH_MAX;
+    int32_t want = c->width > 1 ? 2 * c->width : 1;
+    if (want > EXPAND_BATCH_MAX) want = EXPAND_BATCH_MAX;
+    if (want > splits_left) want = splits_left;
 #ifdef SB_SABOTAGE_FLOAT_HIST
     want = 1; /* the arm's partial sums are per worker; one leaf at a time */
 #endif
@@ -535,6 +539,13 @@ static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k) {
         if (best < 0) break;
         j.idx[nb++] = best;
     }
+    for (int32_t q = 1; q < nb; q++) /* larger leaves first (tasks are taken in order) */
+        for (int32_t u = q; u > 0 && open[j.idx[u]].end - open[j.idx[u]].begin >
+                                         open[j.idx[u - 1]].end - open[j.idx[u - 1]].begin; u--) {
+            int32_t x = j.idx[u];
+            j.idx[u] = j.idx[u - 1];
+            j.idx[u - 1] = x;
+        }
     for (int32_t q = 0; q < nb; q++) {
         open[j.idx[q]].kids = sb_calloc(2, sizeof(leaf));
         if (!open[j.idx[q]].kids) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
@@ -660,7 +671,8 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     while (p->max_leaves <= 0 || nleaves < p->max_leaves) {
         int k = pick(&c, open, nopen);
         if (k < 0) break;
-        if (!open[k].kids && (st = expand_next(&c, open, nopen, k)) != SB_OK) goto done;
+        const int32_t splits_left = p->max_leaves > 0 ? p->max_leaves - nleaves : EXPAND_BATCH_MAX;
+        if (!open[k].kids && (st = expand_next(&c, open, nopen, k, splits_left)) != SB_OK) goto done;
         leaf P = open[k];
         leaf *kid = P.kids;
         /* Commit the split: node ids in pick order, so the tree is the one the
