@@ -33,7 +33,10 @@ import subprocess
 import sys
 import time
 
-import numpy as np
+# numpy's OpenBLAS threads spin after each call and would take CPU from the
+# fits being timed (both libraries alike); the fits do no BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
@@ -147,6 +150,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--note", default="")
+    ap.add_argument("--tag", default="", help="appended to the result file name (e.g. baseline)")
     ap.add_argument("--quiet-wait", type=float, default=60.0,
                     help="seconds to wait for an idle machine before each fit (0: do not wait)")
     a = ap.parse_args()
@@ -198,7 +202,8 @@ def main():
         res["workloads"][name] = w
         print(name, json.dumps(w["ratios"]), "digests equal" if same else "DIGESTS DIFFER", flush=True)
     if not a.no_save:
-        stem = os.path.join(REPO, "bench", "results", "threads-%s-%s" % (res["date"][:10], commit))
+        stem = os.path.join(REPO, "bench", "results", "threads-%s-%s%s" % (res["date"][:10], commit,
+                                                                           "-" + a.tag if a.tag else ""))
         with open(stem + ".json", "w") as f:
             json.dump(res, f, indent=1)
         with open(stem + ".md", "w") as f:
@@ -209,9 +214,11 @@ def main():
 
 def report(res, threads):
     L = ["# Thread scaling: samebits beside LightGBM (bench/threads_bench.py)", "",
-         "Commit %s%s, %s; %s (%d cores, %s); LightGBM %s; best of %d interleaved runs, fit() only." % (
+         "Commit %s%s, %s; %s (%d cores, %s); LightGBM %s; best of %d interleaved runs, fit() only; "
+         "samebits library %s." % (
              res["commit"], " (dirty tree)" if res["dirty"] else "", res["date"], res["machine"]["cpu"],
-             res["machine"]["cores"], res["machine"]["platform"], res["lightgbm"], res["repeat"]), ""]
+             res["machine"]["cores"], res["machine"]["platform"], res["lightgbm"], res["repeat"],
+             res["samebits_lib"]), ""]
     if res["note"]:
         L += [res["note"], ""]
     hdr = "| workload | rows x features | " + " | ".join(
