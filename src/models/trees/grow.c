@@ -11,7 +11,7 @@
  * hessians; 16384 rows of gathered gradients (12 bytes each) also stay in L2. */
 #define HIST_BLOCK 16384
 #define HC_SHIFT 48   /* the count's place in the packed hessian+count word */
-#define HIST_GROUP 4  /* features updated per pass over a block's rows */
+#define HIST_GROUP 8  /* features updated per pass over a block's rows */
 /* Below this many row x feature updates a node's histogram is one task: a
  * hand-off to the pool and back (a few microseconds, more on a busy virtual
  * machine) would cost more than the work it shares. A function of the node's
@@ -141,8 +141,8 @@ static void hist_block(const hist_job *j, int64_t b, int64_t e, const int32_t *f
     const grow_ctx *c = j->c;
     const int32_t *rows = j->rows;
     pentry loc[HIST_GROUP][SB_MAX_BIN + 1];
-    const uint8_t *col[HIST_GROUP] = {NULL, NULL, NULL, NULL};
-    int32_t nb[HIST_GROUP] = {0, 0, 0, 0};
+    const uint8_t *col[HIST_GROUP] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    int32_t nb[HIST_GROUP] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < nfs; k++) {
         col[k] = c->d->binned + (int64_t)fs[k] * c->d->n;
         nb[k] = c->d->bins->nbins[fs[k]] + 1;
@@ -164,11 +164,19 @@ static void hist_block(const hist_job *j, int64_t b, int64_t e, const int32_t *f
         body;                                         \
     }
     const uint8_t *col0 = col[0], *col1 = col[1], *col2 = col[2], *col3 = col[3];
+    const uint8_t *col4 = col[4], *col5 = col[5], *col6 = col[6], *col7 = col[7];
     switch (nfs) {
     case 1: HIST_LOOP(HIST_ADD(0)); break;
     case 2: HIST_LOOP(HIST_ADD(0); HIST_ADD(1)); break;
     case 3: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2)); break;
-    default: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3)); break;
+    case 4: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3)); break;
+    case 5: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3); HIST_ADD(4)); break;
+    case 6: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3); HIST_ADD(4); HIST_ADD(5)); break;
+    case 7: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3); HIST_ADD(4); HIST_ADD(5); HIST_ADD(6)); break;
+    default:
+        HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3); HIST_ADD(4); HIST_ADD(5); HIST_ADD(6);
+                  HIST_ADD(7));
+        break;
     }
 #undef HIST_LOOP
 #undef HIST_ADD
