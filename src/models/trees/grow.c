@@ -105,9 +105,11 @@ typedef struct hist_job {
     hentry *out;
     int32_t *og;  /* the node's slice of c->og and c->ohc (its rows' positions), */
     uint64_t *ohc; /* so nodes with disjoint rows can be built at the same time */
+    int direct;   /* one pass covers every feature: read gq, hq by row, no gather */
 } hist_job;
 
 static void gather_rows(const hist_job *j, int64_t b, int64_t e) {
+    if (j->direct) return;
     const int32_t *gq = j->c->d->gq, *hq = j->c->d->hq, *rows = j->rows;
     for (int64_t i = b; i < e; i++) {
         j->og[i] = gq[rows[i]];
@@ -148,7 +150,7 @@ static void hist_block(const hist_job *j, int64_t b, int64_t e, const int32_t *f
         nb[k] = c->d->bins->nbins[fs[k]] + 1;
         memset(loc[k], 0, sizeof(pentry) * (size_t)nb[k]);
     }
-    const int32_t *og = j->og;
+    const int32_t *og = j->og, *gq = c->d->gq, *hq = c->d->hq;
     const uint64_t *ohc = j->ohc;
 #define HIST_ADD(k)                                   \
     do {                                              \
@@ -156,13 +158,25 @@ static void hist_block(const hist_job *j, int64_t b, int64_t e, const int32_t *f
         x_->g += g;                                   \
         x_->hc += hc;                                 \
     } while (0)
-#define HIST_LOOP(body)                               \
+#define HIST_LOOP_GATHERED(body)                      \
     for (int64_t i = b; i < e; i++) {                 \
         const int32_t r = rows[i];                    \
         const int64_t g = og[i];                      \
         const uint64_t hc = ohc[i];                   \
         body;                                         \
     }
+#define HIST_LOOP_DIRECT(body)                        \
+    for (int64_t i = b; i < e; i++) {                 \
+        const int32_t r = rows[i];                    \
+        const int64_t g = gq[r];                      \
+        const uint64_t hc = (uint64_t)(int64_t)hq[r] + ((uint64_t)1 << HC_SHIFT); \
+        body;                                         \
+    }
+#define HIST_LOOP(body)                               \
+    do {                                              \
+        if (j->direct) HIST_LOOP_DIRECT(body)         \
+        else HIST_LOOP_GATHERED(body)                 \
+    } while (0)
     const uint8_t *col0 = col[0], *col1 = col[1], *col2 = col[2], *col3 = col[3];
     const uint8_t *col4 = col[4], *col5 = col[5], *col6 = col[6], *col7 = col[7];
     switch (nfs) {
@@ -179,6 +193,8 @@ static void hist_block(const hist_job *j, int64_t b, int64_t e, const int32_t *f
         break;
     }
 #undef HIST_LOOP
+#undef HIST_LOOP_DIRECT
+#undef HIST_LOOP_GATHERED
 #undef HIST_ADD
     for (int k = 0; k < nfs; k++) {
         hentry *hf = out + c->hoff[fs[k]];
@@ -228,9 +244,12 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out,
     memset(out, 0, sizeof(hentry) * (size_t)c->total);
     int32_t *og = c->og + (rows - c->rows);
     uint64_t *ohc = c->ohc + (rows - c->rows);
+    /* Gathering a node's gradients into row order pays when several passes
+     * read them; with every feature in one pass the pass reads them itself. */
+    const int direct = c->nactive <= HIST_GROUP;
 #ifndef SB_SABOTAGE_FLOAT_HIST
     if (serial || c->width == 1 || n * c->nactive < HIST_SERIAL_WORK) { /* one task: straight into the output */
-        hist_job j = {c, rows, n, HIST_BLOCK, out, og, ohc};
+        hist_job j = {c, rows, n, HIST_BLOCK, out, og, ohc, direct};
         sb_parallel_for_width(sb_chunk_count(n, HIST_BLOCK), 1, hist_rows_task, &j);
         return;
     }
@@ -241,13 +260,13 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out,
 #ifndef SB_SABOTAGE_FLOAT_HIST
     const int64_t groups = (c->nactive + HIST_GROUP - 1) / HIST_GROUP;
     if (blocks < 2 || groups >= 2 * c->width) { /* feature groups, each its own slice */
-        hist_job j = {c, rows, n, blk, out, og, ohc};
+        hist_job j = {c, rows, n, blk, out, og, ohc, direct};
         sb_parallel_for_width(blocks, c->width, gather_task, &j);
         sb_parallel_for_width(groups, c->width, hist_group_task, &j);
         return;
     }
 #endif
-    hist_job j = {c, rows, n, blk, NULL, og, ohc};
+    hist_job j = {c, rows, n, blk, NULL, og, ohc, direct};
     memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
     sb_parallel_for_width(blocks, c->width, hist_rows_task, &j);
 #ifdef SB_SABOTAGE_FLOAT_HIST
