@@ -247,7 +247,9 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out,
     /* Gathering a node's gradients into row order pays when several passes
      * read them; with every feature in one pass the pass reads them itself. */
     const int direct = c->nactive <= HIST_GROUP;
-#ifndef SB_SABOTAGE_FLOAT_HIST
+#ifdef SB_SABOTAGE_FLOAT_HIST
+    (void)serial; /* the arm's expansions come one leaf at a time (expand_next) */
+#else
     if (serial || c->width == 1 || n * c->nactive < HIST_SERIAL_WORK) { /* one task: straight into the output */
         hist_job j = {c, rows, n, HIST_BLOCK, out, og, ohc, direct};
         sb_parallel_for_width(sb_chunk_count(n, HIST_BLOCK), 1, hist_rows_task, &j);
