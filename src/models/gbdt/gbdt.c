@@ -255,16 +255,32 @@ static sb_status rank_gradients(fit *f, int64_t ntasks) {
     return SB_OK;
 }
 
+/* Rows of one task quantized, 8 at a time: the branch-free rounding is the same
+ * few integer and float operations for every row, and a fixed-length inner loop
+ * over unaliased arrays lets the compiler run them on vector lanes at -O2. Each
+ * lane rounds as the scalar code does (IEEE operations, element by element), so
+ * the integers are the same. */
+#define QUANT_LANES 8
+static void quant_rows(const float *restrict g, const float *restrict h, float gs, float hs, int32_t *restrict gq,
+                       int32_t *restrict hq, int64_t b, int64_t e) {
+    int64_t r = b;
+    for (; r + QUANT_LANES <= e; r += QUANT_LANES)
+        for (int k = 0; k < QUANT_LANES; k++) {
+            gq[r + k] = sb_round_half_even_i32(g[r + k] * gs);
+            hq[r + k] = sb_round_half_even_i32(h[r + k] * hs);
+        }
+    for (; r < e; r++) {
+        gq[r] = sb_round_half_even_i32(g[r] * gs);
+        hq[r] = sb_round_half_even_i32(h[r] * hs);
+    }
+}
+
 static void quant_task(void *ctx, int64_t task) {
     fit *f = ctx;
     const int64_t n = f->tr->nrows;
-    const float *g = f->g + f->cls * n, *h = f->h + f->cls * n;
     int64_t b, e;
     sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
-    for (int64_t r = b; r < e; r++) {
-        f->gq[r] = sb_round_half_even_i32(g[r] * f->g_scale);
-        f->hq[r] = sb_round_half_even_i32(h[r] * f->h_scale);
-    }
+    quant_rows(f->g + f->cls * n, f->h + f->cls * n, f->g_scale, f->h_scale, f->gq, f->hq, b, e);
 }
 
 /* The power-of-two scale that maps the largest |v| into [2^29, 2^30]. A max is
@@ -355,6 +371,13 @@ static void bag_task(void *ctx, int64_t task) {
  * row drawn with probability subsample, keyed by the first iteration of its
  * bagging_freq period, so a bag is kept for bagging_freq iterations (1: a new
  * bag every iteration). */
+static void fill_rows_task(void *ctx, int64_t task) {
+    const fit *f = ctx;
+    int64_t b, e;
+    sb_chunk_range(f->tr->nrows, ROW_GRAIN, task, &b, &e);
+    for (int64_t r = b; r < e; r++) f->rows[r] = (int32_t)r;
+}
+
 static int64_t draw_bag(const fit *f, int32_t it) {
     int64_t k = 0;
     it -= it % (f->p->bagging_freq > 0 ? f->p->bagging_freq : 1);
@@ -372,6 +395,10 @@ static int64_t draw_bag(const fit *f, int32_t it) {
         if (k > 0) return k;
     }
 #endif
+    if (f->p->subsample >= 1.0f) { /* every row, in order: a fill the workers share */
+        sb_parallel_for(sb_chunk_count(f->tr->nrows, ROW_GRAIN), fill_rows_task, (void *)f);
+        return f->tr->nrows;
+    }
     for (int64_t r = 0; r < f->tr->nrows; r++) {
         if (f->p->subsample < 1.0f &&
             !(sb_rng_unit_f32(f->p->seed, SB_PURPOSE_BAG, ((uint64_t)(uint32_t)it << 32) | (uint64_t)r) < f->p->subsample))

@@ -11,7 +11,16 @@
  * hessians; 16384 rows of gathered gradients (12 bytes each) also stay in L2. */
 #define HIST_BLOCK 16384
 #define HC_SHIFT 48   /* the count's place in the packed hessian+count word */
-#define HIST_GROUP 4  /* features updated per pass over a block's rows */
+#define HIST_GROUP 8  /* features updated per pass over a block's rows */
+/* Below this many row x feature updates a node's histogram is one task: a
+ * hand-off to the pool and back (a few microseconds, more on a busy virtual
+ * machine) would cost more than the work it shares. A function of the node's
+ * shape only; the sum is exact, so either schedule gives the same bits. */
+#define HIST_SERIAL_WORK (1 << 16)
+/* Rows per block for nodes smaller than two HIST_BLOCKs: small enough that
+ * such a node still splits into several row blocks for the workers, large
+ * enough that flushing a block's bins stays a small part of its work. */
+#define HIST_SMALL_BLOCK 4096
 
 typedef sb_k_hbin hentry;  /* g, h, count: src/kernels/tree.h */
 typedef sb_k_split cand;
@@ -21,8 +30,9 @@ typedef struct leaf {
     int64_t begin, end;
     int32_t depth;
     int64_t G, H, C;
-    hentry *hist; /* owned; NULL once the leaf is final */
+    hentry *hist; /* owned; NULL once the leaf is final or expanded */
     cand best;
+    struct leaf *kids; /* owned: its two children, computed ahead of its turn (see expand), or NULL */
 } leaf;
 
 typedef struct grow_ctx {
@@ -36,6 +46,7 @@ typedef struct grow_ctx {
     int32_t *tmp;       /* partition scratch */
     int32_t *og;        /* the node's quantized gradients in node row order */
     uint64_t *ohc;      /* and its hessians packed with a count of one (see hist_block) */
+    sb_grow_scratch *ws; /* buffers kept from tree to tree (histograms among them) */
     int32_t *act;       /* the features the mask allows, ascending */
     int32_t nactive;
     /* the tree being built */
@@ -43,6 +54,37 @@ typedef struct grow_ctx {
 } grow_ctx;
 
 /* ---- histograms ---- */
+
+/* A histogram buffer (c->total entries, contents undefined) from the kept
+ * ones, or a new one; NULL when out of memory. Called on the growing thread
+ * only (never inside a pool task). */
+static hentry *hist_get(grow_ctx *c) {
+    sb_grow_scratch *ws = c->ws;
+    if (ws->hist_total == c->total && ws->nhist_free > 0) return ws->hist_free[--ws->nhist_free];
+    return sb_malloc(sizeof(hentry) * (size_t)c->total);
+}
+
+/* Give a histogram buffer back to be kept for the next node or tree. */
+static void hist_put(grow_ctx *c, hentry *h) {
+    sb_grow_scratch *ws = c->ws;
+    if (!h) return;
+    if (ws->hist_total != c->total) { /* kept ones of another size: drop them */
+        for (int32_t i = 0; i < ws->nhist_free; i++) sb_free(ws->hist_free[i]);
+        ws->nhist_free = 0;
+        ws->hist_total = c->total;
+    }
+    if (ws->nhist_free == ws->hist_free_cap) {
+        int32_t cap = ws->hist_free_cap ? 2 * ws->hist_free_cap : 64;
+        void **f = sb_realloc(ws->hist_free, sizeof(void *) * (size_t)cap);
+        if (!f) {
+            sb_free(h);
+            return;
+        }
+        ws->hist_free = f;
+        ws->hist_free_cap = cap;
+    }
+    ws->hist_free[ws->nhist_free++] = h;
+}
 
 /* A node's histogram is an exact integer sum, so any split of the work gives
  * the same bits. The work is cut into blocks of HIST_BLOCK node rows; a block
@@ -59,14 +101,19 @@ typedef struct hist_job {
     grow_ctx *c;
     const int32_t *rows;
     int64_t n;
+    int64_t blk;  /* rows per block task: HIST_BLOCK or HIST_SMALL_BLOCK */
     hentry *out;
+    int32_t *og;  /* the node's slice of c->og and c->ohc (its rows' positions), */
+    uint64_t *ohc; /* so nodes with disjoint rows can be built at the same time */
+    int direct;   /* one pass covers every feature: read gq, hq by row, no gather */
 } hist_job;
 
-static void gather_rows(grow_ctx *c, const int32_t *rows, int64_t b, int64_t e) {
-    const int32_t *gq = c->d->gq, *hq = c->d->hq;
+static void gather_rows(const hist_job *j, int64_t b, int64_t e) {
+    if (j->direct) return;
+    const int32_t *gq = j->c->d->gq, *hq = j->c->d->hq, *rows = j->rows;
     for (int64_t i = b; i < e; i++) {
-        c->og[i] = gq[rows[i]];
-        c->ohc[i] = (uint64_t)(int64_t)hq[rows[i]] + ((uint64_t)1 << HC_SHIFT);
+        j->og[i] = gq[rows[i]];
+        j->ohc[i] = (uint64_t)(int64_t)hq[rows[i]] + ((uint64_t)1 << HC_SHIFT);
     }
 }
 
@@ -74,8 +121,8 @@ static void gather_rows(grow_ctx *c, const int32_t *rows, int64_t b, int64_t e) 
 static void gather_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
-    sb_chunk_range(j->n, HIST_BLOCK, task, &b, &e);
-    gather_rows(j->c, j->rows, b, e);
+    sb_chunk_range(j->n, j->blk, task, &b, &e);
+    gather_rows(j, b, e);
 }
 #endif
 
@@ -92,39 +139,62 @@ typedef struct pentry {
 /* Node rows [b, e) (at most HIST_BLOCK of them, gradients gathered) into out,
  * for the nfs <= HIST_GROUP features fs. The row loop is spelled out for each
  * group size so the per-feature updates are straight-line code. */
-static void hist_block(const grow_ctx *c, const int32_t *rows, int64_t b, int64_t e, const int32_t *fs, int nfs,
-                       hentry *out) {
+static void hist_block(const hist_job *j, int64_t b, int64_t e, const int32_t *fs, int nfs, hentry *out) {
+    const grow_ctx *c = j->c;
+    const int32_t *rows = j->rows;
     pentry loc[HIST_GROUP][SB_MAX_BIN + 1];
-    const uint8_t *col[HIST_GROUP] = {NULL, NULL, NULL, NULL};
-    int32_t nb[HIST_GROUP] = {0, 0, 0, 0};
+    const uint8_t *col[HIST_GROUP] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    int32_t nb[HIST_GROUP] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < nfs; k++) {
         col[k] = c->d->binned + (int64_t)fs[k] * c->d->n;
         nb[k] = c->d->bins->nbins[fs[k]] + 1;
         memset(loc[k], 0, sizeof(pentry) * (size_t)nb[k]);
     }
-    const int32_t *og = c->og;
-    const uint64_t *ohc = c->ohc;
+    const int32_t *og = j->og, *gq = c->d->gq, *hq = c->d->hq;
+    const uint64_t *ohc = j->ohc;
 #define HIST_ADD(k)                                   \
     do {                                              \
         pentry *x_ = &loc[k][col##k[r]];              \
         x_->g += g;                                   \
         x_->hc += hc;                                 \
     } while (0)
-#define HIST_LOOP(body)                               \
+#define HIST_LOOP_GATHERED(body)                      \
     for (int64_t i = b; i < e; i++) {                 \
         const int32_t r = rows[i];                    \
         const int64_t g = og[i];                      \
         const uint64_t hc = ohc[i];                   \
         body;                                         \
     }
+#define HIST_LOOP_DIRECT(body)                        \
+    for (int64_t i = b; i < e; i++) {                 \
+        const int32_t r = rows[i];                    \
+        const int64_t g = gq[r];                      \
+        const uint64_t hc = (uint64_t)(int64_t)hq[r] + ((uint64_t)1 << HC_SHIFT); \
+        body;                                         \
+    }
+#define HIST_LOOP(body)                               \
+    do {                                              \
+        if (j->direct) HIST_LOOP_DIRECT(body)         \
+        else HIST_LOOP_GATHERED(body)                 \
+    } while (0)
     const uint8_t *col0 = col[0], *col1 = col[1], *col2 = col[2], *col3 = col[3];
+    const uint8_t *col4 = col[4], *col5 = col[5], *col6 = col[6], *col7 = col[7];
     switch (nfs) {
     case 1: HIST_LOOP(HIST_ADD(0)); break;
     case 2: HIST_LOOP(HIST_ADD(0); HIST_ADD(1)); break;
     case 3: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2)); break;
-    default: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3)); break;
+    case 4: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3)); break;
+    case 5: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3); HIST_ADD(4)); break;
+    case 6: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3); HIST_ADD(4); HIST_ADD(5)); break;
+    case 7: HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3); HIST_ADD(4); HIST_ADD(5); HIST_ADD(6)); break;
+    default:
+        HIST_LOOP(HIST_ADD(0); HIST_ADD(1); HIST_ADD(2); HIST_ADD(3); HIST_ADD(4); HIST_ADD(5); HIST_ADD(6);
+                  HIST_ADD(7));
+        break;
     }
 #undef HIST_LOOP
+#undef HIST_LOOP_DIRECT
+#undef HIST_LOOP_GATHERED
 #undef HIST_ADD
     for (int k = 0; k < nfs; k++) {
         hentry *hf = out + c->hoff[fs[k]];
@@ -139,9 +209,10 @@ static void hist_block(const grow_ctx *c, const int32_t *rows, int64_t b, int64_
 }
 
 /* Every usable feature of node rows [b, e), HIST_GROUP at a time. */
-static void hist_block_all(const grow_ctx *c, const int32_t *rows, int64_t b, int64_t e, hentry *out) {
+static void hist_block_all(const hist_job *j, int64_t b, int64_t e, hentry *out) {
+    const grow_ctx *c = j->c;
     for (int32_t k = 0; k < c->nactive; k += HIST_GROUP)
-        hist_block(c, rows, b, e, c->act + k, c->nactive - k < HIST_GROUP ? c->nactive - k : HIST_GROUP, out);
+        hist_block(j, b, e, c->act + k, c->nactive - k < HIST_GROUP ? c->nactive - k : HIST_GROUP, out);
 }
 
 /* One row block, gathered here so its gradients are still in cache for the
@@ -149,10 +220,10 @@ static void hist_block_all(const grow_ctx *c, const int32_t *rows, int64_t b, in
 static void hist_rows_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
-    sb_chunk_range(j->n, HIST_BLOCK, task, &b, &e);
-    gather_rows(j->c, j->rows, b, e);
+    sb_chunk_range(j->n, j->blk, task, &b, &e);
+    gather_rows(j, b, e);
     hentry *dst = j->out ? j->out : j->c->scratch + (int64_t)sb_worker_index() * j->c->total;
-    hist_block_all(j->c, j->rows, b, e, dst);
+    hist_block_all(j, b, e, dst);
 }
 
 #ifndef SB_SABOTAGE_FLOAT_HIST
@@ -162,29 +233,42 @@ static void hist_group_task(void *ctx, int64_t grp) {
     const int32_t k = (int32_t)grp * HIST_GROUP;
     const int nfs = j->c->nactive - k < HIST_GROUP ? j->c->nactive - k : HIST_GROUP;
     for (int64_t b = 0; b < j->n; b += HIST_BLOCK)
-        hist_block(j->c, j->rows, b, b + HIST_BLOCK < j->n ? b + HIST_BLOCK : j->n, j->c->act + k, nfs, j->out);
+        hist_block(j, b, b + HIST_BLOCK < j->n ? b + HIST_BLOCK : j->n, j->c->act + k, nfs, j->out);
 }
 #endif
 
-/* out = exact histogram of rows[0..n). */
-static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out) {
+/* out = exact histogram of rows[0..n), a range of c->rows. serial: one task,
+ * on the calling thread (what a node expanded inside a pool task needs: the
+ * per-worker partials are the pool's, not the task's). */
+static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out, int serial) {
     memset(out, 0, sizeof(hentry) * (size_t)c->total);
-    const int64_t blocks = sb_chunk_count(n, HIST_BLOCK);
-#ifndef SB_SABOTAGE_FLOAT_HIST
-    const int64_t groups = (c->nactive + HIST_GROUP - 1) / HIST_GROUP;
-    if (c->width == 1) { /* one thread: row blocks straight into the output */
-        hist_job j = {c, rows, n, out};
-        sb_parallel_for_width(blocks, 1, hist_rows_task, &j);
+    int32_t *og = c->og + (rows - c->rows);
+    uint64_t *ohc = c->ohc + (rows - c->rows);
+    /* Gathering a node's gradients into row order pays when several passes
+     * read them; with every feature in one pass the pass reads them itself. */
+    const int direct = c->nactive <= HIST_GROUP;
+#ifdef SB_SABOTAGE_FLOAT_HIST
+    (void)serial; /* the arm's expansions come one leaf at a time (expand_next) */
+#else
+    if (serial || c->width == 1 || n * c->nactive < HIST_SERIAL_WORK) { /* one task: straight into the output */
+        hist_job j = {c, rows, n, HIST_BLOCK, out, og, ohc, direct};
+        sb_parallel_for_width(sb_chunk_count(n, HIST_BLOCK), 1, hist_rows_task, &j);
         return;
     }
+#endif
+    /* the block size from the node's shape: small nodes in smaller blocks */
+    const int64_t blk = n < 2 * HIST_BLOCK ? HIST_SMALL_BLOCK : HIST_BLOCK;
+    const int64_t blocks = sb_chunk_count(n, blk);
+#ifndef SB_SABOTAGE_FLOAT_HIST
+    const int64_t groups = (c->nactive + HIST_GROUP - 1) / HIST_GROUP;
     if (blocks < 2 || groups >= 2 * c->width) { /* feature groups, each its own slice */
-        hist_job j = {c, rows, n, out};
+        hist_job j = {c, rows, n, blk, out, og, ohc, direct};
         sb_parallel_for_width(blocks, c->width, gather_task, &j);
         sb_parallel_for_width(groups, c->width, hist_group_task, &j);
         return;
     }
 #endif
-    hist_job j = {c, rows, n, NULL};
+    hist_job j = {c, rows, n, blk, NULL, og, ohc, direct};
     memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
     sb_parallel_for_width(blocks, c->width, hist_rows_task, &j);
 #ifdef SB_SABOTAGE_FLOAT_HIST
@@ -295,6 +379,13 @@ void sb_node_list_release(sb_node_list *l) {
  * backward, so in their original order), to their final places. The result
  * is the serial stable partition, whatever the thread count. */
 #define PART_GRAIN 16384
+/* Nodes under two PART_GRAINs are cut into blocks of PART_SMALL_GRAIN rows, so
+ * the deep levels of a tree, where most nodes are that small, still share the
+ * work; nodes under PART_SERIAL rows are one block (the hand-off would cost
+ * more than it shares). Both by the node's shape; the partition is the stable
+ * one whatever the blocks. */
+#define PART_SMALL_GRAIN 4096
+#define PART_SERIAL 8192
 
 typedef struct part_job {
     grow_ctx *c;
@@ -302,6 +393,7 @@ typedef struct part_job {
     int64_t *nleft;   /* per block: its left rows */
     int64_t *lstart;  /* per block: its first left slot, relative to L->begin */
     int64_t *rstart;  /* per block: its first right slot */
+    int64_t grain;    /* rows per block */
     uint8_t left[256]; /* per bin: 1 when the split sends it left */
 } part_job;
 
@@ -312,7 +404,7 @@ static void part_split(void *ctx, int64_t k) {
     const int32_t *rows = j->c->rows + j->L->begin;
     int32_t *tmp = j->c->tmp + j->L->begin;
     int64_t b, e;
-    sb_chunk_range(j->L->end - j->L->begin, PART_GRAIN, k, &b, &e);
+    sb_chunk_range(j->L->end - j->L->begin, j->grain, k, &b, &e);
     /* Branch-free (the direction of a row is data, not a pattern): the row is
      * written to both open ends of [l, r), and only one end moves. */
     int64_t l = b, r = e;
@@ -332,7 +424,7 @@ static void part_place(void *ctx, int64_t k) {
     int32_t *rows = j->c->rows + j->L->begin;
     const int32_t *tmp = j->c->tmp + j->L->begin;
     int64_t b, e;
-    sb_chunk_range(j->L->end - j->L->begin, PART_GRAIN, k, &b, &e);
+    sb_chunk_range(j->L->end - j->L->begin, j->grain, k, &b, &e);
     const int64_t nl = j->nleft[k], nr = (e - b) - nl;
     memcpy(rows + j->lstart[k], tmp + b, sizeof(int32_t) * (size_t)nl);
     int32_t *dst = rows + j->rstart[k];
@@ -341,10 +433,12 @@ static void part_place(void *ctx, int64_t k) {
 
 /* Returns the end of the left part, or -1 when out of memory. */
 static int64_t partition(grow_ctx *c, const leaf *L) {
-    const int64_t m = L->end - L->begin, blocks = sb_chunk_count(m, PART_GRAIN);
+    const int64_t m = L->end - L->begin;
+    const int64_t grain = m < PART_SERIAL ? (m > 0 ? m : 1) : m < 2 * PART_GRAIN ? PART_SMALL_GRAIN : PART_GRAIN;
+    const int64_t blocks = sb_chunk_count(m, grain);
     int64_t *buf = sb_malloc(sizeof(int64_t) * 3 * (size_t)(blocks ? blocks : 1));
     if (!buf) return -1;
-    part_job j = {c, L, buf, buf + blocks, buf + 2 * blocks, {0}};
+    part_job j = {c, L, buf, buf + blocks, buf + 2 * blocks, grain, {0}};
     for (int32_t t = 0; t < 256; t++) j.left[t] = (uint8_t)sb_k_goes_left((uint32_t)t, L->best.bin, L->best.default_left);
     sb_parallel_for(blocks, part_split, &j);
     int64_t total_left = 0;
@@ -352,7 +446,7 @@ static int64_t partition(grow_ctx *c, const leaf *L) {
     int64_t l = 0, r = total_left;
     for (int64_t k = 0; k < blocks; k++) {
         int64_t b, e;
-        sb_chunk_range(m, PART_GRAIN, k, &b, &e);
+        sb_chunk_range(m, grain, k, &b, &e);
         j.lstart[k] = l;
         j.rstart[k] = r;
         l += j.nleft[k];
@@ -379,17 +473,147 @@ static int pick(const grow_ctx *c, leaf *open, int32_t nopen) {
     return best;
 }
 
+/* Leaf P split by its best split into kid[0] (left) and kid[1] (right): their
+ * row ranges (P's rows partitioned in place), sums, histograms (the smaller
+ * child built from its rows, the larger the parent's minus it, in the
+ * parent's buffer, which P gives up) and best splits. Everything here is a
+ * function of P's rows alone, so a leaf may be expanded before its turn: the
+ * pick order, not the expansion order, gives node ids (see the grow loop).
+ * serial: run on the calling thread only (inside a pool task). Returns 0 when
+ * out of memory (no message: a pool task must not set the caller's error).
+ * spare: the buffer for the smaller child's histogram. */
+static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
+    memset(kid, 0, 2 * sizeof *kid);
+    kid[0].G = P->best.lg; kid[0].H = P->best.lh; kid[0].C = P->best.lc;
+    kid[1].G = P->G - kid[0].G; kid[1].H = P->H - kid[0].H; kid[1].C = P->C - kid[0].C;
+    kid[0].depth = kid[1].depth = P->depth + 1;
+    const int64_t mid = partition(c, P);
+    if (mid < 0) {
+        kid[0].hist = spare; /* so that the caller gives it back */
+        return 0;
+    }
+    kid[0].begin = P->begin; kid[0].end = mid;
+    kid[1].begin = mid; kid[1].end = P->end;
+    leaf *small = kid[0].C <= kid[1].C ? &kid[0] : &kid[1], *large = kid[0].C <= kid[1].C ? &kid[1] : &kid[0];
+    small->hist = spare; /* from the growing thread: see hist_get */
+    build_hist(c, c->rows + small->begin, small->end - small->begin, small->hist, serial);
+    large->hist = P->hist;
+    P->hist = NULL;
+    for (int32_t i = 0; i < c->total; i++) {
+        large->hist[i].g -= small->hist[i].g;
+        large->hist[i].h -= small->hist[i].h;
+        large->hist[i].c -= small->hist[i].c;
+    }
+    find_best(c, &kid[0]);
+    find_best(c, &kid[1]);
+    return 1;
+}
+
+/* Leaves under this many rows are expanded several at a time, one leaf per
+ * task: at that size a leaf's own steps (partition, histogram) are too short
+ * to share well among the workers, and leaves have disjoint rows. */
+#define EXPAND_BATCH_ROWS (2 * HIST_BLOCK)
+#define EXPAND_BATCH_MAX 16
+
+typedef struct expand_job {
+    grow_ctx *c;
+    leaf *open;
+    int32_t idx[EXPAND_BATCH_MAX];
+    hentry *spare[EXPAND_BATCH_MAX];
+    int ok[EXPAND_BATCH_MAX];
+} expand_job;
+
+static void expand_task(void *ctx, int64_t t) {
+    expand_job *j = ctx;
+    leaf *L = &j->open[j->idx[t]];
+    j->ok[t] = expand(j->c, L, L->kids, j->spare[t], 1);
+}
+
+/* Whether open leaf a comes before b in the pick order (see pick). */
+static int picked_before(const grow_ctx *c, const leaf *a, const leaf *b) {
+    if (c->p->depthwise) return a->node < b->node;
+    return a->best.gain > b->best.gain || (a->best.gain == b->best.gain && a->node < b->node);
+}
+
+/* Expand open[k], the leaf picked next. A small leaf takes with it, as one
+ * parallel step, the next small splittable leaves in pick order: the leaves
+ * most likely to be picked soon, two per worker (leaves differ in size; the
+ * larger ones are started first so that the small ones fill the gaps), and no
+ * more than the splits the leaf limit still allows. One that is never picked
+ * (the limit ends the tree first) costs time, never bits: its rows stay its
+ * range and its children are dropped. The batch is a schedule only, so its
+ * size may follow the thread count; with one thread there is no batch. */
+static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k, int32_t splits_left) {
+    expand_job j;
+    int32_t nb = 0;
+    j.c = c;
+    j.open = open;
+    j.idx[nb++] = k;
+    int32_t want = c->width > 1 ? 2 * c->width : 1;
+    if (want > EXPAND_BATCH_MAX) want = EXPAND_BATCH_MAX;
+    if (want > splits_left) want = splits_left;
+#ifdef SB_SABOTAGE_FLOAT_HIST
+    want = 1; /* the arm's partial sums are per worker; one leaf at a time */
+#endif
+    const int small = open[k].end - open[k].begin < EXPAND_BATCH_ROWS;
+    while (small && nb < want) {
+        int32_t best = -1;
+        for (int32_t i = 0; i < nopen; i++) {
+            const leaf *L = &open[i];
+            if (!L->best.valid || L->kids || L->end - L->begin >= EXPAND_BATCH_ROWS) continue;
+            int taken = 0;
+            for (int32_t q = 0; q < nb; q++) taken |= j.idx[q] == i;
+            if (!taken && (best < 0 || picked_before(c, L, &open[best]))) best = i;
+        }
+        if (best < 0) break;
+        j.idx[nb++] = best;
+    }
+    for (int32_t q = 1; q < nb; q++) /* larger leaves first (tasks are taken in order) */
+        for (int32_t u = q; u > 0 && open[j.idx[u]].end - open[j.idx[u]].begin >
+                                         open[j.idx[u - 1]].end - open[j.idx[u - 1]].begin; u--) {
+            int32_t x = j.idx[u];
+            j.idx[u] = j.idx[u - 1];
+            j.idx[u - 1] = x;
+        }
+    for (int32_t q = 0; q < nb; q++) {
+        open[j.idx[q]].kids = sb_calloc(2, sizeof(leaf));
+        if (!open[j.idx[q]].kids) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        j.spare[q] = hist_get(c);
+        if (!j.spare[q]) {
+            for (int32_t u = 0; u < q; u++) hist_put(c, j.spare[u]);
+            for (int32_t u = 0; u <= q; u++) {
+                sb_free(open[j.idx[u]].kids);
+                open[j.idx[u]].kids = NULL;
+            }
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        }
+    }
+    if (nb == 1) {
+        j.ok[0] = expand(c, &open[k], open[k].kids, j.spare[0], 0);
+    } else {
+        sb_parallel_for(nb, expand_task, &j);
+    }
+    for (int32_t q = 0; q < nb; q++)
+        if (!j.ok[q]) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+    return SB_OK;
+}
+
 void sb_grow_scratch_release(sb_grow_scratch *ws) {
     if (!ws) return;
     sb_free(ws->tmp);
     sb_free(ws->og);
     sb_free(ws->ohc);
+    for (int32_t i = 0; i < ws->nhist_free; i++) sb_free(ws->hist_free[i]);
+    sb_free(ws->hist_free);
+    sb_free(ws->part);
     memset(ws, 0, sizeof *ws);
 }
 
 static int scratch_reserve(sb_grow_scratch *ws, int64_t nrows) {
     if (ws->cap >= nrows && ws->tmp && ws->og && ws->ohc) return 1;
-    sb_grow_scratch_release(ws);
+    sb_free(ws->tmp); /* the row buffers only: the kept histograms stay */
+    sb_free(ws->og);
+    sb_free(ws->ohc);
     const size_t m = (size_t)(nrows ? nrows : 1);
     ws->tmp = sb_malloc(sizeof(int32_t) * m);
     ws->og = sb_malloc(sizeof(int32_t) * m);
@@ -400,7 +624,8 @@ static int scratch_reserve(sb_grow_scratch *ws, int64_t nrows) {
 
 sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32_t *rows, int64_t nrows,
                            sb_grow_scratch *ws, sb_grown *out) {
-    sb_grow_scratch own = {NULL, NULL, NULL, 0};
+    sb_grow_scratch own;
+    memset(&own, 0, sizeof own);
     if (!ws) ws = &own;
     memset(out, 0, sizeof *out);
     grow_ctx c;
@@ -415,7 +640,14 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     int32_t nopen = 0;
     int32_t max_open = p->max_leaves > 0 ? p->max_leaves : 1 << 16;
     c.hoff = sb_malloc(sizeof(int32_t) * (size_t)d->nf);
-    c.scratch = sb_malloc(sizeof(hentry) * (size_t)c.total * (size_t)c.width);
+    c.ws = ws;
+    const size_t part_bytes = sizeof(hentry) * (size_t)c.total * (size_t)c.width;
+    if (ws->part_bytes < part_bytes) {
+        sb_free(ws->part);
+        ws->part = sb_malloc(part_bytes);
+        ws->part_bytes = ws->part ? part_bytes : 0;
+    }
+    c.scratch = ws->part;
     if (scratch_reserve(ws, nrows)) {
         c.tmp = ws->tmp;
         c.og = ws->og;
@@ -437,20 +669,28 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     leaf root;
     memset(&root, 0, sizeof root);
     root.end = nrows;
-    root.hist = sb_malloc(sizeof(hentry) * (size_t)c.total);
+    root.hist = hist_get(&c);
     if (!root.hist) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
         goto done;
     }
-    build_hist(&c, rows, nrows, root.hist);
-    for (int64_t i = 0; i < nrows; i++) { /* totals, exactly */
-        root.G += d->gq[rows[i]];
-        root.H += d->hq[rows[i]];
+    build_hist(&c, rows, nrows, root.hist, 0);
+    if (c.nactive > 0) { /* totals, exactly: every row sits in one bin of each usable feature */
+        const hentry *hf = root.hist + c.hoff[c.act[0]];
+        for (int32_t t = 0; t <= d->bins->nbins[c.act[0]]; t++) {
+            root.G += hf[t].g;
+            root.H += hf[t].h;
+        }
+    } else {
+        for (int64_t i = 0; i < nrows; i++) {
+            root.G += d->gq[rows[i]];
+            root.H += d->hq[rows[i]];
+        }
     }
     root.C = nrows;
     memcpy(out->root_hist, root.hist, sizeof(hentry) * (size_t)c.total);
     if ((st = sb_node_list_add(&c.t, root.G, root.H, root.C, &root.node)) != SB_OK) {
-        sb_free(root.hist);
+        hist_put(&c, root.hist);
         goto done;
     }
     find_best(&c, &root);
@@ -460,57 +700,29 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     while (p->max_leaves <= 0 || nleaves < p->max_leaves) {
         int k = pick(&c, open, nopen);
         if (k < 0) break;
+        const int32_t splits_left = p->max_leaves > 0 ? p->max_leaves - nleaves : EXPAND_BATCH_MAX;
+        if (!open[k].kids && (st = expand_next(&c, open, nopen, k, splits_left)) != SB_OK) goto done;
         leaf P = open[k];
-        /* Children: left sums from the candidate, right = parent - left (exact). */
-        leaf Lc, Rc;
-        memset(&Lc, 0, sizeof Lc);
-        memset(&Rc, 0, sizeof Rc);
-        Lc.G = P.best.lg; Lc.H = P.best.lh; Lc.C = P.best.lc;
-        Rc.G = P.G - Lc.G; Rc.H = P.H - Lc.H; Rc.C = P.C - Lc.C;
-        Lc.depth = Rc.depth = P.depth + 1;
-        if ((st = sb_node_list_add(&c.t, Lc.G, Lc.H, Lc.C, &Lc.node)) != SB_OK) goto done;
-        if ((st = sb_node_list_add(&c.t, Rc.G, Rc.H, Rc.C, &Rc.node)) != SB_OK) goto done;
+        leaf *kid = P.kids;
+        /* Commit the split: node ids in pick order, so the tree is the one the
+         * leaf-by-leaf order gives, whatever was expanded ahead. */
+        if ((st = sb_node_list_add(&c.t, kid[0].G, kid[0].H, kid[0].C, &kid[0].node)) != SB_OK) goto done;
+        if ((st = sb_node_list_add(&c.t, kid[1].G, kid[1].H, kid[1].C, &kid[1].node)) != SB_OK) goto done;
         sb_tree_node *pn = &c.t.nodes[P.node];
         pn->feature = P.best.feature;
         pn->threshold = d->bins->upper[d->bins->offset[P.best.feature] + P.best.bin - 1];
         pn->default_left = (uint8_t)P.best.default_left;
-        pn->left = Lc.node;
-        pn->right = Rc.node;
+        pn->left = kid[0].node;
+        pn->right = kid[1].node;
         pn->gain = P.best.gain;
         c.t.split_bin[P.node] = P.best.bin;
-
-        int64_t mid = partition(&c, &P);
-        if (mid < 0) {
-            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-            goto done;
-        }
-        Lc.begin = P.begin; Lc.end = mid;
-        Rc.begin = mid; Rc.end = P.end;
-        /* The smaller child is built from its rows; the larger is the parent's
-         * histogram minus it, in the parent's buffer. */
-        leaf *small = Lc.C <= Rc.C ? &Lc : &Rc, *large = Lc.C <= Rc.C ? &Rc : &Lc;
-        small->hist = sb_malloc(sizeof(hentry) * (size_t)c.total);
-        if (!small->hist) {
-            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-            goto done;
-        }
-        build_hist(&c, c.rows + small->begin, small->end - small->begin, small->hist);
-        large->hist = P.hist;
-        for (int32_t i = 0; i < c.total; i++) {
-            large->hist[i].g -= small->hist[i].g;
-            large->hist[i].h -= small->hist[i].h;
-            large->hist[i].c -= small->hist[i].c;
-        }
-        open[k] = Lc; /* the parent's slot */
-        find_best(&c, &open[k]);
         if (nopen == max_open) {
-            sb_free(Rc.hist);
             st = sb_fail(SB_ERR_LIMIT, "tree: more than %d open leaves", max_open);
             goto done;
         }
-        open[nopen] = Rc;
-        find_best(&c, &open[nopen]);
-        nopen++;
+        open[k] = kid[0]; /* the parent's slot */
+        open[nopen++] = kid[1];
+        sb_free(kid);
         nleaves++;
     }
 
@@ -530,10 +742,16 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     sb_node_list_finish(&c.t, d->g_scale, d->h_scale, p->reg_lambda, p->learning_rate, out);
 done:
     if (open)
-        for (int32_t i = 0; i < nopen; i++) sb_free(open[i].hist);
+        for (int32_t i = 0; i < nopen; i++) {
+            hist_put(&c, open[i].hist);
+            if (open[i].kids) {
+                hist_put(&c, open[i].kids[0].hist);
+                hist_put(&c, open[i].kids[1].hist);
+                sb_free(open[i].kids);
+            }
+        }
     sb_free(open);
     sb_free(c.hoff);
-    sb_free(c.scratch);
     sb_grow_scratch_release(&own);
     sb_free(c.act);
     sb_node_list_release(&c.t);

@@ -77,6 +77,14 @@ struct sb_grow_scratch {
     int32_t *tmp, *og;
     uint64_t *ohc;
     int64_t cap; /* rows the buffers hold */
+    /* Node histograms and the workers' partials, kept too: a histogram of a
+     * few thousand bins is past malloc's mmap threshold, so each new one was
+     * mapped, faulted in and unmapped again, every split of every tree. */
+    void **hist_free;   /* free histogram buffers of hist_total entries each */
+    int32_t nhist_free, hist_free_cap;
+    int32_t hist_total;
+    void *part;         /* the workers' partial histograms */
+    size_t part_bytes;
 };
 void sb_grow_scratch_release(sb_grow_scratch *ws);
 sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *rows, int64_t nrows,
