@@ -577,9 +577,8 @@ static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k, int3
         }
     for (int32_t q = 0; q < nb; q++) {
         open[j.idx[q]].kids = sb_calloc(2, sizeof(leaf));
-        if (!open[j.idx[q]].kids) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        j.spare[q] = hist_get(c);
-        if (!j.spare[q]) {
+        j.spare[q] = open[j.idx[q]].kids ? hist_get(c) : NULL;
+        if (!j.spare[q]) { /* out of memory: the batch's spares back, its children dropped, nothing kept */
             for (int32_t u = 0; u < q; u++) hist_put(c, j.spare[u]);
             for (int32_t u = 0; u <= q; u++) {
                 sb_free(open[j.idx[u]].kids);
