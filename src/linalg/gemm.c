@@ -25,6 +25,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #define GEMM_LINE_GRAIN 64
 #define GEMM_ROW_GRAIN 16
@@ -165,14 +168,24 @@ typedef struct col_job {
     uint32_t *pmb;
     uint8_t *pnf;
     int64_t *psum, *pcnt;
+    int vec; /* stats_cols_avx512 */
 } col_job;
 
 /* Lines in groups of COLS_GROUP kept in locals while a block of q is read:
  * each task writes its results once, so neighbouring tasks never share a
  * cache line in the loop. */
 #define COLS_GROUP 64
+#if defined(__x86_64__)
+static void stats_cols_avx512(const col_job *c, int64_t task);
+#endif
 static void stats_cols_task(void *ctx, int64_t task) {
     const col_job *c = ctx;
+#if defined(__x86_64__)
+    if (c->vec) {
+        stats_cols_avx512(c, task);
+        return;
+    }
+#endif
     const line_job *j = c->j;
     const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->k ? q0 + GEMM_QBLOCK : j->k;
     for (int64_t l0 = 0; l0 < L; l0 += COLS_GROUP) {
@@ -192,6 +205,60 @@ static void stats_cols_task(void *ctx, int64_t task) {
         }
     }
 }
+
+#if defined(__x86_64__)
+/* stats_cols_task's values, the lines of a row as the lanes of vectors: the
+ * block's rows are read once, in order, and each line's running values (in
+ * int32: a block's sum of leading exponents stays below 2048 x 150) live in
+ * L1 arrays. The leading exponent of a subnormal magnitude v is
+ * -150 + bitlen(v) = -118 - lzcnt(v), sb_oz_lead's value. */
+__attribute__((target("avx512f,avx512cd"))) static void stats_cols_avx512(const col_job *c, int64_t task) {
+    const line_job *j = c->j;
+    const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->k ? q0 + GEMM_QBLOCK : j->k;
+    uint32_t mb[GEMM_COLS_MAX_LINES] __attribute__((aligned(64)));
+    uint32_t nf[GEMM_COLS_MAX_LINES] __attribute__((aligned(64)));
+    int32_t sum[GEMM_COLS_MAX_LINES] __attribute__((aligned(64)));
+    int32_t cnt[GEMM_COLS_MAX_LINES] __attribute__((aligned(64)));
+    const int64_t L16 = (L + 15) / 16 * 16;
+    memset(mb, 0, 4 * (size_t)L16);
+    memset(nf, 0, 4 * (size_t)L16);
+    memset(sum, 0, 4 * (size_t)L16);
+    memset(cnt, 0, 4 * (size_t)L16);
+    const __m512i expo = _mm512_set1_epi32(0x7f800000), absm = _mm512_set1_epi32(0x7fffffff);
+    const __m512i one = _mm512_set1_epi32(1), b127 = _mm512_set1_epi32(127), m118 = _mm512_set1_epi32(-118);
+    for (int64_t q = q0; q < q1; q++) {
+        const float *row = j->x + q * j->qs;
+        for (int64_t l0 = 0; l0 < L; l0 += 16) {
+            const __mmask16 lm = L - l0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (L - l0)) - 1u);
+            const __m512i u = _mm512_maskz_loadu_epi32(lm, row + l0);
+            const __mmask16 nfm = _mm512_cmpeq_epi32_mask(_mm512_and_si512(u, expo), expo);
+            const __m512i v = _mm512_maskz_and_epi32((__mmask16)~nfm, u, absm);
+            const __mmask16 nz = _mm512_test_epi32_mask(v, v);
+            const __m512i e = _mm512_srli_epi32(v, 23);
+            const __m512i lead = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(e, _mm512_setzero_si512()),
+                                                         _mm512_sub_epi32(m118, _mm512_lzcnt_epi32(v)),
+                                                         _mm512_sub_epi32(e, b127));
+            _mm512_store_si512(mb + l0, _mm512_max_epu32(_mm512_load_si512(mb + l0), v));
+            _mm512_store_si512(nf + l0, _mm512_mask_or_epi32(_mm512_load_si512(nf + l0), nfm,
+                                                              _mm512_load_si512(nf + l0), one));
+            const __m512i s0 = _mm512_load_si512(sum + l0), c0 = _mm512_load_si512(cnt + l0);
+            _mm512_store_si512(sum + l0, _mm512_mask_add_epi32(s0, nz, s0, lead));
+            _mm512_store_si512(cnt + l0, _mm512_mask_add_epi32(c0, nz, c0, one));
+        }
+    }
+    for (int64_t l = 0; l < L; l++) {
+        c->pmb[task * L + l] = mb[l];
+        c->pnf[task * L + l] = (uint8_t)nf[l];
+        c->psum[task * L + l] = sum[l];
+        c->pcnt[task * L + l] = cnt[l];
+    }
+}
+
+static int stats_avx512_ok(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd");
+}
+#endif
 
 /* Lines in groups of SPLIT_GROUP, q inner: a group's digits for a run of q
  * fill whole cache lines of its planes one after the other (line by line,
@@ -278,7 +345,10 @@ static sb_status line_stats(line_job *j) {
     }
     const int64_t nb = sb_chunk_count(j->k, GEMM_QBLOCK), L = j->nlines, cells = (nb > 0 ? nb : 1) * L;
     col_job c = {j, sb_malloc(4 * (size_t)cells), sb_malloc((size_t)cells), sb_malloc(8 * (size_t)cells),
-                 sb_malloc(8 * (size_t)cells)};
+                 sb_malloc(8 * (size_t)cells), 0};
+#if defined(__x86_64__)
+    c.vec = stats_avx512_ok() && !getenv("SAMEBITS_GEMM_STATS_SCALAR");
+#endif
     sb_status st = SB_OK;
     if (!c.pmb || !c.pnf || !c.psum || !c.pcnt) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for the line statistics");
@@ -443,6 +513,55 @@ static int digits_of(const int32_t *spread, int64_t n) {
     return sb_oz_digits_for(mx);
 }
 
+/* A Gram of four-digit strided lines (C = X^T X of a row-major X) on the AMX
+ * path: per pass, the digits go straight into the two layouts the tiles read
+ * (sb_cpu_amxg_pack4, both sides at once: they are the same lines) and every
+ * digit pair of the upper triangle's panels is multiplied from there
+ * (sb_cpu_igemm_gram_amx), instead of digit planes repacked for each of the
+ * seven weighted products. The parts are the same exact D_w, so the combine
+ * and every bit are the planes' (tests/unit/test_gemm_roads.c compares). */
+static sb_status gram_amx(const sb_gemm_shape *s, const float *a, float *c, int64_t ldc, int64_t qs,
+                          const uint32_t *mb, const uint8_t *flag) {
+    const int64_t m = s->m, kp = pad_k(s->k), kc = sb_oz_kchunk(4), npass = passes_of(kp, kc);
+    const int64_t ngmax = (pass_len(kp, kc, 0) + 63) / 64;
+    sb_status st = SB_OK;
+    int32_t *sig = sb_malloc(4 * (size_t)m);
+    double *scale = sb_malloc(sizeof(double) * (size_t)m);
+    uint8_t *pa = sb_malloc((size_t)sb_cpu_amxg_bytes(m, ngmax));
+    uint8_t *pb = sb_malloc((size_t)sb_cpu_amxg_bytes(m, ngmax));
+    int32_t *parts = sb_malloc(4 * (size_t)(7 * m * m));
+    sb_oz_acc *acc = npass > 1 ? sb_malloc(sizeof(sb_oz_acc) * (size_t)(m * m)) : NULL;
+    if (!sig || !scale || !pa || !pb || !parts || (npass > 1 && !acc)) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld x %lld", (long long)m,
+                     (long long)m, (long long)s->k);
+        goto done;
+    }
+    for (int64_t l = 0; l < m; l++) {
+        sig[l] = sb_oz_sigma(mb[l], 4);
+        scale[l] = split_pow2(sig[l]);
+    }
+    for (int64_t p = 0; p < npass && st == SB_OK; p++) {
+        const int64_t len = pass_len(kp, kc, p);
+        sb_cpu_amxg_pack4(a, qs, m, s->k, p * kc, len, scale, pa, pb);
+        st = sb_cpu_igemm_gram_amx(m, (len + 63) / 64, pa, pb, parts, m * m, m);
+        if (st != SB_OK) break;
+        const int mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
+        band_job jt = {s, a, a, c, ldc, 0, m, m * m, 0, m, 1, 7, mode, sig, sig, flag, flag, parts, acc};
+        sb_parallel_for(sb_chunk_count(m, GEMM_ROW_GRAIN), combine_task, &jt);
+    }
+    if (st == SB_OK)
+        for (int64_t i = 1; i < m; i++)
+            for (int64_t q = 0; q < i; q++) c[i * ldc + q] = c[q * ldc + i];
+done:
+    sb_free(sig);
+    sb_free(scale);
+    sb_free(pa);
+    sb_free(pb);
+    sb_free(parts);
+    sb_free(acc);
+    return st;
+}
+
 /* Which host road takes the exact totals (SAMEBITS_GEMM_HOST): both give
  * the same integers, hence the same bits (gemm_direct.c); the variable is for
  * tests that run each road, and for measuring them. Unset or empty: the
@@ -595,6 +714,11 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
                                      prep_b ? prep_b->v : NULL, sa > SB_OZ_SMIN, sbd > SB_OZ_SMIN);
             goto done;
         }
+    }
+    if (gram && sa == 4 && sbd == 4 && s->k > 0 && use_cols(&ja) && road != ROAD_DIRECT &&
+        7 * m * m * 4 <= GEMM_BAND_BYTES && !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") && sb_cpu_igemm_gram_amx_on()) {
+        st = gram_amx(s, a, c, ldc, ja.qs, MA, FA);
+        goto done;
     }
     /* the digit planes: this call's own statistics arrays (a prepared side's copied in) */
     if (!mb_a && (!(mb_a = sb_malloc(4 * (size_t)m)) || !(sp_a = sb_malloc(4 * (size_t)m)) ||

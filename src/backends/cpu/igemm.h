@@ -58,4 +58,41 @@ void sb_cpu_igemm_pack_budget_for_tests(int64_t bytes);
  * that grant (arch_prctl ARCH_REQ_XCOMP_PERM, once, for the whole process). */
 const char *sb_cpu_igemm_path(void);
 
+/* ---- A Gram's digit pairs on AMX, from operands packed once ----------------
+ * A Gram (C = L L^T over the same four-digit lines L) multiplies every digit
+ * pair of the same lines. Packing both sides for each of its seven weighted
+ * products (sb_cpu_igemm_s8_upper's way) reads and rewrites the digits eight
+ * times, and the products are short; so on the AMX path the caller writes
+ * each pass's digits once, straight into the two layouts the tiles read
+ * (sb_cpu_amxg_pack4), as one matrix of 4 x lines rows (row 4l + d: digit d
+ * of line l), and sb_cpu_igemm_gram_amx multiplies that matrix by itself
+ * (every digit pair at once, the upper triangle of the lines) and folds each
+ * element's 16 digit products into the seven weights. The layout of one pass
+ * of ng groups of 64 k values:
+ *   panel P (lines [8P, 8P + 8), rows 4 x 8P .. 4 x 8P + 31; zero rows past
+ *   the last line) at P * ng * 2048, its group G (k in [64G, 64G + 64) of the
+ *   pass) at P * ng * 2048 + G * 2048;
+ *   A layout: byte r*64 + u of a group is row r's digit at k = 64G + u;
+ *   B layout: byte h*1024 + t4*64 + c*4 + s is row 16h + c's digit at
+ *   k = 64G + 4 t4 + s (AMX's VNNI layout). */
+/* 1 when the integer product's path is amx (SAMEBITS_CPU_IGEMM honoured), 0 otherwise. */
+int sb_cpu_igemm_gram_amx_on(void);
+/* Bytes of one packed operand of one pass (either layout). */
+int64_t sb_cpu_amxg_bytes(int64_t lines, int64_t ng);
+/* Packs one pass of a four-digit operand into both layouts: line l's element q
+ * is x[l + q * qs] (a row-major matrix whose columns are the lines), the pass
+ * holds q in [q0, q0 + len), elements at q >= k are 0, and line l's integers
+ * are RNE(x * scale[l]) (scale[l] = 2^sigma_l: kernels/linalg.h's
+ * sb_oz_fixed for S = 4; nonfinite elements 0). ng = ceil(len / 64). Runs on
+ * the worker pool. */
+void sb_cpu_amxg_pack4(const float *x, int64_t qs, int64_t lines, int64_t k, int64_t q0, int64_t len,
+                       const double *scale, uint8_t *pa, uint8_t *pb);
+/* parts[w * plane + i * ldc + j] = D_w(i, j) = sum over the digit pairs
+ * (d, w - d) of line i's and line j's digit products over the pass, for every
+ * weight w < 7 and every j >= i, exact (4 x 64 ng x 2^14 < 2^31 is the
+ * caller's bound); elements with j < i are not written. pa and pb hold one
+ * pass packed as above. Only on the amx path (sb_cpu_igemm_gram_amx_on):
+ * SB_ERR_BACKEND_UNAVAILABLE otherwise. */
+sb_status sb_cpu_igemm_gram_amx(int64_t lines, int64_t ng, const uint8_t *pa, const uint8_t *pb, int32_t *parts,
+                                int64_t plane, int64_t ldc);
 #endif

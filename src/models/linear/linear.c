@@ -514,11 +514,20 @@ static void scan_task(void *ctx, int64_t task) {
     int64_t b, e;
     sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
     j->first[task] = -1;
-    for (int64_t q = b * j->p; q < e * j->p; q++)
-        if (!isfinite(j->x[q])) {
-            j->first[task] = q;
-            return;
-        }
+    /* blocks checked without an early exit (the compiler's vectors take the
+     * exponent test), the first offender then found in the block that has one */
+    const int64_t q1 = e * j->p;
+    for (int64_t q0 = b * j->p; q0 < q1; q0 += 1024) {
+        const int64_t qe = q0 + 1024 < q1 ? q0 + 1024 : q1;
+        uint32_t any = 0;
+        for (int64_t q = q0; q < qe; q++) any |= (sb_f2u(j->x[q]) & 0x7f800000u) == 0x7f800000u;
+        if (!any) continue;
+        for (int64_t q = q0; q < qe; q++)
+            if (!isfinite(j->x[q])) {
+                j->first[task] = q;
+                return;
+            }
+    }
 }
 
 int64_t sb_lin_first_nonfinite(const float *x, int64_t n, int64_t p) {
