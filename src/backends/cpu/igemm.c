@@ -1129,20 +1129,13 @@ typedef struct amxg_job {
     int64_t plane, ldc;
 } amxg_job;
 
-/* c (32 x 32 int32, rows of 32) := (zero ? 0 : c) + the products of ng
- * consecutive groups of A (32 rows x 64 k each) and B (two VNNI tiles each). */
-AMX_TARGET static void amxg_pair(const uint8_t *A, const uint8_t *B, int64_t ng, int32_t *c, int zero) {
-    if (zero) {
-        TILE_ZERO(0);
-        TILE_ZERO(1);
-        TILE_ZERO(2);
-        TILE_ZERO(3);
-    } else {
-        TILE_LOAD(0, c, 128);
-        TILE_LOAD(1, c + 16, 128);
-        TILE_LOAD(2, c + 512, 128);
-        TILE_LOAD(3, c + 528, 128);
-    }
+/* c (32 x 32 int32, rows of 32) := the products of ng consecutive groups of
+ * A (32 rows x 64 k each) and B (two VNNI tiles each). */
+AMX_TARGET static void amxg_pair(const uint8_t *A, const uint8_t *B, int64_t ng, int32_t *c) {
+    TILE_ZERO(0);
+    TILE_ZERO(1);
+    TILE_ZERO(2);
+    TILE_ZERO(3);
     for (int64_t g = 0; g < ng; g++) {
         TILE_LOAD(4, A, 64);
         TILE_LOAD(6, B, 64);
@@ -1170,21 +1163,12 @@ AMX_TARGET static void amxg_task(void *ctx, int64_t task) {
     const int64_t i0 = I * AMXG_TP, i1 = i0 + AMXG_TP < j->np ? i0 + AMXG_TP : j->np;
     const int64_t j0 = J * AMXG_TP, j1 = j0 + AMXG_TP < j->np ? j0 + AMXG_TP : j->np;
     const int64_t pstride = j->ng * AMXG_GROUP;
-    int32_t loc[AMXG_TP * AMXG_TP * 32 * 32] __attribute__((aligned(64)));
-    static int64_t KB = 0;
-    if (!KB) KB = getenv("AMXG_KB") ? atoi(getenv("AMXG_KB")) : 1 << 20;
+    int32_t c[32 * 32] __attribute__((aligned(64)));
     TILE_CONFIG(&g_amx_cfg);
-    for (int64_t g0 = 0; g0 < j->ng; g0 += KB) {
-        const int64_t n = j->ng - g0 < KB ? j->ng - g0 : KB;
-        for (int64_t i = i0; i < i1; i++)
-            for (int64_t jj = (j0 > i ? j0 : i); jj < j1; jj++)
-                amxg_pair(j->pa + i * pstride + g0 * AMXG_GROUP, j->pb + jj * pstride + g0 * AMXG_GROUP, n,
-                          loc + ((i - i0) * AMXG_TP + (jj - j0)) * 1024, g0 == 0);
-    }
-    AMX_BARRIER(); /* the tiles' stores before loc is read */
     for (int64_t jj = j0; jj < j1; jj++)
         for (int64_t i = i0; i < i1 && i <= jj; i++) {
-            const int32_t *c = loc + ((i - i0) * AMXG_TP + (jj - j0)) * 1024;
+            amxg_pair(j->pa + i * pstride, j->pb + jj * pstride, j->ng, c);
+            AMX_BARRIER(); /* the tiles' stores before c is read */
             /* row 4a + d1 is digit d1 of line 8i + a, column 4b + d2 digit d2 of line 8jj + b */
             for (int64_t a = 0; a < AMXG_LINES; a++) {
                 const int64_t la = AMXG_LINES * i + a;
