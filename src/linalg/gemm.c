@@ -99,6 +99,7 @@ typedef struct line_job {
     uint8_t *flag;
     int8_t *planes;
     double *scale; /* S = 4, strided lines: 2^sigma of each line, for the split */
+    const float *shift; /* strided lines: element q of line l is fl(x - shift[l]) (NULL: x) */
 } line_job;
 
 /* The statistics of one element into a line's running values; the leading
@@ -123,7 +124,9 @@ static void stats_task(void *ctx, int64_t task) {
         uint32_t mb = 0;
         uint8_t nf = 0;
         int64_t sum = 0, cnt = 0;
-        for (int64_t q = 0; q < j->k; q++) stat_add(sb_f2u(x[q * j->qs]), &mb, &nf, &sum, &cnt);
+        const float sh = j->shift ? j->shift[l] : 0.0f;
+        for (int64_t q = 0; q < j->k; q++)
+            stat_add(sb_f2u(j->shift ? x[q * j->qs] - sh : x[q * j->qs]), &mb, &nf, &sum, &cnt);
         j->mb[l] = mb;
         j->flag[l] = (uint8_t)nf;
         j->spread[l] = sb_oz_spread(mb, sum, cnt);
@@ -195,7 +198,9 @@ static void stats_cols_task(void *ctx, int64_t task) {
         int64_t sum[COLS_GROUP] = {0}, cnt[COLS_GROUP] = {0};
         for (int64_t q = q0; q < q1; q++) {
             const float *row = j->x + q * j->qs + l0 * j->ls;
-            for (int64_t l = 0; l < g; l++) stat_add(sb_f2u(row[l * j->ls]), &mb[l], &nf[l], &sum[l], &cnt[l]);
+            for (int64_t l = 0; l < g; l++)
+                stat_add(sb_f2u(j->shift ? row[l * j->ls] - j->shift[l0 + l] : row[l * j->ls]), &mb[l], &nf[l],
+                         &sum[l], &cnt[l]);
         }
         for (int64_t l = 0; l < g; l++) {
             c->pmb[task * L + l0 + l] = mb[l];
@@ -230,7 +235,10 @@ __attribute__((target("avx512f,avx512cd"))) static void stats_cols_avx512(const 
         const float *row = j->x + q * j->qs;
         for (int64_t l0 = 0; l0 < L; l0 += 16) {
             const __mmask16 lm = L - l0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (L - l0)) - 1u);
-            const __m512i u = _mm512_maskz_loadu_epi32(lm, row + l0);
+            const __m512i u =
+                j->shift ? _mm512_castps_si512(_mm512_maskz_sub_ps(lm, _mm512_maskz_loadu_ps(lm, row + l0),
+                                                                   _mm512_maskz_loadu_ps(lm, j->shift + l0)))
+                         : _mm512_maskz_loadu_epi32(lm, row + l0);
             const __mmask16 nfm = _mm512_cmpeq_epi32_mask(_mm512_and_si512(u, expo), expo);
             const __m512i v = _mm512_maskz_and_epi32((__mmask16)~nfm, u, absm);
             const __mmask16 nz = _mm512_test_epi32_mask(v, v);
@@ -520,8 +528,8 @@ static int digits_of(const int32_t *spread, int64_t n) {
  * (sb_cpu_igemm_gram_amx), instead of digit planes repacked for each of the
  * seven weighted products. The parts are the same exact D_w, so the combine
  * and every bit are the planes' (tests/unit/test_gemm_roads.c compares). */
-static sb_status gram_amx(const sb_gemm_shape *s, const float *a, float *c, int64_t ldc, int64_t qs,
-                          const uint32_t *mb, const uint8_t *flag) {
+static sb_status gram_amx(const sb_gemm_shape *s, const float *a, const float *shift, float *c, int64_t ldc,
+                          int64_t qs, const uint32_t *mb, const uint8_t *flag) {
     const int64_t m = s->m, kp = pad_k(s->k), kc = sb_oz_kchunk(4), npass = passes_of(kp, kc);
     const int64_t ngmax = (pass_len(kp, kc, 0) + 63) / 64;
     sb_status st = SB_OK;
@@ -542,7 +550,7 @@ static sb_status gram_amx(const sb_gemm_shape *s, const float *a, float *c, int6
     }
     for (int64_t p = 0; p < npass && st == SB_OK; p++) {
         const int64_t len = pass_len(kp, kc, p);
-        sb_cpu_amxg_pack4(a, qs, m, s->k, p * kc, len, scale, pa, pb);
+        sb_cpu_amxg_pack4(a, qs, shift, m, s->k, p * kc, len, scale, pa, pb);
         st = sb_cpu_igemm_gram_amx(m, (len + 63) / 64, pa, pb, parts, m * m, m);
         if (st != SB_OK) break;
         const int mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
@@ -600,7 +608,7 @@ sb_status sb_gemm_prep_make(const float *x, int64_t ls, int64_t qs, int64_t nlin
         sb_gemm_prep_free(p);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for a prepared operand");
     }
-    line_job j = {x, ls, qs, nlines, k, pad_k(k), 0, 0, 0, p->mb, p->spread, p->sigma, p->flag, NULL, NULL};
+    line_job j = {x, ls, qs, nlines, k, pad_k(k), 0, 0, 0, p->mb, p->spread, p->sigma, p->flag, NULL, NULL, NULL};
     sb_status st = line_stats(&j);
     if (st != SB_OK) {
         sb_gemm_prep_free(p);
@@ -662,9 +670,9 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
     sb_oz_acc *acc = NULL;
     int64_t ls, qs;
     strides_a(s, &ls, &qs);
-    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     strides_b(s, &ls, &qs);
-    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     if (!prep_matches(prep_a, a, ja.ls, ja.qs, m, s->k)) prep_a = NULL;
     if (!prep_matches(prep_b, b, jb.ls, jb.qs, n, s->k)) prep_b = NULL;
     /* Each side's statistics: a prepared operand's are read where they lie
@@ -717,7 +725,7 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
     }
     if (gram && sa == 4 && sbd == 4 && s->k > 0 && use_cols(&ja) && road != ROAD_DIRECT &&
         7 * m * m * 4 <= GEMM_BAND_BYTES && !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") && sb_cpu_igemm_gram_amx_on()) {
-        st = gram_amx(s, a, c, ldc, ja.qs, MA, FA);
+        st = gram_amx(s, a, NULL, c, ldc, ja.qs, MA, FA);
         goto done;
     }
     /* the digit planes: this call's own statistics arrays (a prepared side's copied in) */
@@ -804,6 +812,53 @@ done:
     sb_free(pb);
     sb_free(parts);
     sb_free(acc);
+    return st;
+}
+
+/* G := Xc^T Xc for Xc = X - 1 mean^T (each element fl(x - mean_l), one
+ * float32 subtraction), X n x p row-major (ldx), G p x p (ldg). Where the
+ * AMX Gram takes it (four digits, no nonfinite centered element), the
+ * centered values are formed where they are read (the statistics and the
+ * packing), so no centered copy is written; otherwise the copy is made and
+ * sb_gemm_host multiplies it. The same bits either way: both read the same
+ * centered floats. */
+sb_status sb_gemm_host_gram_centered(int64_t n, int64_t p, const float *x, int64_t ldx, const float *mean, float *g,
+                                     int64_t ldg) {
+    const sb_gemm_shape s = {1, 0, p, p, n, p, p};
+    if (p == 0) return SB_OK;
+    int road = ROAD_AUTO;
+    sb_status st = host_road(&road);
+    if (st != SB_OK) return st;
+#if defined(__x86_64__)
+    if (n > 0 && road != ROAD_DIRECT && p <= GEMM_COLS_MAX_LINES && 7 * p * p * 4 <= GEMM_BAND_BYTES &&
+        !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") && sb_cpu_igemm_gram_amx_on()) {
+        uint32_t *mb = sb_malloc(4 * (size_t)p);
+        int32_t *sp = sb_malloc(4 * (size_t)p);
+        uint8_t *fl = sb_malloc((size_t)p);
+        line_job j = {x, 1, ldx, p, n, pad_k(n), 0, 0, 0, mb, sp, NULL, fl, NULL, NULL, mean};
+        int taken = 0;
+        if (!mb || !sp || !fl) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld lines", (long long)p);
+        else st = line_stats(&j);
+        if (st == SB_OK) {
+            int nf = 0;
+            for (int64_t l = 0; l < p; l++) nf |= fl[l];
+            if (!nf && digits_of(sp, p) == 4) {
+                taken = 1;
+                st = gram_amx(&s, x, mean, g, ldg, ldx, mb, fl);
+            }
+        }
+        sb_free(mb);
+        sb_free(sp);
+        sb_free(fl);
+        if (st != SB_OK || taken) return st;
+    }
+#endif
+    float *xc = sb_malloc(sizeof(float) * (size_t)(n * p > 0 ? n * p : 1));
+    if (!xc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld", (long long)n, (long long)p);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t l = 0; l < p; l++) xc[i * p + l] = x[i * ldx + l] - mean[l];
+    st = sb_gemm_host(&s, xc, xc, g, ldg);
+    sb_free(xc);
     return st;
 }
 

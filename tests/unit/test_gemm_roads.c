@@ -202,6 +202,40 @@ SB_TEST(test_gemm_gram_roads_agree) {
     unsetenv("SAMEBITS_GEMM_HOST");
 }
 
+/* The centered Gram (sb_gemm_host_gram_centered: the centered values formed
+ * where they are read) against sb_gemm_host on a centered copy: the same bits
+ * on the AMX road and on every fallback (wide spreads, centered values that
+ * overflow, nonfinite elements, a row stride past the lines), at 1 and 2
+ * threads. */
+SB_TEST(test_gemm_gram_centered_equals_a_centered_copy) {
+    g_rng = 28;
+    const int64_t shapes[][2] = {{300, 1}, {1000, 7}, {9000, 33}, {40, 97}, {2000, 130}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int kind = 0; kind < 7; kind++)
+            for (int threads = 1; threads <= 2; threads++) {
+                SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+                const int64_t k = shapes[si][0], n = shapes[si][1], ld = n + (kind & 1);
+                float *x = fill(k * ld, kind == 4 ? 4 : kind == 5 ? 5 : 0), *mean = fill(n, 0);
+                float *xc = malloc(4 * (size_t)(k * n)), *c0 = malloc(4 * (size_t)(n * n)), *c1 = malloc(4 * (size_t)(n * n));
+                if (kind == 3) /* centered values that overflow */
+                    for (int64_t l = 0; l < n; l += 3) mean[l] = -3e38f, x[l] = 3e38f;
+                if (kind == 6) /* tiny values about a tiny mean: subnormal differences */
+                    for (int64_t i = 0; i < k * ld; i++) x[i] *= 0x1p-140f;
+                for (int64_t i = 0; i < k; i++)
+                    for (int64_t l = 0; l < n; l++) xc[i * n + l] = x[i * ld + l] - mean[l];
+                sb_gemm_shape s = {1, 0, n, n, k, n, n};
+                SB_CHECK(sb_gemm_host(&s, xc, xc, c0, n) == SB_OK);
+                SB_CHECK(sb_gemm_host_gram_centered(k, n, x, ld, mean, c1, n) == SB_OK);
+                SB_CHECK(memcmp(c0, c1, 4 * (size_t)(n * n)) == 0);
+                free(x);
+                free(mean);
+                free(xc);
+                free(c0);
+                free(c1);
+            }
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+}
+
 SB_TEST(test_gemm_roads_refuse_by_name) {
     setenv("SAMEBITS_GEMM_HOST", "fast", 1);
     float a = 1.0f, b = 2.0f, c = 0.0f;

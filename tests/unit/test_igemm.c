@@ -404,7 +404,7 @@ typedef struct gram_impl {
     const char *name;
     int (*on)(void);
     int64_t (*bytes)(int64_t, int64_t);
-    void (*pack)(const float *, int64_t, int64_t, int64_t, int64_t, int64_t, const double *, uint8_t *, uint8_t *);
+    void (*pack)(const float *, int64_t, const float *, int64_t, int64_t, int64_t, int64_t, const double *, uint8_t *, uint8_t *);
     sb_status (*gram)(int64_t, int64_t, const uint8_t *, const uint8_t *, int32_t *, int64_t, int64_t);
 } gram_impl;
 
@@ -461,7 +461,7 @@ static int gram_case(const gram_impl *g, int64_t L, int64_t k, int64_t q0, int64
     int32_t *parts = malloc(sizeof(int32_t) * (size_t)(7 * L * L));
     int64_t *ref = malloc(sizeof(int64_t) * (size_t)(7 * L * L));
     for (int64_t i = 0; i < 7 * L * L; i++) parts[i] = (int32_t)0x5a5a5a5a;
-    g->pack(x, qs, L, k, q0, len, scale, pa, pb);
+    g->pack(x, qs, NULL, L, k, q0, len, scale, pa, pb);
     int bad = g->gram(L, ng, pa, pb, parts, L * L, L) != SB_OK;
     gram_reference(x, qs, L, k, q0, len, scale, ref);
     for (int64_t w = 0; w < 7 && !bad; w++)

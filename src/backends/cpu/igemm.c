@@ -987,7 +987,7 @@ static inline uint32_t amxg_digits4(float x, double scale) {
 }
 
 typedef struct amxg_pack_job {
-    const float *x;
+    const float *x, *shift;
     int64_t qs, lines, k, q0, len, ng;
     const double *scale;
     uint8_t *pa, *pb;
@@ -1007,7 +1007,10 @@ static void amxg_pack_scalar(const amxg_pack_job *j, int64_t g0, int64_t g1) {
                 const int64_t l = P * AMXG_LINES + a;
                 for (int64_t u = 0; u < 64; u++) {
                     const int64_t q = j->q0 + 64 * G + u;
-                    const uint32_t v = l < j->lines && q < qmax ? amxg_digits4(j->x[l + q * j->qs], j->scale[l]) : 0u;
+                    const float xv = l < j->lines && q < qmax ? j->x[l + q * j->qs] : 0.0f;
+                    const uint32_t v = l < j->lines && q < qmax
+                                           ? amxg_digits4(j->shift ? xv - j->shift[l] : xv, j->scale[l])
+                                           : 0u;
                     for (int64_t d = 0; d < 4; d++) {
                         const int64_t r = 4 * a + d;
                         const uint8_t byte = (uint8_t)(v >> (8 * d));
@@ -1036,7 +1039,11 @@ AMXG_PACK_TARGET static void amxg_pack_avx512(const amxg_pack_job *j, int64_t g0
         const int64_t nl = j->lines - l0 < 0 ? 0 : j->lines - l0 < 16 ? j->lines - l0 : 16;
         const __mmask16 lm = (__mmask16)((1u << nl) - 1u);
         double scv[16] = {0};
+        float shv[16] = {0};
         for (int64_t c = 0; c < nl; c++) scv[c] = j->scale[l0 + c];
+        if (j->shift)
+            for (int64_t c = 0; c < nl; c++) shv[c] = j->shift[l0 + c];
+        const __m512 shift = _mm512_loadu_ps(shv);
         const __m512d sc_lo = _mm512_loadu_pd(scv), sc_hi = _mm512_loadu_pd(scv + 8);
         /* 16 lines are four blocks of 4 lines (16 rows of a panel): block L is panel
          * (l0 + 4L) / 8, rows from 16 ((l0 + 4L) % 8 / 4); blocks past the panels are not stored */
@@ -1055,7 +1062,8 @@ AMXG_PACK_TARGET static void amxg_pack_avx512(const amxg_pack_job *j, int64_t g0
                 for (int s = 0; s < 4; s++) {
                     const int64_t q = j->q0 + 64 * G + 4 * t4 + s;
                     const __mmask16 m = q < qmax ? lm : 0;
-                    const __m512 v = _mm512_maskz_loadu_ps(m, j->x + (q < qmax ? q * j->qs + l0 : 0));
+                    const __m512 v = _mm512_maskz_sub_ps(
+                        m, _mm512_maskz_loadu_ps(m, j->x + (q < qmax ? q * j->qs + l0 : 0)), shift);
                     const __m512i u = _mm512_castps_si512(v);
                     const __mmask16 fin = _mm512_cmpneq_epi32_mask(_mm512_and_si512(u, expo), expo);
                     __m512d lo = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), sc_lo);
@@ -1106,11 +1114,11 @@ static void amxg_pack_task(void *ctx, int64_t task) {
     amxg_pack_scalar(j, g0, g1);
 }
 
-void sb_cpu_amxg_pack4(const float *x, int64_t qs, int64_t lines, int64_t k, int64_t q0, int64_t len,
-                       const double *scale, uint8_t *pa, uint8_t *pb) {
+void sb_cpu_amxg_pack4(const float *x, int64_t qs, const float *shift, int64_t lines, int64_t k, int64_t q0,
+                       int64_t len, const double *scale, uint8_t *pa, uint8_t *pb) {
     const int64_t ng = (len + 63) / 64;
     const char *v = getenv("SAMEBITS_AMXG_PACK");
-    amxg_pack_job j = {x, qs, lines, k, q0, len, ng, scale, pa, pb, v && !strcmp(v, "scalar")};
+    amxg_pack_job j = {x, shift, qs, lines, k, q0, len, ng, scale, pa, pb, v && !strcmp(v, "scalar")};
     sb_parallel_for(sb_chunk_count(ng, AMXG_PACK_GROUPS), amxg_pack_task, &j);
 }
 

@@ -80,13 +80,14 @@ int sb_cpu_igemm_gram_amx_on(void);
 /* Bytes of one packed operand of one pass (either layout). */
 int64_t sb_cpu_amxg_bytes(int64_t lines, int64_t ng);
 /* Packs one pass of a four-digit operand into both layouts: line l's element q
- * is x[l + q * qs] (a row-major matrix whose columns are the lines), the pass
+ * is x[l + q * qs] (a row-major matrix whose columns are the lines), less
+ * shift[l] (one float32 subtraction; shift NULL: none), the pass
  * holds q in [q0, q0 + len), elements at q >= k are 0, and line l's integers
  * are RNE(x * scale[l]) (scale[l] = 2^sigma_l: kernels/linalg.h's
  * sb_oz_fixed for S = 4; nonfinite elements 0). ng = ceil(len / 64). Runs on
  * the worker pool. */
-void sb_cpu_amxg_pack4(const float *x, int64_t qs, int64_t lines, int64_t k, int64_t q0, int64_t len,
-                       const double *scale, uint8_t *pa, uint8_t *pb);
+void sb_cpu_amxg_pack4(const float *x, int64_t qs, const float *shift, int64_t lines, int64_t k, int64_t q0,
+                       int64_t len, const double *scale, uint8_t *pa, uint8_t *pb);
 /* parts[w * plane + i * ldc + j] = D_w(i, j) = sum over the digit pairs
  * (d, w - d) of line i's and line j's digit products over the pass, for every
  * weight w < 7 and every j >= i, exact (4 x 64 ng x 2^14 < 2^31 is the

@@ -160,8 +160,7 @@ typedef struct means_job {
  * of them stay below 2^37), and the buckets then go into the column's
  * superaccumulator as exact integers: the same exact sum as one sb_sacc_add
  * per value, hence the same normalized state and the same rounded bits, at a
- * quarter of the work. For unweighted data of at most BUCKET_COLS columns. */
-#define BUCKET_COLS 256
+ * quarter of the work. For unweighted data. */
 static void sacc_add_bucket(sb_sacc *acc, int64_t v, uint32_t q) {
     if (v == 0) return;
     if (acc->pending >= SB_SACC_MAX_PENDING - 1) sb_sacc_normalize(acc);
@@ -176,29 +175,42 @@ static void sacc_add_bucket(sb_sacc *acc, int64_t v, uint32_t q) {
     acc->pending += 1;
 }
 
-/* Rows [b, e) into acc (p column sums, then the count), a column at a time
- * (its buckets stay in L1); 0 when a value is an infinity or a NaN (bucket
- * 255): then acc is reset, and the one-add-per-value road takes the chunk. */
+/* Rows [b, e) into acc (p column sums, then the count), row by row (the
+ * data is read once, in order) into one int64 bucket per (column, exponent);
+ * 0 when a value is an infinity or a NaN (bucket 255), or when the buckets'
+ * memory is not to be had: then acc is reset, and the one-add-per-value road
+ * takes the chunk. The buckets are exact integers, so the order they fill in
+ * decides nothing; each column's go into its superaccumulator in exponent
+ * order. */
 static int means_buckets(const means_job *j, int64_t b, int64_t e, sb_sacc *acc) {
     const int32_t p = j->p;
-    int64_t bucket[256];
-    for (int32_t c = 0; c < p; c++) {
-        memset(bucket, 0, sizeof bucket);
-        uint32_t notnegz = 0, special = 0;
+    int64_t *bucket = sb_calloc((size_t)p * 256u, sizeof(int64_t));
+    uint8_t *notnegz = sb_calloc((size_t)p, 1);
+    uint32_t special = 0;
+    if (bucket && notnegz)
         for (int64_t i = b; i < e; i++) {
-            const uint32_t u = sb_f2u(j->x[i * p + c]), ex = (u >> 23) & 0xffu;
-            const int64_t m = (int64_t)((u & 0x7fffffu) | (ex ? 0x800000u : 0u));
-            bucket[ex] += (u >> 31) ? -m : m;
-            notnegz |= u != 0x80000000u;
-            special |= ex == 0xffu;
+            const float *r = j->x + i * p;
+            for (int32_t c = 0; c < p; c++) {
+                const uint32_t u = sb_f2u(r[c]), ex = (u >> 23) & 0xffu;
+                const int64_t m = (int64_t)((u & 0x7fffffu) | (ex ? 0x800000u : 0u));
+                bucket[(int64_t)c * 256 + ex] += (u >> 31) ? -m : m;
+                notnegz[c] |= u != 0x80000000u;
+                special |= ex == 0xffu;
+            }
         }
-        if (special) {
-            for (int32_t k = 0; k <= p; k++) sb_sacc_init(&acc[k]);
-            return 0;
-        }
-        if (e > b) acc[c].flags |= SB_SACC_F_ANY | (notnegz ? SB_SACC_F_NOTNEGZ : 0u);
-        for (uint32_t ex = 0; ex < 255u; ex++) sacc_add_bucket(&acc[c], bucket[ex], ex ? ex - 1u : 0u);
+    if (!bucket || !notnegz || special) {
+        sb_free(bucket);
+        sb_free(notnegz);
+        for (int32_t k = 0; k <= p; k++) sb_sacc_init(&acc[k]);
+        return 0;
     }
+    for (int32_t c = 0; c < p; c++) {
+        if (e > b) acc[c].flags |= SB_SACC_F_ANY | (notnegz[c] ? SB_SACC_F_NOTNEGZ : 0u);
+        for (uint32_t ex = 0; ex < 255u; ex++)
+            sacc_add_bucket(&acc[c], bucket[(int64_t)c * 256 + ex], ex ? ex - 1u : 0u);
+    }
+    sb_free(bucket);
+    sb_free(notnegz);
     /* the count at once: e - b <= LIN_ROW_GRAIN is an exact float, the same exact sum as e - b ones */
     if (e > b) sb_sacc_add(&acc[p], (float)(e - b));
     return 1;
@@ -210,7 +222,7 @@ static void means_task(void *ctx, int64_t task) {
     sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
     sb_sacc *acc = j->acc + task * (j->p + 1);
     for (int32_t c = 0; c <= j->p; c++) sb_sacc_init(&acc[c]);
-    if (!j->w && j->p <= BUCKET_COLS && means_buckets(j, b, e, acc)) return;
+    if (!j->w && means_buckets(j, b, e, acc)) return;
     for (int64_t i = b; i < e; i++) {
         const float *r = j->x + i * j->p;
         const float wi = j->w ? j->w[i] : 1.0f;
