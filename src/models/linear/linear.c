@@ -521,6 +521,14 @@ typedef struct scan_job {
     int64_t n, p, *first; /* per chunk: the first nonfinite element's index, or -1 */
 } scan_job;
 
+/* Whether any of the 1024 floats at x is an infinity or a NaN (a fixed
+ * count, so the compiler's vectors take the loop). */
+static uint32_t block_nonfinite(const float *x) {
+    uint32_t any = 0;
+    for (int q = 0; q < 1024; q++) any |= (sb_f2u(x[q]) & 0x7f800000u) == 0x7f800000u;
+    return any;
+}
+
 static void scan_task(void *ctx, int64_t task) {
     const scan_job *j = ctx;
     int64_t b, e;
@@ -532,7 +540,9 @@ static void scan_task(void *ctx, int64_t task) {
     for (int64_t q0 = b * j->p; q0 < q1; q0 += 1024) {
         const int64_t qe = q0 + 1024 < q1 ? q0 + 1024 : q1;
         uint32_t any = 0;
-        for (int64_t q = q0; q < qe; q++) any |= (sb_f2u(j->x[q]) & 0x7f800000u) == 0x7f800000u;
+        if (qe - q0 == 1024) any = block_nonfinite(j->x + q0);
+        else
+            for (int64_t q = q0; q < qe; q++) any |= (sb_f2u(j->x[q]) & 0x7f800000u) == 0x7f800000u;
         if (!any) continue;
         for (int64_t q = q0; q < qe; q++)
             if (!isfinite(j->x[q])) {
