@@ -414,6 +414,42 @@ typedef struct band_job {
     sb_oz_acc *acc;
 } band_job;
 
+/* Stage 4 (and the exact addition of passes) for element (i, q), its parts
+ * dv (the weights' sums, dv[w] for w < nw) at index el of the band's planes
+ * and accumulators; (als, aqs) and (bls, bqs) the operands' strides. */
+static inline void combine_cell(const band_job *j, int64_t i, int64_t q, int64_t el, const int64_t *dv, int64_t als,
+                                int64_t aqs, int64_t bls, int64_t bqs) {
+    const sb_gemm_shape *s = j->s;
+#ifdef SB_SABOTAGE_GEMM_FMA
+    /* Separating arm: the parts recombined in float with fused
+     * multiply-adds (a contracted recombination) instead of exactly. */
+    if (j->mode == 0) {
+        const int32_t S = j->sig_a[i] + j->sig_b[q];
+        float accf = 0.0f;
+        for (int w = 0; w < j->nw; w++) {
+            const int32_t ex = 8 * w - S;
+            const float sc = ex > -127 && ex < 128 ? sb_u2f((uint32_t)(ex + 127) << 23) : 0.0f;
+            accf = fmaf((float)dv[w], sc, accf);
+        }
+        j->c[i * j->ldc + q] = accf;
+        return;
+    }
+#endif
+    sb_oz_acc t;
+    sb_oz_acc_from(dv, j->nw, &t);
+    if (j->mode >= 2) sb_oz_acc_add(&t, &j->acc[el]);
+    if (j->mode == 1 || j->mode == 2) {
+        j->acc[el] = t;
+        return;
+    }
+    uint32_t bits = s->k ? sb_oz_round(&t, j->sig_a[i] + j->sig_b[q]) : 0u;
+    if (j->flag_a[i] || j->flag_b[q]) {
+        const uint32_t sp = sb_oz_special(j->a, i * als, aqs, j->b, q * bls, bqs, s->k);
+        if (sp) bits = sp;
+    }
+    j->c[i * j->ldc + q] = sb_u2f(bits);
+}
+
 /* Stage 4 (and the exact addition of passes) for rows [b, e) of a band. */
 static void combine_task(void *ctx, int64_t task) {
     const band_job *j = ctx;
@@ -427,36 +463,9 @@ static void combine_task(void *ctx, int64_t task) {
         const int64_t i = j->i0 + r;
         for (int64_t q = j->sym && i > j->q0 ? i : j->q0; q < j->q0 + j->nc; q++) {
             const int64_t el = r * j->nc + (q - j->q0);
-#ifdef SB_SABOTAGE_GEMM_FMA
-            /* Separating arm: the parts recombined in float with fused
-             * multiply-adds (a contracted recombination) instead of exactly. */
-            if (j->mode == 0) {
-                const int32_t S = j->sig_a[i] + j->sig_b[q];
-                float accf = 0.0f;
-                for (int w = 0; w < j->nw; w++) {
-                    const int32_t ex = 8 * w - S;
-                    const float sc = ex > -127 && ex < 128 ? sb_u2f((uint32_t)(ex + 127) << 23) : 0.0f;
-                    accf = fmaf((float)j->parts[w * j->plane + el], sc, accf);
-                }
-                j->c[i * j->ldc + q] = accf;
-                continue;
-            }
-#endif
             int64_t dv[SB_OZ_WMAX];
             for (int w = 0; w < SB_OZ_WMAX; w++) dv[w] = w < j->nw ? j->parts[w * j->plane + el] : 0;
-            sb_oz_acc t;
-            sb_oz_acc_from(dv, j->nw, &t);
-            if (j->mode >= 2) sb_oz_acc_add(&t, &j->acc[el]);
-            if (j->mode == 1 || j->mode == 2) {
-                j->acc[el] = t;
-                continue;
-            }
-            uint32_t bits = s->k ? sb_oz_round(&t, j->sig_a[i] + j->sig_b[q]) : 0u;
-            if (j->flag_a[i] || j->flag_b[q]) {
-                const uint32_t sp = sb_oz_special(j->a, i * als, aqs, j->b, q * bls, bqs, s->k);
-                if (sp) bits = sp;
-            }
-            j->c[i * j->ldc + q] = sb_u2f(bits);
+            combine_cell(j, i, q, el, dv, als, aqs, bls, bqs);
         }
     }
 }
@@ -521,13 +530,39 @@ static int digits_of(const int32_t *spread, int64_t n) {
     return sb_oz_digits_for(mx);
 }
 
+/* The AMX Gram's fold (sb_cpu_igemm_gram_amx's callback): panel pair (pi, pj)
+ * of one pass, cb's row 4a + d1 digit d1 of line 8pi + a and its column
+ * 4b + d2 digit d2 of line 8pj + b: each element's seven weighted sums, then
+ * stage 4 as combine_task does it (the same parts, so the same bits). */
+static void gram_fold(void *ctx, int64_t pi, int64_t pj, const int32_t *cb) {
+    const band_job *j = ctx;
+    const int64_t m = j->rows;
+    int64_t als, aqs, bls, bqs;
+    strides_a(j->s, &als, &aqs);
+    strides_b(j->s, &bls, &bqs);
+    for (int64_t a = 0; a < 8 && 8 * pi + a < m; a++)
+        for (int64_t b = pi == pj ? a : 0; b < 8 && 8 * pj + b < m; b++) {
+            const int64_t i = 8 * pi + a, q = 8 * pj + b;
+            int64_t dv[SB_OZ_WMAX];
+            for (int w = 0; w < SB_OZ_WMAX; w++) {
+                int64_t sum = 0;
+                for (int d1 = w - 3 > 0 ? w - 3 : 0; d1 <= (w < 3 ? w : 3) && w < 7; d1++)
+                    sum += cb[(4 * a + d1) * 32 + 4 * b + (w - d1)];
+                dv[w] = sum;
+            }
+            combine_cell(j, i, q, i * m + q, dv, als, aqs, bls, bqs);
+        }
+}
+
 /* A Gram of four-digit strided lines (C = X^T X of a row-major X) on the AMX
  * path: per pass, the digits go straight into the two layouts the tiles read
- * (sb_cpu_amxg_pack4, both sides at once: they are the same lines) and every
- * digit pair of the upper triangle's panels is multiplied from there
- * (sb_cpu_igemm_gram_amx), instead of digit planes repacked for each of the
- * seven weighted products. The parts are the same exact D_w, so the combine
- * and every bit are the planes' (tests/unit/test_gemm_roads.c compares). */
+ * (sb_cpu_amxg_pack4, both sides at once: they are the same lines, less
+ * shift where given), every digit pair of the upper triangle's panels is
+ * multiplied from there (sb_cpu_igemm_gram_amx) and each pair's products are
+ * folded into the passes' exact totals right away (gram_fold), instead of
+ * digit planes repacked for each of the seven weighted products. The parts
+ * are the same exact D_w, so every bit is the planes' (tests/unit/
+ * test_gemm_roads.c compares). */
 static sb_status gram_amx(const sb_gemm_shape *s, const float *a, const float *shift, float *c, int64_t ldc,
                           int64_t qs, const uint32_t *mb, const uint8_t *flag) {
     const int64_t m = s->m, kp = pad_k(s->k), kc = sb_oz_kchunk(4), npass = passes_of(kp, kc);
@@ -537,9 +572,8 @@ static sb_status gram_amx(const sb_gemm_shape *s, const float *a, const float *s
     double *scale = sb_malloc(sizeof(double) * (size_t)m);
     uint8_t *pa = sb_malloc((size_t)sb_cpu_amxg_bytes(m, ngmax));
     uint8_t *pb = sb_malloc((size_t)sb_cpu_amxg_bytes(m, ngmax));
-    int32_t *parts = sb_malloc(4 * (size_t)(7 * m * m));
     sb_oz_acc *acc = npass > 1 ? sb_malloc(sizeof(sb_oz_acc) * (size_t)(m * m)) : NULL;
-    if (!sig || !scale || !pa || !pb || !parts || (npass > 1 && !acc)) {
+    if (!sig || !scale || !pa || !pb || (npass > 1 && !acc)) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld x %lld", (long long)m,
                      (long long)m, (long long)s->k);
         goto done;
@@ -550,12 +584,10 @@ static sb_status gram_amx(const sb_gemm_shape *s, const float *a, const float *s
     }
     for (int64_t p = 0; p < npass && st == SB_OK; p++) {
         const int64_t len = pass_len(kp, kc, p);
-        sb_cpu_amxg_pack4(a, qs, shift, m, s->k, p * kc, len, scale, pa, pb);
-        st = sb_cpu_igemm_gram_amx(m, (len + 63) / 64, pa, pb, parts, m * m, m);
-        if (st != SB_OK) break;
         const int mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
-        band_job jt = {s, a, a, c, ldc, 0, m, m * m, 0, m, 1, 7, mode, sig, sig, flag, flag, parts, acc};
-        sb_parallel_for(sb_chunk_count(m, GEMM_ROW_GRAIN), combine_task, &jt);
+        band_job jt = {s, a, a, c, ldc, 0, m, m * m, 0, m, 1, 7, mode, sig, sig, flag, flag, NULL, acc};
+        sb_cpu_amxg_pack4(a, qs, shift, m, s->k, p * kc, len, scale, pa, pb);
+        st = sb_cpu_igemm_gram_amx(m, (len + 63) / 64, pa, pb, gram_fold, &jt);
     }
     if (st == SB_OK)
         for (int64_t i = 1; i < m; i++)
@@ -565,7 +597,6 @@ done:
     sb_free(scale);
     sb_free(pa);
     sb_free(pb);
-    sb_free(parts);
     sb_free(acc);
     return st;
 }
@@ -724,7 +755,7 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
         }
     }
     if (gram && sa == 4 && sbd == 4 && s->k > 0 && use_cols(&ja) && road != ROAD_DIRECT &&
-        7 * m * m * 4 <= GEMM_BAND_BYTES && !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") && sb_cpu_igemm_gram_amx_on()) {
+        !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") && sb_cpu_igemm_gram_amx_on()) {
         st = gram_amx(s, a, NULL, c, ldc, ja.qs, MA, FA);
         goto done;
     }
@@ -829,9 +860,9 @@ sb_status sb_gemm_host_gram_centered(int64_t n, int64_t p, const float *x, int64
     int road = ROAD_AUTO;
     sb_status st = host_road(&road);
     if (st != SB_OK) return st;
-#if defined(__x86_64__)
-    if (n > 0 && road != ROAD_DIRECT && p <= GEMM_COLS_MAX_LINES && 7 * p * p * 4 <= GEMM_BAND_BYTES &&
-        !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") && sb_cpu_igemm_gram_amx_on()) {
+#if defined(__x86_64__) && !defined(SB_SABOTAGE_GEMM_ORDER) /* that arm's float product takes the copy */
+    if (n > 0 && road != ROAD_DIRECT && p <= GEMM_COLS_MAX_LINES && !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") &&
+        sb_cpu_igemm_gram_amx_on()) {
         uint32_t *mb = sb_malloc(4 * (size_t)p);
         int32_t *sp = sb_malloc(4 * (size_t)p);
         uint8_t *fl = sb_malloc((size_t)p);

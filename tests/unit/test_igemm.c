@@ -405,8 +405,32 @@ typedef struct gram_impl {
     int (*on)(void);
     int64_t (*bytes)(int64_t, int64_t);
     void (*pack)(const float *, int64_t, const float *, int64_t, int64_t, int64_t, int64_t, const double *, uint8_t *, uint8_t *);
-    sb_status (*gram)(int64_t, int64_t, const uint8_t *, const uint8_t *, int32_t *, int64_t, int64_t);
+    sb_status (*gram)(int64_t, int64_t, const uint8_t *, const uint8_t *, void (*)(void *, int64_t, int64_t, const int32_t *),
+                      void *);
 } gram_impl;
+
+/* The fold of the test: each pair's digit products into the seven weights,
+ * parts[w * L * L + i * L + j] for j >= i (pairs arrive once each, on any thread). */
+typedef struct gram_fold_ctx {
+    int32_t *parts;
+    int64_t L;
+    int calls_bad;
+} gram_fold_ctx;
+
+static void gram_test_fold(void *ctx, int64_t pi, int64_t pj, const int32_t *c) {
+    gram_fold_ctx *f = ctx;
+    if (pj < pi) f->calls_bad = 1;
+    for (int64_t a = 0; a < 8 && 8 * pi + a < f->L; a++)
+        for (int64_t b = 0; b < 8 && 8 * pj + b < f->L; b++) {
+            const int64_t i = 8 * pi + a, jj = 8 * pj + b;
+            if (jj < i) continue;
+            for (int w = 0; w < 7; w++) {
+                int32_t sum = 0;
+                for (int d1 = w - 3 > 0 ? w - 3 : 0; d1 <= (w < 3 ? w : 3); d1++) sum += c[(4 * a + d1) * 32 + 4 * b + (w - d1)];
+                f->parts[w * f->L * f->L + i * f->L + jj] = sum;
+            }
+        }
+}
 
 /* The pass's seven weighted sums by their definition: each element's four
  * balanced base-256 digits of RNE(x * scale) (0 for a nonfinite x or past k),
@@ -462,7 +486,8 @@ static int gram_case(const gram_impl *g, int64_t L, int64_t k, int64_t q0, int64
     int64_t *ref = malloc(sizeof(int64_t) * (size_t)(7 * L * L));
     for (int64_t i = 0; i < 7 * L * L; i++) parts[i] = (int32_t)0x5a5a5a5a;
     g->pack(x, qs, NULL, L, k, q0, len, scale, pa, pb);
-    int bad = g->gram(L, ng, pa, pb, parts, L * L, L) != SB_OK;
+    gram_fold_ctx fc = {parts, L, 0};
+    int bad = g->gram(L, ng, pa, pb, gram_test_fold, &fc) != SB_OK || fc.calls_bad;
     gram_reference(x, qs, L, k, q0, len, scale, ref);
     for (int64_t w = 0; w < 7 && !bad; w++)
         for (int64_t i = 0; i < L && !bad; i++)
@@ -512,7 +537,7 @@ SB_TEST(igemm_gram_amx) {
     if (lib.on()) gram_cases(&lib);
     else {
         printf("  gram amx skipped (default path %s here); refused by name:\n", sb_cpu_igemm_path());
-        SB_CHECK(sb_cpu_igemm_gram_amx(8, 1, NULL, NULL, NULL, 64, 8) == SB_ERR_BACKEND_UNAVAILABLE);
+        SB_CHECK(sb_cpu_igemm_gram_amx(8, 1, NULL, NULL, gram_test_fold, NULL) == SB_ERR_BACKEND_UNAVAILABLE);
     }
     if (emu.on()) {
         sb_emu_amx_counts before, after;

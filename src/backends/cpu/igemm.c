@@ -1035,19 +1035,16 @@ AMXG_PACK_TARGET static void amxg_pack_avx512(const amxg_pack_job *j, int64_t g0
     const int64_t qmax = j->q0 + j->len < j->k ? j->q0 + j->len : j->k;
     const __m512d magic = _mm512_set1_pd(0x1.8p52);
     const __m512i bias = _mm512_set1_epi32((int32_t)0x80808080u), expo = _mm512_set1_epi32(0x7f800000);
+    for (int64_t G = g0; G < g1; G++)
     for (int64_t l0 = 0; l0 < np * AMXG_LINES; l0 += 16) {
         const int64_t nl = j->lines - l0 < 0 ? 0 : j->lines - l0 < 16 ? j->lines - l0 : 16;
         const __mmask16 lm = (__mmask16)((1u << nl) - 1u);
-        double scv[16] = {0};
-        float shv[16] = {0};
-        for (int64_t c = 0; c < nl; c++) scv[c] = j->scale[l0 + c];
-        if (j->shift)
-            for (int64_t c = 0; c < nl; c++) shv[c] = j->shift[l0 + c];
-        const __m512 shift = _mm512_loadu_ps(shv);
-        const __m512d sc_lo = _mm512_loadu_pd(scv), sc_hi = _mm512_loadu_pd(scv + 8);
+        const __m512d sc_lo = _mm512_maskz_loadu_pd((__mmask8)(lm & 0xff), j->scale + l0);
+        const __m512d sc_hi = _mm512_maskz_loadu_pd((__mmask8)(lm >> 8), j->scale + l0 + 8);
+        const __m512 shift = j->shift ? _mm512_maskz_loadu_ps(lm, j->shift + l0) : _mm512_setzero_ps();
         /* 16 lines are four blocks of 4 lines (16 rows of a panel): block L is panel
          * (l0 + 4L) / 8, rows from 16 ((l0 + 4L) % 8 / 4); blocks past the panels are not stored */
-        for (int64_t G = g0; G < g1; G++) {
+        {
             uint8_t *bt[4], *at[4];
             int nblk = 0;
             for (int L = 0; L < 4; L++) {
@@ -1133,8 +1130,8 @@ void sb_cpu_amxg_pack4(const float *x, int64_t qs, const float *shift, int64_t l
 typedef struct amxg_job {
     int64_t lines, np, ng, nt;
     const uint8_t *pa, *pb;
-    int32_t *parts;
-    int64_t plane, ldc;
+    sb_amxg_fold_fn fold;
+    void *ctx;
 } amxg_job;
 
 /* c (32 x 32 int32, rows of 32) := the products of ng consecutive groups of
@@ -1177,39 +1174,24 @@ AMX_TARGET static void amxg_task(void *ctx, int64_t task) {
         for (int64_t i = i0; i < i1 && i <= jj; i++) {
             amxg_pair(j->pa + i * pstride, j->pb + jj * pstride, j->ng, c);
             AMX_BARRIER(); /* the tiles' stores before c is read */
-            /* row 4a + d1 is digit d1 of line 8i + a, column 4b + d2 digit d2 of line 8jj + b */
-            for (int64_t a = 0; a < AMXG_LINES; a++) {
-                const int64_t la = AMXG_LINES * i + a;
-                if (la >= j->lines) break;
-                for (int64_t b = i == jj ? a : 0; b < AMXG_LINES; b++) {
-                    const int64_t lb = AMXG_LINES * jj + b;
-                    if (lb >= j->lines) break;
-                    int32_t *out = j->parts + la * j->ldc + lb;
-                    for (int w = 0; w < 7; w++) {
-                        const int lo = w - 3 > 0 ? w - 3 : 0, hi = w < 3 ? w : 3;
-                        int32_t sum = 0; /* |D_w| < 2^31: the caller's bound */
-                        for (int d1 = lo; d1 <= hi; d1++) sum += c[(4 * a + d1) * 32 + 4 * b + (w - d1)];
-                        out[w * j->plane] = sum;
-                    }
-                }
-            }
+            j->fold(j->ctx, i, jj, c);
         }
     TILE_RELEASE();
 }
 #endif
 
-sb_status sb_cpu_igemm_gram_amx(int64_t lines, int64_t ng, const uint8_t *pa, const uint8_t *pb, int32_t *parts,
-                                int64_t plane, int64_t ldc) {
+sb_status sb_cpu_igemm_gram_amx(int64_t lines, int64_t ng, const uint8_t *pa, const uint8_t *pb, sb_amxg_fold_fn fold,
+                                void *ctx) {
 #if IG_AMX_CODE
     if (!sb_cpu_igemm_gram_amx_on())
         return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "sb_cpu_igemm_gram_amx: the integer product's path is not amx");
     if (lines <= 0 || ng <= 0) return SB_OK;
     const int64_t np = (lines + AMXG_LINES - 1) / AMXG_LINES, nt = (np + AMXG_TP - 1) / AMXG_TP;
-    amxg_job j = {lines, np, ng, nt, pa, pb, parts, plane, ldc};
+    amxg_job j = {lines, np, ng, nt, pa, pb, fold, ctx};
     sb_parallel_for(nt * (nt + 1) / 2, amxg_task, &j);
     return SB_OK;
 #else
-    (void)lines, (void)ng, (void)pa, (void)pb, (void)parts, (void)plane, (void)ldc;
+    (void)lines, (void)ng, (void)pa, (void)pb, (void)fold, (void)ctx;
     return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "sb_cpu_igemm_gram_amx: no AMX code in this build");
 #endif
 }

@@ -66,8 +66,9 @@ const char *sb_cpu_igemm_path(void);
  * each pass's digits once, straight into the two layouts the tiles read
  * (sb_cpu_amxg_pack4), as one matrix of 4 x lines rows (row 4l + d: digit d
  * of line l), and sb_cpu_igemm_gram_amx multiplies that matrix by itself
- * (every digit pair at once, the upper triangle of the lines) and folds each
- * element's 16 digit products into the seven weights. The layout of one pass
+ * (every digit pair at once, the upper triangle of the lines), handing each
+ * block of digit products to the caller, who folds them into the seven
+ * weights. The layout of one pass
  * of ng groups of 64 k values:
  *   panel P (lines [8P, 8P + 8), rows 4 x 8P .. 4 x 8P + 31; zero rows past
  *   the last line) at P * ng * 2048, its group G (k in [64G, 64G + 64) of the
@@ -88,12 +89,17 @@ int64_t sb_cpu_amxg_bytes(int64_t lines, int64_t ng);
  * the worker pool. */
 void sb_cpu_amxg_pack4(const float *x, int64_t qs, const float *shift, int64_t lines, int64_t k, int64_t q0,
                        int64_t len, const double *scale, uint8_t *pa, uint8_t *pb);
-/* parts[w * plane + i * ldc + j] = D_w(i, j) = sum over the digit pairs
- * (d, w - d) of line i's and line j's digit products over the pass, for every
- * weight w < 7 and every j >= i, exact (4 x 64 ng x 2^14 < 2^31 is the
- * caller's bound); elements with j < i are not written. pa and pb hold one
- * pass packed as above. Only on the amx path (sb_cpu_igemm_gram_amx_on):
- * SB_ERR_BACKEND_UNAVAILABLE otherwise. */
-sb_status sb_cpu_igemm_gram_amx(int64_t lines, int64_t ng, const uint8_t *pa, const uint8_t *pb, int32_t *parts,
-                                int64_t plane, int64_t ldc);
+/* What sb_cpu_igemm_gram_amx hands over for each panel pair (pi, pj), pj >= pi,
+ * of the pass: c, 32 x 32 int32 in rows of 32, row 4a + d1 the digit-d1 row of
+ * line 8pi + a and column 4b + d2 the digit-d2 row of line 8pj + b, each the
+ * exact sum of that digit pair's products over the pass (|c| <= 64 ng 2^14).
+ * Called on the worker pool, each pair once, pairs at once on several
+ * threads; c is the calling thread's and valid for the call only. */
+typedef void (*sb_amxg_fold_fn)(void *ctx, int64_t pi, int64_t pj, const int32_t *c);
+/* Multiplies the pass's matrix of 4 x lines digit rows (pa, pb: one pass
+ * packed as above) by itself, every panel pair of the upper triangle, and
+ * gives each pair's block to fold. Only on the amx path
+ * (sb_cpu_igemm_gram_amx_on): SB_ERR_BACKEND_UNAVAILABLE otherwise. */
+sb_status sb_cpu_igemm_gram_amx(int64_t lines, int64_t ng, const uint8_t *pa, const uint8_t *pb, sb_amxg_fold_fn fold,
+                                void *ctx);
 #endif
