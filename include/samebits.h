@@ -398,6 +398,15 @@ SB_API sb_status sb_model_get_array(const sb_model *m, const char *name, float *
  * index; docs/linear.md), "whiten"; k-means' "n_iter", "converged" and
  * "n_clusters". SB_ERR_NOT_FOUND for another name. */
 SB_API sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out);
+/* A gradient boosting fit given validation rows keeps its metric log (not in
+ * the file; a loaded model has none: SB_ERR_NOT_FOUND): sb_model_get_int's
+ * "eval_iterations" (iterations that ran), "eval_metrics" (metrics a
+ * iteration) and "best_iteration" (1-based, the iteration early stopping
+ * kept; 0 when it did not run), sb_model_get_array's "eval_history" (the
+ * values, iteration by iteration, eval_metrics a row) and the metric names
+ * here (k < eval_metrics; the first decides early stopping; the pointer lives
+ * as long as the model). */
+SB_API sb_status sb_model_get_eval_name(const sb_model *m, int32_t k, const char **name);
 
 /* Train an isolation forest (Liu, Ting and Zhou 2008). params: n_estimators
  * (100), max_samples (256 rows per tree), random_state, max_bin. The model's

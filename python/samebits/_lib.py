@@ -92,6 +92,7 @@ _PROTOS = {
     "sb_kmeans_fit": (c_int, [c_void_p, c_void_p, _P(c_float), c_void_p, _P(c_void_p)]),
     "sb_model_get_array": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
+    "sb_model_get_eval_name": (c_int, [c_void_p, c_int32, _P(c_char_p)]),
     # ---- the nearest-neighbors family (src/models/neighbors/, docs/neighbors.md) ----
     "sb_knn_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_dbscan_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),

@@ -230,6 +230,27 @@ class Model:
         check(lib.sb_model_get_int(self._h.ptr, name.encode(), byref(v)))
         return v.value
 
+    def evals(self):
+        """A gradient boosting fit's validation metric log, or None (no
+        validation rows, or a loaded model): ({name: [value per iteration]},
+        best_iteration), the names in the C library's order (the first decides
+        early stopping), best_iteration 1-based or 0 when early stopping did not run."""
+        v = c_int64(0)
+        if lib.sb_model_get_int(self._h.ptr, b"eval_metrics", byref(v)) != 0:
+            return None
+        nm = v.value
+        check(lib.sb_model_get_int(self._h.ptr, b"eval_iterations", byref(v)))
+        niter = v.value
+        check(lib.sb_model_get_int(self._h.ptr, b"best_iteration", byref(v)))
+        best = v.value
+        values = self.get_array("eval_history").tolist() if niter * nm else []
+        out = {}
+        for k in range(nm):
+            p = ctypes.c_char_p()
+            check(lib.sb_model_get_eval_name(self._h.ptr, k, byref(p)))
+            out[p.value.decode()] = [float(values[i * nm + k]) for i in range(niter)]
+        return out, best
+
     def profile(self):
         p = ctypes.c_char_p()
         check(lib.sb_model_get_profile(self._h.ptr, byref(p)))

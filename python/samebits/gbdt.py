@@ -11,6 +11,7 @@ import math
 import operator
 import sys
 
+from . import callback as _callback
 from . import _array
 from ._base import Estimator, FittedModel, accuracy, r2_score, warn_column_vector, with_n_jobs
 from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, class_probabilities, dataset
@@ -251,9 +252,13 @@ class GradientBoosting(FittedModel, Estimator):
 
     # ---- fit ------------------------------------------------------------------
     @with_n_jobs
-    def fit(self, X, y, sample_weight=None, eval_set=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None):
         """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
-        holding one) for the metric log and early stopping. On error nothing changes."""
+        holding one) for the metric log and early stopping; callbacks: LightGBM's
+        samebits.early_stopping, log_evaluation and record_evaluation (samebits.callback).
+        With eval_set, evals_result_ ({"valid_0": {metric: [value per iteration]}}),
+        best_iteration_ (1-based; 0 without early stopping) and best_score_ are set,
+        as LightGBM sets them. On error nothing changes."""
         classify = self._is_classifier()
         if y is None:
             raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
@@ -276,6 +281,12 @@ class GradientBoosting(FittedModel, Estimator):
             if weight[2] and not any(weight[0][i] for i in range(weight[2])):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
+        nmetrics = len([t for t in self.eval_metric.split(",") if t]) if isinstance(self.eval_metric, str) else 1
+        es_rounds, period, records, stopper = _callback.resolve(callbacks, None, None, nmetrics)
+        if es_rounds is not None:
+            pairs = [kv for kv in pairs if kv[0] != "early_stopping_rounds"] + [("early_stopping_rounds", str(es_rounds))]
+        if period is not None:
+            pairs = [kv for kv in pairs if kv[0] != "eval_period"] + [("eval_period", str(period))]
         groups = getattr(self, "_pending_groups", (None, None))  # GradientBoostingRanker.fit
         train = dataset(m, label=label[1:], weight=weight[1:] if weight else None, group=groups[0])
         valid = None
@@ -306,7 +317,26 @@ class GradientBoosting(FittedModel, Estimator):
             delattr(self, k)
         self._card_text = card.text() if card is not None else None
         self._set_fitted(model, classes, m.names)
+        self._set_evals(model, records, stopper)
         return self
+
+    def _set_evals(self, model, records, stopper):
+        """evals_result_, best_iteration_ and best_score_ from the fit's metric
+        log (LightGBM's names and shapes; empty without validation rows), the
+        record_evaluation dicts filled, early_stopping's verbose lines printed."""
+        ev = model.evals()
+        self.evals_result_, self.best_score_, self.best_iteration_ = {}, {}, 0
+        if ev is not None:
+            log, best = ev
+            self.evals_result_ = {"valid_0": log}
+            self.best_iteration_ = best
+            self.best_score_ = {"valid_0": {k: (v[best - 1] if best else v[-1]) for k, v in log.items() if v}}
+        for r in records:
+            r.clear()
+            r.update({k: {m: list(v) for m, v in d.items()} for k, d in self.evals_result_.items()})
+        if stopper is not None and stopper.verbose and self.best_iteration_:
+            scores = "\t".join("valid_0's %s: %g" % kv for kv in self.best_score_["valid_0"].items())
+            print("Early stopping, best iteration is:\n[%d]\t%s" % (self.best_iteration_, scores))
 
     def _fit_model(self, pairs, train, valid, card):
         return Model.fit_gbdt(pairs, train, valid, card)
