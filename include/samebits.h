@@ -469,6 +469,16 @@ SB_API sb_status sb_model_get_profile(const sb_model *m, const char **profile);
 SB_API sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out,
                                              size_t cap, size_t *needed);
 
+/* A tree model (gbdt, random_forest, extra_trees, isolation_forest) as text:
+ * format "json" or "text" (docs/explain.md), every tree's nodes in stored order
+ * with their split feature, threshold, missing-value side, gain, training count
+ * and leaf value as stored (9 significant digits: each reads back to the same
+ * float32), with LightGBM's split and leaf numbers (pred_leaf's). Writes at
+ * most cap bytes including the NUL into buf; *needed gets the full size (cap 0
+ * asks; a smaller cap is SB_ERR_LIMIT). Another format or family is
+ * SB_ERR_INVALID_ARGUMENT. */
+SB_API sb_status sb_model_dump(const sb_model *m, const char *format, char *buf, size_t cap, size_t *needed);
+
 /* The model file format (docs/model-format.md): little-endian, versioned,
  * byte-identical across platforms, closed by a SHA-256 of everything before it.
  * The writer writes version 2; the reader reads versions 1 and 2. */
