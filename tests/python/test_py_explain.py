@@ -177,3 +177,15 @@ def test_matches_shap_tree_explainer():
     scale = sum(max(abs(n["leaf_value"]) for n in t["nodes"] if "leaf_value" in n) for t in d["trees"])
     assert np.abs(sv - ours[:, :-1]).max() <= scale * 2.0 ** -18
     assert abs(float(np.ravel(ex.expected_value)[0]) - float(ours[0, -1])) <= scale * 2.0 ** -18
+
+
+def test_a_loaded_model_explains_the_same_bits(tmp_path):
+    """load_model (from bytes and from a file) gives the estimator whose leaves and
+    contributions are the fitted one's bytes."""
+    X, y = data(300, "multiclass", seed=7)
+    est = samebits.GradientBoostingClassifier(n_estimators=3, num_leaves=6, min_samples_leaf=5).fit(X, y)
+    path = tmp_path / "m.sbm"
+    est.save_model(str(path))
+    for loaded in (samebits.load_model(est.model_bytes()), samebits.load_model(str(path))):
+        for kw in ({"pred_leaf": True}, {"pred_contrib": True}, {"raw_score": True}):
+            assert np.asarray(loaded.predict(X, **kw)).tobytes() == np.asarray(est.predict(X, **kw)).tobytes()
