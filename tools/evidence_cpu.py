@@ -316,8 +316,8 @@ def record_opencl(out_root, commit, now):
     forest_arm = arm_run("forest", "float-atomic")
     # contraction where the kernels have sites: the forest's Gini and entropy sums,
     # the linalg factorizations (docs/verification.md); -cl-mad-enable is inert on PoCL
-    contract_arms = [arm_run("forest", "contract"), arm_run("linalg", "contract")]
-    mad_arms = [arm_run("forest", "mad-enable"), arm_run("linalg", "mad-enable")]
+    contract_arms = [arm_run("forest", "contract"), arm_run("linalg", "contract"), arm_run("explain", "contract")]
+    mad_arms = [arm_run("forest", "mad-enable"), arm_run("linalg", "mad-enable"), arm_run("explain", "mad-enable")]
     # The linear-algebra core on the same device layer (the linalg program), and its arms.
     linalg_ok = verify_family("linalg")
     linalg_arms = [arm_run("linalg", a) for a in ("float-atomic", "gemm-fma")]

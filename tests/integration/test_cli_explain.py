@@ -155,3 +155,15 @@ def test_bad_input_is_named_and_writes_nothing(tmp_path):
         r = samebits(cmd, "--help")
         assert r.returncode == 0 and cmd in r.stdout
     assert "--contrib" in samebits("predict", "--help").stdout
+
+
+def test_opencl_contraction_arm_parts_the_contributions():
+    """SAMEBITS_OPENCL_ARM=contract (FP_CONTRACT ON) fuses TreeSHAP's leaf share
+    into phi on PoCL: explain-trees parts at explain.gbdt.contrib, the model, its
+    margins and leaves identical; -cl-mad-enable, a control, moves no bit."""
+    r = samebits("verify", "explain-trees", "device=opencl", env={"SAMEBITS_OPENCL_ARM": "contract"})
+    if "SB_ERR_BACKEND_UNAVAILABLE" in r.stdout + r.stderr:
+        pytest.skip("no OpenCL device")
+    assert r.returncode == 1 and "differ at stage 3: explain.gbdt.contrib" in r.stdout, r.stdout + r.stderr
+    r = samebits("verify", "explain-trees", "device=opencl", env={"SAMEBITS_OPENCL_ARM": "mad-enable"})
+    assert r.returncode == 0 and "verify: PASS" in r.stdout, r.stdout + r.stderr
