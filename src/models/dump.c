@@ -71,6 +71,7 @@ static void put_json_string(sbuf *b, const char *s) {
     put(b, "\"");
 }
 
+/* The JSON form of m into b (lno, spl: scratch of the largest tree's nodes). */
 static void dump_json(sbuf *b, const sb_model *m, int32_t *lno, int32_t *spl) {
     put(b, "{\"format\":\"samebits-dump-1\",\"profile\":");
     put_json_string(b, m->profile ? m->profile : "");
@@ -115,6 +116,7 @@ static void dump_json(sbuf *b, const sb_model *m, int32_t *lno, int32_t *spl) {
     put(b, "\n]}\n");
 }
 
+/* The text form of m into b: a header of the model's facts, then one line a node. */
 static void dump_text(sbuf *b, const sb_model *m, int32_t *lno, int32_t *spl) {
     put(b, "profile %s\nfamily %s\nobjective %s\nnum_class %d\nnum_features %d\nntrees %d\nbase_score",
         m->profile ? m->profile : "", sb_family_name((sb_family)m->family), sb_model_objective_name(m->objective),

@@ -76,6 +76,7 @@ typedef struct explain_model {
     int32_t depth, cap;
 } explain_model;
 
+/* Free what explain_prepare allocated and zero e (a zeroed e is a no-op). */
 static void explain_release(explain_model *e) {
     sb_free(e->nodes);
     sb_free(e->start);
@@ -85,6 +86,10 @@ static void explain_release(explain_model *e) {
     memset(e, 0, sizeof *e);
 }
 
+/* Fill e for m: the flattened nodes and leaf numbers, and for contrib the
+ * covers, the deepest leaf's depth, the path capacity and the expected values
+ * (base score, then each tree's expectation in tree order). Out of memory:
+ * SB_ERR_OUT_OF_MEMORY with e released. */
 static sb_status explain_prepare(const sb_model *m, int contrib, explain_model *e) {
     memset(e, 0, sizeof *e);
     sb_status st = sb_model_flatten(m, &e->nodes, &e->start, &e->nnodes);
@@ -128,6 +133,8 @@ static sb_status explain_prepare(const sb_model *m, int contrib, explain_model *
     return SB_OK;
 }
 
+/* One host run: the rows of t, the kind, where its results go and one status
+ * per task (a task's scratch allocation may fail). */
 typedef struct explain_job {
     const sb_model *m;
     const sb_table *t;
@@ -138,6 +145,9 @@ typedef struct explain_job {
     sb_status *status;
 } explain_job;
 
+/* Task `task` of the pool: the rows of its EXPLAIN_GRAIN chunk, each row
+ * on its own (its own scratch for TreeSHAP), so the split into tasks moves no
+ * bit. */
 static void explain_task(void *ctx, int64_t task) {
     explain_job *j = ctx;
     const explain_model *e = j->e;

@@ -44,6 +44,8 @@ static sb_dataset *xtable(int64_t n, int kind, uint32_t seed) {
     return d;
 }
 
+/* A model of family (0 gbdt, 1 forest, 2 isolation forest) fitted on d with
+ * the parameter text; NULL (the error printed) when the fit fails. */
 static sb_model *xfit(int family, const char *text, const sb_dataset *d) {
     sb_params *p = NULL;
     sb_model *m = NULL;
@@ -58,6 +60,8 @@ static sb_model *xfit(int family, const char *text, const sb_dataset *d) {
     return m;
 }
 
+/* Predictions of kind on device into a new buffer (*n values), or NULL with
+ * the library's error left in sb_last_error(). */
 static float *xpredict(const sb_model *m, const sb_dataset *d, sb_predict_kind kind, const char *device,
                        size_t *n) {
     size_t need = 0;
