@@ -350,3 +350,67 @@ SB_TEST(test_explain_devices_match_host) {
     sb_dataset_free(tr);
     sb_dataset_free(te);
 }
+
+/* sb_model_dump's buffer rules: cap 0 asks, a short cap is SB_ERR_LIMIT, the
+ * full cap gets the text; an unknown format is refused by name. */
+SB_TEST(test_explain_dump_buffers) {
+    sb_dataset *tr = xtable(200, 0, 13);
+    sb_model *m = xfit(0, "objective=regression n_estimators=2 num_leaves=4 min_samples_leaf=5", tr);
+    SB_CHECK(m != NULL);
+    if (!m) return;
+    size_t need = 0, n2 = 0;
+    SB_CHECK(sb_model_dump(m, "text", NULL, 0, &need) == SB_OK && need > 1);
+    char *buf = malloc(need);
+    SB_CHECK(sb_model_dump(m, "text", buf, need - 1, &n2) == SB_ERR_LIMIT && n2 == need);
+    SB_CHECK(sb_model_dump(m, "text", buf, need, NULL) == SB_OK && strlen(buf) == need - 1);
+    SB_CHECK(strstr(buf, "tree 1 class 0") != NULL && strstr(buf, "leaf 0: value") != NULL);
+    SB_CHECK(sb_model_dump(m, "xml", buf, need, NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "json or text") != NULL);
+    free(buf);
+    sb_model_free(m);
+    sb_dataset_free(tr);
+}
+
+/* Every allocation of pred_leaf, pred_contrib and the dump, failed in turn:
+ * each failure is a clean SB_ERR_OUT_OF_MEMORY with a message (or, where the
+ * library tolerates it, the clean run's bytes), never other output. */
+SB_TEST(test_explain_allocation_failures) {
+    sb_dataset *tr = xtable(300, 2, 14);
+    sb_model *m = xfit(0, "objective=multiclass n_estimators=2 num_leaves=5 min_samples_leaf=5", tr);
+    SB_CHECK(m != NULL);
+    if (!m) return;
+    sb_set_num_threads(1);
+    for (int what = 0; what < 3; what++) {
+        size_t need = 0;
+        sb_status st = what == 2 ? sb_model_dump(m, "json", NULL, 0, &need)
+                                 : sb_model_predict(m, tr, what ? SB_PREDICT_CONTRIB : SB_PREDICT_LEAF, NULL, 0, &need);
+        SB_CHECK(st == SB_OK);
+        char *ref = calloc(need + 1, 4), *got = calloc(need + 1, 4);
+        st = what == 2 ? sb_model_dump(m, "json", ref, need, NULL)
+                       : sb_model_predict(m, tr, what ? SB_PREDICT_CONTRIB : SB_PREDICT_LEAF, (float *)ref, need, NULL);
+        SB_CHECK(st == SB_OK);
+        long n;
+        for (n = 1; n < 10000; n++) {
+            memset(got, 0, (need + 1) * 4);
+            sb_alloc_fail_at_for_tests(n);
+            st = what == 2 ? sb_model_dump(m, "json", got, need, NULL)
+                           : sb_model_predict(m, tr, what ? SB_PREDICT_CONTRIB : SB_PREDICT_LEAF, (float *)got, need,
+                                              NULL);
+            long used = sb_alloc_count_for_tests();
+            sb_alloc_fail_at_for_tests(0);
+            if (used < n) {
+                SB_CHECK(st == SB_OK && memcmp(ref, got, need * (what == 2 ? 1 : 4)) == 0);
+                break;
+            }
+            SB_CHECK((st == SB_ERR_OUT_OF_MEMORY && sb_last_error()[0] != '\0') ||
+                     (st == SB_OK && memcmp(ref, got, need * (what == 2 ? 1 : 4)) == 0));
+        }
+        printf("  explain %d: %ld allocation sites, each failure clean\n", what, n - 1);
+        SB_CHECK(n > 1);
+        free(ref);
+        free(got);
+    }
+    sb_set_num_threads(0);
+    sb_model_free(m);
+    sb_dataset_free(tr);
+}
