@@ -189,3 +189,82 @@ def test_a_loaded_model_explains_the_same_bits(tmp_path):
     for loaded in (samebits.load_model(est.model_bytes()), samebits.load_model(str(path))):
         for kw in ({"pred_leaf": True}, {"pred_contrib": True}, {"raw_score": True}):
             assert np.asarray(loaded.predict(X, **kw)).tobytes() == np.asarray(est.predict(X, **kw)).tobytes()
+
+
+def _sbm_from_lightgbm(booster, nf, objective, K):
+    """A samebits model file (docs/model-format.md, version 2) holding a LightGBM
+    booster's trees, written from its dump_model: nodes in the order LightGBM
+    split them (children appended at each split, in split_index order), float32
+    thresholds rounded down (x <= t keeps its answer for every float32 x), the
+    leaf values rounded to float32, the internal and leaf counts as the covers."""
+    import hashlib
+    import struct
+
+    def f32_down(v):
+        f = np.float32(v)
+        return float(np.nextafter(f, np.float32(-np.inf)) if float(f) > v else f)
+
+    trees = []
+    for t in booster.dump_model()["tree_info"]:
+        root = t["tree_structure"]
+        splits = []
+
+        def walk(d):
+            if "split_index" in d:
+                splits.append(d)
+                walk(d["left_child"])
+                walk(d["right_child"])
+        walk(root)
+        splits.sort(key=lambda d: d["split_index"])
+        order, dicts = {id(root): 0}, [root]
+        for d in splits:
+            for c in (d["left_child"], d["right_child"]):
+                order[id(c)] = len(dicts)
+                dicts.append(c)
+        nodes = []
+        for d in dicts:
+            if "split_index" in d:
+                assert d["decision_type"] == "<=" and d["missing_type"] == "None", d
+                nodes.append((d["split_feature"], f32_down(d["threshold"]), order[id(d["left_child"])],
+                              order[id(d["right_child"])], 0.0, d["split_gain"], d["internal_count"],
+                              1 if d["default_left"] else 0))
+            else:
+                nodes.append((-1, 0.0, -1, -1, d["leaf_value"], 0.0, d.get("leaf_count", 1), 0))
+        trees.append(nodes)
+
+    def s(b):
+        return struct.pack("<I", len(b)) + b
+    payload = struct.pack("<ii", objective, K) + struct.pack("<%df" % K, *([0.0] * K)) + struct.pack("<i", len(trees))
+    for nodes in trees:
+        payload += struct.pack("<i", len(nodes)) + b"".join(struct.pack("<ifiiffqB", *n) for n in nodes)
+    body = s(b"sb-identical-v4") + struct.pack("<iii", 0, 0, nf) + s(b"") + b"\0" + b"TREE" + \
+        struct.pack("<Q", len(payload)) + payload
+    head = b"SBMODEL\0" + struct.pack("<IQ", 2, 20 + len(body) + 32) + body
+    return head + hashlib.sha256(head).digest()
+
+
+@pytest.mark.parametrize("objective,K", [("regression", 1), ("multiclass", 3)])
+def test_matches_lightgbm_on_its_own_trees(objective, K):
+    """LightGBM's trees carried into a samebits model file: pred_leaf gives
+    LightGBM's own leaf indices exactly (the numbering convention, checked
+    against LightGBM itself), and pred_contrib LightGBM's contributions within
+    2^-18 of the leaf scale (LightGBM computes in double from its double leaf
+    values; samebits in float32 from the leaves rounded to float32)."""
+    lgb = pytest.importorskip("lightgbm")
+    rnd = np.random.default_rng(8)
+    X = (rnd.random((3000, 6)) * 10).astype(np.float32)
+    t = X[:, 0] * 0.7 - X[:, 1] * 0.4 + (X[:, 2] > 5) * 2.0 + rnd.random(3000)
+    y = t.astype(np.float32) if K == 1 else np.digitize(t, [1.0, 3.0])
+    params = {"objective": objective, "num_leaves": 15, "verbose": -1, "num_threads": 1, "min_data_in_leaf": 20}
+    if K > 1:
+        params["num_class"] = K
+    booster = lgb.train(params, lgb.Dataset(X, y), 12)
+    est = samebits.load_model(_sbm_from_lightgbm(booster, 6, 0 if K == 1 else 2, K))
+    Xt = (rnd.random((400, 6)) * 10).astype(np.float32)
+    assert (np.asarray(est.predict(Xt, pred_leaf=True)) == booster.predict(Xt, pred_leaf=True)).all()
+    ours = np.asarray(est.predict(Xt, pred_contrib=True))
+    theirs = booster.predict(Xt, pred_contrib=True)
+    assert ours.shape == theirs.shape
+    d = est.dump_model()
+    scale = sum(max(abs(n["leaf_value"]) for n in t["nodes"] if "leaf_value" in n) for t in d["trees"])
+    assert np.abs(ours - theirs).max() <= scale * 2.0 ** -18, np.abs(ours - theirs).max()
