@@ -268,3 +268,8 @@ def test_matches_lightgbm_on_its_own_trees(objective, K):
     d = est.dump_model()
     scale = sum(max(abs(n["leaf_value"]) for n in t["nodes"] if "leaf_value" in n) for t in d["trees"])
     assert np.abs(ours - theirs).max() <= scale * 2.0 ** -18, np.abs(ours - theirs).max()
+    # importances: LightGBM's split counts exactly, its total gains up to float32 sums
+    assert est.feature_importances_.tolist() == booster.feature_importance("split").tolist()
+    est.set_params(importance_type="gain")
+    gain = booster.feature_importance("gain")
+    assert np.allclose(np.asarray(est.feature_importances_), gain, rtol=1e-5, atol=1e-3)
