@@ -7,6 +7,7 @@ from . import _array
 from ._lib import Handle, check, lib, text_call
 
 PREDICT_RAW, PREDICT_PROBA, PREDICT_VALUE, PREDICT_TRANSFORM = 0, 1, 2, 3
+PREDICT_LEAF, PREDICT_CONTRIB = 4, 5  # the tree families' explanations (docs/explain.md)
 FAMILY_LINEAR = 5
 FAMILY_KNN = 6
 MODES = ("identical", "deterministic", "fast")
@@ -297,6 +298,28 @@ class Model:
         dist = (ctypes.c_float * max(total.value, 1))()
         check(lib.sb_neighbors_copy(h.ptr, offsets, indices, dist))
         return offsets, indices, dist
+
+    def predict_leaf(self, data, device=None):
+        """pred_leaf (sb_model_predict_leaf): an int32 Array (n, ntrees), each row's
+        leaf in every tree, LightGBM's leaf numbers; the same on every device."""
+        need = c_size_t(0)
+        dev = device.encode() if device not in (None, "cpu") else None
+        check(lib.sb_model_predict_leaf(self._h.ptr, data.ptr, dev, None, 0, byref(need)))
+        nrows = c_int64(0)
+        check(lib.sb_dataset_shape(data.ptr, byref(nrows), None))
+        ntrees = need.value // nrows.value if nrows.value else self.info()["ntrees"]
+        out = _array.empty_index((nrows.value, ntrees))
+        check(lib.sb_model_predict_leaf(self._h.ptr, data.ptr, dev, _array.index_pointer(out), need.value,
+                                        byref(need)))
+        return out
+
+    def dump(self, fmt="json"):
+        """The trees as text (sb_model_dump): fmt "json" or "text"."""
+        need = c_size_t(0)
+        check(lib.sb_model_dump(self._h.ptr, fmt.encode(), None, 0, byref(need)))
+        buf = ctypes.create_string_buffer(need.value)
+        check(lib.sb_model_dump(self._h.ptr, fmt.encode(), buf, need.value, byref(need)))
+        return buf.value.decode("utf-8")
 
     def feature_importance(self, kind):
         need = c_size_t(0)
