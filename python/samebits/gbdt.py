@@ -283,7 +283,12 @@ class GradientBoosting(FittedModel, Estimator):
             if weight[2] and not any(weight[0][i] for i in range(weight[2])):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
-        nmetrics = len([t for t in self.eval_metric.split(",") if t]) if isinstance(self.eval_metric, str) else 1
+        boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        if callbacks is not None and not boosting:
+            raise InvalidArgumentError("callbacks: a %s takes none (its trees are not grown against validation "
+                                       "rows)" % type(self).__name__)
+        metric = getattr(self, "eval_metric", None)
+        nmetrics = len([t for t in metric.split(",") if t]) if isinstance(metric, str) else 1
         es_rounds, period, records, stopper = _callback.resolve(callbacks, None, None, nmetrics)
         if es_rounds is not None:
             pairs = [kv for kv in pairs if kv[0] != "early_stopping_rounds"] + [("early_stopping_rounds", str(es_rounds))]
@@ -319,7 +324,8 @@ class GradientBoosting(FittedModel, Estimator):
             delattr(self, k)
         self._card_text = card.text() if card is not None else None
         self._set_fitted(model, classes, m.names)
-        self._set_evals(model, records, stopper)
+        if boosting:
+            self._set_evals(model, records, stopper)
         return self
 
     def _set_evals(self, model, records, stopper):
