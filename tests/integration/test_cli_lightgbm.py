@@ -107,10 +107,20 @@ def test_l1_is_lightgbms_name_for_mae():
     if not data.exists():
         pytest.skip("../shared/data/lightgbm-examples is not here")
     base = ["train", "--model", "gbdt", "--data", str(data), "n_estimators=2", "eval_period=1"]
-    l1 = samebits(*base, "metric=l1,l2")
+    l1 = samebits(*base, "metric=l1,l2_root")
     mae = samebits(*base, "metric=mae,rmse")
     assert l1.returncode == 0, l1.stderr
     assert log_lines(l1) == log_lines(mae) and "train mae:" in l1.stderr and "train rmse:" in l1.stderr
+    # l2 is LightGBM's mean squared error: the square of rmse (float32: within a few ulps)
+    sq = samebits(*base, "metric=l2,rmse")
+    assert sq.returncode == 0, sq.stderr
+    vals = {}
+    for line in sq.stderr.splitlines():
+        if line.startswith("[2] train "):
+            name, v = line[len("[2] train "):].split(": ")
+            vals[name] = float(v)
+    assert set(vals) == {"l2", "rmse"} and abs(vals["l2"] - vals["rmse"] ** 2) <= 1e-5 * vals["l2"]
+    assert samebits(*base, "metric=mse").stderr.count("train l2:") == 2
     bad = samebits(*base, "metric=l1,huber")
     assert bad.returncode == 2 and "metric 'huber' is not supported" in bad.stderr
 

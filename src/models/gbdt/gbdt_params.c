@@ -15,10 +15,11 @@
 #define parse_int sb_param_int /* src/core/params.c */
 #define parse_float sb_param_float
 
-static const char *const k_metrics[] = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror", "ndcg", "map"};
+static const char *const k_metrics[] = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror", "ndcg", "map", "l2"};
+#define N_METRICS ((int32_t)(sizeof k_metrics / sizeof k_metrics[0]))
 static const char *const k_objectives[] = {"regression", "binary", "multiclass", "lambdarank", "rank_pairwise"};
 
-const char *sb_metric_name(int32_t m) { return m >= 0 && m < 9 ? k_metrics[m] : "default"; }
+const char *sb_metric_name(int32_t m) { return m >= 0 && m < N_METRICS ? k_metrics[m] : "default"; }
 const char *sb_objective_name(int32_t o) { return o >= 0 && o < 5 ? k_objectives[o] : "unknown"; }
 int sb_gbdt_is_ranking(int32_t o) { return o == SB_OBJ_LAMBDARANK || o == SB_OBJ_RANK_PAIRWISE; }
 
@@ -49,12 +50,14 @@ static sb_status parse_gains(const char *key, const char *v, gbdt_params *p) {
  * k) into *m and *at (0: no k given); an unknown name is a named error. */
 static sb_status parse_metric_item(const char *key, const char *v, int32_t *m, int32_t *at) {
     static const struct { const char *name; int32_t m; } k_alias[] = {
-        {"l2", SB_METRIC_RMSE}, {"l2_root", SB_METRIC_RMSE}, {"root_mean_squared_error", SB_METRIC_RMSE},
+        {"l2_root", SB_METRIC_RMSE}, {"root_mean_squared_error", SB_METRIC_RMSE},
+        {"mse", SB_METRIC_L2}, {"mean_squared_error", SB_METRIC_L2}, {"square", SB_METRIC_L2},
+        {"regression_l2", SB_METRIC_L2}, {"regression", SB_METRIC_L2},
         {"l1", SB_METRIC_MAE}, {"mean_absolute_error", SB_METRIC_MAE}, {"binary_logloss", SB_METRIC_LOGLOSS},
         {"binary_error", SB_METRIC_ERROR}, {"multi_logloss", SB_METRIC_MLOGLOSS}, {"multi_error", SB_METRIC_MERROR}};
     *m = -1;
     *at = 0;
-    for (int32_t k = 0; k < 9; k++)
+    for (int32_t k = 0; k < N_METRICS; k++)
         if (!strcmp(v, k_metrics[k])) *m = k;
     for (size_t k = 0; k < sizeof k_alias / sizeof k_alias[0]; k++)
         if (!strcmp(v, k_alias[k].name)) *m = k_alias[k].m;
@@ -66,7 +69,7 @@ static sb_status parse_metric_item(const char *key, const char *v, int32_t *m, i
         *at = (int32_t)i;
     }
     if (*m < 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: rmse (l2), mae (l1), logloss "
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: l2 (mse), rmse (l2_root), mae (l1), logloss "
                        "(binary_logloss), error, auc, mlogloss (multi_logloss), merror, ndcg@k, map@k", v);
     return SB_OK;
 }
@@ -140,7 +143,7 @@ static sb_status resolve_metrics(gbdt_params *p) {
     p->nmetrics = 0;
     for (int32_t g = 0; g < ngiven; g++) {
         const int32_t m = given[g];
-        int ok = p->objective == SB_OBJ_REGRESSION ? (m <= SB_METRIC_MAE)
+        int ok = p->objective == SB_OBJ_REGRESSION ? (m <= SB_METRIC_MAE || m == SB_METRIC_L2)
                : p->objective == SB_OBJ_BINARY ? (m >= SB_METRIC_LOGLOSS && m <= SB_METRIC_AUC)
                : sb_gbdt_is_ranking(p->objective) ? (m == SB_METRIC_NDCG || m == SB_METRIC_MAP)
                                                : (m == SB_METRIC_MLOGLOSS || m == SB_METRIC_MERROR);

@@ -13,7 +13,8 @@ enum sb_metric {
     SB_METRIC_MLOGLOSS = 5,
     SB_METRIC_MERROR = 6,
     SB_METRIC_NDCG = 7, /* ranking: NDCG@metric_at (gbdt/rank.c) */
-    SB_METRIC_MAP = 8   /* ranking: MAP@metric_at */
+    SB_METRIC_MAP = 8,  /* ranking: MAP@metric_at */
+    SB_METRIC_L2 = 9    /* the mean squared error (LightGBM's l2; rmse is its square root) */
 };
 
 #define SB_GBDT_MAX_METRICS 16

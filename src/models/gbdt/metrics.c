@@ -1,5 +1,6 @@
 /*
- * metrics.c: rmse, mae, logloss, error, auc, mlogloss and merror. Each row's
+ * metrics.c: l2 (mean squared error), rmse, mae, logloss, error, auc, mlogloss
+ * and merror. Each row's
  * term is one fixed sequence of profile operations; the terms and the weights
  * are summed exactly and divided once, so no thread count or order can show.
  */
@@ -20,7 +21,8 @@ static float clamp_p(float p) {
 /* 1 - 1e-15 rounds to 1 in float: clamp(1 - p) separately where needed. */
 static float row_term(int32_t metric, const float *m, int32_t k, float y, float *p_scratch) {
     switch (metric) {
-    case SB_METRIC_RMSE: {
+    case SB_METRIC_RMSE:
+    case SB_METRIC_L2: {
         float d = m[0] - y;
         return d * d;
     }
