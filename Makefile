@@ -152,9 +152,13 @@ ifneq ($(ARCH),)
   OPENCL := 0
 endif
 OPENCL_DEFS := $(if $(filter 1,$(OPENCL)),,-DSB_NO_OPENCL)
+# gzip input through the system's zlib, opened at run time (src/io/csv.c): built
+# where zlib.h is (Debian's zlib1g-dev; tools/ensure-deps.sh installs it), never
+# in the static cross builds; elsewhere gzip input is refused by name.
+ZLIB_DEFS := $(if $(and $(if $(ARCH),,1),$(wildcard /usr/include/zlib.h)),-DSB_HAVE_ZLIB,)
 
 CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden -pthread \
-  -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -MMD -MP $(SABOTAGE_DEFS) $(OPENCL_DEFS) \
+  -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -MMD -MP $(SABOTAGE_DEFS) $(OPENCL_DEFS) $(ZLIB_DEFS) \
   -DSB_BUILD_CC='"$(notdir $(CC)) $(shell $(CC) -dumpfullversion 2>/dev/null)"' \
   -DSB_BUILD_TARGET='"$(shell $(CC) -dumpmachine 2>/dev/null)"' \
   -DSB_BUILD_CFLAGS='"$(PROFILE_FLAGS)"' \

@@ -16,6 +16,8 @@ have s390x-linux-gnu-gcc || need_apt="$need_apt gcc-s390x-linux-gnu libc6-dev-s3
 have python3 || need_apt="$need_apt python3"
 [ -e /etc/OpenCL/vendors/pocl.icd ] || need_apt="$need_apt pocl-opencl-icd"
 [ -e /usr/include/CL/cl.h ] || need_apt="$need_apt ocl-icd-opencl-dev opencl-headers"
+# zlib.h: gzip input (src/io/csv.c opens the system's libz.so.1 at run time)
+[ -e /usr/include/zlib.h ] || need_apt="$need_apt zlib1g-dev"
 # Sanitizer and fuzz builds (mk/hardening.mk): clang with its sanitizer and
 # libFuzzer runtimes (libclang-rt-dev is only recommended by clang), and
 # llvm-symbolizer for readable reports.

@@ -5,6 +5,11 @@
  */
 #include "reader.h"
 #include <errno.h>
+#if defined(SB_HAVE_ZLIB)
+#include <dlfcn.h>
+#include <pthread.h>
+#include <zlib.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +123,116 @@ int sb_io_parse_f32(char *s, size_t n, float *v) {
 
 /* ---- buffered records ------------------------------------------------------------ */
 
+/* ---- gzip: the system's zlib, opened at run time ----------------------------------- */
+
+#if defined(SB_HAVE_ZLIB)
+typedef struct io_gz {
+    z_stream zs;
+    unsigned char *in; /* compressed bytes read from the file */
+    size_t incap;
+    int done;          /* the last member ended and the file holds no more */
+} io_gz;
+
+static struct {
+    int (*init2)(z_streamp, int, const char *, int);
+    int (*inflate)(z_streamp, int);
+    int (*end)(z_streamp);
+    int (*reset)(z_streamp);
+} g_z;
+static int g_z_ok;
+static pthread_once_t g_z_once = PTHREAD_ONCE_INIT;
+
+static void z_load(void) {
+    void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    *(void **)&g_z.init2 = dlsym(h, "inflateInit2_");
+    *(void **)&g_z.inflate = dlsym(h, "inflate");
+    *(void **)&g_z.end = dlsym(h, "inflateEnd");
+    *(void **)&g_z.reset = dlsym(h, "inflateReset");
+    g_z_ok = g_z.init2 && g_z.inflate && g_z.end && g_z.reset;
+}
+
+/* Inflate up to want bytes into out (*got of them); at the end of the last
+ * member with nothing after it, g->done. A member followed by more bytes is
+ * followed by another member (gzip's concatenation); a file that stops inside
+ * a member, or bytes that are not deflate data, is a named error. */
+static sb_status gz_read(sb_io_file *r, char *out, size_t want, size_t *got) {
+    io_gz *g = r->gz;
+    g->zs.next_out = (Bytef *)out;
+    g->zs.avail_out = (uInt)want;
+    while (g->zs.avail_out > 0 && !g->done) {
+        if (g->zs.avail_in == 0) {
+            const size_t n = fread(g->in, 1, g->incap, r->f);
+            if (n == 0) {
+                if (ferror(r->f)) return sb_fail(SB_ERR_IO, "%s: read error: %s", r->path, strerror(errno));
+                return sb_fail(SB_ERR_INVALID_INPUT, "%s: the gzip data ends inside a member (a truncated file?)",
+                               r->path);
+            }
+            g->zs.next_in = g->in;
+            g->zs.avail_in = (uInt)n;
+        }
+        const int z = g_z.inflate(&g->zs, Z_NO_FLUSH);
+        if (z == Z_STREAM_END) {
+            if (g->zs.avail_in == 0) {
+                const size_t n = fread(g->in, 1, g->incap, r->f);
+                if (n == 0 && ferror(r->f)) return sb_fail(SB_ERR_IO, "%s: read error: %s", r->path, strerror(errno));
+                g->zs.next_in = g->in;
+                g->zs.avail_in = (uInt)n;
+            }
+            if (g->zs.avail_in == 0) g->done = 1;
+            else if (g->zs.next_in[0] != 0x1f) /* what follows a member must be another one */
+                return sb_fail(SB_ERR_INVALID_INPUT, "%s: bytes after the gzip data that are not another gzip member",
+                               r->path);
+            else if (g_z.reset(&g->zs) != Z_OK)
+                return sb_fail(SB_ERR_INVALID_INPUT, "%s: corrupt gzip data", r->path);
+        } else if (z != Z_OK) {
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s: corrupt gzip data (%s)", r->path,
+                           g->zs.msg ? g->zs.msg : "zlib could not inflate it");
+        }
+    }
+    *got = want - g->zs.avail_out;
+    return SB_OK;
+}
+
+/* Turns r, whose first bytes (r->buf[0..len)) are gzip's, into a gzip reader:
+ * those bytes become the inflater's first input. */
+static sb_status gz_start(sb_io_file *r) {
+    pthread_once(&g_z_once, z_load);
+    if (!g_z_ok)
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: gzip-compressed data, and this machine has no zlib (libz.so.1) "
+                       "to read it (decompress it first)", r->path);
+    io_gz *g = sb_calloc(1, sizeof *g);
+    const size_t incap = r->len > SB_IO_CHUNK ? r->len : SB_IO_CHUNK;
+    if (!g || !(g->in = sb_malloc(incap))) {
+        if (g) sb_free(g);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory for the gzip reader", r->path);
+    }
+    g->incap = incap;
+    memcpy(g->in, r->buf, r->len);
+    g->zs.next_in = g->in;
+    g->zs.avail_in = (uInt)r->len;
+    /* 16 + 15: a gzip wrapper, the largest window */
+    if (g_z.init2(&g->zs, 16 + 15, ZLIB_VERSION, (int)sizeof(z_stream)) != Z_OK) {
+        sb_free(g->in);
+        sb_free(g);
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: zlib refused to start inflating", r->path);
+    }
+    r->gz = g;
+    r->len = r->pos = 0;
+    r->eof = 0;
+    return SB_OK;
+}
+
+static void gz_close(sb_io_file *r) {
+    io_gz *g = r->gz;
+    if (!g) return;
+    g_z.end(&g->zs);
+    sb_free(g->in);
+    sb_free(g);
+    r->gz = NULL;
+}
+#endif
+
 static sb_status io_fill(sb_io_file *r) {
     if (r->pos > 0) {
         memmove(r->buf, r->buf + r->pos, r->len - r->pos);
@@ -135,6 +250,15 @@ static sb_status io_fill(sb_io_file *r) {
     }
     size_t want = r->cap - r->len;
     if (want > SB_IO_CHUNK) want = SB_IO_CHUNK;
+#if defined(SB_HAVE_ZLIB)
+    if (r->gz) {
+        size_t got = 0;
+        const sb_status st = gz_read(r, r->buf + r->len, want, &got);
+        r->len += got;
+        if (st == SB_OK && got < want) r->eof = 1;
+        return st;
+    }
+#endif
     size_t got = fread(r->buf + r->len, 1, want, r->f);
     r->len += got;
     if (got < want) {
@@ -147,7 +271,7 @@ static sb_status io_fill(sb_io_file *r) {
 
 /* The name of the compression whose magic bytes begin buf (gzip, bzip2, xz,
  * zstd, zip), or NULL: such a file is refused by name at open, before its
- * bytes could reach a message. */
+ * bytes could reach a message (gzip is read where zlib is at hand). */
 static const char *compressed_kind(const char *buf, size_t len) {
     static const struct { const char *name; const char *magic; size_t n; } k_magic[] = {
         {"gzip", "\x1f\x8b", 2}, {"xz", "\xfd" "7zXZ\x00", 6}, {"zstd", "\x28\xb5\x2f\xfd", 4},
@@ -180,6 +304,16 @@ sb_status sb_io_open(sb_io_file *r, const char *path) {
         return st;
     }
     const char *packed = compressed_kind(r->buf, r->len);
+#if defined(SB_HAVE_ZLIB)
+    if (packed && !strcmp(packed, "gzip")) {
+        if ((st = gz_start(r)) == SB_OK) st = io_fill(r);
+        if (st != SB_OK) {
+            sb_io_close(r);
+            return st;
+        }
+        packed = compressed_kind(r->buf, r->len); /* a gzip of a compressed file is refused as that */
+    }
+#endif
     if (packed) {
         st = sb_fail(SB_ERR_INVALID_INPUT, "%s: %s-compressed data: samebits reads the plain text (decompress it "
                      "first)", path, packed);
@@ -193,6 +327,9 @@ sb_status sb_io_open(sb_io_file *r, const char *path) {
 }
 
 void sb_io_close(sb_io_file *r) {
+#if defined(SB_HAVE_ZLIB)
+    gz_close(r);
+#endif
     if (r->c_locale != (locale_t)0) {
         uselocale(r->old_locale);
         freelocale(r->c_locale);

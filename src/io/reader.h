@@ -94,10 +94,14 @@ typedef struct sb_io_file {
     int eof;
     int64_t line;     /* physical line (1-based) where the next record starts */
     locale_t c_locale, old_locale; /* "C" numbers for this thread while open */
+    void *gz;         /* a gzip file: its inflate state (csv.c), NULL for plain text */
 } sb_io_file;
 
 /* Open path for reading (SB_ERR_IO naming it and the reason), skip a UTF-8 BOM,
- * and switch this thread to the "C" locale until sb_io_close. */
+ * and switch this thread to the "C" locale until sb_io_close. gzip data (one
+ * member or several) is inflated as it is read, through the system's zlib
+ * (libz.so.1, opened at run time; a build without zlib.h, or a machine without
+ * the library, refuses it by name, as every other compression). */
 sb_status sb_io_open(sb_io_file *r, const char *path);
 /* Close, free the buffer, restore the thread's locale; safe on a zeroed r. */
 void sb_io_close(sb_io_file *r);

@@ -391,17 +391,21 @@ def test_forest_arguments_that_cannot_apply_are_refused(binary_copy, args, why):
     assert r.returncode == 2 and why in r.stderr, r.stderr
 
 
-# ---- compressed input: refused by name, no raw bytes in the message (issue 21) ----
+# ---- compressed input: gzip read, the others refused by name, no raw bytes in a message (issue 21) ----
 
 import bz2
 import gzip
 import lzma
 
 
-@pytest.mark.parametrize("kind,pack", [("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)])
+def _text_data():
+    return (EX / "regression_regression.test").read_bytes() if (EX / "regression_regression.test").exists() \
+        else b"1\t2\t3\n0\t1\t2\n1\t3\t1\n0\t2\t2\n"
+
+
+@pytest.mark.parametrize("kind,pack", [("bzip2", bz2.compress), ("xz", lzma.compress)])
 def test_compressed_data_is_refused_by_name(tmp_path, kind, pack):
-    text = (EX / "regression_regression.test").read_bytes() if (EX / "regression_regression.test").exists() \
-        else b"1\t2\t3\n0\t1\t2\n"
+    text = _text_data()
     data = tmp_path / "d.train.gz"
     data.write_bytes(pack(text))
     for args in (["train", "--model", "gbdt", "--data", str(data)],
@@ -415,6 +419,41 @@ def test_compressed_data_is_refused_by_name(tmp_path, kind, pack):
     (tmp_path / "d.train.weight").write_bytes(pack(b"1\n" * text.count(b"\n")))
     r = samebits("train", "--model", "gbdt", "--data", str(plain), "n_estimators=2")
     assert r.returncode == 2 and f"d.train.weight: {kind}-compressed data" in r.stderr, r.stderr
+
+
+def _digest(r):
+    assert r.returncode == 0, r.stderr
+    return [ln for ln in r.stdout.splitlines() + r.stderr.splitlines() if "digest" in ln]
+
+
+def test_gzip_data_is_read_as_the_plain_text(tmp_path):
+    text = _text_data()
+    plain, packed, two = tmp_path / "p.train", tmp_path / "g.train", tmp_path / "two.train"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text))
+    half = text.index(b"\n", len(text) // 2) + 1  # two gzip members, split at a line
+    two.write_bytes(gzip.compress(text[:half]) + gzip.compress(text[half:]))
+    (tmp_path / "g.train.weight").write_bytes(gzip.compress(b"1\n" * text.count(b"\n")))
+    (tmp_path / "p.train.weight").write_bytes(b"1\n" * text.count(b"\n"))
+    base = ["train", "--model", "gbdt", "--format", "tsv-noheader", "n_estimators=3"]
+    want = _digest(samebits(*base, "--data", str(plain)))
+    assert want and _digest(samebits(*base, "--data", str(packed))) == want
+    (tmp_path / "two.train.weight").write_bytes(b"1\n" * text.count(b"\n"))
+    assert _digest(samebits(*base, "--data", str(two))) == want
+    # a truncated member, bytes that are not deflate data, a non-member tail: named, printable, exit 2
+    for name, blob, why in (("cut", gzip.compress(text)[: len(gzip.compress(text)) // 2], "ends inside a member"),
+                            ("bad", gzip.compress(text)[:12] + bytes(range(256)) * 8, "corrupt gzip data"),
+                            ("tail", gzip.compress(text) + b"junk after it", "not another gzip member")):
+        f = tmp_path / (name + ".train")
+        f.write_bytes(blob)
+        r = samebits(*base, "--data", str(f))
+        assert r.returncode == 2 and why in r.stderr, r.stderr
+        assert all(c.isprintable() or c == "\n" for c in r.stderr)
+    # a gzip of xz data is refused as xz
+    f = tmp_path / "xz.train"
+    f.write_bytes(gzip.compress(lzma.compress(text)))
+    r = samebits(*base, "--data", str(f))
+    assert r.returncode == 2 and "xz-compressed data" in r.stderr, r.stderr
 
 
 def test_a_text_line_that_begins_like_bzip2_is_still_text(tmp_path):
