@@ -189,6 +189,9 @@ sb_status sb_dataset_read_min_cols(const char *path, const char *format, const c
             col = (int32_t)v;
         }
         if (st == SB_OK) st = sb_read_tsv_noheader(path, col, &d->t);
+    } else if (strcmp(fmt, "tsv-noheader-nolabel") == 0 && !label) {
+        /* internal (predict_data.c): a headerless file of features only */
+        st = sb_read_tsv_noheader(path, -1, &d->t);
     } else {
         st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown data format '%s'; formats: csv, libsvm, tsv-noheader, idx", fmt);
     }
@@ -207,6 +210,9 @@ sb_status sb_dataset_read_min_cols(const char *path, const char *format, const c
 }
 
 sb_status sb_dataset_read(const char *path, const char *format, const char *label, sb_dataset **out) {
+    if (format && strcmp(format, "tsv-noheader-nolabel") == 0) /* predict_data.c's, not a format to ask for */
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown data format '%s'; formats: csv, libsvm, tsv-noheader, idx",
+                       format);
     return sb_dataset_read_min_cols(path, format, label, 0, out);
 }
 

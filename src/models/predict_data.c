@@ -129,6 +129,20 @@ sb_status sb_dataset_read_for_model(const sb_model *m, const char *path, const c
     sb_dataset *d;
     sb_status st = sb_dataset_read_min_cols(path, format, NULL, m->num_features, &d);
     if (st != SB_OK) return st;
+    /* A headerless file whose first column was taken for the label but that
+     * holds exactly the model's features has no label (LightGBM's predictor
+     * reads it so): read again with every column a feature. */
+    if (d->t.has_names == SB_NAMES_NONE && d->t.label && d->t.ncols + 1 == m->num_features) {
+        sb_dataset *all = NULL;
+        if (sb_dataset_read_min_cols(path, "tsv-noheader-nolabel", NULL, m->num_features, &all) == SB_OK &&
+            all->t.ncols == m->num_features) {
+            sb_dataset_free(d);
+            d = all;
+        } else {
+            sb_dataset_free(all);
+            sb_clear_error();
+        }
+    }
     if ((st = map_columns(m, path, d)) != SB_OK) {
         sb_dataset_free(d);
         return st;

@@ -494,3 +494,30 @@ def test_lightgbm_features_at_their_off_defaults_are_accepted_and_change_nothing
     assert off.returncode == 0, off.stderr
     assert "lambda_l1=0.0 (the command line) has no effect here" in off.stderr
     assert digest_of(off) == digest_of(plain)
+
+
+def test_a_headerless_prediction_file_without_its_label_column(tmp_path):
+    """LightGBM's predictor reads a headerless file with exactly the model's
+    features as features only, and one with a column more as label first:
+    both give the same predictions."""
+    train = tmp_path / "t.tsv"
+    rows = [(i % 3, i * 0.5, (i * 7) % 11, (i * 3) % 5) for i in range(60)]
+    train.write_text("".join("%d\t%g\t%d\t%d\n" % r for r in rows))
+    model = tmp_path / "m.sbm"
+    r = samebits("train", "--model", "gbdt", "--data", str(train), "--format", "tsv-noheader", "n_estimators=3",
+                 "min_samples_leaf=2", "--out", str(model))
+    assert r.returncode == 0, r.stderr
+    feats = tmp_path / "f.tsv"
+    feats.write_text("".join("%g\t%d\t%d\n" % r[1:] for r in rows))
+    outs = []
+    for data in (train, feats):
+        out = tmp_path / (data.stem + ".out")
+        r = samebits("predict", "--model", str(model), "--data", str(data), "--format", "tsv-noheader", "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        outs.append(out.read_text())
+    assert outs[0] == outs[1] and outs[0].count("\n") == 60
+    narrow = tmp_path / "n.tsv"
+    narrow.write_text("".join("%g\t%d\n" % r[1:3] for r in rows))
+    r = samebits("predict", "--model", str(model), "--data", str(narrow), "--format", "tsv-noheader", "--out",
+                 str(tmp_path / "n.out"))
+    assert r.returncode == 2 and "feature-count mismatch" in r.stderr, r.stderr
