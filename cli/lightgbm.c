@@ -384,13 +384,6 @@ static int task_train(lk_set *s) {
         if (s->pairs[i].key->kind == LK_OUTPUT_RESULT || s->pairs[i].key->kind == LK_RAW)
             fprintf(stderr, "samebits: note: %s=%s (%s) is a prediction key: training does not use it\n",
                     s->pairs[i].given, s->pairs[i].value, s->pairs[i].where);
-    { /* LightGBM's default (first_metric_only=false) checks every metric: said, not hidden */
-        const char *es = value_of(s, "early_stopping_round", "0"), *fm = value_of(s, "first_metric_only", NULL);
-        const char *mv = value_of(s, "metric", ""), *ev = value_of(s, "eval_at", "");
-        if (strcmp(es, "0") != 0 && !fm && (strchr(mv, ',') || strchr(ev, ',')))
-            fprintf(stderr, "samebits: note: early_stopping_round=%s: early stopping here follows the first metric "
-                            "only (LightGBM's first_metric_only=true); LightGBM's default checks every metric\n", es);
-    }
     const char *format, *label;
     if (data_form(s, data, &format, &label)) return EXIT_ERROR;
     if (push(&a, "--model", NULL) || push(&a, "gbdt", NULL) || push(&a, "--data", NULL) || push(&a, data, NULL) ||
@@ -415,6 +408,13 @@ static int task_train(lk_set *s) {
         char kv[96];
         snprintf(kv, sizeof kv, "%s=", p->key->sb);
         if (push(&a, kv, !strcmp(p->key->sb, "objective") ? objective_value(p->value) : p->value)) return EXIT_ERROR;
+    }
+    { /* LightGBM's first_metric_only (default false: early stopping watches every
+       * metric), passed on where it decides something: several metrics */
+        const char *fm = value_of(s, "first_metric_only", "false");
+        const char *mv = value_of(s, "metric", ""), *ev = value_of(s, "eval_at", "");
+        if (truth(fm) == 0 && (strchr(mv, ',') || strchr(ev, ',')) && push(&a, "first_metric_only=false", NULL))
+            return EXIT_ERROR;
     }
     /* LightGBM logs every iteration unless metric_freq says otherwise */
     if (!find_pair(s, find_key("metric_freq")) && push(&a, "eval_period=1", NULL)) return EXIT_ERROR;
@@ -566,13 +566,9 @@ int sb_cli_lightgbm(int argc, char **argv) {
                 rc = failf("SB_ERR_INVALID_ARGUMENT", "%s=%s (%s): samebits boosts plain gradient-boosted trees "
                            "(gbdt) only; LightGBM's rf, dart and goss are not here", p->given, p->value, p->where);
         } else if (p->key->kind == LK_FIRST_METRIC) {
-            int t = truth(p->value);
-            if (t < 0)
+            if (truth(p->value) < 0)
                 rc = failf("SB_ERR_INVALID_ARGUMENT", "parameter %s='%s' (%s) must be true or false", p->given,
                            p->value, p->where);
-            else if (!t)
-                fprintf(stderr, "samebits: note: %s=%s (%s): early stopping here follows the first metric only\n",
-                        p->given, p->value, p->where);
         }
     }
     if (!rc) {

@@ -3,8 +3,10 @@
 samebits trains in the C library, which runs no Python between iterations, so
 only these three are taken, each mapped onto what the library does itself:
 
-- ``early_stopping(stopping_rounds)``: early_stopping_rounds for this fit (the
-  first metric decides, as LightGBM's first_metric_only=True);
+- ``early_stopping(stopping_rounds, first_metric_only=False)``:
+  early_stopping_rounds for this fit, and with several metrics the library's
+  first_metric_only (False, LightGBM's default: every metric is watched and the
+  first to stall stops the fit at its best iteration);
 - ``log_evaluation(period)``: the library's metric log every period iterations
   (on standard error);
 - ``record_evaluation(eval_result)``: eval_result filled with the fit's
@@ -55,11 +57,10 @@ class _RecordEvaluation:
 
 
 def early_stopping(stopping_rounds, first_metric_only=False, verbose=True, min_delta=0.0):
-    """Stop when the first validation metric has not improved for
-    stopping_rounds iterations and keep the trees of the best one (LightGBM's
-    callback of that name). Several metrics with first_metric_only=False
-    (LightGBM: stop on any) are refused at fit: the library decides on the
-    first only. verbose prints LightGBM's two lines about it."""
+    """Stop when a validation metric has not improved for stopping_rounds
+    iterations and keep the trees of its best one (LightGBM's callback of that
+    name): every metric is watched, or the first only with
+    first_metric_only=True. verbose prints LightGBM's two lines about it."""
     return _EarlyStopping(stopping_rounds, first_metric_only, verbose, min_delta)
 
 
@@ -80,7 +81,9 @@ def record_evaluation(eval_result):
 def resolve(callbacks, early_stopping_rounds, eval_period, nmetrics):
     """The fit's (early_stopping_rounds, eval_period, records, stopper) from
     the constructor's values and callbacks (None or a list of this module's
-    objects); refuses anything else by name, before any training."""
+    objects); refuses anything else by name, before any training. nmetrics is
+    kept for the caller's first_metric_only (it decides only with several)."""
+    del nmetrics
     records, stopper = [], None
     if callbacks is None:
         return early_stopping_rounds, eval_period, records, stopper
@@ -88,10 +91,6 @@ def resolve(callbacks, early_stopping_rounds, eval_period, nmetrics):
         raise InvalidArgumentError("callbacks must be a list, got %s" % type(callbacks).__name__)
     for cb in callbacks:
         if isinstance(cb, _EarlyStopping):
-            if not cb.first_metric_only and nmetrics > 1:
-                raise InvalidArgumentError(
-                    "early_stopping(first_metric_only=False) with %d metrics: samebits stops on the first metric "
-                    "only; pass first_metric_only=True" % nmetrics)
             early_stopping_rounds, stopper = cb.stopping_rounds, cb
         elif isinstance(cb, _LogEvaluation):
             eval_period = cb.period

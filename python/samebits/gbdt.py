@@ -292,6 +292,8 @@ class GradientBoosting(FittedModel, Estimator):
         es_rounds, period, records, stopper = _callback.resolve(callbacks, None, None, nmetrics)
         if es_rounds is not None:
             pairs = [kv for kv in pairs if kv[0] != "early_stopping_rounds"] + [("early_stopping_rounds", str(es_rounds))]
+            if nmetrics > 1 and not stopper.first_metric_only:  # LightGBM's default: watch every metric
+                pairs.append(("first_metric_only", "false"))
         if period is not None:
             pairs = [kv for kv in pairs if kv[0] != "eval_period"] + [("eval_period", str(period))]
         groups = getattr(self, "_pending_groups", (None, None))  # GradientBoostingRanker.fit

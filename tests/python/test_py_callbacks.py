@@ -75,7 +75,6 @@ def test_without_validation_rows_nothing_is_logged():
 @pytest.mark.parametrize("bad, words", [
     ([lambda env: None], "runs no Python between iterations"),
     ("early", "must be a list"),
-    ([samebits.early_stopping(3, first_metric_only=False)], "first metric only"),
 ])
 def test_other_callbacks_are_refused_by_name(bad, words):
     est = samebits.GradientBoostingClassifier(n_estimators=5, eval_metric="logloss,auc")
@@ -93,3 +92,37 @@ def test_callback_arguments_are_checked():
         samebits.log_evaluation(-1)
     with pytest.raises(samebits.InvalidArgumentError, match="dict"):
         samebits.record_evaluation([])
+
+
+def test_early_stopping_watches_every_metric_unless_first_metric_only():
+    """LightGBM's first_metric_only=False: the first metric to go stopping_rounds
+    iterations without improving stops the fit at its own best; with True the
+    first metric alone decides. Checked against the logged values."""
+    y = (XV[:, 0] > 0)
+    kw = dict(n_estimators=300, learning_rate=0.5, num_leaves=63, min_samples_leaf=1, eval_metric="logloss,error")
+    runs = {}
+    for first in (False, True):
+        m = samebits.GradientBoostingClassifier(**kw).fit(
+            X, Y > 0, eval_set=[(XV, y)], callbacks=[samebits.early_stopping(4, first_metric_only=first, verbose=False)])
+        runs[first] = m
+        log = m.evals_result_["valid_0"]
+        names = list(log)
+        assert names == ["logloss", "error"]
+
+        def stalled(name, upto):
+            vals = log[name][:upto]
+            best = min(range(len(vals)), key=lambda i: (vals[i], i))
+            return best, len(vals) - 1 - best >= 4
+        n = len(log["error"])
+        if first:
+            best, done = stalled("logloss", n)
+            assert m.best_iteration_ == best + 1
+        else:
+            # the first metric, in list order, whose stall ends the log decides
+            decided = [name for name in names if stalled(name, n)[1]]
+            assert decided and m.best_iteration_ == stalled(decided[0], n)[0] + 1
+            for k in range(1, n):  # no metric had stalled before the last iteration
+                assert not any(stalled(name, k)[1] for name in names)
+    # here the error rate stalls first, long before the log-loss does
+    assert runs[False].best_iteration_ < runs[True].best_iteration_
+    assert runs[False].model_digest_ != runs[True].model_digest_

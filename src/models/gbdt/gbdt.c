@@ -736,8 +736,9 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
 
     sb_grow_params gp = {p.num_leaves, p.max_depth, p.depthwise, p.min_samples_leaf, p.min_child_weight,
                          p.min_split_gain, p.reg_lambda, p.learning_rate};
-    float best_metric = 0.0f;
-    int32_t best_iter = -1;
+    float best_metric = 0.0f, any_val[SB_EVALS_MAX_METRICS];
+    int32_t best_iter = -1, any_best[SB_EVALS_MAX_METRICS];
+    for (int32_t j = 0; j < SB_EVALS_MAX_METRICS; j++) any_best[j] = -1, any_val[j] = 0.0f;
     /* with validation rows, every metric of every iteration is kept for the
      * fitted model (LightGBM's evals_result_; the trees do not depend on it) */
     const int32_t nm_all = p.nmetrics > 1 ? p.nmetrics : 1;
@@ -804,7 +805,28 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             const int32_t nm = (log_now || ev) && p.nmetrics > 1 ? p.nmetrics : 1;
             if (train_too && (st = eval_metrics(&f, it, 0, 1, nm, &v, mname, NULL)) != SB_OK) goto done;
             if ((st = eval_metrics(&f, it, f.va != NULL, log_now, nm, &v, mname, ev)) != SB_OK) goto done;
-            if (p.early_stopping_rounds > 0) {
+            if (p.early_stopping_rounds > 0 && p.stop_on_any && ev) {
+                /* LightGBM's first_metric_only=false: every metric keeps its own best
+                 * iteration, and the first (in the metric list's order) that has gone
+                 * early_stopping_rounds without improving stops the fit at its best */
+                int stop = 0;
+                for (int32_t j = 0; j < ev->nm && !stop; j++) {
+                    const int32_t mj = j ? p.metrics[j] : p.metric;
+                    const float vj = ev->values[(int64_t)it * ev->nm + j];
+                    if (any_best[j] < 0 || sb_metric_better(mj, vj, any_val[j])) {
+                        any_val[j] = vj;
+                        any_best[j] = it;
+                    } else if (it - any_best[j] >= p.early_stopping_rounds) {
+                        best_iter = any_best[j];
+                        if (p.eval_period > 0)
+                            fprintf(stderr, "early stopping: best iteration %d, %s %.6g\n", (int)(best_iter + 1),
+                                    ev->names[j], (double)any_val[j]);
+                        stop = 1;
+                    }
+                }
+                if (stop) break;
+                best_iter = any_best[0]; /* the fit ran out: the first metric's best, as LightGBM's */
+            } else if (p.early_stopping_rounds > 0) {
                 if (best_iter < 0 || sb_metric_better(p.metric, v, best_metric)) {
                     best_metric = v;
                     best_iter = it;
