@@ -226,6 +226,15 @@ SB_API sb_status sb_dataset_set_group(sb_dataset *d, const int64_t *sizes, int64
 SB_API sb_status sb_dataset_set_qid(sb_dataset *d, const int32_t *qid, int64_t n);
 SB_API sb_status sb_dataset_read_query_file(sb_dataset *d, const char *path);
 SB_API sb_status sb_dataset_group_column(sb_dataset *d, const char *name);
+/* LightGBM's weight_column and ignore_column: the feature column named name
+ * becomes the row weights (finite, >= 0; data that has weights already is
+ * refused) or is dropped; either way it leaves the features. A matrix the
+ * dataset only views (sb_dataset_view_matrix) is copied, never written. */
+SB_API sb_status sb_dataset_weight_column(sb_dataset *d, const char *name);
+SB_API sb_status sb_dataset_drop_column(sb_dataset *d, const char *name);
+/* Feature k's name (0-based; the pointer lives until the dataset changes):
+ * a file's header, or f0.. for a headerless one. */
+SB_API sb_status sb_dataset_feature_name(const sb_dataset *d, int32_t k, const char **name);
 /* Read a file: format "csv", "libsvm" or NULL to detect; label is the CSV label
  * column's name (NULL: none, as for prediction; ignored for libsvm). */
 SB_API sb_status sb_dataset_read(const char *path, const char *format, const char *label,
