@@ -257,6 +257,18 @@ SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
  * value, two aliases of one key, a backend this build lacks), so that a caller
  * can refuse them before reading a large file. */
 SB_API sb_status sb_gbdt_params_check(const sb_params *params);
+/* Continued training (LightGBM's init_model): n_estimators more iterations on
+ * top of init's trees, on the same training data. The margins start at init's
+ * predictions (the base score plus each tree's leaf in tree order: the same
+ * additions init's own fit made), the iterations count on from init's, so
+ * every draw keyed by the iteration (bagging, columns) is the uninterrupted
+ * fit's: init trained m iterations and continued n on any device equals, byte
+ * for byte, the m + n iteration fit with the same parameters (its text
+ * records n_estimators = m + n). init must be a gradient boosting model of
+ * this library's profile, objective, class and feature counts (named errors
+ * otherwise); the caller keeps it. */
+SB_API sb_status sb_gbdt_fit_continue(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
+                                      const sb_model *init, sb_card *card, sb_model **out);
 
 /* Train a random forest or Extra Trees (Breiman 2001; Geurts et al. 2006) on
  * the CPU. params: docs/forest.md (model=random_forest|extra_trees,

@@ -83,6 +83,7 @@ _PROTOS = {
     "sb_dataset_shape": (c_int, [c_void_p, _P(c_int64), _P(c_int32)]),
     "sb_dataset_free": (None, [c_void_p]),
     "sb_gbdt_fit": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    "sb_gbdt_fit_continue": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_model_predict": (c_int, [c_void_p, c_void_p, c_int, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_isolation_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),

@@ -159,7 +159,11 @@ class Model:
         return cls(Handle(out, lib.sb_model_free))
 
     @classmethod
-    def fit_gbdt(cls, pairs, train, valid=None, card=None):
+    def fit_gbdt(cls, pairs, train, valid=None, card=None, init=None):
+        """Gradient boosting; from init's trees (a Model) when given: continued training."""
+        if init is not None:
+            return cls._fit(lib.sb_gbdt_fit_continue, pairs, train, valid.ptr if valid is not None else None,
+                            init._h.ptr, card=card)
         return cls._fit(lib.sb_gbdt_fit, pairs, train, valid.ptr if valid is not None else None, card=card)
 
     @classmethod
