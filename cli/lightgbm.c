@@ -412,9 +412,7 @@ static int task_train(lk_set *s) {
         return failf("SB_ERR_INVALID_ARGUMENT", "valid='%s': samebits' gradient boosting evaluates one validation "
                      "set; give one file%s%s", valid, "", "");
     const lk_pair *im = find_pair(s, find_key("input_model"));
-    if (im)
-        return failf("SB_ERR_INVALID_ARGUMENT", "%s (%s) with task=train is LightGBM's continued training, which "
-                     "samebits does not do; leave it out (or give task=predict)%s", im->given, im->where, "");
+    const char *init_model = im ? im->value : NULL; /* LightGBM's continued training: --init-model */
     for (size_t i = 0; i < s->n; i++)
         if (s->pairs[i].key->kind == LK_OUTPUT_RESULT || s->pairs[i].key->kind == LK_RAW)
             fprintf(stderr, "samebits: note: %s=%s (%s) is a prediction key: training does not use it\n",
@@ -426,6 +424,7 @@ static int task_train(lk_set *s) {
         push(&a, "--out", NULL) || push(&a, value_of(s, "output_model", "LightGBM_model.txt"), NULL))
         return EXIT_ERROR;
     if (label && (push(&a, "--label", NULL) || push(&a, label, NULL))) return EXIT_ERROR;
+    if (init_model && *init_model && (push(&a, "--init-model", NULL) || push(&a, init_model, NULL))) return EXIT_ERROR;
     if (valid && *valid && (push(&a, "--valid", NULL) || push(&a, valid, NULL))) return EXIT_ERROR;
     const char *freq = value_of(s, "bagging_freq", "0"), *frac = value_of(s, "bagging_fraction", NULL);
     char *end;

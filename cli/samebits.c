@@ -55,6 +55,7 @@ static const char *k_usage =
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
     "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
     "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
+    "        [--init-model MODEL]   (continued training: n_estimators more iterations on its trees)\n"
     "        [--weight-column COL] [--ignore-column COL[,COL...]]   (a feature column as the row\n"
     "        weights, columns left out; COL a name or #k, the 0-based feature index; --group too)\n"
     "        [--threads N] [key=value ...]\n"
@@ -475,8 +476,9 @@ static sb_status apply_columns(sb_dataset *names, sb_dataset *d, const char *wei
 static int cmd_train(int argc, char **argv) {
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
-               *ignore_cols = NULL;
+               *ignore_cols = NULL, *init_path = NULL;
     char *group_name = NULL;
+    sb_model *init_model = NULL;
     sb_params *params = NULL;
     sb_dataset *dtrain = NULL, *dvalid = NULL;
     sb_card *card = NULL;
@@ -500,6 +502,7 @@ static int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--group") && v) group = argv[++i];
         else if (!strcmp(a, "--weight-column") && v) weight_col = argv[++i];
         else if (!strcmp(a, "--ignore-column") && v) ignore_cols = argv[++i];
+        else if (!strcmp(a, "--init-model") && v) init_path = argv[++i];
         else if (!strcmp(a, "--objective") && v) {
             const char *had = NULL;
             if (sb_params_get(params, "objective", &had) == SB_OK) {
@@ -536,6 +539,12 @@ static int cmd_train(int argc, char **argv) {
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
+    if (init_path && model_kind && strcmp(model_kind, "gbdt") != 0) {
+        rc = usage_error("train: --init-model continues gradient boosting; --model %s is not continued", model_kind);
+        goto done;
+    }
+    /* the initial model is read before the data: a bad file is refused before any long work */
+    if (init_path && (st = sb_model_load(init_path, &init_model)) != SB_OK) goto lib_fail;
     if ((forest || iforest) && (query || vquery || group || valid)) {
         rc = usage_error("train: --valid, --query, --valid-query and --group are for gradient boosting; --model %s "
                          "takes none of them", model_kind);
@@ -722,7 +731,11 @@ static int cmd_train(int argc, char **argv) {
         if (!conv)
             fprintf(stderr, "samebits: note: kmeans stopped at max_iter=%lld before the centers settled\n", (long long)it);
     } else {
-        if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) goto lib_fail;
+        if (init_path) { /* continued training: n_estimators more iterations on the file's trees */
+            if ((st = sb_gbdt_fit_continue(params, dtrain, dvalid, init_model, card, &model)) != SB_OK) goto lib_fail;
+        } else if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) {
+            goto lib_fail;
+        }
         sb_model_info info;
         sb_model_get_info(model, &info);
         fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
@@ -739,6 +752,7 @@ lib_fail:
     rc = lib_error(st);
 done:
     free(group_name);
+    sb_model_free(init_model);
     sb_model_free(model);
     sb_card_free(card);
     sb_dataset_free(dtrain);

@@ -9,6 +9,7 @@ float), which the C library reads with strtof, exactly as the CLI reads
 """
 import math
 import operator
+import os
 import sys
 
 from . import callback as _callback
@@ -254,13 +255,16 @@ class GradientBoosting(FittedModel, Estimator):
 
     # ---- fit ------------------------------------------------------------------
     @with_n_jobs
-    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None):
         """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
         holding one) for the metric log and early stopping; callbacks: LightGBM's
         samebits.early_stopping, log_evaluation and record_evaluation (samebits.callback).
         With eval_set, evals_result_ ({"valid_0": {metric: [value per iteration]}}),
         best_iteration_ (1-based; 0 without early stopping) and best_score_ are set,
-        as LightGBM sets them. On error nothing changes."""
+        as LightGBM sets them. init_model (LightGBM's continued training): a fitted
+        gradient boosting estimator, a model file's path or its bytes; n_estimators more
+        iterations are grown on top of its trees, and m then n iterations give the m + n
+        iteration model's bytes (sb_gbdt_fit_continue). On error nothing changes."""
         classify = self._is_classifier()
         if y is None:
             raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
@@ -284,6 +288,12 @@ class GradientBoosting(FittedModel, Estimator):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
         boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        init = None
+        if init_model is not None:
+            if not boosting:
+                raise InvalidArgumentError("init_model: a %s is not continued (gradient boosting is)"
+                                           % type(self).__name__)
+            init = self._init_handle(init_model)
         if callbacks is not None and not boosting:
             raise InvalidArgumentError("callbacks: a %s takes none (its trees are not grown against validation "
                                        "rows)" % type(self).__name__)
@@ -320,7 +330,8 @@ class GradientBoosting(FittedModel, Estimator):
                 mv.names = m.names
             valid = dataset(mv, label=lv[1:], group=groups[1])
         card = Card() if self.record_stages else None
-        model = self._fit_model(pairs, train, valid, card)
+        model = self._fit_model(pairs, train, valid, card) if init is None else \
+            Model.fit_gbdt(pairs, train, valid, card, init=init)
         # success: replace the fitted state all at once
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
@@ -350,6 +361,19 @@ class GradientBoosting(FittedModel, Estimator):
 
     def _fit_model(self, pairs, train, valid, card):
         return Model.fit_gbdt(pairs, train, valid, card)
+
+    @staticmethod
+    def _init_handle(init_model):
+        """The model handle init_model names: a fitted samebits gradient boosting
+        estimator's, or a model file's (path or bytes); anything else by name."""
+        if isinstance(init_model, GradientBoosting):
+            if getattr(init_model, "_model", None) is None:
+                raise InvalidArgumentError("init_model: %s is not fitted" % type(init_model).__name__)
+            return init_model._model
+        if isinstance(init_model, (str, bytes, bytearray, memoryview, os.PathLike)):
+            return _open_model(init_model)
+        raise InvalidArgumentError("init_model: a fitted samebits gradient boosting estimator, a model file's path "
+                                   "or its bytes, not %s" % type(init_model).__name__)
 
     def _set_fitted(self, model, classes, names):
         info = model.info()

@@ -245,7 +245,7 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
     (["objective=huber"], "objective 'huber' is not supported"),
     (["metric=binary_logloss,auc_mu"], "metric 'auc_mu' is not supported"),
     (["--threads", "2"], "'--threads': LightGBM's form takes key=value pairs only"),
-    (["input_model=old.txt"], "input_model (the command line) with task=train is LightGBM's continued training"),
+    (["input_model=old.txt"], "sb_model_load: cannot open 'old.txt'"),
 ])
 def test_a_key_that_cannot_apply_is_refused_by_name_and_nothing_is_written(examples, extra, why):
     r = in_dir(examples, "config=binary_classification.train.conf", *extra)
@@ -582,3 +582,20 @@ def test_column_keys_refuse_by_name(tmp_path, args, why):
     r = in_dir(tmp_path, "task=train", "data=w.tsv", "objective=binary", "num_trees=1", "model_out=x.sbm", *args)
     assert r.returncode == 2 and why in r.stderr, r.stderr
     assert not (tmp_path / "x.sbm").exists()
+
+
+def test_continued_training_from_a_config_equals_the_whole_fit(examples):
+    """LightGBM's input_model with task=train continues the model: 4 then 6
+    iterations give the 10-iteration model's bytes (bagging and column draws
+    keyed by the iteration); --init-model on samebits' own command line too."""
+    base = ["config=binary_classification.train.conf", "metric_freq=0", "bagging_fraction=0.8", "bagging_freq=1",
+            "feature_fraction=0.7"]
+    full = in_dir(examples, *base, "num_trees=10", "model_out=full.sbm")
+    half = in_dir(examples, *base, "num_trees=4", "model_out=half.sbm")
+    cont = in_dir(examples, *base, "num_trees=6", "input_model=half.sbm", "model_out=cont.sbm")
+    for r in (full, half, cont):
+        assert r.returncode == 0, r.stderr
+    assert (examples / "full.sbm").read_bytes() == (examples / "cont.sbm").read_bytes()
+    assert (examples / "half.sbm").read_bytes() != (examples / "full.sbm").read_bytes()
+    bad = in_dir(examples, *base, "num_trees=2", "input_model=nothere.sbm", "model_out=x.sbm")
+    assert bad.returncode == 2 and "nothere.sbm" in bad.stderr and not (examples / "x.sbm").exists()
