@@ -189,10 +189,25 @@ void sb_linear_free(sb_linear *l);
 const char *sb_linear_kind_name(int32_t kind);
 
 /* The numeric profiles a model file may name, oldest first; the last is
- * SB_PROFILE_VERSION. Prediction is the same under every one of them (only
- * training changed between them: docs/numeric-profile.md, "Versions"). */
+ * SB_PROFILE_VERSION. A model predicts by the rules of its own profile (v1 to
+ * v4 share them; v5 normalized forest classifiers' probabilities:
+ * sb_model_kernel_objective; docs/numeric-profile.md, "Versions"). */
 extern const char *const sb_model_profiles[];
 extern const int32_t sb_model_nprofiles;
+
+/* The model's profile as a number: 1 for "sb-identical-v1" ... up to
+ * sb_model_nprofiles for SB_PROFILE_VERSION (a NULL profile is this
+ * library's). A profile this library does not list (never one the reader
+ * accepted) is 0. */
+int32_t sb_model_profile_number(const sb_model *m);
+
+/* The objective code the prediction kernels get for m (kernels/tree.h): the
+ * file's objective, except SB_K_OBJ_FOREST_PROBA (12) for a forest
+ * classifier of profile sb-identical-v5 or later, whose probabilities are
+ * its margins normalized; earlier forest classifiers keep their rule (the
+ * margins are the probabilities), so a file predicts the bits of the library
+ * that wrote it (docs/numeric-profile.md, "Versions"). */
+int32_t sb_model_kernel_objective(const sb_model *m);
 
 /* Classes a prediction keeps on the stack per row. */
 #define SB_MODEL_MAX_CLASS_STACK 1024

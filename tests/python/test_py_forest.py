@@ -391,3 +391,28 @@ def test_float32_overflow_is_refused_by_name(cls):
         cls(n_estimators=3, random_state=1).fit(X, [float(i % 2) for i in range(120)], sample_weight=[1e30] * 120)
     m = cls(n_estimators=3, random_state=1).fit(X, [1e9 * (i % 2) for i in range(120)])
     assert len(m.model_bytes()) > 0
+
+
+@pytest.mark.parametrize("cls", [samebits.RandomForestClassifier, samebits.ExtraTreesClassifier])
+def test_probabilities_are_the_normalized_margins(cls):
+    """Profile sb-identical-v5 (docs/numeric-profile.md, "Versions"): a forest
+    classifier's predict_proba is its raw margins m divided by their sum s, s
+    added in class order in float32 and one float32 division, so no value
+    exceeds 1 and scikit-learn's log_loss takes it. Fails under the old rule
+    (the margins themselves): ten pure leaves of 0.1f add to 1.0000001."""
+    X, yc, _ = data(600)
+    y = yc + 2 * (np.nan_to_num(X[:, 3]) > 0.8)  # three classes
+    m = cls(n_estimators=10, random_state=4).fit(X, y)
+    raw = np.asarray(m.predict_raw(X), dtype=np.float32)
+    assert raw.max() > 1.0  # the margins: 10 x 0.1f
+    s = np.zeros(len(X), np.float32)
+    for c in range(raw.shape[1]):
+        s = (s + raw[:, c]).astype(np.float32)
+    want = (raw / s[:, None]).astype(np.float32)  # float32 / float32: one correctly rounded division
+    p = np.asarray(m.predict_proba(X))
+    assert p.dtype == np.float32 and p.tobytes() == want.tobytes()
+    assert p.min() >= 0.0 and p.max() <= 1.0
+    assert np.array_equal(np.asarray(m.predict(X)), m.classes_[np.argmax(p, axis=1)])
+    metrics = pytest.importorskip("sklearn.metrics")
+    assert np.isfinite(metrics.log_loss(y, p, labels=m.classes_))
+    assert not hasattr(m, "decision_function")  # as scikit-learn's forests

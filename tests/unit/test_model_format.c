@@ -1183,3 +1183,75 @@ SB_TEST(test_model_format_score_overflow_is_refused) {
     sb_dataset_free(d);
     sb_model_free(m);
 }
+
+/* ---- forest classifiers' probabilities by profile (docs/numeric-profile.md, v5) ---- */
+
+#define GOLDEN_V4_FOREST_NAME "models/v4-forest-classes.sbm"
+
+/* The query rows of the golden v4 forest (two features a, b) and what the
+ * library that wrote it (profile sb-identical-v4, commit c887a6a) predicted:
+ * `samebits predict --proba` (%.9g, which gives back the float32 bits) and
+ * the class. Its leaves hold class frequency / 10 and 10 x 0.1f adds to
+ * 1.00000012 in float32: the raw margin, above 1, was the probability. */
+static const float k_v4_rows[8 * 2] = {0.0f, 0.0f, 2.0f, 0.5f, 4.0f, -0.2f, 1.0f, 0.1f,
+                                       3.0f, 0.9f, -1.0f, -1.0f, 1.5f, -0.4f, 2.6f, 0.3f};
+static const char *const k_v4_proba[8 * 3] = {
+    "1.00000012", "0", "0",          "0.00625000009", "0.993750095", "0",
+    "0", "0", "1.00000012",          "0.389583349", "0.61041671", "0",
+    "0.00625000009", "0.693750024", "0.300000012", "1.00000012", "0", "0",
+    "0.00625000009", "0.993750095", "0", "0.00625000009", "0.993750095", "0"};
+static const float k_v4_class[8] = {0, 1, 2, 1, 1, 0, 1, 1};
+
+/* The golden v4 forest classifier predicts under this library the bits the
+ * library that wrote it predicted (probabilities above 1 included), and keeps
+ * its profile; the same trees under profile v5 predict the normalized rule,
+ * spelled here on their own: s = the row's margins added in class order in
+ * float32, p = m / s. Fails if v5's rule reached v4 files (row 0 would be
+ * 1, not 1.00000012) or if v5 kept the raw margins. */
+SB_TEST(test_model_format_forest_proba_by_profile) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", sb_test_data_dir(), GOLDEN_V4_FOREST_NAME);
+    sb_model *m = NULL;
+    sb_dataset *d = NULL;
+    float proba[8 * 3], raw[8 * 3], value[8];
+    const char *profile = NULL;
+    SB_CHECK(sb_model_load(path, &m) == SB_OK && m != NULL);
+    SB_CHECK(sb_dataset_from_matrix(k_v4_rows, 8, 2, &d) == SB_OK);
+    if (!m || !d) goto done;
+    SB_CHECK(sb_model_get_profile(m, &profile) == SB_OK && strcmp(profile, "sb-identical-v4") == 0);
+    SB_CHECK(m->objective == SB_OBJ_FOREST_CLASSES && m->num_class == 3);
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_PROBA, proba, 24, NULL) == SB_OK);
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_RAW, raw, 24, NULL) == SB_OK);
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_VALUE, value, 8, NULL) == SB_OK);
+    for (int i = 0; i < 24; i++) {
+        SB_CHECK(fbits(proba[i]) == fbits(strtof(k_v4_proba[i], NULL)));
+        SB_CHECK(fbits(proba[i]) == fbits(raw[i]));
+    }
+    for (int r = 0; r < 8; r++) SB_CHECK(value[r] == k_v4_class[r]);
+    SB_CHECK(proba[0] > 1.0f);
+    /* the same trees under this library's profile */
+    m->profile = SB_PROFILE_VERSION;
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_PROBA, proba, 24, NULL) == SB_OK);
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_VALUE, value, 8, NULL) == SB_OK);
+    int moved = 0;
+    for (int r = 0; r < 8; r++) {
+        float s = 0.0f;
+        for (int c = 0; c < 3; c++) s += raw[r * 3 + c];
+        for (int c = 0; c < 3; c++) {
+            const float want = raw[r * 3 + c] / s;
+            SB_CHECK(fbits(proba[r * 3 + c]) == fbits(want));
+            SB_CHECK(proba[r * 3 + c] >= 0.0f && proba[r * 3 + c] <= 1.0f);
+            moved += fbits(want) != fbits(raw[r * 3 + c]);
+        }
+        SB_CHECK(value[r] == k_v4_class[r]);
+    }
+    SB_CHECK(fbits(proba[0]) == fbits(1.0f) && moved > 0);
+    /* a row whose margins are all zero (a hand-made file) gets 1/K each */
+    for (int32_t t = 0; t < m->ntrees; t++)
+        for (int32_t k = 0; k < m->trees[t].nnodes; k++) m->trees[t].nodes[k].value = 0.0f;
+    SB_CHECK(sb_model_predict(m, d, SB_PREDICT_PROBA, proba, 24, NULL) == SB_OK);
+    for (int i = 0; i < 24; i++) SB_CHECK(fbits(proba[i]) == fbits(1.0f / 3.0f));
+done:
+    sb_dataset_free(d);
+    sb_model_free(m);
+}

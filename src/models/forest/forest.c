@@ -639,6 +639,23 @@ static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t
     return SB_OK;
 }
 
+
+/* A classification forest's training card stage forest.train_proba: the
+ * probabilities it predicts on its training rows (the profile's rule,
+ * kernels/tree.h: sb_k_finish_row), recorded after forest.model_bytes so that
+ * the stages before it stay where they were. */
+static sb_status record_proba(sb_card *card, const sb_model *m, const sb_dataset *train) {
+    size_t n = 0;
+    float *pred = NULL;
+    sb_status st = sb_model_predict(m, train, SB_PREDICT_PROBA, NULL, 0, &n);
+    if (st == SB_OK && !(pred = sb_malloc(sizeof(float) * (n ? n : 1))))
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
+    if (st == SB_OK) st = sb_model_predict(m, train, SB_PREDICT_PROBA, pred, n, NULL);
+    if (st == SB_OK) st = sb_card_record(card, "forest.train_proba", SB_DTYPE_F32, pred, n);
+    sb_free(pred);
+    return st;
+}
+
 /* Refuse, by name, trees with a leaf value or split gain that is not finite,
  * whichever device grew them. Squared-error scores are s^2 / w of the
  * dequantized target sums: targets (or weight x target, weighted) large
@@ -782,6 +799,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     f.trees = NULL;
     if (card && (st = sb_model_record(card, m, train, SB_PREDICT_RAW, "forest.train_raw", "forest.model_bytes")) != SB_OK)
         goto done;
+    if (card && p.classification && (st = record_proba(card, m, train)) != SB_OK) goto done;
     phase_note(timing, "model", &tp);
     *out = m;
     m = NULL;
