@@ -301,6 +301,8 @@ class GradientBoosting(FittedModel, Estimator):
             valid = dataset(mv, label=lv[1:], group=groups[1])
         card = Card() if self.record_stages else None
         model = self._fit_model(pairs, train, valid, card)
+        if classify:
+            model.set_class_labels(classes)  # the file keeps classes_ (docs/model-format.md, "Class labels")
         # success: replace the fitted state all at once
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
@@ -319,6 +321,8 @@ class GradientBoosting(FittedModel, Estimator):
             np = sys.modules.get("numpy")
             self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
         if self._is_classifier():
+            if classes is None:
+                classes = model.class_labels()  # what the file stores, else 0..K-1
             if classes is None:
                 k = 2 if info["num_class"] == 1 else info["num_class"]
                 np = sys.modules.get("numpy")
@@ -416,7 +420,8 @@ class GradientBoosting(FittedModel, Estimator):
         """Load a model file (or its bytes) into this estimator; returns self. The file
         must be of this estimator's family and kind (a random forest classifier's file
         into a RandomForestClassifier...): another is InvalidInputError naming both.
-        Class labels are not in the file: a loaded classifier's classes_ are 0..K-1.
+        A classifier's classes_ are the labels the file stores (those it was
+        trained with), or 0..K-1 for a file without labels.
         feature_names_in_ is set when the file stores names other than f0..f{n-1}."""
         model = _open_model(path_or_bytes)
         self._check_holds(model.info())
@@ -662,7 +667,7 @@ def load_model(path_or_bytes):
     objective (sb_model_get_info), linear kind or knn task. Its constructor
     parameters are the class's defaults (a knn estimator's n_neighbors, radius,
     weights and metric are the file's); its fitted attributes are the file's
-    (classes_ 0..K-1: class labels are not in the file)."""
+    (a classifier's classes_: the labels the file stores, else 0..K-1)."""
     model = _open_model(path_or_bytes)
     est = estimator_class_for(model.info())()
     est._load_fitted(model, path_or_bytes)

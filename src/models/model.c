@@ -249,6 +249,7 @@ sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
  * built models: NULL arrays and NULL entries are skipped, counts bound the loops. */
 void sb_model_free(sb_model *m) {
     if (!m) return;
+    sb_labels_free(m->labels);
     if (m->feature_names) {
         for (int32_t i = 0; i < m->num_features; i++) sb_free(m->feature_names[i]);
         sb_free(m->feature_names);

@@ -154,7 +154,36 @@ struct sb_model {
     sb_dbscan *dbscan;       /* family SB_FAMILY_DBSCAN: its state (no trees); NULL otherwise */
     sb_agglo *agglo;         /* family SB_FAMILY_AGGLOMERATIVE: its state (no trees); NULL otherwise */
     sb_spectral *spectral;   /* family SB_FAMILY_SPECTRAL: its state (no trees); NULL otherwise */
+    struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
 };
+
+/* A classifier's class labels (sb_label_kind): n values, class c standing for
+ * value c; ints for SB_LABELS_INT64 and SB_LABELS_BOOL (0, 1), floats for
+ * SB_LABELS_FLOAT64, strs (NUL-terminated, owned) for SB_LABELS_STRING. */
+typedef struct sb_labels {
+    int32_t kind;
+    int32_t n;
+    int64_t *ints;
+    double *floats;
+    char **strs;
+} sb_labels;
+
+/* The number of class labels model m takes: 2 for gradient-boosting binary,
+ * num_class for multiclass and forest classification, 0 for any other model
+ * (which takes none). */
+int32_t sb_model_class_count(const sb_model *m);
+
+/* Whether l is a valid label set of n labels (docs/model-format.md, "Class
+ * labels"): a known kind, n labels, strictly increasing, no NaN, bools 0 then
+ * 1, strings UTF-8 without NUL within the name limit (SB_ERR_LIMIT past it).
+ * Otherwise bad, with a message that starts with who. */
+sb_status sb_labels_check(const sb_labels *l, int32_t n, sb_status bad, const char *who);
+
+/* A zeroed label set of kind with its array for n labels (strings: n NULL
+ * pointers), or NULL when out of memory. sb_labels_free releases it and its
+ * strings (NULL: no-op). */
+sb_labels *sb_labels_alloc(int32_t kind, int32_t n);
+void sb_labels_free(sb_labels *l);
 
 /* A zeroed sb_kmeans with its centers for k rows of nfeat; NULL when out of
  * memory. sb_kmeans_free releases it (NULL: no-op). */

@@ -111,7 +111,7 @@ def test_load_model_returns_the_class_with_its_fitted_attributes(tmp_path, name,
         assert got.model_digest_ == m.model_digest_
         assert got.n_features_in_ == 4
         assert list(got.feature_names_in_) == COLS
-        if hasattr(m, "classes_"):  # labels are not in the file: classes 0..K-1 (pickling keeps labels)
+        if hasattr(m, "classes_"):  # these labels are 0..K-1 (a tree classifier's file keeps others)
             assert list(got.classes_) == list(range(len(m.classes_)))
         if name.startswith(("RandomForest", "ExtraTrees")):
             assert got.n_outputs_ == 1 and got.n_estimators_ == 5

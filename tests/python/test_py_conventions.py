@@ -291,3 +291,45 @@ def test_methods_carry_their_public_names():
     f = samebits.ExtraTreesClassifier(n_estimators=3).fit(X, Y_BIN)
     assert g.predict_proba.__name__ == f.predict_proba.__name__ == "predict_proba"
     assert g.decision_function.__name__ == "decision_function"
+
+
+LABELS = [
+    ("str", np.array(["no", "yes"])[Y_BIN], np.dtype("<U3")),
+    ("str-multi", np.array(["a", "b", "\u00e9t\u00e9"])[Y_MULTI], np.dtype("<U3")),
+    ("float", np.array([-1.0, 2.0])[Y_BIN], np.dtype(np.float64)),
+    ("bool", Y_BIN.astype(bool), np.dtype(bool)),
+    ("int", np.array([-7, 3, 40])[Y_MULTI], np.dtype(np.int64)),
+    ("int-0..K-1", Y_MULTI, np.dtype(np.int64)),
+]
+
+
+@pytest.mark.parametrize("cls", [samebits.GradientBoostingClassifier, samebits.RandomForestClassifier,
+                                 samebits.ExtraTreesClassifier])
+@pytest.mark.parametrize("name,y,dtype", LABELS, ids=[n for n, *_ in LABELS])
+def test_load_model_restores_the_class_labels(tmp_path, cls, name, y, dtype):
+    """The file keeps the labels a classifier was trained with (format version
+    3, docs/model-format.md "Class labels"): a loaded classifier's classes_ are
+    those labels in their dtype (integers as int64, strings as str), and predict
+    answers in them. Labels 0..K-1 are stored as no labels (format version 2,
+    the bytes of before). Fails where the file keeps no labels (classes_ 0..K-1)."""
+    m = cls(n_estimators=4, random_state=2).fit(X, y)
+    assert m.classes_.dtype == dtype
+    data = m.model_bytes()
+    assert data[8] == (2 if name == "int-0..K-1" else 3)
+    path = tmp_path / "m.sbm"
+    m.save_model(str(path))
+    for got in (samebits.load_model(data), samebits.load_model(str(path)), cls().load_model(data)):
+        assert got.classes_.dtype == dtype and got.classes_.tolist() == m.classes_.tolist()
+        assert got.n_classes_ == m.n_classes_ and got.model_digest_ == m.model_digest_
+        assert np.asarray(got.predict(X)).tolist() == np.asarray(m.predict(X)).tolist()
+        assert set(np.asarray(got.predict(X)).tolist()) <= set(m.classes_.tolist())
+
+
+def test_class_labels_of_python_objects():
+    """Labels given as Python objects (a list, a pandas column of str): strings,
+    then mixed kinds, which the file cannot hold (classes_ 0..K-1 when loaded)."""
+    m = samebits.RandomForestClassifier(n_estimators=3, random_state=1).fit(X, ["p" if v else "q" for v in Y_BIN])
+    assert samebits.load_model(m.model_bytes()).classes_.tolist() == ["p", "q"]
+    pd = pytest.importorskip("pandas")
+    m = samebits.GradientBoostingClassifier(n_estimators=3).fit(X, pd.Series(np.array(["x", "y"], dtype=object)[Y_BIN]))
+    assert samebits.load_model(m.model_bytes()).classes_.tolist() == ["x", "y"]
