@@ -238,6 +238,17 @@ int32_t sb_model_profile_number(const sb_model *m);
  * that wrote it (docs/numeric-profile.md, "Versions"). */
 int32_t sb_model_kernel_objective(const sb_model *m);
 
+/* *out := a copy of training table t without its rows of weight zero (x,
+ * labels and weights copied; the feature names borrowed from t), *dropped :=
+ * 1, when t has weights, no query ids, some of them zero and some positive,
+ * and all of them finite and >= 0; otherwise *out is zeroed and *dropped 0
+ * (the fit then refuses bad or all-zero weights by row, as before). A weight-0
+ * row is then an absent row (weight_rows.c). SB_ERR_OUT_OF_MEMORY by name.
+ * sb_table_drop_release frees what it copied (never the names). */
+struct sb_table;
+sb_status sb_table_drop_zero_weight(const struct sb_table *t, struct sb_table *out, int *dropped);
+void sb_table_drop_release(struct sb_table *t);
+
 /* Classes a prediction keeps on the stack per row. */
 #define SB_MODEL_MAX_CLASS_STACK 1024
 

@@ -416,3 +416,37 @@ def test_probabilities_are_the_normalized_margins(cls):
     metrics = pytest.importorskip("sklearn.metrics")
     assert np.isfinite(metrics.log_loss(y, p, labels=m.classes_))
     assert not hasattr(m, "decision_function")  # as scikit-learn's forests
+
+
+@pytest.mark.parametrize("cls", [samebits.ExtraTreesClassifier, samebits.ExtraTreesRegressor,
+                                 samebits.GradientBoostingClassifier, samebits.GradientBoostingRegressor])
+def test_zero_weight_rows_are_absent_rows(cls):
+    """A row of weight zero is an absent row (scikit-learn's meaning; profile
+    sb-identical-v5): gradient boosting and unbootstrapped forests drop such
+    rows before binning, so the model equals the one fitted without them, bit
+    for bit (the other weights 1: the unweighted bytes). Fails where zero-weight
+    rows took part in the bins, the node ranges or the row counts."""
+    X, yc, yr = data(900)
+    y = yr if cls.__name__.endswith("Regressor") else yc
+    w = np.ones(len(X))
+    w[::4] = 0.0
+    keep = w > 0
+    kw = dict(n_estimators=6, random_state=3)
+    if cls.__name__.startswith("Gradient"):
+        kw.update(min_samples_leaf=5, subsample=0.7)
+    a = cls(**kw).fit(X, y, sample_weight=w)
+    b = cls(**kw).fit(X[keep], y[keep])
+    assert a.model_digest_ == b.model_digest_
+    assert np.asarray(a.predict(X)).tobytes() == np.asarray(b.predict(X)).tobytes()
+
+
+def test_bootstrapped_forests_keep_zero_weight_rows():
+    """A bootstrap draws by row position (and out-of-bag predictions recompute
+    the draws from the rows given), so a random forest keeps its rows of weight
+    zero: they take draws and bins, as in scikit-learn's random forests."""
+    X, yc, _ = data(600)
+    w = np.ones(len(X))
+    w[::4] = 0.0
+    a = samebits.RandomForestClassifier(n_estimators=4, random_state=1).fit(X, yc, sample_weight=w)
+    b = samebits.RandomForestClassifier(n_estimators=4, random_state=1).fit(X[w > 0], yc[w > 0])
+    assert a.model_digest_ != b.model_digest_

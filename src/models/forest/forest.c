@@ -692,13 +692,24 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     memset(&f, 0, sizeof f);
     f.p = &p;
     f.tr = &train->t;
-    const int64_t n = f.tr->nrows;
+    int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
     if ((st = check_labels(&p, f.tr, &f.K)) != SB_OK) return st;
     if (n < 1 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "forest: no rows or no features");
     if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "forest: %lld rows; at most %d", (long long)n, (int)INT32_MAX);
     f.mtry = sb_forest_mtry(&p, nf);
     const int32_t ncopies = p.classification ? f.K : 1;
+    /* Without a bootstrap (whose draws go by row position) a row of weight zero
+     * is an absent row: the trees, bins included, grow on the others (the
+     * classes K stay those of every row). */
+    sb_table kept;
+    int dropped = 0;
+    memset(&kept, 0, sizeof kept);
+    if (!p.bootstrap && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) return st;
+    if (dropped) {
+        f.tr = &kept;
+        n = kept.nrows;
+    }
     sb_model *m = NULL;
     f.binned = sb_malloc((size_t)n * (size_t)nf);
     f.trees = sb_calloc((size_t)p.n_estimators * (size_t)ncopies, sizeof(sb_tree));
@@ -805,6 +816,7 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     m = NULL;
 done:
     sb_model_free(m);
+    sb_table_drop_release(&kept);
     sb_bins_release(&f.bins);
     sb_free(f.binned);
     sb_free(f.cls);

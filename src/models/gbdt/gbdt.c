@@ -657,11 +657,14 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     fit f;
     float *base = NULL; /* the K starting margins (base_scores) */
     memset(&f, 0, sizeof f);
+    sb_table kept; /* the training rows of nonzero weight, when some weigh zero (below) */
+    int dropped = 0;
+    memset(&kept, 0, sizeof kept);
     f.p = &p;
     f.tr = &train->t;
     f.va = valid ? &valid->t : NULL;
     f.card = card;
-    const int64_t n = f.tr->nrows;
+    int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
     int32_t K = p.num_class;
     if ((st = check_labels(&p, f.tr, "training", &K)) != SB_OK) return st;
@@ -688,6 +691,14 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     if ((int64_t)p.n_estimators * K1 > 10000000) /* a model file's tree limit (docs/model-format.md) */
         return sb_fail(SB_ERR_LIMIT, "gbdt: n_estimators=%d x %d classes is more than 10,000,000 trees",
                        (int)p.n_estimators, (int)K1);
+    /* A row of weight zero is an absent row (scikit-learn's meaning): the
+     * bins, the trees' row counts and the subsample draws are those of the
+     * other rows. Ranking keeps its rows (its query groups go by position). */
+    if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) return st;
+    if (dropped) {
+        f.tr = &kept;
+        n = kept.nrows;
+    }
     sb_model *m = NULL;
     int64_t ntasks = sb_chunk_count(n, ROW_GRAIN);
 
@@ -819,6 +830,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     }
     *out = m;
 done:
+    sb_table_drop_release(&kept);
     sb_free(base);
     if (f.ops) f.ops->close(f.dev);
     sb_rank_groups_release(&f.tq);
