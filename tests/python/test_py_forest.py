@@ -301,7 +301,7 @@ def test_weight_refusals_by_name():
     with pytest.raises(samebits.InvalidInputError, match="weight zero|is zero"):
         samebits.RandomForestClassifier(n_estimators=2, class_weight={0: 0, 1: 0}).fit(X, yc)
     tiny = ones.copy()
-    tiny[3] = 1e-9  # below 2^-21 of the largest: it would vanish in the fixed point
+    tiny[3] = 1e-10  # below 2^-31 of the largest: it would vanish even in 30 bits of fixed point
     with pytest.raises(samebits.LimitError, match="resolution"):
         samebits.ExtraTreesRegressor(n_estimators=2).fit(X, yr, sample_weight=tiny)
     with pytest.raises(samebits.InvalidArgumentError, match="class_weight"):
@@ -450,3 +450,29 @@ def test_bootstrapped_forests_keep_zero_weight_rows():
     a = samebits.RandomForestClassifier(n_estimators=4, random_state=1).fit(X, yc, sample_weight=w)
     b = samebits.RandomForestClassifier(n_estimators=4, random_state=1).fit(X[w > 0], yc[w > 0])
     assert a.model_digest_ != b.model_digest_
+
+
+@pytest.mark.parametrize("device", ["cpu", "cpu-batched"])
+def test_weight_ratios_beyond_2_21_fit(device):
+    """Class weights {0: 1000, 1: 1e-4} (scikit-learn's check_class_weight_classifiers)
+    and sample weights 1 and 1e-7: ratios of 1e7, beyond the 20 bits of fixed
+    point, were refused (LimitError); the weights now take more bits (up to 30)
+    where a weight would otherwise vanish, the same on the forest device, and a
+    fit whose weights fit 20 bits is unchanged (the fixtures' cards). Fails
+    under the old rule (LimitError)."""
+    X, yc, yr = data(400)
+    a = samebits.RandomForestClassifier(n_estimators=3, random_state=2, class_weight={0: 1000, 1: 1e-4},
+                                        device=device).fit(X, yc)
+    b = samebits.RandomForestClassifier(n_estimators=3, random_state=2, class_weight={0: 1000, 1: 1e-4}).fit(X, yc)
+    assert a.model_digest_ == b.model_digest_
+    p = np.asarray(a.predict_proba(X))
+    assert p.min() >= 0 and p.max() <= 1
+    w = np.where(np.arange(len(X)) % 2 == 0, 1.0, 1e-7)
+    c = samebits.ExtraTreesRegressor(n_estimators=3, bootstrap=True, random_state=1, device=device).fit(
+        X, yr, sample_weight=w)
+    d = samebits.ExtraTreesRegressor(n_estimators=3, bootstrap=True, random_state=1).fit(X, yr, sample_weight=w)
+    assert c.model_digest_ == d.model_digest_
+    # the rows of weight 1e-7 still count: not the model without them
+    e = samebits.ExtraTreesRegressor(n_estimators=3, bootstrap=True, random_state=1).fit(
+        X, yr, sample_weight=np.where(w == 1.0, 1.0, 0.0))
+    assert e.model_digest_ != d.model_digest_
