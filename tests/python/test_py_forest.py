@@ -452,7 +452,8 @@ def test_bootstrapped_forests_keep_zero_weight_rows():
     assert a.model_digest_ != b.model_digest_
 
 
-@pytest.mark.parametrize("device", ["cpu", "cpu-batched"])
+@pytest.mark.parametrize("device", ["cpu", "cpu-batched"] + (["opencl"] if "opencl" in samebits.build_info()["backends"]
+                                                              else []))
 def test_weight_ratios_beyond_2_21_fit(device):
     """Class weights {0: 1000, 1: 1e-4} (scikit-learn's check_class_weight_classifiers)
     and sample weights 1 and 1e-7: ratios of 1e7, beyond the 20 bits of fixed
