@@ -503,8 +503,10 @@ SB_API sb_status sb_model_from_bytes(const uint8_t *buf, size_t len, sb_model **
  * a symlink's target, never the link); load validates everything. */
 SB_API sb_status sb_model_save(const sb_model *m, const char *path);
 SB_API sb_status sb_model_load(const char *path, sb_model **out);
-/* Hex SHA-256 of the model's bytes, as stored at the end of its file in the
- * current version (a version-1 file read and saved again gets a new digest). */
+/* Hex SHA-256 of the model's bytes, as stored at the end of its file as the
+ * writer writes it (version 2, or 3 for a model with class labels: the labels
+ * are part of the digest); a version-1 file read and saved again gets a new
+ * digest. */
 SB_API sb_status sb_model_digest(const sb_model *m, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_model_free(sb_model *m);
