@@ -723,7 +723,8 @@ def header_for(a):
     return {"commit": commit, "dirty": dirty, "date": datetime.date.today().isoformat(),
             "samebits_library_sha256": libsha, "build_stale_at_start": stale,
             "samebits_build_info": samebits.build_info() if hasattr(samebits, "build_info") else None,
-            "machine": "%s, %d logical CPUs (%s)" % (gbdt_bench.cpu_model(), os.cpu_count(), platform.platform()),
+            "machine": "%s, %d logical CPUs (%s)%s" % (gbdt_bench.cpu_model(), os.cpu_count(), platform.platform(),
+                                                       cpu_int8_note()),
             "threads": a.threads, "repeat": a.repeat, "settle": a.settle, "long_fit": a.long_fit, "devices": a.devices,
             "sk_dtype": a.sk_dtype,
             "thread_env": {k: os.environ.get(k) for k in THREAD_ENV}, "blas": blas,
@@ -731,6 +732,22 @@ def header_for(a):
             "versions": {"samebits": samebits.__version__, "scikit-learn": sklearn.__version__,
                          "numpy": np.__version__, "scipy": scipy.__version__, "python": platform.python_version()},
             "command": "python3 bench/linear_bench.py " + " ".join(sys.argv[1:]), "loadavg_start": loadavg()}
+
+
+def cpu_int8_note():
+    """The CPU's int8 product units the identical product can use (its speed on
+    a CPU follows them): AMX-INT8 tiles, AVX-512 VNNI, or neither."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set()
+            for line in f:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        return ""
+    units = [name for flag, name in (("amx_int8", "AMX-INT8"), ("avx512_vnni", "AVX-512 VNNI")) if flag in flags]
+    return "; int8 units: " + (", ".join(units) if units else "none of AMX-INT8, AVX-512 VNNI")
 
 
 def fmt(v, spec="%.3g"):

@@ -49,6 +49,8 @@ static const lk_key k_keys[] = {
     {"label_column|label", LK_LABEL, NULL},
     {"header|has_header", LK_HEADER, NULL},
     {"predict_raw_score|is_predict_raw_score|predict_rawscore|raw_score", LK_RAW, NULL},
+    {"predict_leaf_index|is_predict_leaf_index|leaf_index", LK_RAW, NULL},
+    {"predict_contrib|is_predict_contrib|contrib", LK_RAW, NULL},
     {"boosting|boosting_type|boost", LK_BOOSTING, NULL},
     {"bagging_fraction|sub_row|subsample|bagging", LK_BAG_FRACTION, NULL},
     {"bagging_freq|subsample_freq", LK_BAG_FREQ, NULL},
@@ -442,6 +444,18 @@ static int task_predict(lk_set *s) {
     int raw = truth(rv);
     if (raw < 0)
         return failf("SB_ERR_INVALID_ARGUMENT", "parameter predict_raw_score='%s' must be true or false%s%s", rv, "", "");
+    /* LightGBM's explanations: each tree's leaf index, or the TreeSHAP contributions (docs/explain.md) */
+    const char *lv = value_of(s, "predict_leaf_index", "false"), *cv = value_of(s, "predict_contrib", "false");
+    const int leaf = truth(lv), contrib = truth(cv);
+    if (leaf < 0)
+        return failf("SB_ERR_INVALID_ARGUMENT", "parameter predict_leaf_index='%s' must be true or false%s%s", lv, "",
+                     "");
+    if (contrib < 0)
+        return failf("SB_ERR_INVALID_ARGUMENT", "parameter predict_contrib='%s' must be true or false%s%s", cv, "", "");
+    if (raw + leaf + contrib > 1)
+        return failf("SB_ERR_INVALID_ARGUMENT",
+                     "predict_raw_score, predict_leaf_index and predict_contrib each choose the output: set one%s%s%s",
+                     "", "", "");
     for (size_t i = 0; i < s->n; i++)
         if (s->pairs[i].key->kind == LK_PASS || s->pairs[i].key->kind == LK_VALID ||
             s->pairs[i].key->kind == LK_OUTPUT_MODEL || s->pairs[i].key->kind == LK_BAG_FRACTION ||
@@ -486,7 +500,7 @@ static int task_predict(lk_set *s) {
         }
     }
     if (st != SB_OK) goto done;
-    sb_predict_kind kind = raw ? SB_PREDICT_RAW
+    sb_predict_kind kind = leaf ? SB_PREDICT_LEAF : contrib ? SB_PREDICT_CONTRIB : raw ? SB_PREDICT_RAW
                          : !strcmp(info.objective, "binary") || !strcmp(info.objective, "multiclass") ? SB_PREDICT_PROBA
                                                                                                       : SB_PREDICT_VALUE;
     size_t need = 0;

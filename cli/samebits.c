@@ -57,12 +57,20 @@ static const char *k_usage =
     "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
-    "  predict --model MODEL --data FILE --out FILE [--raw|--proba] [--format csv|libsvm]\n"
+    "  predict --model MODEL --data FILE --out FILE [--raw|--proba|--leaf|--contrib] [--format csv|libsvm]\n"
+    "          (tree models: --leaf, each tree's leaf index (LightGBM's numbers); --contrib, TreeSHAP\n"
+    "          contributions, per class the features' then the expected value; docs/explain.md)\n"
     "          (kmeans: the cluster index; --raw: the squared distance to each center)\n"
     "          (knn: the class index or the value; --proba: a classifier's class probabilities)\n"
     "          [device=cpu|cuda|opencl]   (the same bits, computed on the GPU or OpenCL device)\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
+    "  dump MODEL [--format json|text] [--out FILE]\n"
+    "                                   a tree model's trees: splits, gains, counts, leaf values as\n"
+    "                                   stored (9 digits), LightGBM's leaf numbers (default json)\n"
+    "  importance MODEL [--type split|gain] [--out FILE]\n"
+    "                                   feature importance, one 'name,value' line a feature: splits\n"
+    "                                   on it (split, the default as LightGBM) or their total gain\n"
     "  conformance export DIR [NAME...] write a self-describing bundle (docs/conformance.md)\n"
     "  conformance validate DIR [--fixture NAME] [--model FILE] [--predictions FILE] [--card FILE]\n"
     "                                   check a bundle's integrity, and a candidate's outputs\n"
@@ -683,7 +691,10 @@ sb_status sb_cli_write_values(const char *path, const float *v, int64_t nrows, i
 static int cmd_predict(int argc, char **argv) {
     const char *model_path = NULL, *data = NULL, *out = NULL, *format = NULL, *device = NULL;
     sb_predict_kind kind = SB_PREDICT_VALUE;
+    int outputs = 0; /* --raw, --proba, --leaf, --contrib: one at most */
     for (int i = 0; i < argc; i++) {
+        outputs += !strcmp(argv[i], "--raw") || !strcmp(argv[i], "--proba") || !strcmp(argv[i], "--leaf") ||
+                   !strcmp(argv[i], "--contrib");
         const char *a = argv[i];
         int has = i + 1 < argc;
         if (!strcmp(a, "--model") && has) model_path = argv[++i];
@@ -692,6 +703,8 @@ static int cmd_predict(int argc, char **argv) {
         else if (!strcmp(a, "--format") && has) format = argv[++i];
         else if (!strcmp(a, "--raw")) kind = SB_PREDICT_RAW;
         else if (!strcmp(a, "--proba")) kind = SB_PREDICT_PROBA;
+        else if (!strcmp(a, "--leaf")) kind = SB_PREDICT_LEAF;
+        else if (!strcmp(a, "--contrib")) kind = SB_PREDICT_CONTRIB;
         else if (!strncmp(a, "device=", 7)) device = a + 7;
         else if (!strcmp(a, "--threads") && has) {
             if (parse_threads(argv[++i])) return EXIT_ERROR;
@@ -699,6 +712,7 @@ static int cmd_predict(int argc, char **argv) {
     }
     if (!model_path || !data || !out)
         return usage_error("predict: --model, --data and --out are required (--out -: standard output)%s", "");
+    if (outputs > 1) return usage_error("predict: --raw, --proba, --leaf and --contrib each choose the output: give one%s", "");
     if (threads_ready()) return EXIT_ERROR;
     sb_model *model = NULL;
     sb_dataset *d = NULL;
@@ -738,6 +752,111 @@ static int cmd_digest(int argc, char **argv) {
     if (st != SB_OK) return lib_error(st);
     printf("%s\n", hex);
     return 0;
+}
+
+/* Text to path by the library's output rule (a complete file or none). */
+static sb_status write_text(const char *path, const char *text, size_t n) {
+    sb_output *o = NULL;
+    sb_status st = sb_output_open(path, &o);
+    if (st == SB_OK) st = sb_output_write(o, text, n);
+    if (st == SB_OK) return sb_output_commit(o);
+    sb_output_discard(o);
+    return st;
+}
+
+/* samebits dump MODEL [--format json|text] [--out FILE]: sb_model_dump. */
+static int cmd_dump(int argc, char **argv) {
+    const char *model_path = NULL, *format = "json", *out = "-";
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(a, "--format") && has) format = argv[++i];
+        else if (!strcmp(a, "--out") && has) out = argv[++i];
+        else if (a[0] != '-' && !model_path) model_path = a;
+        else return usage_error("dump: unexpected argument '%s'", a);
+    }
+    if (!model_path) return usage_error("dump: which model? (samebits dump MODEL [--format json|text])%s", "");
+    if (strcmp(format, "json") && strcmp(format, "text"))
+        return usage_error("dump: --format is json or text, not '%s'", format);
+    sb_model *m = NULL;
+    char *text = NULL;
+    size_t need = 0;
+    sb_status st = sb_model_load(model_path, &m);
+    if (st == SB_OK) st = sb_model_dump(m, format, NULL, 0, &need);
+    if (st == SB_OK && !(text = malloc(need))) st = SB_ERR_OUT_OF_MEMORY;
+    if (st == SB_OK) st = sb_model_dump(m, format, text, need, NULL);
+    if (st == SB_OK) st = write_text(out, text, need - 1);
+    free(text);
+    sb_model_free(m);
+    return st == SB_OK ? 0 : lib_error(st);
+}
+
+/* samebits importance MODEL [--type split|gain] [--out FILE]: one
+ * "name,value" line a feature (sb_model_feature_importance; the model's
+ * feature names, else f0, f1, ...). */
+static int cmd_importance(int argc, char **argv) {
+    const char *model_path = NULL, *type = "split", *out = "-";
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(a, "--type") && has) type = argv[++i];
+        else if (!strcmp(a, "--out") && has) out = argv[++i];
+        else if (a[0] != '-' && !model_path) model_path = a;
+        else return usage_error("importance: unexpected argument '%s'", a);
+    }
+    if (!model_path) return usage_error("importance: which model? (samebits importance MODEL [--type split|gain])%s", "");
+    int32_t t = !strcmp(type, "split") ? 0 : !strcmp(type, "gain") ? 1 : -1;
+    if (t < 0) return usage_error("importance: --type is split or gain, not '%s'", type);
+    sb_model *m = NULL;
+    float *v = NULL;
+    char *text = NULL, *json = NULL;
+    size_t nf = 0, jn = 0;
+    sb_status st = sb_model_load(model_path, &m);
+    if (st == SB_OK) st = sb_model_feature_importance(m, t, NULL, 0, &nf);
+    if (st == SB_OK && !(v = malloc(sizeof(float) * (nf ? nf : 1)))) st = SB_ERR_OUT_OF_MEMORY;
+    if (st == SB_OK) st = sb_model_feature_importance(m, t, v, nf, NULL);
+    /* the names, from the dump's header (the one place the API gives them) */
+    if (st == SB_OK) st = sb_model_dump(m, "json", NULL, 0, &jn);
+    if (st == SB_OK && !(json = malloc(jn))) st = SB_ERR_OUT_OF_MEMORY;
+    if (st == SB_OK) st = sb_model_dump(m, "json", json, jn, NULL);
+    size_t len = 0, tcap = 0;
+    if (st == SB_OK) {
+        const char *p = strstr(json, "\"feature_names\":[");
+        p = p ? p + 17 : json;
+        for (size_t f = 0; f < nf && st == SB_OK; f++) {
+            /* the f-th JSON string of the list, unescaped */
+            char name[1024];
+            size_t k = 0;
+            while (*p && *p != '"') p++;
+            if (*p) p++;
+            while (*p && *p != '"') {
+                char c = *p++;
+                if (c == '\\' && *p) {
+                    c = *p++;
+                    if (c == 'u') { unsigned u = 0; sscanf(p, "%4x", &u); p += 4; c = (char)u; }
+                }
+                if (k + 1 < sizeof name) name[k++] = c;
+            }
+            if (*p) p++;
+            name[k] = 0;
+            char line[1100];
+            int n = snprintf(line, sizeof line, "%s,%.9g\n", name, (double)v[f]);
+            if (len + (size_t)n + 1 > tcap) {
+                tcap = (len + (size_t)n + 1) * 2;
+                char *q = realloc(text, tcap);
+                if (!q) { st = SB_ERR_OUT_OF_MEMORY; break; }
+                text = q;
+            }
+            memcpy(text + len, line, (size_t)n + 1);
+            len += (size_t)n;
+        }
+    }
+    if (st == SB_OK) st = write_text(out, text ? text : "", len);
+    free(text);
+    free(json);
+    free(v);
+    sb_model_free(m);
+    return st == SB_OK ? 0 : lib_error(st);
 }
 
 /* Print the usage's entry of one command (its lines from "  CMD" to the next
@@ -796,6 +915,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);
     if (strcmp(cmd, "digest") == 0) return cmd_digest(argc - 2, argv + 2);
+    if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
+    if (strcmp(cmd, "importance") == 0) return cmd_importance(argc - 2, argv + 2);
     if (cmd[0] != '-' && strchr(cmd, '=')) return sb_cli_lightgbm(argc - 1, argv + 1); /* LightGBM's form */
     return usage_error("unknown command '%s'", cmd);
 }

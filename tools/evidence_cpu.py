@@ -317,8 +317,8 @@ def record_opencl(out_root, commit, now):
     forest_arm = arm_run("forest", "float-atomic")
     # contraction where the kernels have sites: the forest's Gini and entropy sums,
     # the linalg factorizations (docs/verification.md); -cl-mad-enable is inert on PoCL
-    contract_arms = [arm_run("forest", "contract"), arm_run("linalg", "contract")]
-    mad_arms = [arm_run("forest", "mad-enable"), arm_run("linalg", "mad-enable")]
+    contract_arms = [arm_run("forest", "contract"), arm_run("linalg", "contract"), arm_run("explain", "contract")]
+    mad_arms = [arm_run("forest", "mad-enable"), arm_run("linalg", "mad-enable"), arm_run("explain", "mad-enable")]
     # The linear-algebra core on the same device layer (the linalg program), and its arms.
     linalg_ok = verify_family("linalg")
     linalg_arms = [arm_run("linalg", a) for a in ("float-atomic", "gemm-fma")]
@@ -337,6 +337,8 @@ def record_opencl(out_root, commit, now):
     # agglomerative clustering: the distance matrix on the device (ka_dist, integer binary64), the merges on the
     # host; the agglo-order arm sums each pair's features in reverse order and must part it.
     agglo_ok = verify_family("agglomerative")
+    # explanations (pred_leaf, TreeSHAP pred_contrib) on the tree program (tree_entry.h)
+    explain_ok = verify_family("explain")
     knn_arms.append(arm_run("agglomerative", "agglo-order"))
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
@@ -367,9 +369,9 @@ def record_opencl(out_root, commit, now):
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,

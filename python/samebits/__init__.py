@@ -16,6 +16,9 @@ from .gbdt import (GradientBoosting, GradientBoostingClassifier, GradientBoostin
                    load_model)
 from .parquet import read_parquet
 from . import linalg
+from . import callback
+from . import plotting
+from .callback import early_stopping, log_evaluation, record_evaluation
 from .forest import (ExtraTreesClassifier, ExtraTreesRegressor, IsolationForest, RandomForestClassifier,
                      RandomForestRegressor)
 from .linear import PCA, ElasticNet, Lasso, LinearRegression, LogisticRegression, Ridge, TruncatedSVD
@@ -34,7 +37,7 @@ __all__ = [
     "SameBitsError", "InvalidArgumentError", "InvalidInputError", "InvalidInputTypeError", "OutOfMemoryError", "SameBitsIOError",
     "ModeUnsupportedError", "IdentityRefusedError", "BackendUnavailableError", "LimitError",
     "MismatchError", "NotFoundError", "InternalError", "LibraryNotFoundError", "VersionMismatchError",
-    "NotFittedError",
+    "NotFittedError", "callback", "plotting", "early_stopping", "log_evaluation", "record_evaluation",
 ]
 
 # The three mode names (a model file stores the index); only "identical" is built,

@@ -92,6 +92,7 @@ _PROTOS = {
     "sb_kmeans_fit": (c_int, [c_void_p, c_void_p, _P(c_float), c_void_p, _P(c_void_p)]),
     "sb_model_get_array": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
+    "sb_model_get_eval_name": (c_int, [c_void_p, c_int32, _P(c_char_p)]),
     # ---- the nearest-neighbors family (src/models/neighbors/, docs/neighbors.md) ----
     "sb_knn_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_dbscan_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
@@ -107,6 +108,9 @@ _PROTOS = {
     "sb_model_predict_on": (c_int, [c_void_p, c_void_p, c_int, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_get_info": (c_int, [c_void_p, _P(ModelInfo)]),
     "sb_model_feature_importance": (c_int, [c_void_p, c_int32, _P(c_float), c_size_t, _P(c_size_t)]),
+    # ---- explanations (src/models/explain.c, docs/explain.md) ----
+    "sb_model_predict_leaf": (c_int, [c_void_p, c_void_p, c_char_p, _P(c_int32), c_size_t, _P(c_size_t)]),
+    "sb_model_dump": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t, _P(c_size_t)]),
     "sb_model_to_bytes": (c_int, [c_void_p, _P(c_uint8), c_size_t, _P(c_size_t)]),
     "sb_model_from_bytes": (c_int, [_P(c_uint8), c_size_t, _P(c_void_p)]),
     "sb_model_save": (c_int, [c_void_p, c_char_p]),

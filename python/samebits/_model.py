@@ -8,6 +8,7 @@ from . import _array
 from ._lib import Handle, check, lib, text_call
 
 PREDICT_RAW, PREDICT_PROBA, PREDICT_VALUE, PREDICT_TRANSFORM = 0, 1, 2, 3
+PREDICT_LEAF, PREDICT_CONTRIB = 4, 5  # the tree families' explanations (docs/explain.md)
 FAMILY_LINEAR = 5
 FAMILY_KNN = 6
 MODES = ("identical", "deterministic", "fast")
@@ -327,6 +328,27 @@ class Model:
         dtype = {LABELS_INT64: np.int64, LABELS_FLOAT64: np.float64, LABELS_BOOL: np.bool_}.get(k)
         return np.asarray(out, dtype=dtype) if dtype is not None else np.asarray(out)
 
+    def evals(self):
+        """A gradient boosting fit's validation metric log, or None (no
+        validation rows, or a loaded model): ({name: [value per iteration]},
+        best_iteration), the names in the C library's order (the first decides
+        early stopping), best_iteration 1-based or 0 when early stopping did not run."""
+        v = c_int64(0)
+        if lib.sb_model_get_int(self._h.ptr, b"eval_metrics", byref(v)) != 0:
+            return None
+        nm = v.value
+        check(lib.sb_model_get_int(self._h.ptr, b"eval_iterations", byref(v)))
+        niter = v.value
+        check(lib.sb_model_get_int(self._h.ptr, b"best_iteration", byref(v)))
+        best = v.value
+        values = self.get_array("eval_history").tolist() if niter * nm else []
+        out = {}
+        for k in range(nm):
+            p = ctypes.c_char_p()
+            check(lib.sb_model_get_eval_name(self._h.ptr, k, byref(p)))
+            out[p.value.decode()] = [float(values[i * nm + k]) for i in range(niter)]
+        return out, best
+
     def profile(self):
         p = ctypes.c_char_p()
         check(lib.sb_model_get_profile(self._h.ptr, byref(p)))
@@ -373,6 +395,28 @@ class Model:
         dist = (ctypes.c_float * max(total.value, 1))()
         check(lib.sb_neighbors_copy(h.ptr, offsets, indices, dist))
         return offsets, indices, dist
+
+    def predict_leaf(self, data, device=None):
+        """pred_leaf (sb_model_predict_leaf): an int32 Array (n, ntrees), each row's
+        leaf in every tree, LightGBM's leaf numbers; the same on every device."""
+        need = c_size_t(0)
+        dev = device.encode() if device not in (None, "cpu") else None
+        check(lib.sb_model_predict_leaf(self._h.ptr, data.ptr, dev, None, 0, byref(need)))
+        nrows = c_int64(0)
+        check(lib.sb_dataset_shape(data.ptr, byref(nrows), None))
+        ntrees = need.value // nrows.value if nrows.value else self.info()["ntrees"]
+        out = _array.empty_index((nrows.value, ntrees))
+        check(lib.sb_model_predict_leaf(self._h.ptr, data.ptr, dev, _array.index_pointer(out), need.value,
+                                        byref(need)))
+        return out
+
+    def dump(self, fmt="json"):
+        """The trees as text (sb_model_dump): fmt "json" or "text"."""
+        need = c_size_t(0)
+        check(lib.sb_model_dump(self._h.ptr, fmt.encode(), None, 0, byref(need)))
+        buf = ctypes.create_string_buffer(need.value)
+        check(lib.sb_model_dump(self._h.ptr, fmt.encode(), buf, need.value, byref(need)))
+        return buf.value.decode("utf-8")
 
     def feature_importance(self, kind):
         need = c_size_t(0)

@@ -51,6 +51,19 @@ class _Forest(GradientBoosting):
         self.device = device
         self.record_stages = record_stages
 
+    # scikit-learn's impurity importances (normalized total gain) stay the forests'
+    # default; importance_type is a class attribute here, not a parameter
+    importance_type = "gain"
+
+    @property
+    def feature_importances_(self):
+        """scikit-learn's impurity-based importances: each feature's total gain
+        (weighted impurity decrease) normalized to sum 1, or with importance_type
+        "split" its share of the splits. Unfitted: AttributeError."""
+        if getattr(self, "_model", None) is None:
+            raise AttributeError("feature_importances_: %s is not fitted" % type(self).__name__)
+        return self._typed_importances(self._model, self.importance_type, normalize=True)
+
     def _c_params(self, n_classes=None):
         pairs = [("model", self._model_name),
                  ("objective", "classification" if self._is_classifier() else "regression")]
@@ -557,9 +570,13 @@ class IsolationForest(_Forest):
             off = -0.5
         return _map(self._score32(X), lambda v: v - off)
 
-    def predict(self, X):
+    def predict(self, X, raw_score=False, pred_leaf=False, pred_contrib=False):
         """-1 for anomalies (decision_function < 0), 1 for inliers, as integers (as
-        scikit-learn's): an int64 numpy.ndarray when NumPy is loaded, else a list of ints."""
+        scikit-learn's): an int64 numpy.ndarray when NumPy is loaded, else a list of ints.
+        raw_score, pred_leaf, pred_contrib: as the boosting estimators' predict (the raw
+        score is E[h(x)] / c(max_samples); docs/explain.md)."""
+        if raw_score or pred_leaf or pred_contrib:
+            return self._predict_explained(X, raw_score, pred_leaf, pred_contrib)
         d = self._decision32(X)
         np = sys.modules.get("numpy")
         if np is not None:

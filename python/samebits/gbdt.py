@@ -11,9 +11,11 @@ import math
 import operator
 import sys
 
+from . import callback as _callback
 from . import _array
 from ._base import Estimator, FittedModel, accuracy, r2_score, warn_column_vector, with_n_jobs
 from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, class_probabilities, dataset
+from ._model import PREDICT_CONTRIB, PREDICT_LEAF
 from .errors import InvalidArgumentError, InvalidInputError
 
 REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror")
@@ -152,7 +154,7 @@ class GradientBoosting(FittedModel, Estimator):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None):
+                 record_stages=False, n_jobs=None, importance_type="split"):
         self.loss = loss
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -177,6 +179,7 @@ class GradientBoosting(FittedModel, Estimator):
         self.device = device
         self.record_stages = record_stages
         self.n_jobs = n_jobs
+        self.importance_type = importance_type
 
     # ---- kind ------------------------------------------------------------
     @property
@@ -304,9 +307,13 @@ class GradientBoosting(FittedModel, Estimator):
 
     # ---- fit ------------------------------------------------------------------
     @with_n_jobs
-    def fit(self, X, y, sample_weight=None, eval_set=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None):
         """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
-        holding one) for the metric log and early stopping. On error nothing changes."""
+        holding one) for the metric log and early stopping; callbacks: LightGBM's
+        samebits.early_stopping, log_evaluation and record_evaluation (samebits.callback).
+        With eval_set, evals_result_ ({"valid_0": {metric: [value per iteration]}}),
+        best_iteration_ (1-based; 0 without early stopping) and best_score_ are set,
+        as LightGBM sets them. On error nothing changes."""
         classify = self._is_classifier()
         if y is None:
             raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
@@ -329,6 +336,17 @@ class GradientBoosting(FittedModel, Estimator):
             if weight[2] and not any(weight[0][i] for i in range(weight[2])):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
+        boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        if callbacks is not None and not boosting:
+            raise InvalidArgumentError("callbacks: a %s takes none (its trees are not grown against validation "
+                                       "rows)" % type(self).__name__)
+        metric = getattr(self, "eval_metric", None)
+        nmetrics = len([t for t in metric.split(",") if t]) if isinstance(metric, str) else 1
+        es_rounds, period, records, stopper = _callback.resolve(callbacks, None, None, nmetrics)
+        if es_rounds is not None:
+            pairs = [kv for kv in pairs if kv[0] != "early_stopping_rounds"] + [("early_stopping_rounds", str(es_rounds))]
+        if period is not None:
+            pairs = [kv for kv in pairs if kv[0] != "eval_period"] + [("eval_period", str(period))]
         groups = getattr(self, "_pending_groups", (None, None))  # GradientBoostingRanker.fit
         train = dataset(m, label=label[1:], weight=weight[1:] if weight else None, group=groups[0])
         valid = None
@@ -361,7 +379,27 @@ class GradientBoosting(FittedModel, Estimator):
             delattr(self, k)
         self._card_text = card.text() if card is not None else None
         self._set_fitted(model, classes, m.names)
+        if boosting:
+            self._set_evals(model, records, stopper)
         return self
+
+    def _set_evals(self, model, records, stopper):
+        """evals_result_, best_iteration_ and best_score_ from the fit's metric
+        log (LightGBM's names and shapes; empty without validation rows), the
+        record_evaluation dicts filled, early_stopping's verbose lines printed."""
+        ev = model.evals()
+        self.evals_result_, self.best_score_, self.best_iteration_ = {}, {}, 0
+        if ev is not None:
+            log, best = ev
+            self.evals_result_ = {"valid_0": log}
+            self.best_iteration_ = best
+            self.best_score_ = {"valid_0": {k: (v[best - 1] if best else v[-1]) for k, v in log.items() if v}}
+        for r in records:
+            r.clear()
+            r.update({k: {m: list(v) for m, v in d.items()} for k, d in self.evals_result_.items()})
+        if stopper is not None and stopper.verbose and self.best_iteration_:
+            scores = "\t".join("valid_0's %s: %g" % kv for kv in self.best_score_["valid_0"].items())
+            print("Early stopping, best iteration is:\n[%d]\t%s" % (self.best_iteration_, scores))
 
     def _fit_model(self, pairs, train, valid, card):
         return Model.fit_gbdt(pairs, train, valid, card)
@@ -387,12 +425,33 @@ class GradientBoosting(FittedModel, Estimator):
 
     @property
     def feature_importances_(self):
-        """Gain importances normalized to sum 1, computed when read (a walk over
-        every node: 0.3 s for a 10M-row forest, which fit no longer pays).
-        Unfitted: AttributeError, as for any fitted attribute."""
+        """Feature importances by importance_type, as LightGBM's scikit-learn API
+        gives them: "split" (the default, LightGBM's), the number of splits on each
+        feature; "gain", the total gain of those splits (sb_model_feature_importance:
+        float32, summed in one fixed order). Not normalized, as LightGBM's. The
+        forests keep scikit-learn's impurity importances (_Forest). Computed when
+        read; unfitted: AttributeError, as for any fitted attribute."""
         if getattr(self, "_model", None) is None:
             raise AttributeError("feature_importances_: %s is not fitted" % type(self).__name__)
-        return self._importances(self._model)
+        return self._typed_importances(self._model, getattr(self, "importance_type", "split"), normalize=False)
+
+    @staticmethod
+    def _typed_importances(model, importance_type, normalize):
+        """sb_model_feature_importance of importance_type ("split" or "gain",
+        else InvalidArgumentError naming the two); normalize: divided by their
+        math.fsum (all zeros stay zeros)."""
+        kinds = {"split": 0, "gain": 1}
+        if importance_type not in kinds:
+            raise InvalidArgumentError("importance_type=%r: 'split' or 'gain'" % (importance_type,))
+        v = model.feature_importance(kinds[importance_type])
+        if not normalize:
+            return v
+        vals = v.tolist()
+        total = math.fsum(vals)
+        out = _array.empty((len(vals),))
+        for i, g in enumerate(vals):
+            out[i] = g / total if total > 0 else 0.0
+        return out
 
     @staticmethod
     def _importances(model):
@@ -405,10 +464,16 @@ class GradientBoosting(FittedModel, Estimator):
 
     # ---- prediction -------------------------------------------------------------
     @with_n_jobs
-    def predict(self, X):
+    def predict(self, X, raw_score=False, pred_leaf=False, pred_contrib=False):
         """Regression: the predicted values (samebits.Array). Classification: the
         original labels (a NumPy array when classes_ is one, i.e. NumPy was loaded at
-        fit; else a list)."""
+        fit; else a list). As LightGBM's predict: raw_score=True, the raw margins
+        (predict_raw); pred_leaf=True, each row's leaf in every tree (an int32
+        IndexArray (n, ntrees), LightGBM's leaf numbers); pred_contrib=True, the
+        TreeSHAP contributions (n, K * (F + 1)): per class the features' then the
+        expected value (docs/explain.md). At most one of the three."""
+        if raw_score or pred_leaf or pred_contrib:
+            return self._predict_explained(X, raw_score, pred_leaf, pred_contrib)
         d = self._predict_data(X)
         out = self._model.predict(d, PREDICT_VALUE, 1, device=self._predict_device())
         if not self._is_classifier():
@@ -446,6 +511,36 @@ class GradientBoosting(FittedModel, Estimator):
         rounded to float32 as C's 1.0f - p)."""
         d = self._predict_data(X)  # refuses an unfitted estimator first
         return class_probabilities(self._model, d, self.n_classes_, self._predict_device())
+
+    def _predict_explained(self, X, raw_score, pred_leaf, pred_contrib):
+        """predict's LightGBM outputs (raw_score, pred_leaf, pred_contrib), one at a time."""
+        if bool(raw_score) + bool(pred_leaf) + bool(pred_contrib) > 1:
+            raise InvalidArgumentError("raw_score, pred_leaf and pred_contrib each choose predict's output: set one")
+        if raw_score:
+            return self.predict_raw(X)
+        return self._explain(X, PREDICT_LEAF if pred_leaf else PREDICT_CONTRIB)
+
+    @with_n_jobs
+    def _explain(self, X, kind):
+        """pred_leaf (an int32 IndexArray, n x ntrees) or pred_contrib (n x K(F + 1))."""
+        d = self._predict_data(X)
+        if kind == PREDICT_LEAF:
+            return self._model.predict_leaf(d, device=self._predict_device())
+        info = self._model.info()
+        return self._model.predict(d, PREDICT_CONTRIB, info["num_class"] * (info["num_features"] + 1),
+                                   device=self._predict_device())
+
+    def dump_model(self, format="json"):
+        """The fitted trees (sb_model_dump): a dict for format "json" (LightGBM's
+        dump_model counterpart: nodes with split_feature, threshold, split_gain,
+        count, leaf_index, leaf_value), the text for "text"."""
+        if getattr(self, "_model", None) is None:
+            raise AttributeError("dump_model: %s is not fitted" % type(self).__name__)
+        text = self._model.dump(format)
+        if format == "json":
+            import json
+            return json.loads(text)
+        return text
 
     @with_n_jobs
     def predict_raw(self, X):
@@ -570,7 +665,7 @@ class GradientBoostingRegressor(GradientBoosting):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None):
+                 record_stages=False, n_jobs=None, importance_type="split"):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -579,7 +674,7 @@ class GradientBoostingRegressor(GradientBoosting):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages, n_jobs=n_jobs)
+                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type)
 
     _estimator_kind = "regressor"
 
@@ -603,7 +698,7 @@ class GradientBoostingClassifier(GradientBoosting):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None):
+                 record_stages=False, n_jobs=None, importance_type="split"):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -612,7 +707,7 @@ class GradientBoostingClassifier(GradientBoosting):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages, n_jobs=n_jobs)
+                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type)
 
     _estimator_kind = "classifier"
 
@@ -637,7 +732,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, lambdarank_truncation_level=None, lambdarank_norm=None, sigmoid=None,
-                 label_gain=None, eval_at=None, n_jobs=None):
+                 label_gain=None, eval_at=None, n_jobs=None, importance_type="split"):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -646,7 +741,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages, n_jobs=n_jobs)
+                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.sigmoid = sigmoid

@@ -12,7 +12,7 @@
 #define SB_TREE_KERNELS(X)                                                                                    \
     X(k_fill) X(k_iota) X(k_grad1) X(k_gradk) X(k_maxabs) X(k_quantize) X(k_part_count) X(k_part_scan)       \
     X(k_part_scatter) X(k_part_copy) X(k_zero_slots) X(k_hist) X(k_hist_local) X(k_hist_local32) X(k_subtract) X(k_best)        \
-    X(k_add_tree) X(k_predict)
+    X(k_add_tree) X(k_predict) X(k_predict_leaf) X(k_predict_contrib)
 
 /* forest_entry.h: random forests, Extra Trees, isolation forests */
 #define SB_FOREST_KERNELS(X)                                                                                  \

@@ -325,4 +325,213 @@ SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLO
     }
 }
 
+/* ---- explanations: leaf indices and TreeSHAP (issues 20 and 21) ---- */
+
+/* The index, within tree t, of the leaf row x reaches: the same decisions as
+ * sb_k_tree_value (NaN goes with default_left), so pred_leaf and prediction
+ * always agree on the leaf. */
+SB_FN sb_i32 sb_k_tree_leaf_node(const SB_GLOBAL sb_k_pnode *t, const SB_GLOBAL float *x) {
+    sb_i32 k = 0;
+    while (t[k].feature >= 0) {
+        const float v = x[t[k].feature];
+        const int left = v != v ? t[k].default_left != 0 : v <= t[k].threshold;
+        k = left ? t[k].left : t[k].right;
+    }
+    return k;
+}
+
+/* Row x's leaf in every tree: out[i] = leafno[start[i] + k] for the node k it
+ * reaches in tree i (leafno: the host's leaf numbering of every flattened node,
+ * src/models/explain.c). */
+SB_FN void sb_k_leaves(const SB_GLOBAL sb_k_pnode *nodes, const SB_GLOBAL sb_i32 *start,
+                       const SB_GLOBAL sb_i32 *leafno, sb_i32 ntrees, const SB_GLOBAL float *x,
+                       SB_GLOBAL sb_i32 *out) {
+    for (sb_i32 i = 0; i < ntrees; i++) out[i] = leafno[start[i] + sb_k_tree_leaf_node(nodes + start[i], x)];
+}
+
+/*
+ * TreeSHAP, path-dependent: Lundberg, Erion and Lee, "Consistent
+ * individualized feature attribution for tree ensembles" (2018, arXiv
+ * 1802.03888), Algorithm 2, written here from the paper in the kernel subset
+ * and without recursion (OpenCL has none): an explicit stack of one frame per
+ * depth. The value of a feature subset S is the tree's expectation when the
+ * features of S follow x and the others split the weight among both children
+ * in proportion to their covers (cover[k]: the training count of node k as a
+ * float). Every float operation is written out in one order, so the host and
+ * every device compute the same bits.
+ *
+ * A path element: the feature split on (-1 for the root's placeholder), the
+ * fraction of the weight that flows down the path when the feature is not in
+ * S (zero) and when it is (one), and w, the weight of the subsets of each size
+ * (element i's w is the weight of subsets of size i of the path's features).
+ */
+typedef struct sb_k_shap_elem {
+    sb_i32 feature;
+    float zero, one, w;
+} sb_k_shap_elem;
+SB_STATIC_ASSERT(sizeof(sb_k_shap_elem) == 16, "sb_k_shap_elem layout is shared by host and device");
+
+/* One depth of the walk: the node, its path's last index after the node's own
+ * feature was unwound, the next step (0: the hot child, 1: the cold one, 2:
+ * done), both children, and the fractions the node's feature carried earlier
+ * on the path (1 and 1 when it is new). */
+typedef struct sb_k_shap_frame {
+    sb_i32 node, ud, state, hot, cold, pad_;
+    float iz, io;
+} sb_k_shap_frame;
+SB_STATIC_ASSERT(sizeof(sb_k_shap_frame) == 32, "sb_k_shap_frame layout is shared by host and device");
+
+/* Algorithm 2's EXTEND: p[0..ud-1] grows by p[ud] = (pi, pz, po), and the
+ * subset weights are those of the longer path. */
+SB_FN void sb_k_shap_extend(SB_GLOBAL sb_k_shap_elem *p, sb_i32 ud, float pz, float po, sb_i32 pi) {
+    p[ud].feature = pi;
+    p[ud].zero = pz;
+    p[ud].one = po;
+    p[ud].w = ud == 0 ? 1.0f : 0.0f;
+    const float d = (float)(ud + 1);
+    for (sb_i32 i = ud - 1; i >= 0; i--) {
+        p[i + 1].w = p[i + 1].w + ((po * p[i].w) * (float)(i + 1)) / d;
+        p[i].w = ((pz * p[i].w) * (float)(ud - i)) / d;
+    }
+}
+
+/* Algorithm 2's UNWIND: EXTEND undone for element k of p[0..ud]; afterwards
+ * p[0..ud-1] is the path without it. */
+SB_FN void sb_k_shap_unwind(SB_GLOBAL sb_k_shap_elem *p, sb_i32 ud, sb_i32 k) {
+    const float one = p[k].one, zero = p[k].zero, d = (float)(ud + 1);
+    float next = p[ud].w;
+    for (sb_i32 i = ud - 1; i >= 0; i--) {
+        if (one != 0.0f) {
+            const float tmp = p[i].w;
+            p[i].w = (next * d) / ((float)(i + 1) * one);
+            next = tmp - ((p[i].w * zero) * (float)(ud - i)) / d;
+        } else {
+            p[i].w = (p[i].w * d) / (zero * (float)(ud - i));
+        }
+    }
+    for (sb_i32 i = k; i < ud; i++) {
+        p[i].feature = p[i + 1].feature;
+        p[i].zero = p[i + 1].zero;
+        p[i].one = p[i + 1].one;
+    }
+}
+
+/* The sum of the weights sb_k_shap_unwind(p, ud, k) would leave, by the same
+ * operations, without changing p. */
+SB_FN float sb_k_shap_unwound_sum(const SB_GLOBAL sb_k_shap_elem *p, sb_i32 ud, sb_i32 k) {
+    const float one = p[k].one, zero = p[k].zero, d = (float)(ud + 1);
+    float next = p[ud].w, total = 0.0f;
+    for (sb_i32 i = ud - 1; i >= 0; i--) {
+        if (one != 0.0f) {
+            const float tmp = (next * d) / ((float)(i + 1) * one);
+            total = total + tmp;
+            next = p[i].w - ((tmp * zero) * (float)(ud - i)) / d;
+        } else {
+            total = total + (p[i].w * d) / (zero * (float)(ud - i));
+        }
+    }
+    return total;
+}
+
+/* Algorithm 2's RECURSE entered at depth l for node with the fractions (pz,
+ * po) of feature pi: the parent's path (depth l - 1) is copied to depth l's
+ * row of path (cap elements a depth) and extended. At a leaf, each feature of
+ * the path gets its share of the leaf's value in phi and 0 is returned; at an
+ * internal node, its feature is unwound from the path if it was on it, frame
+ * l is set up and 1 is returned. */
+SB_FN int sb_k_shap_enter(const SB_GLOBAL sb_k_pnode *t, const SB_GLOBAL float *x,
+                          SB_GLOBAL float *phi, SB_GLOBAL sb_k_shap_elem *path, SB_GLOBAL sb_k_shap_frame *fr,
+                          sb_i32 cap, sb_i32 l, sb_i32 node, float pz, float po, sb_i32 pi) {
+    SB_GLOBAL sb_k_shap_elem *p = path + (sb_i64)l * cap;
+    sb_i32 ud = 0;
+    if (l > 0) {
+        const SB_GLOBAL sb_k_shap_elem *q = path + (sb_i64)(l - 1) * cap;
+        ud = fr[l - 1].ud + 1;
+        for (sb_i32 i = 0; i < ud; i++) {
+            p[i].feature = q[i].feature;
+            p[i].zero = q[i].zero;
+            p[i].one = q[i].one;
+            p[i].w = q[i].w;
+        }
+    }
+    sb_k_shap_extend(p, ud, pz, po, pi);
+    const SB_GLOBAL sb_k_pnode *n = &t[node];
+    if (n->feature < 0) {
+        for (sb_i32 i = 1; i <= ud; i++) {
+            const float w = sb_k_shap_unwound_sum(p, ud, i);
+            phi[p[i].feature] = phi[p[i].feature] + (w * (p[i].one - p[i].zero)) * n->value;
+        }
+        return 0;
+    }
+    const float v = x[n->feature];
+    const int left = v != v ? n->default_left != 0 : v <= n->threshold;
+    float iz = 1.0f, io = 1.0f;
+    sb_i32 k = 1;
+    while (k <= ud && p[k].feature != n->feature) k++;
+    if (k <= ud) {
+        iz = p[k].zero;
+        io = p[k].one;
+        sb_k_shap_unwind(p, ud, k);
+        ud--;
+    }
+    fr[l].node = node;
+    fr[l].ud = ud;
+    fr[l].state = 0;
+    fr[l].hot = left ? n->left : n->right;
+    fr[l].cold = left ? n->right : n->left;
+    fr[l].pad_ = 0;
+    fr[l].iz = iz;
+    fr[l].io = io;
+    return 1;
+}
+
+/* phi[f] += the SHAP value of feature f for row x in tree t (covers cover),
+ * the hot child (the one x goes to) before the cold one at every node. A cold
+ * child whose weight fraction is 0 (a node of count 0) adds nothing and is
+ * skipped. Scratch: path holds cap elements for each depth 0..D and fr D + 1
+ * frames, D the tree's depth and cap at least min(D, features) + 1. */
+SB_FN void sb_k_shap_tree(const SB_GLOBAL sb_k_pnode *t, const SB_GLOBAL float *cover, const SB_GLOBAL float *x,
+                          SB_GLOBAL float *phi, SB_GLOBAL sb_k_shap_elem *path, SB_GLOBAL sb_k_shap_frame *fr,
+                          sb_i32 cap) {
+    sb_i32 l = 0;
+    if (!sb_k_shap_enter(t, x, phi, path, fr, cap, 0, 0, 1.0f, 1.0f, -1)) return;
+    while (l >= 0) {
+        SB_GLOBAL sb_k_shap_frame *f = &fr[l];
+        if (f->state == 2) {
+            l--;
+            continue;
+        }
+        const sb_i32 child = f->state == 0 ? f->hot : f->cold;
+        const float pz = f->iz * (cover[child] / cover[f->node]);
+        const float po = f->state == 0 ? f->io : 0.0f;
+        f->state = f->state + 1;
+        if (pz == 0.0f && po == 0.0f) continue;
+        if (sb_k_shap_enter(t, x, phi, path, fr, cap, l + 1, child, pz, po, t[f->node].feature)) l++;
+    }
+}
+
+/* The expectation of tree t over its training rows: the sum, in node order,
+ * of each leaf's value times its cover over the root's. */
+SB_FN float sb_k_tree_expectation(const SB_GLOBAL sb_k_pnode *t, const SB_GLOBAL float *cover, sb_i32 nnodes) {
+    float e = 0.0f;
+    for (sb_i32 k = 0; k < nnodes; k++)
+        if (t[k].feature < 0) e = e + t[k].value * (cover[k] / cover[0]);
+    return e;
+}
+
+/* The feature contributions of row x (F features, K classes) in LightGBM's
+ * layout: out[c * (F + 1) + f] for feature f of class c, out[c * (F + 1) + F]
+ * = ev[c], the expected value (base score and every tree's expectation).
+ * Trees are added in tree order, tree i to class i % K. */
+SB_FN void sb_k_contrib_row(const SB_GLOBAL sb_k_pnode *nodes, const SB_GLOBAL float *cover,
+                            const SB_GLOBAL sb_i32 *start, sb_i32 ntrees, sb_i32 K, sb_i32 F,
+                            const SB_GLOBAL float *ev, const SB_GLOBAL float *x, SB_GLOBAL float *out,
+                            SB_GLOBAL sb_k_shap_elem *path, SB_GLOBAL sb_k_shap_frame *fr, sb_i32 cap) {
+    const sb_i64 w = (sb_i64)F + 1;
+    for (sb_i64 i = 0; i < (sb_i64)K * w; i++) out[i] = 0.0f;
+    for (sb_i32 i = 0; i < ntrees; i++)
+        sb_k_shap_tree(nodes + start[i], cover + start[i], x, out + (sb_i64)(i % K) * w, path, fr, cap);
+    for (sb_i32 c = 0; c < K; c++) out[(sb_i64)c * w + F] = ev[c];
+}
+
 #endif

@@ -25,6 +25,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #define GEMM_LINE_GRAIN 64
 #define GEMM_ROW_GRAIN 16
@@ -96,6 +99,7 @@ typedef struct line_job {
     uint8_t *flag;
     int8_t *planes;
     double *scale; /* S = 4, strided lines: 2^sigma of each line, for the split */
+    const float *shift; /* strided lines: element q of line l is fl(x - shift[l]) (NULL: x) */
 } line_job;
 
 /* The statistics of one element into a line's running values; the leading
@@ -120,7 +124,9 @@ static void stats_task(void *ctx, int64_t task) {
         uint32_t mb = 0;
         uint8_t nf = 0;
         int64_t sum = 0, cnt = 0;
-        for (int64_t q = 0; q < j->k; q++) stat_add(sb_f2u(x[q * j->qs]), &mb, &nf, &sum, &cnt);
+        const float sh = j->shift ? j->shift[l] : 0.0f;
+        for (int64_t q = 0; q < j->k; q++)
+            stat_add(sb_f2u(j->shift ? x[q * j->qs] - sh : x[q * j->qs]), &mb, &nf, &sum, &cnt);
         j->mb[l] = mb;
         j->flag[l] = (uint8_t)nf;
         j->spread[l] = sb_oz_spread(mb, sum, cnt);
@@ -165,14 +171,24 @@ typedef struct col_job {
     uint32_t *pmb;
     uint8_t *pnf;
     int64_t *psum, *pcnt;
+    int vec; /* stats_cols_avx512 */
 } col_job;
 
 /* Lines in groups of COLS_GROUP kept in locals while a block of q is read:
  * each task writes its results once, so neighbouring tasks never share a
  * cache line in the loop. */
 #define COLS_GROUP 64
+#if defined(__x86_64__)
+static void stats_cols_avx512(const col_job *c, int64_t task);
+#endif
 static void stats_cols_task(void *ctx, int64_t task) {
     const col_job *c = ctx;
+#if defined(__x86_64__)
+    if (c->vec) {
+        stats_cols_avx512(c, task);
+        return;
+    }
+#endif
     const line_job *j = c->j;
     const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->k ? q0 + GEMM_QBLOCK : j->k;
     for (int64_t l0 = 0; l0 < L; l0 += COLS_GROUP) {
@@ -182,7 +198,9 @@ static void stats_cols_task(void *ctx, int64_t task) {
         int64_t sum[COLS_GROUP] = {0}, cnt[COLS_GROUP] = {0};
         for (int64_t q = q0; q < q1; q++) {
             const float *row = j->x + q * j->qs + l0 * j->ls;
-            for (int64_t l = 0; l < g; l++) stat_add(sb_f2u(row[l * j->ls]), &mb[l], &nf[l], &sum[l], &cnt[l]);
+            for (int64_t l = 0; l < g; l++)
+                stat_add(sb_f2u(j->shift ? row[l * j->ls] - j->shift[l0 + l] : row[l * j->ls]), &mb[l], &nf[l],
+                         &sum[l], &cnt[l]);
         }
         for (int64_t l = 0; l < g; l++) {
             c->pmb[task * L + l0 + l] = mb[l];
@@ -192,6 +210,63 @@ static void stats_cols_task(void *ctx, int64_t task) {
         }
     }
 }
+
+#if defined(__x86_64__)
+/* stats_cols_task's values, the lines of a row as the lanes of vectors: the
+ * block's rows are read once, in order, and each line's running values (in
+ * int32: a block's sum of leading exponents stays below 2048 x 150) live in
+ * L1 arrays. The leading exponent of a subnormal magnitude v is
+ * -150 + bitlen(v) = -118 - lzcnt(v), sb_oz_lead's value. */
+__attribute__((target("avx512f,avx512cd"))) static void stats_cols_avx512(const col_job *c, int64_t task) {
+    const line_job *j = c->j;
+    const int64_t L = j->nlines, q0 = task * GEMM_QBLOCK, q1 = q0 + GEMM_QBLOCK < j->k ? q0 + GEMM_QBLOCK : j->k;
+    uint32_t mb[GEMM_COLS_MAX_LINES] __attribute__((aligned(64)));
+    uint32_t nf[GEMM_COLS_MAX_LINES] __attribute__((aligned(64)));
+    int32_t sum[GEMM_COLS_MAX_LINES] __attribute__((aligned(64)));
+    int32_t cnt[GEMM_COLS_MAX_LINES] __attribute__((aligned(64)));
+    const int64_t L16 = (L + 15) / 16 * 16;
+    memset(mb, 0, 4 * (size_t)L16);
+    memset(nf, 0, 4 * (size_t)L16);
+    memset(sum, 0, 4 * (size_t)L16);
+    memset(cnt, 0, 4 * (size_t)L16);
+    const __m512i expo = _mm512_set1_epi32(0x7f800000), absm = _mm512_set1_epi32(0x7fffffff);
+    const __m512i one = _mm512_set1_epi32(1), b127 = _mm512_set1_epi32(127), m118 = _mm512_set1_epi32(-118);
+    for (int64_t q = q0; q < q1; q++) {
+        const float *row = j->x + q * j->qs;
+        for (int64_t l0 = 0; l0 < L; l0 += 16) {
+            const __mmask16 lm = L - l0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (L - l0)) - 1u);
+            const __m512i u =
+                j->shift ? _mm512_castps_si512(_mm512_maskz_sub_ps(lm, _mm512_maskz_loadu_ps(lm, row + l0),
+                                                                   _mm512_maskz_loadu_ps(lm, j->shift + l0)))
+                         : _mm512_maskz_loadu_epi32(lm, row + l0);
+            const __mmask16 nfm = _mm512_cmpeq_epi32_mask(_mm512_and_si512(u, expo), expo);
+            const __m512i v = _mm512_maskz_and_epi32((__mmask16)~nfm, u, absm);
+            const __mmask16 nz = _mm512_test_epi32_mask(v, v);
+            const __m512i e = _mm512_srli_epi32(v, 23);
+            const __m512i lead = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(e, _mm512_setzero_si512()),
+                                                         _mm512_sub_epi32(m118, _mm512_lzcnt_epi32(v)),
+                                                         _mm512_sub_epi32(e, b127));
+            _mm512_store_si512(mb + l0, _mm512_max_epu32(_mm512_load_si512(mb + l0), v));
+            _mm512_store_si512(nf + l0, _mm512_mask_or_epi32(_mm512_load_si512(nf + l0), nfm,
+                                                              _mm512_load_si512(nf + l0), one));
+            const __m512i s0 = _mm512_load_si512(sum + l0), c0 = _mm512_load_si512(cnt + l0);
+            _mm512_store_si512(sum + l0, _mm512_mask_add_epi32(s0, nz, s0, lead));
+            _mm512_store_si512(cnt + l0, _mm512_mask_add_epi32(c0, nz, c0, one));
+        }
+    }
+    for (int64_t l = 0; l < L; l++) {
+        c->pmb[task * L + l] = mb[l];
+        c->pnf[task * L + l] = (uint8_t)nf[l];
+        c->psum[task * L + l] = sum[l];
+        c->pcnt[task * L + l] = cnt[l];
+    }
+}
+
+static int stats_avx512_ok(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd");
+}
+#endif
 
 /* Lines in groups of SPLIT_GROUP, q inner: a group's digits for a run of q
  * fill whole cache lines of its planes one after the other (line by line,
@@ -278,7 +353,10 @@ static sb_status line_stats(line_job *j) {
     }
     const int64_t nb = sb_chunk_count(j->k, GEMM_QBLOCK), L = j->nlines, cells = (nb > 0 ? nb : 1) * L;
     col_job c = {j, sb_malloc(4 * (size_t)cells), sb_malloc((size_t)cells), sb_malloc(8 * (size_t)cells),
-                 sb_malloc(8 * (size_t)cells)};
+                 sb_malloc(8 * (size_t)cells), 0};
+#if defined(__x86_64__)
+    c.vec = stats_avx512_ok() && !getenv("SAMEBITS_GEMM_STATS_SCALAR");
+#endif
     sb_status st = SB_OK;
     if (!c.pmb || !c.pnf || !c.psum || !c.pcnt) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for the line statistics");
@@ -336,6 +414,42 @@ typedef struct band_job {
     sb_oz_acc *acc;
 } band_job;
 
+/* Stage 4 (and the exact addition of passes) for element (i, q), its parts
+ * dv (the weights' sums, dv[w] for w < nw) at index el of the band's planes
+ * and accumulators; (als, aqs) and (bls, bqs) the operands' strides. */
+static inline void combine_cell(const band_job *j, int64_t i, int64_t q, int64_t el, const int64_t *dv, int64_t als,
+                                int64_t aqs, int64_t bls, int64_t bqs) {
+    const sb_gemm_shape *s = j->s;
+#ifdef SB_SABOTAGE_GEMM_FMA
+    /* Separating arm: the parts recombined in float with fused
+     * multiply-adds (a contracted recombination) instead of exactly. */
+    if (j->mode == 0) {
+        const int32_t S = j->sig_a[i] + j->sig_b[q];
+        float accf = 0.0f;
+        for (int w = 0; w < j->nw; w++) {
+            const int32_t ex = 8 * w - S;
+            const float sc = ex > -127 && ex < 128 ? sb_u2f((uint32_t)(ex + 127) << 23) : 0.0f;
+            accf = fmaf((float)dv[w], sc, accf);
+        }
+        j->c[i * j->ldc + q] = accf;
+        return;
+    }
+#endif
+    sb_oz_acc t;
+    sb_oz_acc_from(dv, j->nw, &t);
+    if (j->mode >= 2) sb_oz_acc_add(&t, &j->acc[el]);
+    if (j->mode == 1 || j->mode == 2) {
+        j->acc[el] = t;
+        return;
+    }
+    uint32_t bits = s->k ? sb_oz_round(&t, j->sig_a[i] + j->sig_b[q]) : 0u;
+    if (j->flag_a[i] || j->flag_b[q]) {
+        const uint32_t sp = sb_oz_special(j->a, i * als, aqs, j->b, q * bls, bqs, s->k);
+        if (sp) bits = sp;
+    }
+    j->c[i * j->ldc + q] = sb_u2f(bits);
+}
+
 /* Stage 4 (and the exact addition of passes) for rows [b, e) of a band. */
 static void combine_task(void *ctx, int64_t task) {
     const band_job *j = ctx;
@@ -349,36 +463,9 @@ static void combine_task(void *ctx, int64_t task) {
         const int64_t i = j->i0 + r;
         for (int64_t q = j->sym && i > j->q0 ? i : j->q0; q < j->q0 + j->nc; q++) {
             const int64_t el = r * j->nc + (q - j->q0);
-#ifdef SB_SABOTAGE_GEMM_FMA
-            /* Separating arm: the parts recombined in float with fused
-             * multiply-adds (a contracted recombination) instead of exactly. */
-            if (j->mode == 0) {
-                const int32_t S = j->sig_a[i] + j->sig_b[q];
-                float accf = 0.0f;
-                for (int w = 0; w < j->nw; w++) {
-                    const int32_t ex = 8 * w - S;
-                    const float sc = ex > -127 && ex < 128 ? sb_u2f((uint32_t)(ex + 127) << 23) : 0.0f;
-                    accf = fmaf((float)j->parts[w * j->plane + el], sc, accf);
-                }
-                j->c[i * j->ldc + q] = accf;
-                continue;
-            }
-#endif
             int64_t dv[SB_OZ_WMAX];
             for (int w = 0; w < SB_OZ_WMAX; w++) dv[w] = w < j->nw ? j->parts[w * j->plane + el] : 0;
-            sb_oz_acc t;
-            sb_oz_acc_from(dv, j->nw, &t);
-            if (j->mode >= 2) sb_oz_acc_add(&t, &j->acc[el]);
-            if (j->mode == 1 || j->mode == 2) {
-                j->acc[el] = t;
-                continue;
-            }
-            uint32_t bits = s->k ? sb_oz_round(&t, j->sig_a[i] + j->sig_b[q]) : 0u;
-            if (j->flag_a[i] || j->flag_b[q]) {
-                const uint32_t sp = sb_oz_special(j->a, i * als, aqs, j->b, q * bls, bqs, s->k);
-                if (sp) bits = sp;
-            }
-            j->c[i * j->ldc + q] = sb_u2f(bits);
+            combine_cell(j, i, q, el, dv, als, aqs, bls, bqs);
         }
     }
 }
@@ -443,6 +530,77 @@ static int digits_of(const int32_t *spread, int64_t n) {
     return sb_oz_digits_for(mx);
 }
 
+/* The AMX Gram's fold (sb_cpu_igemm_gram_amx's callback): panel pair (pi, pj)
+ * of one pass, cb's row 4a + d1 digit d1 of line 8pi + a and its column
+ * 4b + d2 digit d2 of line 8pj + b: each element's seven weighted sums, then
+ * stage 4 as combine_task does it (the same parts, so the same bits). */
+static void gram_fold(void *ctx, int64_t pi, int64_t pj, const int32_t *cb) {
+    const band_job *j = ctx;
+    const int64_t m = j->rows;
+    int64_t als, aqs, bls, bqs;
+    strides_a(j->s, &als, &aqs);
+    strides_b(j->s, &bls, &bqs);
+    for (int64_t a = 0; a < 8 && 8 * pi + a < m; a++)
+        for (int64_t b = pi == pj ? a : 0; b < 8 && 8 * pj + b < m; b++) {
+            const int64_t i = 8 * pi + a, q = 8 * pj + b;
+            int64_t dv[SB_OZ_WMAX];
+            for (int w = 0; w < SB_OZ_WMAX; w++) {
+                int64_t sum = 0;
+                for (int d1 = w - 3 > 0 ? w - 3 : 0; d1 <= (w < 3 ? w : 3) && w < 7; d1++)
+                    sum += cb[(4 * a + d1) * 32 + 4 * b + (w - d1)];
+                dv[w] = sum;
+            }
+            combine_cell(j, i, q, i * m + q, dv, als, aqs, bls, bqs);
+        }
+}
+
+/* A Gram of four-digit strided lines (C = X^T X of a row-major X) on the AMX
+ * path: per pass, the digits go straight into the two layouts the tiles read
+ * (sb_cpu_amxg_pack4, both sides at once: they are the same lines, less
+ * shift where given), every digit pair of the upper triangle's panels is
+ * multiplied from there (sb_cpu_igemm_gram_amx) and each pair's products are
+ * folded into the passes' exact totals right away (gram_fold), instead of
+ * digit planes repacked for each of the seven weighted products. The parts
+ * are the same exact D_w, so every bit is the planes' (tests/unit/
+ * test_gemm_roads.c compares). */
+static sb_status gram_amx(const sb_gemm_shape *s, const float *a, const float *shift, float *c, int64_t ldc,
+                          int64_t qs, const uint32_t *mb, const uint8_t *flag) {
+    const int64_t m = s->m, kp = pad_k(s->k), kc = sb_oz_kchunk(4), npass = passes_of(kp, kc);
+    const int64_t ngmax = (pass_len(kp, kc, 0) + 63) / 64;
+    sb_status st = SB_OK;
+    int32_t *sig = sb_malloc(4 * (size_t)m);
+    double *scale = sb_malloc(sizeof(double) * (size_t)m);
+    uint8_t *pa = sb_malloc((size_t)sb_cpu_amxg_bytes(m, ngmax));
+    uint8_t *pb = sb_malloc((size_t)sb_cpu_amxg_bytes(m, ngmax));
+    sb_oz_acc *acc = npass > 1 ? sb_malloc(sizeof(sb_oz_acc) * (size_t)(m * m)) : NULL;
+    if (!sig || !scale || !pa || !pb || (npass > 1 && !acc)) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld x %lld", (long long)m,
+                     (long long)m, (long long)s->k);
+        goto done;
+    }
+    for (int64_t l = 0; l < m; l++) {
+        sig[l] = sb_oz_sigma(mb[l], 4);
+        scale[l] = split_pow2(sig[l]);
+    }
+    for (int64_t p = 0; p < npass && st == SB_OK; p++) {
+        const int64_t len = pass_len(kp, kc, p);
+        const int mode = npass <= 1 ? 0 : p == 0 ? 1 : p == npass - 1 ? 3 : 2;
+        band_job jt = {s, a, a, c, ldc, 0, m, m * m, 0, m, 1, 7, mode, sig, sig, flag, flag, NULL, acc};
+        sb_cpu_amxg_pack4(a, qs, shift, m, s->k, p * kc, len, scale, pa, pb);
+        st = sb_cpu_igemm_gram_amx(m, (len + 63) / 64, pa, pb, gram_fold, &jt);
+    }
+    if (st == SB_OK)
+        for (int64_t i = 1; i < m; i++)
+            for (int64_t q = 0; q < i; q++) c[i * ldc + q] = c[q * ldc + i];
+done:
+    sb_free(sig);
+    sb_free(scale);
+    sb_free(pa);
+    sb_free(pb);
+    sb_free(acc);
+    return st;
+}
+
 /* Which host road takes the exact totals (SAMEBITS_GEMM_HOST): both give
  * the same integers, hence the same bits (gemm_direct.c); the variable is for
  * tests that run each road, and for measuring them. Unset or empty: the
@@ -481,7 +639,7 @@ sb_status sb_gemm_prep_make(const float *x, int64_t ls, int64_t qs, int64_t nlin
         sb_gemm_prep_free(p);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for a prepared operand");
     }
-    line_job j = {x, ls, qs, nlines, k, pad_k(k), 0, 0, 0, p->mb, p->spread, p->sigma, p->flag, NULL, NULL};
+    line_job j = {x, ls, qs, nlines, k, pad_k(k), 0, 0, 0, p->mb, p->spread, p->sigma, p->flag, NULL, NULL, NULL};
     sb_status st = line_stats(&j);
     if (st != SB_OK) {
         sb_gemm_prep_free(p);
@@ -543,9 +701,9 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
     sb_oz_acc *acc = NULL;
     int64_t ls, qs;
     strides_a(s, &ls, &qs);
-    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+    line_job ja = {a, ls, qs, m, s->k, kp, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     strides_b(s, &ls, &qs);
-    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+    line_job jb = {b, ls, qs, n, s->k, kp, 0, 1, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     if (!prep_matches(prep_a, a, ja.ls, ja.qs, m, s->k)) prep_a = NULL;
     if (!prep_matches(prep_b, b, jb.ls, jb.qs, n, s->k)) prep_b = NULL;
     /* Each side's statistics: a prepared operand's are read where they lie
@@ -595,6 +753,11 @@ sb_status sb_gemm_host_prep(const sb_gemm_shape *s, const float *a, const float 
                                      prep_b ? prep_b->v : NULL, sa > SB_OZ_SMIN, sbd > SB_OZ_SMIN);
             goto done;
         }
+    }
+    if (gram && sa == 4 && sbd == 4 && s->k > 0 && use_cols(&ja) && road != ROAD_DIRECT &&
+        !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") && sb_cpu_igemm_gram_amx_on()) {
+        st = gram_amx(s, a, NULL, c, ldc, ja.qs, MA, FA);
+        goto done;
     }
     /* the digit planes: this call's own statistics arrays (a prepared side's copied in) */
     if (!mb_a && (!(mb_a = sb_malloc(4 * (size_t)m)) || !(sp_a = sb_malloc(4 * (size_t)m)) ||
@@ -680,6 +843,53 @@ done:
     sb_free(pb);
     sb_free(parts);
     sb_free(acc);
+    return st;
+}
+
+/* G := Xc^T Xc for Xc = X - 1 mean^T (each element fl(x - mean_l), one
+ * float32 subtraction), X n x p row-major (ldx), G p x p (ldg). Where the
+ * AMX Gram takes it (four digits, no nonfinite centered element), the
+ * centered values are formed where they are read (the statistics and the
+ * packing), so no centered copy is written; otherwise the copy is made and
+ * sb_gemm_host multiplies it. The same bits either way: both read the same
+ * centered floats. */
+sb_status sb_gemm_host_gram_centered(int64_t n, int64_t p, const float *x, int64_t ldx, const float *mean, float *g,
+                                     int64_t ldg) {
+    const sb_gemm_shape s = {1, 0, p, p, n, p, p};
+    if (p == 0) return SB_OK;
+    int road = ROAD_AUTO;
+    sb_status st = host_road(&road);
+    if (st != SB_OK) return st;
+#if defined(__x86_64__) && !defined(SB_SABOTAGE_GEMM_ORDER) /* that arm's float product takes the copy */
+    if (n > 0 && road != ROAD_DIRECT && p <= GEMM_COLS_MAX_LINES && !getenv("SAMEBITS_GEMM_NO_AMX_GRAM") &&
+        sb_cpu_igemm_gram_amx_on()) {
+        uint32_t *mb = sb_malloc(4 * (size_t)p);
+        int32_t *sp = sb_malloc(4 * (size_t)p);
+        uint8_t *fl = sb_malloc((size_t)p);
+        line_job j = {x, 1, ldx, p, n, pad_k(n), 0, 0, 0, mb, sp, NULL, fl, NULL, NULL, mean};
+        int taken = 0;
+        if (!mb || !sp || !fl) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld lines", (long long)p);
+        else st = line_stats(&j);
+        if (st == SB_OK) {
+            int nf = 0;
+            for (int64_t l = 0; l < p; l++) nf |= fl[l];
+            if (!nf && digits_of(sp, p) == 4) {
+                taken = 1;
+                st = gram_amx(&s, x, mean, g, ldg, ldx, mb, fl);
+            }
+        }
+        sb_free(mb);
+        sb_free(sp);
+        sb_free(fl);
+        if (st != SB_OK || taken) return st;
+    }
+#endif
+    float *xc = sb_malloc(sizeof(float) * (size_t)(n * p > 0 ? n * p : 1));
+    if (!xc) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_gemm: out of memory for %lld x %lld", (long long)n, (long long)p);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t l = 0; l < p; l++) xc[i * p + l] = x[i * ldx + l] - mean[l];
+    st = sb_gemm_host(&s, xc, xc, g, ldg);
+    sb_free(xc);
     return st;
 }
 

@@ -111,12 +111,6 @@ typedef double kr_v4 __attribute__((vector_size(32)));
 #define KR_NNR 2
 #define KR_NNV 1
 #include "krylov_lanes.h"
-#undef KR_SUF
-#undef KR_ATTR
-#undef KR_VL
-#undef KR_TNW
-#undef KR_NNR
-#undef KR_NNV
 #if defined(__x86_64__) && defined(__GNUC__)
 #define KR_X86 1
 #define KR_SUF avx2
@@ -126,12 +120,6 @@ typedef double kr_v4 __attribute__((vector_size(32)));
 #define KR_NNR 2
 #define KR_NNV 2
 #include "krylov_lanes.h"
-#undef KR_SUF
-#undef KR_ATTR
-#undef KR_VL
-#undef KR_TNW
-#undef KR_NNR
-#undef KR_NNV
 #define KR_SUF avx512
 #define KR_ATTR __attribute__((target("avx512f")))
 #define KR_VL 8
@@ -139,12 +127,6 @@ typedef double kr_v4 __attribute__((vector_size(32)));
 #define KR_NNR 4
 #define KR_NNV 2
 #include "krylov_lanes.h"
-#undef KR_SUF
-#undef KR_ATTR
-#undef KR_VL
-#undef KR_TNW
-#undef KR_NNR
-#undef KR_NNV
 #endif
 
 /* The kernels of this machine, chosen once: AVX-512F or AVX2 where the CPU

@@ -4,7 +4,8 @@
  * attribute: empty, or a target), KR_VL (doubles in one register of the
  * target: 2, 4 or 8), KR_TNW (columns of b a pass of kr_tn keeps in
  * registers), KR_NNR and KR_NNV (rows, and groups of 8 columns, a pass of the
- * row products keeps) defined; not a header of its own.
+ * row products keeps) defined; not a header of its own. It undefines its
+ * parameters at its end, so the includer defines them and nothing else.
  *
  * Every lane is one sum in its stated order (a dot product over rows
  * ascending, a row of a product over its terms ascending), a multiply then an
@@ -385,3 +386,9 @@ KR_ATTR static void KR_FN(kr_vecs)(int64_t k, int64_t ld, const kr_rot *rot, int
 #undef KR_FN
 #undef KR_CAT
 #undef KR_CAT2
+#undef KR_SUF
+#undef KR_ATTR
+#undef KR_VL
+#undef KR_TNW
+#undef KR_NNR
+#undef KR_NNV

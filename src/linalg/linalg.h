@@ -20,6 +20,12 @@ sb_status sb_gemm_check(const sb_gemm_shape *s, int64_t ldc);
 
 /* The host path: C (ldc) from host arrays, on the worker pool. */
 sb_status sb_gemm_host(const sb_gemm_shape *s, const float *a, const float *b, float *c, int64_t ldc);
+/* G := Xc^T Xc, Xc = X - 1 mean^T (each element fl(x - mean_l)), X n x p
+ * row-major with row stride ldx, G p x p with row stride ldg: the bits of
+ * sb_gemm_host on a centered copy, without writing one where the host's AMX
+ * Gram takes the product (gemm.c). */
+sb_status sb_gemm_host_gram_centered(int64_t n, int64_t p, const float *x, int64_t ldx, const float *mean, float *g,
+                                     int64_t ldg);
 /* Tests only: the digit road's band of rows held at once, in bytes of parts
  * (0: the default, 256 MiB); a smaller one reaches a Gram's later bands with
  * small shapes. A schedule: no bit depends on it. */

@@ -266,7 +266,14 @@ void sb_model_free(sb_model *m) {
     sb_dbscan_free(m->dbscan);
     sb_agglo_free(m->agglo);
     sb_spectral_free(m->spectral);
+    sb_evals_free(m->evals);
     sb_free(m);
+}
+
+void sb_evals_free(sb_evals *e) {
+    if (!e) return;
+    sb_free(e->values);
+    sb_free(e);
 }
 
 const char *sb_model_objective_name(int32_t objective) {

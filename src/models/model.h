@@ -136,6 +136,18 @@ typedef struct sb_spectral {
     int32_t *labels;       /* n: the k-means labels of the embedding */
 } sb_spectral;
 
+/* The validation metrics of a gradient boosting fit, every iteration that ran:
+ * values[it * nm + j] is metric j (names[j]; the first decides early
+ * stopping) after iteration it + 1; best is the 1-based iteration early
+ * stopping kept (0: none ran). Fit-only: a loaded model has none. */
+#define SB_EVALS_MAX_METRICS 16
+typedef struct sb_evals {
+    int32_t niter, nm, best;
+    char names[SB_EVALS_MAX_METRICS][48];
+    float *values;
+} sb_evals;
+void sb_evals_free(sb_evals *e);
+
 struct sb_model {
     int32_t family;          /* sb_family */
     int32_t objective;       /* sb_objective */
@@ -155,6 +167,7 @@ struct sb_model {
     sb_agglo *agglo;         /* family SB_FAMILY_AGGLOMERATIVE: its state (no trees); NULL otherwise */
     sb_spectral *spectral;   /* family SB_FAMILY_SPECTRAL: its state (no trees); NULL otherwise */
     struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
+    sb_evals *evals;         /* gradient boosting fitted with validation rows: its metric log (not in the file) */
 };
 
 /* A classifier's class labels (sb_label_kind): n values, class c standing for

@@ -13,6 +13,7 @@
 #include "linear/linear.h"
 #include "cluster/kmeans.h"
 #include "neighbors/knn.h"
+#include "explain.h"
 #include <float.h>
 #include <string.h>
 
@@ -100,6 +101,8 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     sb_clear_error();
     if (!m || !d || (!out && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_predict: NULL argument");
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    if (kind == SB_PREDICT_LEAF || kind == SB_PREDICT_CONTRIB) /* explanations: src/models/explain.c */
+        return sb_model_explain_on(m, d, (int32_t)kind, device, out, cap, needed);
     if ((unsigned)kind > (unsigned)SB_PREDICT_TRANSFORM)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown prediction kind %d", (int)kind);
     /* the device layer's one parser; cpu-batched predicts on the host, as cpu */

@@ -63,7 +63,8 @@ def test_arm_contraction_is_caught(leg, tmp_path):
 # host's lambda and hessian sums), the forest's Gini and entropy sums
 # (kernels/forest.h). The forest card records no stage between the bins and
 # the grown trees, so its kernels show in the model bytes.
-CONTRACT_KERNEL_STAGES = [("gbdt-lambdarank", "tree0.grad_q"), ("forest-rf-entropy", "forest.model_bytes")]
+CONTRACT_KERNEL_STAGES = [("gbdt-lambdarank", "tree0.grad_q"), ("forest-rf-entropy", "forest.model_bytes"),
+                          ("explain-trees", "explain.gbdt.contrib")]
 
 
 @pytest.mark.parametrize("leg", ["aarch64", "s390x"])
@@ -112,6 +113,9 @@ def test_contraction_sites_are_where_the_docs_say():
                       "src/models/trees/tdev_host.c", "src/models/predict.c") == []
     assert _cpu_sites("src/models/forest/forest.c") == [
         "src/kernels/forest.h:213", "src/kernels/forest.h:221", "src/kernels/forest.h:225"]
+    # TreeSHAP: the leaf's share added to phi, and the trees' expectations (src/kernels/tree.h)
+    sites = _cpu_sites("src/models/explain.c")
+    assert len(sites) == 2 and all(s.startswith("src/kernels/tree.h:") for s in sites), sites
 
 
 def test_arm_libm_exp_is_caught(tmp_path):

@@ -16,6 +16,12 @@ sb_status sb_emu_igemm_s8(int64_t m, int64_t n, int64_t K, const int8_t *a, int6
 const char *sb_emu_igemm_path(void);
 void sb_emu_igemm_release_scratch(void);
 void sb_emu_igemm_pack_budget_for_tests(int64_t bytes);
+int sb_emu_igemm_gram_amx_on(void);
+int64_t sb_emu_amxg_bytes(int64_t lines, int64_t ng);
+void sb_emu_amxg_pack4(const float *x, int64_t qs, const float *shift, int64_t lines, int64_t k, int64_t q0,
+                       int64_t len, const double *scale, uint8_t *pa, uint8_t *pb);
+sb_status sb_emu_igemm_gram_amx(int64_t lines, int64_t ng, const uint8_t *pa, const uint8_t *pb,
+                                void (*fold)(void *, int64_t, int64_t, const int32_t *), void *ctx);
 
 /* What the emulated tiles saw since the start of the process. */
 typedef struct sb_emu_amx_counts {

@@ -147,6 +147,95 @@ SB_TEST(test_gemm_digits_gram_equals_the_general_product) {
     unsetenv("SAMEBITS_GEMM_HOST");
 }
 
+/* A Gram's own roads on the digit planes: on the AMX path, the digits packed
+ * once per pass and the digit pairs multiplied at once (gemm.c's gram_amx),
+ * against the planes repacked per weight (SAMEBITS_GEMM_NO_AMX_GRAM); and the
+ * strided lines' statistics in vectors against the scalar loop
+ * (SAMEBITS_GEMM_STATS_SCALAR): the same bits on line counts off the panels'
+ * 8 and the vectors' 16, K over several passes and off the groups' 64,
+ * subnormals, wide spreads and specials. Where the machine has neither AMX
+ * nor AVX-512, both sides take the same road and the test shows nothing
+ * (tests/unit/test_igemm_amx_emu.c runs the AMX code with emulated tiles). */
+SB_TEST(test_gemm_gram_roads_agree) {
+    g_rng = 27;
+    const int64_t shapes[][2] = {{300, 1}, {1000, 7}, {20000, 33}, {8193, 97}, {40, 257}, {129, 16}, {17000, 130}};
+    setenv("SAMEBITS_GEMM_HOST", "digits", 1);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int kind = 0; kind < 5; kind++) {
+            const int64_t k = shapes[si][0], n = shapes[si][1];
+            float *x = fill(k * n, kind);
+            if (kind == 2) /* subnormal elements among the tiny ones: the statistics' other branch */
+                for (int64_t i = 0; i < k * n; i += 5) x[i] = sb_u2f((uint32_t)rnd() & 0x807fffffu);
+            float *c[3];
+            for (int v = 0; v < 3; v++) {
+                c[v] = malloc(4 * (size_t)(n * n));
+                if (v == 1) setenv("SAMEBITS_GEMM_NO_AMX_GRAM", "1", 1);
+                if (v == 2) setenv("SAMEBITS_GEMM_STATS_SCALAR", "1", 1);
+                sb_gemm_shape s = {1, 0, n, n, k, n, n};
+                SB_CHECK(sb_gemm_host(&s, x, x, c[v], n) == SB_OK);
+                unsetenv("SAMEBITS_GEMM_NO_AMX_GRAM");
+                unsetenv("SAMEBITS_GEMM_STATS_SCALAR");
+            }
+            SB_CHECK(memcmp(c[0], c[1], 4 * (size_t)(n * n)) == 0);
+            SB_CHECK(memcmp(c[0], c[2], 4 * (size_t)(n * n)) == 0);
+            for (int v = 0; v < 3; v++) free(c[v]);
+            free(x);
+        }
+    /* a line whose digit count sits on a threshold through its subnormals: the
+     * largest element 2^-103, the others subnormal with leading exponent -127,
+     * a spread of exactly 24 (six digits; one less would give five) */
+    {
+        const int64_t k = 3000, n = 19;
+        float *x = fill(k * n, 0), *c0 = malloc(4 * (size_t)(n * n)), *c1 = malloc(4 * (size_t)(n * n));
+        for (int64_t q = 0; q < k; q++) x[q * n + 3] = sb_u2f(0x00400000u | ((uint32_t)rnd() & 0x803fffffu));
+        x[5 * n + 3] = sb_u2f((uint32_t)(127 - 103) << 23);
+        sb_gemm_shape s = {1, 0, n, n, k, n, n};
+        SB_CHECK(sb_gemm_host(&s, x, x, c0, n) == SB_OK);
+        setenv("SAMEBITS_GEMM_STATS_SCALAR", "1", 1);
+        SB_CHECK(sb_gemm_host(&s, x, x, c1, n) == SB_OK);
+        unsetenv("SAMEBITS_GEMM_STATS_SCALAR");
+        SB_CHECK(memcmp(c0, c1, 4 * (size_t)(n * n)) == 0);
+        free(x);
+        free(c0);
+        free(c1);
+    }
+    unsetenv("SAMEBITS_GEMM_HOST");
+}
+
+/* The centered Gram (sb_gemm_host_gram_centered: the centered values formed
+ * where they are read) against sb_gemm_host on a centered copy: the same bits
+ * on the AMX road and on every fallback (wide spreads, centered values that
+ * overflow, nonfinite elements, a row stride past the lines), at 1 and 2
+ * threads. */
+SB_TEST(test_gemm_gram_centered_equals_a_centered_copy) {
+    g_rng = 28;
+    const int64_t shapes[][2] = {{300, 1}, {1000, 7}, {9000, 33}, {40, 97}, {2000, 130}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int kind = 0; kind < 7; kind++)
+            for (int threads = 1; threads <= 2; threads++) {
+                SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+                const int64_t k = shapes[si][0], n = shapes[si][1], ld = n + (kind & 1);
+                float *x = fill(k * ld, kind == 4 ? 4 : kind == 5 ? 5 : 0), *mean = fill(n, 0);
+                float *xc = malloc(4 * (size_t)(k * n)), *c0 = malloc(4 * (size_t)(n * n)), *c1 = malloc(4 * (size_t)(n * n));
+                if (kind == 3) /* centered values that overflow */
+                    for (int64_t l = 0; l < n; l += 3) mean[l] = -3e38f, x[l] = 3e38f;
+                if (kind == 6) /* tiny values about a tiny mean: subnormal differences */
+                    for (int64_t i = 0; i < k * ld; i++) x[i] *= 0x1p-140f;
+                for (int64_t i = 0; i < k; i++)
+                    for (int64_t l = 0; l < n; l++) xc[i * n + l] = x[i * ld + l] - mean[l];
+                sb_gemm_shape s = {1, 0, n, n, k, n, n};
+                SB_CHECK(sb_gemm_host(&s, xc, xc, c0, n) == SB_OK);
+                SB_CHECK(sb_gemm_host_gram_centered(k, n, x, ld, mean, c1, n) == SB_OK);
+                SB_CHECK(memcmp(c0, c1, 4 * (size_t)(n * n)) == 0);
+                free(x);
+                free(mean);
+                free(xc);
+                free(c0);
+                free(c1);
+            }
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+}
+
 SB_TEST(test_gemm_roads_refuse_by_name) {
     setenv("SAMEBITS_GEMM_HOST", "fast", 1);
     float a = 1.0f, b = 2.0f, c = 0.0f;

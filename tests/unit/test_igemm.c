@@ -26,6 +26,7 @@
 #include "sb_test.h"
 #include "backends/cpu/igemm.h"
 #include "igemm_amx_emu.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -395,4 +396,158 @@ SB_TEST(igemm) {
     unsetenv("SAMEBITS_CPU_IGEMM");
     check_refusals();
     run_amx_emulated();
+}
+
+/* ---- a Gram's digit pairs on AMX (igemm.h: sb_cpu_amxg_pack4, sb_cpu_igemm_gram_amx) ---- */
+
+typedef struct gram_impl {
+    const char *name;
+    int (*on)(void);
+    int64_t (*bytes)(int64_t, int64_t);
+    void (*pack)(const float *, int64_t, const float *, int64_t, int64_t, int64_t, int64_t, const double *, uint8_t *, uint8_t *);
+    sb_status (*gram)(int64_t, int64_t, const uint8_t *, const uint8_t *, void (*)(void *, int64_t, int64_t, const int32_t *),
+                      void *);
+} gram_impl;
+
+/* The fold of the test: each pair's digit products into the seven weights,
+ * parts[w * L * L + i * L + j] for j >= i (pairs arrive once each, on any thread). */
+typedef struct gram_fold_ctx {
+    int32_t *parts;
+    int64_t L;
+    int calls_bad;
+} gram_fold_ctx;
+
+static void gram_test_fold(void *ctx, int64_t pi, int64_t pj, const int32_t *c) {
+    gram_fold_ctx *f = ctx;
+    if (pj < pi) f->calls_bad = 1;
+    for (int64_t a = 0; a < 8 && 8 * pi + a < f->L; a++)
+        for (int64_t b = 0; b < 8 && 8 * pj + b < f->L; b++) {
+            const int64_t i = 8 * pi + a, jj = 8 * pj + b;
+            if (jj < i) continue;
+            for (int w = 0; w < 7; w++) {
+                int32_t sum = 0;
+                for (int d1 = w - 3 > 0 ? w - 3 : 0; d1 <= (w < 3 ? w : 3); d1++) sum += c[(4 * a + d1) * 32 + 4 * b + (w - d1)];
+                f->parts[w * f->L * f->L + i * f->L + jj] = sum;
+            }
+        }
+}
+
+/* The pass's seven weighted sums by their definition: each element's four
+ * balanced base-256 digits of RNE(x * scale) (0 for a nonfinite x or past k),
+ * every digit pair of lines i <= j multiplied and added. */
+static void gram_reference(const float *x, int64_t qs, int64_t L, int64_t k, int64_t q0, int64_t len,
+                           const double *scale, int64_t *ref) {
+    memset(ref, 0, sizeof(int64_t) * (size_t)(7 * L * L));
+    int32_t *dig = malloc(sizeof(int32_t) * (size_t)(4 * L * (len > 0 ? len : 1)));
+    for (int64_t l = 0; l < L; l++)
+        for (int64_t u = 0; u < len; u++) {
+            const int64_t q = q0 + u;
+            int64_t t = 0;
+            if (q < k) {
+                const float v = x[l + q * qs];
+                if (isfinite(v)) t = (int64_t)nearbyint((double)v * scale[l]);
+            }
+            for (int d = 0; d < 4; d++) {
+                const int64_t dd = ((t + 128) & 255) - 128;
+                dig[(l * 4 + d) * len + u] = (int32_t)dd;
+                t = (t - dd) / 256;
+            }
+        }
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t jj = i; jj < L; jj++)
+            for (int d1 = 0; d1 < 4; d1++)
+                for (int d2 = 0; d2 < 4; d2++) {
+                    int64_t sum = 0;
+                    for (int64_t u = 0; u < len; u++) sum += (int64_t)dig[(i * 4 + d1) * len + u] * dig[(jj * 4 + d2) * len + u];
+                    ref[(d1 + d2) * L * L + i * L + jj] += sum;
+                }
+    free(dig);
+}
+
+static int gram_case(const gram_impl *g, int64_t L, int64_t k, int64_t q0, int64_t len, uint64_t seed) {
+    const int64_t qs = L + 3, rows = q0 + len + 5;
+    float *x = malloc(sizeof(float) * (size_t)(rows * qs));
+    double *scale = malloc(sizeof(double) * (size_t)L);
+    uint64_t r = seed;
+    for (int64_t i = 0; i < rows * qs; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        const int kind = (int)((r >> 60) & 15);
+        float v = (float)((double)(int64_t)(r >> 11) * 0x1p-53 * 2.0 - 1.0);
+        if (kind == 0) v = 0.0f;
+        else if (kind == 1) v = v * 0x1p-140f; /* subnormal */
+        else if (kind == 2 && (r & 0xff) == 7) v = (r & 0x100) ? INFINITY : NAN;
+        x[i] = v;
+    }
+    /* |x| < 1: scales up to 2^30 keep every integer within four digits' 2^30 */
+    for (int64_t l = 0; l < L; l++) scale[l] = ldexp(1.0, 28 + (int)(l % 3));
+    const int64_t ng = (len + 63) / 64;
+    uint8_t *pa = malloc((size_t)g->bytes(L, ng)), *pb = malloc((size_t)g->bytes(L, ng));
+    int32_t *parts = malloc(sizeof(int32_t) * (size_t)(7 * L * L));
+    int64_t *ref = malloc(sizeof(int64_t) * (size_t)(7 * L * L));
+    for (int64_t i = 0; i < 7 * L * L; i++) parts[i] = (int32_t)0x5a5a5a5a;
+    g->pack(x, qs, NULL, L, k, q0, len, scale, pa, pb);
+    gram_fold_ctx fc = {parts, L, 0};
+    int bad = g->gram(L, ng, pa, pb, gram_test_fold, &fc) != SB_OK || fc.calls_bad;
+    gram_reference(x, qs, L, k, q0, len, scale, ref);
+    for (int64_t w = 0; w < 7 && !bad; w++)
+        for (int64_t i = 0; i < L && !bad; i++)
+            for (int64_t jj = i; jj < L; jj++)
+                if (parts[w * L * L + i * L + jj] != ref[w * L * L + i * L + jj]) {
+                    printf("  gram %s: L %lld k %lld q0 %lld len %lld: D_%lld(%lld, %lld) = %d, not %lld\n", g->name,
+                           (long long)L, (long long)k, (long long)q0, (long long)len, (long long)w, (long long)i,
+                           (long long)jj, parts[w * L * L + i * L + jj], (long long)ref[w * L * L + i * L + jj]);
+                    bad = 1;
+                    break;
+                }
+    free(x);
+    free(scale);
+    free(pa);
+    free(pb);
+    free(parts);
+    free(ref);
+    return !bad;
+}
+
+static void gram_cases(const gram_impl *g) {
+    static const int64_t lines[] = {1, 7, 8, 9, 16, 17, 33, 40, 97};
+    int cases = 0, ok = 0;
+    for (int scalar = 0; scalar < 2; scalar++) {
+        if (scalar) setenv("SAMEBITS_AMXG_PACK", "scalar", 1);
+        for (size_t li = 0; li < sizeof lines / sizeof lines[0]; li++)
+            for (int threads = 1; threads <= 2; threads++) {
+                SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+                /* a whole pass, one past a group, one cut by k, one starting inside the data */
+                const int64_t shapes[][3] = {{640, 0, 640}, {700, 0, 720}, {300, 0, 512}, {2000, 576, 1024}};
+                for (int si = 0; si < 4; si++, cases++)
+                    ok += gram_case(g, lines[li], shapes[si][0], shapes[si][1], shapes[si][2],
+                                    (uint64_t)(li * 31 + si * 7 + threads + scalar * 1000));
+            }
+        unsetenv("SAMEBITS_AMXG_PACK");
+    }
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    printf("  gram %-12s %d cases, %d equal the reference\n", g->name, cases, ok);
+    SB_CHECK(ok == cases);
+}
+
+SB_TEST(igemm_gram_amx) {
+    unsetenv("SAMEBITS_CPU_IGEMM");
+    const gram_impl lib = {"amx", sb_cpu_igemm_gram_amx_on, sb_cpu_amxg_bytes, sb_cpu_amxg_pack4, sb_cpu_igemm_gram_amx};
+    const gram_impl emu = {"amx-emulated", sb_emu_igemm_gram_amx_on, sb_emu_amxg_bytes, sb_emu_amxg_pack4,
+                           sb_emu_igemm_gram_amx};
+    if (lib.on()) gram_cases(&lib);
+    else {
+        printf("  gram amx skipped (default path %s here); refused by name:\n", sb_cpu_igemm_path());
+        SB_CHECK(sb_cpu_igemm_gram_amx(8, 1, NULL, NULL, gram_test_fold, NULL) == SB_ERR_BACKEND_UNAVAILABLE);
+    }
+    if (emu.on()) {
+        sb_emu_amx_counts before, after;
+        sb_emu_amx_get_counts(&before);
+        gram_cases(&emu);
+        sb_emu_amx_get_counts(&after);
+        SB_CHECK(after.faults == 0);
+        SB_CHECK(after.live == 0);
+        SB_CHECK(after.dps > before.dps);
+    } else {
+        printf("  gram amx-emulated skipped (default path %s here)\n", sb_emu_igemm_path());
+    }
 }

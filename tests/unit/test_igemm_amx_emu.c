@@ -30,6 +30,10 @@
 #define sb_cpu_igemm_path sb_emu_igemm_path
 #define sb_cpu_igemm_release_scratch sb_emu_igemm_release_scratch
 #define sb_cpu_igemm_pack_budget_for_tests sb_emu_igemm_pack_budget_for_tests
+#define sb_cpu_igemm_gram_amx_on sb_emu_igemm_gram_amx_on
+#define sb_cpu_amxg_bytes sb_emu_amxg_bytes
+#define sb_cpu_amxg_pack4 sb_emu_amxg_pack4
+#define sb_cpu_igemm_gram_amx sb_emu_igemm_gram_amx
 #include "backends/cpu/igemm.c"
 #include "igemm_amx_emu.h"
 #include <stdatomic.h>

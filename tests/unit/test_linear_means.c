@@ -1,10 +1,13 @@
 /*
  * test_linear_means.c: the linear family's exact column means
- * (src/models/linear/linear.c). Unweighted data goes through exponent
- * buckets, weighted data one superaccumulator add per value; with every
- * weight 1 both are the same exact sums, so the means must agree bit for bit
- * on columns chosen to reach every bucket: subnormals, -0 only, huge values
- * whose sum overflows, cancellation, and more rows than one chunk.
+ * (src/models/linear/linear.c). Unweighted data goes through exact double
+ * sums where a chunk's column has a narrow exponent span, exponent buckets
+ * otherwise (or all of it with SAMEBITS_LINEAR_MEANS_BUCKETS), weighted data
+ * one superaccumulator add per value; with every weight 1 all are the same
+ * exact sums, so the means must agree bit for bit on columns chosen to reach
+ * every road: subnormals, -0 only, huge values whose sum overflows,
+ * cancellation, spans on either side of the double road's bound, and more
+ * rows than one chunk.
  */
 #include "sb_test.h"
 #include "models/linear/linear.h"
@@ -23,7 +26,7 @@ SB_TEST(test_linear_means_buckets_are_the_superaccumulator) {
     const int64_t ns[] = {1, 3, 8191, 8193, 40000};
     for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
         const int64_t n = ns[t];
-        const int32_t p = 9;
+        const int32_t p = 21;
         float *x = malloc(sizeof(float) * (size_t)(n * p)), *w = malloc(sizeof(float) * (size_t)n);
         for (int64_t i = 0; i < n; i++) {
             w[i] = 1.0f;
@@ -35,15 +38,28 @@ SB_TEST(test_linear_means_buckets_are_the_superaccumulator) {
                 case 2: u = (u & 0x807fffffu) | (254u << 23); break;  /* huge: the sum overflows */
                 case 3: u = (i & 1) ? 0x3f800000u : 0xbf800000u; break; /* 1, -1: cancels */
                 case 8: u = (u & 0x807fffffu) | (130u << 23); break;  /* one exponent: last bits count */
+                case 9: u = (u & 0x807fffffu) | ((120u + (u >> 24) % 8u) << 23); break; /* narrow */
+                case 10: u = (u & 0x807fffffu) | ((i % 3 ? 100u : 115u) << 23); break; /* span 15: the bound */
+                case 11: u = (u & 0x807fffffu) | ((i % 3 ? 100u : 116u) << 23); break; /* span 16: past it */
+                case 12: u = (u & 0x7fffffu) | ((i % 2 ? 1u : 0u) << 23); break;       /* subnormal, narrow */
+                case 13: u = (u & 0x007fffffu) | (200u << 23); break;                  /* large positives */
+                case 14: u = (i % 5) ? 0u : (u & 0x807fffffu) | (127u << 23); break;   /* mostly +0 */
+                /* 1 + 2^-24 + 2^-80: just above a float32 tie, which a double sum (53 bits) would
+                 * round to the tie, then to even; the span sends it to the buckets */
+                case 15: u = i == 0 ? 0x3f800000u : i == 1 ? (103u << 23) : i == 2 ? (47u << 23) : 0u; break;
                 default: u = (u & 0x80ffffffu) | ((100u + (u >> 24) % 60u) << 23); break; /* spread */
                 }
                 memcpy(&x[i * p + c], &u, 4);
             }
         }
-        float m1[9], m2[9];
+        float m1[21], m2[21], m3[21];
         SB_CHECK(sb_lin_col_means(x, n, p, NULL, m1) == SB_OK);
         SB_CHECK(sb_lin_col_means(x, n, p, w, m2) == SB_OK);
+        setenv("SAMEBITS_LINEAR_MEANS_BUCKETS", "1", 1);
+        SB_CHECK(sb_lin_col_means(x, n, p, NULL, m3) == SB_OK);
+        unsetenv("SAMEBITS_LINEAR_MEANS_BUCKETS");
         for (int32_t c = 0; c < p; c++) SB_CHECK_EQ_U64(sb_f2u(m1[c]), sb_f2u(m2[c]));
+        for (int32_t c = 0; c < p; c++) SB_CHECK_EQ_U64(sb_f2u(m3[c]), sb_f2u(m2[c]));
         free(x);
         free(w);
     }

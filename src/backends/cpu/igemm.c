@@ -924,11 +924,11 @@ AMX_TARGET static void amx_kernel(const void *ap, const void *bp, int64_t ng, in
     }
     for (int64_t g = 0; g < ng; g++) {
         TILE_LOAD(4, A, 64);
-        TILE_LOAD(5, A + AM_TILE, 64);
         TILE_LOAD(6, B, 64);
-        TILE_LOAD(7, B + AM_TILE, 64);
         TILE_DP(0, 4, 6);
+        TILE_LOAD(7, B + AM_TILE, 64);
         TILE_DP(1, 4, 7);
+        TILE_LOAD(5, A + AM_TILE, 64);
         TILE_DP(2, 5, 6);
         TILE_DP(3, 5, 7);
         A += AM_GROUP;
@@ -959,6 +959,242 @@ static const ig_kind g_amx = {AM_MR, AM_NR, AM_KG, 1, 1024, 128, 256,
                               amx_pack_a, amx_pack_b, amx_kernel, amx_task_begin, amx_task_end};
 
 #endif /* IG_AMX_CODE */
+
+/* ---- a Gram's digit pairs on AMX from operands packed once (igemm.h) ------------ */
+
+#define AMXG_GROUP 2048 /* bytes of one group of a panel: 32 rows x 64 k */
+#define AMXG_LINES 8    /* lines of a panel: 8 lines x 4 digits = 32 rows */
+
+int sb_cpu_igemm_gram_amx_on(void) {
+    ig_path p;
+    return resolve_path(&p) == SB_OK && p == IG_AMX;
+}
+
+int64_t sb_cpu_amxg_bytes(int64_t lines, int64_t ng) {
+    return (lines + AMXG_LINES - 1) / AMXG_LINES * ng * AMXG_GROUP;
+}
+
+/* The four digits of RNE(x * scale) as the bytes of one word (byte d, by
+ * shifts, is digit d as int8): gemm.c's split4_biased with the bias taken off
+ * again; a nonfinite x gives 0. */
+static inline uint32_t amxg_digits4(float x, double scale) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return 0u;
+    const double t = (double)x * scale;
+    const int32_t r = (int32_t)((t + 0x1.8p52) - 0x1.8p52);
+    return ((uint32_t)r + 0x80808080u) ^ 0x80808080u;
+}
+
+typedef struct amxg_pack_job {
+    const float *x, *shift;
+    int64_t qs, lines, k, q0, len, ng;
+    const double *scale;
+    uint8_t *pa, *pb;
+    int scalar; /* SAMEBITS_AMXG_PACK=scalar: the element-by-element packer (tests) */
+} amxg_pack_job;
+
+/* Groups [g0, g1) of the pass, element by element: the layout's definition in
+ * code (igemm.h), and the path where AVX-512 is absent (the AMX emulation's
+ * test machines). */
+static void amxg_pack_scalar(const amxg_pack_job *j, int64_t g0, int64_t g1) {
+    const int64_t np = (j->lines + AMXG_LINES - 1) / AMXG_LINES;
+    const int64_t qmax = j->q0 + j->len < j->k ? j->q0 + j->len : j->k;
+    for (int64_t P = 0; P < np; P++)
+        for (int64_t G = g0; G < g1; G++) {
+            uint8_t *ga = j->pa + (P * j->ng + G) * AMXG_GROUP, *gb = j->pb + (P * j->ng + G) * AMXG_GROUP;
+            for (int64_t a = 0; a < AMXG_LINES; a++) {
+                const int64_t l = P * AMXG_LINES + a;
+                for (int64_t u = 0; u < 64; u++) {
+                    const int64_t q = j->q0 + 64 * G + u;
+                    const float xv = l < j->lines && q < qmax ? j->x[l + q * j->qs] : 0.0f;
+                    const uint32_t v = l < j->lines && q < qmax
+                                           ? amxg_digits4(j->shift ? xv - j->shift[l] : xv, j->scale[l])
+                                           : 0u;
+                    for (int64_t d = 0; d < 4; d++) {
+                        const int64_t r = 4 * a + d;
+                        const uint8_t byte = (uint8_t)(v >> (8 * d));
+                        ga[r * 64 + u] = byte;
+                        gb[(r / 16) * 1024 + (u / 4) * 64 + (r % 16) * 4 + u % 4] = byte;
+                    }
+                }
+            }
+        }
+}
+
+#if defined(__x86_64__)
+#define AMXG_PACK_TARGET __attribute__((target("avx512f,avx512bw")))
+
+/* The same bytes, 16 lines and 4 k values at a time: each element's four
+ * digits come from the same double arithmetic (vector lanes are IEEE
+ * operations, as the scalar ones); byte and lane transposes give B's rows
+ * (16 rows of a panel: 4 lines x 4 digits), and a 16 x 16 dword transpose of
+ * each B tile gives A's rows. */
+AMXG_PACK_TARGET static void amxg_pack_avx512(const amxg_pack_job *j, int64_t g0, int64_t g1) {
+    const int64_t np = (j->lines + AMXG_LINES - 1) / AMXG_LINES;
+    const int64_t qmax = j->q0 + j->len < j->k ? j->q0 + j->len : j->k;
+    const __m512d magic = _mm512_set1_pd(0x1.8p52);
+    const __m512i bias = _mm512_set1_epi32((int32_t)0x80808080u), expo = _mm512_set1_epi32(0x7f800000);
+    for (int64_t G = g0; G < g1; G++)
+    for (int64_t l0 = 0; l0 < np * AMXG_LINES; l0 += 16) {
+        const int64_t nl = j->lines - l0 < 0 ? 0 : j->lines - l0 < 16 ? j->lines - l0 : 16;
+        const __mmask16 lm = (__mmask16)((1u << nl) - 1u);
+        const __m512d sc_lo = _mm512_maskz_loadu_pd((__mmask8)(lm & 0xff), j->scale + l0);
+        const __m512d sc_hi = _mm512_maskz_loadu_pd((__mmask8)(lm >> 8), j->scale + l0 + 8);
+        const __m512 shift = j->shift ? _mm512_maskz_loadu_ps(lm, j->shift + l0) : _mm512_setzero_ps();
+        /* 16 lines are four blocks of 4 lines (16 rows of a panel): block L is panel
+         * (l0 + 4L) / 8, rows from 16 ((l0 + 4L) % 8 / 4); blocks past the panels are not stored */
+        {
+            uint8_t *bt[4], *at[4];
+            int nblk = 0;
+            for (int L = 0; L < 4; L++) {
+                const int64_t P = (l0 + 4 * L) / AMXG_LINES, h = (l0 + 4 * L) % AMXG_LINES / 4;
+                if (P >= np) break;
+                bt[L] = j->pb + (P * j->ng + G) * AMXG_GROUP + h * 1024;
+                at[L] = j->pa + (P * j->ng + G) * AMXG_GROUP + h * 16 * 64;
+                nblk++;
+            }
+            for (int t4 = 0; t4 < 16; t4++) {
+                __m512i R[4];
+                for (int s = 0; s < 4; s++) {
+                    const int64_t q = j->q0 + 64 * G + 4 * t4 + s;
+                    const __mmask16 m = q < qmax ? lm : 0;
+                    const __m512 v = _mm512_maskz_sub_ps(
+                        m, _mm512_maskz_loadu_ps(m, j->x + (q < qmax ? q * j->qs + l0 : 0)), shift);
+                    const __m512i u = _mm512_castps_si512(v);
+                    const __mmask16 fin = _mm512_cmpneq_epi32_mask(_mm512_and_si512(u, expo), expo);
+                    __m512d lo = _mm512_mul_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), sc_lo);
+                    __m512d hi = _mm512_mul_pd(
+                        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), sc_hi);
+                    lo = _mm512_sub_pd(_mm512_add_pd(lo, magic), magic);
+                    hi = _mm512_sub_pd(_mm512_add_pd(hi, magic), magic);
+                    const __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtpd_epi32(lo)),
+                                                         _mm512_cvtpd_epi32(hi), 1);
+                    R[s] = _mm512_xor_si512(_mm512_add_epi32(_mm512_maskz_mov_epi32(fin, r), bias), bias);
+                }
+                /* dword c of R[s]: digits 0..3 of (line l0 + c, k 4 t4 + s). u_c, lane L:
+                 * line l0 + 4L + c, dword d = digit d at k 4 t4 + 0..3 (four B columns) */
+                const __m512i t01l = _mm512_unpacklo_epi8(R[0], R[1]), t01h = _mm512_unpackhi_epi8(R[0], R[1]);
+                const __m512i t23l = _mm512_unpacklo_epi8(R[2], R[3]), t23h = _mm512_unpackhi_epi8(R[2], R[3]);
+                const __m512i u0 = _mm512_unpacklo_epi16(t01l, t23l), u1 = _mm512_unpackhi_epi16(t01l, t23l);
+                const __m512i u2 = _mm512_unpacklo_epi16(t01h, t23h), u3 = _mm512_unpackhi_epi16(t01h, t23h);
+                /* B row of block L: lanes L of u0, u1, u2, u3 (a 4 x 4 transpose of 128-bit lanes) */
+                const __m512i p01l = _mm512_shuffle_i32x4(u0, u1, 0x44), p23l = _mm512_shuffle_i32x4(u2, u3, 0x44);
+                const __m512i p01h = _mm512_shuffle_i32x4(u0, u1, 0xEE), p23h = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+                const __m512i row[4] = {_mm512_shuffle_i32x4(p01l, p23l, 0x88), _mm512_shuffle_i32x4(p01l, p23l, 0xDD),
+                                        _mm512_shuffle_i32x4(p01h, p23h, 0x88), _mm512_shuffle_i32x4(p01h, p23h, 0xDD)};
+                for (int L = 0; L < nblk; L++) _mm512_storeu_si512(bt[L] + t4 * 64, row[L]);
+            }
+            for (int L = 0; L < nblk; L++) {
+                __m512i r[16];
+                for (int t4 = 0; t4 < 16; t4++) r[t4] = _mm512_loadu_si512(bt[L] + t4 * 64);
+                transpose16(r);
+                for (int c = 0; c < 16; c++) _mm512_storeu_si512(at[L] + c * 64, r[c]);
+            }
+        }
+    }
+}
+#endif
+
+#define AMXG_PACK_GROUPS 8 /* groups of the pass a packing task takes */
+
+static void amxg_pack_task(void *ctx, int64_t task) {
+    const amxg_pack_job *j = ctx;
+    const int64_t g0 = task * AMXG_PACK_GROUPS, g1 = g0 + AMXG_PACK_GROUPS < j->ng ? g0 + AMXG_PACK_GROUPS : j->ng;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && !j->scalar) {
+        amxg_pack_avx512(j, g0, g1);
+        return;
+    }
+#endif
+    amxg_pack_scalar(j, g0, g1);
+}
+
+void sb_cpu_amxg_pack4(const float *x, int64_t qs, const float *shift, int64_t lines, int64_t k, int64_t q0,
+                       int64_t len, const double *scale, uint8_t *pa, uint8_t *pb) {
+    const int64_t ng = (len + 63) / 64;
+    const char *v = getenv("SAMEBITS_AMXG_PACK");
+    amxg_pack_job j = {x, shift, qs, lines, k, q0, len, ng, scale, pa, pb, v && !strcmp(v, "scalar")};
+    sb_parallel_for(sb_chunk_count(ng, AMXG_PACK_GROUPS), amxg_pack_task, &j);
+}
+
+#if IG_AMX_CODE
+/* The schedule (no bit depends on it: every sum is an exact int32). A task
+ * takes AMXG_TP x AMXG_TP panel pairs of the upper triangle: for each column
+ * panel, its whole pass of B (ng x 2 KiB) is read from L3 once and serves the
+ * task's row panels, whose A stays in L2; each pair's 32 x 32 accumulator
+ * tiles run over the whole pass in the registers, then fold into the weights. */
+#define AMXG_TP 4
+
+typedef struct amxg_job {
+    int64_t lines, np, ng, nt;
+    const uint8_t *pa, *pb;
+    sb_amxg_fold_fn fold;
+    void *ctx;
+} amxg_job;
+
+/* c (32 x 32 int32, rows of 32) := the products of ng consecutive groups of
+ * A (32 rows x 64 k each) and B (two VNNI tiles each). */
+AMX_TARGET static void amxg_pair(const uint8_t *A, const uint8_t *B, int64_t ng, int32_t *c) {
+    TILE_ZERO(0);
+    TILE_ZERO(1);
+    TILE_ZERO(2);
+    TILE_ZERO(3);
+    for (int64_t g = 0; g < ng; g++) {
+        TILE_LOAD(4, A, 64);
+        TILE_LOAD(6, B, 64);
+        TILE_DP(0, 4, 6);
+        TILE_LOAD(7, B + AM_TILE, 64);
+        TILE_DP(1, 4, 7);
+        TILE_LOAD(5, A + AM_TILE, 64);
+        TILE_DP(2, 5, 6);
+        TILE_DP(3, 5, 7);
+        A += AMXG_GROUP;
+        B += AMXG_GROUP;
+    }
+    TILE_STORE(0, c, 128);
+    TILE_STORE(1, c + 16, 128);
+    TILE_STORE(2, c + 512, 128);
+    TILE_STORE(3, c + 528, 128);
+}
+
+AMX_TARGET static void amxg_task(void *ctx, int64_t task) {
+    const amxg_job *j = ctx;
+    /* task -> (I, J), J >= I, row-major over the upper triangle of blocks */
+    int64_t I = 0, rem = task;
+    while (rem >= j->nt - I) rem -= j->nt - I, I++;
+    const int64_t J = I + rem;
+    const int64_t i0 = I * AMXG_TP, i1 = i0 + AMXG_TP < j->np ? i0 + AMXG_TP : j->np;
+    const int64_t j0 = J * AMXG_TP, j1 = j0 + AMXG_TP < j->np ? j0 + AMXG_TP : j->np;
+    const int64_t pstride = j->ng * AMXG_GROUP;
+    int32_t c[32 * 32] __attribute__((aligned(64)));
+    TILE_CONFIG(&g_amx_cfg);
+    for (int64_t jj = j0; jj < j1; jj++)
+        for (int64_t i = i0; i < i1 && i <= jj; i++) {
+            amxg_pair(j->pa + i * pstride, j->pb + jj * pstride, j->ng, c);
+            AMX_BARRIER(); /* the tiles' stores before c is read */
+            j->fold(j->ctx, i, jj, c);
+        }
+    TILE_RELEASE();
+}
+#endif
+
+sb_status sb_cpu_igemm_gram_amx(int64_t lines, int64_t ng, const uint8_t *pa, const uint8_t *pb, sb_amxg_fold_fn fold,
+                                void *ctx) {
+#if IG_AMX_CODE
+    if (!sb_cpu_igemm_gram_amx_on())
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "sb_cpu_igemm_gram_amx: the integer product's path is not amx");
+    if (lines <= 0 || ng <= 0) return SB_OK;
+    const int64_t np = (lines + AMXG_LINES - 1) / AMXG_LINES, nt = (np + AMXG_TP - 1) / AMXG_TP;
+    amxg_job j = {lines, np, ng, nt, pa, pb, fold, ctx};
+    sb_parallel_for(nt * (nt + 1) / 2, amxg_task, &j);
+    return SB_OK;
+#else
+    (void)lines, (void)ng, (void)pa, (void)pb, (void)fold, (void)ctx;
+    return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "sb_cpu_igemm_gram_amx: no AMX code in this build");
+#endif
+}
 
 /* ---- entry ---------------------------------------------------------------------- */
 

@@ -581,3 +581,28 @@ SB_KERNEL void k_predict(SB_GLOBAL const sb_k_pnode *nodes, SB_GLOBAL const int 
     sb_k_margins(nodes, start, ntrees, K, base, x + r * ncols, margins + r * K);
     sb_k_finish_row(objective, kind, K, margins + r * K, out + r * per_row);
 }
+
+/* pred_leaf (src/models/explain.c): row sb_global_id(0)'s leaf number in every
+ * tree (sb_k_leaves). */
+SB_KERNEL void k_predict_leaf(SB_GLOBAL const sb_k_pnode *nodes, SB_GLOBAL const int *start,
+                             SB_GLOBAL const int *leafno, int ntrees, SB_GLOBAL const float *x, sb_i64 n, int ncols,
+                             SB_GLOBAL int *out) {
+    const sb_i64 r = sb_global_id(0);
+    if (r >= n) return;
+    sb_k_leaves(nodes, start, leafno, ntrees, x + r * ncols, out + r * ntrees);
+}
+
+/* pred_contrib (src/models/explain.c): row r0 + sb_global_id(0) of a batch of
+ * nb rows, TreeSHAP over every tree (sb_k_contrib_row) with its own scratch
+ * (levels x cap path elements, levels frames). */
+SB_KERNEL void k_predict_contrib(SB_GLOBAL const sb_k_pnode *nodes, SB_GLOBAL const float *cover,
+                                SB_GLOBAL const int *start, int ntrees, int K, int F, SB_GLOBAL const float *ev,
+                                SB_GLOBAL const float *x, sb_i64 r0, sb_i64 nb, int ncols, SB_GLOBAL float *out,
+                                SB_GLOBAL sb_k_shap_elem *path, SB_GLOBAL sb_k_shap_frame *frames, int levels,
+                                int cap) {
+    const sb_i64 i = sb_global_id(0);
+    if (i >= nb) return;
+    const sb_i64 r = r0 + i;
+    sb_k_contrib_row(nodes, cover, start, ntrees, K, F, ev, x + r * ncols, out + r * (sb_i64)K * ((sb_i64)F + 1),
+                     path + i * (sb_i64)levels * cap, frames + i * (sb_i64)levels, cap);
+}

@@ -612,9 +612,10 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
 /* The metrics of iteration it on the validation rows (valid) or the training
  * rows: the first nm of p->metrics (the first is p->metric at p->metric_at),
  * each logged to stderr when log is set; the first one's value and name in
- * *first and first_name (48 bytes). */
+ * *first and first_name (48 bytes); with ev, all nm values and names kept
+ * there as iteration it's. */
 static sb_status eval_metrics(const fit *f, int32_t it, int valid, int log, int32_t nm, float *first,
-                              char *first_name) {
+                              char *first_name, sb_evals *ev) {
     const gbdt_params *p = f->p;
     const sb_table *et = valid ? f->va : f->tr;
     const float *pred = valid ? f->vpred : f->pred;
@@ -635,7 +636,12 @@ static sb_status eval_metrics(const fit *f, int32_t it, int valid, int log, int3
             memcpy(first_name, nj, sizeof nj);
         }
         if (log) fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), valid ? "valid" : "train", nj, (double)vj);
+        if (ev) {
+            ev->values[(int64_t)it * ev->nm + j] = vj;
+            memcpy(ev->names[j], nj, sizeof nj);
+        }
     }
+    if (ev) ev->niter = it + 1;
     return SB_OK;
 }
 
@@ -647,6 +653,7 @@ sb_status sb_gbdt_params_check(const sb_params *params) {
 
 sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid, sb_card *card,
                       sb_model **out) {
+    sb_evals *ev = NULL; /* the metric log (below), owned here until the model takes it */
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gbdt_fit: NULL argument");
     *out = NULL;
@@ -742,6 +749,19 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
                          p.min_split_gain, p.reg_lambda, p.learning_rate};
     float best_metric = 0.0f;
     int32_t best_iter = -1;
+    /* with validation rows, every metric of every iteration is kept for the
+     * fitted model (LightGBM's evals_result_; the trees do not depend on it) */
+    const int32_t nm_all = p.nmetrics > 1 ? p.nmetrics : 1;
+    if (f.va) {
+        if (!(ev = sb_calloc(1, sizeof *ev)) ||
+            !(ev->values = sb_malloc(sizeof(float) * (size_t)nm_all * (size_t)(p.n_estimators > 0 ? p.n_estimators : 1)))) {
+            sb_evals_free(ev);
+            ev = NULL;
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for the metric log");
+            goto done;
+        }
+        ev->nm = nm_all;
+    }
     if (p.device != SB_GBDT_DEVICE_CPU && (st = dev_open(&f, base)) != SB_OK) goto done;
     for (int32_t it = 0; it < p.n_estimators; it++) {
         if (f.dev) {
@@ -787,14 +807,14 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         }
         /* Evaluation log and early stopping. */
         int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == p.n_estimators);
-        if (log_now || p.early_stopping_rounds > 0) {
+        if (log_now || p.early_stopping_rounds > 0 || ev) {
             float v = 0.0f;
             char mname[48];
             const int train_too = log_now && p.train_metric && f.va; /* LightGBM's is_training_metric */
             if (f.dev && (!f.va || train_too) && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK) goto done;
-            const int32_t nm = log_now && p.nmetrics > 1 ? p.nmetrics : 1;
-            if (train_too && (st = eval_metrics(&f, it, 0, 1, nm, &v, mname)) != SB_OK) goto done;
-            if ((st = eval_metrics(&f, it, f.va != NULL, log_now, nm, &v, mname)) != SB_OK) goto done;
+            const int32_t nm = (log_now || ev) && p.nmetrics > 1 ? p.nmetrics : 1;
+            if (train_too && (st = eval_metrics(&f, it, 0, 1, nm, &v, mname, NULL)) != SB_OK) goto done;
+            if ((st = eval_metrics(&f, it, f.va != NULL, log_now, nm, &v, mname, ev)) != SB_OK) goto done;
             if (p.early_stopping_rounds > 0) {
                 if (best_iter < 0 || sb_metric_better(p.metric, v, best_metric)) {
                     best_metric = v;
@@ -811,8 +831,11 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     if (p.early_stopping_rounds > 0 && best_iter >= 0) {
         /* Keep the trees up to the best iteration. */
         while (f.ntrees > (best_iter + 1) * K1) sb_free(f.trees[--f.ntrees].nodes);
+        if (ev) ev->best = best_iter + 1;
     }
     if ((st = make_model(&f, base, &m)) != SB_OK) goto done;
+    m->evals = ev;
+    ev = NULL;
     /* a model prediction would refuse is not returned either */
     if ((st = sb_model_check_score_range(m)) != SB_OK) {
         sb_model_free(m);
@@ -831,6 +854,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     *out = m;
 done:
     sb_table_drop_release(&kept);
+    sb_evals_free(ev);
     sb_free(base);
     if (f.ops) f.ops->close(f.dev);
     sb_rank_groups_release(&f.tq);

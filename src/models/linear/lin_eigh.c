@@ -16,25 +16,12 @@
  */
 #include "linear.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EIG_COL_GRAIN 64
 #define EIG_ROT_GRAIN 64
 #define EIG_SERIAL_CELLS 65536
-
-/* Four floats as one value (GCC and Clang vector extensions): each lane is
- * its own IEEE multiply or add, rounded once (no contraction under the
- * profile's flags), so a loop over lanes computes exactly what the scalar
- * loop over the same elements does; the compiler maps it to the machine's
- * vectors (SSE, AVX, NEON, z/Architecture) or to scalar code. */
-typedef float v4f __attribute__((vector_size(16)));
-static inline v4f ld4(const float *p) {
-    v4f v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void st4(float *p, v4f v) { memcpy(p, &v, sizeof v); }
-static inline v4f bc4(float x) { return (v4f){x, x, x, x}; }
 
 /* ---- parallel pieces: each task owns whole rows or columns ---- */
 
@@ -45,57 +32,11 @@ typedef struct matvec_job {
     int64_t n, lo, ld; /* ld: a's row stride */
 } matvec_job;
 
-/* out[i] = sum_{k >= lo} a[i][k] v[k] for rows i >= lo, k ascending. The
- * trailing matrix is exactly symmetric (built from one triangle; every update
- * adds v_i w_k + w_i v_k, which equals v_k w_i + w_k v_i bit for bit), so
- * a[i][k] is read as a[k][i]: rows k are read across the task's i, eight
- * sums in a vector, each still the sequential sum over k ascending. */
-static void matvec_task(void *ctx, int64_t task) {
-    const matvec_job *j = ctx;
-    const int64_t n = j->n, lo = j->lo;
-    int64_t b, e;
-    sb_chunk_range(n - lo, EIG_COL_GRAIN, task, &b, &e);
-    const int64_t ib = lo + b, ie = lo + e, nv = (ie - ib) / 4;
-    v4f acc[EIG_COL_GRAIN / 4];
-    float tail[4];
-    for (int64_t q = 0; q < nv; q++) acc[q] = bc4(0.0f);
-    for (int64_t q = 0; q < 4; q++) tail[q] = 0.0f;
-#ifdef SB_SABOTAGE_LIN_DOT
-    /* the lin-dot arm: these sums in the opposite order */
-    for (int64_t k = n - 1; k >= lo; k--) {
-#else
-    for (int64_t k = lo; k < n; k++) {
-#endif
-        const float *r = j->a + k * j->ld + ib;
-        const float vk = j->v[k];
-        const v4f vv = bc4(vk);
-        for (int64_t q = 0; q < nv; q++) acc[q] = acc[q] + ld4(r + 4 * q) * vv;
-        for (int64_t i = ib + 4 * nv; i < ie; i++) tail[i - ib - 4 * nv] = tail[i - ib - 4 * nv] + r[i - ib] * vk;
-    }
-    for (int64_t q = 0; q < nv; q++) st4(j->out + ib + 4 * q, acc[q]);
-    for (int64_t i = ib + 4 * nv; i < ie; i++) j->out[i] = tail[i - ib - 4 * nv];
-}
-
 typedef struct rank2_job {
     float *a;
     const float *v, *w;
     int64_t n, lo, ld;
 } rank2_job;
-
-/* a[i][j] -= v_i w_j + w_i v_j for i, j >= lo (rows split over tasks). */
-static void rank2_task(void *ctx, int64_t task) {
-    const rank2_job *j = ctx;
-    int64_t b, e;
-    sb_chunk_range(j->n - j->lo, EIG_COL_GRAIN, task, &b, &e);
-    const int64_t lo = j->lo, n = j->n, kv = lo + (n - lo) / 4 * 4;
-    for (int64_t i = lo + b; i < lo + e; i++) {
-        float *r = j->a + i * j->ld;
-        const float vi = j->v[i], wi = j->w[i];
-        const v4f bvi = bc4(vi), bwi = bc4(wi);
-        for (int64_t k = lo; k < kv; k += 4) st4(r + k, ld4(r + k) - (bvi * ld4(j->w + k) + bwi * ld4(j->v + k)));
-        for (int64_t k = kv; k < n; k++) r[k] = r[k] - (vi * j->w[k] + wi * j->v[k]);
-    }
-}
 
 typedef struct qform_job {
     float *q;            /* n x n, row-major: starts as I */
@@ -105,52 +46,6 @@ typedef struct qform_job {
     int64_t n, ld;       /* ld: q's row stride */
 } qform_job;
 
-/* Q = H_0 H_1 ... H_{n-3} applied to I from the last reflector back, for the
- * columns of one task: for each column c, each reflector k in turn does
- * q[lo.., c] -= tau v (v . q[lo.., c]) (lo = k + 1, the sum over rows
- * ascending), one fixed sequence per column, so the split over columns
- * decides no bit. A column c < lo is zero (+0) in rows lo.. at that point
- * (rows lo.. of I, touched before only by reflectors acting on rows past lo),
- * and a finite reflector keeps it +0 (a sum of +-0 from +0 is +0, and +0 - +-0
- * is +0): such columns are skipped, exactly what computing them gives. */
-static void qform_task(void *ctx, int64_t task) {
-    const qform_job *j = ctx;
-    const int64_t n = j->n;
-    int64_t b, e;
-    /* the last columns meet the most reflectors: handed out first */
-    sb_chunk_range(n, EIG_COL_GRAIN, sb_chunk_count(n, EIG_COL_GRAIN) - 1 - task, &b, &e);
-    float s[EIG_COL_GRAIN];
-    for (int64_t k = n - 3; k >= 0; k--) {
-        const float tau = j->taus[k];
-        if (tau == 0.0f) continue;
-        const int64_t lo = k + 1, cb = j->fin[k] && b < lo ? lo : b;
-        if (cb >= e) continue;
-        const float *v = j->V + k * n;
-        /* columns [cb, cv) four at a time (vectors), the rest one by one */
-        const int64_t nv = (e - cb) / 4, cv = cb + 4 * nv;
-        v4f sv[EIG_COL_GRAIN / 4];
-        for (int64_t q = 0; q < nv; q++) sv[q] = bc4(0.0f);
-        for (int64_t c = cv; c < e; c++) s[c - b] = 0.0f;
-        for (int64_t i = lo; i < n; i++) {
-            const float vi = v[i];
-            const v4f bv = bc4(vi);
-            const float *r = j->q + i * j->ld;
-            for (int64_t q = 0; q < nv; q++) sv[q] = sv[q] + bv * ld4(r + cb + 4 * q);
-            for (int64_t c = cv; c < e; c++) s[c - b] = s[c - b] + vi * r[c];
-        }
-        const v4f bt = bc4(tau);
-        for (int64_t q = 0; q < nv; q++) sv[q] = bt * sv[q];
-        for (int64_t c = cv; c < e; c++) s[c - b] = tau * s[c - b];
-        for (int64_t i = lo; i < n; i++) {
-            const float vi = v[i];
-            const v4f bv = bc4(vi);
-            float *r = j->q + i * j->ld;
-            for (int64_t q = 0; q < nv; q++) st4(r + cb + 4 * q, ld4(r + cb + 4 * q) - sv[q] * bv);
-            for (int64_t c = cv; c < e; c++) r[c] = r[c] - s[c - b] * vi;
-        }
-    }
-}
-
 typedef struct rot_job {
     float *zt;            /* n x n, transposed: zt[i][r] is element r of column i */
     const float *cs, *sn; /* the sweep's rotations, in order */
@@ -158,50 +53,47 @@ typedef struct rot_job {
     int64_t n, nrot, ld;  /* ld: zt's row stride */
 } rot_job;
 
-/* Each element r of the columns gets the kept rotations in their order (the
- * sequential order of tql2 for that row of z: rows never interact, so the
- * split over r decides nothing); the columns are stored as rows, so the
- * inner loops run over contiguous r, ROT_W of them at a time. A sweep's
- * rotations act on columns (i, i + 1) with i descending by one, so column
- * i's new values are the next rotation's second operand: they stay in
- * registers (carry) and each rotation loads one column and stores one. The
- * arithmetic of every element is tql2's, unchanged. */
 #define ROT_W 16
-static void rot_task(void *ctx, int64_t task) {
-    const rot_job *j = ctx;
-    const int64_t n = j->n;
-    int64_t b, e;
-    sb_chunk_range(n, EIG_ROT_GRAIN, task, &b, &e);
-    for (int64_t r0 = b; r0 < e; r0 += ROT_W) {
-        const int64_t w = e - r0 < ROT_W ? e - r0 : ROT_W;
-        float carry[ROT_W];
-        int64_t cur = -1; /* the column whose values carry holds */
-        for (int64_t t = 0; t < j->nrot; t++) {
-            const int64_t i = j->col[t];
-            float *zi = j->zt + i * j->ld + r0, *zk = zi + j->ld;
-            if (cur != i + 1) {
-                if (cur >= 0) memcpy(j->zt + cur * j->ld + r0, carry, sizeof(float) * (size_t)w);
-                memcpy(carry, zk, sizeof(float) * (size_t)w);
-            }
-            const float c = j->cs[t], s = j->sn[t];
-            if (w == ROT_W) {
-                const v4f bc = bc4(c), bs = bc4(s);
-                for (int64_t q = 0; q < ROT_W; q += 4) {
-                    const v4f f = ld4(carry + q), x = ld4(zi + q);
-                    st4(zk + q, bs * x + bc * f);
-                    st4(carry + q, bc * x - bs * f);
-                }
-            } else {
-                for (int64_t q = 0; q < w; q++) {
-                    const float f = carry[q], x = zi[q];
-                    zk[q] = s * x + c * f;
-                    carry[q] = c * x - s * f;
-                }
-            }
-            cur = i;
-        }
-        if (cur >= 0) memcpy(j->zt + cur * j->ld + r0, carry, sizeof(float) * (size_t)w);
+
+/* The tasks in vectors of the machine's width (lin_eigh_lanes.h: every
+ * variant gives the plain loops' bits), chosen at run time. */
+#define EG_SUF gen
+#define EG_ATTR
+#define EG_VL 4
+#include "lin_eigh_lanes.h"
+#if defined(__x86_64__) && defined(__GNUC__)
+#define EG_SUF avx2
+#define EG_ATTR __attribute__((target("avx2")))
+#define EG_VL 8
+#include "lin_eigh_lanes.h"
+#define EG_SUF avx512
+#define EG_ATTR __attribute__((target("avx512f")))
+#define EG_VL 16
+#include "lin_eigh_lanes.h"
+#endif
+
+typedef struct eig_tasks {
+    void (*matvec)(void *, int64_t), (*rank2)(void *, int64_t), (*qform)(void *, int64_t), (*rot)(void *, int64_t);
+} eig_tasks;
+
+/* The widest variant this CPU runs, or the one SAMEBITS_EIGH_LANES (gen,
+ * avx2, avx512) caps it at, for tests that run every variant. */
+static eig_tasks eig_pick(void) {
+    eig_tasks t = {matvec_task_gen, rank2_task_gen, qform_task_gen, rot_task_gen};
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *cap = getenv("SAMEBITS_EIGH_LANES");
+    __builtin_cpu_init();
+    if (cap && !strcmp(cap, "gen")) return t;
+    if (__builtin_cpu_supports("avx512f") && !(cap && !strcmp(cap, "avx2"))) {
+        eig_tasks v = {matvec_task_avx512, rank2_task_avx512, qform_task_avx512, rot_task_avx512};
+        return v;
     }
+    if (__builtin_cpu_supports("avx2")) {
+        eig_tasks v = {matvec_task_avx2, rank2_task_avx2, qform_task_avx2, rot_task_avx2};
+        return v;
+    }
+#endif
+    return t;
 }
 
 /* sqrt(a^2 + b^2) without overflow or underflow, one fixed sequence. */
@@ -239,6 +131,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
     }
     double t0 = 0.0;
     sb_lin_phase(NULL, &t0);
+    const eig_tasks tk = eig_pick();
     /* the full symmetric matrix from its lower triangle */
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j <= i; j++) a[i * ld + j] = a[j * ld + i] = a_in[i * n + j];
@@ -264,7 +157,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
          * shorter than the pool's hand-off: one thread (no bit depends on it) */
         const int32_t width = (n - lo) * (n - lo) < EIG_SERIAL_CELLS ? 1 : SB_MAX_THREADS;
         matvec_job mj = {a, vk, pv, n, lo, ld};
-        sb_parallel_for_width(sb_chunk_count(n - lo, EIG_COL_GRAIN), width, matvec_task, &mj);
+        sb_parallel_for_width(sb_chunk_count(n - lo, EIG_COL_GRAIN), width, tk.matvec, &mj);
         float pdv = 0.0f;
         for (int64_t i = lo; i < n; i++) {
             pv[i] = taus[k] * pv[i];
@@ -273,7 +166,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         const float h = 0.5f * taus[k] * pdv;
         for (int64_t i = lo; i < n; i++) u[i] = pv[i] - h * vk[i];
         rank2_job rj = {a, vk, u, n, lo, ld};
-        sb_parallel_for_width(sb_chunk_count(n - lo, EIG_COL_GRAIN), width, rank2_task, &rj);
+        sb_parallel_for_width(sb_chunk_count(n - lo, EIG_COL_GRAIN), width, tk.rank2, &rj);
         /* the column and row k are now (.., beta, 0, ..) */
         a[lo * ld + k] = a[k * ld + lo] = beta;
         for (int64_t i = lo + 1; i < n; i++) a[i * ld + k] = a[k * ld + i] = 0.0f;
@@ -292,7 +185,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         fin[k] = (uint8_t)ok;
     }
     qform_job fj = {qz, V, taus, fin, n, ld};
-    sb_parallel_for(sb_chunk_count(n, EIG_COL_GRAIN), qform_task, &fj);
+    sb_parallel_for(sb_chunk_count(n, EIG_COL_GRAIN), tk.qform, &fj);
     sb_lin_phase("eigh: Q", &t0);
     /* 2. implicit QL with Wilkinson's shift on (d, e), the rotations into z's columns
      * (tql2: e[i] couples d[i] and d[i + 1]), z held transposed in a. An e[m] is
@@ -329,7 +222,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
             int underflow = 0;
             if (nrot + (m - l) > rcap) { /* room for this sweep's rotations */
                 rot_job oj = {a, cs, sn, col, n, nrot, ld};
-                sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), rot_task, &oj);
+                sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), tk.rot, &oj);
                 nrot = 0;
             }
             for (i = m - 1; i >= l; i--) {
@@ -363,7 +256,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
     }
     {
         rot_job oj = {a, cs, sn, col, n, nrot, ld};
-        sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), rot_task, &oj);
+        sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), tk.rot, &oj);
     }
     sb_lin_phase("eigh: QL", &t0);
     /* 3. descending order (ties: the lower index first), each vector's largest-magnitude

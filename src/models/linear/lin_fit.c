@@ -94,7 +94,11 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
     if (st == SB_OK) st = sb_lin_record(card, "linear.x_mean", a->xm, (uint64_t)P);
     if (st == SB_OK && T) st = sb_lin_record(card, "linear.y_mean", a->ym, (uint64_t)T);
     if (st == SB_OK) {
-        if (dv.d) {
+        if (!dv.d && !w && !T) {
+            /* features alone, unweighted (PCA): the host centers them where the product reads them */
+            st = sb_gemm_host_gram_centered(n, P, t->x, P, a->xm, ga, W);
+            sb_lin_phase("centering and gram product", &t0);
+        } else if (dv.d) {
             st = sb_lin_dev_center(&dv, t, &mx, a->xm, a->ym, T, &z);
             sb_lin_mat_release(&dv, &mx);
             sb_lin_phase("centering", &t0);
@@ -105,8 +109,10 @@ static sb_status prep(const sb_table *t, const lin_params *p, int center, int wi
             sb_lin_phase("centering", &t0);
             st = sb_lin_mat_set(&dv, &z, xc, n * W);
         }
-        if (st == SB_OK) st = sb_lin_dev_gemm(&dv, 1, 0, W, W, n, &z, W, &z, W, ga);
-        sb_lin_phase("gram product", &t0);
+        if (st == SB_OK && (dv.d || w || T)) {
+            st = sb_lin_dev_gemm(&dv, 1, 0, W, W, n, &z, W, &z, W, ga);
+            sb_lin_phase("gram product", &t0);
+        }
     }
     sb_lin_mat_release(&dv, &mx);
     sb_lin_mat_release(&dv, &z);

@@ -123,6 +123,12 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
         return sb_fail(SB_ERR_NOT_FOUND, "a DBSCAN model has no array '%s' (components; labels and core_sample_indices "
                        "are index arrays: sb_model_get_indices)", name);
     if (m->knn) return sb_fail(SB_ERR_NOT_FOUND, "a nearest-neighbors model has no array '%s' (kneighbors gives its neighbors)", name);
+    if (!src && !strcmp(name, "eval_history")) {
+        if (!m->evals)
+            return sb_fail(SB_ERR_NOT_FOUND, "this model has no 'eval_history': only a gradient boosting fit with "
+                           "validation rows keeps one (and a loaded model has none)");
+        src = m->evals->values, n = (size_t)m->evals->niter * (size_t)m->evals->nm;
+    }
     if (!src)
         return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no array '%s'",
                        l ? sb_linear_kind_name(l->kind) : sb_family_name((sb_family)m->family), name);
@@ -143,6 +149,11 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     if (m->agglo) return sb_agglo_int(m, name, out);
     if (m->spectral) return sb_spectral_int(m, name, out);
     const sb_linear *l = m->linear;
+    if (m->evals) {
+        if (!strcmp(name, "eval_iterations")) return *out = m->evals->niter, SB_OK;
+        if (!strcmp(name, "eval_metrics")) return *out = m->evals->nm, SB_OK;
+        if (!strcmp(name, "best_iteration")) return *out = m->evals->best, SB_OK;
+    }
     if (l) {
         if (!strcmp(name, "n_iter")) return *out = l->n_iter, SB_OK;
         if (!strcmp(name, "converged")) return *out = l->converged, SB_OK;
@@ -154,4 +165,16 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     }
     return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no integer '%s'",
                    l ? sb_linear_kind_name(l->kind) : sb_family_name((sb_family)m->family), name);
+}
+
+sb_status sb_model_get_eval_name(const sb_model *m, int32_t k, const char **name) {
+    sb_clear_error();
+    if (!m || !name) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_eval_name: NULL argument");
+    if (!m->evals)
+        return sb_fail(SB_ERR_NOT_FOUND, "this model has no metric log: only a gradient boosting fit with validation "
+                       "rows keeps one (and a loaded model has none)");
+    if (k < 0 || k >= m->evals->nm)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric %d of %d", (int)k, (int)m->evals->nm);
+    *name = m->evals->names[k];
+    return SB_OK;
 }

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #ifdef SB_SABOTAGE_LIN_DOT
 /* Separating arm of the linear family (make SABOTAGE=lin-dot): the dot
@@ -160,8 +163,7 @@ typedef struct means_job {
  * of them stay below 2^37), and the buckets then go into the column's
  * superaccumulator as exact integers: the same exact sum as one sb_sacc_add
  * per value, hence the same normalized state and the same rounded bits, at a
- * quarter of the work. For unweighted data of at most BUCKET_COLS columns. */
-#define BUCKET_COLS 256
+ * quarter of the work. For unweighted data. */
 static void sacc_add_bucket(sb_sacc *acc, int64_t v, uint32_t q) {
     if (v == 0) return;
     if (acc->pending >= SB_SACC_MAX_PENDING - 1) sb_sacc_normalize(acc);
@@ -176,29 +178,213 @@ static void sacc_add_bucket(sb_sacc *acc, int64_t v, uint32_t q) {
     acc->pending += 1;
 }
 
-/* Rows [b, e) into acc (p column sums, then the count), a column at a time
- * (its buckets stay in L1); 0 when a value is an infinity or a NaN (bucket
- * 255): then acc is reset, and the one-add-per-value road takes the chunk. */
+/* Rows [b, e) into acc (p column sums, then the count), row by row (the
+ * data is read once, in order) into one int64 bucket per (column, exponent);
+ * 0 when a value is an infinity or a NaN (bucket 255), or when the buckets'
+ * memory is not to be had: then acc is reset, and the one-add-per-value road
+ * takes the chunk. The buckets are exact integers, so the order they fill in
+ * decides nothing; each column's go into its superaccumulator in exponent
+ * order. */
 static int means_buckets(const means_job *j, int64_t b, int64_t e, sb_sacc *acc) {
     const int32_t p = j->p;
-    int64_t bucket[256];
-    for (int32_t c = 0; c < p; c++) {
-        memset(bucket, 0, sizeof bucket);
-        uint32_t notnegz = 0, special = 0;
+    int64_t *bucket = sb_calloc((size_t)p * 256u, sizeof(int64_t));
+    uint8_t *notnegz = sb_calloc((size_t)p, 1);
+    uint32_t special = 0;
+    if (bucket && notnegz)
         for (int64_t i = b; i < e; i++) {
-            const uint32_t u = sb_f2u(j->x[i * p + c]), ex = (u >> 23) & 0xffu;
-            const int64_t m = (int64_t)((u & 0x7fffffu) | (ex ? 0x800000u : 0u));
-            bucket[ex] += (u >> 31) ? -m : m;
-            notnegz |= u != 0x80000000u;
-            special |= ex == 0xffu;
+            const float *r = j->x + i * p;
+            for (int32_t c = 0; c < p; c++) {
+                const uint32_t u = sb_f2u(r[c]), ex = (u >> 23) & 0xffu;
+                const int64_t m = (int64_t)((u & 0x7fffffu) | (ex ? 0x800000u : 0u));
+                bucket[(int64_t)c * 256 + ex] += (u >> 31) ? -m : m;
+                notnegz[c] |= u != 0x80000000u;
+                special |= ex == 0xffu;
+            }
         }
-        if (special) {
-            for (int32_t k = 0; k <= p; k++) sb_sacc_init(&acc[k]);
-            return 0;
-        }
-        if (e > b) acc[c].flags |= SB_SACC_F_ANY | (notnegz ? SB_SACC_F_NOTNEGZ : 0u);
-        for (uint32_t ex = 0; ex < 255u; ex++) sacc_add_bucket(&acc[c], bucket[ex], ex ? ex - 1u : 0u);
+    if (!bucket || !notnegz || special) {
+        sb_free(bucket);
+        sb_free(notnegz);
+        for (int32_t k = 0; k <= p; k++) sb_sacc_init(&acc[k]);
+        return 0;
     }
+    for (int32_t c = 0; c < p; c++) {
+        if (e > b) acc[c].flags |= SB_SACC_F_ANY | (notnegz[c] ? SB_SACC_F_NOTNEGZ : 0u);
+        for (uint32_t ex = 0; ex < 255u; ex++)
+            sacc_add_bucket(&acc[c], bucket[(int64_t)c * 256 + ex], ex ? ex - 1u : 0u);
+    }
+    sb_free(bucket);
+    sb_free(notnegz);
+    /* the count at once: e - b <= LIN_ROW_GRAIN is an exact float, the same exact sum as e - b ones */
+    if (e > b) sb_sacc_add(&acc[p], (float)(e - b));
+    return 1;
+}
+
+/* Rows [b, e) of the columns whose chunk has a narrow exponent span, summed
+ * exactly in double. A chunk's finite values in one column are integer
+ * multiples of 2^elo (elo: the smallest nonzero value's exponent of its last
+ * bit) below R 2^(ehi + 24) in magnitude (ehi the largest's), so while
+ * bitlen(R) + ehi + 24 - elo <= 53 every partial sum, in any order, is a
+ * double exactly; that double then goes into the superaccumulator as two
+ * exact integer pieces. The same exact sum as one sb_sacc_add per value,
+ * hence the same rounded bits. Columns of wider spans (and those whose sum
+ * would sit past the superaccumulator's bucket range) take the buckets; a
+ * chunk with an infinity or a NaN returns 0 (acc reset: the caller's
+ * one-add-per-value road takes it). */
+typedef struct means_span {
+    uint32_t emax, emin; /* biased exponents: the largest, the smallest of a nonzero value (255: none) */
+    uint32_t notnegz;
+} means_span;
+
+static void means_spans_scalar(const means_job *j, int64_t b, int64_t e, means_span *sp, uint32_t *special) {
+    for (int64_t i = b; i < e; i++) {
+        const float *r = j->x + i * j->p;
+        for (int32_t c = 0; c < j->p; c++) {
+            const uint32_t u = sb_f2u(r[c]), ex = (u >> 23) & 0xffu;
+            sp[c].emax = ex > sp[c].emax ? ex : sp[c].emax;
+            if (u & 0x7fffffffu) sp[c].emin = ex < sp[c].emin ? ex : sp[c].emin;
+            sp[c].notnegz |= u != 0x80000000u;
+            *special |= ex == 0xffu;
+        }
+    }
+}
+
+static void means_sums_scalar(const means_job *j, int64_t b, int64_t e, double *s) {
+    for (int64_t i = b; i < e; i++) {
+        const float *r = j->x + i * j->p;
+        for (int32_t c = 0; c < j->p; c++) s[c] += (double)r[c];
+    }
+}
+
+#if defined(__x86_64__)
+#define MEANS_TARGET __attribute__((target("avx512f")))
+/* The same values, 16 columns a vector (the spans as lanes of three arrays). */
+MEANS_TARGET static void means_spans_avx512(const means_job *j, int64_t b, int64_t e, uint32_t *emax, uint32_t *emin,
+                                            uint32_t *notnegz, uint32_t *special) {
+    const int32_t p = j->p;
+    const __m512i ff = _mm512_set1_epi32(0xff), absm = _mm512_set1_epi32(0x7fffffff),
+                  negz = _mm512_set1_epi32((int32_t)0x80000000u), one = _mm512_set1_epi32(1);
+    __m512i sp = _mm512_setzero_si512();
+    for (int64_t i = b; i < e; i++) {
+        const float *r = j->x + i * p;
+        for (int32_t c0 = 0; c0 < p; c0 += 16) {
+            const __mmask16 lm = p - c0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (p - c0)) - 1u);
+            const __m512i u = _mm512_maskz_loadu_epi32(lm, r + c0);
+            const __m512i ex = _mm512_and_si512(_mm512_srli_epi32(u, 23), ff);
+            const __mmask16 nz = _mm512_mask_test_epi32_mask(lm, u, absm);
+            _mm512_storeu_si512(emax + c0, _mm512_max_epu32(_mm512_loadu_si512(emax + c0), ex));
+            const __m512i mn = _mm512_loadu_si512(emin + c0);
+            _mm512_storeu_si512(emin + c0, _mm512_mask_min_epu32(mn, nz, mn, ex));
+            const __m512i nn = _mm512_loadu_si512(notnegz + c0);
+            _mm512_storeu_si512(notnegz + c0,
+                                _mm512_mask_or_epi32(nn, _mm512_mask_cmpneq_epi32_mask(lm, u, negz), nn, one));
+            sp = _mm512_or_si512(sp, _mm512_maskz_mov_epi32(_mm512_cmpeq_epi32_mask(ex, ff), one));
+        }
+    }
+    *special |= (uint32_t)_mm512_reduce_or_epi32(sp);
+}
+
+MEANS_TARGET static void means_sums_avx512(const means_job *j, int64_t b, int64_t e, double *s) {
+    const int32_t p = j->p;
+    for (int64_t i = b; i < e; i++) {
+        const float *r = j->x + i * p;
+        for (int32_t c0 = 0; c0 < p; c0 += 16) {
+            const __mmask16 lm = p - c0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (p - c0)) - 1u);
+            const __m512 v = _mm512_maskz_loadu_ps(lm, r + c0);
+            const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+            const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+            const __mmask8 ml = (__mmask8)(lm & 0xff), mh = (__mmask8)(lm >> 8);
+            _mm512_mask_storeu_pd(s + c0, ml, _mm512_add_pd(_mm512_maskz_loadu_pd(ml, s + c0), lo));
+            _mm512_mask_storeu_pd(s + c0 + 8, mh, _mm512_add_pd(_mm512_maskz_loadu_pd(mh, s + c0 + 8), hi));
+        }
+    }
+}
+
+static int means_avx512_ok(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+}
+#endif
+
+/* Where the exact double s goes into the superaccumulator: s = +-M 2^(q - 149),
+ * M < 2^53, as the pieces M mod 2^32 at q and M / 2^32 at q + 32; 0 when q + 32
+ * passes the buckets' reach (255). */
+static int means_split(double s, uint64_t *m, uint32_t *q, int *neg) {
+    uint64_t bits;
+    memcpy(&bits, &s, 8);
+    const uint32_t E = (uint32_t)(bits >> 52) & 0x7ffu;
+    uint64_t M = (bits & 0xfffffffffffffull) | (E ? 1ull << 52 : 0u);
+    int32_t F = (int32_t)(E ? E : 1u) - 1075 + 149; /* s = M 2^(F - 149) */
+    while (F < 0) { /* s is a multiple of 2^-149: the bits shifted out are 0 */
+        M >>= 1;
+        F++;
+    }
+    *m = M;
+    *q = (uint32_t)F;
+    *neg = (int)(bits >> 63);
+    return F + 32 <= 255;
+}
+
+static int means_doubles(const means_job *j, int64_t b, int64_t e, sb_sacc *acc) {
+    const int32_t p = j->p;
+    const int64_t R = e - b;
+    int rbits = 0;
+    while (rbits < 63 && ((int64_t)1 << rbits) <= R) rbits++;
+    uint32_t *emax = sb_calloc((size_t)p + 16, 4), *emin = sb_malloc(4 * ((size_t)p + 16));
+    uint32_t *notnegz = sb_calloc((size_t)p + 16, 4), special = 0;
+    double *s = sb_calloc((size_t)p + 16, sizeof(double));
+    int ok = emax && emin && notnegz && s;
+    if (ok) {
+        for (int32_t c = 0; c < p; c++) emin[c] = 255u;
+#if defined(__x86_64__)
+        if (means_avx512_ok()) means_spans_avx512(j, b, e, emax, emin, notnegz, &special);
+        else
+#endif
+        {
+            means_span *sp = sb_malloc(sizeof(means_span) * (size_t)p);
+            if (!sp) ok = 0;
+            else {
+                for (int32_t c = 0; c < p; c++) sp[c].emax = 0, sp[c].emin = 255u, sp[c].notnegz = 0;
+                means_spans_scalar(j, b, e, sp, &special);
+                for (int32_t c = 0; c < p; c++) emax[c] = sp[c].emax, emin[c] = sp[c].emin, notnegz[c] = sp[c].notnegz;
+                sb_free(sp);
+            }
+        }
+    }
+    if (ok && !special) {
+#if defined(__x86_64__)
+        if (means_avx512_ok()) means_sums_avx512(j, b, e, s);
+        else
+#endif
+            means_sums_scalar(j, b, e, s);
+    }
+    /* every column's road decided before any goes into acc */
+    for (int32_t c = 0; ok && !special && c < p; c++) {
+        const int narrow = emin[c] == 255u || rbits + (int)(emax[c] ? emax[c] : 1u) + 24 - (int)(emin[c] ? emin[c] : 1u) <= 53;
+        uint64_t M;
+        uint32_t q;
+        int neg;
+        emin[c] = narrow && means_split(s[c], &M, &q, &neg); /* reused: 1 = the double road */
+    }
+    if (!ok || special) {
+        sb_free(emax), sb_free(emin), sb_free(notnegz), sb_free(s);
+        for (int32_t k = 0; k <= p; k++) sb_sacc_init(&acc[k]);
+        return 0;
+    }
+    for (int32_t c = 0; c < p; c++) {
+        if (R > 0) acc[c].flags |= SB_SACC_F_ANY | (notnegz[c] ? SB_SACC_F_NOTNEGZ : 0u);
+        if (emin[c]) {
+            uint64_t M;
+            uint32_t q;
+            int neg;
+            means_split(s[c], &M, &q, &neg);
+            const int64_t lo = (int64_t)(M & 0xffffffffu), hi = (int64_t)(M >> 32);
+            sacc_add_bucket(&acc[c], neg ? -lo : lo, q);
+            sacc_add_bucket(&acc[c], neg ? -hi : hi, q + 32);
+        } else {
+            for (int64_t i = b; i < e; i++) sb_sacc_add(&acc[c], j->x[i * p + c]);
+        }
+    }
+    sb_free(emax), sb_free(emin), sb_free(notnegz), sb_free(s);
     /* the count at once: e - b <= LIN_ROW_GRAIN is an exact float, the same exact sum as e - b ones */
     if (e > b) sb_sacc_add(&acc[p], (float)(e - b));
     return 1;
@@ -210,7 +396,8 @@ static void means_task(void *ctx, int64_t task) {
     sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
     sb_sacc *acc = j->acc + task * (j->p + 1);
     for (int32_t c = 0; c <= j->p; c++) sb_sacc_init(&acc[c]);
-    if (!j->w && j->p <= BUCKET_COLS && means_buckets(j, b, e, acc)) return;
+    if (!j->w && !getenv("SAMEBITS_LINEAR_MEANS_BUCKETS") && means_doubles(j, b, e, acc)) return;
+    if (!j->w && means_buckets(j, b, e, acc)) return;
     for (int64_t i = b; i < e; i++) {
         const float *r = j->x + i * j->p;
         const float wi = j->w ? j->w[i] : 1.0f;
@@ -509,16 +696,35 @@ typedef struct scan_job {
     int64_t n, p, *first; /* per chunk: the first nonfinite element's index, or -1 */
 } scan_job;
 
+/* Whether any of the 1024 floats at x is an infinity or a NaN (a fixed
+ * count, so the compiler's vectors take the loop). */
+static uint32_t block_nonfinite(const float *x) {
+    uint32_t any = 0;
+    for (int q = 0; q < 1024; q++) any |= (sb_f2u(x[q]) & 0x7f800000u) == 0x7f800000u;
+    return any;
+}
+
 static void scan_task(void *ctx, int64_t task) {
     const scan_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->n, LIN_ROW_GRAIN, task, &b, &e);
     j->first[task] = -1;
-    for (int64_t q = b * j->p; q < e * j->p; q++)
-        if (!isfinite(j->x[q])) {
-            j->first[task] = q;
-            return;
-        }
+    /* blocks checked without an early exit (the compiler's vectors take the
+     * exponent test), the first offender then found in the block that has one */
+    const int64_t q1 = e * j->p;
+    for (int64_t q0 = b * j->p; q0 < q1; q0 += 1024) {
+        const int64_t qe = q0 + 1024 < q1 ? q0 + 1024 : q1;
+        uint32_t any = 0;
+        if (qe - q0 == 1024) any = block_nonfinite(j->x + q0);
+        else
+            for (int64_t q = q0; q < qe; q++) any |= (sb_f2u(j->x[q]) & 0x7f800000u) == 0x7f800000u;
+        if (!any) continue;
+        for (int64_t q = q0; q < qe; q++)
+            if (!isfinite(j->x[q])) {
+                j->first[task] = q;
+                return;
+            }
+    }
 }
 
 int64_t sb_lin_first_nonfinite(const float *x, int64_t n, int64_t p) {

@@ -118,4 +118,20 @@ sb_status sb_tree_predict_device(sb_device_kind kind, const sb_k_pnode *nodes, i
                                  int32_t ntrees, int32_t K, int32_t objective, const float *base, const float *x,
                                  int64_t n, int32_t ncols, int32_t kind_, int32_t per_row, float *out);
 
+/* pred_leaf on a GPU of kind: each of n rows' leaf number (leafno, per
+ * flattened node) in every tree, into out (floats, n x ntrees) or, out NULL,
+ * into iout (int32). An absent backend or device is
+ * SB_ERR_BACKEND_UNAVAILABLE, named. */
+sb_status sb_tree_leaf_device(sb_device_kind kind, const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start,
+                              const int32_t *leafno, int32_t ntrees, const float *x, int64_t n, int32_t ncols,
+                              float *out, int32_t *iout);
+
+/* pred_contrib on a GPU of kind: sb_k_contrib_row for each of n rows into out
+ * (n x K x (F + 1)), cover and ev as the host prepares them, the scratch of
+ * depth + 1 levels of cap path elements per row allocated on the device for
+ * batches of rows. */
+sb_status sb_tree_contrib_device(sb_device_kind kind, const sb_k_pnode *nodes, int32_t nnodes, const int32_t *start,
+                                 const float *cover, const float *ev, int32_t ntrees, int32_t K, int32_t F,
+                                 int32_t depth, int32_t cap, const float *x, int64_t n, int32_t ncols, float *out);
+
 #endif

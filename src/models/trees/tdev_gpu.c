@@ -651,3 +651,83 @@ sb_status sb_tree_predict_device(sb_device_kind kind, const sb_k_pnode *nodes, i
     sb_device_close(v);
     return st;
 }
+
+/* ---- explanations (src/models/explain.c) ---- */
+
+/* A device buffer of bytes (at least 4) holding src when src is not NULL. */
+static sb_status put_buf(sb_device *v, sb_dbuf *b, const void *src, size_t bytes, const char *what) {
+    sb_status st = sb_device_alloc(v, b, bytes ? bytes : 4, what);
+    if (st == SB_OK && src && bytes) st = sb_device_write(v, b, 0, src, bytes, what);
+    return st;
+}
+
+sb_status sb_tree_leaf_device(sb_device_kind kind, const sb_k_pnode *nodes, int32_t nn, const int32_t *start,
+                              const int32_t *leafno, int32_t ntrees, const float *x, int64_t n, int32_t ncols,
+                              float *out, int32_t *iout) {
+    sb_device *v = NULL;
+    sb_status st = sb_device_open(kind, SB_PROG_TREE, &v);
+    if (st != SB_OK) return st;
+    sb_dbuf b[5];
+    memset(b, 0, sizeof b);
+    const size_t ob = sizeof(int32_t) * (size_t)n * (size_t)ntrees;
+    int32_t *tmp = iout ? NULL : sb_malloc(ob ? ob : 4);
+    if (!iout && !tmp) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "pred_leaf: out of memory");
+    if (st == SB_OK && (st = put_buf(v, &b[0], nodes, sizeof(sb_k_pnode) * (size_t)nn, "trees")) == SB_OK &&
+        (st = put_buf(v, &b[1], start, sizeof(int32_t) * (size_t)ntrees, "trees")) == SB_OK &&
+        (st = put_buf(v, &b[2], leafno, sizeof(int32_t) * (size_t)nn, "leaf numbers")) == SB_OK &&
+        (st = put_buf(v, &b[3], x, sizeof(float) * (size_t)n * (size_t)ncols, "features")) == SB_OK &&
+        (st = put_buf(v, &b[4], NULL, ob, "leaf indices")) == SB_OK && n > 0 &&
+        (st = SB_LAUNCH(v, SB_KT_k_predict_leaf, (n + v->wg - 1) / v->wg, 1, 0, SB_ARG(b[0].h), SB_ARG(b[1].h),
+                        SB_ARG(b[2].h), SB_ARG(ntrees), SB_ARG(b[3].h), SB_ARG(n), SB_ARG(ncols),
+                        SB_ARG(b[4].h))) == SB_OK && ob)
+        st = sb_device_read(v, &b[4], 0, iout ? iout : tmp, ob, "leaf indices");
+    if (st == SB_OK && !iout)
+        for (size_t i = 0; i < (size_t)n * (size_t)ntrees; i++) out[i] = (float)tmp[i]; /* exact: below 2^24 */
+    sb_free(tmp);
+    for (int i = 0; i < 5; i++) sb_device_release(v, &b[i]);
+    sb_device_close(v);
+    return st;
+}
+
+/* Scratch of one launch of k_predict_contrib: at most this many bytes, and at
+ * least one row. */
+#define CONTRIB_SCRATCH_BYTES ((size_t)256 << 20)
+
+sb_status sb_tree_contrib_device(sb_device_kind kind, const sb_k_pnode *nodes, int32_t nn, const int32_t *start,
+                                 const float *cover, const float *ev, int32_t ntrees, int32_t K, int32_t F,
+                                 int32_t depth, int32_t cap, const float *x, int64_t n, int32_t ncols, float *out) {
+    sb_device *v = NULL;
+    sb_status st = sb_device_open(kind, SB_PROG_TREE, &v);
+    if (st != SB_OK) return st;
+    sb_dbuf b[8];
+    memset(b, 0, sizeof b);
+    const int32_t levels = depth + 1;
+    const size_t row_scratch = sizeof(sb_k_shap_elem) * (size_t)levels * (size_t)cap + sizeof(sb_k_shap_frame) * (size_t)levels;
+    int64_t batch = (int64_t)(CONTRIB_SCRATCH_BYTES / row_scratch);
+    if (batch < 1) batch = 1;
+    if (batch > n) batch = n;
+    batch = batch < 1 ? 1 : batch;
+    const size_t ob = sizeof(float) * (size_t)n * (size_t)K * ((size_t)F + 1);
+    if ((st = put_buf(v, &b[0], nodes, sizeof(sb_k_pnode) * (size_t)nn, "trees")) == SB_OK &&
+        (st = put_buf(v, &b[1], cover, sizeof(float) * (size_t)nn, "covers")) == SB_OK &&
+        (st = put_buf(v, &b[2], start, sizeof(int32_t) * (size_t)ntrees, "trees")) == SB_OK &&
+        (st = put_buf(v, &b[3], ev, sizeof(float) * (size_t)K, "expected values")) == SB_OK &&
+        (st = put_buf(v, &b[4], x, sizeof(float) * (size_t)n * (size_t)ncols, "features")) == SB_OK &&
+        (st = put_buf(v, &b[5], NULL, ob, "contributions")) == SB_OK &&
+        (st = put_buf(v, &b[6], NULL, sizeof(sb_k_shap_elem) * (size_t)batch * (size_t)levels * (size_t)cap,
+                      "TreeSHAP paths")) == SB_OK &&
+        (st = put_buf(v, &b[7], NULL, sizeof(sb_k_shap_frame) * (size_t)batch * (size_t)levels, "TreeSHAP frames")) ==
+            SB_OK) {
+        for (int64_t r0 = 0; r0 < n && st == SB_OK; r0 += batch) {
+            const int64_t nb = n - r0 < batch ? n - r0 : batch;
+            st = SB_LAUNCH(v, SB_KT_k_predict_contrib, (nb + v->wg - 1) / v->wg, 1, 0, SB_ARG(b[0].h), SB_ARG(b[1].h),
+                           SB_ARG(b[2].h), SB_ARG(ntrees), SB_ARG(K), SB_ARG(F), SB_ARG(b[3].h), SB_ARG(b[4].h),
+                           SB_ARG(r0), SB_ARG(nb), SB_ARG(ncols), SB_ARG(b[5].h), SB_ARG(b[6].h), SB_ARG(b[7].h),
+                           SB_ARG(levels), SB_ARG(cap));
+        }
+        if (st == SB_OK && ob) st = sb_device_read(v, &b[5], 0, out, ob, "contributions");
+    }
+    for (int i = 0; i < 8; i++) sb_device_release(v, &b[i]);
+    sb_device_close(v);
+    return st;
+}
