@@ -709,11 +709,14 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     fit f;
     float *base = NULL; /* the K starting margins (base_scores) */
     memset(&f, 0, sizeof f);
+    sb_table kept; /* the training rows of nonzero weight, when some weigh zero (below) */
+    int dropped = 0;
+    memset(&kept, 0, sizeof kept);
     f.p = &p;
     f.tr = &train->t;
     f.va = valid ? &valid->t : NULL;
     f.card = card;
-    const int64_t n = f.tr->nrows;
+    int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
     int32_t K = p.num_class;
     if ((st = check_labels(&p, f.tr, "training", &K)) != SB_OK) return st;
@@ -744,6 +747,14 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     if (((int64_t)f.it0 + p.n_estimators) * K1 > 10000000) /* a model file's tree limit (docs/model-format.md) */
         return sb_fail(SB_ERR_LIMIT, "gbdt: %d iterations x %d classes is more than 10,000,000 trees",
                        (int)(f.it0 + p.n_estimators), (int)K1);
+    /* A row of weight zero is an absent row (scikit-learn's meaning): the
+     * bins, the trees' row counts and the subsample draws are those of the
+     * other rows. Ranking keeps its rows (its query groups go by position). */
+    if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) return st;
+    if (dropped) {
+        f.tr = &kept;
+        n = kept.nrows;
+    }
     sb_model *m = NULL;
     int64_t ntasks = sb_chunk_count(n, ROW_GRAIN);
 
@@ -788,7 +799,8 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     if (init) {
         /* continued: the margins init's trees give (the base plus each tree's leaf in
          * tree order: the very additions its fit made), and its trees first in the model */
-        if ((st = sb_model_predict(init, train, SB_PREDICT_RAW, f.pred, (size_t)n * (size_t)K1, NULL)) != SB_OK)
+        sb_dataset rows = {*f.tr}; /* the rows training uses (zero-weight rows dropped), read only */
+        if ((st = sb_model_predict(init, &rows, SB_PREDICT_RAW, f.pred, (size_t)n * (size_t)K1, NULL)) != SB_OK)
             goto done;
         if (f.va && (st = sb_model_predict(init, valid, SB_PREDICT_RAW, f.vpred, (size_t)f.va->nrows * (size_t)K1,
                                            NULL)) != SB_OK)
@@ -939,6 +951,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     }
     *out = m;
 done:
+    sb_table_drop_release(&kept);
     sb_evals_free(ev);
     sb_free(base);
     if (f.ops) f.ops->close(f.dev);
