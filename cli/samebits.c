@@ -600,6 +600,12 @@ static int cmd_train(int argc, char **argv) {
     if (!linear && !clusters && !knn && !forest && !iforest && !eval_set &&
         (st = sb_params_set(params, "eval_period", "10")) != SB_OK)
         goto lib_fail;
+    { /* a progress line when standard error is a terminal (off in pipes and files), unless given */
+        const char *had;
+        if (!linear && !clusters && !knn && !forest && !iforest && sb_params_get(params, "progress", &had) != SB_OK &&
+            isatty(STDERR_FILENO) && (st = sb_params_set(params, "progress", "true")) != SB_OK)
+            goto lib_fail;
+    }
     /* Gradient boosting's parameters, and a numeric mode that is not built,
      * are refused before the data is read. */
     if (!linear && !clusters && !knn && !forest && !iforest && (st = sb_gbdt_params_check(params)) != SB_OK)

@@ -272,3 +272,20 @@ def test_a_model_whose_raw_scores_can_overflow_is_refused(tmp_path):
         r = samebits("predict", "--model", str(model), "--data", str(data), "--out", str(out), *([kind] if kind else []))
         assert r.returncode == 2 and "SB_ERR_LIMIT" in r.stderr and "can overflow float32" in r.stderr, r.stderr
         assert not out.exists()
+
+
+def test_a_progress_line_only_when_asked_or_on_a_terminal(tmp_path):
+    """progress=true draws [done/total] rate and time left on standard error (the
+    CLI sets it when standard error is a terminal; in a pipe, as here, there is
+    none); a run parameter: the model's bytes are the same either way."""
+    data = tmp_path / "d.csv"
+    data.write_text("y,a,b\n" + "".join("%d,%d,%d\n" % (i % 3, i, (i * 7) % 5) for i in range(300)))
+    runs = {}
+    for extra in ([], ["progress=true"]):
+        out = tmp_path / ("m%d.sbm" % len(extra))
+        r = samebits("train", "--model", "gbdt", "--data", str(data), "--label", "y", "n_estimators=7",
+                     "eval_period=0", "--out", str(out), *extra)
+        assert r.returncode == 0, r.stderr
+        runs[len(extra)] = (r.stderr, out.read_bytes())
+    assert "[7/7]" not in runs[0][0] and "[7/7]" in runs[1][0] and "iterations/s" in runs[1][0]
+    assert runs[0][1] == runs[1][1]

@@ -19,6 +19,7 @@
 #include "../../core/rng.h"
 #include "../../io/dataset.h"
 #include "../../kernels/tree.h"
+#include <time.h>
 #include "../../kernels/quantize.h"
 #include <stdio.h>
 #include <string.h>
@@ -646,6 +647,24 @@ static sb_status eval_metrics(const fit *f, int32_t it, int valid, int log, int3
     return SB_OK;
 }
 
+/* The progress line (progress=true, set by the CLI when standard error is a
+ * terminal): iterations done of the fit's, the rate, the time left at that
+ * rate, redrawn in place at most every half second and at the end. Timing
+ * only: nothing of the fit reads it. */
+static void progress_line(int32_t done, int32_t total, double start, double *last) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (done < total && (done == 0 || now - *last < 0.5)) return;
+    *last = now;
+    const double rate = done / (now - start > 1e-9 ? now - start : 1e-9);
+    const double left = rate > 0.0 ? (total - done) / rate : 0.0;
+    fprintf(stderr, "\r[%d/%d] %.1f iterations/s, %s %.0f s   ", (int)done, (int)total, rate,
+            done < total ? "about" : "done in", done < total ? left : now - start);
+    if (done == total) fputc('\n', stderr);
+    fflush(stderr);
+}
+
 sb_status sb_gbdt_params_check(const sb_params *params) {
     sb_clear_error();
     gbdt_params p;
@@ -839,7 +858,15 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     }
     if (p.device != SB_GBDT_DEVICE_CPU && (st = dev_open(&f, base)) != SB_OK) goto done;
     if (init && f.dev && (st = f.ops->set_margins(f.dev, f.pred)) != SB_OK) goto done; /* the initial trees' margins */
+    double pstart = 0.0, plast = 0.0;
+    int32_t ran = 0; /* iterations grown (the progress line's count) */
+    if (p.progress) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        pstart = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    }
     for (int32_t it = f.it0; it < f.it0 + p.n_estimators; it++) {
+        if (p.progress) progress_line(it - f.it0, p.n_estimators, pstart, &plast);
         if (f.dev) {
             if ((st = dev_iteration(&f, it, &gp)) != SB_OK) goto done;
         } else {
@@ -881,6 +908,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             if (st != SB_OK) goto done;
         }
         }
+        ran = it - f.it0 + 1;
         /* Evaluation log and early stopping. */
         int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == f.it0 + p.n_estimators);
         if (log_now || p.early_stopping_rounds > 0 || ev) {
@@ -925,6 +953,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             }
         }
     }
+    if (p.progress) progress_line(ran, ran, pstart, &plast);
     p.n_estimators += f.it0; /* the model's text: every iteration it holds, as the uninterrupted fit's */
     if (p.early_stopping_rounds > 0 && best_iter >= 0) {
         /* Keep the trees up to the best iteration. */

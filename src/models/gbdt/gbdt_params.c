@@ -251,6 +251,10 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if (!strcmp(v, "true") || !strcmp(v, "1")) p->train_metric = 1;
         else if (!strcmp(v, "false") || !strcmp(v, "0")) p->train_metric = 0;
         else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
+    } else if (is(key, "progress", NULL, NULL, NULL)) {
+        if (!strcmp(v, "true") || !strcmp(v, "1")) p->progress = 1;
+        else if (!strcmp(v, "false") || !strcmp(v, "0")) p->progress = 0;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
     } else if (is(key, "first_metric_only", NULL, NULL, NULL)) {
         if (!strcmp(v, "true") || !strcmp(v, "1")) p->stop_on_any = 0;
         else if (!strcmp(v, "false") || !strcmp(v, "0")) p->stop_on_any = 1;
@@ -292,7 +296,7 @@ static const char *const k_alias_groups[] = {
     "min_child_weight|min_sum_hessian_in_leaf", "reg_lambda|lambda_l2|lambda|l2_regularization",
     "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "bagging_freq|subsample_freq", "colsample|colsample_bytree|feature_fraction",
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
-    "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period", "first_metric_only",
+    "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period", "first_metric_only", "progress",
     "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
 
 sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
