@@ -136,32 +136,37 @@ static int lw_cmp(const void *a, const void *b) {
     return 0;
 }
 
-/* The weighted alpha-quantile of the labels: the smallest label whose
- * cumulative weight (labels ascending, weights summed exactly) reaches alpha
- * of the total weight. Rows are sorted by (label, weight), a total order on
- * finite values, so the result is one value whatever the row order. */
+/* The weighted alpha-quantile of n (value, weight) pairs lw (reordered): the
+ * smallest value whose cumulative weight (values ascending, weights summed
+ * exactly) reaches alpha of the total weight; fallback when every weight is 0.
+ * The pairs are sorted by (value, weight), a total order on finite values, so
+ * the result is one value whatever order the pairs came in. */
+static float weighted_quantile(float *lw, int64_t n, float alpha, float fallback) {
+    sb_sacc tot, acc;
+    sb_sacc_init(&tot);
+    sb_sacc_init(&acc);
+    for (int64_t r = 0; r < n; r++) sb_sacc_add(&tot, lw[2 * r + 1]);
+    qsort(lw, (size_t)n, 2 * sizeof(float), lw_cmp);
+    const float target = alpha * sb_sacc_round_f32(&tot);
+    for (int64_t r = 0; r < n; r++) {
+        if (!(lw[2 * r + 1] > 0.0f)) continue;
+        sb_sacc_add(&acc, lw[2 * r + 1]);
+        if (sb_sacc_round_f32(&acc) >= target) return lw[2 * r];
+    }
+    return fallback;
+}
+
+/* The starting score of objective=quantile: the weighted alpha-quantile of
+ * the labels (weighted_quantile). */
 static sb_status quantile_base(const sb_table *t, float alpha, float *base) {
     const int64_t n = t->nrows;
     float *lw = sb_malloc(sizeof(float) * 2 * (size_t)(n > 0 ? n : 1));
     if (!lw) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
-    sb_sacc tot, acc;
-    sb_sacc_init(&tot);
-    sb_sacc_init(&acc);
     for (int64_t r = 0; r < n; r++) {
         lw[2 * r] = t->label[r];
         lw[2 * r + 1] = t->weight ? t->weight[r] : 1.0f;
-        sb_sacc_add(&tot, lw[2 * r + 1]);
     }
-    qsort(lw, (size_t)n, 2 * sizeof(float), lw_cmp);
-    const float target = alpha * sb_sacc_round_f32(&tot);
-    base[0] = n > 0 ? lw[2 * (n - 1)] : 0.0f;
-    for (int64_t r = 0; r < n; r++) {
-        sb_sacc_add(&acc, lw[2 * r + 1]);
-        if (sb_sacc_round_f32(&acc) >= target && lw[2 * r + 1] > 0.0f) {
-            base[0] = lw[2 * r];
-            break;
-        }
-    }
+    base[0] = weighted_quantile(lw, n, alpha, 0.0f);
     sb_free(lw);
     return SB_OK;
 }
@@ -393,6 +398,56 @@ static void update_valid_task(void *ctx, int64_t task) {
         float *m = &f->vpred[r * f->K + f->cls];
         *m = *m + n[k].value;
     }
+}
+
+/* Leaf renewal of objective=quantile: the Newton step of the pinball loss
+ * (hessian 1) only moves a leaf by the share of its rows on either side, so
+ * every leaf's value becomes the weighted alpha-quantile of its in-bag rows'
+ * residuals y - margin, times the learning rate: the exact line search of
+ * Friedman's gradient boosting for absolute loss ("Greedy Function
+ * Approximation", 2001, sec. 4.2, LAD_TreeBoost: the leaf's median of the
+ * residuals) at level alpha, which LightGBM's quantile objective applies too.
+ * The bag is rows[0, nbag) (every row when nbag = n); each row's leaf is the
+ * walk of its bins; the residuals come from the host's margins (read back
+ * from a device first), and weighted_quantile sorts them, so the values do not
+ * depend on the rows' order, the thread count or the device. */
+static sb_status renew_quantile_leaves(fit *f, sb_grown *gr, int64_t nbag) {
+    if (f->p->objective != SB_OBJ_QUANTILE) return SB_OK;
+    const int64_t n = f->tr->nrows;
+    const int32_t nn = gr->tree.nnodes;
+    sb_status st = SB_OK;
+    if (f->dev && (st = f->ops->read_margins(f->dev, f->pred)) != SB_OK) return st;
+    int64_t *start = sb_calloc((size_t)nn + 1, sizeof(int64_t));
+    int32_t *leaf = sb_malloc(sizeof(int32_t) * (size_t)(nbag > 0 ? nbag : 1));
+    float *lw = sb_malloc(sizeof(float) * 2 * (size_t)(nbag > 0 ? nbag : 1));
+    if (!start || !leaf || !lw) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        goto done;
+    }
+    for (int64_t i = 0; i < nbag; i++) {
+        const int64_t r = nbag == n ? i : f->rows[i];
+        leaf[i] = sb_tree_leaf_binned(gr, f->binned, n, r);
+        start[leaf[i] + 1]++;
+    }
+    for (int32_t k = 0; k < nn; k++) start[k + 1] += start[k];
+    for (int64_t i = 0; i < nbag; i++) {
+        const int64_t r = nbag == n ? i : f->rows[i], at = start[leaf[i]]++;
+        lw[2 * at] = f->tr->label[r] - f->pred[r * f->K + f->cls];
+        lw[2 * at + 1] = f->tr->weight ? f->tr->weight[r] : 1.0f;
+    }
+    /* start[k] is now the end of leaf k's pairs, start[k - 1] (0 for k = 0) its beginning */
+    for (int32_t k = 0; k < nn; k++) {
+        sb_tree_node *nd = &gr->tree.nodes[k];
+        const int64_t b = k ? start[k - 1] : 0, e = start[k];
+        if (nd->feature >= 0 || e == b) continue;
+        const float q = weighted_quantile(lw + 2 * b, e - b, f->p->alpha, sb_u2f(0x7FC00000u));
+        if (q == q) nd->value = q * f->p->learning_rate; /* NaN: every weight 0, the Newton value stays */
+    }
+done:
+    sb_free(start);
+    sb_free(leaf);
+    sb_free(lw);
+    return st;
 }
 
 /* ---- draws ---- */
@@ -654,7 +709,8 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
                                    f->h_scale, f->mask, nbag, f->card != NULL, &gr)) != SB_OK)
             return st;
         sb_k_bnode *bn = NULL;
-        st = sb_grown_bnodes(&gr, &bn);
+        st = renew_quantile_leaves(f, &gr, nbag);
+        if (st == SB_OK) st = sb_grown_bnodes(&gr, &bn);
         if (st == SB_OK) st = f->ops->add_tree(f->dev, bn, gr.tree.nnodes, c);
         sb_free(bn);
         f->grown = &gr;
@@ -841,6 +897,10 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
             sb_grown gr;
             if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &f.ws, &gr)) != SB_OK) goto done;
+            if ((st = renew_quantile_leaves(&f, &gr, nbag)) != SB_OK) {
+                sb_grown_release(&gr);
+                goto done;
+            }
             f.grown = &gr;
             sb_parallel_for(gr.tree.nnodes, update_leaf_task, &f);
             if (nbag < n) {
