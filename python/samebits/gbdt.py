@@ -96,8 +96,9 @@ class GradientBoosting(FittedModel, Estimator):
 
     loss: 'squared_error' (regression) or 'log_loss' (classification: binary or
     multiclass by the number of classes); the C names 'regression', 'binary' and
-    'multiclass' are accepted too. The estimator is a classifier exactly when its
-    loss is a classification loss.
+    'multiclass' are accepted too, and LightGBM's regression losses 'huber' and
+    'quantile' (alpha), 'poisson', 'gamma', 'tweedie' (tweedie_variance_power).
+    The estimator is a classifier exactly when its loss is a classification loss.
     """
 
     def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=None,
@@ -105,8 +106,11 @@ class GradientBoosting(FittedModel, Estimator):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0):
+                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, alpha=None,
+                 tweedie_variance_power=None):
         self.loss = loss
+        self.alpha = alpha  # huber's delta, quantile's level (LightGBM's alpha; None: 0.9)
+        self.tweedie_variance_power = tweedie_variance_power  # tweedie: in (1, 2); None: 1.5
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -597,9 +601,7 @@ class GradientBoostingRegressor(GradientBoosting):
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
-                         reg_alpha=reg_alpha)
-        self.alpha = alpha  # huber's delta, quantile's level (LightGBM's alpha; None: 0.9)
-        self.tweedie_variance_power = tweedie_variance_power  # tweedie: in (1, 2); None: 1.5
+                         reg_alpha=reg_alpha, alpha=alpha, tweedie_variance_power=tweedie_variance_power)
 
     _estimator_kind = "regressor"
 

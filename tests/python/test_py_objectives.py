@@ -123,3 +123,11 @@ def test_saved_log_link_model_predicts_the_same(tmp_path):
     back = samebits.GradientBoostingRegressor().load_model(str(path))
     assert back.model_digest_ == m.model_digest_
     assert list(back.predict(X)) == list(m.predict(X))
+
+
+def test_the_generic_estimator_takes_the_losses_too():
+    X, y = counts()
+    g = samebits.GradientBoosting(loss="quantile", alpha=0.3, **SMALL).fit(X, y)
+    r = samebits.GradientBoostingRegressor(loss="quantile", alpha=0.3, **SMALL).fit(X, y)
+    assert g.model_digest_ == r.model_digest_ and g._estimator_type == "regressor"
+    assert r.get_params()["alpha"] == 0.3 and r.get_params()["reg_alpha"] == 0.0
