@@ -21,7 +21,8 @@
 #                        f64-conv (decimals rounded through float64),
 #                        refusal-downgrade (a device this build lacks runs on the CPU),
 #                        nan-side (missing values always left at a node without any),
-#                        lin-dot (the linear family's dot products as float sums chunked by thread)
+#                        lin-dot (the linear family's dot products as float sums chunked by thread),
+#                        proba-recip (a forest classifier's probabilities as m * (1/s))
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -32,7 +33,8 @@
 
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
-  f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order
+  f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
+  proba-recip
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -128,6 +130,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_AGGLO_TIES
   else ifeq ($(SABOTAGE),spectral-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_SPECTRAL_ORDER
+  else ifeq ($(SABOTAGE),proba-recip)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_PROBA_RECIP
   else ifeq ($(SABOTAGE),bin-key)
     SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
   else ifeq ($(SABOTAGE),writer-endian)
@@ -287,7 +291,8 @@ deps:
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
-  refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order
+  refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
+  proba-recip
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

@@ -22,7 +22,8 @@
 
 enum lk_kind {
     LK_CONFIG, LK_TASK, LK_DATA, LK_VALID, LK_OUTPUT_MODEL, LK_INPUT_MODEL, LK_OUTPUT_RESULT, LK_THREADS,
-    LK_LABEL, LK_HEADER, LK_RAW, LK_BOOSTING, LK_BAG_FRACTION, LK_BAG_FREQ, LK_FIRST_METRIC,
+    LK_LABEL, LK_HEADER, LK_RAW, LK_BOOSTING, LK_BAG_FRACTION, LK_BAG_FREQ, LK_FIRST_METRIC, LK_WEIGHT_COL,
+    LK_GROUP_COL, LK_IGNORE_COL, LK_CATEGORICAL,
     LK_PASS,       /* a gradient-boosting parameter: passed on as sb (the library checks its value) */
     LK_NOTE,       /* tunes LightGBM's engine only: accepted, a note printed */
     LK_ONLY_VALUE  /* accepted with the one value sb names (the only one that means the same here) */
@@ -47,6 +48,10 @@ static const lk_key k_keys[] = {
      LK_OUTPUT_RESULT, NULL},
     {"num_threads|num_thread|nthread|nthreads|n_jobs", LK_THREADS, NULL},
     {"label_column|label", LK_LABEL, NULL},
+    {"weight_column|weight", LK_WEIGHT_COL, NULL},
+    {"group_column|group|group_id|query_column|query|query_id", LK_GROUP_COL, NULL},
+    {"ignore_column|ignore_feature|blacklist", LK_IGNORE_COL, NULL},
+    {"categorical_feature|cat_feature|categorical_column|cat_column|categorical_features", LK_CATEGORICAL, NULL},
     {"header|has_header", LK_HEADER, NULL},
     {"predict_raw_score|is_predict_raw_score|predict_rawscore|raw_score", LK_RAW, NULL},
     {"predict_leaf_index|is_predict_leaf_index|leaf_index", LK_RAW, NULL},
@@ -350,6 +355,36 @@ static int data_form(const lk_set *s, const char *data, const char **format, con
     return 0;
 }
 
+/* LightGBM's column spec (weight_column, group_column, ignore_column): "name:A,B"
+ * (columns by name) or "0,3" (0-based indices among the features, the label not
+ * counted) into samebits train's form in out ("A,B", or "#0,#3"); many says
+ * whether a list is allowed. Nonzero (printed) when malformed. */
+static int column_spec(const char *key, const char *v, int many, char *out, size_t cap) {
+    out[0] = 0;
+    if (!strncmp(v, "name:", 5)) {
+        if (!v[5] || (!many && strchr(v + 5, ',')) || strlen(v + 5) >= cap)
+            return failf("SB_ERR_INVALID_ARGUMENT", "%s='%s': name:COLUMN%s", key, v, many ? "[,COLUMN...]" : "");
+        memcpy(out, v + 5, strlen(v + 5) + 1);
+        return 0;
+    }
+    size_t used = 0;
+    const char *p = v;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        const size_t n = e ? (size_t)(e - p) : strlen(p);
+        for (size_t i = 0; i < n; i++)
+            if (p[i] < '0' || p[i] > '9')
+                return failf("SB_ERR_INVALID_ARGUMENT", "%s='%s': 0-based column indices (the label not counted) or "
+                             "name:COLUMN%s", key, v, "");
+        if (!n || used + n + 3 > cap || (!many && e))
+            return failf("SB_ERR_INVALID_ARGUMENT", "%s='%s': %s", key, v, many ? "a list of indices" : "one index");
+        used += (size_t)snprintf(out + used, cap - used, "%s#%.*s", used ? "," : "", (int)n, p);
+        p = e ? e + 1 : p + n;
+    }
+    if (!used) return failf("SB_ERR_INVALID_ARGUMENT", "%s is empty%s%s", key, "", "");
+    return 0;
+}
+
 /* Growing argument vector for "samebits train". */
 typedef struct lk_args {
     char *v[128];
@@ -380,9 +415,7 @@ static int task_train(lk_set *s) {
         return failf("SB_ERR_INVALID_ARGUMENT", "valid='%s': samebits' gradient boosting evaluates one validation "
                      "set; give one file%s%s", valid, "", "");
     const lk_pair *im = find_pair(s, find_key("input_model"));
-    if (im)
-        return failf("SB_ERR_INVALID_ARGUMENT", "%s (%s) with task=train is LightGBM's continued training, which "
-                     "samebits does not do; leave it out (or give task=predict)%s", im->given, im->where, "");
+    const char *init_model = im ? im->value : NULL; /* LightGBM's continued training: --init-model */
     for (size_t i = 0; i < s->n; i++)
         if (s->pairs[i].key->kind == LK_OUTPUT_RESULT || s->pairs[i].key->kind == LK_RAW)
             fprintf(stderr, "samebits: note: %s=%s (%s) is a prediction key: training does not use it\n",
@@ -394,6 +427,7 @@ static int task_train(lk_set *s) {
         push(&a, "--out", NULL) || push(&a, value_of(s, "output_model", "LightGBM_model.txt"), NULL))
         return EXIT_ERROR;
     if (label && (push(&a, "--label", NULL) || push(&a, label, NULL))) return EXIT_ERROR;
+    if (init_model && *init_model && (push(&a, "--init-model", NULL) || push(&a, init_model, NULL))) return EXIT_ERROR;
     if (valid && *valid && (push(&a, "--valid", NULL) || push(&a, valid, NULL))) return EXIT_ERROR;
     const char *freq = value_of(s, "bagging_freq", "0"), *frac = value_of(s, "bagging_fraction", NULL);
     char *end;
@@ -411,6 +445,22 @@ static int task_train(lk_set *s) {
         char kv[96];
         snprintf(kv, sizeof kv, "%s=", p->key->sb);
         if (push(&a, kv, !strcmp(p->key->sb, "objective") ? objective_value(p->value) : p->value)) return EXIT_ERROR;
+    }
+    { /* LightGBM's columns: weights, query groups, columns to leave out */
+        static const struct { const char *key, *flag; int many; } k_cols[] = {
+            {"weight_column", "--weight-column", 0}, {"group_column", "--group", 0},
+            {"ignore_column", "--ignore-column", 1}};
+        for (size_t c = 0; c < sizeof k_cols / sizeof k_cols[0]; c++) {
+            const char *v = value_of(s, k_cols[c].key, NULL);
+            char spec[1024];
+            if (!v || !*v) continue;
+            if (column_spec(k_cols[c].key, v, k_cols[c].many, spec, sizeof spec)) return EXIT_ERROR;
+            if (push(&a, k_cols[c].flag, NULL) || push(&a, spec, NULL)) return EXIT_ERROR;
+        }
+        const char *cat = value_of(s, "categorical_feature", NULL);
+        if (cat && *cat)
+            return failf("SB_ERR_INVALID_ARGUMENT", "categorical_feature=%s: samebits has no categorical splits yet; "
+                         "leave it out (the columns are then numbers) or encode them%s%s", cat, "", "");
     }
     { /* LightGBM's first_metric_only (default false: early stopping watches every
        * metric), passed on where it decides something: several metrics */

@@ -55,6 +55,9 @@ static const char *k_usage =
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
     "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
     "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
+    "        [--init-model MODEL]   (continued training: n_estimators more iterations on its trees)\n"
+    "        [--weight-column COL] [--ignore-column COL[,COL...]]   (a feature column as the row\n"
+    "        weights, columns left out; COL a name or #k, the 0-based feature index; --group too)\n"
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba|--leaf|--contrib] [--format csv|libsvm]\n"
@@ -414,9 +417,68 @@ static sb_status attach_groups(sb_dataset *d, const char *data, const char *quer
     return st;
 }
 
+/* A column given by name, or "#k" (the 0-based index among the feature
+ * columns: LightGBM's weight_column/group_column/ignore_column count without
+ * the label), as the feature's name in d, copied into *out (malloc'd). A
+ * failure is printed and returned. */
+static sb_status column_name(const sb_dataset *d, const char *spec, const char *what, char **out) {
+    *out = NULL;
+    const char *name = spec;
+    if (spec[0] == '#') {
+        char *end = NULL;
+        const long k = strtol(spec + 1, &end, 10);
+        if (!spec[1] || *end || k < 0 || k > INT32_MAX) {
+            fprintf(stderr, "samebits: error: SB_ERR_INVALID_ARGUMENT: %s '%s': a column name, or #k (a 0-based "
+                    "feature index)\n", what, spec);
+            return SB_ERR_INVALID_ARGUMENT;
+        }
+        sb_status st = sb_dataset_feature_name(d, (int32_t)k, &name);
+        if (st != SB_OK) return lib_error(st), st;
+    }
+    if (!(*out = strdup(name))) {
+        fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: %s\n", what);
+        return SB_ERR_OUT_OF_MEMORY;
+    }
+    return SB_OK;
+}
+
+/* --weight-column and --ignore-column (LightGBM's weight_column and
+ * ignore_column) on d: each resolved to a feature name against names (the
+ * training data's, so that an index means the same column in the validation
+ * data), then the weight column becomes the weights and the ignored columns
+ * leave the features. A failure is printed and returned. */
+static sb_status apply_columns(sb_dataset *names, sb_dataset *d, const char *weight_col, const char *ignore) {
+    char *w = NULL;
+    sb_status st = SB_OK;
+    if (weight_col && (st = column_name(names, weight_col, "--weight-column", &w)) != SB_OK) return st;
+    char *list = ignore ? strdup(ignore) : NULL, *save = NULL;
+    char *drop[256];
+    int nd = 0;
+    if (ignore && !list) st = SB_ERR_OUT_OF_MEMORY;
+    for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok && st == SB_OK; tok = strtok_r(NULL, ",", &save)) {
+        if (nd == 256) {
+            fprintf(stderr, "samebits: error: SB_ERR_LIMIT: --ignore-column names more than 256 columns\n");
+            st = SB_ERR_LIMIT;
+            break;
+        }
+        st = column_name(names, tok, "--ignore-column", &drop[nd]);
+        if (st == SB_OK) nd++;
+    }
+    if (st == SB_OK && w && (st = sb_dataset_weight_column(d, w)) != SB_OK) lib_error(st);
+    for (int i = 0; i < nd && st == SB_OK; i++)
+        if ((st = sb_dataset_drop_column(d, drop[i])) != SB_OK) lib_error(st);
+    for (int i = 0; i < nd; i++) free(drop[i]);
+    free(list);
+    free(w);
+    return st;
+}
+
 static int cmd_train(int argc, char **argv) {
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
-               *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL;
+               *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
+               *ignore_cols = NULL, *init_path = NULL;
+    char *group_name = NULL;
+    sb_model *init_model = NULL;
     sb_params *params = NULL;
     sb_dataset *dtrain = NULL, *dvalid = NULL;
     sb_card *card = NULL;
@@ -438,6 +500,9 @@ static int cmd_train(int argc, char **argv) {
         else if (!strcmp(a, "--query") && v) query = argv[++i];
         else if (!strcmp(a, "--valid-query") && v) vquery = argv[++i];
         else if (!strcmp(a, "--group") && v) group = argv[++i];
+        else if (!strcmp(a, "--weight-column") && v) weight_col = argv[++i];
+        else if (!strcmp(a, "--ignore-column") && v) ignore_cols = argv[++i];
+        else if (!strcmp(a, "--init-model") && v) init_path = argv[++i];
         else if (!strcmp(a, "--objective") && v) {
             const char *had = NULL;
             if (sb_params_get(params, "objective", &had) == SB_OK) {
@@ -474,6 +539,12 @@ static int cmd_train(int argc, char **argv) {
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
+    if (init_path && model_kind && strcmp(model_kind, "gbdt") != 0) {
+        rc = usage_error("train: --init-model continues gradient boosting; --model %s is not continued", model_kind);
+        goto done;
+    }
+    /* the initial model is read before the data: a bad file is refused before any long work */
+    if (init_path && (st = sb_model_load(init_path, &init_model)) != SB_OK) goto lib_fail;
     if ((forest || iforest) && (query || vquery || group || valid)) {
         rc = usage_error("train: --valid, --query, --valid-query and --group are for gradient boosting; --model %s "
                          "takes none of them", model_kind);
@@ -549,8 +620,26 @@ static int cmd_train(int argc, char **argv) {
     double t0 = now_s();
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
     if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;
+    if (weight && weight_col) {
+        rc = usage_error("train: --weight FILE and --weight-column %s both give the weights: give one", weight_col);
+        goto done;
+    }
+    if (iforest && weight_col) {
+        rc = usage_error("train: --weight-column: an isolation forest takes no row weights (--model %s)", model_kind);
+        goto done;
+    }
+    /* columns by index are resolved against the training data before any leaves it */
+    if (group && column_name(dtrain, group, "--group", &group_name) != SB_OK) goto done;
+    if (dvalid && apply_columns(dtrain, dvalid, weight_col, ignore_cols) != SB_OK) goto done;
+    if (apply_columns(dtrain, dtrain, weight_col, ignore_cols) != SB_OK) goto done;
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
-    if (!weight && !iforest && weights_beside(data, dtrain) != SB_OK) goto done;
+    if (weight_col) {
+        char *wpath = NULL; /* the weight column is the weights: a DATA.weight beside is not read, and said so */
+        if (beside_file(data, ".weight", &wpath) != SB_OK) goto done;
+        if (wpath) fprintf(stderr, "samebits: note: %s is not read: --weight-column gives the weights\n", wpath);
+        free(wpath);
+    }
+    if (!weight && !weight_col && !iforest && weights_beside(data, dtrain) != SB_OK) goto done;
     if (iforest) { /* a weight file beside the data is not read: said, never silently */
         char *wpath = NULL;
         if (beside_file(data, ".weight", &wpath) != SB_OK) goto done;
@@ -558,9 +647,9 @@ static int cmd_train(int argc, char **argv) {
             fprintf(stderr, "samebits: note: %s is not read: an isolation forest takes no row weights\n", wpath);
         free(wpath);
     }
-    if (dvalid && weights_beside(valid, dvalid) != SB_OK) goto done;
-    if (!knn && !labelled && !forest && !iforest && attach_groups(dtrain, data, query, group) != SB_OK) goto done;
-    if (dvalid && attach_groups(dvalid, valid, vquery, group) != SB_OK) goto done;
+    if (dvalid && !weight_col && weights_beside(valid, dvalid) != SB_OK) goto done;
+    if (!knn && !labelled && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
+    if (dvalid && attach_groups(dvalid, valid, vquery, group_name) != SB_OK) goto done;
     int64_t nrows;
     int32_t ncols;
     sb_dataset_shape(dtrain, &nrows, &ncols);
@@ -642,7 +731,11 @@ static int cmd_train(int argc, char **argv) {
         if (!conv)
             fprintf(stderr, "samebits: note: kmeans stopped at max_iter=%lld before the centers settled\n", (long long)it);
     } else {
-        if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) goto lib_fail;
+        if (init_path) { /* continued training: n_estimators more iterations on the file's trees */
+            if ((st = sb_gbdt_fit_continue(params, dtrain, dvalid, init_model, card, &model)) != SB_OK) goto lib_fail;
+        } else if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) {
+            goto lib_fail;
+        }
         sb_model_info info;
         sb_model_get_info(model, &info);
         fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
@@ -658,6 +751,8 @@ static int cmd_train(int argc, char **argv) {
 lib_fail:
     rc = lib_error(st);
 done:
+    free(group_name);
+    sb_model_free(init_model);
     sb_model_free(model);
     sb_card_free(card);
     sb_dataset_free(dtrain);

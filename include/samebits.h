@@ -40,7 +40,7 @@ extern "C" {
 #define SB_VERSION_PATCH 0
 #define SB_VERSION_STRING "0.1.0"
 /* The numeric profile this library implements (docs/numeric-profile.md). */
-#define SB_PROFILE_VERSION "sb-identical-v4"
+#define SB_PROFILE_VERSION "sb-identical-v5"
 
 /* ---- status and errors -------------------------------------------------- */
 
@@ -76,7 +76,7 @@ SB_API const char *sb_last_error(void);
  * can differ from this header's when a program loads another build).
  * Not a status: a constant string compiled into the library; cannot fail. */
 SB_API const char *sb_version(void);
-/* Numeric profile version, e.g. "sb-identical-v4".
+/* Numeric profile version, e.g. "sb-identical-v5".
  * Not a status: a constant string compiled into the library; cannot fail. */
 SB_API const char *sb_profile_version(void);
 
@@ -226,6 +226,15 @@ SB_API sb_status sb_dataset_set_group(sb_dataset *d, const int64_t *sizes, int64
 SB_API sb_status sb_dataset_set_qid(sb_dataset *d, const int32_t *qid, int64_t n);
 SB_API sb_status sb_dataset_read_query_file(sb_dataset *d, const char *path);
 SB_API sb_status sb_dataset_group_column(sb_dataset *d, const char *name);
+/* LightGBM's weight_column and ignore_column: the feature column named name
+ * becomes the row weights (finite, >= 0; data that has weights already is
+ * refused) or is dropped; either way it leaves the features. A matrix the
+ * dataset only views (sb_dataset_view_matrix) is copied, never written. */
+SB_API sb_status sb_dataset_weight_column(sb_dataset *d, const char *name);
+SB_API sb_status sb_dataset_drop_column(sb_dataset *d, const char *name);
+/* Feature k's name (0-based; the pointer lives until the dataset changes):
+ * a file's header, or f0.. for a headerless one. */
+SB_API sb_status sb_dataset_feature_name(const sb_dataset *d, int32_t k, const char **name);
 /* Read a file: format "csv", "libsvm" or NULL to detect; label is the CSV label
  * column's name (NULL: none, as for prediction; ignored for libsvm). */
 SB_API sb_status sb_dataset_read(const char *path, const char *format, const char *label,
@@ -248,6 +257,18 @@ SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
  * value, two aliases of one key, a backend this build lacks), so that a caller
  * can refuse them before reading a large file. */
 SB_API sb_status sb_gbdt_params_check(const sb_params *params);
+/* Continued training (LightGBM's init_model): n_estimators more iterations on
+ * top of init's trees, on the same training data. The margins start at init's
+ * predictions (the base score plus each tree's leaf in tree order: the same
+ * additions init's own fit made), the iterations count on from init's, so
+ * every draw keyed by the iteration (bagging, columns) is the uninterrupted
+ * fit's: init trained m iterations and continued n on any device equals, byte
+ * for byte, the m + n iteration fit with the same parameters (its text
+ * records n_estimators = m + n). init must be a gradient boosting model of
+ * this library's profile, objective, class and feature counts (named errors
+ * otherwise); the caller keeps it. */
+SB_API sb_status sb_gbdt_fit_continue(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
+                                      const sb_model *init, sb_card *card, sb_model **out);
 
 /* Train a random forest or Extra Trees (Breiman 2001; Geurts et al. 2006) on
  * the CPU. params: docs/forest.md (model=random_forest|extra_trees,
@@ -474,6 +495,39 @@ SB_API sb_status sb_model_get_info(const sb_model *m, sb_model_info *info);
  * *profile gets a constant string owned by the library. */
 SB_API sb_status sb_model_get_profile(const sb_model *m, const char **profile);
 
+/* Class labels (docs/model-format.md, "Class labels"): the labels a
+ * classifier was trained with, class index c standing for label c, stored in
+ * its file so that a loaded classifier answers in them. A classifier here is a
+ * gradient-boosting binary (2 labels) or multiclass model, or a forest
+ * classifier (num_class labels); another model is SB_ERR_INVALID_ARGUMENT.
+ * Kinds: */
+typedef enum sb_label_kind {
+    SB_LABELS_NONE = 0,    /* no labels: the classes are 0..K-1 */
+    SB_LABELS_INT64 = 1,   /* values: int64_t[n] */
+    SB_LABELS_FLOAT64 = 2, /* values: double[n], no NaN; -0 is kept as written */
+    SB_LABELS_STRING = 3,  /* values: const char *[n], UTF-8 without NUL, each at most 65,536 bytes */
+    SB_LABELS_BOOL = 4     /* values: uint8_t[n], 0 (false) then 1 (true): n is 2 */
+} sb_label_kind;
+/* Set m's labels: n values of kind (SB_LABELS_NONE with n 0 and values NULL
+ * removes them), strictly increasing (numbers by value, strings by their
+ * bytes: scikit-learn's sorted classes_), n the model's class count. They
+ * change the model's file and digest (a labeled model is written in format
+ * version 3). A kind outside the list, a wrong count, an unsorted or repeated
+ * label, a NaN, a string that is not UTF-8 are SB_ERR_INVALID_ARGUMENT, named;
+ * m is then unchanged. */
+SB_API sb_status sb_model_set_class_labels(sb_model *m, int32_t kind, size_t n, const void *values);
+/* *kind gets m's label kind (SB_LABELS_NONE when it has none) and *n their
+ * count (0 when none). */
+SB_API sb_status sb_model_get_class_labels(const sb_model *m, int32_t *kind, size_t *n);
+/* The labels of a numeric kind into out (int64_t, double or uint8_t by the
+ * kind): *needed (may be NULL) gets n; cap (in values) 0 asks; a smaller cap
+ * is SB_ERR_LIMIT. String labels or none: SB_ERR_INVALID_ARGUMENT. */
+SB_API sb_status sb_model_get_class_label_values(const sb_model *m, void *out, size_t cap, size_t *needed);
+/* String label i (0 <= i < n) of a model with SB_LABELS_STRING: *label gets a
+ * NUL-terminated string owned by m (valid until m is freed or relabeled).
+ * Another kind or i out of range: SB_ERR_INVALID_ARGUMENT. */
+SB_API sb_status sb_model_get_class_label_string(const sb_model *m, size_t i, const char **label);
+
 /* Feature importance: type 0 = number of splits, 1 = total gain. */
 SB_API sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out,
                                              size_t cap, size_t *needed);
@@ -490,11 +544,14 @@ SB_API sb_status sb_model_dump(const sb_model *m, const char *format, char *buf,
 
 /* The model file format (docs/model-format.md): little-endian, versioned,
  * byte-identical across platforms, closed by a SHA-256 of everything before it.
- * The writer writes version 2; the reader reads versions 1 and 2. */
+ * The writer writes version 2, or version 3 for a model with class labels;
+ * the reader reads versions 1, 2 and 3. */
 SB_API sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, size_t *needed);
-/* The same in a chosen format version: 2, or 1 for a tree family (the layout
- * older readers and the reference cards' model-bytes stages know). Another
- * version, or 1 for a family it cannot hold, is SB_ERR_INVALID_ARGUMENT. */
+/* The same in a chosen format version: 3 (a labeled model only), 2, or 1 for
+ * a tree family (the layouts older readers and the reference cards'
+ * model-bytes stages know; a labeled model written in 1 or 2 leaves its labels
+ * out). Another version, 3 for a model without labels, or 1 for a family it
+ * cannot hold, is SB_ERR_INVALID_ARGUMENT. */
 SB_API sb_status sb_model_to_bytes_version(const sb_model *m, uint32_t version, uint8_t *buf, size_t cap,
                                            size_t *needed);
 SB_API sb_status sb_model_from_bytes(const uint8_t *buf, size_t len, sb_model **out);
@@ -503,8 +560,10 @@ SB_API sb_status sb_model_from_bytes(const uint8_t *buf, size_t len, sb_model **
  * a symlink's target, never the link); load validates everything. */
 SB_API sb_status sb_model_save(const sb_model *m, const char *path);
 SB_API sb_status sb_model_load(const char *path, sb_model **out);
-/* Hex SHA-256 of the model's bytes, as stored at the end of its file in the
- * current version (a version-1 file read and saved again gets a new digest). */
+/* Hex SHA-256 of the model's bytes, as stored at the end of its file as the
+ * writer writes it (version 2, or 3 for a model with class labels: the labels
+ * are part of the digest); a version-1 file read and saved again gets a new
+ * digest. */
 SB_API sb_status sb_model_digest(const sb_model *m, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_model_free(sb_model *m);

@@ -51,7 +51,7 @@ def version():
 
 
 def profile_version():
-    """The numeric profile the library implements, e.g. 'sb-identical-v4'."""
+    """The numeric profile the library implements, e.g. 'sb-identical-v5'."""
     return _lib.sb_profile_version().decode()
 
 

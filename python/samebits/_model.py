@@ -1,6 +1,7 @@
 """Thin wrappers of the C handles: datasets, cards and models."""
 import ctypes
 import os
+import sys
 from ctypes import byref, c_int32, c_int64, c_size_t, c_uint8, c_void_p
 
 from . import _array
@@ -144,6 +145,51 @@ class Card:
 from ._lib import CardDiff as _LibDiff  # noqa: E402
 
 
+# sb_label_kind (include/samebits.h)
+LABELS_NONE, LABELS_INT64, LABELS_FLOAT64, LABELS_STRING, LABELS_BOOL = 0, 1, 2, 3, 4
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def class_labels_kind(classes):
+    """(sb_label_kind, values as Python scalars) for a classifier's classes_
+    (a NumPy array or a list): LABELS_NONE when they are the int64 (or Python
+    int) values 0..K-1, which a model without labels means, or when they are of
+    no kind the model file holds."""
+    np = sys.modules.get("numpy")
+    dtype = getattr(classes, "dtype", None)
+    values = classes.tolist() if hasattr(classes, "tolist") else list(classes)
+    if dtype is not None and np is not None and dtype.kind not in "O":
+        kind = {"b": LABELS_BOOL, "i": LABELS_INT64, "u": LABELS_INT64, "f": LABELS_FLOAT64,
+                "U": LABELS_STRING}.get(dtype.kind, LABELS_NONE)
+        if kind == LABELS_INT64 and dtype == np.int64 and values == list(range(len(values))):
+            return LABELS_NONE, None
+    else:  # Python objects: one kind for all
+        kinds = set()
+        for v in values:
+            kinds.add(LABELS_BOOL if isinstance(v, (bool,) + ((np.bool_,) if np is not None else ()))
+                      else LABELS_INT64 if isinstance(v, int) or (np is not None and isinstance(v, np.integer))
+                      else LABELS_FLOAT64 if isinstance(v, float) or (np is not None and isinstance(v, np.floating))
+                      else LABELS_STRING if isinstance(v, str) else LABELS_NONE)
+        kind = kinds.pop() if len(kinds) == 1 else LABELS_NONE
+        if kind == LABELS_INT64 and dtype is None and [int(v) for v in values] == list(range(len(values))):
+            return LABELS_NONE, None
+    if kind == LABELS_INT64:
+        values = [int(v) for v in values]
+        if any(v < _INT64_MIN or v > _INT64_MAX for v in values):
+            return LABELS_NONE, None
+    elif kind == LABELS_FLOAT64:
+        values = [float(v) for v in values]
+    elif kind == LABELS_BOOL:
+        values = [bool(v) for v in values]
+    elif kind == LABELS_STRING:
+        try:  # the file holds UTF-8 without NUL, each within the name limit
+            if any("\0" in v or len(v.encode("utf-8")) > 65536 for v in values):
+                return LABELS_NONE, None
+        except UnicodeEncodeError:  # a lone surrogate
+            return LABELS_NONE, None
+    return kind, values
+
+
 class Model:
     """An sb_model handle."""
 
@@ -160,7 +206,11 @@ class Model:
         return cls(Handle(out, lib.sb_model_free))
 
     @classmethod
-    def fit_gbdt(cls, pairs, train, valid=None, card=None):
+    def fit_gbdt(cls, pairs, train, valid=None, card=None, init=None):
+        """Gradient boosting; from init's trees (a Model) when given: continued training."""
+        if init is not None:
+            return cls._fit(lib.sb_gbdt_fit_continue, pairs, train, valid.ptr if valid is not None else None,
+                            init._h.ptr, card=card)
         return cls._fit(lib.sb_gbdt_fit, pairs, train, valid.ptr if valid is not None else None, card=card)
 
     @classmethod
@@ -231,6 +281,57 @@ class Model:
         v = c_int64(0)
         check(lib.sb_model_get_int(self._h.ptr, name.encode(), byref(v)))
         return v.value
+
+    def set_class_labels(self, classes):
+        """Store a classifier's classes_ in the model (sb_model_set_class_labels),
+        so that its file restores them: integers (int64), floats (float64),
+        strings or booleans, by class_labels_kind. Labels that are the integers
+        0..K-1 (int64, or Python ints) are what a model without labels means,
+        and are not stored: such a model's bytes are those of before labels
+        existed (and the CLI's). Labels of no stored kind (bytes, mixed types,
+        integers beyond int64) are not stored either: classes_ then loads as
+        0..K-1. Returns whether labels were stored."""
+        kind, values = class_labels_kind(classes)
+        if kind == LABELS_NONE:
+            return False
+        n = len(values)
+        if kind == LABELS_STRING:
+            enc = [v.encode("utf-8") for v in values]
+            arr = (ctypes.c_char_p * n)(*enc)
+        elif kind == LABELS_INT64:
+            arr = (c_int64 * n)(*values)
+        elif kind == LABELS_FLOAT64:
+            arr = (ctypes.c_double * n)(*values)
+        else:
+            arr = (c_uint8 * n)(*[1 if v else 0 for v in values])
+        check(lib.sb_model_set_class_labels(self._h.ptr, kind, n, ctypes.cast(arr, c_void_p)))
+        return True
+
+    def class_labels(self):
+        """The classes_ the model's file stores (sb_model_get_class_labels), as a
+        NumPy array of the stored kind's dtype (int64, float64, str, bool) when
+        NumPy is loaded, else a list; None when it stores none."""
+        kind, n = c_int32(0), c_size_t(0)
+        check(lib.sb_model_get_class_labels(self._h.ptr, byref(kind), byref(n)))
+        k, n = kind.value, n.value
+        if k == LABELS_NONE:
+            return None
+        if k == LABELS_STRING:
+            out = []
+            for i in range(n):
+                p = ctypes.c_char_p()
+                check(lib.sb_model_get_class_label_string(self._h.ptr, i, byref(p)))
+                out.append(p.value.decode("utf-8"))
+        else:
+            ctype = {LABELS_INT64: c_int64, LABELS_FLOAT64: ctypes.c_double, LABELS_BOOL: c_uint8}[k]
+            arr = (ctype * n)()
+            check(lib.sb_model_get_class_label_values(self._h.ptr, ctypes.cast(arr, c_void_p), n, byref(c_size_t())))
+            out = [bool(v) for v in arr] if k == LABELS_BOOL else list(arr)
+        np = sys.modules.get("numpy")
+        if np is None:
+            return out
+        dtype = {LABELS_INT64: np.int64, LABELS_FLOAT64: np.float64, LABELS_BOOL: np.bool_}.get(k)
+        return np.asarray(out, dtype=dtype) if dtype is not None else np.asarray(out)
 
     def evals(self):
         """A gradient boosting fit's validation metric log, or None (no

@@ -229,6 +229,82 @@ class _Forest(GradientBoosting):
         if not isinstance(self, IsolationForest):
             self.n_outputs_ = 1  # one target (scikit-learn's attribute; several outputs are not built)
 
+    # The forest parameters a model file stores: constructor name -> (C key,
+    # type, the text the constructor's None stands for, or None). criterion,
+    # bootstrap, max_features and class_weight are read by _params_from_file.
+    _FILE_KEYS = {
+        "n_estimators": ("n_estimators", int, None),
+        "max_depth": ("max_depth", int, "-1"),
+        "min_samples_split": ("min_samples_split", int, None),
+        "min_samples_leaf": ("min_samples_leaf", int, None),
+        "min_weight_fraction_leaf": ("min_weight_fraction_leaf", float, None),
+        "max_samples": ("max_samples", float, "0"),
+        "random_state": ("seed", int, "0"),
+        "max_bin": ("max_bin", int, None),
+        "bin_sample_rows": ("bin_sample_rows", int, "200000"),
+        "numeric_mode": ("numeric_mode", str, "identical"),
+    }
+
+    def _params_from_file(self, stored, model):
+        """{constructor parameter: value} from the forest file's parameter text,
+        as GradientBoosting._params_from_file: a stored text that the
+        constructor's None (or default) gives restores that default. criterion:
+        None for the default (gini / squared_error); bootstrap: None for the
+        forest's own default (random forest on, Extra Trees off); max_features:
+        'sqrt', 'log2', an int, a float, or 'all' as the class's every-feature
+        value (1.0 where that is the default, else None); class_weight:
+        'balanced', 'balanced_subsample' or {label: weight} through classes_."""
+        from .gbdt import _file_value
+        out = {}
+        defaults = self._param_defaults()
+        for name, (key, kind, none_text) in self._FILE_KEYS.items():
+            if key not in stored or name not in defaults:
+                continue
+            text = stored[key]
+            if defaults[name] is None and none_text is not None and text == none_text:
+                out[name] = None
+            else:
+                out[name] = _file_value(text, kind) if kind is not str else text
+        if "min_weight_fraction_leaf" in defaults and "min_weight_fraction_leaf" not in stored:
+            out["min_weight_fraction_leaf"] = 0.0  # written only when set
+        if "criterion" in stored and "criterion" in defaults:
+            default_criterion = "gini" if self._is_classifier() else "squared_error"
+            out["criterion"] = None if stored["criterion"] == default_criterion else stored["criterion"]
+        if "bootstrap" in stored and "bootstrap" in defaults:
+            own = "1" if self._model_name == "random_forest" else "0"
+            out["bootstrap"] = None if stored["bootstrap"] == own else stored["bootstrap"] == "1"
+        if "max_features" in stored and "max_features" in defaults:
+            mf = stored["max_features"]
+            if mf in ("sqrt", "log2"):
+                out["max_features"] = mf
+            elif mf == "all":
+                out["max_features"] = 1.0 if defaults["max_features"] == 1.0 else None
+            elif "." in mf or "e" in mf:
+                out["max_features"] = _file_value(mf, float)
+            else:
+                out["max_features"] = int(mf)
+        if "class_weight" in defaults:
+            out["class_weight"] = self._class_weight_from_file(stored.get("class_weight"), model)
+        return out
+
+    @staticmethod
+    def _class_weight_from_file(text, model):
+        """class_weight from its stored text: None (absent), 'balanced',
+        'balanced_subsample', or 'k:w;k:w' by class index mapped to
+        {classes_[k]: w} through the labels the file stores (0..K-1 without)."""
+        if text is None or text in ("balanced", "balanced_subsample"):
+            return text
+        from .gbdt import _file_value
+        labels = model.class_labels()
+        out = {}
+        for part in text.split(";"):
+            k, sep, w = part.partition(":")
+            if not sep:
+                continue
+            key = labels[int(k)] if labels is not None else int(k)
+            out[key.item() if hasattr(key, "item") else key] = _file_value(w, float)
+        return out
+
     @property
     def decision_function(self):
         """Forest classifiers have no decision_function (as scikit-learn's): use
@@ -416,6 +492,11 @@ class IsolationForest(_Forest):
 
     def _holds(self, info):
         return info["family"] == self._family
+
+    # What an isolation forest's file stores of its parameters: max_samples is
+    # stored as the row count the fit drew (max_samples_), which "auto" and an
+    # int give alike, so the parameter keeps its value.
+    _FILE_KEYS = {k: v for k, v in _Forest._FILE_KEYS.items() if k != "max_samples"}
 
     def _load_fitted(self, model, source):
         """A loaded isolation forest: offset_ is -0.5 when contamination is 'auto'

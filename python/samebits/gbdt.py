@@ -9,6 +9,7 @@ float), which the C library reads with strtof, exactly as the CLI reads
 """
 import math
 import operator
+import os
 import sys
 
 from . import callback as _callback
@@ -51,6 +52,59 @@ _KEYS = {
     "numeric_mode": ("numeric_mode", str),
     "device": ("device", str),
 }
+
+
+def _f32_value(text):
+    """The Python float a model file's float32 parameter text stands for: the
+    shortest decimal that rounds to the same float32 (the C fit stores
+    float32(value) as %.9g, e.g. 0.1 as 0.100000001), so that a restored
+    estimator shows the value it was given and a refit stores the same text."""
+    import struct
+    f = float(text)
+    want = struct.pack("<f", f)
+    for digits in range(1, 10):
+        c = float("%.*g" % (digits, f))
+        if struct.pack("<f", c) == want:
+            return c
+    return f
+
+
+def _file_value(text, kind):
+    """A parameter's stored text as the constructor's type (int, float32, str)."""
+    if kind is int:
+        return int(text)
+    if kind is float:
+        return _f32_value(text)
+    return text
+
+
+# The gradient-boosting parameters a model file stores (its params text, written
+# by the C fit): constructor name -> (C key, type, the text the constructor's
+# None stands for, or None when None is not the default). loss, max_leaf_nodes
+# (an alias of num_leaves), verbose, device, record_stages and n_jobs are not in
+# the file; loss follows from the objective (estimator_class_for).
+_FILE_KEYS = {
+    "n_estimators": ("n_estimators", int, None),
+    "learning_rate": ("learning_rate", float, None),
+    "num_leaves": ("num_leaves", int, "31"),
+    "max_depth": ("max_depth", int, "-1"),
+    "growth": ("growth", str, None),
+    "max_bin": ("max_bin", int, None),
+    "min_samples_leaf": ("min_samples_leaf", int, None),
+    "min_child_weight": ("min_child_weight", float, None),
+    "reg_lambda": ("reg_lambda", float, None),
+    "min_split_gain": ("min_split_gain", float, None),
+    "subsample": ("subsample", float, None),
+    "colsample_bytree": ("colsample", float, None),
+    "random_state": ("seed", int, "0"),
+    "early_stopping_rounds": ("early_stopping_rounds", int, "0"),
+    "base_score": ("base_score", float, "auto"),
+    "bin_sample_rows": ("bin_sample_rows", int, "200000"),
+    "numeric_mode": ("numeric_mode", str, "identical"),
+}
+# The metric the C fit chooses when eval_metric is None, by objective.
+_DEFAULT_METRIC = {"regression": "rmse", "binary": "logloss", "multiclass": "mlogloss", "lambdarank": "ndcg",
+                   "rank_pairwise": "ndcg"}
 
 
 def _text(name, value, kind):
@@ -263,13 +317,16 @@ class GradientBoosting(FittedModel, Estimator):
 
     # ---- fit ------------------------------------------------------------------
     @with_n_jobs
-    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None):
         """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
         holding one) for the metric log and early stopping; callbacks: LightGBM's
         samebits.early_stopping, log_evaluation and record_evaluation (samebits.callback).
         With eval_set, evals_result_ ({"valid_0": {metric: [value per iteration]}}),
         best_iteration_ (1-based; 0 without early stopping) and best_score_ are set,
-        as LightGBM sets them. On error nothing changes."""
+        as LightGBM sets them. init_model (LightGBM's continued training): a fitted
+        gradient boosting estimator, a model file's path or its bytes; n_estimators more
+        iterations are grown on top of its trees, and m then n iterations give the m + n
+        iteration model's bytes (sb_gbdt_fit_continue). On error nothing changes."""
         classify = self._is_classifier()
         if y is None:
             raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
@@ -293,6 +350,12 @@ class GradientBoosting(FittedModel, Estimator):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
         boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        init = None
+        if init_model is not None:
+            if not boosting:
+                raise InvalidArgumentError("init_model: a %s is not continued (gradient boosting is)"
+                                           % type(self).__name__)
+            init = self._init_handle(init_model)
         if callbacks is not None and not boosting:
             raise InvalidArgumentError("callbacks: a %s takes none (its trees are not grown against validation "
                                        "rows)" % type(self).__name__)
@@ -329,7 +392,10 @@ class GradientBoosting(FittedModel, Estimator):
                 mv.names = m.names
             valid = dataset(mv, label=lv[1:], group=groups[1])
         card = Card() if self.record_stages else None
-        model = self._fit_model(pairs, train, valid, card)
+        model = self._fit_model(pairs, train, valid, card) if init is None else \
+            Model.fit_gbdt(pairs, train, valid, card, init=init)
+        if classify:
+            model.set_class_labels(classes)  # the file keeps classes_ (docs/model-format.md, "Class labels")
         # success: replace the fitted state all at once
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
@@ -360,6 +426,19 @@ class GradientBoosting(FittedModel, Estimator):
     def _fit_model(self, pairs, train, valid, card):
         return Model.fit_gbdt(pairs, train, valid, card)
 
+    @staticmethod
+    def _init_handle(init_model):
+        """The model handle init_model names: a fitted samebits gradient boosting
+        estimator's, or a model file's (path or bytes); anything else by name."""
+        if isinstance(init_model, GradientBoosting):
+            if getattr(init_model, "_model", None) is None:
+                raise InvalidArgumentError("init_model: %s is not fitted" % type(init_model).__name__)
+            return init_model._model
+        if isinstance(init_model, (str, bytes, bytearray, memoryview, os.PathLike)):
+            return _open_model(init_model)
+        raise InvalidArgumentError("init_model: a fitted samebits gradient boosting estimator, a model file's path "
+                                   "or its bytes, not %s" % type(init_model).__name__)
+
     def _set_fitted(self, model, classes, names):
         info = model.info()
         self._model = model
@@ -368,6 +447,8 @@ class GradientBoosting(FittedModel, Estimator):
             np = sys.modules.get("numpy")
             self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
         if self._is_classifier():
+            if classes is None:
+                classes = model.class_labels()  # what the file stores, else 0..K-1
             if classes is None:
                 k = 2 if info["num_class"] == 1 else info["num_class"]
                 np = sys.modules.get("numpy")
@@ -522,16 +603,47 @@ class GradientBoosting(FittedModel, Estimator):
         """Load a model file (or its bytes) into this estimator; returns self. The file
         must be of this estimator's family and kind (a random forest classifier's file
         into a RandomForestClassifier...): another is InvalidInputError naming both.
-        Class labels are not in the file: a loaded classifier's classes_ are 0..K-1.
+        A classifier's classes_ are the labels the file stores (those it was
+        trained with), or 0..K-1 for a file without labels. The constructor
+        parameters the file stores replace this estimator's (get_params() then
+        gives the trained model's; those it does not store, such as n_jobs and
+        device, are left as they are).
         feature_names_in_ is set when the file stores names other than f0..f{n-1}."""
         model = _open_model(path_or_bytes)
         self._check_holds(model.info())
         self._load_fitted(model, path_or_bytes)
         return self
 
+    def _params_from_file(self, stored, model):
+        """{constructor parameter: value} from a model file's parameter text
+        (stored, a dict of str): each parameter the file holds, as the
+        constructor takes it (floats as the shortest decimal of their float32);
+        a text that is what the constructor's None gives (num_leaves 31, seed 0,
+        ...) restores None, so a default estimator's file gives back its
+        defaults. Parameters the file does not hold keep their value."""
+        out = {}
+        for name, (key, kind, none_text) in _FILE_KEYS.items():
+            if key not in stored:
+                continue
+            text = stored[key]
+            default = self._param_defaults().get(name)
+            if default is None and none_text is not None and text == none_text:
+                out[name] = None
+            else:
+                out[name] = _file_value(text, kind) if kind is not str else text
+        if "metric" in stored:
+            objective = model.info()["objective"]
+            out["eval_metric"] = None if stored["metric"] == _DEFAULT_METRIC.get(objective) else stored["metric"]
+        if stored.get("objective") == "rank_pairwise" and "loss" in self._param_defaults():
+            out["loss"] = "rank_pairwise"
+        return out
+
     def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file
+        from ._model import feature_names_in_file, params_in_file
         names = feature_names_in_file(source)
+        # the constructor's parameters as the file stores them (get_params)
+        for name, value in self._params_from_file(params_in_file(source), model).items():
+            setattr(self, name, value)
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
         self._card_text = None
@@ -771,10 +883,12 @@ def load_model(path_or_bytes):
     estimator (LinearRegression, Ridge, Lasso, ElasticNet, LogisticRegression,
     PCA), KMeans, or NearestNeighbors / KNeighborsClassifier /
     KNeighborsRegressor (by the knn model's task), by the file's family and
-    objective (sb_model_get_info), linear kind or knn task. Its constructor
-    parameters are the class's defaults (a knn estimator's n_neighbors, radius,
-    weights and metric are the file's); its fitted attributes are the file's
-    (classes_ 0..K-1: class labels are not in the file)."""
+    objective (sb_model_get_info), linear kind or knn task. A gradient-boosting
+    or forest estimator's constructor parameters are those the file stores (the
+    class's defaults for the rest); the other families' are the class's defaults
+    (a knn estimator's n_neighbors, radius, weights and metric are the file's);
+    its fitted attributes are the file's (a classifier's classes_: the labels
+    the file stores, else 0..K-1)."""
     model = _open_model(path_or_bytes)
     est = estimator_class_for(model.info())()
     est._load_fitted(model, path_or_bytes)

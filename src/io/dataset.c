@@ -395,6 +395,91 @@ sb_status sb_dataset_read_weight_file(sb_dataset *d, const char *path) {
     return st;
 }
 
+/* The feature column named name (-1: none). */
+static int32_t column_index(const sb_dataset *d, const char *name) {
+    for (int32_t k = 0; k < d->t.ncols; k++)
+        if (d->t.names && d->t.names[k] && !strcmp(d->t.names[k], name)) return k;
+    return -1;
+}
+
+/* Removes feature column c from d in place (x compacted row by row, its name
+ * freed); a borrowed x (sb_dataset_view_matrix) is copied first, so the
+ * caller's matrix is never written. */
+static sb_status remove_column(sb_dataset *d, int32_t c) {
+    const int64_t n = d->t.nrows;
+    const int32_t nc = d->t.ncols;
+    if (d->t.x_borrowed) {
+        float *own = sb_malloc(sizeof(float) * (size_t)(n * (nc - 1) > 0 ? n * (nc - 1) : 1));
+        if (!own) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        for (int64_t r = 0; r < n; r++)
+            for (int32_t k = 0; k < nc; k++)
+                if (k != c) own[r * (nc - 1) + (k < c ? k : k - 1)] = d->t.x[r * nc + k];
+        d->t.x = own;
+        d->t.x_borrowed = 0;
+    } else {
+        for (int64_t r = 0; r < n; r++)
+            for (int32_t k = 0; k < nc; k++)
+                if (k != c) d->t.x[r * (nc - 1) + (k < c ? k : k - 1)] = d->t.x[r * nc + k];
+    }
+    if (d->t.names) {
+        sb_free(d->t.names[c]);
+        memmove(d->t.names + c, d->t.names + c + 1, sizeof(char *) * (size_t)(nc - 1 - c));
+    }
+    d->t.ncols = nc - 1;
+    return SB_OK;
+}
+
+sb_status sb_dataset_feature_name(const sb_dataset *d, int32_t k, const char **name) {
+    sb_clear_error();
+    if (!d || !name) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_feature_name: NULL argument");
+    if (k < 0 || k >= d->t.ncols)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "feature %d: the data has %d feature columns (0-based)", (int)k,
+                       (int)d->t.ncols);
+    if (!d->t.names || !d->t.names[k]) return sb_fail(SB_ERR_NOT_FOUND, "feature %d has no name", (int)k);
+    *name = d->t.names[k];
+    return SB_OK;
+}
+
+sb_status sb_dataset_weight_column(sb_dataset *d, const char *name) {
+    sb_clear_error();
+    if (!d || !name) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_weight_column: NULL argument");
+    const int32_t c = column_index(d, name);
+    if (c < 0) return sb_fail(SB_ERR_INVALID_INPUT, "no weight column \"%s\" among the features", name);
+    if (d->t.ncols < 2) return sb_fail(SB_ERR_INVALID_INPUT, "the weight column \"%s\" is the only column", name);
+    if (d->t.weight) return sb_fail(SB_ERR_INVALID_ARGUMENT, "the data has weights already; a weight column too is one "
+                                    "weight too many");
+    const int64_t n = d->t.nrows;
+    const int32_t nc = d->t.ncols;
+    float *w = sb_malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!w) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    for (int64_t r = 0; r < n; r++) {
+        const float v = d->t.x[r * nc + c];
+        if (!(v >= 0.0f && v <= FLT_MAX)) {
+            sb_free(w);
+            return sb_fail(SB_ERR_INVALID_INPUT, "weight column \"%s\", row %lld: %g is not a weight (finite and >= 0)",
+                           name, (long long)r, (double)v);
+        }
+        w[r] = v;
+    }
+    sb_status st = remove_column(d, c);
+    if (st != SB_OK) {
+        sb_free(w);
+        return st;
+    }
+    d->t.weight = w;
+    return SB_OK;
+}
+
+sb_status sb_dataset_drop_column(sb_dataset *d, const char *name) {
+    sb_clear_error();
+    if (!d || !name) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_drop_column: NULL argument");
+    const int32_t c = column_index(d, name);
+    if (c < 0) return sb_fail(SB_ERR_INVALID_INPUT, "no column \"%s\" among the features to ignore", name);
+    if (d->t.ncols < 2)
+        return sb_fail(SB_ERR_INVALID_INPUT, "ignoring \"%s\" would leave no feature column", name);
+    return remove_column(d, c);
+}
+
 sb_status sb_dataset_group_column(sb_dataset *d, const char *name) {
     sb_clear_error();
     if (!d || !name) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_group_column: NULL argument");
@@ -416,12 +501,10 @@ sb_status sb_dataset_group_column(sb_dataset *d, const char *name) {
         }
         qid[r] = (int32_t)v;
     }
-    /* remove the column from the features, in place */
-    for (int64_t r = 0; r < n; r++)
-        for (int32_t k = 0; k < nc; k++)
-            if (k != c) d->t.x[r * (nc - 1) + (k < c ? k : k - 1)] = d->t.x[r * nc + k];
-    sb_free(d->t.names[c]);
-    memmove(d->t.names + c, d->t.names + c + 1, sizeof(char *) * (size_t)(nc - 1 - c));
-    d->t.ncols = nc - 1;
+    sb_status st = remove_column(d, c); /* the column leaves the features (a borrowed matrix is copied first) */
+    if (st != SB_OK) {
+        sb_free(qid);
+        return st;
+    }
     return set_qid_owned(d, qid);
 }

@@ -185,6 +185,11 @@ SB_FN sb_i32 sb_k_walk_bins(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_u8
 #define SB_K_OBJ_TWEEDIE 9        /* log link; the parameter: tweedie_variance_power */
 #define SB_K_OBJ_FOREST_CLASSES 10
 #define SB_K_OBJ_ISOLATION 11
+/* Kernel-only (never in a model file): a forest classifier of profile
+ * sb-identical-v5 or later, whose probabilities are its margins normalized
+ * (sb_k_forest_proba). The host picks it from the model's profile
+ * (sb_model_kernel_objective); older forest classifiers keep 10. */
+#define SB_K_OBJ_FOREST_PROBA 12
 
 /* Whether an objective's prediction is exp of the margin (the log links). */
 SB_FN int sb_k_obj_log_link(sb_i32 objective) {
@@ -269,11 +274,47 @@ SB_FN void sb_k_margins(const SB_GLOBAL sb_k_pnode *nodes, const SB_GLOBAL sb_i3
 #define SB_K_PREDICT_PROBA 1
 #define SB_K_PREDICT_VALUE 2
 
+/* The sum a forest classifier's row is normalized by (sb_k_forest_proba):
+ * its K margins added in class order in float32, from +0. */
+SB_FN float sb_k_forest_proba_sum(sb_i32 K, const SB_GLOBAL float *m) {
+    float s = 0.0f;
+    for (sb_i32 c = 0; c < K; c++) s = s + m[c];
+    return s;
+}
+
+/* Class c's probability from a row's K margins m and their sum s
+ * (sb_k_forest_proba_sum): m[c] / s, one correctly rounded float32 division,
+ * when s > 0; otherwise (every margin zero, or a hand-made file's negative
+ * leaves) 1 / K. For margins >= 0 (every trained forest) s >= m[c], so the
+ * probability is at most 1: rounding is monotone. */
+SB_FN float sb_k_forest_proba_of(sb_i32 K, const SB_GLOBAL float *m, float s, sb_i32 c) {
+#if defined(SB_SABOTAGE_PROBA_RECIP)
+    /* the separating arm: the division spelled as a reciprocal and a product
+     * (two roundings), as -freciprocal-math or nvcc's -prec-div=false spell it */
+    return s > 0.0f ? m[c] * (1.0f / s) : 1.0f / (float)K;
+#else
+    return s > 0.0f ? m[c] / s : 1.0f / (float)K;
+#endif
+}
+
+/* A forest classifier's probabilities (profile sb-identical-v5 and later):
+ * out[c] = sb_k_forest_proba_of(K, m, s, c) with s = sb_k_forest_proba_sum(K,
+ * m), for c = 0..K-1. Each is in [0, 1] and the row sums to 1 within K
+ * roundings. out may be m: s is taken before anything is written. */
+SB_FN void sb_k_forest_proba(sb_i32 K, const SB_GLOBAL float *m, SB_GLOBAL float *out) {
+    const float s = sb_k_forest_proba_sum(K, m);
+    for (sb_i32 c = 0; c < K; c++) out[c] = sb_k_forest_proba_of(K, m, s, c);
+}
+
 /* What a row's K margins m become: raw margins (K values), a probability
- * (binary: one; multiclass: K, softmax), or a value (regression: the margin;
- * binary: 1 when the margin is > 0; multiclass: the class of the largest
- * margin, ties to the lowest; poisson, gamma, tweedie: exp(margin), the mean
- * under their log link). Writes the row's values at out. */
+ * (binary: one; multiclass: K, softmax; a forest classifier: the margins
+ * themselves under SB_K_OBJ_FOREST_CLASSES, normalized by sb_k_forest_proba
+ * under SB_K_OBJ_FOREST_PROBA), or a value (regression: the margin; binary: 1
+ * when the margin is > 0; multiclass and SB_K_OBJ_FOREST_CLASSES: the class of
+ * the largest margin, SB_K_OBJ_FOREST_PROBA: of the largest probability, ties
+ * to the lowest, so that it is the argmax of the row's probabilities; poisson,
+ * gamma, tweedie: exp(margin), the mean under their log link). Writes the
+ * row's values at out. */
 SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLOBAL float *m, SB_GLOBAL float *out) {
     if (kind == SB_K_PREDICT_RAW) {
         for (sb_i32 c = 0; c < K; c++) out[c] = m[c];
@@ -287,7 +328,18 @@ SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLO
     } else if (objective == SB_K_OBJ_BINARY) {
         out[0] = kind == SB_K_PREDICT_PROBA ? sb_sigmoidf(m[0]) : (m[0] > 0.0f ? 1.0f : 0.0f);
     } else if (kind == SB_K_PREDICT_PROBA && objective == SB_K_OBJ_FOREST_CLASSES) {
-        for (sb_i32 c = 0; c < K; c++) out[c] = m[c]; /* the margins are the probabilities */
+        for (sb_i32 c = 0; c < K; c++) out[c] = m[c]; /* profiles v1..v4: the margins are the probabilities */
+    } else if (kind == SB_K_PREDICT_PROBA && objective == SB_K_OBJ_FOREST_PROBA) {
+        sb_k_forest_proba(K, m, out);
+    } else if (objective == SB_K_OBJ_FOREST_PROBA) {
+        const float s = sb_k_forest_proba_sum(K, m);
+        sb_i32 best = 0;
+        float pbest = sb_k_forest_proba_of(K, m, s, 0);
+        for (sb_i32 c = 1; c < K; c++) {
+            const float p = sb_k_forest_proba_of(K, m, s, c);
+            if (p > pbest) best = c, pbest = p;
+        }
+        out[0] = (float)best;
     } else if (kind == SB_K_PREDICT_PROBA) {
         sb_k_softmax_g(m, K, out);
     } else {

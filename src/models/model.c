@@ -3,12 +3,30 @@
  * importance). The file format that saves and reads it is model_format.c.
  */
 #include "model.h"
+#include "../kernels/tree.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-const char *const sb_model_profiles[] = {"sb-identical-v1", "sb-identical-v2", "sb-identical-v3", SB_PROFILE_VERSION};
+const char *const sb_model_profiles[] = {"sb-identical-v1", "sb-identical-v2", "sb-identical-v3", "sb-identical-v4",
+                                         SB_PROFILE_VERSION};
 const int32_t sb_model_nprofiles = (int32_t)(sizeof sb_model_profiles / sizeof sb_model_profiles[0]);
+
+/* 1 + the index of the model's profile in sb_model_profiles (NULL: the
+ * current, the last); 0 when it is not listed. */
+int32_t sb_model_profile_number(const sb_model *m) {
+    const char *p = m && m->profile ? m->profile : SB_PROFILE_VERSION;
+    for (int32_t i = 0; i < sb_model_nprofiles; i++)
+        if (strcmp(p, sb_model_profiles[i]) == 0) return i + 1;
+    return 0;
+}
+
+/* SB_K_OBJ_FOREST_PROBA for a forest classifier of profile v5 or later, else
+ * the file's objective (model.h). */
+int32_t sb_model_kernel_objective(const sb_model *m) {
+    if (m->objective == SB_OBJ_FOREST_CLASSES && sb_model_profile_number(m) >= 5) return SB_K_OBJ_FOREST_PROBA;
+    return m->objective;
+}
 
 /* A zeroed model (no arrays) of this library's profile; sb_model_free
  * releases whatever is filled in later. */
@@ -231,6 +249,7 @@ sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
  * built models: NULL arrays and NULL entries are skipped, counts bound the loops. */
 void sb_model_free(sb_model *m) {
     if (!m) return;
+    sb_labels_free(m->labels);
     if (m->feature_names) {
         for (int32_t i = 0; i < m->num_features; i++) sb_free(m->feature_names[i]);
         sb_free(m->feature_names);

@@ -171,8 +171,37 @@ struct sb_model {
     sb_dbscan *dbscan;       /* family SB_FAMILY_DBSCAN: its state (no trees); NULL otherwise */
     sb_agglo *agglo;         /* family SB_FAMILY_AGGLOMERATIVE: its state (no trees); NULL otherwise */
     sb_spectral *spectral;   /* family SB_FAMILY_SPECTRAL: its state (no trees); NULL otherwise */
+    struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
     sb_evals *evals;         /* gradient boosting fitted with validation rows: its metric log (not in the file) */
 };
+
+/* A classifier's class labels (sb_label_kind): n values, class c standing for
+ * value c; ints for SB_LABELS_INT64 and SB_LABELS_BOOL (0, 1), floats for
+ * SB_LABELS_FLOAT64, strs (NUL-terminated, owned) for SB_LABELS_STRING. */
+typedef struct sb_labels {
+    int32_t kind;
+    int32_t n;
+    int64_t *ints;
+    double *floats;
+    char **strs;
+} sb_labels;
+
+/* The number of class labels model m takes: 2 for gradient-boosting binary,
+ * num_class for multiclass and forest classification, 0 for any other model
+ * (which takes none). */
+int32_t sb_model_class_count(const sb_model *m);
+
+/* Whether l is a valid label set of n labels (docs/model-format.md, "Class
+ * labels"): a known kind, n labels, strictly increasing, no NaN, bools 0 then
+ * 1, strings UTF-8 without NUL within the name limit (SB_ERR_LIMIT past it).
+ * Otherwise bad, with a message that starts with who. */
+sb_status sb_labels_check(const sb_labels *l, int32_t n, sb_status bad, const char *who);
+
+/* A zeroed label set of kind with its array for n labels (strings: n NULL
+ * pointers), or NULL when out of memory. sb_labels_free releases it and its
+ * strings (NULL: no-op). */
+sb_labels *sb_labels_alloc(int32_t kind, int32_t n);
+void sb_labels_free(sb_labels *l);
 
 /* A zeroed sb_kmeans with its centers for k rows of nfeat; NULL when out of
  * memory. sb_kmeans_free releases it (NULL: no-op). */
@@ -207,10 +236,36 @@ void sb_linear_free(sb_linear *l);
 const char *sb_linear_kind_name(int32_t kind);
 
 /* The numeric profiles a model file may name, oldest first; the last is
- * SB_PROFILE_VERSION. Prediction is the same under every one of them (only
- * training changed between them: docs/numeric-profile.md, "Versions"). */
+ * SB_PROFILE_VERSION. A model predicts by the rules of its own profile (v1 to
+ * v4 share them; v5 normalized forest classifiers' probabilities:
+ * sb_model_kernel_objective; docs/numeric-profile.md, "Versions"). */
 extern const char *const sb_model_profiles[];
 extern const int32_t sb_model_nprofiles;
+
+/* The model's profile as a number: 1 for "sb-identical-v1" ... up to
+ * sb_model_nprofiles for SB_PROFILE_VERSION (a NULL profile is this
+ * library's). A profile this library does not list (never one the reader
+ * accepted) is 0. */
+int32_t sb_model_profile_number(const sb_model *m);
+
+/* The objective code the prediction kernels get for m (kernels/tree.h): the
+ * file's objective, except SB_K_OBJ_FOREST_PROBA (12) for a forest
+ * classifier of profile sb-identical-v5 or later, whose probabilities are
+ * its margins normalized; earlier forest classifiers keep their rule (the
+ * margins are the probabilities), so a file predicts the bits of the library
+ * that wrote it (docs/numeric-profile.md, "Versions"). */
+int32_t sb_model_kernel_objective(const sb_model *m);
+
+/* *out := a copy of training table t without its rows of weight zero (x,
+ * labels and weights copied; the feature names borrowed from t), *dropped :=
+ * 1, when t has weights, no query ids, some of them zero and some positive,
+ * and all of them finite and >= 0; otherwise *out is zeroed and *dropped 0
+ * (the fit then refuses bad or all-zero weights by row, as before). A weight-0
+ * row is then an absent row (weight_rows.c). SB_ERR_OUT_OF_MEMORY by name.
+ * sb_table_drop_release frees what it copied (never the names). */
+struct sb_table;
+sb_status sb_table_drop_zero_weight(const struct sb_table *t, struct sb_table *out, int *dropped);
+void sb_table_drop_release(struct sb_table *t);
 
 /* Classes a prediction keeps on the stack per row. */
 #define SB_MODEL_MAX_CLASS_STACK 1024

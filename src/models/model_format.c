@@ -27,7 +27,9 @@
 
 #define MF_MAGIC "SBMODEL\0"
 #define MF_MAGIC_LEN 8u
-#define MF_VERSION SB_MODEL_FORMAT_VERSION /* what the writer writes; the reader also reads 1 */
+#define MF_VERSION SB_MODEL_FORMAT_VERSION /* what the writer writes for a model without labels */
+#define MF_VERSION_LABELS 3u /* what it writes for a model with class labels: version 2 and the labels */
+#define MF_VERSION_MAX 3u    /* the newest version the reader reads (it reads 1..3) */
 #define MF_DIGEST_LEN 32u
 #define MF_HEADER_LEN 20u /* magic, version, total length: the frame every version keeps */
 #define MF_NODE_LEN 33u   /* one node on disk */
@@ -47,6 +49,8 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
  * i32 (12), params "" (4), names flag (1), payload tag (4) and length (8), an
  * empty payload, digest. */
 #define MF_MIN_FILE_V2 (MF_HEADER_LEN + 4u + 12u + 4u + 1u + MF_TAG_LEN + 8u + MF_DIGEST_LEN)
+/* Smallest version-3 file: version 2's and a labels section of one bool. */
+#define MF_MIN_FILE_V3 (MF_MIN_FILE_V2 + 1u + 4u + 1u)
 /* The tree families' payload in version 2. */
 #define MF_TAG_TREES "TREE"
 /* The linear family's payload (version 2 only). */
@@ -312,6 +316,7 @@ static sb_status check_common(const sb_model *m, sb_status bad, const char *who)
                 return st;
         }
     }
+    if (m->labels) return sb_labels_check(m->labels, sb_model_class_count(m), bad, who);
     return SB_OK;
 }
 
@@ -662,17 +667,31 @@ static uint64_t payload_size(const sb_model *m) {
     return m->family == SB_FAMILY_LINEAR ? linear_payload_size(m) : tree_payload_size(m);
 }
 
+/* Bytes of the version-3 labels section: kind (u8), count (u32), the labels. */
+static uint64_t labels_size(const sb_model *m) {
+    const sb_labels *l = m->labels;
+    uint64_t n = 5;
+    if (l->kind == SB_LABELS_STRING)
+        for (int32_t i = 0; i < l->n; i++) n += 4 + strlen(l->strs[i]);
+    else n += (uint64_t)l->n * (l->kind == SB_LABELS_BOOL ? 1u : 8u);
+    return n;
+}
+
+/* The version the writer writes for m: 3 when it has class labels, else 2. */
+static uint32_t writer_version(const sb_model *m) { return m->labels ? MF_VERSION_LABELS : MF_VERSION; }
+
 /* The profile a model's file names: the one it was trained under (a model
  * read from a file keeps its file's, so saving it again gives the same bytes). */
 static const char *model_profile(const sb_model *m) { return m->profile ? m->profile : SB_PROFILE_VERSION; }
 
-/* Size in bytes of the model's file in version (1 or 2), digest included.
+/* Size in bytes of the model's file in version (1, 2 or 3), digest included.
  * The model must have passed check_model (so no sum can overflow 64 bits). */
 static uint64_t encoded_size(const sb_model *m, uint32_t version) {
     uint64_t n = MF_HEADER_LEN + 4 + strlen(model_profile(m));
     n += 4 + (m->params ? strlen(m->params) : 0) + 1 + names_size(m);
     if (version == 1) n += 20 + 4 * (uint64_t)m->num_class + trees_size(m);
     else n += 12 + MF_TAG_LEN + 8 + payload_size(m);
+    if (version == MF_VERSION_LABELS) n += labels_size(m);
     return n + MF_DIGEST_LEN;
 }
 
@@ -716,14 +735,33 @@ static void encode_v1(const sb_model *m, sink *s) {
     sink_trees(s, m);
 }
 
-/* Version 2 after the profile: the fields every family has, then the family's
- * payload framed by its tag and its length. */
-static void encode_v2(const sb_model *m, sink *s) {
+/* The labels section of version 3: kind, count, then each label (i64, the
+ * f64's bits, a str, or a u8 by the kind). */
+static void sink_labels(sink *s, const sb_labels *l) {
+    sink_u8(s, (uint8_t)l->kind);
+    sink_u32(s, (uint32_t)l->n);
+    for (int32_t i = 0; i < l->n; i++) {
+        if (l->kind == SB_LABELS_STRING) sink_str(s, l->strs[i]);
+        else if (l->kind == SB_LABELS_BOOL) sink_u8(s, (uint8_t)l->ints[i]);
+        else if (l->kind == SB_LABELS_INT64) sink_u64(s, (uint64_t)l->ints[i]);
+        else {
+            uint64_t bits;
+            memcpy(&bits, &l->floats[i], sizeof bits);
+            sink_u64(s, bits);
+        }
+    }
+}
+
+/* Version 2 (or 3) after the profile: the fields every family has (version 3:
+ * then the class labels), then the family's payload framed by its tag and its
+ * length. */
+static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
     sink_i32(s, m->family);
     sink_i32(s, m->numeric_mode);
     sink_i32(s, m->num_features);
     sink_str(s, m->params);
     sink_names(s, m);
+    if (version == MF_VERSION_LABELS) sink_labels(s, m->labels);
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m));
     if (m->family == SB_FAMILY_SPECTRAL) {
@@ -820,7 +858,7 @@ static void encode(const sb_model *m, uint32_t version, uint64_t total, sink *s,
     sink_u64(s, total);
     sink_str(s, model_profile(m));
     if (version == 1) encode_v1(m, s);
-    else encode_v2(m, s);
+    else encode_v2(m, s, version);
     sb_sha256_ctx body = s->sha;
     sb_sha256_final(&body, digest);
     sink_bytes(s, digest, MF_DIGEST_LEN);
@@ -830,11 +868,14 @@ static void encode(const sb_model *m, uint32_t version, uint64_t total, sink *s,
  * SB_ERR_INVALID_ARGUMENT for a version that does not exist or cannot hold
  * the family, SB_ERR_LIMIT past the 2 GiB file limit. */
 static sb_status prepare(const sb_model *m, uint32_t version, const char *who, uint64_t *total) {
-    if (version < 1 || version > MF_VERSION)
+    if (version < 1 || version > MF_VERSION_MAX)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version %lu is not one this library writes (1..%u)", who,
-                       (unsigned long)version, MF_VERSION);
+                       (unsigned long)version, MF_VERSION_MAX);
     sb_status st = check_model(m, SB_ERR_INVALID_ARGUMENT, who);
     if (st != SB_OK) return st;
+    if (version == MF_VERSION_LABELS && !m->labels)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 3 is a labeled model's; this model has no class "
+                       "labels (version 2)", who);
     if (version == 1 && sb_model_card_version(m) != 1)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 1 holds only the tree families, not %s", who,
                        sb_family_name((sb_family)m->family));
@@ -869,9 +910,11 @@ sb_status sb_model_to_bytes_version(const sb_model *m, uint32_t version, uint8_t
     return SB_OK;
 }
 
-/* Serialize m in the current format version, as sb_model_to_bytes_version. */
+/* Serialize m in the writer's version (3 with class labels, else 2), as
+ * sb_model_to_bytes_version. */
 sb_status sb_model_to_bytes(const sb_model *m, uint8_t *buf, size_t cap, size_t *needed) {
-    return sb_model_to_bytes_version(m, MF_VERSION, buf, cap, needed);
+    if (!m) return sb_model_to_bytes_version(m, MF_VERSION, buf, cap, needed);
+    return sb_model_to_bytes_version(m, writer_version(m), buf, cap, needed);
 }
 
 /* The model's digest as 64 lowercase hex digits and a NUL: the last 32 bytes of
@@ -881,12 +924,12 @@ sb_status sb_model_digest(const sb_model *m, char hex[65]) {
     sb_clear_error();
     if (!m || !hex) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_digest: NULL argument");
     uint64_t total;
-    sb_status st = prepare(m, MF_VERSION, "sb_model_digest", &total);
+    sb_status st = prepare(m, writer_version(m), "sb_model_digest", &total);
     if (st != SB_OK) return st;
     sink s = {0};
     uint8_t digest[MF_DIGEST_LEN];
     sb_sha256_init(&s.sha);
-    encode(m, MF_VERSION, total, &s, digest);
+    encode(m, writer_version(m), total, &s, digest);
     sb_hex(digest, MF_DIGEST_LEN, hex);
     return SB_OK;
 }
@@ -900,7 +943,7 @@ sb_status sb_model_save(const sb_model *m, const char *path) {
     sb_clear_error();
     if (!m || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_save: NULL argument");
     uint64_t total;
-    sb_status st = prepare(m, MF_VERSION, "sb_model_save", &total);
+    sb_status st = prepare(m, writer_version(m), "sb_model_save", &total);
     if (st != SB_OK) return st;
     sb_output *o = NULL;
     if ((st = sb_output_open(path, &o)) != SB_OK) return st;
@@ -908,7 +951,7 @@ sb_status sb_model_save(const sb_model *m, const char *path) {
     uint8_t digest[MF_DIGEST_LEN];
     sb_sha256_init(&s.sha);
     errno = 0;
-    encode(m, MF_VERSION, total, &s, digest);
+    encode(m, writer_version(m), total, &s, digest);
     if (s.ferr) sb_output_set_error(o, s.ferr);
     return sb_output_commit(o);
 }
@@ -1040,6 +1083,38 @@ static sb_status read_names(reader *r, sb_model *m) {
         char what[48];
         snprintf(what, sizeof what, "feature name %d", (int)f);
         if ((st = read_str(r, MF_MAX_STRING, what, &m->feature_names[f])) != SB_OK) return st;
+    }
+    return SB_OK;
+}
+
+/* The version-3 labels section into m->labels: the kind, then the count
+ * (checked against its limit and the bytes left before anything is sized by
+ * it), then the labels; their order and the count's fit to the model are
+ * checked with the model (check_common). */
+static sb_status read_labels(reader *r, sb_model *m) {
+    sb_status st = need(r, 1, "the class-label kind");
+    if (st != SB_OK) return st;
+    const int32_t kind = r->p[r->pos++];
+    if (kind < SB_LABELS_INT64 || kind > SB_LABELS_BOOL)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": class label kind %d is not one of 1 int64, 2 float64, 3 string, "
+                       "4 bool", (int)kind);
+    const size_t item = kind == SB_LABELS_BOOL ? 1u : kind == SB_LABELS_STRING ? 4u : 8u;
+    int32_t n;
+    if ((st = read_count(r, "the class-label count", 1, MF_MAX_CLASS, item, &n)) != SB_OK) return st;
+    if (!(m->labels = sb_labels_alloc(kind, n))) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    for (int32_t i = 0; i < n; i++) {
+        if (kind == SB_LABELS_STRING) {
+            char what[48];
+            snprintf(what, sizeof what, "class label %d", (int)i);
+            if ((st = read_str(r, MF_MAX_STRING, what, &m->labels->strs[i])) != SB_OK) return st;
+        } else if (kind == SB_LABELS_BOOL) {
+            m->labels->ints[i] = r->p[r->pos++];
+        } else {
+            const uint64_t u = get_u64(r->p + r->pos);
+            r->pos += 8;
+            if (kind == SB_LABELS_INT64) m->labels->ints[i] = u64_to_i64(u);
+            else memcpy(&m->labels->floats[i], &u, sizeof u);
+        }
     }
     return SB_OK;
 }
@@ -1326,16 +1401,18 @@ static void tag_text(const uint8_t *tag, char out[17]) {
     out[k] = '\0';
 }
 
-/* A version-2 body (digest already verified) into m: the common fields, then
+/* A version-2 or -3 body (digest already verified) into m: the common fields
+ * (version 3: and the class labels), then
  * the payload's tag and length, then the family's payload. A family this
  * library has no payload for is refused by name before its payload is read. */
-static sb_status parse_v2(reader *r, sb_model *m) {
+static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     sb_status st;
     if ((st = read_i32(r, "the family", &m->family)) != SB_OK) return st;
     if ((st = read_i32(r, "the numeric mode", &m->numeric_mode)) != SB_OK) return st;
     if ((st = read_num_features(r, m)) != SB_OK) return st;
     if ((st = read_str(r, MF_MAX_STRING, "params", &m->params)) != SB_OK) return st;
     if ((st = read_names(r, m)) != SB_OK) return st;
+    if (version == MF_VERSION_LABELS && (st = read_labels(r, m)) != SB_OK) return st;
     if ((st = need(r, MF_TAG_LEN + 8, "the payload's tag and length")) != SB_OK) return st;
     const uint8_t *tag = r->p + r->pos;
     uint64_t plen = get_u64(r->p + r->pos + MF_TAG_LEN);
@@ -1367,7 +1444,7 @@ static sb_status parse_v2(reader *r, sb_model *m) {
 static sb_status parse(reader *r, uint32_t version, sb_model *m) {
     r->pos = MF_HEADER_LEN;
     sb_status st = read_profile(r, m);
-    if (st == SB_OK) st = version == 1 ? parse_v1(r, m) : parse_v2(r, m);
+    if (st == SB_OK) st = version == 1 ? parse_v1(r, m) : parse_v2(r, m, version);
     if (st == SB_OK) st = check_model(m, SB_ERR_INVALID_INPUT, WHO);
     if (st == SB_OK && m->knn) st = sb_knn_prepare(m->knn, m->num_features); /* the screen, as the fit derives it */
     return st;
@@ -1383,9 +1460,9 @@ static sb_status check_frame(const uint8_t *buf, size_t len, uint32_t *version_o
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": truncated: %zu bytes, shorter than the %u-byte header", len,
                        MF_HEADER_LEN);
     uint32_t version = get_u32(buf + MF_MAGIC_LEN);
-    if (version > MF_VERSION)
+    if (version > MF_VERSION_MAX)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": format version %lu is newer than this library's %u",
-                       (unsigned long)version, MF_VERSION);
+                       (unsigned long)version, MF_VERSION_MAX);
     if (version < 1)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": format version %lu is not a valid version",
                        (unsigned long)version);
@@ -1399,7 +1476,7 @@ static sb_status check_frame(const uint8_t *buf, size_t len, uint32_t *version_o
     if ((uint64_t)len > MF_MAX_FILE)
         return sb_fail(SB_ERR_LIMIT, WHO ": %zu bytes, more than the format's limit of %llu", len,
                        (unsigned long long)MF_MAX_FILE);
-    const size_t min_len = version == 1 ? MF_MIN_FILE_V1 : MF_MIN_FILE_V2;
+    const size_t min_len = version == 1 ? MF_MIN_FILE_V1 : version == 2 ? MF_MIN_FILE_V2 : MF_MIN_FILE_V3;
     if (len < min_len)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes, shorter than the smallest model of version %lu (%zu)",
                        len, (unsigned long)version, min_len);

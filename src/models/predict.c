@@ -81,6 +81,7 @@ typedef struct predict_job {
     const int32_t *start;
     int32_t per_row;
     float *out;
+    int32_t objective; /* the kernels' (sb_model_kernel_objective) */
 } predict_job;
 
 static void predict_task(void *ctx, int64_t task) {
@@ -91,7 +92,7 @@ static void predict_task(void *ctx, int64_t task) {
     sb_chunk_range(j->t->nrows, PREDICT_GRAIN, task, &b, &e);
     for (int64_t r = b; r < e; r++) {
         sb_k_margins(j->nodes, j->start, j->m->ntrees, k, j->m->base_score, j->t->x + r * j->t->ncols, margin);
-        sb_k_finish_row(j->m->objective, (int32_t)j->kind, k, margin, j->out + r * j->per_row);
+        sb_k_finish_row(j->objective, (int32_t)j->kind, k, margin, j->out + r * j->per_row);
     }
 }
 
@@ -166,10 +167,10 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     sb_status st = sb_model_flatten(m, &nodes, &start, &nnodes);
     if (st != SB_OK) return st;
     if (on_gpu) {
-        st = sb_tree_predict_device(dk, nodes, nnodes, start, m->ntrees, m->num_class, m->objective, m->base_score,
-                                    d->t.x, d->t.nrows, d->t.ncols, (int32_t)kind, per_row, out);
+        st = sb_tree_predict_device(dk, nodes, nnodes, start, m->ntrees, m->num_class, sb_model_kernel_objective(m),
+                                    m->base_score, d->t.x, d->t.nrows, d->t.ncols, (int32_t)kind, per_row, out);
     } else {
-        predict_job j = {m, &d->t, kind, nodes, start, per_row, out};
+        predict_job j = {m, &d->t, kind, nodes, start, per_row, out, sb_model_kernel_objective(m)};
         sb_parallel_for(sb_chunk_count(d->t.nrows, PREDICT_GRAIN), predict_task, &j);
     }
     sb_free(nodes);

@@ -13,6 +13,8 @@ catch. An identity test counts only because these builds fail it.
   refusal-downgrade  a device this build lacks run on the CPU (rule 10)
   nan-side      missing values always left at a node without any, not with the
                 majority (rule 7: a stated rule, the same on every backend)
+  proba-recip   a forest classifier's probabilities as m * (1/s), two roundings
+                where the profile has one division (rule 2)
 
 docs/verification.md ("Separating arms") has the full list and one row per
 rule of DESIGN.md section 1; the last test here checks that table.
@@ -516,3 +518,15 @@ def test_every_design_rule_names_an_arm_the_makefile_builds():
     native = re.search(r"^NATIVE_ARMS :=((?:.*\\\n)*.*)$", (ROOT / "Makefile").read_text(), re.M)
     native = set(native.group(1).replace("\\\n", " ").split())
     assert sabotages - native <= {"contract", "excess-precision"}, sabotages - native
+
+
+@pytest.mark.parametrize("fixture", ["forest-rf-classes", "forest-rf-entropy", "forest-rf-weighted"])
+def test_arm_proba_recip_is_caught(fixture, tmp_path):
+    """Rule 2 (profile v5's forest probabilities): p = m / s, one correctly
+    rounded division, spelled as m * (1/s) (what -freciprocal-math or nvcc's
+    -prec-div=false make of it). Every stage before the probabilities stays
+    the reference's; forest.train_proba parts; the real build passes."""
+    card = _card("x86_64", fixture, 2, tmp_path, "proba-recip")
+    d = _first_diff(reference_card(fixture), card)
+    assert _stage(d) == "forest.train_proba", d
+    assert _first_diff(reference_card(fixture), _card("x86_64", fixture, 2, tmp_path, None)) is None

@@ -236,7 +236,7 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
 @pytest.mark.parametrize("extra,why", [
     (["path_smooth=0.5"], "parameter path_smooth=0.5 (the command line) is not supported here"),
     (["is_unbalance=true"], "parameter is_unbalance=true (the command line) is not supported here"),
-    (["categorical_feature=1,2"], "unknown parameter 'categorical_feature' (the command line)"),
+    (["categorical_feature=1,2"], "categorical_feature=1,2: samebits has no categorical splits yet"),
     (["valid=a.test,b.test"], "evaluates one validation set"),
     (["num_trees=3", "num_iterations=4"], "parameter num_iterations is given twice"),
     (["task=convert_model"], "task=convert_model is not supported"),
@@ -245,7 +245,7 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
     (["objective=regression_l1"], "objective 'regression_l1' is not supported"),
     (["metric=binary_logloss,auc_mu"], "metric 'auc_mu' is not supported"),
     (["--threads", "2"], "'--threads': LightGBM's form takes key=value pairs only"),
-    (["input_model=old.txt"], "input_model (the command line) with task=train is LightGBM's continued training"),
+    (["input_model=old.txt"], "sb_model_load: cannot open 'old.txt'"),
 ])
 def test_a_key_that_cannot_apply_is_refused_by_name_and_nothing_is_written(examples, extra, why):
     r = in_dir(examples, "config=binary_classification.train.conf", *extra)
@@ -543,3 +543,75 @@ def test_a_headerless_prediction_file_without_its_label_column(tmp_path):
     r = samebits("predict", "--model", str(model), "--data", str(narrow), "--format", "tsv-noheader", "--out",
                  str(tmp_path / "n.out"))
     assert r.returncode == 2 and "feature-count mismatch" in r.stderr, r.stderr
+
+
+def _headerless(tmp_path):
+    """A headerless file: label, then features f0..f3 where f1 holds weights and f3 a junk id."""
+    rows = []
+    for i in range(120):
+        rows.append((i % 2, (i * 7) % 13 * 0.5, 1 + (i % 3), (i * 5) % 11, 1000 + i))
+    f = tmp_path / "w.tsv"
+    f.write_text("".join("%d\t%g\t%d\t%d\t%d\n" % r for r in rows))
+    return f, rows
+
+
+def test_weight_and_ignore_columns_as_lightgbm_names_them(tmp_path):
+    """weight_column=1 (the label not counted) is the second feature as row weights,
+    ignore_column=3 drops the fourth: the same model as the features alone with a
+    .weight file beside them."""
+    f, rows = _headerless(tmp_path)
+    base = ["objective=binary", "num_trees=3", "min_data_in_leaf=2", "metric_freq=0"]
+    cols = in_dir(tmp_path, "task=train", "data=w.tsv", "weight_column=1", "ignore_column=3", "model_out=a.sbm", *base)
+    assert cols.returncode == 0, cols.stderr
+    plain = tmp_path / "p.tsv"
+    plain.write_text("".join("%d\t%g\t%d\n" % (r[0], r[1], r[3]) for r in rows))
+    (tmp_path / "p.tsv.weight").write_text("".join("%d\n" % r[2] for r in rows))
+    ref = in_dir(tmp_path, "task=train", "data=p.tsv", "model_out=b.sbm", *base)
+    assert ref.returncode == 0, ref.stderr
+    # the same trees (the feature names differ: f0, f2 where the columns were left out, f0, f1 here)
+    outs = []
+    for m in ("a.sbm", "b.sbm"):
+        r = in_dir(tmp_path, "task=predict", "data=p.tsv", "input_model=" + m, "output_result=" + m + ".out",
+                   "predict_raw_score=true")
+        assert r.returncode == 0, r.stderr
+        outs.append((tmp_path / (m + ".out")).read_text())
+    assert outs[0] == outs[1] and len(set(outs[0].split())) > 2
+    # by name on the samebits command line: the same, and the index form there too
+    hdr = tmp_path / "h.csv"
+    hdr.write_text("y,a,w,b,id\n" + "".join("%d,%g,%d,%d,%d\n" % r for r in rows))
+    byname = samebits("train", "--model", "gbdt", "--data", str(hdr), "--label", "y", "--weight-column", "w",
+                      "--ignore-column", "id", "objective=binary", "n_estimators=3", "min_samples_leaf=2")
+    byindex = samebits("train", "--model", "gbdt", "--data", str(hdr), "--label", "y", "--weight-column", "#1",
+                       "--ignore-column", "#3", "objective=binary", "n_estimators=3", "min_samples_leaf=2")
+    assert digest_of(byname) == digest_of(byindex)
+
+
+@pytest.mark.parametrize("args, why", [
+    (["weight_column=9"], "feature 9: the data has 4 feature columns"),
+    (["weight_column=0,1"], "one index"),
+    (["ignore_column=x"], "0-based column indices"),
+    (["weight_column=name:w"], "no weight column \"w\""),
+    (["categorical_feature=2"], "no categorical splits yet"),
+])
+def test_column_keys_refuse_by_name(tmp_path, args, why):
+    _headerless(tmp_path)
+    r = in_dir(tmp_path, "task=train", "data=w.tsv", "objective=binary", "num_trees=1", "model_out=x.sbm", *args)
+    assert r.returncode == 2 and why in r.stderr, r.stderr
+    assert not (tmp_path / "x.sbm").exists()
+
+
+def test_continued_training_from_a_config_equals_the_whole_fit(examples):
+    """LightGBM's input_model with task=train continues the model: 4 then 6
+    iterations give the 10-iteration model's bytes (bagging and column draws
+    keyed by the iteration); --init-model on samebits' own command line too."""
+    base = ["config=binary_classification.train.conf", "metric_freq=0", "bagging_fraction=0.8", "bagging_freq=1",
+            "feature_fraction=0.7"]
+    full = in_dir(examples, *base, "num_trees=10", "model_out=full.sbm")
+    half = in_dir(examples, *base, "num_trees=4", "model_out=half.sbm")
+    cont = in_dir(examples, *base, "num_trees=6", "input_model=half.sbm", "model_out=cont.sbm")
+    for r in (full, half, cont):
+        assert r.returncode == 0, r.stderr
+    assert (examples / "full.sbm").read_bytes() == (examples / "cont.sbm").read_bytes()
+    assert (examples / "half.sbm").read_bytes() != (examples / "full.sbm").read_bytes()
+    bad = in_dir(examples, *base, "num_trees=2", "input_model=nothere.sbm", "model_out=x.sbm")
+    assert bad.returncode == 2 and "nothere.sbm" in bad.stderr and not (examples / "x.sbm").exists()

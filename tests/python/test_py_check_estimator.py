@@ -19,23 +19,23 @@ TREES = ["GradientBoostingClassifier", "GradientBoostingRegressor", "RandomFores
          "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest"]
 
 # Checks that still fail, each with why; all need the C library (docs/python.md lists the same).
-# Weights 0..4 against rows removed or repeated: a zero-weight row still takes part in binning and in
-# the nodes' value ranges (scikit-learn's splitter drops it); the random forests also draw their bootstrap
-# by row position (scikit-learn lists this check as an expected failure for its own random forests).
+# Weights 0..4 against rows removed or repeated: the random forests draw their bootstrap by row position,
+# so a zero-weight row still takes draws (and a part in binning); scikit-learn lists this check as an
+# expected failure for its own random forests. Gradient boosting and Extra Trees (no bootstrap) drop the
+# rows of weight zero before binning (profile sb-identical-v5), so they pass it.
 WEIGHT_EQUIVALENCE = "check_sample_weight_equivalence_on_dense_data"
-# class_weight {0: 1000, 1: 0.0001}: a ratio of 1e7, beyond the forests' fixed-point weights (2^-21 of the
-# largest weight is the smallest that counts); refused by name (LimitError) rather than counted as zero.
-CLASS_WEIGHT_RANGE = "check_class_weight_classifiers"
+# class_weight {0: 1000, 1: 0.0001} (a ratio of 1e7) passes since profile v5: the forests' fixed-point
+# weights take more than 20 bits (up to 30) where a weight would otherwise vanish (docs/forest.md).
 # The isolation forest takes equal sample weights only (the unweighted forest); these two pass unequal
 # ones, which need a weighted draw of each tree's rows in the C library (refused by name).
 IF_UNEQUAL_WEIGHTS = {"check_sample_weights_not_overwritten", WEIGHT_EQUIVALENCE}
 EXPECTED_FAILURES = {
     "GradientBoostingClassifier": set(),
     "GradientBoostingRegressor": set(),
-    "RandomForestClassifier": {WEIGHT_EQUIVALENCE, CLASS_WEIGHT_RANGE},
+    "RandomForestClassifier": {WEIGHT_EQUIVALENCE},
     "RandomForestRegressor": {WEIGHT_EQUIVALENCE},
-    "ExtraTreesClassifier": {WEIGHT_EQUIVALENCE, CLASS_WEIGHT_RANGE},
-    "ExtraTreesRegressor": {WEIGHT_EQUIVALENCE},
+    "ExtraTreesClassifier": set(),
+    "ExtraTreesRegressor": set(),
     "IsolationForest": IF_UNEQUAL_WEIGHTS,
 }
 
@@ -111,7 +111,7 @@ def test_load_model_returns_the_class_with_its_fitted_attributes(tmp_path, name,
         assert got.model_digest_ == m.model_digest_
         assert got.n_features_in_ == 4
         assert list(got.feature_names_in_) == COLS
-        if hasattr(m, "classes_"):  # labels are not in the file: classes 0..K-1 (pickling keeps labels)
+        if hasattr(m, "classes_"):  # these labels are 0..K-1 (a tree classifier's file keeps others)
             assert list(got.classes_) == list(range(len(m.classes_)))
         if name.startswith(("RandomForest", "ExtraTrees")):
             assert got.n_outputs_ == 1 and got.n_estimators_ == 5

@@ -291,3 +291,85 @@ def test_methods_carry_their_public_names():
     f = samebits.ExtraTreesClassifier(n_estimators=3).fit(X, Y_BIN)
     assert g.predict_proba.__name__ == f.predict_proba.__name__ == "predict_proba"
     assert g.decision_function.__name__ == "decision_function"
+
+
+LABELS = [
+    ("str", np.array(["no", "yes"])[Y_BIN], np.dtype("<U3")),
+    ("str-multi", np.array(["a", "b", "\u00e9t\u00e9"])[Y_MULTI], np.dtype("<U3")),
+    ("float", np.array([-1.0, 2.0])[Y_BIN], np.dtype(np.float64)),
+    ("bool", Y_BIN.astype(bool), np.dtype(bool)),
+    ("int", np.array([-7, 3, 40])[Y_MULTI], np.dtype(np.int64)),
+    ("int-0..K-1", Y_MULTI, np.dtype(np.int64)),
+]
+
+
+@pytest.mark.parametrize("cls", [samebits.GradientBoostingClassifier, samebits.RandomForestClassifier,
+                                 samebits.ExtraTreesClassifier])
+@pytest.mark.parametrize("name,y,dtype", LABELS, ids=[n for n, *_ in LABELS])
+def test_load_model_restores_the_class_labels(tmp_path, cls, name, y, dtype):
+    """The file keeps the labels a classifier was trained with (format version
+    3, docs/model-format.md "Class labels"): a loaded classifier's classes_ are
+    those labels in their dtype (integers as int64, strings as str), and predict
+    answers in them. Labels 0..K-1 are stored as no labels (format version 2,
+    the bytes of before). Fails where the file keeps no labels (classes_ 0..K-1)."""
+    m = cls(n_estimators=4, random_state=2).fit(X, y)
+    assert m.classes_.dtype == dtype
+    data = m.model_bytes()
+    assert data[8] == (2 if name == "int-0..K-1" else 3)
+    path = tmp_path / "m.sbm"
+    m.save_model(str(path))
+    for got in (samebits.load_model(data), samebits.load_model(str(path)), cls().load_model(data)):
+        assert got.classes_.dtype == dtype and got.classes_.tolist() == m.classes_.tolist()
+        assert got.n_classes_ == m.n_classes_ and got.model_digest_ == m.model_digest_
+        assert np.asarray(got.predict(X)).tolist() == np.asarray(m.predict(X)).tolist()
+        assert set(np.asarray(got.predict(X)).tolist()) <= set(m.classes_.tolist())
+
+
+def test_class_labels_of_python_objects():
+    """Labels given as Python objects (a list, a pandas column of str): strings,
+    then mixed kinds, which the file cannot hold (classes_ 0..K-1 when loaded)."""
+    m = samebits.RandomForestClassifier(n_estimators=3, random_state=1).fit(X, ["p" if v else "q" for v in Y_BIN])
+    assert samebits.load_model(m.model_bytes()).classes_.tolist() == ["p", "q"]
+    pd = pytest.importorskip("pandas")
+    m = samebits.GradientBoostingClassifier(n_estimators=3).fit(X, pd.Series(np.array(["x", "y"], dtype=object)[Y_BIN]))
+    assert samebits.load_model(m.model_bytes()).classes_.tolist() == ["x", "y"]
+
+
+PARAMS = [
+    (samebits.GradientBoostingRegressor, Y_REG, dict(n_estimators=7, learning_rate=0.3, max_depth=4, num_leaves=9,
+                                                     min_samples_leaf=5, reg_lambda=0.5, subsample=0.8,
+                                                     colsample_bytree=0.5, random_state=11, eval_metric="mae",
+                                                     max_bin=63, min_child_weight=0.01, growth="depthwise")),
+    (samebits.GradientBoostingClassifier, Y_MULTI, dict(n_estimators=4, learning_rate=0.2, random_state=3,
+                                                        base_score=0.25)),
+    (samebits.RandomForestClassifier, Y_BIN, dict(n_estimators=5, max_depth=6, min_samples_split=4,
+                                                  min_samples_leaf=2, max_features=3, criterion="entropy",
+                                                  class_weight={0: 2.0, 1: 0.5}, random_state=7, max_samples=0.8,
+                                                  max_bin=31, min_weight_fraction_leaf=0.01)),
+    (samebits.RandomForestRegressor, Y_REG, dict(n_estimators=4, max_features="log2", bootstrap=False)),
+    (samebits.ExtraTreesClassifier, Y_MULTI, dict(n_estimators=4, max_features=0.5, bootstrap=True,
+                                                  class_weight="balanced_subsample", random_state=2)),
+    (samebits.ExtraTreesRegressor, Y_REG, dict(n_estimators=3, max_features=0.25, random_state=5)),
+    (samebits.IsolationForest, None, dict(n_estimators=6, random_state=9, max_bin=63)),
+]
+
+
+@pytest.mark.parametrize("cls,y,kw", PARAMS, ids=[c.__name__ for c, *_ in PARAMS])
+def test_load_model_restores_get_params(cls, y, kw):
+    """A loaded estimator's get_params() are the trained one's (issue 20): the
+    file stores each parameter's text (floats as float32: 0.3 is restored from
+    0.300000012), and a default estimator's file gives back the defaults
+    (num_leaves 31 and seed 0 restore None). Refitting with the restored
+    parameters gives the same model bytes. Fails where load_model left the
+    class's defaults."""
+    m = cls(**kw).fit(X) if y is None else cls(**kw).fit(X, y)
+    for got in (samebits.load_model(m.model_bytes()), cls(n_estimators=99, n_jobs=2).load_model(m.model_bytes())):
+        want = m.get_params()
+        if got.n_jobs == 2:
+            want["n_jobs"] = 2  # not in the file: the receiving estimator's own
+        assert got.get_params() == want
+        again = cls(**got.get_params())
+        again = again.fit(X) if y is None else again.fit(X, y)
+        assert again.model_digest_ == m.model_digest_
+    d = cls().fit(X) if y is None else cls(n_estimators=3).fit(X, y)
+    assert samebits.load_model(d.model_bytes()).get_params() == d.get_params()

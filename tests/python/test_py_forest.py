@@ -301,7 +301,7 @@ def test_weight_refusals_by_name():
     with pytest.raises(samebits.InvalidInputError, match="weight zero|is zero"):
         samebits.RandomForestClassifier(n_estimators=2, class_weight={0: 0, 1: 0}).fit(X, yc)
     tiny = ones.copy()
-    tiny[3] = 1e-9  # below 2^-21 of the largest: it would vanish in the fixed point
+    tiny[3] = 1e-10  # below 2^-31 of the largest: it would vanish even in 30 bits of fixed point
     with pytest.raises(samebits.LimitError, match="resolution"):
         samebits.ExtraTreesRegressor(n_estimators=2).fit(X, yr, sample_weight=tiny)
     with pytest.raises(samebits.InvalidArgumentError, match="class_weight"):
@@ -391,3 +391,89 @@ def test_float32_overflow_is_refused_by_name(cls):
         cls(n_estimators=3, random_state=1).fit(X, [float(i % 2) for i in range(120)], sample_weight=[1e30] * 120)
     m = cls(n_estimators=3, random_state=1).fit(X, [1e9 * (i % 2) for i in range(120)])
     assert len(m.model_bytes()) > 0
+
+
+@pytest.mark.parametrize("cls", [samebits.RandomForestClassifier, samebits.ExtraTreesClassifier])
+def test_probabilities_are_the_normalized_margins(cls):
+    """Profile sb-identical-v5 (docs/numeric-profile.md, "Versions"): a forest
+    classifier's predict_proba is its raw margins m divided by their sum s, s
+    added in class order in float32 and one float32 division, so no value
+    exceeds 1 and scikit-learn's log_loss takes it. Fails under the old rule
+    (the margins themselves): ten pure leaves of 0.1f add to 1.0000001."""
+    X, yc, _ = data(600)
+    y = yc + 2 * (np.nan_to_num(X[:, 3]) > 0.8)  # three classes
+    m = cls(n_estimators=10, random_state=4).fit(X, y)
+    raw = np.asarray(m.predict_raw(X), dtype=np.float32)
+    assert raw.max() > 1.0  # the margins: 10 x 0.1f
+    s = np.zeros(len(X), np.float32)
+    for c in range(raw.shape[1]):
+        s = (s + raw[:, c]).astype(np.float32)
+    want = (raw / s[:, None]).astype(np.float32)  # float32 / float32: one correctly rounded division
+    p = np.asarray(m.predict_proba(X))
+    assert p.dtype == np.float32 and p.tobytes() == want.tobytes()
+    assert p.min() >= 0.0 and p.max() <= 1.0
+    assert np.array_equal(np.asarray(m.predict(X)), m.classes_[np.argmax(p, axis=1)])
+    metrics = pytest.importorskip("sklearn.metrics")
+    assert np.isfinite(metrics.log_loss(y, p, labels=m.classes_))
+    assert not hasattr(m, "decision_function")  # as scikit-learn's forests
+
+
+@pytest.mark.parametrize("cls", [samebits.ExtraTreesClassifier, samebits.ExtraTreesRegressor,
+                                 samebits.GradientBoostingClassifier, samebits.GradientBoostingRegressor])
+def test_zero_weight_rows_are_absent_rows(cls):
+    """A row of weight zero is an absent row (scikit-learn's meaning; profile
+    sb-identical-v5): gradient boosting and unbootstrapped forests drop such
+    rows before binning, so the model equals the one fitted without them, bit
+    for bit (the other weights 1: the unweighted bytes). Fails where zero-weight
+    rows took part in the bins, the node ranges or the row counts."""
+    X, yc, yr = data(900)
+    y = yr if cls.__name__.endswith("Regressor") else yc
+    w = np.ones(len(X))
+    w[::4] = 0.0
+    keep = w > 0
+    kw = dict(n_estimators=6, random_state=3)
+    if cls.__name__.startswith("Gradient"):
+        kw.update(min_samples_leaf=5, subsample=0.7)
+    a = cls(**kw).fit(X, y, sample_weight=w)
+    b = cls(**kw).fit(X[keep], y[keep])
+    assert a.model_digest_ == b.model_digest_
+    assert np.asarray(a.predict(X)).tobytes() == np.asarray(b.predict(X)).tobytes()
+
+
+def test_bootstrapped_forests_keep_zero_weight_rows():
+    """A bootstrap draws by row position (and out-of-bag predictions recompute
+    the draws from the rows given), so a random forest keeps its rows of weight
+    zero: they take draws and bins, as in scikit-learn's random forests."""
+    X, yc, _ = data(600)
+    w = np.ones(len(X))
+    w[::4] = 0.0
+    a = samebits.RandomForestClassifier(n_estimators=4, random_state=1).fit(X, yc, sample_weight=w)
+    b = samebits.RandomForestClassifier(n_estimators=4, random_state=1).fit(X[w > 0], yc[w > 0])
+    assert a.model_digest_ != b.model_digest_
+
+
+@pytest.mark.parametrize("device", ["cpu", "cpu-batched"] + (["opencl"] if "opencl" in samebits.build_info()["backends"]
+                                                              else []))
+def test_weight_ratios_beyond_2_21_fit(device):
+    """Class weights {0: 1000, 1: 1e-4} (scikit-learn's check_class_weight_classifiers)
+    and sample weights 1 and 1e-7: ratios of 1e7, beyond the 20 bits of fixed
+    point, were refused (LimitError); the weights now take more bits (up to 30)
+    where a weight would otherwise vanish, the same on the forest device, and a
+    fit whose weights fit 20 bits is unchanged (the fixtures' cards). Fails
+    under the old rule (LimitError)."""
+    X, yc, yr = data(400)
+    a = samebits.RandomForestClassifier(n_estimators=3, random_state=2, class_weight={0: 1000, 1: 1e-4},
+                                        device=device).fit(X, yc)
+    b = samebits.RandomForestClassifier(n_estimators=3, random_state=2, class_weight={0: 1000, 1: 1e-4}).fit(X, yc)
+    assert a.model_digest_ == b.model_digest_
+    p = np.asarray(a.predict_proba(X))
+    assert p.min() >= 0 and p.max() <= 1
+    w = np.where(np.arange(len(X)) % 2 == 0, 1.0, 1e-7)
+    c = samebits.ExtraTreesRegressor(n_estimators=3, bootstrap=True, random_state=1, device=device).fit(
+        X, yr, sample_weight=w)
+    d = samebits.ExtraTreesRegressor(n_estimators=3, bootstrap=True, random_state=1).fit(X, yr, sample_weight=w)
+    assert c.model_digest_ == d.model_digest_
+    # the rows of weight 1e-7 still count: not the model without them
+    e = samebits.ExtraTreesRegressor(n_estimators=3, bootstrap=True, random_state=1).fit(
+        X, yr, sample_weight=np.where(w == 1.0, 1.0, 0.0))
+    assert e.model_digest_ != d.model_digest_

@@ -258,7 +258,7 @@ def test_weighted_refusals_on_the_device(device):
     # a positive weight below the fixed point's resolution: SB_ERR_LIMIT naming
     # the row, as on the CPU (balanced_subsample: found by the device, per tree)
     w = np.ones(len(yc), np.float32)
-    w[17] = w[40] = w[41] = w[99] = 1e-9
+    w[17] = w[40] = w[41] = w[99] = 1e-10  # beyond 2^-31 (and balanced_subsample's per-tree 2^-21)
     for kw in (dict(bootstrap=False), dict(class_weight="balanced_subsample", n_estimators=4)):
         kw.setdefault("n_estimators", 2)
         msgs = []

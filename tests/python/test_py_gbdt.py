@@ -17,7 +17,7 @@ SMALL = dict(n_estimators=15, num_leaves=8, min_samples_leaf=5)
 
 def test_import_reports_versions():
     assert samebits.__version__ == samebits.version() == "0.1.0"
-    assert samebits.profile_version() == "sb-identical-v4"
+    assert samebits.profile_version() == "sb-identical-v5"
     assert samebits.backend() == "cpu"
     info = samebits.build_info()
     assert info["version"] == "0.1.0" and info["contraction"].startswith("off")
@@ -58,11 +58,17 @@ def test_binary_labels_and_proba():
     assert m2.classes_.tolist() == [5, 15] and m2.predict(np.asarray(X)).dtype == m2.classes_.dtype
 
 
-def test_binary_digest_does_not_depend_on_label_values():
+def test_binary_trees_do_not_depend_on_label_values():
+    """The labels are stored beside the trees (docs/model-format.md, "Class
+    labels"): the same trees and margins whatever the labels, but the file, and
+    so the digest, names them; 0..K-1 stores none (the bytes of before)."""
     X, y = make_data(300, "binary")
     a = samebits.GradientBoostingClassifier(**SMALL).fit(X, y)
     b = samebits.GradientBoostingClassifier(**SMALL).fit(X, ["b" if t else "a" for t in y])
-    assert a.model_digest_ == b.model_digest_
+    assert bytes(a.predict_raw(X)) == bytes(b.predict_raw(X))
+    assert a.model_digest_ != b.model_digest_
+    assert a.model_bytes()[8] == 2 and b.model_bytes()[8] == 3  # format versions: labels make it 3
+    assert list(samebits.load_model(b.model_bytes()).classes_) == ["a", "b"]
 
 
 def test_multiclass():

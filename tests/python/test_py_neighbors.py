@@ -390,3 +390,26 @@ def test_neighbors_on_a_gpu_are_the_cpus(device):
     d_cpu = samebits.DBSCAN(eps=0.25, min_samples=6).fit(blobs)
     d_gpu = samebits.DBSCAN(eps=0.25, min_samples=6, device=device).fit(blobs)
     assert np.array_equal(d_cpu.labels_, d_gpu.labels_) and d_cpu.model_digest_ == d_gpu.model_digest_
+
+
+def test_a_device_with_too_little_local_memory_screens_on_the_host(monkeypatch, capfd):
+    """kn_select keeps wg x (k + 1) keys in local memory; a device with less
+    (SAMEBITS_TEST_KNN_LOCAL_MEM stands for one) screens on the host instead of
+    failing the launch: the same neighbors, and no device phase in the timing."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(800, 6)).astype(np.float32)
+    try:
+        samebits.NearestNeighbors(device="opencl").fit(X[:10]).kneighbors(X[:2])
+    except samebits.BackendUnavailableError as e:
+        pytest.skip("no opencl here: %s" % e)
+    cpu = samebits.NearestNeighbors(n_neighbors=20).fit(X).kneighbors(X[:100])
+    monkeypatch.setenv("SAMEBITS_KNN_TIMING", "1")
+    capfd.readouterr()
+    roomy = samebits.NearestNeighbors(n_neighbors=20, device="opencl").fit(X).kneighbors(X[:100])
+    assert "device" in capfd.readouterr().err  # the device screened
+    monkeypatch.setenv("SAMEBITS_TEST_KNN_LOCAL_MEM", "16384")
+    small = samebits.NearestNeighbors(n_neighbors=20, device="opencl").fit(X).kneighbors(X[:100])
+    assert "device" not in capfd.readouterr().err  # the host did
+    for r in (roomy, small):
+        assert np.array_equal(np.asarray(cpu[1]), np.asarray(r[1]))
+        assert np.array_equal(np.asarray(cpu[0]), np.asarray(r[0]))

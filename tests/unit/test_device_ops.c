@@ -1340,7 +1340,8 @@ static void predict_config(const pcfg *c) {
     const int32_t per_tree = (1 << (c->depth + 1)) - 1, nn = T * per_tree;
     const int per_row = c->kind == SB_K_PREDICT_RAW ||
                                 (c->kind == SB_K_PREDICT_PROBA &&
-                                 (c->objective == SB_K_OBJ_MULTICLASS || c->objective == SB_K_OBJ_FOREST_CLASSES))
+                                 (c->objective == SB_K_OBJ_MULTICLASS || c->objective == SB_K_OBJ_FOREST_CLASSES ||
+                                  c->objective == SB_K_OBJ_FOREST_PROBA))
                             ? K
                             : 1;
     const int64_t n = c->n, nout = n * per_row;
@@ -1361,7 +1362,8 @@ static void predict_config(const pcfg *c) {
             const int leaf = k >= per_tree / 2 || (k > 0 && u % 7 == 0);
             if (leaf) {
                 p->feature = -1;
-                if (c->objective == SB_K_OBJ_ISOLATION || c->objective == SB_K_OBJ_FOREST_CLASSES)
+                if (c->objective == SB_K_OBJ_ISOLATION || c->objective == SB_K_OBJ_FOREST_CLASSES ||
+                    c->objective == SB_K_OBJ_FOREST_PROBA)
                     p->value = (float)(1 + v % 1000) * 0.000731f;
                 else
                     p->value = ((float)(int32_t)(v % 2001) - 1000.0f) * 0.00137f;
@@ -1449,6 +1451,9 @@ static const pcfg k_predict[] = {
     {"multiclass-k5-proba", SB_K_OBJ_MULTICLASS, 5, SB_K_PREDICT_PROBA, 50, 4, 8, 3000},
     {"multiclass-k30-value", SB_K_OBJ_MULTICLASS, 30, SB_K_PREDICT_VALUE, 90, 3, 8, 2000},
     {"forest-k3-proba", SB_K_OBJ_FOREST_CLASSES, 3, SB_K_PREDICT_PROBA, 30, 7, 10, 2000},
+    /* profile v5's forest probabilities: the class-order sum and one division per class */
+    {"forest-norm-k7-proba", SB_K_OBJ_FOREST_PROBA, 7, SB_K_PREDICT_PROBA, 70, 6, 10, 3000},
+    {"forest-norm-k7-value", SB_K_OBJ_FOREST_PROBA, 7, SB_K_PREDICT_VALUE, 70, 6, 10, 3000},
     {"isolation-value", SB_K_OBJ_ISOLATION, 1, SB_K_PREDICT_VALUE, 50, 6, 9, 3000},
 };
 

@@ -89,9 +89,9 @@ SB_TEST(test_forest_weight_refusals_and_rows) {
     SB_CHECK(fit("n_estimators=2", d, &m) == SB_ERR_INVALID_INPUT && m == NULL);
     SB_CHECK(strstr(sb_last_error(), "zero") != NULL);
     sb_dataset_free(d);
-    /* a positive weight below 2^-21 of the largest would vanish: refused */
+    /* a positive weight below 2^-31 of the largest would vanish even at 30 bits: refused */
     for (int i = 0; i < N; i++) w[i] = 1.0f;
-    w[5] = 1e-7f;
+    w[5] = 1e-10f;
     d = table(N, w);
     SB_CHECK(fit("n_estimators=2", d, &m) == SB_ERR_LIMIT && m == NULL);
     SB_CHECK(strstr(sb_last_error(), "row 5") != NULL);

@@ -257,6 +257,24 @@ static sb_status ag_matrix(const float *x, int64_t n, int32_t d, double *c) {
  * pairs). The chain and the tree stay on the host: they are sequential. */
 enum { AG_DEV_CELLS = 1 << 24 };
 
+/* The rows transposed for the device (feature f of row i at xt[f n + i]), in
+ * chunks of rows on the pool: a copy, so no bit depends on the split. */
+#define AG_TR_GRAIN 4096
+typedef struct ag_tr_job {
+    const float *x;
+    float *xt;
+    int64_t n;
+    int32_t d;
+} ag_tr_job;
+
+static void ag_tr_task(void *ctx, int64_t task) {
+    const ag_tr_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, AG_TR_GRAIN, task, &b, &e);
+    for (int32_t f = 0; f < j->d; f++)
+        for (int64_t i = b; i < e; i++) j->xt[(int64_t)f * j->n + i] = j->x[i * j->d + f];
+}
+
 static sb_status ag_matrix_dev(sb_device_kind kind, const float *x, int64_t n, int32_t d, double *c) {
     sb_device *dev = NULL;
     sb_status st = sb_linalg_device_lock(kind, &dev);
@@ -269,8 +287,10 @@ static sb_status ag_matrix_dev(sb_device_kind kind, const float *x, int64_t n, i
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "agglomerative clustering: out of memory for %lld rows", (long long)n);
         goto done;
     }
-    for (int64_t i = 0; i < n; i++)
-        for (int32_t f = 0; f < d; f++) xt[(int64_t)f * n + i] = x[i * d + f];
+    {
+        ag_tr_job tj = {x, xt, n, d};
+        sb_parallel_for(sb_chunk_count(n, AG_TR_GRAIN), ag_tr_task, &tj);
+    }
     if ((st = sb_device_alloc(dev, &bx, sizeof(float) * (size_t)n * (size_t)d, "agglomerative rows")) != SB_OK ||
         (st = sb_device_alloc(dev, &bo, sizeof(double) * (size_t)rows * (size_t)n, "agglomerative distances")) != SB_OK ||
         (st = sb_device_write(dev, &bx, 0, xt, sizeof(float) * (size_t)n * (size_t)d, "agglomerative rows")) != SB_OK)

@@ -59,6 +59,7 @@ typedef struct fctx {
     float *cw;          /* per-class weights (K), or NULL */
     int32_t *wq;        /* each row's weight in fixed point (NULL: unweighted, or per tree) */
     int32_t wexp;       /* wq = weight * 2^wexp, rounded half to even */
+    int32_t wbits_max;  /* the most bits a fixed-point weight may take (weight_bits), W_BITS per tree */
     int64_t ndraw;      /* rows a tree's sample draws (with multiplicity) */
     int32_t mtry;       /* features tried per node */
     sb_bins bins;
@@ -256,10 +257,33 @@ static void find_split(tctx *c, uint64_t key, int64_t b, int64_t e, const int64_
  * sb_forest_fit. SB_ERR_INVALID_INPUT when every weight is zero;
  * SB_ERR_LIMIT, with *bad the row, when a product is not finite or a positive
  * weight falls below the resolution (2^-21 of the largest) and would vanish. */
+/* The scale exponent for weights whose largest is mx and smallest positive mn
+ * (0: none): the largest maps into (2^(B-1), 2^B] for the least B in
+ * W_BITS..bits_max at which mn does not round to zero (B = bits_max when none
+ * does; the caller then refuses the row). B is W_BITS (the scale of every fit
+ * before profile v5) whenever that keeps mn, so such fits are unchanged;
+ * more bits only for a ratio of weights beyond 2^21, which was refused. */
+static int32_t weight_exponent(float mx, float mn, int32_t bits_max) {
+    int32_t bits = W_BITS, e = sb_quantize_exponent(mx, W_LEVELS);
+    while (bits < bits_max && mn > 0.0f && sb_k_forest_weight_fixed(mn, e) == 0) {
+        bits++;
+        e = sb_quantize_exponent(mx, sb_pow2f(bits));
+    }
+    return e;
+}
+
+/* The bits the largest fixed-point weight takes at exponent e (mx the largest
+ * weight): the B of weight_exponent. */
+static int32_t weight_bits_at(float mx, int32_t e) {
+    int32_t bits = W_BITS;
+    while (bits < 62 && sb_quantize_exponent(mx, sb_pow2f(bits)) != e) bits++;
+    return bits;
+}
+
 static sb_status quantize_weights(const fctx *f, const float *cw, const int32_t *take, int32_t *wq, int32_t *e,
-                                  int64_t *bad) {
+                                  int64_t *bad, int32_t bits_max) {
     const int64_t n = f->tr->nrows;
-    float mx = 0.0f;
+    float mx = 0.0f, mn = 0.0f;
     for (int64_t r = 0; r < n; r++) {
         if (take && !take[r]) continue;
         float w = f->sw ? f->sw[r] : 1.0f;
@@ -269,12 +293,13 @@ static sb_status quantize_weights(const fctx *f, const float *cw, const int32_t 
             return SB_ERR_LIMIT;
         }
         if (w > mx) mx = w;
+        if (w > 0.0f && (mn == 0.0f || w < mn)) mn = w;
     }
     if (!(mx > 0.0f)) {
         *bad = -1;
         return SB_ERR_INVALID_INPUT;
     }
-    *e = sb_quantize_exponent(mx, W_LEVELS);
+    *e = weight_exponent(mx, mn, bits_max);
     for (int64_t r = 0; r < n; r++) {
         float w = f->sw ? f->sw[r] : 1.0f;
         if (cw) w = sb_k_forest_row_weight(w, cw[f->cls[r]]);
@@ -310,7 +335,8 @@ static sb_status subsample_weights(tctx *c) {
     int32_t kt = 0;
     for (int32_t k = 0; k < f->K; k++) kt += bc[k] > 0;
     for (int32_t k = 0; k < f->K; k++) cw[k] = sb_k_forest_class_weight(nt, kt, bc[k]);
-    sb_status st = quantize_weights(f, cw, c->cnt, c->wqt, &c->rules.wexp, &f->bad_row[c->t]);
+    /* balanced_subsample keeps W_BITS: the forest device computes these per tree, at that scale */
+    sb_status st = quantize_weights(f, cw, c->cnt, c->wqt, &c->rules.wexp, &f->bad_row[c->t], W_BITS);
     sb_free(bc);
     sb_free(cw);
     return st;
@@ -511,10 +537,16 @@ static sb_status weight_limit(const fctx *f, int64_t r, int32_t t) {
     char where[48] = "";
     if (t >= 0) snprintf(where, sizeof where, " in tree %d", (int)t);
     float w = f->sw ? f->sw[r] : 1.0f;
+    if (t >= 0) /* balanced_subsample's per-tree weights: 20 bits, the forest device's message */
+        return sb_fail(SB_ERR_LIMIT,
+                       "forest: the weight of row %lld%s (sample weight %g times its class weight) is not finite, or "
+                       "is positive but below the fixed-point resolution (2^-21 of the largest weight), where it would "
+                       "count as zero", (long long)r, where, (double)w);
     return sb_fail(SB_ERR_LIMIT,
-                   "forest: the weight of row %lld%s (sample weight %g times its class weight) is not finite, or is "
-                   "positive but below the fixed-point resolution (2^-21 of the largest weight), where it would count "
-                   "as zero", (long long)r, where, (double)w);
+                   "forest: the weight of row %lld (sample weight %g times its class weight) is not finite, or is "
+                   "positive but below the fixed-point resolution (2^-%d of the largest weight: the weights take up "
+                   "to 30 bits, fewer when the sums of many rows need the room), where it would count as zero",
+                   (long long)r, (double)w, f->wbits_max + 1);
 }
 
 /* Weighted training (sample weights or class_weight): the per-class weights
@@ -550,7 +582,7 @@ static sb_status prepare_weights(fctx *f, sb_card *card) {
     }
     if (!(f->wq = sb_malloc(sizeof(int32_t) * (size_t)n))) return oom();
     int64_t bad = -1;
-    sb_status st = quantize_weights(f, f->cw, NULL, f->wq, &f->wexp, &bad);
+    sb_status st = quantize_weights(f, f->cw, NULL, f->wq, &f->wexp, &bad, f->wbits_max);
     if (st == SB_ERR_INVALID_INPUT)
         return sb_fail(SB_ERR_INVALID_INPUT, "forest: every row's weight (sample_weight x class weight) is zero; "
                                              "nothing to learn from");
@@ -639,6 +671,23 @@ static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t
     return SB_OK;
 }
 
+
+/* A classification forest's training card stage forest.train_proba: the
+ * probabilities it predicts on its training rows (the profile's rule,
+ * kernels/tree.h: sb_k_finish_row), recorded after forest.model_bytes so that
+ * the stages before it stay where they were. */
+static sb_status record_proba(sb_card *card, const sb_model *m, const sb_dataset *train) {
+    size_t n = 0;
+    float *pred = NULL;
+    sb_status st = sb_model_predict(m, train, SB_PREDICT_PROBA, NULL, 0, &n);
+    if (st == SB_OK && !(pred = sb_malloc(sizeof(float) * (n ? n : 1))))
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "card: out of memory");
+    if (st == SB_OK) st = sb_model_predict(m, train, SB_PREDICT_PROBA, pred, n, NULL);
+    if (st == SB_OK) st = sb_card_record(card, "forest.train_proba", SB_DTYPE_F32, pred, n);
+    sb_free(pred);
+    return st;
+}
+
 /* Refuse, by name, trees with a leaf value or split gain that is not finite,
  * whichever device grew them. Squared-error scores are s^2 / w of the
  * dequantized target sums: targets (or weight x target, weighted) large
@@ -675,13 +724,24 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     memset(&f, 0, sizeof f);
     f.p = &p;
     f.tr = &train->t;
-    const int64_t n = f.tr->nrows;
+    int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
     if ((st = check_labels(&p, f.tr, &f.K)) != SB_OK) return st;
     if (n < 1 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "forest: no rows or no features");
     if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "forest: %lld rows; at most %d", (long long)n, (int)INT32_MAX);
     f.mtry = sb_forest_mtry(&p, nf);
     const int32_t ncopies = p.classification ? f.K : 1;
+    /* Without a bootstrap (whose draws go by row position) a row of weight zero
+     * is an absent row: the trees, bins included, grow on the others (the
+     * classes K stay those of every row). */
+    sb_table kept;
+    int dropped = 0;
+    memset(&kept, 0, sizeof kept);
+    if (!p.bootstrap && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) return st;
+    if (dropped) {
+        f.tr = &kept;
+        n = kept.nrows;
+    }
     sb_model *m = NULL;
     f.binned = sb_malloc((size_t)n * (size_t)nf);
     f.trees = sb_calloc((size_t)p.n_estimators * (size_t)ncopies, sizeof(sb_tree));
@@ -694,6 +754,12 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     f.nv = (p.classification ? f.K : 2) + f.weighted;
     f.ndraw = p.bootstrap && p.max_samples > 0.0f ? (int64_t)(p.max_samples * (float)n) : n;
     if (f.ndraw < 1) f.ndraw = 1;
+    {
+        /* classification sums of ndraw rows of weight <= 2^W fit 2^62, and wq is int32 */
+        int32_t b = 0;
+        while (b < 40 && (INT64_C(1) << b) < f.ndraw) b++;
+        f.wbits_max = 62 - b < 30 ? 62 - b : 30;
+    }
     if (!f.binned || !f.trees || !f.status || !f.bad_row || (!f.cls && !f.yq)) {
         st = oom();
         goto done;
@@ -717,10 +783,23 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
             if (a > mx) mx = a;
         }
         if (f.weighted) {
-            /* sums of ndraw rows of weight <= 2^20 and |y| <= 2^L fit 2^62 */
+            /* sums of ndraw rows of weight <= 2^W and |y| <= 2^L fit 2^62: W the
+             * weights' bits (20, more only where a weight would vanish), then L */
             int32_t b = 0, L;
             while (b < 40 && (INT64_C(1) << b) < f.ndraw) b++;
-            L = 62 - W_BITS - b < 30 ? 62 - W_BITS - b : 30;
+            int32_t wb = W_BITS;
+            if (f.sw) {
+                float mx = 0.0f, mn = 0.0f;
+                for (int64_t r = 0; r < n; r++) {
+                    const float w = f.sw[r];
+                    if (w > mx) mx = w;
+                    if (w > 0.0f && (mn == 0.0f || w < mn)) mn = w;
+                }
+                const int32_t cap = 46 - b < 30 ? 46 - b : 30; /* L keeps WY_MIN_BITS */
+                if (mx > 0.0f) wb = weight_bits_at(mx, weight_exponent(mx, mn, cap > W_BITS ? cap : W_BITS));
+            }
+            f.wbits_max = wb;
+            L = 62 - wb - b < 30 ? 62 - wb - b : 30;
             if (L < WY_MIN_BITS) {
                 st = sb_fail(SB_ERR_LIMIT,
                              "forest: weighted regression on %lld drawn rows leaves y %d bits of fixed point; at most "
@@ -782,11 +861,13 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     f.trees = NULL;
     if (card && (st = sb_model_record(card, m, train, SB_PREDICT_RAW, "forest.train_raw", "forest.model_bytes")) != SB_OK)
         goto done;
+    if (card && p.classification && (st = record_proba(card, m, train)) != SB_OK) goto done;
     phase_note(timing, "model", &tp);
     *out = m;
     m = NULL;
 done:
     sb_model_free(m);
+    sb_table_drop_release(&kept);
     sb_bins_release(&f.bins);
     sb_free(f.binned);
     sb_free(f.cls);

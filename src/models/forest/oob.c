@@ -5,7 +5,8 @@
  * parameters, nothing stored beside the model. A row's out-of-bag prediction is
  * the average, over the trees that did not see it, of their leaves (class
  * frequencies or means), summed in tree order: the same bits at any thread
- * count. Rows every tree saw get NaN.
+ * count; a classifier of profile sb-identical-v5 or later then normalizes the
+ * row as predict_proba does (sb_k_forest_proba). Rows every tree saw get NaN.
  */
 #include "forest_params.h"
 #include "../model.h"
@@ -42,6 +43,7 @@ typedef struct oob_job {
     const uint8_t *inbag; /* T x n: 1 when tree t drew row r */
     int32_t T, K;
     float *out;
+    int normalize; /* a classifier of profile v5 or later (sb_model_kernel_objective) */
 } oob_job;
 
 static void oob_task(void *ctx, int64_t task) {
@@ -62,6 +64,8 @@ static void oob_task(void *ctx, int64_t task) {
         /* leaves hold value / T: scale back, then average over the out-of-bag trees */
         for (int32_t k = 0; k < j->K; k++)
             o[k] = cnt ? o[k] * (float)j->T / (float)cnt : sb_u2f(0x7FC00000u);
+        /* profile v5 and later: a classifier's row normalized as predict_proba's */
+        if (cnt && j->normalize) sb_k_forest_proba(j->K, o, o);
     }
 }
 
@@ -99,7 +103,8 @@ sb_status sb_forest_oob_predict(const sb_model *m, const sb_dataset *train, floa
             for (int64_t d = 0; d < ndraw; d++)
                 inbag[(int64_t)t * n + sb_rng_below(seed, SB_PURPOSE_BOOT, ((uint64_t)(uint32_t)t << 32) | (uint64_t)d,
                                                      (uint32_t)n)] = 1;
-        oob_job j = {m, &train->t, nodes, start, inbag, T, K, out};
+        oob_job j = {m, &train->t, nodes, start, inbag, T, K, out,
+                     sb_model_kernel_objective(m) == SB_K_OBJ_FOREST_PROBA};
         sb_parallel_for(sb_chunk_count(n, 4096), oob_task, &j);
     }
     sb_free(inbag);

@@ -40,6 +40,7 @@ typedef struct fit {
     const gbdt_params *p;
     const sb_table *tr, *va;
     int32_t K;
+    int32_t it0; /* continued training: the iterations the initial model holds (0: a fresh fit) */
     sb_card *card;
     sb_bins bins;
     uint8_t *binned;
@@ -753,11 +754,11 @@ static sb_status eval_metrics(const fit *f, int32_t it, int valid, int log, int3
         }
         if (log) fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), valid ? "valid" : "train", nj, (double)vj);
         if (ev) {
-            ev->values[(int64_t)it * ev->nm + j] = vj;
+            ev->values[(int64_t)(it - f->it0) * ev->nm + j] = vj;
             memcpy(ev->names[j], nj, sizeof nj);
         }
     }
-    if (ev) ev->niter = it + 1;
+    if (ev) ev->niter = it - f->it0 + 1;
     return SB_OK;
 }
 
@@ -767,8 +768,52 @@ sb_status sb_gbdt_params_check(const sb_params *params) {
     return sb_gbdt_params_parse(params, &p);
 }
 
+/* Continued training's checks: init must be a gradient boosting model of
+ * this profile, objective, class count and feature count, whole iterations
+ * of trees; a named error otherwise. */
+static sb_status check_init(const sb_model *init, const gbdt_params *p, int32_t K1, int32_t nf) {
+    const char *prof = init->profile ? init->profile : SB_PROFILE_VERSION;
+    if (init->family != SB_FAMILY_GBDT)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model: a %s model; continued training takes a gradient boosting "
+                       "model", sb_family_name((sb_family)init->family));
+    if (strcmp(prof, SB_PROFILE_VERSION) != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was trained under %s; this library trains under %s, and "
+                       "continued training stays on one profile's trajectory", prof, SB_PROFILE_VERSION);
+    if (init->objective != p->objective)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model's objective is %s, the parameters' %s",
+                       sb_objective_name(init->objective), sb_objective_name(p->objective));
+    if (init->num_class != K1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model has %d margins a row, the data %d", (int)init->num_class,
+                       (int)K1);
+    if (init->num_features != nf)
+        return sb_fail(SB_ERR_INVALID_INPUT, "init_model has %d features, the training data %d",
+                       (int)init->num_features, (int)nf);
+    if (init->ntrees % K1 != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model holds %d trees, not whole iterations of %d",
+                       (int)init->ntrees, (int)K1);
+    return SB_OK;
+}
+
+static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
+                          const sb_model *init, sb_card *card, sb_model **out);
+
 sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid, sb_card *card,
                       sb_model **out) {
+    return gbdt_fit(params, train, valid, NULL, card, out);
+}
+
+sb_status sb_gbdt_fit_continue(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
+                               const sb_model *init, sb_card *card, sb_model **out) {
+    sb_clear_error();
+    if (!init) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gbdt_fit_continue: NULL init model");
+    return gbdt_fit(params, train, valid, init, card, out);
+}
+
+/* sb_gbdt_fit, from init's trees when init is given (continued training: the
+ * margins start at init's predictions, the iterations count on from init's,
+ * so every draw keyed by the iteration is the uninterrupted fit's). */
+static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
+                          const sb_model *init, sb_card *card, sb_model **out) {
     sb_evals *ev = NULL; /* the metric log (below), owned here until the model takes it */
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gbdt_fit: NULL argument");
@@ -780,11 +825,14 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     fit f;
     float *base = NULL; /* the K starting margins (base_scores) */
     memset(&f, 0, sizeof f);
+    sb_table kept; /* the training rows of nonzero weight, when some weigh zero (below) */
+    int dropped = 0;
+    memset(&kept, 0, sizeof kept);
     f.p = &p;
     f.tr = &train->t;
     f.va = valid ? &valid->t : NULL;
     f.card = card;
-    const int64_t n = f.tr->nrows;
+    int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
     int32_t K = p.num_class;
     if ((st = check_labels(&p, f.tr, "training", &K)) != SB_OK) return st;
@@ -809,9 +857,21 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     f.obj_param = sb_gbdt_obj_param(&p);
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
-    if ((int64_t)p.n_estimators * K1 > 10000000) /* a model file's tree limit (docs/model-format.md) */
-        return sb_fail(SB_ERR_LIMIT, "gbdt: n_estimators=%d x %d classes is more than 10,000,000 trees",
-                       (int)p.n_estimators, (int)K1);
+    if (init) {
+        if ((st = check_init(init, &p, K1, nf)) != SB_OK) goto done;
+        f.it0 = init->ntrees / K1;
+    }
+    if (((int64_t)f.it0 + p.n_estimators) * K1 > 10000000) /* a model file's tree limit (docs/model-format.md) */
+        return sb_fail(SB_ERR_LIMIT, "gbdt: %d iterations x %d classes is more than 10,000,000 trees",
+                       (int)(f.it0 + p.n_estimators), (int)K1);
+    /* A row of weight zero is an absent row (scikit-learn's meaning): the
+     * bins, the trees' row counts and the subsample draws are those of the
+     * other rows. Ranking keeps its rows (its query groups go by position). */
+    if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) return st;
+    if (dropped) {
+        f.tr = &kept;
+        n = kept.nrows;
+    }
     sb_model *m = NULL;
     int64_t ntasks = sb_chunk_count(n, ROW_GRAIN);
 
@@ -840,7 +900,10 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     if ((st = record(&f, "gbdt.bin_counts", SB_DTYPE_I32, f.bins.nbins, (uint64_t)nf)) != SB_OK) goto done;
     if ((st = record(&f, "gbdt.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * (uint64_t)nf)) != SB_OK) goto done;
 
-    if ((st = base_scores(&f, base)) != SB_OK) goto done;
+    if (init) /* continued: init's starting margins */
+        for (int32_t c = 0; c < K1; c++) base[c] = init->base_score[c];
+    else if ((st = base_scores(&f, base)) != SB_OK)
+        goto done;
     if (!sb_k_key_finite(sb_f2u(base[0]))) {
         st = sb_fail(SB_ERR_LIMIT, "gradient boosting: the base score (the weighted mean of the labels) is not "
                                    "finite: labels or weights too large for float32; refusing (docs/gbdt.md, \"Limits of float32\")");
@@ -850,6 +913,28 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     for (int64_t i = 0; i < n * K1; i++) f.pred[i] = base[i % K1];
     if (f.va)
         for (int64_t i = 0; i < f.va->nrows * K1; i++) f.vpred[i] = base[i % K1];
+    if (init) {
+        /* continued: the margins init's trees give (the base plus each tree's leaf in
+         * tree order: the very additions its fit made), and its trees first in the model */
+        sb_dataset rows = {*f.tr}; /* the rows training uses (zero-weight rows dropped), read only */
+        if ((st = sb_model_predict(init, &rows, SB_PREDICT_RAW, f.pred, (size_t)n * (size_t)K1, NULL)) != SB_OK)
+            goto done;
+        if (f.va && (st = sb_model_predict(init, valid, SB_PREDICT_RAW, f.vpred, (size_t)f.va->nrows * (size_t)K1,
+                                           NULL)) != SB_OK)
+            goto done;
+        for (int32_t t = 0; t < init->ntrees && st == SB_OK; t++) {
+            sb_grown g;
+            memset(&g, 0, sizeof g);
+            g.tree.nnodes = init->trees[t].nnodes;
+            if (!(g.tree.nodes = sb_malloc(sizeof(sb_tree_node) * (size_t)(g.tree.nnodes ? g.tree.nnodes : 1)))) {
+                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for init_model's trees");
+                break;
+            }
+            memcpy(g.tree.nodes, init->trees[t].nodes, sizeof(sb_tree_node) * (size_t)g.tree.nnodes);
+            if ((st = push_tree(&f, &g)) != SB_OK) sb_free(g.tree.nodes);
+        }
+        if (st != SB_OK) goto done;
+    }
 
     sb_grow_params gp = {p.num_leaves, p.max_depth, p.depthwise, p.min_samples_leaf, p.min_child_weight,
                          p.min_split_gain, p.reg_lambda, p.learning_rate, p.reg_alpha};
@@ -870,7 +955,8 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         ev->nm = nm_all;
     }
     if (p.device != SB_GBDT_DEVICE_CPU && (st = dev_open(&f, base)) != SB_OK) goto done;
-    for (int32_t it = 0; it < p.n_estimators; it++) {
+    if (init && f.dev && (st = f.ops->set_margins(f.dev, f.pred)) != SB_OK) goto done; /* the initial trees' margins */
+    for (int32_t it = f.it0; it < f.it0 + p.n_estimators; it++) {
         if (f.dev) {
             if ((st = dev_iteration(&f, it, &gp)) != SB_OK) goto done;
         } else {
@@ -917,7 +1003,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
         }
         }
         /* Evaluation log and early stopping. */
-        int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == p.n_estimators);
+        int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == f.it0 + p.n_estimators);
         if (log_now || p.early_stopping_rounds > 0 || ev) {
             float v = 0.0f;
             char mname[48];
@@ -960,6 +1046,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
             }
         }
     }
+    p.n_estimators += f.it0; /* the model's text: every iteration it holds, as the uninterrupted fit's */
     if (p.early_stopping_rounds > 0 && best_iter >= 0) {
         /* Keep the trees up to the best iteration. */
         while (f.ntrees > (best_iter + 1) * K1) sb_free(f.trees[--f.ntrees].nodes);
@@ -985,6 +1072,7 @@ sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb
     }
     *out = m;
 done:
+    sb_table_drop_release(&kept);
     sb_evals_free(ev);
     sb_free(base);
     if (f.ops) f.ops->close(f.dev);

@@ -748,7 +748,7 @@ static kn_gbufs g_kn_ws[4];
  * the device's room through the host screen. Queries that are the model's
  * own rows (DBSCAN's and spectral clustering's neighborhoods, kneighbors()
  * without X) are read from the rows already on the device. */
-static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
+static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind, int *declined) {
     const sb_knn *k = jb->k;
     const int32_t d = jb->d, kq = jb->radius_mode ? 0 : jb->kk + jb->exclude_self;
     const int64_t n = k->n, nq = jb->nq;
@@ -766,6 +766,20 @@ static sb_status kn_query_gpu(kn_job *jb, sb_device_kind kind) {
     const int32_t nch = (int32_t)((n + rc - 1) / rc);
     int32_t m = 1;
     while (m < wg * (kq > 0 ? kq : 1)) m *= 2;
+    /* kn_select keeps m keys in local memory: a device with less (some keep
+     * 16 KiB) screens on the host instead (the same candidates, the same
+     * bits), rather than fail the launch. SAMEBITS_TEST_KNN_LOCAL_MEM (bytes)
+     * stands for a smaller device in tests. */
+    {
+        int64_t room = dev->local_mem;
+        const char *tl = getenv("SAMEBITS_TEST_KNN_LOCAL_MEM");
+        if (tl && *tl) room = strtoll(tl, NULL, 10);
+        if (room > 0 && (int64_t)4 * m > room - 1024) {
+            sb_linalg_device_unlock();
+            *declined = 1;
+            return SB_OK;
+        }
+    }
     const int64_t cap_want = jb->radius_mode ? KN_GPU_CAP_RADIUS : KN_GPU_CAP_K;
     const int32_t cap = (int32_t)(n < cap_want ? n : cap_want);
     const int64_t npan = (n + KN_PANEL - 1) / KN_PANEL;
@@ -1143,8 +1157,9 @@ sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double 
                              (g_tree_for_tests >= 0 ? g_tree_for_tests
                                                     : jb.d <= KN_TREE_MAX_D && k->n >= KN_TREE_MIN_N);
         kn_tree tree;
-        if (gpu) {
-            st = kn_query_gpu(&jb, kind);
+        int declined = 0;
+        if (gpu) st = kn_query_gpu(&jb, kind, &declined);
+        if (gpu && !declined) {
         } else if (use_tree && (st = kt_make(k, jb.d, &tree)) == SB_OK) {
             kt_job kj = {&jb, &tree};
             sb_parallel_for(sb_chunk_count(nq, KN_QB), kt_task, &kj);

@@ -102,6 +102,9 @@ typedef struct sb_tdev_ops {
     /* Class cls's gradients and hessians := g[0, n), h[0, n), computed by the
      * host (the ranking objectives, gbdt/rank.c), in place of gradients. */
     sb_status (*set_gradients)(sb_tdev *d, int32_t cls, const float *g, const float *h);
+    /* The margins := m (n x K, row-major): continued training's start, the
+     * host's predictions of the initial model (gbdt.c). */
+    sb_status (*set_margins)(sb_tdev *d, const float *m);
 } sb_tdev_ops;
 
 /* The implementation of device kind k: the host reference for cpu-batched,

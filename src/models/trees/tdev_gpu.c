@@ -619,10 +619,14 @@ static sb_status t_add_tree(sb_tdev *d, const sb_k_bnode *nodes, int32_t nnodes,
     return t_end(d, 7, gpu_add_tree(d, nodes, nnodes, cls));
 }
 
+static sb_status gpu_set_margins(sb_tdev *d, const float *m) {
+    return sb_device_write(d->dv, &d->margin, 0, m, sizeof(float) * (size_t)d->n * (size_t)d->K, "margins");
+}
+
 static const sb_tdev_ops k_gpu_ops = {
     "gpu",          gpu_open,     gpu_close,     t_gradients, t_quantize, t_set_rows,
     gpu_set_mask,   gpu_reserve,  t_partition,   t_hist,      t_subtract, t_best,
-    gpu_read_hist,  t_add_tree,   gpu_read_quantized, gpu_read_margins, gpu_set_gradients,
+    gpu_read_hist,  t_add_tree,   gpu_read_quantized, gpu_read_margins, gpu_set_gradients, gpu_set_margins,
 };
 
 const sb_tdev_ops *sb_tdev_gpu_ops(void) { return &k_gpu_ops; }

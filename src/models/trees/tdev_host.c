@@ -237,10 +237,15 @@ static sb_status cpu_set_gradients(sb_tdev *d, int32_t cls, const float *g, cons
     return SB_OK;
 }
 
+static sb_status cpu_set_margins(sb_tdev *d, const float *m) {
+    memcpy(d->margin, m, sizeof(float) * (size_t)d->n * (size_t)d->K);
+    return SB_OK;
+}
+
 static const sb_tdev_ops k_cpu_ops = {
     "cpu-batched", cpu_open,     cpu_close,    cpu_gradients, cpu_quantize,  cpu_set_rows,
     cpu_set_mask,  cpu_reserve,  cpu_partition, cpu_hist,     cpu_subtract,  cpu_best,
-    cpu_read_hist, cpu_add_tree, cpu_read_quantized, cpu_read_margins, cpu_set_gradients,
+    cpu_read_hist, cpu_add_tree, cpu_read_quantized, cpu_read_margins, cpu_set_gradients, cpu_set_margins,
 };
 
 const sb_tdev_ops *sb_tdev_host_ops(void) { return &k_cpu_ops; }

@@ -1,0 +1,52 @@
+/*
+ * weight_rows.c: a training table without its rows of weight zero. scikit-
+ * learn's splitter never sees a row of weight zero (it adds nothing to any sum,
+ * and it takes no part in the bins or in a node's range of values), so a fit
+ * that drops those rows first gives a weight-0 row the meaning of an absent
+ * row: gradient boosting and unbootstrapped forests call this before binning.
+ */
+#include "model.h"
+#include "../io/reader.h"
+#include <string.h>
+
+sb_status sb_table_drop_zero_weight(const sb_table *t, sb_table *out, int *dropped) {
+    memset(out, 0, sizeof *out);
+    *dropped = 0;
+    if (!t->weight || t->qid) return SB_OK;
+    int64_t keep = 0;
+    for (int64_t r = 0; r < t->nrows; r++) {
+        const float w = t->weight[r];
+        if (!(w >= 0.0f) || w - w != 0.0f) return SB_OK; /* refused by the fit's own checks, by row */
+        keep += w > 0.0f;
+    }
+    if (keep == t->nrows || keep == 0) return SB_OK; /* nothing to drop, or the fit's all-zero refusal */
+    const size_t nc = (size_t)t->ncols, nt = (size_t)(t->ntargets > 0 ? t->ntargets : 1);
+    out->x = sb_malloc(sizeof(float) * (size_t)keep * (nc ? nc : 1));
+    out->weight = sb_malloc(sizeof(float) * (size_t)keep);
+    out->label = t->label ? sb_malloc(sizeof(float) * (size_t)keep * nt) : NULL;
+    if (!out->x || !out->weight || (t->label && !out->label)) {
+        sb_table_drop_release(out);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory for the %lld rows of nonzero weight", (long long)keep);
+    }
+    int64_t at = 0;
+    for (int64_t r = 0; r < t->nrows; r++) {
+        if (!(t->weight[r] > 0.0f)) continue;
+        memcpy(out->x + (size_t)at * nc, t->x + (size_t)r * nc, sizeof(float) * nc);
+        if (t->label) memcpy(out->label + (size_t)at * nt, t->label + (size_t)r * nt, sizeof(float) * nt);
+        out->weight[at++] = t->weight[r];
+    }
+    out->nrows = keep;
+    out->ncols = t->ncols;
+    out->ntargets = t->ntargets;
+    out->names = t->names;
+    out->has_names = t->has_names;
+    *dropped = 1;
+    return SB_OK;
+}
+
+void sb_table_drop_release(sb_table *t) {
+    sb_free(t->x);
+    sb_free(t->label);
+    sb_free(t->weight);
+    memset(t, 0, sizeof *t);
+}
