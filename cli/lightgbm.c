@@ -73,6 +73,10 @@ static const lk_key k_keys[] = {
     {"feature_fraction|sub_feature|colsample_bytree", LK_PASS, "colsample"},
     {"early_stopping_round|early_stopping_rounds|early_stopping|n_iter_no_change", LK_PASS, "early_stopping_rounds"},
     {"lambda_l2|reg_lambda|lambda|l2_regularization", LK_PASS, "reg_lambda"},
+    {"lambda_l1|reg_alpha|l1_regularization", LK_PASS, "reg_alpha"},
+    {"alpha", LK_PASS, "alpha"},
+    {"tweedie_variance_power", LK_PASS, "tweedie_variance_power"},
+    {"poisson_max_delta_step", LK_PASS, "poisson_max_delta_step"},
     {"min_gain_to_split|min_split_gain", LK_PASS, "min_split_gain"},
     {"max_bin|max_bins", LK_PASS, "max_bin"},
     {"bin_construct_sample_cnt|subsample_for_bin", LK_PASS, "bin_sample_rows"},
@@ -98,7 +102,6 @@ static const lk_key k_keys[] = {
     {"num_machines|num_machine", LK_ONLY_VALUE, "1"},
     {"save_binary|is_save_binary|is_save_binary_file", LK_ONLY_VALUE, "false"},
     /* LightGBM's features samebits does not have, taken at their defaults (which switch them off) */
-    {"lambda_l1|reg_alpha|l1_regularization", LK_ONLY_VALUE, "0"},
     {"max_delta_step|max_tree_output|max_leaf_output", LK_ONLY_VALUE, "0"},
     {"path_smooth", LK_ONLY_VALUE, "0"},
     {"is_unbalance|unbalance|unbalanced_sets", LK_ONLY_VALUE, "false"},

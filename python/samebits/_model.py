@@ -12,7 +12,8 @@ PREDICT_LEAF, PREDICT_CONTRIB = 4, 5  # the tree families' explanations (docs/ex
 FAMILY_LINEAR = 5
 FAMILY_KNN = 6
 MODES = ("identical", "deterministic", "fast")
-OBJECTIVES = ("regression", "binary", "multiclass", "lambdarank", "rank_pairwise")
+OBJECTIVES = ("regression", "binary", "multiclass", "lambdarank", "rank_pairwise", "huber", "quantile", "poisson",
+              "gamma", "tweedie")
 
 
 def prediction_dataset(est, X):

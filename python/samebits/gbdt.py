@@ -19,7 +19,8 @@ from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, clas
 from ._model import PREDICT_CONTRIB, PREDICT_LEAF
 from .errors import InvalidArgumentError, InvalidInputError
 
-REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror")
+REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror", "huber", "quantile", "poisson",
+                     "gamma", "tweedie")
 RANKING_LOSSES = ("lambdarank", "rank_pairwise", "rank:pairwise", "rank:ndcg", "pairwise")
 CLASSIFICATION_LOSSES = ("log_loss", "binary", "multiclass", "binary:logistic", "multi:softmax",
                          "multi:softprob", "softmax")
@@ -36,6 +37,9 @@ _KEYS = {
     "min_samples_leaf": ("min_samples_leaf", int),
     "min_child_weight": ("min_child_weight", float),
     "reg_lambda": ("reg_lambda", float),
+    "reg_alpha": ("reg_alpha", float),
+    "alpha": ("alpha", float),
+    "tweedie_variance_power": ("tweedie_variance_power", float),
     "min_split_gain": ("min_split_gain", float),
     "subsample": ("subsample", float),
     "colsample_bytree": ("colsample", float),
@@ -146,8 +150,9 @@ class GradientBoosting(FittedModel, Estimator):
 
     loss: 'squared_error' (regression) or 'log_loss' (classification: binary or
     multiclass by the number of classes); the C names 'regression', 'binary' and
-    'multiclass' are accepted too. The estimator is a classifier exactly when its
-    loss is a classification loss.
+    'multiclass' are accepted too, and LightGBM's regression losses 'huber' and
+    'quantile' (alpha), 'poisson', 'gamma', 'tweedie' (tweedie_variance_power).
+    The estimator is a classifier exactly when its loss is a classification loss.
     """
 
     def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=None,
@@ -155,8 +160,11 @@ class GradientBoosting(FittedModel, Estimator):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None, importance_type="split"):
+                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, alpha=None,
+                 tweedie_variance_power=None):
         self.loss = loss
+        self.alpha = alpha  # huber's delta, quantile's level (LightGBM's alpha; None: 0.9)
+        self.tweedie_variance_power = tweedie_variance_power  # tweedie: in (1, 2); None: 1.5
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.num_leaves = num_leaves
@@ -167,6 +175,7 @@ class GradientBoosting(FittedModel, Estimator):
         self.min_samples_leaf = min_samples_leaf
         self.min_child_weight = min_child_weight
         self.reg_lambda = reg_lambda
+        self.reg_alpha = reg_alpha
         self.min_split_gain = min_split_gain
         self.subsample = subsample
         self.colsample_bytree = colsample_bytree
@@ -206,7 +215,7 @@ class GradientBoosting(FittedModel, Estimator):
             raise InvalidArgumentError("num_leaves=%r and max_leaf_nodes=%r disagree; they are one parameter "
                                        "(give one of them)" % (self.num_leaves, self.max_leaf_nodes))
         for name, (key, kind) in _KEYS.items():
-            value = getattr(self, name)
+            value = getattr(self, name, None)
             if value is None:
                 continue
             if name == "num_leaves" and self.max_leaf_nodes is not None:
@@ -684,14 +693,17 @@ class GradientBoosting(FittedModel, Estimator):
 
 
 class GradientBoostingRegressor(GradientBoosting):
-    """Gradient-boosted trees for regression (loss='squared_error')."""
+    """Gradient-boosted trees for regression: loss 'squared_error', or LightGBM's 'huber' (delta alpha),
+    'quantile' (level alpha), 'poisson', 'gamma', 'tweedie' (tweedie_variance_power; the last three
+    predict exp(raw score), their log link)."""
 
     def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=None,
                  max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None, importance_type="split"):
+                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0,
+                 alpha=None, tweedie_variance_power=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -700,7 +712,8 @@ class GradientBoostingRegressor(GradientBoosting):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type)
+                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
+                         reg_alpha=reg_alpha, alpha=alpha, tweedie_variance_power=tweedie_variance_power)
 
     _estimator_kind = "regressor"
 
@@ -724,7 +737,7 @@ class GradientBoostingClassifier(GradientBoosting):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None, importance_type="split"):
+                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -733,7 +746,8 @@ class GradientBoostingClassifier(GradientBoosting):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type)
+                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
+                         reg_alpha=reg_alpha)
 
     _estimator_kind = "classifier"
 
@@ -758,7 +772,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, lambdarank_truncation_level=None, lambdarank_norm=None, sigmoid=None,
-                 label_gain=None, eval_at=None, n_jobs=None, importance_type="split"):
+                 label_gain=None, eval_at=None, n_jobs=None, importance_type="split", reg_alpha=0.0):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -767,7 +781,8 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                          random_state=random_state, early_stopping_rounds=early_stopping_rounds,
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
-                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type)
+                         record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
+                         reg_alpha=reg_alpha)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.sigmoid = sigmoid

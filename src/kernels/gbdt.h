@@ -61,15 +61,72 @@ SB_FN void sb_k_grad_softmax(float pc, sb_i32 is_label, sb_i32 K, float w, float
     *h = hh * w;
 }
 
+/* ---- LightGBM's regression objectives beyond squared error (issue 21) ----
+ * Formulas as LightGBM's parameter documentation and its objective notes
+ * state them, with s the raw score (margin), y the label, w the weight; each
+ * is one fixed sequence of profile operations (exp is the profile's sb_expf). */
+
+/* Huber loss with delta a (LightGBM's alpha): r = s - y; |r| <= a gives
+ * g = r w, otherwise g = sign(r) a w; h = w (LightGBM's Huber uses a unit
+ * hessian on both branches). */
+SB_FN void sb_k_grad_huber(float s, float y, float w, float a, float *g, float *h) {
+    const float r = s - y;
+    const float ar = r < 0.0f ? -r : r;
+    *g = ar <= a ? r * w : (r < 0.0f ? -a : a) * w;
+    *h = w;
+}
+
+/* Quantile (pinball) loss at level a (LightGBM's alpha): r = s - y;
+ * g = (1 - a) w when r >= 0, g = -a w when r < 0; h = w. */
+SB_FN void sb_k_grad_quantile(float s, float y, float w, float a, float *g, float *h) {
+    const float r = s - y;
+    *g = (r >= 0.0f ? 1.0f - a : -a) * w;
+    *h = w;
+}
+
+/* Poisson regression, log link: g = (exp(s) - y) w, h = exp(s + d) w with
+ * d = poisson_max_delta_step (LightGBM: "used to safeguard optimization"). */
+SB_FN void sb_k_grad_poisson(float s, float y, float w, float d, float *g, float *h) {
+    *g = (sb_expf(s) - y) * w;
+    *h = sb_expf(s + d) * w;
+}
+
+/* Gamma regression, log link (deviance of a gamma with mean exp(s)):
+ * e = exp(-s); g = (1 - y e) w, h = (y e) w. */
+SB_FN void sb_k_grad_gamma(float s, float y, float w, float *g, float *h) {
+    const float ye = y * sb_expf(-s);
+    *g = (1.0f - ye) * w;
+    *h = ye * w;
+}
+
+/* Tweedie regression, log link, variance power rho in (1, 2):
+ * a = exp((1 - rho) s), b = exp((2 - rho) s);
+ * g = (-y a + b) w, h = (-y (1 - rho) a + (2 - rho) b) w. */
+SB_FN void sb_k_grad_tweedie(float s, float y, float w, float rho, float *g, float *h) {
+    const float a = sb_expf((1.0f - rho) * s), b = sb_expf((2.0f - rho) * s);
+    *g = (-(y * a) + b) * w;
+    *h = (-((y * (1.0f - rho)) * a) + (2.0f - rho) * b) * w;
+}
+
 /* A sum of quantized values back in float: one correctly rounded conversion,
  * then an exact division by the power-of-two scale (unless it underflows). */
 SB_FN float sb_k_dequant(sb_i64 q, float scale) {
     return (float)q / scale;
 }
 
-/* G^2 / (H + lambda): the structure score of a leaf (0 when H + lambda <= 0). */
-SB_FN float sb_k_leaf_score(float g, float h, float lambda) {
+/* L1 regularization as LightGBM documents lambda_l1 (soft-thresholding of a
+ * gradient sum): sign(g) max(|g| - alpha, 0). alpha = 0 returns g itself (no
+ * operation), so models without L1 keep their bits. */
+SB_FN float sb_k_l1(float g, float alpha) {
+    if (!(alpha > 0.0f)) return g;
+    return g > alpha ? g - alpha : g < -alpha ? g + alpha : 0.0f;
+}
+
+/* T^2 / (H + lambda) with T = sb_k_l1(G, alpha): the structure score of a
+ * leaf (0 when H + lambda <= 0). */
+SB_FN float sb_k_leaf_score(float g, float h, float lambda, float alpha) {
     float d = h + lambda;
+    g = sb_k_l1(g, alpha);
     return d > 0.0f ? g * g / d : 0.0f;
 }
 
@@ -78,10 +135,12 @@ SB_FN float sb_k_split_gain(float score_l, float score_r, float score_parent) {
     return 0.5f * ((score_l + score_r) - score_parent);
 }
 
-/* Leaf value: -G / (H + lambda), times the learning rate. */
-SB_FN float sb_k_leaf_value(float g, float h, float lambda, float learning_rate) {
+/* Leaf value: -T / (H + lambda) with T = sb_k_l1(G, alpha), times the
+ * learning rate. */
+SB_FN float sb_k_leaf_value(float g, float h, float lambda, float alpha, float learning_rate) {
     float d = h + lambda;
     if (!(d > 0.0f)) return 0.0f;
+    g = sb_k_l1(g, alpha);
     return -(g / d) * learning_rate;
 }
 

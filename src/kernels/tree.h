@@ -34,7 +34,7 @@ typedef struct sb_k_split_rules {
     sb_i64 min_samples_leaf;
     float min_child_weight, min_split_gain, reg_lambda;
     float g_scale, h_scale; /* g = sum / g_scale (powers of two) */
-    sb_i32 pad_;
+    float reg_alpha;        /* L1 on leaf values (lambda_l1); 0: none */
 } sb_k_split_rules;
 SB_STATIC_ASSERT(sizeof(sb_k_split_rules) == 32, "sb_k_split_rules layout is shared by host and device");
 
@@ -74,7 +74,7 @@ SB_FN int sb_k_node_may_split(sb_i32 depth, sb_i64 count, sb_i32 max_depth, sb_i
 
 /* The structure score of a node with sums G, H. */
 SB_FN float sb_k_node_score(sb_i64 G, sb_i64 H, const sb_k_split_rules *r) {
-    return sb_k_leaf_score(sb_k_dequant(G, r->g_scale), sb_k_dequant(H, r->h_scale), r->reg_lambda);
+    return sb_k_leaf_score(sb_k_dequant(G, r->g_scale), sb_k_dequant(H, r->h_scale), r->reg_lambda, r->reg_alpha);
 }
 
 /* Candidate (f, bin, dl) with left sums (lg, lh, lc) of a node with sums
@@ -86,7 +86,8 @@ SB_FN void sb_k_split_consider(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb
     float gl = sb_k_dequant(lg, r->g_scale), hl = sb_k_dequant(lh, r->h_scale);
     float gr = sb_k_dequant(G - lg, r->g_scale), hr = sb_k_dequant(H - lh, r->h_scale);
     if (hl < r->min_child_weight || hr < r->min_child_weight) return;
-    float gain = sb_k_split_gain(sb_k_leaf_score(gl, hl, r->reg_lambda), sb_k_leaf_score(gr, hr, r->reg_lambda),
+    float gain = sb_k_split_gain(sb_k_leaf_score(gl, hl, r->reg_lambda, r->reg_alpha),
+                                 sb_k_leaf_score(gr, hr, r->reg_lambda, r->reg_alpha),
                                  parent_score);
     if (!(gain > r->min_split_gain)) return;
     sb_k_split x;
@@ -177,6 +178,11 @@ SB_FN sb_i32 sb_k_walk_bins(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_u8
 #define SB_K_OBJ_MULTICLASS 2
 #define SB_K_OBJ_LAMBDARANK 3     /* ranking: gradients from the host (gbdt/rank.c); a margin is a score */
 #define SB_K_OBJ_RANK_PAIRWISE 4
+#define SB_K_OBJ_HUBER 5          /* the parameter: delta (LightGBM's alpha) */
+#define SB_K_OBJ_QUANTILE 6       /* the parameter: the quantile level alpha */
+#define SB_K_OBJ_POISSON 7        /* log link; the parameter: poisson_max_delta_step */
+#define SB_K_OBJ_GAMMA 8          /* log link */
+#define SB_K_OBJ_TWEEDIE 9        /* log link; the parameter: tweedie_variance_power */
 #define SB_K_OBJ_FOREST_CLASSES 10
 #define SB_K_OBJ_ISOLATION 11
 /* Kernel-only (never in a model file): a forest classifier of profile
@@ -185,14 +191,30 @@ SB_FN sb_i32 sb_k_walk_bins(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_u8
  * (sb_model_kernel_objective); older forest classifiers keep 10. */
 #define SB_K_OBJ_FOREST_PROBA 12
 
+/* Whether an objective's prediction is exp of the margin (the log links). */
+SB_FN int sb_k_obj_log_link(sb_i32 objective) {
+    return objective == SB_K_OBJ_POISSON || objective == SB_K_OBJ_GAMMA || objective == SB_K_OBJ_TWEEDIE;
+}
+
 /* Gradients and hessians of one row for every class: its K margins m, label y
  * and weight w; class c's values go to g[c * stride], h[c * stride]. prob is
- * K floats of scratch (multiclass). */
+ * K floats of scratch (multiclass). param is the objective's one float
+ * parameter (huber, quantile: alpha; poisson: max_delta_step; tweedie: the
+ * variance power), ignored by the others. */
 SB_FN void sb_k_row_gradients(sb_i32 objective, sb_i32 K, const SB_GLOBAL float *m, float y, float w,
-                              SB_GLOBAL float *g, SB_GLOBAL float *h, sb_i64 stride, float *prob) {
+                              SB_GLOBAL float *g, SB_GLOBAL float *h, sb_i64 stride, float *prob, float param) {
     if (objective == SB_K_OBJ_REGRESSION) {
         float gg, hh;
         sb_k_grad_squared(m[0], y, w, &gg, &hh);
+        g[0] = gg;
+        h[0] = hh;
+    } else if (objective >= SB_K_OBJ_HUBER && objective <= SB_K_OBJ_TWEEDIE) {
+        float gg, hh;
+        if (objective == SB_K_OBJ_HUBER) sb_k_grad_huber(m[0], y, w, param, &gg, &hh);
+        else if (objective == SB_K_OBJ_QUANTILE) sb_k_grad_quantile(m[0], y, w, param, &gg, &hh);
+        else if (objective == SB_K_OBJ_POISSON) sb_k_grad_poisson(m[0], y, w, param, &gg, &hh);
+        else if (objective == SB_K_OBJ_GAMMA) sb_k_grad_gamma(m[0], y, w, &gg, &hh);
+        else sb_k_grad_tweedie(m[0], y, w, param, &gg, &hh);
         g[0] = gg;
         h[0] = hh;
     } else if (objective == SB_K_OBJ_BINARY) {
@@ -290,14 +312,17 @@ SB_FN void sb_k_forest_proba(sb_i32 K, const SB_GLOBAL float *m, SB_GLOBAL float
  * under SB_K_OBJ_FOREST_PROBA), or a value (regression: the margin; binary: 1
  * when the margin is > 0; multiclass and SB_K_OBJ_FOREST_CLASSES: the class of
  * the largest margin, SB_K_OBJ_FOREST_PROBA: of the largest probability, ties
- * to the lowest, so that it is the argmax of the row's probabilities). Writes
- * the row's values at out. */
+ * to the lowest, so that it is the argmax of the row's probabilities; poisson,
+ * gamma, tweedie: exp(margin), the mean under their log link). Writes the
+ * row's values at out. */
 SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLOBAL float *m, SB_GLOBAL float *out) {
     if (kind == SB_K_PREDICT_RAW) {
         for (sb_i32 c = 0; c < K; c++) out[c] = m[c];
     } else if (objective == SB_K_OBJ_REGRESSION || objective == SB_K_OBJ_LAMBDARANK ||
-               objective == SB_K_OBJ_RANK_PAIRWISE) {
+               objective == SB_K_OBJ_RANK_PAIRWISE || objective == SB_K_OBJ_HUBER || objective == SB_K_OBJ_QUANTILE) {
         out[0] = m[0];
+    } else if (sb_k_obj_log_link(objective)) {
+        out[0] = sb_expf(m[0]); /* the mean, exp(margin) */
     } else if (objective == SB_K_OBJ_ISOLATION) {
         out[0] = sb_expf(-m[0] * 0.693147182f); /* the anomaly score 2^(-E[h] / c(psi)) */
     } else if (objective == SB_K_OBJ_BINARY) {

@@ -283,6 +283,11 @@ const char *sb_model_objective_name(int32_t objective) {
     case SB_OBJ_MULTICLASS: return "multiclass";
     case SB_OBJ_LAMBDARANK: return "lambdarank";
     case SB_OBJ_RANK_PAIRWISE: return "rank_pairwise";
+    case SB_OBJ_HUBER: return "huber";
+    case SB_OBJ_QUANTILE: return "quantile";
+    case SB_OBJ_POISSON: return "poisson";
+    case SB_OBJ_GAMMA: return "gamma";
+    case SB_OBJ_TWEEDIE: return "tweedie";
     case SB_OBJ_FOREST_CLASSES: return "classification";
     case SB_OBJ_ISOLATION: return "isolation";
     }

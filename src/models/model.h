@@ -14,6 +14,11 @@ enum sb_objective {
     SB_OBJ_MULTICLASS = 2, /* softmax, labels 0..num_class-1 */
     SB_OBJ_LAMBDARANK = 3, /* LambdaRank (NDCG), relevance labels, query groups (gbdt/rank.c) */
     SB_OBJ_RANK_PAIRWISE = 4, /* RankNet pairwise logistic, query groups (gbdt/rank.c) */
+    SB_OBJ_HUBER = 5,      /* Huber loss (delta: alpha) */
+    SB_OBJ_QUANTILE = 6,   /* quantile (pinball) loss at level alpha */
+    SB_OBJ_POISSON = 7,    /* Poisson, log link: the value is exp(margin) */
+    SB_OBJ_GAMMA = 8,      /* gamma, log link */
+    SB_OBJ_TWEEDIE = 9,    /* Tweedie, log link (tweedie_variance_power) */
     SB_OBJ_FOREST_CLASSES = 10, /* forests: margins are the averaged class frequencies (num_class >= 2) */
     SB_OBJ_ISOLATION = 11       /* isolation forest: the margin is E[h] / c(psi); the value is 2^-margin */
 };

@@ -233,13 +233,13 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
         return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8) or spectral (9)", who, (int)m->family);
-    if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_RANK_PAIRWISE) &&
+    if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
-                       "4 rank_pairwise, 10 forest classes, 11 isolation)", who, (int)m->objective);
+                       "4 rank_pairwise, 5 huber, 6 quantile, 7 poisson, 8 gamma, 9 tweedie, 10 forest classes, 11 isolation)", who, (int)m->objective);
     {
-        /* objectives by family: gbdt 0-4; forests 0 and 10; isolation forest 11 */
-        const int fits = m->family == SB_FAMILY_GBDT ? m->objective <= SB_OBJ_RANK_PAIRWISE
+        /* objectives by family: gbdt 0-9; forests 0 and 10; isolation forest 11 */
+        const int fits = m->family == SB_FAMILY_GBDT ? m->objective <= SB_OBJ_TWEEDIE
                        : m->family == SB_FAMILY_ISOLATION_FOREST
                            ? m->objective == SB_OBJ_ISOLATION
                            : m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_FOREST_CLASSES;

@@ -141,9 +141,10 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     }
     if (kind == SB_PREDICT_TRANSFORM)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a tree model predicts; only decompositions and k-means transform");
-    if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_ISOLATION))
+    if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_REGRESSION || m->objective == SB_OBJ_ISOLATION ||
+                                     (m->objective >= SB_OBJ_HUBER && m->objective <= SB_OBJ_TWEEDIE)))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a %s model has no probabilities",
-                       m->objective == SB_OBJ_ISOLATION ? "isolation forest" : "regression");
+                       m->objective == SB_OBJ_ISOLATION ? "isolation forest" : sb_model_objective_name(m->objective));
     if (kind == SB_PREDICT_PROBA && (m->objective == SB_OBJ_LAMBDARANK || m->objective == SB_OBJ_RANK_PAIRWISE))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a ranking model has no probabilities (its scores order documents)");
     if (d->t.ncols != m->num_features)

@@ -63,7 +63,8 @@ def test_arm_contraction_is_caught(leg, tmp_path):
 # host's lambda and hessian sums), the forest's Gini and entropy sums
 # (kernels/forest.h). The forest card records no stage between the bins and
 # the grown trees, so its kernels show in the model bytes.
-CONTRACT_KERNEL_STAGES = [("gbdt-lambdarank", "tree0.grad_q"), ("forest-rf-entropy", "forest.model_bytes"),
+CONTRACT_KERNEL_STAGES = [("gbdt-lambdarank", "tree0.grad_q"), ("gbdt-objectives", "tree0.grad_q"),
+                          ("forest-rf-entropy", "forest.model_bytes"),
                           ("explain-trees", "explain.gbdt.contrib")]
 
 
@@ -109,8 +110,13 @@ def test_contraction_sites_are_where_the_docs_say():
     training path none, the forest kernels exactly the Gini and entropy sums."""
     assert _cpu_sites("src/fixtures/gbdt_fixtures.c", "src/fixtures/gbdt_hostile.c", "src/fixtures/rank_fixtures.c",
                       "src/models/trees/binning.c") == []
+    # the gbdt training path: the Tweedie gradient's two lines alone (-y a + b and its hessian's sum of
+    # products, sb_k_grad_tweedie in src/kernels/gbdt.h; gbdt-objectives' tweedie run makes them bite)
+    src = (ROOT / "src" / "kernels" / "gbdt.h").read_text().splitlines()
+    first = next(i for i, ln in enumerate(src) if "SB_FN void sb_k_grad_tweedie" in ln) + 1
+    tweedie = ["src/kernels/gbdt.h:%d" % (first + 2), "src/kernels/gbdt.h:%d" % (first + 3)]
     assert _cpu_sites("src/models/gbdt/gbdt.c", "src/models/trees/grow.c", "src/models/trees/grow_dev.c",
-                      "src/models/trees/tdev_host.c", "src/models/predict.c") == []
+                      "src/models/trees/tdev_host.c", "src/models/predict.c") == tweedie
     assert _cpu_sites("src/models/forest/forest.c") == [
         "src/kernels/forest.h:213", "src/kernels/forest.h:221", "src/kernels/forest.h:225"]
     # TreeSHAP: the leaf's share added to phi, and the trees' expectations (src/kernels/tree.h)
@@ -124,6 +130,10 @@ def test_arm_libm_exp_is_caught(tmp_path):
     card = _card("x86_64", "profile-core", 2, tmp_path, "libm-exp")
     diff = _first_diff(reference_card("profile-core"), card)
     assert diff is not None and "math.exp" in diff, diff
+    # the log-link objectives' exp in the gradients (gbdt-objectives' poisson run)
+    card = _card("x86_64", "gbdt-objectives", 2, tmp_path, "libm-exp")
+    diff = _first_diff(reference_card("gbdt-objectives"), card)
+    assert diff is not None and ("hess_q" in diff or "grad_q" in diff), diff
 
 
 def test_arm_thread_chunks_is_caught(tmp_path):

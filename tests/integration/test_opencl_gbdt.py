@@ -65,12 +65,19 @@ def test_arm_makes_verify_fail(arm):
 @pytest.mark.parametrize("arm", ["contract", "mad-enable"])
 def test_inert_arms_on_pocl_are_recorded_as_inert(arm):
     """FP_CONTRACT ON and -cl-mad-enable change no bit of the gbdt fixtures on
-    PoCL: no expression of the gradient boosting path has a multiply feeding an
-    add (as with CUDA's -fmad, docs/gbdt-gpu.md). This pins that documented
-    claim; the contraction arm that does separate is profile-core's
+    PoCL but one: the gradient boosting path has a multiply feeding an add only
+    in the Tweedie gradient (kernels/gbdt.h, sb_k_grad_tweedie), which PoCL
+    fuses under FP_CONTRACT ON, so gbdt-objectives (its tweedie run) parts at
+    tree0.hess_q; -cl-mad-enable stays inert. This pins that documented claim;
+    the contraction arm that also separates is profile-core's
     (tests/integration/test_opencl.py)."""
     r = verify(env={"SAMEBITS_OPENCL_ARM": arm})
     assert "SEPARATING ARM" in r.stderr
+    if arm == "contract":
+        differ = [l for l in r.stdout.splitlines() if "DIFFERS" in l]
+        assert r.returncode == 1 and f"{NGBDT} fixtures: {NGBDT - 1} identical" in r.stdout, r.stdout
+        assert len(differ) == 1 and "gbdt-objectives" in differ[0] and "tree0.hess_q" in differ[0], differ
+        return
     assert r.returncode == 0 and f"{NGBDT} fixtures: {NGBDT} identical" in r.stdout, (
         f"arm {arm} now changes bits: update docs/opencl.md and move it to SEPARATING\n" + r.stdout)
 

@@ -676,8 +676,10 @@ static void tree_config(const tcfg *c) {
     for (int64_t r = 0; r < n; r++) {
         const uint32_t u = draw(P_LABEL, (uint64_t)r, 0);
         const int32_t b0 = bin_of(binned, n, 0, r), b1 = bin_of(binned, n, 1 % nf, r), b3 = bin_of(binned, n, 3 % nf, r);
-        if (c->objective == SB_K_OBJ_REGRESSION)
+        if (c->objective == SB_K_OBJ_REGRESSION || c->objective == SB_K_OBJ_HUBER || c->objective == SB_K_OBJ_QUANTILE)
             label[r] = (float)(b0 * 3 - b1 + b3 % 5 + (int32_t)(u % 8)) * 0.125f;
+        else if (sb_k_obj_log_link(c->objective)) /* counts, positive for gamma */
+            label[r] = (float)((b0 + b3 + (int32_t)(u % 5)) % 7 + (c->objective == SB_K_OBJ_GAMMA)) * 0.5f;
         else if (c->objective == SB_K_OBJ_BINARY)
             label[r] = (float)((b0 + b3 + (int32_t)(u % 3)) % 2);
         else
@@ -701,7 +703,8 @@ static void tree_config(const tcfg *c) {
     float base[SB_TDEV_MAX_CLASS];
     for (int32_t k = 0; k < SB_TDEV_MAX_CLASS; k++) base[k] = 0.25f - 0.375f * (float)k;
     const sb_tdev_setup setup0 = {binned, n, nf, nbins, hoff, total, label, c->weighted ? weight : NULL,
-                                  c->objective, K, base, SB_DEVICE_CPU_BATCHED};
+                                  c->objective, K, base, SB_DEVICE_CPU_BATCHED,
+                                  c->objective == SB_K_OBJ_TWEEDIE ? 1.375f : c->objective == SB_K_OBJ_POISSON ? 0.7f : 0.9f};
     int live = 0;
     for (int b = 0; b < NB; b++) {
         if (!be_wanted(b)) continue;
@@ -799,7 +802,7 @@ static void tree_config(const tcfg *c) {
     }
     for (int L = 0; ok && L < c->levels && nn > 0; L++) {
         const sb_k_split_rules r1 = {1, 1e-3f, 0.0f, 1.0f, s.gs, s.hs, 0};
-        const sb_k_split_rules r2 = {20, 0.5f, 0.25f, 0.0625f, s.gs, s.hs, 0};
+        const sb_k_split_rules r2 = {20, 0.5f, 0.25f, 0.0625f, s.gs, s.hs, 0.75f}; /* with L1 */
         if (!(ok = t_best(&s, "best", nodes, nn, &r2, sp))) break;
         if (!(ok = t_best(&s, "best", nodes, nn, &r1, sp))) break;
         /* segments: the reference's split, or a hostile one (every value bin
@@ -1422,6 +1425,11 @@ static const tcfg k_tree[] = {
     {"multiclass-k3", 2000, 7, SB_K_OBJ_MULTICLASS, 3, 0, 1, 0, 0, 3, 1, 1},
     {"multiclass-k30", 5000, 5, SB_K_OBJ_MULTICLASS, 30, 0, 0, 1, 0, 2, 0, 29},
     {"wide-300f", 40000, 300, SB_K_OBJ_REGRESSION, 1, 1, 1, 0, 1, 2, 0, 0},
+    {"huber", 1500, 8, SB_K_OBJ_HUBER, 1, 0, 1, 0, 0, 3, 1, 0},
+    {"quantile", 1500, 8, SB_K_OBJ_QUANTILE, 1, 0, 0, 1, 0, 3, 1, 0},
+    {"poisson", 1500, 8, SB_K_OBJ_POISSON, 1, 0, 1, 0, 0, 3, 1, 0},
+    {"gamma", 1500, 8, SB_K_OBJ_GAMMA, 1, 0, 0, 0, 0, 3, 1, 0},
+    {"tweedie", 1500, 8, SB_K_OBJ_TWEEDIE, 1, 0, 1, 1, 0, 3, 1, 0},
 };
 
 static const fcfg k_forest[] = {
@@ -1438,6 +1446,7 @@ static const fcfg k_forest[] = {
 
 static const pcfg k_predict[] = {
     {"regression-raw", SB_K_OBJ_REGRESSION, 1, SB_K_PREDICT_RAW, 60, 6, 12, 4000},
+    {"poisson-value", SB_K_OBJ_POISSON, 1, SB_K_PREDICT_VALUE, 30, 4, 8, 2000},
     {"binary-proba", SB_K_OBJ_BINARY, 1, SB_K_PREDICT_PROBA, 40, 5, 12, 4000},
     {"multiclass-k5-proba", SB_K_OBJ_MULTICLASS, 5, SB_K_PREDICT_PROBA, 50, 4, 8, 3000},
     {"multiclass-k30-value", SB_K_OBJ_MULTICLASS, 30, SB_K_PREDICT_VALUE, 90, 3, 8, 2000},

@@ -204,8 +204,16 @@ static sb_status scenario_train_multiclass(const char *out) {
                           3, out);
 }
 
+/* quantile: its starting score and leaf renewal allocate (gbdt.c), on a bag */
+static sb_status scenario_train_quantile(const char *out) {
+    return train_and_save("objective=quantile alpha=0.7 reg_alpha=0.5 n_estimators=3 num_leaves=5 "
+                          "min_samples_leaf=5 subsample=0.8 eval_period=0",
+                          2, out);
+}
+
 SB_TEST(test_hardening_alloc_failures_train) {
     sb_set_num_threads(1);
+    SB_CHECK(sweep(scenario_train_quantile, "train quantile, 1 thread") >= 20);
     SB_CHECK(sweep(scenario_train_binary, "train binary, 1 thread") >= 20);
     SB_CHECK(sweep(scenario_train_multiclass, "train multiclass, 1 thread") >= 20);
     /* With workers, which allocation is the nth may vary; each must still be clean. */

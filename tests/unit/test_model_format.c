@@ -895,7 +895,7 @@ static void e_multiclass_trees(sb_model *m) {
     m->base_score[1] = m->base_score[2] = 0.0f;
 }
 static void e_family(sb_model *m) { m->family = SB_FAMILY_COUNT_; }
-static void e_objective(sb_model *m) { m->objective = 7; }
+static void e_objective(sb_model *m) { m->objective = 12; /* 5..9 are huber..tweedie */ }
 static void e_mode(sb_model *m) { m->numeric_mode = 3; }
 static void e_params_order(sb_model *m) {
     sb_free(m->params);
@@ -934,7 +934,7 @@ SB_TEST(test_model_format_bad_structure_rejected) {
     SB_CHECK(refused_both_ways(e_multiclass_two, SB_ERR_INVALID_INPUT, "multiclass with num_class 2"));
     SB_CHECK(refused_both_ways(e_multiclass_trees, SB_ERR_INVALID_INPUT, "ntrees 2 is not a multiple of num_class 3"));
     SB_CHECK(refused_both_ways(e_family, SB_ERR_INVALID_INPUT, "family 10"));
-    SB_CHECK(refused_both_ways(e_objective, SB_ERR_INVALID_INPUT, "unknown objective 7"));
+    SB_CHECK(refused_both_ways(e_objective, SB_ERR_INVALID_INPUT, "unknown objective 12"));
     SB_CHECK(refused_both_ways(e_mode, SB_ERR_INVALID_INPUT, "unknown numeric mode 3"));
     SB_CHECK(refused_both_ways(e_params_order, SB_ERR_INVALID_INPUT, "not canonical"));
     SB_CHECK(refused_both_ways(e_params_line, SB_ERR_INVALID_INPUT, "not canonical"));

@@ -66,13 +66,14 @@ SB_KERNEL void k_iota(SB_GLOBAL int *a, sb_i64 n) {
     if (i < n) a[i] = (int)i;
 }
 
-/* Gradients of one-margin objectives (regression, binary). */
+/* Gradients of one-margin objectives (regression, binary, huber, quantile,
+ * poisson, gamma, tweedie; param: the objective's parameter). */
 SB_KERNEL void k_grad1(int objective, SB_GLOBAL const float *margin, SB_GLOBAL const float *label,
-                      SB_GLOBAL const float *weight, SB_GLOBAL float *g, SB_GLOBAL float *h, sb_i64 n) {
+                      SB_GLOBAL const float *weight, SB_GLOBAL float *g, SB_GLOBAL float *h, sb_i64 n, float param) {
     sb_i64 r = sb_global_id(0);
     if (r >= n) return;
     float prob[1];
-    sb_k_row_gradients(objective, 1, margin + r, label[r], weight[r], g + r, h + r, n, prob);
+    sb_k_row_gradients(objective, 1, margin + r, label[r], weight[r], g + r, h + r, n, prob, param);
 }
 
 /* Softmax gradients: K margins a row, K floats of private scratch. */
@@ -81,7 +82,7 @@ SB_KERNEL void k_gradk(int K, SB_GLOBAL const float *margin, SB_GLOBAL const flo
     sb_i64 r = sb_global_id(0);
     if (r >= n) return;
     float prob[OCL_MAX_CLASS];
-    sb_k_row_gradients(SB_K_OBJ_MULTICLASS, K, margin + r * K, label[r], weight[r], g + r, h + r, n, prob);
+    sb_k_row_gradients(SB_K_OBJ_MULTICLASS, K, margin + r * K, label[r], weight[r], g + r, h + r, n, prob, 0.0f);
 }
 
 /* maxbits[2c], [2c + 1]: the largest keys (kernels/quantize.h: sb_k_maxkey_abs

@@ -21,11 +21,14 @@
 #include "../../kernels/tree.h"
 #include <time.h>
 #include "../../kernels/quantize.h"
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 _Static_assert(SB_K_OBJ_REGRESSION == SB_OBJ_REGRESSION && SB_K_OBJ_BINARY == SB_OBJ_BINARY &&
-                   SB_K_OBJ_MULTICLASS == SB_OBJ_MULTICLASS &&
+                   SB_K_OBJ_MULTICLASS == SB_OBJ_MULTICLASS && SB_K_OBJ_HUBER == SB_OBJ_HUBER &&
+                   SB_K_OBJ_QUANTILE == SB_OBJ_QUANTILE && SB_K_OBJ_POISSON == SB_OBJ_POISSON &&
+                   SB_K_OBJ_GAMMA == SB_OBJ_GAMMA && SB_K_OBJ_TWEEDIE == SB_OBJ_TWEEDIE &&
                    SB_K_OBJ_FOREST_CLASSES == SB_OBJ_FOREST_CLASSES && SB_K_OBJ_ISOLATION == SB_OBJ_ISOLATION,
                "kernel objective codes");
 
@@ -64,6 +67,7 @@ typedef struct fit {
     int ranking;
     sb_rank_cfg rc;
     sb_rank_groups tq, vq;
+    float obj_param;      /* the objective's parameter (sb_gbdt_obj_param) */
 } fit;
 
 static sb_status record(fit *f, const char *tag, sb_dtype dt, const void *data, uint64_t n) {
@@ -82,6 +86,12 @@ static sb_status check_labels(const gbdt_params *p, const sb_table *t, const cha
         float y = t->label[r];
         if (!(y == y) || y - y != 0.0f)
             return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is not finite", which, (long long)r);
+        if ((p->objective == SB_OBJ_POISSON || p->objective == SB_OBJ_TWEEDIE) && y < 0.0f)
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is %g; objective=%s needs labels >= 0", which,
+                           (long long)r, (double)y, sb_objective_name(p->objective));
+        if (p->objective == SB_OBJ_GAMMA && !(y > 0.0f))
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is %g; objective=gamma needs labels > 0", which,
+                           (long long)r, (double)y);
         if (p->objective == SB_OBJ_BINARY && y != 0.0f && y != 1.0f)
             return sb_fail(SB_ERR_INVALID_INPUT, "%s label of row %lld is %g; objective=binary needs 0 or 1",
                            which, (long long)r, (double)y);
@@ -115,8 +125,54 @@ static sb_status check_labels(const gbdt_params *p, const sb_table *t, const cha
  * logit of the weighted positive rate, multiclass per class the log of its
  * weighted frequency (clamped at 1e-15, so an absent class starts at
  * log(1e-15), as LightGBM's does), ranking 0. boost_from_average=false starts
- * at 0 and a given base_score wins over both. Sums are exact (sb_sacc), so
+ * at 0 and a given base_score wins over both. LightGBM's other regression
+ * objectives: huber the weighted mean, quantile the weighted alpha-quantile of
+ * the labels (quantile_base), poisson, gamma and tweedie the log of the
+ * weighted mean (their log link; a mean of 0 is refused by name). Sums are exact (sb_sacc), so
  * the result does not depend on row order or threads. */
+/* Order of (label, weight) pairs: label, then weight, as float keys. */
+static int lw_cmp(const void *a, const void *b) {
+    const float *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
+    return 0;
+}
+
+/* The weighted alpha-quantile of n (value, weight) pairs lw (reordered): the
+ * smallest value whose cumulative weight (values ascending, weights summed
+ * exactly) reaches alpha of the total weight; fallback when every weight is 0.
+ * The pairs are sorted by (value, weight), a total order on finite values, so
+ * the result is one value whatever order the pairs came in. */
+static float weighted_quantile(float *lw, int64_t n, float alpha, float fallback) {
+    sb_sacc tot, acc;
+    sb_sacc_init(&tot);
+    sb_sacc_init(&acc);
+    for (int64_t r = 0; r < n; r++) sb_sacc_add(&tot, lw[2 * r + 1]);
+    qsort(lw, (size_t)n, 2 * sizeof(float), lw_cmp);
+    const float target = alpha * sb_sacc_round_f32(&tot);
+    for (int64_t r = 0; r < n; r++) {
+        if (!(lw[2 * r + 1] > 0.0f)) continue;
+        sb_sacc_add(&acc, lw[2 * r + 1]);
+        if (sb_sacc_round_f32(&acc) >= target) return lw[2 * r];
+    }
+    return fallback;
+}
+
+/* The starting score of objective=quantile: the weighted alpha-quantile of
+ * the labels (weighted_quantile). */
+static sb_status quantile_base(const sb_table *t, float alpha, float *base) {
+    const int64_t n = t->nrows;
+    float *lw = sb_malloc(sizeof(float) * 2 * (size_t)(n > 0 ? n : 1));
+    if (!lw) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+    for (int64_t r = 0; r < n; r++) {
+        lw[2 * r] = t->label[r];
+        lw[2 * r + 1] = t->weight ? t->weight[r] : 1.0f;
+    }
+    base[0] = weighted_quantile(lw, n, alpha, 0.0f);
+    sb_free(lw);
+    return SB_OK;
+}
+
 static sb_status base_scores(const fit *f, float *base) {
     const gbdt_params *p = f->p;
     const int32_t K = f->K;
@@ -126,6 +182,7 @@ static sb_status base_scores(const fit *f, float *base) {
         return SB_OK;
     }
     const float *w = f->tr->weight, *y = f->tr->label;
+    if (p->objective == SB_OBJ_QUANTILE) return quantile_base(f->tr, p->alpha, base);
     if (p->objective == SB_OBJ_MULTICLASS) {
         sb_sacc *num = sb_malloc(sizeof(sb_sacc) * (size_t)K), den;
         if (!num) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
@@ -155,7 +212,15 @@ static sb_status base_scores(const fit *f, float *base) {
     }
     float d = sb_sacc_round_f32(&den);
     float mean = d > 0.0f ? sb_sacc_round_f32(&num) / d : 0.0f;
-    if (p->objective != SB_OBJ_REGRESSION) {
+    if (p->objective == SB_OBJ_POISSON || p->objective == SB_OBJ_GAMMA || p->objective == SB_OBJ_TWEEDIE) {
+        /* log link: the log of the weighted mean label */
+        if (!(mean > 0.0f))
+            return sb_fail(SB_ERR_INVALID_INPUT, "objective=%s: the weighted mean label is %g; the log link needs "
+                           "some positive label (or give base_score)", sb_objective_name(p->objective), (double)mean);
+        base[0] = sb_logf(mean);
+        return SB_OK;
+    }
+    if (p->objective != SB_OBJ_REGRESSION && p->objective != SB_OBJ_HUBER) {
         if (mean < 1e-6f) mean = 1e-6f;
         if (mean > 1.0f - 1e-6f) mean = 1.0f - 1e-6f;
         mean = sb_logf(mean / (1.0f - mean)); /* logit of the positive rate */
@@ -179,7 +244,7 @@ static void grad_task(void *ctx, int64_t task) {
     float prob[SB_MODEL_MAX_CLASS_STACK];
     for (int64_t r = b; r < e; r++)
         sb_k_row_gradients(f->p->objective, K, f->pred + r * K, f->tr->label[r],
-                           f->tr->weight ? f->tr->weight[r] : 1.0f, f->g + r, f->h + r, n, prob);
+                           f->tr->weight ? f->tr->weight[r] : 1.0f, f->g + r, f->h + r, n, prob, f->obj_param);
     /* The maxima of the keys (kernels/quantize.h): |g| by clearing the sign bit
      * (a branch on the sign would be mispredicted half the time; -0 becomes
      * +0, which no max can tell apart from 0), and two running maxima per
@@ -335,6 +400,56 @@ static void update_valid_task(void *ctx, int64_t task) {
         float *m = &f->vpred[r * f->K + f->cls];
         *m = *m + n[k].value;
     }
+}
+
+/* Leaf renewal of objective=quantile: the Newton step of the pinball loss
+ * (hessian 1) only moves a leaf by the share of its rows on either side, so
+ * every leaf's value becomes the weighted alpha-quantile of its in-bag rows'
+ * residuals y - margin, times the learning rate: the exact line search of
+ * Friedman's gradient boosting for absolute loss ("Greedy Function
+ * Approximation", 2001, sec. 4.2, LAD_TreeBoost: the leaf's median of the
+ * residuals) at level alpha, which LightGBM's quantile objective applies too.
+ * The bag is rows[0, nbag) (every row when nbag = n); each row's leaf is the
+ * walk of its bins; the residuals come from the host's margins (read back
+ * from a device first), and weighted_quantile sorts them, so the values do not
+ * depend on the rows' order, the thread count or the device. */
+static sb_status renew_quantile_leaves(fit *f, sb_grown *gr, int64_t nbag) {
+    if (f->p->objective != SB_OBJ_QUANTILE) return SB_OK;
+    const int64_t n = f->tr->nrows;
+    const int32_t nn = gr->tree.nnodes;
+    sb_status st = SB_OK;
+    if (f->dev && (st = f->ops->read_margins(f->dev, f->pred)) != SB_OK) return st;
+    int64_t *start = sb_calloc((size_t)nn + 1, sizeof(int64_t));
+    int32_t *leaf = sb_malloc(sizeof(int32_t) * (size_t)(nbag > 0 ? nbag : 1));
+    float *lw = sb_malloc(sizeof(float) * 2 * (size_t)(nbag > 0 ? nbag : 1));
+    if (!start || !leaf || !lw) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        goto done;
+    }
+    for (int64_t i = 0; i < nbag; i++) {
+        const int64_t r = nbag == n ? i : f->rows[i];
+        leaf[i] = sb_tree_leaf_binned(gr, f->binned, n, r);
+        start[leaf[i] + 1]++;
+    }
+    for (int32_t k = 0; k < nn; k++) start[k + 1] += start[k];
+    for (int64_t i = 0; i < nbag; i++) {
+        const int64_t r = nbag == n ? i : f->rows[i], at = start[leaf[i]]++;
+        lw[2 * at] = f->tr->label[r] - f->pred[r * f->K + f->cls];
+        lw[2 * at + 1] = f->tr->weight ? f->tr->weight[r] : 1.0f;
+    }
+    /* start[k] is now the end of leaf k's pairs, start[k - 1] (0 for k = 0) its beginning */
+    for (int32_t k = 0; k < nn; k++) {
+        sb_tree_node *nd = &gr->tree.nodes[k];
+        const int64_t b = k ? start[k - 1] : 0, e = start[k];
+        if (nd->feature >= 0 || e == b) continue;
+        const float q = weighted_quantile(lw + 2 * b, e - b, f->p->alpha, sb_u2f(0x7FC00000u));
+        if (q == q) nd->value = q * f->p->learning_rate; /* NaN: every weight 0, the Newton value stays */
+    }
+done:
+    sb_free(start);
+    sb_free(leaf);
+    sb_free(lw);
+    return st;
 }
 
 /* ---- draws ---- */
@@ -560,7 +675,7 @@ static sb_status dev_open(fit *f, const float *base) {
     if (!f->hoff) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
     for (int32_t k = 0; k < nf; k++) f->hoff[k] = f->bins.offset[k] + k;
     sb_tdev_setup s = {f->binned, f->tr->nrows, nf, f->bins.nbins, f->hoff, f->bins.total,
-                       f->tr->label, f->tr->weight, f->p->objective, f->K, base, kind};
+                       f->tr->label, f->tr->weight, f->p->objective, f->K, base, kind, f->obj_param};
     return f->ops->open(&s, &f->dev);
 }
 
@@ -596,7 +711,8 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
                                    f->h_scale, f->mask, nbag, f->card != NULL, &gr)) != SB_OK)
             return st;
         sb_k_bnode *bn = NULL;
-        st = sb_grown_bnodes(&gr, &bn);
+        st = renew_quantile_leaves(f, &gr, nbag);
+        if (st == SB_OK) st = sb_grown_bnodes(&gr, &bn);
         if (st == SB_OK) st = f->ops->add_tree(f->dev, bn, gr.tree.nnodes, c);
         sb_free(bn);
         f->grown = &gr;
@@ -626,7 +742,7 @@ static sb_status eval_metrics(const fit *f, int32_t it, int valid, int log, int3
         float vj;
         sb_status st = f->ranking ? sb_rank_metric(mj == SB_METRIC_MAP, atj, &f->rc, valid ? &f->vq : &f->tq,
                                                    et->label, pred, &vj)
-                                  : sb_metric_eval(mj, p->objective, pred, et->nrows, f->K, et->label, et->weight, &vj);
+                                  : sb_metric_eval(mj, p->objective, p->alpha, p->tweedie_power, pred, et->nrows, f->K, et->label, et->weight, &vj);
         if (st != SB_OK) return st;
         char nj[48];
         if (f->ranking)
@@ -757,6 +873,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         if (f.va && (st = sb_rank_groups_build(f.va, "validation", &f.vq)) != SB_OK) goto done;
     }
     f.K = p.objective == SB_OBJ_MULTICLASS ? K : 1;
+    f.obj_param = sb_gbdt_obj_param(&p);
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
     if (init) {
@@ -839,7 +956,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     }
 
     sb_grow_params gp = {p.num_leaves, p.max_depth, p.depthwise, p.min_samples_leaf, p.min_child_weight,
-                         p.min_split_gain, p.reg_lambda, p.learning_rate};
+                         p.min_split_gain, p.reg_lambda, p.learning_rate, p.reg_alpha};
     float best_metric = 0.0f, any_val[SB_EVALS_MAX_METRICS];
     int32_t best_iter = -1, any_best[SB_EVALS_MAX_METRICS];
     for (int32_t j = 0; j < SB_EVALS_MAX_METRICS; j++) any_best[j] = -1, any_val[j] = 0.0f;
@@ -893,6 +1010,10 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
             sb_grown gr;
             if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &f.ws, &gr)) != SB_OK) goto done;
+            if ((st = renew_quantile_leaves(&f, &gr, nbag)) != SB_OK) {
+                sb_grown_release(&gr);
+                goto done;
+            }
             f.grown = &gr;
             sb_parallel_for(gr.tree.nnodes, update_leaf_task, &f);
             if (nbag < n) {

@@ -15,12 +15,28 @@
 #define parse_int sb_param_int /* src/core/params.c */
 #define parse_float sb_param_float
 
-static const char *const k_metrics[] = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror", "ndcg", "map", "l2"};
+static const char *const k_metrics[] = {"rmse", "mae", "logloss", "error", "auc", "mlogloss", "merror", "ndcg", "map", "l2",
+                                        "huber", "quantile", "poisson", "gamma", "tweedie"};
 #define N_METRICS ((int32_t)(sizeof k_metrics / sizeof k_metrics[0]))
-static const char *const k_objectives[] = {"regression", "binary", "multiclass", "lambdarank", "rank_pairwise"};
+static const char *const k_objectives[] = {"regression", "binary", "multiclass", "lambdarank", "rank_pairwise",
+                                           "huber", "quantile", "poisson", "gamma", "tweedie"};
 
 const char *sb_metric_name(int32_t m) { return m >= 0 && m < N_METRICS ? k_metrics[m] : "default"; }
-const char *sb_objective_name(int32_t o) { return o >= 0 && o < 5 ? k_objectives[o] : "unknown"; }
+const char *sb_objective_name(int32_t o) { return o >= 0 && o < 10 ? k_objectives[o] : "unknown"; }
+
+/* Whether objective o predicts a real value (squared error and LightGBM's
+ * other regression objectives). */
+static int is_regression(int32_t o) { return o == SB_OBJ_REGRESSION || (o >= SB_OBJ_HUBER && o <= SB_OBJ_TWEEDIE); }
+
+float sb_gbdt_obj_param(const gbdt_params *p) {
+    switch (p->objective) {
+    case SB_OBJ_HUBER:
+    case SB_OBJ_QUANTILE: return p->alpha;
+    case SB_OBJ_POISSON: return p->poisson_max_delta_step;
+    case SB_OBJ_TWEEDIE: return p->tweedie_power;
+    }
+    return 0.0f;
+}
 int sb_gbdt_is_ranking(int32_t o) { return o == SB_OBJ_LAMBDARANK || o == SB_OBJ_RANK_PAIRWISE; }
 
 
@@ -54,7 +70,8 @@ static sb_status parse_metric_item(const char *key, const char *v, int32_t *m, i
         {"mse", SB_METRIC_L2}, {"mean_squared_error", SB_METRIC_L2}, {"square", SB_METRIC_L2},
         {"regression_l2", SB_METRIC_L2}, {"regression", SB_METRIC_L2},
         {"l1", SB_METRIC_MAE}, {"mean_absolute_error", SB_METRIC_MAE}, {"binary_logloss", SB_METRIC_LOGLOSS},
-        {"binary_error", SB_METRIC_ERROR}, {"multi_logloss", SB_METRIC_MLOGLOSS}, {"multi_error", SB_METRIC_MERROR}};
+        {"binary_error", SB_METRIC_ERROR}, {"multi_logloss", SB_METRIC_MLOGLOSS}, {"multi_error", SB_METRIC_MERROR},
+        {"regression_l1", SB_METRIC_MAE}};
     *m = -1;
     *at = 0;
     for (int32_t k = 0; k < N_METRICS; k++)
@@ -70,7 +87,8 @@ static sb_status parse_metric_item(const char *key, const char *v, int32_t *m, i
     }
     if (*m < 0)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric '%s' is not supported; metrics: l2 (mse), rmse (l2_root), mae (l1), logloss "
-                       "(binary_logloss), error, auc, mlogloss (multi_logloss), merror, ndcg@k, map@k", v);
+                       "(binary_logloss), error, auc, mlogloss (multi_logloss), merror, ndcg@k, map@k, huber, quantile, poisson, "
+                       "gamma, tweedie", v);
     return SB_OK;
 }
 
@@ -134,7 +152,9 @@ static sb_status resolve_metrics(gbdt_params *p) {
     int32_t given[SB_GBDT_MAX_METRICS], ngiven = p->ngiven, used_eval_at = 0;
     memcpy(given, p->metrics, sizeof given);
     if (ngiven == 0) {
-        given[0] = p->objective == SB_OBJ_REGRESSION ? SB_METRIC_RMSE
+        given[0] = p->objective >= SB_OBJ_HUBER && p->objective <= SB_OBJ_TWEEDIE
+                       ? SB_METRIC_HUBER + (p->objective - SB_OBJ_HUBER) /* the objective's own */
+                 : p->objective == SB_OBJ_REGRESSION ? SB_METRIC_RMSE
                  : p->objective == SB_OBJ_BINARY ? SB_METRIC_LOGLOSS
                  : sb_gbdt_is_ranking(p->objective) ? SB_METRIC_NDCG : SB_METRIC_MLOGLOSS;
         p->given_at[0] = 0;
@@ -143,7 +163,7 @@ static sb_status resolve_metrics(gbdt_params *p) {
     p->nmetrics = 0;
     for (int32_t g = 0; g < ngiven; g++) {
         const int32_t m = given[g];
-        int ok = p->objective == SB_OBJ_REGRESSION ? (m <= SB_METRIC_MAE || m == SB_METRIC_L2)
+        int ok = is_regression(p->objective) ? (m <= SB_METRIC_MAE || m >= SB_METRIC_L2)
                : p->objective == SB_OBJ_BINARY ? (m >= SB_METRIC_LOGLOSS && m <= SB_METRIC_AUC)
                : sb_gbdt_is_ranking(p->objective) ? (m == SB_METRIC_NDCG || m == SB_METRIC_MAP)
                                                : (m == SB_METRIC_MLOGLOSS || m == SB_METRIC_MERROR);
@@ -197,9 +217,20 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
             p->objective = SB_OBJ_LAMBDARANK;
         else if (!strcmp(v, "rank_pairwise") || !strcmp(v, "rank:pairwise") || !strcmp(v, "pairwise"))
             p->objective = SB_OBJ_RANK_PAIRWISE;
+        else if (!strcmp(v, "huber") || !strcmp(v, "reg:pseudohubererror"))
+            p->objective = SB_OBJ_HUBER;
+        else if (!strcmp(v, "quantile") || !strcmp(v, "reg:quantileerror"))
+            p->objective = SB_OBJ_QUANTILE;
+        else if (!strcmp(v, "poisson") || !strcmp(v, "count:poisson"))
+            p->objective = SB_OBJ_POISSON;
+        else if (!strcmp(v, "gamma") || !strcmp(v, "reg:gamma"))
+            p->objective = SB_OBJ_GAMMA;
+        else if (!strcmp(v, "tweedie") || !strcmp(v, "reg:tweedie"))
+            p->objective = SB_OBJ_TWEEDIE;
         else
             return sb_fail(SB_ERR_INVALID_ARGUMENT,
-                           "objective '%s' is not supported; objectives: regression, binary, multiclass, lambdarank, rank_pairwise", v);
+                           "objective '%s' is not supported; objectives: regression, binary, multiclass, lambdarank, "
+                           "rank_pairwise, huber, quantile, poisson, gamma, tweedie", v);
     } else if (is(key, "num_class", "num_classes", NULL, NULL)) {
         if ((st = parse_int(key, v, 3, 1024, &i)) == SB_OK) p->num_class = (int32_t)i;
     } else if (is(key, "n_estimators", "num_iterations", "num_boost_round", "num_trees")) {
@@ -224,6 +255,16 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         st = parse_float(key, v, 0.0f, 1e30f, 0, &p->min_child_weight);
     } else if (is(key, "reg_lambda", "lambda_l2", "lambda", "l2_regularization")) {
         st = parse_float(key, v, 0.0f, 1e30f, 0, &p->reg_lambda);
+    } else if (is(key, "reg_alpha", "lambda_l1", "l1_regularization", NULL)) {
+        st = parse_float(key, v, 0.0f, 1e30f, 0, &p->reg_alpha);
+    } else if (is(key, "alpha", NULL, NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1e30f, 1, &p->alpha);
+    } else if (is(key, "tweedie_variance_power", NULL, NULL, NULL)) {
+        st = parse_float(key, v, 1.0f, 2.0f, 1, &p->tweedie_power);
+        if (st == SB_OK && !(p->tweedie_power > 1.0f && p->tweedie_power < 2.0f))
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be in (1, 2)", key, v);
+    } else if (is(key, "poisson_max_delta_step", NULL, NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 80.0f, 1, &p->poisson_max_delta_step);
     } else if (is(key, "min_split_gain", "min_gain_to_split", "gamma", NULL)) {
         st = parse_float(key, v, 0.0f, 1e30f, 0, &p->min_split_gain);
     } else if (is(key, "subsample", "bagging_fraction", NULL, NULL)) {
@@ -294,6 +335,7 @@ static const char *const k_alias_groups[] = {
     "learning_rate|eta|shrinkage_rate", "num_leaves|max_leaves|max_leaf_nodes", "growth|grow_policy|tree_growth",
     "max_bin|max_bins", "min_samples_leaf|min_data_in_leaf|min_child_samples",
     "min_child_weight|min_sum_hessian_in_leaf", "reg_lambda|lambda_l2|lambda|l2_regularization",
+    "reg_alpha|lambda_l1|l1_regularization",
     "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "bagging_freq|subsample_freq", "colsample|colsample_bytree|feature_fraction",
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
     "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period", "first_metric_only", "progress",
@@ -310,6 +352,9 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->min_samples_leaf = 20;
     p->min_child_weight = 1e-3f;
     p->reg_lambda = 0.0f;
+    p->alpha = 0.9f;
+    p->tweedie_power = 1.5f;
+    p->poisson_max_delta_step = 0.7f;
     p->subsample = 1.0f;
     p->bagging_freq = 1;
     p->colsample = 1.0f;
@@ -344,6 +389,8 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     (void)growth_set;
     if (p->objective != SB_OBJ_MULTICLASS && p->num_class > 0)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "num_class is only for objective=multiclass");
+    if (p->objective == SB_OBJ_QUANTILE && !(p->alpha < 1.0f))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "objective=quantile needs alpha in (0, 1), got %g", (double)p->alpha);
     if ((st = resolve_metrics(p)) != SB_OK) return st;
     return SB_OK;
 }
@@ -390,6 +437,34 @@ static sb_status ranking_text(const gbdt_params *p, char *buf, size_t cap) {
     return SB_OK;
 }
 
+/* The lines of extra ("key=value\n" each) added to the parameter text in buf
+ * and every line sorted again by key. */
+static sb_status add_lines(char *buf, size_t cap, const char *extra) {
+    char all[4096], *lines[64];
+    int nl = 0;
+    size_t len = strlen(buf), el = strlen(extra);
+    if (len + el >= sizeof all) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    memcpy(all, buf, len);
+    memcpy(all + len, extra, el + 1);
+    for (char *s = all; *s && nl < 64;) {
+        char *e = strchr(s, '\n');
+        *e = '\0';
+        lines[nl++] = s;
+        s = e + 1;
+    }
+    qsort(lines, (size_t)nl, sizeof(char *), line_cmp);
+    size_t o = 0;
+    for (int k = 0; k < nl; k++) {
+        size_t l = strlen(lines[k]);
+        if (o + l + 2 > cap) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+        memcpy(buf + o, lines[k], l);
+        buf[o + l] = '\n';
+        o += l + 1;
+    }
+    buf[o] = '\0';
+    return SB_OK;
+}
+
 sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
     char buf[4096], base[32] = "auto";
     if (p->has_base_score) snprintf(base, sizeof base, "%.9g", (double)p->base_score);
@@ -420,6 +495,21 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
     }
     if (sb_gbdt_is_ranking(p->objective)) {
         sb_status st = ranking_text(p, buf, sizeof buf);
+        if (st != SB_OK) return st;
+    }
+    /* the keys of LightGBM's other regression objectives, written only for the
+     * objective that reads them, so every other model's text is unchanged */
+    char extra[128] = "";
+    if (p->objective == SB_OBJ_HUBER || p->objective == SB_OBJ_QUANTILE)
+        snprintf(extra, sizeof extra, "alpha=%.9g\n", (double)p->alpha);
+    else if (p->objective == SB_OBJ_POISSON)
+        snprintf(extra, sizeof extra, "poisson_max_delta_step=%.9g\n", (double)p->poisson_max_delta_step);
+    else if (p->objective == SB_OBJ_TWEEDIE)
+        snprintf(extra, sizeof extra, "tweedie_variance_power=%.9g\n", (double)p->tweedie_power);
+    if (p->reg_alpha > 0.0f) /* written only when set: other models' text is unchanged */
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "reg_alpha=%.9g\n", (double)p->reg_alpha);
+    if (extra[0]) {
+        sb_status st = add_lines(buf, sizeof buf, extra);
         if (st != SB_OK) return st;
     }
     *out = sb_strdup(buf);

@@ -14,7 +14,12 @@ enum sb_metric {
     SB_METRIC_MERROR = 6,
     SB_METRIC_NDCG = 7, /* ranking: NDCG@metric_at (gbdt/rank.c) */
     SB_METRIC_MAP = 8,  /* ranking: MAP@metric_at */
-    SB_METRIC_L2 = 9    /* the mean squared error (LightGBM's l2; rmse is its square root) */
+    SB_METRIC_L2 = 9,   /* the mean squared error (LightGBM's l2; rmse is its square root) */
+    SB_METRIC_HUBER = 10,    /* the mean Huber loss at delta = alpha */
+    SB_METRIC_QUANTILE = 11, /* the mean pinball loss at level alpha */
+    SB_METRIC_POISSON = 12,  /* the mean Poisson negative log-likelihood (log link) */
+    SB_METRIC_GAMMA = 13,    /* the mean gamma negative log-likelihood, dispersion 1 (log link) */
+    SB_METRIC_TWEEDIE = 14   /* the mean Tweedie negative log-likelihood (log link) */
 };
 
 #define SB_GBDT_MAX_METRICS 16
@@ -31,6 +36,10 @@ typedef struct gbdt_params {
     int64_t min_samples_leaf;
     float min_child_weight;
     float reg_lambda;
+    float reg_alpha;          /* lambda_l1: L1 on leaf values and split gains */
+    float alpha;              /* huber: delta; quantile: the level (LightGBM's alpha, 0.9) */
+    float tweedie_power;      /* tweedie_variance_power, in (1, 2); 1.5 */
+    float poisson_max_delta_step; /* 0.7 */
     float min_split_gain;
     float subsample;
     int32_t bagging_freq;     /* a bag is kept this many iterations (LightGBM's bagging_freq); 1 by default */
@@ -83,5 +92,8 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out);
 
 const char *sb_metric_name(int32_t metric);
 const char *sb_objective_name(int32_t objective);
+/* The one float parameter objective p->objective passes to its gradients
+ * (kernels/tree.h: sb_k_row_gradients); 0 for the others. */
+float sb_gbdt_obj_param(const gbdt_params *p);
 
 #endif

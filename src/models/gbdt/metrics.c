@@ -1,6 +1,6 @@
 /*
- * metrics.c: l2 (mean squared error), rmse, mae, logloss, error, auc, mlogloss
- * and merror. Each row's
+ * metrics.c: l2 (mean squared error), rmse, mae, logloss, error, auc, mlogloss,
+ * merror, huber, quantile, poisson, gamma and tweedie. Each row's
  * term is one fixed sequence of profile operations; the terms and the weights
  * are summed exactly and divided once, so no thread count or order can show.
  */
@@ -18,17 +18,44 @@ static float clamp_p(float p) {
     return p;
 }
 
-/* 1 - 1e-15 rounds to 1 in float: clamp(1 - p) separately where needed. */
-static float row_term(int32_t metric, const float *m, int32_t k, float y, float *p_scratch) {
+/* A row's term of metric on its K margins m and label y. pred is the row's
+ * prediction (exp(m[0]) under a log link, else m[0]), which the regression
+ * metrics compare with y; a is alpha (huber's delta, quantile's level), rho
+ * the Tweedie variance power. The formulas of LightGBM's metric list:
+ * huber r = pred - y: r^2 / 2 when |r| <= a, else a (|r| - a / 2); quantile
+ * r = y - pred: a r when r >= 0, else (a - 1) r; poisson mu - y log(mu);
+ * gamma (dispersion 1) y / mu + log(mu); tweedie
+ * -y mu^(1 - rho) / (1 - rho) + mu^(2 - rho) / (2 - rho), with mu = exp(m)
+ * clamped below at 1e-10 (LightGBM's guard) and mu^k spelled exp(k log mu).
+ * 1 - 1e-15 rounds to 1 in float: clamp(1 - p) separately where needed. */
+static float row_term(int32_t metric, const float *m, float pred, int32_t k, float y, float a, float rho,
+                      float *p_scratch) {
     switch (metric) {
     case SB_METRIC_RMSE:
     case SB_METRIC_L2: {
-        float d = m[0] - y;
+        float d = pred - y;
         return d * d;
     }
     case SB_METRIC_MAE: {
-        float d = m[0] - y;
+        float d = pred - y;
         return d < 0.0f ? -d : d;
+    }
+    case SB_METRIC_HUBER: {
+        const float r = pred - y, ar = r < 0.0f ? -r : r;
+        return ar <= a ? 0.5f * (r * r) : a * (ar - 0.5f * a);
+    }
+    case SB_METRIC_QUANTILE: {
+        const float r = y - pred;
+        return r >= 0.0f ? a * r : (a - 1.0f) * r;
+    }
+    case SB_METRIC_POISSON:
+    case SB_METRIC_GAMMA:
+    case SB_METRIC_TWEEDIE: {
+        const float mu = pred < 1e-10f ? 1e-10f : pred, lmu = sb_logf(mu);
+        if (metric == SB_METRIC_POISSON) return mu - y * lmu;
+        if (metric == SB_METRIC_GAMMA) return y / mu + lmu;
+        const float e1 = sb_expf((1.0f - rho) * lmu), e2 = sb_expf((2.0f - rho) * lmu);
+        return -(y * e1) / (1.0f - rho) + e2 / (2.0f - rho);
     }
     case SB_METRIC_LOGLOSS: {
         float p = sb_sigmoidf(m[0]), q = sb_sigmoidf(-m[0]);
@@ -99,9 +126,9 @@ static sb_status auc(const float *margin, int64_t n, const float *label, float *
     return SB_OK;
 }
 
-sb_status sb_metric_eval(int32_t metric, int32_t objective, const float *margin, int64_t n, int32_t k,
-                         const float *label, const float *weight, float *out) {
-    (void)objective;
+sb_status sb_metric_eval(int32_t metric, int32_t objective, float alpha, float rho, const float *margin, int64_t n,
+                         int32_t k, const float *label, const float *weight, float *out) {
+    const int log_link = objective == SB_OBJ_POISSON || objective == SB_OBJ_GAMMA || objective == SB_OBJ_TWEEDIE;
     if (n <= 0) {
         *out = 0.0f;
         return SB_OK;
@@ -113,7 +140,8 @@ sb_status sb_metric_eval(int32_t metric, int32_t objective, const float *margin,
     sb_sacc_init(&num);
     sb_sacc_init(&den);
     for (int64_t r = 0; r < n; r++) {
-        float t = row_term(metric, margin + r * k, k, label[r], p);
+        const float *mr = margin + r * k;
+        float t = row_term(metric, mr, log_link ? sb_expf(mr[0]) : mr[0], k, label[r], alpha, rho, p);
         float w = weight ? weight[r] : 1.0f;
         sb_sacc_add(&num, weight ? t * w : t);
         sb_sacc_add(&den, w);

@@ -306,7 +306,7 @@ static void find_best(const grow_ctx *c, leaf *L) {
     memset(&L->best, 0, sizeof L->best);
     if (!sb_k_node_may_split(L->depth, L->C, p->max_depth, p->min_samples_leaf)) return;
     const sb_k_split_rules r = {p->min_samples_leaf, p->min_child_weight, p->min_split_gain, p->reg_lambda,
-                                c->d->g_scale, c->d->h_scale, 0};
+                                c->d->g_scale, c->d->h_scale, p->reg_alpha};
     const float parent_score = sb_k_node_score(L->G, L->H, &r);
     cand best;
     memset(&best, 0, sizeof best);
@@ -349,12 +349,12 @@ sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int
     return SB_OK;
 }
 
-void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float reg_lambda, float learning_rate,
-                         sb_grown *out) {
+void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float reg_lambda, float reg_alpha,
+                         float learning_rate, sb_grown *out) {
     for (int32_t k = 0; k < l->n; k++) {
         if (l->nodes[k].feature >= 0) continue;
         l->nodes[k].value = sb_k_leaf_value(sb_k_dequant(l->node_g[k], g_scale), sb_k_dequant(l->node_h[k], h_scale),
-                                            reg_lambda, learning_rate);
+                                            reg_lambda, reg_alpha, learning_rate);
     }
     out->tree.nnodes = l->n;
     out->tree.nodes = l->nodes;
@@ -738,7 +738,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
         out->leaf_end[open[i].node] = open[i].end;
     }
     /* Leaf values from the same integer sums. */
-    sb_node_list_finish(&c.t, d->g_scale, d->h_scale, p->reg_lambda, p->learning_rate, out);
+    sb_node_list_finish(&c.t, d->g_scale, d->h_scale, p->reg_lambda, p->reg_alpha, p->learning_rate, out);
 done:
     if (open)
         for (int32_t i = 0; i < nopen; i++) {

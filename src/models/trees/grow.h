@@ -22,6 +22,7 @@ typedef struct sb_grow_params {
     float min_split_gain;     /* a split needs gain > this */
     float reg_lambda;         /* L2 on leaf values */
     float learning_rate;      /* leaf values are scaled by it */
+    float reg_alpha;          /* L1 on leaf values and gains (lambda_l1); 0: none */
 } sb_grow_params;
 
 typedef struct sb_grow_data {
@@ -57,7 +58,8 @@ typedef struct sb_node_list {
 sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int32_t *id);
 /* Leaf values from the exact sums (kernels/gbdt.h), then the nodes and split
  * bins handed over to out (the list keeps only its sums). */
-void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float reg_lambda, float learning_rate,
+void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float reg_lambda, float reg_alpha,
+                         float learning_rate,
                          sb_grown *out);
 void sb_node_list_release(sb_node_list *l);
 

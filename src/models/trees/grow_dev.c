@@ -82,7 +82,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     c.dev = dev;
     c.p = p;
     const sb_k_split_rules rules = {p->min_samples_leaf, p->min_child_weight, p->min_split_gain, p->reg_lambda,
-                                    g_scale, h_scale, 0};
+                                    g_scale, h_scale, p->reg_alpha};
     sb_status st = SB_OK;
     int32_t max_open = p->max_leaves > 0 ? p->max_leaves : 1 << 16;
     if (p->depthwise && p->max_depth >= 0 && p->max_depth < 16 && max_open > (1 << p->max_depth))
@@ -260,7 +260,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     }
 
     /* Leaf values from the exact sums, by the kernel's formula. */
-    sb_node_list_finish(&c.t, g_scale, h_scale, p->reg_lambda, p->learning_rate, out);
+    sb_node_list_finish(&c.t, g_scale, h_scale, p->reg_lambda, p->reg_alpha, p->learning_rate, out);
 done:
     sb_free(open);
     sb_free(batch);

@@ -42,6 +42,7 @@ typedef struct sb_tdev_setup {
     int32_t K;              /* margins per row */
     const float *base;      /* K values: class c's margins start at base[c] */
     sb_device_kind device;  /* the GPU implementation's backend (CUDA or OpenCL) */
+    float obj_param;        /* the objective's parameter (sb_k_row_gradients) */
 } sb_tdev_setup;
 
 /* Stable partition of rows[begin, end): rows whose bin of feature goes left

@@ -53,6 +53,7 @@ struct sb_tdev {
     int64_t wg;
     int64_t n;
     int32_t nf, stride, total, K, objective, nslots;
+    float obj_param;
     sb_dbuf bins, nbins, hoff, label, weight, margin, g, h, gq, hq, rows, tmp, mask, slots, maxbits, best;
     sb_dbuf up[U_N];
     sb_dbuf tleft, sleft; /* partition scratch: left rows per tile, per segment */
@@ -238,6 +239,7 @@ static sb_status open_inner(sb_tdev *d, const sb_tdev_setup *s) {
     d->total = s->total;
     d->K = s->K;
     d->objective = s->objective;
+    d->obj_param = s->obj_param;
     uint8_t *rb = sb_calloc(n ? n : 1, (size_t)d->stride);
     float *w = sb_malloc(sizeof(float) * (n ? n : 1));
     uint8_t *ones = sb_malloc(nf ? nf : 1);
@@ -317,7 +319,8 @@ static sb_status gpu_gradients(sb_tdev *d, float *maxabs) {
                        SB_ARG(d->weight.h), SB_ARG(d->g.h), SB_ARG(d->h.h), SB_ARG(d->n));
     else
         st = SB_LAUNCH(v, SB_KT_k_grad1, groups_of(d, d->n), 1, 0, SB_ARG(d->objective), SB_ARG(d->margin.h),
-                       SB_ARG(d->label.h), SB_ARG(d->weight.h), SB_ARG(d->g.h), SB_ARG(d->h.h), SB_ARG(d->n));
+                       SB_ARG(d->label.h), SB_ARG(d->weight.h), SB_ARG(d->g.h), SB_ARG(d->h.h), SB_ARG(d->n),
+                       SB_ARG(d->obj_param));
     if (st != SB_OK) return st;
     uint32_t bits[2 * SB_TDEV_MAX_CLASS];
     memset(bits, 0, sizeof(uint32_t) * 2 * (size_t)d->K);

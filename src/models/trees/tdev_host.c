@@ -14,6 +14,7 @@
 struct sb_tdev {
     int64_t n;
     int32_t nf, stride, total, K, objective;
+    float obj_param;
     uint8_t *bins;     /* n x stride, row-major */
     int32_t *nbins, *hoff;
     float *label, *weight, *margin, *g, *h; /* g, h: K x n, class-major */
@@ -55,6 +56,7 @@ static sb_status cpu_open(const sb_tdev_setup *s, sb_tdev **out) {
     d->total = s->total;
     d->K = s->K;
     d->objective = s->objective;
+    d->obj_param = s->obj_param;
     d->bins = sb_calloc(n, (size_t)d->stride);
     d->nbins = sb_malloc(sizeof(int32_t) * (size_t)s->nf);
     d->hoff = sb_malloc(sizeof(int32_t) * (size_t)s->nf);
@@ -89,7 +91,7 @@ static sb_status cpu_gradients(sb_tdev *d, float *maxabs) {
     float prob[SB_TDEV_MAX_CLASS];
     for (int64_t r = 0; r < d->n; r++)
         sb_k_row_gradients(d->objective, d->K, d->margin + r * d->K, d->label[r], d->weight[r], d->g + r, d->h + r,
-                           d->n, prob);
+                           d->n, prob, d->obj_param);
     /* the maxima of the keys, as k_maxabs takes them (kernels/quantize.h) */
     for (int32_t c = 0; c < d->K; c++) {
         sb_u32 mg = 0u, mh = 0u;
