@@ -761,7 +761,8 @@ static const ig_kind g_avx2 = {AV_MR, AV_NR, 2, 2, 2048, 192, 384,
  *   tmm2 C rows 16-31, cols 0-15   tmm3 C rows 16-31, cols 16-31
  *   tmm4 A rows 0-15               tmm5 A rows 16-31            (of one k group of 64)
  *   tmm6 B cols 0-15               tmm7 B cols 16-31
- * each k group: load 4, 5, 6, 7, then tmm(2i + j) += tmm(4 + i) * tmm(6 + j).
+ * each k group: the four loads spread between tmm(2i + j) += tmm(4 + i) * tmm(6 + j)
+ * (amx_groups).
  *
  * The tile configuration is a thread's state (as are the tiles): each task
  * tile of the driver loads it on the thread that runs the task before its
@@ -895,6 +896,28 @@ static void amx_edge_out(int32_t edge[4][256], int32_t *c, int64_t ldc, int32_t 
         for (int32_t j = 0; j < nr; j++) c[r * ldc + j] = edge[(r / 16) * 2 + j / 16][(r % 16) * 16 + j % 16];
 }
 
+/* The micro-tile's products over ng k groups of a panel pair: tmm(2i + j) +=
+ * A's tile i (tmm4 + i, rows 16i..16i+15) x B's tile j (tmm6 + j), the A and B
+ * pointers advancing a group (AM_GROUP bytes) each. The loads are spread
+ * between the products that free the tiles they overwrite (tile registers
+ * are not renamed: a load into tmm4 waits for the products reading it), the
+ * order the AMX Gram measured fastest; it decides no bit (exact sums). */
+AMX_TARGET static inline __attribute__((always_inline)) void amx_groups(const uint8_t *A, const uint8_t *B,
+                                                                       int64_t ng) {
+    for (int64_t g = 0; g < ng; g++) {
+        TILE_LOAD(4, A, 64);
+        TILE_LOAD(6, B, 64);
+        TILE_DP(0, 4, 6);
+        TILE_LOAD(7, B + AM_TILE, 64);
+        TILE_DP(1, 4, 7);
+        TILE_LOAD(5, A + AM_TILE, 64);
+        TILE_DP(2, 5, 6);
+        TILE_DP(3, 5, 7);
+        A += AM_GROUP;
+        B += AM_GROUP;
+    }
+}
+
 /* c[r*ldc + j] (r < mr, j < nr) = (bias ? 0 : c[r*ldc + j]) + the products of ng
  * k groups (bias is the B packer's, all 0). */
 AMX_TARGET static void amx_kernel(const void *ap, const void *bp, int64_t ng, int32_t *c,
@@ -922,18 +945,7 @@ AMX_TARGET static void amx_kernel(const void *ap, const void *bp, int64_t ng, in
         TILE_LOAD(2, edge[2], 64);
         TILE_LOAD(3, edge[3], 64);
     }
-    for (int64_t g = 0; g < ng; g++) {
-        TILE_LOAD(4, A, 64);
-        TILE_LOAD(6, B, 64);
-        TILE_DP(0, 4, 6);
-        TILE_LOAD(7, B + AM_TILE, 64);
-        TILE_DP(1, 4, 7);
-        TILE_LOAD(5, A + AM_TILE, 64);
-        TILE_DP(2, 5, 6);
-        TILE_DP(3, 5, 7);
-        A += AM_GROUP;
-        B += AM_GROUP;
-    }
+    amx_groups(A, B, ng);
     if (full) {
         TILE_STORE(0, c, cs);
         TILE_STORE(1, c + 16, cs);
@@ -1141,18 +1153,7 @@ AMX_TARGET static void amxg_pair(const uint8_t *A, const uint8_t *B, int64_t ng,
     TILE_ZERO(1);
     TILE_ZERO(2);
     TILE_ZERO(3);
-    for (int64_t g = 0; g < ng; g++) {
-        TILE_LOAD(4, A, 64);
-        TILE_LOAD(6, B, 64);
-        TILE_DP(0, 4, 6);
-        TILE_LOAD(7, B + AM_TILE, 64);
-        TILE_DP(1, 4, 7);
-        TILE_LOAD(5, A + AM_TILE, 64);
-        TILE_DP(2, 5, 6);
-        TILE_DP(3, 5, 7);
-        A += AMXG_GROUP;
-        B += AMXG_GROUP;
-    }
+    amx_groups(A, B, ng);
     TILE_STORE(0, c, 128);
     TILE_STORE(1, c + 16, 128);
     TILE_STORE(2, c + 512, 128);
