@@ -397,6 +397,22 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
 
 static int line_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* buf := the nl lines (each without its newline) sorted by line_cmp, each
+ * ended by a newline; a named internal error when they pass cap bytes. */
+static sb_status join_sorted(char **lines, int nl, char *buf, size_t cap) {
+    qsort(lines, (size_t)nl, sizeof(char *), line_cmp);
+    size_t o = 0;
+    for (int k = 0; k < nl; k++) {
+        size_t l = strlen(lines[k]);
+        if (o + l + 2 > cap) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+        memcpy(buf + o, lines[k], l);
+        buf[o + l] = '\n';
+        o += l + 1;
+    }
+    buf[o] = '\0';
+    return SB_OK;
+}
+
 /* The ranking keys added to the text of a ranking model (other models' text is
  * unchanged), and every line sorted again by key. */
 static sb_status ranking_text(const gbdt_params *p, char *buf, size_t cap) {
@@ -424,17 +440,7 @@ static sb_status ranking_text(const gbdt_params *p, char *buf, size_t cap) {
     }
     metric[strlen(metric) - 1] = '\0';
     lines[nl++] = metric;
-    qsort(lines, (size_t)nl, sizeof(char *), line_cmp);
-    size_t o = 0;
-    for (int k = 0; k < nl; k++) {
-        size_t l = strlen(lines[k]);
-        if (o + l + 2 > cap) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
-        memcpy(buf + o, lines[k], l);
-        buf[o + l] = '\n';
-        o += l + 1;
-    }
-    buf[o] = '\0';
-    return SB_OK;
+    return join_sorted(lines, nl, buf, cap);
 }
 
 /* The lines of extra ("key=value\n" each) added to the parameter text in buf
@@ -452,17 +458,7 @@ static sb_status add_lines(char *buf, size_t cap, const char *extra) {
         lines[nl++] = s;
         s = e + 1;
     }
-    qsort(lines, (size_t)nl, sizeof(char *), line_cmp);
-    size_t o = 0;
-    for (int k = 0; k < nl; k++) {
-        size_t l = strlen(lines[k]);
-        if (o + l + 2 > cap) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
-        memcpy(buf + o, lines[k], l);
-        buf[o + l] = '\n';
-        o += l + 1;
-    }
-    buf[o] = '\0';
-    return SB_OK;
+    return join_sorted(lines, nl, buf, cap);
 }
 
 sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
