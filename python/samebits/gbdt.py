@@ -51,6 +51,9 @@ _KEYS = {
     "verbose": ("eval_period", int),
     "numeric_mode": ("numeric_mode", str),
     "device": ("device", str),
+    "monotone_constraints": ("monotone_constraints", "ints"),
+    "interaction_constraints": ("interaction_constraints", "sets"),
+    "colsample_bynode": ("colsample_bynode", float),
 }
 
 
@@ -75,6 +78,10 @@ def _file_value(text, kind):
         return int(text)
     if kind is float:
         return _f32_value(text)
+    if kind == "ints":
+        return [int(v) for v in text.split(",")]
+    if kind == "sets":
+        return [[int(v) for v in g.strip("[]").split(",")] for g in text[1:-1].split("],[")]
     return text
 
 
@@ -101,13 +108,37 @@ _FILE_KEYS = {
     "base_score": ("base_score", float, "auto"),
     "bin_sample_rows": ("bin_sample_rows", int, "200000"),
     "numeric_mode": ("numeric_mode", str, "identical"),
+    "monotone_constraints": ("monotone_constraints", "ints", None),
+    "interaction_constraints": ("interaction_constraints", "sets", None),
+    "colsample_bynode": ("colsample_bynode", float, None),
 }
 # The metric the C fit chooses when eval_metric is None, by objective.
 _DEFAULT_METRIC = {"regression": "rmse", "binary": "logloss", "multiclass": "mlogloss", "lambdarank": "ndcg",
                    "rank_pairwise": "ndcg"}
 
 
+def _int_list(name, value, what):
+    """value (a sequence of integers) as the C library's comma list."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InvalidArgumentError("parameter %s=%r must be %s" % (name, value, what))
+    out = []
+    for v in value:
+        if isinstance(v, bool):
+            raise InvalidArgumentError("parameter %s=%r must be %s" % (name, value, what))
+        try:
+            out.append(str(operator.index(v)))
+        except TypeError:
+            raise InvalidArgumentError("parameter %s=%r must be %s" % (name, value, what)) from None
+    return ",".join(out)
+
+
 def _text(name, value, kind):
+    if kind == "ints":  # monotone_constraints: -1, 0 or 1 per feature
+        return _int_list(name, value, "a list of -1, 0 and 1, one per feature")
+    if kind == "sets":  # interaction_constraints: lists of feature indices
+        if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise InvalidArgumentError("parameter %s=%r must be a list of lists of feature indices" % (name, value))
+        return ",".join("[%s]" % _int_list(name, v, "a list of lists of feature indices") for v in value)
     if kind is int:
         if isinstance(value, bool) or isinstance(value, float):
             raise InvalidArgumentError("parameter %s=%r must be an integer" % (name, value))
@@ -161,7 +192,8 @@ class GradientBoosting(FittedModel, Estimator):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, alpha=None,
-                 tweedie_variance_power=None):
+                 tweedie_variance_power=None, monotone_constraints=None, interaction_constraints=None,
+                 colsample_bynode=1.0):
         self.loss = loss
         self.alpha = alpha  # huber's delta, quantile's level (LightGBM's alpha; None: 0.9)
         self.tweedie_variance_power = tweedie_variance_power  # tweedie: in (1, 2); None: 1.5
@@ -190,6 +222,9 @@ class GradientBoosting(FittedModel, Estimator):
         self.record_stages = record_stages
         self.n_jobs = n_jobs
         self.importance_type = importance_type
+        self.monotone_constraints = monotone_constraints  # one of -1, 0, 1 per feature (LightGBM's, XGBoost's)
+        self.interaction_constraints = interaction_constraints  # lists of feature indices
+        self.colsample_bynode = colsample_bynode  # LightGBM's feature_fraction_bynode
 
     # ---- kind ------------------------------------------------------------
     @property
@@ -703,7 +738,8 @@ class GradientBoostingRegressor(GradientBoosting):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0,
-                 alpha=None, tweedie_variance_power=None):
+                 alpha=None, tweedie_variance_power=None, monotone_constraints=None, interaction_constraints=None,
+                 colsample_bynode=1.0):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -713,7 +749,9 @@ class GradientBoostingRegressor(GradientBoosting):
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
-                         reg_alpha=reg_alpha, alpha=alpha, tweedie_variance_power=tweedie_variance_power)
+                         reg_alpha=reg_alpha, alpha=alpha, tweedie_variance_power=tweedie_variance_power,
+                         monotone_constraints=monotone_constraints,
+                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode)
 
     _estimator_kind = "regressor"
 
@@ -737,7 +775,8 @@ class GradientBoostingClassifier(GradientBoosting):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0):
+                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, monotone_constraints=None, interaction_constraints=None,
+                 colsample_bynode=1.0):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -747,7 +786,9 @@ class GradientBoostingClassifier(GradientBoosting):
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
-                         reg_alpha=reg_alpha)
+                         reg_alpha=reg_alpha,
+                         monotone_constraints=monotone_constraints,
+                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode)
 
     _estimator_kind = "classifier"
 
@@ -772,7 +813,8 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, lambdarank_truncation_level=None, lambdarank_norm=None, sigmoid=None,
-                 label_gain=None, eval_at=None, n_jobs=None, importance_type="split", reg_alpha=0.0):
+                 label_gain=None, eval_at=None, n_jobs=None, importance_type="split", reg_alpha=0.0, monotone_constraints=None, interaction_constraints=None,
+                 colsample_bynode=1.0):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -782,7 +824,9 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
-                         reg_alpha=reg_alpha)
+                         reg_alpha=reg_alpha,
+                         monotone_constraints=monotone_constraints,
+                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.sigmoid = sigmoid

@@ -144,4 +144,29 @@ SB_FN float sb_k_leaf_value(float g, float h, float lambda, float alpha, float l
     return -(g / d) * learning_rate;
 }
 
+/* A leaf's output before the learning rate: -T / (H + lambda) (0 when
+ * H + lambda <= 0); sb_k_leaf_value is this times the learning rate, bit for
+ * bit. */
+SB_FN float sb_k_leaf_output(float g, float h, float lambda, float alpha) {
+    float d = h + lambda;
+    if (!(d > 0.0f)) return 0.0f;
+    g = sb_k_l1(g, alpha);
+    return -(g / d);
+}
+
+/* w held in [lo, hi]. */
+SB_FN float sb_k_clamp(float w, float lo, float hi) {
+    return w < lo ? lo : w > hi ? hi : w;
+}
+
+/* The structure score of a leaf held at output w instead of its optimum:
+ * -(2 T w + (H + lambda) w^2), spelled in that order. At w = -T / (H + lambda)
+ * it is T^2 / (H + lambda) in exact arithmetic; monotone constraints use it
+ * only where a bound moved w (sb_k_split_consider_c), so an unbounded leaf
+ * keeps sb_k_leaf_score's bits. */
+SB_FN float sb_k_leaf_score_at(float g, float h, float lambda, float alpha, float w) {
+    float t = sb_k_l1(g, alpha);
+    return -((2.0f * t) * w + ((h + lambda) * w) * w);
+}
+
 #endif

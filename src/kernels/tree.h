@@ -38,6 +38,31 @@ typedef struct sb_k_split_rules {
 } sb_k_split_rules;
 SB_STATIC_ASSERT(sizeof(sb_k_split_rules) == 32, "sb_k_split_rules layout is shared by host and device");
 
+/* Monotone constraints (monotone_constraints; LightGBM's "basic" method as
+ * its documentation describes it): every node carries bounds [lo, hi] on its
+ * output (before the learning rate); a candidate's children take their
+ * outputs clamped to the node's bounds, a candidate on a feature constrained
+ * increasing (dir = +1) whose left output exceeds its right one is no split
+ * (decreasing, dir = -1: the mirror), and a bound that moved an output scores
+ * that child at the bounded output (sb_k_leaf_score_at). active = 0: no
+ * constraint in the model, the plain search bit for bit. */
+typedef struct sb_k_mono {
+    sb_i32 active, dir;
+    float lo, hi;
+} sb_k_mono;
+SB_STATIC_ASSERT(sizeof(sb_k_mono) == 16, "sb_k_mono layout is shared by host and device");
+
+/* The score of a node with sums (G, H) under bounds m (its output clamped). */
+SB_FN float sb_k_node_score_c(sb_i64 G, sb_i64 H, const sb_k_split_rules *r, const sb_k_mono *m) {
+    const float g = sb_k_dequant(G, r->g_scale), h = sb_k_dequant(H, r->h_scale);
+    if (m->active) {
+        const float o = sb_k_leaf_output(g, h, r->reg_lambda, r->reg_alpha);
+        const float w = sb_k_clamp(o, m->lo, m->hi);
+        if (w != o) return sb_k_leaf_score_at(g, h, r->reg_lambda, r->reg_alpha, w);
+    }
+    return sb_k_leaf_score(g, h, r->reg_lambda, r->reg_alpha);
+}
+
 /* A node of a tree as the device walks it on bins: go left when the row's bin
  * of feature is <= split_bin (bin 0, missing: default_left); leaves have
  * feature = -1 and carry the value the tree adds. */
@@ -78,17 +103,34 @@ SB_FN float sb_k_node_score(sb_i64 G, sb_i64 H, const sb_k_split_rules *r) {
 }
 
 /* Candidate (f, bin, dl) with left sums (lg, lh, lc) of a node with sums
- * (G, H, C) and score parent_score; replaces *best when it is valid and better. */
-SB_FN void sb_k_split_consider(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C, float parent_score,
-                               sb_i32 f, sb_i32 bin, sb_i32 dl, sb_i64 lg, sb_i64 lh, sb_i64 lc, sb_k_split *best) {
+ * (G, H, C) and score parent_score (sb_k_node_score_c), under the node's
+ * monotone state m (m->dir: feature f's constraint); replaces *best when it is
+ * valid and better. */
+SB_FN void sb_k_split_consider_c(const sb_k_split_rules *r, const sb_k_mono *m, sb_i64 G, sb_i64 H, sb_i64 C,
+                                 float parent_score, sb_i32 f, sb_i32 bin, sb_i32 dl, sb_i64 lg, sb_i64 lh,
+                                 sb_i64 lc, sb_k_split *best) {
     sb_i64 rc = C - lc;
     if (lc < r->min_samples_leaf || rc < r->min_samples_leaf || lc == 0 || rc == 0) return;
     float gl = sb_k_dequant(lg, r->g_scale), hl = sb_k_dequant(lh, r->h_scale);
     float gr = sb_k_dequant(G - lg, r->g_scale), hr = sb_k_dequant(H - lh, r->h_scale);
     if (hl < r->min_child_weight || hr < r->min_child_weight) return;
-    float gain = sb_k_split_gain(sb_k_leaf_score(gl, hl, r->reg_lambda, r->reg_alpha),
-                                 sb_k_leaf_score(gr, hr, r->reg_lambda, r->reg_alpha),
-                                 parent_score);
+    float sl = sb_k_leaf_score(gl, hl, r->reg_lambda, r->reg_alpha);
+    float sr = sb_k_leaf_score(gr, hr, r->reg_lambda, r->reg_alpha);
+    if (m->active) {
+        const float ol = sb_k_leaf_output(gl, hl, r->reg_lambda, r->reg_alpha);
+        const float orr = sb_k_leaf_output(gr, hr, r->reg_lambda, r->reg_alpha);
+        const float wl = sb_k_clamp(ol, m->lo, m->hi), wr = sb_k_clamp(orr, m->lo, m->hi);
+#ifdef SB_SABOTAGE_MONOTONE
+        /* separating arm (make SABOTAGE=monotone): the order check reversed,
+         * shown to fail the constrained fixture */
+        if ((m->dir > 0 && wl < wr) || (m->dir < 0 && wl > wr)) return;
+#else
+        if ((m->dir > 0 && wl > wr) || (m->dir < 0 && wl < wr)) return;
+#endif
+        if (wl != ol) sl = sb_k_leaf_score_at(gl, hl, r->reg_lambda, r->reg_alpha, wl);
+        if (wr != orr) sr = sb_k_leaf_score_at(gr, hr, r->reg_lambda, r->reg_alpha, wr);
+    }
+    float gain = sb_k_split_gain(sl, sr, parent_score);
     if (!(gain > r->min_split_gain)) return;
     sb_k_split x;
     x.valid = 1;
@@ -118,11 +160,11 @@ SB_FN void sb_k_split_consider(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb
  * empty bin gives the partition of the bin before it and is skipped; at the
  * last bin only "every value left, missing right" is a split, and only if
  * some are missing. */
-SB_FN void sb_k_split_at(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C, float parent_score, sb_i32 f,
-                         sb_i32 t, sb_i32 nb, sb_i64 ct, sb_i64 ag, sb_i64 ah, sb_i64 ac, sb_i64 mg, sb_i64 mh,
-                         sb_i64 mc, sb_k_split *best) {
+SB_FN void sb_k_split_at_c(const sb_k_split_rules *r, const sb_k_mono *m, sb_i64 G, sb_i64 H, sb_i64 C,
+                           float parent_score, sb_i32 f, sb_i32 t, sb_i32 nb, sb_i64 ct, sb_i64 ag, sb_i64 ah,
+                           sb_i64 ac, sb_i64 mg, sb_i64 mh, sb_i64 mc, sb_k_split *best) {
     if (t == nb) {
-        if (mc > 0) sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
+        if (mc > 0) sb_k_split_consider_c(r, m, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
         return;
     }
     if (ct == 0 && t > 1) return;
@@ -130,14 +172,22 @@ SB_FN void sb_k_split_at(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C
 #ifdef SB_SABOTAGE_NAN_SIDE
         /* Separating arm (make SABOTAGE=nan-side): missing values always left,
          * the rule before the majority's; shown to fail the missing-value fixtures. */
-        sb_k_split_consider(r, G, H, C, parent_score, f, t, 1, ag, ah, ac, best);
+        sb_k_split_consider_c(r, m, G, H, C, parent_score, f, t, 1, ag, ah, ac, best);
 #else
-        sb_k_split_consider(r, G, H, C, parent_score, f, t, ac >= C - ac, ag, ah, ac, best);
+        sb_k_split_consider_c(r, m, G, H, C, parent_score, f, t, ac >= C - ac, ag, ah, ac, best);
 #endif
         return;
     }
-    sb_k_split_consider(r, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
-    sb_k_split_consider(r, G, H, C, parent_score, f, t, 1, ag + mg, ah + mh, ac + mc, best);
+    sb_k_split_consider_c(r, m, G, H, C, parent_score, f, t, 0, ag, ah, ac, best);
+    sb_k_split_consider_c(r, m, G, H, C, parent_score, f, t, 1, ag + mg, ah + mh, ac + mc, best);
+}
+
+/* sb_k_split_at_c without constraints (the device kernels' search). */
+SB_FN void sb_k_split_at(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C, float parent_score, sb_i32 f,
+                         sb_i32 t, sb_i32 nb, sb_i64 ct, sb_i64 ag, sb_i64 ah, sb_i64 ac, sb_i64 mg, sb_i64 mh,
+                         sb_i64 mc, sb_k_split *best) {
+    const sb_k_mono none = {0, 0, 0.0f, 0.0f};
+    sb_k_split_at_c(r, &none, G, H, C, parent_score, f, t, nb, ct, ag, ah, ac, mg, mh, mc, best);
 }
 
 /* Every split of feature f (nb bins plus bin 0 for missing values, histogram
@@ -145,16 +195,23 @@ SB_FN void sb_k_split_at(const sb_k_split_rules *r, sb_i64 G, sb_i64 H, sb_i64 C
  * goes into *best under the total order. Bins are cumulated in bin order from
  * exact integers, so the sums at each bin are the same however a backend
  * cuts the scan (the CUDA kernel gives each lane a run of bins). */
-SB_FN void sb_k_split_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i64 G, sb_i64 H, sb_i64 C,
-                           float parent_score, const sb_k_split_rules *r, sb_k_split *best) {
+SB_FN void sb_k_split_scan_c(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i64 G, sb_i64 H, sb_i64 C,
+                             float parent_score, const sb_k_split_rules *r, const sb_k_mono *m, sb_k_split *best) {
     const sb_i64 mg = h[0].g, mh = h[0].h, mc = h[0].c;
     sb_i64 ag = 0, ah = 0, ac = 0;
     for (sb_i32 t = 1; t <= nb; t++) {
         ag += h[t].g;
         ah += h[t].h;
         ac += h[t].c;
-        sb_k_split_at(r, G, H, C, parent_score, f, t, nb, h[t].c, ag, ah, ac, mg, mh, mc, best);
+        sb_k_split_at_c(r, m, G, H, C, parent_score, f, t, nb, h[t].c, ag, ah, ac, mg, mh, mc, best);
     }
+}
+
+/* sb_k_split_scan_c without constraints. */
+SB_FN void sb_k_split_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i64 G, sb_i64 H, sb_i64 C,
+                           float parent_score, const sb_k_split_rules *r, sb_k_split *best) {
+    const sb_k_mono none = {0, 0, 0.0f, 0.0f};
+    sb_k_split_scan_c(h, nb, f, G, H, C, parent_score, r, &none, best);
 }
 
 /* Whether a row with this bin goes left at a split (bin 0: missing). */

@@ -88,7 +88,7 @@ SB_TEST(test_trees_grow_stump_and_tie_order) {
     SB_CHECK(sb_bins_build(x, N, NF, 255, 1, 0, &bins) == SB_OK);
     uint8_t binned[N * NF];
     sb_bins_apply(&bins, x, N, NF, binned);
-    sb_grow_params p = {2, -1, 0, 1, 0.0f, 0.0f, 1.0f, 0.5f, 0.0f};
+    sb_grow_params p = {2, -1, 0, 1, 0.0f, 0.0f, 1.0f, 0.5f, 0.0f, NULL};
     sb_grow_data d = {binned, N, NF, &bins, gq, hq, 1.0f, 1.0f, NULL};
     int64_t rows[N];
     for (int r = 0; r < N; r++) rows[r] = r;
@@ -136,7 +136,7 @@ SB_TEST(test_trees_grow_missing_direction_and_depth) {
     SB_CHECK(sb_bins_build(x, N, 1, 255, 1, 0, &bins) == SB_OK);
     uint8_t binned[N];
     sb_bins_apply(&bins, x, N, 1, binned);
-    sb_grow_params p = {0, 1, 1, 1, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f}; /* depth-wise, one level */
+    sb_grow_params p = {0, 1, 1, 1, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, NULL}; /* depth-wise, one level */
     sb_grow_data d = {binned, N, 1, &bins, gq, hq, 1.0f, 1.0f, NULL};
     int64_t rows[N];
     for (int r = 0; r < N; r++) rows[r] = r;

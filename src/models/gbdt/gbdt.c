@@ -68,6 +68,8 @@ typedef struct fit {
     sb_rank_cfg rc;
     sb_rank_groups tq, vq;
     float obj_param;      /* the objective's parameter (sb_gbdt_obj_param) */
+    sb_grow_cons gc;      /* per-node rules (trees/cons.h); gc.tree set before each tree */
+    uint64_t *set_bits;   /* per feature: its interaction sets, one bit each (NULL: none) */
 } fit;
 
 static sb_status record(fit *f, const char *tag, sb_dtype dt, const void *data, uint64_t n) {
@@ -705,6 +707,7 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
         int64_t nbag = f->p->subsample < 1.0f ? draw_bag(f, it) : n;
         if ((st = f->ops->set_rows(f->dev, nbag < n ? f->rows : NULL, nbag)) != SB_OK) return st;
         draw_columns(f, t);
+        f->gc.tree = (uint64_t)t;
         if ((st = f->ops->set_mask(f->dev, f->mask)) != SB_OK) return st;
         sb_grown gr;
         if ((st = sb_tree_grow_dev(f->ops, f->dev, gp, &f->bins, f->tr->ncols, f->hoff, f->bins.total, f->g_scale,
@@ -862,6 +865,13 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     }
     if (p.early_stopping_rounds > 0 && !f.va)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "early_stopping_rounds needs validation data");
+    if (p.nmono > 0 && p.nmono != nf)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "monotone_constraints has %d entries and the data %d features: give "
+                       "one per feature (0: none)", (int)p.nmono, (int)nf);
+    for (int32_t i = 0; i < p.set_start[p.nsets]; i++)
+        if (p.set_feat[i] >= nf)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "interaction_constraints names feature %d; the data has %d features "
+                           "(0 to %d)", (int)p.set_feat[i], (int)nf, (int)nf - 1);
     if (n > INT32_MAX) /* row indices are int32 (trees/grow.h) */
         return sb_fail(SB_ERR_LIMIT, "gbdt: %lld training rows; at most %d", (long long)n, (int)INT32_MAX);
     if (sb_gbdt_is_ranking(p.objective)) {
@@ -955,8 +965,17 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         if (st != SB_OK) goto done;
     }
 
+    if (p.nsets > 0) {
+        if (!(f.set_bits = sb_calloc((size_t)nf, sizeof(uint64_t)))) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+            goto done;
+        }
+        for (int32_t k = 0; k < p.nsets; k++)
+            for (int32_t i = p.set_start[k]; i < p.set_start[k + 1]; i++) f.set_bits[p.set_feat[i]] |= UINT64_C(1) << k;
+    }
+    f.gc = (sb_grow_cons){p.mono_any ? p.mono : NULL, f.set_bits, p.bynode, p.seed, 0};
     sb_grow_params gp = {p.num_leaves, p.max_depth, p.depthwise, p.min_samples_leaf, p.min_child_weight,
-                         p.min_split_gain, p.reg_lambda, p.learning_rate, p.reg_alpha};
+                         p.min_split_gain, p.reg_lambda, p.learning_rate, p.reg_alpha, &f.gc};
     float best_metric = 0.0f, any_val[SB_EVALS_MAX_METRICS];
     int32_t best_iter = -1, any_best[SB_EVALS_MAX_METRICS];
     for (int32_t j = 0; j < SB_EVALS_MAX_METRICS; j++) any_best[j] = -1, any_val[j] = 0.0f;
@@ -1007,6 +1026,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             sb_parallel_for(ntasks, quant_task, &f);
             int64_t nbag = draw_bag(&f, it);
             draw_columns(&f, t);
+            f.gc.tree = (uint64_t)t;
             sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
             sb_grown gr;
             if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &f.ws, &gr)) != SB_OK) goto done;
@@ -1121,6 +1141,7 @@ done:
     sb_free(f.mask);
     sb_free(f.inbag);
     sb_free(f.maxabs);
+    sb_free(f.set_bits);
     for (int32_t k = 0; k < f.ntrees; k++) sb_free(f.trees[k].nodes);
     sb_free(f.trees);
     return st;

@@ -40,6 +40,119 @@ float sb_gbdt_obj_param(const gbdt_params *p) {
 int sb_gbdt_is_ranking(int32_t o) { return o == SB_OBJ_LAMBDARANK || o == SB_OBJ_RANK_PAIRWISE; }
 
 
+/* v without blanks into buf (cap bytes); 0 when it does not fit. */
+static int squeeze(const char *v, char *buf, size_t cap) {
+    size_t o = 0;
+    for (; *v; v++) {
+        if (*v == ' ' || *v == '\t') continue;
+        if (o + 1 >= cap) return 0;
+        buf[o++] = *v;
+    }
+    buf[o] = '\0';
+    return 1;
+}
+
+/* monotone_constraints: -1, 0 or 1 per feature, comma-separated, optionally in
+ * () or [] (XGBoost's "(1,0,-1)", LightGBM's 1,0,-1, a Python list's text). */
+static sb_status parse_monotone_list(const char *key, const char *v, char *buf, gbdt_params *p);
+static sb_status parse_monotone(const char *key, const char *v, gbdt_params *p) {
+    char *buf = sb_malloc(strlen(v) + 1);
+    if (!buf) return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    squeeze(v, buf, strlen(v) + 1);
+    sb_status st = parse_monotone_list(key, v, buf, p);
+    sb_free(buf);
+    return st;
+}
+
+static sb_status parse_monotone_list(const char *key, const char *v, char *buf, gbdt_params *p) {
+    char *s = buf;
+    size_t len = strlen(s);
+    if (len >= 2 && ((s[0] == '(' && s[len - 1] == ')') || (s[0] == '[' && s[len - 1] == ']'))) {
+        s[len - 1] = '\0';
+        s++;
+    }
+    p->nmono = 0;
+    p->mono_any = 0;
+    if (!*s) return SB_OK; /* an empty list: no constraint */
+    for (;;) {
+        char *e;
+        errno = 0;
+        long x = strtol(s, &e, 10);
+        if (e == s || (*e && *e != ',') || errno || x < -1 || x > 1)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be a comma-separated list of -1, 0 and 1, "
+                           "one per feature", key, v);
+        if (p->nmono == SB_GBDT_MAX_CONS)
+            return sb_fail(SB_ERR_LIMIT, "parameter %s: more than %d entries", key, (int)SB_GBDT_MAX_CONS);
+        p->mono[p->nmono++] = (int8_t)x;
+        p->mono_any |= x != 0;
+        if (!*e) break;
+        s = e + 1;
+    }
+    return SB_OK;
+}
+
+/* interaction_constraints: sets of feature indices, LightGBM's
+ * "[0,1,2],[2,3]" or XGBoost's "[[0,1,2],[2,3]]"; an empty text: none. */
+static sb_status parse_sets_list(const char *key, const char *v, char *buf, gbdt_params *p);
+static sb_status parse_sets(const char *key, const char *v, gbdt_params *p) {
+    char *buf = sb_malloc(strlen(v) + 1);
+    if (!buf) return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    squeeze(v, buf, strlen(v) + 1);
+    sb_status st = parse_sets_list(key, v, buf, p);
+    sb_free(buf);
+    return st;
+}
+
+static sb_status parse_sets_list(const char *key, const char *v, char *buf, gbdt_params *p) {
+    char *s = buf;
+    size_t len = strlen(s);
+    if (len >= 4 && s[0] == '[' && s[1] == '[' && s[len - 1] == ']' && s[len - 2] == ']') {
+        s[len - 1] = '\0';
+        s++;
+    }
+    p->nsets = 0;
+    p->set_start[0] = 0;
+    int32_t nfeat = 0;
+    while (*s) {
+        if (*s != '[' || p->nsets == SB_GBDT_MAX_SETS) {
+            if (p->nsets == SB_GBDT_MAX_SETS)
+                return sb_fail(SB_ERR_LIMIT, "parameter %s: more than %d sets", key, (int)SB_GBDT_MAX_SETS);
+            break;
+        }
+        s++;
+        int32_t in_set = 0;
+        while (*s && *s != ']') {
+            char *e;
+            errno = 0;
+            long x = strtol(s, &e, 10);
+            if (e == s || errno || x < 0 || x > INT32_MAX || (*e != ',' && *e != ']')) {
+                s = NULL;
+                break;
+            }
+            if (nfeat == SB_GBDT_MAX_CONS)
+                return sb_fail(SB_ERR_LIMIT, "parameter %s: more than %d entries", key, (int)SB_GBDT_MAX_CONS);
+            p->set_feat[nfeat++] = (int32_t)x;
+            in_set++;
+            s = *e == ',' ? e + 1 : e;
+        }
+        if (!s || *s != ']' || in_set == 0) {
+            p->nsets = 0;
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be sets of feature indices, as "
+                           "[0,1,2],[2,3] (each set non-empty)", key, v);
+        }
+        s++;
+        p->set_start[++p->nsets] = nfeat;
+        if (*s == ',') s++;
+        else if (*s) break;
+    }
+    if (*s) {
+        p->nsets = 0;
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be sets of feature indices, as "
+                       "[0,1,2],[2,3] (each set non-empty)", key, v);
+    }
+    return SB_OK;
+}
+
 /* label_gain: comma-separated non-negative floats, at most 64. */
 static sb_status parse_gains(const char *key, const char *v, gbdt_params *p) {
     int32_t n = 0;
@@ -273,6 +386,20 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if ((st = parse_int(key, v, 1, 1000000, &i)) == SB_OK) p->bagging_freq = (int32_t)i;
     } else if (is(key, "colsample", "colsample_bytree", "feature_fraction", NULL)) {
         st = parse_float(key, v, 0.0f, 1.0f, 1, &p->colsample);
+    } else if (is(key, "monotone_constraints", "monotone_constraint", "mc", NULL)) {
+        st = parse_monotone(key, v, p);
+    } else if (is(key, "monotone_constraints_method", "monotone_constraining_method", "mc_method", NULL)) {
+        if (strcmp(v, "basic") != 0)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' is not supported: samebits implements "
+                           "monotone constraints by the basic method only", key, v);
+    } else if (is(key, "monotone_penalty", "monotone_splits_penalty", "ms_penalty", "mc_penalty")) {
+        float pen;
+        if ((st = parse_float(key, v, 0.0f, 1e30f, 0, &pen)) == SB_OK && pen != 0.0f)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' is not supported: only 0 (no penalty)", key, v);
+    } else if (is(key, "interaction_constraints", NULL, NULL, NULL)) {
+        st = parse_sets(key, v, p);
+    } else if (is(key, "colsample_bynode", "feature_fraction_bynode", "sub_feature_bynode", NULL)) {
+        st = parse_float(key, v, 0.0f, 1.0f, 1, &p->bynode);
     } else if (is(key, "seed", "random_state", NULL, NULL)) {
         if ((st = parse_int(key, v, 0, INT64_MAX, &i)) == SB_OK) p->seed = (uint64_t)i;
     } else if (is(key, "base_score", "init_score", NULL, NULL)) {
@@ -337,6 +464,9 @@ static const char *const k_alias_groups[] = {
     "min_child_weight|min_sum_hessian_in_leaf", "reg_lambda|lambda_l2|lambda|l2_regularization",
     "reg_alpha|lambda_l1|l1_regularization",
     "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "bagging_freq|subsample_freq", "colsample|colsample_bytree|feature_fraction",
+    "monotone_constraints|monotone_constraint|mc", "monotone_constraints_method|monotone_constraining_method|mc_method",
+    "monotone_penalty|monotone_splits_penalty|ms_penalty|mc_penalty", "interaction_constraints",
+    "colsample_bynode|feature_fraction_bynode|sub_feature_bynode",
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
     "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period", "first_metric_only", "progress",
     "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
@@ -358,6 +488,7 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->subsample = 1.0f;
     p->bagging_freq = 1;
     p->colsample = 1.0f;
+    p->bynode = 1.0f;
     p->metric = -1;
     p->bin_sample_rows = 200000;
     p->metric_at = 10;
@@ -446,19 +577,57 @@ static sb_status ranking_text(const gbdt_params *p, char *buf, size_t cap) {
 /* The lines of extra ("key=value\n" each) added to the parameter text in buf
  * and every line sorted again by key. */
 static sb_status add_lines(char *buf, size_t cap, const char *extra) {
-    char all[4096], *lines[64];
-    int nl = 0;
     size_t len = strlen(buf), el = strlen(extra);
-    if (len + el >= sizeof all) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
+    int nl = 0;
+    for (size_t i = 0; i < len; i++) nl += buf[i] == '\n';
+    for (size_t i = 0; i < el; i++) nl += extra[i] == '\n';
+    char *all = sb_malloc(len + el + 1);
+    char **lines = sb_malloc(sizeof(char *) * (size_t)(nl ? nl : 1));
+    if (!all || !lines) {
+        sb_free(all);
+        sb_free(lines);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    }
     memcpy(all, buf, len);
     memcpy(all + len, extra, el + 1);
-    for (char *s = all; *s && nl < 64;) {
+    nl = 0;
+    for (char *s = all; *s;) {
         char *e = strchr(s, '\n');
         *e = '\0';
         lines[nl++] = s;
         s = e + 1;
     }
-    return join_sorted(lines, nl, buf, cap);
+    sb_status st = join_sorted(lines, nl, buf, cap);
+    sb_free(lines);
+    sb_free(all);
+    return st;
+}
+
+/* The per-node rules' lines ("key=value\n" each; written only when set, so
+ * every other model's text is unchanged), as a new string (NULL: out of memory). */
+static char *cons_text(const gbdt_params *p) {
+    size_t cap = 64 + 4 * (size_t)p->nmono + 12 * (size_t)p->set_start[p->nsets] + 2 * (size_t)p->nsets + 64;
+    char *t = sb_malloc(cap);
+    if (!t) return NULL;
+    size_t o = 0;
+    t[0] = '\0';
+    if (p->nsets > 0) {
+        o += (size_t)snprintf(t + o, cap - o, "interaction_constraints=");
+        for (int32_t k = 0; k < p->nsets; k++) {
+            o += (size_t)snprintf(t + o, cap - o, "%s[", k ? "," : "");
+            for (int32_t i = p->set_start[k]; i < p->set_start[k + 1]; i++)
+                o += (size_t)snprintf(t + o, cap - o, "%s%d", i > p->set_start[k] ? "," : "", (int)p->set_feat[i]);
+            o += (size_t)snprintf(t + o, cap - o, "]");
+        }
+        o += (size_t)snprintf(t + o, cap - o, "\n");
+    }
+    if (p->mono_any) {
+        o += (size_t)snprintf(t + o, cap - o, "monotone_constraints=");
+        for (int32_t i = 0; i < p->nmono; i++) o += (size_t)snprintf(t + o, cap - o, "%s%d", i ? "," : "", (int)p->mono[i]);
+        o += (size_t)snprintf(t + o, cap - o, "\n");
+    }
+    if (p->bynode < 1.0f) snprintf(t + o, cap - o, "colsample_bynode=%.9g\n", (double)p->bynode);
+    return t;
 }
 
 sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
@@ -508,6 +677,21 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
         sb_status st = add_lines(buf, sizeof buf, extra);
         if (st != SB_OK) return st;
     }
-    *out = sb_strdup(buf);
-    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    char *cons = cons_text(p);
+    if (!cons) return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    const size_t cap = strlen(buf) + strlen(cons) + 2;
+    char *all = sb_malloc(cap);
+    if (!all) {
+        sb_free(cons);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    memcpy(all, buf, strlen(buf) + 1);
+    sb_status st = cons[0] ? add_lines(all, cap, cons) : SB_OK;
+    sb_free(cons);
+    if (st != SB_OK) {
+        sb_free(all);
+        return st;
+    }
+    *out = all;
+    return SB_OK;
 }

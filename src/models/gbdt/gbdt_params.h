@@ -23,6 +23,8 @@ enum sb_metric {
 };
 
 #define SB_GBDT_MAX_METRICS 16
+#define SB_GBDT_MAX_CONS 8192 /* monotone_constraints entries; interaction sets' entries, all sets together */
+#define SB_GBDT_MAX_SETS 64   /* interaction sets (trees/cons.h: one bit each) */
 
 typedef struct gbdt_params {
     int32_t objective;        /* sb_objective */
@@ -75,6 +77,14 @@ typedef struct gbdt_params {
     /* as parsed, before sb_gbdt_params_parse resolves them: */
     int32_t ngiven, given_at[SB_GBDT_MAX_METRICS]; /* metric list; at 0: from eval_at */
     int32_t neval_at, eval_at[SB_GBDT_MAX_METRICS];
+    /* per-node rules of the split search (src/models/trees/cons.h) */
+    int32_t nmono;            /* monotone_constraints entries (0: none given) */
+    int32_t mono_any;         /* 1 when some entry is not 0 */
+    int8_t mono[SB_GBDT_MAX_CONS];
+    int32_t nsets;            /* interaction_constraints: set s is set_feat[set_start[s] .. set_start[s + 1]) */
+    int32_t set_start[SB_GBDT_MAX_SETS + 1];
+    int32_t set_feat[SB_GBDT_MAX_CONS];
+    float bynode;             /* feature_fraction_bynode (colsample_bynode); 1: every feature */
 } gbdt_params;
 
 /* 1 for the ranking objectives. */

@@ -4,6 +4,7 @@
  */
 #include "grow.h"
 #include "../../kernels/tree.h"
+#include <math.h>
 #include <string.h>
 
 /* Rows per histogram block. Within a block the hessian and the count share one
@@ -32,6 +33,7 @@ typedef struct leaf {
     int64_t G, H, C;
     hentry *hist; /* owned; NULL once the leaf is final or expanded */
     cand best;
+    sb_node_cons nc; /* the per-node rules' state (cons.h); set when c->cons_on */
     struct leaf *kids; /* owned: its two children, computed ahead of its turn (see expand), or NULL */
 } leaf;
 
@@ -49,6 +51,7 @@ typedef struct grow_ctx {
     sb_grow_scratch *ws; /* buffers kept from tree to tree (histograms among them) */
     int32_t *act;       /* the features the mask allows, ascending */
     int32_t nactive;
+    int cons_on;        /* per-node rules (p->cons) in force: the search is sb_cons_best */
     /* the tree being built */
     sb_node_list t;     /* the tree being built */
 } grow_ctx;
@@ -300,13 +303,17 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out,
 /* ---- split search ---- */
 
 /* The best split of a leaf over the usable features, by the kernel's scan and
- * total order (src/kernels/tree.h). */
-static void find_best(const grow_ctx *c, leaf *L) {
+ * total order (src/kernels/tree.h); under per-node rules, by sb_cons_best.
+ * Returns 0 when out of memory (no message: it runs in pool tasks). */
+static int find_best(const grow_ctx *c, leaf *L) {
     const sb_grow_params *p = c->p;
     memset(&L->best, 0, sizeof L->best);
-    if (!sb_k_node_may_split(L->depth, L->C, p->max_depth, p->min_samples_leaf)) return;
+    if (!sb_k_node_may_split(L->depth, L->C, p->max_depth, p->min_samples_leaf)) return 1;
     const sb_k_split_rules r = {p->min_samples_leaf, p->min_child_weight, p->min_split_gain, p->reg_lambda,
                                 c->d->g_scale, c->d->h_scale, p->reg_alpha};
+    if (c->cons_on)
+        return sb_cons_best(p->cons, &L->nc, L->hist, c->hoff, c->d->bins->nbins, c->d->nf, c->d->feature_mask,
+                            L->G, L->H, L->C, &r, &L->best);
     const float parent_score = sb_k_node_score(L->G, L->H, &r);
     cand best;
     memset(&best, 0, sizeof best);
@@ -315,6 +322,7 @@ static void find_best(const grow_ctx *c, leaf *L) {
         sb_k_split_scan(L->hist + c->hoff[f], c->d->bins->nbins[f], f, L->G, L->H, L->C, parent_score, &r, &best);
     }
     L->best = best;
+    return 1;
 }
 
 /* ---- the tree ---- */
@@ -334,6 +342,14 @@ sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int
         int64_t *h = sb_realloc(l->node_h, sizeof(int64_t) * (size_t)cap);
         if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
         l->node_h = h;
+        if (l->bounded) {
+            float *lo = sb_realloc(l->lo, sizeof(float) * (size_t)cap);
+            if (!lo) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+            l->lo = lo;
+            float *hi = sb_realloc(l->hi, sizeof(float) * (size_t)cap);
+            if (!hi) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+            l->hi = hi;
+        }
         l->cap = cap;
     }
     int32_t k = l->n++;
@@ -345,6 +361,10 @@ sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int
     l->split_bin[k] = -1;
     l->node_g[k] = G;
     l->node_h[k] = H;
+    if (l->bounded) {
+        l->lo[k] = -INFINITY;
+        l->hi[k] = INFINITY;
+    }
     *id = k;
     return SB_OK;
 }
@@ -353,8 +373,9 @@ void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float re
                          float learning_rate, sb_grown *out) {
     for (int32_t k = 0; k < l->n; k++) {
         if (l->nodes[k].feature >= 0) continue;
-        l->nodes[k].value = sb_k_leaf_value(sb_k_dequant(l->node_g[k], g_scale), sb_k_dequant(l->node_h[k], h_scale),
-                                            reg_lambda, reg_alpha, learning_rate);
+        const float g = sb_k_dequant(l->node_g[k], g_scale), h = sb_k_dequant(l->node_h[k], h_scale);
+        l->nodes[k].value = l->bounded ? sb_cons_leaf_value(g, h, reg_lambda, reg_alpha, learning_rate, l->lo[k], l->hi[k])
+                                       : sb_k_leaf_value(g, h, reg_lambda, reg_alpha, learning_rate);
     }
     out->tree.nnodes = l->n;
     out->tree.nodes = l->nodes;
@@ -368,6 +389,8 @@ void sb_node_list_release(sb_node_list *l) {
     sb_free(l->split_bin);
     sb_free(l->node_g);
     sb_free(l->node_h);
+    sb_free(l->lo);
+    sb_free(l->hi);
     memset(l, 0, sizeof *l);
 }
 
@@ -504,9 +527,16 @@ static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
         large->hist[i].h -= small->hist[i].h;
         large->hist[i].c -= small->hist[i].c;
     }
-    find_best(c, &kid[0]);
-    find_best(c, &kid[1]);
-    return 1;
+    if (c->cons_on) {
+        const sb_grow_params *p = c->p;
+        const sb_k_split_rules r = {p->min_samples_leaf, p->min_child_weight, p->min_split_gain, p->reg_lambda,
+                                    c->d->g_scale, c->d->h_scale, p->reg_alpha};
+        sb_node_cons nk[2];
+        sb_node_cons_children(p->cons, &r, &P->nc, &P->best, P->G, P->H, nk);
+        kid[0].nc = nk[0];
+        kid[1].nc = nk[1];
+    }
+    return find_best(c, &kid[0]) & find_best(c, &kid[1]);
 }
 
 /* Leaves under this many rows are expanded several at a time, one leaf per
@@ -634,6 +664,8 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     c.rows = rows;
     c.total = d->bins->total;
     c.width = sb_parallel_width();
+    c.cons_on = sb_grow_cons_on(p->cons);
+    c.t.bounded = c.cons_on && p->cons->monotone != NULL;
     sb_status st = SB_OK;
     leaf *open = NULL;
     int32_t nopen = 0;
@@ -692,7 +724,12 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
         hist_put(&c, root.hist);
         goto done;
     }
-    find_best(&c, &root);
+    if (c.cons_on) sb_node_cons_root(p->cons, &root.nc);
+    if (!find_best(&c, &root)) {
+        hist_put(&c, root.hist);
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+        goto done;
+    }
     open[nopen++] = root;
 
     int32_t nleaves = 1;
@@ -707,6 +744,11 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
          * leaf-by-leaf order gives, whatever was expanded ahead. */
         if ((st = sb_node_list_add(&c.t, kid[0].G, kid[0].H, kid[0].C, &kid[0].node)) != SB_OK) goto done;
         if ((st = sb_node_list_add(&c.t, kid[1].G, kid[1].H, kid[1].C, &kid[1].node)) != SB_OK) goto done;
+        if (c.t.bounded)
+            for (int s = 0; s < 2; s++) {
+                c.t.lo[kid[s].node] = kid[s].nc.lo;
+                c.t.hi[kid[s].node] = kid[s].nc.hi;
+            }
         sb_tree_node *pn = &c.t.nodes[P.node];
         pn->feature = P.best.feature;
         pn->threshold = d->bins->upper[d->bins->offset[P.best.feature] + P.best.bin - 1];

@@ -12,6 +12,7 @@
 #define SB_TREES_GROW_H
 #include "../model.h"
 #include "binning.h"
+#include "cons.h"
 
 typedef struct sb_grow_params {
     int32_t max_leaves;       /* leaf-wise: num_leaves; depth-wise: 0 = no limit */
@@ -23,6 +24,7 @@ typedef struct sb_grow_params {
     float reg_lambda;         /* L2 on leaf values */
     float learning_rate;      /* leaf values are scaled by it */
     float reg_alpha;          /* L1 on leaf values and gains (lambda_l1); 0: none */
+    const sb_grow_cons *cons; /* per-node rules (cons.h); NULL or none set: the plain search */
 } sb_grow_params;
 
 typedef struct sb_grow_data {
@@ -51,13 +53,16 @@ typedef struct sb_node_list {
     sb_tree_node *nodes;
     int32_t *split_bin;
     int64_t *node_g, *node_h;
+    float *lo, *hi; /* per node: its output bounds (monotone constraints); NULL: none */
     int32_t n, cap;
+    int32_t bounded; /* set before the first add: keep lo and hi */
 } sb_node_list;
 
 /* A new leaf with sums (G, H) and C rows; its index in *id. */
 sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int32_t *id);
-/* Leaf values from the exact sums (kernels/gbdt.h), then the nodes and split
- * bins handed over to out (the list keeps only its sums). */
+/* Leaf values from the exact sums (kernels/gbdt.h; clamped to the node's
+ * bounds when the list keeps them), then the nodes and split bins handed over
+ * to out (the list keeps only its sums). */
 void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float reg_lambda, float reg_alpha,
                          float learning_rate,
                          sb_grown *out);

@@ -25,6 +25,7 @@ typedef struct dleaf {
     int64_t begin, end;
     int64_t G, H, C;
     sb_k_split best;
+    sb_node_cons nc; /* the per-node rules' state (cons.h) when they are on */
 } dleaf;
 
 typedef struct dctx {
@@ -34,6 +35,13 @@ typedef struct dctx {
     sb_node_list t; /* the tree (grow.c keeps its nodes the same way) */
     /* histogram slots: free[0..nfree) are unused, cap_slots reserved on the device */
     int32_t *free_slots, nfree, cap_slots, used_slots;
+    /* per-node rules: splits chosen on the host from each node's histogram */
+    int cons_on;
+    sb_k_hbin *hbuf; /* total entries */
+    const sb_bins *bins;
+    const int32_t *hoff;
+    const uint8_t *mask;
+    int32_t nf, total;
 } dctx;
 
 static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory"); }
@@ -72,6 +80,18 @@ static int may_split(const dctx *c, const dleaf *L) {
     return sb_k_node_may_split(L->depth, L->C, c->p->max_depth, c->p->min_samples_leaf);
 }
 
+/* Under per-node rules: X's best split on the host (sb_cons_best) from its
+ * histogram, read back from the device whole (exact integers: the choice is
+ * the CPU grower's, bit for bit). */
+static sb_status host_best(dctx *c, dleaf *X, const sb_k_split_rules *r) {
+    sb_status st = c->ops->read_hist(c->dev, X->slot, 0, c->total, c->hbuf);
+    if (st != SB_OK) return st;
+    if (!sb_cons_best(c->p->cons, &X->nc, c->hbuf, c->hoff, c->bins->nbins, c->nf, c->mask, X->G, X->H, X->C, r,
+                      &X->best))
+        return oom();
+    return SB_OK;
+}
+
 sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_params *p, const sb_bins *bins,
                            int32_t nf, const int32_t *hoff, int32_t total, float g_scale, float h_scale,
                            const uint8_t *mask, int64_t nrows, int want_root_hist, sb_grown *out) {
@@ -81,6 +101,13 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     c.ops = ops;
     c.dev = dev;
     c.p = p;
+    c.cons_on = sb_grow_cons_on(p->cons);
+    c.t.bounded = c.cons_on && p->cons->monotone != NULL;
+    c.bins = bins;
+    c.hoff = hoff;
+    c.mask = mask;
+    c.nf = nf;
+    c.total = total;
     const sb_k_split_rules rules = {p->min_samples_leaf, p->min_child_weight, p->min_split_gain, p->reg_lambda,
                                     g_scale, h_scale, p->reg_alpha};
     sb_status st = SB_OK;
@@ -98,7 +125,9 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     int32_t *qleaf = sb_malloc(sizeof(int32_t) * 2 * (size_t)max_open);
     sb_k_split *qbest = sb_malloc(sizeof(sb_k_split) * 2 * (size_t)max_open);
     sb_k_hbin *f0 = sb_malloc(sizeof(sb_k_hbin) * (SB_MAX_BIN + 2));
-    if (!open || !batch || !order || !segs || !jobs || !subs || !qn || !qleaf || !qbest || !f0) {
+    if (c.cons_on) c.hbuf = sb_malloc(sizeof(sb_k_hbin) * (size_t)(total > 0 ? total : 1));
+    if (!open || !batch || !order || !segs || !jobs || !subs || !qn || !qleaf || !qbest || !f0 ||
+        (c.cons_on && !c.hbuf)) {
         st = oom();
         goto done;
     }
@@ -134,9 +163,12 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
         if ((st = ops->read_hist(dev, root->slot, 0, total, (sb_k_hbin *)out->root_hist)) != SB_OK) goto done;
     }
     if ((st = sb_node_list_add(&c.t, root->G, root->H, root->C, &root->node)) != SB_OK) goto done;
+    if (c.cons_on) sb_node_cons_root(p->cons, &root->nc);
     if (may_split(&c, root)) {
         sb_tdev_node q = {root->G, root->H, root->C, root->slot, 0};
-        if ((st = ops->best(dev, &q, 1, &rules, &root->best)) != SB_OK) goto done;
+        if (c.cons_on) st = host_best(&c, root, &rules);
+        else st = ops->best(dev, &q, 1, &rules, &root->best);
+        if (st != SB_OK) goto done;
     }
     if (!root->best.valid) give_slot(&c, &root->slot);
 
@@ -186,6 +218,18 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
             L.slot = R.slot = -1;
             if ((st = sb_node_list_add(&c.t, L.G, L.H, L.C, &L.node)) != SB_OK) goto done;
             if ((st = sb_node_list_add(&c.t, R.G, R.H, R.C, &R.node)) != SB_OK) goto done;
+            if (c.cons_on) {
+                sb_node_cons nk[2];
+                sb_node_cons_children(p->cons, &rules, &P->nc, b, P->G, P->H, nk);
+                L.nc = nk[0];
+                R.nc = nk[1];
+                if (c.t.bounded) {
+                    c.t.lo[L.node] = L.nc.lo;
+                    c.t.hi[L.node] = L.nc.hi;
+                    c.t.lo[R.node] = R.nc.lo;
+                    c.t.hi[R.node] = R.nc.hi;
+                }
+            }
             sb_tree_node *pn = &c.t.nodes[P->node];
             pn->feature = b->feature;
             pn->threshold = bins->upper[bins->offset[b->feature] + b->bin - 1];
@@ -250,10 +294,15 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
                 give_slot(&c, &X->slot);
             }
         }
-        if (nq > 0 && (st = ops->best(dev, qn, nq, &rules, qbest)) != SB_OK) goto done;
+        if (c.cons_on) {
+            for (int32_t i = 0; i < nq; i++)
+                if ((st = host_best(&c, &open[qleaf[i]], &rules)) != SB_OK) goto done;
+        } else {
+            if (nq > 0 && (st = ops->best(dev, qn, nq, &rules, qbest)) != SB_OK) goto done;
+            for (int32_t i = 0; i < nq; i++) open[qleaf[i]].best = qbest[i];
+        }
         for (int32_t i = 0; i < nq; i++) {
             dleaf *X = &open[qleaf[i]];
-            X->best = qbest[i];
             if (!X->best.valid) give_slot(&c, &X->slot);
         }
         nleaves += nb;
@@ -272,6 +321,7 @@ done:
     sb_free(qleaf);
     sb_free(qbest);
     sb_free(f0);
+    sb_free(c.hbuf);
     sb_free(c.free_slots);
     sb_node_list_release(&c.t);
     if (st != SB_OK) sb_grown_release(out);
