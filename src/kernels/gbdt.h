@@ -166,7 +166,12 @@ SB_FN float sb_k_clamp(float w, float lo, float hi) {
  * keeps sb_k_leaf_score's bits. */
 SB_FN float sb_k_leaf_score_at(float g, float h, float lambda, float alpha, float w) {
     float t = sb_k_l1(g, alpha);
+#ifdef SB_SABOTAGE_MONO_ORDER
+    /* separating arm (make SABOTAGE=mono-order): the products in another order */
+    return -(2.0f * (t * w) + (h + lambda) * (w * w));
+#else
     return -((2.0f * t) * w + ((h + lambda) * w) * w);
+#endif
 }
 
 #endif

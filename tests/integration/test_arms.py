@@ -14,6 +14,7 @@ catch. An identity test counts only because these builds fail it.
   nan-side      missing values always left at a node without any, not with the
                 majority (rule 7: a stated rule, the same on every backend)
   proba-recip   a forest classifier's probabilities as m * (1/s), two roundings
+  mono-order    monotone constraints' bounded score and bound midpoint rounded in another order
                 where the profile has one division (rule 2)
 
 docs/verification.md ("Separating arms") has the full list and one row per
@@ -530,3 +531,25 @@ def test_arm_proba_recip_is_caught(fixture, tmp_path):
     d = _first_diff(reference_card(fixture), card)
     assert _stage(d) == "forest.train_proba", d
     assert _first_diff(reference_card(fixture), _card("x86_64", fixture, 2, tmp_path, None)) is None
+
+
+def test_arm_mono_order_is_caught(tmp_path):
+    """Rule 2 for the per-node rules (issue 21): monotone constraints' bounded
+    leaf score and the children's bound are spelled-out floats; rounded in
+    another order they move gbdt-constraints' leaf values at 1 and 2 threads,
+    and no other gbdt fixture (the unconstrained search never reads them)."""
+    for t in (1, 2):
+        card = _card("x86_64", "gbdt-constraints", t, tmp_path, "mono-order")
+        d = _first_diff(reference_card("gbdt-constraints"), card)
+        assert _stage(d) == "tree0.values", d
+    assert _first_diff(reference_card("gbdt-regression"), _card("x86_64", "gbdt-regression", 2, tmp_path,
+                                                                "mono-order")) is None
+
+
+def test_arm_rng_order_catches_bynode_draws(tmp_path):
+    """Rule 6 for colsample_bynode: draws keyed by the order the growers visit
+    nodes, not by the node's path, part gbdt-constraints at its first splits."""
+    for t in (1, 2):
+        card = _card("x86_64", "gbdt-constraints", t, tmp_path, "rng-order")
+        d = _first_diff(reference_card("gbdt-constraints"), card)
+        assert _stage(d) == "tree0.splits", d

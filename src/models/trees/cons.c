@@ -49,7 +49,11 @@ void sb_node_cons_children(const sb_grow_cons *gc, const sb_k_split_rules *r, co
         const float gr = sb_k_dequant(G - b->lg, r->g_scale), hr = sb_k_dequant(H - b->lh, r->h_scale);
         const float wl = sb_k_clamp(sb_k_leaf_output(gl, hl, r->reg_lambda, r->reg_alpha), P->lo, P->hi);
         const float wr = sb_k_clamp(sb_k_leaf_output(gr, hr, r->reg_lambda, r->reg_alpha), P->lo, P->hi);
+#ifdef SB_SABOTAGE_MONO_ORDER
+        const float mid = wl + (wr - wl) * 0.5f; /* separating arm: the midpoint rounded otherwise */
+#else
         const float mid = (wl + wr) * 0.5f;
+#endif
         if (gc->monotone[f] > 0) {
             kid[0].hi = mid;
             kid[1].lo = mid;
