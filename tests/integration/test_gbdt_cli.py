@@ -289,3 +289,34 @@ def test_a_progress_line_only_when_asked_or_on_a_terminal(tmp_path):
         runs[len(extra)] = (r.stderr, out.read_bytes())
     assert "[7/7]" not in runs[0][0] and "[7/7]" in runs[1][0] and "iterations/s" in runs[1][0]
     assert runs[0][1] == runs[1][1]
+
+
+def _digest(r):
+    import re
+    m = re.search(r"model digest: ([0-9a-f]{64})", r.stdout)
+    assert m, r.stdout + r.stderr
+    return m.group(1)
+
+
+def test_run_parameters_are_not_the_models(files, tmp_path):
+    """Issue 21: what only a run uses (the metrics it logs, how often, the
+    device) is not written into the model, so fits that differ in it alone
+    are one model with one digest; with early stopping the metric chose the
+    tree count and is part of the model. Fails while every given key is stored."""
+    tr, te = files["binary"]
+    base = ["train", "--model", "gbdt", "--data", str(tr), "--valid", str(te), "--label", "y", "--objective",
+            "binary", "n_estimators=6"]
+    a = samebits(*base, "metric=auc", "--out", str(tmp_path / "a.sbm"))
+    b = samebits(*base, "metric=binary_logloss,auc", "eval_period=2", "device=cpu-batched",
+                 "--out", str(tmp_path / "b.sbm"))
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    assert _digest(a) == _digest(b)
+    assert (tmp_path / "a.sbm").read_bytes() == (tmp_path / "b.sbm").read_bytes()
+    assert b"metric=" not in (tmp_path / "a.sbm").read_bytes()
+    # early stopping: the metric decided the model, and the file says which
+    c = samebits(*base, "metric=auc", "early_stopping_rounds=2", "--out", str(tmp_path / "c.sbm"))
+    d = samebits(*base, "metric=binary_logloss", "early_stopping_rounds=2", "--out", str(tmp_path / "d.sbm"))
+    assert c.returncode == 0 and d.returncode == 0, c.stderr + d.stderr
+    assert b"metric=auc\n" in (tmp_path / "c.sbm").read_bytes()
+    assert b"metric=logloss\n" in (tmp_path / "d.sbm").read_bytes()
+    assert _digest(c) != _digest(d)

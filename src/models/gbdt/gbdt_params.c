@@ -547,15 +547,18 @@ static sb_status join_sorted(char **lines, int nl, char *buf, size_t cap) {
 /* The ranking keys added to the text of a ranking model (other models' text is
  * unchanged), and every line sorted again by key. */
 static sb_status ranking_text(const gbdt_params *p, char *buf, size_t cap) {
-    char extra[1536], metric[32];
-    int n = snprintf(extra, sizeof extra, "eval_at=%d\nlambdarank_norm=%s\nlambdarank_truncation_level=%d\nsigmoid=%.9g\nlabel_gain=",
-                     (int)p->metric_at, p->rank_norm ? "true" : "false", (int)p->rank_truncation, (double)p->rank_sigma);
+    char extra[1536], metric[32] = "", at[32] = "";
+    if (p->early_stopping_rounds > 0) /* the metric's k decides the model only through early stopping */
+        snprintf(at, sizeof at, "eval_at=%d\n", (int)p->metric_at);
+    int n = snprintf(extra, sizeof extra, "%slambdarank_norm=%s\nlambdarank_truncation_level=%d\nsigmoid=%.9g\nlabel_gain=",
+                     at, p->rank_norm ? "true" : "false", (int)p->rank_truncation, (double)p->rank_sigma);
     for (int32_t g = 0; g < p->ngain && n > 0 && n < (int)sizeof extra; g++)
         n += snprintf(extra + n, sizeof extra - (size_t)n, "%s%.9g", g ? "," : "", (double)p->label_gain[g]);
     if (n <= 0 || n + 2 >= (int)sizeof extra) return sb_fail(SB_ERR_INTERNAL, "parameter text too long");
     extra[n++] = '\n';
     extra[n] = '\0';
-    snprintf(metric, sizeof metric, "metric=%s@%d\n", sb_metric_name(p->metric), (int)p->metric_at);
+    if (p->early_stopping_rounds > 0)
+        snprintf(metric, sizeof metric, "metric=%s@%d\n", sb_metric_name(p->metric), (int)p->metric_at);
     /* split both texts into lines, replacing the metric line */
     char all[4096], *lines[64];
     int nl = 0;
@@ -569,8 +572,10 @@ static sb_status ranking_text(const gbdt_params *p, char *buf, size_t cap) {
         if (strncmp(s, "metric=", 7) != 0) lines[nl++] = s;
         s = e + 1;
     }
-    metric[strlen(metric) - 1] = '\0';
-    lines[nl++] = metric;
+    if (metric[0]) {
+        metric[strlen(metric) - 1] = '\0';
+        lines[nl++] = metric;
+    }
     return join_sorted(lines, nl, buf, cap);
 }
 
@@ -635,15 +640,25 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
     if (p->has_base_score) snprintf(base, sizeof base, "%.9g", (double)p->base_score);
     else if (p->no_boost_from_average) snprintf(base, sizeof base, "0"); /* the same model as base_score=0 */
     /* Keys in sorted order; floats with 9 significant digits (round-trip exact). */
+    /* The model's parameters are those that decide its trees. The metric and
+     * early_stopping_rounds decide them only when early stopping is on (the
+     * metric then chose the tree count); otherwise they belong to the run, as
+     * eval_period, train_metric, progress and device do, and are not written:
+     * two fits that differ only in what they log are one model, one digest. */
+    char stop[96] = "";
+    if (p->early_stopping_rounds > 0)
+        snprintf(stop, sizeof stop, "early_stopping_rounds=%d\n", (int)p->early_stopping_rounds);
+    char metric[48] = "";
+    if (p->early_stopping_rounds > 0) snprintf(metric, sizeof metric, "metric=%s\n", sb_metric_name(p->metric));
     int n = snprintf(buf, sizeof buf,
-                     "base_score=%s\nbin_sample_rows=%lld\ncolsample=%.9g\nearly_stopping_rounds=%d\n"
-                     "growth=%s\nlearning_rate=%.9g\nmax_bin=%d\nmax_depth=%d\nmetric=%s\n"
+                     "base_score=%s\nbin_sample_rows=%lld\ncolsample=%.9g\n%s"
+                     "growth=%s\nlearning_rate=%.9g\nmax_bin=%d\nmax_depth=%d\n%s"
                      "min_child_weight=%.9g\nmin_samples_leaf=%lld\nmin_split_gain=%.9g\n"
                      "n_estimators=%d\nnum_class=%d\nnum_leaves=%d\nnumeric_mode=%s\nobjective=%s\n"
                      "reg_lambda=%.9g\nseed=%llu\nsubsample=%.9g\n",
                      base, (long long)p->bin_sample_rows, (double)p->colsample,
-                     (int)p->early_stopping_rounds, p->depthwise ? "depthwise" : "leafwise",
-                     (double)p->learning_rate, (int)p->max_bin, (int)p->max_depth, sb_metric_name(p->metric),
+                     stop, p->depthwise ? "depthwise" : "leafwise",
+                     (double)p->learning_rate, (int)p->max_bin, (int)p->max_depth, metric,
                      (double)p->min_child_weight, (long long)p->min_samples_leaf, (double)p->min_split_gain,
                      (int)p->n_estimators, (int)p->num_class, (int)p->num_leaves,
                      sb_numeric_mode_name((sb_numeric_mode)p->numeric_mode), sb_objective_name(p->objective),
