@@ -22,7 +22,7 @@
 
 enum lk_kind {
     LK_CONFIG, LK_TASK, LK_DATA, LK_VALID, LK_OUTPUT_MODEL, LK_INPUT_MODEL, LK_OUTPUT_RESULT, LK_THREADS,
-    LK_LABEL, LK_HEADER, LK_RAW, LK_BOOSTING, LK_BAG_FRACTION, LK_BAG_FREQ, LK_FIRST_METRIC, LK_WEIGHT_COL,
+    LK_LABEL, LK_HEADER, LK_RAW, LK_BAG_FRACTION, LK_BAG_FREQ, LK_FIRST_METRIC, LK_WEIGHT_COL,
     LK_GROUP_COL, LK_IGNORE_COL, LK_CATEGORICAL,
     LK_PASS,       /* a gradient-boosting parameter: passed on as sb (the library checks its value) */
     LK_NOTE,       /* tunes LightGBM's engine only: accepted, a note printed */
@@ -56,7 +56,13 @@ static const lk_key k_keys[] = {
     {"predict_raw_score|is_predict_raw_score|predict_rawscore|raw_score", LK_RAW, NULL},
     {"predict_leaf_index|is_predict_leaf_index|leaf_index", LK_RAW, NULL},
     {"predict_contrib|is_predict_contrib|contrib", LK_RAW, NULL},
-    {"boosting|boosting_type|boost", LK_BOOSTING, NULL},
+    {"boosting|boosting_type|boost", LK_PASS, "boosting"},
+    {"drop_rate|rate_drop", LK_PASS, "drop_rate"},
+    {"max_drop", LK_PASS, "max_drop"},
+    {"skip_drop", LK_PASS, "skip_drop"},
+    {"uniform_drop", LK_PASS, "uniform_drop"},
+    {"xgboost_dart_mode", LK_PASS, "xgboost_dart_mode"},
+    {"drop_seed", LK_PASS, "drop_seed"},
     {"bagging_fraction|sub_row|subsample|bagging", LK_BAG_FRACTION, NULL},
     {"bagging_freq|subsample_freq", LK_BAG_FREQ, NULL},
     {"is_provide_training_metric|training_metric|is_training_metric|train_metric", LK_PASS, "train_metric"},
@@ -619,10 +625,6 @@ int sb_cli_lightgbm(int argc, char **argv) {
                            "LightGBM's default, which switches it off)", p->given, p->value, p->where);
             else
                 fprintf(stderr, "samebits: note: %s=%s (%s) has no effect here\n", p->given, p->value, p->where);
-        } else if (p->key->kind == LK_BOOSTING) {
-            if (strcmp(p->value, "gbdt") != 0 && strcmp(p->value, "gbrt") != 0)
-                rc = failf("SB_ERR_INVALID_ARGUMENT", "%s=%s (%s): samebits boosts plain gradient-boosted trees "
-                           "(gbdt) only; LightGBM's rf, dart and goss are not here", p->given, p->value, p->where);
         } else if (p->key->kind == LK_FIRST_METRIC) {
             if (truth(p->value) < 0)
                 rc = failf("SB_ERR_INVALID_ARGUMENT", "parameter %s='%s' (%s) must be true or false", p->given,

@@ -54,6 +54,16 @@ _KEYS = {
     "monotone_constraints": ("monotone_constraints", "ints"),
     "interaction_constraints": ("interaction_constraints", "sets"),
     "colsample_bynode": ("colsample_bynode", float),
+    "boosting_type": ("boosting", str),
+    "drop_seed": ("drop_seed", int),
+}
+# DART's keys: given to the C library only with boosting_type="dart" (gbdt has none of them)
+_DART_KEYS = {
+    "drop_rate": ("drop_rate", float),
+    "max_drop": ("max_drop", int),
+    "skip_drop": ("skip_drop", float),
+    "uniform_drop": ("uniform_drop", "bool"),
+    "xgboost_dart_mode": ("xgboost_dart_mode", "bool"),
 }
 
 
@@ -78,6 +88,8 @@ def _file_value(text, kind):
         return int(text)
     if kind is float:
         return _f32_value(text)
+    if kind == "bool":
+        return text == "true"
     if kind == "ints":
         return [int(v) for v in text.split(",")]
     if kind == "sets":
@@ -111,6 +123,13 @@ _FILE_KEYS = {
     "monotone_constraints": ("monotone_constraints", "ints", None),
     "interaction_constraints": ("interaction_constraints", "sets", None),
     "colsample_bynode": ("colsample_bynode", float, None),
+    "boosting_type": ("boosting", str, None),
+    "drop_rate": ("drop_rate", float, None),
+    "max_drop": ("max_drop", int, None),
+    "skip_drop": ("skip_drop", float, None),
+    "uniform_drop": ("uniform_drop", "bool", None),
+    "xgboost_dart_mode": ("xgboost_dart_mode", "bool", None),
+    "drop_seed": ("drop_seed", int, None),
 }
 # The metric the C fit chooses when eval_metric is None, by objective.
 _DEFAULT_METRIC = {"regression": "rmse", "binary": "logloss", "multiclass": "mlogloss", "lambdarank": "ndcg",
@@ -193,7 +212,8 @@ class GradientBoosting(FittedModel, Estimator):
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, alpha=None,
                  tweedie_variance_power=None, monotone_constraints=None, interaction_constraints=None,
-                 colsample_bynode=1.0):
+                 colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
+                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
         self.loss = loss
         self.alpha = alpha  # huber's delta, quantile's level (LightGBM's alpha; None: 0.9)
         self.tweedie_variance_power = tweedie_variance_power  # tweedie: in (1, 2); None: 1.5
@@ -225,6 +245,13 @@ class GradientBoosting(FittedModel, Estimator):
         self.monotone_constraints = monotone_constraints  # one of -1, 0, 1 per feature (LightGBM's, XGBoost's)
         self.interaction_constraints = interaction_constraints  # lists of feature indices
         self.colsample_bynode = colsample_bynode  # LightGBM's feature_fraction_bynode
+        self.boosting_type = boosting_type  # "gbdt" or "dart" (LightGBM's LGBMModel names, and its DART keys)
+        self.drop_rate = drop_rate
+        self.max_drop = max_drop
+        self.skip_drop = skip_drop
+        self.uniform_drop = uniform_drop
+        self.xgboost_dart_mode = xgboost_dart_mode
+        self.drop_seed = drop_seed
 
     # ---- kind ------------------------------------------------------------
     @property
@@ -260,6 +287,15 @@ class GradientBoosting(FittedModel, Estimator):
             if name in ("verbose",):
                 value = int(value) if isinstance(value, bool) else value
             pairs.append((key, _text(name, value, kind)))
+        if self.boosting_type == "dart":
+            for name, (key, kind) in _DART_KEYS.items():
+                value = getattr(self, name)
+                if kind == "bool":
+                    if not isinstance(value, bool):
+                        raise InvalidArgumentError("parameter %s=%r must be True or False" % (name, value))
+                    pairs.append((key, "true" if value else "false"))
+                else:
+                    pairs.append((key, _text(name, value, kind)))
         return pairs
 
     # ---- labels ------------------------------------------------------------
@@ -739,7 +775,8 @@ class GradientBoostingRegressor(GradientBoosting):
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0,
                  alpha=None, tweedie_variance_power=None, monotone_constraints=None, interaction_constraints=None,
-                 colsample_bynode=1.0):
+                 colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
+                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -751,7 +788,10 @@ class GradientBoostingRegressor(GradientBoosting):
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
                          reg_alpha=reg_alpha, alpha=alpha, tweedie_variance_power=tweedie_variance_power,
                          monotone_constraints=monotone_constraints,
-                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode)
+                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode,
+                         boosting_type=boosting_type, drop_rate=drop_rate, max_drop=max_drop,
+                         skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
+                         drop_seed=drop_seed)
 
     _estimator_kind = "regressor"
 
@@ -776,7 +816,8 @@ class GradientBoostingClassifier(GradientBoosting):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, monotone_constraints=None, interaction_constraints=None,
-                 colsample_bynode=1.0):
+                 colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
+                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -788,7 +829,10 @@ class GradientBoostingClassifier(GradientBoosting):
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
                          reg_alpha=reg_alpha,
                          monotone_constraints=monotone_constraints,
-                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode)
+                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode,
+                         boosting_type=boosting_type, drop_rate=drop_rate, max_drop=max_drop,
+                         skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
+                         drop_seed=drop_seed)
 
     _estimator_kind = "classifier"
 
@@ -814,7 +858,8 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, lambdarank_truncation_level=None, lambdarank_norm=None, sigmoid=None,
                  label_gain=None, eval_at=None, n_jobs=None, importance_type="split", reg_alpha=0.0, monotone_constraints=None, interaction_constraints=None,
-                 colsample_bynode=1.0):
+                 colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
+                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -826,7 +871,10 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
                          reg_alpha=reg_alpha,
                          monotone_constraints=monotone_constraints,
-                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode)
+                         interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode,
+                         boosting_type=boosting_type, drop_rate=drop_rate, max_drop=max_drop,
+                         skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
+                         drop_seed=drop_seed)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.sigmoid = sigmoid

@@ -15,6 +15,7 @@ catch. An identity test counts only because these builds fail it.
                 majority (rule 7: a stated rule, the same on every backend)
   proba-recip   a forest classifier's probabilities as m * (1/s), two roundings
   mono-order    monotone constraints' bounded score and bound midpoint rounded in another order
+  dart-scale    DART's dropped trees scaled by v * k / (k + 1), two roundings
                 where the profile has one division (rule 2)
 
 docs/verification.md ("Separating arms") has the full list and one row per
@@ -553,3 +554,13 @@ def test_arm_rng_order_catches_bynode_draws(tmp_path):
         card = _card("x86_64", "gbdt-constraints", t, tmp_path, "rng-order")
         d = _first_diff(reference_card("gbdt-constraints"), card)
         assert _stage(d) == "tree0.splits", d
+
+
+def test_arm_dart_scale_is_caught(tmp_path):
+    """Rule 2 for DART (issue 21): the dropped trees' scaling is one multiply by
+    a factor rounded once; as v * k / (k + 1) (two roundings) the rescaled
+    trees move the next iteration's gradients at 1 and 2 threads."""
+    for t in (1, 2):
+        card = _card("x86_64", "gbdt-dart", t, tmp_path, "dart-scale")
+        d = _first_diff(reference_card("gbdt-dart"), card)
+        assert d is not None and _stage(d).endswith(".grad_q"), d

@@ -34,6 +34,8 @@ _Static_assert(SB_K_OBJ_REGRESSION == SB_OBJ_REGRESSION && SB_K_OBJ_BINARY == SB
 
 #define SB_PURPOSE_BAG 0x42414731u
 #define SB_PURPOSE_COLS 0x434F4C31u
+#define SB_PURPOSE_DART 0x44415254u      /* "DART": an iteration's draw to drop an earlier one */
+#define SB_PURPOSE_DART_SKIP 0x44534B50u /* "DSKP": an iteration's draw to skip dropping */
 #define ROW_GRAIN 8192
 #define QUANT_LEVELS 1073741824.0f /* |quantized gradient| <= 2^30: row sums fit int64 for 2^31 rows */
 
@@ -68,6 +70,13 @@ typedef struct fit {
     sb_rank_cfg rc;
     sb_rank_groups tq, vq;
     float obj_param;      /* the objective's parameter (sb_gbdt_obj_param) */
+    /* boosting=dart: per iteration of this fit, its weight (the factor its
+     * trees carry against a plain tree's learning rate) and whether the
+     * current iteration drops it; dart_k of them dropped */
+    float *dart_w;
+    uint8_t *dart_drop;
+    int32_t dart_k;
+    const float *base;    /* the K starting margins */
     sb_grow_cons gc;      /* per-node rules (trees/cons.h); gc.tree set before each tree */
     uint64_t *set_bits;   /* per feature: its interaction sets, one bit each (NULL: none) */
 } fit;
@@ -557,6 +566,156 @@ static void draw_columns(fit *f, int32_t t) {
     }
 }
 
+/* ---- DART ---- */
+
+/* boosting=dart, after Rashmi and Gilad-Bachrach, "DART: Dropouts meet
+ * Multiple Additive Regression Trees" (AISTATS 2015), with LightGBM's
+ * parameters (drop_rate, max_drop, skip_drop, uniform_drop,
+ * xgboost_dart_mode). Iteration it (of this fit; the first drops nothing):
+ *   - skips dropping when its draw keyed by (seed, DSKP, it) is below skip_drop;
+ *   - else drops each earlier iteration i when the draw keyed by
+ *     (seed, DART, it << 32 | i) is below p_i: drop_rate (uniform_drop), or
+ *     drop_rate * w_i * it / W (W: the weights w_0 + ... + w_{it-1} added in
+ *     order, in float), at most 1; above max_drop drops, the max_drop of
+ *     smallest draw (ties: the earlier iteration) stay dropped;
+ *   - with k > 0 dropped, its gradients are taken at the margins without the
+ *     dropped iterations' trees, its trees' leaves are scaled by
+ *     lr / (k + 1) (xgboost_dart_mode: lr / (k + lr)) in place of lr, and the
+ *     dropped trees' leaves are multiplied by k / (k + 1) (k / (k + lr)), the
+ *     factor rounded once; w_i follows the same factors (w = 1 for a plain
+ *     tree). Margins are then recomputed: the base plus every tree in tree
+ *     order, the sum prediction makes, so the training margins stay the bits
+ *     the model predicts.
+ * Every decision is the host's, from draws keyed by position and floats in a
+ * fixed order: devices only grow the trees, so every device drops alike. */
+static void dart_choose(fit *f, int32_t it) {
+    const gbdt_params *p = f->p;
+    const uint64_t seed = p->has_drop_seed ? p->drop_seed : p->seed;
+    memset(f->dart_drop, 0, (size_t)(it > 0 ? it : 1));
+    f->dart_k = 0;
+    if (it == 0 || sb_rng_unit_f32(seed, SB_PURPOSE_DART_SKIP, (uint64_t)it) < p->skip_drop) return;
+    float W = 0.0f;
+    for (int32_t i = 0; i < it; i++) W = W + f->dart_w[i];
+    for (int32_t i = 0; i < it; i++) {
+        float pi = p->drop_rate;
+        if (!p->uniform_drop) {
+            pi = W > 0.0f ? ((p->drop_rate * f->dart_w[i]) * (float)it) / W : 0.0f;
+            if (pi > 1.0f) pi = 1.0f;
+        }
+        if (sb_rng_unit_f32(seed, SB_PURPOSE_DART, ((uint64_t)(uint32_t)it << 32) | (uint32_t)i) < pi) {
+            f->dart_drop[i] = 1;
+            f->dart_k++;
+        }
+    }
+    while (p->max_drop > 0 && f->dart_k > p->max_drop) { /* release the dropped one of largest draw */
+        int32_t worst = -1;
+        float wu = 0.0f;
+        for (int32_t i = 0; i < it; i++) {
+            if (!f->dart_drop[i]) continue;
+            const float u = sb_rng_unit_f32(seed, SB_PURPOSE_DART, ((uint64_t)(uint32_t)it << 32) | (uint32_t)i);
+            if (worst < 0 || u >= wu) {
+                worst = i;
+                wu = u;
+            }
+        }
+        f->dart_drop[worst] = 0;
+        f->dart_k--;
+    }
+}
+
+typedef struct dart_job {
+    fit *f;
+    const sb_table *t;
+    float *m;     /* t's margins, n x K */
+    int skip;     /* leave out the dropped iterations' trees */
+} dart_job;
+
+/* Rows of one task: the base, then every tree in tree order (prediction's walk
+ * on the raw features). */
+static void dart_margin_task(void *ctx, int64_t task) {
+    const dart_job *j = ctx;
+    const fit *f = j->f;
+    const int32_t K = f->K;
+    int64_t b, e;
+    sb_chunk_range(j->t->nrows, ROW_GRAIN, task, &b, &e);
+    for (int64_t r = b; r < e; r++) {
+        const float *x = j->t->x + r * j->t->ncols;
+        float *m = j->m + r * K;
+        for (int32_t c = 0; c < K; c++) m[c] = f->base[c];
+        for (int32_t t = 0; t < f->ntrees; t++) {
+            if (j->skip && f->dart_drop[t / K]) continue;
+            const sb_tree_node *n = f->trees[t].nodes;
+            int32_t k = 0;
+            while (n[k].feature >= 0) {
+                const float v = x[n[k].feature];
+                k = (v != v ? n[k].default_left : v <= n[k].threshold) ? n[k].left : n[k].right;
+            }
+            m[t % K] = m[t % K] + n[k].value;
+        }
+    }
+}
+
+/* The training margins (without the dropped trees when skip) and, unless
+ * skip, the validation margins, recomputed; a device gets the training ones. */
+static sb_status dart_margins(fit *f, int skip) {
+    dart_job j = {f, f->tr, f->pred, skip};
+    sb_parallel_for(sb_chunk_count(f->tr->nrows, ROW_GRAIN), dart_margin_task, &j);
+    if (f->va && !skip) {
+        dart_job v = {f, f->va, f->vpred, 0};
+        sb_parallel_for(sb_chunk_count(f->va->nrows, ROW_GRAIN), dart_margin_task, &v);
+    }
+    return f->dev ? f->ops->set_margins(f->dev, f->pred) : SB_OK;
+}
+
+/* The learning rate of iteration it's new trees (lr when nothing is dropped). */
+static float dart_rate(const fit *f) {
+    const float lr = f->p->learning_rate, k = (float)f->dart_k;
+    if (f->dart_k == 0) return lr;
+    return f->p->xgboost_dart_mode ? lr / (k + lr) : lr / (k + 1.0f);
+}
+
+/* After iteration it's trees: the dropped trees' leaves and weights scaled,
+ * the new iteration's weight set, and the margins recomputed. */
+static sb_status dart_finish(fit *f, int32_t it) {
+    const float lr = f->p->learning_rate, k = (float)f->dart_k;
+    if (f->dart_k == 0) {
+        f->dart_w[it] = 1.0f;
+        return SB_OK;
+    }
+    const float drop = f->p->xgboost_dart_mode ? k / (k + lr) : k / (k + 1.0f);
+    f->dart_w[it] = dart_rate(f) / lr;
+    for (int32_t i = 0; i < it; i++) {
+        if (!f->dart_drop[i]) continue;
+        f->dart_w[i] = f->dart_w[i] * drop;
+        for (int32_t c = 0; c < f->K; c++) {
+            sb_tree *t = &f->trees[(int64_t)i * f->K + c];
+            for (int32_t q = 0; q < t->nnodes; q++)
+                if (t->nodes[q].feature < 0) {
+#ifdef SB_SABOTAGE_DART_SCALE
+                    /* separating arm (make SABOTAGE=dart-scale): the factor's
+                     * two roundings, v * k / (k + 1), in place of one */
+                    t->nodes[q].value = (t->nodes[q].value * k) / (f->p->xgboost_dart_mode ? k + lr : k + 1.0f);
+#else
+                    t->nodes[q].value = t->nodes[q].value * drop;
+#endif
+                }
+        }
+    }
+    if (f->card) {
+        int32_t *ids = sb_malloc(sizeof(int32_t) * (size_t)f->dart_k);
+        if (!ids) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        int32_t nd = 0;
+        for (int32_t i = 0; i < it; i++)
+            if (f->dart_drop[i]) ids[nd++] = i;
+        char tag[48];
+        snprintf(tag, sizeof tag, "dart%d.dropped", (int)it);
+        sb_status st = record(f, tag, SB_DTYPE_I32, ids, (uint64_t)nd);
+        sb_free(ids);
+        if (st != SB_OK) return st;
+    }
+    return dart_margins(f, 0);
+}
+
 /* ---- cards ---- */
 
 static sb_status record_tree(fit *f, int32_t t, const sb_grown *gr) {
@@ -886,6 +1045,9 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     f.obj_param = sb_gbdt_obj_param(&p);
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
+    if (init && p.dart)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "boosting=dart does not continue a model (init_model): the "
+                       "dropped iterations' weights are not in the file");
     if (init) {
         if ((st = check_init(init, &p, K1, nf)) != SB_OK) goto done;
         f.it0 = init->ntrees / K1;
@@ -916,8 +1078,13 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     f.maxabs = sb_malloc(sizeof(float) * 2 * (size_t)ntasks * (size_t)K1);
     base = sb_malloc(sizeof(float) * (size_t)K1);
     if (f.va) f.vpred = sb_malloc(sizeof(float) * (size_t)(f.va->nrows ? f.va->nrows : 1) * (size_t)K1);
+    if (p.dart) {
+        f.dart_w = sb_malloc(sizeof(float) * (size_t)p.n_estimators);
+        f.dart_drop = sb_malloc((size_t)p.n_estimators);
+    }
+    f.base = base;
     if (!base || !f.binned || !f.pred || !f.g || !f.h || !f.gq || !f.hq || !f.rows || !f.inbag || !f.mask || !f.maxabs ||
-        (f.va && !f.vpred)) {
+        (f.va && !f.vpred) || (p.dart && (!f.dart_w || !f.dart_drop))) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for %lld rows x %d features", (long long)n, (int)nf);
         goto done;
     }
@@ -1003,6 +1170,11 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     }
     for (int32_t it = f.it0; it < f.it0 + p.n_estimators; it++) {
         if (p.progress) progress_line(it - f.it0, p.n_estimators, pstart, &plast);
+        if (p.dart) { /* which earlier iterations this one drops, and its gradients' margins */
+            dart_choose(&f, it);
+            if (f.dart_k > 0 && (st = dart_margins(&f, 1)) != SB_OK) goto done;
+            gp.learning_rate = dart_rate(&f);
+        }
         if (f.dev) {
             if ((st = dev_iteration(&f, it, &gp)) != SB_OK) goto done;
         } else {
@@ -1049,6 +1221,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             if (st != SB_OK) goto done;
         }
         }
+        if (p.dart && (st = dart_finish(&f, it)) != SB_OK) goto done;
         ran = it - f.it0 + 1;
         /* Evaluation log and early stopping. */
         int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == f.it0 + p.n_estimators);
@@ -1142,6 +1315,8 @@ done:
     sb_free(f.inbag);
     sb_free(f.maxabs);
     sb_free(f.set_bits);
+    sb_free(f.dart_w);
+    sb_free(f.dart_drop);
     for (int32_t k = 0; k < f.ntrees; k++) sb_free(f.trees[k].nodes);
     sb_free(f.trees);
     return st;

@@ -400,6 +400,26 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         st = parse_sets(key, v, p);
     } else if (is(key, "colsample_bynode", "feature_fraction_bynode", "sub_feature_bynode", NULL)) {
         st = parse_float(key, v, 0.0f, 1.0f, 1, &p->bynode);
+    } else if (is(key, "boosting", "boosting_type", "boost", "booster")) {
+        if (!strcmp(v, "gbdt") || !strcmp(v, "gbrt") || !strcmp(v, "gbtree")) p->dart = 0;
+        else if (!strcmp(v, "dart")) p->dart = 1;
+        else
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' is not supported: gbdt or dart (LightGBM's rf "
+                           "is samebits' random forest, --model random_forest; goss is not here)", key, v);
+    } else if (is(key, "drop_rate", "rate_drop", NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1.0f, 0, &p->drop_rate);
+    } else if (is(key, "max_drop", NULL, NULL, NULL)) {
+        if ((st = parse_int(key, v, -1, 1000000, &i)) == SB_OK) p->max_drop = (int32_t)i;
+    } else if (is(key, "skip_drop", NULL, NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1.0f, 0, &p->skip_drop);
+    } else if (is(key, "uniform_drop", "xgboost_dart_mode", NULL, NULL)) {
+        int32_t *dst = !strcmp(key, "uniform_drop") ? &p->uniform_drop : &p->xgboost_dart_mode;
+        if (!strcmp(v, "true") || !strcmp(v, "1")) *dst = 1;
+        else if (!strcmp(v, "false") || !strcmp(v, "0")) *dst = 0;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
+    } else if (is(key, "drop_seed", NULL, NULL, NULL)) {
+        if ((st = parse_int(key, v, 0, INT64_MAX, &i)) == SB_OK) p->drop_seed = (uint64_t)i;
+        p->has_drop_seed = 1;
     } else if (is(key, "seed", "random_state", NULL, NULL)) {
         if ((st = parse_int(key, v, 0, INT64_MAX, &i)) == SB_OK) p->seed = (uint64_t)i;
     } else if (is(key, "base_score", "init_score", NULL, NULL)) {
@@ -466,7 +486,8 @@ static const char *const k_alias_groups[] = {
     "min_split_gain|min_gain_to_split|gamma", "subsample|bagging_fraction", "bagging_freq|subsample_freq", "colsample|colsample_bytree|feature_fraction",
     "monotone_constraints|monotone_constraint|mc", "monotone_constraints_method|monotone_constraining_method|mc_method",
     "monotone_penalty|monotone_splits_penalty|ms_penalty|mc_penalty", "interaction_constraints",
-    "colsample_bynode|feature_fraction_bynode|sub_feature_bynode",
+    "colsample_bynode|feature_fraction_bynode|sub_feature_bynode", "boosting|boosting_type|boost|booster",
+    "drop_rate|rate_drop", "max_drop", "skip_drop", "uniform_drop", "xgboost_dart_mode", "drop_seed",
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
     "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period", "first_metric_only", "progress",
     "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
@@ -489,6 +510,9 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->bagging_freq = 1;
     p->colsample = 1.0f;
     p->bynode = 1.0f;
+    p->drop_rate = 0.1f;
+    p->max_drop = 50;
+    p->skip_drop = 0.5f;
     p->metric = -1;
     p->bin_sample_rows = 200000;
     p->metric_at = 10;
@@ -523,6 +547,16 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     if (p->objective == SB_OBJ_QUANTILE && !(p->alpha < 1.0f))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "objective=quantile needs alpha in (0, 1), got %g", (double)p->alpha);
     if ((st = resolve_metrics(p)) != SB_OK) return st;
+    if (p->dart) {
+        /* what DART cannot do here, refused by name before any data is read */
+        if (p->early_stopping_rounds > 0)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "boosting=dart does not take early_stopping_rounds: a later "
+                           "iteration rescales earlier trees, so no prefix of the model is the model at its best "
+                           "iteration (LightGBM refuses it in dart mode too)");
+        if (p->objective == SB_OBJ_QUANTILE)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "boosting=dart does not take objective=quantile (its leaf renewal "
+                           "sets leaf values from the learning rate, which dart's normalization replaces)");
+    }
     return SB_OK;
 }
 
@@ -611,7 +645,7 @@ static sb_status add_lines(char *buf, size_t cap, const char *extra) {
 /* The per-node rules' lines ("key=value\n" each; written only when set, so
  * every other model's text is unchanged), as a new string (NULL: out of memory). */
 static char *cons_text(const gbdt_params *p) {
-    size_t cap = 64 + 4 * (size_t)p->nmono + 12 * (size_t)p->set_start[p->nsets] + 2 * (size_t)p->nsets + 64;
+    size_t cap = 320 + 4 * (size_t)p->nmono + 12 * (size_t)p->set_start[p->nsets] + 2 * (size_t)p->nsets + 64;
     char *t = sb_malloc(cap);
     if (!t) return NULL;
     size_t o = 0;
@@ -631,7 +665,14 @@ static char *cons_text(const gbdt_params *p) {
         for (int32_t i = 0; i < p->nmono; i++) o += (size_t)snprintf(t + o, cap - o, "%s%d", i ? "," : "", (int)p->mono[i]);
         o += (size_t)snprintf(t + o, cap - o, "\n");
     }
-    if (p->bynode < 1.0f) snprintf(t + o, cap - o, "colsample_bynode=%.9g\n", (double)p->bynode);
+    if (p->bynode < 1.0f) o += (size_t)snprintf(t + o, cap - o, "colsample_bynode=%.9g\n", (double)p->bynode);
+    if (p->dart) {
+        o += (size_t)snprintf(t + o, cap - o, "boosting=dart\ndrop_rate=%.9g\nmax_drop=%d\nskip_drop=%.9g\n"
+                              "uniform_drop=%s\nxgboost_dart_mode=%s\n", (double)p->drop_rate, (int)p->max_drop,
+                              (double)p->skip_drop, p->uniform_drop ? "true" : "false",
+                              p->xgboost_dart_mode ? "true" : "false");
+        if (p->has_drop_seed) snprintf(t + o, cap - o, "drop_seed=%llu\n", (unsigned long long)p->drop_seed);
+    }
     return t;
 }
 

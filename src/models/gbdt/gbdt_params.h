@@ -85,6 +85,16 @@ typedef struct gbdt_params {
     int32_t set_start[SB_GBDT_MAX_SETS + 1];
     int32_t set_feat[SB_GBDT_MAX_CONS];
     float bynode;             /* feature_fraction_bynode (colsample_bynode); 1: every feature */
+    /* boosting=dart (Rashmi and Gilad-Bachrach, "DART: Dropouts meet Multiple
+     * Additive Regression Trees", AISTATS 2015; gbdt.c, "DART") */
+    int32_t dart;
+    float drop_rate;          /* 0.1 */
+    int32_t max_drop;         /* 50; <= 0: no limit */
+    float skip_drop;          /* 0.5 */
+    int32_t uniform_drop;     /* 0: an iteration's chance follows its weight */
+    int32_t xgboost_dart_mode;
+    int32_t has_drop_seed;
+    uint64_t drop_seed;       /* the draws' seed when given; else seed */
 } gbdt_params;
 
 /* 1 for the ranking objectives. */
