@@ -17,6 +17,13 @@ from samebits.errors import InvalidArgumentError
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _env(threads):
+    """The environment of a child Python: this package's source first, threads set."""
+    py = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python")
+    return dict(os.environ, SAMEBITS_NUM_THREADS=threads,
+                PYTHONPATH=os.pathsep.join([py] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
 def _data(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4)).astype(np.float32)
@@ -143,7 +150,7 @@ def test_thread_counts_give_the_same_bytes():
             ".model_digest_)" % os.path.dirname(os.path.abspath(__file__)))
     outs = set()
     for t in ("1", "2", "5"):
-        env = dict(os.environ, SAMEBITS_NUM_THREADS=t)
+        env = _env(t)
         r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs.add(r.stdout.strip())

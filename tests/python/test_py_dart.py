@@ -13,6 +13,13 @@ import pytest
 import samebits
 
 
+def _env(threads):
+    """The environment of a child Python: this package's source first, threads set."""
+    py = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python")
+    return dict(os.environ, SAMEBITS_NUM_THREADS=threads,
+                PYTHONPATH=os.pathsep.join([py] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
 def _data(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4)).astype(np.float32)
@@ -57,7 +64,7 @@ def test_dart_multiclass_and_threads():
             " subsample=0.8).fit(X, yc).model_digest_)" % os.path.dirname(os.path.abspath(__file__)))
     outs = set()
     for t in ("1", "2", "5"):
-        r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, SAMEBITS_NUM_THREADS=t),
+        r = subprocess.run([sys.executable, "-c", code], env=_env(t),
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs.add(r.stdout.strip())
