@@ -25,10 +25,14 @@ IF = samebits.IsolationForest
 ESTIMATORS = [RF_C, RF_R, ET_C, ET_R, IF]
 IDS = [c.__name__ for c in ESTIMATORS]
 
-_OPENCL = "opencl" in samebits.build_info()["backends"]
-# (device, threads): the CPU grower at 1 and 2 threads, the batched host device,
-# and OpenCL (PoCL here) where the library has it
-LEGS = [("cpu", 1), ("cpu", 2), ("cpu-batched", 2), ("opencl", 2)]
+_BACKENDS = samebits.build_info()["backends"]
+# The forest devices besides the CPU grower: the batched host device and OpenCL
+# (PoCL here; skipped where the library has no OpenCL); on a GPU machine
+# SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,opencl
+# runs the same tests there (as test_py_forest_devices.py).
+DEVICES = [d for d in os.environ.get("SAMEBITS_FOREST_DEVICES", "cpu-batched,opencl").split(",") if d]
+# (device, threads): the CPU grower at 1 and 2 threads, then each device
+LEGS = [("cpu", 1), ("cpu", 2)] + [(d, 2) for d in DEVICES]
 LEG_IDS = ["%s-%dt" % leg for leg in LEGS]
 
 
@@ -55,8 +59,8 @@ def fit(est, X_=X, y=None, **kw):
 
 
 def on_leg(device, threads):
-    if device == "opencl" and not _OPENCL:
-        pytest.skip("this build has no OpenCL backend")
+    if device in ("opencl", "cuda") and device not in _BACKENDS:
+        pytest.skip("this build has no %s backend" % device)
     old = samebits.get_num_threads()
     samebits.set_num_threads(threads)
     return old
@@ -104,7 +108,7 @@ WEIGHTED = [
 ]
 
 
-@pytest.mark.parametrize("device", ["cpu", "cpu-batched", "opencl"])
+@pytest.mark.parametrize("device", ["cpu"] + DEVICES)
 @pytest.mark.parametrize("name,cls,kw,weights", WEIGHTED, ids=[w[0] for w in WEIGHTED])
 def test_weighted_forests_warm_start_to_the_same_bytes(name, cls, kw, weights, device):
     old = on_leg(device, 2)
