@@ -55,7 +55,8 @@ static const char *k_usage =
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
     "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
     "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
-    "        [--init-model MODEL]   (continued training: n_estimators more iterations on its trees)\n"
+    "        [--init-model MODEL]   (continued training: n_estimators more iterations on its trees; forests:\n"
+    "        a warm start keeping its trees, n_estimators the whole forest)\n"
     "        [--weight-column COL] [--ignore-column COL[,COL...]]   (a feature column as the row\n"
     "        weights, columns left out; COL a name or #k, the 0-based feature index; --group too)\n"
     "        [--threads N] [key=value ...]\n"
@@ -539,8 +540,9 @@ static int cmd_train(int argc, char **argv) {
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
-    if (init_path && model_kind && strcmp(model_kind, "gbdt") != 0) {
-        rc = usage_error("train: --init-model continues gradient boosting; --model %s is not continued", model_kind);
+    if (init_path && model_kind && strcmp(model_kind, "gbdt") != 0 && !forest && !iforest) {
+        rc = usage_error("train: --init-model continues gradient boosting and warm-starts forests; --model %s is not "
+                         "continued", model_kind);
         goto done;
     }
     /* the initial model is read before the data: a bad file is refused before any long work */
@@ -721,8 +723,13 @@ static int cmd_train(int argc, char **argv) {
                     now_s() - t1, (long long)nc);
         }
     } else if (forest || iforest) {
-        if ((st = (iforest ? sb_isolation_forest_fit : sb_forest_fit)(params, dtrain, card, &model)) != SB_OK)
-            goto lib_fail;
+        /* --init-model: a warm start, n_estimators counting the whole forest */
+        if (init_path)
+            st = (iforest ? sb_isolation_forest_fit_continue : sb_forest_fit_continue)(params, dtrain, init_model, card,
+                                                                                      &model);
+        else
+            st = (iforest ? sb_isolation_forest_fit : sb_forest_fit)(params, dtrain, card, &model);
+        if (st != SB_OK) goto lib_fail;
         fprintf(stderr, "samebits: %s fitted in %.2f s\n", model_kind, now_s() - t1);
     } else if (kmeans) {
         if ((st = sb_kmeans_fit(params, dtrain, NULL, card, &model)) != SB_OK) goto lib_fail;

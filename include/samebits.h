@@ -281,6 +281,20 @@ SB_API sb_status sb_gbdt_fit_continue(const sb_params *params, const sb_dataset 
  * gives the K averaged class frequencies. card may be NULL. */
 SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
+/* Warm start (scikit-learn's warm_start): a forest of params' n_estimators
+ * whose first trees are init's and whose others are grown, each with its own
+ * draws keyed by its index, so init fitted with m trees and continued to n
+ * on any device equals, byte for byte, the n tree fit with the same data,
+ * parameters and seed. n_estimators counts the whole forest (n >= m; n = m
+ * grows nothing). A forest's leaves hold their mean divided by the tree
+ * count, so init's trees keep their nodes and have their leaves valued anew
+ * from their own samples of train (docs/forest.md, "Warm start"). init must
+ * be a forest of this library's profile, of params' model and objective, of
+ * train's feature and class counts, fitted with the same parameters but
+ * n_estimators and device (named errors otherwise); the caller keeps it. */
+SB_API sb_status sb_forest_fit_continue(const sb_params *params, const sb_dataset *train, const sb_model *init,
+                                        sb_card *card, sb_model **out);
+
 /* Out-of-bag predictions of a bootstrapped forest on its training data (the
  * same rows, in the same order): per row the average over the trees that did
  * not draw it of their class frequencies (K values) or means (1 value); NaN for
@@ -436,6 +450,14 @@ SB_API sb_status sb_model_get_eval_name(const sb_model *m, int32_t k, const char
  * E[h(x)] / c(psi). Labels are not used. */
 SB_API sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card,
                                          sb_model **out);
+/* Warm start of an isolation forest: init's trees kept (their leaves valued
+ * for params' n_estimators, from each leaf's depth and size alone), the rest
+ * grown with their own draws; equal, byte for byte, to the n_estimators fit.
+ * init: an isolation forest of this profile and train's feature count, fitted
+ * with the same parameters but n_estimators and device, with at most
+ * n_estimators trees (named errors otherwise); the caller keeps it. */
+SB_API sb_status sb_isolation_forest_fit_continue(const sb_params *params, const sb_dataset *train,
+                                                  const sb_model *init, sb_card *card, sb_model **out);
 
 typedef enum sb_predict_kind {
     SB_PREDICT_RAW = 0,   /* margins: nrows x num_class */

@@ -87,6 +87,8 @@ _PROTOS = {
     "sb_model_predict": (c_int, [c_void_p, c_void_p, c_int, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_isolation_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    "sb_forest_fit_continue": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    "sb_isolation_forest_fit_continue": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     # ---- the linear family (src/models/linear/, docs/linear.md) ----
     "sb_linear_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     # ---- the k-means family (src/models/cluster/, docs/cluster.md) ----

@@ -214,11 +214,17 @@ class Model:
         return cls._fit(lib.sb_gbdt_fit, pairs, train, valid.ptr if valid is not None else None, card=card)
 
     @classmethod
-    def fit_forest(cls, pairs, train, card=None):
+    def fit_forest(cls, pairs, train, card=None, init=None):
+        """A random forest or Extra Trees; keeping init's trees (a Model) when given: warm start."""
+        if init is not None:
+            return cls._fit(lib.sb_forest_fit_continue, pairs, train, init._h.ptr, card=card)
         return cls._fit(lib.sb_forest_fit, pairs, train, card=card)
 
     @classmethod
-    def fit_isolation(cls, pairs, train, card=None):
+    def fit_isolation(cls, pairs, train, card=None, init=None):
+        """An isolation forest; keeping init's trees (a Model) when given: warm start."""
+        if init is not None:
+            return cls._fit(lib.sb_isolation_forest_fit_continue, pairs, train, init._h.ptr, card=card)
         return cls._fit(lib.sb_isolation_forest_fit, pairs, train, card=card)
 
     @classmethod

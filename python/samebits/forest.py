@@ -158,7 +158,31 @@ class _Forest(GradientBoosting):
     def _fit_model(self, pairs, train, valid, card):
         if valid is not None:
             raise InvalidArgumentError("forests take no eval_set")
-        return Model.fit_forest(pairs, train, card)
+        return Model.fit_forest(pairs, train, card, init=self._warm_init())
+
+    def _warm_init(self):
+        """warm_start=True on a fitted forest: its model, whose trees the fit keeps
+        (sb_forest_fit_continue: the n_estimators-tree forest's bytes); else None."""
+        if not self.warm_start or getattr(self, "_model", None) is None:
+            return None
+        return self._model
+
+    def _warm_unchanged(self):
+        """scikit-learn's warm start checks before a fit: fewer estimators than
+        fitted is a ValueError; as many warns (UserWarning) and fits nothing
+        (True: the caller returns the estimator as it is)."""
+        if not self.warm_start or getattr(self, "_model", None) is None:
+            return False
+        have = self.n_estimators_
+        if not isinstance(self.n_estimators, numbers.Integral) or isinstance(self.n_estimators, bool):
+            return False  # the C library names the bad value
+        if self.n_estimators < have:
+            raise InvalidArgumentError("n_estimators=%d must be larger or equal to len(estimators_)=%d when "
+                                       "warm_start==True" % (self.n_estimators, have))
+        if self.n_estimators == have:
+            warnings.warn("Warm-start fitting without increasing n_estimators does not fit new trees.", UserWarning)
+            return True
+        return False
 
     @with_n_jobs
     def _predict_proba(self, X):
@@ -181,6 +205,8 @@ class _Forest(GradientBoosting):
         out-of-bag predictions, unweighted as scikit-learn's) and
         oob_decision_function_ / oob_prediction_."""
         self._check_unbuilt_params()
+        if self._warm_unchanged():
+            return self
         mf = self.max_features
         if isinstance(mf, numbers.Integral) and not isinstance(mf, bool) and X is not None:
             width = _width(X)
@@ -217,7 +243,6 @@ class _Forest(GradientBoosting):
             if not (v is None if default is None else (not isinstance(v, bool) and v == default)):
                 raise InvalidArgumentError("%s(%s=%r) is not supported: %s; only %s=%r" % (name, param, v, why, param,
                                                                                          default))
-        _refuse_warm_start(self)
         _note_verbose(self)
 
     def _holds(self, info):
@@ -484,11 +509,10 @@ class IsolationForest(_Forest):
         if self.bootstrap is not False:
             raise InvalidArgumentError("IsolationForest(bootstrap=%r) is not supported: each tree's rows are drawn "
                                        "without replacement (bootstrap=False)" % (self.bootstrap,))
-        _refuse_warm_start(self)
         _note_verbose(self)
 
     def _fit_model(self, pairs, train, valid, card):
-        return Model.fit_isolation(pairs, train, card)
+        return Model.fit_isolation(pairs, train, card, init=self._warm_init())
 
     def _holds(self, info):
         return info["family"] == self._family
@@ -516,6 +540,8 @@ class IsolationForest(_Forest):
         chance to be drawn); unequal weights are refused by name (the C library's
         draw takes no weights yet). Sets offset_ and max_samples_."""
         self._check_unbuilt_params()
+        if self._warm_unchanged():
+            return self
         c = self.contamination
         if not (c == "auto" or (isinstance(c, (int, float)) and not isinstance(c, bool) and 0.0 < c <= 0.5)):
             raise InvalidArgumentError("contamination must be 'auto' or a number in (0, 0.5], not %r" % (c,))
@@ -601,12 +627,6 @@ def _uniform_weight(sample_weight, n):
         raise InvalidArgumentError("IsolationForest takes only equal sample weights (the unweighted forest): "
                                    "unequal weights need a weighted draw of each tree's rows, which samebits' "
                                    "isolation forest does not have yet")
-
-
-def _refuse_warm_start(est):
-    if est.warm_start is not False:
-        raise InvalidArgumentError("%s(warm_start=%r) is not supported: samebits fits the whole forest at once; "
-                                   "refit with the n_estimators you want" % (type(est).__name__, est.warm_start))
 
 
 def _note_verbose(est):

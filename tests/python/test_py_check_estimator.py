@@ -203,8 +203,7 @@ def test_isolation_forest_sample_weight():
             IF(**kw).fit(X, sample_weight=bad)
 
 
-UNBUILT = {"max_leaf_nodes": 8, "min_impurity_decrease": 0.01, "ccp_alpha": 0.01, "monotonic_cst": [1, 0, 0, 0],
-           "warm_start": True}
+UNBUILT = {"max_leaf_nodes": 8, "min_impurity_decrease": 0.01, "ccp_alpha": 0.01, "monotonic_cst": [1, 0, 0, 0]}
 
 
 @pytest.mark.parametrize("name", ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
@@ -217,7 +216,7 @@ def test_scikit_learns_unbuilt_parameters(name):
     assert theirs <= set(cls().get_params()), theirs - set(cls().get_params())
     unbuilt = dict(UNBUILT)
     if name == "IsolationForest":
-        unbuilt = {"warm_start": True, "bootstrap": True, "max_features": 0.5}
+        unbuilt = {"bootstrap": True, "max_features": 0.5}
         unbuilt_int = 4  # an int is a feature count in scikit-learn: even 4 of 4 is refused
     kw = dict(n_estimators=3, random_state=0)
     ref = _fit(name, kw, y, X)

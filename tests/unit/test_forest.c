@@ -151,3 +151,122 @@ SB_TEST(test_forest_weighted_fit_allocation_failures) {
     sb_set_num_threads(0);
     sb_dataset_free(d);
 }
+
+/* ---- warm start (sb_forest_fit_continue, sb_isolation_forest_fit_continue) ---- */
+
+/* Warm start's parameter comparison: every line but n_estimators. */
+SB_TEST(test_forest_params_differ) {
+    char a[64], b[64];
+    SB_CHECK(sb_forest_params_differ("max_depth=3\nn_estimators=5\nseed=1\n", "max_depth=3\nn_estimators=9\nseed=1\n",
+                                     a, b, sizeof a) == 0);
+    SB_CHECK(sb_forest_params_differ("max_depth=3\nn_estimators=5\nseed=1\n", "max_depth=4\nn_estimators=5\nseed=1\n",
+                                     a, b, sizeof a) == 1);
+    SB_CHECK(!strcmp(a, "max_depth=3") && !strcmp(b, "max_depth=4"));
+    /* a line only one text has (class_weight is written only when set) */
+    SB_CHECK(sb_forest_params_differ("bootstrap=1\ncriterion=gini\n", "bootstrap=1\nclass_weight=balanced\ncriterion=gini\n",
+                                     a, b, sizeof a) == 1);
+    SB_CHECK(!strcmp(a, "criterion=gini") && !strcmp(b, "class_weight=balanced"));
+    SB_CHECK(sb_forest_params_differ("seed=1\n", "seed=1\nx=2\n", a, b, sizeof a) == 1);
+    SB_CHECK(!strcmp(a, "(none)") && !strcmp(b, "x=2"));
+    SB_CHECK(sb_forest_params_differ(NULL, "n_estimators=3\n", a, b, sizeof a) == 0);
+}
+
+/* A forest fitted with text and continued from init (NULL: fitted at once). */
+static sb_status fit_from(const char *text, const sb_dataset *d, const sb_model *init, int iso, sb_model **m) {
+    sb_params *params = NULL;
+    sb_status st = sb_params_create(&params);
+    if (st == SB_OK) st = sb_params_parse(params, text);
+    if (st == SB_OK)
+        st = iso ? (init ? sb_isolation_forest_fit_continue(params, d, init, NULL, m)
+                         : sb_isolation_forest_fit(params, d, NULL, m))
+                 : (init ? sb_forest_fit_continue(params, d, init, NULL, m) : sb_forest_fit(params, d, NULL, m));
+    sb_params_free(params);
+    return st;
+}
+
+static int same_digest(const sb_model *a, const sb_model *b) {
+    char x[65], y[65];
+    return sb_model_digest(a, x) == SB_OK && sb_model_digest(b, y) == SB_OK && !strcmp(x, y);
+}
+
+/* 3 trees warm-started to 8 are the 8-tree forest (random forest, Extra
+ * Trees with balanced_subsample, regression, isolation forest); the refusals
+ * are named; a failed allocation anywhere in a warm start is
+ * SB_ERR_OUT_OF_MEMORY with no model. */
+SB_TEST(test_forest_warm_start) {
+    enum { N = 300 };
+    float w[N];
+    for (int i = 0; i < N; i++) w[i] = 0.5f + (float)(i % 5);
+    sb_dataset *d = table(N, w), *d2 = table(N, NULL);
+    static const char *const texts[] = {"max_depth=4", "model=extra_trees bootstrap=true class_weight=balanced_subsample",
+                                        "objective=regression max_samples=0.5", "max_samples=40"};
+    char text[160];
+    for (int k = 0; k < 4; k++) {
+        const int iso = k == 3;
+        sb_model *full = NULL, *half = NULL, *cont = NULL, *same = NULL;
+        snprintf(text, sizeof text, "n_estimators=8 seed=5 %s", texts[k]);
+        SB_CHECK(fit_from(text, iso ? d2 : d, NULL, iso, &full) == SB_OK);
+        snprintf(text, sizeof text, "n_estimators=3 seed=5 %s", texts[k]);
+        SB_CHECK(fit_from(text, iso ? d2 : d, NULL, iso, &half) == SB_OK);
+        snprintf(text, sizeof text, "n_estimators=8 seed=5 %s", texts[k]);
+        SB_CHECK(fit_from(text, iso ? d2 : d, half, iso, &cont) == SB_OK);
+        SB_CHECK(cont && full && same_digest(cont, full));
+        /* as many trees: init's forest again */
+        snprintf(text, sizeof text, "n_estimators=3 seed=5 %s", texts[k]);
+        SB_CHECK(fit_from(text, iso ? d2 : d, half, iso, &same) == SB_OK && same_digest(same, half));
+        sb_model_free(same);
+        same = NULL;
+        /* fewer trees, other parameters, a NULL init: refused by name */
+        snprintf(text, sizeof text, "n_estimators=2 seed=5 %s", texts[k]);
+        SB_CHECK(fit_from(text, iso ? d2 : d, half, iso, &same) == SB_ERR_INVALID_ARGUMENT && same == NULL);
+        SB_CHECK(strstr(sb_last_error(), "fewer than init_model's 3") != NULL);
+        snprintf(text, sizeof text, "n_estimators=8 seed=6 %s", texts[k]);
+        SB_CHECK(fit_from(text, iso ? d2 : d, half, iso, &same) == SB_ERR_INVALID_ARGUMENT && same == NULL);
+        SB_CHECK(strstr(sb_last_error(), "seed=5, the parameters give seed=6") != NULL);
+        /* a failed allocation anywhere: no model, a message */
+        sb_set_num_threads(1);
+        snprintf(text, sizeof text, "n_estimators=8 seed=5 %s", texts[k]);
+        long n;
+        for (n = 1; n < 20000; n++) {
+            sb_model *m = NULL;
+            sb_alloc_fail_at_for_tests(n);
+            sb_status st = fit_from(text, iso ? d2 : d, half, iso, &m);
+            long used = sb_alloc_count_for_tests();
+            sb_alloc_fail_at_for_tests(0);
+            if (used < n) {
+                SB_CHECK(st == SB_OK && m != NULL && same_digest(m, full));
+                sb_model_free(m);
+                break;
+            }
+            if (st == SB_OK) { /* a failure tolerated (a shrinking realloc): the same forest */
+                SB_CHECK(m != NULL && same_digest(m, full));
+                sb_model_free(m);
+                continue;
+            }
+            SB_CHECK(st == SB_ERR_OUT_OF_MEMORY && m == NULL && sb_last_error()[0] != '\0');
+            if (st != SB_ERR_OUT_OF_MEMORY) break;
+        }
+        SB_CHECK(n > 10);
+        sb_set_num_threads(0);
+        sb_model_free(full);
+        sb_model_free(half);
+        sb_model_free(cont);
+    }
+    /* init of another family, and none */
+    sb_model *rf = NULL, *m = NULL;
+    SB_CHECK(fit_from("n_estimators=2", d2, NULL, 0, &rf) == SB_OK);
+    SB_CHECK(fit_from("n_estimators=4", d2, rf, 1, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    SB_CHECK(strstr(sb_last_error(), "init_model: a random_forest model") != NULL);
+    SB_CHECK(fit_from("n_estimators=4 model=extra_trees", d2, rf, 0, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    SB_CHECK(strstr(sb_last_error(), "this warm start fits extra_trees") != NULL);
+    SB_CHECK(fit_from("n_estimators=4 objective=regression", d2, rf, 0, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    SB_CHECK(strstr(sb_last_error(), "classification forest, the parameters a regression one") != NULL);
+    sb_params *p = NULL;
+    SB_CHECK(sb_params_create(&p) == SB_OK);
+    SB_CHECK(sb_forest_fit_continue(p, d2, NULL, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    SB_CHECK(sb_isolation_forest_fit_continue(p, d2, NULL, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    sb_params_free(p);
+    sb_model_free(rf);
+    sb_dataset_free(d);
+    sb_dataset_free(d2);
+}

@@ -71,6 +71,10 @@ typedef struct fctx {
     sb_tree *trees;     /* n_estimators x K, by index */
     sb_status *status;  /* per tree */
     int64_t *bad_row;   /* per tree: the row a weight refusal names */
+    const sb_model *init; /* warm start: the forest whose trees 0..first-1 are kept, or NULL */
+    int32_t first;      /* the first tree grown (0 without init) */
+    int32_t init_T;     /* init's estimators (first) */
+    int32_t key_shift;  /* subtracted from a grown tree's index in its draws: 0, but for the test arm below */
 } fctx;
 
 typedef struct fnode {
@@ -84,6 +88,7 @@ typedef struct fnode {
 typedef struct tctx {
     const fctx *f;
     int32_t t;
+    int32_t kt;              /* the index its draws are keyed by: t (f->key_shift aside) */
     int32_t *rows, *tmp;     /* the tree's rows (distinct), node ranges of it */
     int32_t *cnt;            /* bootstrap count of each row, by row id: its multiplicity when unweighted */
     int64_t *mult;           /* weighted: its multiplicity, count x fixed-point weight (else NULL) */
@@ -342,13 +347,13 @@ static sb_status subsample_weights(tctx *c) {
     return st;
 }
 
-/* Tree t: bootstrap, grow depth first (node ids in creation order; draws keyed
- * by each node's path key, sb_k_forest_child_key), record. */
-static sb_status grow_tree(tctx *c) {
+/* Tree t's sample, drawn by (seed, tree, draw): c->cnt (and c->mult when
+ * weighted) for every row, the rows taking part in c->rows[0, *m) in row
+ * order. SB_ERR_INVALID_INPUT when every row drawn weighs zero. */
+static sb_status draw_sample(tctx *c, int64_t *m_out) {
     const fctx *f = c->f;
     const forest_params *p = f->p;
     const int64_t n = f->tr->nrows;
-    const int32_t nv = f->nv;
     /* The sample: counts of n_draw draws with replacement, or every row once. */
     memset(c->cnt, 0, sizeof(int32_t) * (size_t)n);
     if (p->bootstrap) {
@@ -361,7 +366,7 @@ static sb_status grow_tree(tctx *c) {
             c->cnt[sb_rng_below(p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BOOT, pos++, (uint32_t)n)]++;
 #else
         for (int64_t d = 0; d < ndraw; d++)
-            c->cnt[sb_k_forest_boot_row(p->seed, c->t, d, (uint32_t)n)]++;
+            c->cnt[sb_k_forest_boot_row(p->seed, c->kt, d, (uint32_t)n)]++;
 #endif
     } else {
         for (int64_t r = 0; r < n; r++) c->cnt[r] = 1;
@@ -384,6 +389,20 @@ static sb_status grow_tree(tctx *c) {
         f->bad_row[c->t] = -1;
         return SB_ERR_INVALID_INPUT; /* every row drawn has weight zero (named by sb_forest_fit) */
     }
+    *m_out = m;
+    return SB_OK;
+}
+
+/* Tree t: bootstrap, grow depth first (node ids in creation order; draws keyed
+ * by each node's path key, sb_k_forest_child_key), record. */
+static sb_status grow_tree(tctx *c) {
+    const fctx *f = c->f;
+    const forest_params *p = f->p;
+    const int64_t n = f->tr->nrows;
+    const int32_t nv = f->nv;
+    int64_t m = 0;
+    sb_status sst = draw_sample(c, &m);
+    if (sst != SB_OK) return sst;
 
     typedef struct item {
         int32_t node, depth;
@@ -400,7 +419,7 @@ static sb_status grow_tree(tctx *c) {
     int32_t sp = 0;
     int root = new_node(c);
     if (root < 0) goto nomem;
-    stack[sp++] = (item){root, 0, 0, m, sb_k_forest_root_key(c->t)};
+    stack[sp++] = (item){root, 0, 0, m, sb_k_forest_root_key(c->kt)};
     while (sp > 0) {
         item it = stack[--sp];
         /* the node's sums, exactly */
@@ -489,6 +508,70 @@ static sb_status emit(tctx *c) {
     return SB_OK;
 }
 
+/* The node of tree nodes that row x (nf values) reaches, walked as prediction
+ * walks it: NaN by default_left, else left when x <= threshold. On the
+ * training data this is the partition that grew the tree ("bin <= b" is
+ * "x <= edge", a missing value is bin 0). */
+static int32_t walk_row(const sb_tree_node *nodes, const float *x) {
+    int32_t k = 0;
+    while (nodes[k].feature >= 0) {
+        const float v = x[nodes[k].feature];
+        const int left = v != v ? nodes[k].default_left != 0 : v <= nodes[k].threshold;
+        k = left ? nodes[k].left : nodes[k].right;
+    }
+    return k;
+}
+
+/* Warm start: init's estimator t kept, its leaves valued for this forest's
+ * n_estimators. A leaf holds its mean divided by the forest's tree count, so
+ * init's values (divided by init's count) cannot be kept as bits; the leaf
+ * sums are taken again from tree t's own sample (the same draws, keyed by
+ * (seed, t)) routed through init's nodes, which on init's training data are
+ * the sums the tree was grown with, and valued as emit values them: the
+ * model trees of the uninterrupted fit, byte for byte. Only the leaf values
+ * change; the nodes, thresholds, counts and gains are init's. A leaf no row
+ * reaches (other data than init's) keeps init's value times init's count
+ * divided by this one's. */
+static sb_status releaf(tctx *c) {
+    const fctx *f = c->f;
+    const int32_t T = f->p->n_estimators, nv = f->nv, nf = f->tr->ncols;
+    const int32_t ncopies = f->p->criterion == SB_CRIT_SQUARED ? 1 : f->K;
+    const sb_tree *src = &f->init->trees[(int64_t)c->t * ncopies];
+    const int32_t nn = src->nnodes;
+    int64_t m = 0;
+    sb_status st = draw_sample(c, &m);
+    if (st != SB_OK) return st;
+    int64_t *sums = sb_calloc((size_t)nn * (size_t)nv, sizeof(int64_t));
+    if (!sums) return oom();
+    for (int64_t i = 0; i < m; i++) {
+        const int32_t r = c->rows[i];
+        put_row(c, sums + (int64_t)walk_row(src->nodes, f->tr->x + (int64_t)r * nf) * nv, r);
+    }
+    for (int32_t k = 0; k < ncopies && st == SB_OK; k++) {
+        const sb_tree *from = &f->init->trees[(int64_t)c->t * ncopies + k];
+        sb_tree *tr = &f->trees[(int64_t)c->t * ncopies + k];
+        if (from->nnodes != nn) {
+            st = SB_ERR_INVALID_ARGUMENT; /* named by sb_forest_fit_continue */
+            break;
+        }
+        if (!(tr->nodes = sb_malloc(sizeof(sb_tree_node) * (size_t)nn))) {
+            st = oom();
+            break;
+        }
+        memcpy(tr->nodes, from->nodes, sizeof(sb_tree_node) * (size_t)nn);
+        tr->nnodes = nn;
+        for (int32_t j = 0; j < nn; j++) {
+            sb_tree_node *d = &tr->nodes[j];
+            if (d->feature >= 0) continue;
+            const int64_t *v = sums + (int64_t)j * nv;
+            d->value = weight_of(f, v) > 0 ? sb_k_forest_leaf_value(&f->rules, v, k, T)
+                                           : d->value * (float)f->init_T / (float)T;
+        }
+    }
+    sb_free(sums);
+    return st;
+}
+
 static void tree_task(void *ctx, int64_t t) {
     fctx *f = ctx;
     const int64_t n = f->tr->nrows;
@@ -497,6 +580,7 @@ static void tree_task(void *ctx, int64_t t) {
     memset(&c, 0, sizeof c);
     c.f = f;
     c.t = (int32_t)t;
+    c.kt = t < f->first ? (int32_t)t : (int32_t)t - f->key_shift;
     c.rules = f->rules;
     c.rows = sb_malloc(sizeof(int32_t) * (size_t)n);
     c.tmp = sb_malloc(sizeof(int32_t) * (size_t)n);
@@ -512,6 +596,8 @@ static void tree_task(void *ctx, int64_t t) {
     if (!c.rows || !c.tmp || !c.cnt || (f->weighted && !c.mult) || (f->weighted && !f->wq && !c.wqt) || !c.hist ||
         !c.tot || !c.lsum || !c.keys || !c.order)
         st = oom();
+    else if (t < f->first)
+        st = releaf(&c);
     else if ((st = grow_tree(&c)) == SB_OK)
         st = emit(&c);
     f->status[t] = st;
@@ -636,7 +722,7 @@ static sb_status grow_on_device(fctx *f) {
         if (s.ndraw < 1) s.ndraw = 1;
     }
     const char *dev = sb_device_kind_name((sb_device_kind)p->device);
-    return sb_forest_grow_dev(dev, &s, &f->bins, p->n_estimators, p->criterion == SB_CRIT_SQUARED ? 1 : f->K,
+    return sb_forest_grow_dev(dev, &s, &f->bins, f->first, p->n_estimators, p->criterion == SB_CRIT_SQUARED ? 1 : f->K,
                               p->min_weight_fraction_leaf, f->trees);
 }
 
@@ -712,7 +798,67 @@ static sb_status check_finite_trees(const sb_tree *trees, int64_t ntrees) {
     return SB_OK;
 }
 
+/* Warm start's checks: init must be a forest of this kind (random forest or
+ * Extra Trees), profile, task, class count and feature count, fitted with
+ * these parameters but n_estimators, and no more estimators than they ask
+ * for; a named error otherwise. Sets *T0, init's estimators. */
+static sb_status check_init(const sb_model *init, const forest_params *p, int32_t ncopies, int32_t nf, int32_t *T0) {
+    const sb_family fam = p->extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST;
+    const char *prof = init->profile ? init->profile : SB_PROFILE_VERSION;
+    if (init->family != (int32_t)fam)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model: a %s model; this warm start fits %s",
+                       sb_family_name((sb_family)init->family), sb_family_name(fam));
+    if (strcmp(prof, SB_PROFILE_VERSION) != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was trained under %s; this library trains under %s, and a "
+                       "warm start adds trees of one profile", prof, SB_PROFILE_VERSION);
+    const int32_t obj = p->classification ? SB_OBJ_FOREST_CLASSES : SB_OBJ_REGRESSION;
+    if (init->objective != obj)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model is a %s forest, the parameters a %s one",
+                       init->objective == SB_OBJ_FOREST_CLASSES ? "classification" : "regression",
+                       p->classification ? "classification" : "regression");
+    if (init->num_features != nf)
+        return sb_fail(SB_ERR_INVALID_INPUT, "init_model has %d features, the training data %d",
+                       (int)init->num_features, (int)nf);
+    if (init->num_class != ncopies)
+        return sb_fail(SB_ERR_INVALID_INPUT, "init_model has %d classes, the training data's labels %d",
+                       (int)init->num_class, (int)ncopies);
+    if (init->ntrees < ncopies || init->ntrees % ncopies != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model holds %d trees, not whole estimators of %d",
+                       (int)init->ntrees, (int)ncopies);
+    char *text = NULL, a[128], b[128];
+    sb_status st = sb_forest_params_text(p, &text);
+    if (st != SB_OK) return st;
+    const int differ = sb_forest_params_differ(init->params, text, a, b, sizeof a);
+    sb_free(text);
+    if (differ)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was fitted with %s, the parameters give %s; a warm start "
+                       "changes n_estimators only", a, b);
+    *T0 = init->ntrees / ncopies;
+    if (*T0 > p->n_estimators)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_estimators=%d is fewer than init_model's %d; a warm start keeps "
+                       "every tree and adds", (int)p->n_estimators, (int)*T0);
+    return SB_OK;
+}
+
+static sb_status forest_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
+                            sb_model **out);
+
 sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
+    return forest_fit(params, train, NULL, card, out);
+}
+
+sb_status sb_forest_fit_continue(const sb_params *params, const sb_dataset *train, const sb_model *init,
+                                 sb_card *card, sb_model **out) {
+    sb_clear_error();
+    if (!init) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_forest_fit_continue: NULL init model");
+    return forest_fit(params, train, init, card, out);
+}
+
+/* sb_forest_fit, keeping init's estimators when init is given (warm start:
+ * trees 0..T0-1 are init's with their leaves valued for n_estimators, trees
+ * T0.. are grown with their own draws, keyed by their index). */
+static sb_status forest_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
+                            sb_model **out) {
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_forest_fit: NULL argument");
     *out = NULL;
@@ -731,6 +877,17 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
     if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "forest: %lld rows; at most %d", (long long)n, (int)INT32_MAX);
     f.mtry = sb_forest_mtry(&p, nf);
     const int32_t ncopies = p.classification ? f.K : 1;
+    if (init) {
+        if ((st = check_init(init, &p, ncopies, nf, &f.init_T)) != SB_OK) return st;
+        f.init = init;
+        f.first = f.init_T;
+        /* Separating arm of the warm start's identity test (tests/python/
+         * test_py_warm_start.py): SAMEBITS_TEST_FOREST_WARM_FROM_ZERO=1 keys the
+         * grown trees' draws from 0 instead of their index (the CPU grower only),
+         * the mistake that must show as other bytes. */
+        const char *arm = getenv("SAMEBITS_TEST_FOREST_WARM_FROM_ZERO");
+        if (arm && arm[0] == '1') f.key_shift = f.first;
+    }
     /* Without a bootstrap (whose draws go by row position) a row of weight zero
      * is an absent row: the trees, bins included, grow on the others (the
      * classes K stay those of every row). */
@@ -815,15 +972,15 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
         if (card && (st = sb_card_record(card, "forest.y_fixed", SB_DTYPE_I32, f.yq, (uint64_t)n)) != SB_OK) goto done;
     }
     phase_note(timing, "labels", &tp);
-    if (p.device != SB_FOREST_DEVICE_CPU) {
-        if (f.weighted && (st = prepare_weights(&f, card)) != SB_OK) goto done;
-        set_rules(&f);
-        if ((st = grow_on_device(&f)) != SB_OK) goto done;
-    } else {
-        if (f.weighted && (st = prepare_weights(&f, card)) != SB_OK) goto done;
-        set_rules(&f);
-        sb_parallel_for(p.n_estimators, tree_task, &f);
-        for (int32_t t = 0; t < p.n_estimators; t++)
+    if (f.weighted && (st = prepare_weights(&f, card)) != SB_OK) goto done;
+    set_rules(&f);
+    /* on a forest device, the new trees there and init's kept ones here */
+    if (p.device != SB_FOREST_DEVICE_CPU && f.first < p.n_estimators && (st = grow_on_device(&f)) != SB_OK)
+        goto done;
+    {
+        const int32_t ntask = p.device != SB_FOREST_DEVICE_CPU ? f.first : p.n_estimators;
+        sb_parallel_for(ntask, tree_task, &f);
+        for (int32_t t = 0; t < ntask; t++)
             if (f.status[t] != SB_OK) {
                 if (f.status[t] == SB_ERR_OUT_OF_MEMORY) st = oom();
                 else if (f.status[t] == SB_ERR_INVALID_INPUT)
@@ -831,6 +988,9 @@ sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_car
                                  "forest: tree %d's sample holds only rows of weight zero (sample_weight x class "
                                  "weight); give fewer zero weights or more rows", (int)t);
                 else if (f.status[t] == SB_ERR_LIMIT) st = weight_limit(&f, f.bad_row[t], t);
+                else if (t < f.first && f.status[t] == SB_ERR_INVALID_ARGUMENT)
+                    st = sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model: estimator %d's class trees differ in shape; "
+                                 "not a forest this library wrote", (int)t);
                 else st = sb_fail(f.status[t], "forest: tree %d failed", (int)t);
                 goto done;
             }

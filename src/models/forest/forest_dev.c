@@ -602,8 +602,8 @@ done:
     return st;
 }
 
-sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t ntrees,
-                             int32_t ncopies, float min_weight_fraction_leaf, sb_tree *trees) {
+sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t first,
+                             int32_t ntrees, int32_t ncopies, float min_weight_fraction_leaf, sb_tree *trees) {
     const sb_fdev_ops *ops;
     sb_fdev_setup s2 = *setup; /* the caller's, with the device layer's kind */
     sb_status st = sb_device_parse(device, &s2.device);
@@ -628,7 +628,7 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
     int64_t per = positions / (setup->n > 0 ? setup->n : 1);
     const char *env = getenv("SAMEBITS_FOREST_BATCH_TREES");
     if (env && atoi(env) > 0) per = atoi(env);
-    const int32_t batch = per < 1 ? 1 : per > ntrees ? ntrees : (int32_t)per;
+    const int32_t batch = per < 1 ? 1 : per > ntrees - first ? ntrees - first : (int32_t)per;
     c.tree_nodes = sb_calloc((size_t)batch, sizeof(int32_t));
     c.rules = sb_calloc((size_t)batch, sizeof(sb_k_forest_rules));
     if (!c.tree_nodes || !c.rules) {
@@ -638,7 +638,7 @@ sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, con
         return oom();
     }
     if (st == SB_OK)
-        for (int32_t t0 = 0; t0 < ntrees && st == SB_OK; t0 += batch)
+        for (int32_t t0 = first; t0 < ntrees && st == SB_OK; t0 += batch)
             st = grow_batch(&c, t0, ntrees - t0 < batch ? ntrees - t0 : batch, ntrees, ncopies, trees);
     ops->close(c.dev);
     if (c.timing) {
@@ -701,8 +701,8 @@ static sb_status iso_emit(const inode *g, int32_t nn, const sb_bins *bins, int32
     return SB_OK;
 }
 
-sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t ntrees,
-                              int32_t max_depth, float cpsi, sb_tree *trees) {
+sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t first,
+                              int32_t ntrees, int32_t max_depth, float cpsi, sb_tree *trees) {
     const sb_fdev_ops *ops;
     sb_fdev_setup s2 = *setup; /* the caller's, with the device layer's kind */
     sb_status st = sb_device_parse(device, &s2.device);
@@ -720,7 +720,7 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
     if (per > (INT64_C(1) << 22) / (psi > 0 ? psi : 1)) per = (INT64_C(1) << 22) / (psi > 0 ? psi : 1);
     const char *env = getenv("SAMEBITS_FOREST_BATCH_TREES");
     if (env && atoi(env) > 0) per = atoi(env);
-    const int32_t batch = per < 1 ? 1 : per > ntrees ? ntrees : (int32_t)per;
+    const int32_t batch = per < 1 ? 1 : per > ntrees - first ? ntrees - first : (int32_t)per;
     /* a tree has at most 2 psi - 1 nodes; a level at most psi per tree */
     const int64_t maxn = 2 * psi;
     inode *g = sb_malloc(sizeof(inode) * (size_t)batch * (size_t)maxn);
@@ -736,7 +736,7 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
     sb_fdev *dev = NULL;
     if (!g || !nn || !lv || !nx || !dn || !pn || !cn || !sp || !nleft || !pick) st = oom();
     if (st == SB_OK) st = ops->open(setup, &dev);
-    for (int32_t t0 = 0; t0 < ntrees && st == SB_OK; t0 += batch) {
+    for (int32_t t0 = first; t0 < ntrees && st == SB_OK; t0 += batch) {
         const int32_t nb = ntrees - t0 < batch ? ntrees - t0 : batch;
         if ((st = ops->iso_begin(dev, t0, nb)) != SB_OK) break;
         /* the level: (tree, node) pairs; a node's rows and key in pn, by level slot */

@@ -252,3 +252,29 @@ sb_status sb_forest_params_text(const forest_params *p, char **out) {
     *out = buf;
     return SB_OK;
 }
+
+/* The line at *s (without its newline), n_estimators lines skipped; *s moves
+ * past it. Returns its length, or -1 at the end of the text. */
+static int next_line(const char **s, const char **line) {
+    for (;;) {
+        if (!**s) return -1;
+        const char *e = strchr(*s, '\n');
+        const int len = e ? (int)(e - *s) : (int)strlen(*s);
+        *line = *s;
+        *s += len + (e != NULL);
+        if (len >= 13 && !strncmp(*line, "n_estimators=", 13)) continue;
+        return len;
+    }
+}
+
+int sb_forest_params_differ(const char *a, const char *b, char *init_line, char *new_line, size_t cap) {
+    const char *pa = a ? a : "", *pb = b ? b : "", *la = NULL, *lb = NULL;
+    for (;;) {
+        const int na = next_line(&pa, &la), nb = next_line(&pb, &lb);
+        if (na < 0 && nb < 0) return 0;
+        if (na == nb && !strncmp(la, lb, (size_t)na)) continue;
+        snprintf(init_line, cap, "%.*s", na < 0 ? 6 : na, na < 0 ? "(none)" : la);
+        snprintf(new_line, cap, "%.*s", nb < 0 ? 6 : nb, nb < 0 ? "(none)" : lb);
+        return 1;
+    }
+}

@@ -46,6 +46,13 @@ sb_status sb_forest_params_parse(const sb_params *params, forest_params *out);
 /* The effective parameters as canonical text: "key=value\n" sorted by key. */
 sb_status sb_forest_params_text(const forest_params *p, char **out);
 
+/* Warm start's parameter check: 0 when two parameter texts ("key=value\n"
+ * lines sorted by key, as a forest model records them) agree on every line
+ * but n_estimators; otherwise 1, with the first line that differs written to
+ * init_line (a's) and new_line (b's), each "(none)" where that text has no
+ * such line, both cut to cap bytes. */
+int sb_forest_params_differ(const char *a, const char *b, char *init_line, char *new_line, size_t cap);
+
 /* Features tried per node for nf features (at least 1, at most nf). */
 int32_t sb_forest_mtry(const forest_params *p, int32_t nf);
 

@@ -49,10 +49,14 @@ typedef struct ictx {
     float cpsi;
     sb_tree *trees;
     sb_status *status;
+    int32_t first; /* the task index's tree offset: warm start grows trees first.. */
+    int32_t key_shift; /* subtracted from a tree's index in its draws: 0, but for the test arm (iso_fit) */
 } ictx;
 
-static void itree_task(void *ctx, int64_t t) {
+static void itree_task(void *ctx, int64_t i) {
     ictx *f = ctx;
+    const int64_t t = i + f->first;
+    const int32_t kt = (int32_t)(t - f->key_shift); /* the index its draws are keyed by */
     const int64_t n = f->tr->nrows;
     const int32_t nf = f->tr->ncols;
     int32_t *rows = sb_malloc(sizeof(int32_t) * (size_t)f->psi), *tmp = sb_malloc(sizeof(int32_t) * (size_t)f->psi);
@@ -80,7 +84,7 @@ static void itree_task(void *ctx, int64_t t) {
             static _Thread_local uint64_t pos = 0;
             uint32_t r = sb_rng_below(f->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_ISUB, pos++, (uint32_t)n);
 #else
-            uint32_t r = sb_k_iforest_sample_row(f->seed, (int32_t)t, d, (uint32_t)n);
+            uint32_t r = sb_k_iforest_sample_row(f->seed, kt, d, (uint32_t)n);
 #endif
             if (taken[r]) continue;
             taken[r] = 1;
@@ -93,7 +97,7 @@ static void itree_task(void *ctx, int64_t t) {
     int32_t nn = 1, sp = 0;
     nodes[0].feature = -1;
     nodes[0].left = nodes[0].right = -1;
-    stack[sp++] = (item){0, 0, 0, f->psi, sb_k_forest_root_key((int32_t)t)};
+    stack[sp++] = (item){0, 0, 0, f->psi, sb_k_forest_root_key(kt)};
     while (sp > 0) {
         item it = stack[--sp];
         sb_tree_node *nd = &nodes[it.node];
@@ -168,7 +172,61 @@ done:
     sb_free(stack);
 }
 
+/* Warm start: init's tree t kept as model tree t, its leaves valued for T
+ * trees. A leaf holds (depth + c(size)) / (T c(psi)); its depth (walked from
+ * the root) and size (the node's count) are in the tree, so the value is the
+ * uninterrupted fit's, byte for byte, whatever data this fit is given. */
+static sb_status keep_tree(const sb_tree *from, int32_t T, float cpsi, sb_tree *to) {
+    const int32_t nn = from->nnodes;
+    int32_t *depth = sb_malloc(sizeof(int32_t) * (size_t)(nn > 0 ? nn : 1));
+    if (!depth || !(to->nodes = sb_malloc(sizeof(sb_tree_node) * (size_t)(nn > 0 ? nn : 1)))) {
+        sb_free(depth);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+    }
+    memcpy(to->nodes, from->nodes, sizeof(sb_tree_node) * (size_t)nn);
+    to->nnodes = nn;
+    /* children come after their parent (isolation.c's and the device's numbering) */
+    for (int32_t j = 0; j < nn; j++) depth[j] = -1;
+    if (nn > 0) depth[0] = 0;
+    for (int32_t j = 0; j < nn; j++) {
+        sb_tree_node *d = &to->nodes[j];
+        if (depth[j] < 0) break;
+        if (d->feature < 0) {
+            d->value = sb_k_iforest_leaf(depth[j], d->count, T, cpsi);
+            continue;
+        }
+        if (d->left <= j || d->right <= j || d->left >= nn || d->right >= nn) break;
+        depth[d->left] = depth[d->right] = depth[j] + 1;
+    }
+    for (int32_t j = 0; j < nn; j++)
+        if (depth[j] < 0) {
+            sb_free(depth);
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model: a tree whose nodes are not numbered from the root "
+                           "down; not an isolation forest this library wrote");
+        }
+    sb_free(depth);
+    return SB_OK;
+}
+
+static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
+                         sb_model **out);
+
 sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
+    return iso_fit(params, train, NULL, card, out);
+}
+
+sb_status sb_isolation_forest_fit_continue(const sb_params *params, const sb_dataset *train, const sb_model *init,
+                                           sb_card *card, sb_model **out) {
+    sb_clear_error();
+    if (!init) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_isolation_forest_fit_continue: NULL init model");
+    return iso_fit(params, train, init, card, out);
+}
+
+/* sb_isolation_forest_fit, keeping init's trees when init is given (warm
+ * start: trees 0..T0-1 are init's, their leaves valued for n_estimators;
+ * trees T0.. grow with their own draws, keyed by their index). */
+static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
+                         sb_model **out) {
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_isolation_forest_fit: NULL argument");
     *out = NULL;
@@ -219,6 +277,32 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     while ((1 << f.max_depth) < f.psi) f.max_depth++; /* ceil(log2 psi) */
     f.seed = seed;
     f.cpsi = c_of(f.psi);
+    char text[256];
+    snprintf(text, sizeof text, "bin_sample_rows=%lld\nmax_bin=%lld\nmax_samples=%d\nn_estimators=%lld\nseed=%llu\n",
+             (long long)bin_rows, (long long)max_bin, (int)f.psi, (long long)T, (unsigned long long)seed);
+    int32_t first = 0;
+    if (init) {
+        /* init: an isolation forest of this profile and feature count, fitted
+         * with these parameters but n_estimators, with at most T trees */
+        const char *prof = init->profile ? init->profile : SB_PROFILE_VERSION;
+        char a[128], b[128];
+        if (init->family != SB_FAMILY_ISOLATION_FOREST)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model: a %s model; this warm start fits isolation_forest",
+                           sb_family_name((sb_family)init->family));
+        if (strcmp(prof, SB_PROFILE_VERSION) != 0)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was trained under %s; this library trains under %s, "
+                           "and a warm start adds trees of one profile", prof, SB_PROFILE_VERSION);
+        if (init->num_features != nf)
+            return sb_fail(SB_ERR_INVALID_INPUT, "init_model has %d features, the training data %d",
+                           (int)init->num_features, (int)nf);
+        if (sb_forest_params_differ(init->params, text, a, b, sizeof a))
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was fitted with %s, the parameters give %s; a warm "
+                           "start changes n_estimators only", a, b);
+        if (init->ntrees > T)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_estimators=%lld is fewer than init_model's %d; a warm start "
+                           "keeps every tree and adds", (long long)T, (int)init->ntrees);
+        first = init->ntrees;
+    }
     sb_model *m = NULL;
     f.binned = sb_malloc((size_t)n * (size_t)nf);
     f.trees = sb_calloc((size_t)T, sizeof(sb_tree));
@@ -231,7 +315,11 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     if (card && (st = sb_card_record(card, "iforest.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * nf)) != SB_OK)
         goto done;
-    if (strcmp(device, "cpu") != 0) {
+    for (int32_t t = 0; t < first; t++)
+        if ((st = keep_tree(&init->trees[t], f.T, f.cpsi, &f.trees[t])) != SB_OK) goto done;
+    if (first == f.T) {
+        /* nothing to grow */
+    } else if (strcmp(device, "cpu") != 0) {
         /* level by level on a forest device (forest_dev.c): the same draws by
          * the same keys, so the same trees */
         sb_fdev_setup s;
@@ -242,10 +330,16 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
         s.nbins = f.bins.nbins;
         s.seed = seed;
         s.psi = f.psi;
-        if ((st = sb_iforest_grow_dev(device, &s, &f.bins, f.T, f.max_depth, f.cpsi, f.trees)) != SB_OK) goto done;
+        if ((st = sb_iforest_grow_dev(device, &s, &f.bins, first, f.T, f.max_depth, f.cpsi, f.trees)) != SB_OK)
+            goto done;
     } else {
-        sb_parallel_for(T, itree_task, &f);
-        for (int64_t t = 0; t < T; t++)
+        f.first = first;
+        /* the separating arm of the warm start's identity test (forest.c's):
+         * the grown trees' draws keyed from 0 instead of their index */
+        const char *arm = getenv("SAMEBITS_TEST_FOREST_WARM_FROM_ZERO");
+        if (init && arm && arm[0] == '1') f.key_shift = first;
+        sb_parallel_for(T - first, itree_task, &f);
+        for (int64_t t = first; t < T; t++)
             if (f.status[t] != SB_OK) {
                 st = sb_fail(f.status[t], "isolation forest: tree %d failed", (int)t);
                 goto done;
@@ -259,9 +353,6 @@ sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *tra
     m->numeric_mode = (int32_t)mode;
     m->base_score = sb_calloc(1, sizeof(float));
     m->feature_names = sb_calloc((size_t)nf, sizeof(char *));
-    char text[256];
-    snprintf(text, sizeof text, "bin_sample_rows=%lld\nmax_bin=%lld\nmax_samples=%d\nn_estimators=%lld\nseed=%llu\n",
-             (long long)bin_rows, (long long)max_bin, (int)f.psi, (long long)T, (unsigned long long)seed);
     m->params = sb_strdup(text);
     if (!m->base_score || !m->feature_names || !m->params) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
