@@ -33,6 +33,10 @@ def _data(n=3000, seed=0):
 
 
 def _devices():
+    """The devices compared: SAMEBITS_GBDT_DEVICES when set (the GPU run names
+    cuda,opencl,cpu-batched), else cpu-batched and OpenCL where a platform is."""
+    if os.environ.get("SAMEBITS_GBDT_DEVICES"):
+        return ["cpu"] + os.environ["SAMEBITS_GBDT_DEVICES"].split(",")
     out = ["cpu", "cpu-batched"]
     try:
         X, y = _data(200)
