@@ -54,7 +54,7 @@ static const char *k_usage =
     "        one, task=neighbors: a model for neighbor queries, which predict refuses)\n"
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
     "        [--query FILE] [--valid-query FILE] [--group COLUMN]   (ranking: query groups; a\n"
-    "        DATA.query file beside the data is read when present, DATA.weight too, as LightGBM)\n"
+    "        DATA.query file beside the data is read when present, DATA.weight and DATA.init too, as LightGBM)\n"
     "        [--init-model MODEL]   (continued training: n_estimators more iterations on its trees; forests:\n"
     "        a warm start keeping its trees, n_estimators the whole forest)\n"
     "        [--weight-column COL] [--ignore-column COL[,COL...]]   (a feature column as the row\n"
@@ -329,6 +329,20 @@ static sb_status weights_beside(const char *data, sb_dataset *d) {
     sb_status st = beside_file(data, ".weight", &path);
     if (st == SB_OK && path && (st = read_weights(path, d)) == SB_OK)
         fprintf(stderr, "samebits: row weights from %s\n", path);
+    free(path);
+    return st;
+}
+
+/* DATA.init beside a data file (LightGBM's initial scores, one a line),
+ * read when present for gradient boosting and said so; absent, nothing
+ * happens. A failure is printed and returned. */
+static sb_status init_beside(const char *data, sb_dataset *d) {
+    char *path;
+    sb_status st = beside_file(data, ".init", &path);
+    if (st == SB_OK && path) {
+        if ((st = sb_dataset_read_init_file(d, path)) != SB_OK) lib_error(st);
+        else fprintf(stderr, "samebits: initial scores from %s\n", path);
+    }
     free(path);
     return st;
 }
@@ -656,6 +670,10 @@ static int cmd_train(int argc, char **argv) {
         free(wpath);
     }
     if (dvalid && !weight_col && weights_beside(valid, dvalid) != SB_OK) goto done;
+    if (!strcmp(model_kind, "gbdt")) { /* LightGBM's DATA.init: gradient boosting's starting margins */
+        if (init_beside(data, dtrain) != SB_OK) goto done;
+        if (dvalid && init_beside(valid, dvalid) != SB_OK) goto done;
+    }
     if (!knn && !labelled && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
     if (dvalid && attach_groups(dvalid, valid, vquery, group_name) != SB_OK) goto done;
     int64_t nrows;

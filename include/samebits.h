@@ -216,6 +216,15 @@ SB_API sb_status sb_dataset_set_weight(sb_dataset *d, const float *w, int64_t n)
  * skipped; anything else, a NUL byte or a line over 4,096 bytes is refused by
  * name, and d keeps the weights it had. */
 SB_API sb_status sb_dataset_read_weight_file(sb_dataset *d, const char *path);
+/* Initial scores (LightGBM's init_score, XGBoost's base_margin): gradient
+ * boosting starts each row's margins there instead of at the base score, and
+ * the model holds the trees only (its base score 0; prediction adds no initial
+ * score, as LightGBM's). n is the rows (one score a row) or rows x K (a
+ * multiclass model's K classes, row by row); every score finite. The file
+ * form reads one score a line (LightGBM's DATA.init), rows x K lines for K
+ * classes. */
+SB_API sb_status sb_dataset_set_init_score(sb_dataset *d, const float *s, int64_t n);
+SB_API sb_status sb_dataset_read_init_file(sb_dataset *d, const char *path);
 SB_API sb_status sb_dataset_set_feature_names(sb_dataset *d, const char *const *names, int32_t n);
 /* Query groups for the ranking objectives (docs/ranking.md): sizes of the
  * consecutive queries (as LightGBM's group / .query files; they must add up to

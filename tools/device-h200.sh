@@ -241,9 +241,10 @@ SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-b
   python3 -m pytest tests/python/test_py_warm_start.py -q -p no:cacheprovider >"$EV/warm-start-devices-pytest.txt" 2>&1 || FAIL=1
 summary "forest warm start devices (tests/python/test_py_warm_start.py on cuda, opencl): $(tail -n 1 "$EV/warm-start-devices-pytest.txt")"
 SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_GBDT_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 300 \
-  python3 -m pytest tests/python/test_py_constraints.py tests/python/test_py_dart.py -q -p no:cacheprovider \
+  python3 -m pytest tests/python/test_py_constraints.py tests/python/test_py_dart.py tests/python/test_py_init_score.py \
+  -q -p no:cacheprovider \
   >"$EV/gbdt-rules-devices-pytest.txt" 2>&1 || FAIL=1
-summary "gbdt constraints and dart devices (test_py_constraints.py, test_py_dart.py on cuda, opencl): $(tail -n 1 "$EV/gbdt-rules-devices-pytest.txt")"
+summary "gbdt constraints, dart and initial scores on devices (test_py_constraints.py, test_py_dart.py, test_py_init_score.py on cuda, opencl): $(tail -n 1 "$EV/gbdt-rules-devices-pytest.txt")"
 for d in cuda opencl; do
   SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 600 python3 tools/predict_check.py $d >"$EV/predict-check-$d.txt" 2>&1
   summary "predict-check $d: $(tail -n 1 "$EV/predict-check-$d.txt")"

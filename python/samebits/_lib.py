@@ -78,6 +78,7 @@ _PROTOS = {
     "sb_dataset_set_label": (c_int, [c_void_p, _P(c_float), c_int64]),
     "sb_dataset_set_targets": (c_int, [c_void_p, _P(c_float), c_int64, c_int32]),
     "sb_dataset_set_weight": (c_int, [c_void_p, _P(c_float), c_int64]),
+    "sb_dataset_set_init_score": (c_int, [c_void_p, _P(c_float), c_int64]),
     "sb_dataset_set_feature_names": (c_int, [c_void_p, _P(c_char_p), c_int32]),
     "sb_dataset_set_group": (c_int, [c_void_p, _P(c_int64), c_int64]),
     "sb_dataset_shape": (c_int, [c_void_p, _P(c_int64), _P(c_int32)]),

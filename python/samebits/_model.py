@@ -50,7 +50,7 @@ def class_probabilities(model, d, k, device):
     return out
 
 
-def dataset(m, label=None, weight=None, group=None, view=False, targets=None):
+def dataset(m, label=None, weight=None, group=None, view=False, targets=None, init_score=None):
     """An sb_dataset from a Matrix (and optional (ptr, n) label and weight, and
     a sequence of query sizes for ranking). targets: a Matrix of several
     targets a row instead of label (sb_dataset_set_targets). view: the dataset
@@ -70,6 +70,8 @@ def dataset(m, label=None, weight=None, group=None, view=False, targets=None):
         check(lib.sb_dataset_set_targets(d, targets.ptr, targets.nrows, targets.ncols))
     if weight is not None:
         check(lib.sb_dataset_set_weight(d, weight[0], weight[1]))
+    if init_score is not None:  # (pointer, count): gradient boosting's starting margins
+        check(lib.sb_dataset_set_init_score(d, init_score[0], init_score[1]))
     if group is not None:
         sizes = [int(v) for v in _array.values(group, "group")]
         arr = (c_int64 * max(len(sizes), 1))(*sizes)

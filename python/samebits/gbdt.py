@@ -388,7 +388,7 @@ class GradientBoosting(FittedModel, Estimator):
 
     # ---- fit ------------------------------------------------------------------
     @with_n_jobs
-    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None, init_score=None):
         """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
         holding one) for the metric log and early stopping; callbacks: LightGBM's
         samebits.early_stopping, log_evaluation and record_evaluation (samebits.callback).
@@ -397,7 +397,10 @@ class GradientBoosting(FittedModel, Estimator):
         as LightGBM sets them. init_model (LightGBM's continued training): a fitted
         gradient boosting estimator, a model file's path or its bytes; n_estimators more
         iterations are grown on top of its trees, and m then n iterations give the m + n
-        iteration model's bytes (sb_gbdt_fit_continue). On error nothing changes."""
+        iteration model's bytes (sb_gbdt_fit_continue). init_score (LightGBM's): each
+        row's starting raw score, shape (n,) or (n, n_classes) for multiclass; the model
+        holds the trees only (base score 0) and predict adds no initial score, as
+        LightGBM's. On error nothing changes."""
         classify = self._is_classifier()
         if y is None:
             raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
@@ -421,6 +424,19 @@ class GradientBoosting(FittedModel, Estimator):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
         boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        scores = None
+        if init_score is not None:
+            if not boosting:
+                raise InvalidArgumentError("init_score: a %s takes none (gradient boosting starts from it)"
+                                           % type(self).__name__)
+            np_ = sys.modules.get("numpy")
+            if np_ is not None and _array._is_numpy_like(init_score) and np_.asarray(init_score).ndim == 2:
+                sm = _array.matrix(init_score, "init_score")
+                scores = (sm, sm.ptr, sm.nrows * sm.ncols)
+                if sm.nrows != m.nrows:
+                    raise InvalidInputError("X has %d rows but init_score has %d" % (m.nrows, sm.nrows))
+            else:
+                scores = _array.vector(init_score, "init_score")
         init = None
         if init_model is not None:
             if not boosting:
@@ -440,7 +456,8 @@ class GradientBoosting(FittedModel, Estimator):
         if period is not None:
             pairs = [kv for kv in pairs if kv[0] != "eval_period"] + [("eval_period", str(period))]
         groups = getattr(self, "_pending_groups", (None, None))  # GradientBoostingRanker.fit
-        train = dataset(m, label=label[1:], weight=weight[1:] if weight else None, group=groups[0])
+        train = dataset(m, label=label[1:], weight=weight[1:] if weight else None, group=groups[0],
+                        init_score=scores[1:] if scores else None)
         valid = None
         if eval_set is not None:
             pairs_ = list(eval_set) if isinstance(eval_set, list) else [eval_set]

@@ -43,6 +43,7 @@ void sb_table_release(sb_table *t) {
     sb_free(t->label);
     sb_free(t->weight);
     sb_free(t->qid);
+    sb_free(t->init);
     memset(t, 0, sizeof *t);
 }
 

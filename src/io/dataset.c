@@ -395,6 +395,77 @@ sb_status sb_dataset_read_weight_file(sb_dataset *d, const char *path) {
     return st;
 }
 
+/* Initial scores (LightGBM's init_score): n values, a positive multiple k of
+ * the rows (row r's k scores together), every one finite; copied. */
+static sb_status set_init(sb_dataset *d, float *s, int64_t n, const char *what) {
+    if (d->t.nrows == 0 || n <= 0 || n % d->t.nrows != 0 || n / d->t.nrows > 1024)
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: %lld initial scores for %lld data rows: give one a row, or one "
+                       "per row and class (row by row)", what, (long long)n, (long long)d->t.nrows);
+    for (int64_t i = 0; i < n; i++)
+        if (!(s[i] - s[i] == 0.0f))
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s: initial score %lld (row %lld) is %g: scores must be finite", what,
+                           (long long)i, (long long)(i / (n / d->t.nrows)), (double)s[i]);
+    sb_free(d->t.init);
+    d->t.init = s;
+    d->t.init_k = (int32_t)(n / d->t.nrows);
+    return SB_OK;
+}
+
+sb_status sb_dataset_set_init_score(sb_dataset *d, const float *s, int64_t n) {
+    sb_clear_error();
+    if (!d || !s) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_set_init_score: NULL argument");
+    float *c = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!c) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    memcpy(c, s, sizeof(float) * (size_t)(n > 0 ? n : 0));
+    sb_status st = set_init(d, c, n, "sb_dataset_set_init_score");
+    if (st != SB_OK) sb_free(c);
+    return st;
+}
+
+typedef struct scores {
+    const char *path;
+    int64_t n, cap, max;
+    float *v;
+} scores;
+
+static sb_status take_score(void *ctx, char *s, size_t n, int64_t lineno) {
+    scores *c = ctx;
+    float v;
+    int e = sb_io_parse_f32(s, n, &v);
+    if (e || sb_io_is_missing(s, n) || !(v - v == 0.0f))
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\"%s is not an initial score (a finite number "
+                       "is needed)", c->path, (long long)lineno, s, n > 48 ? "..." : "");
+    if (c->n == c->cap) {
+        if (c->cap >= c->max)
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: more initial scores than 1024 a data row", c->path,
+                           (long long)lineno);
+        int64_t cap = c->cap * 2 < c->max ? c->cap * 2 : c->max;
+        float *g = sb_realloc(c->v, sizeof(float) * (size_t)cap);
+        if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        c->v = g;
+        c->cap = cap;
+    }
+    c->v[c->n++] = v;
+    return SB_OK;
+}
+
+sb_status sb_dataset_read_init_file(sb_dataset *d, const char *path) {
+    sb_clear_error();
+    if (!d || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read_init_file: NULL argument");
+    /* one score a line, the buffer doubling from one a row up to 1024 a row */
+    scores c = {path, 0, d->t.nrows, d->t.nrows * 1024, NULL};
+    if (d->t.nrows == 0) return sb_fail(SB_ERR_INVALID_INPUT, "%s: the data has no rows", path);
+    if (!(c.v = sb_malloc(sizeof(float) * (size_t)c.cap))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    sb_status st = read_number_lines(path, "initial score", take_score, &c);
+    if (st == SB_OK) {
+        float *fit = sb_realloc(c.v, sizeof(float) * (size_t)(c.n > 0 ? c.n : 1));
+        if (fit) c.v = fit;
+        st = set_init(d, c.v, c.n, path);
+    }
+    if (st != SB_OK) sb_free(c.v);
+    return st;
+}
+
 /* The feature column named name (-1: none). */
 static int32_t column_index(const sb_dataset *d, const char *name) {
     for (int32_t k = 0; k < d->t.ncols; k++)

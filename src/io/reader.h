@@ -39,6 +39,8 @@ typedef struct sb_table {
     int has_names;        /* SB_NAMES_*: where the names came from, which decides
                            * how prediction maps columns to a model's features */
     int32_t *qid;         /* LibSVM qid:N per row, or NULL if the file has none */
+    float *init;          /* initial scores (LightGBM's init_score, DATA.init): nrows x init_k, row-major, or NULL */
+    int32_t init_k;       /* scores a row: 1, or a multiclass model's K */
     int x_borrowed;       /* x is the caller's (sb_dataset_view_matrix): read only, never freed here */
 } sb_table;
 

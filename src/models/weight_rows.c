@@ -24,7 +24,9 @@ sb_status sb_table_drop_zero_weight(const sb_table *t, sb_table *out, int *dropp
     out->x = sb_malloc(sizeof(float) * (size_t)keep * (nc ? nc : 1));
     out->weight = sb_malloc(sizeof(float) * (size_t)keep);
     out->label = t->label ? sb_malloc(sizeof(float) * (size_t)keep * nt) : NULL;
-    if (!out->x || !out->weight || (t->label && !out->label)) {
+    const size_t nk = (size_t)(t->init_k > 0 ? t->init_k : 1);
+    out->init = t->init ? sb_malloc(sizeof(float) * (size_t)keep * nk) : NULL;
+    if (!out->x || !out->weight || (t->label && !out->label) || (t->init && !out->init)) {
         sb_table_drop_release(out);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory for the %lld rows of nonzero weight", (long long)keep);
     }
@@ -33,11 +35,13 @@ sb_status sb_table_drop_zero_weight(const sb_table *t, sb_table *out, int *dropp
         if (!(t->weight[r] > 0.0f)) continue;
         memcpy(out->x + (size_t)at * nc, t->x + (size_t)r * nc, sizeof(float) * nc);
         if (t->label) memcpy(out->label + (size_t)at * nt, t->label + (size_t)r * nt, sizeof(float) * nt);
+        if (t->init) memcpy(out->init + (size_t)at * nk, t->init + (size_t)r * nk, sizeof(float) * nk);
         out->weight[at++] = t->weight[r];
     }
     out->nrows = keep;
     out->ncols = t->ncols;
     out->ntargets = t->ntargets;
+    out->init_k = t->init_k;
     out->names = t->names;
     out->has_names = t->has_names;
     *dropped = 1;
@@ -48,5 +52,6 @@ void sb_table_drop_release(sb_table *t) {
     sb_free(t->x);
     sb_free(t->label);
     sb_free(t->weight);
+    sb_free(t->init);
     memset(t, 0, sizeof *t);
 }

@@ -240,7 +240,7 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
     (["valid=a.test,b.test"], "evaluates one validation set"),
     (["num_trees=3", "num_iterations=4"], "parameter num_iterations is given twice"),
     (["task=convert_model"], "task=convert_model is not supported"),
-    (["boosting=dart"], "boosting=dart (the command line): samebits boosts plain gradient-boosted trees"),
+    (["boosting=goss"], "parameter boosting='goss' is not supported: gbdt or dart"),
     (["num_machines=2"], "num_machines=2 (the command line) is not supported here"),
     (["objective=regression_l1"], "objective 'regression_l1' is not supported"),
     (["metric=binary_logloss,auc_mu"], "metric 'auc_mu' is not supported"),

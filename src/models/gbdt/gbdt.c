@@ -641,7 +641,7 @@ static void dart_margin_task(void *ctx, int64_t task) {
     for (int64_t r = b; r < e; r++) {
         const float *x = j->t->x + r * j->t->ncols;
         float *m = j->m + r * K;
-        for (int32_t c = 0; c < K; c++) m[c] = f->base[c];
+        for (int32_t c = 0; c < K; c++) m[c] = j->t->init ? j->t->init[r * K + c] : f->base[c];
         for (int32_t t = 0; t < f->ntrees; t++) {
             if (j->skip && f->dart_drop[t / K]) continue;
             const sb_tree_node *n = f->trees[t].nodes;
@@ -1045,6 +1045,21 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     f.obj_param = sb_gbdt_obj_param(&p);
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
+    /* initial scores (sb_dataset_set_init_score): every row's and class's, before anything long */
+    if (f.tr->init || (f.va && f.va->init)) {
+        if (init)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "initial scores and init_model are two starts for one fit: give "
+                           "one (continued training starts at init_model's predictions)");
+        if (p.has_base_score)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "initial scores replace base_score (the model's base is 0 and "
+                           "every row starts at its score): give one");
+        const sb_table *ts[2] = {f.tr, f.va};
+        for (int k = 0; k < 2; k++)
+            if (ts[k] && ts[k]->init && ts[k]->init_k != K1)
+                return sb_fail(SB_ERR_INVALID_INPUT, "the %s data's initial scores are %d a row; the model needs %d "
+                               "(one per class of a multiclass model, else one)", k ? "validation" : "training",
+                               (int)ts[k]->init_k, (int)K1);
+    }
     if (init && p.dart)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "boosting=dart does not continue a model (init_model): the "
                        "dropped iterations' weights are not in the file");
@@ -1098,6 +1113,8 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
 
     if (init) /* continued: init's starting margins */
         for (int32_t c = 0; c < K1; c++) base[c] = init->base_score[c];
+    else if (f.tr->init) /* initial scores: the model's base is 0, each row starts at its own score */
+        for (int32_t c = 0; c < K1; c++) base[c] = 0.0f;
     else if ((st = base_scores(&f, base)) != SB_OK)
         goto done;
     if (!sb_k_key_finite(sb_f2u(base[0]))) {
@@ -1106,9 +1123,11 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         goto done;
     }
     if ((st = record(&f, "gbdt.base_score", SB_DTYPE_F32, base, (uint64_t)K1)) != SB_OK) goto done;
-    for (int64_t i = 0; i < n * K1; i++) f.pred[i] = base[i % K1];
+    for (int64_t i = 0; i < n * K1; i++) f.pred[i] = f.tr->init ? f.tr->init[i] : base[i % K1];
     if (f.va)
-        for (int64_t i = 0; i < f.va->nrows * K1; i++) f.vpred[i] = base[i % K1];
+        for (int64_t i = 0; i < f.va->nrows * K1; i++) f.vpred[i] = f.va->init ? f.va->init[i] : base[i % K1];
+    if (f.tr->init && (st = record(&f, "gbdt.init_score", SB_DTYPE_F32, f.tr->init, (uint64_t)n * (uint64_t)K1)) != SB_OK)
+        goto done;
     if (init) {
         /* continued: the margins init's trees give (the base plus each tree's leaf in
          * tree order: the very additions its fit made), and its trees first in the model */
@@ -1160,7 +1179,8 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         ev->nm = nm_all;
     }
     if (p.device != SB_GBDT_DEVICE_CPU && (st = dev_open(&f, base)) != SB_OK) goto done;
-    if (init && f.dev && (st = f.ops->set_margins(f.dev, f.pred)) != SB_OK) goto done; /* the initial trees' margins */
+    if ((init || f.tr->init) && f.dev && (st = f.ops->set_margins(f.dev, f.pred)) != SB_OK)
+        goto done; /* the initial trees' margins, or the initial scores */
     double pstart = 0.0, plast = 0.0;
     int32_t ran = 0; /* iterations grown (the progress line's count) */
     if (p.progress) {
