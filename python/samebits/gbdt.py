@@ -51,6 +51,8 @@ _KEYS = {
     "verbose": ("eval_period", int),
     "numeric_mode": ("numeric_mode", str),
     "device": ("device", str),
+    "scale_pos_weight": ("scale_pos_weight", float),
+    "is_unbalance": ("is_unbalance", str),
 }
 
 
@@ -161,8 +163,11 @@ class GradientBoosting(FittedModel, Estimator):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, alpha=None,
-                 tweedie_variance_power=None):
+                 tweedie_variance_power=None, class_weight=None, scale_pos_weight=None, is_unbalance=None):
         self.loss = loss
+        self.class_weight = class_weight  # classifiers: 'balanced' or {label: weight}, folded into the row weights
+        self.scale_pos_weight = scale_pos_weight  # binary: the positive rows' weight factor (None: 1)
+        self.is_unbalance = is_unbalance  # binary: the rarer class weighted by the count ratio (None: False)
         self.alpha = alpha  # huber's delta, quantile's level (LightGBM's alpha; None: 0.9)
         self.tweedie_variance_power = tweedie_variance_power  # tweedie: in (1, 2); None: 1.5
         self.n_estimators = n_estimators
@@ -224,6 +229,10 @@ class GradientBoosting(FittedModel, Estimator):
                 continue
             if name in ("verbose",):
                 value = int(value) if isinstance(value, bool) else value
+            if name == "is_unbalance":
+                if not isinstance(value, bool):
+                    raise InvalidArgumentError("parameter is_unbalance=%r must be True or False" % (value,))
+                value = "true" if value else "false"
             pairs.append((key, _text(name, value, kind)))
         return pairs
 
@@ -317,13 +326,20 @@ class GradientBoosting(FittedModel, Estimator):
 
     # ---- fit ------------------------------------------------------------------
     @with_n_jobs
-    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None):
-        """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
-        holding one) for the metric log and early stopping; callbacks: LightGBM's
-        samebits.early_stopping, log_evaluation and record_evaluation (samebits.callback).
-        With eval_set, evals_result_ ({"valid_0": {metric: [value per iteration]}}),
-        best_iteration_ (1-based; 0 without early stopping) and best_score_ are set,
-        as LightGBM sets them. init_model (LightGBM's continued training): a fitted
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None, eval_names=None,
+            eval_sample_weight=None):
+        """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair or a list of
+        them (LightGBM's several validation sets) for the metric log and early stopping,
+        named by eval_names (default "valid_0", "valid_1", ...; the pair (X, y) itself,
+        the very objects, is the training set, "training", which never stops the fit)
+        and weighted by eval_sample_weight (a list, None or an array a set); callbacks:
+        LightGBM's samebits.early_stopping, log_evaluation and record_evaluation
+        (samebits.callback). With eval_set, evals_result_ ({"valid_0": {metric: [value
+        per iteration]}, ...}), best_iteration_ (1-based; 0 without early stopping) and
+        best_score_ are set, as LightGBM sets them; early stopping stops when any
+        (set, metric) pair has not improved for early_stopping_rounds rounds.
+        A classifier's class_weight ('balanced' or {label: weight}) multiplies each
+        row's weight, as LightGBM's and scikit-learn's. init_model (LightGBM's continued training): a fitted
         gradient boosting estimator, a model file's path or its bytes; n_estimators more
         iterations are grown on top of its trees, and m then n iterations give the m + n
         iteration model's bytes (sb_gbdt_fit_continue). On error nothing changes."""
@@ -350,6 +366,8 @@ class GradientBoosting(FittedModel, Estimator):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
         boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        if boosting and classify and getattr(self, "class_weight", None) is not None:
+            weight = self._class_weighted(label, weight, len(classes), classes)
         init = None
         if init_model is not None:
             if not boosting:
@@ -372,28 +390,16 @@ class GradientBoosting(FittedModel, Estimator):
         train = dataset(m, label=label[1:], weight=weight[1:] if weight else None, group=groups[0])
         valid = None
         if eval_set is not None:
-            pairs_ = list(eval_set) if isinstance(eval_set, list) else [eval_set]
-            if len(pairs_) != 1 or len(pairs_[0]) != 2:
-                raise InvalidArgumentError("eval_set must be one (X_val, y_val) pair or a list holding one; "
-                                           "the C library takes one validation set")
-            Xv, yv = pairs_[0]
-            mv = _array.matrix(Xv, "eval_set X")
-            if classify:
-                self._pending_classes = classes
-                try:
-                    lv = self._label_index(yv, "eval_set y")
-                finally:
-                    del self._pending_classes
-            else:
-                lv = _array.vector(yv, "eval_set y")
-            if lv[2] != mv.nrows:
-                raise InvalidInputError("eval_set X has %d rows but y has %d labels" % (mv.nrows, lv[2]))
-            if m.names is not None and mv.names is None:
-                mv.names = m.names
-            valid = dataset(mv, label=lv[1:], group=groups[1])
+            valid = self._eval_sets(eval_set, eval_names, eval_sample_weight, X, y, m, train, classify, classes,
+                                    groups[1], boosting)
+        elif eval_names is not None or eval_sample_weight is not None:
+            raise InvalidArgumentError("eval_names and eval_sample_weight go with eval_set")
         card = Card() if self.record_stages else None
-        model = self._fit_model(pairs, train, valid, card) if init is None else \
-            Model.fit_gbdt(pairs, train, valid, card, init=init)
+        if boosting:
+            model = Model.fit_gbdt(pairs, train, valid, card, init=init, names=eval_names) if valid is not None \
+                else Model.fit_gbdt(pairs, train, None, card, init=init)
+        else:
+            model = self._fit_model(pairs, train, valid[0] if valid else None, card)
         if classify:
             model.set_class_labels(classes)  # the file keeps classes_ (docs/model-format.md, "Class labels")
         # success: replace the fitted state all at once
@@ -405,6 +411,104 @@ class GradientBoosting(FittedModel, Estimator):
             self._set_evals(model, records, stopper)
         return self
 
+    def _eval_sets(self, eval_set, eval_names, eval_sample_weight, X, y, m, train, classify, classes, groups,
+                   boosting):
+        """The dataset handles of eval_set (a pair or a list of pairs), in order:
+        the training handle itself for the pair (X, y) (the very objects, as
+        LightGBM's), else a new dataset of the set's rows, labels (a classifier's
+        mapped through classes), weights (eval_sample_weight[i]) and query sizes
+        (groups: one sequence for one set, else one a set); names and weights
+        checked against the set count by name."""
+        sets = list(eval_set) if isinstance(eval_set, list) else [eval_set]
+        if not sets or any(not isinstance(p, (tuple, list)) or len(p) != 2 for p in sets):
+            raise InvalidArgumentError("eval_set must be an (X_val, y_val) pair or a list of such pairs")
+        if not boosting and len(sets) > 1:
+            raise InvalidArgumentError("%s takes no eval_set" % type(self).__name__)
+        if eval_names is not None:
+            if not isinstance(eval_names, (list, tuple)) or len(eval_names) != len(sets) or \
+                    any(not isinstance(n, str) or not n for n in eval_names):
+                raise InvalidArgumentError("eval_names must be a list of %d non-empty strings, one per eval_set pair"
+                                           % len(sets))
+        if eval_sample_weight is not None and (not isinstance(eval_sample_weight, (list, tuple))
+                                               or len(eval_sample_weight) != len(sets)):
+            raise InvalidArgumentError("eval_sample_weight must be a list of %d entries (an array or None), one per "
+                                       "eval_set pair" % len(sets))
+        if len(sets) > 1 and groups is not None and (not isinstance(groups, (list, tuple)) or len(groups) != len(sets)):
+            raise InvalidInputError("eval_group must hold one query-size sequence per eval_set pair (%d)" % len(sets))
+        out = []
+        for i, (Xv, yv) in enumerate(sets):
+            if Xv is X and yv is y:  # the training set itself (LightGBM's "training")
+                out.append(train)
+                continue
+            what = "eval_set[%d]" % i if len(sets) > 1 else "eval_set"
+            mv = _array.matrix(Xv, what + " X")
+            if classify:
+                self._pending_classes = classes
+                try:
+                    lv = self._label_index(yv, what + " y")
+                finally:
+                    del self._pending_classes
+            else:
+                lv = _array.vector(yv, what + " y")
+            if lv[2] != mv.nrows:
+                raise InvalidInputError("%s X has %d rows but y has %d labels" % (what, mv.nrows, lv[2]))
+            wv = None
+            if eval_sample_weight is not None and eval_sample_weight[i] is not None:
+                wv = _array.vector(eval_sample_weight[i], "eval_sample_weight[%d]" % i)
+                if wv[2] != mv.nrows:
+                    raise InvalidInputError("%s X has %d rows but eval_sample_weight[%d] has %d values"
+                                            % (what, mv.nrows, i, wv[2]))
+            if m.names is not None and mv.names is None:
+                mv.names = m.names
+            out.append(dataset(mv, label=lv[1:], weight=wv[1:] if wv else None,
+                               group=groups if len(sets) == 1 else groups[i] if groups is not None else None))
+        return out
+
+    def _class_weighted(self, label, weight, n_classes, classes):
+        """The rows' weights with class_weight folded in (classifiers; LightGBM's
+        sklearn class_weight): 'balanced' gives class k the weight
+        n_samples / (n_classes * count_k) (scikit-learn's compute_class_weight,
+        float64, rounded once to float32), a dict {label: weight} its values (a
+        class left out weighs 1); each row's weight is its sample_weight (1
+        without) times its class's, one float32 multiplication. (ptr, n, array)
+        as _array.vector returns it."""
+        import struct
+        cw = self.class_weight
+        n = label[2]
+        idx = [int(label[0][i]) for i in range(n)]
+        if isinstance(cw, str):
+            if cw != "balanced":
+                raise InvalidArgumentError("class_weight=%r: 'balanced' or a dict {label: weight}" % (cw,))
+            counts = [0] * n_classes
+            for k in idx:
+                counts[k] += 1
+            per = [n / (n_classes * c) if c else 1.0 for c in counts]
+        elif isinstance(cw, dict):
+            per = []
+            for c in classes:
+                key = c.item() if hasattr(c, "item") else c
+                per.append(float(cw.get(key, 1.0)))
+            unknown = [k for k in cw if k not in [c.item() if hasattr(c, "item") else c for c in classes]]
+            if unknown:
+                raise InvalidArgumentError("class_weight: the labels %r are not in y" % (unknown,))
+            if any(not (v >= 0.0) or v == float("inf") for v in per):
+                raise InvalidArgumentError("class_weight: every weight must be finite and >= 0")
+        else:
+            raise InvalidArgumentError("class_weight=%r: 'balanced' or a dict {label: weight}" % (cw,))
+
+        def f32(v):
+            return struct.unpack("<f", struct.pack("<f", v))[0]
+        per = [f32(v) for v in per]
+        np = sys.modules.get("numpy")
+        if np is not None:  # float32 products, each rounded once to nearest: the loop's bits, faster
+            w = np.ones(n, np.float32) if not weight else np.ctypeslib.as_array(weight[1], (n,)).astype(np.float32)
+            out = w * np.asarray(per, np.float32)[np.asarray(idx, np.int64)]
+        else:
+            out = [f32((f32(weight[0][i]) if weight else 1.0) * per[idx[i]]) for i in range(n)]
+        if n and not any(out):
+            raise InvalidInputError("sample_weight times class_weight is all zero: nothing to learn from")
+        return _array.vector(out, "sample_weight")
+
     def _set_evals(self, model, records, stopper):
         """evals_result_, best_iteration_ and best_score_ from the fit's metric
         log (LightGBM's names and shapes; empty without validation rows), the
@@ -413,14 +517,15 @@ class GradientBoosting(FittedModel, Estimator):
         self.evals_result_, self.best_score_, self.best_iteration_ = {}, {}, 0
         if ev is not None:
             log, best = ev
-            self.evals_result_ = {"valid_0": log}
+            self.evals_result_ = log
             self.best_iteration_ = best
-            self.best_score_ = {"valid_0": {k: (v[best - 1] if best else v[-1]) for k, v in log.items() if v}}
+            self.best_score_ = {s: {k: (v[best - 1] if best else v[-1]) for k, v in d.items() if v}
+                                for s, d in log.items()}
         for r in records:
             r.clear()
             r.update({k: {m: list(v) for m, v in d.items()} for k, d in self.evals_result_.items()})
         if stopper is not None and stopper.verbose and self.best_iteration_:
-            scores = "\t".join("valid_0's %s: %g" % kv for kv in self.best_score_["valid_0"].items())
+            scores = "\t".join("%s's %s: %g" % (s, k, v) for s, d in self.best_score_.items() for k, v in d.items())
             print("Early stopping, best iteration is:\n[%d]\t%s" % (self.best_iteration_, scores))
 
     def _fit_model(self, pairs, train, valid, card):
@@ -737,7 +842,8 @@ class GradientBoostingClassifier(GradientBoosting):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0):
+                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, class_weight=None,
+                 scale_pos_weight=None, is_unbalance=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -747,7 +853,8 @@ class GradientBoostingClassifier(GradientBoosting):
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
-                         reg_alpha=reg_alpha)
+                         reg_alpha=reg_alpha, class_weight=class_weight, scale_pos_weight=scale_pos_weight,
+                         is_unbalance=is_unbalance)
 
     _estimator_kind = "classifier"
 

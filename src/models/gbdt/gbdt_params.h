@@ -75,6 +75,11 @@ typedef struct gbdt_params {
     /* as parsed, before sb_gbdt_params_parse resolves them: */
     int32_t ngiven, given_at[SB_GBDT_MAX_METRICS]; /* metric list; at 0: from eval_at */
     int32_t neval_at, eval_at[SB_GBDT_MAX_METRICS];
+    /* class weights of objective=binary (LightGBM's names), folded into the
+     * training rows' weights on the host before any device sees them (gbdt.c,
+     * fold_class_weights); written to the model's text only when not the default */
+    float scale_pos_weight;   /* the positive rows' weight factor; 1 */
+    int32_t is_unbalance;     /* the minority class's rows weighted by the ratio of the row counts; 0 */
 } gbdt_params;
 
 /* 1 for the ranking objectives. */
