@@ -914,9 +914,11 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             pairs.append(("eval_at", _text("eval_at", self.eval_at, int)))
         return pairs
 
-    def fit(self, X, y, group=None, sample_weight=None, eval_set=None, eval_group=None):
+    def fit(self, X, y, group=None, sample_weight=None, eval_set=None, eval_group=None, eval_names=None):
         """Train on X, relevance labels y (integers 0..30 with the default label_gain)
-        and group, the sizes of the consecutive queries (they add up to len(y))."""
+        and group, the sizes of the consecutive queries (they add up to len(y));
+        eval_set: a pair or a list of pairs, eval_group their query sizes (one
+        sequence a set, in a list with several sets), eval_names their names."""
         if group is None:
             raise InvalidInputError("GradientBoostingRanker.fit needs group= (the query sizes)")
         if eval_set is not None and eval_group is None:
@@ -925,7 +927,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             eval_group = eval_group[0]
         self._pending_groups = (group, eval_group)
         try:
-            return super().fit(X, y, sample_weight=sample_weight, eval_set=eval_set)
+            return super().fit(X, y, sample_weight=sample_weight, eval_set=eval_set, eval_names=eval_names)
         finally:
             del self._pending_groups
 

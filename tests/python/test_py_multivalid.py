@@ -191,3 +191,61 @@ def test_class_weight_params_text_only_when_set():
     assert params_in_file(u._model.to_bytes())["is_unbalance"] == "true"
     stored = params_in_file(p._model.to_bytes())
     assert "scale_pos_weight" not in stored and "is_unbalance" not in stored
+
+
+# ---- every device, and ranking --------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["cpu-batched", "opencl"])
+def test_devices_give_the_cpus_sets_and_class_weights(device):
+    """The validation margins are the host's on every device, and the class
+    weights are folded before any device sees the rows: the same model bytes
+    and the same metric log, the training set's included."""
+    kw = dict(n_estimators=40, learning_rate=0.3, early_stopping_rounds=3, scale_pos_weight=2.5,
+              eval_metric="logloss,auc")
+    flipped = 1 - YB2
+    cpu = samebits.GradientBoostingClassifier(**kw).fit(XA, YA2, eval_set=[(XA, YA2), (XB, YB2), (XB, flipped)])
+    dev = samebits.GradientBoostingClassifier(device=device, **kw).fit(
+        XA, YA2, eval_set=[(XA, YA2), (XB, YB2), (XB, flipped)])
+    assert cpu.model_digest_ == dev.model_digest_
+    assert cpu.evals_result_ == dev.evals_result_ and cpu.best_iteration_ == dev.best_iteration_
+    assert list(cpu.evals_result_) == ["training", "valid_1", "valid_2"]
+
+
+def test_ranker_takes_several_sets():
+    rnd = np.random.default_rng(3)
+    Xr = rnd.normal(size=(300, 4)).astype(np.float32)
+    yr = np.clip((Xr[:, 0] * 2 + 2).round(), 0, 4).astype(np.int64)
+    g = [10] * 30
+    a = samebits.GradientBoostingRanker(n_estimators=5).fit(
+        Xr[:200], yr[:200], group=g[:20], eval_set=[(Xr[200:250], yr[200:250]), (Xr[250:], yr[250:])],
+        eval_group=[g[:5], g[:5]], eval_names=["first", "second"])
+    b = samebits.GradientBoostingRanker(n_estimators=5).fit(
+        Xr[:200], yr[:200], group=g[:20], eval_set=[(Xr[250:], yr[250:])], eval_group=[g[:5]])
+    assert list(a.evals_result_) == ["first", "second"]
+    assert a.evals_result_["second"] == b.evals_result_["valid_0"]
+    with pytest.raises(InvalidInputError, match="eval_group"):
+        samebits.GradientBoostingRanker(n_estimators=2).fit(
+            Xr[:200], yr[:200], group=g[:20], eval_set=[(Xr[200:250], yr[200:250]), (Xr[250:], yr[250:])],
+            eval_group=[g[:5]])
+
+
+def test_c_api_refuses_bad_sets_by_name():
+    """sb_gbdt_fit_multi's own checks: a NULL set, a name too long or empty."""
+    import ctypes
+    from samebits._lib import lib
+    from samebits._model import Model, dataset
+    from samebits import _array
+    m = _array.matrix(XA, "X")
+    lab = _array.vector(YA, "y")
+    train = dataset(m, label=lab[1:])
+    valid = dataset(_array.matrix(XB, "X"), label=_array.vector(YB, "y")[1:])
+    for names in (["x" * 128, "ok"], ["", "ok"]):
+        with pytest.raises(InvalidArgumentError, match="validation set 0's name must have 1 to 127 bytes"):
+            Model.fit_gbdt([("n_estimators", "2")], train, [valid, valid], names=names)
+    ok = Model.fit_gbdt([("n_estimators", "2")], train, [valid, valid], names=["x" * 127, "ok"])
+    assert list(ok.evals()[0]) == ["x" * 127, "ok"]
+    ptrs = (ctypes.c_void_p * 2)(valid.ptr, None)
+    out = ctypes.c_void_p()
+    assert lib.sb_gbdt_fit_multi(None, train.ptr, ptrs, 2, None, None, None, ctypes.byref(out)) == 1
+    assert b"validation set 1 is NULL" in lib.sb_last_error()
