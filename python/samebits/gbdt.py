@@ -103,6 +103,7 @@ _FILE_KEYS = {
     "base_score": ("base_score", float, "auto"),
     "bin_sample_rows": ("bin_sample_rows", int, "200000"),
     "numeric_mode": ("numeric_mode", str, "identical"),
+    "scale_pos_weight": ("scale_pos_weight", float, None),  # written only when not 1 (binary)
 }
 # The metric the C fit chooses when eval_metric is None, by objective.
 _DEFAULT_METRIC = {"regression": "rmse", "binary": "logloss", "multiclass": "mlogloss", "lambdarank": "ndcg",
@@ -736,6 +737,8 @@ class GradientBoosting(FittedModel, Estimator):
                 out[name] = None
             else:
                 out[name] = _file_value(text, kind) if kind is not str else text
+        if stored.get("is_unbalance") == "true":  # written only when set (binary)
+            out["is_unbalance"] = True
         if "metric" in stored:
             objective = model.info()["objective"]
             out["eval_metric"] = None if stored["metric"] == _DEFAULT_METRIC.get(objective) else stored["metric"]

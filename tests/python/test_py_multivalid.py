@@ -249,3 +249,14 @@ def test_c_api_refuses_bad_sets_by_name():
     out = ctypes.c_void_p()
     assert lib.sb_gbdt_fit_multi(None, train.ptr, ptrs, 2, None, None, None, ctypes.byref(out)) == 1
     assert b"validation set 1 is NULL" in lib.sb_last_error()
+
+
+def test_a_model_file_gives_back_its_class_weights(tmp_path):
+    for kw in (dict(scale_pos_weight=3.0), dict(is_unbalance=True)):
+        m = samebits.GradientBoostingClassifier(n_estimators=3, **kw).fit(XA, YA2)
+        path = tmp_path / "m.sbm"
+        m.save_model(str(path))
+        back = samebits.GradientBoostingClassifier().load_model(str(path))
+        assert {k: back.get_params()[k] for k in kw} == kw
+        again = samebits.GradientBoostingClassifier(**back.get_params()).fit(XA, YA2)
+        assert again.model_digest_ == m.model_digest_
