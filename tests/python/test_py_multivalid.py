@@ -260,3 +260,36 @@ def test_a_model_file_gives_back_its_class_weights(tmp_path):
         assert {k: back.get_params()[k] for k in kw} == kw
         again = samebits.GradientBoostingClassifier(**back.get_params()).fit(XA, YA2)
         assert again.model_digest_ == m.model_digest_
+
+
+NO_NUMPY = r'''
+import sys, random, struct
+for name in ("numpy", "sklearn", "pandas", "scipy"):
+    sys.modules[name] = None
+import samebits
+r = random.Random(0)
+X = [[r.random() for _ in range(3)] for _ in range(200)]
+y = [int(a[0] > 0.7) for a in X]
+f32 = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]
+n, npos = len(y), sum(y)
+w = [f32(n / (2 * npos)) if t else f32(n / (2 * (n - npos))) for t in y]
+a = samebits.GradientBoostingClassifier(n_estimators=3, class_weight="balanced").fit(X, y)
+b = samebits.GradientBoostingClassifier(n_estimators=3).fit(X, y, sample_weight=w)
+assert a.dump_model()["trees"] == b.dump_model()["trees"]
+c = samebits.GradientBoostingClassifier(n_estimators=3).fit(
+    X[:150], y[:150], eval_set=[(X[150:], y[150:]), (X[:20], y[:20])], eval_names=["a", "b"])
+assert list(c.evals_result_) == ["a", "b"]
+print("ok")
+'''
+
+
+def test_sets_and_class_weight_without_numpy():
+    import os
+    import subprocess
+    import sys
+    from conftest import PYDIR
+    env = dict(os.environ)
+    env.pop("SAMEBITS_NUMERIC_MODE", None)
+    env["PYTHONPATH"] = str(PYDIR)
+    r = subprocess.run([sys.executable, "-c", NO_NUMPY], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
