@@ -115,8 +115,8 @@ static const lk_key k_keys[] = {
     /* LightGBM's features samebits does not have, taken at their defaults (which switch them off) */
     {"max_delta_step|max_tree_output|max_leaf_output", LK_ONLY_VALUE, "0"},
     {"path_smooth", LK_ONLY_VALUE, "0"},
-    {"is_unbalance|unbalance|unbalanced_sets", LK_ONLY_VALUE, "false"},
-    {"scale_pos_weight", LK_ONLY_VALUE, "1"},
+    {"is_unbalance|unbalance|unbalanced_sets", LK_PASS, "is_unbalance"},
+    {"scale_pos_weight", LK_PASS, "scale_pos_weight"},
     {"extra_trees|extra_tree", LK_ONLY_VALUE, "false"},
     {"linear_tree|linear_trees", LK_ONLY_VALUE, "false"},
 };
@@ -422,9 +422,6 @@ static int task_train(lk_set *s) {
     const char *data = value_of(s, "data", NULL), *valid = value_of(s, "valid", NULL);
     if (!data || !*data)
         return failf("SB_ERR_INVALID_ARGUMENT", "task=train needs data=FILE (the training data)%s%s%s", "", "", "");
-    if (valid && strchr(valid, ','))
-        return failf("SB_ERR_INVALID_ARGUMENT", "valid='%s': samebits' gradient boosting evaluates one validation "
-                     "set; give one file%s%s", valid, "", "");
     const lk_pair *im = find_pair(s, find_key("input_model"));
     const char *init_model = im ? im->value : NULL; /* LightGBM's continued training: --init-model */
     for (size_t i = 0; i < s->n; i++)
@@ -439,7 +436,19 @@ static int task_train(lk_set *s) {
         return EXIT_ERROR;
     if (label && (push(&a, "--label", NULL) || push(&a, label, NULL))) return EXIT_ERROR;
     if (init_model && *init_model && (push(&a, "--init-model", NULL) || push(&a, init_model, NULL))) return EXIT_ERROR;
-    if (valid && *valid && (push(&a, "--valid", NULL) || push(&a, valid, NULL))) return EXIT_ERROR;
+    /* valid=a.csv,b.csv: one --valid a file, in order (LightGBM's list of validation sets) */
+    for (const char *v = valid; v && *v;) {
+        const char *e = strchr(v, ',');
+        const size_t len = e ? (size_t)(e - v) : strlen(v);
+        char file[4096];
+        if (len == 0 || len >= sizeof file)
+            return failf("SB_ERR_INVALID_ARGUMENT", "valid='%s': %s%s", valid,
+                         len ? "a file name longer than 4095 bytes" : "an empty file name in the list", "");
+        memcpy(file, v, len);
+        file[len] = '\0';
+        if (push(&a, "--valid", NULL) || push(&a, file, NULL)) return EXIT_ERROR;
+        v = e ? e + 1 : v + len;
+    }
     const char *freq = value_of(s, "bagging_freq", "0"), *frac = value_of(s, "bagging_fraction", NULL);
     char *end;
     long bf = strtol(freq, &end, 10);

@@ -36,7 +36,8 @@ static const char *k_usage =
     "  fixture inputs NAME [--out FILE] write the card of a fixture's inputs\n"
     "  card diff A B                    compare two cards: 'identical' (exit 0) or the\n"
     "                                   first stage where they part (exit 1)\n"
-    "  train --model gbdt --data FILE [--label NAME] [--valid FILE] [--objective OBJ]\n"
+    "  train --model gbdt --data FILE [--label NAME] [--valid FILE]... [--objective OBJ]\n"
+    "        (--valid once or more: several validation sets, logged as valid_0, valid_1, ...)\n"
     "  train --model linear|ridge|lasso|elasticnet|logistic|pca --data FILE [--label NAME] [key=value ...]\n"
     "  train --model random_forest|extra_trees --data FILE [--label NAME] [objective=classification|regression]\n"
     "        [n_estimators=100 max_depth=-1 max_features=sqrt bootstrap=true ...]   (docs/forest.md; labels of a\n"
@@ -488,6 +489,9 @@ static sb_status apply_columns(sb_dataset *names, sb_dataset *d, const char *wei
     return st;
 }
 
+#define CLI_MAX_VALID 64 /* --valid files one train takes */
+#define CLI_MAX_VALID_TEXT "64"
+
 static int cmd_train(int argc, char **argv) {
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
@@ -496,6 +500,11 @@ static int cmd_train(int argc, char **argv) {
     sb_model *init_model = NULL;
     sb_params *params = NULL;
     sb_dataset *dtrain = NULL, *dvalid = NULL;
+    /* --valid FILE, given once or more (LightGBM's valid list; at most CLI_MAX_VALID), and the
+     * --valid-query files beside them (one for all, or one per set in order) */
+    const char *vfiles[CLI_MAX_VALID], *vqueries[CLI_MAX_VALID];
+    sb_dataset *dvalids[CLI_MAX_VALID] = {NULL};
+    int nvf = 0, nvq = 0;
     sb_card *card = NULL;
     sb_model *model = NULL;
     int rc = EXIT_ERROR, eval_set = 0;
@@ -507,13 +516,25 @@ static int cmd_train(int argc, char **argv) {
         if (!strcmp(a, "--model") && v) model_kind = argv[++i];
         else if (!strcmp(a, "--data") && v) data = argv[++i];
         else if (!strcmp(a, "--label") && v) label = argv[++i];
-        else if (!strcmp(a, "--valid") && v) valid = argv[++i];
+        else if (!strcmp(a, "--valid") && v) {
+            if (nvf == CLI_MAX_VALID) {
+                rc = usage_error("train: --valid: at most %s validation files", CLI_MAX_VALID_TEXT);
+                goto done;
+            }
+            valid = vfiles[nvf++] = argv[++i];
+        }
         else if (!strcmp(a, "--out") && v) out = argv[++i];
         else if (!strcmp(a, "--card") && v) card_path = argv[++i];
         else if (!strcmp(a, "--format") && v) format = argv[++i];
         else if (!strcmp(a, "--weight") && v) weight = argv[++i];
         else if (!strcmp(a, "--query") && v) query = argv[++i];
-        else if (!strcmp(a, "--valid-query") && v) vquery = argv[++i];
+        else if (!strcmp(a, "--valid-query") && v) {
+            if (nvq == CLI_MAX_VALID) {
+                rc = usage_error("train: --valid-query: at most %s files", CLI_MAX_VALID_TEXT);
+                goto done;
+            }
+            vquery = vqueries[nvq++] = argv[++i];
+        }
         else if (!strcmp(a, "--group") && v) group = argv[++i];
         else if (!strcmp(a, "--weight-column") && v) weight_col = argv[++i];
         else if (!strcmp(a, "--ignore-column") && v) ignore_cols = argv[++i];
@@ -641,7 +662,14 @@ static int cmd_train(int argc, char **argv) {
         goto lib_fail;
     double t0 = now_s();
     if ((st = sb_dataset_read(data, format, label, &dtrain)) != SB_OK) goto lib_fail;
-    if (valid && (st = sb_dataset_read(valid, format, label, &dvalid)) != SB_OK) goto lib_fail;
+    if (nvq > 1 && nvq != nvf) {
+        rc = usage_error("train: the --valid-query files do not match the --valid files: give one for all or one "
+                         "per --valid file, in order%s", "");
+        goto done;
+    }
+    for (int k = 0; k < nvf; k++)
+        if ((st = sb_dataset_read(vfiles[k], format, label, &dvalids[k])) != SB_OK) goto lib_fail;
+    dvalid = dvalids[0];
     if (weight && weight_col) {
         rc = usage_error("train: --weight FILE and --weight-column %s both give the weights: give one", weight_col);
         goto done;
@@ -652,7 +680,8 @@ static int cmd_train(int argc, char **argv) {
     }
     /* columns by index are resolved against the training data before any leaves it */
     if (group && column_name(dtrain, group, "--group", &group_name) != SB_OK) goto done;
-    if (dvalid && apply_columns(dtrain, dvalid, weight_col, ignore_cols) != SB_OK) goto done;
+    for (int k = 0; k < nvf; k++)
+        if (apply_columns(dtrain, dvalids[k], weight_col, ignore_cols) != SB_OK) goto done;
     if (apply_columns(dtrain, dtrain, weight_col, ignore_cols) != SB_OK) goto done;
     if (weight && read_weights(weight, dtrain) != SB_OK) goto done;
     if (weight_col) {
@@ -669,13 +698,16 @@ static int cmd_train(int argc, char **argv) {
             fprintf(stderr, "samebits: note: %s is not read: an isolation forest takes no row weights\n", wpath);
         free(wpath);
     }
-    if (dvalid && !weight_col && weights_beside(valid, dvalid) != SB_OK) goto done;
+    for (int k = 0; k < nvf && !weight_col; k++)
+        if (weights_beside(vfiles[k], dvalids[k]) != SB_OK) goto done;
     if (!strcmp(model_kind, "gbdt")) { /* LightGBM's DATA.init: gradient boosting's starting margins */
         if (init_beside(data, dtrain) != SB_OK) goto done;
-        if (dvalid && init_beside(valid, dvalid) != SB_OK) goto done;
+        for (int k = 0; k < nvf; k++)
+            if (init_beside(vfiles[k], dvalids[k]) != SB_OK) goto done;
     }
     if (!knn && !labelled && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
-    if (dvalid && attach_groups(dvalid, valid, vquery, group_name) != SB_OK) goto done;
+    for (int k = 0; k < nvf; k++)
+        if (attach_groups(dvalids[k], vfiles[k], nvq > 1 ? vqueries[k] : vquery, group_name) != SB_OK) goto done;
     int64_t nrows;
     int32_t ncols;
     sb_dataset_shape(dtrain, &nrows, &ncols);
@@ -763,8 +795,11 @@ static int cmd_train(int argc, char **argv) {
             fprintf(stderr, "samebits: note: kmeans stopped at max_iter=%lld before the centers settled\n", (long long)it);
     } else {
         if (init_path) { /* continued training: n_estimators more iterations on the file's trees */
-            if ((st = sb_gbdt_fit_continue(params, dtrain, dvalid, init_model, card, &model)) != SB_OK) goto lib_fail;
-        } else if ((st = sb_gbdt_fit(params, dtrain, dvalid, card, &model)) != SB_OK) {
+            if ((st = sb_gbdt_fit_multi(params, dtrain, (const sb_dataset *const *)dvalids, nvf, NULL, init_model,
+                                        card, &model)) != SB_OK)
+                goto lib_fail;
+        } else if ((st = sb_gbdt_fit_multi(params, dtrain, (const sb_dataset *const *)dvalids, nvf, NULL, NULL, card,
+                                           &model)) != SB_OK) {
             goto lib_fail;
         }
         sb_model_info info;
@@ -787,7 +822,7 @@ done:
     sb_model_free(model);
     sb_card_free(card);
     sb_dataset_free(dtrain);
-    sb_dataset_free(dvalid);
+    for (int k = 0; k < nvf; k++) sb_dataset_free(dvalids[k]);
     sb_params_free(params);
     return rc;
 }

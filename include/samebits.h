@@ -278,6 +278,25 @@ SB_API sb_status sb_gbdt_params_check(const sb_params *params);
  * otherwise); the caller keeps it. */
 SB_API sb_status sb_gbdt_fit_continue(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
                                       const sb_model *init, sb_card *card, sb_model **out);
+/* Gradient boosting with several validation sets (LightGBM's valid_sets):
+ * valid[0..nvalid) (nvalid 0..4096; the caller keeps them), each named
+ * names[s] (1..127 bytes; names or names[s] NULL: "valid_<s>", LightGBM's
+ * default). A set that is the train pointer itself is the training set
+ * (named "training" by default): its metrics come from the training rows'
+ * own margins and it never decides early stopping. Every other set must have
+ * the training data's feature count and valid labels (named errors naming the
+ * set, before any training). Early stopping (early_stopping_rounds) follows
+ * LightGBM: every (set, metric) pair keeps its own best iteration (only the
+ * first metric, on every set, with first_metric_only=true, the default here),
+ * and the first pair, set by set, that has not improved for that many rounds
+ * stops the fit at its best iteration. The sets change no tree unless early
+ * stopping cuts, so the model's bytes with one set are sb_gbdt_fit's (which,
+ * like sb_gbdt_fit_continue, is this call with nvalid 0 or 1). The metric
+ * log keeps every set (sb_model_get_eval_set_name). init: NULL for a fresh
+ * fit, else continued training as sb_gbdt_fit_continue. card may be NULL. */
+SB_API sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *train, const sb_dataset *const *valid,
+                                   int32_t nvalid, const char *const *names, const sb_model *init, sb_card *card,
+                                   sb_model **out);
 
 /* Train a random forest or Extra Trees (Breiman 2001; Geurts et al. 2006) on
  * the CPU. params: docs/forest.md (model=random_forest|extra_trees,
@@ -444,13 +463,18 @@ SB_API sb_status sb_model_get_array(const sb_model *m, const char *name, float *
 SB_API sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out);
 /* A gradient boosting fit given validation rows keeps its metric log (not in
  * the file; a loaded model has none: SB_ERR_NOT_FOUND): sb_model_get_int's
- * "eval_iterations" (iterations that ran), "eval_metrics" (metrics a
- * iteration) and "best_iteration" (1-based, the iteration early stopping
- * kept; 0 when it did not run), sb_model_get_array's "eval_history" (the
- * values, iteration by iteration, eval_metrics a row) and the metric names
- * here (k < eval_metrics; the first decides early stopping; the pointer lives
- * as long as the model). */
+ * "eval_iterations" (iterations that ran), "eval_metrics" (metrics a set and
+ * iteration), "eval_sets" (validation sets) and "best_iteration" (1-based,
+ * the iteration early stopping kept; 0 when it did not run),
+ * sb_model_get_array's "eval_history" (the values, iteration by iteration,
+ * set by set within an iteration, eval_metrics values a set: eval_sets x
+ * eval_metrics a row) and the metric names here (k < eval_metrics; the first
+ * decides early stopping; the pointer lives as long as the model). */
 SB_API sb_status sb_model_get_eval_name(const sb_model *m, int32_t k, const char **name);
+/* Validation set s's name in the metric log (s < "eval_sets", the fit's
+ * order): the name given to sb_gbdt_fit_multi, "valid_<s>" or "training"
+ * (the pointer lives as long as the model). SB_ERR_NOT_FOUND without a log. */
+SB_API sb_status sb_model_get_eval_set_name(const sb_model *m, int32_t s, const char **name);
 
 /* Train an isolation forest (Liu, Ting and Zhou 2008). params: n_estimators
  * (100), max_samples (256 rows per tree), random_state, max_bin. The model's

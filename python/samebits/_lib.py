@@ -85,6 +85,8 @@ _PROTOS = {
     "sb_dataset_free": (None, [c_void_p]),
     "sb_gbdt_fit": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_gbdt_fit_continue": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    "sb_gbdt_fit_multi": (c_int, [c_void_p, c_void_p, _P(c_void_p), c_int32, _P(c_char_p), c_void_p, c_void_p,
+                                  _P(c_void_p)]),
     "sb_model_predict": (c_int, [c_void_p, c_void_p, c_int, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_isolation_forest_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
@@ -97,6 +99,7 @@ _PROTOS = {
     "sb_model_get_array": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
     "sb_model_get_eval_name": (c_int, [c_void_p, c_int32, _P(c_char_p)]),
+    "sb_model_get_eval_set_name": (c_int, [c_void_p, c_int32, _P(c_char_p)]),
     # ---- the nearest-neighbors family (src/models/neighbors/, docs/neighbors.md) ----
     "sb_knn_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_dbscan_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),

@@ -208,8 +208,17 @@ class Model:
         return cls(Handle(out, lib.sb_model_free))
 
     @classmethod
-    def fit_gbdt(cls, pairs, train, valid=None, card=None, init=None):
-        """Gradient boosting; from init's trees (a Model) when given: continued training."""
+    def fit_gbdt(cls, pairs, train, valid=None, card=None, init=None, names=None):
+        """Gradient boosting; from init's trees (a Model) when given: continued training.
+        valid: None, one dataset handle, or a list of them (sb_gbdt_fit_multi; names:
+        None or one str a set; a handle that is train itself is the training set)."""
+        if isinstance(valid, list):
+            ptrs = (c_void_p * max(len(valid), 1))(*[v.ptr for v in valid])
+            cnames = None
+            if names is not None:
+                cnames = (ctypes.c_char_p * max(len(names), 1))(*[n.encode("utf-8") for n in names])
+            return cls._fit(lib.sb_gbdt_fit_multi, pairs, train, ptrs, len(valid), cnames,
+                            init._h.ptr if init is not None else None, card=card)
         if init is not None:
             return cls._fit(lib.sb_gbdt_fit_continue, pairs, train, valid.ptr if valid is not None else None,
                             init._h.ptr, card=card)
@@ -343,23 +352,32 @@ class Model:
 
     def evals(self):
         """A gradient boosting fit's validation metric log, or None (no
-        validation rows, or a loaded model): ({name: [value per iteration]},
-        best_iteration), the names in the C library's order (the first decides
-        early stopping), best_iteration 1-based or 0 when early stopping did not run."""
+        validation rows, or a loaded model): ({set name: {metric name: [value
+        per iteration]}}, best_iteration), the sets in the fit's order and the
+        metrics in the C library's (the first decides early stopping),
+        best_iteration 1-based or 0 when early stopping did not run."""
         v = c_int64(0)
         if lib.sb_model_get_int(self._h.ptr, b"eval_metrics", byref(v)) != 0:
             return None
         nm = v.value
+        check(lib.sb_model_get_int(self._h.ptr, b"eval_sets", byref(v)))
+        ns = v.value
         check(lib.sb_model_get_int(self._h.ptr, b"eval_iterations", byref(v)))
         niter = v.value
         check(lib.sb_model_get_int(self._h.ptr, b"best_iteration", byref(v)))
         best = v.value
-        values = self.get_array("eval_history").tolist() if niter * nm else []
-        out = {}
+        values = self.get_array("eval_history").tolist() if niter * nm * ns else []
+        metrics = []
         for k in range(nm):
             p = ctypes.c_char_p()
             check(lib.sb_model_get_eval_name(self._h.ptr, k, byref(p)))
-            out[p.value.decode()] = [float(values[i * nm + k]) for i in range(niter)]
+            metrics.append(p.value.decode())
+        out = {}
+        for s in range(ns):
+            p = ctypes.c_char_p()
+            check(lib.sb_model_get_eval_set_name(self._h.ptr, s, byref(p)))
+            out[p.value.decode()] = {name: [float(values[(i * ns + s) * nm + k]) for i in range(niter)]
+                                     for k, name in enumerate(metrics)}
         return out, best
 
     def profile(self):

@@ -51,6 +51,8 @@ _KEYS = {
     "verbose": ("eval_period", int),
     "numeric_mode": ("numeric_mode", str),
     "device": ("device", str),
+    "scale_pos_weight": ("scale_pos_weight", float),
+    "is_unbalance": ("is_unbalance", str),
     "monotone_constraints": ("monotone_constraints", "ints"),
     "interaction_constraints": ("interaction_constraints", "sets"),
     "colsample_bynode": ("colsample_bynode", float),
@@ -120,6 +122,7 @@ _FILE_KEYS = {
     "base_score": ("base_score", float, "auto"),
     "bin_sample_rows": ("bin_sample_rows", int, "200000"),
     "numeric_mode": ("numeric_mode", str, "identical"),
+    "scale_pos_weight": ("scale_pos_weight", float, None),  # written only when not 1 (binary)
     "monotone_constraints": ("monotone_constraints", "ints", None),
     "interaction_constraints": ("interaction_constraints", "sets", None),
     "colsample_bynode": ("colsample_bynode", float, None),
@@ -211,10 +214,14 @@ class GradientBoosting(FittedModel, Estimator):
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, alpha=None,
-                 tweedie_variance_power=None, monotone_constraints=None, interaction_constraints=None,
-                 colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
-                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
+                 tweedie_variance_power=None, class_weight=None, scale_pos_weight=None, is_unbalance=None,
+                 monotone_constraints=None, interaction_constraints=None, colsample_bynode=1.0,
+                 boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5, uniform_drop=False,
+                 xgboost_dart_mode=False, drop_seed=None):
         self.loss = loss
+        self.class_weight = class_weight  # classifiers: 'balanced' or {label: weight}, folded into the row weights
+        self.scale_pos_weight = scale_pos_weight  # binary: the positive rows' weight factor (None: 1)
+        self.is_unbalance = is_unbalance  # binary: the rarer class weighted by the count ratio (None: False)
         self.alpha = alpha  # huber's delta, quantile's level (LightGBM's alpha; None: 0.9)
         self.tweedie_variance_power = tweedie_variance_power  # tweedie: in (1, 2); None: 1.5
         self.n_estimators = n_estimators
@@ -286,6 +293,10 @@ class GradientBoosting(FittedModel, Estimator):
                 continue
             if name in ("verbose",):
                 value = int(value) if isinstance(value, bool) else value
+            if name == "is_unbalance":
+                if not isinstance(value, bool):
+                    raise InvalidArgumentError("parameter is_unbalance=%r must be True or False" % (value,))
+                value = "true" if value else "false"
             pairs.append((key, _text(name, value, kind)))
         if self.boosting_type == "dart":
             for name, (key, kind) in _DART_KEYS.items():
@@ -388,13 +399,20 @@ class GradientBoosting(FittedModel, Estimator):
 
     # ---- fit ------------------------------------------------------------------
     @with_n_jobs
-    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None, init_score=None):
-        """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair (or a list
-        holding one) for the metric log and early stopping; callbacks: LightGBM's
-        samebits.early_stopping, log_evaluation and record_evaluation (samebits.callback).
-        With eval_set, evals_result_ ({"valid_0": {metric: [value per iteration]}}),
-        best_iteration_ (1-based; 0 without early stopping) and best_score_ are set,
-        as LightGBM sets them. init_model (LightGBM's continued training): a fitted
+    def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None, eval_names=None,
+            eval_sample_weight=None, init_score=None):
+        """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair or a list of
+        them (LightGBM's several validation sets) for the metric log and early stopping,
+        named by eval_names (default "valid_0", "valid_1", ...; the pair (X, y) itself,
+        the very objects, is the training set, "training", which never stops the fit)
+        and weighted by eval_sample_weight (a list, None or an array a set); callbacks:
+        LightGBM's samebits.early_stopping, log_evaluation and record_evaluation
+        (samebits.callback). With eval_set, evals_result_ ({"valid_0": {metric: [value
+        per iteration]}, ...}), best_iteration_ (1-based; 0 without early stopping) and
+        best_score_ are set, as LightGBM sets them; early stopping stops when any
+        (set, metric) pair has not improved for early_stopping_rounds rounds.
+        A classifier's class_weight ('balanced' or {label: weight}) multiplies each
+        row's weight, as LightGBM's and scikit-learn's. init_model (LightGBM's continued training): a fitted
         gradient boosting estimator, a model file's path or its bytes; n_estimators more
         iterations are grown on top of its trees, and m then n iterations give the m + n
         iteration model's bytes (sb_gbdt_fit_continue). init_score (LightGBM's): each
@@ -424,6 +442,8 @@ class GradientBoosting(FittedModel, Estimator):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
         boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        if boosting and classify and getattr(self, "class_weight", None) is not None:
+            weight = self._class_weighted(label, weight, len(classes), classes)
         scores = None
         if init_score is not None:
             if not boosting:
@@ -460,28 +480,16 @@ class GradientBoosting(FittedModel, Estimator):
                         init_score=scores[1:] if scores else None)
         valid = None
         if eval_set is not None:
-            pairs_ = list(eval_set) if isinstance(eval_set, list) else [eval_set]
-            if len(pairs_) != 1 or len(pairs_[0]) != 2:
-                raise InvalidArgumentError("eval_set must be one (X_val, y_val) pair or a list holding one; "
-                                           "the C library takes one validation set")
-            Xv, yv = pairs_[0]
-            mv = _array.matrix(Xv, "eval_set X")
-            if classify:
-                self._pending_classes = classes
-                try:
-                    lv = self._label_index(yv, "eval_set y")
-                finally:
-                    del self._pending_classes
-            else:
-                lv = _array.vector(yv, "eval_set y")
-            if lv[2] != mv.nrows:
-                raise InvalidInputError("eval_set X has %d rows but y has %d labels" % (mv.nrows, lv[2]))
-            if m.names is not None and mv.names is None:
-                mv.names = m.names
-            valid = dataset(mv, label=lv[1:], group=groups[1])
+            valid = self._eval_sets(eval_set, eval_names, eval_sample_weight, X, y, m, train, classify, classes,
+                                    groups[1], boosting)
+        elif eval_names is not None or eval_sample_weight is not None:
+            raise InvalidArgumentError("eval_names and eval_sample_weight go with eval_set")
         card = Card() if self.record_stages else None
-        model = self._fit_model(pairs, train, valid, card) if init is None else \
-            Model.fit_gbdt(pairs, train, valid, card, init=init)
+        if boosting:
+            model = Model.fit_gbdt(pairs, train, valid, card, init=init, names=eval_names) if valid is not None \
+                else Model.fit_gbdt(pairs, train, None, card, init=init)
+        else:
+            model = self._fit_model(pairs, train, valid[0] if valid else None, card)
         if classify:
             model.set_class_labels(classes)  # the file keeps classes_ (docs/model-format.md, "Class labels")
         # success: replace the fitted state all at once
@@ -493,6 +501,104 @@ class GradientBoosting(FittedModel, Estimator):
             self._set_evals(model, records, stopper)
         return self
 
+    def _eval_sets(self, eval_set, eval_names, eval_sample_weight, X, y, m, train, classify, classes, groups,
+                   boosting):
+        """The dataset handles of eval_set (a pair or a list of pairs), in order:
+        the training handle itself for the pair (X, y) (the very objects, as
+        LightGBM's), else a new dataset of the set's rows, labels (a classifier's
+        mapped through classes), weights (eval_sample_weight[i]) and query sizes
+        (groups: one sequence for one set, else one a set); names and weights
+        checked against the set count by name."""
+        sets = list(eval_set) if isinstance(eval_set, list) else [eval_set]
+        if not sets or any(not isinstance(p, (tuple, list)) or len(p) != 2 for p in sets):
+            raise InvalidArgumentError("eval_set must be an (X_val, y_val) pair or a list of such pairs")
+        if not boosting and len(sets) > 1:
+            raise InvalidArgumentError("%s takes no eval_set" % type(self).__name__)
+        if eval_names is not None:
+            if not isinstance(eval_names, (list, tuple)) or len(eval_names) != len(sets) or \
+                    any(not isinstance(n, str) or not n for n in eval_names):
+                raise InvalidArgumentError("eval_names must be a list of %d non-empty strings, one per eval_set pair"
+                                           % len(sets))
+        if eval_sample_weight is not None and (not isinstance(eval_sample_weight, (list, tuple))
+                                               or len(eval_sample_weight) != len(sets)):
+            raise InvalidArgumentError("eval_sample_weight must be a list of %d entries (an array or None), one per "
+                                       "eval_set pair" % len(sets))
+        if len(sets) > 1 and groups is not None and (not isinstance(groups, (list, tuple)) or len(groups) != len(sets)):
+            raise InvalidInputError("eval_group must hold one query-size sequence per eval_set pair (%d)" % len(sets))
+        out = []
+        for i, (Xv, yv) in enumerate(sets):
+            if Xv is X and yv is y:  # the training set itself (LightGBM's "training")
+                out.append(train)
+                continue
+            what = "eval_set[%d]" % i if len(sets) > 1 else "eval_set"
+            mv = _array.matrix(Xv, what + " X")
+            if classify:
+                self._pending_classes = classes
+                try:
+                    lv = self._label_index(yv, what + " y")
+                finally:
+                    del self._pending_classes
+            else:
+                lv = _array.vector(yv, what + " y")
+            if lv[2] != mv.nrows:
+                raise InvalidInputError("%s X has %d rows but y has %d labels" % (what, mv.nrows, lv[2]))
+            wv = None
+            if eval_sample_weight is not None and eval_sample_weight[i] is not None:
+                wv = _array.vector(eval_sample_weight[i], "eval_sample_weight[%d]" % i)
+                if wv[2] != mv.nrows:
+                    raise InvalidInputError("%s X has %d rows but eval_sample_weight[%d] has %d values"
+                                            % (what, mv.nrows, i, wv[2]))
+            if m.names is not None and mv.names is None:
+                mv.names = m.names
+            out.append(dataset(mv, label=lv[1:], weight=wv[1:] if wv else None,
+                               group=groups if len(sets) == 1 else groups[i] if groups is not None else None))
+        return out
+
+    def _class_weighted(self, label, weight, n_classes, classes):
+        """The rows' weights with class_weight folded in (classifiers; LightGBM's
+        sklearn class_weight): 'balanced' gives class k the weight
+        n_samples / (n_classes * count_k) (scikit-learn's compute_class_weight,
+        float64, rounded once to float32), a dict {label: weight} its values (a
+        class left out weighs 1); each row's weight is its sample_weight (1
+        without) times its class's, one float32 multiplication. (ptr, n, array)
+        as _array.vector returns it."""
+        import struct
+        cw = self.class_weight
+        n = label[2]
+        idx = [int(label[0][i]) for i in range(n)]
+        if isinstance(cw, str):
+            if cw != "balanced":
+                raise InvalidArgumentError("class_weight=%r: 'balanced' or a dict {label: weight}" % (cw,))
+            counts = [0] * n_classes
+            for k in idx:
+                counts[k] += 1
+            per = [n / (n_classes * c) if c else 1.0 for c in counts]
+        elif isinstance(cw, dict):
+            per = []
+            for c in classes:
+                key = c.item() if hasattr(c, "item") else c
+                per.append(float(cw.get(key, 1.0)))
+            unknown = [k for k in cw if k not in [c.item() if hasattr(c, "item") else c for c in classes]]
+            if unknown:
+                raise InvalidArgumentError("class_weight: the labels %r are not in y" % (unknown,))
+            if any(not (v >= 0.0) or v == float("inf") for v in per):
+                raise InvalidArgumentError("class_weight: every weight must be finite and >= 0")
+        else:
+            raise InvalidArgumentError("class_weight=%r: 'balanced' or a dict {label: weight}" % (cw,))
+
+        def f32(v):
+            return struct.unpack("<f", struct.pack("<f", v))[0]
+        per = [f32(v) for v in per]
+        np = sys.modules.get("numpy")
+        if np is not None:  # float32 products, each rounded once to nearest: the loop's bits, faster
+            w = np.ones(n, np.float32) if not weight else np.ctypeslib.as_array(weight[1], (n,)).astype(np.float32)
+            out = w * np.asarray(per, np.float32)[np.asarray(idx, np.int64)]
+        else:
+            out = [f32((f32(weight[0][i]) if weight else 1.0) * per[idx[i]]) for i in range(n)]
+        if n and not any(out):
+            raise InvalidInputError("sample_weight times class_weight is all zero: nothing to learn from")
+        return _array.vector(out, "sample_weight")
+
     def _set_evals(self, model, records, stopper):
         """evals_result_, best_iteration_ and best_score_ from the fit's metric
         log (LightGBM's names and shapes; empty without validation rows), the
@@ -501,14 +607,15 @@ class GradientBoosting(FittedModel, Estimator):
         self.evals_result_, self.best_score_, self.best_iteration_ = {}, {}, 0
         if ev is not None:
             log, best = ev
-            self.evals_result_ = {"valid_0": log}
+            self.evals_result_ = log
             self.best_iteration_ = best
-            self.best_score_ = {"valid_0": {k: (v[best - 1] if best else v[-1]) for k, v in log.items() if v}}
+            self.best_score_ = {s: {k: (v[best - 1] if best else v[-1]) for k, v in d.items() if v}
+                                for s, d in log.items()}
         for r in records:
             r.clear()
             r.update({k: {m: list(v) for m, v in d.items()} for k, d in self.evals_result_.items()})
         if stopper is not None and stopper.verbose and self.best_iteration_:
-            scores = "\t".join("valid_0's %s: %g" % kv for kv in self.best_score_["valid_0"].items())
+            scores = "\t".join("%s's %s: %g" % (s, k, v) for s, d in self.best_score_.items() for k, v in d.items())
             print("Early stopping, best iteration is:\n[%d]\t%s" % (self.best_iteration_, scores))
 
     def _fit_model(self, pairs, train, valid, card):
@@ -719,6 +826,8 @@ class GradientBoosting(FittedModel, Estimator):
                 out[name] = None
             else:
                 out[name] = _file_value(text, kind) if kind is not str else text
+        if stored.get("is_unbalance") == "true":  # written only when set (binary)
+            out["is_unbalance"] = True
         if "metric" in stored:
             objective = model.info()["objective"]
             out["eval_metric"] = None if stored["metric"] == _DEFAULT_METRIC.get(objective) else stored["metric"]
@@ -832,7 +941,8 @@ class GradientBoostingClassifier(GradientBoosting):
                  min_child_weight=1e-3, reg_lambda=0.0, min_split_gain=0.0, subsample=1.0,
                  colsample_bytree=1.0, random_state=None, early_stopping_rounds=None, eval_metric=None,
                  base_score=None, bin_sample_rows=None, verbose=0, numeric_mode=None, device="cpu",
-                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, monotone_constraints=None, interaction_constraints=None,
+                 record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, class_weight=None,
+                 scale_pos_weight=None, is_unbalance=None, monotone_constraints=None, interaction_constraints=None,
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
                  uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
@@ -844,8 +954,8 @@ class GradientBoostingClassifier(GradientBoosting):
                          eval_metric=eval_metric, base_score=base_score, bin_sample_rows=bin_sample_rows,
                          verbose=verbose, numeric_mode=numeric_mode, device=device,
                          record_stages=record_stages, n_jobs=n_jobs, importance_type=importance_type,
-                         reg_alpha=reg_alpha,
-                         monotone_constraints=monotone_constraints,
+                         reg_alpha=reg_alpha, class_weight=class_weight, scale_pos_weight=scale_pos_weight,
+                         is_unbalance=is_unbalance, monotone_constraints=monotone_constraints,
                          interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode,
                          boosting_type=boosting_type, drop_rate=drop_rate, max_drop=max_drop,
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
@@ -916,9 +1026,11 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             pairs.append(("eval_at", _text("eval_at", self.eval_at, int)))
         return pairs
 
-    def fit(self, X, y, group=None, sample_weight=None, eval_set=None, eval_group=None):
+    def fit(self, X, y, group=None, sample_weight=None, eval_set=None, eval_group=None, eval_names=None):
         """Train on X, relevance labels y (integers 0..30 with the default label_gain)
-        and group, the sizes of the consecutive queries (they add up to len(y))."""
+        and group, the sizes of the consecutive queries (they add up to len(y));
+        eval_set: a pair or a list of pairs, eval_group their query sizes (one
+        sequence a set, in a list with several sets), eval_names their names."""
         if group is None:
             raise InvalidInputError("GradientBoostingRanker.fit needs group= (the query sizes)")
         if eval_set is not None and eval_group is None:
@@ -927,7 +1039,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
             eval_group = eval_group[0]
         self._pending_groups = (group, eval_group)
         try:
-            return super().fit(X, y, sample_weight=sample_weight, eval_set=eval_set)
+            return super().fit(X, y, sample_weight=sample_weight, eval_set=eval_set, eval_names=eval_names)
         finally:
             del self._pending_groups
 

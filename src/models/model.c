@@ -273,6 +273,7 @@ void sb_model_free(sb_model *m) {
 void sb_evals_free(sb_evals *e) {
     if (!e) return;
     sb_free(e->values);
+    sb_free(e->sets);
     sb_free(e);
 }
 

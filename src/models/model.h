@@ -142,13 +142,16 @@ typedef struct sb_spectral {
 } sb_spectral;
 
 /* The validation metrics of a gradient boosting fit, every iteration that ran:
- * values[it * nm + j] is metric j (names[j]; the first decides early
- * stopping) after iteration it + 1; best is the 1-based iteration early
- * stopping kept (0: none ran). Fit-only: a loaded model has none. */
+ * values[(it * nsets + s) * nm + j] is metric j (names[j]; the first decides
+ * early stopping) of validation set s (sets[s], in the fit's order) after
+ * iteration it + 1; best is the 1-based iteration early stopping kept (0:
+ * none ran). Fit-only: a loaded model has none. */
 #define SB_EVALS_MAX_METRICS 16
+#define SB_EVALS_SET_NAME 128 /* a set's name: at most 127 bytes and the NUL */
 typedef struct sb_evals {
-    int32_t niter, nm, best;
+    int32_t niter, nm, best, nsets;
     char names[SB_EVALS_MAX_METRICS][48];
+    char (*sets)[SB_EVALS_SET_NAME];
     float *values;
 } sb_evals;
 void sb_evals_free(sb_evals *e);

@@ -235,9 +235,11 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
 
 @pytest.mark.parametrize("extra,why", [
     (["path_smooth=0.5"], "parameter path_smooth=0.5 (the command line) is not supported here"),
-    (["is_unbalance=true"], "parameter is_unbalance=true (the command line) is not supported here"),
+    (["is_unbalance=true", "scale_pos_weight=2"], "is_unbalance=true and scale_pos_weight=2: give one of them"),
+    (["objective=regression", "scale_pos_weight=2"], "scale_pos_weight is only for objective=binary"),
     (["categorical_feature=1,2"], "categorical_feature=1,2: samebits has no categorical splits yet"),
-    (["valid=a.test,b.test"], "evaluates one validation set"),
+    (["valid=binary_classification_binary.test,,a.test"], "an empty file name in the list"),
+    (["valid=binary_classification_binary.test,a.test"], "a.test"),
     (["num_trees=3", "num_iterations=4"], "parameter num_iterations is given twice"),
     (["task=convert_model"], "task=convert_model is not supported"),
     (["boosting=goss"], "parameter boosting='goss' is not supported: gbdt or dart"),
@@ -615,3 +617,67 @@ def test_continued_training_from_a_config_equals_the_whole_fit(examples):
     assert (examples / "half.sbm").read_bytes() != (examples / "full.sbm").read_bytes()
     bad = in_dir(examples, *base, "num_trees=2", "input_model=nothere.sbm", "model_out=x.sbm")
     assert bad.returncode == 2 and "nothere.sbm" in bad.stderr and not (examples / "x.sbm").exists()
+
+
+# ---- issue 21: several validation sets and class weights ----------------------------
+
+
+def test_several_validation_files_as_lightgbm_lists_them(examples):
+    """valid=a,b: every file is a validation set, logged by its name (valid_0,
+    valid_1), and the model is the one of a single set (validation data never
+    changes the trees)."""
+    base = ["config=binary_classification.train.conf", "num_trees=4", "is_training_metric=false"]
+    two = in_dir(examples, *base, "valid=binary_classification_binary.test,binary_classification_binary.train",
+                 "model_out=two.sbm")
+    one = in_dir(examples, *base, "model_out=one.sbm")
+    assert two.returncode == 0 and one.returncode == 0, two.stderr + one.stderr
+    assert digest_of(two) == digest_of(one)
+    lines = log_lines(two)
+    assert "[4] valid_0 logloss:" in two.stderr and "[4] valid_1 auc:" in two.stderr, two.stderr
+    assert [l.split()[1] for l in lines[:4]] == ["valid_0", "valid_0", "valid_1", "valid_1"], lines
+    # a single set keeps the log it always had
+    assert "[4] valid logloss:" in one.stderr and "valid_0" not in one.stderr
+
+
+def test_several_valid_flags_and_early_stopping_on_any_set(tmp_path):
+    data = EX / "regression_regression.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    rows = data.read_text().splitlines()
+    flipped = tmp_path / "flipped.tsv"  # the labels negated: its l2 worsens from the first trees
+    flipped.write_text("".join("%s\t%s\n" % (-float(r.split("\t", 1)[0]) + 0.0, r.split("\t", 1)[1]) for r in rows))
+    base = ["train", "--model", "gbdt", "--data", str(data), "--format", "tsv-noheader", "n_estimators=40",
+            "eval_period=1", "early_stopping_rounds=3", "learning_rate=0.3"]
+    r = samebits(*base, "--valid", str(EX / "regression_regression.test"), "--valid", str(flipped))
+    assert r.returncode == 0, r.stderr
+    assert "early stopping: best iteration" in r.stderr and "valid_1's rmse" in r.stderr, r.stderr
+    alone = samebits(*base, "--valid", str(EX / "regression_regression.test"))
+    assert alone.returncode == 0, alone.stderr
+    last = max(int(l[1:l.index("]")]) for l in log_lines(r))
+    assert last < max(int(l[1:l.index("]")]) for l in log_lines(alone))  # the second set stopped it
+
+
+def test_a_validation_file_with_other_columns_is_refused_by_name(tmp_path):
+    data = EX / "regression_regression.train"
+    if not data.exists():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    short = tmp_path / "short.tsv"
+    short.write_text("".join("\t".join(r.split("\t")[:5]) + "\n" for r in data.read_text().splitlines()[:50]))
+    r = samebits("train", "--model", "gbdt", "--data", str(data), "--format", "tsv-noheader", "n_estimators=2",
+                 "--valid", str(EX / "regression_regression.test"), "--valid", str(short), "--out",
+                 str(tmp_path / "m.sbm"))
+    assert r.returncode == 2 and "validation set 'valid_1' has 4 features, training data 28" in r.stderr, r.stderr
+    assert not (tmp_path / "m.sbm").exists()
+
+
+def test_scale_pos_weight_and_is_unbalance_are_real(examples):
+    base = ["config=binary_classification.train.conf", "num_trees=3", "metric_freq=0"]
+    plain = in_dir(examples, *base, "model_out=a.sbm")
+    spw = in_dir(examples, *base, "scale_pos_weight=3", "model_out=b.sbm")
+    unb = in_dir(examples, *base, "is_unbalance=true", "model_out=c.sbm")
+    assert plain.returncode == spw.returncode == unb.returncode == 0, spw.stderr + unb.stderr
+    assert len({digest_of(plain), digest_of(spw), digest_of(unb)}) == 3
+    # the model's parameter text names them (only when set)
+    assert b"scale_pos_weight=3" in (examples / "b.sbm").read_bytes()
+    assert b"is_unbalance=true" in (examples / "c.sbm").read_bytes()
+    assert b"scale_pos_weight" not in (examples / "a.sbm").read_bytes()

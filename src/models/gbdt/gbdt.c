@@ -37,11 +37,28 @@ _Static_assert(SB_K_OBJ_REGRESSION == SB_OBJ_REGRESSION && SB_K_OBJ_BINARY == SB
 #define SB_PURPOSE_DART 0x44415254u      /* "DART": an iteration's draw to drop an earlier one */
 #define SB_PURPOSE_DART_SKIP 0x44534B50u /* "DSKP": an iteration's draw to skip dropping */
 #define ROW_GRAIN 8192
+#define SB_GBDT_MAX_VALID 4096 /* validation sets a fit takes (sb_gbdt_fit_multi) */
 #define QUANT_LEVELS 1073741824.0f /* |quantized gradient| <= 2^30: row sums fit int64 for 2^31 rows */
+
+/* One validation set of a fit: the caller's dataset (NULL for the training
+ * set itself, which is evaluated on the training rows' own margins and never
+ * decides early stopping, as LightGBM's "training" set), its margins (owned
+ * here), its query groups (ranking) and the name it is logged and kept under. */
+typedef struct vset {
+    const sb_dataset *d;
+    const sb_table *t;
+    float *pred;          /* t->nrows x K margins; NULL for the training set */
+    sb_rank_groups q;
+    char name[SB_EVALS_SET_NAME];
+    const char *label;    /* the log's name: name, or "valid" for a single unnamed set (the log as it was) */
+} vset;
 
 typedef struct fit {
     const gbdt_params *p;
-    const sb_table *tr, *va;
+    const sb_table *tr, *va; /* va: the validation set update_valid_task adds to now */
+    const sb_table *tm;      /* the training rows as metrics see them (before class weights) */
+    int32_t nsets;           /* validation sets, in the caller's order */
+    vset *sets;
     int32_t K;
     int32_t it0; /* continued training: the iterations the initial model holds (0: a fresh fit) */
     sb_card *card;
@@ -68,7 +85,7 @@ typedef struct fit {
     /* ranking objectives (rank.c): the configuration and the query groups */
     int ranking;
     sb_rank_cfg rc;
-    sb_rank_groups tq, vq;
+    sb_rank_groups tq;
     float obj_param;      /* the objective's parameter (sb_gbdt_obj_param) */
     /* boosting=dart: per iteration of this fit, its weight (the factor its
      * trees carry against a plain tree's learning rate) and whether the
@@ -413,6 +430,17 @@ static void update_valid_task(void *ctx, int64_t task) {
     }
 }
 
+/* The tree just grown (f->grown, class f->cls) added to every validation
+ * set's margins (the training set's are the training rows', updated apart). */
+static void update_valid(fit *f) {
+    for (int32_t s = 0; s < f->nsets; s++) {
+        if (!f->sets[s].d) continue;
+        f->va = f->sets[s].t;
+        f->vpred = f->sets[s].pred;
+        sb_parallel_for(sb_chunk_count(f->va->nrows, ROW_GRAIN), update_valid_task, f);
+    }
+}
+
 /* Leaf renewal of objective=quantile: the Newton step of the pinball loss
  * (hessian 1) only moves a leaf by the share of its rows on either side, so
  * every leaf's value becomes the weighted alpha-quantile of its in-bag rows'
@@ -660,10 +688,11 @@ static void dart_margin_task(void *ctx, int64_t task) {
 static sb_status dart_margins(fit *f, int skip) {
     dart_job j = {f, f->tr, f->pred, skip};
     sb_parallel_for(sb_chunk_count(f->tr->nrows, ROW_GRAIN), dart_margin_task, &j);
-    if (f->va && !skip) {
-        dart_job v = {f, f->va, f->vpred, 0};
-        sb_parallel_for(sb_chunk_count(f->va->nrows, ROW_GRAIN), dart_margin_task, &v);
-    }
+    for (int32_t s = 0; s < f->nsets && !skip; s++)
+        if (f->sets[s].d) {
+            dart_job v = {f, f->sets[s].t, f->sets[s].pred, 0};
+            sb_parallel_for(sb_chunk_count(f->sets[s].t->nrows, ROW_GRAIN), dart_margin_task, &v);
+        }
     return f->dev ? f->ops->set_margins(f->dev, f->pred) : SB_OK;
 }
 
@@ -878,7 +907,7 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
         if (st == SB_OK) st = f->ops->add_tree(f->dev, bn, gr.tree.nnodes, c);
         sb_free(bn);
         f->grown = &gr;
-        if (st == SB_OK && f->va) sb_parallel_for(sb_chunk_count(f->va->nrows, ROW_GRAIN), update_valid_task, f);
+        if (st == SB_OK) update_valid(f);
         if (st == SB_OK && f->card) st = f->ops->read_quantized(f->dev, f->gq, f->hq);
         if (st == SB_OK) st = record_tree(f, t, &gr);
         if (st == SB_OK) st = push_tree(f, &gr);
@@ -889,20 +918,22 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
     return SB_OK;
 }
 
-/* The metrics of iteration it on the validation rows (valid) or the training
- * rows: the first nm of p->metrics (the first is p->metric at p->metric_at),
- * each logged to stderr when log is set; the first one's value and name in
- * *first and first_name (48 bytes); with ev, all nm values and names kept
- * there as iteration it's. */
-static sb_status eval_metrics(const fit *f, int32_t it, int valid, int log, int32_t nm, float *first,
-                              char *first_name, sb_evals *ev) {
+/* The metrics of iteration it on validation set s (s < 0: the training rows,
+ * logged as "train"): the first nm of p->metrics (the first is p->metric at
+ * p->metric_at) into vals[0..nm), each logged to stderr when log is set
+ * ("[it] <set> <metric>: value"); with ev, all nm values and names kept there
+ * as iteration it's, in set s's slot of the row. Values are computed on the
+ * host from the margins by exact sums (metrics.c): they never feed the trees. */
+static sb_status eval_metrics(const fit *f, int32_t it, int32_t s, int log, int32_t nm, float *vals, sb_evals *ev) {
     const gbdt_params *p = f->p;
-    const sb_table *et = valid ? f->va : f->tr;
-    const float *pred = valid ? f->vpred : f->pred;
+    const vset *vs = s >= 0 ? &f->sets[s] : NULL;
+    const int train = !vs || !vs->d;
+    const sb_table *et = train ? f->tm : vs->t;
+    const float *pred = train ? f->pred : vs->pred;
     for (int32_t j = 0; j < nm; j++) {
         const int32_t mj = j ? p->metrics[j] : p->metric, atj = j ? p->metrics_at[j] : p->metric_at;
         float vj;
-        sb_status st = f->ranking ? sb_rank_metric(mj == SB_METRIC_MAP, atj, &f->rc, valid ? &f->vq : &f->tq,
+        sb_status st = f->ranking ? sb_rank_metric(mj == SB_METRIC_MAP, atj, &f->rc, train ? &f->tq : &vs->q,
                                                    et->label, pred, &vj)
                                   : sb_metric_eval(mj, p->objective, p->alpha, p->tweedie_power, pred, et->nrows, f->K, et->label, et->weight, &vj);
         if (st != SB_OK) return st;
@@ -911,17 +942,14 @@ static sb_status eval_metrics(const fit *f, int32_t it, int valid, int log, int3
             snprintf(nj, sizeof nj, "%s@%d", sb_metric_name(mj), (int)atj);
         else
             snprintf(nj, sizeof nj, "%s", sb_metric_name(mj));
-        if (j == 0) {
-            *first = vj;
-            memcpy(first_name, nj, sizeof nj);
-        }
-        if (log) fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), valid ? "valid" : "train", nj, (double)vj);
-        if (ev) {
-            ev->values[(int64_t)(it - f->it0) * ev->nm + j] = vj;
+        vals[j] = vj;
+        if (log) fprintf(stderr, "[%d] %s %s: %.6g\n", (int)(it + 1), vs ? vs->label : "train", nj, (double)vj);
+        if (ev && vs) {
+            ev->values[((int64_t)(it - f->it0) * ev->nsets + s) * ev->nm + j] = vj;
             memcpy(ev->names[j], nj, sizeof nj);
         }
     }
-    if (ev) ev->niter = it - f->it0 + 1;
+    if (ev && vs) ev->niter = it - f->it0 + 1;
     return SB_OK;
 }
 
@@ -975,26 +1003,132 @@ static sb_status check_init(const sb_model *init, const gbdt_params *p, int32_t 
     return SB_OK;
 }
 
-static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
-                          const sb_model *init, sb_card *card, sb_model **out);
+/* Class weights of objective=binary (LightGBM's scale_pos_weight and
+ * is_unbalance), folded into the training rows' weights here, on the host,
+ * before any device sees them, so every device grows from the same weights.
+ * A row's weight w (1 when the data has none) becomes w * factor, one float32
+ * multiplication rounded to nearest, factor being scale_pos_weight for a
+ * positive row and 1 for a negative one; is_unbalance (as LightGBM's label
+ * weights) gives the rows of the rarer class the factor n_major / n_minor,
+ * the quotient of the two row counts (of the rows training keeps) in float64,
+ * rounded once to float32; equal counts, or one class absent, change nothing.
+ * When a factor other than 1 applies, *tab := t with its weights replaced by
+ * *w (allocated here, the caller frees it) and *folded := 1; otherwise
+ * nothing is allocated and *folded := 0. A product that overflows float32 is
+ * SB_ERR_LIMIT by name. */
+static sb_status fold_class_weights(const gbdt_params *p, const sb_table *t, sb_table *tab, float **w, int *folded) {
+    *folded = 0;
+    *w = NULL;
+    if (p->objective != SB_OBJ_BINARY) return SB_OK;
+    float fpos = p->scale_pos_weight, fneg = 1.0f;
+    if (p->is_unbalance) {
+        int64_t npos = 0;
+        for (int64_t r = 0; r < t->nrows; r++) npos += t->label[r] == 1.0f;
+        const int64_t nneg = t->nrows - npos;
+        if (npos > 0 && nneg > 0) {
+            if (npos > nneg) fneg = (float)((double)npos / (double)nneg);
+            else fpos = (float)((double)nneg / (double)npos);
+        }
+    }
+    if (fpos == 1.0f && fneg == 1.0f) return SB_OK;
+    float *nw = sb_malloc(sizeof(float) * (size_t)(t->nrows ? t->nrows : 1));
+    if (!nw) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for the class weights of %lld rows",
+                            (long long)t->nrows);
+    for (int64_t r = 0; r < t->nrows; r++) {
+        const float w0 = t->weight ? t->weight[r] : 1.0f;
+        nw[r] = w0 * (t->label[r] == 1.0f ? fpos : fneg);
+        if (nw[r] - nw[r] != 0.0f) {
+            sb_free(nw);
+            return sb_fail(SB_ERR_LIMIT, "training row %lld: its weight %g times the class weight %g is not finite "
+                           "in float32", (long long)r, (double)w0, (double)(t->label[r] == 1.0f ? fpos : fneg));
+        }
+    }
+    *tab = *t;
+    tab->weight = nw;
+    *w = nw;
+    *folded = 1;
+    return SB_OK;
+}
+
+/* The validation sets' checks and setup, before any training: each set not
+ * the training set itself has the training data's feature count and valid
+ * labels (named errors naming the set), a name (names[s], else "training" for
+ * the training set and "valid_<s>" for the others, LightGBM's) of 1 to 127
+ * bytes, and its ranking groups; f->sets (allocated here) owns the groups,
+ * the margins are allocated later. */
+static sb_status setup_sets(fit *f, const gbdt_params *p, const sb_dataset *train, const sb_dataset *const *valid,
+                            int32_t nvalid, const char *const *names, int32_t *K) {
+    if (nvalid < 0 || (nvalid > 0 && !valid))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "gbdt: %d validation sets and %s list", (int)nvalid,
+                       valid ? "a" : "no");
+    if (nvalid > SB_GBDT_MAX_VALID)
+        return sb_fail(SB_ERR_LIMIT, "gbdt: %d validation sets; at most %d", (int)nvalid, (int)SB_GBDT_MAX_VALID);
+    if (nvalid == 0) return SB_OK;
+    if (!(f->sets = sb_calloc((size_t)nvalid, sizeof *f->sets)))
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for %d validation sets", (int)nvalid);
+    f->nsets = nvalid;
+    const int32_t nf = train->t.ncols;
+    for (int32_t s = 0; s < nvalid; s++) {
+        vset *vs = &f->sets[s];
+        if (!valid[s]) return sb_fail(SB_ERR_INVALID_ARGUMENT, "gbdt: validation set %d is NULL", (int)s);
+        const char *nm = names && names[s] ? names[s] : NULL;
+        if (nm && (!nm[0] || strlen(nm) >= SB_EVALS_SET_NAME))
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "gbdt: validation set %d's name must have 1 to %d bytes", (int)s,
+                           SB_EVALS_SET_NAME - 1);
+        if (nm) snprintf(vs->name, sizeof vs->name, "%s", nm);
+        else if (valid[s] == train) snprintf(vs->name, sizeof vs->name, "training");
+        else snprintf(vs->name, sizeof vs->name, "valid_%d", (int)s);
+        vs->label = nvalid == 1 && !nm && valid[s] != train ? "valid" : vs->name;
+        if (valid[s] == train) continue; /* the training rows: checked as such */
+        vs->d = valid[s];
+        vs->t = &valid[s]->t;
+        char which[SB_EVALS_SET_NAME + 32];
+        if (nvalid == 1 && !nm) snprintf(which, sizeof which, "validation"); /* the words of one set, as before */
+        else snprintf(which, sizeof which, "validation set '%s'", vs->name);
+        if (vs->t->ncols != nf)
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s%s has %d features, training data %d", which,
+                           nvalid == 1 && !nm ? " data" : "", (int)vs->t->ncols, (int)nf);
+        sb_status st = check_labels(p, vs->t, which, K);
+        if (st != SB_OK) return st;
+        if (f->ranking) {
+            if ((st = sb_rank_check_labels(&f->rc, vs->t, which)) != SB_OK) return st;
+            if ((st = sb_rank_groups_build(vs->t, which, &vs->q)) != SB_OK) return st;
+        }
+    }
+    return SB_OK;
+}
+
+static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *const *valid,
+                          int32_t nvalid, const char *const *names, const sb_model *init, sb_card *card,
+                          sb_model **out);
 
 sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid, sb_card *card,
                       sb_model **out) {
-    return gbdt_fit(params, train, valid, NULL, card, out);
+    return gbdt_fit(params, train, valid ? &valid : NULL, valid ? 1 : 0, NULL, NULL, card, out);
 }
 
 sb_status sb_gbdt_fit_continue(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
                                const sb_model *init, sb_card *card, sb_model **out) {
     sb_clear_error();
     if (!init) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gbdt_fit_continue: NULL init model");
-    return gbdt_fit(params, train, valid, init, card, out);
+    return gbdt_fit(params, train, valid ? &valid : NULL, valid ? 1 : 0, NULL, init, card, out);
 }
 
-/* sb_gbdt_fit, from init's trees when init is given (continued training: the
- * margins start at init's predictions, the iterations count on from init's,
- * so every draw keyed by the iteration is the uninterrupted fit's). */
-static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *valid,
-                          const sb_model *init, sb_card *card, sb_model **out) {
+sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *train, const sb_dataset *const *valid,
+                            int32_t nvalid, const char *const *names, const sb_model *init, sb_card *card,
+                            sb_model **out) {
+    return gbdt_fit(params, train, valid, nvalid, names, init, card, out);
+}
+
+/* sb_gbdt_fit_multi: sb_gbdt_fit with any number of validation sets, from
+ * init's trees when init is given (continued training: the margins start at
+ * init's predictions, the iterations count on from init's, so every draw
+ * keyed by the iteration is the uninterrupted fit's). The validation sets
+ * are read only; the trees never depend on them except through where early
+ * stopping cuts. */
+static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *const *valid,
+                          int32_t nvalid, const char *const *names, const sb_model *init, sb_card *card,
+                          sb_model **out) {
     sb_evals *ev = NULL; /* the metric log (below), owned here until the model takes it */
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gbdt_fit: NULL argument");
@@ -1007,23 +1141,19 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     float *base = NULL; /* the K starting margins (base_scores) */
     memset(&f, 0, sizeof f);
     sb_table kept; /* the training rows of nonzero weight, when some weigh zero (below) */
-    int dropped = 0;
+    sb_table weighted; /* the training rows with the class weights folded in (fold_class_weights) */
+    float *cw = NULL;  /* their weights, owned here */
+    int dropped = 0, folded = 0;
+    float *any_val = NULL; /* early stopping: per (set, metric) the best value and its iteration */
+    int32_t *any_best = NULL;
     memset(&kept, 0, sizeof kept);
     f.p = &p;
     f.tr = &train->t;
-    f.va = valid ? &valid->t : NULL;
     f.card = card;
     int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
     int32_t K = p.num_class;
     if ((st = check_labels(&p, f.tr, "training", &K)) != SB_OK) return st;
-    if (f.va) {
-        if (f.va->ncols != nf)
-            return sb_fail(SB_ERR_INVALID_INPUT, "validation data has %d features, training data %d", (int)f.va->ncols, (int)nf);
-        if ((st = check_labels(&p, f.va, "validation", &K)) != SB_OK) return st;
-    }
-    if (p.early_stopping_rounds > 0 && !f.va)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "early_stopping_rounds needs validation data");
     if (p.nmono > 0 && p.nmono != nf)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "monotone_constraints has %d entries and the data %d features: give "
                        "one per feature (0: none)", (int)p.nmono, (int)nf);
@@ -1031,53 +1161,78 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         if (p.set_feat[i] >= nf)
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "interaction_constraints names feature %d; the data has %d features "
                            "(0 to %d)", (int)p.set_feat[i], (int)nf, (int)nf - 1);
-    if (n > INT32_MAX) /* row indices are int32 (trees/grow.h) */
-        return sb_fail(SB_ERR_LIMIT, "gbdt: %lld training rows; at most %d", (long long)n, (int)INT32_MAX);
     if (sb_gbdt_is_ranking(p.objective)) {
         f.ranking = 1;
         f.rc = (sb_rank_cfg){p.objective, p.rank_truncation, p.rank_norm, p.rank_sigma, p.ngain, p.label_gain};
-        if ((st = sb_rank_check_labels(&f.rc, f.tr, "training")) != SB_OK) return st;
-        if (f.va && (st = sb_rank_check_labels(&f.rc, f.va, "validation")) != SB_OK) return st;
+    }
+    if ((st = setup_sets(&f, &p, train, valid, nvalid, names, &K)) != SB_OK) goto done;
+    int32_t nwatch = 0; /* the sets early stopping watches: every one but the training set */
+    for (int32_t s = 0; s < f.nsets; s++) nwatch += f.sets[s].d != NULL;
+    if (p.early_stopping_rounds > 0 && !nwatch) {
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "early_stopping_rounds needs validation data");
+        goto done;
+    }
+    if (n > INT32_MAX) { /* row indices are int32 (trees/grow.h) */
+        st = sb_fail(SB_ERR_LIMIT, "gbdt: %lld training rows; at most %d", (long long)n, (int)INT32_MAX);
+        goto done;
+    }
+    if (f.ranking) {
+        if ((st = sb_rank_check_labels(&f.rc, f.tr, "training")) != SB_OK) goto done;
         if ((st = sb_rank_groups_build(f.tr, "training", &f.tq)) != SB_OK) goto done;
-        if (f.va && (st = sb_rank_groups_build(f.va, "validation", &f.vq)) != SB_OK) goto done;
     }
     f.K = p.objective == SB_OBJ_MULTICLASS ? K : 1;
     f.obj_param = sb_gbdt_obj_param(&p);
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
     /* initial scores (sb_dataset_set_init_score): every row's and class's, before anything long */
-    if (f.tr->init || (f.va && f.va->init)) {
-        if (init)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "initial scores and init_model are two starts for one fit: give "
-                           "one (continued training starts at init_model's predictions)");
-        if (p.has_base_score)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "initial scores replace base_score (the model's base is 0 and "
-                           "every row starts at its score): give one");
-        const sb_table *ts[2] = {f.tr, f.va};
-        for (int k = 0; k < 2; k++)
-            if (ts[k] && ts[k]->init && ts[k]->init_k != K1)
-                return sb_fail(SB_ERR_INVALID_INPUT, "the %s data's initial scores are %d a row; the model needs %d "
-                               "(one per class of a multiclass model, else one)", k ? "validation" : "training",
-                               (int)ts[k]->init_k, (int)K1);
+    int any_init = f.tr->init != NULL;
+    for (int32_t s = 0; s < f.nsets; s++) any_init |= f.sets[s].d && f.sets[s].t->init;
+    if (any_init) {
+        if (init) {
+            st = sb_fail(SB_ERR_INVALID_ARGUMENT, "initial scores and init_model are two starts for one fit: give "
+                         "one (continued training starts at init_model's predictions)");
+            goto done;
+        }
+        if (p.has_base_score) {
+            st = sb_fail(SB_ERR_INVALID_ARGUMENT, "initial scores replace base_score (the model's base is 0 and "
+                         "every row starts at its score): give one");
+            goto done;
+        }
+        for (int32_t s = -1; s < f.nsets; s++) {
+            const sb_table *ts = s < 0 ? f.tr : f.sets[s].d ? f.sets[s].t : NULL;
+            if (ts && ts->init && ts->init_k != K1) {
+                st = sb_fail(SB_ERR_INVALID_INPUT, "the %s data's initial scores are %d a row; the model needs %d "
+                             "(one per class of a multiclass model, else one)", s < 0 ? "training" : f.sets[s].name,
+                             (int)ts->init_k, (int)K1);
+                goto done;
+            }
+        }
     }
-    if (init && p.dart)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "boosting=dart does not continue a model (init_model): the "
-                       "dropped iterations' weights are not in the file");
+    if (init && p.dart) {
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "boosting=dart does not continue a model (init_model): the "
+                     "dropped iterations' weights are not in the file");
+        goto done;
+    }
     if (init) {
         if ((st = check_init(init, &p, K1, nf)) != SB_OK) goto done;
         f.it0 = init->ntrees / K1;
     }
-    if (((int64_t)f.it0 + p.n_estimators) * K1 > 10000000) /* a model file's tree limit (docs/model-format.md) */
-        return sb_fail(SB_ERR_LIMIT, "gbdt: %d iterations x %d classes is more than 10,000,000 trees",
-                       (int)(f.it0 + p.n_estimators), (int)K1);
+    if (((int64_t)f.it0 + p.n_estimators) * K1 > 10000000) { /* a model file's tree limit (docs/model-format.md) */
+        st = sb_fail(SB_ERR_LIMIT, "gbdt: %d iterations x %d classes is more than 10,000,000 trees",
+                     (int)(f.it0 + p.n_estimators), (int)K1);
+        goto done;
+    }
     /* A row of weight zero is an absent row (scikit-learn's meaning): the
      * bins, the trees' row counts and the subsample draws are those of the
      * other rows. Ranking keeps its rows (its query groups go by position). */
-    if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) return st;
+    if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) goto done;
     if (dropped) {
         f.tr = &kept;
         n = kept.nrows;
     }
+    f.tm = f.tr; /* metrics of the training rows weigh them as given, as LightGBM's */
+    if ((st = fold_class_weights(&p, f.tr, &weighted, &cw, &folded)) != SB_OK) goto done;
+    if (folded) f.tr = &weighted;
     sb_model *m = NULL;
     int64_t ntasks = sb_chunk_count(n, ROW_GRAIN);
 
@@ -1092,14 +1247,19 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     f.inbag = sb_malloc((size_t)n);
     f.maxabs = sb_malloc(sizeof(float) * 2 * (size_t)ntasks * (size_t)K1);
     base = sb_malloc(sizeof(float) * (size_t)K1);
-    if (f.va) f.vpred = sb_malloc(sizeof(float) * (size_t)(f.va->nrows ? f.va->nrows : 1) * (size_t)K1);
+    int vmem = 1;
+    for (int32_t s = 0; s < f.nsets; s++)
+        if (f.sets[s].d) {
+            f.sets[s].pred = sb_malloc(sizeof(float) * (size_t)(f.sets[s].t->nrows ? f.sets[s].t->nrows : 1) * (size_t)K1);
+            vmem = vmem && f.sets[s].pred;
+        }
     if (p.dart) {
         f.dart_w = sb_malloc(sizeof(float) * (size_t)p.n_estimators);
         f.dart_drop = sb_malloc((size_t)p.n_estimators);
     }
     f.base = base;
     if (!base || !f.binned || !f.pred || !f.g || !f.h || !f.gq || !f.hq || !f.rows || !f.inbag || !f.mask || !f.maxabs ||
-        (f.va && !f.vpred) || (p.dart && (!f.dart_w || !f.dart_drop))) {
+        !vmem || (p.dart && (!f.dart_w || !f.dart_drop))) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for %lld rows x %d features", (long long)n, (int)nf);
         goto done;
     }
@@ -1124,8 +1284,11 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     }
     if ((st = record(&f, "gbdt.base_score", SB_DTYPE_F32, base, (uint64_t)K1)) != SB_OK) goto done;
     for (int64_t i = 0; i < n * K1; i++) f.pred[i] = f.tr->init ? f.tr->init[i] : base[i % K1];
-    if (f.va)
-        for (int64_t i = 0; i < f.va->nrows * K1; i++) f.vpred[i] = f.va->init ? f.va->init[i] : base[i % K1];
+    for (int32_t s = 0; s < f.nsets; s++)
+        if (f.sets[s].d) {
+            const sb_table *vt = f.sets[s].t;
+            for (int64_t i = 0; i < vt->nrows * K1; i++) f.sets[s].pred[i] = vt->init ? vt->init[i] : base[i % K1];
+        }
     if (f.tr->init && (st = record(&f, "gbdt.init_score", SB_DTYPE_F32, f.tr->init, (uint64_t)n * (uint64_t)K1)) != SB_OK)
         goto done;
     if (init) {
@@ -1134,9 +1297,11 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         sb_dataset rows = {*f.tr}; /* the rows training uses (zero-weight rows dropped), read only */
         if ((st = sb_model_predict(init, &rows, SB_PREDICT_RAW, f.pred, (size_t)n * (size_t)K1, NULL)) != SB_OK)
             goto done;
-        if (f.va && (st = sb_model_predict(init, valid, SB_PREDICT_RAW, f.vpred, (size_t)f.va->nrows * (size_t)K1,
-                                           NULL)) != SB_OK)
-            goto done;
+        for (int32_t s = 0; s < f.nsets && st == SB_OK; s++)
+            if (f.sets[s].d)
+                st = sb_model_predict(init, f.sets[s].d, SB_PREDICT_RAW, f.sets[s].pred,
+                                      (size_t)f.sets[s].t->nrows * (size_t)K1, NULL);
+        if (st != SB_OK) goto done;
         for (int32_t t = 0; t < init->ntrees && st == SB_OK; t++) {
             sb_grown g;
             memset(&g, 0, sizeof g);
@@ -1162,21 +1327,23 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     f.gc = (sb_grow_cons){p.mono_any ? p.mono : NULL, f.set_bits, p.bynode, p.seed, 0};
     sb_grow_params gp = {p.num_leaves, p.max_depth, p.depthwise, p.min_samples_leaf, p.min_child_weight,
                          p.min_split_gain, p.reg_lambda, p.learning_rate, p.reg_alpha, &f.gc};
-    float best_metric = 0.0f, any_val[SB_EVALS_MAX_METRICS];
-    int32_t best_iter = -1, any_best[SB_EVALS_MAX_METRICS];
-    for (int32_t j = 0; j < SB_EVALS_MAX_METRICS; j++) any_best[j] = -1, any_val[j] = 0.0f;
-    /* with validation rows, every metric of every iteration is kept for the
-     * fitted model (LightGBM's evals_result_; the trees do not depend on it) */
+    int32_t best_iter = -1;
+    /* with validation rows, every metric of every set and iteration is kept for
+     * the fitted model (LightGBM's evals_result_; the trees do not depend on it) */
     const int32_t nm_all = p.nmetrics > 1 ? p.nmetrics : 1;
-    if (f.va) {
+    if (f.nsets) {
+        const size_t npair = (size_t)nm_all * (size_t)f.nsets;
         if (!(ev = sb_calloc(1, sizeof *ev)) ||
-            !(ev->values = sb_malloc(sizeof(float) * (size_t)nm_all * (size_t)(p.n_estimators > 0 ? p.n_estimators : 1)))) {
-            sb_evals_free(ev);
-            ev = NULL;
+            !(ev->values = sb_malloc(sizeof(float) * npair * (size_t)(p.n_estimators > 0 ? p.n_estimators : 1))) ||
+            !(ev->sets = sb_calloc((size_t)f.nsets, sizeof *ev->sets)) || !(any_val = sb_calloc(npair, sizeof(float))) ||
+            !(any_best = sb_malloc(npair * sizeof(int32_t)))) {
             st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for the metric log");
             goto done;
         }
+        for (size_t k = 0; k < npair; k++) any_best[k] = -1;
         ev->nm = nm_all;
+        ev->nsets = f.nsets;
+        for (int32_t s = 0; s < f.nsets; s++) memcpy(ev->sets[s], f.sets[s].name, sizeof f.sets[s].name);
     }
     if (p.device != SB_GBDT_DEVICE_CPU && (st = dev_open(&f, base)) != SB_OK) goto done;
     if ((init || f.tr->init) && f.dev && (st = f.ops->set_margins(f.dev, f.pred)) != SB_OK)
@@ -1233,7 +1400,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
                 for (int64_t i = 0; i < nbag; i++) f.inbag[f.rows[i]] = 1;
                 sb_parallel_for(ntasks, update_oob_task, &f);
             }
-            if (f.va) sb_parallel_for(sb_chunk_count(f.va->nrows, ROW_GRAIN), update_valid_task, &f);
+            update_valid(&f);
             st = record_tree(&f, t, &gr);
             if (st == SB_OK) st = push_tree(&f, &gr);
             sb_grown_release(&gr);
@@ -1246,44 +1413,50 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         /* Evaluation log and early stopping. */
         int log_now = p.eval_period > 0 && ((it + 1) % p.eval_period == 0 || it + 1 == f.it0 + p.n_estimators);
         if (log_now || p.early_stopping_rounds > 0 || ev) {
-            float v = 0.0f;
-            char mname[48];
-            const int train_too = log_now && p.train_metric && f.va; /* LightGBM's is_training_metric */
-            if (f.dev && (!f.va || train_too) && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK) goto done;
+            float vals[SB_EVALS_MAX_METRICS];
+            int has_train = 0;
+            for (int32_t s = 0; s < f.nsets; s++) has_train |= f.sets[s].d == NULL;
+            const int train_too = log_now && p.train_metric && f.nsets; /* LightGBM's is_training_metric */
+            if (f.dev && (!f.nsets || train_too || has_train) && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK)
+                goto done;
             const int32_t nm = (log_now || ev) && p.nmetrics > 1 ? p.nmetrics : 1;
-            if (train_too && (st = eval_metrics(&f, it, 0, 1, nm, &v, mname, NULL)) != SB_OK) goto done;
-            if ((st = eval_metrics(&f, it, f.va != NULL, log_now, nm, &v, mname, ev)) != SB_OK) goto done;
-            if (p.early_stopping_rounds > 0 && p.stop_on_any && ev) {
-                /* LightGBM's first_metric_only=false: every metric keeps its own best
-                 * iteration, and the first (in the metric list's order) that has gone
+            if ((train_too || !f.nsets) && (st = eval_metrics(&f, it, -1, log_now, nm, vals, NULL)) != SB_OK) goto done;
+            for (int32_t s = 0; s < f.nsets; s++)
+                if ((st = eval_metrics(&f, it, s, log_now, nm, vals, ev)) != SB_OK) goto done;
+            if (p.early_stopping_rounds > 0) {
+                /* LightGBM's rule: every (set, metric) pair in the log's order
+                 * (set by set, the metrics in their list's order; the first metric
+                 * only with first_metric_only=true; never the training set) keeps
+                 * its own best iteration, and the first pair that has gone
                  * early_stopping_rounds without improving stops the fit at its best */
+                const float *row = ev->values + (int64_t)(it - f.it0) * ev->nsets * ev->nm;
                 int stop = 0;
-                for (int32_t j = 0; j < ev->nm && !stop; j++) {
-                    const int32_t mj = j ? p.metrics[j] : p.metric;
-                    const float vj = ev->values[(int64_t)it * ev->nm + j];
-                    if (any_best[j] < 0 || sb_metric_better(mj, vj, any_val[j])) {
-                        any_val[j] = vj;
-                        any_best[j] = it;
-                    } else if (it - any_best[j] >= p.early_stopping_rounds) {
-                        best_iter = any_best[j];
-                        if (p.eval_period > 0)
-                            fprintf(stderr, "early stopping: best iteration %d, %s %.6g\n", (int)(best_iter + 1),
-                                    ev->names[j], (double)any_val[j]);
-                        stop = 1;
+                int32_t first = -1;
+                for (int32_t s = 0; s < f.nsets && !stop; s++) {
+                    if (!f.sets[s].d) continue;
+                    for (int32_t j = 0; j < (p.stop_on_any ? ev->nm : 1) && !stop; j++) {
+                        const int32_t k = s * ev->nm + j, mj = j ? p.metrics[j] : p.metric;
+                        const float vj = row[k];
+                        if (first < 0) first = k;
+                        if (any_best[k] < 0 || sb_metric_better(mj, vj, any_val[k])) {
+                            any_val[k] = vj;
+                            any_best[k] = it;
+                        } else if (it - any_best[k] >= p.early_stopping_rounds) {
+                            best_iter = any_best[k];
+                            if (p.eval_period > 0) {
+                                if (f.sets[s].label != f.sets[s].name) /* one unnamed set: the line as it was */
+                                    fprintf(stderr, "early stopping: best iteration %d, %s %.6g\n", (int)(best_iter + 1),
+                                            ev->names[j], (double)any_val[k]);
+                                else
+                                    fprintf(stderr, "early stopping: best iteration %d, %s's %s %.6g\n",
+                                            (int)(best_iter + 1), f.sets[s].name, ev->names[j], (double)any_val[k]);
+                            }
+                            stop = 1;
+                        }
                     }
                 }
                 if (stop) break;
-                best_iter = any_best[0]; /* the fit ran out: the first metric's best, as LightGBM's */
-            } else if (p.early_stopping_rounds > 0) {
-                if (best_iter < 0 || sb_metric_better(p.metric, v, best_metric)) {
-                    best_metric = v;
-                    best_iter = it;
-                } else if (it - best_iter >= p.early_stopping_rounds) {
-                    if (p.eval_period > 0)
-                        fprintf(stderr, "early stopping: best iteration %d, %s %.6g\n", (int)(best_iter + 1),
-                                mname, (double)best_metric);
-                    break;
-                }
+                best_iter = any_best[first]; /* the fit ran out: the first pair's best, as LightGBM's */
             }
         }
     }
@@ -1315,17 +1488,23 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     *out = m;
 done:
     sb_table_drop_release(&kept);
+    sb_free(cw);
+    sb_free(any_val);
+    sb_free(any_best);
+    for (int32_t s = 0; s < f.nsets; s++) {
+        sb_free(f.sets[s].pred);
+        sb_rank_groups_release(&f.sets[s].q);
+    }
+    sb_free(f.sets);
     sb_evals_free(ev);
     sb_free(base);
     if (f.ops) f.ops->close(f.dev);
     sb_rank_groups_release(&f.tq);
-    sb_rank_groups_release(&f.vq);
     sb_free(f.hoff);
     sb_grow_scratch_release(&f.ws);
     sb_bins_release(&f.bins);
     sb_free(f.binned);
     sb_free(f.pred);
-    sb_free(f.vpred);
     sb_free(f.g);
     sb_free(f.h);
     sb_free(f.gq);

@@ -443,6 +443,12 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if (!strcmp(v, "true") || !strcmp(v, "1")) p->progress = 1;
         else if (!strcmp(v, "false") || !strcmp(v, "0")) p->progress = 0;
         else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
+    } else if (is(key, "scale_pos_weight", NULL, NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1e30f, 1, &p->scale_pos_weight);
+    } else if (is(key, "is_unbalance", "unbalance", "unbalanced_sets", NULL)) {
+        if (!strcmp(v, "true") || !strcmp(v, "1")) p->is_unbalance = 1;
+        else if (!strcmp(v, "false") || !strcmp(v, "0")) p->is_unbalance = 0;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
     } else if (is(key, "first_metric_only", NULL, NULL, NULL)) {
         if (!strcmp(v, "true") || !strcmp(v, "1")) p->stop_on_any = 0;
         else if (!strcmp(v, "false") || !strcmp(v, "0")) p->stop_on_any = 1;
@@ -490,6 +496,7 @@ static const char *const k_alias_groups[] = {
     "drop_rate|rate_drop", "max_drop", "skip_drop", "uniform_drop", "xgboost_dart_mode", "drop_seed",
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
     "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period", "first_metric_only", "progress",
+    "scale_pos_weight", "is_unbalance|unbalance|unbalanced_sets",
     "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
 
 sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
@@ -521,6 +528,7 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->rank_sigma = 1.0f;
     p->ngain = 31; /* 2^i - 1, i = 0..30, as LightGBM */
     for (int32_t g = 0; g < 31; g++) p->label_gain[g] = (float)((UINT32_C(1) << g) - 1u);
+    p->scale_pos_weight = 1.0f;
     sb_numeric_mode m;
     sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "gradient boosting");
     if (st != SB_OK) return st;
@@ -546,6 +554,12 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "num_class is only for objective=multiclass");
     if (p->objective == SB_OBJ_QUANTILE && !(p->alpha < 1.0f))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "objective=quantile needs alpha in (0, 1), got %g", (double)p->alpha);
+    if ((p->scale_pos_weight != 1.0f || p->is_unbalance) && p->objective != SB_OBJ_BINARY)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s is only for objective=binary (got objective=%s)",
+                       p->is_unbalance ? "is_unbalance" : "scale_pos_weight", sb_objective_name(p->objective));
+    if (p->is_unbalance && p->scale_pos_weight != 1.0f)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "is_unbalance=true and scale_pos_weight=%g: give one of them "
+                       "(LightGBM refuses both too)", (double)p->scale_pos_weight);
     if ((st = resolve_metrics(p)) != SB_OK) return st;
     if (p->dart) {
         /* what DART cannot do here, refused by name before any data is read */
@@ -729,6 +743,10 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
         snprintf(extra, sizeof extra, "tweedie_variance_power=%.9g\n", (double)p->tweedie_power);
     if (p->reg_alpha > 0.0f) /* written only when set: other models' text is unchanged */
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "reg_alpha=%.9g\n", (double)p->reg_alpha);
+    if (p->scale_pos_weight != 1.0f) /* the class weights too: written only when set */
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "scale_pos_weight=%.9g\n",
+                 (double)p->scale_pos_weight);
+    if (p->is_unbalance) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "is_unbalance=true\n");
     if (extra[0]) {
         sb_status st = add_lines(buf, sizeof buf, extra);
         if (st != SB_OK) return st;

@@ -95,6 +95,11 @@ typedef struct gbdt_params {
     int32_t xgboost_dart_mode;
     int32_t has_drop_seed;
     uint64_t drop_seed;       /* the draws' seed when given; else seed */
+    /* class weights of objective=binary (LightGBM's names), folded into the
+     * training rows' weights on the host before any device sees them (gbdt.c,
+     * fold_class_weights); written to the model's text only when not the default */
+    float scale_pos_weight;   /* the positive rows' weight factor; 1 */
+    int32_t is_unbalance;     /* the minority class's rows weighted by the ratio of the row counts; 0 */
 } gbdt_params;
 
 /* 1 for the ranking objectives. */

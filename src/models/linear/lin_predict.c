@@ -127,7 +127,7 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
         if (!m->evals)
             return sb_fail(SB_ERR_NOT_FOUND, "this model has no 'eval_history': only a gradient boosting fit with "
                            "validation rows keeps one (and a loaded model has none)");
-        src = m->evals->values, n = (size_t)m->evals->niter * (size_t)m->evals->nm;
+        src = m->evals->values, n = (size_t)m->evals->niter * (size_t)m->evals->nsets * (size_t)m->evals->nm;
     }
     if (!src)
         return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no array '%s'",
@@ -152,6 +152,7 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     if (m->evals) {
         if (!strcmp(name, "eval_iterations")) return *out = m->evals->niter, SB_OK;
         if (!strcmp(name, "eval_metrics")) return *out = m->evals->nm, SB_OK;
+        if (!strcmp(name, "eval_sets")) return *out = m->evals->nsets, SB_OK;
         if (!strcmp(name, "best_iteration")) return *out = m->evals->best, SB_OK;
     }
     if (l) {
@@ -176,5 +177,17 @@ sb_status sb_model_get_eval_name(const sb_model *m, int32_t k, const char **name
     if (k < 0 || k >= m->evals->nm)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric %d of %d", (int)k, (int)m->evals->nm);
     *name = m->evals->names[k];
+    return SB_OK;
+}
+
+sb_status sb_model_get_eval_set_name(const sb_model *m, int32_t s, const char **name) {
+    sb_clear_error();
+    if (!m || !name) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_eval_set_name: NULL argument");
+    if (!m->evals)
+        return sb_fail(SB_ERR_NOT_FOUND, "this model has no metric log: only a gradient boosting fit with validation "
+                       "rows keeps one (and a loaded model has none)");
+    if (s < 0 || s >= m->evals->nsets)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "validation set %d of %d", (int)s, (int)m->evals->nsets);
+    *name = m->evals->sets[s];
     return SB_OK;
 }
