@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# device-h200-tests.sh: the device tests of tools/device-h200.sh's stage 5 alone
+# (no arms, no cards), for a call whose device time cannot hold the whole run:
+# the CUDA build for sm_90 only (the H200), gradient boosting's fixtures on
+# cuda and NVIDIA's OpenCL, the forest, warm-start, gbdt (constraints, DART,
+# initial scores, several validation sets) and agglomerative device tests, and
+# the prediction check. Writes everything, with the sources' hashes, to $OUT.
+# Usage (device): bash tools/device-h200-tests.sh; exit 1 when any part fails.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+OUT=${OUT:-build/device-h200-tests}
+mkdir -p "$OUT"
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
+  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
+fi
+find src include cli Makefile tools/cuda-compile-check.sh tools/embed_cl.sh -type f | sort | xargs sha256sum >"$OUT/sources.sha256"
+nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv >"$OUT/facts.txt" 2>&1
+CUDA_ARCH=sm_90 make -j"$(nproc)" CUDA=1 all >"$OUT/build-cuda.log" 2>&1 || { tail -30 "$OUT/build-cuda.log"; exit 2; }
+FAIL=0
+S=build-cuda/samebits
+L=build-cuda/libsamebits.so
+for d in cuda opencl; do
+  timeout 300 $S verify --family gbdt device=$d >"$OUT/verify-gbdt-$d.txt" 2>&1 || FAIL=1
+  echo "verify gbdt device=$d: $(tail -n 2 "$OUT/verify-gbdt-$d.txt" | tr '\n' ' ')" >>"$OUT/summary.txt"
+done
+run() { # name, env..., -- pytest args
+  local name=$1; shift
+  env "$@" >"$OUT/$name.txt" 2>&1 || FAIL=1
+  echo "$name: $(tail -n 1 "$OUT/$name.txt")" >>"$OUT/summary.txt"
+}
+run forest-warm-start SAMEBITS_LIB=$L SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 240 \
+  python3 -m pytest tests/python/test_py_forest_devices.py tests/python/test_py_warm_start.py -q -p no:cacheprovider
+run gbdt-rules SAMEBITS_LIB=$L SAMEBITS_GBDT_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 180 \
+  python3 -m pytest tests/python/test_py_constraints.py tests/python/test_py_dart.py tests/python/test_py_init_score.py \
+  tests/python/test_py_continue.py -q -p no:cacheprovider
+run agglomerative SAMEBITS_LIB=$L PYTHONPATH=python timeout 150 \
+  python3 -m pytest tests/python/test_py_agglomerative.py -q -p no:cacheprovider -k gpu
+for d in cuda opencl; do
+  run predict-check-$d SAMEBITS_LIB=$L PYTHONPATH=python timeout 150 python3 tools/predict_check.py $d
+done
+echo "result: $([ $FAIL = 0 ] && echo pass || echo FAIL)" >>"$OUT/summary.txt"
+cat "$OUT/summary.txt"
+exit $FAIL
