@@ -12,16 +12,10 @@ import numpy as np
 import pytest
 
 import samebits
+from gbdt_devices import child_env as _env, devices as _devices, trees as _trees
 from samebits.errors import InvalidArgumentError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _env(threads):
-    """The environment of a child Python: this package's source first, threads set."""
-    py = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python")
-    return dict(os.environ, SAMEBITS_NUM_THREADS=threads,
-                PYTHONPATH=os.pathsep.join([py] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
 
 
 def _data(n=3000, seed=0):
@@ -30,21 +24,6 @@ def _data(n=3000, seed=0):
     y = (np.sin(3 * X[:, 0]) + X[:, 0] - 0.5 * X[:, 1] + 0.3 * X[:, 2] * X[:, 3]
          + 0.3 * rng.normal(size=n)).astype(np.float32)
     return X, y
-
-
-def _devices():
-    """The devices compared: SAMEBITS_GBDT_DEVICES when set (the GPU run names
-    cuda,opencl,cpu-batched), else cpu-batched and OpenCL where a platform is."""
-    if os.environ.get("SAMEBITS_GBDT_DEVICES"):
-        return ["cpu"] + os.environ["SAMEBITS_GBDT_DEVICES"].split(",")
-    out = ["cpu", "cpu-batched"]
-    try:
-        X, y = _data(200)
-        samebits.GradientBoostingRegressor(n_estimators=1, device="opencl").fit(X, y)
-        out.append("opencl")
-    except Exception:  # no OpenCL platform here: the CPU legs only
-        pass
-    return out
 
 
 DEVICES = _devices()

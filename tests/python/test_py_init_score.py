@@ -1,13 +1,13 @@
 """Initial scores (LightGBM's init_score and DATA.init, issue 21): gradient
 boosting starts each row at its score, the model holds the trees only, and
 every device gives the same bytes."""
-import json
 import os
 
 import numpy as np
 import pytest
 
 import samebits
+from gbdt_devices import child_env as _env, devices as _devices, trees as _trees
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -17,24 +17,6 @@ def _data(n=2000, seed=0):
     X = rng.normal(size=(n, 4)).astype(np.float32)
     y = (np.sin(3 * X[:, 0]) + X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.normal(size=n)).astype(np.float32)
     return X, y
-
-
-def _devices():
-    if os.environ.get("SAMEBITS_GBDT_DEVICES"):
-        return ["cpu"] + os.environ["SAMEBITS_GBDT_DEVICES"].split(",")
-    out = ["cpu", "cpu-batched"]
-    try:
-        X, y = _data(200)
-        samebits.GradientBoostingRegressor(n_estimators=1, device="opencl").fit(X, y)
-        out.append("opencl")
-    except Exception:  # no OpenCL platform here
-        pass
-    return out
-
-
-def _trees(m):
-    d = m.dump_model("json")
-    return (json.loads(d) if isinstance(d, str) else d)["trees"]
 
 
 def test_init_score_is_where_continued_training_starts():
