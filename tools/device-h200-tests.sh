@@ -6,6 +6,7 @@
 # initial scores, several validation sets) and agglomerative device tests, and
 # the prediction check. Writes everything, with the sources' hashes, to $OUT.
 # Usage (device): bash tools/device-h200-tests.sh; exit 1 when any part fails.
+# IDENTITY=1 COMMIT=<sha>: the fixtures only, on every leg of the GPU host (below).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-build/device-h200-tests}
@@ -20,6 +21,31 @@ CUDA_ARCH=sm_90 make -j"$(nproc)" CUDA=1 all >"$OUT/build-cuda.log" 2>&1 || { ta
 FAIL=0
 S=build-cuda/samebits
 L=build-cuda/libsamebits.so
+if [ "${IDENTITY:-0}" = 1 ]; then
+  # IDENTITY=1 COMMIT=<sha>: every fixture on cuda, on NVIDIA's OpenCL and on
+  # the host at 1 and 16 threads, in tools/device-h200.sh's file layout (so
+  # tools/evidence_device_summary.py reads it); no arm runs in this mode.
+  {
+    echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: ${COMMIT:-unknown}"
+    echo "uname: $(uname -a)"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) cores)"
+    nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv
+    echo "nvcc flags (profile): $(CUDA_ARCH=sm_90 sh tools/cuda-compile-check.sh --print-flags profile)"
+  } >"$OUT/facts.txt" 2>&1
+  pass_of() { grep -q '^verify: PASS' "$1" || ! grep -q -E 'DIFFERS|ERROR' "$1"; }
+  timeout 200 $S verify device=cuda >"$OUT/verify-cuda.txt" 2>&1
+  timeout 200 $S verify device=opencl >"$OUT/verify-opencl.txt" 2>&1
+  for t in 1 16; do timeout 200 $S verify --threads $t >"$OUT/verify-cpu-$t.txt" 2>&1; done
+  for f in cuda opencl cpu-1 cpu-16; do
+    pass_of "$OUT/verify-$f.txt" || FAIL=1
+    echo "verify $f: $(grep -E '^[0-9]+ fixtures' "$OUT/verify-$f.txt")" >>"$OUT/summary.txt"
+  done
+  echo "arms: not run in this mode (identity only)" >>"$OUT/summary.txt"
+  echo "result: $([ $FAIL = 0 ] && echo pass || echo FAIL)" >>"$OUT/summary.txt"
+  cat "$OUT/summary.txt"
+  exit $FAIL
+fi
 for d in cuda opencl; do
   timeout 300 $S verify --family gbdt device=$d >"$OUT/verify-gbdt-$d.txt" 2>&1 || FAIL=1
   echo "verify gbdt device=$d: $(tail -n 2 "$OUT/verify-gbdt-$d.txt" | tr '\n' ' ')" >>"$OUT/summary.txt"
