@@ -17,7 +17,8 @@ and a commit that changes a listed source must regenerate it.
 
 --check: exit 1 (printing a diff) if the committed file differs from what this
 script generates, or if evidence/ holds a folder that is the newest run of no
-cell (superseded: it belongs to git history, `git rm -r` it) or whose name does
+cell and the newest record of no arm (superseded: it belongs to git history,
+`git rm -r` it) or whose name does
 not fit the scheme; CI runs it (make support-matrix-check). Python 3 stdlib
 only; the output depends on the files alone (no clock, no host, no git).
 """
@@ -167,11 +168,30 @@ def layout(root):
     return legs, fams, runs, folders, unsummarized, cells, current
 
 
+def _arm_names(summary):
+    return {a["arm"] for a in summary.get("arms", [])}
+
+
+def _when(summary):
+    return summary.get("date_utc", summary["date"])
+
+
 def problems(root):
     """What evidence/ must not hold: folders that are the newest run of no cell
-    (superseded; history keeps them) and names outside the scheme."""
+    and the newest record of no arm (superseded; history keeps them), and names
+    outside the scheme. A folder whose cells a newer run took still holds the
+    newest record of an arm that no newer folder ran (an identity-only run
+    records no arm), and stays."""
     _, _, _, folders, _, cells, _ = layout(root)
     used = {d["run"]["folder"] for _, d in cells.values() if d}
+    for rel, f in folders.items():
+        mine, when = _arm_names(f["summary"]), _when(f["summary"])
+        newer = set()
+        for other, g in folders.items():
+            if other != rel and _when(g["summary"]) > when:
+                newer |= _arm_names(g["summary"])
+        if mine - newer:
+            used.add(rel)
     out = []
     for rel, f in sorted(folders.items()):
         if rel not in used:
