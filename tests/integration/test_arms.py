@@ -117,8 +117,11 @@ def test_contraction_sites_are_where_the_docs_say():
     src = (ROOT / "src" / "kernels" / "gbdt.h").read_text().splitlines()
     first = next(i for i, ln in enumerate(src) if "SB_FN void sb_k_grad_tweedie" in ln) + 1
     tweedie = ["src/kernels/gbdt.h:%d" % (first + 2), "src/kernels/gbdt.h:%d" % (first + 3)]
+    # and monotone constraints' bounded leaf score (sb_k_leaf_score_at, the profile's spelling)
+    bounded = next(i for i, ln in enumerate(src) if "return -((2.0f * t) * w + ((h + lambda) * w) * w);" in ln) + 1
     assert _cpu_sites("src/models/gbdt/gbdt.c", "src/models/trees/grow.c", "src/models/trees/grow_dev.c",
-                      "src/models/trees/tdev_host.c", "src/models/predict.c") == tweedie
+                      "src/models/trees/tdev_host.c", "src/models/predict.c") == sorted(
+                          tweedie + ["src/kernels/gbdt.h:%d" % bounded], key=lambda x: int(x.split(":")[1]))
     assert _cpu_sites("src/models/forest/forest.c") == [
         "src/kernels/forest.h:213", "src/kernels/forest.h:221", "src/kernels/forest.h:225"]
     # TreeSHAP: the leaf's share added to phi, and the trees' expectations (src/kernels/tree.h)
