@@ -2,6 +2,7 @@
 (eval_set as a list, eval_names, eval_sample_weight, the training set itself,
 early stopping on any (set, metric) pair) and class weights (scale_pos_weight,
 is_unbalance, a classifier's class_weight) folded into the row weights."""
+import os
 import struct
 
 import pytest
@@ -196,7 +197,8 @@ def test_class_weight_params_text_only_when_set():
 # ---- every device, and ranking --------------------------------------------------------
 
 
-@pytest.mark.parametrize("device", ["cpu-batched", "opencl"])
+@pytest.mark.parametrize("device", [d for d in os.environ.get("SAMEBITS_GBDT_DEVICES", "cpu-batched,opencl").split(",")
+                                    if d != "cpu"])
 def test_devices_give_the_cpus_sets_and_class_weights(device):
     """The validation margins are the host's on every device, and the class
     weights are folded before any device sees the rows: the same model bytes
