@@ -1,8 +1,10 @@
 """Helpers of the gradient boosting device tests (test_py_constraints.py,
 test_py_dart.py, test_py_init_score.py): which devices to compare, a child
-Python's environment, a model's trees."""
+Python's environment and its digests by thread count, a model's trees."""
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 
@@ -15,6 +17,18 @@ def child_env(threads):
     """The environment of a child Python: this package's source first, threads set."""
     return dict(os.environ, SAMEBITS_NUM_THREADS=threads,
                 PYTHONPATH=os.pathsep.join([PYDIR] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
+def digests_by_threads(code, threads=("1", "2", "5")):
+    """The stripped standard output of a child Python running code at each
+    thread count (each child must succeed), as a set: one member when every
+    thread count printed the same digest."""
+    outs = set()
+    for t in threads:
+        r = subprocess.run([sys.executable, "-c", code], env=child_env(t), capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outs.add(r.stdout.strip())
+    return outs
 
 
 def devices():

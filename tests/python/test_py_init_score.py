@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import samebits
-from gbdt_devices import child_env as _env, devices as _devices, trees as _trees
+from gbdt_devices import devices as _devices, trees as _trees
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
