@@ -353,45 +353,80 @@ sb_status sb_dataset_read_query_file(sb_dataset *d, const char *path) {
     return st;
 }
 
-typedef struct weights {
+/* A file of one number a line (sample weights or initial scores), read into
+ * v: it grows by doubling up to max values. */
+typedef struct number_column {
     const char *path;
-    int64_t nrows, n;
-    float *w;
-} weights;
+    int weight; /* 1: weights (finite, >= 0); 0: initial scores (finite) */
+    int64_t n, cap, max;
+    float *v;
+} number_column;
 
-static sb_status take_weight(void *ctx, char *s, size_t n, int64_t lineno) {
-    weights *w = ctx;
+static sb_status take_number(void *ctx, char *s, size_t n, int64_t lineno) {
+    number_column *c = ctx;
     float v;
     int e = sb_io_parse_f32(s, n, &v);
-    if (e || sb_io_is_missing(s, n))
-        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\"%s is not a weight (%s)", w->path,
-                       (long long)lineno, s, n > 48 ? "..." : "",
-                       e == 2 ? "beyond float32's range" : "a finite number >= 0 is needed");
-    if (!(v >= 0.0f && v <= FLT_MAX))
-        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: weight %g: weights must be finite and >= 0", w->path,
-                       (long long)lineno, (double)v);
-    if (w->n == w->nrows)
-        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: more weights than the data's %lld rows", w->path,
-                       (long long)lineno, (long long)w->nrows);
-    w->w[w->n++] = v;
+    if (c->weight) {
+        if (e || sb_io_is_missing(s, n))
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\"%s is not a weight (%s)", c->path,
+                           (long long)lineno, s, n > 48 ? "..." : "",
+                           e == 2 ? "beyond float32's range" : "a finite number >= 0 is needed");
+        if (!(v >= 0.0f && v <= FLT_MAX))
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: weight %g: weights must be finite and >= 0", c->path,
+                           (long long)lineno, (double)v);
+        if (c->n == c->max)
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: more weights than the data's %lld rows", c->path,
+                           (long long)lineno, (long long)c->max);
+    } else {
+        if (e || sb_io_is_missing(s, n) || !(v - v == 0.0f))
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\"%s is not an initial score (a finite "
+                           "number is needed)", c->path, (long long)lineno, s, n > 48 ? "..." : "");
+        if (c->n == c->max)
+            return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: more initial scores than 1024 a data row", c->path,
+                           (long long)lineno);
+    }
+    if (c->n == c->cap) {
+        int64_t cap = c->cap * 2 < c->max ? c->cap * 2 : c->max;
+        float *g = sb_realloc(c->v, sizeof(float) * (size_t)cap);
+        if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+        c->v = g;
+        c->cap = cap;
+    }
+    c->v[c->n++] = v;
+    return SB_OK;
+}
+
+/* path's numbers, at most max of them, into *out (sb_malloc; n of them);
+ * room for first at the start. */
+static sb_status read_numbers(const char *path, int weight, int64_t first, int64_t max, float **out, int64_t *n) {
+    number_column c = {path, weight, 0, first > 0 ? first : 1, max, NULL};
+    *out = NULL;
+    if (!(c.v = sb_malloc(sizeof(float) * (size_t)c.cap))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
+    sb_status st = read_number_lines(path, weight ? "weight" : "initial score", take_number, &c);
+    if (st != SB_OK) {
+        sb_free(c.v);
+        return st;
+    }
+    *out = c.v;
+    *n = c.n;
     return SB_OK;
 }
 
 sb_status sb_dataset_read_weight_file(sb_dataset *d, const char *path) {
     sb_clear_error();
     if (!d || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read_weight_file: NULL argument");
-    weights w = {path, d->t.nrows, 0, sb_malloc(sizeof(float) * (size_t)(d->t.nrows ? d->t.nrows : 1))};
-    if (!w.w) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-    sb_status st = read_number_lines(path, "weight", take_weight, &w);
-    if (st == SB_OK && w.n != d->t.nrows)
-        st = sb_fail(SB_ERR_INVALID_INPUT, "%s has %lld weights for %lld data rows", path, (long long)w.n,
+    float *w = NULL;
+    int64_t n = 0;
+    sb_status st = read_numbers(path, 1, d->t.nrows, d->t.nrows, &w, &n);
+    if (st == SB_OK && n != d->t.nrows)
+        st = sb_fail(SB_ERR_INVALID_INPUT, "%s has %lld weights for %lld data rows", path, (long long)n,
                      (long long)d->t.nrows);
     if (st == SB_OK) {
         float *old = d->t.weight;
-        d->t.weight = w.w;
-        w.w = old;
+        d->t.weight = w;
+        w = old;
     }
-    sb_free(w.w);
+    sb_free(w);
     return st;
 }
 
@@ -422,47 +457,18 @@ sb_status sb_dataset_set_init_score(sb_dataset *d, const float *s, int64_t n) {
     return st;
 }
 
-typedef struct scores {
-    const char *path;
-    int64_t n, cap, max;
-    float *v;
-} scores;
-
-static sb_status take_score(void *ctx, char *s, size_t n, int64_t lineno) {
-    scores *c = ctx;
-    float v;
-    int e = sb_io_parse_f32(s, n, &v);
-    if (e || sb_io_is_missing(s, n) || !(v - v == 0.0f))
-        return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: \"%.48s\"%s is not an initial score (a finite number "
-                       "is needed)", c->path, (long long)lineno, s, n > 48 ? "..." : "");
-    if (c->n == c->cap) {
-        if (c->cap >= c->max)
-            return sb_fail(SB_ERR_INVALID_INPUT, "%s: line %lld: more initial scores than 1024 a data row", c->path,
-                           (long long)lineno);
-        int64_t cap = c->cap * 2 < c->max ? c->cap * 2 : c->max;
-        float *g = sb_realloc(c->v, sizeof(float) * (size_t)cap);
-        if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-        c->v = g;
-        c->cap = cap;
-    }
-    c->v[c->n++] = v;
-    return SB_OK;
-}
-
 sb_status sb_dataset_read_init_file(sb_dataset *d, const char *path) {
     sb_clear_error();
     if (!d || !path) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_dataset_read_init_file: NULL argument");
-    /* one score a line, the buffer doubling from one a row up to 1024 a row */
-    scores c = {path, 0, d->t.nrows, d->t.nrows * 1024, NULL};
     if (d->t.nrows == 0) return sb_fail(SB_ERR_INVALID_INPUT, "%s: the data has no rows", path);
-    if (!(c.v = sb_malloc(sizeof(float) * (size_t)c.cap))) return sb_fail(SB_ERR_OUT_OF_MEMORY, "dataset: out of memory");
-    sb_status st = read_number_lines(path, "initial score", take_score, &c);
-    if (st == SB_OK) {
-        float *fit = sb_realloc(c.v, sizeof(float) * (size_t)(c.n > 0 ? c.n : 1));
-        if (fit) c.v = fit;
-        st = set_init(d, c.v, c.n, path);
-    }
-    if (st != SB_OK) sb_free(c.v);
+    /* one score a line, the buffer doubling from one a row up to 1024 a row */
+    float *v = NULL;
+    int64_t n = 0;
+    sb_status st = read_numbers(path, 0, d->t.nrows, d->t.nrows * 1024, &v, &n);
+    if (st != SB_OK) return st;
+    float *fit = sb_realloc(v, sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (fit) v = fit;
+    if ((st = set_init(d, v, n, path)) != SB_OK) sb_free(v);
     return st;
 }
 

@@ -803,41 +803,25 @@ static sb_status check_finite_trees(const sb_tree *trees, int64_t ntrees) {
  * these parameters but n_estimators, and no more estimators than they ask
  * for; a named error otherwise. Sets *T0, init's estimators. */
 static sb_status check_init(const sb_model *init, const forest_params *p, int32_t ncopies, int32_t nf, int32_t *T0) {
-    const sb_family fam = p->extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST;
-    const char *prof = init->profile ? init->profile : SB_PROFILE_VERSION;
-    if (init->family != (int32_t)fam)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model: a %s model; this warm start fits %s",
-                       sb_family_name((sb_family)init->family), sb_family_name(fam));
-    if (strcmp(prof, SB_PROFILE_VERSION) != 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was trained under %s; this library trains under %s, and a "
-                       "warm start adds trees of one profile", prof, SB_PROFILE_VERSION);
+    sb_status st = sb_forest_warm_kind(init, p->extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST, nf);
+    if (st != SB_OK) return st;
     const int32_t obj = p->classification ? SB_OBJ_FOREST_CLASSES : SB_OBJ_REGRESSION;
     if (init->objective != obj)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model is a %s forest, the parameters a %s one",
                        init->objective == SB_OBJ_FOREST_CLASSES ? "classification" : "regression",
                        p->classification ? "classification" : "regression");
-    if (init->num_features != nf)
-        return sb_fail(SB_ERR_INVALID_INPUT, "init_model has %d features, the training data %d",
-                       (int)init->num_features, (int)nf);
     if (init->num_class != ncopies)
         return sb_fail(SB_ERR_INVALID_INPUT, "init_model has %d classes, the training data's labels %d",
                        (int)init->num_class, (int)ncopies);
     if (init->ntrees < ncopies || init->ntrees % ncopies != 0)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model holds %d trees, not whole estimators of %d",
                        (int)init->ntrees, (int)ncopies);
-    char *text = NULL, a[128], b[128];
-    sb_status st = sb_forest_params_text(p, &text);
-    if (st != SB_OK) return st;
-    const int differ = sb_forest_params_differ(init->params, text, a, b, sizeof a);
-    sb_free(text);
-    if (differ)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was fitted with %s, the parameters give %s; a warm start "
-                       "changes n_estimators only", a, b);
+    char *text = NULL;
+    if ((st = sb_forest_params_text(p, &text)) != SB_OK) return st;
     *T0 = init->ntrees / ncopies;
-    if (*T0 > p->n_estimators)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_estimators=%d is fewer than init_model's %d; a warm start keeps "
-                       "every tree and adds", (int)p->n_estimators, (int)*T0);
-    return SB_OK;
+    st = sb_forest_warm_params(init, text, p->n_estimators, *T0);
+    sb_free(text);
+    return st;
 }
 
 static sb_status forest_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,

@@ -1,6 +1,7 @@
 /* forest_params.c: see forest_params.h. */
 #include "forest_params.h"
 #include "fdev.h"
+#include "../model.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,4 +278,29 @@ int sb_forest_params_differ(const char *a, const char *b, char *init_line, char 
         snprintf(new_line, cap, "%.*s", nb < 0 ? 6 : nb, nb < 0 ? "(none)" : lb);
         return 1;
     }
+}
+
+sb_status sb_forest_warm_kind(const sb_model *init, int32_t fam, int32_t nf) {
+    const char *prof = init->profile ? init->profile : SB_PROFILE_VERSION;
+    if (init->family != fam)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model: a %s model; this warm start fits %s",
+                       sb_family_name((sb_family)init->family), sb_family_name((sb_family)fam));
+    if (strcmp(prof, SB_PROFILE_VERSION) != 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was trained under %s; this library trains under %s, and a "
+                       "warm start adds trees of one profile", prof, SB_PROFILE_VERSION);
+    if (init->num_features != nf)
+        return sb_fail(SB_ERR_INVALID_INPUT, "init_model has %d features, the training data %d",
+                       (int)init->num_features, (int)nf);
+    return SB_OK;
+}
+
+sb_status sb_forest_warm_params(const sb_model *init, const char *text, int64_t n_estimators, int32_t kept) {
+    char a[128], b[128];
+    if (sb_forest_params_differ(init->params, text, a, b, sizeof a))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was fitted with %s, the parameters give %s; a warm start "
+                       "changes n_estimators only", a, b);
+    if (kept > n_estimators)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_estimators=%lld is fewer than init_model's %d; a warm start keeps "
+                       "every tree and adds", (long long)n_estimators, (int)kept);
+    return SB_OK;
 }

@@ -53,6 +53,14 @@ sb_status sb_forest_params_text(const forest_params *p, char **out);
  * such line, both cut to cap bytes. */
 int sb_forest_params_differ(const char *a, const char *b, char *init_line, char *new_line, size_t cap);
 
+/* Warm start's checks shared by every forest (named errors): init is a
+ * model of family fam (an sb_family), of this library's profile and of nf
+ * features. */
+sb_status sb_forest_warm_kind(const sb_model *init, int32_t fam, int32_t nf);
+/* ... and was fitted with the parameter text text but n_estimators, holding
+ * kept trees (estimators) of the n_estimators asked for. */
+sb_status sb_forest_warm_params(const sb_model *init, const char *text, int64_t n_estimators, int32_t kept);
+
 /* Features tried per node for nf features (at least 1, at most nf). */
 int32_t sb_forest_mtry(const forest_params *p, int32_t nf);
 

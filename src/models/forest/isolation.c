@@ -284,23 +284,9 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
     if (init) {
         /* init: an isolation forest of this profile and feature count, fitted
          * with these parameters but n_estimators, with at most T trees */
-        const char *prof = init->profile ? init->profile : SB_PROFILE_VERSION;
-        char a[128], b[128];
-        if (init->family != SB_FAMILY_ISOLATION_FOREST)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model: a %s model; this warm start fits isolation_forest",
-                           sb_family_name((sb_family)init->family));
-        if (strcmp(prof, SB_PROFILE_VERSION) != 0)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was trained under %s; this library trains under %s, "
-                           "and a warm start adds trees of one profile", prof, SB_PROFILE_VERSION);
-        if (init->num_features != nf)
-            return sb_fail(SB_ERR_INVALID_INPUT, "init_model has %d features, the training data %d",
-                           (int)init->num_features, (int)nf);
-        if (sb_forest_params_differ(init->params, text, a, b, sizeof a))
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was fitted with %s, the parameters give %s; a warm "
-                           "start changes n_estimators only", a, b);
-        if (init->ntrees > T)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_estimators=%lld is fewer than init_model's %d; a warm start "
-                           "keeps every tree and adds", (long long)T, (int)init->ntrees);
+        sb_status st = sb_forest_warm_kind(init, SB_FAMILY_ISOLATION_FOREST, nf);
+        if (st == SB_OK) st = sb_forest_warm_params(init, text, T, init->ntrees);
+        if (st != SB_OK) return st;
         first = init->ntrees;
     }
     sb_model *m = NULL;

@@ -40,30 +40,23 @@ float sb_gbdt_obj_param(const gbdt_params *p) {
 int sb_gbdt_is_ranking(int32_t o) { return o == SB_OBJ_LAMBDARANK || o == SB_OBJ_RANK_PAIRWISE; }
 
 
-/* v without blanks into buf (cap bytes); 0 when it does not fit. */
-static int squeeze(const char *v, char *buf, size_t cap) {
-    size_t o = 0;
-    for (; *v; v++) {
-        if (*v == ' ' || *v == '\t') continue;
-        if (o + 1 >= cap) return 0;
-        buf[o++] = *v;
-    }
-    buf[o] = '\0';
-    return 1;
-}
+typedef sb_status (*list_parser)(const char *key, const char *v, char *buf, gbdt_params *p);
 
-/* monotone_constraints: -1, 0 or 1 per feature, comma-separated, optionally in
- * () or [] (XGBoost's "(1,0,-1)", LightGBM's 1,0,-1, a Python list's text). */
-static sb_status parse_monotone_list(const char *key, const char *v, char *buf, gbdt_params *p);
-static sb_status parse_monotone(const char *key, const char *v, gbdt_params *p) {
-    char *buf = sb_malloc(strlen(v) + 1);
+/* parse(key, v, a copy of v without blanks, p): the parser may cut its copy,
+ * which is freed here. */
+static sb_status parse_squeezed(const char *key, const char *v, gbdt_params *p, list_parser parse) {
+    char *buf = sb_malloc(strlen(v) + 1), *o = buf;
     if (!buf) return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
-    squeeze(v, buf, strlen(v) + 1);
-    sb_status st = parse_monotone_list(key, v, buf, p);
+    for (const char *c = v; *c; c++)
+        if (*c != ' ' && *c != '\t') *o++ = *c;
+    *o = '\0';
+    sb_status st = parse(key, v, buf, p);
     sb_free(buf);
     return st;
 }
 
+/* monotone_constraints: -1, 0 or 1 per feature, comma-separated, optionally in
+ * () or [] (XGBoost's "(1,0,-1)", LightGBM's 1,0,-1, a Python list's text). */
 static sb_status parse_monotone_list(const char *key, const char *v, char *buf, gbdt_params *p) {
     char *s = buf;
     size_t len = strlen(s);
@@ -93,16 +86,6 @@ static sb_status parse_monotone_list(const char *key, const char *v, char *buf, 
 
 /* interaction_constraints: sets of feature indices, LightGBM's
  * "[0,1,2],[2,3]" or XGBoost's "[[0,1,2],[2,3]]"; an empty text: none. */
-static sb_status parse_sets_list(const char *key, const char *v, char *buf, gbdt_params *p);
-static sb_status parse_sets(const char *key, const char *v, gbdt_params *p) {
-    char *buf = sb_malloc(strlen(v) + 1);
-    if (!buf) return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory");
-    squeeze(v, buf, strlen(v) + 1);
-    sb_status st = parse_sets_list(key, v, buf, p);
-    sb_free(buf);
-    return st;
-}
-
 static sb_status parse_sets_list(const char *key, const char *v, char *buf, gbdt_params *p) {
     char *s = buf;
     size_t len = strlen(s);
@@ -387,7 +370,7 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
     } else if (is(key, "colsample", "colsample_bytree", "feature_fraction", NULL)) {
         st = parse_float(key, v, 0.0f, 1.0f, 1, &p->colsample);
     } else if (is(key, "monotone_constraints", "monotone_constraint", "mc", NULL)) {
-        st = parse_monotone(key, v, p);
+        st = parse_squeezed(key, v, p, parse_monotone_list);
     } else if (is(key, "monotone_constraints_method", "monotone_constraining_method", "mc_method", NULL)) {
         if (strcmp(v, "basic") != 0)
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' is not supported: samebits implements "
@@ -397,7 +380,7 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if ((st = parse_float(key, v, 0.0f, 1e30f, 0, &pen)) == SB_OK && pen != 0.0f)
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' is not supported: only 0 (no penalty)", key, v);
     } else if (is(key, "interaction_constraints", NULL, NULL, NULL)) {
-        st = parse_sets(key, v, p);
+        st = parse_squeezed(key, v, p, parse_sets_list);
     } else if (is(key, "colsample_bynode", "feature_fraction_bynode", "sub_feature_bynode", NULL)) {
         st = parse_float(key, v, 0.0f, 1.0f, 1, &p->bynode);
     } else if (is(key, "boosting", "boosting_type", "boost", "booster")) {

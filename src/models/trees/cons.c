@@ -86,8 +86,19 @@ int sb_cons_best(const sb_grow_cons *gc, const sb_node_cons *nc, const sb_k_hbin
                  const int32_t *nbins, int32_t nf, const uint8_t *mask, int64_t G, int64_t H, int64_t C,
                  const sb_k_split_rules *r, sb_k_split *best) {
     memset(best, 0, sizeof *best);
-    uint8_t *use = sb_malloc((size_t)(nf > 0 ? nf : 1));
-    if (!use) return 0;
+    /* the flags and the draw keys: on the stack for up to CONS_STACK features
+     * (no allocation per node), else one block for both */
+    enum { CONS_STACK = 512 };
+    uint64_t keys_stack[CONS_STACK];
+    uint8_t use_stack[CONS_STACK];
+    void *block = NULL;
+    uint64_t *keys = keys_stack;
+    uint8_t *use = use_stack;
+    if (nf > CONS_STACK) {
+        if (!(block = sb_malloc((sizeof(uint64_t) + 1) * (size_t)nf))) return 0;
+        keys = block;
+        use = (uint8_t *)(keys + nf);
+    }
     int32_t n = 0;
     for (int32_t f = 0; f < nf; f++) {
         use[f] = (uint8_t)((!mask || mask[f]) && sets_allow(gc, nc, f));
@@ -100,11 +111,6 @@ int sb_cons_best(const sb_grow_cons *gc, const sb_node_cons *nc, const sb_k_hbin
         if ((float)want < gc->bynode * (float)n) want++;
         if (want < 1) want = 1;
         if (want < n) {
-            uint64_t *keys = sb_malloc(sizeof(uint64_t) * (size_t)n);
-            if (!keys) {
-                sb_free(use);
-                return 0;
-            }
 #ifdef SB_SABOTAGE_RNG_ORDER
             const uint64_t index = __atomic_fetch_add(&visit_counter, 1, __ATOMIC_RELAXED);
 #else
@@ -120,7 +126,6 @@ int sb_cons_best(const sb_grow_cons *gc, const sb_node_cons *nc, const sb_k_hbin
             qsort(keys, (size_t)n, sizeof *keys, u64_cmp);
             memset(use, 0, (size_t)nf);
             for (int32_t i = 0; i < want; i++) use[(uint32_t)keys[i]] = 1;
-            sb_free(keys);
         }
     }
     sb_k_mono m = {gc->monotone != NULL, 0, nc->lo, nc->hi};
@@ -130,7 +135,7 @@ int sb_cons_best(const sb_grow_cons *gc, const sb_node_cons *nc, const sb_k_hbin
         m.dir = gc->monotone ? gc->monotone[f] : 0;
         sb_k_split_scan_c(hist + hoff[f], nbins[f], f, G, H, C, parent, r, &m, best);
     }
-    sb_free(use);
+    sb_free(block);
     return 1;
 }
 

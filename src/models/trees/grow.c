@@ -329,26 +329,18 @@ static int find_best(const grow_ctx *c, leaf *L) {
 
 sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int32_t *id) {
     if (l->n == l->cap) {
-        int32_t cap = l->cap ? l->cap * 2 : 64;
-        sb_tree_node *n = sb_realloc(l->nodes, sizeof(sb_tree_node) * (size_t)cap);
-        if (!n) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        l->nodes = n;
-        int32_t *s = sb_realloc(l->split_bin, sizeof(int32_t) * (size_t)cap);
-        if (!s) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        l->split_bin = s;
-        int64_t *g = sb_realloc(l->node_g, sizeof(int64_t) * (size_t)cap);
-        if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        l->node_g = g;
-        int64_t *h = sb_realloc(l->node_h, sizeof(int64_t) * (size_t)cap);
-        if (!h) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-        l->node_h = h;
-        if (l->bounded) {
-            float *lo = sb_realloc(l->lo, sizeof(float) * (size_t)cap);
-            if (!lo) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-            l->lo = lo;
-            float *hi = sb_realloc(l->hi, sizeof(float) * (size_t)cap);
-            if (!hi) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
-            l->hi = hi;
+        const int32_t cap = l->cap ? l->cap * 2 : 64;
+        /* every per-node array, grown together (the bounds only when kept) */
+        struct { void **p; size_t size; } arr[] = {
+            {(void **)&l->nodes, sizeof(sb_tree_node)}, {(void **)&l->split_bin, sizeof(int32_t)},
+            {(void **)&l->node_g, sizeof(int64_t)},     {(void **)&l->node_h, sizeof(int64_t)},
+            {(void **)&l->lo, sizeof(float)},           {(void **)&l->hi, sizeof(float)},
+        };
+        const size_t narr = l->bounded ? 6 : 4;
+        for (size_t a = 0; a < narr; a++) {
+            void *q = sb_realloc(*arr[a].p, arr[a].size * (size_t)cap);
+            if (!q) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+            *arr[a].p = q;
         }
         l->cap = cap;
     }
