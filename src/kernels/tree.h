@@ -214,6 +214,108 @@ SB_FN void sb_k_split_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb
     sb_k_split_scan_c(h, nb, f, G, H, C, parent_score, r, &none, best);
 }
 
+/* ---- categorical features (issue 20) ----
+ * A categorical feature's value bins 1..nb are its kept categories in
+ * ascending code order; bin 0 holds missing values, negative values and the
+ * categories binning did not keep (docs/gbdt.md, "Categorical features"). A
+ * split sends a set of value bins left and everything else (bin 0 always)
+ * right. The search follows LightGBM's documented method (after Fisher, "On
+ * grouping for maximum homogeneity", 1958): with at most max_cat_to_onehot
+ * categories present in the node, each category alone against the rest;
+ * otherwise the categories with at least cat_smooth rows are sorted by
+ * g / (h + cat_smooth) (the dequantized exact sums, ties by bin), and the
+ * first t of them in either direction (t up to max_cat_threshold) go left,
+ * scored with reg_lambda + cat_l2, each side holding min_data_per_group rows. */
+typedef struct sb_k_cat_rules {
+    sb_i32 max_cat_to_onehot, max_cat_threshold;
+    sb_i64 min_data_per_group;
+    float cat_smooth, cat_l2;
+} sb_k_cat_rules;
+SB_STATIC_ASSERT(sizeof(sb_k_cat_rules) == 24, "sb_k_cat_rules layout is shared by host and device");
+
+/* Whether bin b is in the 256-bit set bits. */
+SB_FN int sb_k_cat_has(const sb_u32 *bits, sb_u32 b) { return (bits[b >> 5] >> (b & 31u)) & 1u; }
+
+/* The many-vs-many order of a node's categories: order[0..n) := the value
+ * bins with at least cat_smooth rows (and at least one), ascending by
+ * g / (h + cat_smooth), ties by the smaller bin; returns n. An insertion
+ * sort: at most 255 entries, and its result is the one total order. */
+SB_FN sb_i32 sb_k_cat_order(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, const sb_k_split_rules *r,
+                            const sb_k_cat_rules *cr, sb_i32 *order, float *key) {
+    sb_i32 n = 0;
+    for (sb_i32 b = 1; b <= nb; b++) {
+        if (h[b].c == 0 || (float)h[b].c < cr->cat_smooth) continue;
+        const float d = sb_k_dequant(h[b].h, r->h_scale) + cr->cat_smooth;
+        const float k = d > 0.0f ? sb_k_dequant(h[b].g, r->g_scale) / d : 0.0f;
+        sb_i32 i = n++;
+#ifdef SB_SABOTAGE_CAT_TIES
+        /* separating arm (make SABOTAGE=cat-ties): equal keys keep the larger bin first */
+        while (i > 0 && (key[i - 1] > k || key[i - 1] == k)) {
+#else
+        while (i > 0 && key[i - 1] > k) {
+#endif
+            key[i] = key[i - 1];
+            order[i] = order[i - 1];
+            i--;
+        }
+        key[i] = k;
+        order[i] = b;
+    }
+    return n;
+}
+
+/* The best categorical split of feature f (nb value bins, histogram h[0..nb])
+ * of a node with sums (G, H, C), replacing *best under the total order when
+ * better; its candidates are numbered in bin (one-vs-rest: the category's
+ * bin; many-vs-many: 256 + t first-t ascending, 512 + t descending), so ties
+ * within the feature go to the smaller number. When it replaces *best, bits
+ * (8 words) := the bins the split sends left. */
+SB_FN void sb_k_cat_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i64 G, sb_i64 H, sb_i64 C,
+                         float parent_score, const sb_k_split_rules *r, const sb_k_cat_rules *cr, sb_k_split *best,
+                         sb_u32 *bits) {
+    const sb_k_mono none = {0, 0, 0.0f, 0.0f};
+    sb_k_split mine;
+    mine.valid = 0;
+    sb_i32 used = 0;
+    for (sb_i32 b = 1; b <= nb; b++) used += h[b].c > 0;
+    sb_i32 order[256];
+    float key[256];
+    sb_i32 n = 0;
+    if (used <= cr->max_cat_to_onehot) {
+        for (sb_i32 b = 1; b <= nb; b++)
+            if (h[b].c > 0) sb_k_split_consider_c(r, &none, G, H, C, parent_score, f, b, 0, h[b].g, h[b].h, h[b].c, &mine);
+    } else {
+        n = sb_k_cat_order(h, nb, r, cr, order, key);
+        sb_k_split_rules rc = *r;
+        rc.reg_lambda = r->reg_lambda + cr->cat_l2;
+        rc.min_samples_leaf = r->min_samples_leaf > cr->min_data_per_group ? r->min_samples_leaf : cr->min_data_per_group;
+        const float ps = sb_k_node_score(G, H, &rc);
+        const sb_i32 tmax = cr->max_cat_threshold < (n + 1) / 2 ? cr->max_cat_threshold : (n + 1) / 2;
+        for (sb_i32 dir = 0; dir < 2; dir++) {
+            sb_i64 ag = 0, ah = 0, ac = 0;
+            for (sb_i32 t = 1; t <= tmax; t++) {
+                const sb_i32 b = order[dir == 0 ? t - 1 : n - t];
+                ag += h[b].g;
+                ah += h[b].h;
+                ac += h[b].c;
+                sb_k_split_consider_c(&rc, &none, G, H, C, ps, f, 256 * (dir + 1) + t, 0, ag, ah, ac, &mine);
+            }
+        }
+    }
+    if (!sb_k_split_better(&mine, best)) return;
+    *best = mine;
+    for (sb_i32 w = 0; w < 8; w++) bits[w] = 0u;
+    if (mine.bin < 256) {
+        bits[mine.bin >> 5] |= 1u << (mine.bin & 31);
+    } else {
+        const sb_i32 dir = mine.bin / 256 - 1, t = mine.bin % 256;
+        for (sb_i32 i = 0; i < t; i++) {
+            const sb_i32 b = order[dir == 0 ? i : n - 1 - i];
+            bits[b >> 5] |= 1u << (b & 31);
+        }
+    }
+}
+
 /* Whether a row with this bin goes left at a split (bin 0: missing). */
 SB_FN int sb_k_goes_left(sb_u32 bin, sb_i32 split_bin, sb_i32 default_left) {
     return bin == 0 ? default_left != 0 : (sb_i32)bin <= split_bin;
@@ -293,7 +395,11 @@ SB_FN void sb_k_row_gradients(sb_i32 objective, sb_i32 K, const SB_GLOBAL float 
 /* ---- prediction on raw features ---- */
 
 /* A node as prediction walks it: go left when x[feature] <= threshold, NaN
- * left when default_left; leaves have feature = -1 and carry their value. */
+ * left when default_left; leaves have feature = -1 and carry their value.
+ * A categorical split (default_left = -s, s >= 1) goes left when x[feature]
+ * equals one of the codes of its set, held after the tree's nodes: t[s].feature
+ * is their count n, t[s + 1 .. s + n].threshold the codes ascending (integral
+ * floats >= 0). NaN, negative and unknown values equal none and go right. */
 typedef struct sb_k_pnode {
     sb_i32 feature;
     float threshold;
@@ -303,12 +409,26 @@ typedef struct sb_k_pnode {
 } sb_k_pnode;
 SB_STATIC_ASSERT(sizeof(sb_k_pnode) == 24, "sb_k_pnode layout is shared by host and device");
 
+/* Whether value v goes left at node k of tree t (see sb_k_pnode). A binary
+ * search over the set's codes: comparisons only, the same on every device. */
+SB_FN int sb_k_pnode_left(const SB_GLOBAL sb_k_pnode *t, sb_i32 k, float v) {
+    const sb_i32 d = t[k].default_left;
+    if (d >= 0) return v != v ? d != 0 : v <= t[k].threshold;
+    const SB_GLOBAL sb_k_pnode *set = t + 1 - d; /* the codes: set[0 .. n) */
+    sb_i32 lo = 0, hi = t[-d].feature;
+    while (lo < hi) {
+        const sb_i32 mid = (lo + hi) >> 1;
+        if (set[mid].threshold < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t[-d].feature && set[lo].threshold == v;
+}
+
 /* The value of the leaf row x reaches in tree t. */
 SB_FN float sb_k_tree_value(const SB_GLOBAL sb_k_pnode *t, const SB_GLOBAL float *x) {
     sb_i32 k = 0;
     while (t[k].feature >= 0) {
-        const float v = x[t[k].feature];
-        const int left = v != v ? t[k].default_left != 0 : v <= t[k].threshold;
+        const int left = sb_k_pnode_left(t, k, x[t[k].feature]);
         k = left ? t[k].left : t[k].right;
     }
     return t[k].value;
@@ -415,8 +535,7 @@ SB_FN void sb_k_finish_row(sb_i32 objective, sb_i32 kind, sb_i32 K, const SB_GLO
 SB_FN sb_i32 sb_k_tree_leaf_node(const SB_GLOBAL sb_k_pnode *t, const SB_GLOBAL float *x) {
     sb_i32 k = 0;
     while (t[k].feature >= 0) {
-        const float v = x[t[k].feature];
-        const int left = v != v ? t[k].default_left != 0 : v <= t[k].threshold;
+        const int left = sb_k_pnode_left(t, k, x[t[k].feature]);
         k = left ? t[k].left : t[k].right;
     }
     return k;
@@ -545,8 +664,7 @@ SB_FN int sb_k_shap_enter(const SB_GLOBAL sb_k_pnode *t, const SB_GLOBAL float *
         }
         return 0;
     }
-    const float v = x[n->feature];
-    const int left = v != v ? n->default_left != 0 : v <= n->threshold;
+    const int left = sb_k_pnode_left(t, node, x[n->feature]);
     float iz = 1.0f, io = 1.0f;
     sb_i32 k = 1;
     while (k <= ud && p[k].feature != n->feature) k++;

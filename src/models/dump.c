@@ -71,6 +71,12 @@ static void put_json_string(sbuf *b, const char *s) {
     put(b, "\"");
 }
 
+/* A categorical split's codes (whole numbers), ascending, sep between them. */
+static void put_codes(sbuf *b, const sb_tree *tr, const sb_tree_node *n, const char *sep) {
+    for (int32_t i = tr->cat_start[n->cat_set]; i < tr->cat_start[n->cat_set + 1]; i++)
+        put(b, "%s%lld", i > tr->cat_start[n->cat_set] ? sep : "", (long long)tr->cat_codes[i]);
+}
+
 /* The JSON form of m into b (lno, spl: scratch of the largest tree's nodes). */
 static void dump_json(sbuf *b, const sb_model *m, int32_t *lno, int32_t *spl) {
     put(b, "{\"format\":\"samebits-dump-1\",\"profile\":");
@@ -101,8 +107,15 @@ static void dump_json(sbuf *b, const sb_model *m, int32_t *lno, int32_t *spl) {
             put(b, "%s{\"node\":%d,", k ? "," : "", (int)k);
             if (n->feature >= 0) {
                 put(b, "\"split_index\":%d,\"split_feature\":%d,\"threshold\":", (int)spl[k], (int)n->feature);
-                put_float(b, n->threshold, 1);
-                put(b, ",\"decision_type\":\"<=\",\"default_left\":%s,\"split_gain\":", n->default_left ? "true" : "false");
+                if (n->categorical) { /* LightGBM's spelling: the codes that go left, "1||3||5" */
+                    put(b, "\"");
+                    put_codes(b, tr, n, "||");
+                    put(b, "\"");
+                } else {
+                    put_float(b, n->threshold, 1);
+                }
+                put(b, ",\"decision_type\":\"%s\",\"default_left\":%s,\"split_gain\":", n->categorical ? "==" : "<=",
+                    n->default_left ? "true" : "false");
                 put_float(b, n->gain, 1);
                 put(b, ",\"count\":%lld,\"left\":%d,\"right\":%d}", (long long)n->count, (int)n->left, (int)n->right);
             } else {
@@ -139,8 +152,14 @@ static void dump_text(sbuf *b, const sb_model *m, int32_t *lno, int32_t *spl) {
                 put(b, "  node %d split %d: ", (int)k, (int)spl[k]);
                 if (m->feature_names) put_raw(b, m->feature_names[n->feature]);
                 else put(b, "f%d", (int)n->feature);
-                put(b, " (feature %d) <= ", (int)n->feature);
-                put_float(b, n->threshold, 0);
+                if (n->categorical) {
+                    put(b, " (feature %d) in {", (int)n->feature);
+                    put_codes(b, tr, n, ", ");
+                    put(b, "}");
+                } else {
+                    put(b, " (feature %d) <= ", (int)n->feature);
+                    put_float(b, n->threshold, 0);
+                }
                 put(b, ", missing %s, gain ", n->default_left ? "left" : "right");
                 put_float(b, n->gain, 0);
                 put(b, ", count %lld -> left %d, right %d\n", (long long)n->count, (int)n->left, (int)n->right);

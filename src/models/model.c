@@ -245,6 +245,35 @@ sb_status sb_model_get_profile(const sb_model *m, const char **profile) {
     return SB_OK;
 }
 
+void sb_tree_release(sb_tree *t) {
+    sb_free(t->nodes);
+    sb_free(t->cat_start);
+    sb_free(t->cat_codes);
+    memset(t, 0, sizeof *t);
+}
+
+sb_status sb_tree_copy(const sb_tree *src, sb_tree *dst) {
+    memset(dst, 0, sizeof *dst);
+    const int32_t nc = src->ncat > 0 ? src->cat_start[src->ncat] : 0;
+    dst->nodes = sb_malloc(sizeof(sb_tree_node) * (size_t)(src->nnodes > 0 ? src->nnodes : 1));
+    if (src->ncat > 0) {
+        dst->cat_start = sb_malloc(sizeof(int32_t) * (size_t)(src->ncat + 1));
+        dst->cat_codes = sb_malloc(sizeof(float) * (size_t)(nc > 0 ? nc : 1));
+    }
+    if (!dst->nodes || (src->ncat > 0 && (!dst->cat_start || !dst->cat_codes))) {
+        sb_tree_release(dst);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "model: out of memory");
+    }
+    dst->nnodes = src->nnodes;
+    memcpy(dst->nodes, src->nodes, sizeof(sb_tree_node) * (size_t)src->nnodes);
+    dst->ncat = src->ncat;
+    if (src->ncat > 0) {
+        memcpy(dst->cat_start, src->cat_start, sizeof(int32_t) * (size_t)(src->ncat + 1));
+        memcpy(dst->cat_codes, src->cat_codes, sizeof(float) * (size_t)nc);
+    }
+    return SB_OK;
+}
+
 /* Free the model and every array it owns; NULL is a no-op. Tolerates partly
  * built models: NULL arrays and NULL entries are skipped, counts bound the loops. */
 void sb_model_free(sb_model *m) {
@@ -255,7 +284,7 @@ void sb_model_free(sb_model *m) {
         sb_free(m->feature_names);
     }
     if (m->trees) {
-        for (int32_t t = 0; t < m->ntrees; t++) sb_free(m->trees[t].nodes);
+        for (int32_t t = 0; t < m->ntrees; t++) sb_tree_release(&m->trees[t]);
         sb_free(m->trees);
     }
     sb_free(m->base_score);

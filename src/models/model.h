@@ -34,12 +34,43 @@ typedef struct sb_tree_node {
     float gain;      /* split gain (internal nodes), 0 for leaves */
     int64_t count;   /* training rows that reached the node */
     uint8_t default_left;
+    uint8_t categorical; /* 1: a categorical split (gradient boosting): the row goes left when
+                            x[feature] is one of the codes of the tree's set cat_set; threshold 0 */
+    int32_t cat_set;
 } sb_tree_node;
 
+/* A tree; a gradient boosting tree with categorical splits also holds their
+ * category sets: set s's codes are cat_codes[cat_start[s] .. cat_start[s + 1]),
+ * ascending integral floats in [0, 2^31) (docs/gbdt.md, "Categorical
+ * features"). Without categorical splits ncat is 0 and both arrays NULL. */
 typedef struct sb_tree {
     int32_t nnodes;  /* nodes[0] is the root */
     sb_tree_node *nodes;
+    int32_t ncat;
+    int32_t *cat_start; /* ncat + 1 */
+    float *cat_codes;
 } sb_tree;
+
+/* Frees the tree's arrays and zeroes it (a zeroed tree: no-op). */
+void sb_tree_release(sb_tree *t);
+/* *dst := a deep copy of src (dst's old arrays are not freed); OUT_OF_MEMORY by name. */
+sb_status sb_tree_copy(const sb_tree *src, sb_tree *dst);
+
+/* Whether value v goes left at internal node n of tree t: the set's codes
+ * for a categorical split (NaN, negative and unknown values go right), else
+ * v <= threshold with NaN to default_left. */
+static inline int sb_tree_goes_left(const sb_tree *t, const sb_tree_node *n, float v) {
+    if (!n->categorical) return v != v ? n->default_left : v <= n->threshold;
+    const float *c = t->cat_codes + t->cat_start[n->cat_set];
+    int32_t lo = 0, hi = t->cat_start[n->cat_set + 1] - t->cat_start[n->cat_set];
+    const int32_t count = hi;
+    while (lo < hi) {
+        const int32_t mid = (lo + hi) >> 1;
+        if (c[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < count && c[lo] == v;
+}
 
 /* The linear family's fitted state (src/models/linear/, docs/linear.md): a
  * model of family SB_FAMILY_LINEAR holds one and no trees. coef is nout rows of

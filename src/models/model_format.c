@@ -29,7 +29,10 @@
 #define MF_MAGIC_LEN 8u
 #define MF_VERSION SB_MODEL_FORMAT_VERSION /* what the writer writes for a model without labels */
 #define MF_VERSION_LABELS 3u /* what it writes for a model with class labels: version 2 and the labels */
-#define MF_VERSION_MAX 3u    /* the newest version the reader reads (it reads 1..3) */
+#define MF_VERSION_CATS 4u   /* what it writes for a model with categorical splits: labels optional, each
+                              * tree's category sets after its nodes */
+#define MF_VERSION_MAX 4u    /* the newest version the reader reads (it reads 1..4) */
+#define MF_MAX_CAT_CODES 255 /* codes in one set: a categorical feature has at most 255 value bins */
 #define MF_DIGEST_LEN 32u
 #define MF_HEADER_LEN 20u /* magic, version, total length: the frame every version keeps */
 #define MF_NODE_LEN 33u   /* one node on disk */
@@ -51,6 +54,8 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_MIN_FILE_V2 (MF_HEADER_LEN + 4u + 12u + 4u + 1u + MF_TAG_LEN + 8u + MF_DIGEST_LEN)
 /* Smallest version-3 file: version 2's and a labels section of one bool. */
 #define MF_MIN_FILE_V3 (MF_MIN_FILE_V2 + 1u + 4u + 1u)
+/* Smallest version-4 file: version 2's and the labels flag. */
+#define MF_MIN_FILE_V4 (MF_MIN_FILE_V2 + 1u)
 /* The tree families' payload in version 2. */
 #define MF_TAG_TREES "TREE"
 /* The linear family's payload (version 2 only). */
@@ -185,6 +190,12 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
         if (nd->default_left > 1)
             return sb_fail(bad, "%s: tree %d node %d: default_left is %d, not 0 or 1", who, (int)t, (int)i,
                            (int)nd->default_left);
+        if (nd->categorical &&
+            (m->family != SB_FAMILY_GBDT || nd->feature < 0 || nd->cat_set < 0 || nd->cat_set >= tr->ncat ||
+             nd->threshold != 0.0f || nd->default_left != 0))
+            return sb_fail(bad, "%s: tree %d node %d: a categorical split must be a gradient boosting tree's internal "
+                           "node with threshold 0, default_left 0 and one of the tree's %d category sets", who,
+                           (int)t, (int)i, (int)tr->ncat);
         if (nd->feature == -1) {
             if (nd->left != -1 || nd->right != -1)
                 return sb_fail(bad, "%s: tree %d node %d: a leaf (feature -1) with children %d and %d", who,
@@ -210,6 +221,22 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
     for (int32_t i = 1; i < n; i++)
         if (!refs[i])
             return sb_fail(bad, "%s: tree %d node %d is unreachable (no parent)", who, (int)t, (int)i);
+    if (tr->ncat < 0 || tr->ncat > n)
+        return sb_fail(bad, "%s: tree %d: %d category sets", who, (int)t, (int)tr->ncat);
+    for (int32_t c = 0; c < tr->ncat; c++) {
+        int32_t users = 0;
+        for (int32_t i = 0; i < n; i++) users += tr->nodes[i].categorical && tr->nodes[i].cat_set == c;
+        const int32_t a = tr->cat_start[c], b = tr->cat_start[c + 1];
+        if (users != 1 || a < 0 || b - a < 1 || b - a > MF_MAX_CAT_CODES)
+            return sb_fail(bad, "%s: tree %d: category set %d has %d codes and %d nodes (1..%d codes, one node)", who,
+                           (int)t, (int)c, (int)(b - a), (int)users, MF_MAX_CAT_CODES);
+        for (int32_t k = a; k < b; k++) {
+            const float v = tr->cat_codes[k];
+            if (!(v >= 0.0f && v < 2147483648.0f) || (float)(int64_t)v != v || (k > a && !(v > tr->cat_codes[k - 1])))
+                return sb_fail(bad, "%s: tree %d: category set %d: %g is not a code above the one before it", who,
+                               (int)t, (int)c, (double)v);
+        }
+    }
     return SB_OK;
 }
 
@@ -593,7 +620,14 @@ static const char *payload_tag(int32_t family) {
 
 /* The format version of a card's model-bytes stage: 1 for the tree families
  * (the encoding the reference cards recorded), the writer's version otherwise. */
+static int has_cats(const sb_model *m) {
+    for (int32_t t = 0; t < m->ntrees; t++)
+        if (m->trees[t].ncat > 0) return 1;
+    return 0;
+}
+
 uint32_t sb_model_card_version(const sb_model *m) {
+    if (has_cats(m)) return MF_VERSION_CATS; /* version 1 cannot hold category sets */
     return payload_tag(m->family) && !strcmp(payload_tag(m->family), MF_TAG_TREES) ? 1u : MF_VERSION;
 }
 
@@ -605,17 +639,22 @@ static uint64_t names_size(const sb_model *m) {
     return n;
 }
 
-/* Bytes of ntrees and the trees. */
-static uint64_t trees_size(const sb_model *m) {
+/* Bytes of ntrees and the trees (cats: version 4, each tree's set count and
+ * sets after its nodes: per set its node, its code count and the codes). */
+static uint64_t trees_size(const sb_model *m, int cats) {
     uint64_t n = 4;
-    for (int32_t t = 0; t < m->ntrees; t++) n += 4 + MF_NODE_LEN * (uint64_t)m->trees[t].nnodes;
+    for (int32_t t = 0; t < m->ntrees; t++) {
+        const sb_tree *tr = &m->trees[t];
+        n += 4 + MF_NODE_LEN * (uint64_t)tr->nnodes;
+        if (cats) n += 4 + (tr->ncat > 0 ? 8 * (uint64_t)tr->ncat + 4 * (uint64_t)tr->cat_start[tr->ncat] : 0);
+    }
     return n;
 }
 
 /* Bytes of the version-2 tree payload: objective, num_class, the base scores,
  * ntrees and the trees. */
-static uint64_t tree_payload_size(const sb_model *m) {
-    return 8 + 4 * (uint64_t)m->num_class + trees_size(m);
+static uint64_t tree_payload_size(const sb_model *m, int cats) {
+    return 8 + 4 * (uint64_t)m->num_class + trees_size(m, cats);
 }
 
 /* Bytes of the linear payload: seven i32 and a f32, then coef, intercept, the
@@ -658,13 +697,13 @@ static uint64_t agglo_payload_size(const sb_model *m) {
 /* Bytes of the spectral payload: two i32, n (u64), the labels (i32). */
 static uint64_t spectral_payload_size(const sb_model *m) { return 16 + 4 * (uint64_t)m->spectral->n; }
 
-static uint64_t payload_size(const sb_model *m) {
+static uint64_t payload_size(const sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return agglo_payload_size(m);
     if (m->family == SB_FAMILY_SPECTRAL) return spectral_payload_size(m);
     if (m->family == SB_FAMILY_DBSCAN) return dbscan_payload_size(m);
     if (m->family == SB_FAMILY_KMEANS) return kmeans_payload_size(m);
     if (m->family == SB_FAMILY_KNN) return knn_payload_size(m);
-    return m->family == SB_FAMILY_LINEAR ? linear_payload_size(m) : tree_payload_size(m);
+    return m->family == SB_FAMILY_LINEAR ? linear_payload_size(m) : tree_payload_size(m, version == MF_VERSION_CATS);
 }
 
 /* Bytes of the version-3 labels section: kind (u8), count (u32), the labels. */
@@ -678,7 +717,9 @@ static uint64_t labels_size(const sb_model *m) {
 }
 
 /* The version the writer writes for m: 3 when it has class labels, else 2. */
-static uint32_t writer_version(const sb_model *m) { return m->labels ? MF_VERSION_LABELS : MF_VERSION; }
+static uint32_t writer_version(const sb_model *m) {
+    return has_cats(m) ? MF_VERSION_CATS : m->labels ? MF_VERSION_LABELS : MF_VERSION;
+}
 
 /* The profile a model's file names: the one it was trained under (a model
  * read from a file keeps its file's, so saving it again gives the same bytes). */
@@ -689,9 +730,10 @@ static const char *model_profile(const sb_model *m) { return m->profile ? m->pro
 static uint64_t encoded_size(const sb_model *m, uint32_t version) {
     uint64_t n = MF_HEADER_LEN + 4 + strlen(model_profile(m));
     n += 4 + (m->params ? strlen(m->params) : 0) + 1 + names_size(m);
-    if (version == 1) n += 20 + 4 * (uint64_t)m->num_class + trees_size(m);
-    else n += 12 + MF_TAG_LEN + 8 + payload_size(m);
+    if (version == 1) n += 20 + 4 * (uint64_t)m->num_class + trees_size(m, 0);
+    else n += 12 + MF_TAG_LEN + 8 + payload_size(m, version);
     if (version == MF_VERSION_LABELS) n += labels_size(m);
+    if (version == MF_VERSION_CATS) n += 1 + (m->labels ? labels_size(m) : 0);
     return n + MF_DIGEST_LEN;
 }
 
@@ -702,8 +744,9 @@ static void sink_names(sink *s, const sb_model *m) {
         for (int32_t f = 0; f < m->num_features; f++) sink_str(s, m->feature_names[f]);
 }
 
-/* ntrees and the trees, as both versions write them. */
-static void sink_trees(sink *s, const sb_model *m) {
+/* ntrees and the trees, as every version writes them (cats: version 4's
+ * category sets after each tree's nodes). */
+static void sink_trees(sink *s, const sb_model *m, int cats) {
     sink_i32(s, m->ntrees);
     for (int32_t t = 0; t < m->ntrees; t++) {
         const sb_tree *tr = &m->trees[t];
@@ -719,6 +762,15 @@ static void sink_trees(sink *s, const sb_model *m) {
             sink_u64(s, (uint64_t)nd->count);
             sink_u8(s, nd->default_left);
         }
+        if (!cats) continue;
+        sink_i32(s, tr->ncat);
+        for (int32_t c = 0; c < tr->ncat; c++) {
+            int32_t node = 0;
+            while (!(tr->nodes[node].categorical && tr->nodes[node].cat_set == c)) node++; /* checked: exactly one */
+            sink_i32(s, node);
+            sink_i32(s, tr->cat_start[c + 1] - tr->cat_start[c]);
+            for (int32_t i = tr->cat_start[c]; i < tr->cat_start[c + 1]; i++) sink_i32(s, (int32_t)tr->cat_codes[i]);
+        }
     }
 }
 
@@ -732,7 +784,7 @@ static void encode_v1(const sb_model *m, sink *s) {
     for (int32_t k = 0; k < m->num_class; k++) sink_f32(s, m->base_score[k]);
     sink_str(s, m->params);
     sink_names(s, m);
-    sink_trees(s, m);
+    sink_trees(s, m, 0);
 }
 
 /* The labels section of version 3: kind, count, then each label (i64, the
@@ -762,8 +814,12 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
     sink_str(s, m->params);
     sink_names(s, m);
     if (version == MF_VERSION_LABELS) sink_labels(s, m->labels);
+    if (version == MF_VERSION_CATS) {
+        sink_u8(s, m->labels ? 1 : 0);
+        if (m->labels) sink_labels(s, m->labels);
+    }
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
-    sink_u64(s, payload_size(m));
+    sink_u64(s, payload_size(m, version));
     if (m->family == SB_FAMILY_SPECTRAL) {
         const sb_spectral *g = m->spectral;
         sink_i32(s, g->affinity);
@@ -847,7 +903,7 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
     sink_i32(s, m->objective);
     sink_i32(s, m->num_class);
     for (int32_t k = 0; k < m->num_class; k++) sink_f32(s, m->base_score[k]);
-    sink_trees(s, m);
+    sink_trees(s, m, version == MF_VERSION_CATS);
 }
 
 /* Write the whole file in version into s (whose SHA is fresh); total is
@@ -876,6 +932,9 @@ static sb_status prepare(const sb_model *m, uint32_t version, const char *who, u
     if (version == MF_VERSION_LABELS && !m->labels)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 3 is a labeled model's; this model has no class "
                        "labels (version 2)", who);
+    if (version != MF_VERSION_CATS && has_cats(m))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version %lu cannot hold categorical splits (version 4)",
+                       who, (unsigned long)version);
     if (version == 1 && sb_model_card_version(m) != 1)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 1 holds only the tree families, not %s", who,
                        sb_family_name((sb_family)m->family));
@@ -1119,8 +1178,46 @@ static sb_status read_labels(reader *r, sb_model *m) {
     return SB_OK;
 }
 
-/* ntrees and the trees, each count checked against the bytes left first. */
-static sb_status read_trees(reader *r, sb_model *m) {
+/* Version 4's category sets of tree tr (after its nodes): the set count,
+ * then per set its node, its code count and the codes; each count checked
+ * against the bytes left first. The sets' structure is check_tree's. */
+static sb_status read_cat_sets(reader *r, int32_t t, sb_tree *tr) {
+    int32_t ns;
+    char what[64];
+    snprintf(what, sizeof what, "tree %d's category set count", (int)t);
+    sb_status st = read_count(r, what, 0, tr->nnodes, 12, &ns);
+    if (st != SB_OK || ns == 0) return st;
+    tr->cat_start = sb_malloc(sizeof(int32_t) * (size_t)(ns + 1));
+    tr->cat_codes = sb_malloc(sizeof(float) * (size_t)ns * MF_MAX_CAT_CODES);
+    if (!tr->cat_start || !tr->cat_codes) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    int32_t at = 0;
+    for (int32_t c = 0; c < ns; c++) {
+        int32_t node, count;
+        if ((st = read_i32(r, "a category set's node", &node)) != SB_OK) return st;
+        if (node < 0 || node >= tr->nnodes || tr->nodes[node].categorical)
+            return sb_fail(SB_ERR_INVALID_INPUT, WHO ": tree %d: category set %d names node %d, not a node of its "
+                           "own", (int)t, (int)c, (int)node);
+        snprintf(what, sizeof what, "tree %d's set %d code count", (int)t, (int)c);
+        if ((st = read_count(r, what, 1, MF_MAX_CAT_CODES, 4, &count)) != SB_OK) return st;
+        tr->cat_start[c] = at;
+        for (int32_t i = 0; i < count; i++, r->pos += 4) {
+            const int32_t code = u32_to_i32(get_u32(r->p + r->pos));
+            if (code < 0 || (i > 0 && (float)code <= tr->cat_codes[at - 1]) || (int64_t)(float)code != (int64_t)code)
+                return sb_fail(SB_ERR_INVALID_INPUT, WHO ": tree %d set %d: code %d is not a code above the one "
+                               "before it (codes ascend, 0 to 2^31 - 1, each a float exactly)", (int)t, (int)c, (int)code);
+            tr->cat_codes[at++] = (float)code;
+        }
+        tr->nodes[node].categorical = 1;
+        tr->nodes[node].cat_set = c;
+    }
+    tr->cat_start[ns] = at;
+    tr->ncat = ns;
+    return SB_OK;
+}
+
+/* ntrees and the trees, each count checked against the bytes left first
+ * (cats: version 4, each tree's category sets after its nodes). */
+static sb_status read_trees(reader *r, sb_model *m, int cats) {
     int32_t ntrees;
     sb_status st = read_count(r, "ntrees", 0, MF_MAX_TREES, 4 + MF_NODE_LEN, &ntrees);
     if (st != SB_OK) return st;
@@ -1152,6 +1249,7 @@ static sb_status read_trees(reader *r, sb_model *m) {
             nd->default_left = q[32];
             r->pos += MF_NODE_LEN;
         }
+        if (cats && (st = read_cat_sets(r, t, tr)) != SB_OK) return st;
     }
     return SB_OK;
 }
@@ -1171,21 +1269,22 @@ static sb_status parse_v1(reader *r, sb_model *m) {
     if ((st = read_base_score(r, m, nclass)) != SB_OK) return st;
     if ((st = read_str(r, MF_MAX_STRING, "params", &m->params)) != SB_OK) return st;
     if ((st = read_names(r, m)) != SB_OK) return st;
-    if ((st = read_trees(r, m)) != SB_OK) return st;
+    if ((st = read_trees(r, m, 0)) != SB_OK) return st;
     if (r->pos != r->end)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu unused bytes between the last tree and the digest",
                        r->end - r->pos);
     return SB_OK;
 }
 
-/* The version-2 tree payload (reader bounded to the payload) into m. */
-static sb_status parse_tree_payload(reader *r, sb_model *m) {
+/* The version-2 tree payload (reader bounded to the payload) into m (cats:
+ * version 4's, with each tree's category sets). */
+static sb_status parse_tree_payload(reader *r, sb_model *m, int cats) {
     sb_status st;
     int32_t nclass;
     if ((st = read_i32(r, "the objective", &m->objective)) != SB_OK) return st;
     if ((st = read_count(r, "num_class", 1, MF_MAX_CLASS, 4, &nclass)) != SB_OK) return st;
     if ((st = read_base_score(r, m, nclass)) != SB_OK) return st;
-    if ((st = read_trees(r, m)) != SB_OK) return st;
+    if ((st = read_trees(r, m, cats)) != SB_OK) return st;
     if (r->pos != r->end)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu unused bytes between the last tree and the end of the "
                        "payload", r->end - r->pos);
@@ -1413,6 +1512,12 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if ((st = read_str(r, MF_MAX_STRING, "params", &m->params)) != SB_OK) return st;
     if ((st = read_names(r, m)) != SB_OK) return st;
     if (version == MF_VERSION_LABELS && (st = read_labels(r, m)) != SB_OK) return st;
+    if (version == MF_VERSION_CATS) {
+        if ((st = need(r, 1, "the labels flag")) != SB_OK) return st;
+        const uint8_t flag = r->p[r->pos++];
+        if (flag > 1) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the labels flag is %d, not 0 or 1", (int)flag);
+        if (flag && (st = read_labels(r, m)) != SB_OK) return st;
+    }
     if ((st = need(r, MF_TAG_LEN + 8, "the payload's tag and length")) != SB_OK) return st;
     const uint8_t *tag = r->p + r->pos;
     uint64_t plen = get_u64(r->p + r->pos + MF_TAG_LEN);
@@ -1436,7 +1541,10 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_DBSCAN) return parse_dbscan_payload(r, m);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return parse_agglo_payload(r, m);
     if (m->family == SB_FAMILY_SPECTRAL) return parse_spectral_payload(r, m);
-    return m->family == SB_FAMILY_LINEAR ? parse_linear_payload(r, m) : parse_tree_payload(r, m);
+    if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",
+                       sb_family_name((sb_family)m->family));
+    return m->family == SB_FAMILY_LINEAR ? parse_linear_payload(r, m) : parse_tree_payload(r, m, version == MF_VERSION_CATS);
 }
 
 /* Parse the body of a file of version (digest already verified) into m, then
@@ -1476,7 +1584,8 @@ static sb_status check_frame(const uint8_t *buf, size_t len, uint32_t *version_o
     if ((uint64_t)len > MF_MAX_FILE)
         return sb_fail(SB_ERR_LIMIT, WHO ": %zu bytes, more than the format's limit of %llu", len,
                        (unsigned long long)MF_MAX_FILE);
-    const size_t min_len = version == 1 ? MF_MIN_FILE_V1 : version == 2 ? MF_MIN_FILE_V2 : MF_MIN_FILE_V3;
+    const size_t min_len = version == 1 ? MF_MIN_FILE_V1 : version == 2 ? MF_MIN_FILE_V2
+                         : version == 3 ? MF_MIN_FILE_V3 : MF_MIN_FILE_V4;
     if (len < min_len)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes, shorter than the smallest model of version %lu (%zu)",
                        len, (unsigned long)version, min_len);

@@ -19,10 +19,16 @@
 
 #define PREDICT_GRAIN 4096
 
+/* Flattened entries of tree t: its nodes, then per categorical set a header
+ * and one entry per code (sb_k_pnode). */
+static int64_t flat_size(const sb_tree *t) {
+    return (int64_t)t->nnodes + (t->ncat > 0 ? (int64_t)t->ncat + t->cat_start[t->ncat] : 0);
+}
+
 sb_status sb_model_flatten(const sb_model *m, sb_k_pnode **nodes, int32_t **start, int32_t *nnodes) {
     int64_t total = 0;
-    for (int32_t t = 0; t < m->ntrees; t++) total += m->trees[t].nnodes;
-    *nodes = sb_malloc(sizeof(sb_k_pnode) * (size_t)(total ? total : 1));
+    for (int32_t t = 0; t < m->ntrees; t++) total += flat_size(&m->trees[t]);
+    *nodes = total > INT32_MAX ? NULL : sb_malloc(sizeof(sb_k_pnode) * (size_t)(total ? total : 1));
     *start = sb_malloc(sizeof(int32_t) * (size_t)(m->ntrees ? m->ntrees : 1));
     if (!*nodes || !*start || total > INT32_MAX) {
         sb_free(*nodes);
@@ -35,10 +41,14 @@ sb_status sb_model_flatten(const sb_model *m, sb_k_pnode **nodes, int32_t **star
     int32_t at = 0;
     *nnodes = (int32_t)total;
     for (int32_t t = 0; t < m->ntrees; t++) {
+        const sb_tree *tr = &m->trees[t];
+        sb_k_pnode *base = *nodes + at;
         (*start)[t] = at;
-        for (int32_t k = 0; k < m->trees[t].nnodes; k++) {
-            const sb_tree_node *n = &m->trees[t].nodes[k];
-            sb_k_pnode *p = &(*nodes)[at++];
+        /* the sets' headers follow the nodes: set s's at set_at[s] (tree-relative) */
+        int32_t set_at = tr->nnodes;
+        for (int32_t k = 0; k < tr->nnodes; k++) {
+            const sb_tree_node *n = &tr->nodes[k];
+            sb_k_pnode *p = &base[k];
             p->feature = n->feature;
             p->threshold = n->threshold;
             p->left = n->left;
@@ -46,6 +56,21 @@ sb_status sb_model_flatten(const sb_model *m, sb_k_pnode **nodes, int32_t **star
             p->value = n->value;
             p->default_left = n->default_left;
         }
+        for (int32_t s = 0; s < tr->ncat; s++) {
+            const int32_t first = tr->cat_start[s], count = tr->cat_start[s + 1] - first;
+            sb_k_pnode *h = &base[set_at];
+            memset(h, 0, sizeof(sb_k_pnode) * (size_t)(count + 1));
+            h->feature = count;
+            h->left = h->right = -1;
+            for (int32_t i = 0; i < count; i++) base[set_at + 1 + i].threshold = tr->cat_codes[first + i];
+            for (int32_t k = 0; k < tr->nnodes; k++) /* the set's nodes point at its header */
+                if (tr->nodes[k].categorical && tr->nodes[k].cat_set == s) {
+                    base[k].default_left = -set_at;
+                    base[k].threshold = 0.0f;
+                }
+            set_at += count + 1;
+        }
+        at += (int32_t)flat_size(tr);
     }
     return SB_OK;
 }

@@ -266,7 +266,7 @@ SB_TEST(test_explain_leaf_numbers_lightgbm_order) {
         nd[k].left = L[k];
         nd[k].right = R[k];
     }
-    sb_tree t = {7, nd};
+    sb_tree t = {7, nd, 0, NULL, NULL};
     int32_t lno[7], sp[7];
     sb_tree_leaf_numbers(&t, lno, sp);
     const int32_t wl[7] = {-1, -1, -1, 1, 2, 0, 3}, ws[7] = {0, 2, 1, -1, -1, -1, -1};
@@ -274,7 +274,7 @@ SB_TEST(test_explain_leaf_numbers_lightgbm_order) {
         SB_CHECK(lno[k] == wl[k]);
         SB_CHECK(sp[k] == ws[k]);
     }
-    sb_tree one = {1, nd + 3};
+    sb_tree one = {1, nd + 3, 0, NULL, NULL};
     sb_tree_leaf_numbers(&one, lno, sp);
     SB_CHECK(lno[0] == 0 && sp[0] == -1);
 }

@@ -69,6 +69,8 @@ typedef struct fit {
     int32_t *gq, *hq;
     int32_t *rows;        /* the bag, then the grower's permutation (int32: n < 2^31) */
     uint8_t *inbag;       /* per row, when subsampling */
+    uint8_t *catm;        /* per feature: 1 = categorical (categorical_feature), or NULL: none */
+    sb_k_cat_rules catr;  /* the categorical search's rules */
     uint8_t *mask;
     float *maxabs;        /* per task and class: largest |g| and h */
     sb_tree *trees;
@@ -416,15 +418,12 @@ static void update_valid_task(void *ctx, int64_t task) {
     fit *f = ctx;
     int64_t b, e;
     sb_chunk_range(f->va->nrows, ROW_GRAIN, task, &b, &e);
-    const sb_tree_node *n = f->grown->tree.nodes;
+    const sb_tree *t = &f->grown->tree;
+    const sb_tree_node *n = t->nodes;
     for (int64_t r = b; r < e; r++) {
         const float *x = f->va->x + r * f->va->ncols;
         int32_t k = 0;
-        while (n[k].feature >= 0) {
-            float v = x[n[k].feature];
-            int left = v != v ? n[k].default_left : v <= n[k].threshold;
-            k = left ? n[k].left : n[k].right;
-        }
+        while (n[k].feature >= 0) k = sb_tree_goes_left(t, &n[k], x[n[k].feature]) ? n[k].left : n[k].right;
         float *m = &f->vpred[r * f->K + f->cls];
         *m = *m + n[k].value;
     }
@@ -674,10 +673,7 @@ static void dart_margin_task(void *ctx, int64_t task) {
             if (j->skip && f->dart_drop[t / K]) continue;
             const sb_tree_node *n = f->trees[t].nodes;
             int32_t k = 0;
-            while (n[k].feature >= 0) {
-                const float v = x[n[k].feature];
-                k = (v != v ? n[k].default_left : v <= n[k].threshold) ? n[k].left : n[k].right;
-            }
+            while (n[k].feature >= 0) k = sb_tree_goes_left(&f->trees[t], &n[k], x[n[k].feature]) ? n[k].left : n[k].right;
             m[t % K] = m[t % K] + n[k].value;
         }
     }
@@ -779,7 +775,13 @@ static sb_status record_tree(fit *f, int32_t t, const sb_grown *gr) {
     snprintf(tag, sizeof tag, "tree%d.splits", (int)t);
     if ((st = record(f, tag, SB_DTYPE_I64, ints, 6 * (uint64_t)nn)) != SB_OK) goto done;
     snprintf(tag, sizeof tag, "tree%d.values", (int)t);
-    st = record(f, tag, SB_DTYPE_F32, floats, 3 * (uint64_t)nn);
+    if ((st = record(f, tag, SB_DTYPE_F32, floats, 3 * (uint64_t)nn)) != SB_OK) goto done;
+    if (gr->tree.ncat > 0) { /* categorical splits: each set's codes (only then: other cards keep their stages) */
+        snprintf(tag, sizeof tag, "tree%d.cat_start", (int)t);
+        if ((st = record(f, tag, SB_DTYPE_I32, gr->tree.cat_start, (uint64_t)gr->tree.ncat + 1)) != SB_OK) goto done;
+        snprintf(tag, sizeof tag, "tree%d.cat_codes", (int)t);
+        st = record(f, tag, SB_DTYPE_F32, gr->tree.cat_codes, (uint64_t)gr->tree.cat_start[gr->tree.ncat]);
+    }
 done:
     sb_free(ints);
     sb_free(floats);
@@ -809,9 +811,8 @@ static sb_status push_tree(fit *f, sb_grown *gr) {
         f->trees = t;
         f->cap = cap;
     }
-    f->trees[f->ntrees++] = gr->tree; /* the model takes the nodes */
-    gr->tree.nodes = NULL;
-    gr->tree.nnodes = 0;
+    f->trees[f->ntrees++] = gr->tree; /* the model takes the nodes and the code sets */
+    memset(&gr->tree, 0, sizeof gr->tree);
     return SB_OK;
 }
 
@@ -1120,6 +1121,32 @@ sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *train, co
     return gbdt_fit(params, train, valid, nvalid, names, init, card, out);
 }
 
+/* What categorical features (p->catf) need before anything long, each
+ * refused by name: the CPU grower (the devices' kernels do not yet take
+ * category sets), no interaction sets or per-node column sampling (their
+ * search has no categorical scan yet), and training values that are codes:
+ * NaN or negative (missing), or integral in [0, 2^31). */
+static sb_status check_categorical(const gbdt_params *p, const sb_table *t) {
+    if (p->device != SB_GBDT_DEVICE_CPU)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "categorical_feature trains on the CPU only in this version: device=%s "
+                       "is refused (its kernels do not take category sets yet)", sb_device_kind_name((sb_device_kind)p->device));
+    if (p->nsets > 0 || p->bynode < 1.0f)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "categorical_feature with %s is not built yet",
+                       p->nsets > 0 ? "interaction_constraints" : "colsample_bynode");
+    for (int32_t i = 0; i < p->ncat; i++) {
+        const int32_t c = p->catf[i];
+        for (int64_t r = 0; r < t->nrows; r++) {
+            const float v = t->x[r * t->ncols + c];
+            if (!(v >= 0.0f)) continue; /* NaN, negative: missing */
+            if (!(v < 2147483648.0f) || (float)(int64_t)v != v)
+                return sb_fail(SB_ERR_INVALID_INPUT, "categorical feature %d (%s), row %lld: %g is not a category code: "
+                               "codes are whole numbers 0 to 2147483647 (NaN and negative values are missing)",
+                               (int)c, t->names && t->names[c] ? t->names[c] : "unnamed", (long long)r, (double)v);
+        }
+    }
+    return SB_OK;
+}
+
 /* sb_gbdt_fit_multi: sb_gbdt_fit with any number of validation sets, from
  * init's trees when init is given (continued training: the margins start at
  * init's predictions, the iterations count on from init's, so every draw
@@ -1161,6 +1188,8 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         if (p.set_feat[i] >= nf)
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "interaction_constraints names feature %d; the data has %d features "
                            "(0 to %d)", (int)p.set_feat[i], (int)nf, (int)nf - 1);
+    if ((st = sb_gbdt_resolve_categorical(&p, nf, f.tr->names)) != SB_OK) return st;
+    if (p.ncat > 0 && (st = check_categorical(&p, f.tr)) != SB_OK) return st;
     if (sb_gbdt_is_ranking(p.objective)) {
         f.ranking = 1;
         f.rc = (sb_rank_cfg){p.objective, p.rank_truncation, p.rank_norm, p.rank_sigma, p.ngain, p.label_gain};
@@ -1265,7 +1294,17 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     }
 
     /* Bins. */
-    if ((st = sb_bins_build(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, &f.bins)) != SB_OK) goto done;
+    if (p.ncat > 0) {
+        if (!(f.catm = sb_calloc((size_t)nf, 1))) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+            goto done;
+        }
+        for (int32_t i = 0; i < p.ncat; i++) f.catm[p.catf[i]] = 1;
+        f.catr = (sb_k_cat_rules){p.max_cat_to_onehot, p.max_cat_threshold, p.min_data_per_group, p.cat_smooth,
+                                  p.cat_l2};
+    }
+    if ((st = sb_bins_build_cat(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, f.catm, &f.bins)) != SB_OK)
+        goto done;
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     if ((st = record(&f, "gbdt.bin_edges", SB_DTYPE_F32, f.bins.upper, (uint64_t)f.bins.offset[nf])) != SB_OK) goto done;
     if ((st = record(&f, "gbdt.bin_counts", SB_DTYPE_I32, f.bins.nbins, (uint64_t)nf)) != SB_OK) goto done;
@@ -1305,13 +1344,11 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         for (int32_t t = 0; t < init->ntrees && st == SB_OK; t++) {
             sb_grown g;
             memset(&g, 0, sizeof g);
-            g.tree.nnodes = init->trees[t].nnodes;
-            if (!(g.tree.nodes = sb_malloc(sizeof(sb_tree_node) * (size_t)(g.tree.nnodes ? g.tree.nnodes : 1)))) {
+            if ((st = sb_tree_copy(&init->trees[t], &g.tree)) != SB_OK) {
                 st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for init_model's trees");
                 break;
             }
-            memcpy(g.tree.nodes, init->trees[t].nodes, sizeof(sb_tree_node) * (size_t)g.tree.nnodes);
-            if ((st = push_tree(&f, &g)) != SB_OK) sb_free(g.tree.nodes);
+            if ((st = push_tree(&f, &g)) != SB_OK) sb_tree_release(&g.tree);
         }
         if (st != SB_OK) goto done;
     }
@@ -1386,7 +1423,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             int64_t nbag = draw_bag(&f, it);
             draw_columns(&f, t);
             f.gc.tree = (uint64_t)t;
-            sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask};
+            sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask, f.catm, &f.catr};
             sb_grown gr;
             if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &f.ws, &gr)) != SB_OK) goto done;
             if ((st = renew_quantile_leaves(&f, &gr, nbag)) != SB_OK) {
@@ -1464,7 +1501,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     p.n_estimators += f.it0; /* the model's text: every iteration it holds, as the uninterrupted fit's */
     if (p.early_stopping_rounds > 0 && best_iter >= 0) {
         /* Keep the trees up to the best iteration. */
-        while (f.ntrees > (best_iter + 1) * K1) sb_free(f.trees[--f.ntrees].nodes);
+        while (f.ntrees > (best_iter + 1) * K1) sb_tree_release(&f.trees[--f.ntrees]);
         if (ev) ev->best = best_iter + 1;
     }
     if ((st = make_model(&f, base, &m)) != SB_OK) goto done;
@@ -1514,9 +1551,10 @@ done:
     sb_free(f.inbag);
     sb_free(f.maxabs);
     sb_free(f.set_bits);
+    sb_free(f.catm);
     sb_free(f.dart_w);
     sb_free(f.dart_drop);
-    for (int32_t k = 0; k < f.ntrees; k++) sb_free(f.trees[k].nodes);
+    for (int32_t k = 0; k < f.ntrees; k++) sb_tree_release(&f.trees[k]);
     sb_free(f.trees);
     return st;
 }

@@ -432,6 +432,20 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if (!strcmp(v, "true") || !strcmp(v, "1")) p->is_unbalance = 1;
         else if (!strcmp(v, "false") || !strcmp(v, "0")) p->is_unbalance = 0;
         else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
+    } else if (is(key, "categorical_feature", "cat_feature", "categorical_column", "cat_column")) {
+        if (strlen(v) >= sizeof p->cat_spec)
+            return sb_fail(SB_ERR_LIMIT, "parameter %s: more than %d bytes", key, (int)sizeof p->cat_spec - 1);
+        memcpy(p->cat_spec, v, strlen(v) + 1);
+    } else if (is(key, "max_cat_to_onehot", NULL, NULL, NULL)) {
+        if ((st = parse_int(key, v, 1, 255, &i)) == SB_OK) p->max_cat_to_onehot = (int32_t)i;
+    } else if (is(key, "max_cat_threshold", NULL, NULL, NULL)) {
+        if ((st = parse_int(key, v, 1, 255, &i)) == SB_OK) p->max_cat_threshold = (int32_t)i;
+    } else if (is(key, "cat_smooth", NULL, NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1e30f, 0, &p->cat_smooth);
+    } else if (is(key, "cat_l2", NULL, NULL, NULL)) {
+        st = parse_float(key, v, 0.0f, 1e30f, 0, &p->cat_l2);
+    } else if (is(key, "min_data_per_group", NULL, NULL, NULL)) {
+        if ((st = parse_int(key, v, 1, INT64_C(1) << 40, &i)) == SB_OK) p->min_data_per_group = i;
     } else if (is(key, "first_metric_only", NULL, NULL, NULL)) {
         if (!strcmp(v, "true") || !strcmp(v, "1")) p->stop_on_any = 0;
         else if (!strcmp(v, "false") || !strcmp(v, "0")) p->stop_on_any = 1;
@@ -480,6 +494,8 @@ static const char *const k_alias_groups[] = {
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
     "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period", "first_metric_only", "progress",
     "scale_pos_weight", "is_unbalance|unbalance|unbalanced_sets",
+    "categorical_feature|cat_feature|categorical_column|cat_column", "max_cat_to_onehot", "max_cat_threshold",
+    "cat_smooth", "cat_l2", "min_data_per_group",
     "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
 
 sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
@@ -512,6 +528,11 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     p->ngain = 31; /* 2^i - 1, i = 0..30, as LightGBM */
     for (int32_t g = 0; g < 31; g++) p->label_gain[g] = (float)((UINT32_C(1) << g) - 1u);
     p->scale_pos_weight = 1.0f;
+    p->max_cat_to_onehot = 4;
+    p->max_cat_threshold = 32;
+    p->cat_smooth = 10.0f;
+    p->cat_l2 = 10.0f;
+    p->min_data_per_group = 100;
     sb_numeric_mode m;
     sb_status st = sb_params_refuse_aliases(params, k_alias_groups, "gradient boosting");
     if (st != SB_OK) return st;
@@ -558,6 +579,64 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
 }
 
 static int line_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int i32_cmp(const void *a, const void *b) {
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+sb_status sb_gbdt_resolve_categorical(gbdt_params *p, int32_t nf, char *const *names) {
+    p->ncat = 0;
+    const char *s = p->cat_spec;
+    while (*s == ' ') s++;
+    if (!*s) return SB_OK;
+    const int by_name = !strncmp(s, "name:", 5);
+    if (by_name) s += 5;
+    char item[512];
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        while (len > 0 && s[len - 1] == ' ') len--;
+        if (len == 0 || len >= sizeof item)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter categorical_feature='%s' must be feature indices "
+                           "(0,3) or names (name:a,b), comma-separated", p->cat_spec);
+        memcpy(item, s, len);
+        item[len] = '\0';
+        int32_t f = -1;
+        if (by_name) {
+            for (int32_t k = 0; k < nf && f < 0; k++)
+                if (names && names[k] && !strcmp(names[k], item)) f = k;
+            if (f < 0)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "categorical_feature names '%s', which is not a feature of the "
+                               "training data%s", item, names ? "" : " (its features have no names)");
+        } else {
+            char *e;
+            errno = 0;
+            long x = strtol(item, &e, 10);
+            if (*e || errno || x < 0 || x >= nf)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "categorical_feature '%s': a feature index in 0..%d is needed "
+                               "(the training data has %d features; names need the name: prefix)", item, (int)nf - 1,
+                               (int)nf);
+            f = (int32_t)x;
+        }
+        if (p->ncat == SB_GBDT_MAX_CONS)
+            return sb_fail(SB_ERR_LIMIT, "categorical_feature: more than %d features", (int)SB_GBDT_MAX_CONS);
+        p->catf[p->ncat++] = f;
+        s += strcspn(s, ",");
+        if (!*s) break;
+        s++;
+        while (*s == ' ') s++;
+    }
+    qsort(p->catf, (size_t)p->ncat, sizeof(int32_t), i32_cmp);
+    int32_t k = 0;
+    for (int32_t i = 0; i < p->ncat; i++) /* a feature named twice is one categorical feature */
+        if (k == 0 || p->catf[k - 1] != p->catf[i]) p->catf[k++] = p->catf[i];
+    p->ncat = k;
+    for (int32_t i = 0; i < p->ncat; i++)
+        if (p->nmono > p->catf[i] && p->mono[p->catf[i]] != 0)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "feature %d is categorical and has a monotone constraint: a "
+                           "category set has no order to keep (LightGBM refuses it too)", (int)p->catf[i]);
+    return SB_OK;
+}
 
 /* buf := the nl lines (each without its newline) sorted by line_cmp, each
  * ended by a newline; a named internal error when they pass cap bytes. */
@@ -642,7 +721,8 @@ static sb_status add_lines(char *buf, size_t cap, const char *extra) {
 /* The per-node rules' lines ("key=value\n" each; written only when set, so
  * every other model's text is unchanged), as a new string (NULL: out of memory). */
 static char *cons_text(const gbdt_params *p) {
-    size_t cap = 320 + 4 * (size_t)p->nmono + 12 * (size_t)p->set_start[p->nsets] + 2 * (size_t)p->nsets + 64;
+    size_t cap = 320 + 4 * (size_t)p->nmono + 12 * (size_t)p->set_start[p->nsets] + 2 * (size_t)p->nsets + 64 +
+                 12 * (size_t)p->ncat + 160;
     char *t = sb_malloc(cap);
     if (!t) return NULL;
     size_t o = 0;
@@ -663,6 +743,13 @@ static char *cons_text(const gbdt_params *p) {
         o += (size_t)snprintf(t + o, cap - o, "\n");
     }
     if (p->bynode < 1.0f) o += (size_t)snprintf(t + o, cap - o, "colsample_bynode=%.9g\n", (double)p->bynode);
+    if (p->ncat > 0) {
+        o += (size_t)snprintf(t + o, cap - o, "categorical_feature=");
+        for (int32_t i = 0; i < p->ncat; i++) o += (size_t)snprintf(t + o, cap - o, "%s%d", i ? "," : "", (int)p->catf[i]);
+        o += (size_t)snprintf(t + o, cap - o, "\ncat_l2=%.9g\ncat_smooth=%.9g\nmax_cat_threshold=%d\nmax_cat_to_onehot=%d\n"
+                              "min_data_per_group=%lld\n", (double)p->cat_l2, (double)p->cat_smooth,
+                              (int)p->max_cat_threshold, (int)p->max_cat_to_onehot, (long long)p->min_data_per_group);
+    }
     if (p->dart) {
         o += (size_t)snprintf(t + o, cap - o, "boosting=dart\ndrop_rate=%.9g\nmax_drop=%d\nskip_drop=%.9g\n"
                               "uniform_drop=%s\nxgboost_dart_mode=%s\n", (double)p->drop_rate, (int)p->max_drop,

@@ -100,6 +100,17 @@ typedef struct gbdt_params {
      * fold_class_weights); written to the model's text only when not the default */
     float scale_pos_weight;   /* the positive rows' weight factor; 1 */
     int32_t is_unbalance;     /* the minority class's rows weighted by the ratio of the row counts; 0 */
+    /* categorical features (LightGBM's names and defaults; kernels/tree.h,
+     * sb_k_cat_scan): cat_spec as given (indices "0,3" or "name:a,b"),
+     * resolved against the training data into ncat features catf[] */
+    char cat_spec[2048];
+    int32_t ncat;
+    int32_t catf[SB_GBDT_MAX_CONS];
+    int32_t max_cat_to_onehot; /* 4 */
+    int32_t max_cat_threshold; /* 32 */
+    float cat_smooth;          /* 10 */
+    float cat_l2;              /* 10 */
+    int64_t min_data_per_group; /* 100 */
 } gbdt_params;
 
 /* 1 for the ranking objectives. */
@@ -111,6 +122,12 @@ enum { SB_GBDT_DEVICE_CPU = SB_DEVICE_CPU, SB_GBDT_DEVICE_CPU_BATCHED = SB_DEVIC
 /* Defaults, then every key of params applied; an unknown key, a bad value or
  * an unsupported device is a named error. */
 sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *out);
+
+/* p->catf := the features cat_spec names, ascending, among the nf features
+ * named names (NULL: unnamed); a named error for an index out of range, an
+ * unknown name, a list that does not parse, or a categorical feature that
+ * also carries a monotone constraint. */
+sb_status sb_gbdt_resolve_categorical(gbdt_params *p, int32_t nf, char *const *names);
 
 /* The effective parameters as canonical text: "key=value\n" sorted by key. */
 sb_status sb_gbdt_params_text(const gbdt_params *p, char **out);

@@ -5,6 +5,7 @@
  */
 #include "binning.h"
 #include "../../core/rng.h"
+#include <stdlib.h>
 #include <string.h>
 
 #define SB_PURPOSE_BIN_SAMPLE 0x42494E31u
@@ -59,7 +60,25 @@ typedef struct bin_job {
     int32_t *nbins;
     uint32_t *keys, *tmp; /* per worker scratch: width x nrows each */
     int failed;
+    const uint8_t *cat;   /* per feature: categorical, or NULL */
 } bin_job;
+
+/* A categorical feature's code and its count, ordered by count (larger
+ * first), then code: a total order, since codes are distinct. */
+typedef struct code_count {
+    uint32_t key, count;
+} code_count;
+
+static int by_count(const void *a, const void *b) {
+    const code_count *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return (x->key > y->key) - (x->key < y->key);
+}
+
+static int by_key(const void *a, const void *b) {
+    const code_count *x = a, *y = b;
+    return (x->key > y->key) - (x->key < y->key);
+}
 
 static void bin_feature(void *ctx, int64_t f) {
     bin_job *j = ctx;
@@ -73,6 +92,40 @@ static void bin_feature(void *ctx, int64_t f) {
     }
     radix_sort(keys, tmp, m);
     float *edges = j->edges + f * j->max_bin;
+    if (j->cat && j->cat[f]) {
+        /* codes: the non-negative values (negative ones are missing) */
+        int64_t first = 0;
+        while (first < m && key_value(keys[first]) < 0.0f) first++;
+        /* distinct codes (keys) and their counts (tmp), compacted in place */
+        int64_t nd = 0;
+        for (int64_t i = first; i < m;) {
+            int64_t k = i;
+            while (k < m && keys[k] == keys[i]) k++;
+            keys[nd] = keys[i];
+            tmp[nd] = (uint32_t)(k - i);
+            nd++;
+            i = k;
+        }
+        code_count *cc = sb_malloc(sizeof(code_count) * (size_t)(nd ? nd : 1));
+        if (!cc) {
+            __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+            j->nbins[f] = 1;
+            edges[0] = -1.0f;
+            return;
+        }
+        for (int64_t i = 0; i < nd; i++) {
+            cc[i].key = keys[i];
+            cc[i].count = tmp[i];
+        }
+        qsort(cc, (size_t)nd, sizeof *cc, by_count);
+        const int64_t kept = nd < j->max_bin ? nd : j->max_bin;
+        qsort(cc, (size_t)kept, sizeof *cc, by_key);
+        for (int64_t i = 0; i < kept; i++) edges[i] = key_value(cc[i].key);
+        if (kept == 0) edges[0] = -1.0f;
+        sb_free(cc);
+        j->nbins[f] = kept > 0 ? (int32_t)kept : 1;
+        return;
+    }
     if (m == 0) { /* all missing: one value bin that nothing reaches */
         j->nbins[f] = 1;
         edges[0] = sb_u2f(0x7F800000u);
@@ -136,10 +189,15 @@ static void bin_feature(void *ctx, int64_t f) {
 
 sb_status sb_bins_build(const float *x, int64_t n, int32_t nf, int32_t max_bin, uint64_t seed,
                         int64_t sample_rows, sb_bins *out) {
+    return sb_bins_build_cat(x, n, nf, max_bin, seed, sample_rows, NULL, out);
+}
+
+sb_status sb_bins_build_cat(const float *x, int64_t n, int32_t nf, int32_t max_bin, uint64_t seed,
+                            int64_t sample_rows, const uint8_t *cat, sb_bins *out) {
     memset(out, 0, sizeof *out);
     if (max_bin < 2 || max_bin > SB_MAX_BIN)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "max_bin must be in 2..%d, got %d", SB_MAX_BIN, (int)max_bin);
-    bin_job j = {x, n, nf, max_bin, NULL, n, NULL, NULL, NULL, NULL, 0};
+    bin_job j = {x, n, nf, max_bin, NULL, n, NULL, NULL, NULL, NULL, 0, cat};
     int64_t *rows = NULL;
     if (sample_rows > 0 && n > sample_rows) {
         rows = sb_malloc(sizeof(int64_t) * (size_t)n);
@@ -163,6 +221,10 @@ sb_status sb_bins_build(const float *x, int64_t n, int32_t nf, int32_t max_bin, 
         goto done;
     }
     sb_parallel_for_width(nf, (int32_t)width, bin_feature, &j);
+    if (j.failed) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "binning: out of memory");
+        goto done;
+    }
     int32_t total_edges = 0;
     for (int32_t f = 0; f < nf; f++) {
         out->offset[f] = total_edges;
@@ -180,6 +242,13 @@ sb_status sb_bins_build(const float *x, int64_t n, int32_t nf, int32_t max_bin, 
     out->nbins = j.nbins;
     j.nbins = NULL;
     out->total = total_edges + nf;
+    if (cat) {
+        if (!(out->cat = sb_malloc((size_t)(nf ? nf : 1)))) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "binning: out of memory");
+            goto done;
+        }
+        memcpy(out->cat, cat, (size_t)nf);
+    }
 done:
     sb_free(rows);
     sb_free(j.edges);
@@ -195,6 +264,7 @@ void sb_bins_release(sb_bins *b) {
     sb_free(b->nbins);
     sb_free(b->offset);
     sb_free(b->upper);
+    sb_free(b->cat);
     memset(b, 0, sizeof *b);
 }
 
@@ -229,6 +299,10 @@ static void apply_task(void *ctx, int64_t task) {
         const float *up = j->b->upper + j->b->offset[f];
         const int32_t nb = j->b->nbins[f];
         uint8_t *out = j->out + (int64_t)f * j->n;
+        if (j->b->cat && j->b->cat[f]) {
+            for (int64_t r = b; r < e; r++) out[r] = sb_cat_bin_of(up, nb, j->x[r * j->nf + f]);
+            continue;
+        }
         for (int64_t r = b; r < e; r++) {
             const float v = j->x[r * j->nf + f];
             out[r] = v != v ? 0 : bin_of_branchless(up, nb, v);

@@ -19,6 +19,7 @@ typedef struct sb_bins {
     int32_t *offset;  /* feature f's edges start at upper[offset[f]] */
     float *upper;     /* upper[offset[f] + b - 1]: inclusive upper edge of value bin b */
     int32_t total;    /* sum over features of nbins[f] + 1 (histogram length) */
+    uint8_t *cat;     /* per feature: 1 = categorical, or NULL: none (see sb_bins_build_cat) */
 } sb_bins;
 
 /* Edges from x (row-major n x nf): the distinct non-NaN values of each feature
@@ -30,10 +31,35 @@ typedef struct sb_bins {
 sb_status sb_bins_build(const float *x, int64_t n, int32_t nf, int32_t max_bin, uint64_t seed,
                         int64_t sample_rows, sb_bins *out);
 
+/* sb_bins_build with categorical features (cat[f] = 1; NULL: none): such a
+ * feature's values are category codes (integral floats >= 0, checked by the
+ * caller; NaN and negative values are missing). Its value bins are its
+ * max_bin most frequent codes of the sample (ties by the smaller code), in
+ * ascending code order, upper[] holding each bin's code; every other value
+ * falls in bin 0 with the missing ones. A feature with no code has one value
+ * bin of code -1, which no value reaches. */
+sb_status sb_bins_build_cat(const float *x, int64_t n, int32_t nf, int32_t max_bin, uint64_t seed,
+                            int64_t sample_rows, const uint8_t *cat, sb_bins *out);
+
 void sb_bins_release(sb_bins *b);
+
+/* The bin of code v among a categorical feature's nb codes up[0..nb)
+ * (ascending): its position + 1, or 0 when v is missing, negative or not one
+ * of them. Comparisons only. */
+static inline uint8_t sb_cat_bin_of(const float *up, int32_t nb, float v) {
+    if (!(v >= 0.0f)) return 0;
+    int32_t lo = 0, hi = nb;
+    while (lo < hi) {
+        const int32_t mid = (lo + hi) >> 1;
+        if (up[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return (uint8_t)(lo < nb && up[lo] == v ? lo + 1 : 0);
+}
 
 /* The bin of value v of feature f. */
 static inline uint8_t sb_bin_of(const sb_bins *b, int32_t f, float v) {
+    if (b->cat && b->cat[f]) return sb_cat_bin_of(b->upper + b->offset[f], b->nbins[f], v);
     if (v != v) return 0;
     const float *up = b->upper + b->offset[f];
     int32_t lo = 0, hi = b->nbins[f] - 1; /* the last edge is +inf: always found */

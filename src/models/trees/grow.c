@@ -34,6 +34,7 @@ typedef struct leaf {
     hentry *hist; /* owned; NULL once the leaf is final or expanded */
     cand best;
     sb_node_cons nc; /* the per-node rules' state (cons.h); set when c->cons_on */
+    uint32_t catbits[8]; /* when best is on a categorical feature: the bins it sends left */
     struct leaf *kids; /* owned: its two children, computed ahead of its turn (see expand), or NULL */
 } leaf;
 
@@ -319,7 +320,11 @@ static int find_best(const grow_ctx *c, leaf *L) {
     memset(&best, 0, sizeof best);
     for (int32_t f = 0; f < c->d->nf; f++) {
         if (c->d->feature_mask && !c->d->feature_mask[f]) continue;
-        sb_k_split_scan(L->hist + c->hoff[f], c->d->bins->nbins[f], f, L->G, L->H, L->C, parent_score, &r, &best);
+        if (c->d->catf && c->d->catf[f])
+            sb_k_cat_scan(L->hist + c->hoff[f], c->d->bins->nbins[f], f, L->G, L->H, L->C, parent_score, &r,
+                          c->d->cat, &best, L->catbits);
+        else
+            sb_k_split_scan(L->hist + c->hoff[f], c->d->bins->nbins[f], f, L->G, L->H, L->C, parent_score, &r, &best);
     }
     L->best = best;
     return 1;
@@ -330,14 +335,16 @@ static int find_best(const grow_ctx *c, leaf *L) {
 sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int32_t *id) {
     if (l->n == l->cap) {
         const int32_t cap = l->cap ? l->cap * 2 : 64;
-        /* every per-node array, grown together (the bounds only when kept) */
-        struct { void **p; size_t size; } arr[] = {
-            {(void **)&l->nodes, sizeof(sb_tree_node)}, {(void **)&l->split_bin, sizeof(int32_t)},
-            {(void **)&l->node_g, sizeof(int64_t)},     {(void **)&l->node_h, sizeof(int64_t)},
-            {(void **)&l->lo, sizeof(float)},           {(void **)&l->hi, sizeof(float)},
+        /* every per-node array, grown together (the bounds and the
+         * categorical bins only when kept) */
+        struct { void **p; size_t size; int kept; } arr[] = {
+            {(void **)&l->nodes, sizeof(sb_tree_node), 1}, {(void **)&l->split_bin, sizeof(int32_t), 1},
+            {(void **)&l->node_g, sizeof(int64_t), 1},     {(void **)&l->node_h, sizeof(int64_t), 1},
+            {(void **)&l->lo, sizeof(float), l->bounded},  {(void **)&l->hi, sizeof(float), l->bounded},
+            {(void **)&l->cat_bits, 8 * sizeof(uint32_t), l->categorical},
         };
-        const size_t narr = l->bounded ? 6 : 4;
-        for (size_t a = 0; a < narr; a++) {
+        for (size_t a = 0; a < sizeof arr / sizeof arr[0]; a++) {
+            if (!arr[a].kept) continue;
             void *q = sb_realloc(*arr[a].p, arr[a].size * (size_t)cap);
             if (!q) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
             *arr[a].p = q;
@@ -357,6 +364,7 @@ sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int
         l->lo[k] = -INFINITY;
         l->hi[k] = INFINITY;
     }
+    if (l->categorical) memset(l->cat_bits + 8 * (size_t)k, 0, 8 * sizeof(uint32_t));
     *id = k;
     return SB_OK;
 }
@@ -372,8 +380,44 @@ void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float re
     out->tree.nnodes = l->n;
     out->tree.nodes = l->nodes;
     out->split_bin = l->split_bin;
+    out->cat_bits = l->cat_bits;
     l->nodes = NULL;
     l->split_bin = NULL;
+    l->cat_bits = NULL;
+}
+
+sb_status sb_grown_cat_sets(sb_grown *g, const sb_bins *bins) {
+    sb_tree *t = &g->tree;
+    if (!g->cat_bits) return SB_OK;
+    int32_t ns = 0, nc = 0;
+    for (int32_t k = 0; k < t->nnodes; k++) {
+        if (t->nodes[k].feature < 0 || !t->nodes[k].categorical) continue;
+        ns++;
+        for (int32_t b = 1; b < 256; b++) nc += (int32_t)((g->cat_bits[8 * k + (b >> 5)] >> (b & 31)) & 1u);
+    }
+    if (ns == 0) return SB_OK;
+    t->cat_start = sb_malloc(sizeof(int32_t) * (size_t)(ns + 1));
+    t->cat_codes = sb_malloc(sizeof(float) * (size_t)(nc > 0 ? nc : 1));
+    if (!t->cat_start || !t->cat_codes) {
+        sb_free(t->cat_start);
+        sb_free(t->cat_codes);
+        t->cat_start = NULL;
+        t->cat_codes = NULL;
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
+    }
+    int32_t s = 0, at = 0;
+    for (int32_t k = 0; k < t->nnodes; k++) {
+        sb_tree_node *n = &t->nodes[k];
+        if (n->feature < 0 || !n->categorical) continue;
+        const float *codes = bins->upper + bins->offset[n->feature];
+        t->cat_start[s] = at;
+        for (int32_t b = 1; b <= bins->nbins[n->feature]; b++) /* bins ascend by code */
+            if ((g->cat_bits[8 * k + (b >> 5)] >> (b & 31)) & 1u) t->cat_codes[at++] = codes[b - 1];
+        n->cat_set = s++;
+    }
+    t->cat_start[s] = at;
+    t->ncat = ns;
+    return SB_OK;
 }
 
 void sb_node_list_release(sb_node_list *l) {
@@ -383,6 +427,7 @@ void sb_node_list_release(sb_node_list *l) {
     sb_free(l->node_h);
     sb_free(l->lo);
     sb_free(l->hi);
+    sb_free(l->cat_bits);
     memset(l, 0, sizeof *l);
 }
 
@@ -454,7 +499,10 @@ static int64_t partition(grow_ctx *c, const leaf *L) {
     int64_t *buf = sb_malloc(sizeof(int64_t) * 3 * (size_t)(blocks ? blocks : 1));
     if (!buf) return -1;
     part_job j = {c, L, buf, buf + blocks, buf + 2 * blocks, grain, {0}};
-    for (int32_t t = 0; t < 256; t++) j.left[t] = (uint8_t)sb_k_goes_left((uint32_t)t, L->best.bin, L->best.default_left);
+    const int cat = c->d->catf && c->d->catf[L->best.feature];
+    for (int32_t t = 0; t < 256; t++)
+        j.left[t] = (uint8_t)(cat ? sb_k_cat_has(L->catbits, (uint32_t)t)
+                                  : sb_k_goes_left((uint32_t)t, L->best.bin, L->best.default_left));
     sb_parallel_for(blocks, part_split, &j);
     int64_t total_left = 0;
     for (int64_t k = 0; k < blocks; k++) total_left += buf[k];
@@ -658,6 +706,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     c.width = sb_parallel_width();
     c.cons_on = sb_grow_cons_on(p->cons);
     c.t.bounded = c.cons_on && p->cons->monotone != NULL;
+    c.t.categorical = d->catf != NULL;
     sb_status st = SB_OK;
     leaf *open = NULL;
     int32_t nopen = 0;
@@ -743,8 +792,15 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
             }
         sb_tree_node *pn = &c.t.nodes[P.node];
         pn->feature = P.best.feature;
-        pn->threshold = d->bins->upper[d->bins->offset[P.best.feature] + P.best.bin - 1];
-        pn->default_left = (uint8_t)P.best.default_left;
+        if (d->catf && d->catf[P.best.feature]) {
+            pn->categorical = 1;
+            pn->threshold = 0.0f;
+            pn->default_left = 0;
+            memcpy(c.t.cat_bits + 8 * (size_t)P.node, P.catbits, sizeof P.catbits);
+        } else {
+            pn->threshold = d->bins->upper[d->bins->offset[P.best.feature] + P.best.bin - 1];
+            pn->default_left = (uint8_t)P.best.default_left;
+        }
         pn->left = kid[0].node;
         pn->right = kid[1].node;
         pn->gain = P.best.gain;
@@ -773,6 +829,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     }
     /* Leaf values from the same integer sums. */
     sb_node_list_finish(&c.t, d->g_scale, d->h_scale, p->reg_lambda, p->reg_alpha, p->learning_rate, out);
+    st = sb_grown_cat_sets(out, d->bins);
 done:
     if (open)
         for (int32_t i = 0; i < nopen; i++) {
@@ -811,8 +868,9 @@ void sb_grown_release(sb_grown *g) {
     if (!g) return;
     sb_free(g->leaf_begin);
     sb_free(g->leaf_end);
-    sb_free(g->tree.nodes);
+    sb_tree_release(&g->tree);
     sb_free(g->split_bin);
+    sb_free(g->cat_bits);
     sb_free(g->root_hist);
     memset(g, 0, sizeof *g);
 }

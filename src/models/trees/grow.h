@@ -35,13 +35,16 @@ typedef struct sb_grow_data {
     const int32_t *gq, *hq;       /* quantized gradient and hessian per row */
     float g_scale, h_scale;       /* g = gq / g_scale, h = hq / h_scale (powers of two) */
     const uint8_t *feature_mask;  /* nf flags: 1 = may split on it */
+    const uint8_t *catf;          /* nf flags: 1 = categorical (bins->cat), or NULL: none */
+    const sb_k_cat_rules *cat;    /* the categorical search's rules (with catf) */
 } sb_grow_data;
 
 /* The tree's nodes plus what training needs beside them: the split bin of every
  * internal node (rows route by bin <= split_bin) and the root's histogram. */
 typedef struct sb_grown {
-    sb_tree tree;
+    sb_tree tree;        /* with its categorical splits' code sets (sb_grown_cat_sets) */
     int32_t *split_bin;  /* per node; -1 for leaves */
+    uint32_t *cat_bits;  /* 8 words a node: a categorical split's left bins; NULL: no categorical split */
     int64_t *root_hist;  /* bins->total x 3 (g, h, count) */
     int64_t *leaf_begin, *leaf_end; /* per node: a leaf's rows are rows[begin, end) of the
                                        permutation sb_tree_grow left behind */
@@ -54,8 +57,10 @@ typedef struct sb_node_list {
     int32_t *split_bin;
     int64_t *node_g, *node_h;
     float *lo, *hi; /* per node: its output bounds (monotone constraints); NULL: none */
+    uint32_t *cat_bits; /* per node 8 words: a categorical split's left bins; NULL: none */
     int32_t n, cap;
     int32_t bounded; /* set before the first add: keep lo and hi */
+    int32_t categorical; /* set before the first add: keep cat_bits */
 } sb_node_list;
 
 /* A new leaf with sums (G, H) and C rows; its index in *id. */
@@ -67,6 +72,9 @@ void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float re
                          float learning_rate,
                          sb_grown *out);
 void sb_node_list_release(sb_node_list *l);
+/* g->tree's code sets from g->cat_bits: one set per categorical node, in node
+ * order, holding the codes (bins' upper values) of its left bins ascending. */
+sb_status sb_grown_cat_sets(sb_grown *g, const sb_bins *bins);
 
 /* Grow a tree on rows[0..nrows) (a permutation scratch: reordered in place).
  * Row indices are int32 (half the memory traffic of int64 in the partition and
@@ -104,7 +112,9 @@ static inline int32_t sb_tree_leaf_binned(const sb_grown *g, const uint8_t *binn
     int32_t k = 0;
     while (nodes[k].feature >= 0) {
         uint8_t b = binned[(int64_t)nodes[k].feature * n + r];
-        int left = b == 0 ? nodes[k].default_left : b <= g->split_bin[k];
+        int left = nodes[k].categorical ? (int)((g->cat_bits[8 * k + (b >> 5)] >> (b & 31)) & 1u)
+                 : b == 0            ? nodes[k].default_left
+                                     : b <= g->split_bin[k];
         k = left ? nodes[k].left : nodes[k].right;
     }
     return k;
