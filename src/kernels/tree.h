@@ -65,7 +65,9 @@ SB_FN float sb_k_node_score_c(sb_i64 G, sb_i64 H, const sb_k_split_rules *r, con
 
 /* A node of a tree as the device walks it on bins: go left when the row's bin
  * of feature is <= split_bin (bin 0, missing: default_left); leaves have
- * feature = -1 and carry the value the tree adds. */
+ * feature = -1 and carry the value the tree adds. A categorical split has
+ * default_left = -s (s >= 1): its left bins are the 256-bit set held in
+ * t[s .. s + 8).split_bin, one word each, after the tree's nodes. */
 typedef struct sb_k_bnode {
     sb_i32 feature, split_bin, left, right, default_left;
     float value;
@@ -321,12 +323,19 @@ SB_FN int sb_k_goes_left(sb_u32 bin, sb_i32 split_bin, sb_i32 default_left) {
     return bin == 0 ? default_left != 0 : (sb_i32)bin <= split_bin;
 }
 
+/* Whether a row with this bin goes left at node n of tree t (sb_k_bnode). */
+SB_FN int sb_k_bnode_left(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_k_bnode *n, sb_u32 bin) {
+    const sb_i32 d = n->default_left;
+    if (d >= 0) return sb_k_goes_left(bin, n->split_bin, d);
+    return (int)(((sb_u32)t[(bin >> 5) - d].split_bin >> (bin & 31u)) & 1u);
+}
+
 /* The leaf a row reaches: its bin of feature f is bins[f * fstride]. */
 SB_FN sb_i32 sb_k_walk_bins(const SB_GLOBAL sb_k_bnode *t, const SB_GLOBAL sb_u8 *bins, sb_i64 fstride) {
     sb_i32 k = 0;
     while (t[k].feature >= 0) {
         const SB_GLOBAL sb_k_bnode *n = &t[k];
-        k = sb_k_goes_left(bins[(sb_i64)n->feature * fstride], n->split_bin, n->default_left) ? n->left : n->right;
+        k = sb_k_bnode_left(t, n, bins[(sb_i64)n->feature * fstride]) ? n->left : n->right;
     }
     return k;
 }

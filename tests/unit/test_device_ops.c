@@ -539,6 +539,14 @@ static int t_restore(tset *s) {
 
 /* The stable partition on the host: segs applied to rows (the positions'
  * rows), as tdev.h defines it. */
+/* Whether a row with bin b goes left in segment g: its bin rule, or a
+ * categorical segment's 256-bit set. Written here from the contract, not
+ * shared with the library's. */
+static int seg_left(const sb_tdev_seg *g, uint32_t b) {
+    if (g->categorical) return (int)((g->cat[b / 32] >> (b % 32)) & 1u);
+    return b == 0 ? g->default_left != 0 : (int32_t)b <= g->split_bin;
+}
+
 static void host_partition(const tset *s, int32_t *rows, const sb_tdev_seg *segs, int32_t nseg) {
     int32_t *tmp = sb_malloc(sizeof(int32_t) * (size_t)(s->n ? s->n : 1));
     for (int32_t k = 0; k < nseg; k++) {
@@ -546,7 +554,7 @@ static void host_partition(const tset *s, int32_t *rows, const sb_tdev_seg *segs
         int64_t l = 0;
         for (int pass = 1; pass >= 0; pass--)
             for (int64_t i = g->begin; i < g->end; i++)
-                if (sb_k_goes_left(bin_of(s->binned, s->n, g->feature, rows[i]), g->split_bin, g->default_left) == pass)
+                if (seg_left(g, bin_of(s->binned, s->n, g->feature, rows[i])) == pass)
                     tmp[l++] = rows[i];
         memcpy(rows + g->begin, tmp, sizeof(int32_t) * (size_t)(g->end - g->begin));
     }
@@ -566,8 +574,7 @@ static int t_partition(tset *s, int32_t *hrows, int64_t nrows, const sb_tdev_seg
     for (int32_t k = 0; k < nseg && !s->c->exact; k++) {
         int64_t l = 0;
         for (int64_t i = segs[k].begin; i < segs[k].end; i++)
-            l += sb_k_goes_left(bin_of(s->binned, s->n, segs[k].feature, hrows[i]), segs[k].split_bin,
-                                segs[k].default_left);
+            l += seg_left(&segs[k], bin_of(s->binned, s->n, segs[k].feature, hrows[i]));
         /* the sides' boundary (hrows is already partitioned: count its left rows) */
         for (int64_t p = segs[k].begin + l - 4; p < segs[k].begin + l + 4; p++)
             if (p >= segs[k].begin && p < segs[k].end) take[p] = 1;
@@ -614,11 +621,13 @@ static sb_tdev_node host_node(const tset *s, const int32_t *hrows, int64_t b, in
 }
 
 /* A fixed tree over the bins for add_tree: depth 3, leaves with values
- * that round when added (salt varies them). */
+ * that round when added (salt varies them); for an odd salt node 1 is a
+ * categorical split, its bin set in the 8 entries after the 7 nodes (15
+ * entries in all). */
 static void fixed_tree(const tset *s, int salt, sb_k_bnode *t) {
     const int32_t nf = s->nf;
     const int32_t f[3] = {0, salt % nf, (nf - 1 - salt) % nf};
-    for (int k = 0; k < 7; k++) memset(&t[k], 0, sizeof t[k]);
+    for (int k = 0; k < 15; k++) memset(&t[k], 0, sizeof t[k]);
     for (int k = 0; k < 3; k++) {
         t[k].feature = f[k] < 0 ? 0 : f[k];
         t[k].split_bin = 1 + (salt + k) % s->nbins[t[k].feature];
@@ -632,6 +641,11 @@ static void fixed_tree(const tset *s, int salt, sb_k_bnode *t) {
         t[k].feature = -1;
         t[k].value = v[k - 3] * (float)(1 + salt % 3) + (salt & 4 ? 0.33f : -0.0f);
     }
+    for (int k = 7; k < 15; k++) {
+        t[k].feature = -1;
+        t[k].split_bin = (int32_t)(0x9E3779B9u * (uint32_t)(k + salt) ^ 0xA5A5A5A5u);
+    }
+    if (salt & 1) t[1].default_left = -7;
 }
 
 /* A power-of-two scale putting maxabs at 2^30 (gbdt.c's rule); 1 when zero. */
@@ -722,11 +736,11 @@ static void tree_config(const tcfg *c) {
     if (!live) goto done; /* nothing to compare with */
 
     /* margins, gradients, quantization */
-    sb_k_bnode tr[7];
+    sb_k_bnode tr[15];
     float mx[2 * 32];
     for (int32_t k = 0; k < (K < 4 ? K : 4); k++) {
         fixed_tree(&s, 3 * k + 1, tr);
-        if (!t_add_tree(&s, tr, 7, k == 3 ? K - 1 : k)) goto done;
+        if (!t_add_tree(&s, tr, 15, k == 3 ? K - 1 : k)) goto done;
     }
     if (!t_gradients(&s, mx)) goto done;
     for (int32_t k = 0; k < K; k++) {
@@ -818,11 +832,17 @@ static void tree_config(const tcfg *c) {
                 g.feature = (i * 7 + L) % nf;
                 g.split_bin = i % 3 == 0 ? nbins[g.feature] : 1 + i % nbins[g.feature];
                 g.default_left = i % 3 == 0 ? 1 : i & 1;
+                if ((i / 4 + L) % 2 == 1) { /* every other hostile one: a categorical split */
+                    g.categorical = 1;
+                    for (int32_t w = 0; w < 8; w++) g.cat[w] = 0x9E3779B9u * (uint32_t)(i + 3 * w + L) ^ 0x5A5A5A5Au;
+                }
             }
             segs[ns++] = g;
         }
         segs[ns].begin = segs[ns].end = nb_[0]; /* an empty segment */
-        segs[ns].feature = 0, segs[ns].split_bin = 1, segs[ns].default_left = 0, segs[ns].pad_ = 0;
+        memset(&segs[ns], 0, sizeof segs[ns]);
+        segs[ns].begin = segs[ns].end = nb_[0];
+        segs[ns].feature = 0, segs[ns].split_bin = 1, segs[ns].default_left = 0;
         ns++;
         if (!(ok = t_partition(&s, hrows, nrows, segs, ns))) break;
         /* children: the smaller built into a new slot, the larger by
@@ -832,8 +852,7 @@ static void tree_config(const tcfg *c) {
             const int64_t b0 = nb_[2 * i], e0 = nb_[2 * i + 1];
             int64_t l = 0;
             for (int64_t p = b0; p < e0; p++)
-                l += sb_k_goes_left(bin_of(binned, n, segs[i].feature, hrows[p]), segs[i].split_bin,
-                                    segs[i].default_left);
+                l += seg_left(&segs[i], bin_of(binned, n, segs[i].feature, hrows[p]));
             const int left_small = l <= (e0 - b0) - l;
             int32_t fresh = 3;
             while (fresh < tslots && used[fresh]) fresh++;
@@ -873,7 +892,7 @@ static void tree_config(const tcfg *c) {
     /* a last tree onto the margins, and their gradients */
     if (ok) {
         fixed_tree(&s, 5, tr);
-        if (t_add_tree(&s, tr, 7, c->cls)) t_gradients(&s, mx);
+        if (t_add_tree(&s, tr, 15, c->cls)) t_gradients(&s, mx);
     }
     printf("  coverage tree/%s: %lld rows (%lld in the tree) x %d features, %d histogram entries, K %d; %lld nodes "
            "searched, %lld valid splits; %lld positions read back (%s)\n",

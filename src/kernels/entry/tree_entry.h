@@ -42,8 +42,16 @@
  * checks their sizes). */
 typedef struct {
     sb_i64 begin, end;
-    int feature, split_bin, default_left, pad_;
+    int feature, split_bin, default_left, categorical;
+    sb_u32 cat[8];
 } ocl_seg;
+
+/* Whether a row with bin b goes left in segment s: the split's bin rule, or
+ * for a categorical split its 256-bit set of left bins. */
+SB_FN int ocl_seg_left(SB_GLOBAL const ocl_seg *s, sb_u32 b) {
+    if (s->categorical) return (int)((s->cat[b >> 5] >> (b & 31u)) & 1u);
+    return sb_k_goes_left(b, s->split_bin, s->default_left);
+}
 typedef struct {
     sb_i64 begin, end;
     int slot, pad_;
@@ -180,7 +188,7 @@ SB_KERNEL void k_part_count(SB_GLOBAL const ocl_seg *segs, SB_GLOBAL const int *
     const sb_i64 t1 = t0 + OCL_PART_TILE < s.end ? t0 + OCL_PART_TILE : s.end;
     int cnt = 0;
     for (sb_i64 i = t0 + lid; i < t1; i += SB_WG)
-        cnt += sb_k_goes_left(bins[(sb_i64)rows[i] * stride + s.feature], s.split_bin, s.default_left);
+        cnt += ocl_seg_left(&segs[j], bins[(sb_i64)rows[i] * stride + s.feature]);
     int total;
     ocl_group_scan(scan, cnt, &total);
     if (lid == 0) tile_left[tile] = total;
@@ -232,7 +240,7 @@ SB_KERNEL void k_part_scatter(SB_GLOBAL const ocl_seg *segs, SB_GLOBAL const int
         r[k] = 0;
         if (q < nt) {
             r[k] = stage[q];
-            const int f = sb_k_goes_left(bins[(sb_i64)r[k] * stride + s.feature], s.split_bin, s.default_left);
+            const int f = ocl_seg_left(&segs[j], bins[(sb_i64)r[k] * stride + s.feature]);
             flags |= f << k;
             cnt += f;
         }

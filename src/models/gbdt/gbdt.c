@@ -900,12 +900,13 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
         if ((st = f->ops->set_mask(f->dev, f->mask)) != SB_OK) return st;
         sb_grown gr;
         if ((st = sb_tree_grow_dev(f->ops, f->dev, gp, &f->bins, f->tr->ncols, f->hoff, f->bins.total, f->g_scale,
-                                   f->h_scale, f->mask, nbag, f->card != NULL, &gr)) != SB_OK)
+                                   f->h_scale, f->mask, f->catm, &f->catr, nbag, f->card != NULL, &gr)) != SB_OK)
             return st;
         sb_k_bnode *bn = NULL;
+        int32_t nbn = 0;
         st = renew_quantile_leaves(f, &gr, nbag);
-        if (st == SB_OK) st = sb_grown_bnodes(&gr, &bn);
-        if (st == SB_OK) st = f->ops->add_tree(f->dev, bn, gr.tree.nnodes, c);
+        if (st == SB_OK) st = sb_grown_bnodes(&gr, &bn, &nbn);
+        if (st == SB_OK) st = f->ops->add_tree(f->dev, bn, nbn, c);
         sb_free(bn);
         f->grown = &gr;
         if (st == SB_OK) update_valid(f);
@@ -1122,14 +1123,10 @@ sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *train, co
 }
 
 /* What categorical features (p->catf) need before anything long, each
- * refused by name: the CPU grower (the devices' kernels do not yet take
- * category sets), no interaction sets or per-node column sampling (their
+ * refused by name: no interaction sets or per-node column sampling (their
  * search has no categorical scan yet), and training values that are codes:
  * NaN or negative (missing), or integral in [0, 2^31). */
 static sb_status check_categorical(const gbdt_params *p, const sb_table *t) {
-    if (p->device != SB_GBDT_DEVICE_CPU)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "categorical_feature trains on the CPU only in this version: device=%s "
-                       "is refused (its kernels do not take category sets yet)", sb_device_kind_name((sb_device_kind)p->device));
     if (p->nsets > 0 || p->bynode < 1.0f)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "categorical_feature with %s is not built yet",
                        p->nsets > 0 ? "interaction_constraints" : "colsample_bynode");

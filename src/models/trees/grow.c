@@ -315,19 +315,23 @@ static int find_best(const grow_ctx *c, leaf *L) {
     if (c->cons_on)
         return sb_cons_best(p->cons, &L->nc, L->hist, c->hoff, c->d->bins->nbins, c->d->nf, c->d->feature_mask,
                             L->G, L->H, L->C, &r, &L->best);
-    const float parent_score = sb_k_node_score(L->G, L->H, &r);
-    cand best;
-    memset(&best, 0, sizeof best);
-    for (int32_t f = 0; f < c->d->nf; f++) {
-        if (c->d->feature_mask && !c->d->feature_mask[f]) continue;
-        if (c->d->catf && c->d->catf[f])
-            sb_k_cat_scan(L->hist + c->hoff[f], c->d->bins->nbins[f], f, L->G, L->H, L->C, parent_score, &r,
-                          c->d->cat, &best, L->catbits);
-        else
-            sb_k_split_scan(L->hist + c->hoff[f], c->d->bins->nbins[f], f, L->G, L->H, L->C, parent_score, &r, &best);
-    }
-    L->best = best;
+    sb_grow_best_plain(c->d->bins, c->hoff, L->hist, c->d->nf, c->d->feature_mask, c->d->catf, c->d->cat, L->G, L->H,
+                       L->C, &r, &L->best, L->catbits);
     return 1;
+}
+
+void sb_grow_best_plain(const sb_bins *bins, const int32_t *hoff, const sb_k_hbin *hist, int32_t nf,
+                        const uint8_t *mask, const uint8_t *catf, const sb_k_cat_rules *cat, int64_t G, int64_t H,
+                        int64_t C, const sb_k_split_rules *r, sb_k_split *best, uint32_t *catbits) {
+    const float parent_score = sb_k_node_score(G, H, r);
+    memset(best, 0, sizeof *best);
+    for (int32_t f = 0; f < nf; f++) {
+        if (mask && !mask[f]) continue;
+        if (catf && catf[f])
+            sb_k_cat_scan(hist + hoff[f], bins->nbins[f], f, G, H, C, parent_score, r, cat, best, catbits);
+        else
+            sb_k_split_scan(hist + hoff[f], bins->nbins[f], f, G, H, C, parent_score, r, best);
+    }
 }
 
 /* ---- the tree ---- */

@@ -63,6 +63,15 @@ typedef struct sb_node_list {
     int32_t categorical; /* set before the first add: keep cat_bits */
 } sb_node_list;
 
+/* The best split of a node with sums (G, H, C) and histogram hist (feature
+ * f's at hoff[f]) over the features mask allows (NULL: all), by the plain
+ * search (no per-node rules): each numeric feature's scan, each categorical
+ * one's (catf[f]; catf NULL: none) category search; catbits (8 words) gets
+ * the winner's left bins when it is categorical. Both growers call it. */
+void sb_grow_best_plain(const sb_bins *bins, const int32_t *hoff, const sb_k_hbin *hist, int32_t nf,
+                        const uint8_t *mask, const uint8_t *catf, const sb_k_cat_rules *cat, int64_t G, int64_t H,
+                        int64_t C, const sb_k_split_rules *r, sb_k_split *best, uint32_t *catbits);
+
 /* A new leaf with sums (G, H) and C rows; its index in *id. */
 sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int32_t *id);
 /* Leaf values from the exact sums (kernels/gbdt.h; clamped to the node's

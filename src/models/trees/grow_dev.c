@@ -26,6 +26,7 @@ typedef struct dleaf {
     int64_t G, H, C;
     sb_k_split best;
     sb_node_cons nc; /* the per-node rules' state (cons.h) when they are on */
+    uint32_t catbits[8]; /* best on a categorical feature: the bins it sends left */
 } dleaf;
 
 typedef struct dctx {
@@ -35,8 +36,11 @@ typedef struct dctx {
     sb_node_list t; /* the tree (grow.c keeps its nodes the same way) */
     /* histogram slots: free[0..nfree) are unused, cap_slots reserved on the device */
     int32_t *free_slots, nfree, cap_slots, used_slots;
-    /* per-node rules: splits chosen on the host from each node's histogram */
-    int cons_on;
+    /* per-node rules or categorical features: splits chosen on the host from
+     * each node's histogram */
+    int cons_on, host_search;
+    const uint8_t *catf;
+    const sb_k_cat_rules *cat;
     sb_k_hbin *hbuf; /* total entries */
     const sb_bins *bins;
     const int32_t *hoff;
@@ -80,12 +84,18 @@ static int may_split(const dctx *c, const dleaf *L) {
     return sb_k_node_may_split(L->depth, L->C, c->p->max_depth, c->p->min_samples_leaf);
 }
 
-/* Under per-node rules: X's best split on the host (sb_cons_best) from its
+/* Under per-node rules or with categorical features: X's best split on the
+ * host (sb_cons_best, or the plain search with its category scans) from its
  * histogram, read back from the device whole (exact integers: the choice is
  * the CPU grower's, bit for bit). */
 static sb_status host_best(dctx *c, dleaf *X, const sb_k_split_rules *r) {
     sb_status st = c->ops->read_hist(c->dev, X->slot, 0, c->total, c->hbuf);
     if (st != SB_OK) return st;
+    if (!c->cons_on) {
+        sb_grow_best_plain(c->bins, c->hoff, c->hbuf, c->nf, c->mask, c->catf, c->cat, X->G, X->H, X->C, r, &X->best,
+                           X->catbits);
+        return SB_OK;
+    }
     if (!sb_cons_best(c->p->cons, &X->nc, c->hbuf, c->hoff, c->bins->nbins, c->nf, c->mask, X->G, X->H, X->C, r,
                       &X->best))
         return oom();
@@ -94,7 +104,8 @@ static sb_status host_best(dctx *c, dleaf *X, const sb_k_split_rules *r) {
 
 sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_params *p, const sb_bins *bins,
                            int32_t nf, const int32_t *hoff, int32_t total, float g_scale, float h_scale,
-                           const uint8_t *mask, int64_t nrows, int want_root_hist, sb_grown *out) {
+                           const uint8_t *mask, const uint8_t *catf, const sb_k_cat_rules *cat, int64_t nrows,
+                           int want_root_hist, sb_grown *out) {
     memset(out, 0, sizeof *out);
     dctx c;
     memset(&c, 0, sizeof c);
@@ -103,6 +114,10 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     c.p = p;
     c.cons_on = sb_grow_cons_on(p->cons);
     c.t.bounded = c.cons_on && p->cons->monotone != NULL;
+    c.catf = catf;
+    c.cat = cat;
+    c.host_search = c.cons_on || catf != NULL;
+    c.t.categorical = catf != NULL;
     c.bins = bins;
     c.hoff = hoff;
     c.mask = mask;
@@ -125,9 +140,9 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     int32_t *qleaf = sb_malloc(sizeof(int32_t) * 2 * (size_t)max_open);
     sb_k_split *qbest = sb_malloc(sizeof(sb_k_split) * 2 * (size_t)max_open);
     sb_k_hbin *f0 = sb_malloc(sizeof(sb_k_hbin) * (SB_MAX_BIN + 2));
-    if (c.cons_on) c.hbuf = sb_malloc(sizeof(sb_k_hbin) * (size_t)(total > 0 ? total : 1));
+    if (c.host_search) c.hbuf = sb_malloc(sizeof(sb_k_hbin) * (size_t)(total > 0 ? total : 1));
     if (!open || !batch || !order || !segs || !jobs || !subs || !qn || !qleaf || !qbest || !f0 ||
-        (c.cons_on && !c.hbuf)) {
+        (c.host_search && !c.hbuf)) {
         st = oom();
         goto done;
     }
@@ -166,7 +181,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     if (c.cons_on) sb_node_cons_root(p->cons, &root->nc);
     if (may_split(&c, root)) {
         sb_tdev_node q = {root->G, root->H, root->C, root->slot, 0};
-        if (c.cons_on) st = host_best(&c, root, &rules);
+        if (c.host_search) st = host_best(&c, root, &rules);
         else st = ops->best(dev, &q, 1, &rules, &root->best);
         if (st != SB_OK) goto done;
     }
@@ -231,15 +246,26 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
                 }
             }
             sb_tree_node *pn = &c.t.nodes[P->node];
+            const int cat = catf && catf[b->feature];
             pn->feature = b->feature;
-            pn->threshold = bins->upper[bins->offset[b->feature] + b->bin - 1];
-            pn->default_left = (uint8_t)b->default_left;
+            pn->threshold = cat ? 0.0f : bins->upper[bins->offset[b->feature] + b->bin - 1];
+            pn->default_left = cat ? 0 : (uint8_t)b->default_left;
+            pn->categorical = (uint8_t)cat;
             pn->left = L.node;
             pn->right = R.node;
             pn->gain = b->gain;
             c.t.split_bin[P->node] = b->bin;
-            sb_tdev_seg s = {P->begin, P->end, b->feature, b->bin, b->default_left, 0};
-            segs[i] = s;
+            memset(&segs[i], 0, sizeof segs[i]);
+            segs[i].begin = P->begin;
+            segs[i].end = P->end;
+            segs[i].feature = b->feature;
+            segs[i].split_bin = b->bin;
+            segs[i].default_left = b->default_left;
+            if (cat) {
+                segs[i].categorical = 1;
+                memcpy(segs[i].cat, P->catbits, sizeof segs[i].cat);
+                memcpy(c.t.cat_bits + 8 * (size_t)P->node, P->catbits, sizeof P->catbits);
+            }
             open[nopen++] = R; /* the right child is appended, the left takes the parent's place below */
             qleaf[2 * i] = batch[i];
             qleaf[2 * i + 1] = nopen - 1;
@@ -294,7 +320,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
                 give_slot(&c, &X->slot);
             }
         }
-        if (c.cons_on) {
+        if (c.host_search) {
             for (int32_t i = 0; i < nq; i++)
                 if ((st = host_best(&c, &open[qleaf[i]], &rules)) != SB_OK) goto done;
         } else {
@@ -310,6 +336,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
 
     /* Leaf values from the exact sums, by the kernel's formula. */
     sb_node_list_finish(&c.t, g_scale, h_scale, p->reg_lambda, p->reg_alpha, p->learning_rate, out);
+    st = sb_grown_cat_sets(out, bins);
 done:
     sb_free(open);
     sb_free(batch);
@@ -328,11 +355,15 @@ done:
     return st;
 }
 
-/* The tree as the device walks it: bins instead of thresholds. */
-sb_status sb_grown_bnodes(const sb_grown *g, sb_k_bnode **out) {
+/* The tree as the device walks it: bins instead of thresholds, each
+ * categorical split's bin set in 8 entries after the nodes (sb_k_bnode). */
+sb_status sb_grown_bnodes(const sb_grown *g, sb_k_bnode **out, int32_t *count) {
     const int32_t nn = g->tree.nnodes;
-    sb_k_bnode *b = sb_malloc(sizeof(sb_k_bnode) * (size_t)(nn ? nn : 1));
+    int32_t ncat = 0;
+    for (int32_t k = 0; k < nn; k++) ncat += g->tree.nodes[k].feature >= 0 && g->tree.nodes[k].categorical;
+    sb_k_bnode *b = sb_malloc(sizeof(sb_k_bnode) * (size_t)(nn + 8 * ncat > 0 ? nn + 8 * ncat : 1));
     if (!b) return oom();
+    int32_t at = nn;
     for (int32_t k = 0; k < nn; k++) {
         const sb_tree_node *n = &g->tree.nodes[k];
         b[k].feature = n->feature;
@@ -341,7 +372,17 @@ sb_status sb_grown_bnodes(const sb_grown *g, sb_k_bnode **out) {
         b[k].right = n->right;
         b[k].default_left = n->default_left;
         b[k].value = n->value;
+        if (n->feature >= 0 && n->categorical) {
+            b[k].default_left = -at;
+            for (int32_t w = 0; w < 8; w++, at++) {
+                memset(&b[at], 0, sizeof b[at]);
+                b[at].feature = -1;
+                b[at].left = b[at].right = -1;
+                b[at].split_bin = (int32_t)g->cat_bits[8 * k + w];
+            }
+        }
     }
     *out = b;
+    *count = at;
     return SB_OK;
 }

@@ -9,15 +9,20 @@
 
 /* Grow a tree on the device's rows [0, nrows) (set by set_rows), quantized
  * gradients (quantize) and feature mask (set_mask). hoff/total: the histogram
- * layout given at open; mask: the host's copy of the feature mask. The result owns its nodes and split bins; root_hist
- * only when want_root_hist (for identity cards); leaf_begin/leaf_end are NULL:
- * margins are updated on the device (add_tree). */
+ * layout given at open; mask: the host's copy of the feature mask; catf/cat:
+ * the categorical features and their search's rules (catf NULL: none; then
+ * every split is chosen on the host from the node's histogram, as under
+ * per-node rules). The result owns its nodes, split bins and category sets;
+ * root_hist only when want_root_hist (for identity cards); leaf_begin/leaf_end
+ * are NULL: margins are updated on the device (add_tree). */
 sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_params *p, const sb_bins *bins,
                            int32_t nf, const int32_t *hoff, int32_t total, float g_scale, float h_scale,
-                           const uint8_t *mask, int64_t nrows, int want_root_hist, sb_grown *out);
+                           const uint8_t *mask, const uint8_t *catf, const sb_k_cat_rules *cat, int64_t nrows,
+                           int want_root_hist, sb_grown *out);
 
-/* The grown tree as the device walks it (bins instead of thresholds); the
- * caller frees *out with sb_free. */
-sb_status sb_grown_bnodes(const sb_grown *g, sb_k_bnode **out);
+/* The grown tree as the device walks it (bins instead of thresholds, each
+ * categorical split's bin set after the nodes); *count entries; the caller
+ * frees *out with sb_free. */
+sb_status sb_grown_bnodes(const sb_grown *g, sb_k_bnode **out, int32_t *count);
 
 #endif

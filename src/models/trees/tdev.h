@@ -49,7 +49,9 @@ typedef struct sb_tdev_setup {
  * (sb_k_goes_left) first, in their order, then the others in theirs. */
 typedef struct sb_tdev_seg {
     int64_t begin, end;
-    int32_t feature, split_bin, default_left, pad_;
+    int32_t feature, split_bin, default_left;
+    int32_t categorical; /* 1: rows whose bin is in cat go left (kernels/tree.h, sb_k_cat_scan) */
+    uint32_t cat[8];
 } sb_tdev_seg;
 
 /* Histogram slot := the exact histogram of rows[begin, end) over the masked

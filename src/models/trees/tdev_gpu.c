@@ -40,7 +40,7 @@ typedef struct fgroup { /* features [f0, f1) whose bins are entries [e0, e1) (tr
     int32_t f0, f1, e0, e1;
 } fgroup;
 
-SB_STATIC_ASSERT(sizeof(sb_tdev_seg) == 32, "sb_tdev_seg is tree_entry.h's ocl_seg");
+SB_STATIC_ASSERT(sizeof(sb_tdev_seg) == 64, "sb_tdev_seg is tree_entry.h's ocl_seg");
 SB_STATIC_ASSERT(sizeof(sb_tdev_hjob) == 24, "sb_tdev_hjob is tree_entry.h's ocl_hjob");
 SB_STATIC_ASSERT(sizeof(sb_tdev_sub) == 8, "sb_tdev_sub is tree_entry.h's ocl_sub");
 SB_STATIC_ASSERT(sizeof(sb_tdev_node) == 32, "sb_tdev_node is tree_entry.h's ocl_node");
