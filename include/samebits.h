@@ -583,6 +583,21 @@ SB_API sb_status sb_model_get_class_label_values(const sb_model *m, void *out, s
  * Another kind or i out of range: SB_ERR_INVALID_ARGUMENT. */
 SB_API sb_status sb_model_get_class_label_string(const sb_model *m, size_t i, const char **label);
 
+/* The category names of a categorical feature (gradient boosting's
+ * categorical_feature; docs/gbdt.md, "Categorical features"): category code i
+ * of feature stands for names[i], n names strictly increasing by their UTF-8
+ * bytes (strcmp: the one total order the Python package maps strings by).
+ * Stored in the model's file (format version 4) and digest; n 0 with names
+ * NULL removes them. A feature out of range, an unsorted or repeated name, a
+ * name that is not UTF-8 or longer than 65,536 bytes, or more than 1,000,000
+ * names are SB_ERR_INVALID_ARGUMENT, named; m is then unchanged. */
+SB_API sb_status sb_model_set_category_names(sb_model *m, int32_t feature, const char *const *names, int32_t n);
+/* *n gets the number of category names feature has (0: none). */
+SB_API sb_status sb_model_get_category_count(const sb_model *m, int32_t feature, int32_t *n);
+/* Category name i of feature: *name gets a NUL-terminated string owned by m
+ * (valid until m is freed or the names are set again). */
+SB_API sb_status sb_model_get_category_name(const sb_model *m, int32_t feature, int32_t i, const char **name);
+
 /* Feature importance: type 0 = number of splits, 1 = total gain. */
 SB_API sb_status sb_model_feature_importance(const sb_model *m, int32_t type, float *out,
                                              size_t cap, size_t *needed);

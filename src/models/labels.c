@@ -181,3 +181,114 @@ sb_status sb_model_get_class_label_string(const sb_model *m, size_t i, const cha
     *label = l->strs[i];
     return SB_OK;
 }
+
+/* ---- category names of categorical features ---- */
+
+void sb_model_catnames_free(sb_model *m) {
+    for (int32_t k = 0; k < m->ncatnames; k++) {
+        for (int32_t i = 0; i < m->catnames[k].n; i++) sb_free(m->catnames[k].names[i]);
+        sb_free(m->catnames[k].names);
+    }
+    sb_free(m->catnames);
+    m->catnames = NULL;
+    m->ncatnames = 0;
+}
+
+sb_status sb_catnames_check(const sb_catnames *c, int32_t nfeatures, sb_status bad, const char *who) {
+    if (c->feature < 0 || c->feature >= nfeatures)
+        return sb_fail(bad, "%s: category names of feature %d; the model has %d features", who, (int)c->feature,
+                       (int)nfeatures);
+    if (c->n < 1 || c->n > 1000000)
+        return sb_fail(c->n > 1000000 ? SB_ERR_LIMIT : bad, "%s: feature %d has %d category names (1..1000000)", who,
+                       (int)c->feature, (int)c->n);
+    for (int32_t i = 0; i < c->n; i++) {
+        const char *v = c->names[i];
+        if (!v) return sb_fail(bad, "%s: feature %d: category name %d is NULL", who, (int)c->feature, (int)i);
+        const size_t len = strlen(v);
+        if (len > SB_MAX_NAME_BYTES)
+            return sb_fail(SB_ERR_LIMIT, "%s: feature %d: category name %d is %zu bytes, more than %d", who,
+                           (int)c->feature, (int)i, len, (int)SB_MAX_NAME_BYTES);
+        if (!sb_utf8_valid(v, len))
+            return sb_fail(bad, "%s: feature %d: category name %d is not valid UTF-8", who, (int)c->feature, (int)i);
+        if (i > 0 && strcmp(c->names[i - 1], v) >= 0)
+            return sb_fail(bad, "%s: feature %d: category names must increase strictly by their UTF-8 bytes (\"%.40s\" "
+                           "then \"%.40s\")", who, (int)c->feature, c->names[i - 1], v);
+    }
+    return SB_OK;
+}
+
+sb_status sb_model_set_category_names(sb_model *m, int32_t feature, const char *const *names, int32_t n) {
+    sb_clear_error();
+    if (!m || (n > 0 && !names)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_set_category_names: NULL argument");
+    const char *who = "sb_model_set_category_names";
+    if (m->family != SB_FAMILY_GBDT)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: a %s model has no categorical features", who,
+                       sb_family_name((sb_family)m->family));
+    if (n < 0) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: n is %d", who, (int)n);
+    sb_catnames c = {feature, n, (char **)names};
+    if (n > 0) {
+        sb_status st = sb_catnames_check(&c, m->num_features, SB_ERR_INVALID_ARGUMENT, who);
+        if (st != SB_OK) return st;
+    } else if (feature < 0 || feature >= m->num_features) {
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: feature %d; the model has %d features", who, (int)feature,
+                       (int)m->num_features);
+    }
+    /* the new table: every other feature's entry kept, this one's replaced, in feature order */
+    int32_t k = 0, have = 0;
+    for (int32_t i = 0; i < m->ncatnames; i++) have |= m->catnames[i].feature == feature;
+    const int32_t count = m->ncatnames - have + (n > 0);
+    sb_catnames *t = sb_calloc((size_t)(count > 0 ? count : 1), sizeof *t);
+    char **copy = n > 0 ? sb_calloc((size_t)n, sizeof(char *)) : NULL;
+    int ok = t && (n == 0 || copy);
+    for (int32_t i = 0; ok && i < n; i++) {
+        const size_t len = strlen(names[i]);
+        if (!(copy[i] = sb_malloc(len + 1))) ok = 0;
+        else memcpy(copy[i], names[i], len + 1);
+    }
+    if (!ok) {
+        for (int32_t i = 0; copy && i < n; i++) sb_free(copy[i]);
+        sb_free(copy);
+        sb_free(t);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    }
+    int placed = n == 0;
+    for (int32_t i = 0; i < m->ncatnames; i++) {
+        if (!placed && m->catnames[i].feature > feature) {
+            t[k++] = (sb_catnames){feature, n, copy};
+            placed = 1;
+        }
+        if (m->catnames[i].feature == feature) continue;
+        t[k++] = m->catnames[i];
+        m->catnames[i].names = NULL, m->catnames[i].n = 0;
+    }
+    if (!placed) t[k++] = (sb_catnames){feature, n, copy};
+    sb_model_catnames_free(m); /* the kept entries were moved out: only the replaced one's names go */
+    m->catnames = t;
+    m->ncatnames = k;
+    return SB_OK;
+}
+
+static const sb_catnames *catnames_of(const sb_model *m, int32_t feature) {
+    for (int32_t i = 0; i < m->ncatnames; i++)
+        if (m->catnames[i].feature == feature) return &m->catnames[i];
+    return NULL;
+}
+
+sb_status sb_model_get_category_count(const sb_model *m, int32_t feature, int32_t *n) {
+    sb_clear_error();
+    if (!m || !n) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_category_count: NULL argument");
+    const sb_catnames *c = catnames_of(m, feature);
+    *n = c ? c->n : 0;
+    return SB_OK;
+}
+
+sb_status sb_model_get_category_name(const sb_model *m, int32_t feature, int32_t i, const char **name) {
+    sb_clear_error();
+    if (!m || !name) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_category_name: NULL argument");
+    const sb_catnames *c = catnames_of(m, feature);
+    if (!c || i < 0 || i >= c->n)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_get_category_name: feature %d has %d category names; no "
+                       "name %d", (int)feature, c ? (int)c->n : 0, (int)i);
+    *name = c->names[i];
+    return SB_OK;
+}

@@ -279,6 +279,7 @@ sb_status sb_tree_copy(const sb_tree *src, sb_tree *dst) {
 void sb_model_free(sb_model *m) {
     if (!m) return;
     sb_labels_free(m->labels);
+    sb_model_catnames_free(m);
     if (m->feature_names) {
         for (int32_t i = 0; i < m->num_features; i++) sb_free(m->feature_names[i]);
         sb_free(m->feature_names);

@@ -206,6 +206,8 @@ struct sb_model {
     sb_agglo *agglo;         /* family SB_FAMILY_AGGLOMERATIVE: its state (no trees); NULL otherwise */
     sb_spectral *spectral;   /* family SB_FAMILY_SPECTRAL: its state (no trees); NULL otherwise */
     struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
+    int32_t ncatnames;       /* categorical features with category names (labels.c), in feature order */
+    struct sb_catnames *catnames;
     sb_evals *evals;         /* gradient boosting fitted with validation rows: its metric log (not in the file) */
 };
 
@@ -219,6 +221,18 @@ typedef struct sb_labels {
     double *floats;
     char **strs;
 } sb_labels;
+
+/* A categorical feature's category names: code i is names[i], n of them,
+ * strictly increasing by strcmp (sb_model_set_category_names). */
+typedef struct sb_catnames {
+    int32_t feature, n;
+    char **names;
+} sb_catnames;
+/* Frees m's category names (none: no-op). */
+void sb_model_catnames_free(sb_model *m);
+/* Whether the category names of feature f (n of them) are valid: UTF-8
+ * within the name limit, strictly increasing; otherwise bad, named by who. */
+sb_status sb_catnames_check(const sb_catnames *c, int32_t nfeatures, sb_status bad, const char *who);
 
 /* The number of class labels model m takes: 2 for gradient-boosting binary,
  * num_class for multiclass and forest classification, 0 for any other model

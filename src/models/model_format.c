@@ -54,8 +54,8 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_MIN_FILE_V2 (MF_HEADER_LEN + 4u + 12u + 4u + 1u + MF_TAG_LEN + 8u + MF_DIGEST_LEN)
 /* Smallest version-3 file: version 2's and a labels section of one bool. */
 #define MF_MIN_FILE_V3 (MF_MIN_FILE_V2 + 1u + 4u + 1u)
-/* Smallest version-4 file: version 2's and the labels flag. */
-#define MF_MIN_FILE_V4 (MF_MIN_FILE_V2 + 1u)
+/* Smallest version-4 file: version 2's, the labels flag and the category-name count. */
+#define MF_MIN_FILE_V4 (MF_MIN_FILE_V2 + 1u + 4u)
 /* The tree families' payload in version 2. */
 #define MF_TAG_TREES "TREE"
 /* The linear family's payload (version 2 only). */
@@ -718,7 +718,18 @@ static uint64_t labels_size(const sb_model *m) {
 
 /* The version the writer writes for m: 3 when it has class labels, else 2. */
 static uint32_t writer_version(const sb_model *m) {
-    return has_cats(m) ? MF_VERSION_CATS : m->labels ? MF_VERSION_LABELS : MF_VERSION;
+    return has_cats(m) || m->ncatnames > 0 ? MF_VERSION_CATS : m->labels ? MF_VERSION_LABELS : MF_VERSION;
+}
+
+/* Bytes of version 4's category names: their count, then per feature its
+ * index, its name count and the names (each a str). */
+static uint64_t catnames_size(const sb_model *m) {
+    uint64_t n = 4;
+    for (int32_t k = 0; k < m->ncatnames; k++) {
+        n += 8;
+        for (int32_t i = 0; i < m->catnames[k].n; i++) n += 4 + strlen(m->catnames[k].names[i]);
+    }
+    return n;
 }
 
 /* The profile a model's file names: the one it was trained under (a model
@@ -733,7 +744,7 @@ static uint64_t encoded_size(const sb_model *m, uint32_t version) {
     if (version == 1) n += 20 + 4 * (uint64_t)m->num_class + trees_size(m, 0);
     else n += 12 + MF_TAG_LEN + 8 + payload_size(m, version);
     if (version == MF_VERSION_LABELS) n += labels_size(m);
-    if (version == MF_VERSION_CATS) n += 1 + (m->labels ? labels_size(m) : 0);
+    if (version == MF_VERSION_CATS) n += 1 + (m->labels ? labels_size(m) : 0) + catnames_size(m);
     return n + MF_DIGEST_LEN;
 }
 
@@ -817,6 +828,12 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
     if (version == MF_VERSION_CATS) {
         sink_u8(s, m->labels ? 1 : 0);
         if (m->labels) sink_labels(s, m->labels);
+        sink_u32(s, (uint32_t)m->ncatnames);
+        for (int32_t k = 0; k < m->ncatnames; k++) {
+            sink_i32(s, m->catnames[k].feature);
+            sink_u32(s, (uint32_t)m->catnames[k].n);
+            for (int32_t i = 0; i < m->catnames[k].n; i++) sink_str(s, m->catnames[k].names[i]);
+        }
     }
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m, version));
@@ -932,9 +949,15 @@ static sb_status prepare(const sb_model *m, uint32_t version, const char *who, u
     if (version == MF_VERSION_LABELS && !m->labels)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 3 is a labeled model's; this model has no class "
                        "labels (version 2)", who);
-    if (version != MF_VERSION_CATS && has_cats(m))
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version %lu cannot hold categorical splits (version 4)",
-                       who, (unsigned long)version);
+    if (version != MF_VERSION_CATS && (has_cats(m) || m->ncatnames > 0))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version %lu cannot hold categorical splits or category "
+                       "names (version 4)", who, (unsigned long)version);
+    for (int32_t k = 0; k < m->ncatnames; k++) {
+        if (k > 0 && m->catnames[k].feature <= m->catnames[k - 1].feature)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: category names out of feature order", who);
+        if ((st = sb_catnames_check(&m->catnames[k], m->num_features, SB_ERR_INVALID_ARGUMENT, who)) != SB_OK)
+            return st;
+    }
     if (version == 1 && sb_model_card_version(m) != 1)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 1 holds only the tree families, not %s", who,
                        sb_family_name((sb_family)m->family));
@@ -1212,6 +1235,32 @@ static sb_status read_cat_sets(reader *r, int32_t t, sb_tree *tr) {
     }
     tr->cat_start[ns] = at;
     tr->ncat = ns;
+    return SB_OK;
+}
+
+/* Version 4's category names: the feature count, then per feature its
+ * index, its name count and the names; features ascending, each table
+ * checked as the writer checks it (sb_catnames_check). */
+static sb_status read_catnames(reader *r, sb_model *m) {
+    int32_t nfeat;
+    sb_status st = read_count(r, "the categorical features with names", 0, m->num_features, 12, &nfeat);
+    if (st != SB_OK || nfeat == 0) return st;
+    if (!(m->catnames = sb_calloc((size_t)nfeat, sizeof(sb_catnames)))) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    for (int32_t k = 0; k < nfeat; k++) {
+        sb_catnames *c = &m->catnames[k];
+        m->ncatnames = k + 1;
+        int32_t n;
+        if ((st = read_i32(r, "a categorical feature", &c->feature)) != SB_OK) return st;
+        if ((st = read_count(r, "a category name count", 1, 1000000, 4, &n)) != SB_OK) return st;
+        if (!(c->names = sb_calloc((size_t)n, sizeof(char *)))) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+        c->n = n;
+        for (int32_t i = 0; i < n; i++)
+            if ((st = read_str(r, MF_MAX_STRING, "a category name", &c->names[i])) != SB_OK) return st;
+        if (k > 0 && c->feature <= m->catnames[k - 1].feature)
+            return sb_fail(SB_ERR_INVALID_INPUT, WHO ": category names of feature %d after feature %d (ascending "
+                           "features)", (int)c->feature, (int)m->catnames[k - 1].feature);
+        if ((st = sb_catnames_check(c, m->num_features, SB_ERR_INVALID_INPUT, WHO)) != SB_OK) return st;
+    }
     return SB_OK;
 }
 
@@ -1517,6 +1566,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
         const uint8_t flag = r->p[r->pos++];
         if (flag > 1) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the labels flag is %d, not 0 or 1", (int)flag);
         if (flag && (st = read_labels(r, m)) != SB_OK) return st;
+        if ((st = read_catnames(r, m)) != SB_OK) return st;
     }
     if ((st = need(r, MF_TAG_LEN + 8, "the payload's tag and length")) != SB_OK) return st;
     const uint8_t *tag = r->p + r->pos;

@@ -567,3 +567,15 @@ def test_arm_dart_scale_is_caught(tmp_path):
         card = _card("x86_64", "gbdt-dart", t, tmp_path, "dart-scale")
         d = _first_diff(reference_card("gbdt-dart"), card)
         assert d is not None and _stage(d).endswith(".grad_q"), d
+
+
+def test_arm_cat_ties_is_caught(tmp_path):
+    """Rule 3 for categorical features (issue 20): categories of equal key
+    g / (h + cat_smooth) are ordered by the smaller bin. gbdt-categorical's
+    codes 1 and 2 have the same labels row for row, so their keys tie at the
+    first tree's root, and max_cat_threshold=2 makes the set take one of them:
+    sorted larger bin first, the set holds the other, at 1 and 2 threads."""
+    for t in (1, 2):
+        card = _card("x86_64", "gbdt-categorical", t, tmp_path, "cat-ties")
+        d = _first_diff(reference_card("gbdt-categorical"), card)
+        assert _stage(d) == "tree0.cat_codes", d
