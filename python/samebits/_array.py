@@ -274,7 +274,136 @@ def _address_or_copy(mv):
     return mv.tobytes()
 
 
-_CATEGORICAL = "categorical features are not supported yet: encode the column as numbers first"
+_CATEGORICAL = ("categorical features are taken by gradient boosting only (fit's categorical_feature); encode the "
+                "column as numbers first")
+
+
+def _utf8_key(s):
+    return s.encode("utf-8")
+
+
+def _is_null(v):
+    if v is None:
+        return True
+    if isinstance(v, float) and v != v:
+        return True
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        try:
+            return bool(pd.isna(v))
+        except (TypeError, ValueError):
+            return False
+    return False
+
+
+def _frame_cat_column(x, j):
+    """Whether DataFrame x's column j is categorical under categorical_feature='auto':
+    a pandas category column, a string column, or an object column of strings."""
+    dt = x.dtypes.iloc[j] if hasattr(x.dtypes, "iloc") else list(x.dtypes)[j]
+    name = str(getattr(dt, "name", dt))
+    if name == "category" or name in ("string", "str") or name.startswith("string["):
+        return True
+    if getattr(dt, "kind", None) == "O":
+        col = x.iloc[:, j]
+        return any(isinstance(v, str) for v in col[:1000]) or any(isinstance(v, str) for v in col)
+    return False
+
+
+def encode_categorical(x, spec, tables=None, what="X"):
+    """(x', features, tables): x with its categorical features' values replaced by
+    category codes (float32), the features (0-based, ascending) and, for each one
+    that held names (strings, a pandas category), its names sorted by their UTF-8
+    bytes, code i standing for names[i]; a numeric categorical feature keeps its
+    values (codes whole numbers >= 0, checked by the C library) and has no table.
+    spec: 'auto' or None (a DataFrame's category and string columns), a list of
+    column names or positions, or with tables (prediction) the fitted tables:
+    each string maps to its code, a string the table lacks and a missing value to
+    NaN (missing: the right side of every categorical split). x is not changed."""
+    np = _numpy()
+    frame = hasattr(x, "columns") and hasattr(x, "dtypes") and hasattr(x, "iloc")
+    if not frame and not (np is not None and isinstance(x, np.ndarray) and x.ndim == 2):
+        if tables or (spec not in (None, "auto") and list(spec)):
+            x = np.asarray(x, dtype=object) if np is not None else x
+            if np is None or x.ndim != 2:
+                raise InvalidInputError("%s: categorical features need a 2-D array or a pandas DataFrame" % what)
+        else:
+            return x, [], {}
+    ncols = x.shape[1]
+    cols = list(x.columns) if frame else None
+    if tables is not None:
+        feats = sorted(tables)
+    elif spec is None or (isinstance(spec, str) and spec == "auto"):
+        feats = [j for j in range(ncols) if _frame_cat_column(x, j)] if frame else []
+    else:
+        if isinstance(spec, (str, bytes)) or not hasattr(spec, "__iter__"):
+            raise InvalidArgumentError("categorical_feature=%r: 'auto' or a list of column names or positions"
+                                       % (spec,))
+        feats = []
+        for c in spec:
+            if isinstance(c, bool) or not isinstance(c, (int, str)) and not hasattr(c, "__index__"):
+                raise InvalidArgumentError("categorical_feature: %r is neither a column name nor a position" % (c,))
+            if isinstance(c, str):
+                if cols is None or c not in cols:
+                    raise InvalidArgumentError("categorical_feature names %r, which is not a column of %s" % (c, what))
+                feats.append(cols.index(c))
+            else:
+                k = int(c)
+                if not 0 <= k < ncols:
+                    raise InvalidArgumentError("categorical_feature: position %d; %s has %d columns" % (k, what, ncols))
+                feats.append(k)
+        feats = sorted(set(feats))
+    if not feats:
+        return x, [], {}
+    pd = sys.modules.get("pandas")
+    out_tables = {}
+    columns = {}
+    for j in feats:
+        col = x.iloc[:, j] if frame else x[:, j]
+        dt = getattr(col, "dtype", None)
+        is_cat = str(getattr(dt, "name", "")) == "category"
+        numeric = not is_cat and getattr(dt, "kind", "O") in "iufb"
+        if tables is None and numeric:
+            continue  # numeric codes as they are
+        if tables is not None:
+            table = tables.get(j)
+            if table is None:
+                continue
+        elif is_cat:
+            table = sorted({str(v) for v in col.cat.categories}, key=_utf8_key)
+        else:
+            table = sorted({str(v) for v in col if not _is_null(v)}, key=_utf8_key)
+        if numeric and tables is not None:
+            vals = [str(v) if not _is_null(v) else None for v in col]  # numbers given where names were fitted
+        else:
+            vals = None
+        if pd is not None and vals is None:
+            s = pd.Series(col, copy=False) if not frame else col
+            if is_cat:
+                s = s.astype(object)
+            mask = s.isna().to_numpy() if hasattr(s, "isna") else None
+            strs = s.astype(str)
+            idx = pd.Index(table).get_indexer(strs).astype(np.float32)
+            idx[idx < 0] = np.nan
+            if mask is not None:
+                idx[mask] = np.nan
+            columns[j] = idx
+        else:
+            pos = {t: i for i, t in enumerate(table)}
+            seq = vals if vals is not None else [None if _is_null(v) else str(v) for v in col]
+            codes = [float(pos[v]) if v is not None and v in pos else math.nan for v in seq]
+            columns[j] = np.asarray(codes, dtype=np.float32)
+        out_tables[j] = table
+    if not columns:
+        return x, feats, out_tables
+    if frame:
+        y = x.copy(deep=False)
+        for j, c in columns.items():
+            y.isetitem(j, c)
+        return y, feats, out_tables
+    y = np.array(x, dtype=object, copy=True)
+    for j, c in columns.items():
+        y[:, j] = c
+    return y, feats, out_tables
 
 
 def _to_float(v, what):

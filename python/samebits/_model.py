@@ -23,6 +23,9 @@ def prediction_dataset(est, X):
     position)."""
     from .errors import InvalidInputError
     est._check_fitted()
+    tables = getattr(est, "_cat_tables", None)
+    if tables:  # strings of categorical features to the codes the model was trained on
+        X, _, _ = _array.encode_categorical(X, None, tables, "X")
     m = _array.matrix(X, "X")
     fitted = getattr(est, "feature_names_in_", None)
     if m.names is not None and fitted is not None and list(m.names) != list(fitted):
@@ -323,6 +326,30 @@ class Model:
             arr = (c_uint8 * n)(*[1 if v else 0 for v in values])
         check(lib.sb_model_set_class_labels(self._h.ptr, kind, n, ctypes.cast(arr, c_void_p)))
         return True
+
+    def set_category_names(self, tables):
+        """Store each categorical feature's category names ({feature: [names]},
+        sorted by their UTF-8 bytes; sb_model_set_category_names), so that the
+        model's file maps strings to the codes it was trained on."""
+        for j in sorted(tables):
+            names = [t.encode("utf-8") for t in tables[j]]
+            arr = (ctypes.c_char_p * max(len(names), 1))(*names)
+            check(lib.sb_model_set_category_names(self._h.ptr, int(j), arr, len(names)))
+
+    def category_names(self, nfeatures):
+        """{feature: [names]} of the features the model stores category names for."""
+        out = {}
+        for j in range(nfeatures):
+            n = c_int32(0)
+            check(lib.sb_model_get_category_count(self._h.ptr, j, byref(n)))
+            if n.value:
+                names = []
+                for i in range(n.value):
+                    p = ctypes.c_char_p()
+                    check(lib.sb_model_get_category_name(self._h.ptr, j, i, byref(p)))
+                    names.append(p.value.decode("utf-8"))
+                out[j] = names
+        return out
 
     def class_labels(self):
         """The classes_ the model's file stores (sb_model_get_class_labels), as a

@@ -400,7 +400,7 @@ class GradientBoosting(FittedModel, Estimator):
     # ---- fit ------------------------------------------------------------------
     @with_n_jobs
     def fit(self, X, y, sample_weight=None, eval_set=None, callbacks=None, init_model=None, eval_names=None,
-            eval_sample_weight=None, init_score=None):
+            eval_sample_weight=None, init_score=None, categorical_feature="auto"):
         """Train on X (n, d) and y (n,); eval_set: one (X_val, y_val) pair or a list of
         them (LightGBM's several validation sets) for the metric log and early stopping,
         named by eval_names (default "valid_0", "valid_1", ...; the pair (X, y) itself,
@@ -418,10 +418,22 @@ class GradientBoosting(FittedModel, Estimator):
         iteration model's bytes (sb_gbdt_fit_continue). init_score (LightGBM's): each
         row's starting raw score, shape (n,) or (n, n_classes) for multiclass; the model
         holds the trees only (base score 0) and predict adds no initial score, as
-        LightGBM's. On error nothing changes."""
+        LightGBM's. categorical_feature (gradient boosting; LightGBM's): 'auto' (a
+        DataFrame's pandas category and string columns) or a list of column names or
+        positions; their strings are mapped to codes by the order of their UTF-8 bytes
+        and the names kept in the model (docs/gbdt.md, "Categorical features"). On
+        error nothing changes."""
         classify = self._is_classifier()
         if y is None:
             raise InvalidInputError("%s requires y to be passed, but the target y is None" % type(self).__name__)
+        boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        cat_feats, cat_tables = [], {}
+        X_given = X  # eval_set's (X, y) is the training set when it is these very objects
+        if boosting:
+            X, cat_feats, cat_tables = _array.encode_categorical(X, categorical_feature, None, "X")
+        elif not (isinstance(categorical_feature, str) and categorical_feature == "auto"):
+            raise InvalidArgumentError("categorical_feature: a %s takes no categorical features (gradient boosting "
+                                       "does)" % type(self).__name__)
         m = _array.matrix(X, "X")
         warn_column_vector(y)
         classes = None
@@ -441,7 +453,8 @@ class GradientBoosting(FittedModel, Estimator):
             if weight[2] and not any(weight[0][i] for i in range(weight[2])):
                 raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
-        boosting = hasattr(self, "eval_metric")  # the forests share this fit; they have no metric log
+        if cat_feats:
+            pairs.append(("categorical_feature", ",".join(str(j) for j in cat_feats)))
         if boosting and classify and getattr(self, "class_weight", None) is not None:
             weight = self._class_weighted(label, weight, len(classes), classes)
         scores = None
@@ -480,8 +493,8 @@ class GradientBoosting(FittedModel, Estimator):
                         init_score=scores[1:] if scores else None)
         valid = None
         if eval_set is not None:
-            valid = self._eval_sets(eval_set, eval_names, eval_sample_weight, X, y, m, train, classify, classes,
-                                    groups[1], boosting)
+            valid = self._eval_sets(eval_set, eval_names, eval_sample_weight, X_given, y, m, train, classify,
+                                    classes, groups[1], boosting, cat_tables)
         elif eval_names is not None or eval_sample_weight is not None:
             raise InvalidArgumentError("eval_names and eval_sample_weight go with eval_set")
         card = Card() if self.record_stages else None
@@ -492,6 +505,8 @@ class GradientBoosting(FittedModel, Estimator):
             model = self._fit_model(pairs, train, valid[0] if valid else None, card)
         if classify:
             model.set_class_labels(classes)  # the file keeps classes_ (docs/model-format.md, "Class labels")
+        if cat_tables:
+            model.set_category_names(cat_tables)  # the file maps strings as this fit did
         # success: replace the fitted state all at once
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
@@ -502,7 +517,7 @@ class GradientBoosting(FittedModel, Estimator):
         return self
 
     def _eval_sets(self, eval_set, eval_names, eval_sample_weight, X, y, m, train, classify, classes, groups,
-                   boosting):
+                   boosting, cat_tables=None):
         """The dataset handles of eval_set (a pair or a list of pairs), in order:
         the training handle itself for the pair (X, y) (the very objects, as
         LightGBM's), else a new dataset of the set's rows, labels (a classifier's
@@ -531,6 +546,8 @@ class GradientBoosting(FittedModel, Estimator):
                 out.append(train)
                 continue
             what = "eval_set[%d]" % i if len(sets) > 1 else "eval_set"
+            if cat_tables:
+                Xv, _, _ = _array.encode_categorical(Xv, None, cat_tables, what + " X")
             mv = _array.matrix(Xv, what + " X")
             if classify:
                 self._pending_classes = classes
@@ -638,6 +655,7 @@ class GradientBoosting(FittedModel, Estimator):
         info = model.info()
         self._model = model
         self.n_features_in_ = info["num_features"]
+        self._cat_tables = model.category_names(info["num_features"]) if info["family"] == 0 else {}  # gbdt
         if names is not None:
             np = sys.modules.get("numpy")
             self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
