@@ -949,6 +949,9 @@ static sb_status prepare(const sb_model *m, uint32_t version, const char *who, u
     if (version == MF_VERSION_LABELS && !m->labels)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 3 is a labeled model's; this model has no class "
                        "labels (version 2)", who);
+    if (version == MF_VERSION_CATS && !has_cats(m) && m->ncatnames == 0)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version 4 is a categorical model's; this model has no "
+                       "categorical split or category names (version %lu)", who, (unsigned long)writer_version(m));
     if (version != MF_VERSION_CATS && (has_cats(m) || m->ncatnames > 0))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: format version %lu cannot hold categorical splits or category "
                        "names (version 4)", who, (unsigned long)version);

@@ -1,6 +1,7 @@
 /*
- * test_model_format.c: the model file format, versions 1 and 2
- * (docs/model-format.md).
+ * test_model_format.c: the model file format, versions 1 to 3
+ * (docs/model-format.md; version 4, categorical models, in
+ * test_model_categorical.c).
  *
  * Models are built by hand. The test carries its own encoder of both versions,
  * written from the document rather than from src/models/model_format.c, both to
@@ -686,8 +687,8 @@ SB_TEST(test_model_format_foreign_file_rejected) {
 SB_TEST(test_model_format_newer_version_named) {
     sb_model *m = regression_model();
     craft c = plain();
-    c.version = 4; /* digest recomputed: only the version check can refuse it */
-    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "format version 4 is newer than this library's 3"));
+    c.version = 5; /* digest recomputed: only the version check can refuse it */
+    SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "format version 5 is newer than this library's 4"));
     c.version = 0xffffffffu;
     SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "format version 4294967295 is newer"));
     /* Version 0 never existed. */
@@ -802,15 +803,17 @@ SB_TEST(test_model_format_payload_length_checked) {
     sb_model_free(m);
 }
 
-/* The writer writes versions 1, 2 and (a labeled model only) 3. */
+/* The writer writes versions 1, 2, (a labeled model only) 3 and (a categorical model only) 4. */
 SB_TEST(test_model_format_writer_versions) {
     sb_model *m = regression_model();
     size_t need = 0;
     SB_CHECK(sb_model_to_bytes_version(m, 0, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT &&
-             strstr(sb_last_error(), "format version 0 is not one this library writes (1..3)"));
+             strstr(sb_last_error(), "format version 0 is not one this library writes (1..4)"));
     SB_CHECK(sb_model_to_bytes_version(m, 3, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT &&
              strstr(sb_last_error(), "format version 3 is a labeled model's"));
-    SB_CHECK(sb_model_to_bytes_version(m, 4, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_model_to_bytes_version(m, 4, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT &&
+             strstr(sb_last_error(), "format version 4 is a categorical model's"));
+    SB_CHECK(sb_model_to_bytes_version(m, 5, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT);
     SB_CHECK(sb_model_to_bytes_version(NULL, 1, NULL, 0, &need) == SB_ERR_INVALID_ARGUMENT);
     size_t n1 = 0, n2 = 0;
     SB_CHECK(sb_model_to_bytes_version(m, 1, NULL, 0, &n1) == SB_OK && sb_model_to_bytes_version(m, 2, NULL, 0, &n2) == SB_OK);
