@@ -102,6 +102,11 @@ static const lk_key k_keys[] = {
     {"monotone_penalty|monotone_splits_penalty|ms_penalty|mc_penalty", LK_PASS, "monotone_penalty"},
     {"interaction_constraints", LK_PASS, "interaction_constraints"},
     {"feature_fraction_bynode|sub_feature_bynode|colsample_bynode", LK_PASS, "colsample_bynode"},
+    {"max_cat_to_onehot", LK_PASS, "max_cat_to_onehot"},
+    {"max_cat_threshold", LK_PASS, "max_cat_threshold"},
+    {"cat_smooth", LK_PASS, "cat_smooth"},
+    {"cat_l2", LK_PASS, "cat_l2"},
+    {"min_data_per_group", LK_PASS, "min_data_per_group"},
     {"tree_learner|tree|tree_type|tree_learner_type", LK_NOTE, NULL},
     {"is_enable_sparse|is_sparse|enable_sparse|sparse", LK_NOTE, NULL},
     {"use_two_round_loading|two_round_loading|two_round", LK_NOTE, NULL},
@@ -477,10 +482,10 @@ static int task_train(lk_set *s) {
             if (column_spec(k_cols[c].key, v, k_cols[c].many, spec, sizeof spec)) return EXIT_ERROR;
             if (push(&a, k_cols[c].flag, NULL) || push(&a, spec, NULL)) return EXIT_ERROR;
         }
+        /* LightGBM's numbering (the label not counted) or name:; samebits train
+         * keeps it across the columns that leave the features */
         const char *cat = value_of(s, "categorical_feature", NULL);
-        if (cat && *cat)
-            return failf("SB_ERR_INVALID_ARGUMENT", "categorical_feature=%s: samebits has no categorical splits yet; "
-                         "leave it out (the columns are then numbers) or encode them%s%s", cat, "", "");
+        if (cat && *cat && push(&a, "categorical_feature=", cat)) return EXIT_ERROR;
     }
     { /* LightGBM's first_metric_only (default false: early stopping watches every
        * metric), passed on where it decides something: several metrics */

@@ -489,6 +489,45 @@ static sb_status apply_columns(sb_dataset *names, sb_dataset *d, const char *wei
     return st;
 }
 
+/* categorical_feature by index counts the training data's feature columns
+ * before a weight, group or ignored column leaves them (LightGBM's numbering):
+ * when any will leave, the indices become the columns' names (name:a,b) here,
+ * so that the fit, which sees the remaining columns, takes the same ones. A
+ * failure is printed and returned. */
+static sb_status categorical_by_name(sb_params *params, const sb_dataset *d) {
+    const char *v = NULL;
+    if (sb_params_get(params, "categorical_feature", &v) != SB_OK || !v || !*v || !strncmp(v, "name:", 5))
+        return SB_OK;
+    char out[4096] = "name:", *list = strdup(v), *save = NULL;
+    size_t used = 5;
+    sb_status st = list ? SB_OK : SB_ERR_OUT_OF_MEMORY;
+    for (char *tok = list ? strtok_r(list, ",", &save) : NULL; tok && st == SB_OK; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ') tok++;
+        char *end = NULL, spec[32];
+        const long k = strtol(tok, &end, 10);
+        if (!*tok || (*end && *end != ' ') || k < 0 || k > INT32_MAX) {
+            fprintf(stderr, "samebits: error: SB_ERR_INVALID_ARGUMENT: categorical_feature '%s': feature indices "
+                    "(0-based, the label not counted) or name:COLUMN[,COLUMN...]\n", v);
+            st = SB_ERR_INVALID_ARGUMENT;
+            break;
+        }
+        snprintf(spec, sizeof spec, "#%ld", k);
+        char *name = NULL;
+        if ((st = column_name(d, spec, "categorical_feature", &name)) != SB_OK) break;
+        if (strchr(name, ',') || used + strlen(name) + 2 > sizeof out) {
+            fprintf(stderr, "samebits: error: SB_ERR_INVALID_ARGUMENT: categorical_feature: column '%s' cannot be "
+                    "named in a comma list beside a weight, group or ignored column\n", name);
+            st = SB_ERR_INVALID_ARGUMENT;
+        } else {
+            used += (size_t)snprintf(out + used, sizeof out - used, "%s%s", used > 5 ? "," : "", name);
+        }
+        free(name);
+    }
+    free(list);
+    if (st == SB_OK && (st = sb_params_set(params, "categorical_feature", out)) != SB_OK) lib_error(st);
+    return st;
+}
+
 #define CLI_MAX_VALID 64 /* --valid files one train takes */
 #define CLI_MAX_VALID_TEXT "64"
 
@@ -679,6 +718,7 @@ static int cmd_train(int argc, char **argv) {
         goto done;
     }
     /* columns by index are resolved against the training data before any leaves it */
+    if ((group || weight_col || ignore_cols) && categorical_by_name(params, dtrain) != SB_OK) goto done;
     if (group && column_name(dtrain, group, "--group", &group_name) != SB_OK) goto done;
     for (int k = 0; k < nvf; k++)
         if (apply_columns(dtrain, dvalids[k], weight_col, ignore_cols) != SB_OK) goto done;

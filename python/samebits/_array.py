@@ -274,8 +274,8 @@ def _address_or_copy(mv):
     return mv.tobytes()
 
 
-_CATEGORICAL = ("categorical features are taken by gradient boosting only (fit's categorical_feature); encode the "
-                "column as numbers first")
+_CATEGORICAL = ("a categorical feature: gradient boosting takes it through fit's categorical_feature (the forests "
+                "and other estimators take none), or encode the column as numbers first")
 
 
 def _utf8_key(s):

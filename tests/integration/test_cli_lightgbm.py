@@ -237,7 +237,7 @@ def test_the_command_line_wins_over_the_file_across_aliases(examples):
     (["path_smooth=0.5"], "parameter path_smooth=0.5 (the command line) is not supported here"),
     (["is_unbalance=true", "scale_pos_weight=2"], "is_unbalance=true and scale_pos_weight=2: give one of them"),
     (["objective=regression", "scale_pos_weight=2"], "scale_pos_weight is only for objective=binary"),
-    (["categorical_feature=1,2"], "categorical_feature=1,2: samebits has no categorical splits yet"),
+    (["categorical_feature=1,x"], "categorical_feature 'x': a feature index in 0..27"),
     (["valid=binary_classification_binary.test,,a.test"], "an empty file name in the list"),
     (["valid=binary_classification_binary.test,a.test"], "a.test"),
     (["num_trees=3", "num_iterations=4"], "parameter num_iterations is given twice"),
@@ -593,7 +593,8 @@ def test_weight_and_ignore_columns_as_lightgbm_names_them(tmp_path):
     (["weight_column=0,1"], "one index"),
     (["ignore_column=x"], "0-based column indices"),
     (["weight_column=name:w"], "no weight column \"w\""),
-    (["categorical_feature=2"], "no categorical splits yet"),
+    (["categorical_feature=0", "weight_column=1"], "feature 0 (f0), row 1: 3.5 is not a category code"),
+    (["categorical_feature=name:nope"], "categorical_feature names 'nope'"),
 ])
 def test_column_keys_refuse_by_name(tmp_path, args, why):
     _headerless(tmp_path)
@@ -681,3 +682,23 @@ def test_scale_pos_weight_and_is_unbalance_are_real(examples):
     assert b"scale_pos_weight=3" in (examples / "b.sbm").read_bytes()
     assert b"is_unbalance=true" in (examples / "c.sbm").read_bytes()
     assert b"scale_pos_weight" not in (examples / "a.sbm").read_bytes()
+
+
+def test_categorical_feature_as_lightgbm_numbers_it(tmp_path):
+    """categorical_feature=3 (the label not counted) beside weight_column=1 and
+    ignore_column=2: the fourth column is categorical though two columns before
+    it leave the features, the same model as naming it, and a model whose dump
+    shows category sets on it."""
+    rows = []
+    for i in range(400):
+        c = (i * 7) % 9
+        rows.append((int(c in (1, 4, 7)) ^ int(i % 13 == 0), (i * 3) % 17 * 0.25, 1 + i % 3, 1000 + i, c))
+    (tmp_path / "c.tsv").write_text("".join("%d\t%g\t%d\t%d\t%d\n" % r for r in rows))
+    base = ["task=train", "data=c.tsv", "objective=binary", "num_trees=3", "min_data_in_leaf=5",
+            "min_data_per_group=5", "metric_freq=0", "weight_column=1", "ignore_column=2"]
+    a = in_dir(tmp_path, *base, "categorical_feature=3", "model_out=a.sbm")
+    b = in_dir(tmp_path, *base, "categorical_feature=name:f3", "model_out=b.sbm")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    assert digest_of(a) == digest_of(b)
+    d = samebits("dump", str(tmp_path / "a.sbm"), "--format", "text")
+    assert d.returncode == 0 and "f3 (feature 1) in {" in d.stdout, d.stdout[:2000]
