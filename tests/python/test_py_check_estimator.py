@@ -209,7 +209,10 @@ def test_isolation_forest_sample_weight():
         assert IF(**kw).fit(X, sample_weight=w).model_bytes() == ref.model_bytes()
     unequal = np.ones(120)
     unequal[5] = 2.0
-    assert IF(**kw).fit(X, sample_weight=unequal).model_bytes() != ref.model_bytes()
+    # every row drawn (120 of 120): the weights cannot show; 60 of 120: they do
+    assert IF(**kw).fit(X, sample_weight=unequal).model_bytes() == ref.model_bytes()
+    assert IF(max_samples=60, **kw).fit(X, sample_weight=unequal).model_bytes() != \
+        IF(max_samples=60, **kw).fit(X).model_bytes()
     one = np.zeros(120)
     one[3] = 1.0
     for bad, msg in ((np.ones(60), "sample_weight has 60"), (np.ones((120, 2)), "1-D"),
