@@ -9,6 +9,7 @@
 #include "io/dataset.h"
 #include "models/model.h"
 #include "models/forest/forest_dev.h"
+#include "kernels/forest.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,46 @@ SB_TEST(test_iforest_weighted_draw) {
     SB_CHECK(labs(both - 1548) < 120);
     sb_iso_wdraw_release(&wd);
     free(scratch);
+}
+
+/* A weight of 2 against two copies of the row (docs/forest.md): until a copy
+ * is drawn the two draws go alike in law, so the row of weight 2 is in a
+ * tree's sample exactly as often as at least one copy would be; but a row is
+ * drawn at most once, so the other rows get the slot a second copy would
+ * take. Weights (2, 1, 1, 1, 1), 3 rows a tree: the heavy row with
+ * probability 1 - (4/6)(3/5)(2/4) = 0.8, as one of two copies among 6
+ * unweighted rows (1 - C(4,3)/C(6,3) = 0.8); a light row 0.55 against 0.5.
+ * 40,000 trees each, within 5 standard errors. */
+SB_TEST(test_iforest_weight_two_against_copies) {
+    const float w[5] = {2.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+    sb_iso_wdraw wd;
+    SB_CHECK(sb_iso_wdraw_init(w, 5, &wd) == SB_OK && wd.fen);
+    uint64_t scratch[6];
+    int32_t rows[3];
+    long heavy = 0, light = 0, copy = 0, copy_light = 0;
+    enum { T = 40000 };
+    for (int32_t t = 0; t < T; t++) {
+        sb_iso_wdraw_tree(&wd, 21, t, 3, scratch, rows);
+        for (int i = 0; i < 3; i++) {
+            heavy += rows[i] == 0;
+            light += rows[i] == 1;
+        }
+        /* the unweighted draw (isolation.c's) over rows 0, 0' (5), 1..4 */
+        int taken[6] = {0}, got = 0, any = 0;
+        for (uint64_t d = 0; got < 3; d++) {
+            const uint32_t r = sb_k_iforest_sample_row(21, t, d, 6);
+            if (taken[r]) continue;
+            taken[r] = 1;
+            got++;
+        }
+        any = taken[0] || taken[5];
+        copy += any;
+        copy_light += taken[1];
+    }
+    sb_iso_wdraw_release(&wd);
+    /* standard errors: sqrt(0.16 / T) = 0.002, sqrt(0.25 / T) = 0.0025 */
+    SB_CHECK(labs(heavy - 32000) < 400 && labs(copy - 32000) < 400);
+    SB_CHECK(labs(light - 22000) < 500 && labs(copy_light - 20000) < 500);
 }
 
 /* Rows r < n: x0 = r % 10 (9.5 + r for the rows where shape is zero: far
