@@ -59,6 +59,7 @@ SB_TEST(test_iforest_weighted_draw) {
     sb_iso_wdraw wd;
     SB_CHECK(sb_iso_wdraw_init(w, N, &wd) == SB_OK && wd.fen && wd.npos == 30);
     uint64_t *scratch = malloc(sizeof(uint64_t) * (N + 1));
+    memcpy(scratch, wd.fen, sizeof(uint64_t) * (N + 1));
     int32_t rows[N], again[N];
     for (int32_t t = 0; t < 50; t++) {
         const int32_t psi = t % 2 ? 30 : 12;
@@ -74,10 +75,13 @@ SB_TEST(test_iforest_weighted_draw) {
     sb_iso_wdraw_tree(&wd, 7, 0, 12, scratch, rows);
     sb_iso_wdraw_tree(&wd, 7, 1, 12, scratch, again);
     SB_CHECK(memcmp(rows, again, sizeof(int32_t) * 12) != 0);
+    /* the scratch is the weights' prefix sums again after every tree */
+    SB_CHECK(memcmp(scratch, wd.fen, sizeof(uint64_t) * (N + 1)) == 0);
     sb_iso_wdraw_release(&wd);
     /* the first draw ~ weight: rows of weight 1, 2, 5 and 0 */
     const float f[4] = {1.0f, 2.0f, 5.0f, 0.0f};
     SB_CHECK(sb_iso_wdraw_init(f, 4, &wd) == SB_OK);
+    memcpy(scratch, wd.fen, sizeof(uint64_t) * 5);
     long count[4] = {0, 0, 0, 0};
     for (int32_t t = 0; t < 20000; t++) {
         sb_iso_wdraw_tree(&wd, 3, t, 1, scratch, rows);
@@ -111,6 +115,7 @@ SB_TEST(test_iforest_weight_two_against_copies) {
     sb_iso_wdraw wd;
     SB_CHECK(sb_iso_wdraw_init(w, 5, &wd) == SB_OK && wd.fen);
     uint64_t scratch[6];
+    memcpy(scratch, wd.fen, sizeof scratch);
     int32_t rows[3];
     long heavy = 0, light = 0, copy = 0, copy_light = 0;
     enum { T = 40000 };

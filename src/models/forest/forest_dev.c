@@ -741,6 +741,7 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
     sb_fdev *dev = NULL;
     if (!g || !nn || !lv || !nx || !dn || !pn || !cn || !sp || !nleft || !pick || (weighted && (!wrows || !wscratch)))
         st = oom();
+    if (st == SB_OK && weighted) memcpy(wscratch, wd->fen, sizeof(uint64_t) * (size_t)(setup->n + 1));
     if (st == SB_OK) st = ops->open(setup, &dev);
     for (int32_t t0 = first; t0 < ntrees && st == SB_OK; t0 += batch) {
         const int32_t nb = ntrees - t0 < batch ? ntrees - t0 : batch;

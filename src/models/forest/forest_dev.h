@@ -41,7 +41,9 @@ sb_status sb_iso_wdraw_init(const float *w, int64_t n, sb_iso_wdraw *out);
 void sb_iso_wdraw_release(sb_iso_wdraw *wd);
 
 /* Tree t's weighted subsample: psi (<= wd->npos) distinct rows, in draw
- * order, into rows; scratch: n + 1 values the draw may overwrite. */
+ * order, into rows. scratch: n + 1 values holding wd->fen (a copy), which the
+ * draw changes and restores, so a caller drawing tree after tree copies it
+ * once: psi log2 n steps a tree, not n. */
 void sb_iso_wdraw_tree(const sb_iso_wdraw *wd, uint64_t seed, int32_t t, int32_t psi, uint64_t *scratch,
                        int32_t *rows);
 

@@ -122,7 +122,6 @@ void sb_iso_wdraw_release(sb_iso_wdraw *wd) {
 void sb_iso_wdraw_tree(const sb_iso_wdraw *wd, uint64_t seed, int32_t t, int32_t psi, uint64_t *scratch,
                        int32_t *rows) {
     const int64_t n = wd->n;
-    memcpy(scratch, wd->fen, sizeof(uint64_t) * (size_t)(n + 1));
     int64_t top = 1;
     while (top * 2 <= n) top *= 2;
     uint64_t left = wd->total; /* the weight of the rows not yet drawn */
@@ -161,6 +160,9 @@ void sb_iso_wdraw_tree(const sb_iso_wdraw *wd, uint64_t seed, int32_t t, int32_t
         for (int64_t i = pos + 1; i <= n; i += i & -i) scratch[i] -= q;
         left -= q;
     }
+    /* the drawn rows' weights back: scratch is wd->fen again for the next tree */
+    for (int32_t d = 0; d < psi; d++)
+        for (int64_t i = (int64_t)rows[d] + 1; i <= n; i += i & -i) scratch[i] += wd->q[rows[d]];
 }
 
 /* ---- the trees ---- */
@@ -204,6 +206,7 @@ static void itree_task(void *ctx, int64_t i) {
     }
     if (weighted) {
         /* the weighted subsample (sb_iso_wdraw_tree), kept in row order */
+        memcpy(scratch, f->wd->fen, sizeof(uint64_t) * (size_t)(n + 1));
         sb_iso_wdraw_tree(f->wd, f->seed, kt, f->psi, scratch, tmp);
         for (int32_t i = 0; i < f->psi; i++) taken[tmp[i]] = 1;
         int32_t k = 0;
