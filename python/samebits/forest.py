@@ -539,7 +539,8 @@ class IsolationForest(_Forest):
         rounded to float32: each tree draws its max_samples rows without
         replacement, each draw taking a row not yet drawn with probability
         proportional to its weight (rows of weight zero never; docs/forest.md,
-        "Sample weights"); equal weights are the unweighted forest, bit for bit.
+        "Isolation forest sample weights"); equal weights are the unweighted
+        forest, bit for bit.
         Sets offset_ and max_samples_ (at most the rows of positive weight)."""
         self._check_unbuilt_params()
         if self._warm_unchanged():

@@ -20,8 +20,8 @@
 sb_status sb_forest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t first,
                              int32_t ntrees, int32_t ncopies, float min_weight_fraction_leaf, sb_tree *trees);
 
-/* An isolation forest's weighted subsample (isolation.c, docs/forest.md
- * "Sample weights"): each row's weight in fixed point (q, n values: the
+/* An isolation forest's weighted subsample (isolation.c; docs/forest.md,
+ * "Isolation forest sample weights"): each row's weight in fixed point (q, n values: the
  * largest weight scaled by a power of two into [2^31, 2^32), truncated; a
  * positive weight that truncates to 0 counts 1; weight 0 stays 0) and their
  * Fenwick tree (fen, n + 1 prefix sums, 1-based), shared read-only by every

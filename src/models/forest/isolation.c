@@ -16,12 +16,12 @@
  * / (T c(psi)), so the model's raw margin, the leaves added in tree order, is
  * E[h] / c(psi), the same bits everywhere; objective "isolation" turns it into
  * the score with the profile's exp (kernels/tree.h: sb_k_finish_row).
- * Sample weights (docs/forest.md, "Sample weights"): each tree's subsample
- * is drawn without replacement, each draw taking a row not yet drawn with
- * probability proportional to its weight (successive sampling, the
- * distribution of Efraimidis and Spirakis's weighted random sampling, 2006),
- * on fixed-point integer weights through a Fenwick tree: exact integers, no
- * float operation. Equal weights are the unweighted draw below.
+ * Sample weights (docs/forest.md, "Isolation forest sample weights"): each
+ * tree's subsample is drawn without replacement, each draw taking a row not
+ * yet drawn with probability proportional to its weight (successive sampling,
+ * the distribution of Efraimidis and Spirakis's weighted random sampling,
+ * 2006), on fixed-point integer weights through a Fenwick tree: exact
+ * integers, no float operation. Equal weights take the unweighted draw below.
  * Every draw is keyed by what it is for: the subsample by (seed, tree, draw),
  * a node's feature and threshold by (seed, node key), the node's key naming its
  * path from the root (src/kernels/forest.h: sb_k_forest_child_key), not the
