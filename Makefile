@@ -25,7 +25,9 @@
 #                        proba-recip (a forest classifier's probabilities as m * (1/s)),
 #                        mono-order (monotone constraints' bounded score and midpoint rounded in another order),
 #                        dart-scale (DART's dropped trees scaled by v * k / (k + 1), two roundings),
-#                        cat-ties (categories of equal key sorted larger bin first)
+#                        cat-ties (categories of equal key sorted larger bin first),
+#                        iforest-wdraw (the weighted isolation subsample drawn with replacement,
+#                        repeats rejected: the same distribution by another rule)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -37,7 +39,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -141,6 +143,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_DART_SCALE
   else ifeq ($(SABOTAGE),cat-ties)
     SABOTAGE_DEFS := -DSB_SABOTAGE_CAT_TIES
+  else ifeq ($(SABOTAGE),iforest-wdraw)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_IFOREST_WDRAW
   else ifeq ($(SABOTAGE),bin-key)
     SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
   else ifeq ($(SABOTAGE),writer-endian)
@@ -301,7 +305,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

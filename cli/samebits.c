@@ -626,10 +626,6 @@ static int cmd_train(int argc, char **argv) {
                          "takes none of them", model_kind);
         goto done;
     }
-    if (iforest && weight) {
-        rc = usage_error("train: --weight: an isolation forest takes no row weights (--model %s)", model_kind);
-        goto done;
-    }
     if (forest || iforest) {
         const char *had;
         if (sb_params_get(params, "model", &had) == SB_OK || sb_params_get(params, "family", &had) == SB_OK) {
@@ -713,10 +709,6 @@ static int cmd_train(int argc, char **argv) {
         rc = usage_error("train: --weight FILE and --weight-column %s both give the weights: give one", weight_col);
         goto done;
     }
-    if (iforest && weight_col) {
-        rc = usage_error("train: --weight-column: an isolation forest takes no row weights (--model %s)", model_kind);
-        goto done;
-    }
     /* columns by index are resolved against the training data before any leaves it */
     if ((group || weight_col || ignore_cols) && categorical_by_name(params, dtrain) != SB_OK) goto done;
     if (group && column_name(dtrain, group, "--group", &group_name) != SB_OK) goto done;
@@ -730,14 +722,8 @@ static int cmd_train(int argc, char **argv) {
         if (wpath) fprintf(stderr, "samebits: note: %s is not read: --weight-column gives the weights\n", wpath);
         free(wpath);
     }
-    if (!weight && !weight_col && !iforest && weights_beside(data, dtrain) != SB_OK) goto done;
-    if (iforest) { /* a weight file beside the data is not read: said, never silently */
-        char *wpath = NULL;
-        if (beside_file(data, ".weight", &wpath) != SB_OK) goto done;
-        if (wpath)
-            fprintf(stderr, "samebits: note: %s is not read: an isolation forest takes no row weights\n", wpath);
-        free(wpath);
-    }
+    /* the isolation forest too: its weights set each tree's draw (docs/forest.md) */
+    if (!weight && !weight_col && weights_beside(data, dtrain) != SB_OK) goto done;
     for (int k = 0; k < nvf && !weight_col; k++)
         if (weights_beside(vfiles[k], dvalids[k]) != SB_OK) goto done;
     if (!strcmp(model_kind, "gbdt")) { /* LightGBM's DATA.init: gradient boosting's starting margins */

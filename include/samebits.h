@@ -480,7 +480,15 @@ SB_API sb_status sb_model_get_eval_set_name(const sb_model *m, int32_t s, const 
  * (100), max_samples (256 rows per tree), random_state, max_bin. The model's
  * SB_PREDICT_VALUE is the anomaly score 2^(-E[h(x)] / c(psi)) in (0, 1]
  * (scikit-learn's score_samples is its negative); SB_PREDICT_RAW is
- * E[h(x)] / c(psi). Labels are not used. */
+ * E[h(x)] / c(psi). Labels are not used. train's weights
+ * (sb_dataset_set_weight), when given, set each tree's draw of its psi rows:
+ * without replacement, each draw a row not yet drawn with probability
+ * proportional to its weight, in exact fixed-point integers (docs/forest.md,
+ * "Isolation forest sample weights"); rows of weight zero are never drawn and
+ * psi is at most the rows of positive weight; equal weights give the
+ * unweighted forest's bytes. A negative, NaN or infinite weight, every weight
+ * zero, or fewer than 2 rows of positive weight: SB_ERR_INVALID_INPUT, named,
+ * before any work. */
 SB_API sb_status sb_isolation_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card,
                                          sb_model **out);
 /* Warm start of an isolation forest: init's trees kept (their leaves valued

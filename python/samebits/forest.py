@@ -535,10 +535,13 @@ class IsolationForest(_Forest):
 
     @with_n_jobs
     def fit(self, X, y=None, sample_weight=None):
-        """Train on X (n, d); y is ignored. sample_weight: equal weights are the
-        unweighted forest (as in scikit-learn, where weights only set each row's
-        chance to be drawn); unequal weights are refused by name (the C library's
-        draw takes no weights yet). Sets offset_ and max_samples_."""
+        """Train on X (n, d); y is ignored. sample_weight (n,), finite and >= 0,
+        rounded to float32: each tree draws its max_samples rows without
+        replacement, each draw taking a row not yet drawn with probability
+        proportional to its weight (rows of weight zero never; docs/forest.md,
+        "Isolation forest sample weights"); equal weights are the unweighted
+        forest, bit for bit.
+        Sets offset_ and max_samples_ (at most the rows of positive weight)."""
         self._check_unbuilt_params()
         if self._warm_unchanged():
             return self
@@ -548,14 +551,14 @@ class IsolationForest(_Forest):
         m = _array.matrix(X, "X")
         if m.nrows < 2:
             raise InvalidInputError("IsolationForest needs at least 2 rows; got n_samples = %d" % m.nrows)
-        if sample_weight is not None:
-            _uniform_weight(sample_weight, m.nrows)
+        drawable = m.nrows if sample_weight is None else _isolation_weight(sample_weight, m.nrows)
         psi = self._pending_psi = self._rows_per_tree(m.nrows)
         try:
-            super(_Forest, self).fit(X, [0.0] * m.nrows)  # labels are not used
+            # labels are not used; the weights act in each tree's draw (the C fit's)
+            super(_Forest, self).fit(X, [0.0] * m.nrows, sample_weight=sample_weight)
         finally:
             del self._pending_psi
-        self.max_samples_ = min(psi, m.nrows)
+        self.max_samples_ = min(psi, drawable)
         self.offset_ = -0.5 if c == "auto" else _quantile(self.score_samples(X), float(c))
         return self
 
@@ -610,23 +613,26 @@ class IsolationForest(_Forest):
         return [-1 if v < 0 else 1 for v in d.tolist()]
 
 
-def _uniform_weight(sample_weight, n):
-    """Check an isolation forest's sample_weight: n finite values >= 0, not all
-    zero, and all equal once rounded to float32 (the forests' weight type); equal
-    weights give the unweighted forest. Anything else is refused by name."""
+def _isolation_weight(sample_weight, n):
+    """Check an isolation forest's sample_weight: n finite values >= 0, at least
+    two of them positive (a tree draws only rows of positive weight, and
+    isolating needs two); the count of positive weights, the most rows a tree
+    can draw. Anything else is refused by name before any work (the C fit
+    refuses the same)."""
     w = _array.vector(sample_weight, "sample_weight")
     if w[2] != n:
         raise InvalidInputError("X has %d rows but sample_weight has %d values" % (n, w[2]))
-    vals = [float(w[0][i]) for i in range(w[2])]
-    for i, v in enumerate(vals):
+    positive = 0
+    for i in range(w[2]):
+        v = float(w[0][i])
         if not (v >= 0.0 and v != float("inf")):
             raise InvalidInputError("sample_weight[%d] is %r: weights must be finite and >= 0" % (i, v))
-    if not any(vals):
+        positive += v > 0.0
+    if positive == 0:
         raise InvalidInputError("sample_weight is all zero: nothing to learn from")
-    if any(v != vals[0] for v in vals):
-        raise InvalidArgumentError("IsolationForest takes only equal sample weights (the unweighted forest): "
-                                   "unequal weights need a weighted draw of each tree's rows, which samebits' "
-                                   "isolation forest does not have yet")
+    if positive < 2:
+        raise InvalidInputError("IsolationForest needs at least 2 rows of positive sample_weight; got 1")
+    return positive
 
 
 def _note_verbose(est):

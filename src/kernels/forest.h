@@ -488,6 +488,31 @@ SB_FN sb_u32 sb_k_iforest_sample_row(sb_u64 seed, sb_i32 t, sb_u64 d, sb_u32 n) 
     return sb_rng_below(seed, SB_K_PURPOSE_ISUB, ((sb_u64)(sb_u32)t << 32) | d, n);
 }
 
+#define SB_K_PURPOSE_IWSB 0x49575342u /* "IWSB": a weighted subsample's draws */
+
+/* Tree t's weighted draw d (docs/forest.md, "Isolation forest"): a uniform
+ * integer in [0, w), w >= 1, the point of the fixed-point weight line that
+ * picks the row. Exact integers only: 64 bits of the counter block masked to
+ * the bit length of w - 1, rejected when >= w (two tries a block, then the
+ * next block), so every machine takes the same value. */
+SB_FN sb_u64 sb_k_iforest_wsample_value(sb_u64 seed, sb_i32 t, sb_u64 d, sb_u64 w) {
+    sb_u64 mask = w - 1u;
+    mask |= mask >> 1;
+    mask |= mask >> 2;
+    mask |= mask >> 4;
+    mask |= mask >> 8;
+    mask |= mask >> 16;
+    mask |= mask >> 32;
+    for (sb_u32 sub = 0;; sub++) {
+        sb_u32 x[4];
+        sb_rng_words(seed, SB_K_PURPOSE_IWSB, ((sb_u64)(sb_u32)t << 32) | d, sub, x);
+        for (int j = 0; j < 4; j += 2) {
+            const sb_u64 v = (((sb_u64)x[j] << 32) | (sb_u64)x[j + 1]) & mask;
+            if (v < w) return v;
+        }
+    }
+}
+
 /* The split of the node keyed key (its path key, sb_k_forest_child_key) with
  * nc candidate features (those not constant in it, in feature order): *k, the
  * candidate, and *u, the draw that places the threshold (sb_k_iforest_bin). */

@@ -17,6 +17,9 @@ catch. An identity test counts only because these builds fail it.
   mono-order    monotone constraints' bounded score and bound midpoint rounded in another order
   dart-scale    DART's dropped trees scaled by v * k / (k + 1), two roundings
                 where the profile has one division (rule 2)
+  iforest-wdraw the weighted isolation subsample drawn with replacement over
+                every row's weight, repeats rejected (rule 6: the draw is a
+                stated rule, not only a distribution)
 
 docs/verification.md ("Separating arms") has the full list and one row per
 rule of DESIGN.md section 1; the last test here checks that table.
@@ -456,6 +459,23 @@ def test_arm_refusal_downgrade_is_caught(tmp_path):
     assert r.returncode != 0 and "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr, r.stderr
     a = run_bin("x86_64", "samebits", train, sabotage="refusal-downgrade")
     assert a.returncode == 0, a.stderr
+
+
+def test_arm_iforest_wdraw_is_caught(tmp_path):
+    """Rule 6: the weighted isolation forest's subsample drawn by another rule
+    of the same distribution (with replacement over every row's weight,
+    repeats rejected, in place of each draw over the rows not yet drawn).
+    forest-isolation-weighted parts at its training scores, its binned rows
+    and fixed-point weights unchanged; the unweighted isolation forest (equal
+    weights take the unweighted draw) and the warm start are unchanged."""
+    card = _card("x86_64", "forest-isolation-weighted", 2, tmp_path, "iforest-wdraw")
+    d = _first_diff(reference_card("forest-isolation-weighted"), card)
+    assert _stage(d) == "iforest.train_score", d
+    for fixture in ("forest-isolation", "forest-warm-start"):
+        card = _card("x86_64", fixture, 2, tmp_path, "iforest-wdraw")
+        assert _first_diff(reference_card(fixture), card) is None, fixture
+    control = _card("x86_64", "forest-isolation-weighted", 2, tmp_path, None)
+    assert _first_diff(reference_card("forest-isolation-weighted"), control) is None
 
 
 def _makefile_sabotages():

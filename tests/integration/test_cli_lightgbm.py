@@ -1,6 +1,7 @@
 """The command line as a LightGBM user meets it (issue 21, first part): --help on
 every command, DATA.weight beside the data read as LightGBM reads it, and a
 --label that is honoured or refused by name, never ignored."""
+import os
 import re
 import shutil
 
@@ -377,14 +378,21 @@ def test_a_classification_forest_reads_the_weights_beside_its_data(binary_copy, 
     shutil.copy(EX / "binary_classification_binary.train.weight", str(binary_copy) + ".weight")
     weighted = samebits(*base)
     assert "row weights from" in weighted.stderr and digest_of(weighted) != digest_of(plain)
+    # the isolation forest reads them too: they set each tree's draw of its rows
     iso = samebits("train", "--model", "isolation_forest", "--data", str(binary_copy), "n_estimators=3")
-    assert iso.returncode == 0 and "is not read: an isolation forest takes no row weights" in iso.stderr
+    assert iso.returncode == 0 and "row weights from" in iso.stderr, iso.stderr
+    os.remove(str(binary_copy) + ".weight")
+    iso_plain = samebits("train", "--model", "isolation_forest", "--data", str(binary_copy), "n_estimators=3")
+    assert iso_plain.returncode == 0 and "row weights" not in iso_plain.stderr
+    assert digest_of(iso) != digest_of(iso_plain)
+    named = samebits("train", "--model", "isolation_forest", "--data", str(binary_copy), "n_estimators=3",
+                     "--weight", str(EX / "binary_classification_binary.train.weight"))
+    assert named.returncode == 0 and digest_of(named) == digest_of(iso), named.stderr
 
 
 @pytest.mark.parametrize("args,why", [
     (["--model", "random_forest", "--valid", "x.csv"], "--model random_forest takes none of them"),
     (["--model", "extra_trees", "model=random_forest"], "--model extra_trees takes no model="),
-    (["--model", "isolation_forest", "--weight", "w.txt"], "an isolation forest takes no row weights"),
     (["--model", "isolation_forest", "objective=regression"], "takes no objective="),
     (["--model", "random_forest", "objective=ranking"], "forest objective 'ranking'"),
 ])

@@ -19,7 +19,7 @@ REGRESSION = ["forest-et-regression", "forest-et-weighted"]  # the fixtures with
 
 def test_the_fixtures_are_there():
     assert FOREST == ["forest-rf-classes", "forest-rf-entropy", "forest-et-regression", "forest-isolation",
-                      "forest-rf-weighted", "forest-et-weighted"]
+                      "forest-rf-weighted", "forest-et-weighted", "forest-isolation-weighted", "forest-warm-start"]
 
 
 @pytest.mark.parametrize("threads", [1, 3])

@@ -33,7 +33,7 @@ def verify(*args, env=None):
 
 def test_the_fixtures_are_there():
     assert TREES == ["forest-rf-classes", "forest-rf-entropy", "forest-et-regression", "forest-isolation",
-                     "forest-rf-weighted", "forest-et-weighted"]
+                     "forest-rf-weighted", "forest-et-weighted", "forest-isolation-weighted", "forest-warm-start"]
 
 
 @pytest.mark.parametrize("threads", [1, 3])

@@ -26,9 +26,12 @@ TREES = ["GradientBoostingClassifier", "GradientBoostingRegressor", "RandomFores
 WEIGHT_EQUIVALENCE = "check_sample_weight_equivalence_on_dense_data"
 # class_weight {0: 1000, 1: 0.0001} (a ratio of 1e7) passes since profile v5: the forests' fixed-point
 # weights take more than 20 bits (up to 30) where a weight would otherwise vanish (docs/forest.md).
-# The isolation forest takes equal sample weights only (the unweighted forest); these two pass unequal
-# ones, which need a weighted draw of each tree's rows in the C library (refused by name).
-IF_UNEQUAL_WEIGHTS = {"check_sample_weights_not_overwritten", WEIGHT_EQUIVALENCE}
+# The isolation forest draws each tree's rows with probability proportional to the weights, without
+# replacement (docs/forest.md): a row of weight 2 is drawn at most once, two copies of it may both be, and
+# the draws are keyed by row position, so weights are not rows removed or repeated. scikit-learn lists this
+# check as an expected failure for its own IsolationForest (test_isolation_forest_weight_equivalence_is_
+# sklearns_expected_failure below reads that from the installed scikit-learn, not from memory).
+IF_UNEQUAL_WEIGHTS = {WEIGHT_EQUIVALENCE}
 EXPECTED_FAILURES = {
     "GradientBoostingClassifier": set(),
     "GradientBoostingRegressor": set(),
@@ -45,6 +48,17 @@ def test_check_estimator(name):
     """The default constructor, as a user runs it."""
     from sk_checks import assert_failed_checks
     assert_failed_checks(getattr(samebits, name)(), EXPECTED_FAILURES[name])
+
+
+def test_isolation_forest_weight_equivalence_is_sklearns_expected_failure():
+    """The one check listed for IsolationForest is one scikit-learn itself
+    expects its IsolationForest to fail (its per-estimator expected-failure
+    table, the list check_estimator's expected_failed_checks takes)."""
+    from sklearn.ensemble import IsolationForest
+    its = pytest.importorskip("sklearn.utils._test_common.instance_generator")
+    theirs = its._get_expected_failed_checks(IsolationForest())
+    assert IF_UNEQUAL_WEIGHTS <= set(theirs), theirs
+    assert "removing/repeating" in theirs[WEIGHT_EQUIVALENCE], theirs
 
 
 RNG = np.random.default_rng(20)
@@ -195,10 +209,15 @@ def test_isolation_forest_sample_weight():
         assert IF(**kw).fit(X, sample_weight=w).model_bytes() == ref.model_bytes()
     unequal = np.ones(120)
     unequal[5] = 2.0
-    with pytest.raises(samebits.InvalidArgumentError, match="only equal sample weights"):
-        IF(**kw).fit(X, sample_weight=unequal)
+    # every row drawn (120 of 120): the weights cannot show; 60 of 120: they do
+    assert IF(**kw).fit(X, sample_weight=unequal).model_bytes() == ref.model_bytes()
+    assert IF(max_samples=60, **kw).fit(X, sample_weight=unequal).model_bytes() != \
+        IF(max_samples=60, **kw).fit(X).model_bytes()
+    one = np.zeros(120)
+    one[3] = 1.0
     for bad, msg in ((np.ones(60), "sample_weight has 60"), (np.ones((120, 2)), "1-D"),
-                     (np.zeros(120), "all zero"), (np.full(120, -1.0), ">= 0"), (np.full(120, np.nan), ">= 0")):
+                     (np.zeros(120), "all zero"), (np.full(120, -1.0), ">= 0"), (np.full(120, np.nan), ">= 0"),
+                     (np.full(120, np.inf), ">= 0"), (one, "2 rows of positive")):
         with pytest.raises(ValueError, match=msg):
             IF(**kw).fit(X, sample_weight=bad)
 

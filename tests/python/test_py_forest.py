@@ -123,8 +123,8 @@ def test_isolation_forest_contamination(monkeypatch):
 def test_refusals_by_name():
     X, yc, yr = data(500)
     w = np.ones(500)
-    w[7] = 2.0  # equal weights are the unweighted forest; unequal ones are not built
-    with pytest.raises(samebits.InvalidArgumentError, match="only equal sample weights"):
+    w[7] = -2.0  # the isolation forest's weights: finite and >= 0
+    with pytest.raises(samebits.InvalidInputError, match="sample_weight\\[7\\]"):
         samebits.IsolationForest(n_estimators=2).fit(X, sample_weight=w)
     with pytest.raises(samebits.BackendUnavailableError, match="no CUDA backend"):
         samebits.RandomForestRegressor(n_estimators=2, device="cuda").fit(X, yr)

@@ -1216,7 +1216,7 @@ static int forest_levels(fset *s, const fcfg *c, const int32_t *nbins) {
 static int iso_levels(fset *s, const fcfg *c) {
     const int32_t nt = c->ntrees, t0 = 1;
     const int64_t psi = c->psi;
-    F_EACH(s, "iso_begin", o->iso_begin(dv, t0, nt));
+    F_EACH(s, "iso_begin", o->iso_begin(dv, t0, nt, NULL));
     const int32_t cap = 4096;
     sb_fdev_node *nodes = sb_calloc(cap, sizeof(sb_fdev_node)), *pn = sb_calloc(cap, sizeof(sb_fdev_node));
     int64_t *nl = sb_calloc(cap, sizeof(int64_t)), *rb = sb_calloc(2 * (size_t)nt, sizeof(int64_t));

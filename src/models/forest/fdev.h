@@ -129,8 +129,10 @@ typedef struct sb_fdev_ops {
     sb_status (*partition)(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnodes, int64_t *nleft);
     /* Isolation forest (NULL: the device has none, refused by name). Trees
      * [t0, t0 + ntrees) become the batch, psi distinct rows each (count 1),
-     * tree i's at positions [i * psi, (i + 1) * psi). */
-    sb_status (*iso_begin)(sb_fdev *d, int32_t t0, int32_t ntrees);
+     * tree i's at positions [i * psi, (i + 1) * psi): drawn on the device
+     * (sb_k_iforest_sample_row) when rows is NULL, else rows' ntrees * psi
+     * (a weighted fit's subsamples, drawn on the host by sb_iso_wdraw_tree). */
+    sb_status (*iso_begin)(sb_fdev *d, int32_t t0, int32_t ntrees, const int32_t *rows);
     /* out[i]: node i's split (isolation.c's rule): valid = 0 when no feature
      * varies in it; else the candidate sb_k_iforest_pick draws among the
      * features not constant in it (by bin, missing as bin 0) and the bin

@@ -617,14 +617,21 @@ static sb_status focl_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t n
 }
 
 /* Isolation forest: tree t0 + i's subsample at positions [i * psi, (i + 1) *
- * psi), a work-item a tree (kf_iso_sample), count 1 each; weights are never
- * read (the rules are unweighted). */
-static sb_status focl_iso_begin(sb_fdev *d, int32_t t0, int32_t nb) {
+ * psi), a work-item a tree (kf_iso_sample), count 1 each; or, weighted, the
+ * host's draws (rows) written there, count 1 each (the weights act only in
+ * the draw). */
+static sb_status focl_iso_begin(sb_fdev *d, int32_t t0, int32_t nb, const int32_t *rows) {
     const double t = d->dv->timing ? now_ms() : 0.0;
     const int64_t psi = d->s.psi, n = d->s.n, words = (n + 31) / 32;
     const size_t pb = sizeof(int32_t) * (size_t)(psi * nb > 0 ? psi * nb : 1);
     sb_status st = SB_OK;
     for (int i = B_ROWS; i <= B_TMULT && st == SB_OK; i++) st = ensure(d, i, pb, "rows");
+    if (rows) {
+        if (st == SB_OK) st = put(d, B_ROWS, rows, sizeof(int32_t) * (size_t)(psi * nb), "rows");
+        if (st == SB_OK) st = fill(d, B_MULT, psi * nb, 1);
+        t_end(d, FO_BEGIN, t);
+        return st;
+    }
     if (st == SB_OK) st = ensure(d, B_TAKEN, sizeof(uint32_t) * (size_t)(words * nb > 0 ? words * nb : 1), "subsample");
     if (st == SB_OK) st = fill(d, B_TAKEN, words * nb, 0);
     if (st == SB_OK)

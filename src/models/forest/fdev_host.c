@@ -303,11 +303,20 @@ static sb_status cpu_partition(sb_fdev *d, const sb_fdev_node *nodes, int32_t nn
 /* ---- isolation forest ---- */
 
 /* Tree t0 + i's subsample: psi distinct rows, drawn in order with repeats
- * rejected (isolation.c's draws), at positions [i * psi, (i + 1) * psi). */
-static sb_status cpu_iso_begin(sb_fdev *d, int32_t t0, int32_t ntrees) {
+ * rejected (isolation.c's draws), or rows' (weighted), at positions
+ * [i * psi, (i + 1) * psi). */
+static sb_status cpu_iso_begin(sb_fdev *d, int32_t t0, int32_t ntrees, const int32_t *rows) {
     const int64_t n = d->s.n, psi = d->s.psi;
     sb_status st = reserve(d, psi * ntrees);
     if (st != SB_OK) return st;
+    if (rows) { /* the host's weighted draws, placed as given */
+        for (int64_t p = 0; p < psi * ntrees; p++) {
+            d->rows[p] = rows[p];
+            d->mult[p] = 1;
+            d->wq[p] = 1;
+        }
+        return SB_OK;
+    }
     if (!d->taken && !(d->taken = sb_malloc((size_t)n))) return oom();
     for (int32_t i = 0; i < ntrees; i++) {
         memset(d->taken, 0, (size_t)n);

@@ -702,7 +702,7 @@ static sb_status iso_emit(const inode *g, int32_t nn, const sb_bins *bins, int32
 }
 
 sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, const sb_bins *bins, int32_t first,
-                              int32_t ntrees, int32_t max_depth, float cpsi, sb_tree *trees) {
+                              int32_t ntrees, int32_t max_depth, float cpsi, const sb_iso_wdraw *wd, sb_tree *trees) {
     const sb_fdev_ops *ops;
     sb_fdev_setup s2 = *setup; /* the caller's, with the device layer's kind */
     sb_status st = sb_device_parse(device, &s2.device);
@@ -733,12 +733,21 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
     sb_k_fsplit *sp = sb_malloc(sizeof(sb_k_fsplit) * (size_t)batch * (size_t)psi);
     int64_t *nleft = sb_malloc(sizeof(int64_t) * (size_t)batch * (size_t)psi);
     int32_t *pick = sb_malloc(sizeof(int32_t) * (size_t)batch * (size_t)psi);
+    /* weighted: the batch's subsamples drawn here, isolation.c's draws by the
+     * same function (an exact integer draw: the host's is every device's) */
+    const int weighted = wd && wd->fen;
+    int32_t *wrows = weighted ? sb_malloc(sizeof(int32_t) * (size_t)batch * (size_t)psi) : NULL;
+    uint64_t *wscratch = weighted ? sb_malloc(sizeof(uint64_t) * (size_t)(setup->n + 1)) : NULL;
     sb_fdev *dev = NULL;
-    if (!g || !nn || !lv || !nx || !dn || !pn || !cn || !sp || !nleft || !pick) st = oom();
+    if (!g || !nn || !lv || !nx || !dn || !pn || !cn || !sp || !nleft || !pick || (weighted && (!wrows || !wscratch)))
+        st = oom();
+    if (st == SB_OK && weighted) memcpy(wscratch, wd->fen, sizeof(uint64_t) * (size_t)(setup->n + 1));
     if (st == SB_OK) st = ops->open(setup, &dev);
     for (int32_t t0 = first; t0 < ntrees && st == SB_OK; t0 += batch) {
         const int32_t nb = ntrees - t0 < batch ? ntrees - t0 : batch;
-        if ((st = ops->iso_begin(dev, t0, nb)) != SB_OK) break;
+        for (int32_t i = 0; weighted && i < nb; i++)
+            sb_iso_wdraw_tree(wd, setup->seed, t0 + i, (int32_t)psi, wscratch, wrows + (int64_t)i * psi);
+        if ((st = ops->iso_begin(dev, t0, nb, wrows)) != SB_OK) break;
         /* the level: (tree, node) pairs; a node's rows and key in pn, by level slot */
         int32_t nl = nb;
         for (int32_t i = 0; i < nb; i++) {
@@ -828,5 +837,7 @@ sb_status sb_iforest_grow_dev(const char *device, const sb_fdev_setup *setup, co
     sb_free(sp);
     sb_free(nleft);
     sb_free(pick);
+    sb_free(wrows);
+    sb_free(wscratch);
     return st;
 }

@@ -16,6 +16,12 @@
  * / (T c(psi)), so the model's raw margin, the leaves added in tree order, is
  * E[h] / c(psi), the same bits everywhere; objective "isolation" turns it into
  * the score with the profile's exp (kernels/tree.h: sb_k_finish_row).
+ * Sample weights (docs/forest.md, "Isolation forest sample weights"): each
+ * tree's subsample is drawn without replacement, each draw taking a row not
+ * yet drawn with probability proportional to its weight (successive sampling,
+ * the distribution of Efraimidis and Spirakis's weighted random sampling,
+ * 2006), on fixed-point integer weights through a Fenwick tree: exact
+ * integers, no float operation. Equal weights take the unweighted draw below.
  * Every draw is keyed by what it is for: the subsample by (seed, tree, draw),
  * a node's feature and threshold by (seed, node key), the node's key naming its
  * path from the root (src/kernels/forest.h: sb_k_forest_child_key), not the
@@ -30,6 +36,7 @@
 #include "../../kernels/tree.h"
 #include "../../kernels/forest.h"
 #include "forest_dev.h"
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +46,126 @@
 /* c(n): the average path length of an unsuccessful search among n rows
  * (src/kernels/forest.h, shared with the device grower). */
 static float c_of(int64_t n) { return sb_k_iforest_c(n); }
+
+/* ---- the weighted subsample ---- */
+
+/* A weight's fixed point, w * 2^(31 - emax) truncated (emax: the exponent of
+ * the largest weight, so that one lands in [2^31, 2^32)), from the float's
+ * bits by integer shifts: no rounding, on every machine alike. */
+static uint32_t wfixed(uint32_t bits, int32_t emax) {
+    const int32_t ef = (int32_t)((bits >> 23) & 0xFFu);
+    const uint64_t m = ef ? ((bits & 0x7FFFFFu) | 0x800000u) : (bits & 0x7FFFFFu);
+    const int32_t s = (ef ? ef : 1) - 150 + 31 - emax; /* w = m * 2^((ef ? ef : 1) - 150) */
+    if (s >= 0) return (uint32_t)(m << s);
+    return -s >= 32 ? 0u : (uint32_t)(m >> -s);
+}
+
+/* floor(log2 w) of a positive finite float, from its bits. */
+static int32_t wexp_of(uint32_t bits) {
+    const int32_t ef = (int32_t)((bits >> 23) & 0xFFu);
+    if (ef) return ef - 127;
+    int32_t h = 22;
+    while (!((bits >> h) & 1u)) h--;
+    return h - 149;
+}
+
+sb_status sb_iso_wdraw_init(const float *w, int64_t n, sb_iso_wdraw *out) {
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    out->npos = n;
+    if (!w) return SB_OK;
+    int64_t npos = 0, imax = -1;
+    int equal = 1;
+    for (int64_t i = 0; i < n; i++) {
+        if (!(w[i] >= 0.0f && w[i] <= FLT_MAX))
+            return sb_fail(SB_ERR_INVALID_INPUT, "isolation forest: weight of row %lld is %g: weights must be finite "
+                           "and >= 0", (long long)i, (double)w[i]);
+        if (w[i] > 0.0f) npos++;
+        if (w[i] != w[0]) equal = 0;
+        if (imax < 0 || w[i] > w[imax]) imax = i;
+    }
+    if (npos == 0) return sb_fail(SB_ERR_INVALID_INPUT, "isolation forest: every weight is zero: nothing to draw");
+    if (npos < 2)
+        return sb_fail(SB_ERR_INVALID_INPUT, "isolation forest: needs 2 rows of positive weight; %lld has one",
+                       (long long)n);
+    out->npos = npos;
+    if (equal) return SB_OK; /* the unweighted draw: its distribution, and its bytes */
+    out->q = sb_malloc(sizeof(uint32_t) * (size_t)n);
+    out->fen = sb_calloc((size_t)n + 1, sizeof(uint64_t));
+    if (!out->q || !out->fen) {
+        sb_iso_wdraw_release(out);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+    }
+    const int32_t emax = wexp_of(sb_f2u(w[imax]));
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t q = w[i] > 0.0f ? wfixed(sb_f2u(w[i]), emax) : 0u;
+        if (w[i] > 0.0f && q == 0) q = 1; /* a positive weight stays drawable */
+        out->q[i] = q;
+        out->total += q; /* n < 2^31 values below 2^32 */
+    }
+    /* the Fenwick tree: fen[i] sums q over (i - lowbit(i), i] */
+    for (int64_t i = 1; i <= n; i++) {
+        out->fen[i] += out->q[i - 1];
+        const int64_t j = i + (i & -i);
+        if (j <= n) out->fen[j] += out->fen[i];
+    }
+    return SB_OK;
+}
+
+void sb_iso_wdraw_release(sb_iso_wdraw *wd) {
+    sb_free(wd->q);
+    sb_free(wd->fen);
+    wd->q = NULL;
+    wd->fen = NULL;
+}
+
+void sb_iso_wdraw_tree(const sb_iso_wdraw *wd, uint64_t seed, int32_t t, int32_t psi, uint64_t *scratch,
+                       int32_t *rows) {
+    const int64_t n = wd->n;
+    int64_t top = 1;
+    while (top * 2 <= n) top *= 2;
+    uint64_t left = wd->total; /* the weight of the rows not yet drawn */
+#ifdef SB_SABOTAGE_IFOREST_WDRAW
+    uint64_t e = 0;
+#endif
+    for (int32_t d = 0; d < psi; d++) {
+        /* draw d: the point v of [0, left); its row is the one whose interval
+         * of the remaining rows' weights (in row order) holds v */
+        uint64_t v = sb_k_iforest_wsample_value(seed, t, (uint64_t)d, left);
+#ifdef SB_SABOTAGE_IFOREST_WDRAW
+        /* Separating arm: the same distribution by another rule, draws with
+         * replacement over every row's weight, repeats rejected */
+        int64_t pos;
+        for (;;) {
+            v = sb_k_iforest_wsample_value(seed, t, e++, wd->total);
+            pos = 0;
+            for (uint64_t acc = 0; pos < n; pos++) {
+                acc += wd->q[pos];
+                if (acc > v) break;
+            }
+            int32_t k = 0;
+            while (k < d && rows[k] != pos) k++;
+            if (k == d) break;
+        }
+#else
+        int64_t pos = 0;
+        for (int64_t step = top; step > 0; step >>= 1)
+            if (pos + step <= n && scratch[pos + step] <= v) {
+                pos += step;
+                v -= scratch[pos];
+            }
+#endif
+        rows[d] = (int32_t)pos;
+        const uint64_t q = wd->q[pos];
+        for (int64_t i = pos + 1; i <= n; i += i & -i) scratch[i] -= q;
+        left -= q;
+    }
+    /* the drawn rows' weights back: scratch is wd->fen again for the next tree */
+    for (int32_t d = 0; d < psi; d++)
+        for (int64_t i = (int64_t)rows[d] + 1; i <= n; i += i & -i) scratch[i] += wd->q[rows[d]];
+}
+
+/* ---- the trees ---- */
 
 typedef struct ictx {
     const sb_table *tr;
@@ -51,6 +178,7 @@ typedef struct ictx {
     sb_status *status;
     int32_t first; /* the task index's tree offset: warm start grows trees first.. */
     int32_t key_shift; /* subtracted from a tree's index in its draws: 0, but for the test arm (iso_fit) */
+    const sb_iso_wdraw *wd; /* the weighted draw (wd->fen NULL: unweighted) */
 } ictx;
 
 static void itree_task(void *ctx, int64_t i) {
@@ -69,14 +197,24 @@ static void itree_task(void *ctx, int64_t i) {
         uint64_t key;
     } item;
     item *stack = sb_malloc(sizeof(item) * (size_t)(2 * f->max_depth + 4));
+    const int weighted = f->wd && f->wd->fen;
+    uint64_t *scratch = weighted ? sb_malloc(sizeof(uint64_t) * (size_t)(n + 1)) : NULL;
     sb_status st = SB_OK;
-    if (!rows || !tmp || !cand || !lo || !hi || !nodes || !taken || !stack) {
+    if (!rows || !tmp || !cand || !lo || !hi || !nodes || !taken || !stack || (weighted && !scratch)) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
         goto done;
     }
-    /* the subsample: psi distinct rows, drawn in order by (seed, tree, draw) with
-     * rejection of repeats; kept in row order */
-    {
+    if (weighted) {
+        /* the weighted subsample (sb_iso_wdraw_tree), kept in row order */
+        memcpy(scratch, f->wd->fen, sizeof(uint64_t) * (size_t)(n + 1));
+        sb_iso_wdraw_tree(f->wd, f->seed, kt, f->psi, scratch, tmp);
+        for (int32_t i = 0; i < f->psi; i++) taken[tmp[i]] = 1;
+        int32_t k = 0;
+        for (int64_t r = 0; r < n; r++)
+            if (taken[r]) rows[k++] = (int32_t)r;
+    } else {
+        /* the subsample: psi distinct rows, drawn in order by (seed, tree, draw) with
+         * rejection of repeats; kept in row order */
         int32_t got = 0;
         for (uint64_t d = 0; got < f->psi; d++) {
 #ifdef SB_SABOTAGE_RNG_ORDER
@@ -170,6 +308,7 @@ done:
     sb_free(nodes);
     sb_free(taken);
     sb_free(stack);
+    sb_free(scratch);
 }
 
 /* Warm start: init's tree t kept as model tree t, its leaves valued for T
@@ -271,8 +410,13 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
     const int32_t nf = f.tr->ncols;
     if (n < 2 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "isolation forest: needs 2 rows and a feature");
     if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "isolation forest: at most %d rows", (int)INT32_MAX);
+    /* the weights, checked before any work; rows of weight zero are never
+     * drawn, so a tree draws at most the rows of positive weight */
+    sb_iso_wdraw wd;
+    if ((st = sb_iso_wdraw_init(f.tr->weight, n, &wd)) != SB_OK) return st;
+    f.wd = &wd;
     f.T = (int32_t)T;
-    f.psi = (int32_t)(psi < n ? psi : n);
+    f.psi = (int32_t)(psi < wd.npos ? psi : wd.npos);
     f.max_depth = 0;
     while ((1 << f.max_depth) < f.psi) f.max_depth++; /* ceil(log2 psi) */
     f.seed = seed;
@@ -286,7 +430,10 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
          * with these parameters but n_estimators, with at most T trees */
         sb_status st = sb_forest_warm_kind(init, SB_FAMILY_ISOLATION_FOREST, nf);
         if (st == SB_OK) st = sb_forest_warm_params(init, text, T, init->ntrees);
-        if (st != SB_OK) return st;
+        if (st != SB_OK) {
+            sb_iso_wdraw_release(&wd);
+            return st;
+        }
         first = init->ntrees;
     }
     sb_model *m = NULL;
@@ -300,6 +447,9 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
     if ((st = sb_bins_build(f.tr->x, n, nf, (int32_t)max_bin, seed, bin_rows, &f.bins)) != SB_OK) goto done;
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     if (card && (st = sb_card_record(card, "iforest.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * nf)) != SB_OK)
+        goto done;
+    /* weighted fits only (an unweighted card is unchanged): the fixed-point weights */
+    if (card && wd.fen && (st = sb_card_record(card, "iforest.weight_fixed", SB_DTYPE_U32, wd.q, (uint64_t)n)) != SB_OK)
         goto done;
     for (int32_t t = 0; t < first; t++)
         if ((st = keep_tree(&init->trees[t], f.T, f.cpsi, &f.trees[t])) != SB_OK) goto done;
@@ -316,7 +466,8 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
         s.nbins = f.bins.nbins;
         s.seed = seed;
         s.psi = f.psi;
-        if ((st = sb_iforest_grow_dev(device, &s, &f.bins, first, f.T, f.max_depth, f.cpsi, f.trees)) != SB_OK)
+        if ((st = sb_iforest_grow_dev(device, &s, &f.bins, first, f.T, f.max_depth, f.cpsi, &wd, f.trees)) !=
+            SB_OK)
             goto done;
     } else {
         f.first = first;
@@ -359,6 +510,7 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
     m = NULL;
 done:
     sb_model_free(m);
+    sb_iso_wdraw_release(&wd);
     sb_bins_release(&f.bins);
     sb_free(f.binned);
     sb_free(f.status);
