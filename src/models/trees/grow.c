@@ -346,6 +346,7 @@ sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int
             {(void **)&l->node_g, sizeof(int64_t), 1},     {(void **)&l->node_h, sizeof(int64_t), 1},
             {(void **)&l->lo, sizeof(float), l->bounded},  {(void **)&l->hi, sizeof(float), l->bounded},
             {(void **)&l->cat_bits, 8 * sizeof(uint32_t), l->categorical},
+            {(void **)&l->cat_reg, 1, l->categorical},
         };
         for (size_t a = 0; a < sizeof arr / sizeof arr[0]; a++) {
             if (!arr[a].kept) continue;
@@ -368,7 +369,10 @@ sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int
         l->lo[k] = -INFINITY;
         l->hi[k] = INFINITY;
     }
-    if (l->categorical) memset(l->cat_bits + 8 * (size_t)k, 0, 8 * sizeof(uint32_t));
+    if (l->categorical) {
+        memset(l->cat_bits + 8 * (size_t)k, 0, 8 * sizeof(uint32_t));
+        l->cat_reg[k] = 0;
+    }
     *id = k;
     return SB_OK;
 }
@@ -378,8 +382,9 @@ void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float re
     for (int32_t k = 0; k < l->n; k++) {
         if (l->nodes[k].feature >= 0) continue;
         const float g = sb_k_dequant(l->node_g[k], g_scale), h = sb_k_dequant(l->node_h[k], h_scale);
-        l->nodes[k].value = l->bounded ? sb_cons_leaf_value(g, h, reg_lambda, reg_alpha, learning_rate, l->lo[k], l->hi[k])
-                                       : sb_k_leaf_value(g, h, reg_lambda, reg_alpha, learning_rate);
+        const float lambda = l->cat_reg && l->cat_reg[k] ? reg_lambda + l->cat_l2 : reg_lambda;
+        l->nodes[k].value = l->bounded ? sb_cons_leaf_value(g, h, lambda, reg_alpha, learning_rate, l->lo[k], l->hi[k])
+                                       : sb_k_leaf_value(g, h, lambda, reg_alpha, learning_rate);
     }
     out->tree.nnodes = l->n;
     out->tree.nodes = l->nodes;
@@ -432,6 +437,7 @@ void sb_node_list_release(sb_node_list *l) {
     sb_free(l->lo);
     sb_free(l->hi);
     sb_free(l->cat_bits);
+    sb_free(l->cat_reg);
     memset(l, 0, sizeof *l);
 }
 
@@ -711,6 +717,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     c.cons_on = sb_grow_cons_on(p->cons);
     c.t.bounded = c.cons_on && p->cons->monotone != NULL;
     c.t.categorical = d->catf != NULL;
+    c.t.cat_l2 = d->cat ? d->cat->cat_l2 : 0.0f;
     sb_status st = SB_OK;
     leaf *open = NULL;
     int32_t nopen = 0;
@@ -801,6 +808,7 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
             pn->threshold = 0.0f;
             pn->default_left = 0;
             memcpy(c.t.cat_bits + 8 * (size_t)P.node, P.catbits, sizeof P.catbits);
+            c.t.cat_reg[kid[0].node] = c.t.cat_reg[kid[1].node] = (uint8_t)(P.best.bin >= 256); /* sorted sets */
         } else {
             pn->threshold = d->bins->upper[d->bins->offset[P.best.feature] + P.best.bin - 1];
             pn->default_left = (uint8_t)P.best.default_left;

@@ -58,6 +58,8 @@ typedef struct sb_node_list {
     int64_t *node_g, *node_h;
     float *lo, *hi; /* per node: its output bounds (monotone constraints); NULL: none */
     uint32_t *cat_bits; /* per node 8 words: a categorical split's left bins; NULL: none */
+    uint8_t *cat_reg;   /* per node: 1 when a sorted category split made it (its value takes cat_l2) */
+    float cat_l2;       /* set before finish (with categorical): the extra L2 of such a leaf */
     int32_t n, cap;
     int32_t bounded; /* set before the first add: keep lo and hi */
     int32_t categorical; /* set before the first add: keep cat_bits */
@@ -75,8 +77,10 @@ void sb_grow_best_plain(const sb_bins *bins, const int32_t *hoff, const sb_k_hbi
 /* A new leaf with sums (G, H) and C rows; its index in *id. */
 sb_status sb_node_list_add(sb_node_list *l, int64_t G, int64_t H, int64_t C, int32_t *id);
 /* Leaf values from the exact sums (kernels/gbdt.h; clamped to the node's
- * bounds when the list keeps them), then the nodes and split bins handed over
- * to out (the list keeps only its sums). */
+ * bounds when the list keeps them; a child of a sorted category split with
+ * reg_lambda + cat_l2, the L2 its split was scored with, as LightGBM values
+ * it), then the nodes and split bins handed over to out (the list keeps only
+ * its sums). */
 void sb_node_list_finish(sb_node_list *l, float g_scale, float h_scale, float reg_lambda, float reg_alpha,
                          float learning_rate,
                          sb_grown *out);

@@ -118,6 +118,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     c.cat = cat;
     c.host_search = c.cons_on || catf != NULL;
     c.t.categorical = catf != NULL;
+    c.t.cat_l2 = cat ? cat->cat_l2 : 0.0f;
     c.bins = bins;
     c.hoff = hoff;
     c.mask = mask;
@@ -265,6 +266,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
                 segs[i].categorical = 1;
                 memcpy(segs[i].cat, P->catbits, sizeof segs[i].cat);
                 memcpy(c.t.cat_bits + 8 * (size_t)P->node, P->catbits, sizeof P->catbits);
+                c.t.cat_reg[L.node] = c.t.cat_reg[R.node] = (uint8_t)(b->bin >= 256); /* sorted sets */
             }
             open[nopen++] = R; /* the right child is appended, the left takes the parent's place below */
             qleaf[2 * i] = batch[i];
