@@ -226,8 +226,11 @@ SB_FN void sb_k_split_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb
  * categories present in the node, each category alone against the rest;
  * otherwise the categories with at least cat_smooth rows are sorted by
  * g / (h + cat_smooth) (the dequantized exact sums, ties by bin), and the
- * first t of them in either direction (t up to max_cat_threshold) go left,
- * scored with reg_lambda + cat_l2, each side holding min_data_per_group rows. */
+ * first t of them in either direction (t up to max_cat_threshold and half of
+ * them) go left, the children scored with reg_lambda + cat_l2 against the
+ * parent's score at reg_lambda (LightGBM's gains): a cut is tried only once the
+ * categories taken since the last cut tried hold min_data_per_group rows (a
+ * "group"), and the right side keeps at least min_data_per_group rows. */
 typedef struct sb_k_cat_rules {
     sb_i32 max_cat_to_onehot, max_cat_threshold;
     sb_i64 min_data_per_group;
@@ -289,18 +292,23 @@ SB_FN void sb_k_cat_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i
     } else {
         n = sb_k_cat_order(h, nb, r, cr, order, key);
         sb_k_split_rules rc = *r;
-        rc.reg_lambda = r->reg_lambda + cr->cat_l2;
-        rc.min_samples_leaf = r->min_samples_leaf > cr->min_data_per_group ? r->min_samples_leaf : cr->min_data_per_group;
-        const float ps = sb_k_node_score(G, H, &rc);
+        rc.reg_lambda = r->reg_lambda + cr->cat_l2; /* the children's L2; the parent's score keeps reg_lambda */
         const sb_i32 tmax = cr->max_cat_threshold < (n + 1) / 2 ? cr->max_cat_threshold : (n + 1) / 2;
         for (sb_i32 dir = 0; dir < 2; dir++) {
-            sb_i64 ag = 0, ah = 0, ac = 0;
+            sb_i64 ag = 0, ah = 0, ac = 0, group = 0;
             for (sb_i32 t = 1; t <= tmax; t++) {
                 const sb_i32 b = order[dir == 0 ? t - 1 : n - t];
                 ag += h[b].g;
                 ah += h[b].h;
                 ac += h[b].c;
-                sb_k_split_consider_c(&rc, &none, G, H, C, ps, f, 256 * (dir + 1) + t, 0, ag, ah, ac, &mine);
+                group += h[b].c;
+                if (ac < r->min_samples_leaf || sb_k_dequant(ah, r->h_scale) < r->min_child_weight) continue;
+                if (C - ac < r->min_samples_leaf || C - ac < cr->min_data_per_group ||
+                    sb_k_dequant(H - ah, r->h_scale) < r->min_child_weight)
+                    break; /* the right side only shrinks from here */
+                if (group < cr->min_data_per_group) continue; /* a cut only after a group of that many rows */
+                group = 0;
+                sb_k_split_consider_c(&rc, &none, G, H, C, parent_score, f, 256 * (dir + 1) + t, 0, ag, ah, ac, &mine);
             }
         }
     }

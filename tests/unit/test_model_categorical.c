@@ -68,7 +68,8 @@ typedef struct cref {
 /* The best split by the documented rule, spelled here: one-vs-rest when at
  * most max_cat_to_onehot categories are present, else the categories with at
  * least cat_smooth rows sorted by g / (h + cat_smooth) (ties: smaller bin),
- * the first t in either direction; the first best candidate in the order
+ * the first t in either direction, a cut tried once min_data_per_group rows
+ * gathered since the last one tried; the first best candidate in the order
  * one-vs-rest by bin, then direction 0 by t, then direction 1 by t. */
 static cref reference_best(const sb_k_hbin *h, int32_t nb, int64_t G, int64_t H, int64_t C,
                            const sb_k_split_rules *r, const sb_k_cat_rules *cr) {
@@ -80,7 +81,6 @@ static cref reference_best(const sb_k_hbin *h, int32_t nb, int64_t G, int64_t H,
     int32_t order[256], n = 0;
     if (used > cr->max_cat_to_onehot) {
         rc.reg_lambda = r->reg_lambda + cr->cat_l2;
-        if (cr->min_data_per_group > rc.min_samples_leaf) rc.min_samples_leaf = cr->min_data_per_group;
         for (int32_t b = 1; b <= nb; b++)
             if (h[b].c > 0 && (float)h[b].c >= cr->cat_smooth) order[n++] = b;
         for (int32_t i = 1; i < n; i++) /* a selection by (key, bin), independent of the kernel's insertion */
@@ -94,7 +94,7 @@ static cref reference_best(const sb_k_hbin *h, int32_t nb, int64_t G, int64_t H,
                 }
             }
     }
-    const float ps = sb_k_node_score(G, H, &rc);
+    const float ps = sb_k_node_score(G, H, r); /* the parent at reg_lambda, whatever the children's L2 */
     const sb_k_mono none = {0, 0, 0.0f, 0.0f};
     if (used <= cr->max_cat_to_onehot) {
         for (int32_t b = 1; b <= nb; b++) {
@@ -112,7 +112,8 @@ static cref reference_best(const sb_k_hbin *h, int32_t nb, int64_t G, int64_t H,
         return best;
     }
     const int32_t tmax = cr->max_cat_threshold < (n + 1) / 2 ? cr->max_cat_threshold : (n + 1) / 2;
-    for (int32_t dir = 0; dir < 2; dir++)
+    for (int32_t dir = 0; dir < 2; dir++) {
+        int64_t last = 0; /* rows left of the last cut tried */
         for (int32_t t = 1; t <= tmax; t++) {
             int64_t lg = 0, lh = 0, lc = 0;
             uint32_t bits[8] = {0};
@@ -121,6 +122,14 @@ static cref reference_best(const sb_k_hbin *h, int32_t nb, int64_t G, int64_t H,
                 lg += h[b].g, lh += h[b].h, lc += h[b].c;
                 bits[b / 32] |= 1u << (b % 32);
             }
+            /* the contract's cut rule: the left side's limits first (keep going), then the right
+             * side's (stop), then a group of min_data_per_group rows since the last cut tried */
+            if (lc < r->min_samples_leaf || (float)lh / r->h_scale < r->min_child_weight) continue;
+            if (C - lc < r->min_samples_leaf || C - lc < cr->min_data_per_group ||
+                (float)(H - lh) / r->h_scale < r->min_child_weight)
+                break;
+            if (lc - last < cr->min_data_per_group) continue;
+            last = lc;
             sb_k_split one;
             memset(&one, 0, sizeof one);
             sb_k_split_consider_c(&rc, &none, G, H, C, ps, 0, 0, 0, lg, lh, lc, &one);
@@ -130,6 +139,7 @@ static cref reference_best(const sb_k_hbin *h, int32_t nb, int64_t G, int64_t H,
                 memcpy(best.bits, bits, sizeof bits);
             }
         }
+    }
     return best;
 }
 
