@@ -58,6 +58,11 @@ _KEYS = {
     "colsample_bynode": ("colsample_bynode", float),
     "boosting_type": ("boosting", str),
     "drop_seed": ("drop_seed", int),
+    "max_cat_to_onehot": ("max_cat_to_onehot", int),
+    "max_cat_threshold": ("max_cat_threshold", int),
+    "cat_smooth": ("cat_smooth", float),
+    "cat_l2": ("cat_l2", float),
+    "min_data_per_group": ("min_data_per_group", int),
 }
 # DART's keys: given to the C library only with boosting_type="dart" (gbdt has none of them)
 _DART_KEYS = {
@@ -217,7 +222,8 @@ class GradientBoosting(FittedModel, Estimator):
                  tweedie_variance_power=None, class_weight=None, scale_pos_weight=None, is_unbalance=None,
                  monotone_constraints=None, interaction_constraints=None, colsample_bynode=1.0,
                  boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5, uniform_drop=False,
-                 xgboost_dart_mode=False, drop_seed=None):
+                 xgboost_dart_mode=False, drop_seed=None,
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100):
         self.loss = loss
         self.class_weight = class_weight  # classifiers: 'balanced' or {label: weight}, folded into the row weights
         self.scale_pos_weight = scale_pos_weight  # binary: the positive rows' weight factor (None: 1)
@@ -259,6 +265,12 @@ class GradientBoosting(FittedModel, Estimator):
         self.uniform_drop = uniform_drop
         self.xgboost_dart_mode = xgboost_dart_mode
         self.drop_seed = drop_seed
+        # the category search's parameters (fit's categorical_feature; LightGBM's names and defaults)
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
+        self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.min_data_per_group = min_data_per_group
 
     # ---- kind ------------------------------------------------------------
     @property
@@ -920,7 +932,8 @@ class GradientBoostingRegressor(GradientBoosting):
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0,
                  alpha=None, tweedie_variance_power=None, monotone_constraints=None, interaction_constraints=None,
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
-                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
+                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -935,7 +948,9 @@ class GradientBoostingRegressor(GradientBoosting):
                          interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode,
                          boosting_type=boosting_type, drop_rate=drop_rate, max_drop=max_drop,
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
-                         drop_seed=drop_seed)
+                         drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
+                         max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
+                         min_data_per_group=min_data_per_group)
 
     _estimator_kind = "regressor"
 
@@ -962,7 +977,8 @@ class GradientBoostingClassifier(GradientBoosting):
                  record_stages=False, n_jobs=None, importance_type="split", reg_alpha=0.0, class_weight=None,
                  scale_pos_weight=None, is_unbalance=None, monotone_constraints=None, interaction_constraints=None,
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
-                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
+                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -977,7 +993,9 @@ class GradientBoostingClassifier(GradientBoosting):
                          interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode,
                          boosting_type=boosting_type, drop_rate=drop_rate, max_drop=max_drop,
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
-                         drop_seed=drop_seed)
+                         drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
+                         max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
+                         min_data_per_group=min_data_per_group)
 
     _estimator_kind = "classifier"
 
@@ -1004,7 +1022,8 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                  record_stages=False, lambdarank_truncation_level=None, lambdarank_norm=None, sigmoid=None,
                  label_gain=None, eval_at=None, n_jobs=None, importance_type="split", reg_alpha=0.0, monotone_constraints=None, interaction_constraints=None,
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
-                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None):
+                 uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -1019,7 +1038,9 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                          interaction_constraints=interaction_constraints, colsample_bynode=colsample_bynode,
                          boosting_type=boosting_type, drop_rate=drop_rate, max_drop=max_drop,
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
-                         drop_seed=drop_seed)
+                         drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
+                         max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
+                         min_data_per_group=min_data_per_group)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.sigmoid = sigmoid
