@@ -56,9 +56,9 @@ run() { # name, env..., -- pytest args
   echo "$name: $(tail -n 1 "$OUT/$name.txt")" >>"$OUT/summary.txt"
 }
 run forest-warm-start SAMEBITS_LIB=$L SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 240 \
-  python3 -m pytest tests/python/test_py_forest_devices.py tests/python/test_py_warm_start.py -q -p no:cacheprovider
+  python3 -m pytest tests/python/test_py_forest_devices.py tests/python/test_py_warm_start.py tests/python/test_py_iforest_weights.py -q -p no:cacheprovider
 run gbdt-rules SAMEBITS_LIB=$L SAMEBITS_GBDT_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 180 \
-  python3 -m pytest tests/python/test_py_constraints.py tests/python/test_py_dart.py tests/python/test_py_init_score.py tests/python/test_py_multivalid.py \
+  python3 -m pytest tests/python/test_py_constraints.py tests/python/test_py_dart.py tests/python/test_py_init_score.py tests/python/test_py_multivalid.py tests/python/test_py_categorical.py \
   tests/python/test_py_continue.py -q -p no:cacheprovider
 run agglomerative SAMEBITS_LIB=$L PYTHONPATH=python timeout 150 \
   python3 -m pytest tests/python/test_py_agglomerative.py -q -p no:cacheprovider -k gpu

@@ -238,10 +238,10 @@ summary "agglomerative devices (tests/python/test_py_agglomerative.py -k gpu on 
 # forest warm start (tree k of a warm-started forest keyed by its index) and gradient boosting's per-node
 # rules and DART (test_py_constraints.py, test_py_dart.py) on the GPU backends beside the CPU
 SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 300 \
-  python3 -m pytest tests/python/test_py_warm_start.py -q -p no:cacheprovider >"$EV/warm-start-devices-pytest.txt" 2>&1 || FAIL=1
+  python3 -m pytest tests/python/test_py_warm_start.py tests/python/test_py_iforest_weights.py -q -p no:cacheprovider >"$EV/warm-start-devices-pytest.txt" 2>&1 || FAIL=1
 summary "forest warm start devices (tests/python/test_py_warm_start.py on cuda, opencl): $(tail -n 1 "$EV/warm-start-devices-pytest.txt")"
 SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_GBDT_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 300 \
-  python3 -m pytest tests/python/test_py_constraints.py tests/python/test_py_dart.py tests/python/test_py_init_score.py tests/python/test_py_multivalid.py \
+  python3 -m pytest tests/python/test_py_constraints.py tests/python/test_py_dart.py tests/python/test_py_init_score.py tests/python/test_py_multivalid.py tests/python/test_py_categorical.py \
   -q -p no:cacheprovider \
   >"$EV/gbdt-rules-devices-pytest.txt" 2>&1 || FAIL=1
 summary "gbdt constraints, dart and initial scores on devices (test_py_constraints.py, test_py_dart.py, test_py_init_score.py on cuda, opencl): $(tail -n 1 "$EV/gbdt-rules-devices-pytest.txt")"
