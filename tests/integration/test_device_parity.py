@@ -29,7 +29,7 @@ TREE = ("reg-small", "binary-subset", "multiclass-k3", "multiclass-k30", "wide-3
 FOREST = ("gini-boot", "entropy-extra-40f", "squared-boot", "squared-small", "weighted-squared-extra",
           "weighted-gini", "balanced-subsample", "isolation")
 PREDICT = ("regression-raw", "binary-proba", "multiclass-k5-proba", "multiclass-k30-value", "forest-k3-proba",
-           "isolation-value")
+           "isolation-value", "categorical-raw", "categorical-k4-proba")
 TREE_OPS = ("add_tree", "gradients", "quantize", "set_gradients", "hist", "reserve", "best", "partition", "subtract")
 FOREST_OPS = ("begin", "sums", "split", "split.lsum", "partition")
 LINE = re.compile(r"^  (\S+)\s+(\S+)\s+(\S+)\s*: (identical|DIFFERS)", re.M)

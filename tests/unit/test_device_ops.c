@@ -1346,6 +1346,7 @@ typedef struct pcfg {
     const char *name;
     int32_t objective, K, kind, ntrees, depth, ncols;
     int64_t n;
+    int32_t cat; /* 1: features are category codes and a node in five is a categorical split */
 } pcfg;
 
 /* Prediction of c's trees on a device (sb_tree_predict_device) against the
@@ -1356,7 +1357,9 @@ static void predict_config(const pcfg *c) {
     if (!any_other()) return;
     const char *cfg = c->name;
     const int32_t K = c->K, T = c->ntrees, ncols = c->ncols;
-    const int32_t per_tree = (1 << (c->depth + 1)) - 1, nn = T * per_tree;
+    const int32_t per_tree = (1 << (c->depth + 1)) - 1;
+    /* a tree's entries: its nodes, then room for a categorical set of up to 4 codes per node */
+    const int32_t stride = c->cat ? per_tree * 6 : per_tree, nn = T * stride;
     const int per_row = c->kind == SB_K_PREDICT_RAW ||
                                 (c->kind == SB_K_PREDICT_PROBA &&
                                  (c->objective == SB_K_OBJ_MULTICLASS || c->objective == SB_K_OBJ_FOREST_CLASSES ||
@@ -1373,9 +1376,9 @@ static void predict_config(const pcfg *c) {
         goto done;
     }
     for (int32_t t = 0; t < T; t++) {
-        start[t] = t * per_tree;
+        start[t] = t * stride;
         for (int32_t k = 0; k < per_tree; k++) {
-            sb_k_pnode *p = &nodes[t * per_tree + k];
+            sb_k_pnode *p = &nodes[t * stride + k];
             const uint32_t u = draw(P_TREE, (uint64_t)t << 20 | (uint64_t)k, 0);
             const uint32_t v = draw(P_TREE, (uint64_t)t << 20 | (uint64_t)k, 1);
             const int leaf = k >= per_tree / 2 || (k > 0 && u % 7 == 0);
@@ -1391,6 +1394,14 @@ static void predict_config(const pcfg *c) {
                 p->threshold = ((float)(int32_t)(v % 13) - 6.0f) * 0.25f;
                 p->left = 2 * k + 1, p->right = 2 * k + 2;
                 p->default_left = (int32_t)(v >> 31);
+                if (c->cat && u % 5 < 2) { /* a categorical split: 1 to 4 codes of 0..10, ascending */
+                    const int32_t h = per_tree + 5 * k, cnt = 1 + (int32_t)(v % 4);
+                    sb_k_pnode *set = &nodes[t * stride + h];
+                    set[0].feature = cnt;
+                    for (int32_t i = 0; i < cnt; i++) set[1 + i].threshold = (float)(3 * i + (int32_t)((v >> 8) % 3));
+                    p->default_left = -h;
+                    p->threshold = 0.0f;
+                }
             }
         }
     }
@@ -1398,6 +1409,7 @@ static void predict_config(const pcfg *c) {
         const uint32_t u = draw(P_X, (uint64_t)i, 0);
         x[i] = u % 16 == 0 ? sb_u2f(0x7FC00000u) : u % 16 == 1 ? -0.0f : ((float)(int32_t)(u % 13 >> 0) - 6.0f) * 0.25f;
         if (u % 16 == 2) x[i] = (float)(int32_t)(u >> 8) * 1.0e-7f; /* off the grid */
+        if (c->cat && u % 16 > 2) x[i] = (float)((int32_t)((u >> 4) % 13) - 1); /* codes -1..11 */
     }
     for (int32_t k = 0; k < K; k++) base[k] = (float)k * 0.1f - 0.5f;
     for (int b = 0; b < NB; b++)
@@ -1464,16 +1476,18 @@ static const fcfg k_forest[] = {
 };
 
 static const pcfg k_predict[] = {
-    {"regression-raw", SB_K_OBJ_REGRESSION, 1, SB_K_PREDICT_RAW, 60, 6, 12, 4000},
-    {"poisson-value", SB_K_OBJ_POISSON, 1, SB_K_PREDICT_VALUE, 30, 4, 8, 2000},
-    {"binary-proba", SB_K_OBJ_BINARY, 1, SB_K_PREDICT_PROBA, 40, 5, 12, 4000},
-    {"multiclass-k5-proba", SB_K_OBJ_MULTICLASS, 5, SB_K_PREDICT_PROBA, 50, 4, 8, 3000},
-    {"multiclass-k30-value", SB_K_OBJ_MULTICLASS, 30, SB_K_PREDICT_VALUE, 90, 3, 8, 2000},
-    {"forest-k3-proba", SB_K_OBJ_FOREST_CLASSES, 3, SB_K_PREDICT_PROBA, 30, 7, 10, 2000},
+    {"regression-raw", SB_K_OBJ_REGRESSION, 1, SB_K_PREDICT_RAW, 60, 6, 12, 4000, 0},
+    {"poisson-value", SB_K_OBJ_POISSON, 1, SB_K_PREDICT_VALUE, 30, 4, 8, 2000, 0},
+    {"binary-proba", SB_K_OBJ_BINARY, 1, SB_K_PREDICT_PROBA, 40, 5, 12, 4000, 0},
+    {"multiclass-k5-proba", SB_K_OBJ_MULTICLASS, 5, SB_K_PREDICT_PROBA, 50, 4, 8, 3000, 0},
+    {"multiclass-k30-value", SB_K_OBJ_MULTICLASS, 30, SB_K_PREDICT_VALUE, 90, 3, 8, 2000, 0},
+    {"forest-k3-proba", SB_K_OBJ_FOREST_CLASSES, 3, SB_K_PREDICT_PROBA, 30, 7, 10, 2000, 0},
     /* profile v5's forest probabilities: the class-order sum and one division per class */
-    {"forest-norm-k7-proba", SB_K_OBJ_FOREST_PROBA, 7, SB_K_PREDICT_PROBA, 70, 6, 10, 3000},
-    {"forest-norm-k7-value", SB_K_OBJ_FOREST_PROBA, 7, SB_K_PREDICT_VALUE, 70, 6, 10, 3000},
-    {"isolation-value", SB_K_OBJ_ISOLATION, 1, SB_K_PREDICT_VALUE, 50, 6, 9, 3000},
+    {"forest-norm-k7-proba", SB_K_OBJ_FOREST_PROBA, 7, SB_K_PREDICT_PROBA, 70, 6, 10, 3000, 0},
+    {"forest-norm-k7-value", SB_K_OBJ_FOREST_PROBA, 7, SB_K_PREDICT_VALUE, 70, 6, 10, 3000, 0},
+    {"isolation-value", SB_K_OBJ_ISOLATION, 1, SB_K_PREDICT_VALUE, 50, 6, 9, 3000, 0},
+    {"categorical-raw", SB_K_OBJ_REGRESSION, 1, SB_K_PREDICT_RAW, 40, 5, 6, 3000, 1},
+    {"categorical-k4-proba", SB_K_OBJ_MULTICLASS, 4, SB_K_PREDICT_PROBA, 40, 4, 6, 2000, 1},
 };
 
 SB_TEST(device_ops) {
