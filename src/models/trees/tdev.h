@@ -54,6 +54,14 @@ typedef struct sb_tdev_seg {
     uint32_t cat[8];
 } sb_tdev_seg;
 
+/* Whether a row with bin b goes left in segment s: its bin rule
+ * (sb_k_goes_left), or a categorical split's 256-bit set (the host side of
+ * tree_entry.h's ocl_seg_left). */
+static inline int sb_tdev_seg_left(const sb_tdev_seg *s, uint32_t b) {
+    if (s->categorical) return (int)((s->cat[b >> 5] >> (b & 31u)) & 1u);
+    return sb_k_goes_left(b, s->split_bin, s->default_left);
+}
+
 /* Histogram slot := the exact histogram of rows[begin, end) over the masked
  * features; the other features' entries are zero. */
 typedef struct sb_tdev_hjob {

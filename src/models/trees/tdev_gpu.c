@@ -371,7 +371,7 @@ static sb_status gpu_reserve(sb_tdev *d, int32_t nslots) {
 /* _CHECK_PARTITION=1 (tests; slow): the partition's self-check. Before the
  * kernels run, the host reads each segment's rows and works out the stable
  * partition itself (left rows in their order, then right rows in theirs, by
- * sb_k_goes_left on its copy of the bins); after them, it reads the rows back
+ * sb_tdev_seg_left on its copy of the bins); after them, it reads the rows back
  * and any difference is an error. Stability moves no bit of a model
  * (histograms are integer sums), so this is where it is shown. phase 0:
  * expect (want := the host's partition); phase 1: compare. */
@@ -400,7 +400,7 @@ static sb_status part_check(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg, i
             for (int pass = 1; pass >= 0; pass--) /* left rows, then right rows, each in order */
                 for (int64_t k = 0; k < len; k++) {
                     const uint8_t b = d->check_bins[(size_t)got[base + k] * (size_t)d->stride + (size_t)g->feature];
-                    if (sb_k_goes_left(b, g->split_bin, g->default_left) == pass) (*want)[o++] = got[base + k];
+                    if (sb_tdev_seg_left(g, b) == pass) (*want)[o++] = got[base + k];
                 }
             base += len;
         }

@@ -134,23 +134,17 @@ static sb_status cpu_reserve(sb_tdev *d, int32_t nslots) {
     return SB_OK;
 }
 
-/* Whether a row with bin b goes left in segment s (tree_entry.h's ocl_seg_left). */
-static int seg_left(const sb_tdev_seg *s, uint32_t b) {
-    if (s->categorical) return (int)((s->cat[b >> 5] >> (b & 31u)) & 1u);
-    return sb_k_goes_left(b, s->split_bin, s->default_left);
-}
-
 static sb_status cpu_partition(sb_tdev *d, const sb_tdev_seg *segs, int32_t nseg) {
     for (int32_t k = 0; k < nseg; k++) {
         const sb_tdev_seg *s = &segs[k];
         int64_t l = s->begin;
         for (int64_t i = s->begin; i < s->end; i++) {
             int32_t r = d->rows[i];
-            if (seg_left(s, d->bins[(int64_t)r * d->stride + s->feature])) d->tmp[l++] = r;
+            if (sb_tdev_seg_left(s, d->bins[(int64_t)r * d->stride + s->feature])) d->tmp[l++] = r;
         }
         for (int64_t i = s->begin; i < s->end; i++) {
             int32_t r = d->rows[i];
-            if (!seg_left(s, d->bins[(int64_t)r * d->stride + s->feature])) d->tmp[l++] = r;
+            if (!sb_tdev_seg_left(s, d->bins[(int64_t)r * d->stride + s->feature])) d->tmp[l++] = r;
         }
         memcpy(d->rows + s->begin, d->tmp + s->begin, sizeof(int32_t) * (size_t)(s->end - s->begin));
     }
