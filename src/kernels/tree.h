@@ -270,15 +270,16 @@ SB_FN sb_i32 sb_k_cat_order(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, const sb_k_
 }
 
 /* The best categorical split of feature f (nb value bins, histogram h[0..nb])
- * of a node with sums (G, H, C), replacing *best under the total order when
- * better; its candidates are numbered in bin (one-vs-rest: the category's
+ * of a node with sums (G, H, C) and output bounds m (monotone constraints on
+ * other features; m->dir is taken as 0: a category set has no order),
+ * replacing *best under the total order when better; its candidates are numbered in bin (one-vs-rest: the category's
  * bin; many-vs-many: 256 + t first-t ascending, 512 + t descending), so ties
  * within the feature go to the smaller number. When it replaces *best, bits
  * (8 words) := the bins the split sends left. */
 SB_FN void sb_k_cat_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i64 G, sb_i64 H, sb_i64 C,
-                         float parent_score, const sb_k_split_rules *r, const sb_k_cat_rules *cr, sb_k_split *best,
-                         sb_u32 *bits) {
-    const sb_k_mono none = {0, 0, 0.0f, 0.0f};
+                         float parent_score, const sb_k_split_rules *r, const sb_k_cat_rules *cr,
+                         const sb_k_mono *m, sb_k_split *best, sb_u32 *bits) {
+    const sb_k_mono none = {m->active, 0, m->lo, m->hi};
     sb_k_split mine;
     mine.valid = 0;
     sb_i32 used = 0;

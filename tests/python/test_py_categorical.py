@@ -126,3 +126,25 @@ def test_the_same_bits_at_every_thread_count_and_device(device):
     assert len(got) == 1, got
     ref = digests_by_threads(CHILD % "cpu", threads=("1",))
     assert got == ref, (device, got, ref)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_categorical_features_under_per_node_rules(device):
+    """Category splits beside a monotone feature, interaction sets and
+    per-node column sampling: every prediction sweep of the constrained
+    feature is monotone, a categorical feature carries no constraint of its
+    own (one is refused by name), and each device grows the CPU's model."""
+    df, y = frame(2500, seed=5)
+    kw = dict(n_estimators=12, min_samples_leaf=10, monotone_constraints=[0, 1, 0, 0],
+              interaction_constraints=[[0, 1], [2, 3]], colsample_bynode=0.75, random_state=3)
+    ref = samebits.GradientBoostingRegressor(**kw).fit(df, y)
+    m = samebits.GradientBoostingRegressor(device=device, **kw).fit(df, y)
+    assert m.model_digest_ == ref.model_digest_, device
+    grid = np.linspace(-3, 3, 25, dtype=np.float32)
+    for i in range(0, 200, 20):
+        rows = pd.concat([df.iloc[[i]]] * len(grid), ignore_index=True)
+        rows["x"] = grid
+        p = np.asarray(m.predict(rows))
+        assert np.all(np.diff(p) >= 0), (i, p)
+    with pytest.raises(samebits.InvalidArgumentError, match="categorical and has a monotone constraint"):
+        samebits.GradientBoostingRegressor(n_estimators=2, monotone_constraints=[1, 0, 0, 0]).fit(df, y)

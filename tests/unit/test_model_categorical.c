@@ -169,7 +169,8 @@ SB_TEST(test_categorical_search_matches_its_contract) {
         memset(&best, 0, sizeof best);
         uint32_t bits[8];
         memset(bits, 0xAB, sizeof bits);
-        sb_k_cat_scan(h, nb, 0, G, H, C, sb_k_node_score(G, H, &r), &r, &cr, &best, bits);
+        const sb_k_mono free = {0, 0, 0.0f, 0.0f};
+        sb_k_cat_scan(h, nb, 0, G, H, C, sb_k_node_score(G, H, &r), &r, &cr, &free, &best, bits);
         const cref want = reference_best(h, nb, G, H, C, &r, &cr);
         SB_CHECK(best.valid == want.valid);
         if (best.valid && want.valid) {

@@ -1122,16 +1122,10 @@ sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *train, co
     return gbdt_fit(params, train, valid, nvalid, names, init, card, out);
 }
 
-/* What categorical features (p->catf) need before anything long, each
- * refused by name: no per-node rules (interaction sets, per-node column
- * sampling, monotone constraints: their search has no categorical scan yet),
- * and training values that are codes:
+/* What categorical features (p->catf) need before anything long, refused by
+ * name otherwise: training values that are codes:
  * NaN or negative (missing), or integral in [0, 2^31). */
 static sb_status check_categorical(const gbdt_params *p, const sb_table *t) {
-    if (p->nsets > 0 || p->bynode < 1.0f || p->mono_any)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "categorical_feature with %s is not built yet",
-                       p->nsets > 0 ? "interaction_constraints" : p->bynode < 1.0f ? "colsample_bynode"
-                                                                                      : "monotone_constraints");
     for (int32_t i = 0; i < p->ncat; i++) {
         const int32_t c = p->catf[i];
         for (int64_t r = 0; r < t->nrows; r++) {

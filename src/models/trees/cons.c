@@ -83,8 +83,9 @@ static uint64_t visit_counter;
 #endif
 
 int sb_cons_best(const sb_grow_cons *gc, const sb_node_cons *nc, const sb_k_hbin *hist, const int32_t *hoff,
-                 const int32_t *nbins, int32_t nf, const uint8_t *mask, int64_t G, int64_t H, int64_t C,
-                 const sb_k_split_rules *r, sb_k_split *best) {
+                 const int32_t *nbins, int32_t nf, const uint8_t *mask, const uint8_t *catf,
+                 const sb_k_cat_rules *cat, int64_t G, int64_t H, int64_t C, const sb_k_split_rules *r,
+                 sb_k_split *best, uint32_t *catbits) {
     memset(best, 0, sizeof *best);
     /* the flags and the draw keys: on the stack for up to CONS_STACK features
      * (no allocation per node), else one block for both */
@@ -133,7 +134,10 @@ int sb_cons_best(const sb_grow_cons *gc, const sb_node_cons *nc, const sb_k_hbin
     for (int32_t f = 0; f < nf; f++) {
         if (!use[f]) continue;
         m.dir = gc->monotone ? gc->monotone[f] : 0;
-        sb_k_split_scan_c(hist + hoff[f], nbins[f], f, G, H, C, parent, r, &m, best);
+        if (catf && catf[f]) /* a category set has no order: its feature carries no constraint */
+            sb_k_cat_scan(hist + hoff[f], nbins[f], f, G, H, C, parent, r, cat, &m, best, catbits);
+        else
+            sb_k_split_scan_c(hist + hoff[f], nbins[f], f, G, H, C, parent, r, &m, best);
     }
     sb_free(block);
     return 1;

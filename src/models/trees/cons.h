@@ -57,11 +57,14 @@ void sb_node_cons_children(const sb_grow_cons *gc, const sb_k_split_rules *r, co
 /* The best split of a node (sums G, H, C, state nc) over the features that
  * mask (nf flags; NULL: all) and the rules allow, from its histogram hist
  * (feature f's bins at hist + hoff[f], nbins[f] + 1 entries), by the kernels'
- * scan and total order. Returns 0 when out of memory (no message: it may run
- * in a pool task), *best then invalid. */
+ * scan and total order; a categorical feature (catf[f]; catf NULL: none) by
+ * the category search with rules cat, under the node's bounds, catbits (8
+ * words) then getting the winner's left bins. Returns 0 when out of memory
+ * (no message: it may run in a pool task), *best then invalid. */
 int sb_cons_best(const sb_grow_cons *gc, const sb_node_cons *nc, const sb_k_hbin *hist, const int32_t *hoff,
-                 const int32_t *nbins, int32_t nf, const uint8_t *mask, int64_t G, int64_t H, int64_t C,
-                 const sb_k_split_rules *r, sb_k_split *best);
+                 const int32_t *nbins, int32_t nf, const uint8_t *mask, const uint8_t *catf,
+                 const sb_k_cat_rules *cat, int64_t G, int64_t H, int64_t C, const sb_k_split_rules *r,
+                 sb_k_split *best, uint32_t *catbits);
 
 /* A leaf's value under bounds [lo, hi]: its output clamped, times the
  * learning rate (sb_k_leaf_value's bits when the bounds do not bite). */

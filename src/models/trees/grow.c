@@ -314,7 +314,7 @@ static int find_best(const grow_ctx *c, leaf *L) {
                                 c->d->g_scale, c->d->h_scale, p->reg_alpha};
     if (c->cons_on)
         return sb_cons_best(p->cons, &L->nc, L->hist, c->hoff, c->d->bins->nbins, c->d->nf, c->d->feature_mask,
-                            L->G, L->H, L->C, &r, &L->best);
+                            c->d->catf, c->d->cat, L->G, L->H, L->C, &r, &L->best, L->catbits);
     sb_grow_best_plain(c->d->bins, c->hoff, L->hist, c->d->nf, c->d->feature_mask, c->d->catf, c->d->cat, L->G, L->H,
                        L->C, &r, &L->best, L->catbits);
     return 1;
@@ -324,11 +324,12 @@ void sb_grow_best_plain(const sb_bins *bins, const int32_t *hoff, const sb_k_hbi
                         const uint8_t *mask, const uint8_t *catf, const sb_k_cat_rules *cat, int64_t G, int64_t H,
                         int64_t C, const sb_k_split_rules *r, sb_k_split *best, uint32_t *catbits) {
     const float parent_score = sb_k_node_score(G, H, r);
+    const sb_k_mono none = {0, 0, 0.0f, 0.0f};
     memset(best, 0, sizeof *best);
     for (int32_t f = 0; f < nf; f++) {
         if (mask && !mask[f]) continue;
         if (catf && catf[f])
-            sb_k_cat_scan(hist + hoff[f], bins->nbins[f], f, G, H, C, parent_score, r, cat, best, catbits);
+            sb_k_cat_scan(hist + hoff[f], bins->nbins[f], f, G, H, C, parent_score, r, cat, &none, best, catbits);
         else
             sb_k_split_scan(hist + hoff[f], bins->nbins[f], f, G, H, C, parent_score, r, best);
     }

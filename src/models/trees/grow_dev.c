@@ -96,8 +96,8 @@ static sb_status host_best(dctx *c, dleaf *X, const sb_k_split_rules *r) {
                            X->catbits);
         return SB_OK;
     }
-    if (!sb_cons_best(c->p->cons, &X->nc, c->hbuf, c->hoff, c->bins->nbins, c->nf, c->mask, X->G, X->H, X->C, r,
-                      &X->best))
+    if (!sb_cons_best(c->p->cons, &X->nc, c->hbuf, c->hoff, c->bins->nbins, c->nf, c->mask, c->catf, c->cat, X->G,
+                      X->H, X->C, r, &X->best, X->catbits))
         return oom();
     return SB_OK;
 }
