@@ -9,6 +9,7 @@ from ._lib import Handle, check, lib, text_call
 
 PREDICT_RAW, PREDICT_PROBA, PREDICT_VALUE, PREDICT_TRANSFORM = 0, 1, 2, 3
 PREDICT_LEAF, PREDICT_CONTRIB = 4, 5  # the tree families' explanations (docs/explain.md)
+FAMILY_GBDT = 0
 FAMILY_LINEAR = 5
 FAMILY_KNN = 6
 MODES = ("identical", "deterministic", "fast")

@@ -16,7 +16,7 @@ from . import callback as _callback
 from . import _array
 from ._base import Estimator, FittedModel, accuracy, r2_score, warn_column_vector, with_n_jobs
 from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_VALUE, Card, Model, class_probabilities, dataset
-from ._model import PREDICT_CONTRIB, PREDICT_LEAF
+from ._model import FAMILY_GBDT, PREDICT_CONTRIB, PREDICT_LEAF
 from .errors import InvalidArgumentError, InvalidInputError
 
 REGRESSION_LOSSES = ("squared_error", "regression", "l2", "reg:squarederror", "huber", "quantile", "poisson",
@@ -667,7 +667,7 @@ class GradientBoosting(FittedModel, Estimator):
         info = model.info()
         self._model = model
         self.n_features_in_ = info["num_features"]
-        self._cat_tables = model.category_names(info["num_features"]) if info["family"] == 0 else {}  # gbdt
+        self._cat_tables = model.category_names(info["num_features"]) if info["family"] == FAMILY_GBDT else {}
         if names is not None:
             np = sys.modules.get("numpy")
             self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)

@@ -58,6 +58,19 @@ static inline float sb_round_f32(float x) {
     return v;
 }
 
+/* The position + 1 of v among the n strictly ascending floats c, or 0 when v
+ * equals none of them (NaN never does; -0 is 0's): a category code's place in
+ * a categorical feature's bins and in a split's code set. Comparisons only. */
+static inline int32_t sb_code_pos(const float *c, int32_t n, float v) {
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        const int32_t mid = (lo + hi) >> 1;
+        if (c[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && c[lo] == v ? lo + 1 : 0;
+}
+
 /* SHA-256 (FIPS 180-4), incremental. */
 typedef struct sb_sha256_ctx {
     uint32_t h[8];

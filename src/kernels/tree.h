@@ -279,7 +279,7 @@ SB_FN sb_i32 sb_k_cat_order(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, const sb_k_
 SB_FN void sb_k_cat_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i64 G, sb_i64 H, sb_i64 C,
                          float parent_score, const sb_k_split_rules *r, const sb_k_cat_rules *cr,
                          const sb_k_mono *m, sb_k_split *best, sb_u32 *bits) {
-    const sb_k_mono none = {m->active, 0, m->lo, m->hi};
+    const sb_k_mono bounds = {m->active, 0, m->lo, m->hi}; /* the node's bounds; no order on a set */
     sb_k_split mine;
     mine.valid = 0;
     sb_i32 used = 0;
@@ -289,7 +289,8 @@ SB_FN void sb_k_cat_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i
     sb_i32 n = 0;
     if (used <= cr->max_cat_to_onehot) {
         for (sb_i32 b = 1; b <= nb; b++)
-            if (h[b].c > 0) sb_k_split_consider_c(r, &none, G, H, C, parent_score, f, b, 0, h[b].g, h[b].h, h[b].c, &mine);
+            if (h[b].c > 0)
+                sb_k_split_consider_c(r, &bounds, G, H, C, parent_score, f, b, 0, h[b].g, h[b].h, h[b].c, &mine);
     } else {
         n = sb_k_cat_order(h, nb, r, cr, order, key);
         sb_k_split_rules rc = *r;
@@ -309,7 +310,8 @@ SB_FN void sb_k_cat_scan(const SB_GLOBAL sb_k_hbin *h, sb_i32 nb, sb_i32 f, sb_i
                     break; /* the right side only shrinks from here */
                 if (group < cr->min_data_per_group) continue; /* a cut only after a group of that many rows */
                 group = 0;
-                sb_k_split_consider_c(&rc, &none, G, H, C, parent_score, f, 256 * (dir + 1) + t, 0, ag, ah, ac, &mine);
+                sb_k_split_consider_c(&rc, &bounds, G, H, C, parent_score, f, 256 * (dir + 1) + t, 0, ag, ah, ac,
+                                      &mine);
             }
         }
     }

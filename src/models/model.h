@@ -61,15 +61,8 @@ sb_status sb_tree_copy(const sb_tree *src, sb_tree *dst);
  * v <= threshold with NaN to default_left. */
 static inline int sb_tree_goes_left(const sb_tree *t, const sb_tree_node *n, float v) {
     if (!n->categorical) return v != v ? n->default_left : v <= n->threshold;
-    const float *c = t->cat_codes + t->cat_start[n->cat_set];
-    int32_t lo = 0, hi = t->cat_start[n->cat_set + 1] - t->cat_start[n->cat_set];
-    const int32_t count = hi;
-    while (lo < hi) {
-        const int32_t mid = (lo + hi) >> 1;
-        if (c[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < count && c[lo] == v;
+    const int32_t first = t->cat_start[n->cat_set];
+    return sb_code_pos(t->cat_codes + first, t->cat_start[n->cat_set + 1] - first, v) != 0;
 }
 
 /* The linear family's fitted state (src/models/linear/, docs/linear.md): a

@@ -223,13 +223,24 @@ static sb_status check_tree(const sb_model *m, int32_t t, uint8_t *refs, sb_stat
             return sb_fail(bad, "%s: tree %d node %d is unreachable (no parent)", who, (int)t, (int)i);
     if (tr->ncat < 0 || tr->ncat > n)
         return sb_fail(bad, "%s: tree %d: %d category sets", who, (int)t, (int)tr->ncat);
+    /* one spelling: the categorical nodes, in node order, name the sets 0, 1, 2, ... */
+    int32_t next = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!tr->nodes[i].categorical) continue;
+        if (tr->nodes[i].cat_set != next)
+            return sb_fail(bad, "%s: tree %d node %d: category set %d where the next set in node order is %d (each "
+                           "categorical node has its own set, numbered in node order)", who, (int)t, (int)i,
+                           (int)tr->nodes[i].cat_set, (int)next);
+        next++;
+    }
+    if (next != tr->ncat)
+        return sb_fail(bad, "%s: tree %d: %d category sets for %d categorical nodes", who, (int)t, (int)tr->ncat,
+                       (int)next);
     for (int32_t c = 0; c < tr->ncat; c++) {
-        int32_t users = 0;
-        for (int32_t i = 0; i < n; i++) users += tr->nodes[i].categorical && tr->nodes[i].cat_set == c;
         const int32_t a = tr->cat_start[c], b = tr->cat_start[c + 1];
-        if (users != 1 || a < 0 || b - a < 1 || b - a > MF_MAX_CAT_CODES)
-            return sb_fail(bad, "%s: tree %d: category set %d has %d codes and %d nodes (1..%d codes, one node)", who,
-                           (int)t, (int)c, (int)(b - a), (int)users, MF_MAX_CAT_CODES);
+        if (a < 0 || b - a < 1 || b - a > MF_MAX_CAT_CODES)
+            return sb_fail(bad, "%s: tree %d: category set %d has %d codes (1..%d)", who, (int)t, (int)c,
+                           (int)(b - a), MF_MAX_CAT_CODES);
         for (int32_t k = a; k < b; k++) {
             const float v = tr->cat_codes[k];
             if (!(v >= 0.0f && v < 2147483648.0f) || (float)(int64_t)v != v || (k > a && !(v > tr->cat_codes[k - 1])))
@@ -775,9 +786,9 @@ static void sink_trees(sink *s, const sb_model *m, int cats) {
         }
         if (!cats) continue;
         sink_i32(s, tr->ncat);
-        for (int32_t c = 0; c < tr->ncat; c++) {
-            int32_t node = 0;
-            while (!(tr->nodes[node].categorical && tr->nodes[node].cat_set == c)) node++; /* checked: exactly one */
+        for (int32_t node = 0; node < tr->nnodes; node++) { /* checked: set c is the c-th categorical node's */
+            if (!tr->nodes[node].categorical) continue;
+            const int32_t c = tr->nodes[node].cat_set;
             sink_i32(s, node);
             sink_i32(s, tr->cat_start[c + 1] - tr->cat_start[c]);
             for (int32_t i = tr->cat_start[c]; i < tr->cat_start[c + 1]; i++) sink_i32(s, (int32_t)tr->cat_codes[i]);

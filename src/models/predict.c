@@ -44,8 +44,6 @@ sb_status sb_model_flatten(const sb_model *m, sb_k_pnode **nodes, int32_t **star
         const sb_tree *tr = &m->trees[t];
         sb_k_pnode *base = *nodes + at;
         (*start)[t] = at;
-        /* the sets' headers follow the nodes: set s's at set_at[s] (tree-relative) */
-        int32_t set_at = tr->nnodes;
         for (int32_t k = 0; k < tr->nnodes; k++) {
             const sb_tree_node *n = &tr->nodes[k];
             sb_k_pnode *p = &base[k];
@@ -55,20 +53,18 @@ sb_status sb_model_flatten(const sb_model *m, sb_k_pnode **nodes, int32_t **star
             p->right = n->right;
             p->value = n->value;
             p->default_left = n->default_left;
+            if (n->categorical) { /* its set's header follows the nodes and the sets before it */
+                p->default_left = -(tr->nnodes + n->cat_set + tr->cat_start[n->cat_set]);
+                p->threshold = 0.0f;
+            }
         }
         for (int32_t s = 0; s < tr->ncat; s++) {
             const int32_t first = tr->cat_start[s], count = tr->cat_start[s + 1] - first;
-            sb_k_pnode *h = &base[set_at];
+            sb_k_pnode *h = &base[tr->nnodes + s + first];
             memset(h, 0, sizeof(sb_k_pnode) * (size_t)(count + 1));
             h->feature = count;
             h->left = h->right = -1;
-            for (int32_t i = 0; i < count; i++) base[set_at + 1 + i].threshold = tr->cat_codes[first + i];
-            for (int32_t k = 0; k < tr->nnodes; k++) /* the set's nodes point at its header */
-                if (tr->nodes[k].categorical && tr->nodes[k].cat_set == s) {
-                    base[k].default_left = -set_at;
-                    base[k].threshold = 0.0f;
-                }
-            set_at += count + 1;
+            for (int32_t i = 0; i < count; i++) h[1 + i].threshold = tr->cat_codes[first + i];
         }
         at += (int32_t)flat_size(tr);
     }

@@ -412,6 +412,25 @@ SB_TEST(test_categorical_broken_files_and_models_named) {
     SB_CHECK(sb_model_to_bytes(m, NULL, 0, &len) == SB_ERR_INVALID_ARGUMENT && strstr(sb_last_error(), "default_left 0"));
     m->trees[0].nodes[0].default_left = 0;
     SB_CHECK(sb_model_to_bytes(m, NULL, 0, &len) == SB_OK);
+    { /* two sets named against node order: refused (one spelling per model) */
+        sb_tree *t0 = &m->trees[0];
+        int32_t *start = sb_realloc(t0->cat_start, 3 * sizeof(int32_t));
+        float *codes = sb_realloc(t0->cat_codes, 4 * sizeof(float));
+        SB_CHECK(start && codes);
+        if (start) t0->cat_start = start;
+        if (codes) t0->cat_codes = codes;
+        if (start && codes) {
+            t0->cat_start[2] = 4, t0->cat_codes[3] = 7.0f, t0->ncat = 2;
+            sb_tree_node keep = t0->nodes[2];
+            t0->nodes[2].categorical = 1, t0->nodes[2].cat_set = 1, t0->nodes[2].threshold = 0.0f;
+            t0->nodes[2].default_left = 0;
+            SB_CHECK(sb_model_to_bytes(m, NULL, 0, &len) == SB_OK);
+            t0->nodes[0].cat_set = 1, t0->nodes[2].cat_set = 0;
+            SB_CHECK(sb_model_to_bytes(m, NULL, 0, &len) == SB_ERR_INVALID_ARGUMENT &&
+                     strstr(sb_last_error(), "numbered in node order"));
+            t0->nodes[0].cat_set = 0, t0->nodes[2] = keep, t0->ncat = 1;
+        }
+    }
     /* category names: sorted by bytes, replaced, removed; bad ones refused, the model unchanged */
     const char *const unsorted[2] = {"b", "a"}, *const dup[2] = {"a", "a"}, *const bad_utf8[1] = {"\xff"};
     SB_CHECK(sb_model_set_category_names(m, 1, unsorted, 2) == SB_ERR_INVALID_ARGUMENT);

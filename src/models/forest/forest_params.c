@@ -298,11 +298,7 @@ sb_status sb_forest_warm_params(const sb_model *init, const char *text, int64_t 
     char a[128], b[128];
     if (sb_forest_params_differ(init->params, text, a, b, sizeof a))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model was fitted with %s, the parameters give %s; a warm start "
-                       "changes n_estimators only%s", a, b,
-                       !strncmp(a, "max_samples=", 12) && !strncmp(b, "max_samples=", 12)
-                           ? " (an isolation forest records max_samples as it drew it, at most the training rows: "
-                             "the two fits saw different row counts)"
-                           : "");
+                       "changes n_estimators only", a, b);
     if (kept > n_estimators)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_estimators=%lld is fewer than init_model's %d; a warm start keeps "
                        "every tree and adds", (long long)n_estimators, (int)kept);

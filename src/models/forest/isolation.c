@@ -429,6 +429,14 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
         /* init: an isolation forest of this profile and feature count, fitted
          * with these parameters but n_estimators, with at most T trees */
         sb_status st = sb_forest_warm_kind(init, SB_FAMILY_ISOLATION_FOREST, nf);
+        /* the text records max_samples as drawn (at most the rows of positive
+         * weight), so rows of another count give another text: said so */
+        const char *ms = st == SB_OK && init->params ? strstr(init->params, "\nmax_samples=") : NULL;
+        const long drawn = ms ? strtol(ms + 13, NULL, 10) : f.psi;
+        if (drawn != f.psi && (drawn < psi || f.psi < psi))
+            st = sb_fail(SB_ERR_INVALID_ARGUMENT, "init_model drew %ld rows a tree and this fit would draw %d "
+                         "(max_samples=%lld, at most the training rows of positive weight): a warm start continues "
+                         "on the rows it began on", drawn, (int)f.psi, (long long)psi);
         if (st == SB_OK) st = sb_forest_warm_params(init, text, T, init->ntrees);
         if (st != SB_OK) {
             sb_iso_wdraw_release(&wd);

@@ -47,14 +47,7 @@ void sb_bins_release(sb_bins *b);
  * (ascending): its position + 1, or 0 when v is missing, negative or not one
  * of them. Comparisons only. */
 static inline uint8_t sb_cat_bin_of(const float *up, int32_t nb, float v) {
-    if (!(v >= 0.0f)) return 0;
-    int32_t lo = 0, hi = nb;
-    while (lo < hi) {
-        const int32_t mid = (lo + hi) >> 1;
-        if (up[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return (uint8_t)(lo < nb && up[lo] == v ? lo + 1 : 0);
+    return (uint8_t)sb_code_pos(up, nb, v); /* codes are >= 0: a negative value is in none */
 }
 
 /* The bin of value v of feature f. */
