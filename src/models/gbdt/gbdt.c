@@ -64,6 +64,7 @@ typedef struct fit {
     sb_card *card;
     sb_bins bins;
     uint8_t *binned;
+    uint8_t *binned_rows; /* the CPU grower's row-major copy (sb_grow_rowwise_wanted), or NULL */
     float *pred, *vpred;  /* margins, n x K */
     float *g, *h;         /* gradients, class-major: K x n */
     int32_t *gq, *hq;
@@ -959,6 +960,34 @@ static sb_status eval_metrics(const fit *f, int32_t it, int32_t s, int log, int3
  * terminal): iterations done of the fit's, the rate, the time left at that
  * rate, redrawn in place at most every half second and at the end. Timing
  * only: nothing of the fit reads it. */
+/* One block of rows of the feature-major bins copied row-major. */
+static void rows_major_task(void *ctx, int64_t task) {
+    fit *f = ctx;
+    const int64_t n = f->tr->nrows;
+    const int32_t nf = f->tr->ncols;
+    int64_t b, e;
+    sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
+    for (int32_t k = 0; k < nf; k++) {
+        const uint8_t *col = f->binned + (int64_t)k * n;
+        for (int64_t r = b; r < e; r++) f->binned_rows[r * nf + k] = col[r];
+    }
+}
+
+/* Seconds on the monotonic clock (SAMEBITS_GBDT_TIMING's phase sums only). */
+static double gbdt_clock(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* When on: *acc += the time since *t, and *t = now. */
+static void gbdt_phase(int on, double *acc, double *t) {
+    if (!on) return;
+    const double now = gbdt_clock();
+    *acc += now - *t;
+    *t = now;
+}
+
 static void progress_line(int32_t done, int32_t total, double start, double *last) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1296,9 +1325,22 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         f.catr = (sb_k_cat_rules){p.max_cat_to_onehot, p.max_cat_threshold, p.min_data_per_group, p.cat_smooth,
                                   p.cat_l2};
     }
+    /* SAMEBITS_GBDT_TIMING=1: the CPU fit's phase times, summed over trees, on
+     * stderr at the end (where the time goes; bench/host_bench.py) */
+    const char *tenv = getenv("SAMEBITS_GBDT_TIMING");
+    f.ws.timing = tenv && tenv[0] == '1';
+    double tph[8] = {0}, tclk = f.ws.timing ? gbdt_clock() : 0.0;
     if ((st = sb_bins_build_cat(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, f.catm, &f.bins)) != SB_OK)
         goto done;
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
+    if (p.device == SB_GBDT_DEVICE_CPU && (p.force_row_wise || (!p.force_col_wise && sb_grow_rowwise_wanted(n, nf)))) {
+        if (!(f.binned_rows = sb_malloc((size_t)n * (size_t)nf))) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for the row-major bins");
+            goto done;
+        }
+        sb_parallel_for(sb_chunk_count(n, ROW_GRAIN), rows_major_task, &f);
+    }
+    gbdt_phase(f.ws.timing, &tph[0], &tclk);
     if ((st = record(&f, "gbdt.bin_edges", SB_DTYPE_F32, f.bins.upper, (uint64_t)f.bins.offset[nf])) != SB_OK) goto done;
     if ((st = record(&f, "gbdt.bin_counts", SB_DTYPE_I32, f.bins.nbins, (uint64_t)nf)) != SB_OK) goto done;
     if ((st = record(&f, "gbdt.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * (uint64_t)nf)) != SB_OK) goto done;
@@ -1400,6 +1442,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         } else {
             sb_parallel_for(ntasks, grad_task, &f);
         }
+        gbdt_phase(f.ws.timing, &tph[1], &tclk);
         for (int32_t c = 0; c < K1; c++) {
             const int32_t t = it * K1 + c;
             f.cls = c;
@@ -1415,10 +1458,13 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             sb_parallel_for(ntasks, quant_task, &f);
             int64_t nbag = draw_bag(&f, it);
             draw_columns(&f, t);
+            gbdt_phase(f.ws.timing, &tph[2], &tclk);
             f.gc.tree = (uint64_t)t;
-            sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask, f.catm, &f.catr};
+            sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask, f.catm, &f.catr,
+                               f.binned_rows};
             sb_grown gr;
             if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &f.ws, &gr)) != SB_OK) goto done;
+            gbdt_phase(f.ws.timing, &tph[3], &tclk);
             if ((st = renew_quantile_leaves(&f, &gr, nbag)) != SB_OK) {
                 sb_grown_release(&gr);
                 goto done;
@@ -1431,11 +1477,13 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
                 sb_parallel_for(ntasks, update_oob_task, &f);
             }
             update_valid(&f);
+            gbdt_phase(f.ws.timing, &tph[4], &tclk);
             st = record_tree(&f, t, &gr);
             if (st == SB_OK) st = push_tree(&f, &gr);
             sb_grown_release(&gr);
             f.grown = NULL;
             if (st != SB_OK) goto done;
+            gbdt_phase(f.ws.timing, &tph[5], &tclk);
         }
         }
         if (p.dart && (st = dart_finish(&f, it)) != SB_OK) goto done;
@@ -1489,6 +1537,15 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
                 best_iter = any_best[first]; /* the fit ran out: the first pair's best, as LightGBM's */
             }
         }
+        gbdt_phase(f.ws.timing, &tph[6], &tclk);
+    }
+    if (f.ws.timing) {
+        static const char *const what[7] = {"binning", "gradients", "quantize+bag", "grow", "leaf updates",
+                                            "tree record", "metrics"};
+        for (int k = 0; k < 7; k++) fprintf(stderr, "gbdt timing: %-14s %8.3f s\n", what[k], tph[k]);
+        fprintf(stderr, "gbdt timing: grow: root hist %.3f s, partition %.3f s, hist %.3f s, search %.3f s, "
+                        "batched leaves %.3f s (%d threads)\n", f.ws.t_root, f.ws.t_part, f.ws.t_hist, f.ws.t_search,
+                f.ws.t_batch, (int)sb_parallel_width());
     }
     if (p.progress) progress_line(ran, ran, pstart, &plast);
     p.n_estimators += f.it0; /* the model's text: every iteration it holds, as the uninterrupted fit's */
@@ -1534,6 +1591,7 @@ done:
     sb_grow_scratch_release(&f.ws);
     sb_bins_release(&f.bins);
     sb_free(f.binned);
+    sb_free(f.binned_rows);
     sb_free(f.pred);
     sb_free(f.g);
     sb_free(f.h);

@@ -422,6 +422,11 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if (!strcmp(v, "true") || !strcmp(v, "1")) p->train_metric = 1;
         else if (!strcmp(v, "false") || !strcmp(v, "0")) p->train_metric = 0;
         else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
+    } else if (is(key, "force_row_wise", "force_col_wise", NULL, NULL)) {
+        int32_t *flag = !strcmp(key, "force_row_wise") ? &p->force_row_wise : &p->force_col_wise;
+        if (!strcmp(v, "true") || !strcmp(v, "1")) *flag = 1;
+        else if (!strcmp(v, "false") || !strcmp(v, "0")) *flag = 0;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter %s='%s' must be true or false", key, v);
     } else if (is(key, "progress", NULL, NULL, NULL)) {
         if (!strcmp(v, "true") || !strcmp(v, "1")) p->progress = 1;
         else if (!strcmp(v, "false") || !strcmp(v, "0")) p->progress = 0;
@@ -493,6 +498,7 @@ static const char *const k_alias_groups[] = {
     "drop_rate|rate_drop", "max_drop", "skip_drop", "uniform_drop", "xgboost_dart_mode", "drop_seed",
     "seed|random_state", "base_score|init_score", "boost_from_average", "early_stopping_rounds|early_stopping_round|n_iter_no_change",
     "metric|eval_metric", "eval_at|ndcg_eval_at|ndcg_at|map_eval_at", "train_metric|is_training_metric|training_metric|is_provide_training_metric", "eval_period|verbose_eval|log_period", "first_metric_only", "progress",
+    "force_row_wise", "force_col_wise",
     "scale_pos_weight", "is_unbalance|unbalance|unbalanced_sets",
     "categorical_feature|cat_feature|categorical_column|cat_column", "max_cat_to_onehot", "max_cat_threshold",
     "cat_smooth", "cat_l2", "min_data_per_group",
@@ -564,6 +570,13 @@ sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     if (p->is_unbalance && p->scale_pos_weight != 1.0f)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "is_unbalance=true and scale_pos_weight=%g: give one of them "
                        "(LightGBM refuses both too)", (double)p->scale_pos_weight);
+    if (p->force_row_wise && p->force_col_wise)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "force_row_wise=true and force_col_wise=true: give one of them "
+                       "(LightGBM refuses both too)");
+    if ((p->force_row_wise || p->force_col_wise) && p->device != SB_GBDT_DEVICE_CPU)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s=true chooses the CPU histograms' layout; device=%s builds its "
+                       "histograms on the device: leave it out", p->force_row_wise ? "force_row_wise" : "force_col_wise",
+                       sb_device_kind_name((sb_device_kind)p->device));
     if ((st = resolve_metrics(p)) != SB_OK) return st;
     if (p->dart) {
         /* what DART cannot do here, refused by name before any data is read */

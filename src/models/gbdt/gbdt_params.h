@@ -67,6 +67,9 @@ typedef struct gbdt_params {
      * eval_at=1,3,5): metrics[0] is metric above and decides early stopping;
      * the others are logged beside it and are not part of the model. */
     int32_t train_metric;     /* with validation data, log the training rows' metrics too (not in the model) */
+    int32_t force_row_wise;   /* LightGBM's names for the CPU histograms' layout: row-major bins for */
+    int32_t force_col_wise;   /* scattered nodes always, or never (default: by the data's shape); speed
+                               * only, the sums are exact either way; a run parameter, not in the model */
     int32_t progress;         /* progress=true: a progress line on standard error (rounds, rate, ETA); a
                                * run parameter, not in the model */
     int32_t stop_on_any;      /* first_metric_only=false: early stopping watches every metric (LightGBM's

@@ -6,6 +6,14 @@
 #include "../../kernels/tree.h"
 #include <math.h>
 #include <string.h>
+#include <time.h>
+
+/* Seconds on the monotonic clock, for SAMEBITS_GBDT_TIMING's phase sums only. */
+static double grow_clock(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Rows per histogram block. Within a block the hessian and the count share one
  * 64-bit word (see hist_block), which is exact for up to 2^14 rows of any int32
@@ -110,6 +118,9 @@ typedef struct hist_job {
     int32_t *og;  /* the node's slice of c->og and c->ohc (its rows' positions), */
     uint64_t *ohc; /* so nodes with disjoint rows can be built at the same time */
     int direct;   /* one pass covers every feature: read gq, hq by row, no gather */
+    int rowwise;  /* read d->binned_rows: every feature of a row in one pass, no gather */
+    uint8_t *used; /* row-block schedule: per worker, whether its partial holds sums yet */
+    hentry *final; /* row-block schedule: the output (zeroed), where worker 0 adds */
 } hist_job;
 
 static void gather_rows(const hist_job *j, int64_t b, int64_t e) {
@@ -219,16 +230,105 @@ static void hist_block_all(const hist_job *j, int64_t b, int64_t e, hentry *out)
         hist_block(j, b, e, c->act + k, c->nactive - k < HIST_GROUP ? c->nactive - k : HIST_GROUP, out);
 }
 
+/* Node rows [b, e) into out from the row-major bins: each row's bins (one or
+ * two cache lines) and its gradients are read once, and every usable
+ * feature's entry is updated from them. Rows ahead are prefetched: a deep
+ * node's rows are scattered over the whole matrix. */
+#define HIST_RW_AHEAD 16
+static void hist_block_rw(const hist_job *j, int64_t b, int64_t e, hentry *out) {
+    const grow_ctx *c = j->c;
+    const int32_t nf = c->d->nf, na = c->nactive;
+    const uint8_t *rm = c->d->binned_rows;
+    const int32_t *gq = c->d->gq, *hq = c->d->hq, *rows = j->rows, *hoff = c->hoff, *act = c->act;
+    for (int64_t i = b; i < e; i++) {
+#if defined(__GNUC__)
+        if (i + HIST_RW_AHEAD < e) {
+            const int32_t ra = rows[i + HIST_RW_AHEAD];
+            __builtin_prefetch(rm + (int64_t)ra * nf);
+            __builtin_prefetch(gq + ra);
+            __builtin_prefetch(hq + ra);
+        }
+#endif
+        const int32_t r = rows[i];
+        const int64_t g = gq[r], h = hq[r];
+        const uint8_t *br = rm + (int64_t)r * nf;
+        if (na == nf) {
+            int32_t k = 0;
+            for (; k + 4 <= nf; k += 4) {
+                hentry *x0 = out + hoff[k] + br[k], *x1 = out + hoff[k + 1] + br[k + 1];
+                hentry *x2 = out + hoff[k + 2] + br[k + 2], *x3 = out + hoff[k + 3] + br[k + 3];
+                x0->g += g; x0->h += h; x0->c += 1;
+                x1->g += g; x1->h += h; x1->c += 1;
+                x2->g += g; x2->h += h; x2->c += 1;
+                x3->g += g; x3->h += h; x3->c += 1;
+            }
+            for (; k < nf; k++) {
+                hentry *x = out + hoff[k] + br[k];
+                x->g += g; x->h += h; x->c += 1;
+            }
+        } else {
+            for (int32_t k = 0; k < na; k++) {
+                const int32_t f = act[k];
+                hentry *x = out + hoff[f] + br[f];
+                x->g += g; x->h += h; x->c += 1;
+            }
+        }
+    }
+}
+
 /* One row block, gathered here so its gradients are still in cache for the
- * histogram passes; into the worker's partial (or the output itself). */
+ * histogram passes; into the output (one task at a time, or the calling
+ * thread's blocks) or the worker's partial, zeroed at its first block (a
+ * worker that takes no block of this node costs nothing: no clearing, no
+ * adding up). */
 static void hist_rows_task(void *ctx, int64_t task) {
     hist_job *j = ctx;
     int64_t b, e;
     sb_chunk_range(j->n, j->blk, task, &b, &e);
-    gather_rows(j, b, e);
-    hentry *dst = j->out ? j->out : j->c->scratch + (int64_t)sb_worker_index() * j->c->total;
-    hist_block_all(j, b, e, dst);
+    if (!j->rowwise) gather_rows(j, b, e);
+    hentry *dst = j->out;
+    const int32_t w = sb_worker_index();
+#ifndef SB_SABOTAGE_FLOAT_HIST
+    if (!dst && w == 0) dst = j->used ? j->final : NULL; /* the calling thread adds into the output itself */
+#endif
+    if (!dst) {
+        dst = j->c->scratch + (int64_t)w * j->c->total;
+        if (!j->used[w]) {
+            memset(dst, 0, sizeof(hentry) * (size_t)j->c->total);
+            j->used[w] = 1;
+        }
+    }
+    if (j->rowwise) hist_block_rw(j, b, e, dst);
+    else hist_block_all(j, b, e, dst);
 }
+
+#ifndef SB_SABOTAGE_FLOAT_HIST
+/* Entries per task when the workers' partials are added into the output. */
+#define HIST_REDUCE_GRAIN 1024
+
+typedef struct reduce_job {
+    const grow_ctx *c;
+    hentry *out;
+    const uint8_t *used;
+} reduce_job;
+
+/* out[k] += every used partial's entry k, for one range of k: integer sums, so
+ * the order of the partials (and which worker summed which rows) is free. */
+static void hist_reduce_task(void *ctx, int64_t task) {
+    const reduce_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->c->total, HIST_REDUCE_GRAIN, task, &b, &e);
+    for (int32_t w = 0; w < j->c->width; w++) {
+        if (!j->used[w]) continue;
+        const hentry *s = j->c->scratch + (int64_t)w * j->c->total;
+        for (int64_t k = b; k < e; k++) {
+            j->out[k].g += s[k].g;
+            j->out[k].h += s[k].h;
+            j->out[k].c += s[k].c;
+        }
+    }
+}
+#endif
 
 #ifndef SB_SABOTAGE_FLOAT_HIST
 /* One group of features over all the node's rows (gradients gathered). */
@@ -251,11 +351,13 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out,
     /* Gathering a node's gradients into row order pays when several passes
      * read them; with every feature in one pass the pass reads them itself. */
     const int direct = c->nactive <= HIST_GROUP;
+    /* a node of at most half the rows has them scattered: the row-major bins */
+    const int rowwise = c->d->binned_rows != NULL && 2 * n <= c->d->n;
 #ifdef SB_SABOTAGE_FLOAT_HIST
     (void)serial; /* the arm's expansions come one leaf at a time (expand_next) */
 #else
     if (serial || c->width == 1 || n * c->nactive < HIST_SERIAL_WORK) { /* one task: straight into the output */
-        hist_job j = {c, rows, n, HIST_BLOCK, out, og, ohc, direct};
+        hist_job j = {c, rows, n, HIST_BLOCK, out, og, ohc, direct, rowwise, NULL, NULL};
         sb_parallel_for_width(sb_chunk_count(n, HIST_BLOCK), 1, hist_rows_task, &j);
         return;
     }
@@ -266,14 +368,15 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out,
 #ifndef SB_SABOTAGE_FLOAT_HIST
     const int64_t groups = (c->nactive + HIST_GROUP - 1) / HIST_GROUP;
     if (blocks < 2 || groups >= 2 * c->width) { /* feature groups, each its own slice */
-        hist_job j = {c, rows, n, blk, out, og, ohc, direct};
+        hist_job j = {c, rows, n, blk, out, og, ohc, direct, rowwise, NULL, NULL};
         sb_parallel_for_width(blocks, c->width, gather_task, &j);
         sb_parallel_for_width(groups, c->width, hist_group_task, &j);
         return;
     }
 #endif
-    hist_job j = {c, rows, n, blk, NULL, og, ohc, direct};
-    memset(c->scratch, 0, sizeof(hentry) * (size_t)c->total * (size_t)c->width);
+    uint8_t used[SB_MAX_THREADS];
+    memset(used, 0, (size_t)c->width);
+    hist_job j = {c, rows, n, blk, NULL, og, ohc, direct, rowwise, used, out};
     sb_parallel_for_width(blocks, c->width, hist_rows_task, &j);
 #ifdef SB_SABOTAGE_FLOAT_HIST
     /* Separating arm for rule 4: per-thread partial sums combined in float, the
@@ -281,6 +384,7 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out,
     for (int32_t k = 0; k < c->total; k++) {
         float g = 0.0f, h = 0.0f;
         for (int32_t w = 0; w < c->width; w++) {
+            if (!used[w]) continue;
             const hentry *s = c->scratch + (int64_t)w * c->total;
             g += (float)s[k].g;
             h += (float)s[k].h;
@@ -290,14 +394,8 @@ static void build_hist(grow_ctx *c, const int32_t *rows, int64_t n, hentry *out,
         out[k].h = (int64_t)h;
     }
 #else
-    for (int32_t w = 0; w < c->width; w++) {
-        const hentry *s = c->scratch + (int64_t)w * c->total;
-        for (int32_t k = 0; k < c->total; k++) {
-            out[k].g += s[k].g;
-            out[k].h += s[k].h;
-            out[k].c += s[k].c;
-        }
-    }
+    reduce_job rj = {c, out, used};
+    sb_parallel_for_width(sb_chunk_count(c->total, HIST_REDUCE_GRAIN), c->width, hist_reduce_task, &rj);
 #endif
 }
 
@@ -561,7 +659,14 @@ static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
     kid[0].G = P->best.lg; kid[0].H = P->best.lh; kid[0].C = P->best.lc;
     kid[1].G = P->G - kid[0].G; kid[1].H = P->H - kid[0].H; kid[1].C = P->C - kid[0].C;
     kid[0].depth = kid[1].depth = P->depth + 1;
+    const int timed = c->ws->timing && !serial; /* a batch is timed as a whole */
+    double t0 = timed ? grow_clock() : 0.0;
     const int64_t mid = partition(c, P);
+    if (timed) {
+        const double t1 = grow_clock();
+        c->ws->t_part += t1 - t0;
+        t0 = t1;
+    }
     if (mid < 0) {
         kid[0].hist = spare; /* so that the caller gives it back */
         return 0;
@@ -578,6 +683,11 @@ static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
         large->hist[i].h -= small->hist[i].h;
         large->hist[i].c -= small->hist[i].c;
     }
+    if (timed) {
+        const double t1 = grow_clock();
+        c->ws->t_hist += t1 - t0;
+        t0 = t1;
+    }
     if (c->cons_on) {
         const sb_grow_params *p = c->p;
         const sb_k_split_rules r = {p->min_samples_leaf, p->min_child_weight, p->min_split_gain, p->reg_lambda,
@@ -587,7 +697,9 @@ static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
         kid[0].nc = nk[0];
         kid[1].nc = nk[1];
     }
-    return find_best(c, &kid[0]) & find_best(c, &kid[1]);
+    const int ok = find_best(c, &kid[0]) & find_best(c, &kid[1]);
+    if (timed) c->ws->t_search += grow_clock() - t0;
+    return ok;
 }
 
 /* Leaves under this many rows are expanded several at a time, one leaf per
@@ -636,12 +748,18 @@ static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k, int3
 #ifdef SB_SABOTAGE_FLOAT_HIST
     want = 1; /* the arm's partial sums are per worker; one leaf at a time */
 #endif
-    const int small = open[k].end - open[k].begin < EXPAND_BATCH_ROWS;
+    /* Depth-wise, every splittable open leaf is split in turn: with at least
+     * as many of them as workers, leaves of any size are batched (one leaf a
+     * task, no per-leaf hand-offs or partial histograms) and none is wasted. */
+    int32_t nsplittable = 0;
+    for (int32_t i = 0; i < nopen && c->p->depthwise; i++) nsplittable += open[i].best.valid && !open[i].kids;
+    const int any_size = c->p->depthwise && c->width > 1 && nsplittable >= c->width;
+    const int small = any_size || open[k].end - open[k].begin < EXPAND_BATCH_ROWS;
     while (small && nb < want) {
         int32_t best = -1;
         for (int32_t i = 0; i < nopen; i++) {
             const leaf *L = &open[i];
-            if (!L->best.valid || L->kids || L->end - L->begin >= EXPAND_BATCH_ROWS) continue;
+            if (!L->best.valid || L->kids || (!any_size && L->end - L->begin >= EXPAND_BATCH_ROWS)) continue;
             int taken = 0;
             for (int32_t q = 0; q < nb; q++) taken |= j.idx[q] == i;
             if (!taken && (best < 0 || picked_before(c, L, &open[best]))) best = i;
@@ -671,7 +789,9 @@ static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k, int3
     if (nb == 1) {
         j.ok[0] = expand(c, &open[k], open[k].kids, j.spare[0], 0);
     } else {
+        const double t0 = c->ws->timing ? grow_clock() : 0.0;
         sb_parallel_for(nb, expand_task, &j);
+        if (c->ws->timing) c->ws->t_batch += grow_clock() - t0;
     }
     for (int32_t q = 0; q < nb; q++)
         if (!j.ok[q]) return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
@@ -758,7 +878,9 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory");
         goto done;
     }
+    const double troot = ws->timing ? grow_clock() : 0.0;
     build_hist(&c, rows, nrows, root.hist, 0);
+    if (ws->timing) ws->t_root += grow_clock() - troot;
     if (c.nactive > 0) { /* totals, exactly: every row sits in one bin of each usable feature */
         const hentry *hf = root.hist + c.hoff[c.act[0]];
         for (int32_t t = 0; t <= d->bins->nbins[c.act[0]]; t++) {

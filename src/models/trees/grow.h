@@ -37,7 +37,22 @@ typedef struct sb_grow_data {
     const uint8_t *feature_mask;  /* nf flags: 1 = may split on it */
     const uint8_t *catf;          /* nf flags: 1 = categorical (bins->cat), or NULL: none */
     const sb_k_cat_rules *cat;    /* the categorical search's rules (with catf) */
+    const uint8_t *binned_rows;   /* the same bins row-major (row r's nf bytes at binned_rows + r * nf),
+                                     or NULL; where given, histograms of nodes whose rows are scattered
+                                     read it (one cache line a row instead of one a feature) */
 } sb_grow_data;
+
+/* Whether a caller should give sb_grow_data a row-major copy of the bins: by
+ * the data's shape only (rows, features), never the thread count. With few
+ * features a row's bins share a cache line, and a node's histogram (every
+ * feature's bins, updated row by row) stays in a core's L2; with the matrix
+ * past a few MiB, the scattered rows of deep nodes miss the cache once a
+ * feature in the feature-major layout. */
+#define SB_GROW_ROWWISE_MAX_FEATURES 64
+#define SB_GROW_ROWWISE_MIN_BYTES ((int64_t)1 << 22)
+static inline int sb_grow_rowwise_wanted(int64_t n, int32_t nf) {
+    return nf >= 2 && nf <= SB_GROW_ROWWISE_MAX_FEATURES && n * nf >= SB_GROW_ROWWISE_MIN_BYTES;
+}
 
 /* The tree's nodes plus what training needs beside them: the split bin of every
  * internal node (rows route by bin <= split_bin) and the root's histogram. */
@@ -113,6 +128,11 @@ struct sb_grow_scratch {
     int32_t hist_total;
     void *part;         /* the workers' partial histograms */
     size_t part_bytes;
+    /* SAMEBITS_GBDT_TIMING=1 (set by the caller): seconds spent, summed over
+     * trees, in the root histogram, one-leaf expansions (partition, smaller
+     * child's histogram, subtraction, split search) and batched expansions */
+    int timing;
+    double t_root, t_part, t_hist, t_search, t_batch;
 };
 void sb_grow_scratch_release(sb_grow_scratch *ws);
 sb_status sb_tree_grow(const sb_grow_params *p, const sb_grow_data *d, int64_t *rows, int64_t nrows,
