@@ -65,6 +65,7 @@ typedef struct fit {
     sb_bins bins;
     uint8_t *binned;
     uint8_t *binned_rows; /* the CPU grower's row-major copy (sb_grow_rowwise_wanted), or NULL */
+    int64_t *ghq;         /* with it: each row's gq and hq in one word (sb_grow_data.ghq) */
     float *pred, *vpred;  /* margins, n x K */
     float *g, *h;         /* gradients, class-major: K x n */
     int32_t *gq, *hq;
@@ -379,6 +380,8 @@ static void quant_task(void *ctx, int64_t task) {
     int64_t b, e;
     sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
     quant_rows(f->g + f->cls * n, f->h + f->cls * n, f->g_scale, f->h_scale, f->gq, f->hq, b, e);
+    if (f->ghq)
+        for (int64_t r = b; r < e; r++) f->ghq[r] = sb_grow_pack_gh(f->gq[r], f->hq[r]);
 }
 
 /* The power-of-two scale that maps the largest |v| into [2^29, 2^30]. A max is
@@ -1334,7 +1337,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         goto done;
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     if (p.device == SB_GBDT_DEVICE_CPU && (p.force_row_wise || (!p.force_col_wise && sb_grow_rowwise_wanted(n, nf)))) {
-        if (!(f.binned_rows = sb_malloc((size_t)n * (size_t)nf))) {
+        if (!(f.binned_rows = sb_malloc((size_t)n * (size_t)nf)) || !(f.ghq = sb_malloc(sizeof(int64_t) * (size_t)n))) {
             st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for the row-major bins");
             goto done;
         }
@@ -1461,7 +1464,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             gbdt_phase(f.ws.timing, &tph[2], &tclk);
             f.gc.tree = (uint64_t)t;
             sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask, f.catm, &f.catr,
-                               f.binned_rows};
+                               f.binned_rows, f.ghq};
             sb_grown gr;
             if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &f.ws, &gr)) != SB_OK) goto done;
             gbdt_phase(f.ws.timing, &tph[3], &tclk);
@@ -1592,6 +1595,7 @@ done:
     sb_bins_release(&f.bins);
     sb_free(f.binned);
     sb_free(f.binned_rows);
+    sb_free(f.ghq);
     sb_free(f.pred);
     sb_free(f.g);
     sb_free(f.h);

@@ -240,17 +240,22 @@ static void hist_block_rw(const hist_job *j, int64_t b, int64_t e, hentry *out) 
     const int32_t nf = c->d->nf, na = c->nactive;
     const uint8_t *rm = c->d->binned_rows;
     const int32_t *gq = c->d->gq, *hq = c->d->hq, *rows = j->rows, *hoff = c->hoff, *act = c->act;
+    const int64_t *ghq = c->d->ghq;
     for (int64_t i = b; i < e; i++) {
 #if defined(__GNUC__)
         if (i + HIST_RW_AHEAD < e) {
             const int32_t ra = rows[i + HIST_RW_AHEAD];
             __builtin_prefetch(rm + (int64_t)ra * nf);
-            __builtin_prefetch(gq + ra);
-            __builtin_prefetch(hq + ra);
+            if (ghq) {
+                __builtin_prefetch(ghq + ra);
+            } else {
+                __builtin_prefetch(gq + ra);
+                __builtin_prefetch(hq + ra);
+            }
         }
 #endif
         const int32_t r = rows[i];
-        const int64_t g = gq[r], h = hq[r];
+        const int64_t g = ghq ? sb_grow_unpack_g(ghq[r]) : gq[r], h = ghq ? sb_grow_unpack_h(ghq[r]) : hq[r];
         const uint8_t *br = rm + (int64_t)r * nf;
         if (na == nf) {
             int32_t k = 0;

@@ -40,7 +40,16 @@ typedef struct sb_grow_data {
     const uint8_t *binned_rows;   /* the same bins row-major (row r's nf bytes at binned_rows + r * nf),
                                      or NULL; where given, histograms of nodes whose rows are scattered
                                      read it (one cache line a row instead of one a feature) */
+    const int64_t *ghq;           /* with binned_rows: row r's gq and hq in one word (sb_grow_pack_gh),
+                                     so a scattered row's gradients are one cache line, not two */
 } sb_grow_data;
+
+/* gq in the low 32 bits, hq in the high 32, and back (exact for any int32s). */
+static inline int64_t sb_grow_pack_gh(int32_t g, int32_t h) {
+    return (int64_t)(((uint64_t)(uint32_t)h << 32) | (uint64_t)(uint32_t)g);
+}
+static inline int32_t sb_grow_unpack_g(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+static inline int32_t sb_grow_unpack_h(int64_t v) { return (int32_t)(uint32_t)((uint64_t)v >> 32); }
 
 /* Whether a caller should give sb_grow_data a row-major copy of the bins: by
  * the data's shape only (rows, features), never the thread count. With few
