@@ -583,6 +583,9 @@ static void part_split(void *ctx, int64_t k) {
      * written to both open ends of [l, r), and only one end moves. */
     int64_t l = b, r = e;
     for (int64_t i = b; i < e; i++) {
+#if defined(__GNUC__)
+        if (i + HIST_RW_AHEAD < e) __builtin_prefetch(col + rows[i + HIST_RW_AHEAD]); /* scattered rows */
+#endif
         const int32_t row = rows[i];
         const int64_t gl = left[col[row]];
         tmp[l] = row;
