@@ -2,7 +2,7 @@
 """Random forests and Extra Trees: samebits against scikit-learn, side by side in
 one run on the same cores (both with n_jobs = --threads).
 
-    python3 bench/forest_bench.py [--rows N] [--trees T] [--threads J]
+    python3 bench/forest_bench.py [--rows N] [--trees T] [--threads J] [--data DIR] [--out STEM]
 
 Workloads (real data, ../shared/data): flights-late (binary: delay > 15 min;
 the first N of the training rows of bench/gbdt_bench.py's split, test = the last
@@ -31,13 +31,22 @@ def main():
     ap.add_argument("--trees", type=int, default=16)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--data", default="", help="the data folder (default: gbdt_bench.py's, ../shared/data)")
+    ap.add_argument("--out", default="", help="write STEM.md and STEM.json here instead of bench/results")
+    ap.add_argument("--workloads", nargs="*", default=["flights-late", "housing"])
     a = ap.parse_args()
+    if a.data:
+        gbdt_bench.DATA = a.data
     samebits.set_num_threads(a.threads)
     res = {"rows": a.rows, "trees": a.trees, "threads": a.threads, "runs": []}
-    Xtr, ytr, Xte, yte, _, _ = gbdt_bench.prep_flights("binary")
-    Xtr, ytr = np.ascontiguousarray(Xtr[:a.rows]), np.ascontiguousarray(ytr[:a.rows])
-    Htr, htr, Hte, hte, _, _ = gbdt_bench.prep_housing()
-    work = [("flights-late", Xtr, ytr, Xte, yte, "cls"), ("housing", Htr, htr, Hte, hte, "reg")]
+    work = []
+    if "flights-late" in a.workloads:
+        Xtr, ytr, Xte, yte, _, _ = gbdt_bench.prep_flights("binary")
+        Xtr, ytr = np.ascontiguousarray(Xtr[:a.rows]), np.ascontiguousarray(ytr[:a.rows])
+        work.append(("flights-late", Xtr, ytr, Xte, yte, "cls"))
+    if "housing" in a.workloads:
+        Htr, htr, Hte, hte, _, _ = gbdt_bench.prep_housing()
+        work.append(("housing", Htr, htr, Hte, hte, "reg"))
     for name, X, y, Xt, yt, task in work:
         for kind in ("RandomForest", "ExtraTrees"):
             suffix = "Classifier" if task == "cls" else "Regressor"
@@ -59,12 +68,12 @@ def main():
             row["time_ratio_sklearn_over_samebits"] = row["sklearn"]["fit_s"] / row["samebits"]["fit_s"]
             print(json.dumps(row), flush=True)
             res["runs"].append(row)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=os.path.dirname(HERE)).stdout.strip() or "unknown"
+    commit = os.environ.get("COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                                        text=True, cwd=os.path.dirname(HERE)).stdout.strip() or "unknown"
     res.update({"commit": commit, "date": datetime.date.today().isoformat(), "machine": platform.platform(),
                 "cpu_count": os.cpu_count(), "sklearn": __import__("sklearn").__version__})
     if not a.no_save:
-        base = os.path.join(HERE, "results", "forest-%s-%s" % (res["date"], commit))
+        base = a.out or os.path.join(HERE, "results", "forest-%s-%s" % (res["date"], commit))
         with open(base + ".json", "w") as f:
             json.dump(res, f, indent=1)
         with open(base + ".md", "w") as f:
