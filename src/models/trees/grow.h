@@ -54,11 +54,14 @@ static inline int32_t sb_grow_unpack_h(int64_t v) { return (int32_t)(uint32_t)((
 /* Whether a caller should give sb_grow_data a row-major copy of the bins: by
  * the data's shape only (rows, features), never the thread count. With few
  * features a row's bins share a cache line, and a node's histogram (every
- * feature's bins, updated row by row) stays in a core's L2; with the matrix
- * past a few MiB, the scattered rows of deep nodes miss the cache once a
- * feature in the feature-major layout. */
+ * feature's bins, updated row by row) stays in a core's L2; once the binned
+ * matrix outgrows the last-level cache, the scattered rows of deep nodes miss
+ * it once a feature in the feature-major layout. Measured on 2 cores
+ * (bench/results/host-*.md): HIGGS rows x 28 at 14 MB 10% faster feature-
+ * major, at 28 MB 30% faster row-major; flights x 7 at 21 MB 20% faster
+ * row-major. */
 #define SB_GROW_ROWWISE_MAX_FEATURES 64
-#define SB_GROW_ROWWISE_MIN_BYTES ((int64_t)1 << 22)
+#define SB_GROW_ROWWISE_MIN_BYTES ((int64_t)1 << 24)
 static inline int sb_grow_rowwise_wanted(int64_t n, int32_t nf) {
     return nf >= 2 && nf <= SB_GROW_ROWWISE_MAX_FEATURES && n * nf >= SB_GROW_ROWWISE_MIN_BYTES;
 }
