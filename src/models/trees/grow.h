@@ -56,10 +56,8 @@ static inline int32_t sb_grow_unpack_h(int64_t v) { return (int32_t)(uint32_t)((
  * features a row's bins share a cache line, and a node's histogram (every
  * feature's bins, updated row by row) stays in a core's L2; once the binned
  * matrix outgrows the last-level cache, the scattered rows of deep nodes miss
- * it once a feature in the feature-major layout. Measured on 2 cores
- * (bench/results/host-*.md): HIGGS rows x 28 at 14 MB 10% faster feature-
- * major, at 28 MB 30% faster row-major; flights x 7 at 21 MB 20% faster
- * row-major. */
+ * it once a feature in the feature-major layout (the crossover measured on 2
+ * cores: docs/gbdt.md, "CPU histograms"). */
 #define SB_GROW_ROWWISE_MAX_FEATURES 64
 #define SB_GROW_ROWWISE_MIN_BYTES ((int64_t)1 << 24)
 static inline int sb_grow_rowwise_wanted(int64_t n, int32_t nf) {
