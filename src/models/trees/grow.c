@@ -233,53 +233,80 @@ static void hist_block_all(const hist_job *j, int64_t b, int64_t e, hentry *out)
 /* Node rows [b, e) into out from the row-major bins: each row's bins (one or
  * two cache lines) and its gradients are read once, and every usable
  * feature's entry is updated from them. Rows ahead are prefetched: a deep
- * node's rows are scattered over the whole matrix. */
+ * node's rows are scattered over the whole matrix. A block of at least
+ * HIST_RW_PACK_ROWS rows (at most HIST_BLOCK, so the packed word is exact, see
+ * pentry) whose histogram fits HIST_RW_LOCAL entries sums into a local packed
+ * copy first: two adds an update instead of three, 16 bytes an entry instead
+ * of 24, and the output touched once per block. */
 #define HIST_RW_AHEAD 16
+#define HIST_RW_LOCAL 8192     /* 128 KiB of packed entries on the stack */
+#define HIST_RW_PACK_ROWS 1024 /* below it, flushing the local copy costs more than it saves */
+#define RW_ROWS(UPDATE)                                                                                        \
+    for (int64_t i = b; i < e; i++) {                                                                          \
+        if (i + HIST_RW_AHEAD < e) {                                                                           \
+            const int32_t ra = rows[i + HIST_RW_AHEAD];                                                        \
+            SB_PREFETCH(rm + (int64_t)ra * nf);                                                                \
+            if (ghq) SB_PREFETCH(ghq + ra);                                                                    \
+            else { SB_PREFETCH(gq + ra); SB_PREFETCH(hq + ra); }                                               \
+        }                                                                                                      \
+        const int32_t r = rows[i];                                                                             \
+        const int64_t g = ghq ? sb_grow_unpack_g(ghq[r]) : gq[r], h = ghq ? sb_grow_unpack_h(ghq[r]) : hq[r]; \
+        const uint64_t hc = (uint64_t)h + ((uint64_t)1 << HC_SHIFT);                                           \
+        (void)hc;                                                                                              \
+        const uint8_t *br = rm + (int64_t)r * nf;                                                              \
+        if (na == nf) {                                                                                        \
+            int32_t k = 0;                                                                                     \
+            for (; k + 4 <= nf; k += 4) {                                                                      \
+                UPDATE(k); UPDATE(k + 1); UPDATE(k + 2); UPDATE(k + 3);                                        \
+            }                                                                                                  \
+            for (; k < nf; k++) UPDATE(k);                                                                     \
+        } else {                                                                                               \
+            for (int32_t q = 0; q < na; q++) UPDATE(act[q]);                                                   \
+        }                                                                                                      \
+    }
+#if defined(__GNUC__)
+#define SB_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define SB_PREFETCH(p) ((void)0)
+#endif
 static void hist_block_rw(const hist_job *j, int64_t b, int64_t e, hentry *out) {
     const grow_ctx *c = j->c;
     const int32_t nf = c->d->nf, na = c->nactive;
     const uint8_t *rm = c->d->binned_rows;
     const int32_t *gq = c->d->gq, *hq = c->d->hq, *rows = j->rows, *hoff = c->hoff, *act = c->act;
     const int64_t *ghq = c->d->ghq;
-    for (int64_t i = b; i < e; i++) {
-#if defined(__GNUC__)
-        if (i + HIST_RW_AHEAD < e) {
-            const int32_t ra = rows[i + HIST_RW_AHEAD];
-            __builtin_prefetch(rm + (int64_t)ra * nf);
-            if (ghq) {
-                __builtin_prefetch(ghq + ra);
-            } else {
-                __builtin_prefetch(gq + ra);
-                __builtin_prefetch(hq + ra);
-            }
+    if (c->total <= HIST_RW_LOCAL && e - b >= HIST_RW_PACK_ROWS && e - b <= HIST_BLOCK) {
+        pentry loc[HIST_RW_LOCAL];
+        memset(loc, 0, sizeof(pentry) * (size_t)c->total);
+#define RW_PACKED(f)                                \
+        do {                                        \
+            pentry *x_ = loc + hoff[f] + br[f];     \
+            x_->g += g;                             \
+            x_->hc += hc;                           \
+        } while (0)
+        RW_ROWS(RW_PACKED)
+#undef RW_PACKED
+        for (int32_t t = 0; t < c->total; t++) {
+            const uint64_t low = loc[t].hc & (((uint64_t)1 << HC_SHIFT) - 1);
+            const int64_t hv = low >= ((uint64_t)1 << (HC_SHIFT - 1)) ? (int64_t)low - ((int64_t)1 << HC_SHIFT)
+                                                                       : (int64_t)low;
+            out[t].g += loc[t].g;
+            out[t].h += hv;
+            out[t].c += (int64_t)((loc[t].hc - (uint64_t)hv) >> HC_SHIFT);
         }
-#endif
-        const int32_t r = rows[i];
-        const int64_t g = ghq ? sb_grow_unpack_g(ghq[r]) : gq[r], h = ghq ? sb_grow_unpack_h(ghq[r]) : hq[r];
-        const uint8_t *br = rm + (int64_t)r * nf;
-        if (na == nf) {
-            int32_t k = 0;
-            for (; k + 4 <= nf; k += 4) {
-                hentry *x0 = out + hoff[k] + br[k], *x1 = out + hoff[k + 1] + br[k + 1];
-                hentry *x2 = out + hoff[k + 2] + br[k + 2], *x3 = out + hoff[k + 3] + br[k + 3];
-                x0->g += g; x0->h += h; x0->c += 1;
-                x1->g += g; x1->h += h; x1->c += 1;
-                x2->g += g; x2->h += h; x2->c += 1;
-                x3->g += g; x3->h += h; x3->c += 1;
-            }
-            for (; k < nf; k++) {
-                hentry *x = out + hoff[k] + br[k];
-                x->g += g; x->h += h; x->c += 1;
-            }
-        } else {
-            for (int32_t k = 0; k < na; k++) {
-                const int32_t f = act[k];
-                hentry *x = out + hoff[f] + br[f];
-                x->g += g; x->h += h; x->c += 1;
-            }
-        }
+        return;
     }
+#define RW_DIRECT(f)                                \
+    do {                                            \
+        hentry *x_ = out + hoff[f] + br[f];         \
+        x_->g += g;                                 \
+        x_->h += h;                                 \
+        x_->c += 1;                                 \
+    } while (0)
+    RW_ROWS(RW_DIRECT)
+#undef RW_DIRECT
 }
+#undef RW_ROWS
 
 /* One row block, gathered here so its gradients are still in cache for the
  * histogram passes; into the output (one task at a time, or the calling
