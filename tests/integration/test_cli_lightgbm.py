@@ -710,3 +710,24 @@ def test_categorical_feature_as_lightgbm_numbers_it(tmp_path):
     assert digest_of(a) == digest_of(b)
     d = samebits("dump", str(tmp_path / "a.sbm"), "--format", "text")
     assert d.returncode == 0 and "f3 (feature 1) in {" in d.stdout, d.stdout[:2000]
+
+
+def test_histogram_layout_keys_change_speed_only(binary_copy, tmp_path):
+    """force_row_wise / force_col_wise (LightGBM's names) pick the CPU histograms'
+    layout: the model is the same bytes either way and without them; both at once,
+    or either with a device, is refused by name before any training."""
+    base = ["train", "--model", "gbdt", "--objective", "binary", "n_estimators=4", "eval_period=0",
+            "--data", str(binary_copy)]
+    runs = {}
+    for name, extra in (("auto", []), ("rows", ["force_row_wise=true"]), ("cols", ["force_col_wise=true"])):
+        out = tmp_path / (name + ".sbm")
+        r = samebits(*base, *extra, "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        assert "no effect" not in r.stderr, r.stderr
+        runs[name] = out.read_bytes()
+    assert runs["auto"] == runs["rows"] == runs["cols"]
+    both = samebits(*base, "force_row_wise=true", "force_col_wise=true", "--out", str(tmp_path / "x.sbm"))
+    assert both.returncode != 0 and "force_row_wise=true and force_col_wise=true" in both.stderr
+    dev = samebits(*base, "force_row_wise=true", "device=cpu-batched", "--out", str(tmp_path / "y.sbm"))
+    assert dev.returncode != 0 and "force_row_wise=true chooses the CPU histograms' layout" in dev.stderr
+    assert not (tmp_path / "x.sbm").exists() and not (tmp_path / "y.sbm").exists()
