@@ -547,6 +547,7 @@ static int cmd_train(int argc, char **argv) {
     sb_card *card = NULL;
     sb_model *model = NULL;
     int rc = EXIT_ERROR, eval_set = 0;
+    int32_t dist_rank = 0, dist_size = 0; /* distributed=mpi: this rank, and the ranks (0: one process) */
     sb_status st = sb_params_create(&params);
     if (st != SB_OK) return lib_error(st);
     for (int i = 0; i < argc; i++) {
@@ -682,6 +683,14 @@ static int cmd_train(int argc, char **argv) {
      * are refused before the data is read. */
     if (!linear && !clusters && !knn && !forest && !iforest && (st = sb_gbdt_params_check(params)) != SB_OK)
         goto lib_fail;
+    { /* distributed=mpi (docs/distributed.md): every rank reads the same file and the
+       * library trains each on its block of rows; the engine starts before the data is
+       * read (a missing MPI is refused at once), and rank 0 alone writes the model */
+        const char *dv;
+        if (!strcmp(model_kind, "gbdt") && sb_params_get(params, "distributed", &dv) == SB_OK && !strcmp(dv, "mpi") &&
+            (st = sb_distributed_info("mpi", &dist_rank, &dist_size)) != SB_OK)
+            goto lib_fail;
+    }
     sb_numeric_mode mode;
     if ((st = sb_params_resolve_mode(params, linear   ? SB_FAMILY_LINEAR
                                              : kmeans ? SB_FAMILY_KMEANS
@@ -737,8 +746,9 @@ static int cmd_train(int argc, char **argv) {
     int64_t nrows;
     int32_t ncols;
     sb_dataset_shape(dtrain, &nrows, &ncols);
-    fprintf(stderr, "samebits: training on %lld rows x %d features (read in %.2f s)\n", (long long)nrows, (int)ncols,
-            now_s() - t0);
+    if (dist_rank == 0)
+        fprintf(stderr, "samebits: training on %lld rows x %d features (read in %.2f s)%s\n", (long long)nrows,
+                (int)ncols, now_s() - t0, dist_size > 0 ? " over MPI ranks" : "");
     if (card_path && (st = sb_card_create(&card)) != SB_OK) goto lib_fail;
     double t1 = now_s();
     if ((linear || kmeans) && dvalid) {
@@ -830,7 +840,13 @@ static int cmd_train(int argc, char **argv) {
         }
         sb_model_info info;
         sb_model_get_info(model, &info);
-        fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
+        if (dist_rank == 0)
+            fprintf(stderr, "samebits: %d trees in %.2f s%s\n", (int)info.ntrees, now_s() - t1,
+                    dist_size > 0 ? " (every rank holds the same model; rank 0 writes it)" : "");
+    }
+    if (dist_rank != 0) { /* distributed=mpi: the model is rank 0's to write, once */
+        rc = 0;
+        goto done;
     }
     char digest[65];
     if ((st = sb_model_digest(model, digest)) != SB_OK) goto lib_fail;

@@ -261,6 +261,23 @@ typedef struct sb_model sb_model;
  * may be NULL (no stage hashing). */
 SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
                              const sb_dataset *valid, sb_card *card, sb_model **out);
+/* Data-parallel training (docs/distributed.md). With the parameter
+ * distributed=mpi, every rank of an MPI job (mpirun -np N) calls sb_gbdt_fit
+ * (or _multi) with the same parameters and the same full training dataset;
+ * rank k of N trains on global rows [floor(k n / N), floor((k + 1) n / N)),
+ * histograms are all-reduced as exact integers, and every rank returns the
+ * model a single process fits on all n rows, byte for byte (validation sets:
+ * every rank passes the whole set). A configuration it cannot run that way
+ * (a device, ranking, quantile, DART, categorical features, init_model,
+ * initial scores, a card) is SB_ERR_INVALID_ARGUMENT naming it, before
+ * anything is exchanged. A failure only one rank can see (bad rows in its
+ * block, out of memory) ends the whole job by name rather than leave the
+ * others waiting. This call answers this process's rank and the job's rank
+ * count, starting the engine ("mpi": MPI_Init through the MPI shim
+ * libsamebits_mpi.so, opened with dlopen; finalized at exit) on the first
+ * call; a program calls it to let rank 0 alone write the model. No shim or
+ * no MPI: SB_ERR_BACKEND_UNAVAILABLE saying how to get one. */
+SB_API sb_status sb_distributed_info(const char *engine, int32_t *rank, int32_t *size);
 /* Check gradient boosting's parameters without any data: SB_OK, or the named
  * error sb_gbdt_fit would return for these parameters (an unknown key, a bad
  * value, two aliases of one key, a backend this build lacks), so that a caller

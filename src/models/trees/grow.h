@@ -37,6 +37,15 @@ typedef struct sb_grow_data {
     const uint8_t *feature_mask;  /* nf flags: 1 = may split on it */
     const uint8_t *catf;          /* nf flags: 1 = categorical (bins->cat), or NULL: none */
     const sb_k_cat_rules *cat;    /* the categorical search's rules (with catf) */
+    /* Data-parallel growth (gbdt.c, distributed=mpi), or NULL: the rows here
+     * are one rank's block, and reduce(reduce_ctx, v, n) replaces v[0..n) by
+     * its exact sum over the ranks. The grower calls it on every histogram it
+     * builds from rows (the root's, each smaller child's) before reading it,
+     * one node at a time in pick order, so every rank sees the global
+     * histograms, counts and sums and makes the same decisions; partitions
+     * and leaf ranges stay local. It must not fail (a failure ends the job). */
+    void (*reduce)(void *reduce_ctx, int64_t *v, int64_t n);
+    void *reduce_ctx;
 } sb_grow_data;
 
 /* The tree's nodes plus what training needs beside them: the split bin of every
