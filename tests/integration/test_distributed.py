@@ -1,0 +1,228 @@
+"""distributed=mpi (issue 26, docs/distributed.md): gradient boosting over MPI
+ranks gives the single process's model bytes.
+
+Every identity test here trains once in one process (no distributed key) and
+then under `mpirun --oversubscribe -np N` for N = 1, 2, 3, 4 with
+distributed=mpi, on real data (LightGBM's examples and California housing
+from ../shared/data), and compares the model files byte for byte. The
+separating arm (make SABOTAGE=float-allreduce: the histograms summed across
+ranks as floats) must FAIL that comparison, while its single-process model
+stays the real build's (the arm touches the all-reduce alone).
+
+Rank failure uses the MPI shim's test hook SAMEBITS_MPI_TEST_KILL="R:C"
+(src/backends/mpi/mpi_shim.c): rank R sends itself SIGKILL as it enters its
+C-th collective, mid-training. The other ranks must end with a named error
+within the timeout, mpirun with a non-zero status, and the output path must
+hold no model (or the old file, untouched).
+
+Skips only when mpirun is not installed (tools/ensure-deps.sh installs Debian's
+openmpi-bin and libopenmpi-dev, so `make test` runs it); with mpirun present, a
+missing shim is a failure.
+"""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT, build_dir
+
+EX = ROOT.parent / "shared" / "data" / "lightgbm-examples"
+CAL = ROOT.parent / "shared" / "data" / "california-housing.csv"
+RANKS = (1, 2, 3, 4)
+
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
+                                reason="mpirun is not installed (tools/ensure-deps.sh installs openmpi-bin)")
+
+
+def _env(extra=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("SAMEBITS_")}
+    e.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_btl": "self,vader,tcp"})
+    e.update(extra or {})
+    return e
+
+
+def _exe(sabotage=None):
+    d = build_dir("x86_64", sabotage)
+    exe = d / "samebits"
+    if not exe.exists() or not (d / "libsamebits_mpi.so").exists():
+        pytest.fail(f"{exe} or its libsamebits_mpi.so is missing: run `make{' SABOTAGE=' + sabotage if sabotage else ''}`"
+                    " with mpicc installed (make test builds both)")
+    return str(exe)
+
+
+def _train(args, out, np=None, sabotage=None, env=None, timeout=300):
+    cmd = [_exe(sabotage), "train", "--model", "gbdt", "--threads", "1"] + list(args) + ["--out", str(out)]
+    if np is not None:
+        cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + [a for k, v in (env or {}).items()
+                                                                 for a in ("-x", f"{k}={v}")] + cmd + ["distributed=mpi"]
+    return subprocess.run(cmd, capture_output=True, text=True, env=_env(env), timeout=timeout, cwd=ROOT)
+
+
+def _data(name):
+    if not EX.is_dir() or not CAL.exists():
+        pytest.skip("../shared/data (LightGBM's examples, California housing) is not here")
+    return str(EX / name)
+
+
+def _california(tmp_path):
+    """California housing without its one text column (ocean_proximity)."""
+    _data("regression_regression.train")
+    rows = CAL.read_text().splitlines()
+    path = tmp_path / "california.csv"
+    path.write_text("\n".join(",".join(r.split(",")[:9]) for r in rows) + "\n")
+    return str(path)
+
+
+def _zero_weights(tmp_path):
+    """Weights for LightGBM's regression example: every seventh row 0 (an absent row)."""
+    n = len(open(_data("regression_regression.train")).read().splitlines())
+    path = tmp_path / "w.txt"
+    path.write_text("".join("0\n" if (i + 1) % 7 == 0 else f"{(i + 1) % 3 + 0.5}\n" for i in range(n)))
+    return str(path)
+
+
+CASES = {
+    # binary with sample weights (its DATA.weight file beside it), leaf-wise, every default
+    "binary-weights": lambda t: ["--data", _data("binary_classification_binary.train"), "--label", "0",
+                                 "--objective", "binary", "n_estimators=30"],
+    # binary: class weights from counts, bagging kept two iterations, columns drawn per node
+    "binary-bagging": lambda t: ["--data", _data("binary_classification_binary.train"), "--label", "0",
+                                 "--objective", "binary", "n_estimators=20", "is_unbalance=true", "subsample=0.5",
+                                 "bagging_freq=2", "colsample_bynode=0.5"],
+    "multiclass": lambda t: ["--data", _data("multiclass_classification_multiclass.train"), "--label", "0",
+                             "--objective", "multiclass", "n_estimators=8"],
+    # regression, depth-wise, bagging and columns per tree, a binning sample smaller than the data
+    "regression-depthwise": lambda t: ["--data", _data("regression_regression.train"), "--label", "0",
+                                       "n_estimators=20", "growth=depthwise", "max_depth=5", "subsample=0.7",
+                                       "colsample=0.6", "bin_sample_rows=2000"],
+    # California housing (20,640 rows), the binning sample drawn by global row
+    "california": lambda t: ["--data", _california(t), "--label", "median_house_value", "n_estimators=15",
+                             "bin_sample_rows=5000", "num_leaves=63"],
+    # rows of weight zero dropped before anything (global row numbers then count the kept rows)
+    "poisson-zero-weights": lambda t: ["--data", _data("regression_regression.train"), "--label", "0",
+                                       "--weight", _zero_weights(t), "n_estimators=12", "objective=poisson",
+                                       "subsample=0.8"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_ranks_give_the_single_process_model_bytes(case, tmp_path):
+    args = CASES[case](tmp_path)
+    single = tmp_path / "single.sbm"
+    r = _train(args, single)
+    assert r.returncode == 0, r.stderr
+    want = single.read_bytes()
+    for np in RANKS:
+        out = tmp_path / f"np{np}.sbm"
+        r = _train(args, out, np=np)
+        assert r.returncode == 0, (np, r.stderr)
+        assert out.read_bytes() == want, f"{case}: {np} ranks gave other model bytes than one process"
+
+
+def test_validation_and_early_stopping_match(tmp_path):
+    """Every rank holds the whole validation set: early stopping cuts where one process cuts."""
+    args = ["--data", _data("regression_regression.train"), "--label", "0",
+            "--valid", _data("regression_regression.test"), "n_estimators=200", "early_stopping_rounds=3",
+            "learning_rate=0.3"]
+    single = tmp_path / "single.sbm"
+    r = _train(args, single)
+    assert r.returncode == 0, r.stderr
+    assert "early stopping" in r.stderr, r.stderr
+    for np in (2, 3):
+        out = tmp_path / f"np{np}.sbm"
+        r = _train(args, out, np=np)
+        assert r.returncode == 0, r.stderr
+        assert out.read_bytes() == single.read_bytes(), np
+        assert r.stderr.count("early stopping") == 1, r.stderr  # rank 0 alone logs
+
+
+def test_float_allreduce_arm_fails_the_identity_test(tmp_path):
+    """The separating arm: histograms summed across ranks in float. Its single
+    process is the real build's model (control); over ranks it parts."""
+    args = CASES["binary-weights"](tmp_path)
+    real = tmp_path / "real.sbm"
+    assert _train(args, real).returncode == 0
+    control = tmp_path / "arm-single.sbm"
+    r = _train(args, control, sabotage="float-allreduce")
+    assert r.returncode == 0, r.stderr
+    assert control.read_bytes() == real.read_bytes(), "the arm must change the all-reduce only"
+    parted = []
+    for np in (1, 2, 3, 4):
+        out = tmp_path / f"arm{np}.sbm"
+        r = _train(args, out, np=np, sabotage="float-allreduce")
+        assert r.returncode == 0, r.stderr
+        parted.append(out.read_bytes() != real.read_bytes())
+    assert all(parted[1:]), f"the float all-reduce arm was not caught at 2..4 ranks: {parted}"
+
+
+def test_a_killed_rank_ends_the_job_by_name_and_writes_no_model(tmp_path):
+    args = CASES["binary-weights"](tmp_path)[:-1] + ["n_estimators=400"]
+    out = tmp_path / "m.sbm"
+    r = _train(args, out, np=3, env={"SAMEBITS_MPI_TEST_KILL": "1:40"}, timeout=120)
+    assert r.returncode != 0
+    assert "error: SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi lost a rank" in r.stderr, r.stderr
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".") or "tmp" in p.name] == []
+    # an old model at the output path stays as it was
+    out.write_bytes(b"old model")
+    r = _train(args, out, np=2, env={"SAMEBITS_MPI_TEST_KILL": "0:25"}, timeout=120)
+    assert r.returncode != 0 and "lost a rank" in r.stderr, r.stderr
+    assert out.read_bytes() == b"old model"
+
+
+def test_a_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
+    """Rank 2's block holds a label binary refuses: the other ranks would wait
+    in the next collective; the job ends, naming rank 2's error, within the timeout."""
+    lines = open(_data("binary_classification_binary.train")).read().splitlines()
+    cut = len(lines) * 5 // 6
+    f = lines[cut].split("\t")
+    f[0] = "2"
+    lines[cut] = "\t".join(f)
+    data = tmp_path / "bad.train"
+    data.write_text("\n".join(lines) + "\n")
+    r = _train(["--data", str(data), "--label", "0", "--objective", "binary", "n_estimators=5"], tmp_path / "m.sbm",
+               np=3, timeout=120)
+    assert r.returncode != 0
+    assert "rank 2 of 3: error: SB_ERR_INVALID_INPUT" in r.stderr, r.stderr
+    assert not (tmp_path / "m.sbm").exists()
+
+
+@pytest.mark.parametrize("extra,what", [
+    (["boosting=dart"], "boosting=dart"),
+    (["objective=quantile"], "objective=quantile"),
+    (["categorical_feature=1"], "categorical features"),
+    (["device=opencl"], "a device"),
+    (["--card", "CARD"], "an identity card"),
+])
+def test_what_distributed_cannot_run_is_refused_by_name(extra, what, tmp_path):
+    extra = [str(tmp_path / "c.card") if a == "CARD" else a for a in extra]
+    args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3"] + extra
+    r = _train(args, tmp_path / "m.sbm", np=2, timeout=120)
+    assert r.returncode != 0
+    assert f"SB_ERR_INVALID_ARGUMENT: distributed=mpi does not support {what}" in r.stderr, r.stderr
+    assert not (tmp_path / "m.sbm").exists()
+
+
+def test_init_model_is_refused_by_name(tmp_path):
+    args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3"]
+    first = tmp_path / "first.sbm"
+    assert _train(args, first).returncode == 0
+    r = _train(args + ["--init-model", str(first)], tmp_path / "m.sbm", np=2, timeout=120)
+    assert r.returncode != 0
+    assert "distributed=mpi does not support continued training (init_model)" in r.stderr, r.stderr
+
+
+def test_without_the_shim_it_is_refused_by_name(tmp_path):
+    args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3", "distributed=mpi"]
+    r = _train(args, tmp_path / "m.sbm", env={"SAMEBITS_MPI_SHIM": str(tmp_path / "absent.so")})
+    assert r.returncode != 0
+    assert "SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi: the MPI shim" in r.stderr and "make mpi" in r.stderr, r.stderr
+
+
+def test_the_library_links_no_mpi():
+    """libsamebits.so opens the shim with dlopen only when asked: no MPI among its needs."""
+    r = subprocess.run(["readelf", "-d", str(build_dir("x86_64") / "libsamebits.so")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    needed = [ln for ln in r.stdout.splitlines() if "NEEDED" in ln]
+    assert needed and not any("mpi" in ln for ln in needed), needed
