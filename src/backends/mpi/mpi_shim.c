@@ -15,7 +15,10 @@
  *
  * Test hook (tests/integration/test_distributed.py): SAMEBITS_MPI_TEST_KILL=
  * "R:C" makes rank R send itself SIGKILL when it enters its C-th collective,
- * a rank dying in the middle of training.
+ * a rank dying in the middle of training. Cost (bench/distributed_bench.py):
+ * with SAMEBITS_MPI_STATS set, each rank prints at exit the bytes it gave to
+ * collectives (its send buffers' sizes: an all-reduce of n int64 counts 8n)
+ * and how many collectives it made.
  */
 #include "../../core/dist_shim.h"
 #include <mpi.h>
@@ -50,6 +53,9 @@ static void on_term(int sig) {
 }
 
 static void finish(void) {
+    if (getenv("SAMEBITS_MPI_STATS")) /* bench/distributed_bench.py reads this line */
+        fprintf(stderr, "samebits-mpi-stats: rank=%d size=%d bytes=%lld calls=%lld\n", s_rank, s_size,
+                (long long)s_bytes, (long long)s_calls);
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin) MPI_Finalize();
