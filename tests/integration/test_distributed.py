@@ -15,8 +15,8 @@ C-th collective, mid-training. The other ranks must end with a named error
 within the timeout, mpirun with a non-zero status, and the output path must
 hold no model (or the old file, untouched).
 
-Skips only when mpirun is not installed (tools/ensure-deps.sh installs Debian's
-openmpi-bin and libopenmpi-dev, so `make test` runs it); with mpirun present, a
+The tests that launch ranks skip only when mpirun is not installed (tools/ensure-deps.sh installs Debian's
+openmpi-bin and libopenmpi-dev, so `make test` runs them); with mpirun present, a
 missing shim is a failure.
 """
 import os
@@ -31,8 +31,8 @@ EX = ROOT.parent / "shared" / "data" / "lightgbm-examples"
 CAL = ROOT.parent / "shared" / "data" / "california-housing.csv"
 RANKS = (1, 2, 3, 4)
 
-pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None,
-                                reason="mpirun is not installed (tools/ensure-deps.sh installs openmpi-bin)")
+needs_mpi = pytest.mark.skipif(shutil.which("mpirun") is None,
+                               reason="mpirun is not installed (tools/ensure-deps.sh installs openmpi-bin)")
 
 
 def _env(extra=None):
@@ -106,6 +106,7 @@ CASES = {
 }
 
 
+@needs_mpi
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ranks_give_the_single_process_model_bytes(case, tmp_path):
     args = CASES[case](tmp_path)
@@ -120,6 +121,7 @@ def test_ranks_give_the_single_process_model_bytes(case, tmp_path):
         assert out.read_bytes() == want, f"{case}: {np} ranks gave other model bytes than one process"
 
 
+@needs_mpi
 def test_validation_and_early_stopping_match(tmp_path):
     """Every rank holds the whole validation set: early stopping cuts where one process cuts."""
     args = ["--data", _data("regression_regression.train"), "--label", "0",
@@ -137,6 +139,7 @@ def test_validation_and_early_stopping_match(tmp_path):
         assert r.stderr.count("early stopping") == 1, r.stderr  # rank 0 alone logs
 
 
+@needs_mpi
 def test_float_allreduce_arm_fails_the_identity_test(tmp_path):
     """The separating arm: histograms summed across ranks in float. Its single
     process is the real build's model (control); over ranks it parts."""
@@ -156,6 +159,7 @@ def test_float_allreduce_arm_fails_the_identity_test(tmp_path):
     assert all(parted[1:]), f"the float all-reduce arm was not caught at 2..4 ranks: {parted}"
 
 
+@needs_mpi
 def test_a_killed_rank_ends_the_job_by_name_and_writes_no_model(tmp_path):
     args = CASES["binary-weights"](tmp_path)[:-1] + ["n_estimators=400"]
     out = tmp_path / "m.sbm"
@@ -171,6 +175,7 @@ def test_a_killed_rank_ends_the_job_by_name_and_writes_no_model(tmp_path):
     assert out.read_bytes() == b"old model"
 
 
+@needs_mpi
 def test_a_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
     """Rank 2's block holds a label binary refuses: the other ranks would wait
     in the next collective; the job ends, naming rank 2's error, within the timeout."""
@@ -195,6 +200,7 @@ def test_a_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
     (["device=opencl"], "a device"),
     (["--card", "CARD"], "an identity card"),
 ])
+@needs_mpi
 def test_what_distributed_cannot_run_is_refused_by_name(extra, what, tmp_path):
     extra = [str(tmp_path / "c.card") if a == "CARD" else a for a in extra]
     args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3"] + extra
@@ -204,6 +210,7 @@ def test_what_distributed_cannot_run_is_refused_by_name(extra, what, tmp_path):
     assert not (tmp_path / "m.sbm").exists()
 
 
+@needs_mpi
 def test_init_model_is_refused_by_name(tmp_path):
     args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3"]
     first = tmp_path / "first.sbm"
@@ -214,8 +221,14 @@ def test_init_model_is_refused_by_name(tmp_path):
 
 
 def test_without_the_shim_it_is_refused_by_name(tmp_path):
+    """No MPI needed: the shim is looked for before MPI is started."""
+    if not (build_dir("x86_64") / "samebits").exists():
+        pytest.fail("build/samebits is missing: run make")
     args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3", "distributed=mpi"]
-    r = _train(args, tmp_path / "m.sbm", env={"SAMEBITS_MPI_SHIM": str(tmp_path / "absent.so")})
+    cmd = [str(build_dir("x86_64") / "samebits"), "train", "--model", "gbdt", "--threads", "1"] + args + [
+        "--out", str(tmp_path / "m.sbm")]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120,
+                       env=_env({"SAMEBITS_MPI_SHIM": str(tmp_path / "absent.so")}))
     assert r.returncode != 0
     assert "SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi: the MPI shim" in r.stderr and "make mpi" in r.stderr, r.stderr
 
@@ -226,3 +239,18 @@ def test_the_library_links_no_mpi():
     assert r.returncode == 0, r.stderr
     needed = [ln for ln in r.stdout.splitlines() if "NEEDED" in ln]
     assert needed and not any("mpi" in ln for ln in needed), needed
+
+
+@pytest.mark.parametrize("leg", ["aarch64", "s390x"])
+def test_a_static_cross_build_refuses_it_by_name(leg, tmp_path):
+    """The static cross builds carry no shim loader (SB_NO_MPI): distributed=mpi is
+    refused by name there, never run as one process."""
+    from conftest import run_bin
+    if not EX.is_dir():
+        pytest.skip("../shared/data/lightgbm-examples is not here")
+    r = run_bin(leg, "samebits", ["train", "--model", "gbdt", "--threads", "1", "--data",
+                                  str(EX / "regression_regression.train"), "--label", "0", "n_estimators=2",
+                                  "distributed=mpi", "--out", str(tmp_path / "m.sbm")], timeout=300)
+    assert r.returncode != 0
+    assert "SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi is not built into this library" in r.stderr, r.stderr
+    assert not (tmp_path / "m.sbm").exists()
