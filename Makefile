@@ -404,6 +404,7 @@ install: all
 	install -m 755 $(BUILD)/libsamebits.so $(DESTDIR)$(PREFIX)/lib/libsamebits.so.0
 	ln -sf libsamebits.so.0 $(DESTDIR)$(PREFIX)/lib/libsamebits.so
 	install -m 644 $(BUILD)/libsamebits.a $(DESTDIR)$(PREFIX)/lib/
+	if [ -e $(BUILD)/libsamebits_mpi.so ]; then install -m 755 $(BUILD)/libsamebits_mpi.so $(DESTDIR)$(PREFIX)/lib/; fi
 	install -m 755 $(BUILD)/samebits $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(CARDS) $(DESTDIR)$(PREFIX)/share/samebits/cards/
 

@@ -55,18 +55,23 @@ sb_status sb_dist_open(const char *engine, sb_dist **out) {
         *out = &g_dist;
         return SB_OK;
     }
-    char path[4200];
+    char path[4200], dir[4096];
     const char *env = getenv("SAMEBITS_MPI_SHIM");
     if (env && env[0]) {
         snprintf(path, sizeof path, "%s", env);
     } else {
-        char dir[4096];
         own_folder(dir, sizeof dir);
         snprintf(path, sizeof path, "%slibsamebits_mpi.so", dir);
     }
     /* RTLD_GLOBAL: Open MPI's own components are dlopen()ed by it and need
      * libmpi's symbols visible */
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h && !(env && env[0])) { /* an installed CLI (PREFIX/bin): the shim in PREFIX/lib */
+        char alt[4200];
+        snprintf(alt, sizeof alt, "%s../lib/libsamebits_mpi.so", dir);
+        h = dlopen(alt, RTLD_NOW | RTLD_GLOBAL);
+        if (!h) h = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* the first path's error for the message */
+    }
     if (!h)
         return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "distributed=mpi: the MPI shim %s could not be opened (%s); "
                        "install Open MPI (Debian: openmpi-bin libopenmpi-dev) and run `make mpi` to build "

@@ -17,8 +17,9 @@ typedef struct sb_dist {
  * the first call (the shim loaded and MPI initialized; MPI is finalized at
  * exit) and the same pointer after. The shim is SAMEBITS_MPI_SHIM when set,
  * else libsamebits_mpi.so beside the library (or beside the executable that
- * links it statically). Absent or unusable: SB_ERR_BACKEND_UNAVAILABLE saying
- * how to build it; another engine: SB_ERR_INVALID_ARGUMENT. */
+ * links it statically, or in ../lib from it: an installed samebits).
+ * Absent or unusable: SB_ERR_BACKEND_UNAVAILABLE saying how to build it;
+ * another engine: SB_ERR_INVALID_ARGUMENT. */
 sb_status sb_dist_open(const char *engine, sb_dist **out);
 
 /* v[i] := the sum over ranks (exact int64, so order-free). */
