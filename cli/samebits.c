@@ -859,6 +859,9 @@ static int cmd_train(int argc, char **argv) {
 lib_fail:
     rc = lib_error(st);
 done:
+    /* distributed=mpi: an error here is this rank's; the job ends with it, by
+     * name (printed above), rather than leave the other ranks waiting */
+    if (dist_size > 0 && rc != 0) sb_distributed_abort(rc);
     free(group_name);
     sb_model_free(init_model);
     sb_model_free(model);

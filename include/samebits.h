@@ -278,6 +278,14 @@ SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
  * call; a program calls it to let rank 0 alone write the model. No shim or
  * no MPI: SB_ERR_BACKEND_UNAVAILABLE saying how to get one. */
 SB_API sb_status sb_distributed_info(const char *engine, int32_t *rank, int32_t *size);
+/* Ends every rank of the job (MPI_Abort with code) after a failure of this
+ * rank that the others cannot see (a file it could not read, a model it
+ * could not save): without it they would wait for this rank in their next
+ * collective, and this rank in MPI's finalization, for ever. A program under
+ * distributed=mpi calls it on any error exit after sb_distributed_info.
+ * Not a status: with an engine started it does not return; without one it
+ * is a no-op. */
+SB_API void sb_distributed_abort(int code);
 /* Check gradient boosting's parameters without any data: SB_OK, or the named
  * error sb_gbdt_fit would return for these parameters (an unknown key, a bad
  * value, two aliases of one key, a backend this build lacks), so that a caller

@@ -161,3 +161,14 @@ sb_status sb_distributed_info(const char *engine, int32_t *rank, int32_t *size) 
     *size = d->size;
     return SB_OK;
 }
+
+void sb_distributed_abort(int code) {
+#ifndef SB_NO_MPI
+    if (!g_open) return;
+    fflush(stdout);
+    fflush(stderr);
+    g_dist.ops->abort_job(code ? code : 1);
+#else
+    (void)code;
+#endif
+}

@@ -193,6 +193,24 @@ def test_a_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
     assert not (tmp_path / "m.sbm").exists()
 
 
+@needs_mpi
+def test_a_rank_that_cannot_read_its_file_ends_the_job(tmp_path):
+    """Rank 1 is given a path that does not exist: its error ends the job
+    (sb_distributed_abort) instead of leaving the others in their first
+    collective and itself in MPI's finalization."""
+    good = _data("regression_regression.train")
+    script = ('D="$1"; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && D="$2"; exec "$3" train --model gbdt --threads 1 '
+              '--data "$D" --label 0 n_estimators=5 distributed=mpi --out "$4"')
+    out = tmp_path / "m.sbm"
+    r = subprocess.run(["mpirun", "--oversubscribe", "-np", "3", "sh", "-c", script, "sh", good,
+                        str(tmp_path / "absent.train"), _exe(), str(out)],
+                       capture_output=True, text=True, env=_env(), timeout=120, cwd=ROOT)
+    assert r.returncode != 0
+    assert "SB_ERR_IO" in r.stderr and "absent.train" in r.stderr, r.stderr
+    assert not out.exists()
+
+
+@needs_mpi
 @pytest.mark.parametrize("extra,what", [
     (["boosting=dart"], "boosting=dart"),
     (["objective=quantile"], "objective=quantile"),
@@ -200,7 +218,6 @@ def test_a_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
     (["device=opencl"], "a device"),
     (["--card", "CARD"], "an identity card"),
 ])
-@needs_mpi
 def test_what_distributed_cannot_run_is_refused_by_name(extra, what, tmp_path):
     extra = [str(tmp_path / "c.card") if a == "CARD" else a for a in extra]
     args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3"] + extra
