@@ -82,6 +82,24 @@ def _zero_weights(tmp_path):
     return str(path)
 
 
+def _first_model(tmp_path):
+    """A 5-iteration model of LightGBM's regression example, to continue from."""
+    first = tmp_path / "first.sbm"
+    r = _train(["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=5"], first)
+    assert r.returncode == 0, r.stderr
+    return str(first)
+
+
+def _with_init_scores(tmp_path):
+    """LightGBM's regression example with initial scores beside it (DATA.init: half the label)."""
+    src = _data("regression_regression.train")
+    data = tmp_path / "ri.train"
+    text = open(src).read()
+    data.write_text(text)
+    (tmp_path / "ri.train.init").write_text("".join(f"{float(ln.split()[0]) * 0.5}\n" for ln in text.splitlines()))
+    return str(data)
+
+
 CASES = {
     # binary with sample weights (its DATA.weight file beside it), leaf-wise, every default
     "binary-weights": lambda t: ["--data", _data("binary_classification_binary.train"), "--label", "0",
@@ -99,6 +117,15 @@ CASES = {
     # California housing (20,640 rows), the binning sample drawn by global row
     "california": lambda t: ["--data", _california(t), "--label", "median_house_value", "n_estimators=15",
                              "bin_sample_rows=5000", "num_leaves=63"],
+    # DART: drops and rescaling decided from draws and weights alone, margins recomputed per row
+    "binary-dart": lambda t: ["--data", _data("binary_classification_binary.train"), "--label", "0",
+                              "--objective", "binary", "n_estimators=15", "boosting=dart", "drop_rate=0.3",
+                              "skip_drop=0.2"],
+    # continued training: each rank's margins start at the initial model's predictions of its rows
+    "regression-continued": lambda t: ["--data", _data("regression_regression.train"), "--label", "0",
+                                       "n_estimators=6", "subsample=0.7", "--init-model", _first_model(t)],
+    # initial scores (DATA.init beside the data): each rank takes its block of them
+    "regression-init-scores": lambda t: ["--data", _with_init_scores(t), "--label", "0", "n_estimators=6"],
     # rows of weight zero dropped before anything (global row numbers then count the kept rows)
     "poisson-zero-weights": lambda t: ["--data", _data("regression_regression.train"), "--label", "0",
                                        "--weight", _zero_weights(t), "n_estimators=12", "objective=poisson",
@@ -212,29 +239,21 @@ def test_a_rank_that_cannot_read_its_file_ends_the_job(tmp_path):
 
 @needs_mpi
 @pytest.mark.parametrize("extra,what", [
-    (["boosting=dart"], "boosting=dart"),
     (["objective=quantile"], "objective=quantile"),
+    (["--data", "RANKDATA", "--objective", "lambdarank"], "ranking objectives"),
     (["categorical_feature=1"], "categorical features"),
     (["device=opencl"], "a device"),
     (["--card", "CARD"], "an identity card"),
 ])
 def test_what_distributed_cannot_run_is_refused_by_name(extra, what, tmp_path):
-    extra = [str(tmp_path / "c.card") if a == "CARD" else a for a in extra]
-    args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3"] + extra
+    extra = [str(tmp_path / "c.card") if a == "CARD" else _data("lambdarank_rank.train") if a == "RANKDATA" else a
+             for a in extra]
+    base = [] if "--data" in extra else ["--data", _data("regression_regression.train"), "--label", "0"]
+    args = base + ["n_estimators=3"] + extra
     r = _train(args, tmp_path / "m.sbm", np=2, timeout=120)
     assert r.returncode != 0
     assert f"SB_ERR_INVALID_ARGUMENT: distributed=mpi does not support {what}" in r.stderr, r.stderr
     assert not (tmp_path / "m.sbm").exists()
-
-
-@needs_mpi
-def test_init_model_is_refused_by_name(tmp_path):
-    args = ["--data", _data("regression_regression.train"), "--label", "0", "n_estimators=3"]
-    first = tmp_path / "first.sbm"
-    assert _train(args, first).returncode == 0
-    r = _train(args + ["--init-model", str(first)], tmp_path / "m.sbm", np=2, timeout=120)
-    assert r.returncode != 0
-    assert "distributed=mpi does not support continued training (init_model)" in r.stderr, r.stderr
 
 
 def test_without_the_shim_it_is_refused_by_name(tmp_path):

@@ -1253,24 +1253,20 @@ static sb_status dist_bins(fit *f, int32_t nf, sb_bins *out) {
 }
 
 /* distributed=mpi's refusals (before anything is exchanged, the same on
- * every rank: they read the parameters alone), then the communicator and
+ * every rank: they read the parameters alone; continued training, DART and
+ * initial scores need none, their margins being per row), then the communicator and
  * this rank's block of the training rows: rank k of N takes global rows
  * [floor(k n / N), floor((k + 1) n / N)) of the n rows every rank was given
  * (the same file). *blk is a view of train's rows (nothing is copied);
  * *coll := 1 for a failure every rank meets alike. */
-static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, const sb_dataset *const *valid,
-                            int32_t nvalid, const sb_model *init, const sb_card *card, sb_table *blk, int *coll) {
+static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, const sb_card *card, sb_table *blk,
+                            int *coll) {
     const char *no = NULL;
     if (p->device != SB_GBDT_DEVICE_CPU) no = "a device (device=...): ranks train on their CPUs";
     else if (sb_gbdt_is_ranking(p->objective)) no = "ranking objectives (query groups would be cut by the row blocks)";
     else if (p->objective == SB_OBJ_QUANTILE) no = "objective=quantile (its leaves are quantiles of every row's residual)";
-    else if (p->dart) no = "boosting=dart";
     else if (p->cat_spec[0]) no = "categorical features (categorical_feature)";
-    else if (init) no = "continued training (init_model)";
     else if (card) no = "an identity card (train in one process to record one)";
-    else if (train->t.init) no = "initial scores (init_score / DATA.init)";
-    for (int32_t s = 0; !no && s < nvalid; s++)
-        if (valid && valid[s] && valid[s]->t.init) no = "initial scores of a validation set";
     if (no)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s yet; train without "
                        "distributed=mpi, or without it (docs/distributed.md, \"What is refused\")", no);
@@ -1301,6 +1297,7 @@ static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, con
     blk->label = train->t.label ? train->t.label + b * (train->t.ntargets > 0 ? train->t.ntargets : 1) : NULL;
     blk->weight = train->t.weight ? train->t.weight + b : NULL;
     blk->qid = train->t.qid ? train->t.qid + b : NULL;
+    blk->init = train->t.init ? train->t.init + b * train->t.init_k : NULL;
     f->quiet = d->rank != 0;
     if (f->quiet) p->progress = 0;
     return SB_OK;
@@ -1383,7 +1380,7 @@ static sb_status gbdt_fit_run(const sb_params *params, const sb_dataset *train, 
     f.card = card;
     sb_table blk; /* distributed=mpi: this rank's block of the training rows (a view) */
     if (p.distributed) {
-        if ((st = dist_setup(&f, &p, train, valid, nvalid, init, card, &blk, coll)) != SB_OK) {
+        if ((st = dist_setup(&f, &p, train, card, &blk, coll)) != SB_OK) {
             *dist_out = f.dist;
             return st;
         }
