@@ -126,6 +126,11 @@ CASES = {
                                        "n_estimators=6", "subsample=0.7", "--init-model", _first_model(t)],
     # initial scores (DATA.init beside the data): each rank takes its block of them
     "regression-init-scores": lambda t: ["--data", _with_init_scores(t), "--label", "0", "n_estimators=6"],
+    # a categorical feature (the house age's whole years as codes): the codes' bins from the gathered
+    # sample, the category search (one-vs-rest and sorted sets) from the global histograms
+    "california-categorical": lambda t: ["--data", _california(t), "--label", "median_house_value",
+                                         "n_estimators=12", "categorical_feature=name:housing_median_age",
+                                         "bin_sample_rows=4000", "min_data_per_group=50"],
     # rows of weight zero dropped before anything (global row numbers then count the kept rows)
     "poisson-zero-weights": lambda t: ["--data", _data("regression_regression.train"), "--label", "0",
                                        "--weight", _zero_weights(t), "n_estimators=12", "objective=poisson",
@@ -241,7 +246,6 @@ def test_a_rank_that_cannot_read_its_file_ends_the_job(tmp_path):
 @pytest.mark.parametrize("extra,what", [
     (["objective=quantile"], "objective=quantile"),
     (["--data", "RANKDATA", "--objective", "lambdarank"], "ranking objectives"),
-    (["categorical_feature=1"], "categorical features"),
     (["device=opencl"], "a device"),
     (["--card", "CARD"], "an identity card"),
 ])

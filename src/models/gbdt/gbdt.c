@@ -1265,7 +1265,6 @@ static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, con
     if (p->device != SB_GBDT_DEVICE_CPU) no = "a device (device=...): ranks train on their CPUs";
     else if (sb_gbdt_is_ranking(p->objective)) no = "ranking objectives (query groups would be cut by the row blocks)";
     else if (p->objective == SB_OBJ_QUANTILE) no = "objective=quantile (its leaves are quantiles of every row's residual)";
-    else if (p->cat_spec[0]) no = "categorical features (categorical_feature)";
     else if (card) no = "an identity card (train in one process to record one)";
     if (no)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s yet; train without "
