@@ -131,6 +131,10 @@ CASES = {
     "california-categorical": lambda t: ["--data", _california(t), "--label", "median_house_value",
                                          "n_estimators=12", "categorical_feature=name:housing_median_age",
                                          "bin_sample_rows=4000", "min_data_per_group=50"],
+    # quantile: the starting score from every rank's labels, each leaf renewed as the weighted quantile
+    # of its rows' residuals over every rank (gathered per tree)
+    "california-quantile": lambda t: ["--data", _california(t), "--label", "median_house_value",
+                                      "n_estimators=10", "objective=quantile", "alpha=0.7", "subsample=0.8"],
     # rows of weight zero dropped before anything (global row numbers then count the kept rows)
     "poisson-zero-weights": lambda t: ["--data", _data("regression_regression.train"), "--label", "0",
                                        "--weight", _zero_weights(t), "n_estimators=12", "objective=poisson",
@@ -244,7 +248,6 @@ def test_a_rank_that_cannot_read_its_file_ends_the_job(tmp_path):
 
 @needs_mpi
 @pytest.mark.parametrize("extra,what", [
-    (["objective=quantile"], "objective=quantile"),
     (["--data", "RANKDATA", "--objective", "lambdarank"], "ranking objectives"),
     (["device=opencl"], "a device"),
     (["--card", "CARD"], "an identity card"),

@@ -247,7 +247,8 @@ static sb_status base_scores(const fit *f, float *base) {
         return SB_OK;
     }
     const float *w = f->tr->weight, *y = f->tr->label;
-    if (p->objective == SB_OBJ_QUANTILE) return quantile_base(f->tr, p->alpha, base);
+    if (p->objective == SB_OBJ_QUANTILE) /* distributed=mpi: over every rank's labels (f->all_tm) */
+        return quantile_base(f->dist ? &f->all_tm : f->tr, p->alpha, base);
     if (p->objective == SB_OBJ_MULTICLASS) {
         sb_sacc *num = sb_malloc(sizeof(sb_sacc) * (size_t)K), den;
         if (!num) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
@@ -512,11 +513,51 @@ static sb_status renew_quantile_leaves(fit *f, sb_grown *gr, int64_t nbag) {
         leaf[i] = sb_tree_leaf_binned(gr, f->binned, n, r);
         start[leaf[i] + 1]++;
     }
-    for (int32_t k = 0; k < nn; k++) start[k + 1] += start[k];
-    for (int64_t i = 0; i < nbag; i++) {
-        const int64_t r = nbag == n ? i : f->rows[i], at = start[leaf[i]]++;
-        lw[2 * at] = f->tr->label[r] - f->pred[r * f->K + f->cls];
-        lw[2 * at + 1] = f->tr->weight ? f->tr->weight[r] : 1.0f;
+    if (f->dist) {
+        /* distributed=mpi: every rank's (leaf, residual, weight) of its bag,
+         * gathered to every rank; each leaf's pairs are then its rows' over
+         * all ranks (in rank order; weighted_quantile sorts them, so the
+         * order does not matter) */
+        uint32_t *mine = sb_malloc(sizeof(uint32_t) * 3 * (size_t)(nbag > 0 ? nbag : 1));
+        if (!mine) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+            goto done;
+        }
+        for (int64_t i = 0; i < nbag; i++) {
+            const int64_t r = nbag == n ? i : f->rows[i];
+            mine[3 * i] = (uint32_t)leaf[i];
+            mine[3 * i + 1] = sb_f2u(f->tr->label[r] - f->pred[r * f->K + f->cls]);
+            mine[3 * i + 2] = sb_f2u(f->tr->weight ? f->tr->weight[r] : 1.0f);
+        }
+        void *all = NULL;
+        int64_t bytes = 0;
+        sb_dist_gather(f->dist, mine, (int64_t)sizeof(uint32_t) * 3 * nbag, &all, &bytes);
+        sb_free(mine);
+        const uint32_t *a = all;
+        const int64_t m = bytes / (int64_t)(3 * sizeof(uint32_t));
+        sb_free(lw);
+        lw = sb_malloc(sizeof(float) * 2 * (size_t)(m > 0 ? m : 1));
+        if (!lw) {
+            sb_free(all);
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+            goto done;
+        }
+        memset(start, 0, sizeof(int64_t) * ((size_t)nn + 1));
+        for (int64_t i = 0; i < m; i++) start[a[3 * i] + 1]++;
+        for (int32_t k = 0; k < nn; k++) start[k + 1] += start[k];
+        for (int64_t i = 0; i < m; i++) {
+            const int64_t at = start[a[3 * i]]++;
+            lw[2 * at] = sb_u2f(a[3 * i + 1]);
+            lw[2 * at + 1] = sb_u2f(a[3 * i + 2]);
+        }
+        sb_free(all);
+    } else {
+        for (int32_t k = 0; k < nn; k++) start[k + 1] += start[k];
+        for (int64_t i = 0; i < nbag; i++) {
+            const int64_t r = nbag == n ? i : f->rows[i], at = start[leaf[i]]++;
+            lw[2 * at] = f->tr->label[r] - f->pred[r * f->K + f->cls];
+            lw[2 * at + 1] = f->tr->weight ? f->tr->weight[r] : 1.0f;
+        }
     }
     /* start[k] is now the end of leaf k's pairs, start[k - 1] (0 for k = 0) its beginning */
     for (int32_t k = 0; k < nn; k++) {
@@ -1264,7 +1305,6 @@ static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, con
     const char *no = NULL;
     if (p->device != SB_GBDT_DEVICE_CPU) no = "a device (device=...): ranks train on their CPUs";
     else if (sb_gbdt_is_ranking(p->objective)) no = "ranking objectives (query groups would be cut by the row blocks)";
-    else if (p->objective == SB_OBJ_QUANTILE) no = "objective=quantile (its leaves are quantiles of every row's residual)";
     else if (card) no = "an identity card (train in one process to record one)";
     if (no)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s yet; train without "
