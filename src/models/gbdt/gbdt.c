@@ -107,6 +107,7 @@ typedef struct fit {
     sb_dist *dist;
     int64_t gn, goff;
     sb_table all_tm;
+    sb_rank_groups all_tq; /* ranking: the queries of all_tm */
     float *all_pred;
     int quiet;
 } fit;
@@ -1023,7 +1024,8 @@ static sb_status eval_metrics(const fit *f, int32_t it, int32_t s, int log, int3
     for (int32_t j = 0; j < nm; j++) {
         const int32_t mj = j ? p->metrics[j] : p->metric, atj = j ? p->metrics_at[j] : p->metric_at;
         float vj;
-        sb_status st = f->ranking ? sb_rank_metric(mj == SB_METRIC_MAP, atj, &f->rc, train ? &f->tq : &vs->q,
+        sb_status st = f->ranking ? sb_rank_metric(mj == SB_METRIC_MAP, atj, &f->rc,
+                                                   train ? (f->dist ? &f->all_tq : &f->tq) : &vs->q,
                                                    et->label, pred, &vj)
                                   : sb_metric_eval(mj, p->objective, p->alpha, p->tweedie_power, pred, et->nrows, f->K, et->label, et->weight, &vj);
         if (st != SB_OK) return st;
@@ -1258,6 +1260,11 @@ static sb_status dist_gather_train(fit *f) {
         sb_dist_gather(f->dist, t->weight, (int64_t)sizeof(float) * t->nrows, &all, &bytes);
         f->all_tm.weight = all;
     }
+    if (f->ranking) { /* the query ids too, for the training rows' ranking metrics */
+        sb_dist_gather(f->dist, t->qid, (int64_t)sizeof(int32_t) * t->nrows, &all, &bytes);
+        f->all_tm.qid = all;
+        return sb_rank_groups_build(&f->all_tm, "training", &f->all_tq);
+    }
     return SB_OK;
 }
 
@@ -1294,21 +1301,20 @@ static sb_status dist_bins(fit *f, int32_t nf, sb_bins *out) {
 }
 
 /* distributed=mpi's refusals (before anything is exchanged, the same on
- * every rank: they read the parameters alone; continued training, DART and
- * initial scores need none, their margins being per row), then the communicator and
+ * every rank: they read the arguments alone), then the communicator and
  * this rank's block of the training rows: rank k of N takes global rows
  * [floor(k n / N), floor((k + 1) n / N)) of the n rows every rank was given
- * (the same file). *blk is a view of train's rows (nothing is copied);
- * *coll := 1 for a failure every rank meets alike. */
+ * (the same file); ranking takes whole queries by the same rule on the G
+ * queries, so no query is cut. *blk is a view of train's rows (nothing is
+ * copied); *coll := 1 for a failure every rank meets alike. */
 static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, const sb_card *card, sb_table *blk,
                             int *coll) {
     const char *no = NULL;
-    if (p->device != SB_GBDT_DEVICE_CPU) no = "a device (device=...): ranks train on their CPUs";
-    else if (sb_gbdt_is_ranking(p->objective)) no = "ranking objectives (query groups would be cut by the row blocks)";
-    else if (card) no = "an identity card (train in one process to record one)";
+    if (p->device != SB_GBDT_DEVICE_CPU) no = "a device (device=...): the ranks train on their CPUs";
+    else if (card) no = "an identity card: record cards in one process";
     if (no)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s yet; train without "
-                       "distributed=mpi, or without it (docs/distributed.md, \"What is refused\")", no);
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
+                       "\"What is refused\")", no);
     sb_status st = sb_dist_open("mpi", &f->dist);
     if (st != SB_OK) return st;
     const sb_dist *d = f->dist;
@@ -1329,7 +1335,25 @@ static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, con
         return sb_fail(SB_ERR_LIMIT, "distributed=mpi: %lld training rows for %d ranks; every rank needs rows",
                        (long long)n, (int)N);
     }
-    const int64_t b = n * k / N, e = n * (k + 1) / N;
+    int64_t b = n * k / N, e = n * (k + 1) / N;
+    if (sb_gbdt_is_ranking(p->objective)) { /* ranking: blocks of whole queries, by the same rule on queries */
+        sb_rank_groups q;
+        memset(&q, 0, sizeof q);
+        sb_status gs = sb_rank_groups_build(&train->t, "training", &q);
+        if (gs != SB_OK) {
+            *coll = 1; /* every rank holds the same rows: the same verdict */
+            return gs;
+        }
+        if (q.nq < N) {
+            sb_rank_groups_release(&q);
+            *coll = 1;
+            return sb_fail(SB_ERR_LIMIT, "distributed=mpi: %lld queries for %d ranks; every rank needs a query",
+                           (long long)q.nq, (int)N);
+        }
+        b = q.start[q.nq * k / N];
+        e = q.start[q.nq * (k + 1) / N];
+        sb_rank_groups_release(&q);
+    }
     *blk = train->t;
     blk->nrows = e - b;
     blk->x = train->t.x + b * train->t.ncols;
@@ -1835,6 +1859,8 @@ done:
     sb_free(f.trees);
     sb_free(f.all_tm.label);
     sb_free(f.all_tm.weight);
+    sb_free(f.all_tm.qid);
+    sb_rank_groups_release(&f.all_tq);
     sb_free(f.all_pred);
     return st;
 }
