@@ -100,6 +100,15 @@ def _with_init_scores(tmp_path):
     return str(data)
 
 
+def _zero_first_quarter(tmp_path):
+    """Weights for LightGBM's regression example: its first quarter 0, so at 4 ranks
+    rank 0's whole block weighs zero (and is dropped, as one process drops those rows)."""
+    n = len(open(_data("regression_regression.train")).read().splitlines())
+    path = tmp_path / "wq.txt"
+    path.write_text("".join("0\n" if i < n // 4 + 3 else "1.5\n" for i in range(n)))
+    return str(path)
+
+
 CASES = {
     # binary with sample weights (its DATA.weight file beside it), leaf-wise, every default
     "binary-weights": lambda t: ["--data", _data("binary_classification_binary.train"), "--label", "0",
@@ -142,6 +151,9 @@ CASES = {
     "rank-pairwise-valid": lambda t: ["--data", _data("lambdarank_rank.train"), "--objective", "rank_pairwise",
                                       "n_estimators=30", "--valid", _data("lambdarank_rank.test"),
                                       "early_stopping_rounds=3"],
+    # a block that weighs zero as a whole (at 4 ranks, rank 0's; at 3, part of rank 0's)
+    "regression-zero-block": lambda t: ["--data", _data("regression_regression.train"), "--label", "0",
+                                        "--weight", _zero_first_quarter(t), "n_estimators=10", "subsample=0.9"],
     # rows of weight zero dropped before anything (global row numbers then count the kept rows)
     "poisson-zero-weights": lambda t: ["--data", _data("regression_regression.train"), "--label", "0",
                                        "--weight", _zero_weights(t), "n_estimators=12", "objective=poisson",
@@ -162,6 +174,50 @@ def test_ranks_give_the_single_process_model_bytes(case, tmp_path):
         r = _train(args, out, np=np)
         assert r.returncode == 0, (np, r.stderr)
         assert out.read_bytes() == want, f"{case}: {np} ranks gave other model bytes than one process"
+
+
+def _shards(tmp_path, cuts):
+    """California housing (with weights beside it) whole, and cut at the given
+    rows into shard{k}.csv files (each with its weights beside it)."""
+    rows = open(_california(tmp_path)).read().splitlines()
+    head, body = rows[0], rows[1:]
+    w = [f"{(i % 5) * 0.5}\n" for i in range(len(body))]
+    whole = tmp_path / "whole.csv"
+    whole.write_text("\n".join([head] + body) + "\n")
+    (tmp_path / "whole.csv.weight").write_text("".join(w))
+    bounds = [0] + list(cuts) + [len(body)]
+    for k in range(len(bounds) - 1):
+        (tmp_path / f"shard{k}.csv").write_text("\n".join([head] + body[bounds[k]:bounds[k + 1]]) + "\n")
+        (tmp_path / f"shard{k}.csv.weight").write_text("".join(w[bounds[k]:bounds[k + 1]]))
+    return str(whole), str(tmp_path / "shard{rank}.csv")
+
+
+@needs_mpi
+@pytest.mark.parametrize("cuts", [(12000,), (5000, 14000), (1, 2, 20000)])
+def test_given_rows_each_rank_reads_its_own_file(cuts, tmp_path):
+    """distributed_rows=given: each rank reads its own shard (--data shard{rank}.csv, its
+    weights beside it), shards of any sizes; the model is the single process's on the
+    whole file, byte for byte."""
+    whole, shard = _shards(tmp_path, cuts)
+    args = ["--label", "median_house_value", "n_estimators=15", "subsample=0.7", "bin_sample_rows=4000"]
+    single = tmp_path / "single.sbm"
+    r = _train(["--data", whole] + args, single)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "given.sbm"
+    r = _train(["--data", shard] + args + ["distributed_rows=given"], out, np=len(cuts) + 1)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == single.read_bytes()
+
+
+def test_a_rank_path_needs_given_rows(tmp_path):
+    """{rank} in a path outside distributed_rows=given is a usage error, named."""
+    if not (build_dir("x86_64") / "samebits").exists():
+        pytest.fail("build/samebits is missing: run make")
+    r = subprocess.run([str(build_dir("x86_64") / "samebits"), "train", "--model", "gbdt", "--data",
+                        str(tmp_path / "shard{rank}.csv"), "--label", "y", "--out", str(tmp_path / "m.sbm")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=60, env=_env())
+    assert r.returncode != 0
+    assert "{rank} is one rank's own file" in r.stderr and "distributed_rows=given" in r.stderr, r.stderr
 
 
 @needs_mpi

@@ -1300,6 +1300,62 @@ static sb_status dist_bins(fit *f, int32_t nf, sb_bins *out) {
     return st;
 }
 
+/* distributed_rows=given: this rank's dataset is its own rows, the training
+ * set the concatenation of every rank's in rank order. The ranks must agree
+ * on the columns and each hold rows; ranking needs every query on one rank
+ * (a query id that ends one rank's rows and starts the next one's is
+ * refused by name). Failures are every rank's alike (*coll). */
+static sb_status dist_given_rows(fit *f, gbdt_params *p, const sb_dataset *train, sb_table *blk, int *coll) {
+    const sb_dist *d = f->dist;
+    const sb_table *t = &train->t;
+    int64_t v[2] = {t->ncols, t->nrows > 0 ? 0 : 1};
+    uint32_t mx = (uint32_t)t->ncols;
+    sb_dist_sum_i64(d, v, 2);
+    sb_dist_max_u32(d, &mx, 1);
+    *coll = 1;
+    if (v[0] != (int64_t)mx * d->size)
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: the %d ranks' training data have different "
+                       "column counts", (int)d->size);
+    if (v[1] > 0)
+        return sb_fail(SB_ERR_LIMIT, "distributed_rows=given: %lld of the %d ranks hold no training rows; every "
+                       "rank needs rows", (long long)v[1], (int)d->size);
+    /* weights and initial scores: on every rank or on none (the collectives and the
+     * single process's meaning depend on it) */
+    int64_t has[2] = {t->weight != NULL, t->init != NULL};
+    sb_dist_sum_i64(d, has, 2);
+    if ((has[0] != 0 && has[0] != d->size) || (has[1] != 0 && has[1] != d->size))
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: %s on %lld of the %d ranks; give them on "
+                       "every rank or on none", has[0] != 0 && has[0] != d->size ? "weights" : "initial scores",
+                       (long long)(has[0] != 0 && has[0] != d->size ? has[0] : has[1]), (int)d->size);
+    if (sb_gbdt_is_ranking(p->objective)) {
+        /* each rank's first and last query id, gathered: no query may span two ranks */
+        int64_t *ends = sb_calloc(2 * (size_t)d->size, sizeof(int64_t));
+        if (!ends) sb_dist_fail(d, SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        int64_t have = t->qid != NULL, nq = d->size;
+        sb_dist_sum_i64(d, &have, 1);
+        if (have != nq) {
+            sb_free(ends);
+            return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: ranking needs query ids on every rank");
+        }
+        ends[2 * d->rank] = t->qid[0];
+        ends[2 * d->rank + 1] = t->qid[t->nrows - 1];
+        sb_dist_sum_i64(d, ends, 2 * d->size);
+        for (int32_t r = 0; r + 1 < d->size; r++)
+            if (ends[2 * r + 1] == ends[2 * r + 2]) {
+                const int64_t q = ends[2 * r + 1];
+                sb_free(ends);
+                return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: query %lld spans ranks %d and %d; "
+                               "give each rank whole queries", (long long)q, (int)r, (int)r + 1);
+            }
+        sb_free(ends);
+    }
+    *coll = 0;
+    *blk = *t;
+    f->quiet = d->rank != 0;
+    if (f->quiet) p->progress = 0;
+    return SB_OK;
+}
+
 /* distributed=mpi's refusals (before anything is exchanged, the same on
  * every rank: they read the arguments alone), then the communicator and
  * this rank's block of the training rows: rank k of N takes global rows
@@ -1315,9 +1371,12 @@ static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, con
     if (no)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
                        "\"What is refused\")", no);
+    if (p->dist_given && !p->distributed)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed_rows=given needs distributed=mpi");
     sb_status st = sb_dist_open("mpi", &f->dist);
     if (st != SB_OK) return st;
     const sb_dist *d = f->dist;
+    if (p->dist_given) return dist_given_rows(f, p, train, blk, coll);
     /* every rank must hold the same rows: compare the counts (and the columns) */
     int64_t shape[2] = {train->t.nrows, train->t.ncols}, sum[2] = {shape[0], shape[1]};
     uint32_t top[4] = {(uint32_t)((uint64_t)shape[0] >> 32), (uint32_t)shape[0], (uint32_t)shape[1], 0};
@@ -1532,7 +1591,18 @@ static sb_status gbdt_fit_run(const sb_params *params, const sb_dataset *train, 
     /* A row of weight zero is an absent row (scikit-learn's meaning): the
      * bins, the trees' row counts and the subsample draws are those of the
      * other rows. Ranking keeps its rows (its query groups go by position). */
-    if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) goto done;
+    if (f.dist && !f.ranking && f.tr->weight) {
+        /* distributed=mpi: the single process drops its rows of weight zero
+         * unless none or all weigh zero; decided on every rank's counts, so
+         * a block whose rows all weigh zero is emptied when others weigh */
+        int64_t c[2] = {0, f.tr->nrows};
+        for (int64_t r = 0; r < f.tr->nrows; r++) c[0] += f.tr->weight[r] > 0.0f;
+        sb_dist_sum_i64(f.dist, c, 2);
+        if (c[0] > 0 && c[0] < c[1] && (st = sb_table_drop_zero_weight_all(f.tr, &kept, &dropped)) != SB_OK)
+            goto done;
+    } else if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) {
+        goto done;
+    }
     if (dropped) {
         f.tr = &kept;
         n = kept.nrows;
