@@ -209,6 +209,33 @@ def test_given_rows_each_rank_reads_its_own_file(cuts, tmp_path):
     assert out.read_bytes() == single.read_bytes()
 
 
+@needs_mpi
+def test_given_rows_ranking_shards_with_their_query_files(tmp_path):
+    """LightGBM's lambdarank example cut between queries into 3 shards, each with its
+    .query file beside it: the single process's model on the whole file."""
+    rows = open(_data("lambdarank_rank.train")).read().splitlines()
+    q = [int(x) for x in open(_data("lambdarank_rank.train") + ".query").read().split()]
+    start = [0]
+    for x in q:
+        start.append(start[-1] + x)
+    cut = [0, 40, 140, len(q)]
+    for k in range(3):
+        (tmp_path / f"rk{k}.train").write_text("\n".join(rows[start[cut[k]]:start[cut[k + 1]]]) + "\n")
+        (tmp_path / f"rk{k}.train.query").write_text("".join(f"{x}\n" for x in q[cut[k]:cut[k + 1]]))
+    args = ["--objective", "lambdarank", "n_estimators=10", "subsample=0.8", "eval_period=5"]
+    single = tmp_path / "single.sbm"
+    r = _train(["--data", _data("lambdarank_rank.train")] + args, single)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "given.sbm"
+    r = _train(["--data", str(tmp_path / "rk{rank}.train")] + args + ["distributed_rows=given"], out, np=3)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == single.read_bytes()
+    # the training NDCG logged by rank 0 is the single process's
+    assert [ln for ln in r.stderr.splitlines() if "ndcg" in ln] == \
+        [ln for ln in _train(["--data", _data("lambdarank_rank.train")] + args, tmp_path / "s2.sbm").stderr.splitlines()
+         if "ndcg" in ln]
+
+
 def test_a_rank_path_needs_given_rows(tmp_path):
     """{rank} in a path outside distributed_rows=given is a usage error, named."""
     if not (build_dir("x86_64") / "samebits").exists():

@@ -1260,10 +1260,25 @@ static sb_status dist_gather_train(fit *f) {
         sb_dist_gather(f->dist, t->weight, (int64_t)sizeof(float) * t->nrows, &all, &bytes);
         f->all_tm.weight = all;
     }
-    if (f->ranking) { /* the query ids too, for the training rows' ranking metrics */
-        sb_dist_gather(f->dist, t->qid, (int64_t)sizeof(int32_t) * t->nrows, &all, &bytes);
-        f->all_tm.qid = all;
-        return sb_rank_groups_build(&f->all_tm, "training", &f->all_tq);
+    if (f->ranking) { /* the queries too, for the training rows' ranking metrics: every rank's in rank order */
+        int64_t *len = sb_malloc(sizeof(int64_t) * (size_t)(f->tq.nq > 0 ? f->tq.nq : 1));
+        if (!len) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        for (int64_t q = 0; q < f->tq.nq; q++) len[q] = f->tq.start[q + 1] - f->tq.start[q];
+        sb_dist_gather(f->dist, len, (int64_t)sizeof(int64_t) * f->tq.nq, &all, &bytes);
+        sb_free(len);
+        const int64_t *a = all, nq = bytes / (int64_t)sizeof(int64_t);
+        f->all_tq.start = sb_malloc(sizeof(int64_t) * (size_t)(nq + 1));
+        if (!f->all_tq.start) {
+            sb_free(all);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        }
+        f->all_tq.nq = nq;
+        f->all_tq.start[0] = 0;
+        for (int64_t q = 0; q < nq; q++) {
+            f->all_tq.start[q + 1] = f->all_tq.start[q] + a[q];
+            if (a[q] > f->all_tq.maxq) f->all_tq.maxq = a[q];
+        }
+        sb_free(all);
     }
     return SB_OK;
 }
@@ -1302,9 +1317,10 @@ static sb_status dist_bins(fit *f, int32_t nf, sb_bins *out) {
 
 /* distributed_rows=given: this rank's dataset is its own rows, the training
  * set the concatenation of every rank's in rank order. The ranks must agree
- * on the columns and each hold rows; ranking needs every query on one rank
- * (a query id that ends one rank's rows and starts the next one's is
- * refused by name). Failures are every rank's alike (*coll). */
+ * on the columns, each hold rows, and have weights and initial scores on all
+ * ranks or none; ranking takes each rank's queries as whole queries (the
+ * training set's queries are every rank's in rank order: a query is never
+ * joined across ranks). Failures are every rank's alike (*coll). */
 static sb_status dist_given_rows(fit *f, gbdt_params *p, const sb_dataset *train, sb_table *blk, int *coll) {
     const sb_dist *d = f->dist;
     const sb_table *t = &train->t;
@@ -1327,27 +1343,11 @@ static sb_status dist_given_rows(fit *f, gbdt_params *p, const sb_dataset *train
         return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: %s on %lld of the %d ranks; give them on "
                        "every rank or on none", has[0] != 0 && has[0] != d->size ? "weights" : "initial scores",
                        (long long)(has[0] != 0 && has[0] != d->size ? has[0] : has[1]), (int)d->size);
-    if (sb_gbdt_is_ranking(p->objective)) {
-        /* each rank's first and last query id, gathered: no query may span two ranks */
-        int64_t *ends = sb_calloc(2 * (size_t)d->size, sizeof(int64_t));
-        if (!ends) sb_dist_fail(d, SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
-        int64_t have = t->qid != NULL, nq = d->size;
+    if (sb_gbdt_is_ranking(p->objective)) { /* every rank needs its queries (a query id per row) */
+        int64_t have = t->qid != NULL;
         sb_dist_sum_i64(d, &have, 1);
-        if (have != nq) {
-            sb_free(ends);
+        if (have != d->size)
             return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: ranking needs query ids on every rank");
-        }
-        ends[2 * d->rank] = t->qid[0];
-        ends[2 * d->rank + 1] = t->qid[t->nrows - 1];
-        sb_dist_sum_i64(d, ends, 2 * d->size);
-        for (int32_t r = 0; r + 1 < d->size; r++)
-            if (ends[2 * r + 1] == ends[2 * r + 2]) {
-                const int64_t q = ends[2 * r + 1];
-                sb_free(ends);
-                return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: query %lld spans ranks %d and %d; "
-                               "give each rank whole queries", (long long)q, (int)r, (int)r + 1);
-            }
-        sb_free(ends);
     }
     *coll = 0;
     *blk = *t;
@@ -1929,7 +1929,6 @@ done:
     sb_free(f.trees);
     sb_free(f.all_tm.label);
     sb_free(f.all_tm.weight);
-    sb_free(f.all_tm.qid);
     sb_rank_groups_release(&f.all_tq);
     sb_free(f.all_pred);
     return st;
