@@ -286,10 +286,12 @@ def test_float_allreduce_arm_fails_the_identity_test(tmp_path):
 
 
 @needs_mpi
-def test_a_killed_rank_ends_the_job_by_name_and_writes_no_model(tmp_path):
+@pytest.mark.parametrize("when", ["1:3", "1:40", "2:300"])
+def test_a_killed_rank_ends_the_job_by_name_and_writes_no_model(when, tmp_path):
+    """when: rank:collective (3: during the first gathers, before any tree; 40, 300: mid-training)."""
     args = CASES["binary-weights"](tmp_path)[:-1] + ["n_estimators=400"]
     out = tmp_path / "m.sbm"
-    r = _train(args, out, np=3, env={"SAMEBITS_MPI_TEST_KILL": "1:40"}, timeout=120)
+    r = _train(args, out, np=3, env={"SAMEBITS_MPI_TEST_KILL": when}, timeout=120)
     assert r.returncode != 0
     assert "error: SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi lost a rank" in r.stderr, r.stderr
     assert not out.exists()
