@@ -30,7 +30,8 @@ def main():
         print(f"mpi_identity_check: cannot run (mpirun, {exe} or {DATA} missing)")
         return 2
     env = {k: v for k, v in os.environ.items() if not k.startswith("SAMEBITS_")}
-    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})
     args = ["train", "--model", "gbdt", "--threads", "1", "--data", DATA, "--label", "0", "--objective", "binary",
             "n_estimators=30"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -37,7 +37,8 @@ needs_mpi = pytest.mark.skipif(shutil.which("mpirun") is None,
 
 def _env(extra=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith("SAMEBITS_")}
-    e.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_btl": "self,vader,tcp"})
+    e.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_btl": "self,vader,tcp",
+              "OMPI_MCA_btl_vader_single_copy_mechanism": "none"})  # containers often forbid CMA
     e.update(extra or {})
     return e
 
