@@ -27,7 +27,9 @@
 #                        dart-scale (DART's dropped trees scaled by v * k / (k + 1), two roundings),
 #                        cat-ties (categories of equal key sorted larger bin first),
 #                        iforest-wdraw (the weighted isolation subsample drawn with replacement,
-#                        repeats rejected: the same distribution by another rule)
+#                        repeats rejected: the same distribution by another rule),
+#                        float-allreduce (distributed=mpi's histograms summed across ranks as floats)
+#   make mpi             build/libsamebits_mpi.so, the MPI shim of distributed=mpi (needs mpicc)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
@@ -39,7 +41,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -145,6 +147,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_CAT_TIES
   else ifeq ($(SABOTAGE),iforest-wdraw)
     SABOTAGE_DEFS := -DSB_SABOTAGE_IFOREST_WDRAW
+  else ifeq ($(SABOTAGE),float-allreduce)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_FLOAT_ALLREDUCE
   else ifeq ($(SABOTAGE),bin-key)
     SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
   else ifeq ($(SABOTAGE),writer-endian)
@@ -174,8 +178,15 @@ OPENCL_DEFS := $(if $(filter 1,$(OPENCL)),,-DSB_NO_OPENCL)
 # in the static cross builds; elsewhere gzip input is refused by name.
 ZLIB_DEFS := $(if $(and $(if $(ARCH),,1),$(wildcard /usr/include/zlib.h)),-DSB_HAVE_ZLIB,)
 
+# distributed=mpi (docs/distributed.md): the library opens an MPI shim with
+# dlopen at run time and links no MPI; the shim (libsamebits_mpi.so, `make mpi`)
+# is built by mpicc where one is installed. The static cross builds have none
+# (SB_NO_MPI: distributed=mpi is refused by name).
+MPI_DEFS := $(if $(ARCH),-DSB_NO_MPI,)
+MPICC := $(if $(ARCH),,$(shell command -v mpicc 2>/dev/null))
+
 CFLAGS_ALL := $(EXTRA_CFLAGS) $(PROFILE_FLAGS) -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden -pthread \
-  -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -MMD -MP $(SABOTAGE_DEFS) $(OPENCL_DEFS) $(ZLIB_DEFS) \
+  -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -MMD -MP $(SABOTAGE_DEFS) $(OPENCL_DEFS) $(ZLIB_DEFS) $(MPI_DEFS) \
   -DSB_BUILD_CC='"$(notdir $(CC)) $(shell $(CC) -dumpfullversion 2>/dev/null)"' \
   -DSB_BUILD_TARGET='"$(shell $(CC) -dumpmachine 2>/dev/null)"' \
   -DSB_BUILD_CFLAGS='"$(PROFILE_FLAGS)"' \
@@ -225,11 +236,21 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
 
-.PHONY: all test demo exhaustive reference-cards install clean legs arms deps cuda-check hip-check opencl-check bench-gemm \
+.PHONY: mpi all test demo exhaustive reference-cards install clean legs arms deps cuda-check hip-check opencl-check bench-gemm \
   support-matrix support-matrix-check evidence-cpu igemm-bench
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/libsamebits.so $(BUILD)/libsamebits.a $(BUILD)/samebits $(BUILD)/sb_unit
+all: $(BUILD)/libsamebits.so $(BUILD)/libsamebits.a $(BUILD)/samebits $(BUILD)/sb_unit $(if $(MPICC),$(BUILD)/libsamebits_mpi.so)
+
+# The MPI shim: the one file that includes mpi.h, built by mpicc (never linked
+# into the library). `make mpi` asks for it by name and says why when it cannot.
+mpi: $(BUILD)/libsamebits_mpi.so
+$(BUILD)/libsamebits_mpi.so: src/backends/mpi/mpi_shim.c src/core/dist_shim.h
+	@[ -n "$(MPICC)" ] || { echo "make mpi: no mpicc (install Debian's libopenmpi-dev and openmpi-bin; tools/ensure-deps.sh does)"; exit 1; }
+	@mkdir -p $(dir $@)
+	@echo "  MPICC $@"
+	$(Q)$(MPICC) -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden -shared \
+	  -Isrc -o $@ $<
 
 Q := $(if $(V),,@)
 
@@ -305,7 +326,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.
@@ -383,6 +404,7 @@ install: all
 	install -m 755 $(BUILD)/libsamebits.so $(DESTDIR)$(PREFIX)/lib/libsamebits.so.0
 	ln -sf libsamebits.so.0 $(DESTDIR)$(PREFIX)/lib/libsamebits.so
 	install -m 644 $(BUILD)/libsamebits.a $(DESTDIR)$(PREFIX)/lib/
+	if [ -e $(BUILD)/libsamebits_mpi.so ]; then install -m 755 $(BUILD)/libsamebits_mpi.so $(DESTDIR)$(PREFIX)/lib/; fi
 	install -m 755 $(BUILD)/samebits $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(CARDS) $(DESTDIR)$(PREFIX)/share/samebits/cards/
 

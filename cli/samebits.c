@@ -531,6 +531,32 @@ static sb_status categorical_by_name(sb_params *params, const sb_dataset *d) {
 #define CLI_MAX_VALID 64 /* --valid files one train takes */
 #define CLI_MAX_VALID_TEXT "64"
 
+/* distributed_rows=given: "{rank}" in a path replaced by this rank's number
+ * (--data part{rank}.csv: rank 2 reads part2.csv). *out: a copy the caller
+ * frees (NULL when p names no rank). */
+static int rank_path(const char *p, int32_t rank, char **out) {
+    *out = NULL;
+    if (!p || !strstr(p, "{rank}")) return 0;
+    char num[16];
+    snprintf(num, sizeof num, "%d", (int)rank);
+    size_t n = strlen(p) + 1;
+    for (const char *q = strstr(p, "{rank}"); q; q = strstr(q + 6, "{rank}")) n += strlen(num);
+    char *o = malloc(n), *w = o;
+    if (!o) return 1;
+    for (const char *q = p; *q;) {
+        if (!strncmp(q, "{rank}", 6)) {
+            memcpy(w, num, strlen(num));
+            w += strlen(num);
+            q += 6;
+        } else {
+            *w++ = *q++;
+        }
+    }
+    *w = 0;
+    *out = o;
+    return 0;
+}
+
 static int cmd_train(int argc, char **argv) {
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
@@ -547,6 +573,8 @@ static int cmd_train(int argc, char **argv) {
     sb_card *card = NULL;
     sb_model *model = NULL;
     int rc = EXIT_ERROR, eval_set = 0;
+    int32_t dist_rank = 0, dist_size = 0; /* distributed=mpi: this rank, and the ranks (0: one process) */
+    char *own_data = NULL, *own_weight = NULL, *own_query = NULL; /* distributed_rows=given: {rank} replaced */
     sb_status st = sb_params_create(&params);
     if (st != SB_OK) return lib_error(st);
     for (int i = 0; i < argc; i++) {
@@ -682,6 +710,31 @@ static int cmd_train(int argc, char **argv) {
      * are refused before the data is read. */
     if (!linear && !clusters && !knn && !forest && !iforest && (st = sb_gbdt_params_check(params)) != SB_OK)
         goto lib_fail;
+    { /* distributed=mpi (docs/distributed.md): every rank reads the same file and the
+       * library trains each on its block of rows; the engine starts before the data is
+       * read (a missing MPI is refused at once), and rank 0 alone writes the model */
+        const char *dv;
+        if (!strcmp(model_kind, "gbdt") && sb_params_get(params, "distributed", &dv) == SB_OK && !strcmp(dv, "mpi") &&
+            (st = sb_distributed_info("mpi", &dist_rank, &dist_size)) != SB_OK)
+            goto lib_fail;
+        const char *rows = NULL;
+        const int given = sb_params_get(params, "distributed_rows", &rows) == SB_OK && !strcmp(rows, "given");
+        const int named = (data && strstr(data, "{rank}")) || (weight && strstr(weight, "{rank}")) ||
+                          (query && strstr(query, "{rank}"));
+        if (named && !(dist_size > 0 && given)) {
+            rc = usage_error("train: a path with {rank} is one rank's own file: run under mpirun with "
+                             "distributed=mpi distributed_rows=given%s", "");
+            goto done;
+        }
+        if (rank_path(data, dist_rank, &own_data) || rank_path(weight, dist_rank, &own_weight) ||
+            rank_path(query, dist_rank, &own_query)) {
+            st = SB_ERR_OUT_OF_MEMORY;
+            goto lib_fail;
+        }
+        if (own_data) data = own_data;
+        if (own_weight) weight = own_weight;
+        if (own_query) query = own_query;
+    }
     sb_numeric_mode mode;
     if ((st = sb_params_resolve_mode(params, linear   ? SB_FAMILY_LINEAR
                                              : kmeans ? SB_FAMILY_KMEANS
@@ -737,8 +790,9 @@ static int cmd_train(int argc, char **argv) {
     int64_t nrows;
     int32_t ncols;
     sb_dataset_shape(dtrain, &nrows, &ncols);
-    fprintf(stderr, "samebits: training on %lld rows x %d features (read in %.2f s)\n", (long long)nrows, (int)ncols,
-            now_s() - t0);
+    if (dist_rank == 0)
+        fprintf(stderr, "samebits: training on %lld rows x %d features (read in %.2f s)%s\n", (long long)nrows,
+                (int)ncols, now_s() - t0, dist_size > 0 ? " over MPI ranks" : "");
     if (card_path && (st = sb_card_create(&card)) != SB_OK) goto lib_fail;
     double t1 = now_s();
     if ((linear || kmeans) && dvalid) {
@@ -830,7 +884,13 @@ static int cmd_train(int argc, char **argv) {
         }
         sb_model_info info;
         sb_model_get_info(model, &info);
-        fprintf(stderr, "samebits: %d trees in %.2f s\n", (int)info.ntrees, now_s() - t1);
+        if (dist_rank == 0)
+            fprintf(stderr, "samebits: %d trees in %.2f s%s\n", (int)info.ntrees, now_s() - t1,
+                    dist_size > 0 ? " (every rank holds the same model; rank 0 writes it)" : "");
+    }
+    if (dist_rank != 0) { /* distributed=mpi: the model is rank 0's to write, once */
+        rc = 0;
+        goto done;
     }
     char digest[65];
     if ((st = sb_model_digest(model, digest)) != SB_OK) goto lib_fail;
@@ -843,6 +903,12 @@ static int cmd_train(int argc, char **argv) {
 lib_fail:
     rc = lib_error(st);
 done:
+    /* distributed=mpi: an error here is this rank's; the job ends with it, by
+     * name (printed above), rather than leave the other ranks waiting */
+    if (dist_size > 0 && rc != 0) sb_distributed_abort(rc);
+    free(own_data);
+    free(own_weight);
+    free(own_query);
     free(group_name);
     sb_model_free(init_model);
     sb_model_free(model);

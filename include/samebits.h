@@ -261,6 +261,34 @@ typedef struct sb_model sb_model;
  * may be NULL (no stage hashing). */
 SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
                              const sb_dataset *valid, sb_card *card, sb_model **out);
+/* Data-parallel training (docs/distributed.md). With the parameter
+ * distributed=mpi, every rank of an MPI job (mpirun -np N) calls sb_gbdt_fit
+ * (or _multi) with the same parameters and the same full training dataset;
+ * rank k of N trains on global rows [floor(k n / N), floor((k + 1) n / N))
+ * (ranking: the rows of queries [floor(k G / N), floor((k + 1) G / N)));
+ * with distributed_rows=given each rank passes its own rows instead and the
+ * training set is their concatenation in rank order. In both cases
+ * histograms are all-reduced as exact integers, and every rank returns the
+ * model a single process fits on all n rows, byte for byte (validation sets:
+ * every rank passes the whole set; continued training, DART and initial
+ * scores, categorical features, quantile and ranking too). A configuration
+ * it cannot run that way (a device, a card) is SB_ERR_INVALID_ARGUMENT
+ * naming it, before anything is exchanged. A failure only one rank can
+ * see (bad rows in its block, out of memory) ends the whole job by name
+ * rather than leave the others waiting. This call answers this process's rank and the job's rank
+ * count, starting the engine ("mpi": MPI_Init through the MPI shim
+ * libsamebits_mpi.so, opened with dlopen; finalized at exit) on the first
+ * call; a program calls it to let rank 0 alone write the model. No shim or
+ * no MPI: SB_ERR_BACKEND_UNAVAILABLE saying how to get one. */
+SB_API sb_status sb_distributed_info(const char *engine, int32_t *rank, int32_t *size);
+/* Ends every rank of the job (MPI_Abort with code) after a failure of this
+ * rank that the others cannot see (a file it could not read, a model it
+ * could not save): without it they would wait for this rank in their next
+ * collective, and this rank in MPI's finalization, for ever. A program under
+ * distributed=mpi calls it on any error exit after sb_distributed_info.
+ * Not a status: with an engine started it does not return; without one it
+ * is a no-op. */
+SB_API void sb_distributed_abort(int code);
 /* Check gradient boosting's parameters without any data: SB_OK, or the named
  * error sb_gbdt_fit would return for these parameters (an unknown key, a bad
  * value, two aliases of one key, a backend this build lacks), so that a caller

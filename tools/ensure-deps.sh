@@ -2,7 +2,7 @@
 # ensure-deps.sh: install what `make test` needs when it is missing, from Debian's
 # packages and PyPI only: the cross compilers and qemu-user for the aarch64 and
 # s390x legs, PoCL for OpenCL on the CPU, clang for the sanitizer and fuzz
-# builds, and pytest. Installs nothing that is
+# builds, Open MPI for distributed=mpi, and pytest. Installs nothing that is
 # already there; needs root (or sudo) only when something is missing.
 set -eu
 
@@ -25,6 +25,10 @@ have clang || need_apt="$need_apt clang"
 [ -n "$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null)" ] \
   || need_apt="$need_apt libclang-rt-dev"
 have llvm-symbolizer || need_apt="$need_apt llvm"
+# distributed=mpi (docs/distributed.md): Open MPI's mpirun and mpicc, which build
+# the MPI shim (make mpi) and run tests/integration/test_distributed.py
+have mpirun || need_apt="$need_apt openmpi-bin"
+have mpicc || need_apt="$need_apt libopenmpi-dev"
 # HIP: the entry kernels compiled by Debian's hipcc (tools/hip-compile-check.sh; no AMD GPU runs them)
 have hipcc || need_apt="$need_apt hipcc"
 

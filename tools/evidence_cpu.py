@@ -54,7 +54,7 @@ ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order
                    "gemm-order", "gemm-fma", "reduce-order", "topk-ties", "jacobi-order", "libm-log",
                    "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade", "nan-side", "lin-dot",
                    "kmeans-ties", "knn-ties", "knn-bound", "dbscan-border", "agglo-ties", "spectral-order",
-                   "proba-recip", "mono-order", "dart-scale", "iforest-wdraw", "cat-ties"],
+                   "proba-recip", "mono-order", "dart-scale", "iforest-wdraw", "cat-ties", "float-allreduce"],
         "aarch64": ["contract", "libm-log", "libm-sigmoid"],
         "s390x": ["contract", "excess-precision", "libm-log", "libm-sigmoid", "writer-endian"]}
 # Arms whose check is not `samebits verify` on the fixtures (docs/verification.md,
@@ -74,6 +74,13 @@ ARM_CHECKS = {
                     "fixture": "forest (device=cpu-batched)", "stage": "the forest device's node order",
                     "control_ok": lambda rc, t: rc == 0 and "verify: PASS" in t,
                     "caught": lambda rc, t: rc == 1 and "verify: FAIL" in t},
+    # rule 4: distributed=mpi's all-reduce (tools/mpi_identity_check.py runs mpirun on
+    # the build it is given; its exit status says whether every rank count gave the
+    # single process's model bytes)
+    "float-allreduce": {"exe": "libsamebits_mpi.so", "script": "tools/mpi_identity_check.py",
+                        "fixture": "LightGBM's binary example under mpirun -np 2, 3, 4",
+                        "stage": "model bytes", "control_ok": lambda rc, t: rc == 0 and "identity: PASS" in t,
+                        "caught": lambda rc, t: rc == 1 and "identity: FAIL" in t},
     # rule 10: a device this build lacks must be refused by name, never run on the CPU
     "refusal-downgrade": {"exe": "samebits", "args": ["verify", "--threads", "2", "gbdt-regression", "device=cuda"],
                           "fixture": "gbdt-regression", "stage": "device=cuda not refused",
@@ -218,8 +225,14 @@ def record(leg, out_root, commit, now):
             continue
         if check:
             # The control first: a check the real build fails catches nothing.
-            crc, ctext = run(prefix, os.path.join(ROOT, build, check["exe"]), check["args"])
-            rc, text = run(prefix, os.path.join(ROOT, f"{build}-sabotage-{arm}", check["exe"]), check["args"])
+            if check.get("script"):  # a check script given the build folder to run
+                check = dict(check, exe=check["script"], args=["--build", build])
+                crc, ctext = run([sys.executable], os.path.join(ROOT, check["script"]), ["--build", build])
+                rc, text = run([sys.executable], os.path.join(ROOT, check["script"]),
+                               ["--build", f"{build}-sabotage-{arm}"])
+            else:
+                crc, ctext = run(prefix, os.path.join(ROOT, build, check["exe"]), check["args"])
+                rc, text = run(prefix, os.path.join(ROOT, f"{build}-sabotage-{arm}", check["exe"]), check["args"])
             files[f"arm-{arm}.txt"] = (f"$ {check['exe']} {' '.join(check['args'])}   (real build)\n{ctext}\n"
                                        f"$ {check['exe']} {' '.join(check['args'])}   (arm {arm})\n{text}")
             control = check["control_ok"](crc, ctext)

@@ -306,6 +306,10 @@ int32_t sb_model_kernel_objective(const sb_model *m);
  * sb_table_drop_release frees what it copied (never the names). */
 struct sb_table;
 sb_status sb_table_drop_zero_weight(const struct sb_table *t, struct sb_table *out, int *dropped);
+/* The same, dropping the rows of weight zero even when every row of t has
+ * weight zero (out then has 0 rows): one rank's block of a distributed fit,
+ * where whether to drop is decided over every rank's weights (gbdt.c). */
+sb_status sb_table_drop_zero_weight_all(const struct sb_table *t, struct sb_table *out, int *dropped);
 void sb_table_drop_release(struct sb_table *t);
 
 /* Classes a prediction keeps on the stack per row. */

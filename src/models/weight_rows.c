@@ -9,7 +9,7 @@
 #include "../io/reader.h"
 #include <string.h>
 
-sb_status sb_table_drop_zero_weight(const sb_table *t, sb_table *out, int *dropped) {
+static sb_status drop_rows(const sb_table *t, sb_table *out, int *dropped, int all) {
     memset(out, 0, sizeof *out);
     *dropped = 0;
     if (!t->weight || t->qid) return SB_OK;
@@ -19,13 +19,14 @@ sb_status sb_table_drop_zero_weight(const sb_table *t, sb_table *out, int *dropp
         if (!(w >= 0.0f) || w - w != 0.0f) return SB_OK; /* refused by the fit's own checks, by row */
         keep += w > 0.0f;
     }
-    if (keep == t->nrows || keep == 0) return SB_OK; /* nothing to drop, or the fit's all-zero refusal */
+    if (keep == t->nrows || (keep == 0 && !all)) return SB_OK; /* nothing to drop, or the fit's all-zero case */
     const size_t nc = (size_t)t->ncols, nt = (size_t)(t->ntargets > 0 ? t->ntargets : 1);
-    out->x = sb_malloc(sizeof(float) * (size_t)keep * (nc ? nc : 1));
-    out->weight = sb_malloc(sizeof(float) * (size_t)keep);
-    out->label = t->label ? sb_malloc(sizeof(float) * (size_t)keep * nt) : NULL;
+    const size_t nkeep = (size_t)(keep > 0 ? keep : 1); /* every row dropped (all): one-row buffers, 0 rows */
+    out->x = sb_malloc(sizeof(float) * nkeep * (nc ? nc : 1));
+    out->weight = sb_malloc(sizeof(float) * nkeep);
+    out->label = t->label ? sb_malloc(sizeof(float) * nkeep * nt) : NULL;
     const size_t nk = (size_t)(t->init_k > 0 ? t->init_k : 1);
-    out->init = t->init ? sb_malloc(sizeof(float) * (size_t)keep * nk) : NULL;
+    out->init = t->init ? sb_malloc(sizeof(float) * nkeep * nk) : NULL;
     if (!out->x || !out->weight || (t->label && !out->label) || (t->init && !out->init)) {
         sb_table_drop_release(out);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "out of memory for the %lld rows of nonzero weight", (long long)keep);
@@ -46,6 +47,14 @@ sb_status sb_table_drop_zero_weight(const sb_table *t, sb_table *out, int *dropp
     out->has_names = t->has_names;
     *dropped = 1;
     return SB_OK;
+}
+
+sb_status sb_table_drop_zero_weight(const sb_table *t, sb_table *out, int *dropped) {
+    return drop_rows(t, out, dropped, 0);
+}
+
+sb_status sb_table_drop_zero_weight_all(const sb_table *t, sb_table *out, int *dropped) {
+    return drop_rows(t, out, dropped, 1);
 }
 
 void sb_table_drop_release(sb_table *t) {

@@ -89,7 +89,7 @@ SB_TEST(test_trees_grow_stump_and_tie_order) {
     uint8_t binned[N * NF];
     sb_bins_apply(&bins, x, N, NF, binned);
     sb_grow_params p = {2, -1, 0, 1, 0.0f, 0.0f, 1.0f, 0.5f, 0.0f, NULL};
-    sb_grow_data d = {binned, N, NF, &bins, gq, hq, 1.0f, 1.0f, NULL, NULL, NULL, NULL, NULL};
+    sb_grow_data d = {binned, N, NF, &bins, gq, hq, 1.0f, 1.0f, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     int64_t rows[N];
     for (int r = 0; r < N; r++) rows[r] = r;
     sb_grown g;
@@ -137,7 +137,7 @@ SB_TEST(test_trees_grow_missing_direction_and_depth) {
     uint8_t binned[N];
     sb_bins_apply(&bins, x, N, 1, binned);
     sb_grow_params p = {0, 1, 1, 1, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, NULL}; /* depth-wise, one level */
-    sb_grow_data d = {binned, N, 1, &bins, gq, hq, 1.0f, 1.0f, NULL, NULL, NULL, NULL, NULL};
+    sb_grow_data d = {binned, N, 1, &bins, gq, hq, 1.0f, 1.0f, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     int64_t rows[N];
     for (int r = 0; r < N; r++) rows[r] = r;
     sb_grown g;

@@ -17,6 +17,7 @@
 #include "../trees/grow.h"
 #include "../trees/grow_dev.h"
 #include "../../core/rng.h"
+#include "../../core/dist.h"
 #include "../../io/dataset.h"
 #include "../../kernels/tree.h"
 #include <time.h>
@@ -100,6 +101,17 @@ typedef struct fit {
     const float *base;    /* the K starting margins */
     sb_grow_cons gc;      /* per-node rules (trees/cons.h); gc.tree set before each tree */
     uint64_t *set_bits;   /* per feature: its interaction sets, one bit each (NULL: none) */
+    /* distributed=mpi (docs/distributed.md): the communicator, or NULL in a
+     * single process; this rank's rows are global rows [goff, goff + n) of
+     * gn (after zero-weight rows are dropped); all_tm and all_pred are every
+     * rank's labels, weights and margins in global row order, gathered for
+     * the training rows' metrics; quiet: a rank other than 0 logs nothing */
+    sb_dist *dist;
+    int64_t gn, goff;
+    sb_table all_tm;
+    sb_rank_groups all_tq; /* ranking: the queries of all_tm */
+    float *all_pred;
+    int quiet;
 } fit;
 
 static sb_status record(fit *f, const char *tag, sb_dtype dt, const void *data, uint64_t n) {
@@ -205,6 +217,30 @@ static sb_status quantile_base(const sb_table *t, float alpha, float *base) {
     return SB_OK;
 }
 
+/* The exact sums of every rank merged into each of a[0..n) (sb_sacc_merge's
+ * result, by integer sums): normalised limbs and one count per flag bit,
+ * summed over the ranks, then normalised; the flags are those some rank
+ * saw. Every rank ends with the accumulator one process would hold. */
+static void dist_sacc(const sb_dist *d, sb_sacc *a, int32_t n) {
+    enum { W = SB_SACC_LIMBS + 32 };
+    int64_t *v = sb_malloc(sizeof(int64_t) * W * (size_t)n);
+    if (!v) sb_dist_fail(d, SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+    for (int32_t k = 0; k < n; k++) {
+        sb_sacc_normalize(&a[k]);
+        for (int32_t i = 0; i < SB_SACC_LIMBS; i++) v[W * k + i] = a[k].limb[i];
+        for (int32_t b = 0; b < 32; b++) v[W * k + SB_SACC_LIMBS + b] = (a[k].flags >> b) & 1u;
+    }
+    sb_dist_sum_i64(d, v, (int64_t)W * n);
+    for (int32_t k = 0; k < n; k++) {
+        for (int32_t i = 0; i < SB_SACC_LIMBS; i++) a[k].limb[i] = v[W * k + i];
+        a[k].flags = 0;
+        for (int32_t b = 0; b < 32; b++) a[k].flags |= v[W * k + SB_SACC_LIMBS + b] > 0 ? 1u << b : 0u;
+        a[k].pending = 0;
+        sb_sacc_normalize(&a[k]);
+    }
+    sb_free(v);
+}
+
 static sb_status base_scores(const fit *f, float *base) {
     const gbdt_params *p = f->p;
     const int32_t K = f->K;
@@ -214,7 +250,8 @@ static sb_status base_scores(const fit *f, float *base) {
         return SB_OK;
     }
     const float *w = f->tr->weight, *y = f->tr->label;
-    if (p->objective == SB_OBJ_QUANTILE) return quantile_base(f->tr, p->alpha, base);
+    if (p->objective == SB_OBJ_QUANTILE) /* distributed=mpi: over every rank's labels (f->all_tm) */
+        return quantile_base(f->dist ? &f->all_tm : f->tr, p->alpha, base);
     if (p->objective == SB_OBJ_MULTICLASS) {
         sb_sacc *num = sb_malloc(sizeof(sb_sacc) * (size_t)K), den;
         if (!num) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
@@ -224,6 +261,10 @@ static sb_status base_scores(const fit *f, float *base) {
             const float wr = w ? w[r] : 1.0f;
             sb_sacc_add(&num[(int32_t)y[r]], wr);
             sb_sacc_add(&den, wr);
+        }
+        if (f->dist) {
+            dist_sacc(f->dist, num, K);
+            dist_sacc(f->dist, &den, 1);
         }
         const float d = sb_sacc_round_f32(&den);
         for (int32_t c = 0; c < K; c++) {
@@ -241,6 +282,10 @@ static sb_status base_scores(const fit *f, float *base) {
         const float wr = w ? w[r] : 1.0f;
         sb_sacc_add(&num, w ? y[r] * wr : y[r]);
         sb_sacc_add(&den, wr);
+    }
+    if (f->dist) {
+        dist_sacc(f->dist, &num, 1);
+        dist_sacc(f->dist, &den, 1);
     }
     float d = sb_sacc_round_f32(&den);
     float mean = d > 0.0f ? sb_sacc_round_f32(&num) / d : 0.0f;
@@ -473,11 +518,51 @@ static sb_status renew_quantile_leaves(fit *f, sb_grown *gr, int64_t nbag) {
         leaf[i] = sb_tree_leaf_binned(gr, f->binned, n, r);
         start[leaf[i] + 1]++;
     }
-    for (int32_t k = 0; k < nn; k++) start[k + 1] += start[k];
-    for (int64_t i = 0; i < nbag; i++) {
-        const int64_t r = nbag == n ? i : f->rows[i], at = start[leaf[i]]++;
-        lw[2 * at] = f->tr->label[r] - f->pred[r * f->K + f->cls];
-        lw[2 * at + 1] = f->tr->weight ? f->tr->weight[r] : 1.0f;
+    if (f->dist) {
+        /* distributed=mpi: every rank's (leaf, residual, weight) of its bag,
+         * gathered to every rank; each leaf's pairs are then its rows' over
+         * all ranks (in rank order; weighted_quantile sorts them, so the
+         * order does not matter) */
+        uint32_t *mine = sb_malloc(sizeof(uint32_t) * 3 * (size_t)(nbag > 0 ? nbag : 1));
+        if (!mine) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+            goto done;
+        }
+        for (int64_t i = 0; i < nbag; i++) {
+            const int64_t r = nbag == n ? i : f->rows[i];
+            mine[3 * i] = (uint32_t)leaf[i];
+            mine[3 * i + 1] = sb_f2u(f->tr->label[r] - f->pred[r * f->K + f->cls]);
+            mine[3 * i + 2] = sb_f2u(f->tr->weight ? f->tr->weight[r] : 1.0f);
+        }
+        void *all = NULL;
+        int64_t bytes = 0;
+        sb_dist_gather(f->dist, mine, (int64_t)sizeof(uint32_t) * 3 * nbag, &all, &bytes);
+        sb_free(mine);
+        const uint32_t *a = all;
+        const int64_t m = bytes / (int64_t)(3 * sizeof(uint32_t));
+        sb_free(lw);
+        lw = sb_malloc(sizeof(float) * 2 * (size_t)(m > 0 ? m : 1));
+        if (!lw) {
+            sb_free(all);
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+            goto done;
+        }
+        memset(start, 0, sizeof(int64_t) * ((size_t)nn + 1));
+        for (int64_t i = 0; i < m; i++) start[a[3 * i] + 1]++;
+        for (int32_t k = 0; k < nn; k++) start[k + 1] += start[k];
+        for (int64_t i = 0; i < m; i++) {
+            const int64_t at = start[a[3 * i]]++;
+            lw[2 * at] = sb_u2f(a[3 * i + 1]);
+            lw[2 * at + 1] = sb_u2f(a[3 * i + 2]);
+        }
+        sb_free(all);
+    } else {
+        for (int32_t k = 0; k < nn; k++) start[k + 1] += start[k];
+        for (int64_t i = 0; i < nbag; i++) {
+            const int64_t r = nbag == n ? i : f->rows[i], at = start[leaf[i]]++;
+            lw[2 * at] = f->tr->label[r] - f->pred[r * f->K + f->cls];
+            lw[2 * at + 1] = f->tr->weight ? f->tr->weight[r] : 1.0f;
+        }
     }
     /* start[k] is now the end of leaf k's pairs, start[k - 1] (0 for k = 0) its beginning */
     for (int32_t k = 0; k < nn; k++) {
@@ -558,13 +643,16 @@ static int64_t draw_bag(const fit *f, int32_t it) {
         sb_parallel_for(sb_chunk_count(f->tr->nrows, ROW_GRAIN), fill_rows_task, (void *)f);
         return f->tr->nrows;
     }
-    for (int64_t r = 0; r < f->tr->nrows; r++) {
-        if (f->p->subsample < 1.0f &&
-            !(sb_rng_unit_f32(f->p->seed, SB_PURPOSE_BAG, ((uint64_t)(uint32_t)it << 32) | (uint64_t)r) < f->p->subsample))
+    for (int64_t r = 0; r < f->tr->nrows; r++) { /* keyed by the global row (goff: 0 in one process) */
+        if (f->p->subsample < 1.0f && !(sb_rng_unit_f32(f->p->seed, SB_PURPOSE_BAG,
+                                                        ((uint64_t)(uint32_t)it << 32) | (uint64_t)(f->goff + r)) <
+                                        f->p->subsample))
             continue;
         f->rows[k++] = (int32_t)r;
     }
-    if (k == 0) /* a bag cannot be empty: fall back to every row */
+    int64_t all = k; /* the bag over every rank */
+    if (f->dist) sb_dist_sum_i64(f->dist, &all, 1);
+    if (all == 0) /* a bag cannot be empty: fall back to every row */
         for (; k < f->tr->nrows; k++) f->rows[k] = (int32_t)k;
     return k;
 }
@@ -934,12 +1022,14 @@ static sb_status eval_metrics(const fit *f, int32_t it, int32_t s, int log, int3
     const gbdt_params *p = f->p;
     const vset *vs = s >= 0 ? &f->sets[s] : NULL;
     const int train = !vs || !vs->d;
-    const sb_table *et = train ? f->tm : vs->t;
-    const float *pred = train ? f->pred : vs->pred;
+    const sb_table *et = train ? (f->dist ? &f->all_tm : f->tm) : vs->t;
+    const float *pred = train ? (f->dist ? f->all_pred : f->pred) : vs->pred;
+    log = log && !f->quiet;
     for (int32_t j = 0; j < nm; j++) {
         const int32_t mj = j ? p->metrics[j] : p->metric, atj = j ? p->metrics_at[j] : p->metric_at;
         float vj;
-        sb_status st = f->ranking ? sb_rank_metric(mj == SB_METRIC_MAP, atj, &f->rc, train ? &f->tq : &vs->q,
+        sb_status st = f->ranking ? sb_rank_metric(mj == SB_METRIC_MAP, atj, &f->rc,
+                                                   train ? (f->dist ? &f->all_tq : &f->tq) : &vs->q,
                                                    et->label, pred, &vj)
                                   : sb_metric_eval(mj, p->objective, p->alpha, p->tweedie_power, pred, et->nrows, f->K, et->label, et->weight, &vj);
         if (st != SB_OK) return st;
@@ -1050,15 +1140,17 @@ static sb_status check_init(const sb_model *init, const gbdt_params *p, int32_t 
  * *w (allocated here, the caller frees it) and *folded := 1; otherwise
  * nothing is allocated and *folded := 0. A product that overflows float32 is
  * SB_ERR_LIMIT by name. */
-static sb_status fold_class_weights(const gbdt_params *p, const sb_table *t, sb_table *tab, float **w, int *folded) {
+static sb_status fold_class_weights(const gbdt_params *p, const sb_table *t, const sb_dist *dist, sb_table *tab,
+                                    float **w, int *folded) {
     *folded = 0;
     *w = NULL;
     if (p->objective != SB_OBJ_BINARY) return SB_OK;
     float fpos = p->scale_pos_weight, fneg = 1.0f;
     if (p->is_unbalance) {
-        int64_t npos = 0;
-        for (int64_t r = 0; r < t->nrows; r++) npos += t->label[r] == 1.0f;
-        const int64_t nneg = t->nrows - npos;
+        int64_t cnt[2] = {0, t->nrows}; /* positives and rows, over every rank when distributed */
+        for (int64_t r = 0; r < t->nrows; r++) cnt[0] += t->label[r] == 1.0f;
+        if (dist) sb_dist_sum_i64(dist, cnt, 2);
+        const int64_t npos = cnt[0], nneg = cnt[1] - cnt[0];
         if (npos > 0 && nneg > 0) {
             if (npos > nneg) fneg = (float)((double)npos / (double)nneg);
             else fpos = (float)((double)nneg / (double)npos);
@@ -1154,6 +1246,244 @@ sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *train, co
     return gbdt_fit(params, train, valid, nvalid, names, init, card, out);
 }
 
+/* ---- distributed=mpi (docs/distributed.md) ---- */
+
+/* The histogram all-reduce the grower calls (grow.h, reduce): exact int64
+ * sums, so the global histogram is the one a single process builds, bit for
+ * bit, whatever the rank count and whatever order MPI adds the ranks in. */
+static void dist_reduce_hist(void *ctx, int64_t *v, int64_t n) {
+    const fit *f = ctx;
+#ifdef SB_SABOTAGE_FLOAT_ALLREDUCE
+    /* Separating arm (make SABOTAGE=float-allreduce): the histograms summed
+     * across ranks as floats (MPI_SUM on MPI_FLOAT, here in rank order):
+     * each entry rounded to float32 on every rank and the partial sums
+     * rounded again, so the model depends on the rank count. */
+    float *mine = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!mine) sb_dist_fail(f->dist, SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+    for (int64_t i = 0; i < n; i++) mine[i] = (float)v[i];
+    void *all = NULL;
+    int64_t bytes = 0;
+    sb_dist_gather(f->dist, mine, (int64_t)sizeof(float) * n, &all, &bytes);
+    const float *a = all;
+    for (int64_t i = 0; i < n; i++) {
+        float acc = 0.0f;
+        for (int32_t r = 0; r < f->dist->size; r++) acc = acc + a[(int64_t)r * n + i];
+        v[i] = (int64_t)acc;
+    }
+    sb_free(all);
+    sb_free(mine);
+#else
+    sb_dist_sum_i64(f->dist, v, n);
+#endif
+}
+
+/* Every rank's training labels and weights (as metrics see them: f->tm), in
+ * global row order, for the training rows' metrics (f->all_tm). */
+static sb_status dist_gather_train(fit *f) {
+    const sb_table *t = f->tm;
+    void *all = NULL;
+    int64_t bytes = 0;
+    memset(&f->all_tm, 0, sizeof f->all_tm);
+    f->all_tm.nrows = f->gn;
+    f->all_tm.ntargets = 1;
+    sb_dist_gather(f->dist, t->label, (int64_t)sizeof(float) * t->nrows, &all, &bytes);
+    f->all_tm.label = all;
+    if (t->weight) {
+        sb_dist_gather(f->dist, t->weight, (int64_t)sizeof(float) * t->nrows, &all, &bytes);
+        f->all_tm.weight = all;
+    }
+    if (f->ranking) { /* the queries too, for the training rows' ranking metrics: every rank's in rank order */
+        int64_t *len = sb_malloc(sizeof(int64_t) * (size_t)(f->tq.nq > 0 ? f->tq.nq : 1));
+        if (!len) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        for (int64_t q = 0; q < f->tq.nq; q++) len[q] = f->tq.start[q + 1] - f->tq.start[q];
+        sb_dist_gather(f->dist, len, (int64_t)sizeof(int64_t) * f->tq.nq, &all, &bytes);
+        sb_free(len);
+        const int64_t *a = all, nq = bytes / (int64_t)sizeof(int64_t);
+        f->all_tq.start = sb_malloc(sizeof(int64_t) * (size_t)(nq + 1));
+        if (!f->all_tq.start) {
+            sb_free(all);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        }
+        f->all_tq.nq = nq;
+        f->all_tq.start[0] = 0;
+        for (int64_t q = 0; q < nq; q++) {
+            f->all_tq.start[q + 1] = f->all_tq.start[q] + a[q];
+            if (a[q] > f->all_tq.maxq) f->all_tq.maxq = a[q];
+        }
+        sb_free(all);
+    }
+    return SB_OK;
+}
+
+/* Every rank's training margins in global row order (f->all_pred). */
+static void dist_gather_pred(fit *f) {
+    void *all = NULL;
+    int64_t bytes = 0;
+    sb_free(f->all_pred);
+    sb_dist_gather(f->dist, f->pred, (int64_t)sizeof(float) * f->tr->nrows * f->K, &all, &bytes);
+    f->all_pred = all;
+}
+
+/* The bins from the sample a single process draws (sb_bins_in_sample, keyed
+ * by the global row): each rank sends its sampled rows, every rank receives
+ * them all in global row order and builds the same edges from them (the
+ * edges depend on the sampled values alone, sorted by a total order). */
+static sb_status dist_bins(fit *f, int32_t nf, sb_bins *out) {
+    const gbdt_params *p = f->p;
+    const int64_t n = f->tr->nrows;
+    float *mine = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)(nf > 0 ? nf : 1));
+    if (!mine) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory for the binning sample");
+    int64_t k = 0;
+    for (int64_t r = 0; r < n; r++)
+        if (sb_bins_in_sample(p->seed, f->gn, p->bin_sample_rows, f->goff + r))
+            memcpy(mine + k++ * nf, f->tr->x + r * nf, sizeof(float) * (size_t)nf);
+    void *all = NULL;
+    int64_t bytes = 0;
+    sb_dist_gather(f->dist, mine, (int64_t)sizeof(float) * k * nf, &all, &bytes);
+    sb_free(mine);
+    const int64_t m = nf > 0 ? bytes / ((int64_t)sizeof(float) * nf) : 0;
+    sb_status st = sb_bins_build_cat(all, m, nf, p->max_bin, p->seed, 0, f->catm, out);
+    sb_free(all);
+    return st;
+}
+
+/* distributed_rows=given: this rank's dataset is its own rows, the training
+ * set the concatenation of every rank's in rank order. The ranks must agree
+ * on the columns, each hold rows, and have weights and initial scores on all
+ * ranks or none; ranking takes each rank's queries as whole queries (the
+ * training set's queries are every rank's in rank order: a query is never
+ * joined across ranks). Failures are every rank's alike (*coll). */
+static sb_status dist_given_rows(fit *f, gbdt_params *p, const sb_dataset *train, sb_table *blk, int *coll) {
+    const sb_dist *d = f->dist;
+    const sb_table *t = &train->t;
+    int64_t v[2] = {t->ncols, t->nrows > 0 ? 0 : 1};
+    uint32_t mx = (uint32_t)t->ncols;
+    sb_dist_sum_i64(d, v, 2);
+    sb_dist_max_u32(d, &mx, 1);
+    *coll = 1;
+    if (v[0] != (int64_t)mx * d->size)
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: the %d ranks' training data have different "
+                       "column counts", (int)d->size);
+    if (v[1] > 0)
+        return sb_fail(SB_ERR_LIMIT, "distributed_rows=given: %lld of the %d ranks hold no training rows; every "
+                       "rank needs rows", (long long)v[1], (int)d->size);
+    /* weights and initial scores: on every rank or on none (the collectives and the
+     * single process's meaning depend on it) */
+    int64_t has[2] = {t->weight != NULL, t->init != NULL};
+    sb_dist_sum_i64(d, has, 2);
+    if ((has[0] != 0 && has[0] != d->size) || (has[1] != 0 && has[1] != d->size))
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: %s on %lld of the %d ranks; give them on "
+                       "every rank or on none", has[0] != 0 && has[0] != d->size ? "weights" : "initial scores",
+                       (long long)(has[0] != 0 && has[0] != d->size ? has[0] : has[1]), (int)d->size);
+    if (sb_gbdt_is_ranking(p->objective)) { /* every rank needs its queries (a query id per row) */
+        int64_t have = t->qid != NULL;
+        sb_dist_sum_i64(d, &have, 1);
+        if (have != d->size)
+            return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: ranking needs query ids on every rank");
+    }
+    *coll = 0;
+    *blk = *t;
+    f->quiet = d->rank != 0;
+    if (f->quiet) p->progress = 0;
+    return SB_OK;
+}
+
+/* distributed=mpi's refusals (before anything is exchanged, the same on
+ * every rank: they read the arguments alone), then the communicator and
+ * this rank's block of the training rows: rank k of N takes global rows
+ * [floor(k n / N), floor((k + 1) n / N)) of the n rows every rank was given
+ * (the same file); ranking takes whole queries by the same rule on the G
+ * queries, so no query is cut. *blk is a view of train's rows (nothing is
+ * copied); *coll := 1 for a failure every rank meets alike. */
+static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, const sb_card *card, sb_table *blk,
+                            int *coll) {
+    const char *no = NULL;
+    if (p->device != SB_GBDT_DEVICE_CPU) no = "a device (device=...): the ranks train on their CPUs";
+    else if (card) no = "an identity card: record cards in one process";
+    if (no)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
+                       "\"What is refused\")", no);
+    if (p->dist_given && !p->distributed)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed_rows=given needs distributed=mpi");
+    sb_status st = sb_dist_open("mpi", &f->dist);
+    if (st != SB_OK) return st;
+    const sb_dist *d = f->dist;
+    if (p->dist_given) return dist_given_rows(f, p, train, blk, coll);
+    /* every rank must hold the same rows: compare the counts (and the columns) */
+    int64_t shape[2] = {train->t.nrows, train->t.ncols}, sum[2] = {shape[0], shape[1]};
+    uint32_t top[4] = {(uint32_t)((uint64_t)shape[0] >> 32), (uint32_t)shape[0], (uint32_t)shape[1], 0};
+    sb_dist_sum_i64(d, sum, 2);
+    sb_dist_max_u32(d, top, 3);
+    const uint64_t mx = ((uint64_t)top[0] << 32) | top[1];
+    if (sum[0] != (int64_t)mx * d->size || sum[1] != (int64_t)top[2] * d->size) {
+        *coll = 1;
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed=mpi: the %d ranks were given different training data "
+                       "(row or column counts differ); give every rank the same file", (int)d->size);
+    }
+    const int64_t n = shape[0], N = d->size, k = d->rank;
+    if (n < N) {
+        *coll = 1;
+        return sb_fail(SB_ERR_LIMIT, "distributed=mpi: %lld training rows for %d ranks; every rank needs rows",
+                       (long long)n, (int)N);
+    }
+    int64_t b = n * k / N, e = n * (k + 1) / N;
+    if (sb_gbdt_is_ranking(p->objective)) { /* ranking: blocks of whole queries, by the same rule on queries */
+        sb_rank_groups q;
+        memset(&q, 0, sizeof q);
+        sb_status gs = sb_rank_groups_build(&train->t, "training", &q);
+        if (gs != SB_OK) {
+            *coll = 1; /* every rank holds the same rows: the same verdict */
+            return gs;
+        }
+        if (q.nq < N) {
+            sb_rank_groups_release(&q);
+            *coll = 1;
+            return sb_fail(SB_ERR_LIMIT, "distributed=mpi: %lld queries for %d ranks; every rank needs a query",
+                           (long long)q.nq, (int)N);
+        }
+        b = q.start[q.nq * k / N];
+        e = q.start[q.nq * (k + 1) / N];
+        sb_rank_groups_release(&q);
+    }
+    *blk = train->t;
+    blk->nrows = e - b;
+    blk->x = train->t.x + b * train->t.ncols;
+    blk->label = train->t.label ? train->t.label + b * (train->t.ntargets > 0 ? train->t.ntargets : 1) : NULL;
+    blk->weight = train->t.weight ? train->t.weight + b : NULL;
+    blk->qid = train->t.qid ? train->t.qid + b : NULL;
+    blk->init = train->t.init ? train->t.init + b * train->t.init_k : NULL;
+    f->quiet = d->rank != 0;
+    if (f->quiet) p->progress = 0;
+    return SB_OK;
+}
+
+/* The last collective of a distributed fit: every rank's model digest
+ * compared (the largest of each word and of its complement over the ranks:
+ * equal to this rank's only when every rank holds the same bytes). A
+ * difference is a defect, named on every rank; agreement also means no rank
+ * returns its model before every rank has finished. */
+static sb_status dist_agree(fit *f, const sb_model *m, int *coll) {
+    char hex[65];
+    sb_status st = sb_model_digest(m, hex);
+    if (st != SB_OK) return st;
+    uint32_t w[16];
+    for (int i = 0; i < 8; i++) {
+        w[i] = (uint32_t)strtoul((char[9]){hex[8 * i], hex[8 * i + 1], hex[8 * i + 2], hex[8 * i + 3], hex[8 * i + 4],
+                                            hex[8 * i + 5], hex[8 * i + 6], hex[8 * i + 7], 0},
+                                 NULL, 16);
+        w[8 + i] = ~w[i];
+    }
+    uint32_t g[16];
+    memcpy(g, w, sizeof g);
+    sb_dist_max_u32(f->dist, g, 16);
+    if (memcmp(g, w, sizeof g) != 0) {
+        *coll = 1;
+        return sb_fail(SB_ERR_INTERNAL, "distributed=mpi: the ranks' models differ (rank %d's digest %s); a defect: "
+                       "please report it", (int)f->dist->rank, hex);
+    }
+    return SB_OK;
+}
+
 /* What categorical features (p->catf) need before anything long, refused by
  * name otherwise: training values that are codes:
  * NaN or negative (missing), or integral in [0, 2^31). */
@@ -1178,9 +1508,9 @@ static sb_status check_categorical(const gbdt_params *p, const sb_table *t) {
  * keyed by the iteration is the uninterrupted fit's). The validation sets
  * are read only; the trees never depend on them except through where early
  * stopping cuts. */
-static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *const *valid,
-                          int32_t nvalid, const char *const *names, const sb_model *init, sb_card *card,
-                          sb_model **out) {
+static sb_status gbdt_fit_run(const sb_params *params, const sb_dataset *train, const sb_dataset *const *valid,
+                              int32_t nvalid, const char *const *names, const sb_model *init, sb_card *card,
+                              sb_model **out, const sb_dist **dist_out, int *coll) {
     sb_evals *ev = NULL; /* the metric log (below), owned here until the model takes it */
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gbdt_fit: NULL argument");
@@ -1202,10 +1532,24 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     f.p = &p;
     f.tr = &train->t;
     f.card = card;
+    sb_table blk; /* distributed=mpi: this rank's block of the training rows (a view) */
+    if (p.distributed) {
+        if ((st = dist_setup(&f, &p, train, card, &blk, coll)) != SB_OK) {
+            *dist_out = f.dist;
+            return st;
+        }
+        *dist_out = f.dist;
+        f.tr = &blk;
+    }
     int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
     int32_t K = p.num_class;
     if ((st = check_labels(&p, f.tr, "training", &K)) != SB_OK) return st;
+    if (f.dist) { /* multiclass without num_class: the classes every rank's labels reach */
+        uint32_t kk = (uint32_t)K;
+        sb_dist_max_u32(f.dist, &kk, 1);
+        K = (int32_t)kk;
+    }
     if (p.nmono > 0 && p.nmono != nf)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "monotone_constraints has %d entries and the data %d features: give "
                        "one per feature (0: none)", (int)p.nmono, (int)nf);
@@ -1279,13 +1623,30 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     /* A row of weight zero is an absent row (scikit-learn's meaning): the
      * bins, the trees' row counts and the subsample draws are those of the
      * other rows. Ranking keeps its rows (its query groups go by position). */
-    if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) goto done;
+    if (f.dist && !f.ranking && f.tr->weight) {
+        /* distributed=mpi: the single process drops its rows of weight zero
+         * unless none or all weigh zero; decided on every rank's counts, so
+         * a block whose rows all weigh zero is emptied when others weigh */
+        int64_t c[2] = {0, f.tr->nrows};
+        for (int64_t r = 0; r < f.tr->nrows; r++) c[0] += f.tr->weight[r] > 0.0f;
+        sb_dist_sum_i64(f.dist, c, 2);
+        if (c[0] > 0 && c[0] < c[1] && (st = sb_table_drop_zero_weight_all(f.tr, &kept, &dropped)) != SB_OK)
+            goto done;
+    } else if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) {
+        goto done;
+    }
     if (dropped) {
         f.tr = &kept;
         n = kept.nrows;
     }
     f.tm = f.tr; /* metrics of the training rows weigh them as given, as LightGBM's */
-    if ((st = fold_class_weights(&p, f.tr, &weighted, &cw, &folded)) != SB_OK) goto done;
+    if (f.dist) { /* this rank's place among the rows every rank keeps */
+        sb_dist_prefix(f.dist, n, &f.goff, &f.gn);
+        if ((st = dist_gather_train(&f)) != SB_OK) goto done;
+    } else {
+        f.gn = n;
+    }
+    if ((st = fold_class_weights(&p, f.tr, f.dist, &weighted, &cw, &folded)) != SB_OK) goto done;
     if (folded) f.tr = &weighted;
     sb_model *m = NULL;
     int64_t ntasks = sb_chunk_count(n, ROW_GRAIN);
@@ -1333,8 +1694,12 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
     const char *tenv = getenv("SAMEBITS_GBDT_TIMING");
     f.ws.timing = tenv && tenv[0] == '1';
     double tph[8] = {0}, tclk = f.ws.timing ? gbdt_clock() : 0.0;
-    if ((st = sb_bins_build_cat(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, f.catm, &f.bins)) != SB_OK)
+    if (f.dist) {
+        if ((st = dist_bins(&f, nf, &f.bins)) != SB_OK) goto done;
+    } else if ((st = sb_bins_build_cat(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, f.catm, &f.bins)) !=
+               SB_OK) {
         goto done;
+    }
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     if (p.device == SB_GBDT_DEVICE_CPU && (p.force_row_wise || (!p.force_col_wise && sb_grow_rowwise_wanted(n, nf)))) {
         if (!(f.binned_rows = sb_malloc((size_t)n * (size_t)nf)) || !(f.ghq = sb_malloc(sizeof(int64_t) * (size_t)n))) {
@@ -1455,7 +1820,13 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
                 mg = max_key(mg, m[0]);
                 mh = max_key(mh, m[1]);
             }
-            if ((st = check_maxima(it, c, mg, mh, f.tr->nrows)) != SB_OK) goto done;
+            if (f.dist) { /* the largest keys over every rank: order-free */
+                uint32_t k2[2] = {sb_f2u(mg), sb_f2u(mh)};
+                sb_dist_max_u32(f.dist, k2, 2);
+                mg = sb_u2f(k2[0]);
+                mh = sb_u2f(k2[1]);
+            }
+            if ((st = check_maxima(it, c, mg, mh, f.gn)) != SB_OK) goto done;
             f.g_scale = quant_scale(mg);
             f.h_scale = quant_scale(mh);
             sb_parallel_for(ntasks, quant_task, &f);
@@ -1464,7 +1835,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             gbdt_phase(f.ws.timing, &tph[2], &tclk);
             f.gc.tree = (uint64_t)t;
             sb_grow_data gd = {f.binned, n, nf, &f.bins, f.gq, f.hq, f.g_scale, f.h_scale, f.mask, f.catm, &f.catr,
-                               f.binned_rows, f.ghq};
+                               f.binned_rows, f.ghq, f.dist ? dist_reduce_hist : NULL, &f};
             sb_grown gr;
             if ((st = sb_tree_grow_i32(&gp, &gd, f.rows, nbag, &f.ws, &gr)) != SB_OK) goto done;
             gbdt_phase(f.ws.timing, &tph[3], &tclk);
@@ -1500,6 +1871,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
             const int train_too = log_now && p.train_metric && f.nsets; /* LightGBM's is_training_metric */
             if (f.dev && (!f.nsets || train_too || has_train) && (st = f.ops->read_margins(f.dev, f.pred)) != SB_OK)
                 goto done;
+            if (f.dist && (!f.nsets || train_too || has_train)) dist_gather_pred(&f);
             const int32_t nm = (log_now || ev) && p.nmetrics > 1 ? p.nmetrics : 1;
             if ((train_too || !f.nsets) && (st = eval_metrics(&f, it, -1, log_now, nm, vals, NULL)) != SB_OK) goto done;
             for (int32_t s = 0; s < f.nsets; s++)
@@ -1524,7 +1896,7 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
                             any_best[k] = it;
                         } else if (it - any_best[k] >= p.early_stopping_rounds) {
                             best_iter = any_best[k];
-                            if (p.eval_period > 0) {
+                            if (p.eval_period > 0 && !f.quiet) {
                                 if (f.sets[s].label != f.sets[s].name) /* one unnamed set: the line as it was */
                                     fprintf(stderr, "early stopping: best iteration %d, %s %.6g\n", (int)(best_iter + 1),
                                             ev->names[j], (double)any_val[k]);
@@ -1558,6 +1930,11 @@ static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, cons
         if (ev) ev->best = best_iter + 1;
     }
     if ((st = make_model(&f, base, &m)) != SB_OK) goto done;
+    if (f.dist && (st = dist_agree(&f, m, coll)) != SB_OK) {
+        sb_model_free(m);
+        m = NULL;
+        goto done;
+    }
     m->evals = ev;
     ev = NULL;
     /* a model prediction would refuse is not returned either */
@@ -1611,5 +1988,24 @@ done:
     sb_free(f.dart_drop);
     for (int32_t k = 0; k < f.ntrees; k++) sb_tree_release(&f.trees[k]);
     sb_free(f.trees);
+    sb_free(f.all_tm.label);
+    sb_free(f.all_tm.weight);
+    sb_rank_groups_release(&f.all_tq);
+    sb_free(f.all_pred);
+    return st;
+}
+
+/* A fit, and under distributed=mpi the rule that keeps a job from hanging: a
+ * failure on one rank that the others cannot know of (bad rows in its block,
+ * out of memory) would leave them waiting in the next collective, so it ends
+ * the whole job by name (sb_dist_fail); failures every rank meets alike (the
+ * refusals, different data on different ranks) return as usual. */
+static sb_status gbdt_fit(const sb_params *params, const sb_dataset *train, const sb_dataset *const *valid,
+                          int32_t nvalid, const char *const *names, const sb_model *init, sb_card *card,
+                          sb_model **out) {
+    const sb_dist *dist = NULL;
+    int coll = 0;
+    sb_status st = gbdt_fit_run(params, train, valid, nvalid, names, init, card, out, &dist, &coll);
+    if (st != SB_OK && dist && !coll) sb_dist_fail(dist, st, sb_last_error());
     return st;
 }

@@ -472,6 +472,17 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
     } else if (is(key, "numeric_mode", NULL, NULL, NULL)) {
         sb_numeric_mode m;
         if ((st = sb_numeric_mode_parse(v, &m)) == SB_OK) p->numeric_mode = (int32_t)m;
+    } else if (is(key, "distributed", NULL, NULL, NULL)) {
+        /* data-parallel training (docs/distributed.md); a run setting, not in the model */
+        if (!strcmp(v, "mpi")) p->distributed = 1;
+        else if (!strcmp(v, "none") || !strcmp(v, "false") || !strcmp(v, "0")) p->distributed = 0;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter distributed='%s': give mpi (or none)", v);
+    } else if (is(key, "distributed_rows", NULL, NULL, NULL)) {
+        /* split: every rank passes the whole training set and keeps its block;
+         * given: every rank passes its own rows (docs/distributed.md) */
+        if (!strcmp(v, "split")) p->dist_given = 0;
+        else if (!strcmp(v, "given")) p->dist_given = 1;
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter distributed_rows='%s': give split or given", v);
     } else if (is(key, "device", "device_type", NULL, NULL)) {
         /* the device layer's one parser: a backend this build lacks is refused
          * here; an absent device when training opens it */
@@ -502,7 +513,7 @@ static const char *const k_alias_groups[] = {
     "scale_pos_weight", "is_unbalance|unbalance|unbalanced_sets",
     "categorical_feature|cat_feature|categorical_column|cat_column", "max_cat_to_onehot", "max_cat_threshold",
     "cat_smooth", "cat_l2", "min_data_per_group",
-    "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", NULL};
+    "bin_sample_rows|bin_construct_sample_cnt|subsample_for_bin", "device|device_type", "distributed", "distributed_rows", NULL};
 
 sb_status sb_gbdt_params_parse(const sb_params *params, gbdt_params *p) {
     memset(p, 0, sizeof *p);
@@ -781,7 +792,7 @@ sb_status sb_gbdt_params_text(const gbdt_params *p, char **out) {
     /* The model's parameters are those that decide its trees. The metric and
      * early_stopping_rounds decide them only when early stopping is on (the
      * metric then chose the tree count); otherwise they belong to the run, as
-     * eval_period, train_metric, progress and device do, and are not written:
+     * eval_period, train_metric, progress, device and distributed do, and are not written:
      * two fits that differ only in what they log are one model, one digest. */
     char stop[96] = "";
     if (p->early_stopping_rounds > 0)

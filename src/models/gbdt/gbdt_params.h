@@ -56,6 +56,8 @@ typedef struct gbdt_params {
     int32_t numeric_mode;
     int64_t bin_sample_rows;
     int32_t device;           /* SB_GBDT_DEVICE_*; not part of the model */
+    int32_t distributed;      /* 1: distributed=mpi (docs/distributed.md); not part of the model */
+    int32_t dist_given;       /* distributed_rows=given: each rank's dataset is its own rows; not in the model */
     /* ranking (objective lambdarank or rank_pairwise; LightGBM's names) */
     int32_t metric_at;        /* eval_at: the k of ndcg@k and map@k */
     int32_t rank_truncation;  /* lambdarank_truncation_level */

@@ -187,6 +187,12 @@ static void bin_feature(void *ctx, int64_t f) {
     j->nbins[f] = nb;
 }
 
+int sb_bins_in_sample(uint64_t seed, int64_t n, int64_t sample_rows, int64_t r) {
+    if (!(sample_rows > 0 && n > sample_rows)) return 1;
+    const float p = (float)sample_rows / (float)n;
+    return sb_rng_unit_f32(seed, SB_PURPOSE_BIN_SAMPLE, (uint64_t)r) < p;
+}
+
 sb_status sb_bins_build(const float *x, int64_t n, int32_t nf, int32_t max_bin, uint64_t seed,
                         int64_t sample_rows, sb_bins *out) {
     return sb_bins_build_cat(x, n, nf, max_bin, seed, sample_rows, NULL, out);
@@ -202,10 +208,9 @@ sb_status sb_bins_build_cat(const float *x, int64_t n, int32_t nf, int32_t max_b
     if (sample_rows > 0 && n > sample_rows) {
         rows = sb_malloc(sizeof(int64_t) * (size_t)n);
         if (!rows) return sb_fail(SB_ERR_OUT_OF_MEMORY, "binning: out of memory");
-        const float p = (float)sample_rows / (float)n;
         int64_t k = 0;
         for (int64_t r = 0; r < n; r++)
-            if (sb_rng_unit_f32(seed, SB_PURPOSE_BIN_SAMPLE, (uint64_t)r) < p) rows[k++] = r;
+            if (sb_bins_in_sample(seed, n, sample_rows, r)) rows[k++] = r;
         j.rows = rows;
         j.nrows = k;
     }

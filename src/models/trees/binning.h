@@ -68,4 +68,11 @@ static inline uint8_t sb_bin_of(const sb_bins *b, int32_t f, float v) {
  * out + f * n, so a histogram pass over one feature reads contiguous bytes. */
 void sb_bins_apply(const sb_bins *b, const float *x, int64_t n, int32_t nf, uint8_t *out);
 
+/* Whether row r of n is in the sample binning draws (sb_bins_build_cat):
+ * every row when sample_rows is 0 or n <= sample_rows, else the rows whose
+ * draw keyed by (seed, r) is below sample_rows / n. A pure function of the
+ * global row index, so ranks that each hold a block of rows draw, together,
+ * the one sample a single process draws (gbdt.c, distributed=mpi). */
+int sb_bins_in_sample(uint64_t seed, int64_t n, int64_t sample_rows, int64_t r);
+
 #endif

@@ -711,6 +711,7 @@ static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
     leaf *small = kid[0].C <= kid[1].C ? &kid[0] : &kid[1], *large = kid[0].C <= kid[1].C ? &kid[1] : &kid[0];
     small->hist = spare; /* from the growing thread: see hist_get */
     build_hist(c, c->rows + small->begin, small->end - small->begin, small->hist, serial);
+    if (c->d->reduce) c->d->reduce(c->d->reduce_ctx, &small->hist[0].g, 3 * (int64_t)c->total);
     large->hist = P->hist;
     P->hist = NULL;
     for (int32_t i = 0; i < c->total; i++) {
@@ -783,6 +784,7 @@ static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k, int3
 #ifdef SB_SABOTAGE_FLOAT_HIST
     want = 1; /* the arm's partial sums are per worker; one leaf at a time */
 #endif
+    if (c->d->reduce) want = 1; /* ranks reduce node by node, in pick order (their row counts differ) */
     /* Depth-wise, every splittable open leaf is split in turn: with at least
      * as many of them as workers, leaves of any size are batched (one leaf a
      * task, no per-leaf hand-offs or partial histograms) and none is wasted. */
@@ -916,19 +918,30 @@ sb_status sb_tree_grow_i32(const sb_grow_params *p, const sb_grow_data *d, int32
     const double troot = ws->timing ? grow_clock() : 0.0;
     build_hist(&c, rows, nrows, root.hist, 0);
     if (ws->timing) ws->t_root += grow_clock() - troot;
+    if (d->reduce) d->reduce(d->reduce_ctx, &root.hist[0].g, 3 * (int64_t)c.total);
+    root.C = nrows;
     if (c.nactive > 0) { /* totals, exactly: every row sits in one bin of each usable feature */
         const hentry *hf = root.hist + c.hoff[c.act[0]];
+        int64_t cnt = 0;
         for (int32_t t = 0; t <= d->bins->nbins[c.act[0]]; t++) {
             root.G += hf[t].g;
             root.H += hf[t].h;
+            cnt += hf[t].c;
         }
+        if (d->reduce) root.C = cnt; /* every rank's rows: the global histogram's count */
     } else {
         for (int64_t i = 0; i < nrows; i++) {
             root.G += d->gq[rows[i]];
             root.H += d->hq[rows[i]];
         }
+        if (d->reduce) {
+            int64_t t3[3] = {root.G, root.H, root.C};
+            d->reduce(d->reduce_ctx, t3, 3);
+            root.G = t3[0];
+            root.H = t3[1];
+            root.C = t3[2];
+        }
     }
-    root.C = nrows;
     memcpy(out->root_hist, root.hist, sizeof(hentry) * (size_t)c.total);
     if ((st = sb_node_list_add(&c.t, root.G, root.H, root.C, &root.node)) != SB_OK) {
         hist_put(&c, root.hist);

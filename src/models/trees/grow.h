@@ -42,6 +42,15 @@ typedef struct sb_grow_data {
                                      read it (one cache line a row instead of one a feature) */
     const int64_t *ghq;           /* with binned_rows: row r's gq and hq in one word (sb_grow_pack_gh),
                                      so a scattered row's gradients are one cache line, not two */
+    /* Data-parallel growth (gbdt.c, distributed=mpi), or NULL: the rows here
+     * are one rank's block, and reduce(reduce_ctx, v, n) replaces v[0..n) by
+     * its exact sum over the ranks. The grower calls it on every histogram it
+     * builds from rows (the root's, each smaller child's) before reading it,
+     * one node at a time in pick order, so every rank sees the global
+     * histograms, counts and sums and makes the same decisions; partitions
+     * and leaf ranges stay local. It must not fail (a failure ends the job). */
+    void (*reduce)(void *reduce_ctx, int64_t *v, int64_t n);
+    void *reduce_ctx;
 } sb_grow_data;
 
 /* gq in the low 32 bits, hq in the high 32, and back (exact for any int32s). */

@@ -1,0 +1,42 @@
+/*
+ * dist.h: the library's side of data-parallel training (issue 26): one
+ * communicator per process, opened on demand through a dlopen()ed MPI shim
+ * (dist_shim.h), with the few exact collectives the fit needs. Every call is
+ * collective: each rank of the job makes the same calls in the same order.
+ */
+#ifndef SB_CORE_DIST_H
+#define SB_CORE_DIST_H
+#include "internal.h"
+
+typedef struct sb_dist {
+    int32_t rank, size;
+    const struct sb_mpi_shim *ops;
+} sb_dist;
+
+/* The process's communicator for engine ("mpi" is the only one), opened on
+ * the first call (the shim loaded and MPI initialized; MPI is finalized at
+ * exit) and the same pointer after. The shim is SAMEBITS_MPI_SHIM when set,
+ * else libsamebits_mpi.so beside the library (or beside the executable that
+ * links it statically, or in ../lib from it: an installed samebits).
+ * Absent or unusable: SB_ERR_BACKEND_UNAVAILABLE saying how to build it;
+ * another engine: SB_ERR_INVALID_ARGUMENT. */
+sb_status sb_dist_open(const char *engine, sb_dist **out);
+
+/* v[i] := the sum over ranks (exact int64, so order-free). */
+void sb_dist_sum_i64(const sb_dist *d, int64_t *v, int64_t n);
+/* v[i] := the largest over ranks, as unsigned keys (order-free). */
+void sb_dist_max_u32(const sb_dist *d, uint32_t *v, int64_t n);
+/* Every rank's nbytes of mine, concatenated in rank order, into *all
+ * (sb_malloc'ed here, the caller frees; *total its length). Out of memory is
+ * a local failure: it ends the job (sb_dist_fail). */
+void sb_dist_gather(const sb_dist *d, const void *mine, int64_t nbytes, void **all, int64_t *total);
+/* The sum over ranks of x, and the sum over ranks before this one. */
+void sb_dist_prefix(const sb_dist *d, int64_t x, int64_t *before, int64_t *total);
+/* A failure on this rank that the others cannot know of (they would wait in
+ * the next collective forever): its message is printed, named, with the rank,
+ * and the whole job is ended (MPI_Abort). Does not return. */
+void sb_dist_fail(const sb_dist *d, sb_status st, const char *msg);
+/* Bytes and collective calls this rank has sent so far (the shim's count). */
+void sb_dist_stats(const sb_dist *d, int64_t *bytes, int64_t *calls);
+
+#endif
