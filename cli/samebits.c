@@ -714,7 +714,8 @@ static int cmd_train(int argc, char **argv) {
        * library trains each on its block of rows; the engine starts before the data is
        * read (a missing MPI is refused at once), and rank 0 alone writes the model */
         const char *dv;
-        if (!strcmp(model_kind, "gbdt") && sb_params_get(params, "distributed", &dv) == SB_OK && !strcmp(dv, "mpi") &&
+        if ((!strcmp(model_kind, "gbdt") || forest) && sb_params_get(params, "distributed", &dv) == SB_OK &&
+            !strcmp(dv, "mpi") &&
             (st = sb_distributed_info("mpi", &dist_rank, &dist_size)) != SB_OK)
             goto lib_fail;
         const char *rows = NULL;
@@ -860,7 +861,9 @@ static int cmd_train(int argc, char **argv) {
         else
             st = (iforest ? sb_isolation_forest_fit : sb_forest_fit)(params, dtrain, card, &model);
         if (st != SB_OK) goto lib_fail;
-        fprintf(stderr, "samebits: %s fitted in %.2f s\n", model_kind, now_s() - t1);
+        if (dist_rank == 0)
+            fprintf(stderr, "samebits: %s fitted in %.2f s%s\n", model_kind, now_s() - t1,
+                    dist_size > 0 ? " over MPI ranks (every rank holds the same model; rank 0 writes it)" : "");
     } else if (kmeans) {
         if ((st = sb_kmeans_fit(params, dtrain, NULL, card, &model)) != SB_OK) goto lib_fail;
         int64_t it = 0, conv = 1, k = 0;

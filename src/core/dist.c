@@ -133,6 +133,48 @@ void sb_dist_gather(const sb_dist *d, const void *mine, int64_t nbytes, void **a
     *total = t;
 }
 
+void sb_dist_sum_hist(const sb_dist *d, int64_t *v, int64_t n) {
+#ifdef SB_SABOTAGE_FLOAT_ALLREDUCE
+    /* Separating arm (make SABOTAGE=float-allreduce): the sums across ranks
+     * as floats (MPI_SUM on MPI_FLOAT, here in rank order): each entry
+     * rounded to float32 on every rank and the partial sums rounded again,
+     * so the model depends on the rank count. */
+    float *mine = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!mine) sb_dist_fail(d, SB_ERR_OUT_OF_MEMORY, "distributed: out of memory");
+    for (int64_t i = 0; i < n; i++) mine[i] = (float)v[i];
+    void *all = NULL;
+    int64_t bytes = 0;
+    sb_dist_gather(d, mine, (int64_t)sizeof(float) * n, &all, &bytes);
+    const float *a = all;
+    for (int64_t i = 0; i < n; i++) {
+        float acc = 0.0f;
+        for (int32_t r = 0; r < d->size; r++) acc = acc + a[(int64_t)r * n + i];
+        v[i] = (int64_t)acc;
+    }
+    sb_free(all);
+    sb_free(mine);
+#else
+    d->ops->sum_i64(v, n);
+#endif
+}
+
+sb_status sb_dist_agree(const sb_dist *d, const char *hex) {
+    uint32_t w[16], g[16];
+    for (int i = 0; i < 8; i++) {
+        char word[9];
+        memcpy(word, hex + 8 * i, 8);
+        word[8] = 0;
+        w[i] = (uint32_t)strtoul(word, NULL, 16);
+        w[8 + i] = ~w[i];
+    }
+    memcpy(g, w, sizeof g);
+    d->ops->max_u32(g, 16);
+    if (memcmp(g, w, sizeof g) != 0)
+        return sb_fail(SB_ERR_INTERNAL, "distributed=mpi: the ranks' models differ (rank %d's digest %.64s); a "
+                       "defect: please report it", (int)d->rank, hex);
+    return SB_OK;
+}
+
 void sb_dist_fail(const sb_dist *d, sb_status st, const char *msg) {
     fprintf(stderr, "samebits: rank %d of %d: error: %s: %s; ending the job (the other ranks cannot go on)\n",
             (int)d->rank, (int)d->size, sb_status_name(st), msg && msg[0] ? msg : "(no message)");
@@ -143,6 +185,8 @@ void sb_dist_fail(const sb_dist *d, sb_status st, const char *msg) {
 #else
 void sb_dist_sum_i64(const sb_dist *d, int64_t *v, int64_t n) { (void)d; (void)v; (void)n; }
 void sb_dist_max_u32(const sb_dist *d, uint32_t *v, int64_t n) { (void)d; (void)v; (void)n; }
+void sb_dist_sum_hist(const sb_dist *d, int64_t *v, int64_t n) { (void)d; (void)v; (void)n; }
+sb_status sb_dist_agree(const sb_dist *d, const char *hex) { (void)d; (void)hex; return SB_OK; }
 void sb_dist_stats(const sb_dist *d, int64_t *bytes, int64_t *calls) { (void)d; *bytes = *calls = 0; }
 void sb_dist_prefix(const sb_dist *d, int64_t x, int64_t *before, int64_t *total) { (void)d; *before = 0; *total = x; }
 void sb_dist_gather(const sb_dist *d, const void *mine, int64_t nbytes, void **all, int64_t *total) {

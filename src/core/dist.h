@@ -24,6 +24,17 @@ sb_status sb_dist_open(const char *engine, sb_dist **out);
 
 /* v[i] := the sum over ranks (exact int64, so order-free). */
 void sb_dist_sum_i64(const sb_dist *d, int64_t *v, int64_t n);
+/* The split statistics' all-reduce (gradient boosting's histograms, a
+ * forest's node sums): v[i] := the sum over ranks, exact int64 as
+ * sb_dist_sum_i64. The one place the separating arm SABOTAGE=float-allreduce
+ * breaks (sums as floats in rank order), so it breaks every model family's
+ * split sums alike. */
+void sb_dist_sum_hist(const sb_dist *d, int64_t *v, int64_t n);
+/* The last collective of a distributed fit: SB_OK when every rank's model
+ * digest (64 hex characters) is hex, compared as the largest of each word
+ * and its complement over the ranks; else SB_ERR_INTERNAL, named, on every
+ * rank (a defect). */
+sb_status sb_dist_agree(const sb_dist *d, const char *hex);
 /* v[i] := the largest over ranks, as unsigned keys (order-free). */
 void sb_dist_max_u32(const sb_dist *d, uint32_t *v, int64_t n);
 /* Every rank's nbytes of mine, concatenated in rank order, into *all

@@ -34,6 +34,7 @@
 #include "../model.h"
 #include "../trees/binning.h"
 #include "../../core/rng.h"
+#include "../../core/dist.h"
 #include "../../io/dataset.h"
 #include "../../kernels/tree.h"
 #include "../../kernels/forest.h"
@@ -75,7 +76,44 @@ typedef struct fctx {
     int32_t first;      /* the first tree grown (0 without init) */
     int32_t init_T;     /* init's estimators (first) */
     int32_t key_shift;  /* subtracted from a grown tree's index in its draws: 0, but for the test arm below */
+    /* distributed=mpi (docs/distributed.md): the communicator (NULL: one
+     * process), this rank's first row among every rank's (0) and every
+     * rank's rows together (tr->nrows in one process) */
+    const sb_dist *dist;
+    int64_t goff, gn;
 } fctx;
+
+/* ---- distributed=mpi: the exchanges (each a no-op in one process) ---- */
+
+/* Counts a single process takes over all rows: v := the exact sum over ranks. */
+static void fd_sum(const fctx *f, int64_t *v, int64_t n) {
+    if (f->dist) sb_dist_sum_i64(f->dist, v, n);
+}
+
+/* A node's split sums (its totals, histograms, Extra Trees' threshold sums):
+ * the exact int64 sum over ranks through the histogram all-reduce (the one
+ * the separating arm SABOTAGE=float-allreduce breaks). */
+static void fd_hist(const fctx *f, int64_t *v, int64_t n) {
+    if (f->dist) sb_dist_sum_hist(f->dist, v, n);
+}
+
+/* The largest over ranks of x >= 0 (or NaN-free non-negative floats: their
+ * bits order as the values do). */
+static float fd_max(const fctx *f, float x) {
+    if (!f->dist) return x;
+    uint32_t k = sb_f2u(x);
+    sb_dist_max_u32(f->dist, &k, 1);
+    return sb_u2f(k);
+}
+
+/* The smallest positive over ranks of x (0: none on this rank; 0 back when
+ * no rank has one). */
+static float fd_min_pos(const fctx *f, float x) {
+    if (!f->dist) return x;
+    uint32_t k = x > 0.0f ? ~sb_f2u(x) : 0u;
+    sb_dist_max_u32(f->dist, &k, 1);
+    return k ? sb_u2f(~k) : 0.0f;
+}
 
 typedef struct fnode {
     int32_t feature, bin, default_left, left, right;
@@ -102,6 +140,8 @@ typedef struct tctx {
     int32_t nnodes, cap;
     int64_t *leafsum;        /* per leaf: K counts or (w, s) */
     int32_t nleaves, leafcap;
+    int64_t *dsum;           /* distributed=mpi: a node's sums for every drawn feature, reduced at once */
+    uint32_t *dlohi;         /* distributed=mpi, Extra Trees: each drawn feature's (256 - lo, hi) */
 } tctx;
 
 /* ---- scores: src/kernels/forest.h (shared with the device grower) ---- */
@@ -253,6 +293,86 @@ static void find_split(tctx *c, uint64_t key, int64_t b, int64_t e, const int64_
     }
 }
 
+/* find_split under distributed=mpi: the same candidates, scores and order as
+ * find_split, from sums over every rank's rows. The drawn features come from
+ * (seed, node key) alone, so every rank draws the same ones; their sums are
+ * built on this rank's rows and all-reduced exactly in one exchange (random
+ * forests: the histograms of every drawn feature); Extra Trees first take
+ * each drawn feature's smallest and largest value bin over every rank (an
+ * integer max of 256 - lo and of hi), draw the threshold from that global
+ * range and the node key, then reduce the missing and left sums of every
+ * drawn feature at once. Every rank thus scores the same integers and makes
+ * the same split. */
+static void find_split_dist(tctx *c, uint64_t key, int64_t b, int64_t e, const int64_t *tot, fsplit *best) {
+    const fctx *f = c->f;
+    const int64_t n = f->tr->nrows;
+    const int32_t nv = f->nv, M = f->mtry;
+    memset(best, 0, sizeof *best);
+    draw_features(c, key);
+    if (!f->p->extra) {
+        int64_t len = 0;
+        for (int32_t a = 0; a < M; a++) len += (int64_t)(f->bins.nbins[c->order[a]] + 1) * nv;
+        memset(c->dsum, 0, sizeof(int64_t) * (size_t)len);
+        int64_t at = 0;
+        for (int32_t a = 0; a < M; a++) {
+            const int32_t feat = c->order[a];
+            const uint8_t *col = f->binned + (int64_t)feat * n;
+            int64_t *h0 = c->dsum + at;
+            for (int64_t i = b; i < e; i++) {
+                const int32_t r = c->rows[i];
+                put_row(c, h0 + (int64_t)col[r] * nv, r);
+            }
+            at += (int64_t)(f->bins.nbins[feat] + 1) * nv;
+        }
+        fd_hist(f, c->dsum, len);
+        at = 0;
+        for (int32_t a = 0; a < M; a++) {
+            const int32_t feat = c->order[a], nb = f->bins.nbins[feat];
+            int64_t *h = c->dsum + at;
+            sb_k_forest_cumulate(h, nb, nv);
+            for (int32_t t = 1; t < nb; t++) sb_k_forest_rf_at(&c->rules, tot, h, h, nb, feat, t, best);
+            at += (int64_t)(nb + 1) * nv;
+        }
+        return;
+    }
+    for (int32_t a = 0; a < M; a++) {
+        const uint8_t *col = f->binned + (int64_t)c->order[a] * n;
+        int32_t lo = 256, hi = 0;
+        for (int64_t i = b; i < e; i++) {
+            const int32_t bin = col[c->rows[i]];
+            if (bin != 0) {
+                if (bin < lo) lo = bin;
+                if (bin > hi) hi = bin;
+            }
+        }
+        c->dlohi[2 * a] = (uint32_t)(256 - lo);
+        c->dlohi[2 * a + 1] = (uint32_t)hi;
+    }
+    sb_dist_max_u32(f->dist, c->dlohi, 2 * (int64_t)M);
+    /* per drawn feature: its missing sums, then its left sums at the pick */
+    memset(c->dsum, 0, sizeof(int64_t) * (size_t)nv * 2 * (size_t)M);
+    for (int32_t a = 0; a < M; a++) {
+        const int32_t feat = c->order[a], lo = 256 - (int32_t)c->dlohi[2 * a], hi = (int32_t)c->dlohi[2 * a + 1];
+        const uint8_t *col = f->binned + (int64_t)feat * n;
+        int64_t *miss = c->dsum + (int64_t)2 * nv * a, *left = miss + nv;
+        const int32_t pick = hi == 0 || lo == hi ? 0 : sb_k_forest_et_pick(f->p->seed, key, feat, lo, hi);
+        c->dlohi[2 * a] = (uint32_t)pick;
+        for (int64_t i = b; i < e; i++) {
+            const int32_t r = c->rows[i], bin = col[r];
+            if (bin == 0) put_row(c, miss, r);
+            else if (bin <= pick) put_row(c, left, r);
+        }
+    }
+    fd_hist(f, c->dsum, (int64_t)nv * 2 * M);
+    for (int32_t a = 0; a < M; a++) {
+        const int32_t feat = c->order[a], pick = (int32_t)c->dlohi[2 * a];
+        if (pick == 0) continue; /* no value split on this feature here (a pick is at least lo >= 1) */
+        const int64_t *miss = c->dsum + (int64_t)2 * nv * a, *left = miss + nv;
+        sb_k_forest_consider(&c->rules, tot, left, miss, feat, pick, 0, best);
+        if (weight_of(f, miss) > 0) sb_k_forest_consider(&c->rules, tot, left, miss, feat, pick, 1, best);
+    }
+}
+
 /* Each row's effective weight in fixed point. The weight is the row's sample
  * weight times its class's weight (one float product; a factor that is absent
  * is 1). The rows with take[r] != 0 (take NULL: every row) decide the scale: the
@@ -300,6 +420,8 @@ static sb_status quantize_weights(const fctx *f, const float *cw, const int32_t 
         if (w > mx) mx = w;
         if (w > 0.0f && (mn == 0.0f || w < mn)) mn = w;
     }
+    mx = fd_max(f, mx); /* distributed=mpi: the scale of every rank's rows */
+    mn = fd_min_pos(f, mn);
     if (!(mx > 0.0f)) {
         *bad = -1;
         return SB_ERR_INVALID_INPUT;
@@ -325,7 +447,7 @@ static sb_status quantize_weights(const fctx *f, const float *cw, const int32_t 
 static sb_status subsample_weights(tctx *c) {
     const fctx *f = c->f;
     const int64_t n = f->tr->nrows;
-    int64_t *bc = sb_calloc((size_t)f->K, sizeof(int64_t));
+    int64_t *bc = sb_calloc((size_t)f->K + 1, sizeof(int64_t));
     float *cw = sb_malloc(sizeof(float) * (size_t)f->K);
     if (!bc || !cw) {
         sb_free(bc);
@@ -337,6 +459,9 @@ static sb_status subsample_weights(tctx *c) {
         bc[f->cls[r]] += c->cnt[r];
         nt += c->cnt[r];
     }
+    bc[f->K] = nt; /* distributed=mpi: the whole bootstrap's counts */
+    fd_sum(f, bc, f->K + 1);
+    nt = bc[f->K];
     int32_t kt = 0;
     for (int32_t k = 0; k < f->K; k++) kt += bc[k] > 0;
     for (int32_t k = 0; k < f->K; k++) cw[k] = sb_k_forest_class_weight(nt, kt, bc[k]);
@@ -365,8 +490,15 @@ static sb_status draw_sample(tctx *c, int64_t *m_out) {
         for (int64_t d = 0; d < ndraw; d++)
             c->cnt[sb_rng_below(p->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_BOOT, pos++, (uint32_t)n)]++;
 #else
-        for (int64_t d = 0; d < ndraw; d++)
-            c->cnt[sb_k_forest_boot_row(p->seed, c->kt, d, (uint32_t)n)]++;
+        /* Draw d picks global row boot_row(seed, tree, d) of the gn rows;
+         * this rank counts the draws landing in its block [goff, goff + n),
+         * so every rank together counts the single process's draws (one
+         * process: goff 0, gn n, every draw lands). */
+        const uint64_t goff = (uint64_t)f->goff;
+        for (int64_t d = 0; d < ndraw; d++) {
+            const uint64_t g = (uint64_t)sb_k_forest_boot_row(p->seed, c->kt, d, (uint32_t)f->gn) - goff;
+            if (g < (uint64_t)n) c->cnt[g]++;
+        }
 #endif
     } else {
         for (int64_t r = 0; r < n; r++) c->cnt[r] = 1;
@@ -385,7 +517,9 @@ static sb_status draw_sample(tctx *c, int64_t *m_out) {
     int64_t m = 0;
     for (int64_t r = 0; r < n; r++)
         if (mult_of(c, (int32_t)r)) c->rows[m++] = (int32_t)r;
-    if (m == 0) {
+    int64_t gm = m;
+    fd_sum(f, &gm, 1);
+    if (gm == 0) {
         f->bad_row[c->t] = -1;
         return SB_ERR_INVALID_INPUT; /* every row drawn has weight zero (named by sb_forest_fit) */
     }
@@ -435,13 +569,14 @@ static sb_status grow_tree(tctx *c) {
             }
             if (f->weighted) tot[nv - 1] += c->cnt[r];
         }
+        fd_hist(f, tot, nv); /* distributed=mpi: the node's sums over every rank's rows */
         c->nodes[it.node].w = count_of(f, tot);
         if (it.node == root && p->min_weight_fraction_leaf > 0.0f) /* scikit-learn: of the tree's total weight */
             c->rules.min_w = sb_k_forest_min_w(&c->rules, p->min_weight_fraction_leaf, tot);
         fsplit s;
         memset(&s, 0, sizeof s);
         if (sb_k_forest_may_split(&c->rules, tot, p->min_samples_split, it.depth, p->max_depth))
-            find_split(c, it.key, it.b, it.e, tot, &s);
+            (f->dist ? find_split_dist : find_split)(c, it.key, it.b, it.e, tot, &s);
         if (!s.valid) {
             int leaf = new_leaf(c, tot, nv);
             if (leaf < 0) goto nomem;
@@ -582,19 +717,24 @@ static void tree_task(void *ctx, int64_t t) {
     c.t = (int32_t)t;
     c.kt = t < f->first ? (int32_t)t : (int32_t)t - f->key_shift;
     c.rules = f->rules;
-    c.rows = sb_malloc(sizeof(int32_t) * (size_t)n);
-    c.tmp = sb_malloc(sizeof(int32_t) * (size_t)n);
-    c.cnt = sb_malloc(sizeof(int32_t) * (size_t)n);
-    if (f->weighted) c.mult = sb_malloc(sizeof(int64_t) * (size_t)n);
-    if (f->weighted && !f->wq) c.wqt = sb_malloc(sizeof(int32_t) * (size_t)n);
+    const size_t nn = n > 0 ? (size_t)n : 1; /* distributed=mpi: a block may keep no row */
+    c.rows = sb_malloc(sizeof(int32_t) * nn);
+    c.tmp = sb_malloc(sizeof(int32_t) * nn);
+    c.cnt = sb_malloc(sizeof(int32_t) * nn);
+    if (f->weighted) c.mult = sb_malloc(sizeof(int64_t) * nn);
+    if (f->weighted && !f->wq) c.wqt = sb_malloc(sizeof(int32_t) * nn);
     c.hist = sb_malloc(sizeof(int64_t) * (size_t)nv * (SB_MAX_BIN + 1));
     c.tot = sb_malloc(sizeof(int64_t) * (size_t)nv);
     c.lsum = sb_malloc(sizeof(int64_t) * (size_t)nv);
     c.keys = sb_malloc(sizeof(uint32_t) * (size_t)nf);
     c.order = sb_malloc(sizeof(int32_t) * (size_t)nf);
+    if (f->dist) {
+        c.dsum = sb_malloc(sizeof(int64_t) * (size_t)nv * (SB_MAX_BIN + 1) * (size_t)f->mtry);
+        c.dlohi = sb_malloc(sizeof(uint32_t) * 2 * (size_t)f->mtry);
+    }
     sb_status st;
     if (!c.rows || !c.tmp || !c.cnt || (f->weighted && !c.mult) || (f->weighted && !f->wq && !c.wqt) || !c.hist ||
-        !c.tot || !c.lsum || !c.keys || !c.order)
+        !c.tot || !c.lsum || !c.keys || !c.order || (f->dist && (!c.dsum || !c.dlohi)))
         st = oom();
     else if (t < f->first)
         st = releaf(&c);
@@ -613,6 +753,8 @@ static void tree_task(void *ctx, int64_t t) {
     sb_free(c.order);
     sb_free(c.nodes);
     sb_free(c.leafsum);
+    sb_free(c.dsum);
+    sb_free(c.dlohi);
 }
 
 /* ---- fit ---- */
@@ -652,17 +794,20 @@ static sb_status prepare_weights(fctx *f, sb_card *card) {
             int64_t *nk = sb_calloc((size_t)f->K, sizeof(int64_t));
             if (!nk) return oom();
             for (int64_t r = 0; r < n; r++) nk[f->cls[r]]++;
+            fd_sum(f, nk, f->K); /* distributed=mpi: every rank's rows (f->gn of them) */
             int32_t kp = 0;
             for (int32_t k = 0; k < f->K; k++) kp += nk[k] > 0;
             for (int32_t k = 0; k < f->K; k++)
-                f->cw[k] = sb_k_forest_class_weight(n, kp, nk[k]);
+                f->cw[k] = sb_k_forest_class_weight(f->gn, kp, nk[k]);
             sb_free(nk);
         }
     }
     if (mode == SB_CW_SUBSAMPLE) {
         int64_t r = 0;
         while (f->sw && r < n && !(f->sw[r] > 0.0f)) r++;
-        if (f->sw && r == n)
+        int64_t some = f->sw && r < n;
+        fd_sum(f, &some, 1);
+        if (f->sw && some == 0)
             return sb_fail(SB_ERR_INVALID_INPUT, "forest: every row's sample weight is zero; nothing to learn from");
         return SB_OK;
     }
@@ -726,7 +871,7 @@ static sb_status grow_on_device(fctx *f) {
                               p->min_weight_fraction_leaf, f->trees);
 }
 
-static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t *K) {
+static sb_status check_labels(const forest_params *p, const sb_table *t, const sb_dist *d, int32_t *K) {
     if (!t->label) return sb_fail(SB_ERR_INVALID_INPUT, "training data has no labels");
     if (t->ntargets > 1)
         return sb_fail(SB_ERR_INVALID_INPUT, "training data has %d targets a row: forests fit one",
@@ -742,6 +887,11 @@ static sb_status check_labels(const forest_params *p, const sb_table *t, int32_t
                                (long long)r, (double)y, SB_FOREST_MAX_CLASS - 1);
             if ((int32_t)y > maxc) maxc = (int32_t)y;
         }
+    }
+    if (d) { /* distributed=mpi: the classes every rank's labels reach */
+        uint32_t mc = (uint32_t)maxc;
+        sb_dist_max_u32(d, &mc, 1);
+        maxc = (int32_t)mc;
     }
     *K = p->classification ? (maxc + 1 < 2 ? 2 : maxc + 1) : 1;
     if (t->weight)
@@ -827,6 +977,91 @@ static sb_status check_init(const sb_model *init, const forest_params *p, int32_
 static sb_status forest_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
                             sb_model **out);
 
+/* distributed=mpi's refusals (from the parameters alone, so every rank
+ * refuses alike, before anything is exchanged), then the communicator and
+ * this rank's block of the training rows by gradient boosting's row rule:
+ * rank k of N takes global rows [floor(k n / N), floor((k + 1) n / N)) of the
+ * n rows every rank was given (the same file). *blk is a view (nothing is
+ * copied); *coll := 1 for a failure every rank meets alike. */
+static sb_status fdist_setup(fctx *f, const forest_params *p, const sb_dataset *train, const sb_model *init,
+                             const sb_card *card, sb_table *blk, int *coll) {
+    const char *no = NULL;
+    if (!p->distributed) no = NULL;
+    else if (p->device != SB_FOREST_DEVICE_CPU) no = "a forest device (device=...): the ranks grow trees on their CPUs";
+    else if (card) no = "an identity card (--card): record cards in one process";
+    else if (init) no = "a forest's warm start (init_model): continue a forest in one process";
+    else if (p->dist_given) no = "distributed_rows=given for forests: give every rank the same file";
+    if (p->dist_given && !p->distributed)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed_rows=given needs distributed=mpi");
+    if (no)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
+                       "\"What is refused\")", no);
+    sb_dist *d = NULL;
+    sb_status st = sb_dist_open("mpi", &d);
+    if (st != SB_OK) return st;
+    f->dist = d;
+    /* every rank must hold the same rows: compare the counts (and the columns) */
+    const int64_t n = train->t.nrows, N = d->size, k = d->rank;
+    int64_t sum[2] = {n, train->t.ncols};
+    uint32_t top[3] = {(uint32_t)((uint64_t)n >> 32), (uint32_t)n, (uint32_t)train->t.ncols};
+    sb_dist_sum_i64(d, sum, 2);
+    sb_dist_max_u32(d, top, 3);
+    const uint64_t mx = ((uint64_t)top[0] << 32) | top[1];
+    *coll = 1;
+    if (sum[0] != (int64_t)mx * N || sum[1] != (int64_t)top[2] * N)
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed=mpi: the %d ranks were given different training data "
+                       "(row or column counts differ); give every rank the same file", (int)N);
+    if (n < N)
+        return sb_fail(SB_ERR_LIMIT, "distributed=mpi: %lld training rows for %d ranks; every rank needs rows",
+                       (long long)n, (int)N);
+    *coll = 0;
+    const int64_t b = n * k / N, e = n * (k + 1) / N;
+    *blk = train->t;
+    blk->nrows = e - b;
+    blk->x = train->t.x + b * train->t.ncols;
+    blk->label = train->t.label ? train->t.label + b * (train->t.ntargets > 0 ? train->t.ntargets : 1) : NULL;
+    blk->weight = train->t.weight ? train->t.weight + b : NULL;
+    blk->qid = train->t.qid ? train->t.qid + b : NULL;
+    blk->init = train->t.init ? train->t.init + b * train->t.init_k : NULL;
+    return SB_OK;
+}
+
+/* The bins from the sample a single process draws (sb_bins_in_sample, keyed
+ * by the global row): each rank sends its sampled rows, every rank receives
+ * them all in global row order and builds the same edges from them (the
+ * edges depend on the sampled values alone, sorted by a total order). */
+static sb_status fdist_bins(fctx *f, int32_t nf, sb_bins *out) {
+    const int64_t n = f->tr->nrows;
+    float *mine = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)nf);
+    if (!mine) return oom();
+    int64_t k = 0;
+    for (int64_t r = 0; r < n; r++)
+        if (sb_bins_in_sample(f->p->seed, f->gn, f->p->bin_sample_rows, f->goff + r))
+            memcpy(mine + k++ * nf, f->tr->x + r * nf, sizeof(float) * (size_t)nf);
+    void *all = NULL;
+    int64_t bytes = 0;
+    sb_dist_gather(f->dist, mine, (int64_t)sizeof(float) * k * nf, &all, &bytes);
+    sb_free(mine);
+    sb_status st = sb_bins_build(all, bytes / ((int64_t)sizeof(float) * nf), nf, f->p->max_bin, f->p->seed, 0, out);
+    sb_free(all);
+    return st;
+}
+
+static sb_status forest_fit_run(const sb_params *params, const sb_dataset *train, const sb_model *init,
+                                sb_card *card, sb_model **out, const sb_dist **dist_out, int *coll);
+
+/* sb_forest_fit's body, and under distributed=mpi a failure only this rank
+ * has (a bad label in its block, out of memory) ends the whole job by name:
+ * the other ranks would otherwise wait for it in their next exchange. */
+static sb_status forest_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
+                            sb_model **out) {
+    const sb_dist *dist = NULL;
+    int coll = 0;
+    sb_status st = forest_fit_run(params, train, init, card, out, &dist, &coll);
+    if (st != SB_OK && dist && !coll) sb_dist_fail(dist, st, sb_last_error());
+    return st;
+}
+
 sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
     return forest_fit(params, train, NULL, card, out);
 }
@@ -840,9 +1075,12 @@ sb_status sb_forest_fit_continue(const sb_params *params, const sb_dataset *trai
 
 /* sb_forest_fit, keeping init's estimators when init is given (warm start:
  * trees 0..T0-1 are init's with their leaves valued for n_estimators, trees
- * T0.. are grown with their own draws, keyed by their index). */
-static sb_status forest_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
-                            sb_model **out) {
+ * T0.. are grown with their own draws, keyed by their index). Under
+ * distributed=mpi (*dist_out the communicator) each rank fits on its block
+ * of rows and every rank returns the single process's model; *coll := 1
+ * for a failure every rank meets alike. */
+static sb_status forest_fit_run(const sb_params *params, const sb_dataset *train, const sb_model *init,
+                                sb_card *card, sb_model **out, const sb_dist **dist_out, int *coll) {
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_forest_fit: NULL argument");
     *out = NULL;
@@ -854,9 +1092,16 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
     memset(&f, 0, sizeof f);
     f.p = &p;
     f.tr = &train->t;
+    sb_table blk; /* distributed=mpi: this rank's block of the training rows (a view) */
+    if (p.distributed || p.dist_given) {
+        st = fdist_setup(&f, &p, train, init, card, &blk, coll);
+        *dist_out = f.dist;
+        if (st != SB_OK) return st;
+        f.tr = &blk;
+    }
     int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
-    if ((st = check_labels(&p, f.tr, &f.K)) != SB_OK) return st;
+    if ((st = check_labels(&p, f.tr, f.dist, &f.K)) != SB_OK) return st;
     if (n < 1 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "forest: no rows or no features");
     if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "forest: %lld rows; at most %d", (long long)n, (int)INT32_MAX);
     f.mtry = sb_forest_mtry(&p, nf);
@@ -878,22 +1123,38 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
     sb_table kept;
     int dropped = 0;
     memset(&kept, 0, sizeof kept);
-    if (!p.bootstrap && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) return st;
+    if (f.dist && !p.bootstrap && f.tr->weight) {
+        /* distributed=mpi: one process drops its rows of weight zero unless
+         * none or all weigh zero; decided on every rank's counts, so a block
+         * whose rows all weigh zero is emptied when others weigh */
+        int64_t c[2] = {0, f.tr->nrows};
+        for (int64_t r = 0; r < f.tr->nrows; r++) c[0] += f.tr->weight[r] > 0.0f;
+        sb_dist_sum_i64(f.dist, c, 2);
+        if (c[0] > 0 && c[0] < c[1] && (st = sb_table_drop_zero_weight_all(f.tr, &kept, &dropped)) != SB_OK)
+            return st;
+    } else if (!p.bootstrap && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) {
+        return st;
+    }
     if (dropped) {
         f.tr = &kept;
         n = kept.nrows;
     }
+    if (f.dist) /* this rank's place among the rows every rank keeps */
+        sb_dist_prefix(f.dist, n, &f.goff, &f.gn);
+    else
+        f.gn = n;
+    const size_t nn = n > 0 ? (size_t)n : 1; /* distributed=mpi: a block may keep no row */
     sb_model *m = NULL;
-    f.binned = sb_malloc((size_t)n * (size_t)nf);
+    f.binned = sb_malloc(nn * (size_t)nf);
     f.trees = sb_calloc((size_t)p.n_estimators * (size_t)ncopies, sizeof(sb_tree));
-    f.status = sb_malloc(sizeof(sb_status) * (size_t)p.n_estimators);
+    f.status = sb_calloc((size_t)p.n_estimators, sizeof(sb_status)); /* SB_OK: a tree not grown after a failure */
     f.bad_row = sb_calloc((size_t)p.n_estimators, sizeof(int64_t));
-    if (p.classification) f.cls = sb_malloc(sizeof(int32_t) * (size_t)n);
-    else f.yq = sb_malloc(sizeof(int32_t) * (size_t)n);
+    if (p.classification) f.cls = sb_malloc(sizeof(int32_t) * nn);
+    else f.yq = sb_malloc(sizeof(int32_t) * nn);
     f.weighted = f.tr->weight != NULL || p.class_weight != SB_CW_NONE;
     f.sw = f.tr->weight;
     f.nv = (p.classification ? f.K : 2) + f.weighted;
-    f.ndraw = p.bootstrap && p.max_samples > 0.0f ? (int64_t)(p.max_samples * (float)n) : n;
+    f.ndraw = p.bootstrap && p.max_samples > 0.0f ? (int64_t)(p.max_samples * (float)f.gn) : f.gn;
     if (f.ndraw < 1) f.ndraw = 1;
     {
         /* classification sums of ndraw rows of weight <= 2^W fit 2^62, and wq is int32 */
@@ -908,7 +1169,9 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
     const char *tv = getenv("SAMEBITS_FOREST_TIMING");
     const int timing = tv && tv[0] == '1';
     double tp = timing ? phase_clock() : 0.0;
-    if ((st = sb_bins_build(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, &f.bins)) != SB_OK) goto done;
+    if ((st = f.dist ? fdist_bins(&f, nf, &f.bins)
+                     : sb_bins_build(f.tr->x, n, nf, p.max_bin, p.seed, p.bin_sample_rows, &f.bins)) != SB_OK)
+        goto done;
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     phase_note(timing, "binning", &tp);
     if (card) {
@@ -923,6 +1186,7 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
             float a = sb_u2f(sb_f2u(f.tr->label[r]) & 0x7FFFFFFFu);
             if (a > mx) mx = a;
         }
+        mx = fd_max(&f, mx); /* distributed=mpi: the largest |y| of every rank */
         if (f.weighted) {
             /* sums of ndraw rows of weight <= 2^W and |y| <= 2^L fit 2^62: W the
              * weights' bits (20, more only where a weight would vanish), then L */
@@ -936,6 +1200,8 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
                     if (w > mx) mx = w;
                     if (w > 0.0f && (mn == 0.0f || w < mn)) mn = w;
                 }
+                mx = fd_max(&f, mx);
+                mn = fd_min_pos(&f, mn);
                 const int32_t cap = 46 - b < 30 ? 46 - b : 30; /* L keeps WY_MIN_BITS */
                 if (mx > 0.0f) wb = weight_bits_at(mx, weight_exponent(mx, mn, cap > W_BITS ? cap : W_BITS));
             }
@@ -963,9 +1229,23 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
         goto done;
     {
         const int32_t ntask = p.device != SB_FOREST_DEVICE_CPU ? f.first : p.n_estimators;
-        sb_parallel_for(ntask, tree_task, &f);
+        if (f.dist) {
+            /* distributed=mpi: every rank grows the trees one at a time in
+             * tree order, so their exchanges come in the same order on every
+             * rank; a failing tree stops the loop (the same tree everywhere
+             * for a failure the ranks share, below) */
+            for (int32_t t = 0; t < ntask; t++) {
+                tree_task(&f, t);
+                if (f.status[t] != SB_OK) break;
+            }
+        } else {
+            sb_parallel_for(ntask, tree_task, &f);
+        }
         for (int32_t t = 0; t < ntask; t++)
             if (f.status[t] != SB_OK) {
+                /* shared by every rank: a sample of weight zero (decided on
+                 * every rank's counts); the others are this rank's alone */
+                *coll = f.status[t] == SB_ERR_INVALID_INPUT;
                 if (f.status[t] == SB_ERR_OUT_OF_MEMORY) st = oom();
                 else if (f.status[t] == SB_ERR_INVALID_INPUT)
                     st = sb_fail(SB_ERR_INVALID_INPUT,
@@ -980,7 +1260,10 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
             }
     }
     phase_note(timing, "growing", &tp);
-    if ((st = check_finite_trees(f.trees, (int64_t)p.n_estimators * ncopies)) != SB_OK) goto done;
+    if ((st = check_finite_trees(f.trees, (int64_t)p.n_estimators * ncopies)) != SB_OK) {
+        *coll = 1; /* the same trees on every rank */
+        goto done;
+    }
     /* the model */
     if ((st = sb_model_alloc(&m)) != SB_OK) goto done;
     m->family = p.extra ? SB_FAMILY_EXTRA_TREES : SB_FAMILY_RANDOM_FOREST;
@@ -1007,6 +1290,14 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
         goto done;
     if (card && p.classification && (st = record_proba(card, m, train)) != SB_OK) goto done;
     phase_note(timing, "model", &tp);
+    if (f.dist) { /* the last exchange: every rank holds the same bytes */
+        char hex[65];
+        if ((st = sb_model_digest(m, hex)) != SB_OK) goto done;
+        if ((st = sb_dist_agree(f.dist, hex)) != SB_OK) {
+            *coll = 1;
+            goto done;
+        }
+    }
     *out = m;
     m = NULL;
 done:

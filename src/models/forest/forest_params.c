@@ -163,6 +163,15 @@ sb_status sb_forest_params_parse(const sb_params *params, forest_params *p) {
              * refused here; an absent device when training opens it */
             sb_device_kind k;
             if ((st = sb_device_parse(v, &k)) == SB_OK) p->device = (int32_t)k;
+        } else if (is(key, "distributed", NULL)) {
+            /* data-parallel training (docs/distributed.md); a run setting, not in the model */
+            if (!strcmp(v, "mpi")) p->distributed = 1;
+            else if (!strcmp(v, "none") || !strcmp(v, "false") || !strcmp(v, "0")) p->distributed = 0;
+            else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter distributed='%s': give mpi (or none)", v);
+        } else if (is(key, "distributed_rows", NULL)) {
+            if (!strcmp(v, "split")) p->dist_given = 0;
+            else if (!strcmp(v, "given")) p->dist_given = 1;
+            else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter distributed_rows='%s': give split or given", v);
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for forests (docs/forest.md lists them)", key);
         }

@@ -32,6 +32,8 @@ typedef struct forest_params {
     int64_t bin_sample_rows;
     int32_t numeric_mode;
     int32_t device;           /* SB_FOREST_DEVICE_*: where the trees grow (not in the model: every device gives its bits) */
+    int32_t distributed;      /* 1: distributed=mpi (docs/distributed.md); a run setting, not in the model */
+    int32_t dist_given;       /* distributed_rows=given (refused for forests by name) */
     float min_weight_fraction_leaf; /* [0, 0.5]: a child's share of the tree's total weight */
     int32_t class_weight;           /* SB_CW_* */
     int32_t cw_max;                 /* SB_CW_LIST: the largest class listed */

@@ -398,6 +398,13 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
             sb_device_kind k;
             if ((st = sb_device_parse(v, &k)) != SB_OK) return st;
             device = sb_device_kind_name(k);
+        } else if (!strcmp(key, "distributed") || !strcmp(key, "distributed_rows")) {
+            /* each tree's draw of max_samples rows (weighted by the sample
+             * weights) is not yet keyed so that ranks holding blocks could
+             * make it; none (or split) is one process */
+            if (strcmp(v, "none") && strcmp(v, "false") && strcmp(v, "0") && strcmp(v, "split"))
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support isolation forests "
+                               "(docs/distributed.md, \"What is refused\"); train them in one process");
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for isolation forests (docs/forest.md)", key);
         }

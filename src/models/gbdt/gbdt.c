@@ -1253,28 +1253,7 @@ sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *train, co
  * bit, whatever the rank count and whatever order MPI adds the ranks in. */
 static void dist_reduce_hist(void *ctx, int64_t *v, int64_t n) {
     const fit *f = ctx;
-#ifdef SB_SABOTAGE_FLOAT_ALLREDUCE
-    /* Separating arm (make SABOTAGE=float-allreduce): the histograms summed
-     * across ranks as floats (MPI_SUM on MPI_FLOAT, here in rank order):
-     * each entry rounded to float32 on every rank and the partial sums
-     * rounded again, so the model depends on the rank count. */
-    float *mine = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-    if (!mine) sb_dist_fail(f->dist, SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
-    for (int64_t i = 0; i < n; i++) mine[i] = (float)v[i];
-    void *all = NULL;
-    int64_t bytes = 0;
-    sb_dist_gather(f->dist, mine, (int64_t)sizeof(float) * n, &all, &bytes);
-    const float *a = all;
-    for (int64_t i = 0; i < n; i++) {
-        float acc = 0.0f;
-        for (int32_t r = 0; r < f->dist->size; r++) acc = acc + a[(int64_t)r * n + i];
-        v[i] = (int64_t)acc;
-    }
-    sb_free(all);
-    sb_free(mine);
-#else
-    sb_dist_sum_i64(f->dist, v, n);
-#endif
+    sb_dist_sum_hist(f->dist, v, n); /* the arm SABOTAGE=float-allreduce breaks (dist.c) */
 }
 
 /* Every rank's training labels and weights (as metrics see them: f->tm), in
