@@ -52,8 +52,8 @@ def _exe(sabotage=None):
     return str(exe)
 
 
-def _train(args, out, np=None, sabotage=None, env=None, timeout=300):
-    cmd = [_exe(sabotage), "train", "--model", "gbdt", "--threads", "1"] + list(args) + ["--out", str(out)]
+def _train(args, out, np=None, sabotage=None, env=None, timeout=300, model="gbdt"):
+    cmd = [_exe(sabotage), "train", "--model", model, "--threads", "1"] + list(args) + ["--out", str(out)]
     if np is not None:
         cmd = ["mpirun", "--oversubscribe", "-np", str(np)] + [a for k, v in (env or {}).items()
                                                                  for a in ("-x", f"{k}={v}")] + cmd + ["distributed=mpi"]
@@ -390,4 +390,136 @@ def test_a_static_cross_build_refuses_it_by_name(leg, tmp_path):
                                   "distributed=mpi", "--out", str(tmp_path / "m.sbm")], timeout=300)
     assert r.returncode != 0
     assert "SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi is not built into this library" in r.stderr, r.stderr
+    assert not (tmp_path / "m.sbm").exists()
+
+
+# ---- forests (issue 26's second part): random forests and Extra Trees ----
+
+def _california_weights(tmp_path):
+    """Weights for California housing: 0.5 to 3 by row, every eleventh row 0."""
+    n = len(open(_california(tmp_path)).read().splitlines()) - 1
+    path = tmp_path / "cw.txt"
+    path.write_text("".join("0\n" if (i + 1) % 11 == 0 else f"{(i % 6) * 0.5 + 0.5}\n" for i in range(n)))
+    return str(path)
+
+
+FOREST_CASES = {
+    # random forest classification, the binary example's DATA.weight beside it (weighted class counts)
+    "rf-binary-weights": ("random_forest", lambda t: ["--data", _data("binary_classification_binary.train"),
+                                                      "--label", "0", "n_estimators=6"]),
+    # multiclass, entropy, a fraction of the features, class weights per tree's bootstrap
+    "rf-multiclass-subsample": ("random_forest", lambda t: [
+        "--data", _data("multiclass_classification_multiclass.train"), "--label", "0", "n_estimators=5",
+        "criterion=entropy", "max_features=0.5", "class_weight=balanced_subsample"]),
+    # weighted regression on California housing (20,640 rows), max_samples of the global rows
+    "rf-california-weighted": ("random_forest", lambda t: [
+        "--data", _california(t), "--label", "median_house_value", "--weight", _california_weights(t),
+        "objective=regression", "n_estimators=4", "max_samples=0.6", "max_depth=14", "bin_sample_rows=5000",
+        "min_weight_fraction_leaf=0.001"]),
+    # Extra Trees classification with a bootstrap, max_samples and balanced class weights
+    "et-multiclass-bootstrap": ("extra_trees", lambda t: [
+        "--data", _data("multiclass_classification_multiclass.train"), "--label", "0", "n_estimators=5",
+        "bootstrap=true", "max_samples=0.5", "class_weight=balanced"]),
+    # Extra Trees regression on California housing, no bootstrap (every row once), thresholds from the
+    # nodes' global bin ranges
+    "et-california": ("extra_trees", lambda t: [
+        "--data", _california(t), "--label", "median_house_value", "objective=regression", "n_estimators=4",
+        "max_depth=14", "max_features=sqrt"]),
+    # Extra Trees regression without a bootstrap: rows of weight zero dropped (at 4 ranks rank 0's whole block)
+    "et-regression-zero-block": ("extra_trees", lambda t: [
+        "--data", _data("regression_regression.train"), "--label", "0", "--weight", _zero_first_quarter(t),
+        "objective=regression", "n_estimators=4"]),
+}
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", sorted(FOREST_CASES))
+def test_forest_ranks_give_the_single_process_model_bytes(case, tmp_path):
+    model, make = FOREST_CASES[case]
+    args = make(tmp_path)
+    single = tmp_path / "single.sbm"
+    r = _train(args, single, model=model)
+    assert r.returncode == 0, r.stderr
+    want = single.read_bytes()
+    for np in RANKS:
+        out = tmp_path / f"np{np}.sbm"
+        r = _train(args, out, np=np, model=model)
+        assert r.returncode == 0, (np, r.stderr)
+        assert out.read_bytes() == want, f"{case}: {np} ranks gave other model bytes than one process"
+
+
+@needs_mpi
+def test_float_allreduce_arm_fails_the_forest_identity_test(tmp_path):
+    """The separating arm sums a forest's node sums across ranks in float too
+    (the one reduce, sb_dist_sum_hist): its single process is the real
+    build's model; over 2 to 4 ranks it parts."""
+    model, make = FOREST_CASES["rf-california-weighted"]
+    args = make(tmp_path)
+    real = tmp_path / "real.sbm"
+    assert _train(args, real, model=model).returncode == 0
+    control = tmp_path / "arm-single.sbm"
+    r = _train(args, control, sabotage="float-allreduce", model=model)
+    assert r.returncode == 0, r.stderr
+    assert control.read_bytes() == real.read_bytes(), "the arm must change the all-reduce only"
+    parted = []
+    for np in (1, 2, 3, 4):
+        out = tmp_path / f"arm{np}.sbm"
+        r = _train(args, out, np=np, sabotage="float-allreduce", model=model)
+        assert r.returncode == 0, r.stderr
+        parted.append(out.read_bytes() != real.read_bytes())
+    assert all(parted[1:]), f"the float all-reduce arm was not caught at 2..4 ranks: {parted}"
+
+
+@needs_mpi
+@pytest.mark.parametrize("model", ["random_forest", "extra_trees"])
+def test_a_killed_rank_ends_forest_training_by_name_and_writes_no_model(model, tmp_path):
+    args = ["--data", _california(tmp_path), "--label", "median_house_value", "objective=regression",
+            "n_estimators=300"]
+    out = tmp_path / "m.sbm"
+    r = _train(args, out, np=3, env={"SAMEBITS_MPI_TEST_KILL": "1:200"}, timeout=120, model=model)
+    assert r.returncode != 0
+    assert "error: SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi lost a rank" in r.stderr, r.stderr
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".") or p.name.startswith("m.sbm")] == []
+
+
+@needs_mpi
+def test_a_forest_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
+    """Rank 2's block holds a label classification refuses (-1)."""
+    lines = open(_data("binary_classification_binary.train")).read().splitlines()
+    cut = len(lines) * 5 // 6
+    f = lines[cut].split("\t")
+    f[0] = "-1"
+    lines[cut] = "\t".join(f)
+    data = tmp_path / "bad.train"
+    data.write_text("\n".join(lines) + "\n")
+    r = _train(["--data", str(data), "--label", "0", "n_estimators=5"], tmp_path / "m.sbm", np=3, timeout=120,
+               model="random_forest")
+    assert r.returncode != 0
+    assert "rank 2 of 3: error: SB_ERR_INVALID_INPUT" in r.stderr, r.stderr
+    assert not (tmp_path / "m.sbm").exists()
+
+
+@needs_mpi
+@pytest.mark.parametrize("model,extra,what", [
+    ("random_forest", ["device=opencl"], "a forest device"),
+    ("extra_trees", ["--card", "CARD"], "an identity card"),
+    ("random_forest", ["--init-model", "INIT"], "a forest's warm start"),
+    ("random_forest", ["distributed_rows=given"], "distributed_rows=given for forests"),
+    ("isolation_forest", [], "isolation forests"),
+])
+def test_what_distributed_forests_cannot_run_is_refused_by_name(model, extra, what, tmp_path):
+    data = _data("regression_regression.train")
+    if "INIT" in extra:
+        init = tmp_path / "init.sbm"
+        r = _train(["--data", data, "--label", "0", "objective=regression", "n_estimators=2"], init,
+                   model="random_forest")
+        assert r.returncode == 0, r.stderr
+    extra = [str(tmp_path / "c.card") if a == "CARD" else str(tmp_path / "init.sbm") if a == "INIT" else a
+             for a in extra]
+    label = [] if model == "isolation_forest" else ["--label", "0", "objective=regression"]
+    args = ["--data", data] + label + ["n_estimators=3"] + extra
+    r = _train(args, tmp_path / "m.sbm", np=2, timeout=120, model=model)
+    assert r.returncode != 0
+    assert f"SB_ERR_INVALID_ARGUMENT: distributed=mpi does not support {what}" in r.stderr, r.stderr
     assert not (tmp_path / "m.sbm").exists()
