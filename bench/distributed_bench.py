@@ -2,11 +2,15 @@
 """Cost of distributed=mpi (issue 26): bytes each rank sends per tree and time
 per tree, at 1, 2 and 4 MPI ranks, beside the single process.
 
-    python3 bench/distributed_bench.py [--ranks 1 2 4] [--trees 100] [--repeat 3] [--no-save]
+    python3 bench/distributed_bench.py [--ranks 1 2 4] [--trees 100] [--forest-trees 20] [--repeat 3] [--no-save]
 
 Workloads (real data, ../shared/data): LightGBM's binary example (7,000 x 28,
 weights beside it) and California housing (20,640 x 8, its text column
-dropped), 31 leaves, learning rate 0.1, one thread per rank. Every run is
+dropped), 31 leaves, learning rate 0.1, one thread per rank; and forests
+(issue 26's second part): a random forest regression on California housing
+and Extra Trees classification on the binary example (--forest-trees trees,
+min_samples_leaf=5, every node's sums all-reduced), whose time is the CLI's
+"fitted in S s". Every run is
 `build/samebits train` (under `mpirun --oversubscribe -np N` for the ranks);
 the time is the CLI's "N trees in S s" (training only, after every rank has
 read the file), best of --repeat; bytes are the MPI shim's count
@@ -39,29 +43,49 @@ def workloads(tmp, trees):
             g.write(",".join(ln.rstrip("\n").split(",")[:9]) + "\n")
     ex = os.path.join(DATA, "lightgbm-examples", "binary_classification_binary.train")
     return {
-        "higgs-binary-7k": ["--data", ex, "--label", "0", "--objective", "binary", f"n_estimators={trees}"],
-        "california-20k": ["--data", cal, "--label", "median_house_value", f"n_estimators={trees}"],
+        "higgs-binary-7k": ("gbdt", ["--data", ex, "--label", "0", "--objective", "binary", f"n_estimators={trees}"]),
+        "california-20k": ("gbdt", ["--data", cal, "--label", "median_house_value", f"n_estimators={trees}"]),
     }
 
 
-def run(args, ranks, out):
-    cmd = [EXE, "train", "--model", "gbdt", "--threads", "1"] + args + ["eval_period=0", "--out", out]
+def forest_workloads(tmp, trees):
+    cal = os.path.join(tmp, "california.csv")
+    ex = os.path.join(DATA, "lightgbm-examples", "binary_classification_binary.train")
+    return {
+        "rf-regression-california-20k": ("random_forest", ["--data", cal, "--label", "median_house_value",
+                                                           "objective=regression", f"n_estimators={trees}",
+                                                           "min_samples_leaf=5"]),
+        "et-classes-higgs-7k": ("extra_trees", ["--data", ex, "--label", "0", f"n_estimators={trees}",
+                                                "min_samples_leaf=5"]),
+    }
+
+
+def run(model, args, ranks, out):
+    extra = ["eval_period=0"] if model == "gbdt" else []
+    cmd = [EXE, "train", "--model", model, "--threads", "1"] + args + extra + ["--out", out]
     if ranks:
         cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)] + cmd + ["distributed=mpi"]
     r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=1200)
     if r.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{r.stderr}")
-    m = re.search(r"samebits: (\d+) trees in ([0-9.]+) s", r.stderr)
+    if model == "gbdt":
+        m = re.search(r"samebits: (\d+) trees in ([0-9.]+) s", r.stderr)
+        ntrees, secs = int(m.group(1)), float(m.group(2))
+    else:  # a forest: its n_estimators, and the CLI's "fitted in S s"
+        m = re.search(r"samebits: \w+ fitted in ([0-9.]+) s", r.stderr)
+        ntrees = int(next(x for x in args if x.startswith("n_estimators=")).split("=")[1])
+        secs = float(m.group(1))
     d = re.search(r"model digest: ([0-9a-f]{64})", r.stdout)
     stats = [dict(rank=int(a), bytes=int(b), calls=int(c))
              for a, b, c in re.findall(r"samebits-mpi-stats: rank=(\d+) size=\d+ bytes=(\d+) calls=(\d+)", r.stderr)]
-    return int(m.group(1)), float(m.group(2)), d.group(1), stats
+    return ntrees, secs, d.group(1), stats
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--forest-trees", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args()
@@ -69,12 +93,14 @@ def main():
     ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, args in workloads(tmp, a.trees).items():
+        todo = dict(workloads(tmp, a.trees))
+        todo.update(forest_workloads(tmp, a.forest_trees))
+        for name, (model, args) in todo.items():
             best = {}
             digest0 = None
             for rep in range(a.repeat):
                 for ranks in [0] + a.ranks:
-                    ntrees, secs, digest, stats = run(args, ranks, os.path.join(tmp, "m.sbm"))
+                    ntrees, secs, digest, stats = run(model, args, ranks, os.path.join(tmp, "m.sbm"))
                     digest0 = digest0 or digest
                     if digest != digest0:
                         sys.exit(f"{name}: {ranks} ranks gave digest {digest}, one process {digest0}")
@@ -83,7 +109,7 @@ def main():
             for ranks in [0] + a.ranks:
                 ntrees, secs, stats = best[ranks]
                 per_rank = [s["bytes"] / ntrees for s in sorted(stats, key=lambda s: s["rank"])]
-                rows.append({"workload": name, "ranks": ranks, "trees": ntrees, "seconds": secs,
+                rows.append({"workload": name, "model": model, "ranks": ranks, "trees": ntrees, "seconds": secs,
                              "ms_per_tree": 1000.0 * secs / ntrees,
                              "bytes_per_tree_per_rank": per_rank,
                              "bytes_per_tree_max_rank": max(per_rank) if per_rank else 0.0,
@@ -95,12 +121,15 @@ def main():
                    f"{os.cpu_count()} cores) and talk through shared memory on one host: the times show the cost of "
                    "the exchange and of oversubscription, not a cluster's scaling",
            "mpi": ompi, "parameters": {"trees": a.trees, "num_leaves": 31, "learning_rate": 0.1, "threads_per_rank": 1,
-                                       "repeat": a.repeat, "timing": "best of repeat, training only (CLI)"},
+                                       "repeat": a.repeat, "timing": "best of repeat, training only (CLI)",
+                                       "forest_trees": a.forest_trees, "forest_min_samples_leaf": 5},
            "rows": rows}
     lines = [f"# distributed=mpi: bytes and time per tree ({out['date']}, commit {commit})", "",
              f"Machine: {machine}. {out['note']}. {ompi}. {a.trees} trees x 31 leaves, one thread per rank, "
-             f"best of {a.repeat}. Bytes: what each rank hands to collectives per tree (the MPI shim's count: "
-             "histogram all-reduces of 3 int64 per bin, maxima, sums, and the one-time binning-sample and label "
+             f"best of {a.repeat}; forests: {a.forest_trees} trees, min_samples_leaf=5 (an RF or ET tree is an "
+             "estimator; a classification forest's per-class model trees are not counted apart). Bytes: what each rank hands to collectives per tree (the MPI shim's count: "
+             "histogram all-reduces of 3 int64 per bin (forests: every node's sums, the drawn features' histograms "
+             "or Extra Trees' bin ranges and threshold sums), maxima, sums, and the one-time binning-sample and label "
              "gathers spread over the trees). Every run's model digest is the single process's.", "",
              "| workload | ranks | ms per tree | bytes per tree (each rank) | collectives per tree | digest |",
              "| --- | --- | --- | --- | --- | --- |"]
