@@ -391,6 +391,13 @@ def test_a_static_cross_build_refuses_it_by_name(leg, tmp_path):
     assert r.returncode != 0
     assert "SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi is not built into this library" in r.stderr, r.stderr
     assert not (tmp_path / "m.sbm").exists()
+    # forests too (issue 26's second part)
+    r = run_bin(leg, "samebits", ["train", "--model", "random_forest", "--threads", "1", "--data",
+                                  str(EX / "regression_regression.train"), "--label", "0", "objective=regression",
+                                  "n_estimators=2", "distributed=mpi", "--out", str(tmp_path / "f.sbm")], timeout=300)
+    assert r.returncode != 0
+    assert "SB_ERR_BACKEND_UNAVAILABLE: distributed=mpi is not built into this library" in r.stderr, r.stderr
+    assert not (tmp_path / "f.sbm").exists()
 
 
 # ---- forests (issue 26's second part): random forests and Extra Trees ----
