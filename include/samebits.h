@@ -334,7 +334,14 @@ SB_API sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *tr
  * class_weight=balanced|balanced_subsample|k:w;k:w). The dataset's weights, if
  * set, are sample weights (finite, >= 0; held in fixed point, docs/forest.md).
  * Classification labels are class indices 0..K-1; the model's SB_PREDICT_PROBA
- * gives the K averaged class frequencies. card may be NULL. */
+ * gives the K averaged class frequencies. card may be NULL. With
+ * distributed=mpi (docs/distributed.md, "Forests") every rank of an MPI job
+ * calls it with the same parameters and the same full dataset, trains on its
+ * block of rows by sb_gbdt_fit's rule (node sums all-reduced as exact
+ * integers, bootstrap draws keyed by global row) and returns the model one
+ * process fits, byte for byte; a device, a card, distributed_rows=given and
+ * sb_forest_fit_continue are refused by name (SB_ERR_INVALID_ARGUMENT), and
+ * a failure only one rank sees ends the job by name. */
 SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
 /* Warm start (scikit-learn's warm_start): a forest of params' n_estimators

@@ -504,6 +504,7 @@ def test_a_forest_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
                model="random_forest")
     assert r.returncode != 0
     assert "rank 2 of 3: error: SB_ERR_INVALID_INPUT" in r.stderr, r.stderr
+    assert f"label of row {cut} is -1" in r.stderr, r.stderr  # the file's row number, not the block's
     assert not (tmp_path / "m.sbm").exists()
 
 

@@ -81,6 +81,7 @@ typedef struct fctx {
      * rank's rows together (tr->nrows in one process) */
     const sb_dist *dist;
     int64_t goff, gn;
+    int64_t roff;       /* distributed=mpi: the block's first row in the file, for messages (0) */
 } fctx;
 
 /* ---- distributed=mpi: the exchanges (each a no-op in one process) ---- */
@@ -769,12 +770,12 @@ static sb_status weight_limit(const fctx *f, int64_t r, int32_t t) {
         return sb_fail(SB_ERR_LIMIT,
                        "forest: the weight of row %lld%s (sample weight %g times its class weight) is not finite, or "
                        "is positive but below the fixed-point resolution (2^-21 of the largest weight), where it would "
-                       "count as zero", (long long)r, where, (double)w);
+                       "count as zero", (long long)(r + f->roff), where, (double)w);
     return sb_fail(SB_ERR_LIMIT,
                    "forest: the weight of row %lld (sample weight %g times its class weight) is not finite, or is "
                    "positive but below the fixed-point resolution (2^-%d of the largest weight: the weights take up "
                    "to 30 bits, fewer when the sums of many rows need the room), where it would count as zero",
-                   (long long)r, (double)w, f->wbits_max + 1);
+                   (long long)(r + f->roff), (double)w, f->wbits_max + 1);
 }
 
 /* Weighted training (sample weights or class_weight): the per-class weights
@@ -871,7 +872,8 @@ static sb_status grow_on_device(fctx *f) {
                               p->min_weight_fraction_leaf, f->trees);
 }
 
-static sb_status check_labels(const forest_params *p, const sb_table *t, const sb_dist *d, int32_t *K) {
+/* off: the first row's number in the file (a distributed block's), for messages. */
+static sb_status check_labels(const forest_params *p, const sb_table *t, const sb_dist *d, int64_t off, int32_t *K) {
     if (!t->label) return sb_fail(SB_ERR_INVALID_INPUT, "training data has no labels");
     if (t->ntargets > 1)
         return sb_fail(SB_ERR_INVALID_INPUT, "training data has %d targets a row: forests fit one",
@@ -880,11 +882,11 @@ static sb_status check_labels(const forest_params *p, const sb_table *t, const s
     for (int64_t r = 0; r < t->nrows; r++) {
         float y = t->label[r];
         if (!(y == y) || y - y != 0.0f)
-            return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is not finite", (long long)r);
+            return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is not finite", (long long)(r + off));
         if (p->classification) {
             if (y < 0.0f || y > (float)(SB_FOREST_MAX_CLASS - 1) || y != (float)(int32_t)y)
                 return sb_fail(SB_ERR_INVALID_INPUT, "label of row %lld is %g; classification needs class indices 0..%d",
-                               (long long)r, (double)y, SB_FOREST_MAX_CLASS - 1);
+                               (long long)(r + off), (double)y, SB_FOREST_MAX_CLASS - 1);
             if ((int32_t)y > maxc) maxc = (int32_t)y;
         }
     }
@@ -899,7 +901,7 @@ static sb_status check_labels(const forest_params *p, const sb_table *t, const s
             float w = t->weight[r];
             if (!(w >= 0.0f) || w - w != 0.0f)
                 return sb_fail(SB_ERR_INVALID_INPUT, "sample weight of row %lld is %g; weights must be finite and >= 0",
-                               (long long)r, (double)w);
+                               (long long)(r + off), (double)w);
         }
     if (p->class_weight == SB_CW_LIST && p->cw_max >= *K)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight names class %d; the labels are classes 0..%d",
@@ -1016,6 +1018,7 @@ static sb_status fdist_setup(fctx *f, const forest_params *p, const sb_dataset *
                        (long long)n, (int)N);
     *coll = 0;
     const int64_t b = n * k / N, e = n * (k + 1) / N;
+    f->roff = b;
     *blk = train->t;
     blk->nrows = e - b;
     blk->x = train->t.x + b * train->t.ncols;
@@ -1101,7 +1104,7 @@ static sb_status forest_fit_run(const sb_params *params, const sb_dataset *train
     }
     int64_t n = f.tr->nrows;
     const int32_t nf = f.tr->ncols;
-    if ((st = check_labels(&p, f.tr, f.dist, &f.K)) != SB_OK) return st;
+    if ((st = check_labels(&p, f.tr, f.dist, f.roff, &f.K)) != SB_OK) return st;
     if (n < 1 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "forest: no rows or no features");
     if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "forest: %lld rows; at most %d", (long long)n, (int)INT32_MAX);
     f.mtry = sb_forest_mtry(&p, nf);
