@@ -714,7 +714,7 @@ static int cmd_train(int argc, char **argv) {
        * library trains each on its block of rows; the engine starts before the data is
        * read (a missing MPI is refused at once), and rank 0 alone writes the model */
         const char *dv;
-        if ((!strcmp(model_kind, "gbdt") || forest) && sb_params_get(params, "distributed", &dv) == SB_OK &&
+        if ((!strcmp(model_kind, "gbdt") || forest || iforest) && sb_params_get(params, "distributed", &dv) == SB_OK &&
             !strcmp(dv, "mpi") &&
             (st = sb_distributed_info("mpi", &dist_rank, &dist_size)) != SB_OK)
             goto lib_fail;

@@ -436,6 +436,12 @@ FOREST_CASES = {
     "et-regression-zero-block": ("extra_trees", lambda t: [
         "--data", _data("regression_regression.train"), "--label", "0", "--weight", _zero_first_quarter(t),
         "objective=regression", "n_estimators=4"]),
+    # isolation forests: every tree's subsample drawn by global row on every rank, the drawn rows' bins
+    # gathered; California housing unweighted, the binary example weighted (its DATA.weight beside it)
+    "iforest-california": ("isolation_forest", lambda t: ["--data", _california(t), "n_estimators=25",
+                                                          "bin_sample_rows=5000"]),
+    "iforest-binary-weights": ("isolation_forest", lambda t: [
+        "--data", _data("binary_classification_binary.train"), "n_estimators=25", "max_samples=300"]),
 }
 
 
@@ -478,10 +484,10 @@ def test_float_allreduce_arm_fails_the_forest_identity_test(tmp_path):
 
 
 @needs_mpi
-@pytest.mark.parametrize("model", ["random_forest", "extra_trees"])
+@pytest.mark.parametrize("model", ["random_forest", "extra_trees", "isolation_forest"])
 def test_a_killed_rank_ends_forest_training_by_name_and_writes_no_model(model, tmp_path):
-    args = ["--data", _california(tmp_path), "--label", "median_house_value", "objective=regression",
-            "n_estimators=300"]
+    label = [] if model == "isolation_forest" else ["--label", "median_house_value", "objective=regression"]
+    args = ["--data", _california(tmp_path)] + label + ["n_estimators=300"]
     out = tmp_path / "m.sbm"
     r = _train(args, out, np=3, env={"SAMEBITS_MPI_TEST_KILL": "1:200"}, timeout=120, model=model)
     assert r.returncode != 0
@@ -514,14 +520,15 @@ def test_a_forest_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
     ("extra_trees", ["--card", "CARD"], "an identity card"),
     ("random_forest", ["--init-model", "INIT"], "a forest's warm start"),
     ("random_forest", ["distributed_rows=given"], "distributed_rows=given for forests"),
-    ("isolation_forest", [], "isolation forests"),
+    ("isolation_forest", ["device=cpu-batched"], "a forest device"),
+    ("isolation_forest", ["--init-model", "INIT"], "an isolation forest's warm start"),
 ])
 def test_what_distributed_forests_cannot_run_is_refused_by_name(model, extra, what, tmp_path):
     data = _data("regression_regression.train")
     if "INIT" in extra:
         init = tmp_path / "init.sbm"
-        r = _train(["--data", data, "--label", "0", "objective=regression", "n_estimators=2"], init,
-                   model="random_forest")
+        label = [] if model == "isolation_forest" else ["--label", "0", "objective=regression"]
+        r = _train(["--data", data] + label + ["n_estimators=2"], init, model=model)
         assert r.returncode == 0, r.stderr
     extra = [str(tmp_path / "c.card") if a == "CARD" else str(tmp_path / "init.sbm") if a == "INIT" else a
              for a in extra]

@@ -32,6 +32,7 @@
 #include "../model.h"
 #include "../trees/binning.h"
 #include "../../core/rng.h"
+#include "../../core/dist.h"
 #include "../../io/dataset.h"
 #include "../../kernels/tree.h"
 #include "../../kernels/forest.h"
@@ -179,26 +180,31 @@ typedef struct ictx {
     int32_t first; /* the task index's tree offset: warm start grows trees first.. */
     int32_t key_shift; /* subtracted from a tree's index in its draws: 0, but for the test arm (iso_fit) */
     const sb_iso_wdraw *wd; /* the weighted draw (wd->fen NULL: unweighted) */
+    /* distributed=mpi (docs/distributed.md): the communicator (NULL: one
+     * process), this rank's first row and every rank's rows together (0 and
+     * tr->nrows in one process); wd then weighs every rank's rows */
+    const sb_dist *dist;
+    int64_t goff, gn;
 } ictx;
 
 static void itree_task(void *ctx, int64_t i) {
     ictx *f = ctx;
     const int64_t t = i + f->first;
     const int32_t kt = (int32_t)(t - f->key_shift); /* the index its draws are keyed by */
-    const int64_t n = f->tr->nrows;
+    const int64_t n = f->tr->nrows, gn = f->gn;
     const int32_t nf = f->tr->ncols;
     int32_t *rows = sb_malloc(sizeof(int32_t) * (size_t)f->psi), *tmp = sb_malloc(sizeof(int32_t) * (size_t)f->psi);
     int32_t *cand = sb_malloc(sizeof(int32_t) * (size_t)nf), *lo = sb_malloc(sizeof(int32_t) * (size_t)nf);
     int32_t *hi = sb_malloc(sizeof(int32_t) * (size_t)nf);
     sb_tree_node *nodes = sb_calloc((size_t)(2 * f->psi), sizeof(sb_tree_node));
-    uint8_t *taken = sb_calloc((size_t)n, 1);
+    uint8_t *taken = sb_calloc((size_t)gn, 1), *sub = NULL;
     typedef struct item {
         int32_t node, depth, b, e;
         uint64_t key;
     } item;
     item *stack = sb_malloc(sizeof(item) * (size_t)(2 * f->max_depth + 4));
     const int weighted = f->wd && f->wd->fen;
-    uint64_t *scratch = weighted ? sb_malloc(sizeof(uint64_t) * (size_t)(n + 1)) : NULL;
+    uint64_t *scratch = weighted ? sb_malloc(sizeof(uint64_t) * (size_t)(gn + 1)) : NULL;
     sb_status st = SB_OK;
     if (!rows || !tmp || !cand || !lo || !hi || !nodes || !taken || !stack || (weighted && !scratch)) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
@@ -206,11 +212,11 @@ static void itree_task(void *ctx, int64_t i) {
     }
     if (weighted) {
         /* the weighted subsample (sb_iso_wdraw_tree), kept in row order */
-        memcpy(scratch, f->wd->fen, sizeof(uint64_t) * (size_t)(n + 1));
+        memcpy(scratch, f->wd->fen, sizeof(uint64_t) * (size_t)(gn + 1));
         sb_iso_wdraw_tree(f->wd, f->seed, kt, f->psi, scratch, tmp);
         for (int32_t i = 0; i < f->psi; i++) taken[tmp[i]] = 1;
         int32_t k = 0;
-        for (int64_t r = 0; r < n; r++)
+        for (int64_t r = 0; r < gn; r++)
             if (taken[r]) rows[k++] = (int32_t)r;
     } else {
         /* the subsample: psi distinct rows, drawn in order by (seed, tree, draw) with
@@ -222,15 +228,49 @@ static void itree_task(void *ctx, int64_t i) {
             static _Thread_local uint64_t pos = 0;
             uint32_t r = sb_rng_below(f->seed + (uint64_t)sb_worker_index(), SB_PURPOSE_ISUB, pos++, (uint32_t)n);
 #else
-            uint32_t r = sb_k_iforest_sample_row(f->seed, kt, d, (uint32_t)n);
+            uint32_t r = sb_k_iforest_sample_row(f->seed, kt, d, (uint32_t)gn);
 #endif
             if (taken[r]) continue;
             taken[r] = 1;
             got++;
         }
         int32_t k = 0;
-        for (int64_t r = 0; r < n; r++)
+        for (int64_t r = 0; r < gn; r++)
             if (taken[r]) rows[k++] = (int32_t)r;
+    }
+    /* rows: the subsample as global row numbers, in row order. One process
+     * reads their bins from the binned matrix; under distributed=mpi each rank
+     * sends the bins of the drawn rows in its block, every rank receives all
+     * psi rows' bins in global row order (psi x features bytes a tree) and
+     * grows the tree on that small matrix, rows numbered 0..psi-1 in the same
+     * order: the same bins in the same places, so the same tree. */
+    const uint8_t *bm = f->binned;
+    int64_t stride = n;
+    if (f->dist) {
+        uint8_t *mine = sb_malloc((size_t)f->psi * (size_t)nf);
+        if (!mine) sb_dist_fail(f->dist, SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+        int64_t k = 0;
+        for (int32_t i = 0; i < f->psi; i++) {
+            const int64_t r = (int64_t)rows[i] - f->goff;
+            if (r < 0 || r >= n) continue;
+            for (int32_t j = 0; j < nf; j++) mine[k * nf + j] = f->binned[(int64_t)j * n + r];
+            k++;
+        }
+        void *all = NULL;
+        int64_t bytes = 0;
+        sb_dist_gather(f->dist, mine, k * nf, &all, &bytes);
+        sb_free(mine);
+        sub = sb_malloc((size_t)f->psi * (size_t)nf);
+        if (!sub || bytes != (int64_t)f->psi * nf) sb_dist_fail(f->dist, SB_ERR_INTERNAL, "isolation forest: the "
+                                                                "ranks' subsample rows do not add up");
+        const uint8_t *a = all;
+        for (int32_t i = 0; i < f->psi; i++) {
+            for (int32_t j = 0; j < nf; j++) sub[(int64_t)j * f->psi + i] = a[(int64_t)i * nf + j];
+            rows[i] = i;
+        }
+        sb_free(all);
+        bm = sub;
+        stride = f->psi;
     }
     int32_t nn = 1, sp = 0;
     nodes[0].feature = -1;
@@ -245,7 +285,7 @@ static void itree_task(void *ctx, int64_t i) {
         if (it.depth < f->max_depth && size > 1) {
             /* features not constant in the node (by bin; missing values count as bin 0) */
             for (int32_t j = 0; j < nf; j++) {
-                const uint8_t *col = f->binned + (int64_t)j * n;
+                const uint8_t *col = bm + (int64_t)j * stride;
                 int32_t a = 256, z = -1;
                 for (int32_t i = it.b; i < it.e; i++) {
                     const int32_t b = col[rows[i]];
@@ -271,7 +311,7 @@ static void itree_task(void *ctx, int64_t i) {
         /* threshold bin in [lo, hi - 1]: rows with bin <= it go left; missing
          * values (bin 0) are the smallest, so they go left with the small values */
         const int32_t bin = sb_k_iforest_bin(u, lo[k], hi[k]);
-        const uint8_t *col = f->binned + (int64_t)feat * n;
+        const uint8_t *col = bm + (int64_t)feat * stride;
         int32_t l = it.b;
         for (int32_t i = it.b; i < it.e; i++)
             if (col[rows[i]] <= bin) tmp[l++] = rows[i];
@@ -307,6 +347,7 @@ done:
     sb_free(hi);
     sb_free(nodes);
     sb_free(taken);
+    sb_free(sub);
     sb_free(stack);
     sb_free(scratch);
 }
@@ -361,11 +402,93 @@ sb_status sb_isolation_forest_fit_continue(const sb_params *params, const sb_dat
     return iso_fit(params, train, init, card, out);
 }
 
+/* distributed=mpi's refusals (from the parameters alone: every rank refuses
+ * alike), the communicator and this rank's block of rows by gradient
+ * boosting's row rule (a view); *coll := 1 for a failure every rank meets. */
+static sb_status idist_setup(ictx *f, const sb_dataset *train, const char *device, const sb_model *init,
+                             const sb_card *card, int given, sb_table *blk, int *coll) {
+    const char *no = NULL;
+    if (strcmp(device, "cpu") != 0) no = "a forest device (device=...): the ranks grow trees on their CPUs";
+    else if (card) no = "an identity card (--card): record cards in one process";
+    else if (init) no = "an isolation forest's warm start (init_model): continue it in one process";
+    else if (given) no = "distributed_rows=given for isolation forests: give every rank the same file";
+    if (no)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
+                       "\"What is refused\")", no);
+    sb_dist *d = NULL;
+    sb_status st = sb_dist_open("mpi", &d);
+    if (st != SB_OK) return st;
+    f->dist = d;
+    const int64_t n = train->t.nrows, N = d->size, k = d->rank;
+    int64_t sum[3] = {n, train->t.ncols, train->t.weight != NULL};
+    uint32_t top[4] = {(uint32_t)((uint64_t)n >> 32), (uint32_t)n, (uint32_t)train->t.ncols,
+                       (uint32_t)(train->t.weight != NULL)};
+    sb_dist_sum_i64(d, sum, 3);
+    sb_dist_max_u32(d, top, 4);
+    const uint64_t mx = ((uint64_t)top[0] << 32) | top[1];
+    *coll = 1;
+    if (sum[0] != (int64_t)mx * N || sum[1] != (int64_t)top[2] * N || sum[2] != (int64_t)top[3] * N)
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed=mpi: the %d ranks were given different training data "
+                       "(row or column counts, or weights, differ); give every rank the same file", (int)N);
+    if (n < N)
+        return sb_fail(SB_ERR_LIMIT, "distributed=mpi: %lld training rows for %d ranks; every rank needs rows",
+                       (long long)n, (int)N);
+    *coll = 0;
+    const int64_t b = n * k / N, e = n * (k + 1) / N;
+    *blk = train->t;
+    blk->nrows = e - b;
+    blk->x = train->t.x + b * train->t.ncols;
+    blk->label = train->t.label ? train->t.label + b * (train->t.ntargets > 0 ? train->t.ntargets : 1) : NULL;
+    blk->weight = train->t.weight ? train->t.weight + b : NULL;
+    blk->qid = train->t.qid ? train->t.qid + b : NULL;
+    blk->init = train->t.init ? train->t.init + b * train->t.init_k : NULL;
+    f->goff = b;
+    f->gn = n;
+    return SB_OK;
+}
+
+/* The bins from the sample one process draws (keyed by global row): every
+ * rank's sampled rows gathered in global row order, the same edges. */
+static sb_status idist_bins(const ictx *f, int32_t max_bin, uint64_t seed, int64_t bin_rows, sb_bins *out) {
+    const int64_t n = f->tr->nrows;
+    const int32_t nf = f->tr->ncols;
+    float *mine = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)nf);
+    if (!mine) return sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
+    int64_t k = 0;
+    for (int64_t r = 0; r < n; r++)
+        if (sb_bins_in_sample(seed, f->gn, bin_rows, f->goff + r))
+            memcpy(mine + k++ * nf, f->tr->x + r * nf, sizeof(float) * (size_t)nf);
+    void *all = NULL;
+    int64_t bytes = 0;
+    sb_dist_gather(f->dist, mine, (int64_t)sizeof(float) * k * nf, &all, &bytes);
+    sb_free(mine);
+    sb_status st = sb_bins_build(all, bytes / ((int64_t)sizeof(float) * nf), nf, max_bin, seed, 0, out);
+    sb_free(all);
+    return st;
+}
+
+static sb_status iso_fit_run(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
+                             sb_model **out, const sb_dist **dist_out, int *coll);
+
 /* sb_isolation_forest_fit, keeping init's trees when init is given (warm
  * start: trees 0..T0-1 are init's, their leaves valued for n_estimators;
- * trees T0.. grow with their own draws, keyed by their index). */
+ * trees T0.. grow with their own draws, keyed by their index). Under
+ * distributed=mpi a failure only this rank has ends the job by name. */
 static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
                          sb_model **out) {
+    const sb_dist *dist = NULL;
+    int coll = 0;
+    sb_status st = iso_fit_run(params, train, init, card, out, &dist, &coll);
+    if (st != SB_OK && dist && !coll) sb_dist_fail(dist, st, sb_last_error());
+    return st;
+}
+
+/* iso_fit's body; distributed=mpi (docs/distributed.md, "Isolation
+ * forests"): each rank holds a block of rows, every rank holds every rank's
+ * weights (gathered once) and so makes every tree's subsample draw itself,
+ * keyed by global row; the drawn rows' bins are gathered per tree. */
+static sb_status iso_fit_run(const sb_params *params, const sb_dataset *train, const sb_model *init, sb_card *card,
+                             sb_model **out, const sb_dist **dist_out, int *coll) {
     sb_clear_error();
     if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_isolation_forest_fit: NULL argument");
     *out = NULL;
@@ -375,6 +498,7 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
     const char *key, *v;
     sb_numeric_mode mode;
     const char *device = "cpu";
+    int dist_on = 0, dist_given = 0;
     static const char *const aliases[] = {"seed|random_state", "model|family", NULL};
     sb_status st = sb_params_refuse_aliases(params, aliases, "isolation forests");
     if (st != SB_OK) return st;
@@ -398,13 +522,15 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
             sb_device_kind k;
             if ((st = sb_device_parse(v, &k)) != SB_OK) return st;
             device = sb_device_kind_name(k);
-        } else if (!strcmp(key, "distributed") || !strcmp(key, "distributed_rows")) {
-            /* each tree's draw of max_samples rows (weighted by the sample
-             * weights) is not yet keyed so that ranks holding blocks could
-             * make it; none (or split) is one process */
-            if (strcmp(v, "none") && strcmp(v, "false") && strcmp(v, "0") && strcmp(v, "split"))
-                return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support isolation forests "
-                               "(docs/distributed.md, \"What is refused\"); train them in one process");
+        } else if (!strcmp(key, "distributed")) {
+            /* data-parallel training (docs/distributed.md); a run setting, not in the model */
+            if (!strcmp(v, "mpi")) dist_on = 1;
+            else if (!strcmp(v, "none") || !strcmp(v, "false") || !strcmp(v, "0")) dist_on = 0;
+            else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter distributed='%s': give mpi (or none)", v);
+        } else if (!strcmp(key, "distributed_rows")) {
+            if (!strcmp(v, "split")) dist_given = 0;
+            else if (!strcmp(v, "given")) dist_given = 1;
+            else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter distributed_rows='%s': give split or given", v);
         } else {
             return sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for isolation forests (docs/forest.md)", key);
         }
@@ -413,14 +539,38 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
     ictx f;
     memset(&f, 0, sizeof f);
     f.tr = &train->t;
-    const int64_t n = f.tr->nrows;
+    f.gn = f.tr->nrows;
+    sb_table blk; /* distributed=mpi: this rank's block of the rows (a view) */
+    if (dist_given && !dist_on)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed_rows=given needs distributed=mpi");
+    if (dist_on) {
+        st = idist_setup(&f, train, device, init, card, dist_given, &blk, coll);
+        *dist_out = f.dist;
+        if (st != SB_OK) return st;
+        f.tr = &blk;
+    }
+    const int64_t n = f.tr->nrows, gn = f.gn;
     const int32_t nf = f.tr->ncols;
-    if (n < 2 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "isolation forest: needs 2 rows and a feature");
-    if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "isolation forest: at most %d rows", (int)INT32_MAX);
+    if (gn < 2 || nf < 1) return sb_fail(SB_ERR_INVALID_INPUT, "isolation forest: needs 2 rows and a feature");
+    if (gn > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "isolation forest: at most %d rows", (int)INT32_MAX);
     /* the weights, checked before any work; rows of weight zero are never
-     * drawn, so a tree draws at most the rows of positive weight */
+     * drawn, so a tree draws at most the rows of positive weight.
+     * distributed=mpi: every rank's weights, gathered once in row order (4
+     * bytes a row), so every rank makes each tree's weighted draw itself */
+    const float *w = f.tr->weight;
+    void *allw = NULL;
+    if (f.dist && w) {
+        int64_t bytes = 0;
+        sb_dist_gather(f.dist, w, (int64_t)sizeof(float) * n, &allw, &bytes);
+        w = allw;
+    }
     sb_iso_wdraw wd;
-    if ((st = sb_iso_wdraw_init(f.tr->weight, n, &wd)) != SB_OK) return st;
+    st = sb_iso_wdraw_init(w, gn, &wd);
+    sb_free(allw);
+    if (st != SB_OK) {
+        *coll = 1; /* every rank checked every weight */
+        return st;
+    }
     f.wd = &wd;
     f.T = (int32_t)T;
     f.psi = (int32_t)(psi < wd.npos ? psi : wd.npos);
@@ -459,7 +609,9 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "isolation forest: out of memory");
         goto done;
     }
-    if ((st = sb_bins_build(f.tr->x, n, nf, (int32_t)max_bin, seed, bin_rows, &f.bins)) != SB_OK) goto done;
+    if ((st = f.dist ? idist_bins(&f, (int32_t)max_bin, seed, bin_rows, &f.bins)
+                     : sb_bins_build(f.tr->x, n, nf, (int32_t)max_bin, seed, bin_rows, &f.bins)) != SB_OK)
+        goto done;
     sb_bins_apply(&f.bins, f.tr->x, n, nf, f.binned);
     if (card && (st = sb_card_record(card, "iforest.binned", SB_DTYPE_U8, f.binned, (uint64_t)n * nf)) != SB_OK)
         goto done;
@@ -490,7 +642,11 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
          * the grown trees' draws keyed from 0 instead of their index */
         const char *arm = getenv("SAMEBITS_TEST_FOREST_WARM_FROM_ZERO");
         if (init && arm && arm[0] == '1') f.key_shift = first;
-        sb_parallel_for(T - first, itree_task, &f);
+        if (f.dist) { /* every rank grows the trees in tree order: their gathers come in the same order */
+            for (int64_t i = 0; i < T - first; i++) itree_task(&f, i);
+        } else {
+            sb_parallel_for(T - first, itree_task, &f);
+        }
         for (int64_t t = first; t < T; t++)
             if (f.status[t] != SB_OK) {
                 st = sb_fail(f.status[t], "isolation forest: tree %d failed", (int)t);
@@ -521,6 +677,14 @@ static sb_status iso_fit(const sb_params *params, const sb_dataset *train, const
     if (card &&
         (st = sb_model_record(card, m, train, SB_PREDICT_VALUE, "iforest.train_score", "iforest.model_bytes")) != SB_OK)
         goto done;
+    if (f.dist) { /* the last exchange: every rank holds the same bytes */
+        char hex[65];
+        if ((st = sb_model_digest(m, hex)) != SB_OK) goto done;
+        if ((st = sb_dist_agree(f.dist, hex)) != SB_OK) {
+            *coll = 1;
+            goto done;
+        }
+    }
     *out = m;
     m = NULL;
 done:
