@@ -341,7 +341,9 @@ SB_API sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *tr
  * integers, bootstrap draws keyed by global row) and returns the model one
  * process fits, byte for byte; a device, a card, distributed_rows=given and
  * sb_forest_fit_continue are refused by name (SB_ERR_INVALID_ARGUMENT), and
- * a failure only one rank sees ends the job by name. */
+ * a failure only one rank sees ends the job by name. sb_isolation_forest_fit
+ * takes distributed=mpi the same way (each tree's subsample drawn by global
+ * row on every rank, the drawn rows' bins gathered). */
 SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
 /* Warm start (scikit-learn's warm_start): a forest of params' n_estimators
