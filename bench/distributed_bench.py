@@ -9,8 +9,9 @@ weights beside it) and California housing (20,640 x 8, its text column
 dropped), 31 leaves, learning rate 0.1, one thread per rank; and forests
 (issue 26's second part): a random forest regression on California housing
 and Extra Trees classification on the binary example (--forest-trees trees,
-min_samples_leaf=5, every node's sums all-reduced), whose time is the CLI's
-"fitted in S s". Every run is
+min_samples_leaf=5, every node's sums all-reduced), and an isolation forest
+on California housing (256 rows a tree), whose time is the CLI's "fitted in
+S s". Every run is
 `build/samebits train` (under `mpirun --oversubscribe -np N` for the ranks);
 the time is the CLI's "N trees in S s" (training only, after every rank has
 read the file), best of --repeat; bytes are the MPI shim's count
@@ -57,6 +58,8 @@ def forest_workloads(tmp, trees):
                                                            "min_samples_leaf=5"]),
         "et-classes-higgs-7k": ("extra_trees", ["--data", ex, "--label", "0", f"n_estimators={trees}",
                                                 "min_samples_leaf=5"]),
+        # isolation forest: 256 rows a tree (their bins gathered), every feature of California housing
+        "iforest-california-20k": ("isolation_forest", ["--data", cal, f"n_estimators={trees}"]),
     }
 
 
