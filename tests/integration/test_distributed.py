@@ -462,6 +462,21 @@ def test_forest_ranks_give_the_single_process_model_bytes(case, tmp_path):
 
 
 @needs_mpi
+@pytest.mark.parametrize("case", ["rf-multiclass-subsample", "iforest-binary-weights"])
+def test_forest_ranks_with_threads_give_the_single_process_model_bytes(case, tmp_path):
+    """Each rank with 2 threads (trees grow one at a time on a rank; the bits
+    do not depend on the threads) against one process with 1."""
+    model, make = FOREST_CASES[case]
+    args = make(tmp_path)
+    single = tmp_path / "single.sbm"
+    assert _train(args, single, model=model).returncode == 0
+    out = tmp_path / "np3.sbm"
+    r = _train(args + ["--threads", "2"], out, np=3, model=model)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == single.read_bytes()
+
+
+@needs_mpi
 def test_float_allreduce_arm_fails_the_forest_identity_test(tmp_path):
     """The separating arm sums a forest's node sums across ranks in float too
     (the one reduce, sb_dist_sum_hist): its single process is the real
