@@ -410,6 +410,14 @@ def _california_weights(tmp_path):
     return str(path)
 
 
+def _forest_init(tmp_path, model, args):
+    """A forest of the first estimators, fitted in one process, to continue from."""
+    init = tmp_path / f"init-{model}.sbm"
+    r = _train(args, init, model=model)
+    assert r.returncode == 0, r.stderr
+    return str(init)
+
+
 FOREST_CASES = {
     # random forest classification, the binary example's DATA.weight beside it (weighted class counts)
     "rf-binary-weights": ("random_forest", lambda t: ["--data", _data("binary_classification_binary.train"),
@@ -442,6 +450,20 @@ FOREST_CASES = {
                                                           "bin_sample_rows=5000"]),
     "iforest-binary-weights": ("isolation_forest", lambda t: [
         "--data", _data("binary_classification_binary.train"), "n_estimators=25", "max_samples=300"]),
+    # warm starts: the kept estimators' leaves re-valued from each tree's sample routed through them, the
+    # sums over every rank's rows; the new trees grown as above
+    "rf-warm-start": ("random_forest", lambda t: [
+        "--data", _data("binary_classification_binary.train"), "--label", "0", "n_estimators=6", "max_samples=0.5",
+        "--init-model", _forest_init(t, "random_forest", ["--data", _data("binary_classification_binary.train"),
+                                                          "--label", "0", "n_estimators=3", "max_samples=0.5"])]),
+    "et-warm-start-california": ("extra_trees", lambda t: [
+        "--data", _california(t), "--label", "median_house_value", "objective=regression", "n_estimators=4",
+        "max_depth=10", "--init-model", _forest_init(t, "extra_trees", [
+            "--data", _california(t), "--label", "median_house_value", "objective=regression", "n_estimators=2",
+            "max_depth=10"])]),
+    "iforest-warm-start": ("isolation_forest", lambda t: [
+        "--data", _california(t), "n_estimators=20", "--init-model",
+        _forest_init(t, "isolation_forest", ["--data", _california(t), "n_estimators=10"])]),
 }
 
 
@@ -533,20 +555,12 @@ def test_a_forest_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
 @pytest.mark.parametrize("model,extra,what", [
     ("random_forest", ["device=opencl"], "a forest device"),
     ("extra_trees", ["--card", "CARD"], "an identity card"),
-    ("random_forest", ["--init-model", "INIT"], "a forest's warm start"),
     ("random_forest", ["distributed_rows=given"], "distributed_rows=given for forests"),
     ("isolation_forest", ["device=cpu-batched"], "a forest device"),
-    ("isolation_forest", ["--init-model", "INIT"], "an isolation forest's warm start"),
 ])
 def test_what_distributed_forests_cannot_run_is_refused_by_name(model, extra, what, tmp_path):
     data = _data("regression_regression.train")
-    if "INIT" in extra:
-        init = tmp_path / "init.sbm"
-        label = [] if model == "isolation_forest" else ["--label", "0", "objective=regression"]
-        r = _train(["--data", data] + label + ["n_estimators=2"], init, model=model)
-        assert r.returncode == 0, r.stderr
-    extra = [str(tmp_path / "c.card") if a == "CARD" else str(tmp_path / "init.sbm") if a == "INIT" else a
-             for a in extra]
+    extra = [str(tmp_path / "c.card") if a == "CARD" else a for a in extra]
     label = [] if model == "isolation_forest" else ["--label", "0", "objective=regression"]
     args = ["--data", data] + label + ["n_estimators=3"] + extra
     r = _train(args, tmp_path / "m.sbm", np=2, timeout=120, model=model)

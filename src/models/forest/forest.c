@@ -683,6 +683,7 @@ static sb_status releaf(tctx *c) {
         const int32_t r = c->rows[i];
         put_row(c, sums + (int64_t)walk_row(src->nodes, f->tr->x + (int64_t)r * nf) * nv, r);
     }
+    fd_hist(f, sums, (int64_t)nn * nv); /* distributed=mpi: every rank's rows of the sample, per node */
     for (int32_t k = 0; k < ncopies && st == SB_OK; k++) {
         const sb_tree *from = &f->init->trees[(int64_t)c->t * ncopies + k];
         sb_tree *tr = &f->trees[(int64_t)c->t * ncopies + k];
@@ -985,13 +986,12 @@ static sb_status forest_fit(const sb_params *params, const sb_dataset *train, co
  * rank k of N takes global rows [floor(k n / N), floor((k + 1) n / N)) of the
  * n rows every rank was given (the same file). *blk is a view (nothing is
  * copied); *coll := 1 for a failure every rank meets alike. */
-static sb_status fdist_setup(fctx *f, const forest_params *p, const sb_dataset *train, const sb_model *init,
-                             const sb_card *card, sb_table *blk, int *coll) {
+static sb_status fdist_setup(fctx *f, const forest_params *p, const sb_dataset *train, const sb_card *card,
+                             sb_table *blk, int *coll) {
     const char *no = NULL;
     if (!p->distributed) no = NULL;
     else if (p->device != SB_FOREST_DEVICE_CPU) no = "a forest device (device=...): the ranks grow trees on their CPUs";
     else if (card) no = "an identity card (--card): record cards in one process";
-    else if (init) no = "a forest's warm start (init_model): continue a forest in one process";
     else if (p->dist_given) no = "distributed_rows=given for forests: give every rank the same file";
     if (p->dist_given && !p->distributed)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed_rows=given needs distributed=mpi");
@@ -1097,7 +1097,7 @@ static sb_status forest_fit_run(const sb_params *params, const sb_dataset *train
     f.tr = &train->t;
     sb_table blk; /* distributed=mpi: this rank's block of the training rows (a view) */
     if (p.distributed || p.dist_given) {
-        st = fdist_setup(&f, &p, train, init, card, &blk, coll);
+        st = fdist_setup(&f, &p, train, card, &blk, coll);
         *dist_out = f.dist;
         if (st != SB_OK) return st;
         f.tr = &blk;
@@ -1110,7 +1110,10 @@ static sb_status forest_fit_run(const sb_params *params, const sb_dataset *train
     f.mtry = sb_forest_mtry(&p, nf);
     const int32_t ncopies = p.classification ? f.K : 1;
     if (init) {
-        if ((st = check_init(init, &p, ncopies, nf, &f.init_T)) != SB_OK) return st;
+        if ((st = check_init(init, &p, ncopies, nf, &f.init_T)) != SB_OK) {
+            *coll = 1; /* every rank holds the same init and parameters */
+            return st;
+        }
         f.init = init;
         f.first = f.init_T;
         /* Separating arm of the warm start's identity test (tests/python/
@@ -1248,7 +1251,7 @@ static sb_status forest_fit_run(const sb_params *params, const sb_dataset *train
             if (f.status[t] != SB_OK) {
                 /* shared by every rank: a sample of weight zero (decided on
                  * every rank's counts); the others are this rank's alone */
-                *coll = f.status[t] == SB_ERR_INVALID_INPUT;
+                *coll = f.status[t] == SB_ERR_INVALID_INPUT || (t < f.first && f.status[t] == SB_ERR_INVALID_ARGUMENT);
                 if (f.status[t] == SB_ERR_OUT_OF_MEMORY) st = oom();
                 else if (f.status[t] == SB_ERR_INVALID_INPUT)
                     st = sb_fail(SB_ERR_INVALID_INPUT,

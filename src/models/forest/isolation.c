@@ -405,12 +405,11 @@ sb_status sb_isolation_forest_fit_continue(const sb_params *params, const sb_dat
 /* distributed=mpi's refusals (from the parameters alone: every rank refuses
  * alike), the communicator and this rank's block of rows by gradient
  * boosting's row rule (a view); *coll := 1 for a failure every rank meets. */
-static sb_status idist_setup(ictx *f, const sb_dataset *train, const char *device, const sb_model *init,
-                             const sb_card *card, int given, sb_table *blk, int *coll) {
+static sb_status idist_setup(ictx *f, const sb_dataset *train, const char *device, const sb_card *card, int given,
+                             sb_table *blk, int *coll) {
     const char *no = NULL;
     if (strcmp(device, "cpu") != 0) no = "a forest device (device=...): the ranks grow trees on their CPUs";
     else if (card) no = "an identity card (--card): record cards in one process";
-    else if (init) no = "an isolation forest's warm start (init_model): continue it in one process";
     else if (given) no = "distributed_rows=given for isolation forests: give every rank the same file";
     if (no)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
@@ -544,7 +543,7 @@ static sb_status iso_fit_run(const sb_params *params, const sb_dataset *train, c
     if (dist_given && !dist_on)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed_rows=given needs distributed=mpi");
     if (dist_on) {
-        st = idist_setup(&f, train, device, init, card, dist_given, &blk, coll);
+        st = idist_setup(&f, train, device, card, dist_given, &blk, coll);
         *dist_out = f.dist;
         if (st != SB_OK) return st;
         f.tr = &blk;
