@@ -499,6 +499,27 @@ def test_forest_ranks_with_threads_give_the_single_process_model_bytes(case, tmp
 
 
 @needs_mpi
+@pytest.mark.parametrize("model,extra", [
+    ("random_forest", ["--label", "median_house_value", "objective=regression", "max_samples=0.5", "max_depth=12"]),
+    ("extra_trees", ["--label", "median_house_value", "objective=regression", "max_depth=12"]),
+    ("isolation_forest", []),
+])
+def test_forest_given_rows_each_rank_reads_its_own_file(model, extra, tmp_path):
+    """distributed_rows=given for forests: shards of California housing of 1, 4,999, 15,000 and
+    640 rows with their weights beside them (rank 0's one row weighs 0: Extra Trees drop it);
+    the model is the single process's on the whole file."""
+    whole, shard = _shards(tmp_path, (1, 5000, 20000))
+    args = extra + ["n_estimators=4"]
+    single = tmp_path / "single.sbm"
+    r = _train(["--data", whole] + args, single, model=model)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "given.sbm"
+    r = _train(["--data", shard] + args + ["distributed_rows=given"], out, np=4, model=model)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == single.read_bytes()
+
+
+@needs_mpi
 def test_float_allreduce_arm_fails_the_forest_identity_test(tmp_path):
     """The separating arm sums a forest's node sums across ranks in float too
     (the one reduce, sb_dist_sum_hist): its single process is the real
@@ -555,7 +576,6 @@ def test_a_forest_failure_only_one_rank_sees_ends_the_job_by_name(tmp_path):
 @pytest.mark.parametrize("model,extra,what", [
     ("random_forest", ["device=opencl"], "a forest device"),
     ("extra_trees", ["--card", "CARD"], "an identity card"),
-    ("random_forest", ["distributed_rows=given"], "distributed_rows=given for forests"),
     ("isolation_forest", ["device=cpu-batched"], "a forest device"),
 ])
 def test_what_distributed_forests_cannot_run_is_refused_by_name(model, extra, what, tmp_path):

@@ -992,7 +992,6 @@ static sb_status fdist_setup(fctx *f, const forest_params *p, const sb_dataset *
     if (!p->distributed) no = NULL;
     else if (p->device != SB_FOREST_DEVICE_CPU) no = "a forest device (device=...): the ranks grow trees on their CPUs";
     else if (card) no = "an identity card (--card): record cards in one process";
-    else if (p->dist_given) no = "distributed_rows=given for forests: give every rank the same file";
     if (p->dist_given && !p->distributed)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed_rows=given needs distributed=mpi");
     if (no)
@@ -1002,6 +1001,7 @@ static sb_status fdist_setup(fctx *f, const forest_params *p, const sb_dataset *
     sb_status st = sb_dist_open("mpi", &d);
     if (st != SB_OK) return st;
     f->dist = d;
+    if (p->dist_given) return sb_forest_dist_given(d, &train->t, blk, &f->roff, coll);
     /* every rank must hold the same rows: compare the counts (and the columns) */
     const int64_t n = train->t.nrows, N = d->size, k = d->rank;
     int64_t sum[2] = {n, train->t.ncols};
@@ -1026,6 +1026,33 @@ static sb_status fdist_setup(fctx *f, const forest_params *p, const sb_dataset *
     blk->weight = train->t.weight ? train->t.weight + b : NULL;
     blk->qid = train->t.qid ? train->t.qid + b : NULL;
     blk->init = train->t.init ? train->t.init + b * train->t.init_k : NULL;
+    return SB_OK;
+}
+
+/* distributed_rows=given (forests and isolation forests): this rank's dataset
+ * is its own rows; the training set is every rank's rows in rank order. The
+ * ranks must agree on the columns, each hold a row, and all have weights or
+ * none (named errors, the same on every rank). *blk := the rank's whole
+ * table, *roff := its first row's number in the concatenation. */
+sb_status sb_forest_dist_given(const sb_dist *d, const sb_table *t, sb_table *blk, int64_t *roff, int *coll) {
+    int64_t v[3] = {t->ncols, t->nrows > 0, t->weight != NULL};
+    uint32_t top[2] = {(uint32_t)t->ncols, (uint32_t)(t->weight != NULL)};
+    sb_dist_sum_i64(d, v, 3);
+    sb_dist_max_u32(d, top, 2);
+    *coll = 1;
+    if (v[0] != (int64_t)top[0] * d->size)
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: the %d ranks' training data have different "
+                       "column counts", (int)d->size);
+    if (v[1] != d->size)
+        return sb_fail(SB_ERR_LIMIT, "distributed_rows=given: %lld of the %d ranks hold no training rows; every "
+                       "rank needs rows", (long long)(d->size - v[1]), (int)d->size);
+    if (v[2] != 0 && v[2] != (int64_t)top[1] * d->size)
+        return sb_fail(SB_ERR_INVALID_INPUT, "distributed_rows=given: sample weights on %lld of the %d ranks; give "
+                       "them on every rank or on none", (long long)v[2], (int)d->size);
+    *coll = 0;
+    int64_t total = 0;
+    sb_dist_prefix(d, t->nrows, roff, &total);
+    *blk = *t;
     return SB_OK;
 }
 

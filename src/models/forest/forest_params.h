@@ -66,5 +66,13 @@ sb_status sb_forest_warm_params(const sb_model *init, const char *text, int64_t 
 /* Features tried per node for nf features (at least 1, at most nf). */
 int32_t sb_forest_mtry(const forest_params *p, int32_t nf);
 
+/* distributed_rows=given for the forests (forest.c): this rank's rows are its
+ * whole table; *roff its first row in the ranks' concatenation; named errors
+ * when the ranks disagree on columns or weights or one holds no row. */
+struct sb_dist;
+struct sb_table;
+sb_status sb_forest_dist_given(const struct sb_dist *d, const struct sb_table *t, struct sb_table *blk,
+                               int64_t *roff, int *coll);
+
 /* Train a forest (declared in samebits.h as well). */
 #endif

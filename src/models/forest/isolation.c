@@ -410,7 +410,6 @@ static sb_status idist_setup(ictx *f, const sb_dataset *train, const char *devic
     const char *no = NULL;
     if (strcmp(device, "cpu") != 0) no = "a forest device (device=...): the ranks grow trees on their CPUs";
     else if (card) no = "an identity card (--card): record cards in one process";
-    else if (given) no = "distributed_rows=given for isolation forests: give every rank the same file";
     if (no)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
                        "\"What is refused\")", no);
@@ -418,6 +417,14 @@ static sb_status idist_setup(ictx *f, const sb_dataset *train, const char *devic
     sb_status st = sb_dist_open("mpi", &d);
     if (st != SB_OK) return st;
     f->dist = d;
+    if (given) {
+        int64_t roff = 0;
+        if ((st = sb_forest_dist_given(d, &train->t, blk, &roff, coll)) != SB_OK) return st;
+        int64_t total = 0;
+        sb_dist_prefix(d, train->t.nrows, &f->goff, &total);
+        f->gn = total;
+        return SB_OK;
+    }
     const int64_t n = train->t.nrows, N = d->size, k = d->rank;
     int64_t sum[3] = {n, train->t.ncols, train->t.weight != NULL};
     uint32_t top[4] = {(uint32_t)((uint64_t)n >> 32), (uint32_t)n, (uint32_t)train->t.ncols,
