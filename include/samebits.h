@@ -339,8 +339,9 @@ SB_API sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *tr
  * calls it with the same parameters and the same full dataset, trains on its
  * block of rows by sb_gbdt_fit's rule (node sums all-reduced as exact
  * integers, bootstrap draws keyed by global row) and returns the model one
- * process fits, byte for byte (sb_forest_fit_continue too); a device, a card
- * and distributed_rows=given are refused by name (SB_ERR_INVALID_ARGUMENT),
+ * process fits, byte for byte (sb_forest_fit_continue and
+ * distributed_rows=given too); a device and a card are refused by name
+ * (SB_ERR_INVALID_ARGUMENT),
  * and a failure only one rank sees ends the job by name.
  * sb_isolation_forest_fit (and _continue) takes distributed=mpi the same way (each tree's subsample drawn by global
  * row on every rank, the drawn rows' bins gathered). */
