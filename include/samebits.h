@@ -336,15 +336,15 @@ SB_API sb_status sb_gbdt_fit_multi(const sb_params *params, const sb_dataset *tr
  * Classification labels are class indices 0..K-1; the model's SB_PREDICT_PROBA
  * gives the K averaged class frequencies. card may be NULL. With
  * distributed=mpi (docs/distributed.md, "Forests") every rank of an MPI job
- * calls it with the same parameters and the same full dataset, trains on its
- * block of rows by sb_gbdt_fit's rule (node sums all-reduced as exact
- * integers, bootstrap draws keyed by global row) and returns the model one
- * process fits, byte for byte (sb_forest_fit_continue and
- * distributed_rows=given too); a device and a card are refused by name
- * (SB_ERR_INVALID_ARGUMENT),
- * and a failure only one rank sees ends the job by name.
- * sb_isolation_forest_fit (and _continue) takes distributed=mpi the same way (each tree's subsample drawn by global
- * row on every rank, the drawn rows' bins gathered). */
+ * calls it with the same parameters and the same full dataset (or, with
+ * distributed_rows=given, its own rows), trains on its block of rows by
+ * sb_gbdt_fit's rule (node sums all-reduced as exact integers, bootstrap
+ * draws keyed by global row) and returns the model one process fits, byte
+ * for byte (sb_forest_fit_continue too); a device and a card are refused by
+ * name (SB_ERR_INVALID_ARGUMENT), and a failure only one rank sees ends the
+ * job by name. sb_isolation_forest_fit (and _continue) takes distributed=mpi
+ * the same way (each tree's subsample drawn by global row on every rank, the
+ * drawn rows' bins gathered). */
 SB_API sb_status sb_forest_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
 /* Warm start (scikit-learn's warm_start): a forest of params' n_estimators
