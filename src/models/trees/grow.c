@@ -742,7 +742,8 @@ static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
  * task: at that size a leaf's own steps (partition, histogram) are too short
  * to share well among the workers, and leaves have disjoint rows. */
 #define EXPAND_BATCH_ROWS (2 * HIST_BLOCK)
-#define EXPAND_BATCH_MAX 16
+#define EXPAND_BATCH_MAX 128  /* depth-wise: a level's leaves at once (a tree of depth 8 splits 128 at most) */
+#define EXPAND_BATCH_BEST 16  /* best-first: leaves expanded ahead may never be picked; keep the bet small */
 
 typedef struct expand_job {
     grow_ctx *c;
@@ -779,24 +780,37 @@ static sb_status expand_next(grow_ctx *c, leaf *open, int32_t nopen, int k, int3
     j.open = open;
     j.idx[nb++] = k;
     int32_t want = c->width > 1 ? 2 * c->width : 1;
-    if (want > EXPAND_BATCH_MAX) want = EXPAND_BATCH_MAX;
+    if (want > EXPAND_BATCH_BEST) want = EXPAND_BATCH_BEST;
+    /* Depth-wise, every splittable open leaf is split in turn, so none
+     * expanded ahead is wasted: with at least as many of them as workers, a
+     * leaf of at most its fair share of their rows (their rows over the
+     * workers) joins a batch of all such leaves, one leaf a task, larger ones
+     * first (no per-leaf hand-offs or partial histograms, and the pool evens
+     * out their sizes); a leaf above its share is split alone, its own steps
+     * shared among the workers, so that no one task holds up a level. */
+    int32_t nsplittable = 0;
+    int64_t rows_open = 0;
+    for (int32_t i = 0; i < nopen && c->p->depthwise; i++)
+        if (open[i].best.valid && !open[i].kids) {
+            nsplittable++;
+            rows_open += open[i].end - open[i].begin;
+        }
+    const int any_size = c->p->depthwise && c->width > 1 && nsplittable >= c->width;
+    const int64_t share = any_size ? rows_open / c->width : 0;
+    if (any_size) want = EXPAND_BATCH_MAX;
     if (want > splits_left) want = splits_left;
 #ifdef SB_SABOTAGE_FLOAT_HIST
     want = 1; /* the arm's partial sums are per worker; one leaf at a time */
 #endif
     if (c->d->reduce) want = 1; /* ranks reduce node by node, in pick order (their row counts differ) */
-    /* Depth-wise, every splittable open leaf is split in turn: with at least
-     * as many of them as workers, leaves of any size are batched (one leaf a
-     * task, no per-leaf hand-offs or partial histograms) and none is wasted. */
-    int32_t nsplittable = 0;
-    for (int32_t i = 0; i < nopen && c->p->depthwise; i++) nsplittable += open[i].best.valid && !open[i].kids;
-    const int any_size = c->p->depthwise && c->width > 1 && nsplittable >= c->width;
-    const int small = any_size || open[k].end - open[k].begin < EXPAND_BATCH_ROWS;
+    const int64_t rows_k = open[k].end - open[k].begin;
+    const int small = any_size ? rows_k <= share : rows_k < EXPAND_BATCH_ROWS;
     while (small && nb < want) {
         int32_t best = -1;
         for (int32_t i = 0; i < nopen; i++) {
             const leaf *L = &open[i];
-            if (!L->best.valid || L->kids || (!any_size && L->end - L->begin >= EXPAND_BATCH_ROWS)) continue;
+            if (!L->best.valid || L->kids) continue;
+            if (any_size ? L->end - L->begin > share : L->end - L->begin >= EXPAND_BATCH_ROWS) continue;
             int taken = 0;
             for (int32_t q = 0; q < nb; q++) taken |= j.idx[q] == i;
             if (!taken && (best < 0 || picked_before(c, L, &open[best]))) best = i;
