@@ -306,10 +306,17 @@ int32_t sb_model_kernel_objective(const sb_model *m);
  * sb_table_drop_release frees what it copied (never the names). */
 struct sb_table;
 sb_status sb_table_drop_zero_weight(const struct sb_table *t, struct sb_table *out, int *dropped);
-/* The same, dropping the rows of weight zero even when every row of t has
- * weight zero (out then has 0 rows): one rank's block of a distributed fit,
- * where whether to drop is decided over every rank's weights (gbdt.c). */
-sb_status sb_table_drop_zero_weight_all(const struct sb_table *t, struct sb_table *out, int *dropped);
+struct sb_dist;
+/* The drop of sb_table_drop_zero_weight for a fit on rank blocks: with dist
+ * NULL, that function; with dist, t is this rank's block and whether rows are
+ * dropped is decided over every rank's weights (the single process's rule:
+ * unless none or all weigh zero), so a block whose rows all weigh zero is
+ * emptied when other blocks weigh. Collective: every rank calls it. */
+sb_status sb_table_drop_zero_weight_ranks(const struct sb_dist *dist, const struct sb_table *t, struct sb_table *out,
+                                          int *dropped);
+/* *out := the view of t's rows [b, e): t's fields with every per-row pointer
+ * advanced to row b (nothing copied; out borrows t's buffers). */
+void sb_table_rows_view(const struct sb_table *t, int64_t b, int64_t e, struct sb_table *out);
 void sb_table_drop_release(struct sb_table *t);
 
 /* Classes a prediction keeps on the stack per row. */

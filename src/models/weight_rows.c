@@ -7,6 +7,7 @@
  */
 #include "model.h"
 #include "../io/reader.h"
+#include "../core/dist.h"
 #include <string.h>
 
 static sb_status drop_rows(const sb_table *t, sb_table *out, int *dropped, int all) {
@@ -53,8 +54,24 @@ sb_status sb_table_drop_zero_weight(const sb_table *t, sb_table *out, int *dropp
     return drop_rows(t, out, dropped, 0);
 }
 
-sb_status sb_table_drop_zero_weight_all(const sb_table *t, sb_table *out, int *dropped) {
-    return drop_rows(t, out, dropped, 1);
+sb_status sb_table_drop_zero_weight_ranks(const sb_dist *dist, const sb_table *t, sb_table *out, int *dropped) {
+    if (!dist || !t->weight) return sb_table_drop_zero_weight(t, out, dropped);
+    memset(out, 0, sizeof *out);
+    *dropped = 0;
+    int64_t c[2] = {0, t->nrows}; /* rows of positive weight, rows: over every rank */
+    for (int64_t r = 0; r < t->nrows; r++) c[0] += t->weight[r] > 0.0f;
+    sb_dist_sum_i64(dist, c, 2);
+    return c[0] > 0 && c[0] < c[1] ? drop_rows(t, out, dropped, 1) : SB_OK;
+}
+
+void sb_table_rows_view(const sb_table *t, int64_t b, int64_t e, sb_table *out) {
+    *out = *t;
+    out->nrows = e - b;
+    out->x = t->x + b * t->ncols;
+    out->label = t->label ? t->label + b * (t->ntargets > 0 ? t->ntargets : 1) : NULL;
+    out->weight = t->weight ? t->weight + b : NULL;
+    out->qid = t->qid ? t->qid + b : NULL;
+    out->init = t->init ? t->init + b * t->init_k : NULL;
 }
 
 void sb_table_drop_release(sb_table *t) {

@@ -1019,13 +1019,7 @@ static sb_status fdist_setup(fctx *f, const forest_params *p, const sb_dataset *
     *coll = 0;
     const int64_t b = n * k / N, e = n * (k + 1) / N;
     f->roff = b;
-    *blk = train->t;
-    blk->nrows = e - b;
-    blk->x = train->t.x + b * train->t.ncols;
-    blk->label = train->t.label ? train->t.label + b * (train->t.ntargets > 0 ? train->t.ntargets : 1) : NULL;
-    blk->weight = train->t.weight ? train->t.weight + b : NULL;
-    blk->qid = train->t.qid ? train->t.qid + b : NULL;
-    blk->init = train->t.init ? train->t.init + b * train->t.init_k : NULL;
+    sb_table_rows_view(&train->t, b, e, blk);
     return SB_OK;
 }
 
@@ -1156,18 +1150,7 @@ static sb_status forest_fit_run(const sb_params *params, const sb_dataset *train
     sb_table kept;
     int dropped = 0;
     memset(&kept, 0, sizeof kept);
-    if (f.dist && !p.bootstrap && f.tr->weight) {
-        /* distributed=mpi: one process drops its rows of weight zero unless
-         * none or all weigh zero; decided on every rank's counts, so a block
-         * whose rows all weigh zero is emptied when others weigh */
-        int64_t c[2] = {0, f.tr->nrows};
-        for (int64_t r = 0; r < f.tr->nrows; r++) c[0] += f.tr->weight[r] > 0.0f;
-        sb_dist_sum_i64(f.dist, c, 2);
-        if (c[0] > 0 && c[0] < c[1] && (st = sb_table_drop_zero_weight_all(f.tr, &kept, &dropped)) != SB_OK)
-            return st;
-    } else if (!p.bootstrap && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) {
-        return st;
-    }
+    if (!p.bootstrap && (st = sb_table_drop_zero_weight_ranks(f.dist, f.tr, &kept, &dropped)) != SB_OK) return st;
     if (dropped) {
         f.tr = &kept;
         n = kept.nrows;

@@ -441,13 +441,7 @@ static sb_status idist_setup(ictx *f, const sb_dataset *train, const char *devic
                        (long long)n, (int)N);
     *coll = 0;
     const int64_t b = n * k / N, e = n * (k + 1) / N;
-    *blk = train->t;
-    blk->nrows = e - b;
-    blk->x = train->t.x + b * train->t.ncols;
-    blk->label = train->t.label ? train->t.label + b * (train->t.ntargets > 0 ? train->t.ntargets : 1) : NULL;
-    blk->weight = train->t.weight ? train->t.weight + b : NULL;
-    blk->qid = train->t.qid ? train->t.qid + b : NULL;
-    blk->init = train->t.init ? train->t.init + b * train->t.init_k : NULL;
+    sb_table_rows_view(&train->t, b, e, blk);
     f->goff = b;
     f->gn = n;
     return SB_OK;

@@ -1424,13 +1424,7 @@ static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, con
         e = q.start[q.nq * (k + 1) / N];
         sb_rank_groups_release(&q);
     }
-    *blk = train->t;
-    blk->nrows = e - b;
-    blk->x = train->t.x + b * train->t.ncols;
-    blk->label = train->t.label ? train->t.label + b * (train->t.ntargets > 0 ? train->t.ntargets : 1) : NULL;
-    blk->weight = train->t.weight ? train->t.weight + b : NULL;
-    blk->qid = train->t.qid ? train->t.qid + b : NULL;
-    blk->init = train->t.init ? train->t.init + b * train->t.init_k : NULL;
+    sb_table_rows_view(&train->t, b, e, blk);
     f->quiet = d->rank != 0;
     if (f->quiet) p->progress = 0;
     return SB_OK;
@@ -1602,18 +1596,7 @@ static sb_status gbdt_fit_run(const sb_params *params, const sb_dataset *train, 
     /* A row of weight zero is an absent row (scikit-learn's meaning): the
      * bins, the trees' row counts and the subsample draws are those of the
      * other rows. Ranking keeps its rows (its query groups go by position). */
-    if (f.dist && !f.ranking && f.tr->weight) {
-        /* distributed=mpi: the single process drops its rows of weight zero
-         * unless none or all weigh zero; decided on every rank's counts, so
-         * a block whose rows all weigh zero is emptied when others weigh */
-        int64_t c[2] = {0, f.tr->nrows};
-        for (int64_t r = 0; r < f.tr->nrows; r++) c[0] += f.tr->weight[r] > 0.0f;
-        sb_dist_sum_i64(f.dist, c, 2);
-        if (c[0] > 0 && c[0] < c[1] && (st = sb_table_drop_zero_weight_all(f.tr, &kept, &dropped)) != SB_OK)
-            goto done;
-    } else if (!f.ranking && (st = sb_table_drop_zero_weight(f.tr, &kept, &dropped)) != SB_OK) {
-        goto done;
-    }
+    if (!f.ranking && (st = sb_table_drop_zero_weight_ranks(f.dist, f.tr, &kept, &dropped)) != SB_OK) goto done;
     if (dropped) {
         f.tr = &kept;
         n = kept.nrows;
