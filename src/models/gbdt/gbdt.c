@@ -92,6 +92,7 @@ typedef struct fit {
     sb_rank_cfg rc;
     sb_rank_groups tq;
     float obj_param;      /* the objective's parameter (sb_gbdt_obj_param) */
+    int l2_plain;         /* squared error without weights on the host: grad_task's and quant_task's short road */
     /* boosting=dart: per iteration of this fit, its weight (the factor its
      * trees carry against a plain tree's learning rate) and whether the
      * current iteration drops it; dart_k of them dropped */
@@ -319,9 +320,32 @@ static void grad_task(void *ctx, int64_t task) {
     int64_t b, e;
     sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
     float prob[SB_MODEL_MAX_CLASS_STACK];
-    for (int64_t r = b; r < e; r++)
-        sb_k_row_gradients(f->p->objective, K, f->pred + r * K, f->tr->label[r],
-                           f->tr->weight ? f->tr->weight[r] : 1.0f, f->g + r, f->h + r, n, prob, f->obj_param);
+    if (f->l2_plain) {
+        /* squared error, unweighted: g = pred - y (sb_k_grad_squared with
+         * w = 1: x * 1 is x, the same bits), h = 1. Only the maxima are
+         * taken here; quant_task quantizes pred - y straight from the
+         * margins, so g and h are never written or read back (two of the
+         * four arrays' traffic of the general path) */
+        const float *restrict pr = f->pred, *restrict y = f->tr->label;
+        sb_u32 mg0 = 0u, mg1 = 0u;
+        int64_t r = b;
+        for (; r + 2 <= e; r += 2) {
+            const sb_u32 a0 = sb_k_maxkey_abs(pr[r] - y[r]), a1 = sb_k_maxkey_abs(pr[r + 1] - y[r + 1]);
+            mg0 = a0 > mg0 ? a0 : mg0;
+            mg1 = a1 > mg1 ? a1 : mg1;
+        }
+        for (; r < e; r++) {
+            const sb_u32 a = sb_k_maxkey_abs(pr[r] - y[r]);
+            mg0 = a > mg0 ? a : mg0;
+        }
+        f->maxabs[2 * task] = sb_u2f(mg1 > mg0 ? mg1 : mg0);
+        f->maxabs[2 * task + 1] = e > b ? 1.0f : 0.0f; /* the largest h: sb_k_maxkey_pos(1) of a row */
+        return;
+    } else {
+        for (int64_t r = b; r < e; r++)
+            sb_k_row_gradients(f->p->objective, K, f->pred + r * K, f->tr->label[r],
+                               f->tr->weight ? f->tr->weight[r] : 1.0f, f->g + r, f->h + r, n, prob, f->obj_param);
+    }
     /* The maxima of the keys (kernels/quantize.h): |g| by clearing the sign bit
      * (a branch on the sign would be mispredicted half the time; -0 becomes
      * +0, which no max can tell apart from 0), and two running maxima per
@@ -419,12 +443,33 @@ static void quant_rows(const float *restrict g, const float *restrict h, float g
     }
 }
 
+/* quant_rows for unweighted squared error, from the margins and labels: g =
+ * pred - y (exact as grad_task's), h = 1 (hq1: its quantized value). Own
+ * function with restrict parameters, so that it runs in lanes as quant_rows. */
+static void quant_l2_rows(const float *restrict pr, const float *restrict y, float gs, int32_t hq1,
+                          int32_t *restrict gq, int32_t *restrict hq, int64_t b, int64_t e) {
+    int64_t r = b;
+    for (; r + QUANT_LANES <= e; r += QUANT_LANES)
+        for (int k = 0; k < QUANT_LANES; k++) {
+            gq[r + k] = sb_round_half_even_i32((pr[r + k] - y[r + k]) * gs);
+            hq[r + k] = hq1;
+        }
+    for (; r < e; r++) {
+        gq[r] = sb_round_half_even_i32((pr[r] - y[r]) * gs);
+        hq[r] = hq1;
+    }
+}
+
 static void quant_task(void *ctx, int64_t task) {
     fit *f = ctx;
     const int64_t n = f->tr->nrows;
     int64_t b, e;
     sb_chunk_range(n, ROW_GRAIN, task, &b, &e);
-    quant_rows(f->g + f->cls * n, f->h + f->cls * n, f->g_scale, f->h_scale, f->gq, f->hq, b, e);
+    if (f->l2_plain) { /* grad_task's squared error: g = pred - y, h = 1 */
+        quant_l2_rows(f->pred, f->tr->label, f->g_scale, sb_round_half_even_i32(1.0f * f->h_scale), f->gq, f->hq, b, e);
+    } else {
+        quant_rows(f->g + f->cls * n, f->h + f->cls * n, f->g_scale, f->h_scale, f->gq, f->hq, b, e);
+    }
     if (f->ghq)
         for (int64_t r = b; r < e; r++) f->ghq[r] = sb_grow_pack_gh(f->gq[r], f->hq[r]);
 }
@@ -1553,6 +1598,7 @@ static sb_status gbdt_fit_run(const sb_params *params, const sb_dataset *train, 
     }
     f.K = p.objective == SB_OBJ_MULTICLASS ? K : 1;
     f.obj_param = sb_gbdt_obj_param(&p);
+    f.l2_plain = p.objective == SB_OBJ_REGRESSION && !f.tr->weight && !f.ranking;
     p.num_class = p.objective == SB_OBJ_MULTICLASS ? K : 0;
     const int32_t K1 = f.K;
     /* initial scores (sb_dataset_set_init_score): every row's and class's, before anything long */

@@ -710,15 +710,25 @@ static int expand(grow_ctx *c, leaf *P, leaf *kid, hentry *spare, int serial) {
     kid[1].begin = mid; kid[1].end = P->end;
     leaf *small = kid[0].C <= kid[1].C ? &kid[0] : &kid[1], *large = kid[0].C <= kid[1].C ? &kid[1] : &kid[0];
     small->hist = spare; /* from the growing thread: see hist_get */
-    build_hist(c, c->rows + small->begin, small->end - small->begin, small->hist, serial);
-    if (c->d->reduce) c->d->reduce(c->d->reduce_ctx, &small->hist[0].g, 3 * (int64_t)c->total);
     large->hist = P->hist;
     P->hist = NULL;
-    for (int32_t i = 0; i < c->total; i++) {
-        large->hist[i].g -= small->hist[i].g;
-        large->hist[i].h -= small->hist[i].h;
-        large->hist[i].c -= small->hist[i].c;
+    /* A child that may not split (the depth limit, too few rows: find_best
+     * reads no histogram for it) needs none; the smaller one's is built when
+     * either child may split (the larger one's is the parent's minus it).
+     * The counts are every rank's (the split's sums), so ranks agree. */
+    const int64_t msl = c->p->min_samples_leaf;
+    const int may_small = sb_k_node_may_split(small->depth, small->C, c->p->max_depth, msl);
+    const int may_large = sb_k_node_may_split(large->depth, large->C, c->p->max_depth, msl);
+    if (may_small || may_large) {
+        build_hist(c, c->rows + small->begin, small->end - small->begin, small->hist, serial);
+        if (c->d->reduce) c->d->reduce(c->d->reduce_ctx, &small->hist[0].g, 3 * (int64_t)c->total);
     }
+    if (may_large)
+        for (int32_t i = 0; i < c->total; i++) {
+            large->hist[i].g -= small->hist[i].g;
+            large->hist[i].h -= small->hist[i].h;
+            large->hist[i].c -= small->hist[i].c;
+        }
     if (timed) {
         const double t1 = grow_clock();
         c->ws->t_hist += t1 - t0;
