@@ -25,7 +25,7 @@ class _Forest(GradientBoosting):
                  min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=None, max_samples=None, oob_score=False, random_state=None, verbose=0, warm_start=False,
                  ccp_alpha=0.0, monotonic_cst=None, max_bin=255, bin_sample_rows=None, numeric_mode=None,
-                 device="cpu", inference_engine="sequential", record_stages=False, n_jobs=None):
+                 device="cpu", inference_engine="sequential", record_stages=False, n_jobs=None, distributed=None):
         self.n_jobs = n_jobs
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
@@ -50,6 +50,7 @@ class _Forest(GradientBoosting):
         self.numeric_mode = numeric_mode
         self.device = device
         self.record_stages = record_stages
+        self.distributed = distributed  # "mpi": over the ranks of an MPI job (docs/distributed.md); a run setting
 
     # scikit-learn's impurity importances (normalized total gain) stay the forests'
     # default; importance_type is a class attribute here, not a parameter
@@ -94,6 +95,8 @@ class _Forest(GradientBoosting):
             pairs.append(("numeric_mode", str(self.numeric_mode)))
         if self.device is not None:
             pairs.append(("device", str(self.device)))
+        if self.distributed is not None:  # checked by the C library ("mpi" or "none"), before any work
+            pairs.append(("distributed", _text("distributed", self.distributed, str)))
         return pairs
 
     def _max_features_text(self):
@@ -370,7 +373,8 @@ class _ForestClassifier(_Forest):
                  min_weight_fraction_leaf=0.0, max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=None, max_samples=None, oob_score=False, random_state=None, verbose=0, warm_start=False,
                  class_weight=None, ccp_alpha=0.0, monotonic_cst=None, max_bin=255, bin_sample_rows=None,
-                 numeric_mode=None, device="cpu", inference_engine="sequential", record_stages=False, n_jobs=None):
+                 numeric_mode=None, device="cpu", inference_engine="sequential", record_stages=False, n_jobs=None,
+                 distributed=None):
         super().__init__(n_estimators=n_estimators, criterion=criterion, max_depth=max_depth,
                          min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
                          min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
@@ -379,7 +383,7 @@ class _ForestClassifier(_Forest):
                          random_state=random_state, verbose=verbose, warm_start=warm_start, ccp_alpha=ccp_alpha,
                          monotonic_cst=monotonic_cst, max_bin=max_bin, bin_sample_rows=bin_sample_rows,
                          numeric_mode=numeric_mode, device=device, inference_engine=inference_engine,
-                         record_stages=record_stages, n_jobs=n_jobs)
+                         record_stages=record_stages, n_jobs=n_jobs, distributed=distributed)
         self.class_weight = class_weight
 
     def _is_classifier(self):
@@ -387,7 +391,12 @@ class _ForestClassifier(_Forest):
 
 
 class RandomForestClassifier(_ForestClassifier):
-    """Breiman's random forest for classification (gini or entropy)."""
+    """Breiman's random forest for classification (gini or entropy).
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the
+    same parameters and the same full X, y; rank k trains on its block of rows and every rank gets the single
+    process's model bytes (docs/distributed.md, "Forests"). Any other value is InvalidArgumentError, before
+    training."""
     _model_name = "random_forest"
 
 
@@ -400,18 +409,33 @@ class _ForestRegressor(_Forest):
 
 
 class RandomForestRegressor(_ForestRegressor):
-    """Breiman's random forest for regression (squared error)."""
+    """Breiman's random forest for regression (squared error).
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the
+    same parameters and the same full X, y; rank k trains on its block of rows and every rank gets the single
+    process's model bytes (docs/distributed.md, "Forests"). Any other value is InvalidArgumentError, before
+    training."""
     _model_name = "random_forest"
 
 
 class ExtraTreesClassifier(_ForestClassifier):
-    """Extremely randomized trees for classification (no bootstrap by default)."""
+    """Extremely randomized trees for classification (no bootstrap by default).
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the
+    same parameters and the same full X, y; rank k trains on its block of rows and every rank gets the single
+    process's model bytes (docs/distributed.md, "Forests"). Any other value is InvalidArgumentError, before
+    training."""
     _model_name = "extra_trees"
     _family = 2
 
 
 class ExtraTreesRegressor(_ForestRegressor):
-    """Extremely randomized trees for regression (no bootstrap by default)."""
+    """Extremely randomized trees for regression (no bootstrap by default).
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the
+    same parameters and the same full X, y; rank k trains on its block of rows and every rank gets the single
+    process's model bytes (docs/distributed.md, "Forests"). Any other value is InvalidArgumentError, before
+    training."""
     _model_name = "extra_trees"
     _family = 2
 
@@ -424,14 +448,19 @@ class IsolationForest(_Forest):
     offset_ = -0.5 for contamination="auto", else the contamination quantile of
     the training rows' score_samples (linear interpolation between the sorted
     scores, in double precision: the same value on every machine); predict is
-    -1 for anomalies (decision_function < 0), 1 for inliers."""
+    -1 for anomalies (decision_function < 0), 1 for inliers.
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the
+    same parameters and the same full X; each tree's subsample is drawn by global row and every rank gets the
+    single process's model bytes (docs/distributed.md, "Isolation forests"). Any other value is
+    InvalidArgumentError, before training."""
 
     _estimator_kind = "outlier_detector"
     _family = 3
 
     def __init__(self, n_estimators=100, max_samples="auto", contamination="auto", max_features=1.0, bootstrap=False,
                  n_jobs=None, random_state=None, verbose=0, warm_start=False, max_bin=255, bin_sample_rows=None,
-                 numeric_mode=None, device="cpu", inference_engine="sequential"):
+                 numeric_mode=None, device="cpu", inference_engine="sequential", distributed=None):
         self.n_jobs = n_jobs
         self.inference_engine = inference_engine
         self.n_estimators = n_estimators
@@ -446,6 +475,7 @@ class IsolationForest(_Forest):
         self.bin_sample_rows = bin_sample_rows
         self.numeric_mode = numeric_mode
         self.device = device
+        self.distributed = distributed  # "mpi": over the ranks of an MPI job (docs/distributed.md); a run setting
         self.record_stages = False
 
     def _is_classifier(self):
@@ -465,6 +495,8 @@ class IsolationForest(_Forest):
             pairs.append(("numeric_mode", str(self.numeric_mode)))
         if self.device is not None:
             pairs.append(("device", str(self.device)))
+        if self.distributed is not None:
+            pairs.append(("distributed", _text("distributed", self.distributed, str)))
         return pairs
 
     def _rows_per_tree(self, n):

@@ -63,6 +63,7 @@ _KEYS = {
     "cat_smooth": ("cat_smooth", float),
     "cat_l2": ("cat_l2", float),
     "min_data_per_group": ("min_data_per_group", int),
+    "distributed": ("distributed", str),
 }
 # DART's keys: given to the C library only with boosting_type="dart" (gbdt has none of them)
 _DART_KEYS = {
@@ -211,6 +212,10 @@ class GradientBoosting(FittedModel, Estimator):
     'multiclass' are accepted too, and LightGBM's regression losses 'huber' and
     'quantile' (alpha), 'poisson', 'gamma', 'tweedie' (tweedie_variance_power).
     The estimator is a classifier exactly when its loss is a classification loss.
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the same
+    parameters and the same full X, y; rank k trains on its block of rows and every rank gets the single
+    process's model bytes (docs/distributed.md). Any other value is InvalidArgumentError, before training.
     """
 
     def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=None,
@@ -223,7 +228,8 @@ class GradientBoosting(FittedModel, Estimator):
                  monotone_constraints=None, interaction_constraints=None, colsample_bynode=1.0,
                  boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5, uniform_drop=False,
                  xgboost_dart_mode=False, drop_seed=None,
-                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100):
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100,
+                 distributed=None):
         self.loss = loss
         self.class_weight = class_weight  # classifiers: 'balanced' or {label: weight}, folded into the row weights
         self.scale_pos_weight = scale_pos_weight  # binary: the positive rows' weight factor (None: 1)
@@ -271,6 +277,8 @@ class GradientBoosting(FittedModel, Estimator):
         self.cat_smooth = cat_smooth
         self.cat_l2 = cat_l2
         self.min_data_per_group = min_data_per_group
+        # "mpi": data-parallel training over the ranks of an MPI job (docs/distributed.md); None: one process
+        self.distributed = distributed
 
     # ---- kind ------------------------------------------------------------
     @property
@@ -922,7 +930,11 @@ class GradientBoosting(FittedModel, Estimator):
 class GradientBoostingRegressor(GradientBoosting):
     """Gradient-boosted trees for regression: loss 'squared_error', or LightGBM's 'huber' (delta alpha),
     'quantile' (level alpha), 'poisson', 'gamma', 'tweedie' (tweedie_variance_power; the last three
-    predict exp(raw score), their log link)."""
+    predict exp(raw score), their log link).
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the same
+    parameters and the same full X, y; rank k trains on its block of rows and every rank gets the single
+    process's model bytes (docs/distributed.md). Any other value is InvalidArgumentError, before training."""
 
     def __init__(self, loss="squared_error", n_estimators=100, learning_rate=0.1, num_leaves=None,
                  max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
@@ -933,7 +945,8 @@ class GradientBoostingRegressor(GradientBoosting):
                  alpha=None, tweedie_variance_power=None, monotone_constraints=None, interaction_constraints=None,
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
                  uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
-                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100):
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100,
+                 distributed=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -950,7 +963,7 @@ class GradientBoostingRegressor(GradientBoosting):
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
                          drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
                          max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
-                         min_data_per_group=min_data_per_group)
+                         min_data_per_group=min_data_per_group, distributed=distributed)
 
     _estimator_kind = "regressor"
 
@@ -967,7 +980,11 @@ class GradientBoostingRegressor(GradientBoosting):
 class GradientBoostingClassifier(GradientBoosting):
     """Gradient-boosted trees for classification (loss='log_loss': binary or multiclass).
 
-    classes_ holds the sorted distinct labels of y; predict returns them."""
+    classes_ holds the sorted distinct labels of y; predict returns them.
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the same
+    parameters and the same full X, y; rank k trains on its block of rows and every rank gets the single
+    process's model bytes (docs/distributed.md). Any other value is InvalidArgumentError, before training."""
 
     def __init__(self, loss="log_loss", n_estimators=100, learning_rate=0.1, num_leaves=None,
                  max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
@@ -978,7 +995,8 @@ class GradientBoostingClassifier(GradientBoosting):
                  scale_pos_weight=None, is_unbalance=None, monotone_constraints=None, interaction_constraints=None,
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
                  uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
-                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100):
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100,
+                 distributed=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -995,7 +1013,7 @@ class GradientBoostingClassifier(GradientBoosting):
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
                          drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
                          max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
-                         min_data_per_group=min_data_per_group)
+                         min_data_per_group=min_data_per_group, distributed=distributed)
 
     _estimator_kind = "classifier"
 
@@ -1012,7 +1030,12 @@ class GradientBoostingRanker(GradientBoostingRegressor):
     """Gradient-boosted trees for learning to rank (docs/ranking.md), as LightGBM's
     LGBMRanker: loss 'lambdarank' (NDCG) or 'rank_pairwise'; fit takes the query
     sizes (group=, consecutive rows) and eval_group= for the eval set; predict
-    returns scores. The ranking keys keep LightGBM's names."""
+    returns scores. The ranking keys keep LightGBM's names.
+
+    distributed: None or "none" (one process), or "mpi": every rank of an MPI job (mpirun) calls fit with the same
+    parameters and the same full X, y; rank k trains on its block of rows and every rank gets the single
+    process's model bytes (docs/distributed.md). Any other value is InvalidArgumentError, before training.
+    Ranking: each rank trains on the rows of whole queries."""
 
     def __init__(self, loss="lambdarank", n_estimators=100, learning_rate=0.1, num_leaves=None,
                  max_leaf_nodes=None, max_depth=None, growth="leafwise", max_bin=255, min_samples_leaf=20,
@@ -1023,7 +1046,8 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                  label_gain=None, eval_at=None, n_jobs=None, importance_type="split", reg_alpha=0.0, monotone_constraints=None, interaction_constraints=None,
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
                  uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
-                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100):
+                 max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100,
+                 distributed=None):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -1040,7 +1064,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
                          drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
                          max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
-                         min_data_per_group=min_data_per_group)
+                         min_data_per_group=min_data_per_group, distributed=distributed)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.sigmoid = sigmoid
