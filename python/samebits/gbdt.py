@@ -64,6 +64,8 @@ _KEYS = {
     "cat_l2": ("cat_l2", float),
     "min_data_per_group": ("min_data_per_group", int),
     "distributed": ("distributed", str),
+    "force_row_wise": ("force_row_wise", "bool"),
+    "force_col_wise": ("force_col_wise", "bool"),
 }
 # DART's keys: given to the C library only with boosting_type="dart" (gbdt has none of them)
 _DART_KEYS = {
@@ -229,7 +231,7 @@ class GradientBoosting(FittedModel, Estimator):
                  boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5, uniform_drop=False,
                  xgboost_dart_mode=False, drop_seed=None,
                  max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100,
-                 distributed=None):
+                 distributed=None, force_row_wise=False, force_col_wise=False):
         self.loss = loss
         self.class_weight = class_weight  # classifiers: 'balanced' or {label: weight}, folded into the row weights
         self.scale_pos_weight = scale_pos_weight  # binary: the positive rows' weight factor (None: 1)
@@ -279,6 +281,10 @@ class GradientBoosting(FittedModel, Estimator):
         self.min_data_per_group = min_data_per_group
         # "mpi": data-parallel training over the ranks of an MPI job (docs/distributed.md); None: one process
         self.distributed = distributed
+        # LightGBM's layout keys: the CPU histograms from row-major bins for scattered nodes, or never (speed
+        # only: the model bytes are the same; refused with a device, and both together)
+        self.force_row_wise = force_row_wise
+        self.force_col_wise = force_col_wise
 
     # ---- kind ------------------------------------------------------------
     @property
@@ -317,6 +323,13 @@ class GradientBoosting(FittedModel, Estimator):
                 if not isinstance(value, bool):
                     raise InvalidArgumentError("parameter is_unbalance=%r must be True or False" % (value,))
                 value = "true" if value else "false"
+            if kind == "bool":
+                if not isinstance(value, bool):
+                    raise InvalidArgumentError("parameter %s=%r must be True or False" % (name, value))
+                if not value:
+                    continue  # the C default
+                pairs.append((key, "true"))
+                continue
             pairs.append((key, _text(name, value, kind)))
         if self.boosting_type == "dart":
             for name, (key, kind) in _DART_KEYS.items():
@@ -946,7 +959,7 @@ class GradientBoostingRegressor(GradientBoosting):
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
                  uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
                  max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100,
-                 distributed=None):
+                 distributed=None, force_row_wise=False, force_col_wise=False):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -963,7 +976,8 @@ class GradientBoostingRegressor(GradientBoosting):
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
                          drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
                          max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
-                         min_data_per_group=min_data_per_group, distributed=distributed)
+                         min_data_per_group=min_data_per_group, distributed=distributed,
+                         force_row_wise=force_row_wise, force_col_wise=force_col_wise)
 
     _estimator_kind = "regressor"
 
@@ -996,7 +1010,7 @@ class GradientBoostingClassifier(GradientBoosting):
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
                  uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
                  max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100,
-                 distributed=None):
+                 distributed=None, force_row_wise=False, force_col_wise=False):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -1013,7 +1027,8 @@ class GradientBoostingClassifier(GradientBoosting):
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
                          drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
                          max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
-                         min_data_per_group=min_data_per_group, distributed=distributed)
+                         min_data_per_group=min_data_per_group, distributed=distributed,
+                         force_row_wise=force_row_wise, force_col_wise=force_col_wise)
 
     _estimator_kind = "classifier"
 
@@ -1047,7 +1062,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                  colsample_bynode=1.0, boosting_type="gbdt", drop_rate=0.1, max_drop=50, skip_drop=0.5,
                  uniform_drop=False, xgboost_dart_mode=False, drop_seed=None,
                  max_cat_to_onehot=4, max_cat_threshold=32, cat_smooth=10.0, cat_l2=10.0, min_data_per_group=100,
-                 distributed=None):
+                 distributed=None, force_row_wise=False, force_col_wise=False):
         super().__init__(loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
                          num_leaves=num_leaves, max_leaf_nodes=max_leaf_nodes, max_depth=max_depth,
                          growth=growth, max_bin=max_bin, min_samples_leaf=min_samples_leaf,
@@ -1064,7 +1079,8 @@ class GradientBoostingRanker(GradientBoostingRegressor):
                          skip_drop=skip_drop, uniform_drop=uniform_drop, xgboost_dart_mode=xgboost_dart_mode,
                          drop_seed=drop_seed, max_cat_to_onehot=max_cat_to_onehot,
                          max_cat_threshold=max_cat_threshold, cat_smooth=cat_smooth, cat_l2=cat_l2,
-                         min_data_per_group=min_data_per_group, distributed=distributed)
+                         min_data_per_group=min_data_per_group, distributed=distributed,
+                         force_row_wise=force_row_wise, force_col_wise=force_col_wise)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.sigmoid = sigmoid
