@@ -668,4 +668,39 @@ SB_FN float sb_log1pf(float x) { return SB__ELEM_PATH(log1pf)(x); }
 SB_FN float sb_sigmoidf(float x) { return SB__ELEM_PATH(sigmoidf)(x); }
 SB_FN float sb_sigmoid_expneg(float x, float *en) { return SB__ELEM_PATH(sigmoid_expneg)(x, en); }
 
+#if !defined(SB_COMPAT_DEVICE) && !defined(SB_ELEM_INTEGER_ONLY)
+/* sb__sigmoidf_n: out[i] = sb_sigmoidf(x[i]) for i < n, bit for bit, on the
+ * host. The double path of sb__hx_sigmoid taken for a block of values with no
+ * branch on the data (the sign, the range and the safety test become masks
+ * and selects, so a sign that changes at random costs no mispredicted
+ * branch), then the integer code for the values whose double result was not
+ * safe to round or lies outside its range. Same operations on the same
+ * operands as sb__sigmoidf_host, so the same bits. */
+#define SB__SIG_BLOCK 16
+SB_FN void sb__sigmoidf_n(const float *x, float *out, sb_i64 n) {
+    for (sb_i64 i0 = 0; i0 < n; i0 += SB__SIG_BLOCK) {
+        const int m = n - i0 < SB__SIG_BLOCK ? (int)(n - i0) : SB__SIG_BLOCK;
+        sb_u32 bad = 0u;
+        for (int k = 0; k < m; k++) {
+            const sb_u32 u = sb_f2u(x[i0 + k]), a = u & 0x7FFFFFFFu;
+            const sb_u32 inr = (sb_u32)(a >= 0x38000000u) & (sb_u32)(a < 0x42000000u);
+            /* out of range: any value whose exp is harmless, the lane redone below */
+            const double xa = inr ? -(double)sb_u2f(a) : -1.0;
+            const double e = sb__hx_exp(xa), den = 1.0 + e;
+            const double num = (u >> 31) ? e : 1.0;
+            const double y = num / den;
+            const sb_u32 ok = inr & (sb_u32)sb__hx_safe(e) & (sb_u32)sb__hx_safe(y);
+            out[i0 + k] = (float)y;
+            bad |= (ok ^ 1u) << k;
+        }
+        for (int k = 0; bad && k < m; k++)
+            if ((bad >> k) & 1u) out[i0 + k] = sb__sigmoidf_int(x[i0 + k]);
+    }
+}
+#elif !defined(SB_COMPAT_DEVICE)
+SB_FN void sb__sigmoidf_n(const float *x, float *out, sb_i64 n) {
+    for (sb_i64 i = 0; i < n; i++) out[i] = sb_sigmoidf(x[i]);
+}
+#endif
+
 #endif /* SB_MATH_SB_ELEM_H */

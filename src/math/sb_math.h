@@ -30,4 +30,16 @@
 #define sb_sigmoidf(x) (1.0f / (1.0f + expf(-(x))))
 #endif
 
+/* sb_sigmoidf_n(x, out, n): out[i] = sb_sigmoidf(x[i]) for i < n (host code:
+ * the block form of sb_elem.h; a sabotage build's sb_sigmoidf, value by
+ * value, where one is swapped in). */
+#if defined(SB_SABOTAGE_LIBM_SIGMOID) && !defined(__CUDACC__) && !defined(__OPENCL_VERSION__)
+#define sb_sigmoidf_n(x, out, n)                                                      \
+    do {                                                                              \
+        for (sb_i64 i_ = 0; i_ < (n); i_++) (out)[i_] = sb_sigmoidf((x)[i_]);         \
+    } while (0)
+#else
+#define sb_sigmoidf_n(x, out, n) sb__sigmoidf_n((x), (out), (n))
+#endif
+
 #endif

@@ -388,3 +388,31 @@ SB_TEST(test_elem_host_paths_equal_the_integer_code) {
     }
     SB_CHECK(bad == 0);
 }
+
+/* sb__sigmoidf_n (the gradients' block form) is sb_sigmoidf value by value:
+ * every 4099th input, and bands around the double path's range edges, each
+ * given in blocks of odd lengths (so a block ends mid-way and lanes of both
+ * paths share a block). A lane whose unsafe result is kept, or a select of
+ * the wrong numerator, fails it. */
+SB_TEST(test_elem_sigmoid_block_is_sigmoid) {
+    static const uint32_t edges[] = {0x38000000u, 0x42000000u, 0xB8000000u, 0xC2000000u, 0x42D00000u, 0xC2D00000u,
+                                     0x7F800000u, 0xFF800000u, 0x33800000u};
+    enum { N = 4096 + 37 };
+    static float x[N], got[N];
+    int bad = 0;
+    int64_t nx = 0;
+    for (uint64_t v = 0; v < ((uint64_t)1 << 32); v += 4099) {
+        x[nx++] = sb_u2f((uint32_t)v);
+        if (nx == N || v + 4099 >= ((uint64_t)1 << 32)) {
+            for (int64_t o = 0; o < nx; o += 37) sb__sigmoidf_n(x + o, got + o, nx - o < 37 ? nx - o : 37);
+            for (int64_t i = 0; i < nx; i++) bad += sb_f2u(got[i]) != sb_f2u(sb_sigmoidf(x[i]));
+            nx = 0;
+        }
+    }
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        for (int32_t d = -2048; d < 2048; d++) x[d + 2048] = sb_u2f(edges[i] + (uint32_t)d);
+        sb__sigmoidf_n(x, got, 4096);
+        for (int32_t k = 0; k < 4096; k++) bad += sb_f2u(got[k]) != sb_f2u(sb_sigmoidf(x[k]));
+    }
+    SB_CHECK(bad == 0);
+}

@@ -341,6 +341,22 @@ static void grad_task(void *ctx, int64_t task) {
         f->maxabs[2 * task] = sb_u2f(mg1 > mg0 ? mg1 : mg0);
         f->maxabs[2 * task + 1] = e > b ? 1.0f : 0.0f; /* the largest h: sb_k_maxkey_pos(1) of a row */
         return;
+    } else if (f->p->objective == SB_OBJ_BINARY) {
+        /* the logistic loss of sb_k_grad_logistic, its sigmoids a block at a
+         * time (sb_sigmoidf_n: sb_sigmoidf's bits without a branch per row) */
+        const float *y = f->tr->label, *w = f->tr->weight;
+        float p[256];
+        for (int64_t r0 = b; r0 < e; r0 += 256) {
+            const int64_t m = e - r0 < 256 ? e - r0 : 256;
+            sb_sigmoidf_n(f->pred + r0, p, m);
+            for (int64_t k = 0; k < m; k++) {
+                const float wr = w ? w[r0 + k] : 1.0f;
+                float hh = p[k] * (1.0f - p[k]);
+                if (hh < SB_GBDT_MIN_HESS) hh = SB_GBDT_MIN_HESS;
+                f->g[r0 + k] = (p[k] - y[r0 + k]) * wr;
+                f->h[r0 + k] = hh * wr;
+            }
+        }
     } else {
         for (int64_t r = b; r < e; r++)
             sb_k_row_gradients(f->p->objective, K, f->pred + r * K, f->tr->label[r],
