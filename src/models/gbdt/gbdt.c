@@ -512,16 +512,68 @@ static void update_oob_task(void *ctx, int64_t task) {
     }
 }
 
-/* Rows in the bag: the grower left each leaf's rows as one range. The same
- * addition as a walk down the tree, without the walk. */
-static void update_leaf_task(void *ctx, int64_t node) {
-    fit *f = ctx;
-    const sb_tree_node *n = &f->grown->tree.nodes[node];
-    if (n->feature >= 0) return;
-    for (int64_t i = f->grown->leaf_begin[node]; i < f->grown->leaf_end[node]; i++) {
-        float *m = &f->pred[f->rows[i] * f->K + f->cls];
-        *m = *m + n->value;
+/* Rows in the bag: the grower left each leaf's rows as one range of
+ * f->rows, the ranges side by side over [0, nbag). The same addition as a
+ * walk down the tree, without the walk. Tasks are fixed blocks of positions,
+ * not leaves, so one large leaf is shared by every worker; each row is still
+ * updated once, by one addition, so the blocks reach no bit. */
+typedef struct leaf_span {
+    int64_t begin, end;
+    float value;
+} leaf_span;
+
+typedef struct update_job {
+    fit *f;
+    const leaf_span *spans; /* the leaves, by begin */
+    int32_t nspans;
+    int64_t npos;
+} update_job;
+
+static int span_cmp(const void *a, const void *b) {
+    const leaf_span *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static void update_leaf_task(void *ctx, int64_t task) {
+    const update_job *j = ctx;
+    fit *f = j->f;
+    int64_t b, e;
+    sb_chunk_range(j->npos, ROW_GRAIN, task, &b, &e);
+    int32_t lo = 0, hi = j->nspans; /* the first span that ends after b */
+    while (lo < hi) {
+        const int32_t mid = (lo + hi) / 2;
+        if (j->spans[mid].end <= b) lo = mid + 1;
+        else hi = mid;
     }
+    for (int32_t s = lo; s < j->nspans && j->spans[s].begin < e; s++) {
+        const int64_t i0 = j->spans[s].begin > b ? j->spans[s].begin : b;
+        const int64_t i1 = j->spans[s].end < e ? j->spans[s].end : e;
+        const float v = j->spans[s].value;
+        for (int64_t i = i0; i < i1; i++) {
+            float *m = &f->pred[f->rows[i] * f->K + f->cls];
+            *m = *m + v;
+        }
+    }
+}
+
+/* update_leaf_task over the grown tree's leaves; 0 when out of memory. */
+static int update_leaves(fit *f, int64_t nbag) {
+    const sb_grown *g = f->grown;
+    leaf_span *spans = sb_malloc(sizeof(leaf_span) * (size_t)(g->tree.nnodes > 0 ? g->tree.nnodes : 1));
+    if (!spans) return 0;
+    int32_t ns = 0;
+    for (int32_t k = 0; k < g->tree.nnodes; k++)
+        if (g->tree.nodes[k].feature < 0 && g->leaf_end[k] > g->leaf_begin[k]) {
+            spans[ns].begin = g->leaf_begin[k];
+            spans[ns].end = g->leaf_end[k];
+            spans[ns].value = g->tree.nodes[k].value;
+            ns++;
+        }
+    qsort(spans, (size_t)ns, sizeof *spans, span_cmp); /* begins are distinct: no tie */
+    update_job j = {f, spans, ns, nbag};
+    sb_parallel_for(sb_chunk_count(nbag, ROW_GRAIN), update_leaf_task, &j);
+    sb_free(spans);
+    return 1;
 }
 
 static void update_valid_task(void *ctx, int64_t task) {
@@ -1868,7 +1920,11 @@ static sb_status gbdt_fit_run(const sb_params *params, const sb_dataset *train, 
                 goto done;
             }
             f.grown = &gr;
-            sb_parallel_for(gr.tree.nnodes, update_leaf_task, &f);
+            if (!update_leaves(&f, nbag)) {
+                sb_grown_release(&gr);
+                st = sb_fail(SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+                goto done;
+            }
             if (nbag < n) {
                 memset(f.inbag, 0, (size_t)n);
                 for (int64_t i = 0; i < nbag; i++) f.inbag[f.rows[i]] = 1;
