@@ -213,16 +213,19 @@ class KernelDensity(FittedModel, Estimator):
         if info["family"] != FAMILY_KDE:
             raise InvalidInputError("the model file holds a %s model; a KernelDensity cannot hold it: load it with "
                                     "samebits.load_model(...)" % family_name(info["family"]))
+        self._load_fitted(model, path_or_bytes)
+        return self
+
+    def _load_fitted(self, model, source):
         from ._model import feature_names_in_file, params_in_file
-        names = feature_names_in_file(path_or_bytes)
-        params = params_in_file(path_or_bytes)
+        names = feature_names_in_file(source)
+        params = params_in_file(source)
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, k)
         self.kernel = KERNELS[model.get_int("kernel")]
         bw = params.get("bandwidth")
         self.bandwidth = bw if bw in ("scott", "silverman") else float(model.get_array("bandwidth")[0])
         self._set_fitted(model, names)
-        return self
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags
