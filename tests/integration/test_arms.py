@@ -252,6 +252,19 @@ def test_arm_knn_bound_is_caught(threads, tmp_path):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_arm_kde_order_is_caught(threads, tmp_path):
+    """Kernel density's sum over the training rows in reversed index order:
+    kde-fit parts from its reference card at its first kernel sums (the
+    doubles before their log; the model bytes and bandwidth before them stay
+    the reference's), and verify names the stage."""
+    card = _card("x86_64", "kde-fit", threads, tmp_path, "kde-order")
+    d = _first_diff(reference_card("kde-fit"), card)
+    assert d is not None and "blobs.gaussian.kernel_sums" in d, d
+    r = run_bin("x86_64", "samebits", ["verify", "kde-fit", "--threads", str(threads)], sabotage="kde-order")
+    assert r.returncode != 0 and "kernel_sums" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_arm_dbscan_border_is_caught(threads, tmp_path):
     """DBSCAN's border rows to the highest-index core neighbor's cluster:
     dbscan-fit parts from its reference card at the labels (the border-ties

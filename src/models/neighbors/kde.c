@@ -270,11 +270,13 @@ typedef struct kd_job {
     int64_t nq;
     double h, invh, inv2h2, h2, offset; /* offset: -(log W + log normalization) */
     double *scratch;                    /* sb_parallel_width() x n distances */
-    float *out;
+    double *out;
+    double *sums;                       /* each query's kernel sum s, or NULL */
 } kd_job;
 
-/* The log density of one query (its distances into D): see the header. */
-static double kd_one(const kd_job *jb, const float *q, double *D) {
+/* The log density of one query (its distances into D; its kernel sum s into
+ * *sum): see the header. */
+static double kd_one(const kd_job *jb, const float *q, double *D, double *sum) {
     const sb_kde *k = jb->k;
     const int64_t n = k->n;
     const float *w = k->w;
@@ -299,6 +301,7 @@ static double kd_one(const kd_job *jb, const float *q, double *D) {
             const float e = sb_expf(-(float)(t - tmin));
             s += (w ? (double)w[i] : 1.0) * (double)e;
         }
+        *sum = s;
         return kd_log(s, 0) - tmin + jb->offset;
     }
 #if defined(SB_SABOTAGE_KDE_ORDER)
@@ -318,6 +321,7 @@ static double kd_one(const kd_job *jb, const float *q, double *D) {
         }
         if (v > 0.0) s += (w ? (double)w[i] : 1.0) * v;
     }
+    *sum = s;
     return s > 0.0 ? kd_log(s, 0) + jb->offset : -INFINITY;
 }
 
@@ -326,7 +330,11 @@ static void kd_task(void *ctx, int64_t t) {
     double *D = jb->scratch + (size_t)sb_worker_index() * (size_t)jb->k->n;
     int64_t b, e;
     sb_chunk_range(jb->nq, KD_QB, t, &b, &e);
-    for (int64_t i = b; i < e; i++) jb->out[i] = (float)kd_one(jb, jb->q + i * jb->d, D);
+    for (int64_t i = b; i < e; i++) {
+        double s;
+        jb->out[i] = kd_one(jb, jb->q + i * jb->d, D, &s);
+        if (jb->sums) jb->sums[i] = s;
+    }
 }
 
 static sb_status kd_model(const sb_model *m, const char *who) {
@@ -350,12 +358,11 @@ static sb_status kd_check_rows(const sb_model *m, const sb_table *q) {
     return SB_OK;
 }
 
-/* The log densities of q's rows into out (nq floats). */
-static sb_status kd_score(const sb_model *m, const sb_table *q, float *out) {
+sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, double *out, double *sums) {
     const sb_kde *k = m->kde;
     kd_job jb;
     memset(&jb, 0, sizeof jb);
-    jb.k = k, jb.d = m->num_features, jb.q = q->x, jb.nq = q->nrows, jb.out = out;
+    jb.k = k, jb.d = m->num_features, jb.q = q->x, jb.nq = q->nrows, jb.out = out, jb.sums = sums;
     jb.h = (double)k->bandwidth;
     jb.invh = 1.0 / jb.h;
     jb.h2 = jb.h * jb.h; /* exact: a float squared */
@@ -371,6 +378,17 @@ static sb_status kd_score(const sb_model *m, const sb_table *q, float *out) {
     sb_parallel_for_width(sb_chunk_count(q->nrows, KD_QB), width, kd_task, &jb);
     sb_free(jb.scratch);
     return SB_OK;
+}
+
+/* The log densities of q's rows into out (nq floats): the doubles rounded once. */
+static sb_status kd_score(const sb_model *m, const sb_table *q, float *out) {
+    const int64_t n = q->nrows;
+    double *v = sb_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (!v) return sb_fail(SB_ERR_OUT_OF_MEMORY, "kernel density: out of memory for %lld rows", (long long)n);
+    const sb_status st = sb_kde_score_f64(m, q, v, NULL);
+    for (int64_t i = 0; st == SB_OK && i < n; i++) out[i] = (float)v[i];
+    sb_free(v);
+    return st;
 }
 
 sb_status sb_model_score_samples(const sb_model *m, const sb_dataset *queries, float *out, size_t cap,

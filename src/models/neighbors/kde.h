@@ -16,6 +16,14 @@ sb_status sb_kde_int(const sb_model *m, const char *name, int64_t *out);
  * gets 1); SB_ERR_NOT_FOUND for another name. */
 sb_status sb_kde_array(const sb_model *m, const char *name, float *out, size_t cap, size_t *needed);
 
+/* The log densities of q's rows (the model's feature count and finite values:
+ * the callers check) in double, before their rounding to float32, and, sums
+ * not NULL, each row's kernel sum s (the fixed-order reduction, before its
+ * log): what sb_model_score_samples rounds, and stages of the kde-fit card.
+ * The float32 log rounds s first, so the order of the sums shows in s's bits
+ * and only rarely in the log densities. */
+sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, double *out, double *sums);
+
 /* The log of the normalization of kernel in d dimensions at bandwidth h, in
  * double (the integral of the unnormalized kernel over R^d, so that the
  * density integrates to 1): exported for the unit tests and the fixture. */
