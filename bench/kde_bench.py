@@ -22,7 +22,8 @@ score_samples time of each (median of --repeat calls) with their ratio.
 scikit-learn's cosine kernel is normalized wrongly in even dimensions (NaN in
 8-D): its rows are reported, not compared.
 
-Writes bench/results/kde-DATE-COMMIT.{json,md}.
+Writes bench/results/kde-DATE-COMMIT.{json,md} (-bw-BANDWIDTH before the
+extension for a bandwidth other than 1.0).
 """
 import argparse
 import json
@@ -172,7 +173,8 @@ def main():
     h["loadavg_end"] = lb.loadavg()
     if A.no_save:
         return
-    stem = os.path.join(REPO, "bench", "results", "kde-%s-%s" % (h["date"], h["commit"][:7]))
+    suffix = "" if A.bandwidth == "1.0" else "-bw-" + A.bandwidth  # the default run keeps the plain name
+    stem = os.path.join(REPO, "bench", "results", "kde-%s-%s%s" % (h["date"], h["commit"][:7], suffix))
     with open(stem + ".json", "w") as fh:
         json.dump({"header": h, "kernels": rows}, fh, indent=1)
     write_md(h, rows, stem + ".md", A, nrows)
