@@ -268,58 +268,72 @@ typedef struct kd_job {
     int32_t d;
     const float *q;
     int64_t nq;
-    double h, invh, inv2h2, h2, offset; /* offset: -(log W + log normalization) */
-    double *scratch;                    /* sb_parallel_width() x n distances */
+    double h, invh, inv2h2, h2, h2_hi; /* h2_hi: above it, sqrt(D) >= h surely */
+    double offset;                     /* -(log W + log normalization) */
+    const double *xd;                  /* the training rows widened to double (exact), n x d */
+    double *scratch;                   /* per worker: n distances, then d query values */
     double *out;
-    double *sums;                       /* each query's kernel sum s, or NULL */
+    double *sums;                      /* each query's kernel sum s, or NULL */
 } kd_job;
 
-/* The log density of one query (its distances into D; its kernel sum s into
- * *sum): see the header. */
-static double kd_one(const kd_job *jb, const float *q, double *D, double *sum) {
+/* The terms of the log-sum-exp whose exponent exceeds this are skipped: the
+ * profile's sb_expf(-t) is exactly +0 there (e^-104 is below half the least
+ * subnormal float), and s + w * 0 = s, so skipping changes no bit. */
+#define KD_EXP_ZERO 104.0
+
+/* The log density of one query (qd: its row in double; its distances into D;
+ * its kernel sum s into *sum): see the header. The distances go two training
+ * rows at a time through sb_knn_sqdist2 (sb_knn_sqdist's value: the same
+ * lanes in the same order), for speed only. */
+static double kd_one(const kd_job *jb, const double *qd, double *D, double *sum) {
     const sb_kde *k = jb->k;
     const int64_t n = k->n;
+    const int32_t d = jb->d;
     const float *w = k->w;
-    double Dmin = INFINITY;
-    for (int64_t i = 0; i < n; i++) {
-        const double di = sb_knn_sqdist(q, k->x + i * jb->d, jb->d);
-        D[i] = di;
-        if ((!w || w[i] > 0.0f) && di < Dmin) Dmin = di;
+    int64_t i = 0;
+    for (; i + 2 <= n; i += 2) sb_knn_sqdist2(qd, jb->xd + i * d, jb->xd + (i + 1) * d, d, &D[i], &D[i + 1]);
+    if (i < n) {
+        double unused;
+        sb_knn_sqdist2(qd, jb->xd + i * d, jb->xd + i * d, d, &D[i], &unused);
     }
     double s = 0.0, tmin = 0.0;
     const int kernel = k->kernel;
     if (kernel == SB_KDE_GAUSSIAN || kernel == SB_KDE_EXPONENTIAL) {
+        double Dmin = INFINITY; /* over the rows of positive weight: exact and order-free */
+        for (int64_t r = 0; r < n; r++)
+            if ((!w || w[r] > 0.0f) && D[r] < Dmin) Dmin = D[r];
         const int gauss = kernel == SB_KDE_GAUSSIAN;
         tmin = gauss ? Dmin * jb->inv2h2 : sqrt(Dmin) * jb->invh;
 #if defined(SB_SABOTAGE_KDE_ORDER)
-        for (int64_t i = n - 1; i >= 0; i--) { /* separating arm: the sum in reversed order */
+        for (int64_t r = n - 1; r >= 0; r--) { /* separating arm: the sum in reversed order */
 #else
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t r = 0; r < n; r++) {
 #endif
-            if (w && !(w[i] > 0.0f)) continue;
-            const double t = gauss ? D[i] * jb->inv2h2 : sqrt(D[i]) * jb->invh;
-            const float e = sb_expf(-(float)(t - tmin));
-            s += (w ? (double)w[i] : 1.0) * (double)e;
+            if (w && !(w[r] > 0.0f)) continue;
+            const double t = (gauss ? D[r] * jb->inv2h2 : sqrt(D[r]) * jb->invh) - tmin;
+            if (t > KD_EXP_ZERO) continue;
+            const float e = sb_expf(-(float)t);
+            s += (w ? (double)w[r] : 1.0) * (double)e;
         }
         *sum = s;
         return kd_log(s, 0) - tmin + jb->offset;
     }
 #if defined(SB_SABOTAGE_KDE_ORDER)
-    for (int64_t i = n - 1; i >= 0; i--) {
+    for (int64_t r = n - 1; r >= 0; r--) {
 #else
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t r = 0; r < n; r++) {
 #endif
-        if (w && !(w[i] > 0.0f)) continue;
-        const double r = sqrt(D[i]);
-        if (!(r < jb->h)) continue;
+        if (D[r] > jb->h2_hi || (w && !(w[r] > 0.0f))) continue;
+        const double dist = sqrt(D[r]);
+        if (!(dist < jb->h)) continue;
         double v;
         switch (kernel) {
         case SB_KDE_TOPHAT: v = 1.0; break;
-        case SB_KDE_EPANECHNIKOV: v = 1.0 - D[i] / jb->h2; break;
-        case SB_KDE_LINEAR: v = 1.0 - r * jb->invh; break;
-        default: v = kd_cos(KD_HALF_PI * (r * jb->invh)); break; /* cosine, argument in [0, pi/2) */
+        case SB_KDE_EPANECHNIKOV: v = 1.0 - D[r] / jb->h2; break;
+        case SB_KDE_LINEAR: v = 1.0 - dist * jb->invh; break;
+        default: v = kd_cos(KD_HALF_PI * (dist * jb->invh)); break; /* cosine, argument in [0, pi/2) */
         }
-        if (v > 0.0) s += (w ? (double)w[i] : 1.0) * v;
+        if (v > 0.0) s += (w ? (double)w[r] : 1.0) * v;
     }
     *sum = s;
     return s > 0.0 ? kd_log(s, 0) + jb->offset : -INFINITY;
@@ -327,14 +341,24 @@ static double kd_one(const kd_job *jb, const float *q, double *D, double *sum) {
 
 static void kd_task(void *ctx, int64_t t) {
     const kd_job *jb = ctx;
-    double *D = jb->scratch + (size_t)sb_worker_index() * (size_t)jb->k->n;
+    double *D = jb->scratch + (size_t)sb_worker_index() * ((size_t)jb->k->n + (size_t)jb->d);
+    double *qd = D + jb->k->n;
     int64_t b, e;
     sb_chunk_range(jb->nq, KD_QB, t, &b, &e);
     for (int64_t i = b; i < e; i++) {
+        for (int32_t f = 0; f < jb->d; f++) qd[f] = (double)jb->q[i * jb->d + f];
         double s;
-        jb->out[i] = kd_one(jb, jb->q + i * jb->d, D, &s);
+        jb->out[i] = kd_one(jb, qd, D, &s);
         if (jb->sums) jb->sums[i] = s;
     }
+}
+
+static void kd_widen_task(void *ctx, int64_t t) {
+    const kd_job *jb = ctx;
+    double *xd = (double *)jb->xd;
+    int64_t b, e;
+    sb_chunk_range(jb->k->n * jb->d, 65536, t, &b, &e);
+    for (int64_t i = b; i < e; i++) xd[i] = (double)jb->k->x[i];
 }
 
 static sb_status kd_model(const sb_model *m, const char *who) {
@@ -367,15 +391,23 @@ sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, double *out, do
     jb.invh = 1.0 / jb.h;
     jb.h2 = jb.h * jb.h; /* exact: a float squared */
     jb.inv2h2 = 1.0 / (2.0 * jb.h2);
+    jb.h2_hi = jb.h2 * (1.0 + 0x1p-40); /* D above it: sqrt(D) > h (1 + 2^-42), which rounds to >= h */
     double W = 0.0;
     for (int64_t i = 0; i < k->n; i++) W += k->w ? (double)k->w[i] : 1.0;
     jb.offset = -(kd_log(W, 0) + sb_kde_log_norm(k->kernel, jb.d, jb.h));
     if (q->nrows == 0) return SB_OK;
     const int32_t width = sb_parallel_width();
-    if (!(jb.scratch = sb_malloc(sizeof(double) * (size_t)width * (size_t)k->n)))
-        return sb_fail(SB_ERR_OUT_OF_MEMORY, "kernel density: out of memory for %d x %lld distances", (int)width,
-                       (long long)k->n);
+    double *xd = sb_malloc(sizeof(double) * (size_t)k->n * (size_t)jb.d);
+    jb.scratch = sb_malloc(sizeof(double) * (size_t)width * ((size_t)k->n + (size_t)jb.d));
+    if (!xd || !jb.scratch) {
+        sb_free(xd), sb_free(jb.scratch);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "kernel density: out of memory for %lld x %d rows in double", (long long)k->n,
+                       (int)jb.d);
+    }
+    jb.xd = xd;
+    sb_parallel_for_width(sb_chunk_count(k->n * jb.d, 65536), width, kd_widen_task, &jb);
     sb_parallel_for_width(sb_chunk_count(q->nrows, KD_QB), width, kd_task, &jb);
+    sb_free(xd);
     sb_free(jb.scratch);
     return SB_OK;
 }
