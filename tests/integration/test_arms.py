@@ -142,6 +142,10 @@ def test_arm_libm_exp_is_caught(tmp_path):
     card = _card("x86_64", "gbdt-objectives", 2, tmp_path, "libm-exp")
     diff = _first_diff(reference_card("gbdt-objectives"), card)
     assert diff is not None and ("hess_q" in diff or "grad_q" in diff), diff
+    # kernel density's gaussian terms (the kernel sums before their log)
+    card = _card("x86_64", "kde-fit", 2, tmp_path, "libm-exp")
+    diff = _first_diff(reference_card("kde-fit"), card)
+    assert diff is not None and "blobs.gaussian.kernel_sums" in diff, diff
 
 
 def test_arm_thread_chunks_is_caught(tmp_path):
