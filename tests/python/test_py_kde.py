@@ -231,7 +231,7 @@ def test_refusals_by_name():
         m.score_samples(bad)
     with pytest.raises((InvalidInputError, InvalidArgumentError)):
         samebits.KernelDensity().fit(np.zeros((0, 2), np.float32))
-    with pytest.raises(InvalidInputError, match="sum to 0"):
+    with pytest.raises(InvalidInputError, match="sum to zero"):
         samebits.KernelDensity().fit(X, sample_weight=np.zeros(len(X)))
     with pytest.raises((InvalidInputError, InvalidArgumentError), match="-1"):
         samebits.KernelDensity().fit(X, sample_weight=-np.ones(len(X)))
@@ -264,3 +264,9 @@ def test_sklearn_conventions():
                                    "metric_params", "algorithm"}
     with pytest.raises(Exception):
         k.score_samples(np.zeros((2, 2), np.float32))
+
+
+def test_check_estimator():
+    """scikit-learn's check_estimator on the default constructor: every check passes."""
+    from sk_checks import assert_failed_checks
+    assert_failed_checks(samebits.KernelDensity(), set())

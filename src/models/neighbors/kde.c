@@ -597,7 +597,7 @@ sb_status sb_kde_fit(const sb_params *params, const sb_dataset *train, sb_card *
             W += (double)t->weight[i];
         }
         if (!(W > 0.0))
-            return sb_fail(SB_ERR_INVALID_INPUT, "kernel density: the sample weights sum to 0 (a positive sum is "
+            return sb_fail(SB_ERR_INVALID_INPUT, "kernel density: the sample weights sum to zero (a positive sum is "
                            "needed)");
     }
     if (p.bw_rule != SB_KDE_BW_VALUE) p.bandwidth = kd_rule_bandwidth(p.bw_rule, n, (int32_t)d);
