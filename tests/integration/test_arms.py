@@ -70,7 +70,8 @@ def test_arm_contraction_is_caught(leg, tmp_path):
 # the grown trees, so its kernels show in the model bytes.
 CONTRACT_KERNEL_STAGES = [("gbdt-lambdarank", "tree0.grad_q"), ("gbdt-objectives", "tree0.grad_q"),
                           ("forest-rf-entropy", "forest.model_bytes"),
-                          ("explain-trees", "explain.gbdt.contrib")]
+                          ("explain-trees", "explain.gbdt.contrib"),
+                          ("kde-fit", "blobs.cosine.kernel_sums")]
 
 
 @pytest.mark.parametrize("leg", ["aarch64", "s390x"])
@@ -130,6 +131,8 @@ def test_contraction_sites_are_where_the_docs_say():
     # TreeSHAP: the leaf's share added to phi, and the trees' expectations (src/kernels/tree.h)
     sites = _cpu_sites("src/models/explain.c")
     assert len(sites) == 2 and all(s.startswith("src/kernels/tree.h:") for s in sites), sites
+    # kernel density's fixture inputs have none (its sites are all double: the host's sums and polynomials)
+    assert _cpu_sites("src/fixtures/density_fixtures.c") == []
 
 
 def test_arm_libm_exp_is_caught(tmp_path):
