@@ -240,6 +240,10 @@ def test_refusals_by_name():
             samebits.KernelDensity(kernel=kernel).fit(X).sample(3)
     with pytest.raises(Exception, match="device=cuda"):
         samebits.KernelDensity(device="cuda").fit(X)
+    for mode in ("fast", "deterministic"):
+        with pytest.raises(samebits.ModeUnsupportedError, match="numeric_mode=%s is not built" % mode):
+            samebits.KernelDensity(numeric_mode=mode).fit(X)
+    assert samebits.KernelDensity(numeric_mode="identical").fit(X).numeric_mode_used() == "identical"
 
 
 def test_engine_only_options_warn_and_change_nothing():
