@@ -270,11 +270,42 @@ typedef struct kd_job {
     int64_t nq;
     double h, invh, inv2h2, h2, h2_hi; /* h2_hi: above it, sqrt(D) >= h surely */
     double offset;                     /* -(log W + log normalization) */
-    const double *xd;                  /* the training rows widened to double (exact), n x d */
     double *scratch;                   /* per worker: n distances, then d query values */
     double *out;
     double *sums;                      /* each query's kernel sum s, or NULL */
 } kd_job;
+
+/* sb_knn_sqdist's value (the same four lanes, features f = l mod 4 in order,
+ * added as (l0 + l1) + (l2 + l3)) for the pairs (q, y) and (q, z) at once, the
+ * query already in double, the rows float32 widened as they are read (exact):
+ * sb_knn_sqdist2's loop without a double copy of the training rows. */
+static inline void kd_sqdist2(const double *restrict q, const float *restrict y, const float *restrict z, int32_t d,
+                              double *dy, double *dz) {
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
+    int32_t f = 0;
+    for (; f + 4 <= d; f += 4) {
+        const double t0 = q[f] - (double)y[f], t1 = q[f + 1] - (double)y[f + 1], t2 = q[f + 2] - (double)y[f + 2],
+                     t3 = q[f + 3] - (double)y[f + 3];
+        const double u0 = q[f] - (double)z[f], u1 = q[f + 1] - (double)z[f + 1], u2 = q[f + 2] - (double)z[f + 2],
+                     u3 = q[f + 3] - (double)z[f + 3];
+        a0 += t0 * t0, a1 += t1 * t1, a2 += t2 * t2, a3 += t3 * t3;
+        b0 += u0 * u0, b1 += u1 * u1, b2 += u2 * u2, b3 += u3 * u3;
+    }
+    if (f < d) {
+        const double t = q[f] - (double)y[f], u = q[f] - (double)z[f];
+        a0 += t * t, b0 += u * u, f++;
+    }
+    if (f < d) {
+        const double t = q[f] - (double)y[f], u = q[f] - (double)z[f];
+        a1 += t * t, b1 += u * u, f++;
+    }
+    if (f < d) {
+        const double t = q[f] - (double)y[f], u = q[f] - (double)z[f];
+        a2 += t * t, b2 += u * u;
+    }
+    *dy = (a0 + a1) + (a2 + a3);
+    *dz = (b0 + b1) + (b2 + b3);
+}
 
 /* The terms of the log-sum-exp whose exponent exceeds this are skipped: the
  * profile's sb_expf(-t) is exactly +0 there (e^-104 is below half the least
@@ -283,18 +314,18 @@ typedef struct kd_job {
 
 /* The log density of one query (qd: its row in double; its distances into D;
  * its kernel sum s into *sum): see the header. The distances go two training
- * rows at a time through sb_knn_sqdist2 (sb_knn_sqdist's value: the same
- * lanes in the same order), for speed only. */
+ * rows at a time through kd_sqdist2 (sb_knn_sqdist's value: the same lanes in
+ * the same order), for speed only. */
 static double kd_one(const kd_job *jb, const double *qd, double *D, double *sum) {
     const sb_kde *k = jb->k;
     const int64_t n = k->n;
     const int32_t d = jb->d;
     const float *w = k->w;
     int64_t i = 0;
-    for (; i + 2 <= n; i += 2) sb_knn_sqdist2(qd, jb->xd + i * d, jb->xd + (i + 1) * d, d, &D[i], &D[i + 1]);
+    for (; i + 2 <= n; i += 2) kd_sqdist2(qd, k->x + i * d, k->x + (i + 1) * d, d, &D[i], &D[i + 1]);
     if (i < n) {
         double unused;
-        sb_knn_sqdist2(qd, jb->xd + i * d, jb->xd + i * d, d, &D[i], &unused);
+        kd_sqdist2(qd, k->x + i * d, k->x + i * d, d, &D[i], &unused);
     }
     double s = 0.0, tmin = 0.0;
     const int kernel = k->kernel;
@@ -353,14 +384,6 @@ static void kd_task(void *ctx, int64_t t) {
     }
 }
 
-static void kd_widen_task(void *ctx, int64_t t) {
-    const kd_job *jb = ctx;
-    double *xd = (double *)jb->xd;
-    int64_t b, e;
-    sb_chunk_range(jb->k->n * jb->d, 65536, t, &b, &e);
-    for (int64_t i = b; i < e; i++) xd[i] = (double)jb->k->x[i];
-}
-
 static sb_status kd_model(const sb_model *m, const char *who) {
     if (!m) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: NULL argument", who);
     if (m->family != SB_FAMILY_KDE || !m->kde)
@@ -397,17 +420,10 @@ sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, double *out, do
     jb.offset = -(kd_log(W, 0) + sb_kde_log_norm(k->kernel, jb.d, jb.h));
     if (q->nrows == 0) return SB_OK;
     const int32_t width = sb_parallel_width();
-    double *xd = sb_malloc(sizeof(double) * (size_t)k->n * (size_t)jb.d);
-    jb.scratch = sb_malloc(sizeof(double) * (size_t)width * ((size_t)k->n + (size_t)jb.d));
-    if (!xd || !jb.scratch) {
-        sb_free(xd), sb_free(jb.scratch);
-        return sb_fail(SB_ERR_OUT_OF_MEMORY, "kernel density: out of memory for %lld x %d rows in double", (long long)k->n,
-                       (int)jb.d);
-    }
-    jb.xd = xd;
-    sb_parallel_for_width(sb_chunk_count(k->n * jb.d, 65536), width, kd_widen_task, &jb);
+    if (!(jb.scratch = sb_malloc(sizeof(double) * (size_t)width * ((size_t)k->n + (size_t)jb.d))))
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "kernel density: out of memory for %d x %lld distances", (int)width,
+                       (long long)k->n);
     sb_parallel_for_width(sb_chunk_count(q->nrows, KD_QB), width, kd_task, &jb);
-    sb_free(xd);
     sb_free(jb.scratch);
     return SB_OK;
 }
