@@ -10,9 +10,10 @@
  * exact sum up to rounding, and its tree's pruning order is not a fixed one,
  * so the density here is the sum over every training row, in training index
  * order, in double, for each query on its own:
- *  - D_i = sum_f (q_f - x_if)^2 in double by sb_knn_sqdist (the nearest
- *    neighbors family's exact distance: four lanes, fixed order; differences
- *    of float32 values are exact in double). Every pair is needed, so the
+ *  - D_i = sum_f (q_f - x_if)^2 in double, sb_knn_sqdist's value (the
+ *    nearest neighbors family's exact distance: four lanes, fixed order;
+ *    differences of float32 values are exact in double; kd_sqdist2 computes
+ *    it two rows at a time). Every pair is needed, so the
  *    GEMM-shaped screen of the neighbors family buys nothing here, and the
  *    expanded |q|^2 + |x|^2 - 2 q.x would cancel exactly where a kernel is
  *    largest (near pairs);
@@ -34,7 +35,6 @@
  * count, block or batching can change a bit.
  */
 #include "kde.h"
-#include "knn.h"
 #include "../../core/rng.h"
 #include "../../math/sb_math.h"
 #include <math.h>
@@ -43,7 +43,6 @@
 #include <string.h>
 
 #define KD_QB 64 /* queries of a task */
-#define KD_PI 0x1.921fb54442d18p+1
 #define KD_HALF_PI 0x1.921fb54442d18p+0
 #define KD_TWO_PI 0x1.921fb54442d18p+2
 #define KD_LN2 0x1.62e42fefa39efp-1
