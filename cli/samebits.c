@@ -49,6 +49,9 @@ static const char *k_usage =
     "        n_clusters=8 affinity=rbf gamma=1 ...]\n"
     "        (docs/cluster.md; a --label column is dropped; the training rows' labels are in the model file,\n"
     "        which predict refuses: neither family predicts new rows)\n"
+    "  train --model kde --data FILE [kernel=gaussian bandwidth=1.0|scott|silverman ...]   (docs/density.md:\n"
+    "        kernel density; a --label column is dropped, DATA.weight beside the data: sample weights;\n"
+    "        predict writes each row's log density)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
     "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
@@ -67,6 +70,7 @@ static const char *k_usage =
     "          contributions, per class the features' then the expected value; docs/explain.md)\n"
     "          (kmeans: the cluster index; --raw: the squared distance to each center)\n"
     "          (knn: the class index or the value; --proba: a classifier's class probabilities)\n"
+    "          (kde: the log density)\n"
     "          [device=cpu|cuda|opencl]   (the same bits, computed on the GPU or OpenCL device)\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
@@ -632,13 +636,14 @@ static int cmd_train(int argc, char **argv) {
     const int dbscan = model_kind && !strcmp(model_kind, "dbscan");
     const int agglo = model_kind && !strcmp(model_kind, "agglomerative");
     const int spectral = model_kind && !strcmp(model_kind, "spectral");
+    const int kde = model_kind && !strcmp(model_kind, "kde");
     const int labelled = dbscan || agglo || spectral; /* the families whose labels are the training rows' */
-    const int clusters = kmeans || labelled; /* the label-free clustering families */
+    const int clusters = kmeans || labelled || kde; /* the label-free families (kernel density among them) */
     const int forest = model_kind && (!strcmp(model_kind, "random_forest") || !strcmp(model_kind, "extra_trees"));
     const int iforest = model_kind && !strcmp(model_kind, "isolation_forest");
     if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn && !forest && !iforest)) {
         rc = usage_error("train: --model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, "
-                         "agglomerative, spectral, knn, or a linear model (linear, ridge, lasso, elasticnet, "
+                         "agglomerative, spectral, knn, kde, or a linear model (linear, ridge, lasso, elasticnet, "
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
@@ -666,14 +671,14 @@ static int cmd_train(int argc, char **argv) {
         }
         if ((st = sb_params_set(params, "model", model_kind)) != SB_OK) goto lib_fail;
     }
-    if ((knn || labelled) && (query || vquery || group)) {
+    if ((knn || labelled || kde) && (query || vquery || group)) {
         rc = usage_error("train: --query, --valid-query and --group are for ranking; --model %s takes no query "
                          "groups", model_kind);
         goto done;
     }
-    if ((knn || labelled) && valid) { /* refused before any file is read */
+    if ((knn || labelled || kde) && valid) { /* refused before any file is read */
         rc = usage_error("train: --valid is for gradient boosting (%s has no rounds to evaluate)",
-                         knn ? "nearest neighbors" : dbscan ? "DBSCAN" : agglo ? "agglomerative clustering"
+                         knn ? "nearest neighbors" : kde ? "kernel density" : dbscan ? "DBSCAN" : agglo ? "agglomerative clustering"
                                                                               : "spectral clustering");
         goto done;
     }
@@ -743,6 +748,7 @@ static int cmd_train(int argc, char **argv) {
                                              : dbscan ? SB_FAMILY_DBSCAN
                                              : agglo  ? SB_FAMILY_AGGLOMERATIVE
                                              : spectral ? SB_FAMILY_SPECTRAL
+                                             : kde ? SB_FAMILY_KDE
                                              : iforest ? SB_FAMILY_ISOLATION_FOREST
                                              : forest ? (!strcmp(model_kind, "extra_trees") ? SB_FAMILY_EXTRA_TREES
                                                                                              : SB_FAMILY_RANDOM_FOREST)
@@ -785,7 +791,7 @@ static int cmd_train(int argc, char **argv) {
         for (int k = 0; k < nvf; k++)
             if (init_beside(vfiles[k], dvalids[k]) != SB_OK) goto done;
     }
-    if (!knn && !labelled && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
+    if (!knn && !labelled && !kde && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
     for (int k = 0; k < nvf; k++)
         if (attach_groups(dvalids[k], vfiles[k], nvq > 1 ? vqueries[k] : vquery, group_name) != SB_OK) goto done;
     int64_t nrows;
@@ -810,6 +816,16 @@ static int cmd_train(int argc, char **argv) {
         if (!conv)
             fprintf(stderr, "samebits: warning: %s did not converge in %lld iterations (raise max_iter or tol)\n",
                     model_kind, (long long)it);
+    } else if (kde) {
+        if ((st = sb_kde_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
+        static const char *const k_kernels[] = {"gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine"};
+        int64_t kern = 0, nfit = 0;
+        float bw = 0.0f;
+        sb_model_get_int(model, "kernel", &kern);
+        sb_model_get_int(model, "n_samples_fit", &nfit);
+        sb_model_get_array(model, "bandwidth", &bw, 1, NULL);
+        fprintf(stderr, "samebits: kde fitted in %.2f s (%s kernel, bandwidth %.9g, %lld rows kept)\n", now_s() - t1,
+                kern >= 0 && kern < 6 ? k_kernels[kern] : "?", (double)bw, (long long)nfit);
     } else if (knn) {
         if ((st = sb_knn_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
         static const char *const k_tasks[] = {"neighbors", "classification", "regression"};
@@ -980,9 +996,25 @@ static int cmd_predict(int argc, char **argv) {
         kind = SB_PREDICT_TRANSFORM; /* PCA: predict writes the projection */
     if (st == SB_OK) st = sb_dataset_read_for_model(model, data, format, &d);
     size_t need = 0;
-    if (st == SB_OK) st = sb_model_predict(model, d, kind, NULL, 0, &need);
+    sb_model_info info;
+    if (st == SB_OK && sb_model_get_info(model, &info) == SB_OK && info.family == SB_FAMILY_KDE) {
+        /* kernel density: predict writes each row's log density (sb_model_score_samples), on the host */
+        if (kind != SB_PREDICT_VALUE || (device && strcmp(device, "cpu"))) {
+            rc = usage_error("predict: a kde model writes its log densities, on the CPU: --raw, --proba, --leaf, "
+                             "--contrib and a device (here '%s') are for other families", device ? device : "cpu");
+            sb_dataset_free(d);
+            sb_model_free(model);
+            return rc;
+        }
+        if (st == SB_OK) st = sb_model_score_samples(model, d, NULL, 0, &need);
+        if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
+        if (st == SB_OK) st = sb_model_score_samples(model, d, pred, need, NULL);
+    } else {
+        if (st == SB_OK) st = sb_model_predict(model, d, kind, NULL, 0, &need);
+        if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
     if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
-    if (st == SB_OK) st = sb_model_predict_on(model, d, kind, device, pred, need, NULL);
+        if (st == SB_OK) st = sb_model_predict_on(model, d, kind, device, pred, need, NULL);
+    }
     if (st == SB_OK) {
         int64_t nrows;
         sb_dataset_shape(d, &nrows, NULL);

@@ -115,7 +115,8 @@ typedef enum sb_family {
     SB_FAMILY_DBSCAN = 7,
     SB_FAMILY_AGGLOMERATIVE = 8,
     SB_FAMILY_SPECTRAL = 9,
-    SB_FAMILY_COUNT_ = 10
+    SB_FAMILY_KDE = 10,
+    SB_FAMILY_COUNT_ = 11
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -459,6 +460,40 @@ SB_API sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset 
  * "labels" (sb_model_get_indices), integers "n_clusters", "n_samples_fit".
  * card may be NULL. */
 SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
+/* Kernel density estimation (docs/density.md) with scikit-learn's
+ * KernelDensity names and semantics: kernel=gaussian|tophat|epanechnikov|
+ * exponential|linear|cosine (gaussian), bandwidth (1.0; a positive finite
+ * value, or scott = n^(-1/(d+4)) or silverman = (n (d+2) / 4)^(-1/(d+4)) of
+ * the rows' shape, stored as the float32 bandwidth_), metric=euclidean (any
+ * other refused by name), atol and rtol (only 0: the exact sum; any other
+ * value refused by name), algorithm=auto|kd_tree|ball_tree, leaf_size and
+ * breadth_first (accepted, no effect: they tune scikit-learn's trees),
+ * device=cpu (a GPU refused by name). The dataset's weights, if set, are
+ * sample weights (finite, >= 0, positive sum). The rows (finite) are copied
+ * into the model. Integers "n_samples_fit", "kernel" (0..5 in the order
+ * above), "bandwidth_rule" (0 value, 1 scott, 2 silverman), "weighted"; the
+ * array "bandwidth" (one value). card may be NULL. */
+SB_API sb_status sb_kde_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
+/* A kernel density model's log density of each row of queries (finite values
+ * only, refused by name otherwise): the exact weighted sum over every
+ * training row in index order (docs/density.md), -inf where a compact kernel
+ * reaches no row; *needed gets the row count (cap 0 asks). The same bits on
+ * every machine and thread count. Another family is SB_ERR_INVALID_ARGUMENT. */
+SB_API sb_status sb_model_score_samples(const sb_model *m, const sb_dataset *queries, float *out, size_t cap,
+                                        size_t *needed);
+/* The sum of sb_model_score_samples' values (widened to double, added in
+ * row order): scikit-learn's score, the total log-likelihood. */
+SB_API sb_status sb_model_score(const sb_model *m, const sb_dataset *queries, double *out);
+/* n_samples draws from a kernel density model (gaussian and tophat kernels
+ * only; the others are refused by name, as scikit-learn): n_samples x
+ * features floats, row-major; *needed gets the count (cap 0 asks). Each draw
+ * is a pure function of (random_state, its index): a training row by weight,
+ * then a gaussian offset of scale bandwidth_, or a uniform point of the ball
+ * of radius bandwidth_ (docs/density.md). */
+SB_API sb_status sb_model_sample(const sb_model *m, int64_t n_samples, uint64_t random_state, float *out, size_t cap,
+                                 size_t *needed);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";

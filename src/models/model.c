@@ -229,6 +229,26 @@ void sb_spectral_free(sb_spectral *g) {
     sb_free(g);
 }
 
+sb_kde *sb_kde_alloc(int64_t n, int32_t nfeat, int weighted) {
+    sb_kde *k = sb_calloc(1, sizeof *k);
+    if (!k) return NULL;
+    k->n = n;
+    k->x = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1) * (size_t)(nfeat > 0 ? nfeat : 1));
+    if (weighted) k->w = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!k->x || (weighted && !k->w)) {
+        sb_kde_free(k);
+        return NULL;
+    }
+    return k;
+}
+
+void sb_kde_free(sb_kde *k) {
+    if (!k) return;
+    sb_free(k->x);
+    sb_free(k->w);
+    sb_free(k);
+}
+
 void sb_agglo_free(sb_agglo *g) {
     if (!g) return;
     sb_free(g->labels);
@@ -296,6 +316,7 @@ void sb_model_free(sb_model *m) {
     sb_dbscan_free(m->dbscan);
     sb_agglo_free(m->agglo);
     sb_spectral_free(m->spectral);
+    sb_kde_free(m->kde);
     sb_evals_free(m->evals);
     sb_free(m);
 }

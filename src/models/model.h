@@ -165,6 +165,23 @@ typedef struct sb_spectral {
     int32_t *labels;       /* n: the k-means labels of the embedding */
 } sb_spectral;
 
+/* Kernel density's fitted state (src/models/neighbors/kde.c, docs/density.md):
+ * a model of family SB_FAMILY_KDE holds one and no trees. x and w are copies
+ * of the training rows and weights (the density is a sum over them); the
+ * bandwidth is the resolved one (a value, or Scott's or Silverman's rule of
+ * the rows' shape), so a model read from its file scores without refitting. */
+enum { SB_KDE_GAUSSIAN = 0, SB_KDE_TOPHAT = 1, SB_KDE_EPANECHNIKOV = 2, SB_KDE_EXPONENTIAL = 3, SB_KDE_LINEAR = 4,
+       SB_KDE_COSINE = 5, SB_KDE_KERNEL_COUNT_ = 6 };
+enum { SB_KDE_BW_VALUE = 0, SB_KDE_BW_SCOTT = 1, SB_KDE_BW_SILVERMAN = 2 };
+typedef struct sb_kde {
+    int32_t kernel;        /* SB_KDE_GAUSSIAN .. SB_KDE_COSINE */
+    int32_t bw_rule;       /* SB_KDE_BW_VALUE | _SCOTT | _SILVERMAN: where bandwidth came from */
+    int64_t n;             /* training rows */
+    float bandwidth;       /* bandwidth_, > 0 and finite */
+    float *x;              /* n x num_features training rows */
+    float *w;              /* n sample weights (finite, >= 0, positive sum), or NULL: every row weighs 1 */
+} sb_kde;
+
 /* The validation metrics of a gradient boosting fit, every iteration that ran:
  * values[(it * nsets + s) * nm + j] is metric j (names[j]; the first decides
  * early stopping) of validation set s (sets[s], in the fit's order) after
@@ -198,6 +215,7 @@ struct sb_model {
     sb_dbscan *dbscan;       /* family SB_FAMILY_DBSCAN: its state (no trees); NULL otherwise */
     sb_agglo *agglo;         /* family SB_FAMILY_AGGLOMERATIVE: its state (no trees); NULL otherwise */
     sb_spectral *spectral;   /* family SB_FAMILY_SPECTRAL: its state (no trees); NULL otherwise */
+    sb_kde *kde;             /* family SB_FAMILY_KDE: its state (no trees); NULL otherwise */
     struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
     int32_t ncatnames;       /* categorical features with category names (labels.c), in feature order */
     struct sb_catnames *catnames;
@@ -268,6 +286,10 @@ void sb_agglo_free(sb_agglo *g);
  * sb_spectral_free releases it (NULL: no-op). */
 sb_spectral *sb_spectral_alloc(int64_t n);
 void sb_spectral_free(sb_spectral *g);
+/* A zeroed sb_kde with x for n rows of nfeat and, when weighted, w; NULL when
+ * out of memory. sb_kde_free releases it (NULL: no-op). */
+sb_kde *sb_kde_alloc(int64_t n, int32_t nfeat, int weighted);
+void sb_kde_free(sb_kde *k);
 
 /* A zeroed sb_linear of kind with its arrays for nout rows of nfeat
  * (mean and the decomposition arrays only for PCA and TruncatedSVD); NULL when

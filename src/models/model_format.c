@@ -67,6 +67,7 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_TAG_DBSCAN "DBSC"
 #define MF_TAG_AGGLO "AGGL"
 #define MF_TAG_SPECTRAL "SPEC"
+#define MF_TAG_KDE "KDEN"
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -261,16 +262,18 @@ static sb_status check_knn(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_agglo(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_spectral(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_kde(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
     if (m->family == SB_FAMILY_DBSCAN) return check_dbscan(m, bad, who);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return check_agglo(m, bad, who);
     if (m->family == SB_FAMILY_SPECTRAL) return check_spectral(m, bad, who);
+    if (m->family == SB_FAMILY_KDE) return check_kde(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8) or spectral (9)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9) or kde (10)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -442,6 +445,40 @@ static sb_status check_knn(const sb_model *m, sb_status bad, const char *who) {
         if (!isfinite(y) || (k->task == SB_KNN_CLASSIFIER && !(y >= 0.0f && y < (float)k->nclass && y == floorf(y))))
             return sb_fail(bad, "%s: row %lld's target %g is not %s", who, (long long)i, (double)y,
                            k->task == SB_KNN_CLASSIFIER ? "a class index below the class count" : "finite");
+    }
+    return check_common(m, bad, who);
+}
+
+/* A kernel density model: its kernel, bandwidth rule and shape, a positive
+ * finite bandwidth, finite rows, finite weights >= 0 of positive sum, no trees. */
+static sb_status check_kde(const sb_model *m, sb_status bad, const char *who) {
+    const sb_kde *k = m->kde;
+    if (!k || !k->x) return sb_fail(bad, "%s: a kde model without its rows", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral)
+        return sb_fail(bad, "%s: a kde model has only its rows and weights", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
+                       MF_MAX_FEATURES);
+    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    if (k->n < 1 || k->n > (int64_t)UINT32_MAX) return sb_fail(bad, "%s: %lld training rows", who, (long long)k->n);
+    if ((uint64_t)k->n > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + 1))
+        return sb_fail(SB_ERR_LIMIT, "%s: %lld x %d training rows exceed the file limit", who, (long long)k->n,
+                       (int)m->num_features);
+    if (k->kernel < 0 || k->kernel >= SB_KDE_KERNEL_COUNT_ || k->bw_rule < 0 || k->bw_rule > 2 ||
+        !(k->bandwidth > 0.0f) || !isfinite(k->bandwidth) || m->num_class != 1)
+        return sb_fail(bad, "%s: kernel %d, bandwidth rule %d or bandwidth %g out of range", who, (int)k->kernel,
+                       (int)k->bw_rule, (double)k->bandwidth);
+    if (!all_finite(k->x, (size_t)k->n * (size_t)m->num_features))
+        return sb_fail(bad, "%s: a training value is not finite", who);
+    if (k->w) {
+        double W = 0.0;
+        for (int64_t i = 0; i < k->n; i++) {
+            if (!isfinite(k->w[i]) || k->w[i] < 0.0f) return sb_fail(bad, "%s: row %lld's weight %g", who, (long long)i, (double)k->w[i]);
+            W += (double)k->w[i];
+        }
+        if (!(W > 0.0)) return sb_fail(bad, "%s: the weights sum to 0", who);
     }
     return check_common(m, bad, who);
 }
@@ -625,6 +662,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_DBSCAN: return MF_TAG_DBSCAN;
     case SB_FAMILY_AGGLOMERATIVE: return MF_TAG_AGGLO;
     case SB_FAMILY_SPECTRAL: return MF_TAG_SPECTRAL;
+    case SB_FAMILY_KDE: return MF_TAG_KDE;
     }
     return NULL;
 }
@@ -708,7 +746,15 @@ static uint64_t agglo_payload_size(const sb_model *m) {
 /* Bytes of the spectral payload: two i32, n (u64), the labels (i32). */
 static uint64_t spectral_payload_size(const sb_model *m) { return 16 + 4 * (uint64_t)m->spectral->n; }
 
+/* Bytes of the kde payload: three i32, the bandwidth (f32), n (u64), the rows,
+ * then the weights when weighted. */
+static uint64_t kde_payload_size(const sb_model *m) {
+    const sb_kde *k = m->kde;
+    return 24 + 4 * (uint64_t)k->n * (uint64_t)m->num_features + (k->w ? 4 * (uint64_t)k->n : 0);
+}
+
 static uint64_t payload_size(const sb_model *m, uint32_t version) {
+    if (m->family == SB_FAMILY_KDE) return kde_payload_size(m);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return agglo_payload_size(m);
     if (m->family == SB_FAMILY_SPECTRAL) return spectral_payload_size(m);
     if (m->family == SB_FAMILY_DBSCAN) return dbscan_payload_size(m);
@@ -848,6 +894,18 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
     }
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m, version));
+    if (m->family == SB_FAMILY_KDE) {
+        const sb_kde *k = m->kde;
+        sink_i32(s, k->kernel);
+        sink_i32(s, k->bw_rule);
+        sink_i32(s, k->w != NULL);
+        sink_f32(s, k->bandwidth);
+        sink_u64(s, (uint64_t)k->n);
+        for (size_t i = 0; i < (size_t)k->n * (size_t)m->num_features; i++) sink_f32(s, k->x[i]);
+        if (k->w)
+            for (size_t i = 0; i < (size_t)k->n; i++) sink_f32(s, k->w[i]);
+        return;
+    }
     if (m->family == SB_FAMILY_SPECTRAL) {
         const sb_spectral *g = m->spectral;
         sink_i32(s, g->affinity);
@@ -1491,6 +1549,35 @@ static sb_status parse_agglo_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The kde payload (docs/model-format.md, "KDEN"). */
+static sb_status parse_kde_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[3];
+    static const char *const names[3] = {"the kernel", "the bandwidth rule", "the weights flag"};
+    for (int i = 0; i < 3; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    if (f[2] != 0 && f[2] != 1) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the kde weights flag is %d, not 0 or 1", (int)f[2]);
+    float bw;
+    if ((st = read_f32s(r, &bw, 1, "the bandwidth")) != SB_OK) return st;
+    if ((st = need(r, 8, "the row count")) != SB_OK) return st;
+    const uint64_t n = get_u64(r->p + r->pos);
+    r->pos += 8;
+    const uint64_t per = 4 * ((uint64_t)m->num_features + (uint64_t)f[2]);
+    if (n < 1 || n > MF_MAX_FILE / per)
+        return sb_fail(n < 1 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %llu kde rows", (unsigned long long)n);
+    if (n * per != (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the kde payload of %llu x %d needs %llu more bytes, %zu are left",
+                       (unsigned long long)n, (int)m->num_features, (unsigned long long)(n * per), r->end - r->pos);
+    sb_kde *k = sb_kde_alloc((int64_t)n, m->num_features, f[2]);
+    if (!k) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu kde rows", (unsigned long long)n);
+    m->kde = k;
+    k->kernel = f[0], k->bw_rule = f[1], k->bandwidth = bw;
+    m->num_class = 1;
+    if ((st = read_f32s(r, k->x, (size_t)n * (size_t)m->num_features, "the rows")) != SB_OK) return st;
+    if (k->w && (st = read_f32s(r, k->w, (size_t)n, "the weights")) != SB_OK) return st;
+    return SB_OK;
+}
+
 /* The spectral payload (docs/model-format.md, "SPEC"). */
 static sb_status parse_spectral_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -1595,7 +1682,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative and spectral); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral and kde); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -1605,6 +1692,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_DBSCAN) return parse_dbscan_payload(r, m);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return parse_agglo_payload(r, m);
     if (m->family == SB_FAMILY_SPECTRAL) return parse_spectral_payload(r, m);
+    if (m->family == SB_FAMILY_KDE) return parse_kde_payload(r, m);
     if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",
                        sb_family_name((sb_family)m->family));

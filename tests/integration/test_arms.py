@@ -70,7 +70,8 @@ def test_arm_contraction_is_caught(leg, tmp_path):
 # the grown trees, so its kernels show in the model bytes.
 CONTRACT_KERNEL_STAGES = [("gbdt-lambdarank", "tree0.grad_q"), ("gbdt-objectives", "tree0.grad_q"),
                           ("forest-rf-entropy", "forest.model_bytes"),
-                          ("explain-trees", "explain.gbdt.contrib")]
+                          ("explain-trees", "explain.gbdt.contrib"),
+                          ("kde-fit", "blobs.cosine.kernel_sums")]
 
 
 @pytest.mark.parametrize("leg", ["aarch64", "s390x"])
@@ -130,6 +131,8 @@ def test_contraction_sites_are_where_the_docs_say():
     # TreeSHAP: the leaf's share added to phi, and the trees' expectations (src/kernels/tree.h)
     sites = _cpu_sites("src/models/explain.c")
     assert len(sites) == 2 and all(s.startswith("src/kernels/tree.h:") for s in sites), sites
+    # kernel density's fixture inputs have none (its sites are all double: the host's sums and polynomials)
+    assert _cpu_sites("src/fixtures/density_fixtures.c") == []
 
 
 def test_arm_libm_exp_is_caught(tmp_path):
@@ -142,6 +145,10 @@ def test_arm_libm_exp_is_caught(tmp_path):
     card = _card("x86_64", "gbdt-objectives", 2, tmp_path, "libm-exp")
     diff = _first_diff(reference_card("gbdt-objectives"), card)
     assert diff is not None and ("hess_q" in diff or "grad_q" in diff), diff
+    # kernel density's gaussian terms (the kernel sums before their log)
+    card = _card("x86_64", "kde-fit", 2, tmp_path, "libm-exp")
+    diff = _first_diff(reference_card("kde-fit"), card)
+    assert diff is not None and "blobs.gaussian.kernel_sums" in diff, diff
 
 
 def test_arm_thread_chunks_is_caught(tmp_path):
@@ -249,6 +256,19 @@ def test_arm_knn_bound_is_caught(threads, tmp_path):
     card = _card("x86_64", "knn-fit", threads, tmp_path, "knn-bound")
     d = _first_diff(reference_card("knn-fit"), card)
     assert d is not None and "far-from-origin" in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_kde_order_is_caught(threads, tmp_path):
+    """Kernel density's sum over the training rows in reversed index order:
+    kde-fit parts from its reference card at its first kernel sums (the
+    doubles before their log; the model bytes and bandwidth before them stay
+    the reference's), and verify names the stage."""
+    card = _card("x86_64", "kde-fit", threads, tmp_path, "kde-order")
+    d = _first_diff(reference_card("kde-fit"), card)
+    assert d is not None and "blobs.gaussian.kernel_sums" in d, d
+    r = run_bin("x86_64", "samebits", ["verify", "kde-fit", "--threads", str(threads)], sabotage="kde-order")
+    assert r.returncode != 0 and "kernel_sums" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("threads", [1, 2])
