@@ -503,8 +503,9 @@ static sb_status ets_fit_one(const ets_spec *sp, const double *y, int64_t n, ets
  * heuristic start reads them), else one more than the states and
  * parameters estimated, and never fewer than 2. */
 static int64_t ets_min_length(const ets_spec *sp) {
+    const int32_t has[SB_ETS_NPAR] = {1, sp->trend ? 1 : 0, sp->seasonal ? 1 : 0, sp->damped};
     int64_t est = 1 + (sp->trend ? 1 : 0);
-    for (int32_t i = 0; i < SB_ETS_NPAR; i++) est += sp->given[i] != sp->given[i];
+    for (int32_t i = 0; i < SB_ETS_NPAR; i++) est += has[i] && sp->given[i] != sp->given[i];
     int64_t need = est + 1 > 2 ? est + 1 : 2;
     if (sp->seasonal && 2 * (int64_t)sp->m > need) need = 2 * (int64_t)sp->m;
     return need;
