@@ -329,7 +329,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce ets-sse-order
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.
