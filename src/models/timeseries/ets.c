@@ -47,6 +47,7 @@
 
 #define ETS_GN_MAX 20       /* Gauss-Newton steps for the initial states */
 #define ETS_HALVINGS 40     /* step halvings before a Gauss-Newton step is given up */
+#define ETS_GN_TOL 1e-12    /* a Gauss-Newton step lowering the SSE by at most this (relative) ends the search */
 #define ETS_NM_ITER 200     /* simplex iterations a run, times the dimension */
 #define ETS_NM_XTOL 1e-7    /* simplex size at which a run stops (with the next) */
 #define ETS_NM_FTOL 1e-10   /* relative spread of SSE at which a run stops */
@@ -226,7 +227,9 @@ static void ets_solve(ets_work *w, const double *A, const double *g, double *d) 
 /* The SSE at the smoothing parameters in w->par, minimized over the initial
  * states by Gauss-Newton from the heuristic start; the states end in w->x.
  * A step that does not lower the SSE is halved; the search stops when a step
- * lowers it by at most 1e-12 of itself. A pure function of w->par. */
+ * lowers it by at most 1e-12 of itself, or, without a multiplicative season,
+ * after the first full step (the least-squares solution). A pure function of
+ * w->par. */
 static double ets_inner(ets_work *w) {
     const int32_t k = w->k;
     memcpy(w->x, w->start, sizeof(double) * (size_t)k);
@@ -236,11 +239,11 @@ static double ets_inner(ets_work *w) {
     for (int32_t it = 0; it < ETS_GN_MAX; it++) {
         ets_solve(w, w->A, w->g, w->delta);
         double step = 1.0, fn = INFINITY;
-        int ok = 0;
-        for (int32_t h = 0; h < ETS_HALVINGS && !ok; h++, step = step * 0.5) {
+        int ok = 0, halved = 0;
+        for (; halved < ETS_HALVINGS; halved++, step = step * 0.5) {
             for (int32_t j = 0; j < k; j++) w->xn[j] = w->x[j] + step * w->delta[j];
             fn = ets_pass(w, w->xn, 1, w->An, w->gn, NULL, NULL);
-            ok = fn <= f;
+            if ((ok = fn <= f)) break;
         }
         if (!ok) break;
         const double dec = f - fn;
@@ -249,7 +252,11 @@ static double ets_inner(ets_work *w) {
         t = w->A, w->A = w->An, w->An = t;
         t = w->g, w->g = w->gn, w->gn = t;
         f = fn;
-        if (!(dec > 1e-12 * f)) break;
+        /* additive models: the fitted values are affine in the states, so the
+         * first full step is the least-squares solution; a second would only
+         * move rounding */
+        if (w->sp->seasonal != ETS_MUL && halved == 0) break;
+        if (!(dec > ETS_GN_TOL * f)) break;
     }
     return f;
 }
