@@ -115,7 +115,8 @@ typedef enum sb_family {
     SB_FAMILY_DBSCAN = 7,
     SB_FAMILY_AGGLOMERATIVE = 8,
     SB_FAMILY_SPECTRAL = 9,
-    SB_FAMILY_COUNT_ = 10
+    SB_FAMILY_ETS = 10, /* exponential smoothing (a batch of series; sb_ets_save) */
+    SB_FAMILY_COUNT_ = 11
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -502,6 +503,17 @@ SB_API sb_status sb_ets_forecast(const sb_ets *e, int64_t series, int32_t h, dou
  * specification, length, parameters, states, criteria and fitted values in
  * canonical little-endian bytes (docs/timeseries.md). */
 SB_API sb_status sb_ets_digest(const sb_ets *e, int64_t series, char out[65]);
+/* The batch in the model file (docs/model-format.md: version 2, family ets,
+ * payload "ETSM": the specification, then each series' counts, parameters,
+ * states, criteria, fitted values and residuals, little-endian; the
+ * optimizer's trace is not kept). The bytes, a file (sb_model_save's output
+ * rule) and the hex SHA-256 that closes the file, as for every family; the
+ * reader refuses a file of another family by name. */
+SB_API sb_status sb_ets_to_bytes(const sb_ets *e, uint8_t *buf, size_t cap, size_t *needed);
+SB_API sb_status sb_ets_from_bytes(const uint8_t *buf, size_t n, sb_ets **out);
+SB_API sb_status sb_ets_save(const sb_ets *e, const char *path);
+SB_API sb_status sb_ets_load(const char *path, sb_ets **out);
+SB_API sb_status sb_ets_model_digest(const sb_ets *e, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_ets_free(sb_ets *e);
 

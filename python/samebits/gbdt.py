@@ -1084,7 +1084,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
 
 
 FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative",
-                "spectral")
+                "spectral", "ets")
 
 
 def family_name(family):
@@ -1126,6 +1126,9 @@ def estimator_class_for(info):
     if family == 9:
         from . import cluster
         return cluster.SpectralClustering
+    if family == 10:
+        from . import timeseries
+        return timeseries.ExponentialSmoothing
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 

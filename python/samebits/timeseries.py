@@ -20,6 +20,11 @@ for _name, (_res, _args) in {
         "sb_ets_get_int": (c_int, [c_void_p, c_int64, c_char_p, _P(c_int64)]),
         "sb_ets_forecast": (c_int, [c_void_p, c_int64, c_int32, _P(c_double)]),
         "sb_ets_digest": (c_int, [c_void_p, c_int64, ctypes.c_char * 65]),
+        "sb_ets_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
+        "sb_ets_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
+        "sb_ets_save": (c_int, [c_void_p, c_char_p]),
+        "sb_ets_load": (c_int, [c_char_p, _P(c_void_p)]),
+        "sb_ets_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
         "sb_ets_free": (None, [c_void_p])}.items():
     _fn = getattr(lib, _name)
     _fn.restype, _fn.argtypes = _res, _args
@@ -87,6 +92,31 @@ def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given):
 
 class _Batch:
     """A fitted sb_ets batch."""
+
+    @classmethod
+    def from_bytes(cls, data):
+        """A batch from a model file's bytes (sb_ets_from_bytes)."""
+        data = bytes(data)
+        h = c_void_p()
+        check(lib.sb_ets_from_bytes(data, len(data), byref(h)))
+        b = cls.__new__(cls)
+        b.handle = Handle(h, lib.sb_ets_free)
+        n = c_int64(0)
+        check(lib.sb_ets_nseries(h, byref(n)))
+        b.n = n.value
+        return b
+
+    def to_bytes(self):
+        need = c_size_t(0)
+        check(lib.sb_ets_to_bytes(self.handle.ptr, None, 0, byref(need)))
+        buf = ctypes.create_string_buffer(need.value)
+        check(lib.sb_ets_to_bytes(self.handle.ptr, buf, need.value, byref(need)))
+        return buf.raw[:need.value]
+
+    def model_digest(self):
+        buf = (ctypes.c_char * 65)()
+        check(lib.sb_ets_model_digest(self.handle.ptr, buf))
+        return buf.value.decode()
 
     def __init__(self, pairs, series):
         ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
@@ -230,9 +260,52 @@ class ExponentialSmoothing(Estimator):
 
     @property
     def model_digest_(self):
-        """SHA-256 of the fitted model's canonical bytes (docs/timeseries.md)."""
+        """SHA-256 of the model file's bytes (the digest that closes the file),
+        as every samebits estimator's model_digest_."""
+        self._check_fitted()
+        return self._batch.model_digest()
+
+    @property
+    def series_digest_(self):
+        """SHA-256 of the series' canonical record (sb_ets_digest): what a batch
+        reports for the same series at any position."""
         self._check_fitted()
         return self._batch.digest(0)
+
+    def model_bytes(self):
+        """The model file's bytes (docs/model-format.md, payload ETSM)."""
+        self._check_fitted()
+        return self._batch.to_bytes()
+
+    def save_model(self, path):
+        """Write the model file (samebits.load_model reads it back)."""
+        with open(path, "wb") as f:
+            f.write(self.model_bytes())
+        return self
+
+    def load_model(self, path_or_bytes):
+        """Load a model file of one exponential smoothing series (or its bytes);
+        returns self. Another family's file is InvalidArgumentError naming it."""
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            data = bytes(path_or_bytes)
+        else:
+            with open(path_or_bytes, "rb") as f:
+                data = f.read()
+        b = _Batch.from_bytes(data)
+        if b.n != 1:
+            raise InvalidInputError("the file holds %d series; ExponentialSmoothing holds one (read a batch with "
+                                    "samebits.timeseries.load_batch)" % b.n)
+        names = {0: None, 1: "add", 2: "mul"}
+        self.trend = names[b.integer(0, "trend")]
+        self.damped_trend = bool(b.integer(0, "damped_trend"))
+        self.seasonal = names[b.integer(0, "seasonal")]
+        self.seasonal_periods = b.integer(0, "seasonal_periods") or None
+        self._batch = self._model = b
+        return self
+
+    def _load_fitted(self, model, path_or_bytes):
+        """samebits.load_model's hook: the file read again through sb_ets."""
+        self.load_model(path_or_bytes)
 
 
 def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None, id_col="unique_id",

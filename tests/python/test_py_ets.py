@@ -196,3 +196,27 @@ def test_sklearn_params_roundtrip():
     assert e.damped_trend is True
     with pytest.raises(samebits.InvalidArgumentError):
         e.set_params(colour=1)
+
+
+def test_model_file_roundtrip(tmp_path):
+    """The version 2 model file (payload ETSM): samebits.load_model gives an
+    ExponentialSmoothing with the file's specification, the same digests,
+    forecasts and bytes; model_digest_ is the file's closing SHA-256 (the CLI's
+    `samebits digest`)."""
+    y = _series(100, m=7, mul=True)
+    m = samebits.ExponentialSmoothing(trend="add", damped_trend=True, seasonal="mul", seasonal_periods=7).fit(y)
+    path = tmp_path / "ets.sbm"
+    m.save_model(str(path))
+    back = samebits.load_model(str(path))
+    assert isinstance(back, samebits.ExponentialSmoothing)
+    assert (back.trend, back.damped_trend, back.seasonal, back.seasonal_periods) == ("add", True, "mul", 7)
+    assert back.model_digest_ == m.model_digest_ and back.series_digest_ == m.series_digest_
+    assert back.model_bytes() == m.model_bytes() == path.read_bytes()
+    assert back.forecast(20).tobytes() == m.forecast(20).tobytes()
+    assert back.fittedvalues.tobytes() == m.fittedvalues.tobytes()
+    other = samebits.ExponentialSmoothing().load_model(m.model_bytes())
+    assert other.params_["damping_trend"] == m.params_["damping_trend"]
+    import hashlib
+    assert hashlib.sha256(path.read_bytes()[:-32]).hexdigest() == m.model_digest_
+    with pytest.raises(samebits.InvalidInputError):
+        samebits.ExponentialSmoothing().load_model(m.model_bytes()[:-1])

@@ -9,6 +9,7 @@
 #include "samebits.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t g_s = 5;
@@ -175,4 +176,51 @@ SB_TEST(test_ets_accessors_refuse_bad_calls) {
     SB_CHECK(sb_ets_nseries(e, &v) == SB_OK && v == 1);
     sb_ets_free(e);
     sb_ets_free(NULL);
+}
+
+/* The model file: save, load, the same bytes again; the loaded batch
+ * forecasts and digests as the fitted one; a cut or altered file and a file
+ * of another family are refused by name. */
+SB_TEST(test_ets_model_file_roundtrip) {
+    static double y[300];
+    const int len[3] = {90, 120, 72};
+    int64_t off[4] = {0};
+    for (int i = 0; i < 3; i++) {
+        series(y + off[i], len[i], 12, 40.0 + 5.0 * i);
+        off[i + 1] = off[i] + len[i];
+    }
+    const char *models[] = {"trend=add,damped_trend=true,seasonal=mul,seasonal_periods=12", "trend=add"};
+    for (int mi = 0; mi < 2; mi++) {
+        sb_status st;
+        sb_ets *e = fit(models[mi], y, off, 3, &st), *back = NULL;
+        SB_CHECK(st == SB_OK && e);
+        if (!e) return;
+        size_t n = 0, n2 = 0;
+        SB_CHECK(sb_ets_to_bytes(e, NULL, 0, &n) == SB_OK && n > 0);
+        uint8_t *b = malloc(n), *b2 = malloc(n);
+        SB_CHECK(sb_ets_to_bytes(e, b, n, &n) == SB_OK);
+        SB_CHECK(memcmp(b, "SBMODEL", 7) == 0);
+        SB_CHECK(sb_ets_from_bytes(b, n, &back) == SB_OK && back);
+        if (back) {
+            SB_CHECK(sb_ets_to_bytes(back, b2, n, &n2) == SB_OK && n2 == n && memcmp(b, b2, n) == 0);
+            char d1[65], d2[65];
+            double f1[30], f2[30];
+            for (int i = 0; i < 3; i++) {
+                SB_CHECK(sb_ets_digest(e, i, d1) == SB_OK && sb_ets_digest(back, i, d2) == SB_OK);
+                SB_CHECK(strcmp(d1, d2) == 0);
+                SB_CHECK(sb_ets_forecast(e, i, 30, f1) == SB_OK && sb_ets_forecast(back, i, 30, f2) == SB_OK);
+                SB_CHECK(memcmp(f1, f2, sizeof f1) == 0);
+            }
+            SB_CHECK(sb_ets_model_digest(e, d1) == SB_OK && sb_ets_model_digest(back, d2) == SB_OK);
+            SB_CHECK(strcmp(d1, d2) == 0);
+        }
+        sb_ets_free(back);
+        back = NULL;
+        SB_CHECK(sb_ets_from_bytes(b, n - 1, &back) == SB_ERR_INVALID_INPUT && !back);
+        b[n / 2] ^= 1;
+        SB_CHECK(sb_ets_from_bytes(b, n, &back) == SB_ERR_INVALID_INPUT && !back);
+        free(b);
+        free(b2);
+        sb_ets_free(e);
+    }
 }

@@ -2,6 +2,7 @@
  * docs/timeseries.md): a batch fit, its results series by series, forecasts
  * and digests. */
 #include "ets.h"
+#include "../model.h"
 #include <string.h>
 
 sb_status sb_ets_fit(const sb_params *params, const double *y, const int64_t *offsets, int64_t nseries,
@@ -64,7 +65,7 @@ sb_status sb_ets_get_array(const sb_ets *e, int64_t series, const char *name, do
     if (cap == 0) return SB_OK;
     if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_ets_get_array: NULL out with cap %zu", cap);
     if (cap < n) return sb_fail(SB_ERR_LIMIT, "sb_ets_get_array: '%s' needs %zu values, cap is %zu", name, n, cap);
-    memcpy(out, src, sizeof(double) * n);
+    if (n) memcpy(out, src, sizeof(double) * n);
     return SB_OK;
 }
 
@@ -111,6 +112,75 @@ sb_status sb_ets_digest(const sb_ets *e, int64_t series, char out[65]) {
     sb_ets_fit_digest(&e->spec, f, d);
     sb_hex(d, 32, out);
     return SB_OK;
+}
+
+/* The batch as a model of family ets, borrowed for the writer (never freed:
+ * the batch stays the caller's). */
+static void as_model(const sb_ets *e, sb_model *m) {
+    memset(m, 0, sizeof *m);
+    m->family = SB_FAMILY_ETS;
+    m->numeric_mode = SB_MODE_IDENTICAL;
+    m->num_features = 1;
+    m->num_class = 1;
+    m->ets = (sb_ets *)e;
+}
+
+sb_status sb_ets_to_bytes(const sb_ets *e, uint8_t *buf, size_t cap, size_t *needed) {
+    sb_clear_error();
+    if (!e) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_ets_to_bytes: NULL model");
+    sb_model m;
+    as_model(e, &m);
+    return sb_model_to_bytes(&m, buf, cap, needed);
+}
+
+sb_status sb_ets_save(const sb_ets *e, const char *path) {
+    sb_clear_error();
+    if (!e) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_ets_save: NULL model");
+    sb_model m;
+    as_model(e, &m);
+    return sb_model_save(&m, path);
+}
+
+sb_status sb_ets_model_digest(const sb_ets *e, char hex[65]) {
+    sb_clear_error();
+    if (!e) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_ets_model_digest: NULL model");
+    sb_model m;
+    as_model(e, &m);
+    return sb_model_digest(&m, hex);
+}
+
+/* The batch a loaded model holds, taken from it; another family is refused
+ * by name. */
+static sb_status take(sb_status st, sb_model *m, sb_ets **out) {
+    if (st != SB_OK) return st;
+    if (m->family != SB_FAMILY_ETS) {
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "the model is %s, not exponential smoothing (ets)",
+                     sb_family_name((sb_family)m->family));
+        sb_model_free(m);
+        return st;
+    }
+    *out = m->ets;
+    m->ets = NULL;
+    sb_model_free(m);
+    return SB_OK;
+}
+
+sb_status sb_ets_from_bytes(const uint8_t *buf, size_t n, sb_ets **out) {
+    sb_clear_error();
+    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_ets_from_bytes: NULL out");
+    *out = NULL;
+    sb_model *m = NULL;
+    sb_status st = sb_model_from_bytes(buf, n, &m);
+    return take(st, m, out);
+}
+
+sb_status sb_ets_load(const char *path, sb_ets **out) {
+    sb_clear_error();
+    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_ets_load: NULL out");
+    *out = NULL;
+    sb_model *m = NULL;
+    sb_status st = sb_model_load(path, &m);
+    return take(st, m, out);
 }
 
 void sb_ets_free(sb_ets *e) { sb_ets_release(e); }

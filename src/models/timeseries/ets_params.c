@@ -42,7 +42,7 @@ sb_status sb_ets_spec_parse(const sb_params *params, ets_spec *spec) {
     spec->m = 1;
     for (int i = 0; i < SB_ETS_NPAR; i++) spec->given[i] = NAN;
     sb_numeric_mode mode;
-    sb_status st = sb_get_numeric_mode(&mode);
+    sb_status st = sb_params_resolve_mode(params, SB_FAMILY_ETS, &mode);
     if (st != SB_OK) return st;
     const char *key, *v;
     int32_t period_given = 0;
@@ -60,11 +60,6 @@ sb_status sb_ets_spec_parse(const sb_params *params, ets_spec *spec) {
                 st = sb_fail(SB_ERR_LIMIT, "seasonal_periods=%lld is above this library's limit of %d", m,
                              SB_ETS_MAX_PERIOD);
             else spec->m = (int32_t)m, period_given = 1;
-        } else if (is(key, "numeric_mode")) {
-            if ((st = sb_numeric_mode_parse(v, &mode)) == SB_OK && mode != SB_MODE_IDENTICAL)
-                st = sb_fail(SB_ERR_MODE_UNSUPPORTED,
-                             "numeric_mode=%s is not built: only identical is; see docs/numeric-profile.md (family 'ets')",
-                             v);
         }
     }
     if (st != SB_OK) return st;
