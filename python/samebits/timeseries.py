@@ -316,7 +316,9 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
     Rows are ordered by (unique_id, ds) first; series keep the order of their
     first appearance. Returns a DataFrame with unique_id, step (1..h), ds where
     the time column's step can be inferred (the series' last two stamps'
-    difference), and the forecast column "ExponentialSmoothing". Each series'
+    difference; None for stamps that are text), and the forecast column
+    "ExponentialSmoothing". Series are ordered by the time column's values
+    (text stamps by their text: ISO dates sort so). Each series'
     result is the bits of its fit alone (docs/timeseries.md). Needs pandas.
     """
     import pandas as pd
@@ -337,7 +339,11 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
     for i, g in enumerate(groups):
         f = batch.forecast(i, h)
         ts = g[time_col].to_numpy()
-        step = ts[-1] - ts[-2] if len(ts) > 1 else None
+        try:  # the last step of the stamps (dates, numbers); text stamps have none
+            step = ts[-1] - ts[-2] if len(ts) > 1 else None
+            stamps = [ts[-1] + (j + 1) * step for j in range(int(h))] if step is not None else [None] * int(h)
+        except TypeError:
+            stamps = [None] * int(h)
         for j in range(int(h)):
-            rows.append((order[i], j + 1, ts[-1] + (j + 1) * step if step is not None else None, f[j]))
+            rows.append((order[i], j + 1, stamps[j], f[j]))
     return pd.DataFrame(rows, columns=[id_col, "step", time_col, "ExponentialSmoothing"])
