@@ -20,7 +20,8 @@
  * procedure:
  *
  * - the initial states for given smoothing parameters, by Gauss-Newton from a
- *   fixed heuristic start, the Jacobian carried forward with the states
+ *   fixed heuristic start (a few steps while the simplex searches, more at
+ *   the point it chose), the Jacobian carried forward with the states
  *   (forward-mode derivatives, one pass over the series). For additive models
  *   the fitted values are affine in the initial states, so the first step is
  *   the least-squares solution and the second confirms it. The seasons are
@@ -30,10 +31,9 @@
  * - the smoothing parameters by a bounded Nelder-Mead simplex (Nelder and
  *   Mead 1965, in the ordering of Lagarias, Reeds, Wright and Wright, SIAM J.
  *   Optim. 9, 1998; every trial point folded into the box by reflection at
- *   its bounds), started from
- *   each of the three best points of a fixed grid, run twice from each (the
- *   second from the first's best with a fresh simplex, the usual cure for a
- *   simplex that collapsed early); the lowest end is the fit.
+ *   its bounds), run from each of the three best points of a fixed grid; the
+ *   lowest end runs once more from a fresh simplex (the usual cure for a
+ *   simplex that collapsed early), and its end is the fit.
  *
  * The objective of the outer search is a pure function of the smoothing
  * parameters (the inner search always starts from the same heuristic
@@ -45,11 +45,12 @@
 #include <math.h> /* INFINITY and NAN only: no libm function is called */
 #include <string.h>
 
-#define ETS_GN_MAX 20       /* Gauss-Newton steps for the initial states */
+#define ETS_GN_SEARCH 4     /* Gauss-Newton steps for the initial states while the simplex searches */
+#define ETS_GN_FINAL 50     /* and at the point it chose */
 #define ETS_HALVINGS 40     /* step halvings before a Gauss-Newton step is given up */
 #define ETS_GN_TOL 1e-12    /* a Gauss-Newton step lowering the SSE by at most this (relative) ends the search */
 #define ETS_NM_ITER 200     /* simplex iterations a run, times the dimension */
-#define ETS_NM_XTOL 1e-7    /* simplex size at which a run stops (with the next) */
+#define ETS_NM_XTOL 1e-6    /* simplex size at which a run stops (with the next) */
 #define ETS_NM_FTOL 1e-10   /* relative spread of SSE at which a run stops */
 #define ETS_STARTS 3        /* grid points the simplex search starts from */
 #define ETS_PHI_LO 0.8      /* the damping parameter's bounds (statsmodels') */
@@ -70,6 +71,7 @@ typedef struct ets_work {
     double *s, *ds, *dl, *db, *dy; /* m, m x k, k, k, k */
     int32_t *drop;
     int32_t nfev;
+    int32_t gn_max; /* Gauss-Newton steps allowed: ETS_GN_SEARCH, then ETS_GN_FINAL */
 } ets_work;
 
 static int finite(double v) { return v - v == 0.0; }
@@ -227,16 +229,16 @@ static void ets_solve(ets_work *w, const double *A, const double *g, double *d) 
 /* The SSE at the smoothing parameters in w->par, minimized over the initial
  * states by Gauss-Newton from the heuristic start; the states end in w->x.
  * A step that does not lower the SSE is halved; the search stops when a step
- * lowers it by at most 1e-12 of itself, or, without a multiplicative season,
- * after the first full step (the least-squares solution). A pure function of
- * w->par. */
+ * lowers it by at most 1e-12 of itself, after w->gn_max steps, or, without
+ * a multiplicative season, after the first full step (the least-squares
+ * solution). A pure function of w->par and w->gn_max. */
 static double ets_inner(ets_work *w) {
     const int32_t k = w->k;
     memcpy(w->x, w->start, sizeof(double) * (size_t)k);
     w->nfev++;
     double f = ets_pass(w, w->x, 1, w->A, w->g, NULL, NULL);
     if (!finite(f)) return INFINITY;
-    for (int32_t it = 0; it < ETS_GN_MAX; it++) {
+    for (int32_t it = 0; it < w->gn_max; it++) {
         ets_solve(w, w->A, w->g, w->delta);
         double step = 1.0, fn = INFINITY;
         int ok = 0, halved = 0;
@@ -465,7 +467,7 @@ static sb_status ets_fit_one(const ets_spec *sp, const double *y, int64_t n, ets
     const int32_t k = 1 + tr + (sp->seasonal ? m - 1 : 0);
     ets_work w;
     memset(&w, 0, sizeof w);
-    w.sp = sp, w.y = y, w.n = n, w.k = k;
+    w.sp = sp, w.y = y, w.n = n, w.k = k, w.gn_max = ETS_GN_SEARCH;
     const int32_t has[SB_ETS_NPAR] = {1, tr, sp->seasonal ? 1 : 0, sp->damped};
     for (int32_t i = 0; i < SB_ETS_NPAR; i++) {
         w.par[i] = has[i] ? sp->given[i] : NAN;
@@ -480,7 +482,7 @@ static sb_status ets_fit_one(const ets_spec *sp, const double *y, int64_t n, ets
     f->last = sb_malloc(sizeof(double) * (size_t)(2 + m));
     f->fitted = sb_malloc(sizeof(double) * (size_t)n);
     f->resid = sb_malloc(sizeof(double) * (size_t)n);
-    f->trace = sb_malloc(sizeof(double) * (size_t)(ETS_STARTS * 2 * ETS_NM_ITER * SB_ETS_NPAR + 2));
+    f->trace = sb_malloc(sizeof(double) * (size_t)((ETS_STARTS + 1) * ETS_NM_ITER * SB_ETS_NPAR + 2));
     if (!buf || !w.drop || !f->init || !f->last || !f->fitted || !f->resid || !f->trace) {
         sb_free(buf);
         sb_free(w.drop);
@@ -508,24 +510,27 @@ static sb_status ets_fit_one(const ets_spec *sp, const double *y, int64_t n, ets
     } else {
         ets_start(&w);
         if (w.nfree == 0) {
+            w.gn_max = ETS_GN_FINAL;
             ets_inner(&w);
         } else {
             double starts[ETS_STARTS][SB_ETS_NPAR], th[SB_ETS_NPAR], fbest = INFINITY;
             int32_t ns = 0;
             ets_grid(&w, starts, &ns);
-            /* each start: two runs (the second from the first's best with a
-             * fresh simplex); the lowest end wins, ties to the earlier start */
+            /* a run from each start (step 0.1); the lowest end, ties to the
+             * earlier start, runs again with a fresh simplex (step 0.05) */
             for (int32_t i = 0; i < ns; i++) {
-                int32_t c1, c2;
-                ets_nm(&w, f, starts[i], 0.1, &c1); /* the first run's flag is not the fit's */
-                const double fv = ets_nm(&w, f, starts[i], 0.05, &c2);
+                int32_t c1;
+                const double fv = ets_nm(&w, f, starts[i], 0.1, &c1);
                 if (i == 0 || fv < fbest) {
                     fbest = fv;
                     memcpy(th, starts[i], sizeof th);
-                    f->converged = c2;
                 }
             }
-            ets_objective(&w, th); /* the states of the best point, into w.x */
+            int32_t c2;
+            ets_nm(&w, f, th, 0.05, &c2);
+            f->converged = c2;
+            w.gn_max = ETS_GN_FINAL;
+            ets_objective(&w, th); /* the states of the best point, into w.x, solved further */
         }
     }
     f->nfev = w.nfev;
