@@ -478,8 +478,8 @@ static sb_status ets_fit_one(const ets_spec *sp, const double *y, int64_t n, ets
     double *buf = sb_calloc(nd, sizeof(double));
     w.drop = sb_calloc((size_t)k, sizeof(int32_t));
     f->n = n;
-    f->init = sb_malloc(sizeof(double) * (size_t)(2 + m));
-    f->last = sb_malloc(sizeof(double) * (size_t)(2 + m));
+    f->init = sb_calloc((size_t)(2 + m), sizeof(double)); /* zeroed: a period of 1 leaves slot 2 unused */
+    f->last = sb_calloc((size_t)(2 + m), sizeof(double));
     f->fitted = sb_malloc(sizeof(double) * (size_t)n);
     f->resid = sb_malloc(sizeof(double) * (size_t)n);
     f->trace = sb_malloc(sizeof(double) * (size_t)((ETS_STARTS + 1) * ETS_NM_ITER * SB_ETS_NPAR + 2));
