@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, samebits
+from conftest import LEGS, ROOT, run_bin, samebits
 
 
 def _long_csv(path, shuffle=True):
@@ -92,3 +92,19 @@ def test_usage_errors():
     assert r.returncode == 2 and "--model MODEL" in r.stderr
     r = samebits("forecast", "--h", "0", "--model", "x")
     assert r.returncode == 2 and "1..1000000" in r.stderr
+
+
+@pytest.mark.parametrize("leg", list(LEGS))
+def test_model_file_bytes_are_one_on_every_leg(leg, tmp_path):
+    """The batch's model file from x86-64, aarch64 and s390x (big-endian; under
+    qemu-user), at 3 threads: the same bytes as the native one-thread file."""
+    data = tmp_path / "s.csv"
+    _long_csv(data)
+    params = ["trend=add", "damped_trend=true", "seasonal=mul", "seasonal_periods=7"]
+    ref, out = tmp_path / "ref.sbm", tmp_path / ("%s.sbm" % leg)
+    r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(ref), "--threads", "1", *params)
+    assert r.returncode == 0, r.stderr
+    r = run_bin(leg, "samebits", ["train", "--model", "ets", "--data", str(data), "--out", str(out), "--threads", "3",
+                                  *params])
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == ref.read_bytes()
