@@ -1656,6 +1656,10 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
         for (int a = 0; a < 6; a++)
             for (uint64_t j = 0; j < cnt[a]; j++) {
                 const uint64_t u = get_u64(r->p + r->pos);
+                if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull && u != 0x7FF8000000000000ull)
+                    return sb_fail(SB_ERR_INVALID_INPUT,
+                                   WHO ": series %llu holds a NaN of bits %016llx; the writer writes every NaN as "
+                                   "7ff8000000000000 (one spelling)", (unsigned long long)i, (unsigned long long)u);
                 r->pos += 8;
                 memcpy(&dst[a][j], &u, 8);
             }
