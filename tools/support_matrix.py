@@ -56,7 +56,7 @@ def column_of(leg):
     return "opencl-" + (leg.get("device") or "unknown").split(":")[-1].strip().replace(" ", "-")
 FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg",
                     "linear": "linear", "kmeans": "kmeans", "knn": "knn", "dbscan": "dbscan", "agglomerative": "agglomerative",
-                    "spectral": "spectral"}
+                    "spectral": "spectral", "ets": "ets"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
                 "forest": "random forests and Extra Trees",
@@ -66,7 +66,8 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "knn": "nearest neighbors (on a GPU the screen runs on the device, the exact distances on the host)",
                 "dbscan": "DBSCAN (on a GPU its neighborhoods' screen runs on the device)",
                 "agglomerative": "agglomerative clustering (on a GPU its distance matrix runs on the device, the merges on the host)",
-                "spectral": "spectral clustering (its eigenvectors and k-means on the device named)"}
+                "spectral": "spectral clustering (its eigenvectors and k-means on the device named)",
+                "ets": "exponential smoothing (the host path; the CPU legs only, refused by name on a GPU)"}
 
 
 def family(fixture):
