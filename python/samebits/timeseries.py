@@ -170,8 +170,10 @@ class ExponentialSmoothing(Estimator):
     initial states are always estimated; the fit minimizes the SSE.
 
     fit(y) returns the fitted estimator with fittedvalues, resid, params_
-    (statsmodels' params names), sse, aic, aicc, bic, model_digest_, and
-    forecast(h). n_jobs is accepted for one series and does nothing to bits.
+    (statsmodels' params names; also as params), sse, aic, aicc, bic,
+    model_digest_ (the model file's SHA-256), series_digest_, and forecast(h);
+    save_model / load_model / model_bytes for the model file. Many series at
+    once: ets_forecast (one batch, the same bits as one fit a series).
     """
 
     def __init__(self, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None,
