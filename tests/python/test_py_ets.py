@@ -135,6 +135,18 @@ def test_long_format_batch():
         assert out[out.unique_id == k]["ds"].iloc[0] == pd.Timestamp("2020-01-01") + pd.Timedelta(days=len(y))
 
 
+def test_given_parameters_count_in_the_criteria_as_statsmodels_counts():
+    hw = pytest.importorskip("statsmodels.tsa.holtwinters")
+    y = _co2()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = hw.ExponentialSmoothing(y, trend="add", seasonal="add", seasonal_periods=12).fit(smoothing_level=0.3)
+    m = samebits.ExponentialSmoothing(trend="add", seasonal="add", seasonal_periods=12, smoothing_level=0.3).fit(y)
+    n = len(y)
+    assert m.sse <= r.sse * (1 + 1e-9)
+    assert round((m.aic - n * math.log(m.sse / n)) / 2) == round((r.aic - n * math.log(r.sse / n)) / 2)
+
+
 def test_given_parameters_are_kept():
     y = _series(120)
     m = samebits.ExponentialSmoothing(trend="add", seasonal="add", seasonal_periods=12, smoothing_level=0.25,

@@ -542,9 +542,10 @@ static sb_status ets_fit_one(const ets_spec *sp, const double *y, int64_t n, ets
     f->init[0] = l0;
     f->init[1] = tr ? b0 : NAN;
     for (int32_t j = 0; j < m && sp->seasonal; j++) f->init[2 + j] = w.s[j];
-    /* statsmodels' count: the estimated smoothing parameters, the level, the
-     * trend and m - 1 seasons (the m-th is tied) */
-    f->k = w.nfree + k;
+    /* statsmodels' count: the model's smoothing parameters (given ones too:
+     * measured, a given smoothing_level still counts), the level, the trend
+     * and m - 1 seasons (the m-th is tied) */
+    f->k = has[0] + has[1] + has[2] + has[3] + k;
     const double nn = (double)n, kd = (double)f->k;
     const double base = nn * ets_log(f->sse / nn);
     f->aic = base + 2.0 * kd;
