@@ -28,7 +28,8 @@
 #                        cat-ties (categories of equal key sorted larger bin first),
 #                        iforest-wdraw (the weighted isolation subsample drawn with replacement,
 #                        repeats rejected: the same distribution by another rule),
-#                        float-allreduce (distributed=mpi's histograms summed across ranks as floats)
+#                        float-allreduce (distributed=mpi's histograms summed across ranks as floats),
+#                        ets-sse-order (exponential smoothing's SSE added in pairs: another order)
 #   make mpi             build/libsamebits_mpi.so, the MPI shim of distributed=mpi (needs mpicc)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
@@ -41,7 +42,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -151,6 +152,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_IFOREST_WDRAW
   else ifeq ($(SABOTAGE),float-allreduce)
     SABOTAGE_DEFS := -DSB_SABOTAGE_FLOAT_ALLREDUCE
+  else ifeq ($(SABOTAGE),ets-sse-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_ETS_SSE_ORDER
   else ifeq ($(SABOTAGE),bin-key)
     SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
   else ifeq ($(SABOTAGE),writer-endian)
@@ -298,7 +301,7 @@ $(BUILD)/libsamebits.a: $(LIB_OBJ)
 $(BUILD)/libsamebits.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsamebits.so.0 -o $@ $^ $(LDLIBS)
 
-CLI_OBJ := $(BUILD)/obj/cli/samebits.o $(BUILD)/obj/cli/certify.o $(BUILD)/obj/cli/lightgbm.o
+CLI_OBJ := $(BUILD)/obj/cli/samebits.o $(BUILD)/obj/cli/certify.o $(BUILD)/obj/cli/lightgbm.o $(BUILD)/obj/cli/ets_cli.o
 
 $(BUILD)/samebits: $(CLI_OBJ) $(BUILD)/libsamebits.a
 	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
@@ -328,7 +331,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

@@ -5,6 +5,7 @@
  */
 #include "samebits_cert.h"
 #include "certify.h"
+#include "ets_cli.h"
 #include "lightgbm.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ static const char *k_usage =
     "  train --model kde --data FILE [kernel=gaussian bandwidth=1.0|scott|silverman ...]   (docs/density.md:\n"
     "        kernel density; a --label column is dropped, DATA.weight beside the data: sample weights;\n"
     "        predict writes each row's log density)\n"
+    "  train --model ets --data FILE --out MODEL [--id unique_id] [--time ds] [--target y]\n"
+    "        [trend=add damped_trend=true seasonal=add|mul seasonal_periods=M ...]   (docs/timeseries.md: a\n"
+    "        long-format CSV, one series an id, each ordered by its time column; the batch's model file)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
     "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
@@ -65,6 +69,9 @@ static const char *k_usage =
     "        weights, columns left out; COL a name or #k, the 0-based feature index; --group too)\n"
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
+    "  forecast --h H (--model MODEL | --data FILE [--id C] [--time C] [--target C] [key=value ...])\n"
+    "        [--out FILE]   exponential smoothing's next H values of each series (CSV: id or series, step,\n"
+    "        forecast); --data fits the file's series first (docs/timeseries.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba|--leaf|--contrib] [--format csv|libsvm]\n"
     "          (tree models: --leaf, each tree's leaf index (LightGBM's numbers); --contrib, TreeSHAP\n"
     "          contributions, per class the features' then the expected value; docs/explain.md)\n"
@@ -562,6 +569,8 @@ static int rank_path(const char *p, int32_t rank, char **out) {
 }
 
 static int cmd_train(int argc, char **argv) {
+    for (int i = 0; i + 1 < argc; i++) /* exponential smoothing reads its own long format (cli/ets_cli.c) */
+        if (strcmp(argv[i], "--model") == 0 && strcmp(argv[i + 1], "ets") == 0) return sb_cli_train_ets(argc, argv);
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
                *ignore_cols = NULL, *init_path = NULL;
@@ -1202,6 +1211,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "card") == 0) return cmd_card(argc - 2, argv + 2);
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);
+    if (strcmp(cmd, "forecast") == 0) return sb_cli_forecast(argc - 2, argv + 2);
     if (strcmp(cmd, "digest") == 0) return cmd_digest(argc - 2, argv + 2);
     if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
     if (strcmp(cmd, "importance") == 0) return cmd_importance(argc - 2, argv + 2);

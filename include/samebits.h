@@ -116,7 +116,8 @@ typedef enum sb_family {
     SB_FAMILY_AGGLOMERATIVE = 8,
     SB_FAMILY_SPECTRAL = 9,
     SB_FAMILY_KDE = 10,
-    SB_FAMILY_COUNT_ = 11
+    SB_FAMILY_ETS = 11, /* exponential smoothing (a batch of series; sb_ets_save) */
+    SB_FAMILY_COUNT_ = 12
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -494,6 +495,62 @@ SB_API sb_status sb_model_score(const sb_model *m, const sb_dataset *queries, do
  * of radius bandwidth_ (docs/density.md). */
 SB_API sb_status sb_model_sample(const sb_model *m, int64_t n_samples, uint64_t random_state, float *out, size_t cap,
                                  size_t *needed);
+
+/* ---- exponential smoothing (docs/timeseries.md) -------------------------- */
+
+/* A batch of fitted exponential smoothing models, one a series. Owned by the
+ * caller: sb_ets_free. */
+typedef struct sb_ets sb_ets;
+/* Fit exponential smoothing (statsmodels' ExponentialSmoothing: simple, Holt's
+ * additive and damped trends, Holt-Winters' additive and multiplicative
+ * seasons) to nseries series at once: series i is y[offsets[i] ..
+ * offsets[i+1]) (offsets: nseries + 1 ascending values from 0), float64, each
+ * fitted on its own (the same bits whatever the batch, its position in it or
+ * the thread count). params: trend=none|add, damped_trend, seasonal=none|add|
+ * mul, seasonal_periods, and smoothing_level, smoothing_trend,
+ * smoothing_seasonal, damping_trend to give a parameter instead of estimating
+ * it. The initial states are always estimated; the SSE is minimized. A
+ * hostile batch is refused by name before any work: a missing value (NaN or
+ * infinite), a series shorter than the model needs (two full periods with a
+ * season), a non-positive value under multiplicative seasonality. card may
+ * be NULL. */
+SB_API sb_status sb_ets_fit(const sb_params *params, const double *y, const int64_t *offsets, int64_t nseries,
+                            sb_card *card, sb_ets **out);
+SB_API sb_status sb_ets_nseries(const sb_ets *e, int64_t *nseries);
+/* A series' array by statsmodels' name: "params" (smoothing_level,
+ * smoothing_trend, smoothing_seasonal, damping_trend; NaN where the model has
+ * none), "initial_level", "initial_trend" (NaN without a trend),
+ * "initial_seasons" (seasonal_periods values, 0 without a season),
+ * "final_states" (level, trend, the last period's seasons), "fittedvalues",
+ * "resid", "sse", "aic", "aicc", "bic", "trace" (the optimizer's best SSE
+ * after each simplex iteration). *needed gets the count (cap 0 asks); a
+ * smaller cap is SB_ERR_LIMIT, another name SB_ERR_NOT_FOUND. */
+SB_API sb_status sb_ets_get_array(const sb_ets *e, int64_t series, const char *name, double *out, size_t cap,
+                                  size_t *needed);
+/* A series' integer: "nobs", "nfev" (objective evaluations), "nit" (simplex
+ * iterations), "converged", "k" (parameters counted by the criteria), and the
+ * model's "trend", "damped_trend", "seasonal" (0 none, 1 add, 2 mul),
+ * "seasonal_periods". */
+SB_API sb_status sb_ets_get_int(const sb_ets *e, int64_t series, const char *name, int64_t *out);
+/* The next h values of a series (1 <= h <= 1000000) into out. */
+SB_API sb_status sb_ets_forecast(const sb_ets *e, int64_t series, int32_t h, double *out);
+/* The SHA-256 (64 hex digits and a NUL) of a series' fitted model: its
+ * specification, length, parameters, states, criteria and fitted values in
+ * canonical little-endian bytes (docs/timeseries.md). */
+SB_API sb_status sb_ets_digest(const sb_ets *e, int64_t series, char out[65]);
+/* The batch in the model file (docs/model-format.md: version 2, family ets,
+ * payload "ETSM": the specification, then each series' counts, parameters,
+ * states, criteria, fitted values and residuals, little-endian; the
+ * optimizer's trace is not kept). The bytes, a file (sb_model_save's output
+ * rule) and the hex SHA-256 that closes the file, as for every family; the
+ * reader refuses a file of another family by name. */
+SB_API sb_status sb_ets_to_bytes(const sb_ets *e, uint8_t *buf, size_t cap, size_t *needed);
+SB_API sb_status sb_ets_from_bytes(const uint8_t *buf, size_t n, sb_ets **out);
+SB_API sb_status sb_ets_save(const sb_ets *e, const char *path);
+SB_API sb_status sb_ets_load(const char *path, sb_ets **out);
+SB_API sb_status sb_ets_model_digest(const sb_ets *e, char hex[65]);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
+SB_API void sb_ets_free(sb_ets *e);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";

@@ -61,6 +61,9 @@ pip_need numpy numpy python3-numpy
 pip_need sklearn scikit-learn python3-sklearn
 pip_need pandas pandas python3-pandas
 pip_need matplotlib matplotlib python3-matplotlib
+# statsmodels: tests/python/test_py_ets.py compares exponential smoothing with
+# its ExponentialSmoothing (and bench/ets_bench.py runs beside it)
+pip_need statsmodels statsmodels python3-statsmodels
 # shap, where it installs: tests/python/test_py_explain.py checks the TreeSHAP
 # contributions against its TreeExplainer (the test skips, and says so, without it)
 (cd / && python3 -c "import shap") >/dev/null 2>&1 || {

@@ -1124,7 +1124,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
 
 
 FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative",
-                "spectral", "kde")
+                "spectral", "kde", "ets")
 
 
 def family_name(family):
@@ -1169,6 +1169,9 @@ def estimator_class_for(info):
     if family == 10:
         from . import density
         return density.KernelDensity
+    if family == 11:
+        from . import timeseries
+        return timeseries.ExponentialSmoothing
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 

@@ -3,6 +3,7 @@
  * importance). The file format that saves and reads it is model_format.c.
  */
 #include "model.h"
+#include "timeseries/ets.h"
 #include "../kernels/tree.h"
 #include <math.h>
 #include <stdio.h>
@@ -317,6 +318,7 @@ void sb_model_free(sb_model *m) {
     sb_agglo_free(m->agglo);
     sb_spectral_free(m->spectral);
     sb_kde_free(m->kde);
+    sb_ets_release(m->ets);
     sb_evals_free(m->evals);
     sb_free(m);
 }

@@ -14,6 +14,7 @@
  * applies, so a file this library writes is always a file it accepts.
  */
 #include "neighbors/knn.h"
+#include "timeseries/ets.h"
 #include "model.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +69,8 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_TAG_AGGLO "AGGL"
 #define MF_TAG_SPECTRAL "SPEC"
 #define MF_TAG_KDE "KDEN"
+/* Exponential smoothing's payload (version 2 only): a batch of fitted series. */
+#define MF_TAG_ETS "ETSM"
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -263,6 +266,7 @@ static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who)
 static sb_status check_agglo(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_spectral(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_kde(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_ets(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
@@ -270,10 +274,11 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return check_agglo(m, bad, who);
     if (m->family == SB_FAMILY_SPECTRAL) return check_spectral(m, bad, who);
     if (m->family == SB_FAMILY_KDE) return check_kde(m, bad, who);
+    if (m->family == SB_FAMILY_ETS) return check_ets(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9) or kde (10)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10) or ets (11)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -541,6 +546,36 @@ static sb_status check_spectral(const sb_model *m, sb_status bad, const char *wh
     return check_common(m, bad, who);
 }
 
+/* An exponential smoothing batch: its model's shape, at least one series, each
+ * with its arrays, at least 2 values and the model's parameters where it has
+ * them (NaN where it has none). */
+static sb_status check_ets(const sb_model *m, sb_status bad, const char *who) {
+    const sb_ets *e = m->ets;
+    if (!e || !e->fits) return sb_fail(bad, "%s: an exponential smoothing model without its series", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral)
+        return sb_fail(bad, "%s: an exponential smoothing model has only its series", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    const ets_spec *sp = &e->spec;
+    if (m->num_features != 1 || m->num_class != 1 || (sp->trend != ETS_NONE && sp->trend != ETS_ADD) ||
+        (sp->damped != 0 && sp->damped != 1) || (sp->damped && !sp->trend) || sp->seasonal < ETS_NONE ||
+        sp->seasonal > ETS_MUL || (sp->seasonal ? sp->m < 2 || sp->m > SB_ETS_MAX_PERIOD : sp->m != 1))
+        return sb_fail(bad, "%s: exponential smoothing of trend %d, damped %d, seasonal %d, period %d is not a model",
+                       who, (int)sp->trend, (int)sp->damped, (int)sp->seasonal, (int)sp->m);
+    if (e->nseries < 1 || e->nseries > INT32_MAX)
+        return sb_fail(e->nseries < 1 ? bad : SB_ERR_LIMIT, "%s: %lld series", who, (long long)e->nseries);
+    const int has[SB_ETS_NPAR] = {1, sp->trend != 0, sp->seasonal != 0, sp->damped};
+    for (int64_t i = 0; i < e->nseries; i++) {
+        const ets_fit *f = &e->fits[i];
+        if (!f->init || !f->last || !f->fitted || !f->resid || f->n < 2 || f->n > INT32_MAX)
+            return sb_fail(bad, "%s: series %lld has %lld values or lacks its arrays", who, (long long)i, (long long)f->n);
+        for (int p = 0; p < SB_ETS_NPAR; p++)
+            if (has[p] ? !(f->par[p] >= 0.0 && f->par[p] <= 1.0) : f->par[p] == f->par[p])
+                return sb_fail(bad, "%s: series %lld's parameter %d is %g", who, (long long)i, p, f->par[p]);
+    }
+    return check_common(m, bad, who);
+}
+
 /* An agglomerative model: its linkage and shape, labels numbered by smallest
  * row, a tree whose merge s joins two earlier nodes never used before, finite
  * distances >= 0. */
@@ -642,6 +677,14 @@ static void sink_u64(sink *s, uint64_t v) {
 static void sink_i32(sink *s, int32_t v) { sink_u32(s, (uint32_t)v); }
 static void sink_f32(sink *s, float v) { sink_u32(s, float_bits(v)); }
 
+/* A double's bits, every NaN as one quiet NaN (x86 and ARM make NaNs of
+ * different signs). */
+static void sink_f64(sink *s, double v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    sink_u64(s, v != v ? 0x7FF8000000000000ull : u);
+}
+
 static void sink_str(sink *s, const char *str) {
     size_t n = str ? strlen(str) : 0;
     sink_u32(s, (uint32_t)n);
@@ -663,6 +706,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_AGGLOMERATIVE: return MF_TAG_AGGLO;
     case SB_FAMILY_SPECTRAL: return MF_TAG_SPECTRAL;
     case SB_FAMILY_KDE: return MF_TAG_KDE;
+    case SB_FAMILY_ETS: return MF_TAG_ETS;
     }
     return NULL;
 }
@@ -753,8 +797,25 @@ static uint64_t kde_payload_size(const sb_model *m) {
     return 24 + 4 * (uint64_t)k->n * (uint64_t)m->num_features + (k->w ? 4 * (uint64_t)k->n : 0);
 }
 
+/* Values of a series' initial or final states on disk: level, trend, and the
+ * seasons of a seasonal model. */
+static uint64_t ets_state_count(const ets_spec *sp) { return 2u + (sp->seasonal ? (uint64_t)sp->m : 0u); }
+
+/* Bytes of the exponential smoothing payload: four i32 and the series count,
+ * then a series: n (u64), four i32 counts (k, nfev, nit, converged), the four
+ * parameters, the initial and final states, SSE, AIC, AICc, BIC, the fitted
+ * values and the residuals (f64). */
+static uint64_t ets_payload_size(const sb_model *m) {
+    const sb_ets *e = m->ets;
+    uint64_t b = 16 + 8;
+    for (int64_t i = 0; i < e->nseries; i++)
+        b += 8 + 16 + 8 * (4 + 2 * ets_state_count(&e->spec) + 4 + 2 * (uint64_t)e->fits[i].n);
+    return b;
+}
+
 static uint64_t payload_size(const sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_KDE) return kde_payload_size(m);
+    if (m->family == SB_FAMILY_ETS) return ets_payload_size(m);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return agglo_payload_size(m);
     if (m->family == SB_FAMILY_SPECTRAL) return spectral_payload_size(m);
     if (m->family == SB_FAMILY_DBSCAN) return dbscan_payload_size(m);
@@ -904,6 +965,31 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
         for (size_t i = 0; i < (size_t)k->n * (size_t)m->num_features; i++) sink_f32(s, k->x[i]);
         if (k->w)
             for (size_t i = 0; i < (size_t)k->n; i++) sink_f32(s, k->w[i]);
+        return;
+    }
+    if (m->family == SB_FAMILY_ETS) {
+        const sb_ets *e = m->ets;
+        const uint64_t w = ets_state_count(&e->spec);
+        sink_i32(s, e->spec.trend);
+        sink_i32(s, e->spec.damped);
+        sink_i32(s, e->spec.seasonal);
+        sink_i32(s, e->spec.m);
+        sink_u64(s, (uint64_t)e->nseries);
+        for (int64_t i = 0; i < e->nseries; i++) {
+            const ets_fit *f = &e->fits[i];
+            const double crit[4] = {f->sse, f->aic, f->aicc, f->bic};
+            sink_u64(s, (uint64_t)f->n);
+            sink_i32(s, f->k);
+            sink_i32(s, f->nfev);
+            sink_i32(s, f->nit);
+            sink_i32(s, f->converged);
+            for (int p = 0; p < SB_ETS_NPAR; p++) sink_f64(s, f->par[p]);
+            for (uint64_t j = 0; j < w; j++) sink_f64(s, f->init[j]);
+            for (uint64_t j = 0; j < w; j++) sink_f64(s, f->last[j]);
+            for (int p = 0; p < 4; p++) sink_f64(s, crit[p]);
+            for (int64_t t = 0; t < f->n; t++) sink_f64(s, f->fitted[t]);
+            for (int64_t t = 0; t < f->n; t++) sink_f64(s, f->resid[t]);
+        }
         return;
     }
     if (m->family == SB_FAMILY_SPECTRAL) {
@@ -1604,6 +1690,74 @@ static sb_status parse_spectral_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The exponential smoothing payload (docs/model-format.md, "ETSM"): every
+ * count checked against the bytes left before anything sized by it is
+ * allocated. */
+static sb_status parse_ets_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f4[4];
+    static const char *const names[4] = {"the trend", "the damping flag", "the season", "the period"};
+    for (int i = 0; i < 4; i++)
+        if ((st = read_i32(r, names[i], &f4[i])) != SB_OK) return st;
+    if ((st = need(r, 8, "the series count")) != SB_OK) return st;
+    const uint64_t ns = get_u64(r->p + r->pos);
+    r->pos += 8;
+    if (f4[2] < ETS_NONE || f4[2] > ETS_MUL || f4[3] < 1 || f4[3] > SB_ETS_MAX_PERIOD)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": exponential smoothing of season %d, period %d", (int)f4[2], (int)f4[3]);
+    const ets_spec sp = {f4[0], f4[1], f4[2], f4[3], {0, 0, 0, 0}};
+    const uint64_t w = ets_state_count(&sp), least = 8 + 16 + 8 * (4 + 2 * w + 4 + 4);
+    if (ns < 1 || ns > (uint64_t)(r->end - r->pos) / least)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %llu series in %zu bytes", (unsigned long long)ns, r->end - r->pos);
+    sb_ets *e = sb_calloc(1, sizeof *e);
+    if (e) e->fits = sb_calloc((size_t)ns, sizeof(ets_fit));
+    if (!e || !e->fits) {
+        sb_ets_release(e);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu series", (unsigned long long)ns);
+    }
+    m->ets = e;
+    e->spec = sp;
+    e->nseries = (int64_t)ns;
+    m->num_class = 1;
+    for (uint64_t i = 0; i < ns; i++) {
+        ets_fit *f = &e->fits[i];
+        if ((st = need(r, 8, "a series' length")) != SB_OK) return st;
+        const uint64_t n = get_u64(r->p + r->pos);
+        r->pos += 8;
+        if (n < 2 || n > INT32_MAX || 16 + 8 * (4 + 2 * w + 4 + 2 * n) > (uint64_t)(r->end - r->pos))
+            return sb_fail(SB_ERR_INVALID_INPUT, WHO ": series %llu of %llu values in %zu bytes", (unsigned long long)i,
+                           (unsigned long long)n, r->end - r->pos);
+        f->n = (int64_t)n;
+        int32_t c[4];
+        for (int j = 0; j < 4; j++)
+            if ((st = read_i32(r, "a series' counts", &c[j])) != SB_OK) return st;
+        f->k = c[0], f->nfev = c[1], f->nit = c[2], f->converged = c[3];
+        f->init = sb_malloc(sizeof(double) * (size_t)(2 + sp.m));
+        f->last = sb_malloc(sizeof(double) * (size_t)(2 + sp.m));
+        f->fitted = sb_malloc(sizeof(double) * (size_t)n);
+        f->resid = sb_malloc(sizeof(double) * (size_t)n);
+        if (!f->init || !f->last || !f->fitted || !f->resid)
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for series %llu", (unsigned long long)i);
+        double crit[4];
+        double *const dst[6] = {f->par, f->init, f->last, crit, f->fitted, f->resid};
+        const uint64_t cnt[6] = {SB_ETS_NPAR, w, w, 4, n, n};
+        for (int a = 0; a < 6; a++)
+            for (uint64_t j = 0; j < cnt[a]; j++) {
+                const uint64_t u = get_u64(r->p + r->pos);
+                if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull && u != 0x7FF8000000000000ull)
+                    return sb_fail(SB_ERR_INVALID_INPUT,
+                                   WHO ": series %llu holds a NaN of bits %016llx; the writer writes every NaN as "
+                                   "7ff8000000000000 (one spelling)", (unsigned long long)i, (unsigned long long)u);
+                r->pos += 8;
+                memcpy(&dst[a][j], &u, 8);
+            }
+        f->sse = crit[0], f->aic = crit[1], f->aicc = crit[2], f->bic = crit[3];
+        if (!sp.seasonal) f->init[2] = f->last[2] = 0.0; /* the unused slot of a period of 1 */
+    }
+    return (uint64_t)(r->end - r->pos) == 0
+               ? SB_OK
+               : sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes after the last series", r->end - r->pos);
+}
+
 /* The dbscan payload (docs/model-format.md, "DBSC"). */
 static sb_status parse_dbscan_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -1682,7 +1836,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral and kde); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde and ets); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -1693,6 +1847,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return parse_agglo_payload(r, m);
     if (m->family == SB_FAMILY_SPECTRAL) return parse_spectral_payload(r, m);
     if (m->family == SB_FAMILY_KDE) return parse_kde_payload(r, m);
+    if (m->family == SB_FAMILY_ETS) return parse_ets_payload(r, m);
     if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",
                        sb_family_name((sb_family)m->family));

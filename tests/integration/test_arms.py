@@ -17,6 +17,7 @@ catch. An identity test counts only because these builds fail it.
   mono-order    monotone constraints' bounded score and bound midpoint rounded in another order
   dart-scale    DART's dropped trees scaled by v * k / (k + 1), two roundings
                 where the profile has one division (rule 2)
+  ets-sse-order exponential smoothing's SSE added in pairs (rule 4)
   iforest-wdraw the weighted isolation subsample drawn with replacement over
                 every row's weight, repeats rejected (rule 6: the draw is a
                 stated rule, not only a distribution)
@@ -226,6 +227,17 @@ def test_arm_lin_dot_is_caught(threads, tmp_path):
     card = _card("x86_64", "linear-fit", threads, tmp_path, "lin-dot")
     d = _first_diff(reference_card("linear-fit"), card)
     assert d is not None, "the lin-dot arm did not part linear-fit"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_ets_sse_order_is_caught(threads, tmp_path):
+    """Exponential smoothing's SSE added in pairs (the same squares, another
+    order; rule 4): ets-fit parts from its reference card, and the refusals
+    at its end (no arithmetic) are not what parts first."""
+    card = _card("x86_64", "ets-fit", threads, tmp_path, "ets-sse-order")
+    d = _first_diff(reference_card("ets-fit"), card)
+    assert d is not None, "the ets-sse-order arm did not part ets-fit"
+    assert "refuse." not in d, d
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -1,0 +1,351 @@
+"""Exponential smoothing (docs/timeseries.md): statsmodels' ExponentialSmoothing
+models and names, scikit-learn's fit style, identical bits on every machine.
+
+Nothing numeric is computed here: the C library fits, forecasts and digests.
+Values are float64 throughout. NumPy is optional: with it, arrays come back as
+numpy.ndarray (float64); without it, as lists of floats.
+"""
+import ctypes
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
+
+from ._base import Estimator, thread_count
+from ._lib import Handle, check, lib, params as _params
+from .errors import InvalidArgumentError, InvalidInputError, not_fitted
+
+_P = POINTER
+for _name, (_res, _args) in {
+        "sb_ets_fit": (c_int, [c_void_p, _P(c_double), _P(c_int64), c_int64, c_void_p, _P(c_void_p)]),
+        "sb_ets_nseries": (c_int, [c_void_p, _P(c_int64)]),
+        "sb_ets_get_array": (c_int, [c_void_p, c_int64, c_char_p, _P(c_double), c_size_t, _P(c_size_t)]),
+        "sb_ets_get_int": (c_int, [c_void_p, c_int64, c_char_p, _P(c_int64)]),
+        "sb_ets_forecast": (c_int, [c_void_p, c_int64, c_int32, _P(c_double)]),
+        "sb_ets_digest": (c_int, [c_void_p, c_int64, ctypes.c_char * 65]),
+        "sb_ets_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
+        "sb_ets_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
+        "sb_ets_save": (c_int, [c_void_p, c_char_p]),
+        "sb_ets_load": (c_int, [c_char_p, _P(c_void_p)]),
+        "sb_ets_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
+        "sb_ets_free": (None, [c_void_p])}.items():
+    _fn = getattr(lib, _name)
+    _fn.restype, _fn.argtypes = _res, _args
+
+
+def _numpy():
+    try:
+        import numpy
+        return numpy
+    except ImportError:
+        return None
+
+
+def _out(values):
+    np = _numpy()
+    return np.array(values, dtype=np.float64) if np is not None else list(values)
+
+
+def _series(y, what="y"):
+    """y as a ctypes double array (one copy, float64)."""
+    if isinstance(y, (str, bytes)):
+        raise InvalidInputError("%s must be a sequence of numbers, got %s" % (what, type(y).__name__))
+    np = _numpy()
+    if np is not None:
+        try:
+            a = np.ascontiguousarray(np.asarray(y, dtype=np.float64))
+        except (TypeError, ValueError) as e:
+            raise InvalidInputError("%s must be numbers: %s" % (what, e)) from None
+        if a.ndim == 2 and 1 in a.shape:
+            a = a.ravel()
+        if a.ndim != 1:
+            raise InvalidInputError("%s must be one series (1-d), got shape %r" % (what, a.shape))
+        return (c_double * a.size).from_buffer_copy(a.tobytes()) if a.size else (c_double * 0)()
+    try:
+        vals = [float(v) for v in y]
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError("%s must be numbers: %s" % (what, e)) from None
+    return (c_double * len(vals))(*vals)
+
+
+def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given):
+    def comp(name, v, allowed):
+        if v is None or v is False:
+            return "none"
+        if v is True and name == "trend":
+            return "add"
+        if isinstance(v, str) and v in allowed:
+            return v
+        raise InvalidArgumentError("%s=%r: one of None, %s" % (name, v, ", ".join(repr(a) for a in allowed)))
+    pairs = [("trend", comp("trend", trend, ("add", "additive", "mul", "multiplicative"))),
+             ("seasonal", comp("seasonal", seasonal, ("add", "additive", "mul", "multiplicative")))]
+    if not isinstance(damped_trend, (bool, int)) or damped_trend not in (0, 1):
+        raise InvalidArgumentError("damped_trend=%r must be True or False" % (damped_trend,))
+    pairs.append(("damped_trend", "true" if damped_trend else "false"))
+    if seasonal_periods is not None:
+        if isinstance(seasonal_periods, bool) or not isinstance(seasonal_periods, int) and \
+                not hasattr(seasonal_periods, "__index__"):
+            raise InvalidArgumentError("seasonal_periods=%r must be a whole number >= 2" % (seasonal_periods,))
+        pairs.append(("seasonal_periods", str(int(seasonal_periods))))
+    for k, v in given:
+        if v is not None:
+            pairs.append((k, repr(float(v))))
+    return pairs
+
+
+class _Batch:
+    """A fitted sb_ets batch."""
+
+    @classmethod
+    def from_bytes(cls, data):
+        """A batch from a model file's bytes (sb_ets_from_bytes)."""
+        data = bytes(data)
+        h = c_void_p()
+        check(lib.sb_ets_from_bytes(data, len(data), byref(h)))
+        b = cls.__new__(cls)
+        b.handle = Handle(h, lib.sb_ets_free)
+        n = c_int64(0)
+        check(lib.sb_ets_nseries(h, byref(n)))
+        b.n = n.value
+        return b
+
+    def to_bytes(self):
+        need = c_size_t(0)
+        check(lib.sb_ets_to_bytes(self.handle.ptr, None, 0, byref(need)))
+        buf = ctypes.create_string_buffer(need.value)
+        check(lib.sb_ets_to_bytes(self.handle.ptr, buf, need.value, byref(need)))
+        return buf.raw[:need.value]
+
+    def model_digest(self):
+        buf = (ctypes.c_char * 65)()
+        check(lib.sb_ets_model_digest(self.handle.ptr, buf))
+        return buf.value.decode()
+
+    def __init__(self, pairs, series):
+        ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
+        total = sum(len(a) for a in ys)
+        y = (c_double * max(total, 1))()
+        offs = (c_int64 * (len(ys) + 1))()
+        pos = 0
+        for i, a in enumerate(ys):
+            ctypes.memmove(ctypes.addressof(y) + 8 * pos, a, 8 * len(a))
+            pos += len(a)
+            offs[i + 1] = pos
+        p = _params(pairs)
+        h = c_void_p()
+        check(lib.sb_ets_fit(p.ptr, y, offs, len(ys), None, byref(h)))
+        self.handle = Handle(h, lib.sb_ets_free)
+        self.n = len(ys)
+
+    def array(self, i, name):
+        need = c_size_t(0)
+        check(lib.sb_ets_get_array(self.handle.ptr, i, name.encode(), None, 0, byref(need)))
+        buf = (c_double * max(need.value, 1))()
+        if need.value:
+            check(lib.sb_ets_get_array(self.handle.ptr, i, name.encode(), buf, need.value, byref(need)))
+        return list(buf[:need.value])
+
+    def integer(self, i, name):
+        v = c_int64(0)
+        check(lib.sb_ets_get_int(self.handle.ptr, i, name.encode(), byref(v)))
+        return v.value
+
+    def forecast(self, i, h):
+        if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
+            raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
+        out = (c_double * int(h))()
+        check(lib.sb_ets_forecast(self.handle.ptr, i, int(h), out))
+        return list(out)
+
+    def digest(self, i):
+        buf = (ctypes.c_char * 65)()
+        check(lib.sb_ets_digest(self.handle.ptr, i, buf))
+        return buf.value.decode()
+
+
+class ExponentialSmoothing(Estimator):
+    """Holt-Winters exponential smoothing with statsmodels' names.
+
+    trend: None or "add"; damped_trend: damp the trend (phi in [0.8, 0.995]);
+    seasonal: None, "add" or "mul"; seasonal_periods: the period (>= 2).
+    smoothing_level, smoothing_trend, smoothing_seasonal, damping_trend: given
+    values instead of estimated ones (statsmodels takes them in fit()). The
+    initial states are always estimated; the fit minimizes the SSE.
+
+    fit(y) returns the fitted estimator with fittedvalues, resid, params_
+    (statsmodels' params names; also as params), sse, aic, aicc, bic,
+    model_digest_ (the model file's SHA-256), series_digest_, and forecast(h);
+    save_model / load_model / model_bytes for the model file. Many series at
+    once: ets_forecast (one batch, the same bits as one fit a series).
+    """
+
+    def __init__(self, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None,
+                 smoothing_level=None, smoothing_trend=None, smoothing_seasonal=None, damping_trend=None):
+        self.trend = trend
+        self.damped_trend = damped_trend
+        self.seasonal = seasonal
+        self.seasonal_periods = seasonal_periods
+        self.smoothing_level = smoothing_level
+        self.smoothing_trend = smoothing_trend
+        self.smoothing_seasonal = smoothing_seasonal
+        self.damping_trend = damping_trend
+
+    def _pairs(self):
+        return _spec_pairs(self.trend, self.damped_trend, self.seasonal, self.seasonal_periods,
+                           [("smoothing_level", self.smoothing_level), ("smoothing_trend", self.smoothing_trend),
+                            ("smoothing_seasonal", self.smoothing_seasonal), ("damping_trend", self.damping_trend)])
+
+    def fit(self, y):
+        """Fit one series y (1-d numbers, no missing value); returns self."""
+        self._batch = _Batch(self._pairs(), [y])
+        self._model = self._batch
+        return self
+
+    def _check_fitted(self):
+        if getattr(self, "_batch", None) is None:
+            raise not_fitted("this ExponentialSmoothing is not fitted yet; call fit first")
+
+    def forecast(self, h=1):
+        """The next h values, float64."""
+        self._check_fitted()
+        return _out(self._batch.forecast(0, h))
+
+    def _arr(self, name):
+        self._check_fitted()
+        return self._batch.array(0, name)
+
+    @property
+    def fittedvalues(self):
+        return _out(self._arr("fittedvalues"))
+
+    @property
+    def resid(self):
+        return _out(self._arr("resid"))
+
+    @property
+    def params_(self):
+        """statsmodels' params: NaN where the model has no such parameter."""
+        p = self._arr("params")
+        return {"smoothing_level": p[0], "smoothing_trend": p[1], "smoothing_seasonal": p[2], "damping_trend": p[3],
+                "initial_level": self._arr("initial_level")[0], "initial_trend": self._arr("initial_trend")[0],
+                "initial_seasons": _out(self._arr("initial_seasons"))}
+
+    params = params_
+
+    @property
+    def sse(self):
+        return self._arr("sse")[0]
+
+    @property
+    def aic(self):
+        return self._arr("aic")[0]
+
+    @property
+    def aicc(self):
+        return self._arr("aicc")[0]
+
+    @property
+    def bic(self):
+        return self._arr("bic")[0]
+
+    @property
+    def nobs(self):
+        self._check_fitted()
+        return self._batch.integer(0, "nobs")
+
+    @property
+    def converged_(self):
+        self._check_fitted()
+        return bool(self._batch.integer(0, "converged"))
+
+    @property
+    def n_evals_(self):
+        self._check_fitted()
+        return self._batch.integer(0, "nfev")
+
+    @property
+    def model_digest_(self):
+        """SHA-256 of the model file's bytes (the digest that closes the file),
+        as every samebits estimator's model_digest_."""
+        self._check_fitted()
+        return self._batch.model_digest()
+
+    @property
+    def series_digest_(self):
+        """SHA-256 of the series' canonical record (sb_ets_digest): what a batch
+        reports for the same series at any position."""
+        self._check_fitted()
+        return self._batch.digest(0)
+
+    def model_bytes(self):
+        """The model file's bytes (docs/model-format.md, payload ETSM)."""
+        self._check_fitted()
+        return self._batch.to_bytes()
+
+    def save_model(self, path):
+        """Write the model file (samebits.load_model reads it back)."""
+        with open(path, "wb") as f:
+            f.write(self.model_bytes())
+        return self
+
+    def load_model(self, path_or_bytes):
+        """Load a model file of one exponential smoothing series (or its bytes);
+        returns self. Another family's file is InvalidArgumentError naming it."""
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            data = bytes(path_or_bytes)
+        else:
+            with open(path_or_bytes, "rb") as f:
+                data = f.read()
+        b = _Batch.from_bytes(data)
+        if b.n != 1:
+            raise InvalidInputError("the file holds %d series; ExponentialSmoothing holds one (read a batch with "
+                                    "samebits.timeseries.load_batch)" % b.n)
+        names = {0: None, 1: "add", 2: "mul"}
+        self.trend = names[b.integer(0, "trend")]
+        self.damped_trend = bool(b.integer(0, "damped_trend"))
+        self.seasonal = names[b.integer(0, "seasonal")]
+        self.seasonal_periods = b.integer(0, "seasonal_periods") or None
+        self._batch = self._model = b
+        return self
+
+    def _load_fitted(self, model, path_or_bytes):
+        """samebits.load_model's hook: the file read again through sb_ets."""
+        self.load_model(path_or_bytes)
+
+
+def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None, id_col="unique_id",
+                 time_col="ds", target_col="y", n_jobs=None):
+    """Fit one model to every series of a long-format DataFrame (unique_id, ds,
+    y; statsforecast's layout) in one batch and forecast h steps of each.
+
+    Rows are ordered by (unique_id, ds) first; series keep the order of their
+    first appearance. Returns a DataFrame with unique_id, step (1..h), ds where
+    the time column's step can be inferred (the series' last two stamps'
+    difference; None for stamps that are text), and the forecast column
+    "ExponentialSmoothing". Series are ordered by the time column's values
+    (text stamps by their text: ISO dates sort so). Each series'
+    result is the bits of its fit alone (docs/timeseries.md). Needs pandas.
+    """
+    import pandas as pd
+    for c in (id_col, time_col, target_col):
+        if c not in df.columns:
+            raise InvalidInputError("the frame has no column %r (columns: %s)" % (c, ", ".join(map(str, df.columns))))
+    if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
+        raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
+    order = pd.unique(df[id_col])
+    d = df[[id_col, time_col, target_col]].copy()
+    d["_pos"] = pd.Categorical(d[id_col], categories=order).codes
+    d = d.sort_values(["_pos", time_col], kind="stable")
+    groups = [g for _, g in d.groupby("_pos", sort=True)]
+    pairs = _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, [])
+    with thread_count(n_jobs):
+        batch = _Batch(pairs, [g[target_col].to_numpy(dtype="float64") for g in groups])
+    rows = []
+    for i, g in enumerate(groups):
+        f = batch.forecast(i, h)
+        ts = g[time_col].to_numpy()
+        try:  # the last step of the stamps (dates, numbers); text stamps have none
+            step = ts[-1] - ts[-2] if len(ts) > 1 else None
+            stamps = [ts[-1] + (j + 1) * step for j in range(int(h))] if step is not None else [None] * int(h)
+        except TypeError:
+            stamps = [None] * int(h)
+        for j in range(int(h)):
+            rows.append((order[i], j + 1, stamps[j], f[j]))
+    return pd.DataFrame(rows, columns=[id_col, "step", time_col, "ExponentialSmoothing"])

@@ -1,0 +1,77 @@
+/*
+ * ets.h: exponential smoothing (docs/timeseries.md), the host path. Simple
+ * exponential smoothing, Holt's additive and damped trends and Holt-Winters'
+ * additive and multiplicative seasons, in the component form of Hyndman and
+ * Athanasopoulos, "Forecasting: Principles and Practice" (OTexts, 2nd ed.
+ * 2018, ch. 7) and Hyndman, Koehler, Ord and Snyder, "Forecasting with
+ * Exponential Smoothing: The State Space Approach" (Springer, 2008), with
+ * statsmodels' ExponentialSmoothing names and its least squares fit.
+ *
+ * Arithmetic: IEEE binary64 on the host, + - * / only (no square root is
+ * needed; the logarithm of the information criteria is the profile's own double log), no
+ * contraction (the build's -ffp-contract=off), every sum in one stated order.
+ * A series' result is a function of that series and the parameters alone.
+ */
+#ifndef SB_MODELS_ETS_H
+#define SB_MODELS_ETS_H
+#include "../../core/internal.h"
+
+#define SB_ETS_MAX_PERIOD 400 /* seasonal_periods above it: SB_ERR_LIMIT */
+#define SB_ETS_NPAR 4         /* alpha, beta, gamma, phi */
+
+enum { ETS_NONE = 0, ETS_ADD = 1, ETS_MUL = 2 };
+
+/* A model's specification: what is estimated and what is given. */
+typedef struct ets_spec {
+    int32_t trend;    /* ETS_NONE or ETS_ADD */
+    int32_t damped;   /* 0 or 1 (needs a trend) */
+    int32_t seasonal; /* ETS_NONE, ETS_ADD or ETS_MUL */
+    int32_t m;        /* seasonal_periods; 1 without a season */
+    double given[SB_ETS_NPAR]; /* a given alpha, beta, gamma, phi, or NaN: estimated */
+} ets_spec;
+
+/* One fitted series. */
+typedef struct ets_fit {
+    int64_t n;
+    double par[SB_ETS_NPAR]; /* alpha, beta, gamma, phi; NaN where the model has none */
+    double *init;            /* 2 + m: l0, b0 (NaN without a trend), s_0..s_{m-1} (none without a season) */
+    double *last;            /* 2 + m: the final level, trend and the last m seasons, oldest first */
+    double *fitted;          /* n one-step-ahead fitted values */
+    double *resid;           /* n: y - fitted */
+    double sse, aic, aicc, bic;
+    int32_t nfev, nit, converged, k; /* objective evaluations, simplex iterations, stopped by tolerance, params counted */
+    double *trace;           /* the best SSE after each simplex iteration (ntrace values) */
+    int32_t ntrace;
+} ets_fit;
+
+/* A fitted batch (the opaque sb_ets of samebits.h). */
+struct sb_ets {
+    ets_spec spec;
+    int64_t nseries;
+    ets_fit *fits;
+};
+
+/* Parse a parameter bag into spec (ets_params.c): every key known and used,
+ * a key that would do nothing refused by name. */
+sb_status sb_ets_spec_parse(const sb_params *params, ets_spec *spec);
+
+/* Check the batch (offsets: nseries + 1, ascending from 0) against spec and
+ * refuse the first hostile series by name, before any work. */
+sb_status sb_ets_check(const ets_spec *spec, const double *y, const int64_t *offsets, int64_t nseries);
+
+/* Fit every series (in parallel over series; each its own task), recording
+ * the stages prefix.params, .states, .sse, .trace, .fitted, .counts into card
+ * when card is not NULL. */
+sb_status sb_ets_fit_spec(const ets_spec *spec, const double *y, const int64_t *offsets, int64_t nseries,
+                          sb_card *card, const char *prefix, sb_ets **out);
+
+/* Free a batch and everything it holds (NULL: nothing). */
+void sb_ets_release(sb_ets *e);
+
+/* h forecasts of one fitted series from its final states. */
+void sb_ets_forecast_fit(const ets_spec *spec, const ets_fit *f, int32_t h, double *out);
+
+/* The SHA-256 of a fitted series' canonical bytes (docs/timeseries.md). */
+void sb_ets_fit_digest(const ets_spec *spec, const ets_fit *f, uint8_t out[32]);
+
+#endif

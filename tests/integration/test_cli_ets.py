@@ -1,0 +1,110 @@
+"""Exponential smoothing from the command line (docs/timeseries.md, "Command
+line"): train --model ets writes the batch's model file, forecast reads it or
+fits a long-format CSV first; the same bits as Python; hostile files refused
+by name."""
+import struct
+import sys
+
+import pytest
+
+from conftest import LEGS, ROOT, run_bin, samebits
+
+
+def _long_csv(path, shuffle=True):
+    rows = []
+    for k, (base, slope) in enumerate(((100.0, 0.5), (40.0, -0.1), (70.0, 0.0))):
+        for t in range(60 + 7 * k):
+            season = (0.0, 3.0, 5.0, -2.0, -4.0, 1.0, -3.0)[t % 7]
+            noise = ((t * 7919 + k * 104729) % 97) / 16.0
+            rows.append(("s%d" % k, "2020-%02d-%02d" % (1 + t // 28, 1 + t % 28), base + slope * t + season + noise))
+    if shuffle:
+        rows = rows[::-1]
+    path.write_text("unique_id,ds,y\n" + "".join("%s,%s,%r\n" % r for r in rows))
+    return rows
+
+
+def test_train_then_forecast_equals_one_shot_forecast(tmp_path):
+    data, model = tmp_path / "s.csv", tmp_path / "s.sbm"
+    _long_csv(data)
+    params = ["trend=add", "seasonal=add", "seasonal_periods=7"]
+    r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(model), *params)
+    assert r.returncode == 0, r.stderr
+    assert "ets fitted 3 series; model digest: " in r.stderr
+    digest = r.stderr.strip().rsplit(" ", 1)[1]
+    d = samebits("digest", str(model))
+    assert d.returncode == 0 and d.stdout.strip() == digest
+    a = samebits("forecast", "--model", str(model), "--h", "5")
+    b = samebits("forecast", "--data", str(data), "--h", "5", *params)
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    la, lb = a.stdout.splitlines(), b.stdout.splitlines()
+    assert la[0] == "series,step,forecast" and lb[0] == "unique_id,step,forecast"
+    assert [x.split(",")[1:] for x in la[1:]] == [x.split(",")[1:] for x in lb[1:]]
+    # series in the order their ids first appear (the file is reversed: s2 first)
+    assert [x.split(",")[0] for x in lb[1::5]] == ["s2", "s1", "s0"]
+
+
+def test_cli_forecasts_are_pythons_bits(tmp_path):
+    pd = pytest.importorskip("pandas")
+    if str(ROOT / "python") not in sys.path:
+        sys.path.insert(0, str(ROOT / "python"))
+    import samebits as sbpy
+    data = tmp_path / "s.csv"
+    _long_csv(data)
+    r = samebits("forecast", "--data", str(data), "--h", "4", "trend=add", "damped_trend=true")
+    assert r.returncode == 0, r.stderr
+    cli = [float(x.split(",")[2]) for x in r.stdout.splitlines()[1:]]
+    py = sbpy.ets_forecast(pd.read_csv(data), 4, trend="add", damped_trend=True)["ExponentialSmoothing"].tolist()
+    assert [struct.pack("<d", v) for v in cli] == [struct.pack("<d", v) for v in py]
+
+
+def test_thread_counts_write_one_model(tmp_path):
+    data = tmp_path / "s.csv"
+    _long_csv(data)
+    digests = set()
+    for t in ("1", "2", "3"):
+        out = tmp_path / ("m%s.sbm" % t)
+        r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(out), "--threads", t,
+                     "seasonal=mul", "seasonal_periods=7")
+        assert r.returncode == 0, r.stderr
+        digests.add(out.read_bytes())
+    assert len(digests) == 1
+
+
+@pytest.mark.parametrize("text,args,words", [
+    ("unique_id,ds,y\na,1,3\na,2,4\na,3,\na,4,5\n", [], "value 2 is NaN"),
+    ("unique_id,ds,y\na,1,3\na,1,4\na,3,5\n", [], "has the stamp '1' twice"),
+    ("id,ds,y\na,1,3\n", [], "no column 'unique_id'"),
+    ("unique_id,ds,y\na,1,three\n", [], "is not a number"),
+    ('unique_id,ds,y\n"a",1,3\n', [], "quoted field"),
+    ("unique_id,ds,y\na,1,3\na,2,4\na,3,5\nb,1,1\n", [], "(unique_id 'b')"),
+    ("unique_id,ds,y\na,1,3\na,2,4\na,3,5\na,4,6\n", ["seasonal_periods=2"], "would do nothing"),
+])
+def test_hostile_files_are_refused_by_name(tmp_path, text, args, words):
+    data = tmp_path / "bad.csv"
+    data.write_text(text)
+    r = samebits("forecast", "--data", str(data), "--h", "2", *args)
+    assert r.returncode == 2 and words in r.stderr, r.stderr
+
+
+def test_usage_errors():
+    assert "--h H is required" in samebits("forecast", "--model", "x.sbm").stderr
+    r = samebits("forecast", "--h", "3")
+    assert r.returncode == 2 and "--model MODEL" in r.stderr
+    r = samebits("forecast", "--h", "0", "--model", "x")
+    assert r.returncode == 2 and "1..1000000" in r.stderr
+
+
+@pytest.mark.parametrize("leg", list(LEGS))
+def test_model_file_bytes_are_one_on_every_leg(leg, tmp_path):
+    """The batch's model file from x86-64, aarch64 and s390x (big-endian; under
+    qemu-user), at 3 threads: the same bytes as the native one-thread file."""
+    data = tmp_path / "s.csv"
+    _long_csv(data)
+    params = ["trend=add", "damped_trend=true", "seasonal=mul", "seasonal_periods=7"]
+    ref, out = tmp_path / "ref.sbm", tmp_path / ("%s.sbm" % leg)
+    r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(ref), "--threads", "1", *params)
+    assert r.returncode == 0, r.stderr
+    r = run_bin(leg, "samebits", ["train", "--model", "ets", "--data", str(data), "--out", str(out), "--threads", "3",
+                                  *params])
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == ref.read_bytes()

@@ -1,0 +1,226 @@
+/*
+ * test_ets.c: exponential smoothing's C API (docs/timeseries.md). A series'
+ * result is its own whatever the batch, its position or the thread count; the
+ * fitted values are the stated recursion's from the reported initial state;
+ * the damped forecast adds the powers of phi in order; hostile batches and bad
+ * calls are refused by name.
+ */
+#include "sb_test.h"
+#include "samebits.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t g_s = 5;
+static double rnd(void) {
+    g_s = g_s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)((int32_t)(g_s >> 40) % 4096) / 256.0;
+}
+
+/* n values of a seasonal series with a trend, positive. */
+static void series(double *y, int n, int m, double base) {
+    for (int t = 0; t < n; t++) y[t] = base + 0.25 * t + (double)((t % m) * 3) + rnd();
+}
+
+/* A double's bits. */
+static uint64_t bits(double d) {
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+static sb_ets *fit(const char *params, const double *y, const int64_t *off, int64_t ns, sb_status *st) {
+    sb_params *p = NULL;
+    sb_ets *e = NULL;
+    *st = sb_params_create(&p);
+    if (*st == SB_OK) *st = sb_params_parse(p, params);
+    if (*st == SB_OK) *st = sb_ets_fit(p, y, off, ns, NULL, &e);
+    sb_params_free(p);
+    return e;
+}
+
+SB_TEST(test_ets_batch_position_and_threads) {
+    static double y[600];
+    const int len[4] = {61, 150, 90, 200};
+    int64_t off[5] = {0};
+    for (int i = 0; i < 4; i++) {
+        series(y + off[i], len[i], 6, 50.0 + 10.0 * i);
+        off[i + 1] = off[i] + len[i];
+    }
+    const char *models[] = {"trend=add,damped_trend=true,seasonal=mul,seasonal_periods=6",
+                            "trend=add,seasonal=add,seasonal_periods=6", "", "trend=add"};
+    for (int mi = 0; mi < 4; mi++) {
+        char alone[4][65], in_batch[65];
+        sb_status st;
+        for (int i = 0; i < 4; i++) {
+            int64_t o1[2] = {0, len[i]};
+            sb_ets *e = fit(models[mi], y + off[i], o1, 1, &st);
+            SB_CHECK(st == SB_OK && e);
+            if (e) SB_CHECK(sb_ets_digest(e, 0, alone[i]) == SB_OK);
+            sb_ets_free(e);
+        }
+        for (int threads = 1; threads <= 3; threads += 2) {
+            SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+            sb_ets *e = fit(models[mi], y, off, 4, &st);
+            SB_CHECK(st == SB_OK && e);
+            for (int i = 0; e && i < 4; i++) {
+                SB_CHECK(sb_ets_digest(e, i, in_batch) == SB_OK);
+                SB_CHECK(strcmp(in_batch, alone[i]) == 0);
+            }
+            sb_ets_free(e);
+        }
+        SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    }
+}
+
+/* Simple smoothing with alpha given: every fitted value is the recursion
+ * l' = a y + (1 - a) l from the reported initial level, bit for bit. */
+SB_TEST(test_ets_fitted_values_follow_the_recursion) {
+    double y[40], fitted[40], l0;
+    series(y, 40, 5, 20.0);
+    int64_t off[2] = {0, 40};
+    sb_status st;
+    sb_ets *e = fit("smoothing_level=0.375", y, off, 1, &st);
+    SB_CHECK(st == SB_OK && e);
+    if (!e) return;
+    size_t n;
+    SB_CHECK(sb_ets_get_array(e, 0, "initial_level", &l0, 1, &n) == SB_OK && n == 1);
+    SB_CHECK(sb_ets_get_array(e, 0, "fittedvalues", fitted, 40, &n) == SB_OK && n == 40);
+    double l = l0, sse = 0.0;
+    for (int t = 0; t < 40; t++) {
+        SB_CHECK_EQ_U64(bits(fitted[t]), bits(l));
+        const double r = y[t] - l;
+        sse = sse + r * r;
+        l = 0.375 * y[t] + (1.0 - 0.375) * l;
+    }
+    double got, fc[3];
+    SB_CHECK(sb_ets_get_array(e, 0, "sse", &got, 1, &n) == SB_OK);
+    SB_CHECK_EQ_U64(bits(got), bits(sse));
+    SB_CHECK(sb_ets_forecast(e, 0, 3, fc) == SB_OK);
+    for (int h = 0; h < 3; h++) SB_CHECK_EQ_U64(bits(fc[h]), bits(l));
+    sb_ets_free(e);
+}
+
+/* The damped forecast: l + (phi + ... + phi^h) b, the powers formed and
+ * added in order, from the final states. */
+SB_TEST(test_ets_damped_forecast) {
+    double y[80];
+    series(y, 80, 4, 30.0);
+    int64_t off[2] = {0, 80};
+    sb_status st;
+    sb_ets *e = fit("trend=add,damped_trend=true", y, off, 1, &st);
+    SB_CHECK(st == SB_OK && e);
+    if (!e) return;
+    double par[4], last[2], fc[12];
+    size_t n;
+    SB_CHECK(sb_ets_get_array(e, 0, "params", par, 4, &n) == SB_OK && n == 4);
+    SB_CHECK(sb_ets_get_array(e, 0, "final_states", last, 2, &n) == SB_OK && n == 2);
+    SB_CHECK(par[3] >= 0.8 && par[3] <= 0.995 && isnan(par[2]));
+    SB_CHECK(sb_ets_forecast(e, 0, 12, fc) == SB_OK);
+    double pw = 1.0, damp = 0.0;
+    for (int h = 0; h < 12; h++) {
+        pw = pw * par[3];
+        damp = damp + pw;
+        const double want = last[0] + damp * last[1];
+        SB_CHECK_EQ_U64(bits(fc[h]), bits(want));
+    }
+    sb_ets_free(e);
+}
+
+SB_TEST(test_ets_refusals_by_name) {
+    double y[30];
+    series(y, 30, 3, 10.0);
+    int64_t off[2] = {0, 30}, one[2] = {0, 1};
+    sb_status st;
+    SB_CHECK(!fit("", y, one, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(strstr(sb_last_error(), "needs at least 3") != NULL);
+    y[7] = NAN;
+    SB_CHECK(!fit("", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(strstr(sb_last_error(), "value 7 is NaN") != NULL);
+    y[7] = 0.0;
+    SB_CHECK(!fit("seasonal=mul,seasonal_periods=3", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(strstr(sb_last_error(), "positive") != NULL);
+    y[7] = 5.0;
+    SB_CHECK(!fit("seasonal=add,seasonal_periods=16", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(!fit("seasonal=add,seasonal_periods=1", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("damped_trend=true", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("smoothing_seasonal=0.5", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("trend=mul", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("colour=blue", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("numeric_mode=fast", y, off, 1, &st) && st == SB_ERR_MODE_UNSUPPORTED);
+    SB_CHECK(!fit("device=cuda", y, off, 1, &st) && st == SB_ERR_BACKEND_UNAVAILABLE);
+    int64_t bad[3] = {0, 20, 10};
+    SB_CHECK(!fit("", y, bad, 2, &st) && st == SB_ERR_INVALID_ARGUMENT);
+}
+
+SB_TEST(test_ets_accessors_refuse_bad_calls) {
+    double y[30], buf[30];
+    series(y, 30, 3, 10.0);
+    int64_t off[2] = {0, 30};
+    sb_status st;
+    sb_ets *e = fit("trend=add", y, off, 1, &st);
+    SB_CHECK(st == SB_OK && e);
+    if (!e) return;
+    size_t n;
+    int64_t v;
+    SB_CHECK(sb_ets_get_array(e, 1, "sse", buf, 1, &n) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_ets_get_array(e, 0, "coef", buf, 1, &n) == SB_ERR_NOT_FOUND);
+    SB_CHECK(sb_ets_get_array(e, 0, "fittedvalues", buf, 29, &n) == SB_ERR_LIMIT && n == 30);
+    SB_CHECK(sb_ets_get_array(e, 0, "fittedvalues", NULL, 0, &n) == SB_OK && n == 30);
+    SB_CHECK(sb_ets_get_array(e, 0, "initial_seasons", NULL, 0, &n) == SB_OK && n == 0);
+    SB_CHECK(sb_ets_get_int(e, 0, "nobs", &v) == SB_OK && v == 30);
+    SB_CHECK(sb_ets_get_int(e, 0, "k", &v) == SB_OK && v == 4);
+    SB_CHECK(sb_ets_get_int(e, 0, "colour", &v) == SB_ERR_NOT_FOUND);
+    SB_CHECK(sb_ets_forecast(e, 0, 0, buf) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_ets_nseries(e, &v) == SB_OK && v == 1);
+    sb_ets_free(e);
+    sb_ets_free(NULL);
+}
+
+/* The model file: save, load, the same bytes again; the loaded batch
+ * forecasts and digests as the fitted one; a cut or altered file and a file
+ * of another family are refused by name. */
+SB_TEST(test_ets_model_file_roundtrip) {
+    static double y[300];
+    const int len[3] = {90, 120, 72};
+    int64_t off[4] = {0};
+    for (int i = 0; i < 3; i++) {
+        series(y + off[i], len[i], 12, 40.0 + 5.0 * i);
+        off[i + 1] = off[i] + len[i];
+    }
+    const char *models[] = {"trend=add,damped_trend=true,seasonal=mul,seasonal_periods=12", "trend=add"};
+    for (int mi = 0; mi < 2; mi++) {
+        sb_status st;
+        sb_ets *e = fit(models[mi], y, off, 3, &st), *back = NULL;
+        SB_CHECK(st == SB_OK && e);
+        if (!e) return;
+        size_t n = 0, n2 = 0;
+        SB_CHECK(sb_ets_to_bytes(e, NULL, 0, &n) == SB_OK && n > 0);
+        uint8_t *b = malloc(n), *b2 = malloc(n);
+        SB_CHECK(sb_ets_to_bytes(e, b, n, &n) == SB_OK);
+        SB_CHECK(memcmp(b, "SBMODEL", 7) == 0);
+        SB_CHECK(sb_ets_from_bytes(b, n, &back) == SB_OK && back);
+        if (back) {
+            SB_CHECK(sb_ets_to_bytes(back, b2, n, &n2) == SB_OK && n2 == n && memcmp(b, b2, n) == 0);
+            char d1[65], d2[65];
+            double f1[30], f2[30];
+            for (int i = 0; i < 3; i++) {
+                SB_CHECK(sb_ets_digest(e, i, d1) == SB_OK && sb_ets_digest(back, i, d2) == SB_OK);
+                SB_CHECK(strcmp(d1, d2) == 0);
+                SB_CHECK(sb_ets_forecast(e, i, 30, f1) == SB_OK && sb_ets_forecast(back, i, 30, f2) == SB_OK);
+                SB_CHECK(memcmp(f1, f2, sizeof f1) == 0);
+            }
+            SB_CHECK(sb_ets_model_digest(e, d1) == SB_OK && sb_ets_model_digest(back, d2) == SB_OK);
+            SB_CHECK(strcmp(d1, d2) == 0);
+        }
+        sb_ets_free(back);
+        back = NULL;
+        SB_CHECK(sb_ets_from_bytes(b, n - 1, &back) == SB_ERR_INVALID_INPUT && !back);
+        b[n / 2] ^= 1;
+        SB_CHECK(sb_ets_from_bytes(b, n, &back) == SB_ERR_INVALID_INPUT && !back);
+        free(b);
+        free(b2);
+        sb_ets_free(e);
+    }
+}
