@@ -192,6 +192,25 @@ class FittedModel:
         from ._model import prediction_dataset
         return prediction_dataset(self, X)
 
+    def _drop_fitted(self):
+        """Forget every fitted attribute (the names ending in one underscore), so
+        that a new fit or load replaces the fitted state all at once."""
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, k)
+
+    def _adopt_model(self, model, names):
+        """Hold model (a samebits._model.Model) and set the attributes every family
+        reads from it the same way: n_features_in_, and feature_names_in_ where the
+        training data had names (an object array, or a list without NumPy).
+        Returns model.info()."""
+        info = model.info()
+        self._model = model
+        self.n_features_in_ = info["num_features"]
+        if names is not None:
+            np = sys.modules.get("numpy")
+            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        return info
+
     def _predict_device(self):
         """Where predictions are computed: where the model was trained for device="cuda",
         "opencl" or "gpu" (the best GPU present, by the library's one parser), else the CPU.

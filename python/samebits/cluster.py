@@ -65,8 +65,7 @@ class _Clusterer(FittedModel, Estimator):
     _estimator_kind = "clusterer"
 
     def _replace_fitted(self, model, names):
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         self._set_fitted(model, names)
 
     def _fit_rows(self, X, fit_fn):
@@ -80,12 +79,7 @@ class _Clusterer(FittedModel, Estimator):
         return self
 
     def _set_common(self, model, names):
-        info = model.info()
-        self._model = model
-        self.n_features_in_ = info["num_features"]
-        if names is not None:
-            np = _np()
-            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        info = self._adopt_model(model, names)
 
     def load_model(self, path_or_bytes):
         """Load a model file of this estimator's family (or its bytes); returns

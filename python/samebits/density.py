@@ -131,18 +131,12 @@ class KernelDensity(FittedModel, Estimator):
                 raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
         train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
         model = Model._fit(lib.sb_kde_fit, pairs, train)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         self._set_fitted(model, m.names)
         return self
 
     def _set_fitted(self, model, names):
-        info = model.info()
-        self._model = model
-        self.n_features_in_ = info["num_features"]
-        if names is not None:
-            np = _np()
-            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        info = self._adopt_model(model, names)
         self.bandwidth_ = float(model.get_array("bandwidth")[0])
         self.n_samples_fit_ = int(model.get_int("n_samples_fit"))
 
@@ -220,8 +214,7 @@ class KernelDensity(FittedModel, Estimator):
         from ._model import feature_names_in_file, params_in_file
         names = feature_names_in_file(source)
         params = params_in_file(source)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         self.kernel = KERNELS[model.get_int("kernel")]
         bw = params.get("bandwidth")
         self.bandwidth = bw if bw in ("scott", "silverman") else float(model.get_array("bandwidth")[0])

@@ -541,8 +541,7 @@ class GradientBoosting(FittedModel, Estimator):
         if cat_tables:
             model.set_category_names(cat_tables)  # the file maps strings as this fit did
         # success: replace the fitted state all at once
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         self._card_text = card.text() if card is not None else None
         self._set_fitted(model, classes, m.names)
         if boosting:
@@ -685,13 +684,8 @@ class GradientBoosting(FittedModel, Estimator):
                                    "or its bytes, not %s" % type(init_model).__name__)
 
     def _set_fitted(self, model, classes, names):
-        info = model.info()
-        self._model = model
-        self.n_features_in_ = info["num_features"]
+        info = self._adopt_model(model, names)
         self._cat_tables = model.category_names(info["num_features"]) if info["family"] == FAMILY_GBDT else {}
-        if names is not None:
-            np = sys.modules.get("numpy")
-            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
         if self._is_classifier():
             if classes is None:
                 classes = model.class_labels()  # what the file stores, else 0..K-1
@@ -892,8 +886,7 @@ class GradientBoosting(FittedModel, Estimator):
         # the constructor's parameters as the file stores them (get_params)
         for name, value in self._params_from_file(params_in_file(source), model).items():
             setattr(self, name, value)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         self._card_text = None
         self._set_fitted(model, None, names)
 

@@ -164,8 +164,7 @@ class _Linear(FittedModel, Estimator):
         model = Model.fit_linear(pairs, train)
         self._n_targets = None if targets is None else targets.ncols
         # success: replace the fitted state all at once
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         self._set_fitted(model, classes, m.names)
         self._fit_rows(m.nrows)
         self._check_converged(model)
@@ -183,12 +182,7 @@ class _Linear(FittedModel, Estimator):
                           _convergence_warning(), stacklevel=3)
 
     def _set_fitted(self, model, classes, names):
-        info = model.info()
-        self._model = model
-        self.n_features_in_ = info["num_features"]
-        if names is not None:
-            np = _np()
-            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        info = self._adopt_model(model, names)
         self._set_attributes(model, classes)
 
     def _set_attributes(self, model, classes):
@@ -228,8 +222,7 @@ class _Linear(FittedModel, Estimator):
     def _load_fitted(self, model, source):
         from ._model import feature_names_in_file
         names = feature_names_in_file(source)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         self._n_targets = None  # a file of several targets says so (n_outputs)
         self._set_fitted(model, None, names)
 

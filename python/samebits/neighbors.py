@@ -131,18 +131,12 @@ class _Neighbors(FittedModel, Estimator):
                                        % (k, m.nrows, m.nrows, type(self).__name__))
         train = dataset(m, label=label[1:] if label is not None else None, view=True)
         model = Model._fit(lib.sb_knn_fit, pairs, train)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         self._set_fitted(model, m.names)
         return model
 
     def _set_fitted(self, model, names):
-        info = model.info()
-        self._model = model
-        self.n_features_in_ = info["num_features"]
-        if names is not None:
-            np = _np()
-            self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
+        info = self._adopt_model(model, names)
         self.n_samples_fit_ = int(model.get_int("n_samples_fit"))
         self.effective_metric_ = METRICS[model.get_int("metric")]
         self.effective_metric_params_ = {}
@@ -302,8 +296,7 @@ class _Neighbors(FittedModel, Estimator):
         from ._model import feature_names_in_file, params_in_file
         names = feature_names_in_file(source)
         params = params_in_file(source)
-        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, k)
+        self._drop_fitted()
         # the constructor parameters the file was fitted with (what its queries use)
         self.n_neighbors = int(model.get_int("n_neighbors"))
         if "radius" in params:
