@@ -1021,7 +1021,6 @@ static int cmd_predict(int argc, char **argv) {
     } else {
         if (st == SB_OK) st = sb_model_predict(model, d, kind, NULL, 0, &need);
         if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
-    if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
         if (st == SB_OK) st = sb_model_predict_on(model, d, kind, device, pred, need, NULL);
     }
     if (st == SB_OK) {
