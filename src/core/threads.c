@@ -34,8 +34,6 @@ static int64_t g_ntasks;
 static int64_t g_next;           /* next task index (atomic) */
 static int32_t g_active;         /* workers still inside the current job */
 static int32_t g_job_width;      /* workers with an index below this run tasks */
-static int32_t g_sleepers;       /* workers asleep on g_wake (under g_lock) */
-static uint64_t g_pool_gen;      /* the generation when the pool was started */
 
 static _Thread_local int t_in_task;
 static _Thread_local int32_t t_worker; /* 0: the calling thread; 1..: pool workers */
@@ -137,46 +135,34 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* A worker: polls for the next job, sleeps on g_wake only when none came while
- * it polled (counted in g_sleepers, so that the caller broadcasts only to
- * sleepers), runs its share and leaves through one atomic decrement. The hot
- * path takes no lock: a step of a fit is often a few microseconds of work,
- * and sixteen workers queueing on one mutex twice a step cost more than the
- * step (measured on the lent GPU machine's 16 host cores: the Householder
- * reduction of a 1024 x 1024 matrix, 1022 steps of two jobs each, took 0.78 s
- * at 16 threads and 0.20 s at 2 with the old locked hand-off). */
 static void *worker_main(void *arg) {
-    /* a worker started for a pool that follows another must not take the
-     * last job's generation for a new one */
-    uint64_t seen = g_pool_gen;
+    uint64_t seen = 0;
     t_in_task = 1;
     t_worker = (int32_t)(intptr_t)arg;
+    pthread_mutex_lock(&g_lock);
     for (;;) {
-        for (int32_t i = 0; i < SB_POOL_SPINS; i++) {
-            if (__atomic_load_n(&g_generation, __ATOMIC_ACQUIRE) != seen ||
-                __atomic_load_n(&g_shutdown, __ATOMIC_ACQUIRE))
-                break;
-            if (i % SB_POOL_YIELD_EVERY == SB_POOL_YIELD_EVERY - 1) sched_yield();
-            else cpu_relax();
-        }
-        if (__atomic_load_n(&g_generation, __ATOMIC_ACQUIRE) == seen && !__atomic_load_n(&g_shutdown, __ATOMIC_ACQUIRE)) {
+        if (!g_shutdown && g_generation == seen) {
+            /* poll a while for the next job before sleeping */
+            pthread_mutex_unlock(&g_lock);
+            for (int32_t i = 0; i < SB_POOL_SPINS; i++) {
+                if (__atomic_load_n(&g_generation, __ATOMIC_ACQUIRE) != seen ||
+                    __atomic_load_n(&g_shutdown, __ATOMIC_ACQUIRE))
+                    break;
+                if (i % SB_POOL_YIELD_EVERY == SB_POOL_YIELD_EVERY - 1) sched_yield();
+                else cpu_relax();
+            }
             pthread_mutex_lock(&g_lock);
-            g_sleepers++;
-            while (!__atomic_load_n(&g_shutdown, __ATOMIC_ACQUIRE) && __atomic_load_n(&g_generation, __ATOMIC_ACQUIRE) == seen)
-                pthread_cond_wait(&g_wake, &g_lock);
-            g_sleepers--;
-            pthread_mutex_unlock(&g_lock);
         }
-        if (__atomic_load_n(&g_shutdown, __ATOMIC_ACQUIRE)) break;
-        /* the job's fields were written before the generation's release store */
-        seen = __atomic_load_n(&g_generation, __ATOMIC_ACQUIRE);
-        if (t_worker < g_job_width) run_tasks();
-        if (__atomic_sub_fetch(&g_active, 1, __ATOMIC_ACQ_REL) == 0) {
-            pthread_mutex_lock(&g_lock); /* the caller may be asleep on g_done */
-            pthread_cond_signal(&g_done);
-            pthread_mutex_unlock(&g_lock);
-        }
+        while (!g_shutdown && g_generation == seen) pthread_cond_wait(&g_wake, &g_lock);
+        if (g_shutdown) break;
+        seen = g_generation;
+        int32_t width = g_job_width;
+        pthread_mutex_unlock(&g_lock);
+        if (t_worker < width) run_tasks();
+        pthread_mutex_lock(&g_lock);
+        if (__atomic_sub_fetch(&g_active, 1, __ATOMIC_ACQ_REL) == 0) pthread_cond_signal(&g_done);
     }
+    pthread_mutex_unlock(&g_lock);
     return NULL;
 }
 
@@ -201,7 +187,6 @@ static int32_t ensure_pool(int32_t want) {
     if (want <= 1) return 1;
     g_workers = malloc(sizeof(pthread_t) * (size_t)(want - 1));
     if (!g_workers) return 1;
-    g_pool_gen = __atomic_load_n(&g_generation, __ATOMIC_ACQUIRE); /* read by the workers at their start */
     int32_t started = 0;
     for (; started < want - 1; started++)
         if (pthread_create(&g_workers[started], NULL, worker_main, (void *)(intptr_t)(started + 1)) != 0)
@@ -245,17 +230,15 @@ void sb_parallel_for_width(int64_t ntasks, int32_t max_workers, sb_task_fn body,
     int32_t configured = want;
     sb_get_num_threads(&configured);
     ensure_pool(configured);
+    pthread_mutex_lock(&g_lock);
     g_body = body;
     g_ctx = ctx;
     g_ntasks = ntasks;
-    __atomic_store_n(&g_next, 0, __ATOMIC_RELAXED);
+    g_next = 0;
+    g_active = g_pool_size;
     g_job_width = want;
-    __atomic_store_n(&g_active, g_pool_size, __ATOMIC_RELAXED);
-    /* published by the generation's release store; the lock only orders it
-     * against a worker about to sleep (it tests the generation under it) */
-    pthread_mutex_lock(&g_lock);
     __atomic_store_n(&g_generation, g_generation + 1, __ATOMIC_RELEASE);
-    if (g_sleepers > 0) pthread_cond_broadcast(&g_wake);
+    pthread_cond_broadcast(&g_wake);
     pthread_mutex_unlock(&g_lock);
     t_in_task = 1;
     run_tasks();
@@ -264,10 +247,8 @@ void sb_parallel_for_width(int64_t ntasks, int32_t max_workers, sb_task_fn body,
         if (i % SB_POOL_YIELD_EVERY == SB_POOL_YIELD_EVERY - 1) sched_yield();
         else cpu_relax();
     }
-    if (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) > 0) {
-        pthread_mutex_lock(&g_lock);
-        while (__atomic_load_n(&g_active, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&g_done, &g_lock);
-        pthread_mutex_unlock(&g_lock);
-    }
+    pthread_mutex_lock(&g_lock);
+    while (g_active > 0) pthread_cond_wait(&g_done, &g_lock);
+    pthread_mutex_unlock(&g_lock);
     pthread_mutex_unlock(&g_call_lock);
 }

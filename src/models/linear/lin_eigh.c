@@ -139,8 +139,14 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
     /* 1. Householder: step k zeroes a[k+2.., k] with H = I - tau v v^T, v[k+1] = 1 */
     for (int64_t k = 0; k + 2 < n; k++) {
         const int64_t lo = k + 1;
-        float alpha = a[lo * ld + k], ss = 0.0f;
-        for (int64_t i = lo + 1; i < n; i++) ss = ss + a[i * ld + k] * a[i * ld + k];
+        /* column k read as row k: the trailing matrix is exactly symmetric (see
+         * matvec_task), and a row is one contiguous run where a column is a
+         * cache line per element, each last written by another thread's rank-2
+         * task: on the lent GPU machine's 16 host cores the strided reads and
+         * writes of this serial part cost more than the step's parallel work */
+        const float *ak = a + k * ld;
+        float alpha = ak[lo], ss = 0.0f;
+        for (int64_t i = lo + 1; i < n; i++) ss = ss + ak[i] * ak[i];
         float *vk = V + k * n;
         if (ss == 0.0f) {
             taus[k] = 0.0f;
@@ -151,7 +157,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         const float v0 = alpha - beta;
         taus[k] = (beta - alpha) / beta;
         vk[lo] = 1.0f;
-        for (int64_t i = lo + 1; i < n; i++) vk[i] = a[i * ld + k] / v0;
+        for (int64_t i = lo + 1; i < n; i++) vk[i] = ak[i] / v0;
         /* p = tau A v (rows >= lo), w = p - (tau/2)(p . v) v, A -= v w^T + w v^T */
         /* a trailing matrix of fewer than EIG_SERIAL_CELLS cells is a step
          * shorter than the pool's hand-off: one thread (no bit depends on it) */
@@ -167,9 +173,9 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         for (int64_t i = lo; i < n; i++) u[i] = pv[i] - h * vk[i];
         rank2_job rj = {a, vk, u, n, lo, ld};
         sb_parallel_for_width(sb_chunk_count(n - lo, EIG_COL_GRAIN), width, tk.rank2, &rj);
-        /* the column and row k are now (.., beta, 0, ..) */
+        /* the column and row k are now (.., beta, 0, ..): only beta is read
+         * again (e[k] below); no later step reads row or column k */
         a[lo * ld + k] = a[k * ld + lo] = beta;
-        for (int64_t i = lo + 1; i < n; i++) a[i * ld + k] = a[k * ld + i] = 0.0f;
     }
     sb_lin_phase("eigh: Householder reduction", &t0);
     for (int64_t i = 0; i < n; i++) {
