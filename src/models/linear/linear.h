@@ -32,7 +32,8 @@ typedef struct lin_params {
     int32_t n_components;   /* decompositions: a count, 0 = all (min(n, p)) */
     float variance_kept;    /* PCA: a fraction in (0, 1) instead of a count; 0 = none */
     int32_t whiten;         /* PCA */
-    int32_t svd_solver;     /* decompositions: 0 auto (scikit-learn's policy), 1 full (covariance eigh), 2 randomized */
+    int32_t svd_solver;     /* decompositions: 0 auto (scikit-learn's policy), 1 full (covariance eigh), 2 randomized,
+                             * 3 arpack (the exact eigensolver of the Gram matrix, the leading components kept) */
     int32_t n_iter;         /* randomized: power iterations; -1 = auto (PCA: 7 or 4; TruncatedSVD: 5) */
     int32_t n_oversamples;  /* randomized: 10 */
     uint64_t seed;          /* randomized: the projection's Philox seed (random_state; 0 by default) */
