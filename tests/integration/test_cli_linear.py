@@ -77,7 +77,6 @@ def test_non_convergence_is_reported(housing, tmp_path):
     (["--model", "lasso", "selection=random"], "selection='random' is not built"),
     (["--model", "pca", "svd_solver=lobpcg"], "svd_solver='lobpcg' is not built"),
     (["--model", "pca", "svd_solver=arpack", "n_components=0.5"], "svd_solver='arpack' needs a whole n_components"),
-    (["--model", "truncated_svd", "algorithm=lobpcg"], "algorithm='lobpcg' is not built for truncated_svd"),
     (["--model", "pca", "svd_solver=randomized"], "the randomized solver needs a whole n_components"),
     (["--model", "ridge", "objective=binary"], "takes no model= or objective="),
     (["--model", "umap"], "--model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, agglomerative, spectral, knn, kde, or a linear model (linear, ridge"),
