@@ -16,6 +16,7 @@
  */
 #include "linear.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,6 +205,8 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         if (r > tnorm) tnorm = r;
     }
     const float small_abs = 0x1p-24f * tnorm;
+    double t_rot = 0.0;
+    int64_t n_rot = 0;
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) a[j * ld + i] = qz[i * ld + j];
     for (int64_t l = 0; l < n; l++) {
@@ -228,7 +231,12 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
             int underflow = 0;
             if (nrot + (m - l) > rcap) { /* room for this sweep's rotations */
                 rot_job oj = {a, cs, sn, col, n, nrot, ld};
+                double t1 = 0.0, t2 = 0.0;
+                sb_lin_phase(NULL, &t1);
                 sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), tk.rot, &oj);
+                sb_lin_phase(NULL, &t2);
+                t_rot += t2 - t1;
+                n_rot += nrot;
                 nrot = 0;
             }
             for (i = m - 1; i >= l; i--) {
@@ -262,8 +270,15 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
     }
     {
         rot_job oj = {a, cs, sn, col, n, nrot, ld};
+        double t1 = 0.0, t2 = 0.0;
+        sb_lin_phase(NULL, &t1);
         sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), tk.rot, &oj);
+        sb_lin_phase(NULL, &t2);
+        t_rot += t2 - t1;
+        n_rot += nrot;
     }
+    /* SAMEBITS_LINEAR_TIMING=1: the rotations' share of the QL phase (t_rot stays 0 otherwise) */
+    if (t_rot > 0.0) fprintf(stderr, "linear: eigh: QL rotations (%lld) applied in %.6f s\n", (long long)n_rot, t_rot);
     sb_lin_phase("eigh: QL", &t0);
     /* 3. descending order (ties: the lower index first), each vector's largest-magnitude
      * component positive (ties: the lowest index) */
