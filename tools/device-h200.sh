@@ -235,6 +235,10 @@ summary "forest devices (tests/python/test_py_forest_devices.py on cuda, opencl)
 SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 300 python3 -m pytest tests/python/test_py_agglomerative.py \
   -q -p no:cacheprovider -k gpu >"$EV/agglomerative-devices-pytest.txt" 2>&1 || FAIL=1
 summary "agglomerative devices (tests/python/test_py_agglomerative.py -k gpu on cuda, opencl): $(tail -n 1 "$EV/agglomerative-devices-pytest.txt")"
+# kernel density's sums on the device beside the CPU's bits, every kernel, weighted and not
+SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 300 python3 -m pytest tests/python/test_py_kde.py \
+  -q -p no:cacheprovider -k gpu >"$EV/kde-devices-pytest.txt" 2>&1 || FAIL=1
+summary "kde devices (tests/python/test_py_kde.py -k gpu on cuda, opencl): $(tail -n 1 "$EV/kde-devices-pytest.txt")"
 # forest warm start (tree k of a warm-started forest keyed by its index) and gradient boosting's per-node
 # rules and DART (test_py_constraints.py, test_py_dart.py) on the GPU backends beside the CPU
 SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 300 \
