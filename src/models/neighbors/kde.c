@@ -33,6 +33,10 @@
  * Queries are split in fixed blocks of KD_QB rows over the thread pool; a
  * query's value depends on its own row and the model alone, so no thread
  * count, block or batching can change a bit.
+ * On a GPU (device=cuda|opencl) the sums s and exponents tmin come from the
+ * entry kernel kd_sums (src/kernels/kde.h: kd_one's double operations in the
+ * integer binary64 of src/kernels/f64.h, in the same order), and kd_finish
+ * turns them into log densities here, as for the host's own sums.
  */
 #include "kde.h"
 #include "../../core/rng.h"
