@@ -1007,17 +1007,18 @@ static int cmd_predict(int argc, char **argv) {
     size_t need = 0;
     sb_model_info info;
     if (st == SB_OK && sb_model_get_info(model, &info) == SB_OK && info.family == SB_FAMILY_KDE) {
-        /* kernel density: predict writes each row's log density (sb_model_score_samples), on the host */
-        if (kind != SB_PREDICT_VALUE || (device && strcmp(device, "cpu"))) {
-            rc = usage_error("predict: a kde model writes its log densities, on the CPU: --raw, --proba, --leaf, "
-                             "--contrib and a device (here '%s') are for other families", device ? device : "cpu");
+        /* kernel density: predict writes each row's log density (sb_model_score_samples_on), on the
+         * device asked (the same bits) */
+        if (kind != SB_PREDICT_VALUE) {
+            rc = usage_error("predict: a kde model writes its log densities: --raw, --proba, --leaf and --contrib "
+                             "are for other families%s", "");
             sb_dataset_free(d);
             sb_model_free(model);
             return rc;
         }
-        if (st == SB_OK) st = sb_model_score_samples(model, d, NULL, 0, &need);
+        if (st == SB_OK) st = sb_model_score_samples_on(model, d, device, NULL, 0, &need);
         if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
-        if (st == SB_OK) st = sb_model_score_samples(model, d, pred, need, NULL);
+        if (st == SB_OK) st = sb_model_score_samples_on(model, d, device, pred, need, NULL);
     } else {
         if (st == SB_OK) st = sb_model_predict(model, d, kind, NULL, 0, &need);
         if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;

@@ -470,7 +470,9 @@ SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *trai
  * other refused by name), atol and rtol (only 0: the exact sum; any other
  * value refused by name), algorithm=auto|kd_tree|ball_tree, leaf_size and
  * breadth_first (accepted, no effect: they tune scikit-learn's trees),
- * device=cpu (a GPU refused by name). The dataset's weights, if set, are
+ * device=cpu|cuda|opencl|gpu (checked: an absent backend refused by name;
+ * the fit sums nothing, the device scores through sb_model_score_samples_on
+ * and sb_model_score_on). The dataset's weights, if set, are
  * sample weights (finite, >= 0, positive sum). The rows (finite) are copied
  * into the model. Integers "n_samples_fit", "kernel" (0..5 in the order
  * above), "bandwidth_rule" (0 value, 1 scott, 2 silverman), "weighted"; the
@@ -487,6 +489,14 @@ SB_API sb_status sb_model_score_samples(const sb_model *m, const sb_dataset *que
 /* The sum of sb_model_score_samples' values (widened to double, added in
  * row order): scikit-learn's score, the total log-likelihood. */
 SB_API sb_status sb_model_score(const sb_model *m, const sb_dataset *queries, double *out);
+/* The same two on a device: "cpu" (or NULL), "cuda" (a build with CUDA=1
+ * and a GPU), "opencl" (the device of SAMEBITS_OPENCL_DEVICE) or "gpu". The
+ * bits are the CPU's: the kernel sums are the host's double operations in
+ * the same order (kernels/kde.h, in the integer binary64 of kernels/f64.h).
+ * An absent device is SB_ERR_BACKEND_UNAVAILABLE, by name. */
+SB_API sb_status sb_model_score_samples_on(const sb_model *m, const sb_dataset *queries, const char *device,
+                                           float *out, size_t cap, size_t *needed);
+SB_API sb_status sb_model_score_on(const sb_model *m, const sb_dataset *queries, const char *device, double *out);
 /* n_samples draws from a kernel density model (gaussian and tophat kernels
  * only; the others are refused by name, as scikit-learn): n_samples x
  * features floats, row-major; *needed gets the count (cap 0 asks). Each draw

@@ -67,7 +67,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "dbscan": "DBSCAN (on a GPU its neighborhoods' screen runs on the device)",
                 "agglomerative": "agglomerative clustering (on a GPU its distance matrix runs on the device, the merges on the host)",
                 "spectral": "spectral clustering (its eigenvectors and k-means on the device named)",
-                "kde": "kernel density (host only: a GPU is refused by name)",
+                "kde": "kernel density (on a GPU its kernel sums run on the device, the logs and the draws on the host)",
                 "ets": "exponential smoothing (the host path; the CPU legs only, refused by name on a GPU)"}
 
 

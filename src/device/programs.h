@@ -45,9 +45,11 @@
     X(kk_assign) X(kk_changed) X(kk_sums) X(kk_merge) X(kk_mass) X(kk_inertia_rows) X(kk_columns) X(ka_dist)
 /* neighbors_entry.h: the nearest-neighbors screen (src/models/neighbors) */
 #define SB_LINALG_NEIGHBORS_KERNELS(X) X(kn_dots) X(kn_select) X(kn_compact) X(kn_unpanel)
+/* density_entry.h: kernel density's sums (src/models/neighbors/kde.c) */
+#define SB_LINALG_DENSITY_KERNELS(X) X(kd_sums)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
-    SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X)
+    SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X)
 
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,
