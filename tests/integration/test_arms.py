@@ -284,6 +284,19 @@ def test_arm_kde_order_is_caught(threads, tmp_path):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_arm_svm_wss_ties_is_caught(threads, tmp_path):
+    """SMO's working-set ties broken by the higher index instead of the lower:
+    svm-fit parts from its reference card at the first pair's iteration count
+    (every +1 row ties at the start, so the first working set changes), and
+    verify names the stage."""
+    card = _card("x86_64", "svm-fit", threads, tmp_path, "svm-wss-ties")
+    d = _first_diff(reference_card("svm-fit"), card)
+    assert d is not None and "svm.pair0" in d, d
+    r = run_bin("x86_64", "samebits", ["verify", "svm-fit", "--threads", str(threads)], sabotage="svm-wss-ties")
+    assert r.returncode != 0 and "svm.pair0" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_arm_dbscan_border_is_caught(threads, tmp_path):
     """DBSCAN's border rows to the highest-index core neighbor's cluster:
     dbscan-fit parts from its reference card at the labels (the border-ties
