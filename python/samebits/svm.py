@@ -55,6 +55,13 @@ def _indices(model, name):
     return _np().asarray(ind(model, name), dtype=_np().int64)
 
 
+def _check_y(y, who):
+    from .neighbors import _check_1d_target
+    if y is None:
+        raise InvalidInputError("%s requires y to be passed, but the target y is None" % who)
+    _check_1d_target(y, who)
+
+
 def _ovr_decision(dec, k):
     """scikit-learn's one-vs-rest transform of one-vs-one values (pairs (0,1),
     (0,2), ...): a vote for the pair's first class where the value is >= 0,
@@ -120,6 +127,9 @@ class _BaseSVM(FittedModel, Estimator):
     def _fit(self, X, label, sample_weight, pairs):
         from ._lib import lib
         m = _array.matrix(X, "X")
+        if m.nrows < 2:
+            raise InvalidInputError("Found array with n_samples=%d while a minimum of 2 is required by %s"
+                                    % (m.nrows, type(self).__name__))
         if label[2] != m.nrows:
             raise InvalidInputError("Found input variables with inconsistent numbers of samples: X has %d rows "
                                     "but y has %d values" % (m.nrows, label[2]))
@@ -128,6 +138,9 @@ class _BaseSVM(FittedModel, Estimator):
             weight = _array.vector(sample_weight, "sample_weight")
             if weight[2] != m.nrows:
                 raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
+            if not any(weight[0][i] > 0 for i in range(weight[2])):
+                raise InvalidInputError("Invalid input - all samples have zero or negative weights (sample_weight "
+                                        "is all zero)")
         train = dataset(m, label=label[1:], weight=weight[1:] if weight is not None else None, view=True)
         model = Model._fit(lib.sb_svm_fit, pairs, train)
         self._drop_fitted()
@@ -145,7 +158,8 @@ class _BaseSVM(FittedModel, Estimator):
         self.support_ = _indices(model, "support").astype(np.int32)
         sv = np.asarray(model.get_array("support_vectors")) if nsv else np.zeros(0, dtype=np.float32)
         self.support_vectors_ = sv.astype(np.float64).reshape(nsv, self.n_features_in_)
-        self.dual_coef_ = _f64(model, "dual_coef").reshape(-1, nsv)
+        ncoef = 1 if self._kind == "svr" else int(model.get_int("n_classes")) - 1
+        self.dual_coef_ = _f64(model, "dual_coef").reshape(ncoef, nsv)
         self.intercept_ = _f64(model, "intercept")
         self._gamma = float(_f64(model, "gamma")[0])
         self.n_iter_ = _indices(model, "n_iter").astype(np.int32)
@@ -269,6 +283,7 @@ class SVC(_BaseSVM):
             raise InvalidArgumentError("decision_function_shape=%r: 'ovr' or 'ovo'" % (self.decision_function_shape,))
         if self.break_ties and self.decision_function_shape == "ovo":
             raise InvalidArgumentError("break_ties must be False when decision_function_shape is 'ovo'")
+        _check_y(y, type(self).__name__)
         classes, label = self._encode_labels(y)
         if len(classes) < 2:
             raise InvalidInputError("The number of classes has to be greater than one; got %d class" % len(classes))
@@ -322,10 +337,6 @@ class SVC(_BaseSVM):
             return classes[idx]
         return [classes[int(v)] for v in idx]
 
-    def predict_proba(self, X):
-        raise InvalidArgumentError("predict_proba is not available: probability=True (Platt scaling) is not built "
-                                   "in samebits (docs/svm.md)")
-
     def score(self, X, y, sample_weight=None):
         """Accuracy of predict(X) (sums by math.fsum)."""
         pred = self.predict(X)
@@ -361,13 +372,10 @@ class SVR(_BaseSVM):
     def fit(self, X, y, sample_weight=None):
         """Fit on X (n, d) and the targets y (n,), finite, as float32. On error
         nothing changes."""
+        _check_y(y, type(self).__name__)
         label = _array.vector(y, "y")
         self._fit(X, label, sample_weight, self._c_params())
         return self
-
-    def decision_function(self, X):
-        self._check_fitted()
-        return self._decision(X)
 
     @with_n_jobs
     def predict(self, X):
