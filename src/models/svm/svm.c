@@ -187,27 +187,55 @@ typedef struct sv_kern {
     double gamma, coef0;
 } sv_kern;
 
-/* K(a, b) as float32 by one fixed sequence (the header's contract). */
-static float sv_kernel(const sv_kern *k, const float *a, const float *b) {
+/* The sum under K(a, b): the squared distance (rbf) or the dot product (the
+ * others), over the features in index order in double. */
+static inline double sv_sum(const sv_kern *k, const float *a, const float *b) {
     double s = 0.0;
     if (k->kernel == SB_SVM_RBF) {
-#ifdef SB_SABOTAGE_SVM_ORDER
-        for (int32_t f = k->d - 1; f >= 0; f--) {
-#else
         for (int32_t f = 0; f < k->d; f++) {
-#endif
             const double t = (double)a[f] - (double)b[f];
             s += t * t;
         }
-        return sb_expf((float)(-(k->gamma * s)));
+    } else {
+        for (int32_t f = 0; f < k->d; f++) s += (double)a[f] * (double)b[f];
     }
-    for (int32_t f = 0; f < k->d; f++) s += (double)a[f] * (double)b[f];
+    return s;
+}
+
+/* K from its sum, as float32 (the header's contract). */
+static inline float sv_finish(const sv_kern *k, double s) {
+    if (k->kernel == SB_SVM_RBF) return sb_expf((float)(-(k->gamma * s)));
     if (k->kernel == SB_SVM_LINEAR) return (float)s;
     const double v = k->gamma * s + k->coef0;
     if (k->kernel == SB_SVM_SIGMOID) return sb_tanhf((float)v);
     double r = 1.0;
     for (int32_t e = 0; e < k->degree; e++) r *= v;
     return (float)r;
+}
+
+/* K(a, b) as float32 by one fixed sequence (the header's contract). */
+static float sv_kernel(const sv_kern *k, const float *a, const float *b) { return sv_finish(k, sv_sum(k, a, b)); }
+
+/* K(a, b_u) for four rows b_u at once: each entry's sum is sv_sum's sequence
+ * (its own accumulator, features in index order); the four chains only run
+ * side by side. */
+static void sv_kernel4(const sv_kern *k, const float *a, const float *b0, const float *b1, const float *b2,
+                       const float *b3, float *out) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    if (k->kernel == SB_SVM_RBF) {
+        for (int32_t f = 0; f < k->d; f++) {
+            const double x = (double)a[f];
+            const double t0 = x - (double)b0[f], t1 = x - (double)b1[f], t2 = x - (double)b2[f],
+                         t3 = x - (double)b3[f];
+            s0 += t0 * t0, s1 += t1 * t1, s2 += t2 * t2, s3 += t3 * t3;
+        }
+    } else {
+        for (int32_t f = 0; f < k->d; f++) {
+            const double x = (double)a[f];
+            s0 += x * (double)b0[f], s1 += x * (double)b1[f], s2 += x * (double)b2[f], s3 += x * (double)b3[f];
+        }
+    }
+    out[0] = sv_finish(k, s0), out[1] = sv_finish(k, s1), out[2] = sv_finish(k, s2), out[3] = sv_finish(k, s3);
 }
 
 /* ---- the row cache ---- */
@@ -248,7 +276,12 @@ static void sv_row_task(void *ctx, int64_t t) {
     const float *a = pr->x + pr->pts[j->pt] * d;
     int64_t b, e;
     sb_chunk_range(pr->nk, SV_ROW_GRAIN, t, &b, &e);
-    for (int64_t q = b; q < e; q++) j->out[q] = sv_kernel(pr->k, a, pr->x + pr->pts[q] * d);
+    const float *x = pr->x;
+    const int64_t *pts = pr->pts;
+    int64_t q = b;
+    for (; q + 4 <= e; q += 4)
+        sv_kernel4(pr->k, a, x + pts[q] * d, x + pts[q + 1] * d, x + pts[q + 2] * d, x + pts[q + 3] * d, j->out + q);
+    for (; q < e; q++) j->out[q] = sv_kernel(pr->k, a, x + pts[q] * d);
 }
 
 static void sv_unlink(sv_cache *c, int64_t t) {
@@ -349,7 +382,7 @@ static sb_status sv_solve(sv_prob *pr) {
 #endif
         }
         if (i < 0) break;
-        const int64_t pi = i % nk;
+        const int64_t pi = i < nk ? i : i - nk;
         const float *Ki = sv_row(pr, pi);
         if (!Ki) {
             st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for a kernel row");
@@ -364,7 +397,7 @@ static sb_status sv_solve(sv_prob *pr) {
             if (v < gmin) gmin = v;
             const double b = gmax - v;
             if (b > 0.0) {
-                const int64_t pt = t % nk;
+                const int64_t pt = t < nk ? t : t - nk;
                 double a = Kii + (double)pr->diag[pt] - 2.0 * (double)Ki[pt];
                 if (!(a > 0.0)) a = SV_TAU;
                 const double o = -(b * b) / a;
@@ -381,7 +414,7 @@ static sb_status sv_solve(sv_prob *pr) {
             break;
         }
         pr->n_iter++;
-        const int64_t pj = j % nk;
+        const int64_t pj = j < nk ? j : j - nk;
         const float *Kj = sv_row(pr, pj);
         if (!Kj) {
             st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for a kernel row");
@@ -416,7 +449,7 @@ static sb_status sv_solve(sv_prob *pr) {
         /* G_t += Q_ti di + Q_tj dj, t in index order, i's term first */
         const int8_t yi = pr->y[i], yj = pr->y[j];
         for (int64_t t = 0; t < l; t++) {
-            const int64_t pt = t % nk;
+            const int64_t pt = t < nk ? t : t - nk;
             const double u = (double)Ki[pt] * di, w = (double)Kj[pt] * dj;
             double g = pr->G[t];
             g = pr->y[t] == yi ? g + u : g - u;
@@ -812,7 +845,11 @@ typedef struct sv_predjob {
 static void sv_decide(const sb_model *m, const float *x, float *kv, double *dec) {
     const sb_svm *s = m->svm;
     const sv_kern k = {s->kernel, s->degree, m->num_features, s->gamma, s->coef0};
-    for (int64_t v = 0; v < s->nsv; v++) kv[v] = sv_kernel(&k, s->sv + v * m->num_features, x);
+    const int32_t d = m->num_features;
+    int64_t v = 0;
+    for (; v + 4 <= s->nsv; v += 4) /* K(sv, x) = K(x, sv): the sums are symmetric term by term */
+        sv_kernel4(&k, x, s->sv + v * d, s->sv + (v + 1) * d, s->sv + (v + 2) * d, s->sv + (v + 3) * d, kv + v);
+    for (; v < s->nsv; v++) kv[v] = sv_kernel(&k, x, s->sv + v * d);
     if (s->kind == SB_SVM_SVR) {
         double sum = 0.0;
         for (int64_t v = 0; v < s->nsv; v++) sum += s->coef[v] * (double)kv[v];
