@@ -42,6 +42,15 @@
 #define SV_TAU 1e-12
 #define SV_ROW_GRAIN 512 /* kernel row entries of a task */
 #define SV_MAX_CLASSES 1000
+/* The working set's comparisons: a later index wins only when strictly
+ * better, so ties go to the lower index (the arm svm-wss-ties flips that). */
+#ifdef SB_SABOTAGE_SVM_WSS_TIES
+#define SV_MORE(v, best) ((v) >= (best))
+#define SV_LESS(v, best) ((v) <= (best))
+#else
+#define SV_MORE(v, best) ((v) > (best))
+#define SV_LESS(v, best) ((v) < (best))
+#endif
 
 static const char *const k_kernel_names[SB_SVM_KERNEL_COUNT_] = {"linear", "poly", "rbf", "sigmoid"};
 
@@ -368,19 +377,17 @@ static sb_status sv_solve(sv_prob *pr) {
     for (int64_t t = 0; t < l; t++) pr->alpha[t] = 0.0, pr->G[t] = pr->p[t];
     pr->n_iter = 0;
     pr->converged = 1;
+    /* i: the largest -y G over I_up, the first on a tie (then found again in
+     * the same pass that updates the gradient: the same comparisons, in the
+     * same order, over the updated values) */
+    double gmax = -INFINITY;
+    int64_t i = -1;
+    for (int64_t t = 0; t < l; t++) {
+        if (!sv_up(pr, t)) continue;
+        const double v = pr->y[t] > 0 ? -pr->G[t] : pr->G[t];
+        if (SV_MORE(v, gmax)) gmax = v, i = t;
+    }
     for (;;) {
-        /* i: the largest -y G over I_up, the first on a tie */
-        double gmax = -INFINITY;
-        int64_t i = -1;
-        for (int64_t t = 0; t < l; t++) {
-            if (!sv_up(pr, t)) continue;
-            const double v = pr->y[t] > 0 ? -pr->G[t] : pr->G[t];
-#ifdef SB_SABOTAGE_SVM_WSS_TIES
-            if (v >= gmax) gmax = v, i = t;
-#else
-            if (v > gmax) gmax = v, i = t;
-#endif
-        }
         if (i < 0) break;
         const int64_t pi = i < nk ? i : i - nk;
         const float *Ki = sv_row(pr, pi);
@@ -401,11 +408,7 @@ static sb_status sv_solve(sv_prob *pr) {
                 double a = Kii + (double)pr->diag[pt] - 2.0 * (double)Ki[pt];
                 if (!(a > 0.0)) a = SV_TAU;
                 const double o = -(b * b) / a;
-#ifdef SB_SABOTAGE_SVM_WSS_TIES
-                if (o <= best) best = o, j = t;
-#else
-                if (o < best) best = o, j = t;
-#endif
+                if (SV_LESS(o, best)) best = o, j = t;
             }
         }
         if (gmax - gmin < pr->tol || j < 0) break;
@@ -448,6 +451,7 @@ static sb_status sv_solve(sv_prob *pr) {
         pr->alpha[i] = ni, pr->alpha[j] = nj;
         /* G_t += Q_ti di + Q_tj dj, t in index order, i's term first */
         const int8_t yi = pr->y[i], yj = pr->y[j];
+        gmax = -INFINITY, i = -1;
         for (int64_t t = 0; t < l; t++) {
             const int64_t pt = t < nk ? t : t - nk;
             const double u = (double)Ki[pt] * di, w = (double)Kj[pt] * dj;
@@ -455,6 +459,9 @@ static sb_status sv_solve(sv_prob *pr) {
             g = pr->y[t] == yi ? g + u : g - u;
             g = pr->y[t] == yj ? g + w : g - w;
             pr->G[t] = g;
+            if (!sv_up(pr, t)) continue;
+            const double v = pr->y[t] > 0 ? -g : g;
+            if (SV_MORE(v, gmax)) gmax = v, i = t;
         }
     }
     /* rho: the mean of y G over the free variables, else the middle of its bounds */
