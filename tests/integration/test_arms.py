@@ -150,6 +150,10 @@ def test_arm_libm_exp_is_caught(tmp_path):
     card = _card("x86_64", "kde-fit", 2, tmp_path, "libm-exp")
     diff = _first_diff(reference_card("kde-fit"), card)
     assert diff is not None and "blobs.gaussian.kernel_sums" in diff, diff
+    # support vector machines' rbf kernel values (the SMO path before the model)
+    card = _card("x86_64", "svm-fit", 2, tmp_path, "libm-exp")
+    diff = _first_diff(reference_card("svm-fit"), card)
+    assert diff is not None and "svm.pair" in diff and ".alpha" in diff, diff
 
 
 def test_arm_thread_chunks_is_caught(tmp_path):
