@@ -83,6 +83,13 @@ def test_same_bits_at_every_thread_count_and_through_files(tmp_path):
     assert len(digests) == 1
     Xr, yr = _reg()
     assert len({samebits.SVR(n_jobs=t).fit(Xr, yr).model_digest_ for t in (1, 3)}) == 1
+    # kernel rows split over threads (more than 512 points: several chunks of a row)
+    Xr, yr = _reg(n=1500)
+    assert len({samebits.SVR(n_jobs=t).fit(Xr, yr).model_digest_ for t in (1, 2, 7)}) == 1
+    Xb, yb = _cls(n=1300, k=2)
+    fits = [samebits.SVC(n_jobs=t).fit(Xb, yb) for t in (1, 2, 7)]
+    assert len({f.model_digest_ for f in fits}) == 1
+    assert len({f.decision_function(Xb).tobytes() for f in fits}) == 1
     a = samebits.SVC().fit(X, y)
     a.save_model(str(tmp_path / "m.sbm"))
     b = samebits.SVC().load_model(str(tmp_path / "m.sbm"))
