@@ -42,7 +42,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -134,6 +134,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_KNN_BOUND
   else ifeq ($(SABOTAGE),kde-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_KDE_ORDER
+  else ifeq ($(SABOTAGE),svm-wss-ties)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_SVM_WSS_TIES
   else ifeq ($(SABOTAGE),dbscan-border)
     SABOTAGE_DEFS := -DSB_SABOTAGE_DBSCAN_BORDER
   else ifeq ($(SABOTAGE),agglo-ties)
@@ -331,7 +333,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

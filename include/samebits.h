@@ -117,7 +117,9 @@ typedef enum sb_family {
     SB_FAMILY_SPECTRAL = 9,
     SB_FAMILY_KDE = 10,
     SB_FAMILY_ETS = 11, /* exponential smoothing (a batch of series; sb_ets_save) */
-    SB_FAMILY_COUNT_ = 12
+    /* 12 is ARIMA's (its branch) */
+    SB_FAMILY_SVM = 13, /* support vector classification and regression (sb_svm_fit) */
+    SB_FAMILY_COUNT_ = 14
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -561,6 +563,39 @@ SB_API sb_status sb_ets_load(const char *path, sb_ets **out);
 SB_API sb_status sb_ets_model_digest(const sb_ets *e, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_ets_free(sb_ets *e);
+
+/* Support vector classification and regression (docs/svm.md) with
+ * scikit-learn's SVC and SVR names and semantics: model=svc|svr,
+ * kernel=linear|poly|rbf|sigmoid (rbf), C (1; > 0, C <= 0 refused by name),
+ * epsilon (SVR's, 0.1), gamma=scale|auto|a value >= 0 (scale), degree (3),
+ * coef0 (0), tol (1e-3), max_iter (-1: no limit), class_weight (SVC's:
+ * balanced, or class:weight entries joined by ';'), cache_size (MB of the
+ * kernel row cache: time only), shrinking (accepted, no effect: the solver
+ * never shrinks), probability=false only (Platt scaling is refused by name),
+ * device=cpu. The dataset's label holds SVC's class indices 0..K-1 (at least
+ * two classes present, every index below the largest present) or SVR's
+ * targets; its weights, if set, are sample weights (C_i = C class_weight
+ * sample_weight). SMO with Fan, Chen and Lin's working-set selection, every
+ * choice fixed by the data: the same iterations and bits at every thread
+ * count. A fit stopped by max_iter returns the model with the integer
+ * "converged" 0 (1 otherwise). Integers "n_support_vectors", "n_classes",
+ * "kind" (0 svc, 1 svr), "kernel" (0 linear, 1 poly, 2 rbf, 3 sigmoid),
+ * "degree", "n_samples_fit", "converged"; the array "support_vectors"; index
+ * arrays "support", "n_support", "n_iter" (sb_model_get_indices); doubles by
+ * sb_svm_get_f64. sb_model_predict: SB_PREDICT_VALUE the class index or the
+ * value, SB_PREDICT_RAW the decision values as float32. card may be NULL. */
+SB_API sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+/* A support vector model's doubles: "dual_coef" ((K-1) x n_SV, SVR 1 x n_SV,
+ * row-major), "intercept" (one a pair, SVR one), "gamma" (the resolved one),
+ * "coef0", with scikit-learn's signs (a binary SVC's negated, so that a
+ * positive decision is class 1); *needed gets the count (cap 0 asks). */
+SB_API sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_t cap, size_t *needed);
+/* The decision values of each row in double: SVR and a binary SVC one a row
+ * (scikit-learn's sign), a multiclass SVC one a pair (0,1), (0,2), ...,
+ * (K-2,K-1), positive for the pair's first class (scikit-learn's "ovo");
+ * *needed gets the count (cap 0 asks). */
+SB_API sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
+                                          size_t *needed);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";
