@@ -62,4 +62,55 @@ SB_FN float sb_k_logit_row(sb_i32 K, SB_GLOBAL float *z, SB_GLOBAL const float *
     return si * li;
 }
 
+/* ---- the wide eigensolver's device steps (src/models/linear/lin_eigh.c) ----
+ * Each is lin_eigh_lanes.h's task for one element, the same operations in the
+ * same order (the host's lanes only group elements into one instruction), so
+ * the host's bits on every device. */
+
+/* Element r of every vector gets the QL rotations cs/sn/col[0..nrot) in
+ * order: rotation t acts on columns i = col[t] and i + 1 of z, held transposed
+ * (zt[i*ld + r] is element r of column i): zt[i+1][r] := s x + c f and
+ * zt[i][r] := c x - s f, x and f the old zt[i][r] and zt[i+1][r]. Column i's
+ * new value is the next rotation's f when the sweep steps down by one: kept
+ * in a register (carry), as the host's rot_task keeps it. */
+SB_FN void sb_k_eigh_rot(SB_GLOBAL float *zt, sb_i64 ld, sb_i64 r, SB_GLOBAL const float *cs,
+                         SB_GLOBAL const float *sn, SB_GLOBAL const sb_i32 *col, sb_i64 nrot) {
+    float carry = 0.0f;
+    sb_i64 cur = -1; /* the column whose value carry holds */
+    for (sb_i64 t = 0; t < nrot; t++) {
+        const sb_i64 i = col[t];
+        if (cur != i + 1) {
+            if (cur >= 0) zt[cur * ld + r] = carry;
+            carry = zt[(i + 1) * ld + r];
+        }
+        const float c = cs[t], s = sn[t], f = carry, x = zt[i * ld + r];
+        zt[(i + 1) * ld + r] = s * x + c * f;
+        carry = c * x - s * f;
+        cur = i;
+    }
+    if (cur >= 0) zt[cur * ld + r] = carry;
+}
+
+/* Column c of Q = H_0 H_1 ... H_{n-3} (q row-major, row stride ld), from the
+ * identity, the reflectors applied from the last back: reflector k (row k of
+ * V, nonzero from k + 1; taus[k] == 0: none) does q[lo.., c] -= tau v
+ * (v . q[lo.., c]), lo = k + 1, the sum over rows ascending from +0. A
+ * column c < lo is +0 in rows lo.. and a finite reflector (fin[k]) keeps it
+ * so: skipped, as the host's qform_task skips it. */
+SB_FN void sb_k_eigh_qform_col(SB_GLOBAL float *q, sb_i64 n, sb_i64 ld, SB_GLOBAL const float *V,
+                               SB_GLOBAL const float *taus, SB_GLOBAL const sb_u8 *fin, sb_i64 c) {
+    for (sb_i64 i = 0; i < n; i++) q[i * ld + c] = i == c ? 1.0f : 0.0f;
+    for (sb_i64 k = n - 3; k >= 0; k--) {
+        const float tau = taus[k];
+        if (tau == 0.0f) continue;
+        const sb_i64 lo = k + 1;
+        if (fin[k] && c < lo) continue;
+        SB_GLOBAL const float *v = V + k * n;
+        float s = 0.0f;
+        for (sb_i64 i = lo; i < n; i++) s = s + v[i] * q[i * ld + c];
+        s = tau * s;
+        for (sb_i64 i = lo; i < n; i++) q[i * ld + c] = q[i * ld + c] - s * v[i];
+    }
+}
+
 #endif

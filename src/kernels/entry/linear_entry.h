@@ -34,3 +34,29 @@ SB_KERNEL void kn_center_rows(SB_GLOBAL const float *x, sb_i64 n, sb_i64 P, SB_G
         out[i * W + c] = hw ? v * s[i] : v;
     }
 }
+
+/* The wide eigensolver's QL rotations (lin_eigh.c): work-item r applies the
+ * batch to element r of every vector (kernels/linear.h's sb_k_eigh_rot). */
+SB_KERNEL void kn_eigh_rot(SB_GLOBAL float *zt, sb_i64 n, sb_i64 ld, SB_GLOBAL const float *cs,
+                           SB_GLOBAL const float *sn, SB_GLOBAL const sb_i32 *col, sb_i64 nrot) {
+    const sb_i64 r = sb_global_id(0);
+    if (r >= n) return;
+    sb_k_eigh_rot(zt, ld, r, cs, sn, col, nrot);
+}
+
+/* The wide eigensolver's Q (lin_eigh.c): work-item c forms column c
+ * (sb_k_eigh_qform_col); neighbours read neighbouring columns. */
+SB_KERNEL void kn_eigh_qform(SB_GLOBAL float *q, sb_i64 n, sb_i64 ld, SB_GLOBAL const float *V,
+                             SB_GLOBAL const float *taus, SB_GLOBAL const sb_u8 *fin) {
+    const sb_i64 c = sb_global_id(0);
+    if (c >= n) return;
+    sb_k_eigh_qform_col(q, n, ld, V, taus, fin, c);
+}
+
+/* dst[j*ld + i] := src[i*ld + j] for i, j < n (exact moves): column j is
+ * work-item j of dimension 0, rows stride along dimension 1. */
+SB_KERNEL void kn_eigh_transpose(SB_GLOBAL const float *src, SB_GLOBAL float *dst, sb_i64 n, sb_i64 ld) {
+    const sb_i64 j = sb_global_id(0), step = sb_global_size(1);
+    if (j >= n) return;
+    for (sb_i64 i = sb_global_id(1); i < n; i += step) dst[j * ld + i] = src[i * ld + j];
+}
