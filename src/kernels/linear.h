@@ -113,4 +113,84 @@ SB_FN void sb_k_eigh_qform_col(SB_GLOBAL float *q, sb_i64 n, sb_i64 ld, SB_GLOBA
     }
 }
 
+/* IEEE's correctly rounded square root in each dialect (the profile allows it,
+ * as kernels/linalg_solve.h's sb_ls_sqrtf). */
+#if defined(__OPENCL_VERSION__) || defined(__OPENCL_C_VERSION__)
+#define sb_k_eigh_sqrtf(x) sqrt(x)
+#elif defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)
+#define sb_k_eigh_sqrtf(x) __fsqrt_rn(x)
+#else
+#define sb_k_eigh_sqrtf(x) __builtin_sqrtf(x)
+#endif
+
+/* Householder step k's reflector (one work-item, lin_eigh.c's serial part):
+ * ss = sum_{i > k+1} a[k][i]^2 in index order from +0 (row k read as column
+ * k: the trailing matrix is exactly symmetric); ss == 0: no reflector
+ * (taus[k] = 0, V's row k zero, *go = 0). Else beta = -sign(alpha) sqrt(alpha^2
+ * + ss) (alpha = a[k][k+1]), tau = (beta - alpha) / beta, V's row k = (0..,
+ * 1, a[k][i] / (alpha - beta)..), and a[k+1][k] = a[k][k+1] = beta (read by
+ * no later step but the tridiagonal's e[k]), *go = 1. */
+SB_FN void sb_k_eigh_hh_reflect(SB_GLOBAL float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL float *V,
+                                SB_GLOBAL float *taus, SB_GLOBAL sb_i32 *go) {
+    const sb_i64 lo = k + 1;
+    SB_GLOBAL float *ak = a + k * ld;
+    SB_GLOBAL float *vk = V + k * n;
+    const float alpha = ak[lo];
+    float ss = 0.0f;
+    for (sb_i64 i = lo + 1; i < n; i++) ss = ss + ak[i] * ak[i];
+    for (sb_i64 i = 0; i < lo; i++) vk[i] = 0.0f;
+    if (ss == 0.0f) {
+        taus[k] = 0.0f;
+        for (sb_i64 i = lo; i < n; i++) vk[i] = 0.0f;
+        *go = 0;
+        return;
+    }
+    const float norm = sb_k_eigh_sqrtf(alpha * alpha + ss);
+    const float beta = alpha > 0.0f ? -norm : norm;
+    const float v0 = alpha - beta;
+    taus[k] = (beta - alpha) / beta;
+    vk[lo] = 1.0f;
+    for (sb_i64 i = lo + 1; i < n; i++) vk[i] = ak[i] / v0;
+    a[lo * ld + k] = beta;
+    ak[lo] = beta;
+    *go = 1;
+}
+
+/* Step k's product for output i >= k+1: sum_{j >= k+1} a[j][i] v[j], j
+ * ascending from +0 (lin_eigh_lanes.h's matvec_task for one element). */
+SB_FN float sb_k_eigh_hh_matvec(SB_GLOBAL const float *a, sb_i64 n, sb_i64 ld, sb_i64 lo, SB_GLOBAL const float *v,
+                                sb_i64 i) {
+    float acc = 0.0f;
+    for (sb_i64 j = lo; j < n; j++) acc = acc + a[j * ld + i] * v[j];
+    return acc;
+}
+
+/* Step k's serial middle (one work-item): p := tau p and pdv = sum p_i v_i in
+ * index order from +0, then u_i = p_i - (0.5 tau pdv) v_i, i >= lo. */
+SB_FN void sb_k_eigh_hh_pdv(sb_i64 n, sb_i64 lo, float tau, SB_GLOBAL const float *v, SB_GLOBAL float *p,
+                            SB_GLOBAL float *u) {
+    float pdv = 0.0f;
+    for (sb_i64 i = lo; i < n; i++) {
+        p[i] = tau * p[i];
+        pdv = pdv + p[i] * v[i];
+    }
+    const float h = 0.5f * tau * pdv;
+    for (sb_i64 i = lo; i < n; i++) u[i] = p[i] - h * v[i];
+}
+
+/* Step k's rank-2 update of one element, i, j >= lo: a[i][j] -= v_i u_j + u_i v_j. */
+SB_FN void sb_k_eigh_hh_rank2(SB_GLOBAL float *a, sb_i64 ld, sb_i64 i, sb_i64 j, SB_GLOBAL const float *v,
+                              SB_GLOBAL const float *u) {
+    a[i * ld + j] = a[i * ld + j] - (v[i] * u[j] + u[i] * v[j]);
+}
+
+/* Reflector k (k + 2 < n) and its tau are finite: qform's skip of columns
+ * left of it is then exact (bit tests: no isfinite in every dialect). */
+SB_FN sb_u8 sb_k_eigh_finite(sb_i64 n, sb_i64 k, SB_GLOBAL const float *V, SB_GLOBAL const float *taus) {
+    if ((sb_f2u(taus[k]) & 0x7f800000u) == 0x7f800000u) return 0;
+    for (sb_i64 i = k + 1; i < n; i++)
+        if ((sb_f2u(V[k * n + i]) & 0x7f800000u) == 0x7f800000u) return 0;
+    return 1;
+}
+
 #endif

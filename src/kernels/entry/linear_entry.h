@@ -60,3 +60,45 @@ SB_KERNEL void kn_eigh_transpose(SB_GLOBAL const float *src, SB_GLOBAL float *ds
     if (j >= n) return;
     for (sb_i64 i = sb_global_id(1); i < n; i += step) dst[j * ld + i] = src[i * ld + j];
 }
+
+/* The wide eigensolver's Householder step k (lin_eigh.c), four launches: the
+ * reflector (one work-item), the product p (work-item i - lo for output i),
+ * the serial middle (one work-item), the rank-2 update (column lo + work-item
+ * of dimension 0, rows striding along dimension 1). go: the step has a
+ * reflector (set by kn_eigh_hh_reflect; the others return without one). */
+SB_KERNEL void kn_eigh_hh_reflect(SB_GLOBAL float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL float *V,
+                                  SB_GLOBAL float *taus, SB_GLOBAL sb_i32 *go) {
+    if (sb_global_id(0) != 0) return;
+    sb_k_eigh_hh_reflect(a, n, ld, k, V, taus, go);
+}
+
+SB_KERNEL void kn_eigh_hh_matvec(SB_GLOBAL const float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL const float *V,
+                                 SB_GLOBAL const sb_i32 *go, SB_GLOBAL float *p) {
+    const sb_i64 lo = k + 1, i = lo + sb_global_id(0);
+    if (i >= n || !*go) return;
+    p[i] = sb_k_eigh_hh_matvec(a, n, ld, lo, V + k * n, i);
+}
+
+SB_KERNEL void kn_eigh_hh_pdv(sb_i64 n, sb_i64 k, SB_GLOBAL const float *V, SB_GLOBAL const float *taus,
+                              SB_GLOBAL const sb_i32 *go, SB_GLOBAL float *p, SB_GLOBAL float *u) {
+    if (sb_global_id(0) != 0 || !*go) return;
+    sb_k_eigh_hh_pdv(n, k + 1, taus[k], V + k * n, p, u);
+}
+
+SB_KERNEL void kn_eigh_hh_rank2(SB_GLOBAL float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL const float *V,
+                                SB_GLOBAL const sb_i32 *go, SB_GLOBAL const float *u) {
+    const sb_i64 lo = k + 1, j = lo + sb_global_id(0), step = sb_global_size(1);
+    if (j >= n || !*go) return;
+    for (sb_i64 i = lo + sb_global_id(1); i < n; i += step) sb_k_eigh_hh_rank2(a, ld, i, j, V + k * n, u);
+}
+
+/* After the reduction: de[i] = a[i][i], de[n + i] = a[i+1][i] (0 for the
+ * last), and fin[k] = reflector k is finite (k + 2 < n; else 0). */
+SB_KERNEL void kn_eigh_tridiag(SB_GLOBAL const float *a, sb_i64 n, sb_i64 ld, SB_GLOBAL const float *V,
+                               SB_GLOBAL const float *taus, SB_GLOBAL float *de, SB_GLOBAL sb_u8 *fin) {
+    const sb_i64 i = sb_global_id(0);
+    if (i >= n) return;
+    de[i] = a[i * ld + i];
+    de[n + i] = i + 1 < n ? a[(i + 1) * ld + i] : 0.0f;
+    fin[i] = i + 2 < n ? sb_k_eigh_finite(n, i, V, taus) : (sb_u8)0;
+}

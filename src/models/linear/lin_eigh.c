@@ -117,7 +117,7 @@ static float hypot_f(float a, float b) {
 typedef struct eig_dev {
     sb_device_kind kind;
     sb_device *d; /* GPU kinds: the linalg device, its lock held for the whole eigh */
-    sb_dbuf q, zt, V, taus, fin, cs, sn, col;
+    sb_dbuf q, zt, V, taus, fin, cs, sn, col, go, pv, u, de;
     int timing;   /* SAMEBITS_LINEAR_TIMING=1: wait for each step, so its phase line is its time */
 } eig_dev;
 
@@ -147,8 +147,89 @@ static void krot_task(void *ctx, int64_t task) {
 
 static int64_t eig_groups(const sb_device *d, int64_t n) { return (n + d->wg - 1) / d->wg; }
 
-/* Q from the reflectors, left transposed (zt) on the device; on cpu-batched
- * into qz and then transposed into zt by the caller. */
+typedef struct khh_job {
+    float *a;
+    const float *v, *u;
+    float *p;
+    int64_t n, ld, lo;
+} khh_job;
+
+static void khh_matvec_task(void *ctx, int64_t task) {
+    const khh_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n - j->lo, EIG_COL_GRAIN, task, &b, &e);
+    for (int64_t i = j->lo + b; i < j->lo + e; i++) j->p[i] = sb_k_eigh_hh_matvec(j->a, j->n, j->ld, j->lo, j->v, i);
+}
+
+static void khh_rank2_task(void *ctx, int64_t task) {
+    const khh_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n - j->lo, EIG_COL_GRAIN, task, &b, &e);
+    for (int64_t i = j->lo + b; i < j->lo + e; i++)
+        for (int64_t c = j->lo; c < j->n; c++) sb_k_eigh_hh_rank2(j->a, j->ld, i, c, j->v, j->u);
+}
+
+/* The Householder reduction of a (the full symmetric matrix, row stride ld)
+ * by kernels/linear.h's steps: on a GPU, a goes up once and V, taus and fin
+ * stay there for eig_dev_qform; d and e come back. On cpu-batched the same
+ * bodies run here on a, V, taus, p and u. */
+static sb_status eig_dev_householder(eig_dev *ed, int64_t n, int64_t ld, float *a, float *V, float *taus, float *p,
+                                     float *u, float *dg, float *e, uint8_t *fin) {
+    if (!ed->d) {
+        for (int64_t k = 0; k + 2 < n; k++) {
+            int32_t go = 0;
+            sb_k_eigh_hh_reflect(a, n, ld, k, V, taus, &go);
+            if (!go) continue;
+            const int64_t lo = k + 1;
+            khh_job j = {a, V + k * n, u, p, n, ld, lo};
+            sb_parallel_for(sb_chunk_count(n - lo, EIG_COL_GRAIN), khh_matvec_task, &j);
+            sb_k_eigh_hh_pdv(n, lo, taus[k], V + k * n, p, u);
+            sb_parallel_for(sb_chunk_count(n - lo, EIG_COL_GRAIN), khh_rank2_task, &j);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            dg[i] = a[i * ld + i];
+            e[i] = i + 1 < n ? a[(i + 1) * ld + i] : 0.0f;
+            fin[i] = i + 2 < n ? sb_k_eigh_finite(n, i, V, taus) : 0;
+        }
+        return SB_OK;
+    }
+    sb_device *d = ed->d;
+    const size_t mat = 4 * (size_t)(n * ld);
+    sb_status st;
+    /* ed->q holds a while it is reduced; kn_eigh_qform then overwrites it with Q */
+    if ((st = sb_device_alloc(d, &ed->q, mat, "eigh matrix")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->V, 4 * (size_t)(n * n), "eigh reflectors")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->taus, 4 * (size_t)n, "eigh taus")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->fin, (size_t)n, "eigh finite flags")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->go, 4, "eigh step flag")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->pv, 4 * (size_t)n, "eigh product")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->u, 4 * (size_t)n, "eigh update")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->de, 8 * (size_t)n, "eigh tridiagonal")) != SB_OK ||
+        (st = sb_device_write(d, &ed->q, 0, a, mat, "eigh matrix")) != SB_OK)
+        return st;
+    for (int64_t k = 0; k + 2 < n; k++) {
+        const int64_t lo = k + 1, m = n - lo, g1 = m < 65535 ? m : 65535;
+        if ((st = SB_LAUNCH(d, SB_KL_kn_eigh_hh_reflect, 1, 1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld), SB_ARG(k),
+                            SB_ARG(ed->V.h), SB_ARG(ed->taus.h), SB_ARG(ed->go.h))) != SB_OK ||
+            (st = SB_LAUNCH(d, SB_KL_kn_eigh_hh_matvec, eig_groups(d, m), 1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld),
+                            SB_ARG(k), SB_ARG(ed->V.h), SB_ARG(ed->go.h), SB_ARG(ed->pv.h))) != SB_OK ||
+            (st = SB_LAUNCH(d, SB_KL_kn_eigh_hh_pdv, 1, 1, 0, SB_ARG(n), SB_ARG(k), SB_ARG(ed->V.h), SB_ARG(ed->taus.h),
+                            SB_ARG(ed->go.h), SB_ARG(ed->pv.h), SB_ARG(ed->u.h))) != SB_OK ||
+            (st = SB_LAUNCH(d, SB_KL_kn_eigh_hh_rank2, eig_groups(d, m), g1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld),
+                            SB_ARG(k), SB_ARG(ed->V.h), SB_ARG(ed->go.h), SB_ARG(ed->u.h))) != SB_OK)
+            return st;
+    }
+    if ((st = SB_LAUNCH(d, SB_KL_kn_eigh_tridiag, eig_groups(d, n), 1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld),
+                        SB_ARG(ed->V.h), SB_ARG(ed->taus.h), SB_ARG(ed->de.h), SB_ARG(ed->fin.h))) != SB_OK ||
+        (st = sb_device_read(d, &ed->de, 0, dg, 4 * (size_t)n, "eigh tridiagonal")) != SB_OK ||
+        (st = sb_device_read(d, &ed->de, 4 * (size_t)n, e, 4 * (size_t)n, "eigh tridiagonal")) != SB_OK)
+        return st;
+    return SB_OK;
+}
+
+/* Q from the reflectors (on a GPU: those eig_dev_householder left there), left
+ * transposed (zt) on the device; on cpu-batched into qz and then transposed
+ * into zt by the caller. */
 static sb_status eig_dev_qform(eig_dev *ed, int64_t n, int64_t ld, const float *V, const float *taus,
                                const uint8_t *fin, float *qz) {
     if (!ed->d) {
@@ -159,15 +240,8 @@ static sb_status eig_dev_qform(eig_dev *ed, int64_t n, int64_t ld, const float *
     sb_device *d = ed->d;
     const size_t mat = 4 * (size_t)(n * ld);
     sb_status st;
-    if ((st = sb_device_alloc(d, &ed->q, mat, "eigh Q")) != SB_OK ||
-        (st = sb_device_alloc(d, &ed->zt, mat, "eigh vectors")) != SB_OK ||
-        (st = sb_device_alloc(d, &ed->V, 4 * (size_t)(n * n), "eigh reflectors")) != SB_OK ||
-        (st = sb_device_alloc(d, &ed->taus, 4 * (size_t)n, "eigh taus")) != SB_OK ||
-        (st = sb_device_alloc(d, &ed->fin, (size_t)n, "eigh finite flags")) != SB_OK ||
-        (st = sb_device_write(d, &ed->V, 0, V, 4 * (size_t)(n * n), "eigh reflectors")) != SB_OK ||
-        (st = sb_device_write(d, &ed->taus, 0, taus, 4 * (size_t)n, "eigh taus")) != SB_OK ||
-        (st = sb_device_write(d, &ed->fin, 0, fin, (size_t)n, "eigh finite flags")) != SB_OK)
-        return st;
+    (void)V, (void)taus, (void)fin; /* the reduction left them on the device */
+    if ((st = sb_device_alloc(d, &ed->zt, mat, "eigh vectors")) != SB_OK) return st;
     const int64_t g1 = n < 65535 ? n : 65535;
     if ((st = SB_LAUNCH(d, SB_KL_kn_eigh_qform, eig_groups(d, n), 1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld),
                         SB_ARG(ed->V.h), SB_ARG(ed->taus.h), SB_ARG(ed->fin.h))) != SB_OK ||
@@ -203,7 +277,8 @@ static sb_status eig_dev_rot(eig_dev *ed, float *a, int64_t n, int64_t ld, const
 
 static void eig_dev_release(eig_dev *ed) {
     if (!ed->d) return;
-    sb_dbuf *bufs[] = {&ed->q, &ed->zt, &ed->V, &ed->taus, &ed->fin, &ed->cs, &ed->sn, &ed->col};
+    sb_dbuf *bufs[] = {&ed->q, &ed->zt, &ed->V, &ed->taus, &ed->fin, &ed->cs, &ed->sn, &ed->col, &ed->go, &ed->pv,
+                       &ed->u, &ed->de};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) sb_device_release(ed->d, bufs[i]);
     sb_linalg_device_unlock();
     ed->d = NULL;
@@ -265,7 +340,10 @@ sb_status sb_lin_eigh_on(const char *device, int64_t n, const float *a_in, float
         for (int64_t j = 0; j <= i; j++) a[i * ld + j] = a[j * ld + i] = a_in[i * n + j];
     memset(V, 0, sizeof(float) * (size_t)(n * n));
     /* 1. Householder: step k zeroes a[k+2.., k] with H = I - tau v v^T, v[k+1] = 1 */
-    for (int64_t k = 0; k + 2 < n; k++) {
+    if (on_dev) {
+        if ((st = eig_dev_householder(&ed, n, ld, a, V, taus, pv, u, d, e, fin)) != SB_OK) goto done;
+    }
+    for (int64_t k = 0; k + 2 < n && !on_dev; k++) {
         const int64_t lo = k + 1;
         /* column k read as row k: the trailing matrix is exactly symmetric (see
          * matvec_task), and a row is one contiguous run where a column is a
@@ -305,13 +383,13 @@ sb_status sb_lin_eigh_on(const char *device, int64_t n, const float *a_in, float
          * again (e[k] below); no later step reads row or column k */
         a[lo * ld + k] = a[k * ld + lo] = beta;
     }
-    sb_lin_phase("eigh: Householder reduction", &t0);
-    for (int64_t i = 0; i < n; i++) {
+    sb_lin_phase(ed.d ? "eigh: Householder reduction (device)" : "eigh: Householder reduction", &t0);
+    for (int64_t i = 0; i < n && !on_dev; i++) {
         d[i] = a[i * ld + i];
         e[i] = i + 1 < n ? a[(i + 1) * ld + i] : 0.0f;
     }
     /* Q = H_0 H_1 ... H_{n-3}: applied to I from the last reflector back */
-    for (int64_t k = 0; k + 2 < n; k++) { /* which reflectors keep a zero column zero */
+    for (int64_t k = 0; k + 2 < n && !on_dev; k++) { /* which reflectors keep a zero column zero */
         int ok = isfinite(taus[k]) != 0;
         for (int64_t i = k + 1; i < n && ok; i++) ok = isfinite(V[k * n + i]) != 0;
         fin[k] = (uint8_t)ok;
