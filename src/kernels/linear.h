@@ -71,22 +71,39 @@ SB_FN float sb_k_logit_row(sb_i32 K, SB_GLOBAL float *z, SB_GLOBAL const float *
  * order: rotation t acts on columns i = col[t] and i + 1 of z, held transposed
  * (zt[i*ld + r] is element r of column i): zt[i+1][r] := s x + c f and
  * zt[i][r] := c x - s f, x and f the old zt[i][r] and zt[i+1][r]. Column i's
- * new value is the next rotation's f when the sweep steps down by one: kept
- * in a register (carry), as the host's rot_task keeps it. */
+ * new value is the next rotation's f when the columns step down by one: kept
+ * in a register (carry), as the host's rot_task keeps it, and stored when a
+ * chain of such steps ends. Within a chain the x of the next rotations are
+ * columns the chain has not written yet (it writes only columns above the
+ * current one), so they are loaded SB_K_EIGH_PF at a time ahead of the
+ * arithmetic: the loads' latency is paid once per group, not per rotation.
+ * Each element's operations and their order are rot_task's. */
+#define SB_K_EIGH_PF 8
 SB_FN void sb_k_eigh_rot(SB_GLOBAL float *zt, sb_i64 ld, sb_i64 r, SB_GLOBAL const float *cs,
                          SB_GLOBAL const float *sn, SB_GLOBAL const sb_i32 *col, sb_i64 nrot) {
     float carry = 0.0f;
     sb_i64 cur = -1; /* the column whose value carry holds */
-    for (sb_i64 t = 0; t < nrot; t++) {
-        const sb_i64 i = col[t];
-        if (cur != i + 1) {
+    sb_i64 t = 0;
+    while (t < nrot) {
+        const sb_i64 i0 = col[t];
+        if (cur != i0 + 1) {
             if (cur >= 0) zt[cur * ld + r] = carry;
-            carry = zt[(i + 1) * ld + r];
+            carry = zt[(i0 + 1) * ld + r];
         }
-        const float c = cs[t], s = sn[t], f = carry, x = zt[i * ld + r];
-        zt[(i + 1) * ld + r] = s * x + c * f;
-        carry = c * x - s * f;
-        cur = i;
+        sb_i64 te = t + 1; /* the chain: rotations t..te-1 on columns i0, i0 - 1, ... */
+        while (te < nrot && col[te] == col[te - 1] - 1) te++;
+        for (sb_i64 g = t; g < te; g += SB_K_EIGH_PF) {
+            const sb_i64 cnt = te - g < SB_K_EIGH_PF ? te - g : SB_K_EIGH_PF, ib = i0 - (g - t);
+            float x[SB_K_EIGH_PF];
+            for (sb_i64 q = 0; q < SB_K_EIGH_PF; q++) x[q] = q < cnt ? zt[(ib - q) * ld + r] : 0.0f;
+            for (sb_i64 q = 0; q < cnt; q++) {
+                const float c = cs[g + q], s = sn[g + q], f = carry;
+                zt[(ib - q + 1) * ld + r] = s * x[q] + c * f;
+                carry = c * x[q] - s * f;
+            }
+        }
+        cur = i0 - (te - 1 - t);
+        t = te;
     }
     if (cur >= 0) zt[cur * ld + r] = carry;
 }
