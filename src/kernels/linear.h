@@ -140,37 +140,42 @@ SB_FN void sb_k_eigh_qform_col(SB_GLOBAL float *q, sb_i64 n, sb_i64 ld, SB_GLOBA
 #define sb_k_eigh_sqrtf(x) __builtin_sqrtf(x)
 #endif
 
-/* Householder step k's reflector (one work-item, lin_eigh.c's serial part):
- * ss = sum_{i > k+1} a[k][i]^2 in index order from +0 (row k read as column
- * k: the trailing matrix is exactly symmetric); ss == 0: no reflector
- * (taus[k] = 0, V's row k zero, *go = 0). Else beta = -sign(alpha) sqrt(alpha^2
- * + ss) (alpha = a[k][k+1]), tau = (beta - alpha) / beta, V's row k = (0..,
- * 1, a[k][i] / (alpha - beta)..), and a[k+1][k] = a[k][k+1] = beta (read by
- * no later step but the tridiagonal's e[k]), *go = 1. */
-SB_FN void sb_k_eigh_hh_reflect(SB_GLOBAL float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL float *V,
-                                SB_GLOBAL float *taus, SB_GLOBAL sb_i32 *go) {
+/* Householder step k's reflector, its serial head (one work-item,
+ * lin_eigh.c's serial part): ss = sum_{i > k+1} a[k][i]^2 in index order from
+ * +0 (row k read as column k: the trailing matrix is exactly symmetric);
+ * ss == 0: no reflector (taus[k] = 0, *go = 0). Else beta = -sign(alpha)
+ * sqrt(alpha^2 + ss) (alpha = a[k][k+1]), taus[k] = (beta - alpha) / beta,
+ * a[k+1][k] = a[k][k+1] = beta (read by no later step but the tridiagonal's
+ * e[k]), *go = 1; returns the divisor alpha - beta of the reflector's
+ * elements (sb_k_eigh_hh_velem). */
+SB_FN float sb_k_eigh_hh_head(SB_GLOBAL float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL float *taus,
+                              SB_GLOBAL sb_i32 *go) {
     const sb_i64 lo = k + 1;
     SB_GLOBAL float *ak = a + k * ld;
-    SB_GLOBAL float *vk = V + k * n;
     const float alpha = ak[lo];
     float ss = 0.0f;
     for (sb_i64 i = lo + 1; i < n; i++) ss = ss + ak[i] * ak[i];
-    for (sb_i64 i = 0; i < lo; i++) vk[i] = 0.0f;
     if (ss == 0.0f) {
         taus[k] = 0.0f;
-        for (sb_i64 i = lo; i < n; i++) vk[i] = 0.0f;
         *go = 0;
-        return;
+        return 0.0f;
     }
     const float norm = sb_k_eigh_sqrtf(alpha * alpha + ss);
     const float beta = alpha > 0.0f ? -norm : norm;
     const float v0 = alpha - beta;
     taus[k] = (beta - alpha) / beta;
-    vk[lo] = 1.0f;
-    for (sb_i64 i = lo + 1; i < n; i++) vk[i] = ak[i] / v0;
     a[lo * ld + k] = beta;
     ak[lo] = beta;
     *go = 1;
+    return v0;
+}
+
+/* Element i of reflector k (V's row k; the row a[k] as it was, but for
+ * a[k][k+1], which no element reads): 0 before k + 1, 1 at k + 1, a[k][i] / v0
+ * after; all 0 without a reflector (go 0). */
+SB_FN float sb_k_eigh_hh_velem(SB_GLOBAL const float *a, sb_i64 ld, sb_i64 k, sb_i64 i, float v0, sb_i32 go) {
+    if (!go || i <= k) return 0.0f;
+    return i == k + 1 ? 1.0f : a[k * ld + i] / v0;
 }
 
 /* Step k's product for output i >= k+1: sum_{j >= k+1} a[j][i] v[j], j
@@ -183,16 +188,19 @@ SB_FN float sb_k_eigh_hh_matvec(SB_GLOBAL const float *a, sb_i64 n, sb_i64 ld, s
 }
 
 /* Step k's serial middle (one work-item): p := tau p and pdv = sum p_i v_i in
- * index order from +0, then u_i = p_i - (0.5 tau pdv) v_i, i >= lo. */
-SB_FN void sb_k_eigh_hh_pdv(sb_i64 n, sb_i64 lo, float tau, SB_GLOBAL const float *v, SB_GLOBAL float *p,
-                            SB_GLOBAL float *u) {
+ * index order from +0, i >= lo; returns h = 0.5 tau pdv, for u_i = p_i - h v_i
+ * (sb_k_eigh_hh_uelem). */
+SB_FN float sb_k_eigh_hh_pdv(sb_i64 n, sb_i64 lo, float tau, SB_GLOBAL const float *v, SB_GLOBAL float *p) {
     float pdv = 0.0f;
     for (sb_i64 i = lo; i < n; i++) {
         p[i] = tau * p[i];
         pdv = pdv + p[i] * v[i];
     }
-    const float h = 0.5f * tau * pdv;
-    for (sb_i64 i = lo; i < n; i++) u[i] = p[i] - h * v[i];
+    return 0.5f * tau * pdv;
+}
+
+SB_FN float sb_k_eigh_hh_uelem(SB_GLOBAL const float *p, SB_GLOBAL const float *v, float h, sb_i64 i) {
+    return p[i] - h * v[i];
 }
 
 /* Step k's rank-2 update of one element, i, j >= lo: a[i][j] -= v_i u_j + u_i v_j. */

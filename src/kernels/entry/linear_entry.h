@@ -62,14 +62,24 @@ SB_KERNEL void kn_eigh_transpose(SB_GLOBAL const float *src, SB_GLOBAL float *ds
 }
 
 /* The wide eigensolver's Householder step k (lin_eigh.c), four launches: the
- * reflector (one work-item), the product p (work-item i - lo for output i),
- * the serial middle (one work-item), the rank-2 update (column lo + work-item
- * of dimension 0, rows striding along dimension 1). go: the step has a
- * reflector (set by kn_eigh_hh_reflect; the others return without one). */
+ * reflector (one work-group: work-item 0 its serial head, then the group its
+ * elements), the product p (work-item i - lo for output i), the serial
+ * middle (one work-group: work-item 0 the sum, then the group u), the rank-2
+ * update (column lo + work-item of dimension 0, rows striding along dimension
+ * 1). go: the step has a reflector (set by kn_eigh_hh_reflect; the others
+ * return without one). */
 SB_KERNEL void kn_eigh_hh_reflect(SB_GLOBAL float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL float *V,
                                   SB_GLOBAL float *taus, SB_GLOBAL sb_i32 *go) {
-    if (sb_global_id(0) != 0) return;
-    sb_k_eigh_hh_reflect(a, n, ld, k, V, taus, go);
+    SB_SHARED float sh[2];
+    const int l = sb_local_id(0);
+    if (l == 0) {
+        sh[0] = sb_k_eigh_hh_head(a, n, ld, k, taus, go);
+        sh[1] = *go ? 1.0f : 0.0f;
+    }
+    sb_barrier();
+    const float v0 = sh[0];
+    const sb_i32 g = sh[1] != 0.0f;
+    for (sb_i64 i = l; i < n; i += SB_WG) V[k * n + i] = sb_k_eigh_hh_velem(a, ld, k, i, v0, g);
 }
 
 SB_KERNEL void kn_eigh_hh_matvec(SB_GLOBAL const float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL const float *V,
@@ -81,8 +91,14 @@ SB_KERNEL void kn_eigh_hh_matvec(SB_GLOBAL const float *a, sb_i64 n, sb_i64 ld, 
 
 SB_KERNEL void kn_eigh_hh_pdv(sb_i64 n, sb_i64 k, SB_GLOBAL const float *V, SB_GLOBAL const float *taus,
                               SB_GLOBAL const sb_i32 *go, SB_GLOBAL float *p, SB_GLOBAL float *u) {
-    if (sb_global_id(0) != 0 || !*go) return;
-    sb_k_eigh_hh_pdv(n, k + 1, taus[k], V + k * n, p, u);
+    SB_SHARED float sh[1];
+    const int l = sb_local_id(0);
+    const sb_i64 lo = k + 1;
+    const sb_i32 g = *go;
+    if (l == 0 && g) sh[0] = sb_k_eigh_hh_pdv(n, lo, taus[k], V + k * n, p);
+    sb_barrier_global(); /* p's new values and h, for the whole group */
+    const float h = sh[0];
+    for (sb_i64 i = lo + l; i < n && g; i += SB_WG) u[i] = sb_k_eigh_hh_uelem(p, V + k * n, h, i);
 }
 
 SB_KERNEL void kn_eigh_hh_rank2(SB_GLOBAL float *a, sb_i64 n, sb_i64 ld, sb_i64 k, SB_GLOBAL const float *V,

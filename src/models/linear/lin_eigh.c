@@ -178,12 +178,14 @@ static sb_status eig_dev_householder(eig_dev *ed, int64_t n, int64_t ld, float *
     if (!ed->d) {
         for (int64_t k = 0; k + 2 < n; k++) {
             int32_t go = 0;
-            sb_k_eigh_hh_reflect(a, n, ld, k, V, taus, &go);
+            const float v0 = sb_k_eigh_hh_head(a, n, ld, k, taus, &go);
+            for (int64_t i = 0; i < n; i++) V[k * n + i] = sb_k_eigh_hh_velem(a, ld, k, i, v0, go);
             if (!go) continue;
             const int64_t lo = k + 1;
             khh_job j = {a, V + k * n, u, p, n, ld, lo};
             sb_parallel_for(sb_chunk_count(n - lo, EIG_COL_GRAIN), khh_matvec_task, &j);
-            sb_k_eigh_hh_pdv(n, lo, taus[k], V + k * n, p, u);
+            const float h = sb_k_eigh_hh_pdv(n, lo, taus[k], V + k * n, p);
+            for (int64_t i = lo; i < n; i++) u[i] = sb_k_eigh_hh_uelem(p, V + k * n, h, i);
             sb_parallel_for(sb_chunk_count(n - lo, EIG_COL_GRAIN), khh_rank2_task, &j);
         }
         for (int64_t i = 0; i < n; i++) {
