@@ -8,11 +8,12 @@
  *
  * O(n^3) like the core's Jacobi method, but with a far smaller constant and
  * no sweeps: the core's row-cyclic Jacobi takes 29 s at n = 1024 on two cores.
- * On a GPU (device=cuda|opencl) forming Q and applying the QL rotations run as
- * device kernels (kernels/linear.h: each element's own operations in the
- * host's order, so the host's bits; cpu-batched runs those bodies on the
- * host); the reduction and the serial QL recurrence stay on the host, which
- * computes the next batch of rotations while the device applies the last.
+ * On a GPU (device=cuda|opencl) the Householder reduction, forming Q and
+ * applying the QL rotations run as device kernels (kernels/linear.h: each
+ * element's own operations in the host's order, so the host's bits;
+ * cpu-batched runs those bodies on the host); the serial QL recurrence
+ * (O(n^2)) and the ordering stay on the host, which computes the next batch of
+ * rotations while the device applies the last.
  * Every loop that is split over threads splits over independent
  * rows or columns (each element is one fixed sequence of operations whatever
  * the chunk), so the thread count reaches no bit. Dot products are sequential
