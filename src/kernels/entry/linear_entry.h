@@ -97,7 +97,7 @@ SB_KERNEL void kn_eigh_hh_pdv(sb_i64 n, sb_i64 k, SB_GLOBAL const float *V, SB_G
     const sb_i32 g = *go;
     if (l == 0 && g) sh[0] = sb_k_eigh_hh_pdv(n, lo, taus[k], V + k * n, p);
     sb_barrier_global(); /* p's new values and h, for the whole group */
-    const float h = sh[0];
+    const float h = g ? sh[0] : 0.0f;
     for (sb_i64 i = lo + l; i < n && g; i += SB_WG) u[i] = sb_k_eigh_hh_uelem(p, V + k * n, h, i);
 }
 
