@@ -39,7 +39,8 @@
     X(kls_chol_scales) X(kls_chol_prep) X(kls_chol_col) X(kls_chol_unscale) X(kls_trsm) X(kls_eig_jacobi)          \
     X(kls_eig_order) X(kls_eig_vectors) X(kls_random)
 /* linear_entry.h: the linear family's own rows (src/models/linear) */
-#define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows) X(kn_center_rows)
+#define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows) X(kn_center_rows) X(kn_eigh_rot) X(kn_eigh_qform) X(kn_eigh_transpose) \
+    X(kn_eigh_hh_reflect) X(kn_eigh_hh_matvec) X(kn_eigh_hh_pdv) X(kn_eigh_hh_rank2) X(kn_eigh_tridiag)
 /* cluster_entry.h: k-means and agglomerative clustering (src/models/cluster) */
 #define SB_LINALG_CLUSTER_KERNELS(X)                                                                          \
     X(kk_assign) X(kk_changed) X(kk_sums) X(kk_merge) X(kk_mass) X(kk_inertia_rows) X(kk_columns) X(ka_dist)

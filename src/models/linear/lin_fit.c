@@ -166,7 +166,7 @@ static sb_status tsvd_variances(const sb_table *t, const lin_params *p, sb_linea
 static sb_status lin_eigh_rule(const lin_params *p, int64_t n, const float *a, float *w, float *v, int32_t *sweeps) {
     if (sweeps) *sweeps = 0;
     if (n <= LIN_JACOBI_MAX) return sb_linalg_eigh(p->device, n, a, n, w, v, n, sweeps, NULL);
-    return sb_lin_eigh(n, a, w, v);
+    return sb_lin_eigh_on(p->device, n, a, w, v);
 }
 
 /* target t's intercept = ym_t - xm . coef (the dot exact, one subtraction); 0 without one. */
