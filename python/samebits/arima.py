@@ -1,0 +1,285 @@
+"""ARIMA(p, d, q)(P, D, Q)s (docs/timeseries.md): statsmodels' ARIMA orders and
+parameter names, scikit-learn's fit style, identical bits on every machine.
+
+Nothing numeric is computed here: the C library fits, forecasts and digests.
+"""
+import ctypes
+import warnings
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
+
+from ._base import Estimator, thread_count
+from ._lib import Handle, check, lib, params as _params
+from .errors import InvalidArgumentError, InvalidInputError, not_fitted
+from .timeseries import _out, _series
+
+_P = POINTER
+for _name, (_res, _args) in {
+        "sb_arima_fit": (c_int, [c_void_p, _P(c_double), _P(c_int64), c_int64, c_void_p, _P(c_void_p)]),
+        "sb_arima_nseries": (c_int, [c_void_p, _P(c_int64)]),
+        "sb_arima_get_array": (c_int, [c_void_p, c_int64, c_char_p, _P(c_double), c_size_t, _P(c_size_t)]),
+        "sb_arima_get_int": (c_int, [c_void_p, c_int64, c_char_p, _P(c_int64)]),
+        "sb_arima_param_name": (c_int, [c_void_p, c_int32, c_char_p, c_size_t, _P(c_size_t)]),
+        "sb_arima_forecast": (c_int, [c_void_p, c_int64, c_int32, c_double, _P(c_double), _P(c_double),
+                                      _P(c_double), _P(c_double)]),
+        "sb_arima_digest": (c_int, [c_void_p, c_int64, ctypes.c_char * 65]),
+        "sb_arima_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
+        "sb_arima_free": (None, [c_void_p])}.items():
+    _fn = getattr(lib, _name)
+    _fn.restype, _fn.argtypes = _res, _args
+
+
+class ConvergenceWarning(UserWarning):
+    """The optimizer stopped at its iteration cap (statsmodels' ConvergenceWarning)."""
+
+
+def _ints(name, v, n):
+    try:
+        t = tuple(v)
+    except TypeError:
+        raise InvalidArgumentError("%s=%r must be %d whole numbers" % (name, v, n)) from None
+    if len(t) != n or any(isinstance(x, bool) or not hasattr(x, "__index__") or int(x) < 0 for x in t):
+        raise InvalidArgumentError("%s=%r must be %d whole numbers >= 0" % (name, v, n))
+    return ",".join(str(int(x)) for x in t)
+
+
+def _pairs(order, seasonal_order, trend, params):
+    pairs = [("order", _ints("order", order, 3)), ("seasonal_order", _ints("seasonal_order", seasonal_order, 4))]
+    if trend is not None:
+        if not isinstance(trend, str):
+            raise InvalidArgumentError("trend=%r must be 'n' or 'c'" % (trend,))
+        pairs.append(("trend", trend))
+    if params is not None:
+        pairs.append(("params", ",".join(repr(float(x)) for x in params)))
+    return pairs
+
+
+class _Batch:
+    """A fitted sb_arima batch."""
+
+    def __init__(self, pairs, series):
+        ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
+        total = sum(len(a) for a in ys)
+        y = (c_double * max(total, 1))()
+        offs = (c_int64 * (len(ys) + 1))()
+        pos = 0
+        for i, a in enumerate(ys):
+            ctypes.memmove(ctypes.addressof(y) + 8 * pos, a, 8 * len(a))
+            pos += len(a)
+            offs[i + 1] = pos
+        p = _params(pairs)
+        h = c_void_p()
+        check(lib.sb_arima_fit(p.ptr, y, offs, len(ys), None, byref(h)))
+        self.handle = Handle(h, lib.sb_arima_free)
+        self.n = len(ys)
+
+    def array(self, i, name):
+        need = c_size_t(0)
+        check(lib.sb_arima_get_array(self.handle.ptr, i, name.encode(), None, 0, byref(need)))
+        buf = (c_double * max(need.value, 1))()
+        if need.value:
+            check(lib.sb_arima_get_array(self.handle.ptr, i, name.encode(), buf, need.value, byref(need)))
+        return list(buf[:need.value])
+
+    def integer(self, i, name):
+        v = c_int64(0)
+        check(lib.sb_arima_get_int(self.handle.ptr, i, name.encode(), byref(v)))
+        return v.value
+
+    def names(self):
+        out = []
+        for k in range(self.integer(0, "k")):
+            buf = ctypes.create_string_buffer(32)
+            check(lib.sb_arima_param_name(self.handle.ptr, k, buf, 32, None))
+            out.append(buf.value.decode())
+        return out
+
+    def forecast(self, i, h, alpha):
+        if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
+            raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
+        h = int(h)
+        m, s, lo, hi = ((c_double * h)() for _ in range(4))
+        check(lib.sb_arima_forecast(self.handle.ptr, i, h, float(alpha), m, s, lo, hi))
+        return list(m), list(s), list(lo), list(hi)
+
+    def digest(self, i):
+        buf = (ctypes.c_char * 65)()
+        check(lib.sb_arima_digest(self.handle.ptr, i, buf))
+        return buf.value.decode()
+
+    def model_digest(self):
+        buf = (ctypes.c_char * 65)()
+        check(lib.sb_arima_model_digest(self.handle.ptr, buf))
+        return buf.value.decode()
+
+
+class _Fitted:
+    """One series of a fitted batch: statsmodels' results names."""
+
+    def __init__(self, batch, i):
+        self._b, self._i = batch, i
+
+    def _a(self, name):
+        return self._b.array(self._i, name)
+
+    @property
+    def params(self):
+        return dict(zip(self._b.names(), self._a("params")))
+
+    @property
+    def llf(self):
+        return self._a("llf")[0]
+
+    @property
+    def aic(self):
+        return self._a("aic")[0]
+
+    @property
+    def aicc(self):
+        return self._a("aicc")[0]
+
+    @property
+    def bic(self):
+        return self._a("bic")[0]
+
+    @property
+    def fittedvalues(self):
+        return _out(self._a("fittedvalues"))
+
+    @property
+    def resid(self):
+        return _out(self._a("resid"))
+
+    @property
+    def converged(self):
+        return bool(self._b.integer(self._i, "converged"))
+
+    @property
+    def nit(self):
+        return self._b.integer(self._i, "nit")
+
+    @property
+    def digest(self):
+        return self._b.digest(self._i)
+
+    def forecast(self, h=1, return_conf_int=False, alpha=0.05):
+        """The next h values; with return_conf_int, also the (h, 2) interval
+        [lower, upper] of level 1 - alpha (pmdarima's spelling)."""
+        m, _, lo, hi = self._b.forecast(self._i, h, alpha)
+        if not return_conf_int:
+            return _out(m)
+        np = _numpy()
+        ci = np.array([lo, hi], dtype=np.float64).T if np is not None else [list(p) for p in zip(lo, hi)]
+        return _out(m), ci
+
+    def forecast_se(self, h=1):
+        return _out(self._b.forecast(self._i, h, 0.05)[1])
+
+
+def _numpy():
+    try:
+        import numpy
+        return numpy
+    except ImportError:
+        return None
+
+
+class ARIMA(Estimator):
+    """ARIMA(p, d, q)(P, D, Q)s by exact maximum likelihood (Kalman filter).
+
+    order=(p, d, q), seasonal_order=(P, D, Q, s), trend='n' or 'c' (None: 'c'
+    without differencing, 'n' with it, as statsmodels' ARIMA). The series is
+    differenced first, then the ARMA's exact likelihood is maximized
+    (docs/timeseries.md states the convention). params: every parameter given
+    in statsmodels' order (const, ar.L, ma.L, ar.S.L, ma.S.L, sigma2) instead
+    of estimated; an explosive AR or non-invertible MA is refused by name.
+
+    fit(y): y one 1-d series, or a list of series (a batch, fitted in one
+    call, each series' result its own bits). One series: params_ (dict by
+    statsmodels' names), llf, aic, aicc, bic, fittedvalues, resid,
+    forecast(h, return_conf_int=False, alpha=0.05), model_digest_. A batch:
+    results_[i] has the same names per series.
+    """
+
+    def __init__(self, order=(1, 0, 0), seasonal_order=(0, 0, 0, 0), trend=None, params=None):
+        self.order = order
+        self.seasonal_order = seasonal_order
+        self.trend = trend
+        self.params = params
+
+    def _trend(self):
+        if self.trend is not None:
+            return self.trend
+        d = tuple(self.order)[1] if len(tuple(self.order)) == 3 else 0
+        D = tuple(self.seasonal_order)[1] if len(tuple(self.seasonal_order)) == 4 else 0
+        return "c" if d + D == 0 else "n"
+
+    def fit(self, y):
+        """Fit one series (1-d numbers) or a list of series; returns self."""
+        np = _numpy()
+        batch = isinstance(y, (list, tuple)) and len(y) > 0 and all(
+            hasattr(s, "__len__") and not isinstance(s, (str, bytes)) for s in y)
+        if np is not None and isinstance(y, np.ndarray) and y.dtype == object:
+            batch = True
+        series = list(y) if batch else [y]
+        self._batch = _Batch(_pairs(self.order, self.seasonal_order, self._trend(), self.params), series)
+        self._is_batch = batch
+        self.results_ = [_Fitted(self._batch, i) for i in range(self._batch.n)]
+        for i, r in enumerate(self.results_):
+            if not r.converged:
+                warnings.warn("series %d: the optimizer stopped at its iteration cap (%d iterations) before its "
+                              "tolerances" % (i, r.nit), ConvergenceWarning)
+        return self
+
+    def _one(self):
+        if getattr(self, "_batch", None) is None:
+            raise not_fitted("this ARIMA is not fitted yet; call fit first")
+        if self._is_batch:
+            raise InvalidArgumentError("this ARIMA was fitted on a batch of %d series: read results_[i]"
+                                       % self._batch.n)
+        return self.results_[0]
+
+    @property
+    def params_(self):
+        return self._one().params
+
+    @property
+    def llf(self):
+        return self._one().llf
+
+    @property
+    def aic(self):
+        return self._one().aic
+
+    @property
+    def aicc(self):
+        return self._one().aicc
+
+    @property
+    def bic(self):
+        return self._one().bic
+
+    @property
+    def fittedvalues(self):
+        return self._one().fittedvalues
+
+    @property
+    def resid(self):
+        return self._one().resid
+
+    @property
+    def converged_(self):
+        return self._one().converged
+
+    def forecast(self, h=1, return_conf_int=False, alpha=0.05):
+        return self._one().forecast(h, return_conf_int, alpha)
+
+    @property
+    def model_digest_(self):
+        """SHA-256 over the batch's series digests in order (docs/timeseries.md)."""
+        if getattr(self, "_batch", None) is None:
+            raise not_fitted("this ARIMA is not fitted yet; call fit first")
+        return self._batch.model_digest()
+
+    @property
+    def series_digest_(self):
+        return self._one().digest
