@@ -9,7 +9,7 @@
 
 static int is(const char *key, const char *name) { return !strcmp(key, name); }
 
-/* n whole numbers separated by commas, optionally in parentheses. */
+/* n whole numbers separated by commas or colons, optionally in parentheses. */
 static sb_status parse_ints(const char *key, const char *v, int32_t n, int32_t *out) {
     const char *s = v;
     while (*s == ' ' || *s == '(' || *s == '[') s++;
@@ -17,20 +17,20 @@ static sb_status parse_ints(const char *key, const char *v, int32_t n, int32_t *
         char *end;
         const long long x = strtoll(s, &end, 10);
         if (end == s || x < 0 || x > 100000)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s' must be %d whole numbers >= 0 separated by commas", key, v,
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s' must be %d whole numbers >= 0 separated by commas or colons", key, v,
                            (int)n);
         out[i] = (int32_t)x;
         s = end;
         while (*s == ' ') s++;
         if (i + 1 < n) {
-            if (*s != ',')
-                return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s' must be %d whole numbers >= 0 separated by commas",
+            if (*s != ',' && *s != ':')
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s' must be %d whole numbers >= 0 separated by commas or colons",
                                key, v, (int)n);
             s++;
         }
     }
     while (*s == ' ' || *s == ')' || *s == ']') s++;
-    if (*s) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s' must be %d whole numbers >= 0 separated by commas", key, v, (int)n);
+    if (*s) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s' must be %d whole numbers >= 0 separated by commas or colons", key, v, (int)n);
     return SB_OK;
 }
 
@@ -106,7 +106,7 @@ sb_status sb_arima_spec_parse(const sb_params *params, arima_spec *sp) {
             s = end;
             while (*s == ' ') s++;
             if (i + 1 < np) {
-                if (*s != ',')
+                if (*s != ',' && *s != ':')
                     return sb_fail(SB_ERR_INVALID_ARGUMENT,
                                    "arima: params='%s' must be %d numbers (every parameter, statsmodels' order, sigma2 "
                                    "last)", given, (int)np);
