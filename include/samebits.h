@@ -597,7 +597,17 @@ SB_API sb_status sb_arima_forecast(const sb_arima *e, int64_t series, int32_t h,
                                    double *se, double *lower, double *upper);
 /* The SHA-256 (64 hex digits and a NUL) of a series' fitted model. */
 SB_API sb_status sb_arima_digest(const sb_arima *e, int64_t series, char out[65]);
-/* The SHA-256 of the whole batch: the series' digests in batch order. */
+/* The batch in the model file (docs/model-format.md: version 2, family
+ * arima, payload "ARIM": the specification, then each series' counts,
+ * parameters, criteria, fitted values, residuals, final state and covariance
+ * and last d + sD values, little-endian; the optimizer's trace is not kept).
+ * The bytes, a file (sb_model_save's output rule) and the hex SHA-256 that
+ * closes the file, as for every family; the reader refuses a file of another
+ * family by name. */
+SB_API sb_status sb_arima_to_bytes(const sb_arima *e, uint8_t *buf, size_t cap, size_t *needed);
+SB_API sb_status sb_arima_from_bytes(const uint8_t *buf, size_t n, sb_arima **out);
+SB_API sb_status sb_arima_save(const sb_arima *e, const char *path);
+SB_API sb_status sb_arima_load(const char *path, sb_arima **out);
 SB_API sb_status sb_arima_model_digest(const sb_arima *e, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_arima_free(sb_arima *e);

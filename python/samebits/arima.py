@@ -23,6 +23,8 @@ for _name, (_res, _args) in {
                                       _P(c_double), _P(c_double)]),
         "sb_arima_digest": (c_int, [c_void_p, c_int64, ctypes.c_char * 65]),
         "sb_arima_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
+        "sb_arima_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
+        "sb_arima_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
         "sb_arima_free": (None, [c_void_p])}.items():
     _fn = getattr(lib, _name)
     _fn.restype, _fn.argtypes = _res, _args
@@ -55,6 +57,26 @@ def _pairs(order, seasonal_order, trend, params):
 
 class _Batch:
     """A fitted sb_arima batch."""
+
+    @classmethod
+    def from_bytes(cls, data):
+        """A batch from a model file's bytes (sb_arima_from_bytes)."""
+        data = bytes(data)
+        h = c_void_p()
+        check(lib.sb_arima_from_bytes(data, len(data), byref(h)))
+        b = cls.__new__(cls)
+        b.handle = Handle(h, lib.sb_arima_free)
+        n = c_int64(0)
+        check(lib.sb_arima_nseries(h, byref(n)))
+        b.n = n.value
+        return b
+
+    def to_bytes(self):
+        need = c_size_t(0)
+        check(lib.sb_arima_to_bytes(self.handle.ptr, None, 0, byref(need)))
+        buf = ctypes.create_string_buffer(need.value)
+        check(lib.sb_arima_to_bytes(self.handle.ptr, buf, need.value, byref(need)))
+        return buf.raw[:need.value]
 
     def __init__(self, pairs, series):
         ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
@@ -275,10 +297,44 @@ class ARIMA(Estimator):
 
     @property
     def model_digest_(self):
-        """SHA-256 over the batch's series digests in order (docs/timeseries.md)."""
+        """SHA-256 of the model file's bytes (the digest that closes the file),
+        as every samebits estimator's model_digest_; the whole batch."""
         if getattr(self, "_batch", None) is None:
             raise not_fitted("this ARIMA is not fitted yet; call fit first")
         return self._batch.model_digest()
+
+    def model_bytes(self):
+        """The model file's bytes (docs/model-format.md, payload ARIM): the batch."""
+        if getattr(self, "_batch", None) is None:
+            raise not_fitted("this ARIMA is not fitted yet; call fit first")
+        return self._batch.to_bytes()
+
+    def save_model(self, path):
+        """Write the model file (samebits.load_model reads it back)."""
+        with open(path, "wb") as f:
+            f.write(self.model_bytes())
+        return self
+
+    def load_model(self, path_or_bytes):
+        """Load an ARIMA model file (or its bytes), one series or a batch;
+        returns self. Another family's file is InvalidArgumentError naming it."""
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            data = bytes(path_or_bytes)
+        else:
+            with open(path_or_bytes, "rb") as f:
+                data = f.read()
+        b = _Batch.from_bytes(data)
+        g = b.integer
+        self.order = (g(0, "p"), g(0, "d"), g(0, "q"))
+        self.seasonal_order = (g(0, "P"), g(0, "D"), g(0, "Q"), g(0, "s"))
+        self.trend = "c" if g(0, "trend") else "n"
+        self._batch, self._is_batch = b, b.n != 1
+        self.results_ = [_Fitted(b, i) for i in range(b.n)]
+        return self
+
+    def _load_fitted(self, model, path_or_bytes):
+        """samebits.load_model's hook: the file read again through sb_arima."""
+        self.load_model(path_or_bytes)
 
     @property
     def series_digest_(self):

@@ -1165,6 +1165,9 @@ def estimator_class_for(info):
     if family == 11:
         from . import timeseries
         return timeseries.ExponentialSmoothing
+    if family == 12:
+        from . import arima
+        return arima.ARIMA
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 

@@ -390,6 +390,21 @@ sb_status sb_arima_check(const arima_spec *sp, const double *y, const int64_t *o
     return SB_OK;
 }
 
+int sb_arima_params_valid(const arima_spec *sp, const double *par) {
+    const int32_t np = sb_arima_npar(sp), n4[4] = {sp->p, sp->q, sp->P, sp->Q};
+    for (int32_t i = 0; i < np; i++)
+        if (!ts_finite(par[i])) return 0;
+    if (!(par[np - 1] > 0.0)) return 0;
+    int32_t at = sp->trend;
+    for (int32_t g = 0; g < 4; g++) {
+        double y[SB_ARIMA_MAX_ORDER];
+        for (int32_t i = 0; i < n4[g]; i++) y[i] = (g == 0 || g == 2) ? -par[at + i] : par[at + i];
+        if (!stable(y, n4[g])) return 0;
+        at += n4[g];
+    }
+    return 1;
+}
+
 /* Refuse given parameters that are explosive or non-invertible, or a sigma2
  * that is not positive, by name. */
 sb_status sb_arima_check_given(const arima_spec *sp) {

@@ -60,6 +60,11 @@ int32_t sb_arima_diff_lag(const arima_spec *sp);
 /* statsmodels' name of parameter i into buf. */
 void sb_arima_spec_param_name(const arima_spec *sp, int32_t i, char *buf, size_t cap);
 
+/* 1 when sp is a specification the parser accepts (the model file's check). */
+int sb_arima_spec_valid(const arima_spec *sp);
+/* 1 when par (statsmodels' order) is a stationary, invertible model with
+ * finite values and a positive sigma2. */
+int sb_arima_params_valid(const arima_spec *sp, const double *par);
 sb_status sb_arima_spec_parse(const sb_params *params, arima_spec *spec);
 /* Given parameters that are explosive or non-invertible, or a sigma2 not
  * positive, refused by name. */

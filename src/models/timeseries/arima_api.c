@@ -2,6 +2,7 @@
  * a batch fit, its results series by series, forecasts with intervals and
  * digests. */
 #include "arima.h"
+#include "../model.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -132,20 +133,72 @@ sb_status sb_arima_digest(const sb_arima *e, int64_t series, char out[65]) {
     return SB_OK;
 }
 
+/* The batch as a model of family arima, borrowed for the writer (never
+ * freed: the batch stays the caller's). */
+static void as_model(const sb_arima *e, sb_model *m) {
+    memset(m, 0, sizeof *m);
+    m->family = SB_FAMILY_ARIMA;
+    m->numeric_mode = SB_MODE_IDENTICAL;
+    m->num_features = 1;
+    m->num_class = 1;
+    m->arima = (sb_arima *)e;
+}
+
+sb_status sb_arima_to_bytes(const sb_arima *e, uint8_t *buf, size_t cap, size_t *needed) {
+    sb_clear_error();
+    if (!e) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_to_bytes: NULL model");
+    sb_model m;
+    as_model(e, &m);
+    return sb_model_to_bytes(&m, buf, cap, needed);
+}
+
+sb_status sb_arima_save(const sb_arima *e, const char *path) {
+    sb_clear_error();
+    if (!e) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_save: NULL model");
+    sb_model m;
+    as_model(e, &m);
+    return sb_model_save(&m, path);
+}
+
 sb_status sb_arima_model_digest(const sb_arima *e, char hex[65]) {
     sb_clear_error();
     if (!e || !hex) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_model_digest: NULL argument");
-    sb_sha256_ctx c;
-    uint8_t d[32];
-    sb_sha256_init(&c);
-    sb_sha256_update(&c, "ARIB", 4);
-    for (int64_t i = 0; i < e->nseries; i++) {
-        sb_arima_fit_digest(&e->spec, &e->fits[i], d);
-        sb_sha256_update(&c, d, 32);
+    sb_model m;
+    as_model(e, &m);
+    return sb_model_digest(&m, hex);
+}
+
+/* The batch a loaded model holds, taken from it; another family is refused
+ * by name. */
+static sb_status take(sb_status st, sb_model *m, sb_arima **out) {
+    if (st != SB_OK) return st;
+    if (m->family != SB_FAMILY_ARIMA) {
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "the model is %s, not arima", sb_family_name((sb_family)m->family));
+        sb_model_free(m);
+        return st;
     }
-    sb_sha256_final(&c, d);
-    sb_hex(d, 32, hex);
+    *out = m->arima;
+    m->arima = NULL;
+    sb_model_free(m);
     return SB_OK;
+}
+
+sb_status sb_arima_from_bytes(const uint8_t *buf, size_t n, sb_arima **out) {
+    sb_clear_error();
+    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_from_bytes: NULL out");
+    *out = NULL;
+    sb_model *m = NULL;
+    sb_status st = sb_model_from_bytes(buf, n, &m);
+    return take(st, m, out);
+}
+
+sb_status sb_arima_load(const char *path, sb_arima **out) {
+    sb_clear_error();
+    if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_load: NULL out");
+    *out = NULL;
+    sb_model *m = NULL;
+    sb_status st = sb_model_load(path, &m);
+    return take(st, m, out);
 }
 
 void sb_arima_free(sb_arima *e) { sb_arima_release(e); }

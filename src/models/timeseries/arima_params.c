@@ -34,6 +34,20 @@ static sb_status parse_ints(const char *key, const char *v, int32_t n, int32_t *
     return SB_OK;
 }
 
+int sb_arima_spec_valid(const arima_spec *sp) {
+    const int32_t ord[4] = {sp->p, sp->q, sp->P, sp->Q};
+    for (int i = 0; i < 4; i++)
+        if (ord[i] < 0 || ord[i] > SB_ARIMA_MAX_ORDER) return 0;
+    if (sp->d < 0 || sp->D < 0 || sp->d > SB_ARIMA_MAX_DIFF || sp->D > SB_ARIMA_MAX_DIFF) return 0;
+    if (sp->s < 0 || sp->s == 1 || sp->s > SB_ARIMA_MAX_PERIOD) return 0;
+    if (sp->s == 0 ? (sp->P || sp->D || sp->Q) : !(sp->P || sp->D || sp->Q)) return 0;
+    if (sp->trend != ARIMA_TREND_N && sp->trend != ARIMA_TREND_C) return 0;
+    if (sp->trend == ARIMA_TREND_C && sp->d + sp->D > 0) return 0;
+    if (sb_arima_state_dim(sp) > SB_ARIMA_MAX_STATE || sb_arima_npar(sp) - 1 > TS_NM_MAXD) return 0;
+    if (sp->ngiven != 0 && sp->ngiven != sb_arima_npar(sp)) return 0;
+    return sp->ngiven == 0 || sb_arima_params_valid(sp, sp->given);
+}
+
 sb_status sb_arima_spec_parse(const sb_params *params, arima_spec *sp) {
     memset(sp, 0, sizeof *sp);
     sb_numeric_mode mode;
