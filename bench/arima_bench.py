@@ -166,7 +166,7 @@ def main():
              "llf within %.1e relative (largest, %d fits without a const); samebits' llf at least SARIMAX's own fit's "
              "(less 1e-8 relative) in %d of %d fits." % (max(sx_same) if sx_same else float("nan"), len(sx_same), sx_ge, n),
              "", "| series | model | n | llf rel. (sb - sm) / sm | max param diff | max forecast diff / scale | "
-             "95%% width diff | verdict |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+             "95% width diff | verdict |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
         lines.append("| %s | %s | %d | %.2e | %.2e | %.2e | %.2e | %s |" % (
             r["series"], r["model"], r["n"], r["llf_rel"], r["param_diff"], r["fc_rel"], r["width_rel"], verdict(r)))
