@@ -343,7 +343,7 @@ int sb_cli_forecast(int argc, char **argv) {
         rc = fail("%s", "forecast: give --model MODEL (a fitted batch) or --data FILE (fit, then forecast), not both");
     if (rc == 0 && o.model) rc = load_batch(o.model, &b);
     if (rc == 0 && o.data) rc = fit_file(o.data, o.idc, o.tc, o.yc, o.params, NULL, &t, &b);
-    if (rc == 0 && o.h > 100000 && b.arima) rc = fail("--h '%s': ARIMA forecasts at most 100000 steps", "given");
+    if (rc == 0 && o.h > 100000 && b.arima) rc = fail("%s", "forecast: --h above 100000: ARIMA forecasts at most 100000 steps");
     FILE *out = NULL;
     if (rc == 0) {
         out = !o.out || !strcmp(o.out, "-") ? stdout : fopen(o.out, "w");

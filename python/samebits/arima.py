@@ -339,3 +339,81 @@ class ARIMA(Estimator):
     @property
     def series_digest_(self):
         return self._one().digest
+
+
+# The neighbours of Hyndman and Khandakar's stepwise search, in the order
+# forecast::auto.arima tries them: (dp, dq, dP, dQ, toggle the constant).
+_STEPS = [(0, 0, -1, 0, 0), (0, 0, 1, 0, 0), (0, 0, 0, -1, 0), (0, 0, 0, 1, 0), (0, 0, -1, -1, 0), (0, 0, -1, 1, 0),
+          (0, 0, 1, -1, 0), (0, 0, 1, 1, 0), (-1, 0, 0, 0, 0), (1, 0, 0, 0, 0), (0, -1, 0, 0, 0), (0, 1, 0, 0, 0),
+          (-1, -1, 0, 0, 0), (-1, 1, 0, 0, 0), (1, -1, 0, 0, 0), (1, 1, 0, 0, 0), (0, 0, 0, 0, 1)]
+
+
+def auto_arima(y, d=0, D=0, m=1, max_p=5, max_q=5, max_P=2, max_Q=2, max_models=94):
+    """Hyndman and Khandakar's stepwise order search (J. Stat. Software 27(3),
+    2008, section 3.2), every choice fixed: d and D are given (the unit-root
+    tests that choose them are not built), the start models (2,d,2)(1,D,1),
+    (0,d,0)(0,D,0), (1,d,0)(1,D,0), (0,d,1)(0,D,1) (the seasonal parts with
+    m > 1; with a const when d + D = 0, and (0,d,0) without one), then from
+    the best so far its neighbours in forecast::auto.arima's order (P, Q, both,
+    p, q, both, the const toggled), moving to the first with a lower AICc
+    (strictly: a tie keeps the incumbent) until none is lower or max_models
+    fits. Every AICc is the C library's bits, so every choice is the same on
+    every machine. A fit refused by the library (e.g. a series too short for
+    the order) is skipped. Returns the fitted ARIMA; its search_ lists
+    (order, seasonal_order, trend, aicc) in the order fitted."""
+    seasonal = m is not None and m > 1
+    if D and not seasonal:
+        raise InvalidArgumentError("D=%r needs a season: m >= 2" % (D,))
+    from .errors import SameBitsError
+    cache, order_of_fits = {}, []
+
+    def key(p, q, P, Q, c):
+        return (p, q, P if seasonal else 0, Q if seasonal else 0, c)
+
+    def fit(k):
+        if k in cache:
+            return cache[k]
+        p, q, P, Q, c = k
+        if min(p, q, P, Q) < 0 or p > max_p or q > max_q or P > max_P or Q > max_Q or len(cache) >= max_models:
+            return None
+        so = (P, D, Q, m) if seasonal and (P or D or Q) else (0, 0, 0, 0)
+        est = ARIMA(order=(p, d, q), seasonal_order=so, trend="c" if c else "n")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                est.fit(y)
+            val = est.aicc
+        except SameBitsError:
+            est, val = None, float("inf")
+        cache[k] = (val, est)
+        order_of_fits.append(((p, d, q), so, "c" if c else "n", val))
+        return cache[k]
+
+    c0 = 1 if d + D == 0 else 0
+    starts = [key(2, 2, 1, 1, c0), key(0, 0, 0, 0, c0), key(1, 0, 1, 0, c0), key(0, 1, 0, 1, c0)]
+    if c0:
+        starts.append(key(0, 0, 0, 0, 0))
+    best, best_val = None, float("inf")
+    for k in starts:
+        r = fit(k)
+        if r is not None and r[0] < best_val:
+            best, best_val = k, r[0]
+    if best is None:
+        raise InvalidInputError("auto_arima: no start model could be fitted to this series")
+    moved = True
+    while moved and len(cache) < max_models:
+        moved = False
+        for dp, dq, dP, dQ, tog in _STEPS:
+            if not seasonal and (dP or dQ):
+                continue
+            p, q, P, Q, c = best
+            if tog and d + D > 0:
+                continue
+            k = key(p + dp, q + dq, P + dP, Q + dQ, (1 - c) if tog else c)
+            r = fit(k)
+            if r is not None and r[0] < best_val:
+                best, best_val, moved = k, r[0], True
+                break
+    est = cache[best][1]
+    est.search_ = order_of_fits
+    return est

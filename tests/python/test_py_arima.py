@@ -162,3 +162,33 @@ def test_model_file_roundtrip(tmp_path):
     e = samebits.ExponentialSmoothing().fit(ys[0])
     with pytest.raises(samebits.InvalidArgumentError, match="not arima"):
         samebits.ARIMA().load_model(e.model_bytes())
+
+
+def test_auto_arima_stepwise():
+    """The stepwise search: on a simulated AR(2) it ends at a model whose
+    AICc is the lowest of every model it fitted, the start models first in
+    their stated order; the same search and digest at 1 and 3 threads."""
+    rng = np.random.default_rng(11)
+    e = rng.normal(0, 1, 400)
+    y = np.zeros(400)
+    for t in range(2, 400):
+        y[t] = 0.6 * y[t - 1] - 0.3 * y[t - 2] + e[t]
+    runs = []
+    for threads in (1, 3):
+        samebits.set_num_threads(threads)
+        try:
+            m = samebits.auto_arima(y + 10.0)
+        finally:
+            samebits.set_num_threads(0)
+        runs.append((m.series_digest_, m.search_))
+    assert runs[0] == runs[1]
+    search = runs[0][1]
+    assert [s[0] for s in search[:4]] == [(2, 0, 2), (0, 0, 0), (1, 0, 0), (0, 0, 1)]
+    best = min(search, key=lambda s: s[3])
+    assert m.order == best[0] and m.aicc == best[3]
+    assert m.order[0] >= 1  # an AR part is found
+
+
+def test_auto_arima_seasonal_refusals():
+    with pytest.raises(samebits.InvalidArgumentError, match="needs a season"):
+        samebits.auto_arima(np.arange(50.0), D=1)
