@@ -14,6 +14,10 @@
  * series refused. The target is read by strtod (correctly rounded to
  * float64); an empty field, NA or NaN is a missing value, which the library
  * refuses by name.
+ *
+ * ARIMA (--model arima, or model=arima with forecast --data) shares the reader
+ * and the commands; its forecasts carry the 1 - alpha prediction interval
+ * (--alpha, 0.05 by default) in two more columns, lower and upper.
  */
 #include "ets_cli.h"
 #include "samebits_cert.h"
@@ -194,14 +198,27 @@ static int make_batch(table *t, const char *path, double **y, int64_t **off) {
 }
 
 /* Fit the long-format file's series with params; the ids stay in t. */
+/* A fitted batch of either family. */
+typedef struct batch {
+    int arima;
+    sb_ets *ets;
+    sb_arima *ar;
+} batch;
+
+static void batch_free(batch *b) {
+    sb_ets_free(b->ets);
+    sb_arima_free(b->ar);
+}
+
 static int fit_file(const char *path, const char *idc, const char *tc, const char *yc, const sb_params *params,
-                    sb_card *card, table *t, sb_ets **out) {
+                    sb_card *card, table *t, batch *out) {
     double *y = NULL;
     int64_t *off = NULL;
     int rc = read_table(path, idc, tc, yc, t);
     if (rc == 0) rc = make_batch(t, path, &y, &off);
     if (rc == 0) {
-        sb_status st = sb_ets_fit(params, y, off, t->nids, card, out);
+        sb_status st = out->arima ? sb_arima_fit(params, y, off, t->nids, card, &out->ar)
+                                  : sb_ets_fit(params, y, off, t->nids, card, &out->ets);
         if (st != SB_OK) {
             /* name the series by its id as well as its index */
             const char *msg = sb_last_error();
@@ -221,11 +238,12 @@ static int fit_file(const char *path, const char *idc, const char *tc, const cha
 typedef struct opts {
     const char *data, *model, *out, *card, *idc, *tc, *yc;
     int32_t h;
+    double alpha;
     sb_params *params;
 } opts;
 
 static int parse_opts(int argc, char **argv, opts *o, int forecast) {
-    o->idc = "unique_id", o->tc = "ds", o->yc = "y", o->h = 0;
+    o->idc = "unique_id", o->tc = "ds", o->yc = "y", o->h = 0, o->alpha = 0.05;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--data") && v) o->data = v, i++;
@@ -246,6 +264,11 @@ static int parse_opts(int argc, char **argv, opts *o, int forecast) {
             long h = strtol(v, &end, 10);
             if (end == v || *end || h < 1 || h > 1000000) return fail("--h '%s' must be a whole number in 1..1000000", v);
             o->h = (int32_t)h, i++;
+        } else if (!strcmp(a, "--alpha") && v && forecast) {
+            char *end;
+            const double al = strtod(v, &end);
+            if (end == v || *end || !(al > 0.0 && al < 1.0)) return fail("--alpha '%s' must be a number in (0, 1)", v);
+            o->alpha = al, i++;
         } else if (a[0] != '-' && strchr(a, '=')) {
             sb_status st = sb_params_parse(o->params, a);
             if (st != SB_OK) return lib_fail(st);
@@ -260,25 +283,50 @@ int sb_cli_train_ets(int argc, char **argv) {
     sb_status st = sb_params_create(&o.params);
     if (st != SB_OK) return lib_fail(st);
     table t = {0};
-    sb_ets *e = NULL;
+    batch b = {0};
     sb_card *card = NULL;
     int rc = parse_opts(argc, argv, &o, 0);
-    if (rc == 0 && (!o.data || !o.out)) rc = fail("%s", "train --model ets: --data and --out are required");
-    if (rc == 0 && o.model && strcmp(o.model, "ets")) rc = fail("train: --model '%s' is not ets", o.model);
+    b.arima = o.model && !strcmp(o.model, "arima");
+    const char *fam = b.arima ? "arima" : "ets";
+    if (rc == 0 && (!o.data || !o.out)) rc = fail("train --model %s: --data and --out are required", fam);
+    if (rc == 0 && o.model && strcmp(o.model, "ets") && strcmp(o.model, "arima"))
+        rc = fail("train: --model '%s' is not ets or arima", o.model);
     if (rc == 0 && o.card && (st = sb_card_create(&card)) != SB_OK) rc = lib_fail(st);
-    if (rc == 0) rc = fit_file(o.data, o.idc, o.tc, o.yc, o.params, card, &t, &e);
-    if (rc == 0 && (st = sb_ets_save(e, o.out)) != SB_OK) rc = lib_fail(st);
+    if (rc == 0) rc = fit_file(o.data, o.idc, o.tc, o.yc, o.params, card, &t, &b);
+    if (rc == 0 && (st = b.arima ? sb_arima_save(b.ar, o.out) : sb_ets_save(b.ets, o.out)) != SB_OK) rc = lib_fail(st);
     if (rc == 0 && card && (st = sb_card_save(card, o.card)) != SB_OK) rc = lib_fail(st);
     if (rc == 0) {
         char hex[65];
-        if ((st = sb_ets_model_digest(e, hex)) != SB_OK) rc = lib_fail(st);
-        else fprintf(stderr, "samebits: ets fitted %lld series; model digest: %s\n", (long long)t.nids, hex);
+        if ((st = b.arima ? sb_arima_model_digest(b.ar, hex) : sb_ets_model_digest(b.ets, hex)) != SB_OK)
+            rc = lib_fail(st);
+        else fprintf(stderr, "samebits: %s fitted %lld series; model digest: %s\n", fam, (long long)t.nids, hex);
+        for (int64_t s = 0; rc == 0 && b.arima && s < t.nids; s++) {
+            int64_t conv = 1, nit = 0;
+            sb_arima_get_int(b.ar, s, "converged", &conv);
+            sb_arima_get_int(b.ar, s, "nit", &nit);
+            if (!conv)
+                fprintf(stderr, "samebits: warning: series '%s': the optimizer stopped at its iteration cap (%lld "
+                        "iterations) before its tolerances\n", t.ids[s], (long long)nit);
+        }
     }
-    sb_ets_free(e);
+    batch_free(&b);
     sb_card_free(card);
     sb_params_free(o.params);
     table_free(&t);
     return rc;
+}
+
+/* Load a model file of either series family into b (by its family). */
+static int load_batch(const char *path, batch *b) {
+    sb_model *m = NULL;
+    sb_model_info info;
+    sb_status st = sb_model_load(path, &m);
+    if (st == SB_OK) st = sb_model_get_info(m, &info);
+    sb_model_free(m);
+    if (st != SB_OK) return lib_fail(st);
+    b->arima = info.family == SB_FAMILY_ARIMA;
+    st = b->arima ? sb_arima_load(path, &b->ar) : sb_ets_load(path, &b->ets);
+    return st == SB_OK ? 0 : lib_fail(st);
 }
 
 int sb_cli_forecast(int argc, char **argv) {
@@ -286,36 +334,44 @@ int sb_cli_forecast(int argc, char **argv) {
     sb_status st = sb_params_create(&o.params);
     if (st != SB_OK) return lib_fail(st);
     table t = {0};
-    sb_ets *e = NULL;
+    batch b = {0};
     int rc = parse_opts(argc, argv, &o, 1);
+    const char *mv = NULL;
+    if (rc == 0 && o.data && sb_params_get(o.params, "model", &mv) == SB_OK) b.arima = !strcmp(mv, "arima");
     if (rc == 0 && !o.h) rc = fail("%s", "forecast: --h H is required");
     if (rc == 0 && !!o.model == !!o.data)
         rc = fail("%s", "forecast: give --model MODEL (a fitted batch) or --data FILE (fit, then forecast), not both");
-    if (rc == 0 && o.model && (st = sb_ets_load(o.model, &e)) != SB_OK) rc = lib_fail(st);
-    if (rc == 0 && o.data) rc = fit_file(o.data, o.idc, o.tc, o.yc, o.params, NULL, &t, &e);
+    if (rc == 0 && o.model) rc = load_batch(o.model, &b);
+    if (rc == 0 && o.data) rc = fit_file(o.data, o.idc, o.tc, o.yc, o.params, NULL, &t, &b);
+    if (rc == 0 && o.h > 100000 && b.arima) rc = fail("%s", "forecast: --h above 100000: ARIMA forecasts at most 100000 steps");
     FILE *out = NULL;
     if (rc == 0) {
         out = !o.out || !strcmp(o.out, "-") ? stdout : fopen(o.out, "w");
         if (!out) rc = fail("cannot write '%s'", o.out);
     }
-    double *fc = rc == 0 ? malloc(sizeof(double) * (size_t)o.h) : NULL;
+    double *fc = rc == 0 ? malloc(sizeof(double) * 3 * (size_t)o.h) : NULL;
     if (rc == 0 && !fc) rc = fail("%s", "out of memory for the forecasts");
     if (rc == 0) {
         int64_t ns = 0;
-        sb_ets_nseries(e, &ns);
-        fprintf(out, "%s,step,forecast\n", o.data ? o.idc : "series");
+        if (b.arima) sb_arima_nseries(b.ar, &ns);
+        else sb_ets_nseries(b.ets, &ns);
+        fprintf(out, "%s,step,forecast%s\n", o.data ? o.idc : "series", b.arima ? ",lower,upper" : "");
         for (int64_t s = 0; s < ns && rc == 0; s++) {
-            if ((st = sb_ets_forecast(e, s, o.h, fc)) != SB_OK) rc = lib_fail(st);
+            st = b.arima ? sb_arima_forecast(b.ar, s, o.h, o.alpha, fc, NULL, fc + o.h, fc + 2 * o.h)
+                         : sb_ets_forecast(b.ets, s, o.h, fc);
+            if (st != SB_OK) rc = lib_fail(st);
             for (int32_t j = 0; rc == 0 && j < o.h; j++) {
                 /* %.17g: enough digits to read back the same double */
-                if (o.data) fprintf(out, "%s,%d,%.17g\n", t.ids[s], (int)j + 1, fc[j]);
-                else fprintf(out, "%lld,%d,%.17g\n", (long long)s, (int)j + 1, fc[j]);
+                if (o.data) fprintf(out, "%s,%d,%.17g", t.ids[s], (int)j + 1, fc[j]);
+                else fprintf(out, "%lld,%d,%.17g", (long long)s, (int)j + 1, fc[j]);
+                if (b.arima) fprintf(out, ",%.17g,%.17g", fc[o.h + j], fc[2 * o.h + j]);
+                fputc('\n', out);
             }
         }
     }
     if (out && out != stdout && fclose(out) != 0 && rc == 0) rc = fail("cannot write '%s'", o.out);
     free(fc);
-    sb_ets_free(e);
+    batch_free(&b);
     sb_params_free(o.params);
     table_free(&t);
     return rc;

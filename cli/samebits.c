@@ -59,6 +59,8 @@ static const char *k_usage =
     "  train --model svc|svr --data FILE [--label NAME] [kernel=rbf C=1 gamma=scale epsilon=0.1 ...]\n"
     "        (docs/svm.md: the label is the target, SVC's class indices 0..K-1 or SVR's values; DATA.weight beside:\n"
     "        sample weights; predict writes the class index or the value, --raw the decision values)\n"
+    "  train --model arima --data FILE --out MODEL [--id unique_id] [--time ds] [--target y]\n"
+    "        [order=p:d:q seasonal_order=P:D:Q:s trend=n|c ...]   (docs/timeseries.md: the same long format)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
     "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
@@ -73,8 +75,9 @@ static const char *k_usage =
     "        [--threads N] [key=value ...]\n"
     "                                   train gradient-boosted trees (docs/gbdt.md)\n"
     "  forecast --h H (--model MODEL | --data FILE [--id C] [--time C] [--target C] [key=value ...])\n"
-    "        [--out FILE]   exponential smoothing's next H values of each series (CSV: id or series, step,\n"
-    "        forecast); --data fits the file's series first (docs/timeseries.md)\n"
+    "        [--out FILE] [--alpha A]   exponential smoothing's or ARIMA's next H values of each series (CSV:\n"
+    "        id or series, step, forecast; ARIMA adds lower, upper: the 1 - A interval, A 0.05 by default);\n"
+    "        --data fits the file's series first (model=arima for ARIMA; docs/timeseries.md)\n"
     "  predict --model MODEL --data FILE --out FILE [--raw|--proba|--leaf|--contrib] [--format csv|libsvm]\n"
     "          (tree models: --leaf, each tree's leaf index (LightGBM's numbers); --contrib, TreeSHAP\n"
     "          contributions, per class the features' then the expected value; docs/explain.md)\n"
@@ -573,7 +576,8 @@ static int rank_path(const char *p, int32_t rank, char **out) {
 
 static int cmd_train(int argc, char **argv) {
     for (int i = 0; i + 1 < argc; i++) /* exponential smoothing reads its own long format (cli/ets_cli.c) */
-        if (strcmp(argv[i], "--model") == 0 && strcmp(argv[i + 1], "ets") == 0) return sb_cli_train_ets(argc, argv);
+        if (strcmp(argv[i], "--model") == 0 && (strcmp(argv[i + 1], "ets") == 0 || strcmp(argv[i + 1], "arima") == 0))
+            return sb_cli_train_ets(argc, argv);
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
                *ignore_cols = NULL, *init_path = NULL;

@@ -117,7 +117,7 @@ typedef enum sb_family {
     SB_FAMILY_SPECTRAL = 9,
     SB_FAMILY_KDE = 10,
     SB_FAMILY_ETS = 11, /* exponential smoothing (a batch of series; sb_ets_save) */
-    /* 12 is ARIMA's (its branch) */
+    SB_FAMILY_ARIMA = 12, /* ARIMA (a batch of series; sb_arima_* calls) */
     SB_FAMILY_SVM = 13, /* support vector classification and regression (sb_svm_fit) */
     SB_FAMILY_COUNT_ = 14
 } sb_family;
@@ -596,6 +596,64 @@ SB_API sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out
  * *needed gets the count (cap 0 asks). */
 SB_API sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
                                           size_t *needed);
+/* ---- ARIMA (docs/timeseries.md) ------------------------------------------ */
+
+/* A batch of fitted ARIMA(p, d, q)(P, D, Q)s models, one a series. Owned by
+ * the caller: sb_arima_free. */
+typedef struct sb_arima sb_arima;
+/* Fit ARIMA by exact maximum likelihood (Kalman filter; the series
+ * differenced first, (1 - B)^d (1 - B^s)^D, then a stationary, invertible
+ * ARMA in statsmodels' ARIMA mean form) to nseries series at once: series i
+ * is y[offsets[i] .. offsets[i+1]) (float64), each fitted on its own (the
+ * same bits whatever the batch, its position in it or the thread count).
+ * params: order="p,d,q", seasonal_order="P,D,Q,s", trend=n|c (c only
+ * without differencing), params="v1,...,vk" to give every parameter
+ * (statsmodels' order: const, ar.L, ma.L, ar.S.L, ma.S.L, sigma2) instead of
+ * estimating them: explosive AR or non-invertible MA polynomials refused by
+ * name. A hostile batch is refused by name before any work: a missing value
+ * (NaN or infinite), a series too short for the model, a constant
+ * differenced series (its likelihood has no maximum). card may be NULL. */
+SB_API sb_status sb_arima_fit(const sb_params *params, const double *y, const int64_t *offsets, int64_t nseries,
+                              sb_card *card, sb_arima **out);
+SB_API sb_status sb_arima_nseries(const sb_arima *e, int64_t *nseries);
+/* A series' array by statsmodels' name: "params" (const, ar.L1.., ma.L1..,
+ * ar.S.Ls.., ma.S.Ls.., sigma2), "llf", "aic", "aicc", "bic",
+ * "fittedvalues", "resid" (NaN for the first d + sD values), "trace" (the
+ * optimizer's best objective after each simplex iteration). *needed gets the
+ * count (cap 0 asks); a smaller cap is SB_ERR_LIMIT, another name
+ * SB_ERR_NOT_FOUND. */
+SB_API sb_status sb_arima_get_array(const sb_arima *e, int64_t series, const char *name, double *out, size_t cap,
+                                    size_t *needed);
+/* A series' integer: "nobs" (the series' length), "nobs_effective" (after
+ * differencing), "nfev", "nit", "converged" (1: the simplex met its
+ * tolerances; 0: stopped at its iteration cap, nit says after how many),
+ * "k" (parameters), and the model's "p", "d", "q", "P", "D", "Q", "s",
+ * "trend" (0 n, 1 c). */
+SB_API sb_status sb_arima_get_int(const sb_arima *e, int64_t series, const char *name, int64_t *out);
+/* Parameter i's statsmodels name (e.g. "ar.L1", "ma.S.L12", "sigma2") into
+ * buf (cap bytes with the NUL); *needed (may be NULL) gets the full size. */
+SB_API sb_status sb_arima_param_name(const sb_arima *e, int32_t i, char *buf, size_t cap, size_t *needed);
+/* The next h values of a series (1 <= h <= 100000) into mean, and, each may
+ * be NULL, their standard errors and the ends of the 1 - alpha prediction
+ * interval (0 < alpha < 1), statsmodels' get_forecast(h).conf_int(alpha). */
+SB_API sb_status sb_arima_forecast(const sb_arima *e, int64_t series, int32_t h, double alpha, double *mean,
+                                   double *se, double *lower, double *upper);
+/* The SHA-256 (64 hex digits and a NUL) of a series' fitted model. */
+SB_API sb_status sb_arima_digest(const sb_arima *e, int64_t series, char out[65]);
+/* The batch in the model file (docs/model-format.md: version 2, family
+ * arima, payload "ARIM": the specification, then each series' counts,
+ * parameters, criteria, fitted values, residuals, final state and covariance
+ * and last d + sD values, little-endian; the optimizer's trace is not kept).
+ * The bytes, a file (sb_model_save's output rule) and the hex SHA-256 that
+ * closes the file, as for every family; the reader refuses a file of another
+ * family by name. */
+SB_API sb_status sb_arima_to_bytes(const sb_arima *e, uint8_t *buf, size_t cap, size_t *needed);
+SB_API sb_status sb_arima_from_bytes(const uint8_t *buf, size_t n, sb_arima **out);
+SB_API sb_status sb_arima_save(const sb_arima *e, const char *path);
+SB_API sb_status sb_arima_load(const char *path, sb_arima **out);
+SB_API sb_status sb_arima_model_digest(const sb_arima *e, char hex[65]);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
+SB_API void sb_arima_free(sb_arima *e);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";

@@ -1165,6 +1165,9 @@ def estimator_class_for(info):
     if family == 11:
         from . import timeseries
         return timeseries.ExponentialSmoothing
+    if family == 12:
+        from . import arima
+        return arima.ARIMA
     if family == 13:  # svm: SVC or SVR by the model's kind (samebits.svm)
         from . import svm
         return svm.SVR if info.get("svm_kind") == 1 else svm.SVC

@@ -4,6 +4,7 @@
  */
 #include "model.h"
 #include "timeseries/ets.h"
+#include "timeseries/arima.h"
 #include "../kernels/tree.h"
 #include <math.h>
 #include <stdio.h>
@@ -350,6 +351,7 @@ void sb_model_free(sb_model *m) {
     sb_kde_free(m->kde);
     sb_svm_free(m->svm);
     sb_ets_release(m->ets);
+    sb_arima_release(m->arima);
     sb_evals_free(m->evals);
     sb_free(m);
 }

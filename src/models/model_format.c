@@ -15,6 +15,7 @@
  */
 #include "neighbors/knn.h"
 #include "timeseries/ets.h"
+#include "timeseries/arima.h"
 #include "model.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +73,7 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_TAG_SVM "SVMS"
 /* Exponential smoothing's payload (version 2 only): a batch of fitted series. */
 #define MF_TAG_ETS "ETSM"
+#define MF_TAG_ARIMA "ARIM" /* ARIMA: a batch of fitted series */
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -268,6 +270,7 @@ static sb_status check_agglo(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_spectral(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_kde(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_ets(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_arima(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_svm(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
@@ -278,10 +281,11 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     if (m->family == SB_FAMILY_KDE) return check_kde(m, bad, who);
     if (m->family == SB_FAMILY_ETS) return check_ets(m, bad, who);
     if (m->family == SB_FAMILY_SVM) return check_svm(m, bad, who);
+    if (m->family == SB_FAMILY_ARIMA) return check_arima(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11) or svm (13)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12) or svm (13)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -623,6 +627,36 @@ static sb_status check_ets(const sb_model *m, sb_status bad, const char *who) {
     return check_common(m, bad, who);
 }
 
+/* An ARIMA batch: a specification the parser accepts, at least one series,
+ * each with its arrays, long enough for the model, and parameters of a
+ * stationary, invertible model with a positive sigma2. */
+static sb_status check_arima(const sb_model *m, sb_status bad, const char *who) {
+    const sb_arima *e = m->arima;
+    if (!e || !e->fits) return sb_fail(bad, "%s: an ARIMA model without its series", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral || m->ets)
+        return sb_fail(bad, "%s: an ARIMA model has only its series", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    const arima_spec *sp = &e->spec;
+    if (m->num_features != 1 || m->num_class != 1 || !sb_arima_spec_valid(sp))
+        return sb_fail(bad, "%s: ARIMA(%d,%d,%d)(%d,%d,%d,%d) trend %d with %d given parameters is not a model this "
+                       "library fits", who, (int)sp->p, (int)sp->d, (int)sp->q, (int)sp->P, (int)sp->D, (int)sp->Q,
+                       (int)sp->s, (int)sp->trend, (int)sp->ngiven);
+    if (e->nseries < 1 || e->nseries > INT32_MAX)
+        return sb_fail(e->nseries < 1 ? bad : SB_ERR_LIMIT, "%s: %lld series", who, (long long)e->nseries);
+    const int32_t L = sb_arima_diff_lag(sp);
+    for (int64_t i = 0; i < e->nseries; i++) {
+        const arima_fit *f = &e->fits[i];
+        if (!f->fitted || !f->resid || !f->a || !f->P || !f->ylast || f->n < L + 2 || f->n > INT32_MAX ||
+            f->nobs != f->n - L)
+            return sb_fail(bad, "%s: series %lld has %lld values or lacks its arrays", who, (long long)i, (long long)f->n);
+        if (!sb_arima_params_valid(sp, f->par))
+            return sb_fail(bad, "%s: series %lld's parameters are not a stationary, invertible model with a positive "
+                           "sigma2", who, (long long)i);
+    }
+    return check_common(m, bad, who);
+}
+
 /* An agglomerative model: its linkage and shape, labels numbered by smallest
  * row, a tree whose merge s joins two earlier nodes never used before, finite
  * distances >= 0. */
@@ -754,6 +788,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_SPECTRAL: return MF_TAG_SPECTRAL;
     case SB_FAMILY_KDE: return MF_TAG_KDE;
     case SB_FAMILY_ETS: return MF_TAG_ETS;
+    case SB_FAMILY_ARIMA: return MF_TAG_ARIMA;
     case SB_FAMILY_SVM: return MF_TAG_SVM;
     }
     return NULL;
@@ -871,9 +906,27 @@ static uint64_t ets_payload_size(const sb_model *m) {
     return b;
 }
 
+/* Bytes of the ARIMA payload: the specification (nine i32: p, d, q, P, D,
+ * Q, s, trend, given count), the given parameters (f64), the series count,
+ * then a series: n (u64), three i32 counts (nfev, nit, converged), the
+ * parameters, llf, AIC, AICc, BIC, the fitted values and residuals, the
+ * final state (r) and its covariance (r x r), the last d + sD values (f64). */
+static uint64_t arima_series_words(const arima_spec *sp, uint64_t n) {
+    const uint64_t r = (uint64_t)sb_arima_state_dim(sp);
+    return (uint64_t)sb_arima_npar(sp) + 4 + 2 * n + r + r * r + (uint64_t)sb_arima_diff_lag(sp);
+}
+
+static uint64_t arima_payload_size(const sb_model *m) {
+    const sb_arima *e = m->arima;
+    uint64_t b = 36 + 8 * (uint64_t)e->spec.ngiven + 8;
+    for (int64_t i = 0; i < e->nseries; i++) b += 8 + 12 + 8 * arima_series_words(&e->spec, (uint64_t)e->fits[i].n);
+    return b;
+}
+
 static uint64_t payload_size(const sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_KDE) return kde_payload_size(m);
     if (m->family == SB_FAMILY_ETS) return ets_payload_size(m);
+    if (m->family == SB_FAMILY_ARIMA) return arima_payload_size(m);
     if (m->family == SB_FAMILY_SVM) return svm_payload_size(m);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return agglo_payload_size(m);
     if (m->family == SB_FAMILY_SPECTRAL) return spectral_payload_size(m);
@@ -1068,6 +1121,30 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
             for (int p = 0; p < 4; p++) sink_f64(s, crit[p]);
             for (int64_t t = 0; t < f->n; t++) sink_f64(s, f->fitted[t]);
             for (int64_t t = 0; t < f->n; t++) sink_f64(s, f->resid[t]);
+        }
+        return;
+    }
+    if (m->family == SB_FAMILY_ARIMA) {
+        const sb_arima *e = m->arima;
+        const arima_spec *sp = &e->spec;
+        const int32_t hd[9] = {sp->p, sp->d, sp->q, sp->P, sp->D, sp->Q, sp->s, sp->trend, sp->ngiven};
+        for (int i = 0; i < 9; i++) sink_i32(s, hd[i]);
+        for (int32_t i = 0; i < sp->ngiven; i++) sink_f64(s, sp->given[i]);
+        sink_u64(s, (uint64_t)e->nseries);
+        const int32_t np = sb_arima_npar(sp), r = sb_arima_state_dim(sp), L = sb_arima_diff_lag(sp);
+        for (int64_t i = 0; i < e->nseries; i++) {
+            const arima_fit *f = &e->fits[i];
+            sink_u64(s, (uint64_t)f->n);
+            sink_i32(s, f->nfev);
+            sink_i32(s, f->nit);
+            sink_i32(s, f->converged);
+            for (int32_t k = 0; k < np; k++) sink_f64(s, f->par[k]);
+            sink_f64(s, f->llf), sink_f64(s, f->aic), sink_f64(s, f->aicc), sink_f64(s, f->bic);
+            for (int64_t t = 0; t < f->n; t++) sink_f64(s, f->fitted[t]);
+            for (int64_t t = 0; t < f->n; t++) sink_f64(s, f->resid[t]);
+            for (int32_t k = 0; k < r; k++) sink_f64(s, f->a[k]);
+            for (int64_t k = 0; k < (int64_t)r * r; k++) sink_f64(s, f->P[k]);
+            for (int32_t k = 0; k < L; k++) sink_f64(s, f->ylast[k]);
         }
         return;
     }
@@ -1821,6 +1898,84 @@ static sb_status parse_spectral_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The ARIMA payload (docs/model-format.md, "ARIM"): the specification
+ * checked as the parser checks it, every count against the bytes left before
+ * anything sized by it is allocated; the model check (check_arima) follows. */
+static sb_status parse_arima_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t hd[9];
+    for (int i = 0; i < 9; i++)
+        if ((st = read_i32(r, "the ARIMA specification", &hd[i])) != SB_OK) return st;
+    arima_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.p = hd[0], sp.d = hd[1], sp.q = hd[2], sp.P = hd[3], sp.D = hd[4], sp.Q = hd[5], sp.s = hd[6], sp.trend = hd[7];
+    if (!sb_arima_spec_valid(&sp) || (hd[8] != 0 && hd[8] != sb_arima_npar(&sp)))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": ARIMA(%d,%d,%d)(%d,%d,%d,%d) trend %d with %d given parameters is "
+                       "not a model this library fits", (int)hd[0], (int)hd[1], (int)hd[2], (int)hd[3], (int)hd[4],
+                       (int)hd[5], (int)hd[6], (int)hd[7], (int)hd[8]);
+    sp.ngiven = hd[8];
+    if ((st = need(r, 8 * (size_t)sp.ngiven + 8, "the given parameters and the series count")) != SB_OK) return st;
+    for (int32_t i = 0; i < sp.ngiven; i++) {
+        const uint64_t u = get_u64(r->p + r->pos);
+        memcpy(&sp.given[i], &u, 8);
+        r->pos += 8;
+    }
+    const uint64_t ns = get_u64(r->p + r->pos);
+    r->pos += 8;
+    const uint64_t least = 8 + 12 + 8 * arima_series_words(&sp, 0);
+    if (ns < 1 || ns > (uint64_t)(r->end - r->pos) / least)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %llu series in %zu bytes", (unsigned long long)ns, r->end - r->pos);
+    sb_arima *e = sb_calloc(1, sizeof *e);
+    if (e) e->fits = sb_calloc((size_t)ns, sizeof(arima_fit));
+    if (!e || !e->fits) {
+        sb_arima_release(e);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu series", (unsigned long long)ns);
+    }
+    m->arima = e;
+    e->spec = sp;
+    e->nseries = (int64_t)ns;
+    m->num_class = 1;
+    const int32_t np = sb_arima_npar(&sp), rd = sb_arima_state_dim(&sp), L = sb_arima_diff_lag(&sp);
+    for (uint64_t i = 0; i < ns; i++) {
+        arima_fit *f = &e->fits[i];
+        if ((st = need(r, 8, "a series' length")) != SB_OK) return st;
+        const uint64_t n = get_u64(r->p + r->pos);
+        r->pos += 8;
+        if (n < (uint64_t)L + 2 || n > INT32_MAX || 12 + 8 * arima_series_words(&sp, n) > (uint64_t)(r->end - r->pos))
+            return sb_fail(SB_ERR_INVALID_INPUT, WHO ": series %llu of %llu values in %zu bytes", (unsigned long long)i,
+                           (unsigned long long)n, r->end - r->pos);
+        f->n = (int64_t)n, f->nobs = (int64_t)n - L;
+        int32_t c[3];
+        for (int j = 0; j < 3; j++)
+            if ((st = read_i32(r, "a series' counts", &c[j])) != SB_OK) return st;
+        f->nfev = c[0], f->nit = c[1], f->converged = c[2];
+        f->fitted = sb_malloc(sizeof(double) * (size_t)n);
+        f->resid = sb_malloc(sizeof(double) * (size_t)n);
+        f->a = sb_malloc(sizeof(double) * (size_t)rd);
+        f->P = sb_malloc(sizeof(double) * (size_t)rd * (size_t)rd);
+        f->ylast = sb_malloc(sizeof(double) * ((size_t)L + 1));
+        if (!f->fitted || !f->resid || !f->a || !f->P || !f->ylast)
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for series %llu", (unsigned long long)i);
+        double crit[4];
+        double *const dst[8] = {f->par, crit, f->fitted, f->resid, f->a, f->P, f->ylast};
+        const uint64_t cnt[8] = {(uint64_t)np, 4, n, n, (uint64_t)rd, (uint64_t)rd * (uint64_t)rd, (uint64_t)L};
+        for (int a = 0; a < 7; a++)
+            for (uint64_t j = 0; j < cnt[a]; j++) {
+                const uint64_t u = get_u64(r->p + r->pos);
+                if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull && u != 0x7FF8000000000000ull)
+                    return sb_fail(SB_ERR_INVALID_INPUT,
+                                   WHO ": series %llu holds a NaN of bits %016llx; the writer writes every NaN as "
+                                   "7ff8000000000000 (one spelling)", (unsigned long long)i, (unsigned long long)u);
+                r->pos += 8;
+                memcpy(&dst[a][j], &u, 8);
+            }
+        f->llf = crit[0], f->aic = crit[1], f->aicc = crit[2], f->bic = crit[3];
+    }
+    return (uint64_t)(r->end - r->pos) == 0
+               ? SB_OK
+               : sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes after the last series", r->end - r->pos);
+}
+
 /* The exponential smoothing payload (docs/model-format.md, "ETSM"): every
  * count checked against the bytes left before anything sized by it is
  * allocated. */
@@ -1967,7 +2122,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets and svm); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima and svm); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -1979,6 +2134,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_SPECTRAL) return parse_spectral_payload(r, m);
     if (m->family == SB_FAMILY_KDE) return parse_kde_payload(r, m);
     if (m->family == SB_FAMILY_ETS) return parse_ets_payload(r, m);
+    if (m->family == SB_FAMILY_ARIMA) return parse_arima_payload(r, m);
     if (m->family == SB_FAMILY_SVM) return parse_svm_payload(r, m);
     if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",

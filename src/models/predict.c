@@ -158,6 +158,9 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     if (m->family == SB_FAMILY_KDE)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a kernel density model does not predict: sb_model_score_samples "
                        "gives its log densities");
+    if (m->family == SB_FAMILY_ARIMA)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "an ARIMA model does not predict rows: it forecasts its series "
+                       "(sb_arima_load, sb_arima_forecast)");
     if (m->family == SB_FAMILY_ETS)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "an exponential smoothing model does not predict rows: it forecasts "
                        "its series (sb_ets_load, sb_ets_forecast)");

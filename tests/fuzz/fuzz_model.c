@@ -8,8 +8,8 @@
  * model; an accepted file is exactly what the writer produces, in the file's
  * version, for the model it read (one spelling); the model's digest is the last
  * 32 bytes of its version-2 file; and the model predicts, the same bits from a
- * CSV file as from the matrix (exponential smoothing, which forecasts, refuses
- * every prediction by name).
+ * CSV file as from the matrix (exponential smoothing and ARIMA, which forecast,
+ * refuse every prediction by name).
  */
 #include "fuzz_common.h"
 #include "samebits_cert.h"
@@ -123,7 +123,7 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
 
     sb_model_info info;
     sb_fuzz_require(sb_model_get_info(m, &info) == SB_OK);
-    if (info.family == SB_FAMILY_ETS) {
+    if (info.family == SB_FAMILY_ETS || info.family == SB_FAMILY_ARIMA) {
         /* exponential smoothing forecasts its series and predicts no rows:
          * every kind is refused by name (sb_ets_load reads it) */
         float z = 0.0f;

@@ -245,6 +245,17 @@ def test_arm_ets_sse_order_is_caught(threads, tmp_path):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_arm_arima_kalman_order_is_caught(threads, tmp_path):
+    """ARIMA's Kalman filter adding T P T' + R R' in another order (the same
+    three terms; rule 4): arima-fit parts from its reference card in a
+    fitted case, not at the refusals at its end (no arithmetic)."""
+    card = _card("x86_64", "arima-fit", threads, tmp_path, "arima-kalman-order")
+    d = _first_diff(reference_card("arima-fit"), card)
+    assert d is not None, "the arima-kalman-order arm did not part arima-fit"
+    assert "refuse." not in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_arm_kmeans_ties_is_caught(threads, tmp_path):
     """k-means' assignment with ties to the higher center index: kmeans-fit
     parts from its reference card at a run's labels (the duplicates case puts

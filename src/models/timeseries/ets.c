@@ -41,7 +41,7 @@
  * on another series: each series' result is its own, whatever batch it is in.
  */
 #include "ets.h"
-#include "../../math/sb_math.h"
+#include "ts_common.h"
 #include <math.h> /* INFINITY and NAN only: no libm function is called */
 #include <string.h>
 
@@ -74,29 +74,11 @@ typedef struct ets_work {
     int32_t gn_max; /* Gauss-Newton steps allowed: ETS_GN_SEARCH, then ETS_GN_FINAL */
 } ets_work;
 
-static int finite(double v) { return v - v == 0.0; }
-
-/* A double's bits for the card and the digest; every NaN is one quiet NaN,
- * since x86 and ARM produce NaNs of different signs. */
-static uint64_t canon(double v) {
-    uint64_t u;
-    if (v != v) return 0x7FF8000000000000ull;
-    memcpy(&u, &v, 8);
-    return u;
-}
-
-/* The natural logarithm of a positive double, from the profile's host double
- * log (src/math/sb_elem_host.h); 0 is -infinity. Used only for the
- * information criteria, never inside the fit. */
-static double ets_log(double v) {
-    if (!(v > 0.0)) return v == 0.0 ? -INFINITY : NAN;
-    if (!finite(v)) return v;
-    double shift = 0.0;
-    if (v < 0x1p-1000) v = v * 0x1p200, shift = -200.0 * 0.6931471805599453;
-    const double d = v - 1.0;
-    const double r = (d < 0x1p-6 && d > -0x1p-6) ? sb__hx_log1p_small(d) : sb__hx_log(v);
-    return r + shift;
-}
+/* A double's canonical bits, finiteness and the profile's double log are
+ * the time series families' shared pieces (ts_common.h). */
+#define finite ts_finite
+#define canon ts_canon
+#define ets_log ts_log
 
 /* The states x (level, trend, the first m - 1 seasons) spread into the
  * filter's level, trend and season ring; the last season is tied. */

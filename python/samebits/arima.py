@@ -1,0 +1,419 @@
+"""ARIMA(p, d, q)(P, D, Q)s (docs/timeseries.md): statsmodels' ARIMA orders and
+parameter names, scikit-learn's fit style, identical bits on every machine.
+
+Nothing numeric is computed here: the C library fits, forecasts and digests.
+"""
+import ctypes
+import warnings
+from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
+
+from ._base import Estimator, thread_count
+from ._lib import Handle, check, lib, params as _params
+from .errors import InvalidArgumentError, InvalidInputError, not_fitted
+from .timeseries import _out, _series
+
+_P = POINTER
+for _name, (_res, _args) in {
+        "sb_arima_fit": (c_int, [c_void_p, _P(c_double), _P(c_int64), c_int64, c_void_p, _P(c_void_p)]),
+        "sb_arima_nseries": (c_int, [c_void_p, _P(c_int64)]),
+        "sb_arima_get_array": (c_int, [c_void_p, c_int64, c_char_p, _P(c_double), c_size_t, _P(c_size_t)]),
+        "sb_arima_get_int": (c_int, [c_void_p, c_int64, c_char_p, _P(c_int64)]),
+        "sb_arima_param_name": (c_int, [c_void_p, c_int32, c_char_p, c_size_t, _P(c_size_t)]),
+        "sb_arima_forecast": (c_int, [c_void_p, c_int64, c_int32, c_double, _P(c_double), _P(c_double),
+                                      _P(c_double), _P(c_double)]),
+        "sb_arima_digest": (c_int, [c_void_p, c_int64, ctypes.c_char * 65]),
+        "sb_arima_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
+        "sb_arima_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
+        "sb_arima_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
+        "sb_arima_free": (None, [c_void_p])}.items():
+    _fn = getattr(lib, _name)
+    _fn.restype, _fn.argtypes = _res, _args
+
+
+class ConvergenceWarning(UserWarning):
+    """The optimizer stopped at its iteration cap (statsmodels' ConvergenceWarning)."""
+
+
+def _ints(name, v, n):
+    try:
+        t = tuple(v)
+    except TypeError:
+        raise InvalidArgumentError("%s=%r must be %d whole numbers" % (name, v, n)) from None
+    if len(t) != n or any(isinstance(x, bool) or not hasattr(x, "__index__") or int(x) < 0 for x in t):
+        raise InvalidArgumentError("%s=%r must be %d whole numbers >= 0" % (name, v, n))
+    return ",".join(str(int(x)) for x in t)
+
+
+def _pairs(order, seasonal_order, trend, params):
+    pairs = [("order", _ints("order", order, 3)), ("seasonal_order", _ints("seasonal_order", seasonal_order, 4))]
+    if trend is not None:
+        if not isinstance(trend, str):
+            raise InvalidArgumentError("trend=%r must be 'n' or 'c'" % (trend,))
+        pairs.append(("trend", trend))
+    if params is not None:
+        pairs.append(("params", ",".join(repr(float(x)) for x in params)))
+    return pairs
+
+
+class _Batch:
+    """A fitted sb_arima batch."""
+
+    @classmethod
+    def from_bytes(cls, data):
+        """A batch from a model file's bytes (sb_arima_from_bytes)."""
+        data = bytes(data)
+        h = c_void_p()
+        check(lib.sb_arima_from_bytes(data, len(data), byref(h)))
+        b = cls.__new__(cls)
+        b.handle = Handle(h, lib.sb_arima_free)
+        n = c_int64(0)
+        check(lib.sb_arima_nseries(h, byref(n)))
+        b.n = n.value
+        return b
+
+    def to_bytes(self):
+        need = c_size_t(0)
+        check(lib.sb_arima_to_bytes(self.handle.ptr, None, 0, byref(need)))
+        buf = ctypes.create_string_buffer(need.value)
+        check(lib.sb_arima_to_bytes(self.handle.ptr, buf, need.value, byref(need)))
+        return buf.raw[:need.value]
+
+    def __init__(self, pairs, series):
+        ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
+        total = sum(len(a) for a in ys)
+        y = (c_double * max(total, 1))()
+        offs = (c_int64 * (len(ys) + 1))()
+        pos = 0
+        for i, a in enumerate(ys):
+            ctypes.memmove(ctypes.addressof(y) + 8 * pos, a, 8 * len(a))
+            pos += len(a)
+            offs[i + 1] = pos
+        p = _params(pairs)
+        h = c_void_p()
+        check(lib.sb_arima_fit(p.ptr, y, offs, len(ys), None, byref(h)))
+        self.handle = Handle(h, lib.sb_arima_free)
+        self.n = len(ys)
+
+    def array(self, i, name):
+        need = c_size_t(0)
+        check(lib.sb_arima_get_array(self.handle.ptr, i, name.encode(), None, 0, byref(need)))
+        buf = (c_double * max(need.value, 1))()
+        if need.value:
+            check(lib.sb_arima_get_array(self.handle.ptr, i, name.encode(), buf, need.value, byref(need)))
+        return list(buf[:need.value])
+
+    def integer(self, i, name):
+        v = c_int64(0)
+        check(lib.sb_arima_get_int(self.handle.ptr, i, name.encode(), byref(v)))
+        return v.value
+
+    def names(self):
+        out = []
+        for k in range(self.integer(0, "k")):
+            buf = ctypes.create_string_buffer(32)
+            check(lib.sb_arima_param_name(self.handle.ptr, k, buf, 32, None))
+            out.append(buf.value.decode())
+        return out
+
+    def forecast(self, i, h, alpha):
+        if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
+            raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
+        h = int(h)
+        m, s, lo, hi = ((c_double * h)() for _ in range(4))
+        check(lib.sb_arima_forecast(self.handle.ptr, i, h, float(alpha), m, s, lo, hi))
+        return list(m), list(s), list(lo), list(hi)
+
+    def digest(self, i):
+        buf = (ctypes.c_char * 65)()
+        check(lib.sb_arima_digest(self.handle.ptr, i, buf))
+        return buf.value.decode()
+
+    def model_digest(self):
+        buf = (ctypes.c_char * 65)()
+        check(lib.sb_arima_model_digest(self.handle.ptr, buf))
+        return buf.value.decode()
+
+
+class _Fitted:
+    """One series of a fitted batch: statsmodels' results names."""
+
+    def __init__(self, batch, i):
+        self._b, self._i = batch, i
+
+    def _a(self, name):
+        return self._b.array(self._i, name)
+
+    @property
+    def params(self):
+        return dict(zip(self._b.names(), self._a("params")))
+
+    @property
+    def llf(self):
+        return self._a("llf")[0]
+
+    @property
+    def aic(self):
+        return self._a("aic")[0]
+
+    @property
+    def aicc(self):
+        return self._a("aicc")[0]
+
+    @property
+    def bic(self):
+        return self._a("bic")[0]
+
+    @property
+    def fittedvalues(self):
+        return _out(self._a("fittedvalues"))
+
+    @property
+    def resid(self):
+        return _out(self._a("resid"))
+
+    @property
+    def converged(self):
+        return bool(self._b.integer(self._i, "converged"))
+
+    @property
+    def nit(self):
+        return self._b.integer(self._i, "nit")
+
+    @property
+    def digest(self):
+        return self._b.digest(self._i)
+
+    def forecast(self, h=1, return_conf_int=False, alpha=0.05):
+        """The next h values; with return_conf_int, also the (h, 2) interval
+        [lower, upper] of level 1 - alpha (pmdarima's spelling)."""
+        m, _, lo, hi = self._b.forecast(self._i, h, alpha)
+        if not return_conf_int:
+            return _out(m)
+        np = _numpy()
+        ci = np.array([lo, hi], dtype=np.float64).T if np is not None else [list(p) for p in zip(lo, hi)]
+        return _out(m), ci
+
+    def forecast_se(self, h=1):
+        return _out(self._b.forecast(self._i, h, 0.05)[1])
+
+
+def _numpy():
+    try:
+        import numpy
+        return numpy
+    except ImportError:
+        return None
+
+
+class ARIMA(Estimator):
+    """ARIMA(p, d, q)(P, D, Q)s by exact maximum likelihood (Kalman filter).
+
+    order=(p, d, q), seasonal_order=(P, D, Q, s), trend='n' or 'c' (None: 'c'
+    without differencing, 'n' with it, as statsmodels' ARIMA). The series is
+    differenced first, then the ARMA's exact likelihood is maximized
+    (docs/timeseries.md states the convention). params: every parameter given
+    in statsmodels' order (const, ar.L, ma.L, ar.S.L, ma.S.L, sigma2) instead
+    of estimated; an explosive AR or non-invertible MA is refused by name.
+
+    fit(y): y one 1-d series, or a list of series (a batch, fitted in one
+    call, each series' result its own bits). One series: params_ (dict by
+    statsmodels' names), llf, aic, aicc, bic, fittedvalues, resid,
+    forecast(h, return_conf_int=False, alpha=0.05), model_digest_. A batch:
+    results_[i] has the same names per series.
+    """
+
+    def __init__(self, order=(1, 0, 0), seasonal_order=(0, 0, 0, 0), trend=None, params=None):
+        self.order = order
+        self.seasonal_order = seasonal_order
+        self.trend = trend
+        self.params = params
+
+    def _trend(self):
+        if self.trend is not None:
+            return self.trend
+        d = tuple(self.order)[1] if len(tuple(self.order)) == 3 else 0
+        D = tuple(self.seasonal_order)[1] if len(tuple(self.seasonal_order)) == 4 else 0
+        return "c" if d + D == 0 else "n"
+
+    def fit(self, y):
+        """Fit one series (1-d numbers) or a list of series; returns self."""
+        np = _numpy()
+        batch = isinstance(y, (list, tuple)) and len(y) > 0 and all(
+            hasattr(s, "__len__") and not isinstance(s, (str, bytes)) for s in y)
+        if np is not None and isinstance(y, np.ndarray) and y.dtype == object:
+            batch = True
+        series = list(y) if batch else [y]
+        self._batch = _Batch(_pairs(self.order, self.seasonal_order, self._trend(), self.params), series)
+        self._is_batch = batch
+        self.results_ = [_Fitted(self._batch, i) for i in range(self._batch.n)]
+        for i, r in enumerate(self.results_):
+            if not r.converged:
+                warnings.warn("series %d: the optimizer stopped at its iteration cap (%d iterations) before its "
+                              "tolerances" % (i, r.nit), ConvergenceWarning)
+        return self
+
+    def _one(self):
+        if getattr(self, "_batch", None) is None:
+            raise not_fitted("this ARIMA is not fitted yet; call fit first")
+        if self._is_batch:
+            raise InvalidArgumentError("this ARIMA was fitted on a batch of %d series: read results_[i]"
+                                       % self._batch.n)
+        return self.results_[0]
+
+    @property
+    def params_(self):
+        return self._one().params
+
+    @property
+    def llf(self):
+        return self._one().llf
+
+    @property
+    def aic(self):
+        return self._one().aic
+
+    @property
+    def aicc(self):
+        return self._one().aicc
+
+    @property
+    def bic(self):
+        return self._one().bic
+
+    @property
+    def fittedvalues(self):
+        return self._one().fittedvalues
+
+    @property
+    def resid(self):
+        return self._one().resid
+
+    @property
+    def converged_(self):
+        return self._one().converged
+
+    def forecast(self, h=1, return_conf_int=False, alpha=0.05):
+        return self._one().forecast(h, return_conf_int, alpha)
+
+    @property
+    def model_digest_(self):
+        """SHA-256 of the model file's bytes (the digest that closes the file),
+        as every samebits estimator's model_digest_; the whole batch."""
+        if getattr(self, "_batch", None) is None:
+            raise not_fitted("this ARIMA is not fitted yet; call fit first")
+        return self._batch.model_digest()
+
+    def model_bytes(self):
+        """The model file's bytes (docs/model-format.md, payload ARIM): the batch."""
+        if getattr(self, "_batch", None) is None:
+            raise not_fitted("this ARIMA is not fitted yet; call fit first")
+        return self._batch.to_bytes()
+
+    def save_model(self, path):
+        """Write the model file (samebits.load_model reads it back)."""
+        with open(path, "wb") as f:
+            f.write(self.model_bytes())
+        return self
+
+    def load_model(self, path_or_bytes):
+        """Load an ARIMA model file (or its bytes), one series or a batch;
+        returns self. Another family's file is InvalidArgumentError naming it."""
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            data = bytes(path_or_bytes)
+        else:
+            with open(path_or_bytes, "rb") as f:
+                data = f.read()
+        b = _Batch.from_bytes(data)
+        g = b.integer
+        self.order = (g(0, "p"), g(0, "d"), g(0, "q"))
+        self.seasonal_order = (g(0, "P"), g(0, "D"), g(0, "Q"), g(0, "s"))
+        self.trend = "c" if g(0, "trend") else "n"
+        self._batch, self._is_batch = b, b.n != 1
+        self.results_ = [_Fitted(b, i) for i in range(b.n)]
+        return self
+
+    def _load_fitted(self, model, path_or_bytes):
+        """samebits.load_model's hook: the file read again through sb_arima."""
+        self.load_model(path_or_bytes)
+
+    @property
+    def series_digest_(self):
+        return self._one().digest
+
+
+# The neighbours of Hyndman and Khandakar's stepwise search, in the order
+# forecast::auto.arima tries them: (dp, dq, dP, dQ, toggle the constant).
+_STEPS = [(0, 0, -1, 0, 0), (0, 0, 1, 0, 0), (0, 0, 0, -1, 0), (0, 0, 0, 1, 0), (0, 0, -1, -1, 0), (0, 0, -1, 1, 0),
+          (0, 0, 1, -1, 0), (0, 0, 1, 1, 0), (-1, 0, 0, 0, 0), (1, 0, 0, 0, 0), (0, -1, 0, 0, 0), (0, 1, 0, 0, 0),
+          (-1, -1, 0, 0, 0), (-1, 1, 0, 0, 0), (1, -1, 0, 0, 0), (1, 1, 0, 0, 0), (0, 0, 0, 0, 1)]
+
+
+def auto_arima(y, d=0, D=0, m=1, max_p=5, max_q=5, max_P=2, max_Q=2, max_models=94):
+    """Hyndman and Khandakar's stepwise order search (J. Stat. Software 27(3),
+    2008, section 3.2), every choice fixed: d and D are given (the unit-root
+    tests that choose them are not built), the start models (2,d,2)(1,D,1),
+    (0,d,0)(0,D,0), (1,d,0)(1,D,0), (0,d,1)(0,D,1) (the seasonal parts with
+    m > 1; with a const when d + D = 0, and (0,d,0) without one), then from
+    the best so far its neighbours in forecast::auto.arima's order (P, Q, both,
+    p, q, both, the const toggled), moving to the first with a lower AICc
+    (strictly: a tie keeps the incumbent) until none is lower or max_models
+    fits. Every AICc is the C library's bits, so every choice is the same on
+    every machine. A fit refused by the library (e.g. a series too short for
+    the order) is skipped. Returns the fitted ARIMA; its search_ lists
+    (order, seasonal_order, trend, aicc) in the order fitted."""
+    seasonal = m is not None and m > 1
+    if D and not seasonal:
+        raise InvalidArgumentError("D=%r needs a season: m >= 2" % (D,))
+    from .errors import SameBitsError
+    cache, order_of_fits = {}, []
+
+    def key(p, q, P, Q, c):
+        return (p, q, P if seasonal else 0, Q if seasonal else 0, c)
+
+    def fit(k):
+        if k in cache:
+            return cache[k]
+        p, q, P, Q, c = k
+        if min(p, q, P, Q) < 0 or p > max_p or q > max_q or P > max_P or Q > max_Q or len(cache) >= max_models:
+            return None
+        so = (P, D, Q, m) if seasonal and (P or D or Q) else (0, 0, 0, 0)
+        est = ARIMA(order=(p, d, q), seasonal_order=so, trend="c" if c else "n")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                est.fit(y)
+            val = est.aicc
+        except SameBitsError:
+            est, val = None, float("inf")
+        cache[k] = (val, est)
+        order_of_fits.append(((p, d, q), so, "c" if c else "n", val))
+        return cache[k]
+
+    c0 = 1 if d + D == 0 else 0
+    starts = [key(2, 2, 1, 1, c0), key(0, 0, 0, 0, c0), key(1, 0, 1, 0, c0), key(0, 1, 0, 1, c0)]
+    if c0:
+        starts.append(key(0, 0, 0, 0, 0))
+    best, best_val = None, float("inf")
+    for k in starts:
+        r = fit(k)
+        if r is not None and r[0] < best_val:
+            best, best_val = k, r[0]
+    if best is None:
+        raise InvalidInputError("auto_arima: no start model could be fitted to this series")
+    moved = True
+    while moved and len(cache) < max_models:
+        moved = False
+        for dp, dq, dP, dQ, tog in _STEPS:
+            if not seasonal and (dP or dQ):
+                continue
+            p, q, P, Q, c = best
+            if tog and d + D > 0:
+                continue
+            k = key(p + dp, q + dq, P + dP, Q + dQ, (1 - c) if tog else c)
+            r = fit(k)
+            if r is not None and r[0] < best_val:
+                best, best_val, moved = k, r[0], True
+                break
+    est = cache[best][1]
+    est.search_ = order_of_fits
+    return est

@@ -1,0 +1,117 @@
+"""ARIMA from the command line (docs/timeseries.md, "ARIMA", "Command line"):
+train --model arima writes the batch's model file, forecast reads it (its
+family from the file) or fits a long-format CSV first, with the interval
+columns; the same bits as Python; hostile files refused by name."""
+import struct
+import sys
+
+import pytest
+
+from conftest import LEGS, ROOT, run_bin, samebits
+
+
+def _long_csv(path, shuffle=True):
+    rows = []
+    for k, (base, phi) in enumerate(((100.0, 0.5), (40.0, -0.3), (70.0, 0.8))):
+        v = 0.0
+        for t in range(60 + 9 * k):
+            e = ((t * 7919 + k * 104729) % 97) / 16.0 - 3.0
+            v = phi * v + e
+            rows.append(("s%d" % k, "2020-%02d-%02d" % (1 + t // 28, 1 + t % 28), base + v))
+    if shuffle:
+        rows = rows[::-1]
+    path.write_text("unique_id,ds,y\n" + "".join("%s,%s,%r\n" % r for r in rows))
+    return rows
+
+
+def test_train_then_forecast_equals_one_shot_forecast(tmp_path):
+    data, model = tmp_path / "s.csv", tmp_path / "s.sbm"
+    _long_csv(data)
+    params = ["order=1:0:1", "trend=c"]
+    r = samebits("train", "--model", "arima", "--data", str(data), "--out", str(model), *params)
+    assert r.returncode == 0, r.stderr
+    assert "arima fitted 3 series; model digest: " in r.stderr
+    digest = r.stderr.strip().splitlines()[0].rsplit(" ", 1)[1]
+    d = samebits("digest", str(model))
+    assert d.returncode == 0 and d.stdout.strip() == digest
+    a = samebits("forecast", "--model", str(model), "--h", "5", "--alpha", "0.1")
+    b = samebits("forecast", "--data", str(data), "--h", "5", "--alpha", "0.1", "model=arima", *params)
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    la, lb = a.stdout.splitlines(), b.stdout.splitlines()
+    assert la[0] == "series,step,forecast,lower,upper" and lb[0] == "unique_id,step,forecast,lower,upper"
+    assert [x.split(",")[1:] for x in la[1:]] == [x.split(",")[1:] for x in lb[1:]]
+    assert [x.split(",")[0] for x in lb[1::5]] == ["s2", "s1", "s0"]
+    for x in la[1:]:
+        m, lo, hi = map(float, x.split(",")[2:])
+        assert lo < m < hi
+
+
+def test_cli_forecasts_are_pythons_bits(tmp_path):
+    pytest.importorskip("numpy")
+    if str(ROOT / "python") not in sys.path:
+        sys.path.insert(0, str(ROOT / "python"))
+    import samebits as sbpy
+    data = tmp_path / "s.csv"
+    rows = _long_csv(data, shuffle=False)
+    r = samebits("forecast", "--data", str(data), "--h", "4", "model=arima", "order=0:1:1")
+    assert r.returncode == 0, r.stderr
+    cli = [[float(v) for v in x.split(",")[2:]] for x in r.stdout.splitlines()[1:]]
+    series = [[y for (i, _, y) in rows if i == "s%d" % k] for k in range(3)]
+    m = sbpy.ARIMA(order=(0, 1, 1)).fit(series)
+    py = []
+    for res in m.results_:
+        f, ci = res.forecast(4, return_conf_int=True)
+        py += [[f[j], ci[j, 0], ci[j, 1]] for j in range(4)]
+    assert [struct.pack("<3d", *v) for v in cli] == [struct.pack("<3d", *v) for v in py]
+
+
+def test_thread_counts_write_one_model(tmp_path):
+    data = tmp_path / "s.csv"
+    _long_csv(data)
+    files = set()
+    for t in ("1", "2", "3"):
+        out = tmp_path / ("m%s.sbm" % t)
+        r = samebits("train", "--model", "arima", "--data", str(data), "--out", str(out), "--threads", t,
+                     "order=1:1:1", "seasonal_order=0:1:1:7")
+        assert r.returncode == 0, r.stderr
+        files.add(out.read_bytes())
+    assert len(files) == 1
+
+
+@pytest.mark.parametrize("text,args,words", [
+    ("unique_id,ds,y\na,1,3\na,2,4\na,3,\na,4,5\n", [], "value 2 is NaN"),
+    ("unique_id,ds,y\na,1,3\n", [], "needs at least"),
+    ("unique_id,ds,y\na,1,3\na,2,3\na,3,3\na,4,3\na,5,3\n", ["trend=c"], "constant"),
+    ("unique_id,ds,y\na,1,3\na,2,4\na,3,5\na,4,6\n", ["order=0:0:1", "trend=n", "params=1.5:1"], "not invertible"),
+    ("unique_id,ds,y\na,1,3\na,2,4\na,3,5\na,4,6\n", ["order=1:1:0", "trend=c"], "trend='c' with differencing"),
+])
+def test_hostile_files_are_refused_by_name(tmp_path, text, args, words):
+    data = tmp_path / "bad.csv"
+    data.write_text(text)
+    r = samebits("forecast", "--data", str(data), "--h", "2", "model=arima", *(args or ["order=1:0:0"]))
+    assert r.returncode == 2 and words in r.stderr, r.stderr
+
+
+def test_usage_errors(tmp_path):
+    data = tmp_path / "s.csv"
+    _long_csv(data)
+    r = samebits("forecast", "--data", str(data), "--h", "2", "--alpha", "1.5", "model=arima")
+    assert r.returncode == 2 and "--alpha" in r.stderr
+    r = samebits("train", "--model", "arima", "--data", str(data))
+    assert r.returncode == 2 and "--out are required" in r.stderr
+
+
+@pytest.mark.parametrize("leg", list(LEGS))
+def test_model_file_bytes_are_one_on_every_leg(leg, tmp_path):
+    """The batch's model file from x86-64, aarch64 and s390x (big-endian; under
+    qemu-user), at 3 threads: the same bytes as the native one-thread file."""
+    data = tmp_path / "s.csv"
+    _long_csv(data)
+    params = ["order=1:1:1", "seasonal_order=0:1:1:7"]
+    ref, out = tmp_path / "ref.sbm", tmp_path / ("%s.sbm" % leg)
+    r = samebits("train", "--model", "arima", "--data", str(data), "--out", str(ref), "--threads", "1", *params)
+    assert r.returncode == 0, r.stderr
+    r = run_bin(leg, "samebits", ["train", "--model", "arima", "--data", str(data), "--out", str(out), "--threads",
+                                  "3", *params])
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == ref.read_bytes()

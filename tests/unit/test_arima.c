@@ -1,0 +1,203 @@
+/*
+ * test_arima.c: ARIMA's C API (docs/timeseries.md). A series' result is its
+ * own whatever the batch, its position or the thread count; the likelihood
+ * at given parameters is AR(1)'s closed form; forecasts and their standard
+ * errors are the closed forms of AR(1) and the random walk; hostile batches,
+ * explosive and non-invertible given polynomials and bad calls are refused by
+ * name.
+ */
+#include "sb_test.h"
+#include "samebits.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t g_s = 11;
+static double rnd(void) {
+    g_s = g_s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)((int32_t)(g_s >> 40) % 4096) / 256.0;
+}
+
+/* n values of an AR(1)-like series around base, integrated when integ. */
+static void series(double *y, int n, double base, int integ) {
+    double v = 0.0, s = 0.0;
+    for (int t = 0; t < n; t++) {
+        v = 0.6 * v + rnd() - 8.0;
+        s = s + v;
+        y[t] = base + (integ ? s : v);
+    }
+}
+
+static sb_arima *fit(const char *params, const double *y, const int64_t *off, int64_t ns, sb_status *st) {
+    sb_params *p = NULL;
+    sb_arima *e = NULL;
+    *st = sb_params_create(&p);
+    if (*st == SB_OK) *st = sb_params_parse(p, params);
+    if (*st == SB_OK) *st = sb_arima_fit(p, y, off, ns, NULL, &e);
+    sb_params_free(p);
+    return e;
+}
+
+static double get1(const sb_arima *e, const char *name) {
+    double v = NAN;
+    size_t need = 0;
+    sb_arima_get_array(e, 0, name, &v, 1, &need);
+    return v;
+}
+
+SB_TEST(test_arima_batch_position_and_threads) {
+    static double y[700];
+    const int len[4] = {61, 150, 90, 200};
+    int64_t off[5] = {0};
+    for (int i = 0; i < 4; i++) {
+        series(y + off[i], len[i], 50.0 + 10.0 * i, i & 1);
+        off[i + 1] = off[i] + len[i];
+    }
+    const char *models[] = {"order=1:0:1,trend=c", "order=0:1:1", "order=1:0:0,seasonal_order=0:1:1:4"};
+    for (int mi = 0; mi < 3; mi++) {
+        char alone[4][65], in_batch[65];
+        sb_status st;
+        for (int i = 0; i < 4; i++) {
+            int64_t o1[2] = {0, len[i]};
+            sb_arima *e = fit(models[mi], y + off[i], o1, 1, &st);
+            SB_CHECK(st == SB_OK && e);
+            if (e) SB_CHECK(sb_arima_digest(e, 0, alone[i]) == SB_OK);
+            sb_arima_free(e);
+        }
+        for (int threads = 1; threads <= 3; threads += 2) {
+            SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+            sb_arima *e = fit(models[mi], y, off, 4, &st);
+            SB_CHECK(st == SB_OK && e);
+            for (int i = 0; e && i < 4; i++) {
+                SB_CHECK(sb_arima_digest(e, i, in_batch) == SB_OK);
+                SB_CHECK(strcmp(in_batch, alone[i]) == 0);
+            }
+            sb_arima_free(e);
+        }
+        SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    }
+}
+
+/* AR(1) with given mu, phi, sigma2: the exact likelihood's closed form. */
+SB_TEST(test_arima_ar1_likelihood_closed_form) {
+    double y[80];
+    series(y, 80, 20.0, 0);
+    int64_t off[2] = {0, 80};
+    const double mu = 19.5, phi = 0.55, s2 = 20.0;
+    sb_status st;
+    sb_arima *e = fit("order=1:0:0,trend=c,params=19.5:0.55:20", y, off, 1, &st);
+    SB_CHECK(st == SB_OK && e);
+    double q = (1.0 - phi * phi) * (y[0] - mu) * (y[0] - mu);
+    for (int t = 1; t < 80; t++) {
+        const double r = (y[t] - mu) - phi * (y[t - 1] - mu);
+        q += r * r;
+    }
+    const double llf = -40.0 * log(2.0 * 3.14159265358979323846 * s2) + 0.5 * log(1.0 - phi * phi) - q / (2.0 * s2);
+    SB_CHECK(fabs(get1(e, "llf") - llf) < 1e-9 * fabs(llf));
+    /* forecasts: mu + phi^h (y_n - mu), se^2 = s2 (1 + phi^2 + ... + phi^(2(h-1))) */
+    double m[5], se[5], lo[5], hi[5];
+    SB_CHECK(sb_arima_forecast(e, 0, 5, 0.05, m, se, lo, hi) == SB_OK);
+    double pw = 1.0, acc = 0.0;
+    for (int h = 0; h < 5; h++) {
+        acc += pw * pw;
+        pw *= phi;
+        SB_CHECK(fabs(m[h] - (mu + pw * (y[79] - mu))) < 1e-10);
+        SB_CHECK(fabs(se[h] - sqrt(s2 * acc)) < 1e-10);
+        SB_CHECK(fabs((hi[h] - m[h]) / se[h] - 1.959963984540054) < 1e-12);
+        SB_CHECK(fabs((m[h] - lo[h]) / se[h] - 1.959963984540054) < 1e-12);
+    }
+    sb_arima_free(e);
+}
+
+/* ARIMA(0,1,0) with sigma2 given: forecasts are the last value, se^2 = h s2. */
+SB_TEST(test_arima_random_walk_forecast) {
+    double y[50];
+    series(y, 50, 5.0, 1);
+    int64_t off[2] = {0, 50};
+    sb_status st;
+    sb_arima *e = fit("order=0:1:0,params=3", y, off, 1, &st);
+    SB_CHECK(st == SB_OK && e);
+    double m[6], se[6];
+    SB_CHECK(sb_arima_forecast(e, 0, 6, 0.1, m, se, NULL, NULL) == SB_OK);
+    for (int h = 0; h < 6; h++) {
+        SB_CHECK(m[h] == y[49]);
+        SB_CHECK(fabs(se[h] - sqrt(3.0 * (h + 1))) < 1e-12);
+    }
+    double r[50];
+    size_t need = 0;
+    SB_CHECK(sb_arima_get_array(e, 0, "resid", r, 50, &need) == SB_OK && need == 50);
+    SB_CHECK(r[0] != r[0] && r[1] == y[1] - y[0]); /* the first value has no prediction */
+    sb_arima_free(e);
+}
+
+SB_TEST(test_arima_refusals_by_name) {
+    double y[40];
+    series(y, 40, 10.0, 0);
+    int64_t off[2] = {0, 40}, one[2] = {0, 1};
+    sb_status st;
+    SB_CHECK(!fit("order=1:0:0", y, one, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(strstr(sb_last_error(), "needs at least") != NULL);
+    SB_CHECK(!fit("order=1:0:1,params=1.2:0.3:1", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "explosive") != NULL);
+    SB_CHECK(!fit("order=1:0:0,params=-1:1", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("order=0:0:2,params=0.5:1.5:1", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "not invertible") != NULL);
+    SB_CHECK(!fit("order=0:0:1,params=0.5:0", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "sigma2") != NULL);
+    SB_CHECK(!fit("order=1:1:0,trend=c", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("order=1:0:0,trend=t", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("order=1:0:0,seasonal_order=0:0:0:12", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("order=1:0:0,seasonal_order=1:0:0:1", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("order=21:0:0", y, off, 1, &st) && st == SB_ERR_LIMIT);
+    SB_CHECK(!fit("order=1:0", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("colour=blue", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(!fit("numeric_mode=fast", y, off, 1, &st) && st == SB_ERR_MODE_UNSUPPORTED);
+    SB_CHECK(!fit("device=cuda", y, off, 1, &st) && st == SB_ERR_BACKEND_UNAVAILABLE);
+    y[7] = NAN;
+    SB_CHECK(!fit("order=1:0:0", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(strstr(sb_last_error(), "value 7 is NaN") != NULL);
+    for (int t = 0; t < 40; t++) y[t] = NAN;
+    SB_CHECK(!fit("order=1:0:0", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(strstr(sb_last_error(), "every value is missing") != NULL);
+    for (int t = 0; t < 40; t++) y[t] = 3.25;
+    SB_CHECK(!fit("order=1:0:0,trend=c", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(strstr(sb_last_error(), "constant") != NULL);
+    for (int t = 0; t < 40; t++) y[t] = 3.25 + 0.5 * t; /* constant after differencing */
+    SB_CHECK(!fit("order=0:1:1", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    int64_t bad[3] = {0, 20, 10};
+    series(y, 40, 10.0, 0);
+    SB_CHECK(!fit("order=1:0:0", y, bad, 2, &st) && st == SB_ERR_INVALID_ARGUMENT);
+}
+
+SB_TEST(test_arima_accessors) {
+    double y[60];
+    series(y, 60, 10.0, 0);
+    int64_t off[2] = {0, 60};
+    sb_status st;
+    sb_arima *e = fit("order=1:0:1,seasonal_order=1:0:0:4,trend=c", y, off, 1, &st);
+    SB_CHECK(st == SB_OK && e);
+    if (!e) return;
+    const char *want[] = {"const", "ar.L1", "ma.L1", "ar.S.L4", "sigma2"};
+    int64_t k = 0;
+    SB_CHECK(sb_arima_get_int(e, 0, "k", &k) == SB_OK && k == 5);
+    for (int i = 0; i < 5; i++) {
+        char name[32];
+        SB_CHECK(sb_arima_param_name(e, i, name, sizeof name, NULL) == SB_OK && !strcmp(name, want[i]));
+    }
+    char name[32];
+    SB_CHECK(sb_arima_param_name(e, 5, name, sizeof name, NULL) == SB_ERR_INVALID_ARGUMENT);
+    double buf[60];
+    size_t need = 0;
+    SB_CHECK(sb_arima_get_array(e, 0, "nothing", buf, 60, &need) == SB_ERR_NOT_FOUND);
+    SB_CHECK(sb_arima_get_array(e, 0, "fittedvalues", buf, 10, &need) == SB_ERR_LIMIT && need == 60);
+    SB_CHECK(sb_arima_get_array(e, 1, "llf", buf, 1, &need) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_arima_forecast(e, 0, 0, 0.05, buf, NULL, NULL, NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_arima_forecast(e, 0, 3, 1.5, buf, NULL, buf + 3, NULL) == SB_ERR_INVALID_ARGUMENT);
+    double aic = get1(e, "aic"), llf = get1(e, "llf"), bic = get1(e, "bic");
+    SB_CHECK(fabs(aic - (-2.0 * llf + 10.0)) < 1e-9);
+    SB_CHECK(fabs(bic - (-2.0 * llf + 5.0 * log(60.0))) < 1e-9);
+    int64_t conv = -1;
+    SB_CHECK(sb_arima_get_int(e, 0, "converged", &conv) == SB_OK && conv == 1);
+    sb_arima_free(e);
+}
