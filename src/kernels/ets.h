@@ -546,10 +546,10 @@ SB_FN void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_i64 
     w.s = p, p += m;
     w.ds = p;
     w.drop = iscr;
-    int constant = 1;
-    for (sb_i64 t = 1; t < n && constant; t++) constant = y[t] == y[0];
+    int flat = 1; /* a constant series */
+    for (sb_i64 t = 1; t < n && flat; t++) flat = y[t] == y[0];
     sb_i32 converged = 1;
-    if (constant) {
+    if (flat) {
         /* The stated rule: a constant series c is fitted exactly (SSE 0)
          * without the search: estimated smoothing parameters 0 (the damping
          * its upper bound), level c, trend 0, seasons neutral. */

@@ -29,6 +29,7 @@ extern "C" const void *const sb_cuda_tree_kernels[];
 extern "C" const void *const sb_cuda_forest_kernels[];
 extern "C" const void *const sb_cuda_core_kernels[];
 extern "C" const void *const sb_cuda_linalg_kernels[];
+extern "C" const void *const sb_cuda_ts_kernels[];
 
 namespace {
 
@@ -181,6 +182,7 @@ sb_status cu_open(sb_device *d) {
     c->k = d->prog == SB_PROG_TREE     ? sb_cuda_tree_kernels
            : d->prog == SB_PROG_FOREST ? sb_cuda_forest_kernels
            : d->prog == SB_PROG_CORE   ? sb_cuda_core_kernels
+           : d->prog == SB_PROG_TS     ? sb_cuda_ts_kernels
                                        : sb_cuda_linalg_kernels;
     c->nk = (int32_t)sb_program_kernels(d->prog);
     c->ms = (double *)sb_calloc((size_t)c->nk, sizeof(double));

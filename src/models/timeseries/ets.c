@@ -12,6 +12,7 @@
  */
 #include "ets.h"
 #include "../../math/sb_math.h"
+#include "../../device/device.h"
 #include <string.h>
 
 static int finite(double v) { return v - v == 0.0; }
@@ -201,11 +202,15 @@ sb_status sb_ets_fit_spec(const ets_spec *sp, const double *y, const int64_t *of
     }
     e->spec = *sp;
     e->nseries = nseries;
-    ets_job job = {sp, y, offsets, e->fits, sts};
-    sb_parallel_for(nseries, ets_task, &job);
-    for (int64_t i = 0; i < nseries && st == SB_OK; i++)
-        if (sts[i] != SB_OK)
-            st = sb_fail(sts[i], "exponential smoothing: out of memory fitting series %lld", (long long)i);
+    if (sp->device == SB_DEVICE_CUDA || sp->device == SB_DEVICE_OPENCL) {
+        st = sb_ets_fit_device(sp, y, offsets, nseries, e);
+    } else {
+        ets_job job = {sp, y, offsets, e->fits, sts};
+        sb_parallel_for(nseries, ets_task, &job);
+        for (int64_t i = 0; i < nseries && st == SB_OK; i++)
+            if (sts[i] != SB_OK)
+                st = sb_fail(sts[i], "exponential smoothing: out of memory fitting series %lld", (long long)i);
+    }
     sb_free(sts);
     if (st == SB_OK && card) st = ets_record(e, card, prefix);
     if (st != SB_OK) {
