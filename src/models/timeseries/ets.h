@@ -64,6 +64,10 @@ void sb_ets_fit_from(ets_fit *f, const double crit[4], const int32_t counts[ETS_
  * host's ets_fit_one fills it. */
 sb_status sb_ets_fit_device(const ets_spec *spec, const double *y, const int64_t *offsets, int64_t nseries, sb_ets *e);
 
+/* Tests only: the device's chunk budget in bytes (0: the default), so that a
+ * test can split a batch into many launches. */
+void sb_ets_device_budget_for_tests(int64_t bytes);
+
 /* Free a batch and everything it holds (NULL: nothing). */
 void sb_ets_release(sb_ets *e);
 

@@ -22,6 +22,9 @@ static sb_device *g_dev[4];
 /* Bytes a chunk may ask of the device in all (a schedule input only). */
 #define ETS_DEV_BUDGET ((int64_t)1 << 30)
 
+static int64_t g_budget_for_tests; /* 0: ETS_DEV_BUDGET */
+void sb_ets_device_budget_for_tests(int64_t bytes) { g_budget_for_tests = bytes; }
+
 typedef struct ets_dbufs {
     sb_dbuf y, off, given, scr, iscr, par, init, last, fitted, resid, crit, trace, counts;
 } ets_dbufs;
@@ -83,7 +86,8 @@ sb_status sb_ets_fit_device(const ets_spec *sp, const double *y, const int64_t *
     const int64_t nd = ets_scratch_doubles(k, m);
     /* bytes of one series beside its values, and of each value (y, fitted, resid) */
     const int64_t per = 8 * (nd + 4 + 2 * (2 + (int64_t)m) + 4 + ETS_TRACE_MAX + 1) + 4 * ((int64_t)k + ETS_NCOUNTS);
-    const int64_t cap = d->max_alloc > 0 && d->max_alloc < ETS_DEV_BUDGET ? d->max_alloc : ETS_DEV_BUDGET;
+    const int64_t budget = g_budget_for_tests > 0 ? g_budget_for_tests : ETS_DEV_BUDGET;
+    const int64_t cap = d->max_alloc > 0 && d->max_alloc < budget ? d->max_alloc : budget;
     ets_dbufs b;
     memset(&b, 0, sizeof b);
     double *hpar = NULL, *hinit = NULL, *hlast = NULL, *hfit = NULL, *hres = NULL, *hcrit = NULL, *htrace = NULL;
