@@ -68,7 +68,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "agglomerative": "agglomerative clustering (on a GPU its distance matrix runs on the device, the merges on the host)",
                 "spectral": "spectral clustering (its eigenvectors and k-means on the device named)",
                 "kde": "kernel density (host only: a GPU is refused by name)",
-                "ets": "exponential smoothing (the host path; the CPU legs only, refused by name on a GPU)"}
+                "ets": "exponential smoothing (float64; on a GPU one work-item a series, the host's own fit)"}
 
 
 def family(fixture):
