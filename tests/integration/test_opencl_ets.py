@@ -63,3 +63,12 @@ def test_cpu_only_wording_is_gone():
     if "this build has no CUDA backend" not in r.stdout + r.stderr:
         pytest.skip("a CUDA build: device=cuda runs")
     assert "cpu only" not in r.stdout + r.stderr
+
+
+def test_absent_device_and_platform_are_refused_by_name(tmp_path):
+    r = verify(env={"SAMEBITS_OPENCL_DEVICE": "7:3"})
+    assert r.returncode == 1 and "REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout and "names no device" in r.stdout, \
+        r.stdout
+    # ocl-icd reads the ICDs from OCL_ICD_VENDORS: an empty folder is a machine without OpenCL
+    r = verify(env={"OCL_ICD_VENDORS": str(tmp_path)})
+    assert r.returncode == 1 and "REFUSED" in r.stdout and "no OpenCL platform" in r.stdout, r.stdout
