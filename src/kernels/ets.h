@@ -50,8 +50,10 @@
  * whatever batch it is in and wherever in it.
  *
  * Memory: every array the fit writes is the caller's (SB_GLOBAL: a slice of
- * a device buffer, or host memory), sized by ets_scratch_doubles; the
- * simplex's few vertices are private.
+ * a device buffer, or host memory), the scratch sized by ets_scratch_doubles
+ * and read with a stride (1 on the host; on a device the chunk's series, so
+ * that the work-items of a group read neighbouring doubles: a layout, never
+ * a value); the simplex's few vertices are private.
  */
 #ifndef SB_KERNELS_ETS_H
 #define SB_KERNELS_ETS_H
@@ -109,6 +111,8 @@ typedef struct ets_work {
     SB_GLOBAL double *A, *An, *g, *gn, *L, *D; /* k x k, k x k, k, k, k x k, k */
     SB_GLOBAL double *s, *ds, *dl, *db, *dy; /* m, m x k, k, k, k */
     SB_GLOBAL sb_i32 *drop;
+    sb_i64 sw;      /* the stride of every scratch array: element j of x is x[j * sw] (1 on the host;
+                     * a device interleaves its work-items' scratch, so that neighbours' reads coalesce) */
     sb_i32 nfev;
     sb_i32 gn_max; /* Gauss-Newton steps allowed: ETS_GN_SEARCH, then ETS_GN_FINAL */
     SB_GLOBAL double *trace; /* the best SSE after each simplex iteration */
@@ -135,14 +139,15 @@ SB_FN double ets_log(double v) {
 /* The states x (level, trend, the first m - 1 seasons) spread into the
  * filter's level, trend and season ring; the last season is tied. */
 SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, double *b, SB_GLOBAL double *s) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
     const ets_spec *sp = &w->sp;
-    *l = x[0];
-    *b = sp->trend ? x[1] : 0.0;
+    *l = x[(sb_i64)(0) * sw];
+    *b = sp->trend ? x[(sb_i64)(1) * sw] : 0.0;
     if (!sp->seasonal) return;
     const sb_i32 o = 1 + (sp->trend ? 1 : 0);
     double sum = 0.0;
-    for (sb_i32 j = 0; j < sp->m - 1; j++) s[j] = x[o + j], sum = sum + x[o + j];
-    s[sp->m - 1] = (sp->seasonal == ETS_MUL ? (double)sp->m : 0.0) - sum;
+    for (sb_i32 j = 0; j < sp->m - 1; j++) s[(sb_i64)(j) * sw] = x[(sb_i64)(o + j) * sw], sum = sum + x[(sb_i64)(o + j) * sw];
+    s[(sb_i64)(sp->m - 1) * sw] = (sp->seasonal == ETS_MUL ? (double)sp->m : 0.0) - sum;
 }
 
 /* One pass of the filter from states x: the SSE (+infinity when it is not
@@ -152,6 +157,7 @@ SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, d
  * seasons oldest first) go to fitted and last. */
 SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL double *A, SB_GLOBAL double *g,
                       int out, SB_GLOBAL double *fitted, SB_GLOBAL double *last) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
     const ets_spec *sp = &w->sp;
     const sb_i32 k = w->k, m = sp->m, tr = sp->trend ? 1 : 0, se = sp->seasonal;
     const double a = w->par[0], be = tr ? w->par[1] : 0.0, ga = se ? w->par[2] : 0.0;
@@ -160,13 +166,13 @@ SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL
     SB_GLOBAL double *s = w->s, *ds = w->ds, *dl = w->dl, *db = w->db, *dy = w->dy;
     ets_spread(w, x, &l, &b, s);
     if (jac) {
-        for (sb_i64 i = 0; i < (sb_i64)k * k; i++) A[i] = 0.0;
-        for (sb_i32 j = 0; j < k; j++) g[j] = 0.0, dl[j] = 0.0, db[j] = 0.0;
-        dl[0] = 1.0;
-        if (tr) db[1] = 1.0;
+        for (sb_i64 i = 0; i < (sb_i64)k * k; i++) A[(sb_i64)(i) * sw] = 0.0;
+        for (sb_i32 j = 0; j < k; j++) g[(sb_i64)(j) * sw] = 0.0, dl[(sb_i64)(j) * sw] = 0.0, db[(sb_i64)(j) * sw] = 0.0;
+        dl[(sb_i64)(0) * sw] = 1.0;
+        if (tr) db[(sb_i64)(1) * sw] = 1.0;
         if (se) {
-            for (sb_i64 i = 0; i < (sb_i64)m * k; i++) ds[i] = 0.0;
-            for (sb_i32 j = 0; j < m - 1; j++) ds[(sb_i64)j * k + 1 + tr + j] = 1.0, ds[(sb_i64)(m - 1) * k + 1 + tr + j] = -1.0;
+            for (sb_i64 i = 0; i < (sb_i64)m * k; i++) ds[(sb_i64)(i) * sw] = 0.0;
+            for (sb_i32 j = 0; j < m - 1; j++) ds[(sb_i64)((sb_i64)j * k + 1 + tr + j) * sw] = 1.0, ds[(sb_i64)((sb_i64)(m - 1) * k + 1 + tr + j) * sw] = -1.0;
         }
     }
     double sse = 0.0;
@@ -177,7 +183,7 @@ SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL
         const double yt = w->y[t];
         const sb_i32 r = se ? (sb_i32)(t % m) : 0;
         const double lp = tr ? l + phi * b : l;
-        const double st = se ? s[r] : 0.0;
+        const double st = se ? s[(sb_i64)(r) * sw] : 0.0;
         const double yh = se == ETS_ADD ? lp + st : se == ETS_MUL ? lp * st : lp;
         const double e = yt - yh;
 #ifdef SB_SABOTAGE_ETS_SSE_ORDER
@@ -191,39 +197,39 @@ SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL
 #endif
         if (out) fitted[t] = yh;
         if (jac) {
-            SB_GLOBAL double *dst = ds + (sb_i64)r * k;
+            SB_GLOBAL double *dst = ds + (sb_i64)r * k * sw;
             const double qs = se == ETS_MUL ? yt / (st * st) : 0.0, ql = se == ETS_MUL ? yt / (lp * lp) : 0.0;
             for (sb_i32 j = 0; j < k; j++) {
-                const double dlp = tr ? dl[j] + phi * db[j] : dl[j];
-                const double dsj = se ? dst[j] : 0.0;
-                dy[j] = se == ETS_ADD ? dlp + dsj : se == ETS_MUL ? dlp * st + lp * dsj : dlp;
+                const double dlp = tr ? dl[(sb_i64)(j) * sw] + phi * db[(sb_i64)(j) * sw] : dl[(sb_i64)(j) * sw];
+                const double dsj = se ? dst[(sb_i64)(j) * sw] : 0.0;
+                dy[(sb_i64)(j) * sw] = se == ETS_ADD ? dlp + dsj : se == ETS_MUL ? dlp * st + lp * dsj : dlp;
                 const double dln = se == ETS_ADD ? (1.0 - a) * dlp - a * dsj
                                    : se == ETS_MUL ? (1.0 - a) * dlp - a * (qs * dsj)
                                                    : (1.0 - a) * dlp;
-                if (tr) db[j] = be * (dln - dl[j]) + (1.0 - be) * (phi * db[j]);
-                dl[j] = dln;
-                if (se == ETS_ADD) dst[j] = (1.0 - ga) * dsj - ga * dlp;
-                else if (se == ETS_MUL) dst[j] = (1.0 - ga) * dsj - ga * (ql * dlp);
+                if (tr) db[(sb_i64)(j) * sw] = be * (dln - dl[(sb_i64)(j) * sw]) + (1.0 - be) * (phi * db[(sb_i64)(j) * sw]);
+                dl[(sb_i64)(j) * sw] = dln;
+                if (se == ETS_ADD) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * dlp;
+                else if (se == ETS_MUL) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * (ql * dlp);
             }
             for (sb_i32 i = 0; i < k; i++) {
-                SB_GLOBAL double *Ai = A + (sb_i64)i * k;
-                for (sb_i32 j = i; j < k; j++) Ai[j] = Ai[j] + dy[i] * dy[j];
-                g[i] = g[i] + dy[i] * e;
+                SB_GLOBAL double *Ai = A + (sb_i64)i * k * sw;
+                for (sb_i32 j = i; j < k; j++) Ai[(sb_i64)(j) * sw] = Ai[(sb_i64)(j) * sw] + dy[(sb_i64)(i) * sw] * dy[(sb_i64)(j) * sw];
+                g[(sb_i64)(i) * sw] = g[(sb_i64)(i) * sw] + dy[(sb_i64)(i) * sw] * e;
             }
         }
         const double ln = se == ETS_ADD ? a * (yt - st) + (1.0 - a) * lp
                           : se == ETS_MUL ? a * (yt / st) + (1.0 - a) * lp
                                           : a * yt + (1.0 - a) * lp;
         if (tr) b = be * (ln - l) + (1.0 - be) * (phi * b);
-        if (se == ETS_ADD) s[r] = ga * (yt - lp) + (1.0 - ga) * st;
-        else if (se == ETS_MUL) s[r] = ga * (yt / lp) + (1.0 - ga) * st;
+        if (se == ETS_ADD) s[(sb_i64)(r) * sw] = ga * (yt - lp) + (1.0 - ga) * st;
+        else if (se == ETS_MUL) s[(sb_i64)(r) * sw] = ga * (yt / lp) + (1.0 - ga) * st;
         l = ln;
         if (!ets_finite(sse)) return ets_inf();
     }
     if (out) {
         last[0] = l;
         last[1] = tr ? b : ets_nan();
-        for (sb_i32 j = 0; se && j < m; j++) last[2 + j] = s[(sb_i32)((w->n + j) % m)];
+        for (sb_i32 j = 0; se && j < m; j++) last[2 + j] = s[(sb_i64)((sb_i32)((w->n + j) % m)) * sw];
     }
     return sse;
 }
@@ -233,30 +239,31 @@ SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL
  * drops its state (d = 0 there): the stated rank rule, for states the data
  * cannot tell apart. */
 SB_FN void ets_solve(ets_work *w, SB_GLOBAL const double *A, SB_GLOBAL const double *g, SB_GLOBAL double *d) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
     const sb_i32 k = w->k;
     SB_GLOBAL double *L = w->L, *D = w->D;
     SB_GLOBAL sb_i32 *drop = w->drop;
     for (sb_i32 j = 0; j < k; j++) {
-        double v = A[(sb_i64)j * k + j];
-        for (sb_i32 p = 0; p < j; p++) v = v - L[(sb_i64)j * k + p] * L[(sb_i64)j * k + p] * D[p];
-        drop[j] = !(A[(sb_i64)j * k + j] > 0.0) || !(v > 1e-12 * A[(sb_i64)j * k + j]);
-        D[j] = drop[j] ? 0.0 : v;
+        double v = A[(sb_i64)((sb_i64)j * k + j) * sw];
+        for (sb_i32 p = 0; p < j; p++) v = v - L[(sb_i64)((sb_i64)j * k + p) * sw] * L[(sb_i64)((sb_i64)j * k + p) * sw] * D[(sb_i64)(p) * sw];
+        drop[(sb_i64)(j) * sw] = !(A[(sb_i64)((sb_i64)j * k + j) * sw] > 0.0) || !(v > 1e-12 * A[(sb_i64)((sb_i64)j * k + j) * sw]);
+        D[(sb_i64)(j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : v;
         for (sb_i32 i = j + 1; i < k; i++) {
-            double u = A[(sb_i64)j * k + i];
-            for (sb_i32 p = 0; p < j; p++) u = u - L[(sb_i64)i * k + p] * L[(sb_i64)j * k + p] * D[p];
-            L[(sb_i64)i * k + j] = drop[j] ? 0.0 : u / v;
+            double u = A[(sb_i64)((sb_i64)j * k + i) * sw];
+            for (sb_i32 p = 0; p < j; p++) u = u - L[(sb_i64)((sb_i64)i * k + p) * sw] * L[(sb_i64)((sb_i64)j * k + p) * sw] * D[(sb_i64)(p) * sw];
+            L[(sb_i64)((sb_i64)i * k + j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : u / v;
         }
     }
     for (sb_i32 j = 0; j < k; j++) {
-        double z = g[j];
-        for (sb_i32 p = 0; p < j; p++) z = z - L[(sb_i64)j * k + p] * d[p];
-        d[j] = drop[j] ? 0.0 : z;
+        double z = g[(sb_i64)(j) * sw];
+        for (sb_i32 p = 0; p < j; p++) z = z - L[(sb_i64)((sb_i64)j * k + p) * sw] * d[(sb_i64)(p) * sw];
+        d[(sb_i64)(j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : z;
     }
-    for (sb_i32 j = 0; j < k; j++) d[j] = drop[j] ? 0.0 : d[j] / D[j];
+    for (sb_i32 j = 0; j < k; j++) d[(sb_i64)(j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : d[(sb_i64)(j) * sw] / D[(sb_i64)(j) * sw];
     for (sb_i32 j = k - 1; j >= 0; j--) {
-        double z = d[j];
-        for (sb_i32 i = j + 1; i < k; i++) z = z - L[(sb_i64)i * k + j] * d[i];
-        d[j] = drop[j] ? 0.0 : z;
+        double z = d[(sb_i64)(j) * sw];
+        for (sb_i32 i = j + 1; i < k; i++) z = z - L[(sb_i64)((sb_i64)i * k + j) * sw] * d[(sb_i64)(i) * sw];
+        d[(sb_i64)(j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : z;
     }
 }
 
@@ -267,8 +274,9 @@ SB_FN void ets_solve(ets_work *w, SB_GLOBAL const double *A, SB_GLOBAL const dou
  * a multiplicative season, after the first full step (the least-squares
  * solution). A pure function of w->par and w->gn_max. */
 SB_FN double ets_inner(ets_work *w) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
     const sb_i32 k = w->k;
-    for (sb_i32 j = 0; j < k; j++) w->x[j] = w->start[j];
+    for (sb_i32 j = 0; j < k; j++) w->x[(sb_i64)(j) * sw] = w->start[(sb_i64)(j) * sw];
     w->nfev++;
     double f = ets_pass(w, w->x, 1, w->A, w->g, 0, w->x, w->x);
     if (!ets_finite(f)) return ets_inf();
@@ -277,7 +285,7 @@ SB_FN double ets_inner(ets_work *w) {
         double step = 1.0, fn = ets_inf();
         int ok = 0, halved = 0;
         for (; halved < ETS_HALVINGS; halved++, step = step * 0.5) {
-            for (sb_i32 j = 0; j < k; j++) w->xn[j] = w->x[j] + step * w->delta[j];
+            for (sb_i32 j = 0; j < k; j++) w->xn[(sb_i64)(j) * sw] = w->x[(sb_i64)(j) * sw] + step * w->delta[(sb_i64)(j) * sw];
             fn = ets_pass(w, w->xn, 1, w->An, w->gn, 0, w->x, w->x);
             if ((ok = fn <= f)) break;
         }
@@ -480,21 +488,22 @@ SB_FN void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i32 *n
  * first two periods' means over m, and the first period's deviations from its
  * mean (ratios to it: multiplicative), tied as the fit ties them. */
 SB_FN void ets_start(ets_work *w) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
     const ets_spec *sp = &w->sp;
     SB_GLOBAL const double *y = w->y;
     const sb_i32 m = sp->m, tr = sp->trend ? 1 : 0;
     if (!sp->seasonal) {
-        w->start[0] = y[0];
-        if (tr) w->start[1] = y[1] - y[0];
+        w->start[(sb_i64)(0) * sw] = y[0];
+        if (tr) w->start[(sb_i64)(1) * sw] = y[1] - y[0];
         return;
     }
     double s1 = 0.0, s2 = 0.0;
     for (sb_i32 j = 0; j < m; j++) s1 = s1 + y[j], s2 = s2 + y[m + j];
     const double l0 = s1 / (double)m;
-    w->start[0] = l0;
-    if (tr) w->start[1] = (s2 / (double)m - l0) / (double)m;
+    w->start[(sb_i64)(0) * sw] = l0;
+    if (tr) w->start[(sb_i64)(1) * sw] = (s2 / (double)m - l0) / (double)m;
     for (sb_i32 j = 0; j < m - 1; j++)
-        w->start[1 + tr + j] = sp->seasonal == ETS_MUL ? y[j] / l0 : y[j] - l0;
+        w->start[(sb_i64)(1 + tr + j) * sw] = sp->seasonal == ETS_MUL ? y[j] / l0 : y[j] - l0;
     /* tie: the deviations of the first period sum to 0 (their ratios to m)
      * up to rounding; the last season takes what is left, as ets_spread does */
 }
@@ -511,14 +520,15 @@ typedef struct ets_out {
 
 /* Fit the series y (n values, checked by the host: finite, long enough,
  * positive for a multiplicative season) under sp, with scr
- * (ets_scratch_doubles) and iscr (k ints) its scratch, into o. */
+ * (ets_scratch_doubles) and iscr (k ints) its scratch, element j at j * sw,
+ * into o. */
 SB_FN void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_i64 n, SB_GLOBAL double *scr,
-                          SB_GLOBAL sb_i32 *iscr, ets_out o) {
+                          SB_GLOBAL sb_i32 *iscr, sb_i64 sw, ets_out o) {
     const sb_i32 m = sp->m, tr = sp->trend ? 1 : 0;
     const sb_i32 k = ets_nstates(sp);
     ets_work w;
     w.sp = *sp, w.y = y, w.n = n, w.k = k, w.gn_max = ETS_GN_SEARCH;
-    w.nfree = 0, w.nfev = 0, w.ntrace = 0, w.nit = 0, w.trace = o.trace;
+    w.nfree = 0, w.nfev = 0, w.ntrace = 0, w.nit = 0, w.trace = o.trace, w.sw = sw;
     const sb_i32 has[SB_ETS_NPAR] = {1, tr, sp->seasonal ? 1 : 0, sp->damped};
     for (sb_i32 i = 0; i < SB_ETS_NPAR; i++) {
         w.free_idx[i] = 0;
@@ -526,24 +536,24 @@ SB_FN void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_i64 
         if (has[i] && sp->given[i] != sp->given[i]) w.free_idx[w.nfree++] = i;
     }
     const sb_i64 kk = (sb_i64)k * k, nd = ets_scratch_doubles(k, m);
-    for (sb_i64 i = 0; i < nd; i++) scr[i] = 0.0;
-    for (sb_i32 i = 0; i < k; i++) iscr[i] = 0;
+    for (sb_i64 i = 0; i < nd; i++) scr[i * sw] = 0.0;
+    for (sb_i32 i = 0; i < k; i++) iscr[(sb_i64)i * sw] = 0;
     for (sb_i32 i = 0; i < 2 + m; i++) o.init[i] = 0.0, o.last[i] = 0.0;
     SB_GLOBAL double *p = scr;
-    w.start = p, p += k;
-    w.x = p, p += k;
-    w.xn = p, p += k;
-    w.delta = p, p += k;
-    w.g = p, p += k;
-    w.gn = p, p += k;
-    w.D = p, p += k;
-    w.dl = p, p += k;
-    w.db = p, p += k;
-    w.dy = p, p += k;
-    w.A = p, p += kk;
-    w.An = p, p += kk;
-    w.L = p, p += kk;
-    w.s = p, p += m;
+    w.start = p, p += k * sw;
+    w.x = p, p += k * sw;
+    w.xn = p, p += k * sw;
+    w.delta = p, p += k * sw;
+    w.g = p, p += k * sw;
+    w.gn = p, p += k * sw;
+    w.D = p, p += k * sw;
+    w.dl = p, p += k * sw;
+    w.db = p, p += k * sw;
+    w.dy = p, p += k * sw;
+    w.A = p, p += kk * sw;
+    w.An = p, p += kk * sw;
+    w.L = p, p += kk * sw;
+    w.s = p, p += m * sw;
     w.ds = p;
     w.drop = iscr;
     int flat = 1; /* a constant series */
@@ -555,8 +565,8 @@ SB_FN void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_i64 
          * its upper bound), level c, trend 0, seasons neutral. */
         for (sb_i32 i = 0; i < w.nfree; i++) w.par[w.free_idx[i]] = w.free_idx[i] == 3 ? ETS_PHI_HI : 0.0;
         w.x[0] = y[0];
-        if (tr) w.x[1] = 0.0;
-        for (sb_i32 j = 0; j < m - 1 && sp->seasonal; j++) w.x[1 + tr + j] = sp->seasonal == ETS_MUL ? 1.0 : 0.0;
+        if (tr) w.x[sw] = 0.0;
+        for (sb_i32 j = 0; j < m - 1 && sp->seasonal; j++) w.x[(sb_i64)(1 + tr + j) * sw] = sp->seasonal == ETS_MUL ? 1.0 : 0.0;
     } else {
         ets_start(&w);
         if (w.nfree == 0) {
@@ -592,7 +602,7 @@ SB_FN void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_i64 
     ets_spread(&w, w.x, &l0, &b0, w.s);
     o.init[0] = l0;
     o.init[1] = tr ? b0 : ets_nan();
-    for (sb_i32 j = 0; j < m && sp->seasonal; j++) o.init[2 + j] = w.s[j];
+    for (sb_i32 j = 0; j < m && sp->seasonal; j++) o.init[2 + j] = w.s[(sb_i64)j * sw];
     /* statsmodels' count: the model's smoothing parameters (given ones too:
      * measured, a given smoothing_level still counts), the level, the trend
      * and m - 1 seasons (the m-th is tied) */

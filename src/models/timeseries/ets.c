@@ -46,7 +46,7 @@ static sb_status ets_fit_one(const ets_spec *sp, const double *y, int64_t n, ets
     double crit[4];
     int32_t counts[ETS_NCOUNTS];
     const ets_out o = {f->par, f->init, f->last, f->fitted, f->resid, crit, f->trace, counts};
-    ets_fit_series(sp, y, n, buf, drop, o);
+    ets_fit_series(sp, y, n, buf, drop, 1, o);
     sb_ets_fit_from(f, crit, counts);
     sb_free(buf);
     sb_free(drop);
