@@ -203,7 +203,10 @@ sb_status cu_open(sb_device *d) {
                        "(Turing) and newer",
                        p.name, p.major, p.minor);
     if (d->timing) timing_track(d, 1);
-    d->wg = SB_WG;
+    /* the time-series program: one work-item a series of a register-heavy fit
+     * (255 registers at sm_90), so blocks of 64 spread a batch over every SM
+     * (its kernel reads no SB_WG: a schedule input only) */
+    d->wg = d->prog == SB_PROG_TS ? 64 : SB_WG;
     d->cus = p.multiProcessorCount;
     d->local_mem = (int64_t)p.sharedMemPerBlockOptin;
     d->max_alloc = (int64_t)p.totalGlobalMem;

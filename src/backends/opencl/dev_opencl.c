@@ -141,6 +141,10 @@ static sb_status ocl_open(sb_device *d) {
     size_t wg = 256;
     sb_status st = sb_ocl_open(&o->dev, &o->ctx, &o->q, &extra, &wg);
     if (st != SB_OK) return st;
+    /* the time-series program: one work-item a series of a register-heavy
+     * fit; groups of 64 spread a batch over the compute units (a schedule
+     * input only) */
+    if (d->prog == SB_PROG_TS && wg > 64) wg = 64;
     if (d->prog == SB_PROG_TS) {
         /* the float64 program needs IEEE doubles: round to nearest, infinities
          * and NaNs, subnormals (OpenCL's + - * / on doubles are then correctly
