@@ -42,7 +42,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -134,6 +134,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_KNN_BOUND
   else ifeq ($(SABOTAGE),kde-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_KDE_ORDER
+  else ifeq ($(SABOTAGE),svm-wss-ties)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_SVM_WSS_TIES
   else ifeq ($(SABOTAGE),dbscan-border)
     SABOTAGE_DEFS := -DSB_SABOTAGE_DBSCAN_BORDER
   else ifeq ($(SABOTAGE),agglo-ties)
@@ -207,7 +209,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
 # CUDA=1: the CUDA backend of the device layer (dev_cuda.cu) and the entry kernels
 # (src/kernels/entry/, the source OpenCL builds too, compiled by entry_*.cu), by nvcc
 # under the profile's flags (one place: tools/cuda-compile-check.sh --print-flags profile),
-# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma|ties|forest-ties|topk-ties|nan-side|kmeans-ties|knn-bound|agglo-order|ets-sse-order: a separating arm of the
+# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma|ties|forest-ties|topk-ties|nan-side|kmeans-ties|knn-bound|agglo-order|kde-order|ets-sse-order: a separating arm of the
 # GPU leg, into build-cuda-VARIANT/.
 ifneq ($(CUDA),)
   ifneq ($(ARCH),)
@@ -334,7 +336,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

@@ -56,6 +56,9 @@ static const char *k_usage =
     "  train --model ets --data FILE --out MODEL [--id unique_id] [--time ds] [--target y]\n"
     "        [trend=add damped_trend=true seasonal=add|mul seasonal_periods=M ...]   (docs/timeseries.md: a\n"
     "        long-format CSV, one series an id, each ordered by its time column; the batch's model file)\n"
+    "  train --model svc|svr --data FILE [--label NAME] [kernel=rbf C=1 gamma=scale epsilon=0.1 ...]\n"
+    "        (docs/svm.md: the label is the target, SVC's class indices 0..K-1 or SVR's values; DATA.weight beside:\n"
+    "        sample weights; predict writes the class index or the value, --raw the decision values)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
     "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
@@ -642,6 +645,7 @@ static int cmd_train(int argc, char **argv) {
     for (size_t k = 0; model_kind && k < sizeof k_linear / sizeof k_linear[0]; k++) linear |= !strcmp(model_kind, k_linear[k]);
     const int kmeans = model_kind && !strcmp(model_kind, "kmeans");
     const int knn = model_kind && !strcmp(model_kind, "knn");
+    const int svm = model_kind && (!strcmp(model_kind, "svc") || !strcmp(model_kind, "svr"));
     const int dbscan = model_kind && !strcmp(model_kind, "dbscan");
     const int agglo = model_kind && !strcmp(model_kind, "agglomerative");
     const int spectral = model_kind && !strcmp(model_kind, "spectral");
@@ -650,9 +654,9 @@ static int cmd_train(int argc, char **argv) {
     const int clusters = kmeans || labelled || kde; /* the label-free families (kernel density among them) */
     const int forest = model_kind && (!strcmp(model_kind, "random_forest") || !strcmp(model_kind, "extra_trees"));
     const int iforest = model_kind && !strcmp(model_kind, "isolation_forest");
-    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn && !forest && !iforest)) {
+    if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn && !svm && !forest && !iforest)) {
         rc = usage_error("train: --model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, "
-                         "agglomerative, spectral, knn, kde, or a linear model (linear, ridge, lasso, elasticnet, "
+                         "agglomerative, spectral, knn, kde, svc, svr, or a linear model (linear, ridge, lasso, elasticnet, "
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
@@ -680,18 +684,18 @@ static int cmd_train(int argc, char **argv) {
         }
         if ((st = sb_params_set(params, "model", model_kind)) != SB_OK) goto lib_fail;
     }
-    if ((knn || labelled || kde) && (query || vquery || group)) {
+    if ((knn || svm || labelled || kde) && (query || vquery || group)) {
         rc = usage_error("train: --query, --valid-query and --group are for ranking; --model %s takes no query "
                          "groups", model_kind);
         goto done;
     }
-    if ((knn || labelled || kde) && valid) { /* refused before any file is read */
+    if ((knn || svm || labelled || kde) && valid) { /* refused before any file is read */
         rc = usage_error("train: --valid is for gradient boosting (%s has no rounds to evaluate)",
-                         knn ? "nearest neighbors" : kde ? "kernel density" : dbscan ? "DBSCAN" : agglo ? "agglomerative clustering"
+                         knn ? "nearest neighbors" : svm ? "a support vector machine" : kde ? "kernel density" : dbscan ? "DBSCAN" : agglo ? "agglomerative clustering"
                                                                               : "spectral clustering");
         goto done;
     }
-    if (linear || clusters || knn) {
+    if (linear || clusters || knn || svm) {
         const char *had;
         if (sb_params_get(params, "model", &had) == SB_OK || sb_params_get(params, "objective", &had) == SB_OK) {
             rc = usage_error("train: --model %s takes no model= or objective= (the model names its objective)",
@@ -711,18 +715,18 @@ static int cmd_train(int argc, char **argv) {
                    sb_params_get(params, "verbose_eval", &had) == SB_OK ||
                    sb_params_get(params, "log_period", &had) == SB_OK;
     }
-    if (!linear && !clusters && !knn && !forest && !iforest && !eval_set &&
+    if (!linear && !clusters && !knn && !svm && !forest && !iforest && !eval_set &&
         (st = sb_params_set(params, "eval_period", "10")) != SB_OK)
         goto lib_fail;
     { /* a progress line when standard error is a terminal (off in pipes and files), unless given */
         const char *had;
-        if (!linear && !clusters && !knn && !forest && !iforest && sb_params_get(params, "progress", &had) != SB_OK &&
+        if (!linear && !clusters && !knn && !svm && !forest && !iforest && sb_params_get(params, "progress", &had) != SB_OK &&
             isatty(STDERR_FILENO) && (st = sb_params_set(params, "progress", "true")) != SB_OK)
             goto lib_fail;
     }
     /* Gradient boosting's parameters, and a numeric mode that is not built,
      * are refused before the data is read. */
-    if (!linear && !clusters && !knn && !forest && !iforest && (st = sb_gbdt_params_check(params)) != SB_OK)
+    if (!linear && !clusters && !knn && !svm && !forest && !iforest && (st = sb_gbdt_params_check(params)) != SB_OK)
         goto lib_fail;
     { /* distributed=mpi (docs/distributed.md): every rank reads the same file and the
        * library trains each on its block of rows; the engine starts before the data is
@@ -754,6 +758,7 @@ static int cmd_train(int argc, char **argv) {
     if ((st = sb_params_resolve_mode(params, linear   ? SB_FAMILY_LINEAR
                                              : kmeans ? SB_FAMILY_KMEANS
                                              : knn    ? SB_FAMILY_KNN
+                                             : svm    ? SB_FAMILY_SVM
                                              : dbscan ? SB_FAMILY_DBSCAN
                                              : agglo  ? SB_FAMILY_AGGLOMERATIVE
                                              : spectral ? SB_FAMILY_SPECTRAL
@@ -800,7 +805,7 @@ static int cmd_train(int argc, char **argv) {
         for (int k = 0; k < nvf; k++)
             if (init_beside(vfiles[k], dvalids[k]) != SB_OK) goto done;
     }
-    if (!knn && !labelled && !kde && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
+    if (!knn && !svm && !labelled && !kde && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
     for (int k = 0; k < nvf; k++)
         if (attach_groups(dvalids[k], vfiles[k], nvq > 1 ? vqueries[k] : vquery, group_name) != SB_OK) goto done;
     int64_t nrows;
@@ -835,6 +840,20 @@ static int cmd_train(int argc, char **argv) {
         sb_model_get_array(model, "bandwidth", &bw, 1, NULL);
         fprintf(stderr, "samebits: kde fitted in %.2f s (%s kernel, bandwidth %.9g, %lld rows kept)\n", now_s() - t1,
                 kern >= 0 && kern < 6 ? k_kernels[kern] : "?", (double)bw, (long long)nfit);
+    } else if (svm) {
+        const char *shr;
+        if (sb_params_get(params, "shrinking", &shr) == SB_OK)
+            fprintf(stderr, "samebits: note: shrinking=%s has no effect (it tunes libsvm's engine; the solver here never "
+                    "shrinks, docs/svm.md)\n", shr);
+        if ((st = sb_svm_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
+        int64_t nsv = 0, conv = 1;
+        sb_model_get_int(model, "n_support_vectors", &nsv);
+        sb_model_get_int(model, "converged", &conv);
+        fprintf(stderr, "samebits: %s fitted in %.2f s (%lld support vectors)\n", model_kind, now_s() - t1,
+                (long long)nsv);
+        if (!conv)
+            fprintf(stderr, "samebits: warning: %s stopped at max_iter before meeting tol (raise max_iter)\n",
+                    model_kind);
     } else if (knn) {
         if ((st = sb_knn_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
         static const char *const k_tasks[] = {"neighbors", "classification", "regression"};
@@ -1007,17 +1026,18 @@ static int cmd_predict(int argc, char **argv) {
     size_t need = 0;
     sb_model_info info;
     if (st == SB_OK && sb_model_get_info(model, &info) == SB_OK && info.family == SB_FAMILY_KDE) {
-        /* kernel density: predict writes each row's log density (sb_model_score_samples), on the host */
-        if (kind != SB_PREDICT_VALUE || (device && strcmp(device, "cpu"))) {
-            rc = usage_error("predict: a kde model writes its log densities, on the CPU: --raw, --proba, --leaf, "
-                             "--contrib and a device (here '%s') are for other families", device ? device : "cpu");
+        /* kernel density: predict writes each row's log density (sb_model_score_samples_on), on the
+         * device asked (the same bits) */
+        if (kind != SB_PREDICT_VALUE) {
+            rc = usage_error("predict: a kde model writes its log densities: --raw, --proba, --leaf and --contrib "
+                             "are for other families%s", "");
             sb_dataset_free(d);
             sb_model_free(model);
             return rc;
         }
-        if (st == SB_OK) st = sb_model_score_samples(model, d, NULL, 0, &need);
+        if (st == SB_OK) st = sb_model_score_samples_on(model, d, device, NULL, 0, &need);
         if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
-        if (st == SB_OK) st = sb_model_score_samples(model, d, pred, need, NULL);
+        if (st == SB_OK) st = sb_model_score_samples_on(model, d, device, pred, need, NULL);
     } else {
         if (st == SB_OK) st = sb_model_predict(model, d, kind, NULL, 0, &need);
         if (st == SB_OK && !(pred = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;

@@ -117,7 +117,9 @@ typedef enum sb_family {
     SB_FAMILY_SPECTRAL = 9,
     SB_FAMILY_KDE = 10,
     SB_FAMILY_ETS = 11, /* exponential smoothing (a batch of series; sb_ets_save) */
-    SB_FAMILY_COUNT_ = 12
+    /* 12 is ARIMA's (its branch) */
+    SB_FAMILY_SVM = 13, /* support vector classification and regression (sb_svm_fit) */
+    SB_FAMILY_COUNT_ = 14
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -470,7 +472,9 @@ SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *trai
  * other refused by name), atol and rtol (only 0: the exact sum; any other
  * value refused by name), algorithm=auto|kd_tree|ball_tree, leaf_size and
  * breadth_first (accepted, no effect: they tune scikit-learn's trees),
- * device=cpu (a GPU refused by name). The dataset's weights, if set, are
+ * device=cpu|cuda|opencl|gpu (checked: an absent backend refused by name;
+ * the fit sums nothing, the device scores through sb_model_score_samples_on
+ * and sb_model_score_on). The dataset's weights, if set, are
  * sample weights (finite, >= 0, positive sum). The rows (finite) are copied
  * into the model. Integers "n_samples_fit", "kernel" (0..5 in the order
  * above), "bandwidth_rule" (0 value, 1 scott, 2 silverman), "weighted"; the
@@ -487,6 +491,14 @@ SB_API sb_status sb_model_score_samples(const sb_model *m, const sb_dataset *que
 /* The sum of sb_model_score_samples' values (widened to double, added in
  * row order): scikit-learn's score, the total log-likelihood. */
 SB_API sb_status sb_model_score(const sb_model *m, const sb_dataset *queries, double *out);
+/* The same two on a device: "cpu" (or NULL), "cuda" (a build with CUDA=1
+ * and a GPU), "opencl" (the device of SAMEBITS_OPENCL_DEVICE) or "gpu". The
+ * bits are the CPU's: the kernel sums are the host's double operations in
+ * the same order (kernels/kde.h, in the integer binary64 of kernels/f64.h).
+ * An absent device is SB_ERR_BACKEND_UNAVAILABLE, by name. */
+SB_API sb_status sb_model_score_samples_on(const sb_model *m, const sb_dataset *queries, const char *device,
+                                           float *out, size_t cap, size_t *needed);
+SB_API sb_status sb_model_score_on(const sb_model *m, const sb_dataset *queries, const char *device, double *out);
 /* n_samples draws from a kernel density model (gaussian and tophat kernels
  * only; the others are refused by name, as scikit-learn): n_samples x
  * features floats, row-major; *needed gets the count (cap 0 asks). Each draw
@@ -551,6 +563,39 @@ SB_API sb_status sb_ets_load(const char *path, sb_ets **out);
 SB_API sb_status sb_ets_model_digest(const sb_ets *e, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_ets_free(sb_ets *e);
+
+/* Support vector classification and regression (docs/svm.md) with
+ * scikit-learn's SVC and SVR names and semantics: model=svc|svr,
+ * kernel=linear|poly|rbf|sigmoid (rbf), C (1; > 0, C <= 0 refused by name),
+ * epsilon (SVR's, 0.1), gamma=scale|auto|a value >= 0 (scale), degree (3),
+ * coef0 (0), tol (1e-3), max_iter (-1: no limit), class_weight (SVC's:
+ * balanced, or class:weight entries joined by ';'), cache_size (MB of the
+ * kernel row cache: time only), shrinking (accepted, no effect: the solver
+ * never shrinks), probability=false only (Platt scaling is refused by name),
+ * device=cpu. The dataset's label holds SVC's class indices 0..K-1 (at least
+ * two classes present, every index below the largest present) or SVR's
+ * targets; its weights, if set, are sample weights (C_i = C class_weight
+ * sample_weight). SMO with Fan, Chen and Lin's working-set selection, every
+ * choice fixed by the data: the same iterations and bits at every thread
+ * count. A fit stopped by max_iter returns the model with the integer
+ * "converged" 0 (1 otherwise). Integers "n_support_vectors", "n_classes",
+ * "kind" (0 svc, 1 svr), "kernel" (0 linear, 1 poly, 2 rbf, 3 sigmoid),
+ * "degree", "n_samples_fit", "converged"; the array "support_vectors"; index
+ * arrays "support", "n_support", "n_iter" (sb_model_get_indices); doubles by
+ * sb_svm_get_f64. sb_model_predict: SB_PREDICT_VALUE the class index or the
+ * value, SB_PREDICT_RAW the decision values as float32. card may be NULL. */
+SB_API sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+/* A support vector model's doubles: "dual_coef" ((K-1) x n_SV, SVR 1 x n_SV,
+ * row-major), "intercept" (one a pair, SVR one), "gamma" (the resolved one),
+ * "coef0", with scikit-learn's signs (a binary SVC's negated, so that a
+ * positive decision is class 1); *needed gets the count (cap 0 asks). */
+SB_API sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_t cap, size_t *needed);
+/* The decision values of each row in double: SVR and a binary SVC one a row
+ * (scikit-learn's sign), a multiclass SVC one a pair (0,1), (0,2), ...,
+ * (K-2,K-1), positive for the pair's first class (scikit-learn's "ovo");
+ * *needed gets the count (cap 0 asks). */
+SB_API sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
+                                          size_t *needed);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";

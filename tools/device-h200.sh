@@ -91,8 +91,8 @@ fi
 say "building (CPU, CUDA)"
 make -j"$J" all >"$EV/build-cpu.log" 2>&1 || { say "CPU build FAILED"; tail -30 "$EV/build-cpu.log"; pack; exit 2; }
 make -j"$J" CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "CUDA build FAILED"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
-CUDA_ARMS_ALL="float-atomic libdevice-exp fmad gemm-fma ties forest-ties topk-ties nan-side kmeans-ties knn-bound agglo-order ets-sse-order"
-OCL_ARMS_ALL="float-atomic contract vendor-exp fast-relaxed-math gemm-fma ties forest-ties topk-ties nan-side kmeans-ties knn-bound agglo-order ets-sse-order"
+CUDA_ARMS_ALL="float-atomic libdevice-exp fmad gemm-fma ties forest-ties topk-ties nan-side kmeans-ties knn-bound agglo-order kde-order ets-sse-order"
+OCL_ARMS_ALL="float-atomic contract vendor-exp fast-relaxed-math gemm-fma ties forest-ties topk-ties nan-side kmeans-ties knn-bound agglo-order kde-order ets-sse-order"
 # Controls: build options a driver or user may add that the profile must shrug
 # off. -cl-mad-enable is one: OpenCL C's FP_CONTRACT pragma, OFF in the compat
 # header, decides contraction, and the option must change no bit (the pragma
@@ -235,6 +235,10 @@ summary "forest devices (tests/python/test_py_forest_devices.py on cuda, opencl)
 SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 300 python3 -m pytest tests/python/test_py_agglomerative.py \
   -q -p no:cacheprovider -k gpu >"$EV/agglomerative-devices-pytest.txt" 2>&1 || FAIL=1
 summary "agglomerative devices (tests/python/test_py_agglomerative.py -k gpu on cuda, opencl): $(tail -n 1 "$EV/agglomerative-devices-pytest.txt")"
+# kernel density's sums on the device beside the CPU's bits, every kernel, weighted and not
+SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 300 python3 -m pytest tests/python/test_py_kde.py \
+  -q -p no:cacheprovider -k gpu >"$EV/kde-devices-pytest.txt" 2>&1 || FAIL=1
+summary "kde devices (tests/python/test_py_kde.py -k gpu on cuda, opencl): $(tail -n 1 "$EV/kde-devices-pytest.txt")"
 # forest warm start (tree k of a warm-started forest keyed by its index) and gradient boosting's per-node
 # rules and DART (test_py_constraints.py, test_py_dart.py) on the GPU backends beside the CPU
 SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 300 \

@@ -53,7 +53,7 @@ LEGS = {"x86_64": ("build", [], False), "aarch64": ("build-aarch64", ["qemu-aarc
 ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order", "rank-ties", "forest-keys",
                    "gemm-order", "gemm-fma", "reduce-order", "topk-ties", "jacobi-order", "libm-log",
                    "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade", "nan-side", "lin-dot",
-                   "kmeans-ties", "knn-ties", "knn-bound", "dbscan-border", "agglo-ties", "spectral-order", "kde-order",
+                   "kmeans-ties", "knn-ties", "knn-bound", "dbscan-border", "agglo-ties", "spectral-order", "kde-order", "svm-wss-ties",
                    "proba-recip", "mono-order", "dart-scale", "iforest-wdraw", "cat-ties", "float-allreduce", "ets-sse-order"],
         "aarch64": ["contract", "libm-log", "libm-sigmoid"],
         "s390x": ["contract", "excess-precision", "libm-log", "libm-sigmoid", "writer-endian"]}
@@ -353,6 +353,12 @@ def record_opencl(out_root, commit, now):
     # explanations (pred_leaf, TreeSHAP pred_contrib) on the tree program (tree_entry.h)
     explain_ok = verify_family("explain")
     knn_arms.append(arm_run("agglomerative", "agglo-order"))
+    # kernel density: the kernel sums on the device (kd_sums, kernels/kde.h: integer binary64), the logs on the
+    # host; kde-order reverses the device's sum and vendor-exp swaps the profile's exp, each must part kde-fit;
+    # the contraction arms have nothing to fuse in its integer body (controls: they must change no bit of it).
+    kde_ok = verify_family("kde")
+    knn_arms += [arm_run("kde", "kde-order"), arm_run("kde", "vendor-exp")]
+    kde_controls = [arm_run("kde", "contract"), arm_run("kde", "mad-enable")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side"), arm_run("kmeans", "kmeans-ties")]
@@ -377,14 +383,18 @@ def record_opencl(out_root, commit, now):
     for entry in linalg_arms + linear_arms + contract_arms + tie_arms + knn_arms:
         arms.append(entry)
         required.append(entry["arm"])
+    for entry in kde_controls:
+        controls.append({"control": entry["arm"], "holds": not entry["caught"] and entry["fixture"] is None,
+                         "note": "kde's device body is integer binary64 and sb_expf's integer core: nothing to fuse "
+                                 "(docs/density.md)"})
     for entry in mad_arms:
         controls.append({"control": entry["arm"], "holds": not entry["caught"] and entry["fixture"] is None,
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,

@@ -56,7 +56,7 @@ def column_of(leg):
     return "opencl-" + (leg.get("device") or "unknown").split(":")[-1].strip().replace(" ", "-")
 FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg",
                     "linear": "linear", "kmeans": "kmeans", "knn": "knn", "dbscan": "dbscan", "agglomerative": "agglomerative",
-                    "spectral": "spectral", "kde": "kde", "ets": "ets"}
+                    "spectral": "spectral", "kde": "kde", "svm": "svm", "ets": "ets"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
                 "forest": "random forests and Extra Trees",
@@ -67,7 +67,8 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "dbscan": "DBSCAN (on a GPU its neighborhoods' screen runs on the device)",
                 "agglomerative": "agglomerative clustering (on a GPU its distance matrix runs on the device, the merges on the host)",
                 "spectral": "spectral clustering (its eigenvectors and k-means on the device named)",
-                "kde": "kernel density (host only: a GPU is refused by name)",
+                "kde": "kernel density (on a GPU its kernel sums run on the device, the logs and the draws on the host)",
+                "svm": "support vector machines (host only: a GPU is refused by name)",
                 "ets": "exponential smoothing (float64; on a GPU one work-item a series, the host's own fit)"}
 
 

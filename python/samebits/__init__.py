@@ -25,6 +25,7 @@ from .linear import PCA, ElasticNet, Lasso, LinearRegression, LogisticRegression
 from .cluster import DBSCAN, AgglomerativeClustering, KMeans, SpectralClustering
 from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 from .density import KernelDensity
+from .svm import SVC, SVR
 from .timeseries import ExponentialSmoothing, ets_forecast
 
 import ctypes as _ctypes
@@ -32,7 +33,7 @@ import ctypes as _ctypes
 __all__ = [
     "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
     "LinearRegression", "Ridge", "Lasso", "ElasticNet", "LogisticRegression", "PCA", "TruncatedSVD", "KMeans",
-    "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "KernelDensity", "DBSCAN", "AgglomerativeClustering", "SpectralClustering",
+    "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "KernelDensity", "SVC", "SVR", "DBSCAN", "AgglomerativeClustering", "SpectralClustering",
     "ExponentialSmoothing", "ets_forecast",
     "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",

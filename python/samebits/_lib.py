@@ -108,8 +108,14 @@ _PROTOS = {
     "sb_model_get_indices": (c_int, [c_void_p, c_char_p, _P(c_int64), c_size_t, _P(c_size_t)]),
     # ---- kernel density (src/models/neighbors/kde.c, docs/density.md) ----
     "sb_kde_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    # ---- support vector machines (src/models/svm/svm.c, docs/svm.md) ----
+    "sb_svm_fit": (c_int, [c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
+    "sb_svm_get_f64": (c_int, [c_void_p, c_char_p, _P(ctypes.c_double), c_size_t, _P(c_size_t)]),
+    "sb_svm_decision_function": (c_int, [c_void_p, c_void_p, _P(ctypes.c_double), c_size_t, _P(c_size_t)]),
     "sb_model_score_samples": (c_int, [c_void_p, c_void_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_score": (c_int, [c_void_p, c_void_p, _P(ctypes.c_double)]),
+    "sb_model_score_samples_on": (c_int, [c_void_p, c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
+    "sb_model_score_on": (c_int, [c_void_p, c_void_p, c_char_p, _P(ctypes.c_double)]),
     "sb_model_sample": (c_int, [c_void_p, c_int64, ctypes.c_uint64, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_kneighbors": (c_int, [c_void_p, c_void_p, c_int32, c_char_p, _P(c_void_p)]),
     "sb_model_radius_neighbors": (c_int, [c_void_p, c_void_p, ctypes.c_double, c_int32, c_char_p, _P(c_void_p)]),

@@ -286,6 +286,8 @@ class Model:
             out["linear_kind"] = self.get_int("kind")  # which linear estimator (docs/linear.md)
         if i.family == FAMILY_KNN:
             out["knn_task"] = self.get_int("task")  # neighbors, classification or regression (docs/neighbors.md)
+        if i.family == 13:
+            out["svm_kind"] = self.get_int("kind")  # SVC (0) or SVR (1) (docs/svm.md)
         return out
 
     def get_array(self, name):

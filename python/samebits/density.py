@@ -16,6 +16,10 @@ float64 (scikit-learn's dtype); score is their sum in row order, computed by
 the library. sample draws from the counter-based generator keyed by
 random_state (an int; None is 0, so sample() is reproducible): the same draws
 on every machine, but not NumPy's draws.
+
+device="cuda", "opencl" or "gpu" computes score_samples' and score's kernel
+sums on that GPU (the same bits as the CPU's: docs/density.md); fit checks the
+device (an absent backend is refused by name) and sample stays on the host.
 """
 import math
 import sys
@@ -149,12 +153,13 @@ class KernelDensity(FittedModel, Estimator):
         import ctypes
         from ._lib import check, lib
         d = self._predict_data(X)
+        dev = self._device_arg()
         need = ctypes.c_size_t(0)
-        check(lib.sb_model_score_samples(self._model._h.ptr, d.ptr, None, 0, ctypes.byref(need)))
+        check(lib.sb_model_score_samples_on(self._model._h.ptr, d.ptr, dev, None, 0, ctypes.byref(need)))
         out = _array.empty((need.value,))
         if need.value:
-            check(lib.sb_model_score_samples(self._model._h.ptr, d.ptr, _array.pointer(out), need.value,
-                                             ctypes.byref(need)))
+            check(lib.sb_model_score_samples_on(self._model._h.ptr, d.ptr, dev, _array.pointer(out), need.value,
+                                                ctypes.byref(need)))
         np = _np()
         if np is not None:
             return np.asarray(out).astype(np.float64)
@@ -168,8 +173,15 @@ class KernelDensity(FittedModel, Estimator):
         from ._lib import check, lib
         d = self._predict_data(X)
         out = ctypes.c_double(0.0)
-        check(lib.sb_model_score(self._model._h.ptr, d.ptr, ctypes.byref(out)))
+        check(lib.sb_model_score_on(self._model._h.ptr, d.ptr, self._device_arg(), ctypes.byref(out)))
         return out.value
+
+    def _device_arg(self):
+        """The device the sums run on, as the C calls take it: the estimator's
+        device for "cuda", "opencl" or "gpu" (the same bits as the CPU's), else
+        None (the host)."""
+        dev = self._predict_device()
+        return dev.encode() if dev is not None else None
 
     def sample(self, n_samples=1, random_state=None):
         """n_samples draws from the fitted density (gaussian and tophat kernels

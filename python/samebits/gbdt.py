@@ -1117,7 +1117,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
 
 
 FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative",
-                "spectral", "kde", "ets")
+                "spectral", "kde", "ets", "arima", "svm")
 
 
 def family_name(family):
@@ -1165,6 +1165,9 @@ def estimator_class_for(info):
     if family == 11:
         from . import timeseries
         return timeseries.ExponentialSmoothing
+    if family == 13:  # svm: SVC or SVR by the model's kind (samebits.svm)
+        from . import svm
+        return svm.SVR if info.get("svm_kind") == 1 else svm.SVC
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 

@@ -585,15 +585,19 @@ class LogisticRegression(_Linear):
 
 class PCA(_Linear):
     """Principal component analysis (scikit-learn's PCA): the eigenvectors of the
-    covariance by the core's Jacobi eigensolver, with scikit-learn's sign
+    covariance by the family's eigensolver, with scikit-learn's sign
     convention. n_components: None (all), a count, or a fraction of the variance
-    in (0, 1). transform(X) is (X - mean_) components_^T, divided by
+    in (0, 1). svd_solver "auto", "full", "covariance_eigh", "arpack" (the same
+    exact eigensolver, with scikit-learn's arpack rules: a whole count below
+    min(n_samples, n_features), None meaning one less) and "randomized".
+    transform(X) is (X - mean_) components_^T, divided by
     sqrt(explained_variance_) with whiten=True."""
 
     _model_name, _kind = "pca", 5
     _estimator_kind = "transformer"
     _IGNORED = {"copy": (True, "X is never modified: it is converted to float32 once"),
-                "tol": (0.0, "it is used only by svd_solver='arpack', which is not built")}
+                "tol": (0.0, "it is ARPACK's stopping tolerance; svd_solver='arpack' here is the exact eigensolver "
+                             "of the covariance (docs/linear.md), which has none")}
 
     def __init__(self, n_components=None, *, copy=True, whiten=False, svd_solver="auto", tol=0.0,
                  iterated_power="auto", n_oversamples=10, power_iteration_normalizer="auto", random_state=None,
@@ -729,14 +733,19 @@ def _f32(vals):
 
 
 class TruncatedSVD(PCA):
-    """Truncated SVD (scikit-learn's TruncatedSVD, algorithm="randomized"): the
-    leading right singular vectors of X, not centered, by the randomized range
-    finder with Philox projections (random_state None is seed 0: the fit is
-    deterministic, never seeded by the clock). transform(X) is X components_^T;
-    explained_variance_ is the variance of each projected column."""
+    """Truncated SVD (scikit-learn's TruncatedSVD): the leading right singular
+    vectors of X, not centered. algorithm="randomized" (the default): the
+    randomized range finder with Philox projections (random_state None is seed
+    0: the fit is deterministic, never seeded by the clock). algorithm="arpack":
+    the exact leading eigenvectors of X^T X by the family's eigensolver (no
+    ARPACK inside; the result ARPACK converges to, to float32 rounding), with
+    scikit-learn's rule 1 <= n_components < min(n_samples, n_features).
+    transform(X) is X components_^T; explained_variance_ is the variance of
+    each projected column."""
 
     _model_name, _kind = "truncated_svd", 6
-    _IGNORED = {"tol": (0.0, "it is used only by algorithm='arpack', which is not built")}
+    _IGNORED = {"tol": (0.0, "it is ARPACK's stopping tolerance; algorithm='arpack' here is the exact eigensolver "
+                             "of X^T X (docs/linear.md), which has none")}
 
     def __init__(self, n_components=2, *, algorithm="randomized", n_iter=5, n_oversamples=10,
                  power_iteration_normalizer="auto", random_state=None, tol=0.0, device="cpu", numeric_mode=None):

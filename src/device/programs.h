@@ -39,15 +39,18 @@
     X(kls_chol_scales) X(kls_chol_prep) X(kls_chol_col) X(kls_chol_unscale) X(kls_trsm) X(kls_eig_jacobi)          \
     X(kls_eig_order) X(kls_eig_vectors) X(kls_random)
 /* linear_entry.h: the linear family's own rows (src/models/linear) */
-#define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows) X(kn_center_rows)
+#define SB_LINALG_LINEAR_KERNELS(X) X(kn_logit_rows) X(kn_center_rows) X(kn_eigh_rot) X(kn_eigh_qform) X(kn_eigh_transpose) \
+    X(kn_eigh_hh_reflect) X(kn_eigh_hh_matvec) X(kn_eigh_hh_pdv) X(kn_eigh_hh_rank2) X(kn_eigh_tridiag)
 /* cluster_entry.h: k-means and agglomerative clustering (src/models/cluster) */
 #define SB_LINALG_CLUSTER_KERNELS(X)                                                                          \
     X(kk_assign) X(kk_changed) X(kk_sums) X(kk_merge) X(kk_mass) X(kk_inertia_rows) X(kk_columns) X(ka_dist)
 /* neighbors_entry.h: the nearest-neighbors screen (src/models/neighbors) */
 #define SB_LINALG_NEIGHBORS_KERNELS(X) X(kn_dots) X(kn_select) X(kn_compact) X(kn_unpanel)
+/* density_entry.h: kernel density's sums (src/models/neighbors/kde.c) */
+#define SB_LINALG_DENSITY_KERNELS(X) X(kd_sums)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
-    SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X)
+    SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X)
 
 /* ts_entry.h: time series, one work-item a series (src/models/timeseries; float64) */
 #define SB_TS_KERNELS(X) X(ke_ets_fit)

@@ -123,4 +123,46 @@ SB_FN sb_u64 sb_f64_sqrt(sb_u64 a) {
     return sb_f64_round(0u, e / 2 + 1023, q | (sb_u64)(r != 0u));
 }
 
+/* a / b, correctly rounded, for a zero or normal and b normal (the quotient
+ * normal): the 56 quotient bits of the significands by restoring long
+ * division, one bit a step (the leading one at 55 as sb_f64_round takes
+ * them), a nonzero remainder as the sticky bit. The remainder stays below
+ * twice b's significand, below 2^54. */
+SB_FN sb_u64 sb_f64_div(sb_u64 a, sb_u64 b) {
+    const sb_u64 s = (a ^ b) & ((sb_u64)1 << 63);
+    if (!(a << 1)) return s;
+    sb_u64 ma = (a & SB_F64_FRAC) | ((sb_u64)1 << 52);
+    const sb_u64 mb = (b & SB_F64_FRAC) | ((sb_u64)1 << 52);
+    sb_i32 e = (sb_i32)((a >> 52) & 0x7ffu) - (sb_i32)((b >> 52) & 0x7ffu) + 1023;
+    if (ma < mb) ma <<= 1, e--; /* the quotient of the significands in [1, 2) */
+    sb_u64 q = 0u, r = ma;
+    for (sb_i32 i = 0; i < 56; i++) {
+        q <<= 1;
+        if (r >= mb) r -= mb, q |= 1u;
+        r <<= 1;
+    }
+    return sb_f64_round(s, e, q | (sb_u64)(r != 0u));
+}
+
+/* (float)a: a rounded to nearest even float32, as the host's conversion
+ * rounds it (a zero or normal double; float subnormals and underflow to zero
+ * included, a magnitude beyond the float range gives infinity). The kept
+ * bits k carry into the exponent field on their own: the field is added to
+ * k with the hidden bit in it (so a k of 2^24 after rounding is the next
+ * binade, and a subnormal k of 2^23 the least normal). */
+SB_FN float sb_f64_to_f32(sb_u64 a) {
+    const sb_u32 s = (sb_u32)(a >> 63) << 31;
+    if (!(a << 1)) return sb_u2f(s);
+    const sb_i32 e = (sb_i32)((a >> 52) & 0x7ffu) - 1023;
+    if (e > 127) return sb_u2f(s | 0x7f800000u);
+    const sb_u64 m = (a & SB_F64_FRAC) | ((sb_u64)1 << 52); /* the value m 2^(e - 52) */
+    const sb_i32 sh = e >= -126 ? 29 : -e - 97;             /* to units of 2^(e - 23), or of 2^-149 */
+    if (sh > 53) return sb_u2f(s);                          /* below half the least subnormal */
+    sb_u64 k = m >> sh;
+    const sb_u64 rem = m & ((((sb_u64)1) << sh) - 1u), hv = ((sb_u64)1) << (sh - 1);
+    if (rem > hv || (rem == hv && (k & 1u))) k++;
+    const sb_u32 bits = e >= -126 ? ((sb_u32)(e + 126) << 23) + (sb_u32)k : (sb_u32)k;
+    return sb_u2f(s | (bits >= 0x7f800000u ? 0x7f800000u : bits));
+}
+
 #endif

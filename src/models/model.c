@@ -243,6 +243,36 @@ sb_kde *sb_kde_alloc(int64_t n, int32_t nfeat, int weighted) {
     return k;
 }
 
+sb_svm *sb_svm_alloc(int32_t kind, int32_t nclass, int64_t nsv, int32_t nfeat) {
+    sb_svm *s = sb_calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->kind = kind, s->nclass = nclass, s->nsv = nsv;
+    const size_t n = (size_t)(nsv > 0 ? nsv : 1), nc = (size_t)(kind == SB_SVM_SVR ? 1 : nclass);
+    const size_t np = (size_t)sb_svm_npairs(s), nr = (size_t)sb_svm_ncoef(s);
+    s->n_support = sb_calloc(nc, sizeof *s->n_support);
+    s->support = sb_calloc(n, sizeof *s->support);
+    s->sv = sb_calloc(n * (size_t)(nfeat > 0 ? nfeat : 1), sizeof *s->sv);
+    s->coef = sb_calloc(n * nr, sizeof *s->coef);
+    s->rho = sb_calloc(np, sizeof *s->rho);
+    s->n_iter = sb_calloc(np, sizeof *s->n_iter);
+    if (!s->n_support || !s->support || !s->sv || !s->coef || !s->rho || !s->n_iter) {
+        sb_svm_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void sb_svm_free(sb_svm *s) {
+    if (!s) return;
+    sb_free(s->n_support);
+    sb_free(s->support);
+    sb_free(s->sv);
+    sb_free(s->coef);
+    sb_free(s->rho);
+    sb_free(s->n_iter);
+    sb_free(s);
+}
+
 void sb_kde_free(sb_kde *k) {
     if (!k) return;
     sb_free(k->x);
@@ -318,6 +348,7 @@ void sb_model_free(sb_model *m) {
     sb_agglo_free(m->agglo);
     sb_spectral_free(m->spectral);
     sb_kde_free(m->kde);
+    sb_svm_free(m->svm);
     sb_ets_release(m->ets);
     sb_evals_free(m->evals);
     sb_free(m);

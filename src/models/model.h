@@ -182,6 +182,38 @@ typedef struct sb_kde {
     float *w;              /* n sample weights (finite, >= 0, positive sum), or NULL: every row weighs 1 */
 } sb_kde;
 
+/* Support vector machines' fitted state (src/models/svm/svm.c, docs/svm.md): a
+ * model of family SB_FAMILY_SVM holds one and no trees. The layout is
+ * libsvm's as scikit-learn exposes it: the support vectors grouped by class
+ * (svc) in training index order; coef row r of a support vector of class c
+ * belongs to the pair of c with class r (r < c) or r + 1 (r >= c); rho of each
+ * pair (0,1), (0,2), ..., the decision being sum coef K - rho, positive for the
+ * pair's first class. */
+enum { SB_SVM_SVC = 0, SB_SVM_SVR = 1 };
+enum { SB_SVM_LINEAR = 0, SB_SVM_POLY = 1, SB_SVM_RBF = 2, SB_SVM_SIGMOID = 3, SB_SVM_KERNEL_COUNT_ = 4 };
+typedef struct sb_svm {
+    int32_t kind;          /* SB_SVM_SVC | SB_SVM_SVR */
+    int32_t kernel;        /* SB_SVM_LINEAR .. SB_SVM_SIGMOID */
+    int32_t degree;        /* poly's degree (>= 0) */
+    int32_t nclass;        /* svc: classes (>= 2); svr: 1 */
+    int32_t converged;     /* 1 when every pair met tol; 0 when one stopped at max_iter */
+    double gamma, coef0;   /* the resolved gamma (scale, auto or a value) and coef0 */
+    int64_t n_fit;         /* training rows */
+    int64_t nsv;           /* support vectors */
+    int32_t *n_support;    /* nclass (svc) or 1 (svr) counts */
+    int64_t *support;      /* nsv training row indices */
+    float *sv;             /* nsv x num_features */
+    double *coef;          /* ncoef x nsv (ncoef: nclass - 1, or 1 for svr) */
+    double *rho;           /* npairs (1 for svr) */
+    int64_t *n_iter;       /* npairs: SMO iterations of each */
+} sb_svm;
+
+/* Pairs and coefficient rows of an svm model. */
+static inline int64_t sb_svm_npairs(const sb_svm *s) {
+    return s->kind == SB_SVM_SVR ? 1 : (int64_t)s->nclass * (s->nclass - 1) / 2;
+}
+static inline int64_t sb_svm_ncoef(const sb_svm *s) { return s->kind == SB_SVM_SVR ? 1 : s->nclass - 1; }
+
 /* The validation metrics of a gradient boosting fit, every iteration that ran:
  * values[(it * nsets + s) * nm + j] is metric j (names[j]; the first decides
  * early stopping) of validation set s (sets[s], in the fit's order) after
@@ -217,6 +249,7 @@ struct sb_model {
     sb_spectral *spectral;   /* family SB_FAMILY_SPECTRAL: its state (no trees); NULL otherwise */
     sb_kde *kde;             /* family SB_FAMILY_KDE: its state (no trees); NULL otherwise */
     sb_ets *ets;             /* family SB_FAMILY_ETS: the fitted batch (no trees); NULL otherwise */
+    sb_svm *svm;             /* family SB_FAMILY_SVM: its state (no trees); NULL otherwise */
     struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
     int32_t ncatnames;       /* categorical features with category names (labels.c), in feature order */
     struct sb_catnames *catnames;
@@ -291,6 +324,12 @@ void sb_spectral_free(sb_spectral *g);
  * out of memory. sb_kde_free releases it (NULL: no-op). */
 sb_kde *sb_kde_alloc(int64_t n, int32_t nfeat, int weighted);
 void sb_kde_free(sb_kde *k);
+
+/* An sb_svm of kind with nclass classes, nsv support vectors of nfeat
+ * features, its arrays allocated (zeroed); NULL when out of memory.
+ * sb_svm_free releases it (NULL: no-op). */
+sb_svm *sb_svm_alloc(int32_t kind, int32_t nclass, int64_t nsv, int32_t nfeat);
+void sb_svm_free(sb_svm *s);
 
 /* A zeroed sb_linear of kind with its arrays for nout rows of nfeat
  * (mean and the decomposition arrays only for PCA and TruncatedSVD); NULL when

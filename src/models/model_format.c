@@ -69,6 +69,7 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_TAG_AGGLO "AGGL"
 #define MF_TAG_SPECTRAL "SPEC"
 #define MF_TAG_KDE "KDEN"
+#define MF_TAG_SVM "SVMS"
 /* Exponential smoothing's payload (version 2 only): a batch of fitted series. */
 #define MF_TAG_ETS "ETSM"
 #define MF_MAX_NEIGHBORS 100000
@@ -267,6 +268,7 @@ static sb_status check_agglo(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_spectral(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_kde(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_ets(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_svm(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
@@ -275,10 +277,11 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     if (m->family == SB_FAMILY_SPECTRAL) return check_spectral(m, bad, who);
     if (m->family == SB_FAMILY_KDE) return check_kde(m, bad, who);
     if (m->family == SB_FAMILY_ETS) return check_ets(m, bad, who);
+    if (m->family == SB_FAMILY_SVM) return check_svm(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10) or ets (11)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11) or svm (13)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -451,6 +454,50 @@ static sb_status check_knn(const sb_model *m, sb_status bad, const char *who) {
             return sb_fail(bad, "%s: row %lld's target %g is not %s", who, (long long)i, (double)y,
                            k->task == SB_KNN_CLASSIFIER ? "a class index below the class count" : "finite");
     }
+    return check_common(m, bad, who);
+}
+
+/* A support vector model: its kind, kernel and shape in range, finite
+ * vectors, coefficients, intercepts and gamma, the support indices strictly
+ * increasing within each class and below the training rows, the class counts
+ * summing to the vectors, no trees. */
+static sb_status check_svm(const sb_model *m, sb_status bad, const char *who) {
+    const sb_svm *s = m->svm;
+    if (!s || !s->sv) return sb_fail(bad, "%s: an svm model without its vectors", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral || m->kde)
+        return sb_fail(bad, "%s: an svm model has only its vectors and coefficients", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
+                       MF_MAX_FEATURES);
+    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    if ((s->kind != SB_SVM_SVC && s->kind != SB_SVM_SVR) || s->kernel < 0 || s->kernel >= SB_SVM_KERNEL_COUNT_ ||
+        s->degree < 0 || s->degree > 64 || (s->converged != 0 && s->converged != 1) ||
+        (s->kind == SB_SVM_SVC ? s->nclass < 2 || s->nclass > 1000 : s->nclass != 1) || m->num_class != s->nclass)
+        return sb_fail(bad, "%s: svm kind %d, kernel %d, degree %d, classes %d or converged flag %d out of range", who,
+                       (int)s->kind, (int)s->kernel, (int)s->degree, (int)s->nclass, (int)s->converged);
+    if (s->n_fit < 1 || s->n_fit > (int64_t)INT32_MAX || s->nsv < 0 || s->nsv > s->n_fit)
+        return sb_fail(bad, "%s: %lld support vectors of %lld training rows", who, (long long)s->nsv, (long long)s->n_fit);
+    if (!isfinite(s->gamma) || s->gamma < 0.0 || !isfinite(s->coef0))
+        return sb_fail(bad, "%s: gamma %g or coef0 %g is not finite (gamma >= 0)", who, s->gamma, s->coef0);
+    if (!all_finite(s->sv, (size_t)s->nsv * (size_t)m->num_features))
+        return sb_fail(bad, "%s: a support vector's value is not finite", who);
+    const int64_t ng = s->kind == SB_SVM_SVC ? s->nclass : 1, nc = sb_svm_ncoef(s), np = sb_svm_npairs(s);
+    int64_t tot = 0;
+    for (int64_t c = 0; c < ng; c++) {
+        if (s->n_support[c] < 0 || s->n_support[c] > s->nsv) return sb_fail(bad, "%s: class %lld's count %d", who, (long long)c, (int)s->n_support[c]);
+        for (int64_t v = tot + 1; v < tot + s->n_support[c] && v < s->nsv; v++)
+            if (s->support[v] <= s->support[v - 1]) return sb_fail(bad, "%s: support indices not increasing at %lld", who, (long long)v);
+        tot += s->n_support[c];
+    }
+    if (tot != s->nsv) return sb_fail(bad, "%s: the class counts sum to %lld, not %lld vectors", who, (long long)tot, (long long)s->nsv);
+    for (int64_t v = 0; v < s->nsv; v++)
+        if (s->support[v] < 0 || s->support[v] >= s->n_fit) return sb_fail(bad, "%s: support index %lld", who, (long long)s->support[v]);
+    for (int64_t i = 0; i < nc * s->nsv; i++)
+        if (!isfinite(s->coef[i])) return sb_fail(bad, "%s: a dual coefficient is not finite", who);
+    for (int64_t q = 0; q < np; q++)
+        if (!isfinite(s->rho[q]) || s->n_iter[q] < 0) return sb_fail(bad, "%s: pair %lld's intercept or iterations", who, (long long)q);
     return check_common(m, bad, who);
 }
 
@@ -707,6 +754,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_SPECTRAL: return MF_TAG_SPECTRAL;
     case SB_FAMILY_KDE: return MF_TAG_KDE;
     case SB_FAMILY_ETS: return MF_TAG_ETS;
+    case SB_FAMILY_SVM: return MF_TAG_SVM;
     }
     return NULL;
 }
@@ -797,6 +845,16 @@ static uint64_t kde_payload_size(const sb_model *m) {
     return 24 + 4 * (uint64_t)k->n * (uint64_t)m->num_features + (k->w ? 4 * (uint64_t)k->n : 0);
 }
 
+/* Bytes of the svm payload: five i32, gamma and coef0 (f64), n_fit and nsv
+ * (u64), the class counts (i32), the support indices (u64), the vectors (f32),
+ * the coefficients, the rhos (f64) and the pairs' iterations (u64). */
+static uint64_t svm_payload_size(const sb_model *m) {
+    const sb_svm *s = m->svm;
+    const uint64_t ng = s->kind == SB_SVM_SVC ? (uint64_t)s->nclass : 1u, nsv = (uint64_t)s->nsv;
+    return 20 + 16 + 16 + 4 * ng + 8 * nsv + 4 * nsv * (uint64_t)m->num_features +
+           8 * (uint64_t)sb_svm_ncoef(s) * nsv + 16 * (uint64_t)sb_svm_npairs(s);
+}
+
 /* Values of a series' initial or final states on disk: level, trend, and the
  * seasons of a seasonal model. */
 static uint64_t ets_state_count(const ets_spec *sp) { return 2u + (sp->seasonal ? (uint64_t)sp->m : 0u); }
@@ -816,6 +874,7 @@ static uint64_t ets_payload_size(const sb_model *m) {
 static uint64_t payload_size(const sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_KDE) return kde_payload_size(m);
     if (m->family == SB_FAMILY_ETS) return ets_payload_size(m);
+    if (m->family == SB_FAMILY_SVM) return svm_payload_size(m);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return agglo_payload_size(m);
     if (m->family == SB_FAMILY_SPECTRAL) return spectral_payload_size(m);
     if (m->family == SB_FAMILY_DBSCAN) return dbscan_payload_size(m);
@@ -955,6 +1014,26 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
     }
     sink_bytes(s, payload_tag(m->family), MF_TAG_LEN);
     sink_u64(s, payload_size(m, version));
+    if (m->family == SB_FAMILY_SVM) {
+        const sb_svm *v = m->svm;
+        const int64_t ng = v->kind == SB_SVM_SVC ? v->nclass : 1;
+        sink_i32(s, v->kind);
+        sink_i32(s, v->kernel);
+        sink_i32(s, v->degree);
+        sink_i32(s, v->nclass);
+        sink_i32(s, v->converged);
+        sink_f64(s, v->gamma);
+        sink_f64(s, v->coef0);
+        sink_u64(s, (uint64_t)v->n_fit);
+        sink_u64(s, (uint64_t)v->nsv);
+        for (int64_t c = 0; c < ng; c++) sink_i32(s, v->n_support[c]);
+        for (int64_t i = 0; i < v->nsv; i++) sink_u64(s, (uint64_t)v->support[i]);
+        for (size_t i = 0; i < (size_t)v->nsv * (size_t)m->num_features; i++) sink_f32(s, v->sv[i]);
+        for (int64_t i = 0; i < sb_svm_ncoef(v) * v->nsv; i++) sink_f64(s, v->coef[i]);
+        for (int64_t q = 0; q < sb_svm_npairs(v); q++) sink_f64(s, v->rho[q]);
+        for (int64_t q = 0; q < sb_svm_npairs(v); q++) sink_u64(s, (uint64_t)v->n_iter[q]);
+        return;
+    }
     if (m->family == SB_FAMILY_KDE) {
         const sb_kde *k = m->kde;
         sink_i32(s, k->kernel);
@@ -1635,6 +1714,58 @@ static sb_status parse_agglo_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+static double mf_f64(reader *r) {
+    const uint64_t bits = get_u64(r->p + r->pos);
+    double v;
+    memcpy(&v, &bits, 8);
+    r->pos += 8;
+    return v;
+}
+
+/* The svm payload (docs/model-format.md, "SVMS"); check_svm judges it after. */
+static sb_status parse_svm_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[5];
+    static const char *const names[5] = {"the svm kind", "the kernel", "the degree", "the class count",
+                                         "the converged flag"};
+    for (int i = 0; i < 5; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    if ((f[0] != SB_SVM_SVC && f[0] != SB_SVM_SVR) || f[3] < 1 || f[3] > 1000 || (f[0] == SB_SVM_SVR && f[3] != 1) ||
+        (f[0] == SB_SVM_SVC && f[3] < 2))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": svm kind %d with %d classes", (int)f[0], (int)f[3]);
+    if ((st = need(r, 32, "gamma, coef0 and the counts")) != SB_OK) return st;
+    const double gamma = mf_f64(r), coef0 = mf_f64(r);
+    const uint64_t nfit = get_u64(r->p + r->pos), nsv = get_u64(r->p + r->pos + 8);
+    r->pos += 16;
+    if (nfit < 1 || nfit > (uint64_t)INT32_MAX || nsv > nfit)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %llu support vectors of %llu training rows", (unsigned long long)nsv,
+                       (unsigned long long)nfit);
+    sb_svm probe = {.kind = f[0], .nclass = f[3]};
+    const uint64_t ng = f[0] == SB_SVM_SVC ? (uint64_t)f[3] : 1u;
+    const uint64_t want = 4 * ng + nsv * (8 + 4 * (uint64_t)m->num_features + 8 * (uint64_t)sb_svm_ncoef(&probe)) +
+                          16 * (uint64_t)sb_svm_npairs(&probe);
+    if (want != (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the svm payload of %llu vectors needs %llu more bytes, %zu are left",
+                       (unsigned long long)nsv, (unsigned long long)want, r->end - r->pos);
+    sb_svm *s = sb_svm_alloc(f[0], f[3], (int64_t)nsv, m->num_features);
+    if (!s) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu support vectors", (unsigned long long)nsv);
+    m->svm = s;
+    s->kernel = f[1], s->degree = f[2], s->converged = f[4], s->gamma = gamma, s->coef0 = coef0;
+    s->n_fit = (int64_t)nfit;
+    m->num_class = f[3];
+    for (uint64_t c = 0; c < ng; c++) {
+        int32_t v;
+        if ((st = read_i32(r, "a class count", &v)) != SB_OK) return st;
+        s->n_support[c] = v;
+    }
+    for (uint64_t i = 0; i < nsv; i++, r->pos += 8) s->support[i] = (int64_t)get_u64(r->p + r->pos);
+    if ((st = read_f32s(r, s->sv, (size_t)nsv * (size_t)m->num_features, "the support vectors")) != SB_OK) return st;
+    for (int64_t i = 0; i < sb_svm_ncoef(s) * s->nsv; i++) s->coef[i] = mf_f64(r);
+    for (int64_t q = 0; q < sb_svm_npairs(s); q++) s->rho[q] = mf_f64(r);
+    for (int64_t q = 0; q < sb_svm_npairs(s); q++, r->pos += 8) s->n_iter[q] = (int64_t)get_u64(r->p + r->pos);
+    return SB_OK;
+}
+
 /* The kde payload (docs/model-format.md, "KDEN"). */
 static sb_status parse_kde_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -1836,7 +1967,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde and ets); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets and svm); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -1848,6 +1979,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_SPECTRAL) return parse_spectral_payload(r, m);
     if (m->family == SB_FAMILY_KDE) return parse_kde_payload(r, m);
     if (m->family == SB_FAMILY_ETS) return parse_ets_payload(r, m);
+    if (m->family == SB_FAMILY_SVM) return parse_svm_payload(r, m);
     if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",
                        sb_family_name((sb_family)m->family));

@@ -13,6 +13,7 @@
 #include "linear/linear.h"
 #include "cluster/kmeans.h"
 #include "neighbors/knn.h"
+#include "svm/svm.h"
 #include "explain.h"
 #include <float.h>
 #include <string.h>
@@ -143,6 +144,16 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
             return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                            (int)m->num_features, (int)d->t.ncols);
         return sb_km_predict(m, &d->t, (int32_t)kind, device, out, cap, needed);
+    }
+    if (m->family == SB_FAMILY_SVM) {
+        if (!m->svm) return sb_fail(SB_ERR_INVALID_ARGUMENT, "a support vector model without its vectors");
+        if (on_gpu)
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device=%s: support vector models predict on the CPU only "
+                           "(docs/svm.md)", device);
+        if (d->t.ncols != m->num_features)
+            return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                           (int)m->num_features, (int)d->t.ncols);
+        return sb_svm_predict(m, &d->t, (int32_t)kind, out, cap, needed);
     }
     if (m->family == SB_FAMILY_KDE)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a kernel density model does not predict: sb_model_score_samples "

@@ -136,8 +136,26 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
         sb_dataset_free(d1);
         return;
     }
-    /* Two rows: zeros and NaNs (every missing-value direction is walked). */
     const int32_t nf = info.num_features;
+    if (info.family == SB_FAMILY_SVM) {
+        /* support vector models: a row of zeros predicts, a NaN is refused by name */
+        float *z = calloc((size_t)nf, sizeof(float));
+        sb_fuzz_require(z != NULL);
+        sb_dataset *d1 = NULL;
+        sb_fuzz_require(sb_dataset_from_matrix(z, 1, nf, &d1) == SB_OK);
+        static float v[10000];
+        size_t got = 0;
+        sb_fuzz_require(sb_model_predict(m, d1, SB_PREDICT_VALUE, v, 1, &got) == SB_OK && got == 1);
+        sb_fuzz_require(sb_model_predict(m, d1, SB_PREDICT_RAW, v, sizeof v / sizeof v[0], &got) == SB_OK);
+        sb_dataset_free(d1);
+        z[0] = __builtin_nanf("");
+        sb_fuzz_require(sb_dataset_from_matrix(z, 1, nf, &d1) == SB_OK);
+        sb_fuzz_require(sb_model_predict(m, d1, SB_PREDICT_VALUE, v, 1, &got) == SB_ERR_INVALID_INPUT);
+        sb_dataset_free(d1);
+        free(z);
+        return;
+    }
+    /* Two rows: zeros and NaNs (every missing-value direction is walked). */
     float *x = malloc(sizeof(float) * 2 * (size_t)nf);
     sb_fuzz_require(x != NULL);
     for (int32_t j = 0; j < nf; j++) {

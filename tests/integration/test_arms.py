@@ -150,6 +150,10 @@ def test_arm_libm_exp_is_caught(tmp_path):
     card = _card("x86_64", "kde-fit", 2, tmp_path, "libm-exp")
     diff = _first_diff(reference_card("kde-fit"), card)
     assert diff is not None and "blobs.gaussian.kernel_sums" in diff, diff
+    # support vector machines' rbf kernel values (the SMO path before the model)
+    card = _card("x86_64", "svm-fit", 2, tmp_path, "libm-exp")
+    diff = _first_diff(reference_card("svm-fit"), card)
+    assert diff is not None and "svm.pair" in diff and ".alpha" in diff, diff
 
 
 def test_arm_thread_chunks_is_caught(tmp_path):
@@ -281,6 +285,19 @@ def test_arm_kde_order_is_caught(threads, tmp_path):
     assert d is not None and "blobs.gaussian.kernel_sums" in d, d
     r = run_bin("x86_64", "samebits", ["verify", "kde-fit", "--threads", str(threads)], sabotage="kde-order")
     assert r.returncode != 0 and "kernel_sums" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_svm_wss_ties_is_caught(threads, tmp_path):
+    """SMO's working-set ties broken by the higher index instead of the lower:
+    svm-fit parts from its reference card at the first pair's iteration count
+    (every +1 row ties at the start, so the first working set changes), and
+    verify names the stage."""
+    card = _card("x86_64", "svm-fit", threads, tmp_path, "svm-wss-ties")
+    d = _first_diff(reference_card("svm-fit"), card)
+    assert d is not None and "svm.pair0" in d, d
+    r = run_bin("x86_64", "samebits", ["verify", "svm-fit", "--threads", str(threads)], sabotage="svm-wss-ties")
+    assert r.returncode != 0 and "svm.pair0" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -337,7 +337,8 @@ def test_nan_and_inf_refused(housing, scaled):
     (samebits.Lasso(selection="random"), "random"),
     (samebits.ElasticNet(selection="random"), "random"),
     (samebits.PCA(svd_solver="randomized"), "randomized"),
-    (samebits.PCA(svd_solver="arpack"), "arpack"),
+    (samebits.PCA(svd_solver="arpack", n_components=0.5), "arpack"),
+    (samebits.PCA(svd_solver="lobpcg"), "lobpcg"),
     (samebits.PCA(n_components="mle"), "mle"),
     (samebits.Ridge(alpha="big"), "alpha"),
     (samebits.Lasso(max_iter=2.5), "max_iter"),
@@ -462,10 +463,33 @@ def test_truncated_svd_seed_changes_the_projection_but_not_the_subspace():
     assert np.max(np.abs(a.components_ - c.components_)) < 1e-3
 
 
-def test_truncated_svd_refuses_arpack_by_name():
-    A = _low_rank()
-    with pytest.raises(samebits.InvalidArgumentError, match="algorithm='arpack' is not built"):
-        samebits.TruncatedSVD(2, algorithm="arpack").fit(A)
+def test_arpack_solvers_are_the_exact_decomposition():
+    """algorithm='arpack' / svd_solver='arpack' give scikit-learn's arpack
+    results (float64 on the same data) to float32 rounding, its sign rule, and
+    its refusals: a count below min(n, p), no variance fraction; PCA's None is
+    min(n, p) - 1; the randomized models' bytes are unchanged by the option."""
+    import numpy as np
+    from sklearn.decomposition import PCA as SkPCA, TruncatedSVD as SkTSVD
+    A = _low_rank(2) + 1.5
+    a = samebits.TruncatedSVD(4, algorithm="arpack").fit(A)
+    b = SkTSVD(4, algorithm="arpack").fit(np.asarray(A, dtype=np.float64))
+    assert np.max(np.abs(a.explained_variance_ratio_ - b.explained_variance_ratio_)) < 1e-5
+    assert np.max(np.abs(a.singular_values_ / b.singular_values_ - 1)) < 1e-5
+    assert np.max(np.abs(a.components_ - b.components_)) < 1e-4  # the same signs
+    assert a.model_digest_ == samebits.TruncatedSVD(4, algorithm="arpack").fit(A).model_digest_
+    assert a.model_digest_ != samebits.TruncatedSVD(4).fit(A).model_digest_
+    p = samebits.PCA(svd_solver="arpack").fit(A)
+    q = SkPCA(svd_solver="arpack").fit(np.asarray(A, dtype=np.float64))
+    assert p.components_.shape == q.components_.shape == (min(A.shape) - 1, A.shape[1])
+    assert np.max(np.abs(p.explained_variance_ratio_ - q.explained_variance_ratio_)) < 1e-5
+    full = samebits.PCA(n_components=min(A.shape) - 1, svd_solver="full").fit(A)
+    assert np.array_equal(p.components_, full.components_)  # one eigensolver: the same bits
+    with pytest.raises(samebits.InvalidArgumentError, match="must be in 1"):
+        samebits.TruncatedSVD(min(A.shape), algorithm="arpack").fit(A)
+    with pytest.raises(samebits.InvalidArgumentError, match="not a variance fraction"):
+        samebits.PCA(0.9, svd_solver="arpack").fit(A)
+    with pytest.raises(samebits.InvalidArgumentError, match="algorithm='lobpcg' is not built"):
+        samebits.TruncatedSVD(2, algorithm="lobpcg").fit(A)
 
 
 def test_loaded_truncated_svd_is_a_truncated_svd(tmp_path):

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- status and per-thread errors ---- */
@@ -150,6 +151,47 @@ SB_TEST(test_core_parallel_for_runs_each_task_once) {
         for (int i = 0; i < 1000; i++) ok &= hits[i] == 1;
         SB_CHECK(ok);
     }
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+}
+
+/* The pool's hand-off under load: many short jobs in a row (the shape of a
+ * Householder reduction's steps), narrower jobs (a width below the pool's),
+ * pool restarts between counts, and pauses long enough for the workers to go
+ * to sleep, each job's every task run exactly once and the job over when the
+ * call returns (a task still running after it would be missed by the check). */
+typedef struct stress_ctx {
+    int32_t *hits;
+    int64_t *done;
+} stress_ctx;
+
+static void stress_task(void *ctx, int64_t t) {
+    stress_ctx *c = ctx;
+    __atomic_add_fetch(&c->hits[t], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(c->done, 1, __ATOMIC_RELEASE);
+}
+
+SB_TEST(test_core_parallel_for_handoff_stress) {
+    int32_t counts[] = {2, 7, 3, 16};
+    int32_t hits[64];
+    int ok = 1;
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        SB_CHECK(sb_set_num_threads(counts[k]) == SB_OK);
+        for (int32_t job = 0; job < 3000 && ok; job++) {
+            const int64_t ntasks = 1 + job % 64;
+            int64_t done = 0;
+            memset(hits, 0, sizeof hits);
+            stress_ctx c = {hits, &done};
+            if (job % 3 == 1) sb_parallel_for_width(ntasks, 1 + job % 5, stress_task, &c);
+            else sb_parallel_for(ntasks, stress_task, &c);
+            ok &= __atomic_load_n(&done, __ATOMIC_ACQUIRE) == ntasks;
+            for (int64_t i = 0; i < ntasks; i++) ok &= hits[i] == 1;
+            if (job % 1000 == 999) { /* long enough for the workers to sleep */
+                struct timespec ts = {0, 20 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    SB_CHECK(ok);
     SB_CHECK(sb_set_num_threads(0) == SB_OK);
 }
 

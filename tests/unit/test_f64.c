@@ -144,3 +144,52 @@ SB_TEST(test_f64_sqrt_matches_the_host) {
     }
     SB_CHECK(bad == 0);
 }
+
+SB_TEST(test_f64_div_matches_the_host) {
+    /* random operands across exponents (quotients normal), exact quotients
+     * (a product divided by a factor) and their neighbours, where the
+     * remainder's sticky bit decides the rounding */
+    uint64_t r = 0x13198a2e03707344ull;
+    int bad = 0;
+    for (int i = 0; i < 3000000; i++) {
+        sb_u64 a = operand(&r, i % 2 ? 400 : 30), b = operand(&r, i % 2 ? 400 : 30);
+        if (!(b << 1)) continue; /* a zero divisor is outside the domain */
+        if (i % 5 == 1) {
+            a = bits(val(b) * val(operand(&r, 100) | ((sb_u64)1 << 52))) + (sb_u64)(int64_t)((int)(next(&r) % 3u) - 1);
+        }
+        /* the domain: a zero or normal, the quotient zero or normal */
+        if ((a << 1) && (((a >> 52) & 0x7ffu) == 0u || ((a >> 52) & 0x7ffu) == 0x7ffu)) continue;
+        const double want = val(a) / val(b);
+        if (want != 0.0 && fpclassify(want) != FP_NORMAL) continue;
+        bad += sb_f64_div(a, b) != bits(want);
+    }
+    const double cases[][2] = {{1.0, 3.0}, {2.0, 3.0}, {0.0, 5.0}, {-0.0, 5.0}, {1.0, 1.0}, {1.0 - 0x1p-53, 1.0},
+                               {1.0, 1.0 - 0x1p-53}, {0x1.fffffffffffffp0, 0x1.0000000000001p0}, {7.0, -2.0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        bad += sb_f64_div(bits(cases[i][0]), bits(cases[i][1])) != bits(cases[i][0] / cases[i][1]);
+    SB_CHECK(bad == 0);
+}
+
+SB_TEST(test_f64_to_f32_matches_the_host) {
+    /* every float range: normals, the subnormal floats, the edges of
+     * underflow and overflow, and the halfway cases between two floats */
+    uint64_t r = 0xa4093822299f31d1ull;
+    int bad = 0;
+    for (int i = 0; i < 3000000; i++) {
+        sb_u64 a = operand(&r, i % 3 == 0 ? 180 : i % 3 == 1 ? 40 : 1000);
+        if (i % 7 == 3) { /* a float's value and its halfway neighbours, near and below the subnormal range */
+            const int e = 1023 + (int)(next(&r) % 60u) - 160;
+            a = ((sb_u64)(unsigned)e << 52) | (next(&r) & SB_F64_FRAC & ~((((sb_u64)1) << 28) - 1u));
+            a |= (sb_u64)(next(&r) % 3u) << 27; /* exactly half an ulp, or none, or a quarter... */
+        }
+        const float want = (float)val(a), got = sb_f64_to_f32(a);
+        bad += memcmp(&want, &got, 4) != 0;
+    }
+    const double cases[] = {0.0, -0.0, 0x1p-149, 0x1p-150, 0x1.0000000000001p-150, 0x1.8p-149, 0x1p-126,
+                            0x1.fffffep127, 0x1.ffffffp127, 0x1p128, 1.0 + 0x1p-24, 1.0 + 0x1p-23 + 0x1p-24, 0x1p-151};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const float want = (float)cases[i], got = sb_f64_to_f32(bits(cases[i]));
+        bad += memcmp(&want, &got, 4) != 0;
+    }
+    SB_CHECK(bad == 0);
+}

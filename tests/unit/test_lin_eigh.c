@@ -7,11 +7,18 @@
  * and repeated eigenvalues; and that what it returns is an eigendecomposition
  * (residual and orthogonality within float32 bounds), so the comparison is of
  * a working solver.
+ *
+ * The device road (sb_lin_eigh_on: Q and the QL rotations as device kernels)
+ * against the host's bytes, on every device this build has and this machine
+ * offers: cpu-batched (the kernel bodies on the host), opencl, cuda. An absent
+ * backend is "skipped", printed; naming it in SAMEBITS_PARITY_REQUIRE makes
+ * its absence a failure. SAMEBITS_EIGH_BIG=1 adds n = 1024.
  */
 #include "sb_test.h"
 #include "models/linear/linear.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,4 +104,52 @@ SB_TEST(test_lin_eigh_lanes_and_threads_agree) {
             free(v1);
         }
     SB_CHECK(sb_set_num_threads(0) == SB_OK);
+}
+
+SB_TEST(test_lin_eigh_device_roads_agree) {
+    static const char *const devs[] = {"cpu-batched", "opencl", "cuda"};
+    const char *big = getenv("SAMEBITS_EIGH_BIG");
+    const int64_t sizes[] = {3, 17, 64, 300, 1024};
+    const size_t nsizes = big && !strcmp(big, "1") ? 5 : 4;
+    const char *req = getenv("SAMEBITS_PARITY_REQUIRE");
+    for (size_t di = 0; di < sizeof devs / sizeof devs[0]; di++) {
+        int ran = 0, skipped = 0;
+        for (size_t si = 0; si < nsizes && !skipped; si++)
+            for (int kind = 0; kind < 3 && !skipped; kind++) {
+                const int64_t n = sizes[si];
+                float *a = sym(n, kind);
+                float *w0 = malloc(sizeof(float) * (size_t)n), *v0 = malloc(sizeof(float) * (size_t)(n * n));
+                float *w1 = malloc(sizeof(float) * (size_t)n), *v1 = malloc(sizeof(float) * (size_t)(n * n));
+                SB_CHECK(sb_lin_eigh(n, a, w0, v0) == SB_OK);
+                memset(w1, 0xA5, sizeof(float) * (size_t)n);
+                memset(v1, 0xA5, sizeof(float) * (size_t)(n * n));
+                const sb_status st = sb_lin_eigh_on(devs[di], n, a, w1, v1);
+                if (st == SB_ERR_BACKEND_UNAVAILABLE) {
+                    printf("  eigh device road %-11s: skipped (%s)%s\n", devs[di], sb_last_error(),
+                           req && strstr(req, devs[di]) ? ": REQUIRED" : "");
+                    SB_CHECK(!(req && strstr(req, devs[di])));
+                    sb_clear_error();
+                    skipped = 1;
+                } else {
+                    SB_CHECK(st == SB_OK);
+                    const int same = memcmp(w0, w1, sizeof(float) * (size_t)n) == 0 &&
+                                     memcmp(v0, v1, sizeof(float) * (size_t)(n * n)) == 0;
+                    if (!same) {
+                        int64_t at = 0;
+                        while (at < n * n && !memcmp(v0 + at, v1 + at, 4)) at++;
+                        printf("  eigh device road %-11s n=%lld kind=%d: DIFFERS (first vector element %lld: %a vs %a)\n",
+                               devs[di], (long long)n, kind, (long long)at, at < n * n ? v0[at] : 0.0f,
+                               at < n * n ? v1[at] : 0.0f);
+                    }
+                    SB_CHECK(same);
+                    ran++;
+                }
+                free(a);
+                free(w0);
+                free(v0);
+                free(w1);
+                free(v1);
+            }
+        if (ran) printf("  eigh device road %-11s: %d matrices identical to the host's\n", devs[di], ran);
+    }
 }

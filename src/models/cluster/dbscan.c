@@ -21,6 +21,7 @@
  * device and their exact distances on the host: the same neighborhoods.
  */
 #include "dbscan.h"
+#include "../svm/svm.h"
 #include "kmeans.h"
 #include "spectral.h"
 #include "../neighbors/knn.h"
@@ -251,6 +252,7 @@ sb_status sb_model_get_indices(const sb_model *m, const char *name, int64_t *out
     if (m->agglo) return sb_agglo_indices(m, name, out, cap, needed);
     if (m->kmeans) return sb_km_indices(m, name, out, cap, needed);
     if (m->spectral) return sb_spectral_indices(m, name, out, cap, needed);
+    if (m->svm) return sb_svm_indices(m, name, out, cap, needed);
     if (!m->dbscan)
         return sb_fail(SB_ERR_NOT_FOUND, "a %s model has no index array '%s' (DBSCAN's labels and core_sample_indices)",
                        sb_family_name((sb_family)m->family), name);

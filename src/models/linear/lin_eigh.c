@@ -8,14 +8,22 @@
  *
  * O(n^3) like the core's Jacobi method, but with a far smaller constant and
  * no sweeps: the core's row-cyclic Jacobi takes 29 s at n = 1024 on two cores.
- * Host code only, for every device: the fit is the same bits wherever its
- * products run. Every loop that is split over threads splits over independent
+ * On a GPU (device=cuda|opencl) the Householder reduction, forming Q and
+ * applying the QL rotations run as device kernels (kernels/linear.h: each
+ * element's own operations in the host's order, so the host's bits;
+ * cpu-batched runs those bodies on the host); the serial QL recurrence
+ * (O(n^2)) and the ordering stay on the host, which computes the next batch of
+ * rotations while the device applies the last.
+ * Every loop that is split over threads splits over independent
  * rows or columns (each element is one fixed sequence of operations whatever
  * the chunk), so the thread count reaches no bit. Dot products are sequential
  * float sums in index order (rule 4's fixed shape; no contraction).
  */
 #include "linear.h"
+#include "../../device/device.h"
+#include "../../kernels/linear.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +113,194 @@ static float hypot_f(float a, float b) {
     return big * sqrtf(1.0f + r * r);
 }
 
-sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
+/* ---- the device road: kernels/linear.h's bodies, on a GPU or (cpu-batched) here ---- */
+
+typedef struct eig_dev {
+    sb_device_kind kind;
+    sb_device *d; /* GPU kinds: the linalg device, its lock held for the whole eigh */
+    sb_dbuf q, zt, V, taus, fin, cs, sn, col, go, pv, u, de;
+    int timing;   /* SAMEBITS_LINEAR_TIMING=1: Q waited for, so its phase line is its time */
+} eig_dev;
+
+typedef struct kbody_job {
+    float *m;
+    const float *V, *taus, *cs, *sn;
+    const uint8_t *fin;
+    const int32_t *col;
+    int64_t n, ld, nrot;
+} kbody_job;
+
+/* cpu-batched: the device's work-items, one column (qform) or one element
+ * (rotations) each, chunked over the pool (each a fixed sequence). */
+static void kqform_task(void *ctx, int64_t task) {
+    const kbody_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, EIG_COL_GRAIN, task, &b, &e);
+    for (int64_t c = b; c < e; c++) sb_k_eigh_qform_col(j->m, j->n, j->ld, j->V, j->taus, j->fin, c);
+}
+
+static void krot_task(void *ctx, int64_t task) {
+    const kbody_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n, EIG_ROT_GRAIN, task, &b, &e);
+    for (int64_t r = b; r < e; r++) sb_k_eigh_rot(j->m, j->ld, r, j->cs, j->sn, j->col, j->nrot);
+}
+
+static int64_t eig_groups(const sb_device *d, int64_t n) { return (n + d->wg - 1) / d->wg; }
+
+typedef struct khh_job {
+    float *a;
+    const float *v, *u;
+    float *p;
+    int64_t n, ld, lo;
+} khh_job;
+
+static void khh_matvec_task(void *ctx, int64_t task) {
+    const khh_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n - j->lo, EIG_COL_GRAIN, task, &b, &e);
+    for (int64_t i = j->lo + b; i < j->lo + e; i++) j->p[i] = sb_k_eigh_hh_matvec(j->a, j->n, j->ld, j->lo, j->v, i);
+}
+
+static void khh_rank2_task(void *ctx, int64_t task) {
+    const khh_job *j = ctx;
+    int64_t b, e;
+    sb_chunk_range(j->n - j->lo, EIG_COL_GRAIN, task, &b, &e);
+    for (int64_t i = j->lo + b; i < j->lo + e; i++)
+        for (int64_t c = j->lo; c < j->n; c++) sb_k_eigh_hh_rank2(j->a, j->ld, i, c, j->v, j->u);
+}
+
+/* The Householder reduction of a (the full symmetric matrix, row stride ld)
+ * by kernels/linear.h's steps: on a GPU, a goes up once and V, taus and fin
+ * stay there for eig_dev_qform; d and e come back. On cpu-batched the same
+ * bodies run here on a, V, taus, p and u. */
+static sb_status eig_dev_householder(eig_dev *ed, int64_t n, int64_t ld, float *a, float *V, float *taus, float *p,
+                                     float *u, float *dg, float *e, uint8_t *fin) {
+    if (!ed->d) {
+        for (int64_t k = 0; k + 2 < n; k++) {
+            int32_t go = 0;
+            const float v0 = sb_k_eigh_hh_head(a, n, ld, k, taus, &go);
+            for (int64_t i = 0; i < n; i++) V[k * n + i] = sb_k_eigh_hh_velem(a, ld, k, i, v0, go);
+            if (!go) continue;
+            const int64_t lo = k + 1;
+            khh_job j = {a, V + k * n, u, p, n, ld, lo};
+            sb_parallel_for(sb_chunk_count(n - lo, EIG_COL_GRAIN), khh_matvec_task, &j);
+            const float h = sb_k_eigh_hh_pdv(n, lo, taus[k], V + k * n, p);
+            for (int64_t i = lo; i < n; i++) u[i] = sb_k_eigh_hh_uelem(p, V + k * n, h, i);
+            sb_parallel_for(sb_chunk_count(n - lo, EIG_COL_GRAIN), khh_rank2_task, &j);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            dg[i] = a[i * ld + i];
+            e[i] = i + 1 < n ? a[(i + 1) * ld + i] : 0.0f;
+            fin[i] = i + 2 < n ? sb_k_eigh_finite(n, i, V, taus) : 0;
+        }
+        return SB_OK;
+    }
+    sb_device *d = ed->d;
+    const size_t mat = 4 * (size_t)(n * ld);
+    sb_status st;
+    /* ed->q holds a while it is reduced; kn_eigh_qform then overwrites it with Q */
+    if ((st = sb_device_alloc(d, &ed->q, mat, "eigh matrix")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->V, 4 * (size_t)(n * n), "eigh reflectors")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->taus, 4 * (size_t)n, "eigh taus")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->fin, (size_t)n, "eigh finite flags")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->go, 4, "eigh step flag")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->pv, 4 * (size_t)n, "eigh product")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->u, 4 * (size_t)n, "eigh update")) != SB_OK ||
+        (st = sb_device_alloc(d, &ed->de, 8 * (size_t)n, "eigh tridiagonal")) != SB_OK ||
+        (st = sb_device_write(d, &ed->q, 0, a, mat, "eigh matrix")) != SB_OK)
+        return st;
+    for (int64_t k = 0; k + 2 < n; k++) {
+        const int64_t lo = k + 1, m = n - lo, g1 = m < 65535 ? m : 65535;
+        if ((st = SB_LAUNCH(d, SB_KL_kn_eigh_hh_reflect, 1, 1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld), SB_ARG(k),
+                            SB_ARG(ed->V.h), SB_ARG(ed->taus.h), SB_ARG(ed->go.h))) != SB_OK ||
+            (st = SB_LAUNCH(d, SB_KL_kn_eigh_hh_matvec, eig_groups(d, m), 1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld),
+                            SB_ARG(k), SB_ARG(ed->V.h), SB_ARG(ed->go.h), SB_ARG(ed->pv.h))) != SB_OK ||
+            (st = SB_LAUNCH(d, SB_KL_kn_eigh_hh_pdv, 1, 1, 0, SB_ARG(n), SB_ARG(k), SB_ARG(ed->V.h), SB_ARG(ed->taus.h),
+                            SB_ARG(ed->go.h), SB_ARG(ed->pv.h), SB_ARG(ed->u.h))) != SB_OK ||
+            (st = SB_LAUNCH(d, SB_KL_kn_eigh_hh_rank2, eig_groups(d, m), g1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld),
+                            SB_ARG(k), SB_ARG(ed->V.h), SB_ARG(ed->go.h), SB_ARG(ed->u.h))) != SB_OK)
+            return st;
+    }
+    if ((st = SB_LAUNCH(d, SB_KL_kn_eigh_tridiag, eig_groups(d, n), 1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld),
+                        SB_ARG(ed->V.h), SB_ARG(ed->taus.h), SB_ARG(ed->de.h), SB_ARG(ed->fin.h))) != SB_OK ||
+        (st = sb_device_read(d, &ed->de, 0, dg, 4 * (size_t)n, "eigh tridiagonal")) != SB_OK ||
+        (st = sb_device_read(d, &ed->de, 4 * (size_t)n, e, 4 * (size_t)n, "eigh tridiagonal")) != SB_OK)
+        return st;
+    return SB_OK;
+}
+
+/* Q from the reflectors (on a GPU: those eig_dev_householder left there), left
+ * transposed (zt) on the device; on cpu-batched into qz and then transposed
+ * into zt by the caller. */
+static sb_status eig_dev_qform(eig_dev *ed, int64_t n, int64_t ld, const float *V, const float *taus,
+                               const uint8_t *fin, float *qz) {
+    if (!ed->d) {
+        kbody_job j = {qz, V, taus, NULL, NULL, fin, NULL, n, ld, 0};
+        sb_parallel_for(sb_chunk_count(n, EIG_COL_GRAIN), kqform_task, &j);
+        return SB_OK;
+    }
+    sb_device *d = ed->d;
+    const size_t mat = 4 * (size_t)(n * ld);
+    sb_status st;
+    (void)V, (void)taus, (void)fin; /* the reduction left them on the device */
+    if ((st = sb_device_alloc(d, &ed->zt, mat, "eigh vectors")) != SB_OK) return st;
+    const int64_t g1 = n < 65535 ? n : 65535;
+    if ((st = SB_LAUNCH(d, SB_KL_kn_eigh_qform, eig_groups(d, n), 1, 0, SB_ARG(ed->q.h), SB_ARG(n), SB_ARG(ld),
+                        SB_ARG(ed->V.h), SB_ARG(ed->taus.h), SB_ARG(ed->fin.h))) != SB_OK ||
+        (st = SB_LAUNCH(d, SB_KL_kn_eigh_transpose, eig_groups(d, n), g1, 0, SB_ARG(ed->q.h), SB_ARG(ed->zt.h),
+                        SB_ARG(n), SB_ARG(ld))) != SB_OK)
+        return st;
+    return ed->timing ? sb_device_finish(d) : SB_OK;
+}
+
+/* The rotations cs/sn/col[0..nrot) applied to zt (the host's a on cpu-batched,
+ * the device's copy on a GPU: queued, the host goes on with the recurrence). */
+static sb_status eig_dev_rot(eig_dev *ed, float *a, int64_t n, int64_t ld, const float *cs, const float *sn,
+                             const int32_t *col, int64_t nrot) {
+    if (nrot == 0) return SB_OK;
+    if (!ed->d) {
+        kbody_job j = {a, NULL, NULL, cs, sn, NULL, col, n, ld, nrot};
+        sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), krot_task, &j);
+        return SB_OK;
+    }
+    sb_device *d = ed->d;
+    sb_status st;
+    /* the writes block, and run after the launch before them: the device is
+     * done with the last batch before this one lands */
+    if ((st = sb_device_write(d, &ed->cs, 0, cs, 4 * (size_t)nrot, "eigh rotations")) != SB_OK ||
+        (st = sb_device_write(d, &ed->sn, 0, sn, 4 * (size_t)nrot, "eigh rotations")) != SB_OK ||
+        (st = sb_device_write(d, &ed->col, 0, col, 4 * (size_t)nrot, "eigh rotations")) != SB_OK)
+        return st;
+    /* not waited for, even when timed: the host's next batch overlaps it */
+    return SB_LAUNCH(d, SB_KL_kn_eigh_rot, eig_groups(d, n), 1, 0, SB_ARG(ed->zt.h), SB_ARG(n), SB_ARG(ld),
+                     SB_ARG(ed->cs.h), SB_ARG(ed->sn.h), SB_ARG(ed->col.h), SB_ARG(nrot));
+}
+
+static void eig_dev_release(eig_dev *ed) {
+    if (!ed->d) return;
+    sb_dbuf *bufs[] = {&ed->q, &ed->zt, &ed->V, &ed->taus, &ed->fin, &ed->cs, &ed->sn, &ed->col, &ed->go, &ed->pv,
+                       &ed->u, &ed->de};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) sb_device_release(ed->d, bufs[i]);
+    sb_linalg_device_unlock();
+    ed->d = NULL;
+}
+
+sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) { return sb_lin_eigh_on(NULL, n, a_in, w, v); }
+
+sb_status sb_lin_eigh_on(const char *device, int64_t n, const float *a_in, float *w, float *v) {
+    eig_dev ed;
+    memset(&ed, 0, sizeof ed);
+    {
+        sb_status pst = sb_device_parse(device, &ed.kind);
+        if (pst != SB_OK) return pst;
+        if (ed.kind == SB_DEVICE_CUDA || ed.kind == SB_DEVICE_OPENCL) {
+            if ((pst = sb_linalg_device_lock(ed.kind, &ed.d)) != SB_OK) return pst;
+        }
+        const char *te = getenv("SAMEBITS_LINEAR_TIMING");
+        ed.timing = te && !strcmp(te, "1");
+    }
+    const int on_dev = ed.kind != SB_DEVICE_CPU;
     /* the working matrices with rows padded to 64 bytes and 64-byte aligned,
      * so tasks that own neighbouring columns never share a cache line */
     const int64_t ld = (n + 15) / 16 * 16;
@@ -129,6 +324,16 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "eigh: out of memory for %lld x %lld", (long long)n, (long long)n);
         goto done;
     }
+    memset(fin, 0, (size_t)n);
+    /* the device's rotation batches: smaller than the host's, so the device
+     * starts sooner (the batch bounds reach no bit: every element takes the
+     * rotations in one order) */
+    const int64_t bcap = on_dev ? (n > 16384 ? n : 16384) : rcap;
+    if (ed.d &&
+        ((st = sb_device_alloc(ed.d, &ed.cs, 4 * (size_t)bcap, "eigh rotations")) != SB_OK ||
+         (st = sb_device_alloc(ed.d, &ed.sn, 4 * (size_t)bcap, "eigh rotations")) != SB_OK ||
+         (st = sb_device_alloc(ed.d, &ed.col, 4 * (size_t)bcap, "eigh rotations")) != SB_OK))
+        goto done;
     double t0 = 0.0;
     sb_lin_phase(NULL, &t0);
     const eig_tasks tk = eig_pick();
@@ -137,10 +342,19 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         for (int64_t j = 0; j <= i; j++) a[i * ld + j] = a[j * ld + i] = a_in[i * n + j];
     memset(V, 0, sizeof(float) * (size_t)(n * n));
     /* 1. Householder: step k zeroes a[k+2.., k] with H = I - tau v v^T, v[k+1] = 1 */
-    for (int64_t k = 0; k + 2 < n; k++) {
+    if (on_dev) {
+        if ((st = eig_dev_householder(&ed, n, ld, a, V, taus, pv, u, d, e, fin)) != SB_OK) goto done;
+    }
+    for (int64_t k = 0; k + 2 < n && !on_dev; k++) {
         const int64_t lo = k + 1;
-        float alpha = a[lo * ld + k], ss = 0.0f;
-        for (int64_t i = lo + 1; i < n; i++) ss = ss + a[i * ld + k] * a[i * ld + k];
+        /* column k read as row k: the trailing matrix is exactly symmetric (see
+         * matvec_task), and a row is one contiguous run where a column is a
+         * cache line per element, each last written by another thread's rank-2
+         * task: on the lent GPU machine's 16 host cores the strided reads and
+         * writes of this serial part cost more than the step's parallel work */
+        const float *ak = a + k * ld;
+        float alpha = ak[lo], ss = 0.0f;
+        for (int64_t i = lo + 1; i < n; i++) ss = ss + ak[i] * ak[i];
         float *vk = V + k * n;
         if (ss == 0.0f) {
             taus[k] = 0.0f;
@@ -151,7 +365,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         const float v0 = alpha - beta;
         taus[k] = (beta - alpha) / beta;
         vk[lo] = 1.0f;
-        for (int64_t i = lo + 1; i < n; i++) vk[i] = a[i * ld + k] / v0;
+        for (int64_t i = lo + 1; i < n; i++) vk[i] = ak[i] / v0;
         /* p = tau A v (rows >= lo), w = p - (tau/2)(p . v) v, A -= v w^T + w v^T */
         /* a trailing matrix of fewer than EIG_SERIAL_CELLS cells is a step
          * shorter than the pool's hand-off: one thread (no bit depends on it) */
@@ -167,26 +381,30 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         for (int64_t i = lo; i < n; i++) u[i] = pv[i] - h * vk[i];
         rank2_job rj = {a, vk, u, n, lo, ld};
         sb_parallel_for_width(sb_chunk_count(n - lo, EIG_COL_GRAIN), width, tk.rank2, &rj);
-        /* the column and row k are now (.., beta, 0, ..) */
+        /* the column and row k are now (.., beta, 0, ..): only beta is read
+         * again (e[k] below); no later step reads row or column k */
         a[lo * ld + k] = a[k * ld + lo] = beta;
-        for (int64_t i = lo + 1; i < n; i++) a[i * ld + k] = a[k * ld + i] = 0.0f;
     }
-    sb_lin_phase("eigh: Householder reduction", &t0);
-    for (int64_t i = 0; i < n; i++) {
+    sb_lin_phase(ed.d ? "eigh: Householder reduction (device)" : "eigh: Householder reduction", &t0);
+    for (int64_t i = 0; i < n && !on_dev; i++) {
         d[i] = a[i * ld + i];
         e[i] = i + 1 < n ? a[(i + 1) * ld + i] : 0.0f;
     }
     /* Q = H_0 H_1 ... H_{n-3}: applied to I from the last reflector back */
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++) qz[i * ld + j] = i == j ? 1.0f : 0.0f;
-    for (int64_t k = 0; k + 2 < n; k++) { /* which reflectors keep a zero column zero */
+    for (int64_t k = 0; k + 2 < n && !on_dev; k++) { /* which reflectors keep a zero column zero */
         int ok = isfinite(taus[k]) != 0;
         for (int64_t i = k + 1; i < n && ok; i++) ok = isfinite(V[k * n + i]) != 0;
         fin[k] = (uint8_t)ok;
     }
-    qform_job fj = {qz, V, taus, fin, n, ld};
-    sb_parallel_for(sb_chunk_count(n, EIG_COL_GRAIN), tk.qform, &fj);
-    sb_lin_phase("eigh: Q", &t0);
+    if (on_dev) {
+        if ((st = eig_dev_qform(&ed, n, ld, V, taus, fin, qz)) != SB_OK) goto done;
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) qz[i * ld + j] = i == j ? 1.0f : 0.0f;
+        qform_job fj = {qz, V, taus, fin, n, ld};
+        sb_parallel_for(sb_chunk_count(n, EIG_COL_GRAIN), tk.qform, &fj);
+    }
+    sb_lin_phase(ed.d ? "eigh: Q (device)" : "eigh: Q", &t0);
     /* 2. implicit QL with Wilkinson's shift on (d, e), the rotations into z's columns
      * (tql2: e[i] couples d[i] and d[i + 1]), z held transposed in a. An e[m] is
      * negligible below 2^-24 of its two diagonal neighbours or of the matrix's norm
@@ -198,8 +416,11 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         if (r > tnorm) tnorm = r;
     }
     const float small_abs = 0x1p-24f * tnorm;
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++) a[j * ld + i] = qz[i * ld + j];
+    double t_rot = 0.0;
+    int64_t n_rot = 0;
+    if (!ed.d) /* a GPU's zt is already there, transposed by kn_eigh_transpose */
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) a[j * ld + i] = qz[i * ld + j];
     for (int64_t l = 0; l < n; l++) {
         int32_t iter = 0;
         for (;;) {
@@ -220,9 +441,15 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
             float s = 1.0f, c = 1.0f, p = 0.0f;
             int64_t i;
             int underflow = 0;
-            if (nrot + (m - l) > rcap) { /* room for this sweep's rotations */
+            if (nrot + (m - l) > bcap) { /* room for this sweep's rotations */
                 rot_job oj = {a, cs, sn, col, n, nrot, ld};
-                sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), tk.rot, &oj);
+                double t1 = 0.0, t2 = 0.0;
+                sb_lin_phase(NULL, &t1);
+                if (!on_dev) sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), tk.rot, &oj);
+                else if ((st = eig_dev_rot(&ed, a, n, ld, cs, sn, col, nrot)) != SB_OK) goto done;
+                sb_lin_phase(NULL, &t2);
+                t_rot += t2 - t1;
+                n_rot += nrot;
                 nrot = 0;
             }
             for (i = m - 1; i >= l; i--) {
@@ -256,8 +483,21 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
     }
     {
         rot_job oj = {a, cs, sn, col, n, nrot, ld};
-        sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), tk.rot, &oj);
+        double t1 = 0.0, t2 = 0.0;
+        sb_lin_phase(NULL, &t1);
+        if (!on_dev) sb_parallel_for(sb_chunk_count(n, EIG_ROT_GRAIN), tk.rot, &oj);
+        else if ((st = eig_dev_rot(&ed, a, n, ld, cs, sn, col, nrot)) != SB_OK) goto done;
+        /* a GPU's vectors come back (the read waits for the last batch) */
+        if (ed.d && (st = sb_device_read(ed.d, &ed.zt, 0, a, 4 * (size_t)(n * ld), "eigh vectors")) != SB_OK)
+            goto done;
+        sb_lin_phase(NULL, &t2);
+        t_rot += t2 - t1;
+        n_rot += nrot;
     }
+    /* SAMEBITS_LINEAR_TIMING=1: the rotations' share of the QL phase (t_rot stays 0 otherwise) */
+    if (t_rot > 0.0)
+        fprintf(stderr, "linear: eigh: QL rotations (%lld) applied in %.6f s%s\n", (long long)n_rot, t_rot,
+                ed.d ? " (device: waits for its batches and the vectors' read-back)" : "");
     sb_lin_phase("eigh: QL", &t0);
     /* 3. descending order (ties: the lower index first), each vector's largest-magnitude
      * component positive (ties: the lowest index) */
@@ -283,6 +523,7 @@ sb_status sb_lin_eigh(int64_t n, const float *a_in, float *w, float *v) {
         for (int64_t i = 0; i < n; i++) z[i * n + k] = sg * vec[i];
     }
 done:
+    eig_dev_release(&ed);
     sb_free(a_raw);
     sb_free(q_raw);
     sb_free(u);

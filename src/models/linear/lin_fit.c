@@ -156,6 +156,7 @@ static sb_status prep_center_only(const sb_table *t, int center, lin_prep *a, sb
 }
 
 static sb_status fit_randomized(const sb_table *t, const lin_params *p, const lin_prep *a, sb_model *m, sb_card *card);
+static sb_status tsvd_variances(const sb_table *t, const lin_params *p, sb_linear *lin, int32_t k);
 
 /* The family's one eigensolver rule: the core's Jacobi method (the highest
  * relative accuracy: small eigenvalues of badly scaled covariances keep their
@@ -165,7 +166,7 @@ static sb_status fit_randomized(const sb_table *t, const lin_params *p, const li
 static sb_status lin_eigh_rule(const lin_params *p, int64_t n, const float *a, float *w, float *v, int32_t *sweeps) {
     if (sweeps) *sweeps = 0;
     if (n <= LIN_JACOBI_MAX) return sb_linalg_eigh(p->device, n, a, n, w, v, n, sweeps, NULL);
-    return sb_lin_eigh(n, a, w, v);
+    return sb_lin_eigh_on(p->device, n, a, w, v);
 }
 
 /* target t's intercept = ym_t - xm . coef (the dot exact, one subtraction); 0 without one. */
@@ -414,14 +415,17 @@ sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_mo
     sb_linear *lin = m->linear;
     const int32_t P = t->ncols;
     float *ev = NULL, *V = NULL;
-    if (p->kind == SB_LIN_TSVD || p->svd_solver == 2) {
+    if (p->svd_solver == 2) {
         /* the randomized solver: no Gram matrix of all the features */
         sb_status st = prep_center_only(t, p->kind == SB_LIN_PCA, &a, card);
         if (st == SB_OK) st = fit_randomized(t, p, &a, m, card);
         prep_free(&a);
         return st;
     }
-    sb_status st = prep(t, p, 1, 0, &a, card);
+    /* the exact solvers: PCA's centered Gram matrix, a truncated SVD's
+     * uncentered one (its components are X's own right singular vectors) */
+    const int tsvd = p->kind == SB_LIN_TSVD;
+    sb_status st = prep(t, p, !tsvd, 0, &a, card);
     if (st == SB_OK) {
         ev = sb_malloc(sizeof(float) * (size_t)P);
         V = sb_malloc(sizeof(float) * (size_t)P * (size_t)P);
@@ -457,7 +461,7 @@ sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_mo
             lin->evr[k] = total > 0.0f ? lin->ev[k] / total : 0.0f;
             lin->sv[k] = sqrtf(ev[k]);
         }
-        memcpy(lin->mean, a.xm, sizeof(float) * (size_t)P);
+        if (!tsvd) memcpy(lin->mean, a.xm, sizeof(float) * (size_t)P);
         lin->whiten = p->whiten;
         lin->noise_variance = 0.0f;
         if (keep < most) {
@@ -468,9 +472,16 @@ sb_status sb_lin_fit_decomposition(const sb_table *t, const lin_params *p, sb_mo
         }
         lin->n_iter = sweeps;
         lin->converged = 1;
-        st = sb_lin_record(card, "pca.eigenvalues", ev, (uint64_t)P);
-        if (st == SB_OK) st = sb_lin_record(card, "pca.components", lin->coef, (uint64_t)keep * (uint64_t)P);
-        if (st == SB_OK) st = sb_lin_record(card, "pca.explained_variance", lin->ev, (uint64_t)keep);
+        if (tsvd) { /* no mean, no whitening, no noise variance: the projection's own variances */
+            lin->whiten = 0;
+            lin->noise_variance = 0.0f;
+            st = tsvd_variances(t, p, lin, keep);
+        }
+        const char *const *names = tsvd ? (const char *const[]){"tsvd.eigenvalues", "tsvd.components", "tsvd.explained_variance"}
+                                        : (const char *const[]){"pca.eigenvalues", "pca.components", "pca.explained_variance"};
+        if (st == SB_OK) st = sb_lin_record(card, names[0], ev, (uint64_t)P);
+        if (st == SB_OK) st = sb_lin_record(card, names[1], lin->coef, (uint64_t)keep * (uint64_t)P);
+        if (st == SB_OK) st = sb_lin_record(card, names[2], lin->ev, (uint64_t)keep);
     }
     sb_free(ev);
     sb_free(V);
@@ -490,7 +501,20 @@ sb_status sb_lin_resolve_solver(const sb_table *t, lin_params *p) {
         else if (p->n_components >= 1 && (double)p->n_components < 0.8 * (double)mn) p->svd_solver = 2;
         else p->svd_solver = 1;
     }
-    const int randomized = p->kind == SB_LIN_TSVD || p->svd_solver == 2;
+    if (p->svd_solver == 3) {
+        /* arpack (here the exact eigensolver, the leading components kept):
+         * scikit-learn's rules for it, a whole count below min(rows, features),
+         * None meaning one less than that */
+        if (p->variance_kept > 0.0f)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "svd_solver='arpack' needs a whole n_components (1..%lld), not a "
+                           "variance fraction", (long long)(mn - 1));
+        if (p->n_components == 0 && p->kind == SB_LIN_PCA) p->n_components = (int32_t)(mn - 1);
+        if (p->n_components < 1 || p->n_components >= mn)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "n_components=%d with %s='arpack' must be in 1..%lld (below "
+                           "min(rows, features) = %lld)", (int)p->n_components,
+                           p->kind == SB_LIN_TSVD ? "algorithm" : "svd_solver", (long long)(mn - 1), (long long)mn);
+    }
+    const int randomized = p->svd_solver == 2;
     if (randomized && (p->n_components < 1 || p->variance_kept > 0.0f))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "the randomized solver needs a whole n_components (1..%lld)",
                        (long long)mn);
@@ -613,6 +637,45 @@ static float sum_squares(const float *x, int64_t count) { return sb_lin_dot_exac
  * np.var(X, ddof=1).sum()). TruncatedSVD: explained_variance_ is the variance
  * (ddof 0) of each projected column, its ratio over the data's total variance,
  * both from exact sums. */
+/* A truncated SVD's explained variances, as scikit-learn defines them: each
+ * projected column's variance (its exact sum of squared deviations over n,
+ * d = x - mean rounded, d^2 exact, rounded once) and its ratio to the data's
+ * total variance (sum_j of each column's exact sum of squared deviations over
+ * n). Reads lin->coef's first k rows; writes lin->ev and lin->evr. */
+static sb_status tsvd_variances(const sb_table *t, const lin_params *p, sb_linear *lin, int32_t k) {
+    const int64_t n = t->nrows;
+    const int32_t P = t->ncols;
+    sb_status st = SB_OK;
+    float *proj = sb_malloc(sizeof(float) * (size_t)n * (size_t)k), *mean = sb_malloc(sizeof(float) * (size_t)P);
+    float *cm = sb_malloc(sizeof(float) * (size_t)k);
+    if (!proj || !mean || !cm) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
+    if (st == SB_OK) st = sb_lin_gemm(p, 0, 1, n, k, P, t->x, P, lin->coef, P, proj, k);
+    /* total variance of the data: sum_j (sum_i x_ij^2 - n mean_j^2) / n, each column's sums exact */
+    sb_sacc tot;
+    sb_sacc_init(&tot);
+    float *sq = st == SB_OK ? sb_malloc(sizeof(float) * (size_t)P) : NULL;
+    if (st == SB_OK && !sq) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
+    if (st == SB_OK) st = sb_lin_col_means(t->x, n, P, NULL, mean);
+    if (st == SB_OK) st = sb_lin_col_sqdev(t->x, n, P, mean, sq);
+    for (int32_t j = 0; j < P && st == SB_OK; j++) sb_sacc_add(&tot, sq[j] / (float)n);
+    sb_free(sq);
+    const float total = sb_sacc_round_f32(&tot);
+    /* each projected column's exact sum of squared deviations (d = x - mean rounded, d^2 exact), rounded once */
+    float *pv = st == SB_OK ? sb_malloc(sizeof(float) * (size_t)k) : NULL;
+    if (st == SB_OK && !pv) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
+    if (st == SB_OK) st = sb_lin_col_means(proj, n, k, NULL, cm);
+    if (st == SB_OK) st = sb_lin_col_sqdev(proj, n, k, cm, pv);
+    for (int32_t r = 0; r < k && st == SB_OK; r++) {
+        lin->ev[r] = pv[r] / (float)n;
+        lin->evr[r] = total > 0.0f ? lin->ev[r] / total : 0.0f;
+    }
+    sb_free(pv);
+    sb_free(proj);
+    sb_free(mean);
+    sb_free(cm);
+    return st;
+}
+
 static sb_status fit_randomized(const sb_table *t, const lin_params *p, const lin_prep *a, sb_model *m, sb_card *card) {
     sb_linear *lin = m->linear;
     const int64_t n = t->nrows;
@@ -639,33 +702,7 @@ static sb_status fit_randomized(const sb_table *t, const lin_params *p, const li
         for (int32_t r = 0; r < k; r++) sb_sacc_add(&acc, -lin->ev[r]);
         lin->noise_variance = k < mn ? sb_sacc_round_f32(&acc) / (float)(mn - k) : 0.0f;
     } else {
-        float *proj = sb_malloc(sizeof(float) * (size_t)n * (size_t)k), *mean = sb_malloc(sizeof(float) * (size_t)P);
-        float *cm = sb_malloc(sizeof(float) * (size_t)k);
-        if (!proj || !mean || !cm) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
-        if (st == SB_OK) st = sb_lin_gemm(p, 0, 1, n, k, P, t->x, P, lin->coef, P, proj, k);
-        /* total variance of the data: sum_j (sum_i x_ij^2 - n mean_j^2) / n, each column's sums exact */
-        sb_sacc tot;
-        sb_sacc_init(&tot);
-        float *sq = st == SB_OK ? sb_malloc(sizeof(float) * (size_t)P) : NULL;
-        if (st == SB_OK && !sq) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
-        if (st == SB_OK) st = sb_lin_col_means(t->x, n, P, NULL, mean);
-        if (st == SB_OK) st = sb_lin_col_sqdev(t->x, n, P, mean, sq);
-        for (int32_t j = 0; j < P && st == SB_OK; j++) sb_sacc_add(&tot, sq[j] / (float)n);
-        sb_free(sq);
-        const float total = sb_sacc_round_f32(&tot);
-        /* each projected column's exact sum of squared deviations (d = x - mean rounded, d^2 exact), rounded once */
-        float *pv = st == SB_OK ? sb_malloc(sizeof(float) * (size_t)k) : NULL;
-        if (st == SB_OK && !pv) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "truncated_svd: out of memory");
-        if (st == SB_OK) st = sb_lin_col_means(proj, n, k, NULL, cm);
-        if (st == SB_OK) st = sb_lin_col_sqdev(proj, n, k, cm, pv);
-        for (int32_t r = 0; r < k && st == SB_OK; r++) {
-            lin->ev[r] = pv[r] / (float)n;
-            lin->evr[r] = total > 0.0f ? lin->ev[r] / total : 0.0f;
-        }
-        sb_free(pv);
-        sb_free(proj);
-        sb_free(mean);
-        sb_free(cm);
+        st = tsvd_variances(t, p, lin, k);
     }
     if (st == SB_OK) st = sb_lin_record(card, "rsvd.components", lin->coef, (uint64_t)k * (uint64_t)P);
     if (st == SB_OK) st = sb_lin_record(card, "rsvd.explained_variance", lin->ev, (uint64_t)k);

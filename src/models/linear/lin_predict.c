@@ -11,6 +11,7 @@
 #include "../cluster/agglomerative.h"
 #include "../cluster/spectral.h"
 #include "../neighbors/kde.h"
+#include "../svm/svm.h"
 #include "../../math/sb_elem.h"
 #include <math.h>
 #include <string.h>
@@ -99,6 +100,7 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
     const float *src = NULL;
     size_t n = 0;
     if (m->kde) return sb_kde_array(m, name, out, cap, needed);
+    if (m->svm) return sb_svm_array(m, name, out, cap, needed);
     if (m->kmeans) src = sb_km_array(m, name, &n);
     if (m->dbscan && !strcmp(name, "components")) src = m->dbscan->components, n = (size_t)m->dbscan->ncore * (size_t)m->num_features;
     if (l) {
@@ -151,6 +153,7 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     if (m->agglo) return sb_agglo_int(m, name, out);
     if (m->spectral) return sb_spectral_int(m, name, out);
     if (m->kde) return sb_kde_int(m, name, out);
+    if (m->svm) return sb_svm_int(m, name, out);
     const sb_linear *l = m->linear;
     if (m->evals) {
         if (!strcmp(name, "eval_iterations")) return *out = m->evals->niter, SB_OK;

@@ -32,7 +32,8 @@ typedef struct lin_params {
     int32_t n_components;   /* decompositions: a count, 0 = all (min(n, p)) */
     float variance_kept;    /* PCA: a fraction in (0, 1) instead of a count; 0 = none */
     int32_t whiten;         /* PCA */
-    int32_t svd_solver;     /* decompositions: 0 auto (scikit-learn's policy), 1 full (covariance eigh), 2 randomized */
+    int32_t svd_solver;     /* decompositions: 0 auto (scikit-learn's policy), 1 full (covariance eigh), 2 randomized,
+                             * 3 arpack (the exact eigensolver of the Gram matrix, the leading components kept) */
     int32_t n_iter;         /* randomized: power iterations; -1 = auto (PCA: 7 or 4; TruncatedSVD: 5) */
     int32_t n_oversamples;  /* randomized: 10 */
     uint64_t seed;          /* randomized: the projection's Philox seed (random_state; 0 by default) */
@@ -165,6 +166,12 @@ sb_status sb_lin_dev_gemm(lin_dev *dv, int32_t ta, int32_t tb, int64_t m, int64_
  * column k (n x n, row-major) the vector of w[k], its largest-magnitude
  * component positive (ties: the lowest index). */
 sb_status sb_lin_eigh(int64_t n, const float *a, float *w, float *v);
+/* sb_lin_eigh with its O(n^3) steps where device (a device name; NULL: cpu)
+ * says: the Householder reduction, forming Q and applying the QL rotations as
+ * kernels/linear.h's device kernels on cuda and opencl (their bodies on the
+ * host for cpu-batched), the same bits on every device. A GPU kind holds the
+ * linalg device's lock for the whole call. */
+sb_status sb_lin_eigh_on(const char *device, int64_t n, const float *a, float *w, float *v);
 
 /* SAMEBITS_LINEAR_TIMING=1: each phase's wall time on standard error
  * ("linear: PHASE S s"), to say where a fit's time goes; never a bit. */

@@ -70,6 +70,9 @@ sb_status sb_lin_params_text(const lin_params *p, char **out) {
     int n = 0;
     const int ls = p->kind <= SB_LIN_ENET, cd = p->kind == SB_LIN_LASSO || p->kind == SB_LIN_ENET;
 #define ADD(...) n += snprintf(buf + n, sizeof buf - (size_t)n, __VA_ARGS__)
+    /* a randomized truncated SVD writes no algorithm line (its models from
+     * before the exact solver keep their bytes) */
+    if (p->kind == SB_LIN_TSVD && p->svd_solver == 3) ADD("algorithm=arpack\n");
     if (ls && p->kind != SB_LIN_OLS) ADD("alpha=%.9g\n", (double)p->alpha);
     if (p->kind == SB_LIN_LOGISTIC) {
         ADD("C=%.9g\n", (double)p->C);
@@ -83,14 +86,14 @@ sb_status sb_lin_params_text(const lin_params *p, char **out) {
         if (p->variance_kept > 0.0f) ADD("n_components=%.9g\n", (double)p->variance_kept);
         else if (p->n_components > 0) ADD("n_components=%d\n", (int)p->n_components);
     }
-    if (p->kind == SB_LIN_TSVD || (p->kind == SB_LIN_PCA && p->svd_solver == 2)) {
+    if (p->kind >= SB_LIN_PCA && p->svd_solver == 2) {
         ADD("n_iter=%d\n", (int)p->n_iter);
         ADD("n_oversamples=%d\n", (int)p->n_oversamples);
     }
     if (p->kind == SB_LIN_LOGISTIC) ADD("penalty=%s\n", p->penalty_l2 ? "l2" : "none");
-    if (p->kind == SB_LIN_TSVD || (p->kind == SB_LIN_PCA && p->svd_solver == 2))
-        ADD("seed=%llu\n", (unsigned long long)p->seed);
-    if (p->kind == SB_LIN_PCA) ADD("svd_solver=%s\n", p->svd_solver == 2 ? "randomized" : "full");
+    if (p->kind >= SB_LIN_PCA && p->svd_solver == 2) ADD("seed=%llu\n", (unsigned long long)p->seed);
+    if (p->kind == SB_LIN_PCA)
+        ADD("svd_solver=%s\n", p->svd_solver == 2 ? "randomized" : p->svd_solver == 3 ? "arpack" : "full");
     if (cd || p->kind == SB_LIN_LOGISTIC) ADD("tol=%.9g\n", (double)p->tol);
     if (p->kind == SB_LIN_PCA) ADD("whiten=%s\n", p->whiten ? "true" : "false");
 #undef ADD
@@ -197,13 +200,17 @@ sb_status sb_lin_params_parse(const sb_params *params, lin_params *p) {
             if (!strcmp(v, "auto")) p->svd_solver = 0;
             else if (!strcmp(v, "full") || !strcmp(v, "covariance_eigh")) p->svd_solver = 1;
             else if (!strcmp(v, "randomized")) p->svd_solver = 2;
+            else if (!strcmp(v, "arpack")) p->svd_solver = 3;
             else
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT,
-                             "svd_solver='%s' is not built (auto, full, covariance_eigh and randomized are; "
+                             "svd_solver='%s' is not built (auto, full, covariance_eigh, arpack and randomized are; "
                              "docs/linear.md)", v);
         } else if (is(key, "algorithm", NULL) && p->kind == SB_LIN_TSVD) {
-            if (strcmp(v, "randomized"))
-                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "algorithm='%s' is not built for truncated_svd (randomized is)", v);
+            if (!strcmp(v, "randomized")) p->svd_solver = 2;
+            else if (!strcmp(v, "arpack")) p->svd_solver = 3;
+            else
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT,
+                             "algorithm='%s' is not built for truncated_svd (randomized and arpack are)", v);
         } else if ((is(key, "n_iter", NULL) && p->kind == SB_LIN_TSVD) ||
                    (is(key, "iterated_power", NULL) && p->kind == SB_LIN_PCA)) {
             if (p->kind == SB_LIN_PCA && !strcmp(v, "auto")) p->n_iter = -1;

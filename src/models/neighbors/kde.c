@@ -33,9 +33,15 @@
  * Queries are split in fixed blocks of KD_QB rows over the thread pool; a
  * query's value depends on its own row and the model alone, so no thread
  * count, block or batching can change a bit.
+ * On a GPU (device=cuda|opencl) the sums s and exponents tmin come from the
+ * entry kernel kd_sums (src/kernels/kde.h: kd_one's double operations in the
+ * integer binary64 of src/kernels/f64.h, in the same order), and kd_finish
+ * turns them into log densities here, as for the host's own sums.
  */
 #include "kde.h"
 #include "../../core/rng.h"
+#include "../../device/device.h"
+#include "../../linalg/linalg.h"
 #include "../../math/sb_math.h"
 #include <math.h>
 #include <stdio.h>
@@ -242,9 +248,10 @@ static sb_status kd_params_parse(const sb_params *params, kd_params *p) {
             if (strcmp(v, "true") && strcmp(v, "false") && strcmp(v, "1") && strcmp(v, "0"))
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "breadth_first=%s: true or false", v); /* no effect */
         } else if (is(key, "device", "device_type")) {
-            if (strcmp(v, "cpu"))
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                             "device=%s: kernel density runs on the CPU only in this library (docs/density.md)", v);
+            /* the fit keeps the rows and does no sum: the device is checked here (an absent backend
+             * refused by name) and scores on it through sb_model_score_samples_on (docs/density.md) */
+            sb_device_kind dk;
+            st = sb_device_parse(v, &dk);
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for kernel density (docs/density.md)", key);
         }
@@ -311,6 +318,16 @@ static inline void kd_sqdist2(const double *restrict q, const float *restrict y,
  * subnormal float), and s + w * 0 = s, so skipping changes no bit. */
 #define KD_EXP_ZERO 104.0
 
+/* The log density from a query's kernel sum s and its largest term's exponent
+ * tmin (the host's kd_one and the device's kd_sums both end here): log s -
+ * tmin + offset for gaussian and exponential, log s + offset for the compact
+ * kernels, -inf where they reach no row (s == 0). */
+static double kd_finish(const kd_job *jb, double s, double tmin) {
+    const int kernel = jb->k->kernel;
+    if (kernel == SB_KDE_GAUSSIAN || kernel == SB_KDE_EXPONENTIAL) return kd_log(s, 0) - tmin + jb->offset;
+    return s > 0.0 ? kd_log(s, 0) + jb->offset : -INFINITY;
+}
+
 /* The log density of one query (qd: its row in double; its distances into D;
  * its kernel sum s into *sum): see the header. The distances go two training
  * rows at a time through kd_sqdist2 (sb_knn_sqdist's value: the same lanes in
@@ -346,7 +363,7 @@ static double kd_one(const kd_job *jb, const double *qd, double *D, double *sum)
             s += (w ? (double)w[r] : 1.0) * (double)e;
         }
         *sum = s;
-        return kd_log(s, 0) - tmin + jb->offset;
+        return kd_finish(jb, s, tmin);
     }
 #if defined(SB_SABOTAGE_KDE_ORDER)
     for (int64_t r = n - 1; r >= 0; r--) {
@@ -366,7 +383,7 @@ static double kd_one(const kd_job *jb, const double *qd, double *D, double *sum)
         if (v > 0.0) s += (w ? (double)w[r] : 1.0) * v;
     }
     *sum = s;
-    return s > 0.0 ? kd_log(s, 0) + jb->offset : -INFINITY;
+    return kd_finish(jb, s, 0.0);
 }
 
 static void kd_task(void *ctx, int64_t t) {
@@ -404,7 +421,68 @@ static sb_status kd_check_rows(const sb_model *m, const sb_table *q) {
     return SB_OK;
 }
 
-sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, double *out, double *sums) {
+/* Queries a launch of kd_sums takes at most: a bound on one launch's time
+ * (every query reads every training row). */
+#define KD_DEV_QUERIES 65536
+
+static uint64_t kd_bits(double v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return u;
+}
+
+static double kd_val(uint64_t u) {
+    double v;
+    memcpy(&v, &u, 8);
+    return v;
+}
+
+/* The queries' kernel sums and largest exponents on kind's GPU (kd_sums,
+ * kernels/entry/density_entry.h: the host's double operations in the
+ * integer binary64 of kernels/f64.h, so the bits are kd_one's), the log
+ * densities finished here by kd_finish, as on the host. */
+static sb_status kd_score_dev(kd_job *jb, sb_device_kind kind) {
+    const sb_kde *k = jb->k;
+    const int64_t n = k->n, nq = jb->nq, d = jb->d;
+    sb_device *dv = NULL;
+    sb_status st = sb_linalg_device_lock(kind, &dv);
+    if (st != SB_OK) return st;
+    sb_dbuf x = {0}, w = {0}, q = {0}, o = {0};
+    const int64_t chunk = nq < KD_DEV_QUERIES ? nq : KD_DEV_QUERIES;
+    uint64_t *host = sb_malloc(sizeof(uint64_t) * 2 * (size_t)chunk);
+    if (!host) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "kernel density: out of memory for %lld sums", (long long)chunk);
+    if (st == SB_OK) st = sb_device_alloc(dv, &x, 4 * (size_t)(n * d), "kernel density rows");
+    if (st == SB_OK) st = sb_device_alloc(dv, &w, 4 * (size_t)(k->w ? n : 1), "kernel density weights");
+    if (st == SB_OK) st = sb_device_alloc(dv, &q, 4 * (size_t)(nq * d), "kernel density queries");
+    if (st == SB_OK) st = sb_device_alloc(dv, &o, 16 * (size_t)chunk, "kernel density sums");
+    if (st == SB_OK) st = sb_device_write(dv, &x, 0, k->x, 4 * (size_t)(n * d), "kernel density rows");
+    if (st == SB_OK && k->w) st = sb_device_write(dv, &w, 0, k->w, 4 * (size_t)n, "kernel density weights");
+    if (st == SB_OK) st = sb_device_write(dv, &q, 0, jb->q, 4 * (size_t)(nq * d), "kernel density queries");
+    const int32_t di = (int32_t)d, hw = k->w != NULL, kernel = k->kernel;
+    const uint64_t invh = kd_bits(jb->invh), inv2h2 = kd_bits(jb->inv2h2), h = kd_bits(jb->h), h2 = kd_bits(jb->h2),
+                   h2_hi = kd_bits(jb->h2_hi);
+    for (int64_t q0 = 0; st == SB_OK && q0 < nq; q0 += chunk) {
+        const int64_t cn = nq - q0 < chunk ? nq - q0 : chunk;
+        st = SB_LAUNCH(dv, SB_KL_kd_sums, (cn + dv->wg - 1) / dv->wg, 1, 0, SB_ARG(q.h), SB_ARG(q0), SB_ARG(cn),
+                       SB_ARG(x.h), SB_ARG(n), SB_ARG(di), SB_ARG(w.h), SB_ARG(hw), SB_ARG(kernel), SB_ARG(invh),
+                       SB_ARG(inv2h2), SB_ARG(h), SB_ARG(h2), SB_ARG(h2_hi), SB_ARG(o.h));
+        if (st == SB_OK) st = sb_device_read(dv, &o, 0, host, 16 * (size_t)cn, "kernel density sums");
+        for (int64_t i = 0; st == SB_OK && i < cn; i++) {
+            const double s = kd_val(host[2 * i]), tmin = kd_val(host[2 * i + 1]);
+            jb->out[q0 + i] = kd_finish(jb, s, tmin);
+            if (jb->sums) jb->sums[q0 + i] = s;
+        }
+    }
+    sb_device_release(dv, &x);
+    sb_device_release(dv, &w);
+    sb_device_release(dv, &q);
+    sb_device_release(dv, &o);
+    sb_linalg_device_unlock();
+    sb_free(host);
+    return st;
+}
+
+sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, int32_t device, double *out, double *sums) {
     const sb_kde *k = m->kde;
     kd_job jb;
     memset(&jb, 0, sizeof jb);
@@ -418,6 +496,7 @@ sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, double *out, do
     for (int64_t i = 0; i < k->n; i++) W += k->w ? (double)k->w[i] : 1.0;
     jb.offset = -(kd_log(W, 0) + sb_kde_log_norm(k->kernel, jb.d, jb.h));
     if (q->nrows == 0) return SB_OK;
+    if (device == SB_DEVICE_CUDA || device == SB_DEVICE_OPENCL) return kd_score_dev(&jb, (sb_device_kind)device);
     const int32_t width = sb_parallel_width();
     if (!(jb.scratch = sb_malloc(sizeof(double) * (size_t)width * ((size_t)k->n + (size_t)jb.d))))
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "kernel density: out of memory for %d x %lld distances", (int)width,
@@ -427,23 +506,26 @@ sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, double *out, do
     return SB_OK;
 }
 
-/* The log densities of q's rows into out (nq floats): the doubles rounded once. */
-static sb_status kd_score(const sb_model *m, const sb_table *q, float *out) {
+/* The log densities of q's rows into out (nq floats) on device kind: the
+ * doubles rounded once. */
+static sb_status kd_score(const sb_model *m, const sb_table *q, sb_device_kind kind, float *out) {
     const int64_t n = q->nrows;
     double *v = sb_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     if (!v) return sb_fail(SB_ERR_OUT_OF_MEMORY, "kernel density: out of memory for %lld rows", (long long)n);
-    const sb_status st = sb_kde_score_f64(m, q, v, NULL);
+    const sb_status st = sb_kde_score_f64(m, q, (int32_t)kind, v, NULL);
     for (int64_t i = 0; st == SB_OK && i < n; i++) out[i] = (float)v[i];
     sb_free(v);
     return st;
 }
 
-sb_status sb_model_score_samples(const sb_model *m, const sb_dataset *queries, float *out, size_t cap,
-                                 size_t *needed) {
+sb_status sb_model_score_samples_on(const sb_model *m, const sb_dataset *queries, const char *device, float *out,
+                                    size_t cap, size_t *needed) {
     sb_clear_error();
     sb_status st = kd_model(m, "sb_model_score_samples");
     if (st != SB_OK) return st;
     if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_score_samples: NULL queries");
+    sb_device_kind kind = SB_DEVICE_CPU;
+    if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     const size_t want = (size_t)queries->t.nrows;
     if (needed) *needed = want;
@@ -451,25 +533,36 @@ sb_status sb_model_score_samples(const sb_model *m, const sb_dataset *queries, f
     if (cap < want || !out)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
     if ((st = kd_check_rows(m, &queries->t)) != SB_OK) return st;
-    return kd_score(m, &queries->t, out);
+    return kd_score(m, &queries->t, kind, out);
 }
 
-sb_status sb_model_score(const sb_model *m, const sb_dataset *queries, double *out) {
+sb_status sb_model_score_samples(const sb_model *m, const sb_dataset *queries, float *out, size_t cap,
+                                 size_t *needed) {
+    return sb_model_score_samples_on(m, queries, NULL, out, cap, needed);
+}
+
+sb_status sb_model_score_on(const sb_model *m, const sb_dataset *queries, const char *device, double *out) {
     sb_clear_error();
     sb_status st = kd_model(m, "sb_model_score");
     if (st != SB_OK) return st;
     if (!queries || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_score: NULL argument");
+    sb_device_kind kind = SB_DEVICE_CPU;
+    if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     if ((st = kd_check_rows(m, &queries->t)) != SB_OK) return st;
     const int64_t n = queries->t.nrows;
     float *v = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
     if (!v) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_model_score: out of memory for %lld rows", (long long)n);
-    st = kd_score(m, &queries->t, v);
+    st = kd_score(m, &queries->t, kind, v);
     double s = 0.0; /* the float32 log densities, widened, added in row order */
     for (int64_t i = 0; st == SB_OK && i < n; i++) s += (double)v[i];
     sb_free(v);
     if (st == SB_OK) *out = s;
     return st;
+}
+
+sb_status sb_model_score(const sb_model *m, const sb_dataset *queries, double *out) {
+    return sb_model_score_on(m, queries, NULL, out);
 }
 
 /* ---- sample ---- */

@@ -21,8 +21,10 @@ sb_status sb_kde_array(const sb_model *m, const char *name, float *out, size_t c
  * not NULL, each row's kernel sum s (the fixed-order reduction, before its
  * log): what sb_model_score_samples rounds, and stages of the kde-fit card.
  * The float32 log rounds s first, so the order of the sums shows in s's bits
- * and only rarely in the log densities. */
-sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, double *out, double *sums);
+ * and only rarely in the log densities. device: an sb_device_kind; cuda and
+ * opencl sum on the GPU (kernels/kde.h, the same bits), the others on the
+ * host's worker pool. */
+sb_status sb_kde_score_f64(const sb_model *m, const sb_table *q, int32_t device, double *out, double *sums);
 
 /* The log of the normalization of kernel in d dimensions at bandwidth h, in
  * double (the integral of the unnormalized kernel over R^d, so that the

@@ -1,0 +1,144 @@
+"""Support vector machines beside scikit-learn (libsvm inside, single-threaded)
+on real data, the same parameters, one run on the same machine (docs/svm.md):
+
+  letter   UCI letter recognition (r-cran-mlbench, read as quality_bench.py
+           does): 26 classes, 16 integer features; random 15,000 training /
+           5,000 test rows (RandomState(0)); SVC rbf, C=1, gamma=scale
+  higgs    LightGBM's binary example (HIGGS rows): binary.train (7,000 x 28)
+           / binary.test (500); SVC rbf, C=1, gamma=scale
+  housing  california-housing.csv (ocean_proximity dropped, rows with a
+           missing value dropped), features standardized on the training part,
+           target median_house_value / 100,000; random 80/20 split
+           (RandomState(0)), the first 10,000 training rows; SVR rbf, C=1,
+           epsilon=0.1, gamma=scale
+
+Recorded: accuracy or R2 on the test rows, support-vector counts, fit times
+(samebits at n_jobs = the machine's cores, scikit-learn single-threaded: its
+only mode; the fastest of --repeat fits, alternating, since the machine is
+shared) and their ratio, the iteration counts. Targets (issue 27): accuracy
+/ R2 within 0.2%, support vectors within 1%, fit time within 1.5x.
+
+    python3 bench/svm_bench.py [--workloads letter higgs housing] [--out bench/results]
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+DATA = "/work/shared/data"
+
+
+def load_letter():
+    import quality_bench
+    X, y = quality_bench.load_letter()
+    perm = np.random.RandomState(0).permutation(len(y))
+    tr, te = perm[:15000], perm[15000:]
+    return X[tr], y[tr], X[te], y[te]
+
+
+def load_higgs():
+    import gbdt_bench
+    Xtr, ytr, Xte, yte = gbdt_bench.prep_higgs()[:4]
+    return Xtr, ytr.astype(np.int64), Xte, yte.astype(np.int64)
+
+
+def load_housing():
+    import pandas as pd
+    df = pd.read_csv(os.path.join(DATA, "california-housing.csv")).drop(columns="ocean_proximity").dropna()
+    y = (df.pop("median_house_value").to_numpy(np.float64) / 100000.0).astype(np.float32)
+    X = df.to_numpy(np.float64)
+    perm = np.random.RandomState(0).permutation(len(y))
+    ntr = len(y) * 8 // 10
+    tr, te = perm[:ntr][:10000], perm[ntr:]
+    mu, sd = X[tr].mean(axis=0), X[tr].std(axis=0)
+    f = lambda a: ((a - mu) / sd).astype(np.float32)
+    return f(X[tr]), y[tr], f(X[te]), y[te]
+
+
+WORKLOADS = {
+    "letter": ("SVC", load_letter, dict(C=1.0, kernel="rbf", gamma="scale")),
+    "higgs": ("SVC", load_higgs, dict(C=1.0, kernel="rbf", gamma="scale")),
+    "housing": ("SVR", load_housing, dict(C=1.0, kernel="rbf", gamma="scale", epsilon=0.1)),
+}
+
+
+def machine():
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
+    ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"))
+    ap.add_argument("--repeat", type=int, default=3, help="fits of each, alternating; the fastest is recorded")
+    a = ap.parse_args()
+    import sklearn
+    import sklearn.svm as sks
+    import samebits
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip()
+    threads = os.cpu_count()
+    rec = {"commit": commit, "machine": machine(), "sklearn": sklearn.__version__,
+           "samebits_threads": threads, "sklearn_threads": 1, "repeat": a.repeat, "workloads": {}}
+    for w in a.workloads:
+        kind, load, params = WORKLOADS[w]
+        Xtr, ytr, Xte, yte = load()
+        row = {"train": list(Xtr.shape), "test": list(Xte.shape), "params": params, "estimator": kind}
+        times = {"sklearn": [], "samebits": []}
+        for r in range(a.repeat):
+            for who in ("sklearn", "samebits"):
+                cls = getattr(sks if who == "sklearn" else samebits, kind)
+                est = cls(**params) if who == "sklearn" else cls(n_jobs=threads, **params)
+                t0 = time.perf_counter()
+                est.fit(Xtr, ytr)
+                times[who].append(time.perf_counter() - t0)
+                score = est.score(Xte, yte)
+                row[who] = {"fit_s": min(times[who]), "fit_s_all": times[who], "score": float(score),
+                            "n_sv": int(len(est.support_)), "n_iter": [int(v) for v in np.atleast_1d(est.n_iter_)][:400]}
+                print(w, who, times[who][-1], score, row[who]["n_sv"], flush=True)
+        rec["loadavg_after"] = os.getloadavg()
+        s, b = row["samebits"], row["sklearn"]
+        row["score_rel_diff"] = (s["score"] - b["score"]) / abs(b["score"])
+        row["n_sv_rel_diff"] = (s["n_sv"] - b["n_sv"]) / b["n_sv"]
+        row["fit_time_ratio"] = s["fit_s"] / b["fit_s"]
+        row["met"] = {"score_0.2%": abs(row["score_rel_diff"]) <= 0.002, "n_sv_1%": abs(row["n_sv_rel_diff"]) <= 0.01,
+                      "time_1.5x": row["fit_time_ratio"] <= 1.5}
+        rec["workloads"][w] = row
+    os.makedirs(a.out, exist_ok=True)
+    stem = os.path.join(a.out, "svm-%s-%s" % (time.strftime("%Y-%m-%d"), commit))
+    with open(stem + ".json", "w") as f:
+        json.dump(rec, f, indent=1)
+    lines = ["# SVC / SVR beside scikit-learn %s (libsvm, 1 thread); samebits at %d threads" % (rec["sklearn"], threads),
+             "", "commit %s, %s (%d cores, shared: load average %.1f after the run); fit times the fastest of %d"
+             % (commit, rec["machine"]["cpu"], threads, rec["loadavg_after"][0], a.repeat), "",
+             "| workload | estimator | train | score sb / sk (rel diff) | n_SV sb / sk (rel diff) | fit s sb / sk (ratio) | met |",
+             "|---|---|---|---|---|---|---|"]
+    for w, r in rec["workloads"].items():
+        s, b = r["samebits"], r["sklearn"]
+        lines.append("| %s | %s | %d x %d | %.5f / %.5f (%+.3f%%) | %d / %d (%+.2f%%) | %.2f / %.2f (%.2fx) | %s |"
+                     % (w, r["estimator"], r["train"][0], r["train"][1], s["score"], b["score"],
+                        100 * r["score_rel_diff"], s["n_sv"], b["n_sv"], 100 * r["n_sv_rel_diff"], s["fit_s"],
+                        b["fit_s"], r["fit_time_ratio"], ", ".join(k for k, v in r["met"].items() if v) or "none"))
+    with open(stem + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1049 @@
+/*
+ * svm.c: support vector classification and regression with scikit-learn's SVC
+ * and SVR names and semantics (docs/svm.md): kernels linear, poly, rbf and
+ * sigmoid, C, epsilon, gamma = scale | auto | a value, degree, coef0, tol,
+ * max_iter, class_weight, sample weights, one-vs-one multiclass in
+ * scikit-learn's pair order.
+ *
+ * The solver is SMO (Platt, "Fast training of support vector machines using
+ * sequential minimal optimization", 1998) on the dual
+ *     min 1/2 a'Qa + p'a,  y'a = 0,  0 <= a_t <= C_t,  Q_ij = y_i y_j K_ij,
+ * with the second-order working-set selection of Fan, Chen and Lin ("Working
+ * set selection using second order information for training support vector
+ * machines", JMLR 6, 2005), as the libsvm guide states it:
+ *     i = argmax { -y_t G_t : t in I_up },
+ *     j = argmin { -b_it^2 / a_it : t in I_low, -y_t G_t < -y_i G_i },
+ * b_it = -y_i G_i + y_t G_t, a_it = K_ii + K_tt - 2 K_it (tau = 1e-12 when not
+ * positive); stop when max_up - min_low < tol. Every choice is fixed by the
+ * data: an argmax or argmin keeps the first (lowest) index on a tie, the pair
+ * moves by the clipped Newton step, and the gradient is updated entry by entry
+ * in index order with the two rows' terms in one order. The dual variables
+ * and the gradient are double; kernel values are float32 (libsvm's cache is
+ * float too), each computed by one sequence: the sum over features in index
+ * order in double (differences and products of float32 values), then for rbf
+ * e^(-gamma D) by the profile's sb_expf of the exponent rounded to float32,
+ * poly by repeated multiplication, sigmoid by sb_tanhf. So the iterations and
+ * the bits are the same at every thread count: threads only compute a kernel
+ * row's entries (each by one thread) or whole one-vs-one pairs (each a
+ * problem of its own).
+ *
+ * Kernel rows are cached with least-recently-used eviction: a cached row is
+ * bit-for-bit the row it would be recomputed as, so the cache changes time
+ * only. There is no shrinking (scikit-learn's shrinking=True changes libsvm's
+ * path); shrinking is accepted and has no effect.
+ */
+#include "svm.h"
+#include "../../math/sb_math.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SV_TAU 1e-12
+#define SV_ROW_GRAIN 512 /* kernel row entries of a task */
+#define SV_MAX_CLASSES 1000
+/* The working set's comparisons: a later index wins only when strictly
+ * better, so ties go to the lower index (the arm svm-wss-ties flips that). */
+#ifdef SB_SABOTAGE_SVM_WSS_TIES
+#define SV_MORE(v, best) ((v) >= (best))
+#define SV_LESS(v, best) ((v) <= (best))
+#else
+#define SV_MORE(v, best) ((v) > (best))
+#define SV_LESS(v, best) ((v) < (best))
+#endif
+
+static const char *const k_kernel_names[SB_SVM_KERNEL_COUNT_] = {"linear", "poly", "rbf", "sigmoid"};
+
+/* ---- parameters ---- */
+
+enum { SV_GAMMA_SCALE = 0, SV_GAMMA_AUTO = 1, SV_GAMMA_VALUE = 2 };
+
+typedef struct sv_params {
+    int32_t kind, kernel, degree, gamma_rule, numeric_mode, balanced, shrinking;
+    double C, epsilon, gamma, coef0, tol, cache_mb;
+    int64_t max_iter;
+    int32_t ncw;              /* class_weight entries */
+    int32_t cw_class[64];
+    double cw_value[64];
+    int kind_given;
+} sv_params;
+
+static int is(const char *key, const char *a) { return !strcmp(key, a); }
+
+static sb_status sv_double(const char *key, const char *v, double lo, int lo_open, double *out) {
+    char *end = NULL;
+    const double x = strtod(v, &end);
+    if (!end || end == v || *end || !isfinite(x) || (lo_open ? !(x > lo) : !(x >= lo)))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s=%s: a finite number %s %g", key, v, lo_open ? ">" : ">=", lo);
+    *out = x;
+    return SB_OK;
+}
+
+/* class_weight: "balanced", or "class:weight" entries joined by ';'. */
+static sb_status sv_class_weight(const char *v, sv_params *p) {
+    if (!strcmp(v, "balanced")) return p->balanced = 1, SB_OK;
+    if (!strcmp(v, "none") || !*v) return SB_OK;
+    const char *s = v;
+    while (*s) {
+        char *end = NULL;
+        const long c = strtol(s, &end, 10);
+        if (end == s || *end != ':' || c < 0 || c >= SV_MAX_CLASSES || p->ncw >= 64)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight=%s: 'balanced' or class:weight entries joined by ';' "
+                           "(classes 0..%d, at most 64 entries)", v, SV_MAX_CLASSES - 1);
+        s = end + 1;
+        const double w = strtod(s, &end);
+        if (end == s || !isfinite(w) || w < 0.0 || (*end && *end != ';'))
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight=%s: class %ld's weight is not a finite number >= 0",
+                           v, c);
+        for (int32_t k = 0; k < p->ncw; k++)
+            if (p->cw_class[k] == (int32_t)c)
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight=%s: class %ld given twice", v, c);
+        p->cw_class[p->ncw] = (int32_t)c, p->cw_value[p->ncw] = w, p->ncw++;
+        s = *end ? end + 1 : end;
+    }
+    return SB_OK;
+}
+
+static sb_status sv_params_parse(const sb_params *params, sv_params *p) {
+    memset(p, 0, sizeof *p);
+    p->kernel = SB_SVM_RBF, p->degree = 3, p->gamma_rule = SV_GAMMA_SCALE, p->shrinking = 1;
+    p->C = 1.0, p->epsilon = 0.1, p->tol = 1e-3, p->cache_mb = 200.0, p->max_iter = -1;
+    sb_numeric_mode mode;
+    sb_status st = sb_params_resolve_mode(params, SB_FAMILY_SVM, &mode);
+    if (st != SB_OK) return st;
+    p->numeric_mode = (int32_t)mode;
+    int eps_given = 0;
+    const char *key, *v;
+    for (int64_t e = 0; params && sb_params_entry(params, e, &key, &v) == SB_OK && st == SB_OK; e++) {
+        int64_t i;
+        if (is(key, "numeric_mode")) {
+            continue;
+        } else if (is(key, "model")) {
+            if (!strcmp(v, "svc")) p->kind = SB_SVM_SVC;
+            else if (!strcmp(v, "svr")) p->kind = SB_SVM_SVR;
+            else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "model='%s' is not a support vector machine (svc or svr)", v);
+            p->kind_given = 1;
+        } else if (is(key, "kernel")) {
+            int32_t k = -1;
+            for (int32_t q = 0; q < SB_SVM_KERNEL_COUNT_; q++)
+                if (!strcmp(v, k_kernel_names[q])) k = q;
+            if (k < 0)
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "kernel='%s': linear, poly, rbf or sigmoid (precomputed and "
+                             "callables are not supported)", v);
+            p->kernel = k;
+        } else if (is(key, "C")) {
+            char *end = NULL;
+            const double x = strtod(v, &end);
+            if (!end || end == v || *end || !isfinite(x) || !(x > 0.0))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "C=%s: C must be a finite number > 0", v);
+            p->C = x;
+        } else if (is(key, "epsilon")) {
+            st = sv_double(key, v, 0.0, 0, &p->epsilon);
+            eps_given = 1;
+        } else if (is(key, "gamma")) {
+            if (!strcmp(v, "scale")) p->gamma_rule = SV_GAMMA_SCALE;
+            else if (!strcmp(v, "auto")) p->gamma_rule = SV_GAMMA_AUTO;
+            else if ((st = sv_double(key, v, 0.0, 0, &p->gamma)) == SB_OK) p->gamma_rule = SV_GAMMA_VALUE;
+            else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "gamma=%s: 'scale', 'auto' or a finite number >= 0", v);
+        } else if (is(key, "degree")) {
+            if ((st = sb_param_int(key, v, 0, 64, &i)) == SB_OK) p->degree = (int32_t)i;
+        } else if (is(key, "coef0")) {
+            char *end = NULL;
+            p->coef0 = strtod(v, &end);
+            if (!end || end == v || *end || !isfinite(p->coef0))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "coef0=%s: a finite number", v);
+        } else if (is(key, "tol")) {
+            st = sv_double(key, v, 0.0, 1, &p->tol);
+        } else if (is(key, "max_iter")) {
+            if ((st = sb_param_int(key, v, -1, INT64_MAX, &i)) == SB_OK) {
+                if (i == 0) st = sb_fail(SB_ERR_INVALID_ARGUMENT, "max_iter=0: -1 (no limit) or a positive count");
+                p->max_iter = i;
+            }
+        } else if (is(key, "cache_size")) {
+            st = sv_double(key, v, 0.0, 1, &p->cache_mb); /* the row cache's size: time only, never a bit */
+        } else if (is(key, "shrinking")) {
+            if (!strcmp(v, "true") || !strcmp(v, "1")) p->shrinking = 1;
+            else if (!strcmp(v, "false") || !strcmp(v, "0")) p->shrinking = 0;
+            else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "shrinking=%s: true or false", v);
+        } else if (is(key, "class_weight")) {
+            st = sv_class_weight(v, p);
+        } else if (is(key, "probability")) {
+            if (strcmp(v, "false") && strcmp(v, "0"))
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "probability=%s: Platt scaling is not built (docs/svm.md); "
+                             "probability=false only", v);
+        } else if (is(key, "device")) {
+            if (strcmp(v, "cpu"))
+                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                             "device=%s: support vector machines run on the CPU only in this library (docs/svm.md)", v);
+        } else {
+            st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for support vector machines (docs/svm.md)",
+                         key);
+        }
+    }
+    if (st != SB_OK) return st;
+    if (!p->kind_given) return sb_fail(SB_ERR_INVALID_ARGUMENT, "support vector machines need model=svc or model=svr");
+    if (p->kind == SB_SVM_SVC && eps_given)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "epsilon is SVR's (the tube's width); SVC has none");
+    if (p->kind == SB_SVM_SVR && (p->balanced || p->ncw))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight is SVC's; SVR has no classes");
+    return SB_OK;
+}
+
+/* ---- kernels ---- */
+
+typedef struct sv_kern {
+    int32_t kernel, degree, d;
+    double gamma, coef0;
+} sv_kern;
+
+/* The sum under K(a, b): the squared distance (rbf) or the dot product (the
+ * others), over the features in index order in double. */
+static inline double sv_sum(const sv_kern *k, const float *a, const float *b) {
+    double s = 0.0;
+    if (k->kernel == SB_SVM_RBF) {
+        for (int32_t f = 0; f < k->d; f++) {
+            const double t = (double)a[f] - (double)b[f];
+            s += t * t;
+        }
+    } else {
+        for (int32_t f = 0; f < k->d; f++) s += (double)a[f] * (double)b[f];
+    }
+    return s;
+}
+
+/* K from its sum, as float32 (the header's contract). */
+static inline float sv_finish(const sv_kern *k, double s) {
+    if (k->kernel == SB_SVM_RBF) return sb_expf((float)(-(k->gamma * s)));
+    if (k->kernel == SB_SVM_LINEAR) return (float)s;
+    const double v = k->gamma * s + k->coef0;
+    if (k->kernel == SB_SVM_SIGMOID) return sb_tanhf((float)v);
+    double r = 1.0;
+    for (int32_t e = 0; e < k->degree; e++) r *= v;
+    return (float)r;
+}
+
+/* K(a, b) as float32 by one fixed sequence (the header's contract). */
+static float sv_kernel(const sv_kern *k, const float *a, const float *b) { return sv_finish(k, sv_sum(k, a, b)); }
+
+/* K(a, b_u) for four rows b_u at once: each entry's sum is sv_sum's sequence
+ * (its own accumulator, features in index order); the four chains only run
+ * side by side. */
+static void sv_kernel4(const sv_kern *k, const float *a, const float *b0, const float *b1, const float *b2,
+                       const float *b3, float *out) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    if (k->kernel == SB_SVM_RBF) {
+        for (int32_t f = 0; f < k->d; f++) {
+            const double x = (double)a[f];
+            const double t0 = x - (double)b0[f], t1 = x - (double)b1[f], t2 = x - (double)b2[f],
+                         t3 = x - (double)b3[f];
+            s0 += t0 * t0, s1 += t1 * t1, s2 += t2 * t2, s3 += t3 * t3;
+        }
+    } else {
+        for (int32_t f = 0; f < k->d; f++) {
+            const double x = (double)a[f];
+            s0 += x * (double)b0[f], s1 += x * (double)b1[f], s2 += x * (double)b2[f], s3 += x * (double)b3[f];
+        }
+    }
+    out[0] = sv_finish(k, s0), out[1] = sv_finish(k, s1), out[2] = sv_finish(k, s2), out[3] = sv_finish(k, s3);
+}
+
+/* ---- the row cache ---- */
+
+typedef struct sv_cache {
+    int64_t nk, cap, used;  /* points, rows it may hold (>= 2), rows held */
+    float **row;            /* nk: the cached row of a point, or NULL */
+    int64_t *prev, *next;   /* the LRU list over cached points; -1 ends */
+    int64_t head, tail;     /* least and most recently used */
+} sv_cache;
+
+typedef struct sv_prob {
+    const sv_kern *k;
+    const float *x;          /* training rows */
+    const int64_t *pts;      /* nk kernel points: training row indices */
+    int64_t nk, l;           /* kernel points, variables */
+    const int8_t *y;         /* l: +1 / -1 */
+    const double *p, *C;     /* l: linear term, upper bounds */
+    double *alpha, *G;       /* l: the solution and its gradient */
+    float *diag;             /* nk: K(t, t) */
+    int64_t max_iter, n_iter;
+    double tol, rho;
+    int converged, parallel;
+    double cache_mb;
+    sv_cache c;
+} sv_prob;
+
+typedef struct sv_rowjob {
+    const sv_prob *pr;
+    int64_t pt;
+    float *out;
+} sv_rowjob;
+
+static void sv_row_task(void *ctx, int64_t t) {
+    const sv_rowjob *j = ctx;
+    const sv_prob *pr = j->pr;
+    const int32_t d = pr->k->d;
+    const float *a = pr->x + pr->pts[j->pt] * d;
+    int64_t b, e;
+    sb_chunk_range(pr->nk, SV_ROW_GRAIN, t, &b, &e);
+    const float *x = pr->x;
+    const int64_t *pts = pr->pts;
+    int64_t q = b;
+    for (; q + 4 <= e; q += 4)
+        sv_kernel4(pr->k, a, x + pts[q] * d, x + pts[q + 1] * d, x + pts[q + 2] * d, x + pts[q + 3] * d, j->out + q);
+    for (; q < e; q++) j->out[q] = sv_kernel(pr->k, a, x + pts[q] * d);
+}
+
+static void sv_unlink(sv_cache *c, int64_t t) {
+    if (c->prev[t] >= 0) c->next[c->prev[t]] = c->next[t];
+    else c->head = c->next[t];
+    if (c->next[t] >= 0) c->prev[c->next[t]] = c->prev[t];
+    else c->tail = c->prev[t];
+}
+
+static void sv_push(sv_cache *c, int64_t t) {
+    c->prev[t] = c->tail, c->next[t] = -1;
+    if (c->tail >= 0) c->next[c->tail] = t;
+    else c->head = t;
+    c->tail = t;
+}
+
+/* Kernel row of point pt (K(pt, q) for every point q): cached, or computed
+ * into the least recently used row's buffer (the row returned before this one
+ * is never that row: cap >= 2). NULL when out of memory. */
+static const float *sv_row(sv_prob *pr, int64_t pt) {
+    sv_cache *c = &pr->c;
+    if (c->row[pt]) {
+        sv_unlink(c, pt);
+        sv_push(c, pt);
+        return c->row[pt];
+    }
+    float *buf;
+    if (c->used < c->cap) {
+        if (!(buf = sb_malloc(sizeof(float) * (size_t)pr->nk))) return NULL;
+        c->used++;
+    } else {
+        const int64_t old = c->head;
+        sv_unlink(c, old);
+        buf = c->row[old];
+        c->row[old] = NULL;
+    }
+    sv_rowjob j = {pr, pt, buf};
+    const int64_t ntasks = sb_chunk_count(pr->nk, SV_ROW_GRAIN);
+    if (pr->parallel && ntasks > 1) sb_parallel_for(ntasks, sv_row_task, &j);
+    else
+        for (int64_t t = 0; t < ntasks; t++) sv_row_task(&j, t);
+    c->row[pt] = buf;
+    sv_push(c, pt);
+    return buf;
+}
+
+static void sv_cache_free(sv_cache *c) {
+    for (int64_t t = 0; c->row && t < c->nk; t++) sb_free(c->row[t]);
+    sb_free(c->row);
+    sb_free(c->prev);
+    sb_free(c->next);
+}
+
+/* ---- the solver ---- */
+
+static inline int sv_up(const sv_prob *pr, int64_t t) {
+    return pr->y[t] > 0 ? pr->alpha[t] < pr->C[t] : pr->alpha[t] > 0.0;
+}
+static inline int sv_low(const sv_prob *pr, int64_t t) {
+    return pr->y[t] > 0 ? pr->alpha[t] > 0.0 : pr->alpha[t] < pr->C[t];
+}
+
+/* Solve pr from alpha = 0 (the header's rules); SB_OK, or out of memory. */
+static sb_status sv_solve(sv_prob *pr) {
+    const int64_t l = pr->l, nk = pr->nk;
+    sv_cache *c = &pr->c;
+    memset(c, 0, sizeof *c);
+    c->nk = nk, c->head = c->tail = -1;
+    const double rows = pr->cache_mb * 1048576.0 / (4.0 * (double)nk);
+    c->cap = rows >= (double)nk ? nk : rows < 2.0 ? 2 : (int64_t)rows;
+    if (c->cap > nk) c->cap = nk < 2 ? 2 : nk;
+    c->row = sb_calloc((size_t)nk, sizeof *c->row);
+    c->prev = sb_malloc(sizeof(int64_t) * (size_t)nk);
+    c->next = sb_malloc(sizeof(int64_t) * (size_t)nk);
+    pr->diag = sb_malloc(sizeof(float) * (size_t)nk);
+    sb_status st = SB_OK;
+    if (!c->row || !c->prev || !c->next || !pr->diag) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld kernel points",
+                     (long long)nk);
+        goto done;
+    }
+    const int32_t d = pr->k->d;
+    for (int64_t t = 0; t < nk; t++) pr->diag[t] = sv_kernel(pr->k, pr->x + pr->pts[t] * d, pr->x + pr->pts[t] * d);
+    for (int64_t t = 0; t < l; t++) pr->alpha[t] = 0.0, pr->G[t] = pr->p[t];
+    pr->n_iter = 0;
+    pr->converged = 1;
+    /* i: the largest -y G over I_up, the first on a tie (then found again in
+     * the same pass that updates the gradient: the same comparisons, in the
+     * same order, over the updated values) */
+    double gmax = -INFINITY;
+    int64_t i = -1;
+    for (int64_t t = 0; t < l; t++) {
+        if (!sv_up(pr, t)) continue;
+        const double v = pr->y[t] > 0 ? -pr->G[t] : pr->G[t];
+        if (SV_MORE(v, gmax)) gmax = v, i = t;
+    }
+    for (;;) {
+        if (i < 0) break;
+        const int64_t pi = i < nk ? i : i - nk;
+        const float *Ki = sv_row(pr, pi);
+        if (!Ki) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for a kernel row");
+            goto done;
+        }
+        const double Kii = (double)pr->diag[pi];
+        double gmin = INFINITY, best = INFINITY;
+        int64_t j = -1;
+        for (int64_t t = 0; t < l; t++) {
+            if (!sv_low(pr, t)) continue;
+            const double v = pr->y[t] > 0 ? -pr->G[t] : pr->G[t];
+            if (v < gmin) gmin = v;
+            const double b = gmax - v;
+            if (b > 0.0) {
+                const int64_t pt = t < nk ? t : t - nk;
+                double a = Kii + (double)pr->diag[pt] - 2.0 * (double)Ki[pt];
+                if (!(a > 0.0)) a = SV_TAU;
+                const double o = -(b * b) / a;
+                if (SV_LESS(o, best)) best = o, j = t;
+            }
+        }
+        if (gmax - gmin < pr->tol || j < 0) break;
+        if (pr->max_iter >= 0 && pr->n_iter >= pr->max_iter) {
+            pr->converged = 0;
+            break;
+        }
+        pr->n_iter++;
+        const int64_t pj = j < nk ? j : j - nk;
+        const float *Kj = sv_row(pr, pj);
+        if (!Kj) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for a kernel row");
+            goto done;
+        }
+        Ki = c->row[pi]; /* still cached: the cache holds at least two rows */
+        double a = Kii + (double)pr->diag[pj] - 2.0 * (double)Ki[pj];
+        if (!(a > 0.0)) a = SV_TAU;
+        const double vj = pr->y[j] > 0 ? -pr->G[j] : pr->G[j];
+        double delta = (gmax - vj) / a; /* > 0: the Newton step along a_i += y_i delta, a_j -= y_j delta */
+        const double ai = pr->alpha[i], aj = pr->alpha[j], Ci = pr->C[i], Cj = pr->C[j];
+        const double bi = pr->y[i] > 0 ? Ci - ai : ai; /* room of each variable in its direction */
+        const double bj = pr->y[j] > 0 ? aj : Cj - aj;
+        double ni, nj;
+        if (delta >= bi && bi <= bj) { /* i reaches its bound (exactly) */
+            ni = pr->y[i] > 0 ? Ci : 0.0;
+            nj = pr->y[j] > 0 ? aj - bi : aj + bi;
+            if (bi == bj) nj = pr->y[j] > 0 ? 0.0 : Cj;
+        } else if (delta >= bj) { /* j reaches its bound (exactly) */
+            nj = pr->y[j] > 0 ? 0.0 : Cj;
+            ni = pr->y[i] > 0 ? ai + bj : ai - bj;
+        } else {
+            ni = pr->y[i] > 0 ? ai + delta : ai - delta;
+            nj = pr->y[j] > 0 ? aj - delta : aj + delta;
+        }
+        if (ni < 0.0) ni = 0.0;
+        if (ni > Ci) ni = Ci;
+        if (nj < 0.0) nj = 0.0;
+        if (nj > Cj) nj = Cj;
+        const double di = ni - ai, dj = nj - aj;
+        pr->alpha[i] = ni, pr->alpha[j] = nj;
+        /* G_t += Q_ti di + Q_tj dj, t in index order, i's term first */
+        const int8_t yi = pr->y[i], yj = pr->y[j];
+        gmax = -INFINITY, i = -1;
+        for (int64_t t = 0; t < l; t++) {
+            const int64_t pt = t < nk ? t : t - nk;
+            const double u = (double)Ki[pt] * di, w = (double)Kj[pt] * dj;
+            double g = pr->G[t];
+            g = pr->y[t] == yi ? g + u : g - u;
+            g = pr->y[t] == yj ? g + w : g - w;
+            pr->G[t] = g;
+            if (!sv_up(pr, t)) continue;
+            const double v = pr->y[t] > 0 ? -g : g;
+            if (SV_MORE(v, gmax)) gmax = v, i = t;
+        }
+    }
+    /* rho: the mean of y G over the free variables, else the middle of its bounds */
+    {
+        double sum = 0.0, ub = INFINITY, lb = -INFINITY;
+        int64_t nfree = 0;
+        for (int64_t t = 0; t < l; t++) {
+            if (!(pr->C[t] > 0.0)) continue; /* a row of weight 0 bounds nothing */
+            const double yg = pr->y[t] > 0 ? pr->G[t] : -pr->G[t];
+            const double a = pr->alpha[t];
+            if (a > 0.0 && a < pr->C[t]) sum += yg, nfree++;
+            else if ((a == 0.0) == (pr->y[t] > 0)) ub = yg < ub ? yg : ub;
+            else lb = yg > lb ? yg : lb;
+        }
+        pr->rho = nfree > 0 ? sum / (double)nfree : isfinite(ub) && isfinite(lb) ? (ub + lb) / 2.0
+                                                    : isfinite(ub) ? ub : isfinite(lb) ? lb : 0.0;
+    }
+done:
+    sv_cache_free(c);
+    sb_free(pr->diag);
+    pr->diag = NULL;
+    return st;
+}
+
+/* ---- the fit ---- */
+
+typedef struct sv_pairjob {
+    const sv_kern *k;
+    const float *x, *label, *w;
+    const double *cw;        /* nclass class weights */
+    const int64_t *order;    /* rows grouped by class, index order within */
+    const int64_t *start;    /* nclass + 1 offsets into order */
+    int32_t nclass;
+    double C, tol, cache_mb;
+    int64_t max_iter;
+    double **alpha;          /* npairs: the pair's alphas, rows of its first class then its second */
+    double *rho;
+    int64_t *n_iter;
+    int32_t *converged;
+    sb_status *st;
+    int parallel;
+} sv_pairjob;
+
+static void sv_pair_task(void *ctx, int64_t p) {
+    const sv_pairjob *jb = ctx;
+    int32_t a = 0, b = 1;
+    for (int64_t q = 0, r = 0; r < jb->nclass; r++)
+        for (int32_t s = r + 1; s < jb->nclass; s++, q++)
+            if (q == p) a = (int32_t)r, b = s;
+    const int64_t na = jb->start[a + 1] - jb->start[a], nb = jb->start[b + 1] - jb->start[b], l = na + nb;
+    int64_t *pts = sb_malloc(sizeof(int64_t) * (size_t)l);
+    int8_t *y = sb_malloc((size_t)l);
+    double *pv = sb_malloc(sizeof(double) * (size_t)l * 3);
+    sb_status st = SB_OK;
+    if (!pts || !y || !pv) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for a pair of %lld rows",
+                     (long long)l);
+    } else {
+        double *C = pv + l, *G = pv + 2 * l;
+        for (int64_t t = 0; t < l; t++) {
+            const int64_t r = t < na ? jb->order[jb->start[a] + t] : jb->order[jb->start[b] + t - na];
+            pts[t] = r, y[t] = t < na ? 1 : -1, pv[t] = -1.0;
+            C[t] = jb->C * jb->cw[t < na ? a : b] * (jb->w ? (double)jb->w[r] : 1.0);
+        }
+        sv_prob pr;
+        memset(&pr, 0, sizeof pr);
+        pr.k = jb->k, pr.x = jb->x, pr.pts = pts, pr.nk = l, pr.l = l, pr.y = y, pr.p = pv, pr.C = C;
+        pr.alpha = jb->alpha[p], pr.G = G, pr.max_iter = jb->max_iter, pr.tol = jb->tol, pr.cache_mb = jb->cache_mb;
+        pr.parallel = jb->parallel;
+        st = sv_solve(&pr);
+        jb->rho[p] = pr.rho, jb->n_iter[p] = pr.n_iter, jb->converged[p] = pr.converged;
+    }
+    jb->st[p] = st;
+    sb_free(pts);
+    sb_free(y);
+    sb_free(pv);
+}
+
+static sb_status sv_params_text(const sv_params *p, char **out) {
+    char buf[1024], g[48], cw[700];
+    if (p->gamma_rule == SV_GAMMA_SCALE) snprintf(g, sizeof g, "scale");
+    else if (p->gamma_rule == SV_GAMMA_AUTO) snprintf(g, sizeof g, "auto");
+    else snprintf(g, sizeof g, "%.17g", p->gamma);
+    size_t o = 0;
+    cw[0] = 0;
+    if (p->balanced) snprintf(cw, sizeof cw, "balanced");
+    for (int32_t k = 0; k < p->ncw; k++)
+        o += (size_t)snprintf(cw + o, sizeof cw - o, "%s%d:%.17g", k ? ";" : "", (int)p->cw_class[k], p->cw_value[k]);
+    int n;
+    if (p->kind == SB_SVM_SVC)
+        n = snprintf(buf, sizeof buf, "C=%.17g\nclass_weight=%s\ncoef0=%.17g\ndegree=%d\ngamma=%s\nkernel=%s\n"
+                     "max_iter=%lld\nmodel=svc\ntol=%.17g\n", p->C, cw[0] ? cw : "none", p->coef0, (int)p->degree, g,
+                     k_kernel_names[p->kernel], (long long)p->max_iter, p->tol);
+    else
+        n = snprintf(buf, sizeof buf, "C=%.17g\ncoef0=%.17g\ndegree=%d\nepsilon=%.17g\ngamma=%s\nkernel=%s\n"
+                     "max_iter=%lld\nmodel=svr\ntol=%.17g\n", p->C, p->coef0, (int)p->degree, p->epsilon, g,
+                     k_kernel_names[p->kernel], (long long)p->max_iter, p->tol);
+    if (n >= (int)sizeof buf) return sb_fail(SB_ERR_LIMIT, "support vector machines: the parameter text is too long");
+    *out = sb_strdup(buf);
+    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory");
+}
+
+/* scikit-learn's gamma: scale = 1 / (d var(X)) (var over every value, two
+ * passes in index order in double; 1 when the variance is 0), auto = 1 / d. */
+static double sv_gamma(const sv_params *p, const sb_table *t) {
+    if (p->gamma_rule == SV_GAMMA_VALUE) return p->gamma;
+    const double d = (double)t->ncols;
+    if (p->gamma_rule == SV_GAMMA_AUTO) return 1.0 / d;
+    const int64_t N = t->nrows * t->ncols;
+    double s = 0.0;
+    for (int64_t i = 0; i < N; i++) s += (double)t->x[i];
+    const double mean = s / (double)N;
+    double v = 0.0;
+    for (int64_t i = 0; i < N; i++) {
+        const double e = (double)t->x[i] - mean;
+        v += e * e;
+    }
+    v /= (double)N;
+    return v != 0.0 ? 1.0 / (d * v) : 1.0;
+}
+
+static sb_status sv_record_f64(sb_card *card, const char *tag, const double *v, int64_t n) {
+    return sb_card_record(card, tag, SB_DTYPE_U64, v, (uint64_t)n); /* the doubles' bits */
+}
+
+sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out) {
+    sb_clear_error();
+    if (out) *out = NULL;
+    if (!train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_fit: NULL argument");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    sv_params p;
+    sb_status st = sv_params_parse(params, &p);
+    if (st != SB_OK) return st;
+    const sb_table *t = &train->t;
+    const int64_t n = t->nrows, d = t->ncols;
+    const char *who = p.kind == SB_SVM_SVC ? "SVC" : "SVR";
+    if (n < 1 || d < 1)
+        return sb_fail(SB_ERR_INVALID_INPUT, "%s needs at least one row and one feature (the data is %lld x %lld)", who,
+                       (long long)n, (long long)d);
+    if (n > (int64_t)INT32_MAX)
+        return sb_fail(SB_ERR_LIMIT, "%s: %lld rows exceed the limit 2147483647", who, (long long)n);
+    if (!t->label) return sb_fail(SB_ERR_INVALID_INPUT, "%s needs a label (the %s)", who,
+                                  p.kind == SB_SVM_SVC ? "class indices" : "targets");
+    if (t->ntargets > 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s takes one target; this dataset has %d", who, (int)t->ntargets);
+    for (int64_t i = 0; i < n * d; i++)
+        if (!isfinite(t->x[i]))
+            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %lld: %s; %s takes finite values only",
+                           (long long)(i / d), (long long)(i % d), isnan(t->x[i]) ? "missing (NaN)" : "infinite", who);
+    if (t->weight)
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(t->weight[i]) || t->weight[i] < 0.0f)
+                return sb_fail(SB_ERR_INVALID_INPUT, "row %lld: sample weight %g; %s takes finite weights >= 0",
+                               (long long)i, (double)t->weight[i], who);
+    int32_t nclass = 1;
+    for (int64_t i = 0; i < n; i++) {
+        const float y = t->label[i];
+        if (!isfinite(y)) return sb_fail(SB_ERR_INVALID_INPUT, "row %lld: the label is not finite", (long long)i);
+        if (p.kind == SB_SVM_SVC) {
+            if (!(y >= 0.0f && y < (float)SV_MAX_CLASSES && y == floorf(y)))
+                return sb_fail(SB_ERR_INVALID_INPUT, "row %lld: label %g is not a class index 0..%d (SVC)",
+                               (long long)i, (double)y, SV_MAX_CLASSES - 1);
+            if ((int32_t)y + 1 > nclass) nclass = (int32_t)y + 1;
+        }
+    }
+    int64_t *start = NULL, *order = NULL;
+    double *cw = NULL;
+    if (p.kind == SB_SVM_SVC) {
+        start = sb_calloc((size_t)nclass + 1, sizeof *start);
+        order = sb_malloc(sizeof(int64_t) * (size_t)n);
+        cw = sb_malloc(sizeof(double) * (size_t)nclass);
+        if (!start || !order || !cw) {
+            sb_free(start), sb_free(order), sb_free(cw);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory");
+        }
+        for (int64_t i = 0; i < n; i++) start[(int32_t)t->label[i] + 1]++;
+        int32_t present = 0;
+        for (int32_t c = 0; c < nclass; c++) present += start[c + 1] > 0;
+        for (int32_t c = 0; c < nclass && present >= 2; c++)
+            if (start[c + 1] == 0) {
+                sb_free(start), sb_free(order), sb_free(cw);
+                return sb_fail(SB_ERR_INVALID_INPUT, "SVC: class %d has no rows (classes are 0..%d; relabel them "
+                               "0..K-1)", (int)c, (int)nclass - 1);
+            }
+        if (present < 2) {
+            sb_free(start), sb_free(order), sb_free(cw);
+            return sb_fail(SB_ERR_INVALID_INPUT, "SVC needs at least two classes; the labels have one (class %d)",
+                           (int)nclass - 1);
+        }
+        for (int32_t c = 0; c < nclass; c++) {
+            const double cnt = (double)start[c + 1];
+            cw[c] = p.balanced ? (double)n / ((double)nclass * cnt) : 1.0; /* scikit-learn's "balanced" */
+        }
+        for (int32_t k = 0; k < p.ncw; k++) {
+            if (p.cw_class[k] >= nclass) {
+                sb_free(start), sb_free(order), sb_free(cw);
+                return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight: class %d is not among the %d classes",
+                               (int)p.cw_class[k], (int)nclass);
+            }
+            cw[p.cw_class[k]] = p.cw_value[k];
+        }
+        for (int32_t c = 0; c < nclass; c++) start[c + 1] += start[c];
+        int64_t *fill = sb_malloc(sizeof(int64_t) * (size_t)nclass);
+        if (!fill) {
+            sb_free(start), sb_free(order), sb_free(cw);
+            return sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory");
+        }
+        for (int32_t c = 0; c < nclass; c++) fill[c] = start[c];
+        for (int64_t i = 0; i < n; i++) order[fill[(int32_t)t->label[i]]++] = i;
+        sb_free(fill);
+    }
+    sv_kern k = {p.kernel, p.degree, (int32_t)d, sv_gamma(&p, t), p.coef0};
+    const int64_t npairs = p.kind == SB_SVM_SVC ? (int64_t)nclass * (nclass - 1) / 2 : 1;
+    double **alpha = sb_calloc((size_t)npairs, sizeof *alpha);
+    double *rho = sb_calloc((size_t)npairs, sizeof *rho);
+    int64_t *n_iter = sb_calloc((size_t)npairs, sizeof *n_iter);
+    int32_t *conv = sb_calloc((size_t)npairs, sizeof *conv);
+    sb_status *pst = sb_calloc((size_t)npairs, sizeof *pst);
+    if (!alpha || !rho || !n_iter || !conv || !pst) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    for (int64_t q = 0; q < npairs && st == SB_OK; q++) {
+        int64_t l = 2 * n;
+        if (p.kind == SB_SVM_SVC) {
+            int32_t a = 0, b = 1;
+            for (int64_t qq = 0, r = 0; r < nclass; r++)
+                for (int32_t s = r + 1; s < nclass; s++, qq++)
+                    if (qq == q) a = (int32_t)r, b = s;
+            l = start[a + 1] - start[a] + start[b + 1] - start[b];
+        }
+        if (!(alpha[q] = sb_calloc((size_t)l, sizeof(double)))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    }
+    if (st == SB_OK && p.kind == SB_SVM_SVC) {
+        sv_pairjob jb = {&k, t->x, t->label, t->weight, cw, order, start, nclass, p.C, p.tol, p.cache_mb,
+                         p.max_iter, alpha, rho, n_iter, conv, pst, npairs == 1};
+        if (npairs == 1) sv_pair_task(&jb, 0);
+        else sb_parallel_for(npairs, sv_pair_task, &jb);
+        for (int64_t q = 0; q < npairs && st == SB_OK; q++) st = pst[q];
+    } else if (st == SB_OK) { /* SVR: variables a (y = +1) then a* (y = -1) over the same n points */
+        int64_t *pts = sb_malloc(sizeof(int64_t) * (size_t)n);
+        int8_t *y = sb_malloc((size_t)(2 * n));
+        double *pv = sb_malloc(sizeof(double) * (size_t)(6 * n));
+        if (!pts || !y || !pv) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "SVR: out of memory");
+        if (st == SB_OK) {
+            double *C = pv + 2 * n, *G = pv + 4 * n;
+            for (int64_t i = 0; i < n; i++) {
+                const double z = (double)t->label[i], w = t->weight ? (double)t->weight[i] : 1.0;
+                pts[i] = i;
+                y[i] = 1, y[i + n] = -1;
+                pv[i] = p.epsilon - z, pv[i + n] = p.epsilon + z;
+                C[i] = C[i + n] = p.C * w;
+            }
+            sv_prob pr;
+            memset(&pr, 0, sizeof pr);
+            pr.k = &k, pr.x = t->x, pr.pts = pts, pr.nk = n, pr.l = 2 * n, pr.y = y, pr.p = pv, pr.C = C;
+            pr.alpha = alpha[0], pr.G = G, pr.max_iter = p.max_iter, pr.tol = p.tol, pr.cache_mb = p.cache_mb;
+            pr.parallel = 1;
+            st = sv_solve(&pr);
+            rho[0] = pr.rho, n_iter[0] = pr.n_iter, conv[0] = pr.converged;
+        }
+        sb_free(pts), sb_free(y), sb_free(pv);
+    }
+    if (st == SB_OK && card) {
+        uint64_t gbits;
+        memcpy(&gbits, &k.gamma, 8);
+        st = sb_card_record(card, "svm.gamma", SB_DTYPE_U64, &gbits, 1);
+        for (int64_t q = 0; q < npairs && st == SB_OK; q++) {
+            char tag[64];
+            int64_t l = 2 * n;
+            if (p.kind == SB_SVM_SVC) {
+                int32_t a = 0, b = 1;
+                for (int64_t qq = 0, r = 0; r < nclass; r++)
+                    for (int32_t s = r + 1; s < nclass; s++, qq++)
+                        if (qq == q) a = (int32_t)r, b = s;
+                l = start[a + 1] - start[a] + start[b + 1] - start[b];
+            }
+            snprintf(tag, sizeof tag, "svm.pair%lld.n_iter", (long long)q);
+            st = sb_card_record(card, tag, SB_DTYPE_U64, &n_iter[q], 1);
+            snprintf(tag, sizeof tag, "svm.pair%lld.alpha", (long long)q);
+            if (st == SB_OK) st = sv_record_f64(card, tag, alpha[q], l);
+        }
+        if (st == SB_OK) st = sv_record_f64(card, "svm.rho", rho, npairs);
+    }
+    /* the support vectors: rows of a nonzero coefficient in some pair, by class then index */
+    sb_model *m = NULL;
+    int64_t *pos = NULL;
+    if (st == SB_OK) st = sb_model_alloc(&m);
+    if (st == SB_OK && !(pos = sb_malloc(sizeof(int64_t) * (size_t)n))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    if (st == SB_OK) {
+        for (int64_t i = 0; i < n; i++) pos[i] = -1;
+        if (p.kind == SB_SVM_SVC) {
+            for (int64_t q = 0, r = 0; r < nclass; r++)
+                for (int32_t s = r + 1; s < nclass; s++, q++) {
+                    const int64_t na = start[r + 1] - start[r], l = na + start[s + 1] - start[s];
+                    for (int64_t u = 0; u < l; u++)
+                        if (alpha[q][u] != 0.0) pos[u < na ? order[start[r] + u] : order[start[s] + u - na]] = 0;
+                }
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                if (alpha[0][i] - alpha[0][i + n] != 0.0) pos[i] = 0;
+        }
+        int64_t nsv = 0;
+        const int32_t ng = p.kind == SB_SVM_SVC ? nclass : 1;
+        for (int32_t c = 0; c < ng; c++) {
+            const int64_t b = p.kind == SB_SVM_SVC ? start[c] : 0, e = p.kind == SB_SVM_SVC ? start[c + 1] : n;
+            for (int64_t u = b; u < e; u++) {
+                const int64_t i = p.kind == SB_SVM_SVC ? order[u] : u;
+                if (pos[i] == 0) pos[i] = nsv++ + 1;
+            }
+        }
+        m->family = SB_FAMILY_SVM;
+        m->objective = SB_OBJ_REGRESSION;
+        m->num_features = (int32_t)d;
+        m->num_class = p.kind == SB_SVM_SVC ? nclass : 1;
+        m->numeric_mode = p.numeric_mode;
+        if ((st = sv_params_text(&p, &m->params)) == SB_OK) {
+            sb_svm *s = m->svm = sb_svm_alloc(p.kind, p.kind == SB_SVM_SVC ? nclass : 1, nsv, (int32_t)d);
+            if (!s) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory for %lld support vectors", who, (long long)nsv);
+            else {
+                s->kernel = p.kernel, s->degree = p.degree, s->gamma = k.gamma, s->coef0 = p.coef0, s->n_fit = n;
+                s->converged = 1;
+                for (int64_t q = 0; q < npairs; q++) {
+                    s->rho[q] = rho[q], s->n_iter[q] = n_iter[q];
+                    if (!conv[q]) s->converged = 0;
+                }
+                for (int64_t i = 0; i < n; i++)
+                    if (pos[i] > 0) {
+                        const int64_t v = pos[i] - 1;
+                        s->support[v] = i;
+                        memcpy(s->sv + v * d, t->x + i * d, sizeof(float) * (size_t)d);
+                        s->n_support[p.kind == SB_SVM_SVC ? (int32_t)t->label[i] : 0]++;
+                    }
+                if (p.kind == SB_SVM_SVR) {
+                    for (int64_t i = 0; i < n; i++)
+                        if (pos[i] > 0) s->coef[pos[i] - 1] = alpha[0][i] - alpha[0][i + n];
+                } else {
+                    for (int64_t q = 0, r = 0; r < nclass; r++)
+                        for (int32_t c2 = r + 1; c2 < nclass; c2++, q++) {
+                            const int64_t na = start[r + 1] - start[r], l = na + start[c2 + 1] - start[c2];
+                            for (int64_t u = 0; u < l; u++) {
+                                const int64_t i = u < na ? order[start[r] + u] : order[start[c2] + u - na];
+                                if (pos[i] <= 0) continue;
+                                /* class r's vectors keep row c2 - 1 (+alpha), class c2's row r (-alpha) */
+                                if (u < na) s->coef[(c2 - 1) * nsv + pos[i] - 1] = alpha[q][u];
+                                else s->coef[r * nsv + pos[i] - 1] = -alpha[q][u];
+                            }
+                        }
+                }
+            }
+        }
+        if (st == SB_OK) st = sb_model_copy_names(m, t->names, d, who);
+        if (st == SB_OK && card) {
+            char dims[96];
+            snprintf(dims, sizeof dims, "%lld x %lld, %s, %s", (long long)n, (long long)d, who,
+                     k_kernel_names[p.kernel]);
+            st = sb_card_set_meta(card, "svm.data", dims);
+            if (st == SB_OK) st = sv_record_f64(card, "svm.dual_coef", m->svm->coef, sb_svm_ncoef(m->svm) * m->svm->nsv);
+            if (st == SB_OK) st = sb_model_record_bytes(card, m, "svm.model_bytes");
+        }
+    }
+    for (int64_t q = 0; alpha && q < npairs; q++) sb_free(alpha[q]);
+    sb_free(alpha), sb_free(rho), sb_free(n_iter), sb_free(conv), sb_free(pst), sb_free(pos);
+    sb_free(start), sb_free(order), sb_free(cw);
+    if (st != SB_OK) {
+        sb_model_free(m);
+        return st;
+    }
+    *out = m;
+    return SB_OK;
+}
+
+/* ---- prediction ---- */
+
+int64_t sb_svm_decision_width(const sb_model *m) {
+    const sb_svm *s = m->svm;
+    return s->kind == SB_SVM_SVC && s->nclass > 2 ? sb_svm_npairs(s) : 1;
+}
+
+typedef struct sv_predjob {
+    const sb_model *m;
+    const float *q;
+    int64_t nq;
+    double *out;
+    float *kbuf;
+} sv_predjob;
+
+#define SV_QB 16
+
+/* Row r's libsvm decision values (sum coef K - rho of each pair) into dec. */
+static void sv_decide(const sb_model *m, const float *x, float *kv, double *dec) {
+    const sb_svm *s = m->svm;
+    const sv_kern k = {s->kernel, s->degree, m->num_features, s->gamma, s->coef0};
+    const int32_t d = m->num_features;
+    int64_t v = 0;
+    for (; v + 4 <= s->nsv; v += 4) /* K(sv, x) = K(x, sv): the sums are symmetric term by term */
+        sv_kernel4(&k, x, s->sv + v * d, s->sv + (v + 1) * d, s->sv + (v + 2) * d, s->sv + (v + 3) * d, kv + v);
+    for (; v < s->nsv; v++) kv[v] = sv_kernel(&k, x, s->sv + v * d);
+    if (s->kind == SB_SVM_SVR) {
+        double sum = 0.0;
+        for (int64_t v = 0; v < s->nsv; v++) sum += s->coef[v] * (double)kv[v];
+        dec[0] = sum - s->rho[0];
+        return;
+    }
+    int64_t first[SV_MAX_CLASSES + 1]; /* where each class's vectors start */
+    first[0] = 0;
+    for (int32_t c = 0; c < s->nclass; c++) first[c + 1] = first[c] + s->n_support[c];
+    for (int64_t q = 0, a = 0; a < s->nclass; a++)
+        for (int32_t b = (int32_t)a + 1; b < s->nclass; b++, q++) {
+            double sum = 0.0;
+            for (int64_t v = first[a]; v < first[a + 1]; v++) sum += s->coef[(b - 1) * s->nsv + v] * (double)kv[v];
+            for (int64_t v = first[b]; v < first[b + 1]; v++) sum += s->coef[a * s->nsv + v] * (double)kv[v];
+            dec[q] = sum - s->rho[q];
+        }
+}
+
+static size_t sv_kbuf_floats(const sb_svm *s) { return (size_t)s->nsv + 1; }
+
+static void sv_pred_task(void *ctx, int64_t t) {
+    const sv_predjob *jb = ctx;
+    const sb_svm *s = jb->m->svm;
+    const int64_t w = sb_svm_npairs(s);
+    float *kv = jb->kbuf + (size_t)sb_worker_index() * sv_kbuf_floats(s);
+    int64_t b, e;
+    sb_chunk_range(jb->nq, SV_QB, t, &b, &e);
+    for (int64_t i = b; i < e; i++) sv_decide(jb->m, jb->q + i * jb->m->num_features, kv, jb->out + i * w);
+}
+
+/* libsvm's decision values of every row (npairs a row), out nq x npairs. */
+static sb_status sv_decisions(const sb_model *m, const sb_table *q, double *out) {
+    if (q->nrows == 0) return SB_OK;
+    for (int64_t i = 0; i < q->nrows * q->ncols; i++)
+        if (!isfinite(q->x[i]))
+            return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %lld: %s; support vector machines take finite "
+                           "values only", (long long)(i / q->ncols), (long long)(i % q->ncols),
+                           isnan(q->x[i]) ? "missing (NaN)" : "infinite");
+    const int32_t width = sb_parallel_width();
+    sv_predjob jb = {m, q->x, q->nrows, out, NULL};
+    if (!(jb.kbuf = sb_malloc(sizeof(float) * sv_kbuf_floats(m->svm) * (size_t)width)))
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld kernel values",
+                       (long long)m->svm->nsv);
+    sb_parallel_for_width(sb_chunk_count(q->nrows, SV_QB), width, sv_pred_task, &jb);
+    sb_free(jb.kbuf);
+    return SB_OK;
+}
+
+sb_status sb_svm_decision_f64(const sb_model *m, const sb_table *q, double *out) {
+    const sb_svm *s = m->svm;
+    const int64_t np = sb_svm_npairs(s), n = q->nrows;
+    if (np == 1) {
+        sb_status st = sv_decisions(m, q, out);
+        if (st == SB_OK && s->kind == SB_SVM_SVC)
+            for (int64_t i = 0; i < n; i++) out[i] = -out[i]; /* scikit-learn: positive is classes_[1] */
+        return st;
+    }
+    return sv_decisions(m, q, out);
+}
+
+sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, float *out, size_t cap, size_t *needed) {
+    const sb_svm *s = m->svm;
+    const int64_t n = q->nrows, w = kind == SB_PREDICT_RAW ? sb_svm_decision_width(m) : 1;
+    if (kind != SB_PREDICT_RAW && kind != SB_PREDICT_VALUE)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a support vector model predicts values (SB_PREDICT_VALUE) or decision "
+                       "values (SB_PREDICT_RAW); probabilities are not built (probability=True is refused)");
+    const size_t want = (size_t)(n * w);
+    if (needed) *needed = want;
+    if (cap == 0 && !out) return SB_OK;
+    if (cap < want || !out)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    const int64_t np = sb_svm_npairs(s);
+    double *dec = sb_malloc(sizeof(double) * (size_t)(n > 0 ? n * np : 1));
+    if (!dec) return sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld rows", (long long)n);
+    sb_status st = kind == SB_PREDICT_RAW ? sb_svm_decision_f64(m, q, dec) : sv_decisions(m, q, dec);
+    if (st == SB_OK && kind == SB_PREDICT_RAW) {
+        for (int64_t i = 0; i < n * w; i++) out[i] = (float)dec[i];
+    } else if (st == SB_OK && s->kind == SB_SVM_SVR) {
+        for (int64_t i = 0; i < n; i++) out[i] = (float)dec[i];
+    } else if (st == SB_OK) { /* libsvm's vote: a positive value for the pair's first class; the most votes, the first */
+        int32_t *votes = sb_malloc(sizeof(int32_t) * (size_t)s->nclass);
+        if (!votes) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory");
+        for (int64_t i = 0; st == SB_OK && i < n; i++) {
+            memset(votes, 0, sizeof(int32_t) * (size_t)s->nclass);
+            for (int64_t q2 = 0, a = 0; a < s->nclass; a++)
+                for (int32_t b = (int32_t)a + 1; b < s->nclass; b++, q2++) votes[dec[i * np + q2] > 0.0 ? a : b]++;
+            int32_t best = 0;
+            for (int32_t c = 1; c < s->nclass; c++)
+                if (votes[c] > votes[best]) best = c;
+            out[i] = (float)best;
+        }
+        sb_free(votes);
+    }
+    sb_free(dec);
+    return st;
+}
+
+/* ---- attributes ---- */
+
+sb_status sb_svm_int(const sb_model *m, const char *name, int64_t *out) {
+    const sb_svm *s = m->svm;
+    if (!strcmp(name, "n_support_vectors")) *out = s->nsv;
+    else if (!strcmp(name, "n_classes")) *out = s->nclass;
+    else if (!strcmp(name, "kind")) *out = s->kind;
+    else if (!strcmp(name, "kernel")) *out = s->kernel;
+    else if (!strcmp(name, "degree")) *out = s->degree;
+    else if (!strcmp(name, "n_samples_fit")) *out = s->n_fit;
+    else if (!strcmp(name, "converged")) *out = s->converged;
+    else return sb_fail(SB_ERR_NOT_FOUND, "a support vector model has no integer '%s'", name);
+    return SB_OK;
+}
+
+sb_status sb_svm_array(const sb_model *m, const char *name, float *out, size_t cap, size_t *needed) {
+    const sb_svm *s = m->svm;
+    if (strcmp(name, "support_vectors"))
+        return sb_fail(SB_ERR_NOT_FOUND, "a support vector model has no float32 array '%s' (support_vectors; "
+                       "sb_svm_get_f64 gives dual_coef, intercept and gamma)", name);
+    const size_t want = (size_t)s->nsv * (size_t)m->num_features;
+    if (needed) *needed = want;
+    if (cap == 0) return SB_OK;
+    if (cap < want) return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    memcpy(out, s->sv, sizeof(float) * want);
+    return SB_OK;
+}
+
+sb_status sb_svm_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed) {
+    const sb_svm *s = m->svm;
+    size_t want;
+    if (!strcmp(name, "support")) want = (size_t)s->nsv;
+    else if (!strcmp(name, "n_support")) want = (size_t)(s->kind == SB_SVM_SVC ? s->nclass : 1);
+    else if (!strcmp(name, "n_iter")) want = (size_t)sb_svm_npairs(s);
+    else return sb_fail(SB_ERR_NOT_FOUND, "a support vector model has no index array '%s' (support, n_support, n_iter)", name);
+    if (needed) *needed = want;
+    if (cap == 0) return SB_OK;
+    if (cap < want) return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    for (size_t i = 0; i < want; i++)
+        out[i] = name[0] == 's' ? s->support[i] : name[2] == 's' ? (int64_t)s->n_support[i] : s->n_iter[i];
+    return SB_OK;
+}
+
+static sb_status sv_model(const sb_model *m, const char *who) {
+    if (!m) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: NULL argument", who);
+    if (m->family != SB_FAMILY_SVM || !m->svm)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: a %s model is not a support vector model", who,
+                       sb_family_name((sb_family)m->family));
+    return SB_OK;
+}
+
+sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_t cap, size_t *needed) {
+    sb_clear_error();
+    sb_status st = sv_model(m, "sb_svm_get_f64");
+    if (st != SB_OK) return st;
+    if (!name || (!out && cap)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_get_f64: NULL argument");
+    const sb_svm *s = m->svm;
+    const int binary = s->kind == SB_SVM_SVC && s->nclass == 2;
+    size_t want;
+    if (!strcmp(name, "dual_coef")) want = (size_t)(sb_svm_ncoef(s) * s->nsv);
+    else if (!strcmp(name, "intercept")) want = (size_t)sb_svm_npairs(s);
+    else if (!strcmp(name, "gamma") || !strcmp(name, "coef0")) want = 1;
+    else return sb_fail(SB_ERR_NOT_FOUND, "a support vector model has no double array '%s' (dual_coef, intercept, "
+                        "gamma, coef0)", name);
+    if (needed) *needed = want;
+    if (cap == 0) return SB_OK;
+    if (cap < want) return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    for (size_t i = 0; i < want; i++) {
+        /* scikit-learn's public signs: intercept -rho; a binary SVC's both negated (positive is classes_[1]) */
+        if (name[0] == 'd') out[i] = binary ? -s->coef[i] : s->coef[i];
+        else if (name[0] == 'i') out[i] = binary ? s->rho[i] : -s->rho[i];
+        else out[i] = name[0] == 'g' ? s->gamma : s->coef0;
+    }
+    return SB_OK;
+}
+
+sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
+                                   size_t *needed) {
+    sb_clear_error();
+    sb_status st = sv_model(m, "sb_svm_decision_function");
+    if (st != SB_OK) return st;
+    if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_decision_function: NULL queries");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    const size_t want = (size_t)queries->t.nrows * (size_t)sb_svm_decision_width(m);
+    if (needed) *needed = want;
+    if (cap == 0 && !out) return SB_OK;
+    if (cap < want || !out)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    if (queries->t.ncols != m->num_features)
+        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                       (int)m->num_features, (int)queries->t.ncols);
+    return sb_svm_decision_f64(m, &queries->t, out);
+}
