@@ -72,6 +72,7 @@ flags_of() {
     knn-bound) echo "$ARM_FLAGS -DSB_SABOTAGE_KNN_BOUND" ;;
     agglo-order) echo "$ARM_FLAGS -DSB_SABOTAGE_AGGLO_ORDER" ;;
     kde-order) echo "$ARM_FLAGS -DSB_SABOTAGE_KDE_ORDER" ;;
+    ets-sse-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ETS_SSE_ORDER" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

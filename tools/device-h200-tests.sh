@@ -3,7 +3,8 @@
 # (no arms, no cards), for a call whose device time cannot hold the whole run:
 # the CUDA build for sm_90 only (the H200), gradient boosting's fixtures on
 # cuda and NVIDIA's OpenCL, the forest, warm-start, gbdt (constraints, DART,
-# initial scores, several validation sets) and agglomerative device tests, and
+# initial scores, several validation sets), agglomerative and exponential
+# smoothing device tests (ets-fit on both, its arm on NVIDIA OpenCL), and
 # the prediction check. Writes everything, with the sources' hashes, to $OUT.
 # Usage (device): bash tools/device-h200-tests.sh; exit 1 when any part fails.
 # IDENTITY=1 COMMIT=<sha>: the fixtures only, on every leg of the GPU host (below).
@@ -62,6 +63,17 @@ run gbdt-rules SAMEBITS_LIB=$L SAMEBITS_GBDT_DEVICES=cuda,opencl,cpu-batched PYT
   tests/python/test_py_continue.py -q -p no:cacheprovider
 run agglomerative SAMEBITS_LIB=$L PYTHONPATH=python timeout 150 \
   python3 -m pytest tests/python/test_py_agglomerative.py -q -p no:cacheprovider -k gpu
+for d in cuda opencl; do
+  timeout 300 $S verify ets-fit device=$d >"$OUT/verify-ets-$d.txt" 2>&1 || FAIL=1
+  echo "verify ets-fit device=$d: $(tail -n 2 "$OUT/verify-ets-$d.txt" | tr '\n' ' ')" >>"$OUT/summary.txt"
+  # the arm must part it on the device (NVIDIA's OpenCL here; CUDA: its variant in tools/device-h200.sh)
+  [ $d = opencl ] && { SAMEBITS_OPENCL_ARM=ets-sse-order timeout 300 $S verify ets-fit device=opencl \
+    >"$OUT/verify-ets-arm-opencl.txt" 2>&1 && FAIL=1
+    echo "ets-sse-order arm on NVIDIA OpenCL: $(grep -m1 'ets-fit' "$OUT/verify-ets-arm-opencl.txt")" >>"$OUT/summary.txt"; }
+done
+run ets-unit SAMEBITS_PARITY_REQUIRE=cuda,opencl timeout 300 build-cuda/sb_unit test_ets_devices_give_the_cpu_bits
+run ets-devices SAMEBITS_PARITY_REQUIRE=cuda,opencl SAMEBITS_LIB=$L PYTHONPATH=python timeout 600 \
+  python3 -m pytest tests/python/test_py_ets_devices.py -q -p no:cacheprovider
 for d in cuda opencl; do
   run predict-check-$d SAMEBITS_LIB=$L PYTHONPATH=python timeout 150 python3 tools/predict_check.py $d
 done

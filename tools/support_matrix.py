@@ -69,7 +69,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "spectral": "spectral clustering (its eigenvectors and k-means on the device named)",
                 "kde": "kernel density (on a GPU its kernel sums run on the device, the logs and the draws on the host)",
                 "svm": "support vector machines (host only: a GPU is refused by name)",
-                "ets": "exponential smoothing (the host path; the CPU legs only, refused by name on a GPU)",
+                "ets": "exponential smoothing (float64; on a GPU one work-item a series, the host's own fit)",
                 "arima": "ARIMA (the host path; the CPU legs only, refused by name on a GPU)"}
 
 

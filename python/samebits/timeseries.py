@@ -65,7 +65,7 @@ def _series(y, what="y"):
     return (c_double * len(vals))(*vals)
 
 
-def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given):
+def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=None):
     def comp(name, v, allowed):
         if v is None or v is False:
             return "none"
@@ -87,6 +87,10 @@ def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given):
     for k, v in given:
         if v is not None:
             pairs.append((k, repr(float(v))))
+    if device is not None:
+        if not isinstance(device, str):
+            raise InvalidArgumentError("device=%r: a device name (cpu, cuda, opencl, gpu)" % (device,))
+        pairs.append(("device", device))
     return pairs
 
 
@@ -167,7 +171,9 @@ class ExponentialSmoothing(Estimator):
     seasonal: None, "add" or "mul"; seasonal_periods: the period (>= 2).
     smoothing_level, smoothing_trend, smoothing_seasonal, damping_trend: given
     values instead of estimated ones (statsmodels takes them in fit()). The
-    initial states are always estimated; the fit minimizes the SSE.
+    initial states are always estimated; the fit minimizes the SSE. device:
+    "cpu" (default), "cuda", "opencl" or "gpu": each series' fit one device
+    work-item, the same bits as the CPU's (docs/timeseries.md, "Devices").
 
     fit(y) returns the fitted estimator with fittedvalues, resid, params_
     (statsmodels' params names; also as params), sse, aic, aicc, bic,
@@ -177,7 +183,8 @@ class ExponentialSmoothing(Estimator):
     """
 
     def __init__(self, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None,
-                 smoothing_level=None, smoothing_trend=None, smoothing_seasonal=None, damping_trend=None):
+                 smoothing_level=None, smoothing_trend=None, smoothing_seasonal=None, damping_trend=None,
+                 device="cpu"):
         self.trend = trend
         self.damped_trend = damped_trend
         self.seasonal = seasonal
@@ -186,11 +193,13 @@ class ExponentialSmoothing(Estimator):
         self.smoothing_trend = smoothing_trend
         self.smoothing_seasonal = smoothing_seasonal
         self.damping_trend = damping_trend
+        self.device = device
 
     def _pairs(self):
         return _spec_pairs(self.trend, self.damped_trend, self.seasonal, self.seasonal_periods,
                            [("smoothing_level", self.smoothing_level), ("smoothing_trend", self.smoothing_trend),
-                            ("smoothing_seasonal", self.smoothing_seasonal), ("damping_trend", self.damping_trend)])
+                            ("smoothing_seasonal", self.smoothing_seasonal), ("damping_trend", self.damping_trend)],
+                           self.device)
 
     def fit(self, y):
         """Fit one series y (1-d numbers, no missing value); returns self."""
@@ -311,10 +320,12 @@ class ExponentialSmoothing(Estimator):
 
 
 def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None, id_col="unique_id",
-                 time_col="ds", target_col="y", n_jobs=None):
+                 time_col="ds", target_col="y", n_jobs=None, device="cpu"):
     """Fit one model to every series of a long-format DataFrame (unique_id, ds,
     y; statsforecast's layout) in one batch and forecast h steps of each.
 
+    device: "cpu" (the host's threads), "cuda", "opencl" or "gpu": one device
+    work-item a series, the same bits (docs/timeseries.md, "Devices").
     Rows are ordered by (unique_id, ds) first; series keep the order of their
     first appearance. Returns a DataFrame with unique_id, step (1..h), ds where
     the time column's step can be inferred (the series' last two stamps'
@@ -334,7 +345,7 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
     d["_pos"] = pd.Categorical(d[id_col], categories=order).codes
     d = d.sort_values(["_pos", time_col], kind="stable")
     groups = [g for _, g in d.groupby("_pos", sort=True)]
-    pairs = _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, [])
+    pairs = _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, [], device)
     with thread_count(n_jobs):
         batch = _Batch(pairs, [g[target_col].to_numpy(dtype="float64") for g in groups])
     rows = []

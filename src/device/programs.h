@@ -52,18 +52,24 @@
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
     SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X)
 
+/* ts_entry.h: time series, one work-item a series (src/models/timeseries; float64) */
+#define SB_TS_KERNELS(X) X(ke_ets_fit)
+
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,
 #define SB_ENTRY_ENUM_C(n) SB_KC_##n,
 #define SB_ENTRY_ENUM_L(n) SB_KL_##n,
+#define SB_ENTRY_ENUM_S(n) SB_KS_##n,
 enum { SB_TREE_KERNELS(SB_ENTRY_ENUM_T) SB_KT_N };
 enum { SB_FOREST_KERNELS(SB_ENTRY_ENUM_F) SB_KF_N };
 enum { SB_CORE_KERNELS(SB_ENTRY_ENUM_C) SB_KC_N };
 enum { SB_LINALG_KERNELS(SB_ENTRY_ENUM_L) SB_KL_N };
+enum { SB_TS_KERNELS(SB_ENTRY_ENUM_S) SB_KS_N };
 #undef SB_ENTRY_ENUM_T
 #undef SB_ENTRY_ENUM_F
 #undef SB_ENTRY_ENUM_C
 #undef SB_ENTRY_ENUM_L
+#undef SB_ENTRY_ENUM_S
 
 /* The programs a device can be opened with. */
 typedef enum sb_program_id {
@@ -71,7 +77,8 @@ typedef enum sb_program_id {
     SB_PROG_FOREST = 1,
     SB_PROG_CORE = 2,
     SB_PROG_LINALG = 3,
-    SB_PROG_N = 4
+    SB_PROG_TS = 4, /* float64: a device without IEEE doubles is refused by name */
+    SB_PROG_N = 5
 } sb_program_id;
 
 /* Kernels of program p. */
@@ -79,6 +86,7 @@ static inline int sb_program_kernels(sb_program_id p) {
     return p == SB_PROG_TREE     ? (int)SB_KT_N
            : p == SB_PROG_FOREST ? (int)SB_KF_N
            : p == SB_PROG_CORE   ? (int)SB_KC_N
+           : p == SB_PROG_TS     ? (int)SB_KS_N
                                  : (int)SB_KL_N;
 }
 

@@ -14,6 +14,8 @@
  *   sb_u8 sb_u32 sb_i32 sb_u64 sb_i64   sized integer types
  *   SB_STATIC_ASSERT(c, msg)      a layout check (a no-op in OpenCL C)
  *   sb_f2u(f) sb_u2f(u)           bit casts between float and sb_u32
+ *   sb_d2u(d) sb_u2d(u)           bit casts between double and sb_u64, for the
+ *                                 float64 kernels only (f64_log.h, ets.h)
  * and, for entry kernels only (GPU dialects): SB_KERNEL, SB_LOCAL (pointer
  * into local memory), SB_SHARED (a local array), SB_DYN_LOCAL_PARAM /
  * SB_DYN_LOCAL (local memory sized at launch), sb_global_id, sb_local_id,
@@ -22,7 +24,9 @@
  * sb_atomic_max32, sb_atomic_min32, and sb_umax, sb_load_u8x4; sb_fmaf (a fused
  * multiply-add) only in a screen whose bits reach no result (neighbors_entry.h).
  * Kernel bodies use only these, float literals with an f suffix, and the
- * operations the profile allows (docs/numeric-profile.md). No double, no libm.
+ * operations the profile allows (docs/numeric-profile.md). No double, no libm,
+ * but in the float64 kernels of a family that states float64 (ets.h: IEEE
+ * doubles, + - * / only, on devices that have them, refused by name elsewhere).
  */
 #ifndef SB_KERNELS_COMPAT_H
 #define SB_KERNELS_COMPAT_H
@@ -49,6 +53,11 @@ typedef int64_t sb_i64;
 
 SB_FN sb_u32 sb_f2u(float f) { sb_u32 u; memcpy(&u, &f, 4); return u; }
 SB_FN float sb_u2f(sb_u32 u) { float f; memcpy(&f, &u, 4); return f; }
+/* bit casts between double and sb_u64: only for the float64 kernels a family
+ * states (f64_log.h, ets.h); a GPU compat header has them where the device
+ * has IEEE doubles */
+SB_FN sb_u64 sb_d2u(double d) { sb_u64 u; memcpy(&u, &d, 8); return u; }
+SB_FN double sb_u2d(sb_u64 u) { double d; memcpy(&d, &u, 8); return d; }
 
 #define SB_STATIC_ASSERT(c, msg) _Static_assert(c, msg)
 #endif

@@ -1990,7 +1990,7 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
     r->pos += 8;
     if (f4[2] < ETS_NONE || f4[2] > ETS_MUL || f4[3] < 1 || f4[3] > SB_ETS_MAX_PERIOD)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": exponential smoothing of season %d, period %d", (int)f4[2], (int)f4[3]);
-    const ets_spec sp = {f4[0], f4[1], f4[2], f4[3], {0, 0, 0, 0}};
+    const ets_spec sp = {f4[0], f4[1], f4[2], f4[3], {0, 0, 0, 0}, 0};
     const uint64_t w = ets_state_count(&sp), least = 8 + 16 + 8 * (4 + 2 * w + 4 + 4);
     if (ns < 1 || ns > (uint64_t)(r->end - r->pos) / least)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %llu series in %zu bytes", (unsigned long long)ns, r->end - r->pos);

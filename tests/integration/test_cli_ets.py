@@ -108,3 +108,24 @@ def test_model_file_bytes_are_one_on_every_leg(leg, tmp_path):
                                   *params])
     assert r.returncode == 0, r.stderr
     assert out.read_bytes() == ref.read_bytes()
+
+
+def test_device_opencl_writes_the_cpu_model(tmp_path):
+    """`train --model ets ... device=opencl` (PoCL here) writes the model file
+    of the host's fit, byte for byte; a device this build lacks is refused in
+    the device layer's words, as every family's."""
+    import os
+    data = tmp_path / "s.csv"
+    _long_csv(data)
+    env = {"POCL_CACHE_DIR": os.environ.get("POCL_CACHE_DIR", str(ROOT / "build" / "opencl" / "pocl-cache"))}
+    os.makedirs(env["POCL_CACHE_DIR"], exist_ok=True)
+    params = ["trend=add", "damped_trend=true", "seasonal=mul", "seasonal_periods=7"]
+    out = {}
+    for dev in ("cpu", "opencl"):
+        out[dev] = tmp_path / ("%s.sbm" % dev)
+        r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(out[dev]), *params,
+                     "device=" + dev, env=env)
+        assert r.returncode == 0, r.stderr
+    assert out["cpu"].read_bytes() == out["opencl"].read_bytes()
+    r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(tmp_path / "x.sbm"), "device=tpu")
+    assert r.returncode != 0 and "unknown device 'tpu'" in r.stderr, r.stderr

@@ -7,6 +7,8 @@
  */
 #include "sb_test.h"
 #include "samebits.h"
+#include "device/device.h"
+#include "models/timeseries/ets.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -149,7 +151,8 @@ SB_TEST(test_ets_refusals_by_name) {
     SB_CHECK(!fit("trend=mul", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
     SB_CHECK(!fit("colour=blue", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
     SB_CHECK(!fit("numeric_mode=fast", y, off, 1, &st) && st == SB_ERR_MODE_UNSUPPORTED);
-    SB_CHECK(!fit("device=cuda", y, off, 1, &st) && st == SB_ERR_BACKEND_UNAVAILABLE);
+    SB_CHECK(!fit("device=tpu", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "unknown device 'tpu'") != NULL);
     int64_t bad[3] = {0, 20, 10};
     SB_CHECK(!fit("", y, bad, 2, &st) && st == SB_ERR_INVALID_ARGUMENT);
 }
@@ -223,4 +226,74 @@ SB_TEST(test_ets_model_file_roundtrip) {
         free(b2);
         sb_ets_free(e);
     }
+}
+
+/* Every series' digest of params fitted on device dev ("cpu" too) into
+ * d[i] (65 each); 0 when the device is refused. */
+static int digests_on(const char *params, const char *dev, const double *y, const int64_t *off, int64_t ns,
+                      char (*d)[65]) {
+    char p[256];
+    snprintf(p, sizeof p, "%s%sdevice=%s", params, *params ? "," : "", dev);
+    sb_status st;
+    sb_ets *e = fit(p, y, off, ns, &st);
+    if (!e) return 0;
+    for (int64_t i = 0; i < ns; i++) SB_CHECK(sb_ets_digest(e, i, d[i]) == SB_OK);
+    sb_ets_free(e);
+    return 1;
+}
+
+/* The device path (kernels/ets.h on one work-item a series) gives the host's
+ * bits for every model, in one launch and in launches of a few series each
+ * (the chunk budget of the tests), and a series' bytes are the same alone
+ * and inside a reversed batch on the device. A backend not built or without
+ * a device is skipped, unless SAMEBITS_PARITY_REQUIRE names it. */
+SB_TEST(test_ets_devices_give_the_cpu_bits) {
+    static const char *const models[] = {"",
+                                         "trend=add",
+                                         "trend=add,damped_trend=true",
+                                         "seasonal=add,seasonal_periods=7",
+                                         "trend=add,seasonal=add,seasonal_periods=7",
+                                         "trend=add,damped_trend=true,seasonal=mul,seasonal_periods=7",
+                                         "seasonal=mul,seasonal_periods=4,smoothing_level=0.3"};
+    enum { NS = 9 };
+    const int lens[NS] = {40, 90, 28, 61, 33, 120, 45, 70, 29};
+    int64_t off[NS + 1] = {0}, roff[NS + 1] = {0};
+    for (int i = 0; i < NS; i++) off[i + 1] = off[i] + lens[i], roff[i + 1] = roff[i] + lens[NS - 1 - i];
+    double *y = malloc(sizeof(double) * (size_t)off[NS]), *ry = malloc(sizeof(double) * (size_t)off[NS]);
+    SB_CHECK(y && ry);
+    for (int i = 0; i < NS; i++) series(y + off[i], lens[i], 7, 20.0 + 5.0 * i);
+    for (int t = 0; t < lens[3]; t++) y[off[3] + t] = 12.5; /* a constant series: the stated rule */
+    for (int i = 0; i < NS; i++) memcpy(ry + roff[NS - 1 - i], y + off[i], sizeof(double) * (size_t)lens[i]);
+    const char *devs[] = {"opencl", "cuda"};
+    const char *req = getenv("SAMEBITS_PARITY_REQUIRE");
+    for (size_t di = 0; di < 2; di++) {
+        static char host[NS][65], dev[NS][65], rev[NS][65], alone[1][65];
+        if (!digests_on("", devs[di], y, off, NS, dev)) {
+            SB_CHECK(!(req && strstr(req, devs[di]))); /* required: must run */
+            printf("  ets on %s: skipped (%s)\n", devs[di], sb_last_error());
+            sb_clear_error();
+            continue;
+        }
+        for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+            for (int chunked = 0; chunked < 2; chunked++) {
+                SB_CHECK(digests_on(models[mi], "cpu", y, off, NS, host));
+                sb_ets_device_budget_for_tests(chunked ? 60000 : 0); /* two series a launch */
+                SB_CHECK(digests_on(models[mi], devs[di], y, off, NS, dev));
+                SB_CHECK(digests_on(models[mi], devs[di], ry, roff, NS, rev));
+                sb_ets_device_budget_for_tests(0);
+                for (int i = 0; i < NS; i++) {
+                    SB_CHECK(!strcmp(host[i], dev[i]));
+                    SB_CHECK(!strcmp(dev[i], rev[NS - 1 - i]));
+                }
+            }
+        }
+        /* series 5 alone (its own offsets) */
+        const int64_t one[2] = {0, lens[5]};
+        SB_CHECK(digests_on("trend=add,damped_trend=true,seasonal=mul,seasonal_periods=7", devs[di], y + off[5], one, 1, alone));
+        SB_CHECK(digests_on("trend=add,damped_trend=true,seasonal=mul,seasonal_periods=7", "cpu", y, off, NS, host));
+        SB_CHECK(!strcmp(alone[0], host[5]));
+        printf("  ets on %s: %d models identical to the cpu\n", devs[di], (int)(sizeof models / sizeof models[0]));
+    }
+    free(y);
+    free(ry);
 }

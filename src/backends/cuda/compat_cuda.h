@@ -22,6 +22,9 @@ typedef int64_t sb_i64;
 
 #define sb_f2u(f) __float_as_uint(f)
 #define sb_u2f(u) __uint_as_float(u)
+/* double bit casts, for the float64 kernels only (kernels/ets.h) */
+#define sb_d2u(d) ((sb_u64)__double_as_longlong(d))
+#define sb_u2d(u) __longlong_as_double((long long)(u))
 
 #define SB_STATIC_ASSERT(c, msg) static_assert(c, msg)
 

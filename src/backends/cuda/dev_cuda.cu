@@ -29,6 +29,7 @@ extern "C" const void *const sb_cuda_tree_kernels[];
 extern "C" const void *const sb_cuda_forest_kernels[];
 extern "C" const void *const sb_cuda_core_kernels[];
 extern "C" const void *const sb_cuda_linalg_kernels[];
+extern "C" const void *const sb_cuda_ts_kernels[];
 
 namespace {
 
@@ -181,6 +182,7 @@ sb_status cu_open(sb_device *d) {
     c->k = d->prog == SB_PROG_TREE     ? sb_cuda_tree_kernels
            : d->prog == SB_PROG_FOREST ? sb_cuda_forest_kernels
            : d->prog == SB_PROG_CORE   ? sb_cuda_core_kernels
+           : d->prog == SB_PROG_TS     ? sb_cuda_ts_kernels
                                        : sb_cuda_linalg_kernels;
     c->nk = (int32_t)sb_program_kernels(d->prog);
     c->ms = (double *)sb_calloc((size_t)c->nk, sizeof(double));
@@ -201,7 +203,10 @@ sb_status cu_open(sb_device *d) {
                        "(Turing) and newer",
                        p.name, p.major, p.minor);
     if (d->timing) timing_track(d, 1);
-    d->wg = SB_WG;
+    /* the time-series program: one work-item a series of a register-heavy fit
+     * (255 registers at sm_90), so blocks of 64 spread a batch over every SM
+     * (its kernel reads no SB_WG: a schedule input only) */
+    d->wg = d->prog == SB_PROG_TS ? 64 : SB_WG;
     d->cus = p.multiProcessorCount;
     d->local_mem = (int64_t)p.sharedMemPerBlockOptin;
     d->max_alloc = (int64_t)p.totalGlobalMem;

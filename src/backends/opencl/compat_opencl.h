@@ -31,6 +31,14 @@ typedef long sb_i64;
 
 #define sb_f2u(f) as_uint(f)
 #define sb_u2f(u) as_float(u)
+/* IEEE doubles for the float64 program only (the time-series program, which
+ * dev_opencl.c builds with SB_OCL_F64 on a device that has cl_khr_fp64): in
+ * every other program an unsuffixed literal stays what it was. */
+#if defined(SB_OCL_F64)
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define sb_d2u(d) as_ulong(d)
+#define sb_u2d(u) as_double(u)
+#endif
 
 /* OpenCL C 1.2 has no static assertion; the host side checks the layouts. */
 #define SB_STATIC_ASSERT(c, msg)

@@ -43,6 +43,14 @@ extern const char *const sb_core_cl_src[];
 extern const int32_t sb_core_cl_src_lines;
 extern const char *const sb_linalg_cl_src[];
 extern const int32_t sb_linalg_cl_src_lines;
+extern const char *const sb_ts_cl_src[];
+extern const int32_t sb_ts_cl_src_lines;
+
+#if defined(SB_SABOTAGE_ETS_SSE_ORDER)
+#define ETS_ARM_OPT " -DSB_SABOTAGE_ETS_SSE_ORDER"
+#else
+#define ETS_ARM_OPT ""
+#endif
 
 typedef struct ocl_impl {
     cl_device_id dev;
@@ -73,16 +81,25 @@ static sb_status build(sb_device *d, ocl_impl *o, const char *extra, size_t wg) 
     const char *const *src = d->prog == SB_PROG_TREE     ? sb_tree_cl_src
                              : d->prog == SB_PROG_FOREST ? sb_forest_cl_src
                              : d->prog == SB_PROG_CORE   ? sb_core_cl_src
+                             : d->prog == SB_PROG_TS     ? sb_ts_cl_src
                                                          : sb_linalg_cl_src;
     const int32_t lines = d->prog == SB_PROG_TREE     ? sb_tree_cl_src_lines
                           : d->prog == SB_PROG_FOREST ? sb_forest_cl_src_lines
                           : d->prog == SB_PROG_CORE   ? sb_core_cl_src_lines
+                          : d->prog == SB_PROG_TS     ? sb_ts_cl_src_lines
                                                       : sb_linalg_cl_src_lines;
     const int32_t all = sb_compat_cl_src_lines + lines;
     const char **joined = sb_malloc(sizeof(char *) * (size_t)all);
     if (!joined) return sb_fail(SB_ERR_OUT_OF_MEMORY, "opencl: out of memory");
     for (int32_t i = 0; i < sb_compat_cl_src_lines; i++) joined[i] = sb_compat_cl_src[i];
     for (int32_t i = 0; i < lines; i++) joined[sb_compat_cl_src_lines + i] = src[i];
+    /* the float64 program: doubles on (compat_opencl.h), and a build of the
+     * library that carries the ets-sse-order arm carries it here too */
+    char f64opts[256];
+    if (d->prog == SB_PROG_TS) {
+        snprintf(f64opts, sizeof f64opts, "-DSB_OCL_F64%s%s%s", ETS_ARM_OPT, extra ? " " : "", extra ? extra : "");
+        extra = f64opts;
+    }
     sb_status st = sb_ocl_build(o->ctx, o->dev, joined, all, extra, wg, &o->prog);
     sb_free(joined);
     if (st != SB_OK) return st;
@@ -124,6 +141,26 @@ static sb_status ocl_open(sb_device *d) {
     size_t wg = 256;
     sb_status st = sb_ocl_open(&o->dev, &o->ctx, &o->q, &extra, &wg);
     if (st != SB_OK) return st;
+    /* the time-series program: one work-item a series of a register-heavy
+     * fit; groups of 64 spread a batch over the compute units (a schedule
+     * input only) */
+    if (d->prog == SB_PROG_TS && wg > 64) wg = 64;
+    if (d->prog == SB_PROG_TS) {
+        /* the float64 program needs IEEE doubles: round to nearest, infinities
+         * and NaNs, subnormals (OpenCL's + - * / on doubles are then correctly
+         * rounded, the host's bits) */
+        cl_ulong fp = 0;
+        const cl_ulong need = CL_FP_ROUND_TO_NEAREST | CL_FP_INF_NAN | CL_FP_DENORM;
+        if (sb_cl.clGetDeviceInfo(o->dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) != CL_SUCCESS ||
+            (fp & need) != need) {
+            char name[128];
+            sb_ocl_dev_string(o->dev, CL_DEVICE_NAME, name, sizeof name);
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
+                           "device 'opencl': %.120s has no IEEE double arithmetic (cl_khr_fp64), which the float64 "
+                           "families (exponential smoothing) need on a device",
+                           name);
+        }
+    }
     if ((st = build(d, o, extra, wg)) != SB_OK) return st;
     size_t kw = wg; /* the smallest work-group size any kernel allows */
     for (int32_t i = 0; i < o->nk; i++) {

@@ -50,7 +50,9 @@ typedef struct _cl_event *cl_event;
 #define CL_DEVICE_PROFILE 0x102E
 #define CL_DEVICE_EXTENSIONS 0x1030
 #define CL_DEVICE_OPENCL_C_VERSION 0x103D
+#define CL_DEVICE_DOUBLE_FP_CONFIG 0x1032
 #define CL_FP_DENORM ((cl_bitfield)1 << 0)
+#define CL_FP_INF_NAN ((cl_bitfield)1 << 1)
 #define CL_FP_ROUND_TO_NEAREST ((cl_bitfield)1 << 2)
 #define CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT ((cl_bitfield)1 << 7)
 #define CL_MEM_READ_WRITE ((cl_bitfield)1 << 0)

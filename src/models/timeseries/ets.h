@@ -15,20 +15,10 @@
 #ifndef SB_MODELS_ETS_H
 #define SB_MODELS_ETS_H
 #include "../../core/internal.h"
+#include "../../kernels/ets.h"
 
 #define SB_ETS_MAX_PERIOD 400 /* seasonal_periods above it: SB_ERR_LIMIT */
-#define SB_ETS_NPAR 4         /* alpha, beta, gamma, phi */
-
-enum { ETS_NONE = 0, ETS_ADD = 1, ETS_MUL = 2 };
-
-/* A model's specification: what is estimated and what is given. */
-typedef struct ets_spec {
-    int32_t trend;    /* ETS_NONE or ETS_ADD */
-    int32_t damped;   /* 0 or 1 (needs a trend) */
-    int32_t seasonal; /* ETS_NONE, ETS_ADD or ETS_MUL */
-    int32_t m;        /* seasonal_periods; 1 without a season */
-    double given[SB_ETS_NPAR]; /* a given alpha, beta, gamma, phi, or NaN: estimated */
-} ets_spec;
+/* SB_ETS_NPAR, ETS_NONE/ADD/MUL and ets_spec: kernels/ets.h, shared with the devices */
 
 /* One fitted series. */
 typedef struct ets_fit {
@@ -64,6 +54,19 @@ sb_status sb_ets_check(const ets_spec *spec, const double *y, const int64_t *off
  * when card is not NULL. */
 sb_status sb_ets_fit_spec(const ets_spec *spec, const double *y, const int64_t *offsets, int64_t nseries,
                           sb_card *card, const char *prefix, sb_ets **out);
+
+/* f's criteria and counts from a fit's crit (SSE, AIC, AICc, BIC) and counts
+ * (nfev, nit, converged, k, ntrace), as ets_fit_series wrote them. */
+void sb_ets_fit_from(ets_fit *f, const double crit[4], const int32_t counts[ETS_NCOUNTS]);
+
+/* Fit series [0, nseries) on spec->device's GPU (ets_device.c): the batch
+ * checked, e->fits allocated (zeroed) by the caller; each fit filled as the
+ * host's ets_fit_one fills it. */
+sb_status sb_ets_fit_device(const ets_spec *spec, const double *y, const int64_t *offsets, int64_t nseries, sb_ets *e);
+
+/* Tests only: the device's chunk budget in bytes (0: the default), so that a
+ * test can split a batch into many launches. */
+void sb_ets_device_budget_for_tests(int64_t bytes);
 
 /* Free a batch and everything it holds (NULL: nothing). */
 void sb_ets_release(sb_ets *e);

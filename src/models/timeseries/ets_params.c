@@ -1,6 +1,7 @@
 /* ets_params.c: exponential smoothing's parameters (docs/timeseries.md,
  * "Parameters"), with statsmodels' ExponentialSmoothing names. */
 #include "ets.h"
+#include "../../device/device.h"
 #include <math.h> /* NAN only: no libm function is called */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,9 +93,10 @@ sb_status sb_ets_spec_parse(const sb_params *params, ets_spec *spec) {
             if ((st = parse_bool(key, v, &b)) == SB_OK && b)
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "%s=true is not built (docs/timeseries.md)", key);
         } else if (is(key, "device")) {
-            if (strcmp(v, "cpu"))
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                             "device='%s': exponential smoothing runs on the cpu only in this library", v);
+            /* cpu and cpu-batched: the host's tasks; cuda, opencl (and gpu, the one
+             * present): the time-series program, the same fit (kernels/ets.h) */
+            sb_device_kind dk;
+            if ((st = sb_device_parse(v, &dk)) == SB_OK) spec->device = (int32_t)dk;
         } else
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for exponential smoothing (docs/timeseries.md)",
                          key);

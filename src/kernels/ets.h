@@ -1,0 +1,624 @@
+/*
+ * ets.h: one series' exponential smoothing fit (docs/timeseries.md), written
+ * once in the kernel subset for the host and the devices: the host's loop
+ * over series (models/timeseries/ets.c) and the time-series program's entry
+ * kernel (entry/ts_entry.h, one work-item a series) call the same
+ * ets_fit_series, so the two cannot drift.
+ *
+ * The model is the component form of Hyndman and Athanasopoulos,
+ * "Forecasting: Principles and Practice" (2nd ed., OTexts 2018, sections 7.1
+ * to 7.3) and Hyndman, Koehler, Ord and Snyder, "Forecasting with Exponential
+ * Smoothing" (Springer 2008, ch. 2), the recursions statsmodels'
+ * ExponentialSmoothing documents. With lp = l + phi b (phi = 1 undamped, b = 0
+ * without a trend) and s the season of one period before:
+ *
+ *   fitted  = lp (none), lp + s (add), lp * s (mul)
+ *   level   = alpha (y - s | y / s | y) + (1 - alpha) lp
+ *   trend   = beta (level - l) + (1 - beta) (phi b)
+ *   season  = gamma (y - lp | y / lp) + (1 - gamma) s
+ *
+ * The fit minimizes the sum of squared one-step errors (SSE, statsmodels'
+ * default objective for ExponentialSmoothing.fit) over the smoothing
+ * parameters and the initial states. It is split in two, each a fixed
+ * procedure:
+ *
+ * - the initial states for given smoothing parameters, by Gauss-Newton from a
+ *   fixed heuristic start (a few steps while the simplex searches, more at
+ *   the point it chose), the Jacobian carried forward with the states
+ *   (forward-mode derivatives, one pass over the series). For additive models
+ *   the fitted values are affine in the initial states, so the first step is
+ *   the least-squares solution and the second confirms it. The seasons are
+ *   tied (additive: they sum to 0; multiplicative: to m), which loses nothing:
+ *   shifting (scaling) the level against the seasons leaves every fitted value
+ *   unchanged, so the untied problem has a line of equal minima;
+ * - the smoothing parameters by a bounded Nelder-Mead simplex (Nelder and
+ *   Mead 1965, in the ordering of Lagarias, Reeds, Wright and Wright, SIAM J.
+ *   Optim. 9, 1998; every trial point folded into the box by reflection at
+ *   its bounds), run from each of the three best points of a fixed grid; the
+ *   lowest end runs once more from a fresh simplex (the usual cure for a
+ *   simplex that collapsed early), and its end is the fit.
+ *
+ * Arithmetic: IEEE binary64 (the family states float64), + - * / only, no
+ * contraction (the host's -ffp-contract=off, nvcc's -fmad=false, OpenCL's
+ * FP_CONTRACT OFF), every sum in one stated order; the one logarithm (the
+ * information criteria) is the profile's own (f64_log.h). Doubles on a
+ * device: CUDA's, and OpenCL's cl_khr_fp64, whose + - * / are correctly
+ * rounded with subnormals kept, as the host's are; a device without them is
+ * refused by name (dev_opencl.c). The objective of the outer search is a
+ * pure function of the smoothing parameters, and nothing depends on a
+ * thread, a work-item or another series: each series' result is its own,
+ * whatever batch it is in and wherever in it.
+ *
+ * Memory: every array the fit writes is the caller's (SB_GLOBAL: a slice of
+ * a device buffer, or host memory), the scratch sized by ets_scratch_doubles
+ * and read with a stride (1 on the host; on a device the chunk's series, so
+ * that the work-items of a group read neighbouring doubles: a layout, never
+ * a value); the simplex's few vertices are private.
+ */
+#ifndef SB_KERNELS_ETS_H
+#define SB_KERNELS_ETS_H
+#include "compat.h"
+#include "f64_log.h"
+
+#define SB_ETS_NPAR 4         /* alpha, beta, gamma, phi */
+
+enum { ETS_NONE = 0, ETS_ADD = 1, ETS_MUL = 2 };
+
+/* A model's specification: what is estimated and what is given. */
+typedef struct ets_spec {
+    sb_i32 trend;    /* ETS_NONE or ETS_ADD */
+    sb_i32 damped;   /* 0 or 1 (needs a trend) */
+    sb_i32 seasonal; /* ETS_NONE, ETS_ADD or ETS_MUL */
+    sb_i32 m;        /* seasonal_periods; 1 without a season */
+    double given[SB_ETS_NPAR]; /* a given alpha, beta, gamma, phi, or NaN: estimated */
+    sb_i32 device;   /* the host's: the sb_device_kind that fits (no kernel reads it) */
+} ets_spec;
+
+#define ETS_GN_SEARCH 4     /* Gauss-Newton steps for the initial states while the simplex searches */
+#define ETS_GN_FINAL 50     /* and at the point it chose */
+#define ETS_HALVINGS 40     /* step halvings before a Gauss-Newton step is given up */
+#define ETS_GN_TOL 1e-12    /* a Gauss-Newton step lowering the SSE by at most this (relative) ends the search */
+#define ETS_NM_ITER 200     /* simplex iterations a run, times the dimension */
+#define ETS_NM_XTOL 1e-6    /* simplex size at which a run stops (with the next) */
+#define ETS_NM_FTOL 1e-10   /* relative spread of SSE at which a run stops */
+#define ETS_STARTS 3        /* grid points the simplex search starts from */
+#define ETS_PHI_LO 0.8      /* the damping parameter's bounds (statsmodels') */
+#define ETS_PHI_HI 0.995
+/* the most trace values a fit writes: a best SSE per simplex iteration */
+#define ETS_TRACE_MAX ((ETS_STARTS + 1) * ETS_NM_ITER * SB_ETS_NPAR + 2)
+/* the counts a fit writes: nfev, nit, converged, k, ntrace */
+#define ETS_NCOUNTS 5
+
+/* The initial states a model estimates: level, trend, m - 1 seasons. */
+SB_FN sb_i32 ets_nstates(const ets_spec *sp) { return 1 + (sp->trend ? 1 : 0) + (sp->seasonal ? sp->m - 1 : 0); }
+/* The doubles of one fit's scratch (k the states): ten vectors of k, three
+ * k x k matrices, the season ring m and its Jacobian m x k. */
+SB_FN sb_i64 ets_scratch_doubles(sb_i32 k, sb_i32 m) {
+    return 10 * (sb_i64)k + 3 * (sb_i64)k * k + (sb_i64)m + (sb_i64)m * k;
+}
+
+/* What a series' fit shares between its passes. */
+typedef struct ets_work {
+    ets_spec sp;
+    SB_GLOBAL const double *y;
+    sb_i64 n;
+    sb_i32 k;       /* initial states estimated: level, trend, m - 1 seasons */
+    sb_i32 nfree;   /* smoothing parameters estimated */
+    sb_i32 free_idx[SB_ETS_NPAR];
+    double par[SB_ETS_NPAR];
+    SB_GLOBAL double *start; /* k: the heuristic initial states */
+    SB_GLOBAL double *x, *xn, *delta; /* k each */
+    SB_GLOBAL double *A, *An, *g, *gn, *L, *D; /* k x k, k x k, k, k, k x k, k */
+    SB_GLOBAL double *s, *ds, *dl, *db, *dy; /* m, m x k, k, k, k */
+    SB_GLOBAL sb_i32 *drop;
+    sb_i64 sw;      /* the stride of every scratch array: element j of x is x[j * sw] (1 on the host;
+                     * a device interleaves its work-items' scratch, so that neighbours' reads coalesce) */
+    sb_i32 nfev;
+    sb_i32 gn_max; /* Gauss-Newton steps allowed: ETS_GN_SEARCH, then ETS_GN_FINAL */
+    SB_GLOBAL double *trace; /* the best SSE after each simplex iteration */
+    sb_i32 ntrace, nit;
+} ets_work;
+
+SB_FN double ets_inf(void) { return sb_u2d((sb_u64)0x7FF0000000000000ull); }
+SB_FN double ets_nan(void) { return sb_u2d((sb_u64)0x7FF8000000000000ull); } /* the host's NAN, +quiet */
+SB_FN int ets_finite(double v) { return v - v == 0.0; }
+
+/* The natural logarithm of a positive double, from the profile's double log
+ * (f64_log.h); 0 is -infinity. Used only for the information criteria,
+ * never inside the fit. */
+SB_FN double ets_log(double v) {
+    if (!(v > 0.0)) return v == 0.0 ? -ets_inf() : ets_nan();
+    if (!ets_finite(v)) return v;
+    double shift = 0.0;
+    if (v < 0x1p-1000) v = v * 0x1p200, shift = -200.0 * 0.6931471805599453;
+    const double d = v - 1.0;
+    const double r = (d < 0x1p-6 && d > -0x1p-6) ? sb__hx_log1p_small(d) : sb__hx_log(v);
+    return r + shift;
+}
+
+/* The states x (level, trend, the first m - 1 seasons) spread into the
+ * filter's level, trend and season ring; the last season is tied. */
+SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, double *b, SB_GLOBAL double *s) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const ets_spec *sp = &w->sp;
+    *l = x[(sb_i64)(0) * sw];
+    *b = sp->trend ? x[(sb_i64)(1) * sw] : 0.0;
+    if (!sp->seasonal) return;
+    const sb_i32 o = 1 + (sp->trend ? 1 : 0);
+    double sum = 0.0;
+    for (sb_i32 j = 0; j < sp->m - 1; j++) s[(sb_i64)(j) * sw] = x[(sb_i64)(o + j) * sw], sum = sum + x[(sb_i64)(o + j) * sw];
+    s[(sb_i64)(sp->m - 1) * sw] = (sp->seasonal == ETS_MUL ? (double)sp->m : 0.0) - sum;
+}
+
+/* One pass of the filter from states x: the SSE (+infinity when it is not
+ * finite), and with jac the normal equations of the states' Gauss-Newton
+ * step (A, upper triangle, k x k; g = J^T e), accumulated in time order.
+ * With out, the fitted values and the final states (level, trend, the last m
+ * seasons oldest first) go to fitted and last. */
+SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL double *A, SB_GLOBAL double *g,
+                      int out, SB_GLOBAL double *fitted, SB_GLOBAL double *last) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const ets_spec *sp = &w->sp;
+    const sb_i32 k = w->k, m = sp->m, tr = sp->trend ? 1 : 0, se = sp->seasonal;
+    const double a = w->par[0], be = tr ? w->par[1] : 0.0, ga = se ? w->par[2] : 0.0;
+    const double phi = sp->damped ? w->par[3] : 1.0;
+    double l, b;
+    SB_GLOBAL double *s = w->s, *ds = w->ds, *dl = w->dl, *db = w->db, *dy = w->dy;
+    ets_spread(w, x, &l, &b, s);
+    if (jac) {
+        for (sb_i64 i = 0; i < (sb_i64)k * k; i++) A[(sb_i64)(i) * sw] = 0.0;
+        for (sb_i32 j = 0; j < k; j++) g[(sb_i64)(j) * sw] = 0.0, dl[(sb_i64)(j) * sw] = 0.0, db[(sb_i64)(j) * sw] = 0.0;
+        dl[(sb_i64)(0) * sw] = 1.0;
+        if (tr) db[(sb_i64)(1) * sw] = 1.0;
+        if (se) {
+            for (sb_i64 i = 0; i < (sb_i64)m * k; i++) ds[(sb_i64)(i) * sw] = 0.0;
+            for (sb_i32 j = 0; j < m - 1; j++) ds[(sb_i64)((sb_i64)j * k + 1 + tr + j) * sw] = 1.0, ds[(sb_i64)((sb_i64)(m - 1) * k + 1 + tr + j) * sw] = -1.0;
+        }
+    }
+    double sse = 0.0;
+#ifdef SB_SABOTAGE_ETS_SSE_ORDER
+    double pend = 0.0;
+#endif
+    for (sb_i64 t = 0; t < w->n; t++) {
+        const double yt = w->y[t];
+        const sb_i32 r = se ? (sb_i32)(t % m) : 0;
+        const double lp = tr ? l + phi * b : l;
+        const double st = se ? s[(sb_i64)(r) * sw] : 0.0;
+        const double yh = se == ETS_ADD ? lp + st : se == ETS_MUL ? lp * st : lp;
+        const double e = yt - yh;
+#ifdef SB_SABOTAGE_ETS_SSE_ORDER
+        /* Separating arm: the squares added in pairs before the running sum
+         * (the same terms in another order). */
+        if (t & 1) sse = sse + (pend + e * e);
+        else pend = e * e;
+        if (!(t & 1) && t == w->n - 1) sse = sse + pend;
+#else
+        sse = sse + e * e;
+#endif
+        if (out) fitted[t] = yh;
+        if (jac) {
+            SB_GLOBAL double *dst = ds + (sb_i64)r * k * sw;
+            const double qs = se == ETS_MUL ? yt / (st * st) : 0.0, ql = se == ETS_MUL ? yt / (lp * lp) : 0.0;
+            for (sb_i32 j = 0; j < k; j++) {
+                const double dlp = tr ? dl[(sb_i64)(j) * sw] + phi * db[(sb_i64)(j) * sw] : dl[(sb_i64)(j) * sw];
+                const double dsj = se ? dst[(sb_i64)(j) * sw] : 0.0;
+                dy[(sb_i64)(j) * sw] = se == ETS_ADD ? dlp + dsj : se == ETS_MUL ? dlp * st + lp * dsj : dlp;
+                const double dln = se == ETS_ADD ? (1.0 - a) * dlp - a * dsj
+                                   : se == ETS_MUL ? (1.0 - a) * dlp - a * (qs * dsj)
+                                                   : (1.0 - a) * dlp;
+                if (tr) db[(sb_i64)(j) * sw] = be * (dln - dl[(sb_i64)(j) * sw]) + (1.0 - be) * (phi * db[(sb_i64)(j) * sw]);
+                dl[(sb_i64)(j) * sw] = dln;
+                if (se == ETS_ADD) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * dlp;
+                else if (se == ETS_MUL) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * (ql * dlp);
+            }
+            for (sb_i32 i = 0; i < k; i++) {
+                SB_GLOBAL double *Ai = A + (sb_i64)i * k * sw;
+                for (sb_i32 j = i; j < k; j++) Ai[(sb_i64)(j) * sw] = Ai[(sb_i64)(j) * sw] + dy[(sb_i64)(i) * sw] * dy[(sb_i64)(j) * sw];
+                g[(sb_i64)(i) * sw] = g[(sb_i64)(i) * sw] + dy[(sb_i64)(i) * sw] * e;
+            }
+        }
+        const double ln = se == ETS_ADD ? a * (yt - st) + (1.0 - a) * lp
+                          : se == ETS_MUL ? a * (yt / st) + (1.0 - a) * lp
+                                          : a * yt + (1.0 - a) * lp;
+        if (tr) b = be * (ln - l) + (1.0 - be) * (phi * b);
+        if (se == ETS_ADD) s[(sb_i64)(r) * sw] = ga * (yt - lp) + (1.0 - ga) * st;
+        else if (se == ETS_MUL) s[(sb_i64)(r) * sw] = ga * (yt / lp) + (1.0 - ga) * st;
+        l = ln;
+        if (!ets_finite(sse)) return ets_inf();
+    }
+    if (out) {
+        last[0] = l;
+        last[1] = tr ? b : ets_nan();
+        for (sb_i32 j = 0; se && j < m; j++) last[2 + j] = s[(sb_i64)((sb_i32)((w->n + j) % m)) * sw];
+    }
+    return sse;
+}
+
+/* Solve A d = g (A symmetric, its upper triangle) by LDL^T in index order,
+ * no square root. A pivot that is not above 1e-12 of its diagonal entry
+ * drops its state (d = 0 there): the stated rank rule, for states the data
+ * cannot tell apart. */
+SB_FN void ets_solve(ets_work *w, SB_GLOBAL const double *A, SB_GLOBAL const double *g, SB_GLOBAL double *d) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const sb_i32 k = w->k;
+    SB_GLOBAL double *L = w->L, *D = w->D;
+    SB_GLOBAL sb_i32 *drop = w->drop;
+    for (sb_i32 j = 0; j < k; j++) {
+        double v = A[(sb_i64)((sb_i64)j * k + j) * sw];
+        for (sb_i32 p = 0; p < j; p++) v = v - L[(sb_i64)((sb_i64)j * k + p) * sw] * L[(sb_i64)((sb_i64)j * k + p) * sw] * D[(sb_i64)(p) * sw];
+        drop[(sb_i64)(j) * sw] = !(A[(sb_i64)((sb_i64)j * k + j) * sw] > 0.0) || !(v > 1e-12 * A[(sb_i64)((sb_i64)j * k + j) * sw]);
+        D[(sb_i64)(j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : v;
+        for (sb_i32 i = j + 1; i < k; i++) {
+            double u = A[(sb_i64)((sb_i64)j * k + i) * sw];
+            for (sb_i32 p = 0; p < j; p++) u = u - L[(sb_i64)((sb_i64)i * k + p) * sw] * L[(sb_i64)((sb_i64)j * k + p) * sw] * D[(sb_i64)(p) * sw];
+            L[(sb_i64)((sb_i64)i * k + j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : u / v;
+        }
+    }
+    for (sb_i32 j = 0; j < k; j++) {
+        double z = g[(sb_i64)(j) * sw];
+        for (sb_i32 p = 0; p < j; p++) z = z - L[(sb_i64)((sb_i64)j * k + p) * sw] * d[(sb_i64)(p) * sw];
+        d[(sb_i64)(j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : z;
+    }
+    for (sb_i32 j = 0; j < k; j++) d[(sb_i64)(j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : d[(sb_i64)(j) * sw] / D[(sb_i64)(j) * sw];
+    for (sb_i32 j = k - 1; j >= 0; j--) {
+        double z = d[(sb_i64)(j) * sw];
+        for (sb_i32 i = j + 1; i < k; i++) z = z - L[(sb_i64)((sb_i64)i * k + j) * sw] * d[(sb_i64)(i) * sw];
+        d[(sb_i64)(j) * sw] = drop[(sb_i64)(j) * sw] ? 0.0 : z;
+    }
+}
+
+/* The SSE at the smoothing parameters in w->par, minimized over the initial
+ * states by Gauss-Newton from the heuristic start; the states end in w->x.
+ * A step that does not lower the SSE is halved; the search stops when a step
+ * lowers it by at most 1e-12 of itself, after w->gn_max steps, or, without
+ * a multiplicative season, after the first full step (the least-squares
+ * solution). A pure function of w->par and w->gn_max. */
+SB_FN double ets_inner(ets_work *w) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const sb_i32 k = w->k;
+    for (sb_i32 j = 0; j < k; j++) w->x[(sb_i64)(j) * sw] = w->start[(sb_i64)(j) * sw];
+    w->nfev++;
+    double f = ets_pass(w, w->x, 1, w->A, w->g, 0, w->x, w->x);
+    if (!ets_finite(f)) return ets_inf();
+    for (sb_i32 it = 0; it < w->gn_max; it++) {
+        ets_solve(w, w->A, w->g, w->delta);
+        double step = 1.0, fn = ets_inf();
+        int ok = 0, halved = 0;
+        for (; halved < ETS_HALVINGS; halved++, step = step * 0.5) {
+            for (sb_i32 j = 0; j < k; j++) w->xn[(sb_i64)(j) * sw] = w->x[(sb_i64)(j) * sw] + step * w->delta[(sb_i64)(j) * sw];
+            fn = ets_pass(w, w->xn, 1, w->An, w->gn, 0, w->x, w->x);
+            if ((ok = fn <= f)) break;
+        }
+        if (!ok) break;
+        const double dec = f - fn;
+        SB_GLOBAL double *t;
+        t = w->x, w->x = w->xn, w->xn = t;
+        t = w->A, w->A = w->An, w->An = t;
+        t = w->g, w->g = w->gn, w->gn = t;
+        f = fn;
+        /* additive models: the fitted values are affine in the states, so the
+         * first full step is the least-squares solution; a second would only
+         * move rounding */
+        if (w->sp.seasonal != ETS_MUL && halved == 0) break;
+        if (!(dec > ETS_GN_TOL * f)) break;
+    }
+    return f;
+}
+
+SB_FN double ets_lo(sb_i32 idx) { return idx == 3 ? ETS_PHI_LO : 0.0; }
+SB_FN double ets_hi(sb_i32 idx) { return idx == 3 ? ETS_PHI_HI : 1.0; }
+
+/* u folded into the bounds [lo, hi] by reflection at each bound (a
+ * triangular wave of period 2 (hi - lo)), u itself inside them. The simplex
+ * moves u freely, so vertices beyond a bound are not squashed onto it: a
+ * simplex whose vertices are clamped to one face loses a dimension and can
+ * never leave that face (measured: a multiplicative season's gamma stuck at
+ * 0 with a lower SSE at 0.002). Exact operations and a truncation only. */
+SB_FN double ets_fold(double u, double lo, double hi) {
+    if (u >= lo && u <= hi) return u;
+    const double w = hi - lo, p = 2.0 * w;
+    double r = u - lo;
+    double q = r / p;
+    if (!(q > -4.0e15 && q < 4.0e15)) return lo; /* no finite fold: far outside, or not a number */
+    double fl = (double)(sb_i64)q;
+    if (fl > q) fl = fl - 1.0; /* floor */
+    r = r - fl * p;
+    if (r < 0.0) r = 0.0;
+    if (r > p) r = p;
+    const double x = r <= w ? lo + r : hi - (r - w);
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* The objective at u (the free smoothing parameters, in index order, before
+ * folding into their bounds). */
+SB_FN double ets_objective(ets_work *w, const double *u) {
+    for (sb_i32 i = 0; i < w->nfree; i++)
+        w->par[w->free_idx[i]] = ets_fold(u[i], ets_lo(w->free_idx[i]), ets_hi(w->free_idx[i]));
+    return ets_inner(w);
+}
+
+SB_FN void ets_clamp(const ets_work *w, double *x) {
+    for (sb_i32 i = 0; i < w->nfree; i++) x[i] = ets_fold(x[i], ets_lo(w->free_idx[i]), ets_hi(w->free_idx[i]));
+}
+
+/* One bounded Nelder-Mead run from x0 (inside the bounds) with the given
+ * first step, over unbounded coordinates folded into the bounds (ets_fold):
+ * reflection 1, expansion 2, contractions 1/2, shrink 1/2; vertices kept ordered by SSE,
+ * ties in their previous order). x0 gets the best vertex, the return value its
+ * SSE; *conv is 1 when the simplex met both tolerances. Each iteration appends
+ * the best SSE to the fit's trace. */
+SB_FN double ets_nm(ets_work *w, double *x0, double step, sb_i32 *conv) {
+    const sb_i32 d = w->nfree;
+    double v[SB_ETS_NPAR + 1][SB_ETS_NPAR], fv[SB_ETS_NPAR + 1], c[SB_ETS_NPAR], xr[SB_ETS_NPAR], xe[SB_ETS_NPAR],
+        xc[SB_ETS_NPAR];
+    sb_i32 ord[SB_ETS_NPAR + 1];
+    for (sb_i32 i = 0; i <= d; i++) {
+        for (sb_i32 j = 0; j < d; j++) v[i][j] = x0[j];
+        if (i > 0) {
+            const double hi = ets_hi(w->free_idx[i - 1]);
+            v[i][i - 1] = x0[i - 1] + step <= hi ? x0[i - 1] + step : x0[i - 1] - step;
+        }
+        fv[i] = ets_objective(w, v[i]);
+        ord[i] = i;
+    }
+    *conv = 0;
+    for (sb_i32 it = 0; it < ETS_NM_ITER * d; it++) {
+        for (sb_i32 i = 1; i <= d; i++) /* insertion sort: stable */
+            for (sb_i32 j = i; j > 0 && fv[ord[j]] < fv[ord[j - 1]]; j--) {
+                const sb_i32 t = ord[j];
+                ord[j] = ord[j - 1], ord[j - 1] = t;
+            }
+        const sb_i32 b0 = ord[0];
+        const double fb = fv[b0];
+        w->trace[w->ntrace++] = fb;
+        w->nit++;
+        double xs = 0.0, fs = 0.0;
+        for (sb_i32 i = 1; i <= d; i++) {
+            const double df = fv[ord[i]] - fb;
+            fs = df > fs || df != df ? df : fs;
+            for (sb_i32 j = 0; j < d; j++) {
+                const double dx = v[ord[i]][j] - v[b0][j], ax = dx < 0.0 ? -dx : dx;
+                xs = ax > xs ? ax : xs;
+            }
+        }
+        if (xs <= ETS_NM_XTOL && fs <= ETS_NM_FTOL * fb) {
+            *conv = 1;
+            break;
+        }
+        const sb_i32 wi = ord[d];
+        for (sb_i32 j = 0; j < d; j++) {
+            double sum = 0.0;
+            for (sb_i32 i = 0; i < d; i++) sum = sum + v[ord[i]][j];
+            c[j] = sum / (double)d;
+        }
+        for (sb_i32 j = 0; j < d; j++) xr[j] = c[j] + (c[j] - v[wi][j]);
+        const double fr = ets_objective(w, xr);
+        int shrink = 0;
+        if (fr < fb) {
+            for (sb_i32 j = 0; j < d; j++) xe[j] = c[j] + 2.0 * (c[j] - v[wi][j]);
+            const double fe = ets_objective(w, xe);
+            if (fe < fr) {
+                for (sb_i32 j = 0; j < d; j++) v[wi][j] = xe[j];
+                fv[wi] = fe;
+            } else {
+                for (sb_i32 j = 0; j < d; j++) v[wi][j] = xr[j];
+                fv[wi] = fr;
+            }
+        } else if (fr < fv[ord[d - 1]]) {
+            for (sb_i32 j = 0; j < d; j++) v[wi][j] = xr[j];
+            fv[wi] = fr;
+        } else if (fr < fv[wi]) { /* outside contraction */
+            for (sb_i32 j = 0; j < d; j++) xc[j] = c[j] + 0.5 * (xr[j] - c[j]);
+            const double fc = ets_objective(w, xc);
+            if (fc <= fr) {
+                for (sb_i32 j = 0; j < d; j++) v[wi][j] = xc[j];
+                fv[wi] = fc;
+            } else
+                shrink = 1;
+        } else { /* inside contraction */
+            for (sb_i32 j = 0; j < d; j++) xc[j] = c[j] + 0.5 * (v[wi][j] - c[j]);
+            const double fc = ets_objective(w, xc);
+            if (fc < fv[wi]) {
+                for (sb_i32 j = 0; j < d; j++) v[wi][j] = xc[j];
+                fv[wi] = fc;
+            } else
+                shrink = 1;
+        }
+        if (shrink) {
+            const sb_i32 bi = ord[0];
+            for (sb_i32 i = 0; i <= d; i++) {
+                if (i == bi) continue;
+                for (sb_i32 j = 0; j < d; j++) v[i][j] = v[bi][j] + 0.5 * (v[i][j] - v[bi][j]);
+                fv[i] = ets_objective(w, v[i]);
+            }
+        }
+    }
+    sb_i32 bi = 0;
+    for (sb_i32 i = 1; i <= d; i++)
+        if (fv[i] < fv[bi] || (fv[i] == fv[bi] && i < bi)) bi = i;
+    for (sb_i32 j = 0; j < d; j++) x0[j] = v[bi][j];
+    ets_clamp(w, x0); /* the folded point: where the SSE fv[bi] was computed */
+    return fv[bi];
+}
+
+/* The grid the simplex starts from: every combination of these values of the
+ * free parameters (alpha slowest); the ETS_STARTS best points (by SSE, ties in
+ * grid order) each start a search, because the simplex, pressed against a
+ * bound, can settle in a local minimum of the face (measured: Holt on the
+ * sunspots, a multiplicative season on the taxi's card trips). Alpha takes
+ * 0.1, 0.3, 0.5, 0.7, 0.9; phi 0.85, 0.95, 0.99; beta and gamma 0.05, 0.2, 0.5. */
+SB_FN double ets_grid_value(sb_i32 p, sb_i32 i) {
+    if (p == 0) return i == 0 ? 0.1 : i == 1 ? 0.3 : i == 2 ? 0.5 : i == 3 ? 0.7 : 0.9;
+    if (p == 3) return i == 0 ? 0.85 : i == 1 ? 0.95 : 0.99;
+    return i == 0 ? 0.05 : i == 1 ? 0.2 : 0.5;
+}
+
+SB_FN void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i32 *nbest) {
+    const sb_i32 d = w->nfree;
+    sb_i32 cnt[SB_ETS_NPAR], idx[SB_ETS_NPAR] = {0, 0, 0, 0};
+    for (sb_i32 i = 0; i < d; i++) cnt[i] = w->free_idx[i] == 0 ? 5 : 3;
+    double fb[ETS_STARTS], th[SB_ETS_NPAR];
+    *nbest = 0;
+    for (;;) {
+        for (sb_i32 i = 0; i < d; i++) th[i] = ets_grid_value(w->free_idx[i], idx[i]);
+        const double fv = ets_objective(w, th);
+        /* keep the ETS_STARTS lowest, ties in grid order (a later point
+         * enters only below an equal one's place) */
+        sb_i32 at = *nbest;
+        while (at > 0 && fv < fb[at - 1]) at--;
+        if (at < ETS_STARTS) {
+            const sb_i32 last = *nbest < ETS_STARTS ? *nbest : ETS_STARTS - 1;
+            for (sb_i32 j = last; j > at; j--) {
+                fb[j] = fb[j - 1];
+                for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) best[j][q] = best[j - 1][q];
+            }
+            fb[at] = fv;
+            for (sb_i32 q = 0; q < d; q++) best[at][q] = th[q];
+            if (*nbest < ETS_STARTS) (*nbest)++;
+        }
+        sb_i32 i = d - 1;
+        while (i >= 0 && ++idx[i] == cnt[i]) idx[i--] = 0;
+        if (i < 0) break;
+    }
+}
+
+/* The heuristic start of the initial states (a fixed rule, the start of
+ * every Gauss-Newton search): without a season the first value and the first
+ * difference; with one the mean of the first period, the difference of the
+ * first two periods' means over m, and the first period's deviations from its
+ * mean (ratios to it: multiplicative), tied as the fit ties them. */
+SB_FN void ets_start(ets_work *w) {
+    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const ets_spec *sp = &w->sp;
+    SB_GLOBAL const double *y = w->y;
+    const sb_i32 m = sp->m, tr = sp->trend ? 1 : 0;
+    if (!sp->seasonal) {
+        w->start[(sb_i64)(0) * sw] = y[0];
+        if (tr) w->start[(sb_i64)(1) * sw] = y[1] - y[0];
+        return;
+    }
+    double s1 = 0.0, s2 = 0.0;
+    for (sb_i32 j = 0; j < m; j++) s1 = s1 + y[j], s2 = s2 + y[m + j];
+    const double l0 = s1 / (double)m;
+    w->start[(sb_i64)(0) * sw] = l0;
+    if (tr) w->start[(sb_i64)(1) * sw] = (s2 / (double)m - l0) / (double)m;
+    for (sb_i32 j = 0; j < m - 1; j++)
+        w->start[(sb_i64)(1 + tr + j) * sw] = sp->seasonal == ETS_MUL ? y[j] / l0 : y[j] - l0;
+    /* tie: the deviations of the first period sum to 0 (their ratios to m)
+     * up to rounding; the last season takes what is left, as ets_spread does */
+}
+
+/* Where one fit's results go (the caller's memory): par 4 (alpha, beta,
+ * gamma, phi; NaN where the model has none), init and last 2 + m each (l0,
+ * b0 or NaN, the m seasons; the final states likewise, oldest season first;
+ * slots a model has no use for are 0), fitted and resid n, crit 4 (SSE, AIC,
+ * AICc, BIC), trace up to ETS_TRACE_MAX, counts ETS_NCOUNTS. */
+typedef struct ets_out {
+    SB_GLOBAL double *par, *init, *last, *fitted, *resid, *crit, *trace;
+    SB_GLOBAL sb_i32 *counts;
+} ets_out;
+
+/* Fit the series y (n values, checked by the host: finite, long enough,
+ * positive for a multiplicative season) under sp, with scr
+ * (ets_scratch_doubles) and iscr (k ints) its scratch, element j at j * sw,
+ * into o. */
+SB_FN void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_i64 n, SB_GLOBAL double *scr,
+                          SB_GLOBAL sb_i32 *iscr, sb_i64 sw, ets_out o) {
+    const sb_i32 m = sp->m, tr = sp->trend ? 1 : 0;
+    const sb_i32 k = ets_nstates(sp);
+    ets_work w;
+    w.sp = *sp, w.y = y, w.n = n, w.k = k, w.gn_max = ETS_GN_SEARCH;
+    w.nfree = 0, w.nfev = 0, w.ntrace = 0, w.nit = 0, w.trace = o.trace, w.sw = sw;
+    const sb_i32 has[SB_ETS_NPAR] = {1, tr, sp->seasonal ? 1 : 0, sp->damped};
+    for (sb_i32 i = 0; i < SB_ETS_NPAR; i++) {
+        w.free_idx[i] = 0;
+        w.par[i] = has[i] ? sp->given[i] : ets_nan();
+        if (has[i] && sp->given[i] != sp->given[i]) w.free_idx[w.nfree++] = i;
+    }
+    const sb_i64 kk = (sb_i64)k * k, nd = ets_scratch_doubles(k, m);
+    for (sb_i64 i = 0; i < nd; i++) scr[i * sw] = 0.0;
+    for (sb_i32 i = 0; i < k; i++) iscr[(sb_i64)i * sw] = 0;
+    for (sb_i32 i = 0; i < 2 + m; i++) o.init[i] = 0.0, o.last[i] = 0.0;
+    SB_GLOBAL double *p = scr;
+    w.start = p, p += k * sw;
+    w.x = p, p += k * sw;
+    w.xn = p, p += k * sw;
+    w.delta = p, p += k * sw;
+    w.g = p, p += k * sw;
+    w.gn = p, p += k * sw;
+    w.D = p, p += k * sw;
+    w.dl = p, p += k * sw;
+    w.db = p, p += k * sw;
+    w.dy = p, p += k * sw;
+    w.A = p, p += kk * sw;
+    w.An = p, p += kk * sw;
+    w.L = p, p += kk * sw;
+    w.s = p, p += m * sw;
+    w.ds = p;
+    w.drop = iscr;
+    int flat = 1; /* a constant series */
+    for (sb_i64 t = 1; t < n && flat; t++) flat = y[t] == y[0];
+    sb_i32 converged = 1;
+    if (flat) {
+        /* The stated rule: a constant series c is fitted exactly (SSE 0)
+         * without the search: estimated smoothing parameters 0 (the damping
+         * its upper bound), level c, trend 0, seasons neutral. */
+        for (sb_i32 i = 0; i < w.nfree; i++) w.par[w.free_idx[i]] = w.free_idx[i] == 3 ? ETS_PHI_HI : 0.0;
+        w.x[0] = y[0];
+        if (tr) w.x[sw] = 0.0;
+        for (sb_i32 j = 0; j < m - 1 && sp->seasonal; j++) w.x[(sb_i64)(1 + tr + j) * sw] = sp->seasonal == ETS_MUL ? 1.0 : 0.0;
+    } else {
+        ets_start(&w);
+        if (w.nfree == 0) {
+            w.gn_max = ETS_GN_FINAL;
+            ets_inner(&w);
+        } else {
+            double starts[ETS_STARTS][SB_ETS_NPAR], th[SB_ETS_NPAR] = {0.0, 0.0, 0.0, 0.0}, fbest = ets_inf();
+            for (sb_i32 i = 0; i < ETS_STARTS; i++)
+                for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) starts[i][q] = 0.0; /* the unused tail is copied whole */
+            sb_i32 ns = 0;
+            ets_grid(&w, starts, &ns);
+            /* a run from each start (step 0.1); the lowest end, ties to the
+             * earlier start, runs again with a fresh simplex (step 0.05) */
+            for (sb_i32 i = 0; i < ns; i++) {
+                sb_i32 c1;
+                const double fv = ets_nm(&w, starts[i], 0.1, &c1);
+                if (i == 0 || fv < fbest) {
+                    fbest = fv;
+                    for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) th[q] = starts[i][q];
+                }
+            }
+            sb_i32 c2;
+            ets_nm(&w, th, 0.05, &c2);
+            converged = c2;
+            w.gn_max = ETS_GN_FINAL;
+            ets_objective(&w, th); /* the states of the best point, into w.x, solved further */
+        }
+    }
+    for (sb_i32 i = 0; i < SB_ETS_NPAR; i++) o.par[i] = w.par[i];
+    const double sse = ets_pass(&w, w.x, 0, w.A, w.g, 1, o.fitted, o.last);
+    for (sb_i64 t = 0; t < n; t++) o.resid[t] = y[t] - o.fitted[t];
+    double l0, b0;
+    ets_spread(&w, w.x, &l0, &b0, w.s);
+    o.init[0] = l0;
+    o.init[1] = tr ? b0 : ets_nan();
+    for (sb_i32 j = 0; j < m && sp->seasonal; j++) o.init[2 + j] = w.s[(sb_i64)j * sw];
+    /* statsmodels' count: the model's smoothing parameters (given ones too:
+     * measured, a given smoothing_level still counts), the level, the trend
+     * and m - 1 seasons (the m-th is tied) */
+    const sb_i32 kc = has[0] + has[1] + has[2] + has[3] + k;
+    const double nn = (double)n, kd = (double)kc;
+    const double base = nn * ets_log(sse / nn);
+    const double aic = base + 2.0 * kd;
+    o.crit[0] = sse;
+    o.crit[1] = aic;
+    o.crit[2] = n - kc - 3 > 0 ? aic + (2.0 * (kd + 2.0) * (kd + 3.0)) / (double)(n - kc - 3) : ets_inf();
+    o.crit[3] = base + kd * ets_log(nn);
+    o.counts[0] = w.nfev;
+    o.counts[1] = w.nit;
+    o.counts[2] = converged;
+    o.counts[3] = kc;
+    o.counts[4] = w.ntrace;
+}
+
+#endif
