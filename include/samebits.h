@@ -480,9 +480,22 @@ SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *trai
  * The epochs apply their moves in place in edge order, one thread: the bits
  * are the same at every thread count and on every CPU. card may be NULL (the
  * stages' digests: neighbors, sigma, graph, a/b, init, epochs 1, 2, 4, ...,
- * the embedding). No model object and no transform yet (docs/umap.md). */
+ * the embedding). No model object yet: sb_umap_transform takes the training
+ * rows and their embedding back (docs/umap.md). */
 SB_API sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train, const float *init,
                                        sb_card *card, float *out, size_t cap, size_t *needed);
+/* New rows embedded against a frozen fit: train and embedding (n x
+ * n_components) as sb_umap_fit_transform took and gave them, params the
+ * fit's. Each query row: its n_neighbors nearest training rows (the exact
+ * search), memberships with local_connectivity - 1, the membership-weighted
+ * mean of their embeddings as the start, then n_epochs / 3 epochs (None: 100
+ * up to 10,000 training rows, 30 above) moving the query alone, its negative
+ * samples drawn from the training rows by a key of the query's own values. A
+ * row's result depends on that row alone: the same however the queries are
+ * batched, at every thread count. out holds cap >= nqueries * n_components
+ * floats (*needed gets that count). */
+SB_API sb_status sb_umap_transform(const sb_params *params, const sb_dataset *train, const float *embedding,
+                                   const sb_dataset *queries, float *out, size_t cap, size_t *needed);
 
 /* Kernel density estimation (docs/density.md) with scikit-learn's
  * KernelDensity names and semantics: kernel=gaussian|tophat|epanechnikov|

@@ -8,7 +8,7 @@ euclidean or cosine (the exact neighbor search of the neighbors family),
 init "spectral", "random" or an array of shape (n_samples, n_components).
 random_state None is seed 0 (never the clock). umap-learn's options that
 this build does not implement (target_metric, densmap, a precomputed_knn,
-supervised y, transform) are refused by name.
+supervised y, inverse_transform) are refused by name.
 
 model_digest_ is the SHA-256 of the embedding's float32 bytes (little-endian,
 row-major) and the canonical parameter text: UMAP keeps no model file yet.
@@ -105,6 +105,7 @@ class UMAP(Estimator):
         need = ctypes.c_size_t(0)
         check(lib.sb_umap_fit_transform(p.ptr, train.ptr, init_ptr, None, _array.pointer(out), m.nrows * nc,
                                         ctypes.byref(need)))
+        self._fit_state = (dataset(m, view=False), m.ncols, pairs, out)  # the library's own copy of the rows
         raw = out.tobytes()
         if sys.byteorder != "little":
             raw = b"".join(struct.pack("<f", v) for v in struct.unpack("=%df" % (len(raw) // 4), raw))
@@ -122,7 +123,27 @@ class UMAP(Estimator):
         """fit(X) and its embedding_."""
         return self.fit(X, y).embedding_
 
+    @with_n_jobs
     def transform(self, X):
-        """Refused by name: embedding new rows against the frozen model is not
-        built yet (docs/umap.md)."""
-        raise InvalidArgumentError("UMAP.transform is not built yet: only fit and fit_transform (docs/umap.md)")
+        """New rows embedded against the frozen fit (sb_umap_transform): each
+        row's result depends on that row alone, however the rows are batched.
+        float32 widened exactly to float64."""
+        import ctypes
+        from ._lib import check, lib, params
+        state = getattr(self, "_fit_state", None)
+        if state is None:
+            from .errors import NotFittedError
+            raise NotFittedError("This UMAP instance is not fitted yet. Call 'fit' before 'transform'.")
+        train, nfeat, pairs, emb = state
+        q = _array.matrix(X, "X")
+        if q.ncols != nfeat:
+            raise InvalidInputError("X has %d features, but UMAP was fitted with %d" % (q.ncols, nfeat))
+        nc = emb.shape[1]
+        out = _array.empty((q.nrows, nc))
+        need = ctypes.c_size_t(0)
+        qd, p = dataset(q, view=True), params(pairs)
+        check(lib.sb_umap_transform(p.ptr, train.ptr, _array.pointer(emb), qd.ptr, _array.pointer(out),
+                                    q.nrows * nc, ctypes.byref(need)))
+        np = _np()
+        return np.asarray(out).astype(np.float64) if np is not None else [
+            [float(v) for v in row] for row in out.tolist()]

@@ -86,8 +86,8 @@ def test_refusals_by_name():
         samebits.UMAP(metric="manhattan").fit(x)
     with pytest.raises(InvalidArgumentError, match="supervised"):
         samebits.UMAP().fit(x, y=np.zeros(90))
-    with pytest.raises(InvalidArgumentError, match="transform is not built"):
-        samebits.UMAP(n_epochs=10).fit(x).transform(x)
+    with pytest.raises(InvalidInputError, match="features"):
+        samebits.UMAP(n_epochs=10).fit(x).transform(x[:, :3])
     with pytest.raises(InvalidArgumentError, match="min_dist"):
         samebits.UMAP(min_dist=3.0).fit(x)
     bad = x.copy()
@@ -106,3 +106,25 @@ def test_quality_beside_umap_learn_on_digits():
     t_sb = manifold.trustworthiness(x, e_sb, n_neighbors=15)
     t_ul = manifold.trustworthiness(x, e_ul, n_neighbors=15)
     assert abs(t_sb - t_ul) <= 0.01, (t_sb, t_ul)
+
+
+def test_transform_batch_independent_and_near_its_neighbors():
+    x = _blobs(150)
+    train, new = x[::2].copy(), x[1::2].copy()
+    u = samebits.UMAP(n_neighbors=10, n_epochs=90, random_state=2).fit(train)
+    whole = u.transform(new)
+    assert whole.shape == (75, 2) and np.all(np.isfinite(whole))
+    parts = np.vstack([u.transform(new[i:i + 7]) for i in range(0, 75, 7)])
+    assert np.array_equal(whole, parts)
+    assert np.array_equal(whole[::-1], u.transform(new[::-1]))
+    samebits.set_num_threads(3)
+    assert np.array_equal(whole, u.transform(new))
+    samebits.set_num_threads(0)
+    # each new row lands nearest to embedded training rows of its own blob
+    lab_train = np.array([0 if i < 50 else 1 if i < 100 else 2 for i in range(0, 150, 2)])
+    lab_new = np.array([0 if i < 50 else 1 if i < 100 else 2 for i in range(1, 150, 2)])
+    d = ((whole[:, None, :] - u.embedding_[None, :, :]) ** 2).sum(-1)
+    assert np.mean(lab_train[d.argmin(1)] == lab_new) >= 0.95
+    # the caller's array changed after fit does not move the frozen model
+    train[:] = 0
+    assert np.array_equal(whole, u.transform(new))

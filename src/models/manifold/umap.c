@@ -639,3 +639,219 @@ done:
     sb_free(rp), sb_free(col), sb_free(val), sb_free(head), sb_free(tail), sb_free(eps);
     return st;
 }
+
+/* ---- transform ---- */
+
+/* A 64-bit key of a query row's float bits (FNV-1a over the words): the
+ * negative samples of a query are keyed by its values, not its position in
+ * the batch, so a row's embedding is the same however the queries are
+ * batched. */
+static uint64_t um_row_key(const float *r, int64_t d) {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t f = 0; f < d; f++) {
+        uint32_t u;
+        memcpy(&u, &r[f], 4);
+        for (int q = 0; q < 4; q++) h = (h ^ ((u >> (8 * q)) & 0xffu)) * 1099511628211ull;
+    }
+    return h;
+}
+
+typedef struct tr_job {
+    const um_params *p;
+    const float *x, *emb;   /* queries (nq x d), the frozen training embedding (n x nc) */
+    const int32_t *nbr;     /* nq x k training neighbors */
+    const float *dist;      /* nq x k */
+    int64_t n, d;
+    int32_t k, n_epochs;
+    float a, b;
+    float *out;             /* nq x nc */
+} tr_job;
+
+/* Query q's embedding: its memberships to its k training neighbors
+ * (smooth_knn_dist with local_connectivity - 1, no row of its own), the
+ * membership-weighted mean of their embeddings as the start, then n_epochs of
+ * moves of the query alone (the training embedding frozen), its edges in
+ * neighbor order, negatives drawn from the training rows. Everything is the
+ * query's own: any thread may take any query. */
+static void tr_task(void *ctx, int64_t q) {
+    const tr_job *j = ctx;
+    const um_params *p = j->p;
+    const int32_t k = j->k, nc = p->ncomp;
+    const float *d = j->dist + q * k;
+    const int32_t *nb = j->nbr + q * k;
+    float w[1024], eps[1024], next[1024], next_neg[1024], epsn[1024];
+    /* rho and sigma over all k neighbors (the query is not among them) */
+    const float lc = p->local_conn - 1.0f > 0.0f ? p->local_conn - 1.0f : 0.0f;
+    const float target = sb_logf((float)k) / sb_logf(2.0f);
+    float rho = 0.0f;
+    {
+        float nzd[1024];
+        int32_t nz = 0;
+        for (int32_t c = 0; c < k; c++)
+            if (d[c] > 0.0f) nzd[nz++] = d[c];
+        if (nz > 0) {
+            if ((float)nz >= lc) {
+                const int32_t idx = (int32_t)lc;
+                const float interp = lc - (float)idx;
+                if (idx > 0) {
+                    rho = nzd[idx - 1];
+                    if (interp > 1e-5f && idx < nz) rho = rho + interp * (nzd[idx] - nzd[idx - 1]);
+                } else {
+                    rho = interp * nzd[0];
+                }
+            } else {
+                rho = nzd[nz - 1];
+            }
+        }
+    }
+    float lo = 0.0f, hi = INFINITY, mid = 1.0f;
+    for (int it = 0; it < 64; it++) {
+        float psum = 0.0f;
+        for (int32_t c = 0; c < k; c++) {
+            const float dd = d[c] - rho;
+            psum += dd > 0.0f ? sb_expf(-(dd / mid)) : 1.0f;
+        }
+        if (fabsf(psum - target) < 1e-5f) break;
+        if (psum > target) {
+            hi = mid;
+            mid = (lo + hi) / 2.0f;
+        } else {
+            lo = mid;
+            mid = hi == INFINITY ? mid * 2.0f : (lo + hi) / 2.0f;
+        }
+    }
+    float mean_i = 0.0f;
+    for (int32_t c = 0; c < k; c++) mean_i += d[c];
+    mean_i /= (float)k;
+    if (rho > 0.0f) {
+        if (mid < 1e-3f * mean_i) mid = 1e-3f * mean_i;
+    } else if (mid < 1e-3f * mean_i) {
+        mid = 1e-3f * mean_i;
+    }
+    float wsum = 0.0f, wmax = 0.0f;
+    for (int32_t c = 0; c < k; c++) {
+        const float dd = d[c] - rho;
+        w[c] = (dd <= 0.0f || mid == 0.0f) ? 1.0f : sb_expf(-(dd / mid));
+        wsum += w[c];
+        if (w[c] > wmax) wmax = w[c];
+    }
+    /* the start: the membership-weighted mean of the neighbors' embeddings */
+    float *cur = j->out + q * nc;
+    for (int32_t c = 0; c < nc; c++) {
+        float s = 0.0f;
+        for (int32_t e = 0; e < k; e++) s += w[e] * j->emb[(int64_t)nb[e] * nc + c];
+        cur[c] = wsum > 0.0f ? s / wsum : j->emb[(int64_t)nb[0] * nc + c];
+    }
+    /* the schedule from the query's own largest membership (batch-independent) */
+    const float floor_v = wmax / (float)j->n_epochs;
+    const float rate = (float)p->neg_rate;
+    for (int32_t e = 0; e < k; e++) {
+        const float v = w[e] < floor_v ? 0.0f : w[e];
+        const float ns = (float)j->n_epochs * (v / wmax);
+        eps[e] = ns > 0.0f ? (float)j->n_epochs / ns : -1.0f;
+        next[e] = eps[e];
+        epsn[e] = p->neg_rate > 0 ? eps[e] / rate : INFINITY;
+        next_neg[e] = epsn[e];
+    }
+    const uint64_t key = p->seed ^ um_row_key(j->x + q * j->d, j->d);
+    const float two_ab = 2.0f * j->a * j->b, two_gb = 2.0f * p->gamma * j->b, a = j->a, b = j->b;
+    for (int32_t t = 0; t < j->n_epochs; t++) {
+        const float alpha = p->lr * (1.0f - (float)t / (float)j->n_epochs), ft = (float)t;
+        for (int32_t e = 0; e < k; e++) {
+            if (!(eps[e] > 0.0f) || !(next[e] <= ft)) continue;
+            const float *oth = j->emb + (int64_t)nb[e] * nc;
+            float d2 = 0.0f;
+            for (int32_t c = 0; c < nc; c++) {
+                const float df = cur[c] - oth[c];
+                d2 += df * df;
+            }
+            float gc = 0.0f;
+            if (d2 > 0.0f) {
+                const float pb = um_pow(d2, b);
+                gc = -two_ab * (pb / d2) / (a * pb + 1.0f);
+            }
+            for (int32_t c = 0; c < nc; c++) cur[c] += um_clip(gc * (cur[c] - oth[c])) * alpha;
+            next[e] += eps[e];
+            const int32_t nneg = (int32_t)((ft - next_neg[e]) / epsn[e]);
+            for (int32_t s = 0; s < nneg; s++) {
+                sb_u32 wd[4];
+                sb_rng_words(key, UM_PURPOSE_NEG + 1u, ((uint64_t)t << 40) | (uint64_t)e, (sb_u32)(s >> 2), wd);
+                const int64_t r = (int64_t)(((uint64_t)wd[s & 3] * (uint64_t)j->n) >> 32);
+                const float *o = j->emb + r * nc;
+                float dn = 0.0f;
+                for (int32_t c = 0; c < nc; c++) {
+                    const float df = cur[c] - o[c];
+                    dn += df * df;
+                }
+                const float gr = dn > 0.0f ? two_gb / ((0.001f + dn) * (a * um_pow(dn, b) + 1.0f)) : 0.0f;
+                for (int32_t c = 0; c < nc; c++) cur[c] += (gr > 0.0f ? um_clip(gr * (cur[c] - o[c])) : 4.0f) * alpha;
+            }
+            next_neg[e] += (float)nneg * epsn[e];
+        }
+    }
+}
+
+sb_status sb_umap_transform(const sb_params *params, const sb_dataset *train, const float *embedding,
+                            const sb_dataset *queries, float *out, size_t cap, size_t *needed) {
+    sb_clear_error();
+    if (!params || !train || !embedding || !queries)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_umap_transform: NULL argument");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    um_params p;
+    sb_status st = um_params_parse(params, &p);
+    if (st != SB_OK) return st;
+    const sb_table *t = &train->t, *qt = &queries->t;
+    const int64_t n = t->nrows, d = t->ncols, nq = qt->nrows;
+    const int32_t nc = p.ncomp;
+    if (needed) *needed = (size_t)(nq * nc);
+    if (n < 2 || d < 1) return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: the training rows are %lld (at least 2)",
+                                       (long long)n);
+    if (qt->ncols != d)
+        return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: the queries have %lld features, the training rows %lld",
+                       (long long)qt->ncols, (long long)d);
+    for (int64_t i = 0; i < nq * d; i++)
+        if (!isfinite(qt->x[i]))
+            return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: query row %lld feature %lld is not finite",
+                           (long long)(i / d), (long long)(i % d));
+    for (int64_t i = 0; i < n * nc; i++)
+        if (!isfinite(embedding[i]))
+            return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: embedding value %lld is not finite", (long long)i);
+    if (!out || cap < (size_t)(nq * nc))
+        return sb_fail(SB_ERR_LIMIT, "UMAP transform: the result needs %lld floats, cap is %zu", (long long)(nq * nc), cap);
+    if (nq == 0) return SB_OK;
+    int32_t k = p.n_neighbors;
+    if (k > n - 1) k = (int32_t)(n - 1);
+    if (k > 1024) return sb_fail(SB_ERR_LIMIT, "UMAP transform: n_neighbors=%d (at most 1024)", (int)k);
+    const int32_t n_epochs = p.n_epochs > 0 ? (p.n_epochs / 3 > 0 ? p.n_epochs / 3 : 1) : (n <= 10000 ? 100 : 30);
+    sb_model *nm = NULL;
+    int64_t *off = NULL, *idx = NULL, got = 0;
+    float *dd = NULL, *dist = sb_malloc(sizeof(float) * (size_t)(nq * k));
+    int32_t *nbr = sb_malloc(sizeof(int32_t) * (size_t)(nq * k));
+    if (!dist || !nbr) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP transform: out of memory for %lld queries", (long long)nq);
+        goto done;
+    }
+    if ((st = sb_model_alloc(&nm)) != SB_OK) goto done;
+    nm->family = SB_FAMILY_KNN, nm->num_features = (int32_t)d, nm->num_class = 1;
+    if (!(nm->knn = sb_knn_alloc(SB_KNN_NEIGHBORS, n, (int32_t)d))) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP transform: out of memory for %lld rows", (long long)n);
+        goto done;
+    }
+    nm->knn->n_neighbors = k, nm->knn->metric = p.metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN;
+    memcpy(nm->knn->x, t->x, sizeof(float) * (size_t)(n * d));
+    if ((st = sb_knn_prepare(nm->knn, (int32_t)d)) != SB_OK) goto done;
+    if ((st = sb_knn_query(nm, qt, k, -1.0, 1, SB_DEVICE_CPU, &got, &off, &idx, &dd)) != SB_OK) goto done;
+    for (int64_t i = 0; i < nq; i++)
+        for (int32_t c = 0; c < k; c++) {
+            const int64_t at = off[i] + (c < off[i + 1] - off[i] ? c : 0);
+            nbr[i * k + c] = (int32_t)idx[at], dist[i * k + c] = dd[at];
+        }
+    float a, b;
+    sb_umap_find_ab(p.spread, p.min_dist, &a, &b);
+    tr_job j = {&p, qt->x, embedding, nbr, dist, n, d, k, n_epochs, a, b, out};
+    sb_parallel_for(nq, tr_task, &j);
+done:
+    sb_model_free(nm);
+    sb_free(off), sb_free(idx), sb_free(dd), sb_free(dist), sb_free(nbr);
+    return st;
+}
