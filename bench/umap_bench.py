@@ -45,6 +45,8 @@ def main():
     a = ap.parse_args()
     import samebits
     import umap
+    # the commit whose sources run (taken before the fits: commits made while it runs are not it)
+    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
     x, y = load_fashion(a.rows)
     params = dict(n_neighbors=15, n_components=2, min_dist=0.1, metric="euclidean", random_state=a.seed)
     samebits.set_num_threads(a.threads)
@@ -63,7 +65,6 @@ def main():
     e_ul = ul.fit_transform(x)
     t_ul = time.perf_counter() - t0
     q_sb, q_ul = quality(x, y, e_sb), quality(x, y, e_ul)
-    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
     rec = {
         "bench": "umap", "commit": commit, "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
