@@ -465,7 +465,7 @@ SB_API sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset 
 SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 
 /* UMAP (docs/umap.md; McInnes, Healy and Melville 2018) with umap-learn's
- * names and semantics: n_neighbors (15, counting the row itself; more than
+ * names and semantics: n_neighbors (15, 2..1024, counting the row itself; more than
  * the rows is clamped to n - 1, as umap-learn does), n_components (2),
  * metric=euclidean|cosine (the neighbors family's exact search; manhattan and
  * the others refused by name), n_epochs (none: 500 up to 10,000 rows, 200

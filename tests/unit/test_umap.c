@@ -121,6 +121,7 @@ SB_TEST(test_umap_refusals) {
     SB_CHECK(embed("model=umap,target_metric=l1", x, n, d, NULL, e, 2) == SB_ERR_INVALID_ARGUMENT &&
              strstr(sb_last_error(), "target_metric"));
     SB_CHECK(embed("model=umap,n_neighbors=1", x, n, d, NULL, e, 2) != SB_OK);
+    SB_CHECK(embed("model=umap,n_neighbors=1025", x, n, d, NULL, e, 2) != SB_OK && strstr(sb_last_error(), "n_neighbors"));
     SB_CHECK(embed("model=umap,n_components=3", x, n, d, NULL, e, 2) == SB_ERR_LIMIT); /* cap for 2 */
     x[3] = NAN;
     SB_CHECK(embed("model=umap", x, n, d, NULL, e, 2) == SB_ERR_INVALID_INPUT && strstr(sb_last_error(), "finite"));

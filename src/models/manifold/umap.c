@@ -79,7 +79,7 @@ static sb_status um_params_parse(const sb_params *params, um_params *p) {
         } else if (is(key, "model", "family")) {
             if (strcmp(v, "umap")) st = sb_fail(SB_ERR_INVALID_ARGUMENT, "model='%s' is not UMAP (model=umap)", v);
         } else if (is(key, "n_neighbors", NULL)) {
-            if ((st = sb_param_int(key, v, 2, 100000, &i)) == SB_OK) p->n_neighbors = (int32_t)i;
+            if ((st = sb_param_int(key, v, 2, 1024, &i)) == SB_OK) p->n_neighbors = (int32_t)i;
         } else if (is(key, "n_components", NULL)) {
             if ((st = sb_param_int(key, v, 1, 100, &i)) == SB_OK) p->ncomp = (int32_t)i;
         } else if (is(key, "metric", NULL)) {
