@@ -21,7 +21,8 @@ def main():
     from sklearn.manifold import trustworthiness
     from sklearn.neighbors import KNeighborsClassifier
     commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
-    x, y = load_digits(return_x_y=True)
+    d = load_digits()
+    x, y = d.data, d.target
     x = x.astype(np.float32)
     xt, yt, xn, yn = x[:1500], y[:1500], x[1500:], y[1500:]
     rec = {"bench": "umap-transform", "commit": commit, "date": time.strftime("%Y-%m-%d", time.gmtime()),
