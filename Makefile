@@ -43,7 +43,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order umap-epoch-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -141,6 +141,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_DBSCAN_BORDER
   else ifeq ($(SABOTAGE),agglo-ties)
     SABOTAGE_DEFS := -DSB_SABOTAGE_AGGLO_TIES
+  else ifeq ($(SABOTAGE),umap-epoch-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_UMAP_EPOCH_ORDER
   else ifeq ($(SABOTAGE),spectral-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_SPECTRAL_ORDER
   else ifeq ($(SABOTAGE),proba-recip)
@@ -339,7 +341,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order umap-epoch-order
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

@@ -119,7 +119,9 @@ typedef enum sb_family {
     SB_FAMILY_ETS = 11, /* exponential smoothing (a batch of series; sb_ets_save) */
     SB_FAMILY_ARIMA = 12, /* ARIMA (a batch of series; sb_arima_* calls) */
     SB_FAMILY_SVM = 13, /* support vector classification and regression (sb_svm_fit) */
-    SB_FAMILY_COUNT_ = 14
+    /* 14 is reserved for Gaussian process regression (being merged) */
+    SB_FAMILY_UMAP = 15, /* UMAP (an embedding of the training rows; sb_umap_fit_transform) */
+    SB_FAMILY_COUNT_ = 16
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -463,6 +465,39 @@ SB_API sb_status sb_agglomerative_fit(const sb_params *params, const sb_dataset 
  * "labels" (sb_model_get_indices), integers "n_clusters", "n_samples_fit".
  * card may be NULL. */
 SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
+
+/* UMAP (docs/umap.md; McInnes, Healy and Melville 2018) with umap-learn's
+ * names and semantics: n_neighbors (15, 2..1024, counting the row itself; more than
+ * the rows is clamped to n - 1, as umap-learn does), n_components (2),
+ * metric=euclidean|cosine (the neighbors family's exact search; manhattan and
+ * the others refused by name), n_epochs (none: 500 up to 10,000 rows, 200
+ * above), learning_rate (1.0), min_dist (0.1), spread (1.0),
+ * set_op_mix_ratio (1.0), local_connectivity (1.0), repulsion_strength
+ * (1.0), negative_sample_rate (5), init=spectral|random|array (array: the
+ * n x n_components rows in init, which must be NULL otherwise),
+ * random_state/seed (none = 0: every draw is Philox by key, never the
+ * clock). Writes the n x n_components embedding (row-major) to out, which
+ * must hold cap >= n * n_components floats (*needed, if not NULL, gets that
+ * count first; a smaller cap is SB_ERR_LIMIT before any work).
+ * The epochs apply their moves in place in edge order, one thread: the bits
+ * are the same at every thread count and on every CPU. card may be NULL (the
+ * stages' digests: neighbors, sigma, graph, a/b, init, epochs 1, 2, 4, ...,
+ * the embedding). No model object yet: sb_umap_transform takes the training
+ * rows and their embedding back (docs/umap.md). */
+SB_API sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train, const float *init,
+                                       sb_card *card, float *out, size_t cap, size_t *needed);
+/* New rows embedded against a frozen fit: train and embedding (n x
+ * n_components) as sb_umap_fit_transform took and gave them, params the
+ * fit's. Each query row: its n_neighbors nearest training rows (the exact
+ * search), memberships with local_connectivity - 1, the membership-weighted
+ * mean of their embeddings as the start, then n_epochs / 3 epochs (None: 100
+ * up to 10,000 training rows, 30 above) moving the query alone, its negative
+ * samples drawn from the training rows by a key of the query's own values. A
+ * row's result depends on that row alone: the same however the queries are
+ * batched, at every thread count. out holds cap >= nqueries * n_components
+ * floats (*needed gets that count). */
+SB_API sb_status sb_umap_transform(const sb_params *params, const sb_dataset *train, const float *embedding,
+                                   const sb_dataset *queries, float *out, size_t cap, size_t *needed);
 
 /* Kernel density estimation (docs/density.md) with scikit-learn's
  * KernelDensity names and semantics: kernel=gaussian|tophat|epanechnikov|

@@ -1117,7 +1117,7 @@ class GradientBoostingRanker(GradientBoostingRegressor):
 
 
 FAMILY_NAMES = ("gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative",
-                "spectral", "kde", "ets", "arima", "svm")
+                "spectral", "kde", "ets", "arima", "svm", "gaussian_process", "umap")
 
 
 def family_name(family):

@@ -18,6 +18,7 @@ catch. An identity test counts only because these builds fail it.
   dart-scale    DART's dropped trees scaled by v * k / (k + 1), two roundings
                 where the profile has one division (rule 2)
   ets-sse-order exponential smoothing's SSE added in pairs (rule 4)
+  umap-epoch-order  UMAP's epoch moves applied in reverse edge order (rule 4)
   iforest-wdraw the weighted isolation subsample drawn with replacement over
                 every row's weight, repeats rejected (rule 6: the draw is a
                 stated rule, not only a distribution)
@@ -253,6 +254,19 @@ def test_arm_arima_kalman_order_is_caught(threads, tmp_path):
     d = _first_diff(reference_card("arima-fit"), card)
     assert d is not None, "the arima-kalman-order arm did not part arima-fit"
     assert "refuse." not in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_umap_epoch_order_is_caught(threads, tmp_path):
+    """UMAP's epoch moves applied in reverse edge order (the same moves,
+    another order; rule 4): umap-fit parts from its reference card at an
+    epoch's embedding, every stage before the epochs (neighbors, graph, a/b,
+    init) still the reference's, and verify fails."""
+    card = _card("x86_64", "umap-fit", threads, tmp_path, "umap-epoch-order")
+    d = _first_diff(reference_card("umap-fit"), card)
+    assert d is not None and "umap.epoch." in d, d
+    r = run_bin("x86_64", "samebits", ["verify", "umap-fit", "--threads", str(threads)], sabotage="umap-epoch-order")
+    assert r.returncode != 0, r.stdout
 
 
 @pytest.mark.parametrize("threads", [1, 2])

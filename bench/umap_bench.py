@@ -1,0 +1,105 @@
+"""UMAP beside umap-learn (seeded) on a Fashion-MNIST subset, one run, the
+same cores: trustworthiness (scikit-learn, k = 15), kNN accuracy in the
+embedding (15-NN, 5-fold cross-validation in index order), fit time and its
+ratio. umap-learn is installed by the caller (pip install umap-learn); the
+bench says which version ran.
+
+    SAMEBITS_LIB=build/libsamebits.so PYTHONPATH=python python3 bench/umap_bench.py [--rows 10000]
+"""
+import argparse
+import gzip
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def load_fashion(rows):
+    base = "/usr/share/datasets/fashion-mnist"
+    with gzip.open(os.path.join(base, "train-images-idx3-ubyte.gz")) as f:
+        x = np.frombuffer(f.read(), dtype=np.uint8, offset=16).reshape(-1, 784)
+    with gzip.open(os.path.join(base, "train-labels-idx1-ubyte.gz")) as f:
+        y = np.frombuffer(f.read(), dtype=np.uint8, offset=8)
+    return (x[:rows].astype(np.float32) / 255.0), y[:rows].astype(np.int64)
+
+
+def quality(x, y, e):
+    from sklearn.manifold import trustworthiness
+    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    tw = float(trustworthiness(x, e, n_neighbors=15))
+    acc = float(np.mean(cross_val_score(KNeighborsClassifier(n_neighbors=15), e, y, cv=KFold(5))))
+    return tw, acc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", default="bench/results")
+    a = ap.parse_args()
+    import samebits
+    import umap
+    # the commit whose sources run (taken before the fits: commits made while it runs are not it)
+    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
+    x, y = load_fashion(a.rows)
+    params = dict(n_neighbors=15, n_components=2, min_dist=0.1, metric="euclidean", random_state=a.seed)
+    samebits.set_num_threads(a.threads)
+    # umap-learn compiles its numba kernels (and pynndescent's, used above
+    # 4,096 rows) on the first fit: a warm-up fit on 4,500 rows of other data
+    # first, so that the timed fit is the fit alone (the warm-up recorded beside)
+    t0 = time.perf_counter()
+    umap.UMAP(**params).fit_transform(load_fashion(a.rows + 4500)[0][a.rows:])
+    t_warm = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    sb = samebits.UMAP(**params)
+    e_sb = sb.fit_transform(x)
+    t_sb = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ul = umap.UMAP(**params)
+    e_ul = ul.fit_transform(x)
+    t_ul = time.perf_counter() - t0
+    q_sb, q_ul = quality(x, y, e_sb), quality(x, y, e_ul)
+    rec = {
+        "bench": "umap", "commit": commit, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                    "python": platform.python_version()},
+        "load_average_at_end": os.getloadavg(),
+        "data": "Fashion-MNIST train, first %d rows, pixels / 255 (float32)" % a.rows,
+        "params": params, "samebits_threads": a.threads,
+        "peers": {"umap-learn": umap.__version__, "samebits": samebits.__version__},
+        "samebits": {"fit_s": t_sb, "trustworthiness_k15": q_sb[0], "knn15_accuracy": q_sb[1],
+                     "model_digest": sb.model_digest_},
+        "umap_learn": {"fit_s": t_ul, "trustworthiness_k15": q_ul[0], "knn15_accuracy": q_ul[1]},
+        "umap_learn_warmup_fit_4500_rows_s": t_warm,
+        "fit_time_ratio_samebits_over_umap_learn": t_sb / t_ul,
+        "trustworthiness_gap": q_sb[0] - q_ul[0], "knn_accuracy_gap": q_sb[1] - q_ul[1],
+        "targets": {"trustworthiness_within_0.01": abs(q_sb[0] - q_ul[0]) <= 0.01,
+                    "knn_accuracy_within_1pct": q_sb[1] >= q_ul[1] - 0.01,
+                    "no_slower_than_seeded_umap_learn": t_sb <= t_ul},
+    }
+    os.makedirs(a.out, exist_ok=True)
+    stem = os.path.join(a.out, "umap-%s-%s" % (rec["date"], commit))
+    with open(stem + ".json", "w") as f:
+        json.dump(rec, f, indent=1)
+    with open(stem + ".md", "w") as f:
+        f.write("# UMAP beside umap-learn %s (commit %s)\n\n" % (umap.__version__, commit))
+        f.write("%s; %s cores (%s); samebits at %d threads; umap-learn with random_state=%d (its seeded mode: "
+                "one thread), timed after a warm-up fit on 4,500 other rows (its and pynndescent's numba compile: %.1f s). Parameters: %s.\n\n" % (rec["data"], os.cpu_count(), rec["machine"]["cpu"],
+                                                       a.threads, a.seed, t_warm, params))
+        f.write("| | fit (s) | trustworthiness k=15 | 15-NN accuracy (5-fold) |\n|---|---|---|---|\n")
+        f.write("| samebits | %.2f | %.4f | %.4f |\n" % (t_sb, q_sb[0], q_sb[1]))
+        f.write("| umap-learn | %.2f | %.4f | %.4f |\n\n" % (t_ul, q_ul[0], q_ul[1]))
+        f.write("The machine was shared with other builds (load average %.1f, %.1f, %.1f at the end): the "
+                "ratio is of two runs under the same load, one after the other.\n\n" % os.getloadavg())
+        f.write("Fit time ratio samebits / umap-learn: %.3f. Targets: %s\n" % (t_sb / t_ul, rec["targets"]))
+    print(json.dumps(rec, indent=1))
+
+
+if __name__ == "__main__":
+    main()

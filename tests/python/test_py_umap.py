@@ -1,0 +1,130 @@
+"""UMAP (docs/umap.md): umap-learn's names, identity across thread counts and
+calls, umap-learn's quality on digits (trustworthiness within 0.01), and the
+named refusals."""
+import pytest
+
+import samebits
+from samebits.errors import InvalidArgumentError, InvalidInputError
+
+np = pytest.importorskip("numpy")
+
+
+def _blobs(n=90, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d)).astype(np.float32)
+    x[n // 3:2 * n // 3, 0] += 8.0
+    x[2 * n // 3:, 1] += 8.0
+    return x
+
+
+def test_fit_transform_shape_and_digest():
+    x = _blobs()
+    u = samebits.UMAP(n_epochs=50, random_state=1)
+    e = u.fit_transform(x)
+    assert e.shape == (90, 2) and e.dtype == np.float64 and np.all(np.isfinite(e))
+    assert np.array_equal(u.embedding_, e)
+    assert isinstance(u.model_digest_, str) and len(u.model_digest_) == 64
+    assert u.n_features_in_ == 5
+    # float32 values widened exactly
+    assert np.array_equal(e.astype(np.float32).astype(np.float64), e)
+
+
+def test_identical_across_threads_and_calls():
+    x = _blobs()
+    digests = set()
+    for t in (1, 2, 5):
+        samebits.set_num_threads(t)
+        digests.add(samebits.UMAP(n_epochs=60, random_state=7).fit(x).model_digest_)
+    samebits.set_num_threads(0)
+    assert len(digests) == 1
+    assert samebits.UMAP(n_epochs=60, random_state=8).fit(x).model_digest_ not in digests
+
+
+def test_random_state_none_is_seed_zero():
+    x = _blobs()
+    a = samebits.UMAP(n_epochs=30).fit(x)
+    b = samebits.UMAP(n_epochs=30, random_state=0).fit(x)
+    assert np.array_equal(a.embedding_, b.embedding_)
+
+
+def test_parameters_change_the_result():
+    x = _blobs()
+    base = samebits.UMAP(n_epochs=40).fit(x).model_digest_
+    for kw in (dict(min_dist=0.5), dict(spread=2.0), dict(n_neighbors=8), dict(metric="cosine"),
+               dict(learning_rate=0.5), dict(negative_sample_rate=2), dict(init="random"),
+               dict(set_op_mix_ratio=0.5), dict(local_connectivity=2.0), dict(repulsion_strength=2.0),
+               dict(n_epochs=41)):
+        args = dict(n_epochs=40)
+        args.update(kw)
+        assert samebits.UMAP(**args).fit(x).model_digest_ != base, kw
+
+
+def test_init_array_and_components():
+    x = _blobs()
+    init = np.random.default_rng(3).uniform(0, 10, size=(90, 3)).astype(np.float32)
+    e = samebits.UMAP(n_components=3, init=init, n_epochs=20).fit_transform(x)
+    assert e.shape == (90, 3)
+    with pytest.raises(InvalidInputError, match="init has shape"):
+        samebits.UMAP(n_components=2, init=init).fit(x)
+
+
+def test_hostile_inputs():
+    # duplicates, one feature, more neighbors than rows (clamped to n - 1)
+    x = np.repeat(_blobs(6, 3), 10, axis=0)
+    assert np.all(np.isfinite(samebits.UMAP(n_neighbors=6, n_epochs=30).fit_transform(x)))
+    line = np.arange(40, dtype=np.float32).reshape(-1, 1)
+    assert np.all(np.isfinite(samebits.UMAP(n_neighbors=5, n_epochs=30).fit_transform(line)))
+    small = _blobs(12, 3)
+    a = samebits.UMAP(n_neighbors=50, n_epochs=20).fit_transform(small)
+    b = samebits.UMAP(n_neighbors=11, n_epochs=20).fit_transform(small)
+    assert np.array_equal(a, b)
+
+
+def test_refusals_by_name():
+    x = _blobs()
+    with pytest.raises(InvalidArgumentError, match="manhattan"):
+        samebits.UMAP(metric="manhattan").fit(x)
+    with pytest.raises(InvalidArgumentError, match="supervised"):
+        samebits.UMAP().fit(x, y=np.zeros(90))
+    with pytest.raises(InvalidInputError, match="features"):
+        samebits.UMAP(n_epochs=10).fit(x).transform(x[:, :3])
+    with pytest.raises(InvalidArgumentError, match="min_dist"):
+        samebits.UMAP(min_dist=3.0).fit(x)
+    bad = x.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(InvalidInputError, match="finite"):
+        samebits.UMAP().fit(bad)
+
+
+def test_quality_beside_umap_learn_on_digits():
+    umap = pytest.importorskip("umap")
+    datasets = pytest.importorskip("sklearn.datasets")
+    manifold = pytest.importorskip("sklearn.manifold")
+    x = datasets.load_digits().data.astype(np.float32)
+    e_sb = samebits.UMAP(random_state=42).fit_transform(x)
+    e_ul = umap.UMAP(random_state=42).fit_transform(x)
+    t_sb = manifold.trustworthiness(x, e_sb, n_neighbors=15)
+    t_ul = manifold.trustworthiness(x, e_ul, n_neighbors=15)
+    assert abs(t_sb - t_ul) <= 0.01, (t_sb, t_ul)
+
+
+def test_transform_batch_independent_and_near_its_neighbors():
+    x = _blobs(150)
+    train, new = x[::2].copy(), x[1::2].copy()
+    u = samebits.UMAP(n_neighbors=10, n_epochs=90, random_state=2).fit(train)
+    whole = u.transform(new)
+    assert whole.shape == (75, 2) and np.all(np.isfinite(whole))
+    parts = np.vstack([u.transform(new[i:i + 7]) for i in range(0, 75, 7)])
+    assert np.array_equal(whole, parts)
+    assert np.array_equal(whole[::-1], u.transform(new[::-1]))
+    samebits.set_num_threads(3)
+    assert np.array_equal(whole, u.transform(new))
+    samebits.set_num_threads(0)
+    # each new row lands nearest to embedded training rows of its own blob
+    lab_train = np.array([0 if i < 50 else 1 if i < 100 else 2 for i in range(0, 150, 2)])
+    lab_new = np.array([0 if i < 50 else 1 if i < 100 else 2 for i in range(1, 150, 2)])
+    d = ((whole[:, None, :] - u.embedding_[None, :, :]) ** 2).sum(-1)
+    assert np.mean(lab_train[d.argmin(1)] == lab_new) >= 0.95
+    # the caller's array changed after fit does not move the frozen model
+    train[:] = 0
+    assert np.array_equal(whole, u.transform(new))
