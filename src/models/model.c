@@ -4,6 +4,7 @@
  */
 #include "model.h"
 #include "timeseries/ets.h"
+#include "gp/gp.h"
 #include "../kernels/tree.h"
 #include <math.h>
 #include <stdio.h>
@@ -319,6 +320,7 @@ void sb_model_free(sb_model *m) {
     sb_spectral_free(m->spectral);
     sb_kde_free(m->kde);
     sb_ets_release(m->ets);
+    sb_gp_release(m->gp);
     sb_evals_free(m->evals);
     sb_free(m);
 }

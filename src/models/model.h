@@ -217,6 +217,7 @@ struct sb_model {
     sb_spectral *spectral;   /* family SB_FAMILY_SPECTRAL: its state (no trees); NULL otherwise */
     sb_kde *kde;             /* family SB_FAMILY_KDE: its state (no trees); NULL otherwise */
     sb_ets *ets;             /* family SB_FAMILY_ETS: the fitted batch (no trees); NULL otherwise */
+    sb_gp *gp;               /* family SB_FAMILY_GP: the fitted process (no trees); NULL otherwise */
     struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
     int32_t ncatnames;       /* categorical features with category names (labels.c), in feature order */
     struct sb_catnames *catnames;
