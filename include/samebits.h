@@ -587,7 +587,8 @@ SB_API sb_status sb_gp_sample_y(const sb_gp *g, const double *X, int64_t m, int6
 SB_API sb_status sb_gp_log_marginal_likelihood(const sb_gp *g, const double *theta, int64_t ntheta, double *lml,
                                                double *grad);
 /* Arrays by name: "theta", "bounds" (ntheta x 2, log), "log_params" (every
- * hyperparameter's log, the fixed ones included), "alpha_", "L_",
+ * hyperparameter's log, the fixed ones included), "params" (their values,
+ * e to those logs by the profile's exp), "alpha_", "L_",
  * "X_train_", "y_train_", "_y_train_mean", "_y_train_std",
  * "log_marginal_likelihood_value_", "alpha", "trace" (the objective and the
  * free theta after each optimizer iteration). *needed gets the count (cap 0

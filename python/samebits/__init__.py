@@ -26,6 +26,8 @@ from .cluster import DBSCAN, AgglomerativeClustering, KMeans, SpectralClustering
 from .neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 from .density import KernelDensity
 from .timeseries import ExponentialSmoothing, ets_forecast
+from . import gaussian_process
+from .gaussian_process import GaussianProcessRegressor
 
 import ctypes as _ctypes
 
@@ -33,7 +35,7 @@ __all__ = [
     "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
     "LinearRegression", "Ridge", "Lasso", "ElasticNet", "LogisticRegression", "PCA", "TruncatedSVD", "KMeans",
     "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "KernelDensity", "DBSCAN", "AgglomerativeClustering", "SpectralClustering",
-    "ExponentialSmoothing", "ets_forecast",
+    "ExponentialSmoothing", "ets_forecast", "GaussianProcessRegressor", "gaussian_process",
     "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",

@@ -4,6 +4,7 @@
  * file. */
 #include "gp.h"
 #include "../model.h"
+#include "../../math/sb_math.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,10 @@ sb_status sb_gp_get_array(const sb_gp *g, const char *name, double *out, size_t 
                 else tmp[n++] = g->k.lo[p], tmp[n++] = g->k.hi[p];
             }
     } else if (is(name, "log_params")) src = g->k.logv, n = (size_t)g->k.npar;
+    else if (is(name, "params")) { /* e^logv by the profile's exp */
+        for (int32_t p = 0; p < g->k.npar; p++) tmp[p] = g->k.logv[p] < -708.0 ? 0.0 : sb__hx_exp(g->k.logv[p]);
+        n = (size_t)g->k.npar;
+    }
     else if (is(name, "alpha_")) src = g->a, n = (size_t)(g->n * g->t);
     else if (is(name, "L_")) src = g->L, n = (size_t)(g->n * g->n);
     else if (is(name, "X_train_")) src = g->X, n = (size_t)(g->n * g->d);
@@ -185,7 +190,7 @@ sb_status sb_gp_get_array(const sb_gp *g, const char *name, double *out, size_t 
     else if (is(name, "trace")) src = g->trace, n = (size_t)g->ntrace * (size_t)(1 + nf);
     else
         return sb_fail(SB_ERR_NOT_FOUND,
-                       "gaussian process regression has no array '%s' (theta, bounds, log_params, alpha_, L_, X_train_, "
+                       "gaussian process regression has no array '%s' (theta, bounds, log_params, params, alpha_, L_, X_train_, "
                        "y_train_, _y_train_mean, _y_train_std, log_marginal_likelihood_value_, alpha, trace)", name);
     *needed = n;
     if (cap == 0) return SB_OK;
