@@ -29,7 +29,8 @@
 #                        iforest-wdraw (the weighted isolation subsample drawn with replacement,
 #                        repeats rejected: the same distribution by another rule),
 #                        float-allreduce (distributed=mpi's histograms summed across ranks as floats),
-#                        ets-sse-order (exponential smoothing's SSE added in pairs: another order)
+#                        ets-sse-order (exponential smoothing's SSE added in pairs: another order),
+#                        gp-chol-order (the gaussian process's Cholesky dot products in one lane: another order)
 #   make mpi             build/libsamebits_mpi.so, the MPI shim of distributed=mpi (needs mpicc)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
@@ -42,7 +43,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order gp-chol-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -154,6 +155,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_FLOAT_ALLREDUCE
   else ifeq ($(SABOTAGE),ets-sse-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_ETS_SSE_ORDER
+  else ifeq ($(SABOTAGE),gp-chol-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_GP_CHOL_ORDER
   else ifeq ($(SABOTAGE),bin-key)
     SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
   else ifeq ($(SABOTAGE),writer-endian)
@@ -331,7 +334,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order gp-chol-order
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

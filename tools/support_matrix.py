@@ -56,7 +56,7 @@ def column_of(leg):
     return "opencl-" + (leg.get("device") or "unknown").split(":")[-1].strip().replace(" ", "-")
 FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg",
                     "linear": "linear", "kmeans": "kmeans", "knn": "knn", "dbscan": "dbscan", "agglomerative": "agglomerative",
-                    "spectral": "spectral", "kde": "kde", "ets": "ets"}
+                    "spectral": "spectral", "kde": "kde", "ets": "ets", "gp": "gp"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
                 "forest": "random forests and Extra Trees",
@@ -68,7 +68,8 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "agglomerative": "agglomerative clustering (on a GPU its distance matrix runs on the device, the merges on the host)",
                 "spectral": "spectral clustering (its eigenvectors and k-means on the device named)",
                 "kde": "kernel density (host only: a GPU is refused by name)",
-                "ets": "exponential smoothing (the host path; the CPU legs only, refused by name on a GPU)"}
+                "ets": "exponential smoothing (the host path; the CPU legs only, refused by name on a GPU)",
+                "gp": "gaussian process regression (float64 host path; the CPU legs only, refused by name on a GPU)"}
 
 
 def family(fixture):

@@ -18,6 +18,7 @@ catch. An identity test counts only because these builds fail it.
   dart-scale    DART's dropped trees scaled by v * k / (k + 1), two roundings
                 where the profile has one division (rule 2)
   ets-sse-order exponential smoothing's SSE added in pairs (rule 4)
+  gp-chol-order the gaussian process's Cholesky dot products in one lane (rule 4)
   iforest-wdraw the weighted isolation subsample drawn with replacement over
                 every row's weight, repeats rejected (rule 6: the draw is a
                 stated rule, not only a distribution)
@@ -237,6 +238,18 @@ def test_arm_ets_sse_order_is_caught(threads, tmp_path):
     card = _card("x86_64", "ets-fit", threads, tmp_path, "ets-sse-order")
     d = _first_diff(reference_card("ets-fit"), card)
     assert d is not None, "the ets-sse-order arm did not part ets-fit"
+    assert "refuse." not in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_gp_chol_order_is_caught(threads, tmp_path):
+    """Gaussian process regression's Cholesky dot products summed in one lane
+    (the same products, another order; rule 4): gp-fit parts from its
+    reference card at a fitted stage (the optimizer's first start, its trace
+    or the factor), never at the refusals at its end."""
+    card = _card("x86_64", "gp-fit", threads, tmp_path, "gp-chol-order")
+    d = _first_diff(reference_card("gp-fit"), card)
+    assert d is not None, "the gp-chol-order arm did not part gp-fit"
     assert "refuse." not in d, d
 
 

@@ -73,11 +73,6 @@ static double gp_log(double v) {
 static double gp_dot(const double *x, const double *y, int64_t n) {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     int64_t k = 0;
-#if defined(SB_SABOTAGE_GP_CHOL_ORDER)
-    (void)s1, (void)s2, (void)s3;
-    for (; k < n; k++) s0 = s0 + x[k] * y[k]; /* the separating arm: one lane, another order */
-    return s0;
-#else
     for (; k + 4 <= n; k += 4) {
         s0 = s0 + x[k] * y[k];
         s1 = s1 + x[k + 1] * y[k + 1];
@@ -88,6 +83,18 @@ static double gp_dot(const double *x, const double *y, int64_t n) {
     if (k + 1 < n) s1 = s1 + x[k + 1] * y[k + 1];
     if (k + 2 < n) s2 = s2 + x[k + 2] * y[k + 2];
     return (s0 + s1) + (s2 + s3);
+}
+
+/* The Cholesky's dot products: gp_dot, or under the separating arm
+ * (make SABOTAGE=gp-chol-order) one lane in index order, another order that
+ * the fixture's cards must catch. */
+static double gp_chol_dot(const double *x, const double *y, int64_t n) {
+#if defined(SB_SABOTAGE_GP_CHOL_ORDER)
+    double s = 0.0;
+    for (int64_t k = 0; k < n; k++) s = s + x[k] * y[k];
+    return s;
+#else
+    return gp_dot(x, y, n);
 #endif
 }
 
@@ -239,7 +246,7 @@ static void chol_rows_task(void *ctx, int64_t task) {
         double *li = j->A + i * j->lda;
         for (int64_t c = j->j0; c < j->j1; c++) {
             const double *lc = j->A + c * j->lda;
-            li[c] = (li[c] - gp_dot(li, lc, c)) / lc[c];
+            li[c] = (li[c] - gp_chol_dot(li, lc, c)) / lc[c];
         }
     }
 }
@@ -258,9 +265,9 @@ static int64_t gp_cholesky(double *A, int64_t n) {
             double *li = A + i * n;
             for (int64_t c = j0; c < i; c++) {
                 const double *lc = A + c * n;
-                li[c] = (li[c] - gp_dot(li, lc, c)) / lc[c];
+                li[c] = (li[c] - gp_chol_dot(li, lc, c)) / lc[c];
             }
-            const double p = li[i] - gp_dot(li, li, i);
+            const double p = li[i] - gp_chol_dot(li, li, i);
             if (!(p > 0.0) || p - p != 0.0) return i;
             li[i] = sqrt(p);
         }

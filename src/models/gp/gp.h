@@ -70,6 +70,9 @@ int32_t sb_gp_nfree(const gp_kernel *k);
 sb_status sb_gp_fit_spec(const gp_kernel *k, double alpha, int32_t normalize_y, int32_t optimize, int32_t restarts,
                          uint64_t seed, const double *X, int64_t n, int64_t d, const double *y, int64_t t,
                          sb_card *card, const char *prefix, sb_gp **out);
+/* sb_gp_fit with the card's stages named prefix.* (the fixture's cases). */
+sb_status sb_gp_fit_named(const char *kernel, const sb_params *params, const double *X, int64_t n, int64_t d,
+                          const double *y, int64_t ntargets, sb_card *card, const char *prefix, sb_gp **out);
 /* Recompute L and alpha_ from the kernel, X and y (after a model file is read). */
 sb_status sb_gp_refactor(sb_gp *g);
 void sb_gp_release(sb_gp *g);

@@ -86,6 +86,11 @@ static sb_status check_finite(const char *fn, const char *what, const double *x,
 
 sb_status sb_gp_fit(const char *kernel, const sb_params *params, const double *X, int64_t n, int64_t d,
                     const double *y, int64_t ntargets, sb_card *card, sb_gp **out) {
+    return sb_gp_fit_named(kernel, params, X, n, d, y, ntargets, card, "gp", out);
+}
+
+sb_status sb_gp_fit_named(const char *kernel, const sb_params *params, const double *X, int64_t n, int64_t d,
+                          const double *y, int64_t ntargets, sb_card *card, const char *prefix, sb_gp **out) {
     sb_clear_error();
     if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gp_fit: NULL out");
     *out = NULL;
@@ -107,7 +112,7 @@ sb_status sb_gp_fit(const char *kernel, const sb_params *params, const double *X
                        "n_restarts_optimizer=%d with every hyperparameter fixed would do nothing", (int)o.restarts);
     if ((st = check_finite("sb_gp_fit", "X", X, n * d)) != SB_OK) return st;
     if ((st = check_finite("sb_gp_fit", "y", y, n * ntargets)) != SB_OK) return st;
-    return sb_gp_fit_spec(&k, o.alpha, o.normalize_y, o.optimize, o.restarts, o.seed, X, n, d, y, ntargets, card, "gp",
+    return sb_gp_fit_spec(&k, o.alpha, o.normalize_y, o.optimize, o.restarts, o.seed, X, n, d, y, ntargets, card, prefix,
                           out);
 }
 
