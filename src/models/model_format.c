@@ -1891,7 +1891,7 @@ static sb_status parse_gp_payload(reader *r, sb_model *m) {
     const char *why = sb_gp_kernel_check(&g->k, g->d);
     if (why) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the gaussian process kernel: %s", why);
     const uint64_t vals = dims[0] * dims[1] + 2 * dims[0] * dims[2] + 2 * dims[2];
-    if ((vals + 6) > (uint64_t)(r->end - r->pos) / 8)
+    if (vals > ((uint64_t)(r->end - r->pos) - 44u) / 8 || (uint64_t)(r->end - r->pos) < 44u)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": a gaussian process of %llu values in %zu bytes",
                        (unsigned long long)vals, r->end - r->pos);
     if ((st = read_gp_f64(r, &g->alpha)) != SB_OK) return st;
