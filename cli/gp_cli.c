@@ -130,7 +130,7 @@ done:
 }
 
 int sb_cli_train_gp(int argc, char **argv) {
-    const char *data = NULL, *out = NULL, *label = NULL, *kernel = "ConstantKernel(1.0, \"fixed\") * RBF(1.0, \"fixed\")",
+    const char *data = NULL, *out = NULL, *label = NULL, *kernel = "ConstantKernel() * RBF()",
                *card_path = NULL;
     sb_params *params = NULL;
     sb_status st = sb_params_create(&params);

@@ -58,8 +58,8 @@ class GaussianProcessRegressor(Estimator):
     """Gaussian process regression (scikit-learn's GaussianProcessRegressor).
 
     kernel: a samebits.gaussian_process.kernels object, a scikit-learn kernel
-    object (translated), or None (ConstantKernel(1.0, "fixed") * RBF(1.0,
-    "fixed"), scikit-learn's default). alpha: a number added to the kernel
+    object (translated), or None (ConstantKernel() * RBF(), scikit-learn's
+    default in its 1.9 fit code). alpha: a number added to the kernel
     matrix's diagonal (an array per sample is refused by name). optimizer:
     "fmin_l_bfgs_b" (this library's projected L-BFGS, docs/gaussian-process.md)
     or None (the kernel's values kept). random_state: an int seeding the
@@ -81,7 +81,7 @@ class GaussianProcessRegressor(Estimator):
 
     def _kernel(self):
         if self.kernel is None:
-            return ConstantKernel(1.0, "fixed") * RBF(1.0, "fixed")
+            return ConstantKernel() * RBF()
         return _as_kernel(self.kernel)
 
     def _pairs(self):
