@@ -96,7 +96,7 @@ def run_one(kind, n, threads):
            "lml_rel": (la - lb) / abs(lb), "kernel_samebits": repr(a.kernel_), "kernel_sklearn": repr(b.kernel_),
            "rmse_samebits": float(np.sqrt(np.mean((ma - yt) ** 2))), "rmse_sklearn": float(np.sqrt(np.mean((mb - yt) ** 2))),
            "fit_s_samebits": ta, "fit_s_sklearn": tb, "ratio": ta / tb, "nit_samebits": a.n_iter_}
-    row["met"] = row["mean_rel"] <= 1e-4 and abs(row["lml_rel"]) <= 1e-4
+    row["met"] = bool(row["mean_rel"] <= 1e-4 and abs(row["lml_rel"]) <= 1e-4)
     print(json.dumps(row), flush=True)
     return row
 
