@@ -608,6 +608,7 @@ SB_API sb_status sb_gp_from_bytes(const uint8_t *buf, size_t n, sb_gp **out);
 SB_API sb_status sb_gp_save(const sb_gp *g, const char *path);
 SB_API sb_status sb_gp_load(const char *path, sb_gp **out);
 SB_API sb_status sb_gp_model_digest(const sb_gp *g, char hex[65]);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_gp_free(sb_gp *g);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
