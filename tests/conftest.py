@@ -23,7 +23,7 @@ FIXTURES = ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gb
             "gbdt-overflow", "gbdt-objectives", "gbdt-continue", "gbdt-constraints", "gbdt-dart", "gbdt-categorical", "gbdt-valid-weights", "gbdt-rowwise", "gbdt-lambdarank", "gbdt-rank-pairwise",
             "forest-rf-classes", "forest-rf-entropy", "forest-et-regression", "forest-isolation",
             "forest-rf-weighted", "forest-et-weighted", "forest-isolation-weighted", "forest-warm-start", "explain-trees", "linalg-gemm", "linalg-reduce", "linalg-solve", "linear-fit",
-            "kmeans-fit", "knn-fit", "kde-fit", "dbscan-fit", "agglomerative-fit", "spectral-fit", "ets-fit")
+            "kmeans-fit", "knn-fit", "kde-fit", "dbscan-fit", "agglomerative-fit", "spectral-fit", "ets-fit", "gp-fit")
 
 
 def build_dir(leg, sabotage=None):
