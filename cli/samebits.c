@@ -6,6 +6,7 @@
 #include "samebits_cert.h"
 #include "certify.h"
 #include "ets_cli.h"
+#include "gp_cli.h"
 #include "lightgbm.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,10 @@ static const char *k_usage =
     "        sample weights; predict writes the class index or the value, --raw the decision values)\n"
     "  train --model arima --data FILE --out MODEL [--id unique_id] [--time ds] [--target y]\n"
     "        [order=p:d:q seasonal_order=P:D:Q:s trend=n|c ...]   (docs/timeseries.md: the same long format)\n"
+    "  train --model gp --data FILE --out MODEL [--label NAME] [--kernel SPEC] [--card CARD]\n"
+    "        [alpha=1e-10 normalize_y=true optimizer=fmin_l_bfgs_b|none n_restarts_optimizer=N random_state=S]\n"
+    "        (docs/gaussian-process.md: a float64 CSV, the label the last column by default; the kernel in\n"
+    "        scikit-learn's syntax, e.g. \"ConstantKernel(1.0) * RBF([1.0, 1.0]) + WhiteKernel(1e-3)\")\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
     "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
@@ -84,6 +89,7 @@ static const char *k_usage =
     "          (kmeans: the cluster index; --raw: the squared distance to each center)\n"
     "          (knn: the class index or the value; --proba: a classifier's class probabilities)\n"
     "          (kde: the log density)\n"
+    "          (gp: the predictive mean; --std: the mean and the standard deviation)\n"
     "          [device=cpu|cuda|opencl]   (the same bits, computed on the GPU or OpenCL device)\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
@@ -578,6 +584,8 @@ static int cmd_train(int argc, char **argv) {
     for (int i = 0; i + 1 < argc; i++) /* exponential smoothing reads its own long format (cli/ets_cli.c) */
         if (strcmp(argv[i], "--model") == 0 && (strcmp(argv[i + 1], "ets") == 0 || strcmp(argv[i + 1], "arima") == 0))
             return sb_cli_train_ets(argc, argv);
+    for (int i = 0; i + 1 < argc; i++) /* gaussian process regression reads float64 rows (cli/gp_cli.c) */
+        if (strcmp(argv[i], "--model") == 0 && strcmp(argv[i + 1], "gp") == 0) return sb_cli_train_gp(argc, argv);
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
                *ignore_cols = NULL, *init_path = NULL;
@@ -996,6 +1004,7 @@ static int cmd_predict(int argc, char **argv) {
     const char *model_path = NULL, *data = NULL, *out = NULL, *format = NULL, *device = NULL;
     sb_predict_kind kind = SB_PREDICT_VALUE;
     int outputs = 0; /* --raw, --proba, --leaf, --contrib: one at most */
+    int with_std = 0; /* gp: --std */
     for (int i = 0; i < argc; i++) {
         outputs += !strcmp(argv[i], "--raw") || !strcmp(argv[i], "--proba") || !strcmp(argv[i], "--leaf") ||
                    !strcmp(argv[i], "--contrib");
@@ -1009,6 +1018,7 @@ static int cmd_predict(int argc, char **argv) {
         else if (!strcmp(a, "--proba")) kind = SB_PREDICT_PROBA;
         else if (!strcmp(a, "--leaf")) kind = SB_PREDICT_LEAF;
         else if (!strcmp(a, "--contrib")) kind = SB_PREDICT_CONTRIB;
+        else if (!strcmp(a, "--std")) with_std = 1;
         else if (!strncmp(a, "device=", 7)) device = a + 7;
         else if (!strcmp(a, "--threads") && has) {
             if (parse_threads(argv[++i])) return EXIT_ERROR;
@@ -1018,6 +1028,22 @@ static int cmd_predict(int argc, char **argv) {
         return usage_error("predict: --model, --data and --out are required (--out -: standard output)%s", "");
     if (outputs > 1) return usage_error("predict: --raw, --proba, --leaf and --contrib each choose the output: give one%s", "");
     if (threads_ready()) return EXIT_ERROR;
+    {
+        /* a gaussian process model predicts float64 rows (cli/gp_cli.c); any other file goes on below */
+        sb_gp *g = NULL;
+        if (sb_gp_load(model_path, &g) == SB_OK) {
+            int grc;
+            if (kind != SB_PREDICT_VALUE || outputs || format || (device && strcmp(device, "cpu")))
+                grc = usage_error("predict: a gp model writes its mean (--std: and standard deviation) on the CPU "
+                                  "from a CSV: --raw, --proba, --leaf, --contrib, --format and a device (here '%s') "
+                                  "are for other families", device ? device : "cpu");
+            else
+                grc = sb_cli_predict_gp(g, data, out, with_std);
+            sb_gp_free(g);
+            return grc;
+        }
+    }
+    if (with_std) return usage_error("predict: --std is for gp models only%s", "");
     sb_model *model = NULL;
     sb_dataset *d = NULL;
     float *pred = NULL;

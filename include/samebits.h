@@ -119,7 +119,7 @@ typedef enum sb_family {
     SB_FAMILY_ETS = 11, /* exponential smoothing (a batch of series; sb_ets_save) */
     SB_FAMILY_ARIMA = 12, /* ARIMA (a batch of series; sb_arima_* calls) */
     SB_FAMILY_SVM = 13, /* support vector classification and regression (sb_svm_fit) */
-    /* 14 is reserved for Gaussian process regression (being merged) */
+    SB_FAMILY_GP = 14,  /* gaussian process regression (sb_gp_save) */
     SB_FAMILY_UMAP = 15, /* UMAP (an embedding of the training rows; sb_umap_fit_transform) */
     SB_FAMILY_COUNT_ = 16
 } sb_family;
@@ -689,6 +689,63 @@ SB_API sb_status sb_arima_load(const char *path, sb_arima **out);
 SB_API sb_status sb_arima_model_digest(const sb_arima *e, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_arima_free(sb_arima *e);
+/* ---- gaussian process regression (docs/gaussian-process.md) ------------- */
+
+/* A fitted Gaussian process regressor (scikit-learn's
+ * GaussianProcessRegressor), float64 throughout. Owned by the caller:
+ * sb_gp_free. */
+typedef struct sb_gp sb_gp;
+/* Fit to X (n x d, row-major) and y (n x ntargets, row-major), float64.
+ * kernel: a specification in scikit-learn's constructor syntax, e.g.
+ * "ConstantKernel(1.0, (1e-3, 1e3)) * RBF([1.0, 2.0]) + WhiteKernel(1e-5)"
+ * (ConstantKernel or C, WhiteKernel, RBF, Matern with nu 0.5, 1.5 or 2.5,
+ * RationalQuadratic; + and *, products first; bounds (lo, hi) or "fixed").
+ * params: alpha (added to the kernel matrix's diagonal, 1e-10), normalize_y,
+ * optimizer=fmin_l_bfgs_b|none, n_restarts_optimizer, random_state (the
+ * restarts' Philox seed). A length scale, value or bound of 0 or less, a
+ * missing value, a kernel matrix that is not positive definite (the jitter
+ * rule: alpha alone is added) are refused by name before or instead of the
+ * result. card may be NULL. */
+SB_API sb_status sb_gp_fit(const char *kernel, const sb_params *params, const double *X, int64_t n, int64_t d,
+                           const double *y, int64_t ntargets, sb_card *card, sb_gp **out);
+/* The predictive mean (m x ntargets) and, where not NULL, the standard
+ * deviation (m x ntargets) and the covariance (m x m x ntargets), as
+ * scikit-learn's predict(return_std, return_cov). */
+SB_API sb_status sb_gp_predict(const sb_gp *g, const double *X, int64_t m, int64_t d, double *mean, double *std,
+                               double *cov);
+/* n_samples draws of the process at X into out (m x ntargets x n_samples),
+ * standard normals from Philox keyed by random_state. */
+SB_API sb_status sb_gp_sample_y(const sb_gp *g, const double *X, int64_t m, int64_t d, int64_t n_samples,
+                                uint64_t random_state, double *out);
+/* The log marginal likelihood at theta (the free log hyperparameters,
+ * ntheta of them; NULL: the fitted kernel's, log_marginal_likelihood_value_)
+ * and, where grad is not NULL, its gradient (ntheta values). */
+SB_API sb_status sb_gp_log_marginal_likelihood(const sb_gp *g, const double *theta, int64_t ntheta, double *lml,
+                                               double *grad);
+/* Arrays by name: "theta", "bounds" (ntheta x 2, log), "log_params" (every
+ * hyperparameter's log, the fixed ones included), "params" (their values,
+ * e to those logs by the profile's exp), "alpha_", "L_",
+ * "X_train_", "y_train_", "_y_train_mean", "_y_train_std",
+ * "log_marginal_likelihood_value_", "alpha", "trace" (the objective and the
+ * free theta after each optimizer iteration). *needed gets the count (cap 0
+ * asks); a smaller cap is SB_ERR_LIMIT, another name SB_ERR_NOT_FOUND. */
+SB_API sb_status sb_gp_get_array(const sb_gp *g, const char *name, double *out, size_t cap, size_t *needed);
+/* Integers: "n_features_in_", "n_samples", "n_targets", "n_theta",
+ * "n_params", "nit", "nfev", "normalize_y", "n_restarts_optimizer",
+ * "optimizer" (1 or 0), "random_state". */
+SB_API sb_status sb_gp_get_int(const sb_gp *g, const char *name, int64_t *out);
+/* The fitted kernel (kernel_) as a specification that sb_gp_fit reads. */
+SB_API sb_status sb_gp_kernel_spec(const sb_gp *g, char *buf, size_t cap, size_t *needed);
+/* The model file (docs/model-format.md: version 2, family gp, payload
+ * "GPRM": the kernel, the training data and alpha_; L_ is recomputed on
+ * reading and the stored log marginal likelihood must come out bit for bit). */
+SB_API sb_status sb_gp_to_bytes(const sb_gp *g, uint8_t *buf, size_t cap, size_t *needed);
+SB_API sb_status sb_gp_from_bytes(const uint8_t *buf, size_t n, sb_gp **out);
+SB_API sb_status sb_gp_save(const sb_gp *g, const char *path);
+SB_API sb_status sb_gp_load(const char *path, sb_gp **out);
+SB_API sb_status sb_gp_model_digest(const sb_gp *g, char hex[65]);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
+SB_API void sb_gp_free(sb_gp *g);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";

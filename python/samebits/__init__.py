@@ -29,6 +29,8 @@ from .svm import SVC, SVR
 from .manifold import UMAP
 from .timeseries import ExponentialSmoothing, ets_forecast
 from .arima import ARIMA, auto_arima
+from . import gaussian_process
+from .gaussian_process import GaussianProcessRegressor
 
 import ctypes as _ctypes
 
@@ -36,7 +38,7 @@ __all__ = [
     "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
     "LinearRegression", "Ridge", "Lasso", "ElasticNet", "LogisticRegression", "PCA", "TruncatedSVD", "KMeans",
     "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "KernelDensity", "SVC", "SVR", "DBSCAN", "AgglomerativeClustering", "SpectralClustering",
-    "ExponentialSmoothing", "ets_forecast", "ARIMA", "auto_arima", "UMAP",
+    "ExponentialSmoothing", "ets_forecast", "ARIMA", "auto_arima", "UMAP", "GaussianProcessRegressor", "gaussian_process",
     "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",

@@ -17,7 +17,7 @@ static const char *const k_mode_names[3] = {"identical", "deterministic", "fast"
 
 static const char *const k_family_names[SB_FAMILY_COUNT_] = {
     "gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative",
-    "spectral", "kde", "ets", "arima", "svm", "reserved14", "umap"};
+    "spectral", "kde", "ets", "arima", "svm", "gp", "umap"};
 
 /* Tiers per family, as bit sets over sb_numeric_mode: every family is
  * identical-only, the tree families included (see the header comment). */

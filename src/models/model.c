@@ -5,6 +5,7 @@
 #include "model.h"
 #include "timeseries/ets.h"
 #include "timeseries/arima.h"
+#include "gp/gp.h"
 #include "../kernels/tree.h"
 #include <math.h>
 #include <stdio.h>
@@ -352,6 +353,7 @@ void sb_model_free(sb_model *m) {
     sb_svm_free(m->svm);
     sb_ets_release(m->ets);
     sb_arima_release(m->arima);
+    sb_gp_release(m->gp);
     sb_evals_free(m->evals);
     sb_free(m);
 }

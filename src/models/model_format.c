@@ -16,6 +16,7 @@
 #include "neighbors/knn.h"
 #include "timeseries/ets.h"
 #include "timeseries/arima.h"
+#include "gp/gp.h"
 #include "model.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +75,8 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 /* Exponential smoothing's payload (version 2 only): a batch of fitted series. */
 #define MF_TAG_ETS "ETSM"
 #define MF_TAG_ARIMA "ARIM" /* ARIMA: a batch of fitted series */
+/* Gaussian process regression's payload (version 2 only). */
+#define MF_TAG_GP "GPRM"
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -272,6 +275,7 @@ static sb_status check_kde(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_ets(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_arima(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_svm(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_gp(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
@@ -282,10 +286,11 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     if (m->family == SB_FAMILY_ETS) return check_ets(m, bad, who);
     if (m->family == SB_FAMILY_SVM) return check_svm(m, bad, who);
     if (m->family == SB_FAMILY_ARIMA) return check_arima(m, bad, who);
+    if (m->family == SB_FAMILY_GP) return check_gp(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12) or svm (13)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12), svm (13) or gp (14)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -657,6 +662,33 @@ static sb_status check_arima(const sb_model *m, sb_status bad, const char *who) 
     return check_common(m, bad, who);
 }
 
+/* A Gaussian process: its kernel, its shape, finite training data and a
+ * positive target scale. */
+static sb_status check_gp(const sb_model *m, sb_status bad, const char *who) {
+    const sb_gp *g = m->gp;
+    if (!g || !g->X || !g->y || !g->ymean || !g->ystd || !g->a)
+        return sb_fail(bad, "%s: a gaussian process model without its data", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral ||
+        m->kde || m->ets)
+        return sb_fail(bad, "%s: a gaussian process model has only its process", who);
+    if (g->n < 1 || g->n > 100000 || g->d < 1 || g->d != m->num_features || g->t < 1 || g->t > 100000)
+        return sb_fail(bad, "%s: a gaussian process of %lld rows, %lld features (the model %d), %lld targets", who,
+                       (long long)g->n, (long long)g->d, (int)m->num_features, (long long)g->t);
+    const char *why = sb_gp_kernel_check(&g->k, g->d);
+    if (why) return sb_fail(bad, "%s: the gaussian process kernel: %s", who, why);
+    if (!(g->alpha >= 0.0 && g->alpha < INFINITY) || (g->normalize_y != 0 && g->normalize_y != 1) ||
+        (g->optimize != 0 && g->optimize != 1) || g->restarts < 0 || g->restarts > 1000 || g->nit < 0 || g->nfev < 0)
+        return sb_fail(bad, "%s: a gaussian process's alpha %g or its options", who, g->alpha);
+    for (int64_t i = 0; i < g->n * g->d; i++)
+        if (!isfinite(g->X[i])) return sb_fail(bad, "%s: a gaussian process's X is not finite", who);
+    for (int64_t i = 0; i < g->n * g->t; i++)
+        if (!isfinite(g->y[i]) || !isfinite(g->a[i])) return sb_fail(bad, "%s: a gaussian process's y or alpha_ is not finite", who);
+    for (int64_t c = 0; c < g->t; c++)
+        if (!isfinite(g->ymean[c]) || !(g->ystd[c] > 0.0 && g->ystd[c] < INFINITY))
+            return sb_fail(bad, "%s: a gaussian process's target mean or scale", who);
+    return check_common(m, bad, who);
+}
+
 /* An agglomerative model: its linkage and shape, labels numbered by smallest
  * row, a tree whose merge s joins two earlier nodes never used before, finite
  * distances >= 0. */
@@ -790,6 +822,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_ETS: return MF_TAG_ETS;
     case SB_FAMILY_ARIMA: return MF_TAG_ARIMA;
     case SB_FAMILY_SVM: return MF_TAG_SVM;
+    case SB_FAMILY_GP: return MF_TAG_GP;
     }
     return NULL;
 }
@@ -923,11 +956,23 @@ static uint64_t arima_payload_size(const sb_model *m) {
     return b;
 }
 
+/* Bytes of the gaussian process payload: four i32 (nodes, root,
+ * parameters, 0), seven i32 a node, a parameter's log value, bounds (f64)
+ * and fixed flag (i32), then n, d, t (u64), alpha (f64), five i32 (normalize_y,
+ * optimizer, restarts, nit, nfev), the seed (u64), the log marginal
+ * likelihood (f64), X, y, the targets' means and scales and alpha_ (f64). */
+static uint64_t gp_payload_size(const sb_model *m) {
+    const sb_gp *g = m->gp;
+    return 16 + 28 * (uint64_t)g->k.nnodes + 28 * (uint64_t)g->k.npar + 24 + 8 + 20 + 8 + 8 +
+           8 * ((uint64_t)g->n * (uint64_t)g->d + 2 * (uint64_t)g->n * (uint64_t)g->t + 2 * (uint64_t)g->t);
+}
+
 static uint64_t payload_size(const sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_KDE) return kde_payload_size(m);
     if (m->family == SB_FAMILY_ETS) return ets_payload_size(m);
     if (m->family == SB_FAMILY_ARIMA) return arima_payload_size(m);
     if (m->family == SB_FAMILY_SVM) return svm_payload_size(m);
+    if (m->family == SB_FAMILY_GP) return gp_payload_size(m);
     if (m->family == SB_FAMILY_AGGLOMERATIVE) return agglo_payload_size(m);
     if (m->family == SB_FAMILY_SPECTRAL) return spectral_payload_size(m);
     if (m->family == SB_FAMILY_DBSCAN) return dbscan_payload_size(m);
@@ -1097,6 +1142,38 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
         for (size_t i = 0; i < (size_t)k->n * (size_t)m->num_features; i++) sink_f32(s, k->x[i]);
         if (k->w)
             for (size_t i = 0; i < (size_t)k->n; i++) sink_f32(s, k->w[i]);
+        return;
+    }
+    if (m->family == SB_FAMILY_GP) {
+        const sb_gp *g = m->gp;
+        sink_i32(s, g->k.nnodes);
+        sink_i32(s, g->k.root);
+        sink_i32(s, g->k.npar);
+        sink_i32(s, 0);
+        for (int32_t v = 0; v < g->k.nnodes; v++) {
+            const gp_node *nd = &g->k.node[v];
+            const int32_t f[7] = {nd->kind, nd->a, nd->b, nd->p0, nd->p1, nd->nls, nd->nu2};
+            for (int j = 0; j < 7; j++) sink_i32(s, f[j]);
+        }
+        for (int32_t p = 0; p < g->k.npar; p++) {
+            sink_f64(s, g->k.logv[p]);
+            sink_f64(s, g->k.lo[p]);
+            sink_f64(s, g->k.hi[p]);
+            sink_i32(s, g->k.fixed[p]);
+        }
+        sink_u64(s, (uint64_t)g->n);
+        sink_u64(s, (uint64_t)g->d);
+        sink_u64(s, (uint64_t)g->t);
+        sink_f64(s, g->alpha);
+        const int32_t o[5] = {g->normalize_y, g->optimize, g->restarts, g->nit, g->nfev};
+        for (int j = 0; j < 5; j++) sink_i32(s, o[j]);
+        sink_u64(s, g->seed);
+        sink_f64(s, g->lml);
+        for (int64_t i = 0; i < g->n * g->d; i++) sink_f64(s, g->X[i]);
+        for (int64_t i = 0; i < g->n * g->t; i++) sink_f64(s, g->y[i]);
+        for (int64_t i = 0; i < g->t; i++) sink_f64(s, g->ymean[i]);
+        for (int64_t i = 0; i < g->t; i++) sink_f64(s, g->ystd[i]);
+        for (int64_t i = 0; i < g->n * g->t; i++) sink_f64(s, g->a[i]);
         return;
     }
     if (m->family == SB_FAMILY_ETS) {
@@ -2044,6 +2121,109 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
                : sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes after the last series", r->end - r->pos);
 }
 
+/* One f64 of the gaussian process payload (one NaN spelling). */
+static sb_status read_gp_f64(reader *r, double *v) {
+    sb_status st = need(r, 8, "a gaussian process value");
+    if (st != SB_OK) return st;
+    const uint64_t u = get_u64(r->p + r->pos);
+    if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull && u != 0x7FF8000000000000ull)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": a gaussian process value holds a NaN of bits %016llx", (unsigned long long)u);
+    r->pos += 8;
+    memcpy(v, &u, 8);
+    return SB_OK;
+}
+
+/* The gaussian process payload (docs/model-format.md, "GPRM"): the kernel
+ * checked, every count against the bytes left before anything is allocated;
+ * then L_ is recomputed from the kernel and data and the stored log marginal
+ * likelihood and alpha_ must come out bit for bit. */
+static sb_status parse_gp_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t h[4];
+    for (int i = 0; i < 4; i++)
+        if ((st = read_i32(r, "the kernel's counts", &h[i])) != SB_OK) return st;
+    if (h[0] < 1 || h[0] > GP_MAX_NODES || h[2] < 1 || h[2] > GP_MAX_PARAMS || h[3] != 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": a gaussian process kernel of %d nodes and %d parameters", (int)h[0],
+                       (int)h[2]);
+    sb_gp *g = sb_calloc(1, sizeof *g);
+    if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    m->gp = g;
+    m->num_class = 1;
+    g->k.nnodes = h[0], g->k.root = h[1], g->k.npar = h[2];
+    for (int32_t v = 0; v < g->k.nnodes; v++) {
+        int32_t f[7];
+        for (int j = 0; j < 7; j++)
+            if ((st = read_i32(r, "a kernel node", &f[j])) != SB_OK) return st;
+        gp_node *nd = &g->k.node[v];
+        nd->kind = f[0], nd->a = f[1], nd->b = f[2], nd->p0 = f[3], nd->p1 = f[4], nd->nls = f[5], nd->nu2 = f[6];
+    }
+    for (int32_t p = 0; p < g->k.npar; p++) {
+        if ((st = read_gp_f64(r, &g->k.logv[p])) != SB_OK || (st = read_gp_f64(r, &g->k.lo[p])) != SB_OK ||
+            (st = read_gp_f64(r, &g->k.hi[p])) != SB_OK || (st = read_i32(r, "a fixed flag", &g->k.fixed[p])) != SB_OK)
+            return st;
+    }
+    uint64_t dims[3];
+    for (int i = 0; i < 3; i++) {
+        if ((st = need(r, 8, "the gaussian process's shape")) != SB_OK) return st;
+        dims[i] = get_u64(r->p + r->pos);
+        r->pos += 8;
+    }
+    if (dims[0] < 1 || dims[0] > 100000 || dims[1] < 1 || dims[1] > 1000000 || dims[2] < 1 || dims[2] > 100000 ||
+        dims[1] != (uint64_t)m->num_features)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": a gaussian process of %llu rows, %llu features (the model %d), %llu targets",
+                       (unsigned long long)dims[0], (unsigned long long)dims[1], (int)m->num_features,
+                       (unsigned long long)dims[2]);
+    g->n = (int64_t)dims[0], g->d = (int64_t)dims[1], g->t = (int64_t)dims[2];
+    const char *why = sb_gp_kernel_check(&g->k, g->d);
+    if (why) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the gaussian process kernel: %s", why);
+    const uint64_t vals = dims[0] * dims[1] + 2 * dims[0] * dims[2] + 2 * dims[2];
+    if (vals > ((uint64_t)(r->end - r->pos) - 44u) / 8 || (uint64_t)(r->end - r->pos) < 44u)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": a gaussian process of %llu values in %zu bytes",
+                       (unsigned long long)vals, r->end - r->pos);
+    if ((st = read_gp_f64(r, &g->alpha)) != SB_OK) return st;
+    int32_t o[5];
+    for (int j = 0; j < 5; j++)
+        if ((st = read_i32(r, "the gaussian process's options", &o[j])) != SB_OK) return st;
+    g->normalize_y = o[0], g->optimize = o[1], g->restarts = o[2], g->nit = o[3], g->nfev = o[4];
+    if ((st = need(r, 8, "the seed")) != SB_OK) return st;
+    g->seed = get_u64(r->p + r->pos);
+    r->pos += 8;
+    double lml;
+    if ((st = read_gp_f64(r, &lml)) != SB_OK) return st;
+    g->X = sb_malloc(sizeof(double) * (size_t)(g->n * g->d));
+    g->y = sb_malloc(sizeof(double) * (size_t)(g->n * g->t));
+    g->ymean = sb_malloc(sizeof(double) * (size_t)g->t);
+    g->ystd = sb_malloc(sizeof(double) * (size_t)g->t);
+    g->a = sb_malloc(sizeof(double) * (size_t)(g->n * g->t));
+    if (!g->X || !g->y || !g->ymean || !g->ystd || !g->a)
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for a gaussian process of %lld rows", (long long)g->n);
+    double *const dst[5] = {g->X, g->y, g->ymean, g->ystd, g->a};
+    const int64_t cnt[5] = {g->n * g->d, g->n * g->t, g->t, g->t, g->n * g->t};
+    for (int a = 0; a < 5; a++)
+        for (int64_t j = 0; j < cnt[a]; j++)
+            if ((st = read_gp_f64(r, &dst[a][j])) != SB_OK) return st;
+    if ((uint64_t)(r->end - r->pos) != 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes after the gaussian process", r->end - r->pos);
+    if ((st = check_gp(m, SB_ERR_INVALID_INPUT, WHO)) != SB_OK) return st;
+    double *stored = g->a;
+    g->a = NULL;
+    st = sb_gp_refactor(g);
+    if (st == SB_OK) {
+        uint64_t u1, u2;
+        memcpy(&u1, &lml, 8), memcpy(&u2, &g->lml, 8);
+        int same = u1 == u2 && memcmp(stored, g->a, sizeof(double) * (size_t)(g->n * g->t)) == 0;
+        if (!same)
+            st = sb_fail(SB_ERR_INVALID_INPUT, WHO ": the gaussian process's stored alpha_ and log marginal likelihood "
+                         "are not what its kernel and data give (recomputed on reading)");
+    } else if (st != SB_ERR_OUT_OF_MEMORY) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", sb_last_error());
+        st = sb_fail(SB_ERR_INVALID_INPUT, WHO ": the gaussian process's kernel matrix does not factor: %s", why);
+    }
+    sb_free(stored);
+    return st;
+}
+
 /* The dbscan payload (docs/model-format.md, "DBSC"). */
 static sb_status parse_dbscan_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -2122,7 +2302,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima and svm); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima, svm and gp); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -2136,6 +2316,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_ETS) return parse_ets_payload(r, m);
     if (m->family == SB_FAMILY_ARIMA) return parse_arima_payload(r, m);
     if (m->family == SB_FAMILY_SVM) return parse_svm_payload(r, m);
+    if (m->family == SB_FAMILY_GP) return parse_gp_payload(r, m);
     if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",
                        sb_family_name((sb_family)m->family));

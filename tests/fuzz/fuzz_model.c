@@ -123,6 +123,37 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
 
     sb_model_info info;
     sb_fuzz_require(sb_model_get_info(m, &info) == SB_OK);
+    if (info.family == SB_FAMILY_GP) {
+        /* gaussian process regression predicts float64 rows through sb_gp_*: every
+         * float32 prediction kind is refused by name; sb_gp_from_bytes reads the
+         * same file, and its mean is finite at a training row */
+        float z = 0.0f;
+        sb_dataset *d1 = NULL;
+        sb_fuzz_require(sb_dataset_from_matrix(&z, 1, 1, &d1) == SB_OK);
+        for (int kind = 0; kind <= 2; kind++) {
+            size_t got = 0;
+            sb_fuzz_require(sb_model_predict(m, d1, (sb_predict_kind)kind, &z, 1, &got) == SB_ERR_INVALID_ARGUMENT);
+        }
+        sb_dataset_free(d1);
+        sb_gp *g = NULL;
+        sb_fuzz_require(sb_gp_from_bytes(file, size, &g) == SB_OK);
+        int64_t nf = 0;
+        sb_fuzz_require(sb_gp_get_int(g, "n_features_in_", &nf) == SB_OK && nf == info.num_features);
+        size_t need = 0;
+        sb_fuzz_require(sb_gp_get_array(g, "X_train_", NULL, 0, &need) == SB_OK && need >= (size_t)nf);
+        double *x = malloc(sizeof(double) * need), mean[64];
+        sb_fuzz_require(x != NULL);
+        sb_fuzz_require(sb_gp_get_array(g, "X_train_", x, need, &need) == SB_OK);
+        int64_t t = 0;
+        sb_fuzz_require(sb_gp_get_int(g, "n_targets", &t) == SB_OK);
+        if (t <= 64) {
+            sb_fuzz_require(sb_gp_predict(g, x, 1, nf, mean, NULL, NULL) == SB_OK);
+            for (int64_t k = 0; k < t; k++) sb_fuzz_require(mean[k] - mean[k] == 0.0);
+        }
+        free(x);
+        sb_gp_free(g);
+        return;
+    }
     if (info.family == SB_FAMILY_ETS || info.family == SB_FAMILY_ARIMA) {
         /* exponential smoothing forecasts its series and predicts no rows:
          * every kind is refused by name (sb_ets_load reads it) */

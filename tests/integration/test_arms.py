@@ -19,6 +19,9 @@ catch. An identity test counts only because these builds fail it.
                 where the profile has one division (rule 2)
   ets-sse-order exponential smoothing's SSE added in pairs (rule 4)
   umap-epoch-order  UMAP's epoch moves applied in reverse edge order (rule 4)
+
+
+  gp-chol-order the gaussian process's Cholesky dot products in one lane (rule 4)
   iforest-wdraw the weighted isolation subsample drawn with replacement over
                 every row's weight, repeats rejected (rule 6: the draw is a
                 stated rule, not only a distribution)
@@ -257,6 +260,18 @@ def test_arm_arima_kalman_order_is_caught(threads, tmp_path):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_arm_gp_chol_order_is_caught(threads, tmp_path):
+    """Gaussian process regression's Cholesky dot products summed in one lane
+    (the same products, another order; rule 4): gp-fit parts from its
+    reference card at a fitted stage (the optimizer's first start, its trace
+    or the factor), never at the refusals at its end."""
+    card = _card("x86_64", "gp-fit", threads, tmp_path, "gp-chol-order")
+    d = _first_diff(reference_card("gp-fit"), card)
+    assert d is not None, "the gp-chol-order arm did not part gp-fit"
+    assert "refuse." not in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_arm_umap_epoch_order_is_caught(threads, tmp_path):
     """UMAP's epoch moves applied in reverse edge order (the same moves,
     another order; rule 4): umap-fit parts from its reference card at an
@@ -270,6 +285,8 @@ def test_arm_umap_epoch_order_is_caught(threads, tmp_path):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+
+
 def test_arm_kmeans_ties_is_caught(threads, tmp_path):
     """k-means' assignment with ties to the higher center index: kmeans-fit
     parts from its reference card at a run's labels (the duplicates case puts

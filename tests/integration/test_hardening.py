@@ -127,6 +127,31 @@ def test_cli_train_predict_under_sanitizers(tmp_path):
     assert plain.read_bytes() == model.read_bytes()
 
 
+def test_cli_gp_train_predict_under_sanitizers(tmp_path):
+    """Gaussian process regression's own CSV reader, fit, save, load and
+    predict (cli/gp_cli.c) under the sanitizers, a refusal's path too; the
+    same model bytes as the plain build."""
+    data = tmp_path / "d.csv"
+    rnd = random.Random(3)
+    data.write_text("a,b,y\n" + "".join("%r,%r,%r\n" % (x, z, x * x - z)
+                                        for x, z in ((rnd.uniform(-2, 2), rnd.uniform(-2, 2)) for _ in range(40))))
+    model, pred = tmp_path / "m.sbm", tmp_path / "p.csv"
+    exe = _exe(ASAN / "samebits")
+    args = ["train", "--model", "gp", "--data", str(data), "--kernel", "ConstantKernel(1.0) * RBF([1.0, 1.0]) + "
+            "WhiteKernel(0.1)", "n_restarts_optimizer=1", "--threads", "2"]
+    r = _run([exe] + args + ["--out", str(model)])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    r = _run([exe, "predict", "--model", str(model), "--data", str(data), "--out", str(pred), "--std"])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    assert len(pred.read_text().splitlines()) == 40
+    r = _run([exe, "train", "--model", "gp", "--data", str(data), "--kernel", "RBF(0)", "--out", str(tmp_path / "x")])
+    assert r.returncode == 2 and _clean(r) and "length_scale=0" in r.stderr, r.stderr[-4000:]
+    plain = tmp_path / "plain.sbm"
+    r = samebits(*(args + ["--out", str(plain)]))
+    assert r.returncode == 0, r.stderr
+    assert plain.read_bytes() == model.read_bytes()
+
+
 def test_reader_alloc_failures_by_environment():
     """SAMEBITS_FAIL_ALLOC=N across process starts (docs/io.md): every reader
     allocation failure is clean, under the sanitizers."""

@@ -1,0 +1,166 @@
+"""Gaussian process regression beside scikit-learn's GaussianProcessRegressor
+on the California housing data (issue 27: predictive mean within 1e-4 and log
+marginal likelihood within 1e-4 relative, at 5,000 training rows).
+
+Data: /work/shared/data/california-housing.csv, the eight numeric features
+(ocean_proximity dropped, rows with a missing value dropped), the target
+median_house_value / 1e5. A fixed permutation (numpy RandomState(0)) gives the
+training rows (the first n) and 1,000 held-out rows after them; the features
+are standardized by the training rows' mean and standard deviation.
+normalize_y=True for both.
+
+Runs (the same kernel, bounds and restarts for both):
+  - fixed: optimizer=None (the kernel kept), so the linear algebra is compared
+    apart from the optimizer: ConstantKernel(1.0) * RBF(1.0) + WhiteKernel(0.1);
+  - iso: optimizer on ConstantKernel(1.0, (1e-3, 1e3)) * RBF(1.0, (1e-2, 1e2))
+    + WhiteKernel(0.1, (1e-5, 1e1));
+  - ard: the same with one length scale per feature (10 hyperparameters);
+  - restarts: iso with n_restarts_optimizer=2 (the starts are drawn by each
+    library's own generator, so they differ: the row says whether both ended
+    at the same optimum).
+Reported: the largest |mean difference| on the held-out rows relative to the
+largest |mean| (and in the target's units), the largest std difference, the
+log marginal likelihood's relative difference, each fitted kernel, and the
+fit-time ratio samebits / scikit-learn with both on the same cores (samebits
+at --threads, scikit-learn's BLAS limited to the same count by threadpoolctl).
+
+Run: python3 bench/gp_bench.py [--threads 2] [--rows 5000] [--runs fixed:5000,iso:2000,...] [--out bench/results]
+Results: bench/results/gp-DATE-COMMIT.{md,json}.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import samebits  # noqa: E402
+from samebits.gaussian_process import kernels as SK  # noqa: E402
+
+DATA = "/work/shared/data/california-housing.csv"
+TEST = 1000
+
+
+def load(n):
+    d = pd.read_csv(DATA).drop(columns=["ocean_proximity"]).dropna()
+    X = d.drop(columns=["median_house_value"]).values.astype(np.float64)
+    y = d["median_house_value"].values.astype(np.float64) / 1e5
+    idx = np.random.RandomState(0).permutation(len(X))
+    tr, te = idx[:n], idx[n:n + TEST]
+    mu, sd = X[tr].mean(0), X[tr].std(0)
+    return (X[tr] - mu) / sd, y[tr], (X[te] - mu) / sd, y[te]
+
+
+def kernels(kind, d):
+    from sklearn.gaussian_process import kernels as K
+    if kind == "fixed":
+        return (SK.ConstantKernel(1.0) * SK.RBF(1.0) + SK.WhiteKernel(0.1),
+                K.ConstantKernel(1.0) * K.RBF(1.0) + K.WhiteKernel(0.1))
+    ls = [1.0] * d if kind == "ard" else 1.0
+    return (SK.ConstantKernel(1.0, (1e-3, 1e3)) * SK.RBF(ls, (1e-2, 1e2)) + SK.WhiteKernel(0.1, (1e-5, 1e1)),
+            K.ConstantKernel(1.0, (1e-3, 1e3)) * K.RBF(ls, (1e-2, 1e2)) + K.WhiteKernel(0.1, (1e-5, 1e1)))
+
+
+def run_one(kind, n, threads):
+    from sklearn.gaussian_process import GaussianProcessRegressor as SKGP
+    from threadpoolctl import threadpool_limits
+    X, y, Xt, yt = load(n)
+    ks, kk = kernels(kind, X.shape[1])
+    opt = None if kind == "fixed" else "fmin_l_bfgs_b"
+    restarts = 2 if kind == "restarts" else 0
+    samebits.set_num_threads(threads)
+    t = time.perf_counter()
+    a = samebits.GaussianProcessRegressor(ks, optimizer=opt, normalize_y=True, n_restarts_optimizer=restarts,
+                                          random_state=0).fit(X, y)
+    ta = time.perf_counter() - t
+    with threadpool_limits(limits=threads), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        b = SKGP(kk, optimizer=opt, normalize_y=True, n_restarts_optimizer=restarts, random_state=0).fit(X, y)
+        tb = time.perf_counter() - t
+        mb, sb = b.predict(Xt, return_std=True)
+    ma, sa = a.predict(Xt, return_std=True)
+    la, lb = a.log_marginal_likelihood_value_, b.log_marginal_likelihood_value_
+    mean_abs = float(np.max(np.abs(ma - mb)))
+    row = {"run": kind, "n": n, "restarts": restarts, "optimizer": opt or "None",
+           "mean_abs": mean_abs, "mean_rel": mean_abs / float(np.max(np.abs(mb))),
+           "std_abs": float(np.max(np.abs(sa - sb))), "lml_samebits": la, "lml_sklearn": lb,
+           "lml_rel": (la - lb) / abs(lb), "kernel_samebits": repr(a.kernel_), "kernel_sklearn": repr(b.kernel_),
+           "rmse_samebits": float(np.sqrt(np.mean((ma - yt) ** 2))), "rmse_sklearn": float(np.sqrt(np.mean((mb - yt) ** 2))),
+           "fit_s_samebits": ta, "fit_s_sklearn": tb, "ratio": ta / tb, "nit_samebits": a.n_iter_}
+    row["met"] = bool(row["mean_rel"] <= 1e-4 and abs(row["lml_rel"]) <= 1e-4)
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def git_commit():
+    c = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
+                                capture_output=True, text=True).stdout.strip())
+    return c, dirty
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", default="fixed:5000,fixed:2000,iso:1000,iso:2000,ard:1000,restarts:1000")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    a = ap.parse_args()
+    import sklearn
+    rows = []
+    for spec in a.runs.split(","):
+        kind, n = spec.split(":")
+        rows.append(run_one(kind, int(n), a.threads))
+    commit, dirty = git_commit()
+    cpu = "unknown"
+    try:
+        for ln in open("/proc/cpuinfo"):
+            if ln.startswith("model name"):
+                cpu = ln.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    head = {"commit": commit, "dirty": dirty, "date": datetime.date.today().isoformat(),
+            "machine": "%s, %d logical CPUs (%s)" % (cpu, os.cpu_count(), platform.platform()),
+            "threads": a.threads, "samebits": samebits.__version__, "profile": samebits.profile_version(),
+            "sklearn": sklearn.__version__, "numpy": np.__version__, "runs": a.runs}
+    base = "gp-%s-%s" % (head["date"], commit)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, base + ".json"), "w") as f:
+        json.dump({"header": head, "rows": rows}, f, indent=1)
+    lines = ["# Gaussian process regression beside scikit-learn (%s)" % head["date"], "",
+             "commit %s%s; %s; %d threads for both (scikit-learn's BLAS limited by threadpoolctl); samebits %s (%s), "
+             "scikit-learn %s, numpy %s. Generated by bench/gp_bench.py (its docstring: data, kernels, bounds)." % (
+                 commit, " (dirty)" if dirty else "", head["machine"], a.threads, head["samebits"], head["profile"],
+                 head["sklearn"], head["numpy"]), "",
+             "Targets (issue 27): predictive mean within 1e-4 (relative to the largest |mean| on 1,000 held-out rows) "
+             "and log marginal likelihood within 1e-4 relative.", "",
+             "| run | rows | optimizer | restarts | max mean diff (rel.) | max mean diff (x 1e5 $) | max std diff | "
+             "LML samebits | LML scikit-learn | LML rel. diff | met | held-out RMSE sb / sk | fit s sb | fit s sk | "
+             "ratio sb/sk |",
+             "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |"]
+    for r in rows:
+        lines.append("| %s | %d | %s | %d | %.2e | %.2e | %.2e | %.6f | %.6f | %.2e | %s | %.4f / %.4f | %.2f | %.2f | "
+                     "%.2f |" % (r["run"], r["n"], r["optimizer"], r["restarts"], r["mean_rel"], r["mean_abs"],
+                                  r["std_abs"], r["lml_samebits"], r["lml_sklearn"], r["lml_rel"],
+                                  "yes" if r["met"] else "**no**", r["rmse_samebits"], r["rmse_sklearn"],
+                                  r["fit_s_samebits"], r["fit_s_sklearn"], r["ratio"]))
+    lines += ["", "Fitted kernels:", ""]
+    for r in rows:
+        lines.append("- %s, %d rows: samebits `%s`; scikit-learn `%s`" % (r["run"], r["n"], r["kernel_samebits"],
+                                                                          r["kernel_sklearn"]))
+    with open(os.path.join(a.out, base + ".md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
