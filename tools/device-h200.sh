@@ -239,6 +239,28 @@ summary "agglomerative devices (tests/python/test_py_agglomerative.py -k gpu on 
 SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python timeout 300 python3 -m pytest tests/python/test_py_kde.py \
   -q -p no:cacheprovider -k gpu >"$EV/kde-devices-pytest.txt" 2>&1 || FAIL=1
 summary "kde devices (tests/python/test_py_kde.py -k gpu on cuda, opencl): $(tail -n 1 "$EV/kde-devices-pytest.txt")"
+# the linear family's eigensolver on the device (Householder, Q, the QL rotations) against the host's
+# sb_lin_eigh byte for byte, n up to 1024; the contraction arms of each backend must part it
+SAMEBITS_PARITY_REQUIRE=cuda,opencl SAMEBITS_EIGH_BIG=1 timeout 300 build-cuda/sb_unit test_lin_eigh_device_roads_agree \
+  >"$EV/eigh-devices.txt" 2>&1 || FAIL=1
+summary "eigh devices (sb_unit test_lin_eigh_device_roads_agree on cuda, opencl): $(tail -n 1 "$EV/eigh-devices.txt")"
+SAMEBITS_OPENCL_ARM=contract SAMEBITS_PARITY_REQUIRE=opencl timeout 300 build-cuda/sb_unit test_lin_eigh_device_roads_agree \
+  >"$EV/eigh-opencl-arm-contract.txt" 2>&1; rc=$?
+summary "eigh devices, opencl contract arm (must fail): rc $rc"
+[ $rc != 0 ] || FAIL=1
+if [ -x build-cuda-fmad/sb_unit ]; then
+  SAMEBITS_PARITY_REQUIRE=cuda timeout 300 build-cuda-fmad/sb_unit test_lin_eigh_device_roads_agree >"$EV/eigh-cuda-arm-fmad.txt" 2>&1; rc=$?
+  summary "eigh devices, cuda fmad arm (must fail): rc $rc"
+  [ $rc != 0 ] || FAIL=1
+fi
+# kernel density's device sums and exponential smoothing's per-series device fit against the host, and the
+# estimators on both backends (a series alone and inside a shuffled batch)
+SAMEBITS_PARITY_REQUIRE=cuda,opencl timeout 300 build-cuda/sb_unit test_kde_device_sums_agree test_ets_devices_give_the_cpu_bits \
+  >"$EV/kde-ets-device-units.txt" 2>&1 || FAIL=1
+summary "kde and ets device unit tests (cuda, opencl): $(tail -n 1 "$EV/kde-ets-device-units.txt")"
+SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_PARITY_REQUIRE=cuda,opencl PYTHONPATH=python timeout 300 python3 -m pytest \
+  tests/python/test_py_ets_devices.py -q -p no:cacheprovider >"$EV/ets-devices-pytest.txt" 2>&1 || FAIL=1
+summary "ets devices (tests/python/test_py_ets_devices.py on cuda, opencl): $(tail -n 1 "$EV/ets-devices-pytest.txt")"
 # forest warm start (tree k of a warm-started forest keyed by its index) and gradient boosting's per-node
 # rules and DART (test_py_constraints.py, test_py_dart.py) on the GPU backends beside the CPU
 SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_FOREST_DEVICES=cuda,opencl,cpu-batched PYTHONPATH=python timeout 300 \
@@ -282,10 +304,12 @@ if [ "${SKIP_GEMM_BENCH:-0}" != 1 ]; then
 fi
 
 for f in verify-cuda verify-opencl verify-cpu-1 verify-cpu-16; do
-  # logit-train runs on the cpu only: its refusal on a GPU, by name, is expected
-  # (the library's words "runs on the cpu only in this library"); every other fixture must be identical
+  # the host-only fixtures (logit-train and the families without a device path:
+  # svm, arima, gp, umap) are refused on a GPU by name, as expected (the
+  # library's words "runs on the cpu only in this library"); every other
+  # fixture must be identical
   if grep -E 'DIFFERS|ERROR' "$EV/$f.txt" >/dev/null ||
-     grep 'REFUSED' "$EV/$f.txt" | grep -vE '^  (logit-train) +REFUSED SB_ERR_BACKEND_UNAVAILABLE: .*runs on the cpu only in this library' >/dev/null; then FAIL=1; fi
+     grep 'REFUSED' "$EV/$f.txt" | grep -vE '^  (logit-train|svm-fit|arima-fit|gp-fit|umap-fit) +REFUSED SB_ERR_BACKEND_UNAVAILABLE: .*runs on the cpu only in this library' >/dev/null; then FAIL=1; fi
 done
 summary "result: $([ $FAIL = 0 ] && echo pass || echo FAIL)"
 pack
