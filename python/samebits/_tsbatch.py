@@ -9,7 +9,7 @@ import ctypes
 from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int64, c_size_t, c_void_p
 
 from ._lib import Handle, check, lib, params as _params
-from .errors import InvalidInputError
+from .errors import InvalidInputError, not_fitted
 
 _P = POINTER
 
@@ -143,3 +143,30 @@ class Batch:
         buf = (ctypes.c_char * 65)()
         check(self._fn("model_digest")(self.handle.ptr, buf))
         return buf.value.decode()
+
+
+class BatchModelFile:
+    """The model file of an estimator fitted into a Batch (self._batch):
+    model_digest_, model_bytes and save_model; mixed in before Estimator."""
+
+    def _check_fitted(self):
+        if getattr(self, "_batch", None) is None:
+            raise not_fitted("this %s is not fitted yet; call fit first" % type(self).__name__)
+
+    @property
+    def model_digest_(self):
+        """SHA-256 of the model file's bytes (the digest that closes the file),
+        as every samebits estimator's model_digest_; the whole batch."""
+        self._check_fitted()
+        return self._batch.model_digest()
+
+    def model_bytes(self):
+        """The model file's bytes (docs/model-format.md: payload ETSM or ARIM)."""
+        self._check_fitted()
+        return self._batch.to_bytes()
+
+    def save_model(self, path):
+        """Write the model file (samebits.load_model reads it back)."""
+        with open(path, "wb") as f:
+            f.write(self.model_bytes())
+        return self

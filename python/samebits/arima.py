@@ -9,8 +9,8 @@ from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_
 
 from ._lib import check, lib
 from ._base import Estimator
-from ._tsbatch import Batch, _numpy, _out, declare, read_model_arg
-from .errors import InvalidArgumentError, InvalidInputError, not_fitted
+from ._tsbatch import Batch, BatchModelFile, _numpy, _out, declare, read_model_arg
+from .errors import InvalidArgumentError, InvalidInputError
 
 _P = POINTER
 
@@ -130,7 +130,7 @@ class _Fitted:
         return _out(self._b.forecast(self._i, h, 0.05)[1])
 
 
-class ARIMA(Estimator):
+class ARIMA(BatchModelFile, Estimator):
     """ARIMA(p, d, q)(P, D, Q)s by exact maximum likelihood (Kalman filter).
 
     order=(p, d, q), seasonal_order=(P, D, Q, s), trend='n' or 'c' (None: 'c'
@@ -178,8 +178,7 @@ class ARIMA(Estimator):
         return self
 
     def _one(self):
-        if getattr(self, "_batch", None) is None:
-            raise not_fitted("this ARIMA is not fitted yet; call fit first")
+        self._check_fitted()
         if self._is_batch:
             raise InvalidArgumentError("this ARIMA was fitted on a batch of %d series: read results_[i]"
                                        % self._batch.n)
@@ -219,26 +218,6 @@ class ARIMA(Estimator):
 
     def forecast(self, h=1, return_conf_int=False, alpha=0.05):
         return self._one().forecast(h, return_conf_int, alpha)
-
-    @property
-    def model_digest_(self):
-        """SHA-256 of the model file's bytes (the digest that closes the file),
-        as every samebits estimator's model_digest_; the whole batch."""
-        if getattr(self, "_batch", None) is None:
-            raise not_fitted("this ARIMA is not fitted yet; call fit first")
-        return self._batch.model_digest()
-
-    def model_bytes(self):
-        """The model file's bytes (docs/model-format.md, payload ARIM): the batch."""
-        if getattr(self, "_batch", None) is None:
-            raise not_fitted("this ARIMA is not fitted yet; call fit first")
-        return self._batch.to_bytes()
-
-    def save_model(self, path):
-        """Write the model file (samebits.load_model reads it back)."""
-        with open(path, "wb") as f:
-            f.write(self.model_bytes())
-        return self
 
     def load_model(self, path_or_bytes):
         """Load an ARIMA model file (or its bytes), one series or a batch;

@@ -9,8 +9,8 @@ from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_void_
 
 from ._base import Estimator, thread_count
 from ._lib import check, lib
-from ._tsbatch import Batch, _out, declare, read_model_arg
-from .errors import InvalidArgumentError, InvalidInputError, not_fitted
+from ._tsbatch import Batch, BatchModelFile, _out, declare, read_model_arg
+from .errors import InvalidArgumentError, InvalidInputError
 
 _P = POINTER
 
@@ -62,7 +62,7 @@ class _Batch(Batch):
         return list(out)
 
 
-class ExponentialSmoothing(Estimator):
+class ExponentialSmoothing(BatchModelFile, Estimator):
     """Holt-Winters exponential smoothing with statsmodels' names.
 
     trend: None or "add"; damped_trend: damp the trend (phi in [0.8, 0.995]);
@@ -104,10 +104,6 @@ class ExponentialSmoothing(Estimator):
         self._batch = _Batch(self._pairs(), [y])
         self._model = self._batch
         return self
-
-    def _check_fitted(self):
-        if getattr(self, "_batch", None) is None:
-            raise not_fitted("this ExponentialSmoothing is not fitted yet; call fit first")
 
     def forecast(self, h=1):
         """The next h values, float64."""
@@ -168,29 +164,11 @@ class ExponentialSmoothing(Estimator):
         return self._batch.integer(0, "nfev")
 
     @property
-    def model_digest_(self):
-        """SHA-256 of the model file's bytes (the digest that closes the file),
-        as every samebits estimator's model_digest_."""
-        self._check_fitted()
-        return self._batch.model_digest()
-
-    @property
     def series_digest_(self):
         """SHA-256 of the series' canonical record (sb_ets_digest): what a batch
         reports for the same series at any position."""
         self._check_fitted()
         return self._batch.digest(0)
-
-    def model_bytes(self):
-        """The model file's bytes (docs/model-format.md, payload ETSM)."""
-        self._check_fitted()
-        return self._batch.to_bytes()
-
-    def save_model(self, path):
-        """Write the model file (samebits.load_model reads it back)."""
-        with open(path, "wb") as f:
-            f.write(self.model_bytes())
-        return self
 
     def load_model(self, path_or_bytes):
         """Load a model file of one exponential smoothing series (or its bytes);
