@@ -20,6 +20,7 @@
  * (--alpha, 0.05 by default) in two more columns, lower and upper.
  */
 #include "ets_cli.h"
+#include "cli_fail.h"
 #include "samebits_cert.h"
 #include <math.h>
 #include <stdio.h>
@@ -41,18 +42,6 @@ typedef struct table {
     char **ids;
     int64_t nids, idcap;
 } table;
-
-static int fail(const char *msg, const char *arg) {
-    fprintf(stderr, "samebits: ");
-    fprintf(stderr, msg, arg);
-    fprintf(stderr, "\n");
-    return EXIT_ERROR;
-}
-
-static int lib_fail(sb_status st) {
-    fprintf(stderr, "samebits: error: %s: %s\n", sb_status_name(st), sb_last_error());
-    return EXIT_ERROR;
-}
 
 static void table_free(table *t) {
     for (int64_t i = 0; i < t->n; i++) free(t->rows[i].t_text);

@@ -12,24 +12,13 @@
  * is refused by name with its line.
  */
 #include "gp_cli.h"
+#include "cli_fail.h"
 #include "samebits_cert.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXIT_ERROR 2
-
-static int fail(const char *msg, const char *arg) {
-    fprintf(stderr, "samebits: ");
-    fprintf(stderr, msg, arg);
-    fprintf(stderr, "\n");
-    return EXIT_ERROR;
-}
-
-static int lib_fail(sb_status st) {
-    fprintf(stderr, "samebits: error: %s: %s\n", sb_status_name(st), sb_last_error());
-    return EXIT_ERROR;
-}
 
 typedef struct csv {
     char **names;

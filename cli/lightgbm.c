@@ -19,6 +19,7 @@
 #include <string.h>
 
 #define EXIT_ERROR 2
+#include "cli_fail.h"
 
 enum lk_kind {
     LK_CONFIG, LK_TASK, LK_DATA, LK_VALID, LK_OUTPUT_MODEL, LK_INPUT_MODEL, LK_OUTPUT_RESULT, LK_THREADS,
@@ -500,11 +501,6 @@ static int task_train(lk_set *s) {
     if (strcmp(th, "0") != 0 && (push(&a, "--threads", NULL) || push(&a, th, NULL))) return EXIT_ERROR;
     a.v[a.n] = NULL;
     return sb_cli_train(a.n, a.v);
-}
-
-static int lib_fail(sb_status st) {
-    fprintf(stderr, "samebits: error: %s: %s\n", sb_status_name(st), sb_last_error());
-    return EXIT_ERROR;
 }
 
 /* LightGBM's prediction task: the model's probabilities (binary, multiclass)

@@ -5,29 +5,19 @@ Nothing numeric is computed here: the C library fits, forecasts and digests.
 """
 import ctypes
 import warnings
-from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
+from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
 
-from ._base import Estimator, thread_count
-from ._lib import Handle, check, lib, params as _params
-from .errors import InvalidArgumentError, InvalidInputError, not_fitted
-from .timeseries import _out, _series
+from ._lib import check, lib
+from ._base import Estimator
+from ._tsbatch import Batch, BatchModelFile, _numpy, _out, declare, read_model_arg
+from .errors import InvalidArgumentError, InvalidInputError
 
 _P = POINTER
-for _name, (_res, _args) in {
-        "sb_arima_fit": (c_int, [c_void_p, _P(c_double), _P(c_int64), c_int64, c_void_p, _P(c_void_p)]),
-        "sb_arima_nseries": (c_int, [c_void_p, _P(c_int64)]),
-        "sb_arima_get_array": (c_int, [c_void_p, c_int64, c_char_p, _P(c_double), c_size_t, _P(c_size_t)]),
-        "sb_arima_get_int": (c_int, [c_void_p, c_int64, c_char_p, _P(c_int64)]),
-        "sb_arima_param_name": (c_int, [c_void_p, c_int32, c_char_p, c_size_t, _P(c_size_t)]),
-        "sb_arima_forecast": (c_int, [c_void_p, c_int64, c_int32, c_double, _P(c_double), _P(c_double),
-                                      _P(c_double), _P(c_double)]),
-        "sb_arima_digest": (c_int, [c_void_p, c_int64, ctypes.c_char * 65]),
-        "sb_arima_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
-        "sb_arima_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
-        "sb_arima_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
-        "sb_arima_free": (None, [c_void_p])}.items():
-    _fn = getattr(lib, _name)
-    _fn.restype, _fn.argtypes = _res, _args
+
+declare("arima", {
+    "param_name": (c_int, [c_void_p, c_int32, c_char_p, c_size_t, _P(c_size_t)]),
+    "forecast": (c_int, [c_void_p, c_int64, c_int32, c_double, _P(c_double), _P(c_double),
+                         _P(c_double), _P(c_double)])})
 
 
 class ConvergenceWarning(UserWarning):
@@ -55,57 +45,10 @@ def _pairs(order, seasonal_order, trend, params):
     return pairs
 
 
-class _Batch:
+class _Batch(Batch):
     """A fitted sb_arima batch."""
 
-    @classmethod
-    def from_bytes(cls, data):
-        """A batch from a model file's bytes (sb_arima_from_bytes)."""
-        data = bytes(data)
-        h = c_void_p()
-        check(lib.sb_arima_from_bytes(data, len(data), byref(h)))
-        b = cls.__new__(cls)
-        b.handle = Handle(h, lib.sb_arima_free)
-        n = c_int64(0)
-        check(lib.sb_arima_nseries(h, byref(n)))
-        b.n = n.value
-        return b
-
-    def to_bytes(self):
-        need = c_size_t(0)
-        check(lib.sb_arima_to_bytes(self.handle.ptr, None, 0, byref(need)))
-        buf = ctypes.create_string_buffer(need.value)
-        check(lib.sb_arima_to_bytes(self.handle.ptr, buf, need.value, byref(need)))
-        return buf.raw[:need.value]
-
-    def __init__(self, pairs, series):
-        ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
-        total = sum(len(a) for a in ys)
-        y = (c_double * max(total, 1))()
-        offs = (c_int64 * (len(ys) + 1))()
-        pos = 0
-        for i, a in enumerate(ys):
-            ctypes.memmove(ctypes.addressof(y) + 8 * pos, a, 8 * len(a))
-            pos += len(a)
-            offs[i + 1] = pos
-        p = _params(pairs)
-        h = c_void_p()
-        check(lib.sb_arima_fit(p.ptr, y, offs, len(ys), None, byref(h)))
-        self.handle = Handle(h, lib.sb_arima_free)
-        self.n = len(ys)
-
-    def array(self, i, name):
-        need = c_size_t(0)
-        check(lib.sb_arima_get_array(self.handle.ptr, i, name.encode(), None, 0, byref(need)))
-        buf = (c_double * max(need.value, 1))()
-        if need.value:
-            check(lib.sb_arima_get_array(self.handle.ptr, i, name.encode(), buf, need.value, byref(need)))
-        return list(buf[:need.value])
-
-    def integer(self, i, name):
-        v = c_int64(0)
-        check(lib.sb_arima_get_int(self.handle.ptr, i, name.encode(), byref(v)))
-        return v.value
+    FAMILY = "arima"
 
     def names(self):
         out = []
@@ -122,16 +65,6 @@ class _Batch:
         m, s, lo, hi = ((c_double * h)() for _ in range(4))
         check(lib.sb_arima_forecast(self.handle.ptr, i, h, float(alpha), m, s, lo, hi))
         return list(m), list(s), list(lo), list(hi)
-
-    def digest(self, i):
-        buf = (ctypes.c_char * 65)()
-        check(lib.sb_arima_digest(self.handle.ptr, i, buf))
-        return buf.value.decode()
-
-    def model_digest(self):
-        buf = (ctypes.c_char * 65)()
-        check(lib.sb_arima_model_digest(self.handle.ptr, buf))
-        return buf.value.decode()
 
 
 class _Fitted:
@@ -197,15 +130,7 @@ class _Fitted:
         return _out(self._b.forecast(self._i, h, 0.05)[1])
 
 
-def _numpy():
-    try:
-        import numpy
-        return numpy
-    except ImportError:
-        return None
-
-
-class ARIMA(Estimator):
+class ARIMA(BatchModelFile, Estimator):
     """ARIMA(p, d, q)(P, D, Q)s by exact maximum likelihood (Kalman filter).
 
     order=(p, d, q), seasonal_order=(P, D, Q, s), trend='n' or 'c' (None: 'c'
@@ -253,8 +178,7 @@ class ARIMA(Estimator):
         return self
 
     def _one(self):
-        if getattr(self, "_batch", None) is None:
-            raise not_fitted("this ARIMA is not fitted yet; call fit first")
+        self._check_fitted()
         if self._is_batch:
             raise InvalidArgumentError("this ARIMA was fitted on a batch of %d series: read results_[i]"
                                        % self._batch.n)
@@ -295,35 +219,10 @@ class ARIMA(Estimator):
     def forecast(self, h=1, return_conf_int=False, alpha=0.05):
         return self._one().forecast(h, return_conf_int, alpha)
 
-    @property
-    def model_digest_(self):
-        """SHA-256 of the model file's bytes (the digest that closes the file),
-        as every samebits estimator's model_digest_; the whole batch."""
-        if getattr(self, "_batch", None) is None:
-            raise not_fitted("this ARIMA is not fitted yet; call fit first")
-        return self._batch.model_digest()
-
-    def model_bytes(self):
-        """The model file's bytes (docs/model-format.md, payload ARIM): the batch."""
-        if getattr(self, "_batch", None) is None:
-            raise not_fitted("this ARIMA is not fitted yet; call fit first")
-        return self._batch.to_bytes()
-
-    def save_model(self, path):
-        """Write the model file (samebits.load_model reads it back)."""
-        with open(path, "wb") as f:
-            f.write(self.model_bytes())
-        return self
-
     def load_model(self, path_or_bytes):
         """Load an ARIMA model file (or its bytes), one series or a batch;
         returns self. Another family's file is InvalidArgumentError naming it."""
-        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            data = bytes(path_or_bytes)
-        else:
-            with open(path_or_bytes, "rb") as f:
-                data = f.read()
-        b = _Batch.from_bytes(data)
+        b = _Batch.from_bytes(read_model_arg(path_or_bytes))
         g = b.integer
         self.order = (g(0, "p"), g(0, "d"), g(0, "q"))
         self.seasonal_order = (g(0, "P"), g(0, "D"), g(0, "Q"), g(0, "s"))

@@ -5,64 +5,19 @@ Nothing numeric is computed here: the C library fits, forecasts and digests.
 Values are float64 throughout. NumPy is optional: with it, arrays come back as
 numpy.ndarray (float64); without it, as lists of floats.
 """
-import ctypes
-from ctypes import POINTER, byref, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
+from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_void_p
 
 from ._base import Estimator, thread_count
-from ._lib import Handle, check, lib, params as _params
-from .errors import InvalidArgumentError, InvalidInputError, not_fitted
+from ._lib import check, lib
+from ._tsbatch import Batch, BatchModelFile, _out, declare, read_model_arg
+from .errors import InvalidArgumentError, InvalidInputError
 
 _P = POINTER
-for _name, (_res, _args) in {
-        "sb_ets_fit": (c_int, [c_void_p, _P(c_double), _P(c_int64), c_int64, c_void_p, _P(c_void_p)]),
-        "sb_ets_nseries": (c_int, [c_void_p, _P(c_int64)]),
-        "sb_ets_get_array": (c_int, [c_void_p, c_int64, c_char_p, _P(c_double), c_size_t, _P(c_size_t)]),
-        "sb_ets_get_int": (c_int, [c_void_p, c_int64, c_char_p, _P(c_int64)]),
-        "sb_ets_forecast": (c_int, [c_void_p, c_int64, c_int32, _P(c_double)]),
-        "sb_ets_digest": (c_int, [c_void_p, c_int64, ctypes.c_char * 65]),
-        "sb_ets_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
-        "sb_ets_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
-        "sb_ets_save": (c_int, [c_void_p, c_char_p]),
-        "sb_ets_load": (c_int, [c_char_p, _P(c_void_p)]),
-        "sb_ets_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
-        "sb_ets_free": (None, [c_void_p])}.items():
-    _fn = getattr(lib, _name)
-    _fn.restype, _fn.argtypes = _res, _args
 
-
-def _numpy():
-    try:
-        import numpy
-        return numpy
-    except ImportError:
-        return None
-
-
-def _out(values):
-    np = _numpy()
-    return np.array(values, dtype=np.float64) if np is not None else list(values)
-
-
-def _series(y, what="y"):
-    """y as a ctypes double array (one copy, float64)."""
-    if isinstance(y, (str, bytes)):
-        raise InvalidInputError("%s must be a sequence of numbers, got %s" % (what, type(y).__name__))
-    np = _numpy()
-    if np is not None:
-        try:
-            a = np.ascontiguousarray(np.asarray(y, dtype=np.float64))
-        except (TypeError, ValueError) as e:
-            raise InvalidInputError("%s must be numbers: %s" % (what, e)) from None
-        if a.ndim == 2 and 1 in a.shape:
-            a = a.ravel()
-        if a.ndim != 1:
-            raise InvalidInputError("%s must be one series (1-d), got shape %r" % (what, a.shape))
-        return (c_double * a.size).from_buffer_copy(a.tobytes()) if a.size else (c_double * 0)()
-    try:
-        vals = [float(v) for v in y]
-    except (TypeError, ValueError) as e:
-        raise InvalidInputError("%s must be numbers: %s" % (what, e)) from None
-    return (c_double * len(vals))(*vals)
+declare("ets", {
+    "forecast": (c_int, [c_void_p, c_int64, c_int32, _P(c_double)]),
+    "save": (c_int, [c_void_p, c_char_p]),
+    "load": (c_int, [c_char_p, _P(c_void_p)])})
 
 
 def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=None):
@@ -94,62 +49,10 @@ def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=N
     return pairs
 
 
-class _Batch:
+class _Batch(Batch):
     """A fitted sb_ets batch."""
 
-    @classmethod
-    def from_bytes(cls, data):
-        """A batch from a model file's bytes (sb_ets_from_bytes)."""
-        data = bytes(data)
-        h = c_void_p()
-        check(lib.sb_ets_from_bytes(data, len(data), byref(h)))
-        b = cls.__new__(cls)
-        b.handle = Handle(h, lib.sb_ets_free)
-        n = c_int64(0)
-        check(lib.sb_ets_nseries(h, byref(n)))
-        b.n = n.value
-        return b
-
-    def to_bytes(self):
-        need = c_size_t(0)
-        check(lib.sb_ets_to_bytes(self.handle.ptr, None, 0, byref(need)))
-        buf = ctypes.create_string_buffer(need.value)
-        check(lib.sb_ets_to_bytes(self.handle.ptr, buf, need.value, byref(need)))
-        return buf.raw[:need.value]
-
-    def model_digest(self):
-        buf = (ctypes.c_char * 65)()
-        check(lib.sb_ets_model_digest(self.handle.ptr, buf))
-        return buf.value.decode()
-
-    def __init__(self, pairs, series):
-        ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
-        total = sum(len(a) for a in ys)
-        y = (c_double * max(total, 1))()
-        offs = (c_int64 * (len(ys) + 1))()
-        pos = 0
-        for i, a in enumerate(ys):
-            ctypes.memmove(ctypes.addressof(y) + 8 * pos, a, 8 * len(a))
-            pos += len(a)
-            offs[i + 1] = pos
-        p = _params(pairs)
-        h = c_void_p()
-        check(lib.sb_ets_fit(p.ptr, y, offs, len(ys), None, byref(h)))
-        self.handle = Handle(h, lib.sb_ets_free)
-        self.n = len(ys)
-
-    def array(self, i, name):
-        need = c_size_t(0)
-        check(lib.sb_ets_get_array(self.handle.ptr, i, name.encode(), None, 0, byref(need)))
-        buf = (c_double * max(need.value, 1))()
-        if need.value:
-            check(lib.sb_ets_get_array(self.handle.ptr, i, name.encode(), buf, need.value, byref(need)))
-        return list(buf[:need.value])
-
-    def integer(self, i, name):
-        v = c_int64(0)
-        check(lib.sb_ets_get_int(self.handle.ptr, i, name.encode(), byref(v)))
-        return v.value
+    FAMILY = "ets"
 
     def forecast(self, i, h):
         if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
@@ -158,13 +61,8 @@ class _Batch:
         check(lib.sb_ets_forecast(self.handle.ptr, i, int(h), out))
         return list(out)
 
-    def digest(self, i):
-        buf = (ctypes.c_char * 65)()
-        check(lib.sb_ets_digest(self.handle.ptr, i, buf))
-        return buf.value.decode()
 
-
-class ExponentialSmoothing(Estimator):
+class ExponentialSmoothing(BatchModelFile, Estimator):
     """Holt-Winters exponential smoothing with statsmodels' names.
 
     trend: None or "add"; damped_trend: damp the trend (phi in [0.8, 0.995]);
@@ -206,10 +104,6 @@ class ExponentialSmoothing(Estimator):
         self._batch = _Batch(self._pairs(), [y])
         self._model = self._batch
         return self
-
-    def _check_fitted(self):
-        if getattr(self, "_batch", None) is None:
-            raise not_fitted("this ExponentialSmoothing is not fitted yet; call fit first")
 
     def forecast(self, h=1):
         """The next h values, float64."""
@@ -270,39 +164,16 @@ class ExponentialSmoothing(Estimator):
         return self._batch.integer(0, "nfev")
 
     @property
-    def model_digest_(self):
-        """SHA-256 of the model file's bytes (the digest that closes the file),
-        as every samebits estimator's model_digest_."""
-        self._check_fitted()
-        return self._batch.model_digest()
-
-    @property
     def series_digest_(self):
         """SHA-256 of the series' canonical record (sb_ets_digest): what a batch
         reports for the same series at any position."""
         self._check_fitted()
         return self._batch.digest(0)
 
-    def model_bytes(self):
-        """The model file's bytes (docs/model-format.md, payload ETSM)."""
-        self._check_fitted()
-        return self._batch.to_bytes()
-
-    def save_model(self, path):
-        """Write the model file (samebits.load_model reads it back)."""
-        with open(path, "wb") as f:
-            f.write(self.model_bytes())
-        return self
-
     def load_model(self, path_or_bytes):
         """Load a model file of one exponential smoothing series (or its bytes);
         returns self. Another family's file is InvalidArgumentError naming it."""
-        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            data = bytes(path_or_bytes)
-        else:
-            with open(path_or_bytes, "rb") as f:
-                data = f.read()
-        b = _Batch.from_bytes(data)
+        b = _Batch.from_bytes(read_model_arg(path_or_bytes))
         if b.n != 1:
             raise InvalidInputError("the file holds %d series; ExponentialSmoothing holds one (read a batch with "
                                     "samebits.timeseries.load_batch)" % b.n)

@@ -1455,6 +1455,14 @@ static sb_status read_u32(reader *r, const char *what, uint32_t *v) {
     return SB_OK;
 }
 
+static sb_status read_u64(reader *r, const char *what, uint64_t *v) {
+    sb_status st = need(r, 8, what);
+    if (st != SB_OK) return st;
+    *v = get_u64(r->p + r->pos);
+    r->pos += 8;
+    return SB_OK;
+}
+
 static sb_status read_i32(reader *r, const char *what, int32_t *v) {
     uint32_t u;
     sb_status st = read_u32(r, what, &u);
@@ -1815,9 +1823,8 @@ static sb_status parse_knn_payload(reader *r, sb_model *m) {
     static const char *const names[5] = {"the task", "n_neighbors", "the metric", "the weights", "the class count"};
     for (int i = 0; i < 5; i++)
         if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
-    if ((st = need(r, 8, "the row count")) != SB_OK) return st;
-    const uint64_t n = get_u64(r->p + r->pos);
-    r->pos += 8;
+    uint64_t n;
+    if ((st = read_u64(r, "the row count", &n)) != SB_OK) return st;
     if (f[0] < SB_KNN_NEIGHBORS || f[0] > SB_KNN_REGRESSOR)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": knn task %d (0..2)", (int)f[0]);
     const uint64_t per = 4 * ((uint64_t)m->num_features + (f[0] != SB_KNN_NEIGHBORS));
@@ -1844,9 +1851,8 @@ static sb_status parse_agglo_payload(reader *r, sb_model *m) {
     static const char *const names[2] = {"the linkage", "the cluster count"};
     for (int i = 0; i < 2; i++)
         if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
-    if ((st = need(r, 8, "the row count")) != SB_OK) return st;
-    const uint64_t n = get_u64(r->p + r->pos);
-    r->pos += 8;
+    uint64_t n;
+    if ((st = read_u64(r, "the row count", &n)) != SB_OK) return st;
     if (n < 2 || n > 40000)
         return sb_fail(n < 2 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %llu agglomerative rows (2..40000)",
                        (unsigned long long)n);
@@ -1930,9 +1936,8 @@ static sb_status parse_kde_payload(reader *r, sb_model *m) {
     if (f[2] != 0 && f[2] != 1) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the kde weights flag is %d, not 0 or 1", (int)f[2]);
     float bw;
     if ((st = read_f32s(r, &bw, 1, "the bandwidth")) != SB_OK) return st;
-    if ((st = need(r, 8, "the row count")) != SB_OK) return st;
-    const uint64_t n = get_u64(r->p + r->pos);
-    r->pos += 8;
+    uint64_t n;
+    if ((st = read_u64(r, "the row count", &n)) != SB_OK) return st;
     const uint64_t per = 4 * ((uint64_t)m->num_features + (uint64_t)f[2]);
     if (n < 1 || n > MF_MAX_FILE / per)
         return sb_fail(n < 1 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %llu kde rows", (unsigned long long)n);
@@ -1956,9 +1961,8 @@ static sb_status parse_spectral_payload(reader *r, sb_model *m) {
     static const char *const names[2] = {"the affinity", "the cluster count"};
     for (int i = 0; i < 2; i++)
         if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
-    if ((st = need(r, 8, "the row count")) != SB_OK) return st;
-    const uint64_t n = get_u64(r->p + r->pos);
-    r->pos += 8;
+    uint64_t n;
+    if ((st = read_u64(r, "the row count", &n)) != SB_OK) return st;
     if (n < 2 || n > SB_LINALG_MAX_EIGH_N)
         return sb_fail(n < 2 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %llu spectral rows (2..%d)",
                        (unsigned long long)n, SB_LINALG_MAX_EIGH_N);
@@ -1972,6 +1976,23 @@ static sb_status parse_spectral_payload(reader *r, sb_model *m) {
     m->num_class = 1;
     for (uint64_t i = 0; i < n; i++)
         if ((st = read_i32(r, "a label", &g->labels[i])) != SB_OK) return st;
+    return SB_OK;
+}
+
+/* Counts cnt[0..na) of f64 values into dst[0..na) of series i, the bytes
+ * already checked present; a NaN of any bits but the writer's one spelling
+ * is refused (a file the writer could not have written). */
+static sb_status read_series_f64s(reader *r, double *const *dst, const uint64_t *cnt, int na, uint64_t i) {
+    for (int a = 0; a < na; a++)
+        for (uint64_t j = 0; j < cnt[a]; j++) {
+            const uint64_t u = get_u64(r->p + r->pos);
+            if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull && u != 0x7FF8000000000000ull)
+                return sb_fail(SB_ERR_INVALID_INPUT,
+                               WHO ": series %llu holds a NaN of bits %016llx; the writer writes every NaN as "
+                               "7ff8000000000000 (one spelling)", (unsigned long long)i, (unsigned long long)u);
+            r->pos += 8;
+            memcpy(&dst[a][j], &u, 8);
+        }
     return SB_OK;
 }
 
@@ -2015,9 +2036,8 @@ static sb_status parse_arima_payload(reader *r, sb_model *m) {
     const int32_t np = sb_arima_npar(&sp), rd = sb_arima_state_dim(&sp), L = sb_arima_diff_lag(&sp);
     for (uint64_t i = 0; i < ns; i++) {
         arima_fit *f = &e->fits[i];
-        if ((st = need(r, 8, "a series' length")) != SB_OK) return st;
-        const uint64_t n = get_u64(r->p + r->pos);
-        r->pos += 8;
+        uint64_t n;
+        if ((st = read_u64(r, "a series' length", &n)) != SB_OK) return st;
         if (n < (uint64_t)L + 2 || n > INT32_MAX || 12 + 8 * arima_series_words(&sp, n) > (uint64_t)(r->end - r->pos))
             return sb_fail(SB_ERR_INVALID_INPUT, WHO ": series %llu of %llu values in %zu bytes", (unsigned long long)i,
                            (unsigned long long)n, r->end - r->pos);
@@ -2036,16 +2056,7 @@ static sb_status parse_arima_payload(reader *r, sb_model *m) {
         double crit[4];
         double *const dst[8] = {f->par, crit, f->fitted, f->resid, f->a, f->P, f->ylast};
         const uint64_t cnt[8] = {(uint64_t)np, 4, n, n, (uint64_t)rd, (uint64_t)rd * (uint64_t)rd, (uint64_t)L};
-        for (int a = 0; a < 7; a++)
-            for (uint64_t j = 0; j < cnt[a]; j++) {
-                const uint64_t u = get_u64(r->p + r->pos);
-                if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull && u != 0x7FF8000000000000ull)
-                    return sb_fail(SB_ERR_INVALID_INPUT,
-                                   WHO ": series %llu holds a NaN of bits %016llx; the writer writes every NaN as "
-                                   "7ff8000000000000 (one spelling)", (unsigned long long)i, (unsigned long long)u);
-                r->pos += 8;
-                memcpy(&dst[a][j], &u, 8);
-            }
+        if ((st = read_series_f64s(r, dst, cnt, 7, i)) != SB_OK) return st;
         f->llf = crit[0], f->aic = crit[1], f->aicc = crit[2], f->bic = crit[3];
     }
     return (uint64_t)(r->end - r->pos) == 0
@@ -2062,9 +2073,8 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
     static const char *const names[4] = {"the trend", "the damping flag", "the season", "the period"};
     for (int i = 0; i < 4; i++)
         if ((st = read_i32(r, names[i], &f4[i])) != SB_OK) return st;
-    if ((st = need(r, 8, "the series count")) != SB_OK) return st;
-    const uint64_t ns = get_u64(r->p + r->pos);
-    r->pos += 8;
+    uint64_t ns;
+    if ((st = read_u64(r, "the series count", &ns)) != SB_OK) return st;
     if (f4[2] < ETS_NONE || f4[2] > ETS_MUL || f4[3] < 1 || f4[3] > SB_ETS_MAX_PERIOD)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": exponential smoothing of season %d, period %d", (int)f4[2], (int)f4[3]);
     const ets_spec sp = {f4[0], f4[1], f4[2], f4[3], {0, 0, 0, 0}, 0};
@@ -2083,9 +2093,8 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
     m->num_class = 1;
     for (uint64_t i = 0; i < ns; i++) {
         ets_fit *f = &e->fits[i];
-        if ((st = need(r, 8, "a series' length")) != SB_OK) return st;
-        const uint64_t n = get_u64(r->p + r->pos);
-        r->pos += 8;
+        uint64_t n;
+        if ((st = read_u64(r, "a series' length", &n)) != SB_OK) return st;
         if (n < 2 || n > INT32_MAX || 16 + 8 * (4 + 2 * w + 4 + 2 * n) > (uint64_t)(r->end - r->pos))
             return sb_fail(SB_ERR_INVALID_INPUT, WHO ": series %llu of %llu values in %zu bytes", (unsigned long long)i,
                            (unsigned long long)n, r->end - r->pos);
@@ -2103,16 +2112,7 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
         double crit[4];
         double *const dst[6] = {f->par, f->init, f->last, crit, f->fitted, f->resid};
         const uint64_t cnt[6] = {SB_ETS_NPAR, w, w, 4, n, n};
-        for (int a = 0; a < 6; a++)
-            for (uint64_t j = 0; j < cnt[a]; j++) {
-                const uint64_t u = get_u64(r->p + r->pos);
-                if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull && u != 0x7FF8000000000000ull)
-                    return sb_fail(SB_ERR_INVALID_INPUT,
-                                   WHO ": series %llu holds a NaN of bits %016llx; the writer writes every NaN as "
-                                   "7ff8000000000000 (one spelling)", (unsigned long long)i, (unsigned long long)u);
-                r->pos += 8;
-                memcpy(&dst[a][j], &u, 8);
-            }
+        if ((st = read_series_f64s(r, dst, cnt, 6, i)) != SB_OK) return st;
         f->sse = crit[0], f->aic = crit[1], f->aicc = crit[2], f->bic = crit[3];
         if (!sp.seasonal) f->init[2] = f->last[2] = 0.0; /* the unused slot of a period of 1 */
     }
@@ -2164,9 +2164,7 @@ static sb_status parse_gp_payload(reader *r, sb_model *m) {
     }
     uint64_t dims[3];
     for (int i = 0; i < 3; i++) {
-        if ((st = need(r, 8, "the gaussian process's shape")) != SB_OK) return st;
-        dims[i] = get_u64(r->p + r->pos);
-        r->pos += 8;
+        if ((st = read_u64(r, "the gaussian process's shape", &dims[i])) != SB_OK) return st;
     }
     if (dims[0] < 1 || dims[0] > 100000 || dims[1] < 1 || dims[1] > 1000000 || dims[2] < 1 || dims[2] > 100000 ||
         dims[1] != (uint64_t)m->num_features)
@@ -2185,9 +2183,7 @@ static sb_status parse_gp_payload(reader *r, sb_model *m) {
     for (int j = 0; j < 5; j++)
         if ((st = read_i32(r, "the gaussian process's options", &o[j])) != SB_OK) return st;
     g->normalize_y = o[0], g->optimize = o[1], g->restarts = o[2], g->nit = o[3], g->nfev = o[4];
-    if ((st = need(r, 8, "the seed")) != SB_OK) return st;
-    g->seed = get_u64(r->p + r->pos);
-    r->pos += 8;
+    if ((st = read_u64(r, "the seed", &g->seed)) != SB_OK) return st;
     double lml;
     if ((st = read_gp_f64(r, &lml)) != SB_OK) return st;
     g->X = sb_malloc(sizeof(double) * (size_t)(g->n * g->d));

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from conftest import LEGS, ROOT, run_bin, samebits
+from conftest import LEGS, ROOT, samebits
+from ts_cli_common import (assert_leg_model_bytes, assert_refused, model_files_at_threads, stamp,
+                           train_then_forecast, write_long_csv)
 
 
 def _long_csv(path, shuffle=True):
@@ -17,27 +19,15 @@ def _long_csv(path, shuffle=True):
         for t in range(60 + 9 * k):
             e = ((t * 7919 + k * 104729) % 97) / 16.0 - 3.0
             v = phi * v + e
-            rows.append(("s%d" % k, "2020-%02d-%02d" % (1 + t // 28, 1 + t % 28), base + v))
-    if shuffle:
-        rows = rows[::-1]
-    path.write_text("unique_id,ds,y\n" + "".join("%s,%s,%r\n" % r for r in rows))
-    return rows
+            rows.append(("s%d" % k, stamp(t), base + v))
+    return write_long_csv(path, rows, shuffle)
 
 
 def test_train_then_forecast_equals_one_shot_forecast(tmp_path):
-    data, model = tmp_path / "s.csv", tmp_path / "s.sbm"
+    data = tmp_path / "s.csv"
     _long_csv(data)
-    params = ["order=1:0:1", "trend=c"]
-    r = samebits("train", "--model", "arima", "--data", str(data), "--out", str(model), *params)
-    assert r.returncode == 0, r.stderr
-    assert "arima fitted 3 series; model digest: " in r.stderr
-    digest = r.stderr.strip().splitlines()[0].rsplit(" ", 1)[1]
-    d = samebits("digest", str(model))
-    assert d.returncode == 0 and d.stdout.strip() == digest
-    a = samebits("forecast", "--model", str(model), "--h", "5", "--alpha", "0.1")
-    b = samebits("forecast", "--data", str(data), "--h", "5", "--alpha", "0.1", "model=arima", *params)
-    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
-    la, lb = a.stdout.splitlines(), b.stdout.splitlines()
+    la, lb = train_then_forecast(tmp_path, data, "arima", ["order=1:0:1", "trend=c"], ["--h", "5", "--alpha", "0.1"],
+                                 ["model=arima"])
     assert la[0] == "series,step,forecast,lower,upper" and lb[0] == "unique_id,step,forecast,lower,upper"
     assert [x.split(",")[1:] for x in la[1:]] == [x.split(",")[1:] for x in lb[1:]]
     assert [x.split(",")[0] for x in lb[1::5]] == ["s2", "s1", "s0"]
@@ -68,13 +58,7 @@ def test_cli_forecasts_are_pythons_bits(tmp_path):
 def test_thread_counts_write_one_model(tmp_path):
     data = tmp_path / "s.csv"
     _long_csv(data)
-    files = set()
-    for t in ("1", "2", "3"):
-        out = tmp_path / ("m%s.sbm" % t)
-        r = samebits("train", "--model", "arima", "--data", str(data), "--out", str(out), "--threads", t,
-                     "order=1:1:1", "seasonal_order=0:1:1:7")
-        assert r.returncode == 0, r.stderr
-        files.add(out.read_bytes())
+    files = model_files_at_threads(tmp_path, data, "arima", ["order=1:1:1", "seasonal_order=0:1:1:7"])
     assert len(files) == 1
 
 
@@ -86,10 +70,7 @@ def test_thread_counts_write_one_model(tmp_path):
     ("unique_id,ds,y\na,1,3\na,2,4\na,3,5\na,4,6\n", ["order=1:1:0", "trend=c"], "trend='c' with differencing"),
 ])
 def test_hostile_files_are_refused_by_name(tmp_path, text, args, words):
-    data = tmp_path / "bad.csv"
-    data.write_text(text)
-    r = samebits("forecast", "--data", str(data), "--h", "2", "model=arima", *(args or ["order=1:0:0"]))
-    assert r.returncode == 2 and words in r.stderr, r.stderr
+    assert_refused(tmp_path, text, ["model=arima", *(args or ["order=1:0:0"])], words)
 
 
 def test_usage_errors(tmp_path):
@@ -107,11 +88,4 @@ def test_model_file_bytes_are_one_on_every_leg(leg, tmp_path):
     qemu-user), at 3 threads: the same bytes as the native one-thread file."""
     data = tmp_path / "s.csv"
     _long_csv(data)
-    params = ["order=1:1:1", "seasonal_order=0:1:1:7"]
-    ref, out = tmp_path / "ref.sbm", tmp_path / ("%s.sbm" % leg)
-    r = samebits("train", "--model", "arima", "--data", str(data), "--out", str(ref), "--threads", "1", *params)
-    assert r.returncode == 0, r.stderr
-    r = run_bin(leg, "samebits", ["train", "--model", "arima", "--data", str(data), "--out", str(out), "--threads",
-                                  "3", *params])
-    assert r.returncode == 0, r.stderr
-    assert out.read_bytes() == ref.read_bytes()
+    assert_leg_model_bytes(leg, tmp_path, data, "arima", ["order=1:1:1", "seasonal_order=0:1:1:7"])

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from conftest import LEGS, ROOT, run_bin, samebits
+from conftest import LEGS, ROOT, samebits
+from ts_cli_common import (assert_leg_model_bytes, assert_refused, model_files_at_threads, stamp,
+                           train_then_forecast, write_long_csv)
 
 
 def _long_csv(path, shuffle=True):
@@ -16,27 +18,15 @@ def _long_csv(path, shuffle=True):
         for t in range(60 + 7 * k):
             season = (0.0, 3.0, 5.0, -2.0, -4.0, 1.0, -3.0)[t % 7]
             noise = ((t * 7919 + k * 104729) % 97) / 16.0
-            rows.append(("s%d" % k, "2020-%02d-%02d" % (1 + t // 28, 1 + t % 28), base + slope * t + season + noise))
-    if shuffle:
-        rows = rows[::-1]
-    path.write_text("unique_id,ds,y\n" + "".join("%s,%s,%r\n" % r for r in rows))
-    return rows
+            rows.append(("s%d" % k, stamp(t), base + slope * t + season + noise))
+    return write_long_csv(path, rows, shuffle)
 
 
 def test_train_then_forecast_equals_one_shot_forecast(tmp_path):
-    data, model = tmp_path / "s.csv", tmp_path / "s.sbm"
+    data = tmp_path / "s.csv"
     _long_csv(data)
-    params = ["trend=add", "seasonal=add", "seasonal_periods=7"]
-    r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(model), *params)
-    assert r.returncode == 0, r.stderr
-    assert "ets fitted 3 series; model digest: " in r.stderr
-    digest = r.stderr.strip().rsplit(" ", 1)[1]
-    d = samebits("digest", str(model))
-    assert d.returncode == 0 and d.stdout.strip() == digest
-    a = samebits("forecast", "--model", str(model), "--h", "5")
-    b = samebits("forecast", "--data", str(data), "--h", "5", *params)
-    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
-    la, lb = a.stdout.splitlines(), b.stdout.splitlines()
+    la, lb = train_then_forecast(tmp_path, data, "ets", ["trend=add", "seasonal=add", "seasonal_periods=7"],
+                                 ["--h", "5"], [])
     assert la[0] == "series,step,forecast" and lb[0] == "unique_id,step,forecast"
     assert [x.split(",")[1:] for x in la[1:]] == [x.split(",")[1:] for x in lb[1:]]
     # series in the order their ids first appear (the file is reversed: s2 first)
@@ -60,13 +50,7 @@ def test_cli_forecasts_are_pythons_bits(tmp_path):
 def test_thread_counts_write_one_model(tmp_path):
     data = tmp_path / "s.csv"
     _long_csv(data)
-    digests = set()
-    for t in ("1", "2", "3"):
-        out = tmp_path / ("m%s.sbm" % t)
-        r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(out), "--threads", t,
-                     "seasonal=mul", "seasonal_periods=7")
-        assert r.returncode == 0, r.stderr
-        digests.add(out.read_bytes())
+    digests = model_files_at_threads(tmp_path, data, "ets", ["seasonal=mul", "seasonal_periods=7"])
     assert len(digests) == 1
 
 
@@ -80,10 +64,7 @@ def test_thread_counts_write_one_model(tmp_path):
     ("unique_id,ds,y\na,1,3\na,2,4\na,3,5\na,4,6\n", ["seasonal_periods=2"], "would do nothing"),
 ])
 def test_hostile_files_are_refused_by_name(tmp_path, text, args, words):
-    data = tmp_path / "bad.csv"
-    data.write_text(text)
-    r = samebits("forecast", "--data", str(data), "--h", "2", *args)
-    assert r.returncode == 2 and words in r.stderr, r.stderr
+    assert_refused(tmp_path, text, args, words)
 
 
 def test_usage_errors():
@@ -100,14 +81,8 @@ def test_model_file_bytes_are_one_on_every_leg(leg, tmp_path):
     qemu-user), at 3 threads: the same bytes as the native one-thread file."""
     data = tmp_path / "s.csv"
     _long_csv(data)
-    params = ["trend=add", "damped_trend=true", "seasonal=mul", "seasonal_periods=7"]
-    ref, out = tmp_path / "ref.sbm", tmp_path / ("%s.sbm" % leg)
-    r = samebits("train", "--model", "ets", "--data", str(data), "--out", str(ref), "--threads", "1", *params)
-    assert r.returncode == 0, r.stderr
-    r = run_bin(leg, "samebits", ["train", "--model", "ets", "--data", str(data), "--out", str(out), "--threads", "3",
-                                  *params])
-    assert r.returncode == 0, r.stderr
-    assert out.read_bytes() == ref.read_bytes()
+    assert_leg_model_bytes(leg, tmp_path, data, "ets", ["trend=add", "damped_trend=true", "seasonal=mul",
+                                                         "seasonal_periods=7"])
 
 
 def test_device_opencl_writes_the_cpu_model(tmp_path):

@@ -92,3 +92,13 @@ int main(int argc, char **argv) {
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
+
+float *sb_test_rows(int64_t n, int32_t d, uint64_t seed) {
+    float *x = malloc(sizeof(float) * (size_t)(n * d));
+    uint64_t r = seed;
+    for (int64_t i = 0; i < n * d; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)(r >> 40) * 0x1p-24f * 4.0f - 2.0f;
+    }
+    return x;
+}

@@ -20,6 +20,9 @@ const char *sb_test_data_dir(void);
  * a buffer of the runner's until the next call (a path that cannot exist when
  * mkstemp fails, so the read under test fails by name). */
 const char *sb_test_temp_file(const char *text, size_t n);
+/* n x d floats in [-2, 2) from a 64-bit LCG seeded with seed (malloc'd; the
+ * caller frees): the same rows on every machine. */
+float *sb_test_rows(int64_t n, int32_t d, uint64_t seed);
 
 #define SB_TEST(name)                                                     \
     static void name(void);                                               \

@@ -20,16 +20,6 @@
 
 #define KD_PI_T 3.14159265358979323846
 
-static float *rows(int64_t n, int32_t d, uint64_t seed) {
-    float *x = malloc(sizeof(float) * (size_t)(n * d));
-    uint64_t r = seed;
-    for (int64_t i = 0; i < n * d; i++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)(r >> 40) * 0x1p-24f * 4.0f - 2.0f;
-    }
-    return x;
-}
-
 static sb_status fit(const float *x, const float *w, int64_t n, int32_t d, const char *params, sb_model **m) {
     sb_dataset *ds = NULL;
     sb_params *p = NULL;
@@ -76,7 +66,7 @@ SB_TEST(test_kde_normalizations_match_closed_forms) {
 SB_TEST(test_kde_file_and_threads_give_the_same_bits) {
     const int64_t n = 500, nq = 200;
     const int32_t d = 5;
-    float *x = rows(n, d, 1), *q = rows(nq, d, 2), *w = malloc(sizeof(float) * (size_t)n);
+    float *x = sb_test_rows(n, d, 1), *q = sb_test_rows(nq, d, 2), *w = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) w[i] = (float)(i % 7) * 0.5f; /* a seventh of them zero */
     static const char *const kernels[6] = {"gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine"};
     for (int k = 0; k < 6; k++) {
@@ -110,7 +100,7 @@ SB_TEST(test_kde_file_and_threads_give_the_same_bits) {
 SB_TEST(test_kde_far_queries_and_refusals) {
     const int64_t n = 50;
     const int32_t d = 2;
-    float *x = rows(n, d, 3), far[2] = {1.0e4f, -1.0e4f}, bad[2] = {0.0f, NAN};
+    float *x = sb_test_rows(n, d, 3), far[2] = {1.0e4f, -1.0e4f}, bad[2] = {0.0f, NAN};
     sb_model *m = NULL;
     SB_CHECK(fit(x, NULL, n, d, "model=kde,bandwidth=0.5", &m) == SB_OK);
     float *v = score(m, far, 1, d);
@@ -155,7 +145,7 @@ SB_TEST(test_kde_kernel_body_gives_the_host_sums) {
     const float bws[] = {0.01f, 0.3f, 1.0f, 10.0f};
     for (int32_t d = 1; d <= 9; d += (d < 5 ? 1 : 4)) {
         const int64_t n = 97, nq = 23;
-        float *x = rows(n, d, 11u + (uint64_t)d), *q = rows(nq, d, 97u + (uint64_t)d);
+        float *x = sb_test_rows(n, d, 11u + (uint64_t)d), *q = sb_test_rows(nq, d, 97u + (uint64_t)d);
         float *w = malloc(sizeof(float) * (size_t)n);
         for (int64_t i = 0; i < n; i++) w[i] = (float)(i % 5) * 0.25f; /* a fifth zero */
         memcpy(q, x + 3 * d, sizeof(float) * (size_t)d);
@@ -215,7 +205,7 @@ SB_TEST(test_kde_device_sums_agree) {
         int bad = 0, runs = 0;
         for (int32_t d = 3; d <= 8; d += 5) {
             const int64_t n = 301, nq = 1000;
-            float *x = rows(n, d, 5u + (uint64_t)d), *q = rows(nq, d, 71u + (uint64_t)d);
+            float *x = sb_test_rows(n, d, 5u + (uint64_t)d), *q = sb_test_rows(nq, d, 71u + (uint64_t)d);
             float *w = malloc(sizeof(float) * (size_t)n);
             for (int64_t i = 0; i < n; i++) w[i] = (float)((i * 7) % 6) * 0.5f; /* a sixth zero */
             memcpy(q, x, sizeof(float) * (size_t)d);

@@ -12,16 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static float *rows(int64_t n, int32_t d, uint64_t seed) {
-    float *x = malloc(sizeof(float) * (size_t)(n * d));
-    uint64_t r = seed;
-    for (int64_t i = 0; i < n * d; i++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)(r >> 40) * 0x1p-24f * 4.0f - 2.0f;
-    }
-    return x;
-}
-
 static sb_status fit(const float *x, const float *y, int64_t n, int32_t d, const char *params, sb_model **m) {
     sb_dataset *ds = NULL;
     sb_params *p = NULL;
@@ -51,7 +41,7 @@ static double *decide(const sb_model *m, const float *q, int64_t nq, int32_t d, 
 SB_TEST(test_svm_file_and_threads_give_the_same_bits) {
     const int64_t n = 300, nq = 50;
     const int32_t d = 4;
-    float *x = rows(n, d, 1), *q = rows(nq, d, 2), *y = malloc(sizeof(float) * (size_t)n);
+    float *x = sb_test_rows(n, d, 1), *q = sb_test_rows(nq, d, 2), *y = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) y[i] = (float)((x[i * d] + x[i * d + 1] > 0.0f) + (x[i * d + 2] > 1.0f));
     float *z = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) z[i] = x[i * d] - 0.5f * x[i * d + 3];
@@ -84,7 +74,7 @@ SB_TEST(test_svm_file_and_threads_give_the_same_bits) {
 SB_TEST(test_svm_separable_and_max_iter) {
     const int64_t n = 40;
     const int32_t d = 2;
-    float *x = rows(n, d, 5), *y = malloc(sizeof(float) * (size_t)n);
+    float *x = sb_test_rows(n, d, 5), *y = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) {
         y[i] = (float)(i % 2);
         x[i * d] += i % 2 ? 5.0f : -5.0f;
@@ -113,7 +103,7 @@ SB_TEST(test_svm_separable_and_max_iter) {
 SB_TEST(test_svm_refusals_named) {
     const int64_t n = 20;
     const int32_t d = 2;
-    float *x = rows(n, d, 7), *y = malloc(sizeof(float) * (size_t)n);
+    float *x = sb_test_rows(n, d, 7), *y = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) y[i] = 1.0f;
     sb_model *m = NULL;
     SB_CHECK(fit(x, y, n, d, "model=svc", &m) == SB_ERR_INVALID_INPUT && !m);

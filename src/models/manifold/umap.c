@@ -181,6 +181,55 @@ void sb_umap_find_ab(float spread, float min_dist, float *a_out, float *b_out) {
 
 /* ---- the fuzzy simplicial set ---- */
 
+/* rho: the local_conn-th of the nz (>= 1) nonzero distances nzd, in
+ * order, interpolated between neighbours (umap-learn's smooth_knn_dist). */
+static float um_rho(const float *nzd, int32_t nz, float local_conn) {
+    if ((float)nz >= local_conn) {
+        const int32_t idx = (int32_t)local_conn;
+        const float interp = local_conn - (float)idx;
+        if (idx > 0) {
+            float rho = nzd[idx - 1];
+            if (interp > 1e-5f && idx < nz) rho = rho + interp * (nzd[idx] - nzd[idx - 1]);
+            return rho;
+        }
+        return interp * nzd[0];
+    }
+    return nzd[nz - 1];
+}
+
+/* sigma: the bisection (64 steps at most, from 1) for the scale at which
+ * the memberships of d[c0..k) past rho sum to target, then floored at 1e-3
+ * of the row's mean distance over all k (rho > 0), or else of *mean_all
+ * (NULL: the row's mean again). The sums in neighbor order. */
+static float um_sigma(const float *d, int32_t c0, int32_t k, float rho, float target, const float *mean_all) {
+    float lo = 0.0f, hi = INFINITY, mid = 1.0f;
+    for (int it = 0; it < 64; it++) {
+        float psum = 0.0f;
+        for (int32_t c = c0; c < k; c++) {
+            const float dd = d[c] - rho;
+            psum += dd > 0.0f ? sb_expf(-(dd / mid)) : 1.0f;
+        }
+        if (fabsf(psum - target) < 1e-5f) break;
+        if (psum > target) {
+            hi = mid;
+            mid = (lo + hi) / 2.0f;
+        } else {
+            lo = mid;
+            mid = hi == INFINITY ? mid * 2.0f : (lo + hi) / 2.0f;
+        }
+    }
+    float mean_i = 0.0f;
+    for (int32_t c = 0; c < k; c++) mean_i += d[c];
+    mean_i /= (float)k;
+    const float floor_mean = mean_all ? *mean_all : mean_i;
+    if (rho > 0.0f) {
+        if (mid < 1e-3f * mean_i) mid = 1e-3f * mean_i;
+    } else if (mid < 1e-3f * floor_mean) {
+        mid = 1e-3f * floor_mean;
+    }
+    return mid;
+}
+
 typedef struct sm_job {
     const float *dist; /* n x k, the row itself first */
     int64_t n;
@@ -206,43 +255,9 @@ static void sm_task(void *ctx, int64_t i) {
         for (int32_t c = 0; c < k && q < 1024; c++)
             if (d[c] > 0.0f) nzd[q++] = d[c];
         nz = q;
-        if ((float)nz >= j->local_conn) {
-            const int32_t idx = (int32_t)j->local_conn;
-            const float interp = j->local_conn - (float)idx;
-            if (idx > 0) {
-                rho = nzd[idx - 1];
-                if (interp > 1e-5f && idx < nz) rho = rho + interp * (nzd[idx] - nzd[idx - 1]);
-            } else {
-                rho = interp * nzd[0];
-            }
-        } else {
-            rho = nzd[nz - 1];
-        }
+        rho = um_rho(nzd, nz, j->local_conn);
     }
-    float lo = 0.0f, hi = INFINITY, mid = 1.0f;
-    for (int it = 0; it < 64; it++) {
-        float psum = 0.0f;
-        for (int32_t c = 1; c < k; c++) {
-            const float dd = d[c] - rho;
-            psum += dd > 0.0f ? sb_expf(-(dd / mid)) : 1.0f;
-        }
-        if (fabsf(psum - target) < 1e-5f) break;
-        if (psum > target) {
-            hi = mid;
-            mid = (lo + hi) / 2.0f;
-        } else {
-            lo = mid;
-            mid = hi == INFINITY ? mid * 2.0f : (lo + hi) / 2.0f;
-        }
-    }
-    float mean_i = 0.0f;
-    for (int32_t c = 0; c < k; c++) mean_i += d[c];
-    mean_i /= (float)k;
-    if (rho > 0.0f) {
-        if (mid < 1e-3f * mean_i) mid = 1e-3f * mean_i;
-    } else if (mid < 1e-3f * j->mean_all) {
-        mid = 1e-3f * j->mean_all;
-    }
+    const float mid = um_sigma(d, 1, k, rho, target, &j->mean_all);
     j->rho[i] = rho, j->sigma[i] = mid;
     float *w = j->w + i * k;
     w[0] = 0.0f;
@@ -689,45 +704,9 @@ static void tr_task(void *ctx, int64_t q) {
         int32_t nz = 0;
         for (int32_t c = 0; c < k; c++)
             if (d[c] > 0.0f) nzd[nz++] = d[c];
-        if (nz > 0) {
-            if ((float)nz >= lc) {
-                const int32_t idx = (int32_t)lc;
-                const float interp = lc - (float)idx;
-                if (idx > 0) {
-                    rho = nzd[idx - 1];
-                    if (interp > 1e-5f && idx < nz) rho = rho + interp * (nzd[idx] - nzd[idx - 1]);
-                } else {
-                    rho = interp * nzd[0];
-                }
-            } else {
-                rho = nzd[nz - 1];
-            }
-        }
+        if (nz > 0) rho = um_rho(nzd, nz, lc);
     }
-    float lo = 0.0f, hi = INFINITY, mid = 1.0f;
-    for (int it = 0; it < 64; it++) {
-        float psum = 0.0f;
-        for (int32_t c = 0; c < k; c++) {
-            const float dd = d[c] - rho;
-            psum += dd > 0.0f ? sb_expf(-(dd / mid)) : 1.0f;
-        }
-        if (fabsf(psum - target) < 1e-5f) break;
-        if (psum > target) {
-            hi = mid;
-            mid = (lo + hi) / 2.0f;
-        } else {
-            lo = mid;
-            mid = hi == INFINITY ? mid * 2.0f : (lo + hi) / 2.0f;
-        }
-    }
-    float mean_i = 0.0f;
-    for (int32_t c = 0; c < k; c++) mean_i += d[c];
-    mean_i /= (float)k;
-    if (rho > 0.0f) {
-        if (mid < 1e-3f * mean_i) mid = 1e-3f * mean_i;
-    } else if (mid < 1e-3f * mean_i) {
-        mid = 1e-3f * mean_i;
-    }
+    const float mid = um_sigma(d, 0, k, rho, target, NULL);
     float wsum = 0.0f, wmax = 0.0f;
     for (int32_t c = 0; c < k; c++) {
         const float dd = d[c] - rho;

@@ -344,26 +344,12 @@ static sb_status fit_one(const arima_spec *sp, const double *y, int64_t n, arima
 }
 
 sb_status sb_arima_check(const arima_spec *sp, const double *y, const int64_t *offsets, int64_t nseries) {
-    if (nseries < 1) return sb_fail(SB_ERR_INVALID_ARGUMENT, "arima: no series (nseries %lld)", (long long)nseries);
-    if (offsets[0] != 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "arima: offsets[0] must be 0 (it is %lld)", (long long)offsets[0]);
+    sb_status st = ts_check_offsets("arima", offsets, nseries);
+    if (st != SB_OK) return st;
     const int32_t L = sb_arima_diff_lag(sp), np = sb_arima_npar(sp);
     for (int64_t i = 0; i < nseries; i++) {
-        const int64_t a = offsets[i], b = offsets[i + 1], n = b - a;
-        if (b < a) return sb_fail(SB_ERR_INVALID_ARGUMENT, "arima: offsets decrease at series %lld", (long long)i);
-        if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "series %lld: %lld values, above 2^31 - 1", (long long)i, (long long)n);
-        int64_t missing = 0, first = -1;
-        for (int64_t t = 0; t < n; t++)
-            if (!ts_finite(y[a + t])) {
-                missing++;
-                if (first < 0) first = t;
-            }
-        if (n > 0 && missing == n)
-            return sb_fail(SB_ERR_INVALID_INPUT, "series %lld: every value is missing (NaN or infinite)", (long long)i);
-        if (missing)
-            return sb_fail(SB_ERR_INVALID_INPUT,
-                           "series %lld: value %lld is %s; missing values are refused (docs/timeseries.md)",
-                           (long long)i, (long long)first, y[a + first] != y[a + first] ? "NaN" : "infinite");
+        const int64_t a = offsets[i], n = offsets[i + 1] - a;
+        if ((st = ts_check_series("arima", y, offsets, i)) != SB_OK) return st;
         const int64_t need = (int64_t)L + (sp->ngiven ? 1 : np + 1);
         const int64_t need2 = need > 2 ? need : 2;
         if (n < need2)
@@ -434,17 +420,8 @@ sb_status sb_arima_check_given(const arima_spec *sp) {
     return SB_OK;
 }
 
-typedef struct arima_job {
-    const arima_spec *sp;
-    const double *y;
-    const int64_t *offsets;
-    arima_fit *fits;
-    sb_status *st;
-} arima_job;
-
-static void arima_task(void *ctx, int64_t i) {
-    arima_job *j = ctx;
-    j->st[i] = fit_one(j->sp, j->y + j->offsets[i], j->offsets[i + 1] - j->offsets[i], &j->fits[i]);
+static sb_status arima_fit_any(const void *sp, const double *y, int64_t n, void *f) {
+    return fit_one(sp, y, n, f);
 }
 
 void sb_arima_release(sb_arima *e) {
@@ -469,42 +446,35 @@ static sb_status arima_record(const sb_arima *e, sb_card *card, const char *pref
     if (ntr > cap) cap = ntr;
     uint64_t *u = sb_malloc(sizeof(uint64_t) * (size_t)cap + 8);
     if (!u) return sb_fail(SB_ERR_OUT_OF_MEMORY, "arima: out of memory for the card");
-    char tag[64];
     sb_status st = SB_OK;
     int64_t c = 0;
     for (int64_t i = 0; i < ns; i++)
         for (int64_t k = 0; k < np; k++) u[c++] = ts_canon(e->fits[i].par[k]);
-    snprintf(tag, sizeof tag, "%s.params", prefix);
-    st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "params", SB_DTYPE_U64, u, c);
     c = 0;
     for (int64_t i = 0; i < ns; i++) {
         const arima_fit *f = &e->fits[i];
         u[c++] = ts_canon(f->llf), u[c++] = ts_canon(f->aic), u[c++] = ts_canon(f->aicc), u[c++] = ts_canon(f->bic);
     }
-    snprintf(tag, sizeof tag, "%s.llf", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "llf", SB_DTYPE_U64, u, c);
     c = 0;
     for (int64_t i = 0; i < ns; i++) {
         for (int64_t k = 0; k < r; k++) u[c++] = ts_canon(e->fits[i].a[k]);
         for (int64_t k = 0; k < r * r; k++) u[c++] = ts_canon(e->fits[i].P[k]);
     }
-    snprintf(tag, sizeof tag, "%s.state", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "state", SB_DTYPE_U64, u, c);
     c = 0;
     for (int64_t i = 0; i < ns; i++)
         for (int32_t t = 0; t < e->fits[i].ntrace; t++) u[c++] = ts_canon(e->fits[i].trace[t]);
-    snprintf(tag, sizeof tag, "%s.trace", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "trace", SB_DTYPE_U64, u, c);
     int64_t *cn = (int64_t *)u;
     c = 0;
     for (int64_t i = 0; i < ns; i++) cn[c++] = e->fits[i].nfev, cn[c++] = e->fits[i].nit, cn[c++] = e->fits[i].converged;
-    snprintf(tag, sizeof tag, "%s.counts", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_I64, cn, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "counts", SB_DTYPE_I64, cn, c);
     c = 0;
     for (int64_t i = 0; i < ns; i++)
         for (int64_t t = 0; t < e->fits[i].n; t++) u[c++] = ts_canon(e->fits[i].fitted[t]);
-    snprintf(tag, sizeof tag, "%s.fitted", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "fitted", SB_DTYPE_U64, u, c);
     sb_free(u);
     return st;
 }
@@ -525,8 +495,7 @@ sb_status sb_arima_fit_spec(const arima_spec *sp, const double *y, const int64_t
     }
     e->spec = *sp;
     e->nseries = nseries;
-    arima_job job = {sp, y, offsets, e->fits, sts};
-    sb_parallel_for(nseries, arima_task, &job);
+    ts_fit_all(arima_fit_any, sp, y, offsets, nseries, e->fits, sizeof(arima_fit), sts);
     for (int64_t i = 0; i < nseries && st == SB_OK; i++)
         if (sts[i] != SB_OK)
             st = sts[i] == SB_ERR_INTERNAL
@@ -636,13 +605,6 @@ sb_status sb_arima_forecast_fit(const arima_spec *sp, const arima_fit *f, int32_
     return SB_OK;
 }
 
-static void put32(uint8_t **p, uint32_t v) {
-    for (int i = 0; i < 4; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t **p, uint64_t v) {
-    for (int i = 0; i < 8; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
-}
-
 void sb_arima_fit_digest(const arima_spec *sp, const arima_fit *f, uint8_t out[32]) {
     /* "ARI1", the orders, the trend, n, the parameters, the criteria, the
      * fitted values, the final state and covariance and the last values,
@@ -652,11 +614,11 @@ void sb_arima_fit_digest(const arima_spec *sp, const arima_fit *f, uint8_t out[3
     sb_sha256_init(&c);
     sb_sha256_update(&c, "ARI1", 4);
     const int32_t o[8] = {sp->p, sp->d, sp->q, sp->P, sp->D, sp->Q, sp->s, sp->trend};
-    for (int i = 0; i < 8; i++) put32(&p, (uint32_t)o[i]);
-    put64(&p, (uint64_t)f->n);
+    for (int i = 0; i < 8; i++) ts_put32(&p, (uint32_t)o[i]);
+    ts_put64(&p, (uint64_t)f->n);
     sb_sha256_update(&c, b, (size_t)(p - b));
     const int32_t np = sb_arima_npar(sp), r = sb_arima_state_dim(sp), L = sb_arima_diff_lag(sp);
-#define D64(v) (p = b, put64(&p, ts_canon(v)), sb_sha256_update(&c, b, 8))
+#define D64(v) ts_digest_f64(&c, v)
     for (int32_t i = 0; i < np; i++) D64(f->par[i]);
     D64(f->llf), D64(f->aic), D64(f->aicc), D64(f->bic);
     for (int64_t t = 0; t < f->n; t++) D64(f->fitted[t]);

@@ -66,28 +66,12 @@ static int64_t ets_min_length(const ets_spec *sp) {
 }
 
 sb_status sb_ets_check(const ets_spec *sp, const double *y, const int64_t *offsets, int64_t nseries) {
-    if (nseries < 1) return sb_fail(SB_ERR_INVALID_ARGUMENT, "exponential smoothing: no series (nseries %lld)", (long long)nseries);
-    if (offsets[0] != 0)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "exponential smoothing: offsets[0] must be 0 (it is %lld)",
-                       (long long)offsets[0]);
+    sb_status st = ts_check_offsets("exponential smoothing", offsets, nseries);
+    if (st != SB_OK) return st;
     const int64_t need = ets_min_length(sp);
     for (int64_t i = 0; i < nseries; i++) {
-        const int64_t a = offsets[i], b = offsets[i + 1], n = b - a;
-        if (b < a)
-            return sb_fail(SB_ERR_INVALID_ARGUMENT, "exponential smoothing: offsets decrease at series %lld", (long long)i);
-        if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "series %lld: %lld values, above 2^31 - 1", (long long)i, (long long)n);
-        int64_t missing = 0, first = -1;
-        for (int64_t t = 0; t < n; t++)
-            if (!finite(y[a + t])) {
-                missing++;
-                if (first < 0) first = t;
-            }
-        if (n > 0 && missing == n)
-            return sb_fail(SB_ERR_INVALID_INPUT, "series %lld: every value is missing (NaN or infinite)", (long long)i);
-        if (missing)
-            return sb_fail(SB_ERR_INVALID_INPUT,
-                           "series %lld: value %lld is %s; missing values are refused (docs/timeseries.md)",
-                           (long long)i, (long long)first, y[a + first] != y[a + first] ? "NaN" : "infinite");
+        const int64_t a = offsets[i], n = offsets[i + 1] - a;
+        if ((st = ts_check_series("exponential smoothing", y, offsets, i)) != SB_OK) return st;
         if (n < need)
             return sb_fail(SB_ERR_INVALID_INPUT, "series %lld has %lld values; this model needs at least %lld%s", (long long)i,
                            (long long)n, (long long)need, sp->seasonal ? " (two full seasonal periods)" : "");
@@ -101,17 +85,8 @@ sb_status sb_ets_check(const ets_spec *sp, const double *y, const int64_t *offse
     return SB_OK;
 }
 
-typedef struct ets_job {
-    const ets_spec *sp;
-    const double *y;
-    const int64_t *offsets;
-    ets_fit *fits;
-    sb_status *st;
-} ets_job;
-
-static void ets_task(void *ctx, int64_t i) {
-    ets_job *j = ctx;
-    j->st[i] = ets_fit_one(j->sp, j->y + j->offsets[i], j->offsets[i + 1] - j->offsets[i], &j->fits[i]);
+static sb_status ets_fit_any(const void *sp, const double *y, int64_t n, void *f) {
+    return ets_fit_one(sp, y, n, f);
 }
 
 void sb_ets_release(sb_ets *e) {
@@ -135,20 +110,17 @@ static sb_status ets_record(const sb_ets *e, sb_card *card, const char *prefix) 
     const int64_t cap = total > ns * (6 + 2 * m) ? total : ns * (6 + 2 * m);
     uint64_t *u = sb_malloc(sizeof(uint64_t) * (size_t)(cap > ntr ? cap : ntr) + 8);
     if (!u) return sb_fail(SB_ERR_OUT_OF_MEMORY, "exponential smoothing: out of memory for the card");
-    char tag[64];
     sb_status st = SB_OK;
     int64_t c = 0;
     for (int64_t i = 0; i < ns; i++) {
         for (int32_t p = 0; p < SB_ETS_NPAR; p++) u[c++] = canon(e->fits[i].par[p]);
         for (int64_t j = 0; j < 2 + (e->spec.seasonal ? m : 0); j++) u[c++] = canon(e->fits[i].init[j]);
     }
-    snprintf(tag, sizeof tag, "%s.params", prefix);
-    st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "params", SB_DTYPE_U64, u, c);
     c = 0;
     for (int64_t i = 0; i < ns; i++)
         for (int64_t j = 0; j < 2 + (e->spec.seasonal ? m : 0); j++) u[c++] = canon(e->fits[i].last[j]);
-    snprintf(tag, sizeof tag, "%s.states", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "states", SB_DTYPE_U64, u, c);
     c = 0;
     for (int64_t i = 0; i < ns; i++) {
         u[c++] = canon(e->fits[i].sse);
@@ -156,13 +128,11 @@ static sb_status ets_record(const sb_ets *e, sb_card *card, const char *prefix) 
         u[c++] = canon(e->fits[i].aicc);
         u[c++] = canon(e->fits[i].bic);
     }
-    snprintf(tag, sizeof tag, "%s.sse", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "sse", SB_DTYPE_U64, u, c);
     c = 0;
     for (int64_t i = 0; i < ns; i++)
         for (int32_t t = 0; t < e->fits[i].ntrace; t++) u[c++] = canon(e->fits[i].trace[t]);
-    snprintf(tag, sizeof tag, "%s.trace", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "trace", SB_DTYPE_U64, u, c);
     int64_t *cn = (int64_t *)u;
     c = 0;
     for (int64_t i = 0; i < ns; i++) {
@@ -171,13 +141,11 @@ static sb_status ets_record(const sb_ets *e, sb_card *card, const char *prefix) 
         cn[c++] = e->fits[i].converged;
         cn[c++] = e->fits[i].k;
     }
-    snprintf(tag, sizeof tag, "%s.counts", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_I64, cn, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "counts", SB_DTYPE_I64, cn, c);
     c = 0;
     for (int64_t i = 0; i < ns; i++)
         for (int64_t t = 0; t < e->fits[i].n; t++) u[c++] = canon(e->fits[i].fitted[t]);
-    snprintf(tag, sizeof tag, "%s.fitted", prefix);
-    if (st == SB_OK) st = sb_card_record(card, tag, SB_DTYPE_U64, u, (uint64_t)c);
+    st = ts_record_stage(st, card, prefix, "fitted", SB_DTYPE_U64, u, c);
     sb_free(u);
     return st;
 }
@@ -200,8 +168,7 @@ sb_status sb_ets_fit_spec(const ets_spec *sp, const double *y, const int64_t *of
     if (sp->device == SB_DEVICE_CUDA || sp->device == SB_DEVICE_OPENCL) {
         st = sb_ets_fit_device(sp, y, offsets, nseries, e);
     } else {
-        ets_job job = {sp, y, offsets, e->fits, sts};
-        sb_parallel_for(nseries, ets_task, &job);
+        ts_fit_all(ets_fit_any, sp, y, offsets, nseries, e->fits, sizeof(ets_fit), sts);
         for (int64_t i = 0; i < nseries && st == SB_OK; i++)
             if (sts[i] != SB_OK)
                 st = sb_fail(sts[i], "exponential smoothing: out of memory fitting series %lld", (long long)i);
@@ -231,13 +198,6 @@ void sb_ets_forecast_fit(const ets_spec *sp, const ets_fit *f, int32_t h, double
     }
 }
 
-static void put32(uint8_t **p, uint32_t v) {
-    for (int i = 0; i < 4; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t **p, uint64_t v) {
-    for (int i = 0; i < 8; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
-}
-
 void sb_ets_fit_digest(const ets_spec *sp, const ets_fit *f, uint8_t out[32]) {
     /* "ETS1", the spec, n, the parameters, initial and final states, the
      * four criteria and the fitted values, little-endian; the count k and
@@ -246,8 +206,8 @@ void sb_ets_fit_digest(const ets_spec *sp, const ets_fit *f, uint8_t out[32]) {
     uint8_t b[64], *p = b;
     sb_sha256_init(&c);
     sb_sha256_update(&c, "ETS1", 4);
-    put32(&p, (uint32_t)sp->trend), put32(&p, (uint32_t)sp->damped), put32(&p, (uint32_t)sp->seasonal);
-    put32(&p, (uint32_t)sp->m), put64(&p, (uint64_t)f->n);
+    ts_put32(&p, (uint32_t)sp->trend), ts_put32(&p, (uint32_t)sp->damped), ts_put32(&p, (uint32_t)sp->seasonal);
+    ts_put32(&p, (uint32_t)sp->m), ts_put64(&p, (uint64_t)f->n);
     sb_sha256_update(&c, b, (size_t)(p - b));
     const int32_t ns = 2 + (sp->seasonal ? sp->m : 0);
     for (int32_t i = 0; i < SB_ETS_NPAR + 2 * ns + 4; i++) {
@@ -258,9 +218,8 @@ void sb_ets_fit_digest(const ets_spec *sp, const ets_fit *f, uint8_t out[32]) {
                          : i == SB_ETS_NPAR + 2 * ns + 1 ? f->aic
                          : i == SB_ETS_NPAR + 2 * ns + 2 ? f->aicc
                                                          : f->bic;
-        p = b, put64(&p, canon(v));
-        sb_sha256_update(&c, b, 8);
+        ts_digest_f64(&c, v);
     }
-    for (int64_t t = 0; t < f->n; t++) p = b, put64(&p, canon(f->fitted[t])), sb_sha256_update(&c, b, 8);
+    for (int64_t t = 0; t < f->n; t++) ts_digest_f64(&c, f->fitted[t]);
     sb_sha256_final(&c, out);
 }

@@ -1,7 +1,9 @@
 /*
  * ts_common.h: pieces the time series families share (exponential smoothing,
  * ARIMA): a double's canonical bits, a finiteness test, the profile's host
- * double logarithm, and a bounded-free Nelder-Mead simplex over a callback.
+ * double logarithm, a bounded-free Nelder-Mead simplex over a callback, and
+ * the batch plumbing (the series checks, the fits a task a series, the card
+ * stages, the digests' little-endian bytes).
  * Host C only, IEEE binary64, no contraction (the build's -ffp-contract=off).
  */
 #ifndef SB_MODELS_TS_COMMON_H
@@ -33,6 +35,45 @@ static inline double ts_log(double v) {
     const double r = (d < 0x1p-6 && d > -0x1p-6) ? sb__hx_log1p_small(d) : sb__hx_log(v);
     return r + shift;
 }
+
+/* Little-endian bytes for the digests, *p advanced past them. */
+static inline void ts_put32(uint8_t **p, uint32_t v) {
+    for (int i = 0; i < 4; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
+}
+static inline void ts_put64(uint8_t **p, uint64_t v) {
+    for (int i = 0; i < 8; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
+}
+
+/* A double's canonical bits (ts_canon), little-endian, into a digest. */
+static inline void ts_digest_f64(sb_sha256_ctx *c, double v) {
+    uint8_t b[8], *p = b;
+    ts_put64(&p, ts_canon(v));
+    sb_sha256_update(c, b, 8);
+}
+
+/* A batch's offsets: at least one series and offsets[0] == 0; family names
+ * the family in the refusal ("arima", "exponential smoothing"). */
+sb_status ts_check_offsets(const char *family, const int64_t *offsets, int64_t nseries);
+
+/* Series i of a batch: offsets that do not decrease, at most 2^31 - 1
+ * values, no missing (NaN or infinite) value; every refusal names the
+ * series. The family's own checks (its length, its data) follow. */
+sb_status ts_check_series(const char *family, const double *y, const int64_t *offsets, int64_t i);
+
+/* Fit one series (y, n values) under spec into fit (the family's fit
+ * record); a status per series. */
+typedef sb_status (*ts_fit_one_fn)(const void *spec, const double *y, int64_t n, void *fit);
+
+/* Every series of a batch, a task a series over the pool: series i into
+ * (char *)fits + i * fit_size, its status in sts[i]. A series' result is a
+ * function of that series alone, whichever thread runs it. */
+void ts_fit_all(ts_fit_one_fn fit_one, const void *spec, const double *y, const int64_t *offsets, int64_t nseries,
+                void *fits, size_t fit_size, sb_status *sts);
+
+/* Record one card stage "<prefix>.<stage>" of c values (dtype's), unless
+ * st already failed; returns the status carried on. */
+sb_status ts_record_stage(sb_status st, sb_card *card, const char *prefix, const char *stage, sb_dtype dtype,
+                          const void *values, int64_t c);
 
 /* The objective of a simplex search: a pure function of x (d values). */
 typedef double (*ts_objective_fn)(void *ctx, const double *x);
