@@ -20,6 +20,7 @@
 #include "../../linalg/linalg.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The centered, weight-scaled copy of the data and its Gram products. */
@@ -166,7 +167,16 @@ static sb_status tsvd_variances(const sb_table *t, const lin_params *p, sb_linea
 static sb_status lin_eigh_rule(const lin_params *p, int64_t n, const float *a, float *w, float *v, int32_t *sweeps) {
     if (sweeps) *sweeps = 0;
     if (n <= LIN_JACOBI_MAX) return sb_linalg_eigh(p->device, n, a, n, w, v, n, sweeps, NULL);
-    return sb_lin_eigh_on(p->device, n, a, w, v);
+    /* The device road (lin_eigh.c: Householder, Q and the QL rotations as
+     * kernels, the host's bits) runs only when SAMEBITS_EIGH_ROAD=device asks
+     * for it: measured on an H100 at n = 1024 (2026-12-05, 50f21a4) it took
+     * 0.92-1.09 s against the host road's 0.50 s on the 16 host cores (its
+     * Householder reduction faster, 0.08-0.17 s against 0.37, its Q 0.22-0.29
+     * against 0.035 and its rotations 0.58 against 0.10 slower: n work-items
+     * each), so the host road serves every device by default. Bytes only:
+     * both roads give the same bits (tests/unit/test_lin_eigh.c). */
+    const char *road = getenv("SAMEBITS_EIGH_ROAD");
+    return sb_lin_eigh_on(road && !strcmp(road, "device") ? p->device : NULL, n, a, w, v);
 }
 
 /* target t's intercept = ym_t - xm . coef (the dot exact, one subtraction); 0 without one. */
