@@ -67,10 +67,10 @@ def test_a_missing_backend_is_skipped_never_passed():
 
 def test_linear_fit_fixture_is_identical_on_opencl(tmp_path):
     card = tmp_path / "linear-fit-opencl.card"
-    env = _env(SAMEBITS_LINEAR_TIMING="1")
+    env = _env(SAMEBITS_LINEAR_TIMING="1", SAMEBITS_EIGH_ROAD="device")
     r = samebits("fixture", "run", "linear-fit", "device=opencl", "--out", str(card), env=env)
     assert r.returncode == 0, r.stderr[-3000:]
-    # its wide PCA case took the device road
+    # its wide PCA case took the device road (off by default: SAMEBITS_EIGH_ROAD=device asks for it)
     assert "eigh: Householder reduction (device)" in r.stderr and "eigh: Q (device)" in r.stderr, r.stderr[-3000:]
     d = samebits("card", "diff", str(reference_card("linear-fit")), str(card))
     assert d.returncode == 0 and d.stdout.strip() == "identical", d.stdout + d.stderr
