@@ -484,13 +484,17 @@ static const input_array *find_input(const input_set *s, const char *name) {
  * (removed in reverse on failure) and the manifest's lines. */
 typedef struct bundle {
     char stage[4096];
-    char *made[1024];
+    char *made[8192]; /* every file and folder the export made (a bundle of 46 fixtures makes about 1,100) */
     int nmade;
     FILE *manifest;
 } bundle;
 
 static int remember(bundle *b, const char *path) {
-    if (b->nmade == 1024 || !(b->made[b->nmade] = strdup(path))) return -1;
+    if (b->nmade == (int)(sizeof b->made / sizeof b->made[0])) {
+        errno = ENOSPC; /* named in the caller's message: more files than an export may make */
+        return -1;
+    }
+    if (!(b->made[b->nmade] = strdup(path))) return -1;
     b->nmade++;
     return 0;
 }
