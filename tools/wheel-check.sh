@@ -20,6 +20,10 @@ OUT=${2:-build/wheel-check}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 PY=${PY:-python3}
+# The installed wheel must load its own library and nothing of the tree: a
+# SAMEBITS_LIB or PYTHONPATH inherited from the caller (a test process) would
+# point it elsewhere (the aarch64 wheel at the x86-64 build).
+unset SAMEBITS_LIB PYTHONPATH
 status=0
 mkdir -p "$OUT"
 ls "$DIST"/samebits-*.whl >/dev/null 2>&1 || { echo "wheel-check: no wheel in $DIST (make wheels)" >&2; exit 2; }

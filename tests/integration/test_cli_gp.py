@@ -2,7 +2,6 @@
 "Command line"): train --model gp writes the model file, predict writes the
 mean (and --std); the same bits as Python at any thread count; hostile input
 refused by name."""
-import os
 
 import pytest
 
@@ -25,7 +24,6 @@ def _csv(path, n=40, seed=0):
 def _python():
     import sys
     sys.path.insert(0, str(ROOT / "python"))
-    os.environ.setdefault("SAMEBITS_LIB", str(ROOT / "build" / "libsamebits.so"))
     import samebits as sb
     from samebits.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
     return sb, ConstantKernel(1.0) * RBF([1.0, 1.0]) + WhiteKernel(0.01)
