@@ -86,6 +86,23 @@ def _ovr_decision(dec, k):
     return votes + conf / (3 * (np.abs(conf) + 1))
 
 
+class _IfProbability:
+    """A method that exists only while probability is True (scikit-learn's
+    available_if): hasattr(est, "predict_proba") is False otherwise."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if not obj.probability:
+            raise AttributeError("%s is not available when probability=False" % self.__name__)
+        return self.fn.__get__(obj, owner)
+
+
 class _BaseSVM(FittedModel, Estimator):
     """What SVC and SVR share: the parameters, fit, the decision values and the
     model file."""
@@ -373,8 +390,6 @@ class SVC(_BaseSVM):
     def _proba(self, X, log):
         import ctypes
         from ._lib import check, lib
-        if not self.probability:
-            raise AttributeError("predict_proba is not available when probability=False")
         self._check_fitted()
         if len(self._probA) == 0:
             raise AttributeError("predict_proba is not available when fitted with probability=False")
@@ -387,6 +402,7 @@ class SVC(_BaseSVM):
         np = _np()
         return np.frombuffer(buf, dtype=np.float64, count=need.value).copy().reshape(-1, len(self.classes_))
 
+    @_IfProbability
     @with_n_jobs
     def predict_proba(self, X):
         """Class probabilities (n, K) in float64, columns in classes_ order:
@@ -395,6 +411,7 @@ class SVC(_BaseSVM):
         Needs probability=True."""
         return self._proba(X, 0)
 
+    @_IfProbability
     @with_n_jobs
     def predict_log_proba(self, X):
         """The natural logarithms of predict_proba(X), by the library's log."""
