@@ -154,8 +154,9 @@ def _log_loss(y, p):
 def test_probability_close_to_scikit_learn(k):
     """Platt scaling against libsvm's: the split differs (libsvm's is random,
     this one keyed by random_state), so the probabilities are close, not
-    equal: measured on this data a largest difference under 0.08, log-losses
-    within 5% and the argmax agreeing on at least 97% of the rows."""
+    equal. Measured on this data (scikit-learn 1.9.1): largest differences
+    0.011, 0.020, 0.025 (K = 2, 3, 4), log-losses within 0.3%, 0.6%, 0.2%, the
+    argmax agreeing on every row; held here to 0.05, 2% and 98%."""
     X, y = _cls(n=700, d=6, k=k, seed=k)
     Xt, yt, X, y = X[500:], y[500:], X[:500], y[:500]
     ours = samebits.SVC(probability=True, random_state=1).fit(X, y)
@@ -168,10 +169,10 @@ def test_probability_close_to_scikit_learn(k):
     assert p.shape == (len(Xt), k) and p.dtype == np.float64
     assert np.all(np.abs(p.sum(axis=1) - 1.0) < 1e-12)
     assert np.all((p > 0) & (p < 1))
-    assert np.abs(p - pr).max() < 0.08
+    assert np.abs(p - pr).max() < 0.05
     lo, lr = _log_loss(yt, p), _log_loss(yt, pr)
-    assert abs(lo - lr) <= 0.05 * lr, (lo, lr)
-    assert np.mean(p.argmax(axis=1) == pr.argmax(axis=1)) >= 0.97
+    assert abs(lo - lr) <= 0.02 * lr, (lo, lr)
+    assert np.mean(p.argmax(axis=1) == pr.argmax(axis=1)) >= 0.98
     lp = ours.predict_log_proba(Xt)
     assert np.allclose(lp, np.log(p), rtol=1e-13, atol=1e-15)
     assert np.all(ours.probA_ < 0)
