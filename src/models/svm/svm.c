@@ -31,6 +31,12 @@
  * bit-for-bit the row it would be recomputed as, so the cache changes time
  * only. There is no shrinking (scikit-learn's shrinking=True changes libsvm's
  * path); shrinking is accepted and has no effect.
+ *
+ * probability=true (SVC) adds Platt scaling as libsvm does it: each pair's
+ * sigmoid fitted on the decision values of a 5-fold cross-validation whose
+ * split is keyed by random_state (sv_cv states the rule; Lin, Lin and Weng's
+ * Newton method in sv_platt), then Wu, Lin and Weng's pairwise coupling
+ * (sv_couple); the exp and log are the profile's double ones.
  */
 #include "svm.h"
 #include "../../core/rng.h"
