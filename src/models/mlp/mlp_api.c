@@ -357,7 +357,8 @@ sb_status sb_mlp_from_bytes(const uint8_t *buf, size_t n, sb_mlp **out) {
     if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_mlp_from_bytes: NULL out");
     *out = NULL;
     sb_model *m = NULL;
-    return take(sb_model_from_bytes(buf, n, &m), m, out);
+    const sb_status st = sb_model_from_bytes(buf, n, &m);
+    return take(st, m, out);
 }
 
 sb_status sb_mlp_load(const char *path, sb_mlp **out) {
@@ -365,7 +366,8 @@ sb_status sb_mlp_load(const char *path, sb_mlp **out) {
     if (!out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_mlp_load: NULL out");
     *out = NULL;
     sb_model *m = NULL;
-    return take(sb_model_load(path, &m), m, out);
+    const sb_status st = sb_model_load(path, &m);
+    return take(st, m, out);
 }
 
 void sb_mlp_free(sb_mlp *net) { sb_mlp_release(net); }
