@@ -9,6 +9,7 @@ for this module's arrays.
 import ctypes
 from ctypes import POINTER, byref, c_char_p, c_double, c_float, c_int, c_int64, c_size_t, c_void_p
 
+from . import _array
 from ._base import Estimator, accuracy, r2_score
 from ._lib import Handle, check, lib, params as _params
 from .errors import InvalidArgumentError, InvalidInputError, not_fitted
@@ -52,11 +53,22 @@ def _ptr(a):
 
 
 def _matrix(X):
-    a = _f32(X, "X")
-    if a.ndim != 2:
-        raise InvalidInputError("X must be 2-d (rows x features), got shape %r" % (a.shape,))
-    if a.shape[0] < 1:
-        raise InvalidInputError("X has 0 rows: at least 1 is required")
+    """X as a C-order float32 array (the library's one conversion: sparse,
+    complex, ragged, 1-D and empty input refused by name)."""
+    np = _np()
+    m = _array.matrix(X, "X")
+    if isinstance(m.buf, np.ndarray):
+        return m.buf
+    return np.ctypeslib.as_array(m.ptr, (m.nrows, m.ncols)).copy()
+
+
+def _target(y, who):
+    np = _np()
+    if y is None:
+        raise InvalidInputError("%s requires y to be passed, but the target y is None" % who)
+    a = np.asarray(y)
+    if a.dtype.kind == "c":
+        raise InvalidInputError("%s: y: Complex data not supported" % who)
     return a
 
 
@@ -95,7 +107,26 @@ class _BaseMLP(Estimator):
     def __sklearn_tags__(self):
         t = super().__sklearn_tags__()
         t.input_tags.allow_nan = False
+        t.target_tags.multi_output = True
+        if t.classifier_tags is not None:
+            t.classifier_tags.multi_label = True
         return t
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        h = state.pop("_handle", None)
+        state["_model_bytes"] = self.model_bytes() if h is not None else None
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        self._handle = None
+        if data is not None:
+            h = c_void_p()
+            check(lib.sb_mlp_from_bytes(data, len(data), byref(h)))
+            self._handle = Handle(h, lib.sb_mlp_free)
 
     def _pairs(self):
         """The C library's parameters: those that apply to the solver, and any
@@ -248,8 +279,8 @@ class MLPClassifier(_BaseMLP):
     def fit(self, X, y):
         np = _np()
         Xa = _matrix(X)
-        ya = np.asarray(y)
-        if ya.shape[0] != Xa.shape[0]:
+        ya = _target(y, type(self).__name__)
+        if ya.ndim == 0 or ya.shape[0] != Xa.shape[0]:
             raise InvalidInputError("y has %d rows, X %d" % (ya.shape[0], Xa.shape[0]))
         if ya.ndim == 2 and ya.shape[1] == 1:
             ya = ya[:, 0]
@@ -262,9 +293,12 @@ class MLPClassifier(_BaseMLP):
         elif ya.ndim == 1:
             if ya.dtype.kind == "f" and not np.all(np.isfinite(ya)):
                 raise InvalidInputError("y holds NaN or infinite labels")
+            if ya.dtype.kind == "f" and np.any(ya != np.round(ya)):
+                raise InvalidInputError("Unknown label type: continuous (a classifier takes class labels; "
+                                        "MLPRegressor fits values)")
             self.classes_, codes = np.unique(ya, return_inverse=True)
             if len(self.classes_) < 2:
-                raise InvalidInputError("MLPClassifier needs at least 2 classes; y has 1 (%r)" % (self.classes_[0],))
+                raise InvalidInputError("MLPClassifier needs at least 2 classes; y has 1 class (%r)" % (self.classes_[0],))
             Y = np.ascontiguousarray(codes.reshape(-1, 1).astype(np.float32))
             self._multilabel = False
         else:
@@ -310,6 +344,7 @@ class MLPRegressor(_BaseMLP):
     def fit(self, X, y):
         np = _np()
         Xa = _matrix(X)
+        _target(y, type(self).__name__)
         ya = _f32(y, "y")
         if ya.ndim not in (1, 2) or ya.shape[0] != Xa.shape[0]:
             raise InvalidInputError("y must have one value (or one row of targets) per row of X: X %r, y %r"
@@ -319,7 +354,7 @@ class MLPRegressor(_BaseMLP):
 
     def predict(self, X):
         Xa = self._query(X)
-        out = self._raw_predict(Xa, self.n_outputs_)
+        out = self._raw_predict(Xa, self.n_outputs_).astype(_np().float64)  # exact: float32 values widened
         return out[:, 0] if self._y_ndim == 1 else out
 
     def score(self, X, y, sample_weight=None):
