@@ -194,15 +194,12 @@ class _BaseMLP(Estimator):
         bv = float(self._f64("best_validation_score_")[0])
         self.best_loss_ = None if bl != bl else bl
         vs = self._f64("validation_scores_")
-        self.validation_scores_ = [float(v) for v in vs] if self._early() else None
+        self.validation_scores_ = [float(v) for v in vs] if bv == bv else None  # NaN: no early stopping
         self.best_validation_score_ = None if bv != bv else bv
         L = self.n_layers_ - 1
         w = [self._int("width_%d" % l) for l in range(L + 1)]
         self.coefs_ = [self._f32("coefs_%d" % l).reshape(w[l], w[l + 1]) for l in range(L)]
         self.intercepts_ = [self._f32("intercepts_%d" % l) for l in range(L)]
-
-    def _early(self):
-        return bool(self.early_stopping)
 
     def _check_fitted(self):
         if getattr(self, "_handle", None) is None:
