@@ -1039,7 +1039,9 @@ static int cmd_predict(int argc, char **argv) {
     {
         /* a gaussian process model predicts float64 rows (cli/gp_cli.c); any other file goes on below */
         sb_gp *g = NULL;
-        if (sb_gp_load(model_path, &g) == SB_OK) {
+        const sb_status gst = sb_gp_load(model_path, &g);
+        if (gst == SB_ERR_OUT_OF_MEMORY) return lib_error(gst); /* not "another family": no memory to tell */
+        if (gst == SB_OK) {
             int grc;
             if (kind != SB_PREDICT_VALUE || outputs || format || (device && strcmp(device, "cpu")))
                 grc = usage_error("predict: a gp model writes its mean (--std: and standard deviation) on the CPU "
@@ -1054,7 +1056,9 @@ static int cmd_predict(int argc, char **argv) {
     {
         /* an mlp model predicts float32 rows from a CSV (cli/mlp_cli.c) */
         sb_mlp *net = NULL;
-        if (sb_mlp_load(model_path, &net) == SB_OK) {
+        const sb_status mst = sb_mlp_load(model_path, &net);
+        if (mst == SB_ERR_OUT_OF_MEMORY) return lib_error(mst); /* not "another family": no memory to tell */
+        if (mst == SB_OK) {
             int mrc;
             if ((kind != SB_PREDICT_VALUE && kind != SB_PREDICT_PROBA) || with_std || format ||
                 (device && strcmp(device, "cpu")))
