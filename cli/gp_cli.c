@@ -12,6 +12,7 @@
  * is refused by name with its line.
  */
 #include "gp_cli.h"
+#include "cli_csv.h"
 #include "cli_fail.h"
 #include "samebits_cert.h"
 #include <stdio.h>
@@ -20,13 +21,7 @@
 
 #define EXIT_ERROR 2
 
-typedef struct csv {
-    char **names;
-    int64_t ncols, nrows;
-    double *v; /* nrows x ncols */
-} csv;
-
-static void csv_free(csv *c) {
+void csv_free(csv *c) {
     for (int64_t i = 0; i < c->ncols; i++) free(c->names[i]);
     free(c->names);
     free(c->v);
@@ -57,7 +52,7 @@ static int read_line(FILE *f, char **buf, size_t *cap) {
     return 1;
 }
 
-static int csv_read(const char *path, csv *c) {
+int csv_read(const char *path, csv *c) {
     memset(c, 0, sizeof *c);
     FILE *f = fopen(path, "r");
     if (!f) return fail("error: cannot open '%s'", path);

@@ -7,6 +7,7 @@
 #include "certify.h"
 #include "ets_cli.h"
 #include "gp_cli.h"
+#include "mlp_cli.h"
 #include "lightgbm.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,10 @@ static const char *k_usage =
     "        [alpha=1e-10 normalize_y=true optimizer=fmin_l_bfgs_b|none n_restarts_optimizer=N random_state=S]\n"
     "        (docs/gaussian-process.md: a float64 CSV, the label the last column by default; the kernel in\n"
     "        scikit-learn's syntax, e.g. \"ConstantKernel(1.0) * RBF([1.0, 1.0]) + WhiteKernel(1e-3)\")\n"
+    "  train --model mlp --data FILE --out MODEL [--label NAME] [--card CARD] task=classifier|regressor\n"
+    "        [hidden_layer_sizes=100 activation=relu solver=adam|sgd alpha=1e-4 max_iter=200 random_state=S ...]\n"
+    "        (docs/mlp.md: a CSV rounded to float32, the label the last column by default: class codes\n"
+    "        0..K-1 or values)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
     "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
@@ -91,6 +96,7 @@ static const char *k_usage =
     "          (knn: the class index or the value; --proba: a classifier's class probabilities)\n"
     "          (kde: the log density)\n"
     "          (gp: the predictive mean; --std: the mean and the standard deviation)\n"
+    "          (mlp: the class code or the values; --proba: a classifier's probabilities)\n"
     "          [device=cpu|cuda|opencl]   (the same bits, computed on the GPU or OpenCL device)\n"
     "                                   write one prediction line per row\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
@@ -587,6 +593,8 @@ static int cmd_train(int argc, char **argv) {
             return sb_cli_train_ets(argc, argv);
     for (int i = 0; i + 1 < argc; i++) /* gaussian process regression reads float64 rows (cli/gp_cli.c) */
         if (strcmp(argv[i], "--model") == 0 && strcmp(argv[i + 1], "gp") == 0) return sb_cli_train_gp(argc, argv);
+    for (int i = 0; i + 1 < argc; i++) /* the mlp reads the same CSV, rounded to float32 (cli/mlp_cli.c) */
+        if (strcmp(argv[i], "--model") == 0 && strcmp(argv[i + 1], "mlp") == 0) return sb_cli_train_mlp(argc, argv);
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
                *ignore_cols = NULL, *init_path = NULL;
@@ -669,7 +677,7 @@ static int cmd_train(int argc, char **argv) {
     const int iforest = model_kind && !strcmp(model_kind, "isolation_forest");
     if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn && !svm && !forest && !iforest)) {
         rc = usage_error("train: --model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, "
-                         "agglomerative, spectral, knn, kde, svc, svr, ets, arima, gp, or a linear model (linear, ridge, lasso, elasticnet, "
+                         "agglomerative, spectral, knn, kde, svc, svr, ets, arima, gp, mlp, or a linear model (linear, ridge, lasso, elasticnet, "
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
@@ -1032,7 +1040,9 @@ static int cmd_predict(int argc, char **argv) {
     {
         /* a gaussian process model predicts float64 rows (cli/gp_cli.c); any other file goes on below */
         sb_gp *g = NULL;
-        if (sb_gp_load(model_path, &g) == SB_OK) {
+        const sb_status gst = sb_gp_load(model_path, &g);
+        if (gst == SB_ERR_OUT_OF_MEMORY) return lib_error(gst); /* not "another family": no memory to tell */
+        if (gst == SB_OK) {
             int grc;
             if (kind != SB_PREDICT_VALUE || outputs || format || (device && strcmp(device, "cpu")))
                 grc = usage_error("predict: a gp model writes its mean (--std: and standard deviation) on the CPU "
@@ -1042,6 +1052,24 @@ static int cmd_predict(int argc, char **argv) {
                 grc = sb_cli_predict_gp(g, data, out, with_std);
             sb_gp_free(g);
             return grc;
+        }
+    }
+    {
+        /* an mlp model predicts float32 rows from a CSV (cli/mlp_cli.c) */
+        sb_mlp *net = NULL;
+        const sb_status mst = sb_mlp_load(model_path, &net);
+        if (mst == SB_ERR_OUT_OF_MEMORY) return lib_error(mst); /* not "another family": no memory to tell */
+        if (mst == SB_OK) {
+            int mrc;
+            if ((kind != SB_PREDICT_VALUE && kind != SB_PREDICT_PROBA) || with_std || format ||
+                (device && strcmp(device, "cpu")))
+                mrc = usage_error("predict: an mlp model writes its class codes or values (--proba: probabilities) on "
+                                  "the CPU from a CSV: --raw, --leaf, --contrib, --std, --format and a device (here "
+                                  "'%s') are for other families", device ? device : "cpu");
+            else
+                mrc = sb_cli_predict_mlp(net, data, out, kind == SB_PREDICT_PROBA);
+            sb_mlp_free(net);
+            return mrc;
         }
     }
     if (with_std) return usage_error("predict: --std is for gp models only%s", "");

@@ -121,7 +121,8 @@ typedef enum sb_family {
     SB_FAMILY_SVM = 13, /* support vector classification and regression (sb_svm_fit) */
     SB_FAMILY_GP = 14,  /* gaussian process regression (sb_gp_save) */
     SB_FAMILY_UMAP = 15, /* UMAP (an embedding of the training rows; sb_umap_fit_transform) */
-    SB_FAMILY_COUNT_ = 16
+    SB_FAMILY_MLP = 16,  /* multi-layer perceptrons (sb_mlp_fit) */
+    SB_FAMILY_COUNT_ = 17
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -759,6 +760,52 @@ SB_API sb_status sb_gp_load(const char *path, sb_gp **out);
 SB_API sb_status sb_gp_model_digest(const sb_gp *g, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_gp_free(sb_gp *g);
+/* ---- multi-layer perceptrons (docs/mlp.md) ------------------------------ */
+
+/* A fitted MLPClassifier or MLPRegressor (scikit-learn's), float32
+ * parameters. Owned by the caller: sb_mlp_free. */
+typedef struct sb_mlp sb_mlp;
+/* Fit to X (n x d, row-major float32) and y: with task=classifier, n class
+ * codes 0..K-1 (ny = 1; every code present, K >= 2: one class is refused by
+ * name) or an n x ny 0/1 indicator (multilabel, ny >= 2); with
+ * task=regressor, n x ny targets. params: task (classifier|regressor) and
+ * scikit-learn's names: hidden_layer_sizes ("100", "128,64"), activation
+ * (identity, logistic, tanh, relu; gelu and silu too), solver (adam, sgd;
+ * lbfgs is refused by name), alpha, batch_size (auto = min(200, n)),
+ * learning_rate (constant, invscaling, adaptive: sgd only),
+ * learning_rate_init, power_t, max_iter, shuffle, random_state (the Philox
+ * seed of the initialization, the epochs' permutations and the validation
+ * split), tol, momentum, nesterovs_momentum, early_stopping,
+ * validation_fraction, beta_1, beta_2, epsilon, n_iter_no_change. A key that
+ * would change nothing (momentum with adam, ...) is refused by name. card
+ * may be NULL (stages: the loss and parameters of every epoch). */
+SB_API sb_status sb_mlp_fit(const sb_params *params, const float *X, int64_t n, int64_t d, const float *y, int64_t ny,
+                            sb_card *card, sb_mlp **out);
+/* Predictions for m rows: a classifier's class codes (m values) or
+ * multilabel 0/1 indicators (m x labels), a regressor's m x targets. */
+SB_API sb_status sb_mlp_predict(const sb_mlp *net, const float *X, int64_t m, int64_t d, float *out);
+/* A classifier's probabilities: m x K (binary: 1 - p, p), multilabel m x
+ * labels (each label's own). A regressor is refused. */
+SB_API sb_status sb_mlp_predict_proba(const sb_mlp *net, const float *X, int64_t m, int64_t d, float *out);
+/* float32 arrays: "coefs_<l>" (width_l x width_l+1, row-major), "intercepts_<l>".
+ * *needed gets the count (cap 0 asks); a smaller cap is SB_ERR_LIMIT. */
+SB_API sb_status sb_mlp_get_f32(const sb_mlp *net, const char *name, float *out, size_t cap, size_t *needed);
+/* float64: "loss_curve_", "validation_scores_" (empty without early
+ * stopping), "loss_", "best_loss_" (NaN with early stopping),
+ * "best_validation_score_" (NaN without). */
+SB_API sb_status sb_mlp_get_f64(const sb_mlp *net, const char *name, double *out, size_t cap, size_t *needed);
+/* Integers: "n_features_in_", "n_layers_", "n_outputs_", "n_iter_", "t_",
+ * "n_classes", "multilabel", "classifier", "out_activation_" (0 identity,
+ * 1 logistic, 2 softmax), "width_<l>" (l = 0..n_layers_ - 1). */
+SB_API sb_status sb_mlp_get_int(const sb_mlp *net, const char *name, int64_t *out);
+/* The model file (docs/model-format.md: version 2, family mlp, payload "MLPN"). */
+SB_API sb_status sb_mlp_to_bytes(const sb_mlp *net, uint8_t *buf, size_t cap, size_t *needed);
+SB_API sb_status sb_mlp_from_bytes(const uint8_t *buf, size_t n, sb_mlp **out);
+SB_API sb_status sb_mlp_save(const sb_mlp *net, const char *path);
+SB_API sb_status sb_mlp_load(const char *path, sb_mlp **out);
+SB_API sb_status sb_mlp_model_digest(const sb_mlp *net, char hex[65]);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
+SB_API void sb_mlp_free(sb_mlp *net);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";

@@ -31,6 +31,8 @@ from .timeseries import ExponentialSmoothing, ets_forecast
 from .arima import ARIMA, auto_arima
 from . import gaussian_process
 from .gaussian_process import GaussianProcessRegressor
+from . import neural_network
+from .neural_network import MLPClassifier, MLPRegressor
 
 import ctypes as _ctypes
 
@@ -39,6 +41,7 @@ __all__ = [
     "LinearRegression", "Ridge", "Lasso", "ElasticNet", "LogisticRegression", "PCA", "TruncatedSVD", "KMeans",
     "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "KernelDensity", "SVC", "SVR", "DBSCAN", "AgglomerativeClustering", "SpectralClustering",
     "ExponentialSmoothing", "ets_forecast", "ARIMA", "auto_arima", "UMAP", "GaussianProcessRegressor", "gaussian_process",
+    "MLPClassifier", "MLPRegressor", "neural_network",
     "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",

@@ -6,6 +6,7 @@
 #include "timeseries/ets.h"
 #include "timeseries/arima.h"
 #include "gp/gp.h"
+#include "mlp/mlp.h"
 #include "../kernels/tree.h"
 #include <math.h>
 #include <stdio.h>
@@ -356,6 +357,7 @@ void sb_model_free(sb_model *m) {
     sb_ets_release(m->ets);
     sb_arima_release(m->arima);
     sb_gp_release(m->gp);
+    sb_mlp_release(m->mlp);
     sb_evals_free(m->evals);
     sb_free(m);
 }

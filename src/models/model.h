@@ -253,6 +253,7 @@ struct sb_model {
     sb_arima *arima;         /* family SB_FAMILY_ARIMA: the fitted batch (no trees); NULL otherwise */
     sb_svm *svm;             /* family SB_FAMILY_SVM: its state (no trees); NULL otherwise */
     sb_gp *gp;               /* family SB_FAMILY_GP: the fitted process (no trees); NULL otherwise */
+    sb_mlp *mlp;             /* family SB_FAMILY_MLP: the fitted network (no trees); NULL otherwise */
     struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
     int32_t ncatnames;       /* categorical features with category names (labels.c), in feature order */
     struct sb_catnames *catnames;

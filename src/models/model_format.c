@@ -17,6 +17,7 @@
 #include "timeseries/ets.h"
 #include "timeseries/arima.h"
 #include "gp/gp.h"
+#include "mlp/mlp.h"
 #include "model.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +78,7 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 #define MF_TAG_ARIMA "ARIM" /* ARIMA: a batch of fitted series */
 /* Gaussian process regression's payload (version 2 only). */
 #define MF_TAG_GP "GPRM"
+#define MF_TAG_MLP "MLPN"
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -276,6 +278,7 @@ static sb_status check_ets(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_arima(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_svm(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_gp(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_mlp(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
@@ -287,10 +290,11 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     if (m->family == SB_FAMILY_SVM) return check_svm(m, bad, who);
     if (m->family == SB_FAMILY_ARIMA) return check_arima(m, bad, who);
     if (m->family == SB_FAMILY_GP) return check_gp(m, bad, who);
+    if (m->family == SB_FAMILY_MLP) return check_mlp(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12), svm (13) or gp (14)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12), svm (13), gp (14) or mlp (16)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -667,6 +671,24 @@ static sb_status check_arima(const sb_model *m, sb_status bad, const char *who) 
     return check_common(m, bad, who);
 }
 
+/* A network: its shapes and options as a fit makes them (sb_mlp_check),
+ * finite parameters and losses. */
+static sb_status check_mlp(const sb_model *m, sb_status bad, const char *who) {
+    const sb_mlp *net = m->mlp;
+    if (!net || !net->curve) return sb_fail(bad, "%s: an mlp model without its network", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral ||
+        m->kde || m->ets || m->gp)
+        return sb_fail(bad, "%s: an mlp model has only its network", who);
+    if (net->size[0] != m->num_features)
+        return sb_fail(bad, "%s: an mlp of %lld inputs in a model of %d features", who, (long long)net->size[0],
+                       (int)m->num_features);
+    for (int32_t l = 0; l < net->nlayers && l <= MLP_MAX_HIDDEN; l++)
+        if (!net->W[l] || !net->b[l]) return sb_fail(bad, "%s: an mlp layer without its parameters", who);
+    const char *why = sb_mlp_check(net);
+    if (why) return sb_fail(bad, "%s: the mlp's %s", who, why);
+    return check_common(m, bad, who);
+}
+
 /* A Gaussian process: its kernel, its shape, finite training data and a
  * positive target scale. */
 static sb_status check_gp(const sb_model *m, sb_status bad, const char *who) {
@@ -828,6 +850,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_ARIMA: return MF_TAG_ARIMA;
     case SB_FAMILY_SVM: return MF_TAG_SVM;
     case SB_FAMILY_GP: return MF_TAG_GP;
+    case SB_FAMILY_MLP: return MF_TAG_MLP;
     }
     return NULL;
 }
@@ -976,7 +999,21 @@ static uint64_t gp_payload_size(const sb_model *m) {
            8 * ((uint64_t)g->n * (uint64_t)g->d + 2 * (uint64_t)g->n * (uint64_t)g->t + 2 * (uint64_t)g->t);
 }
 
+/* Bytes of the mlp payload: sixteen i32 (options and shapes), four u64
+ * (batch_size, random_state, classes, t_), nine f64 options, the layers'
+ * widths (u64), three f64 (loss_, best_loss_, best_validation_score_), the
+ * loss curve and the validation scores (f64, n_iter_ each, the scores with
+ * early stopping only), then each layer's coefs_ and intercepts_ (f32). */
+static uint64_t mlp_payload_size(const sb_model *m) {
+    const sb_mlp *net = m->mlp;
+    uint64_t b = 64 + 32 + 72 + 8 * (uint64_t)(net->nlayers + 1) + 24 +
+                 8 * (uint64_t)net->n_iter * (net->val_scores ? 2u : 1u);
+    for (int32_t l = 0; l < net->nlayers; l++) b += 4 * (uint64_t)(net->size[l] * net->size[l + 1] + net->size[l + 1]);
+    return b;
+}
+
 static uint64_t payload_size(const sb_model *m, uint32_t version) {
+    if (m->family == SB_FAMILY_MLP) return mlp_payload_size(m);
     if (m->family == SB_FAMILY_KDE) return kde_payload_size(m);
     if (m->family == SB_FAMILY_ETS) return ets_payload_size(m);
     if (m->family == SB_FAMILY_ARIMA) return arima_payload_size(m);
@@ -1153,6 +1190,33 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
         for (size_t i = 0; i < (size_t)k->n * (size_t)m->num_features; i++) sink_f32(s, k->x[i]);
         if (k->w)
             for (size_t i = 0; i < (size_t)k->n; i++) sink_f32(s, k->w[i]);
+        return;
+    }
+    if (m->family == SB_FAMILY_MLP) {
+        const sb_mlp *net = m->mlp;
+        const mlp_opts *o = &net->o;
+        const int32_t h[16] = {o->classifier, o->nhidden, o->activation, o->solver, o->learning_rate, o->max_iter,
+                               o->shuffle, o->early_stopping, o->nesterovs_momentum, o->n_iter_no_change,
+                               net->out_act, net->multilabel, net->nlayers, net->n_iter, 0, 0};
+        for (int j = 0; j < 16; j++) sink_i32(s, h[j]);
+        sink_u64(s, (uint64_t)o->batch_size);
+        sink_u64(s, o->seed);
+        sink_u64(s, (uint64_t)net->nclasses);
+        sink_u64(s, (uint64_t)net->t);
+        const double d[9] = {o->alpha, o->learning_rate_init, o->power_t, o->tol, o->validation_fraction,
+                             o->momentum, o->beta_1, o->beta_2, o->epsilon};
+        for (int j = 0; j < 9; j++) sink_f64(s, d[j]);
+        for (int32_t l = 0; l <= net->nlayers; l++) sink_u64(s, (uint64_t)net->size[l]);
+        sink_f64(s, net->loss);
+        sink_f64(s, net->best_loss != net->best_loss ? NAN : net->best_loss);
+        sink_f64(s, net->best_val != net->best_val ? NAN : net->best_val);
+        for (int32_t i = 0; i < net->n_iter; i++) sink_f64(s, net->curve[i]);
+        if (net->val_scores)
+            for (int32_t i = 0; i < net->n_iter; i++) sink_f64(s, net->val_scores[i]);
+        for (int32_t l = 0; l < net->nlayers; l++) {
+            for (int64_t i = 0; i < net->size[l] * net->size[l + 1]; i++) sink_f32(s, net->W[l][i]);
+            for (int64_t i = 0; i < net->size[l + 1]; i++) sink_f32(s, net->b[l][i]);
+        }
         return;
     }
     if (m->family == SB_FAMILY_GP) {
@@ -2241,6 +2305,69 @@ static sb_status parse_gp_payload(reader *r, sb_model *m) {
     return st;
 }
 
+/* The mlp payload (docs/model-format.md, "MLPN"): the options and widths
+ * checked, the parameters' count against the bytes left before anything is
+ * allocated, then the whole network by sb_mlp_check. */
+static sb_status parse_mlp_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t h[16];
+    for (int i = 0; i < 16; i++)
+        if ((st = read_i32(r, "the mlp's options", &h[i])) != SB_OK) return st;
+    if (h[1] < 0 || h[1] > MLP_MAX_HIDDEN || h[12] != h[1] + 1 || h[13] < 1 || h[13] > MLP_MAX_ITER || h[14] || h[15])
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": an mlp of %d hidden layers, %d layers and %d epochs", (int)h[1],
+                       (int)h[12], (int)h[13]);
+    sb_mlp *net = sb_calloc(1, sizeof *net);
+    if (!net) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    m->mlp = net;
+    m->num_class = 1;
+    mlp_opts *o = &net->o;
+    o->classifier = h[0], o->nhidden = h[1], o->activation = h[2], o->solver = h[3], o->learning_rate = h[4];
+    o->max_iter = h[5], o->shuffle = h[6], o->early_stopping = h[7], o->nesterovs_momentum = h[8];
+    o->n_iter_no_change = h[9], net->out_act = h[10], net->multilabel = h[11], net->nlayers = h[12], net->n_iter = h[13];
+    uint64_t u[4];
+    for (int i = 0; i < 4; i++)
+        if ((st = read_u64(r, "the mlp's counts", &u[i])) != SB_OK) return st;
+    if (u[0] > (1ull << 40) || u[2] > MLP_MAX_WIDTH || u[3] < 1 || u[3] > (1ull << 62))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": an mlp's batch_size, classes or t_");
+    o->batch_size = (int64_t)u[0], o->seed = u[1], net->nclasses = (int64_t)u[2], net->t = (int64_t)u[3];
+    double d[9];
+    for (int i = 0; i < 9; i++)
+        if ((st = read_gp_f64(r, &d[i])) != SB_OK) return st;
+    o->alpha = d[0], o->learning_rate_init = d[1], o->power_t = d[2], o->tol = d[3], o->validation_fraction = d[4];
+    o->momentum = d[5], o->beta_1 = d[6], o->beta_2 = d[7], o->epsilon = d[8];
+    uint64_t params = 0;
+    for (int32_t l = 0; l <= net->nlayers; l++) {
+        uint64_t w;
+        if ((st = read_u64(r, "a layer's width", &w)) != SB_OK) return st;
+        if (w < 1 || w > MLP_MAX_WIDTH) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": an mlp layer of width %llu", (unsigned long long)w);
+        net->size[l] = (int64_t)w;
+        if (l > 0) params += (uint64_t)net->size[l - 1] * w + w;
+        if (l > 0 && l <= o->nhidden) o->hidden[l - 1] = (int64_t)w;
+    }
+    const uint64_t left = (uint64_t)(r->end - r->pos);
+    const uint64_t want = 24 + 8 * (uint64_t)net->n_iter * (o->early_stopping ? 2u : 1u) + 4 * params;
+    if (want != left)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": an mlp of %llu parameters and %d epochs in %llu bytes (want %llu)",
+                       (unsigned long long)params, (int)net->n_iter, (unsigned long long)left, (unsigned long long)want);
+    if ((st = read_gp_f64(r, &net->loss)) != SB_OK || (st = read_gp_f64(r, &net->best_loss)) != SB_OK ||
+        (st = read_gp_f64(r, &net->best_val)) != SB_OK)
+        return st;
+    if (!(net->curve = sb_malloc(sizeof(double) * (size_t)net->n_iter)) ||
+        (o->early_stopping && !(net->val_scores = sb_malloc(sizeof(double) * (size_t)net->n_iter))))
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    for (int32_t i = 0; i < net->n_iter; i++)
+        if ((st = read_gp_f64(r, &net->curve[i])) != SB_OK) return st;
+    for (int32_t i = 0; net->val_scores && i < net->n_iter; i++)
+        if ((st = read_gp_f64(r, &net->val_scores[i])) != SB_OK) return st;
+    if ((st = sb_mlp_alloc(net)) != SB_OK) return st;
+    for (int32_t l = 0; l < net->nlayers; l++) {
+        if ((st = read_f32s(r, net->W[l], (size_t)(net->size[l] * net->size[l + 1]), "an mlp's coefs_")) != SB_OK ||
+            (st = read_f32s(r, net->b[l], (size_t)net->size[l + 1], "an mlp's intercepts_")) != SB_OK)
+            return st;
+    }
+    return check_mlp(m, SB_ERR_INVALID_INPUT, WHO);
+}
+
 /* The dbscan payload (docs/model-format.md, "DBSC"). */
 static sb_status parse_dbscan_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -2319,7 +2446,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima, svm and gp); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima, svm, gp and mlp); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -2334,6 +2461,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_ARIMA) return parse_arima_payload(r, m);
     if (m->family == SB_FAMILY_SVM) return parse_svm_payload(r, m);
     if (m->family == SB_FAMILY_GP) return parse_gp_payload(r, m);
+    if (m->family == SB_FAMILY_MLP) return parse_mlp_payload(r, m);
     if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",
                        sb_family_name((sb_family)m->family));

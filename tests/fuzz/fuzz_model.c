@@ -123,6 +123,36 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
 
     sb_model_info info;
     sb_fuzz_require(sb_model_get_info(m, &info) == SB_OK);
+    if (info.family == SB_FAMILY_MLP) {
+        /* an mlp predicts through sb_mlp_*: every sb_model_predict kind is
+         * refused by name; sb_mlp_from_bytes reads the same file, and its
+         * outputs at a zero row are a class code or indicator (a classifier) */
+        float z = 0.0f;
+        sb_dataset *d1 = NULL;
+        sb_fuzz_require(sb_dataset_from_matrix(&z, 1, 1, &d1) == SB_OK);
+        for (int kind = 0; kind <= 2; kind++) {
+            size_t got = 0;
+            sb_fuzz_require(sb_model_predict(m, d1, (sb_predict_kind)kind, &z, 1, &got) == SB_ERR_INVALID_ARGUMENT);
+        }
+        sb_dataset_free(d1);
+        sb_mlp *net = NULL;
+        sb_fuzz_require(sb_mlp_from_bytes(file, size, &net) == SB_OK);
+        int64_t nf = 0, no = 0, cls = 0;
+        sb_fuzz_require(sb_mlp_get_int(net, "n_features_in_", &nf) == SB_OK && nf == info.num_features);
+        sb_fuzz_require(sb_mlp_get_int(net, "n_outputs_", &no) == SB_OK && no >= 1);
+        sb_fuzz_require(sb_mlp_get_int(net, "classifier", &cls) == SB_OK);
+        if (nf <= 4096 && no <= 4096) {
+            float *x = calloc((size_t)nf, sizeof(float)), *y = malloc(sizeof(float) * (size_t)(no + 1));
+            sb_fuzz_require(x != NULL && y != NULL);
+            sb_fuzz_require(sb_mlp_predict(net, x, 1, nf, y) == SB_OK);
+            if (cls) /* a class code or 0/1 indicators */
+                sb_fuzz_require(y[0] >= 0.0f && y[0] == (float)(int64_t)y[0]);
+            free(x);
+            free(y);
+        }
+        sb_mlp_free(net);
+        return;
+    }
     if (info.family == SB_FAMILY_GP) {
         /* gaussian process regression predicts float64 rows through sb_gp_*: every
          * float32 prediction kind is refused by name; sb_gp_from_bytes reads the

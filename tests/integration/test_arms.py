@@ -22,6 +22,8 @@ catch. An identity test counts only because these builds fail it.
 
 
   gp-chol-order the gaussian process's Cholesky dot products in one lane (rule 4)
+  mlp-grad-order the mlp's bias gradients summed in float32 from the last row
+                up instead of exactly (rule 4)
   iforest-wdraw the weighted isolation subsample drawn with replacement over
                 every row's weight, repeats rejected (rule 6: the draw is a
                 stated rule, not only a distribution)
@@ -269,6 +271,18 @@ def test_arm_gp_chol_order_is_caught(threads, tmp_path):
     d = _first_diff(reference_card("gp-fit"), card)
     assert d is not None, "the gp-chol-order arm did not part gp-fit"
     assert "refuse." not in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_mlp_grad_order_is_caught(threads, tmp_path):
+    """The mlp's bias gradients summed in float32 from the last row up (the
+    same values, another order, rounded at every add; rule 4): mlp-fit parts
+    from its reference card at a trained stage (an epoch's parameters or
+    loss), never at the refusals at its end."""
+    card = _card("x86_64", "mlp-fit", threads, tmp_path, "mlp-grad-order")
+    d = _first_diff(reference_card("mlp-fit"), card)
+    assert d is not None, "the mlp-grad-order arm did not part mlp-fit"
+    assert "refuse." not in d and ".e0." not in d, d
 
 
 @pytest.mark.parametrize("threads", [1, 2])

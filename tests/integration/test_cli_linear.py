@@ -79,7 +79,7 @@ def test_non_convergence_is_reported(housing, tmp_path):
     (["--model", "pca", "svd_solver=arpack", "n_components=0.5"], "svd_solver='arpack' needs a whole n_components"),
     (["--model", "pca", "svd_solver=randomized"], "the randomized solver needs a whole n_components"),
     (["--model", "ridge", "objective=binary"], "takes no model= or objective="),
-    (["--model", "umap"], "--model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, agglomerative, spectral, knn, kde, svc, svr, ets, arima, gp, or a linear model (linear, ridge"),
+    (["--model", "umap"], "--model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, agglomerative, spectral, knn, kde, svc, svr, ets, arima, gp, mlp, or a linear model (linear, ridge"),
     (["--model", "dbscan", "eps=0"], "parameter eps='0' must be a number in (0"),
     (["--model", "agglomerative", "linkage=median"], "linkage='median': ward, complete, average or single"),
     (["--model", "kmeans", "n_clusters=0"], "n_clusters"),

@@ -152,6 +152,32 @@ def test_cli_gp_train_predict_under_sanitizers(tmp_path):
     assert plain.read_bytes() == model.read_bytes()
 
 
+def test_cli_mlp_train_predict_under_sanitizers(tmp_path):
+    """The mlp's fit, save, load and predict through the CLI (cli/mlp_cli.c)
+    under the sanitizers, a refusal's path too; the same model bytes as the
+    plain build."""
+    data = tmp_path / "d.csv"
+    rnd = random.Random(5)
+    rows = ((rnd.uniform(-2, 2), rnd.uniform(-2, 2)) for _ in range(60))
+    data.write_text("a,b,cls\n" + "".join("%r,%r,%d\n" % (x, z, int(x + z > 0) + int(x - z > 1)) for x, z in rows))
+    model, pred = tmp_path / "m.sbm", tmp_path / "p.csv"
+    exe = _exe(ASAN / "samebits")
+    args = ["train", "--model", "mlp", "--data", str(data), "task=classifier", "hidden_layer_sizes=8,4",
+            "max_iter=5", "early_stopping=true", "--threads", "2"]
+    r = _run([exe] + args + ["--out", str(model)])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    r = _run([exe, "predict", "--model", str(model), "--data", str(data), "--out", str(pred), "--proba"])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    assert len(pred.read_text().splitlines()) == 60
+    r = _run([exe, "train", "--model", "mlp", "--data", str(data), "task=classifier", "solver=lbfgs", "--out",
+              str(tmp_path / "x")])
+    assert r.returncode == 2 and _clean(r) and "solver='lbfgs' is not built" in r.stderr, r.stderr[-4000:]
+    plain = tmp_path / "plain.sbm"
+    r = samebits(*(args + ["--out", str(plain)]))
+    assert r.returncode == 0, r.stderr
+    assert plain.read_bytes() == model.read_bytes()
+
+
 def test_reader_alloc_failures_by_environment():
     """SAMEBITS_FAIL_ALLOC=N across process starts (docs/io.md): every reader
     allocation failure is clean, under the sanitizers."""
