@@ -178,10 +178,10 @@ SB_TEST(test_arima_ar1_missing_closed_form) {
     sb_arima_free(e);
 }
 
-/* The Hannan-Rissanen start lands near the optimum of an ARMA(1,1) generated
- * with phi 0.7, theta -0.4 (a start-dependent search from zero would still
- * converge; this checks the fitted values only loosely), and the estimate
- * with missing values stays close to the one without. */
+/* An ARMA(1,1) generated with phi 0.7, theta -0.4 (600 values): the fit from
+ * the Hannan-Rissanen start recovers both within sampling error, and with
+ * every 23rd value missing the estimates stay within 0.05 of the complete
+ * series' ones. */
 SB_TEST(test_arima_arma11_estimate_with_gaps) {
     static double y[600];
     double e1 = 0.0, v = 0.0;
