@@ -659,15 +659,19 @@ typedef struct sb_arima sb_arima;
  * without differencing), params="v1,...,vk" to give every parameter
  * (statsmodels' order: const, ar.L, ma.L, ar.S.L, ma.S.L, sigma2) instead of
  * estimating them: explosive AR or non-invertible MA polynomials refused by
- * name. A hostile batch is refused by name before any work: a missing value
- * (NaN or infinite), a series too short for the model, a constant
- * differenced series (its likelihood has no maximum). card may be NULL. */
+ * name. A NaN is a missing value: the filter predicts across it without an
+ * update and the likelihood counts the observed values (a difference
+ * touching a missing value is missing). A hostile batch is refused by name
+ * before any work: an infinite value, every value or every differenced value
+ * missing, a series too short for the model, a constant differenced series
+ * (its likelihood has no maximum). card may be NULL. */
 SB_API sb_status sb_arima_fit(const sb_params *params, const double *y, const int64_t *offsets, int64_t nseries,
                               sb_card *card, sb_arima **out);
 SB_API sb_status sb_arima_nseries(const sb_arima *e, int64_t *nseries);
 /* A series' array by statsmodels' name: "params" (const, ar.L1.., ma.L1..,
  * ar.S.Ls.., ma.S.Ls.., sigma2), "llf", "aic", "aicc", "bic",
- * "fittedvalues", "resid" (NaN for the first d + sD values), "trace" (the
+ * "fittedvalues", "resid" (NaN for the first d + sD values and where the
+ * differenced value is missing), "trace" (the
  * optimizer's best objective after each simplex iteration). *needed gets the
  * count (cap 0 asks); a smaller cap is SB_ERR_LIMIT, another name
  * SB_ERR_NOT_FOUND. */
@@ -684,7 +688,9 @@ SB_API sb_status sb_arima_get_int(const sb_arima *e, int64_t series, const char 
 SB_API sb_status sb_arima_param_name(const sb_arima *e, int32_t i, char *buf, size_t cap, size_t *needed);
 /* The next h values of a series (1 <= h <= 100000) into mean, and, each may
  * be NULL, their standard errors and the ends of the 1 - alpha prediction
- * interval (0 < alpha < 1), statsmodels' get_forecast(h).conf_int(alpha). */
+ * interval (0 < alpha < 1), statsmodels' get_forecast(h).conf_int(alpha).
+ * A missing value among the series' last d + sD is refused by name (the
+ * forecast integrates them back). */
 SB_API sb_status sb_arima_forecast(const sb_arima *e, int64_t series, int32_t h, double alpha, double *mean,
                                    double *se, double *lower, double *upper);
 /* The SHA-256 (64 hex digits and a NUL) of a series' fitted model. */

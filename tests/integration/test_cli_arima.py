@@ -2,6 +2,7 @@
 train --model arima writes the batch's model file, forecast reads it (its
 family from the file) or fits a long-format CSV first, with the interval
 columns; the same bits as Python; hostile files refused by name."""
+import math
 import struct
 import sys
 
@@ -55,6 +56,34 @@ def test_cli_forecasts_are_pythons_bits(tmp_path):
     assert [struct.pack("<3d", *v) for v in cli] == [struct.pack("<3d", *v) for v in py]
 
 
+def test_missing_values_inside_a_series_are_pythons_bits(tmp_path):
+    """Empty fields inside a series are missing values: the CLI's one-shot
+    forecast fits them as Python does (the filter predicts across them)."""
+    np = pytest.importorskip("numpy")
+    if str(ROOT / "python") not in sys.path:
+        sys.path.insert(0, str(ROOT / "python"))
+    import samebits as sbpy
+    data = tmp_path / "s.csv"
+    rows = _long_csv(data, shuffle=False)
+    holes = {("s0", 10), ("s0", 11), ("s1", 30), ("s2", 5)}
+    text, series = "unique_id,ds,y\n", {}
+    for k in range(3):
+        for t, (i, ds, y) in enumerate(r for r in rows if r[0] == "s%d" % k):
+            gone = (i, t) in holes
+            text += "%s,%s,%s\n" % (i, ds, "" if gone else repr(y))
+            series.setdefault(i, []).append(math.nan if gone else y)
+    data.write_text(text)
+    r = samebits("forecast", "--data", str(data), "--h", "3", "model=arima", "order=1:1:1")
+    assert r.returncode == 0, r.stderr
+    cli = [[float(v) for v in x.split(",")[2:]] for x in r.stdout.splitlines()[1:]]
+    m = sbpy.ARIMA(order=(1, 1, 1)).fit([np.array(series["s%d" % k]) for k in range(3)])
+    py = []
+    for res in m.results_:
+        f, ci = res.forecast(3, return_conf_int=True)
+        py += [[f[j], ci[j, 0], ci[j, 1]] for j in range(3)]
+    assert [struct.pack("<3d", *v) for v in cli] == [struct.pack("<3d", *v) for v in py]
+
+
 def test_thread_counts_write_one_model(tmp_path):
     data = tmp_path / "s.csv"
     _long_csv(data)
@@ -63,7 +92,8 @@ def test_thread_counts_write_one_model(tmp_path):
 
 
 @pytest.mark.parametrize("text,args,words", [
-    ("unique_id,ds,y\na,1,3\na,2,4\na,3,\na,4,5\n", [], "value 2 is NaN"),
+    ("unique_id,ds,y\na,1,3\na,2,4\na,3,\na,4,5\n", ["order=1:0:0", "trend=c"], "observed differenced values"),
+    ("unique_id,ds,y\na,1,\na,2,\na,3,\n", [], "every value is missing"),
     ("unique_id,ds,y\na,1,3\n", [], "needs at least"),
     ("unique_id,ds,y\na,1,3\na,2,3\na,3,3\na,4,3\na,5,3\n", ["trend=c"], "constant"),
     ("unique_id,ds,y\na,1,3\na,2,4\na,3,5\na,4,6\n", ["order=0:0:1", "trend=n", "params=1.5:1"], "not invertible"),

@@ -14,10 +14,18 @@
  *   Jones 1980): unconstrained u_k -> partial autocorrelations
  *   u_k / sqrt(1 + u_k^2) -> coefficients by the Durbin-Levinson recursion,
  *   for each of the four polynomials (statsmodels' transform).
- * - Optimizer: the shared Nelder-Mead simplex (ts_nm.c) from a fixed start
- *   (every coefficient 0, the const at the mean of the differenced series),
- *   three runs, each from the best point of the last with steps a quarter of
- *   the last's; an iteration cap each.
+ * - Optimizer: the shared Nelder-Mead simplex (ts_nm.c) from the
+ *   Hannan-Rissanen start (Hannan and Rissanen, "Recursive estimation of mixed
+ *   autoregressive-moving average order", Biometrika 69, 1982: a long AR fit
+ *   by least squares, its residuals, then the regression of the series on its
+ *   own lags and the residuals' lags; hr_start below states the rules and the
+ *   fallback to the zero start), the const at the mean of the differenced
+ *   series; three runs, each from the best point of the last with steps a
+ *   quarter of the last's; an iteration cap each.
+ * - Missing values (NaN) inside a series: a difference touching one is
+ *   missing; the filter only predicts across a missing differenced value (no
+ *   update) and the likelihood sums over the observed ones (Durbin and
+ *   Koopman 2012, 4.10).
  * A series' result is a function of that series and the specification only.
  */
 #include "arima.h"
@@ -32,6 +40,10 @@
 #define ARIMA_NM_STEP 0.25 /* first run's step in every (scaled) coordinate */
 #define ARIMA_LYAP_ITER 100
 #define ARIMA_LOG_2PI 1.8378770664093454836
+#define ARIMA_HR_MAXLAG 200    /* the long AR's order at most */
+#define ARIMA_HR_PIVOT 1e-12   /* a Cholesky pivot at most this of its diagonal entry: singular */
+
+static int is_missing(double v) { return v != v; }
 
 int32_t sb_arima_npar(const arima_spec *sp) { return sp->trend + sp->p + sp->q + sp->P + sp->Q + 1; }
 
@@ -65,6 +77,26 @@ static void diff_poly(const arima_spec *sp, double *c) {
         for (int32_t k = deg + lag; k >= lag; k--) c[k] = c[k] - c[k - lag];
         deg += lag;
     }
+}
+
+/* The differenced series w[0..n-L) of y: w_t = sum_k c_k y_{t+L-k}, k
+ * ascending over the nonzero c_k only; missing (NaN) when any of those y is
+ * missing. Returns the count of observed w. */
+static int64_t difference(const double *dc, int32_t L, const double *y, int64_t n, double *w) {
+    int64_t obs = 0;
+    for (int64_t t = 0; t + L < n; t++) {
+        double s = 0.0;
+        int miss = 0;
+        for (int32_t k = 0; k <= L; k++) {
+            if (dc[k] == 0.0) continue;
+            const double v = y[t + L - k];
+            if (is_missing(v)) miss = 1;
+            s = s + dc[k] * v;
+        }
+        w[t] = miss ? NAN : s;
+        obs += !miss;
+    }
+    return obs;
 }
 
 /* Monahan's map of n unconstrained values to the coefficients y of a
@@ -103,7 +135,8 @@ typedef struct arima_work {
     double scale, mean;   /* the const's coordinate is (const - mean) / scale */
     double *phi, *theta;  /* r each: the expanded AR (phi*_1.. in phi[0..]) and (1, theta*_1, ...) */
     double *a, *P, *TP, *A, *B, *C; /* r, r x r x 5 */
-    double *v, *F;        /* nd each, or NULL while searching */
+    double *v, *F, *pr;   /* nd each, or NULL while searching */
+    int64_t nobs;         /* observed values of w */
     double par[SB_ARIMA_MAX_PAR];
     int32_t nfev;
 } arima_work;
@@ -187,10 +220,12 @@ static void lyapunov(arima_work *wk) {
 }
 
 /* The filter over the differenced series with the polynomials in wk and the
- * const mu: *S = sum v^2 / F, *lf = sum log F (time order). Returns 0 when a
- * variance is not positive or a sum not finite. wk->v and wk->F, when set,
- * get each step's innovation and its variance; wk->a and wk->P end as the
- * prediction of the state after the last value. */
+ * const mu: *S = sum v^2 / F, *lf = sum log F (time order, observed values
+ * only; a missing one is predicted across without an update). Returns 0 when
+ * a variance is not positive or a sum not finite. wk->v and wk->F, when set,
+ * get each step's innovation (NaN where missing) and its variance, wk->pr
+ * each step's prediction mu + a_0; wk->a and wk->P end as the prediction of
+ * the state after the last value. */
 static int filter(arima_work *wk, double mu, double *S, double *lf) {
     const int32_t r = wk->r;
     double *a = wk->a, *P = wk->P, *TP = wk->TP;
@@ -199,16 +234,24 @@ static int filter(arima_work *wk, double mu, double *S, double *lf) {
     for (int32_t i = 0; i < r; i++) a[i] = 0.0;
     double s = 0.0, l = 0.0;
     for (int64_t t = 0; t < wk->nd; t++) {
-        const double v = wk->w[t] - mu - a[0], F = P[0];
+        const double F = P[0];
         if (!(F > 0.0)) return 0;
-        if (wk->v) wk->v[t] = v, wk->F[t] = F;
-        s = s + (v * v) / F;
-        l = l + ts_log(F);
-        /* update: a += P e0 v / F, P -= P e0 e0' P / F */
-        for (int32_t i = 0; i < r; i++) a[i] = a[i] + P[(size_t)i * r] * (v / F);
-        for (int32_t i = 0; i < r; i++) {
-            const double k = P[(size_t)i * r] / F;
-            for (int32_t j = 0; j < r; j++) TP[(size_t)i * r + j] = P[(size_t)i * r + j] - k * P[j];
+        if (wk->pr) wk->pr[t] = mu + a[0];
+        if (is_missing(wk->w[t])) {
+            /* a missing value: no update (the prediction is the filtered state) */
+            if (wk->v) wk->v[t] = NAN, wk->F[t] = F;
+            memcpy(TP, P, sizeof(double) * (size_t)r * r);
+        } else {
+            const double v = wk->w[t] - mu - a[0];
+            if (wk->v) wk->v[t] = v, wk->F[t] = F;
+            s = s + (v * v) / F;
+            l = l + ts_log(F);
+            /* update: a += P e0 v / F, P -= P e0 e0' P / F */
+            for (int32_t i = 0; i < r; i++) a[i] = a[i] + P[(size_t)i * r] * (v / F);
+            for (int32_t i = 0; i < r; i++) {
+                const double k = P[(size_t)i * r] / F;
+                for (int32_t j = 0; j < r; j++) TP[(size_t)i * r + j] = P[(size_t)i * r + j] - k * P[j];
+            }
         }
         /* predict: a <- T a; P <- T P T' + R R' (T's structure: phi in the
          * first column, ones above the diagonal) */
@@ -245,8 +288,183 @@ static double objective(void *ctx, const double *x) {
     expand(wk, par);
     wk->nfev++;
     if (!filter(wk, wk->sp->trend ? par[0] : 0.0, &S, &lf) || !(S > 0.0)) return INFINITY;
-    const double o = (double)wk->nd * ts_log(S) + lf;
+    const double o = (double)wk->nobs * ts_log(S) + lf;
     return ts_finite(o) ? o : INFINITY;
+}
+
+/* Solve G x = b for the k x k symmetric G (row-major; its lower triangle
+ * read) by Cholesky, in place: G's lower triangle becomes L, b becomes x.
+ * Every sum runs over its index ascending. Returns 0 (G, b then undefined)
+ * when a pivot is not above ARIMA_HR_PIVOT times its diagonal entry or is
+ * not finite: the regression is singular. */
+static int chol_solve(double *G, double *b, int32_t k) {
+    for (int32_t j = 0; j < k; j++) {
+        double d = G[(size_t)j * k + j];
+        const double d0 = d;
+        for (int32_t l = 0; l < j; l++) d = d - G[(size_t)j * k + l] * G[(size_t)j * k + l];
+        if (!(d > ARIMA_HR_PIVOT * d0) || !ts_finite(d)) return 0;
+        const double ljj = sqrt(d);
+        G[(size_t)j * k + j] = ljj;
+        for (int32_t i = j + 1; i < k; i++) {
+            double a = G[(size_t)i * k + j];
+            for (int32_t l = 0; l < j; l++) a = a - G[(size_t)i * k + l] * G[(size_t)j * k + l];
+            G[(size_t)i * k + j] = a / ljj;
+        }
+    }
+    for (int32_t i = 0; i < k; i++) { /* L z = b */
+        double a = b[i];
+        for (int32_t l = 0; l < i; l++) a = a - G[(size_t)i * k + l] * b[l];
+        b[i] = a / G[(size_t)i * k + i];
+    }
+    for (int32_t i = k - 1; i >= 0; i--) { /* L' x = z */
+        double a = b[i];
+        for (int32_t l = i + 1; l < k; l++) a = a - G[(size_t)l * k + i] * b[l];
+        b[i] = a / G[(size_t)i * k + i];
+    }
+    for (int32_t i = 0; i < k; i++)
+        if (!ts_finite(b[i])) return 0;
+    return 1;
+}
+
+/* The least squares fit of z_t on the columns X_j(t) = src[j][t - lag[j]],
+ * j < k, over the rows t in [t0, n) where z_t and every regressor are
+ * observed: the normal equations (sums in time order) solved by chol_solve.
+ * Returns the rows used, or -1 when they are fewer than 2k or the equations
+ * are singular; beta gets the coefficients. G is k x k scratch. */
+static int64_t least_squares(const double *z, int64_t n, int64_t t0, int32_t k, const double *const *src,
+                             const int32_t *lag, double *G, double *beta) {
+    for (int32_t i = 0; i < k; i++) {
+        beta[i] = 0.0;
+        for (int32_t j = 0; j < k; j++) G[(size_t)i * k + j] = 0.0;
+    }
+    int64_t rows = 0;
+    for (int64_t t = t0; t < n; t++) {
+        int miss = is_missing(z[t]);
+        for (int32_t j = 0; j < k && !miss; j++) miss = is_missing(src[j][t - lag[j]]);
+        if (miss) continue;
+        rows++;
+        for (int32_t i = 0; i < k; i++) {
+            const double xi = src[i][t - lag[i]];
+            beta[i] = beta[i] + xi * z[t];
+            for (int32_t j = 0; j <= i; j++) G[(size_t)i * k + j] = G[(size_t)i * k + j] + xi * src[j][t - lag[j]];
+        }
+    }
+    if (rows < 2 * (int64_t)k || !chol_solve(G, beta, k)) return -1;
+    return rows;
+}
+
+/* The unconstrained values u of n coefficients y (1 + y_1 B + ...), Monahan's
+ * map inverted: the step-down recursion's partial autocorrelations r_k, then
+ * u_k = r_k / sqrt(1 - r_k^2). Returns 0 (u untouched) when some r_k is not
+ * inside (-1, 1): the polynomial is not stationary (invertible). */
+static int unconstrain(const double *y0, int32_t n, double *u) {
+    double y[SB_ARIMA_MAX_ORDER], t[SB_ARIMA_MAX_ORDER], rk[SB_ARIMA_MAX_ORDER];
+    for (int32_t i = 0; i < n; i++) y[i] = y0[i];
+    for (int32_t k = n - 1; k >= 0; k--) {
+        const double r = y[k];
+        if (!(r < 1.0 && r > -1.0)) return 0;
+        rk[k] = r;
+        const double den = 1.0 - r * r;
+        for (int32_t i = 0; i < k; i++) t[i] = (y[i] - r * y[k - 1 - i]) / den;
+        for (int32_t i = 0; i < k; i++) y[i] = t[i];
+    }
+    for (int32_t k = 0; k < n; k++) {
+        const double u2 = rk[k] / sqrt(1.0 - rk[k] * rk[k]);
+        if (!ts_finite(u2)) return 0;
+        u[k] = u2;
+    }
+    return 1;
+}
+
+/* The Hannan-Rissanen start (Hannan and Rissanen 1982) of the search's
+ * coordinates x (x[0], the const's, is left alone): z = w less its mean with
+ * a const, w itself without.
+ * 1. Without MA terms (q = Q = 0) skip to 3 with no residual columns.
+ * 2. A long AR of order m = max(floor(log(nd)^2), 2 max(p + sP, q + sQ)),
+ *    at most ARIMA_HR_MAXLAG and nd / 4, fitted by least squares (no
+ *    intercept) over the rows t >= m; its residuals e_t (missing where a
+ *    regressor or z_t is missing, or t < m).
+ * 3. The regression of z_t on z_{t-i}, i = 1..p and s, 2s, .., Ps, and on
+ *    e_{t-j}, j = 1..q and s, .., Qs (the seasonal lags additively: the
+ *    multiplicative cross lags are left out; a seasonal lag that equals a
+ *    non-seasonal one, s <= p or s <= q, gets no column and starts at 0),
+ *    over the rows where all are observed. Its coefficients are ar.L, ar.S.L,
+ *    ma.L, ma.S.L.
+ * Fallback: when a regression has fewer rows than twice its columns or is
+ * singular (chol_solve), every coefficient starts at 0 (the zero start); when
+ * one of the four polynomials is not stationary (invertible) by the step-down
+ * recursion, that polynomial's coordinates start at 0 and the others keep
+ * theirs. Returns SB_OK or SB_ERR_OUT_OF_MEMORY. */
+static sb_status hr_start(const arima_work *wk, double *x) {
+    const arima_spec *sp = wk->sp;
+    const int32_t o = sp->trend, n4[4] = {sp->p, sp->q, sp->P, sp->Q};
+    for (int32_t i = o; i < wk->nx; i++) x[i] = 0.0;
+    if (sp->p + sp->q + sp->P + sp->Q == 0) return SB_OK;
+    const int64_t nd = wk->nd;
+    const int32_t pa = sp->p + sp->s * sp->P, qa = sp->q + sp->s * sp->Q;
+    int64_t m = 0;
+    if (qa > 0) {
+        m = (int64_t)(ts_log((double)nd) * ts_log((double)nd));
+        const int64_t m2 = 2 * (int64_t)(pa > qa ? pa : qa);
+        if (m2 > m) m = m2;
+        if (m > ARIMA_HR_MAXLAG) m = ARIMA_HR_MAXLAG;
+        if (m > nd / 4) m = nd / 4;
+        if (m < 1) return SB_OK;
+    }
+    /* the regressors of step 3: (is_ma, lag, group, index in group) */
+    int32_t lag[4 * SB_ARIMA_MAX_ORDER], grp[4 * SB_ARIMA_MAX_ORDER], idx[4 * SB_ARIMA_MAX_ORDER], k = 0;
+    for (int32_t g = 0; g < 4; g++)
+        for (int32_t i = 0; i < n4[g]; i++) {
+            const int32_t lg = g < 2 ? i + 1 : sp->s * (i + 1);
+            if (g >= 2 && lg <= n4[g - 2]) continue; /* the same lag as a non-seasonal term */
+            lag[k] = lg, grp[k] = g, idx[k] = i, k++;
+        }
+    const size_t kk = (size_t)(m > k ? m : k);
+    double *z = sb_malloc(sizeof(double) * (size_t)(2 * nd) + sizeof(double) * (kk * kk + 2 * kk + 1));
+    const double **src = sb_malloc(sizeof(double *) * (kk + 1));
+    int32_t *lg1 = sb_malloc(sizeof(int32_t) * (kk + 1));
+    if (!z || !src || !lg1) {
+        sb_free(z), sb_free(src), sb_free(lg1);
+        return SB_ERR_OUT_OF_MEMORY;
+    }
+    double *e = z + nd, *G = e + nd, *beta = G + kk * kk;
+    for (int64_t t = 0; t < nd; t++) z[t] = o ? wk->w[t] - wk->mean : wk->w[t];
+    int ok = 1;
+    if (m > 0) {
+        for (int64_t j = 0; j < m; j++) src[j] = z, lg1[j] = (int32_t)(j + 1);
+        ok = least_squares(z, nd, m, (int32_t)m, src, lg1, G, beta) > 0;
+        for (int64_t t = 0; t < nd && ok; t++) {
+            if (t < m || is_missing(z[t])) {
+                e[t] = NAN;
+                continue;
+            }
+            double a = z[t];
+            for (int64_t j = 0; j < m; j++) a = a - beta[j] * z[t - 1 - j];
+            e[t] = a; /* NaN when a lag is missing */
+        }
+    }
+    int64_t t0 = 0;
+    for (int32_t j = 0; j < k; j++) {
+        const int64_t need = (grp[j] == 1 || grp[j] == 3) ? m + lag[j] : lag[j];
+        if (need > t0) t0 = need;
+        src[j] = (grp[j] == 1 || grp[j] == 3) ? e : z;
+    }
+    if (ok) ok = t0 < nd && least_squares(z, nd, t0, k, src, lag, G, beta) > 0;
+    if (ok) {
+        double c[4][SB_ARIMA_MAX_ORDER];
+        for (int32_t g = 0; g < 4; g++)
+            for (int32_t i = 0; i < n4[g]; i++) c[g][i] = 0.0;
+        /* AR: 1 - phi_1 B - ... = 1 + y B + ..: y = -phi; MA: y = theta */
+        for (int32_t j = 0; j < k; j++) c[grp[j]][idx[j]] = (grp[j] == 0 || grp[j] == 2) ? -beta[j] : beta[j];
+        int32_t at = o;
+        for (int32_t g = 0; g < 4; g++) {
+            if (!unconstrain(c[g], n4[g], x + at))
+                for (int32_t i = 0; i < n4[g]; i++) x[at + i] = 0.0;
+            at += n4[g];
+        }
+    }
+    sb_free(z), sb_free(src), sb_free(lg1);
+    return SB_OK;
 }
 
 /* Fit one series; every buffer of f allocated here. */
@@ -257,7 +475,7 @@ static sb_status fit_one(const arima_spec *sp, const double *y, int64_t n, arima
     memset(&wk, 0, sizeof wk);
     wk.sp = sp, wk.nd = nd, wk.r = r, wk.nx = np - 1;
     const size_t rr = (size_t)r * (size_t)r;
-    double *buf = sb_calloc(3 * (size_t)r + 5 * rr + 3 * (size_t)nd + (size_t)L + 1, sizeof(double));
+    double *buf = sb_calloc(3 * (size_t)r + 5 * rr + 4 * (size_t)nd + (size_t)L + 1, sizeof(double));
     f->n = n, f->nobs = nd;
     f->fitted = sb_malloc(sizeof(double) * (size_t)n);
     f->resid = sb_malloc(sizeof(double) * (size_t)n);
@@ -280,23 +498,22 @@ static sb_status fit_one(const arima_spec *sp, const double *y, int64_t n, arima
     wk.B = p, p += rr;
     wk.C = p, p += rr;
     w = p, p += nd;
-    wk.v = NULL, wk.F = NULL;
-    double *vbuf = p, *Fbuf = p + nd;
-    p += 2 * nd;
+    wk.v = NULL, wk.F = NULL, wk.pr = NULL;
+    double *vbuf = p, *Fbuf = p + nd, *prbuf = p + 2 * nd;
+    p += 3 * nd;
     dc = p;
     diff_poly(sp, dc);
-    for (int64_t t = 0; t < nd; t++) {
-        double s = 0.0;
-        for (int32_t k = 0; k <= L; k++) s = s + dc[k] * y[t + L - k];
-        w[t] = s;
-    }
+    wk.nobs = difference(dc, L, y, n, w);
     wk.w = w;
+    /* the mean and spread of the observed values, in time order */
     double m = 0.0, ss = 0.0;
-    for (int64_t t = 0; t < nd; t++) m = m + w[t];
-    m = m / (double)nd;
-    for (int64_t t = 0; t < nd; t++) ss = ss + (w[t] - m) * (w[t] - m);
+    for (int64_t t = 0; t < nd; t++)
+        if (!is_missing(w[t])) m = m + w[t];
+    m = m / (double)wk.nobs;
+    for (int64_t t = 0; t < nd; t++)
+        if (!is_missing(w[t])) ss = ss + (w[t] - m) * (w[t] - m);
     wk.mean = m;
-    wk.scale = ss > 0.0 ? sqrt(ss / (double)nd) : 1.0;
+    wk.scale = ss > 0.0 ? sqrt(ss / (double)wk.nobs) : 1.0;
     f->converged = 1;
     double par[SB_ARIMA_MAX_PAR];
     if (sp->ngiven) {
@@ -304,6 +521,7 @@ static sb_status fit_one(const arima_spec *sp, const double *y, int64_t n, arima
     } else {
         double x[TS_NM_MAXD], step[TS_NM_MAXD];
         for (int32_t i = 0; i < wk.nx; i++) x[i] = 0.0, step[i] = ARIMA_NM_STEP;
+        if (hr_start(&wk, x) != SB_OK) return sb_free(buf), SB_ERR_OUT_OF_MEMORY;
         for (int32_t run = 0; run < ARIMA_NM_RUNS && wk.nx > 0; run++) {
             int32_t nit = 0, conv = 0;
             ts_nelder_mead(objective, &wk, wk.nx, x, step, maxit, ARIMA_NM_XTOL, ARIMA_NM_FTOL, &nit, &wk.nfev, &conv,
@@ -314,22 +532,36 @@ static sb_status fit_one(const arima_spec *sp, const double *y, int64_t n, arima
         params_of(&wk, x, par);
     }
     /* the final pass: innovations, variances and the state after the last value */
-    wk.v = vbuf, wk.F = Fbuf;
+    wk.v = vbuf, wk.F = Fbuf, wk.pr = prbuf;
     expand(&wk, par);
     double S = 0.0, lf = 0.0;
     if (!filter(&wk, sp->trend ? par[0] : 0.0, &S, &lf)) return sb_free(buf), SB_ERR_INTERNAL;
-    const double nn = (double)nd;
+    /* the likelihood counts the observed values; the criteria's nobs (bic,
+     * aicc) is nd, missing ones included (statsmodels' nobs_effective) */
+    const double no = (double)wk.nobs, nn = (double)nd;
     if (!sp->ngiven) {
-        par[np - 1] = S / nn;
-        f->llf = -0.5 * (nn * (ARIMA_LOG_2PI + 1.0 + ts_log(S / nn)) + lf);
+        par[np - 1] = S / no;
+        f->llf = -0.5 * (no * (ARIMA_LOG_2PI + 1.0 + ts_log(S / no)) + lf);
     } else {
         const double s2 = par[np - 1];
-        f->llf = -0.5 * ((nn * (ARIMA_LOG_2PI + ts_log(s2)) + lf) + S / s2);
+        f->llf = -0.5 * ((no * (ARIMA_LOG_2PI + ts_log(s2)) + lf) + S / s2);
     }
     memcpy(f->par, par, sizeof(double) * (size_t)np);
     for (int64_t t = 0; t < n; t++) {
-        f->resid[t] = t < L ? NAN : vbuf[t - L];
-        f->fitted[t] = t < L ? NAN : y[t] - vbuf[t - L];
+        if (t < L) {
+            f->resid[t] = f->fitted[t] = NAN;
+        } else if (!is_missing(vbuf[t - L])) {
+            f->resid[t] = vbuf[t - L];
+            f->fitted[t] = y[t] - vbuf[t - L];
+        } else {
+            /* missing: the prediction of y_t (mu + a_0 plus the differencing's
+             * lagged terms, k ascending) when the lagged values are observed */
+            double s = prbuf[t - L];
+            for (int32_t k = 1; k <= L; k++)
+                if (dc[k] != 0.0) s = s - dc[k] * y[t - k];
+            f->resid[t] = NAN;
+            f->fitted[t] = s; /* NaN when a lagged value is missing */
+        }
     }
     memcpy(f->a, wk.a, sizeof(double) * (size_t)r);
     memcpy(f->P, wk.P, sizeof(double) * rr);
@@ -343,35 +575,61 @@ static sb_status fit_one(const arima_spec *sp, const double *y, int64_t n, arima
     return SB_OK;
 }
 
+/* Every series: not empty of observed values, no infinite value (a NaN is
+ * missing, an infinity is refused), enough values (n >= d + sD + 2 and
+ * enough observed differenced values: one more than the parameters when
+ * estimating, one when given), and, when estimating, a differenced series
+ * that is not constant over its observed values. */
 sb_status sb_arima_check(const arima_spec *sp, const double *y, const int64_t *offsets, int64_t nseries) {
     sb_status st = ts_check_offsets("arima", offsets, nseries);
     if (st != SB_OK) return st;
     const int32_t L = sb_arima_diff_lag(sp), np = sb_arima_npar(sp);
     for (int64_t i = 0; i < nseries; i++) {
         const int64_t a = offsets[i], n = offsets[i + 1] - a;
-        if ((st = ts_check_series("arima", y, offsets, i)) != SB_OK) return st;
+        if (n < 0) return sb_fail(SB_ERR_INVALID_ARGUMENT, "arima: offsets decrease at series %lld", (long long)i);
+        if (n > INT32_MAX) return sb_fail(SB_ERR_LIMIT, "series %lld: %lld values, above 2^31 - 1", (long long)i, (long long)n);
+        int64_t missing = 0;
+        for (int64_t t = 0; t < n; t++) {
+            const double v = y[a + t];
+            if (is_missing(v)) missing++;
+            else if (!ts_finite(v))
+                return sb_fail(SB_ERR_INVALID_INPUT, "series %lld: value %lld is infinite (a missing value is NaN)",
+                               (long long)i, (long long)t);
+        }
+        if (n > 0 && missing == n)
+            return sb_fail(SB_ERR_INVALID_INPUT, "series %lld: every value is missing (NaN)", (long long)i);
         const int64_t need = (int64_t)L + (sp->ngiven ? 1 : np + 1);
-        const int64_t need2 = need > 2 ? need : 2;
+        const int64_t need2 = need > L + 2 ? need : L + 2;
         if (n < need2)
             return sb_fail(SB_ERR_INVALID_INPUT,
                            "series %lld has %lld values; this model needs at least %lld (d + s D = %d differenced away, "
                            "then one more than the %d parameters)", (long long)i, (long long)n, (long long)need2, (int)L,
                            (int)np);
-        if (!sp->ngiven) {
-            double dc[2 * SB_ARIMA_MAX_DIFF * SB_ARIMA_MAX_PERIOD + 3], w0 = 0.0;
-            diff_poly(sp, dc);
-            int constant = 1;
-            for (int64_t t = 0; t < n - L && constant; t++) {
-                double s = 0.0;
-                for (int32_t k = 0; k <= L; k++) s = s + dc[k] * y[a + t + L - k];
-                if (t == 0) w0 = s;
-                constant = s == w0;
-            }
-            if (constant)
-                return sb_fail(SB_ERR_INVALID_INPUT,
-                               "series %lld: the differenced series is constant (%g): its likelihood has no maximum "
-                               "(sigma2 -> 0); give the parameters or drop the series", (long long)i, w0);
+        double dc[2 * SB_ARIMA_MAX_DIFF * SB_ARIMA_MAX_PERIOD + 3];
+        diff_poly(sp, dc);
+        double *w = sb_malloc(sizeof(double) * (size_t)(n - L));
+        if (!w) return sb_fail(SB_ERR_OUT_OF_MEMORY, "arima: out of memory checking series %lld", (long long)i);
+        const int64_t obs = difference(dc, L, y + a, n, w);
+        double w0 = 0.0;
+        int constant = 1, seen = 0;
+        for (int64_t t = 0; t < n - L && constant; t++) {
+            if (is_missing(w[t])) continue;
+            if (!seen) w0 = w[t], seen = 1;
+            constant = w[t] == w0;
         }
+        sb_free(w);
+        if (obs == 0)
+            return sb_fail(SB_ERR_INVALID_INPUT,
+                           "series %lld: every differenced value is missing (each difference of order d + s D = %d "
+                           "touches a missing value)", (long long)i, (int)L);
+        if (obs < need - L)
+            return sb_fail(SB_ERR_INVALID_INPUT,
+                           "series %lld has %lld observed differenced values; this model needs at least %lld (one more "
+                           "than the %d parameters)", (long long)i, (long long)obs, (long long)(need - L), (int)np);
+        if (!sp->ngiven && constant)
+            return sb_fail(SB_ERR_INVALID_INPUT,
+                           "series %lld: the differenced series is constant (%g): its likelihood has no maximum "
+                           "(sigma2 -> 0); give the parameters or drop the series", (long long)i, w0);
     }
     return SB_OK;
 }
@@ -541,6 +799,11 @@ sb_status sb_arima_forecast_fit(const arima_spec *sp, const arima_fit *f, int32_
                                 double *se, double *lower, double *upper) {
     const int32_t r = sb_arima_state_dim(sp), L = sb_arima_diff_lag(sp), np = sb_arima_npar(sp), m = r + L;
     const size_t mm = (size_t)m * (size_t)m;
+    for (int32_t k = 0; k < L; k++)
+        if (is_missing(f->ylast[k]))
+            return sb_fail(SB_ERR_INVALID_INPUT,
+                           "arima: the series' value %d from its end is missing: the forecast integrates the last "
+                           "d + s D = %d values back and has no value for it", (int)(k + 1), (int)L);
     double *buf = sb_calloc(4 * mm + 4 * (size_t)m + (size_t)L + 1 + 2 * (size_t)r, sizeof(double));
     if (!buf) return sb_fail(SB_ERR_OUT_OF_MEMORY, "arima: out of memory for the forecast");
     double *T = buf, *Pz = T + mm, *W = Pz + mm, *X = W + mm, *z = X + mm, *zn = z + m, *R = zn + m, *Z = R + m;
