@@ -5,6 +5,13 @@ ratio. umap-learn is installed by the caller (pip install umap-learn); the
 bench says which version ran.
 
     SAMEBITS_LIB=build/libsamebits.so PYTHONPATH=python python3 bench/umap_bench.py [--rows 10000]
+
+--profile-only: samebits alone, its fit split into the part before the
+epochs (the exact neighbors, the graph, a/b, the initialization: a fit with
+n_epochs=1, whose one epoch is negligible) and the epochs (the full fit's
+time less that), for row counts where the peer's run and scikit-learn's
+trustworthiness (an n x n float64 distance matrix: 39 GB at 70,000 rows) do
+not fit this machine; the record says so.
 """
 import argparse
 import gzip
@@ -42,7 +49,11 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--profile-only", action="store_true")
+    ap.add_argument("--skip-full", action="store_true", help="with --profile-only: time the part before the epochs only")
     a = ap.parse_args()
+    if a.profile_only:
+        return profile(a)
     import samebits
     import umap
     # the commit whose sources run (taken before the fits: commits made while it runs are not it)
@@ -84,7 +95,7 @@ def main():
                     "no_slower_than_seeded_umap_learn": t_sb <= t_ul},
     }
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "umap-%s-%s" % (rec["date"], commit))
+    stem = os.path.join(a.out, "umap-%s-%s%s" % (rec["date"], commit, "" if a.rows == 10000 else "-%d" % a.rows))
     with open(stem + ".json", "w") as f:
         json.dump(rec, f, indent=1)
     with open(stem + ".md", "w") as f:
@@ -98,6 +109,43 @@ def main():
         f.write("The machine was shared with other builds (load average %.1f, %.1f, %.1f at the end): the "
                 "ratio is of two runs under the same load, one after the other.\n\n" % os.getloadavg())
         f.write("Fit time ratio samebits / umap-learn: %.3f. Targets: %s\n" % (t_sb / t_ul, rec["targets"]))
+    print(json.dumps(rec, indent=1))
+
+
+def profile(a):
+    """samebits' fit at a.rows split into before-the-epochs and the epochs
+    (module docstring); no peer, no quality (see the record)."""
+    import samebits
+    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
+    x, _ = load_fashion(a.rows)
+    params = dict(n_neighbors=15, n_components=2, min_dist=0.1, metric="euclidean", random_state=a.seed)
+    samebits.set_num_threads(a.threads)
+    t0 = time.perf_counter()
+    one = samebits.UMAP(n_epochs=1, **params).fit(x)
+    t_pre = time.perf_counter() - t0
+    t_full = None
+    if not a.skip_full:
+        t0 = time.perf_counter()
+        full = samebits.UMAP(**params).fit(x)
+        t_full = time.perf_counter() - t0
+    rec = {
+        "bench": "umap-profile", "commit": commit, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                    "python": platform.python_version()},
+        "load_average_at_end": os.getloadavg(),
+        "data": "Fashion-MNIST train, first %d rows, pixels / 255 (float32)" % a.rows,
+        "params": params, "samebits_threads": a.threads, "samebits": samebits.__version__,
+        "fit_n_epochs_1_s": t_pre, "fit_default_epochs_s": t_full,
+        "n_epochs_default": int(full.n_epochs_) if t_full is not None else None,
+        "epochs_s": (t_full - t_pre) if t_full is not None else None,
+        "model_digest_n_epochs_1": one.model_digest_,
+        "model_digest": full.model_digest_ if t_full is not None else None,
+        "spectral_init": a.rows <= 32768,
+    }
+    os.makedirs(a.out, exist_ok=True)
+    stem = os.path.join(a.out, "umap-profile-%s-%s-%d" % (rec["date"], commit, a.rows))
+    with open(stem + ".json", "w") as f:
+        json.dump(rec, f, indent=1)
     print(json.dumps(rec, indent=1))
 
 

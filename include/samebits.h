@@ -476,7 +476,8 @@ SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *trai
  * (1.0), negative_sample_rate (5), init=spectral|random|array (array: the
  * n x n_components rows in init, which must be NULL otherwise),
  * random_state/seed (none = 0: every draw is Philox by key, never the
- * clock). Writes the n x n_components embedding (row-major) to out, which
+ * clock). A dataset with a label (supervised UMAP is not built) or sample
+ * weights is refused by name. Writes the n x n_components embedding (row-major) to out, which
  * must hold cap >= n * n_components floats (*needed, if not NULL, gets that
  * count first; a smaller cap is SB_ERR_LIMIT before any work).
  * The epochs apply their moves in place in edge order, one thread: the bits

@@ -280,3 +280,28 @@ SB_TEST(test_umap_model_file_refusals) {
     sb_model_free(m);
     free(buf), free(x);
 }
+
+/* A labelled or weighted dataset is refused by name before any work:
+ * supervised UMAP is not built, and UMAP takes no weights. */
+SB_TEST(test_umap_supervised_refused) {
+    const int n = 20, d = 3;
+    float *x = blobs(n, d, 3.0f), y[20], out[40];
+    for (int i = 0; i < n; i++) y[i] = (float)(i & 1);
+    sb_params *p = NULL;
+    sb_dataset *ds = NULL;
+    sb_model *m = NULL;
+    SB_CHECK(sb_params_create(&p) == SB_OK && sb_params_parse(p, "model=umap,n_epochs=5") == SB_OK);
+    SB_CHECK(sb_dataset_from_matrix(x, n, d, &ds) == SB_OK);
+    SB_CHECK(sb_dataset_set_label(ds, y, n) == SB_OK);
+    SB_CHECK(sb_umap_fit(p, ds, NULL, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    SB_CHECK(strstr(sb_last_error(), "supervised UMAP") != NULL);
+    SB_CHECK(sb_umap_fit_transform(p, ds, NULL, NULL, out, 40, NULL) == SB_ERR_INVALID_ARGUMENT);
+    sb_dataset_free(ds);
+    SB_CHECK(sb_dataset_from_matrix(x, n, d, &ds) == SB_OK);
+    SB_CHECK(sb_dataset_set_weight(ds, y, n) == SB_OK);
+    SB_CHECK(sb_umap_fit(p, ds, NULL, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    SB_CHECK(strstr(sb_last_error(), "weights") != NULL);
+    sb_dataset_free(ds);
+    sb_params_free(p);
+    free(x);
+}

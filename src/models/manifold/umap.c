@@ -544,6 +544,11 @@ sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train
         return sb_fail(SB_ERR_INVALID_INPUT, "UMAP needs at least two rows and one feature (given %lld rows, %lld "
                        "features)", (long long)n, (long long)d);
     if (n > INT32_MAX / 2) return sb_fail(SB_ERR_LIMIT, "UMAP: %lld rows (at most %d)", (long long)n, INT32_MAX / 2);
+    if (t->label)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "UMAP: the rows carry a label, and supervised UMAP (y=, umap-learn's "
+                       "target graph) is not built: fit the rows without it (docs/umap.md)");
+    if (t->weight)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "UMAP: the rows carry sample weights, which UMAP does not take");
     for (int64_t i = 0; i < n * d; i++)
         if (!isfinite(t->x[i]))
             return sb_fail(SB_ERR_INVALID_INPUT, "UMAP: row %lld feature %lld is not finite", (long long)(i / d),
