@@ -176,6 +176,12 @@ class UMAP(FittedModel, Estimator):
         from ._model import feature_names_in_file, params_in_file
         names = feature_names_in_file(source)
         p = params_in_file(source)
+        for key in ("n_neighbors", "n_components", "metric", "n_epochs", "learning_rate", "init", "min_dist", "spread",
+                    "set_op_mix_ratio", "local_connectivity", "repulsion_strength", "negative_sample_rate",
+                    "random_state"):
+            if key not in p:
+                raise InvalidInputError("the UMAP model file's parameter text has no '%s' (not a file sb_umap_fit "
+                                        "wrote)" % key)
         self._drop_fitted()
         self.n_neighbors = int(p["n_neighbors"])
         self.n_components = int(p["n_components"])
