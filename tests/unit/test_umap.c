@@ -305,3 +305,45 @@ SB_TEST(test_umap_supervised_refused) {
     sb_params_free(p);
     free(x);
 }
+
+#define UMAP_GOLDEN "/../fuzz/corpus/model/umap-v2.sbm"
+
+/* The golden file tests/fuzz/corpus/model/umap-v2.sbm is this fit's file,
+ * byte for byte (SB_WRITE_GOLDEN=1 rewrites it): a change of the payload's
+ * layout, the parameter text or the fit's bits shows here; the model read
+ * from it transforms as the fitted one does. */
+SB_TEST(test_umap_model_golden) {
+    enum { N = 24, D = 3 };
+    float x[N * D], q[3 * D], t1[6], t2[6];
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < D; j++) x[i * D + j] = (float)((i * 7 + j * 3) % 11) / 4.0f + (i >= N / 2 && j == 0 ? 5.0f : 0.0f);
+    for (int i = 0; i < 3 * D; i++) q[i] = x[i] + 0.125f;
+    sb_model *m = NULL, *r = NULL;
+    SB_CHECK(fit_model("model=umap,n_neighbors=5,n_epochs=12,random_state=3", x, N, D, &m) == SB_OK);
+    if (!m) return;
+    size_t n = 0;
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &n) == SB_OK);
+    uint8_t *b = malloc(n);
+    SB_CHECK(sb_model_to_bytes(m, b, n, NULL) == SB_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s" UMAP_GOLDEN, sb_test_data_dir());
+    const char *w = getenv("SB_WRITE_GOLDEN");
+    if (w && !strcmp(w, "1")) SB_CHECK(sb_model_save(m, path) == SB_OK);
+    FILE *f = fopen(path, "rb");
+    SB_CHECK(f != NULL);
+    if (f) {
+        uint8_t *gold = malloc(n + 1);
+        const size_t got = fread(gold, 1, n + 1, f);
+        SB_CHECK(got == n && memcmp(gold, b, n) == 0);
+        SB_CHECK(sb_model_from_bytes(gold, got, &r) == SB_OK);
+        free(gold);
+        fclose(f);
+    }
+    if (r) {
+        SB_CHECK(model_rows(m, q, 0, 3, D, 2, t1) == SB_OK && model_rows(r, q, 0, 3, D, 2, t2) == SB_OK);
+        SB_CHECK(memcmp(t1, t2, sizeof t1) == 0);
+    }
+    sb_model_free(r);
+    sb_model_free(m);
+    free(b);
+}
