@@ -5,6 +5,13 @@ ratio. umap-learn is installed by the caller (pip install umap-learn); the
 bench says which version ran.
 
     SAMEBITS_LIB=build/libsamebits.so PYTHONPATH=python python3 bench/umap_bench.py [--rows 10000]
+
+--profile-only: samebits alone, its fit split into the part before the
+epochs (the exact neighbors, the graph, a/b, the initialization: a fit with
+n_epochs=1, whose one epoch is negligible) and the epochs (the full fit's
+time less that), for row counts where the peer's run and scikit-learn's
+trustworthiness (an n x n float64 distance matrix: 39 GB at 70,000 rows) do
+not fit this machine; the record says so.
 """
 import argparse
 import gzip
@@ -19,11 +26,17 @@ import numpy as np
 
 
 def load_fashion(rows):
+    """The first rows of Fashion-MNIST's 70,000: the training set's 60,000, then the test set's 10,000."""
     base = "/usr/share/datasets/fashion-mnist"
-    with gzip.open(os.path.join(base, "train-images-idx3-ubyte.gz")) as f:
-        x = np.frombuffer(f.read(), dtype=np.uint8, offset=16).reshape(-1, 784)
-    with gzip.open(os.path.join(base, "train-labels-idx1-ubyte.gz")) as f:
-        y = np.frombuffer(f.read(), dtype=np.uint8, offset=8)
+    xs, ys = [], []
+    for part in ("train", "t10k"):
+        with gzip.open(os.path.join(base, "%s-images-idx3-ubyte.gz" % part)) as f:
+            xs.append(np.frombuffer(f.read(), dtype=np.uint8, offset=16).reshape(-1, 784))
+        with gzip.open(os.path.join(base, "%s-labels-idx1-ubyte.gz" % part)) as f:
+            ys.append(np.frombuffer(f.read(), dtype=np.uint8, offset=8))
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    if rows > len(x):
+        raise SystemExit("Fashion-MNIST has %d rows, %d asked" % (len(x), rows))
     return (x[:rows].astype(np.float32) / 255.0), y[:rows].astype(np.int64)
 
 
@@ -42,7 +55,15 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--profile-only", action="store_true")
+    ap.add_argument("--skip-full", action="store_true", help="with --profile-only: time the part before the epochs only")
+    ap.add_argument("--no-split", action="store_true", help="with --profile-only: the full fit alone (no n_epochs=1 fit)")
+    ap.add_argument("--peer", action="store_true",
+                    help="with --profile-only: seeded umap-learn's fit too (after its warm-up), and both embeddings' "
+                         "15-NN accuracy (trustworthiness left out: its n x n distances)")
     a = ap.parse_args()
+    if a.profile_only:
+        return profile(a)
     import samebits
     import umap
     # the commit whose sources run (taken before the fits: commits made while it runs are not it)
@@ -84,7 +105,7 @@ def main():
                     "no_slower_than_seeded_umap_learn": t_sb <= t_ul},
     }
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "umap-%s-%s" % (rec["date"], commit))
+    stem = os.path.join(a.out, "umap-%s-%s%s" % (rec["date"], commit, "" if a.rows == 10000 else "-%d" % a.rows))
     with open(stem + ".json", "w") as f:
         json.dump(rec, f, indent=1)
     with open(stem + ".md", "w") as f:
@@ -98,6 +119,65 @@ def main():
         f.write("The machine was shared with other builds (load average %.1f, %.1f, %.1f at the end): the "
                 "ratio is of two runs under the same load, one after the other.\n\n" % os.getloadavg())
         f.write("Fit time ratio samebits / umap-learn: %.3f. Targets: %s\n" % (t_sb / t_ul, rec["targets"]))
+    print(json.dumps(rec, indent=1))
+
+
+def profile(a):
+    """samebits' fit at a.rows split into before-the-epochs and the epochs
+    (module docstring); no peer, no quality (see the record)."""
+    import samebits
+    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
+    x, _ = load_fashion(a.rows)
+    params = dict(n_neighbors=15, n_components=2, min_dist=0.1, metric="euclidean", random_state=a.seed)
+    samebits.set_num_threads(a.threads)
+    t_pre, one = None, None
+    if not a.no_split:
+        t0 = time.perf_counter()
+        one = samebits.UMAP(n_epochs=1, **params).fit(x)
+        t_pre = time.perf_counter() - t0
+    t_full = None
+    if not a.skip_full:
+        t0 = time.perf_counter()
+        full = samebits.UMAP(**params).fit(x)
+        t_full = time.perf_counter() - t0
+    peer = None
+    if a.peer and not a.skip_full:
+        import umap
+        _, y = load_fashion(a.rows)
+        t0 = time.perf_counter()
+        umap.UMAP(**params).fit_transform(load_fashion(a.rows + 4500)[0][a.rows:] if a.rows + 4500 <= 70000
+                                          else load_fashion(4500)[0][::-1].copy())
+        t_warm = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        e_ul = umap.UMAP(**params).fit_transform(x)
+        t_ul = time.perf_counter() - t0
+        from sklearn.model_selection import KFold, cross_val_score
+        from sklearn.neighbors import KNeighborsClassifier
+
+        def acc(e):
+            return float(np.mean(cross_val_score(KNeighborsClassifier(n_neighbors=15), e, y, cv=KFold(5))))
+        peer = {"umap-learn": umap.__version__, "warmup_4500_rows_s": t_warm, "fit_s": t_ul,
+                "fit_time_ratio_samebits_over_umap_learn": t_full / t_ul,
+                "knn15_accuracy": {"samebits": acc(full.embedding_), "umap_learn": acc(e_ul)}}
+    rec = {
+        "bench": "umap-profile", "commit": commit, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                    "python": platform.python_version()},
+        "load_average_at_end": os.getloadavg(),
+        "data": "Fashion-MNIST (train then test), first %d rows, pixels / 255 (float32)" % a.rows,
+        "params": params, "samebits_threads": a.threads, "samebits": samebits.__version__,
+        "fit_n_epochs_1_s": t_pre, "fit_default_epochs_s": t_full,
+        "n_epochs_default": int(full.n_epochs_) if t_full is not None else None,
+        "epochs_s": (t_full - t_pre) if t_full is not None and t_pre is not None else None,
+        "model_digest_n_epochs_1": one.model_digest_ if one is not None else None,
+        "model_digest": full.model_digest_ if t_full is not None else None,
+        "spectral_init": a.rows <= 32768,
+        "peer": peer,
+    }
+    os.makedirs(a.out, exist_ok=True)
+    stem = os.path.join(a.out, "umap-profile-%s-%s-%d" % (rec["date"], commit, a.rows))
+    with open(stem + ".json", "w") as f:
+        json.dump(rec, f, indent=1)
     print(json.dumps(rec, indent=1))
 
 

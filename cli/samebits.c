@@ -55,6 +55,9 @@ static const char *k_usage =
     "  train --model kde --data FILE [kernel=gaussian bandwidth=1.0|scott|silverman ...]   (docs/density.md:\n"
     "        kernel density; a --label column is dropped, DATA.weight beside the data: sample weights;\n"
     "        predict writes each row's log density)\n"
+    "  train --model umap --data FILE [n_neighbors=15 n_components=2 min_dist=0.1 metric=euclidean|cosine\n"
+    "        n_epochs=N random_state=S ...]   (docs/umap.md: the frozen fit in the model file; transform embeds\n"
+    "        new rows against it; no --label: supervised UMAP is not built)\n"
     "  train --model ets --data FILE --out MODEL [--id unique_id] [--time ds] [--target y]\n"
     "        [trend=add damped_trend=true seasonal=add|mul seasonal_periods=M ...]   (docs/timeseries.md: a\n"
     "        long-format CSV, one series an id, each ordered by its time column; the batch's model file)\n"
@@ -99,6 +102,9 @@ static const char *k_usage =
     "          (mlp: the class code or the values; --proba: a classifier's probabilities)\n"
     "          [device=cpu|cuda|opencl]   (the same bits, computed on the GPU or OpenCL device)\n"
     "                                   write one prediction line per row\n"
+    "  transform --model MODEL --data FILE --out FILE [--format csv|libsvm] [--threads N]\n"
+    "          a UMAP model's embedding of each row (its n_components values a line; a row's result is\n"
+    "          its own, however the rows are batched), or a PCA's projection, or k-means' distances\n"
     "  digest MODEL                     print the model file's SHA-256 digest\n"
     "  dump MODEL [--format json|text] [--out FILE]\n"
     "                                   a tree model's trees: splits, gains, counts, leaf values as\n"
@@ -671,13 +677,14 @@ static int cmd_train(int argc, char **argv) {
     const int agglo = model_kind && !strcmp(model_kind, "agglomerative");
     const int spectral = model_kind && !strcmp(model_kind, "spectral");
     const int kde = model_kind && !strcmp(model_kind, "kde");
+    const int umap = model_kind && !strcmp(model_kind, "umap");
     const int labelled = dbscan || agglo || spectral; /* the families whose labels are the training rows' */
-    const int clusters = kmeans || labelled || kde; /* the label-free families (kernel density among them) */
+    const int clusters = kmeans || labelled || kde || umap; /* the label-free families (kernel density and UMAP among them) */
     const int forest = model_kind && (!strcmp(model_kind, "random_forest") || !strcmp(model_kind, "extra_trees"));
     const int iforest = model_kind && !strcmp(model_kind, "isolation_forest");
     if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn && !svm && !forest && !iforest)) {
         rc = usage_error("train: --model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, "
-                         "agglomerative, spectral, knn, kde, svc, svr, ets, arima, gp, mlp, or a linear model (linear, ridge, lasso, elasticnet, "
+                         "agglomerative, spectral, knn, kde, umap, svc, svr, ets, arima, gp, mlp, or a linear model (linear, ridge, lasso, elasticnet, "
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
@@ -705,14 +712,19 @@ static int cmd_train(int argc, char **argv) {
         }
         if ((st = sb_params_set(params, "model", model_kind)) != SB_OK) goto lib_fail;
     }
-    if ((knn || svm || labelled || kde) && (query || vquery || group)) {
+    if (umap && (label || weight || weight_col || init_path)) { /* refused before any file is read */
+        rc = usage_error("train: --model umap takes no %s (supervised UMAP, sample weights and continued training are "
+                         "not built: docs/umap.md)", label ? "--label" : weight || weight_col ? "weights" : "--init-model");
+        goto done;
+    }
+    if ((knn || svm || labelled || kde || umap) && (query || vquery || group)) {
         rc = usage_error("train: --query, --valid-query and --group are for ranking; --model %s takes no query "
                          "groups", model_kind);
         goto done;
     }
-    if ((knn || svm || labelled || kde) && valid) { /* refused before any file is read */
+    if ((knn || svm || labelled || kde || umap) && valid) { /* refused before any file is read */
         rc = usage_error("train: --valid is for gradient boosting (%s has no rounds to evaluate)",
-                         knn ? "nearest neighbors" : svm ? "a support vector machine" : kde ? "kernel density" : dbscan ? "DBSCAN" : agglo ? "agglomerative clustering"
+                         knn ? "nearest neighbors" : svm ? "a support vector machine" : kde ? "kernel density" : umap ? "UMAP" : dbscan ? "DBSCAN" : agglo ? "agglomerative clustering"
                                                                               : "spectral clustering");
         goto done;
     }
@@ -784,6 +796,7 @@ static int cmd_train(int argc, char **argv) {
                                              : agglo  ? SB_FAMILY_AGGLOMERATIVE
                                              : spectral ? SB_FAMILY_SPECTRAL
                                              : kde ? SB_FAMILY_KDE
+                                             : umap ? SB_FAMILY_UMAP
                                              : iforest ? SB_FAMILY_ISOLATION_FOREST
                                              : forest ? (!strcmp(model_kind, "extra_trees") ? SB_FAMILY_EXTRA_TREES
                                                                                              : SB_FAMILY_RANDOM_FOREST)
@@ -818,7 +831,16 @@ static int cmd_train(int argc, char **argv) {
         free(wpath);
     }
     /* the isolation forest too: its weights set each tree's draw (docs/forest.md) */
-    if (!weight && !weight_col && weights_beside(data, dtrain) != SB_OK) goto done;
+    if (umap) { /* UMAP takes no weights: a DATA.weight beside the data is refused rather than ignored */
+        char *wpath = NULL;
+        if (beside_file(data, ".weight", &wpath) != SB_OK) goto done;
+        if (wpath) {
+            rc = usage_error("train: --model umap takes no sample weights, and %s is beside the data (move it away)", wpath);
+            free(wpath);
+            goto done;
+        }
+    }
+    if (!umap && !weight && !weight_col && weights_beside(data, dtrain) != SB_OK) goto done;
     for (int k = 0; k < nvf && !weight_col; k++)
         if (weights_beside(vfiles[k], dvalids[k]) != SB_OK) goto done;
     if (!strcmp(model_kind, "gbdt")) { /* LightGBM's DATA.init: gradient boosting's starting margins */
@@ -826,7 +848,7 @@ static int cmd_train(int argc, char **argv) {
         for (int k = 0; k < nvf; k++)
             if (init_beside(vfiles[k], dvalids[k]) != SB_OK) goto done;
     }
-    if (!knn && !svm && !labelled && !kde && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
+    if (!knn && !svm && !labelled && !kde && !umap && !forest && !iforest && attach_groups(dtrain, data, query, group_name) != SB_OK) goto done;
     for (int k = 0; k < nvf; k++)
         if (attach_groups(dvalids[k], vfiles[k], nvq > 1 ? vqueries[k] : vquery, group_name) != SB_OK) goto done;
     int64_t nrows;
@@ -851,6 +873,15 @@ static int cmd_train(int argc, char **argv) {
         if (!conv)
             fprintf(stderr, "samebits: warning: %s did not converge in %lld iterations (raise max_iter or tol)\n",
                     model_kind, (long long)it);
+    } else if (umap) {
+        if ((st = sb_umap_fit(params, dtrain, NULL, card, &model)) != SB_OK) goto lib_fail;
+        int64_t nfit = 0, nc = 0, k = 0, ep = 0;
+        sb_model_get_int(model, "n_samples_fit", &nfit);
+        sb_model_get_int(model, "n_components", &nc);
+        sb_model_get_int(model, "n_neighbors", &k);
+        sb_model_get_int(model, "n_epochs", &ep);
+        fprintf(stderr, "samebits: umap fitted in %.2f s (%lld rows, %lld components, n_neighbors=%lld, %lld epochs)\n",
+                now_s() - t1, (long long)nfit, (long long)nc, (long long)k, (long long)ep);
     } else if (kde) {
         if ((st = sb_kde_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
         static const char *const k_kernels[] = {"gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine"};
@@ -1081,6 +1112,10 @@ static int cmd_predict(int argc, char **argv) {
     int64_t lkind = -1;
     if (st == SB_OK && sb_model_get_int(model, "kind", &lkind) == SB_OK && lkind == 5 && kind == SB_PREDICT_VALUE)
         kind = SB_PREDICT_TRANSFORM; /* PCA: predict writes the projection */
+    sb_model_info minfo;
+    if (st == SB_OK && kind == SB_PREDICT_VALUE && !outputs && sb_model_get_info(model, &minfo) == SB_OK &&
+        minfo.family == SB_FAMILY_UMAP)
+        kind = SB_PREDICT_TRANSFORM; /* UMAP: predict writes the embedding, as transform does */
     if (st == SB_OK) st = sb_dataset_read_for_model(model, data, format, &d);
     size_t need = 0;
     sb_model_info info;
@@ -1111,6 +1146,44 @@ static int cmd_predict(int argc, char **argv) {
     if (st == SB_OK) rc = 0;
     else rc = lib_error(st);
     free(pred);
+    sb_dataset_free(d);
+    sb_model_free(model);
+    return rc;
+}
+
+/* samebits transform: the model's SB_PREDICT_TRANSFORM of each row (UMAP's
+ * embedding, PCA's projection, k-means' distances; any other family refused
+ * by the library, by name), one line a row. */
+static int cmd_transform(int argc, char **argv) {
+    const char *model_path = NULL, *data = NULL, *out = NULL, *format = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const int has = i + 1 < argc;
+        if (!strcmp(a, "--model") && has) model_path = argv[++i];
+        else if (!strcmp(a, "--data") && has) data = argv[++i];
+        else if (!strcmp(a, "--out") && has) out = argv[++i];
+        else if (!strcmp(a, "--format") && has) format = argv[++i];
+        else if (!strcmp(a, "--threads") && has) {
+            if (parse_threads(argv[++i])) return EXIT_ERROR;
+        } else return usage_error("transform: unexpected argument '%s'", a);
+    }
+    if (!model_path || !data || !out)
+        return usage_error("transform: --model, --data and --out are required (--out -: standard output)%s", "");
+    if (threads_ready()) return EXIT_ERROR;
+    sb_model *model = NULL;
+    sb_dataset *d = NULL;
+    float *v = NULL;
+    size_t need = 0;
+    int64_t nrows = 0;
+    sb_status st = sb_model_load(model_path, &model);
+    if (st == SB_OK) st = sb_dataset_read_for_model(model, data, format, &d);
+    if (st == SB_OK) st = sb_model_predict(model, d, SB_PREDICT_TRANSFORM, NULL, 0, &need);
+    if (st == SB_OK && !(v = malloc(sizeof(float) * (need ? need : 1)))) st = SB_ERR_OUT_OF_MEMORY;
+    if (st == SB_OK) st = sb_model_predict(model, d, SB_PREDICT_TRANSFORM, v, need, NULL);
+    if (st == SB_OK) sb_dataset_shape(d, &nrows, NULL);
+    if (st == SB_OK) st = sb_cli_write_values(out, v, nrows, nrows ? (int64_t)need / nrows : 1, ',');
+    const int rc = st == SB_OK ? 0 : lib_error(st);
+    free(v);
     sb_dataset_free(d);
     sb_model_free(model);
     return rc;
@@ -1289,6 +1362,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "card") == 0) return cmd_card(argc - 2, argv + 2);
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);
+    if (strcmp(cmd, "transform") == 0) return cmd_transform(argc - 2, argv + 2);
     if (strcmp(cmd, "forecast") == 0) return sb_cli_forecast(argc - 2, argv + 2);
     if (strcmp(cmd, "digest") == 0) return cmd_digest(argc - 2, argv + 2);
     if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);

@@ -120,7 +120,7 @@ typedef enum sb_family {
     SB_FAMILY_ARIMA = 12, /* ARIMA (a batch of series; sb_arima_* calls) */
     SB_FAMILY_SVM = 13, /* support vector classification and regression (sb_svm_fit) */
     SB_FAMILY_GP = 14,  /* gaussian process regression (sb_gp_save) */
-    SB_FAMILY_UMAP = 15, /* UMAP (an embedding of the training rows; sb_umap_fit_transform) */
+    SB_FAMILY_UMAP = 15, /* UMAP (an embedding of the training rows; sb_umap_fit, sb_umap_fit_transform) */
     SB_FAMILY_MLP = 16,  /* multi-layer perceptrons (sb_mlp_fit) */
     SB_FAMILY_COUNT_ = 17
 } sb_family;
@@ -477,14 +477,14 @@ SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *trai
  * (1.0), negative_sample_rate (5), init=spectral|random|array (array: the
  * n x n_components rows in init, which must be NULL otherwise),
  * random_state/seed (none = 0: every draw is Philox by key, never the
- * clock). Writes the n x n_components embedding (row-major) to out, which
+ * clock). A dataset with a label (supervised UMAP is not built) or sample
+ * weights is refused by name. Writes the n x n_components embedding (row-major) to out, which
  * must hold cap >= n * n_components floats (*needed, if not NULL, gets that
  * count first; a smaller cap is SB_ERR_LIMIT before any work).
  * The epochs apply their moves in place in edge order, one thread: the bits
  * are the same at every thread count and on every CPU. card may be NULL (the
  * stages' digests: neighbors, sigma, graph, a/b, init, epochs 1, 2, 4, ...,
- * the embedding). No model object yet: sb_umap_transform takes the training
- * rows and their embedding back (docs/umap.md). */
+ * the embedding). sb_umap_fit keeps the fit as a model (docs/umap.md). */
 SB_API sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train, const float *init,
                                        sb_card *card, float *out, size_t cap, size_t *needed);
 /* New rows embedded against a frozen fit: train and embedding (n x
@@ -499,6 +499,20 @@ SB_API sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset
  * floats (*needed gets that count). */
 SB_API sb_status sb_umap_transform(const sb_params *params, const sb_dataset *train, const float *embedding,
                                    const sb_dataset *queries, float *out, size_t cap, size_t *needed);
+/* The same fit kept as a model of family SB_FAMILY_UMAP (the frozen fit that
+ * transform needs: a copy of the training rows, their embedding, a and b, the
+ * parameters), which the version 2 model file holds (sb_model_save,
+ * sb_model_digest: the digest of the file's bytes). Its embedding is
+ * sb_umap_fit_transform's, bit for bit: the array "embedding" (n x
+ * n_components) and "ab" (sb_model_get_array), the integers "n_samples_fit",
+ * "n_components", "n_neighbors", "n_epochs" (resolved), "metric" (0 euclidean,
+ * 1 cosine), "random_state" (sb_model_get_int). New rows are embedded by
+ * sb_model_predict(m, queries, SB_PREDICT_TRANSFORM, ...): sb_umap_transform's
+ * bits, a row's result its own however the rows are batched; every other
+ * prediction kind is refused by name. card (may be NULL) gets the fit's stages
+ * and then "umap.model_bytes". */
+SB_API sb_status sb_umap_fit(const sb_params *params, const sb_dataset *train, const float *init, sb_card *card,
+                             sb_model **out);
 
 /* Kernel density estimation (docs/density.md) with scikit-learn's
  * KernelDensity names and semantics: kernel=gaussian|tophat|epanechnikov|

@@ -117,6 +117,7 @@ _PROTOS = {
     # ---- UMAP (src/models/manifold/umap.c, docs/umap.md) ----
     "sb_umap_fit_transform": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
     "sb_umap_transform": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
+    "sb_umap_fit": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, _P(c_void_p)]),
     "sb_model_score_samples": (c_int, [c_void_p, c_void_p, _P(c_float), c_size_t, _P(c_size_t)]),
     "sb_model_score": (c_int, [c_void_p, c_void_p, _P(ctypes.c_double)]),
     "sb_model_score_samples_on": (c_int, [c_void_p, c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),

@@ -1171,6 +1171,9 @@ def estimator_class_for(info):
     if family == 13:  # svm: SVC or SVR by the model's kind (samebits.svm)
         from . import svm
         return svm.SVR if info.get("svm_kind") == 1 else svm.SVC
+    if family == 15:
+        from . import manifold
+        return manifold.UMAP
     raise InvalidInputError("the model file holds a model of family %s, which no samebits Python estimator holds"
                             % family_name(family))
 
@@ -1186,8 +1189,8 @@ def load_model(path_or_bytes):
     GradientBoostingRegressor / Classifier / Ranker, RandomForestClassifier /
     Regressor, ExtraTreesClassifier / Regressor, IsolationForest, a linear
     estimator (LinearRegression, Ridge, Lasso, ElasticNet, LogisticRegression,
-    PCA), KMeans, or NearestNeighbors / KNeighborsClassifier /
-    KNeighborsRegressor (by the knn model's task), by the file's family and
+    PCA), KMeans, NearestNeighbors / KNeighborsClassifier /
+    KNeighborsRegressor (by the knn model's task), or UMAP, by the file's family and
     objective (sb_model_get_info), linear kind or knn task. A gradient-boosting
     or forest estimator's constructor parameters are those the file stores (the
     class's defaults for the rest); the other families' are the class's defaults

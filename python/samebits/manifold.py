@@ -1,6 +1,6 @@
-"""UMAP (docs/umap.md): umap-learn's UMAP over sb_umap_fit_transform, the
-embedding of the training rows the same bits on every machine and at every
-thread count (McInnes, Healy and Melville 2018).
+"""UMAP (docs/umap.md): umap-learn's UMAP over sb_umap_fit, the embedding of
+the training rows the same bits on every machine and at every thread count
+(McInnes, Healy and Melville 2018).
 
 Parameters are passed to the C library as text, which checks each and refuses
 an unknown or unbuilt option by name (InvalidArgumentError): metric is
@@ -10,34 +10,56 @@ random_state None is seed 0 (never the clock). umap-learn's options that
 this build does not implement (target_metric, densmap, a precomputed_knn,
 supervised y, inverse_transform) are refused by name.
 
-model_digest_ is the SHA-256 of the embedding's float32 bytes (little-endian,
-row-major) and the canonical parameter text: UMAP keeps no model file yet.
+The fit is a model of family 15 in the version 2 model file (the training
+rows, the embedding, a and b, the parameters): model_digest_ is the SHA-256
+of the file's bytes, save_model writes it, samebits.load_model (or
+UMAP().load_model) reads it back, and transform(X_new) on the loaded model
+gives the same bits as on the fitted one.
 """
-import hashlib
-import struct
 import sys
 
 from . import _array
-from ._base import Estimator, with_n_jobs
-from ._model import dataset
+from ._base import Estimator, FittedModel, with_n_jobs
+from ._model import Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import _text
+from .gbdt import _open_model, _text, family_name
 
 __all__ = ["UMAP"]
 
 FAMILY_UMAP = 15
+METRICS = ("euclidean", "cosine")
 
 
 def _np():
     return sys.modules.get("numpy")
 
 
-class UMAP(Estimator):
+def _f32(text):
+    """The shortest decimal that names the same float32 as text (the file
+    stores float32 parameters as 9 digits: 0.200000003 reads back as 0.2)."""
+    import struct
+    want = struct.pack("<f", float(text))
+    for digits in range(1, 10):
+        v = float("%.*g" % (digits, float(text)))
+        if struct.pack("<f", v) == want:
+            return v
+    return float(text)
+
+
+def _widen(out):
+    np = _np()
+    return np.asarray(out).astype(np.float64) if np is not None else [
+        [float(v) for v in row] for row in out.tolist()]
+
+
+class UMAP(FittedModel, Estimator):
     """UMAP (umap-learn's names): n_neighbors, n_components, metric, n_epochs,
     learning_rate, init, min_dist, spread, set_op_mix_ratio,
     local_connectivity, repulsion_strength, negative_sample_rate,
     random_state. fit / fit_transform give embedding_ (n_samples,
     n_components), float32 widened exactly to float64."""
+
+    device = "cpu"
 
     def __init__(self, n_neighbors=15, n_components=2, metric="euclidean", n_epochs=None, learning_rate=1.0,
                  init="spectral", min_dist=0.1, spread=1.0, set_op_mix_ratio=1.0, local_connectivity=1.0,
@@ -84,8 +106,7 @@ class UMAP(Estimator):
     def fit(self, X, y=None):
         """Embed the rows of X (n, d), finite values. y (supervised UMAP) is
         refused by name. On error nothing changes."""
-        import ctypes
-        from ._lib import check, lib, params
+        from ._lib import lib
         if y is not None:
             raise InvalidArgumentError("UMAP: supervised UMAP (y=) is not built (docs/umap.md)")
         m = _array.matrix(X, "X")
@@ -100,24 +121,22 @@ class UMAP(Estimator):
                                         % (im.nrows, im.ncols, m.nrows, nc))
             init_ptr = im.ptr
         train = dataset(m, view=True)
-        p = params(pairs)
-        out = _array.empty((m.nrows, nc))
-        need = ctypes.c_size_t(0)
-        check(lib.sb_umap_fit_transform(p.ptr, train.ptr, init_ptr, None, _array.pointer(out), m.nrows * nc,
-                                        ctypes.byref(need)))
-        self._fit_state = (dataset(m, view=False), m.ncols, pairs, out)  # the library's own copy of the rows
-        raw = out.tobytes()
-        if sys.byteorder != "little":
-            raw = b"".join(struct.pack("<f", v) for v in struct.unpack("=%df" % (len(raw) // 4), raw))
-        text = "".join("%s=%s\n" % kv for kv in sorted(pairs))
-        self.model_digest_ = hashlib.sha256(raw + text.encode()).hexdigest()
-        np = _np()
-        self.embedding_ = np.asarray(out).astype(np.float64) if np is not None else [
-            [float(v) for v in row] for row in out.tolist()]
-        self.n_features_in_ = m.ncols
-        if m.names is not None:
-            self.feature_names_in_ = list(m.names)
+        model = Model._fit(lib.sb_umap_fit, pairs, train, init_ptr)
+        self._drop_fitted()
+        self._set_fitted(model, m.names)
         return self
+
+    def _set_fitted(self, model, names):
+        self._adopt_model(model, names)
+        n, nc = int(model.get_int("n_samples_fit")), int(model.get_int("n_components"))
+        emb = model.get_array("embedding")
+        np = _np()
+        if np is not None:
+            self.embedding_ = np.asarray(emb).astype(np.float64).reshape(n, nc)
+        else:
+            flat = [float(v) for v in emb.tolist()]
+            self.embedding_ = [flat[i * nc:(i + 1) * nc] for i in range(n)]
+        self.n_epochs_ = int(model.get_int("n_epochs"))
 
     def fit_transform(self, X, y=None):
         """fit(X) and its embedding_."""
@@ -125,25 +144,56 @@ class UMAP(Estimator):
 
     @with_n_jobs
     def transform(self, X):
-        """New rows embedded against the frozen fit (sb_umap_transform): each
-        row's result depends on that row alone, however the rows are batched.
-        float32 widened exactly to float64."""
+        """New rows embedded against the frozen fit (SB_PREDICT_TRANSFORM):
+        each row's result depends on that row alone, however the rows are
+        batched. float32 widened exactly to float64."""
         import ctypes
-        from ._lib import check, lib, params
-        state = getattr(self, "_fit_state", None)
-        if state is None:
-            from .errors import NotFittedError
-            raise NotFittedError("This UMAP instance is not fitted yet. Call 'fit' before 'transform'.")
-        train, nfeat, pairs, emb = state
-        q = _array.matrix(X, "X")
-        if q.ncols != nfeat:
-            raise InvalidInputError("X has %d features, but UMAP was fitted with %d" % (q.ncols, nfeat))
-        nc = emb.shape[1]
-        out = _array.empty((q.nrows, nc))
+        from ._lib import check, lib
+        d = self._predict_data(X)
+        nc = int(self._model.get_int("n_components"))
+        nrows = ctypes.c_int64(0)
+        check(lib.sb_dataset_shape(d.ptr, ctypes.byref(nrows), None))
+        out = _array.empty((nrows.value, nc))
         need = ctypes.c_size_t(0)
-        qd, p = dataset(q, view=True), params(pairs)
-        check(lib.sb_umap_transform(p.ptr, train.ptr, _array.pointer(emb), qd.ptr, _array.pointer(out),
-                                    q.nrows * nc, ctypes.byref(need)))
-        np = _np()
-        return np.asarray(out).astype(np.float64) if np is not None else [
-            [float(v) for v in row] for row in out.tolist()]
+        check(lib.sb_model_predict(self._model._h.ptr, d.ptr, 3, _array.pointer(out), nrows.value * nc,
+                                   ctypes.byref(need)))
+        return _widen(out)
+
+    # ---- model file -----------------------------------------------------------------
+    def load_model(self, path_or_bytes):
+        """Load a UMAP model file (or its bytes); returns self. Another
+        family's file is InvalidInputError naming it. The parameters become
+        the file's."""
+        model = _open_model(path_or_bytes)
+        info = model.info()
+        if info["family"] != FAMILY_UMAP:
+            raise InvalidInputError("the model file holds a %s model; a UMAP cannot hold it: load it with "
+                                    "samebits.load_model(...)" % family_name(info["family"]))
+        self._load_fitted(model, path_or_bytes)
+        return self
+
+    def _load_fitted(self, model, source):
+        from ._model import feature_names_in_file, params_in_file
+        names = feature_names_in_file(source)
+        p = params_in_file(source)
+        for key in ("n_neighbors", "n_components", "metric", "n_epochs", "learning_rate", "init", "min_dist", "spread",
+                    "set_op_mix_ratio", "local_connectivity", "repulsion_strength", "negative_sample_rate",
+                    "random_state"):
+            if key not in p:
+                raise InvalidInputError("the UMAP model file's parameter text has no '%s' (not a file sb_umap_fit "
+                                        "wrote)" % key)
+        self._drop_fitted()
+        self.n_neighbors = int(p["n_neighbors"])
+        self.n_components = int(p["n_components"])
+        self.metric = p["metric"]
+        self.n_epochs = None if p["n_epochs"] == "none" else int(p["n_epochs"])
+        self.learning_rate = _f32(p["learning_rate"])
+        self.init = p["init"]
+        self.min_dist = _f32(p["min_dist"])
+        self.spread = _f32(p["spread"])
+        self.set_op_mix_ratio = _f32(p["set_op_mix_ratio"])
+        self.local_connectivity = _f32(p["local_connectivity"])
+        self.repulsion_strength = _f32(p["repulsion_strength"])
+        self.negative_sample_rate = int(p["negative_sample_rate"])
+        self.random_state = int(p["random_state"])
+        self._set_fitted(model, names)

@@ -278,6 +278,27 @@ void sb_svm_free(sb_svm *s) {
     sb_free(s);
 }
 
+sb_umap *sb_umap_alloc(int64_t n, int32_t nfeat, int32_t ncomp) {
+    sb_umap *u = sb_calloc(1, sizeof *u);
+    if (!u) return NULL;
+    u->n = n;
+    const int64_t nx = n * nfeat, ne = n * ncomp;
+    u->x = sb_malloc(sizeof(float) * (size_t)(nx > 0 ? nx : 1));
+    u->emb = sb_malloc(sizeof(float) * (size_t)(ne > 0 ? ne : 1));
+    if (!u->x || !u->emb) {
+        sb_umap_free(u);
+        return NULL;
+    }
+    return u;
+}
+
+void sb_umap_free(sb_umap *u) {
+    if (!u) return;
+    sb_free(u->x);
+    sb_free(u->emb);
+    sb_free(u);
+}
+
 void sb_kde_free(sb_kde *k) {
     if (!k) return;
     sb_free(k->x);
@@ -358,6 +379,7 @@ void sb_model_free(sb_model *m) {
     sb_arima_release(m->arima);
     sb_gp_release(m->gp);
     sb_mlp_release(m->mlp);
+    sb_umap_free(m->umap);
     sb_evals_free(m->evals);
     sb_free(m);
 }

@@ -215,6 +215,25 @@ static inline int64_t sb_svm_npairs(const sb_svm *s) {
 }
 static inline int64_t sb_svm_ncoef(const sb_svm *s) { return s->kind == SB_SVM_SVR ? 1 : s->nclass - 1; }
 
+/* UMAP's frozen fit (src/models/manifold/umap.c, docs/umap.md): a model of
+ * family SB_FAMILY_UMAP holds one and no trees. What transform needs: the
+ * parameters as parsed (n_epochs 0 is umap-learn's None, resolved by the row
+ * count where used), a and b of the curve, a copy of the training rows (each
+ * query's exact neighbors among them) and their embedding. */
+typedef struct sb_umap {
+    int32_t n_neighbors, ncomp, metric, n_epochs, neg_rate, init; /* metric: 0 euclidean, 1 cosine; init: 0
+                                                                      spectral, 1 random, 2 array */
+    float min_dist, spread, lr, mix, local_conn, gamma, a, b;
+    uint64_t seed;
+    int64_t n;             /* training rows */
+    float *x;              /* n x num_features training rows */
+    float *emb;            /* n x ncomp: embedding_ */
+} sb_umap;
+/* A zeroed sb_umap with x and emb for n rows of nfeat and ncomp; NULL when
+ * out of memory. sb_umap_free releases it (NULL: no-op). */
+sb_umap *sb_umap_alloc(int64_t n, int32_t nfeat, int32_t ncomp);
+void sb_umap_free(sb_umap *u);
+
 /* The validation metrics of a gradient boosting fit, every iteration that ran:
  * values[(it * nsets + s) * nm + j] is metric j (names[j]; the first decides
  * early stopping) of validation set s (sets[s], in the fit's order) after
@@ -254,6 +273,7 @@ struct sb_model {
     sb_svm *svm;             /* family SB_FAMILY_SVM: its state (no trees); NULL otherwise */
     sb_gp *gp;               /* family SB_FAMILY_GP: the fitted process (no trees); NULL otherwise */
     sb_mlp *mlp;             /* family SB_FAMILY_MLP: the fitted network (no trees); NULL otherwise */
+    sb_umap *umap;           /* family SB_FAMILY_UMAP: the frozen fit (no trees); NULL otherwise */
     struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
     int32_t ncatnames;       /* categorical features with category names (labels.c), in feature order */
     struct sb_catnames *catnames;

@@ -18,6 +18,7 @@
 #include "timeseries/arima.h"
 #include "gp/gp.h"
 #include "mlp/mlp.h"
+#include "manifold/umap.h"
 #include "model.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -79,6 +80,8 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 /* Gaussian process regression's payload (version 2 only). */
 #define MF_TAG_GP "GPRM"
 #define MF_TAG_MLP "MLPN"
+/* UMAP's payload (version 2 only): the frozen fit. */
+#define MF_TAG_UMAP "UMAP"
 #define MF_MAX_NEIGHBORS 100000
 #define MF_MAX_CLUSTERS 1000000
 
@@ -279,6 +282,7 @@ static sb_status check_arima(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_svm(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_gp(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_mlp(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_umap(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
     if (m->family == SB_FAMILY_KNN) return check_knn(m, bad, who);
@@ -291,10 +295,11 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     if (m->family == SB_FAMILY_ARIMA) return check_arima(m, bad, who);
     if (m->family == SB_FAMILY_GP) return check_gp(m, bad, who);
     if (m->family == SB_FAMILY_MLP) return check_mlp(m, bad, who);
+    if (m->family == SB_FAMILY_UMAP) return check_umap(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12), svm (13), gp (14) or mlp (16)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12), svm (13), gp (14), umap (15) or mlp (16)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -716,6 +721,36 @@ static sb_status check_gp(const sb_model *m, sb_status bad, const char *who) {
     return check_common(m, bad, who);
 }
 
+/* A UMAP model: its parameters in their ranges with a and b the curve's
+ * (sb_umap_state_check), at least two finite training rows, a finite
+ * embedding, no other family's state. */
+static sb_status check_umap(const sb_model *m, sb_status bad, const char *who) {
+    const sb_umap *u = m->umap;
+    if (!u || !u->x || !u->emb) return sb_fail(bad, "%s: a umap model without its rows and embedding", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral ||
+        m->kde || m->ets || m->arima || m->svm || m->gp)
+        return sb_fail(bad, "%s: a umap model has only its frozen fit", who);
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
+                       MF_MAX_FEATURES);
+    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    if (m->num_class != 1) return sb_fail(bad, "%s: a umap model's num_class is %d, not 1", who, (int)m->num_class);
+    const char *why = sb_umap_state_check(u);
+    if (why) return sb_fail(bad, "%s: umap: %s", who, why);
+    if (u->n < 2 || u->n > (int64_t)(INT32_MAX / 2)) return sb_fail(bad, "%s: %lld umap training rows (2..%d)", who,
+                                                                    (long long)u->n, INT32_MAX / 2);
+    if ((uint64_t)u->n > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + (uint64_t)u->ncomp))
+        return sb_fail(SB_ERR_LIMIT, "%s: %lld x %d training rows exceed the file limit", who, (long long)u->n,
+                       (int)m->num_features);
+    if (!all_finite(u->x, (size_t)u->n * (size_t)m->num_features))
+        return sb_fail(bad, "%s: a umap training value is not finite", who);
+    if (!all_finite(u->emb, (size_t)u->n * (size_t)u->ncomp))
+        return sb_fail(bad, "%s: a umap embedding value is not finite", who);
+    return check_common(m, bad, who);
+}
+
 /* An agglomerative model: its linkage and shape, labels numbered by smallest
  * row, a tree whose merge s joins two earlier nodes never used before, finite
  * distances >= 0. */
@@ -850,6 +885,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_ARIMA: return MF_TAG_ARIMA;
     case SB_FAMILY_SVM: return MF_TAG_SVM;
     case SB_FAMILY_GP: return MF_TAG_GP;
+    case SB_FAMILY_UMAP: return MF_TAG_UMAP;
     case SB_FAMILY_MLP: return MF_TAG_MLP;
     }
     return NULL;
@@ -1012,7 +1048,17 @@ static uint64_t mlp_payload_size(const sb_model *m) {
     return b;
 }
 
+/* Bytes of the umap payload: six i32 (n_neighbors, n_components, metric,
+ * n_epochs, negative_sample_rate, init), eight f32 (min_dist, spread,
+ * learning_rate, set_op_mix_ratio, local_connectivity, repulsion_strength,
+ * a, b), the seed and n (u64), the rows (f32), the embedding (f32). */
+static uint64_t umap_payload_size(const sb_model *m) {
+    const sb_umap *u = m->umap;
+    return 24 + 32 + 16 + 4 * (uint64_t)u->n * ((uint64_t)m->num_features + (uint64_t)u->ncomp);
+}
+
 static uint64_t payload_size(const sb_model *m, uint32_t version) {
+    if (m->family == SB_FAMILY_UMAP) return umap_payload_size(m);
     if (m->family == SB_FAMILY_MLP) return mlp_payload_size(m);
     if (m->family == SB_FAMILY_KDE) return kde_payload_size(m);
     if (m->family == SB_FAMILY_ETS) return ets_payload_size(m);
@@ -1178,6 +1224,18 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
         for (int64_t q = 0; q < sb_svm_npairs(v); q++) sink_u64(s, (uint64_t)v->n_iter[q]);
         for (int64_t q = 0; v->probA && q < sb_svm_npairs(v); q++) sink_f64(s, v->probA[q]);
         for (int64_t q = 0; v->probA && q < sb_svm_npairs(v); q++) sink_f64(s, v->probB[q]);
+        return;
+    }
+    if (m->family == SB_FAMILY_UMAP) {
+        const sb_umap *u = m->umap;
+        const int32_t f[6] = {u->n_neighbors, u->ncomp, u->metric, u->n_epochs, u->neg_rate, u->init};
+        const float g[8] = {u->min_dist, u->spread, u->lr, u->mix, u->local_conn, u->gamma, u->a, u->b};
+        for (int j = 0; j < 6; j++) sink_i32(s, f[j]);
+        for (int j = 0; j < 8; j++) sink_f32(s, g[j]);
+        sink_u64(s, u->seed);
+        sink_u64(s, (uint64_t)u->n);
+        for (size_t i = 0; i < (size_t)u->n * (size_t)m->num_features; i++) sink_f32(s, u->x[i]);
+        for (size_t i = 0; i < (size_t)u->n * (size_t)u->ncomp; i++) sink_f32(s, u->emb[i]);
         return;
     }
     if (m->family == SB_FAMILY_KDE) {
@@ -2039,6 +2097,47 @@ static sb_status parse_kde_payload(reader *r, sb_model *m) {
     return SB_OK;
 }
 
+/* The umap payload (docs/model-format.md, "UMAP"): the parameters are
+ * checked (sb_umap_state_check) before the rows' count sizes anything. */
+static sb_status parse_umap_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t f[6];
+    float g[8];
+    static const char *const names[6] = {"n_neighbors", "n_components", "the metric", "n_epochs",
+                                         "negative_sample_rate", "init"};
+    for (int i = 0; i < 6; i++)
+        if ((st = read_i32(r, names[i], &f[i])) != SB_OK) return st;
+    if ((st = read_f32s(r, g, 8, "the umap parameters and a, b")) != SB_OK) return st;
+    sb_umap probe;
+    memset(&probe, 0, sizeof probe);
+    probe.n_neighbors = f[0], probe.ncomp = f[1], probe.metric = f[2], probe.n_epochs = f[3], probe.neg_rate = f[4];
+    probe.init = f[5];
+    probe.min_dist = g[0], probe.spread = g[1], probe.lr = g[2], probe.mix = g[3], probe.local_conn = g[4];
+    probe.gamma = g[5], probe.a = g[6], probe.b = g[7];
+    if ((st = read_u64(r, "the seed", &probe.seed)) != SB_OK) return st;
+    const char *why = sb_umap_state_check(&probe);
+    if (why) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": umap: %s", why);
+    uint64_t n;
+    if ((st = read_u64(r, "the row count", &n)) != SB_OK) return st;
+    const uint64_t per = 4 * ((uint64_t)m->num_features + (uint64_t)probe.ncomp);
+    if (n < 2 || n > MF_MAX_FILE / per)
+        return sb_fail(n < 2 ? SB_ERR_INVALID_INPUT : SB_ERR_LIMIT, WHO ": %llu umap rows (at least 2)",
+                       (unsigned long long)n);
+    if (n * per != (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the umap payload of %llu rows x (%d features + %d components) needs "
+                       "%llu more bytes, %zu are left", (unsigned long long)n, (int)m->num_features, (int)probe.ncomp,
+                       (unsigned long long)(n * per), r->end - r->pos);
+    sb_umap *u = sb_umap_alloc((int64_t)n, m->num_features, probe.ncomp);
+    if (!u) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu umap rows", (unsigned long long)n);
+    float *x = u->x, *emb = u->emb;
+    *u = probe;
+    u->n = (int64_t)n, u->x = x, u->emb = emb;
+    m->umap = u;
+    m->num_class = 1;
+    if ((st = read_f32s(r, u->x, (size_t)n * (size_t)m->num_features, "the training rows")) != SB_OK) return st;
+    return read_f32s(r, u->emb, (size_t)n * (size_t)probe.ncomp, "the embedding");
+}
+
 /* The spectral payload (docs/model-format.md, "SPEC"). */
 static sb_status parse_spectral_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -2446,7 +2545,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima, svm, gp and mlp); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima, svm, gp, umap and mlp); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -2461,6 +2560,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_ARIMA) return parse_arima_payload(r, m);
     if (m->family == SB_FAMILY_SVM) return parse_svm_payload(r, m);
     if (m->family == SB_FAMILY_GP) return parse_gp_payload(r, m);
+    if (m->family == SB_FAMILY_UMAP) return parse_umap_payload(r, m);
     if (m->family == SB_FAMILY_MLP) return parse_mlp_payload(r, m);
     if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",

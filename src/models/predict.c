@@ -14,6 +14,7 @@
 #include "cluster/kmeans.h"
 #include "neighbors/knn.h"
 #include "svm/svm.h"
+#include "manifold/umap.h"
 #include "explain.h"
 #include <float.h>
 #include <string.h>
@@ -154,6 +155,12 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
             return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                            (int)m->num_features, (int)d->t.ncols);
         return sb_svm_predict(m, &d->t, (int32_t)kind, out, cap, needed);
+    }
+    if (m->family == SB_FAMILY_UMAP) {
+        if (on_gpu)
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device=%s: UMAP transforms on the CPU only (docs/umap.md)",
+                           device);
+        return sb_umap_model_transform(m, &d->t, (int32_t)kind, out, cap, needed);
     }
     if (m->family == SB_FAMILY_KDE)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a kernel density model does not predict: sb_model_score_samples "

@@ -178,6 +178,39 @@ def test_cli_mlp_train_predict_under_sanitizers(tmp_path):
     assert plain.read_bytes() == model.read_bytes()
 
 
+def test_cli_umap_train_transform_under_sanitizers(tmp_path):
+    """UMAP's fit into a model, its file, transform from the loaded file
+    (cli: train --model umap, transform, predict) under the sanitizers, the
+    refusals' paths too; the same model bytes and embedding as the plain
+    build."""
+    data = tmp_path / "d.csv"
+    rnd = random.Random(5)
+    data.write_text("a,b,c\n" + "".join("%r,%r,%r\n" % (rnd.uniform(-1, 1) + 4 * (i % 2), rnd.uniform(-1, 1),
+                                                      rnd.uniform(-1, 1)) for i in range(40)))
+    model, emb = tmp_path / "m.sbm", tmp_path / "e.csv"
+    exe = _exe(ASAN / "samebits")
+    args = ["train", "--model", "umap", "--data", str(data), "n_neighbors=6", "n_epochs=20", "--threads", "2"]
+    r = _run([exe] + args + ["--out", str(model)])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    r = _run([exe, "transform", "--model", str(model), "--data", str(data), "--out", str(emb), "--threads", "3"])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    assert len(emb.read_text().splitlines()) == 40
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b,c\n1,nan,2\n")
+    r = _run([exe, "transform", "--model", str(model), "--data", str(bad), "--out", str(tmp_path / "x")])
+    assert r.returncode == 2 and _clean(r) and "missing (NaN)" in r.stderr, r.stderr[-4000:]
+    r = _run([exe, "train", "--model", "umap", "--data", str(data), "n_neighbors=1", "--out", str(tmp_path / "x")])
+    assert r.returncode == 2 and _clean(r) and "n_neighbors" in r.stderr, r.stderr[-4000:]
+    r = _run([exe, "predict", "--model", str(model), "--data", str(data), "--out", str(tmp_path / "x"), "--proba"])
+    assert r.returncode == 2 and _clean(r) and "UMAP model transforms" in r.stderr, r.stderr[-4000:]
+    plain, pemb = tmp_path / "plain.sbm", tmp_path / "pe.csv"
+    r = samebits(*(args + ["--out", str(plain)]))
+    assert r.returncode == 0, r.stderr
+    assert plain.read_bytes() == model.read_bytes()
+    r = samebits("transform", "--model", str(plain), "--data", str(data), "--out", str(pemb))
+    assert r.returncode == 0 and pemb.read_text() == emb.read_text(), r.stderr
+
+
 def test_reader_alloc_failures_by_environment():
     """SAMEBITS_FAIL_ALLOC=N across process starts (docs/io.md): every reader
     allocation failure is clean, under the sanitizers."""

@@ -1,6 +1,10 @@
 """UMAP (docs/umap.md): umap-learn's names, identity across thread counts and
-calls, umap-learn's quality on digits (trustworthiness within 0.01), and the
-named refusals."""
+calls, umap-learn's quality on digits (trustworthiness within 0.01), the
+model file (save, load, digest of the bytes, transform from the loaded
+model), and the named refusals."""
+import hashlib
+import pickle
+
 import pytest
 
 import samebits
@@ -49,14 +53,14 @@ def test_random_state_none_is_seed_zero():
 
 def test_parameters_change_the_result():
     x = _blobs()
-    base = samebits.UMAP(n_epochs=40).fit(x).model_digest_
+    base = samebits.UMAP(n_epochs=40).fit(x).embedding_
     for kw in (dict(min_dist=0.5), dict(spread=2.0), dict(n_neighbors=8), dict(metric="cosine"),
                dict(learning_rate=0.5), dict(negative_sample_rate=2), dict(init="random"),
                dict(set_op_mix_ratio=0.5), dict(local_connectivity=2.0), dict(repulsion_strength=2.0),
-               dict(n_epochs=41)):
+               dict(n_epochs=41), dict(random_state=1)):
         args = dict(n_epochs=40)
         args.update(kw)
-        assert samebits.UMAP(**args).fit(x).model_digest_ != base, kw
+        assert not np.array_equal(samebits.UMAP(**args).fit(x).embedding_, base), kw
 
 
 def test_init_array_and_components():
@@ -128,3 +132,50 @@ def test_transform_batch_independent_and_near_its_neighbors():
     # the caller's array changed after fit does not move the frozen model
     train[:] = 0
     assert np.array_equal(whole, u.transform(new))
+
+
+def test_model_file_save_load_and_transform(tmp_path):
+    x = _blobs(120)
+    train, new = x[::2].copy(), x[1::2].copy()
+    u = samebits.UMAP(n_neighbors=9, n_epochs=45, random_state=4, min_dist=0.2).fit(train)
+    raw = u.model_bytes()
+    assert raw[:8] == b"SBMODEL\0"
+    # the digest is the SHA-256 of the file's bytes (their last 32 bytes too)
+    assert u.model_digest_ == raw[-32:].hex()
+    assert u.model_digest_ == hashlib.sha256(raw[:-32]).hexdigest()
+    path = tmp_path / "u.sbm"
+    u.save_model(str(path))
+    assert path.read_bytes() == raw
+    whole = u.transform(new)
+    for v in (samebits.load_model(str(path)), samebits.UMAP().load_model(raw), pickle.loads(pickle.dumps(u))):
+        assert isinstance(v, samebits.UMAP)
+        assert v.model_digest_ == u.model_digest_
+        assert np.array_equal(v.embedding_, u.embedding_)
+        assert (v.n_neighbors, v.n_epochs, v.min_dist, v.random_state) == (9, 45, 0.2, 4)
+        for t in (1, 2, 7):
+            samebits.set_num_threads(t)
+            for b in (1, 7, len(new)):
+                got = np.vstack([v.transform(new[i:i + b]) for i in range(0, len(new), b)])
+                assert np.array_equal(got, whole), (t, b)
+        samebits.set_num_threads(0)
+        assert v.model_bytes() == raw
+    # refitting the loaded estimator gives the same file
+    assert samebits.load_model(raw).fit(train).model_bytes() == raw
+
+
+def test_model_file_refusals(tmp_path):
+    x = _blobs()
+    u = samebits.UMAP(n_epochs=10).fit(x)
+    raw = bytearray(u.model_bytes())
+    raw[-40] ^= 1
+    with pytest.raises(InvalidInputError):
+        samebits.load_model(bytes(raw))
+    kde = samebits.KernelDensity().fit(x).model_bytes()
+    with pytest.raises(InvalidInputError, match="UMAP cannot hold"):
+        samebits.UMAP().load_model(kde)
+    with pytest.raises(samebits.errors.NotFittedError):
+        samebits.UMAP().transform(x)
+    bad = x[:5].copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(InvalidInputError, match="NaN"):
+        u.transform(bad)

@@ -8,6 +8,7 @@
 #include "sb_test.h"
 #include "samebits.h"
 #include "../../src/models/manifold/umap.h"
+#include "../../src/core/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -127,4 +128,222 @@ SB_TEST(test_umap_refusals) {
     SB_CHECK(embed("model=umap", x, n, d, NULL, e, 2) == SB_ERR_INVALID_INPUT && strstr(sb_last_error(), "finite"));
     SB_CHECK(embed("model=umap", x, 1, d, NULL, e, 2) == SB_ERR_INVALID_INPUT);
     free(x), free(e);
+}
+
+/* A fitted model (sb_umap_fit) of the rows x. */
+static sb_status fit_model(const char *params, const float *x, int n, int d, sb_model **m) {
+    sb_params *p = NULL;
+    sb_dataset *ds = NULL;
+    sb_status st = sb_params_create(&p);
+    if (st == SB_OK) st = sb_params_parse(p, params);
+    if (st == SB_OK) st = sb_dataset_from_matrix(x, n, d, &ds);
+    if (st == SB_OK) st = sb_umap_fit(p, ds, NULL, NULL, m);
+    sb_params_free(p);
+    sb_dataset_free(ds);
+    return st;
+}
+
+/* The model's transform of rows [b, e) of q into out + b * nc. */
+static sb_status model_rows(const sb_model *m, const float *q, int b, int e, int d, int nc, float *out) {
+    sb_dataset *ds = NULL;
+    sb_status st = sb_dataset_from_matrix(q + (size_t)b * d, e - b, d, &ds);
+    if (st == SB_OK) st = sb_model_predict(m, ds, SB_PREDICT_TRANSFORM, out + (size_t)b * nc, (size_t)((e - b) * nc), NULL);
+    sb_dataset_free(ds);
+    return st;
+}
+
+/* The model holds fit_transform's embedding bit for bit; its file reads back
+ * to the same bytes and digest; its transform is sb_umap_transform's and the
+ * same in batches of 1, 7 and all, at 1, 2 and 7 threads. */
+SB_TEST(test_umap_model_file_and_transform) {
+    const int n = 80, d = 5, nq = 23, nc = 2;
+    const char *params = "model=umap,n_epochs=40,random_state=5,n_neighbors=8";
+    float *x = blobs(n, d, 4.0f), *q = blobs(nq, d, 4.0f);
+    float *e0 = malloc(sizeof(float) * n * nc), *e1 = malloc(sizeof(float) * n * nc);
+    float *t0 = malloc(sizeof(float) * nq * nc), *t1 = malloc(sizeof(float) * nq * nc);
+    sb_model *m = NULL, *r = NULL;
+    SB_CHECK(embed(params, x, n, d, NULL, e0, nc) == SB_OK);
+    SB_CHECK(fit_model(params, x, n, d, &m) == SB_OK);
+    size_t need = 0;
+    SB_CHECK(sb_model_get_array(m, "embedding", NULL, 0, &need) == SB_OK && need == (size_t)(n * nc));
+    SB_CHECK(sb_model_get_array(m, "embedding", e1, need, NULL) == SB_OK);
+    SB_CHECK(memcmp(e0, e1, sizeof(float) * n * nc) == 0);
+    int64_t v = 0;
+    SB_CHECK(sb_model_get_int(m, "n_samples_fit", &v) == SB_OK && v == n);
+    SB_CHECK(sb_model_get_int(m, "n_epochs", &v) == SB_OK && v == 40);
+    SB_CHECK(sb_model_get_int(m, "no_such", &v) == SB_ERR_NOT_FOUND);
+    /* the file: bytes, read back, the same bytes and digest */
+    size_t len = 0;
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &len) == SB_OK && len > 0);
+    uint8_t *buf = malloc(len), *buf2 = malloc(len);
+    SB_CHECK(sb_model_to_bytes(m, buf, len, NULL) == SB_OK);
+    SB_CHECK(sb_model_from_bytes(buf, len, &r) == SB_OK);
+    SB_CHECK(sb_model_to_bytes(r, buf2, len, NULL) == SB_OK && memcmp(buf, buf2, len) == 0);
+    char h1[65], h2[65];
+    SB_CHECK(sb_model_digest(m, h1) == SB_OK && sb_model_digest(r, h2) == SB_OK && !strcmp(h1, h2));
+    /* transform: sb_umap_transform's bits, from the fitted and the read model */
+    {
+        sb_params *p = NULL;
+        sb_dataset *tr = NULL, *qd = NULL;
+        SB_CHECK(sb_params_create(&p) == SB_OK && sb_params_parse(p, params) == SB_OK);
+        SB_CHECK(sb_dataset_from_matrix(x, n, d, &tr) == SB_OK && sb_dataset_from_matrix(q, nq, d, &qd) == SB_OK);
+        SB_CHECK(sb_umap_transform(p, tr, e0, qd, t0, (size_t)(nq * nc), NULL) == SB_OK);
+        sb_params_free(p);
+        sb_dataset_free(tr);
+        sb_dataset_free(qd);
+    }
+    int32_t was = 0;
+    SB_CHECK(sb_get_num_threads(&was) == SB_OK);
+    const int threads[3] = {1, 2, 7}, batch[3] = {1, 7, nq};
+    for (int ti = 0; ti < 3; ti++) {
+        SB_CHECK(sb_set_num_threads(threads[ti]) == SB_OK);
+        for (int bi = 0; bi < 3; bi++) {
+            memset(t1, 0xff, sizeof(float) * nq * nc);
+            for (int b = 0; b < nq; b += batch[bi]) {
+                const int e = b + batch[bi] < nq ? b + batch[bi] : nq;
+                SB_CHECK(model_rows(ti & 1 ? r : m, q, b, e, d, nc, t1) == SB_OK);
+            }
+            SB_CHECK(memcmp(t0, t1, sizeof(float) * nq * nc) == 0);
+        }
+    }
+    SB_CHECK(sb_set_num_threads(was) == SB_OK);
+    /* the other prediction kinds and a feature mismatch refused by name */
+    {
+        sb_dataset *qd = NULL;
+        SB_CHECK(sb_dataset_from_matrix(q, nq, d, &qd) == SB_OK);
+        SB_CHECK(sb_model_predict(m, qd, SB_PREDICT_VALUE, t1, (size_t)(nq * nc), NULL) == SB_ERR_INVALID_ARGUMENT);
+        SB_CHECK(strstr(sb_last_error(), "UMAP") != NULL);
+        sb_dataset_free(qd);
+        SB_CHECK(sb_dataset_from_matrix(q, nq / 2, d - 1, &qd) == SB_OK);
+        SB_CHECK(sb_model_predict(m, qd, SB_PREDICT_TRANSFORM, t1, (size_t)(nq * nc), NULL) == SB_ERR_INVALID_INPUT);
+        SB_CHECK(strstr(sb_last_error(), "features") != NULL);
+        sb_dataset_free(qd);
+    }
+    /* a NaN query refused by name */
+    {
+        sb_dataset *qd = NULL;
+        q[3] = NAN;
+        SB_CHECK(sb_dataset_from_matrix(q, nq, d, &qd) == SB_OK);
+        SB_CHECK(sb_model_predict(m, qd, SB_PREDICT_TRANSFORM, t1, (size_t)(nq * nc), NULL) == SB_ERR_INVALID_INPUT);
+        SB_CHECK(strstr(sb_last_error(), "NaN") != NULL);
+        sb_dataset_free(qd);
+    }
+    sb_model_free(m);
+    sb_model_free(r);
+    free(buf), free(buf2), free(x), free(q), free(e0), free(e1), free(t0), free(t1);
+}
+
+/* A file whose n_neighbors is out of range, whose a is not the curve's, or
+ * whose embedding holds a NaN is refused by name (resealed: the digest
+ * recomputed, so only the payload's check can refuse it); a truncated or
+ * flipped file is refused by the frame and the digest. */
+SB_TEST(test_umap_model_file_refusals) {
+    const int n = 30, d = 3;
+    float *x = blobs(n, d, 3.0f);
+    sb_model *m = NULL, *r = NULL;
+    SB_CHECK(fit_model("model=umap,n_epochs=10,n_neighbors=5", x, n, d, &m) == SB_OK);
+    size_t len = 0;
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &len) == SB_OK);
+    uint8_t *buf = malloc(len);
+    SB_CHECK(sb_model_to_bytes(m, buf, len, NULL) == SB_OK);
+    /* the payload after its tag: n_neighbors 1, then a one ulp off the curve, each resealed */
+    size_t at = 0;
+    for (size_t i = 0; i + 4 <= len; i++)
+        if (!memcmp(buf + i, "UMAP", 4)) at = i + 12;
+    SB_CHECK(at > 0);
+    uint8_t *bad = malloc(len);
+    memcpy(bad, buf, len);
+    bad[at] = 1, bad[at + 1] = bad[at + 2] = bad[at + 3] = 0;
+    sb_sha256(bad, len - 32, bad + len - 32);
+    SB_CHECK(sb_model_from_bytes(bad, len, &r) == SB_ERR_INVALID_INPUT && r == NULL);
+    SB_CHECK(strstr(sb_last_error(), "n_neighbors") != NULL);
+    memcpy(bad, buf, len);
+    bad[at + 48] ^= 1; /* a's lowest mantissa bit */
+    sb_sha256(bad, len - 32, bad + len - 32);
+    SB_CHECK(sb_model_from_bytes(bad, len, &r) == SB_ERR_INVALID_INPUT && r == NULL);
+    SB_CHECK(strstr(sb_last_error(), "a and b") != NULL);
+    memcpy(bad, buf, len); /* a NaN in the embedding (its last value) */
+    bad[len - 33] = 0x7f, bad[len - 34] = 0xc0, bad[len - 35] = 0, bad[len - 36] = 0;
+    sb_sha256(bad, len - 32, bad + len - 32);
+    SB_CHECK(sb_model_from_bytes(bad, len, &r) == SB_ERR_INVALID_INPUT && r == NULL);
+    SB_CHECK(strstr(sb_last_error(), "embedding") != NULL);
+    memcpy(bad, buf, len); /* unchanged and resealed: read */
+    sb_sha256(bad, len - 32, bad + len - 32);
+    SB_CHECK(sb_model_from_bytes(bad, len, &r) == SB_OK);
+    sb_model_free(r), r = NULL;
+    free(bad);
+    /* a truncated file */
+    SB_CHECK(sb_model_from_bytes(buf, len - 40, &r) == SB_ERR_INVALID_INPUT && r == NULL);
+    /* one flipped byte in the payload: the digest refuses it */
+    buf[len - 40] ^= 1;
+    SB_CHECK(sb_model_from_bytes(buf, len, &r) == SB_ERR_INVALID_INPUT && r == NULL);
+    sb_model_free(m);
+    free(buf), free(x);
+}
+
+/* A labelled or weighted dataset is refused by name before any work:
+ * supervised UMAP is not built, and UMAP takes no weights. */
+SB_TEST(test_umap_supervised_refused) {
+    const int n = 20, d = 3;
+    float *x = blobs(n, d, 3.0f), y[20], out[40];
+    for (int i = 0; i < n; i++) y[i] = (float)(i & 1);
+    sb_params *p = NULL;
+    sb_dataset *ds = NULL;
+    sb_model *m = NULL;
+    SB_CHECK(sb_params_create(&p) == SB_OK && sb_params_parse(p, "model=umap,n_epochs=5") == SB_OK);
+    SB_CHECK(sb_dataset_from_matrix(x, n, d, &ds) == SB_OK);
+    SB_CHECK(sb_dataset_set_label(ds, y, n) == SB_OK);
+    SB_CHECK(sb_umap_fit(p, ds, NULL, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    SB_CHECK(strstr(sb_last_error(), "supervised UMAP") != NULL);
+    SB_CHECK(sb_umap_fit_transform(p, ds, NULL, NULL, out, 40, NULL) == SB_ERR_INVALID_ARGUMENT);
+    sb_dataset_free(ds);
+    SB_CHECK(sb_dataset_from_matrix(x, n, d, &ds) == SB_OK);
+    SB_CHECK(sb_dataset_set_weight(ds, y, n) == SB_OK);
+    SB_CHECK(sb_umap_fit(p, ds, NULL, NULL, &m) == SB_ERR_INVALID_ARGUMENT && m == NULL);
+    SB_CHECK(strstr(sb_last_error(), "weights") != NULL);
+    sb_dataset_free(ds);
+    sb_params_free(p);
+    free(x);
+}
+
+#define UMAP_GOLDEN "/../fuzz/corpus/model/umap-v2.sbm"
+
+/* The golden file tests/fuzz/corpus/model/umap-v2.sbm is this fit's file,
+ * byte for byte (SB_WRITE_GOLDEN=1 rewrites it): a change of the payload's
+ * layout, the parameter text or the fit's bits shows here; the model read
+ * from it transforms as the fitted one does. */
+SB_TEST(test_umap_model_golden) {
+    enum { N = 24, D = 3 };
+    float x[N * D], q[3 * D], t1[6], t2[6];
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < D; j++) x[i * D + j] = (float)((i * 7 + j * 3) % 11) / 4.0f + (i >= N / 2 && j == 0 ? 5.0f : 0.0f);
+    for (int i = 0; i < 3 * D; i++) q[i] = x[i] + 0.125f;
+    sb_model *m = NULL, *r = NULL;
+    SB_CHECK(fit_model("model=umap,n_neighbors=5,n_epochs=12,random_state=3", x, N, D, &m) == SB_OK);
+    if (!m) return;
+    size_t n = 0;
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &n) == SB_OK);
+    uint8_t *b = malloc(n);
+    SB_CHECK(sb_model_to_bytes(m, b, n, NULL) == SB_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s" UMAP_GOLDEN, sb_test_data_dir());
+    const char *w = getenv("SB_WRITE_GOLDEN");
+    if (w && !strcmp(w, "1")) SB_CHECK(sb_model_save(m, path) == SB_OK);
+    FILE *f = fopen(path, "rb");
+    SB_CHECK(f != NULL);
+    if (f) {
+        uint8_t *gold = malloc(n + 1);
+        const size_t got = fread(gold, 1, n + 1, f);
+        SB_CHECK(got == n && memcmp(gold, b, n) == 0);
+        SB_CHECK(sb_model_from_bytes(gold, got, &r) == SB_OK);
+        free(gold);
+        fclose(f);
+    }
+    if (r) {
+        SB_CHECK(model_rows(m, q, 0, 3, D, 2, t1) == SB_OK && model_rows(r, q, 0, 3, D, 2, t2) == SB_OK);
+        SB_CHECK(memcmp(t1, t2, sizeof t1) == 0);
+    }
+    sb_model_free(r);
+    sb_model_free(m);
+    free(b);
 }

@@ -12,6 +12,7 @@
 #include "../cluster/spectral.h"
 #include "../neighbors/kde.h"
 #include "../svm/svm.h"
+#include "../manifold/umap.h"
 #include "../../math/sb_elem.h"
 #include <math.h>
 #include <string.h>
@@ -100,6 +101,7 @@ sb_status sb_model_get_array(const sb_model *m, const char *name, float *out, si
     const float *src = NULL;
     size_t n = 0;
     if (m->kde) return sb_kde_array(m, name, out, cap, needed);
+    if (m->umap) return sb_umap_array(m, name, out, cap, needed);
     if (m->svm) return sb_svm_array(m, name, out, cap, needed);
     if (m->kmeans) src = sb_km_array(m, name, &n);
     if (m->dbscan && !strcmp(name, "components")) src = m->dbscan->components, n = (size_t)m->dbscan->ncore * (size_t)m->num_features;
@@ -153,6 +155,7 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     if (m->agglo) return sb_agglo_int(m, name, out);
     if (m->spectral) return sb_spectral_int(m, name, out);
     if (m->kde) return sb_kde_int(m, name, out);
+    if (m->umap) return sb_umap_int(m, name, out);
     if (m->svm) return sb_svm_int(m, name, out);
     const sb_linear *l = m->linear;
     if (m->evals) {

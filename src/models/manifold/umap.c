@@ -544,6 +544,11 @@ sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train
         return sb_fail(SB_ERR_INVALID_INPUT, "UMAP needs at least two rows and one feature (given %lld rows, %lld "
                        "features)", (long long)n, (long long)d);
     if (n > INT32_MAX / 2) return sb_fail(SB_ERR_LIMIT, "UMAP: %lld rows (at most %d)", (long long)n, INT32_MAX / 2);
+    if (t->label)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "UMAP: the rows carry a label, and supervised UMAP (y=, umap-learn's "
+                       "target graph) is not built: fit the rows without it (docs/umap.md)");
+    if (t->weight)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "UMAP: the rows carry sample weights, which UMAP does not take");
     for (int64_t i = 0; i < n * d; i++)
         if (!isfinite(t->x[i]))
             return sb_fail(SB_ERR_INVALID_INPUT, "UMAP: row %lld feature %lld is not finite", (long long)(i / d),
@@ -770,6 +775,63 @@ static void tr_task(void *ctx, int64_t q) {
     }
 }
 
+/* The rows of qt (finite, d features) embedded against the frozen fit of p:
+ * the training rows x (n x d) and their embedding (n x ncomp). Each query's
+ * neighbors by the exact search, then tr_task on any thread. */
+static sb_status um_transform_rows(const um_params *p, const float *x, int64_t n, int64_t d, const float *embedding,
+                                   const sb_table *qt, float *out) {
+    const int64_t nq = qt->nrows;
+    if (nq == 0) return SB_OK;
+    int32_t k = p->n_neighbors;
+    if (k > n - 1) k = (int32_t)(n - 1);
+    if (k > 1024) return sb_fail(SB_ERR_LIMIT, "UMAP transform: n_neighbors=%d (at most 1024)", (int)k);
+    const int32_t n_epochs = p->n_epochs > 0 ? (p->n_epochs / 3 > 0 ? p->n_epochs / 3 : 1) : (n <= 10000 ? 100 : 30);
+    sb_status st = SB_OK;
+    sb_model *nm = NULL;
+    int64_t *off = NULL, *idx = NULL, got = 0;
+    float *dd = NULL, *dist = sb_malloc(sizeof(float) * (size_t)(nq * k));
+    int32_t *nbr = sb_malloc(sizeof(int32_t) * (size_t)(nq * k));
+    if (!dist || !nbr) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP transform: out of memory for %lld queries", (long long)nq);
+        goto done;
+    }
+    if ((st = sb_model_alloc(&nm)) != SB_OK) goto done;
+    nm->family = SB_FAMILY_KNN, nm->num_features = (int32_t)d, nm->num_class = 1;
+    if (!(nm->knn = sb_knn_alloc(SB_KNN_NEIGHBORS, n, (int32_t)d))) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP transform: out of memory for %lld rows", (long long)n);
+        goto done;
+    }
+    nm->knn->n_neighbors = k, nm->knn->metric = p->metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN;
+    memcpy(nm->knn->x, x, sizeof(float) * (size_t)(n * d));
+    if ((st = sb_knn_prepare(nm->knn, (int32_t)d)) != SB_OK) goto done;
+    if ((st = sb_knn_query(nm, qt, k, -1.0, 1, SB_DEVICE_CPU, &got, &off, &idx, &dd)) != SB_OK) goto done;
+    for (int64_t i = 0; i < nq; i++)
+        for (int32_t c = 0; c < k; c++) {
+            const int64_t at = off[i] + (c < off[i + 1] - off[i] ? c : 0);
+            nbr[i * k + c] = (int32_t)idx[at], dist[i * k + c] = dd[at];
+        }
+    float a, b;
+    sb_umap_find_ab(p->spread, p->min_dist, &a, &b);
+    tr_job j = {p, qt->x, embedding, nbr, dist, n, d, k, n_epochs, a, b, out};
+    sb_parallel_for(nq, tr_task, &j);
+done:
+    sb_model_free(nm);
+    sb_free(off), sb_free(idx), sb_free(dd), sb_free(dist), sb_free(nbr);
+    return st;
+}
+
+/* The first non-finite value of the nq x d queries refused by name. */
+static sb_status um_check_queries(const sb_table *qt, int64_t d) {
+    if (qt->ncols != d)
+        return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: the queries have %lld features, the training rows %lld",
+                       (long long)qt->ncols, (long long)d);
+    const int64_t bad = sb_first_nonfinite(qt->x, qt->nrows * d);
+    if (bad >= 0)
+        return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: query row %lld feature %lld is %s", (long long)(bad / d),
+                       (long long)(bad % d), isnan(qt->x[bad]) ? "missing (NaN)" : "infinite");
+    return SB_OK;
+}
+
 sb_status sb_umap_transform(const sb_params *params, const sb_dataset *train, const float *embedding,
                             const sb_dataset *queries, float *out, size_t cap, size_t *needed) {
     sb_clear_error();
@@ -785,52 +847,158 @@ sb_status sb_umap_transform(const sb_params *params, const sb_dataset *train, co
     if (needed) *needed = (size_t)(nq * nc);
     if (n < 2 || d < 1) return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: the training rows are %lld (at least 2)",
                                        (long long)n);
-    if (qt->ncols != d)
-        return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: the queries have %lld features, the training rows %lld",
-                       (long long)qt->ncols, (long long)d);
-    for (int64_t i = 0; i < nq * d; i++)
-        if (!isfinite(qt->x[i]))
-            return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: query row %lld feature %lld is not finite",
-                           (long long)(i / d), (long long)(i % d));
+    if ((st = um_check_queries(qt, d)) != SB_OK) return st;
     for (int64_t i = 0; i < n * nc; i++)
         if (!isfinite(embedding[i]))
             return sb_fail(SB_ERR_INVALID_INPUT, "UMAP transform: embedding value %lld is not finite", (long long)i);
     if (!out || cap < (size_t)(nq * nc))
         return sb_fail(SB_ERR_LIMIT, "UMAP transform: the result needs %lld floats, cap is %zu", (long long)(nq * nc), cap);
-    if (nq == 0) return SB_OK;
-    int32_t k = p.n_neighbors;
-    if (k > n - 1) k = (int32_t)(n - 1);
-    if (k > 1024) return sb_fail(SB_ERR_LIMIT, "UMAP transform: n_neighbors=%d (at most 1024)", (int)k);
-    const int32_t n_epochs = p.n_epochs > 0 ? (p.n_epochs / 3 > 0 ? p.n_epochs / 3 : 1) : (n <= 10000 ? 100 : 30);
-    sb_model *nm = NULL;
-    int64_t *off = NULL, *idx = NULL, got = 0;
-    float *dd = NULL, *dist = sb_malloc(sizeof(float) * (size_t)(nq * k));
-    int32_t *nbr = sb_malloc(sizeof(int32_t) * (size_t)(nq * k));
-    if (!dist || !nbr) {
-        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP transform: out of memory for %lld queries", (long long)nq);
-        goto done;
-    }
-    if ((st = sb_model_alloc(&nm)) != SB_OK) goto done;
-    nm->family = SB_FAMILY_KNN, nm->num_features = (int32_t)d, nm->num_class = 1;
-    if (!(nm->knn = sb_knn_alloc(SB_KNN_NEIGHBORS, n, (int32_t)d))) {
-        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP transform: out of memory for %lld rows", (long long)n);
-        goto done;
-    }
-    nm->knn->n_neighbors = k, nm->knn->metric = p.metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN;
-    memcpy(nm->knn->x, t->x, sizeof(float) * (size_t)(n * d));
-    if ((st = sb_knn_prepare(nm->knn, (int32_t)d)) != SB_OK) goto done;
-    if ((st = sb_knn_query(nm, qt, k, -1.0, 1, SB_DEVICE_CPU, &got, &off, &idx, &dd)) != SB_OK) goto done;
-    for (int64_t i = 0; i < nq; i++)
-        for (int32_t c = 0; c < k; c++) {
-            const int64_t at = off[i] + (c < off[i + 1] - off[i] ? c : 0);
-            nbr[i * k + c] = (int32_t)idx[at], dist[i * k + c] = dd[at];
-        }
+    return um_transform_rows(&p, t->x, n, d, embedding, qt, out);
+}
+
+/* ---- the model (family 15): a frozen fit in the version 2 file ---- */
+
+static void um_to_state(const um_params *p, sb_umap *u) {
+    u->n_neighbors = p->n_neighbors, u->ncomp = p->ncomp, u->metric = p->metric, u->n_epochs = p->n_epochs;
+    u->neg_rate = p->neg_rate, u->init = p->init;
+    u->min_dist = p->min_dist, u->spread = p->spread, u->lr = p->lr, u->mix = p->mix;
+    u->local_conn = p->local_conn, u->gamma = p->gamma, u->seed = p->seed;
+}
+
+static void um_from_state(const sb_umap *u, um_params *p) {
+    memset(p, 0, sizeof *p);
+    p->n_neighbors = u->n_neighbors, p->ncomp = u->ncomp, p->metric = u->metric, p->n_epochs = u->n_epochs;
+    p->neg_rate = u->neg_rate, p->init = u->init;
+    p->min_dist = u->min_dist, p->spread = u->spread, p->lr = u->lr, p->mix = u->mix;
+    p->local_conn = u->local_conn, p->gamma = u->gamma, p->seed = u->seed;
+}
+
+const char *sb_umap_state_check(const sb_umap *u) {
+    if (u->n_neighbors < 2 || u->n_neighbors > 1024) return "n_neighbors outside 2..1024";
+    if (u->ncomp < 1 || u->ncomp > 100) return "n_components outside 1..100";
+    if (u->metric != UM_EUCLIDEAN && u->metric != UM_COSINE) return "metric is not 0 (euclidean) or 1 (cosine)";
+    if (u->n_epochs < 0 || u->n_epochs > 100000) return "n_epochs outside 0 (None)..100000";
+    if (u->neg_rate < 0 || u->neg_rate > 1000) return "negative_sample_rate outside 0..1000";
+    if (u->init < UM_INIT_SPECTRAL || u->init > UM_INIT_ARRAY) return "init is not 0, 1 or 2";
+    if (!(u->min_dist >= 0.0f && u->min_dist <= 1.0e6f) || !(u->spread > 0.0f && u->spread <= 1.0e6f) ||
+        u->min_dist > u->spread)
+        return "min_dist or spread out of range (0 <= min_dist <= spread)";
+    if (!(u->lr > 0.0f && u->lr <= 1.0e6f) || !(u->mix >= 0.0f && u->mix <= 1.0f) ||
+        !(u->local_conn >= 0.0f && u->local_conn <= 1.0e6f) || !(u->gamma >= 0.0f && u->gamma <= 1.0e6f))
+        return "learning_rate, set_op_mix_ratio, local_connectivity or repulsion_strength out of range";
+    if (u->seed > (uint64_t)INT64_MAX) return "random_state above 2^63 - 1";
     float a, b;
-    sb_umap_find_ab(p.spread, p.min_dist, &a, &b);
-    tr_job j = {&p, qt->x, embedding, nbr, dist, n, d, k, n_epochs, a, b, out};
-    sb_parallel_for(nq, tr_task, &j);
-done:
-    sb_model_free(nm);
-    sb_free(off), sb_free(idx), sb_free(dd), sb_free(dist), sb_free(nbr);
-    return st;
+    sb_umap_find_ab(u->spread, u->min_dist, &a, &b);
+    if (memcmp(&a, &u->a, sizeof a) || memcmp(&b, &u->b, sizeof b)) return "a and b are not the curve of min_dist and spread";
+    return NULL;
+}
+
+/* The canonical parameter text of a fit (keys sorted by byte). */
+static sb_status um_params_text(const um_params *p, char **out) {
+    static const char *const inits[3] = {"spectral", "random", "array"};
+    char buf[768], ep[24];
+    if (p->n_epochs > 0) snprintf(ep, sizeof ep, "%d", (int)p->n_epochs);
+    else snprintf(ep, sizeof ep, "none");
+    const int n = snprintf(buf, sizeof buf,
+                           "init=%s\nlearning_rate=%.9g\nlocal_connectivity=%.9g\nmetric=%s\nmin_dist=%.9g\nmodel=umap\n"
+                           "n_components=%d\nn_epochs=%s\nn_neighbors=%d\nnegative_sample_rate=%d\nrandom_state=%llu\n"
+                           "repulsion_strength=%.9g\nset_op_mix_ratio=%.9g\nspread=%.9g\n",
+                           inits[p->init], (double)p->lr, (double)p->local_conn, k_metrics[p->metric],
+                           (double)p->min_dist, (int)p->ncomp, ep, (int)p->n_neighbors, (int)p->neg_rate,
+                           (unsigned long long)p->seed, (double)p->gamma, (double)p->mix, (double)p->spread);
+    if (n >= (int)sizeof buf) return sb_fail(SB_ERR_LIMIT, "UMAP: the parameter text is too long");
+    *out = sb_strdup(buf);
+    return *out ? SB_OK : sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP: out of memory");
+}
+
+sb_status sb_umap_fit(const sb_params *params, const sb_dataset *train, const float *init, sb_card *card,
+                      sb_model **out) {
+    sb_clear_error();
+    if (out) *out = NULL;
+    if (!params || !train || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_umap_fit: NULL argument");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    um_params p;
+    sb_status st = um_params_parse(params, &p);
+    if (st != SB_OK) return st;
+    const sb_table *t = &train->t;
+    const int64_t n = t->nrows, d = t->ncols;
+    if (n < 2 || d < 1)
+        return sb_fail(SB_ERR_INVALID_INPUT, "UMAP needs at least two rows and one feature (given %lld rows, %lld "
+                       "features)", (long long)n, (long long)d);
+    if (n > INT32_MAX / 2) return sb_fail(SB_ERR_LIMIT, "UMAP: %lld rows (at most %d)", (long long)n, INT32_MAX / 2);
+    char *text = NULL;
+    if ((st = um_params_text(&p, &text)) != SB_OK) return st;
+    sb_model *m = NULL;
+    if ((st = sb_model_alloc(&m)) != SB_OK) {
+        sb_free(text);
+        return st;
+    }
+    m->family = SB_FAMILY_UMAP;
+    m->objective = SB_OBJ_REGRESSION;
+    m->num_features = (int32_t)d;
+    m->num_class = 1;
+    m->params = text;
+    sb_umap *u = m->umap = sb_umap_alloc(n, (int32_t)d, p.ncomp);
+    if (!u) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP: out of memory for %lld x %lld", (long long)n, (long long)d);
+    if (st == SB_OK) st = sb_umap_fit_transform(params, train, init, card, u->emb, (size_t)(n * p.ncomp), NULL);
+    if (st == SB_OK) {
+        um_to_state(&p, u);
+        sb_umap_find_ab(p.spread, p.min_dist, &u->a, &u->b);
+        memcpy(u->x, t->x, sizeof(float) * (size_t)(n * d));
+        st = sb_model_copy_names(m, t->names, d, "UMAP");
+    }
+    if (st == SB_OK && card) st = sb_model_record_bytes(card, m, "umap.model_bytes");
+    if (st != SB_OK) {
+        sb_model_free(m);
+        return st;
+    }
+    *out = m;
+    return SB_OK;
+}
+
+sb_status sb_umap_model_transform(const sb_model *m, const sb_table *qt, int32_t kind, float *out, size_t cap,
+                                  size_t *needed) {
+    const sb_umap *u = m->umap;
+    if (!u) return sb_fail(SB_ERR_INVALID_ARGUMENT, "a UMAP model without its fit");
+    if (kind != SB_PREDICT_TRANSFORM)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a UMAP model transforms (SB_PREDICT_TRANSFORM: the n x n_components "
+                       "embedding of new rows); prediction kind %d is not UMAP's", (int)kind);
+    const int64_t nq = qt->nrows, nc = u->ncomp;
+    if (needed) *needed = (size_t)(nq * nc);
+    sb_status st = um_check_queries(qt, m->num_features);
+    if (st != SB_OK || cap == 0) return st; /* cap 0 asks the count */
+    if (!out || cap < (size_t)(nq * nc))
+        return sb_fail(SB_ERR_LIMIT, "UMAP transform: the result needs %lld floats, cap is %zu", (long long)(nq * nc), cap);
+    um_params p;
+    um_from_state(u, &p);
+    return um_transform_rows(&p, u->x, u->n, m->num_features, u->emb, qt, out);
+}
+
+sb_status sb_umap_int(const sb_model *m, const char *name, int64_t *out) {
+    const sb_umap *u = m->umap;
+    if (!strcmp(name, "n_samples_fit")) *out = u->n;
+    else if (!strcmp(name, "n_components")) *out = u->ncomp;
+    else if (!strcmp(name, "n_neighbors")) *out = u->n_neighbors;
+    else if (!strcmp(name, "n_epochs")) *out = u->n_epochs > 0 ? u->n_epochs : (u->n <= 10000 ? 500 : 200);
+    else if (!strcmp(name, "metric")) *out = u->metric;
+    else if (!strcmp(name, "random_state")) *out = (int64_t)u->seed;
+    else
+        return sb_fail(SB_ERR_NOT_FOUND, "a UMAP model has no integer '%s' (n_samples_fit, n_components, n_neighbors, "
+                       "n_epochs, metric, random_state)", name);
+    return SB_OK;
+}
+
+sb_status sb_umap_array(const sb_model *m, const char *name, float *out, size_t cap, size_t *needed) {
+    const sb_umap *u = m->umap;
+    const float *src;
+    float ab[2] = {u->a, u->b};
+    size_t n;
+    if (!strcmp(name, "embedding")) src = u->emb, n = (size_t)(u->n * u->ncomp);
+    else if (!strcmp(name, "ab")) src = ab, n = 2;
+    else return sb_fail(SB_ERR_NOT_FOUND, "a UMAP model has no array '%s' (embedding, ab)", name);
+    if (needed) *needed = n;
+    if (cap == 0) return SB_OK;
+    if (cap < n) return sb_fail(SB_ERR_LIMIT, "'%s' has %zu values, the buffer holds %zu", name, n, cap);
+    memcpy(out, src, sizeof(float) * n);
+    return SB_OK;
 }
