@@ -30,7 +30,7 @@ Run: python3 bench/gp_bench.py [--threads 2] [--runs fixed:5000,iso:2000,...] [-
      [--out bench/results]
 Each run is repeated for each seed: the seed draws the permutation (so the training and held-out rows)
 and is both libraries' random_state (the restarts' draws); seed 0 is the earlier records' data.
-Results: bench/results/gp-DATE-COMMIT[-TAG].{md,json}.
+Results: bench/results/gp-DATE-COMMIT[-TAG].{md,json}, rewritten after every row.
 """
 import argparse
 import datetime
@@ -115,20 +115,9 @@ def git_commit():
     return c, dirty
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--runs", default="fixed:5000,fixed:2000,iso:1000,iso:2000,ard:1000,restarts:1000")
-    ap.add_argument("--seeds", default="0", help="comma-separated: the data permutation's seed and random_state")
-    ap.add_argument("--tag", default="", help="a suffix of the result files' name")
-    ap.add_argument("--out", default=os.path.join(HERE, "results"))
-    a = ap.parse_args()
+def write(a, rows):
+    """The result files of the rows so far; returns the markdown's lines."""
     import sklearn
-    rows = []
-    for spec in a.runs.split(","):
-        kind, n = spec.split(":")
-        for seed in a.seeds.split(","):
-            rows.append(run_one(kind, int(n), a.threads, int(seed)))
     commit, dirty = git_commit()
     cpu = "unknown"
     try:
@@ -182,6 +171,23 @@ def main():
                                                                           r["kernel_sklearn"]))
     with open(os.path.join(a.out, base + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", default="fixed:5000,fixed:2000,iso:1000,iso:2000,ard:1000,restarts:1000")
+    ap.add_argument("--seeds", default="0", help="comma-separated: the data permutation's seed and random_state")
+    ap.add_argument("--tag", default="", help="a suffix of the result files' name")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    a = ap.parse_args()
+    rows, lines = [], []
+    for spec in a.runs.split(","):
+        kind, n = spec.split(":")
+        for seed in a.seeds.split(","):
+            rows.append(run_one(kind, int(n), a.threads, int(seed)))
+            lines = write(a, rows)  # after every row, so an interrupted run keeps its finished rows
     print("\n".join(lines))
 
 
