@@ -329,6 +329,8 @@ static double gp_lml_of(const gp_ws *w) {
 /* The log marginal likelihood at the kernel's values and, when grad is not
  * NULL, its gradient by every log hyperparameter (eq. 5.9; npar values, fixed
  * ones included). *bad: the Cholesky's failing column or -1. */
+static sb_status gp_grad(gp_ws *w, const gp_kernel *k, double *grad);
+
 static sb_status gp_lml(gp_ws *w, const gp_kernel *k, double *lml, double *grad, int64_t *bad) {
     double ev[GP_MAX_PARAMS];
     gp_values(k, ev);
@@ -341,7 +343,14 @@ static sb_status gp_lml(gp_ws *w, const gp_kernel *k, double *lml, double *grad,
         return SB_OK;
     }
     *lml = gp_lml_of(w);
-    if (!grad) return SB_OK;
+    return grad ? gp_grad(w, k, grad) : SB_OK;
+}
+
+/* The gradient (npar values) at the kernel's values from the workspace that
+ * gp_lml just factored at them (its L and alpha_; L is spent). */
+static sb_status gp_grad(gp_ws *w, const gp_kernel *k, double *grad) {
+    double ev[GP_MAX_PARAMS];
+    gp_values(k, ev);
     const int64_t n = w->n;
     /* A := N = -K^-1 (lower), through Z = L^-1; L is spent */
     sb_status st = sb_gp_neg_inverse(w->A, w->Z, w->A, n);
@@ -377,17 +386,32 @@ typedef struct gp_opt {
     int32_t ntrace;
 } gp_opt;
 
-/* f = -lml at the free values x, g its gradient (free components). */
+/* f = -lml at the free values x and, when g is not NULL, g its gradient
+ * (free components). A point evaluated without g keeps its factor in the
+ * workspace until the next evaluation, for opt_grad. */
 static sb_status opt_eval(gp_opt *o, const double *x, double *f, double *g) {
     for (int32_t i = 0; i < o->nf; i++) o->k->logv[o->fidx[i]] = x[i];
     double lml, full[GP_MAX_PARAMS];
     int64_t bad;
-    sb_status st = gp_lml(o->w, o->k, &lml, full, &bad);
+    sb_status st = gp_lml(o->w, o->k, &lml, g ? full : NULL, &bad);
     o->nfev++;
     if (st != SB_OK) return st;
     *f = -lml;
-    for (int32_t i = 0; i < o->nf; i++) g[i] = -full[o->fidx[i]];
+    if (g)
+        for (int32_t i = 0; i < o->nf; i++) g[i] = -full[o->fidx[i]];
     if (lml != lml) *f = INFINITY;
+    return SB_OK;
+}
+
+/* g := the gradient at the point opt_eval evaluated last (without g), whose
+ * factor is still in the workspace: the line search's rejected trials never
+ * pay for the inverse and the gradient pass (the same values as evaluating
+ * both at once: the same factor, the same arithmetic). */
+static sb_status opt_grad(gp_opt *o, double *g) {
+    double full[GP_MAX_PARAMS];
+    sb_status st = gp_grad(o->w, o->k, full);
+    if (st != SB_OK) return st;
+    for (int32_t i = 0; i < o->nf; i++) g[i] = -full[o->fidx[i]];
     return SB_OK;
 }
 
@@ -461,8 +485,9 @@ static sb_status opt_run(gp_opt *o, double *x, double *fout) {
                 xn[i] = clampd(x[i] + step * d[i], lo[p], hi[p]);
                 gs = gs + g[i] * (xn[i] - x[i]);
             }
-            if ((st = opt_eval(o, xn, &fn, gn)) != SB_OK) return st;
+            if ((st = opt_eval(o, xn, &fn, NULL)) != SB_OK) return st;
             if (fn < INFINITY && fn <= f + 1e-4 * gs) {
+                if ((st = opt_grad(o, gn)) != SB_OK) return st;
                 ok = 1;
                 break;
             }
