@@ -31,7 +31,7 @@
 #                        float-allreduce (distributed=mpi's histograms summed across ranks as floats),
 #                        ets-sse-order (exponential smoothing's SSE added in pairs: another order)
 #                        arima-kalman-order (ARIMA's filter adds T P T' + R R' in another order)
-#                        gp-chol-order (the gaussian process's Cholesky dot products in one lane: another order)
+#                        gp-chol-order (the gaussian process's Cholesky diagonal blocks sum the products first: another order)
 #                        mlp-grad-order (the mlp's bias gradients summed in float32 from the last row up: another order)
 #   make mpi             build/libsamebits_mpi.so, the MPI shim of distributed=mpi (needs mpicc)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)

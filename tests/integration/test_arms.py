@@ -21,7 +21,7 @@ catch. An identity test counts only because these builds fail it.
   umap-epoch-order  UMAP's epoch moves applied in reverse edge order (rule 4)
 
 
-  gp-chol-order the gaussian process's Cholesky dot products in one lane (rule 4)
+  gp-chol-order the gaussian process's Cholesky diagonal blocks sum the products first (rule 4)
   mlp-grad-order the mlp's bias gradients summed in float32 from the last row
                 up instead of exactly (rule 4)
   iforest-wdraw the weighted isolation subsample drawn with replacement over
@@ -263,8 +263,9 @@ def test_arm_arima_kalman_order_is_caught(threads, tmp_path):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_arm_gp_chol_order_is_caught(threads, tmp_path):
-    """Gaussian process regression's Cholesky dot products summed in one lane
-    (the same products, another order; rule 4): gp-fit parts from its
+    """Gaussian process regression's Cholesky diagonal blocks summing each
+    element's products first and subtracting the sum once (the same
+    products, another order; rule 4): gp-fit parts from its
     reference card at a fitted stage (the optimizer's first start, its trace
     or the factor), never at the refusals at its end."""
     card = _card("x86_64", "gp-fit", threads, tmp_path, "gp-chol-order")

@@ -14,11 +14,14 @@
  * 1995, without its Cauchy point), with an Armijo backtracking line search.
  *
  * Arithmetic: binary64, + - * / and sqrt (IEEE: correctly rounded), the
- * profile's double exp and log (sb_elem_host.h), no contraction. Every dot
- * product is gp_dot's one shape (four lanes by index modulo 4, then (l0 + l1)
- * + (l2 + l3)), a function of its length alone; every other sum runs in index
- * order. Threads split the work by independent outputs only (rows of a
- * matrix, columns of an inverse), so 1, 2 or 7 threads give the same bits.
+ * profile's double exp and log (sb_elem_host.h), no contraction. The
+ * Cholesky factor, L^-1 and K^-1 are gp_linalg.c's (blocked, each element its
+ * start minus each product in ascending index order, one at a time); every
+ * other dot product is gp_dot's one shape (four lanes by index modulo 4, then
+ * (l0 + l1) + (l2 + l3)), a function of its length alone; every other sum
+ * runs in index order. Threads split the work by independent outputs only
+ * (rows of a matrix, tiles of a product), so 1, 2 or 7 threads give the same
+ * bits.
  *
  * The jitter rule: the diagonal gets alpha (scikit-learn's, 1e-10 by default)
  * and nothing else. A kernel matrix whose Cholesky meets a pivot that is not
@@ -41,7 +44,6 @@
 #define GP_FTOL 1e-12       /* relative decrease at which a start stops (tighter than scipy's 2.2e-9: docs/gaussian-process.md) */
 #define GP_HALVINGS 40      /* line search halvings before a start stops */
 #define GP_ROWS 8           /* rows (or columns) of a task */
-#define GP_PANEL 32         /* Cholesky columns of a panel */
 #define GP_LOG_2PI 1.8378770664093453
 
 /* ---- the profile's double exp and log ------------------------------------ */
@@ -83,19 +85,6 @@ static double gp_dot(const double *x, const double *y, int64_t n) {
     if (k + 1 < n) s1 = s1 + x[k + 1] * y[k + 1];
     if (k + 2 < n) s2 = s2 + x[k + 2] * y[k + 2];
     return (s0 + s1) + (s2 + s3);
-}
-
-/* The Cholesky's dot products: gp_dot, or under the separating arm
- * (make SABOTAGE=gp-chol-order) one lane in index order, another order that
- * the fixture's cards must catch. */
-static double gp_chol_dot(const double *x, const double *y, int64_t n) {
-#if defined(SB_SABOTAGE_GP_CHOL_ORDER)
-    double s = 0.0;
-    for (int64_t k = 0; k < n; k++) s = s + x[k] * y[k];
-    return s;
-#else
-    return gp_dot(x, y, n);
-#endif
 }
 
 /* ---- the kernel ---------------------------------------------------------- */
@@ -209,11 +198,8 @@ typedef struct gp_job {
     double *A;           /* output matrix */
     int64_t lda;
     double diag;         /* added to the diagonal (X with itself) */
-    int64_t j0, j1;      /* Cholesky panel */
     const double *W;     /* gradient: the weight matrix (lower) */
     double *part;        /* gradient: per row partial sums, n x npar */
-    const double *L;
-    double *Z;
     int64_t t;
     const double *B;     /* right-hand sides */
 } gp_job;
@@ -237,46 +223,6 @@ static void kmat_task(void *ctx, int64_t task) {
     }
 }
 
-/* Rows below a panel: their elements of the panel's columns. */
-static void chol_rows_task(void *ctx, int64_t task) {
-    const gp_job *j = ctx;
-    int64_t b, e;
-    sb_chunk_range(j->n - j->j1, GP_ROWS, task, &b, &e);
-    for (int64_t i = j->j1 + b; i < j->j1 + e; i++) {
-        double *li = j->A + i * j->lda;
-        for (int64_t c = j->j0; c < j->j1; c++) {
-            const double *lc = j->A + c * j->lda;
-            li[c] = (li[c] - gp_chol_dot(li, lc, c)) / lc[c];
-        }
-    }
-}
-
-/* In place: the lower triangle of A (n x n, the upper +0) becomes L with
- * L L^T = A. Element (i, c) is (a_ic - dot(l_i[0..c), l_c[0..c))) / l_cc, the
- * pivot sqrt(a_ii - dot(l_i[0..i), l_i[0..i))): one order whatever the panel
- * or the thread count. Returns the first column whose pivot is not > 0, or -1. */
-static int64_t gp_cholesky(double *A, int64_t n) {
-    gp_job job;
-    memset(&job, 0, sizeof job);
-    job.A = A, job.lda = n, job.n = n;
-    for (int64_t j0 = 0; j0 < n; j0 += GP_PANEL) {
-        const int64_t j1 = j0 + GP_PANEL < n ? j0 + GP_PANEL : n;
-        for (int64_t i = j0; i < j1; i++) {
-            double *li = A + i * n;
-            for (int64_t c = j0; c < i; c++) {
-                const double *lc = A + c * n;
-                li[c] = (li[c] - gp_chol_dot(li, lc, c)) / lc[c];
-            }
-            const double p = li[i] - gp_chol_dot(li, li, i);
-            if (!(p > 0.0) || p - p != 0.0) return i;
-            li[i] = sqrt(p);
-        }
-        job.j0 = j0, job.j1 = j1;
-        sb_parallel_for(sb_chunk_count(n - j1, GP_ROWS), chol_rows_task, &job);
-    }
-    return -1;
-}
-
 /* Solve L x = b (forward) for one vector, in place. */
 static void gp_forward(const double *L, int64_t n, double *x) {
     for (int64_t i = 0; i < n; i++) x[i] = (x[i] - gp_dot(L + i * n, x, i)) / L[i * n + i];
@@ -289,39 +235,6 @@ static void gp_backward(const double *L, int64_t n, double *x) {
         double s = 0.0;
         for (int64_t k = i + 1; k < n; k++) s = s + L[k * n + i] * x[k];
         x[i] = (x[i] - s) / L[i * n + i];
-    }
-}
-
-/* Columns of Z = L^-1, stored transposed: row c of Z holds (L^-1)[i][c] for
- * i >= c (+0 before). */
-static void inv_task(void *ctx, int64_t task) {
-    const gp_job *j = ctx;
-    int64_t b, e;
-    sb_chunk_range(j->n, GP_ROWS, task, &b, &e);
-    const int64_t n = j->n;
-    for (int64_t c = b; c < e; c++) {
-        double *z = j->Z + c * n;
-        for (int64_t i = 0; i < c; i++) z[i] = 0.0;
-    }
-    for (int64_t i = b; i < n; i++) {
-        const double *li = j->L + i * n;
-        for (int64_t c = b; c < e && c <= i; c++) {
-            double *z = j->Z + c * n;
-            z[i] = ((c == i ? 1.0 : 0.0) - gp_dot(li + c, z + c, i - c)) / li[i];
-        }
-    }
-}
-
-/* Rows of K^-1's lower triangle into A: (K^-1)[a][c] = dot(z_a[a..n), z_c[a..n)) for c <= a. */
-static void kinv_task(void *ctx, int64_t task) {
-    const gp_job *j = ctx;
-    int64_t b, e;
-    sb_chunk_range(j->n, GP_ROWS, task, &b, &e);
-    const int64_t n = j->n;
-    for (int64_t a = b; a < e; a++) {
-        const double *za = j->Z + a * n;
-        double *out = j->A + a * n;
-        for (int64_t c = 0; c <= a; c++) out[c] = gp_dot(za + a, j->Z + c * n + a, n - a);
     }
 }
 
@@ -384,7 +297,7 @@ static int64_t gp_factor(gp_ws *w, const gp_kernel *k, const double *ev) {
     job.k = k, job.ev = ev, job.X = w->X, job.n = w->n, job.d = w->d, job.A = w->A, job.lda = w->n,
     job.diag = w->alpha;
     sb_parallel_for(sb_chunk_count(w->n, GP_ROWS), kmat_task, &job);
-    const int64_t bad = gp_cholesky(w->A, w->n);
+    const int64_t bad = sb_gp_cholesky(w->A, w->n);
     if (bad >= 0) return bad;
     double *x = sb_malloc(sizeof(double) * (size_t)w->n);
     if (!x) return -2;
@@ -416,6 +329,8 @@ static double gp_lml_of(const gp_ws *w) {
 /* The log marginal likelihood at the kernel's values and, when grad is not
  * NULL, its gradient by every log hyperparameter (eq. 5.9; npar values, fixed
  * ones included). *bad: the Cholesky's failing column or -1. */
+static sb_status gp_grad(gp_ws *w, const gp_kernel *k, double *grad);
+
 static sb_status gp_lml(gp_ws *w, const gp_kernel *k, double *lml, double *grad, int64_t *bad) {
     double ev[GP_MAX_PARAMS];
     gp_values(k, ev);
@@ -428,20 +343,28 @@ static sb_status gp_lml(gp_ws *w, const gp_kernel *k, double *lml, double *grad,
         return SB_OK;
     }
     *lml = gp_lml_of(w);
-    if (!grad) return SB_OK;
+    return grad ? gp_grad(w, k, grad) : SB_OK;
+}
+
+/* The gradient (npar values) at the kernel's values from the workspace that
+ * gp_lml just factored at them (its L and alpha_; L is spent). */
+static sb_status gp_grad(gp_ws *w, const gp_kernel *k, double *grad) {
+    double ev[GP_MAX_PARAMS];
+    gp_values(k, ev);
     const int64_t n = w->n;
-    gp_job job;
-    memset(&job, 0, sizeof job);
-    job.n = n, job.L = w->A, job.Z = w->Z, job.A = w->A;
-    sb_parallel_for(sb_chunk_count(n, GP_ROWS), inv_task, &job);
-    sb_parallel_for(sb_chunk_count(n, GP_ROWS), kinv_task, &job); /* A := K^-1 (lower); L is spent */
-    /* W = sum over targets of alpha_t alpha_t^T - t K^-1, lower triangle, in place */
+    /* A := N = -K^-1 (lower), through Z = L^-1; L is spent */
+    sb_status st = sb_gp_neg_inverse(w->A, w->Z, w->A, n);
+    if (st != SB_OK) return st;
+    /* W = sum over targets of alpha_t alpha_t^T - t K^-1 (as + t N), lower triangle, in place */
     for (int64_t i = 0; i < n; i++)
         for (int64_t c = 0; c <= i; c++) {
             double s = 0.0;
             for (int64_t t = 0; t < w->t; t++) s = s + w->a[i * w->t + t] * w->a[c * w->t + t];
-            w->A[i * n + c] = s - (double)w->t * w->A[i * n + c];
+            w->A[i * n + c] = s + (double)w->t * w->A[i * n + c];
         }
+    gp_job job;
+    memset(&job, 0, sizeof job);
+    job.n = n;
     job.k = k, job.ev = ev, job.X = w->X, job.d = w->d, job.W = w->A, job.part = w->part;
     sb_parallel_for(sb_chunk_count(n, GP_ROWS), grad_task, &job);
     for (int32_t p = 0; p < k->npar; p++) {
@@ -463,17 +386,32 @@ typedef struct gp_opt {
     int32_t ntrace;
 } gp_opt;
 
-/* f = -lml at the free values x, g its gradient (free components). */
+/* f = -lml at the free values x and, when g is not NULL, g its gradient
+ * (free components). A point evaluated without g keeps its factor in the
+ * workspace until the next evaluation, for opt_grad. */
 static sb_status opt_eval(gp_opt *o, const double *x, double *f, double *g) {
     for (int32_t i = 0; i < o->nf; i++) o->k->logv[o->fidx[i]] = x[i];
     double lml, full[GP_MAX_PARAMS];
     int64_t bad;
-    sb_status st = gp_lml(o->w, o->k, &lml, full, &bad);
+    sb_status st = gp_lml(o->w, o->k, &lml, g ? full : NULL, &bad);
     o->nfev++;
     if (st != SB_OK) return st;
     *f = -lml;
-    for (int32_t i = 0; i < o->nf; i++) g[i] = -full[o->fidx[i]];
+    if (g)
+        for (int32_t i = 0; i < o->nf; i++) g[i] = -full[o->fidx[i]];
     if (lml != lml) *f = INFINITY;
+    return SB_OK;
+}
+
+/* g := the gradient at the point opt_eval evaluated last (without g), whose
+ * factor is still in the workspace: the line search's rejected trials never
+ * pay for the inverse and the gradient pass (the same values as evaluating
+ * both at once: the same factor, the same arithmetic). */
+static sb_status opt_grad(gp_opt *o, double *g) {
+    double full[GP_MAX_PARAMS];
+    sb_status st = gp_grad(o->w, o->k, full);
+    if (st != SB_OK) return st;
+    for (int32_t i = 0; i < o->nf; i++) g[i] = -full[o->fidx[i]];
     return SB_OK;
 }
 
@@ -547,8 +485,9 @@ static sb_status opt_run(gp_opt *o, double *x, double *fout) {
                 xn[i] = clampd(x[i] + step * d[i], lo[p], hi[p]);
                 gs = gs + g[i] * (xn[i] - x[i]);
             }
-            if ((st = opt_eval(o, xn, &fn, gn)) != SB_OK) return st;
+            if ((st = opt_eval(o, xn, &fn, NULL)) != SB_OK) return st;
             if (fn < INFINITY && fn <= f + 1e-4 * gs) {
+                if ((st = opt_grad(o, gn)) != SB_OK) return st;
                 ok = 1;
                 break;
             }

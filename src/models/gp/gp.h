@@ -77,4 +77,11 @@ sb_status sb_gp_fit_named(const char *kernel, const sb_params *params, const dou
 sb_status sb_gp_refactor(sb_gp *g);
 void sb_gp_release(sb_gp *g);
 
+/* gp_linalg.c: the blocked float64 linear algebra in its one order. */
+/* In place: A's lower triangle (the upper +0) becomes its Cholesky factor;
+ * the first column whose pivot is not > 0, -1 when none, -2 out of memory. */
+int64_t sb_gp_cholesky(double *A, int64_t n);
+/* Z := L^-1 and N's lower triangle := -(L L^T)^-1 (upper +0); N may be L. */
+sb_status sb_gp_neg_inverse(const double *L, double *Z, double *N, int64_t n);
+
 #endif
