@@ -1058,6 +1058,8 @@ static sb_status make_model(fit *f, const float *base, sb_model **out) {
 
 /* ---- trees on a device ---- */
 
+static void dist_reduce_hist(void *ctx, int64_t *v, int64_t n);
+
 /* Open the device named by the parameters on the binned training data. */
 static sb_status dev_open(fit *f, const float *base) {
     const sb_device_kind kind = (sb_device_kind)f->p->device;
@@ -1090,10 +1092,18 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
         st = f->ops->gradients(f->dev, f->maxabs);
     }
     if (st != SB_OK) return st;
+    if (f->dist) { /* the largest keys over every rank (order-free), as the CPU loop takes them */
+        uint32_t *k2 = sb_malloc(sizeof(uint32_t) * 2 * (size_t)K1);
+        if (!k2) sb_dist_fail(f->dist, SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        for (int32_t i = 0; i < 2 * K1; i++) k2[i] = sb_f2u(f->maxabs[i]);
+        sb_dist_max_u32(f->dist, k2, 2 * (int64_t)K1);
+        for (int32_t i = 0; i < 2 * K1; i++) f->maxabs[i] = sb_u2f(k2[i]);
+        sb_free(k2);
+    }
     for (int32_t c = 0; c < K1; c++) {
         const int32_t t = it * K1 + c;
         f->cls = c;
-        if ((st = check_maxima(it, c, f->maxabs[2 * c], f->maxabs[2 * c + 1], f->tr->nrows)) != SB_OK) return st;
+        if ((st = check_maxima(it, c, f->maxabs[2 * c], f->maxabs[2 * c + 1], f->gn)) != SB_OK) return st;
         f->g_scale = quant_scale(f->maxabs[2 * c]);
         f->h_scale = quant_scale(f->maxabs[2 * c + 1]);
         if ((st = f->ops->quantize(f->dev, c, f->g_scale, f->h_scale)) != SB_OK) return st;
@@ -1105,7 +1115,8 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
         if ((st = f->ops->set_mask(f->dev, f->mask)) != SB_OK) return st;
         sb_grown gr;
         if ((st = sb_tree_grow_dev(f->ops, f->dev, gp, &f->bins, f->tr->ncols, f->hoff, f->bins.total, f->g_scale,
-                                   f->h_scale, f->mask, f->catm, &f->catr, nbag, f->card != NULL, &gr)) != SB_OK)
+                                   f->h_scale, f->mask, f->catm, &f->catr, nbag, f->card != NULL,
+                                   f->dist ? dist_reduce_hist : NULL, f, &gr)) != SB_OK)
             return st;
         sb_k_bnode *bn = NULL;
         int32_t nbn = 0;
@@ -1490,8 +1501,9 @@ static sb_status dist_given_rows(fit *f, gbdt_params *p, const sb_dataset *train
 static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, const sb_card *card, sb_table *blk,
                             int *coll) {
     const char *no = NULL;
-    if (p->device != SB_GBDT_DEVICE_CPU) no = "a device (device=...): the ranks train on their CPUs";
-    else if (card) no = "an identity card: record cards in one process";
+    /* the tree devices (cpu-batched, cuda, opencl) train each rank's block
+     * with the histograms summed over the ranks on the host (grow_dev.c) */
+    if (card) no = "an identity card: record cards in one process";
     if (no)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
                        "\"What is refused\")", no);
