@@ -48,6 +48,7 @@ typedef struct dctx {
     int32_t nf, total;
     /* data-parallel growth (sb_tree_grow_dev's reduce), or NULL */
     void (*reduce)(void *ctx, int64_t *v, int64_t n);
+    void (*dev_sum)(void *ctx, void *dptr, int64_t n); /* the histograms' sum on the device, or NULL */
     void *rctx;
 } dctx;
 
@@ -105,12 +106,18 @@ static sb_status search_hbuf(dctx *c, dleaf *X, const sb_k_split_rules *r) {
  * scans) from its histogram, read back from the device whole (exact
  * integers: the choice is the CPU grower's, bit for bit). Over ranks the
  * device holds this rank's histogram: it is summed over the ranks (exact
- * int64) first, and the search reads the global one. */
+ * int64: on the host, or on the device with dev_sum) first, and the search
+ * reads the global one. */
+static sb_status read_global(dctx *c, int32_t slot) {
+    if (c->dev_sum) return c->ops->reduce_hist(c->dev, slot, c->hbuf, c->dev_sum, c->rctx);
+    sb_status st = c->ops->read_hist(c->dev, slot, 0, c->total, c->hbuf);
+    if (st == SB_OK && c->reduce) c->reduce(c->rctx, &c->hbuf[0].g, 3 * (int64_t)c->total);
+    return st;
+}
+
 static sb_status host_best(dctx *c, dleaf *X, const sb_k_split_rules *r) {
-    sb_status st = c->ops->read_hist(c->dev, X->slot, 0, c->total, c->hbuf);
-    if (st != SB_OK) return st;
-    if (c->reduce) c->reduce(c->rctx, &c->hbuf[0].g, 3 * (int64_t)c->total);
-    return search_hbuf(c, X, r);
+    sb_status st = read_global(c, X->slot);
+    return st != SB_OK ? st : search_hbuf(c, X, r);
 }
 
 /* Over ranks: how many of this rank's rows of leaf P go left at split seg,
@@ -130,8 +137,8 @@ static sb_status local_left(dctx *c, const dleaf *P, const sb_tdev_seg *seg, int
 sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_params *p, const sb_bins *bins,
                            int32_t nf, const int32_t *hoff, int32_t total, float g_scale, float h_scale,
                            const uint8_t *mask, const uint8_t *catf, const sb_k_cat_rules *cat, int64_t nrows,
-                           int want_root_hist, void (*reduce)(void *ctx, int64_t *v, int64_t n), void *rctx,
-                           sb_grown *out) {
+                           int want_root_hist, void (*reduce)(void *ctx, int64_t *v, int64_t n),
+                           void (*dev_sum)(void *ctx, void *dptr, int64_t n), void *rctx, sb_grown *out) {
     memset(out, 0, sizeof *out);
     dctx c;
     memset(&c, 0, sizeof c);
@@ -143,6 +150,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     c.catf = catf;
     c.cat = cat;
     c.reduce = reduce;
+    c.dev_sum = reduce ? dev_sum : NULL;
     c.rctx = rctx;
     /* over ranks every search is the host's: it reads the global histogram
      * (the device keeps this rank's, which the partition counts need) */
@@ -181,6 +189,10 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
         st = sb_fail(SB_ERR_INVALID_INPUT, "tree: no features");
         goto done;
     }
+    if (c.dev_sum && !ops->reduce_hist) {
+        st = sb_fail(SB_ERR_INTERNAL, "tree device %s cannot sum histograms on the device (a defect)", ops->name);
+        goto done;
+    }
 
     /* The root: its histogram, and its sums from the first usable feature's
      * bins (every row is in exactly one of them), exactly. Histograms cover
@@ -196,8 +208,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     sb_tdev_hjob rj = {0, nrows, root->slot, 0};
     if ((st = ops->hist(dev, &rj, 1)) != SB_OK) goto done;
     if (reduce) { /* the root's histogram over every rank, its sums from it, the count summed */
-        if ((st = ops->read_hist(dev, root->slot, 0, total, c.hbuf)) != SB_OK) goto done;
-        reduce(rctx, &c.hbuf[0].g, 3 * (int64_t)total);
+        if ((st = read_global(&c, root->slot)) != SB_OK) goto done;
         memcpy(f0, c.hbuf + hoff[f0i], sizeof(sb_k_hbin) * (size_t)(bins->nbins[f0i] + 1));
         reduce(rctx, &root->C, 1);
     } else if ((st = ops->read_hist(dev, root->slot, hoff[f0i], bins->nbins[f0i] + 1, f0)) != SB_OK) {
