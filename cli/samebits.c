@@ -766,8 +766,8 @@ static int cmd_train(int argc, char **argv) {
        * read (a missing MPI is refused at once), and rank 0 alone writes the model */
         const char *dv;
         if ((!strcmp(model_kind, "gbdt") || forest || iforest) && sb_params_get(params, "distributed", &dv) == SB_OK &&
-            !strcmp(dv, "mpi") &&
-            (st = sb_distributed_info("mpi", &dist_rank, &dist_size)) != SB_OK)
+            (!strcmp(dv, "mpi") || !strcmp(dv, "nccl")) &&
+            (st = sb_distributed_info(dv, &dist_rank, &dist_size)) != SB_OK)
             goto lib_fail;
         const char *rows = NULL;
         const int given = sb_params_get(params, "distributed_rows", &rows) == SB_OK && !strcmp(rows, "given");

@@ -279,14 +279,18 @@ SB_API sb_status sb_gbdt_fit(const sb_params *params, const sb_dataset *train,
  * model a single process fits on all n rows, byte for byte (validation sets:
  * every rank passes the whole set; continued training, DART and initial
  * scores, categorical features, quantile and ranking too). A configuration
- * it cannot run that way (a device, a card) is SB_ERR_INVALID_ARGUMENT
+ * it cannot run that way (a card; distributed=nccl off device=cuda) is SB_ERR_INVALID_ARGUMENT
  * naming it, before anything is exchanged. A failure only one rank can
  * see (bad rows in its block, out of memory) ends the whole job by name
  * rather than leave the others waiting. This call answers this process's rank and the job's rank
  * count, starting the engine ("mpi": MPI_Init through the MPI shim
  * libsamebits_mpi.so, opened with dlopen; finalized at exit) on the first
  * call; a program calls it to let rank 0 alone write the model. No shim or
- * no MPI: SB_ERR_BACKEND_UNAVAILABLE saying how to get one. */
+ * no MPI: SB_ERR_BACKEND_UNAVAILABLE saying how to get one. Each rank may
+ * train on its own device (device=cuda, opencl, cpu-batched). Engine "nccl"
+ * (distributed=nccl, device=cuda only: the histograms summed in GPU memory by
+ * NCCL, opened with dlopen) loads NCCL first (absent: SB_ERR_BACKEND_UNAVAILABLE)
+ * and then starts MPI as "mpi" does. */
 SB_API sb_status sb_distributed_info(const char *engine, int32_t *rank, int32_t *size);
 /* Ends every rank of the job (MPI_Abort with code) after a failure of this
  * rank that the others cannot see (a file it could not read, a model it

@@ -195,11 +195,138 @@ void sb_dist_gather(const sb_dist *d, const void *mine, int64_t nbytes, void **a
 void sb_dist_fail(const sb_dist *d, sb_status st, const char *msg) { (void)d; (void)st; (void)msg; abort(); }
 #endif
 
+/* ---- NCCL (distributed=nccl) ----
+ * Declared here from NCCL's documented C API (nccl.h is not needed to
+ * build): ncclResult_t is an int (ncclSuccess = 0), ncclComm_t a pointer,
+ * ncclUniqueId 128 opaque bytes passed by value, ncclInt64 = 4, ncclSum = 0,
+ * and a cudaStream_t NULL is the legacy default stream. */
+#define SB_NCCL_ID_BYTES 128
+#define SB_NCCL_INT64 4
+#define SB_NCCL_SUM 0
+typedef struct {
+    char internal[SB_NCCL_ID_BYTES];
+} sb_nccl_id;
+typedef struct {
+    int (*get_unique_id)(sb_nccl_id *id);
+    int (*comm_init_rank)(void **comm, int nranks, sb_nccl_id id, int rank);
+    int (*all_reduce)(const void *send, void *recv, size_t count, int dtype, int op, void *comm, void *stream);
+    int (*comm_destroy)(void *comm);
+    const char *(*error_string)(int result);
+} sb_nccl_api;
+
+#ifndef SB_NO_MPI
+static sb_nccl_api g_nccl;
+static int g_nccl_loaded;
+
+sb_status sb_dist_nccl_load(void) {
+    if (g_nccl_loaded) return SB_OK;
+    /* SAMEBITS_NCCL_LIB: NCCL at another path (and the tests' way to show
+     * its absence on a machine that has it) */
+    const char *env = getenv("SAMEBITS_NCCL_LIB");
+    const char *path = env && env[0] ? env : "libnccl.so.2";
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "distributed=nccl: NCCL's library %s could not be opened (%s); "
+                       "install NCCL 2 (NVIDIA's libnccl2) on every host (or set SAMEBITS_NCCL_LIB to it), or "
+                       "train with distributed=mpi (docs/distributed.md)", path, dlerror());
+    static const char *const names[5] = {"ncclGetUniqueId", "ncclCommInitRank", "ncclAllReduce", "ncclCommDestroy",
+                                         "ncclGetErrorString"};
+    void *fn[5];
+    for (int i = 0; i < 5; i++)
+        if (!(fn[i] = dlsym(h, names[i]))) {
+            dlclose(h);
+            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "distributed=nccl: %s has no %s (NCCL 2 is needed)", path,
+                           names[i]);
+        }
+    /* dlsym's object pointers to function pointers: POSIX guarantees they convert */
+    memcpy(&g_nccl.get_unique_id, &fn[0], sizeof fn[0]);
+    memcpy(&g_nccl.comm_init_rank, &fn[1], sizeof fn[1]);
+    memcpy(&g_nccl.all_reduce, &fn[2], sizeof fn[2]);
+    memcpy(&g_nccl.comm_destroy, &fn[3], sizeof fn[3]);
+    memcpy(&g_nccl.error_string, &fn[4], sizeof fn[4]);
+    g_nccl_loaded = 1;
+    return SB_OK;
+}
+
+static const char *nccl_msg(int r) {
+    const char *m = g_nccl.error_string ? g_nccl.error_string(r) : NULL;
+    return m ? m : "(no message)";
+}
+
+sb_status sb_dist_nccl_open(sb_dist *d) {
+    if (!g_nccl_loaded) return sb_fail(SB_ERR_INTERNAL, "distributed=nccl: NCCL is not loaded (a defect)");
+    if (d->nccl_comm) return SB_OK;
+    /* NVLink multicast (NVLS) off before NCCL reads its settings: the lent
+     * multi-GPU machines require it, and no path here asks for multicast */
+    setenv("NCCL_NVLS_ENABLE", "0", 1);
+    sb_nccl_id id;
+    memset(&id, 0, sizeof id);
+    int r = 0;
+    int32_t bad = 0;
+    if (d->rank == 0) {
+        r = g_nccl.get_unique_id(&id);
+        bad = r != 0;
+    }
+    uint32_t flag = (uint32_t)bad;
+    d->ops->max_u32(&flag, 1); /* every rank learns whether rank 0 has an id */
+    if (flag)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "distributed=nccl: ncclGetUniqueId failed on rank 0%s%s",
+                       d->rank == 0 ? ": " : "", d->rank == 0 ? nccl_msg(r) : "");
+    d->ops->bcast(&id, (int64_t)sizeof id, 0);
+    void *comm = NULL;
+    r = g_nccl.comm_init_rank(&comm, (int)d->size, id, (int)d->rank);
+    if (r != 0)
+        return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "distributed=nccl: ncclCommInitRank (rank %d of %d) failed: %s "
+                       "(each rank needs its own GPU: one rank per GPU)", (int)d->rank, (int)d->size, nccl_msg(r));
+    d->nccl_comm = comm;
+    return SB_OK;
+}
+
+void sb_dist_nccl_close(sb_dist *d) {
+    if (!d || !d->nccl_comm) return;
+    g_nccl.comm_destroy(d->nccl_comm);
+    d->nccl_comm = NULL;
+}
+
+void sb_dist_sum_hist_device(const sb_dist *d, void *v, int64_t n) {
+    const int r = g_nccl.all_reduce(v, v, (size_t)n, SB_NCCL_INT64, SB_NCCL_SUM, d->nccl_comm, NULL);
+    if (r != 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "distributed=nccl: ncclAllReduce of %lld int64 failed: %s", (long long)n,
+                 nccl_msg(r));
+        sb_dist_fail(d, SB_ERR_BACKEND_UNAVAILABLE, msg);
+    }
+}
+
+int sb_dist_device_sums(const sb_dist *d) {
+#ifdef SB_SABOTAGE_FLOAT_ALLREDUCE
+    (void)d;
+    return 0;
+#else
+    return d && d->nccl_comm != NULL;
+#endif
+}
+#else
+sb_status sb_dist_nccl_load(void) {
+    return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "distributed=nccl is not built into this library (a static or "
+                   "cross build); build it natively (docs/distributed.md)");
+}
+sb_status sb_dist_nccl_open(sb_dist *d) { (void)d; return sb_dist_nccl_load(); }
+void sb_dist_nccl_close(sb_dist *d) { (void)d; }
+void sb_dist_sum_hist_device(const sb_dist *d, void *v, int64_t n) { (void)d; (void)v; (void)n; abort(); }
+int sb_dist_device_sums(const sb_dist *d) { (void)d; return 0; }
+#endif
+
 sb_status sb_distributed_info(const char *engine, int32_t *rank, int32_t *size) {
     sb_clear_error();
     if (!rank || !size) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_distributed_info: NULL argument");
     sb_dist *d = NULL;
-    sb_status st = sb_dist_open(engine, &d);
+    sb_status st = SB_OK;
+    if (engine && !strcmp(engine, "nccl")) { /* NCCL's library first (absent: refused before MPI starts); MPI runs the job */
+        if ((st = sb_dist_nccl_load()) != SB_OK) return st;
+        engine = "mpi";
+    }
+    st = sb_dist_open(engine, &d);
     if (st != SB_OK) return st;
     *rank = d->rank;
     *size = d->size;

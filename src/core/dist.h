@@ -11,6 +11,9 @@
 typedef struct sb_dist {
     int32_t rank, size;
     const struct sb_mpi_shim *ops;
+    /* distributed=nccl: the NCCL communicator of the current fit (an
+     * ncclComm_t), or NULL; MPI (ops) carries every other collective */
+    void *nccl_comm;
 } sb_dist;
 
 /* The process's communicator for engine ("mpi" is the only one), opened on
@@ -49,5 +52,32 @@ void sb_dist_prefix(const sb_dist *d, int64_t x, int64_t *before, int64_t *total
 void sb_dist_fail(const sb_dist *d, sb_status st, const char *msg);
 /* Bytes and collective calls this rank has sent so far (the shim's count). */
 void sb_dist_stats(const sb_dist *d, int64_t *bytes, int64_t *calls);
+
+/* ---- distributed=nccl (issue 31; docs/distributed.md, "NCCL") ----
+ * The histograms' all-reduce on CUDA device buffers through NCCL, loaded at
+ * run time (dlopen("libnccl.so.2"): the library links no NCCL); the job, its
+ * ranks and every other collective are MPI's (the shim above). */
+
+/* NCCL's library and the entry points used, loaded once: absent or
+ * incomplete is SB_ERR_BACKEND_UNAVAILABLE, named. Call before MPI starts. */
+sb_status sb_dist_nccl_load(void);
+/* The communicator of d's ranks (collective): rank 0's unique id broadcast
+ * through MPI, NCCL_NVLS_ENABLE=0 set first (NVLink multicast stays off; no
+ * multicast object is created), ncclCommInitRank on the CUDA device current
+ * on this thread (the fit's, opened before). Its failure is
+ * SB_ERR_BACKEND_UNAVAILABLE with NCCL's message; it may differ by rank,
+ * so the caller ends the job on it (sb_dist_fail). */
+sb_status sb_dist_nccl_open(sb_dist *d);
+/* d's communicator destroyed (none: a no-op). */
+void sb_dist_nccl_close(sb_dist *d);
+/* v[0..n) (CUDA device memory) := the sum over ranks, in place: ncclAllReduce
+ * of ncclInt64 with ncclSum on the legacy default stream (so the device
+ * layer's next copy waits for it); exact, so order-free. A failure ends the
+ * job by name. */
+void sb_dist_sum_hist_device(const sb_dist *d, void *v, int64_t n);
+/* 1 when histograms may be summed on the device (sb_dist_sum_hist_device);
+ * 0 in the float-allreduce arm's build, whose fits sum them on the host
+ * through sb_dist_sum_hist, the reduce that arm breaks. */
+int sb_dist_device_sums(const sb_dist *d);
 
 #endif

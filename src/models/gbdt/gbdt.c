@@ -1058,6 +1058,14 @@ static sb_status make_model(fit *f, const float *base, sb_model **out) {
 
 /* ---- trees on a device ---- */
 
+static void dist_reduce_hist(void *ctx, int64_t *v, int64_t n);
+
+/* distributed=nccl: a histogram in CUDA memory summed over the ranks there. */
+static void dist_sum_hist_dev(void *ctx, void *dptr, int64_t n) {
+    const fit *f = ctx;
+    sb_dist_sum_hist_device(f->dist, dptr, n);
+}
+
 /* Open the device named by the parameters on the binned training data. */
 static sb_status dev_open(fit *f, const float *base) {
     const sb_device_kind kind = (sb_device_kind)f->p->device;
@@ -1090,10 +1098,18 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
         st = f->ops->gradients(f->dev, f->maxabs);
     }
     if (st != SB_OK) return st;
+    if (f->dist) { /* the largest keys over every rank (order-free), as the CPU loop takes them */
+        uint32_t *k2 = sb_malloc(sizeof(uint32_t) * 2 * (size_t)K1);
+        if (!k2) sb_dist_fail(f->dist, SB_ERR_OUT_OF_MEMORY, "gbdt: out of memory");
+        for (int32_t i = 0; i < 2 * K1; i++) k2[i] = sb_f2u(f->maxabs[i]);
+        sb_dist_max_u32(f->dist, k2, 2 * (int64_t)K1);
+        for (int32_t i = 0; i < 2 * K1; i++) f->maxabs[i] = sb_u2f(k2[i]);
+        sb_free(k2);
+    }
     for (int32_t c = 0; c < K1; c++) {
         const int32_t t = it * K1 + c;
         f->cls = c;
-        if ((st = check_maxima(it, c, f->maxabs[2 * c], f->maxabs[2 * c + 1], f->tr->nrows)) != SB_OK) return st;
+        if ((st = check_maxima(it, c, f->maxabs[2 * c], f->maxabs[2 * c + 1], f->gn)) != SB_OK) return st;
         f->g_scale = quant_scale(f->maxabs[2 * c]);
         f->h_scale = quant_scale(f->maxabs[2 * c + 1]);
         if ((st = f->ops->quantize(f->dev, c, f->g_scale, f->h_scale)) != SB_OK) return st;
@@ -1105,7 +1121,9 @@ static sb_status dev_iteration(fit *f, int32_t it, const sb_grow_params *gp) {
         if ((st = f->ops->set_mask(f->dev, f->mask)) != SB_OK) return st;
         sb_grown gr;
         if ((st = sb_tree_grow_dev(f->ops, f->dev, gp, &f->bins, f->tr->ncols, f->hoff, f->bins.total, f->g_scale,
-                                   f->h_scale, f->mask, f->catm, &f->catr, nbag, f->card != NULL, &gr)) != SB_OK)
+                                   f->h_scale, f->mask, f->catm, &f->catr, nbag, f->card != NULL,
+                                   f->dist ? dist_reduce_hist : NULL,
+                                   sb_dist_device_sums(f->dist) ? dist_sum_hist_dev : NULL, f, &gr)) != SB_OK)
             return st;
         sb_k_bnode *bn = NULL;
         int32_t nbn = 0;
@@ -1208,10 +1226,13 @@ static void progress_line(int32_t done, int32_t total, double start, double *las
     fflush(stderr);
 }
 
+static sb_status dist_refusal(const gbdt_params *p, const sb_card *card);
+
 sb_status sb_gbdt_params_check(const sb_params *params) {
     sb_clear_error();
     gbdt_params p;
-    return sb_gbdt_params_parse(params, &p);
+    sb_status st = sb_gbdt_params_parse(params, &p);
+    return st == SB_OK && p.distributed ? dist_refusal(&p, NULL) : st;
 }
 
 /* Continued training's checks: init must be a gradient boosting model of
@@ -1487,14 +1508,31 @@ static sb_status dist_given_rows(fit *f, gbdt_params *p, const sb_dataset *train
  * (the same file); ranking takes whole queries by the same rule on the G
  * queries, so no query is cut. *blk is a view of train's rows (nothing is
  * copied); *coll := 1 for a failure every rank meets alike. */
+/* What distributed= cannot run, by name, from the parameters alone (so
+ * every rank refuses alike, before anything is exchanged). */
+static sb_status dist_refusal(const gbdt_params *p, const sb_card *card) {
+    const char *no = NULL, *engine = p->distributed == SB_GBDT_DIST_NCCL ? "nccl" : "mpi";
+    /* the tree devices (cpu-batched, cuda, opencl) train each rank's block
+     * with the histograms summed over the ranks on the host (grow_dev.c),
+     * or with distributed=nccl on the GPUs */
+    if (card) no = "an identity card: record cards in one process";
+    else if (p->distributed == SB_GBDT_DIST_NCCL && p->device != SB_GBDT_DEVICE_CUDA)
+        no = "a fit off CUDA GPUs: NCCL sums the histograms in CUDA memory; give device=cuda, or "
+             "distributed=mpi for the CPU and the other devices";
+    if (no)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=%s does not support %s (docs/distributed.md, "
+                       "\"What is refused\")", engine, no);
+    return SB_OK;
+}
+
 static sb_status dist_setup(fit *f, gbdt_params *p, const sb_dataset *train, const sb_card *card, sb_table *blk,
                             int *coll) {
-    const char *no = NULL;
-    if (p->device != SB_GBDT_DEVICE_CPU) no = "a device (device=...): the ranks train on their CPUs";
-    else if (card) no = "an identity card: record cards in one process";
-    if (no)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed=mpi does not support %s (docs/distributed.md, "
-                       "\"What is refused\")", no);
+    sb_status rs = dist_refusal(p, card);
+    if (rs != SB_OK) return rs;
+    if (p->distributed == SB_GBDT_DIST_NCCL) { /* NCCL's library before MPI starts: absent, every rank says so */
+        sb_status ns = sb_dist_nccl_load();
+        if (ns != SB_OK) return ns;
+    }
     if (p->dist_given && !p->distributed)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "distributed_rows=given needs distributed=mpi");
     sb_status st = sb_dist_open("mpi", &f->dist);
@@ -1862,6 +1900,9 @@ static sb_status gbdt_fit_run(const sb_params *params, const sb_dataset *train, 
         for (int32_t s = 0; s < f.nsets; s++) memcpy(ev->sets[s], f.sets[s].name, sizeof f.sets[s].name);
     }
     if (p.device != SB_GBDT_DEVICE_CPU && (st = dev_open(&f, base)) != SB_OK) goto done;
+    /* distributed=nccl: the communicator on the CUDA device just opened (a
+     * failure may be this rank's alone: gbdt_fit then ends the job) */
+    if (p.distributed == SB_GBDT_DIST_NCCL && (st = sb_dist_nccl_open(f.dist)) != SB_OK) goto done;
     if ((init || f.tr->init) && f.dev && (st = f.ops->set_margins(f.dev, f.pred)) != SB_OK)
         goto done; /* the initial trees' margins, or the initial scores */
     double pstart = 0.0, plast = 0.0;
@@ -2045,6 +2086,7 @@ done:
     sb_free(f.sets);
     sb_evals_free(ev);
     sb_free(base);
+    if (f.dist) sb_dist_nccl_close(f.dist); /* before the device: NCCL's communicator uses its context */
     if (f.ops) f.ops->close(f.dev);
     sb_rank_groups_release(&f.tq);
     sb_free(f.hoff);

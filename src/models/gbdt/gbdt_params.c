@@ -474,9 +474,11 @@ static sb_status apply(gbdt_params *p, const char *key, const char *v, int *grow
         if ((st = sb_numeric_mode_parse(v, &m)) == SB_OK) p->numeric_mode = (int32_t)m;
     } else if (is(key, "distributed", NULL, NULL, NULL)) {
         /* data-parallel training (docs/distributed.md); a run setting, not in the model */
-        if (!strcmp(v, "mpi")) p->distributed = 1;
+        if (!strcmp(v, "mpi")) p->distributed = SB_GBDT_DIST_MPI;
+        else if (!strcmp(v, "nccl")) p->distributed = SB_GBDT_DIST_NCCL; /* device=cuda only (gbdt.c, dist_setup) */
         else if (!strcmp(v, "none") || !strcmp(v, "false") || !strcmp(v, "0")) p->distributed = 0;
-        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter distributed='%s': give mpi (or none)", v);
+        else return sb_fail(SB_ERR_INVALID_ARGUMENT, "parameter distributed='%s': give mpi, nccl (with device=cuda) "
+                            "or none", v);
     } else if (is(key, "distributed_rows", NULL, NULL, NULL)) {
         /* split: every rank passes the whole training set and keeps its block;
          * given: every rank passes its own rows (docs/distributed.md) */

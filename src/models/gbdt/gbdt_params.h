@@ -56,7 +56,7 @@ typedef struct gbdt_params {
     int32_t numeric_mode;
     int64_t bin_sample_rows;
     int32_t device;           /* SB_GBDT_DEVICE_*; not part of the model */
-    int32_t distributed;      /* 1: distributed=mpi (docs/distributed.md); not part of the model */
+    int32_t distributed;      /* SB_GBDT_DIST_*: 0 one process, mpi or nccl (docs/distributed.md); not in the model */
     int32_t dist_given;       /* distributed_rows=given: each rank's dataset is its own rows; not in the model */
     /* ranking (objective lambdarank or rank_pairwise; LightGBM's names) */
     int32_t metric_at;        /* eval_at: the k of ndcg@k and map@k */
@@ -122,6 +122,8 @@ typedef struct gbdt_params {
 int sb_gbdt_is_ranking(int32_t objective);
 
 /* Where trees are grown (sb_device_kind): the CPU grower, or a tree device (src/models/trees/tdev.h). */
+/* distributed=: MPI for every collective, or NCCL for the histograms on CUDA GPUs (MPI for the rest). */
+enum { SB_GBDT_DIST_MPI = 1, SB_GBDT_DIST_NCCL = 2 };
 enum { SB_GBDT_DEVICE_CPU = SB_DEVICE_CPU, SB_GBDT_DEVICE_CPU_BATCHED = SB_DEVICE_CPU_BATCHED, SB_GBDT_DEVICE_CUDA = SB_DEVICE_CUDA, SB_GBDT_DEVICE_OPENCL = SB_DEVICE_OPENCL };
 
 /* Defaults, then every key of params applied; an unknown key, a bad value or

@@ -22,8 +22,8 @@
 
 typedef struct dleaf {
     int32_t node, depth, slot; /* slot: its histogram on the device, -1 when none */
-    int64_t begin, end;
-    int64_t G, H, C;
+    int64_t begin, end;        /* its rows on this device: rows[begin, end) */
+    int64_t G, H, C;           /* sums and count over every rank (one process: its own) */
     sb_k_split best;
     sb_node_cons nc; /* the per-node rules' state (cons.h) when they are on */
     uint32_t catbits[8]; /* best on a categorical feature: the bins it sends left */
@@ -46,6 +46,10 @@ typedef struct dctx {
     const int32_t *hoff;
     const uint8_t *mask;
     int32_t nf, total;
+    /* data-parallel growth (sb_tree_grow_dev's reduce), or NULL */
+    void (*reduce)(void *ctx, int64_t *v, int64_t n);
+    void (*dev_sum)(void *ctx, void *dptr, int64_t n); /* the histograms' sum on the device, or NULL */
+    void *rctx;
 } dctx;
 
 static sb_status oom(void) { return sb_fail(SB_ERR_OUT_OF_MEMORY, "tree: out of memory"); }
@@ -84,13 +88,8 @@ static int may_split(const dctx *c, const dleaf *L) {
     return sb_k_node_may_split(L->depth, L->C, c->p->max_depth, c->p->min_samples_leaf);
 }
 
-/* Under per-node rules or with categorical features: X's best split on the
- * host (sb_cons_best, or the plain search with its category scans) from its
- * histogram, read back from the device whole (exact integers: the choice is
- * the CPU grower's, bit for bit). */
-static sb_status host_best(dctx *c, dleaf *X, const sb_k_split_rules *r) {
-    sb_status st = c->ops->read_hist(c->dev, X->slot, 0, c->total, c->hbuf);
-    if (st != SB_OK) return st;
+/* X's best split on the host from the node's histogram in c->hbuf. */
+static sb_status search_hbuf(dctx *c, dleaf *X, const sb_k_split_rules *r) {
     if (!c->cons_on) {
         sb_grow_best_plain(c->bins, c->hoff, c->hbuf, c->nf, c->mask, c->catf, c->cat, X->G, X->H, X->C, r, &X->best,
                            X->catbits);
@@ -102,10 +101,44 @@ static sb_status host_best(dctx *c, dleaf *X, const sb_k_split_rules *r) {
     return SB_OK;
 }
 
+/* Under per-node rules, with categorical features or over ranks: X's best
+ * split on the host (sb_cons_best, or the plain search with its category
+ * scans) from its histogram, read back from the device whole (exact
+ * integers: the choice is the CPU grower's, bit for bit). Over ranks the
+ * device holds this rank's histogram: it is summed over the ranks (exact
+ * int64: on the host, or on the device with dev_sum) first, and the search
+ * reads the global one. */
+static sb_status read_global(dctx *c, int32_t slot) {
+    if (c->dev_sum) return c->ops->reduce_hist(c->dev, slot, c->hbuf, c->dev_sum, c->rctx);
+    sb_status st = c->ops->read_hist(c->dev, slot, 0, c->total, c->hbuf);
+    if (st == SB_OK && c->reduce) c->reduce(c->rctx, &c->hbuf[0].g, 3 * (int64_t)c->total);
+    return st;
+}
+
+static sb_status host_best(dctx *c, dleaf *X, const sb_k_split_rules *r) {
+    sb_status st = read_global(c, X->slot);
+    return st != SB_OK ? st : search_hbuf(c, X, r);
+}
+
+/* Over ranks: how many of this rank's rows of leaf P go left at split seg,
+ * from P's histogram on the device (this rank's: the device's slots are never
+ * overwritten by the global sums) on the split's feature, exactly. */
+static sb_status local_left(dctx *c, const dleaf *P, const sb_tdev_seg *seg, int64_t *left) {
+    const int32_t f = seg->feature, nb = c->bins->nbins[f] + 1;
+    sb_status st = c->ops->read_hist(c->dev, P->slot, c->hoff[f], nb, c->hbuf);
+    if (st != SB_OK) return st;
+    int64_t k = 0;
+    for (int32_t t = 0; t < nb; t++)
+        if (sb_tdev_seg_left(seg, (uint32_t)t)) k += c->hbuf[t].c;
+    *left = k;
+    return SB_OK;
+}
+
 sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_params *p, const sb_bins *bins,
                            int32_t nf, const int32_t *hoff, int32_t total, float g_scale, float h_scale,
                            const uint8_t *mask, const uint8_t *catf, const sb_k_cat_rules *cat, int64_t nrows,
-                           int want_root_hist, sb_grown *out) {
+                           int want_root_hist, void (*reduce)(void *ctx, int64_t *v, int64_t n),
+                           void (*dev_sum)(void *ctx, void *dptr, int64_t n), void *rctx, sb_grown *out) {
     memset(out, 0, sizeof *out);
     dctx c;
     memset(&c, 0, sizeof c);
@@ -116,7 +149,12 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     c.t.bounded = c.cons_on && p->cons->monotone != NULL;
     c.catf = catf;
     c.cat = cat;
-    c.host_search = c.cons_on || catf != NULL;
+    c.reduce = reduce;
+    c.dev_sum = reduce ? dev_sum : NULL;
+    c.rctx = rctx;
+    /* over ranks every search is the host's: it reads the global histogram
+     * (the device keeps this rank's, which the partition counts need) */
+    c.host_search = c.cons_on || catf != NULL || reduce != NULL;
     c.t.categorical = catf != NULL;
     c.t.cat_l2 = cat ? cat->cat_l2 : 0.0f;
     c.bins = bins;
@@ -151,6 +189,10 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
         st = sb_fail(SB_ERR_INVALID_INPUT, "tree: no features");
         goto done;
     }
+    if (c.dev_sum && !ops->reduce_hist) {
+        st = sb_fail(SB_ERR_INTERNAL, "tree device %s cannot sum histograms on the device (a defect)", ops->name);
+        goto done;
+    }
 
     /* The root: its histogram, and its sums from the first usable feature's
      * bins (every row is in exactly one of them), exactly. Histograms cover
@@ -165,7 +207,13 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     if ((st = take_slot(&c, &root->slot)) != SB_OK) goto done;
     sb_tdev_hjob rj = {0, nrows, root->slot, 0};
     if ((st = ops->hist(dev, &rj, 1)) != SB_OK) goto done;
-    if ((st = ops->read_hist(dev, root->slot, hoff[f0i], bins->nbins[f0i] + 1, f0)) != SB_OK) goto done;
+    if (reduce) { /* the root's histogram over every rank, its sums from it, the count summed */
+        if ((st = read_global(&c, root->slot)) != SB_OK) goto done;
+        memcpy(f0, c.hbuf + hoff[f0i], sizeof(sb_k_hbin) * (size_t)(bins->nbins[f0i] + 1));
+        reduce(rctx, &root->C, 1);
+    } else if ((st = ops->read_hist(dev, root->slot, hoff[f0i], bins->nbins[f0i] + 1, f0)) != SB_OK) {
+        goto done;
+    }
     for (int32_t t = 0; t <= bins->nbins[f0i]; t++) {
         root->G += f0[t].g;
         root->H += f0[t].h;
@@ -182,7 +230,8 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
     if (c.cons_on) sb_node_cons_root(p->cons, &root->nc);
     if (may_split(&c, root)) {
         sb_tdev_node q = {root->G, root->H, root->C, root->slot, 0};
-        if (c.host_search) st = host_best(&c, root, &rules);
+        if (reduce) st = search_hbuf(&c, root, &rules); /* hbuf holds the global root histogram */
+        else if (c.host_search) st = host_best(&c, root, &rules);
         else st = ops->best(dev, &q, 1, &rules, &root->best);
         if (st != SB_OK) goto done;
     }
@@ -229,7 +278,20 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
             L.G = b->lg; L.H = b->lh; L.C = b->lc;
             R.G = P->G - L.G; R.H = P->H - L.H; R.C = P->C - L.C;
             L.depth = R.depth = P->depth + 1;
-            L.begin = P->begin; L.end = P->begin + L.C;
+            const int cat = catf && catf[b->feature];
+            memset(&segs[i], 0, sizeof segs[i]);
+            segs[i].begin = P->begin;
+            segs[i].end = P->end;
+            segs[i].feature = b->feature;
+            segs[i].split_bin = b->bin;
+            segs[i].default_left = b->default_left;
+            if (cat) {
+                segs[i].categorical = 1;
+                memcpy(segs[i].cat, P->catbits, sizeof segs[i].cat);
+            }
+            int64_t nleft = L.C; /* this device's rows that go left: every row in one process */
+            if (reduce && (st = local_left(&c, P, &segs[i], &nleft)) != SB_OK) goto done;
+            L.begin = P->begin; L.end = P->begin + nleft;
             R.begin = L.end; R.end = P->end;
             L.slot = R.slot = -1;
             if ((st = sb_node_list_add(&c.t, L.G, L.H, L.C, &L.node)) != SB_OK) goto done;
@@ -247,7 +309,6 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
                 }
             }
             sb_tree_node *pn = &c.t.nodes[P->node];
-            const int cat = catf && catf[b->feature];
             pn->feature = b->feature;
             pn->threshold = cat ? 0.0f : bins->upper[bins->offset[b->feature] + b->bin - 1];
             pn->default_left = cat ? 0 : (uint8_t)b->default_left;
@@ -256,15 +317,7 @@ sb_status sb_tree_grow_dev(const sb_tdev_ops *ops, sb_tdev *dev, const sb_grow_p
             pn->right = R.node;
             pn->gain = b->gain;
             c.t.split_bin[P->node] = b->bin;
-            memset(&segs[i], 0, sizeof segs[i]);
-            segs[i].begin = P->begin;
-            segs[i].end = P->end;
-            segs[i].feature = b->feature;
-            segs[i].split_bin = b->bin;
-            segs[i].default_left = b->default_left;
             if (cat) {
-                segs[i].categorical = 1;
-                memcpy(segs[i].cat, P->catbits, sizeof segs[i].cat);
                 memcpy(c.t.cat_bits + 8 * (size_t)P->node, P->catbits, sizeof P->catbits);
                 c.t.cat_reg[L.node] = c.t.cat_reg[R.node] = (uint8_t)(b->bin >= 256); /* sorted sets */
             }

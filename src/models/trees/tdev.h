@@ -115,6 +115,15 @@ typedef struct sb_tdev_ops {
     /* The margins := m (n x K, row-major): continued training's start, the
      * host's predictions of the initial model (gbdt.c). */
     sb_status (*set_margins)(sb_tdev *d, const float *m);
+    /* Optional (NULL: none; only the GPU one on CUDA does it): the whole of a
+     * slot's histogram summed over the ranks on the device and read into out
+     * (total entries), the slot itself left as it was (this rank's). The
+     * slot is copied to a scratch buffer whose raw device address (CUDA
+     * memory) is given to dev_sum(ctx, address, 3 * total), which sums those
+     * int64 over the ranks in place on the default stream (distributed=nccl:
+     * sb_dist_sum_hist_device); the read-back waits for it. */
+    sb_status (*reduce_hist)(sb_tdev *d, int32_t slot, sb_k_hbin *out,
+                             void (*dev_sum)(void *ctx, void *dptr, int64_t n), void *ctx);
 } sb_tdev_ops;
 
 /* The implementation of device kind k: the host reference for cpu-batched,

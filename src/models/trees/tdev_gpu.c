@@ -57,6 +57,7 @@ struct sb_tdev {
     sb_dbuf bins, nbins, hoff, label, weight, margin, g, h, gq, hq, rows, tmp, mask, slots, maxbits, best;
     sb_dbuf up[U_N];
     sb_dbuf tleft, sleft; /* partition scratch: left rows per tile, per segment */
+    sb_dbuf rsum;         /* reduce_hist's scratch: one slot */
     int hist_local;       /* 1: local-memory histograms over the feature groups; 0: the global fallback */
     int hist_bytes;       /* local bytes a bin: 20 (k_hist_local32, the default) or 16 (k_hist_local) */
     char hist_why[160];
@@ -104,7 +105,7 @@ static void gpu_close(sb_tdev *d) {
         }
         sb_dbuf *ms[] = {&d->bins,  &d->nbins, &d->hoff,  &d->label, &d->weight, &d->margin,  &d->g,
                          &d->h,     &d->gq,    &d->hq,    &d->rows,  &d->tmp,    &d->mask,    &d->slots,
-                         &d->maxbits, &d->best, &d->up[0], &d->up[1], &d->tleft, &d->sleft, &d->groups};
+                         &d->maxbits, &d->best, &d->up[0], &d->up[1], &d->tleft, &d->sleft, &d->groups, &d->rsum};
         for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) sb_device_release(d->dv, ms[i]);
         sb_device_close(d->dv);
     }
@@ -623,10 +624,27 @@ static sb_status gpu_set_margins(sb_tdev *d, const float *m) {
     return sb_device_write(d->dv, &d->margin, 0, m, sizeof(float) * (size_t)d->n * (size_t)d->K, "margins");
 }
 
+/* The slot's histogram summed over the ranks on the device (tdev.h,
+ * reduce_hist): a copy of the slot in rsum, dev_sum on rsum's CUDA memory,
+ * rsum read back. CUDA only: rsum's handle is a device address there alone
+ * (an OpenCL buffer is an object, never given to a foreign library). */
+static sb_status gpu_reduce_hist(sb_tdev *d, int32_t slot, sb_k_hbin *out,
+                                 void (*dev_sum)(void *ctx, void *dptr, int64_t n), void *ctx) {
+    if (d->dv->kind != SB_DEVICE_CUDA)
+        return sb_fail(SB_ERR_INTERNAL, "%s: histograms are summed on the device only on CUDA (a defect)", bname(d));
+    const size_t per = sizeof(sb_k_hbin) * (size_t)d->total;
+    sb_status st = sb_device_ensure(d->dv, &d->rsum, per, "histogram sum");
+    if (st == SB_OK) st = sb_device_copy(d->dv, &d->rsum, 0, &d->slots, per * (size_t)slot, per, "histogram sum");
+    if (st != SB_OK) return st;
+    dev_sum(ctx, d->rsum.h, 3 * (int64_t)d->total);
+    return sb_device_read(d->dv, &d->rsum, 0, out, per, "histogram sum");
+}
+
 static const sb_tdev_ops k_gpu_ops = {
     "gpu",          gpu_open,     gpu_close,     t_gradients, t_quantize, t_set_rows,
     gpu_set_mask,   gpu_reserve,  t_partition,   t_hist,      t_subtract, t_best,
     gpu_read_hist,  t_add_tree,   gpu_read_quantized, gpu_read_margins, gpu_set_gradients, gpu_set_margins,
+    gpu_reduce_hist,
 };
 
 const sb_tdev_ops *sb_tdev_gpu_ops(void) { return &k_gpu_ops; }

@@ -244,6 +244,7 @@ static const sb_tdev_ops k_cpu_ops = {
     "cpu-batched", cpu_open,     cpu_close,    cpu_gradients, cpu_quantize,  cpu_set_rows,
     cpu_set_mask,  cpu_reserve,  cpu_partition, cpu_hist,     cpu_subtract,  cpu_best,
     cpu_read_hist, cpu_add_tree, cpu_read_quantized, cpu_read_margins, cpu_set_gradients, cpu_set_margins,
+    NULL, /* reduce_hist: the host's memory is summed by the caller (grow_dev.c) */
 };
 
 const sb_tdev_ops *sb_tdev_host_ops(void) { return &k_cpu_ops; }
