@@ -518,6 +518,8 @@ def main():
     a = ap.parse_args()
     skip = set(filter(None, a.skip.split(",")))
     load0 = loadavg()
+    from ts_bench_common import git_commit
+    a.commit = git_commit()  # the sources this process loaded: a commit made while it runs is not its record's
     series = dict(taxi_series())
     series.update(statsmodels_series())
     res = {}
@@ -556,6 +558,7 @@ def record(a, res, load0, t_start):
     head = header(a.threads, "statsforecast: ETS via AutoETS(model=..., damped=...), ARIMA(method ML and CSS-ML, "
                              "include_drift=False), AutoARIMA (defaults; and d, D fixed, allowdrift=False), "
                              "AutoETS(ZZZ, AZZ); samebits defaults; zones %d, auto zones %d" % (a.zones, a.auto_zones))
+    head.update(commit=a.commit[0], dirty=a.commit[1])
     head.update(statsforecast=statsforecast.__version__, numba=numba.__version__, pandas=pd.__version__,
                 load_start=load0, load_end=load1, wall_s=time.time() - t_start)
     base = "ts-statsforecast-%s-%s" % (head["date"], head["commit"])
