@@ -284,9 +284,15 @@ SB_FN double ets_inner(ets_work *w) {
         ets_solve(w, w->A, w->g, w->delta);
         double step = 1.0, fn = ets_inf();
         int ok = 0, halved = 0;
+        /* Without a multiplicative season an accepted full step ends the
+         * search (below), so its pass needs no normal equations: the SSE is
+         * the same bits either way (the Jacobian's work is separate from the
+         * sum), and the pass costs a fraction. A halved step may be followed
+         * by another, so its pass forms them. */
+        const int affine = w->sp.seasonal != ETS_MUL;
         for (; halved < ETS_HALVINGS; halved++, step = step * 0.5) {
             for (sb_i32 j = 0; j < k; j++) w->xn[(sb_i64)(j) * sw] = w->x[(sb_i64)(j) * sw] + step * w->delta[(sb_i64)(j) * sw];
-            fn = ets_pass(w, w->xn, 1, w->An, w->gn, 0, w->x, w->x);
+            fn = ets_pass(w, w->xn, !(affine && halved == 0), w->An, w->gn, 0, w->x, w->x);
             if ((ok = fn <= f)) break;
         }
         if (!ok) break;
@@ -299,7 +305,7 @@ SB_FN double ets_inner(ets_work *w) {
         /* additive models: the fitted values are affine in the states, so the
          * first full step is the least-squares solution; a second would only
          * move rounding */
-        if (w->sp.seasonal != ETS_MUL && halved == 0) break;
+        if (affine && halved == 0) break;
         if (!(dec > ETS_GN_TOL * f)) break;
     }
     return f;
