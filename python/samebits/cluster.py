@@ -21,7 +21,7 @@ from . import _array
 from ._base import Estimator, FittedModel, with_n_jobs
 from ._model import PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import _open_model, _text, family_name
+from .gbdt import _text
 
 __all__ = ["KMeans", "DBSCAN", "AgglomerativeClustering"]
 
@@ -84,11 +84,7 @@ class _Clusterer(FittedModel, Estimator):
     def load_model(self, path_or_bytes):
         """Load a model file of this estimator's family (or its bytes); returns
         self. Another family's file is InvalidInputError naming both."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
-        if info["family"] != self._family:
-            raise InvalidInputError("the model file holds a %s model; a %s cannot hold it: load it with "
-                                    "samebits.load_model(...)" % (family_name(info["family"]), type(self).__name__))
+        model, _ = self._open_own_model(path_or_bytes, self._family)
         self._load_fitted(model, path_or_bytes)
         return self
 

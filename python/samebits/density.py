@@ -29,7 +29,7 @@ from . import _array
 from ._base import Estimator, FittedModel, with_n_jobs
 from ._model import Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import _open_model, _text, family_name
+from .gbdt import _text
 
 __all__ = ["KernelDensity"]
 
@@ -214,19 +214,12 @@ class KernelDensity(FittedModel, Estimator):
         """Load a kernel density model file (or its bytes); returns self. Another
         family's file is InvalidInputError naming it. kernel and bandwidth become
         the file's."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
-        if info["family"] != FAMILY_KDE:
-            raise InvalidInputError("the model file holds a %s model; a KernelDensity cannot hold it: load it with "
-                                    "samebits.load_model(...)" % family_name(info["family"]))
+        model, _ = self._open_own_model(path_or_bytes, FAMILY_KDE)
         self._load_fitted(model, path_or_bytes)
         return self
 
     def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file, params_in_file
-        names = feature_names_in_file(source)
-        params = params_in_file(source)
-        self._drop_fitted()
+        names, params = self._file_names_params(source)
         self.kernel = KERNELS[model.get_int("kernel")]
         bw = params.get("bandwidth")
         self.bandwidth = bw if bw in ("scott", "silverman") else float(model.get_array("bandwidth")[0])

@@ -24,7 +24,7 @@ from . import _array
 from ._base import Estimator, FittedModel, accuracy, r2_score, with_n_jobs
 from ._model import PREDICT_VALUE, Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import GradientBoosting, _open_model, _text, family_name
+from .gbdt import GradientBoosting, _text
 
 __all__ = ["SVC", "SVR"]
 
@@ -209,22 +209,17 @@ class _BaseSVM(FittedModel, Estimator):
         kind; returns self. Another family's or kind's file is InvalidInputError
         naming it. The kernel parameters become the file's; a classifier's
         classes_ are 0..K-1 (labels are not in the file)."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
+        model, _ = self._open_own_model(path_or_bytes, FAMILY_SVM)
         want = 0 if self._kind == "svc" else 1
-        if info["family"] != FAMILY_SVM or model.get_int("kind") != want:
-            what = family_name(info["family"]) if info["family"] != FAMILY_SVM else \
-                ("svm SVR" if want == 0 else "svm SVC")
+        if model.get_int("kind") != want:
             raise InvalidInputError("the model file holds a %s model; a %s cannot hold it: load it with "
-                                    "samebits.load_model(...)" % (what, type(self).__name__))
+                                    "samebits.load_model(...)" % ("svm SVR" if want == 0 else "svm SVC",
+                                                                  type(self).__name__))
         self._load_fitted(model, path_or_bytes)
         return self
 
     def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file, params_in_file
-        names = feature_names_in_file(source)
-        params = params_in_file(source)
-        self._drop_fitted()
+        names, params = self._file_names_params(source)
         self.kernel = KERNELS[model.get_int("kernel")]
         self.degree = int(model.get_int("degree"))
         g = params.get("gamma", "scale")
