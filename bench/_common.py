@@ -2,9 +2,12 @@
 files differed from it), the CPU's model name and the load average. A bench
 run as `python3 bench/X.py` has bench/ on its path and imports this module as
 `_common`."""
+import argparse
+import json
 import os
 import platform
 import subprocess
+import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -52,3 +55,26 @@ def loadavg():
         return list(os.getloadavg())
     except OSError:
         return None
+
+
+def run_header(script, threads, repeat=1, settle=0, devices=("cpu",), sk_dtype="float32"):
+    """linear_bench's run header (commit, machine, versions, thread settings,
+    load) for a run of bench/script with these settings, its command line
+    the one this process was given."""
+    import linear_bench
+    la = argparse.Namespace(threads=threads, repeat=repeat, settle=settle, long_fit=0, devices=list(devices),
+                            sk_dtype=sk_dtype)
+    h = linear_bench.header_for(la)
+    h["command"] = "python3 bench/%s " % script + " ".join(sys.argv[1:])
+    return h
+
+
+def save_record(h, name, body, write_md, suffix=""):
+    """The run's record: bench/results/NAME-DATE-COMMIT{suffix}.json holding
+    the header h and body's entries, and its Markdown written by
+    write_md(path); prints the Markdown's path."""
+    stem = os.path.join(REPO, "bench", "results", "%s-%s-%s%s" % (name, h["date"], h["commit"][:7], suffix))
+    with open(stem + ".json", "w") as f:
+        json.dump(dict({"header": h}, **body), f, indent=1)
+    write_md(stem + ".md")
+    print("wrote", stem + ".md")
