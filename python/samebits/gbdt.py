@@ -478,13 +478,9 @@ class GradientBoosting(FittedModel, Estimator):
             label = _array.vector(y, "y")
         if label[2] != m.nrows:
             raise InvalidInputError("X has %d rows but y has %d labels" % (m.nrows, label[2]))
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
-            if weight[2] and not any(weight[0][i] for i in range(weight[2])):
-                raise InvalidInputError("sample_weight is all zero: nothing to learn from")
+        weight = _array.row_weights(sample_weight, m.nrows)
+        if weight is not None and weight[2] and not any(weight[0][i] for i in range(weight[2])):
+            raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
         if cat_feats:
             pairs.append(("categorical_feature", ",".join(str(j) for j in cat_feats)))

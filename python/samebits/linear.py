@@ -50,17 +50,7 @@ def _np():
     return sys.modules.get("numpy")
 
 
-def _out(flat, shape):
-    """The float32 values of the Array flat in shape: a float64 numpy.ndarray when
-    NumPy is loaded (exact), else a samebits.Array of that shape."""
-    np = _np()
-    if np is not None:
-        return np.asarray(flat).astype(np.float64).reshape(shape)
-    if tuple(shape) == (len(flat),):
-        return flat
-    out = _array.empty(tuple(shape))
-    memoryview(out).cast("B").cast("f")[:] = memoryview(flat).cast("B").cast("f")
-    return out
+_out = _array.shaped  # float32 results in their shape (float64 with NumPy)
 
 
 def _bool_text(name, value):
@@ -150,13 +140,9 @@ class _Linear(FittedModel, Estimator):
                 raise InvalidInputError("y has no targets (shape (%d, 0))" % targets.nrows)
         if label is not None and label[2] != m.nrows:
             raise InvalidInputError("X has %d rows but y has %d labels" % (m.nrows, label[2]))
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
-            if weight[2] and not any(weight[0][i] for i in range(weight[2])):
-                raise InvalidInputError("sample_weight is all zero: nothing to learn from")
+        weight = _array.row_weights(sample_weight, m.nrows)
+        if weight is not None and weight[2] and not any(weight[0][i] for i in range(weight[2])):
+            raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classes is not None else None)
         # the fit reads X in place (no copy); m holds it, and nothing changes it until the fit returns
         train = dataset(m, label=label[1:] if label is not None else None,

@@ -28,10 +28,6 @@ __all__ = ["UMAP"]
 FAMILY_UMAP = 15
 
 
-def _np():
-    return sys.modules.get("numpy")
-
-
 class UMAP(Estimator):
     """UMAP (umap-learn's names): n_neighbors, n_components, metric, n_epochs,
     learning_rate, init, min_dist, spread, set_op_mix_ratio,
@@ -111,9 +107,7 @@ class UMAP(Estimator):
             raw = b"".join(struct.pack("<f", v) for v in struct.unpack("=%df" % (len(raw) // 4), raw))
         text = "".join("%s=%s\n" % kv for kv in sorted(pairs))
         self.model_digest_ = hashlib.sha256(raw + text.encode()).hexdigest()
-        np = _np()
-        self.embedding_ = np.asarray(out).astype(np.float64) if np is not None else [
-            [float(v) for v in row] for row in out.tolist()]
+        self.embedding_ = _array.widened(out)
         self.n_features_in_ = m.ncols
         if m.names is not None:
             self.feature_names_in_ = list(m.names)
@@ -144,6 +138,4 @@ class UMAP(Estimator):
         qd, p = dataset(q, view=True), params(pairs)
         check(lib.sb_umap_transform(p.ptr, train.ptr, _array.pointer(emb), qd.ptr, _array.pointer(out),
                                     q.nrows * nc, ctypes.byref(need)))
-        np = _np()
-        return np.asarray(out).astype(np.float64) if np is not None else [
-            [float(v) for v in row] for row in out.tolist()]
+        return _array.widened(out)

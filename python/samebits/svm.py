@@ -133,14 +133,10 @@ class _BaseSVM(FittedModel, Estimator):
         if label[2] != m.nrows:
             raise InvalidInputError("Found input variables with inconsistent numbers of samples: X has %d rows "
                                     "but y has %d values" % (m.nrows, label[2]))
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
-            if not any(weight[0][i] > 0 for i in range(weight[2])):
-                raise InvalidInputError("Invalid input - all samples have zero or negative weights (sample_weight "
-                                        "is all zero)")
+        weight = _array.row_weights(sample_weight, m.nrows)
+        if weight is not None and not any(weight[0][i] > 0 for i in range(weight[2])):
+            raise InvalidInputError("Invalid input - all samples have zero or negative weights (sample_weight "
+                                    "is all zero)")
         train = dataset(m, label=label[1:], weight=weight[1:] if weight is not None else None, view=True)
         model = Model._fit(lib.sb_svm_fit, pairs, train)
         self._drop_fitted()
