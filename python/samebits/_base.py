@@ -235,6 +235,16 @@ class FittedModel:
         self._drop_fitted()
         return names, params
 
+    def _class_labels(self, out):
+        """A classifier's predicted labels from its model's class indices out (a
+        samebits.Array): classes_[i] for each, a NumPy array when classes_ is
+        one, else a list."""
+        classes = self.classes_
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(classes, np.ndarray):
+            return classes[np.asarray(out).astype(np.intp)]
+        return [classes[int(v)] for v in out.tolist()]
+
     def _predict_device(self):
         """Where predictions are computed: where the model was trained for device="cuda",
         "opencl" or "gpu" (the best GPU present, by the library's one parser), else the CPU.

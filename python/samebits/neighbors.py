@@ -33,7 +33,7 @@ from . import _array
 from ._base import Estimator, FittedModel, accuracy, r2_score, warn_column_vector, with_n_jobs
 from ._model import PREDICT_PROBA, PREDICT_VALUE, Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import GradientBoosting, _is_numpy_array, _text
+from .gbdt import GradientBoosting, _text
 
 __all__ = ["NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor"]
 
@@ -399,11 +399,7 @@ class KNeighborsClassifier(_Neighbors):
         """The predicted labels (a NumPy array when classes_ is one, else a list)."""
         d = self._predict_data(X)
         out = self._model.predict(d, PREDICT_VALUE, 1, device=self._predict_device())
-        classes = self.classes_
-        if _is_numpy_array(classes):
-            np = sys.modules["numpy"]
-            return classes[np.asarray(out).astype(np.intp)]
-        return [classes[int(v)] for v in out.tolist()]
+        return self._class_labels(out)
 
     @with_n_jobs
     def predict_proba(self, X):
