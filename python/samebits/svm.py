@@ -5,8 +5,13 @@ so the iterations and the bits are the same on every machine and thread count.
 
 Parameters are passed to the C library as text, which checks each and refuses
 an unknown or unbuilt option by name (InvalidArgumentError): kernel linear,
-poly, rbf or sigmoid (precomputed and callables refused), probability=True
-refused (Platt scaling is not built). shrinking only tunes libsvm's engine:
+poly, rbf or sigmoid (precomputed and callables refused). SVC's
+probability=True fits Platt's sigmoid of each pair on the decision values of
+an internal 5-fold cross-validation whose split is keyed by random_state (None
+means 0: the split, and so the probabilities, are the same on every run and
+machine; libsvm's split is random), then couples the pairs (Wu, Lin and Weng's
+second method): predict_proba, predict_log_proba, probA_ and probB_. predict
+stays the one-vs-one vote, as scikit-learn's. shrinking only tunes libsvm's engine:
 the solver here never shrinks, and shrinking=False gives a warning that it has
 no effect. cache_size sizes the kernel row cache (time only, never a bit).
 n_jobs is the thread count (it never changes a bit of a result).
@@ -81,6 +86,23 @@ def _ovr_decision(dec, k):
     return votes + conf / (3 * (np.abs(conf) + 1))
 
 
+class _IfProbability:
+    """A method that exists only while probability is True (scikit-learn's
+    available_if): hasattr(est, "predict_proba") is False otherwise."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if not obj.probability:
+            raise AttributeError("%s is not available when probability=False" % self.__name__)
+        return self.fn.__get__(obj, owner)
+
+
 class _BaseSVM(FittedModel, Estimator):
     """What SVC and SVR share: the parameters, fit, the decision values and the
     model file."""
@@ -92,9 +114,9 @@ class _BaseSVM(FittedModel, Estimator):
         if callable(self.kernel) or self.kernel == "precomputed":
             raise InvalidArgumentError("%s: kernel=%r is not supported: linear, poly, rbf or sigmoid" %
                                        (name, self.kernel if not callable(self.kernel) else "callable"))
-        if getattr(self, "probability", False):
-            raise InvalidArgumentError("%s: probability=True is not built (Platt scaling; docs/svm.md): "
-                                       "probability=False only" % name)
+        prob = getattr(self, "probability", False)
+        if prob not in (True, False, 0, 1):
+            raise InvalidArgumentError("%s: probability=%r must be a bool" % (name, prob))
         if self.shrinking is not True:
             if self.shrinking not in (False, 0, 1):
                 raise InvalidArgumentError("%s: shrinking=%r must be a bool" % (name, self.shrinking))
@@ -118,6 +140,15 @@ class _BaseSVM(FittedModel, Estimator):
                  ("cache_size", repr(float(self.cache_size)))]
         if self._kind == "svr":
             pairs.append(("epsilon", repr(float(self.epsilon))))
+        if prob:
+            pairs.append(("probability", "true"))
+            rs = self.random_state
+            if rs is not None:  # scikit-learn: ignored when probability is False
+                if isinstance(rs, bool) or not isinstance(rs, int) and not hasattr(rs, "__index__"):
+                    raise InvalidArgumentError("%s: random_state=%r must be None or a whole number >= 0 (a "
+                                               "RandomState instance is not supported: the split is keyed)"
+                                               % (name, rs))
+                pairs.append(("random_state", _text("random_state", int(rs), int)))
         if self.numeric_mode is not None:
             pairs.append(("numeric_mode", _text("numeric_mode", self.numeric_mode, str)))
         if self.device is not None:
@@ -162,6 +193,9 @@ class _BaseSVM(FittedModel, Estimator):
         self._n_support = _indices(model, "n_support").astype(np.int32)
         self.shape_fit_ = (int(model.get_int("n_samples_fit")), self.n_features_in_)
         self.fit_status_ = 0
+        if self._kind == "svc":
+            self._probA = _f64(model, "probA")
+            self._probB = _f64(model, "probB")
 
     @property
     def n_support_(self):
@@ -222,6 +256,9 @@ class _BaseSVM(FittedModel, Estimator):
         self.gamma = g if g in ("scale", "auto") else float(g)
         self.coef0 = float(_f64(model, "coef0")[0])
         self.C = float(params.get("C", 1.0))
+        if self._kind == "svc":
+            self.probability = params.get("probability", "false") == "true"
+            self.random_state = int(params["random_state"]) if "random_state" in params else None
         if self._kind == "svr":
             self.epsilon = float(params.get("epsilon", 0.1))
         self._set_fitted(model, names)
@@ -327,6 +364,49 @@ class SVC(_BaseSVM):
         if hasattr(classes, "shape"):
             return classes[idx]
         return [classes[int(v)] for v in idx]
+
+    @property
+    def probA_(self):
+        """Platt's A of each pair (libsvm's sign: P(first) = 1 / (1 + exp(A f + B))
+        with f positive for the pair's first class); empty without probability."""
+        self._check_fitted()
+        return self._probA
+
+    @property
+    def probB_(self):
+        """Platt's B of each pair; empty without probability."""
+        self._check_fitted()
+        return self._probB
+
+    def _proba(self, X, log):
+        import ctypes
+        from ._lib import check, lib
+        self._check_fitted()
+        if len(self._probA) == 0:
+            raise AttributeError("predict_proba is not available when fitted with probability=False")
+        d = self._predict_data(X)
+        need = ctypes.c_size_t(0)
+        check(lib.sb_svm_predict_proba(self._model._h.ptr, d.ptr, log, None, 0, ctypes.byref(need)))
+        buf = (ctypes.c_double * max(need.value, 1))()
+        if need.value:
+            check(lib.sb_svm_predict_proba(self._model._h.ptr, d.ptr, log, buf, need.value, ctypes.byref(need)))
+        np = _np()
+        return np.frombuffer(buf, dtype=np.float64, count=need.value).copy().reshape(-1, len(self.classes_))
+
+    @_IfProbability
+    @with_n_jobs
+    def predict_proba(self, X):
+        """Class probabilities (n, K) in float64, columns in classes_ order:
+        the pairs' Platt sigmoids coupled by Wu, Lin and Weng's second method
+        (two classes: P(classes_[0]) = the sigmoid, P(classes_[1]) = 1 - it).
+        Needs probability=True."""
+        return self._proba(X, 0)
+
+    @_IfProbability
+    @with_n_jobs
+    def predict_log_proba(self, X):
+        """The natural logarithms of predict_proba(X), by the library's log."""
+        return self._proba(X, 1)
 
     def score(self, X, y, sample_weight=None):
         """Accuracy of predict(X) (sums by math.fsum)."""

@@ -272,6 +272,8 @@ void sb_svm_free(sb_svm *s) {
     sb_free(s->coef);
     sb_free(s->rho);
     sb_free(s->n_iter);
+    sb_free(s->probA);
+    sb_free(s->probB);
     sb_free(s);
 }
 

@@ -206,6 +206,7 @@ typedef struct sb_svm {
     double *coef;          /* ncoef x nsv (ncoef: nclass - 1, or 1 for svr) */
     double *rho;           /* npairs (1 for svr) */
     int64_t *n_iter;       /* npairs: SMO iterations of each */
+    double *probA, *probB; /* npairs each: Platt's sigmoid of each pair (probability=true), or NULL */
 } sb_svm;
 
 /* Pairs and coefficient rows of an svm model. */

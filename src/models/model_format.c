@@ -512,6 +512,11 @@ static sb_status check_svm(const sb_model *m, sb_status bad, const char *who) {
         if (!isfinite(s->coef[i])) return sb_fail(bad, "%s: a dual coefficient is not finite", who);
     for (int64_t q = 0; q < np; q++)
         if (!isfinite(s->rho[q]) || s->n_iter[q] < 0) return sb_fail(bad, "%s: pair %lld's intercept or iterations", who, (long long)q);
+    if ((s->probA != NULL) != (s->probB != NULL) || (s->probA && s->kind != SB_SVM_SVC))
+        return sb_fail(bad, "%s: probA and probB come together, for an SVC only", who);
+    for (int64_t q = 0; s->probA && q < np; q++)
+        if (!isfinite(s->probA[q]) || !isfinite(s->probB[q]))
+            return sb_fail(bad, "%s: pair %lld's probA or probB is not finite", who, (long long)q);
     return check_common(m, bad, who);
 }
 
@@ -907,12 +912,16 @@ static uint64_t kde_payload_size(const sb_model *m) {
 
 /* Bytes of the svm payload: five i32, gamma and coef0 (f64), n_fit and nsv
  * (u64), the class counts (i32), the support indices (u64), the vectors (f32),
- * the coefficients, the rhos (f64) and the pairs' iterations (u64). */
+ * the coefficients, the rhos (f64) and the pairs' iterations (u64); then,
+ * for a model fitted with probability=true only, probA and probB (f64, one
+ * a pair each): a file without them is a model without probabilities, so the
+ * files written before Platt scaling read as they were. */
 static uint64_t svm_payload_size(const sb_model *m) {
     const sb_svm *s = m->svm;
     const uint64_t ng = s->kind == SB_SVM_SVC ? (uint64_t)s->nclass : 1u, nsv = (uint64_t)s->nsv;
     return 20 + 16 + 16 + 4 * ng + 8 * nsv + 4 * nsv * (uint64_t)m->num_features +
-           8 * (uint64_t)sb_svm_ncoef(s) * nsv + 16 * (uint64_t)sb_svm_npairs(s);
+           8 * (uint64_t)sb_svm_ncoef(s) * nsv + 16 * (uint64_t)sb_svm_npairs(s) +
+           (s->probA ? 16 * (uint64_t)sb_svm_npairs(s) : 0u);
 }
 
 /* Values of a series' initial or final states on disk: level, trend, and the
@@ -1122,6 +1131,8 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
         for (int64_t i = 0; i < sb_svm_ncoef(v) * v->nsv; i++) sink_f64(s, v->coef[i]);
         for (int64_t q = 0; q < sb_svm_npairs(v); q++) sink_f64(s, v->rho[q]);
         for (int64_t q = 0; q < sb_svm_npairs(v); q++) sink_u64(s, (uint64_t)v->n_iter[q]);
+        for (int64_t q = 0; v->probA && q < sb_svm_npairs(v); q++) sink_f64(s, v->probA[q]);
+        for (int64_t q = 0; v->probA && q < sb_svm_npairs(v); q++) sink_f64(s, v->probB[q]);
         return;
     }
     if (m->family == SB_FAMILY_KDE) {
@@ -1896,12 +1907,20 @@ static sb_status parse_svm_payload(reader *r, sb_model *m) {
     const uint64_t ng = f[0] == SB_SVM_SVC ? (uint64_t)f[3] : 1u;
     const uint64_t want = 4 * ng + nsv * (8 + 4 * (uint64_t)m->num_features + 8 * (uint64_t)sb_svm_ncoef(&probe)) +
                           16 * (uint64_t)sb_svm_npairs(&probe);
-    if (want != (uint64_t)(r->end - r->pos))
-        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the svm payload of %llu vectors needs %llu more bytes, %zu are left",
-                       (unsigned long long)nsv, (unsigned long long)want, r->end - r->pos);
+    const uint64_t platt = 16 * (uint64_t)sb_svm_npairs(&probe); /* probA and probB, when fitted with probability */
+    const uint64_t left = (uint64_t)(r->end - r->pos);
+    if (want != left && (f[0] != SB_SVM_SVC || want + platt != left))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the svm payload of %llu vectors needs %llu more bytes%s, %zu are "
+                       "left", (unsigned long long)nsv, (unsigned long long)want,
+                       f[0] == SB_SVM_SVC ? " (or that and probA and probB)" : "", r->end - r->pos);
     sb_svm *s = sb_svm_alloc(f[0], f[3], (int64_t)nsv, m->num_features);
     if (!s) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for %llu support vectors", (unsigned long long)nsv);
     m->svm = s;
+    if (want != left) {
+        s->probA = sb_malloc(sizeof(double) * (size_t)sb_svm_npairs(s));
+        s->probB = sb_malloc(sizeof(double) * (size_t)sb_svm_npairs(s));
+        if (!s->probA || !s->probB) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory for probA and probB");
+    }
     s->kernel = f[1], s->degree = f[2], s->converged = f[4], s->gamma = gamma, s->coef0 = coef0;
     s->n_fit = (int64_t)nfit;
     m->num_class = f[3];
@@ -1915,6 +1934,8 @@ static sb_status parse_svm_payload(reader *r, sb_model *m) {
     for (int64_t i = 0; i < sb_svm_ncoef(s) * s->nsv; i++) s->coef[i] = mf_f64(r);
     for (int64_t q = 0; q < sb_svm_npairs(s); q++) s->rho[q] = mf_f64(r);
     for (int64_t q = 0; q < sb_svm_npairs(s); q++, r->pos += 8) s->n_iter[q] = (int64_t)get_u64(r->p + r->pos);
+    for (int64_t q = 0; s->probA && q < sb_svm_npairs(s); q++) s->probA[q] = mf_f64(r);
+    for (int64_t q = 0; s->probA && q < sb_svm_npairs(s); q++) s->probB[q] = mf_f64(r);
     return SB_OK;
 }
 

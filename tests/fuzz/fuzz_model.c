@@ -178,6 +178,11 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
         size_t got = 0;
         sb_fuzz_require(sb_model_predict(m, d1, SB_PREDICT_VALUE, v, 1, &got) == SB_OK && got == 1);
         sb_fuzz_require(sb_model_predict(m, d1, SB_PREDICT_RAW, v, sizeof v / sizeof v[0], &got) == SB_OK);
+        /* probabilities: a model fitted with probability (probA in the file) gives them, the others refuse by name */
+        size_t npa = 0;
+        sb_fuzz_require(sb_svm_get_f64(m, "probA", NULL, 0, &npa) == SB_OK);
+        const sb_status ps = sb_model_predict(m, d1, SB_PREDICT_PROBA, v, sizeof v / sizeof v[0], &got);
+        sb_fuzz_require(npa > 0 ? ps == SB_OK && got == (size_t)info.num_class : ps == SB_ERR_INVALID_ARGUMENT);
         sb_dataset_free(d1);
         z[0] = __builtin_nanf("");
         sb_fuzz_require(sb_dataset_from_matrix(z, 1, nf, &d1) == SB_OK);

@@ -1,8 +1,10 @@
 """Support vector machines from the command line: train --model svc|svr (the
 label column the target, DATA.weight beside the data read as sample weights),
 predict writes the class index or the value (--raw the decision values), the
-same digest at every thread count and as Python's fit, and refusals by name
-(C <= 0, one class, probability, --valid, --proba, the shrinking note)."""
+same digest at every thread count and as Python's fit, probability=true with
+predict --proba (the float32 of Python's predict_proba, the same at every
+thread count), and refusals by name (C <= 0, one class, SVR's probability,
+--valid, --proba without probability, the shrinking note)."""
 import re
 import sys
 
@@ -76,8 +78,10 @@ def test_refusals_and_notes(files, tmp_path):
     d = files[0]
     r = samebits("train", "--model", "svc", "--data", str(d / "cls.csv"), "--label", "y", "C=0")
     assert r.returncode != 0 and "C must be" in r.stderr
-    r = samebits("train", "--model", "svc", "--data", str(d / "cls.csv"), "--label", "y", "probability=true")
-    assert r.returncode != 0 and "Platt" in r.stderr
+    r = samebits("train", "--model", "svr", "--data", str(d / "reg.csv"), "--label", "y", "probability=true")
+    assert r.returncode != 0 and "SVR has no probabilities" in r.stderr
+    r = samebits("train", "--model", "svc", "--data", str(d / "cls.csv"), "--label", "y", "random_state=3")
+    assert r.returncode != 0 and "random_state" in r.stderr
     r = samebits("train", "--model", "svr", "--data", str(d / "reg.csv"), "--label", "y", "--valid", str(d / "q.csv"))
     assert r.returncode != 0 and "support vector" in r.stderr
     one = tmp_path / "one.csv"
@@ -90,4 +94,29 @@ def test_refusals_and_notes(files, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "shrinking=false has no effect" in r.stderr and "stopped at max_iter" in r.stderr
     r = samebits("predict", "--model", str(out), "--data", str(d / "q.csv"), "--out", "-", "--proba")
-    assert r.returncode != 0 and "probabilities are not built" in r.stderr
+    assert r.returncode != 0 and "fit it with probability=true" in r.stderr
+
+
+def test_probability_and_predict_proba(files, tmp_path):
+    d, X, c, z, Q, w = files
+    sys.path.insert(0, str(ROOT / "python"))
+    import samebits as sb
+    digests, probas = set(), set()
+    for t in ("1", "2", "7"):
+        out = tmp_path / ("p%s.sbm" % t)
+        r = samebits("train", "--model", "svc", "--data", str(d / "cls.csv"), "--label", "y", "--out", str(out),
+                     "--threads", t, "probability=true", "random_state=11")
+        assert r.returncode == 0, r.stderr
+        digests.add(digest_of(r))
+        p = samebits("predict", "--model", str(out), "--data", str(d / "q.csv"), "--out", str(tmp_path / "pp.txt"),
+                     "--proba", "--threads", t)
+        assert p.returncode == 0, p.stderr
+        probas.add((tmp_path / "pp.txt").read_bytes())
+    assert len(digests) == 1 and len(probas) == 1
+    est = sb.SVC(probability=True, random_state=11).fit(pd.DataFrame(X, columns=["a", "b", "c"]), c.astype(np.int64))
+    assert digests == {est.model_digest_}
+    got = np.loadtxt(tmp_path / "pp.txt", dtype=np.float64, delimiter=",")
+    want = est.predict_proba(pd.DataFrame(Q, columns=["a", "b", "c"]))
+    assert got.shape == want.shape == (len(Q), 3)
+    assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
+    assert np.all(np.abs(got.sum(axis=1) - 1.0) < 1e-5)

@@ -3,7 +3,10 @@
  * back from its file deciding the same bits; one thread and three giving the
  * same fit bits; a separable problem classified exactly with a linear kernel;
  * max_iter's stop named by "converged" 0; the refusals by name (C <= 0, one
- * class, probability, an unknown kernel).
+ * class, SVR's probability, random_state alone, an unknown kernel); Platt
+ * scaling: probabilities that sum to 1, the same bits at 1 and 3 threads and
+ * from the model file, logarithms that are the probabilities', a model without
+ * probability refused by name.
  */
 #include "sb_test.h"
 #include "models/svm/svm.h"
@@ -110,7 +113,8 @@ SB_TEST(test_svm_refusals_named) {
     SB_CHECK(strstr(sb_last_error(), "at least two classes") != NULL);
     for (int64_t i = 0; i < n; i++) y[i] = (float)(i % 2);
     static const struct { const char *p, *msg; } refused[] = {
-        {"model=svc,C=0", "C must be"}, {"model=svr,C=-2", "C must be"}, {"model=svc,probability=true", "Platt"},
+        {"model=svc,C=0", "C must be"}, {"model=svr,C=-2", "C must be"}, {"model=svr,probability=true", "SVR has no probabilities"},
+        {"model=svc,random_state=2", "random_state keys"}, {"model=svc,probability=maybe", "true or false"},
         {"model=svc,kernel=precomputed", "kernel='precomputed'"}, {"model=svc,epsilon=0.2", "epsilon is SVR's"},
         {"model=svr,class_weight=balanced", "class_weight is SVC's"}, {"model=svc,device=cuda", "CPU only"},
         {"kernel=rbf", "model=svc or model=svr"}, {"model=svc,max_iter=0", "max_iter=0"},
@@ -124,4 +128,79 @@ SB_TEST(test_svm_refusals_named) {
     SB_CHECK(fit(x, y, n, d, "model=svc", &m) == SB_ERR_INVALID_INPUT && !m);
     SB_CHECK(strstr(sb_last_error(), "not a class index") != NULL);
     free(x), free(y);
+}
+
+/* Probabilities of q (n x K doubles) by sb_svm_predict_proba, or NULL. */
+static double *proba(const sb_model *m, const float *q, int64_t nq, int32_t d, int32_t lg, size_t *len) {
+    sb_dataset *ds = NULL;
+    double *out = NULL;
+    *len = 0;
+    if (sb_dataset_from_matrix(q, nq, d, &ds) == SB_OK && sb_svm_predict_proba(m, ds, lg, NULL, 0, len) == SB_OK &&
+        (out = malloc(sizeof(double) * (*len ? *len : 1))) && sb_svm_predict_proba(m, ds, lg, out, *len, NULL) != SB_OK) {
+        free(out);
+        out = NULL;
+    }
+    sb_dataset_free(ds);
+    return out;
+}
+
+SB_TEST(test_svm_probability) {
+    const int64_t n = 240, nq = 40;
+    const int32_t d = 3;
+    float *x = sb_test_rows(n, d, 11), *q = sb_test_rows(nq, d, 12), *y = malloc(sizeof(float) * (size_t)n);
+    for (int32_t K = 2; K <= 4; K++) {
+        for (int64_t i = 0; i < n; i++) {
+            const float v = x[i * d] + 0.5f * x[i * d + 1];
+            y[i] = (float)(v < -0.5f ? 0 : v < 0.5f ? 1 : v < 1.0f ? 2 : 3);
+            if (y[i] >= (float)K) y[i] = (float)(K - 1);
+        }
+        sb_model *a = NULL, *b = NULL, *back = NULL;
+        SB_CHECK(sb_set_num_threads(1) == SB_OK);
+        SB_CHECK(fit(x, y, n, d, "model=svc,kernel=rbf,probability=true,random_state=5", &a) == SB_OK);
+        SB_CHECK(sb_set_num_threads(3) == SB_OK);
+        SB_CHECK(fit(x, y, n, d, "model=svc,kernel=rbf,probability=true,random_state=5", &b) == SB_OK);
+        size_t la = 0;
+        SB_CHECK(sb_model_to_bytes(a, NULL, 0, &la) == SB_OK);
+        uint8_t *ba = malloc(la);
+        SB_CHECK(sb_model_to_bytes(a, ba, la, &la) == SB_OK && sb_model_from_bytes(ba, la, &back) == SB_OK);
+        size_t n1 = 0, n2 = 0, n3 = 0, n4 = 0;
+        double *p1 = proba(a, q, nq, d, 0, &n1), *p2 = proba(b, q, nq, d, 0, &n2);
+        double *p3 = back ? proba(back, q, nq, d, 0, &n3) : NULL, *lp = proba(a, q, nq, d, 1, &n4);
+        SB_CHECK(p1 && p2 && p3 && lp && n1 == (size_t)(nq * K) && n2 == n1 && n3 == n1 && n4 == n1);
+        SB_CHECK(p1 && p2 && p3 && memcmp(p1, p2, sizeof(double) * n1) == 0 && memcmp(p1, p3, sizeof(double) * n1) == 0);
+        for (int64_t i = 0; p1 && lp && i < nq; i++) {
+            double sum = 0.0;
+            for (int32_t c = 0; c < K; c++) {
+                const double v = p1[i * K + c];
+                SB_CHECK(v > 0.0 && v < 1.0);
+                SB_CHECK(fabs(lp[i * K + c] - log(v)) <= 1e-13 * fabs(log(v)) + 1e-15);
+                sum += v;
+            }
+            SB_CHECK(fabs(sum - 1.0) < 1e-12);
+        }
+        double A[6], B[6];
+        size_t na = 0;
+        SB_CHECK(sb_svm_get_f64(a, "probA", A, 6, &na) == SB_OK && na == (size_t)(K * (K - 1) / 2));
+        SB_CHECK(sb_svm_get_f64(a, "probB", B, 6, &na) == SB_OK);
+        for (size_t k = 0; k < na; k++) SB_CHECK(A[k] < 0.0 && isfinite(B[k])); /* a larger value, more likely the first */
+        /* another random_state: another split, other sigmoids */
+        sb_model *c = NULL;
+        double A2[6];
+        SB_CHECK(fit(x, y, n, d, "model=svc,kernel=rbf,probability=true,random_state=6", &c) == SB_OK);
+        SB_CHECK(sb_svm_get_f64(c, "probA", A2, 6, NULL) == SB_OK && memcmp(A, A2, sizeof(double) * na) != 0);
+        free(p1), free(p2), free(p3), free(lp), free(ba);
+        sb_model_free(a), sb_model_free(b), sb_model_free(back), sb_model_free(c);
+    }
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    sb_model *m = NULL;
+    SB_CHECK(fit(x, y, n, d, "model=svc,kernel=rbf", &m) == SB_OK);
+    size_t len = 0;
+    sb_dataset *ds = NULL;
+    SB_CHECK(sb_dataset_from_matrix(q, nq, d, &ds) == SB_OK);
+    SB_CHECK(sb_svm_predict_proba(m, ds, 0, NULL, 0, &len) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "probability=true") != NULL);
+    SB_CHECK(sb_svm_get_f64(m, "probA", NULL, 0, &len) == SB_OK && len == 0);
+    sb_dataset_free(ds);
+    sb_model_free(m);
+    free(x), free(q), free(y);
 }

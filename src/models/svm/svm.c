@@ -31,8 +31,15 @@
  * bit-for-bit the row it would be recomputed as, so the cache changes time
  * only. There is no shrinking (scikit-learn's shrinking=True changes libsvm's
  * path); shrinking is accepted and has no effect.
+ *
+ * probability=true (SVC) adds Platt scaling as libsvm does it: each pair's
+ * sigmoid fitted on the decision values of a 5-fold cross-validation whose
+ * split is keyed by random_state (sv_cv states the rule; Lin, Lin and Weng's
+ * Newton method in sv_platt), then Wu, Lin and Weng's pairwise coupling
+ * (sv_couple); the exp and log are the profile's double ones.
  */
 #include "svm.h"
+#include "../../core/rng.h"
 #include "../../math/sb_math.h"
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +49,9 @@
 #define SV_TAU 1e-12
 #define SV_ROW_GRAIN 512 /* kernel row entries of a task */
 #define SV_MAX_CLASSES 1000
+#define SV_CV_FOLDS 5               /* libsvm's internal cross-validation for Platt scaling */
+#define SV_CV_PURPOSE 0x53564356u   /* "SVCV": the split's Philox purpose */
+#define SV_MIN_PROB 1e-7            /* pairwise probabilities are clipped to [1e-7, 1 - 1e-7] (libsvm's) */
 /* The working set's comparisons: a later index wins only when strictly
  * better, so ties go to the lower index (the arm svm-wss-ties flips that). */
 #ifdef SB_SABOTAGE_SVM_WSS_TIES
@@ -62,6 +72,9 @@ typedef struct sv_params {
     int32_t kind, kernel, degree, gamma_rule, numeric_mode, balanced, shrinking;
     double C, epsilon, gamma, coef0, tol, cache_mb;
     int64_t max_iter;
+    int32_t probability;      /* Platt scaling (SVC only) */
+    uint64_t random_state;    /* the cross-validation split's key (probability only) */
+    int random_state_given;
     int32_t ncw;              /* class_weight entries */
     int32_t cw_class[64];
     double cw_value[64];
@@ -168,9 +181,15 @@ static sb_status sv_params_parse(const sb_params *params, sv_params *p) {
         } else if (is(key, "class_weight")) {
             st = sv_class_weight(v, p);
         } else if (is(key, "probability")) {
-            if (strcmp(v, "false") && strcmp(v, "0"))
-                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "probability=%s: Platt scaling is not built (docs/svm.md); "
-                             "probability=false only", v);
+            if (!strcmp(v, "true") || !strcmp(v, "1")) p->probability = 1;
+            else if (!strcmp(v, "false") || !strcmp(v, "0")) p->probability = 0;
+            else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "probability=%s: true or false", v);
+        } else if (is(key, "random_state")) {
+            char *end = NULL;
+            const unsigned long long x = strtoull(v, &end, 10);
+            if (!end || end == v || *end || v[0] == '-')
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "random_state=%s: a whole number >= 0", v);
+            p->random_state = (uint64_t)x, p->random_state_given = 1;
         } else if (is(key, "device")) {
             if (strcmp(v, "cpu"))
                 st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
@@ -186,6 +205,12 @@ static sb_status sv_params_parse(const sb_params *params, sv_params *p) {
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "epsilon is SVR's (the tube's width); SVC has none");
     if (p->kind == SB_SVM_SVR && (p->balanced || p->ncw))
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "class_weight is SVC's; SVR has no classes");
+    if (p->kind == SB_SVM_SVR && p->probability)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "probability=true is SVC's (Platt scaling); SVR has no probabilities "
+                       "(scikit-learn's SVR has no such parameter)");
+    if (p->random_state_given && !p->probability)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "random_state keys the cross-validation split of probability=true "
+                       "only; without probability it changes nothing");
     return SB_OK;
 }
 
@@ -486,6 +511,203 @@ done:
     return st;
 }
 
+/* ---- Platt scaling ---- */
+
+/* e^x in double by the profile's sb__hx_exp (accurate for normal results);
+ * below -708 the result is taken as +0, above 709 as infinity. */
+static double sv_exp(double x) {
+    if (x != x) return x;
+    if (x < -708.0) return 0.0;
+    if (x > 709.0) return INFINITY;
+    return sb__hx_exp(x);
+}
+
+/* log v in double by the profile's functions (v > 0 finite; 0 gives
+ * -infinity), the argument near 1 through log1p's series. */
+static double sv_log(double v) {
+    if (!(v > 0.0)) return v == 0.0 ? -INFINITY : NAN;
+    if (v - v != 0.0) return v;
+    double shift = 0.0;
+    if (v < 0x1p-1000) v = v * 0x1p200, shift = -200.0 * 0.6931471805599453;
+    const double d = v - 1.0;
+    const double r = (d < 0x1p-6 && d > -0x1p-6) ? sb__hx_log1p_small(d) : sb__hx_log(v);
+    return r + shift;
+}
+
+/* One pair's problem as the cross-validation sees it: its l variables
+ * (training rows pts, signs y, bounds C) in the pair's order. */
+typedef struct sv_cvspec {
+    const sv_kern *k;
+    const float *x;
+    const int64_t *pts;
+    const int8_t *y;
+    const double *C;
+    int64_t l;
+    uint32_t pair;
+    uint64_t seed;
+    double tol, cache_mb;
+    int64_t max_iter;
+    int parallel;
+} sv_cvspec;
+
+typedef struct sv_key {
+    uint64_t u;
+    int64_t t;
+} sv_key;
+
+static int sv_key_cmp(const void *a, const void *b) {
+    const sv_key *x = a, *y = b;
+    if (x->u != y->u) return x->u < y->u ? -1 : 1;
+    return x->t < y->t ? -1 : x->t > y->t ? 1 : 0;
+}
+
+/* The cross-validated decision values of one pair (libsvm's
+ * svm_binary_svc_probability, as Platt 1999 asks: the sigmoid is fitted on
+ * values of rows the model did not see). The split: position t of the pair
+ * (its first class's rows in index order, then its second's) draws the
+ * 64-bit key (w0 << 32 | w1) of Philox words (random_state, "SVCV", t, pair);
+ * the positions sorted by (key, t) form the permutation, and fold f of 5 is
+ * its entries [f l / 5, (f + 1) l / 5). Each fold's model is trained on the
+ * other positions in ascending order with the same bounds, by the same SMO;
+ * a held-out row's value is sum alpha_u y_u K(x, x_u) over the training
+ * positions in order, minus rho. A fold whose training part has one class
+ * only gives +1 (the first) or -1 (the second), none 0, as libsvm does. */
+static sb_status sv_cv(const sv_cvspec *cv, double *dec) {
+    const int64_t l = cv->l;
+    const int32_t d = cv->k->d;
+    sv_key *key = sb_malloc(sizeof(sv_key) * (size_t)(l > 0 ? l : 1));
+    int64_t *spts = sb_malloc(sizeof(int64_t) * (size_t)(l > 0 ? l : 1));
+    int8_t *sy = sb_malloc((size_t)(l > 0 ? l : 1));
+    double *sv = sb_malloc(sizeof(double) * (size_t)(l > 0 ? 4 * l : 4));
+    uint8_t *held = sb_malloc((size_t)(l > 0 ? l : 1));
+    sb_status st = SB_OK;
+    if (!key || !spts || !sy || !sv || !held) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory for the cross-validation of %lld rows", (long long)l);
+        goto done;
+    }
+    for (int64_t t = 0; t < l; t++) {
+        sb_u32 w[4];
+        sb_rng_words(cv->seed, SV_CV_PURPOSE, (sb_u64)t, cv->pair, w);
+        key[t].u = (uint64_t)w[0] << 32 | (uint64_t)w[1], key[t].t = t;
+    }
+    qsort(key, (size_t)l, sizeof *key, sv_key_cmp);
+    double *sp = sv, *sC = sv + l, *alpha = sv + 2 * l, *G = sv + 3 * l;
+    for (int32_t f = 0; f < SV_CV_FOLDS && st == SB_OK; f++) {
+        const int64_t b = (int64_t)f * l / SV_CV_FOLDS, e = (int64_t)(f + 1) * l / SV_CV_FOLDS;
+        memset(held, 0, (size_t)l);
+        for (int64_t r = b; r < e; r++) held[key[r].t] = 1;
+        int64_t m = 0, npos = 0, nneg = 0;
+        for (int64_t t = 0; t < l; t++) {
+            if (held[t]) continue;
+            spts[m] = cv->pts[t], sy[m] = cv->y[t], sp[m] = -1.0, sC[m] = cv->C[t];
+            if (cv->y[t] > 0) npos++;
+            else nneg++;
+            m++;
+        }
+        if (npos == 0 || nneg == 0) {
+            const double v = npos > 0 ? 1.0 : nneg > 0 ? -1.0 : 0.0;
+            for (int64_t r = b; r < e; r++) dec[key[r].t] = v;
+            continue;
+        }
+        sv_prob pr;
+        memset(&pr, 0, sizeof pr);
+        pr.k = cv->k, pr.x = cv->x, pr.pts = spts, pr.nk = m, pr.l = m, pr.y = sy, pr.p = sp, pr.C = sC;
+        pr.alpha = alpha, pr.G = G, pr.max_iter = cv->max_iter, pr.tol = cv->tol, pr.cache_mb = cv->cache_mb;
+        pr.parallel = cv->parallel;
+        if ((st = sv_solve(&pr)) != SB_OK) break;
+        for (int64_t t = 0; t < l; t++) {
+            if (!held[t]) continue;
+            const float *xh = cv->x + cv->pts[t] * d;
+            double sum = 0.0;
+            for (int64_t u = 0; u < m; u++)
+                if (alpha[u] != 0.0) {
+                    const double a = sy[u] > 0 ? alpha[u] : -alpha[u];
+                    sum += a * (double)sv_kernel(cv->k, xh, cv->x + spts[u] * d);
+                }
+            dec[t] = sum - pr.rho;
+        }
+    }
+done:
+    sb_free(key), sb_free(spts), sb_free(sy), sb_free(sv), sb_free(held);
+    return st;
+}
+
+/* Platt's objective at (A, B): sum over i of t_i z + log(1 + e^-z) (z =
+ * dec_i A + B >= 0) or (t_i - 1) z + log(1 + e^z) (z < 0), i in order. */
+static double sv_platt_f(const double *dec, const double *tgt, int64_t l, double A, double B) {
+    double f = 0.0;
+    for (int64_t i = 0; i < l; i++) {
+        const double z = dec[i] * A + B;
+        if (z >= 0.0) f += tgt[i] * z + sv_log(1.0 + sv_exp(-z));
+        else f += (tgt[i] - 1.0) * z + sv_log(1.0 + sv_exp(z));
+    }
+    return f;
+}
+
+/* Platt's sigmoid P(y = +1 | f) = 1 / (1 + e^(A f + B)) fitted to the
+ * decision values dec of the labels y (+1 / -1) by Newton's method with a
+ * backtracking line search, as Lin, Lin and Weng state it ("A note on Platt's
+ * probabilistic outputs for support vector machines", Machine Learning 68,
+ * 2007, algorithm 1): Platt's regularized targets (N+ + 1) / (N+ + 2) and
+ * 1 / (N- + 2), start A = 0, B = log((N- + 1) / (N+ + 1)), the Hessian plus
+ * 1e-12 on its diagonal, at most 100 iterations, stop when both gradient
+ * entries are below 1e-5 in magnitude or a step falls under 1e-10; the
+ * sufficient decrease f(new) < f + 1e-4 step g'd. Sums in index order. */
+static void sv_platt(const double *dec, const int8_t *y, int64_t l, double *outA, double *outB) {
+    double npos = 0.0, nneg = 0.0;
+    for (int64_t i = 0; i < l; i++) {
+        if (y[i] > 0) npos += 1.0;
+        else nneg += 1.0;
+    }
+    const double hi = (npos + 1.0) / (npos + 2.0), lo = 1.0 / (nneg + 2.0);
+    double *tgt = sb_malloc(sizeof(double) * (size_t)(l > 0 ? l : 1));
+    double A = 0.0, B = sv_log((nneg + 1.0) / (npos + 1.0));
+    if (!tgt) { /* no room for the targets: the prior alone (A = 0) */
+        *outA = A, *outB = B;
+        return;
+    }
+    for (int64_t i = 0; i < l; i++) tgt[i] = y[i] > 0 ? hi : lo;
+    double fval = sv_platt_f(dec, tgt, l, A, B);
+    for (int it = 0; it < 100; it++) {
+        double h11 = 1e-12, h22 = 1e-12, h21 = 0.0, g1 = 0.0, g2 = 0.0;
+        for (int64_t i = 0; i < l; i++) {
+            const double z = dec[i] * A + B;
+            double p, q; /* P(+1) and 1 - P(+1), each from the side whose exponent is <= 0 */
+            if (z >= 0.0) {
+                const double e = sv_exp(-z);
+                p = e / (1.0 + e), q = 1.0 / (1.0 + e);
+            } else {
+                const double e = sv_exp(z);
+                p = 1.0 / (1.0 + e), q = e / (1.0 + e);
+            }
+            const double d2 = p * q;
+            h11 += dec[i] * dec[i] * d2;
+            h22 += d2;
+            h21 += dec[i] * d2;
+            const double d1 = tgt[i] - p;
+            g1 += dec[i] * d1;
+            g2 += d1;
+        }
+        if (fabs(g1) < 1e-5 && fabs(g2) < 1e-5) break;
+        const double det = h11 * h22 - h21 * h21;
+        const double dA = -(h22 * g1 - h21 * g2) / det, dB = -(-h21 * g1 + h11 * g2) / det;
+        const double gd = g1 * dA + g2 * dB;
+        double step = 1.0;
+        while (step >= 1e-10) {
+            const double nA = A + step * dA, nB = B + step * dB;
+            const double nf = sv_platt_f(dec, tgt, l, nA, nB);
+            if (nf < fval + 1e-4 * step * gd) {
+                A = nA, B = nB, fval = nf;
+                break;
+            }
+            step /= 2.0;
+        }
+        if (step < 1e-10) break; /* the line search failed: keep the last point */
+    }
+    sb_free(tgt);
+    *outA = A, *outB = B;
+}
+
 /* ---- the fit ---- */
 
 typedef struct sv_pairjob {
@@ -503,6 +725,10 @@ typedef struct sv_pairjob {
     int32_t *converged;
     sb_status *st;
     int parallel;
+    int probability;         /* Platt scaling: the cross-validated decisions and the sigmoid of each pair */
+    uint64_t seed;           /* random_state */
+    double **cvdec;          /* npairs: the pair's cross-validated decision values (probability only) */
+    double *probA, *probB;   /* npairs (probability only) */
 } sv_pairjob;
 
 static void sv_pair_task(void *ctx, int64_t p) {
@@ -533,6 +759,12 @@ static void sv_pair_task(void *ctx, int64_t p) {
         pr.parallel = jb->parallel;
         st = sv_solve(&pr);
         jb->rho[p] = pr.rho, jb->n_iter[p] = pr.n_iter, jb->converged[p] = pr.converged;
+        if (st == SB_OK && jb->probability) {
+            const sv_cvspec cv = {jb->k, jb->x, pts, y, C, l, (uint32_t)p, jb->seed, jb->tol, jb->cache_mb,
+                                  jb->max_iter, jb->parallel};
+            st = sv_cv(&cv, jb->cvdec[p]);
+            if (st == SB_OK) sv_platt(jb->cvdec[p], y, l, &jb->probA[p], &jb->probB[p]);
+        }
     }
     jb->st[p] = st;
     sb_free(pts);
@@ -551,10 +783,12 @@ static sb_status sv_params_text(const sv_params *p, char **out) {
     for (int32_t k = 0; k < p->ncw; k++)
         o += (size_t)snprintf(cw + o, sizeof cw - o, "%s%d:%.17g", k ? ";" : "", (int)p->cw_class[k], p->cw_value[k]);
     int n;
+    char pr[80] = ""; /* only a model fitted with probability names it: the others' text is as it was */
+    if (p->probability) snprintf(pr, sizeof pr, "probability=true\nrandom_state=%llu\n", (unsigned long long)p->random_state);
     if (p->kind == SB_SVM_SVC)
         n = snprintf(buf, sizeof buf, "C=%.17g\nclass_weight=%s\ncoef0=%.17g\ndegree=%d\ngamma=%s\nkernel=%s\n"
-                     "max_iter=%lld\nmodel=svc\ntol=%.17g\n", p->C, cw[0] ? cw : "none", p->coef0, (int)p->degree, g,
-                     k_kernel_names[p->kernel], (long long)p->max_iter, p->tol);
+                     "max_iter=%lld\nmodel=svc\n%stol=%.17g\n", p->C, cw[0] ? cw : "none", p->coef0, (int)p->degree, g,
+                     k_kernel_names[p->kernel], (long long)p->max_iter, pr, p->tol);
     else
         n = snprintf(buf, sizeof buf, "C=%.17g\ncoef0=%.17g\ndegree=%d\nepsilon=%.17g\ngamma=%s\nkernel=%s\n"
                      "max_iter=%lld\nmodel=svr\ntol=%.17g\n", p->C, p->coef0, (int)p->degree, p->epsilon, g,
@@ -680,7 +914,14 @@ sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *
     int64_t *n_iter = sb_calloc((size_t)npairs, sizeof *n_iter);
     int32_t *conv = sb_calloc((size_t)npairs, sizeof *conv);
     sb_status *pst = sb_calloc((size_t)npairs, sizeof *pst);
-    if (!alpha || !rho || !n_iter || !conv || !pst) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+    double **cvdec = NULL, *probA = NULL, *probB = NULL;
+    if (p.probability) {
+        cvdec = sb_calloc((size_t)npairs, sizeof *cvdec);
+        probA = sb_calloc((size_t)npairs, sizeof *probA);
+        probB = sb_calloc((size_t)npairs, sizeof *probB);
+    }
+    if (!alpha || !rho || !n_iter || !conv || !pst || (p.probability && (!cvdec || !probA || !probB)))
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     for (int64_t q = 0; q < npairs && st == SB_OK; q++) {
         int64_t l = 2 * n;
         if (p.kind == SB_SVM_SVC) {
@@ -691,10 +932,13 @@ sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *
             l = start[a + 1] - start[a] + start[b + 1] - start[b];
         }
         if (!(alpha[q] = sb_calloc((size_t)l, sizeof(double)))) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
+        if (st == SB_OK && p.probability && !(cvdec[q] = sb_calloc((size_t)l, sizeof(double))))
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     }
     if (st == SB_OK && p.kind == SB_SVM_SVC) {
         sv_pairjob jb = {&k, t->x, t->label, t->weight, cw, order, start, nclass, p.C, p.tol, p.cache_mb,
-                         p.max_iter, alpha, rho, n_iter, conv, pst, npairs == 1};
+                         p.max_iter, alpha, rho, n_iter, conv, pst, npairs == 1, p.probability, p.random_state,
+                         cvdec, probA, probB};
         if (npairs == 1) sv_pair_task(&jb, 0);
         else sb_parallel_for(npairs, sv_pair_task, &jb);
         for (int64_t q = 0; q < npairs && st == SB_OK; q++) st = pst[q];
@@ -742,6 +986,17 @@ sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *
             if (st == SB_OK) st = sv_record_f64(card, tag, alpha[q], l);
         }
         if (st == SB_OK) st = sv_record_f64(card, "svm.rho", rho, npairs);
+        for (int64_t q = 0; p.probability && q < npairs && st == SB_OK; q++) {
+            char tag[64];
+            int32_t a = 0, b = 1;
+            for (int64_t qq = 0, r = 0; r < nclass; r++)
+                for (int32_t s = r + 1; s < nclass; s++, qq++)
+                    if (qq == q) a = (int32_t)r, b = s;
+            snprintf(tag, sizeof tag, "svm.pair%lld.cv_decision", (long long)q);
+            st = sv_record_f64(card, tag, cvdec[q], start[a + 1] - start[a] + start[b + 1] - start[b]);
+        }
+        if (st == SB_OK && p.probability) st = sv_record_f64(card, "svm.probA", probA, npairs);
+        if (st == SB_OK && p.probability) st = sv_record_f64(card, "svm.probB", probB, npairs);
     }
     /* the support vectors: rows of a nonzero coefficient in some pair, by class then index */
     sb_model *m = NULL;
@@ -781,6 +1036,7 @@ sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *
             else {
                 s->kernel = p.kernel, s->degree = p.degree, s->gamma = k.gamma, s->coef0 = p.coef0, s->n_fit = n;
                 s->converged = 1;
+                if (p.probability) s->probA = probA, s->probB = probB, probA = probB = NULL;
                 for (int64_t q = 0; q < npairs; q++) {
                     s->rho[q] = rho[q], s->n_iter[q] = n_iter[q];
                     if (!conv[q]) s->converged = 0;
@@ -821,6 +1077,8 @@ sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *
         }
     }
     for (int64_t q = 0; alpha && q < npairs; q++) sb_free(alpha[q]);
+    for (int64_t q = 0; cvdec && q < npairs; q++) sb_free(cvdec[q]);
+    sb_free(cvdec), sb_free(probA), sb_free(probB);
     sb_free(alpha), sb_free(rho), sb_free(n_iter), sb_free(conv), sb_free(pst), sb_free(pos);
     sb_free(start), sb_free(order), sb_free(cw);
     if (st != SB_OK) {
@@ -917,17 +1175,127 @@ sb_status sb_svm_decision_f64(const sb_model *m, const sb_table *q, double *out)
     return sv_decisions(m, q, out);
 }
 
+/* P(the pair's first class) of a decision value f (libsvm's sign): Platt's
+ * 1 / (1 + e^(A f + B)) from the side whose exponent is <= 0, clipped to
+ * [1e-7, 1 - 1e-7] so that the coupling never meets a certain pair. */
+static double sv_sigmoid(double f, double A, double B) {
+    const double z = f * A + B;
+    double r;
+    if (z >= 0.0) {
+        const double e = sv_exp(-z);
+        r = e / (1.0 + e);
+    } else {
+        r = 1.0 / (1.0 + sv_exp(z));
+    }
+    return r < SV_MIN_PROB ? SV_MIN_PROB : r > 1.0 - SV_MIN_PROB ? 1.0 - SV_MIN_PROB : r;
+}
+
+/* The class probabilities p (K) of the pairwise ones r (K x K, r[i K + j] =
+ * P(i | i or j), r[j K + i] = 1 - r[i K + j]) by the second method of Wu,
+ * Lin and Weng ("Probability estimates for multi-class classification by
+ * pairwise coupling", JMLR 5, 2004), as the libsvm guide states it: minimize
+ * p'Qp on the simplex (Q_tt = sum_{j != t} r_jt^2, Q_tj = -r_jt r_tj) by the
+ * fixed-point updates of p_t in class order, from p = 1/K, until
+ * max_t |(Qp)_t - p'Qp| < 0.005 / K or max(100, K) sweeps. Q (K x K) and Qp
+ * (K) are scratch. Sums in index order. */
+static void sv_couple(int32_t K, const double *r, double *Q, double *Qp, double *p) {
+    for (int32_t t = 0; t < K; t++) {
+        p[t] = 1.0 / (double)K;
+        double qtt = 0.0;
+        for (int32_t j = 0; j < K; j++) {
+            if (j == t) continue;
+            qtt += r[j * K + t] * r[j * K + t];
+            Q[t * K + j] = -(r[j * K + t] * r[t * K + j]);
+        }
+        Q[t * K + t] = qtt;
+    }
+    const int32_t sweeps = K > 100 ? K : 100;
+    const double eps = 0.005 / (double)K;
+    for (int32_t it = 0; it < sweeps; it++) {
+        double pQp = 0.0;
+        for (int32_t t = 0; t < K; t++) {
+            double v = 0.0;
+            for (int32_t j = 0; j < K; j++) v += Q[t * K + j] * p[j];
+            Qp[t] = v;
+            pQp += p[t] * v;
+        }
+        double err = 0.0;
+        for (int32_t t = 0; t < K; t++) {
+            const double e = fabs(Qp[t] - pQp);
+            if (e > err) err = e;
+        }
+        if (err < eps) break;
+        for (int32_t t = 0; t < K; t++) {
+            const double diff = (-Qp[t] + pQp) / Q[t * K + t];
+            p[t] += diff;
+            const double s1 = 1.0 + diff;
+            pQp = (pQp + diff * (diff * Q[t * K + t] + 2.0 * Qp[t])) / s1 / s1;
+            for (int32_t j = 0; j < K; j++) {
+                Qp[j] = (Qp[j] + diff * Q[t * K + j]) / s1;
+                p[j] /= s1;
+            }
+        }
+    }
+}
+
+/* The class probabilities of q's rows (n x K doubles, class order), or their
+ * logarithms (logp): the pairwise sigmoids of the decision values, then two
+ * classes p_0 = r_01, p_1 = 1 - r_01, more the coupling (sv_couple). */
+static sb_status sv_proba(const sb_model *m, const sb_table *q, int logp, double *out) {
+    const sb_svm *s = m->svm;
+    const int32_t K = s->nclass;
+    const int64_t n = q->nrows, np = sb_svm_npairs(s);
+    double *dec = sb_malloc(sizeof(double) * (size_t)(n > 0 ? n * np : 1));
+    double *scr = sb_malloc(sizeof(double) * (size_t)(2 * K * K + K));
+    sb_status st = dec && scr ? sv_decisions(m, q, dec)
+                              : sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory for %lld rows' probabilities",
+                                        (long long)n);
+    for (int64_t i = 0; st == SB_OK && i < n; i++) {
+        double *p = out + i * K;
+        if (K == 2) {
+            const double r = sv_sigmoid(dec[i], s->probA[0], s->probB[0]);
+            p[0] = r, p[1] = 1.0 - r;
+        } else {
+            double *r = scr, *Q = scr + K * K, *Qp = scr + 2 * K * K;
+            for (int64_t qq = 0, a = 0; a < K; a++)
+                for (int32_t b = (int32_t)a + 1; b < K; b++, qq++) {
+                    const double v = sv_sigmoid(dec[i * np + qq], s->probA[qq], s->probB[qq]);
+                    r[a * K + b] = v, r[b * K + a] = 1.0 - v;
+                }
+            sv_couple(K, r, Q, Qp, p);
+        }
+        if (logp)
+            for (int32_t c = 0; c < K; c++) p[c] = sv_log(p[c]);
+    }
+    sb_free(dec), sb_free(scr);
+    return st;
+}
+
 sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, float *out, size_t cap, size_t *needed) {
     const sb_svm *s = m->svm;
-    const int64_t n = q->nrows, w = kind == SB_PREDICT_RAW ? sb_svm_decision_width(m) : 1;
-    if (kind != SB_PREDICT_RAW && kind != SB_PREDICT_VALUE)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a support vector model predicts values (SB_PREDICT_VALUE) or decision "
-                       "values (SB_PREDICT_RAW); probabilities are not built (probability=True is refused)");
+    if (kind == SB_PREDICT_PROBA && s->kind == SB_SVM_SVR)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "an SVR model has no probabilities");
+    if (kind == SB_PREDICT_PROBA && !s->probA)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "this SVC model has no probabilities: fit it with probability=true "
+                       "(Platt scaling)");
+    const int64_t n = q->nrows, w = kind == SB_PREDICT_RAW ? sb_svm_decision_width(m)
+                                    : kind == SB_PREDICT_PROBA ? s->nclass : 1;
+    if (kind != SB_PREDICT_RAW && kind != SB_PREDICT_VALUE && kind != SB_PREDICT_PROBA)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "a support vector model predicts values (SB_PREDICT_VALUE), decision "
+                       "values (SB_PREDICT_RAW) or an SVC's probabilities (SB_PREDICT_PROBA)");
     const size_t want = (size_t)(n * w);
     if (needed) *needed = want;
     if (cap == 0 && !out) return SB_OK;
     if (cap < want || !out)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    if (kind == SB_PREDICT_PROBA) { /* the doubles of sb_svm_predict_proba, rounded to float32 */
+        double *pr = sb_malloc(sizeof(double) * (want ? want : 1));
+        if (!pr) return sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory for %lld rows", (long long)n);
+        sb_status st = sv_proba(m, q, 0, pr);
+        for (size_t i = 0; st == SB_OK && i < want; i++) out[i] = (float)pr[i];
+        sb_free(pr);
+        return st;
+    }
     const int64_t np = sb_svm_npairs(s);
     double *dec = sb_malloc(sizeof(double) * (size_t)(n > 0 ? n * np : 1));
     if (!dec) return sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld rows", (long long)n);
@@ -1016,8 +1384,9 @@ sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_
     if (!strcmp(name, "dual_coef")) want = (size_t)(sb_svm_ncoef(s) * s->nsv);
     else if (!strcmp(name, "intercept")) want = (size_t)sb_svm_npairs(s);
     else if (!strcmp(name, "gamma") || !strcmp(name, "coef0")) want = 1;
+    else if (!strcmp(name, "probA") || !strcmp(name, "probB")) want = s->probA ? (size_t)sb_svm_npairs(s) : 0;
     else return sb_fail(SB_ERR_NOT_FOUND, "a support vector model has no double array '%s' (dual_coef, intercept, "
-                        "gamma, coef0)", name);
+                        "gamma, coef0, probA, probB)", name);
     if (needed) *needed = want;
     if (cap == 0) return SB_OK;
     if (cap < want) return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
@@ -1025,6 +1394,7 @@ sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_
         /* scikit-learn's public signs: intercept -rho; a binary SVC's both negated (positive is classes_[1]) */
         if (name[0] == 'd') out[i] = binary ? -s->coef[i] : s->coef[i];
         else if (name[0] == 'i') out[i] = binary ? s->rho[i] : -s->rho[i];
+        else if (name[0] == 'p') out[i] = name[4] == 'A' ? s->probA[i] : s->probB[i]; /* libsvm's, as scikit-learn's */
         else out[i] = name[0] == 'g' ? s->gamma : s->coef0;
     }
     return SB_OK;
@@ -1046,4 +1416,29 @@ sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries,
         return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                        (int)m->num_features, (int)queries->t.ncols);
     return sb_svm_decision_f64(m, &queries->t, out);
+}
+
+sb_status sb_svm_predict_proba(const sb_model *m, const sb_dataset *queries, int32_t log_proba, double *out,
+                               size_t cap, size_t *needed) {
+    sb_clear_error();
+    sb_status st = sv_model(m, "sb_svm_predict_proba");
+    if (st != SB_OK) return st;
+    if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_predict_proba: NULL queries");
+    if (log_proba != 0 && log_proba != 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_predict_proba: log_proba is 0 or 1, not %d", (int)log_proba);
+    const sb_svm *s = m->svm;
+    if (s->kind == SB_SVM_SVR) return sb_fail(SB_ERR_INVALID_ARGUMENT, "an SVR model has no probabilities");
+    if (!s->probA)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "this SVC model has no probabilities: fit it with probability=true "
+                       "(Platt scaling)");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    const size_t want = (size_t)queries->t.nrows * (size_t)s->nclass;
+    if (needed) *needed = want;
+    if (cap == 0 && !out) return SB_OK;
+    if (cap < want || !out)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    if (queries->t.ncols != m->num_features)
+        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                       (int)m->num_features, (int)queries->t.ncols);
+    return sv_proba(m, &queries->t, log_proba, out);
 }
