@@ -91,6 +91,7 @@ import numpy as np  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
+from _common import git_commit, machine_line  # noqa: E402
 DATA = os.path.join(REPO, "..", "shared", "data")
 CACHE = os.path.expanduser(os.environ.get("SAMEBITS_BENCH_CACHE", "~/.cache/samebits-bench"))
 
@@ -349,21 +350,6 @@ ROWS = ["samebits-cat", "lightgbm-cat", "samebits-num", "lightgbm-num"]
 
 # --------------------------------------------------------------------------- report
 
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def git(*args):
-    return subprocess.run(["git", "-C", REPO] + list(args), capture_output=True, text=True).stdout.strip()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", nargs="+", choices=list(WORKLOADS), default=list(WORKLOADS))
@@ -375,11 +361,11 @@ def main():
     import pandas
     import samebits
     t0 = time.time()
-    commit = git("rev-parse", "--short=7", "HEAD")
-    header = {"commit": git("rev-parse", "HEAD"), "short": commit,
-              "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+    commit = git_commit(short=7)[0]
+    full, dirty = git_commit()
+    header = {"commit": full, "short": commit, "dirty": dirty,
               "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
-              "machine": "%s, %d logical CPUs (%s)" % (cpu_model(), os.cpu_count(), platform.platform()),
+              "machine": machine_line(),
               "threads": a.threads, "seeds": list(range(a.seeds)),
               "load_avg_start": os.getloadavg(),
               "versions": {"samebits": samebits.__version__, "lightgbm": lightgbm.__version__,

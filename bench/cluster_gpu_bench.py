@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import numpy as np  # noqa: E402
 
 import samebits  # noqa: E402
+from _common import git_commit  # noqa: E402
 
 
 def blobs(n, d, k, seed):
@@ -126,7 +127,7 @@ def main():
     a = ap.parse_args()
     from sklearn.cluster import KMeans as SK
     from sklearn.metrics import adjusted_rand_score
-    commit = a.commit or subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = a.commit or git_commit()[0]
     devices = [d for d in a.devices.split(",") if d]
     n, d, k = int(5_000_000 * a.scale), 128, 64
     rows = []

@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from _common import git_commit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
@@ -93,7 +94,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-save", action="store_true")
     a = ap.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = git_commit(short=True)[0]
     ompi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

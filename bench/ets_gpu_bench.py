@@ -43,7 +43,6 @@ import glob  # noqa: E402
 import gzip  # noqa: E402
 import json  # noqa: E402
 import multiprocessing  # noqa: E402
-import platform  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -55,6 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import samebits  # noqa: E402
 from samebits.timeseries import _Batch, _spec_pairs  # noqa: E402
+from _common import git_commit, machine_line  # noqa: E402
 
 TAXI = "/work/shared/data/nyc-taxi"
 MODELS = {  # name -> (trend, damped_trend, seasonal)
@@ -112,13 +112,6 @@ def _sm_fit(args):
         r = ExponentialSmoothing(y, trend=trend, damped_trend=damped, seasonal=seasonal,
                                  seasonal_periods=m if seasonal else None).fit()
     return time.perf_counter() - t0, float(r.sse), [float(v) for v in r.forecast(h)]
-
-
-def git_commit():
-    c = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
-                                capture_output=True, text=True).stdout.strip())
-    return c or "unknown", dirty
 
 
 def gpu_name():
@@ -210,17 +203,9 @@ def main():
         scale = max(1e-300, float(np.max(np.abs(ys[i]))))
         fc_rel.append(max(abs(x - y) for x, y in zip(f_sb, sm[i][2])) / scale)
 
-    commit, dirty = git_commit()
-    cpu = "unknown"
-    try:
-        for ln in open("/proc/cpuinfo"):
-            if ln.startswith("model name"):
-                cpu = ln.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    head = {"commit": commit, "dirty": dirty, "date": datetime.date.today().isoformat(),
-            "machine": "%s, %d logical CPUs (%s)" % (cpu, os.cpu_count(), platform.platform()), "gpu": gpu_name(),
+    commit, dirty = git_commit(short=True)
+    head = {"commit": commit or "unknown", "dirty": dirty, "date": datetime.date.today().isoformat(),
+            "machine": machine_line(), "gpu": gpu_name(),
             "samebits": samebits.__version__, "profile": samebits.profile_version(),
             "statsmodels": statsmodels.__version__, "numpy": np.__version__,
             "n": a.n, "values": values, "model": a.model, "m": m, "min_len": a.min_len, "seed": a.seed,

@@ -13,7 +13,7 @@ bootstrap for random forests, none for Extra Trees). samebits bins features
 into 255 bins. Time: fit() wall clock, data already in memory. Results:
 bench/results/forest-DATE-COMMIT.{md,json}.
 """
-import argparse, datetime, json, os, platform, subprocess, sys, time
+import argparse, datetime, json, os, platform, sys, time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,6 +23,7 @@ import gbdt_bench  # noqa: E402
 import samebits  # noqa: E402
 from sklearn import ensemble  # noqa: E402
 from sklearn.metrics import accuracy_score, r2_score, roc_auc_score  # noqa: E402
+from _common import git_commit  # noqa: E402
 
 
 def main():
@@ -68,8 +69,7 @@ def main():
             row["time_ratio_sklearn_over_samebits"] = row["sklearn"]["fit_s"] / row["samebits"]["fit_s"]
             print(json.dumps(row), flush=True)
             res["runs"].append(row)
-    commit = os.environ.get("COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                                        text=True, cwd=os.path.dirname(HERE)).stdout.strip() or "unknown"
+    commit = os.environ.get("COMMIT") or git_commit(short=True)[0] or "unknown"
     res.update({"commit": commit, "date": datetime.date.today().isoformat(), "machine": platform.platform(),
                 "cpu_count": os.cpu_count(), "sklearn": __import__("sklearn").__version__})
     if not a.no_save:

@@ -31,6 +31,7 @@ import tempfile
 import time
 
 import numpy as np
+from _common import cpu_model, git_commit
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
@@ -328,16 +329,6 @@ def versions():
             "scikit-learn": sklearn.__version__, "numpy": np.__version__, "python": platform.python_version()}
 
 
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def write_report(res, path_md, path_json):
     with open(path_json, "w") as f:
         json.dump(res, f, indent=1)
@@ -431,9 +422,7 @@ def main():
     if not os.access(SAMEBITS, os.X_OK):
         sys.exit("build/samebits not found: run make first")
 
-    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True).stdout.strip())
+    commit, dirty = git_commit()
     today = datetime.date.today().isoformat()
     header = dict(date=today, commit=commit, commit_short=commit[:7], dirty=dirty, cpu=cpu_model(),
                   cpus_online=os.cpu_count(), host=platform.platform(), threads=args.threads, repeat=args.repeat,

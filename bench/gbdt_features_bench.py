@@ -29,7 +29,6 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 
 import numpy as np
@@ -37,6 +36,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import samebits  # noqa: E402
+from _common import git_commit  # noqa: E402
 
 DATA = os.path.join(ROOT, "..", "shared", "data", "california-housing.csv")
 COLS = ["longitude", "latitude", "housing_median_age", "total_rooms", "total_bedrooms", "population",
@@ -111,8 +111,7 @@ def main():
             out[name].update(samebits_violating_sweeps=vs, lightgbm_violating_sweeps=vl, sweeps=80 * a.seeds)
         print(name, "samebits %.4f lightgbm %.4f ratio %.3f" % (np.mean(rs), np.mean(rl), np.mean(rs) / np.mean(rl)),
               flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit(short=7)[0]
     date = datetime.date.today().isoformat()
     meta = {"commit": commit, "date": date, "machine": "%s, %d cores" % (platform.processor() or platform.machine(),
                                                                           os.cpu_count()),

@@ -17,7 +17,6 @@ X^T X with k = 1,000,000, several passes of K).
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -27,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import samebits  # noqa: E402
 from samebits import linalg  # noqa: E402
+from _common import git_commit  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
 
@@ -96,8 +96,7 @@ def main():
     rng = np.random.default_rng(a.seed)
     rec = {"date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seed": a.seed,
            "numpy": np.__version__, "rows": []}
-    rec["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                   cwd=ROOT).stdout.strip()
+    rec["commit"] = git_commit()[0]
     ok = True
     for name, x, y in cases(rng):
         x, y = np.ascontiguousarray(x, dtype=np.float32), np.ascontiguousarray(y, dtype=np.float32)

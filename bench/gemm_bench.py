@@ -19,6 +19,7 @@ import platform
 import subprocess
 import sys
 import time
+from _common import git_commit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -148,11 +149,7 @@ def main():
     rec = {"machine": platform.node(), "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
            "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "shapes": shapes, "reps": a.reps,
            "samebits": [], "peers": []}
-    try:
-        rec["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                       cwd=ROOT).stdout.strip() or os.environ.get("COMMIT", "unknown")
-    except OSError:
-        rec["commit"] = os.environ.get("COMMIT", "unknown")
+    rec["commit"] = git_commit()[0] or os.environ.get("COMMIT", "unknown")
     for dev in [d for d in a.devices.split(",") if d]:
         rows = run_samebits(exe, dev, a.reps, shapes, a.timeout)
         for r in rows:

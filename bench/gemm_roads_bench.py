@@ -16,11 +16,11 @@ import ctypes
 import datetime
 import os
 import platform
-import subprocess
 import sys
 import time
 
 import numpy as np
+from _common import git_commit
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPES = [(0, 0, 60000, 60, 784), (0, 0, 60000, 10, 784), (1, 0, 784, 60, 60000), (1, 0, 784, 10, 60000),
@@ -40,8 +40,7 @@ def main():
     lib.sb_gemm.argtypes = [ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64,
                             ctypes.c_int64, f, ctypes.c_int64, f, ctypes.c_int64, f, ctypes.c_int64]
     rng = np.random.default_rng(0)
-    commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = git_commit(short=True)[0]
     lines = ["# The host's two product roads (bench/gemm_roads_bench.py)", "",
              "- commit %s, %s, %s, %d threads, %s" % (commit, platform.machine(), platform.processor() or "cpu",
                                                        a.threads, datetime.date.today().isoformat()),

@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 
@@ -36,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
+from _common import cpu_model, git_commit  # noqa: E402
 
 
 def load(name, data, max_rows):
@@ -94,18 +94,12 @@ def main():
     a = ap.parse_args()
     if a.many <= a.few:
         ap.error("--many must exceed --few: time per tree is a difference")
-    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip() or os.environ.get("COMMIT", "unknown")
+    commit = git_commit(short=7)[0] or os.environ.get("COMMIT", "unknown")
     import samebits
     res = {"commit": os.environ.get("COMMIT", commit), "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
-           "cpu": platform.processor() or "", "cores": os.cpu_count(), "platform": platform.platform(),
+           "cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
            "threads": a.threads, "few": a.few, "many": a.many, "repeat": a.repeat, "note": a.note,
            "samebits_lib": samebits.library_path(), "workloads": {}}
-    try:
-        with open("/proc/cpuinfo") as f:
-            res["cpu"] = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     if "lightgbm" in a.peers:
         import lightgbm
         res["lightgbm"] = lightgbm.__version__

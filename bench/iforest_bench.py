@@ -23,7 +23,6 @@ import gzip
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 
@@ -32,6 +31,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+from _common import git_commit  # noqa: E402
 FMNIST = "/usr/share/datasets/fashion-mnist"
 
 
@@ -97,8 +97,7 @@ def main():
             name, row["samebits_mean"], row["samebits_std"], row["sklearn_mean"], row["sklearn_std"], row["diff"]),
             flush=True)
         res["tasks"].append(row)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=os.path.dirname(HERE)).stdout.strip() or "unknown"
+    commit = git_commit(short=True)[0] or "unknown"
     res["commit"] = commit
     out = a.out or os.path.join(HERE, "results", "iforest-%s-%s" % (res["date"], commit))
     with open(out + ".json", "w") as f:

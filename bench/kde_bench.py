@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
+from _common import run_header, save_record  # noqa: E402
 DATA = os.path.join(REPO, "..", "shared", "data", "california-housing.csv")
 if not os.path.exists(DATA):
     DATA = "/work/shared/data/california-housing.csv"
@@ -163,10 +164,7 @@ def main():
         os.environ.setdefault(k, str(A.threads))
     import linear_bench as lb
     X, Q, nrows = load(A.n_train, A.n_query)
-    la = argparse.Namespace(threads=A.threads, repeat=A.repeat, settle=0, long_fit=0, devices=["cpu"],
-                            sk_dtype="float64")
-    h = lb.header_for(la)
-    h["command"] = "python3 bench/kde_bench.py " + " ".join(sys.argv[1:])
+    h = run_header("kde_bench.py", A.threads, repeat=A.repeat, sk_dtype="float64")
     h["workload"] = {"data": "california-housing.csv", "rows_complete": nrows, "n_train": A.n_train,
                      "n_query": A.n_query, "features": 8, "bandwidth": A.bandwidth, "shuffle_seed": 27}
     rows = [run(k, X, Q, A) for k in A.kernels]
@@ -174,11 +172,7 @@ def main():
     if A.no_save:
         return
     suffix = "" if A.bandwidth == "1.0" else "-bw-" + A.bandwidth  # the default run keeps the plain name
-    stem = os.path.join(REPO, "bench", "results", "kde-%s-%s%s" % (h["date"], h["commit"][:7], suffix))
-    with open(stem + ".json", "w") as fh:
-        json.dump({"header": h, "kernels": rows}, fh, indent=1)
-    write_md(h, rows, stem + ".md", A, nrows)
-    print("wrote", stem + ".md")
+    save_record(h, "kde", {"kernels": rows}, lambda path: write_md(h, rows, path, A, nrows), suffix)
 
 
 if __name__ == "__main__":

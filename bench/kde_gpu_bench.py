@@ -33,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
+from _common import run_header, save_record  # noqa: E402
 KERNELS = ("gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine")
 
 
@@ -132,10 +133,7 @@ def main():
     import kde_bench
     import linear_bench as lb
     X, Q, nrows = kde_bench.load(A.n_train, A.n_query)
-    la = argparse.Namespace(threads=A.threads, repeat=A.repeat, settle=0, long_fit=0, devices=A.devices,
-                            sk_dtype="float64")
-    h = lb.header_for(la)
-    h["command"] = "python3 bench/kde_gpu_bench.py " + " ".join(sys.argv[1:])
+    h = run_header("kde_gpu_bench.py", A.threads, repeat=A.repeat, devices=A.devices, sk_dtype="float64")
     h["workload"] = {"data": "california-housing.csv", "rows_complete": nrows, "n_train": A.n_train,
                      "n_query": A.n_query, "features": 8, "bandwidth": A.bandwidth, "shuffle_seed": 27,
                      "sk_jobs": A.sk_jobs}
@@ -144,11 +142,7 @@ def main():
     same = all(r["identical_across_devices"] for r in rows)
     print("log densities identical on every device:", "yes" if same else "NO")
     if not A.no_save:
-        stem = os.path.join(REPO, "bench", "results", "kde-gpu-%s-%s" % (h["date"], h["commit"][:7]))
-        with open(stem + ".json", "w") as fh:
-            json.dump({"header": h, "kernels": rows}, fh, indent=1)
-        write_md(h, rows, stem + ".md", A)
-        print("wrote", stem + ".md")
+        save_record(h, "kde-gpu", {"kernels": rows}, lambda path: write_md(h, rows, path, A))
     sys.exit(0 if same else 1)
 
 

@@ -153,7 +153,8 @@ A = parse_args() if __name__ == "__main__" else None
 
 import numpy as np  # noqa: E402  (after the thread variables)
 
-import gbdt_bench  # noqa: E402  (cpu_model, DATA)
+import gbdt_bench  # noqa: E402  (DATA)
+from _common import cpu_model, git_commit, loadavg  # noqa: E402  (loadavg: also the benches built on this one, lb.loadavg)
 
 DATA = gbdt_bench.DATA
 
@@ -701,20 +702,6 @@ def run_speed(a):
 
 # --------------------------------------------------------------------------- report
 
-def git_commit():
-    r = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return r.stdout.strip(), bool(dirty)
-
-
-def loadavg():
-    try:
-        return list(os.getloadavg())
-    except OSError:
-        return None
-
-
 def header_for(a):
     import samebits
     import scipy
@@ -737,7 +724,7 @@ def header_for(a):
     return {"commit": commit, "dirty": dirty, "date": datetime.date.today().isoformat(),
             "samebits_library_sha256": libsha, "build_stale_at_start": stale,
             "samebits_build_info": samebits.build_info() if hasattr(samebits, "build_info") else None,
-            "machine": "%s, %d logical CPUs (%s)%s" % (gbdt_bench.cpu_model(), os.cpu_count(), platform.platform(),
+            "machine": "%s, %d logical CPUs (%s)%s" % (cpu_model(), os.cpu_count(), platform.platform(),
                                                        cpu_int8_note()),
             "threads": a.threads, "repeat": a.repeat, "settle": a.settle, "long_fit": a.long_fit, "devices": a.devices,
             "sk_dtype": a.sk_dtype,

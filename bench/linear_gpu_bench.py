@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 
@@ -36,6 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import numpy as np  # noqa: E402
 
 import samebits  # noqa: E402
+from _common import git_commit  # noqa: E402
 
 
 def data(kind, scale):
@@ -79,7 +79,7 @@ def main():
     from sklearn import __version__ as skv
     from sklearn.decomposition import PCA
     from sklearn.linear_model import LogisticRegression, Ridge
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = git_commit()[0]
     rows = []
     for w in a.workloads.split(","):
         X, y = data(w, a.scale)

@@ -78,6 +78,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 import numpy as np  # noqa: E402
 import linear_bench as lb  # noqa: E402  (the loaders and the run header)
+from _common import run_header, save_record  # noqa: E402
 
 
 def workload(name):
@@ -305,19 +306,12 @@ def write_md(h, results, path):
 
 def main():
     import samebits
-    la = argparse.Namespace(threads=A.threads, repeat=A.repeat, settle=A.settle, long_fit=0, devices=["cpu"],
-                            sk_dtype="float32")
-    h = lb.header_for(la)
-    h["command"] = "python3 bench/neighbors_bench.py " + " ".join(sys.argv[1:])
+    h = run_header("neighbors_bench.py", A.threads, repeat=A.repeat, settle=A.settle)
     results = [run(w) for w in A.workloads]
     h["loadavg_end"] = lb.loadavg()
     if A.no_save:
         return
-    stem = os.path.join(REPO, "bench", "results", "neighbors-%s-%s" % (h["date"], h["commit"][:7]))
-    with open(stem + ".json", "w") as f:
-        json.dump({"header": h, "workloads": results}, f, indent=1)
-    write_md(h, results, stem + ".md")
-    print("wrote", stem + ".md")
+    save_record(h, "neighbors", {"workloads": results}, lambda path: write_md(h, results, path))
     del samebits
 
 

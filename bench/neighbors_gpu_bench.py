@@ -30,7 +30,6 @@ index between the labelings, and the model digests of the CPU and each device.
 import argparse
 import hashlib
 import os
-import subprocess
 import sys
 import time
 
@@ -42,6 +41,7 @@ import numpy as np  # noqa: E402
 
 import samebits  # noqa: E402
 from cluster_gpu_bench import gpu_facts, median, report_head, write_outputs  # noqa: E402
+from _common import git_commit  # noqa: E402
 
 
 def blobs(n, nq, d, k, seed):
@@ -187,7 +187,7 @@ def main():
     ap.add_argument("--md")
     ap.add_argument("--commit", help="the sources' commit, where the checkout's own HEAD is not it (the device copy)")
     a = ap.parse_args()
-    commit = a.commit or subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = a.commit or git_commit()[0]
     devices = [d for d in a.devices.split(",") if d]
     work = a.workloads.split(",")
     res = {"bench": "neighbors-gpu", "commit": commit, "identity": []}

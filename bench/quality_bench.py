@@ -52,6 +52,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
 import gbdt_bench  # noqa: E402  (loaders of the shared workloads)
+from _common import git_commit, machine_line  # noqa: E402
 
 DATA = gbdt_bench.DATA
 CACHE = os.path.expanduser(os.environ.get("SAMEBITS_BENCH_CACHE", "~/.cache/samebits-bench"))
@@ -299,13 +300,6 @@ def verdict(metric, sb, lgb):
 
 # --------------------------------------------------------------------------- report
 
-def git_commit():
-    r = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return r.stdout.strip(), bool(dirty)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", nargs="+", choices=list(WORKLOADS), default=list(WORKLOADS))
@@ -317,7 +311,7 @@ def main():
     import samebits
     commit, dirty = git_commit()
     header = {"commit": commit, "dirty": dirty, "date": datetime.date.today().isoformat(),
-              "machine": "%s, %d logical CPUs (%s)" % (gbdt_bench.cpu_model(), os.cpu_count(), platform.platform()),
+              "machine": machine_line(),
               "threads": a.threads, "seeds": a.seeds,
               "versions": {"samebits": samebits.__version__, "lightgbm": lightgbm.__version__,
                            "numpy": np.__version__, "python": platform.python_version()},

@@ -31,6 +31,7 @@ import platform
 import subprocess
 import sys
 import time
+from _common import git_commit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "..", "shared", "data", "lightgbm-examples", "lambdarank_rank")
@@ -165,11 +166,7 @@ def run_lightgbm(path, args):
 def commit(override=None):
     if override:
         return override[:7]
-    try:
-        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True).stdout.strip()
-    except OSError:
-        return "unknown"
+    return git_commit(short=True)[0] or "unknown"
 
 
 def main():

@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, os.path.join(REPO, "bench"))
+from _common import git_commit  # noqa: E402
 
 
 def load_letter():
@@ -156,10 +157,7 @@ def main():
     a = ap.parse_args()
     import lightgbm
     import samebits
-    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                                capture_output=True, text=True).stdout.strip())
+    commit, dirty = git_commit(short=7)
     res = {"commit": commit, "dirty": dirty, "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
            "machine": machine(), "lightgbm": lightgbm.__version__, "samebits_lib": samebits.library_path(),
            "repeat": a.repeat, "note": a.note, "quiet_wait_s": a.quiet_wait, "workloads": {}}

@@ -5,19 +5,11 @@ import argparse
 import datetime
 import json
 import os
-import platform
-import subprocess
 
 import numpy as np
+from _common import git_commit, machine_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def git_commit():
-    c = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
-                                capture_output=True, text=True).stdout.strip())
-    return c, dirty
 
 
 def parse_args():
@@ -28,25 +20,15 @@ def parse_args():
     return ap.parse_args()
 
 
-def _cpu():
-    try:
-        for ln in open("/proc/cpuinfo"):
-            if ln.startswith("model name"):
-                return ln.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
 def header(threads, parameters):
     """The record's header: commit (and whether the tree was dirty), date,
     machine, threads, the versions of samebits, statsmodels and numpy, and the
     parameters' prose."""
     import samebits
     import statsmodels
-    commit, dirty = git_commit()
+    commit, dirty = git_commit(short=True)
     return {"commit": commit, "dirty": dirty, "date": datetime.date.today().isoformat(),
-            "machine": "%s, %d logical CPUs (%s)" % (_cpu(), os.cpu_count(), platform.platform()),
+            "machine": machine_line(),
             "threads": threads, "samebits": samebits.__version__, "profile": samebits.profile_version(),
             "statsmodels": statsmodels.__version__, "numpy": np.__version__, "parameters": parameters}
 

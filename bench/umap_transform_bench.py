@@ -8,10 +8,10 @@ cores; umap-learn installed by the caller (pip install umap-learn).
 """
 import json
 import os
-import subprocess
 import time
 
 import numpy as np
+from _common import git_commit
 
 
 def main():
@@ -20,7 +20,7 @@ def main():
     from sklearn.datasets import load_digits
     from sklearn.manifold import trustworthiness
     from sklearn.neighbors import KNeighborsClassifier
-    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = git_commit(short=7)[0]
     d = load_digits()
     x, y = d.data, d.target
     x = x.astype(np.float32)

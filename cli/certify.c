@@ -13,6 +13,7 @@
  */
 #include "certify.h"
 #include "samebits_cert.h"
+#include "cli_fail.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,18 +32,13 @@ static int usage(const char *cmd, const char *fmt, const char *arg) {
     return EXIT_ERROR;
 }
 
-static int lib_error(sb_status st) {
-    fprintf(stderr, "samebits: error: %s: %s\n", sb_status_name(st), sb_last_error());
-    return EXIT_ERROR;
-}
-
 /* "--threads N" by the library's one rule (sb_parse_num_threads). */
 static int set_threads(const char *cmd, const char *v) {
     (void)cmd;
     int32_t n = 0;
     sb_status st = sb_parse_num_threads(v, "--threads", &n);
     if (st == SB_OK) st = sb_set_num_threads(n);
-    return st == SB_OK ? 0 : lib_error(st);
+    return st == SB_OK ? 0 : lib_fail(st);
 }
 
 static const char *this_arch(void) {
@@ -121,7 +117,7 @@ int sb_cli_verify(int argc, char **argv) {
     }
     int32_t threads = 0;
     sb_status tst = sb_get_num_threads(&threads); /* an invalid SAMEBITS_NUM_THREADS: refused before any run */
-    if (tst != SB_OK) return lib_error(tst);
+    if (tst != SB_OK) return lib_fail(tst);
     char device[64];
     device_of(extra, device, sizeof device);
     printf("samebits verify: profile %s, arch %s, device %s, threads %d\n", sb_profile_version(), this_arch(),
@@ -203,7 +199,7 @@ int sb_cli_fixture_inputs(int argc, char **argv) {
     if (!name) return usage("fixture inputs", "which fixture? ('samebits fixture list')%s", "");
     sb_card *c;
     sb_status st = input_card(name, &c);
-    if (st != SB_OK) return lib_error(st);
+    if (st != SB_OK) return lib_fail(st);
     if (out) {
         st = sb_card_save(c, out);
     } else {
@@ -216,7 +212,7 @@ int sb_cli_fixture_inputs(int argc, char **argv) {
         free(text);
     }
     sb_card_free(c);
-    return st == SB_OK ? 0 : lib_error(st);
+    return st == SB_OK ? 0 : lib_fail(st);
 }
 
 /* Compare an installed card file with the one built into the library. */
@@ -554,7 +550,7 @@ static int add_card(bundle *b, const char *fixture, const char *role, const char
     if (st == SB_OK && !(text = malloc(need))) st = SB_ERR_OUT_OF_MEMORY;
     if (st == SB_OK) st = sb_card_text(c, text, need, NULL);
     int rc = st == SB_OK ? add_file(b, fixture, role, role, rel, SB_DTYPE_U8, text, strlen(text)) : -1;
-    if (st != SB_OK) lib_error(st);
+    if (st != SB_OK) lib_fail(st);
     free(text);
     return rc;
 }
@@ -641,7 +637,7 @@ static int export_fixture(bundle *b, const char *name) {
     if (st == SB_OK) st = sb_fixture_inputs(name, collect_input, &in);
     if (st == SB_OK) st = input_card(name, &got_in);
     if (st != SB_OK) {
-        lib_error(st);
+        lib_fail(st);
         goto done;
     }
     if (sb_card_compare(ref_in, got_in, &d) != SB_OK) {
@@ -652,7 +648,7 @@ static int export_fixture(bundle *b, const char *name) {
     /* The machine must reproduce the reference before it may export it. */
     if ((st = sb_card_create(&run)) == SB_OK) st = sb_fixture_run(name, run);
     if (st != SB_OK) {
-        lib_error(st);
+        lib_fail(st);
         goto done;
     }
     if (sb_card_compare(ref, run, &d) != SB_OK) {
@@ -662,7 +658,7 @@ static int export_fixture(bundle *b, const char *name) {
     }
     const int has_model = find_input(&in, "params") && find_input(&in, "shape");
     if (has_model && (st = retrain(name, &in, ref, &model, &model_len, &pred, &npred)) != SB_OK) {
-        if (st != SB_ERR_MISMATCH) lib_error(st);
+        if (st != SB_ERR_MISMATCH) lib_fail(st);
         goto done;
     }
     char rel[1024];
@@ -728,10 +724,10 @@ static int conformance_export(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
         const char *family;
         sb_status st = sb_fixture_get_family(names[i], &family);
-        if (st != SB_OK) return lib_error(st); /* names the fixture and lists the known ones */
+        if (st != SB_OK) return lib_fail(st); /* names the fixture and lists the known ones */
     }
     bundle *b = calloc(1, sizeof *b);
-    if (!b) return lib_error(SB_ERR_OUT_OF_MEMORY);
+    if (!b) return lib_fail(SB_ERR_OUT_OF_MEMORY);
     int rc = EXIT_ERROR;
     char manifest_tmp[4200], manifest[4200];
     snprintf(b->stage, sizeof b->stage, "%s.partial.%ld", dir, (long)getpid());
@@ -1117,7 +1113,7 @@ static int validate_bundle(const char *dir, int dirfd, const char *fixture, cons
         free(ctext);
         if (st != SB_OK) {
             sb_card_free(exp);
-            return lib_error(st);
+            return lib_fail(st);
         }
         sb_card_diff d;
         if (sb_card_compare(exp, got, &d) == SB_OK) {

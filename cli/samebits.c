@@ -9,6 +9,7 @@
 #include "gp_cli.h"
 #include "mlp_cli.h"
 #include "lightgbm.h"
+#include "cli_fail.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,11 +132,6 @@ static int usage_error(const char *fmt, const char *arg) {
     return EXIT_ERROR;
 }
 
-static int lib_error(sb_status st) {
-    fprintf(stderr, "samebits: error: %s: %s\n", sb_status_name(st), sb_last_error());
-    return EXIT_ERROR;
-}
-
 /* "--threads N": the library's one rule for a thread count (the one that
  * SAMEBITS_NUM_THREADS follows); 0 on success, else the refusal is printed. */
 static int parse_threads(const char *v) {
@@ -143,7 +139,7 @@ static int parse_threads(const char *v) {
     sb_status st = sb_parse_num_threads(v, "--threads", &n);
     if (st == SB_OK) st = sb_set_num_threads(n);
     if (st != SB_OK) {
-        lib_error(st);
+        lib_fail(st);
         return -1;
     }
     return 0;
@@ -154,7 +150,7 @@ static int parse_threads(const char *v) {
 static int threads_ready(void) {
     int32_t n;
     sb_status st = sb_get_num_threads(&n);
-    return st == SB_OK ? 0 : lib_error(st);
+    return st == SB_OK ? 0 : lib_fail(st);
 }
 
 /* Runs fixture `name` into a new card tagged with this leg's facts. */
@@ -234,18 +230,18 @@ static int cmd_doctor(int argc, char **argv) {
     }
     char info[2048];
     sb_status st = sb_build_info(info, sizeof info, NULL);
-    if (st != SB_OK) return lib_error(st);
+    if (st != SB_OK) return lib_fail(st);
     printf("samebits doctor\n%s", info);
     char devs[8192];
     if (sb_device_info("opencl", devs, sizeof devs, NULL) == SB_OK) printf("opencl devices: %s\n", devs);
     int32_t threads;
     st = sb_get_num_threads(&threads);
-    if (st != SB_OK) return lib_error(st);
+    if (st != SB_OK) return lib_fail(st);
     const char *env = getenv("SAMEBITS_NUM_THREADS");
     printf("threads: %d (%s)\n", (int)threads, env && *env ? "SAMEBITS_NUM_THREADS" : "default: online cores");
     sb_numeric_mode mode;
     st = sb_get_numeric_mode(&mode);
-    if (st != SB_OK) return lib_error(st);
+    if (st != SB_OK) return lib_fail(st);
     printf("numeric mode: %s\n", sb_numeric_mode_name(mode));
     printf("self-check (pinned fixtures against reference cards):\n");
     int failed = verify_fixtures(NULL, 0);
@@ -279,7 +275,7 @@ static int cmd_fixture(int argc, char **argv) {
     if (threads_ready()) return EXIT_ERROR;
     sb_card *card;
     sb_status st = run_fixture(name, extra, &card);
-    if (st != SB_OK) return lib_error(st);
+    if (st != SB_OK) return lib_fail(st);
     if (out) {
         st = sb_card_save(card, out);
     } else {
@@ -292,7 +288,7 @@ static int cmd_fixture(int argc, char **argv) {
         free(text);
     }
     sb_card_free(card);
-    return st == SB_OK ? 0 : lib_error(st);
+    return st == SB_OK ? 0 : lib_fail(st);
 }
 
 static int cmd_card(int argc, char **argv) {
@@ -304,7 +300,7 @@ static int cmd_card(int argc, char **argv) {
     if (st == SB_OK) st = sb_card_load(argv[2], &b);
     if (st != SB_OK) {
         sb_card_free(a);
-        return lib_error(st);
+        return lib_fail(st);
     }
     sb_card_diff d;
     st = sb_card_compare(a, b, &d);
@@ -314,7 +310,7 @@ static int cmd_card(int argc, char **argv) {
         printf("identical\n");
         return 0;
     }
-    if (st != SB_ERR_MISMATCH) return lib_error(st);
+    if (st != SB_ERR_MISMATCH) return lib_fail(st);
     print_diff(&d);
     return EXIT_DIFF;
 }
@@ -331,7 +327,7 @@ static double now_s(void) {
  * the library's reader (sb_dataset_read_weight_file), its refusal printed. */
 static sb_status read_weights(const char *path, sb_dataset *d) {
     sb_status st = sb_dataset_read_weight_file(d, path);
-    if (st != SB_OK) lib_error(st);
+    if (st != SB_OK) lib_fail(st);
     return st;
 }
 
@@ -377,7 +373,7 @@ static sb_status init_beside(const char *data, sb_dataset *d) {
     char *path;
     sb_status st = beside_file(data, ".init", &path);
     if (st == SB_OK && path) {
-        if ((st = sb_dataset_read_init_file(d, path)) != SB_OK) lib_error(st);
+        if ((st = sb_dataset_read_init_file(d, path)) != SB_OK) lib_fail(st);
         else fprintf(stderr, "samebits: initial scores from %s\n", path);
     }
     free(path);
@@ -446,7 +442,7 @@ static int save_outputs(const sb_model *m, const char *out, const sb_card *card,
     if (st == SB_ERR_OUT_OF_MEMORY && !*sb_last_error())
         fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: saving the model and its card\n");
     else
-        lib_error(st);
+        lib_fail(st);
     if (retracted)
         fprintf(stderr, "samebits: the old card '%s' was removed so that it cannot stand beside another model\n",
                 card_path);
@@ -464,7 +460,7 @@ static sb_status attach_groups(sb_dataset *d, const char *data, const char *quer
     else if ((st = beside_file(data, ".query", &path)) != SB_OK) return st; /* printed */
     else if (path && (st = sb_dataset_read_query_file(d, path)) == SB_OK)
         fprintf(stderr, "samebits: query groups from %s\n", path);
-    if (st != SB_OK) lib_error(st);
+    if (st != SB_OK) lib_fail(st);
     free(path);
     return st;
 }
@@ -485,7 +481,7 @@ static sb_status column_name(const sb_dataset *d, const char *spec, const char *
             return SB_ERR_INVALID_ARGUMENT;
         }
         sb_status st = sb_dataset_feature_name(d, (int32_t)k, &name);
-        if (st != SB_OK) return lib_error(st), st;
+        if (st != SB_OK) return lib_fail(st), st;
     }
     if (!(*out = strdup(name))) {
         fprintf(stderr, "samebits: error: SB_ERR_OUT_OF_MEMORY: %s\n", what);
@@ -516,9 +512,9 @@ static sb_status apply_columns(sb_dataset *names, sb_dataset *d, const char *wei
         st = column_name(names, tok, "--ignore-column", &drop[nd]);
         if (st == SB_OK) nd++;
     }
-    if (st == SB_OK && w && (st = sb_dataset_weight_column(d, w)) != SB_OK) lib_error(st);
+    if (st == SB_OK && w && (st = sb_dataset_weight_column(d, w)) != SB_OK) lib_fail(st);
     for (int i = 0; i < nd && st == SB_OK; i++)
-        if ((st = sb_dataset_drop_column(d, drop[i])) != SB_OK) lib_error(st);
+        if ((st = sb_dataset_drop_column(d, drop[i])) != SB_OK) lib_fail(st);
     for (int i = 0; i < nd; i++) free(drop[i]);
     free(list);
     free(w);
@@ -560,7 +556,7 @@ static sb_status categorical_by_name(sb_params *params, const sb_dataset *d) {
         free(name);
     }
     free(list);
-    if (st == SB_OK && (st = sb_params_set(params, "categorical_feature", out)) != SB_OK) lib_error(st);
+    if (st == SB_OK && (st = sb_params_set(params, "categorical_feature", out)) != SB_OK) lib_fail(st);
     return st;
 }
 
@@ -619,7 +615,7 @@ static int cmd_train(int argc, char **argv) {
     int32_t dist_rank = 0, dist_size = 0; /* distributed=mpi: this rank, and the ranks (0: one process) */
     char *own_data = NULL, *own_weight = NULL, *own_query = NULL; /* distributed_rows=given: {rank} replaced */
     sb_status st = sb_params_create(&params);
-    if (st != SB_OK) return lib_error(st);
+    if (st != SB_OK) return lib_fail(st);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1000,7 +996,7 @@ static int cmd_train(int argc, char **argv) {
     rc = 0;
     goto done;
 lib_fail:
-    rc = lib_error(st);
+    rc = lib_fail(st);
 done:
     /* distributed=mpi: an error here is this rank's; the job ends with it, by
      * name (printed above), rather than leave the other ranks waiting */
@@ -1144,7 +1140,7 @@ static int cmd_predict(int argc, char **argv) {
         st = sb_cli_write_values(out, pred, nrows, per, ',');
     }
     if (st == SB_OK) rc = 0;
-    else rc = lib_error(st);
+    else rc = lib_fail(st);
     free(pred);
     sb_dataset_free(d);
     sb_model_free(model);
@@ -1193,11 +1189,11 @@ static int cmd_digest(int argc, char **argv) {
     if (argc != 1) return usage_error("digest: expected one model file%s", "");
     sb_model *m = NULL;
     sb_status st = sb_model_load(argv[0], &m);
-    if (st != SB_OK) return lib_error(st);
+    if (st != SB_OK) return lib_fail(st);
     char hex[65];
     st = sb_model_digest(m, hex);
     sb_model_free(m);
-    if (st != SB_OK) return lib_error(st);
+    if (st != SB_OK) return lib_fail(st);
     printf("%s\n", hex);
     return 0;
 }
@@ -1236,7 +1232,7 @@ static int cmd_dump(int argc, char **argv) {
     if (st == SB_OK) st = write_text(out, text, need - 1);
     free(text);
     sb_model_free(m);
-    return st == SB_OK ? 0 : lib_error(st);
+    return st == SB_OK ? 0 : lib_fail(st);
 }
 
 /* samebits importance MODEL [--type split|gain] [--out FILE]: one
@@ -1304,7 +1300,7 @@ static int cmd_importance(int argc, char **argv) {
     free(json);
     free(v);
     sb_model_free(m);
-    return st == SB_OK ? 0 : lib_error(st);
+    return st == SB_OK ? 0 : lib_fail(st);
 }
 
 /* Print the usage's entry of one command (its lines from "  CMD" to the next

@@ -155,6 +155,26 @@ def empty(shape):
     return _typed_empty(Array, ctypes.c_float, shape)
 
 
+def widened(a):
+    """The float32 Array a widened exactly: a float64 numpy.ndarray of its shape
+    when NumPy is loaded, else its (nested) lists of Python floats."""
+    np = _numpy()
+    return np.asarray(a).astype(np.float64) if np is not None else a.tolist()
+
+
+def shaped(flat, shape):
+    """The float32 values of the Array flat in shape: a float64 numpy.ndarray when
+    NumPy is loaded (exact), else a samebits.Array of that shape."""
+    np = _numpy()
+    if np is not None:
+        return np.asarray(flat).astype(np.float64).reshape(shape)
+    if tuple(shape) == (len(flat),):
+        return flat
+    out = empty(tuple(shape))
+    memoryview(out).cast("B").cast("f")[:] = memoryview(flat).cast("B").cast("f")
+    return out
+
+
 class IndexArray(_Result):
     """An int32 result (indices) with the buffer protocol (format 'i', 1-D or 2-D,
     C order) and __array_interface__: numpy.asarray(a) is a zero-copy int32 view.
@@ -613,6 +633,18 @@ def values(y, what="y"):
             v = v[0]
         out.append(v)
     return out
+
+
+def row_weights(sample_weight, nrows):
+    """sample_weight as vector() gives it (values, pointer, count), or None
+    where it is None; a count other than the nrows rows of X is
+    InvalidInputError naming both."""
+    if sample_weight is None:
+        return None
+    w = vector(sample_weight, "sample_weight")
+    if w[2] != nrows:
+        raise InvalidInputError("X has %d rows but sample_weight has %d values" % (nrows, w[2]))
+    return w
 
 
 def vector(y, what="y"):

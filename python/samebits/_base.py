@@ -211,6 +211,40 @@ class FittedModel:
             self.feature_names_in_ = np.asarray(names, dtype=object) if np is not None else list(names)
         return info
 
+    def _open_own_model(self, path_or_bytes, family):
+        """The model file (or its bytes) opened, with its info, where it holds a
+        model of family (the family's number); another family's file is
+        InvalidInputError naming that family and this class: the first step of
+        every family's load_model."""
+        from .gbdt import _open_model, family_name
+        model = _open_model(path_or_bytes)
+        info = model.info()
+        if info["family"] != family:
+            raise InvalidInputError("the model file holds a %s model; a %s cannot hold it: load it with "
+                                    "samebits.load_model(...)" % (family_name(info["family"]), type(self).__name__))
+        return model, info
+
+    def _file_names_params(self, source):
+        """The feature names and the parameter text ({name: str}) the model file
+        source stores, read before every fitted attribute is dropped (a bad file
+        leaves the estimator as it was): the first step of a family's
+        _load_fitted."""
+        from ._model import feature_names_in_file, params_in_file
+        names = feature_names_in_file(source)
+        params = params_in_file(source)
+        self._drop_fitted()
+        return names, params
+
+    def _class_labels(self, out):
+        """A classifier's predicted labels from its model's class indices out (a
+        samebits.Array): classes_[i] for each, a NumPy array when classes_ is
+        one, else a list."""
+        classes = self.classes_
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(classes, np.ndarray):
+            return classes[np.asarray(out).astype(np.intp)]
+        return [classes[int(v)] for v in out.tolist()]
+
     def _predict_device(self):
         """Where predictions are computed: where the model was trained for device="cuda",
         "opencl" or "gpu" (the best GPU present, by the library's one parser), else the CPU.

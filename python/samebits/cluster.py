@@ -21,7 +21,7 @@ from . import _array
 from ._base import Estimator, FittedModel, with_n_jobs
 from ._model import PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import _open_model, _text, family_name
+from .gbdt import _text
 
 __all__ = ["KMeans", "DBSCAN", "AgglomerativeClustering"]
 
@@ -32,15 +32,7 @@ def _np():
     return sys.modules.get("numpy")
 
 
-def _out(flat, shape):
-    np = _np()
-    if np is not None:
-        return np.asarray(flat).astype(np.float64).reshape(shape)
-    if tuple(shape) == (len(flat),):
-        return flat
-    out = _array.empty(tuple(shape))
-    memoryview(out).cast("B").cast("f")[:] = memoryview(flat).cast("B").cast("f")
-    return out
+_out = _array.shaped  # float32 results in their shape (float64 with NumPy)
 
 
 def _labels(values):
@@ -68,13 +60,16 @@ class _Clusterer(FittedModel, Estimator):
         self._drop_fitted()
         self._set_fitted(model, names)
 
-    def _fit_rows(self, X, fit_fn):
-        """Fit the C family fit_fn (a name in _lib) on X's rows with this
-        estimator's parameters; nothing changes on error."""
+    def _fit_rows(self, X, fit_fn, sample_weight=None):
+        """Fit the C family fit_fn (a name in _lib) on X's rows, weighed by
+        sample_weight (n,) where given, with this estimator's parameters;
+        nothing changes on error."""
         from ._lib import lib
         m = _array.matrix(X, "X")
         pairs = self._c_params()
-        model = Model._fit(getattr(lib, fit_fn), pairs, dataset(m, view=True))
+        weight = _array.row_weights(sample_weight, m.nrows)
+        train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
+        model = Model._fit(getattr(lib, fit_fn), pairs, train)
         self._replace_fitted(model, m.names)
         return self
 
@@ -84,11 +79,7 @@ class _Clusterer(FittedModel, Estimator):
     def load_model(self, path_or_bytes):
         """Load a model file of this estimator's family (or its bytes); returns
         self. Another family's file is InvalidInputError naming both."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
-        if info["family"] != self._family:
-            raise InvalidInputError("the model file holds a %s model; a %s cannot hold it: load it with "
-                                    "samebits.load_model(...)" % (family_name(info["family"]), type(self).__name__))
+        model, _ = self._open_own_model(path_or_bytes, self._family)
         self._load_fitted(model, path_or_bytes)
         return self
 
@@ -176,11 +167,7 @@ class KMeans(_Clusterer):
         m = _array.matrix(X, "X")
         init = self._init_centers(m.ncols)
         pairs = self._c_params(init is not None)
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
+        weight = _array.row_weights(sample_weight, m.nrows)
         train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
         ptr = init.ptr if init is not None else None
         model = Model._fit(lib.sb_kmeans_fit, pairs, train, ptr)
@@ -303,18 +290,7 @@ class DBSCAN(_Clusterer):
     def fit(self, X, y=None, sample_weight=None):
         """Cluster X (n, d); y is ignored; sample_weight (n,) weighs the
         neighborhoods. On error nothing changes."""
-        from ._lib import lib
-        m = _array.matrix(X, "X")
-        pairs = self._c_params()
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
-        train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
-        model = Model._fit(lib.sb_dbscan_fit, pairs, train)
-        self._replace_fitted(model, m.names)
-        return self
+        return self._fit_rows(X, "sb_dbscan_fit", sample_weight)
 
     def _set_fitted(self, model, names):
         self._set_common(model, names)

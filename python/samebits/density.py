@@ -22,23 +22,18 @@ sums on that GPU (the same bits as the CPU's: docs/density.md); fit checks the
 device (an absent backend is refused by name) and sample stays on the host.
 """
 import math
-import sys
 import warnings
 
 from . import _array
 from ._base import Estimator, FittedModel, with_n_jobs
 from ._model import Model, dataset
-from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import _open_model, _text, family_name
+from .errors import InvalidArgumentError
+from .gbdt import _text
 
 __all__ = ["KernelDensity"]
 
 FAMILY_KDE = 10
 KERNELS = ("gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine")
-
-
-def _np():
-    return sys.modules.get("numpy")
 
 
 class KernelDensity(FittedModel, Estimator):
@@ -128,11 +123,7 @@ class KernelDensity(FittedModel, Estimator):
         from ._lib import lib
         m = _array.matrix(X, "X")
         pairs = self._c_params()
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
+        weight = _array.row_weights(sample_weight, m.nrows)
         train = dataset(m, weight=weight[1:] if weight is not None else None, view=True)
         model = Model._fit(lib.sb_kde_fit, pairs, train)
         self._drop_fitted()
@@ -160,10 +151,7 @@ class KernelDensity(FittedModel, Estimator):
         if need.value:
             check(lib.sb_model_score_samples_on(self._model._h.ptr, d.ptr, dev, _array.pointer(out), need.value,
                                                 ctypes.byref(need)))
-        np = _np()
-        if np is not None:
-            return np.asarray(out).astype(np.float64)
-        return [float(v) for v in out.tolist()]
+        return _array.widened(out)
 
     @with_n_jobs
     def score(self, X, y=None):
@@ -204,29 +192,19 @@ class KernelDensity(FittedModel, Estimator):
         check(lib.sb_model_sample(h, n, seed, None, 0, ctypes.byref(need)))
         out = _array.empty((n, self.n_features_in_))
         check(lib.sb_model_sample(h, n, seed, _array.pointer(out), need.value, ctypes.byref(need)))
-        np = _np()
-        if np is not None:
-            return np.asarray(out).astype(np.float64)
-        return [[float(v) for v in row] for row in out.tolist()]
+        return _array.widened(out)
 
     # ---- model file -----------------------------------------------------------------
     def load_model(self, path_or_bytes):
         """Load a kernel density model file (or its bytes); returns self. Another
         family's file is InvalidInputError naming it. kernel and bandwidth become
         the file's."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
-        if info["family"] != FAMILY_KDE:
-            raise InvalidInputError("the model file holds a %s model; a KernelDensity cannot hold it: load it with "
-                                    "samebits.load_model(...)" % family_name(info["family"]))
+        model, _ = self._open_own_model(path_or_bytes, FAMILY_KDE)
         self._load_fitted(model, path_or_bytes)
         return self
 
     def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file, params_in_file
-        names = feature_names_in_file(source)
-        params = params_in_file(source)
-        self._drop_fitted()
+        names, params = self._file_names_params(source)
         self.kernel = KERNELS[model.get_int("kernel")]
         bw = params.get("bandwidth")
         self.bandwidth = bw if bw in ("scott", "silverman") else float(model.get_array("bandwidth")[0])

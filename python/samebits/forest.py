@@ -651,9 +651,7 @@ def _isolation_weight(sample_weight, n):
     isolating needs two); the count of positive weights, the most rows a tree
     can draw. Anything else is refused by name before any work (the C fit
     refuses the same)."""
-    w = _array.vector(sample_weight, "sample_weight")
-    if w[2] != n:
-        raise InvalidInputError("X has %d rows but sample_weight has %d values" % (n, w[2]))
+    w = _array.row_weights(sample_weight, n)
     positive = 0
     for i in range(w[2]):
         v = float(w[0][i])

@@ -478,13 +478,9 @@ class GradientBoosting(FittedModel, Estimator):
             label = _array.vector(y, "y")
         if label[2] != m.nrows:
             raise InvalidInputError("X has %d rows but y has %d labels" % (m.nrows, label[2]))
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
-            if weight[2] and not any(weight[0][i] for i in range(weight[2])):
-                raise InvalidInputError("sample_weight is all zero: nothing to learn from")
+        weight = _array.row_weights(sample_weight, m.nrows)
+        if weight is not None and weight[2] and not any(weight[0][i] for i in range(weight[2])):
+            raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classify else None)
         if cat_feats:
             pairs.append(("categorical_feature", ",".join(str(j) for j in cat_feats)))
@@ -751,13 +747,7 @@ class GradientBoosting(FittedModel, Estimator):
             return self._predict_explained(X, raw_score, pred_leaf, pred_contrib)
         d = self._predict_data(X)
         out = self._model.predict(d, PREDICT_VALUE, 1, device=self._predict_device())
-        if not self._is_classifier():
-            return out
-        classes = self.classes_
-        if _is_numpy_array(classes):
-            np = sys.modules["numpy"]
-            return classes[np.asarray(out).astype(np.intp)]
-        return [classes[int(v)] for v in out.tolist()]
+        return self._class_labels(out) if self._is_classifier() else out
 
     @property
     def predict_proba(self):
@@ -911,26 +901,17 @@ class GradientBoosting(FittedModel, Estimator):
                    cls.__name__))
 
     # ---- pickle ------------------------------------------------------------------------
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        model = state.pop("_model", None)
-        state["_model_bytes"] = model.to_bytes() if model is not None else None
-        return state
-
     def __setstate__(self, state):
+        """FittedModel's (the model from its bytes), after the parameters an
+        older pickle lacks are given their defaults."""
         state = dict(state)
-        data = state.pop("_model_bytes", None)
         if "n_jobs" not in state:  # pickled before n_jobs existed
             state["n_jobs"] = None
             if state.get("max_features", "") is None and self._is_classifier() and hasattr(self, "_max_features_text"):
                 state["max_features"] = "sqrt"  # what None meant then for a forest classifier (the C default)
         for name, default in self._param_defaults().items():  # parameters added since it was pickled
             state.setdefault(name, default)
-        self.__dict__.update(state)
-        if data is not None:
-            self._model = Model.from_bytes(data)
-        else:
-            self._model = None
+        super().__setstate__(state)
 
 
 class GradientBoostingRegressor(GradientBoosting):

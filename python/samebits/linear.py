@@ -23,7 +23,7 @@ from . import _array
 from ._base import Estimator, FittedModel, accuracy, r2_score, warn_column_vector, with_n_jobs
 from ._model import PREDICT_PROBA, PREDICT_RAW, PREDICT_TRANSFORM, PREDICT_VALUE, Model, class_probabilities, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import GradientBoosting, _is_numpy_array, _open_model, _text, family_name
+from .gbdt import GradientBoosting, _open_model, _text, family_name
 
 __all__ = ["LinearRegression", "Ridge", "Lasso", "ElasticNet", "LogisticRegression", "PCA", "TruncatedSVD",
            "ConvergenceWarning"]
@@ -50,17 +50,7 @@ def _np():
     return sys.modules.get("numpy")
 
 
-def _out(flat, shape):
-    """The float32 values of the Array flat in shape: a float64 numpy.ndarray when
-    NumPy is loaded (exact), else a samebits.Array of that shape."""
-    np = _np()
-    if np is not None:
-        return np.asarray(flat).astype(np.float64).reshape(shape)
-    if tuple(shape) == (len(flat),):
-        return flat
-    out = _array.empty(tuple(shape))
-    memoryview(out).cast("B").cast("f")[:] = memoryview(flat).cast("B").cast("f")
-    return out
+_out = _array.shaped  # float32 results in their shape (float64 with NumPy)
 
 
 def _bool_text(name, value):
@@ -150,13 +140,9 @@ class _Linear(FittedModel, Estimator):
                 raise InvalidInputError("y has no targets (shape (%d, 0))" % targets.nrows)
         if label is not None and label[2] != m.nrows:
             raise InvalidInputError("X has %d rows but y has %d labels" % (m.nrows, label[2]))
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
-            if weight[2] and not any(weight[0][i] for i in range(weight[2])):
-                raise InvalidInputError("sample_weight is all zero: nothing to learn from")
+        weight = _array.row_weights(sample_weight, m.nrows)
+        if weight is not None and weight[2] and not any(weight[0][i] for i in range(weight[2])):
+            raise InvalidInputError("sample_weight is all zero: nothing to learn from")
         pairs = self._c_params(len(classes) if classes is not None else None)
         # the fit reads X in place (no copy); m holds it, and nothing changes it until the fit returns
         train = dataset(m, label=label[1:] if label is not None else None,
@@ -539,11 +525,7 @@ class LogisticRegression(_Linear):
         """The predicted labels (a NumPy array when classes_ is one, else a list)."""
         d = self._predict_data(X)
         out = self._model.predict(d, PREDICT_VALUE, 1, device=self._predict_device())
-        classes = self.classes_
-        if _is_numpy_array(classes):
-            np = sys.modules["numpy"]
-            return classes[np.asarray(out).astype(np.intp)]
-        return [classes[int(v)] for v in out.tolist()]
+        return self._class_labels(out)
 
     @with_n_jobs
     def predict_proba(self, X):

@@ -46,12 +46,6 @@ def _f32(text):
     return float(text)
 
 
-def _widen(out):
-    np = _np()
-    return np.asarray(out).astype(np.float64) if np is not None else [
-        [float(v) for v in row] for row in out.tolist()]
-
-
 class UMAP(FittedModel, Estimator):
     """UMAP (umap-learn's names): n_neighbors, n_components, metric, n_epochs,
     learning_rate, init, min_dist, spread, set_op_mix_ratio,
@@ -157,7 +151,7 @@ class UMAP(FittedModel, Estimator):
         need = ctypes.c_size_t(0)
         check(lib.sb_model_predict(self._model._h.ptr, d.ptr, 3, _array.pointer(out), nrows.value * nc,
                                    ctypes.byref(need)))
-        return _widen(out)
+        return _array.widened(out)
 
     # ---- model file -----------------------------------------------------------------
     def load_model(self, path_or_bytes):

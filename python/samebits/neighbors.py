@@ -33,7 +33,7 @@ from . import _array
 from ._base import Estimator, FittedModel, accuracy, r2_score, warn_column_vector, with_n_jobs
 from ._model import PREDICT_PROBA, PREDICT_VALUE, Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import GradientBoosting, _is_numpy_array, _open_model, _text, family_name
+from .gbdt import GradientBoosting, _text
 
 __all__ = ["NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor"]
 
@@ -279,11 +279,7 @@ class _Neighbors(FittedModel, Estimator):
         task; returns self. Another family's or task's file is InvalidInputError
         naming both. A classifier's classes_ are 0..K-1 (labels are not in the
         file); n_neighbors, radius, weights and metric become the file's."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
-        if info["family"] != FAMILY_KNN:
-            raise InvalidInputError("the model file holds a %s model; a %s cannot hold it: load it with "
-                                    "samebits.load_model(...)" % (family_name(info["family"]), type(self).__name__))
+        model, info = self._open_own_model(path_or_bytes, FAMILY_KNN)
         task = TASKS[info["knn_task"]] if 0 <= info["knn_task"] < len(TASKS) else str(info["knn_task"])
         if task != self._task:
             raise InvalidInputError("the model file holds a knn %s model (%s); a %s cannot hold it: load it with "
@@ -293,10 +289,7 @@ class _Neighbors(FittedModel, Estimator):
         return self
 
     def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file, params_in_file
-        names = feature_names_in_file(source)
-        params = params_in_file(source)
-        self._drop_fitted()
+        names, params = self._file_names_params(source)
         # the constructor parameters the file was fitted with (what its queries use)
         self.n_neighbors = int(model.get_int("n_neighbors"))
         if "radius" in params:
@@ -406,11 +399,7 @@ class KNeighborsClassifier(_Neighbors):
         """The predicted labels (a NumPy array when classes_ is one, else a list)."""
         d = self._predict_data(X)
         out = self._model.predict(d, PREDICT_VALUE, 1, device=self._predict_device())
-        classes = self.classes_
-        if _is_numpy_array(classes):
-            np = sys.modules["numpy"]
-            return classes[np.asarray(out).astype(np.intp)]
-        return [classes[int(v)] for v in out.tolist()]
+        return self._class_labels(out)
 
     @with_n_jobs
     def predict_proba(self, X):

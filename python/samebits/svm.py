@@ -29,7 +29,7 @@ from . import _array
 from ._base import Estimator, FittedModel, accuracy, r2_score, with_n_jobs
 from ._model import PREDICT_VALUE, Model, dataset
 from .errors import InvalidArgumentError, InvalidInputError
-from .gbdt import GradientBoosting, _open_model, _text, family_name
+from .gbdt import GradientBoosting, _text
 
 __all__ = ["SVC", "SVR"]
 
@@ -164,14 +164,10 @@ class _BaseSVM(FittedModel, Estimator):
         if label[2] != m.nrows:
             raise InvalidInputError("Found input variables with inconsistent numbers of samples: X has %d rows "
                                     "but y has %d values" % (m.nrows, label[2]))
-        weight = None
-        if sample_weight is not None:
-            weight = _array.vector(sample_weight, "sample_weight")
-            if weight[2] != m.nrows:
-                raise InvalidInputError("X has %d rows but sample_weight has %d values" % (m.nrows, weight[2]))
-            if not any(weight[0][i] > 0 for i in range(weight[2])):
-                raise InvalidInputError("Invalid input - all samples have zero or negative weights (sample_weight "
-                                        "is all zero)")
+        weight = _array.row_weights(sample_weight, m.nrows)
+        if weight is not None and not any(weight[0][i] > 0 for i in range(weight[2])):
+            raise InvalidInputError("Invalid input - all samples have zero or negative weights (sample_weight "
+                                    "is all zero)")
         train = dataset(m, label=label[1:], weight=weight[1:] if weight is not None else None, view=True)
         model = Model._fit(lib.sb_svm_fit, pairs, train)
         self._drop_fitted()
@@ -243,22 +239,17 @@ class _BaseSVM(FittedModel, Estimator):
         kind; returns self. Another family's or kind's file is InvalidInputError
         naming it. The kernel parameters become the file's; a classifier's
         classes_ are 0..K-1 (labels are not in the file)."""
-        model = _open_model(path_or_bytes)
-        info = model.info()
+        model, _ = self._open_own_model(path_or_bytes, FAMILY_SVM)
         want = 0 if self._kind == "svc" else 1
-        if info["family"] != FAMILY_SVM or model.get_int("kind") != want:
-            what = family_name(info["family"]) if info["family"] != FAMILY_SVM else \
-                ("svm SVR" if want == 0 else "svm SVC")
+        if model.get_int("kind") != want:
             raise InvalidInputError("the model file holds a %s model; a %s cannot hold it: load it with "
-                                    "samebits.load_model(...)" % (what, type(self).__name__))
+                                    "samebits.load_model(...)" % ("svm SVR" if want == 0 else "svm SVC",
+                                                                  type(self).__name__))
         self._load_fitted(model, path_or_bytes)
         return self
 
     def _load_fitted(self, model, source):
-        from ._model import feature_names_in_file, params_in_file
-        names = feature_names_in_file(source)
-        params = params_in_file(source)
-        self._drop_fitted()
+        names, params = self._file_names_params(source)
         self.kernel = KERNELS[model.get_int("kernel")]
         self.degree = int(model.get_int("degree"))
         g = params.get("gamma", "scale")

@@ -394,6 +394,19 @@ static int all_finite(const float *v, size_t n) {
     return 1;
 }
 
+/* What the models of rows of features check alike, in this order: the
+ * numeric mode label (0..2), then the feature count (at most MF_MAX_FEATURES:
+ * more is SB_ERR_LIMIT; at least 1). */
+static sb_status check_mode_features(const sb_model *m, sb_status bad, const char *who) {
+    if (m->numeric_mode < 0 || m->numeric_mode > 2)
+        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
+    if (m->num_features > MF_MAX_FEATURES)
+        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
+                       MF_MAX_FEATURES);
+    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    return SB_OK;
+}
+
 /* A linear model: its kind and shape, finite arrays, no trees. */
 static sb_status check_linear(const sb_model *m, sb_status bad, const char *who) {
     const sb_linear *l = m->linear;
@@ -445,12 +458,8 @@ static sb_status check_knn(const sb_model *m, sb_status bad, const char *who) {
     const sb_knn *k = m->knn;
     if (!k || !k->x) return sb_fail(bad, "%s: a knn model without its rows", who);
     if (m->ntrees != 0 || m->trees || m->linear || m->kmeans) return sb_fail(bad, "%s: a knn model has only its rows", who);
-    if (m->numeric_mode < 0 || m->numeric_mode > 2)
-        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
-    if (m->num_features > MF_MAX_FEATURES)
-        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
-                       MF_MAX_FEATURES);
-    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    sb_status st = check_mode_features(m, bad, who);
+    if (st != SB_OK) return st;
     if (k->n < 1) return sb_fail(bad, "%s: %lld training rows", who, (long long)k->n);
     if ((uint64_t)k->n > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + 1))
         return sb_fail(SB_ERR_LIMIT, "%s: %lld x %d training rows exceed the file limit", who, (long long)k->n,
@@ -484,12 +493,8 @@ static sb_status check_svm(const sb_model *m, sb_status bad, const char *who) {
     if (!s || !s->sv) return sb_fail(bad, "%s: an svm model without its vectors", who);
     if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral || m->kde)
         return sb_fail(bad, "%s: an svm model has only its vectors and coefficients", who);
-    if (m->numeric_mode < 0 || m->numeric_mode > 2)
-        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
-    if (m->num_features > MF_MAX_FEATURES)
-        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
-                       MF_MAX_FEATURES);
-    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    sb_status st = check_mode_features(m, bad, who);
+    if (st != SB_OK) return st;
     if ((s->kind != SB_SVM_SVC && s->kind != SB_SVM_SVR) || s->kernel < 0 || s->kernel >= SB_SVM_KERNEL_COUNT_ ||
         s->degree < 0 || s->degree > 64 || (s->converged != 0 && s->converged != 1) ||
         (s->kind == SB_SVM_SVC ? s->nclass < 2 || s->nclass > 1000 : s->nclass != 1) || m->num_class != s->nclass)
@@ -531,12 +536,8 @@ static sb_status check_kde(const sb_model *m, sb_status bad, const char *who) {
     if (!k || !k->x) return sb_fail(bad, "%s: a kde model without its rows", who);
     if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral)
         return sb_fail(bad, "%s: a kde model has only its rows and weights", who);
-    if (m->numeric_mode < 0 || m->numeric_mode > 2)
-        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
-    if (m->num_features > MF_MAX_FEATURES)
-        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
-                       MF_MAX_FEATURES);
-    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    sb_status st = check_mode_features(m, bad, who);
+    if (st != SB_OK) return st;
     if (k->n < 1 || k->n > (int64_t)UINT32_MAX) return sb_fail(bad, "%s: %lld training rows", who, (long long)k->n);
     if ((uint64_t)k->n > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + 1))
         return sb_fail(SB_ERR_LIMIT, "%s: %lld x %d training rows exceed the file limit", who, (long long)k->n,
@@ -565,12 +566,8 @@ static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who)
     if (!b || !b->labels || !b->core || !b->components) return sb_fail(bad, "%s: a dbscan model without its labels", who);
     if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn)
         return sb_fail(bad, "%s: a dbscan model has only its labels and core rows", who);
-    if (m->numeric_mode < 0 || m->numeric_mode > 2)
-        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
-    if (m->num_features > MF_MAX_FEATURES)
-        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
-                       MF_MAX_FEATURES);
-    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    sb_status st = check_mode_features(m, bad, who);
+    if (st != SB_OK) return st;
     if (b->n < 1 || b->ncore < 0 || b->ncore > b->n || (uint64_t)b->n > MF_MAX_FILE / 4 ||
         (uint64_t)b->ncore > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + 2))
         return sb_fail(b->n < 1 || b->ncore < 0 || b->ncore > b->n ? bad : SB_ERR_LIMIT, "%s: %lld rows, %lld core rows",
@@ -795,13 +792,8 @@ static sb_status check_kmeans(const sb_model *m, sb_status bad, const char *who)
     const sb_kmeans *c = m->kmeans;
     if (!c || !c->centers) return sb_fail(bad, "%s: a kmeans model without its centers", who);
     if (m->ntrees != 0 || m->trees || m->linear) return sb_fail(bad, "%s: a kmeans model has only its centers", who);
-    if (m->numeric_mode < 0 || m->numeric_mode > 2)
-        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
-    if (m->num_features > MF_MAX_FEATURES)
-        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
-                       MF_MAX_FEATURES);
-    if (m->num_features < 1)
-        return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    sb_status st = check_mode_features(m, bad, who);
+    if (st != SB_OK) return st;
     if (c->k > MF_MAX_CLUSTERS) return sb_fail(SB_ERR_LIMIT, "%s: %d clusters exceed the limit of %d", who, (int)c->k, MF_MAX_CLUSTERS);
     if (c->k < 1) return sb_fail(bad, "%s: %d clusters", who, (int)c->k);
     if ((uint64_t)c->k * (uint64_t)m->num_features > (MF_MAX_FILE / 4))
@@ -2180,6 +2172,38 @@ static sb_status read_series_f64s(reader *r, double *const *dst, const uint64_t 
     return SB_OK;
 }
 
+/* A series batch's count ns (ARIMA, exponential smoothing): at least one,
+ * and no more than the bytes left hold when each series takes at least least
+ * bytes (so nothing is allocated for series the file cannot hold). */
+static sb_status check_series_count(const reader *r, uint64_t ns, uint64_t least) {
+    if (ns < 1 || ns > (uint64_t)(r->end - r->pos) / least)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %llu series in %zu bytes", (unsigned long long)ns, r->end - r->pos);
+    return SB_OK;
+}
+
+/* Series i's head in a series batch: its length *n (at least min_n, at most
+ * INT32_MAX, with the bytes left holding its nc i32 counts and words0 + 2 n
+ * f64 values: the fitted values and residuals are the 2 n) and the counts
+ * into c. */
+static sb_status read_series_head(reader *r, uint64_t i, uint64_t min_n, uint64_t words0, int32_t *c, int nc,
+                                  uint64_t *n) {
+    sb_status st = read_u64(r, "a series' length", n);
+    if (st != SB_OK) return st;
+    if (*n < min_n || *n > INT32_MAX || 4 * (uint64_t)nc + 8 * (words0 + 2 * *n) > (uint64_t)(r->end - r->pos))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": series %llu of %llu values in %zu bytes", (unsigned long long)i,
+                       (unsigned long long)*n, r->end - r->pos);
+    for (int j = 0; j < nc; j++)
+        if ((st = read_i32(r, "a series' counts", &c[j])) != SB_OK) return st;
+    return SB_OK;
+}
+
+/* A series batch's end: no byte after the last series. */
+static sb_status series_payload_end(const reader *r) {
+    return (uint64_t)(r->end - r->pos) == 0
+               ? SB_OK
+               : sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes after the last series", r->end - r->pos);
+}
+
 /* The ARIMA payload (docs/model-format.md, "ARIM"): the specification
  * checked as the parser checks it, every count against the bytes left before
  * anything sized by it is allocated; the model check (check_arima) follows. */
@@ -2204,9 +2228,7 @@ static sb_status parse_arima_payload(reader *r, sb_model *m) {
     }
     const uint64_t ns = get_u64(r->p + r->pos);
     r->pos += 8;
-    const uint64_t least = 8 + 12 + 8 * arima_series_words(&sp, 0);
-    if (ns < 1 || ns > (uint64_t)(r->end - r->pos) / least)
-        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %llu series in %zu bytes", (unsigned long long)ns, r->end - r->pos);
+    if ((st = check_series_count(r, ns, 8 + 12 + 8 * arima_series_words(&sp, 0))) != SB_OK) return st;
     sb_arima *e = sb_calloc(1, sizeof *e);
     if (e) e->fits = sb_calloc((size_t)ns, sizeof(arima_fit));
     if (!e || !e->fits) {
@@ -2221,14 +2243,9 @@ static sb_status parse_arima_payload(reader *r, sb_model *m) {
     for (uint64_t i = 0; i < ns; i++) {
         arima_fit *f = &e->fits[i];
         uint64_t n;
-        if ((st = read_u64(r, "a series' length", &n)) != SB_OK) return st;
-        if (n < (uint64_t)L + 2 || n > INT32_MAX || 12 + 8 * arima_series_words(&sp, n) > (uint64_t)(r->end - r->pos))
-            return sb_fail(SB_ERR_INVALID_INPUT, WHO ": series %llu of %llu values in %zu bytes", (unsigned long long)i,
-                           (unsigned long long)n, r->end - r->pos);
-        f->n = (int64_t)n, f->nobs = (int64_t)n - L;
         int32_t c[3];
-        for (int j = 0; j < 3; j++)
-            if ((st = read_i32(r, "a series' counts", &c[j])) != SB_OK) return st;
+        if ((st = read_series_head(r, i, (uint64_t)L + 2, arima_series_words(&sp, 0), c, 3, &n)) != SB_OK) return st;
+        f->n = (int64_t)n, f->nobs = (int64_t)n - L;
         f->nfev = c[0], f->nit = c[1], f->converged = c[2];
         f->fitted = sb_malloc(sizeof(double) * (size_t)n);
         f->resid = sb_malloc(sizeof(double) * (size_t)n);
@@ -2243,9 +2260,7 @@ static sb_status parse_arima_payload(reader *r, sb_model *m) {
         if ((st = read_series_f64s(r, dst, cnt, 7, i)) != SB_OK) return st;
         f->llf = crit[0], f->aic = crit[1], f->aicc = crit[2], f->bic = crit[3];
     }
-    return (uint64_t)(r->end - r->pos) == 0
-               ? SB_OK
-               : sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes after the last series", r->end - r->pos);
+    return series_payload_end(r);
 }
 
 /* The exponential smoothing payload (docs/model-format.md, "ETSM"): every
@@ -2262,9 +2277,8 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
     if (f4[2] < ETS_NONE || f4[2] > ETS_MUL || f4[3] < 1 || f4[3] > SB_ETS_MAX_PERIOD)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": exponential smoothing of season %d, period %d", (int)f4[2], (int)f4[3]);
     const ets_spec sp = {f4[0], f4[1], f4[2], f4[3], {0, 0, 0, 0}, 0};
-    const uint64_t w = ets_state_count(&sp), least = 8 + 16 + 8 * (4 + 2 * w + 4 + 4);
-    if (ns < 1 || ns > (uint64_t)(r->end - r->pos) / least)
-        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": %llu series in %zu bytes", (unsigned long long)ns, r->end - r->pos);
+    const uint64_t w = ets_state_count(&sp);
+    if ((st = check_series_count(r, ns, 8 + 16 + 8 * (4 + 2 * w + 4 + 4))) != SB_OK) return st;
     sb_ets *e = sb_calloc(1, sizeof *e);
     if (e) e->fits = sb_calloc((size_t)ns, sizeof(ets_fit));
     if (!e || !e->fits) {
@@ -2278,14 +2292,9 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
     for (uint64_t i = 0; i < ns; i++) {
         ets_fit *f = &e->fits[i];
         uint64_t n;
-        if ((st = read_u64(r, "a series' length", &n)) != SB_OK) return st;
-        if (n < 2 || n > INT32_MAX || 16 + 8 * (4 + 2 * w + 4 + 2 * n) > (uint64_t)(r->end - r->pos))
-            return sb_fail(SB_ERR_INVALID_INPUT, WHO ": series %llu of %llu values in %zu bytes", (unsigned long long)i,
-                           (unsigned long long)n, r->end - r->pos);
-        f->n = (int64_t)n;
         int32_t c[4];
-        for (int j = 0; j < 4; j++)
-            if ((st = read_i32(r, "a series' counts", &c[j])) != SB_OK) return st;
+        if ((st = read_series_head(r, i, 2, 4 + 2 * w + 4, c, 4, &n)) != SB_OK) return st;
+        f->n = (int64_t)n;
         f->k = c[0], f->nfev = c[1], f->nit = c[2], f->converged = c[3];
         f->init = sb_malloc(sizeof(double) * (size_t)(2 + sp.m));
         f->last = sb_malloc(sizeof(double) * (size_t)(2 + sp.m));
@@ -2300,9 +2309,7 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
         f->sse = crit[0], f->aic = crit[1], f->aicc = crit[2], f->bic = crit[3];
         if (!sp.seasonal) f->init[2] = f->last[2] = 0.0; /* the unused slot of a period of 1 */
     }
-    return (uint64_t)(r->end - r->pos) == 0
-               ? SB_OK
-               : sb_fail(SB_ERR_INVALID_INPUT, WHO ": %zu bytes after the last series", r->end - r->pos);
+    return series_payload_end(r);
 }
 
 /* One f64 of the gaussian process payload (one NaN spelling). */
