@@ -1068,7 +1068,7 @@ static int cmd_predict(int argc, char **argv) {
         /* a gaussian process model predicts float64 rows (cli/gp_cli.c); any other file goes on below */
         sb_gp *g = NULL;
         const sb_status gst = sb_gp_load(model_path, &g);
-        if (gst == SB_ERR_OUT_OF_MEMORY) return lib_error(gst); /* not "another family": no memory to tell */
+        if (gst == SB_ERR_OUT_OF_MEMORY) return lib_fail(gst); /* not "another family": no memory to tell */
         if (gst == SB_OK) {
             int grc;
             if (kind != SB_PREDICT_VALUE || outputs || format || (device && strcmp(device, "cpu")))
@@ -1085,7 +1085,7 @@ static int cmd_predict(int argc, char **argv) {
         /* an mlp model predicts float32 rows from a CSV (cli/mlp_cli.c) */
         sb_mlp *net = NULL;
         const sb_status mst = sb_mlp_load(model_path, &net);
-        if (mst == SB_ERR_OUT_OF_MEMORY) return lib_error(mst); /* not "another family": no memory to tell */
+        if (mst == SB_ERR_OUT_OF_MEMORY) return lib_fail(mst); /* not "another family": no memory to tell */
         if (mst == SB_OK) {
             int mrc;
             if ((kind != SB_PREDICT_VALUE && kind != SB_PREDICT_PROBA) || with_std || format ||
@@ -1178,7 +1178,7 @@ static int cmd_transform(int argc, char **argv) {
     if (st == SB_OK) st = sb_model_predict(model, d, SB_PREDICT_TRANSFORM, v, need, NULL);
     if (st == SB_OK) sb_dataset_shape(d, &nrows, NULL);
     if (st == SB_OK) st = sb_cli_write_values(out, v, nrows, nrows ? (int64_t)need / nrows : 1, ',');
-    const int rc = st == SB_OK ? 0 : lib_error(st);
+    const int rc = st == SB_OK ? 0 : lib_fail(st);
     free(v);
     sb_dataset_free(d);
     sb_model_free(model);
