@@ -806,6 +806,9 @@ static int json_u64(const char *line, const char *key, uint64_t *out) {
     return end == p + strlen(pat) ? -1 : 0;
 }
 
+/* The most files a bundle's manifest may list: the export's own cap. */
+#define BUNDLE_FILES_MAX 8192
+
 typedef struct bfile {
     char fixture[128], role[64], name[64], path[1024], sha[65];
     sb_dtype dtype;
@@ -970,7 +973,7 @@ static int validate_bundle(const char *dir, int dirfd, const char *fixture, cons
                 mr > 0 ? "larger than its 16 MiB limit" : why);
         return EXIT_ERROR;
     }
-    static bfile files[1024];
+    static bfile files[BUNDLE_FILES_MAX]; /* as many as an export may make (46 fixtures: about 1,100) */
     int nf = 0, bad = 0, nfix = 0;
     char line[4096], profile[64] = "";
     uint64_t version = 0;
@@ -996,7 +999,11 @@ static int validate_bundle(const char *dir, int dirfd, const char *fixture, cons
             nfix++;
             continue;
         }
-        if (nf == 1024 || json_str(line, "name", f.name, sizeof f.name) ||
+        if (nf == BUNDLE_FILES_MAX) {
+            bad_bundle(&bad, "more files in the manifest than a bundle may hold (8,192)", f.fixture);
+            continue;
+        }
+        if (json_str(line, "name", f.name, sizeof f.name) ||
             json_str(line, "path", f.path, sizeof f.path) || json_str(line, "dtype", dt, sizeof dt) ||
             dtype_parse(dt, &f.dtype) || json_u64(line, "count", &f.count) ||
             json_str(line, "sha256", f.sha, sizeof f.sha) || strstr(f.path, "..") || f.path[0] == '/') {
