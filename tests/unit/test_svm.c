@@ -310,3 +310,48 @@ SB_TEST(test_svm_devices_give_the_cpu_bits) {
     }
     free(x), free(q), free(y2), free(y3), free(z), free(w);
 }
+
+/* The working set's passes in chunks (threads over chunks, winners compared
+ * in chunk order) choose what one pass over every variable in order chooses:
+ * chunks of 7, 1000 and every variable at once, at 1 and 3 threads, give the
+ * same model bytes (SVR: 2 n variables; SVC with probability: its folds);
+ * the second half of the rows repeats the first, so that equal values meet
+ * across chunks and the tie rule is exercised. */
+SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
+    const int64_t n = 700;
+    const int32_t d = 3;
+    float *x = sb_test_rows(n, d, 31), *y = malloc(sizeof(float) * (size_t)n), *z = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        if (i >= n / 2) memcpy(x + i * d, x + (i - n / 2) * d, sizeof(float) * (size_t)d); /* exact ties across chunks */
+        y[i] = (float)(x[i * d] - x[i * d + 2] > 0.2f);
+        z[i] = x[i * d] * 0.5f - x[i * d + 1] + 0.0625f * (float)(i % 4 == 0);
+    }
+    static const char *const params[] = {"model=svr,kernel=rbf,epsilon=0.02", "model=svc,kernel=rbf,C=3",
+                                         "model=svc,kernel=poly,degree=2,probability=true"};
+    const int64_t grains[] = {1 << 30, 7, 1000};
+    for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
+        uint8_t *ref = NULL;
+        size_t lref = 0;
+        for (size_t g = 0; g < 3; g++)
+            for (int th = 1; th <= 3; th += 2) {
+                sb_svm_sel_grain_for_tests(grains[g]);
+                SB_CHECK(sb_set_num_threads(th) == SB_OK);
+                sb_model *m = NULL;
+                SB_CHECK(fit(x, strstr(params[k], "svr") ? z : y, n, d, params[k], &m) == SB_OK);
+                size_t l = 0;
+                SB_CHECK(sb_model_to_bytes(m, NULL, 0, &l) == SB_OK);
+                uint8_t *b = malloc(l);
+                SB_CHECK(sb_model_to_bytes(m, b, l, &l) == SB_OK);
+                if (!ref) ref = b, lref = l;
+                else {
+                    SB_CHECK(l == lref && memcmp(b, ref, l) == 0);
+                    free(b);
+                }
+                sb_model_free(m);
+            }
+        free(ref);
+    }
+    sb_svm_sel_grain_for_tests(0);
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    free(x), free(y), free(z);
+}

@@ -50,6 +50,7 @@
 
 #define SV_TAU 1e-12
 #define SV_ROW_GRAIN 512 /* kernel row entries of a task */
+#define SV_SEL_GRAIN 8192 /* variables of a selection or gradient task (a schedule input: see sv_pick) */
 #define SV_MAX_CLASSES 1000
 #define SV_CV_FOLDS 5               /* libsvm's internal cross-validation for Platt scaling */
 #define SV_CV_PURPOSE 0x53564356u   /* "SVCV": the split's Philox purpose */
@@ -380,6 +381,82 @@ static inline int sv_low(const sv_prob *pr, int64_t t) {
     return pr->y[t] > 0 ? pr->alpha[t] > 0.0 : pr->alpha[t] < pr->C[t];
 }
 
+/* The working set's two passes in chunks of SV_SEL_GRAIN variables, each
+ * chunk's winner kept, then the chunks' winners compared in chunk order by
+ * the same comparison (SV_MORE / SV_LESS): a later chunk wins only where a
+ * sequential pass would have moved to it, so the index chosen is the one the
+ * pass over every variable in order chooses, at any thread count (and the
+ * minimum gmin is exact in any order). The chunks are a function of l only. */
+static int64_t g_sel_grain = SV_SEL_GRAIN; /* sb_svm_sel_grain_for_tests */
+void sb_svm_sel_grain_for_tests(int64_t grain) { g_sel_grain = grain > 0 ? grain : SV_SEL_GRAIN; }
+
+typedef struct sv_seljob {
+    sv_prob *pr;
+    const float *Ki, *Kj;
+    double Kii, gmax, di, dj;
+    int8_t yi, yj;
+    double *cv, *cg; /* per chunk: the winner's value, (pass j) the chunk's gmin */
+    int64_t *ci;     /* per chunk: the winner's index, -1 none */
+} sv_seljob;
+
+/* Pass j over chunk t: the smallest -y G over I_low (gmin) and the first
+ * argmin of -b^2 / a among those with b = gmax - v > 0. */
+static void sv_selj_task(void *ctx, int64_t t) {
+    const sv_seljob *jb = ctx;
+    const sv_prob *pr = jb->pr;
+    const int64_t nk = pr->nk;
+    int64_t b0, e0;
+    sb_chunk_range(pr->l, g_sel_grain, t, &b0, &e0);
+    double gmin = INFINITY, best = INFINITY;
+    int64_t j = -1;
+    for (int64_t u = b0; u < e0; u++) {
+        if (!sv_low(pr, u)) continue;
+        const double v = pr->y[u] > 0 ? -pr->G[u] : pr->G[u];
+        if (v < gmin) gmin = v;
+        const double b = jb->gmax - v;
+        if (b > 0.0) {
+            const int64_t pt = u < nk ? u : u - nk;
+            double a = jb->Kii + (double)pr->diag[pt] - 2.0 * (double)jb->Ki[pt];
+            if (!(a > 0.0)) a = SV_TAU;
+            const double o = -(b * b) / a;
+            if (SV_LESS(o, best)) best = o, j = u;
+        }
+    }
+    jb->cg[t] = gmin, jb->cv[t] = best, jb->ci[t] = j;
+}
+
+/* The gradient's update over chunk t (G_u += Q_ui di + Q_uj dj, i's term
+ * first) and the chunk's first argmax of -y G over I_up. */
+static void sv_grad_task(void *ctx, int64_t t) {
+    const sv_seljob *jb = ctx;
+    sv_prob *pr = jb->pr;
+    const int64_t nk = pr->nk;
+    int64_t b0, e0;
+    sb_chunk_range(pr->l, g_sel_grain, t, &b0, &e0);
+    double gmax = -INFINITY;
+    int64_t i = -1;
+    for (int64_t u = b0; u < e0; u++) {
+        const int64_t pt = u < nk ? u : u - nk;
+        const double a = (double)jb->Ki[pt] * jb->di, w = (double)jb->Kj[pt] * jb->dj;
+        double g = pr->G[u];
+        g = pr->y[u] == jb->yi ? g + a : g - a;
+        g = pr->y[u] == jb->yj ? g + w : g - w;
+        pr->G[u] = g;
+        if (!sv_up(pr, u)) continue;
+        const double v = pr->y[u] > 0 ? -g : g;
+        if (SV_MORE(v, gmax)) gmax = v, i = u;
+    }
+    jb->cv[t] = gmax, jb->ci[t] = i;
+}
+
+/* Run task over the n chunks (threads where pr->parallel), the winners in
+ * jb's per-chunk arrays. */
+static void sv_chunks(sv_prob *pr, int64_t n, sb_task_fn task, sv_seljob *jb) {
+    if (pr->parallel && n > 1) sb_parallel_for(n, task, jb);
+    else
+        for (int64_t t = 0; t < n; t++) task(jb, t);
+}
+
 /* Solve pr from alpha = 0 (the header's rules); SB_OK, or out of memory. */
 static sb_status sv_solve(sv_prob *pr) {
     const int64_t l = pr->l, nk = pr->nk;
@@ -393,8 +470,14 @@ static sb_status sv_solve(sv_prob *pr) {
     c->prev = sb_malloc(sizeof(int64_t) * (size_t)nk);
     c->next = sb_malloc(sizeof(int64_t) * (size_t)nk);
     pr->diag = sb_malloc(sizeof(float) * (size_t)nk);
+    const int64_t nch = sb_chunk_count(l, g_sel_grain);
+    double *chv = sb_malloc(sizeof(double) * 2 * (size_t)(nch > 0 ? nch : 1));
+    int64_t *chi = sb_malloc(sizeof(int64_t) * (size_t)(nch > 0 ? nch : 1));
+    sv_seljob sj;
+    memset(&sj, 0, sizeof sj);
+    sj.pr = pr, sj.cv = chv, sj.cg = chv ? chv + (nch > 0 ? nch : 1) : NULL, sj.ci = chi;
     sb_status st = SB_OK;
-    if (!c->row || !c->prev || !c->next || !pr->diag) {
+    if (!c->row || !c->prev || !c->next || !pr->diag || !chv || !chi) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld kernel points",
                      (long long)nk);
         goto done;
@@ -426,18 +509,11 @@ static sb_status sv_solve(sv_prob *pr) {
         const double Kii = (double)pr->diag[pi];
         double gmin = INFINITY, best = INFINITY;
         int64_t j = -1;
-        for (int64_t t = 0; t < l; t++) {
-            if (!sv_low(pr, t)) continue;
-            const double v = pr->y[t] > 0 ? -pr->G[t] : pr->G[t];
-            if (v < gmin) gmin = v;
-            const double b = gmax - v;
-            if (b > 0.0) {
-                const int64_t pt = t < nk ? t : t - nk;
-                double a = Kii + (double)pr->diag[pt] - 2.0 * (double)Ki[pt];
-                if (!(a > 0.0)) a = SV_TAU;
-                const double o = -(b * b) / a;
-                if (SV_LESS(o, best)) best = o, j = t;
-            }
+        sj.Ki = Ki, sj.Kii = Kii, sj.gmax = gmax;
+        sv_chunks(pr, nch, sv_selj_task, &sj);
+        for (int64_t t = 0; t < nch; t++) { /* in chunk order: the sequential pass's choice */
+            if (sj.cg[t] < gmin) gmin = sj.cg[t];
+            if (sj.ci[t] >= 0 && SV_LESS(sj.cv[t], best)) best = sj.cv[t], j = sj.ci[t];
         }
         if (gmax - gmin < pr->tol || j < 0) break;
         if (pr->max_iter >= 0 && pr->n_iter >= pr->max_iter) {
@@ -478,19 +554,11 @@ static sb_status sv_solve(sv_prob *pr) {
         const double di = ni - ai, dj = nj - aj;
         pr->alpha[i] = ni, pr->alpha[j] = nj;
         /* G_t += Q_ti di + Q_tj dj, t in index order, i's term first */
-        const int8_t yi = pr->y[i], yj = pr->y[j];
+        sj.Ki = Ki, sj.Kj = Kj, sj.di = di, sj.dj = dj, sj.yi = pr->y[i], sj.yj = pr->y[j];
         gmax = -INFINITY, i = -1;
-        for (int64_t t = 0; t < l; t++) {
-            const int64_t pt = t < nk ? t : t - nk;
-            const double u = (double)Ki[pt] * di, w = (double)Kj[pt] * dj;
-            double g = pr->G[t];
-            g = pr->y[t] == yi ? g + u : g - u;
-            g = pr->y[t] == yj ? g + w : g - w;
-            pr->G[t] = g;
-            if (!sv_up(pr, t)) continue;
-            const double v = pr->y[t] > 0 ? -g : g;
-            if (SV_MORE(v, gmax)) gmax = v, i = t;
-        }
+        sv_chunks(pr, nch, sv_grad_task, &sj);
+        for (int64_t t = 0; t < nch; t++) /* in chunk order: the sequential pass's choice */
+            if (sj.ci[t] >= 0 && SV_MORE(sj.cv[t], gmax)) gmax = sj.cv[t], i = sj.ci[t];
     }
     /* rho: the mean of y G over the free variables, else the middle of its bounds */
     {
@@ -508,6 +576,7 @@ static sb_status sv_solve(sv_prob *pr) {
                                                     : isfinite(ub) ? ub : isfinite(lb) ? lb : 0.0;
     }
 done:
+    sb_free(chv), sb_free(chi);
     sv_cache_free(c);
     sb_free(pr->diag);
     pr->diag = NULL;

@@ -35,4 +35,8 @@ sb_status sb_svm_decision_f64(const sb_model *m, const sb_table *q, int32_t devi
 /* The number of decision values a row: 1, or the pairs of a multiclass svc. */
 int64_t sb_svm_decision_width(const sb_model *m);
 
+/* Test hook: the working set's chunk of variables (0: the default), so that
+ * tests can compare chunkings with the pass over every variable in order. */
+void sb_svm_sel_grain_for_tests(int64_t grain);
+
 #endif
