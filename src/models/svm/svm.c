@@ -1033,8 +1033,8 @@ sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *
     }
     if (st == SB_OK && p.kind == SB_SVM_SVC) {
         sv_pairjob jb = {&k, t->x, t->label, t->weight, cw, order, start, nclass, p.C, p.tol, p.cache_mb,
-                         p.max_iter, alpha, rho, n_iter, conv, pst, npairs == 1, p.probability, p.random_state,
-                         cvdec, probA, probB, dv};
+                         p.max_iter, alpha, rho, n_iter, conv, pst, npairs == 1 || dv, p.probability,
+                         p.random_state, cvdec, probA, probB, dv}; /* one pair at a time: its passes over the threads */
         if (npairs == 1 || dv)
             for (int64_t q = 0; q < npairs; q++) sv_pair_task(&jb, q);
         else sb_parallel_for(npairs, sv_pair_task, &jb);
