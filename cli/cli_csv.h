@@ -3,6 +3,7 @@
  * quoted, empty or non-numeric field is refused by name with its line. */
 #ifndef SB_CLI_CSV_H
 #define SB_CLI_CSV_H
+#include "samebits.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,6 +24,14 @@ void csv_free(csv *c);
  * after naming the problem (a missing column, no feature or no row, memory)
  * with *X and *y NULL. data names the file in the messages. */
 int csv_split_label(const csv *c, const char *data, const char *label, int f32, void **X, void **y, int64_t *d);
+
+/* The train command's arguments shared by the table families: --model
+ * (skipped), --data, --out, --label, --card, --threads and key=value
+ * parameters into params; --kernel too where kernel is not NULL. 0, or the
+ * CLI's error status after naming the problem (params freed then); usage is
+ * the command's usage line, model its name, for the messages. */
+int cli_train_args(int argc, char **argv, sb_params *params, const char *usage, const char *model, const char **data,
+                   const char **out, const char **label, const char **kernel, const char **card);
 
 /* A prediction table's check: the model's d features, or those and a label
  * column last (the training file), and a row at least. 0, or the CLI's

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #define EXIT_ERROR 2
+#define GP_USAGE "train --model gp --data FILE --out MODEL [--label NAME] [--kernel SPEC] [--card CARD] [key=value ...]"
 
 void csv_free(csv *c) {
     for (int64_t i = 0; i < c->ncols; i++) free(c->names[i]);
@@ -177,22 +178,18 @@ int csv_out_close(FILE *f, const char *out, int bad) {
     return bad ? fail("error: writing '%s' failed", out) : 0;
 }
 
-int sb_cli_train_gp(int argc, char **argv) {
-    const char *data = NULL, *out = NULL, *label = NULL, *kernel = "ConstantKernel() * RBF()",
-               *card_path = NULL;
-    sb_params *params = NULL;
-    sb_status st = sb_params_create(&params);
-    if (st != SB_OK) return lib_fail(st);
-    int rc = EXIT_ERROR;
+int cli_train_args(int argc, char **argv, sb_params *params, const char *usage, const char *model, const char **data,
+                   const char **out, const char **label, const char **kernel, const char **card) {
+    sb_status st;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const int has = i + 1 < argc;
         if (!strcmp(a, "--model") && has) i++;
-        else if (!strcmp(a, "--data") && has) data = argv[++i];
-        else if (!strcmp(a, "--out") && has) out = argv[++i];
-        else if (!strcmp(a, "--label") && has) label = argv[++i];
-        else if (!strcmp(a, "--kernel") && has) kernel = argv[++i];
-        else if (!strcmp(a, "--card") && has) card_path = argv[++i];
+        else if (!strcmp(a, "--data") && has) *data = argv[++i];
+        else if (!strcmp(a, "--out") && has) *out = argv[++i];
+        else if (!strcmp(a, "--label") && has) *label = argv[++i];
+        else if (kernel && !strcmp(a, "--kernel") && has) *kernel = argv[++i];
+        else if (!strcmp(a, "--card") && has) *card = argv[++i];
         else if (!strcmp(a, "--threads") && has) {
             char *end;
             const long t = strtol(argv[++i], &end, 10);
@@ -207,14 +204,26 @@ int sb_cli_train_gp(int argc, char **argv) {
             }
         } else {
             sb_params_free(params);
-            return fail("train: unexpected argument '%s' (usage: train --model gp --data FILE --out MODEL [--label NAME] "
-                        "[--kernel SPEC] [--card CARD] [key=value ...])", a);
+            fprintf(stderr, "samebits: train: unexpected argument '%s' (usage: %s)\n", a, usage);
+            return EXIT_ERROR;
         }
     }
-    if (!data || !out) {
+    if (!*data || !*out) {
         sb_params_free(params);
-        return fail("train: --model gp needs --data FILE and --out MODEL%s", "");
+        return fail("train: --model %s needs --data FILE and --out MODEL", model);
     }
+    return 0;
+}
+
+int sb_cli_train_gp(int argc, char **argv) {
+    const char *data = NULL, *out = NULL, *label = NULL, *kernel = "ConstantKernel() * RBF()",
+               *card_path = NULL;
+    sb_params *params = NULL;
+    sb_status st = sb_params_create(&params);
+    if (st != SB_OK) return lib_fail(st);
+    int rc = EXIT_ERROR;
+    if ((rc = cli_train_args(argc, argv, params, GP_USAGE, "gp", &data, &out, &label, &kernel, &card_path)))
+        return rc;
     csv c;
     if (csv_read(data, &c)) {
         sb_params_free(params);

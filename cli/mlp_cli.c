@@ -17,6 +17,8 @@
 #include <string.h>
 
 #define EXIT_ERROR 2
+#define MLP_USAGE \
+    "train --model mlp --data FILE --out MODEL [--label NAME] [--card CARD] task=classifier|regressor [key=value ...]"
 
 int sb_cli_train_mlp(int argc, char **argv) {
     const char *data = NULL, *out = NULL, *label = NULL, *card_path = NULL;
@@ -24,36 +26,8 @@ int sb_cli_train_mlp(int argc, char **argv) {
     sb_status st = sb_params_create(&params);
     if (st != SB_OK) return lib_fail(st);
     int rc = EXIT_ERROR;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const int has = i + 1 < argc;
-        if (!strcmp(a, "--model") && has) i++;
-        else if (!strcmp(a, "--data") && has) data = argv[++i];
-        else if (!strcmp(a, "--out") && has) out = argv[++i];
-        else if (!strcmp(a, "--label") && has) label = argv[++i];
-        else if (!strcmp(a, "--card") && has) card_path = argv[++i];
-        else if (!strcmp(a, "--threads") && has) {
-            char *end;
-            const long t = strtol(argv[++i], &end, 10);
-            if (*end || t < 1 || sb_set_num_threads((int32_t)t) != SB_OK) {
-                sb_params_free(params);
-                return fail("train: --threads '%s' must be a whole number >= 1", argv[i]);
-            }
-        } else if (a[0] != '-' && strchr(a, '=')) {
-            if ((st = sb_params_parse(params, a)) != SB_OK) {
-                sb_params_free(params);
-                return lib_fail(st);
-            }
-        } else {
-            sb_params_free(params);
-            return fail("train: unexpected argument '%s' (usage: train --model mlp --data FILE --out MODEL [--label NAME] "
-                        "[--card CARD] task=classifier|regressor [key=value ...])", a);
-        }
-    }
-    if (!data || !out) {
-        sb_params_free(params);
-        return fail("train: --model mlp needs --data FILE and --out MODEL%s", "");
-    }
+    if ((rc = cli_train_args(argc, argv, params, MLP_USAGE, "mlp", &data, &out, &label, NULL, &card_path)))
+        return rc;
     csv c;
     if (csv_read(data, &c)) {
         sb_params_free(params);
