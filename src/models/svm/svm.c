@@ -1380,6 +1380,22 @@ sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_
     return SB_OK;
 }
 
+/* The float64 outputs' checks after the model's: *needed (when asked) is
+ * want; a size query (cap 0, out NULL) is SB_OK with nothing else checked;
+ * then a buffer too small and a feature count not the model's are refused by
+ * name. */
+static sb_status sv_out_check(const sb_model *m, const sb_dataset *queries, const double *out, size_t cap,
+                              size_t *needed, size_t want) {
+    if (needed) *needed = want;
+    if (cap == 0 && !out) return SB_OK;
+    if (cap < want || !out)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    if (queries->t.ncols != m->num_features)
+        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                       (int)m->num_features, (int)queries->t.ncols);
+    return SB_OK;
+}
+
 sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
                                    size_t *needed) {
     sb_clear_error();
@@ -1388,13 +1404,7 @@ sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries,
     if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_decision_function: NULL queries");
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     const size_t want = (size_t)queries->t.nrows * (size_t)sb_svm_decision_width(m);
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
-    if (queries->t.ncols != m->num_features)
-        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
-                       (int)m->num_features, (int)queries->t.ncols);
+    if ((st = sv_out_check(m, queries, out, cap, needed, want)) != SB_OK || !out) return st;
     return sb_svm_decision_f64(m, &queries->t, out);
 }
 
@@ -1413,12 +1423,6 @@ sb_status sb_svm_predict_proba(const sb_model *m, const sb_dataset *queries, int
                        "(Platt scaling)");
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     const size_t want = (size_t)queries->t.nrows * (size_t)s->nclass;
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
-    if (queries->t.ncols != m->num_features)
-        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
-                       (int)m->num_features, (int)queries->t.ncols);
+    if ((st = sv_out_check(m, queries, out, cap, needed, want)) != SB_OK || !out) return st;
     return sv_proba(m, &queries->t, log_proba, out);
 }
