@@ -51,7 +51,7 @@
 
 #define SV_TAU 1e-12
 #define SV_ROW_GRAIN 512 /* kernel row entries of a task */
-#define SV_SEL_GRAIN 8192 /* variables of a selection or gradient task (a schedule input: see sv_pick) */
+#define SV_SEL_GRAIN 4096 /* variables of a selection or gradient task (a schedule input: sv_seljob) */
 #define SV_MAX_CLASSES 1000
 #define SV_CV_FOLDS 5               /* libsvm's internal cross-validation for Platt scaling */
 #define SV_CV_PURPOSE 0x53564356u   /* "SVCV": the split's Philox purpose */
