@@ -44,3 +44,6 @@ SB_KERNEL void ke_ets_fit(SB_GLOBAL const double *y, SB_GLOBAL const sb_i64 *off
     o.counts = counts + (sb_i64)ETS_NCOUNTS * i;
     ets_fit_series(&sp, y + a, n, scr + i, iscr + i, ns, o);
 }
+
+/* the support vector machines' kernels (float64 too) */
+#include "svm_entry.h"
