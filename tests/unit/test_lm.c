@@ -271,3 +271,176 @@ SB_TEST(test_nn_adamw_spelled_out) {
     nn_adamw_update(&k, p2, m2, v2, g, 1, 0);
     SB_CHECK(p2[0] == 1.0f - (k.step_size * m2[0]) / (sqrtf(v2[0]) / k.sqrtc2 + 1e-8f));
 }
+
+/* ---- the trainer ---------------------------------------------------------- */
+#include "../../src/models/lm/lm.h"
+
+/* A corpus of about n bytes of English-like text from a fixed word list by a
+ * fixed rule (the same on every machine). */
+static uint8_t *corpus_of(int64_t n) {
+    static const char *const words[] = {"the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "and",
+                                        "a", "cat", "sat", "on", "mat", "while", "it", "rained", "all", "day"};
+    uint8_t *c = malloc((size_t)n);
+    int64_t at = 0;
+    for (uint32_t i = 0; at < n; i++) {
+        const char *w = words[(i * 7u + i / 5u) % 19u];
+        for (const char *p = w; *p && at < n; p++) c[at++] = (uint8_t)*p;
+        if (at < n) c[at++] = (uint8_t)(i % 11u == 10u ? '\n' : (i % 4u == 3u ? ',' : ' '));
+        if (i % 4u == 3u && at < n) c[at++] = ' ';
+    }
+    return c;
+}
+
+static sb_lm *lm_make(const char *params) {
+    sb_params *p = NULL;
+    sb_lm *lm = NULL;
+    if (sb_params_create(&p) == SB_OK && sb_params_parse(p, params) == SB_OK) sb_lm_create(p, &lm);
+    sb_params_free(p);
+    return lm;
+}
+
+static uint8_t *lm_bytes(const sb_lm *lm, size_t *n) {
+    *n = 0;
+    if (sb_lm_to_bytes(lm, NULL, 0, n) != SB_OK) return NULL;
+    uint8_t *b = malloc(*n);
+    if (b && sb_lm_to_bytes(lm, b, *n, n) != SB_OK) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+#define TINY "n_layer=2,d_model=16,n_head=2,context=12,batch_size=3,eval_batches=2,learning_rate=0.01,random_state=5"
+
+SB_TEST(test_lm_gradient_matches_differences) {
+    uint8_t *c = corpus_of(3000);
+    sb_lm *lm = lm_make(TINY ",clip_norm=0");
+    SB_CHECK(lm != NULL);
+    if (!lm) {
+        free(c);
+        return;
+    }
+    float *G = malloc(sizeof(float) * (size_t)lm->nparams), loss;
+    SB_CHECK(sb_lm_batch_grad(lm, c, 3000, 0, &loss, G) == SB_OK);
+    SB_CHECK(fabsf(loss - logf(256.0f)) < 0.1f); /* a fresh model is near uniform */
+    /* central differences through every tensor: one value each */
+    int checked = 0, good = 0;
+    for (int32_t ti = 0; ti < lm->ntensors; ti++) {
+        const int64_t at = lm->t[ti].off + (lm->t[ti].count * 5) / 7;
+        const float keep = lm->w[at], h = 1.0f / 64.0f;
+        float lp, lmn;
+        lm->w[at] = keep + h;
+        sb_lm_batch_grad(lm, c, 3000, 0, &lp, NULL);
+        lm->w[at] = keep - h;
+        sb_lm_batch_grad(lm, c, 3000, 0, &lmn, NULL);
+        lm->w[at] = keep;
+        const double fd = ((double)lp - lmn) / (2.0 * h);
+        checked++;
+        if (fabs(fd - G[at]) <= 2e-3 + 0.05 * fabs(G[at])) good++;
+        else fprintf(stderr, "  grad %s[%lld]: %g vs differences %g\n", lm->t[ti].name, (long long)at, G[at], fd);
+    }
+    SB_CHECK(checked == lm->ntensors && good >= checked - 1);
+    free(G);
+    sb_lm_free(lm);
+    free(c);
+}
+
+SB_TEST(test_lm_same_bits_at_1_2_7_threads_and_resume) {
+    const int64_t n = 4000;
+    uint8_t *c = corpus_of(n);
+    uint8_t *ref = NULL;
+    size_t nref = 0;
+    for (int k = 0; k < 3; k++) {
+        SB_CHECK(sb_set_num_threads(k_threads[k]) == SB_OK);
+        sb_lm *lm = lm_make(TINY ",dropout=0.1");
+        SB_CHECK(lm && sb_lm_train(lm, c, n, 6, 3) == SB_OK);
+        size_t nb;
+        uint8_t *b = lm_bytes(lm, &nb);
+        if (!k) ref = b, nref = nb;
+        else {
+            SB_CHECK(b && nb == nref && !memcmp(b, ref, nb));
+            free(b);
+        }
+        sb_lm_free(lm);
+    }
+    sb_set_num_threads(0);
+    /* resume: 2 steps, a checkpoint through the model file, 4 more */
+    sb_lm *a = lm_make(TINY ",dropout=0.1");
+    SB_CHECK(a && sb_lm_train(a, c, n, 2, 3) == SB_OK);
+    size_t na;
+    uint8_t *ba = lm_bytes(a, &na);
+    sb_lm_free(a);
+    sb_lm *r = NULL;
+    SB_CHECK(ba && sb_lm_from_bytes(ba, na, &r) == SB_OK);
+    SB_CHECK(r && sb_lm_train(r, c, n, 1, 3) == SB_OK && sb_lm_train(r, c, n, 3, 3) == SB_OK);
+    size_t nr;
+    uint8_t *br = lm_bytes(r, &nr);
+    SB_CHECK(br && nr == nref && !memcmp(br, ref, nr));
+    /* another corpus is refused by name on resume */
+    c[100] ^= 1;
+    SB_CHECK(sb_lm_train(r, c, n, 1, 0) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "another corpus") != NULL);
+    sb_lm_free(r);
+    free(ba), free(br), free(ref), free(c);
+}
+
+SB_TEST(test_lm_learns_and_generates) {
+    const int64_t n = 6000;
+    uint8_t *c = corpus_of(n);
+    sb_lm *lm = lm_make("n_layer=2,d_model=32,n_head=4,context=16,batch_size=8,learning_rate=0.01,eval_batches=4");
+    SB_CHECK(lm && sb_lm_train(lm, c, n, 60, 30) == SB_OK);
+    float h[8];
+    size_t nh;
+    SB_CHECK(sb_lm_get_f32(lm, "heldout_loss", h, 8, &nh) == SB_OK && nh == 3);
+    SB_CHECK(h[0] > 5.0f && h[2] < 3.0f); /* ln 256 = 5.55 down */
+    int64_t s2;
+    SB_CHECK(sb_lm_get_int(lm, "heldout_step_2", &s2) == SB_OK && s2 == 60);
+    uint8_t o1[40], o2[40], o3[40];
+    SB_CHECK(sb_lm_generate(lm, (const uint8_t *)"the ", 4, 40, 0.8, 9, o1) == SB_OK);
+    SB_CHECK(sb_set_num_threads(7) == SB_OK);
+    SB_CHECK(sb_lm_generate(lm, (const uint8_t *)"the ", 4, 40, 0.8, 9, o2) == SB_OK);
+    sb_set_num_threads(0);
+    SB_CHECK(!memcmp(o1, o2, 40));
+    SB_CHECK(sb_lm_generate(lm, (const uint8_t *)"the ", 4, 40, 0.8, 10, o3) == SB_OK);
+    SB_CHECK(memcmp(o1, o3, 40)); /* another seed: another text */
+    int letters = 0;
+    for (int i = 0; i < 40; i++) letters += (o1[i] >= 'a' && o1[i] <= 'z') || o1[i] == ' ';
+    SB_CHECK(letters >= 30);
+    SB_CHECK(sb_lm_generate(lm, (const uint8_t *)"", 0, 4, 1.0, 1, o1) == SB_ERR_INVALID_ARGUMENT);
+    sb_lm_free(lm);
+    free(c);
+}
+
+SB_TEST(test_lm_refusals_by_name) {
+    const char *bad[] = {"n_head=3", "tie_weights=true", "dropout=1", "context=1", "mystery=1", "device=cuda"};
+    const sb_status want[] = {SB_ERR_INVALID_ARGUMENT, SB_ERR_INVALID_ARGUMENT, SB_ERR_INVALID_ARGUMENT,
+                              SB_ERR_INVALID_ARGUMENT, SB_ERR_INVALID_ARGUMENT, SB_ERR_BACKEND_UNAVAILABLE};
+    for (int i = 0; i < 6; i++) {
+        sb_params *p = NULL;
+        sb_lm *lm = NULL;
+        SB_CHECK(sb_params_create(&p) == SB_OK && sb_params_parse(p, bad[i]) == SB_OK);
+        SB_CHECK(sb_lm_create(p, &lm) == want[i] && lm == NULL);
+        sb_params_free(p);
+    }
+    sb_lm *lm = lm_make(TINY);
+    uint8_t small[40];
+    memset(small, 'a', sizeof small);
+    SB_CHECK(sb_lm_train(lm, small, 40, 1, 0) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "held out") != NULL);
+    float l;
+    SB_CHECK(sb_lm_evaluate(lm, small, 40, &l) == SB_ERR_INVALID_ARGUMENT);
+    size_t need;
+    SB_CHECK(sb_lm_get_f32(lm, "nothing", NULL, 0, &need) == SB_ERR_NOT_FOUND);
+    SB_CHECK(sb_lm_get_f32(lm, "adam_m.h1.w_fc", NULL, 0, &need) == SB_OK && need == 16 * 64);
+    /* a flipped byte of the checkpoint is refused */
+    size_t nb;
+    uint8_t *b = lm_bytes(lm, &nb);
+    SB_CHECK(b != NULL);
+    if (b) {
+        b[nb - 7] ^= 0x10;
+        sb_lm *r = NULL;
+        SB_CHECK(sb_lm_from_bytes(b, nb, &r) == SB_ERR_INVALID_INPUT && r == NULL);
+        free(b);
+    }
+    sb_lm_free(lm);
+}
