@@ -320,7 +320,7 @@ $(BUILD)/libsamebits.a: $(LIB_OBJ)
 $(BUILD)/libsamebits.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsamebits.so.0 -o $@ $^ $(LDLIBS)
 
-CLI_OBJ := $(BUILD)/obj/cli/samebits.o $(BUILD)/obj/cli/certify.o $(BUILD)/obj/cli/lightgbm.o $(BUILD)/obj/cli/ets_cli.o $(BUILD)/obj/cli/gp_cli.o $(BUILD)/obj/cli/mlp_cli.o
+CLI_OBJ := $(BUILD)/obj/cli/samebits.o $(BUILD)/obj/cli/certify.o $(BUILD)/obj/cli/lightgbm.o $(BUILD)/obj/cli/ets_cli.o $(BUILD)/obj/cli/gp_cli.o $(BUILD)/obj/cli/mlp_cli.o $(BUILD)/obj/cli/lm_cli.o
 
 $(BUILD)/samebits: $(CLI_OBJ) $(BUILD)/libsamebits.a
 	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
