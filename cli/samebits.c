@@ -1107,6 +1107,17 @@ static int cmd_predict(int argc, char **argv) {
             return mrc;
         }
     }
+    {
+        /* an lm model generates bytes; it has no rows to predict (cli/lm_cli.c) */
+        sb_lm *lm = NULL;
+        const sb_status lst = sb_lm_load(model_path, &lm);
+        if (lst == SB_ERR_OUT_OF_MEMORY) return lib_fail(lst); /* not "another family": no memory to tell */
+        if (lst == SB_OK) {
+            sb_lm_free(lm);
+            return usage_error("predict: '%s' is an lm model: it generates bytes after a prompt (samebits generate "
+                               "--model-file MODEL --prompt TEXT), it does not predict rows", model_path);
+        }
+    }
     if (with_std) return usage_error("predict: --std is for gp models only%s", "");
     sb_model *model = NULL;
     sb_dataset *d = NULL;
