@@ -33,6 +33,21 @@ SB_TEST(test_nn_layernorm_rmsnorm_reference) {
     float Y[M * N], mu[M], rs[M], dX[M * N], dg[N], db[N], tmp[M * N];
     nn_layernorm_forward(M, N, X, g, be, eps, Y, mu, rs);
     nn_layernorm_backward(M, N, X, g, mu, rs, dY, dX, dg, db, tmp);
+    for (int k = 1; k < 3; k++) { /* the same bits at 2 and 7 threads */
+        float Y2[M * N], mu2[M], rs2[M], dX2[M * N], dg2[N], db2[N], r2[M];
+        SB_CHECK(sb_set_num_threads(k_threads[k]) == SB_OK);
+        nn_layernorm_forward(M, N, X, g, be, eps, Y2, mu2, rs2);
+        nn_layernorm_backward(M, N, X, g, mu2, rs2, dY, dX2, dg2, db2, tmp);
+        SB_CHECK(!memcmp(Y, Y2, sizeof Y) && !memcmp(dX, dX2, sizeof dX) && !memcmp(dg, dg2, sizeof dg) &&
+                 !memcmp(db, db2, sizeof db) && !memcmp(mu, mu2, sizeof mu) && !memcmp(rs, rs2, sizeof rs));
+        float Ya[M * N], Yb[M * N], ra[M];
+        sb_set_num_threads(1);
+        nn_rmsnorm_forward(M, N, X, g, eps, Ya, ra);
+        SB_CHECK(sb_set_num_threads(k_threads[k]) == SB_OK);
+        nn_rmsnorm_forward(M, N, X, g, eps, Yb, r2);
+        SB_CHECK(!memcmp(Ya, Yb, sizeof Ya) && !memcmp(ra, r2, sizeof ra));
+    }
+    sb_set_num_threads(0);
     for (int i = 0; i < M; i++) {
         double s = 0, q = 0;
         for (int j = 0; j < N; j++) s += X[i * N + j];
@@ -132,6 +147,13 @@ SB_TEST(test_nn_embedding_gradient_exact_sums) {
                 if (ids[i] == v) s += dY[i * N + j];
             SB_CHECK(dE[v * N + j] == (float)s);
         }
+    for (int k = 1; k < 3; k++) { /* the same bits at 2 and 7 threads */
+        float dE2[V * N];
+        SB_CHECK(sb_set_num_threads(k_threads[k]) == SB_OK);
+        SB_CHECK(nn_embed_backward(M, N, V, ids, dY, dE2) == SB_OK);
+        SB_CHECK(!memcmp(dE, dE2, sizeof dE));
+    }
+    sb_set_num_threads(0);
     /* the positions in reverse give the same bits: exact sums */
     int32_t rid[M];
     float rdY[M * N], rdE[V * N];
