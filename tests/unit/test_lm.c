@@ -454,6 +454,21 @@ SB_TEST(test_lm_refusals_by_name) {
     size_t need;
     SB_CHECK(sb_lm_get_f32(lm, "nothing", NULL, 0, &need) == SB_ERR_NOT_FOUND);
     SB_CHECK(sb_lm_get_f32(lm, "adam_m.h1.w_fc", NULL, 0, &need) == SB_OK && need == 16 * 64);
+    /* a diverged state (a parameter at infinity) is refused by name, not stepped on */
+    {
+        uint8_t *cc = corpus_of(3000);
+        sb_lm *bad = lm_make(TINY);
+        SB_CHECK(bad != NULL);
+        if (bad) {
+            bad->w[bad->t[0].off + 'e' * 16] = INFINITY;
+            SB_CHECK(sb_lm_train(bad, cc, 3000, 1, 0) == SB_ERR_INVALID_INPUT);
+            SB_CHECK(strstr(sb_last_error(), "not finite") != NULL);
+            int64_t st0 = -1;
+            SB_CHECK(sb_lm_get_int(bad, "step", &st0) == SB_OK && st0 == 0);
+        }
+        sb_lm_free(bad);
+        free(cc);
+    }
     /* a flipped byte of the checkpoint is refused */
     size_t nb;
     uint8_t *b = lm_bytes(lm, &nb);

@@ -439,6 +439,11 @@ sb_status sb_lm_train_steps(sb_lm *lm, const uint8_t *corpus, int64_t n, int64_t
         const int64_t s = lm->step;
         float loss;
         if ((st = batch_grad(lm, &ws, corpus, nt, s, &loss)) != SB_OK) break;
+        if (!isfinite(loss)) { /* a diverging run is refused, never stepped on */
+            st = sb_fail(SB_ERR_INVALID_INPUT, "lm train: step %lld's loss is not finite (the run diverged: lower "
+                         "learning_rate or turn clip_norm on)", (long long)s);
+            break;
+        }
         if (lm->o.clip_norm > 0) {
             float *g[1] = {ws.G};
             const int64_t cnt[1] = {lm->nparams};
