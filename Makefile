@@ -33,6 +33,7 @@
 #                        arima-kalman-order (ARIMA's filter adds T P T' + R R' in another order)
 #                        gp-chol-order (the gaussian process's Cholesky diagonal blocks sum the products first: another order)
 #                        mlp-grad-order (the mlp's bias gradients summed in float32 from the last row up: another order)
+#                        lm-attn-order (the byte lm's attention softmax sums in float32 from the last key down: another order)
 #   make mpi             build/libsamebits_mpi.so, the MPI shim of distributed=mpi (needs mpicc)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
@@ -47,7 +48,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order lm-attn-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -169,6 +170,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_GP_CHOL_ORDER
   else ifeq ($(SABOTAGE),mlp-grad-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_MLP_GRAD_ORDER
+  else ifeq ($(SABOTAGE),lm-attn-order)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_LM_ATTN_ORDER
   else ifeq ($(SABOTAGE),bin-key)
     SABOTAGE_DEFS := -DSB_SABOTAGE_BIN_KEY
   else ifeq ($(SABOTAGE),writer-endian)
@@ -319,7 +322,7 @@ $(BUILD)/libsamebits.a: $(LIB_OBJ)
 $(BUILD)/libsamebits.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsamebits.so.0 -o $@ $^ $(LDLIBS)
 
-CLI_OBJ := $(BUILD)/obj/cli/samebits.o $(BUILD)/obj/cli/certify.o $(BUILD)/obj/cli/lightgbm.o $(BUILD)/obj/cli/ets_cli.o $(BUILD)/obj/cli/gp_cli.o $(BUILD)/obj/cli/mlp_cli.o
+CLI_OBJ := $(BUILD)/obj/cli/samebits.o $(BUILD)/obj/cli/certify.o $(BUILD)/obj/cli/lightgbm.o $(BUILD)/obj/cli/ets_cli.o $(BUILD)/obj/cli/gp_cli.o $(BUILD)/obj/cli/mlp_cli.o $(BUILD)/obj/cli/lm_cli.o
 
 $(BUILD)/samebits: $(CLI_OBJ) $(BUILD)/libsamebits.a
 	$(CC) $(LINK_STATIC) -o $@ $^ $(LDLIBS)
@@ -349,7 +352,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order lm-attn-order
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

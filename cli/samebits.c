@@ -8,6 +8,7 @@
 #include "ets_cli.h"
 #include "gp_cli.h"
 #include "mlp_cli.h"
+#include "lm_cli.h"
 #include "lightgbm.h"
 #include "cli_fail.h"
 #include <stdio.h>
@@ -76,6 +77,11 @@ static const char *k_usage =
     "        [hidden_layer_sizes=100 activation=relu solver=adam|sgd alpha=1e-4 max_iter=200 random_state=S ...]\n"
     "        (docs/mlp.md: a CSV rounded to float32, the label the last column by default: class codes\n"
     "        0..K-1 or values)\n"
+    "  train --model lm --data FILE --out MODEL [--steps 128] [--eval-every K] [--init CHECKPOINT]\n"
+    "        [n_layer=2 d_model=64 n_head=4 context=64 batch_size=16 learning_rate=1e-3 dropout=0 ...]\n"
+    "        (docs/lm.md: the byte language model on the file's raw bytes; --init resumes a checkpoint)\n"
+    "  generate --model-file MODEL --prompt TEXT [--count 200] [--temperature 1] [--seed 0] [--out FILE]\n"
+    "        (docs/lm.md: bytes sampled after the prompt from an lm model)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
     "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
@@ -597,6 +603,8 @@ static int cmd_train(int argc, char **argv) {
         if (strcmp(argv[i], "--model") == 0 && strcmp(argv[i + 1], "gp") == 0) return sb_cli_train_gp(argc, argv);
     for (int i = 0; i + 1 < argc; i++) /* the mlp reads the same CSV, rounded to float32 (cli/mlp_cli.c) */
         if (strcmp(argv[i], "--model") == 0 && strcmp(argv[i + 1], "mlp") == 0) return sb_cli_train_mlp(argc, argv);
+    for (int i = 0; i + 1 < argc; i++) /* the byte language model reads a file's raw bytes (cli/lm_cli.c) */
+        if (strcmp(argv[i], "--model") == 0 && strcmp(argv[i + 1], "lm") == 0) return sb_cli_train_lm(argc, argv);
     const char *model_kind = NULL, *data = NULL, *label = NULL, *valid = NULL, *out = NULL, *card_path = NULL,
                *format = NULL, *weight = NULL, *query = NULL, *vquery = NULL, *group = NULL, *weight_col = NULL,
                *ignore_cols = NULL, *init_path = NULL;
@@ -680,7 +688,7 @@ static int cmd_train(int argc, char **argv) {
     const int iforest = model_kind && !strcmp(model_kind, "isolation_forest");
     if (!model_kind || (strcmp(model_kind, "gbdt") != 0 && !linear && !clusters && !knn && !svm && !forest && !iforest)) {
         rc = usage_error("train: --model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, "
-                         "agglomerative, spectral, knn, kde, umap, svc, svr, ets, arima, gp, mlp, or a linear model (linear, ridge, lasso, elasticnet, "
+                         "agglomerative, spectral, knn, kde, umap, svc, svr, ets, arima, gp, mlp, lm, or a linear model (linear, ridge, lasso, elasticnet, "
                          "logistic, pca), is required; got '%s'", model_kind ? model_kind : "");
         goto done;
     }
@@ -1099,6 +1107,17 @@ static int cmd_predict(int argc, char **argv) {
             return mrc;
         }
     }
+    {
+        /* an lm model generates bytes; it has no rows to predict (cli/lm_cli.c) */
+        sb_lm *lm = NULL;
+        const sb_status lst = sb_lm_load(model_path, &lm);
+        if (lst == SB_ERR_OUT_OF_MEMORY) return lib_fail(lst); /* not "another family": no memory to tell */
+        if (lst == SB_OK) {
+            sb_lm_free(lm);
+            return usage_error("predict: '%s' is an lm model: it generates bytes after a prompt (samebits generate "
+                               "--model-file MODEL --prompt TEXT), it does not predict rows", model_path);
+        }
+    }
     if (with_std) return usage_error("predict: --std is for gp models only%s", "");
     sb_model *model = NULL;
     sb_dataset *d = NULL;
@@ -1358,6 +1377,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "card") == 0) return cmd_card(argc - 2, argv + 2);
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 2, argv + 2);
+    if (strcmp(cmd, "generate") == 0) return sb_cli_generate(argc - 2, argv + 2);
     if (strcmp(cmd, "transform") == 0) return cmd_transform(argc - 2, argv + 2);
     if (strcmp(cmd, "forecast") == 0) return sb_cli_forecast(argc - 2, argv + 2);
     if (strcmp(cmd, "digest") == 0) return cmd_digest(argc - 2, argv + 2);

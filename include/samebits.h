@@ -122,7 +122,8 @@ typedef enum sb_family {
     SB_FAMILY_GP = 14,  /* gaussian process regression (sb_gp_save) */
     SB_FAMILY_UMAP = 15, /* UMAP (an embedding of the training rows; sb_umap_fit, sb_umap_fit_transform) */
     SB_FAMILY_MLP = 16,  /* multi-layer perceptrons (sb_mlp_fit) */
-    SB_FAMILY_COUNT_ = 17
+    SB_FAMILY_LM = 17,   /* the byte-level language model (sb_lm_create) */
+    SB_FAMILY_COUNT_ = 18
 } sb_family;
 
 /* Parse "identical" | "deterministic" | "fast" (a name, not a promise that the
@@ -839,6 +840,54 @@ SB_API sb_status sb_mlp_load(const char *path, sb_mlp **out);
 SB_API sb_status sb_mlp_model_digest(const sb_mlp *net, char hex[65]);
 /* Not a status: freeing cannot fail, and NULL is a no-op. */
 SB_API void sb_mlp_free(sb_mlp *net);
+/* ---- the byte-level language model (docs/lm.md) ---------------------- */
+
+/* A small pre-norm transformer over raw bytes (vocabulary 256, learned
+ * positional embedding, untied output head) and its AdamW training state:
+ * parameters, both moments, the step (every random draw is keyed by seed
+ * and step, so the step is the generator's position). Owned by the caller:
+ * sb_lm_free. Identity is claimed per configuration: another batch_size or
+ * context is another trajectory. */
+typedef struct sb_lm sb_lm;
+/* A fresh model, its parameters drawn from Philox by random_state. params:
+ * n_layer (2), d_model (64), n_head (4; divides d_model), context (64),
+ * batch_size (16), learning_rate (1e-3), beta_1 (0.9), beta_2 (0.999),
+ * epsilon (1e-8), weight_decay (0.01: matrices and embeddings only),
+ * dropout (0), clip_norm (1; 0: none), validation_fraction (0.1: the last
+ * bytes of the corpus, held out), eval_batches (8: held-out batches per
+ * evaluation), random_state (0). Unknown keys are refused by name. */
+SB_API sb_status sb_lm_create(const sb_params *params, sb_lm **out);
+/* steps AdamW steps on corpus (n bytes; windows drawn by (random_state,
+ * step, batch index) from its first 1 - validation_fraction). Training
+ * resumed from a checkpoint of step k (sb_lm_load) on the same corpus
+ * continues the uninterrupted trajectory byte for byte; another corpus is
+ * refused by name. eval_every > 0 records the held-out loss before the first
+ * step and after every step that is a multiple of eval_every (so a resumed
+ * run records what the uninterrupted one does). */
+SB_API sb_status sb_lm_train(sb_lm *lm, const uint8_t *corpus, int64_t n, int64_t steps, int64_t eval_every);
+/* The held-out loss (mean cross-entropy in nats per byte over eval_batches
+ * fixed batches of the held-out bytes). */
+SB_API sb_status sb_lm_evaluate(const sb_lm *lm, const uint8_t *corpus, int64_t n, float *loss);
+/* count bytes continuing prompt (np >= 1 bytes), sampled at temperature (0:
+ * the most likely byte) by Philox draws of seed. */
+SB_API sb_status sb_lm_generate(const sb_lm *lm, const uint8_t *prompt, int64_t np, int64_t count, double temperature,
+                                uint64_t seed, uint8_t *out);
+/* float32 arrays: "train_loss" (one a step), "heldout_loss", a parameter
+ * tensor by name ("wte", "wpe", "h<l>.w_qkv", ..., "head"), or its moments
+ * ("adam_m.<name>", "adam_v.<name>"). *needed gets the count (cap 0 asks). */
+SB_API sb_status sb_lm_get_f32(const sb_lm *lm, const char *name, float *out, size_t cap, size_t *needed);
+/* Integers: "step", "n_params", "n_layer", "d_model", "n_head", "context",
+ * "batch_size", "n_heldout", "heldout_step_<i>". */
+SB_API sb_status sb_lm_get_int(const sb_lm *lm, const char *name, int64_t *out);
+/* The checkpoint: the model file (docs/model-format.md: version 2, family
+ * lm, payload "BLM1"). */
+SB_API sb_status sb_lm_to_bytes(const sb_lm *lm, uint8_t *buf, size_t cap, size_t *needed);
+SB_API sb_status sb_lm_from_bytes(const uint8_t *buf, size_t n, sb_lm **out);
+SB_API sb_status sb_lm_save(const sb_lm *lm, const char *path);
+SB_API sb_status sb_lm_load(const char *path, sb_lm **out);
+SB_API sb_status sb_lm_model_digest(const sb_lm *lm, char hex[65]);
+/* Not a status: freeing cannot fail, and NULL is a no-op. */
+SB_API void sb_lm_free(sb_lm *lm);
 
 /* A fitted model's integer array by name (DBSCAN's "labels" and
  * "core_sample_indices"; agglomerative clustering's "labels" and "children";

@@ -24,7 +24,7 @@ FIXTURES = ("profile-core", "logit-train", "gbdt-regression", "gbdt-binary", "gb
             "forest-rf-classes", "forest-rf-entropy", "forest-et-regression", "forest-isolation",
             "forest-rf-weighted", "forest-et-weighted", "forest-isolation-weighted", "forest-warm-start", "explain-trees", "linalg-gemm", "linalg-reduce", "linalg-solve", "linear-fit",
             "kmeans-fit", "knn-fit", "kde-fit", "svm-fit", "dbscan-fit", "agglomerative-fit", "spectral-fit", "ets-fit",
-            "arima-fit", "umap-fit", "gp-fit", "mlp-fit")
+            "arima-fit", "umap-fit", "gp-fit", "mlp-fit", "lm-fit")
 
 
 def build_dir(leg, sabotage=None):

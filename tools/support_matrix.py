@@ -56,7 +56,7 @@ def column_of(leg):
     return "opencl-" + (leg.get("device") or "unknown").split(":")[-1].strip().replace(" ", "-")
 FAMILY_OF_PREFIX = {"profile": "profile", "logit": "logit", "gbdt": "gbdt", "forest": "forest", "linalg": "linalg",
                     "linear": "linear", "kmeans": "kmeans", "knn": "knn", "dbscan": "dbscan", "agglomerative": "agglomerative",
-                    "spectral": "spectral", "kde": "kde", "svm": "svm", "ets": "ets", "arima": "arima", "umap": "umap", "gp": "gp", "mlp": "mlp"}
+                    "spectral": "spectral", "kde": "kde", "svm": "svm", "ets": "ets", "arima": "arima", "umap": "umap", "gp": "gp", "mlp": "mlp", "lm": "lm"}
 FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)",
                 "logit": "logistic training steps", "gbdt": "gradient boosting",
                 "forest": "random forests and Extra Trees",
@@ -73,7 +73,8 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "arima": "ARIMA (the host path; the CPU legs only, refused by name on a GPU)",
                 "umap": "UMAP (the host path; the CPU legs only)",
                 "gp": "gaussian process regression (float64 host path; the CPU legs only, refused by name on a GPU)",
-                "mlp": "multi-layer perceptrons (the host path; the CPU legs only, refused by name on a GPU)"}
+                "mlp": "multi-layer perceptrons (the host path; the CPU legs only, refused by name on a GPU)",
+                "lm": "the byte-level language model (the host path; the CPU legs only, refused by name on a GPU)"}
 
 
 def family(fixture):

@@ -33,6 +33,8 @@ from . import gaussian_process
 from .gaussian_process import GaussianProcessRegressor
 from . import neural_network
 from .neural_network import MLPClassifier, MLPRegressor
+from . import language_model
+from .language_model import ByteLM
 
 import ctypes as _ctypes
 
@@ -41,7 +43,7 @@ __all__ = [
     "LinearRegression", "Ridge", "Lasso", "ElasticNet", "LogisticRegression", "PCA", "TruncatedSVD", "KMeans",
     "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "KernelDensity", "SVC", "SVR", "DBSCAN", "AgglomerativeClustering", "SpectralClustering",
     "ExponentialSmoothing", "ets_forecast", "ARIMA", "auto_arima", "UMAP", "GaussianProcessRegressor", "gaussian_process",
-    "MLPClassifier", "MLPRegressor", "neural_network",
+    "MLPClassifier", "MLPRegressor", "neural_network", "ByteLM", "language_model",
     "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",
     "set_num_threads", "get_num_threads", "version", "profile_version", "build_info", "library_path",

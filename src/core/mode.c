@@ -17,11 +17,11 @@ static const char *const k_mode_names[3] = {"identical", "deterministic", "fast"
 
 static const char *const k_family_names[SB_FAMILY_COUNT_] = {
     "gbdt", "random_forest", "extra_trees", "isolation_forest", "kmeans", "linear", "knn", "dbscan", "agglomerative",
-    "spectral", "kde", "ets", "arima", "svm", "gp", "umap", "mlp"};
+    "spectral", "kde", "ets", "arima", "svm", "gp", "umap", "mlp", "lm"};
 
 /* Tiers per family, as bit sets over sb_numeric_mode: every family is
  * identical-only, the tree families included (see the header comment). */
-static const unsigned k_family_tiers[SB_FAMILY_COUNT_] = {1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u};
+static const unsigned k_family_tiers[SB_FAMILY_COUNT_] = {1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u, 1u};
 
 /* The one wording of the refusal of a mode that is not built; `what` names
  * where the mode came from ("numeric_mode" or "SAMEBITS_NUMERIC_MODE"). */

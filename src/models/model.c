@@ -7,6 +7,7 @@
 #include "timeseries/arima.h"
 #include "gp/gp.h"
 #include "mlp/mlp.h"
+#include "lm/lm.h"
 #include "../kernels/tree.h"
 #include <math.h>
 #include <stdio.h>
@@ -379,6 +380,7 @@ void sb_model_free(sb_model *m) {
     sb_arima_release(m->arima);
     sb_gp_release(m->gp);
     sb_mlp_release(m->mlp);
+    sb_lm_release(m->lm);
     sb_umap_free(m->umap);
     sb_evals_free(m->evals);
     sb_free(m);

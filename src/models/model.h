@@ -273,6 +273,7 @@ struct sb_model {
     sb_svm *svm;             /* family SB_FAMILY_SVM: its state (no trees); NULL otherwise */
     sb_gp *gp;               /* family SB_FAMILY_GP: the fitted process (no trees); NULL otherwise */
     sb_mlp *mlp;             /* family SB_FAMILY_MLP: the fitted network (no trees); NULL otherwise */
+    sb_lm *lm;               /* family SB_FAMILY_LM: the byte language model and its training state; NULL otherwise */
     sb_umap *umap;           /* family SB_FAMILY_UMAP: the frozen fit (no trees); NULL otherwise */
     struct sb_labels *labels; /* the classifier's class labels (labels.c), or NULL: classes 0..K-1 */
     int32_t ncatnames;       /* categorical features with category names (labels.c), in feature order */

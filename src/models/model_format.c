@@ -18,6 +18,7 @@
 #include "timeseries/arima.h"
 #include "gp/gp.h"
 #include "mlp/mlp.h"
+#include "lm/lm.h"
 #include "manifold/umap.h"
 #include "model.h"
 #include <errno.h>
@@ -80,6 +81,7 @@ _Static_assert(MF_MAX_STRING == SB_MAX_NAME_BYTES, "the readers refuse the names
 /* Gaussian process regression's payload (version 2 only). */
 #define MF_TAG_GP "GPRM"
 #define MF_TAG_MLP "MLPN"
+#define MF_TAG_LM "BLM1" /* the byte language model and its training state */
 /* UMAP's payload (version 2 only): the frozen fit. */
 #define MF_TAG_UMAP "UMAP"
 #define MF_MAX_NEIGHBORS 100000
@@ -282,6 +284,7 @@ static sb_status check_arima(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_svm(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_gp(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_mlp(const sb_model *m, sb_status bad, const char *who);
+static sb_status check_lm(const sb_model *m, sb_status bad, const char *who);
 static sb_status check_umap(const sb_model *m, sb_status bad, const char *who);
 
 static sb_status check_model(const sb_model *m, sb_status bad, const char *who) {
@@ -295,11 +298,12 @@ static sb_status check_model(const sb_model *m, sb_status bad, const char *who) 
     if (m->family == SB_FAMILY_ARIMA) return check_arima(m, bad, who);
     if (m->family == SB_FAMILY_GP) return check_gp(m, bad, who);
     if (m->family == SB_FAMILY_MLP) return check_mlp(m, bad, who);
+    if (m->family == SB_FAMILY_LM) return check_lm(m, bad, who);
     if (m->family == SB_FAMILY_UMAP) return check_umap(m, bad, who);
     if (m->family == SB_FAMILY_LINEAR) return check_linear(m, bad, who);
     if (m->family == SB_FAMILY_KMEANS) return check_kmeans(m, bad, who);
     if (m->family < SB_FAMILY_GBDT || m->family > SB_FAMILY_ISOLATION_FOREST)
-        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12), svm (13), gp (14), umap (15) or mlp (16)", who, (int)m->family);
+        return sb_fail(bad, "%s: family %d is not a tree family (0..3), kmeans (4), linear (5), knn (6), dbscan (7), agglomerative (8), spectral (9), kde (10), ets (11), arima (12), svm (13), gp (14), umap (15), mlp (16) or lm (17)", who, (int)m->family);
     if ((m->objective < SB_OBJ_REGRESSION || m->objective > SB_OBJ_TWEEDIE) &&
         m->objective != SB_OBJ_FOREST_CLASSES && m->objective != SB_OBJ_ISOLATION)
         return sb_fail(bad, "%s: unknown objective %d (0 regression, 1 binary, 2 multiclass, 3 lambdarank, "
@@ -691,6 +695,21 @@ static sb_status check_mlp(const sb_model *m, sb_status bad, const char *who) {
     return check_common(m, bad, who);
 }
 
+/* A byte language model: its options and state as training makes them
+ * (sb_lm_check: finite parameters and moments, held-out steps in order). */
+static sb_status check_lm(const sb_model *m, sb_status bad, const char *who) {
+    const sb_lm *lm = m->lm;
+    if (!lm || !lm->w) return sb_fail(bad, "%s: an lm model without its network", who);
+    if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral ||
+        m->kde || m->ets || m->gp || m->mlp)
+        return sb_fail(bad, "%s: an lm model has only its network", who);
+    if (lm->o.context != m->num_features)
+        return sb_fail(bad, "%s: an lm of context %d in a model of %d features", who, (int)lm->o.context, (int)m->num_features);
+    const char *why = sb_lm_check(lm);
+    if (why) return sb_fail(bad, "%s: the lm's %s", who, why);
+    return check_common(m, bad, who);
+}
+
 /* A Gaussian process: its kernel, its shape, finite training data and a
  * positive target scale. */
 static sb_status check_gp(const sb_model *m, sb_status bad, const char *who) {
@@ -875,6 +894,7 @@ static const char *payload_tag(int32_t family) {
     case SB_FAMILY_GP: return MF_TAG_GP;
     case SB_FAMILY_UMAP: return MF_TAG_UMAP;
     case SB_FAMILY_MLP: return MF_TAG_MLP;
+    case SB_FAMILY_LM: return MF_TAG_LM;
     }
     return NULL;
 }
@@ -1045,7 +1065,17 @@ static uint64_t umap_payload_size(const sb_model *m) {
     return 24 + 32 + 16 + 4 * (uint64_t)u->n * ((uint64_t)m->num_features + (uint64_t)u->ncomp);
 }
 
+/* Bytes of the lm payload: eight i32 (the shapes), six u64 (random_state,
+ * step, the corpus's length and FNV-1a, held-out count, parameters), eight
+ * f64 options, the training loss of every step (f32), the held-out (step
+ * u64, loss f32) pairs, then the parameters and both AdamW moments (f32). */
+static uint64_t lm_payload_size(const sb_model *m) {
+    const sb_lm *lm = m->lm;
+    return 32 + 48 + 64 + 4 * (uint64_t)lm->step + 12 * (uint64_t)lm->n_eval + 12 * (uint64_t)lm->nparams;
+}
+
 static uint64_t payload_size(const sb_model *m, uint32_t version) {
+    if (m->family == SB_FAMILY_LM) return lm_payload_size(m);
     if (m->family == SB_FAMILY_UMAP) return umap_payload_size(m);
     if (m->family == SB_FAMILY_MLP) return mlp_payload_size(m);
     if (m->family == SB_FAMILY_KDE) return kde_payload_size(m);
@@ -1236,6 +1266,28 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
         for (size_t i = 0; i < (size_t)k->n * (size_t)m->num_features; i++) sink_f32(s, k->x[i]);
         if (k->w)
             for (size_t i = 0; i < (size_t)k->n; i++) sink_f32(s, k->w[i]);
+        return;
+    }
+    if (m->family == SB_FAMILY_LM) {
+        const sb_lm *lm = m->lm;
+        const lm_opts *o = &lm->o;
+        const int32_t h[8] = {o->n_layer, o->d_model, o->n_head, o->context, o->batch_size, o->eval_batches,
+                              lm->ntensors, 0};
+        for (int j = 0; j < 8; j++) sink_i32(s, h[j]);
+        const uint64_t u[6] = {o->seed, (uint64_t)lm->step, lm->corpus_len, lm->corpus_hash, (uint64_t)lm->n_eval,
+                               (uint64_t)lm->nparams};
+        for (int j = 0; j < 6; j++) sink_u64(s, u[j]);
+        const double d[8] = {o->learning_rate, o->beta_1, o->beta_2, o->epsilon, o->weight_decay, o->dropout,
+                             o->clip_norm, o->validation_fraction};
+        for (int j = 0; j < 8; j++) sink_f64(s, d[j]);
+        for (int64_t i = 0; i < lm->step; i++) sink_f32(s, lm->train_loss[i]);
+        for (int64_t i = 0; i < lm->n_eval; i++) {
+            sink_u64(s, (uint64_t)lm->eval_step[i]);
+            sink_f32(s, lm->eval_loss[i]);
+        }
+        for (int64_t i = 0; i < lm->nparams; i++) sink_f32(s, lm->w[i]);
+        for (int64_t i = 0; i < lm->nparams; i++) sink_f32(s, lm->m[i]);
+        for (int64_t i = 0; i < lm->nparams; i++) sink_f32(s, lm->v[i]);
         return;
     }
     if (m->family == SB_FAMILY_MLP) {
@@ -2470,6 +2522,71 @@ static sb_status parse_mlp_payload(reader *r, sb_model *m) {
     return check_mlp(m, SB_ERR_INVALID_INPUT, WHO);
 }
 
+/* The lm payload (docs/model-format.md, "BLM1"): the shapes checked, the
+ * parameter count derived from them and compared with the stored one and
+ * with the bytes left before anything is allocated, then the whole state by
+ * sb_lm_check. */
+static sb_status parse_lm_payload(reader *r, sb_model *m) {
+    sb_status st;
+    int32_t h[8];
+    for (int i = 0; i < 8; i++)
+        if ((st = read_i32(r, "the lm's shapes", &h[i])) != SB_OK) return st;
+    if (h[0] < 1 || h[0] > LM_MAX_LAYERS || h[1] < 1 || h[1] > LM_MAX_WIDTH || h[2] < 1 || h[1] % h[2] || h[3] < 2 ||
+        h[3] > LM_MAX_CONTEXT || h[4] < 1 || h[4] > LM_MAX_BATCH || h[5] < 1 || h[5] > 100000 ||
+        h[6] != 5 + LM_PER_BLOCK * h[0] || h[7])
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": an lm of %d layers, width %d, %d heads, context %d, batch %d",
+                       (int)h[0], (int)h[1], (int)h[2], (int)h[3], (int)h[4]);
+    uint64_t u[6];
+    for (int i = 0; i < 6; i++)
+        if ((st = read_u64(r, "the lm's counts", &u[i])) != SB_OK) return st;
+    const uint64_t d = (uint64_t)h[1];
+    const uint64_t params = 2 * 256 * d + (uint64_t)h[3] * d + 2 * d + (uint64_t)h[0] * (12 * d * d + 13 * d);
+    if (u[1] > LM_MAX_STEPS || u[4] > u[1] + 1 || u[5] != params || (u[1] > 0 && u[2] == 0))
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": an lm of step %llu, %llu held-out losses and %llu parameters "
+                       "(its shapes make %llu)", (unsigned long long)u[1], (unsigned long long)u[4],
+                       (unsigned long long)u[5], (unsigned long long)params);
+    double o[8];
+    for (int i = 0; i < 8; i++)
+        if ((st = read_gp_f64(r, &o[i])) != SB_OK) return st;
+    const uint64_t left = (uint64_t)(r->end - r->pos), want = 4 * u[1] + 12 * u[4] + 12 * params;
+    if (want != left)
+        return sb_fail(SB_ERR_INVALID_INPUT, WHO ": an lm of %llu parameters and %llu steps in %llu bytes (want %llu)",
+                       (unsigned long long)params, (unsigned long long)u[1], (unsigned long long)left,
+                       (unsigned long long)want);
+    sb_lm *lm = sb_calloc(1, sizeof *lm);
+    if (!lm) return sb_fail(SB_ERR_OUT_OF_MEMORY, WHO ": out of memory");
+    m->lm = lm;
+    m->num_class = 1;
+    lm_opts *op = &lm->o;
+    op->n_layer = h[0], op->d_model = h[1], op->n_head = h[2], op->context = h[3], op->batch_size = h[4];
+    op->eval_batches = h[5];
+    op->seed = u[0], op->learning_rate = o[0], op->beta_1 = o[1], op->beta_2 = o[2], op->epsilon = o[3];
+    op->weight_decay = o[4], op->dropout = o[5], op->clip_norm = o[6], op->validation_fraction = o[7];
+    if ((st = sb_lm_alloc(lm)) != SB_OK) return st;
+    lm->corpus_len = u[2], lm->corpus_hash = u[3];
+    for (uint64_t i = 0; i < u[1]; i++) {
+        float x;
+        if ((st = read_f32s(r, &x, 1, "an lm's training loss")) != SB_OK) return st;
+        lm->step = (int64_t)i;
+        if ((st = sb_lm_push_loss(lm, x)) != SB_OK) return st;
+    }
+    lm->step = (int64_t)u[1];
+    for (uint64_t i = 0; i < u[4]; i++) {
+        uint64_t at;
+        float x;
+        if ((st = read_u64(r, "an lm's held-out step", &at)) != SB_OK || (st = read_f32s(r, &x, 1, "an lm's held-out loss")) != SB_OK)
+            return st;
+        if (at > u[1]) return sb_fail(SB_ERR_INVALID_INPUT, WHO ": an lm's held-out step %llu after its step %llu",
+                                      (unsigned long long)at, (unsigned long long)u[1]);
+        if ((st = sb_lm_push_eval(lm, (int64_t)at, x)) != SB_OK) return st;
+    }
+    if ((st = read_f32s(r, lm->w, (size_t)params, "an lm's parameters")) != SB_OK ||
+        (st = read_f32s(r, lm->m, (size_t)params, "an lm's first moments")) != SB_OK ||
+        (st = read_f32s(r, lm->v, (size_t)params, "an lm's second moments")) != SB_OK)
+        return st;
+    return check_lm(m, SB_ERR_INVALID_INPUT, WHO);
+}
+
 /* The dbscan payload (docs/model-format.md, "DBSC"). */
 static sb_status parse_dbscan_payload(reader *r, sb_model *m) {
     sb_status st;
@@ -2548,7 +2665,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (!want)
         return sb_fail(SB_ERR_INVALID_INPUT,
                        WHO ": family %d (%s, payload '%s') is not one this library reads (it reads gbdt, "
-                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima, svm, gp, umap and mlp); a newer samebits may",
+                       "random_forest, extra_trees, isolation_forest, kmeans, linear, knn, dbscan, agglomerative, spectral, kde, ets, arima, svm, gp, umap, mlp and lm); a newer samebits may",
                        (int)m->family, sb_family_name((sb_family)m->family), shown);
     if (memcmp(tag, want, MF_TAG_LEN) != 0)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": family %s carries payload '%s', not '%s'",
@@ -2565,6 +2682,7 @@ static sb_status parse_v2(reader *r, sb_model *m, uint32_t version) {
     if (m->family == SB_FAMILY_GP) return parse_gp_payload(r, m);
     if (m->family == SB_FAMILY_UMAP) return parse_umap_payload(r, m);
     if (m->family == SB_FAMILY_MLP) return parse_mlp_payload(r, m);
+    if (m->family == SB_FAMILY_LM) return parse_lm_payload(r, m);
     if (m->family != SB_FAMILY_GBDT && version == MF_VERSION_CATS)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": version 4 holds gradient boosting models only, not %s",
                        sb_family_name((sb_family)m->family));

@@ -168,6 +168,9 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     if (m->family == SB_FAMILY_ETS)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "an exponential smoothing model does not predict rows: it forecasts "
                        "its series (sb_ets_load, sb_ets_forecast)");
+    if (m->family == SB_FAMILY_LM)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "an lm model does not predict rows: it generates bytes "
+                       "(sb_lm_load, sb_lm_generate)");
     if (m->family == SB_FAMILY_MLP)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "an mlp model predicts float32 rows through sb_mlp_load and "
                        "sb_mlp_predict (or sb_mlp_predict_proba), not sb_model_predict");

@@ -136,6 +136,30 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
 
     sb_model_info info;
     sb_fuzz_require(sb_model_get_info(m, &info) == SB_OK);
+    if (info.family == SB_FAMILY_LM) {
+        /* an lm generates bytes through sb_lm_*: every sb_model_predict kind is
+         * refused by name; sb_lm_from_bytes reads the same file, and a greedy
+         * byte after a one-byte prompt is drawn without error */
+        float z = 0.0f;
+        sb_dataset *d1 = NULL;
+        sb_fuzz_require(sb_dataset_from_matrix(&z, 1, 1, &d1) == SB_OK);
+        for (int kind = 0; kind <= 2; kind++) {
+            size_t got = 0;
+            sb_fuzz_require(sb_model_predict(m, d1, (sb_predict_kind)kind, &z, 1, &got) == SB_ERR_INVALID_ARGUMENT);
+        }
+        sb_dataset_free(d1);
+        sb_lm *lm = NULL;
+        sb_fuzz_require(sb_lm_from_bytes(file, size, &lm) == SB_OK);
+        int64_t ctx = 0, dm = 0;
+        sb_fuzz_require(sb_lm_get_int(lm, "context", &ctx) == SB_OK && ctx == info.num_features);
+        sb_fuzz_require(sb_lm_get_int(lm, "d_model", &dm) == SB_OK && dm >= 1);
+        if (dm <= 64) {
+            uint8_t out[1];
+            sb_fuzz_require(sb_lm_generate(lm, (const uint8_t *)"a", 1, 1, 0.0, 0, out) == SB_OK);
+        }
+        sb_lm_free(lm);
+        return;
+    }
     if (info.family == SB_FAMILY_MLP) {
         /* an mlp predicts through sb_mlp_*: every sb_model_predict kind is
          * refused by name; sb_mlp_from_bytes reads the same file, and its

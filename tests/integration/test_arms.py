@@ -24,6 +24,8 @@ catch. An identity test counts only because these builds fail it.
   gp-chol-order the gaussian process's Cholesky diagonal blocks sum the products first (rule 4)
   mlp-grad-order the mlp's bias gradients summed in float32 from the last row
                 up instead of exactly (rule 4)
+  lm-attn-order the byte lm's attention softmax normalizer summed in float32
+                from the last key down instead of exactly (rule 4)
   iforest-wdraw the weighted isolation subsample drawn with replacement over
                 every row's weight, repeats rejected (rule 6: the draw is a
                 stated rule, not only a distribution)
@@ -284,6 +286,19 @@ def test_arm_mlp_grad_order_is_caught(threads, tmp_path):
     d = _first_diff(reference_card("mlp-fit"), card)
     assert d is not None, "the mlp-grad-order arm did not part mlp-fit"
     assert "refuse." not in d and ".e0." not in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_lm_attn_order_is_caught(threads, tmp_path):
+    """The byte lm's attention softmax normalizer summed in float32 from the
+    last key down (the same terms, another order, rounded at every add; rule
+    4): lm-fit parts from its reference card at a trained stage (a step's
+    loss, gradients or parameters), never at the initialization or the
+    refusals at its end."""
+    card = _card("x86_64", "lm-fit", threads, tmp_path, "lm-attn-order")
+    d = _first_diff(reference_card("lm-fit"), card)
+    assert d is not None, "the lm-attn-order arm did not part lm-fit"
+    assert "refuse." not in d and "init." not in d and ".step" in d, d
 
 
 @pytest.mark.parametrize("threads", [1, 2])

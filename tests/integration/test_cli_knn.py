@@ -181,4 +181,4 @@ def test_usage_names_knn():
     r = samebits("help", "train")
     assert r.returncode == 0 and "--model knn" in r.stdout
     r = samebits("train", "--model", "svm", "--data", "x.csv")
-    assert r.returncode == 2 and "isolation_forest, kmeans, dbscan, agglomerative, spectral, knn, kde, umap, svc, svr, ets, arima, gp, mlp, or a linear model" in r.stderr
+    assert r.returncode == 2 and "isolation_forest, kmeans, dbscan, agglomerative, spectral, knn, kde, umap, svc, svr, ets, arima, gp, mlp, lm, or a linear model" in r.stderr

@@ -79,7 +79,7 @@ def test_non_convergence_is_reported(housing, tmp_path):
     (["--model", "pca", "svd_solver=arpack", "n_components=0.5"], "svd_solver='arpack' needs a whole n_components"),
     (["--model", "pca", "svd_solver=randomized"], "the randomized solver needs a whole n_components"),
     (["--model", "ridge", "objective=binary"], "takes no model= or objective="),
-    (["--model", "tsne"], "--model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, agglomerative, spectral, knn, kde, umap, svc, svr, ets, arima, gp, mlp, or a linear model (linear, ridge"),
+    (["--model", "tsne"], "--model gbdt, random_forest, extra_trees, isolation_forest, kmeans, dbscan, agglomerative, spectral, knn, kde, umap, svc, svr, ets, arima, gp, mlp, lm, or a linear model (linear, ridge"),
     (["--model", "umap"], "--model umap takes no --label (supervised UMAP"),
     (["--model", "dbscan", "eps=0"], "parameter eps='0' must be a number in (0"),
     (["--model", "agglomerative", "linkage=median"], "linkage='median': ward, complete, average or single"),

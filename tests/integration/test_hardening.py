@@ -211,6 +211,37 @@ def test_cli_umap_train_transform_under_sanitizers(tmp_path):
     assert r.returncode == 0 and pemb.read_text() == emb.read_text(), r.stderr
 
 
+def test_cli_lm_train_generate_under_sanitizers(tmp_path):
+    """The byte lm's train, checkpoint, resume and generate through the CLI
+    (cli/lm_cli.c) under the sanitizers, a refusal's path too; the same
+    checkpoint bytes as the plain build."""
+    data = tmp_path / "c.txt"
+    rnd = random.Random(7)
+    words = ["same", "bits", "every", "machine", "exact", "sum", "order"]
+    data.write_text(" ".join(rnd.choice(words) for _ in range(600)))
+    model, half, resumed = tmp_path / "m.sbm", tmp_path / "h.sbm", tmp_path / "r.sbm"
+    exe = _exe(ASAN / "samebits")
+    args = ["train", "--model", "lm", "--data", str(data), "n_layer=1", "d_model=8", "n_head=2", "context=8",
+            "batch_size=2", "eval_batches=1", "dropout=0.1", "--eval-every", "2", "--threads", "2"]
+    r = _run([exe] + args + ["--steps", "4", "--out", str(model)])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    r = _run([exe] + args + ["--steps", "2", "--out", str(half)])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    r = _run([exe, "train", "--model", "lm", "--data", str(data), "--init", str(half), "--steps", "2",
+              "--eval-every", "2", "--out", str(resumed)])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    assert resumed.read_bytes() == model.read_bytes()
+    r = _run([exe, "generate", "--model-file", str(model), "--prompt", "same ", "--count", "8", "--out",
+              str(tmp_path / "g.bin")])
+    assert r.returncode == 0 and _clean(r), r.stderr[-4000:]
+    r = _run([exe, "train", "--model", "lm", "--data", str(data), "n_head=3", "--out", str(tmp_path / "x")])
+    assert r.returncode == 2 and _clean(r) and "n_head" in r.stderr, r.stderr[-4000:]
+    plain = tmp_path / "plain.sbm"
+    r = samebits(*(args + ["--steps", "4", "--out", str(plain)]))
+    assert r.returncode == 0, r.stderr
+    assert plain.read_bytes() == model.read_bytes()
+
+
 def test_reader_alloc_failures_by_environment():
     """SAMEBITS_FAIL_ALLOC=N across process starts (docs/io.md): every reader
     allocation failure is clean, under the sanitizers."""
