@@ -159,6 +159,7 @@ _GPU_CASES = [
                              random_state=1), "multilabel", 3),
     ("regress-silu", dict(hidden_layer_sizes=(12,), activation="silu", solver="sgd", momentum=0.8, max_iter=5,
                           learning_rate_init=0.01, shuffle=False, random_state=4), "regressor", 2),
+    ("wide", dict(hidden_layer_sizes=(300,), alpha=1e-3, max_iter=3, random_state=7), "classifier", 3),
     ("regress-tanh-es", dict(hidden_layer_sizes=(8, 4), activation="tanh", early_stopping=True, max_iter=6,
                              batch_size=7, random_state=6), "regressor", 1),
 ]
@@ -171,7 +172,9 @@ def test_fit_on_a_gpu_is_the_cpu_bits(device, name, kw, task, k):
     identical GEMM and kernels/entry/nn_entry.h): the same loss curve,
     parameters, validation scores, predictions and model digest as
     device="cpu", for both solvers, softmax, logistic and identity outputs,
-    four activations, two hidden layers and early stopping. PoCL's OpenCL in
+    four activations, two hidden layers, early stopping, and a layer wide enough
+    (2,100 weights, batches of 200 rows) that the loss's partial sums pass
+    through every lane of knet_batch_loss. PoCL's OpenCL in
     CI; a backend that is not here is a skip."""
     X, y = _data(n=203, d=7, k=3, seed=9)
     if task == "classifier":

@@ -27,7 +27,7 @@
 #endif
 
 /* Values a work-item of knet_sq_parts squares and adds. */
-#define SB_NN_SQ_CHUNK 1024
+#define SB_NN_SQ_CHUNK 256
 
 /* The batch's rows from the epoch's order: row r of the batch is row
  * perm[b0 + r] of X (d features) and of Yall (nout targets); work-item i
@@ -106,27 +106,60 @@ SB_KERNEL void knet_sq_parts(SB_GLOBAL const float *W, sb_i64 count, SB_GLOBAL s
     parts[slot + c] = acc;
 }
 
-/* One work-item: the batch's loss into losses[slot], as the host's
+/* Lanes of knet_batch_loss: a power of two, at most the work-group. */
+#if SB_WG < 64
+#define SB_NN_LOSS_LANES SB_WG
+#else
+#define SB_NN_LOSS_LANES 64
+#endif
+
+/* One work-group: the batch's loss into losses[slot], as the host's
  * batch_step forms it: l0 from the merged row sums (sb_nn_loss_of), sq the
  * merged squares rounded once, loss = l0 + half_alpha sq / m, half_alpha =
- * 0.5f alpha as the host rounded it. */
+ * 0.5f alpha as the host rounded it. Lane l merges the partials l, l +
+ * lanes, ..., then the lanes merge pairwise in local memory: merges of exact
+ * sums in any grouping give the same value, so the lanes reach no bit. */
 SB_KERNEL void knet_batch_loss(SB_GLOBAL const sb_sacc *rows, sb_i64 m, sb_i64 n, sb_i32 kind,
                                SB_GLOBAL const sb_sacc *sq, sb_i64 nsq, float half_alpha, SB_GLOBAL float *losses,
                                sb_i64 slot) {
-    if (sb_global_id(0) != 0) return;
-    sb_sacc a, t;
-    sb_sacc_init(&a);
-    for (sb_i64 i = 0; i < m; i++) {
-        t = rows[i];
-        sb_sacc_merge(&a, &t);
+    SB_SHARED sb_sacc la[SB_NN_LOSS_LANES];
+    SB_SHARED sb_sacc lb[SB_NN_LOSS_LANES];
+    const int lid = sb_local_id(0);
+    sb_sacc a, b, t;
+    if (lid < SB_NN_LOSS_LANES) {
+        sb_sacc_init(&a);
+        sb_sacc_init(&b);
+        for (sb_i64 i = lid; i < m; i += SB_NN_LOSS_LANES) {
+            t = rows[i];
+            sb_sacc_merge(&a, &t);
+        }
+        for (sb_i64 i = lid; i < nsq; i += SB_NN_LOSS_LANES) {
+            t = sq[i];
+            sb_sacc_merge(&b, &t);
+        }
+        la[lid] = a;
+        lb[lid] = b;
     }
-    const float l0 = sb_nn_loss_of(kind, sb_sacc_round_f32(&a), m, n);
-    sb_sacc_init(&a);
-    for (sb_i64 i = 0; i < nsq; i++) {
-        t = sq[i];
-        sb_sacc_merge(&a, &t);
+    sb_barrier();
+    for (int s = SB_NN_LOSS_LANES / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            a = la[lid];
+            t = la[lid + s];
+            sb_sacc_merge(&a, &t);
+            la[lid] = a;
+            b = lb[lid];
+            t = lb[lid + s];
+            sb_sacc_merge(&b, &t);
+            lb[lid] = b;
+        }
+        sb_barrier();
     }
-    losses[slot] = l0 + half_alpha * sb_sacc_round_f32(&a) / (float)m;
+    if (lid == 0) {
+        a = la[0];
+        b = lb[0];
+        const float l0 = sb_nn_loss_of(kind, sb_sacc_round_f32(&a), m, n);
+        losses[slot] = l0 + half_alpha * sb_sacc_round_f32(&b) / (float)m;
+    }
 }
 
 /* D := A - Y, the output's delta for every pairing of output activation and

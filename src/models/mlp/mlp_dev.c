@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SQ_CHUNK 1024 /* nn_entry.h's SB_NN_SQ_CHUNK */
+#define SQ_CHUNK 256 /* nn_entry.h's SB_NN_SQ_CHUNK */
 #define SACC_BYTES 96 /* sizeof(sb_sacc) on every target (sb_reduce.h) */
 
 struct mlp_dev {
@@ -179,7 +179,7 @@ static sb_status batch_on(mlp_dev *v, int64_t b0, int64_t m, int64_t slot, nn_ad
                              SB_ARG(v->perm.h), SB_ARG(b0), SB_ARG(m), SB_ARG(din), SB_ARG(nout), SB_ARG(v->A[0].h),
                              SB_ARG(v->Yb.h));
     if (st == SB_OK) st = forward_on(v, v->A, v->Z, m);
-    /* the loss: row sums of its terms, the weights' squares, merged by one work-item */
+    /* the loss: row sums of its terms, the weights' squares, merged by one work-group */
     if (st == SB_OK)
         st = SB_LAUNCH(d, SB_KL_knet_loss_rows, groups(d, m), 1, 0, SB_ARG(v->A[L].h), SB_ARG(v->Yb.h), SB_ARG(m),
                        SB_ARG(nout), SB_ARG(v->kind), SB_ARG(v->rows.h));
