@@ -52,7 +52,7 @@ sys.path.insert(0, HERE)
 import samebits  # noqa: E402
 from samebits.arima import _Batch, _pairs  # noqa: E402
 from ets_bench import statsmodels_series, taxi_series  # noqa: E402
-from ts_bench_common import header, parse_args, run_line, time_rows, write_json, write_md  # noqa: E402
+from ts_bench_common import fit_misses, header, parse_args, run_line, time_rows, write_json, write_md  # noqa: E402
 
 MODELS = [("ar1", (1, 0, 0), None), ("arma21", (2, 0, 1), None), ("ima11", (0, 1, 1), None),
           ("arima111", (1, 1, 1), None), ("airline", (0, 1, 1), (0, 1, 1)), ("sar1", (1, 0, 0), (1, 0, 0)),
@@ -171,13 +171,7 @@ def previous(out):
 
 
 def verdict(r):
-    miss = []
-    if r["param_diff"] > 1e-3:
-        miss.append("params %.1e" % r["param_diff"])
-    if abs(r["llf_rel"]) > 1e-4:
-        miss.append("llf %.1e" % r["llf_rel"])
-    if r["fc_rel"] > 1e-4:
-        miss.append("forecasts %.1e" % r["fc_rel"])
+    miss = fit_misses(r)
     if not miss:
         return "met"
     return ", ".join(miss) + (" (samebits higher llf)" if r["llf_rel"] > 0 else " (statsmodels higher llf)")

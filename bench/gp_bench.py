@@ -37,7 +37,6 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -47,6 +46,7 @@ import pandas as pd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from _common import cpu_model, git_commit  # noqa: E402
 import samebits  # noqa: E402
 from samebits.gaussian_process import kernels as SK  # noqa: E402
 
@@ -108,25 +108,11 @@ def run_one(kind, n, threads, seed=0):
     return row
 
 
-def git_commit():
-    c = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
-                                capture_output=True, text=True).stdout.strip())
-    return c, dirty
-
-
 def write(a, rows):
     """The result files of the rows so far; returns the markdown's lines."""
     import sklearn
-    commit, dirty = git_commit()
-    cpu = "unknown"
-    try:
-        for ln in open("/proc/cpuinfo"):
-            if ln.startswith("model name"):
-                cpu = ln.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    commit, dirty = git_commit(short=True)
+    cpu = cpu_model()
     head = {"commit": commit, "dirty": dirty, "date": datetime.date.today().isoformat(),
             "machine": "%s, %d logical CPUs (%s)" % (cpu, os.cpu_count(), platform.platform()),
             "threads": a.threads, "samebits": samebits.__version__, "profile": samebits.profile_version(),

@@ -29,7 +29,6 @@ import gzip
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -38,6 +37,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from _common import cpu_model, git_commit  # noqa: E402
 import samebits  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
@@ -87,13 +87,6 @@ def run_seed(a, seed, data):
     return row
 
 
-def git_commit():
-    c = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
-                                capture_output=True, text=True).stdout.strip())
-    return c, dirty
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
@@ -111,15 +104,8 @@ def main():
     samebits.set_num_threads(1)
     one = samebits.MLPClassifier(**params(a, seeds[0])).fit(data[0], data[1]).model_digest_
     same = one == rows[0]["digest"]
-    commit, dirty = git_commit()
-    cpu = "unknown"
-    try:
-        for ln in open("/proc/cpuinfo"):
-            if ln.startswith("model name"):
-                cpu = ln.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    commit, dirty = git_commit(short=True)
+    cpu = cpu_model()
     try:
         load_avg = "%.2f %.2f %.2f" % os.getloadavg()
     except OSError:

@@ -12,6 +12,20 @@ from _common import git_commit, machine_line
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def fit_misses(r):
+    """What a time-series row misses of the agreement bar: its parameters
+    (1e-3), log-likelihood (relative 1e-4) and forecasts (relative 1e-4), each
+    named with its size; [] where all are met."""
+    miss = []
+    if r["param_diff"] > 1e-3:
+        miss.append("params %.1e" % r["param_diff"])
+    if abs(r["llf_rel"]) > 1e-4:
+        miss.append("llf %.1e" % r["llf_rel"])
+    if r["fc_rel"] > 1e-4:
+        miss.append("forecasts %.1e" % r["fc_rel"])
+    return miss
+
+
 def parse_args():
     """--threads (default 2, this workplace's cores) and --out (bench/results)."""
     ap = argparse.ArgumentParser()

@@ -82,7 +82,7 @@ import samebits  # noqa: E402
 from samebits.arima import _Batch as ABatch, _pairs as apairs  # noqa: E402
 from samebits.timeseries import _Batch as EBatch, _spec_pairs  # noqa: E402
 from ets_bench import TAXI, statsmodels_series, taxi_series  # noqa: E402
-from ts_bench_common import header, run_line  # noqa: E402
+from ts_bench_common import fit_misses, header, run_line  # noqa: E402
 
 warnings.filterwarnings("ignore")
 
@@ -470,13 +470,7 @@ def batched_auto(zones, auto_zones, threads, out):
 
 # ---------------------------------------------------------------- report
 def ets_verdict(r):
-    miss = []
-    if r["param_diff"] > 1e-3:
-        miss.append("params %.1e" % r["param_diff"])
-    if abs(r["llf_rel"]) > 1e-4:
-        miss.append("llf %.1e" % r["llf_rel"])
-    if r["fc_rel"] > 1e-4:
-        miss.append("forecasts %.1e" % r["fc_rel"])
+    miss = fit_misses(r)
     if not miss:
         return "met"
     who = " (samebits lower SSE)" if r["sse_rel"] < -1e-9 else (" (sf lower SSE)" if r["sse_rel"] > 1e-9 else "")
@@ -487,13 +481,7 @@ def ets_verdict(r):
 def arima_verdict(r):
     if r.get("sf_method") is None:
         return r.get("verdict", "")
-    miss = []
-    if r["param_diff"] > 1e-3:
-        miss.append("params %.1e" % r["param_diff"])
-    if abs(r["llf_rel"]) > 1e-4:
-        miss.append("llf %.1e" % r["llf_rel"])
-    if r["fc_rel"] > 1e-4:
-        miss.append("forecasts %.1e" % r["fc_rel"])
+    miss = fit_misses(r)
     if not miss:
         return "met"
     ninv = " [sf's MA not invertible]" if r["sf_ma_noninvertible"] else ""

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #define EXIT_ERROR 2
+#define GP_USAGE "train --model gp --data FILE --out MODEL [--label NAME] [--kernel SPEC] [--card CARD] [key=value ...]"
 
 void csv_free(csv *c) {
     for (int64_t i = 0; i < c->ncols; i++) free(c->names[i]);
@@ -113,22 +114,82 @@ done:
     return rc;
 }
 
-int sb_cli_train_gp(int argc, char **argv) {
-    const char *data = NULL, *out = NULL, *label = NULL, *kernel = "ConstantKernel() * RBF()",
-               *card_path = NULL;
-    sb_params *params = NULL;
-    sb_status st = sb_params_create(&params);
-    if (st != SB_OK) return lib_fail(st);
-    int rc = EXIT_ERROR;
+int csv_split_label(const csv *c, const char *data, const char *label, int f32, void **X, void **y, int64_t *d) {
+    *X = *y = NULL;
+    *d = c->ncols - 1;
+    int64_t lab = c->ncols - 1;
+    if (label) {
+        lab = -1;
+        for (int64_t j = 0; j < c->ncols; j++)
+            if (!strcmp(c->names[j], label)) lab = j;
+    }
+    if (lab < 0) return fail("error: no column '%s' in the data", label);
+    if (c->ncols < 2 || c->nrows < 1) return fail("error: '%s' needs a feature column, the label and a row", data);
+    const size_t w = f32 ? sizeof(float) : sizeof(double);
+    if (!(*X = malloc(w * (size_t)(c->nrows * (c->ncols - 1)))) || !(*y = malloc(w * (size_t)c->nrows))) {
+        free(*X);
+        *X = NULL;
+        return fail("error: out of memory for '%s'", data);
+    }
+    float *Xf = *X, *yf = *y;
+    double *Xd = *X, *yd = *y;
+    for (int64_t i = 0; i < c->nrows; i++)
+        for (int64_t j = 0, k = 0; j < c->ncols; j++) {
+            const double v = c->v[i * c->ncols + j];
+            if (j == lab) {
+                if (f32) yf[i] = (float)v;
+                else yd[i] = v;
+            } else if (f32)
+                Xf[i * *d + k++] = (float)v;
+            else
+                Xd[i * *d + k++] = v;
+        }
+    return 0;
+}
+
+int csv_check_predict(const csv *c, const char *data, int64_t d) {
+    if (c->ncols != d && c->ncols != d + 1) {
+        fprintf(stderr, "samebits: error: '%s' has %lld columns; the model has %lld features\n", data,
+                (long long)c->ncols, (long long)d);
+        return EXIT_ERROR;
+    }
+    if (c->nrows < 1) return fail("error: '%s' has no rows", data);
+    return 0;
+}
+
+void *csv_features(const csv *c, int64_t d, int f32) {
+    void *X = malloc((f32 ? sizeof(float) : sizeof(double)) * (size_t)(c->nrows * d));
+    if (!X) return NULL;
+    float *Xf = X;
+    double *Xd = X;
+    for (int64_t i = 0; i < c->nrows; i++)
+        for (int64_t j = 0; j < d; j++) {
+            if (f32) Xf[i * d + j] = (float)c->v[i * c->ncols + j];
+            else Xd[i * d + j] = c->v[i * c->ncols + j];
+        }
+    return X;
+}
+
+FILE *csv_out_open(const char *out) { return strcmp(out, "-") ? fopen(out, "w") : stdout; }
+
+int csv_out_close(FILE *f, const char *out, int bad) {
+    if (f != stdout) bad |= fclose(f) != 0;
+    else bad |= fflush(f) != 0;
+    return bad ? fail("error: writing '%s' failed", out) : 0;
+}
+
+int cli_train_args(int argc, char **argv, sb_params *params, const char *usage, const char *model, const char **data,
+                   const char **out, const char **label, const char **kernel, const char **card) {
+    sb_status st;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const int has = i + 1 < argc;
         if (!strcmp(a, "--model") && has) i++;
-        else if (!strcmp(a, "--data") && has) data = argv[++i];
-        else if (!strcmp(a, "--out") && has) out = argv[++i];
-        else if (!strcmp(a, "--label") && has) label = argv[++i];
-        else if (!strcmp(a, "--kernel") && has) kernel = argv[++i];
-        else if (!strcmp(a, "--card") && has) card_path = argv[++i];
+        else if (!strcmp(a, "--data") && has) *data = argv[++i];
+        else if (!strcmp(a, "--out") && has) *out = argv[++i];
+        else if (!strcmp(a, "--label") && has) *label = argv[++i];
+        else if (kernel && !strcmp(a, "--kernel") && has) *kernel = argv[++i];
+        else if (!strcmp(a, "--card") && has) *card = argv[++i];
         else if (!strcmp(a, "--threads") && has) {
             char *end;
             const long t = strtol(argv[++i], &end, 10);
@@ -143,39 +204,37 @@ int sb_cli_train_gp(int argc, char **argv) {
             }
         } else {
             sb_params_free(params);
-            return fail("train: unexpected argument '%s' (usage: train --model gp --data FILE --out MODEL [--label NAME] "
-                        "[--kernel SPEC] [--card CARD] [key=value ...])", a);
+            fprintf(stderr, "samebits: train: unexpected argument '%s' (usage: %s)\n", a, usage);
+            return EXIT_ERROR;
         }
     }
-    if (!data || !out) {
+    if (!*data || !*out) {
         sb_params_free(params);
-        return fail("train: --model gp needs --data FILE and --out MODEL%s", "");
+        return fail("train: --model %s needs --data FILE and --out MODEL", model);
     }
+    return 0;
+}
+
+int sb_cli_train_gp(int argc, char **argv) {
+    const char *data = NULL, *out = NULL, *label = NULL, *kernel = "ConstantKernel() * RBF()",
+               *card_path = NULL;
+    sb_params *params = NULL;
+    sb_status st = sb_params_create(&params);
+    if (st != SB_OK) return lib_fail(st);
+    int rc = EXIT_ERROR;
+    if ((rc = cli_train_args(argc, argv, params, GP_USAGE, "gp", &data, &out, &label, &kernel, &card_path)))
+        return rc;
     csv c;
     if (csv_read(data, &c)) {
         sb_params_free(params);
         return EXIT_ERROR;
     }
-    int64_t lab = c.ncols - 1;
-    if (label) {
-        lab = -1;
-        for (int64_t j = 0; j < c.ncols; j++)
-            if (!strcmp(c.names[j], label)) lab = j;
-    }
-    double *X = NULL, *y = NULL;
+    void *Xv = NULL, *yv = NULL;
+    int64_t d = 0;
     sb_card *card = NULL;
     sb_gp *g = NULL;
-    if (lab < 0) rc = fail("error: no column '%s' in the data", label);
-    else if (c.ncols < 2 || c.nrows < 1) rc = fail("error: '%s' needs a feature column, the label and a row", data);
-    else if (!(X = malloc(sizeof(double) * (size_t)(c.nrows * (c.ncols - 1)))) || !(y = malloc(sizeof(double) * (size_t)c.nrows)))
-        rc = fail("error: out of memory for '%s'", data);
-    else {
-        const int64_t d = c.ncols - 1;
-        for (int64_t i = 0; i < c.nrows; i++)
-            for (int64_t j = 0, k = 0; j < c.ncols; j++) {
-                if (j == lab) y[i] = c.v[i * c.ncols + j];
-                else X[i * d + k++] = c.v[i * c.ncols + j];
-            }
+    if ((rc = csv_split_label(&c, data, label, 0, &Xv, &yv, &d)) == 0) {
+        const double *X = Xv, *y = yv;
         st = card_path ? sb_card_create(&card) : SB_OK;
         if (st == SB_OK) st = sb_gp_fit(kernel, params, X, c.nrows, d, y, 1, card, &g);
         if (st == SB_OK) st = sb_gp_save(g, out);
@@ -196,7 +255,7 @@ int sb_cli_train_gp(int argc, char **argv) {
     }
     sb_card_free(card);
     sb_gp_free(g);
-    free(X), free(y);
+    free(Xv), free(yv);
     csv_free(&c);
     sb_params_free(params);
     return rc;
@@ -210,36 +269,25 @@ int sb_cli_predict_gp(sb_gp *g, const char *data, const char *out, int with_std)
     if (csv_read(data, &c)) return EXIT_ERROR;
     int rc = EXIT_ERROR;
     double *X = NULL, *mean = NULL, *sd = NULL;
-    /* the model's features, or those and a label column last (the training file) */
-    if (c.ncols != d && c.ncols != d + 1) {
-        fprintf(stderr, "samebits: error: '%s' has %lld columns; the model has %lld features\n", data,
-                (long long)c.ncols, (long long)d);
+    if (csv_check_predict(&c, data, d)) {
         csv_free(&c);
         return EXIT_ERROR;
     }
-    if (c.nrows < 1) {
-        csv_free(&c);
-        return fail("error: '%s' has no rows", data);
-    }
-    X = malloc(sizeof(double) * (size_t)(c.nrows * d));
+    X = csv_features(&c, d, 0);
     mean = malloc(sizeof(double) * (size_t)c.nrows);
     sd = malloc(sizeof(double) * (size_t)c.nrows);
     if (!X || !mean || !sd) rc = fail("error: out of memory for '%s'", data);
     else {
-        for (int64_t i = 0; i < c.nrows; i++)
-            for (int64_t j = 0; j < d; j++) X[i * d + j] = c.v[i * c.ncols + j];
         st = sb_gp_predict(g, X, c.nrows, d, mean, with_std ? sd : NULL, NULL);
         if (st != SB_OK) rc = lib_fail(st);
         else {
-            FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
+            FILE *f = csv_out_open(out);
             if (!f) rc = fail("error: cannot write '%s'", out);
             else {
                 int bad = 0;
                 for (int64_t i = 0; i < c.nrows; i++)
                     bad |= (with_std ? fprintf(f, "%.17g,%.17g\n", mean[i], sd[i]) : fprintf(f, "%.17g\n", mean[i])) < 0;
-                if (f != stdout) bad |= fclose(f) != 0;
-                else bad |= fflush(f) != 0;
-                rc = bad ? fail("error: writing '%s' failed", out) : 0;
+                rc = csv_out_close(f, out, bad);
             }
         }
     }

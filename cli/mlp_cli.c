@@ -17,6 +17,8 @@
 #include <string.h>
 
 #define EXIT_ERROR 2
+#define MLP_USAGE \
+    "train --model mlp --data FILE --out MODEL [--label NAME] [--card CARD] task=classifier|regressor [key=value ...]"
 
 int sb_cli_train_mlp(int argc, char **argv) {
     const char *data = NULL, *out = NULL, *label = NULL, *card_path = NULL;
@@ -24,61 +26,19 @@ int sb_cli_train_mlp(int argc, char **argv) {
     sb_status st = sb_params_create(&params);
     if (st != SB_OK) return lib_fail(st);
     int rc = EXIT_ERROR;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        const int has = i + 1 < argc;
-        if (!strcmp(a, "--model") && has) i++;
-        else if (!strcmp(a, "--data") && has) data = argv[++i];
-        else if (!strcmp(a, "--out") && has) out = argv[++i];
-        else if (!strcmp(a, "--label") && has) label = argv[++i];
-        else if (!strcmp(a, "--card") && has) card_path = argv[++i];
-        else if (!strcmp(a, "--threads") && has) {
-            char *end;
-            const long t = strtol(argv[++i], &end, 10);
-            if (*end || t < 1 || sb_set_num_threads((int32_t)t) != SB_OK) {
-                sb_params_free(params);
-                return fail("train: --threads '%s' must be a whole number >= 1", argv[i]);
-            }
-        } else if (a[0] != '-' && strchr(a, '=')) {
-            if ((st = sb_params_parse(params, a)) != SB_OK) {
-                sb_params_free(params);
-                return lib_fail(st);
-            }
-        } else {
-            sb_params_free(params);
-            return fail("train: unexpected argument '%s' (usage: train --model mlp --data FILE --out MODEL [--label NAME] "
-                        "[--card CARD] task=classifier|regressor [key=value ...])", a);
-        }
-    }
-    if (!data || !out) {
-        sb_params_free(params);
-        return fail("train: --model mlp needs --data FILE and --out MODEL%s", "");
-    }
+    if ((rc = cli_train_args(argc, argv, params, MLP_USAGE, "mlp", &data, &out, &label, NULL, &card_path)))
+        return rc;
     csv c;
     if (csv_read(data, &c)) {
         sb_params_free(params);
         return EXIT_ERROR;
     }
-    int64_t lab = c.ncols - 1;
-    if (label) {
-        lab = -1;
-        for (int64_t j = 0; j < c.ncols; j++)
-            if (!strcmp(c.names[j], label)) lab = j;
-    }
-    float *X = NULL, *y = NULL;
+    void *Xv = NULL, *yv = NULL;
+    int64_t d = 0;
     sb_card *card = NULL;
     sb_mlp *net = NULL;
-    if (lab < 0) rc = fail("error: no column '%s' in the data", label);
-    else if (c.ncols < 2 || c.nrows < 1) rc = fail("error: '%s' needs a feature column, the label and a row", data);
-    else if (!(X = malloc(sizeof(float) * (size_t)(c.nrows * (c.ncols - 1)))) || !(y = malloc(sizeof(float) * (size_t)c.nrows)))
-        rc = fail("error: out of memory for '%s'", data);
-    else {
-        const int64_t d = c.ncols - 1;
-        for (int64_t i = 0; i < c.nrows; i++)
-            for (int64_t j = 0, k = 0; j < c.ncols; j++) {
-                if (j == lab) y[i] = (float)c.v[i * c.ncols + j];
-                else X[i * d + k++] = (float)c.v[i * c.ncols + j];
-            }
+    if ((rc = csv_split_label(&c, data, label, 1, &Xv, &yv, &d)) == 0) {
+        const float *X = Xv, *y = yv;
         st = card_path ? sb_card_create(&card) : SB_OK;
         if (st == SB_OK) st = sb_mlp_fit(params, X, c.nrows, d, y, 1, card, &net);
         if (st == SB_OK) st = sb_mlp_save(net, out);
@@ -96,7 +56,7 @@ int sb_cli_train_mlp(int argc, char **argv) {
     }
     sb_card_free(card);
     sb_mlp_free(net);
-    free(X), free(y);
+    free(Xv), free(yv);
     csv_free(&c);
     sb_params_free(params);
     return rc;
@@ -116,26 +76,17 @@ int sb_cli_predict_mlp(sb_mlp *net, const char *data, const char *out, int proba
     csv c;
     if (csv_read(data, &c)) return EXIT_ERROR;
     int rc = EXIT_ERROR;
-    /* the model's features, or those and a label column last (the training file) */
-    if (c.ncols != d && c.ncols != d + 1) {
-        fprintf(stderr, "samebits: error: '%s' has %lld columns; the model has %lld features\n", data,
-                (long long)c.ncols, (long long)d);
+    if (csv_check_predict(&c, data, d)) {
         csv_free(&c);
         return EXIT_ERROR;
     }
-    if (c.nrows < 1) {
-        csv_free(&c);
-        return fail("error: '%s' has no rows", data);
-    }
-    float *X = malloc(sizeof(float) * (size_t)(c.nrows * d)), *P = malloc(sizeof(float) * (size_t)(c.nrows * width));
+    float *X = csv_features(&c, d, 1), *P = malloc(sizeof(float) * (size_t)(c.nrows * width));
     if (!X || !P) rc = fail("error: out of memory for '%s'", data);
     else {
-        for (int64_t i = 0; i < c.nrows; i++)
-            for (int64_t j = 0; j < d; j++) X[i * d + j] = (float)c.v[i * c.ncols + j];
         st = proba ? sb_mlp_predict_proba(net, X, c.nrows, d, P) : sb_mlp_predict(net, X, c.nrows, d, P);
         if (st != SB_OK) rc = lib_fail(st);
         else {
-            FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
+            FILE *f = csv_out_open(out);
             if (!f) rc = fail("error: cannot write '%s'", out);
             else {
                 int bad = 0;
@@ -143,9 +94,7 @@ int sb_cli_predict_mlp(sb_mlp *net, const char *data, const char *out, int proba
                     for (int64_t j = 0; j < width; j++)
                         bad |= fprintf(f, cls && !proba ? "%.0f%c" : "%.9g%c", (double)P[i * width + j],
                                        j + 1 < width ? ',' : '\n') < 0;
-                if (f != stdout) bad |= fclose(f) != 0;
-                else bad |= fflush(f) != 0;
-                rc = bad ? fail("error: writing '%s' failed", out) : 0;
+                rc = csv_out_close(f, out, bad);
             }
         }
     }

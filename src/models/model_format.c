@@ -727,12 +727,8 @@ static sb_status check_umap(const sb_model *m, sb_status bad, const char *who) {
     if (m->ntrees != 0 || m->trees || m->linear || m->kmeans || m->knn || m->dbscan || m->agglo || m->spectral ||
         m->kde || m->ets || m->arima || m->svm || m->gp)
         return sb_fail(bad, "%s: a umap model has only its frozen fit", who);
-    if (m->numeric_mode < 0 || m->numeric_mode > 2)
-        return sb_fail(bad, "%s: unknown numeric mode %d", who, (int)m->numeric_mode);
-    if (m->num_features > MF_MAX_FEATURES)
-        return sb_fail(SB_ERR_LIMIT, "%s: num_features %d exceeds the limit of %d", who, (int)m->num_features,
-                       MF_MAX_FEATURES);
-    if (m->num_features < 1) return sb_fail(bad, "%s: num_features is %d, at least 1 is needed", who, (int)m->num_features);
+    sb_status st = check_mode_features(m, bad, who);
+    if (st != SB_OK) return st;
     if (m->num_class != 1) return sb_fail(bad, "%s: a umap model's num_class is %d, not 1", who, (int)m->num_class);
     const char *why = sb_umap_state_check(u);
     if (why) return sb_fail(bad, "%s: umap: %s", who, why);

@@ -101,6 +101,19 @@ static int has_proba(const char *objective) {
     return 1;
 }
 
+/* A family that predicts through its own calls: every float32 prediction
+ * kind of sb_model_predict is refused by name at a one-value row. */
+static void refuses_every_kind(const sb_model *m) {
+    float z = 0.0f;
+    sb_dataset *d1 = NULL;
+    sb_fuzz_require(sb_dataset_from_matrix(&z, 1, 1, &d1) == SB_OK);
+    for (int kind = 0; kind <= 2; kind++) {
+        size_t got = 0;
+        sb_fuzz_require(sb_model_predict(m, d1, (sb_predict_kind)kind, &z, 1, &got) == SB_ERR_INVALID_ARGUMENT);
+    }
+    sb_dataset_free(d1);
+}
+
 static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) {
     /* One spelling in the file's own version (its frame says which). */
     const uint32_t version = (uint32_t)file[8] | (uint32_t)file[9] << 8 | (uint32_t)file[10] << 16 |
@@ -127,14 +140,7 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
         /* an mlp predicts through sb_mlp_*: every sb_model_predict kind is
          * refused by name; sb_mlp_from_bytes reads the same file, and its
          * outputs at a zero row are a class code or indicator (a classifier) */
-        float z = 0.0f;
-        sb_dataset *d1 = NULL;
-        sb_fuzz_require(sb_dataset_from_matrix(&z, 1, 1, &d1) == SB_OK);
-        for (int kind = 0; kind <= 2; kind++) {
-            size_t got = 0;
-            sb_fuzz_require(sb_model_predict(m, d1, (sb_predict_kind)kind, &z, 1, &got) == SB_ERR_INVALID_ARGUMENT);
-        }
-        sb_dataset_free(d1);
+        refuses_every_kind(m);
         sb_mlp *net = NULL;
         sb_fuzz_require(sb_mlp_from_bytes(file, size, &net) == SB_OK);
         int64_t nf = 0, no = 0, cls = 0;
@@ -157,14 +163,7 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
         /* gaussian process regression predicts float64 rows through sb_gp_*: every
          * float32 prediction kind is refused by name; sb_gp_from_bytes reads the
          * same file, and its mean is finite at a training row */
-        float z = 0.0f;
-        sb_dataset *d1 = NULL;
-        sb_fuzz_require(sb_dataset_from_matrix(&z, 1, 1, &d1) == SB_OK);
-        for (int kind = 0; kind <= 2; kind++) {
-            size_t got = 0;
-            sb_fuzz_require(sb_model_predict(m, d1, (sb_predict_kind)kind, &z, 1, &got) == SB_ERR_INVALID_ARGUMENT);
-        }
-        sb_dataset_free(d1);
+        refuses_every_kind(m);
         sb_gp *g = NULL;
         sb_fuzz_require(sb_gp_from_bytes(file, size, &g) == SB_OK);
         int64_t nf = 0;
@@ -187,14 +186,7 @@ static void check_accepted(const sb_model *m, const uint8_t *file, size_t size) 
     if (info.family == SB_FAMILY_ETS || info.family == SB_FAMILY_ARIMA) {
         /* exponential smoothing forecasts its series and predicts no rows:
          * every kind is refused by name (sb_ets_load reads it) */
-        float z = 0.0f;
-        sb_dataset *d1 = NULL;
-        sb_fuzz_require(sb_dataset_from_matrix(&z, 1, 1, &d1) == SB_OK);
-        for (int kind = 0; kind <= 2; kind++) {
-            size_t got = 0;
-            sb_fuzz_require(sb_model_predict(m, d1, (sb_predict_kind)kind, &z, 1, &got) == SB_ERR_INVALID_ARGUMENT);
-        }
-        sb_dataset_free(d1);
+        refuses_every_kind(m);
         return;
     }
     const int32_t nf = info.num_features;

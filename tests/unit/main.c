@@ -30,6 +30,22 @@ const char *sb_test_data_dir(void) {
     return d && *d ? d : "tests/data";
 }
 
+int sb_test_golden(const char *rel, char path[512]) {
+    snprintf(path, 512, "%s%s", sb_test_data_dir(), rel);
+    const char *w = getenv("SB_WRITE_GOLDEN");
+    return w && !strcmp(w, "1");
+}
+
+uint8_t *sb_test_read_file(const char *path, size_t cap, size_t *n) {
+    *n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    uint8_t *b = malloc(cap + 1);
+    if (b) *n = fread(b, 1, cap + 1, f);
+    fclose(f);
+    return b;
+}
+
 static int cmp_names(const void *a, const void *b) {
     const char *x = *(const char *const *)a, *y = *(const char *const *)b;
     return strcmp(x, y);

@@ -16,6 +16,13 @@ void sb_test_register(const char *name, sb_test_fn fn);
 void sb_test_fail(const char *file, int line, const char *expr);
 /* Directory of test data given by SB_TEST_DATA (default "tests/data"). */
 const char *sb_test_data_dir(void);
+/* The golden file rel (appended to sb_test_data_dir()) into path; 1 when
+ * SB_WRITE_GOLDEN=1 asks the caller to rewrite it there first (by hand, at a
+ * format change). */
+int sb_test_golden(const char *rel, char path[512]);
+/* Up to cap + 1 bytes of the file at path (malloc'd; the caller frees; *n
+ * their count, so a longer file shows), or NULL when it cannot be opened. */
+uint8_t *sb_test_read_file(const char *path, size_t cap, size_t *n);
 /* A new temporary file holding text[0..n) (NULs included); its path lives in
  * a buffer of the runner's until the next call (a path that cannot exist when
  * mkstemp fails, so the read under test fails by name). */

@@ -191,18 +191,12 @@ SB_TEST(test_gp_model_file_roundtrip_and_golden) {
     uint8_t *b = bytes_of(g, &n);
     SB_CHECK(b != NULL);
     char path[512];
-    snprintf(path, sizeof path, "%s" GOLDEN, sb_test_data_dir());
-    const char *w = getenv("SB_WRITE_GOLDEN");
-    if (w && !strcmp(w, "1")) SB_CHECK(sb_gp_save(g, path) == SB_OK);
-    FILE *f = fopen(path, "rb");
-    SB_CHECK(f != NULL);
-    if (f && b) {
-        uint8_t *gold = malloc(n + 1);
-        const size_t got = fread(gold, 1, n + 1, f);
-        SB_CHECK(got == n && memcmp(gold, b, n) == 0); /* the writer's bytes are the golden file's */
-        free(gold);
-        fclose(f);
-    }
+    if (sb_test_golden(GOLDEN, path)) SB_CHECK(sb_gp_save(g, path) == SB_OK);
+    size_t got = 0;
+    uint8_t *gold = sb_test_read_file(path, n, &got);
+    SB_CHECK(gold != NULL);
+    if (gold && b) SB_CHECK(got == n && memcmp(gold, b, n) == 0); /* the writer's bytes are the golden file's */
+    free(gold);
     sb_gp *r = NULL;
     SB_CHECK(b && sb_gp_from_bytes(b, n, &r) == SB_OK && r);
     if (r) {

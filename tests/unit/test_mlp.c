@@ -279,18 +279,12 @@ SB_TEST(test_mlp_model_file_roundtrip_and_golden) {
     uint8_t *b = bytes_of(net, &n);
     SB_CHECK(b != NULL);
     char path[512];
-    snprintf(path, sizeof path, "%s" GOLDEN, sb_test_data_dir());
-    const char *w = getenv("SB_WRITE_GOLDEN");
-    if (w && !strcmp(w, "1")) SB_CHECK(sb_mlp_save(net, path) == SB_OK);
-    FILE *f = fopen(path, "rb");
-    SB_CHECK(f != NULL);
-    if (f && b) {
-        uint8_t *gold = malloc(n + 1);
-        const size_t got = fread(gold, 1, n + 1, f);
-        SB_CHECK(got == n && memcmp(gold, b, n) == 0);
-        free(gold);
-        fclose(f);
-    }
+    if (sb_test_golden(GOLDEN, path)) SB_CHECK(sb_mlp_save(net, path) == SB_OK);
+    size_t got = 0;
+    uint8_t *gold = sb_test_read_file(path, n, &got);
+    SB_CHECK(gold != NULL);
+    if (gold && b) SB_CHECK(got == n && memcmp(gold, b, n) == 0);
+    free(gold);
     sb_mlp *r = NULL;
     SB_CHECK(b && sb_mlp_from_bytes(b, n, &r) == SB_OK && r);
     if (r) {

@@ -326,19 +326,15 @@ SB_TEST(test_umap_model_golden) {
     uint8_t *b = malloc(n);
     SB_CHECK(sb_model_to_bytes(m, b, n, NULL) == SB_OK);
     char path[512];
-    snprintf(path, sizeof path, "%s" UMAP_GOLDEN, sb_test_data_dir());
-    const char *w = getenv("SB_WRITE_GOLDEN");
-    if (w && !strcmp(w, "1")) SB_CHECK(sb_model_save(m, path) == SB_OK);
-    FILE *f = fopen(path, "rb");
-    SB_CHECK(f != NULL);
-    if (f) {
-        uint8_t *gold = malloc(n + 1);
-        const size_t got = fread(gold, 1, n + 1, f);
+    if (sb_test_golden(UMAP_GOLDEN, path)) SB_CHECK(sb_model_save(m, path) == SB_OK);
+    size_t got = 0;
+    uint8_t *gold = sb_test_read_file(path, n, &got);
+    SB_CHECK(gold != NULL);
+    if (gold) {
         SB_CHECK(got == n && memcmp(gold, b, n) == 0);
         SB_CHECK(sb_model_from_bytes(gold, got, &r) == SB_OK);
-        free(gold);
-        fclose(f);
     }
+    free(gold);
     if (r) {
         SB_CHECK(model_rows(m, q, 0, 3, D, 2, t1) == SB_OK && model_rows(r, q, 0, 3, D, 2, t2) == SB_OK);
         SB_CHECK(memcmp(t1, t2, sizeof t1) == 0);

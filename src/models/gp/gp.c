@@ -33,6 +33,7 @@
 #include "gp.h"
 #include "../../core/rng.h"
 #include "../../math/sb_math.h"
+#include "../f64_math.h"
 #include <math.h> /* sqrt (correctly rounded), INFINITY and NAN: no other libm function is called */
 #include <stdio.h>
 #include <string.h>
@@ -45,30 +46,6 @@
 #define GP_HALVINGS 40      /* line search halvings before a start stops */
 #define GP_ROWS 8           /* rows (or columns) of a task */
 #define GP_LOG_2PI 1.8378770664093453
-
-/* ---- the profile's double exp and log ------------------------------------ */
-
-/* e^x. sb__hx_exp is accurate for results that are normal doubles (its
- * reduction is exact for |x| < 2^16 ln2/128 and its scale 2^k is normal for
- * x > -708); below -708 the result is taken as +0 (it would be under
- * 2^-1021: a kernel value that no sum here can see). */
-static double gp_exp(double x) {
-    if (x != x) return x;
-    if (x < -708.0) return 0.0;
-    if (x > 709.0) return INFINITY;
-    return sb__hx_exp(x);
-}
-
-/* log v for v > 0 finite (0: -infinity; negative: NaN). */
-static double gp_log(double v) {
-    if (!(v > 0.0)) return v == 0.0 ? -INFINITY : NAN;
-    if (v - v != 0.0) return v;
-    double shift = 0.0;
-    if (v < 0x1p-1000) v = v * 0x1p200, shift = -200.0 * 0.6931471805599453;
-    const double d = v - 1.0;
-    const double r = (d < 0x1p-6 && d > -0x1p-6) ? sb__hx_log1p_small(d) : sb__hx_log(v);
-    return r + shift;
-}
 
 /* The one dot product shape: lane l sums the products of indices = l mod 4
  * in index order, then (l0 + l1) + (l2 + l3). */
@@ -120,7 +97,7 @@ static double gp_eval(const gp_kernel *k, const double *ev, int32_t v, const dou
     }
     case GK_RBF: {
         const double r2 = gp_r2(x, y, d, ev + nd->p0, nd->nls, grad ? grad + nd->p0 : NULL);
-        const double kv = gp_exp(-0.5 * r2);
+        const double kv = sb_f64_exp(-0.5 * r2);
         if (grad) {
             if (nd->nls == 1) grad[nd->p0] = kv * r2;
             else
@@ -133,15 +110,15 @@ static double gp_eval(const gp_kernel *k, const double *ev, int32_t v, const dou
         const double r = sqrt(r2);
         double kv, g; /* g: the factor of each feature's term (or of r2) in the derivative */
         if (nd->nu2 == 1) {
-            const double e = gp_exp(-r);
+            const double e = sb_f64_exp(-r);
             kv = e;
             g = r > 0.0 ? e / r : 0.0;
         } else if (nd->nu2 == 3) {
-            const double s = 1.7320508075688772 * r, e = gp_exp(-s);
+            const double s = 1.7320508075688772 * r, e = sb_f64_exp(-s);
             kv = (1.0 + s) * e;
             g = 3.0 * e;
         } else {
-            const double s = 2.23606797749979 * r, e = gp_exp(-s);
+            const double s = 2.23606797749979 * r, e = sb_f64_exp(-s);
             kv = ((1.0 + s) + (5.0 / 3.0) * r2) * e;
             g = (5.0 / 3.0) * ((1.0 + s) * e);
         }
@@ -155,8 +132,8 @@ static double gp_eval(const gp_kernel *k, const double *ev, int32_t v, const dou
     case GK_RQ: {
         const double al = ev[nd->p0], ls = ev[nd->p0 + 1];
         const double r2 = gp_r2(x, y, d, &ls, 1, NULL);
-        const double base = 1.0 + r2 / (2.0 * al), lb = gp_log(base);
-        const double kv = gp_exp(-al * lb);
+        const double base = 1.0 + r2 / (2.0 * al), lb = sb_f64_log(base);
+        const double kv = sb_f64_exp(-al * lb);
         if (grad) {
             grad[nd->p0] = kv * (r2 / (2.0 * base) - al * lb);
             grad[nd->p0 + 1] = kv * (r2 / base);
@@ -179,7 +156,7 @@ static double gp_eval(const gp_kernel *k, const double *ev, int32_t v, const dou
 }
 
 static void gp_values(const gp_kernel *k, double *ev) {
-    for (int32_t p = 0; p < k->npar; p++) ev[p] = gp_exp(k->logv[p]);
+    for (int32_t p = 0; p < k->npar; p++) ev[p] = sb_f64_exp(k->logv[p]);
 }
 
 int32_t sb_gp_nfree(const gp_kernel *k) {
@@ -316,7 +293,7 @@ static int64_t gp_factor(gp_ws *w, const gp_kernel *k, const double *ev) {
  * log 2 pi, as scikit-learn sums them. */
 static double gp_lml_of(const gp_ws *w) {
     double logdet = 0.0;
-    for (int64_t i = 0; i < w->n; i++) logdet = logdet + gp_log(w->A[i * w->n + i]);
+    for (int64_t i = 0; i < w->n; i++) logdet = logdet + sb_f64_log(w->A[i * w->n + i]);
     double total = 0.0;
     for (int64_t t = 0; t < w->t; t++) {
         double q = 0.0;
@@ -808,7 +785,7 @@ static double gp_normal(uint64_t seed, uint64_t index) {
         sb_rng_words(seed, 0x47505331u /* "GPS1" */, index, sub, w);
         const double u = 2.0 * unit53(w[0], w[1]) - 1.0, v = 2.0 * unit53(w[2], w[3]) - 1.0;
         const double s = u * u + v * v;
-        if (s > 0.0 && s < 1.0) return u * sqrt(-2.0 * gp_log(s) / s);
+        if (s > 0.0 && s < 1.0) return u * sqrt(-2.0 * sb_f64_log(s) / s);
     }
 }
 

@@ -528,6 +528,16 @@ static sb_status um_optimize(const um_params *p, int32_t n_epochs, float a, floa
     return st;
 }
 
+/* The training table's shape, as both fits check it: two rows and a feature
+ * at least, at most INT32_MAX / 2 rows; refused by name. */
+static sb_status um_shape_check(int64_t n, int64_t d) {
+    if (n < 2 || d < 1)
+        return sb_fail(SB_ERR_INVALID_INPUT, "UMAP needs at least two rows and one feature (given %lld rows, %lld "
+                       "features)", (long long)n, (long long)d);
+    if (n > INT32_MAX / 2) return sb_fail(SB_ERR_LIMIT, "UMAP: %lld rows (at most %d)", (long long)n, INT32_MAX / 2);
+    return SB_OK;
+}
+
 sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train, const float *init, sb_card *card,
                                 float *out, size_t cap, size_t *needed) {
     sb_clear_error();
@@ -540,10 +550,7 @@ sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train
     const int64_t n = t->nrows, d = t->ncols;
     const int32_t nc = p.ncomp;
     if (needed) *needed = (size_t)(n * nc);
-    if (n < 2 || d < 1)
-        return sb_fail(SB_ERR_INVALID_INPUT, "UMAP needs at least two rows and one feature (given %lld rows, %lld "
-                       "features)", (long long)n, (long long)d);
-    if (n > INT32_MAX / 2) return sb_fail(SB_ERR_LIMIT, "UMAP: %lld rows (at most %d)", (long long)n, INT32_MAX / 2);
+    if ((st = um_shape_check(n, d)) != SB_OK) return st;
     if (t->label)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "UMAP: the rows carry a label, and supervised UMAP (y=, umap-learn's "
                        "target graph) is not built: fit the rows without it (docs/umap.md)");
@@ -922,10 +929,7 @@ sb_status sb_umap_fit(const sb_params *params, const sb_dataset *train, const fl
     if (st != SB_OK) return st;
     const sb_table *t = &train->t;
     const int64_t n = t->nrows, d = t->ncols;
-    if (n < 2 || d < 1)
-        return sb_fail(SB_ERR_INVALID_INPUT, "UMAP needs at least two rows and one feature (given %lld rows, %lld "
-                       "features)", (long long)n, (long long)d);
-    if (n > INT32_MAX / 2) return sb_fail(SB_ERR_LIMIT, "UMAP: %lld rows (at most %d)", (long long)n, INT32_MAX / 2);
+    if ((st = um_shape_check(n, d)) != SB_OK) return st;
     char *text = NULL;
     if ((st = um_params_text(&p, &text)) != SB_OK) return st;
     sb_model *m = NULL;

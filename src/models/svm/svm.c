@@ -41,6 +41,7 @@
 #include "svm.h"
 #include "../../core/rng.h"
 #include "../../math/sb_math.h"
+#include "../f64_math.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -513,27 +514,6 @@ done:
 
 /* ---- Platt scaling ---- */
 
-/* e^x in double by the profile's sb__hx_exp (accurate for normal results);
- * below -708 the result is taken as +0, above 709 as infinity. */
-static double sv_exp(double x) {
-    if (x != x) return x;
-    if (x < -708.0) return 0.0;
-    if (x > 709.0) return INFINITY;
-    return sb__hx_exp(x);
-}
-
-/* log v in double by the profile's functions (v > 0 finite; 0 gives
- * -infinity), the argument near 1 through log1p's series. */
-static double sv_log(double v) {
-    if (!(v > 0.0)) return v == 0.0 ? -INFINITY : NAN;
-    if (v - v != 0.0) return v;
-    double shift = 0.0;
-    if (v < 0x1p-1000) v = v * 0x1p200, shift = -200.0 * 0.6931471805599453;
-    const double d = v - 1.0;
-    const double r = (d < 0x1p-6 && d > -0x1p-6) ? sb__hx_log1p_small(d) : sb__hx_log(v);
-    return r + shift;
-}
-
 /* One pair's problem as the cross-validation sees it: its l variables
  * (training rows pts, signs y, bounds C) in the pair's order. */
 typedef struct sv_cvspec {
@@ -638,8 +618,8 @@ static double sv_platt_f(const double *dec, const double *tgt, int64_t l, double
     double f = 0.0;
     for (int64_t i = 0; i < l; i++) {
         const double z = dec[i] * A + B;
-        if (z >= 0.0) f += tgt[i] * z + sv_log(1.0 + sv_exp(-z));
-        else f += (tgt[i] - 1.0) * z + sv_log(1.0 + sv_exp(z));
+        if (z >= 0.0) f += tgt[i] * z + sb_f64_log(1.0 + sb_f64_exp(-z));
+        else f += (tgt[i] - 1.0) * z + sb_f64_log(1.0 + sb_f64_exp(z));
     }
     return f;
 }
@@ -661,7 +641,7 @@ static void sv_platt(const double *dec, const int8_t *y, int64_t l, double *outA
     }
     const double hi = (npos + 1.0) / (npos + 2.0), lo = 1.0 / (nneg + 2.0);
     double *tgt = sb_malloc(sizeof(double) * (size_t)(l > 0 ? l : 1));
-    double A = 0.0, B = sv_log((nneg + 1.0) / (npos + 1.0));
+    double A = 0.0, B = sb_f64_log((nneg + 1.0) / (npos + 1.0));
     if (!tgt) { /* no room for the targets: the prior alone (A = 0) */
         *outA = A, *outB = B;
         return;
@@ -674,10 +654,10 @@ static void sv_platt(const double *dec, const int8_t *y, int64_t l, double *outA
             const double z = dec[i] * A + B;
             double p, q; /* P(+1) and 1 - P(+1), each from the side whose exponent is <= 0 */
             if (z >= 0.0) {
-                const double e = sv_exp(-z);
+                const double e = sb_f64_exp(-z);
                 p = e / (1.0 + e), q = 1.0 / (1.0 + e);
             } else {
-                const double e = sv_exp(z);
+                const double e = sb_f64_exp(z);
                 p = 1.0 / (1.0 + e), q = e / (1.0 + e);
             }
             const double d2 = p * q;
@@ -1182,10 +1162,10 @@ static double sv_sigmoid(double f, double A, double B) {
     const double z = f * A + B;
     double r;
     if (z >= 0.0) {
-        const double e = sv_exp(-z);
+        const double e = sb_f64_exp(-z);
         r = e / (1.0 + e);
     } else {
-        r = 1.0 / (1.0 + sv_exp(z));
+        r = 1.0 / (1.0 + sb_f64_exp(z));
     }
     return r < SV_MIN_PROB ? SV_MIN_PROB : r > 1.0 - SV_MIN_PROB ? 1.0 - SV_MIN_PROB : r;
 }
@@ -1265,7 +1245,7 @@ static sb_status sv_proba(const sb_model *m, const sb_table *q, int logp, double
             sv_couple(K, r, Q, Qp, p);
         }
         if (logp)
-            for (int32_t c = 0; c < K; c++) p[c] = sv_log(p[c]);
+            for (int32_t c = 0; c < K; c++) p[c] = sb_f64_log(p[c]);
     }
     sb_free(dec), sb_free(scr);
     return st;
@@ -1400,6 +1380,22 @@ sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_
     return SB_OK;
 }
 
+/* The float64 outputs' checks after the model's: *needed (when asked) is
+ * want; a size query (cap 0, out NULL) is SB_OK with nothing else checked;
+ * then a buffer too small and a feature count not the model's are refused by
+ * name. */
+static sb_status sv_out_check(const sb_model *m, const sb_dataset *queries, const double *out, size_t cap,
+                              size_t *needed, size_t want) {
+    if (needed) *needed = want;
+    if (cap == 0 && !out) return SB_OK;
+    if (cap < want || !out)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    if (queries->t.ncols != m->num_features)
+        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
+                       (int)m->num_features, (int)queries->t.ncols);
+    return SB_OK;
+}
+
 sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
                                    size_t *needed) {
     sb_clear_error();
@@ -1408,13 +1404,7 @@ sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries,
     if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_decision_function: NULL queries");
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     const size_t want = (size_t)queries->t.nrows * (size_t)sb_svm_decision_width(m);
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
-    if (queries->t.ncols != m->num_features)
-        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
-                       (int)m->num_features, (int)queries->t.ncols);
+    if ((st = sv_out_check(m, queries, out, cap, needed, want)) != SB_OK || !out) return st;
     return sb_svm_decision_f64(m, &queries->t, out);
 }
 
@@ -1433,12 +1423,6 @@ sb_status sb_svm_predict_proba(const sb_model *m, const sb_dataset *queries, int
                        "(Platt scaling)");
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     const size_t want = (size_t)queries->t.nrows * (size_t)s->nclass;
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
-    if (queries->t.ncols != m->num_features)
-        return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
-                       (int)m->num_features, (int)queries->t.ncols);
+    if ((st = sv_out_check(m, queries, out, cap, needed, want)) != SB_OK || !out) return st;
     return sv_proba(m, &queries->t, log_proba, out);
 }
