@@ -74,6 +74,8 @@ flags_of() {
     kde-order) echo "$ARM_FLAGS -DSB_SABOTAGE_KDE_ORDER" ;;
     ets-sse-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ETS_SSE_ORDER" ;;
     svm-kernel-f32) echo "$ARM_FLAGS -DSB_SABOTAGE_SVM_KERNEL_F32" ;;
+    mlp-grad-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_GRAD_ORDER" ;;
+    mlp-softmax-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_SOFTMAX_ORDER" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

@@ -73,7 +73,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "arima": "ARIMA (the host path; the CPU legs only, refused by name on a GPU)",
                 "umap": "UMAP (the host path; the CPU legs only)",
                 "gp": "gaussian process regression (float64 host path; the CPU legs only, refused by name on a GPU)",
-                "mlp": "multi-layer perceptrons (the host path; the CPU legs only, refused by name on a GPU)",
+                "mlp": "multi-layer perceptrons (on a GPU the whole fit runs on the device: the identical GEMM and the network kernels)",
                 "lm": "the byte-level language model (the host path; the CPU legs only, refused by name on a GPU)"}
 
 

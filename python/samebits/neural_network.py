@@ -79,7 +79,7 @@ class _BaseMLP(Estimator):
                  batch_size="auto", learning_rate="constant", learning_rate_init=0.001, power_t=0.5, max_iter=200,
                  shuffle=True, random_state=None, tol=1e-4, verbose=False, warm_start=False, momentum=0.9,
                  nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1, beta_1=0.9, beta_2=0.999,
-                 epsilon=1e-8, n_iter_no_change=10, max_fun=15000):
+                 epsilon=1e-8, n_iter_no_change=10, max_fun=15000, device="cpu"):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
         self.solver = solver
@@ -103,6 +103,7 @@ class _BaseMLP(Estimator):
         self.epsilon = epsilon
         self.n_iter_no_change = n_iter_no_change
         self.max_fun = max_fun
+        self.device = device
 
     def __sklearn_tags__(self):
         t = super().__sklearn_tags__()
@@ -158,6 +159,11 @@ class _BaseMLP(Estimator):
                  ("shuffle", "true" if self.shuffle else "false"), ("random_state", str(rs)),
                  ("tol", repr(float(self.tol))), ("early_stopping", "true" if self.early_stopping else "false"),
                  ("n_iter_no_change", str(int(self.n_iter_no_change)))]
+        if self.device is not None and self.device != "cpu":
+            # cuda, opencl or gpu: the fit on that GPU, the CPU's bits (docs/mlp.md, "Devices")
+            if not isinstance(self.device, str):
+                raise InvalidArgumentError("device=%r must be a string: cpu, cuda, opencl or gpu" % (self.device,))
+            pairs.append(("device", self.device))
         sgd, adam = self.solver == "sgd", self.solver == "adam"
         opt = [("momentum", sgd, lambda v: repr(float(v))),
                ("nesterovs_momentum", sgd, lambda v: "true" if v else "false"),

@@ -48,9 +48,13 @@
 #define SB_LINALG_NEIGHBORS_KERNELS(X) X(kn_dots) X(kn_select) X(kn_compact) X(kn_unpanel)
 /* density_entry.h: kernel density's sums (src/models/neighbors/kde.c) */
 #define SB_LINALG_DENSITY_KERNELS(X) X(kd_sums)
+/* nn_entry.h: the network building blocks (src/models/mlp/mlp_dev.c) */
+#define SB_LINALG_NN_KERNELS(X)                                                                               \
+    X(knet_gather) X(knet_bias_act) X(knet_softmax) X(knet_loss_rows) X(knet_sq_parts) X(knet_batch_loss)     \
+    X(knet_delta) X(knet_wgrad) X(knet_colsum) X(knet_act_back) X(knet_adam) X(knet_sgd)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
-    SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X)
+    SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X) SB_LINALG_NN_KERNELS(X)
 
 /* ts_entry.h: the float64 program: time series, one work-item a series
  * (src/models/timeseries), and the support vector machines' kernel rows and

@@ -147,3 +147,66 @@ def test_check_estimator():
     from sk_checks import assert_failed_checks
     assert_failed_checks(samebits.MLPRegressor(max_iter=200), set())
     assert_failed_checks(samebits.MLPClassifier(max_iter=200), set())
+
+
+_GPU_CASES = [
+    ("multiclass", dict(hidden_layer_sizes=(24, 12), max_iter=8, batch_size=50, learning_rate_init=0.01,
+                        random_state=2), "classifier", 3),
+    ("binary-sgd-es", dict(hidden_layer_sizes=(10,), activation="logistic", solver="sgd", learning_rate="invscaling",
+                           learning_rate_init=0.1, early_stopping=True, max_iter=6, n_iter_no_change=2,
+                           random_state=5), "classifier", 2),
+    ("multilabel-gelu", dict(hidden_layer_sizes=(16,), activation="gelu", alpha=0.01, max_iter=5, batch_size=32,
+                             random_state=1), "multilabel", 3),
+    ("regress-silu", dict(hidden_layer_sizes=(12,), activation="silu", solver="sgd", momentum=0.8, max_iter=5,
+                          learning_rate_init=0.01, shuffle=False, random_state=4), "regressor", 2),
+    ("wide", dict(hidden_layer_sizes=(300,), alpha=1e-3, max_iter=3, random_state=7), "classifier", 3),
+    ("regress-tanh-es", dict(hidden_layer_sizes=(8, 4), activation="tanh", early_stopping=True, max_iter=6,
+                             batch_size=7, random_state=6), "regressor", 1),
+]
+
+
+@pytest.mark.parametrize("device", ["opencl", "cuda"])
+@pytest.mark.parametrize("name,kw,task,k", _GPU_CASES, ids=[c[0] for c in _GPU_CASES])
+def test_fit_on_a_gpu_is_the_cpu_bits(device, name, kw, task, k):
+    """device="opencl"|"cuda" trains on the GPU (src/models/mlp/mlp_dev.c: the
+    identical GEMM and kernels/entry/nn_entry.h): the same loss curve,
+    parameters, validation scores, predictions and model digest as
+    device="cpu", for both solvers, softmax, logistic and identity outputs,
+    four activations, two hidden layers, early stopping, and a layer wide enough
+    (2,100 weights, batches of 200 rows) that the loss's partial sums pass
+    through every lane of knet_batch_loss. PoCL's OpenCL in
+    CI; a backend that is not here is a skip."""
+    X, y = _data(n=203, d=7, k=3, seed=9)
+    if task == "classifier":
+        y = y % k
+        cls = samebits.MLPClassifier
+    elif task == "multilabel":
+        y = (X[:, :k] + 0.2 * X[:, k:2 * k] > 0).astype(np.int64)
+        cls = samebits.MLPClassifier
+    else:
+        y = (X[:, :k] * X[:, 1:k + 1]).astype(np.float32)
+        y = y[:, 0] if k == 1 else y
+        cls = samebits.MLPRegressor
+    ref = cls(**kw).fit(X, y)
+    try:
+        got = cls(device=device, **kw).fit(X, y)
+    except samebits.BackendUnavailableError as e:
+        pytest.skip("no %s here: %s" % (device, e))
+    assert got.model_digest_ == ref.model_digest_
+    assert np.asarray(got.loss_curve_).tobytes() == np.asarray(ref.loss_curve_).tobytes()
+    for a, b in zip(got.coefs_ + got.intercepts_, ref.coefs_ + ref.intercepts_):
+        assert a.tobytes() == b.tobytes()
+    assert got.n_iter_ == ref.n_iter_ and got.t_ == ref.t_
+    if kw.get("early_stopping"):
+        assert np.asarray(got.validation_scores_).tobytes() == np.asarray(ref.validation_scores_).tobytes()
+    assert got.predict(X).tobytes() == ref.predict(X).tobytes()
+
+
+def test_device_refusals():
+    """cpu-batched (the MLP has no batched host path) and an unknown device
+    are refused by name."""
+    X, y = _data(n=40)
+    with pytest.raises(InvalidArgumentError, match="no batched host path"):
+        samebits.MLPClassifier(device="cpu-batched", max_iter=2).fit(X, y)
+    with pytest.raises(InvalidArgumentError, match="tpu"):
+        samebits.MLPClassifier(device="tpu", max_iter=2).fit(X, y)

@@ -251,7 +251,8 @@ SB_TEST(test_mlp_refusals_by_name) {
     refused("task=regressor,activation=softplus", X, t, 1, SB_ERR_INVALID_ARGUMENT, "activation='softplus'");
     refused("task=regressor,hidden_layer_sizes=0", X, t, 1, SB_ERR_INVALID_ARGUMENT, "hidden_layer_sizes");
     refused("hidden_layer_sizes=4", X, t, 1, SB_ERR_INVALID_ARGUMENT, "task=classifier or task=regressor");
-    refused("task=regressor,device=cuda", X, t, 1, SB_ERR_BACKEND_UNAVAILABLE, "cpu only");
+    refused("task=regressor,device=cpu-batched", X, t, 1, SB_ERR_INVALID_ARGUMENT, "no batched host path");
+    refused("task=regressor,device=tpu", X, t, 1, SB_ERR_INVALID_ARGUMENT, "tpu");
     refused("task=regressor,numeric_mode=fast", X, t, 1, SB_ERR_MODE_UNSUPPORTED, "not built");
     refused("task=regressor,learning_rate_init=1e30", X, t, 1, SB_ERR_INVALID_INPUT, "not finite");
     float yb[N];

@@ -3,6 +3,7 @@
  * batch, the stopping rules) and its forward pass, on the blocks of nn/. */
 #include "mlp.h"
 #include "../../core/rng.h"
+#include "../../device/device.h"
 #include "../../math/sb_math.h"
 #include <math.h>
 #include <stdio.h>
@@ -236,12 +237,10 @@ static sb_status record_epoch(sb_card *card, const char *prefix, const sb_mlp *n
     return st;
 }
 
-/* The score of early stopping on the validation rows: accuracy (a
- * classifier: every label of a row right) or R^2 averaged over the targets
- * (scikit-learn's score), in float64 with sums in row order. */
-static sb_status val_score(const sb_mlp *net, const float *Xv, const float *Yv, int64_t m, float *buf, double *out) {
-    sb_status st = sb_mlp_forward(net, Xv, m, buf);
-    if (st != SB_OK) return st;
+/* The score of early stopping from the validation rows' outputs buf:
+ * accuracy (a classifier: every label of a row right) or R^2 averaged over
+ * the targets (scikit-learn's score), in float64 with sums in row order. */
+static sb_status val_score(const sb_mlp *net, const float *Yv, int64_t m, const float *buf, double *out) {
     const int64_t q = net->size[net->nlayers];
     if (net->o.classifier) {
         int64_t right = 0;
@@ -293,6 +292,32 @@ static void state_free(fit_state *s) {
         sb_free(s->gW[l]), sb_free(s->gb[l]), sb_free(s->mW[l]), sb_free(s->mb[l]);
         sb_free(s->vW[l]), sb_free(s->vb[l]), sb_free(s->bestW[l]), sb_free(s->bestb[l]);
     }
+}
+
+/* The card's stage of the optimizer's state at the end of the fit (Adam's
+ * moments, or SGD's velocities), per layer m of coefs_, m of intercepts_,
+ * then Adam's v of both, in one array. */
+static sb_status record_state(sb_card *card, const char *prefix, const sb_mlp *net, const fit_state *s) {
+    int64_t total = 0;
+    const int adam = net->o.solver == MLP_ADAM;
+    for (int32_t l = 0; l < net->nlayers; l++) total += (net->size[l] + 1) * net->size[l + 1] * (adam ? 2 : 1);
+    float *buf = sb_malloc(sizeof(float) * (size_t)total);
+    if (!buf) return oom();
+    int64_t at = 0;
+    for (int32_t l = 0; l < net->nlayers; l++) {
+        const int64_t cw = net->size[l] * net->size[l + 1], cb = net->size[l + 1];
+        const float *parts[4] = {s->mW[l], s->mb[l], s->vW[l], s->vb[l]};
+        const int64_t cnt[4] = {cw, cb, cw, cb};
+        for (int q = 0; q < (adam ? 4 : 2); q++) {
+            memcpy(buf + at, parts[q], sizeof(float) * (size_t)cnt[q]);
+            at += cnt[q];
+        }
+    }
+    char tag[96];
+    snprintf(tag, sizeof tag, "%s.optimizer_state", prefix);
+    const sb_status st = sb_card_record(card, tag, SB_DTYPE_F32, buf, (uint64_t)total);
+    sb_free(buf);
+    return st;
 }
 
 /* One minibatch: forward, loss (with alpha's penalty), backward, gradients
@@ -439,10 +464,13 @@ sb_status sb_mlp_fit_opts(const mlp_opts *o, const float *X, int64_t n, int64_t 
             (o->early_stopping && (!s.bestW[l] || !s.bestb[l])))
             st = oom();
     }
+    mlp_dev *dev = NULL; /* device=cuda|opencl: the training on the GPU (mlp_dev.c) */
     if (st == SB_OK) {
         glorot(net);
         st = record_epoch(card, prefix, net, 0, 0.0, NULL, 0);
     }
+    if (st == SB_OK && (o->device == SB_DEVICE_CUDA || o->device == SB_DEVICE_OPENCL))
+        st = sb_mlp_dev_open(o->device, net, X, n, Yall, bs, ntr, Xv, nval, &dev);
     nn_adam adam;
     nn_adam_init(&adam, o->learning_rate_init, o->beta_1, o->beta_2, o->epsilon);
     double lr = o->learning_rate_init; /* SGD's current rate */
@@ -455,7 +483,15 @@ sb_status sb_mlp_fit_opts(const mlp_opts *o, const float *X, int64_t n, int64_t 
         } else
             memcpy(perm, tr, sizeof(int64_t) * (size_t)ntr);
         double acc = 0.0;
-        for (int64_t b0 = 0; st == SB_OK && b0 < ntr; b0 += bs) {
+        if (dev) {
+            int64_t bad = -1;
+            st = sb_mlp_dev_epoch(dev, perm, ntr, &adam, (float)lr, &acc, &bad);
+            if (st == SB_OK && bad >= 0)
+                st = sb_fail(SB_ERR_INVALID_INPUT,
+                             "mlp: the loss of epoch %d's batch at row %lld is not finite (diverged: lower "
+                             "learning_rate_init or scale X)", (int)it + 1, (long long)bad);
+        }
+        for (int64_t b0 = 0; !dev && st == SB_OK && b0 < ntr; b0 += bs) {
             const int64_t m = ntr - b0 < bs ? ntr - b0 : bs;
             for (int64_t i = 0; i < m; i++) {
                 memcpy(w.A[0] + i * d, X + perm[b0 + i] * d, sizeof(float) * (size_t)d);
@@ -489,17 +525,20 @@ sb_status sb_mlp_fit_opts(const mlp_opts *o, const float *X, int64_t n, int64_t 
         net->t += ntr;
         net->loss = acc / (double)ntr;
         net->curve[it] = net->loss;
+        if (dev && card && (st = sb_mlp_dev_pull(dev, net, s.gW[L - 1])) != SB_OK) break;
         if ((st = record_epoch(card, prefix, net, it + 1, net->loss, s.gW[L - 1], net->size[L - 1] * nout)) != SB_OK)
             break;
         /* scikit-learn's _update_no_improvement_count */
         if (o->early_stopping) {
             double sc;
-            if ((st = val_score(net, Xv, Yv, nval, vbuf, &sc)) != SB_OK) break;
+            st = dev ? sb_mlp_dev_val_outputs(dev, vbuf) : sb_mlp_forward(net, Xv, nval, vbuf);
+            if (st != SB_OK || (st = val_score(net, Yv, nval, vbuf, &sc)) != SB_OK) break;
             net->val_scores[it] = sc;
             no_improve = sc < best_val + o->tol ? no_improve + 1 : 0;
             if (sc > best_val) {
                 best_val = sc;
-                for (int32_t l = 0; l < L; l++) {
+                if (dev && (st = sb_mlp_dev_best(dev, 1)) != SB_OK) break;
+                for (int32_t l = 0; !dev && l < L; l++) {
                     memcpy(s.bestW[l], net->W[l], sizeof(float) * (size_t)(net->size[l] * net->size[l + 1]));
                     memcpy(s.bestb[l], net->b[l], sizeof(float) * (size_t)net->size[l + 1]);
                 }
@@ -518,7 +557,12 @@ sb_status sb_mlp_fit_opts(const mlp_opts *o, const float *X, int64_t n, int64_t 
                 break;
         }
     }
-    if (st == SB_OK && o->early_stopping)
+    /* the device's optimizer state and parameters (the best ones with early stopping) */
+    if (st == SB_OK && dev) st = sb_mlp_dev_state(dev, s.mW, s.mb, s.vW, s.vb);
+    if (st == SB_OK && dev && o->early_stopping) st = sb_mlp_dev_best(dev, 0);
+    if (st == SB_OK && dev) st = sb_mlp_dev_pull(dev, net, NULL);
+    sb_mlp_dev_close(dev);
+    if (st == SB_OK && o->early_stopping && !dev)
         for (int32_t l = 0; l < L; l++) {
             memcpy(net->W[l], s.bestW[l], sizeof(float) * (size_t)(net->size[l] * net->size[l + 1]));
             memcpy(net->b[l], s.bestb[l], sizeof(float) * (size_t)net->size[l + 1]);
@@ -529,6 +573,7 @@ sb_status sb_mlp_fit_opts(const mlp_opts *o, const float *X, int64_t n, int64_t 
         char tag[96];
         snprintf(tag, sizeof tag, "%s.n_iter", prefix);
         st = sb_card_record(card, tag, SB_DTYPE_I32, &net->n_iter, 1);
+        if (st == SB_OK) st = record_state(card, prefix, net, &s);
     }
     state_free(&s);
     work_free(&w);

@@ -30,6 +30,7 @@ typedef struct mlp_opts {
     int64_t batch_size;               /* 0: 'auto' (min(200, n)) */
     int32_t max_iter, shuffle, early_stopping, nesterovs_momentum, n_iter_no_change;
     uint64_t seed;                    /* random_state */
+    int32_t device;                   /* sb_device_kind: cpu, cuda or opencl (not in the model file) */
 } mlp_opts;
 
 /* A fitted network (the opaque sb_mlp of samebits.h). Layer l maps
@@ -68,5 +69,32 @@ const char *sb_mlp_check(const sb_mlp *net);
 /* Allocate W and b for the shapes in size[] (zeroed). */
 sb_status sb_mlp_alloc(sb_mlp *net);
 void sb_mlp_release(sb_mlp *net);
+
+/* The training on a GPU (mlp_dev.c, docs/mlp.md "Devices"): the same steps
+ * and bits as the host's, everything resident on the device. Open uploads
+ * the rows X (n x size[0]), the targets Yall (n x nout), the initialized
+ * parameters and the validation rows Xv (nval, 0 without early stopping),
+ * for batches of at most bs rows out of ntr training rows. */
+typedef struct mlp_dev mlp_dev;
+sb_status sb_mlp_dev_open(int32_t kind, const sb_mlp *net, const float *X, int64_t n, const float *Yall, int64_t bs,
+                          int64_t ntr, const float *Xv, int64_t nval, mlp_dev **out);
+void sb_mlp_dev_close(mlp_dev *v); /* NULL is a no-op */
+/* One epoch over the ntr rows in the order perm (row indices of X): its
+ * batches and optimizer steps (Adam's scalars from adam, SGD's rate lr);
+ * *acc := the sum of each batch's loss times its rows in float64, batch
+ * order; *bad_b0 := the first row position of the first batch whose loss is
+ * not finite, else -1. */
+sb_status sb_mlp_dev_epoch(mlp_dev *v, const int64_t *perm, int64_t ntr, nn_adam *adam, float lr, double *acc,
+                           int64_t *bad_b0);
+/* The parameters into net (and the last layer's weight gradient of the last
+ * batch into gW_last unless NULL). */
+sb_status sb_mlp_dev_pull(mlp_dev *v, sb_mlp *net, float *gW_last);
+/* The optimizer's state per layer (Adam's moments, SGD's velocities in mW
+ * and mb; vW and vb unused by SGD). */
+sb_status sb_mlp_dev_state(mlp_dev *v, float *const *mW, float *const *mb, float *const *vW, float *const *vb);
+/* The outputs of the validation rows (nval x nout). */
+sb_status sb_mlp_dev_val_outputs(mlp_dev *v, float *out);
+/* keep = 1: the parameters kept as the best so far; 0: the best put back. */
+sb_status sb_mlp_dev_best(mlp_dev *v, int keep);
 
 #endif

@@ -3,6 +3,7 @@
  * the model file. */
 #include "mlp.h"
 #include "../model.h"
+#include "../../device/device.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,9 +120,14 @@ sb_status sb_mlp_parse_opts(const sb_params *params, mlp_opts *o) {
         else if (is(key, "epsilon")) adam_only = 1, st = real(key, v, 0.0, 1, 1e30, 0, &o->epsilon);
         else if (is(key, "n_iter_no_change")) {
             if ((st = whole(key, v, 1, MLP_MAX_ITER, &ll)) == SB_OK) o->n_iter_no_change = (int32_t)ll;
-        } else if (is(key, "device")) {
-            if (!is(v, "cpu"))
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "mlp: device='%s': the MLP runs on the cpu only in this library", v);
+        } else if (is(key, "device") || is(key, "device_type")) {
+            /* cuda and opencl train on the GPU (mlp_dev.c), the same bits; the MLP has no batched
+             * host path, so cpu-batched would change nothing and is refused by name */
+            sb_device_kind dk = SB_DEVICE_CPU;
+            if ((st = sb_device_parse(v, &dk)) == SB_OK && dk == SB_DEVICE_CPU_BATCHED)
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "mlp: device='%s': the MLP has no batched host path (cpu, cuda, "
+                             "opencl or gpu; docs/mlp.md)", v);
+            o->device = (int32_t)dk;
         } else if (is(key, "warm_start") || is(key, "max_fun") || is(key, "verbose"))
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "mlp: %s is not built (docs/mlp.md)", key);
         else

@@ -4,6 +4,7 @@
  * log are the profile's (sb_expf, sb_logf: correctly rounded float32). */
 #include "nn.h"
 #include "../../math/sb_math.h"
+#include "../../kernels/nn.h"
 
 void nn_softmax_rows(int64_t m, int64_t n, float *Z) {
     for (int64_t i = 0; i < m; i++) {
@@ -22,29 +23,20 @@ void nn_softmax_rows(int64_t m, int64_t n, float *Z) {
     }
 }
 
-#define LL_EPS 0x1.0p-23f /* numpy's finfo(float32).eps, scikit-learn's clip */
-
-static float clip(float p) { return p < LL_EPS ? LL_EPS : (p > 1.0f - LL_EPS ? 1.0f - LL_EPS : p); }
-
+/* The terms and their scaling are src/kernels/nn.h's (the device's text). */
 float nn_log_loss(int64_t m, int64_t n, const float *P, const float *Y, int softmax) {
     sb_sacc acc;
     sb_sacc_init(&acc);
-    for (int64_t i = 0; i < m * n; i++) {
-        const float p = clip(P[i]), y = Y[i];
-        if (y != 0.0f) sb_sacc_add(&acc, y * sb_logf(p));
-        if (!softmax && y != 1.0f) sb_sacc_add(&acc, (1.0f - y) * sb_logf(1.0f - p));
-    }
-    return -sb_sacc_round_f32(&acc) / (float)m;
+    const int32_t kind = softmax ? SB_NN_LOSS_SOFTMAX : SB_NN_LOSS_LOGISTIC;
+    sb_nn_loss_terms(&acc, kind, P, Y, 0, m * n);
+    return sb_nn_loss_of(kind, sb_sacc_round_f32(&acc), m, n);
 }
 
 float nn_squared_loss(int64_t m, int64_t n, const float *P, const float *Y) {
     sb_sacc acc;
     sb_sacc_init(&acc);
-    for (int64_t i = 0; i < m * n; i++) {
-        const float d = Y[i] - P[i];
-        sb_sacc_add(&acc, d * d);
-    }
-    return sb_sacc_round_f32(&acc) / (float)(m * n) / 2.0f;
+    sb_nn_loss_terms(&acc, SB_NN_LOSS_SQUARED, P, Y, 0, m * n);
+    return sb_nn_loss_of(SB_NN_LOSS_SQUARED, sb_sacc_round_f32(&acc), m, n);
 }
 
 float nn_sq_norm(int32_t nt, const float *const *w, const int64_t *cnt) {

@@ -4,6 +4,7 @@
  * scalars are float64 products rounded once. */
 #include "nn.h"
 #include "../../math/sb_math.h"
+#include "../../kernels/nn.h"
 #include <math.h>
 
 void nn_adam_init(nn_adam *o, double lr, double beta1, double beta2, double eps) {
@@ -23,20 +24,11 @@ float nn_adam_step(nn_adam *o) {
 
 void nn_adam_update(const nn_adam *o, float lr_t, float *p, float *m, float *v, const float *g, int64_t count) {
     const float b1 = o->b1, b2 = o->b2, c1 = (float)(1.0 - o->d1), c2 = (float)(1.0 - o->d2), eps = o->eps;
-    for (int64_t i = 0; i < count; i++) {
-        const float gi = g[i];
-        m[i] = b1 * m[i] + c1 * gi;
-        v[i] = b2 * v[i] + c2 * (gi * gi);
-        p[i] = p[i] - (lr_t * m[i]) / (sqrtf(v[i]) + eps);
-    }
+    for (int64_t i = 0; i < count; i++) sb_nn_adam1(p + i, m + i, v + i, g[i], lr_t, b1, b2, c1, c2, eps);
 }
 
 void nn_sgd_update(float lr, float momentum, int nesterov, float *p, float *u, const float *g, int64_t count) {
-    for (int64_t i = 0; i < count; i++) {
-        const float step = lr * g[i];
-        u[i] = momentum * u[i] - step;
-        p[i] = p[i] + (nesterov ? momentum * u[i] - step : u[i]);
-    }
+    for (int64_t i = 0; i < count; i++) sb_nn_sgd1(p + i, u + i, g[i], lr, momentum, nesterov);
 }
 
 float nn_clip_global_norm(int32_t nt, float *const *g, const int64_t *cnt, float max_norm) {
