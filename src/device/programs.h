@@ -53,7 +53,7 @@
     SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X)
 
 /* ts_entry.h: time series, one work-item a series (src/models/timeseries; float64) */
-#define SB_TS_KERNELS(X) X(ke_ets_fit)
+#define SB_TS_KERNELS(X) X(ke_ets_fit) X(ke_arima_fit)
 
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,
