@@ -188,6 +188,11 @@ def main():
     ap.add_argument("--sf-jobs", type=int, default=os.cpu_count(), help="statsforecast's n_jobs")
     ap.add_argument("--sf-arima-method", default="CSS-ML", help="statsforecast ARIMA's method (its default CSS-ML)")
     ap.add_argument("--no-sf", action="store_true", help="skip statsforecast")
+    ap.add_argument("--host-sample", type=int, default=0,
+                    help="series samebits fits on the host's threads (0: all); the devices' digests are compared on "
+                         "them and the host's time is scaled to N, labelled so")
+    ap.add_argument("--sf-sample", type=int, default=0,
+                    help="series statsforecast fits (0: all); its time scaled to N, labelled so")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--h", type=int, default=14)
     ap.add_argument("--bases", default=BASES)
@@ -218,10 +223,12 @@ def main():
 
     results = {}
     for fam in fams:
-        r = {"cpu": run_samebits(fam, ys, "cpu", a.threads, a.h)}
-        print("%s: samebits cpu (%d threads) fit %.2f s, forecast %.2f s" % (
-            fam, a.threads, r["cpu"]["fit_s"], r["cpu"]["forecast_s"]), flush=True)
-        ref = r["cpu"]["digests"]
+        hk = a.n if a.host_sample <= 0 else min(a.host_sample, a.n)
+        r = {"cpu": run_samebits(fam, ys[:hk], "cpu", a.threads, a.h)}
+        r["cpu"]["series"] = hk
+        print("%s: samebits cpu (%d threads) fit %.2f s, forecast %.2f s for %d series" % (
+            fam, a.threads, r["cpu"]["fit_s"], r["cpu"]["forecast_s"], hk), flush=True)
+        ref = r["cpu"]["digests"]  # a series' bits are its own: the first hk compared
         for dev in devices:
             try:
                 d = run_samebits(fam, ys, dev, a.threads, a.h)
@@ -229,14 +236,17 @@ def main():
                 print("%s: samebits %s REFUSED: %s" % (fam, dev, e), flush=True)
                 r[dev] = {"refused": str(e)}
                 continue
+            d["series"] = a.n
             d["differ"] = sum(x != y for x, y in zip(d["digests"], ref))
             d["first_differ"] = [i for i, (x, y) in enumerate(zip(d["digests"], ref)) if x != y][:5]
             r[dev] = d
             print("%s: samebits %s fit %.2f s (program build %.2f s apart), forecast %.2f s; %d of %d series' "
                   "digests differ from the host's" % (fam, dev, d["fit_s"], d["open_s"], d["forecast_s"],
-                                                     d["differ"], a.n), flush=True)
+                                                     d["differ"], hk), flush=True)
         if sf_version:
-            r["statsforecast"] = run_statsforecast(fam, ys, a.sf_jobs, a.h, a.sf_arima_method)
+            sk = a.n if a.sf_sample <= 0 else min(a.sf_sample, a.n)
+            r["statsforecast"] = run_statsforecast(fam, ys[:sk], a.sf_jobs, a.h, a.sf_arima_method)
+            r["statsforecast"]["series"] = sk
             print("%s: statsforecast (n_jobs %d) fit+forecast %.2f s (numba compile %.2f s apart)" % (
                 fam, a.sf_jobs, r["statsforecast"]["forecast_s"], r["statsforecast"]["jit_s"]), flush=True)
         for v in r.values():
@@ -248,7 +258,7 @@ def main():
             "machine": machine_line(), "gpu": gpu_name(), "samebits": samebits.__version__,
             "profile": samebits.profile_version(), "statsforecast": sf_version, "numpy": np.__version__,
             "n": a.n, "length": a.length, "seed": a.seed, "bases": sorted(bases), "threads": a.threads,
-            "sf_jobs": a.sf_jobs, "h": a.h, "sf_arima_method": a.sf_arima_method,
+            "sf_jobs": a.sf_jobs, "h": a.h, "host_sample": a.host_sample, "sf_sample": a.sf_sample, "sf_arima_method": a.sf_arima_method,
             "models": {f: FAMILIES[f]["label"] for f in fams}}
     lines = ["# Time series on a GPU beside statsforecast (%s)" % head["date"], "",
              "commit %s%s; %s; GPU %s; samebits %s (%s); statsforecast %s; numpy %s." % (
@@ -263,10 +273,11 @@ def main():
     for fam in fams:
         r = results[fam]
         sf = r.get("statsforecast")
-        t_sf = sf["forecast_s"] if sf else None
+        t_sf = sf["forecast_s"] * a.n / sf["series"] if sf else None
         if sf:
-            lines.append("| %s | statsforecast | n_jobs %d (numba compile %.1f s apart) | %.2f | 1.00 | |" % (
-                FAMILIES[fam]["label"], a.sf_jobs, sf["jit_s"], t_sf))
+            lines.append("| %s | statsforecast | n_jobs %d (numba compile %.1f s apart)%s | %.2f | 1.00 | |" % (
+                FAMILIES[fam]["label"], a.sf_jobs, sf["jit_s"],
+                "" if sf["series"] == a.n else ", scaled from %d series" % sf["series"], t_sf))
         for dev in ["cpu"] + devices:
             d = r.get(dev)
             if d is None:
@@ -275,10 +286,14 @@ def main():
                 lines.append("| %s | samebits | %s | refused | | %s |" % (FAMILIES[fam]["label"], dev, d["refused"]))
                 bad = True
                 continue
-            t = d["fit_s"] + d["forecast_s"]
+            t = (d["fit_s"] + d["forecast_s"]) * a.n / d["series"]
             where = "cpu, %d threads" % a.threads if dev == "cpu" else "%s (program build %.2f s apart)" % (
                 dev, d["open_s"])
-            same = "reference" if dev == "cpu" else ("all %d" % a.n if d["differ"] == 0 else "%d DIFFER" % d["differ"])
+            if d["series"] != a.n:
+                where += ", scaled from %d series" % d["series"]
+            hk = r["cpu"]["series"]
+            same = "reference" if dev == "cpu" else (
+                "all %d compared" % hk if d["differ"] == 0 else "%d of %d DIFFER" % (d["differ"], hk))
             bad = bad or (dev != "cpu" and d["differ"] != 0)
             lines.append("| %s | samebits | %s | %.2f | %s | %s |" % (
                 FAMILIES[fam]["label"], where, t, "%.2f" % (t_sf / t) if t_sf else "", same))
