@@ -36,7 +36,7 @@
 #include "compat.h"
 #include "f64_log.h"
 
-#define AK_MAX_ORDER 20 /* arima.h's SB_ARIMA_MAX_ORDER (ts_device checks they agree) */
+#define AK_MAX_ORDER 20 /* arima.h's SB_ARIMA_MAX_ORDER (arima_device.c checks they agree) */
 #define AK_MAX_PAR (4 * AK_MAX_ORDER + 2)
 #define AK_NM_MAXD 64   /* ts_common.h's TS_NM_MAXD */
 #define AK_NM_ITER 400  /* arima.c's ARIMA_NM_ITER ... below: the same constants */
