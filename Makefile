@@ -36,6 +36,8 @@
 #   make mpi             build/libsamebits_mpi.so, the MPI shim of distributed=mpi (needs mpicc)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
+#   make profile-lock    extend fixtures/cards/PROFILE.lock with new stages and golden files;
+#                        a moved stage is refused unless SB_PROFILE_VERSION was bumped
 #   make support-matrix  docs/SUPPORT_MATRIX.md from evidence/*/*/summary.json
 #   make evidence-cpu    record the CPU legs into evidence/cpu/ (a clean commit)
 #   make install PREFIX=/usr/local
@@ -220,7 +222,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
 # CUDA=1: the CUDA backend of the device layer (dev_cuda.cu) and the entry kernels
 # (src/kernels/entry/, the source OpenCL builds too, compiled by entry_*.cu), by nvcc
 # under the profile's flags (one place: tools/cuda-compile-check.sh --print-flags profile),
-# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma|ties|forest-ties|topk-ties|nan-side|kmeans-ties|knn-bound|agglo-order|kde-order|ets-sse-order|arima-device-order: a separating arm of the
+# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma|ties|forest-ties|topk-ties|nan-side|kmeans-ties|knn-bound|agglo-order|kde-order|ets-sse-order|svm-kernel-f32|arima-device-order: a separating arm of the
 # GPU leg, into build-cuda-VARIANT/.
 ifneq ($(CUDA),)
   ifneq ($(ARCH),)
@@ -254,7 +256,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CARDS := $(sort $(wildcard fixtures/cards/*.card))
 
-.PHONY: mpi all test demo exhaustive reference-cards install clean legs arms deps cuda-check hip-check opencl-check bench-gemm \
+.PHONY: mpi all test demo exhaustive reference-cards profile-lock install clean legs arms deps cuda-check hip-check opencl-check bench-gemm \
   support-matrix support-matrix-check evidence-cpu igemm-bench
 .DEFAULT_GOAL := all
 
@@ -417,6 +419,9 @@ reference-cards: all
 	  $(BUILD)/samebits fixture run $$f --threads 1 --out fixtures/cards/$$f.card || exit 1; \
 	  $(BUILD)/samebits fixture inputs $$f --out fixtures/cards/$$f.inputs.card || exit 1; done
 	$(MAKE) all
+
+profile-lock:
+	python3 tools/profile_lock.py write
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \

@@ -628,7 +628,9 @@ SB_API void sb_ets_free(sb_ets *e);
  * never shrinks), probability (SVC's, false; true: Platt's sigmoid of each
  * pair fitted on the decision values of an internal 5-fold cross-validation
  * whose split is keyed by random_state (0; refused without probability), then
- * Wu, Lin and Weng's pairwise coupling; SVR refuses it), device=cpu. The dataset's label holds SVC's class indices 0..K-1 (at least
+ * Wu, Lin and Weng's pairwise coupling; SVR refuses it), device=cpu|cpu-batched|cuda|opencl|gpu
+ * (cuda, opencl: the kernel rows and the cross-validation's sums on the GPU,
+ * float64 there, the host's bits; the SMO's choices on the host). The dataset's label holds SVC's class indices 0..K-1 (at least
  * two classes present, every index below the largest present) or SVR's
  * targets; its weights, if set, are sample weights (C_i = C class_weight
  * sample_weight). SMO with Fan, Chen and Lin's working-set selection, every
@@ -663,6 +665,13 @@ SB_API sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *q
  * by name; *needed gets the count (cap 0 asks). */
 SB_API sb_status sb_svm_predict_proba(const sb_model *m, const sb_dataset *queries, int32_t log_proba, double *out,
                                       size_t cap, size_t *needed);
+/* sb_svm_decision_function and sb_svm_predict_proba on a device (NULL or
+ * "cpu": the host; "cuda", "opencl", "gpu": the kernel values and decision
+ * sums there, the host's bits; a missing backend or device refused by name). */
+SB_API sb_status sb_svm_decision_function_on(const sb_model *m, const sb_dataset *queries, const char *device,
+                                             double *out, size_t cap, size_t *needed);
+SB_API sb_status sb_svm_predict_proba_on(const sb_model *m, const sb_dataset *queries, const char *device,
+                                         int32_t log_proba, double *out, size_t cap, size_t *needed);
 /* ---- ARIMA (docs/timeseries.md) ------------------------------------------ */
 
 /* A batch of fitted ARIMA(p, d, q)(P, D, Q)s models, one a series. Owned by

@@ -73,6 +73,7 @@ flags_of() {
     agglo-order) echo "$ARM_FLAGS -DSB_SABOTAGE_AGGLO_ORDER" ;;
     kde-order) echo "$ARM_FLAGS -DSB_SABOTAGE_KDE_ORDER" ;;
     ets-sse-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ETS_SSE_ORDER" ;;
+    svm-kernel-f32) echo "$ARM_FLAGS -DSB_SABOTAGE_SVM_KERNEL_F32" ;;
     arima-device-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ARIMA_DEVICE_ORDER" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac

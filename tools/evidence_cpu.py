@@ -360,6 +360,12 @@ def record_opencl(out_root, commit, now):
     kde_ok = verify_family("kde")
     knn_arms += [arm_run("kde", "kde-order"), arm_run("kde", "vendor-exp")]
     kde_controls = [arm_run("kde", "contract"), arm_run("kde", "mad-enable")]
+    # support vector machines: the SMO's kernel rows and the decision sums on the device (svm_entry.h, IEEE
+    # doubles), the SMO's choices on the host; svm-kernel-f32 (the kernel's sum in float32), vendor-exp (rbf's
+    # exp) and contract (the decision sums fused) must part svm-fit; mad-enable is a control.
+    svm_ok = verify_family("svm")
+    knn_arms += [arm_run("svm", "svm-kernel-f32"), arm_run("svm", "vendor-exp"), arm_run("svm", "contract")]
+    svm_controls = [arm_run("svm", "mad-enable")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side"), arm_run("kmeans", "kmeans-ties")]
@@ -388,14 +394,17 @@ def record_opencl(out_root, commit, now):
         controls.append({"control": entry["arm"], "holds": not entry["caught"] and entry["fixture"] is None,
                          "note": "kde's device body is integer binary64 and sb_expf's integer core: nothing to fuse "
                                  "(docs/density.md)"})
+    for entry in svm_controls:
+        controls.append({"control": entry["arm"], "holds": not entry["caught"] and entry["fixture"] is None,
+                         "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     for entry in mad_arms:
         controls.append({"control": entry["arm"], "holds": not entry["caught"] and entry["fixture"] is None,
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, verify-svm.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok and svm_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,

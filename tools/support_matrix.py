@@ -68,7 +68,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "agglomerative": "agglomerative clustering (on a GPU its distance matrix runs on the device, the merges on the host)",
                 "spectral": "spectral clustering (its eigenvectors and k-means on the device named)",
                 "kde": "kernel density (on a GPU its kernel sums run on the device, the logs and the draws on the host)",
-                "svm": "support vector machines (host only: a GPU is refused by name)",
+                "svm": "support vector machines (float64 kernel values; on a GPU the kernel rows and decision sums run on the device, the SMO's choices on the host)",
                 "ets": "exponential smoothing (float64; on a GPU one work-item a series, the host's own fit)",
                 "arima": "ARIMA (float64; on a GPU one work-item a series, the device's spelling of the host's fit)",
                 "umap": "UMAP (the host path; the CPU legs only)",

@@ -114,6 +114,10 @@ _PROTOS = {
     "sb_svm_decision_function": (c_int, [c_void_p, c_void_p, _P(ctypes.c_double), c_size_t, _P(c_size_t)]),
     "sb_svm_predict_proba": (c_int, [c_void_p, c_void_p, ctypes.c_int32, _P(ctypes.c_double), c_size_t,
                                      _P(c_size_t)]),
+    "sb_svm_decision_function_on": (c_int, [c_void_p, c_void_p, c_char_p, _P(ctypes.c_double), c_size_t,
+                                            _P(c_size_t)]),
+    "sb_svm_predict_proba_on": (c_int, [c_void_p, c_void_p, c_char_p, ctypes.c_int32, _P(ctypes.c_double),
+                                        c_size_t, _P(c_size_t)]),
     # ---- UMAP (src/models/manifold/umap.c, docs/umap.md) ----
     "sb_umap_fit_transform": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
     "sb_umap_transform": (c_int, [c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_size_t, _P(c_size_t)]),

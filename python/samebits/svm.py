@@ -15,6 +15,10 @@ stays the one-vs-one vote, as scikit-learn's. shrinking only tunes libsvm's engi
 the solver here never shrinks, and shrinking=False gives a warning that it has
 no effect. cache_size sizes the kernel row cache (time only, never a bit).
 n_jobs is the thread count (it never changes a bit of a result).
+device="cuda", "opencl" or "gpu" computes the kernel rows of the fit and the
+decision values of decision_function, predict and predict_proba on the GPU
+(float64 there, each value by the host's sequence; the SMO's choices on the
+host): the same model and the same values as device="cpu".
 
 A fit stopped by max_iter keeps its model and warns (ConvergenceWarning), as
 scikit-learn. decision_function is float64 (the library's doubles);
@@ -227,12 +231,21 @@ class _BaseSVM(FittedModel, Estimator):
         import ctypes
         from ._lib import check, lib
         d = self._predict_data(X)
+        dev = self._device_arg()
         need = ctypes.c_size_t(0)
-        check(lib.sb_svm_decision_function(self._model._h.ptr, d.ptr, None, 0, ctypes.byref(need)))
+        check(lib.sb_svm_decision_function_on(self._model._h.ptr, d.ptr, dev, None, 0, ctypes.byref(need)))
         buf = (ctypes.c_double * max(need.value, 1))()
         if need.value:
-            check(lib.sb_svm_decision_function(self._model._h.ptr, d.ptr, buf, need.value, ctypes.byref(need)))
+            check(lib.sb_svm_decision_function_on(self._model._h.ptr, d.ptr, dev, buf, need.value,
+                                                  ctypes.byref(need)))
         return _np().frombuffer(buf, dtype=_np().float64, count=need.value).copy()
+
+    def _device_arg(self):
+        """The device the decision values are computed on, as the C calls take
+        it: the estimator's device for "cuda", "opencl" or "gpu" (the same bits
+        as the CPU's), else None (the host)."""
+        dev = self._predict_device()
+        return dev.encode() if dev is not None else None
 
     def load_model(self, path_or_bytes):
         """Load a support vector model file (or its bytes) of this estimator's
@@ -359,7 +372,7 @@ class SVC(_BaseSVM):
             idx = np.argmax(self.decision_function(X), axis=1)
         else:
             d = self._predict_data(X)
-            idx = np.asarray(self._model.predict(d, PREDICT_VALUE, 1)).astype(np.intp)
+            idx = np.asarray(self._model.predict(d, PREDICT_VALUE, 1, self._predict_device())).astype(np.intp)
         classes = self.classes_
         if hasattr(classes, "shape"):
             return classes[idx]
@@ -386,10 +399,12 @@ class SVC(_BaseSVM):
             raise AttributeError("predict_proba is not available when fitted with probability=False")
         d = self._predict_data(X)
         need = ctypes.c_size_t(0)
-        check(lib.sb_svm_predict_proba(self._model._h.ptr, d.ptr, log, None, 0, ctypes.byref(need)))
+        dev = self._device_arg()
+        check(lib.sb_svm_predict_proba_on(self._model._h.ptr, d.ptr, dev, log, None, 0, ctypes.byref(need)))
         buf = (ctypes.c_double * max(need.value, 1))()
         if need.value:
-            check(lib.sb_svm_predict_proba(self._model._h.ptr, d.ptr, log, buf, need.value, ctypes.byref(need)))
+            check(lib.sb_svm_predict_proba_on(self._model._h.ptr, d.ptr, dev, log, buf, need.value,
+                                              ctypes.byref(need)))
         np = _np()
         return np.frombuffer(buf, dtype=np.float64, count=need.value).copy().reshape(-1, len(self.classes_))
 
@@ -454,7 +469,7 @@ class SVR(_BaseSVM):
         once to float32 (a NumPy float64 array of those)."""
         self._check_fitted()
         d = self._predict_data(X)
-        return _np().asarray(self._model.predict(d, PREDICT_VALUE, 1)).astype(_np().float64)
+        return _np().asarray(self._model.predict(d, PREDICT_VALUE, 1, self._predict_device())).astype(_np().float64)
 
     def score(self, X, y, sample_weight=None):
         """R^2 of predict(X) (sums by math.fsum)."""

@@ -52,8 +52,10 @@
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
     SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X)
 
-/* ts_entry.h: time series, one work-item a series (src/models/timeseries; float64) */
-#define SB_TS_KERNELS(X) X(ke_ets_fit) X(ke_arima_fit)
+/* ts_entry.h: the float64 program: time series, one work-item a series
+ * (src/models/timeseries: ets, arima), and the support vector machines' kernel rows and
+ * decision values (svm_entry.h, src/models/svm) */
+#define SB_TS_KERNELS(X) X(ke_ets_fit) X(kv_row) X(kv_rows) X(kv_dec) X(ke_arima_fit)
 
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,

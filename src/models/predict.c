@@ -148,13 +148,10 @@ sb_status sb_model_predict_on(const sb_model *m, const sb_dataset *d, sb_predict
     }
     if (m->family == SB_FAMILY_SVM) {
         if (!m->svm) return sb_fail(SB_ERR_INVALID_ARGUMENT, "a support vector model without its vectors");
-        if (on_gpu)
-            return sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device=%s: support vector models predict on the CPU only "
-                           "(docs/svm.md)", device);
         if (d->t.ncols != m->num_features)
             return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                            (int)m->num_features, (int)d->t.ncols);
-        return sb_svm_predict(m, &d->t, (int32_t)kind, out, cap, needed);
+        return sb_svm_predict(m, &d->t, (int32_t)kind, (int32_t)dk, out, cap, needed);
     }
     if (m->family == SB_FAMILY_UMAP) {
         if (on_gpu)

@@ -120,3 +120,34 @@ def test_probability_and_predict_proba(files, tmp_path):
     assert got.shape == want.shape == (len(Q), 3)
     assert np.array_equal(got.astype(np.float32), want.astype(np.float32))
     assert np.all(np.abs(got.sum(axis=1) - 1.0) < 1e-5)
+
+
+@pytest.mark.parametrize("kind", ["svc", "svr"])
+def test_device_opencl_gives_the_cpu_files(files, tmp_path, kind):
+    """train device=opencl (PoCL here): the CPU's model digest; predict
+    device=opencl (values, --raw, and with probability=true --proba): the
+    CPU's output files byte for byte; device=tpu refused by name. A build or
+    machine without OpenCL is a skip, never a pass."""
+    d, X, c, z, Q, w = files
+    csv = "cls.csv" if kind == "svc" else "reg.csv"
+    extra = ["probability=true"] if kind == "svc" else []
+    outs = {}
+    for dev in ("cpu", "opencl"):
+        m = tmp_path / ("%s.sbm" % dev)
+        r = samebits("train", "--model", kind, "--data", str(d / csv), "--label", "y", "--out", str(m),
+                     "kernel=rbf", "C=2", "device=" + dev, *extra)
+        if dev == "opencl" and r.returncode != 0 and "SB_ERR_BACKEND_UNAVAILABLE" in r.stderr:
+            pytest.skip("no OpenCL device here: " + r.stderr.strip()[-200:])
+        assert r.returncode == 0, r.stderr
+        files_out = [digest_of(r)]
+        for flag in ([], ["--raw"]) + ((["--proba"],) if kind == "svc" else ()):
+            p = tmp_path / ("%s%s.txt" % (dev, "".join(flag)))
+            r = samebits("predict", "--model", str(m), "--data", str(d / "q.csv"), "--out", str(p), "device=" + dev,
+                         *flag)
+            assert r.returncode == 0, r.stderr
+            files_out.append(p.read_bytes())
+        outs[dev] = files_out
+    assert outs["opencl"] == outs["cpu"]
+    r = samebits("train", "--model", kind, "--data", str(d / csv), "--label", "y", "--out", str(tmp_path / "t.sbm"),
+                 "device=tpu")
+    assert r.returncode != 0 and "unknown device 'tpu'" in r.stderr

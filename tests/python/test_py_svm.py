@@ -203,3 +203,38 @@ def test_probability_threads_file_and_refusals(tmp_path):
     assert samebits.SVC(random_state=3).fit(X, y).model_digest_ == plain.model_digest_
     with pytest.raises(InvalidArgumentError, match="random_state"):
         samebits.SVC(probability=True, random_state=np.random.RandomState(0)).fit(X, y)
+
+
+@pytest.mark.parametrize("device", ["opencl", "cuda"])
+@pytest.mark.parametrize("kind", ["svc2", "svc3-proba", "svr"])
+def test_a_gpu_gives_the_cpu_bits(device, kind):
+    """device="opencl"|"cuda": the fit's kernel rows and the decision values
+    on the GPU (float64 there, kernels/svm.h's sequence), the same model
+    digest, iterations, support vectors, dual coefficients, intercepts,
+    decision values, predictions and probabilities as device="cpu". PoCL's
+    OpenCL here; a backend that is not here is a skip. An unknown device is
+    refused by name."""
+    if kind == "svr":
+        X, y = _reg(n=400)
+        make = lambda dev: samebits.SVR(C=2.0, epsilon=0.05, device=dev)
+    else:
+        X, y = _cls(n=450, k=2 if kind == "svc2" else 3, seed=5)
+        proba = kind == "svc3-proba"
+        make = lambda dev: samebits.SVC(C=1.5, probability=proba, random_state=2 if proba else None, device=dev)
+    Q = X[::7] + np.float32(0.25)
+    ref = make("cpu").fit(X, y)
+    try:
+        est = make(device).fit(X, y)
+    except samebits.BackendUnavailableError as e:
+        pytest.skip("no %s here: %s" % (device, e))
+    assert est.model_digest_ == ref.model_digest_
+    for name in ("n_iter_", "support_", "dual_coef_", "intercept_", "support_vectors_"):
+        assert getattr(est, name).tobytes() == getattr(ref, name).tobytes(), name
+    assert est.predict(Q).tobytes() == ref.predict(Q).tobytes()
+    if kind != "svr":
+        assert est.decision_function(Q).tobytes() == ref.decision_function(Q).tobytes()
+    if kind == "svc3-proba":
+        assert est.predict_proba(Q).tobytes() == ref.predict_proba(Q).tobytes()
+        assert est.predict_log_proba(Q).tobytes() == ref.predict_log_proba(Q).tobytes()
+    with pytest.raises(InvalidArgumentError, match="unknown device"):
+        make("tpu").fit(X, y)

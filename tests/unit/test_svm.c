@@ -6,10 +6,12 @@
  * class, SVR's probability, random_state alone, an unknown kernel); Platt
  * scaling: probabilities that sum to 1, the same bits at 1 and 3 threads and
  * from the model file, logarithms that are the probabilities', a model without
- * probability refused by name.
+ * probability refused by name; on each GPU backend present (PoCL here) the
+ * host's model bytes, decision values, predictions and probabilities.
  */
 #include "sb_test.h"
 #include "models/svm/svm.h"
+#include "models/svm/svm_device.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -116,7 +118,7 @@ SB_TEST(test_svm_refusals_named) {
         {"model=svc,C=0", "C must be"}, {"model=svr,C=-2", "C must be"}, {"model=svr,probability=true", "SVR has no probabilities"},
         {"model=svc,random_state=2", "random_state keys"}, {"model=svc,probability=maybe", "true or false"},
         {"model=svc,kernel=precomputed", "kernel='precomputed'"}, {"model=svc,epsilon=0.2", "epsilon is SVR's"},
-        {"model=svr,class_weight=balanced", "class_weight is SVC's"}, {"model=svc,device=cuda", "CPU only"},
+        {"model=svr,class_weight=balanced", "class_weight is SVC's"}, {"model=svc,device=tpu", "unknown device"},
         {"kernel=rbf", "model=svc or model=svr"}, {"model=svc,max_iter=0", "max_iter=0"},
         {"model=svc,class_weight=5:2", "not among"}};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
@@ -203,4 +205,153 @@ SB_TEST(test_svm_probability) {
     sb_dataset_free(ds);
     sb_model_free(m);
     free(x), free(q), free(y);
+}
+
+/* Everything a fit on device gives, as bytes appended to *out: the model
+ * file, the decision values, the predicted values and (probability) the
+ * probabilities of q; the fit's status (its error kept when refused). */
+static sb_status device_bytes(const float *x, const float *y, const float *w, int64_t n, int32_t d, const float *q,
+                        int64_t nq, const char *params, const char *device, uint8_t **out, size_t *len) {
+    char text[256];
+    snprintf(text, sizeof text, "%s,device=%s", params, device);
+    sb_dataset *ds = NULL, *qs = NULL;
+    sb_params *p = NULL;
+    sb_model *m = NULL;
+    sb_status st = sb_dataset_from_matrix(x, n, d, &ds);
+    if (st == SB_OK) st = sb_dataset_set_label(ds, y, n);
+    if (st == SB_OK && w) st = sb_dataset_set_weight(ds, w, n);
+    if (st == SB_OK) st = sb_params_create(&p);
+    if (st == SB_OK) st = sb_params_parse(p, text);
+    if (st == SB_OK) st = sb_svm_fit(p, ds, NULL, &m);
+    sb_params_free(p);
+    sb_dataset_free(ds);
+    if (st != SB_OK) return st;
+    size_t lm = 0, ld = 0, lp = 0;
+    SB_CHECK(sb_dataset_from_matrix(q, nq, d, &qs) == SB_OK);
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &lm) == SB_OK);
+    SB_CHECK(sb_svm_decision_function_on(m, qs, device, NULL, 0, &ld) == SB_OK);
+    const int prob = strstr(params, "probability=true") != NULL;
+    if (prob) SB_CHECK(sb_svm_predict_proba_on(m, qs, device, 0, NULL, 0, &lp) == SB_OK);
+    *len = lm + 8 * ld + 4 * (size_t)nq + 8 * lp;
+    uint8_t *b = *out = calloc(*len ? *len : 1, 1);
+    SB_CHECK(b != NULL);
+    SB_CHECK(sb_model_to_bytes(m, b, lm, &lm) == SB_OK);
+    SB_CHECK(sb_svm_decision_function_on(m, qs, device, (double *)(void *)(b + lm), ld, NULL) == SB_OK);
+    float *pv = malloc(sizeof(float) * (size_t)nq);
+    SB_CHECK(sb_model_predict_on(m, qs, SB_PREDICT_VALUE, device, pv, (size_t)nq, NULL) == SB_OK);
+    memcpy(b + lm + 8 * ld, pv, 4 * (size_t)nq);
+    free(pv);
+    if (prob) SB_CHECK(sb_svm_predict_proba_on(m, qs, device, 0, (double *)(void *)(b + lm + 8 * ld + 4 * (size_t)nq), lp, NULL) == SB_OK);
+    sb_dataset_free(qs);
+    sb_model_free(m);
+    return SB_OK;
+}
+
+/* On every GPU backend present: the host's bits, for each kernel, SVC with
+ * two and three classes (probability's cross-validation included), SVR,
+ * sample weights, a cache of two rows (every row recomputed), and decision
+ * values computed in chunks of a few rows (the budget hook). A backend
+ * absent here is skipped, and named, unless SAMEBITS_PARITY_REQUIRE names it. */
+SB_TEST(test_svm_devices_give_the_cpu_bits) {
+    const int64_t n = 260, nq = 37;
+    const int32_t d = 5;
+    float *x = sb_test_rows(n, d, 21), *q = sb_test_rows(nq, d, 22);
+    float *y2 = malloc(sizeof(float) * (size_t)n), *y3 = malloc(sizeof(float) * (size_t)n);
+    float *z = malloc(sizeof(float) * (size_t)n), *w = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i * d] + 0.5f * x[i * d + 1] - 0.25f * x[i * d + 4];
+        y2[i] = (float)(v > 0.1f);
+        y3[i] = (float)(v < -0.4f ? 0 : v < 0.4f ? 1 : 2);
+        z[i] = x[i * d] - 0.5f * x[i * d + 3] + 0.125f * (float)(i % 5);
+        w[i] = (i % 7 == 0) ? 0.0f : 0.5f + (float)(i % 3);
+    }
+    static const struct { const char *p; int lab, weighted; } cases[] = {
+        {"model=svc,kernel=rbf,C=2", 2, 0},
+        {"model=svc,kernel=rbf,cache_size=0.001", 2, 0},
+        {"model=svc,kernel=poly,degree=3,coef0=1,gamma=auto", 3, 0},
+        {"model=svc,kernel=linear,C=0.7,class_weight=balanced", 3, 1},
+        {"model=svc,kernel=sigmoid,gamma=0.1,coef0=0.3", 2, 0},
+        {"model=svc,kernel=rbf,probability=true,random_state=4", 3, 0},
+        {"model=svc,kernel=linear,probability=true", 2, 1},
+        {"model=svr,kernel=rbf,epsilon=0.05", 0, 0},
+        {"model=svr,kernel=poly,degree=2,C=0.5", 0, 1},
+        {"model=svr,kernel=sigmoid,gamma=0.05,max_iter=40", 0, 0}};
+    const char *devs[] = {"opencl", "cuda"};
+    const char *req = getenv("SAMEBITS_PARITY_REQUIRE");
+    for (size_t di = 0; di < 2; di++) {
+        uint8_t *probe = NULL;
+        size_t lprobe = 0;
+        const sb_status pst = device_bytes(x, y2, NULL, n, d, q, nq, cases[0].p, devs[di], &probe, &lprobe);
+        if (pst != SB_OK) {
+            SB_CHECK(pst == SB_ERR_BACKEND_UNAVAILABLE);
+            SB_CHECK(!(req && strstr(req, devs[di]))); /* required: must run */
+            printf("  svm on %s: skipped (%s)\n", devs[di], sb_last_error());
+            sb_clear_error();
+            continue;
+        }
+        free(probe);
+        int same = 0;
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const float *lab = cases[k].lab == 0 ? z : cases[k].lab == 2 ? y2 : y3;
+            const float *wt = cases[k].weighted ? w : NULL;
+            uint8_t *h = NULL, *g = NULL, *c = NULL;
+            size_t lh = 0, lg = 0, lc = 0;
+            SB_CHECK(device_bytes(x, lab, wt, n, d, q, nq, cases[k].p, "cpu", &h, &lh) == SB_OK);
+            SB_CHECK(device_bytes(x, lab, wt, n, d, q, nq, cases[k].p, devs[di], &g, &lg) == SB_OK);
+            sb_svm_device_budget_for_tests(4 * 3 * 300); /* three rows of kernel values a chunk */
+            SB_CHECK(device_bytes(x, lab, wt, n, d, q, nq, cases[k].p, devs[di], &c, &lc) == SB_OK);
+            sb_svm_device_budget_for_tests(0);
+            SB_CHECK(h && g && c && lh == lg && lh == lc && memcmp(h, g, lh) == 0 && memcmp(h, c, lh) == 0);
+            if (h && g && c && lh == lg && lh == lc && memcmp(h, g, lh) == 0 && memcmp(h, c, lh) == 0) same++;
+            else printf("  svm on %s: case %s differs\n", devs[di], cases[k].p);
+            free(h), free(g), free(c);
+        }
+        printf("  svm on %s: %d of %d cases identical to the cpu\n", devs[di], same, (int)(sizeof cases / sizeof cases[0]));
+    }
+    free(x), free(q), free(y2), free(y3), free(z), free(w);
+}
+
+/* The working set's passes in chunks (threads over chunks, winners compared
+ * in chunk order) choose what one pass over every variable in order chooses:
+ * chunks of 7, 1000 and every variable at once, at 1 and 3 threads, give the
+ * same model bytes (SVR: 2 n variables; SVC with probability: its folds);
+ * the second half of the rows repeats the first, so that equal values meet
+ * across chunks and the tie rule is exercised. */
+SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
+    const int64_t n = 700;
+    const int32_t d = 3;
+    float *x = sb_test_rows(n, d, 31), *y = malloc(sizeof(float) * (size_t)n), *z = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        if (i >= n / 2) memcpy(x + i * d, x + (i - n / 2) * d, sizeof(float) * (size_t)d); /* exact ties across chunks */
+        y[i] = (float)(x[i * d] - x[i * d + 2] > 0.2f);
+        z[i] = x[i * d] * 0.5f - x[i * d + 1] + 0.0625f * (float)(i % 4 == 0);
+    }
+    static const char *const params[] = {"model=svr,kernel=rbf,epsilon=0.02", "model=svc,kernel=rbf,C=3",
+                                         "model=svc,kernel=poly,degree=2,probability=true"};
+    const int64_t grains[] = {1 << 30, 7, 1000};
+    for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
+        uint8_t *ref = NULL;
+        size_t lref = 0;
+        for (size_t g = 0; g < 3; g++)
+            for (int th = 1; th <= 3; th += 2) {
+                sb_svm_sel_grain_for_tests(grains[g]);
+                SB_CHECK(sb_set_num_threads(th) == SB_OK);
+                sb_model *m = NULL;
+                SB_CHECK(fit(x, strstr(params[k], "svr") ? z : y, n, d, params[k], &m) == SB_OK);
+                size_t l = 0;
+                SB_CHECK(sb_model_to_bytes(m, NULL, 0, &l) == SB_OK);
+                uint8_t *b = malloc(l);
+                SB_CHECK(sb_model_to_bytes(m, b, l, &l) == SB_OK);
+                if (!ref) ref = b, lref = l;
+                else {
+                    SB_CHECK(l == lref && memcmp(b, ref, l) == 0);
+                    free(b);
+                }
+                sb_model_free(m);
+            }
+        free(ref);
+    }
+    sb_svm_sel_grain_for_tests(0);
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    free(x), free(y), free(z);
 }

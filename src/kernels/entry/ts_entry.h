@@ -77,3 +77,6 @@ SB_KERNEL void ke_arima_fit(SB_GLOBAL const double *y, SB_GLOBAL const sb_i64 *o
     o.counts = counts + (sb_i64)AK_NCOUNTS * i;
     ak_fit_series(&sp, given, y + a, n, scr + i, ns, ndmax, o);
 }
+
+/* the support vector machines' kernels (float64 too) */
+#include "svm_entry.h"

@@ -39,7 +39,9 @@
  * (sv_couple); the exp and log are the profile's double ones.
  */
 #include "svm.h"
+#include "svm_device.h"
 #include "../../core/rng.h"
+#include "../../kernels/svm.h"
 #include "../../math/sb_math.h"
 #include "../f64_math.h"
 #include <math.h>
@@ -49,6 +51,7 @@
 
 #define SV_TAU 1e-12
 #define SV_ROW_GRAIN 512 /* kernel row entries of a task */
+#define SV_SEL_GRAIN 4096 /* variables of a selection or gradient task (a schedule input: sv_seljob) */
 #define SV_MAX_CLASSES 1000
 #define SV_CV_FOLDS 5               /* libsvm's internal cross-validation for Platt scaling */
 #define SV_CV_PURPOSE 0x53564356u   /* "SVCV": the split's Philox purpose */
@@ -80,6 +83,7 @@ typedef struct sv_params {
     int32_t cw_class[64];
     double cw_value[64];
     int kind_given;
+    int32_t device;           /* sb_device_kind: cuda and opencl compute the kernel values there */
 } sv_params;
 
 static int is(const char *key, const char *a) { return !strcmp(key, a); }
@@ -192,9 +196,10 @@ static sb_status sv_params_parse(const sb_params *params, sv_params *p) {
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "random_state=%s: a whole number >= 0", v);
             p->random_state = (uint64_t)x, p->random_state_given = 1;
         } else if (is(key, "device")) {
-            if (strcmp(v, "cpu"))
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                             "device=%s: support vector machines run on the CPU only in this library (docs/svm.md)", v);
+            /* cuda, opencl, gpu: the kernel rows and decision values on the device (svm_device.c), the
+             * same bits; cpu-batched is the host's path (no batched host reference of its own) */
+            sb_device_kind dk;
+            if ((st = sb_device_parse(v, &dk)) == SB_OK) p->device = (int32_t)dk;
         } else {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for support vector machines (docs/svm.md)",
                          key);
@@ -225,35 +230,20 @@ typedef struct sv_kern {
 /* The sum under K(a, b): the squared distance (rbf) or the dot product (the
  * others), over the features in index order in double. */
 static inline double sv_sum(const sv_kern *k, const float *a, const float *b) {
-    double s = 0.0;
-    if (k->kernel == SB_SVM_RBF) {
-        for (int32_t f = 0; f < k->d; f++) {
-            const double t = (double)a[f] - (double)b[f];
-            s += t * t;
-        }
-    } else {
-        for (int32_t f = 0; f < k->d; f++) s += (double)a[f] * (double)b[f];
-    }
-    return s;
+    return sb_svk_sum(k->kernel, k->d, a, 1, b, 1); /* kernels/svm.h: the devices' sequence too */
 }
 
-/* K from its sum, as float32 (the header's contract). */
+/* K from its sum, as float32 (the header's contract; kernels/svm.h). */
 static inline float sv_finish(const sv_kern *k, double s) {
-    if (k->kernel == SB_SVM_RBF) return sb_expf((float)(-(k->gamma * s)));
-    if (k->kernel == SB_SVM_LINEAR) return (float)s;
-    const double v = k->gamma * s + k->coef0;
-    if (k->kernel == SB_SVM_SIGMOID) return sb_tanhf((float)v);
-    double r = 1.0;
-    for (int32_t e = 0; e < k->degree; e++) r *= v;
-    return (float)r;
+    return sb_svk_finish(k->kernel, k->degree, k->gamma, k->coef0, s);
 }
 
 /* K(a, b) as float32 by one fixed sequence (the header's contract). */
 static float sv_kernel(const sv_kern *k, const float *a, const float *b) { return sv_finish(k, sv_sum(k, a, b)); }
 
 /* K(a, b_u) for four rows b_u at once: each entry's sum is sv_sum's sequence
- * (its own accumulator, features in index order); the four chains only run
- * side by side. */
+ * (kernels/svm.h's sb_svk_sum: its own accumulator, features in index order);
+ * the four chains only run side by side. */
 static void sv_kernel4(const sv_kern *k, const float *a, const float *b0, const float *b1, const float *b2,
                        const float *b3, float *out) {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
@@ -296,6 +286,8 @@ typedef struct sv_prob {
     int converged, parallel;
     double cache_mb;
     sv_cache c;
+    sv_dev *dv;              /* a GPU computes the kernel rows (NULL: the host) */
+    sb_status rowst;         /* why sv_row gave NULL */
 } sv_prob;
 
 typedef struct sv_rowjob {
@@ -345,7 +337,10 @@ static const float *sv_row(sv_prob *pr, int64_t pt) {
     }
     float *buf;
     if (c->used < c->cap) {
-        if (!(buf = sb_malloc(sizeof(float) * (size_t)pr->nk))) return NULL;
+        if (!(buf = sb_malloc(sizeof(float) * (size_t)pr->nk))) {
+            pr->rowst = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for a kernel row");
+            return NULL;
+        }
         c->used++;
     } else {
         const int64_t old = c->head;
@@ -353,11 +348,19 @@ static const float *sv_row(sv_prob *pr, int64_t pt) {
         buf = c->row[old];
         c->row[old] = NULL;
     }
-    sv_rowjob j = {pr, pt, buf};
-    const int64_t ntasks = sb_chunk_count(pr->nk, SV_ROW_GRAIN);
-    if (pr->parallel && ntasks > 1) sb_parallel_for(ntasks, sv_row_task, &j);
-    else
-        for (int64_t t = 0; t < ntasks; t++) sv_row_task(&j, t);
+    if (pr->dv) { /* the same values, each by kernels/svm.h's sequence on the device */
+        if ((pr->rowst = sv_dev_row(pr->dv, pt, buf)) != SB_OK) {
+            sb_free(buf);
+            c->used--;
+            return NULL;
+        }
+    } else {
+        sv_rowjob j = {pr, pt, buf};
+        const int64_t ntasks = sb_chunk_count(pr->nk, SV_ROW_GRAIN);
+        if (pr->parallel && ntasks > 1) sb_parallel_for(ntasks, sv_row_task, &j);
+        else
+            for (int64_t t = 0; t < ntasks; t++) sv_row_task(&j, t);
+    }
     c->row[pt] = buf;
     sv_push(c, pt);
     return buf;
@@ -379,6 +382,82 @@ static inline int sv_low(const sv_prob *pr, int64_t t) {
     return pr->y[t] > 0 ? pr->alpha[t] > 0.0 : pr->alpha[t] < pr->C[t];
 }
 
+/* The working set's two passes in chunks of SV_SEL_GRAIN variables, each
+ * chunk's winner kept, then the chunks' winners compared in chunk order by
+ * the same comparison (SV_MORE / SV_LESS): a later chunk wins only where a
+ * sequential pass would have moved to it, so the index chosen is the one the
+ * pass over every variable in order chooses, at any thread count (and the
+ * minimum gmin is exact in any order). The chunks are a function of l only. */
+static int64_t g_sel_grain = SV_SEL_GRAIN; /* sb_svm_sel_grain_for_tests */
+void sb_svm_sel_grain_for_tests(int64_t grain) { g_sel_grain = grain > 0 ? grain : SV_SEL_GRAIN; }
+
+typedef struct sv_seljob {
+    sv_prob *pr;
+    const float *Ki, *Kj;
+    double Kii, gmax, di, dj;
+    int8_t yi, yj;
+    double *cv, *cg; /* per chunk: the winner's value, (pass j) the chunk's gmin */
+    int64_t *ci;     /* per chunk: the winner's index, -1 none */
+} sv_seljob;
+
+/* Pass j over chunk t: the smallest -y G over I_low (gmin) and the first
+ * argmin of -b^2 / a among those with b = gmax - v > 0. */
+static void sv_selj_task(void *ctx, int64_t t) {
+    const sv_seljob *jb = ctx;
+    const sv_prob *pr = jb->pr;
+    const int64_t nk = pr->nk;
+    int64_t b0, e0;
+    sb_chunk_range(pr->l, g_sel_grain, t, &b0, &e0);
+    double gmin = INFINITY, best = INFINITY;
+    int64_t j = -1;
+    for (int64_t u = b0; u < e0; u++) {
+        if (!sv_low(pr, u)) continue;
+        const double v = pr->y[u] > 0 ? -pr->G[u] : pr->G[u];
+        if (v < gmin) gmin = v;
+        const double b = jb->gmax - v;
+        if (b > 0.0) {
+            const int64_t pt = u < nk ? u : u - nk;
+            double a = jb->Kii + (double)pr->diag[pt] - 2.0 * (double)jb->Ki[pt];
+            if (!(a > 0.0)) a = SV_TAU;
+            const double o = -(b * b) / a;
+            if (SV_LESS(o, best)) best = o, j = u;
+        }
+    }
+    jb->cg[t] = gmin, jb->cv[t] = best, jb->ci[t] = j;
+}
+
+/* The gradient's update over chunk t (G_u += Q_ui di + Q_uj dj, i's term
+ * first) and the chunk's first argmax of -y G over I_up. */
+static void sv_grad_task(void *ctx, int64_t t) {
+    const sv_seljob *jb = ctx;
+    sv_prob *pr = jb->pr;
+    const int64_t nk = pr->nk;
+    int64_t b0, e0;
+    sb_chunk_range(pr->l, g_sel_grain, t, &b0, &e0);
+    double gmax = -INFINITY;
+    int64_t i = -1;
+    for (int64_t u = b0; u < e0; u++) {
+        const int64_t pt = u < nk ? u : u - nk;
+        const double a = (double)jb->Ki[pt] * jb->di, w = (double)jb->Kj[pt] * jb->dj;
+        double g = pr->G[u];
+        g = pr->y[u] == jb->yi ? g + a : g - a;
+        g = pr->y[u] == jb->yj ? g + w : g - w;
+        pr->G[u] = g;
+        if (!sv_up(pr, u)) continue;
+        const double v = pr->y[u] > 0 ? -g : g;
+        if (SV_MORE(v, gmax)) gmax = v, i = u;
+    }
+    jb->cv[t] = gmax, jb->ci[t] = i;
+}
+
+/* Run task over the n chunks (threads where pr->parallel), the winners in
+ * jb's per-chunk arrays. */
+static void sv_chunks(sv_prob *pr, int64_t n, sb_task_fn task, sv_seljob *jb) {
+    if (pr->parallel && n > 1) sb_parallel_for(n, task, jb);
+    else
+        for (int64_t t = 0; t < n; t++) task(jb, t);
+}
+
 /* Solve pr from alpha = 0 (the header's rules); SB_OK, or out of memory. */
 static sb_status sv_solve(sv_prob *pr) {
     const int64_t l = pr->l, nk = pr->nk;
@@ -392,13 +471,20 @@ static sb_status sv_solve(sv_prob *pr) {
     c->prev = sb_malloc(sizeof(int64_t) * (size_t)nk);
     c->next = sb_malloc(sizeof(int64_t) * (size_t)nk);
     pr->diag = sb_malloc(sizeof(float) * (size_t)nk);
+    const int64_t nch = sb_chunk_count(l, g_sel_grain);
+    double *chv = sb_malloc(sizeof(double) * 2 * (size_t)(nch > 0 ? nch : 1));
+    int64_t *chi = sb_malloc(sizeof(int64_t) * (size_t)(nch > 0 ? nch : 1));
+    sv_seljob sj;
+    memset(&sj, 0, sizeof sj);
+    sj.pr = pr, sj.cv = chv, sj.cg = chv ? chv + (nch > 0 ? nch : 1) : NULL, sj.ci = chi;
     sb_status st = SB_OK;
-    if (!c->row || !c->prev || !c->next || !pr->diag) {
+    if (!c->row || !c->prev || !c->next || !pr->diag || !chv || !chi) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld kernel points",
                      (long long)nk);
         goto done;
     }
     const int32_t d = pr->k->d;
+    if (pr->dv && (st = sv_dev_set_points(pr->dv, pr->x, pr->pts, nk)) != SB_OK) goto done;
     for (int64_t t = 0; t < nk; t++) pr->diag[t] = sv_kernel(pr->k, pr->x + pr->pts[t] * d, pr->x + pr->pts[t] * d);
     for (int64_t t = 0; t < l; t++) pr->alpha[t] = 0.0, pr->G[t] = pr->p[t];
     pr->n_iter = 0;
@@ -418,24 +504,17 @@ static sb_status sv_solve(sv_prob *pr) {
         const int64_t pi = i < nk ? i : i - nk;
         const float *Ki = sv_row(pr, pi);
         if (!Ki) {
-            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for a kernel row");
+            st = pr->rowst;
             goto done;
         }
         const double Kii = (double)pr->diag[pi];
         double gmin = INFINITY, best = INFINITY;
         int64_t j = -1;
-        for (int64_t t = 0; t < l; t++) {
-            if (!sv_low(pr, t)) continue;
-            const double v = pr->y[t] > 0 ? -pr->G[t] : pr->G[t];
-            if (v < gmin) gmin = v;
-            const double b = gmax - v;
-            if (b > 0.0) {
-                const int64_t pt = t < nk ? t : t - nk;
-                double a = Kii + (double)pr->diag[pt] - 2.0 * (double)Ki[pt];
-                if (!(a > 0.0)) a = SV_TAU;
-                const double o = -(b * b) / a;
-                if (SV_LESS(o, best)) best = o, j = t;
-            }
+        sj.Ki = Ki, sj.Kii = Kii, sj.gmax = gmax;
+        sv_chunks(pr, nch, sv_selj_task, &sj);
+        for (int64_t t = 0; t < nch; t++) { /* in chunk order: the sequential pass's choice */
+            if (sj.cg[t] < gmin) gmin = sj.cg[t];
+            if (sj.ci[t] >= 0 && SV_LESS(sj.cv[t], best)) best = sj.cv[t], j = sj.ci[t];
         }
         if (gmax - gmin < pr->tol || j < 0) break;
         if (pr->max_iter >= 0 && pr->n_iter >= pr->max_iter) {
@@ -446,7 +525,7 @@ static sb_status sv_solve(sv_prob *pr) {
         const int64_t pj = j < nk ? j : j - nk;
         const float *Kj = sv_row(pr, pj);
         if (!Kj) {
-            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for a kernel row");
+            st = pr->rowst;
             goto done;
         }
         Ki = c->row[pi]; /* still cached: the cache holds at least two rows */
@@ -476,19 +555,11 @@ static sb_status sv_solve(sv_prob *pr) {
         const double di = ni - ai, dj = nj - aj;
         pr->alpha[i] = ni, pr->alpha[j] = nj;
         /* G_t += Q_ti di + Q_tj dj, t in index order, i's term first */
-        const int8_t yi = pr->y[i], yj = pr->y[j];
+        sj.Ki = Ki, sj.Kj = Kj, sj.di = di, sj.dj = dj, sj.yi = pr->y[i], sj.yj = pr->y[j];
         gmax = -INFINITY, i = -1;
-        for (int64_t t = 0; t < l; t++) {
-            const int64_t pt = t < nk ? t : t - nk;
-            const double u = (double)Ki[pt] * di, w = (double)Kj[pt] * dj;
-            double g = pr->G[t];
-            g = pr->y[t] == yi ? g + u : g - u;
-            g = pr->y[t] == yj ? g + w : g - w;
-            pr->G[t] = g;
-            if (!sv_up(pr, t)) continue;
-            const double v = pr->y[t] > 0 ? -g : g;
-            if (SV_MORE(v, gmax)) gmax = v, i = t;
-        }
+        sv_chunks(pr, nch, sv_grad_task, &sj);
+        for (int64_t t = 0; t < nch; t++) /* in chunk order: the sequential pass's choice */
+            if (sj.ci[t] >= 0 && SV_MORE(sj.cv[t], gmax)) gmax = sj.cv[t], i = sj.ci[t];
     }
     /* rho: the mean of y G over the free variables, else the middle of its bounds */
     {
@@ -506,6 +577,7 @@ static sb_status sv_solve(sv_prob *pr) {
                                                     : isfinite(ub) ? ub : isfinite(lb) ? lb : 0.0;
     }
 done:
+    sb_free(chv), sb_free(chi);
     sv_cache_free(c);
     sb_free(pr->diag);
     pr->diag = NULL;
@@ -528,6 +600,7 @@ typedef struct sv_cvspec {
     double tol, cache_mb;
     int64_t max_iter;
     int parallel;
+    sv_dev *dv;          /* a GPU (NULL: the host); its rows are the training rows */
 } sv_cvspec;
 
 typedef struct sv_key {
@@ -558,10 +631,11 @@ static sb_status sv_cv(const sv_cvspec *cv, double *dec) {
     sv_key *key = sb_malloc(sizeof(sv_key) * (size_t)(l > 0 ? l : 1));
     int64_t *spts = sb_malloc(sizeof(int64_t) * (size_t)(l > 0 ? l : 1));
     int8_t *sy = sb_malloc((size_t)(l > 0 ? l : 1));
-    double *sv = sb_malloc(sizeof(double) * (size_t)(l > 0 ? 4 * l : 4));
+    double *sv = sb_malloc(sizeof(double) * (size_t)(l > 0 ? 5 * l : 5));
     uint8_t *held = sb_malloc((size_t)(l > 0 ? l : 1));
+    int64_t *hidx = cv->dv ? sb_malloc(sizeof(int64_t) * (size_t)(l > 0 ? l : 1)) : NULL;
     sb_status st = SB_OK;
-    if (!key || !spts || !sy || !sv || !held) {
+    if (!key || !spts || !sy || !sv || !held || (cv->dv && !hidx)) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory for the cross-validation of %lld rows", (long long)l);
         goto done;
     }
@@ -593,8 +667,21 @@ static sb_status sv_cv(const sv_cvspec *cv, double *dec) {
         memset(&pr, 0, sizeof pr);
         pr.k = cv->k, pr.x = cv->x, pr.pts = spts, pr.nk = m, pr.l = m, pr.y = sy, pr.p = sp, pr.C = sC;
         pr.alpha = alpha, pr.G = G, pr.max_iter = cv->max_iter, pr.tol = cv->tol, pr.cache_mb = cv->cache_mb;
-        pr.parallel = cv->parallel;
+        pr.parallel = cv->parallel, pr.dv = cv->dv;
         if ((st = sv_solve(&pr)) != SB_OK) break;
+        if (cv->dv) { /* the held rows' sums on the device against the fold's points, still there */
+            double *coef = sv + 4 * l, *hdec = sC; /* sC is free once the fold is solved */
+            for (int64_t u = 0; u < m; u++) coef[u] = alpha[u] == 0.0 ? 0.0 : sy[u] > 0 ? alpha[u] : -alpha[u];
+            int64_t nh = 0;
+            for (int64_t t = 0; t < l; t++)
+                if (held[t]) hidx[nh++] = cv->pts[t];
+            const int64_t rng[6] = {0, 0, m, 0, 0, 0};
+            st = sv_dev_decide(cv->dv, hidx, nh, coef, m, rng, &pr.rho, 1, 1, hdec);
+            for (int64_t t = 0, h = 0; st == SB_OK && t < l; t++)
+                if (held[t]) dec[t] = hdec[h++];
+            if (st != SB_OK) break;
+            continue;
+        }
         for (int64_t t = 0; t < l; t++) {
             if (!held[t]) continue;
             const float *xh = cv->x + cv->pts[t] * d;
@@ -608,7 +695,7 @@ static sb_status sv_cv(const sv_cvspec *cv, double *dec) {
         }
     }
 done:
-    sb_free(key), sb_free(spts), sb_free(sy), sb_free(sv), sb_free(held);
+    sb_free(key), sb_free(spts), sb_free(sy), sb_free(sv), sb_free(held), sb_free(hidx);
     return st;
 }
 
@@ -709,6 +796,7 @@ typedef struct sv_pairjob {
     uint64_t seed;           /* random_state */
     double **cvdec;          /* npairs: the pair's cross-validated decision values (probability only) */
     double *probA, *probB;   /* npairs (probability only) */
+    sv_dev *dv;              /* a GPU (NULL: the host); the pairs then run one after another */
 } sv_pairjob;
 
 static void sv_pair_task(void *ctx, int64_t p) {
@@ -736,12 +824,12 @@ static void sv_pair_task(void *ctx, int64_t p) {
         memset(&pr, 0, sizeof pr);
         pr.k = jb->k, pr.x = jb->x, pr.pts = pts, pr.nk = l, pr.l = l, pr.y = y, pr.p = pv, pr.C = C;
         pr.alpha = jb->alpha[p], pr.G = G, pr.max_iter = jb->max_iter, pr.tol = jb->tol, pr.cache_mb = jb->cache_mb;
-        pr.parallel = jb->parallel;
+        pr.parallel = jb->parallel, pr.dv = jb->dv;
         st = sv_solve(&pr);
         jb->rho[p] = pr.rho, jb->n_iter[p] = pr.n_iter, jb->converged[p] = pr.converged;
         if (st == SB_OK && jb->probability) {
             const sv_cvspec cv = {jb->k, jb->x, pts, y, C, l, (uint32_t)p, jb->seed, jb->tol, jb->cache_mb,
-                                  jb->max_iter, jb->parallel};
+                                  jb->max_iter, jb->parallel, jb->dv};
             st = sv_cv(&cv, jb->cvdec[p]);
             if (st == SB_OK) sv_platt(jb->cvdec[p], y, l, &jb->probA[p], &jb->probB[p]);
         }
@@ -915,11 +1003,20 @@ sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *
         if (st == SB_OK && p.probability && !(cvdec[q] = sb_calloc((size_t)l, sizeof(double))))
             st = sb_fail(SB_ERR_OUT_OF_MEMORY, "%s: out of memory", who);
     }
+    /* device=cuda|opencl: the kernel rows there (svm_device.c); the training rows go up once for the
+     * cross-validation's held-out sums */
+    sv_dev dev, *dv = NULL;
+    memset(&dev, 0, sizeof dev);
+    if (st == SB_OK && (p.device == SB_DEVICE_CUDA || p.device == SB_DEVICE_OPENCL)) {
+        if ((st = sv_dev_open(p.device, k.kernel, k.degree, k.d, k.gamma, k.coef0, &dev)) == SB_OK) dv = &dev;
+        if (st == SB_OK && p.probability) st = sv_dev_set_rows(dv, t->x, n);
+    }
     if (st == SB_OK && p.kind == SB_SVM_SVC) {
         sv_pairjob jb = {&k, t->x, t->label, t->weight, cw, order, start, nclass, p.C, p.tol, p.cache_mb,
-                         p.max_iter, alpha, rho, n_iter, conv, pst, npairs == 1, p.probability, p.random_state,
-                         cvdec, probA, probB};
-        if (npairs == 1) sv_pair_task(&jb, 0);
+                         p.max_iter, alpha, rho, n_iter, conv, pst, npairs == 1 || dv, p.probability,
+                         p.random_state, cvdec, probA, probB, dv}; /* one pair at a time: its passes over the threads */
+        if (npairs == 1 || dv)
+            for (int64_t q = 0; q < npairs; q++) sv_pair_task(&jb, q);
         else sb_parallel_for(npairs, sv_pair_task, &jb);
         for (int64_t q = 0; q < npairs && st == SB_OK; q++) st = pst[q];
     } else if (st == SB_OK) { /* SVR: variables a (y = +1) then a* (y = -1) over the same n points */
@@ -940,12 +1037,13 @@ sb_status sb_svm_fit(const sb_params *params, const sb_dataset *train, sb_card *
             memset(&pr, 0, sizeof pr);
             pr.k = &k, pr.x = t->x, pr.pts = pts, pr.nk = n, pr.l = 2 * n, pr.y = y, pr.p = pv, pr.C = C;
             pr.alpha = alpha[0], pr.G = G, pr.max_iter = p.max_iter, pr.tol = p.tol, pr.cache_mb = p.cache_mb;
-            pr.parallel = 1;
+            pr.parallel = 1, pr.dv = dv;
             st = sv_solve(&pr);
             rho[0] = pr.rho, n_iter[0] = pr.n_iter, conv[0] = pr.converged;
         }
         sb_free(pts), sb_free(y), sb_free(pv);
     }
+    sv_dev_close(&dev);
     if (st == SB_OK && card) {
         uint64_t gbits;
         memcpy(&gbits, &k.gamma, 8);
@@ -1125,14 +1223,55 @@ static void sv_pred_task(void *ctx, int64_t t) {
     for (int64_t i = b; i < e; i++) sv_decide(jb->m, jb->q + i * jb->m->num_features, kv, jb->out + i * w);
 }
 
-/* libsvm's decision values of every row (npairs a row), out nq x npairs. */
-static sb_status sv_decisions(const sb_model *m, const sb_table *q, double *out) {
+/* The decision values on a GPU (svm_device.c): the support vectors up as the
+ * points, the rows as the rows, each pair's two ranges of coefficients as
+ * sv_decide takes them (class a's vectors with row b - 1, class b's with row
+ * a), so that every value is sv_decide's sum in its order. */
+static sb_status sv_decisions_dev(const sb_model *m, const sb_table *q, int32_t device, double *out) {
+    const sb_svm *s = m->svm;
+    const int64_t np = sb_svm_npairs(s), nsv = s->nsv, n = q->nrows;
+    int64_t *rng = sb_malloc(sizeof(int64_t) * 6 * (size_t)np), *aidx = sb_malloc(sizeof(int64_t) * (size_t)n);
+    sb_status st = SB_OK;
+    if (!rng || !aidx) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld rows", (long long)n);
+    } else if (s->kind == SB_SVM_SVR) {
+        const int64_t r[6] = {0, 0, nsv, 0, 0, 0};
+        memcpy(rng, r, sizeof r);
+    } else {
+        int64_t first = 0;
+        for (int64_t qq = 0, a = 0; a < s->nclass; a++) {
+            int64_t fb = first + s->n_support[a];
+            for (int32_t b = (int32_t)a + 1; b < s->nclass; b++, qq++) {
+                const int64_t e2 = fb + s->n_support[b];
+                const int64_t r[6] = {(int64_t)(b - 1) * nsv, first, first + s->n_support[a], a * nsv, fb, e2};
+                memcpy(rng + 6 * qq, r, sizeof r);
+                fb = e2;
+            }
+            first += s->n_support[a];
+        }
+    }
+    for (int64_t i = 0; st == SB_OK && i < n; i++) aidx[i] = i;
+    sv_dev dev;
+    memset(&dev, 0, sizeof dev);
+    if (st == SB_OK) st = sv_dev_open(device, s->kernel, s->degree, m->num_features, s->gamma, s->coef0, &dev);
+    if (st == SB_OK) st = sv_dev_set_points(&dev, s->sv, NULL, nsv);
+    if (st == SB_OK) st = sv_dev_set_rows(&dev, q->x, n);
+    if (st == SB_OK) st = sv_dev_decide(&dev, aidx, n, s->coef, sb_svm_ncoef(s) * nsv, rng, s->rho, np, 0, out);
+    sv_dev_close(&dev);
+    sb_free(rng), sb_free(aidx);
+    return st;
+}
+
+/* libsvm's decision values of every row (npairs a row), out nq x npairs, on
+ * device (cuda and opencl: sv_decisions_dev; the others the host). */
+static sb_status sv_decisions(const sb_model *m, const sb_table *q, int32_t device, double *out) {
     if (q->nrows == 0) return SB_OK;
     for (int64_t i = 0; i < q->nrows * q->ncols; i++)
         if (!isfinite(q->x[i]))
             return sb_fail(SB_ERR_INVALID_INPUT, "row %lld, feature %lld: %s; support vector machines take finite "
                            "values only", (long long)(i / q->ncols), (long long)(i % q->ncols),
                            isnan(q->x[i]) ? "missing (NaN)" : "infinite");
+    if (device == SB_DEVICE_CUDA || device == SB_DEVICE_OPENCL) return sv_decisions_dev(m, q, device, out);
     const int32_t width = sb_parallel_width();
     sv_predjob jb = {m, q->x, q->nrows, out, NULL};
     if (!(jb.kbuf = sb_malloc(sizeof(float) * sv_kbuf_floats(m->svm) * (size_t)width)))
@@ -1143,16 +1282,16 @@ static sb_status sv_decisions(const sb_model *m, const sb_table *q, double *out)
     return SB_OK;
 }
 
-sb_status sb_svm_decision_f64(const sb_model *m, const sb_table *q, double *out) {
+sb_status sb_svm_decision_f64(const sb_model *m, const sb_table *q, int32_t device, double *out) {
     const sb_svm *s = m->svm;
     const int64_t np = sb_svm_npairs(s), n = q->nrows;
     if (np == 1) {
-        sb_status st = sv_decisions(m, q, out);
+        sb_status st = sv_decisions(m, q, device, out);
         if (st == SB_OK && s->kind == SB_SVM_SVC)
             for (int64_t i = 0; i < n; i++) out[i] = -out[i]; /* scikit-learn: positive is classes_[1] */
         return st;
     }
-    return sv_decisions(m, q, out);
+    return sv_decisions(m, q, device, out);
 }
 
 /* P(the pair's first class) of a decision value f (libsvm's sign): Platt's
@@ -1221,13 +1360,13 @@ static void sv_couple(int32_t K, const double *r, double *Q, double *Qp, double 
 /* The class probabilities of q's rows (n x K doubles, class order), or their
  * logarithms (logp): the pairwise sigmoids of the decision values, then two
  * classes p_0 = r_01, p_1 = 1 - r_01, more the coupling (sv_couple). */
-static sb_status sv_proba(const sb_model *m, const sb_table *q, int logp, double *out) {
+static sb_status sv_proba(const sb_model *m, const sb_table *q, int32_t device, int logp, double *out) {
     const sb_svm *s = m->svm;
     const int32_t K = s->nclass;
     const int64_t n = q->nrows, np = sb_svm_npairs(s);
     double *dec = sb_malloc(sizeof(double) * (size_t)(n > 0 ? n * np : 1));
     double *scr = sb_malloc(sizeof(double) * (size_t)(2 * K * K + K));
-    sb_status st = dec && scr ? sv_decisions(m, q, dec)
+    sb_status st = dec && scr ? sv_decisions(m, q, device, dec)
                               : sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory for %lld rows' probabilities",
                                         (long long)n);
     for (int64_t i = 0; st == SB_OK && i < n; i++) {
@@ -1251,7 +1390,8 @@ static sb_status sv_proba(const sb_model *m, const sb_table *q, int logp, double
     return st;
 }
 
-sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, float *out, size_t cap, size_t *needed) {
+sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, int32_t device, float *out, size_t cap,
+                         size_t *needed) {
     const sb_svm *s = m->svm;
     if (kind == SB_PREDICT_PROBA && s->kind == SB_SVM_SVR)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "an SVR model has no probabilities");
@@ -1271,7 +1411,7 @@ sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, flo
     if (kind == SB_PREDICT_PROBA) { /* the doubles of sb_svm_predict_proba, rounded to float32 */
         double *pr = sb_malloc(sizeof(double) * (want ? want : 1));
         if (!pr) return sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory for %lld rows", (long long)n);
-        sb_status st = sv_proba(m, q, 0, pr);
+        sb_status st = sv_proba(m, q, device, 0, pr);
         for (size_t i = 0; st == SB_OK && i < want; i++) out[i] = (float)pr[i];
         sb_free(pr);
         return st;
@@ -1279,7 +1419,7 @@ sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, flo
     const int64_t np = sb_svm_npairs(s);
     double *dec = sb_malloc(sizeof(double) * (size_t)(n > 0 ? n * np : 1));
     if (!dec) return sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld rows", (long long)n);
-    sb_status st = kind == SB_PREDICT_RAW ? sb_svm_decision_f64(m, q, dec) : sv_decisions(m, q, dec);
+    sb_status st = kind == SB_PREDICT_RAW ? sb_svm_decision_f64(m, q, device, dec) : sv_decisions(m, q, device, dec);
     if (st == SB_OK && kind == SB_PREDICT_RAW) {
         for (int64_t i = 0; i < n * w; i++) out[i] = (float)dec[i];
     } else if (st == SB_OK && s->kind == SB_SVM_SVR) {
@@ -1396,24 +1536,33 @@ static sb_status sv_out_check(const sb_model *m, const sb_dataset *queries, cons
     return SB_OK;
 }
 
-sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
-                                   size_t *needed) {
+sb_status sb_svm_decision_function_on(const sb_model *m, const sb_dataset *queries, const char *device, double *out,
+                                      size_t cap, size_t *needed) {
     sb_clear_error();
     sb_status st = sv_model(m, "sb_svm_decision_function");
     if (st != SB_OK) return st;
     if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_decision_function: NULL queries");
+    sb_device_kind dk = SB_DEVICE_CPU;
+    if ((st = sb_device_parse(device, &dk)) != SB_OK) return st;
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     const size_t want = (size_t)queries->t.nrows * (size_t)sb_svm_decision_width(m);
     if ((st = sv_out_check(m, queries, out, cap, needed, want)) != SB_OK || !out) return st;
-    return sb_svm_decision_f64(m, &queries->t, out);
+    return sb_svm_decision_f64(m, &queries->t, (int32_t)dk, out);
 }
 
-sb_status sb_svm_predict_proba(const sb_model *m, const sb_dataset *queries, int32_t log_proba, double *out,
-                               size_t cap, size_t *needed) {
+sb_status sb_svm_decision_function(const sb_model *m, const sb_dataset *queries, double *out, size_t cap,
+                                   size_t *needed) {
+    return sb_svm_decision_function_on(m, queries, NULL, out, cap, needed);
+}
+
+sb_status sb_svm_predict_proba_on(const sb_model *m, const sb_dataset *queries, const char *device, int32_t log_proba,
+                                  double *out, size_t cap, size_t *needed) {
     sb_clear_error();
     sb_status st = sv_model(m, "sb_svm_predict_proba");
     if (st != SB_OK) return st;
     if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_predict_proba: NULL queries");
+    sb_device_kind dk = SB_DEVICE_CPU;
+    if ((st = sb_device_parse(device, &dk)) != SB_OK) return st;
     if (log_proba != 0 && log_proba != 1)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_predict_proba: log_proba is 0 or 1, not %d", (int)log_proba);
     const sb_svm *s = m->svm;
@@ -1424,5 +1573,10 @@ sb_status sb_svm_predict_proba(const sb_model *m, const sb_dataset *queries, int
     if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
     const size_t want = (size_t)queries->t.nrows * (size_t)s->nclass;
     if ((st = sv_out_check(m, queries, out, cap, needed, want)) != SB_OK || !out) return st;
-    return sv_proba(m, &queries->t, log_proba, out);
+    return sv_proba(m, &queries->t, (int32_t)dk, log_proba, out);
+}
+
+sb_status sb_svm_predict_proba(const sb_model *m, const sb_dataset *queries, int32_t log_proba, double *out,
+                               size_t cap, size_t *needed) {
+    return sb_svm_predict_proba_on(m, queries, NULL, log_proba, out, cap, needed);
 }

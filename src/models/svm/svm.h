@@ -19,17 +19,24 @@ sb_status sb_svm_array(const sb_model *m, const char *name, float *out, size_t c
 /* Index arrays "support", "n_support", "n_iter" (cap 0 asks). */
 sb_status sb_svm_indices(const sb_model *m, const char *name, int64_t *out, size_t cap, size_t *needed);
 
-/* Predictions of q's rows (the caller checked the feature count): kind
- * SB_PREDICT_VALUE the class index (svc) or the value (svr), SB_PREDICT_RAW
- * the decision values (float32 of sb_svm_decision_function's). */
-sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, float *out, size_t cap, size_t *needed);
+/* Predictions of q's rows (the caller checked the feature count) on device
+ * (an sb_device_kind: cuda and opencl compute the decision values there, the
+ * same bits): kind SB_PREDICT_VALUE the class index (svc) or the value (svr),
+ * SB_PREDICT_RAW the decision values (float32 of sb_svm_decision_function's). */
+sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, int32_t device, float *out, size_t cap,
+                         size_t *needed);
 
 /* The decision values of q's rows in double: svr one a row; svc with two
  * classes one a row (scikit-learn's sign: positive is class 1); more classes
- * one a pair (0,1), (0,2), ..., (K-2,K-1), positive is the pair's first. */
-sb_status sb_svm_decision_f64(const sb_model *m, const sb_table *q, double *out);
+ * one a pair (0,1), (0,2), ..., (K-2,K-1), positive is the pair's first;
+ * on device (an sb_device_kind, as sb_svm_predict's). */
+sb_status sb_svm_decision_f64(const sb_model *m, const sb_table *q, int32_t device, double *out);
 
 /* The number of decision values a row: 1, or the pairs of a multiclass svc. */
 int64_t sb_svm_decision_width(const sb_model *m);
+
+/* Test hook: the working set's chunk of variables (0: the default), so that
+ * tests can compare chunkings with the pass over every variable in order. */
+void sb_svm_sel_grain_for_tests(int64_t grain);
 
 #endif
