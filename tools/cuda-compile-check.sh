@@ -76,6 +76,7 @@ flags_of() {
     svm-kernel-f32) echo "$ARM_FLAGS -DSB_SABOTAGE_SVM_KERNEL_F32" ;;
     mlp-grad-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_GRAD_ORDER" ;;
     mlp-softmax-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_SOFTMAX_ORDER" ;;
+    arima-device-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ARIMA_DEVICE_ORDER" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

@@ -71,6 +71,14 @@ for d in cuda opencl; do
     >"$OUT/verify-ets-arm-opencl.txt" 2>&1 && FAIL=1
     echo "ets-sse-order arm on NVIDIA OpenCL: $(grep -m1 'ets-fit' "$OUT/verify-ets-arm-opencl.txt")" >>"$OUT/summary.txt"; }
 done
+for d in cuda opencl; do
+  timeout 300 $S verify arima-fit device=$d >"$OUT/verify-arima-$d.txt" 2>&1 || FAIL=1
+  echo "verify arima-fit device=$d: $(tail -n 2 "$OUT/verify-arima-$d.txt" | tr '\n' ' ')" >>"$OUT/summary.txt"
+  [ $d = opencl ] && { SAMEBITS_OPENCL_ARM=arima-device-order timeout 300 $S verify arima-fit device=opencl \
+    >"$OUT/verify-arima-arm-opencl.txt" 2>&1 && FAIL=1
+    echo "arima-device-order arm on NVIDIA OpenCL: $(grep -m1 'arima-fit' "$OUT/verify-arima-arm-opencl.txt")" >>"$OUT/summary.txt"; }
+done
+run arima-unit SAMEBITS_PARITY_REQUIRE=cuda,opencl timeout 300 build-cuda/sb_unit test_arima_devices_give_the_cpu_bits test_arima_kernel_on_host_gives_the_host_bits
 run ets-unit SAMEBITS_PARITY_REQUIRE=cuda,opencl timeout 300 build-cuda/sb_unit test_ets_devices_give_the_cpu_bits
 run ets-devices SAMEBITS_PARITY_REQUIRE=cuda,opencl SAMEBITS_LIB=$L PYTHONPATH=python timeout 600 \
   python3 -m pytest tests/python/test_py_ets_devices.py -q -p no:cacheprovider

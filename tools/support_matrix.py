@@ -70,7 +70,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "kde": "kernel density (on a GPU its kernel sums run on the device, the logs and the draws on the host)",
                 "svm": "support vector machines (float64 kernel values; on a GPU the kernel rows and decision sums run on the device, the SMO's choices on the host)",
                 "ets": "exponential smoothing (float64; on a GPU one work-item a series, the host's own fit)",
-                "arima": "ARIMA (the host path; the CPU legs only, refused by name on a GPU)",
+                "arima": "ARIMA (float64; on a GPU one work-item a series, the device's spelling of the host's fit)",
                 "umap": "UMAP (the host path; the CPU legs only)",
                 "gp": "gaussian process regression (float64 host path; the CPU legs only, refused by name on a GPU)",
                 "mlp": "multi-layer perceptrons (on a GPU the whole fit runs on the device: the identical GEMM and the network kernels)",

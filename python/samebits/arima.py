@@ -34,7 +34,7 @@ def _ints(name, v, n):
     return ",".join(str(int(x)) for x in t)
 
 
-def _pairs(order, seasonal_order, trend, params):
+def _pairs(order, seasonal_order, trend, params, device=None):
     pairs = [("order", _ints("order", order, 3)), ("seasonal_order", _ints("seasonal_order", seasonal_order, 4))]
     if trend is not None:
         if not isinstance(trend, str):
@@ -42,6 +42,10 @@ def _pairs(order, seasonal_order, trend, params):
         pairs.append(("trend", trend))
     if params is not None:
         pairs.append(("params", ",".join(repr(float(x)) for x in params)))
+    if device is not None:
+        if not isinstance(device, str):
+            raise InvalidArgumentError("device=%r: a device name (cpu, cuda, opencl, gpu)" % (device,))
+        pairs.append(("device", device))
     return pairs
 
 
@@ -145,13 +149,17 @@ class ARIMA(BatchModelFile, Estimator):
     statsmodels' names), llf, aic, aicc, bic, fittedvalues, resid,
     forecast(h, return_conf_int=False, alpha=0.05), model_digest_. A batch:
     results_[i] has the same names per series.
+
+    device: "cpu" (default), "cuda", "opencl" or "gpu": each series' fit one
+    work-item of the device, the host's bits (docs/timeseries.md, "Devices").
     """
 
-    def __init__(self, order=(1, 0, 0), seasonal_order=(0, 0, 0, 0), trend=None, params=None):
+    def __init__(self, order=(1, 0, 0), seasonal_order=(0, 0, 0, 0), trend=None, params=None, device="cpu"):
         self.order = order
         self.seasonal_order = seasonal_order
         self.trend = trend
         self.params = params
+        self.device = device
 
     def _trend(self):
         if self.trend is not None:
@@ -168,7 +176,8 @@ class ARIMA(BatchModelFile, Estimator):
         if np is not None and isinstance(y, np.ndarray) and y.dtype == object:
             batch = True
         series = list(y) if batch else [y]
-        self._batch = _Batch(_pairs(self.order, self.seasonal_order, self._trend(), self.params), series)
+        self._batch = _Batch(_pairs(self.order, self.seasonal_order, self._trend(), self.params,
+                                          self.device), series)
         self._is_batch = batch
         self.results_ = [_Fitted(self._batch, i) for i in range(self._batch.n)]
         for i, r in enumerate(self.results_):

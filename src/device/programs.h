@@ -57,9 +57,9 @@
     SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X) SB_LINALG_NN_KERNELS(X)
 
 /* ts_entry.h: the float64 program: time series, one work-item a series
- * (src/models/timeseries), and the support vector machines' kernel rows and
+ * (src/models/timeseries: ets, arima), and the support vector machines' kernel rows and
  * decision values (svm_entry.h, src/models/svm) */
-#define SB_TS_KERNELS(X) X(ke_ets_fit) X(kv_row) X(kv_rows) X(kv_dec)
+#define SB_TS_KERNELS(X) X(ke_ets_fit) X(kv_row) X(kv_rows) X(kv_dec) X(ke_arima_fit)
 
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,

@@ -157,7 +157,7 @@ static sb_status ocl_open(sb_device *d) {
             sb_ocl_dev_string(o->dev, CL_DEVICE_NAME, name, sizeof name);
             return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
                            "device 'opencl': %.120s has no IEEE double arithmetic (cl_khr_fp64), which the float64 "
-                           "families (exponential smoothing, support vector machines) need on a device",
+                           "families (exponential smoothing, ARIMA, support vector machines) need on a device",
                            name);
         }
     }

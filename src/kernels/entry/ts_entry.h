@@ -4,9 +4,11 @@
  * src/models/timeseries that run on a device. Float64: the program is built
  * only where the device has IEEE doubles (OpenCL's cl_khr_fp64, which
  * dev_opencl.c checks and turns on; CUDA). The arithmetic is kernels/ets.h's,
- * the function the host's loop over series calls.
+ * the function the host's loop over series calls; ARIMA's is kernels/arima.h,
+ * the device's spelling of the host's fit (tests hold the two together).
  */
 #include "../ets.h"
+#include "../arima.h"
 
 #if defined(SB_COMPAT_DEVICE) && !defined(sb_d2u)
 #error "the time-series program is float64: its backend must give it IEEE doubles (compat_opencl.h's SB_OCL_F64)"
@@ -43,6 +45,37 @@ SB_KERNEL void ke_ets_fit(SB_GLOBAL const double *y, SB_GLOBAL const sb_i64 *off
     o.trace = trace + (sb_i64)ETS_TRACE_MAX * i;
     o.counts = counts + (sb_i64)ETS_NCOUNTS * i;
     ets_fit_series(&sp, y + a, n, scr + i, iscr + i, ns, o);
+}
+
+/* ARIMA, one work-item a series (arima.c's fit_one, series for series):
+ * series i of the ns in this launch is y[off[i] .. off[i+1]), fitted under
+ * the orders ord (p, d, q, P, D, Q, s, trend, ngiven) with the given
+ * parameters given (npar, read when ngiven). Its scratch is interleaved with
+ * its neighbours' (element j at scr[j * ns + i]), laid out for ndmax
+ * differenced values (the launch's longest); its results go to par[np i],
+ * crit[AK_NCRIT i], state[(r + r r) i], fitted and resid[off[i]],
+ * trace[ak_trace_max i] and counts[AK_NCOUNTS i]. No work-item reads
+ * another's memory: the grid and the work-group size are schedule inputs. */
+SB_KERNEL void ke_arima_fit(SB_GLOBAL const double *y, SB_GLOBAL const sb_i64 *off, sb_i64 ns,
+                            SB_GLOBAL const sb_i32 *ord, SB_GLOBAL const double *given, sb_i64 ndmax,
+                            SB_GLOBAL double *scr, SB_GLOBAL double *par, SB_GLOBAL double *crit,
+                            SB_GLOBAL double *state, SB_GLOBAL double *fitted, SB_GLOBAL double *resid,
+                            SB_GLOBAL double *trace, SB_GLOBAL sb_i32 *counts) {
+    const sb_i64 i = sb_global_id(0);
+    if (i >= ns) return;
+    ak_spec sp;
+    sp.p = ord[0], sp.d = ord[1], sp.q = ord[2], sp.P = ord[3], sp.D = ord[4], sp.Q = ord[5], sp.s = ord[6];
+    sp.trend = ord[7], sp.ngiven = ord[8];
+    const sb_i64 np = ak_npar(&sp), r = ak_state_dim(&sp), a = off[i], n = off[i + 1] - a;
+    ak_out o;
+    o.par = par + np * i;
+    o.crit = crit + (sb_i64)AK_NCRIT * i;
+    o.state = state + (r + r * r) * i;
+    o.fitted = fitted + a;
+    o.resid = resid + a;
+    o.trace = trace + ak_trace_max(&sp) * i;
+    o.counts = counts + (sb_i64)AK_NCOUNTS * i;
+    ak_fit_series(&sp, given, y + a, n, scr + i, ns, ndmax, o);
 }
 
 /* the support vector machines' kernels (float64 too) */

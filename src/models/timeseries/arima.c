@@ -30,6 +30,7 @@
  */
 #include "arima.h"
 #include "ts_common.h"
+#include "../../device/device.h"
 #include <math.h> /* sqrt (IEEE, correctly rounded), INFINITY, NAN */
 #include <stdio.h>
 
@@ -753,7 +754,10 @@ sb_status sb_arima_fit_spec(const arima_spec *sp, const double *y, const int64_t
     }
     e->spec = *sp;
     e->nseries = nseries;
-    ts_fit_all(arima_fit_any, sp, y, offsets, nseries, e->fits, sizeof(arima_fit), sts);
+    if (sp->device == SB_DEVICE_CUDA || sp->device == SB_DEVICE_OPENCL)
+        st = sb_arima_fit_device(sp, y, offsets, nseries, e, sts); /* arima_device.c: the host's bits */
+    else
+        ts_fit_all(arima_fit_any, sp, y, offsets, nseries, e->fits, sizeof(arima_fit), sts);
     for (int64_t i = 0; i < nseries && st == SB_OK; i++)
         if (sts[i] != SB_OK)
             st = sts[i] == SB_ERR_INTERNAL

@@ -32,6 +32,7 @@ typedef struct arima_spec {
     int32_t trend;               /* ARIMA_TREND_N or ARIMA_TREND_C */
     int32_t ngiven;              /* 0 (estimated) or npar: every parameter given */
     double given[SB_ARIMA_MAX_PAR];
+    int32_t device;              /* the sb_device_kind that fits (cpu: the host's tasks); not in the model */
 } arima_spec;
 
 typedef struct arima_fit {
@@ -73,6 +74,14 @@ sb_status sb_arima_check(const arima_spec *sp, const double *y, const int64_t *o
 sb_status sb_arima_fit_spec(const arima_spec *sp, const double *y, const int64_t *offsets, int64_t nseries,
                             sb_card *card, const char *prefix, sb_arima **out);
 void sb_arima_release(sb_arima *e);
+/* Every series of a checked batch fitted on the GPU sp->device names
+ * (arima_device.c: the time-series program's ke_arima_fit, one work-item a
+ * series, kernels/arima.h) into e->fits, the host's bits; a series whose
+ * final filter fails gives SB_ERR_INTERNAL in sts[i], as the host's. */
+sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64_t *offsets, int64_t nseries,
+                              sb_arima *e, sb_status *sts);
+/* Tests: the device's byte budget a chunk of series may use (0: the default). */
+void sb_arima_device_budget_for_tests(int64_t bytes);
 /* h forecasts of a fitted series: mean, and (each may be NULL) the standard
  * error and the 1 - alpha interval's ends. */
 sb_status sb_arima_forecast_fit(const arima_spec *sp, const arima_fit *f, int32_t h, double alpha, double *mean,

@@ -2,6 +2,7 @@
  * statsmodels' ARIMA names: order, seasonal_order, trend, and params to give
  * every parameter instead of estimating them. */
 #include "arima.h"
+#include "../../device/device.h"
 #include "ts_common.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +71,10 @@ sb_status sb_arima_spec_parse(const sb_params *params, arima_spec *sp) {
         else if (is(key, "model")) {
             if (strcmp(v, "arima")) st = sb_fail(SB_ERR_INVALID_ARGUMENT, "model='%s' is not arima", v);
         } else if (is(key, "device")) {
-            if (strcmp(v, "cpu"))
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "device='%s': arima runs on the cpu only in this library", v);
+            /* cpu and cpu-batched: the host's tasks; cuda, opencl (and gpu,
+             * the one present): the time-series program's ke_arima_fit */
+            sb_device_kind dk;
+            if ((st = sb_device_parse(v, &dk)) == SB_OK) sp->device = (int32_t)dk;
         } else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for arima (docs/timeseries.md)", key);
     }
     if (st != SB_OK) return st;

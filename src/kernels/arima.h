@@ -1,0 +1,698 @@
+/*
+ * arima.h: one series' ARIMA(p, d, q)(P, D, Q)s fit on a device
+ * (docs/timeseries.md, "Devices"), in the kernel subset, for the
+ * time-series program's entry kernel ke_arima_fit (entry/ts_entry.h, one
+ * work-item a series).
+ *
+ * This is the device's own spelling of the host's fit
+ * (models/timeseries/arima.c: fit_one and everything it calls, ts_nm.c's
+ * simplex): the same model, the same Hannan-Rissanen start, the same
+ * Kalman filter (Harvey 1989, 3.3; Durbin and Koopman 2012, 3.4, 4.3 and
+ * 4.10) started from the doubling iteration's stationary covariance, the
+ * same Nelder-Mead runs (Nelder and Mead 1965, in the order of Lagarias,
+ * Reeds, Wright and Wright 1998), every float operation in the host's order
+ * with the host's operands, so a series gets the host's bits. The host keeps
+ * its own code (its automatic order search is built on it); the two are held
+ * together by tests, not by sharing: test_arima_device (the host compiling
+ * this header beside fit_one over many models and series), arima-fit on
+ * device=opencl (PoCL here, the H200's two backends there) and the
+ * arima-device-order arm, which breaks only this file's filter and must part
+ * the fixture on a device while the host's bits stay.
+ *
+ * Arithmetic: IEEE binary64 (the family states float64), + - * / and the
+ * correctly rounded square root (IEEE's, on every dialect), no contraction
+ * (the host's -ffp-contract=off, nvcc's -fmad=false, OpenCL's FP_CONTRACT
+ * OFF); the logarithm is the profile's own double log (f64_log.h), the
+ * host's ts_log spelled again.
+ *
+ * Memory: the scratch is the caller's (SB_GLOBAL), sized by
+ * ak_scratch_doubles for the longest series of a launch, and read with a
+ * stride sw (1 on the host; on a device the launch's series, so that the
+ * work-items of a group read neighbouring doubles: a layout, never a value).
+ * The results go to the caller's slots of this series.
+ */
+#ifndef SB_KERNELS_ARIMA_H
+#define SB_KERNELS_ARIMA_H
+#include "compat.h"
+#include "f64_log.h"
+
+#define AK_MAX_ORDER 20 /* arima.h's SB_ARIMA_MAX_ORDER (arima_device.c checks they agree) */
+#define AK_MAX_PAR (4 * AK_MAX_ORDER + 2)
+#define AK_NM_MAXD 64   /* ts_common.h's TS_NM_MAXD */
+#define AK_NM_ITER 400  /* arima.c's ARIMA_NM_ITER ... below: the same constants */
+#define AK_NM_RUNS 3
+#define AK_NM_XTOL 1e-9
+#define AK_NM_FTOL 1e-14
+#define AK_NM_STEP 0.25
+#define AK_LYAP_ITER 100
+#define AK_LOG_2PI 1.8378770664093454836
+#define AK_HR_MAXLAG 200
+#define AK_HR_PIVOT 1e-12
+#define AK_NCRIT 4   /* llf, aic, aicc, bic */
+#define AK_NCOUNTS 5 /* nfev, nit, converged, ntrace, status (0 fitted, 1 the final filter failed) */
+
+/* IEEE's correctly rounded square root in each dialect (the host's is the
+ * instruction; every operand here is positive or zero). */
+#if defined(__OPENCL_VERSION__) || defined(__OPENCL_C_VERSION__)
+#define ak_sqrt(x) sqrt(x)
+#elif defined(__CUDACC__) || defined(__HIP__) || defined(__HIPCC__)
+#define ak_sqrt(x) __dsqrt_rn(x)
+#else
+#define ak_sqrt(x) __builtin_sqrt(x)
+#endif
+
+/* The specification the kernel reads (arima.h's arima_spec less the given
+ * values, which come as their own array). */
+typedef struct ak_spec {
+    sb_i32 p, d, q, P, D, Q, s, trend, ngiven;
+} ak_spec;
+
+SB_FN double ak_inf(void) { return sb_u2d((sb_u64)0x7FF0000000000000ull); }
+SB_FN double ak_nan(void) { return sb_u2d((sb_u64)0x7FF8000000000000ull); }
+SB_FN int ak_finite(double v) { return v - v == 0.0; }
+SB_FN int ak_missing(double v) { return v != v; }
+
+/* ts_common.h's ts_log: the profile's double log of a positive double. */
+SB_FN double ak_log(double v) {
+    if (!(v > 0.0)) return v == 0.0 ? -ak_inf() : ak_nan();
+    if (!ak_finite(v)) return v;
+    double shift = 0.0;
+    if (v < 0x1p-1000) v = v * 0x1p200, shift = -200.0 * 0.6931471805599453;
+    const double d = v - 1.0;
+    const double r = (d < 0x1p-6 && d > -0x1p-6) ? sb__hx_log1p_small(d) : sb__hx_log(v);
+    return r + shift;
+}
+
+SB_FN sb_i32 ak_npar(const ak_spec *sp) { return sp->trend + sp->p + sp->q + sp->P + sp->Q + 1; }
+SB_FN sb_i32 ak_state_dim(const ak_spec *sp) {
+    const sb_i32 pa = sp->p + sp->s * sp->P, qa = sp->q + sp->s * sp->Q;
+    return pa > qa + 1 ? pa : qa + 1;
+}
+SB_FN sb_i32 ak_diff_lag(const ak_spec *sp) { return sp->d + sp->s * sp->D; }
+
+/* The long AR's order of the Hannan-Rissanen start for nd differenced
+ * values (0: no MA term, no long AR), as arima.c's hr_start states it. */
+SB_FN sb_i64 ak_hr_m(const ak_spec *sp, sb_i64 nd) {
+    const sb_i32 pa = sp->p + sp->s * sp->P, qa = sp->q + sp->s * sp->Q;
+    if (qa <= 0) return 0;
+    sb_i64 m = (sb_i64)(ak_log((double)nd) * ak_log((double)nd));
+    const sb_i64 m2 = 2 * (sb_i64)(pa > qa ? pa : qa);
+    if (m2 > m) m = m2;
+    if (m > AK_HR_MAXLAG) m = AK_HR_MAXLAG;
+    if (m > nd / 4) m = nd / 4;
+    return m;
+}
+
+/* The side of the start's normal equations for nd values: max(m, k). */
+SB_FN sb_i64 ak_hr_side(const ak_spec *sp, sb_i64 nd) {
+    const sb_i64 m = ak_hr_m(sp, nd), k = sp->p + sp->q + sp->P + sp->Q;
+    return m > k ? m : k;
+}
+
+/* Doubles of one fit's scratch when its differenced series has at most nd
+ * values: phi, theta, a (r each), five r x r matrices, w, v, F, pr, z, e
+ * (nd each), the differencing polynomial (L + 1), the start's normal
+ * equations and right side (kk x kk, kk), the simplex's vertices, values,
+ * centroid, trial points, start and steps. Grows with nd (ak_hr_m does). */
+SB_FN sb_i64 ak_scratch_doubles(const ak_spec *sp, sb_i64 nd) {
+    const sb_i64 r = ak_state_dim(sp), L = ak_diff_lag(sp), kk = ak_hr_side(sp, nd), nx = ak_npar(sp) - 1;
+    return 3 * r + 5 * r * r + 6 * nd + (L + 1) + kk * kk + kk + (nx + 1) * nx + (nx + 1) + 6 * nx + 1;
+}
+
+/* The most trace values a fit writes (a best value per simplex iteration). */
+SB_FN sb_i64 ak_trace_max(const ak_spec *sp) {
+    const sb_i64 nx = ak_npar(sp) - 1;
+    return (sb_i64)AK_NM_RUNS * AK_NM_ITER * (nx > 0 ? nx : 1) + 1;
+}
+
+/* What a series' fit shares between its passes; every array strided by sw. */
+typedef struct ak_work {
+    ak_spec sp;
+    SB_GLOBAL const double *w; /* the differenced series */
+    sb_i64 nd, sw, nobs;
+    sb_i32 r, nx, L, fin;      /* fin: the final pass records v, F and pr */
+    double scale, mean;
+    SB_GLOBAL double *phi, *theta, *a, *P, *TP, *A, *B, *C, *v, *F, *pr, *dc, *z, *e, *G, *beta;
+    SB_GLOBAL double *nv, *nfv, *nc, *nxr, *nxe, *nxc, *x, *step; /* the simplex */
+    sb_i32 nfev;
+} ak_work;
+
+#define AK(p, k) (p)[(sb_i64)(k) * sw]
+
+/* arima.c's diff_poly: (1 - B)^d (1 - B^s)^D as dc[0..L]. */
+SB_FN void ak_diff_poly(const ak_work *wk) {
+    const sb_i64 sw = wk->sw;
+    const ak_spec *sp = &wk->sp;
+    SB_GLOBAL double *c = wk->dc;
+    for (sb_i32 k = 0; k <= wk->L; k++) AK(c, k) = k == 0 ? 1.0 : 0.0;
+    sb_i32 deg = 0;
+    for (sb_i32 f = 0; f < sp->d + sp->D; f++) {
+        const sb_i32 lag = f < sp->d ? 1 : sp->s;
+        for (sb_i32 k = deg + lag; k >= lag; k--) AK(c, k) = AK(c, k) - AK(c, k - lag);
+        deg += lag;
+    }
+}
+
+/* arima.c's difference: w (strided) from y; the observed count. */
+SB_FN sb_i64 ak_difference(const ak_work *wk, SB_GLOBAL const double *y, sb_i64 n, SB_GLOBAL double *w) {
+    const sb_i64 sw = wk->sw;
+    const sb_i32 L = wk->L;
+    sb_i64 obs = 0;
+    for (sb_i64 t = 0; t + L < n; t++) {
+        double s = 0.0;
+        int miss = 0;
+        for (sb_i32 k = 0; k <= L; k++) {
+            const double ck = AK(wk->dc, k);
+            if (ck == 0.0) continue;
+            const double v = y[t + L - k];
+            if (ak_missing(v)) miss = 1;
+            s = s + ck * v;
+        }
+        AK(w, t) = miss ? ak_nan() : s;
+        obs += !miss;
+    }
+    return obs;
+}
+
+/* arima.c's constrain (Monahan's map), private arrays. */
+SB_FN void ak_constrain(const double *u, sb_i32 n, double *y, double *tmp) {
+    for (sb_i32 k = 0; k < n; k++) {
+        const double r = u[k] / ak_sqrt(1.0 + u[k] * u[k]);
+        for (sb_i32 i = 0; i < k; i++) tmp[i] = y[i] + r * y[k - i - 1];
+        for (sb_i32 i = 0; i < k; i++) y[i] = tmp[i];
+        y[k] = r;
+    }
+}
+
+/* arima.c's params_of: the parameters (statsmodels' order) from x. */
+SB_FN void ak_params_of(const ak_work *wk, const double *x, double *par) {
+    const ak_spec *sp = &wk->sp;
+    double tmp[AK_MAX_ORDER], y[AK_MAX_ORDER];
+    sb_i32 o = 0;
+    if (sp->trend) par[0] = wk->mean + x[0] * wk->scale, o = 1;
+    const sb_i32 n4[4] = {sp->p, sp->q, sp->P, sp->Q};
+    for (sb_i32 g = 0; g < 4; g++) {
+        ak_constrain(x + o, n4[g], y, tmp);
+        for (sb_i32 i = 0; i < n4[g]; i++) par[o + i] = (g == 0 || g == 2) ? -y[i] : y[i];
+        o += n4[g];
+    }
+}
+
+/* arima.c's expand: the expanded polynomials into phi and theta. */
+SB_FN void ak_expand(ak_work *wk, const double *par) {
+    const sb_i64 sw = wk->sw;
+    const ak_spec *sp = &wk->sp;
+    const sb_i32 r = wk->r, o = sp->trend;
+    const double *ar = par + o, *ma = ar + sp->p, *sar = ma + sp->q, *sma = sar + sp->P;
+    for (sb_i32 i = 0; i < r; i++) AK(wk->phi, i) = 0.0, AK(wk->theta, i) = i == 0 ? 1.0 : 0.0;
+    for (sb_i32 j = 0; j <= sp->P; j++) {
+        const double cj = j == 0 ? 1.0 : -sar[j - 1];
+        for (sb_i32 i = 0; i <= sp->p; i++) {
+            const sb_i32 k = i + sp->s * j;
+            if (k == 0) continue;
+            const double ci = i == 0 ? 1.0 : -ar[i - 1];
+            AK(wk->phi, k - 1) = AK(wk->phi, k - 1) - ci * cj;
+        }
+    }
+    for (sb_i32 j = 0; j <= sp->Q; j++) {
+        const double cj = j == 0 ? 1.0 : sma[j - 1];
+        for (sb_i32 i = 0; i <= sp->q; i++) {
+            const sb_i32 k = i + sp->s * j;
+            if (k == 0) continue;
+            const double ci = i == 0 ? 1.0 : ma[i - 1];
+            AK(wk->theta, k) = AK(wk->theta, k) + ci * cj;
+        }
+    }
+}
+
+/* C = X Y (or X Y'), each entry's sum over l ascending (arima.c's matmul). */
+SB_FN void ak_matmul(sb_i64 sw, sb_i32 r, SB_GLOBAL const double *X, SB_GLOBAL const double *Y, SB_GLOBAL double *C,
+                     int transY) {
+    for (sb_i32 i = 0; i < r; i++)
+        for (sb_i32 j = 0; j < r; j++) {
+            double s = 0.0;
+            for (sb_i32 l = 0; l < r; l++)
+                s = s + AK(X, i * r + l) * (transY ? AK(Y, j * r + l) : AK(Y, l * r + j));
+            AK(C, i * r + j) = s;
+        }
+}
+
+/* arima.c's lyapunov: the doubling iteration to the stationary covariance. */
+SB_FN void ak_lyapunov(ak_work *wk) {
+    const sb_i64 sw = wk->sw;
+    const sb_i32 r = wk->r;
+    SB_GLOBAL double *P = wk->P, *A = wk->A, *B = wk->B, *C = wk->C;
+    for (sb_i32 i = 0; i < r; i++)
+        for (sb_i32 j = 0; j < r; j++) {
+            AK(P, i * r + j) = AK(wk->theta, i) * AK(wk->theta, j);
+            AK(A, i * r + j) = j == 0 ? AK(wk->phi, i) : (j == i + 1 ? 1.0 : 0.0);
+        }
+    for (sb_i32 it = 0; it < AK_LYAP_ITER; it++) {
+        ak_matmul(sw, r, A, P, B, 0);
+        ak_matmul(sw, r, B, A, C, 1);
+        double cm = 0.0, pm = 0.0;
+        for (sb_i32 k = 0; k < r * r; k++) {
+            AK(P, k) = AK(P, k) + AK(C, k);
+            const double ck = AK(C, k), pk = AK(P, k);
+            const double ac = ck < 0.0 ? -ck : ck, ap = pk < 0.0 ? -pk : pk;
+            cm = ac > cm ? ac : cm, pm = ap > pm ? ap : pm;
+        }
+        if (!(cm > 0x1p-60 * pm)) break;
+        ak_matmul(sw, r, A, A, B, 0);
+        for (sb_i32 k = 0; k < r * r; k++) AK(A, k) = AK(B, k);
+    }
+}
+
+/* arima.c's filter: *S = sum v^2 / F, *lf = sum log F in time order over the
+ * observed values; 0 when a variance is not positive or a sum not finite.
+ * With wk->fin, v, F and pr get each step's innovation, variance and
+ * prediction; a and P end as the state predicted after the last value. */
+SB_FN int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
+    const sb_i64 sw = wk->sw;
+    const sb_i32 r = wk->r;
+    SB_GLOBAL double *a = wk->a, *P = wk->P, *TP = wk->TP;
+    SB_GLOBAL const double *phi = wk->phi, *th = wk->theta;
+    ak_lyapunov(wk);
+    for (sb_i32 i = 0; i < r; i++) AK(a, i) = 0.0;
+    double s = 0.0, l = 0.0;
+    for (sb_i64 t = 0; t < wk->nd; t++) {
+        const double F = AK(P, 0);
+        if (!(F > 0.0)) return 0;
+        if (wk->fin) AK(wk->pr, t) = mu + AK(a, 0);
+        const double wt = AK(wk->w, t);
+        if (ak_missing(wt)) {
+            if (wk->fin) AK(wk->v, t) = ak_nan(), AK(wk->F, t) = F;
+            for (sb_i32 k = 0; k < r * r; k++) AK(TP, k) = AK(P, k);
+        } else {
+            const double v = wt - mu - AK(a, 0);
+            if (wk->fin) AK(wk->v, t) = v, AK(wk->F, t) = F;
+            s = s + (v * v) / F;
+            l = l + ak_log(F);
+            for (sb_i32 i = 0; i < r; i++) AK(a, i) = AK(a, i) + AK(P, i * r) * (v / F);
+            for (sb_i32 i = 0; i < r; i++) {
+                const double k = AK(P, i * r) / F;
+                for (sb_i32 j = 0; j < r; j++) AK(TP, i * r + j) = AK(P, i * r + j) - k * AK(P, j);
+            }
+        }
+        const double a0 = AK(a, 0);
+        for (sb_i32 i = 0; i < r; i++) AK(a, i) = AK(phi, i) * a0 + (i + 1 < r ? AK(a, i + 1) : 0.0);
+        for (sb_i32 i = 0; i < r; i++)
+            for (sb_i32 j = 0; j < r; j++)
+                AK(P, i * r + j) = AK(phi, i) * AK(TP, j) + (i + 1 < r ? AK(TP, (i + 1) * r + j) : 0.0);
+        for (sb_i32 i = 0; i < r; i++) {
+            const double pi0 = AK(P, i * r);
+            for (sb_i32 j = 0; j < r; j++) {
+                const double tt = pi0 * AK(phi, j), nx = j + 1 < r ? AK(P, i * r + j + 1) : 0.0;
+#ifdef SB_SABOTAGE_ARIMA_DEVICE_ORDER
+                /* Separating arm of the device's own code: the three terms in another order. */
+                AK(TP, i * r + j) = tt + (nx + AK(th, i) * AK(th, j));
+#else
+                AK(TP, i * r + j) = (tt + nx) + AK(th, i) * AK(th, j);
+#endif
+            }
+        }
+        for (sb_i32 k = 0; k < r * r; k++) AK(P, k) = AK(TP, k);
+        if (!ak_finite(s) || !ak_finite(l)) return 0;
+    }
+    *S = s, *lf = l;
+    return 1;
+}
+
+/* arima.c's objective at the vertex x (strided, nx values). */
+SB_FN double ak_objective(ak_work *wk, SB_GLOBAL const double *xs) {
+    const sb_i64 sw = wk->sw;
+    double x[AK_NM_MAXD], par[AK_MAX_PAR], S = 0.0, lf = 0.0;
+    for (sb_i32 i = 0; i < wk->nx; i++) x[i] = AK(xs, i);
+    ak_params_of(wk, x, par);
+    ak_expand(wk, par);
+    wk->nfev++;
+    if (!ak_filter(wk, wk->sp.trend ? par[0] : 0.0, &S, &lf) || !(S > 0.0)) return ak_inf();
+    const double o = (double)wk->nobs * ak_log(S) + lf;
+    return ak_finite(o) ? o : ak_inf();
+}
+
+/* An evaluation of the simplex: the host's ts_nelder_mead counts it in the
+ * same counter its objective does (arima.c passes &wk.nfev), so the host's
+ * nfev is twice the evaluations; the device counts as the host does. */
+SB_FN double ak_nm_eval(ak_work *wk, SB_GLOBAL const double *xs) {
+    const double f = ak_objective(wk, xs);
+    wk->nfev++;
+    return f;
+}
+
+/* ts_nm.c's ts_nelder_mead over ak_objective from wk->x with the steps
+ * wk->step: vertex i is nv[i * nx ..] (strided), its value nfv[i]. */
+SB_FN void ak_nelder_mead(ak_work *wk, sb_i32 maxit, SB_GLOBAL double *trace, sb_i32 *nit, sb_i32 *conv) {
+    const sb_i64 sw = wk->sw;
+    const sb_i32 d = wk->nx;
+    SB_GLOBAL double *V = wk->nv, *fv = wk->nfv, *c = wk->nc, *xr = wk->nxr, *xe = wk->nxe, *xc = wk->nxc;
+    sb_i32 ord[AK_NM_MAXD + 1];
+    for (sb_i32 i = 0; i <= d; i++) {
+        for (sb_i32 j = 0; j < d; j++) AK(V, i * d + j) = AK(wk->x, j);
+        if (i > 0) AK(V, i * d + i - 1) = AK(wk->x, i - 1) + AK(wk->step, i - 1);
+        AK(fv, i) = ak_nm_eval(wk, V + (sb_i64)(i * d) * sw);
+        ord[i] = i;
+    }
+    *conv = 0;
+    sb_i32 it;
+    for (it = 0; it < maxit; it++) {
+        for (sb_i32 i = 1; i <= d; i++)
+            for (sb_i32 j = i; j > 0 && AK(fv, ord[j]) < AK(fv, ord[j - 1]); j--) {
+                const sb_i32 t = ord[j];
+                ord[j] = ord[j - 1], ord[j - 1] = t;
+            }
+        const sb_i32 bo = ord[0];
+        const double fb = AK(fv, bo);
+        if (trace) trace[it] = fb;
+        double xs = 0.0, fs = 0.0;
+        for (sb_i32 i = 1; i <= d; i++) {
+            const double df = AK(fv, ord[i]) - fb;
+            fs = df > fs || df != df ? df : fs;
+            for (sb_i32 j = 0; j < d; j++) {
+                const double dx = AK(V, ord[i] * d + j) - AK(V, bo * d + j), ax = dx < 0.0 ? -dx : dx;
+                xs = ax > xs ? ax : xs;
+            }
+        }
+        const double afb = fb < 0.0 ? -fb : fb;
+        if (xs <= AK_NM_XTOL && fs <= AK_NM_FTOL * (1.0 + afb)) {
+            *conv = 1;
+            it++;
+            break;
+        }
+        const sb_i32 wi = ord[d];
+        for (sb_i32 j = 0; j < d; j++) {
+            double sum = 0.0;
+            for (sb_i32 i = 0; i < d; i++) sum = sum + AK(V, ord[i] * d + j);
+            AK(c, j) = sum / (double)d;
+        }
+        for (sb_i32 j = 0; j < d; j++) AK(xr, j) = AK(c, j) + (AK(c, j) - AK(V, wi * d + j));
+        const double fr = ak_nm_eval(wk, xr);
+        int shrink = 0;
+        if (fr < fb) {
+            for (sb_i32 j = 0; j < d; j++) AK(xe, j) = AK(c, j) + 2.0 * (AK(c, j) - AK(V, wi * d + j));
+            const double fe = ak_nm_eval(wk, xe);
+            if (fe < fr) {
+                for (sb_i32 j = 0; j < d; j++) AK(V, wi * d + j) = AK(xe, j);
+                AK(fv, wi) = fe;
+            } else {
+                for (sb_i32 j = 0; j < d; j++) AK(V, wi * d + j) = AK(xr, j);
+                AK(fv, wi) = fr;
+            }
+        } else if (fr < AK(fv, ord[d - 1])) {
+            for (sb_i32 j = 0; j < d; j++) AK(V, wi * d + j) = AK(xr, j);
+            AK(fv, wi) = fr;
+        } else if (fr < AK(fv, wi)) {
+            for (sb_i32 j = 0; j < d; j++) AK(xc, j) = AK(c, j) + 0.5 * (AK(xr, j) - AK(c, j));
+            const double fc = ak_nm_eval(wk, xc);
+            if (fc <= fr) {
+                for (sb_i32 j = 0; j < d; j++) AK(V, wi * d + j) = AK(xc, j);
+                AK(fv, wi) = fc;
+            } else shrink = 1;
+        } else {
+            for (sb_i32 j = 0; j < d; j++) AK(xc, j) = AK(c, j) + 0.5 * (AK(V, wi * d + j) - AK(c, j));
+            const double fc = ak_nm_eval(wk, xc);
+            if (fc < AK(fv, wi)) {
+                for (sb_i32 j = 0; j < d; j++) AK(V, wi * d + j) = AK(xc, j);
+                AK(fv, wi) = fc;
+            } else shrink = 1;
+        }
+        if (shrink) {
+            const sb_i32 bi = ord[0];
+            for (sb_i32 i = 0; i <= d; i++) {
+                if (i == bi) continue;
+                for (sb_i32 j = 0; j < d; j++)
+                    AK(V, i * d + j) = AK(V, bi * d + j) + 0.5 * (AK(V, i * d + j) - AK(V, bi * d + j));
+                AK(fv, i) = ak_nm_eval(wk, V + (sb_i64)(i * d) * sw);
+            }
+        }
+    }
+    *nit = it;
+    sb_i32 bi = 0;
+    for (sb_i32 i = 1; i <= d; i++)
+        if (AK(fv, i) < AK(fv, bi)) bi = i;
+    for (sb_i32 j = 0; j < d; j++) AK(wk->x, j) = AK(V, bi * d + j);
+}
+
+/* arima.c's chol_solve on the strided G (k x k, lower triangle) and b. */
+SB_FN int ak_chol_solve(sb_i64 sw, SB_GLOBAL double *G, SB_GLOBAL double *b, sb_i32 k) {
+    for (sb_i32 j = 0; j < k; j++) {
+        double d = AK(G, j * k + j);
+        const double d0 = d;
+        for (sb_i32 l = 0; l < j; l++) d = d - AK(G, j * k + l) * AK(G, j * k + l);
+        if (!(d > AK_HR_PIVOT * d0) || !ak_finite(d)) return 0;
+        const double ljj = ak_sqrt(d);
+        AK(G, j * k + j) = ljj;
+        for (sb_i32 i = j + 1; i < k; i++) {
+            double a = AK(G, i * k + j);
+            for (sb_i32 l = 0; l < j; l++) a = a - AK(G, i * k + l) * AK(G, j * k + l);
+            AK(G, i * k + j) = a / ljj;
+        }
+    }
+    for (sb_i32 i = 0; i < k; i++) {
+        double a = AK(b, i);
+        for (sb_i32 l = 0; l < i; l++) a = a - AK(G, i * k + l) * AK(b, l);
+        AK(b, i) = a / AK(G, i * k + i);
+    }
+    for (sb_i32 i = k - 1; i >= 0; i--) {
+        double a = AK(b, i);
+        for (sb_i32 l = i + 1; l < k; l++) a = a - AK(G, l * k + i) * AK(b, l);
+        AK(b, i) = a / AK(G, i * k + i);
+    }
+    for (sb_i32 i = 0; i < k; i++)
+        if (!ak_finite(AK(b, i))) return 0;
+    return 1;
+}
+
+/* Regressor j at time t of arima.c's least_squares: in the long AR (lag ==
+ * 0) z lagged j + 1; else z or e (group 1 or 3: the residuals) lagged
+ * lag[j]. */
+SB_FN double ak_reg(const ak_work *wk, const sb_i32 *lag, const sb_i32 *grp, sb_i32 j, sb_i64 t) {
+    const sb_i64 sw = wk->sw;
+    if (!lag) return AK(wk->z, t - (j + 1));
+    return (grp[j] == 1 || grp[j] == 3) ? AK(wk->e, t - lag[j]) : AK(wk->z, t - lag[j]);
+}
+
+/* arima.c's least_squares of z on k regressors (ak_reg) over the rows
+ * t >= t0 where all are observed; the rows used, or -1 (too few, singular). */
+SB_FN sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32 *lag, const sb_i32 *grp) {
+    const sb_i64 sw = wk->sw, n = wk->nd;
+    SB_GLOBAL double *G = wk->G, *beta = wk->beta;
+    for (sb_i32 i = 0; i < k; i++) {
+        AK(beta, i) = 0.0;
+        for (sb_i32 j = 0; j < k; j++) AK(G, i * k + j) = 0.0;
+    }
+    sb_i64 rows = 0;
+    for (sb_i64 t = t0; t < n; t++) {
+        const double zt = AK(wk->z, t);
+        int miss = ak_missing(zt);
+        for (sb_i32 j = 0; j < k && !miss; j++) miss = ak_missing(ak_reg(wk, lag, grp, j, t));
+        if (miss) continue;
+        rows++;
+        for (sb_i32 i = 0; i < k; i++) {
+            const double xi = ak_reg(wk, lag, grp, i, t);
+            AK(beta, i) = AK(beta, i) + xi * zt;
+            for (sb_i32 j = 0; j <= i; j++) AK(G, i * k + j) = AK(G, i * k + j) + xi * ak_reg(wk, lag, grp, j, t);
+        }
+    }
+    if (rows < 2 * (sb_i64)k || !ak_chol_solve(sw, G, beta, k)) return -1;
+    return rows;
+}
+
+/* arima.c's unconstrain (Monahan's map inverted), private arrays. */
+SB_FN int ak_unconstrain(const double *y0, sb_i32 n, double *u) {
+    double y[AK_MAX_ORDER], t[AK_MAX_ORDER], rk[AK_MAX_ORDER];
+    for (sb_i32 i = 0; i < n; i++) y[i] = y0[i];
+    for (sb_i32 k = n - 1; k >= 0; k--) {
+        const double r = y[k];
+        if (!(r < 1.0 && r > -1.0)) return 0;
+        rk[k] = r;
+        const double den = 1.0 - r * r;
+        for (sb_i32 i = 0; i < k; i++) t[i] = (y[i] - r * y[k - 1 - i]) / den;
+        for (sb_i32 i = 0; i < k; i++) y[i] = t[i];
+    }
+    for (sb_i32 k = 0; k < n; k++) {
+        const double u2 = rk[k] / ak_sqrt(1.0 - rk[k] * rk[k]);
+        if (!ak_finite(u2)) return 0;
+        u[k] = u2;
+    }
+    return 1;
+}
+
+/* arima.c's hr_start (its comment states the rules) into x (private, nx). */
+SB_FN void ak_hr_start(ak_work *wk, double *x) {
+    const sb_i64 sw = wk->sw;
+    const ak_spec *sp = &wk->sp;
+    const sb_i32 o = sp->trend, n4[4] = {sp->p, sp->q, sp->P, sp->Q};
+    for (sb_i32 i = o; i < wk->nx; i++) x[i] = 0.0;
+    if (sp->p + sp->q + sp->P + sp->Q == 0) return;
+    const sb_i64 nd = wk->nd;
+    const sb_i32 qa = sp->q + sp->s * sp->Q;
+    const sb_i64 m = ak_hr_m(sp, nd);
+    if (qa > 0 && m < 1) return;
+    sb_i32 lag[4 * AK_MAX_ORDER], grp[4 * AK_MAX_ORDER], idx[4 * AK_MAX_ORDER], k = 0;
+    for (sb_i32 g = 0; g < 4; g++)
+        for (sb_i32 i = 0; i < n4[g]; i++) {
+            const sb_i32 lg = g < 2 ? i + 1 : sp->s * (i + 1);
+            if (g >= 2 && lg <= n4[g - 2]) continue;
+            lag[k] = lg, grp[k] = g, idx[k] = i, k++;
+        }
+    for (sb_i64 t = 0; t < nd; t++) AK(wk->z, t) = o ? AK(wk->w, t) - wk->mean : AK(wk->w, t);
+    int ok = 1;
+    if (m > 0) {
+        ok = ak_least_squares(wk, m, (sb_i32)m, 0, 0) > 0;
+        for (sb_i64 t = 0; t < nd && ok; t++) {
+            const double zt = AK(wk->z, t);
+            if (t < m || ak_missing(zt)) {
+                AK(wk->e, t) = ak_nan();
+                continue;
+            }
+            double a = zt;
+            for (sb_i64 j = 0; j < m; j++) a = a - AK(wk->beta, j) * AK(wk->z, t - 1 - j);
+            AK(wk->e, t) = a;
+        }
+    }
+    sb_i64 t0 = 0;
+    for (sb_i32 j = 0; j < k; j++) {
+        const sb_i64 need = (grp[j] == 1 || grp[j] == 3) ? m + lag[j] : lag[j];
+        if (need > t0) t0 = need;
+    }
+    if (ok) ok = t0 < nd && ak_least_squares(wk, t0, k, lag, grp) > 0;
+    if (ok) {
+        double c[4][AK_MAX_ORDER];
+        for (sb_i32 g = 0; g < 4; g++)
+            for (sb_i32 i = 0; i < n4[g]; i++) c[g][i] = 0.0;
+        for (sb_i32 j = 0; j < k; j++)
+            c[grp[j]][idx[j]] = (grp[j] == 0 || grp[j] == 2) ? -AK(wk->beta, j) : AK(wk->beta, j);
+        sb_i32 at = o;
+        for (sb_i32 g = 0; g < 4; g++) {
+            if (!ak_unconstrain(c[g], n4[g], x + at))
+                for (sb_i32 i = 0; i < n4[g]; i++) x[at + i] = 0.0;
+            at += n4[g];
+        }
+    }
+}
+
+/* Where a series' results go: par (npar), crit (AK_NCRIT: llf, aic, aicc,
+ * bic), state (r then r x r: the predicted state and its covariance after
+ * the last value), fitted and resid (n each), trace (ak_trace_max), counts
+ * (AK_NCOUNTS). */
+typedef struct ak_out {
+    SB_GLOBAL double *par, *crit, *state, *fitted, *resid, *trace;
+    SB_GLOBAL sb_i32 *counts;
+} ak_out;
+
+/* One series' fit (arima.c's fit_one): y (n values, checked by the host's
+ * sb_arima_check), given (npar, read when sp->ngiven), scr this series'
+ * scratch (ak_scratch_doubles for at least n - L values, stride sw). */
+SB_FN void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, SB_GLOBAL const double *y, sb_i64 n,
+                         SB_GLOBAL double *scr, sb_i64 sw, sb_i64 ndmax, ak_out o) {
+    ak_work wk;
+    wk.sp = *sp;
+    wk.sw = sw;
+    wk.r = ak_state_dim(sp), wk.L = ak_diff_lag(sp), wk.nx = ak_npar(sp) - 1, wk.fin = 0, wk.nfev = 0;
+    const sb_i32 r = wk.r, L = wk.L, np = wk.nx + 1;
+    const sb_i64 nd = n - L, rr = (sb_i64)r * r, kk = ak_hr_side(sp, ndmax), nx = wk.nx;
+    wk.nd = nd;
+    SB_GLOBAL double *p = scr;
+    wk.phi = p, p += r * sw;
+    wk.theta = p, p += r * sw;
+    wk.a = p, p += r * sw;
+    wk.P = p, p += rr * sw;
+    wk.TP = p, p += rr * sw;
+    wk.A = p, p += rr * sw;
+    wk.B = p, p += rr * sw;
+    wk.C = p, p += rr * sw;
+    SB_GLOBAL double *w = p;
+    p += ndmax * sw;
+    wk.v = p, p += ndmax * sw;
+    wk.F = p, p += ndmax * sw;
+    wk.pr = p, p += ndmax * sw;
+    wk.z = p, p += ndmax * sw;
+    wk.e = p, p += ndmax * sw;
+    wk.dc = p, p += (sb_i64)(L + 1) * sw;
+    wk.G = p, p += kk * kk * sw;
+    wk.beta = p, p += kk * sw;
+    wk.nv = p, p += (nx + 1) * nx * sw;
+    wk.nfv = p, p += (nx + 1) * sw;
+    wk.nc = p, p += nx * sw;
+    wk.nxr = p, p += nx * sw;
+    wk.nxe = p, p += nx * sw;
+    wk.nxc = p, p += nx * sw;
+    wk.x = p, p += nx * sw;
+    wk.step = p;
+    ak_diff_poly(&wk);
+    wk.nobs = ak_difference(&wk, y, n, w);
+    wk.w = w;
+    double m = 0.0, ss = 0.0;
+    for (sb_i64 t = 0; t < nd; t++)
+        if (!ak_missing(AK(w, t))) m = m + AK(w, t);
+    m = m / (double)wk.nobs;
+    for (sb_i64 t = 0; t < nd; t++)
+        if (!ak_missing(AK(w, t))) ss = ss + (AK(w, t) - m) * (AK(w, t) - m);
+    wk.mean = m;
+    wk.scale = ss > 0.0 ? ak_sqrt(ss / (double)wk.nobs) : 1.0;
+    sb_i32 converged = 1, ntrace = 0, nit_all = 0;
+    double par[AK_MAX_PAR];
+    if (sp->ngiven) {
+        for (sb_i32 i = 0; i < np; i++) par[i] = given[i];
+    } else {
+        double x[AK_NM_MAXD];
+        for (sb_i32 i = 0; i < wk.nx; i++) x[i] = 0.0;
+        ak_hr_start(&wk, x);
+        for (sb_i32 i = 0; i < wk.nx; i++) AK(wk.x, i) = x[i], AK(wk.step, i) = AK_NM_STEP;
+        const sb_i32 maxit = AK_NM_ITER * (wk.nx > 0 ? wk.nx : 1);
+        for (sb_i32 run = 0; run < AK_NM_RUNS && wk.nx > 0; run++) {
+            sb_i32 nit = 0, conv = 0;
+            ak_nelder_mead(&wk, maxit, o.trace + ntrace, &nit, &conv);
+            ntrace += nit, nit_all += nit, converged = conv;
+            for (sb_i32 i = 0; i < wk.nx; i++) AK(wk.step, i) = AK(wk.step, i) * 0.25;
+        }
+        for (sb_i32 i = 0; i < wk.nx; i++) x[i] = AK(wk.x, i);
+        ak_params_of(&wk, x, par);
+    }
+    o.counts[1] = nit_all, o.counts[2] = converged, o.counts[3] = ntrace;
+    /* the final pass: innovations, variances and the state after the last value */
+    wk.fin = 1;
+    ak_expand(&wk, par);
+    double S = 0.0, lf = 0.0;
+    if (!ak_filter(&wk, sp->trend ? par[0] : 0.0, &S, &lf)) {
+        o.counts[0] = wk.nfev, o.counts[4] = 1;
+        return;
+    }
+    const double no = (double)wk.nobs, nn = (double)nd;
+    double llf;
+    if (!sp->ngiven) {
+        par[np - 1] = S / no;
+        llf = -0.5 * (no * (AK_LOG_2PI + 1.0 + ak_log(S / no)) + lf);
+    } else {
+        const double s2 = par[np - 1];
+        llf = -0.5 * ((no * (AK_LOG_2PI + ak_log(s2)) + lf) + S / s2);
+    }
+    for (sb_i32 i = 0; i < np; i++) o.par[i] = par[i];
+    for (sb_i64 t = 0; t < n; t++) {
+        if (t < L) {
+            o.resid[t] = o.fitted[t] = ak_nan();
+        } else if (!ak_missing(AK(wk.v, t - L))) {
+            o.resid[t] = AK(wk.v, t - L);
+            o.fitted[t] = y[t] - AK(wk.v, t - L);
+        } else {
+            double s = AK(wk.pr, t - L);
+            for (sb_i32 k = 1; k <= L; k++)
+                if (AK(wk.dc, k) != 0.0) s = s - AK(wk.dc, k) * y[t - k];
+            o.resid[t] = ak_nan();
+            o.fitted[t] = s;
+        }
+    }
+    for (sb_i32 i = 0; i < r; i++) o.state[i] = AK(wk.a, i);
+    for (sb_i64 k = 0; k < rr; k++) o.state[r + k] = AK(wk.P, k);
+    const double kd = (double)np;
+    const double aic = -2.0 * llf + 2.0 * kd;
+    o.crit[0] = llf;
+    o.crit[1] = aic;
+    o.crit[2] = nd - np - 1 > 0 ? aic + (2.0 * kd * (kd + 1.0)) / (double)(nd - np - 1) : ak_inf();
+    o.crit[3] = -2.0 * llf + kd * ak_log(nn);
+    o.counts[0] = wk.nfev, o.counts[4] = 0;
+}
+
+#undef AK
+#endif

@@ -1,0 +1,178 @@
+/*
+ * arima_device.c: ARIMA on a GPU (device=cuda|opencl|gpu;
+ * docs/timeseries.md, "Devices"): the time-series program's ke_arima_fit
+ * (kernels/entry/ts_entry.h), one work-item a series, each running
+ * kernels/arima.h's ak_fit_series, the device's spelling of the host's
+ * fit_one in the host's order of operations. The host here only moves bytes:
+ * the checked batch in chunks that fit the device, each chunk's values and
+ * offsets up, every series' results down into its arima_fit. A chunk's
+ * bounds decide no bit (a work-item reads its own series and writes its own
+ * slots; the scratch's layout for the chunk's longest series is a layout),
+ * so a series' result is the host's whatever batch it is in and wherever.
+ */
+#include "arima.h"
+#include "ts_common.h"
+#include "../../device/device.h"
+#include "../../kernels/arima.h"
+#include <pthread.h>
+#include <string.h>
+
+SB_STATIC_ASSERT(AK_MAX_ORDER == SB_ARIMA_MAX_ORDER, "kernels/arima.h's order limit is arima.h's");
+SB_STATIC_ASSERT(AK_NM_MAXD == TS_NM_MAXD, "kernels/arima.h's simplex dimension is ts_common.h's");
+SB_STATIC_ASSERT(AK_MAX_PAR == SB_ARIMA_MAX_PAR, "kernels/arima.h's parameter count is arima.h's");
+
+/* The device of each kind, opened once (the program built once) and kept
+ * for the process, used under the lock. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static sb_device *g_dev[4];
+
+/* Bytes a chunk may ask of the device in all (a schedule input only). */
+#define ARIMA_DEV_BUDGET ((int64_t)3 << 30)
+
+static int64_t g_budget_for_tests; /* 0: ARIMA_DEV_BUDGET */
+void sb_arima_device_budget_for_tests(int64_t bytes) { g_budget_for_tests = bytes; }
+
+/* *p grown to n bytes (kept as it was when that fails: 0). */
+static int grow(void **p, size_t n) {
+    void *q = sb_realloc(*p, n ? n : 1);
+    if (!q) return 0;
+    *p = q;
+    return 1;
+}
+
+static ak_spec kspec(const arima_spec *sp) {
+    ak_spec k;
+    k.p = sp->p, k.d = sp->d, k.q = sp->q, k.P = sp->P, k.D = sp->D, k.Q = sp->Q, k.s = sp->s;
+    k.trend = sp->trend, k.ngiven = sp->ngiven;
+    return k;
+}
+
+/* The results of one series (its slots of the chunk's arrays) into f, its
+ * buffers allocated here as fit_one allocates them; SB_ERR_INTERNAL when its
+ * final filter failed (fit_one's status). */
+static sb_status arima_take(const arima_spec *sp, const double *y, int64_t n, arima_fit *f, const double *par,
+                            const double *crit, const double *state, const double *fitted, const double *resid,
+                            const double *trace, const int32_t *counts) {
+    const int32_t r = sb_arima_state_dim(sp), L = sb_arima_diff_lag(sp), np = sb_arima_npar(sp);
+    const size_t rr = (size_t)r * (size_t)r;
+    const int32_t nt = counts[3];
+    f->n = n, f->nobs = n - L;
+    f->fitted = sb_malloc(sizeof(double) * (size_t)n);
+    f->resid = sb_malloc(sizeof(double) * (size_t)n);
+    f->a = sb_calloc((size_t)r, sizeof(double));
+    f->P = sb_calloc(rr, sizeof(double));
+    f->ylast = sb_calloc((size_t)L + 1, sizeof(double));
+    f->trace = sb_malloc(sizeof(double) * (size_t)(nt > 0 ? nt : 1));
+    if (!f->fitted || !f->resid || !f->a || !f->P || !f->ylast || !f->trace) return SB_ERR_OUT_OF_MEMORY;
+    if (counts[4] != 0) return SB_ERR_INTERNAL;
+    memcpy(f->par, par, sizeof(double) * (size_t)np);
+    f->llf = crit[0], f->aic = crit[1], f->aicc = crit[2], f->bic = crit[3];
+    memcpy(f->fitted, fitted, sizeof(double) * (size_t)n);
+    memcpy(f->resid, resid, sizeof(double) * (size_t)n);
+    memcpy(f->a, state, sizeof(double) * (size_t)r);
+    memcpy(f->P, state + r, sizeof(double) * rr);
+    for (int32_t k = 0; k < L; k++) f->ylast[k] = y[n - 1 - k];
+    memcpy(f->trace, trace, sizeof(double) * (size_t)(nt > 0 ? nt : 0));
+    f->ntrace = nt, f->nfev = counts[0], f->nit = counts[1], f->converged = counts[2];
+    return SB_OK;
+}
+
+typedef struct arima_dbufs {
+    sb_dbuf y, off, ord, given, scr, par, crit, state, fitted, resid, trace, counts;
+} arima_dbufs;
+
+sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64_t *offsets, int64_t nseries,
+                              sb_arima *e, sb_status *sts) {
+    const sb_device_kind kind = (sb_device_kind)sp->device;
+    pthread_mutex_lock(&g_lock);
+    sb_status st = SB_OK;
+    if (!g_dev[kind] && (st = sb_device_open(kind, SB_PROG_TS, &g_dev[kind])) != SB_OK) {
+        g_dev[kind] = NULL;
+        pthread_mutex_unlock(&g_lock);
+        return st;
+    }
+    sb_device *d = g_dev[kind];
+    const ak_spec ks = kspec(sp);
+    const int32_t L = sb_arima_diff_lag(sp), np = sb_arima_npar(sp), r = sb_arima_state_dim(sp);
+    const int64_t tmax = ak_trace_max(&ks), nst = (int64_t)r + (int64_t)r * r;
+    /* bytes of one series beside its scratch and values */
+    const int64_t per = 8 * ((int64_t)np + AK_NCRIT + nst + tmax + 1) + 4 * AK_NCOUNTS;
+    const int64_t budget = g_budget_for_tests > 0 ? g_budget_for_tests : ARIMA_DEV_BUDGET;
+    const int64_t maxa = d->max_alloc > 0 ? d->max_alloc : budget;
+    arima_dbufs b;
+    memset(&b, 0, sizeof b);
+    double *hpar = NULL, *hcrit = NULL, *hstate = NULL, *hfit = NULL, *hres = NULL, *htrace = NULL;
+    int32_t *hcnt = NULL;
+    int64_t *hoff = NULL;
+    const int32_t ord[9] = {sp->p, sp->d, sp->q, sp->P, sp->D, sp->Q, sp->s, sp->trend, sp->ngiven};
+    st = sb_device_alloc(d, &b.ord, sizeof ord, "arima orders");
+    if (st == SB_OK) st = sb_device_write(d, &b.ord, 0, ord, sizeof ord, "arima orders");
+    if (st == SB_OK) st = sb_device_alloc(d, &b.given, sizeof sp->given, "arima parameters");
+    if (st == SB_OK) st = sb_device_write(d, &b.given, 0, sp->given, sizeof sp->given, "arima parameters");
+    for (int64_t i0 = 0; i0 < nseries && st == SB_OK;) {
+        /* the chunk: series while its bytes stay within the budget and its
+         * scratch within one buffer (one series at least) */
+        int64_t i1 = i0 + 1, ndmax = offsets[i0 + 1] - offsets[i0] - L;
+        while (i1 < nseries) {
+            const int64_t nd1 = offsets[i1 + 1] - offsets[i1] - L, ndm = nd1 > ndmax ? nd1 : ndmax, cnt = i1 + 1 - i0;
+            const int64_t scr = 8 * cnt * ak_scratch_doubles(&ks, ndm);
+            if (scr > maxa || scr + cnt * per + 24 * (offsets[i1 + 1] - offsets[i0]) > budget) break;
+            ndmax = ndm, i1++;
+        }
+        const int64_t cnt = i1 - i0, a0 = offsets[i0], nv = offsets[i1] - a0;
+        if (!grow((void **)&hoff, sizeof(int64_t) * (size_t)(cnt + 1))) {
+            st = sb_fail(SB_ERR_OUT_OF_MEMORY, "arima: out of memory");
+            break;
+        }
+        for (int64_t i = 0; i <= cnt; i++) hoff[i] = offsets[i0 + i] - a0;
+        const size_t vb = sizeof(double) * (size_t)nv;
+        const size_t sz[] = {vb,
+                             sizeof(int64_t) * (size_t)(cnt + 1),
+                             sizeof(double) * (size_t)cnt * (size_t)ak_scratch_doubles(&ks, ndmax),
+                             sizeof(double) * (size_t)(cnt * np),
+                             sizeof(double) * (size_t)(cnt * AK_NCRIT),
+                             sizeof(double) * (size_t)(cnt * nst),
+                             vb,
+                             vb,
+                             sizeof(double) * (size_t)(cnt * tmax),
+                             sizeof(int32_t) * (size_t)(cnt * AK_NCOUNTS)};
+        sb_dbuf *bufs[] = {&b.y, &b.off, &b.scr, &b.par, &b.crit, &b.state, &b.fitted, &b.resid, &b.trace, &b.counts};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0] && st == SB_OK; i++)
+            st = sb_device_ensure(d, bufs[i], sz[i], "arima");
+        double **hb[] = {&hpar, &hcrit, &hstate, &hfit, &hres, &htrace};
+        const size_t hsz[] = {sz[3], sz[4], sz[5], sz[6], sz[7], sz[8]};
+        for (size_t i = 0; i < 6 && st == SB_OK; i++)
+            if (!grow((void **)hb[i], hsz[i])) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "arima: out of memory");
+        if (st == SB_OK && !grow((void **)&hcnt, sz[9])) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "arima: out of memory");
+        if (st != SB_OK) break;
+        st = sb_device_write(d, &b.y, 0, y + a0, vb, "arima series");
+        if (st == SB_OK) st = sb_device_write(d, &b.off, 0, hoff, sz[1], "arima offsets");
+        if (st == SB_OK)
+            st = SB_LAUNCH(d, SB_KS_ke_arima_fit, (cnt + d->wg - 1) / d->wg, 1, 0, SB_ARG(b.y.h), SB_ARG(b.off.h),
+                           SB_ARG(cnt), SB_ARG(b.ord.h), SB_ARG(b.given.h), SB_ARG(ndmax), SB_ARG(b.scr.h),
+                           SB_ARG(b.par.h), SB_ARG(b.crit.h), SB_ARG(b.state.h), SB_ARG(b.fitted.h),
+                           SB_ARG(b.resid.h), SB_ARG(b.trace.h), SB_ARG(b.counts.h));
+        if (st == SB_OK) st = sb_device_finish(d);
+        const sb_dbuf *rb[] = {&b.par, &b.crit, &b.state, &b.fitted, &b.resid, &b.trace};
+        for (size_t i = 0; i < 6 && st == SB_OK; i++) st = sb_device_read(d, rb[i], 0, *hb[i], hsz[i], "arima results");
+        if (st == SB_OK) st = sb_device_read(d, &b.counts, 0, hcnt, sz[9], "arima counts");
+        for (int64_t i = 0; i < cnt && st == SB_OK; i++) {
+            const int32_t *c = hcnt + AK_NCOUNTS * i;
+            if (c[3] < 0 || c[3] > tmax) {
+                st = sb_fail(SB_ERR_INTERNAL, "arima: the device gave series %lld a trace of %d", (long long)(i0 + i),
+                             (int)c[3]);
+                break;
+            }
+            sts[i0 + i] = arima_take(sp, y + offsets[i0 + i], hoff[i + 1] - hoff[i], &e->fits[i0 + i], hpar + np * i,
+                                     hcrit + AK_NCRIT * i, hstate + nst * i, hfit + hoff[i], hres + hoff[i],
+                                     htrace + tmax * i, c);
+        }
+        i0 = i1;
+    }
+    sb_dbuf *all[] = {&b.y, &b.off, &b.ord, &b.given, &b.scr, &b.par, &b.crit, &b.state, &b.fitted, &b.resid, &b.trace, &b.counts};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
+    pthread_mutex_unlock(&g_lock);
+    sb_free(hpar), sb_free(hcrit), sb_free(hstate), sb_free(hfit), sb_free(hres), sb_free(htrace);
+    sb_free(hcnt), sb_free(hoff);
+    return st;
+}
