@@ -185,7 +185,6 @@ const char *sb_ocl_arm_options(const char *arm) {
                                           {"svm-kernel-f32", "-DSB_SABOTAGE_SVM_KERNEL_F32"},
                                           {"mlp-grad-order", "-DSB_SABOTAGE_MLP_GRAD_ORDER"},
                                           {"mlp-softmax-order", "-DSB_SABOTAGE_MLP_SOFTMAX_ORDER"},
-
                                           {"arima-device-order", "-DSB_SABOTAGE_ARIMA_DEVICE_ORDER"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
