@@ -73,6 +73,7 @@ flags_of() {
     agglo-order) echo "$ARM_FLAGS -DSB_SABOTAGE_AGGLO_ORDER" ;;
     kde-order) echo "$ARM_FLAGS -DSB_SABOTAGE_KDE_ORDER" ;;
     ets-sse-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ETS_SSE_ORDER" ;;
+    gp-dev-order) echo "$ARM_FLAGS -DSB_SABOTAGE_GP_DEV_ORDER" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

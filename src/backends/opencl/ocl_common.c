@@ -181,7 +181,8 @@ const char *sb_ocl_arm_options(const char *arm) {
                                           {"knn-bound", "-DSB_SABOTAGE_KNN_BOUND"},
                                           {"agglo-order", "-DSB_SABOTAGE_AGGLO_ORDER"},
                                           {"kde-order", "-DSB_SABOTAGE_KDE_ORDER"},
-                                          {"ets-sse-order", "-DSB_SABOTAGE_ETS_SSE_ORDER"}};
+                                          {"ets-sse-order", "-DSB_SABOTAGE_ETS_SSE_ORDER"},
+                                          {"gp-dev-order", "-DSB_SABOTAGE_GP_DEV_ORDER"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
     return NULL;
@@ -246,7 +247,7 @@ sb_status sb_ocl_arm(const char **extra) {
             return sb_fail(SB_ERR_INVALID_ARGUMENT,
                            "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic, "
                            "vendor-exp, gemm-fma, ties, forest-ties, topk-ties, nan-side, kmeans-ties, knn-bound, agglo-order, "
-                           "kde-order, ets-sse-order",
+                           "kde-order, ets-sse-order, gp-dev-order",
                            arm);
         fprintf(stderr, "samebits: opencl: SEPARATING ARM '%s' (%s): this build of the kernels breaks the profile\n",
                 arm, *extra);

@@ -34,6 +34,7 @@
 #include "../../core/rng.h"
 #include "../../math/sb_math.h"
 #include "../f64_math.h"
+#include "../../kernels/gp.h"
 #include <math.h> /* sqrt (correctly rounded), INFINITY and NAN: no other libm function is called */
 #include <stdio.h>
 #include <string.h>
@@ -66,93 +67,18 @@ static double gp_dot(const double *x, const double *y, int64_t n) {
 
 /* ---- the kernel ---------------------------------------------------------- */
 
-/* The squared distance scaled by the length scales ls (nls of them), and,
- * when dk is not NULL, each feature's term (anisotropic) in dk. */
-static double gp_r2(const double *x, const double *y, int64_t d, const double *ls, int32_t nls, double *dk) {
-    double r2 = 0.0;
-    for (int64_t f = 0; f < d; f++) {
-        const double q = (x[f] - y[f]) / ls[nls == 1 ? 0 : f];
-        const double q2 = q * q;
-        if (dk && nls > 1) dk[f] = q2;
-        r2 = r2 + q2;
-    }
-    return r2;
-}
-
 /* Node v's value for the pair (x, y) and, when grad is not NULL, the
- * derivative by each log hyperparameter of its subtree in grad[p0..p1).
- * same: the pair is one training point with itself (the white kernel's
- * only nonzero). ev holds each parameter's value, e^logv. */
+ * derivative by each log hyperparameter in grad[0..npar). same: the pair is
+ * one training point with itself (the white kernel's only nonzero). ev holds
+ * each parameter's value, e^logv. The arithmetic is kernels/gp.h's, the
+ * function the device program runs too; v is always the root (the last
+ * node: gpk_eval evaluates the nodes in order). */
+SB_STATIC_ASSERT(sizeof(gp_node) == sizeof(int32_t) * GPK_NODE, "gp_node is kernels/gp.h's GPK_NODE ints");
+SB_STATIC_ASSERT(GP_MAX_NODES == GPK_MAX_NODES && GP_MAX_PARAMS == GPK_MAX_PARAMS, "kernels/gp.h's limits");
 static double gp_eval(const gp_kernel *k, const double *ev, int32_t v, const double *x, const double *y, int64_t d,
                       int same, double *grad) {
-    const gp_node *nd = &k->node[v];
-    switch (nd->kind) {
-    case GK_CONST:
-        if (grad) grad[nd->p0] = ev[nd->p0];
-        return ev[nd->p0];
-    case GK_WHITE: {
-        const double w = same ? ev[nd->p0] : 0.0;
-        if (grad) grad[nd->p0] = w;
-        return w;
-    }
-    case GK_RBF: {
-        const double r2 = gp_r2(x, y, d, ev + nd->p0, nd->nls, grad ? grad + nd->p0 : NULL);
-        const double kv = sb_f64_exp(-0.5 * r2);
-        if (grad) {
-            if (nd->nls == 1) grad[nd->p0] = kv * r2;
-            else
-                for (int32_t f = 0; f < nd->nls; f++) grad[nd->p0 + f] = kv * grad[nd->p0 + f];
-        }
-        return kv;
-    }
-    case GK_MATERN: {
-        const double r2 = gp_r2(x, y, d, ev + nd->p0, nd->nls, grad ? grad + nd->p0 : NULL);
-        const double r = sqrt(r2);
-        double kv, g; /* g: the factor of each feature's term (or of r2) in the derivative */
-        if (nd->nu2 == 1) {
-            const double e = sb_f64_exp(-r);
-            kv = e;
-            g = r > 0.0 ? e / r : 0.0;
-        } else if (nd->nu2 == 3) {
-            const double s = 1.7320508075688772 * r, e = sb_f64_exp(-s);
-            kv = (1.0 + s) * e;
-            g = 3.0 * e;
-        } else {
-            const double s = 2.23606797749979 * r, e = sb_f64_exp(-s);
-            kv = ((1.0 + s) + (5.0 / 3.0) * r2) * e;
-            g = (5.0 / 3.0) * ((1.0 + s) * e);
-        }
-        if (grad) {
-            if (nd->nls == 1) grad[nd->p0] = g * r2;
-            else
-                for (int32_t f = 0; f < nd->nls; f++) grad[nd->p0 + f] = g * grad[nd->p0 + f];
-        }
-        return kv;
-    }
-    case GK_RQ: {
-        const double al = ev[nd->p0], ls = ev[nd->p0 + 1];
-        const double r2 = gp_r2(x, y, d, &ls, 1, NULL);
-        const double base = 1.0 + r2 / (2.0 * al), lb = sb_f64_log(base);
-        const double kv = sb_f64_exp(-al * lb);
-        if (grad) {
-            grad[nd->p0] = kv * (r2 / (2.0 * base) - al * lb);
-            grad[nd->p0 + 1] = kv * (r2 / base);
-        }
-        return kv;
-    }
-    case GK_SUM:
-        return gp_eval(k, ev, nd->a, x, y, d, same, grad) + gp_eval(k, ev, nd->b, x, y, d, same, grad);
-    default: { /* GK_PROD */
-        const double va = gp_eval(k, ev, nd->a, x, y, d, same, grad);
-        const double vb = gp_eval(k, ev, nd->b, x, y, d, same, grad);
-        if (grad) {
-            const gp_node *na = &k->node[nd->a], *nb = &k->node[nd->b];
-            for (int32_t p = na->p0; p < na->p1; p++) grad[p] = grad[p] * vb;
-            for (int32_t p = nb->p0; p < nb->p1; p++) grad[p] = grad[p] * va;
-        }
-        return va * vb;
-    }
-    }
+    (void)v;
+    return gpk_eval((const sb_i32 *)k->node, k->nnodes, ev, x, y, d, same, grad != NULL, grad);
 }
 
 static void gp_values(const gp_kernel *k, double *ev) {
