@@ -360,6 +360,11 @@ def record_opencl(out_root, commit, now):
     kde_ok = verify_family("kde")
     knn_arms += [arm_run("kde", "kde-order"), arm_run("kde", "vendor-exp")]
     kde_controls = [arm_run("kde", "contract"), arm_run("kde", "mad-enable")]
+    # Gaussian process regression: the float64 program (kernels/entry/gp_entry.h: the kernel matrix, the Cholesky,
+    # L^-1, -K^-1 and the gradient's terms in the host's element order, native IEEE doubles); gp-dev-order sums
+    # the device Cholesky's products first and contraction fuses its multiply-subtracts: each must part gp-fit.
+    gp_ok = verify_family("gp")
+    knn_arms += [arm_run("gp", "gp-dev-order"), arm_run("gp", "contract")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side"), arm_run("kmeans", "kmeans-ties")]
@@ -393,9 +398,9 @@ def record_opencl(out_root, commit, now):
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, verify-gp.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok and gp_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
