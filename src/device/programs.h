@@ -57,7 +57,7 @@
 
 /* gp_entry.h: Gaussian process regression (src/models/gp; float64) */
 #define SB_GP_KERNELS(X)                                                                                           \
-    X(ke_gp_kmat) X(ke_gp_kcross) X(ke_gp_chol_diag) X(ke_gp_chol_panel) X(ke_gp_gemm_sub) X(ke_gp_eye)          \
+    X(ke_gp_kmat) X(ke_gp_kcross) X(ke_gp_chol_diag) X(ke_gp_chol_panel) X(ke_gp_gemm_sub) X(ke_gp_gemm_tile) X(ke_gp_eye)          \
         X(ke_gp_inv_block) X(ke_gp_wmat) X(ke_gp_grad)
 
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,

@@ -33,17 +33,20 @@ def line_of(r):
     return next(l for l in r.stdout.splitlines() if l.startswith("  gp-fit "))
 
 
-@pytest.mark.parametrize("threads", ["1", "3"])
-def test_gp_fit_identical_on_opencl(threads):
-    r = verify(threads=threads)
+@pytest.mark.parametrize("threads,gemm", [("1", "tile"), ("3", "tile"), ("2", "element")])
+def test_gp_fit_identical_on_opencl(threads, gemm):
+    """Both forms of the device's product update (16 x 16 tiles through local
+    memory, PoCL's work-groups being 256; one work-item an element, forced by
+    SAMEBITS_GP_GEMM=element) give the card."""
+    r = verify(env={"SAMEBITS_GP_GEMM": gemm}, threads=threads)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "device opencl" in r.stdout and "verify: PASS" in r.stdout, r.stdout
     assert "identical" in line_of(r), line_of(r)
 
 
-@pytest.mark.parametrize("arm", ["gp-dev-order", "contract"])
-def test_opencl_arms_part_gp_fit(arm):
-    r = verify(env={"SAMEBITS_OPENCL_ARM": arm})
+@pytest.mark.parametrize("arm,gemm", [("gp-dev-order", "tile"), ("gp-dev-order", "element"), ("contract", "tile")])
+def test_opencl_arms_part_gp_fit(arm, gemm):
+    r = verify(env={"SAMEBITS_OPENCL_ARM": arm, "SAMEBITS_GP_GEMM": gemm})
     assert "SEPARATING ARM '%s'" % arm in r.stderr
     assert r.returncode == 1 and "verify: FAIL" in r.stdout, r.stdout + r.stderr
     line = line_of(r)

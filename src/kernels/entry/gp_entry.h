@@ -19,8 +19,9 @@
  *
  * Under the separating arm SB_SABOTAGE_GP_DEV_ORDER (SAMEBITS_OPENCL_ARM=
  * gp-dev-order, CUDA_VARIANT=gp-dev-order) the Cholesky's diagonal block and
- * panel sum each element's products first and subtract the sum once: the
- * fixture on a device must part from its card.
+ * panel, and the products' update (either kernel), sum each element's
+ * products of a step first and subtract the sum once: the fixture on a
+ * device must part from its card.
  */
 #include "../gp.h"
 
@@ -135,8 +136,65 @@ SB_KERNEL void ke_gp_gemm_sub(SB_GLOBAL double *C, sb_i64 coff, sb_i64 ldc, SB_G
     SB_GLOBAL const double *a = A + aoff + r * ar;
     SB_GLOBAL const double *b = B + boff + j * bj;
     double c = C[coff + r * ldc + j];
+#if defined(SB_SABOTAGE_GP_DEV_ORDER)
+    double s = 0.0; /* the arm: the products summed, then subtracted once */
+    for (sb_i64 k = k0; k < ke; k++) s = s + a[k * ak] * b[k * bk];
+    c = c - s;
+#else
     for (sb_i64 k = k0; k < ke; k++) c = c - a[k * ak] * b[k * bk];
+#endif
     C[coff + r * ldc + j] = c;
+}
+
+/* ke_gp_gemm_sub's contract by tiles of GPK_T x GPK_T outputs, one
+ * work-group a tile (launched only where the work-group is GPK_T^2 = 256
+ * work-items): the tile's rows of op(A) and columns of op(B) pass through
+ * local memory GPK_T summation indices at a time, and each element takes
+ * exactly ke_gp_gemm_sub's terms (k in [its first, ke), ascending), so the
+ * two kernels give the same bits; the tiles only share the loads. Tiles
+ * wholly above the diagonal (lower) are skipped; a tile's index t is row
+ * tile t / ntc, column tile t mod ntc. */
+#define GPK_T 16
+SB_KERNEL void ke_gp_gemm_tile(SB_GLOBAL double *C, sb_i64 coff, sb_i64 ldc, SB_GLOBAL const double *A, sb_i64 aoff,
+                               sb_i64 ar, sb_i64 ak, SB_GLOBAL const double *B, sb_i64 boff, sb_i64 bk, sb_i64 bj,
+                               sb_i64 m, sb_i64 nc, sb_i64 kb, sb_i64 ke, sb_i32 lower, sb_i32 ktri, sb_i64 ntc) {
+    SB_SHARED double as[GPK_T][GPK_T + 1];
+    SB_SHARED double bs[GPK_T][GPK_T + 1];
+    const sb_i64 t = sb_group_id(0);
+    const sb_i64 r0 = (t / ntc) * GPK_T, j0 = (t - (t / ntc) * ntc) * GPK_T;
+    if (lower && j0 > r0 + GPK_T - 1) return; /* the whole group: the tile lies above the diagonal */
+    const int lid = sb_local_id(0), ty = lid / GPK_T, tx = lid - (lid / GPK_T) * GPK_T;
+    const sb_i64 r = r0 + ty, j = j0 + tx;
+    const int mine = r < m && j < nc && (!lower || j <= r);
+    sb_i64 k0 = kb; /* this element's first term */
+    if (ktri && r > k0) k0 = r;
+    sb_i64 ks = kb; /* the tile's first: its smallest row's */
+    if (ktri && r0 > ks) ks = r0;
+    double c = mine ? C[coff + r * ldc + j] : 0.0;
+    for (sb_i64 kt = ks; kt < ke; kt += GPK_T) {
+        /* as[row][k]: a(r0 + ty, kt + tx); bs[k][col]: b(kt + ty, j0 + tx) */
+        const sb_i64 ka = kt + tx, kbb = kt + ty;
+        as[ty][tx] = (r0 + ty < m && ka < ke) ? A[aoff + (r0 + ty) * ar + ka * ak] : 0.0;
+        bs[ty][tx] = (j0 + tx < nc && kbb < ke) ? B[boff + kbb * bk + (j0 + tx) * bj] : 0.0;
+        sb_barrier();
+        if (mine) {
+#if defined(SB_SABOTAGE_GP_DEV_ORDER)
+            double s = 0.0; /* the arm: the tile's products summed, then subtracted once */
+            for (int q = 0; q < GPK_T; q++) {
+                const sb_i64 k = kt + q;
+                if (k >= k0 && k < ke) s = s + as[ty][q] * bs[q][tx];
+            }
+            c = c - s;
+#else
+            for (int q = 0; q < GPK_T; q++) {
+                const sb_i64 k = kt + q;
+                if (k >= k0 && k < ke) c = c - as[ty][q] * bs[q][tx];
+            }
+#endif
+        }
+        sb_barrier();
+    }
+    if (mine) C[coff + r * ldc + j] = c;
 }
 
 /* Z := the identity (n x n). */

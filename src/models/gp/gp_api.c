@@ -84,6 +84,20 @@ static sb_status parse_opts(const sb_params *params, gp_opts *o) {
     return st;
 }
 
+sb_status sb_gp_set_device(sb_gp *g, const char *device) {
+    sb_clear_error();
+    if (!g || !device) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gp_set_device: NULL model or device");
+    sb_device_kind kind;
+    sb_status st = sb_device_parse(device, &kind);
+    if (st != SB_OK) return st;
+    if (kind == SB_DEVICE_CPU_BATCHED)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                       "device='%s': gaussian process regression has no batched host path (cpu, cuda, opencl or gpu)",
+                       device);
+    g->device = (int32_t)kind;
+    return SB_OK;
+}
+
 static sb_status check_finite(const char *fn, const char *what, const double *x, int64_t n) {
     for (int64_t i = 0; i < n; i++)
         if (x[i] - x[i] != 0.0)

@@ -15,6 +15,7 @@
 #include "gp.h"
 #include "../../device/device.h"
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GPD_NB 64 /* columns of a Cholesky / inverse panel on the device */
@@ -89,11 +90,23 @@ static sb_status put_kernel(gp_dev *g, const gp_kernel *k, const double *ev) {
                        : st;
 }
 
-/* C := C - op(A) op(B) on the device (ke_gp_gemm_sub's contract). */
+/* C := C - op(A) op(B) on the device (ke_gp_gemm_sub's contract): by
+ * 16 x 16 tiles through local memory where the work-group is 256 work-items
+ * (ke_gp_gemm_tile), else one work-item an element; the same terms in the
+ * same order either way (SAMEBITS_GP_GEMM=element forces the second, for
+ * the tests that show it). */
 static sb_status gemm_sub(gp_dev *g, sb_dbuf *C, int64_t coff, int64_t ldc, const sb_dbuf *A, int64_t aoff, int64_t ar,
                           int64_t ak, const sb_dbuf *B, int64_t boff, int64_t bk, int64_t bj, int64_t m, int64_t nc,
                           int64_t kb, int64_t ke, int32_t lower, int32_t ktri) {
     sb_device *d = g->d;
+    const char *force = getenv("SAMEBITS_GP_GEMM");
+    if (d->wg == 256 && !(force && !strcmp(force, "element"))) {
+        const int64_t ntc = (nc + 15) / 16, ntr = (m + 15) / 16;
+        return SB_LAUNCH(d, SB_KG_ke_gp_gemm_tile, ntr * ntc, 1, 0, SB_ARG(C->h), SB_ARG(coff), SB_ARG(ldc),
+                         SB_ARG(A->h), SB_ARG(aoff), SB_ARG(ar), SB_ARG(ak), SB_ARG(B->h), SB_ARG(boff), SB_ARG(bk),
+                         SB_ARG(bj), SB_ARG(m), SB_ARG(nc), SB_ARG(kb), SB_ARG(ke), SB_ARG(lower), SB_ARG(ktri),
+                         SB_ARG(ntc));
+    }
     return SB_LAUNCH(d, SB_KG_ke_gp_gemm_sub, groups(d, m * nc), 1, 0, SB_ARG(C->h), SB_ARG(coff), SB_ARG(ldc),
                      SB_ARG(A->h), SB_ARG(aoff), SB_ARG(ar), SB_ARG(ak), SB_ARG(B->h), SB_ARG(boff), SB_ARG(bk),
                      SB_ARG(bj), SB_ARG(m), SB_ARG(nc), SB_ARG(kb), SB_ARG(ke), SB_ARG(lower), SB_ARG(ktri));
