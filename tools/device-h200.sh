@@ -256,8 +256,8 @@ fi
 # kernel density's device sums and exponential smoothing's per-series device fit against the host, and the
 # estimators on both backends (a series alone and inside a shuffled batch)
 SAMEBITS_PARITY_REQUIRE=cuda,opencl timeout 300 build-cuda/sb_unit test_kde_device_sums_agree test_ets_devices_give_the_cpu_bits \
-  >"$EV/kde-ets-device-units.txt" 2>&1 || FAIL=1
-summary "kde and ets device unit tests (cuda, opencl): $(tail -n 1 "$EV/kde-ets-device-units.txt")"
+  test_gp_devices_give_the_cpu_bits >"$EV/kde-ets-device-units.txt" 2>&1 || FAIL=1
+summary "kde, ets and gp device unit tests (cuda, opencl): $(tail -n 1 "$EV/kde-ets-device-units.txt")"
 SAMEBITS_LIB=build-cuda/libsamebits.so SAMEBITS_PARITY_REQUIRE=cuda,opencl PYTHONPATH=python timeout 300 python3 -m pytest \
   tests/python/test_py_ets_devices.py -q -p no:cacheprovider >"$EV/ets-devices-pytest.txt" 2>&1 || FAIL=1
 summary "ets devices (tests/python/test_py_ets_devices.py on cuda, opencl): $(tail -n 1 "$EV/ets-devices-pytest.txt")"
