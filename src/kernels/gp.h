@@ -88,7 +88,7 @@ SB_FN double gpk_eval(SB_GLOBAL const sb_i32 *nodes, sb_i32 nnodes, SB_GLOBAL co
             kv = same ? ev[p0] : 0.0;
             if (want) grad[p0] = kv;
         } else if (kind == GPK_RBF) {
-            const double r2 = gpk_r2(x, y, d, ev + p0, nls, want, grad + p0);
+            const double r2 = gpk_r2(x, y, d, ev + p0, nls, want, want ? grad + p0 : grad);
             kv = gpk_exp(-0.5 * r2);
             if (want) {
                 if (nls == 1) grad[p0] = kv * r2;
@@ -96,7 +96,7 @@ SB_FN double gpk_eval(SB_GLOBAL const sb_i32 *nodes, sb_i32 nnodes, SB_GLOBAL co
                     for (sb_i32 f = 0; f < nls; f++) grad[p0 + f] = kv * grad[p0 + f];
             }
         } else if (kind == GPK_MATERN) {
-            const double r2 = gpk_r2(x, y, d, ev + p0, nls, want, grad + p0);
+            const double r2 = gpk_r2(x, y, d, ev + p0, nls, want, want ? grad + p0 : grad);
             const double r = gpk_sqrt(r2);
             double g; /* the factor of each feature's term (or of r2) in the derivative */
             if (nu2 == 1) {

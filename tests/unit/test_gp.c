@@ -254,6 +254,8 @@ SB_TEST(test_gp_devices_give_the_cpu_bits) {
                 SB_CHECK(side == 1 && st == SB_ERR_BACKEND_UNAVAILABLE);
                 SB_CHECK(!(req && strstr(req, devs[di]))); /* required: must run */
                 printf("  gp on %s: skipped (%s)\n", devs[di], sb_last_error());
+                free(bytes[0]);
+                bytes[0] = NULL;
                 ok = 0;
                 break;
             }
