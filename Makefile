@@ -220,7 +220,7 @@ LIB_SRC := $(sort $(wildcard src/core/*.c src/device/*.c src/backends/cpu/*.c sr
   $(if $(CUDA),,src/backends/cuda/dev_cuda_none.c) src/backends/opencl/dev_opencl.c src/backends/opencl/ocl_common.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
   $(if $(filter 1,$(OPENCL)),$(BUILD)/obj/gen/compat_cl_src.o $(BUILD)/obj/gen/tree_cl_src.o $(BUILD)/obj/gen/forest_cl_src.o \
-  $(BUILD)/obj/gen/core_cl_src.o $(BUILD)/obj/gen/linalg_cl_src.o $(BUILD)/obj/gen/ts_cl_src.o)
+  $(BUILD)/obj/gen/core_cl_src.o $(BUILD)/obj/gen/linalg_cl_src.o $(BUILD)/obj/gen/ts_cl_src.o $(BUILD)/obj/gen/gp_cl_src.o)
 
 # CUDA=1: the CUDA backend of the device layer (dev_cuda.cu) and the entry kernels
 # (src/kernels/entry/, the source OpenCL builds too, compiled by entry_*.cu), by nvcc
@@ -236,7 +236,7 @@ ifneq ($(CUDA),)
   NVCC_FLAGS := $(shell CUDA_ARCH=$(CUDA_ARCH) sh tools/cuda-compile-check.sh --print-flags $(CUDA_VARIANT))
   CUDA_OBJ := $(BUILD)/obj/src/backends/cuda/dev_cuda.o $(BUILD)/obj/src/backends/cuda/entry_tree.o \
     $(BUILD)/obj/src/backends/cuda/entry_forest.o $(BUILD)/obj/src/backends/cuda/entry_core.o \
-    $(BUILD)/obj/src/backends/cuda/entry_linalg.o $(BUILD)/obj/src/backends/cuda/entry_ts.o
+    $(BUILD)/obj/src/backends/cuda/entry_linalg.o $(BUILD)/obj/src/backends/cuda/entry_ts.o $(BUILD)/obj/src/backends/cuda/entry_gp.o
   LIB_OBJ += $(CUDA_OBJ)
   LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
@@ -311,6 +311,9 @@ $(BUILD)/gen/linalg_cl_src.c: src/kernels/entry/linalg_entry.h $(CL_HEADERS) too
 $(BUILD)/gen/ts_cl_src.c: src/kernels/entry/ts_entry.h $(CL_HEADERS) tools/embed_cl.sh
 	@mkdir -p $(dir $@)
 	sh tools/embed_cl.sh $< sb_ts_cl_src > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/gp_cl_src.c: src/kernels/entry/gp_entry.h $(CL_HEADERS) tools/embed_cl.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_cl.sh $< sb_gp_cl_src > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/gen/%_cl_src.o: $(BUILD)/gen/%_cl_src.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@

@@ -1079,10 +1079,12 @@ static int cmd_predict(int argc, char **argv) {
         if (gst == SB_ERR_OUT_OF_MEMORY) return lib_fail(gst); /* not "another family": no memory to tell */
         if (gst == SB_OK) {
             int grc;
-            if (kind != SB_PREDICT_VALUE || outputs || format || (device && strcmp(device, "cpu")))
-                grc = usage_error("predict: a gp model writes its mean (--std: and standard deviation) on the CPU "
-                                  "from a CSV: --raw, --proba, --leaf, --contrib, --format and a device (here '%s') "
-                                  "are for other families", device ? device : "cpu");
+            sb_status dst = SB_OK;
+            if (kind != SB_PREDICT_VALUE || outputs || format)
+                grc = usage_error("predict: a gp model writes its mean (--std: and standard deviation) from a CSV: "
+                                  "--raw, --proba, --leaf, --contrib and --format are for other families%s", "");
+            else if (device && (dst = sb_gp_set_device(g, device)) != SB_OK)
+                grc = lib_fail(dst); /* a device (cpu, cuda, opencl, gpu) refused by name */
             else
                 grc = sb_cli_predict_gp(g, data, out, with_std);
             sb_gp_free(g);

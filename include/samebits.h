@@ -750,7 +750,10 @@ typedef struct sb_gp sb_gp;
  * RationalQuadratic; + and *, products first; bounds (lo, hi) or "fixed").
  * params: alpha (added to the kernel matrix's diagonal, 1e-10), normalize_y,
  * optimizer=fmin_l_bfgs_b|none, n_restarts_optimizer, random_state (the
- * restarts' Philox seed). A length scale, value or bound of 0 or less, a
+ * restarts' Philox seed), device=cpu|cuda|opencl|gpu (each likelihood
+ * evaluation's kernel matrix, Cholesky factor, inverses and gradient terms
+ * on a GPU in IEEE doubles, the same bits; the model keeps it for its
+ * predictions: sb_gp_set_device). A length scale, value or bound of 0 or less, a
  * missing value, a kernel matrix that is not positive definite (the jitter
  * rule: alpha alone is added) are refused by name before or instead of the
  * result. card may be NULL. */
@@ -782,6 +785,12 @@ SB_API sb_status sb_gp_get_array(const sb_gp *g, const char *name, double *out, 
  * "n_params", "nit", "nfev", "normalize_y", "n_restarts_optimizer",
  * "optimizer" (1 or 0), "random_state". */
 SB_API sb_status sb_gp_get_int(const sb_gp *g, const char *name, int64_t *out);
+/* The device of g's later predictions, samples and likelihoods
+ * (sb_gp_predict, sb_gp_sample_y, sb_gp_log_marginal_likelihood): "cpu",
+ * "cuda", "opencl" or "gpu", the same bits on each (a fitted model keeps its
+ * fit's device=, a read one starts on "cpu"); "cpu-batched" and a backend
+ * this build lacks are refused by name. The model file does not hold it. */
+SB_API sb_status sb_gp_set_device(sb_gp *g, const char *device);
 /* The fitted kernel (kernel_) as a specification that sb_gp_fit reads. */
 SB_API sb_status sb_gp_kernel_spec(const sb_gp *g, char *buf, size_t cap, size_t *needed);
 /* The model file (docs/model-format.md: version 2, family gp, payload

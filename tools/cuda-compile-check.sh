@@ -77,6 +77,7 @@ flags_of() {
     mlp-grad-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_GRAD_ORDER" ;;
     mlp-softmax-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_SOFTMAX_ORDER" ;;
     arima-device-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ARIMA_DEVICE_ORDER" ;;
+    gp-dev-order) echo "$ARM_FLAGS -DSB_SABOTAGE_GP_DEV_ORDER" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

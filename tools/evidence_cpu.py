@@ -371,6 +371,11 @@ def record_opencl(out_root, commit, now):
     # activations' products) each must part mlp-fit.
     mlp_ok = verify_family("mlp")
     knn_arms += [arm_run("mlp", a) for a in ("mlp-grad-order", "mlp-softmax-order", "vendor-exp", "contract")]
+    # Gaussian process regression: the float64 program (kernels/entry/gp_entry.h: the kernel matrix, the Cholesky,
+    # L^-1, -K^-1 and the gradient's terms in the host's element order, native IEEE doubles); gp-dev-order sums
+    # the device Cholesky's products first and contraction fuses its multiply-subtracts: each must part gp-fit.
+    gp_ok = verify_family("gp")
+    knn_arms += [arm_run("gp", "gp-dev-order"), arm_run("gp", "contract")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side"), arm_run("kmeans", "kmeans-ties")]
@@ -407,9 +412,9 @@ def record_opencl(out_root, commit, now):
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, verify-svm.txt, verify-mlp.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, verify-svm.txt, verify-mlp.txt, verify-gp.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok and svm_ok and mlp_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok and svm_ok and mlp_ok and gp_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,

@@ -72,7 +72,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "ets": "exponential smoothing (float64; on a GPU one work-item a series, the host's own fit)",
                 "arima": "ARIMA (float64; on a GPU one work-item a series, the device's spelling of the host's fit)",
                 "umap": "UMAP (the host path; the CPU legs only)",
-                "gp": "gaussian process regression (float64 host path; the CPU legs only, refused by name on a GPU)",
+                "gp": "gaussian process regression (float64; on a GPU the kernel matrix, Cholesky, inverses and gradient terms on the device, the optimizer on the host)",
                 "mlp": "multi-layer perceptrons (on a GPU the whole fit runs on the device: the identical GEMM and the network kernels)",
                 "lm": "the byte-level language model (the host path; the CPU legs only, refused by name on a GPU)"}
 

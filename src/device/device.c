@@ -75,6 +75,7 @@ const char *sb_device_kernel_name(sb_program_id prog, int32_t k) {
     static const char *const core[] = {SB_CORE_KERNELS(SB_NAME_OF)};
     static const char *const linalg[] = {SB_LINALG_KERNELS(SB_NAME_OF)};
     static const char *const ts[] = {SB_TS_KERNELS(SB_NAME_OF)};
+    static const char *const gp[] = {SB_GP_KERNELS(SB_NAME_OF)};
 #undef SB_NAME_OF
     if (k < 0 || k >= sb_program_kernels(prog)) return "?";
     if (prog == SB_PROG_TREE) return tree[k];
@@ -82,6 +83,7 @@ const char *sb_device_kernel_name(sb_program_id prog, int32_t k) {
     if (prog == SB_PROG_CORE) return core[k];
     if (prog == SB_PROG_LINALG) return linalg[k];
     if (prog == SB_PROG_TS) return ts[k];
+    if (prog == SB_PROG_GP) return gp[k];
     return "?";
 }
 

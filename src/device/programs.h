@@ -61,21 +61,29 @@
  * decision values (svm_entry.h, src/models/svm) */
 #define SB_TS_KERNELS(X) X(ke_ets_fit) X(kv_row) X(kv_rows) X(kv_dec) X(ke_arima_fit)
 
+/* gp_entry.h: Gaussian process regression (src/models/gp; float64) */
+#define SB_GP_KERNELS(X)                                                                                           \
+    X(ke_gp_kmat) X(ke_gp_kcross) X(ke_gp_chol_diag) X(ke_gp_chol_panel) X(ke_gp_gemm_sub) X(ke_gp_gemm_tile) X(ke_gp_eye)          \
+        X(ke_gp_inv_block) X(ke_gp_wmat) X(ke_gp_grad)
+
 #define SB_ENTRY_ENUM_T(n) SB_KT_##n,
 #define SB_ENTRY_ENUM_F(n) SB_KF_##n,
 #define SB_ENTRY_ENUM_C(n) SB_KC_##n,
 #define SB_ENTRY_ENUM_L(n) SB_KL_##n,
 #define SB_ENTRY_ENUM_S(n) SB_KS_##n,
+#define SB_ENTRY_ENUM_G(n) SB_KG_##n,
 enum { SB_TREE_KERNELS(SB_ENTRY_ENUM_T) SB_KT_N };
 enum { SB_FOREST_KERNELS(SB_ENTRY_ENUM_F) SB_KF_N };
 enum { SB_CORE_KERNELS(SB_ENTRY_ENUM_C) SB_KC_N };
 enum { SB_LINALG_KERNELS(SB_ENTRY_ENUM_L) SB_KL_N };
 enum { SB_TS_KERNELS(SB_ENTRY_ENUM_S) SB_KS_N };
+enum { SB_GP_KERNELS(SB_ENTRY_ENUM_G) SB_KG_N };
 #undef SB_ENTRY_ENUM_T
 #undef SB_ENTRY_ENUM_F
 #undef SB_ENTRY_ENUM_C
 #undef SB_ENTRY_ENUM_L
 #undef SB_ENTRY_ENUM_S
+#undef SB_ENTRY_ENUM_G
 
 /* The programs a device can be opened with. */
 typedef enum sb_program_id {
@@ -84,7 +92,8 @@ typedef enum sb_program_id {
     SB_PROG_CORE = 2,
     SB_PROG_LINALG = 3,
     SB_PROG_TS = 4, /* float64: a device without IEEE doubles is refused by name */
-    SB_PROG_N = 5
+    SB_PROG_GP = 5, /* float64, as SB_PROG_TS */
+    SB_PROG_N = 6
 } sb_program_id;
 
 /* Kernels of program p. */
@@ -93,6 +102,7 @@ static inline int sb_program_kernels(sb_program_id p) {
            : p == SB_PROG_FOREST ? (int)SB_KF_N
            : p == SB_PROG_CORE   ? (int)SB_KC_N
            : p == SB_PROG_TS     ? (int)SB_KS_N
+           : p == SB_PROG_GP     ? (int)SB_KG_N
                                  : (int)SB_KL_N;
 }
 

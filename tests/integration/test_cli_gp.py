@@ -78,3 +78,31 @@ def test_hostile_input_refused_by_name(tmp_path):
     three.write_text("a,b,c,d\n1,2,3,4\n")
     r = samebits("predict", "--model", str(model), "--data", str(three), "--out", "-")
     assert r.returncode == 2 and "the model has 1 features" in r.stderr
+
+
+def test_device_opencl_gives_the_cpu_bytes_and_predictions(tmp_path):
+    """train and predict with device=opencl (PoCL here): the model file and the
+    predicted means and deviations are the CPU's bytes; a device this build
+    lacks or cpu-batched is refused by name."""
+    import os
+    env = {"POCL_CACHE_DIR": os.environ.get("POCL_CACHE_DIR", str(ROOT / "build" / "opencl" / "pocl-cache"))}
+    os.makedirs(env["POCL_CACHE_DIR"], exist_ok=True)
+    data = tmp_path / "d.csv"
+    _csv(data, n=90, seed=3)
+    outs, preds = [], []
+    for device in ("cpu", "opencl"):
+        model = tmp_path / ("m-%s.sbm" % device)
+        r = samebits("train", "--model", "gp", "--data", str(data), "--out", str(model), "--kernel", KERNEL,
+                     "normalize_y=true", "device=" + device, env=env)
+        assert r.returncode == 0, r.stderr
+        outs.append(model.read_bytes())
+        p = samebits("predict", "--model", str(model), "--data", str(data), "--out", "-", "--std",
+                     "device=" + device, env=env)
+        assert p.returncode == 0, p.stderr
+        preds.append(p.stdout)
+    assert outs[0] == outs[1] and preds[0] == preds[1]
+    p = samebits("predict", "--model", str(tmp_path / "m-cpu.sbm"), "--data", str(data), "--out", "-",
+                 "device=cpu-batched")
+    assert p.returncode != 0 and "no batched host path" in p.stderr
+    r = samebits("train", "--model", "gp", "--data", str(data), "--out", str(tmp_path / "x.sbm"), "device=tpu")
+    assert r.returncode != 0 and "tpu" in r.stderr

@@ -153,7 +153,8 @@ SB_TEST(test_gp_refusals_by_name) {
     refused("RBF(1.0)", "kernel_size=2", X, N, y, SB_ERR_INVALID_ARGUMENT, "unknown parameter 'kernel_size'");
     refused("RBF(1.0)", "optimizer=adam", X, N, y, SB_ERR_INVALID_ARGUMENT, "optimizer='adam' is not built");
     refused("RBF(1.0)", "alpha=-1", X, N, y, SB_ERR_INVALID_ARGUMENT, "alpha='-1'");
-    refused("RBF(1.0)", "device=cuda", X, N, y, SB_ERR_BACKEND_UNAVAILABLE, "cpu only");
+    refused("RBF(1.0)", "device=tpu", X, N, y, SB_ERR_INVALID_ARGUMENT, "tpu");
+    refused("RBF(1.0)", "device=cpu-batched", X, N, y, SB_ERR_INVALID_ARGUMENT, "no batched host path");
     /* duplicate points, no noise, no jitter: the Cholesky's pivot is not > 0 */
     double Xd[8 * D], yd[8];
     for (int i = 0; i < 8; i++) {
@@ -220,4 +221,58 @@ SB_TEST(test_gp_model_file_roundtrip_and_golden) {
     SB_CHECK(b && sb_ets_from_bytes(b, n, &e) == SB_ERR_INVALID_ARGUMENT && strstr(sb_last_error(), "gp"));
     free(b);
     sb_gp_free(g);
+}
+
+/* Each GPU backend present (opencl: PoCL here; cuda and NVIDIA's OpenCL on
+ * the GPU host) gives the CPU's bytes: the model file (theta, alpha_, the
+ * likelihood, every optimizer start and restart behind them), predict with
+ * std and with cov, sample_y, the likelihood and its gradient at another
+ * theta; 150 rows cross the device's 64-column panels. An absent device is
+ * skipped, unless SAMEBITS_PARITY_REQUIRE names it. */
+SB_TEST(test_gp_devices_give_the_cpu_bits) {
+    enum { M = 150, Q = 9 };
+    static double X[M * D], y[M], Xq[Q * D];
+    for (int i = 0; i < M; i++) {
+        X[i * D] = (double)((i * 37) % 197) / 32.0 - 3.0;
+        X[i * D + 1] = (double)((i * 53) % 189) / 32.0 - 2.75;
+        y[i] = X[i * D] * X[i * D] / 8.0 - X[i * D + 1] / 4.0 + (double)((i * 29) % 13 - 6) / 64.0;
+    }
+    for (int i = 0; i < Q * D; i++) Xq[i] = (double)((i * 71) % 61) / 16.0 - 2.0;
+    static const char *const devs[] = {"opencl", "cuda"};
+    const char *req = getenv("SAMEBITS_PARITY_REQUIRE");
+    static double out[2][Q + Q + Q * Q + Q * 3 + 8];
+    static uint8_t *bytes[2];
+    size_t nb[2] = {0, 0};
+    for (int di = 0; di < 2; di++) {
+        int ok = 1;
+        for (int side = 0; side < 2 && ok; side++) {
+            char params[160];
+            snprintf(params, sizeof params, "%s,device=%s", P_OPT, side == 0 ? "cpu" : devs[di]);
+            sb_status st;
+            sb_gp *g = fit(K_OPT, params, X, M, y, &st);
+            if (!g) {
+                SB_CHECK(side == 1 && st == SB_ERR_BACKEND_UNAVAILABLE);
+                SB_CHECK(!(req && strstr(req, devs[di]))); /* required: must run */
+                printf("  gp on %s: skipped (%s)\n", devs[di], sb_last_error());
+                free(bytes[0]);
+                bytes[0] = NULL;
+                ok = 0;
+                break;
+            }
+            double *o = out[side];
+            SB_CHECK(sb_gp_predict(g, Xq, Q, D, o, o + Q, NULL) == SB_OK);
+            SB_CHECK(sb_gp_predict(g, Xq, Q, D, o + 2 * Q + Q * Q, NULL, o + 2 * Q) == SB_OK); /* the mean again, and cov */
+            SB_CHECK(sb_gp_sample_y(g, Xq, Q, D, 2, 17, o + 3 * Q + Q * Q) == SB_OK);
+            double th[4] = {0.3, -0.2, 0.4, -1.5};
+            SB_CHECK(sb_gp_log_marginal_likelihood(g, th, 4, o + 5 * Q + Q * Q, o + 5 * Q + Q * Q + 1) == SB_OK);
+            bytes[side] = bytes_of(g, &nb[side]);
+            sb_gp_free(g);
+        }
+        if (!ok) continue;
+        SB_CHECK(bytes[0] && bytes[1] && nb[0] == nb[1] && !memcmp(bytes[0], bytes[1], nb[0]));
+        SB_CHECK(!memcmp(out[0], out[1], sizeof out[0]));
+        printf("  gp on %s: the cpu's model bytes, predictions, draws and gradient\n", devs[di]);
+        free(bytes[0]), free(bytes[1]);
+        bytes[0] = bytes[1] = NULL;
+    }
 }

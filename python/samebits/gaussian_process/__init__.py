@@ -64,12 +64,17 @@ class GaussianProcessRegressor(Estimator):
     "fmin_l_bfgs_b" (this library's projected L-BFGS, docs/gaussian-process.md)
     or None (the kernel's values kept). random_state: an int seeding the
     restarts' Philox draws (None is 0). copy_X_train is accepted for
-    compatibility (the library always keeps its own copy).
+    compatibility (the library always keeps its own copy). device: "cpu"
+    (default), "cuda", "opencl" or "gpu": the kernel matrix, the Cholesky
+    factor, L^-1, K^-1 and the gradient's terms of every likelihood
+    evaluation on the GPU in IEEE doubles (the fit, predict's kernel values,
+    sample_y and log_marginal_likelihood of this estimator), the same bits as
+    the CPU's (docs/gaussian-process.md, "Devices").
     """
     _estimator_kind = "regressor"
 
     def __init__(self, kernel=None, *, alpha=1e-10, optimizer="fmin_l_bfgs_b", n_restarts_optimizer=0,
-                 normalize_y=False, copy_X_train=True, n_targets=None, random_state=None):
+                 normalize_y=False, copy_X_train=True, n_targets=None, random_state=None, device="cpu"):
         self.kernel = kernel
         self.alpha = alpha
         self.optimizer = optimizer
@@ -78,6 +83,7 @@ class GaussianProcessRegressor(Estimator):
         self.copy_X_train = copy_X_train
         self.n_targets = n_targets
         self.random_state = random_state
+        self.device = device
 
     def _kernel(self):
         if self.kernel is None:
@@ -101,6 +107,10 @@ class GaussianProcessRegressor(Estimator):
                  ("optimizer", "fmin_l_bfgs_b" if self.optimizer else "none"), ("random_state", str(rs))]
         if self.n_restarts_optimizer:
             pairs.append(("n_restarts_optimizer", str(int(self.n_restarts_optimizer))))
+        if self.device not in (None, "cpu"):
+            if not isinstance(self.device, str):
+                raise InvalidArgumentError("device=%r: a device name (cpu, cuda, opencl, gpu)" % (self.device,))
+            pairs.append(("device", self.device))
         return pairs
 
     def fit(self, X, y):

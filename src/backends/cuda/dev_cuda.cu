@@ -30,6 +30,7 @@ extern "C" const void *const sb_cuda_forest_kernels[];
 extern "C" const void *const sb_cuda_core_kernels[];
 extern "C" const void *const sb_cuda_linalg_kernels[];
 extern "C" const void *const sb_cuda_ts_kernels[];
+extern "C" const void *const sb_cuda_gp_kernels[];
 
 namespace {
 
@@ -183,6 +184,7 @@ sb_status cu_open(sb_device *d) {
            : d->prog == SB_PROG_FOREST ? sb_cuda_forest_kernels
            : d->prog == SB_PROG_CORE   ? sb_cuda_core_kernels
            : d->prog == SB_PROG_TS     ? sb_cuda_ts_kernels
+           : d->prog == SB_PROG_GP     ? sb_cuda_gp_kernels
                                        : sb_cuda_linalg_kernels;
     c->nk = (int32_t)sb_program_kernels(d->prog);
     c->ms = (double *)sb_calloc((size_t)c->nk, sizeof(double));

@@ -45,6 +45,8 @@ extern const char *const sb_linalg_cl_src[];
 extern const int32_t sb_linalg_cl_src_lines;
 extern const char *const sb_ts_cl_src[];
 extern const int32_t sb_ts_cl_src_lines;
+extern const char *const sb_gp_cl_src[];
+extern const int32_t sb_gp_cl_src_lines;
 
 #if defined(SB_SABOTAGE_ETS_SSE_ORDER)
 #define ETS_ARM_OPT " -DSB_SABOTAGE_ETS_SSE_ORDER"
@@ -82,11 +84,13 @@ static sb_status build(sb_device *d, ocl_impl *o, const char *extra, size_t wg) 
                              : d->prog == SB_PROG_FOREST ? sb_forest_cl_src
                              : d->prog == SB_PROG_CORE   ? sb_core_cl_src
                              : d->prog == SB_PROG_TS     ? sb_ts_cl_src
+                             : d->prog == SB_PROG_GP     ? sb_gp_cl_src
                                                          : sb_linalg_cl_src;
     const int32_t lines = d->prog == SB_PROG_TREE     ? sb_tree_cl_src_lines
                           : d->prog == SB_PROG_FOREST ? sb_forest_cl_src_lines
                           : d->prog == SB_PROG_CORE   ? sb_core_cl_src_lines
                           : d->prog == SB_PROG_TS     ? sb_ts_cl_src_lines
+                          : d->prog == SB_PROG_GP     ? sb_gp_cl_src_lines
                                                       : sb_linalg_cl_src_lines;
     const int32_t all = sb_compat_cl_src_lines + lines;
     const char **joined = sb_malloc(sizeof(char *) * (size_t)all);
@@ -96,7 +100,7 @@ static sb_status build(sb_device *d, ocl_impl *o, const char *extra, size_t wg) 
     /* the float64 program: doubles on (compat_opencl.h), and a build of the
      * library that carries the ets-sse-order arm carries it here too */
     char f64opts[256];
-    if (d->prog == SB_PROG_TS) {
+    if (d->prog == SB_PROG_TS || d->prog == SB_PROG_GP) {
         snprintf(f64opts, sizeof f64opts, "-DSB_OCL_F64%s%s%s", ETS_ARM_OPT, extra ? " " : "", extra ? extra : "");
         extra = f64opts;
     }
@@ -145,8 +149,8 @@ static sb_status ocl_open(sb_device *d) {
      * fit; groups of 64 spread a batch over the compute units (a schedule
      * input only) */
     if (d->prog == SB_PROG_TS && wg > 64) wg = 64;
-    if (d->prog == SB_PROG_TS) {
-        /* the float64 program needs IEEE doubles: round to nearest, infinities
+    if (d->prog == SB_PROG_TS || d->prog == SB_PROG_GP) {
+        /* the float64 programs needs IEEE doubles: round to nearest, infinities
          * and NaNs, subnormals (OpenCL's + - * / on doubles are then correctly
          * rounded, the host's bits) */
         cl_ulong fp = 0;
@@ -157,7 +161,7 @@ static sb_status ocl_open(sb_device *d) {
             sb_ocl_dev_string(o->dev, CL_DEVICE_NAME, name, sizeof name);
             return sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
                            "device 'opencl': %.120s has no IEEE double arithmetic (cl_khr_fp64), which the float64 "
-                           "families (exponential smoothing, ARIMA, support vector machines) need on a device",
+                           "families (exponential smoothing, ARIMA, support vector machines, Gaussian process regression) need on a device",
                            name);
         }
     }

@@ -34,6 +34,7 @@
 #include "../../core/rng.h"
 #include "../../math/sb_math.h"
 #include "../f64_math.h"
+#include "../../kernels/gp.h"
 #include <math.h> /* sqrt (correctly rounded), INFINITY and NAN: no other libm function is called */
 #include <stdio.h>
 #include <string.h>
@@ -66,93 +67,18 @@ static double gp_dot(const double *x, const double *y, int64_t n) {
 
 /* ---- the kernel ---------------------------------------------------------- */
 
-/* The squared distance scaled by the length scales ls (nls of them), and,
- * when dk is not NULL, each feature's term (anisotropic) in dk. */
-static double gp_r2(const double *x, const double *y, int64_t d, const double *ls, int32_t nls, double *dk) {
-    double r2 = 0.0;
-    for (int64_t f = 0; f < d; f++) {
-        const double q = (x[f] - y[f]) / ls[nls == 1 ? 0 : f];
-        const double q2 = q * q;
-        if (dk && nls > 1) dk[f] = q2;
-        r2 = r2 + q2;
-    }
-    return r2;
-}
-
 /* Node v's value for the pair (x, y) and, when grad is not NULL, the
- * derivative by each log hyperparameter of its subtree in grad[p0..p1).
- * same: the pair is one training point with itself (the white kernel's
- * only nonzero). ev holds each parameter's value, e^logv. */
+ * derivative by each log hyperparameter in grad[0..npar). same: the pair is
+ * one training point with itself (the white kernel's only nonzero). ev holds
+ * each parameter's value, e^logv. The arithmetic is kernels/gp.h's, the
+ * function the device program runs too; v is always the root (the last
+ * node: gpk_eval evaluates the nodes in order). */
+SB_STATIC_ASSERT(sizeof(gp_node) == sizeof(int32_t) * GPK_NODE, "gp_node is kernels/gp.h's GPK_NODE ints");
+SB_STATIC_ASSERT(GP_MAX_NODES == GPK_MAX_NODES && GP_MAX_PARAMS == GPK_MAX_PARAMS, "kernels/gp.h's limits");
 static double gp_eval(const gp_kernel *k, const double *ev, int32_t v, const double *x, const double *y, int64_t d,
                       int same, double *grad) {
-    const gp_node *nd = &k->node[v];
-    switch (nd->kind) {
-    case GK_CONST:
-        if (grad) grad[nd->p0] = ev[nd->p0];
-        return ev[nd->p0];
-    case GK_WHITE: {
-        const double w = same ? ev[nd->p0] : 0.0;
-        if (grad) grad[nd->p0] = w;
-        return w;
-    }
-    case GK_RBF: {
-        const double r2 = gp_r2(x, y, d, ev + nd->p0, nd->nls, grad ? grad + nd->p0 : NULL);
-        const double kv = sb_f64_exp(-0.5 * r2);
-        if (grad) {
-            if (nd->nls == 1) grad[nd->p0] = kv * r2;
-            else
-                for (int32_t f = 0; f < nd->nls; f++) grad[nd->p0 + f] = kv * grad[nd->p0 + f];
-        }
-        return kv;
-    }
-    case GK_MATERN: {
-        const double r2 = gp_r2(x, y, d, ev + nd->p0, nd->nls, grad ? grad + nd->p0 : NULL);
-        const double r = sqrt(r2);
-        double kv, g; /* g: the factor of each feature's term (or of r2) in the derivative */
-        if (nd->nu2 == 1) {
-            const double e = sb_f64_exp(-r);
-            kv = e;
-            g = r > 0.0 ? e / r : 0.0;
-        } else if (nd->nu2 == 3) {
-            const double s = 1.7320508075688772 * r, e = sb_f64_exp(-s);
-            kv = (1.0 + s) * e;
-            g = 3.0 * e;
-        } else {
-            const double s = 2.23606797749979 * r, e = sb_f64_exp(-s);
-            kv = ((1.0 + s) + (5.0 / 3.0) * r2) * e;
-            g = (5.0 / 3.0) * ((1.0 + s) * e);
-        }
-        if (grad) {
-            if (nd->nls == 1) grad[nd->p0] = g * r2;
-            else
-                for (int32_t f = 0; f < nd->nls; f++) grad[nd->p0 + f] = g * grad[nd->p0 + f];
-        }
-        return kv;
-    }
-    case GK_RQ: {
-        const double al = ev[nd->p0], ls = ev[nd->p0 + 1];
-        const double r2 = gp_r2(x, y, d, &ls, 1, NULL);
-        const double base = 1.0 + r2 / (2.0 * al), lb = sb_f64_log(base);
-        const double kv = sb_f64_exp(-al * lb);
-        if (grad) {
-            grad[nd->p0] = kv * (r2 / (2.0 * base) - al * lb);
-            grad[nd->p0 + 1] = kv * (r2 / base);
-        }
-        return kv;
-    }
-    case GK_SUM:
-        return gp_eval(k, ev, nd->a, x, y, d, same, grad) + gp_eval(k, ev, nd->b, x, y, d, same, grad);
-    default: { /* GK_PROD */
-        const double va = gp_eval(k, ev, nd->a, x, y, d, same, grad);
-        const double vb = gp_eval(k, ev, nd->b, x, y, d, same, grad);
-        if (grad) {
-            const gp_node *na = &k->node[nd->a], *nb = &k->node[nd->b];
-            for (int32_t p = na->p0; p < na->p1; p++) grad[p] = grad[p] * vb;
-            for (int32_t p = nb->p0; p < nb->p1; p++) grad[p] = grad[p] * va;
-        }
-        return va * vb;
-    }
-    }
+    (void)v;
+    return gpk_eval((const sb_i32 *)k->node, k->nnodes, ev, x, y, d, same, grad != NULL, grad);
 }
 
 static void gp_values(const gp_kernel *k, double *ev) {
@@ -245,36 +171,48 @@ typedef struct gp_ws {
     int64_t n, d, t;
     double alpha;
     double *A, *Z, *a, *part;
+    int32_t device;   /* sb_device_kind: 0 the host */
+    gp_dev *dev;      /* the device's buffers (device != 0) */
+    sb_status dst;    /* the device's failure, when gp_factor returns -3 */
 } gp_ws;
 
 static void ws_free(gp_ws *w) {
     sb_free(w->A), sb_free(w->Z), sb_free(w->a), sb_free(w->part);
+    sb_gp_dev_end(w->dev);
     memset(w, 0, sizeof *w);
 }
 
+/* w->device set: the device opened too (its buffers for the gradient with
+ * grad), L^-1 then made there, not in host memory. */
 static sb_status ws_alloc(gp_ws *w, int grad) {
     const size_t nn = (size_t)w->n * (size_t)w->n;
     w->A = sb_malloc(sizeof(double) * nn);
     w->a = sb_malloc(sizeof(double) * (size_t)(w->n * w->t));
     if (grad) {
-        w->Z = sb_malloc(sizeof(double) * nn);
+        if (!w->device) w->Z = sb_malloc(sizeof(double) * nn);
         w->part = sb_malloc(sizeof(double) * (size_t)w->n * GP_MAX_PARAMS);
     }
-    if (!w->A || !w->a || (grad && (!w->Z || !w->part)))
+    if (!w->A || !w->a || (grad && ((!w->device && !w->Z) || !w->part)))
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "gaussian process: out of memory for %lld training rows (n^2 doubles%s)",
                        (long long)w->n, grad ? ", twice" : "");
-    return SB_OK;
+    return w->device ? sb_gp_dev_begin(w->device, w->X, w->n, w->d, grad ? 2 : 1, &w->dev) : SB_OK;
 }
 
-/* Factor K(X) + alpha I into w->A and solve for alpha_ (n x t, target by
- * target). Returns the failing column or -1. */
+/* Factor K(X) + alpha I into w->A (on the device with w->dev, L read back)
+ * and solve for alpha_ (n x t, target by target). Returns the failing
+ * column or -1 (-2 out of memory, -3 the device failed: w->dst). */
 static int64_t gp_factor(gp_ws *w, const gp_kernel *k, const double *ev) {
-    gp_job job;
-    memset(&job, 0, sizeof job);
-    job.k = k, job.ev = ev, job.X = w->X, job.n = w->n, job.d = w->d, job.A = w->A, job.lda = w->n,
-    job.diag = w->alpha;
-    sb_parallel_for(sb_chunk_count(w->n, GP_ROWS), kmat_task, &job);
-    const int64_t bad = sb_gp_cholesky(w->A, w->n);
+    int64_t bad;
+    if (w->dev) {
+        if ((w->dst = sb_gp_dev_factor(w->dev, k, ev, w->alpha, w->A, &bad)) != SB_OK) return -3;
+    } else {
+        gp_job job;
+        memset(&job, 0, sizeof job);
+        job.k = k, job.ev = ev, job.X = w->X, job.n = w->n, job.d = w->d, job.A = w->A, job.lda = w->n,
+        job.diag = w->alpha;
+        sb_parallel_for(sb_chunk_count(w->n, GP_ROWS), kmat_task, &job);
+        bad = sb_gp_cholesky(w->A, w->n);
+    }
     if (bad >= 0) return bad;
     double *x = sb_malloc(sizeof(double) * (size_t)w->n);
     if (!x) return -2;
@@ -313,6 +251,7 @@ static sb_status gp_lml(gp_ws *w, const gp_kernel *k, double *lml, double *grad,
     gp_values(k, ev);
     *bad = gp_factor(w, k, ev);
     if (*bad == -2) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gaussian process: out of memory");
+    if (*bad == -3) return w->dst;
     if (*bad >= 0) {
         *lml = -INFINITY;
         if (grad)
@@ -329,8 +268,14 @@ static sb_status gp_grad(gp_ws *w, const gp_kernel *k, double *grad) {
     double ev[GP_MAX_PARAMS];
     gp_values(k, ev);
     const int64_t n = w->n;
+    sb_status st;
+    if (w->dev) {
+        /* the same steps on the device (gp_device.c), the rows' terms back */
+        if ((st = sb_gp_dev_grad(w->dev, k, ev, w->a, w->t, w->part)) != SB_OK) return st;
+        goto sum;
+    }
     /* A := N = -K^-1 (lower), through Z = L^-1; L is spent */
-    sb_status st = sb_gp_neg_inverse(w->A, w->Z, w->A, n);
+    st = sb_gp_neg_inverse(w->A, w->Z, w->A, n);
     if (st != SB_OK) return st;
     /* W = sum over targets of alpha_t alpha_t^T - t K^-1 (as + t N), lower triangle, in place */
     for (int64_t i = 0; i < n; i++)
@@ -344,6 +289,7 @@ static sb_status gp_grad(gp_ws *w, const gp_kernel *k, double *grad) {
     job.n = n;
     job.k = k, job.ev = ev, job.X = w->X, job.d = w->d, job.W = w->A, job.part = w->part;
     sb_parallel_for(sb_chunk_count(n, GP_ROWS), grad_task, &job);
+sum:
     for (int32_t p = 0; p < k->npar; p++) {
         double s = 0.0;
         for (int64_t i = 0; i < n; i++) s = s + w->part[i * k->npar + p];
@@ -543,7 +489,7 @@ static sb_status not_pd(int64_t col, double alpha) {
 sb_status sb_gp_refactor(sb_gp *g) {
     gp_ws w;
     memset(&w, 0, sizeof w);
-    w.X = g->X, w.y = g->y, w.n = g->n, w.d = g->d, w.t = g->t, w.alpha = g->alpha;
+    w.X = g->X, w.y = g->y, w.n = g->n, w.d = g->d, w.t = g->t, w.alpha = g->alpha, w.device = g->device;
     sb_status st = ws_alloc(&w, 0);
     if (st != SB_OK) {
         ws_free(&w);
@@ -552,9 +498,10 @@ sb_status sb_gp_refactor(sb_gp *g) {
     double ev[GP_MAX_PARAMS];
     gp_values(&g->k, ev);
     const int64_t bad = gp_factor(&w, &g->k, ev);
-    if (bad >= 0 || bad == -2) {
+    if (bad >= 0 || bad == -2 || bad == -3) {
+        st = bad == -3 ? w.dst : bad == -2 ? sb_fail(SB_ERR_OUT_OF_MEMORY, "gaussian process: out of memory") : not_pd(bad, g->alpha);
         ws_free(&w);
-        return bad == -2 ? sb_fail(SB_ERR_OUT_OF_MEMORY, "gaussian process: out of memory") : not_pd(bad, g->alpha);
+        return st;
     }
     sb_free(g->L), sb_free(g->a);
     g->L = w.A, g->a = w.a;
@@ -565,13 +512,13 @@ sb_status sb_gp_refactor(sb_gp *g) {
 }
 
 sb_status sb_gp_fit_spec(const gp_kernel *k, double alpha, int32_t normalize_y, int32_t optimize, int32_t restarts,
-                         uint64_t seed, const double *X, int64_t n, int64_t d, const double *y, int64_t t,
-                         sb_card *card, const char *prefix, sb_gp **out) {
+                         uint64_t seed, int32_t device, const double *X, int64_t n, int64_t d, const double *y,
+                         int64_t t, sb_card *card, const char *prefix, sb_gp **out) {
     *out = NULL;
     sb_gp *g = sb_calloc(1, sizeof *g);
     if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gaussian process: out of memory");
     g->k = *k, g->n = n, g->d = d, g->t = t, g->alpha = alpha, g->normalize_y = normalize_y;
-    g->optimize = optimize, g->restarts = restarts, g->seed = seed;
+    g->optimize = optimize, g->restarts = restarts, g->seed = seed, g->device = device;
     g->X = sb_malloc(sizeof(double) * (size_t)(n * d));
     g->y = sb_malloc(sizeof(double) * (size_t)(n * t));
     g->ymean = sb_malloc(sizeof(double) * (size_t)t);
@@ -605,7 +552,7 @@ sb_status sb_gp_fit_spec(const gp_kernel *k, double alpha, int32_t normalize_y, 
     if (optimize && nf > 0) {
         gp_ws w;
         memset(&w, 0, sizeof w);
-        w.X = g->X, w.y = g->y, w.n = n, w.d = d, w.t = t, w.alpha = alpha;
+        w.X = g->X, w.y = g->y, w.n = n, w.d = d, w.t = t, w.alpha = alpha, w.device = device;
         st = ws_alloc(&w, 1);
         gp_kernel work = *k, best = *k;
         double bestf = INFINITY;
@@ -670,6 +617,7 @@ typedef struct pred_job {
     int64_t m;
     double *V;      /* m x n: row r = L \ k(x_r, X) */
     double *mean, *var;
+    int given;      /* V holds k(x_r, X) already (made on the device) */
 } pred_job;
 
 /* Rows of the prediction: k*, the mean k*^T alpha_ (row order) per target,
@@ -682,7 +630,8 @@ static void pred_task(void *ctx, int64_t task) {
     for (int64_t r = b; r < e; r++) {
         const double *xr = j->Xs + r * g->d;
         double *v = j->V + r * g->n;
-        for (int64_t c = 0; c < g->n; c++) v[c] = gp_eval(&g->k, j->ev, g->k.root, xr, g->X + c * g->d, g->d, 0, NULL);
+        if (!j->given)
+            for (int64_t c = 0; c < g->n; c++) v[c] = gp_eval(&g->k, j->ev, g->k.root, xr, g->X + c * g->d, g->d, 0, NULL);
         for (int64_t t = 0; t < g->t; t++) {
             double s = 0.0;
             for (int64_t c = 0; c < g->n; c++) s = s + v[c] * g->a[c * g->t + t];
@@ -730,7 +679,19 @@ sb_status sb_gp_predict_host(const sb_gp *g, const double *Xs, int64_t m, double
         sb_free(V), sb_free(var), sb_free(C);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "gaussian process: out of memory to predict %lld rows", (long long)m);
     }
-    pred_job pj = {g, ev, Xs, m, V, mean, var};
+    pred_job pj = {g, ev, Xs, m, V, mean, var, 0};
+    if (g->device) {
+        /* the cross kernel values on the device (the host's bits), the rest here */
+        gp_dev *dv = NULL;
+        sb_status st = sb_gp_dev_begin(g->device, g->X, g->n, g->d, 0, &dv);
+        if (st == SB_OK) st = sb_gp_dev_cross(dv, &g->k, ev, Xs, m, V);
+        sb_gp_dev_end(dv);
+        if (st != SB_OK) {
+            sb_free(V), sb_free(var), sb_free(C);
+            return st;
+        }
+        pj.given = 1;
+    }
     sb_parallel_for(sb_chunk_count(m, GP_ROWS), pred_task, &pj);
     for (int64_t r = 0; r < m; r++)
         for (int64_t t = 0; t < g->t; t++) mean[r * g->t + t] = g->ystd[t] * mean[r * g->t + t] + g->ymean[t];
@@ -761,7 +722,7 @@ sb_status sb_gp_lml_host(const sb_gp *g, const double *theta, double *lml, doubl
     }
     gp_ws w;
     memset(&w, 0, sizeof w);
-    w.X = g->X, w.y = g->y, w.n = g->n, w.d = g->d, w.t = g->t, w.alpha = g->alpha;
+    w.X = g->X, w.y = g->y, w.n = g->n, w.d = g->d, w.t = g->t, w.alpha = g->alpha, w.device = g->device;
     sb_status st = ws_alloc(&w, grad != NULL);
     double full[GP_MAX_PARAMS];
     int64_t bad;

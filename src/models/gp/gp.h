@@ -39,6 +39,14 @@ typedef struct gp_kernel {
     int32_t owner[GP_MAX_PARAMS]; /* the node of each parameter */
 } gp_kernel;
 
+/* gp_device.c: the device path (device=cuda|opencl|gpu), the host's bits. */
+typedef struct gp_dev gp_dev;
+sb_status sb_gp_dev_begin(int32_t kind, const double *X, int64_t n, int64_t d, int need, gp_dev **out);
+void sb_gp_dev_end(gp_dev *g);
+sb_status sb_gp_dev_factor(gp_dev *g, const gp_kernel *k, const double *ev, double alpha, double *L, int64_t *bad);
+sb_status sb_gp_dev_grad(gp_dev *g, const gp_kernel *k, const double *ev, const double *a, int64_t t, double *part);
+sb_status sb_gp_dev_cross(gp_dev *g, const gp_kernel *k, const double *ev, const double *Xs, int64_t m, double *K);
+
 /* A fitted model (the opaque sb_gp of samebits.h). */
 struct sb_gp {
     gp_kernel k;           /* the fitted kernel (kernel_) */
@@ -55,6 +63,7 @@ struct sb_gp {
     int32_t nit, nfev;     /* optimizer iterations and evaluations, every start */
     int32_t ntrace;
     double *trace;         /* ntrace x (1 + nfree): the objective and the free theta after each iteration */
+    int32_t device;        /* sb_device_kind of the fit, predictions and likelihoods (not in the model file: a read model is cpu's) */
 };
 
 /* Parse a kernel specification (docs/gaussian-process.md) for d features. */
@@ -68,8 +77,8 @@ int32_t sb_gp_nfree(const gp_kernel *k);
 
 /* Fit: the parameters are read by sb_gp_fit (gp_api.c). */
 sb_status sb_gp_fit_spec(const gp_kernel *k, double alpha, int32_t normalize_y, int32_t optimize, int32_t restarts,
-                         uint64_t seed, const double *X, int64_t n, int64_t d, const double *y, int64_t t,
-                         sb_card *card, const char *prefix, sb_gp **out);
+                         uint64_t seed, int32_t device, const double *X, int64_t n, int64_t d, const double *y,
+                         int64_t t, sb_card *card, const char *prefix, sb_gp **out);
 /* sb_gp_fit with the card's stages named prefix.* (the fixture's cases). */
 sb_status sb_gp_fit_named(const char *kernel, const sb_params *params, const double *X, int64_t n, int64_t d,
                           const double *y, int64_t ntargets, sb_card *card, const char *prefix, sb_gp **out);

@@ -4,6 +4,7 @@
  * file. */
 #include "gp.h"
 #include "../model.h"
+#include "../../device/device.h"
 #include "../../math/sb_math.h"
 #include <math.h>
 #include <stdlib.h>
@@ -21,11 +22,12 @@ typedef struct gp_opts {
     double alpha;
     int32_t normalize_y, optimize, restarts;
     uint64_t seed;
+    int32_t device; /* sb_device_kind */
 } gp_opts;
 
 /* Every key known and used; a key that would do nothing is refused by name. */
 static sb_status parse_opts(const sb_params *params, gp_opts *o) {
-    o->alpha = 1e-10, o->normalize_y = 0, o->optimize = 1, o->restarts = 0, o->seed = 0;
+    o->alpha = 1e-10, o->normalize_y = 0, o->optimize = 1, o->restarts = 0, o->seed = 0, o->device = SB_DEVICE_CPU;
     sb_numeric_mode mode;
     sb_status st = sb_params_resolve_mode(params, SB_FAMILY_GP, &mode);
     if (st != SB_OK) return st;
@@ -62,9 +64,15 @@ static sb_status parse_opts(const sb_params *params, gp_opts *o) {
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "random_state='%s' must be a whole number >= 0", v);
             o->seed = r, seed_given = 1;
         } else if (is(key, "device")) {
-            if (!is(v, "cpu"))
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE,
-                             "device='%s': gaussian process regression runs on the cpu only in this library", v);
+            /* cpu, or a GPU (cuda, opencl, gpu) running the float64 program
+             * with the host's bits; cpu-batched has no meaning here */
+            sb_device_kind kind;
+            st = sb_device_parse(v, &kind);
+            if (st == SB_OK && kind == SB_DEVICE_CPU_BATCHED)
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT,
+                             "device='%s': gaussian process regression has no batched host path (cpu, cuda, opencl or "
+                             "gpu)", v);
+            o->device = (int32_t)kind;
         } else
             st = sb_fail(SB_ERR_INVALID_ARGUMENT,
                          "unknown parameter '%s' for gaussian process regression (docs/gaussian-process.md)", key);
@@ -74,6 +82,20 @@ static sb_status parse_opts(const sb_params *params, gp_opts *o) {
         st = sb_fail(SB_ERR_INVALID_ARGUMENT, "n_restarts_optimizer=%d with optimizer=none would do nothing",
                      (int)o->restarts);
     return st;
+}
+
+sb_status sb_gp_set_device(sb_gp *g, const char *device) {
+    sb_clear_error();
+    if (!g || !device) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_gp_set_device: NULL model or device");
+    sb_device_kind kind;
+    sb_status st = sb_device_parse(device, &kind);
+    if (st != SB_OK) return st;
+    if (kind == SB_DEVICE_CPU_BATCHED)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT,
+                       "device='%s': gaussian process regression has no batched host path (cpu, cuda, opencl or gpu)",
+                       device);
+    g->device = (int32_t)kind;
+    return SB_OK;
 }
 
 static sb_status check_finite(const char *fn, const char *what, const double *x, int64_t n) {
@@ -112,8 +134,8 @@ sb_status sb_gp_fit_named(const char *kernel, const sb_params *params, const dou
                        "n_restarts_optimizer=%d with every hyperparameter fixed would do nothing", (int)o.restarts);
     if ((st = check_finite("sb_gp_fit", "X", X, n * d)) != SB_OK) return st;
     if ((st = check_finite("sb_gp_fit", "y", y, n * ntargets)) != SB_OK) return st;
-    return sb_gp_fit_spec(&k, o.alpha, o.normalize_y, o.optimize, o.restarts, o.seed, X, n, d, y, ntargets, card, prefix,
-                          out);
+    return sb_gp_fit_spec(&k, o.alpha, o.normalize_y, o.optimize, o.restarts, o.seed, o.device, X, n, d, y, ntargets,
+                          card, prefix, out);
 }
 
 static sb_status check_query(const sb_gp *g, const char *fn, const double *X, int64_t m, int64_t d) {
