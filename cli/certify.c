@@ -76,7 +76,7 @@ static void device_of(const char *extra, char *out, size_t cap) {
 
 static const char *const k_families[] = {"profile", "logit",  "gbdt", "forest",        "linalg",
                                          "linear",  "kmeans", "knn",  "dbscan", "agglomerative", "spectral",
-                                         "kde",     "explain", "ets", "arima", "umap", "mlp", "gp"};
+                                         "kde",     "explain", "ets", "arima", "umap", "mlp", "gp", "svm", "lm"};
 
 int sb_cli_verify(int argc, char **argv) {
     const char *names[64];
@@ -94,7 +94,7 @@ int sb_cli_verify(int argc, char **argv) {
                 known |= strcmp(family, k_families[k]) == 0;
             if (!known)
                 return usage("verify", "unknown family '%s'; families: profile, logit, gbdt, forest, linalg, linear, "
-                             "kmeans, knn, dbscan, agglomerative, spectral, kde, explain, ets, arima, umap, mlp, gp", family);
+                             "kmeans, knn, dbscan, agglomerative, spectral, kde, explain, ets, arima, umap, mlp, gp, svm, lm", family);
         } else if (strcmp(argv[i], "--cards") == 0 && i + 1 < argc) {
             cards_dir = argv[++i];
         } else if (argv[i][0] != '-' && strchr(argv[i], '=')) {
