@@ -30,6 +30,7 @@
 #                        repeats rejected: the same distribution by another rule),
 #                        float-allreduce (distributed=mpi's histograms summed across ranks as floats),
 #                        ets-sse-order (exponential smoothing's SSE added in pairs: another order)
+#                        ets-auto-tie (AutoETS's pick: a tie of AICc goes to the later candidate)
 #                        arima-kalman-order (ARIMA's filter adds T P T' + R R' in another order)
 #                        gp-chol-order (the gaussian process's Cholesky diagonal blocks sum the products first: another order)
 #                        mlp-grad-order (the mlp's bias gradients summed in float32 from the last row up: another order)
@@ -48,7 +49,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order lm-attn-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order lm-attn-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -164,6 +165,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_FLOAT_ALLREDUCE
   else ifeq ($(SABOTAGE),ets-sse-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_ETS_SSE_ORDER
+  else ifeq ($(SABOTAGE),ets-auto-tie)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_ETS_AUTO_TIE
   else ifeq ($(SABOTAGE),arima-kalman-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_ARIMA_KALMAN_ORDER
   else ifeq ($(SABOTAGE),gp-chol-order)
@@ -355,7 +358,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order lm-attn-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order lm-attn-order
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

@@ -45,13 +45,15 @@ How the models map (statsforecast 2.x, a port of R's forecast::ets/arima):
     like for like with samebits.auto_arima, the same stepwise search with d
     and D fixed at the default's choice and allowdrift=False (samebits has no
     drift and no unit-root tests: its d and D are given, here sf's). Both
-    search AICc with max p, q 5, P, Q 2, 94 models.
+    search AICc with max p, q 5, P, Q 2, 94 models. samebits.auto_arima runs
+    at its default approximation (R's rule: the candidates by CSS when the
+    series has more than 150 values or m > 12, the pick refitted by exact
+    ML) and, on the --ml-series, also with approximation=False (every
+    candidate by exact ML, as statsforecast's default).
   * AutoETS: statsforecast's "ZZZ" (every allowed model) and "AZZ" (additive
-    errors: ANN, AAN, AAdN, ANA, AAA, AAdA); samebits has no automatic ETS
-    search yet, so the bench picks, among the same six additive models fitted
-    by samebits (one batch each), the lowest AICc as samebits reports it
-    (statsmodels' SSE-based criterion). This is the bench's selection rule,
-    not a samebits feature.
+    errors: ANN, AAN, AAdN, ANA, AAA, AAdA) against samebits.AutoETS(model=
+    "AZZ") (the same six candidates, restrict=True; multiplicative errors are
+    not built in samebits).
 
 Times (fit only; 2 cores, the machine shared; load is recorded): samebits one
 batch a model and period at --threads; statsforecast through
@@ -59,8 +61,11 @@ StatsForecast(models=[...], freq, n_jobs=1 and n_jobs=2).fit on the long
 frame, each preceded by an untimed warm-up call on the same configuration
 (numba's JIT compile and the worker pool's first start are therefore not in
 its time; each n_jobs=2 call still starts its own worker processes, part of
-its batched cost). samebits.auto_arima has no batch form: it runs one series
-after another (threads 1) and, against n_jobs=2, over a pool of 2 processes.
+its batched cost). The searches' sMAPE rows time one series after another on
+both sides (samebits at 1 thread). samebits.auto_arima has no batch form: in
+the batched rows it runs one series after another and, against n_jobs=2,
+over a pool of 2 processes; samebits.auto_ets_forecast is one batch a
+candidate at --threads.
 
 Run: python3 bench/ts_statsforecast_bench.py [--threads 2] [--zones 24] [--auto-zones 8]
 Results: bench/results/ts-statsforecast-DATE-COMMIT.{md,json}.
@@ -90,12 +95,11 @@ warnings.filterwarnings("ignore")
 ETS_MODELS = [("ses", "ANN", None, False, None), ("holt", "AAN", "add", False, None),
               ("damped", "AAN", "add", True, None), ("hw-add", "AAA", "add", False, "add"),
               ("hw-add-damped", "AAA", "add", True, "add")]
-ETS_AUTO = [("ANN", None, False, None), ("AAN", "add", False, None), ("AAdN", "add", True, None),
-            ("ANA", None, False, "add"), ("AAA", "add", False, "add"), ("AAdA", "add", True, "add")]
 ARIMA_MODELS = [("ar1", (1, 0, 0), None), ("arma21", (2, 0, 1), None), ("ima11", (0, 1, 1), None),
                 ("arima111", (1, 1, 1), None), ("airline", (0, 1, 1), (0, 1, 1)), ("sar1", (1, 0, 0), (1, 0, 0)),
                 ("sarima111-011", (1, 1, 1), (0, 1, 1))]
 SF_BOUNDS = {"alpha": (1e-4, 0.9999), "phi": (0.8, 0.98)}
+ML_SERIES = set()  # --ml-series: the searches also run with approximation=False
 
 
 def smape(y, f):
@@ -156,10 +160,11 @@ def sb_arima_batch(ys, order, so, trend, threads):
 
 
 def sb_auto_arima(args):
-    y, d, D, m, h = args
+    y, d, D, m, h = args[:5]
+    approx = args[5] if len(args) > 5 else None
     samebits.set_num_threads(1)
     t0 = time.perf_counter()
-    est = samebits.auto_arima(y, d=d, D=D, m=m if m else 1)
+    est = samebits.auto_arima(y, d=d, D=D, m=m if m else 1, approximation=approx)
     dt = time.perf_counter() - t0
     fc = np.asarray(est.forecast(h), dtype=float)
     return dict(order=list(est.order), seasonal_order=list(est.seasonal_order), trend=est.trend,
@@ -339,22 +344,8 @@ def auto_quality(series, threads, res, on_row):
     """Fills res = (rows, times) a series at a time, calling on_row after each."""
     from statsforecast.models import AutoARIMA, AutoETS
     rows, tt = res
-    tt.update({"sb_arima": 0.0, "sf_arima_fixed": 0.0, "sf_arima_default": 0.0, "sb_ets": 0.0, "sf_ets_azz": 0.0,
-          "sf_ets_zzz": 0.0})
-    # samebits' ETS selection: one batch per model and period, over every training series
-    train = {k: (y[:-horizon(m)], m) for k, (y, m) in series.items()}
-    sel = {}
-    for m in sorted({m for _, m in train.values()}, key=lambda v: v or 0):
-        group = [k for k in train if train[k][1] == m]
-        for code, trend, damped, seasonal in ETS_AUTO:
-            if seasonal and not m:
-                continue
-            b, dt = sb_ets_batch([train[k][0] for k in group], trend, damped, seasonal, m, threads)
-            tt["sb_ets"] += dt
-            for i, k in enumerate(group):
-                a = b.array(i, "aicc")[0]
-                if k not in sel or a < sel[k][0]:
-                    sel[k] = (a, code, np.array(b.forecast(i, horizon(m))))
+    tt.update({"sb_arima": 0.0, "sb_arima_ml": 0.0, "sf_arima_fixed": 0.0, "sf_arima_default": 0.0, "sb_ets": 0.0,
+               "sf_ets_azz": 0.0, "sf_ets_zzz": 0.0, "ml_series": 0, "sf_arima_fixed_ml_subset": 0.0})
     for k, (y, m) in series.items():
         h = horizon(m)
         ytr, yte = y[:-h], y[-h:]
@@ -366,8 +357,13 @@ def auto_quality(series, threads, res, on_row):
             tt[key] += time.perf_counter() - t0
             r["ets_" + model] = mod.model_["method"]
             r["smape_ets_" + model] = smape(yte, mod.predict(h)["mean"])
-        r["ets_sb"] = sel[k][1]
-        r["smape_ets_sb"] = smape(yte, sel[k][2])
+        samebits.set_num_threads(1)
+        t0 = time.perf_counter()
+        a = samebits.AutoETS(season_length=m or 1, model="AZZ").fit(ytr)
+        tt["sb_ets"] += time.perf_counter() - t0
+        samebits.set_num_threads(0)
+        r["ets_sb"] = a.model_
+        r["smape_ets_sb"] = smape(yte, a.forecast(h))
         # AutoARIMA
         t0 = time.perf_counter()
         dflt = AutoARIMA(season_length=m or 1).fit(ytr)
@@ -377,7 +373,8 @@ def auto_quality(series, threads, res, on_row):
         r["smape_arima_sf_default"] = smape(yte, dflt.predict(h)["mean"])
         t0 = time.perf_counter()
         fx = AutoARIMA(season_length=m or 1, d=d, D=D, allowdrift=False).fit(ytr)
-        tt["sf_arima_fixed"] += time.perf_counter() - t0
+        t_fx = time.perf_counter() - t0
+        tt["sf_arima_fixed"] += t_fx
         p2, q2, P2, Q2, _, _, _ = fx.model_["arma"]
         r["arima_sf_fixed"] = [p2, d, q2, P2, D, Q2, mm, "intercept" in fx.model_["coef"]]
         r["aicc_sf_fixed"] = float(fx.model_["aicc"])
@@ -391,6 +388,14 @@ def auto_quality(series, threads, res, on_row):
         except Exception as e:
             r["arima_sb"] = "refused: %s" % e
             r["smape_arima_sb"] = float("nan")
+        r["smape_arima_sb_ml"] = float("nan")
+        if k in ML_SERIES:  # the search with every candidate by exact ML (approximation=False)
+            s = sb_auto_arima((ytr, d, D if m else 0, m, h, False))
+            tt["sb_arima_ml"] += s["time"]
+            tt["sf_arima_fixed_ml_subset"] += t_fx
+            tt["ml_series"] += 1
+            r["arima_sb_ml"] = [s["order"], s["seasonal_order"], s["trend"], s["fits"]]
+            r["smape_arima_sb_ml"] = smape(yte, s["fc"])
         rows.append(r)
         on_row()
         print("auto %-16s ets sb %s %.2f | sf AZZ %s %.2f | ZZZ %s %.2f || arima sb %.2f sf fixed %.2f sf default %.2f"
@@ -437,11 +442,10 @@ def batched_auto(zones, auto_zones, threads, out):
     sub = dict(list(zones.items())[:auto_zones])
     dfs = long_frame(sub)
     ysub = list(sub.values())
-    # samebits ETS selection (6 batches) against AutoETS(AZZ)
-    t = 0.0
-    for code, trend, damped, seasonal in ETS_AUTO:
-        _, dt = sb_ets_batch(ysub, trend, damped, seasonal, 7, threads)
-        t += dt
+    # samebits.auto_ets_forecast (one batch a candidate, --threads) against AutoETS(AZZ)
+    t0 = time.perf_counter()
+    samebits.auto_ets_forecast(dfs, 14, season_length=7, model="AZZ", n_jobs=threads)
+    t = time.perf_counter() - t0
     r = {"model": "auto ets (AZZ)", "series": len(ysub), "samebits_s": t}
     for nj in (1, 2):
         r["sf_n_jobs%d_s" % nj] = sf_batched_time([AutoETS(season_length=7, model="AZZ")], dfs, nj)
@@ -458,7 +462,8 @@ def batched_auto(zones, auto_zones, threads, out):
     with mp.get_context("spawn").Pool(2) as pool:
         pool.map(sb_auto_arima, args)
     sb_pool = time.perf_counter() - t0
-    r = {"model": "auto arima (d=1, D=0, no drift)", "series": len(ysub), "samebits_s": sb_serial,
+    r = {"model": "auto arima (d=1, D=0, no drift; sb approximation by R's rule)", "series": len(ysub),
+         "samebits_s": sb_serial,
          "samebits_pool2_s": sb_pool}
     for nj in (1, 2):
         r["sf_n_jobs%d_s" % nj] = sf_batched_time([AutoARIMA(season_length=7, d=1, D=0, allowdrift=False)], dfs, nj)
@@ -502,8 +507,11 @@ def main():
     ap.add_argument("--auto-zones", type=int, default=2)
     ap.add_argument("--auto-series", default="", help="comma list of series for the searches' sMAPE (default all)")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: ets,arima,auto,batch")
+    ap.add_argument("--ml-series", default="", help="comma list of series whose search also runs with "
+                    "approximation=False (every candidate by exact ML; long)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
+    ML_SERIES.update(filter(None, a.ml_series.split(",")))
     skip = set(filter(None, a.skip.split(",")))
     load0 = loadavg()
     from ts_bench_common import git_commit
@@ -631,28 +639,45 @@ def write_md(out, base, head, res):
             v = [r[key] for r in rows if r[key] == r[key]]
             return float(np.mean(v)) if v else float("nan")
         L += ["## Automatic searches: sMAPE on the held-out tail (h = 2m, or 10)", "",
-              "| series | h | ETS sb (AICc pick) | sMAPE | sf AZZ | sMAPE | sf ZZZ | sMAPE | ARIMA sb | sMAPE | "
-              "sf (same d, D, no drift) | sMAPE | sf default | sMAPE |",
-              "| --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- | ---: |"]
+              "ETS sb: samebits.AutoETS(model='AZZ'); ARIMA sb: samebits.auto_arima with sf's d and D, no drift, "
+              "approximation by R's rule (candidates by CSS when n > 150 or m > 12, the pick refitted by exact ML); "
+              "ARIMA sb ML: approximation=False (every candidate by exact ML), on the --ml-series only.", "",
+              "| series | h | ETS sb (AutoETS AZZ) | sMAPE | sf AZZ | sMAPE | sf ZZZ | sMAPE | ARIMA sb | sMAPE | "
+              "ARIMA sb ML | sMAPE | sf (same d, D, no drift) | sMAPE | sf default | sMAPE |",
+              "| --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- | ---: |"]
         for r in rows:
             sb = r["arima_sb"]
             sbs = sb if isinstance(sb, str) else "(%s)(%s) %s, %d fits" % (
                 ",".join(map(str, sb[0])), ",".join(map(str, sb[1])), sb[2], sb[3])
             fx, df_ = r["arima_sf_fixed"], r["arima_sf_default"]
-            L.append("| %s | %d | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f |" % (
+            ml = r.get("arima_sb_ml")
+            mls = "(%s)(%s) %s, %d fits" % (",".join(map(str, ml[0])), ",".join(map(str, ml[1])), ml[2], ml[3]) \
+                if ml else "-"
+            L.append("| %s | %d | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f |" % (
                 r["series"], r["h"], r["ets_sb"], r["smape_ets_sb"], r["ets_AZZ"], r["smape_ets_AZZ"], r["ets_ZZZ"],
-                r["smape_ets_ZZZ"], sbs, r["smape_arima_sb"],
+                r["smape_ets_ZZZ"], sbs, r["smape_arima_sb"], mls, r["smape_arima_sb_ml"],
                 "(%d,%d,%d)(%d,%d,%d)%d%s" % tuple(fx[:7] + [" c" if fx[7] else ""]), r["smape_arima_sf_fixed"],
                 "(%d,%d,%d)(%d,%d,%d)%d %s" % tuple(df_[:7] + ["+".join(x for x in df_[7] if x in
                                                                        ("intercept", "drift"))]),
                 r["smape_arima_sf_default"]))
-        L.append("| **mean** | | | **%.2f** | | **%.2f** | | **%.2f** | | **%.2f** | | **%.2f** | | **%.2f** |" % (
+        L.append("| **mean** | | | **%.2f** | | **%.2f** | | **%.2f** | | **%.2f** | | | | **%.2f** | | **%.2f** |" % (
             mean("smape_ets_sb"), mean("smape_ets_AZZ"), mean("smape_ets_ZZZ"), mean("smape_arima_sb"),
             mean("smape_arima_sf_fixed"), mean("smape_arima_sf_default")))
-        L += ["", "Search times over the %d series (s): samebits ETS pick (6 batches a period) %.3f, sf AutoETS AZZ "
-              "%.3f, ZZZ %.3f; samebits.auto_arima %.3f (one series after another, 1 thread), sf AutoARIMA same d, D "
-              "%.3f, default %.3f." % (len(rows), tt["sb_ets"], tt["sf_ets_azz"], tt["sf_ets_zzz"], tt["sb_arima"],
-                                       tt["sf_arima_fixed"], tt["sf_arima_default"]), ""]
+        sub = [r for r in rows if r["smape_arima_sb_ml"] == r["smape_arima_sb_ml"]]
+        if sub:
+            L.append("| **mean over the %d ML-search series** | | | | | | | | | **%.2f** | | **%.2f** | | **%.2f** | "
+                     "| **%.2f** |" % (len(sub), float(np.mean([r["smape_arima_sb"] for r in sub])),
+                                      float(np.mean([r["smape_arima_sb_ml"] for r in sub])),
+                                      float(np.mean([r["smape_arima_sf_fixed"] for r in sub])),
+                                      float(np.mean([r["smape_arima_sf_default"] for r in sub]))))
+        L += ["", "Search times over the %d series (s; every search one series after another, 1 thread each "
+              "side): samebits.AutoETS %.3f, sf AutoETS AZZ %.3f (ratio %.3f), ZZZ %.3f; samebits.auto_arima "
+              "%.3f, sf AutoARIMA same d, D %.3f (ratio %.3f), default %.3f. The ML search (approximation=False) on "
+              "%d series: samebits %.3f against sf same d, D %.3f on those (ratio %.3f)." % (
+                  len(rows), tt["sb_ets"], tt["sf_ets_azz"], tt["sb_ets"] / tt["sf_ets_azz"], tt["sf_ets_zzz"],
+                  tt["sb_arima"], tt["sf_arima_fixed"], tt["sb_arima"] / tt["sf_arima_fixed"],
+                  tt["sf_arima_default"], tt["ml_series"], tt["sb_arima_ml"], tt["sf_arima_fixed_ml_subset"],
+                  tt["sb_arima_ml"] / tt["sf_arima_fixed_ml_subset"] if tt["ml_series"] else float("nan")), ""]
     if "batch" in res:
         L += ["## Batched speed: the busiest pickup zones' daily trip counts (1,096 days each)", "",
               "| model | series | samebits s | sf n_jobs=1 s | sf n_jobs=2 s | ratio sb / sf n_jobs=2 | "

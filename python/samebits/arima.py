@@ -34,8 +34,12 @@ def _ints(name, v, n):
     return ",".join(str(int(x)) for x in t)
 
 
-def _pairs(order, seasonal_order, trend, params, device=None):
+def _pairs(order, seasonal_order, trend, params, device=None, method="ml"):
     pairs = [("order", _ints("order", order, 3)), ("seasonal_order", _ints("seasonal_order", seasonal_order, 4))]
+    if method != "ml":
+        if not isinstance(method, str):
+            raise InvalidArgumentError("method=%r must be 'ml' or 'css'" % (method,))
+        pairs.append(("method", method))
     if trend is not None:
         if not isinstance(trend, str):
             raise InvalidArgumentError("trend=%r must be 'n' or 'c'" % (trend,))
@@ -143,6 +147,10 @@ class ARIMA(BatchModelFile, Estimator):
     (docs/timeseries.md states the convention). params: every parameter given
     in statsmodels' order (const, ar.L, ma.L, ar.S.L, ma.S.L, sigma2) instead
     of estimated; an explosive AR or non-invertible MA is refused by name.
+    method: 'ml' (the default: the exact likelihood maximized) or 'css' (the
+    coefficients by conditional sum of squares, statsforecast's and R's "CSS";
+    llf and the criteria are still the exact likelihood at them; such a fit
+    has no model file).
 
     fit(y): y one 1-d series, or a list of series (a batch, fitted in one
     call, each series' result its own bits). One series: params_ (dict by
@@ -154,12 +162,14 @@ class ARIMA(BatchModelFile, Estimator):
     work-item of the device, the host's bits (docs/timeseries.md, "Devices").
     """
 
-    def __init__(self, order=(1, 0, 0), seasonal_order=(0, 0, 0, 0), trend=None, params=None, device="cpu"):
+    def __init__(self, order=(1, 0, 0), seasonal_order=(0, 0, 0, 0), trend=None, params=None, device="cpu",
+                 method="ml"):
         self.order = order
         self.seasonal_order = seasonal_order
         self.trend = trend
         self.params = params
         self.device = device
+        self.method = method
 
     def _trend(self):
         if self.trend is not None:
@@ -177,7 +187,7 @@ class ARIMA(BatchModelFile, Estimator):
             batch = True
         series = list(y) if batch else [y]
         self._batch = _Batch(_pairs(self.order, self.seasonal_order, self._trend(), self.params,
-                                          self.device), series)
+                                          self.device, self.method), series)
         self._is_batch = batch
         self.results_ = [_Fitted(self._batch, i) for i in range(self._batch.n)]
         for i, r in enumerate(self.results_):
@@ -256,7 +266,7 @@ _STEPS = [(0, 0, -1, 0, 0), (0, 0, 1, 0, 0), (0, 0, 0, -1, 0), (0, 0, 0, 1, 0), 
           (-1, -1, 0, 0, 0), (-1, 1, 0, 0, 0), (1, -1, 0, 0, 0), (1, 1, 0, 0, 0), (0, 0, 0, 0, 1)]
 
 
-def auto_arima(y, d=0, D=0, m=1, max_p=5, max_q=5, max_P=2, max_Q=2, max_models=94):
+def auto_arima(y, d=0, D=0, m=1, max_p=5, max_q=5, max_P=2, max_Q=2, max_models=94, approximation=None):
     """Hyndman and Khandakar's stepwise order search (J. Stat. Software 27(3),
     2008, section 3.2), every choice fixed: d and D are given (the unit-root
     tests that choose them are not built), the start models (2,d,2)(1,D,1),
@@ -268,8 +278,20 @@ def auto_arima(y, d=0, D=0, m=1, max_p=5, max_q=5, max_P=2, max_Q=2, max_models=
     fits. Every AICc is the C library's bits, so every choice is the same on
     every machine. A fit refused by the library (e.g. a series too short for
     the order) is skipped. Returns the fitted ARIMA; its search_ lists
-    (order, seasonal_order, trend, aicc) in the order fitted."""
+    (order, seasonal_order, trend, aicc) in the order fitted.
+    approximation: True fits the candidates by conditional sum of squares
+    (method='css': their AICc is the exact likelihood's at the CSS
+    coefficients) and refits the chosen order by exact ML (the next by AICc
+    where that fit is refused); False fits every candidate by exact ML; None
+    (the default) is R's auto.arima rule, True when the series has more than
+    150 values or m > 12. The returned model is ARIMA(order).fit(y)'s bits
+    either way."""
     seasonal = m is not None and m > 1
+    if approximation is None:
+        approximation = len(y) > 150 or (m is not None and m > 12)
+    if approximation not in (True, False):
+        raise InvalidArgumentError("approximation=%r: None, True or False" % (approximation,))
+    method = "css" if approximation else "ml"
     if D and not seasonal:
         raise InvalidArgumentError("D=%r needs a season: m >= 2" % (D,))
     from .errors import SameBitsError
@@ -285,7 +307,7 @@ def auto_arima(y, d=0, D=0, m=1, max_p=5, max_q=5, max_P=2, max_Q=2, max_models=
         if min(p, q, P, Q) < 0 or p > max_p or q > max_q or P > max_P or Q > max_Q or len(cache) >= max_models:
             return None
         so = (P, D, Q, m) if seasonal and (P or D or Q) else (0, 0, 0, 0)
-        est = ARIMA(order=(p, d, q), seasonal_order=so, trend="c" if c else "n")
+        est = ARIMA(order=(p, d, q), seasonal_order=so, trend="c" if c else "n", method=method)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
@@ -323,5 +345,24 @@ def auto_arima(y, d=0, D=0, m=1, max_p=5, max_q=5, max_P=2, max_Q=2, max_models=
                 best, best_val, moved = k, r[0], True
                 break
     est = cache[best][1]
+    if approximation:
+        # the chosen order by exact ML; where that is refused, the next by AICc (ties in fitting order)
+        ranked = sorted((v[0], i, k) for i, (k, v) in enumerate(cache.items()) if v[1] is not None)
+        est = None
+        for _, _, k in ranked:
+            p, q, P, Q, c = k
+            so = (P, D, Q, m) if seasonal and (P or D or Q) else (0, 0, 0, 0)
+            cand = ARIMA(order=(p, d, q), seasonal_order=so, trend="c" if c else "n")
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    cand.fit(y)
+            except SameBitsError:
+                continue
+            est = cand
+            order_of_fits.append(((p, d, q), so, "c" if c else "n", cand.aicc))
+            break
+        if est is None:
+            raise InvalidInputError("auto_arima: no candidate could be refitted by exact ML")
     est.search_ = order_of_fits
     return est

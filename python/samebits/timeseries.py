@@ -9,7 +9,7 @@ from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_void_
 
 from ._base import Estimator, thread_count
 from ._lib import check, lib
-from ._tsbatch import Batch, BatchModelFile, _out, declare, read_model_arg
+from ._tsbatch import Batch, BatchModelFile, _out, _series, declare, read_model_arg
 from .errors import InvalidArgumentError, InvalidInputError
 
 _P = POINTER
@@ -231,3 +231,203 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
         for j in range(int(h)):
             rows.append((order[i], j + 1, stamps[j], f[j]))
     return pd.DataFrame(rows, columns=[id_col, "step", time_col, "ExponentialSmoothing"])
+
+
+# AutoETS's candidates in their fixed order (R's forecast::ets loop: trend,
+# then season, then damping): (name, trend, damped_trend, seasonal).
+_AUTO_ORDER = [(t, d, s) for t in ("N", "A") for s in ("N", "A", "M") for d in ((False,) if t == "N" else (False, True))]
+
+
+def _auto_candidates(model, damped, season_length, restrict):
+    """The candidates of an AutoETS model string, in _AUTO_ORDER: a list of
+    (name, trend, damped_trend, seasonal) for _spec_pairs."""
+    if not isinstance(model, str) or len(model) != 3:
+        raise InvalidArgumentError("model=%r: three letters, error trend season (e.g. 'AZZ', 'AAN')" % (model,))
+    e, t, s = model.upper()
+    if e in ("M", "Z"):
+        raise InvalidArgumentError("model=%r: multiplicative errors are not built (additive errors only: 'A' first; "
+                                   "docs/timeseries.md, AutoETS)" % (model,))
+    if e != "A":
+        raise InvalidArgumentError("model=%r: the error is 'A' (multiplicative errors are not built)" % (model,))
+    if t == "M":
+        raise InvalidArgumentError("model=%r: a multiplicative trend is not built" % (model,))
+    if t not in "NAZ" or s not in "NAMZ":
+        raise InvalidArgumentError("model=%r: trend one of N, A, Z; season one of N, A, M, Z" % (model,))
+    if damped not in (None, True, False):
+        raise InvalidArgumentError("damped=%r: None (both), True or False" % (damped,))
+    if isinstance(season_length, bool) or not hasattr(season_length, "__index__") or int(season_length) < 1:
+        raise InvalidArgumentError("season_length=%r must be a whole number >= 1" % (season_length,))
+    m = int(season_length)
+    if m == 1 and s in "AM":
+        raise InvalidArgumentError("model=%r: a season of type %s needs season_length >= 2" % (model, s))
+    if t == "N" and damped is True:
+        raise InvalidArgumentError("damped=True with trend 'N': no trend to damp")
+    if restrict and s == "M":
+        raise InvalidArgumentError("model=%r: additive errors with a multiplicative season are excluded by "
+                                   "restrict=True (R's and statsforecast's rule: infinite variance); pass "
+                                   "restrict=False to fit them" % (model,))
+    out = []
+    for tt, dd, ss in _AUTO_ORDER:
+        if (t != "Z" and tt != t) or (s != "Z" and ss != s) or (damped is not None and dd != damped):
+            continue
+        if ss != "N" and m == 1 or (restrict and ss == "M"):
+            continue
+        name = "A" + tt + ("d" if dd else "") + ss
+        out.append((name, "add" if tt == "A" else None, dd, {"N": None, "A": "add", "M": "mul"}[ss]))
+    if not out:
+        raise InvalidArgumentError("model=%r, damped=%r: no admissible model" % (model, damped))
+    return out, m
+
+
+def _auto_admissible(cand, m, y):
+    """1 when the library would fit candidate cand to y: its length rule
+    (ets.c's ets_min_length with every parameter estimated: two full periods
+    with a season, else one more than the states and parameters, at least 2)
+    and, for a multiplicative season, positive values."""
+    _, trend, damped, seasonal = cand
+    est = 1 + (1 if trend else 0) + 1 + (1 if trend else 0) + (1 if seasonal else 0) + (1 if damped else 0)
+    need = max(est + 1, 2)
+    if seasonal:
+        need = max(need, 2 * m)
+    if len(y) < need:
+        return False
+    if seasonal == "mul":
+        return all(v > 0 for v in y)
+    return True
+
+
+def _auto_select(series, model, damped, season_length, restrict, device):
+    """Fit every admissible candidate to every series (one batch a candidate)
+    and keep, for each series, the lowest AICc; a tie keeps the earlier
+    candidate (strict <). Returns (picks, table): picks[i] = (candidate
+    index, batch, position) or None, table[i] = [(name, aicc or None)]."""
+    cands, m = _auto_candidates(model, damped, season_length, restrict)
+    ys = [list(map(float, _out(_series(y, "series %d" % i)))) for i, y in enumerate(series)]
+    picks = [None] * len(ys)
+    best = [None] * len(ys)
+    table = [[] for _ in ys]
+    for ci, c in enumerate(cands):
+        idx = [i for i, y in enumerate(ys) if _auto_admissible(c, m, y)]
+        for i in range(len(ys)):
+            if i not in idx:
+                table[i].append((c[0], None))
+        if not idx:
+            continue
+        pairs = _spec_pairs(c[1], c[2], c[3], m if c[3] else None, [], device)
+        b = _Batch(pairs, [ys[i] for i in idx])
+        for pos, i in enumerate(idx):
+            a = b.array(pos, "aicc")[0]
+            table[i].append((c[0], a))
+            if best[i] is None or a < best[i]:
+                best[i], picks[i] = a, (ci, b, pos)
+    for i, p in enumerate(picks):
+        if p is None:
+            raise InvalidInputError("series %d (%d values): too short for every candidate of model=%r"
+                                    % (i, len(ys[i]), model))
+    return picks, cands, m, table
+
+
+def _sf_name(name):
+    """'AAdN' as statsforecast's method string 'ETS(A,Ad,N)'."""
+    t = name[1:-1]
+    return "ETS(%s,%s,%s)" % (name[0], t, name[-1])
+
+
+class AutoETS(BatchModelFile, Estimator):
+    """Automatic exponential smoothing: the model of the lowest AICc among the
+    candidates of a model string, statsforecast's AutoETS and R's ets names.
+
+    model: three letters, error, trend and season, each a type or Z (chosen):
+    error 'A' (multiplicative errors are not built), trend N, A or Z, season
+    N, A, M or Z; default 'AZZ'. damped: None tries both, True or False fixes
+    it. season_length: the period (1: no season). restrict=True (R's and
+    statsforecast's default) leaves out additive errors with a multiplicative
+    season; restrict=False fits those too (statsmodels' Holt-Winters
+    multiplicative, on positive series only). Each candidate is samebits'
+    ExponentialSmoothing fit (the same bits); the pick is the lowest AICc,
+    a tie keeping the earlier candidate in the fixed order (trend N before A,
+    season N, A, M, undamped before damped). Candidates a series is too short
+    for are skipped (ets.c's length rule).
+
+    fit(y) returns self with model_ (statsforecast's method string, e.g.
+    'ETS(A,Ad,N)'), estimator_ (the chosen fitted ExponentialSmoothing),
+    candidates_ ((name, aicc) in the fixed order; None where skipped),
+    forecast(h), predict(h) ({"mean": forecast}, statsforecast's), and the
+    chosen model's fittedvalues, resid, params_, sse, aic, aicc, bic,
+    series_digest_, model_digest_ and model file.
+    """
+
+    def __init__(self, season_length=1, model="AZZ", damped=None, restrict=True, device="cpu"):
+        self.season_length = season_length
+        self.model = model
+        self.damped = damped
+        self.restrict = restrict
+        self.device = device
+
+    def fit(self, y):
+        picks, cands, m, table = _auto_select([y], self.model, self.damped, self.season_length, self.restrict,
+                                              self.device)
+        ci, b, pos = picks[0]
+        name, trend, damped, seasonal = cands[ci]
+        est = ExponentialSmoothing(trend=trend, damped_trend=damped, seasonal=seasonal,
+                                   seasonal_periods=m if seasonal else None, device=self.device)
+        est._batch = est._model = b  # the candidate's batch of this one series: its fit
+        self.estimator_ = est
+        self.model_ = _sf_name(name)
+        self.candidates_ = table[0]
+        self._batch = self._model = est._batch
+        return self
+
+    def forecast(self, h=1):
+        self._check_fitted()
+        return self.estimator_.forecast(h)
+
+    def predict(self, h=1):
+        """statsforecast's spelling: {"mean": the h forecasts}."""
+        return {"mean": self.forecast(h)}
+
+    def __getattr__(self, name):
+        if name in ("fittedvalues", "resid", "params_", "params", "sse", "aic", "aicc", "bic", "nobs",
+                    "series_digest_", "converged_", "n_evals_"):
+            est = self.__dict__.get("estimator_")
+            if est is None:
+                self._check_fitted()
+            return getattr(est, name)
+        raise AttributeError(name)
+
+
+def auto_ets_forecast(df, h, season_length=1, model="AZZ", damped=None, restrict=True, id_col="unique_id",
+                      time_col="ds", target_col="y", n_jobs=None, device="cpu"):
+    """AutoETS over a long-format DataFrame (unique_id, ds, y): every
+    candidate fitted to every series in one batch a candidate, each series'
+    pick its own lowest AICc (AutoETS's rule), h forecasts of each. Returns a
+    DataFrame with unique_id, step, ds (as ets_forecast) and the columns
+    "AutoETS" (the forecast) and "model" (statsforecast's method string).
+    Each series' result is the bits of AutoETS().fit on it alone."""
+    import pandas as pd
+    for c in (id_col, time_col, target_col):
+        if c not in df.columns:
+            raise InvalidInputError("the frame has no column %r (columns: %s)" % (c, ", ".join(map(str, df.columns))))
+    if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
+        raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
+    order = pd.unique(df[id_col])
+    d = df[[id_col, time_col, target_col]].copy()
+    d["_pos"] = pd.Categorical(d[id_col], categories=order).codes
+    d = d.sort_values(["_pos", time_col], kind="stable")
+    groups = [g for _, g in d.groupby("_pos", sort=True)]
+    with thread_count(n_jobs):
+        picks, cands, m, _ = _auto_select([g[target_col].to_numpy(dtype="float64") for g in groups], model, damped,
+                                          season_length, restrict, device)
+    rows = []
+    for i, g in enumerate(groups):
+        ci, b, pos = picks[i]
+        f = b.forecast(pos, h)
+        ts = g[time_col].to_numpy()
+        try:
+            step = ts[-1] - ts[-2] if len(ts) > 1 else None
+            stamps = [ts[-1] + (j + 1) * step for j in range(int(h))] if step is not None else [None] * int(h)
+        except TypeError:
+            stamps = [None] * int(h)
+        for j in range(int(h)):
+            rows.append((order[i], j + 1, stamps[j], f[j], _sf_name(cands[ci][0])))
+    return pd.DataFrame(rows, columns=[id_col, "step", time_col, "AutoETS", "model"])

@@ -18,6 +18,7 @@ catch. An identity test counts only because these builds fail it.
   dart-scale    DART's dropped trees scaled by v * k / (k + 1), two roundings
                 where the profile has one division (rule 2)
   ets-sse-order exponential smoothing's SSE added in pairs (rule 4)
+  ets-auto-tie  AutoETS's tie of AICc to the later candidate (rule 7)
   umap-epoch-order  UMAP's epoch moves applied in reverse edge order (rule 4)
 
 
@@ -250,6 +251,17 @@ def test_arm_ets_sse_order_is_caught(threads, tmp_path):
     d = _first_diff(reference_card("ets-fit"), card)
     assert d is not None, "the ets-sse-order arm did not part ets-fit"
     assert "refuse." not in d, d
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_ets_auto_tie_is_caught(threads, tmp_path):
+    """AutoETS's tie rule reversed (rule 7: a stated tie rule): ets-fit parts
+    at the constant case's pick (every candidate's AICc is minus infinity),
+    and no earlier stage moves (the fits are untouched)."""
+    card = _card("x86_64", "ets-fit", threads, tmp_path, "ets-auto-tie")
+    d = _first_diff(reference_card("ets-fit"), card)
+    assert d is not None, "the ets-auto-tie arm did not part ets-fit"
+    assert "auto.constant.pick" in d, d
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -179,7 +179,7 @@ def test_auto_arima_stepwise():
     for threads in (1, 3):
         samebits.set_num_threads(threads)
         try:
-            m = samebits.auto_arima(y + 10.0)
+            m = samebits.auto_arima(y + 10.0, approximation=False)
         finally:
             samebits.set_num_threads(0)
         runs.append((m.series_digest_, m.search_))
@@ -189,6 +189,51 @@ def test_auto_arima_stepwise():
     best = min(search, key=lambda s: s[3])
     assert m.order == best[0] and m.aicc == best[3]
     assert m.order[0] >= 1  # an AR part is found
+
+
+def test_auto_arima_approximation():
+    """approximation=True (R's rule picks it for more than 150 values): the
+    candidates are method='css' fits (their AICc those fits' bits), the
+    chosen order is refitted by exact ML (the returned model is
+    ARIMA(order).fit's bits, its AICc the search_'s last entry); the same
+    at 1 and 7 threads."""
+    rng = np.random.default_rng(12)
+    e = rng.normal(0, 1, 300)
+    y = np.zeros(300)
+    for t in range(1, 300):
+        y[t] = 0.5 * y[t - 1] + e[t] + 0.4 * e[t - 1]
+    y = y + 5.0
+    runs = []
+    for threads in (1, 7):
+        samebits.set_num_threads(threads)
+        try:
+            runs.append(samebits.auto_arima(y))  # 300 values: approximation by R's rule
+        finally:
+            samebits.set_num_threads(0)
+    a, b = runs
+    assert a.series_digest_ == b.series_digest_ and a.search_ == b.search_
+    ml = samebits.ARIMA(order=a.order, trend=a.trend).fit(y)
+    assert a.series_digest_ == ml.series_digest_ and a.search_[-1][3] == ml.aicc
+    cands = a.search_[:-1]
+    best = min(cands, key=lambda s: s[3])
+    assert best[0] == a.order
+    for order, so, trend, aicc in cands[:3]:
+        assert samebits.ARIMA(order=order, trend=trend, method="css").fit(y).aicc == aicc
+    off = samebits.auto_arima(y[:150])  # 150 values, m = 1: exact ML candidates
+    for order, so, trend, aicc in off.search_[:2]:
+        assert samebits.ARIMA(order=order, trend=trend).fit(y[:150]).aicc == aicc
+    with pytest.raises(samebits.InvalidArgumentError, match="approximation"):
+        samebits.auto_arima(y, approximation="yes")
+
+
+def test_css_fit_has_no_model_file():
+    y = np.sin(np.arange(80) / 3.0) * 5 + np.arange(80) * 0.01
+    m = samebits.ARIMA(order=(1, 0, 0), method="css").fit(y)
+    assert math.isfinite(m.llf)
+    with pytest.raises(samebits.InvalidArgumentError, match="method=css"):
+        m.model_bytes()
+    with pytest.raises(samebits.InvalidArgumentError, match="method='bfgs'"):
+        samebits.ARIMA(order=(1, 0, 0), method="bfgs").fit(y)
 
 
 def test_auto_arima_seasonal_refusals():

@@ -10,6 +10,7 @@
 #include "samebits.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,4 +283,69 @@ SB_TEST(test_arima_accessors) {
     int64_t conv = -1;
     SB_CHECK(sb_arima_get_int(e, 0, "converged", &conv) == SB_OK && conv == 1);
     sb_arima_free(e);
+}
+
+/* method=css: AR(1) with a const by conditional sum of squares is least
+ * squares of y_t on (1, y_{t-1}) (closed form); llf is the exact likelihood
+ * at those coefficients (the same as given parameters'); a series' result is
+ * its own at any position and thread count; refusals by name. */
+SB_TEST(test_arima_css) {
+    static double y[400];
+    const int len[3] = {120, 80, 200};
+    int64_t off[4] = {0};
+    for (int i = 0; i < 3; i++) {
+        series(y + off[i], len[i], 30.0 + 5.0 * i, 0);
+        off[i + 1] = off[i] + len[i];
+    }
+    sb_status st;
+    int64_t o1[2] = {0, len[0]};
+    sb_arima *e = fit("order=1:0:0,trend=c,method=css", y, o1, 1, &st);
+    SB_CHECK(st == SB_OK && e);
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    const int n = len[0] - 1;
+    for (int t = 1; t < len[0]; t++) sx += y[t - 1], sy += y[t], sxx += y[t - 1] * y[t - 1], sxy += y[t - 1] * y[t];
+    const double phi = (n * sxy - sx * sy) / (n * sxx - sx * sx), c = (sy - phi * sx) / n, mu = c / (1.0 - phi);
+    double par[3];
+    size_t need = 0;
+    if (e) {
+        SB_CHECK(sb_arima_get_array(e, 0, "params", par, 3, &need) == SB_OK);
+        SB_CHECK(fabs(par[1] - phi) < 1e-6 && fabs(par[0] - mu) < 1e-6 * fabs(mu));
+        /* llf: the exact likelihood at the CSS coefficients and their concentrated sigma2 */
+        char given[200];
+        snprintf(given, sizeof given, "order=1:0:0,trend=c,params=%.17g:%.17g:%.17g", par[0], par[1], par[2]);
+        sb_arima *g = fit(given, y, o1, 1, &st);
+        SB_CHECK(st == SB_OK && g);
+        if (g) SB_CHECK(fabs(get1(g, "llf") - get1(e, "llf")) <= 1e-12 * fabs(get1(e, "llf")));
+        sb_arima_free(g);
+        uint8_t buf[16];
+        SB_CHECK(sb_arima_to_bytes(e, buf, sizeof buf, &need) == SB_ERR_INVALID_ARGUMENT);
+        SB_CHECK(strstr(sb_last_error(), "method=css") != NULL);
+    }
+    sb_arima_free(e);
+    const char *models[] = {"order=1:0:1,trend=c,method=css", "order=1:1:1,seasonal_order=1:0:1:4,method=css"};
+    for (int mi = 0; mi < 2; mi++) {
+        char alone[3][65], in_batch[65];
+        for (int i = 0; i < 3; i++) {
+            int64_t oi[2] = {0, len[i]};
+            e = fit(models[mi], y + off[i], oi, 1, &st);
+            SB_CHECK(st == SB_OK && e);
+            if (e) SB_CHECK(sb_arima_digest(e, 0, alone[i]) == SB_OK);
+            sb_arima_free(e);
+        }
+        for (int threads = 1; threads <= 7; threads += 6) {
+            SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+            e = fit(models[mi], y, off, 3, &st);
+            SB_CHECK(st == SB_OK && e);
+            for (int i = 0; e && i < 3; i++) {
+                SB_CHECK(sb_arima_digest(e, i, in_batch) == SB_OK);
+                SB_CHECK(strcmp(in_batch, alone[i]) == 0);
+            }
+            sb_arima_free(e);
+        }
+        SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    }
+    e = fit("order=1:0:0,trend=c,method=css,params=1:0.5:1", y, o1, 1, &st);
+    SB_CHECK(st == SB_ERR_INVALID_ARGUMENT && !e && strstr(sb_last_error(), "would do nothing"));
+    e = fit("order=1:0:0,method=lbfgs", y, o1, 1, &st);
+    SB_CHECK(st == SB_ERR_INVALID_ARGUMENT && !e && strstr(sb_last_error(), "method='lbfgs'"));
 }

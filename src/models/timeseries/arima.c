@@ -22,6 +22,10 @@
  *   fallback to the zero start), the const at the mean of the differenced
  *   series; three runs, each from the best point of the last with steps a
  *   quarter of the last's; an iteration cap each.
+ * - method=css: the coefficients minimize the conditional sum of squares
+ *   instead (css_objective: Box and Jenkins' conditional least squares, R's
+ *   "CSS"), by the same simplex from the same start; the final pass is the
+ *   filter's, so llf and the criteria are the exact likelihood at them.
  * - Missing values (NaN) inside a series: a difference touching one is
  *   missing; the filter only predicts across a missing differenced value (no
  *   update) and the likelihood sums over the observed ones (Durbin and
@@ -140,6 +144,7 @@ typedef struct arima_work {
     int64_t nobs;         /* observed values of w */
     double par[SB_ARIMA_MAX_PAR];
     int32_t nfev;
+    int32_t css; /* the search's objective: 1 the conditional sum of squares, 0 the exact likelihood */
 } arima_work;
 
 /* The parameters (statsmodels' order, sigma2 left as it is) from x. */
@@ -280,6 +285,41 @@ static int filter(arima_work *wk, double mu, double *S, double *lf) {
     return 1;
 }
 
+/* The conditional sum of squares' objective (method=css; Box and Jenkins'
+ * conditional least squares, as R's arima "CSS" states it): with
+ * z_t = w_t - mu, the residuals e_t = z_t - sum_k phi_k z_{t-k} -
+ * sum_k theta_k e_{t-k} (the expanded polynomials, k ascending) from t =
+ * p + sP on, the earlier e_t = 0; a residual whose z_t or AR lags touch a
+ * missing value is 0 and not counted. Returns nu log(SSQ / nu) over the nu
+ * counted residuals (sum in time order), +infinity where SSQ is not positive
+ * and finite. */
+static double css_objective(arima_work *wk, double mu) {
+    const arima_spec *sp = wk->sp;
+    const int32_t np = sp->p + sp->s * sp->P, nq = sp->q + sp->s * sp->Q;
+    double *e = wk->v; /* the residuals' scratch (nd) */
+    double ssq = 0.0;
+    int64_t nu = 0;
+    for (int64_t t = 0; t < wk->nd; t++) {
+        e[t] = 0.0;
+        if (t < np || is_missing(wk->w[t])) continue;
+        double x = wk->w[t] - mu;
+        int miss = 0;
+        for (int32_t k = 1; k <= np; k++) {
+            const double z = wk->w[t - k];
+            if (is_missing(z)) { miss = 1; break; }
+            x = x - wk->phi[k - 1] * (z - mu);
+        }
+        if (miss) continue;
+        for (int32_t k = 1; k <= nq && k <= t; k++) x = x - wk->theta[k] * e[t - k];
+        e[t] = x;
+        ssq = ssq + x * x;
+        nu++;
+    }
+    if (!(ssq > 0.0) || !ts_finite(ssq) || nu == 0) return INFINITY;
+    const double o = (double)nu * ts_log(ssq / (double)nu);
+    return ts_finite(o) ? o : INFINITY;
+}
+
 /* The search's objective: -2 llf less its constant, nobs log(S) + sum log F
  * (+infinity where the filter fails). */
 static double objective(void *ctx, const double *x) {
@@ -288,6 +328,7 @@ static double objective(void *ctx, const double *x) {
     params_of(wk, x, par);
     expand(wk, par);
     wk->nfev++;
+    if (wk->css) return css_objective(wk, wk->sp->trend ? par[0] : 0.0);
     if (!filter(wk, wk->sp->trend ? par[0] : 0.0, &S, &lf) || !(S > 0.0)) return INFINITY;
     const double o = (double)wk->nobs * ts_log(S) + lf;
     return ts_finite(o) ? o : INFINITY;
@@ -523,6 +564,7 @@ static sb_status fit_one(const arima_spec *sp, const double *y, int64_t n, arima
         double x[TS_NM_MAXD], step[TS_NM_MAXD];
         for (int32_t i = 0; i < wk.nx; i++) x[i] = 0.0, step[i] = ARIMA_NM_STEP;
         if (hr_start(&wk, x) != SB_OK) return sb_free(buf), SB_ERR_OUT_OF_MEMORY;
+        if (sp->css) wk.v = vbuf, wk.css = 1; /* the residuals' scratch (the filter's wk->v is set only for the final pass) */
         for (int32_t run = 0; run < ARIMA_NM_RUNS && wk.nx > 0; run++) {
             int32_t nit = 0, conv = 0;
             ts_nelder_mead(objective, &wk, wk.nx, x, step, maxit, ARIMA_NM_XTOL, ARIMA_NM_FTOL, &nit, &wk.nfev, &conv,

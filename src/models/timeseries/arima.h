@@ -31,6 +31,7 @@ typedef struct arima_spec {
     int32_t p, d, q, P, D, Q, s; /* s = 0 without a seasonal part */
     int32_t trend;               /* ARIMA_TREND_N or ARIMA_TREND_C */
     int32_t ngiven;              /* 0 (estimated) or npar: every parameter given */
+    int32_t css;                 /* method=css: estimated by conditional sum of squares (not in the model file) */
     double given[SB_ARIMA_MAX_PAR];
     int32_t device;              /* the sb_device_kind that fits (cpu: the host's tasks); not in the model */
 } arima_spec;

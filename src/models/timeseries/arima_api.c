@@ -147,6 +147,9 @@ static void as_model(const sb_arima *e, sb_model *m) {
 sb_status sb_arima_to_bytes(const sb_arima *e, uint8_t *buf, size_t cap, size_t *needed) {
     sb_clear_error();
     if (!e) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_to_bytes: NULL model");
+    if (e->spec.css)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_to_bytes: a method=css fit has no model file (the ARIM payload records no "
+                       "method; refit with method=ml, the default)");
     sb_model m;
     as_model(e, &m);
     return sb_model_to_bytes(&m, buf, cap, needed);
@@ -155,6 +158,9 @@ sb_status sb_arima_to_bytes(const sb_arima *e, uint8_t *buf, size_t cap, size_t 
 sb_status sb_arima_save(const sb_arima *e, const char *path) {
     sb_clear_error();
     if (!e) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_save: NULL model");
+    if (e->spec.css)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_save: a method=css fit has no model file (the ARIM payload records no "
+                       "method; refit with method=ml, the default)");
     sb_model m;
     as_model(e, &m);
     return sb_model_save(&m, path);
@@ -163,6 +169,9 @@ sb_status sb_arima_save(const sb_arima *e, const char *path) {
 sb_status sb_arima_model_digest(const sb_arima *e, char hex[65]) {
     sb_clear_error();
     if (!e || !hex) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_model_digest: NULL argument");
+    if (e->spec.css)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_model_digest: a method=css fit has no model file (the ARIM payload records no "
+                       "method; refit with method=ml, the default)");
     sb_model m;
     as_model(e, &m);
     return sb_model_digest(&m, hex);

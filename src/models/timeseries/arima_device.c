@@ -84,6 +84,9 @@ typedef struct arima_dbufs {
 sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64_t *offsets, int64_t nseries,
                               sb_arima *e, sb_status *sts) {
     const sb_device_kind kind = (sb_device_kind)sp->device;
+    if (sp->css) /* the device's kernel is the exact likelihood's fit alone (kernels/arima.h) */
+        return sb_fail(SB_ERR_IDENTITY_REFUSED, "arima: method=css runs on the cpu only in this library (the device "
+                                                "fits by the exact likelihood, method=ml)");
     pthread_mutex_lock(&g_lock);
     sb_status st = SB_OK;
     if (!g_dev[kind] && (st = sb_device_open(kind, SB_PROG_TS, &g_dev[kind])) != SB_OK) {

@@ -67,6 +67,11 @@ sb_status sb_arima_spec_parse(const sb_params *params, arima_spec *sp) {
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "trend='%s' is not built (n and c are; docs/timeseries.md)", v);
             else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "trend='%s': n or c", v);
         } else if (is(key, "params")) given = v;
+        else if (is(key, "method")) {
+            if (is(v, "ml") || is(v, "ML")) sp->css = 0;
+            else if (is(v, "css") || is(v, "CSS")) sp->css = 1;
+            else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "method='%s': ml (exact likelihood, the default) or css", v);
+        }
         else if (is(key, "numeric_mode")) continue;
         else if (is(key, "model")) {
             if (strcmp(v, "arima")) st = sb_fail(SB_ERR_INVALID_ARGUMENT, "model='%s' is not arima", v);
@@ -136,6 +141,9 @@ sb_status sb_arima_spec_parse(const sb_params *params, arima_spec *sp) {
                            "arima: params='%s' must be %d numbers (every parameter, statsmodels' order, sigma2 last)",
                            given, (int)np);
         sp->ngiven = np;
+        if (sp->css)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "arima: method=css with params= given: nothing is estimated, so the "
+                           "method would do nothing");
         if ((st = sb_arima_check_given(sp)) != SB_OK) return st;
     }
     return SB_OK;

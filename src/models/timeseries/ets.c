@@ -65,6 +65,22 @@ static int64_t ets_min_length(const ets_spec *sp) {
     return need;
 }
 
+int64_t sb_ets_min_length(const ets_spec *sp) { return ets_min_length(sp); }
+
+int32_t sb_ets_auto_pick(const double *aicc, int32_t n) {
+    int32_t best = -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (aicc[i] != aicc[i]) continue;
+#ifdef SB_SABOTAGE_ETS_AUTO_TIE
+        /* Separating arm: a tie goes to the later candidate. */
+        if (best < 0 || aicc[i] <= aicc[best]) best = i;
+#else
+        if (best < 0 || aicc[i] < aicc[best]) best = i;
+#endif
+    }
+    return best;
+}
+
 sb_status sb_ets_check(const ets_spec *sp, const double *y, const int64_t *offsets, int64_t nseries) {
     sb_status st = ts_check_offsets("exponential smoothing", offsets, nseries);
     if (st != SB_OK) return st;

@@ -71,6 +71,17 @@ void sb_ets_device_budget_for_tests(int64_t bytes);
 /* Free a batch and everything it holds (NULL: nothing). */
 void sb_ets_release(sb_ets *e);
 
+/* The fewest values a series needs for spec (every parameter it estimates:
+ * two full periods with a season, else one more than the states and
+ * parameters, at least 2); a shorter series is refused by sb_ets_check. */
+int64_t sb_ets_min_length(const ets_spec *spec);
+
+/* AutoETS's rule (docs/timeseries.md, "AutoETS"): the index of the lowest of
+ * the n candidates' AICc, a NaN (a candidate not fitted) never chosen, a tie
+ * keeping the earlier candidate; -1 when none is a number.
+ * python/samebits/timeseries.py's _auto_select states the same rule. */
+int32_t sb_ets_auto_pick(const double *aicc, int32_t n);
+
 /* h forecasts of one fitted series from its final states. */
 void sb_ets_forecast_fit(const ets_spec *spec, const ets_fit *f, int32_t h, double *out);
 
