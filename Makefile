@@ -49,7 +49,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order lm-attn-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order umap-nnd-ties gp-chol-order mlp-grad-order lm-attn-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -149,6 +149,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_AGGLO_TIES
   else ifeq ($(SABOTAGE),umap-epoch-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_UMAP_EPOCH_ORDER
+  else ifeq ($(SABOTAGE),umap-nnd-ties)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_UMAP_NND_TIES
   else ifeq ($(SABOTAGE),spectral-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_SPECTRAL_ORDER
   else ifeq ($(SABOTAGE),proba-recip)
@@ -358,7 +360,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order gp-chol-order mlp-grad-order lm-attn-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order umap-nnd-ties gp-chol-order mlp-grad-order lm-attn-order
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

@@ -50,14 +50,15 @@ class UMAP(FittedModel, Estimator):
     """UMAP (umap-learn's names): n_neighbors, n_components, metric, n_epochs,
     learning_rate, init, min_dist, spread, set_op_mix_ratio,
     local_connectivity, repulsion_strength, negative_sample_rate,
-    random_state. fit / fit_transform give embedding_ (n_samples,
+    random_state; neighbors="auto" (exact below 4,096 rows, NN-descent from
+    there, umap-learn's switch), "exact" or "nndescent". fit / fit_transform give embedding_ (n_samples,
     n_components), float32 widened exactly to float64."""
 
     device = "cpu"
 
     def __init__(self, n_neighbors=15, n_components=2, metric="euclidean", n_epochs=None, learning_rate=1.0,
                  init="spectral", min_dist=0.1, spread=1.0, set_op_mix_ratio=1.0, local_connectivity=1.0,
-                 repulsion_strength=1.0, negative_sample_rate=5, random_state=None, n_jobs=None,
+                 repulsion_strength=1.0, negative_sample_rate=5, random_state=None, neighbors="auto", n_jobs=None,
                  numeric_mode=None):
         self.n_neighbors = n_neighbors
         self.n_components = n_components
@@ -72,6 +73,7 @@ class UMAP(FittedModel, Estimator):
         self.repulsion_strength = repulsion_strength
         self.negative_sample_rate = negative_sample_rate
         self.random_state = random_state
+        self.neighbors = neighbors
         self.n_jobs = n_jobs
         self.numeric_mode = numeric_mode
 
@@ -91,7 +93,8 @@ class UMAP(FittedModel, Estimator):
                  ("repulsion_strength", _text("repulsion_strength", self.repulsion_strength, float)),
                  ("negative_sample_rate", _text("negative_sample_rate", self.negative_sample_rate, int)),
                  ("random_state", "none" if self.random_state is None
-                  else _text("random_state", self.random_state, int))]
+                  else _text("random_state", self.random_state, int)),
+                 ("neighbors", _text("neighbors", self.neighbors, str))]
         if self.numeric_mode is not None:
             pairs.append(("numeric_mode", _text("numeric_mode", self.numeric_mode, str)))
         return pairs
@@ -190,4 +193,5 @@ class UMAP(FittedModel, Estimator):
         self.repulsion_strength = _f32(p["repulsion_strength"])
         self.negative_sample_rate = int(p["negative_sample_rate"])
         self.random_state = int(p["random_state"])
+        self.neighbors = p.get("neighbors", "auto")  # written only when not auto
         self._set_fitted(model, names)

@@ -511,8 +511,11 @@ static int kr_free_all(void **p, int np) {
     return 0;
 }
 
-sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, double tol, int64_t kcap,
-                        uint64_t seed, double *w, double *u, sb_krylov_info *info) {
+/* sb_krylov_top on the dense m, or (m NULL) on the sparse form given as
+ * crp/cci/ccv: the CSR that the dense path builds itself (kr_fill_task). */
+static sb_status kr_top(int64_t n, const float *m, const int64_t *crp, const int32_t *cci, const float *ccv,
+                        int64_t want, int64_t block, double tol, int64_t kcap, uint64_t seed, double *w, double *u,
+                        sb_krylov_info *info) {
     if (info) memset(info, 0, sizeof *info);
     if (n < 1 || want < 1 || want > n || block < want)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_krylov_top: n=%lld, want=%lld, block=%lld", (long long)n,
@@ -521,13 +524,15 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
     if (kcap > n || kcap < 1) kcap = n;
     if (kcap < block) kcap = block;
     kr_mat mat = {n, m, NULL, NULL, NULL};
-    int64_t *rp = sb_malloc(sizeof(int64_t) * (size_t)(n + 1)), nnz = 0;
-    if (!rp) return sb_fail(SB_ERR_OUT_OF_MEMORY, "eigensolver: out of memory for %lld rows", (long long)n);
+    int64_t *rp = crp ? NULL : sb_malloc(sizeof(int64_t) * (size_t)(n + 1)), nnz = 0;
+    if (!crp && !rp) return sb_fail(SB_ERR_OUT_OF_MEMORY, "eigensolver: out of memory for %lld rows", (long long)n);
     kr_csr cj = {&mat, rp};
-    mat.rp = rp; /* the counts: rp[i + 1] = row i's nonzeros */
-    sb_parallel_for(sb_chunk_count(n, KR_ROWS), kr_count_task, &cj);
-    for (int64_t i = 0; i < n; i++) nnz += rp[i + 1];
-    mat.rp = NULL;
+    if (!crp) {
+        mat.rp = rp; /* the counts: rp[i + 1] = row i's nonzeros */
+        sb_parallel_for(sb_chunk_count(n, KR_ROWS), kr_count_task, &cj);
+        for (int64_t i = 0; i < n; i++) nnz += rp[i + 1];
+        mat.rp = NULL;
+    }
     sb_status st = SB_OK;
     /* every buffer a lane reads carries KR_SLACK doubles past its end; the
      * basis' columns past the ones taken stay 0 (read as the lanes of a last
@@ -555,7 +560,9 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
                        (long long)n, (long long)kcap);
     }
     all[12] = rp;
-    if (nnz <= n * n / 8) {
+    if (crp) { /* the caller's sparse form, kept by the caller */
+        mat.rp = (int64_t *)crp, mat.ci = (int32_t *)cci, mat.cv = (float *)ccv;
+    } else if (nnz <= n * n / 8) {
         mat.rp = rp;
         mat.ci = sb_malloc(sizeof(int32_t) * (size_t)(nnz > 0 ? nnz : 1));
         mat.cv = sb_malloc(sizeof(float) * (size_t)(nnz > 0 ? nnz : 1));
@@ -645,4 +652,18 @@ sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, 
               info->residual = worst;
     kr_free_all(all, 15);
     return st;
+}
+
+sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, double tol, int64_t kcap,
+                        uint64_t seed, double *w, double *u, sb_krylov_info *info) {
+    return kr_top(n, m, NULL, NULL, NULL, want, block, tol, kcap, seed, w, u, info);
+}
+
+sb_status sb_krylov_top_csr(int64_t n, const int64_t *rp, const int32_t *ci, const float *cv, int64_t want,
+                            int64_t block, double tol, int64_t kcap, uint64_t seed, double *w, double *u,
+                            sb_krylov_info *info) {
+    if (n < 1 || !rp || rp[n] > n * n / 8)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_krylov_top_csr: %lld nonzeros of %lld rows (at most n^2 / 8: "
+                       "denser operators go dense, sb_krylov_top)", (long long)(rp ? rp[n] : -1), (long long)n);
+    return kr_top(n, NULL, rp, ci, cv, want, block, tol, kcap, seed, w, u, info);
 }

@@ -173,6 +173,15 @@ typedef struct sb_krylov_info {
 sb_status sb_krylov_top(int64_t n, const float *m, int64_t want, int64_t block, double tol, int64_t kcap,
                         uint64_t seed, double *w, double *u, sb_krylov_info *info);
 
+/* sb_krylov_top on the sparse form of M (rows ascending, each row's columns
+ * ascending, no zero stored), at most n^2 / 8 nonzeros: the same bits as
+ * sb_krylov_top on the dense matrix whose nonzeros these are (the dense
+ * path builds exactly this form when M is that sparse), without the n x n
+ * matrix. */
+sb_status sb_krylov_top_csr(int64_t n, const int64_t *rp, const int32_t *ci, const float *cv, int64_t want,
+                            int64_t block, double tol, int64_t kcap, uint64_t seed, double *w, double *u,
+                            sb_krylov_info *info);
+
 /* The lane kernels krylov.c runs here: "avx512", "avx2" or "generic" (every
  * one gives the same bits); SAMEBITS_KRYLOV_KERNEL=generic or avx2 caps the
  * choice, read once until sb_krylov_kernel_reset. */

@@ -20,6 +20,7 @@ catch. An identity test counts only because these builds fail it.
   ets-sse-order exponential smoothing's SSE added in pairs (rule 4)
   ets-auto-tie  AutoETS's tie of AICc to the later candidate (rule 7)
   umap-epoch-order  UMAP's epoch moves applied in reverse edge order (rule 4)
+  umap-nnd-ties UMAP's NN-descent ties by descending index (rule 7)
 
 
   gp-chol-order the gaussian process's Cholesky diagonal blocks sum the products first (rule 4)
@@ -323,6 +324,20 @@ def test_arm_umap_epoch_order_is_caught(threads, tmp_path):
     d = _first_diff(reference_card("umap-fit"), card)
     assert d is not None and "umap.epoch." in d, d
     r = run_bin("x86_64", "samebits", ["verify", "umap-fit", "--threads", str(threads)], sabotage="umap-epoch-order")
+    assert r.returncode != 0, r.stdout
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_umap_nnd_ties_is_caught(threads, tmp_path):
+    """UMAP's NN-descent with equal distances ordered by descending index
+    (the tie rule reversed; rule 7): umap-fit parts from its reference card
+    at the NN-descent case's neighbors (past neighbors=auto's 4,096 rows),
+    every stage before it, the exact-search cases and the models included,
+    still the reference's, and verify fails."""
+    card = _card("x86_64", "umap-fit", threads, tmp_path, "umap-nnd-ties")
+    d = _first_diff(reference_card("umap-fit"), card)
+    assert d is not None and "umap.neighbors" in d, d
+    r = run_bin("x86_64", "samebits", ["verify", "umap-fit", "--threads", str(threads)], sabotage="umap-nnd-ties")
     assert r.returncode != 0, r.stdout
 
 

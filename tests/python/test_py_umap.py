@@ -179,3 +179,28 @@ def test_model_file_refusals(tmp_path):
     bad[2, 1] = np.nan
     with pytest.raises(InvalidInputError, match="NaN"):
         u.transform(bad)
+
+
+def test_neighbors_parameter(tmp_path):
+    """neighbors="auto" is the exact search below 4,096 rows (umap-learn's
+    switch); "nndescent" forces the approximate lists, the same bits at every
+    thread count; the model file keeps a value that is not auto; an unknown
+    value is refused by name."""
+    x = _blobs(n=300, d=6)
+    auto = samebits.UMAP(n_epochs=30, random_state=2).fit(x)
+    exact = samebits.UMAP(n_epochs=30, random_state=2, neighbors="exact").fit(x)
+    assert np.array_equal(auto.embedding_, exact.embedding_)
+    assert auto.get_params()["neighbors"] == "auto"
+    digests = set()
+    for t in (1, 3):
+        samebits.set_num_threads(t)
+        digests.add(samebits.UMAP(n_epochs=30, random_state=2, neighbors="nndescent").fit(x).model_digest_)
+    samebits.set_num_threads(0)
+    assert len(digests) == 1
+    nd = samebits.UMAP(n_epochs=30, random_state=2, neighbors="nndescent").fit(x)
+    path = tmp_path / "nd.sbm"
+    nd.save_model(str(path))
+    back = samebits.UMAP().load_model(str(path))
+    assert back.neighbors == "nndescent" and back.model_digest_ == nd.model_digest_
+    with pytest.raises(InvalidArgumentError, match="neighbors='brute'"):
+        samebits.UMAP(neighbors="brute").fit(x)

@@ -170,3 +170,45 @@ SB_TEST(test_krylov_kernels_agree) {
     sb_krylov_kernel_reset();
     SB_CHECK(sb_set_num_threads(0) == SB_OK);
 }
+
+/* sb_krylov_top_csr on a sparse matrix's CSR gives sb_krylov_top's bits on
+ * the dense matrix (the form the dense path builds itself), at 1 and 3
+ * threads; an operator denser than n^2 / 8 is refused by name. */
+SB_TEST(test_krylov_csr_equals_dense) {
+    enum { N = 240, W = 4 };
+    static float sp[N * N];
+    static int64_t rp[N + 1];
+    static int32_t ci[N * N];
+    static float cv[N * N];
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j <= i; j++) {
+            const float v = sb_rng_unit_f32(29, 0x43535231u, (uint64_t)(i * N + j)) - 0.5f;
+            sp[i * N + j] = sp[j * N + i] = (i - j) % 11 == 4 || i == j ? v : 0.0f;
+        }
+    int64_t e = 0;
+    for (int i = 0; i < N; i++) {
+        rp[i] = e;
+        for (int j = 0; j < N; j++)
+            if (sp[i * N + j] != 0.0f) ci[e] = j, cv[e] = sp[i * N + j], e++;
+    }
+    rp[N] = e;
+    SB_CHECK(e <= N * N / 8);
+    static double wd[W], ud[N * W], wc[W], uc[N * W];
+    const int threads[2] = {1, 3};
+    for (int t = 0; t < 2; t++) {
+        SB_CHECK(sb_set_num_threads(threads[t]) == SB_OK);
+        SB_CHECK(sb_krylov_top(N, sp, W, W + 3, 1e-9, N, 7, wd, ud, NULL) == SB_OK);
+        SB_CHECK(sb_krylov_top_csr(N, rp, ci, cv, W, W + 3, 1e-9, N, 7, wc, uc, NULL) == SB_OK);
+        SB_CHECK(memcmp(wd, wc, sizeof wd) == 0);
+        SB_CHECK(memcmp(ud, uc, sizeof ud) == 0);
+    }
+    /* another seed moves the vectors' bits (the comparison can fail) */
+    SB_CHECK(sb_krylov_top_csr(N, rp, ci, cv, W, W + 3, 1e-9, N, 8, wc, uc, NULL) == SB_OK);
+    SB_CHECK(memcmp(ud, uc, sizeof ud) != 0);
+    const int64_t dense_rp[3] = {0, 2, 4};
+    const int32_t dense_ci[4] = {0, 1, 0, 1};
+    const float dense_cv[4] = {1.0f, 0.5f, 0.5f, 1.0f};
+    SB_CHECK(sb_krylov_top_csr(2, dense_rp, dense_ci, dense_cv, 1, 1, 1e-9, 2, 7, wc, uc, NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "n^2 / 8") != NULL);
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+}

@@ -7,7 +7,9 @@
  *  - the neighbors: the nearest-neighbors family's exact self query
  *    (knn.c: exact distances, ties by index), n_neighbors rows each, the row
  *    itself first (a duplicate of lower index that ties it at distance 0 is
- *    moved after it);
+ *    moved after it); or, neighbors=nndescent or auto from 4,096 rows
+ *    (umap-learn's switch to pynndescent), the approximate lists of
+ *    nndescent.c, a pure function of the rows and the seed;
  *  - the fuzzy simplicial set: per row rho (the local_connectivity-th
  *    nonzero distance, interpolated) and sigma by a 64-step bisection on
  *    sum_j exp(-(d_j - rho) / sigma) = log2(k), floored at 1e-3 times the
@@ -22,7 +24,9 @@
  *    Irwin-Hall sum of 12 Philox uniforms minus 6), then each column mapped
  *    to [0, 10]; on a graph whose solve does not converge the random
  *    initialization is used, as umap-learn falls back; "random" is uniform on
- *    [-10, 10) from Philox;
+ *    [-10, 10) from Philox; the eigensolver takes the operator's CSR when it
+ *    has at most n^2 / 8 nonzeros (the form it would build from the dense
+ *    matrix: the same bits, without the n x n floats);
  *  - the optimization: n_epochs epochs; the edges sampled by umap-learn's
  *    epochs_per_sample schedule, the attractive and negative-sample moves
  *    applied IN PLACE IN EDGE ORDER (the order of the seeded, single-threaded
@@ -33,6 +37,7 @@
  * Float32 throughout, powers as exp(b log x) through the profile's exp/log.
  */
 #include "umap.h"
+#include "nndescent.h"
 #include "../neighbors/knn.h"
 #include "../../core/rng.h"
 #include "../../linalg/linalg.h"
@@ -49,9 +54,11 @@
 enum { UM_EUCLIDEAN = 0, UM_COSINE = 1 };
 static const char *const k_metrics[2] = {"euclidean", "cosine"};
 enum { UM_INIT_SPECTRAL = 0, UM_INIT_RANDOM = 1, UM_INIT_ARRAY = 2 };
+enum { UM_NBRS_AUTO = 0, UM_NBRS_EXACT = 1, UM_NBRS_NNDESCENT = 2 };
+static const char *const k_nbrs[3] = {"auto", "exact", "nndescent"};
 
 typedef struct um_params {
-    int32_t n_neighbors, ncomp, metric, n_epochs, neg_rate, init;
+    int32_t n_neighbors, ncomp, metric, n_epochs, neg_rate, init, nbrs;
     float min_dist, spread, lr, mix, local_conn, gamma;
     uint64_t seed;
 } um_params;
@@ -90,6 +97,14 @@ static sb_status um_params_parse(const sb_params *params, um_params *p) {
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "metric='%s' is not supported by UMAP here: euclidean or cosine "
                              "(the exact neighbor search of the neighbors family has no other)", v);
             p->metric = a;
+        } else if (is(key, "neighbors", NULL)) {
+            int32_t a = -1;
+            for (int32_t q = 0; q < 3; q++)
+                if (!strcmp(v, k_nbrs[q])) a = q;
+            if (a < 0)
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "neighbors='%s': auto (exact below %d rows, NN-descent from "
+                             "there, as umap-learn), exact or nndescent", v, SB_NND_AUTO_ROWS);
+            p->nbrs = a;
         } else if (is(key, "n_epochs", NULL)) {
             if (!strcmp(v, "none") || !strcmp(v, "None")) p->n_epochs = 0;
             else if ((st = sb_param_int(key, v, 1, 100000, &i)) == SB_OK) p->n_epochs = (int32_t)i;
@@ -273,9 +288,19 @@ static sb_status um_record(sb_card *card, const char *tag, sb_dtype dt, const vo
     return card ? sb_card_record(card, tag, dt, v, n) : SB_OK;
 }
 
-/* The neighbors of every row, n x k (k <= n), row i's first entry i itself. */
-static sb_status um_neighbors(const sb_table *t, int32_t metric, int32_t k, int32_t *nbr, float *dist) {
+/* Whether the fit of n rows takes NN-descent: neighbors=nndescent, or auto
+ * from SB_NND_AUTO_ROWS rows (umap-learn's switch to pynndescent). */
+static int um_approx(const um_params *p, int64_t n) {
+    return p->nbrs == UM_NBRS_NNDESCENT || (p->nbrs == UM_NBRS_AUTO && n >= SB_NND_AUTO_ROWS);
+}
+
+/* The neighbors of every row, n x k (k <= n), row i's first entry i itself:
+ * the exact search, or NN-descent (nndescent.c) when um_approx. */
+static sb_status um_neighbors(const sb_table *t, const um_params *p, int32_t k, int32_t *nbr, float *dist) {
     const int64_t n = t->nrows;
+    if (um_approx(p, n))
+        return sb_nndescent(t->x, n, (int32_t)t->ncols, p->metric == UM_COSINE ? 1 : 0, k, p->seed, nbr, dist);
+    const int32_t metric = p->metric;
     int64_t *off = NULL, *idx = NULL;
     float *dd = NULL;
     sb_status st = sb_knn_self_query(t, metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN, k, -1.0, 1,
@@ -389,11 +414,19 @@ static void um_random_init(uint64_t seed, int64_t n, int32_t nc, float *emb) {
 static sb_status um_spectral(int64_t n, int32_t nc, const int64_t *rp, const int32_t *col, const float *val,
                              uint64_t seed, float *emb) {
     if (n > UM_MAX_SPECTRAL_ROWS || nc + 1 >= n) return SB_ERR_LIMIT;
-    float *a = sb_calloc((size_t)(n * n), sizeof(float));
+    /* the operator's nonzeros: sparse (its CSR, the form the eigensolver
+     * builds from a dense matrix that sparse: the same bits) when at most
+     * n^2 / 8, else the dense n x n */
+    const int64_t m = rp[n];
+    const int sparse = m <= n * n / 8;
+    float *a = sparse ? NULL : sb_calloc((size_t)(n * n), sizeof(float));
+    int64_t *arp = sparse ? sb_malloc(sizeof(int64_t) * (size_t)(n + 1)) : NULL;
+    int32_t *aci = sparse ? sb_malloc(sizeof(int32_t) * (size_t)(m ? m : 1)) : NULL;
+    float *acv = sparse ? sb_malloc(sizeof(float) * (size_t)(m ? m : 1)) : NULL;
     double *s = sb_malloc(sizeof(double) * (size_t)n), *wd = sb_malloc(sizeof(double) * (size_t)(nc + 1));
     double *v = sb_malloc(sizeof(double) * (size_t)(n * (nc + 1)));
     sb_status st = SB_OK;
-    if (!a || !s || !wd || !v) {
+    if ((sparse ? !arp || !aci || !acv : !a) || !s || !wd || !v) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP: out of memory for the spectral initialization of %lld rows",
                      (long long)n);
         goto done;
@@ -403,13 +436,27 @@ static sb_status um_spectral(int64_t n, int32_t nc, const int64_t *rp, const int
         for (int64_t z = rp[i]; z < rp[i + 1]; z++) dg += (double)val[z];
         s[i] = dg > 0.0 ? 1.0 / sqrt(dg) : 0.0;
     }
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t z = rp[i]; z < rp[i + 1]; z++) a[i * n + col[z]] = (float)((double)val[z] * s[i] * s[col[z]]);
+    if (sparse) {
+        int64_t e = 0;
+        for (int64_t i = 0; i < n; i++) {
+            arp[i] = e;
+            for (int64_t z = rp[i]; z < rp[i + 1]; z++) {
+                const float av = (float)((double)val[z] * s[i] * s[col[z]]);
+                if (av != 0.0f) aci[e] = col[z], acv[e] = av, e++;
+            }
+        }
+        arp[n] = e;
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t z = rp[i]; z < rp[i + 1]; z++) a[i * n + col[z]] = (float)((double)val[z] * s[i] * s[col[z]]);
+    }
     const int64_t want = nc + 1, blk = want + 4 < n ? want + 4 : n;
     sb_krylov_info ki;
     int64_t kcap = 1024 + 4 * blk;
     if (kcap > n) kcap = n;
-    if ((st = sb_krylov_top(n, a, want, blk, 1e-4, kcap, seed, wd, v, &ki)) != SB_OK) goto done;
+    if ((st = sparse ? sb_krylov_top_csr(n, arp, aci, acv, want, blk, 1e-4, kcap, seed, wd, v, &ki)
+                     : sb_krylov_top(n, a, want, blk, 1e-4, kcap, seed, wd, v, &ki)) != SB_OK)
+        goto done;
     float big = 0.0f;
     for (int32_t c = 0; c < nc; c++) {
         int64_t at = 0;
@@ -426,7 +473,7 @@ static sb_status um_spectral(int64_t n, int32_t nc, const int64_t *rp, const int
     const float expansion = big > 0.0f ? 10.0f / big : 1.0f;
     for (int64_t i = 0; i < n * nc; i++) emb[i] = emb[i] * expansion + 1e-4f * um_noise(seed, (uint64_t)i);
 done:
-    sb_free(a), sb_free(s), sb_free(wd), sb_free(v);
+    sb_free(a), sb_free(arp), sb_free(aci), sb_free(acv), sb_free(s), sb_free(wd), sb_free(v);
     return st;
 }
 
@@ -493,9 +540,10 @@ static sb_status um_optimize(const um_params *p, int32_t n_epochs, float a, floa
             }
             next[e] += eps[e];
             const int32_t nneg = (int32_t)((ft - next_neg[e]) / epsn[e]);
+            sb_u32 w[4];
             for (int32_t s = 0; s < nneg; s++) {
-                sb_u32 w[4];
-                sb_rng_words(p->seed, UM_PURPOSE_NEG, ((uint64_t)t << 40) | (uint64_t)e, (sb_u32)(s >> 2), w);
+                if ((s & 3) == 0) /* one Philox block serves four samples */
+                    sb_rng_words(p->seed, UM_PURPOSE_NEG, ((uint64_t)t << 40) | (uint64_t)e, (sb_u32)(s >> 2), w);
                 const int32_t r = (int32_t)(((uint64_t)w[s & 3] * (uint64_t)n) >> 32);
                 const float *o = emb + (int64_t)r * nc;
                 float dn = 0.0f;
@@ -592,9 +640,10 @@ sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train
         char dims[128];
         snprintf(dims, sizeof dims, "%lld x %lld, %s, k %d, %d components, %d epochs", (long long)n, (long long)d,
                  k_metrics[p.metric], (int)kk, (int)nc, (int)n_epochs);
+        if (um_approx(&p, n)) snprintf(dims + strlen(dims), sizeof dims - strlen(dims), ", nndescent");
         if ((st = sb_card_set_meta(card, "umap.data", dims)) != SB_OK) goto done;
     }
-    if ((st = um_neighbors(t, p.metric, kk, nbr, dist)) != SB_OK) goto done;
+    if ((st = um_neighbors(t, &p, kk, nbr, dist)) != SB_OK) goto done;
     if ((st = um_record(card, "umap.neighbors", SB_DTYPE_I32, nbr, (uint64_t)(n * kk))) != SB_OK ||
         (st = um_record(card, "umap.distances", SB_DTYPE_F32, dist, (uint64_t)(n * kk))) != SB_OK)
         goto done;
@@ -903,15 +952,17 @@ const char *sb_umap_state_check(const sb_umap *u) {
 /* The canonical parameter text of a fit (keys sorted by byte). */
 static sb_status um_params_text(const um_params *p, char **out) {
     static const char *const inits[3] = {"spectral", "random", "array"};
-    char buf[768], ep[24];
+    char buf[768], ep[24], nb[32] = "";
     if (p->n_epochs > 0) snprintf(ep, sizeof ep, "%d", (int)p->n_epochs);
     else snprintf(ep, sizeof ep, "none");
+    /* neighbors is written when not the default auto (a file of auto reads as before the parameter existed) */
+    if (p->nbrs != UM_NBRS_AUTO) snprintf(nb, sizeof nb, "neighbors=%s\n", k_nbrs[p->nbrs]);
     const int n = snprintf(buf, sizeof buf,
                            "init=%s\nlearning_rate=%.9g\nlocal_connectivity=%.9g\nmetric=%s\nmin_dist=%.9g\nmodel=umap\n"
-                           "n_components=%d\nn_epochs=%s\nn_neighbors=%d\nnegative_sample_rate=%d\nrandom_state=%llu\n"
+                           "n_components=%d\nn_epochs=%s\nn_neighbors=%d\nnegative_sample_rate=%d\n%srandom_state=%llu\n"
                            "repulsion_strength=%.9g\nset_op_mix_ratio=%.9g\nspread=%.9g\n",
                            inits[p->init], (double)p->lr, (double)p->local_conn, k_metrics[p->metric],
-                           (double)p->min_dist, (int)p->ncomp, ep, (int)p->n_neighbors, (int)p->neg_rate,
+                           (double)p->min_dist, (int)p->ncomp, ep, (int)p->n_neighbors, (int)p->neg_rate, nb,
                            (unsigned long long)p->seed, (double)p->gamma, (double)p->mix, (double)p->spread);
     if (n >= (int)sizeof buf) return sb_fail(SB_ERR_LIMIT, "UMAP: the parameter text is too long");
     *out = sb_strdup(buf);
