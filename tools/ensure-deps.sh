@@ -15,6 +15,8 @@ have s390x-linux-gnu-gcc || need_apt="$need_apt gcc-s390x-linux-gnu libc6-dev-s3
 { have qemu-aarch64 && have qemu-s390x; } || need_apt="$need_apt qemu-user"
 have python3 || need_apt="$need_apt python3"
 [ -e /etc/OpenCL/vendors/pocl.icd ] || need_apt="$need_apt pocl-opencl-icd"
+# make demo and tests/integration/test_demo.py: Fashion-MNIST from Debian
+[ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need_apt="$need_apt dataset-fashion-mnist"
 [ -e /usr/include/CL/cl.h ] || need_apt="$need_apt ocl-icd-opencl-dev opencl-headers"
 # zlib.h: gzip input (src/io/csv.c opens the system's libz.so.1 at run time)
 [ -e /usr/include/zlib.h ] || need_apt="$need_apt zlib1g-dev"
