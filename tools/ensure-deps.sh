@@ -33,6 +33,9 @@ have mpirun || need_apt="$need_apt openmpi-bin"
 have mpicc || need_apt="$need_apt libopenmpi-dev"
 # HIP: the entry kernels compiled by Debian's hipcc (tools/hip-compile-check.sh; no AMD GPU runs them)
 have hipcc || need_apt="$need_apt hipcc"
+# ccache: the arms' objects that no SB_SABOTAGE_* macro reaches come from the
+# plain build's compile (the Makefile's CCACHE), which keeps make test's arm builds short
+have ccache || need_apt="$need_apt ccache"
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

@@ -439,16 +439,20 @@ def record_opencl(out_root, commit, now):
 def remove_superseded(written):
     """Removes the folders of the keys just recorded that the support matrix no
     longer reads (the newest run of no family x leg): evidence/ keeps the latest
-    run per leg and family, git history the rest."""
+    run per leg and family, git history the rest. A folder just written is never
+    removed, even when a newer run of another machine fills its cells."""
     import support_matrix
     legs, fams, runs, folders, _, cells, _ = support_matrix.layout(ROOT)
     used = {d["run"]["folder"] for _, d in cells.values() if d}
+    keep = {os.path.realpath(f) for f in written}
     for folder in written:
         key = evidence_layout.parse_name(os.path.basename(folder))
         parent = os.path.dirname(folder)
         for other in sorted(os.listdir(parent)):
             p = evidence_layout.parse_name(other)
             rel = os.path.relpath(os.path.join(parent, other), ROOT).replace(os.sep, "/")
+            if os.path.realpath(os.path.join(parent, other)) in keep:
+                continue
             if p and p["machine"] == key["machine"] and p["families"] == key["families"] \
                     and rel in folders and rel not in used:
                 shutil.rmtree(os.path.join(parent, other))

@@ -184,3 +184,26 @@ def test_opencl_runs_go_to_the_column_of_the_implementation_that_ran_them():
     assert col({"leg": "cuda", "label": "CUDA, NVIDIA H200"}) == "cuda"
     titles = dict(support_matrix.KNOWN_LEGS)
     assert "PoCL" in titles["opencl"] and "NVIDIA" in titles["opencl-nvidia"]
+
+
+def test_remove_superseded_keeps_what_it_just_wrote(tmp_path, monkeypatch):
+    """evidence_cpu.remove_superseded removes an older run of the same machine
+    and families that no cell reads, and never the folder just written, even
+    when another machine's newer run fills that folder's cells (it deleted its
+    own fresh x86_64 folder once). Without the guard the first assertion fails."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import evidence_cpu  # noqa: E402
+    sys.path.pop(0)
+    cpu = tmp_path / "evidence" / "cpu"
+    old, new = cpu / "2026-12-05-x86_64-all-aaaaaaa", cpu / "2026-12-06-x86_64-all-bbbbbbb"
+    for d in (old, new):
+        d.mkdir(parents=True)
+    rel = lambda d: str(d.relative_to(tmp_path))  # noqa: E731
+    gpu_run = "evidence/cuda/2026-12-06-h200-all-ccccccc"
+    cells = {("x86_64", "gbdt"): (None, {"run": {"folder": gpu_run}})}
+    monkeypatch.setattr(evidence_cpu, "ROOT", str(tmp_path))
+    monkeypatch.setattr(support_matrix, "layout",
+                        lambda root: (None, None, None, {rel(old), rel(new), gpu_run}, None, cells, None))
+    evidence_cpu.remove_superseded([str(new)])
+    assert new.is_dir()
+    assert not old.is_dir()
