@@ -760,6 +760,12 @@ static sb_status check_umap(const sb_model *m, sb_status bad, const char *who) {
         return sb_fail(bad, "%s: a umap training value is not finite", who);
     if (!all_finite(u->emb, (size_t)u->n * (size_t)u->ncomp))
         return sb_fail(bad, "%s: a umap embedding value is not finite", who);
+    /* rows transform's exact search would refuse are refused here, as the fit refuses them */
+    if ((st = sb_knn_rows_check(u->x, u->n, m->num_features, u->metric == 1 ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN)) != SB_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", sb_last_error());
+        return sb_fail(st, "%s: umap: %s", who, why);
+    }
     return check_common(m, bad, who);
 }
 

@@ -204,3 +204,24 @@ def test_neighbors_parameter(tmp_path):
     assert back.neighbors == "nndescent" and back.model_digest_ == nd.model_digest_
     with pytest.raises(InvalidArgumentError, match="neighbors='brute'"):
         samebits.UMAP(neighbors="brute").fit(x)
+
+
+def test_rows_past_the_exact_search_limit_refused_at_fit_and_load():
+    """A row whose centered squared norm passes 1e37 is one transform's exact
+    search refuses: every neighbors mode refuses it at fit (NN-descent itself
+    would take it), and a model file holding one (its digest made right) is
+    refused at load, not at the first transform."""
+    x = _blobs(n=300, d=5)
+    bad = x.copy()
+    bad[3] *= np.float32(1e19)
+    for nb in ("exact", "nndescent"):
+        with pytest.raises(samebits.errors.LimitError, match="below 1e37"):
+            samebits.UMAP(n_epochs=10, neighbors=nb, random_state=1).fit(bad)
+    raw = bytearray(samebits.UMAP(n_epochs=10, neighbors="nndescent", random_state=1).fit(x).model_bytes())
+    row = x[3].astype("<f4").tobytes()
+    at = bytes(raw).find(row)
+    assert at > 0 and bytes(raw).find(row, at + 1) < 0
+    raw[at:at + len(row)] = bad[3].astype("<f4").tobytes()
+    raw[-32:] = hashlib.sha256(bytes(raw[:-32])).digest()
+    with pytest.raises(samebits.errors.LimitError, match="umap: row 3: .*below 1e37"):
+        samebits.load_model(bytes(raw))

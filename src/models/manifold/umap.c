@@ -298,9 +298,12 @@ static int um_approx(const um_params *p, int64_t n) {
  * the exact search, or NN-descent (nndescent.c) when um_approx. */
 static sb_status um_neighbors(const sb_table *t, const um_params *p, int32_t k, int32_t *nbr, float *dist) {
     const int64_t n = t->nrows;
-    if (um_approx(p, n))
-        return sb_nndescent(t->x, n, (int32_t)t->ncols, p->metric == UM_COSINE ? 1 : 0, k, p->seed, nbr, dist);
     const int32_t metric = p->metric;
+    if (um_approx(p, n)) { /* the rows transform's exact search will take, refused now as the exact fit would */
+        sb_status st = sb_knn_rows_check(t->x, n, (int32_t)t->ncols, metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN);
+        if (st != SB_OK) return st;
+        return sb_nndescent(t->x, n, (int32_t)t->ncols, metric == UM_COSINE ? 1 : 0, k, p->seed, nbr, dist);
+    }
     int64_t *off = NULL, *idx = NULL;
     float *dd = NULL;
     sb_status st = sb_knn_self_query(t, metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN, k, -1.0, 1,

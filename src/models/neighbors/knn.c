@@ -374,6 +374,17 @@ sb_status sb_knn_prepare(sb_knn *k, int32_t d) {
     return kn_pack(k, d, k->x, k->n, KN_PANEL, k->xs, k->xsn, k->xnorm);
 }
 
+sb_status sb_knn_rows_check(const float *x, int64_t n, int32_t d, int32_t metric) {
+    sb_knn *k = sb_knn_alloc(SB_KNN_NEIGHBORS, n, d);
+    if (!k) return sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld x %d rows", (long long)n,
+                           (int)d);
+    k->metric = metric;
+    memcpy(k->x, x, sizeof(float) * (size_t)n * (size_t)d);
+    const sb_status st = sb_knn_prepare(k, d);
+    sb_knn_free(k);
+    return st;
+}
+
 /* ---- one query's candidates ---- */
 
 typedef struct kn_cand {

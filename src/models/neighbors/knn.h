@@ -57,6 +57,13 @@ static inline void sb_knn_sqdist2(const double *restrict x, const double *restri
  * row's screening norm overflows float32. */
 sb_status sb_knn_prepare(sb_knn *k, int32_t nfeat);
 
+/* Whether the exact search could take the n x d rows x (metric SB_KNN_*): the
+ * limit sb_knn_prepare applies (SB_ERR_LIMIT naming the first row past it),
+ * checked on a scratch copy that is freed; x is only read. A family that
+ * keeps rows for a later exact search but fits without one (UMAP's
+ * NN-descent) calls it, so a model that fits can also transform. */
+sb_status sb_knn_rows_check(const float *x, int64_t n, int32_t d, int32_t metric);
+
 /* Neighbors of the rows of q (or, q NULL, of the training rows, each without
  * itself as scikit-learn's kneighbors() does): the kk nearest by (distance,
  * index) (radius < 0), or every one within radius (radius >= 0; in index
