@@ -238,7 +238,7 @@ SB_FN void ak_matmul(sb_i64 sw, sb_i32 r, SB_GLOBAL const double *X, SB_GLOBAL c
 }
 
 /* arima.c's lyapunov: the doubling iteration to the stationary covariance. */
-SB_FN void ak_lyapunov(ak_work *wk) {
+SB_FN_BIG void ak_lyapunov(ak_work *wk) {
     const sb_i64 sw = wk->sw;
     const sb_i32 r = wk->r;
     SB_GLOBAL double *P = wk->P, *A = wk->A, *B = wk->B, *C = wk->C;
@@ -267,7 +267,7 @@ SB_FN void ak_lyapunov(ak_work *wk) {
  * observed values; 0 when a variance is not positive or a sum not finite.
  * With wk->fin, v, F and pr get each step's innovation, variance and
  * prediction; a and P end as the state predicted after the last value. */
-SB_FN int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
+SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
     const sb_i64 sw = wk->sw;
     const sb_i32 r = wk->r;
     SB_GLOBAL double *a = wk->a, *P = wk->P, *TP = wk->TP;
@@ -342,7 +342,7 @@ SB_FN double ak_nm_eval(ak_work *wk, SB_GLOBAL const double *xs) {
 
 /* ts_nm.c's ts_nelder_mead over ak_objective from wk->x with the steps
  * wk->step: vertex i is nv[i * nx ..] (strided), its value nfv[i]. */
-SB_FN void ak_nelder_mead(ak_work *wk, sb_i32 maxit, SB_GLOBAL double *trace, sb_i32 *nit, sb_i32 *conv) {
+SB_FN_BIG void ak_nelder_mead(ak_work *wk, sb_i32 maxit, SB_GLOBAL double *trace, sb_i32 *nit, sb_i32 *conv) {
     const sb_i64 sw = wk->sw;
     const sb_i32 d = wk->nx;
     SB_GLOBAL double *V = wk->nv, *fv = wk->nfv, *c = wk->nc, *xr = wk->nxr, *xe = wk->nxe, *xc = wk->nxc;
@@ -474,7 +474,7 @@ SB_FN double ak_reg(const ak_work *wk, const sb_i32 *lag, const sb_i32 *grp, sb_
 
 /* arima.c's least_squares of z on k regressors (ak_reg) over the rows
  * t >= t0 where all are observed; the rows used, or -1 (too few, singular). */
-SB_FN sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32 *lag, const sb_i32 *grp) {
+SB_FN_BIG sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32 *lag, const sb_i32 *grp) {
     const sb_i64 sw = wk->sw, n = wk->nd;
     SB_GLOBAL double *G = wk->G, *beta = wk->beta;
     for (sb_i32 i = 0; i < k; i++) {
@@ -519,7 +519,7 @@ SB_FN int ak_unconstrain(const double *y0, sb_i32 n, double *u) {
 }
 
 /* arima.c's hr_start (its comment states the rules) into x (private, nx). */
-SB_FN void ak_hr_start(ak_work *wk, double *x) {
+SB_FN_BIG void ak_hr_start(ak_work *wk, double *x) {
     const sb_i64 sw = wk->sw;
     const ak_spec *sp = &wk->sp;
     const sb_i32 o = sp->trend, n4[4] = {sp->p, sp->q, sp->P, sp->Q};
@@ -584,7 +584,7 @@ typedef struct ak_out {
 /* One series' fit (arima.c's fit_one): y (n values, checked by the host's
  * sb_arima_check), given (npar, read when sp->ngiven), scr this series'
  * scratch (ak_scratch_doubles for at least n - L values, stride sw). */
-SB_FN void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, SB_GLOBAL const double *y, sb_i64 n,
+SB_FN_BIG void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, SB_GLOBAL const double *y, sb_i64 n,
                          SB_GLOBAL double *scr, sb_i64 sw, sb_i64 ndmax, ak_out o) {
     ak_work wk;
     wk.sp = *sp;

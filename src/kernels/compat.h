@@ -9,6 +9,11 @@
  *
  * The vocabulary:
  *   SB_FN        qualifiers of a device-neutral helper function
+ *   SB_FN_BIG    the same for a large, rarely called one (a whole series'
+ *                fit): kept out of line on CUDA and HIP, where inlining the
+ *                time-series fits into their kernels made ptxas take minutes
+ *                an architecture; inline elsewhere. Where a call is made
+ *                changes no rounding (the profile contracts nothing).
  *   SB_TABLE     qualifiers of a read-only constant table at file scope
  *   SB_GLOBAL    address space of the arrays a kernel body reads and writes
  *   sb_u8 sb_u32 sb_i32 sb_u64 sb_i64   sized integer types
@@ -42,6 +47,7 @@
 #include "../core/float_eval.h"
 
 #define SB_FN static inline
+#define SB_FN_BIG static inline
 #define SB_GLOBAL
 #define SB_TABLE static const
 

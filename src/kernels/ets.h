@@ -155,7 +155,7 @@ SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, d
  * step (A, upper triangle, k x k; g = J^T e), accumulated in time order.
  * With out, the fitted values and the final states (level, trend, the last m
  * seasons oldest first) go to fitted and last. */
-SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL double *A, SB_GLOBAL double *g,
+SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL double *A, SB_GLOBAL double *g,
                       int out, SB_GLOBAL double *fitted, SB_GLOBAL double *last) {
     const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
     const ets_spec *sp = &w->sp;
@@ -273,7 +273,7 @@ SB_FN void ets_solve(ets_work *w, SB_GLOBAL const double *A, SB_GLOBAL const dou
  * lowers it by at most 1e-12 of itself, after w->gn_max steps, or, without
  * a multiplicative season, after the first full step (the least-squares
  * solution). A pure function of w->par and w->gn_max. */
-SB_FN double ets_inner(ets_work *w) {
+SB_FN_BIG double ets_inner(ets_work *w) {
     const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
     const sb_i32 k = w->k;
     for (sb_i32 j = 0; j < k; j++) w->x[(sb_i64)(j) * sw] = w->start[(sb_i64)(j) * sw];
@@ -353,7 +353,7 @@ SB_FN void ets_clamp(const ets_work *w, double *x) {
  * ties in their previous order). x0 gets the best vertex, the return value its
  * SSE; *conv is 1 when the simplex met both tolerances. Each iteration appends
  * the best SSE to the fit's trace. */
-SB_FN double ets_nm(ets_work *w, double *x0, double step, sb_i32 *conv) {
+SB_FN_BIG double ets_nm(ets_work *w, double *x0, double step, sb_i32 *conv) {
     const sb_i32 d = w->nfree;
     double v[SB_ETS_NPAR + 1][SB_ETS_NPAR], fv[SB_ETS_NPAR + 1], c[SB_ETS_NPAR], xr[SB_ETS_NPAR], xe[SB_ETS_NPAR],
         xc[SB_ETS_NPAR];
@@ -459,7 +459,7 @@ SB_FN double ets_grid_value(sb_i32 p, sb_i32 i) {
     return i == 0 ? 0.05 : i == 1 ? 0.2 : 0.5;
 }
 
-SB_FN void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i32 *nbest) {
+SB_FN_BIG void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i32 *nbest) {
     const sb_i32 d = w->nfree;
     sb_i32 cnt[SB_ETS_NPAR], idx[SB_ETS_NPAR] = {0, 0, 0, 0};
     for (sb_i32 i = 0; i < d; i++) cnt[i] = w->free_idx[i] == 0 ? 5 : 3;
@@ -493,7 +493,7 @@ SB_FN void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i32 *n
  * difference; with one the mean of the first period, the difference of the
  * first two periods' means over m, and the first period's deviations from its
  * mean (ratios to it: multiplicative), tied as the fit ties them. */
-SB_FN void ets_start(ets_work *w) {
+SB_FN_BIG void ets_start(ets_work *w) {
     const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
     const ets_spec *sp = &w->sp;
     SB_GLOBAL const double *y = w->y;
@@ -528,7 +528,7 @@ typedef struct ets_out {
  * positive for a multiplicative season) under sp, with scr
  * (ets_scratch_doubles) and iscr (k ints) its scratch, element j at j * sw,
  * into o. */
-SB_FN void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_i64 n, SB_GLOBAL double *scr,
+SB_FN_BIG void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_i64 n, SB_GLOBAL double *scr,
                           SB_GLOBAL sb_i32 *iscr, sb_i64 sw, ets_out o) {
     const sb_i32 m = sp->m, tr = sp->trend ? 1 : 0;
     const sb_i32 k = ets_nstates(sp);

@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 #define SB_FN static __device__ __forceinline__
+/* a whole series' fit and its optimizer (src/kernels/compat.h): a call, not
+ * inlined, which keeps ptxas to seconds on entry_ts.cu (75 s an architecture inlined) */
+#define SB_FN_BIG static __device__ __noinline__
 /* Address space of arrays that kernels read and write. */
 #define SB_GLOBAL
 #define SB_TABLE static __device__ const

@@ -19,6 +19,7 @@
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 
 #define SB_FN static inline
+#define SB_FN_BIG static inline
 /* Address space of arrays that kernels read and write. */
 #define SB_GLOBAL __global
 #define SB_TABLE __constant
