@@ -316,7 +316,9 @@ SB_TEST(test_svm_devices_give_the_cpu_bits) {
  * chunks of 7, 1000 and every variable at once, at 1 and 3 threads, give the
  * same model bytes (SVR: 2 n variables; SVC with probability: its folds);
  * the second half of the rows repeats the first, so that equal values meet
- * across chunks and the tie rule is exercised. */
+ * across chunks and the tie rule is exercised. The lane kernels (generic,
+ * AVX2, the CPU's best: svm_lanes.h) rotate over those runs, so each lane
+ * path meets the plain path's bytes with the ties in its lanes. */
 SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
     const int64_t n = 700;
     const int32_t d = 3;
@@ -329,12 +331,16 @@ SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
     static const char *const params[] = {"model=svr,kernel=rbf,epsilon=0.02", "model=svc,kernel=rbf,C=3",
                                          "model=svc,kernel=poly,degree=2,probability=true"};
     const int64_t grains[] = {1 << 30, 7, 1000};
+    static const char *const lanes[] = {"generic", "avx2", "best"};
     for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
         uint8_t *ref = NULL;
         size_t lref = 0;
         for (size_t g = 0; g < 3; g++)
             for (int th = 1; th <= 3; th += 2) {
                 sb_svm_sel_grain_for_tests(grains[g]);
+                /* the lane kernels too (svm_lanes.h): each grain and thread count on another */
+                printf("  %s: grain %lld, %d threads, lanes %s\n", params[k], (long long)grains[g], th,
+                       sb_svm_lanes_for_tests(lanes[(g + (size_t)th / 2) % 3]));
                 SB_CHECK(sb_set_num_threads(th) == SB_OK);
                 sb_model *m = NULL;
                 SB_CHECK(fit(x, strstr(params[k], "svr") ? z : y, n, d, params[k], &m) == SB_OK);
@@ -352,6 +358,7 @@ SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
         free(ref);
     }
     sb_svm_sel_grain_for_tests(0);
+    sb_svm_lanes_for_tests(NULL);
     SB_CHECK(sb_set_num_threads(0) == SB_OK);
     free(x), free(y), free(z);
 }

@@ -290,7 +290,7 @@ typedef struct sv_prob {
     sb_status rowst;         /* why sv_row gave NULL */
     const struct sv_lanes *lanes; /* the lane kernels (svm_lanes.h), or the plain loops */
     float *xt;               /* d x nk: the points feature-major for the lanes' rows (NULL: the plain rows) */
-    double *ys;              /* l: y as double, for the lanes */
+    uint8_t *st;             /* l: the SV_ST_* bits of each variable, for the lanes */
 } sv_prob;
 
 typedef struct sv_rowjob {
@@ -305,14 +305,20 @@ typedef struct sv_rowjob {
  * rows of i and j (svl_grad) or the choice of j (svl_selj). */
 typedef struct sv_pass {
     const int8_t *y;            /* l: +1 / -1 */
-    const double *ys;           /* l: y as double (+1.0 / -1.0) */
+    const uint8_t *st;          /* l: each variable's SV_ST_* bits (the lanes read these, not y, alpha, C) */
     const double *alpha, *C;
     double *G;
     const float *Ki, *Kj, *diag; /* by kernel point: a variable u reads its point's entry */
-    double si, sj, di, dj;      /* y_i, y_j as doubles, the steps of i and j */
+    double di, dj;              /* the steps of i and j */
     int8_t yi, yj;
     double gmax, Kii;           /* pass j's */
 } sv_pass;
+
+/* A variable's status for the lanes, kept with its alpha: in I_up, in I_low,
+ * y = +1 (libsvm keeps the same as its alpha_status). */
+#define SV_ST_UP 1
+#define SV_ST_LOW 2
+#define SV_ST_POS 4
 
 typedef struct sv_cand {
     double v;
@@ -517,6 +523,11 @@ static inline int sv_low(const sv_prob *pr, int64_t t) {
     return pr->y[t] > 0 ? pr->alpha[t] > 0.0 : pr->alpha[t] < pr->C[t];
 }
 
+/* Variable t's SV_ST_* bits from its alpha (sv_up, sv_low) and y. */
+static void sv_status(sv_prob *pr, int64_t t) {
+    pr->st[t] = (uint8_t)((sv_up(pr, t) ? SV_ST_UP : 0) | (sv_low(pr, t) ? SV_ST_LOW : 0) | (pr->y[t] > 0 ? SV_ST_POS : 0));
+}
+
 /* The working set's two passes in chunks of SV_SEL_GRAIN variables, each
  * chunk's winner kept, then the chunks' winners compared in chunk order by
  * the same comparison (SV_MORE / SV_LESS): a later chunk wins only where a
@@ -617,12 +628,12 @@ static sb_status sv_solve(sv_prob *pr) {
     sj.pr = pr, sj.cv = chv, sj.cg = chv ? chv + (nch > 0 ? nch : 1) : NULL, sj.ci = chi;
     const int32_t d = pr->k->d;
     pr->lanes = sv_lanes_get();
-    pr->xt = NULL, pr->ys = NULL;
-    if (pr->lanes->grad) pr->ys = sb_malloc(sizeof(double) * (size_t)(l > 0 ? l : 1));
+    pr->xt = NULL, pr->st = NULL;
+    if (pr->lanes->grad) pr->st = sb_malloc((size_t)(l > 0 ? l : 1));
     /* the lanes' rows read the points feature-major (a layout only: the host's rows; a device computes its own) */
     if (pr->lanes->sums && !pr->dv) pr->xt = sb_malloc(sizeof(float) * (size_t)(nk > 0 ? nk : 1) * (size_t)d);
     sb_status st = SB_OK;
-    if (!c->row || !c->prev || !c->next || !pr->diag || !chv || !chi || (pr->lanes->grad && !pr->ys) ||
+    if (!c->row || !c->prev || !c->next || !pr->diag || !chv || !chi || (pr->lanes->grad && !pr->st) ||
         (pr->lanes->sums && !pr->dv && !pr->xt)) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld kernel points",
                      (long long)nk);
@@ -630,12 +641,12 @@ static sb_status sv_solve(sv_prob *pr) {
     }
     for (int64_t t = 0; pr->xt && t < nk; t++)
         for (int32_t f = 0; f < d; f++) pr->xt[f * nk + t] = pr->x[pr->pts[t] * d + f];
-    for (int64_t t = 0; pr->ys && t < l; t++) pr->ys[t] = pr->y[t] > 0 ? 1.0 : -1.0;
-    sj.ps.y = pr->y, sj.ps.ys = pr->ys, sj.ps.alpha = pr->alpha, sj.ps.C = pr->C, sj.ps.G = pr->G;
+    sj.ps.y = pr->y, sj.ps.st = pr->st, sj.ps.alpha = pr->alpha, sj.ps.C = pr->C, sj.ps.G = pr->G;
     sj.ps.diag = pr->diag;
     if (pr->dv && (st = sv_dev_set_points(pr->dv, pr->x, pr->pts, nk)) != SB_OK) goto done;
     for (int64_t t = 0; t < nk; t++) pr->diag[t] = sv_kernel(pr->k, pr->x + pr->pts[t] * d, pr->x + pr->pts[t] * d);
     for (int64_t t = 0; t < l; t++) pr->alpha[t] = 0.0, pr->G[t] = pr->p[t];
+    for (int64_t t = 0; pr->st && t < l; t++) sv_status(pr, t);
     pr->n_iter = 0;
     pr->converged = 1;
     /* i: the largest -y G over I_up, the first on a tie (then found again in
@@ -703,9 +714,9 @@ static sb_status sv_solve(sv_prob *pr) {
         if (nj > Cj) nj = Cj;
         const double di = ni - ai, dj = nj - aj;
         pr->alpha[i] = ni, pr->alpha[j] = nj;
+        if (pr->st) sv_status(pr, i), sv_status(pr, j);
         /* G_t += Q_ti di + Q_tj dj, t in index order, i's term first */
         sj.ps.Ki = Ki, sj.ps.Kj = Kj, sj.ps.di = di, sj.ps.dj = dj, sj.ps.yi = pr->y[i], sj.ps.yj = pr->y[j];
-        sj.ps.si = pr->y[i] > 0 ? 1.0 : -1.0, sj.ps.sj = pr->y[j] > 0 ? 1.0 : -1.0;
         gmax = -INFINITY, i = -1;
         sv_chunks(pr, nch, sv_grad_task, &sj);
         for (int64_t t = 0; t < nch; t++) /* in chunk order: the sequential pass's choice */
@@ -731,8 +742,8 @@ done:
     sv_cache_free(c);
     sb_free(pr->diag);
     sb_free(pr->xt);
-    sb_free(pr->ys);
-    pr->diag = NULL, pr->xt = NULL, pr->ys = NULL;
+    sb_free(pr->st);
+    pr->diag = NULL, pr->xt = NULL, pr->st = NULL;
     return st;
 }
 

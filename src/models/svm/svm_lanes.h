@@ -12,9 +12,10 @@
  * - svl_sums: a kernel row's sums over the features, feature by feature in
  *   index order, from the points kept feature-major (xt[f ld + q]); each lane
  *   is sb_svk_sum's sequence for its point;
- * - svl_grad: the gradient's update g + (y_u y_i) (K_iu d_i) then
- *   + (y_u y_j) (K_ju d_j): a product by +-1 is exact and g + (-a) is g - a
- *   (IEEE), so this is the plain g +- a;
+ * - svl_grad: the gradient's update g + (K_iu d_i), its sign flipped where
+ *   y_u differs from y_i, then the same with j: a flipped sign is the exact
+ *   negation and g + (-a) is g - a (IEEE), so this is the plain g +- a; -y G
+ *   is G with its sign flipped where y = +1, exactly;
  * - svl_selj: the second-order choice -(b b) / a over I_low.
  *
  * The argmax / argmin passes keep, in each lane, the winner of the lane's
@@ -34,6 +35,7 @@
 typedef double SVL_VD __attribute__((vector_size(8 * SVL_VL)));
 typedef float SVL_VF __attribute__((vector_size(4 * SVL_VL)));
 typedef int64_t SVL_VI __attribute__((vector_size(8 * SVL_VL)));
+typedef uint8_t SVL_FN(svl_vb) __attribute__((vector_size(SVL_VL)));
 
 /* m ? a : b, lane by lane (m: all ones or zero) */
 #define SVL_SEL(m, a, b) ((SVL_VD)(((m) & (SVL_VI)(a)) | (~(m) & (SVL_VI)(b))))
@@ -41,6 +43,12 @@ typedef int64_t SVL_VI __attribute__((vector_size(8 * SVL_VL)));
 #define SVL_LD(v, p) memcpy(&(v), (p), sizeof(v))
 #define SVL_LDF(p) __extension__({ SVL_VF f_; memcpy(&f_, (p), sizeof f_); __builtin_convertvector(f_, SVL_VD); })
 #define SVL_SPLAT(x) (((SVL_VD){0}) + (x))
+/* the status bytes of SVL_VL variables (sv_pass's st: SV_ST_UP, SV_ST_LOW, SV_ST_POS) as lanes */
+#define SVL_ST(p) __extension__({ SVL_FN(svl_vb) b_; memcpy(&b_, (p), sizeof b_); __builtin_convertvector(b_, SVL_VI); })
+/* the lanes where the status has bit f: all ones, else zero */
+#define SVL_HAS(s, f) ((SVL_VI)(((s) & (f)) != 0))
+/* x with its sign flipped where m (all ones) is: -x exactly */
+#define SVL_FLIP(x, m) ((SVL_VD)((SVL_VI)(x) ^ ((m) & (((SVL_VI){0}) + INT64_MIN))))
 #define SVL_IOTA(u) __extension__({ SVL_VI i_; for (int l_ = 0; l_ < SVL_VL; l_++) i_[l_] = (u) + l_; i_; })
 
 /* s[q - b] := the sum of sb_svk_sum for points q in [b, e) against a: rbf
@@ -87,23 +95,23 @@ SVL_ATTR static void SVL_FN(svl_sums)(int rbf, int32_t d, const float *a, const 
  * (value, index) pairs (the lanes', then the plain loop's of the tail); the
  * count is returned. */
 SVL_ATTR static int SVL_FN(svl_grad)(const sv_pass *ps, int64_t off, int64_t b, int64_t e, sv_cand *cand) {
-    const double *ys = ps->ys, *al = ps->alpha, *C = ps->C;
     double *G = ps->G;
-    const SVL_VD si = SVL_SPLAT(ps->si), sj = SVL_SPLAT(ps->sj), di = SVL_SPLAT(ps->di), dj = SVL_SPLAT(ps->dj);
-    const SVL_VD zero = {0};
+    const SVL_VD di = SVL_SPLAT(ps->di), dj = SVL_SPLAT(ps->dj);
+    /* a variable's term is negated where its sign differs from i's (j's) */
+    const SVL_VI pi = ((SVL_VI){0}) - (ps->yi > 0), pj = ((SVL_VI){0}) - (ps->yj > 0);
     SVL_VD best = SVL_SPLAT(-INFINITY);
     SVL_VI bi = ((SVL_VI){0}) - 1;
     int64_t u = b;
     for (; u + SVL_VL <= e; u += SVL_VL) {
-        SVL_VD y, g, a, c;
-        SVL_LD(y, ys + u), SVL_LD(g, G + u), SVL_LD(a, al + u), SVL_LD(c, C + u);
+        SVL_VD g;
+        SVL_LD(g, G + u);
+        const SVL_VI st = SVL_ST(ps->st + u), pos = SVL_HAS(st, SV_ST_POS);
         const SVL_VD ka = SVL_LDF(ps->Ki + (u - off)) * di, kw = SVL_LDF(ps->Kj + (u - off)) * dj;
-        g = g + (y * si) * ka;
-        g = g + (y * sj) * kw;
+        g = g + SVL_FLIP(ka, pos ^ pi);
+        g = g + SVL_FLIP(kw, pos ^ pj);
         memcpy(G + u, &g, sizeof g);
-        const SVL_VI up = ((y > zero) & (a < c)) | ((y < zero) & (a > zero));
-        const SVL_VD v = -(y * g);
-        const SVL_VI m = up & (SVL_VI)SV_MORE(v, best);
+        const SVL_VD v = SVL_FLIP(g, pos); /* -y g */
+        const SVL_VI m = SVL_HAS(st, SV_ST_UP) & (SVL_VI)SV_MORE(v, best);
         best = SVL_SEL(m, v, best), bi = SVL_SELI(m, SVL_IOTA(u), bi);
     }
     int n = 0;
@@ -118,17 +126,17 @@ SVL_ATTR static int SVL_FN(svl_grad)(const sv_pass *ps, int64_t off, int64_t b, 
  * and the lanes' winners of the argmin of -(b b) / a (cand, as svl_grad). */
 SVL_ATTR static int SVL_FN(svl_selj)(const sv_pass *ps, int64_t off, int64_t b, int64_t e, double *gmin,
                                      sv_cand *cand) {
-    const double *ys = ps->ys, *al = ps->alpha, *C = ps->C, *G = ps->G;
+    const double *G = ps->G;
     const SVL_VD zero = {0}, gmax = SVL_SPLAT(ps->gmax), kii = SVL_SPLAT(ps->Kii), two = SVL_SPLAT(2.0),
                  tau = SVL_SPLAT(SV_TAU);
     SVL_VD best = SVL_SPLAT(INFINITY), gm = SVL_SPLAT(INFINITY);
     SVL_VI bi = ((SVL_VI){0}) - 1;
     int64_t u = b;
     for (; u + SVL_VL <= e; u += SVL_VL) {
-        SVL_VD y, g, a, c;
-        SVL_LD(y, ys + u), SVL_LD(g, G + u), SVL_LD(a, al + u), SVL_LD(c, C + u);
-        const SVL_VI low = ((y > zero) & (a > zero)) | ((y < zero) & (a < c));
-        const SVL_VD v = -(y * g);
+        SVL_VD g;
+        SVL_LD(g, G + u);
+        const SVL_VI st = SVL_ST(ps->st + u), low = SVL_HAS(st, SV_ST_LOW);
+        const SVL_VD v = SVL_FLIP(g, SVL_HAS(st, SV_ST_POS)); /* -y g */
         gm = SVL_SEL(low & (SVL_VI)(v < gm), v, gm);
         const SVL_VD bb = gmax - v;
         SVL_VD q = (kii + SVL_LDF(ps->diag + (u - off))) - two * SVL_LDF(ps->Ki + (u - off));
@@ -161,6 +169,9 @@ SVL_ATTR static int SVL_FN(svl_selj)(const sv_pass *ps, int64_t off, int64_t b, 
 #undef SVL_LDF
 #undef SVL_SPLAT
 #undef SVL_IOTA
+#undef SVL_ST
+#undef SVL_HAS
+#undef SVL_FLIP
 #undef SVL_SUF
 #undef SVL_ATTR
 #undef SVL_VL
