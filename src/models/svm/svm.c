@@ -600,9 +600,13 @@ static void sv_grad_task(void *ctx, int64_t t) {
 }
 
 /* Run task over the n chunks (threads where pr->parallel), the winners in
- * jb's per-chunk arrays. */
+ * jb's per-chunk arrays. With the lanes a pass over fewer than SV_PASS_PAR
+ * variables runs on the calling thread: it then takes microseconds, less than
+ * waking the threads twice an iteration (and far less on a loaded machine).
+ * The chunks and their comparison are the same either way: a schedule only. */
+#define SV_PASS_PAR (1 << 18)
 static void sv_chunks(sv_prob *pr, int64_t n, sb_task_fn task, sv_seljob *jb) {
-    if (pr->parallel && n > 1) sb_parallel_for(n, task, jb);
+    if (pr->parallel && n > 1 && (!pr->lanes->grad || pr->l >= SV_PASS_PAR)) sb_parallel_for(n, task, jb);
     else
         for (int64_t t = 0; t < n; t++) task(jb, t);
 }
