@@ -194,7 +194,7 @@ def main():
     import sklearn.svm as sks
     import samebits
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
+                            text=True).stdout.strip() or os.environ.get("SB_BENCH_COMMIT", "")  # a copy without .git
     threads = cores()
     rec = {"commit": commit, "machine": machine(), "sklearn": sklearn.__version__,
            "samebits_threads": threads, "sklearn_threads": 1, "repeat": a.repeat, "machine_note": a.machine_note,
