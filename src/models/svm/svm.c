@@ -290,6 +290,7 @@ typedef struct sv_prob {
     sb_status rowst;         /* why sv_row gave NULL */
     const struct sv_lanes *lanes; /* the lane kernels (svm_lanes.h), or the plain loops */
     float *xt;               /* d x nk: the points feature-major for the lanes' rows (NULL: the plain rows) */
+    uint64_t *bmask;         /* the blocks' feature masks of svl_sums_sparse (NULL: the dense sums) */
     uint8_t *st;             /* l: the SV_ST_* bits of each variable, for the lanes */
 } sv_prob;
 
@@ -386,6 +387,8 @@ static int64_t sv_pick(sv_cand *c, int n, int more, double *val) {
 }
 
 #define SV_LANES_MAX 8 /* the widest lanes: candidates a stretch gives are at most this + 1 */
+#define SV_BLK 16      /* points of a block of svl_sums_sparse (a multiple of every lane width; SV_ROW_GRAIN's divisor) */
+#define SV_MASK_W 16   /* svl_sums_sparse's masks: d <= 64 SV_MASK_W */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SV_X86 1
 #define SVL_SUF avx2
@@ -403,16 +406,19 @@ static int64_t sv_pick(sv_cand *c, int n, int more, double *val) {
  * same bits. sb_svm_lanes_for_tests caps the choice. */
 typedef struct sv_lanes {
     void (*sums)(int, int32_t, const float *, const float *, int64_t, int64_t, int64_t, double *);
+    void (*sums_sparse)(int, int32_t, const float *, const float *, int64_t, int64_t, int64_t, double *,
+                        const uint64_t *, const uint64_t *, int32_t);
     int (*grad)(const sv_pass *, int64_t, int64_t, int64_t, sv_cand *);
     int (*selj)(const sv_pass *, int64_t, int64_t, int64_t, double *, sv_cand *);
     const char *name;
 } sv_lanes;
 
 #ifdef SV_X86
-static const sv_lanes k_lanes_avx2 = {svl_sums_avx2, svl_grad_avx2, svl_selj_avx2, "avx2"};
-static const sv_lanes k_lanes_avx512 = {svl_sums_avx512, svl_grad_avx512, svl_selj_avx512, "avx512"};
+static const sv_lanes k_lanes_avx2 = {svl_sums_avx2, svl_sums_sparse_avx2, svl_grad_avx2, svl_selj_avx2, "avx2"};
+static const sv_lanes k_lanes_avx512 = {svl_sums_avx512, svl_sums_sparse_avx512, svl_grad_avx512, svl_selj_avx512,
+                                        "avx512"};
 #endif
-static const sv_lanes k_lanes_plain = {NULL, NULL, NULL, "generic"};
+static const sv_lanes k_lanes_plain = {NULL, NULL, NULL, NULL, "generic"};
 static int g_lanes_cap = 2; /* 0 generic, 1 avx2, 2 the best (sb_svm_lanes_for_tests) */
 
 static const sv_lanes *sv_lanes_get(void) {
@@ -440,7 +446,15 @@ static void sv_row_task(void *ctx, int64_t t) {
     sb_chunk_range(pr->nk, SV_ROW_GRAIN, t, &b, &e);
     if (pr->xt) { /* the lanes over the feature-major points: each sum sb_svk_sum's sequence */
         double s[SV_ROW_GRAIN];
-        pr->lanes->sums(pr->k->kernel == SB_SVM_RBF, d, a, pr->xt, pr->nk, b, e, s);
+        if (pr->bmask) { /* the features set in a or in a block's points only (svl_sums_sparse) */
+            uint64_t am[SV_MASK_W] = {0};
+            for (int32_t f = 0; f < d; f++)
+                if (a[f] != 0.0f) am[f / 64] |= (uint64_t)1 << (f % 64);
+            pr->lanes->sums_sparse(pr->k->kernel == SB_SVM_RBF, d, a, pr->xt, pr->nk, b, e, s, am, pr->bmask,
+                                   (d + 63) / 64);
+        } else {
+            pr->lanes->sums(pr->k->kernel == SB_SVM_RBF, d, a, pr->xt, pr->nk, b, e, s);
+        }
         for (int64_t q = b; q < e; q++) j->out[q] = sv_finish(pr->k, s[q - b]);
         return;
     }
@@ -611,6 +625,28 @@ static void sv_chunks(sv_prob *pr, int64_t n, sb_task_fn task, sv_seljob *jb) {
         for (int64_t t = 0; t < n; t++) task(jb, t);
 }
 
+/* The feature masks of svl_sums_sparse: for each block of SV_BLK points, bit
+ * f set where one of them has feature f nonzero. Kept (pr->bmask) only where
+ * at most 3/4 of the (block, feature) bits are set, so that the sparse sums
+ * save time; a schedule only (every sum is the same bits either way). */
+static sb_status sv_masks(sv_prob *pr) {
+    const int32_t d = pr->k->d, W = (d + 63) / 64;
+    const int64_t nb = pr->nk / SV_BLK;
+    uint64_t *m = sb_calloc((size_t)(nb * W), sizeof *m);
+    if (!m) return sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for the feature masks");
+    int64_t set = 0;
+    for (int64_t k = 0; k < nb; k++)
+        for (int32_t f = 0; f < d; f++) {
+            const float *r = pr->xt + f * pr->nk + k * SV_BLK;
+            int any = 0;
+            for (int t = 0; t < SV_BLK; t++) any |= r[t] != 0.0f;
+            if (any) m[k * W + f / 64] |= (uint64_t)1 << (f % 64), set++;
+        }
+    if (4 * set > 3 * nb * (int64_t)d) sb_free(m), m = NULL;
+    pr->bmask = m;
+    return SB_OK;
+}
+
 /* Solve pr from alpha = 0 (the header's rules); SB_OK, or out of memory. */
 static sb_status sv_solve(sv_prob *pr) {
     const int64_t l = pr->l, nk = pr->nk;
@@ -645,6 +681,8 @@ static sb_status sv_solve(sv_prob *pr) {
     }
     for (int64_t t = 0; pr->xt && t < nk; t++)
         for (int32_t f = 0; f < d; f++) pr->xt[f * nk + t] = pr->x[pr->pts[t] * d + f];
+    pr->bmask = NULL;
+    if (pr->xt && d <= 64 * SV_MASK_W && nk >= SV_BLK && (st = sv_masks(pr)) != SB_OK) goto done;
     sj.ps.y = pr->y, sj.ps.st = pr->st, sj.ps.alpha = pr->alpha, sj.ps.C = pr->C, sj.ps.G = pr->G;
     sj.ps.diag = pr->diag;
     if (pr->dv && (st = sv_dev_set_points(pr->dv, pr->x, pr->pts, nk)) != SB_OK) goto done;
@@ -747,7 +785,8 @@ done:
     sb_free(pr->diag);
     sb_free(pr->xt);
     sb_free(pr->st);
-    pr->diag = NULL, pr->xt = NULL, pr->st = NULL;
+    sb_free(pr->bmask);
+    pr->diag = NULL, pr->xt = NULL, pr->st = NULL, pr->bmask = NULL;
     return st;
 }
 

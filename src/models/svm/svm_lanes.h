@@ -90,6 +90,49 @@ SVL_ATTR static void SVL_FN(svl_sums)(int rbf, int32_t d, const float *a, const 
     for (; q < e; q++) s[q - b] = sb_svk_sum(rbf ? SB_SVK_RBF : SB_SVK_LINEAR, d, a, 1, xt + q, ld);
 }
 
+/* svl_sums where features are often zero (one-hot columns): points q in
+ * [b, e) (b a multiple of SV_BLK) in blocks of SV_BLK, each summing only
+ * over the features set in its block's mask bm (bit f: some point of the
+ * block has a nonzero feature f) or a's mask am, in index order (the set bits
+ * from the lowest). A feature left out is zero in a and in every point of the
+ * block: its term is +0 (rbf: (0 - 0)^2) or +-0 (a product), and adding a
+ * zero to these sums changes no bit (a sum from +0 of such terms is never -0),
+ * so each sum is sb_svk_sum's. A block past e's last full block is summed
+ * over every feature. */
+SVL_ATTR static void SVL_FN(svl_sums_sparse)(int rbf, int32_t d, const float *a, const float *xt, int64_t ld,
+                                             int64_t b, int64_t e, double *s, const uint64_t *am, const uint64_t *bm,
+                                             int32_t W) {
+    int64_t q = b;
+    for (; q + SV_BLK <= e; q += SV_BLK) {
+        SVL_VD acc[SV_BLK / SVL_VL];
+#pragma GCC unroll 4
+        for (int h = 0; h < SV_BLK / SVL_VL; h++) acc[h] = (SVL_VD){0};
+        const uint64_t *m = bm + (q / SV_BLK) * W;
+        for (int32_t w = 0; w < W; w++) {
+            uint64_t bits = m[w] | am[w];
+            while (bits) {
+                const int32_t f = 64 * w + __builtin_ctzll(bits);
+                bits &= bits - 1;
+                const float *r = xt + f * ld + q;
+                const SVL_VD x = SVL_SPLAT((double)a[f]);
+#pragma GCC unroll 4
+                for (int h = 0; h < SV_BLK / SVL_VL; h++) {
+                    const SVL_VD v = SVL_LDF(r + h * SVL_VL);
+                    if (rbf) {
+                        const SVL_VD t = x - v;
+                        acc[h] += t * t;
+                    } else {
+                        acc[h] += x * v;
+                    }
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (int h = 0; h < SV_BLK / SVL_VL; h++) memcpy(s + (q - b) + h * SVL_VL, &acc[h], sizeof acc[h]);
+    }
+    for (; q < e; q++) s[q - b] = sb_svk_sum(rbf ? SB_SVK_RBF : SB_SVK_LINEAR, d, a, 1, xt + q, ld);
+}
+
 /* The gradient's update over u in [b, e) (K rows read at u - off) and the
  * lanes' winners of the argmax of -y G over I_up: cand gets up to SVL_VL + 1
  * (value, index) pairs (the lanes', then the plain loop's of the tail); the
