@@ -554,6 +554,7 @@ void sb_svm_sel_grain_for_tests(int64_t grain) { g_sel_grain = grain > 0 ? grain
 typedef struct sv_seljob {
     sv_prob *pr;
     sv_pass ps;      /* the pass's inputs */
+    int grad;        /* 1: the gradient's update and i's choice, 0: pass j */
     double *cv, *cg; /* per chunk: the winner's value, (pass j) the chunk's gmin */
     int64_t *ci;     /* per chunk: the winner's index, -1 none */
 } sv_seljob;
@@ -569,10 +570,12 @@ static int sv_stretches(const sv_prob *pr, int64_t t, int64_t b[2], int64_t e[2]
     return n;
 }
 
-/* Pass j over chunk t: the smallest -y G over I_low (gmin) and the first
- * argmin of -b^2 / a among those with b = gmax - v > 0 (sv_selj_plain's, by
- * the lanes where there are). */
-static void sv_selj_task(void *ctx, int64_t t) {
+/* Pass over chunk t: pass j (jb->grad 0: the smallest -y G over I_low, gmin,
+ * and the first argmin of -b^2 / a among b = gmax - v > 0) or the gradient's
+ * update (jb->grad 1: G_u += Q_ui di + Q_uj dj, i's term first, and the first
+ * argmax of -y G over I_up): sv_selj_plain's or sv_grad_plain's, by the lanes
+ * where there are, the stretches' winners compared by sv_pick. */
+static void sv_pass_task(void *ctx, int64_t t) {
     sv_seljob *jb = ctx;
     const sv_lanes *ln = jb->pr->lanes;
     int64_t b[2], e[2], off[2];
@@ -581,36 +584,17 @@ static void sv_selj_task(void *ctx, int64_t t) {
     int nc = 0;
     double gmin = INFINITY;
     for (int k = 0; k < ns; k++) {
-        if (ln->selj) {
-            nc += ln->selj(&jb->ps, off[k], b[k], e[k], &gmin, cand + nc);
+        if (jb->grad ? !!ln->grad : !!ln->selj) {
+            nc += jb->grad ? ln->grad(&jb->ps, off[k], b[k], e[k], cand + nc)
+                           : ln->selj(&jb->ps, off[k], b[k], e[k], &gmin, cand + nc);
         } else {
-            const int64_t j = sv_selj_plain(&jb->ps, off[k], b[k], e[k], &gmin, &cand[nc].v);
-            if (j >= 0) cand[nc].i = j, nc++;
+            const int64_t w = jb->grad ? sv_grad_plain(&jb->ps, off[k], b[k], e[k], &cand[nc].v)
+                                       : sv_selj_plain(&jb->ps, off[k], b[k], e[k], &gmin, &cand[nc].v);
+            if (w >= 0) cand[nc].i = w, nc++;
         }
     }
-    jb->cg[t] = gmin;
-    jb->ci[t] = sv_pick(cand, nc, 0, &jb->cv[t]);
-}
-
-/* The gradient's update over chunk t (G_u += Q_ui di + Q_uj dj, i's term
- * first) and the chunk's first argmax of -y G over I_up (sv_grad_plain's, by
- * the lanes where there are). */
-static void sv_grad_task(void *ctx, int64_t t) {
-    sv_seljob *jb = ctx;
-    const sv_lanes *ln = jb->pr->lanes;
-    int64_t b[2], e[2], off[2];
-    const int ns = sv_stretches(jb->pr, t, b, e, off);
-    sv_cand cand[2 * (SV_LANES_MAX + 1)];
-    int nc = 0;
-    for (int k = 0; k < ns; k++) {
-        if (ln->grad) {
-            nc += ln->grad(&jb->ps, off[k], b[k], e[k], cand + nc);
-        } else {
-            const int64_t i = sv_grad_plain(&jb->ps, off[k], b[k], e[k], &cand[nc].v);
-            if (i >= 0) cand[nc].i = i, nc++;
-        }
-    }
-    jb->ci[t] = sv_pick(cand, nc, 1, &jb->cv[t]);
+    if (!jb->grad) jb->cg[t] = gmin;
+    jb->ci[t] = sv_pick(cand, nc, jb->grad, &jb->cv[t]);
 }
 
 /* Run task over the n chunks (threads where pr->parallel), the winners in
@@ -619,10 +603,11 @@ static void sv_grad_task(void *ctx, int64_t t) {
  * waking the threads twice an iteration (and far less on a loaded machine).
  * The chunks and their comparison are the same either way: a schedule only. */
 #define SV_PASS_PAR (1 << 18)
-static void sv_chunks(sv_prob *pr, int64_t n, sb_task_fn task, sv_seljob *jb) {
-    if (pr->parallel && n > 1 && (!pr->lanes->grad || pr->l >= SV_PASS_PAR)) sb_parallel_for(n, task, jb);
+static void sv_chunks(sv_prob *pr, int64_t n, int grad, sv_seljob *jb) {
+    jb->grad = grad;
+    if (pr->parallel && n > 1 && (!pr->lanes->grad || pr->l >= SV_PASS_PAR)) sb_parallel_for(n, sv_pass_task, jb);
     else
-        for (int64_t t = 0; t < n; t++) task(jb, t);
+        for (int64_t t = 0; t < n; t++) sv_pass_task(jb, t);
 }
 
 /* The feature masks of svl_sums_sparse: for each block of SV_BLK points, bit
@@ -713,7 +698,7 @@ static sb_status sv_solve(sv_prob *pr) {
         double gmin = INFINITY, best = INFINITY;
         int64_t j = -1;
         sj.ps.Ki = Ki, sj.ps.Kii = Kii, sj.ps.gmax = gmax;
-        sv_chunks(pr, nch, sv_selj_task, &sj);
+        sv_chunks(pr, nch, 0, &sj);
         for (int64_t t = 0; t < nch; t++) { /* in chunk order: the sequential pass's choice */
             if (sj.cg[t] < gmin) gmin = sj.cg[t];
             if (sj.ci[t] >= 0 && SV_LESS(sj.cv[t], best)) best = sj.cv[t], j = sj.ci[t];
@@ -760,7 +745,7 @@ static sb_status sv_solve(sv_prob *pr) {
         /* G_t += Q_ti di + Q_tj dj, t in index order, i's term first */
         sj.ps.Ki = Ki, sj.ps.Kj = Kj, sj.ps.di = di, sj.ps.dj = dj, sj.ps.yi = pr->y[i], sj.ps.yj = pr->y[j];
         gmax = -INFINITY, i = -1;
-        sv_chunks(pr, nch, sv_grad_task, &sj);
+        sv_chunks(pr, nch, 1, &sj);
         for (int64_t t = 0; t < nch; t++) /* in chunk order: the sequential pass's choice */
             if (sj.ci[t] >= 0 && SV_MORE(sj.cv[t], gmax)) gmax = sj.cv[t], i = sj.ci[t];
     }

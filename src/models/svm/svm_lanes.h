@@ -49,6 +49,19 @@ typedef uint8_t SVL_FN(svl_vb) __attribute__((vector_size(SVL_VL)));
 #define SVL_HAS(s, f) ((SVL_VI)(((s) & (f)) != 0))
 /* x with its sign flipped where m (all ones) is: -x exactly */
 #define SVL_FLIP(x, m) ((SVL_VD)((SVL_VI)(x) ^ ((m) & (((SVL_VI){0}) + INT64_MIN))))
+/* the lanes' winners (bi >= 0) into cand[n++], then the plain loop's over the tail [u, e) */
+#define SVL_CANDS(best, bi, n, tail) \
+    do { \
+        for (int l_ = 0; l_ < SVL_VL; l_++) \
+            if ((bi)[l_] >= 0) cand[n].v = (best)[l_], cand[n].i = (bi)[l_], n++; \
+        const int64_t t_ = (tail); \
+        if (t_ >= 0) cand[n].i = t_, n++; \
+    } while (0)
+/* iteration u's gradient lanes g and status lanes st */
+#define SVL_LOAD_GS(g, st) \
+    SVL_VD g; \
+    SVL_LD(g, G + u); \
+    const SVL_VI st = SVL_ST(ps->st + u)
 #define SVL_IOTA(u) __extension__({ SVL_VI i_; for (int l_ = 0; l_ < SVL_VL; l_++) i_[l_] = (u) + l_; i_; })
 
 /* s[q - b] := the sum of sb_svk_sum for points q in [b, e) against a: rbf
@@ -146,9 +159,8 @@ SVL_ATTR static int SVL_FN(svl_grad)(const sv_pass *ps, int64_t off, int64_t b, 
     SVL_VI bi = ((SVL_VI){0}) - 1;
     int64_t u = b;
     for (; u + SVL_VL <= e; u += SVL_VL) {
-        SVL_VD g;
-        SVL_LD(g, G + u);
-        const SVL_VI st = SVL_ST(ps->st + u), pos = SVL_HAS(st, SV_ST_POS);
+        SVL_LOAD_GS(g, st);
+        const SVL_VI pos = SVL_HAS(st, SV_ST_POS);
         const SVL_VD ka = SVL_LDF(ps->Ki + (u - off)) * di, kw = SVL_LDF(ps->Kj + (u - off)) * dj;
         g = g + SVL_FLIP(ka, pos ^ pi);
         g = g + SVL_FLIP(kw, pos ^ pj);
@@ -158,10 +170,7 @@ SVL_ATTR static int SVL_FN(svl_grad)(const sv_pass *ps, int64_t off, int64_t b, 
         best = SVL_SEL(m, v, best), bi = SVL_SELI(m, SVL_IOTA(u), bi);
     }
     int n = 0;
-    for (int l = 0; l < SVL_VL; l++)
-        if (bi[l] >= 0) cand[n].v = best[l], cand[n].i = bi[l], n++;
-    const int64_t t = sv_grad_plain(ps, off, u, e, &cand[n].v);
-    if (t >= 0) cand[n].i = t, n++;
+    SVL_CANDS(best, bi, n, sv_grad_plain(ps, off, u, e, &cand[n].v));
     return n;
 }
 
@@ -176,9 +185,8 @@ SVL_ATTR static int SVL_FN(svl_selj)(const sv_pass *ps, int64_t off, int64_t b, 
     SVL_VI bi = ((SVL_VI){0}) - 1;
     int64_t u = b;
     for (; u + SVL_VL <= e; u += SVL_VL) {
-        SVL_VD g;
-        SVL_LD(g, G + u);
-        const SVL_VI st = SVL_ST(ps->st + u), low = SVL_HAS(st, SV_ST_LOW);
+        SVL_LOAD_GS(g, st);
+        const SVL_VI low = SVL_HAS(st, SV_ST_LOW);
         const SVL_VD v = SVL_FLIP(g, SVL_HAS(st, SV_ST_POS)); /* -y g */
         gm = SVL_SEL(low & (SVL_VI)(v < gm), v, gm);
         const SVL_VD bb = gmax - v;
@@ -192,10 +200,7 @@ SVL_ATTR static int SVL_FN(svl_selj)(const sv_pass *ps, int64_t off, int64_t b, 
     for (int l = 0; l < SVL_VL; l++)
         if (gm[l] < g0) g0 = gm[l];
     int n = 0;
-    for (int l = 0; l < SVL_VL; l++)
-        if (bi[l] >= 0) cand[n].v = best[l], cand[n].i = bi[l], n++;
-    const int64_t t = sv_selj_plain(ps, off, u, e, &g0, &cand[n].v);
-    if (t >= 0) cand[n].i = t, n++;
+    SVL_CANDS(best, bi, n, sv_selj_plain(ps, off, u, e, &g0, &cand[n].v));
     *gmin = g0;
     return n;
 }
@@ -212,6 +217,8 @@ SVL_ATTR static int SVL_FN(svl_selj)(const sv_pass *ps, int64_t off, int64_t b, 
 #undef SVL_LDF
 #undef SVL_SPLAT
 #undef SVL_IOTA
+#undef SVL_CANDS
+#undef SVL_LOAD_GS
 #undef SVL_ST
 #undef SVL_HAS
 #undef SVL_FLIP
