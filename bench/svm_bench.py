@@ -30,6 +30,12 @@ shared) and their ratio, the iteration counts. Targets (issue 27): accuracy
 / R2 within 0.2%, support vectors within 1%, fit time within 1.5x.
 
     python3 bench/svm_bench.py [--workloads letter higgs housing adult] [--out bench/results]
+        [--save-npz DIR] [--load-npz DIR] [--machine-note TEXT]
+
+--save-npz writes each workload's split (the arrays the loaders above give)
+to DIR/<workload>.npz; --load-npz reads them from there instead of loading,
+for a machine without the data (e.g. a device machine pinned to 2 cores with
+taskset). The threads are the cores this process may run on (its affinity).
 """
 import argparse
 import json
@@ -163,7 +169,15 @@ def machine():
                 break
     except OSError:
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version()}
+    return {"cpu": cpu, "cores": cores(), "python": platform.python_version()}
+
+
+def cores():
+    """The cores this process may run on (taskset's, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count()
 
 
 def main():
@@ -171,18 +185,30 @@ def main():
     ap.add_argument("--workloads", nargs="+", default=list(WORKLOADS))
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results"))
     ap.add_argument("--repeat", type=int, default=3, help="fits of each, alternating; the fastest is recorded")
+    ap.add_argument("--save-npz", help="write each workload's split to DIR/<workload>.npz")
+    ap.add_argument("--load-npz", help="read each workload's split from DIR/<workload>.npz")
+    ap.add_argument("--machine-note", default="", help="a note on the machine, recorded")
+    ap.add_argument("--stem-suffix", default="", help="appended to the result files' name (e.g. -devhost)")
     a = ap.parse_args()
     import sklearn
     import sklearn.svm as sks
     import samebits
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
-    threads = os.cpu_count()
+                            text=True).stdout.strip() or os.environ.get("SB_BENCH_COMMIT", "")  # a copy without .git
+    threads = cores()
     rec = {"commit": commit, "machine": machine(), "sklearn": sklearn.__version__,
-           "samebits_threads": threads, "sklearn_threads": 1, "repeat": a.repeat, "workloads": {}}
+           "samebits_threads": threads, "sklearn_threads": 1, "repeat": a.repeat, "machine_note": a.machine_note,
+           "workloads": {}}
     for w in a.workloads:
         kind, load, params = WORKLOADS[w]
-        Xtr, ytr, Xte, yte = load()
+        if a.load_npz:
+            z = np.load(os.path.join(a.load_npz, w + ".npz"))
+            Xtr, ytr, Xte, yte = z["Xtr"], z["ytr"], z["Xte"], z["yte"]
+        else:
+            Xtr, ytr, Xte, yte = load()
+        if a.save_npz:
+            os.makedirs(a.save_npz, exist_ok=True)
+            np.savez(os.path.join(a.save_npz, w + ".npz"), Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
         row = {"train": list(Xtr.shape), "test": list(Xte.shape), "params": params, "estimator": kind}
         times = {"sklearn": [], "samebits": []}
         for r in range(a.repeat):
@@ -194,31 +220,37 @@ def main():
                 times[who].append(time.perf_counter() - t0)
                 score = est.score(Xte, yte)
                 row[who] = {"fit_s": min(times[who]), "fit_s_all": times[who], "score": float(score),
-                            "n_sv": int(len(est.support_)), "n_iter": [int(v) for v in np.atleast_1d(est.n_iter_)][:400]}
+                            "n_sv": int(len(est.support_)), "n_iter": [int(v) for v in np.atleast_1d(est.n_iter_)][:400],
+                            "fit_s_median": float(np.median(times[who]))}
+                if who == "samebits":
+                    row[who]["model_digest"] = est.model_digest_
                 print(w, who, times[who][-1], score, row[who]["n_sv"], flush=True)
         rec["loadavg_after"] = os.getloadavg()
         s, b = row["samebits"], row["sklearn"]
         row["score_rel_diff"] = (s["score"] - b["score"]) / abs(b["score"])
         row["n_sv_rel_diff"] = (s["n_sv"] - b["n_sv"]) / b["n_sv"]
         row["fit_time_ratio"] = s["fit_s"] / b["fit_s"]
+        row["fit_time_ratio_median"] = s["fit_s_median"] / b["fit_s_median"]
         row["met"] = {"score_0.2%": abs(row["score_rel_diff"]) <= 0.002, "n_sv_1%": abs(row["n_sv_rel_diff"]) <= 0.01,
                       "time_1.5x": row["fit_time_ratio"] <= 1.5}
         rec["workloads"][w] = row
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "svm-%s-%s" % (time.strftime("%Y-%m-%d"), commit))
+    stem = os.path.join(a.out, "svm-%s-%s%s" % (time.strftime("%Y-%m-%d"), commit, a.stem_suffix))
     with open(stem + ".json", "w") as f:
         json.dump(rec, f, indent=1)
     lines = ["# SVC / SVR beside scikit-learn %s (libsvm, 1 thread); samebits at %d threads" % (rec["sklearn"], threads),
-             "", "commit %s, %s (%d cores, shared: load average %.1f after the run); fit times the fastest of %d"
-             % (commit, rec["machine"]["cpu"], threads, rec["loadavg_after"][0], a.repeat), "",
-             "| workload | estimator | train | score sb / sk (rel diff) | n_SV sb / sk (rel diff) | fit s sb / sk (ratio) | met |",
-             "|---|---|---|---|---|---|---|"]
+             "", "commit %s, %s (%d cores, shared: load average %.1f after the run); fit times the fastest of %d%s"
+             % (commit, rec["machine"]["cpu"], threads, rec["loadavg_after"][0], a.repeat,
+                ("; " + a.machine_note) if a.machine_note else ""), "",
+             "| workload | estimator | train | score sb / sk (rel diff) | n_SV sb / sk (rel diff) | fit s sb / sk (ratio) | median fit s sb / sk (ratio) | met |",
+             "|---|---|---|---|---|---|---|---|"]
     for w, r in rec["workloads"].items():
         s, b = r["samebits"], r["sklearn"]
-        lines.append("| %s | %s | %d x %d | %.5f / %.5f (%+.3f%%) | %d / %d (%+.2f%%) | %.2f / %.2f (%.2fx) | %s |"
+        lines.append("| %s | %s | %d x %d | %.5f / %.5f (%+.3f%%) | %d / %d (%+.2f%%) | %.2f / %.2f (%.2fx) | %.2f / %.2f (%.2fx) | %s |"
                      % (w, r["estimator"], r["train"][0], r["train"][1], s["score"], b["score"],
                         100 * r["score_rel_diff"], s["n_sv"], b["n_sv"], 100 * r["n_sv_rel_diff"], s["fit_s"],
-                        b["fit_s"], r["fit_time_ratio"], ", ".join(k for k, v in r["met"].items() if v) or "none"))
+                        b["fit_s"], r["fit_time_ratio"], s["fit_s_median"], b["fit_s_median"],
+                        r["fit_time_ratio_median"], ", ".join(k for k, v in r["met"].items() if v) or "none"))
     with open(stem + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

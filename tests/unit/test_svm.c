@@ -316,7 +316,9 @@ SB_TEST(test_svm_devices_give_the_cpu_bits) {
  * chunks of 7, 1000 and every variable at once, at 1 and 3 threads, give the
  * same model bytes (SVR: 2 n variables; SVC with probability: its folds);
  * the second half of the rows repeats the first, so that equal values meet
- * across chunks and the tie rule is exercised. */
+ * across chunks and the tie rule is exercised. The lane kernels (generic,
+ * AVX2, the CPU's best: svm_lanes.h) rotate over those runs, so each lane
+ * path meets the plain path's bytes with the ties in its lanes. */
 SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
     const int64_t n = 700;
     const int32_t d = 3;
@@ -329,12 +331,16 @@ SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
     static const char *const params[] = {"model=svr,kernel=rbf,epsilon=0.02", "model=svc,kernel=rbf,C=3",
                                          "model=svc,kernel=poly,degree=2,probability=true"};
     const int64_t grains[] = {1 << 30, 7, 1000};
+    static const char *const lanes[] = {"generic", "avx2", "best"};
     for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
         uint8_t *ref = NULL;
         size_t lref = 0;
         for (size_t g = 0; g < 3; g++)
             for (int th = 1; th <= 3; th += 2) {
                 sb_svm_sel_grain_for_tests(grains[g]);
+                /* the lane kernels too (svm_lanes.h): each grain and thread count on another */
+                printf("  %s: grain %lld, %d threads, lanes %s\n", params[k], (long long)grains[g], th,
+                       sb_svm_lanes_for_tests(lanes[(g + (size_t)th / 2) % 3]));
                 SB_CHECK(sb_set_num_threads(th) == SB_OK);
                 sb_model *m = NULL;
                 SB_CHECK(fit(x, strstr(params[k], "svr") ? z : y, n, d, params[k], &m) == SB_OK);
@@ -352,6 +358,55 @@ SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
         free(ref);
     }
     sb_svm_sel_grain_for_tests(0);
+    sb_svm_lanes_for_tests(NULL);
     SB_CHECK(sb_set_num_threads(0) == SB_OK);
     free(x), free(y), free(z);
+}
+
+/* The lanes' sparse kernel rows (svm_lanes.h's svl_sums_sparse: per block of
+ * 16 points only the features nonzero in the row's point or in the block)
+ * give the dense bits: one-hot columns (67 of them, two mask words) beside
+ * three numeric ones, SVR rbf and SVC poly (the products' path) and linear,
+ * with the plain loops, AVX2 and the CPU's best, the same model bytes. A
+ * variant that forgot the row's own features (only the block's mask) parts
+ * these bytes (checked by hand when this was written: the rbf terms of a's
+ * one-hot feature against a block without it are (1 - 0)^2, not 0). */
+SB_TEST(test_svm_sparse_rows_are_the_dense_bits) {
+    const int64_t n = 400;
+    const int32_t d = 70;
+    float *x = calloc((size_t)(n * d), sizeof(float)), *y = malloc(sizeof(float) * (size_t)n),
+          *z = malloc(sizeof(float) * (size_t)n);
+    float *num = sb_test_rows(n, 3, 47);
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(x + i * d, num + i * 3, sizeof(float) * 3);
+        const int64_t c = (i * 7 + i / 13) % 67;
+        x[i * d + 3 + c] = 1.0f;
+        z[i] = num[i * 3] - 0.25f * (float)(c % 5);
+        y[i] = (float)((c % 3 == 0) != (num[i * 3 + 1] > 0.3f));
+    }
+    static const char *const params[] = {"model=svr,kernel=rbf,epsilon=0.05,C=2", "model=svc,kernel=poly,degree=2",
+                                         "model=svc,kernel=linear,C=0.5"};
+    static const char *const lanes[] = {"generic", "avx2", "best"};
+    for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
+        uint8_t *ref = NULL;
+        size_t lref = 0;
+        for (size_t g = 0; g < 3; g++) {
+            printf("  %s: lanes %s\n", params[k], sb_svm_lanes_for_tests(lanes[g]));
+            sb_model *m = NULL;
+            SB_CHECK(fit(x, strstr(params[k], "svr") ? z : y, n, d, params[k], &m) == SB_OK);
+            size_t l = 0;
+            SB_CHECK(sb_model_to_bytes(m, NULL, 0, &l) == SB_OK);
+            uint8_t *b = malloc(l);
+            SB_CHECK(sb_model_to_bytes(m, b, l, &l) == SB_OK);
+            if (!ref) ref = b, lref = l;
+            else {
+                SB_CHECK(l == lref && memcmp(b, ref, l) == 0);
+                free(b);
+            }
+            sb_model_free(m);
+        }
+        free(ref);
+    }
+    sb_svm_lanes_for_tests(NULL);
+    free(x), free(y), free(z), free(num);
 }

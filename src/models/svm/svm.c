@@ -288,6 +288,10 @@ typedef struct sv_prob {
     sv_cache c;
     sv_dev *dv;              /* a GPU computes the kernel rows (NULL: the host) */
     sb_status rowst;         /* why sv_row gave NULL */
+    const struct sv_lanes *lanes; /* the lane kernels (svm_lanes.h), or the plain loops */
+    float *xt;               /* d x nk: the points feature-major for the lanes' rows (NULL: the plain rows) */
+    uint64_t *bmask;         /* the blocks' feature masks of svl_sums_sparse (NULL: the dense sums) */
+    uint8_t *st;             /* l: the SV_ST_* bits of each variable, for the lanes */
 } sv_prob;
 
 typedef struct sv_rowjob {
@@ -296,6 +300,143 @@ typedef struct sv_rowjob {
     float *out;
 } sv_rowjob;
 
+/* ---- the lanes (svm_lanes.h): the solver's loops, VL indices side by side, the same bits ---- */
+
+/* One pass of the solver over its variables: the gradient's update with the
+ * rows of i and j (svl_grad) or the choice of j (svl_selj). */
+typedef struct sv_pass {
+    const int8_t *y;            /* l: +1 / -1 */
+    const uint8_t *st;          /* l: each variable's SV_ST_* bits (the lanes read these, not y, alpha, C) */
+    const double *alpha, *C;
+    double *G;
+    const float *Ki, *Kj, *diag; /* by kernel point: a variable u reads its point's entry */
+    double di, dj;              /* the steps of i and j */
+    int8_t yi, yj;
+    double gmax, Kii;           /* pass j's */
+} sv_pass;
+
+/* A variable's status for the lanes, kept with its alpha: in I_up, in I_low,
+ * y = +1 (libsvm keeps the same as its alpha_status). */
+#define SV_ST_UP 1
+#define SV_ST_LOW 2
+#define SV_ST_POS 4
+
+typedef struct sv_cand {
+    double v;
+    int64_t i;
+} sv_cand;
+
+/* The plain gradient update over u in [b, e) (rows read at u - off): G_u +=
+ * Q_ui d_i then Q_uj d_j, and the first argmax of -y G over I_up (its value
+ * in *best, -1 when none). */
+static int64_t sv_grad_plain(const sv_pass *ps, int64_t off, int64_t b, int64_t e, double *best) {
+    double gmax = -INFINITY;
+    int64_t i = -1;
+    for (int64_t u = b; u < e; u++) {
+        const double a = (double)ps->Ki[u - off] * ps->di, w = (double)ps->Kj[u - off] * ps->dj;
+        double g = ps->G[u];
+        g = ps->y[u] == ps->yi ? g + a : g - a;
+        g = ps->y[u] == ps->yj ? g + w : g - w;
+        ps->G[u] = g;
+        if (!(ps->y[u] > 0 ? ps->alpha[u] < ps->C[u] : ps->alpha[u] > 0.0)) continue;
+        const double v = ps->y[u] > 0 ? -g : g;
+        if (SV_MORE(v, gmax)) gmax = v, i = u;
+    }
+    *best = gmax;
+    return i;
+}
+
+/* The plain pass j over u in [b, e): *gmin lowered to the smallest -y G over
+ * I_low, and the first argmin of -b^2 / a among b = gmax - v > 0 (its value in
+ * *best, -1 when none). */
+static int64_t sv_selj_plain(const sv_pass *ps, int64_t off, int64_t b0, int64_t e, double *gmin, double *best) {
+    double gm = *gmin, bo = INFINITY;
+    int64_t j = -1;
+    for (int64_t u = b0; u < e; u++) {
+        if (!(ps->y[u] > 0 ? ps->alpha[u] > 0.0 : ps->alpha[u] < ps->C[u])) continue;
+        const double v = ps->y[u] > 0 ? -ps->G[u] : ps->G[u];
+        if (v < gm) gm = v;
+        const double b = ps->gmax - v;
+        if (b > 0.0) {
+            double a = ps->Kii + (double)ps->diag[u - off] - 2.0 * (double)ps->Ki[u - off];
+            if (!(a > 0.0)) a = SV_TAU;
+            const double o = -(b * b) / a;
+            if (SV_LESS(o, bo)) bo = o, j = u;
+        }
+    }
+    *gmin = gm, *best = bo;
+    return j;
+}
+
+/* The winner among candidates (distinct indices, each its stretch's winner)
+ * as one pass over their indices in order by the solver's comparison (more:
+ * SV_MORE from -inf, else SV_LESS from +inf): the winner of the pass over
+ * every index, since that winner is its own stretch's. -1 when none. */
+static int64_t sv_pick(sv_cand *c, int n, int more, double *val) {
+    for (int a = 1; a < n; a++) /* insertion sort by index (n is small) */
+        for (int b = a; b > 0 && c[b - 1].i > c[b].i; b--) {
+            const sv_cand t = c[b];
+            c[b] = c[b - 1], c[b - 1] = t;
+        }
+    double best = more ? -INFINITY : INFINITY;
+    int64_t w = -1;
+    for (int a = 0; a < n; a++)
+        if (more ? SV_MORE(c[a].v, best) : SV_LESS(c[a].v, best)) best = c[a].v, w = c[a].i;
+    *val = best;
+    return w;
+}
+
+#define SV_LANES_MAX 8 /* the widest lanes: candidates a stretch gives are at most this + 1 */
+#define SV_BLK 16      /* points of a block of svl_sums_sparse (a multiple of every lane width; SV_ROW_GRAIN's divisor) */
+#define SV_MASK_W 16   /* svl_sums_sparse's masks: d <= 64 SV_MASK_W */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SV_X86 1
+#define SVL_SUF avx2
+#define SVL_ATTR __attribute__((target("avx2")))
+#define SVL_VL 4
+#include "svm_lanes.h"
+#define SVL_SUF avx512
+#define SVL_ATTR __attribute__((target("avx512f")))
+#define SVL_VL 8
+#include "svm_lanes.h"
+#endif
+
+/* The lane kernels of this machine, chosen once: AVX-512F or AVX2 where the
+ * CPU has them (x86-64), else none (the plain loops); every choice gives the
+ * same bits. sb_svm_lanes_for_tests caps the choice. */
+typedef struct sv_lanes {
+    void (*sums)(int, int32_t, const float *, const float *, int64_t, int64_t, int64_t, double *);
+    void (*sums_sparse)(int, int32_t, const float *, const float *, int64_t, int64_t, int64_t, double *,
+                        const uint64_t *, const uint64_t *, int32_t);
+    int (*grad)(const sv_pass *, int64_t, int64_t, int64_t, sv_cand *);
+    int (*selj)(const sv_pass *, int64_t, int64_t, int64_t, double *, sv_cand *);
+    const char *name;
+} sv_lanes;
+
+#ifdef SV_X86
+static const sv_lanes k_lanes_avx2 = {svl_sums_avx2, svl_sums_sparse_avx2, svl_grad_avx2, svl_selj_avx2, "avx2"};
+static const sv_lanes k_lanes_avx512 = {svl_sums_avx512, svl_sums_sparse_avx512, svl_grad_avx512, svl_selj_avx512,
+                                        "avx512"};
+#endif
+static const sv_lanes k_lanes_plain = {NULL, NULL, NULL, NULL, "generic"};
+static int g_lanes_cap = 2; /* 0 generic, 1 avx2, 2 the best (sb_svm_lanes_for_tests) */
+
+static const sv_lanes *sv_lanes_get(void) {
+#ifdef SV_X86
+    __builtin_cpu_init();
+    const int lvl = __atomic_load_n(&g_lanes_cap, __ATOMIC_RELAXED);
+    if (lvl >= 2 && __builtin_cpu_supports("avx512f")) return &k_lanes_avx512;
+    if (lvl >= 1 && __builtin_cpu_supports("avx2")) return &k_lanes_avx2;
+#endif
+    return &k_lanes_plain;
+}
+
+const char *sb_svm_lanes_for_tests(const char *cap) {
+    __atomic_store_n(&g_lanes_cap, cap && !strcmp(cap, "generic") ? 0 : cap && !strcmp(cap, "avx2") ? 1 : 2,
+                     __ATOMIC_RELAXED);
+    return sv_lanes_get()->name;
+}
+
 static void sv_row_task(void *ctx, int64_t t) {
     const sv_rowjob *j = ctx;
     const sv_prob *pr = j->pr;
@@ -303,6 +444,20 @@ static void sv_row_task(void *ctx, int64_t t) {
     const float *a = pr->x + pr->pts[j->pt] * d;
     int64_t b, e;
     sb_chunk_range(pr->nk, SV_ROW_GRAIN, t, &b, &e);
+    if (pr->xt) { /* the lanes over the feature-major points: each sum sb_svk_sum's sequence */
+        double s[SV_ROW_GRAIN];
+        if (pr->bmask) { /* the features set in a or in a block's points only (svl_sums_sparse) */
+            uint64_t am[SV_MASK_W] = {0};
+            for (int32_t f = 0; f < d; f++)
+                if (a[f] != 0.0f) am[f / 64] |= (uint64_t)1 << (f % 64);
+            pr->lanes->sums_sparse(pr->k->kernel == SB_SVM_RBF, d, a, pr->xt, pr->nk, b, e, s, am, pr->bmask,
+                                   (d + 63) / 64);
+        } else {
+            pr->lanes->sums(pr->k->kernel == SB_SVM_RBF, d, a, pr->xt, pr->nk, b, e, s);
+        }
+        for (int64_t q = b; q < e; q++) j->out[q] = sv_finish(pr->k, s[q - b]);
+        return;
+    }
     const float *x = pr->x;
     const int64_t *pts = pr->pts;
     int64_t q = b;
@@ -382,6 +537,11 @@ static inline int sv_low(const sv_prob *pr, int64_t t) {
     return pr->y[t] > 0 ? pr->alpha[t] > 0.0 : pr->alpha[t] < pr->C[t];
 }
 
+/* Variable t's SV_ST_* bits from its alpha (sv_up, sv_low) and y. */
+static void sv_status(sv_prob *pr, int64_t t) {
+    pr->st[t] = (uint8_t)((sv_up(pr, t) ? SV_ST_UP : 0) | (sv_low(pr, t) ? SV_ST_LOW : 0) | (pr->y[t] > 0 ? SV_ST_POS : 0));
+}
+
 /* The working set's two passes in chunks of SV_SEL_GRAIN variables, each
  * chunk's winner kept, then the chunks' winners compared in chunk order by
  * the same comparison (SV_MORE / SV_LESS): a later chunk wins only where a
@@ -393,69 +553,83 @@ void sb_svm_sel_grain_for_tests(int64_t grain) { g_sel_grain = grain > 0 ? grain
 
 typedef struct sv_seljob {
     sv_prob *pr;
-    const float *Ki, *Kj;
-    double Kii, gmax, di, dj;
-    int8_t yi, yj;
+    sv_pass ps;      /* the pass's inputs */
+    int grad;        /* 1: the gradient's update and i's choice, 0: pass j */
     double *cv, *cg; /* per chunk: the winner's value, (pass j) the chunk's gmin */
     int64_t *ci;     /* per chunk: the winner's index, -1 none */
 } sv_seljob;
 
-/* Pass j over chunk t: the smallest -y G over I_low (gmin) and the first
- * argmin of -b^2 / a among those with b = gmax - v > 0. */
-static void sv_selj_task(void *ctx, int64_t t) {
-    const sv_seljob *jb = ctx;
-    const sv_prob *pr = jb->pr;
-    const int64_t nk = pr->nk;
+/* Chunk t of the variables as at most two stretches [b, e) whose kernel
+ * entries are at u - off: SVR's variables n..2n-1 are the points again. */
+static int sv_stretches(const sv_prob *pr, int64_t t, int64_t b[2], int64_t e[2], int64_t off[2]) {
     int64_t b0, e0;
     sb_chunk_range(pr->l, g_sel_grain, t, &b0, &e0);
-    double gmin = INFINITY, best = INFINITY;
-    int64_t j = -1;
-    for (int64_t u = b0; u < e0; u++) {
-        if (!sv_low(pr, u)) continue;
-        const double v = pr->y[u] > 0 ? -pr->G[u] : pr->G[u];
-        if (v < gmin) gmin = v;
-        const double b = jb->gmax - v;
-        if (b > 0.0) {
-            const int64_t pt = u < nk ? u : u - nk;
-            double a = jb->Kii + (double)pr->diag[pt] - 2.0 * (double)jb->Ki[pt];
-            if (!(a > 0.0)) a = SV_TAU;
-            const double o = -(b * b) / a;
-            if (SV_LESS(o, best)) best = o, j = u;
-        }
-    }
-    jb->cg[t] = gmin, jb->cv[t] = best, jb->ci[t] = j;
+    int n = 0;
+    if (b0 < pr->nk) b[n] = b0, e[n] = e0 < pr->nk ? e0 : pr->nk, off[n] = 0, n++;
+    if (e0 > pr->nk) b[n] = b0 > pr->nk ? b0 : pr->nk, e[n] = e0, off[n] = pr->nk, n++;
+    return n;
 }
 
-/* The gradient's update over chunk t (G_u += Q_ui di + Q_uj dj, i's term
- * first) and the chunk's first argmax of -y G over I_up. */
-static void sv_grad_task(void *ctx, int64_t t) {
-    const sv_seljob *jb = ctx;
-    sv_prob *pr = jb->pr;
-    const int64_t nk = pr->nk;
-    int64_t b0, e0;
-    sb_chunk_range(pr->l, g_sel_grain, t, &b0, &e0);
-    double gmax = -INFINITY;
-    int64_t i = -1;
-    for (int64_t u = b0; u < e0; u++) {
-        const int64_t pt = u < nk ? u : u - nk;
-        const double a = (double)jb->Ki[pt] * jb->di, w = (double)jb->Kj[pt] * jb->dj;
-        double g = pr->G[u];
-        g = pr->y[u] == jb->yi ? g + a : g - a;
-        g = pr->y[u] == jb->yj ? g + w : g - w;
-        pr->G[u] = g;
-        if (!sv_up(pr, u)) continue;
-        const double v = pr->y[u] > 0 ? -g : g;
-        if (SV_MORE(v, gmax)) gmax = v, i = u;
+/* Pass over chunk t: pass j (jb->grad 0: the smallest -y G over I_low, gmin,
+ * and the first argmin of -b^2 / a among b = gmax - v > 0) or the gradient's
+ * update (jb->grad 1: G_u += Q_ui di + Q_uj dj, i's term first, and the first
+ * argmax of -y G over I_up): sv_selj_plain's or sv_grad_plain's, by the lanes
+ * where there are, the stretches' winners compared by sv_pick. */
+static void sv_pass_task(void *ctx, int64_t t) {
+    sv_seljob *jb = ctx;
+    const sv_lanes *ln = jb->pr->lanes;
+    int64_t b[2], e[2], off[2];
+    const int ns = sv_stretches(jb->pr, t, b, e, off);
+    sv_cand cand[2 * (SV_LANES_MAX + 1)];
+    int nc = 0;
+    double gmin = INFINITY;
+    for (int k = 0; k < ns; k++) {
+        if (jb->grad ? !!ln->grad : !!ln->selj) {
+            nc += jb->grad ? ln->grad(&jb->ps, off[k], b[k], e[k], cand + nc)
+                           : ln->selj(&jb->ps, off[k], b[k], e[k], &gmin, cand + nc);
+        } else {
+            const int64_t w = jb->grad ? sv_grad_plain(&jb->ps, off[k], b[k], e[k], &cand[nc].v)
+                                       : sv_selj_plain(&jb->ps, off[k], b[k], e[k], &gmin, &cand[nc].v);
+            if (w >= 0) cand[nc].i = w, nc++;
+        }
     }
-    jb->cv[t] = gmax, jb->ci[t] = i;
+    if (!jb->grad) jb->cg[t] = gmin;
+    jb->ci[t] = sv_pick(cand, nc, jb->grad, &jb->cv[t]);
 }
 
 /* Run task over the n chunks (threads where pr->parallel), the winners in
- * jb's per-chunk arrays. */
-static void sv_chunks(sv_prob *pr, int64_t n, sb_task_fn task, sv_seljob *jb) {
-    if (pr->parallel && n > 1) sb_parallel_for(n, task, jb);
+ * jb's per-chunk arrays. With the lanes a pass over fewer than SV_PASS_PAR
+ * variables runs on the calling thread: it then takes microseconds, less than
+ * waking the threads twice an iteration (and far less on a loaded machine).
+ * The chunks and their comparison are the same either way: a schedule only. */
+#define SV_PASS_PAR (1 << 18)
+static void sv_chunks(sv_prob *pr, int64_t n, int grad, sv_seljob *jb) {
+    jb->grad = grad;
+    if (pr->parallel && n > 1 && (!pr->lanes->grad || pr->l >= SV_PASS_PAR)) sb_parallel_for(n, sv_pass_task, jb);
     else
-        for (int64_t t = 0; t < n; t++) task(jb, t);
+        for (int64_t t = 0; t < n; t++) sv_pass_task(jb, t);
+}
+
+/* The feature masks of svl_sums_sparse: for each block of SV_BLK points, bit
+ * f set where one of them has feature f nonzero. Kept (pr->bmask) only where
+ * at most 3/4 of the (block, feature) bits are set, so that the sparse sums
+ * save time; a schedule only (every sum is the same bits either way). */
+static sb_status sv_masks(sv_prob *pr) {
+    const int32_t d = pr->k->d, W = (d + 63) / 64;
+    const int64_t nb = pr->nk / SV_BLK;
+    uint64_t *m = sb_calloc((size_t)(nb * W), sizeof *m);
+    if (!m) return sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for the feature masks");
+    int64_t set = 0;
+    for (int64_t k = 0; k < nb; k++)
+        for (int32_t f = 0; f < d; f++) {
+            const float *r = pr->xt + f * pr->nk + k * SV_BLK;
+            int any = 0;
+            for (int t = 0; t < SV_BLK; t++) any |= r[t] != 0.0f;
+            if (any) m[k * W + f / 64] |= (uint64_t)1 << (f % 64), set++;
+        }
+    if (4 * set > 3 * nb * (int64_t)d) sb_free(m), m = NULL;
+    pr->bmask = m;
+    return SB_OK;
 }
 
 /* Solve pr from alpha = 0 (the header's rules); SB_OK, or out of memory. */
@@ -477,16 +651,29 @@ static sb_status sv_solve(sv_prob *pr) {
     sv_seljob sj;
     memset(&sj, 0, sizeof sj);
     sj.pr = pr, sj.cv = chv, sj.cg = chv ? chv + (nch > 0 ? nch : 1) : NULL, sj.ci = chi;
+    const int32_t d = pr->k->d;
+    pr->lanes = sv_lanes_get();
+    pr->xt = NULL, pr->st = NULL;
+    if (pr->lanes->grad) pr->st = sb_malloc((size_t)(l > 0 ? l : 1));
+    /* the lanes' rows read the points feature-major (a layout only: the host's rows; a device computes its own) */
+    if (pr->lanes->sums && !pr->dv) pr->xt = sb_malloc(sizeof(float) * (size_t)(nk > 0 ? nk : 1) * (size_t)d);
     sb_status st = SB_OK;
-    if (!c->row || !c->prev || !c->next || !pr->diag || !chv || !chi) {
+    if (!c->row || !c->prev || !c->next || !pr->diag || !chv || !chi || (pr->lanes->grad && !pr->st) ||
+        (pr->lanes->sums && !pr->dv && !pr->xt)) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld kernel points",
                      (long long)nk);
         goto done;
     }
-    const int32_t d = pr->k->d;
+    for (int64_t t = 0; pr->xt && t < nk; t++)
+        for (int32_t f = 0; f < d; f++) pr->xt[f * nk + t] = pr->x[pr->pts[t] * d + f];
+    pr->bmask = NULL;
+    if (pr->xt && d <= 64 * SV_MASK_W && nk >= SV_BLK && (st = sv_masks(pr)) != SB_OK) goto done;
+    sj.ps.y = pr->y, sj.ps.st = pr->st, sj.ps.alpha = pr->alpha, sj.ps.C = pr->C, sj.ps.G = pr->G;
+    sj.ps.diag = pr->diag;
     if (pr->dv && (st = sv_dev_set_points(pr->dv, pr->x, pr->pts, nk)) != SB_OK) goto done;
     for (int64_t t = 0; t < nk; t++) pr->diag[t] = sv_kernel(pr->k, pr->x + pr->pts[t] * d, pr->x + pr->pts[t] * d);
     for (int64_t t = 0; t < l; t++) pr->alpha[t] = 0.0, pr->G[t] = pr->p[t];
+    for (int64_t t = 0; pr->st && t < l; t++) sv_status(pr, t);
     pr->n_iter = 0;
     pr->converged = 1;
     /* i: the largest -y G over I_up, the first on a tie (then found again in
@@ -510,8 +697,8 @@ static sb_status sv_solve(sv_prob *pr) {
         const double Kii = (double)pr->diag[pi];
         double gmin = INFINITY, best = INFINITY;
         int64_t j = -1;
-        sj.Ki = Ki, sj.Kii = Kii, sj.gmax = gmax;
-        sv_chunks(pr, nch, sv_selj_task, &sj);
+        sj.ps.Ki = Ki, sj.ps.Kii = Kii, sj.ps.gmax = gmax;
+        sv_chunks(pr, nch, 0, &sj);
         for (int64_t t = 0; t < nch; t++) { /* in chunk order: the sequential pass's choice */
             if (sj.cg[t] < gmin) gmin = sj.cg[t];
             if (sj.ci[t] >= 0 && SV_LESS(sj.cv[t], best)) best = sj.cv[t], j = sj.ci[t];
@@ -554,10 +741,11 @@ static sb_status sv_solve(sv_prob *pr) {
         if (nj > Cj) nj = Cj;
         const double di = ni - ai, dj = nj - aj;
         pr->alpha[i] = ni, pr->alpha[j] = nj;
+        if (pr->st) sv_status(pr, i), sv_status(pr, j);
         /* G_t += Q_ti di + Q_tj dj, t in index order, i's term first */
-        sj.Ki = Ki, sj.Kj = Kj, sj.di = di, sj.dj = dj, sj.yi = pr->y[i], sj.yj = pr->y[j];
+        sj.ps.Ki = Ki, sj.ps.Kj = Kj, sj.ps.di = di, sj.ps.dj = dj, sj.ps.yi = pr->y[i], sj.ps.yj = pr->y[j];
         gmax = -INFINITY, i = -1;
-        sv_chunks(pr, nch, sv_grad_task, &sj);
+        sv_chunks(pr, nch, 1, &sj);
         for (int64_t t = 0; t < nch; t++) /* in chunk order: the sequential pass's choice */
             if (sj.ci[t] >= 0 && SV_MORE(sj.cv[t], gmax)) gmax = sj.cv[t], i = sj.ci[t];
     }
@@ -580,7 +768,10 @@ done:
     sb_free(chv), sb_free(chi);
     sv_cache_free(c);
     sb_free(pr->diag);
-    pr->diag = NULL;
+    sb_free(pr->xt);
+    sb_free(pr->st);
+    sb_free(pr->bmask);
+    pr->diag = NULL, pr->xt = NULL, pr->st = NULL, pr->bmask = NULL;
     return st;
 }
 

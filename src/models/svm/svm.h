@@ -39,4 +39,9 @@ int64_t sb_svm_decision_width(const sb_model *m);
  * tests can compare chunkings with the pass over every variable in order. */
 void sb_svm_sel_grain_for_tests(int64_t grain);
 
+/* Test hook: caps the solver's lane kernels ("generic": the plain loops,
+ * "avx2", anything else: the best this CPU has) and returns the name of those
+ * now in use; every choice gives the same bits. */
+const char *sb_svm_lanes_for_tests(const char *cap);
+
 #endif
