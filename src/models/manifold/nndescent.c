@@ -108,35 +108,6 @@ typedef float nd_f4 __attribute__((vector_size(16)));
         }                                                                                                            \
         for (int32_t l = 0; f < d; f++, l++) acc[l] += h[f] * (double)x[f];                                          \
         return (acc[0] + acc[1]) + (acc[2] + acc[3]);                                                                \
-    }                                                                                                                \
-    /* four rows y[0..3] against x: each one nd_sq's (cos 0) or nd_dot's (cos 1) lanes and sum exactly, the four */ \
-    /* chains side by side (independent accumulators, x loaded once) */                                           \
-    ATTR static void nd_four_##SUF(const float *x, const float *const y[4], int32_t d, int cos, double out[4]) {      \
-        nd_v4 acc[4] = {{0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0}};   \
-        int32_t f = 0;                                                                                               \
-        for (; f + 4 <= d; f += 4) {                                                                                 \
-            nd_f4 a;                                                                                                 \
-            memcpy(&a, x + f, sizeof a);                                                                             \
-            const nd_v4 av = __builtin_convertvector(a, nd_v4);                                                      \
-            for (int r = 0; r < 4; r++) {                                                                            \
-                nd_f4 b;                                                                                             \
-                memcpy(&b, y[r] + f, sizeof b);                                                                      \
-                const nd_v4 bv = __builtin_convertvector(b, nd_v4);                                                  \
-                if (cos) {                                                                                           \
-                    acc[r] += av * bv;                                                                               \
-                } else {                                                                                             \
-                    const nd_v4 t = av - bv;                                                                         \
-                    acc[r] += t * t;                                                                                 \
-                }                                                                                                    \
-            }                                                                                                        \
-        }                                                                                                            \
-        for (int r = 0; r < 4; r++) {                                                                                \
-            for (int32_t g = f, l = 0; g < d; g++, l++) {                                                            \
-                const double t = cos ? (double)x[g] * (double)y[r][g] : ((double)x[g] - (double)y[r][g]);          \
-                acc[r][l] += cos ? t : t * t;                                                                        \
-            }                                                                                                        \
-            out[r] = (acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]);                                              \
-        }                                                                                                            \
     }
 
 ND_KERNELS(gen, )
@@ -149,16 +120,15 @@ typedef struct nd_kern {
     double (*sq)(const float *, const float *, int32_t);
     double (*dot)(const float *, const float *, int32_t);
     double (*hdot)(const double *, const float *, int32_t);
-    void (*four)(const float *, const float *const[4], int32_t, int, double[4]);
 } nd_kern;
 
 /* AVX2 where the CPU has it (the same bits), else the portable copy. */
 static nd_kern nd_kern_get(void) {
-    nd_kern k = {nd_sq_gen, nd_dot_gen, nd_hdot_gen, nd_four_gen};
+    nd_kern k = {nd_sq_gen, nd_dot_gen, nd_hdot_gen};
 #ifdef ND_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && !getenv("SAMEBITS_NND_GENERIC"))
-        k.sq = nd_sq_avx2, k.dot = nd_dot_avx2, k.hdot = nd_hdot_avx2, k.four = nd_four_avx2;
+        k.sq = nd_sq_avx2, k.dot = nd_dot_avx2, k.hdot = nd_hdot_avx2;
 #endif
     return k;
 }
@@ -180,26 +150,6 @@ static double nd_dist(const nd_ctx *c, int64_t a, int64_t b) {
     if (na == 0.0 || nb == 0.0) return 1.0;
     const double v = 1.0 - c->k.dot(xa, xb, c->d) / (na * nb);
     return v < 0.0 ? 0.0 : v > 2.0 ? 2.0 : v;
-}
-
-/* out[i] = nd_dist(c, a, b[i]) for i < cnt, bit for bit: four at a time
- * through the kernels' four-row form (the same lanes and sums per row, the
- * chains side by side), the rest one by one. */
-static void nd_dist_many(const nd_ctx *c, int64_t a, const int32_t *b, int32_t cnt, double *out) {
-    const float *xa = c->x + a * c->d;
-    int32_t i = 0;
-    for (; i + 4 <= cnt; i += 4) {
-        const float *y[4];
-        for (int r = 0; r < 4; r++) y[r] = c->x + (int64_t)b[i + r] * c->d;
-        c->k.four(xa, y, c->d, c->metric != 0, out + i);
-        if (c->metric != 0)
-            for (int r = 0; r < 4; r++) {
-                const double na = c->norm[a], nb = c->norm[b[i + r]];
-                const double v = (na == 0.0 || nb == 0.0) ? 1.0 : 1.0 - out[i + r] / (na * nb);
-                out[i + r] = v < 0.0 ? 0.0 : v > 2.0 ? 2.0 : v;
-            }
-    }
-    for (; i < cnt; i++) out[i] = nd_dist(c, a, b[i]);
 }
 
 /* A 64-bit mix of a key (splitmix64's finalizer): the side of a row that
@@ -351,10 +301,8 @@ static void nd_init_task(void *ctx, int64_t blk) {
     const int64_t n = c->n, i0 = blk * ND_BLOCK, i1 = i0 + ND_BLOCK < n ? i0 + ND_BLOCK : n;
     const int32_t m = c->m;
     int32_t *cand = sb_malloc(sizeof(int32_t) * (size_t)s->ntrees * (size_t)s->leaf + 1);
-    double *cd = sb_malloc(sizeof(double) * (size_t)s->ntrees * (size_t)s->leaf + 1);
-    if (!cand || !cd) {
+    if (!cand) {
         s->failed[blk] = 1;
-        sb_free(cand), sb_free(cd);
         return;
     }
     for (int64_t i = i0; i < i1; i++) {
@@ -375,11 +323,11 @@ static void nd_init_task(void *ctx, int64_t blk) {
         double *ld = s->ld + i * m;
         int32_t *lj = s->lj + i * m;
         uint8_t *lf = s->lf + i * m;
-        int32_t len = 0, nu = 0;
-        for (int64_t q = 0; q < cnt; q++)
-            if (q == 0 || cand[q] != cand[q - 1]) cand[nu++] = cand[q];
-        nd_dist_many(c, i, cand, nu, cd);
-        for (int32_t q = 0; q < nu; q++) nd_insert(ld, lj, lf, &len, m, cd[q], cand[q], 1);
+        int32_t len = 0;
+        for (int64_t q = 0; q < cnt; q++) {
+            if (q > 0 && cand[q] == cand[q - 1]) continue;
+            nd_insert(ld, lj, lf, &len, m, nd_dist(c, i, cand[q]), cand[q], 1);
+        }
         if (len < m) { /* short: the rows after a drawn start, in order */
             sb_u32 w[4];
             sb_rng_words(c->seed, ND_PURPOSE_FILL, (uint64_t)i, 0, w);
@@ -391,7 +339,7 @@ static void nd_init_task(void *ctx, int64_t blk) {
             }
         }
     }
-    sb_free(cand), sb_free(cd);
+    sb_free(cand);
 }
 
 typedef struct nd_pick {
@@ -489,23 +437,12 @@ static void nd_join_task(void *ctx, int64_t blk) {
         for (int32_t a = 0; a < kn; a++) {
             const int32_t u = cn[a];
             const int32_t *lu = s->lj + (int64_t)u * m;
-            /* the pairs (u, v) that need a distance, then their distances four at a time */
-            int32_t vs[2 * ND_MAX_CANDIDATES];
-            uint8_t ins[2 * ND_MAX_CANDIDATES];
-            double ds[2 * ND_MAX_CANDIDATES];
-            int32_t nv = 0;
             for (int32_t z = a + 1; z < kn + ko; z++) {
                 const int32_t v = z < kn ? cn[z] : co[z - kn];
-                const int iu = nd_has(lu, m, v), iv = nd_has(s->lj + (int64_t)v * m, m, u);
-                if (iu && iv) continue;
-                vs[nv] = v, ins[nv++] = (uint8_t)(iu | iv << 1);
-            }
-            nd_dist_many(c, u, vs, nv, ds);
-            for (int32_t z = 0; z < nv; z++) {
-                const int32_t v = vs[z];
                 const int32_t *lv = s->lj + (int64_t)v * m;
-                const int iu = ins[z] & 1, iv = ins[z] >> 1;
-                const double D = ds[z];
+                const int iu = nd_has(lu, m, v), iv = nd_has(lv, m, u);
+                if (iu && iv) continue;
+                const double D = nd_dist(c, u, v);
                 if (!iu && nd_less(D, v, s->ld[(int64_t)u * m + m - 1], lu[m - 1]) && !nd_push(s, blk, u, v, D)) {
                     s->failed[blk] = 1;
                     return;
