@@ -31,9 +31,10 @@
  *    epochs_per_sample schedule, the attractive and negative-sample moves
  *    applied IN PLACE IN EDGE ORDER (the order of the seeded, single-threaded
  *    umap-learn), negative sample s of edge e in epoch t drawn from Philox by
- *    (seed, epoch, edge, sample). One thread runs it, so the bits are the
- *    same at every thread count; the neighbor search and the graph are split
- *    by rows only.
+ *    (seed, epoch, edge, sample). One thread runs it (four rows' chains
+ *    side by side where their positions are disjoint: the same bits as the
+ *    plain loop), so the bits are the same at every thread count; the
+ *    neighbor search and the graph are split by rows only.
  * Float32 throughout, powers as exp(b log x) through the profile's exp/log.
  */
 #include "umap.h"
