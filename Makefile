@@ -35,6 +35,7 @@
 #                        gp-chol-order (the gaussian process's Cholesky diagonal blocks sum the products first: another order)
 #                        mlp-grad-order (the mlp's bias gradients summed in float32 from the last row up: another order)
 #                        lm-attn-order (the byte lm's attention softmax sums in float32 from the last key down: another order)
+#                        umap-lane-deps (UMAP's epoch lanes start a row's steps without the dependence test)
 #   make mpi             build/libsamebits_mpi.so, the MPI shim of distributed=mpi (needs mpicc)
 #   make exhaustive      all 2^32 inputs of every elementary function (minutes)
 #   make reference-cards rewrite fixtures/cards/ from this machine (a numerical change)
@@ -49,7 +50,7 @@
 SABOTAGES := contract libm-exp thread-chunks excess-precision float-hist ties rng-order rank-ties forest-keys \
   gemm-order gemm-fma reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian \
   f64-conv refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order umap-nnd-ties gp-chol-order mlp-grad-order lm-attn-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order umap-lane-deps umap-nnd-ties gp-chol-order mlp-grad-order lm-attn-order
 ARCHES := aarch64 s390x
 ARCH ?=
 SABOTAGE ?=
@@ -149,6 +150,8 @@ ifneq ($(SABOTAGE),)
     SABOTAGE_DEFS := -DSB_SABOTAGE_AGGLO_TIES
   else ifeq ($(SABOTAGE),umap-epoch-order)
     SABOTAGE_DEFS := -DSB_SABOTAGE_UMAP_EPOCH_ORDER
+  else ifeq ($(SABOTAGE),umap-lane-deps)
+    SABOTAGE_DEFS := -DSB_SABOTAGE_UMAP_LANE_DEPS
   else ifeq ($(SABOTAGE),umap-nnd-ties)
     SABOTAGE_DEFS := -DSB_SABOTAGE_UMAP_NND_TIES
   else ifeq ($(SABOTAGE),spectral-order)
@@ -368,7 +371,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
-  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order umap-nnd-ties gp-chol-order mlp-grad-order lm-attn-order
+  proba-recip mono-order dart-scale cat-ties iforest-wdraw float-allreduce kde-order ets-sse-order ets-auto-tie svm-wss-ties arima-kalman-order umap-epoch-order umap-lane-deps umap-nnd-ties gp-chol-order mlp-grad-order lm-attn-order
 # Arms cross-built too, CLI only (tests/integration/test_arms.py says why these):
 # glibc's logf and expf are other code on aarch64 and s390x, and the writer's
 # byte order shows only on a big-endian host.

@@ -55,7 +55,7 @@ ARMS = {"x86_64": ["libm-exp", "thread-chunks", "float-hist", "ties", "rng-order
                    "libm-sigmoid", "forest-ties", "bin-key", "f64-conv", "refusal-downgrade", "nan-side", "lin-dot",
                    "kmeans-ties", "knn-ties", "knn-bound", "dbscan-border", "agglo-ties", "spectral-order", "kde-order", "svm-wss-ties",
                    "proba-recip", "mono-order", "dart-scale", "iforest-wdraw", "cat-ties", "float-allreduce", "ets-sse-order", "ets-auto-tie",
-                   "arima-kalman-order", "umap-epoch-order", "umap-nnd-ties", "gp-chol-order", "mlp-grad-order", "lm-attn-order"],
+                   "arima-kalman-order", "umap-epoch-order", "umap-lane-deps", "umap-nnd-ties", "gp-chol-order", "mlp-grad-order", "lm-attn-order"],
         "aarch64": ["contract", "libm-log", "libm-sigmoid"],
         "s390x": ["contract", "excess-precision", "libm-log", "libm-sigmoid", "writer-endian"]}
 # Arms whose check is not `samebits verify` on the fixtures (docs/verification.md,

@@ -20,6 +20,7 @@ catch. An identity test counts only because these builds fail it.
   ets-sse-order exponential smoothing's SSE added in pairs (rule 4)
   ets-auto-tie  AutoETS's tie of AICc to the later candidate (rule 7)
   umap-epoch-order  UMAP's epoch moves applied in reverse edge order (rule 4)
+  umap-lane-deps UMAP's epoch lanes without the dependence test (rule 4)
   umap-nnd-ties UMAP's NN-descent ties by descending index (rule 7)
 
 
@@ -324,6 +325,21 @@ def test_arm_umap_epoch_order_is_caught(threads, tmp_path):
     d = _first_diff(reference_card("umap-fit"), card)
     assert d is not None and "umap.epoch." in d, d
     r = run_bin("x86_64", "samebits", ["verify", "umap-fit", "--threads", str(threads)], sabotage="umap-epoch-order")
+    assert r.returncode != 0, r.stdout
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_arm_umap_lane_deps_is_caught(threads, tmp_path):
+    """UMAP's epoch lanes starting a row's steps beside the rows in flight
+    without the dependence test (rows sharing a position then overlap: the
+    same moves, interleaved; rule 4): umap-fit parts from its reference card
+    at an epoch's embedding, every stage before the epochs still the
+    reference's, and verify fails. The real build's lanes are checked by
+    every umap-fit verify (the reference is the sequential loop's)."""
+    card = _card("x86_64", "umap-fit", threads, tmp_path, "umap-lane-deps")
+    d = _first_diff(reference_card("umap-fit"), card)
+    assert d is not None and "umap.epoch." in d, d
+    r = run_bin("x86_64", "samebits", ["verify", "umap-fit", "--threads", str(threads)], sabotage="umap-lane-deps")
     assert r.returncode != 0, r.stdout
 
 

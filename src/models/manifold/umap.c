@@ -31,9 +31,10 @@
  *    epochs_per_sample schedule, the attractive and negative-sample moves
  *    applied IN PLACE IN EDGE ORDER (the order of the seeded, single-threaded
  *    umap-learn), negative sample s of edge e in epoch t drawn from Philox by
- *    (seed, epoch, edge, sample). One thread runs it, so the bits are the
- *    same at every thread count; the neighbor search and the graph are split
- *    by rows only.
+ *    (seed, epoch, edge, sample). One thread runs it (four rows' chains
+ *    side by side where their positions are disjoint: the same bits as the
+ *    plain loop), so the bits are the same at every thread count; the
+ *    neighbor search and the graph are split by rows only.
  * Float32 throughout, powers as exp(b log x) through the profile's exp/log.
  */
 #include "umap.h"
@@ -496,15 +497,127 @@ static void um_rescale(int64_t n, int32_t nc, float *emb) {
 
 static inline float um_clip(float g) { return g > 4.0f ? 4.0f : g < -4.0f ? -4.0f : g; }
 
+/* ---- the epochs: the in-place edge order, several rows' chains at once ----
+ *
+ * Each sampled edge is one attractive step and its negative samples are
+ * steps after it; every step reads the head's position as the one before left
+ * it, so one row's steps are a chain of pow latencies (exp(b log x)). Rows
+ * whose steps touch disjoint positions commute: a unit (the run of
+ * consecutive edges with one head, the steps it takes this epoch, planned
+ * ahead because which edges are sampled and which rows the negatives hit
+ * depend on the schedule and Philox alone, never on positions) is started
+ * beside the units in flight only when it reads no row they write and writes
+ * no row they read; otherwise it waits for them. Each unit's steps run in its
+ * own order with the scalar arithmetic of the sequential loop, and any two
+ * units whose order could matter run one after the other in edge order, so
+ * the embedding is the sequential loop's, bit for bit; the lanes only let the
+ * CPU overlap independent chains (the classic dependence test of software
+ * pipelining). */
+#define UM_LANES 4
+
+typedef struct {
+    int32_t *o;      /* the other row of each step: the tail (attractive) or the negative sample */
+    uint8_t *neg;    /* 1: a negative sample */
+    int64_t cnt, cap, pos;
+    int32_t head;
+} um_unit;
+
+static int um_unit_grow(um_unit *u, int64_t need) {
+    if (need <= u->cap) return 1;
+    int64_t cap = u->cap ? u->cap : 64;
+    while (cap < need) cap *= 2;
+    int32_t *o = sb_realloc(u->o, sizeof(int32_t) * (size_t)cap);
+    if (!o) return 0;
+    u->o = o;
+    uint8_t *g = sb_realloc(u->neg, (size_t)cap);
+    if (!g) return 0;
+    u->neg = g, u->cap = cap;
+    return 1;
+}
+
+typedef struct {
+    const um_params *p;
+    int64_t n, ne;
+    const int32_t *head, *tail;
+    const float *eps, *epsn;
+    float *next, *next_neg;
+    int32_t *rcnt, *wcnt; /* per row: in-flight units reading / writing it */
+} um_sched;
+
+/* The edge at position q of the epoch's order. */
+static inline int64_t um_edge(int64_t ne, int64_t q) {
+#ifdef SB_SABOTAGE_UMAP_EPOCH_ORDER
+    return ne - 1 - q; /* separating arm: the epoch's edges in reverse order */
+#else
+    (void)ne;
+    return q;
+#endif
+}
+
+/* Plans the unit starting at order position *q (advanced past it) for epoch
+ * t: its sampled edges' attractive steps and negative samples, the schedule
+ * advanced exactly as the sequential loop advances it. 0 when out of memory. */
+static int um_plan(const um_sched *s, int32_t t, int64_t *q, um_unit *u) {
+    const float ft = (float)t;
+    const int64_t n = s->n;
+    const int32_t j = s->head[um_edge(s->ne, *q)];
+    u->cnt = 0, u->pos = 0, u->head = j;
+    for (; *q < s->ne; (*q)++) {
+        const int64_t e = um_edge(s->ne, *q);
+        if (s->head[e] != j) break;
+        if (!(s->next[e] <= ft)) continue;
+        s->next[e] += s->eps[e];
+        const int32_t nneg = (int32_t)((ft - s->next_neg[e]) / s->epsn[e]);
+        if (!um_unit_grow(u, u->cnt + 1 + (nneg > 0 ? nneg : 0))) return 0;
+        u->o[u->cnt] = s->tail[e], u->neg[u->cnt++] = 0;
+        sb_u32 w[4];
+        for (int32_t k = 0; k < nneg; k++) {
+            if ((k & 3) == 0) /* one Philox block serves four samples */
+                sb_rng_words(s->p->seed, UM_PURPOSE_NEG, ((uint64_t)t << 40) | (uint64_t)e, (sb_u32)(k >> 2), w);
+            u->o[u->cnt] = (int32_t)(((uint64_t)w[k & 3] * (uint64_t)n) >> 32);
+            u->neg[u->cnt++] = 1;
+        }
+        s->next_neg[e] += (float)nneg * s->epsn[e];
+    }
+    return 1;
+}
+
+/* 1 when unit u reads no row an in-flight unit writes and writes no row one reads. */
+static int um_free_of(const um_sched *s, const um_unit *u) {
+#ifdef SB_SABOTAGE_UMAP_LANE_DEPS
+    (void)s, (void)u;
+    return 1; /* separating arm: no dependence test */
+#endif
+    if (s->wcnt[u->head] || s->rcnt[u->head]) return 0;
+    for (int64_t i = 0; i < u->cnt; i++) {
+        const int32_t r = u->o[i];
+        if (s->wcnt[r] || (!u->neg[i] && s->rcnt[r])) return 0;
+    }
+    return 1;
+}
+
+/* Marks unit u in flight (d = 1) or done (d = -1). */
+static void um_mark(const um_sched *s, const um_unit *u, int32_t d) {
+    s->rcnt[u->head] += d, s->wcnt[u->head] += d;
+    for (int64_t i = 0; i < u->cnt; i++) {
+        s->rcnt[u->o[i]] += d;
+        if (!u->neg[i]) s->wcnt[u->o[i]] += d;
+    }
+}
+
 /* The epochs (see the header comment): edges (head[e], tail[e]) in CSR order. */
 static sb_status um_optimize(const um_params *p, int32_t n_epochs, float a, float b, int64_t n, int64_t ne,
                         const int32_t *head, const int32_t *tail, const float *eps, float *emb, sb_card *card) {
     const int32_t nc = p->ncomp;
-    float *next = sb_malloc(sizeof(float) * (size_t)ne), *next_neg = sb_malloc(sizeof(float) * (size_t)ne);
-    float *epsn = sb_malloc(sizeof(float) * (size_t)ne);
-    if (!next || !next_neg || !epsn) {
-        sb_free(next), sb_free(next_neg), sb_free(epsn);
-        return sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP: out of memory for %lld edges", (long long)ne);
+    float *next = sb_malloc(sizeof(float) * (size_t)(ne ? ne : 1)), *next_neg = sb_malloc(sizeof(float) * (size_t)(ne ? ne : 1));
+    float *epsn = sb_malloc(sizeof(float) * (size_t)(ne ? ne : 1));
+    int32_t *rcnt = sb_calloc((size_t)n, sizeof(int32_t)), *wcnt = sb_calloc((size_t)n, sizeof(int32_t));
+    um_unit units[UM_LANES + 1];
+    memset(units, 0, sizeof units);
+    sb_status st = SB_OK;
+    if (!next || !next_neg || !epsn || !rcnt || !wcnt) {
+        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP: out of memory for %lld edges", (long long)ne);
+        goto done;
     }
     const float rate = (float)p->neg_rate;
     for (int64_t e = 0; e < ne; e++) {
@@ -513,61 +626,81 @@ static sb_status um_optimize(const um_params *p, int32_t n_epochs, float a, floa
         next_neg[e] = epsn[e];
     }
     const float two_ab = 2.0f * a * b, two_gb = 2.0f * p->gamma * b;
-    sb_status st = SB_OK;
+    const um_sched s = {p, n, ne, head, tail, eps, epsn, next, next_neg, rcnt, wcnt};
+    um_unit *lane[UM_LANES], *pend = &units[UM_LANES];
     for (int32_t t = 0; t < n_epochs; t++) {
         const float alpha = p->lr * (1.0f - (float)t / (float)n_epochs);
-        const float ft = (float)t;
-        for (int64_t q = 0; q < ne; q++) {
-#ifdef SB_SABOTAGE_UMAP_EPOCH_ORDER
-            const int64_t e = ne - 1 - q; /* separating arm: the epoch's edges in reverse order */
-#else
-            const int64_t e = q;
-#endif
-            if (!(next[e] <= ft)) continue;
-            const int32_t j = head[e], k = tail[e];
-            float *cur = emb + (int64_t)j * nc, *oth = emb + (int64_t)k * nc;
-            float d2 = 0.0f;
-            for (int32_t c = 0; c < nc; c++) {
-                const float df = cur[c] - oth[c];
-                d2 += df * df;
+        int64_t q = 0;
+        int32_t busy = 0, have_pend = 0, stalled = 0; /* stalled: pend waits until a unit in flight ends */
+        for (int l = 0; l < UM_LANES; l++) lane[l] = NULL;
+        for (;;) {
+            /* start units in edge order while lanes are free and the next commutes with those in flight */
+            for (int l = 0; l < UM_LANES; l++) {
+                if (lane[l]) continue;
+                while (!have_pend && q < ne) {
+                    if (!um_plan(&s, t, &q, pend)) {
+                        st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP: out of memory for an epoch's steps");
+                        goto done;
+                    }
+                    have_pend = pend->cnt > 0;
+                }
+                if (!have_pend || stalled) break;
+                if (!um_free_of(&s, pend)) {
+                    stalled = 1;
+                    break;
+                }
+                um_mark(&s, pend, 1);
+                um_unit *freeb = NULL; /* the buffer no lane holds, other than pend */
+                for (int f = 0; f <= UM_LANES && !freeb; f++) {
+                    int held = &units[f] == pend;
+                    for (int m = 0; m < UM_LANES; m++) held |= lane[m] == &units[f];
+                    if (!held) freeb = &units[f];
+                }
+                lane[l] = pend, pend = freeb, have_pend = 0, busy++;
             }
-            float gc = 0.0f;
-            if (d2 > 0.0f) {
-                const float pb = um_pow(d2, b);
-                gc = -two_ab * (pb / d2) / (a * pb + 1.0f);
-            }
-            for (int32_t c = 0; c < nc; c++) {
-                const float g = um_clip(gc * (cur[c] - oth[c]));
-                cur[c] += g * alpha;
-                oth[c] -= g * alpha;
-            }
-            next[e] += eps[e];
-            const int32_t nneg = (int32_t)((ft - next_neg[e]) / epsn[e]);
-            sb_u32 w[4];
-            for (int32_t s = 0; s < nneg; s++) {
-                if ((s & 3) == 0) /* one Philox block serves four samples */
-                    sb_rng_words(p->seed, UM_PURPOSE_NEG, ((uint64_t)t << 40) | (uint64_t)e, (sb_u32)(s >> 2), w);
-                const int32_t r = (int32_t)(((uint64_t)w[s & 3] * (uint64_t)n) >> 32);
-                const float *o = emb + (int64_t)r * nc;
-                float dn = 0.0f;
+            if (!busy) break; /* nothing in flight: nothing pending either (it would have started) */
+            /* one step of every lane: the distances, the powers, the moves */
+            float x[UM_LANES], pb[UM_LANES];
+            float *cur[UM_LANES], *oth[UM_LANES];
+            for (int l = 0; l < UM_LANES; l++) {
+                x[l] = 0.0f;
+                if (!lane[l]) continue;
+                const um_unit *u = lane[l];
+                cur[l] = emb + (int64_t)u->head * nc, oth[l] = emb + (int64_t)u->o[u->pos] * nc;
+                float d2 = 0.0f;
                 for (int32_t c = 0; c < nc; c++) {
-                    const float df = cur[c] - o[c];
-                    dn += df * df;
+                    const float df = cur[l][c] - oth[l][c];
+                    d2 += df * df;
                 }
-                float gr;
-                if (dn > 0.0f) {
-                    gr = two_gb / ((0.001f + dn) * (a * um_pow(dn, b) + 1.0f));
-                } else if (r == j) {
-                    continue;
-                } else {
-                    gr = 0.0f;
-                }
-                for (int32_t c = 0; c < nc; c++) {
-                    const float g = gr > 0.0f ? um_clip(gr * (cur[c] - o[c])) : 4.0f;
-                    cur[c] += g * alpha;
-                }
+                x[l] = d2;
             }
-            next_neg[e] += (float)nneg * epsn[e];
+            for (int l = 0; l < UM_LANES; l++) pb[l] = x[l] > 0.0f ? sb_expf(b * sb_logf(x[l])) : 0.0f;
+            for (int l = 0; l < UM_LANES; l++) {
+                if (!lane[l]) continue;
+                um_unit *u = lane[l];
+                float *cu = cur[l], *ot = oth[l];
+                if (!u->neg[u->pos]) { /* attractive: both ends */
+                    float gc = 0.0f;
+                    if (x[l] > 0.0f) gc = -two_ab * (pb[l] / x[l]) / (a * pb[l] + 1.0f);
+                    for (int32_t c = 0; c < nc; c++) {
+                        const float g = um_clip(gc * (cu[c] - ot[c]));
+                        cu[c] += g * alpha;
+                        ot[c] -= g * alpha;
+                    }
+                } else { /* a negative sample: the head only */
+                    const float dn = x[l];
+                    float gr;
+                    int skip = 0;
+                    if (dn > 0.0f) gr = two_gb / ((0.001f + dn) * (a * pb[l] + 1.0f));
+                    else gr = 0.0f, skip = u->o[u->pos] == u->head;
+                    if (!skip)
+                        for (int32_t c = 0; c < nc; c++) {
+                            const float g = gr > 0.0f ? um_clip(gr * (cu[c] - ot[c])) : 4.0f;
+                            cu[c] += g * alpha;
+                        }
+                }
+                if (++u->pos == u->cnt) um_mark(&s, u, -1), lane[l] = NULL, busy--, stalled = 0;
+            }
         }
         if (card && (t + 1 == n_epochs || ((t + 1) & (t)) == 0)) { /* epochs 1, 2, 4, 8, ... and the last */
             char tag[48];
@@ -575,7 +708,9 @@ static sb_status um_optimize(const um_params *p, int32_t n_epochs, float a, floa
             if ((st = sb_card_record(card, tag, SB_DTYPE_F32, emb, (uint64_t)(n * nc))) != SB_OK) break;
         }
     }
-    sb_free(next), sb_free(next_neg), sb_free(epsn);
+done:
+    for (int f = 0; f <= UM_LANES; f++) sb_free(units[f].o), sb_free(units[f].neg);
+    sb_free(next), sb_free(next_neg), sb_free(epsn), sb_free(rcnt), sb_free(wcnt);
     return st;
 }
 
