@@ -3,6 +3,7 @@
  * arrays by name and the checkpoint (the model file). */
 #include "lm.h"
 #include "../model.h"
+#include "../../device/device.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +45,8 @@ sb_status sb_lm_parse_opts(const sb_params *params, lm_opts *o) {
             if (!is(v, "lm") && !is(v, "byte_lm"))
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "lm: model='%s' is not lm", v);
         } else if (is(key, "device")) {
-            if (!is(v, "cpu"))
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "lm: device='%s': the byte language model trains on the cpu "
-                             "only in this library (the device path is not built)", v);
+            sb_device_kind kind;
+            if ((st = sb_device_parse(v, &kind)) == SB_OK) o->device = (int32_t)kind;
         } else if (is(key, "n_layer")) st = whole(key, v, 1, LM_MAX_LAYERS, &o->n_layer);
         else if (is(key, "d_model")) st = whole(key, v, 1, LM_MAX_WIDTH, &o->d_model);
         else if (is(key, "n_head")) st = whole(key, v, 1, LM_MAX_WIDTH, &o->n_head);
