@@ -97,6 +97,15 @@ sb_status sb_lm_train(sb_lm *lm, const uint8_t *corpus, int64_t n, int64_t steps
     return st == SB_OK ? sb_lm_train_steps(lm, corpus, n, steps, eval_every, NULL, "lm") : st;
 }
 
+sb_status sb_lm_set_device(sb_lm *lm, const char *device) {
+    sb_clear_error();
+    if (!lm || !device) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_lm_set_device: NULL argument");
+    sb_device_kind kind;
+    sb_status st = sb_device_parse(device, &kind);
+    if (st == SB_OK) lm->o.device = (int32_t)kind;
+    return st;
+}
+
 sb_status sb_lm_evaluate(const sb_lm *lm, const uint8_t *corpus, int64_t n, float *loss) {
     sb_clear_error();
     if (!lm || (!corpus && n) || !loss) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_lm_evaluate: NULL argument");
