@@ -164,6 +164,10 @@ def test_arm_libm_exp_is_caught(tmp_path):
     card = _card("x86_64", "svm-fit", 2, tmp_path, "libm-exp")
     diff = _first_diff(reference_card("svm-fit"), card)
     assert diff is not None and "svm.pair" in diff and ".alpha" in diff, diff
+    # the byte lm's exponentials (the cross-entropy's softmax and the attention's): a trained step parts
+    card = _card("x86_64", "lm-fit", 2, tmp_path, "libm-exp")
+    diff = _first_diff(reference_card("lm-fit"), card)
+    assert diff is not None and "train.step0." in diff and "init." not in diff, diff
 
 
 def test_arm_thread_chunks_is_caught(tmp_path):
