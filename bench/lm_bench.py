@@ -26,8 +26,14 @@ steps per second at torch.set_num_threads(--threads), float32, deterministic
 algorithms on, eager; its held-out loss on the same held-out windows' rule
 (its own draws).
 
-Run: python3 bench/lm_bench.py [--threads 2] [--steps 128] [--seed 0] [--out bench/results]
-Results: bench/results/lm-DATE-COMMIT.{md,json}.
+--device opencl|cuda (the GPU host; docs/lm.md "Devices"): samebits trains on
+that device (ByteLM(device=...)), the identity check compares its first --check
+steps with the CPU's at 1 thread (the digest must be equal), and PyTorch runs
+on CUDA (torch.cuda, deterministic algorithms on, CUBLAS_WORKSPACE_CONFIG set)
+where it is available, else on the CPU (said in the results).
+
+Run: python3 bench/lm_bench.py [--threads 2] [--steps 128] [--seed 0] [--device cpu] [--out bench/results]
+Results: bench/results/lm-DATE-COMMIT[-DEVICE].{md,json}.
 """
 import argparse
 import datetime
@@ -61,10 +67,10 @@ def git_commit():
     return c, dirty
 
 
-def run_samebits(data, steps, threads, seed):
+def run_samebits(data, steps, threads, seed, device="cpu"):
     samebits.set_num_threads(threads)
     try:
-        m = samebits.ByteLM(random_state=seed, **CONFIG)
+        m = samebits.ByteLM(random_state=seed, device=device, **CONFIG)
         m.fit(data, 0)  # a fresh model: step 0
         h0 = m.evaluate(data)
         t = time.perf_counter()
@@ -76,8 +82,10 @@ def run_samebits(data, steps, threads, seed):
         samebits.set_num_threads(0)
 
 
-def run_torch(data, steps, threads, seed):
-    """The same architecture in PyTorch, float32, eager; None if torch is not importable."""
+def run_torch(data, steps, threads, seed, gpu=False):
+    """The same architecture in PyTorch, float32, eager (on CUDA when gpu and
+    torch.cuda is available); None if torch is not importable."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     try:
         import torch
         import torch.nn as nn
@@ -87,6 +95,7 @@ def run_torch(data, steps, threads, seed):
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
+    dev = "cuda" if gpu and torch.cuda.is_available() else "cpu"
     c = CONFIG
     d, T, B, H = c["d_model"], c["context"], c["batch_size"], c["n_head"]
 
@@ -112,23 +121,23 @@ def run_torch(data, steps, threads, seed):
             self.lnf, self.head = nn.LayerNorm(d), nn.Linear(d, 256, bias=False)
 
         def forward(self, idx):
-            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
             for b in self.blocks:
                 x = b(x)
             return self.head(self.lnf(x))
 
-    model = LM()
+    model = LM().to(dev)
     decay = [p for n, p in model.named_parameters() if p.dim() == 2]
     rest = [p for n, p in model.named_parameters() if p.dim() != 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": c["weight_decay"]}, {"params": rest, "weight_decay": 0}],
                             lr=c["learning_rate"], betas=(0.9, 0.999), eps=1e-8)
-    buf = torch.tensor(list(data), dtype=torch.long)
+    buf = torch.tensor(list(data), dtype=torch.long)  # windows drawn on the host, moved per batch
     nt = int(len(data) * 0.9)
     g = torch.Generator().manual_seed(seed)
 
     def batch(src, lo, hi):
         off = torch.randint(lo, hi - T - 1, (B,), generator=g)
-        return (torch.stack([src[o:o + T] for o in off]), torch.stack([src[o + 1:o + T + 1] for o in off]))
+        return (torch.stack([src[o:o + T] for o in off]).to(dev), torch.stack([src[o + 1:o + T + 1] for o in off]).to(dev))
 
     def heldout():
         with torch.no_grad():
@@ -144,8 +153,10 @@ def run_torch(data, steps, threads, seed):
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), c["clip_norm"])
         opt.step()
+    if dev == "cuda":
+        torch.cuda.synchronize()
     secs = time.perf_counter() - t
-    return torch.__version__, h0, heldout(), secs
+    return torch.__version__ + " on " + dev, h0, heldout(), secs
 
 
 def main():
@@ -154,21 +165,22 @@ def main():
     ap.add_argument("--steps", type=int, default=128)
     ap.add_argument("--check", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     names, data = corpus()
     commit, dirty = git_commit()
-    m, h0, h1, secs = run_samebits(data, a.steps, a.threads, a.seed)
+    m, h0, h1, secs = run_samebits(data, a.steps, a.threads, a.seed, a.device)
     digest = m.model_digest_
-    # identity: the first --check steps at --threads and at 1 thread
-    ca = samebits.ByteLM(random_state=a.seed, **CONFIG)
+    # identity: the first --check steps at --threads (on --device) and at 1 thread on the cpu
+    ca = samebits.ByteLM(random_state=a.seed, device=a.device, **CONFIG)
     samebits.set_num_threads(a.threads)
     ca.fit(data, a.check)
     samebits.set_num_threads(1)
     cb = samebits.ByteLM(random_state=a.seed, **CONFIG).fit(data, a.check)
     samebits.set_num_threads(0)
     same = ca.model_digest_ == cb.model_digest_
-    tr = run_torch(data, a.steps, a.threads, a.seed)
+    tr = run_torch(data, a.steps, a.threads, a.seed, gpu=a.device != "cpu")
     cpu = "unknown"
     try:
         for ln in open("/proc/cpuinfo"):
@@ -180,7 +192,7 @@ def main():
     load_avg = "%.2f %.2f %.2f" % os.getloadavg()
     head = {"date": datetime.date.today().isoformat(), "commit": commit + ("-dirty" if dirty else ""),
             "machine": "%s, %d logical CPUs (%s)" % (cpu, os.cpu_count(), platform.platform()),
-            "load_avg_after": load_avg, "threads": a.threads, "steps": a.steps, "seed": a.seed, "config": CONFIG,
+            "load_avg_after": load_avg, "device": a.device, "threads": a.threads, "steps": a.steps, "seed": a.seed, "config": CONFIG,
             "corpus": {"dir": LICENSES, "files": names, "bytes": len(data)},
             "samebits": samebits.version(), "profile": samebits.profile_version(),
             "torch": tr[0] if tr else None}
@@ -191,15 +203,15 @@ def main():
         row.update(torch_heldout_loss_step0=tr[1], torch_heldout_loss_final=tr[2], torch_seconds=tr[3],
                    torch_steps_per_second=a.steps / tr[3], ratio_steps_per_second=(a.steps / secs) / (a.steps / tr[3]))
     print(json.dumps(row), flush=True)
-    base = "lm-%s-%s" % (head["date"], head["commit"])
+    base = "lm-%s-%s%s" % (head["date"], head["commit"], "" if a.device == "cpu" else "-" + a.device)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, base + ".json"), "w") as f:
         json.dump({"header": head, "rows": [row]}, f, indent=1)
     with open(os.path.join(a.out, base + ".md"), "w") as f:
         f.write("# The byte-level language model on Debian's license texts (%s)\n\n" % head["date"])
-        f.write("commit %s; %s; load average after the run %s; %d threads; samebits %s (%s). Generated by "
-                "bench/lm_bench.py (its docstring: corpus, model and what is timed).\n\n"
-                % (head["commit"], head["machine"], load_avg, a.threads, head["samebits"], head["profile"]))
+        f.write("commit %s; %s; load average after the run %s; device %s; %d threads; samebits %s (%s). Generated "
+                "by bench/lm_bench.py (its docstring: corpus, model and what is timed).\n\n"
+                % (head["commit"], head["machine"], load_avg, a.device, a.threads, head["samebits"], head["profile"]))
         f.write("Corpus: the %d regular files of %s (%s), %d bytes; the last 10%% held out. Model: %d blocks, "
                 "d_model %d, %d heads, context %d, batch %d (%d parameters), AdamW lr %g, %d steps, seed %d.\n\n"
                 % (len(names), LICENSES, ", ".join(names), len(data), CONFIG["n_layer"], CONFIG["d_model"],
@@ -215,8 +227,8 @@ def main():
         else:
             f.write("\nPyTorch is not importable in this Python (no torch installed on this machine): samebits "
                     "is recorded alone; no speed ratio.\n\n")
-        f.write("The seed's record: 5.54 to 2.84 over 128 steps. The first %d steps at 1 thread: the same "
-                "model digest as at %d threads: %s.\n" % (a.check, a.threads, "yes" if same else "NO"))
+        f.write("The seed's record: 5.54 to 2.84 over 128 steps. The first %d steps on the cpu at 1 thread: the "
+                "same model digest as on %s at %d threads: %s.\n" % (a.check, a.device, a.threads, "yes" if same else "NO"))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@
  * and writes the checkpoint (the model file), printing each held-out loss on
  * stderr; --init CHECKPOINT resumes a saved run on the same file, which
  * continues the uninterrupted run's trajectory byte for byte (the options
- * are the checkpoint's: key=value is refused with --init). `samebits
+ * are the checkpoint's: key=value is refused with --init, but device=D,
+ * the run's own choice: a checkpoint resumes on another device on the same
+ * trajectory). `samebits
  * generate` samples bytes after a prompt.
  */
 #include "lm_cli.h"
@@ -66,7 +68,7 @@ static int whole_arg(const char *what, const char *v, long long lo, long long hi
 }
 
 int sb_cli_train_lm(int argc, char **argv) {
-    const char *data = NULL, *out = NULL, *init = NULL;
+    const char *data = NULL, *out = NULL, *init = NULL, *device = NULL;
     long long steps = 128, every = 0;
     int nkeys = 0;
     sb_params *params = NULL;
@@ -88,6 +90,12 @@ int sb_cli_train_lm(int argc, char **argv) {
             long long t;
             if (!whole_arg("train: --threads", argv[++i], 1, 4096, &t)) goto done;
             if ((st = sb_set_num_threads((int32_t)t)) != SB_OK) {
+                rc = lib_fail(st);
+                goto done;
+            }
+        } else if (!strncmp(a, "device=", 7)) {
+            device = a + 7; /* a run's choice, with --init too (sb_lm_set_device) */
+            if ((st = sb_params_parse(params, a)) != SB_OK) {
                 rc = lib_fail(st);
                 goto done;
             }
@@ -116,6 +124,7 @@ int sb_cli_train_lm(int argc, char **argv) {
     if (!corpus) goto done;
     sb_lm *lm = NULL;
     st = init ? sb_lm_load(init, &lm) : sb_lm_create(params, &lm);
+    if (st == SB_OK && init && device) st = sb_lm_set_device(lm, device);
     int64_t before = 0;
     if (st == SB_OK) st = sb_lm_get_int(lm, "n_heldout", &before);
     if (st == SB_OK) st = sb_lm_train(lm, corpus, n, steps, every);

@@ -864,7 +864,8 @@ typedef struct sb_lm sb_lm;
  * epsilon (1e-8), weight_decay (0.01: matrices and embeddings only),
  * dropout (0), clip_norm (1; 0: none), validation_fraction (0.1: the last
  * bytes of the corpus, held out), eval_batches (8: held-out batches per
- * evaluation), random_state (0). Unknown keys are refused by name. */
+ * evaluation), random_state (0), device (cpu; opencl, cuda: the same bytes,
+ * sb_lm_set_device). Unknown keys are refused by name. */
 SB_API sb_status sb_lm_create(const sb_params *params, sb_lm **out);
 /* steps AdamW steps on corpus (n bytes; windows drawn by (random_state,
  * step, batch index) from its first 1 - validation_fraction). Training
@@ -874,6 +875,13 @@ SB_API sb_status sb_lm_create(const sb_params *params, sb_lm **out);
  * step and after every step that is a multiple of eval_every (so a resumed
  * run records what the uninterrupted one does). */
 SB_API sb_status sb_lm_train(sb_lm *lm, const uint8_t *corpus, int64_t n, int64_t steps, int64_t eval_every);
+/* The device the next sb_lm_train runs its steps on ("cpu", "opencl",
+ * "cuda"; the params key device at create): a run's choice, not the
+ * checkpoint's (a loaded model trains on the cpu until told), so a run
+ * checkpointed on one device resumes on another on the same trajectory,
+ * byte for byte. A device this build lacks is refused by name when training
+ * starts. */
+SB_API sb_status sb_lm_set_device(sb_lm *lm, const char *device);
 /* The held-out loss (mean cross-entropy in nats per byte over eval_batches
  * fixed batches of the held-out bytes). */
 SB_API sb_status sb_lm_evaluate(const sb_lm *lm, const uint8_t *corpus, int64_t n, float *loss);

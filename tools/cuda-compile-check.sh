@@ -76,6 +76,7 @@ flags_of() {
     svm-kernel-f32) echo "$ARM_FLAGS -DSB_SABOTAGE_SVM_KERNEL_F32" ;;
     mlp-grad-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_GRAD_ORDER" ;;
     mlp-softmax-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_SOFTMAX_ORDER" ;;
+    lm-attn-order) echo "$ARM_FLAGS -DSB_SABOTAGE_LM_ATTN_ORDER" ;;
     arima-device-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ARIMA_DEVICE_ORDER" ;;
     gp-dev-order) echo "$ARM_FLAGS -DSB_SABOTAGE_GP_DEV_ORDER" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;

@@ -4,8 +4,9 @@
 # the CUDA build for sm_90 only (the H200), gradient boosting's fixtures on
 # cuda and NVIDIA's OpenCL, the forest, warm-start, gbdt (constraints, DART,
 # initial scores, several validation sets), agglomerative and exponential
-# smoothing device tests (ets-fit on both, its arm on NVIDIA OpenCL), and
-# the prediction check. Writes everything, with the sources' hashes, to $OUT.
+# smoothing device tests (ets-fit on both, its arm on NVIDIA OpenCL), the
+# byte language model (lm-fit on both, its float-atomic arm, the cross-device
+# resume tests), and the prediction check. Writes everything, with the sources' hashes, to $OUT.
 # Usage (device): bash tools/device-h200-tests.sh; exit 1 when any part fails.
 # IDENTITY=1 COMMIT=<sha>: the fixtures only, on every leg of the GPU host (below).
 set -u
@@ -78,6 +79,18 @@ for d in cuda opencl; do
     >"$OUT/verify-arima-arm-opencl.txt" 2>&1 && FAIL=1
     echo "arima-device-order arm on NVIDIA OpenCL: $(grep -m1 'arima-fit' "$OUT/verify-arima-arm-opencl.txt")" >>"$OUT/summary.txt"; }
 done
+# the byte language model (src/models/lm/lm_dev.c): lm-fit on both (its half run trains on the device and
+# resumes on the host), the float-atomic embedding gradient arm must part it on NVIDIA's OpenCL, and the
+# cross-device resume tests (host->device, device->host) through the command line
+for d in cuda opencl; do
+  timeout 300 $S verify lm-fit device=$d >"$OUT/verify-lm-$d.txt" 2>&1 || FAIL=1
+  echo "verify lm-fit device=$d: $(tail -n 2 "$OUT/verify-lm-$d.txt" | tr '\n' ' ')" >>"$OUT/summary.txt"
+  [ $d = opencl ] && { SAMEBITS_OPENCL_ARM=float-atomic timeout 300 $S verify lm-fit device=opencl \
+    >"$OUT/verify-lm-arm-opencl.txt" 2>&1 && FAIL=1
+    echo "float-atomic arm on NVIDIA OpenCL (lm-fit): $(grep -m1 'lm-fit' "$OUT/verify-lm-arm-opencl.txt")" >>"$OUT/summary.txt"; }
+done
+run lm-resume SAMEBITS_BUILD=build-cuda SAMEBITS_LM_DEVICES=cuda,opencl timeout 600 \
+  python3 -m pytest tests/integration/test_lm_device.py -q -p no:cacheprovider -k resume
 run arima-unit SAMEBITS_PARITY_REQUIRE=cuda,opencl timeout 300 build-cuda/sb_unit test_arima_devices_give_the_cpu_bits test_arima_kernel_on_host_gives_the_host_bits
 run ets-unit SAMEBITS_PARITY_REQUIRE=cuda,opencl timeout 300 build-cuda/sb_unit test_ets_devices_give_the_cpu_bits
 run ets-devices SAMEBITS_PARITY_REQUIRE=cuda,opencl SAMEBITS_LIB=$L PYTHONPATH=python timeout 600 \

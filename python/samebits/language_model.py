@@ -17,6 +17,7 @@ _P = POINTER
 for _name, (_res, _args) in {
         "sb_lm_create": (c_int, [c_void_p, _P(c_void_p)]),
         "sb_lm_train": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_int64]),
+        "sb_lm_set_device": (c_int, [c_void_p, c_char_p]),
         "sb_lm_evaluate": (c_int, [c_void_p, c_char_p, c_int64, _P(c_float)]),
         "sb_lm_generate": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_double, c_uint64, c_void_p]),
         "sb_lm_get_f32": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
@@ -50,11 +51,14 @@ class ByteLM:
     where it stopped (the same corpus; another is refused by name), so
     fit(c, 64); fit(c, 64) equals fit(c, 128) byte for byte, and so does a
     load of the step-64 checkpoint followed by fit(c, 64). random_state keys
-    every Philox draw (initialization, batches, dropout)."""
+    every Philox draw (initialization, batches, dropout). device ("cpu",
+    "opencl", "cuda") is where fit runs its steps, with the same bytes: a
+    run's choice, not the checkpoint's, so a model loaded from a checkpoint
+    written on one device fits on another on the same trajectory."""
 
     def __init__(self, n_layer=2, d_model=64, n_head=4, context=64, batch_size=16, *, learning_rate=1e-3,
                  beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0.01, dropout=0.0, clip_norm=1.0,
-                 validation_fraction=0.1, eval_batches=8, random_state=0):
+                 validation_fraction=0.1, eval_batches=8, random_state=0, device="cpu"):
         self.n_layer = n_layer
         self.d_model = d_model
         self.n_head = n_head
@@ -70,17 +74,21 @@ class ByteLM:
         self.validation_fraction = validation_fraction
         self.eval_batches = eval_batches
         self.random_state = random_state
+        self.device = device
         self._handle = None
 
     def get_params(self, deep=True):
-        return {k: getattr(self, k) for k in _PARAMS}
+        p = {k: getattr(self, k) for k in _PARAMS}
+        p["device"] = self.device
+        return p
 
     def set_params(self, **kw):
         for k, v in kw.items():
-            if k not in _PARAMS:
+            if k not in _PARAMS and k != "device":
                 raise InvalidArgumentError("ByteLM has no parameter %r" % k)
             setattr(self, k, v)
-        self._handle = None
+        if any(k != "device" for k in kw):  # the device moves no bit: the state is kept
+            self._handle = None
         return self
 
     def _pairs(self):
@@ -103,6 +111,7 @@ class ByteLM:
             h, p = c_void_p(), _params(self._pairs())  # p held through the call
             check(lib.sb_lm_create(p.ptr, byref(h)))
             self._handle = Handle(h, lib.sb_lm_free)
+        check(lib.sb_lm_set_device(self._handle.ptr, str(self.device).encode()))
         check(lib.sb_lm_train(self._handle.ptr, data, len(data), int(steps), int(eval_every)))
         return self
 
@@ -221,6 +230,7 @@ class ByteLM:
         state = dict(state)
         data = state.pop("_model_bytes", None)
         self.__dict__.update(state)
+        self.__dict__.setdefault("device", "cpu")  # a pickle from before the device path
         self._handle = None
         if data is not None:
             h = c_void_p()

@@ -52,9 +52,14 @@
 #define SB_LINALG_NN_KERNELS(X)                                                                               \
     X(knet_gather) X(knet_bias_act) X(knet_softmax) X(knet_loss_rows) X(knet_sq_parts) X(knet_batch_loss)     \
     X(knet_delta) X(knet_wgrad) X(knet_colsum) X(knet_act_back) X(knet_adam) X(knet_sgd)
+/* lm_entry.h: the byte language model's rows (src/models/lm/lm_dev.c) */
+#define SB_LINALG_LM_KERNELS(X)                                                                               \
+    X(klm_embed) X(klm_dropout) X(klm_ew) X(klm_ln) X(klm_ln_back) X(klm_cols) X(klm_attn_soft)               \
+    X(klm_attn_dsoft) X(klm_xent) X(klm_zero) X(klm_embed_back) X(klm_clip_scale) X(klm_scale) X(klm_adamw)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
-    SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X) SB_LINALG_NN_KERNELS(X)
+    SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X) SB_LINALG_NN_KERNELS(X) \
+    SB_LINALG_LM_KERNELS(X)
 
 /* ts_entry.h: the float64 program: time series, one work-item a series
  * (src/models/timeseries: ets, arima), and the support vector machines' kernel rows and

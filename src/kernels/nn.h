@@ -18,6 +18,7 @@
 #define SB_KERNELS_NN_H
 #include "compat.h"
 #include "../math/sb_math.h"
+#include "../core/rng.h"
 
 /* The activations (nn_act in src/models/nn/nn.h). */
 #define SB_NN_IDENTITY 0
@@ -129,6 +130,143 @@ SB_FN void sb_nn_sgd1(SB_GLOBAL float *p, SB_GLOBAL float *u, float g, float lr,
     const float ui = mu * *u - step;
     *u = ui;
     *p = *p + (nesterov ? mu * ui - step : ui);
+}
+
+/* The softmax's exponential (the mlp's output softmax, the byte lm's
+ * cross-entropy): the profile's sb_expf; under the separating arm
+ * SB_ARM_VENDOR_EXP (SAMEBITS_OPENCL_ARM=vendor-exp, CUDA_VARIANT=libdevice-exp)
+ * the vendor's. */
+#if defined(SB_ARM_VENDOR_EXP) && defined(SB_COMPAT_DEVICE)
+#define SB_NN_SOFTMAX_EXPF(x) sb_vendor_expf(x)
+#else
+#define SB_NN_SOFTMAX_EXPF(x) sb_expf(x)
+#endif
+
+/* ---- the transformer's rows (src/models/nn/nn_tf.c, the byte lm's device
+ * path src/models/lm/lm_dev.c through entry/lm_entry.h) ------------------- */
+
+/* Layer norm of one row x of n values (nn_layernorm_forward): mean = (the
+ * exact sum rounded once) / n, var = (the exact sum of the rounded squares of
+ * x_j - mean, rounded once) / n, rstd = 1 / sqrt(var + eps) (IEEE sqrt, then
+ * the quotient), y_j = ((x_j - mean) rstd) gamma_j + beta_j. */
+SB_FN void sb_nn_ln_row(SB_GLOBAL const float *x, SB_GLOBAL const float *gamma, SB_GLOBAL const float *beta, float eps,
+                        sb_i64 n, SB_GLOBAL float *y, SB_GLOBAL float *mean, SB_GLOBAL float *rstd) {
+    sb_sacc acc;
+    sb_sacc_init(&acc);
+    for (sb_i64 j = 0; j < n; j++) sb_sacc_add(&acc, x[j]);
+    const float mu = sb_sacc_round_f32(&acc) / (float)n;
+    sb_sacc_init(&acc);
+    for (sb_i64 j = 0; j < n; j++) {
+        const float dj = x[j] - mu;
+        sb_sacc_add(&acc, dj * dj);
+    }
+    const float var = sb_sacc_round_f32(&acc) / (float)n;
+    const float r = 1.0f / sb_nn_sqrtf(var + eps);
+    for (sb_i64 j = 0; j < n; j++) y[j] = ((x[j] - mu) * r) * gamma[j] + beta[j];
+    *mean = mu;
+    *rstd = r;
+}
+
+/* The backward pass of one row (nn_layernorm_backward): xhat_j = (x_j -
+ * mean) rstd, g_j = dy_j gamma_j, a and b the exact sums of g_j and g_j
+ * xhat_j rounded once and divided by n, dx_j = rstd ((g_j - a) - xhat_j b);
+ * t_j = dy_j xhat_j (dgamma's column terms). */
+SB_FN void sb_nn_ln_back_row(SB_GLOBAL const float *x, SB_GLOBAL const float *gamma, float mu, float r,
+                             SB_GLOBAL const float *dy, sb_i64 n, SB_GLOBAL float *dx, SB_GLOBAL float *t) {
+    sb_sacc sa, sb;
+    sb_sacc_init(&sa);
+    sb_sacc_init(&sb);
+    for (sb_i64 j = 0; j < n; j++) {
+        const float xh = (x[j] - mu) * r, g = dy[j] * gamma[j];
+        sb_sacc_add(&sa, g);
+        sb_sacc_add(&sb, g * xh);
+        t[j] = dy[j] * xh;
+    }
+    const float a = sb_sacc_round_f32(&sa) / (float)n, b = sb_sacc_round_f32(&sb) / (float)n;
+    for (sb_i64 j = 0; j < n; j++) {
+        const float xh = (x[j] - mu) * r, g = dy[j] * gamma[j];
+        dx[j] = r * ((g - a) - xh * b);
+    }
+}
+
+/* Row i of a causal attention's T x T scores (raw q . k products) becomes
+ * its probabilities (nn_attention_forward): s_j = row_j scale for j <= i,
+ * e_j = sb_expf(s_j - max), p_j = e_j / S with S the exact sum of the e_j
+ * rounded once; p_j = 0 for j > i. The separating arm lm-attn-order adds
+ * the e_j in float32 from the last down instead: another order, another
+ * value on some rows. */
+SB_FN void sb_nn_attn_softmax_row(SB_GLOBAL float *row, sb_i64 i, sb_i64 T, float scale) {
+    float mx = row[0] * scale;
+    for (sb_i64 j = 0; j <= i; j++) {
+        row[j] = row[j] * scale;
+        if (row[j] > mx) mx = row[j];
+    }
+    for (sb_i64 j = 0; j <= i; j++) row[j] = sb_expf(row[j] - mx);
+#ifdef SB_SABOTAGE_LM_ATTN_ORDER
+    float s = 0.0f;
+    for (sb_i64 j = i; j >= 0; j--) s = s + row[j];
+#else
+    sb_sacc acc;
+    sb_sacc_init(&acc);
+    for (sb_i64 j = 0; j <= i; j++) sb_sacc_add(&acc, row[j]);
+    const float s = sb_sacc_round_f32(&acc);
+#endif
+    for (sb_i64 j = 0; j <= i; j++) row[j] = row[j] / s;
+    for (sb_i64 j = i + 1; j < T; j++) row[j] = 0.0f;
+}
+
+/* Row i of the attention's score gradient (nn_attention_backward): r holds
+ * dp = dO V^T, p the probabilities; ri = the exact sum of the rounded p_j
+ * dp_j (j <= i) rounded once, ds_j = (p_j (dp_j - ri)) scale, 0 for j > i. */
+SB_FN void sb_nn_attn_dsoft_row(SB_GLOBAL const float *p, SB_GLOBAL float *r, sb_i64 i, sb_i64 T, float scale) {
+    sb_sacc acc;
+    sb_sacc_init(&acc);
+    for (sb_i64 j = 0; j <= i; j++) sb_sacc_add(&acc, p[j] * r[j]);
+    const float ri = sb_sacc_round_f32(&acc);
+    for (sb_i64 j = 0; j <= i; j++) r[j] = (p[j] * (r[j] - ri)) * scale;
+    for (sb_i64 j = i + 1; j < T; j++) r[j] = 0.0f;
+}
+
+/* Cross-entropy of one row z of n logits against target y (the byte lm's
+ * xent_rows): the loss (max + log S) - z_y, S the exact sum of the e_j =
+ * exp(z_j - max) rounded once; with dz (not NULL; it may be z) the gradient
+ * of the batch mean over rows, (e_j / S - [j == y]) / rows, e_j computed
+ * again (the same value). */
+SB_FN float sb_nn_xent_row(SB_GLOBAL const float *z, sb_i64 n, sb_i32 y, SB_GLOBAL float *dz, sb_i64 rows) {
+    float mx = z[0];
+    for (sb_i64 j = 1; j < n; j++)
+        if (z[j] > mx) mx = z[j];
+    sb_sacc acc;
+    sb_sacc_init(&acc);
+    for (sb_i64 j = 0; j < n; j++) sb_sacc_add(&acc, SB_NN_SOFTMAX_EXPF(z[j] - mx));
+    const float S = sb_sacc_round_f32(&acc);
+    const float loss = (mx + sb_logf(S)) - z[y];
+    if (dz)
+        for (sb_i64 j = 0; j < n; j++) dz[j] = (SB_NN_SOFTMAX_EXPF(z[j] - mx) / S - (j == y ? 1.0f : 0.0f)) / (float)rows;
+    return loss;
+}
+
+/* Dropout's multiplier of value i (nn_dropout_forward): keep_scale where the
+ * Philox word of (seed ^ key, step, i, tensor) as a multiple of 2^-24 is >=
+ * p, else 0. */
+SB_FN float sb_nn_dropout_mult(sb_u64 seed, sb_u32 step, sb_u32 tensor, float p, float keep_scale, sb_i64 i) {
+    sb_u32 w[4];
+    sb_rng_words(seed ^ 0x64726f706f757421ull, step, (sb_u64)i, tensor, w);
+    return sb_u32_to_unit_f32(w[0]) >= p ? keep_scale : 0.0f;
+}
+
+/* One value's AdamW step (nn_adamw_update), each operation rounded in this
+ * order: p -= lr_wd p (decay only); m := b1 m + c1m g; v := b2 v + c2m g^2;
+ * p -= (step_size m) / (sqrt(v) / sqrtc2 + eps). */
+SB_FN void sb_nn_adamw1(SB_GLOBAL float *p, SB_GLOBAL float *m, SB_GLOBAL float *v, float g, sb_i32 decay, float lr_wd,
+                        float step_size, float sqrtc2, float b1, float c1m, float b2, float c2m, float eps) {
+    float pi = *p;
+    if (decay) pi = pi - lr_wd * pi;
+    const float mi = b1 * *m + c1m * g;
+    const float vi = b2 * *v + c2m * (g * g);
+    *m = mi;
+    *v = vi;
+    *p = pi - (step_size * mi) / (sb_nn_sqrtf(vi) / sqrtc2 + eps);
 }
 
 #endif

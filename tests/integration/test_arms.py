@@ -103,6 +103,19 @@ def test_arm_contraction_parts_in_the_kernels(leg, fixture, stage, tmp_path):
     assert f": {stage} (" in d, d
 
 
+def test_arm_contraction_parts_lm_fit(tmp_path):
+    """The byte lm's training (layer norm, GELU, AdamW, the attention's
+    scaling: kernels/nn.h's rows) has multiply-adds: under -ffp-contract=fast
+    on aarch64 its inputs are the pinned bytes and lm-fit parts at step 0's
+    first gradient (recorded on aarch64; s390x is not claimed here)."""
+    inputs = tmp_path / "lm-fit-aarch64.inputs.card"
+    r = run_bin("aarch64", "samebits", ["fixture", "inputs", "lm-fit", "--out", str(inputs)], sabotage="contract")
+    assert r.returncode == 0, r.stderr
+    assert _first_diff(ROOT / "fixtures" / "cards" / "lm-fit.inputs.card", inputs) is None
+    d = _first_diff(reference_card("lm-fit"), _card("aarch64", "lm-fit", 2, tmp_path, "contract"))
+    assert d is not None and ": train.step0.grad.wte (" in d, d
+
+
 def test_gbdt_kernels_have_no_contraction_site(tmp_path):
     """The gradient boosting kernels (gradients, quantization, histograms,
     gains, leaf values, prediction) have no multiply feeding an add, so with
@@ -165,6 +178,10 @@ def test_arm_libm_exp_is_caught(tmp_path):
     card = _card("x86_64", "svm-fit", 2, tmp_path, "libm-exp")
     diff = _first_diff(reference_card("svm-fit"), card)
     assert diff is not None and "svm.pair" in diff and ".alpha" in diff, diff
+    # the byte lm's exponentials (the cross-entropy's softmax and the attention's): a trained step parts
+    card = _card("x86_64", "lm-fit", 2, tmp_path, "libm-exp")
+    diff = _first_diff(reference_card("lm-fit"), card)
+    assert diff is not None and "train.step0." in diff and "init." not in diff, diff
 
 
 def test_arm_thread_chunks_is_caught(tmp_path):

@@ -1,6 +1,7 @@
 """samebits.ByteLM (docs/lm.md): training, the same bits at 1, 2 and 7
 threads, resume from a checkpoint equal to the uninterrupted run, sampling
 by seed, the held-out loss falling, pickling, refusals by name."""
+import os
 import pickle
 
 import pytest
@@ -81,3 +82,26 @@ def test_refusals_by_name():
         ByteLM(**TINY).fit(corpus(), 1).generate("", 3)
     with pytest.raises(InvalidArgumentError):
         ByteLM().set_params(tie_weights=True)
+
+
+DEVICES = [d for d in os.environ.get("SAMEBITS_LM_DEVICES", "opencl").split(",") if d]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_device_fit_and_resume_across_devices(device, tmp_path):
+    """device=D fits with the cpu's bytes, and a checkpoint resumes on the other
+    side (cpu -> D, D -> cpu) on the uninterrupted trajectory (docs/lm.md,
+    "Devices"); a missing backend is a failure here, never a skip."""
+    os.environ.setdefault("POCL_CACHE_DIR", "build/opencl/pocl-cache")
+    os.makedirs(os.environ["POCL_CACHE_DIR"], exist_ok=True)
+    c = corpus(3000)
+    whole = ByteLM(**TINY).fit(c, 4, eval_every=2)
+    dev = ByteLM(**TINY, device=device).fit(c, 4, eval_every=2)
+    assert dev.model_bytes() == whole.model_bytes() and dev.get_params()["device"] == device
+    for first, then in (("cpu", device), (device, "cpu")):
+        half = ByteLM(**TINY, device=first).fit(c, 2, eval_every=2)
+        half.save(tmp_path / "half.sbm")
+        resumed = ByteLM.load(tmp_path / "half.sbm").set_params(device=then).fit(c, 2, eval_every=2)
+        assert resumed.model_bytes() == whole.model_bytes(), (first, then)
+    with pytest.raises(SameBitsError):
+        ByteLM(**TINY, device="gpu").fit(c, 1)

@@ -185,6 +185,7 @@ const char *sb_ocl_arm_options(const char *arm) {
                                           {"svm-kernel-f32", "-DSB_SABOTAGE_SVM_KERNEL_F32"},
                                           {"mlp-grad-order", "-DSB_SABOTAGE_MLP_GRAD_ORDER"},
                                           {"mlp-softmax-order", "-DSB_SABOTAGE_MLP_SOFTMAX_ORDER"},
+                                          {"lm-attn-order", "-DSB_SABOTAGE_LM_ATTN_ORDER"},
                                           {"arima-device-order", "-DSB_SABOTAGE_ARIMA_DEVICE_ORDER"},
                                           {"gp-dev-order", "-DSB_SABOTAGE_GP_DEV_ORDER"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
@@ -251,7 +252,8 @@ sb_status sb_ocl_arm(const char **extra) {
             return sb_fail(SB_ERR_INVALID_ARGUMENT,
                            "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic, "
                            "vendor-exp, gemm-fma, ties, forest-ties, topk-ties, nan-side, kmeans-ties, knn-bound, agglo-order, "
-                           "kde-order, ets-sse-order, svm-kernel-f32, mlp-grad-order, mlp-softmax-order, arima-device-order, gp-dev-order",
+                           "kde-order, ets-sse-order, svm-kernel-f32, mlp-grad-order, mlp-softmax-order, lm-attn-order, arima-device-order, "
+                           "gp-dev-order",
                            arm);
         fprintf(stderr, "samebits: opencl: SEPARATING ARM '%s' (%s): this build of the kernels breaks the profile\n",
                 arm, *extra);

@@ -17,15 +17,6 @@
  */
 #include "../nn.h"
 
-/* The softmax's exponential: the profile's sb_expf; under the separating arm
- * SB_ARM_VENDOR_EXP (SAMEBITS_OPENCL_ARM=vendor-exp, CUDA_VARIANT=libdevice-exp)
- * the vendor's. */
-#if defined(SB_ARM_VENDOR_EXP) && defined(SB_COMPAT_DEVICE)
-#define SB_NN_SOFTMAX_EXPF(x) sb_vendor_expf(x)
-#else
-#define SB_NN_SOFTMAX_EXPF(x) sb_expf(x)
-#endif
-
 /* Values a work-item of knet_sq_parts squares and adds. */
 #define SB_NN_SQ_CHUNK 256
 

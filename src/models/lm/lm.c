@@ -12,6 +12,8 @@
 #include "../../linalg/linalg.h"
 #include "../../math/sb_math.h"
 #include "../../core/rng.h"
+#include "../../kernels/nn.h"
+#include "../../device/device.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,23 +22,8 @@
 #define LM_P_BATCH 0x4c4d4231u /* "LMB1" */
 #define LM_P_EVAL 0x4c4d4531u  /* "LME1" */
 #define LM_P_GEN 0x4c4d4731u   /* "LMG1" */
-#define LM_LN_EPS 1e-5f
-/* dropout tensor ids: the embedding sum, then per block the attention's and
- * the MLP's residual branch */
-#define LM_DROP_EMB 0u
-#define LM_DROP_ATTN(l) (1u + 2u * (uint32_t)(l))
-#define LM_DROP_MLP(l) (2u + 2u * (uint32_t)(l))
-
-/* Block tensor order (their index within the block). */
-enum { B_LN1G, B_LN1B, B_WQKV, B_BQKV, B_WO, B_BO, B_LN2G, B_LN2B, B_WFC, B_BFC, B_WPROJ, B_BPROJ };
 static const char *const k_block_names[LM_PER_BLOCK] = {"ln1_g", "ln1_b", "w_qkv", "b_qkv", "w_o", "b_o",
                                                          "ln2_g", "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj"};
-#define T_WTE 0
-#define T_WPE 1
-#define T_BLK(l, k) (2 + (l) * LM_PER_BLOCK + (k))
-#define T_LNFG(L) (2 + (L) * LM_PER_BLOCK)
-#define T_LNFB(L) (3 + (L) * LM_PER_BLOCK)
-#define T_HEAD(L) (4 + (L) * LM_PER_BLOCK)
 
 static void add_tensor(sb_lm *lm, const char *name, int64_t count, int32_t decay) {
     lm_tensor *t = &lm->t[lm->ntensors++];
@@ -224,25 +211,8 @@ static float *W(const sb_lm *lm, int32_t t) { return lm->w + lm->t[t].off; }
  * z_y with S the exact sum of exp(z_j - max) rounded once; with dz (not
  * NULL) the gradient of the batch mean, (e_j / S - [j == y]) / rows. */
 static void xent_rows(int64_t rows, const float *Z, const int32_t *tgt, float *rowloss, float *dz) {
-    float e[LM_VOCAB];
-    for (int64_t i = 0; i < rows; i++) {
-        const float *z = Z + i * LM_VOCAB;
-        float mx = z[0];
-        for (int j = 1; j < LM_VOCAB; j++)
-            if (z[j] > mx) mx = z[j];
-        sb_sacc acc;
-        sb_sacc_init(&acc);
-        for (int j = 0; j < LM_VOCAB; j++) {
-            e[j] = sb_expf(z[j] - mx);
-            sb_sacc_add(&acc, e[j]);
-        }
-        const float S = sb_sacc_round_f32(&acc);
-        rowloss[i] = (mx + sb_logf(S)) - z[tgt[i]];
-        if (dz) {
-            float *g = dz + i * LM_VOCAB;
-            for (int j = 0; j < LM_VOCAB; j++) g[j] = (e[j] / S - (j == tgt[i] ? 1.0f : 0.0f)) / (float)rows;
-        }
-    }
+    for (int64_t i = 0; i < rows; i++)
+        rowloss[i] = sb_nn_xent_row(Z + i * LM_VOCAB, LM_VOCAB, tgt[i], dz ? dz + i * LM_VOCAB : NULL, rows);
 }
 
 /* The forward pass of ws's tokens (rows = B T, positions ws->pos) up to the
@@ -361,19 +331,47 @@ static sb_status check_corpus(const sb_lm *lm, int64_t n, const char *who) {
     return SB_OK;
 }
 
-sb_status sb_lm_eval_loss(const sb_lm *lm, const uint8_t *corpus, int64_t n, float *loss) {
+/* A workspace of the batch's byte ids and row losses alone (the device path:
+ * its activations are on the device), with G (nparams floats) when grads. */
+static sb_status ws_ids_alloc(const sb_lm *lm, int64_t B, int64_t T, int grads, lm_ws *ws) {
+    memset(ws, 0, sizeof *ws);
+    const int64_t rows = B * T;
+    ws->B = B, ws->T = T, ws->rows = rows;
+    ws->pool = sb_malloc(sizeof(float) * (size_t)(rows + (grads ? lm->nparams : 0)));
+    ws->tok = sb_malloc(sizeof(int32_t) * (size_t)(3 * rows));
+    if (!ws->pool || !ws->tok) {
+        ws_free(ws);
+        return sb_fail(SB_ERR_OUT_OF_MEMORY, "lm: out of memory (a batch of %lld x %lld)", (long long)B, (long long)T);
+    }
+    ws->pos = ws->tok + rows, ws->tgt = ws->tok + 2 * rows;
+    ws->rowloss = ws->pool;
+    if (grads) ws->G = ws->pool + rows;
+    return SB_OK;
+}
+
+/* The rows' losses of the batch in ws (its ids filled): on the host, or on
+ * the device dev (not NULL); step >= 0 is a training step (dropout of that
+ * step, the gradient into ws->G or the device's), else a held-out batch. */
+static sb_status batch_rows(const sb_lm *lm, lm_dev *dev, lm_ws *ws, int64_t step) {
+    if (dev) return sb_lm_dev_batch(dev, ws->tok, ws->pos, ws->tgt, step, step >= 0, ws->rowloss);
+    sb_status st = forward(lm, ws, step);
+    if (st != SB_OK) return st;
+    xent_rows(ws->rows, ws->logits, ws->tgt, ws->rowloss, step >= 0 ? ws->logits : NULL);
+    return step >= 0 ? backward(lm, ws) : SB_OK;
+}
+
+static sb_status eval_loss_with(const sb_lm *lm, lm_dev *dev, const uint8_t *corpus, int64_t n, float *loss) {
     sb_status st = check_corpus(lm, n, "lm evaluate");
     if (st != SB_OK) return st;
     const int64_t T = lm->o.context, B = lm->o.batch_size, nt = train_len(lm, n), nv = n - nt;
     lm_ws ws;
-    if ((st = ws_alloc(lm, B, T, 0, &ws)) != SB_OK) return st;
+    if ((st = dev ? ws_ids_alloc(lm, B, T, 0, &ws) : ws_alloc(lm, B, T, 0, &ws)) != SB_OK) return st;
     sb_sacc acc;
     sb_sacc_init(&acc);
     for (int64_t e = 0; e < lm->o.eval_batches && st == SB_OK; e++) {
         for (int64_t b = 0; b < B; b++)
             fill_window(&ws, b, corpus + nt, (int64_t)sb_rng_below(lm->o.seed, LM_P_EVAL, (uint64_t)(e * B + b), (uint32_t)(nv - T - 1)));
-        if ((st = forward(lm, &ws, -1)) != SB_OK) break;
-        xent_rows(ws.rows, ws.logits, ws.tgt, ws.rowloss, NULL);
+        if ((st = batch_rows(lm, dev, &ws, -1)) != SB_OK) break;
         for (int64_t i = 0; i < ws.rows; i++) sb_sacc_add(&acc, ws.rowloss[i]);
     }
     if (st == SB_OK) *loss = sb_sacc_round_f32(&acc) / (float)(lm->o.eval_batches * B * T);
@@ -381,19 +379,23 @@ sb_status sb_lm_eval_loss(const sb_lm *lm, const uint8_t *corpus, int64_t n, flo
     return st;
 }
 
+sb_status sb_lm_eval_loss(const sb_lm *lm, const uint8_t *corpus, int64_t n, float *loss) {
+    return eval_loss_with(lm, NULL, corpus, n, loss);
+}
+
 /* The loss of step s's batch and its gradient (into ws->G, unclipped). */
-static sb_status batch_grad(const sb_lm *lm, lm_ws *ws, const uint8_t *corpus, int64_t nt, int64_t s, float *loss) {
+static sb_status batch_grad(const sb_lm *lm, lm_dev *dev, lm_ws *ws, const uint8_t *corpus, int64_t nt, int64_t s,
+                            float *loss) {
     const int64_t T = lm->o.context, B = lm->o.batch_size;
     for (int64_t b = 0; b < B; b++)
         fill_window(ws, b, corpus, (int64_t)sb_rng_below(lm->o.seed, LM_P_BATCH, (uint64_t)(s * B + b), (uint32_t)(nt - T - 1)));
-    sb_status st = forward(lm, ws, s);
+    sb_status st = batch_rows(lm, dev, ws, s);
     if (st != SB_OK) return st;
-    xent_rows(ws->rows, ws->logits, ws->tgt, ws->rowloss, ws->logits);
     sb_sacc acc;
     sb_sacc_init(&acc);
     for (int64_t i = 0; i < ws->rows; i++) sb_sacc_add(&acc, ws->rowloss[i]);
     *loss = sb_sacc_round_f32(&acc) / (float)ws->rows;
-    return backward(lm, ws);
+    return SB_OK;
 }
 
 sb_status sb_lm_batch_grad(const sb_lm *lm, const uint8_t *corpus, int64_t n, int64_t s, float *loss, float *G) {
@@ -401,7 +403,7 @@ sb_status sb_lm_batch_grad(const sb_lm *lm, const uint8_t *corpus, int64_t n, in
     if (st != SB_OK) return st;
     lm_ws ws;
     if ((st = ws_alloc(lm, lm->o.batch_size, lm->o.context, 1, &ws)) != SB_OK) return st;
-    st = batch_grad(lm, &ws, corpus, train_len(lm, n), s, loss);
+    st = batch_grad(lm, NULL, &ws, corpus, train_len(lm, n), s, loss);
     if (st == SB_OK && G) memcpy(G, ws.G, sizeof(float) * (size_t)lm->nparams);
     ws_free(&ws);
     return st;
@@ -430,33 +432,48 @@ sb_status sb_lm_train_steps(sb_lm *lm, const uint8_t *corpus, int64_t n, int64_t
     lm->corpus_len = (uint64_t)n, lm->corpus_hash = h;
     const int64_t T = lm->o.context, B = lm->o.batch_size, nt = train_len(lm, n);
     lm_ws ws;
-    if ((st = ws_alloc(lm, B, T, 1, &ws)) != SB_OK) return st;
+    lm_dev *dev = NULL;
+    if (lm->o.device != SB_DEVICE_CPU) {
+        if ((st = sb_lm_dev_open(lm->o.device, lm, &dev)) != SB_OK) return st;
+        st = ws_ids_alloc(lm, B, T, card != NULL, &ws);
+    } else {
+        st = ws_alloc(lm, B, T, 1, &ws);
+    }
+    if (st != SB_OK) {
+        sb_lm_dev_close(dev);
+        return st;
+    }
     if (lm->step == 0 && lm->n_eval == 0 && eval_every > 0) { /* the held-out loss before training */
         float l0;
-        if ((st = sb_lm_eval_loss(lm, corpus, n, &l0)) == SB_OK) st = sb_lm_push_eval(lm, 0, l0);
+        if ((st = eval_loss_with(lm, dev, corpus, n, &l0)) == SB_OK) st = sb_lm_push_eval(lm, 0, l0);
     }
     for (int64_t k = 0; k < steps && st == SB_OK; k++) {
         const int64_t s = lm->step;
         float loss;
-        if ((st = batch_grad(lm, &ws, corpus, nt, s, &loss)) != SB_OK) break;
+        if ((st = batch_grad(lm, dev, &ws, corpus, nt, s, &loss)) != SB_OK) break;
         if (!isfinite(loss)) { /* a diverging run is refused, never stepped on */
             st = sb_fail(SB_ERR_INVALID_INPUT, "lm train: step %lld's loss is not finite (the run diverged: lower "
                          "learning_rate or turn clip_norm on)", (long long)s);
             break;
         }
-        if (lm->o.clip_norm > 0) {
-            float *g[1] = {ws.G};
-            const int64_t cnt[1] = {lm->nparams};
-            nn_clip_global_norm(1, g, cnt, (float)lm->o.clip_norm);
-        }
         nn_adamw_k kk;
         nn_adamw_scalars(lm->o.learning_rate, lm->o.beta_1, lm->o.beta_2, lm->o.epsilon, lm->o.weight_decay, s + 1, &kk);
-        for (int32_t i = 0; i < lm->ntensors; i++) {
-            const lm_tensor *t = &lm->t[i];
-            nn_adamw_update(&kk, lm->w + t->off, lm->m + t->off, lm->v + t->off, ws.G + t->off, t->count, t->decay);
+        if (dev) {
+            if ((st = sb_lm_dev_update(dev, &kk, (float)lm->o.clip_norm)) != SB_OK) break;
+        } else {
+            if (lm->o.clip_norm > 0) {
+                float *g[1] = {ws.G};
+                const int64_t cnt[1] = {lm->nparams};
+                nn_clip_global_norm(1, g, cnt, (float)lm->o.clip_norm);
+            }
+            for (int32_t i = 0; i < lm->ntensors; i++) {
+                const lm_tensor *t = &lm->t[i];
+                nn_adamw_update(&kk, lm->w + t->off, lm->m + t->off, lm->v + t->off, ws.G + t->off, t->count, t->decay);
+            }
         }
         if ((st = sb_lm_push_loss(lm, loss)) != SB_OK) break;
         lm->step = s + 1;
+        if (card && dev && (st = sb_lm_dev_pull(dev, lm, ws.G)) != SB_OK) break;
         if (card) {
             char tag[128];
             snprintf(tag, sizeof tag, "%s.step%lld.loss", prefix, (long long)s);
@@ -470,13 +487,20 @@ sb_status sb_lm_train_steps(sb_lm *lm, const uint8_t *corpus, int64_t n, int64_t
         }
         if (st == SB_OK && eval_every > 0 && lm->step % eval_every == 0) {
             float le;
-            if ((st = sb_lm_eval_loss(lm, corpus, n, &le)) == SB_OK) st = sb_lm_push_eval(lm, lm->step, le);
+            if ((st = eval_loss_with(lm, dev, corpus, n, &le)) == SB_OK) st = sb_lm_push_eval(lm, lm->step, le);
             if (st == SB_OK && card) {
                 char tag[128];
                 snprintf(tag, sizeof tag, "%s.step%lld.heldout_loss", prefix, (long long)s);
                 st = sb_card_record(card, tag, SB_DTYPE_F32, &le, 1);
             }
         }
+    }
+    /* the device's state back into the model (its checkpoint, sampling and
+     * evaluation are the host's) */
+    if (dev) {
+        const sb_status sp = sb_lm_dev_pull(dev, lm, NULL);
+        if (st == SB_OK) st = sp;
+        sb_lm_dev_close(dev);
     }
     ws_free(&ws);
     return st;

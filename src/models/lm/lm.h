@@ -25,11 +25,27 @@
 /* tensors: wte, wpe, 12 a block, lnf_g, lnf_b, head */
 #define LM_PER_BLOCK 12
 #define LM_MAX_TENSORS (5 + LM_PER_BLOCK * LM_MAX_LAYERS)
+#define LM_LN_EPS 1e-5f
+/* dropout tensor ids: the embedding sum, then per block the attention's and
+ * the MLP's residual branch */
+#define LM_DROP_EMB 0u
+#define LM_DROP_ATTN(l) (1u + 2u * (uint32_t)(l))
+#define LM_DROP_MLP(l) (2u + 2u * (uint32_t)(l))
+
+/* Block tensor order (their index within the block). */
+enum { B_LN1G, B_LN1B, B_WQKV, B_BQKV, B_WO, B_BO, B_LN2G, B_LN2B, B_WFC, B_BFC, B_WPROJ, B_BPROJ };
+#define T_WTE 0
+#define T_WPE 1
+#define T_BLK(l, k) (2 + (l) * LM_PER_BLOCK + (k))
+#define T_LNFG(L) (2 + (L) * LM_PER_BLOCK)
+#define T_LNFB(L) (3 + (L) * LM_PER_BLOCK)
+#define T_HEAD(L) (4 + (L) * LM_PER_BLOCK)
 
 typedef struct lm_opts {
     int32_t n_layer, d_model, n_head, context, batch_size, eval_batches;
     double learning_rate, beta_1, beta_2, epsilon, weight_decay, dropout, clip_norm, validation_fraction;
     uint64_t seed;
+    int32_t device; /* sb_device_kind the steps run on: the run's, never the checkpoint's (a loaded model is the cpu's) */
 } lm_opts;
 
 typedef struct lm_tensor {
@@ -75,6 +91,28 @@ sb_status sb_lm_batch_grad(const sb_lm *lm, const uint8_t *corpus, int64_t n, in
 sb_status sb_lm_eval_loss(const sb_lm *lm, const uint8_t *corpus, int64_t n, float *loss);
 sb_status sb_lm_sample(const sb_lm *lm, const uint8_t *prompt, int64_t np, int64_t count, double temperature,
                        uint64_t seed, uint8_t *out);
+/* ---- the device path (lm_dev.c; docs/lm.md, "Devices") -------------------- */
+
+/* A model's training state on a GPU: every tensor, both moments, the
+ * gradients and every activation of one batch shape (batch_size x context). */
+typedef struct lm_dev lm_dev;
+/* Opens the linalg device of kind and writes lm's parameters and moments to it
+ * (the caller holds the linalg devices' lock until sb_lm_dev_close). */
+sb_status sb_lm_dev_open(int32_t kind, const sb_lm *lm, lm_dev **out);
+void sb_lm_dev_close(lm_dev *v);
+/* One batch of rows = batch_size x context positions (tok, pos, tgt: rows
+ * each): the forward pass (dropout of step when step >= 0), each row's
+ * cross-entropy into rowloss (host, rows floats), and with grad the backward
+ * pass into the device's gradients. */
+sb_status sb_lm_dev_batch(lm_dev *v, const int32_t *tok, const int32_t *pos, const int32_t *tgt, int64_t step, int grad,
+                          float *rowloss);
+/* The step's update on the device: clipping by the global norm (clip > 0),
+ * then AdamW of scalars k on every tensor. */
+sb_status sb_lm_dev_update(lm_dev *v, const nn_adamw_k *k, float clip);
+/* Reads the parameters and both moments into lm (and the gradients into G,
+ * nparams floats, where not NULL). */
+sb_status sb_lm_dev_pull(lm_dev *v, sb_lm *lm, float *G);
+
 /* Record a history entry (grows the arrays). */
 sb_status sb_lm_push_loss(sb_lm *lm, float loss);
 sb_status sb_lm_push_eval(sb_lm *lm, int64_t step, float loss);

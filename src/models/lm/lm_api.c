@@ -3,6 +3,7 @@
  * arrays by name and the checkpoint (the model file). */
 #include "lm.h"
 #include "../model.h"
+#include "../../device/device.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +45,8 @@ sb_status sb_lm_parse_opts(const sb_params *params, lm_opts *o) {
             if (!is(v, "lm") && !is(v, "byte_lm"))
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "lm: model='%s' is not lm", v);
         } else if (is(key, "device")) {
-            if (!is(v, "cpu"))
-                st = sb_fail(SB_ERR_BACKEND_UNAVAILABLE, "lm: device='%s': the byte language model trains on the cpu "
-                             "only in this library (the device path is not built)", v);
+            sb_device_kind kind;
+            if ((st = sb_device_parse(v, &kind)) == SB_OK) o->device = (int32_t)kind;
         } else if (is(key, "n_layer")) st = whole(key, v, 1, LM_MAX_LAYERS, &o->n_layer);
         else if (is(key, "d_model")) st = whole(key, v, 1, LM_MAX_WIDTH, &o->d_model);
         else if (is(key, "n_head")) st = whole(key, v, 1, LM_MAX_WIDTH, &o->n_head);
@@ -95,6 +95,15 @@ sb_status sb_lm_train(sb_lm *lm, const uint8_t *corpus, int64_t n, int64_t steps
     if (eval_every < 0) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_lm_train: eval_every=%lld must be >= 0", (long long)eval_every);
     sb_status st = sb_threads_ready();
     return st == SB_OK ? sb_lm_train_steps(lm, corpus, n, steps, eval_every, NULL, "lm") : st;
+}
+
+sb_status sb_lm_set_device(sb_lm *lm, const char *device) {
+    sb_clear_error();
+    if (!lm || !device) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_lm_set_device: NULL argument");
+    sb_device_kind kind;
+    sb_status st = sb_device_parse(device, &kind);
+    if (st == SB_OK) lm->o.device = (int32_t)kind;
+    return st;
 }
 
 sb_status sb_lm_evaluate(const sb_lm *lm, const uint8_t *corpus, int64_t n, float *loss) {

@@ -8,16 +8,9 @@
 #include "../../linalg/linalg.h"
 #include "../../math/sb_math.h"
 #include "../../core/rng.h"
+#include "../../kernels/nn.h"
 #include <math.h>
 #include <string.h>
-
-/* The exact sum of x[0..n) rounded once. */
-static float exact_sum(const float *x, int64_t n) {
-    sb_sacc acc;
-    sb_sacc_init(&acc);
-    for (int64_t j = 0; j < n; j++) sb_sacc_add(&acc, x[j]);
-    return sb_sacc_round_f32(&acc);
-}
 
 /* The exact sum of the rounded products a_j b_j, rounded once. */
 static float exact_dot_rounded(const float *a, const float *b, int64_t n) {
@@ -29,44 +22,13 @@ static float exact_dot_rounded(const float *a, const float *b, int64_t n) {
 
 void nn_layernorm_forward(int64_t m, int64_t n, const float *X, const float *gamma, const float *beta, float eps,
                           float *Y, float *mean, float *rstd) {
-    for (int64_t i = 0; i < m; i++) {
-        const float *x = X + i * n;
-        float *y = Y + i * n;
-        const float mu = exact_sum(x, n) / (float)n;
-        sb_sacc acc;
-        sb_sacc_init(&acc);
-        for (int64_t j = 0; j < n; j++) {
-            const float dj = x[j] - mu;
-            sb_sacc_add(&acc, dj * dj);
-        }
-        const float var = sb_sacc_round_f32(&acc) / (float)n;
-        const float r = 1.0f / sqrtf(var + eps);
-        for (int64_t j = 0; j < n; j++) y[j] = ((x[j] - mu) * r) * gamma[j] + beta[j];
-        mean[i] = mu, rstd[i] = r;
-    }
+    for (int64_t i = 0; i < m; i++) sb_nn_ln_row(X + i * n, gamma, beta, eps, n, Y + i * n, mean + i, rstd + i);
 }
 
 void nn_layernorm_backward(int64_t m, int64_t n, const float *X, const float *gamma, const float *mean,
                            const float *rstd, const float *dY, float *dX, float *dgamma, float *dbeta, float *tmp) {
-    for (int64_t i = 0; i < m; i++) {
-        const float *x = X + i * n, *dy = dY + i * n;
-        float *t = tmp + i * n;
-        const float mu = mean[i], r = rstd[i];
-        sb_sacc sa, sb;
-        sb_sacc_init(&sa), sb_sacc_init(&sb);
-        for (int64_t j = 0; j < n; j++) {
-            const float xh = (x[j] - mu) * r, g = dy[j] * gamma[j];
-            sb_sacc_add(&sa, g);
-            sb_sacc_add(&sb, g * xh);
-            t[j] = dy[j] * xh;
-        }
-        const float a = sb_sacc_round_f32(&sa) / (float)n, b = sb_sacc_round_f32(&sb) / (float)n;
-        float *dx = dX + i * n;
-        for (int64_t j = 0; j < n; j++) {
-            const float xh = (x[j] - mu) * r, g = dy[j] * gamma[j];
-            dx[j] = r * ((g - a) - xh * b);
-        }
-    }
+    for (int64_t i = 0; i < m; i++)
+        sb_nn_ln_back_row(X + i * n, gamma, mean[i], rstd[i], dY + i * n, n, dX + i * n, tmp + i * n);
     nn_col_sums(m, n, tmp, dgamma);
     nn_col_sums(m, n, dY, dbeta);
 }
@@ -139,19 +101,6 @@ sb_status nn_embed_backward(int64_t m, int64_t n, int64_t vocab, const int32_t *
     return SB_OK;
 }
 
-/* The softmax normalizer of one causal row: the exact sum of e[0..n)
- * rounded once. The separating arm lm-attn-order adds them in float32 from
- * the last up instead: another order, another value on some rows. */
-static float attn_row_sum(const float *e, int64_t n) {
-#ifdef SB_SABOTAGE_LM_ATTN_ORDER
-    float s = 0.0f;
-    for (int64_t j = n - 1; j >= 0; j--) s = s + e[j];
-    return s;
-#else
-    return exact_sum(e, n);
-#endif
-}
-
 static float attn_scale(int64_t hd) { return 1.0f / sqrtf((float)hd); }
 
 /* Copy column block [c0, c0 + w) of the T rows of a row-major matrix with
@@ -179,18 +128,7 @@ sb_status nn_attention_forward(int64_t nb, int64_t T, int64_t d, int64_t nh, con
             take_cols(x, T, ld, 2 * d + h * hd, hd, v);
             const sb_gemm_shape ss = {0, 1, T, T, hd, hd, hd}; /* Q K^T */
             if ((st = sb_gemm_host(&ss, q, k, p, T)) != SB_OK) break;
-            for (int64_t i = 0; i < T; i++) {
-                float *row = p + i * T;
-                float mx = row[0] * scale;
-                for (int64_t j = 0; j <= i; j++) {
-                    row[j] = row[j] * scale;
-                    if (row[j] > mx) mx = row[j];
-                }
-                for (int64_t j = 0; j <= i; j++) row[j] = sb_expf(row[j] - mx);
-                const float s = attn_row_sum(row, i + 1);
-                for (int64_t j = 0; j <= i; j++) row[j] = row[j] / s;
-                for (int64_t j = i + 1; j < T; j++) row[j] = 0.0f;
-            }
+            for (int64_t i = 0; i < T; i++) sb_nn_attn_softmax_row(p + i * T, i, T, scale);
             const sb_gemm_shape so = {0, 0, T, hd, T, T, hd}; /* P V */
             if ((st = sb_gemm_host(&so, p, v, o, hd)) != SB_OK) break;
             put_cols(O + b * T * d, T, d, h * hd, hd, o);
@@ -222,13 +160,7 @@ sb_status nn_attention_backward(int64_t nb, int64_t T, int64_t d, int64_t nh, co
             if ((st = sb_gemm_host(&sp, dout, v, ds, T)) != SB_OK) break;
             const sb_gemm_shape sv = {1, 0, T, hd, T, T, hd}; /* P^T dO */
             if ((st = sb_gemm_host(&sv, p, dout, dv, hd)) != SB_OK) break;
-            for (int64_t i = 0; i < T; i++) {
-                const float *pr = p + i * T;
-                float *r = ds + i * T;
-                const float ri = exact_dot_rounded(pr, r, i + 1);
-                for (int64_t j = 0; j <= i; j++) r[j] = (pr[j] * (r[j] - ri)) * scale;
-                for (int64_t j = i + 1; j < T; j++) r[j] = 0.0f;
-            }
+            for (int64_t i = 0; i < T; i++) sb_nn_attn_dsoft_row(p + i * T, ds + i * T, i, T, scale);
             const sb_gemm_shape sq = {0, 0, T, hd, T, T, hd}; /* dS K */
             if ((st = sb_gemm_host(&sq, ds, k, dq, hd)) != SB_OK) break;
             const sb_gemm_shape sk = {1, 0, T, hd, T, T, hd}; /* dS^T Q */
@@ -245,10 +177,7 @@ sb_status nn_attention_backward(int64_t nb, int64_t T, int64_t d, int64_t nh, co
 void nn_dropout_forward(uint64_t seed, uint32_t step, uint32_t tensor, float p, float *X, float *mask, int64_t count) {
     const float keep_scale = 1.0f / (1.0f - p);
     for (int64_t i = 0; i < count; i++) {
-        uint32_t w[4];
-        sb_rng_words(seed ^ NN_DROPOUT_KEY, step, (uint64_t)i, tensor, w);
-        const float u = sb_u32_to_unit_f32(w[0]);
-        const float s = u >= p ? keep_scale : 0.0f;
+        const float s = sb_nn_dropout_mult(seed, step, tensor, p, keep_scale, i);
         mask[i] = s;
         X[i] = X[i] * s;
     }
@@ -266,11 +195,7 @@ void nn_adamw_scalars(double lr, double beta1, double beta2, double eps, double 
 }
 
 void nn_adamw_update(const nn_adamw_k *k, float *p, float *m, float *v, const float *g, int64_t count, int decay) {
-    for (int64_t i = 0; i < count; i++) {
-        const float gi = g[i];
-        if (decay) p[i] = p[i] - k->lr_wd * p[i];
-        m[i] = k->b1 * m[i] + k->c1m * gi;
-        v[i] = k->b2 * v[i] + k->c2m * (gi * gi);
-        p[i] = p[i] - (k->step_size * m[i]) / (sqrtf(v[i]) / k->sqrtc2 + k->eps);
-    }
+    for (int64_t i = 0; i < count; i++)
+        sb_nn_adamw1(p + i, m + i, v + i, g[i], decay, k->lr_wd, k->step_size, k->sqrtc2, k->b1, k->c1m, k->b2, k->c2m,
+                     k->eps);
 }
