@@ -122,6 +122,23 @@ void sb_device_close(sb_device *d) {
     sb_free(d);
 }
 
+sb_status sb_device_slot_lock(sb_device_slot *s, sb_device_kind kind, sb_program_id prog, sb_device **d) {
+    *d = NULL;
+    pthread_mutex_lock(&s->lock);
+    if (!s->dev[kind]) {
+        const sb_status st = sb_device_open(kind, prog, &s->dev[kind]);
+        if (st != SB_OK) {
+            s->dev[kind] = NULL;
+            pthread_mutex_unlock(&s->lock);
+            return st;
+        }
+    }
+    *d = s->dev[kind];
+    return SB_OK;
+}
+
+void sb_device_slot_unlock(sb_device_slot *s) { pthread_mutex_unlock(&s->lock); }
+
 /* A backend's failure with what it was for appended. */
 static sb_status with_what(sb_status st, const char *what) {
     if (st == SB_OK || !what) return st;

@@ -13,13 +13,11 @@
 #include "arima.h"
 #include "ts_common.h"
 #include "../../device/device.h"
-#include <pthread.h>
 #include <string.h>
 
-/* The device of each kind, opened once (the program built once) and kept
- * for the process, used under the lock. */
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static sb_device *g_dev[4];
+/* The device of each kind, opened once and kept for the process, used
+ * under the slot's lock. */
+static sb_device_slot g_slot = SB_DEVICE_SLOT_INIT;
 
 /* Bytes a chunk may ask of the device in all (a schedule input only). */
 #define ARIMA_DEV_BUDGET ((int64_t)3 << 30)
@@ -45,14 +43,9 @@ sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64
     if (sp->css) /* the device's kernel is the exact likelihood's fit alone (kernels/arima.h) */
         return sb_fail(SB_ERR_IDENTITY_REFUSED, "arima: method=css runs on the cpu only in this library (the device "
                                                 "fits by the exact likelihood, method=ml)");
-    pthread_mutex_lock(&g_lock);
-    sb_status st = SB_OK;
-    if (!g_dev[kind] && (st = sb_device_open(kind, SB_PROG_TS, &g_dev[kind])) != SB_OK) {
-        g_dev[kind] = NULL;
-        pthread_mutex_unlock(&g_lock);
-        return st;
-    }
-    sb_device *d = g_dev[kind];
+    sb_device *d;
+    sb_status st = sb_device_slot_lock(&g_slot, kind, SB_PROG_TS, &d);
+    if (st != SB_OK) return st;
     const ak_spec ks = sb_arima_kspec(sp);
     const int32_t L = sb_arima_diff_lag(sp), np = sb_arima_npar(sp), r = sb_arima_state_dim(sp);
     const int64_t tmax = ak_trace_max(&ks), nst = (int64_t)r + (int64_t)r * r;
@@ -132,7 +125,7 @@ sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64
     }
     sb_dbuf *all[] = {&b.y, &b.off, &b.ord, &b.given, &b.scr, &b.par, &b.crit, &b.state, &b.fitted, &b.resid, &b.trace, &b.counts};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
-    pthread_mutex_unlock(&g_lock);
+    sb_device_slot_unlock(&g_slot);
     sb_free(hpar), sb_free(hcrit), sb_free(hstate), sb_free(hfit), sb_free(hres), sb_free(htrace);
     sb_free(hcnt), sb_free(hoff);
     return st;
