@@ -297,6 +297,69 @@ class FittedModel:
         self._model.save(path)
 
 
+class HandleModel:
+    """What a family held by its own C handle offers the same way (the MLP, the
+    byte language model): its digest, bytes and file, and pickling as the
+    file's bytes. self._handle is a _lib.Handle (None unfitted) over the C
+    functions <_C_PREFIX>_model_digest, _to_bytes, _from_bytes, _save and _free."""
+
+    _C_PREFIX = None  # "sb_mlp", "sb_lm"
+
+    def _c(self, name):
+        from ._lib import lib
+        return getattr(lib, "%s_%s" % (self._C_PREFIX, name))
+
+    def _handle_from_bytes(self, data):
+        """A _lib.Handle over the model the file's bytes hold."""
+        import ctypes
+        from ._lib import Handle, check
+        h = ctypes.c_void_p()
+        check(self._c("from_bytes")(data, len(data), ctypes.byref(h)))
+        return Handle(h, self._c("free"))
+
+    @property
+    def model_digest_(self):
+        """The SHA-256 of the model file's bytes (hex), as every samebits estimator's."""
+        import ctypes
+        from ._lib import check
+        self._check_fitted()
+        buf = (ctypes.c_char * 65)()
+        check(self._c("model_digest")(self._handle.ptr, buf))
+        return buf.value.decode()
+
+    def model_bytes(self):
+        """The model file's bytes."""
+        import ctypes
+        from ._lib import check
+        self._check_fitted()
+        need = ctypes.c_size_t(0)
+        check(self._c("to_bytes")(self._handle.ptr, None, 0, ctypes.byref(need)))
+        buf = ctypes.create_string_buffer(need.value)
+        check(self._c("to_bytes")(self._handle.ptr, buf, need.value, ctypes.byref(need)))
+        return buf.raw[:need.value]
+
+    def save_model(self, path):
+        """Write the model file."""
+        from ._lib import check
+        self._check_fitted()
+        check(self._c("save")(self._handle.ptr, str(path).encode()))
+
+    # ---- pickle: the model travels as its file's bytes ----
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        h = state.pop("_handle", None)
+        state["_model_bytes"] = self.model_bytes() if h is not None else None
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        self._handle = None
+        if data is not None:
+            self._handle = self._handle_from_bytes(data)
+
+
 def r2_score(y_true, y_pred, weights=None):
     """R^2 of predictions, sums by math.fsum (correctly rounded, order-free)."""
     n = len(y_true)

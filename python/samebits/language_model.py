@@ -10,6 +10,7 @@ nanoGPT's and PyTorch AdamW's spellings). Nothing numeric is computed here.
 import ctypes
 from ctypes import POINTER, byref, c_char_p, c_double, c_float, c_int, c_int64, c_size_t, c_uint64, c_void_p
 
+from ._base import HandleModel
 from ._lib import Handle, check, lib, params as _params
 from .errors import InvalidArgumentError, InvalidInputError, not_fitted
 
@@ -42,7 +43,7 @@ def _bytes(data, what):
     raise InvalidInputError("%s must be bytes or str, not %s" % (what, type(data).__name__))
 
 
-class ByteLM:
+class ByteLM(HandleModel):
     """A byte-level transformer language model (docs/lm.md).
 
     fit(corpus, steps) trains steps AdamW steps on corpus (bytes, or str as
@@ -51,6 +52,8 @@ class ByteLM:
     fit(c, 64); fit(c, 64) equals fit(c, 128) byte for byte, and so does a
     load of the step-64 checkpoint followed by fit(c, 64). random_state keys
     every Philox draw (initialization, batches, dropout)."""
+
+    _C_PREFIX = "sb_lm"
 
     def __init__(self, n_layer=2, d_model=64, n_head=4, context=64, batch_size=16, *, learning_rate=1e-3,
                  beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0.01, dropout=0.0, clip_norm=1.0,
@@ -167,31 +170,12 @@ class ByteLM:
         check(lib.sb_lm_generate(self._handle.ptr, p, len(p), int(n), float(temperature), int(seed), buf))
         return buf.raw[:int(n)]
 
-    @property
-    def model_digest_(self):
-        """The SHA-256 of the model file's bytes (hex), as every samebits estimator's."""
-        self._check_fitted()
-        buf = (ctypes.c_char * 65)()
-        check(lib.sb_lm_model_digest(self._handle.ptr, buf))
-        return buf.value.decode()
-
-    def model_bytes(self):
-        self._check_fitted()
-        need = c_size_t(0)
-        check(lib.sb_lm_to_bytes(self._handle.ptr, None, 0, byref(need)))
-        buf = ctypes.create_string_buffer(need.value)
-        check(lib.sb_lm_to_bytes(self._handle.ptr, buf, need.value, byref(need)))
-        return buf.raw[:need.value]
-
     def save(self, path):
         """The checkpoint (parameters, both AdamW moments, step) as a model file."""
-        self._check_fitted()
-        check(lib.sb_lm_save(self._handle.ptr, str(path).encode()))
+        self.save_model(path)
 
-    save_model = save
-
-    def _adopt(self, h):
-        self._handle = Handle(h, lib.sb_lm_free)
+    def _adopt(self, handle):
+        self._handle = handle
         for k in ("n_layer", "d_model", "n_head", "context", "batch_size"):
             setattr(self, k, self._int(k))
         return self
@@ -202,27 +186,9 @@ class ByteLM:
         the shapes are the checkpoint's (get_params shows the shapes only)."""
         h = c_void_p()
         check(lib.sb_lm_load(str(path).encode(), byref(h)))
-        return cls()._adopt(h)
+        return cls()._adopt(Handle(h, lib.sb_lm_free))
 
     @classmethod
     def from_bytes(cls, data):
-        h = c_void_p()
-        data = bytes(data)
-        check(lib.sb_lm_from_bytes(data, len(data), byref(h)))
-        return cls()._adopt(h)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        h = state.pop("_handle", None)
-        state["_model_bytes"] = self.model_bytes() if h is not None else None
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
-        self._handle = None
-        if data is not None:
-            h = c_void_p()
-            check(lib.sb_lm_from_bytes(data, len(data), byref(h)))
-            self._handle = Handle(h, lib.sb_lm_free)
+        m = cls()
+        return m._adopt(m._handle_from_bytes(bytes(data)))
