@@ -93,6 +93,12 @@ const char *sb_device_env(const sb_device *d, const char *what) {
     return getenv(key);
 }
 
+sb_status sb_device_parse_ready(const char *name, sb_device_kind *out) {
+    const sb_status st = sb_device_parse(name, out);
+    if (st != SB_OK) return st;
+    return sb_threads_ready() != SB_OK ? SB_ERR_INVALID_ARGUMENT : SB_OK;
+}
+
 sb_status sb_device_open(sb_device_kind kind, sb_program_id prog, sb_device **out) {
     *out = NULL;
     const sb_device_backend *be = backend_of(kind);

@@ -37,6 +37,10 @@ typedef enum sb_device_kind {
  * backend this build lacks and "gpu" with no usable GPU are
  * SB_ERR_BACKEND_UNAVAILABLE; each worded here once. */
 sb_status sb_device_parse(const char *name, sb_device_kind *out);
+/* A public call's device and threads: name parsed into *out (the refusals
+ * above), then the thread count's check (an invalid SAMEBITS_NUM_THREADS is
+ * SB_ERR_INVALID_ARGUMENT, its message sb_threads_ready's). */
+sb_status sb_device_parse_ready(const char *name, sb_device_kind *out);
 /* "cpu", "cpu-batched", "cuda", "opencl". */
 const char *sb_device_kind_name(sb_device_kind k);
 /* 1 when this build has the backend of kind k (a device may still be absent). */
