@@ -184,6 +184,26 @@ class Estimator:
             raise not_fitted("this %s is not fitted yet; call fit first" % type(self).__name__)
 
 
+def _pickled_state(obj, attr, to_bytes):
+    """obj's state for pickle: its attributes less attr (the C model it
+    holds), which travels as _model_bytes, to_bytes(held) (None unfitted)."""
+    state = dict(obj.__dict__)
+    held = state.pop(attr, None)
+    state["_model_bytes"] = to_bytes(held) if held is not None else None
+    return state
+
+
+def _unpickle_state(obj, state, attr, from_bytes):
+    """_pickled_state undone: the attributes back, attr from_bytes(the
+    model's bytes), or None where there were none."""
+    state = dict(state)
+    data = state.pop("_model_bytes", None)
+    obj.__dict__.update(state)
+    setattr(obj, attr, None)
+    if data is not None:
+        setattr(obj, attr, from_bytes(data))
+
+
 class FittedModel:
     """What every estimator holding a samebits model (self._model) offers the same
     way: where it predicts, its mode label, digest, bytes and file."""
@@ -279,17 +299,11 @@ class FittedModel:
 
     # ---- pickle: the model travels as its file's bytes ----
     def __getstate__(self):
-        state = dict(self.__dict__)
-        model = state.pop("_model", None)
-        state["_model_bytes"] = model.to_bytes() if model is not None else None
-        return state
+        return _pickled_state(self, "_model", lambda model: model.to_bytes())
 
     def __setstate__(self, state):
         from ._model import Model
-        state = dict(state)
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
-        self._model = Model.from_bytes(data) if data is not None else None
+        _unpickle_state(self, state, "_model", Model.from_bytes)
 
     def save_model(self, path):
         """Write the model file atomically (the same bytes as `samebits train --out`)."""
@@ -346,18 +360,10 @@ class HandleModel:
 
     # ---- pickle: the model travels as its file's bytes ----
     def __getstate__(self):
-        state = dict(self.__dict__)
-        h = state.pop("_handle", None)
-        state["_model_bytes"] = self.model_bytes() if h is not None else None
-        return state
+        return _pickled_state(self, "_handle", lambda h: self.model_bytes())
 
     def __setstate__(self, state):
-        state = dict(state)
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
-        self._handle = None
-        if data is not None:
-            self._handle = self._handle_from_bytes(data)
+        _unpickle_state(self, state, "_handle", self._handle_from_bytes)
 
 
 def r2_score(y_true, y_pred, weights=None):
