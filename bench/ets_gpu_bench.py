@@ -41,7 +41,6 @@ import argparse  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
 import multiprocessing  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -53,7 +52,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import samebits  # noqa: E402
 from samebits.timeseries import _Batch, _spec_pairs  # noqa: E402
 from _common import git_commit, machine_line  # noqa: E402
-from ts_bench_common import taxi_daily  # noqa: E402
+from ts_bench_common import gpu_name, taxi_daily  # noqa: E402
 
 TAXI = "/work/shared/data/nyc-taxi"
 MODELS = {  # name -> (trend, damped_trend, seasonal)
@@ -93,13 +92,6 @@ def _sm_fit(args):
         r = ExponentialSmoothing(y, trend=trend, damped_trend=damped, seasonal=seasonal,
                                  seasonal_periods=m if seasonal else None).fit()
     return time.perf_counter() - t0, float(r.sse), [float(v) for v in r.forecast(h)]
-
-
-def gpu_name():
-    r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True,
-                       text=True) if any(os.access(os.path.join(p, "nvidia-smi"), os.X_OK)
-                                         for p in os.environ.get("PATH", "").split(os.pathsep)) else None
-    return r.stdout.strip().splitlines()[0] if r and r.returncode == 0 and r.stdout.strip() else "none seen"
 
 
 def main():

@@ -41,6 +41,17 @@ def taxi_daily(root, zones=5, hint=""):
     return {k: v.to_numpy(dtype=np.float64) for k, v in out.items()}
 
 
+def gpu_name():
+    """The first GPU nvidia-smi lists (name, driver), "none seen" without one."""
+    import shutil
+    import subprocess
+    if not shutil.which("nvidia-smi"):
+        return "none seen"
+    r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                       capture_output=True, text=True)
+    return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else "none seen"
+
+
 def fit_misses(r):
     """What a time-series row misses of the agreement bar: its parameters
     (1e-3), log-likelihood (relative 1e-4) and forecasts (relative 1e-4), each

@@ -60,7 +60,7 @@ from samebits import arima as sb_arima  # noqa: E402
 from samebits import timeseries as sb_ts  # noqa: E402
 from samebits.errors import SameBitsError  # noqa: E402
 from _common import git_commit, machine_line  # noqa: E402
-from ts_bench_common import taxi_daily  # noqa: E402
+from ts_bench_common import gpu_name, taxi_daily  # noqa: E402
 
 BASES = os.path.join(HERE, "data", "taxi-daily-bases.npz")
 TAXI = os.path.join(HERE, "..", "..", "shared", "data", "nyc-taxi")
@@ -147,16 +147,6 @@ def run_statsforecast(fam, ys, jobs, h, method):
         StatsForecast(models=sf_models(fam, method), freq=1, n_jobs=jobs).forecast(df=df, h=h)
         t = time.perf_counter() - t0
     return {"forecast_s": t, "jit_s": t_jit}
-
-
-def gpu_name():
-    import shutil
-    import subprocess
-    if not shutil.which("nvidia-smi"):
-        return "none seen"
-    r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                       capture_output=True, text=True)
-    return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else "none seen"
 
 
 def main():
