@@ -23,8 +23,7 @@
  * Arithmetic: IEEE binary64 (the family states float64), + - * / and the
  * correctly rounded square root (IEEE's, on every dialect), no contraction
  * (the host's -ffp-contract=off, nvcc's -fmad=false, OpenCL's FP_CONTRACT
- * OFF); the logarithm is the profile's own double log (f64_log.h), the
- * host's ts_log spelled again.
+ * OFF); the logarithm is the profile's own double log (f64_log.h).
  *
  * Memory: the scratch is the caller's (SB_GLOBAL), sized by
  * ak_scratch_doubles for the longest series of a launch, and read with a
@@ -74,7 +73,7 @@ SB_FN int ak_finite(double v) { return v - v == 0.0; }
 SB_FN int ak_missing(double v) { return v != v; }
 
 /* The natural logarithm of a positive double from the profile's double log
- * (f64_log.h); 0 is -infinity, a negative value NaN (ts_common.h's ts_log). */
+ * (f64_log.h); 0 is -infinity, a negative value NaN. */
 SB_FN double ak_log(double v) {
     if (!(v > 0.0)) return v == 0.0 ? -ak_inf() : ak_nan();
     if (!ak_finite(v)) return v;

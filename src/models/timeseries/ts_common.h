@@ -1,8 +1,8 @@
 /*
  * ts_common.h: pieces the time series families share (exponential smoothing,
- * ARIMA): a double's canonical bits, a finiteness test, the profile's host
- * double logarithm, and the batch plumbing (the series checks, the fits a
- * task a series, the card stages, the digests' little-endian bytes).
+ * ARIMA): a double's canonical bits, a finiteness test, and the batch
+ * plumbing (the series checks, the fits a task a series, the card stages,
+ * the digests' little-endian bytes).
  * Host C only, IEEE binary64, no contraction (the build's -ffp-contract=off).
  */
 #ifndef SB_MODELS_TS_COMMON_H
@@ -21,18 +21,6 @@ static inline uint64_t ts_canon(double v) {
     if (v != v) return 0x7FF8000000000000ull;
     memcpy(&u, &v, 8);
     return u;
-}
-
-/* The natural logarithm of a positive double from the profile's host double
- * log (src/math/sb_elem_host.h); 0 is -infinity, a negative value NaN. */
-static inline double ts_log(double v) {
-    if (!(v > 0.0)) return v == 0.0 ? -INFINITY : NAN;
-    if (!ts_finite(v)) return v;
-    double shift = 0.0;
-    if (v < 0x1p-1000) v = v * 0x1p200, shift = -200.0 * 0.6931471805599453;
-    const double d = v - 1.0;
-    const double r = (d < 0x1p-6 && d > -0x1p-6) ? sb__hx_log1p_small(d) : sb__hx_log(v);
-    return r + shift;
 }
 
 /* Little-endian bytes for the digests, *p advanced past them. */
