@@ -311,6 +311,30 @@ class FittedModel:
         self._model.save(path)
 
 
+def declare_handle_functions(prefix, own):
+    """Set the ctypes signatures of a family held by its own C handle (see
+    HandleModel): own ({C name: (restype, argtypes)}) and the functions every
+    such family has, <prefix>_get_f32, _get_int, _to_bytes, _from_bytes,
+    _save, _load, _model_digest and _free."""
+    import ctypes
+    from ctypes import POINTER, c_char_p, c_float, c_int, c_int64, c_size_t, c_void_p
+    from ._lib import lib
+    common = {
+        "get_f32": (c_int, [c_void_p, c_char_p, POINTER(c_float), c_size_t, POINTER(c_size_t)]),
+        "get_int": (c_int, [c_void_p, c_char_p, POINTER(c_int64)]),
+        "to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, POINTER(c_size_t)]),
+        "from_bytes": (c_int, [c_char_p, c_size_t, POINTER(c_void_p)]),
+        "save": (c_int, [c_void_p, c_char_p]),
+        "load": (c_int, [c_char_p, POINTER(c_void_p)]),
+        "model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
+        "free": (None, [c_void_p])}
+    sigs = dict(own)
+    sigs.update({"%s_%s" % (prefix, k): v for k, v in common.items()})
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+
+
 class HandleModel:
     """What a family held by its own C handle offers the same way (the MLP, the
     byte language model): its digest, bytes and file, and pickling as the

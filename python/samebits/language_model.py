@@ -10,26 +10,16 @@ nanoGPT's and PyTorch AdamW's spellings). Nothing numeric is computed here.
 import ctypes
 from ctypes import POINTER, byref, c_char_p, c_double, c_float, c_int, c_int64, c_size_t, c_uint64, c_void_p
 
-from ._base import HandleModel
+from ._base import HandleModel, declare_handle_functions
 from ._lib import Handle, check, lib, params as _params
 from .errors import InvalidArgumentError, InvalidInputError, not_fitted
 
 _P = POINTER
-for _name, (_res, _args) in {
-        "sb_lm_create": (c_int, [c_void_p, _P(c_void_p)]),
-        "sb_lm_train": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_int64]),
-        "sb_lm_evaluate": (c_int, [c_void_p, c_char_p, c_int64, _P(c_float)]),
-        "sb_lm_generate": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_double, c_uint64, c_void_p]),
-        "sb_lm_get_f32": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
-        "sb_lm_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
-        "sb_lm_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
-        "sb_lm_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
-        "sb_lm_save": (c_int, [c_void_p, c_char_p]),
-        "sb_lm_load": (c_int, [c_char_p, _P(c_void_p)]),
-        "sb_lm_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
-        "sb_lm_free": (None, [c_void_p])}.items():
-    _fn = getattr(lib, _name)
-    _fn.restype, _fn.argtypes = _res, _args
+declare_handle_functions("sb_lm", {
+    "sb_lm_create": (c_int, [c_void_p, _P(c_void_p)]),
+    "sb_lm_train": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_int64]),
+    "sb_lm_evaluate": (c_int, [c_void_p, c_char_p, c_int64, _P(c_float)]),
+    "sb_lm_generate": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_double, c_uint64, c_void_p])})
 
 _PARAMS = ("n_layer", "d_model", "n_head", "context", "batch_size", "learning_rate", "beta_1", "beta_2", "epsilon",
            "weight_decay", "dropout", "clip_norm", "validation_fraction", "eval_batches", "random_state")

@@ -6,30 +6,19 @@ Nothing numeric is computed here: the C library fits and predicts (every
 product through the identical GEMM, every other sum exact). NumPy is required
 for this module's arrays.
 """
-import ctypes
 from ctypes import POINTER, byref, c_char_p, c_double, c_float, c_int, c_int64, c_size_t, c_void_p
 
 from . import _array
-from ._base import Estimator, HandleModel, accuracy, r2_score
+from ._base import Estimator, HandleModel, accuracy, declare_handle_functions, r2_score
 from ._lib import Handle, check, lib, params as _params
 from .errors import InvalidArgumentError, InvalidInputError, not_fitted
 
 _P = POINTER
-for _name, (_res, _args) in {
-        "sb_mlp_fit": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float), c_int64, c_void_p, _P(c_void_p)]),
-        "sb_mlp_predict": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float)]),
-        "sb_mlp_predict_proba": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float)]),
-        "sb_mlp_get_f32": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
-        "sb_mlp_get_f64": (c_int, [c_void_p, c_char_p, _P(c_double), c_size_t, _P(c_size_t)]),
-        "sb_mlp_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
-        "sb_mlp_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
-        "sb_mlp_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
-        "sb_mlp_save": (c_int, [c_void_p, c_char_p]),
-        "sb_mlp_load": (c_int, [c_char_p, _P(c_void_p)]),
-        "sb_mlp_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
-        "sb_mlp_free": (None, [c_void_p])}.items():
-    _fn = getattr(lib, _name)
-    _fn.restype, _fn.argtypes = _res, _args
+declare_handle_functions("sb_mlp", {
+    "sb_mlp_fit": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float), c_int64, c_void_p, _P(c_void_p)]),
+    "sb_mlp_predict": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float)]),
+    "sb_mlp_predict_proba": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float)]),
+    "sb_mlp_get_f64": (c_int, [c_void_p, c_char_p, _P(c_double), c_size_t, _P(c_size_t)])})
 
 _OUT = ("identity", "logistic", "softmax")
 
