@@ -22,11 +22,13 @@ def _git(*args):
 
 def git_commit(short=None):
     """(commit, dirty): HEAD of this checkout, whole (short None), git's
-    abbreviation (short True) or that many digits (short an int), "" where git
-    cannot say; dirty, whether a tracked file differs from HEAD (a record whose
-    commit is not the sources it ran says so)."""
+    abbreviation (short True) or that many digits (short an int); where git
+    cannot say (a copy of the tree without its .git, as on the GPU hosts) the
+    environment's SAMEBITS_COMMIT as given, else ""; dirty, whether a tracked
+    file differs from HEAD (a record whose commit is not the sources it ran
+    says so)."""
     rev = ["--short"] if short is True else ["--short=%d" % short] if short else []
-    commit = _git("rev-parse", *rev, "HEAD")
+    commit = _git("rev-parse", *rev, "HEAD") or os.environ.get("SAMEBITS_COMMIT", "")
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
     return commit, dirty
 

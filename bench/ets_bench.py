@@ -26,42 +26,24 @@ given (2 by default, this workplace's cores).
 Run: python3 bench/ets_bench.py [--threads 2] [--out bench/results]
 Results: bench/results/ets-DATE-COMMIT.{md,json}.
 """
-import glob
-import gzip
 import os
 import sys
 import time
 import warnings
 
 import numpy as np
-import pandas as pd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import samebits  # noqa: E402
 from samebits.timeseries import _Batch, _spec_pairs  # noqa: E402
-from ts_bench_common import header, parse_args, run_line, time_rows, write_json, write_md  # noqa: E402
+from ts_bench_common import header, parse_args, run_line, taxi_daily, time_rows, write_json, write_md  # noqa: E402
 
 TAXI = "/work/shared/data/nyc-taxi"
 
 
 def taxi_series():
-    frames = []
-    for path in sorted(glob.glob(os.path.join(TAXI, "yellow_tripdata_sample_*.csv.gz"))):
-        with gzip.open(path, "rt") as f:
-            frames.append(pd.read_csv(f, usecols=["pickup_datetime", "pickup_location_id", "payment_type",
-                                                  "total_amount"]))
-    d = pd.concat(frames, ignore_index=True)
-    d["day"] = pd.to_datetime(d["pickup_datetime"]).dt.normalize()
-    d = d[(d.day >= "2018-01-01") & (d.day <= "2020-12-31")]
-    days = pd.date_range("2018-01-01", "2020-12-31", freq="D")
-    out = {"taxi/trips": d.groupby("day").size().reindex(days, fill_value=0)}
-    for pt, name in ((1, "card"), (2, "cash")):
-        out["taxi/trips-" + name] = d[d.payment_type == pt].groupby("day").size().reindex(days, fill_value=0)
-    out["taxi/total-fare"] = d.groupby("day")["total_amount"].sum().reindex(days, fill_value=0.0)
-    for z in d.pickup_location_id.value_counts().index[:5]:
-        out["taxi/zone-%d" % z] = d[d.pickup_location_id == z].groupby("day").size().reindex(days, fill_value=0)
-    return {k: (v.to_numpy(dtype=np.float64), 7) for k, v in out.items()}
+    return {k: (v, 7) for k, v in taxi_daily(TAXI, 5).items()}
 
 
 def statsmodels_series():

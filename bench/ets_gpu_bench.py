@@ -39,11 +39,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import datetime  # noqa: E402
-import glob  # noqa: E402
-import gzip  # noqa: E402
 import json  # noqa: E402
 import multiprocessing  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -55,6 +52,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import samebits  # noqa: E402
 from samebits.timeseries import _Batch, _spec_pairs  # noqa: E402
 from _common import git_commit, machine_line  # noqa: E402
+from ts_bench_common import gpu_name, taxi_daily  # noqa: E402
 
 TAXI = "/work/shared/data/nyc-taxi"
 MODELS = {  # name -> (trend, damped_trend, seasonal)
@@ -66,25 +64,7 @@ MODELS = {  # name -> (trend, damped_trend, seasonal)
 
 def taxi_bases(root):
     """The taxi's daily series, bench/ets_bench.py's construction."""
-    import pandas as pd
-    frames = []
-    for path in sorted(glob.glob(os.path.join(root, "yellow_tripdata_sample_*.csv.gz"))):
-        with gzip.open(path, "rt") as f:
-            frames.append(pd.read_csv(f, usecols=["pickup_datetime", "pickup_location_id", "payment_type",
-                                                  "total_amount"]))
-    if not frames:
-        raise SystemExit("no taxi samples under %s: give --taxi or --bases FILE.npz" % root)
-    d = pd.concat(frames, ignore_index=True)
-    d["day"] = pd.to_datetime(d["pickup_datetime"]).dt.normalize()
-    d = d[(d.day >= "2018-01-01") & (d.day <= "2020-12-31")]
-    days = pd.date_range("2018-01-01", "2020-12-31", freq="D")
-    out = {"taxi/trips": d.groupby("day").size().reindex(days, fill_value=0)}
-    for pt, name in ((1, "card"), (2, "cash")):
-        out["taxi/trips-" + name] = d[d.payment_type == pt].groupby("day").size().reindex(days, fill_value=0)
-    out["taxi/total-fare"] = d.groupby("day")["total_amount"].sum().reindex(days, fill_value=0.0)
-    for z in d.pickup_location_id.value_counts().index[:5]:
-        out["taxi/zone-%d" % z] = d[d.pickup_location_id == z].groupby("day").size().reindex(days, fill_value=0)
-    return {k: v.to_numpy(dtype=np.float64) for k, v in out.items()}
+    return taxi_daily(root, 5, ": give --taxi or --bases FILE.npz")
 
 
 def derive(bases, n, min_len, seed):
@@ -112,13 +92,6 @@ def _sm_fit(args):
         r = ExponentialSmoothing(y, trend=trend, damped_trend=damped, seasonal=seasonal,
                                  seasonal_periods=m if seasonal else None).fit()
     return time.perf_counter() - t0, float(r.sse), [float(v) for v in r.forecast(h)]
-
-
-def gpu_name():
-    r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], capture_output=True,
-                       text=True) if any(os.access(os.path.join(p, "nvidia-smi"), os.X_OK)
-                                         for p in os.environ.get("PATH", "").split(os.pathsep)) else None
-    return r.stdout.strip().splitlines()[0] if r and r.returncode == 0 and r.stdout.strip() else "none seen"
 
 
 def main():

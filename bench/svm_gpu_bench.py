@@ -182,7 +182,7 @@ def main():
     num, cat, lab, _, _ = load(A.npz)
     commit, dirty = git_commit()
     h = {"bench": "svm_gpu_bench.py", "command": "python3 bench/svm_gpu_bench.py " + " ".join(sys.argv[1:]),
-         "commit": commit or os.environ.get("SAMEBITS_COMMIT", ""), "dirty": dirty,
+         "commit": commit, "dirty": dirty,
          "date": time.strftime("%Y-%m-%d"), "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
          "machine": machine_line(), "gpu": gpu_name(), "sklearn": sklearn.__version__, "numpy": np.__version__,
          "threads": A.threads, "repeat": A.repeat, "params": PARAMS, "npz": os.path.basename(A.npz),

@@ -1,5 +1,6 @@
-"""What the time series benches (ets_bench.py, arima_bench.py) share: the
-command line, the record's header (commit, machine, versions), the JSON and
+"""What the time series benches (ets_bench.py, arima_bench.py, and the GPU
+benches ets_gpu_bench.py and ts_gpu_bench.py) share: the taxi's daily
+series, the command line, the record's header (commit, machine, versions), the JSON and
 Markdown files, and the time table (samebits beside statsmodels)."""
 import argparse
 import datetime
@@ -10,6 +11,45 @@ import numpy as np
 from _common import git_commit, machine_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def taxi_daily(root, zones=5, hint=""):
+    """The NYC taxi samples under root as daily series over 2018-2020: trips,
+    trips paid by card and by cash, the total fare, and the trips of the
+    zones busiest pickup zones, each a float64 array by day (a day without
+    trips 0). hint: what the refusal adds where root holds no sample."""
+    import glob
+    import gzip
+    import pandas as pd
+    frames = []
+    for path in sorted(glob.glob(os.path.join(root, "yellow_tripdata_sample_*.csv.gz"))):
+        with gzip.open(path, "rt") as f:
+            frames.append(pd.read_csv(f, usecols=["pickup_datetime", "pickup_location_id", "payment_type",
+                                                  "total_amount"]))
+    if not frames:
+        raise SystemExit("no taxi samples under %s%s" % (root, hint))
+    d = pd.concat(frames, ignore_index=True)
+    d["day"] = pd.to_datetime(d["pickup_datetime"]).dt.normalize()
+    d = d[(d.day >= "2018-01-01") & (d.day <= "2020-12-31")]
+    days = pd.date_range("2018-01-01", "2020-12-31", freq="D")
+    out = {"taxi/trips": d.groupby("day").size().reindex(days, fill_value=0)}
+    for pt, name in ((1, "card"), (2, "cash")):
+        out["taxi/trips-" + name] = d[d.payment_type == pt].groupby("day").size().reindex(days, fill_value=0)
+    out["taxi/total-fare"] = d.groupby("day")["total_amount"].sum().reindex(days, fill_value=0.0)
+    for z in d.pickup_location_id.value_counts().index[:zones]:
+        out["taxi/zone-%d" % z] = d[d.pickup_location_id == z].groupby("day").size().reindex(days, fill_value=0)
+    return {k: v.to_numpy(dtype=np.float64) for k, v in out.items()}
+
+
+def gpu_name():
+    """The first GPU nvidia-smi lists (name, driver), "none seen" without one."""
+    import shutil
+    import subprocess
+    if not shutil.which("nvidia-smi"):
+        return "none seen"
+    r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                       capture_output=True, text=True)
+    return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else "none seen"
 
 
 def fit_misses(r):

@@ -60,6 +60,7 @@ from samebits import arima as sb_arima  # noqa: E402
 from samebits import timeseries as sb_ts  # noqa: E402
 from samebits.errors import SameBitsError  # noqa: E402
 from _common import git_commit, machine_line  # noqa: E402
+from ts_bench_common import gpu_name, taxi_daily  # noqa: E402
 
 BASES = os.path.join(HERE, "data", "taxi-daily-bases.npz")
 TAXI = os.path.join(HERE, "..", "..", "shared", "data", "nyc-taxi")
@@ -68,27 +69,7 @@ M = 7
 
 def taxi_bases(root, zones=25):
     """The taxi's daily series (bench/ets_gpu_bench.py's construction, more zones)."""
-    import glob
-    import gzip
-    import pandas as pd
-    frames = []
-    for path in sorted(glob.glob(os.path.join(root, "yellow_tripdata_sample_*.csv.gz"))):
-        with gzip.open(path, "rt") as f:
-            frames.append(pd.read_csv(f, usecols=["pickup_datetime", "pickup_location_id", "payment_type",
-                                                  "total_amount"]))
-    if not frames:
-        raise SystemExit("no taxi samples under %s" % root)
-    d = pd.concat(frames, ignore_index=True)
-    d["day"] = pd.to_datetime(d["pickup_datetime"]).dt.normalize()
-    d = d[(d.day >= "2018-01-01") & (d.day <= "2020-12-31")]
-    days = pd.date_range("2018-01-01", "2020-12-31", freq="D")
-    out = {"taxi/trips": d.groupby("day").size().reindex(days, fill_value=0)}
-    for pt, name in ((1, "card"), (2, "cash")):
-        out["taxi/trips-" + name] = d[d.payment_type == pt].groupby("day").size().reindex(days, fill_value=0)
-    out["taxi/total-fare"] = d.groupby("day")["total_amount"].sum().reindex(days, fill_value=0.0)
-    for z in d.pickup_location_id.value_counts().index[:zones]:
-        out["taxi/zone-%d" % z] = d[d.pickup_location_id == z].groupby("day").size().reindex(days, fill_value=0)
-    return {k: v.to_numpy(dtype=np.float64) for k, v in out.items()}
+    return taxi_daily(root, zones)
 
 
 def derive(bases, n, length, seed):
@@ -166,16 +147,6 @@ def run_statsforecast(fam, ys, jobs, h, method):
         StatsForecast(models=sf_models(fam, method), freq=1, n_jobs=jobs).forecast(df=df, h=h)
         t = time.perf_counter() - t0
     return {"forecast_s": t, "jit_s": t_jit}
-
-
-def gpu_name():
-    import shutil
-    import subprocess
-    if not shutil.which("nvidia-smi"):
-        return "none seen"
-    r = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                       capture_output=True, text=True)
-    return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else "none seen"
 
 
 def main():

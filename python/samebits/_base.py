@@ -184,6 +184,26 @@ class Estimator:
             raise not_fitted("this %s is not fitted yet; call fit first" % type(self).__name__)
 
 
+def _pickled_state(obj, attr, to_bytes):
+    """obj's state for pickle: its attributes less attr (the C model it
+    holds), which travels as _model_bytes, to_bytes(held) (None unfitted)."""
+    state = dict(obj.__dict__)
+    held = state.pop(attr, None)
+    state["_model_bytes"] = to_bytes(held) if held is not None else None
+    return state
+
+
+def _unpickle_state(obj, state, attr, from_bytes):
+    """_pickled_state undone: the attributes back, attr from_bytes(the
+    model's bytes), or None where there were none."""
+    state = dict(state)
+    data = state.pop("_model_bytes", None)
+    obj.__dict__.update(state)
+    setattr(obj, attr, None)
+    if data is not None:
+        setattr(obj, attr, from_bytes(data))
+
+
 class FittedModel:
     """What every estimator holding a samebits model (self._model) offers the same
     way: where it predicts, its mode label, digest, bytes and file."""
@@ -279,22 +299,95 @@ class FittedModel:
 
     # ---- pickle: the model travels as its file's bytes ----
     def __getstate__(self):
-        state = dict(self.__dict__)
-        model = state.pop("_model", None)
-        state["_model_bytes"] = model.to_bytes() if model is not None else None
-        return state
+        return _pickled_state(self, "_model", lambda model: model.to_bytes())
 
     def __setstate__(self, state):
         from ._model import Model
-        state = dict(state)
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
-        self._model = Model.from_bytes(data) if data is not None else None
+        _unpickle_state(self, state, "_model", Model.from_bytes)
 
     def save_model(self, path):
         """Write the model file atomically (the same bytes as `samebits train --out`)."""
         self._check_fitted()
         self._model.save(path)
+
+
+def declare_handle_functions(prefix, own):
+    """Set the ctypes signatures of a family held by its own C handle (see
+    HandleModel): own ({C name: (restype, argtypes)}) and the functions every
+    such family has, <prefix>_get_f32, _get_int, _to_bytes, _from_bytes,
+    _save, _load, _model_digest and _free."""
+    import ctypes
+    from ctypes import POINTER, c_char_p, c_float, c_int, c_int64, c_size_t, c_void_p
+    from ._lib import lib
+    common = {
+        "get_f32": (c_int, [c_void_p, c_char_p, POINTER(c_float), c_size_t, POINTER(c_size_t)]),
+        "get_int": (c_int, [c_void_p, c_char_p, POINTER(c_int64)]),
+        "to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, POINTER(c_size_t)]),
+        "from_bytes": (c_int, [c_char_p, c_size_t, POINTER(c_void_p)]),
+        "save": (c_int, [c_void_p, c_char_p]),
+        "load": (c_int, [c_char_p, POINTER(c_void_p)]),
+        "model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
+        "free": (None, [c_void_p])}
+    sigs = dict(own)
+    sigs.update({"%s_%s" % (prefix, k): v for k, v in common.items()})
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+
+
+class HandleModel:
+    """What a family held by its own C handle offers the same way (the MLP, the
+    byte language model): its digest, bytes and file, and pickling as the
+    file's bytes. self._handle is a _lib.Handle (None unfitted) over the C
+    functions <_C_PREFIX>_model_digest, _to_bytes, _from_bytes, _save and _free."""
+
+    _C_PREFIX = None  # "sb_mlp", "sb_lm"
+
+    def _c(self, name):
+        from ._lib import lib
+        return getattr(lib, "%s_%s" % (self._C_PREFIX, name))
+
+    def _handle_from_bytes(self, data):
+        """A _lib.Handle over the model the file's bytes hold."""
+        import ctypes
+        from ._lib import Handle, check
+        h = ctypes.c_void_p()
+        check(self._c("from_bytes")(data, len(data), ctypes.byref(h)))
+        return Handle(h, self._c("free"))
+
+    @property
+    def model_digest_(self):
+        """The SHA-256 of the model file's bytes (hex), as every samebits estimator's."""
+        import ctypes
+        from ._lib import check
+        self._check_fitted()
+        buf = (ctypes.c_char * 65)()
+        check(self._c("model_digest")(self._handle.ptr, buf))
+        return buf.value.decode()
+
+    def model_bytes(self):
+        """The model file's bytes."""
+        import ctypes
+        from ._lib import check
+        self._check_fitted()
+        need = ctypes.c_size_t(0)
+        check(self._c("to_bytes")(self._handle.ptr, None, 0, ctypes.byref(need)))
+        buf = ctypes.create_string_buffer(need.value)
+        check(self._c("to_bytes")(self._handle.ptr, buf, need.value, ctypes.byref(need)))
+        return buf.raw[:need.value]
+
+    def save_model(self, path):
+        """Write the model file."""
+        from ._lib import check
+        self._check_fitted()
+        check(self._c("save")(self._handle.ptr, str(path).encode()))
+
+    # ---- pickle: the model travels as its file's bytes ----
+    def __getstate__(self):
+        return _pickled_state(self, "_handle", lambda h: self.model_bytes())
+
+    def __setstate__(self, state):
+        _unpickle_state(self, state, "_handle", self._handle_from_bytes)
 
 
 def r2_score(y_true, y_pred, weights=None):

@@ -10,26 +10,17 @@ nanoGPT's and PyTorch AdamW's spellings). Nothing numeric is computed here.
 import ctypes
 from ctypes import POINTER, byref, c_char_p, c_double, c_float, c_int, c_int64, c_size_t, c_uint64, c_void_p
 
+from ._base import HandleModel, declare_handle_functions
 from ._lib import Handle, check, lib, params as _params
 from .errors import InvalidArgumentError, InvalidInputError, not_fitted
 
 _P = POINTER
-for _name, (_res, _args) in {
-        "sb_lm_create": (c_int, [c_void_p, _P(c_void_p)]),
-        "sb_lm_train": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_int64]),
-        "sb_lm_set_device": (c_int, [c_void_p, c_char_p]),
-        "sb_lm_evaluate": (c_int, [c_void_p, c_char_p, c_int64, _P(c_float)]),
-        "sb_lm_generate": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_double, c_uint64, c_void_p]),
-        "sb_lm_get_f32": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
-        "sb_lm_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
-        "sb_lm_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
-        "sb_lm_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
-        "sb_lm_save": (c_int, [c_void_p, c_char_p]),
-        "sb_lm_load": (c_int, [c_char_p, _P(c_void_p)]),
-        "sb_lm_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
-        "sb_lm_free": (None, [c_void_p])}.items():
-    _fn = getattr(lib, _name)
-    _fn.restype, _fn.argtypes = _res, _args
+declare_handle_functions("sb_lm", {
+    "sb_lm_create": (c_int, [c_void_p, _P(c_void_p)]),
+    "sb_lm_train": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_int64]),
+    "sb_lm_set_device": (c_int, [c_void_p, c_char_p]),
+    "sb_lm_evaluate": (c_int, [c_void_p, c_char_p, c_int64, _P(c_float)]),
+    "sb_lm_generate": (c_int, [c_void_p, c_char_p, c_int64, c_int64, c_double, c_uint64, c_void_p])})
 
 _PARAMS = ("n_layer", "d_model", "n_head", "context", "batch_size", "learning_rate", "beta_1", "beta_2", "epsilon",
            "weight_decay", "dropout", "clip_norm", "validation_fraction", "eval_batches", "random_state")
@@ -43,7 +34,7 @@ def _bytes(data, what):
     raise InvalidInputError("%s must be bytes or str, not %s" % (what, type(data).__name__))
 
 
-class ByteLM:
+class ByteLM(HandleModel):
     """A byte-level transformer language model (docs/lm.md).
 
     fit(corpus, steps) trains steps AdamW steps on corpus (bytes, or str as
@@ -55,6 +46,8 @@ class ByteLM:
     "opencl", "cuda") is where fit runs its steps, with the same bytes: a
     run's choice, not the checkpoint's, so a model loaded from a checkpoint
     written on one device fits on another on the same trajectory."""
+
+    _C_PREFIX = "sb_lm"
 
     def __init__(self, n_layer=2, d_model=64, n_head=4, context=64, batch_size=16, *, learning_rate=1e-3,
                  beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0.01, dropout=0.0, clip_norm=1.0,
@@ -176,31 +169,12 @@ class ByteLM:
         check(lib.sb_lm_generate(self._handle.ptr, p, len(p), int(n), float(temperature), int(seed), buf))
         return buf.raw[:int(n)]
 
-    @property
-    def model_digest_(self):
-        """The SHA-256 of the model file's bytes (hex), as every samebits estimator's."""
-        self._check_fitted()
-        buf = (ctypes.c_char * 65)()
-        check(lib.sb_lm_model_digest(self._handle.ptr, buf))
-        return buf.value.decode()
-
-    def model_bytes(self):
-        self._check_fitted()
-        need = c_size_t(0)
-        check(lib.sb_lm_to_bytes(self._handle.ptr, None, 0, byref(need)))
-        buf = ctypes.create_string_buffer(need.value)
-        check(lib.sb_lm_to_bytes(self._handle.ptr, buf, need.value, byref(need)))
-        return buf.raw[:need.value]
-
     def save(self, path):
         """The checkpoint (parameters, both AdamW moments, step) as a model file."""
-        self._check_fitted()
-        check(lib.sb_lm_save(self._handle.ptr, str(path).encode()))
+        self.save_model(path)
 
-    save_model = save
-
-    def _adopt(self, h):
-        self._handle = Handle(h, lib.sb_lm_free)
+    def _adopt(self, handle):
+        self._handle = handle
         for k in ("n_layer", "d_model", "n_head", "context", "batch_size"):
             setattr(self, k, self._int(k))
         return self
@@ -211,28 +185,13 @@ class ByteLM:
         the shapes are the checkpoint's (get_params shows the shapes only)."""
         h = c_void_p()
         check(lib.sb_lm_load(str(path).encode(), byref(h)))
-        return cls()._adopt(h)
+        return cls()._adopt(Handle(h, lib.sb_lm_free))
 
     @classmethod
     def from_bytes(cls, data):
-        h = c_void_p()
-        data = bytes(data)
-        check(lib.sb_lm_from_bytes(data, len(data), byref(h)))
-        return cls()._adopt(h)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        h = state.pop("_handle", None)
-        state["_model_bytes"] = self.model_bytes() if h is not None else None
-        return state
+        m = cls()
+        return m._adopt(m._handle_from_bytes(bytes(data)))
 
     def __setstate__(self, state):
-        state = dict(state)
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
+        super().__setstate__(state)
         self.__dict__.setdefault("device", "cpu")  # a pickle from before the device path
-        self._handle = None
-        if data is not None:
-            h = c_void_p()
-            check(lib.sb_lm_from_bytes(data, len(data), byref(h)))
-            self._handle = Handle(h, lib.sb_lm_free)

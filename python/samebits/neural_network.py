@@ -6,30 +6,19 @@ Nothing numeric is computed here: the C library fits and predicts (every
 product through the identical GEMM, every other sum exact). NumPy is required
 for this module's arrays.
 """
-import ctypes
 from ctypes import POINTER, byref, c_char_p, c_double, c_float, c_int, c_int64, c_size_t, c_void_p
 
 from . import _array
-from ._base import Estimator, accuracy, r2_score
+from ._base import Estimator, HandleModel, accuracy, declare_handle_functions, r2_score
 from ._lib import Handle, check, lib, params as _params
 from .errors import InvalidArgumentError, InvalidInputError, not_fitted
 
 _P = POINTER
-for _name, (_res, _args) in {
-        "sb_mlp_fit": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float), c_int64, c_void_p, _P(c_void_p)]),
-        "sb_mlp_predict": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float)]),
-        "sb_mlp_predict_proba": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float)]),
-        "sb_mlp_get_f32": (c_int, [c_void_p, c_char_p, _P(c_float), c_size_t, _P(c_size_t)]),
-        "sb_mlp_get_f64": (c_int, [c_void_p, c_char_p, _P(c_double), c_size_t, _P(c_size_t)]),
-        "sb_mlp_get_int": (c_int, [c_void_p, c_char_p, _P(c_int64)]),
-        "sb_mlp_to_bytes": (c_int, [c_void_p, c_void_p, c_size_t, _P(c_size_t)]),
-        "sb_mlp_from_bytes": (c_int, [c_char_p, c_size_t, _P(c_void_p)]),
-        "sb_mlp_save": (c_int, [c_void_p, c_char_p]),
-        "sb_mlp_load": (c_int, [c_char_p, _P(c_void_p)]),
-        "sb_mlp_model_digest": (c_int, [c_void_p, ctypes.c_char * 65]),
-        "sb_mlp_free": (None, [c_void_p])}.items():
-    _fn = getattr(lib, _name)
-    _fn.restype, _fn.argtypes = _res, _args
+declare_handle_functions("sb_mlp", {
+    "sb_mlp_fit": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float), c_int64, c_void_p, _P(c_void_p)]),
+    "sb_mlp_predict": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float)]),
+    "sb_mlp_predict_proba": (c_int, [c_void_p, _P(c_float), c_int64, c_int64, _P(c_float)]),
+    "sb_mlp_get_f64": (c_int, [c_void_p, c_char_p, _P(c_double), c_size_t, _P(c_size_t)])})
 
 _OUT = ("identity", "logistic", "softmax")
 
@@ -72,8 +61,9 @@ def _target(y, who):
     return a
 
 
-class _BaseMLP(Estimator):
+class _BaseMLP(HandleModel, Estimator):
     _task = None
+    _C_PREFIX = "sb_mlp"
 
     def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, solver="adam", alpha=0.0001,
                  batch_size="auto", learning_rate="constant", learning_rate_init=0.001, power_t=0.5, max_iter=200,
@@ -112,22 +102,6 @@ class _BaseMLP(Estimator):
         if t.classifier_tags is not None:
             t.classifier_tags.multi_label = True
         return t
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        h = state.pop("_handle", None)
-        state["_model_bytes"] = self.model_bytes() if h is not None else None
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
-        self._handle = None
-        if data is not None:
-            h = c_void_p()
-            check(lib.sb_mlp_from_bytes(data, len(data), byref(h)))
-            self._handle = Handle(h, lib.sb_mlp_free)
 
     def _pairs(self):
         """The C library's parameters: those that apply to the solver, and any
@@ -247,26 +221,6 @@ class _BaseMLP(Estimator):
         out = np.empty((Xa.shape[0], width), dtype=np.float32)
         check(lib.sb_mlp_predict(self._handle.ptr, _ptr(Xa), Xa.shape[0], Xa.shape[1], _ptr(out)))
         return out
-
-    @property
-    def model_digest_(self):
-        """The SHA-256 of the model file's bytes (hex), as every samebits estimator's."""
-        self._check_fitted()
-        buf = (ctypes.c_char * 65)()
-        check(lib.sb_mlp_model_digest(self._handle.ptr, buf))
-        return buf.value.decode()
-
-    def model_bytes(self):
-        self._check_fitted()
-        need = c_size_t(0)
-        check(lib.sb_mlp_to_bytes(self._handle.ptr, None, 0, byref(need)))
-        buf = ctypes.create_string_buffer(need.value)
-        check(lib.sb_mlp_to_bytes(self._handle.ptr, buf, need.value, byref(need)))
-        return buf.raw[:need.value]
-
-    def save_model(self, path):
-        self._check_fitted()
-        check(lib.sb_mlp_save(self._handle.ptr, str(path).encode()))
 
 
 class MLPClassifier(_BaseMLP):

@@ -190,6 +190,34 @@ class ExponentialSmoothing(BatchModelFile, Estimator):
         self.load_model(path_or_bytes)
 
 
+def _long_groups(df, h, id_col, time_col, target_col):
+    """A long-format frame's checks (the three columns present, h a whole
+    number >= 1), then its rows ordered by (unique_id's first appearance,
+    time): the ids in that order and each one's rows (ets_forecast's and
+    auto_ets_forecast's first step)."""
+    import pandas as pd
+    for c in (id_col, time_col, target_col):
+        if c not in df.columns:
+            raise InvalidInputError("the frame has no column %r (columns: %s)" % (c, ", ".join(map(str, df.columns))))
+    if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
+        raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
+    order = pd.unique(df[id_col])
+    d = df[[id_col, time_col, target_col]].copy()
+    d["_pos"] = pd.Categorical(d[id_col], categories=order).codes
+    d = d.sort_values(["_pos", time_col], kind="stable")
+    return order, [g for _, g in d.groupby("_pos", sort=True)]
+
+
+def _next_stamps(ts, h):
+    """The h stamps after a series' stamps ts, by the step of its last two
+    (dates, numbers); None each where there is no step (one stamp, text)."""
+    try:
+        step = ts[-1] - ts[-2] if len(ts) > 1 else None
+        return [ts[-1] + (j + 1) * step for j in range(int(h))] if step is not None else [None] * int(h)
+    except TypeError:
+        return [None] * int(h)
+
+
 def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None, id_col="unique_id",
                  time_col="ds", target_col="y", n_jobs=None, device="cpu"):
     """Fit one model to every series of a long-format DataFrame (unique_id, ds,
@@ -206,28 +234,14 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
     result is the bits of its fit alone (docs/timeseries.md). Needs pandas.
     """
     import pandas as pd
-    for c in (id_col, time_col, target_col):
-        if c not in df.columns:
-            raise InvalidInputError("the frame has no column %r (columns: %s)" % (c, ", ".join(map(str, df.columns))))
-    if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
-        raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
-    order = pd.unique(df[id_col])
-    d = df[[id_col, time_col, target_col]].copy()
-    d["_pos"] = pd.Categorical(d[id_col], categories=order).codes
-    d = d.sort_values(["_pos", time_col], kind="stable")
-    groups = [g for _, g in d.groupby("_pos", sort=True)]
+    order, groups = _long_groups(df, h, id_col, time_col, target_col)
     pairs = _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, [], device)
     with thread_count(n_jobs):
         batch = _Batch(pairs, [g[target_col].to_numpy(dtype="float64") for g in groups])
     rows = []
     for i, g in enumerate(groups):
         f = batch.forecast(i, h)
-        ts = g[time_col].to_numpy()
-        try:  # the last step of the stamps (dates, numbers); text stamps have none
-            step = ts[-1] - ts[-2] if len(ts) > 1 else None
-            stamps = [ts[-1] + (j + 1) * step for j in range(int(h))] if step is not None else [None] * int(h)
-        except TypeError:
-            stamps = [None] * int(h)
+        stamps = _next_stamps(g[time_col].to_numpy(), h)
         for j in range(int(h)):
             rows.append((order[i], j + 1, stamps[j], f[j]))
     return pd.DataFrame(rows, columns=[id_col, "step", time_col, "ExponentialSmoothing"])
@@ -405,16 +419,7 @@ def auto_ets_forecast(df, h, season_length=1, model="AZZ", damped=None, restrict
     "AutoETS" (the forecast) and "model" (statsforecast's method string).
     Each series' result is the bits of AutoETS().fit on it alone."""
     import pandas as pd
-    for c in (id_col, time_col, target_col):
-        if c not in df.columns:
-            raise InvalidInputError("the frame has no column %r (columns: %s)" % (c, ", ".join(map(str, df.columns))))
-    if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
-        raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
-    order = pd.unique(df[id_col])
-    d = df[[id_col, time_col, target_col]].copy()
-    d["_pos"] = pd.Categorical(d[id_col], categories=order).codes
-    d = d.sort_values(["_pos", time_col], kind="stable")
-    groups = [g for _, g in d.groupby("_pos", sort=True)]
+    order, groups = _long_groups(df, h, id_col, time_col, target_col)
     with thread_count(n_jobs):
         picks, cands, m, _ = _auto_select([g[target_col].to_numpy(dtype="float64") for g in groups], model, damped,
                                           season_length, restrict, device)
@@ -422,12 +427,7 @@ def auto_ets_forecast(df, h, season_length=1, model="AZZ", damped=None, restrict
     for i, g in enumerate(groups):
         ci, b, pos = picks[i]
         f = b.forecast(pos, h)
-        ts = g[time_col].to_numpy()
-        try:
-            step = ts[-1] - ts[-2] if len(ts) > 1 else None
-            stamps = [ts[-1] + (j + 1) * step for j in range(int(h))] if step is not None else [None] * int(h)
-        except TypeError:
-            stamps = [None] * int(h)
+        stamps = _next_stamps(g[time_col].to_numpy(), h)
         for j in range(int(h)):
             rows.append((order[i], j + 1, stamps[j], f[j], _sf_name(cands[ci][0])))
     return pd.DataFrame(rows, columns=[id_col, "step", time_col, "AutoETS", "model"])

@@ -18,6 +18,12 @@ sb_status sb_fail(sb_status status, const char *fmt, ...)
 /* Clear this thread's message at the start of a public call. */
 void sb_clear_error(void);
 
+/* An output buffer's size protocol for want elements: *needed (when asked)
+ * gets want; a size query (cap 0, out NULL) is SB_OK; a buffer smaller than
+ * want, or NULL with a capacity, is refused by name. Callers write
+ * `if ((st = sb_out_size(out, cap, needed, want)) != SB_OK || !out) return st;`. */
+sb_status sb_out_size(const void *out, size_t cap, size_t *needed, size_t want);
+
 /* Whether text[0..n) is well-formed UTF-8 (no overlongs, surrogates or code
  * points above U+10FFFF) without NUL bytes: what the model format demands of
  * every string it stores (docs/model-format.md). */

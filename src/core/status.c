@@ -123,3 +123,11 @@ int sb_host_is_big_endian(void) {
     memcpy(&b, &one, 1);
     return b == 0;
 }
+
+sb_status sb_out_size(const void *out, size_t cap, size_t *needed, size_t want) {
+    if (needed) *needed = want;
+    if (cap == 0 && !out) return SB_OK;
+    if (cap < want || !out)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    return SB_OK;
+}

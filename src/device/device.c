@@ -93,6 +93,12 @@ const char *sb_device_env(const sb_device *d, const char *what) {
     return getenv(key);
 }
 
+sb_status sb_device_parse_ready(const char *name, sb_device_kind *out) {
+    const sb_status st = sb_device_parse(name, out);
+    if (st != SB_OK) return st;
+    return sb_threads_ready() != SB_OK ? SB_ERR_INVALID_ARGUMENT : SB_OK;
+}
+
 sb_status sb_device_open(sb_device_kind kind, sb_program_id prog, sb_device **out) {
     *out = NULL;
     const sb_device_backend *be = backend_of(kind);
@@ -121,6 +127,23 @@ void sb_device_close(sb_device *d) {
     if (d->impl) d->be->close(d);
     sb_free(d);
 }
+
+sb_status sb_device_slot_lock(sb_device_slot *s, sb_device_kind kind, sb_program_id prog, sb_device **d) {
+    *d = NULL;
+    pthread_mutex_lock(&s->lock);
+    if (!s->dev[kind]) {
+        const sb_status st = sb_device_open(kind, prog, &s->dev[kind]);
+        if (st != SB_OK) {
+            s->dev[kind] = NULL;
+            pthread_mutex_unlock(&s->lock);
+            return st;
+        }
+    }
+    *d = s->dev[kind];
+    return SB_OK;
+}
+
+void sb_device_slot_unlock(sb_device_slot *s) { pthread_mutex_unlock(&s->lock); }
 
 /* A backend's failure with what it was for appended. */
 static sb_status with_what(sb_status st, const char *what) {

@@ -23,6 +23,7 @@
 #define SB_DEVICE_DEVICE_H
 #include "../core/internal.h"
 #include "programs.h"
+#include <pthread.h>
 
 typedef enum sb_device_kind {
     SB_DEVICE_CPU = 0,
@@ -36,6 +37,10 @@ typedef enum sb_device_kind {
  * backend this build lacks and "gpu" with no usable GPU are
  * SB_ERR_BACKEND_UNAVAILABLE; each worded here once. */
 sb_status sb_device_parse(const char *name, sb_device_kind *out);
+/* A public call's device and threads: name parsed into *out (the refusals
+ * above), then the thread count's check (an invalid SAMEBITS_NUM_THREADS is
+ * SB_ERR_INVALID_ARGUMENT, its message sb_threads_ready's). */
+sb_status sb_device_parse_ready(const char *name, sb_device_kind *out);
 /* "cpu", "cpu-batched", "cuda", "opencl". */
 const char *sb_device_kind_name(sb_device_kind k);
 /* 1 when this build has the backend of kind k (a device may still be absent). */
@@ -75,6 +80,23 @@ struct sb_device {
  * meet the profile, is SB_ERR_BACKEND_UNAVAILABLE, named. */
 sb_status sb_device_open(sb_device_kind kind, sb_program_id prog, sb_device **out);
 void sb_device_close(sb_device *d); /* NULL is a no-op */
+
+/* A family's devices, one of each kind, opened on first use (the program
+ * built once) and kept for the process, and used under the slot's lock: a
+ * device's queue and buffers serve one caller at a time. A file-scope
+ * `static sb_device_slot s = SB_DEVICE_SLOT_INIT;`. */
+typedef struct sb_device_slot {
+    pthread_mutex_t lock;
+    sb_device *dev[SB_DEVICE_OPENCL + 1];
+} sb_device_slot;
+#define SB_DEVICE_SLOT_INIT {PTHREAD_MUTEX_INITIALIZER, {NULL}}
+
+/* Takes s's lock and opens its device of kind with program prog if it is
+ * not open yet: SB_OK with *d that device and the lock held (give it back
+ * with sb_device_slot_unlock), or the open's refusal with the lock given
+ * back and *d NULL (the next call tries again). */
+sb_status sb_device_slot_lock(sb_device_slot *s, sb_device_kind kind, sb_program_id prog, sb_device **d);
+void sb_device_slot_unlock(sb_device_slot *s);
 
 /* b := bytes of device memory (contents undefined; 0 bytes still gives a handle). */
 sb_status sb_device_alloc(sb_device *d, sb_dbuf *b, size_t bytes, const char *what);

@@ -4,26 +4,26 @@
  * time-series program's entry kernel ke_arima_fit (entry/ts_entry.h, one
  * work-item a series).
  *
- * This is the device's own spelling of the host's fit
- * (models/timeseries/arima.c: fit_one and everything it calls, ts_nm.c's
- * simplex): the same model, the same Hannan-Rissanen start, the same
+ * This is the one spelling of the fit: the host's fit_one
+ * (models/timeseries/arima.c) compiles this header and calls ak_fit with a
+ * stride of 1, as gp.c and svm.c call theirs, so a series gets the same
+ * bits on the host and on every device: the Hannan-Rissanen start, the
  * Kalman filter (Harvey 1989, 3.3; Durbin and Koopman 2012, 3.4, 4.3 and
  * 4.10) started from the doubling iteration's stationary covariance, the
- * same Nelder-Mead runs (Nelder and Mead 1965, in the order of Lagarias,
- * Reeds, Wright and Wright 1998), every float operation in the host's order
- * with the host's operands, so a series gets the host's bits. The host keeps
- * its own code (its automatic order search is built on it); the two are held
- * together by tests, not by sharing: test_arima_device (the host compiling
- * this header beside fit_one over many models and series), arima-fit on
- * device=opencl (PoCL here, the H200's two backends there) and the
- * arima-device-order arm, which breaks only this file's filter and must part
- * the fixture on a device while the host's bits stay.
+ * Nelder-Mead runs (Nelder and Mead 1965, in the order of Lagarias, Reeds,
+ * Wright and Wright 1998) and the conditional sum of squares (method=css,
+ * the host's alone: arima_device.c refuses it). Tests still hold host and
+ * device together: test_arima_device (this header at strides 1 and 3 beside
+ * the public fit), arima-fit on device=opencl (PoCL here, the H200's two
+ * backends there), the host's arima-kalman-order arm (SABOTAGE= in the
+ * host build) and the device's arima-device-order arm (the device
+ * compiler's flag alone), which break the same filter line: the one parts
+ * the host's fixture, the other a device's while the host's bits stay.
  *
  * Arithmetic: IEEE binary64 (the family states float64), + - * / and the
  * correctly rounded square root (IEEE's, on every dialect), no contraction
  * (the host's -ffp-contract=off, nvcc's -fmad=false, OpenCL's FP_CONTRACT
- * OFF); the logarithm is the profile's own double log (f64_log.h), the
- * host's ts_log spelled again.
+ * OFF); the logarithm is the profile's own double log (f64_log.h).
  *
  * Memory: the scratch is the caller's (SB_GLOBAL), sized by
  * ak_scratch_doubles for the longest series of a launch, and read with a
@@ -36,18 +36,18 @@
 #include "compat.h"
 #include "f64_log.h"
 
-#define AK_MAX_ORDER 20 /* arima.h's SB_ARIMA_MAX_ORDER (arima_device.c checks they agree) */
+#define AK_MAX_ORDER 20 /* arima.h's SB_ARIMA_MAX_ORDER (arima.c checks they agree) */
 #define AK_MAX_PAR (4 * AK_MAX_ORDER + 2)
 #define AK_NM_MAXD 64   /* ts_common.h's TS_NM_MAXD */
-#define AK_NM_ITER 400  /* arima.c's ARIMA_NM_ITER ... below: the same constants */
+#define AK_NM_ITER 400  /* simplex iterations a run, times the dimension */
 #define AK_NM_RUNS 3
 #define AK_NM_XTOL 1e-9
 #define AK_NM_FTOL 1e-14
-#define AK_NM_STEP 0.25
+#define AK_NM_STEP 0.25 /* first run's step in every (scaled) coordinate */
 #define AK_LYAP_ITER 100
 #define AK_LOG_2PI 1.8378770664093454836
-#define AK_HR_MAXLAG 200
-#define AK_HR_PIVOT 1e-12
+#define AK_HR_MAXLAG 200 /* the long AR's order at most */
+#define AK_HR_PIVOT 1e-12 /* a Cholesky pivot at most this of its diagonal entry: singular */
 #define AK_NCRIT 4   /* llf, aic, aicc, bic */
 #define AK_NCOUNTS 5 /* nfev, nit, converged, ntrace, status (0 fitted, 1 the final filter failed) */
 
@@ -72,7 +72,8 @@ SB_FN double ak_nan(void) { return sb_u2d((sb_u64)0x7FF8000000000000ull); }
 SB_FN int ak_finite(double v) { return v - v == 0.0; }
 SB_FN int ak_missing(double v) { return v != v; }
 
-/* ts_common.h's ts_log: the profile's double log of a positive double. */
+/* The natural logarithm of a positive double from the profile's double log
+ * (f64_log.h); 0 is -infinity, a negative value NaN. */
 SB_FN double ak_log(double v) {
     if (!(v > 0.0)) return v == 0.0 ? -ak_inf() : ak_nan();
     if (!ak_finite(v)) return v;
@@ -91,7 +92,7 @@ SB_FN sb_i32 ak_state_dim(const ak_spec *sp) {
 SB_FN sb_i32 ak_diff_lag(const ak_spec *sp) { return sp->d + sp->s * sp->D; }
 
 /* The long AR's order of the Hannan-Rissanen start for nd differenced
- * values (0: no MA term, no long AR), as arima.c's hr_start states it. */
+ * values (0: no MA term, no long AR), as ak_hr_start states it. */
 SB_FN sb_i64 ak_hr_m(const ak_spec *sp, sb_i64 nd) {
     const sb_i32 pa = sp->p + sp->s * sp->P, qa = sp->q + sp->s * sp->Q;
     if (qa <= 0) return 0;
@@ -135,11 +136,12 @@ typedef struct ak_work {
     SB_GLOBAL double *phi, *theta, *a, *P, *TP, *A, *B, *C, *v, *F, *pr, *dc, *z, *e, *G, *beta;
     SB_GLOBAL double *nv, *nfv, *nc, *nxr, *nxe, *nxc, *x, *step; /* the simplex */
     sb_i32 nfev;
+    sb_i32 css;                /* the search's objective: 1 the conditional sum of squares, 0 the exact likelihood */
 } ak_work;
 
 #define AK(p, k) (p)[(sb_i64)(k) * sw]
 
-/* arima.c's diff_poly: (1 - B)^d (1 - B^s)^D as dc[0..L]. */
+/* The differencing polynomial (1 - B)^d (1 - B^s)^D as dc[0..L], dc[0] = 1. */
 SB_FN void ak_diff_poly(const ak_work *wk) {
     const sb_i64 sw = wk->sw;
     const ak_spec *sp = &wk->sp;
@@ -153,7 +155,9 @@ SB_FN void ak_diff_poly(const ak_work *wk) {
     }
 }
 
-/* arima.c's difference: w (strided) from y; the observed count. */
+/* The differenced series w[0..n-L) (strided) of y: w_t = sum_k c_k
+ * y_{t+L-k}, k ascending over the nonzero c_k only; missing (NaN) when any
+ * of those y is missing. Returns the count of observed w. */
 SB_FN sb_i64 ak_difference(const ak_work *wk, SB_GLOBAL const double *y, sb_i64 n, SB_GLOBAL double *w) {
     const sb_i64 sw = wk->sw;
     const sb_i32 L = wk->L;
@@ -174,7 +178,9 @@ SB_FN sb_i64 ak_difference(const ak_work *wk, SB_GLOBAL const double *y, sb_i64 
     return obs;
 }
 
-/* arima.c's constrain (Monahan's map), private arrays. */
+/* Monahan's map of n unconstrained values to the coefficients y of a
+ * polynomial 1 + y_1 B + ... + y_n B^n with every root outside the unit
+ * circle (Durbin-Levinson from partial autocorrelations u / sqrt(1 + u^2)). */
 SB_FN void ak_constrain(const double *u, sb_i32 n, double *y, double *tmp) {
     for (sb_i32 k = 0; k < n; k++) {
         const double r = u[k] / ak_sqrt(1.0 + u[k] * u[k]);
@@ -184,7 +190,9 @@ SB_FN void ak_constrain(const double *u, sb_i32 n, double *y, double *tmp) {
     }
 }
 
-/* arima.c's params_of: the parameters (statsmodels' order) from x. */
+/* The parameters (statsmodels' order, sigma2 left as it is) from x; the
+ * const's coordinate is (const - mean) / scale. AR: 1 - phi_1 B - ... =
+ * 1 + y_1 B + ...; MA: 1 + theta_1 B + ... */
 SB_FN void ak_params_of(const ak_work *wk, const double *x, double *par) {
     const ak_spec *sp = &wk->sp;
     double tmp[AK_MAX_ORDER], y[AK_MAX_ORDER];
@@ -198,7 +206,9 @@ SB_FN void ak_params_of(const ak_work *wk, const double *x, double *par) {
     }
 }
 
-/* arima.c's expand: the expanded polynomials into phi and theta. */
+/* The expanded polynomials of the parameters par: phi*(B) = (1 - sum ar
+ * B^i)(1 - sum sar B^{sj}), phi*_k (k >= 1) in phi[k - 1]; theta (1,
+ * theta*_1, ...). */
 SB_FN void ak_expand(ak_work *wk, const double *par) {
     const sb_i64 sw = wk->sw;
     const ak_spec *sp = &wk->sp;
@@ -225,7 +235,7 @@ SB_FN void ak_expand(ak_work *wk, const double *par) {
     }
 }
 
-/* C = X Y (or X Y'), each entry's sum over l ascending (arima.c's matmul). */
+/* C = X Y (or X Y'), r x r, each entry's sum over l ascending. */
 SB_FN void ak_matmul(sb_i64 sw, sb_i32 r, SB_GLOBAL const double *X, SB_GLOBAL const double *Y, SB_GLOBAL double *C,
                      int transY) {
     for (sb_i32 i = 0; i < r; i++)
@@ -237,7 +247,9 @@ SB_FN void ak_matmul(sb_i64 sw, sb_i32 r, SB_GLOBAL const double *X, SB_GLOBAL c
         }
 }
 
-/* arima.c's lyapunov: the doubling iteration to the stationary covariance. */
+/* P = the stationary covariance of the state (over sigma2): the doubling
+ * iteration P <- P + A P A', A <- A A from P = R R', A = T, until the added
+ * term is at most 2^-60 of P's largest entry (or AK_LYAP_ITER rounds). */
 SB_FN_BIG void ak_lyapunov(ak_work *wk) {
     const sb_i64 sw = wk->sw;
     const sb_i32 r = wk->r;
@@ -263,8 +275,12 @@ SB_FN_BIG void ak_lyapunov(ak_work *wk) {
     }
 }
 
-/* arima.c's filter: *S = sum v^2 / F, *lf = sum log F in time order over the
- * observed values; 0 when a variance is not positive or a sum not finite.
+/* The filter over the differenced series with the polynomials in wk and the
+ * const mu: *S = sum v^2 / F, *lf = sum log F in time order over the
+ * observed values (a missing one is predicted across without an update);
+ * 0 when a variance is not positive or a sum not finite. The update is
+ * a += P e0 v / F, P -= P e0 e0' P / F; the prediction a <- T a,
+ * P <- T P T' + R R' (T: phi in the first column, ones above the diagonal).
  * With wk->fin, v, F and pr get each step's innovation, variance and
  * prediction; a and P end as the state predicted after the last value. */
 SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
@@ -303,8 +319,8 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
             const double pi0 = AK(P, i * r);
             for (sb_i32 j = 0; j < r; j++) {
                 const double tt = pi0 * AK(phi, j), nx = j + 1 < r ? AK(P, i * r + j + 1) : 0.0;
-#ifdef SB_SABOTAGE_ARIMA_DEVICE_ORDER
-                /* Separating arm of the device's own code: the three terms in another order. */
+#if defined(SB_SABOTAGE_ARIMA_DEVICE_ORDER) || defined(SB_SABOTAGE_ARIMA_KALMAN_ORDER)
+                /* Separating arms (the device's, the host's): the three terms in another order. */
                 AK(TP, i * r + j) = tt + (nx + AK(th, i) * AK(th, j));
 #else
                 AK(TP, i * r + j) = (tt + nx) + AK(th, i) * AK(th, j);
@@ -318,7 +334,48 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
     return 1;
 }
 
-/* arima.c's objective at the vertex x (strided, nx values). */
+/* The conditional sum of squares' objective (method=css; Box and Jenkins'
+ * conditional least squares, as R's arima "CSS" states it): with
+ * z_t = w_t - mu, the residuals e_t = z_t - sum_k phi_k z_{t-k} -
+ * sum_k theta_k e_{t-k} (the expanded polynomials, k ascending) from t =
+ * p + sP on, the earlier e_t = 0; a residual whose z_t or AR lags touch a
+ * missing value is 0 and not counted. Returns nu log(SSQ / nu) over the nu
+ * counted residuals (sum in time order), +infinity where SSQ is not positive
+ * and finite. The residuals' scratch is wk->v (the final pass overwrites it). */
+SB_FN_BIG double ak_css_objective(ak_work *wk, double mu) {
+    const sb_i64 sw = wk->sw;
+    const ak_spec *sp = &wk->sp;
+    const sb_i32 np = sp->p + sp->s * sp->P, nq = sp->q + sp->s * sp->Q;
+    SB_GLOBAL double *e = wk->v;
+    double ssq = 0.0;
+    sb_i64 nu = 0;
+    for (sb_i64 t = 0; t < wk->nd; t++) {
+        AK(e, t) = 0.0;
+        if (t < np || ak_missing(AK(wk->w, t))) continue;
+        double x = AK(wk->w, t) - mu;
+        int miss = 0;
+        for (sb_i32 k = 1; k <= np; k++) {
+            const double z = AK(wk->w, t - k);
+            if (ak_missing(z)) {
+                miss = 1;
+                break;
+            }
+            x = x - AK(wk->phi, k - 1) * (z - mu);
+        }
+        if (miss) continue;
+        for (sb_i32 k = 1; k <= nq && k <= t; k++) x = x - AK(wk->theta, k) * AK(e, t - k);
+        AK(e, t) = x;
+        ssq = ssq + x * x;
+        nu++;
+    }
+    if (!(ssq > 0.0) || !ak_finite(ssq) || nu == 0) return ak_inf();
+    const double o = (double)nu * ak_log(ssq / (double)nu);
+    return ak_finite(o) ? o : ak_inf();
+}
+
+/* The search's objective at the vertex x (strided, nx values): -2 llf less
+ * its constant, nobs log(S) + sum log F (+infinity where the filter fails),
+ * or the conditional sum of squares' (wk->css). */
 SB_FN double ak_objective(ak_work *wk, SB_GLOBAL const double *xs) {
     const sb_i64 sw = wk->sw;
     double x[AK_NM_MAXD], par[AK_MAX_PAR], S = 0.0, lf = 0.0;
@@ -326,22 +383,30 @@ SB_FN double ak_objective(ak_work *wk, SB_GLOBAL const double *xs) {
     ak_params_of(wk, x, par);
     ak_expand(wk, par);
     wk->nfev++;
+    if (wk->css) return ak_css_objective(wk, wk->sp.trend ? par[0] : 0.0);
     if (!ak_filter(wk, wk->sp.trend ? par[0] : 0.0, &S, &lf) || !(S > 0.0)) return ak_inf();
     const double o = (double)wk->nobs * ak_log(S) + lf;
     return ak_finite(o) ? o : ak_inf();
 }
 
-/* An evaluation of the simplex: the host's ts_nelder_mead counts it in the
- * same counter its objective does (arima.c passes &wk.nfev), so the host's
- * nfev is twice the evaluations; the device counts as the host does. */
+/* An evaluation of the simplex, counted in the same counter its objective
+ * counts in (the fit's nfev is twice the evaluations, as it always was). */
 SB_FN double ak_nm_eval(ak_work *wk, SB_GLOBAL const double *xs) {
     const double f = ak_objective(wk, xs);
     wk->nfev++;
     return f;
 }
 
-/* ts_nm.c's ts_nelder_mead over ak_objective from wk->x with the steps
- * wk->step: vertex i is nv[i * nx ..] (strided), its value nfv[i]. */
+/* One Nelder-Mead run (Nelder and Mead 1965, in the ordering of Lagarias,
+ * Reeds, Wright and Wright, SIAM J. Optim. 9, 1998: reflection 1, expansion
+ * 2, contractions 1/2, shrink 1/2, vertices kept ordered by value, ties in
+ * their previous order) over ak_objective from wk->x with the steps wk->step
+ * (vertex i moves coordinate i - 1 by its step): vertex i is nv[i * nx ..]
+ * (strided), its value nfv[i]. Stops when every vertex is within AK_NM_XTOL
+ * of the best in every coordinate and the values' spread is at most
+ * AK_NM_FTOL (1 + |best|), or after maxit iterations; wk->x gets the best
+ * vertex, *nit the iterations run, *conv 1 when the tolerances were met,
+ * trace (may be 0) the best value after each iteration. */
 SB_FN_BIG void ak_nelder_mead(ak_work *wk, sb_i32 maxit, SB_GLOBAL double *trace, sb_i32 *nit, sb_i32 *conv) {
     const sb_i64 sw = wk->sw;
     const sb_i32 d = wk->nx;
@@ -433,7 +498,11 @@ SB_FN_BIG void ak_nelder_mead(ak_work *wk, sb_i32 maxit, SB_GLOBAL double *trace
     for (sb_i32 j = 0; j < d; j++) AK(wk->x, j) = AK(V, bi * d + j);
 }
 
-/* arima.c's chol_solve on the strided G (k x k, lower triangle) and b. */
+/* Solve G x = b for the k x k symmetric G (strided, row-major; its lower
+ * triangle read) by Cholesky, in place: G's lower triangle becomes L, b
+ * becomes x. Every sum runs over its index ascending. Returns 0 (G, b then
+ * undefined) when a pivot is not above AK_HR_PIVOT times its diagonal entry
+ * or is not finite: the regression is singular. */
 SB_FN int ak_chol_solve(sb_i64 sw, SB_GLOBAL double *G, SB_GLOBAL double *b, sb_i32 k) {
     for (sb_i32 j = 0; j < k; j++) {
         double d = AK(G, j * k + j);
@@ -463,7 +532,7 @@ SB_FN int ak_chol_solve(sb_i64 sw, SB_GLOBAL double *G, SB_GLOBAL double *b, sb_
     return 1;
 }
 
-/* Regressor j at time t of arima.c's least_squares: in the long AR (lag ==
+/* Regressor j at time t of ak_least_squares: in the long AR (lag ==
  * 0) z lagged j + 1; else z or e (group 1 or 3: the residuals) lagged
  * lag[j]. */
 SB_FN double ak_reg(const ak_work *wk, const sb_i32 *lag, const sb_i32 *grp, sb_i32 j, sb_i64 t) {
@@ -472,8 +541,10 @@ SB_FN double ak_reg(const ak_work *wk, const sb_i32 *lag, const sb_i32 *grp, sb_
     return (grp[j] == 1 || grp[j] == 3) ? AK(wk->e, t - lag[j]) : AK(wk->z, t - lag[j]);
 }
 
-/* arima.c's least_squares of z on k regressors (ak_reg) over the rows
- * t >= t0 where all are observed; the rows used, or -1 (too few, singular). */
+/* The least squares fit of z on k regressors (ak_reg) over the rows t >= t0
+ * where z_t and every regressor are observed: the normal equations (sums in
+ * time order) solved by ak_chol_solve into beta. Returns the rows used, or
+ * -1 when they are fewer than 2k or the equations are singular. */
 SB_FN_BIG sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32 *lag, const sb_i32 *grp) {
     const sb_i64 sw = wk->sw, n = wk->nd;
     SB_GLOBAL double *G = wk->G, *beta = wk->beta;
@@ -498,7 +569,10 @@ SB_FN_BIG sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32
     return rows;
 }
 
-/* arima.c's unconstrain (Monahan's map inverted), private arrays. */
+/* The unconstrained values u of n coefficients y (1 + y_1 B + ...), Monahan's
+ * map inverted: the step-down recursion's partial autocorrelations r_k, then
+ * u_k = r_k / sqrt(1 - r_k^2). Returns 0 when some r_k is not inside
+ * (-1, 1): the polynomial is not stationary (invertible). */
 SB_FN int ak_unconstrain(const double *y0, sb_i32 n, double *u) {
     double y[AK_MAX_ORDER], t[AK_MAX_ORDER], rk[AK_MAX_ORDER];
     for (sb_i32 i = 0; i < n; i++) y[i] = y0[i];
@@ -518,7 +592,26 @@ SB_FN int ak_unconstrain(const double *y0, sb_i32 n, double *u) {
     return 1;
 }
 
-/* arima.c's hr_start (its comment states the rules) into x (private, nx). */
+/* The Hannan-Rissanen start (Hannan and Rissanen, "Recursive estimation of
+ * mixed autoregressive-moving average order", Biometrika 69, 1982) of the
+ * search's coordinates x (private, nx; x[0], the const's, is left alone):
+ * z = w less its mean with a const, w itself without.
+ * 1. Without MA terms (q = Q = 0) skip to 3 with no residual columns.
+ * 2. A long AR of order m (ak_hr_m: max(floor(log(nd)^2), 2 max(p + sP,
+ *    q + sQ)), at most AK_HR_MAXLAG and nd / 4), fitted by least squares
+ *    (no intercept) over the rows t >= m; its residuals e_t (missing where a
+ *    regressor or z_t is missing, or t < m).
+ * 3. The regression of z_t on z_{t-i}, i = 1..p and s, 2s, .., Ps, and on
+ *    e_{t-j}, j = 1..q and s, .., Qs (the seasonal lags additively: the
+ *    multiplicative cross lags are left out; a seasonal lag that equals a
+ *    non-seasonal one, s <= p or s <= q, gets no column and starts at 0),
+ *    over the rows where all are observed. Its coefficients are ar.L, ar.S.L,
+ *    ma.L, ma.S.L.
+ * Fallback: when a regression has fewer rows than twice its columns or is
+ * singular, every coefficient starts at 0 (the zero start); when one of the
+ * four polynomials is not stationary (invertible) by the step-down
+ * recursion, that polynomial's coordinates start at 0 and the others keep
+ * theirs. */
 SB_FN_BIG void ak_hr_start(ak_work *wk, double *x) {
     const sb_i64 sw = wk->sw;
     const ak_spec *sp = &wk->sp;
@@ -581,15 +674,17 @@ typedef struct ak_out {
     SB_GLOBAL sb_i32 *counts;
 } ak_out;
 
-/* One series' fit (arima.c's fit_one): y (n values, checked by the host's
- * sb_arima_check), given (npar, read when sp->ngiven), scr this series'
- * scratch (ak_scratch_doubles for at least n - L values, stride sw). */
-SB_FN_BIG void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, SB_GLOBAL const double *y, sb_i64 n,
-                         SB_GLOBAL double *scr, sb_i64 sw, sb_i64 ndmax, ak_out o) {
+/* One series' fit: y (n values, checked by the host's sb_arima_check), given
+ * (npar, read when sp->ngiven), scr this series' scratch (ak_scratch_doubles
+ * for at least n - L values, stride sw); css 1: the search minimizes the
+ * conditional sum of squares (method=css; the final pass is the filter's all
+ * the same, so llf and the criteria are the exact likelihood at its point). */
+SB_FN_BIG void ak_fit(const ak_spec *sp, sb_i32 css, SB_GLOBAL const double *given, SB_GLOBAL const double *y, sb_i64 n,
+                  SB_GLOBAL double *scr, sb_i64 sw, sb_i64 ndmax, ak_out o) {
     ak_work wk;
     wk.sp = *sp;
     wk.sw = sw;
-    wk.r = ak_state_dim(sp), wk.L = ak_diff_lag(sp), wk.nx = ak_npar(sp) - 1, wk.fin = 0, wk.nfev = 0;
+    wk.r = ak_state_dim(sp), wk.L = ak_diff_lag(sp), wk.nx = ak_npar(sp) - 1, wk.fin = 0, wk.nfev = 0, wk.css = css;
     const sb_i32 r = wk.r, L = wk.L, np = wk.nx + 1;
     const sb_i64 nd = n - L, rr = (sb_i64)r * r, kk = ak_hr_side(sp, ndmax), nx = wk.nx;
     wk.nd = nd;
@@ -629,7 +724,7 @@ SB_FN_BIG void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, S
     m = m / (double)wk.nobs;
     for (sb_i64 t = 0; t < nd; t++)
         if (!ak_missing(AK(w, t))) ss = ss + (AK(w, t) - m) * (AK(w, t) - m);
-    wk.mean = m;
+    wk.mean = m; /* the mean and spread of the observed values, in time order */
     wk.scale = ss > 0.0 ? ak_sqrt(ss / (double)wk.nobs) : 1.0;
     sb_i32 converged = 1, ntrace = 0, nit_all = 0;
     double par[AK_MAX_PAR];
@@ -659,6 +754,8 @@ SB_FN_BIG void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, S
         o.counts[0] = wk.nfev, o.counts[4] = 1;
         return;
     }
+    /* the likelihood counts the observed values; the criteria's nobs (bic,
+     * aicc) is nd, missing ones included (statsmodels' nobs_effective) */
     const double no = (double)wk.nobs, nn = (double)nd;
     double llf;
     if (!sp->ngiven) {
@@ -676,6 +773,8 @@ SB_FN_BIG void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, S
             o.resid[t] = AK(wk.v, t - L);
             o.fitted[t] = y[t] - AK(wk.v, t - L);
         } else {
+            /* missing: the prediction of y_t (mu + a_0 plus the differencing's
+             * lagged terms, k ascending); NaN when a lagged value is missing */
             double s = AK(wk.pr, t - L);
             for (sb_i32 k = 1; k <= L; k++)
                 if (AK(wk.dc, k) != 0.0) s = s - AK(wk.dc, k) * y[t - k];
@@ -692,6 +791,12 @@ SB_FN_BIG void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, S
     o.crit[2] = nd - np - 1 > 0 ? aic + (2.0 * kd * (kd + 1.0)) / (double)(nd - np - 1) : ak_inf();
     o.crit[3] = -2.0 * llf + kd * ak_log(nn);
     o.counts[0] = wk.nfev, o.counts[4] = 0;
+}
+
+/* The device's fit (ke_arima_fit): the exact likelihood's alone. */
+SB_FN_BIG void ak_fit_series(const ak_spec *sp, SB_GLOBAL const double *given, SB_GLOBAL const double *y, sb_i64 n,
+                         SB_GLOBAL double *scr, sb_i64 sw, sb_i64 ndmax, ak_out o) {
+    ak_fit(sp, 0, given, y, n, scr, sw, ndmax, o);
 }
 
 #undef AK

@@ -69,6 +69,24 @@ SB_FN double gpk_r2(SB_GLOBAL const double *x, SB_GLOBAL const double *y, sb_i64
     return r2;
 }
 
+/* s less the products x[k] y[k], k in [k0, k1) ascending, one subtraction
+ * at a time: every element of the Cholesky factor's blocks, on the host
+ * (gp_linalg.c's diagonal blocks) and on a device (gp_entry.h's diagonal
+ * block and panel). Under a separating arm (the host's
+ * SB_SABOTAGE_GP_CHOL_ORDER, make SABOTAGE=gp-chol-order; a device's
+ * SB_SABOTAGE_GP_DEV_ORDER, its compiler's flag alone) the products are
+ * summed first and subtracted once: another order the cards must catch. */
+SB_FN double gpk_sub_dot(double s, SB_GLOBAL const double *x, SB_GLOBAL const double *y, sb_i64 k0, sb_i64 k1) {
+#if defined(SB_SABOTAGE_GP_CHOL_ORDER) || defined(SB_SABOTAGE_GP_DEV_ORDER)
+    double t = 0.0;
+    for (sb_i64 k = k0; k < k1; k++) t = t + x[k] * y[k];
+    return s - t;
+#else
+    for (sb_i64 k = k0; k < k1; k++) s = s - x[k] * y[k];
+    return s;
+#endif
+}
+
 /* The kernel's value for the pair (x, y) (same: the pair is one training
  * point with itself, the white kernel's only nonzero) and, with want, the
  * derivative by each log hyperparameter in grad[0 .. npar). nodes: nnodes

@@ -1141,25 +1141,16 @@ sb_status sb_gemm_on(sb_device *d, sb_gemm_ws *ws, const sb_gemm_shape *s, const
 
 /* One open device per GPU kind, built once and kept for the process (the
  * OpenCL program takes seconds to build); calls on it are serialized. */
-static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER;
-static sb_device *g_dev[4];
+static sb_device_slot g_slot = SB_DEVICE_SLOT_INIT;
 static sb_gemm_ws g_ws[4];
 
 /* The same devices for the other operations of the linalg program (reduce.c,
  * linalg.h): one program build per process and kind. */
 sb_status sb_linalg_device_lock(sb_device_kind kind, sb_device **out) {
-    pthread_mutex_lock(&g_dev_lock);
-    sb_status st = SB_OK;
-    if (!g_dev[kind] && (st = sb_device_open(kind, SB_PROG_LINALG, &g_dev[kind])) != SB_OK) {
-        g_dev[kind] = NULL;
-        pthread_mutex_unlock(&g_dev_lock);
-        return st;
-    }
-    *out = g_dev[kind];
-    return SB_OK;
+    return sb_device_slot_lock(&g_slot, kind, SB_PROG_LINALG, out);
 }
 
-void sb_linalg_device_unlock(void) { pthread_mutex_unlock(&g_dev_lock); }
+void sb_linalg_device_unlock(void) { sb_device_slot_unlock(&g_slot); }
 
 static int overlaps(const void *p, int64_t pn, const void *q, int64_t qn) {
     if (pn <= 0 || qn <= 0) return 0;
@@ -1186,9 +1177,8 @@ SB_API sb_status sb_gemm(const char *device, int32_t trans_a, int32_t trans_b, i
     if (span_c == 0) return SB_OK;
     if (kind == SB_DEVICE_CPU || kind == SB_DEVICE_CPU_BATCHED) return sb_gemm_host(&s, a, b, c, ldc);
 
-    pthread_mutex_lock(&g_dev_lock);
-    sb_device *d = g_dev[kind];
-    if (!d && (st = sb_device_open(kind, SB_PROG_LINALG, &d)) == SB_OK) g_dev[kind] = d;
+    sb_device *d;
+    st = sb_linalg_device_lock(kind, &d);
     sb_dbuf da = {0}, db = {0}, dc = {0};
     if (st == SB_OK) {
         st = sb_device_alloc(d, &da, 4 * (size_t)(span_a > 0 ? span_a : 1), "gemm a");
@@ -1208,7 +1198,7 @@ SB_API sb_status sb_gemm(const char *device, int32_t trans_a, int32_t trans_b, i
         sb_device_release(d, &da);
         sb_device_release(d, &db);
         sb_device_release(d, &dc);
+        sb_linalg_device_unlock();
     }
-    pthread_mutex_unlock(&g_dev_lock);
     return st;
 }

@@ -9,20 +9,11 @@ import sys
 import pytest
 
 from conftest import LEGS, ROOT, samebits
-from ts_cli_common import (assert_leg_model_bytes, assert_refused, model_files_at_threads, stamp,
-                           train_then_forecast, write_long_csv)
+from ts_cli_common import (arima_long_csv, assert_leg_model_bytes, assert_refused, model_files_at_threads,
+                           train_then_forecast)
 
 
-def _long_csv(path, shuffle=True):
-    rows = []
-    for k, (base, phi) in enumerate(((100.0, 0.5), (40.0, -0.3), (70.0, 0.8))):
-        v = 0.0
-        for t in range(60 + 9 * k):
-            e = ((t * 7919 + k * 104729) % 97) / 16.0 - 3.0
-            v = phi * v + e
-            rows.append(("s%d" % k, stamp(t), base + v))
-    return write_long_csv(path, rows, shuffle)
-
+_long_csv = arima_long_csv
 
 def test_train_then_forecast_equals_one_shot_forecast(tmp_path):
     data = tmp_path / "s.csv"

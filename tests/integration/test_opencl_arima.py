@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from conftest import ROOT, run_bin, samebits
-from ts_cli_common import stamp, write_long_csv
+from ts_cli_common import arima_long_csv as _long_csv
 
 ENV = {"POCL_CACHE_DIR": os.environ.get("POCL_CACHE_DIR", str(ROOT / "build" / "opencl" / "pocl-cache")),
        "SAMEBITS_OPENCL_ARM": ""}
@@ -56,17 +56,6 @@ def test_absent_device_is_refused_by_name():
     r = verify(env={"SAMEBITS_OPENCL_DEVICE": "7:3"})
     assert r.returncode == 1 and "REFUSED SB_ERR_BACKEND_UNAVAILABLE" in r.stdout and "names no device" in r.stdout, \
         r.stdout
-
-
-def _long_csv(path):
-    rows = []
-    for k, (base, phi) in enumerate(((100.0, 0.5), (40.0, -0.3), (70.0, 0.8))):
-        v = 0.0
-        for t in range(60 + 9 * k):
-            e = ((t * 7919 + k * 104729) % 97) / 16.0 - 3.0
-            v = phi * v + e
-            rows.append(("s%d" % k, stamp(t), base + v))
-    return write_long_csv(path, rows, True)
 
 
 def test_cli_device_opencl_writes_the_cpu_model(tmp_path):

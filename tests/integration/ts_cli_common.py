@@ -18,6 +18,19 @@ def write_long_csv(path, rows, shuffle=True):
     return rows
 
 
+def arima_long_csv(path, shuffle=True):
+    """Three AR(1) series of 60, 69 and 78 days around 100, 40 and 70 (the
+    ARIMA CLI and device tests' data) written by write_long_csv; returns its rows."""
+    rows = []
+    for k, (base, phi) in enumerate(((100.0, 0.5), (40.0, -0.3), (70.0, 0.8))):
+        v = 0.0
+        for t in range(60 + 9 * k):
+            e = ((t * 7919 + k * 104729) % 97) / 16.0 - 3.0
+            v = phi * v + e
+            rows.append(("s%d" % k, stamp(t), base + v))
+    return write_long_csv(path, rows, shuffle)
+
+
 def train_then_forecast(tmp_path, data, family, params, forecast_args, one_shot_args):
     """Train family on data into a model file (its digest as `samebits digest`
     says), then forecast from the file and from the CSV in one shot; returns

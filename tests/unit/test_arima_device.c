@@ -1,8 +1,8 @@
 /*
  * test_arima_device.c: ARIMA's device path (docs/timeseries.md, "Devices").
- * The device has its own spelling of the host's fit (kernels/arima.h); these
- * tests hold the two together. The first compiles that header here, on the
- * host, and runs it beside the host's fit over many models and series
+ * Host and device share one fit (kernels/arima.h's ak_fit); these tests
+ * hold the two together. The first runs the device's entry (ak_fit_series)
+ * here, on the host, beside the public fit over many models and series
  * (missing values, given parameters, seasons, a const, no parameter to
  * search), one series at a time and interleaved three at a time as a device
  * lays its scratch out: every value of every series must be the host's bits

@@ -5,8 +5,9 @@
  * turned on by dev_opencl.c; CUDA). src/models/gp/gp_device.c launches them.
  *
  * Kernel values and derivatives are kernels/gp.h's gpk_eval, the function
- * the host calls. The Cholesky factor, L^-1 and -K^-1 are this file's own
- * code in gp_linalg.c's one order (docs/gaussian-process.md): every element
+ * the host calls; the Cholesky blocks' elements are its gpk_sub_dot, as the
+ * host's are. The factor, L^-1 and -K^-1 are in gp_linalg.c's one order
+ * (docs/gaussian-process.md): every element
  * is its start minus each product, one at a time, in ascending order of the
  * summation index, then divided once by the diagonal element where the
  * formula has one. The blocks here (panels of the caller's width, one
@@ -19,7 +20,7 @@
  *
  * Under the separating arm SB_SABOTAGE_GP_DEV_ORDER (SAMEBITS_OPENCL_ARM=
  * gp-dev-order, CUDA_VARIANT=gp-dev-order) the Cholesky's diagonal block and
- * panel, and the products' update (either kernel), sum each element's
+ * panel (gpk_sub_dot), and the products' update (either kernel), sum each element's
  * products of a step first and subtract the sum once: the fixture on a
  * device must part from its card.
  */
@@ -67,14 +68,7 @@ SB_KERNEL void ke_gp_chol_diag(SB_GLOBAL double *A, sb_i64 n, sb_i64 j0, sb_i64 
     for (sb_i64 c = j0; c < j1; c++) {
         SB_GLOBAL double *lc = A + c * n;
         if (lid == 0) {
-            double s = lc[c];
-#if defined(SB_SABOTAGE_GP_DEV_ORDER)
-            double t = 0.0;
-            for (sb_i64 k = j0; k < c; k++) t = t + lc[k] * lc[k];
-            s = s - t;
-#else
-            for (sb_i64 k = j0; k < c; k++) s = s - lc[k] * lc[k];
-#endif
+            const double s = gpk_sub_dot(lc[c], lc, lc, j0, c);
             if (!(s > 0.0) || s - s != 0.0) bad[0] = c;
             else lc[c] = gpk_sqrt(s);
         }
@@ -83,15 +77,7 @@ SB_KERNEL void ke_gp_chol_diag(SB_GLOBAL double *A, sb_i64 n, sb_i64 j0, sb_i64 
         const double dc = lc[c];
         for (sb_i64 i = c + 1 + lid; i < j1; i += wg) {
             SB_GLOBAL double *li = A + i * n;
-            double s = li[c];
-#if defined(SB_SABOTAGE_GP_DEV_ORDER)
-            double t = 0.0;
-            for (sb_i64 k = j0; k < c; k++) t = t + li[k] * lc[k];
-            s = s - t;
-#else
-            for (sb_i64 k = j0; k < c; k++) s = s - li[k] * lc[k];
-#endif
-            li[c] = s / dc;
+            li[c] = gpk_sub_dot(li[c], li, lc, j0, c) / dc;
         }
         sb_barrier_global();
     }
@@ -106,15 +92,7 @@ SB_KERNEL void ke_gp_chol_panel(SB_GLOBAL double *A, sb_i64 n, sb_i64 j0, sb_i64
     SB_GLOBAL double *li = A + i * n;
     for (sb_i64 c = j0; c < j1; c++) {
         SB_GLOBAL const double *lc = A + c * n;
-        double s = li[c];
-#if defined(SB_SABOTAGE_GP_DEV_ORDER)
-        double t = 0.0;
-        for (sb_i64 k = j0; k < c; k++) t = t + li[k] * lc[k];
-        s = s - t;
-#else
-        for (sb_i64 k = j0; k < c; k++) s = s - li[k] * lc[k];
-#endif
-        li[c] = s / lc[c];
+        li[c] = gpk_sub_dot(li[c], li, lc, j0, c) / lc[c];
     }
 }
 

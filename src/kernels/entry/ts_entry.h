@@ -3,9 +3,8 @@
  * names in SB_TS_KERNELS, src/device/programs.h), the families of
  * src/models/timeseries that run on a device. Float64: the program is built
  * only where the device has IEEE doubles (OpenCL's cl_khr_fp64, which
- * dev_opencl.c checks and turns on; CUDA). The arithmetic is kernels/ets.h's,
- * the function the host's loop over series calls; ARIMA's is kernels/arima.h,
- * the device's spelling of the host's fit (tests hold the two together).
+ * dev_opencl.c checks and turns on; CUDA). The arithmetic is kernels/ets.h's
+ * and kernels/arima.h's, the functions the host's loops over series call.
  */
 #include "../ets.h"
 #include "../arima.h"

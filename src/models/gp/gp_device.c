@@ -20,10 +20,9 @@
 
 #define GPD_NB 64 /* columns of a Cholesky / inverse panel on the device */
 
-/* The device of each kind, opened once (the program built once) and kept
- * for the process, used under the lock. */
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static sb_device *g_dev[4];
+/* The device of each kind, opened once and kept for the process, used
+ * under the slot's lock. */
+static sb_device_slot g_slot = SB_DEVICE_SLOT_INIT;
 
 struct gp_dev {
     sb_device *d;
@@ -41,12 +40,9 @@ sb_status sb_gp_dev_begin(int32_t kind, const double *X, int64_t n, int64_t d, i
     *out = NULL;
     gp_dev *g = sb_calloc(1, sizeof *g);
     if (!g) return sb_fail(SB_ERR_OUT_OF_MEMORY, "gaussian process: out of memory");
-    pthread_mutex_lock(&g_lock);
-    sb_status st = SB_OK;
-    if (!g_dev[kind] && (st = sb_device_open((sb_device_kind)kind, SB_PROG_GP, &g_dev[kind])) != SB_OK)
-        g_dev[kind] = NULL;
+    sb_status st = sb_device_slot_lock(&g_slot, (sb_device_kind)kind, SB_PROG_GP, &g->d);
     if (st == SB_OK) {
-        g->d = g_dev[kind], g->n = n, g->dfeat = d;
+        g->n = n, g->dfeat = d;
         const size_t nn = sizeof(double) * (size_t)n * (size_t)n;
         if (need >= 1 && g->d->max_alloc > 0 && (int64_t)nn > g->d->max_alloc)
             st = sb_fail(SB_ERR_LIMIT,
@@ -62,8 +58,8 @@ sb_status sb_gp_dev_begin(int32_t kind, const double *X, int64_t n, int64_t d, i
         if (st == SB_OK && need >= 2) st = sb_device_alloc(g->d, &g->Z, nn, "gaussian process inverse factor");
         if (st == SB_OK && need >= 2)
             st = sb_device_alloc(g->d, &g->part, sizeof(double) * (size_t)n * GP_MAX_PARAMS, "gaussian process gradient");
+        sb_device_slot_unlock(&g_slot);
     }
-    pthread_mutex_unlock(&g_lock);
     if (st != SB_OK) {
         sb_gp_dev_end(g);
         return st;
@@ -75,10 +71,10 @@ sb_status sb_gp_dev_begin(int32_t kind, const double *X, int64_t n, int64_t d, i
 void sb_gp_dev_end(gp_dev *g) {
     if (!g) return;
     if (g->d) {
-        pthread_mutex_lock(&g_lock);
+        pthread_mutex_lock(&g_slot.lock);
         sb_dbuf *all[] = {&g->X, &g->nodes, &g->ev, &g->A, &g->Z, &g->a, &g->part, &g->bad};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(g->d, all[i]);
-        pthread_mutex_unlock(&g_lock);
+        sb_device_slot_unlock(&g_slot);
     }
     sb_free(g);
 }
@@ -119,7 +115,7 @@ sb_status sb_gp_dev_factor(gp_dev *g, const gp_kernel *k, const double *ev, doub
     const int64_t n = g->n, dim = g->dfeat;
     const int32_t nnodes = k->nnodes, wg = d->wg;
     *bad = -1;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_slot.lock);
     sb_status st = put_kernel(g, k, ev);
     const int64_t none = -1;
     if (st == SB_OK) st = sb_device_write(d, &g->bad, 0, &none, sizeof none, "gaussian process pivot");
@@ -141,7 +137,7 @@ sb_status sb_gp_dev_factor(gp_dev *g, const gp_kernel *k, const double *ev, doub
     if (st == SB_OK) st = sb_device_read(d, &g->bad, 0, bad, sizeof *bad, "gaussian process pivot");
     if (st == SB_OK && *bad < 0)
         st = sb_device_read(d, &g->A, 0, L, sizeof(double) * (size_t)(n * n), "gaussian process factor");
-    pthread_mutex_unlock(&g_lock);
+    sb_device_slot_unlock(&g_slot);
     return st;
 }
 
@@ -152,7 +148,7 @@ sb_status sb_gp_dev_grad(gp_dev *g, const gp_kernel *k, const double *ev, const 
     sb_device *d = g->d;
     const int64_t n = g->n, dim = g->dfeat;
     const int32_t nnodes = k->nnodes, npar = k->npar, eye = 0, zero = 1;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_slot.lock);
     sb_status st = put_kernel(g, k, ev);
     if (st == SB_OK) st = sb_device_ensure(d, &g->a, sizeof(double) * (size_t)(n * t), "gaussian process alpha_");
     if (st == SB_OK) st = sb_device_write(d, &g->a, 0, a, sizeof(double) * (size_t)(n * t), "gaussian process alpha_");
@@ -177,7 +173,7 @@ sb_status sb_gp_dev_grad(gp_dev *g, const gp_kernel *k, const double *ev, const 
                        SB_ARG(g->part.h));
     if (st == SB_OK)
         st = sb_device_read(d, &g->part, 0, part, sizeof(double) * (size_t)(n * npar), "gaussian process gradient");
-    pthread_mutex_unlock(&g_lock);
+    sb_device_slot_unlock(&g_slot);
     return st;
 }
 
@@ -190,7 +186,7 @@ sb_status sb_gp_dev_cross(gp_dev *g, const gp_kernel *k, const double *ev, const
     const int64_t rows = ((int64_t)1 << 25) / n > 0 ? ((int64_t)1 << 25) / n : 1;
     const int64_t cm = rows < m ? rows : m;
     sb_dbuf xs = {0}, kb = {0};
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_slot.lock);
     sb_status st = put_kernel(g, k, ev);
     if (st == SB_OK) st = sb_device_alloc(d, &xs, sizeof(double) * (size_t)(cm * dim), "gaussian process query rows");
     if (st == SB_OK) st = sb_device_alloc(d, &kb, sizeof(double) * (size_t)(cm * n), "gaussian process cross kernel");
@@ -205,6 +201,6 @@ sb_status sb_gp_dev_cross(gp_dev *g, const gp_kernel *k, const double *ev, const
     }
     sb_device_release(d, &xs);
     sb_device_release(d, &kb);
-    pthread_mutex_unlock(&g_lock);
+    sb_device_slot_unlock(&g_slot);
     return st;
 }

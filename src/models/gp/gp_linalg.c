@@ -30,6 +30,7 @@
  * order (no contraction: the Makefile's -ffp-contract=off; AVX2 has no FMA).
  */
 #include "gp.h"
+#include "../../kernels/gp.h"
 #include <math.h> /* sqrt (correctly rounded) */
 #include <string.h>
 
@@ -224,9 +225,9 @@ static void gl_panel_task(void *ctx, int64_t task) {
 /* In place: the lower triangle of A (n x n, the upper +0) becomes L with
  * L L^T = A, in the file's one order. Returns the first column whose pivot
  * is not > 0 (or not finite), -1 when none, -2 when out of memory. Under the
- * separating arm (make SABOTAGE=gp-chol-order) the diagonal blocks sum each
- * element's products first and subtract the sum once: another order that
- * the fixture's cards must catch. */
+ * separating arm (make SABOTAGE=gp-chol-order) the diagonal blocks
+ * (kernels/gp.h's gpk_sub_dot) sum each element's products first and
+ * subtract the sum once: another order that the fixture's cards must catch. */
 int64_t sb_gp_cholesky(double *A, int64_t n) {
     if (n <= 0) return -1;
     const int32_t width = sb_parallel_width();
@@ -243,14 +244,7 @@ int64_t sb_gp_cholesky(double *A, int64_t n) {
             double *li = A + i * n;
             for (int64_t c = j0; c <= i; c++) {
                 const double *lc = A + c * n;
-                double s = li[c];
-#if defined(SB_SABOTAGE_GP_CHOL_ORDER)
-                double t = 0.0;
-                for (int64_t k = j0; k < c; k++) t = t + li[k] * lc[k];
-                s = s - t;
-#else
-                for (int64_t k = j0; k < c; k++) s = s - li[k] * lc[k];
-#endif
+                const double s = gpk_sub_dot(li[c], li, lc, j0, c);
                 if (c < i) li[c] = s / lc[c];
                 else if (!(s > 0.0) || s - s != 0.0) bad = i;
                 else li[i] = sqrt(s);

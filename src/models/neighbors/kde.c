@@ -525,13 +525,9 @@ sb_status sb_model_score_samples_on(const sb_model *m, const sb_dataset *queries
     if (st != SB_OK) return st;
     if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_score_samples: NULL queries");
     sb_device_kind kind = SB_DEVICE_CPU;
-    if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
-    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    if ((st = sb_device_parse_ready(device, &kind)) != SB_OK) return st;
     const size_t want = (size_t)queries->t.nrows;
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    if ((st = sb_out_size(out, cap, needed, want)) != SB_OK || !out) return st;
     if ((st = kd_check_rows(m, &queries->t)) != SB_OK) return st;
     return kd_score(m, &queries->t, kind, out);
 }
@@ -547,8 +543,7 @@ sb_status sb_model_score_on(const sb_model *m, const sb_dataset *queries, const 
     if (st != SB_OK) return st;
     if (!queries || !out) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_model_score: NULL argument");
     sb_device_kind kind = SB_DEVICE_CPU;
-    if ((st = sb_device_parse(device, &kind)) != SB_OK) return st;
-    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    if ((st = sb_device_parse_ready(device, &kind)) != SB_OK) return st;
     if ((st = kd_check_rows(m, &queries->t)) != SB_OK) return st;
     const int64_t n = queries->t.nrows;
     float *v = sb_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
@@ -606,10 +601,7 @@ sb_status sb_model_sample(const sb_model *m, int64_t n_samples, uint64_t random_
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "sample: n_samples=%lld must be in 0..2^40", (long long)n_samples);
     const int32_t d = m->num_features;
     const size_t want = (size_t)n_samples * (size_t)d;
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    if ((st = sb_out_size(out, cap, needed, want)) != SB_OK || !out) return st;
     double *cum = NULL;
     double W = 0.0;
     if (k->w) { /* cumulative weights in index order: the draw's inverse */

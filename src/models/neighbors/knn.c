@@ -1332,12 +1332,10 @@ sb_status sb_knn_predict(const sb_model *m, const sb_table *t, int32_t kind, con
                        k->task == SB_KNN_CLASSIFIER ? " and probabilities" : "");
     const int64_t n = t->nrows, per = kind == SB_PREDICT_PROBA ? k->nclass : 1;
     const size_t want = (size_t)(n * per);
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    sb_status st = sb_out_size(out, cap, needed, want);
+    if (st != SB_OK || !out) return st;
     sb_device_kind dk = SB_DEVICE_CPU;
-    sb_status st = sb_device_parse(device, &dk);
+    st = sb_device_parse(device, &dk);
     if (st == SB_OK) st = kn_check_queries(m, t);
     if (st != SB_OK) return st;
     int64_t nq, *off, *idx;

@@ -1595,14 +1595,12 @@ sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, int
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "a support vector model predicts values (SB_PREDICT_VALUE), decision "
                        "values (SB_PREDICT_RAW) or an SVC's probabilities (SB_PREDICT_PROBA)");
     const size_t want = (size_t)(n * w);
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    sb_status st = sb_out_size(out, cap, needed, want);
+    if (st != SB_OK || !out) return st;
     if (kind == SB_PREDICT_PROBA) { /* the doubles of sb_svm_predict_proba, rounded to float32 */
         double *pr = sb_malloc(sizeof(double) * (want ? want : 1));
         if (!pr) return sb_fail(SB_ERR_OUT_OF_MEMORY, "SVC: out of memory for %lld rows", (long long)n);
-        sb_status st = sv_proba(m, q, device, 0, pr);
+        st = sv_proba(m, q, device, 0, pr);
         for (size_t i = 0; st == SB_OK && i < want; i++) out[i] = (float)pr[i];
         sb_free(pr);
         return st;
@@ -1610,7 +1608,7 @@ sb_status sb_svm_predict(const sb_model *m, const sb_table *q, int32_t kind, int
     const int64_t np = sb_svm_npairs(s);
     double *dec = sb_malloc(sizeof(double) * (size_t)(n > 0 ? n * np : 1));
     if (!dec) return sb_fail(SB_ERR_OUT_OF_MEMORY, "support vector machines: out of memory for %lld rows", (long long)n);
-    sb_status st = kind == SB_PREDICT_RAW ? sb_svm_decision_f64(m, q, device, dec) : sv_decisions(m, q, device, dec);
+    st = kind == SB_PREDICT_RAW ? sb_svm_decision_f64(m, q, device, dec) : sv_decisions(m, q, device, dec);
     if (st == SB_OK && kind == SB_PREDICT_RAW) {
         for (int64_t i = 0; i < n * w; i++) out[i] = (float)dec[i];
     } else if (st == SB_OK && s->kind == SB_SVM_SVR) {
@@ -1717,10 +1715,8 @@ sb_status sb_svm_get_f64(const sb_model *m, const char *name, double *out, size_
  * name. */
 static sb_status sv_out_check(const sb_model *m, const sb_dataset *queries, const double *out, size_t cap,
                               size_t *needed, size_t want) {
-    if (needed) *needed = want;
-    if (cap == 0 && !out) return SB_OK;
-    if (cap < want || !out)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "output buffer too small: %zu elements needed, %zu given", want, cap);
+    const sb_status st = sb_out_size(out, cap, needed, want);
+    if (st != SB_OK || !out) return st;
     if (queries->t.ncols != m->num_features)
         return sb_fail(SB_ERR_INVALID_INPUT, "feature-count mismatch: the model has %d features, the data %d",
                        (int)m->num_features, (int)queries->t.ncols);
@@ -1734,8 +1730,7 @@ sb_status sb_svm_decision_function_on(const sb_model *m, const sb_dataset *queri
     if (st != SB_OK) return st;
     if (!queries) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_svm_decision_function: NULL queries");
     sb_device_kind dk = SB_DEVICE_CPU;
-    if ((st = sb_device_parse(device, &dk)) != SB_OK) return st;
-    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    if ((st = sb_device_parse_ready(device, &dk)) != SB_OK) return st;
     const size_t want = (size_t)queries->t.nrows * (size_t)sb_svm_decision_width(m);
     if ((st = sv_out_check(m, queries, out, cap, needed, want)) != SB_OK || !out) return st;
     return sb_svm_decision_f64(m, &queries->t, (int32_t)dk, out);

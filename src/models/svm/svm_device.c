@@ -10,13 +10,11 @@
  * own, so the model and the decision values are the host's bits.
  */
 #include "svm_device.h"
-#include <pthread.h>
 #include <string.h>
 
-/* The device of each kind, opened once (the program built once) and kept
- * for the process, used under the lock. */
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static sb_device *g_dev[4];
+/* The device of each kind, opened once and kept for the process, used
+ * under the slot's lock. */
+static sb_device_slot g_slot = SB_DEVICE_SLOT_INIT;
 
 /* Bytes the kernel values of one decision chunk may take (a schedule input). */
 #define SV_DEV_BUDGET ((int64_t)256 << 20)
@@ -29,14 +27,8 @@ sb_status sv_dev_open(int32_t kind, int32_t kernel, int32_t degree, int32_t d, d
     memset(v, 0, sizeof *v);
     if (kind != SB_DEVICE_CUDA && kind != SB_DEVICE_OPENCL)
         return sb_fail(SB_ERR_INTERNAL, "support vector machines: device kind %d is not a GPU", (int)kind);
-    pthread_mutex_lock(&g_lock);
-    sb_status st = SB_OK;
-    if (!g_dev[kind] && (st = sb_device_open((sb_device_kind)kind, SB_PROG_TS, &g_dev[kind])) != SB_OK) {
-        g_dev[kind] = NULL;
-        pthread_mutex_unlock(&g_lock);
-        return st;
-    }
-    v->d = g_dev[kind];
+    const sb_status st = sb_device_slot_lock(&g_slot, (sb_device_kind)kind, SB_PROG_TS, &v->d);
+    if (st != SB_OK) return st;
     v->kernel = kernel, v->degree = degree, v->dfeat = d, v->gamma = gamma, v->coef0 = coef0;
     return SB_OK;
 }
@@ -46,7 +38,7 @@ void sv_dev_close(sv_dev *v) {
     sb_dbuf *all[] = {&v->rows, &v->pt, &v->row, &v->idx, &v->K, &v->coef, &v->pairs, &v->rho, &v->dec};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(v->d, all[i]);
     v->d = NULL;
-    pthread_mutex_unlock(&g_lock);
+    sb_device_slot_unlock(&g_slot);
 }
 
 sb_status sv_dev_set_rows(sv_dev *v, const float *x, int64_t n) {

@@ -18,6 +18,7 @@
 #ifndef SB_MODELS_ARIMA_H
 #define SB_MODELS_ARIMA_H
 #include "../../core/internal.h"
+#include "../../kernels/arima.h" /* the fit itself (ak_fit), host and devices */
 
 #define SB_ARIMA_MAX_ORDER 20   /* p, q, P, Q above it: SB_ERR_LIMIT */
 #define SB_ARIMA_MAX_DIFF 2     /* d, D above it: SB_ERR_LIMIT */
@@ -81,6 +82,14 @@ void sb_arima_release(sb_arima *e);
  * final filter fails gives SB_ERR_INTERNAL in sts[i], as the host's. */
 sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64_t *offsets, int64_t nseries,
                               sb_arima *e, sb_status *sts);
+/* The kernel's specification of sp (kernels/arima.h's ak_spec). */
+ak_spec sb_arima_kspec(const arima_spec *sp);
+/* One series' results from ak_fit's slots (par, crit, state, fitted, resid,
+ * trace, counts: kernels/arima.h's ak_out) into f, its buffers allocated
+ * here; SB_ERR_INTERNAL when the final filter failed (counts[4]). */
+sb_status sb_arima_take(const arima_spec *sp, const double *y, int64_t n, arima_fit *f, const double *par,
+                        const double *crit, const double *state, const double *fitted, const double *resid,
+                        const double *trace, const int32_t *counts);
 /* Tests: the device's byte budget a chunk of series may use (0: the default). */
 void sb_arima_device_budget_for_tests(int64_t bytes);
 /* h forecasts of a fitted series: mean, and (each may be NULL) the standard

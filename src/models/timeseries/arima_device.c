@@ -2,8 +2,8 @@
  * arima_device.c: ARIMA on a GPU (device=cuda|opencl|gpu;
  * docs/timeseries.md, "Devices"): the time-series program's ke_arima_fit
  * (kernels/entry/ts_entry.h), one work-item a series, each running
- * kernels/arima.h's ak_fit_series, the device's spelling of the host's
- * fit_one in the host's order of operations. The host here only moves bytes:
+ * kernels/arima.h's ak_fit_series, the fit the host's fit_one calls too
+ * (ak_fit at stride 1). The host here only moves bytes:
  * the checked batch in chunks that fit the device, each chunk's values and
  * offsets up, every series' results down into its arima_fit. A chunk's
  * bounds decide no bit (a work-item reads its own series and writes its own
@@ -13,18 +13,11 @@
 #include "arima.h"
 #include "ts_common.h"
 #include "../../device/device.h"
-#include "../../kernels/arima.h"
-#include <pthread.h>
 #include <string.h>
 
-SB_STATIC_ASSERT(AK_MAX_ORDER == SB_ARIMA_MAX_ORDER, "kernels/arima.h's order limit is arima.h's");
-SB_STATIC_ASSERT(AK_NM_MAXD == TS_NM_MAXD, "kernels/arima.h's simplex dimension is ts_common.h's");
-SB_STATIC_ASSERT(AK_MAX_PAR == SB_ARIMA_MAX_PAR, "kernels/arima.h's parameter count is arima.h's");
-
-/* The device of each kind, opened once (the program built once) and kept
- * for the process, used under the lock. */
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static sb_device *g_dev[4];
+/* The device of each kind, opened once and kept for the process, used
+ * under the slot's lock. */
+static sb_device_slot g_slot = SB_DEVICE_SLOT_INIT;
 
 /* Bytes a chunk may ask of the device in all (a schedule input only). */
 #define ARIMA_DEV_BUDGET ((int64_t)3 << 30)
@@ -40,43 +33,6 @@ static int grow(void **p, size_t n) {
     return 1;
 }
 
-static ak_spec kspec(const arima_spec *sp) {
-    ak_spec k;
-    k.p = sp->p, k.d = sp->d, k.q = sp->q, k.P = sp->P, k.D = sp->D, k.Q = sp->Q, k.s = sp->s;
-    k.trend = sp->trend, k.ngiven = sp->ngiven;
-    return k;
-}
-
-/* The results of one series (its slots of the chunk's arrays) into f, its
- * buffers allocated here as fit_one allocates them; SB_ERR_INTERNAL when its
- * final filter failed (fit_one's status). */
-static sb_status arima_take(const arima_spec *sp, const double *y, int64_t n, arima_fit *f, const double *par,
-                            const double *crit, const double *state, const double *fitted, const double *resid,
-                            const double *trace, const int32_t *counts) {
-    const int32_t r = sb_arima_state_dim(sp), L = sb_arima_diff_lag(sp), np = sb_arima_npar(sp);
-    const size_t rr = (size_t)r * (size_t)r;
-    const int32_t nt = counts[3];
-    f->n = n, f->nobs = n - L;
-    f->fitted = sb_malloc(sizeof(double) * (size_t)n);
-    f->resid = sb_malloc(sizeof(double) * (size_t)n);
-    f->a = sb_calloc((size_t)r, sizeof(double));
-    f->P = sb_calloc(rr, sizeof(double));
-    f->ylast = sb_calloc((size_t)L + 1, sizeof(double));
-    f->trace = sb_malloc(sizeof(double) * (size_t)(nt > 0 ? nt : 1));
-    if (!f->fitted || !f->resid || !f->a || !f->P || !f->ylast || !f->trace) return SB_ERR_OUT_OF_MEMORY;
-    if (counts[4] != 0) return SB_ERR_INTERNAL;
-    memcpy(f->par, par, sizeof(double) * (size_t)np);
-    f->llf = crit[0], f->aic = crit[1], f->aicc = crit[2], f->bic = crit[3];
-    memcpy(f->fitted, fitted, sizeof(double) * (size_t)n);
-    memcpy(f->resid, resid, sizeof(double) * (size_t)n);
-    memcpy(f->a, state, sizeof(double) * (size_t)r);
-    memcpy(f->P, state + r, sizeof(double) * rr);
-    for (int32_t k = 0; k < L; k++) f->ylast[k] = y[n - 1 - k];
-    memcpy(f->trace, trace, sizeof(double) * (size_t)(nt > 0 ? nt : 0));
-    f->ntrace = nt, f->nfev = counts[0], f->nit = counts[1], f->converged = counts[2];
-    return SB_OK;
-}
-
 typedef struct arima_dbufs {
     sb_dbuf y, off, ord, given, scr, par, crit, state, fitted, resid, trace, counts;
 } arima_dbufs;
@@ -87,15 +43,10 @@ sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64
     if (sp->css) /* the device's kernel is the exact likelihood's fit alone (kernels/arima.h) */
         return sb_fail(SB_ERR_IDENTITY_REFUSED, "arima: method=css runs on the cpu only in this library (the device "
                                                 "fits by the exact likelihood, method=ml)");
-    pthread_mutex_lock(&g_lock);
-    sb_status st = SB_OK;
-    if (!g_dev[kind] && (st = sb_device_open(kind, SB_PROG_TS, &g_dev[kind])) != SB_OK) {
-        g_dev[kind] = NULL;
-        pthread_mutex_unlock(&g_lock);
-        return st;
-    }
-    sb_device *d = g_dev[kind];
-    const ak_spec ks = kspec(sp);
+    sb_device *d;
+    sb_status st = sb_device_slot_lock(&g_slot, kind, SB_PROG_TS, &d);
+    if (st != SB_OK) return st;
+    const ak_spec ks = sb_arima_kspec(sp);
     const int32_t L = sb_arima_diff_lag(sp), np = sb_arima_npar(sp), r = sb_arima_state_dim(sp);
     const int64_t tmax = ak_trace_max(&ks), nst = (int64_t)r + (int64_t)r * r;
     /* bytes of one series beside its scratch and values */
@@ -166,7 +117,7 @@ sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64
                              (int)c[3]);
                 break;
             }
-            sts[i0 + i] = arima_take(sp, y + offsets[i0 + i], hoff[i + 1] - hoff[i], &e->fits[i0 + i], hpar + np * i,
+            sts[i0 + i] = sb_arima_take(sp, y + offsets[i0 + i], hoff[i + 1] - hoff[i], &e->fits[i0 + i], hpar + np * i,
                                      hcrit + AK_NCRIT * i, hstate + nst * i, hfit + hoff[i], hres + hoff[i],
                                      htrace + tmax * i, c);
         }
@@ -174,7 +125,7 @@ sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64
     }
     sb_dbuf *all[] = {&b.y, &b.off, &b.ord, &b.given, &b.scr, &b.par, &b.crit, &b.state, &b.fitted, &b.resid, &b.trace, &b.counts};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sb_device_release(d, all[i]);
-    pthread_mutex_unlock(&g_lock);
+    sb_device_slot_unlock(&g_slot);
     sb_free(hpar), sb_free(hcrit), sb_free(hstate), sb_free(hfit), sb_free(hres), sb_free(htrace);
     sb_free(hcnt), sb_free(hoff);
     return st;

@@ -11,13 +11,11 @@
  */
 #include "ets.h"
 #include "../../device/device.h"
-#include <pthread.h>
 #include <string.h>
 
-/* The device of each kind, opened once (the program built once) and kept
- * for the process, used under the lock. */
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static sb_device *g_dev[4];
+/* The device of each kind, opened once and kept for the process, used
+ * under the slot's lock. */
+static sb_device_slot g_slot = SB_DEVICE_SLOT_INIT;
 
 /* Bytes a chunk may ask of the device in all (a schedule input only). */
 #define ETS_DEV_BUDGET ((int64_t)1 << 30)
@@ -74,14 +72,9 @@ static sb_status ets_take(const ets_spec *sp, sb_ets *e, int64_t g, int64_t a, i
 
 sb_status sb_ets_fit_device(const ets_spec *sp, const double *y, const int64_t *offsets, int64_t nseries, sb_ets *e) {
     const sb_device_kind kind = (sb_device_kind)sp->device;
-    pthread_mutex_lock(&g_lock);
-    sb_status st = SB_OK;
-    if (!g_dev[kind] && (st = sb_device_open(kind, SB_PROG_TS, &g_dev[kind])) != SB_OK) {
-        g_dev[kind] = NULL;
-        pthread_mutex_unlock(&g_lock);
-        return st;
-    }
-    sb_device *d = g_dev[kind];
+    sb_device *d;
+    sb_status st = sb_device_slot_lock(&g_slot, kind, SB_PROG_TS, &d);
+    if (st != SB_OK) return st;
     const int32_t m = sp->m, k = ets_nstates(sp);
     const int64_t nd = ets_scratch_doubles(k, m);
     /* bytes of one series beside its values, and of each value (y, fitted, resid) */
@@ -149,7 +142,7 @@ sb_status sb_ets_fit_device(const ets_spec *sp, const double *y, const int64_t *
         i0 = i1;
     }
     ets_dbufs_release(d, &b);
-    pthread_mutex_unlock(&g_lock);
+    sb_device_slot_unlock(&g_slot);
     sb_free(hpar), sb_free(hinit), sb_free(hlast), sb_free(hfit), sb_free(hres), sb_free(hcrit), sb_free(htrace);
     sb_free(hcnt), sb_free(hoff);
     return st;
