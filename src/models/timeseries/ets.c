@@ -91,12 +91,12 @@ sb_status sb_ets_check(const ets_spec *sp, const double *y, const int64_t *offse
         if (n < need)
             return sb_fail(SB_ERR_INVALID_INPUT, "series %lld has %lld values; this model needs at least %lld%s", (long long)i,
                            (long long)n, (long long)need, sp->seasonal ? " (two full seasonal periods)" : "");
-        if (sp->seasonal == ETS_MUL)
+        if (sp->seasonal == ETS_MUL || sp->error == ETS_MUL)
             for (int64_t t = 0; t < n; t++)
                 if (!(y[a + t] > 0.0))
-                    return sb_fail(SB_ERR_INVALID_INPUT,
-                                   "series %lld: value %lld is %g; multiplicative seasonality needs positive data",
-                                   (long long)i, (long long)t, y[a + t]);
+                    return sb_fail(SB_ERR_INVALID_INPUT, "series %lld: value %lld is %g; multiplicative %s needs positive data",
+                                   (long long)i, (long long)t, y[a + t],
+                                   sp->seasonal == ETS_MUL ? "seasonality" : "errors");
     }
     return SB_OK;
 }
@@ -221,7 +221,8 @@ void sb_ets_fit_digest(const ets_spec *sp, const ets_fit *f, uint8_t out[32]) {
     sb_sha256_ctx c;
     uint8_t b[64], *p = b;
     sb_sha256_init(&c);
-    sb_sha256_update(&c, "ETS1", 4);
+    /* multiplicative errors: "ETSM" (another model, the same layout) */
+    sb_sha256_update(&c, sp->error == ETS_MUL ? "ETSM" : "ETS1", 4);
     ts_put32(&p, (uint32_t)sp->trend), ts_put32(&p, (uint32_t)sp->damped), ts_put32(&p, (uint32_t)sp->seasonal);
     ts_put32(&p, (uint32_t)sp->m), ts_put64(&p, (uint64_t)f->n);
     sb_sha256_update(&c, b, (size_t)(p - b));
