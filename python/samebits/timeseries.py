@@ -20,7 +20,7 @@ declare("ets", {
     "load": (c_int, [c_char_p, _P(c_void_p)])})
 
 
-def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=None):
+def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=None, error="add"):
     def comp(name, v, allowed):
         if v is None or v is False:
             return "none"
@@ -34,6 +34,10 @@ def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=N
     if not isinstance(damped_trend, (bool, int)) or damped_trend not in (0, 1):
         raise InvalidArgumentError("damped_trend=%r must be True or False" % (damped_trend,))
     pairs.append(("damped_trend", "true" if damped_trend else "false"))
+    if error not in ("add", "additive", "mul", "multiplicative"):
+        raise InvalidArgumentError("error=%r: 'add' or 'mul'" % (error,))
+    if error in ("mul", "multiplicative"):
+        pairs.append(("error", "mul"))
     if seasonal_periods is not None:
         if isinstance(seasonal_periods, bool) or not isinstance(seasonal_periods, int) and \
                 not hasattr(seasonal_periods, "__index__"):
@@ -69,7 +73,12 @@ class ExponentialSmoothing(BatchModelFile, Estimator):
     seasonal: None, "add" or "mul"; seasonal_periods: the period (>= 2).
     smoothing_level, smoothing_trend, smoothing_seasonal, damping_trend: given
     values instead of estimated ones (statsmodels takes them in fit()). The
-    initial states are always estimated; the fit minimizes the SSE. device:
+    initial states are always estimated; the fit minimizes the SSE. error:
+    "add" (default: least squares, statsmodels' ExponentialSmoothing) or
+    "mul" (statsmodels' ETSModel name: multiplicative errors, the fit
+    maximizes the likelihood of Hyndman et al. 2008; positive data only; the
+    point forecasts follow the same recursions; sse is then the sum of
+    squared relative errors). device:
     "cpu" (default), "cuda", "opencl" or "gpu": each series' fit one device
     work-item, the same bits as the CPU's (docs/timeseries.md, "Devices").
 
@@ -82,7 +91,8 @@ class ExponentialSmoothing(BatchModelFile, Estimator):
 
     def __init__(self, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None,
                  smoothing_level=None, smoothing_trend=None, smoothing_seasonal=None, damping_trend=None,
-                 device="cpu"):
+                 device="cpu", error="add"):
+        self.error = error
         self.trend = trend
         self.damped_trend = damped_trend
         self.seasonal = seasonal
@@ -97,7 +107,7 @@ class ExponentialSmoothing(BatchModelFile, Estimator):
         return _spec_pairs(self.trend, self.damped_trend, self.seasonal, self.seasonal_periods,
                            [("smoothing_level", self.smoothing_level), ("smoothing_trend", self.smoothing_trend),
                             ("smoothing_seasonal", self.smoothing_seasonal), ("damping_trend", self.damping_trend)],
-                           self.device)
+                           self.device, self.error)
 
     def fit(self, y):
         """Fit one series y (1-d numbers, no missing value); returns self."""

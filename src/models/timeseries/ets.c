@@ -67,6 +67,13 @@ static int64_t ets_min_length(const ets_spec *sp) {
 
 int64_t sb_ets_min_length(const ets_spec *sp) { return ets_min_length(sp); }
 
+double sb_ets_auto_criterion(const ets_fit *f) {
+    const double np = (double)f->k + 1.0;
+    const int64_t dof = f->n - (int64_t)f->k - 2;
+    if (dof <= 0) return INFINITY;
+    return f->aic + 2.0 + (2.0 * np * (np + 1.0)) / (double)dof;
+}
+
 int32_t sb_ets_auto_pick(const double *aicc, int32_t n) {
     int32_t best = -1;
     for (int32_t i = 0; i < n; i++) {
