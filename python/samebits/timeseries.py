@@ -5,6 +5,7 @@ Nothing numeric is computed here: the C library fits, forecasts and digests.
 Values are float64 throughout. NumPy is optional: with it, arrays come back as
 numpy.ndarray (float64); without it, as lists of floats.
 """
+import math
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_void_p
 
 from ._base import Estimator, thread_count
@@ -243,24 +244,23 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
     return pd.DataFrame(rows, columns=[id_col, "step", time_col, "ExponentialSmoothing"])
 
 
-# AutoETS's candidates in their fixed order (R's forecast::ets loop: trend,
-# then season, then damping): (name, trend, damped_trend, seasonal).
+# AutoETS's candidates in their fixed order (R's forecast::ets loop: error,
+# trend, season, then damping): (trend, damped_trend, seasonal) for each error.
 _AUTO_ORDER = [(t, d, s) for t in ("N", "A") for s in ("N", "A", "M") for d in ((False,) if t == "N" else (False, True))]
 
 
 def _auto_candidates(model, damped, season_length, restrict):
-    """The candidates of an AutoETS model string, in _AUTO_ORDER: a list of
-    (name, trend, damped_trend, seasonal) for _spec_pairs."""
+    """The candidates of an AutoETS model string, in the fixed order (errors A
+    then M, each in _AUTO_ORDER): a list of (name, trend, damped_trend,
+    seasonal, error) for _spec_pairs."""
     if not isinstance(model, str) or len(model) != 3:
-        raise InvalidArgumentError("model=%r: three letters, error trend season (e.g. 'AZZ', 'AAN')" % (model,))
+        raise InvalidArgumentError("model=%r: three letters, error trend season (e.g. 'ZZZ', 'AZZ', 'MAN')" % (model,))
     e, t, s = model.upper()
-    if e in ("M", "Z"):
-        raise InvalidArgumentError("model=%r: multiplicative errors are not built (additive errors only: 'A' first; "
-                                   "docs/timeseries.md, AutoETS)" % (model,))
-    if e != "A":
-        raise InvalidArgumentError("model=%r: the error is 'A' (multiplicative errors are not built)" % (model,))
+    if e not in "AMZ":
+        raise InvalidArgumentError("model=%r: the error is one of A, M, Z" % (model,))
     if t == "M":
-        raise InvalidArgumentError("model=%r: a multiplicative trend is not built" % (model,))
+        raise InvalidArgumentError("model=%r: a multiplicative trend is not built (statsforecast's default "
+                                   "leaves it out too)" % (model,))
     if t not in "NAZ" or s not in "NAMZ":
         raise InvalidArgumentError("model=%r: trend one of N, A, Z; season one of N, A, M, Z" % (model,))
     if damped not in (None, True, False):
@@ -272,18 +272,22 @@ def _auto_candidates(model, damped, season_length, restrict):
         raise InvalidArgumentError("model=%r: a season of type %s needs season_length >= 2" % (model, s))
     if t == "N" and damped is True:
         raise InvalidArgumentError("damped=True with trend 'N': no trend to damp")
-    if restrict and s == "M":
+    if restrict and e == "A" and s == "M":
         raise InvalidArgumentError("model=%r: additive errors with a multiplicative season are excluded by "
                                    "restrict=True (R's and statsforecast's rule: infinite variance); pass "
                                    "restrict=False to fit them" % (model,))
     out = []
-    for tt, dd, ss in _AUTO_ORDER:
-        if (t != "Z" and tt != t) or (s != "Z" and ss != s) or (damped is not None and dd != damped):
+    for ee in ("A", "M"):
+        if e != "Z" and ee != e:
             continue
-        if ss != "N" and m == 1 or (restrict and ss == "M"):
-            continue
-        name = "A" + tt + ("d" if dd else "") + ss
-        out.append((name, "add" if tt == "A" else None, dd, {"N": None, "A": "add", "M": "mul"}[ss]))
+        for tt, dd, ss in _AUTO_ORDER:
+            if (t != "Z" and tt != t) or (s != "Z" and ss != s) or (damped is not None and dd != damped):
+                continue
+            if ss != "N" and m == 1 or (restrict and ee == "A" and ss == "M"):
+                continue
+            name = ee + tt + ("d" if dd else "") + ss
+            out.append((name, "add" if tt == "A" else None, dd, {"N": None, "A": "add", "M": "mul"}[ss],
+                        "mul" if ee == "M" else "add"))
     if not out:
         raise InvalidArgumentError("model=%r, damped=%r: no admissible model" % (model, damped))
     return out, m
@@ -293,26 +297,49 @@ def _auto_admissible(cand, m, y):
     """1 when the library would fit candidate cand to y: its length rule
     (ets.c's ets_min_length with every parameter estimated: two full periods
     with a season, else one more than the states and parameters, at least 2)
-    and, for a multiplicative season, positive values."""
-    _, trend, damped, seasonal = cand
+    and, for a multiplicative season or multiplicative errors, positive values
+    (R's and statsforecast's rule: such candidates are left out otherwise)."""
+    _, trend, damped, seasonal, error = cand
     est = 1 + (1 if trend else 0) + 1 + (1 if trend else 0) + (1 if seasonal else 0) + (1 if damped else 0)
     need = max(est + 1, 2)
     if seasonal:
         need = max(need, 2 * m)
     if len(y) < need:
         return False
-    if seasonal == "mul":
+    if seasonal == "mul" or error == "mul":
         return all(v > 0 for v in y)
     return True
 
 
+def _auto_criterion(b, pos):
+    """AutoETS's criterion of fit pos of batch b (ets.c's
+    sb_ets_auto_criterion, the same operations): the AICc of Hyndman et al.
+    (2008), R's ets and statsforecast, which counts k + 1 parameters (the
+    smoothing parameters, the initial states and sigma), less n log n (the
+    same for every candidate): aic + 2 + 2 np (np + 1) / (n - np - 1); +inf
+    when n - np - 1 <= 0. (The fit's own aicc is statsmodels'.)"""
+    aic = b.array(pos, "aic")[0]
+    k, n = b.integer(pos, "k"), b.integer(pos, "nobs")
+    if n - k - 2 <= 0:
+        return math.inf
+    npar = float(k) + 1.0
+    return aic + 2.0 + (2.0 * npar * (npar + 1.0)) / float(n - k - 2)
+
+
 def _auto_select(series, model, damped, season_length, restrict, device):
     """Fit every admissible candidate to every series (one batch a candidate)
-    and keep, for each series, the lowest AICc; a tie keeps the earlier
-    candidate (strict <). Returns (picks, table): picks[i] = (candidate
-    index, batch, position) or None, table[i] = [(name, aicc or None)]."""
+    and keep, for each series, the lowest criterion (_auto_criterion); a tie
+    keeps the earlier candidate (strict <). A missing value is refused by
+    name, with the series' own index, before any fit. Returns (picks, cands,
+    m, table): picks[i] = (candidate index, batch, position), table[i] =
+    [(name, criterion or None)]."""
     cands, m = _auto_candidates(model, damped, season_length, restrict)
     ys = [list(map(float, _out(_series(y, "series %d" % i)))) for i, y in enumerate(series)]
+    for i, y in enumerate(ys):
+        bad = [t for t, v in enumerate(y) if not math.isfinite(v)]
+        if bad:
+            raise InvalidInputError("series %d: value %d is %s; missing values are refused (docs/timeseries.md)"
+                                    % (i, bad[0], "NaN" if y[bad[0]] != y[bad[0]] else "infinite"))
     picks = [None] * len(ys)
     best = [None] * len(ys)
     table = [[] for _ in ys]
@@ -323,10 +350,10 @@ def _auto_select(series, model, damped, season_length, restrict, device):
                 table[i].append((c[0], None))
         if not idx:
             continue
-        pairs = _spec_pairs(c[1], c[2], c[3], m if c[3] else None, [], device)
+        pairs = _spec_pairs(c[1], c[2], c[3], m if c[3] else None, [], device, c[4])
         b = _Batch(pairs, [ys[i] for i in idx])
         for pos, i in enumerate(idx):
-            a = b.array(pos, "aicc")[0]
+            a = _auto_criterion(b, pos)
             table[i].append((c[0], a))
             if best[i] is None or a < best[i]:
                 best[i], picks[i] = a, (ci, b, pos)
@@ -348,20 +375,25 @@ class AutoETS(BatchModelFile, Estimator):
     candidates of a model string, statsforecast's AutoETS and R's ets names.
 
     model: three letters, error, trend and season, each a type or Z (chosen):
-    error 'A' (multiplicative errors are not built), trend N, A or Z, season
-    N, A, M or Z; default 'AZZ'. damped: None tries both, True or False fixes
-    it. season_length: the period (1: no season). restrict=True (R's and
-    statsforecast's default) leaves out additive errors with a multiplicative
-    season; restrict=False fits those too (statsmodels' Holt-Winters
-    multiplicative, on positive series only). Each candidate is samebits'
-    ExponentialSmoothing fit (the same bits); the pick is the lowest AICc,
-    a tie keeping the earlier candidate in the fixed order (trend N before A,
-    season N, A, M, undamped before damped). Candidates a series is too short
-    for are skipped (ets.c's length rule).
+    error A, M or Z, trend N, A or Z (a multiplicative trend is not built;
+    statsforecast leaves it out by default), season N, A, M or Z; default
+    'AZZ' ('ZZZ' is statsforecast's). damped: None tries both, True or False
+    fixes it. season_length: the period (1: no season). restrict=True (R's
+    and statsforecast's default) leaves out additive errors with a
+    multiplicative season; restrict=False fits those too. Multiplicative
+    errors and seasons are candidates only for positive series (R's rule).
+    Each candidate is samebits' ExponentialSmoothing fit (the same bits;
+    error='mul' for M); the pick is the lowest AICc of Hyndman et al. (2008),
+    which counts sigma with the smoothing parameters and initial states
+    (R's ets and statsforecast; the fit's own aicc is statsmodels', which
+    does not), a tie keeping the earlier candidate in the fixed order (error
+    A before M, trend N before A, season N, A, M, undamped before damped).
+    Candidates a series is too short for are skipped (ets.c's length rule).
+    A missing value is refused by name (InvalidInputError, the series' index).
 
     fit(y) returns self with model_ (statsforecast's method string, e.g.
     'ETS(A,Ad,N)'), estimator_ (the chosen fitted ExponentialSmoothing),
-    candidates_ ((name, aicc) in the fixed order; None where skipped),
+    candidates_ ((name, criterion) in the fixed order; None where skipped),
     forecast(h), predict(h) ({"mean": forecast}, statsforecast's), and the
     chosen model's fittedvalues, resid, params_, sse, aic, aicc, bic,
     series_digest_, model_digest_ and model file.
@@ -378,9 +410,9 @@ class AutoETS(BatchModelFile, Estimator):
         picks, cands, m, table = _auto_select([y], self.model, self.damped, self.season_length, self.restrict,
                                               self.device)
         ci, b, pos = picks[0]
-        name, trend, damped, seasonal = cands[ci]
+        name, trend, damped, seasonal, error = cands[ci]
         est = ExponentialSmoothing(trend=trend, damped_trend=damped, seasonal=seasonal,
-                                   seasonal_periods=m if seasonal else None, device=self.device)
+                                   seasonal_periods=m if seasonal else None, device=self.device, error=error)
         est._batch = est._model = b  # the candidate's batch of this one series: its fit
         self.estimator_ = est
         self.model_ = _sf_name(name)
