@@ -243,6 +243,11 @@ SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL
         l = ln;
         if (!ets_finite(sse)) return ets_inf();
     }
+    if (out) {
+        last[0] = l;
+        last[1] = tr ? b : ets_nan();
+        for (sb_i32 j = 0; se && j < m; j++) last[2 + j] = s[(sb_i64)((sb_i32)((w->n + j) % m)) * sw];
+    }
     w->csum = sse, w->lsum = lsum;
     if (me) {
         /* The likelihood of Hyndman et al. (2008, sec. 5.2) concentrated over
@@ -270,11 +275,6 @@ SB_FN double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL
         }
         const double q = sse * sb__hx_exp(ex);
         return ets_finite(q) ? q : ets_inf();
-    }
-    if (out) {
-        last[0] = l;
-        last[1] = tr ? b : ets_nan();
-        for (sb_i32 j = 0; se && j < m; j++) last[2 + j] = s[(sb_i64)((sb_i32)((w->n + j) % m)) * sw];
     }
     return sse;
 }

@@ -166,6 +166,11 @@ def test_zzz_is_every_error_and_its_pick_the_lowest_criterion():
     assert list(a.forecast(9)) == list(each[best].forecast(9))
     # a multiplicative-error fit is another model than the additive one (its own digest)
     assert each["MNN"].series_digest_ != each["ANN"].series_digest_
+    # its forecasts continue its recursions: MNN's are its final level, MAN's the level plus j trends
+    fin = each["MNN"]._arr("final_states")
+    assert list(each["MNN"].forecast(3)) == [fin[0]] * 3 and fin[0] > 0
+    fin = each["MAN"]._arr("final_states")
+    assert list(each["MAN"].forecast(2)) == [fin[0] + 1.0 * fin[1], fin[0] + 2.0 * fin[1]]
 
 
 def test_zzz_on_a_non_positive_series_keeps_only_additive_candidates():
