@@ -360,20 +360,14 @@ def auto_quality(series, threads, res, on_row, arima=True):
             tt[key] += time.perf_counter() - t0
             r["ets_" + model] = mod.model_["method"]
             r["smape_ets_" + model] = smape(yte, mod.predict(h)["mean"])
-        samebits.set_num_threads(1)
-        t0 = time.perf_counter()
-        a = samebits.AutoETS(season_length=m or 1, model="AZZ").fit(ytr)
-        tt["sb_ets"] += time.perf_counter() - t0
-        samebits.set_num_threads(0)
-        r["ets_sb"] = a.model_
-        r["smape_ets_sb"] = smape(yte, a.forecast(h))
-        samebits.set_num_threads(1)
-        t0 = time.perf_counter()
-        z = samebits.AutoETS(season_length=m or 1, model="ZZZ").fit(ytr)
-        tt["sb_ets_zzz"] += time.perf_counter() - t0
-        samebits.set_num_threads(0)
-        r["ets_sb_zzz"] = z.model_
-        r["smape_ets_sb_zzz"] = smape(yte, z.forecast(h))
+        for model, key, suf in (("AZZ", "sb_ets", "sb"), ("ZZZ", "sb_ets_zzz", "sb_zzz")):
+            samebits.set_num_threads(1)
+            t0 = time.perf_counter()
+            a = samebits.AutoETS(season_length=m or 1, model=model).fit(ytr)
+            tt[key] += time.perf_counter() - t0
+            samebits.set_num_threads(0)
+            r["ets_" + suf] = a.model_
+            r["smape_ets_" + suf] = smape(yte, a.forecast(h))
         if not arima:
             rows.append(r)
             on_row()
