@@ -202,9 +202,10 @@ class ExponentialSmoothing(BatchModelFile, Estimator):
 
 
 def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None, id_col="unique_id",
-                 time_col="ds", target_col="y", n_jobs=None, device="cpu"):
+                 time_col="ds", target_col="y", n_jobs=None, device="cpu", error="add"):
     """Fit one model to every series of a long-format DataFrame (unique_id, ds,
-    y; statsforecast's layout) in one batch and forecast h steps of each.
+    y; statsforecast's layout) in one batch and forecast h steps of each
+    (error="mul": multiplicative errors, as ExponentialSmoothing's).
 
     device: "cpu" (the host's threads), "cuda", "opencl" or "gpu": one device
     work-item a series, the same bits (docs/timeseries.md, "Devices").
@@ -227,7 +228,7 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
     d["_pos"] = pd.Categorical(d[id_col], categories=order).codes
     d = d.sort_values(["_pos", time_col], kind="stable")
     groups = [g for _, g in d.groupby("_pos", sort=True)]
-    pairs = _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, [], device)
+    pairs = _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, [], device, error)
     with thread_count(n_jobs):
         batch = _Batch(pairs, [g[target_col].to_numpy(dtype="float64") for g in groups])
     rows = []
