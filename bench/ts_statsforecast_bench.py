@@ -50,10 +50,12 @@ How the models map (statsforecast 2.x, a port of R's forecast::ets/arima):
     series has more than 150 values or m > 12, the pick refitted by exact
     ML) and, on the --ml-series, also with approximation=False (every
     candidate by exact ML, as statsforecast's default).
-  * AutoETS: statsforecast's "ZZZ" (every allowed model) and "AZZ" (additive
-    errors: ANN, AAN, AAdN, ANA, AAA, AAdA) against samebits.AutoETS(model=
-    "AZZ") (the same six candidates, restrict=True; multiplicative errors are
-    not built in samebits).
+  * AutoETS: statsforecast's "AZZ" (additive errors: ANN, AAN, AAdN, ANA,
+    AAA, AAdA) and "ZZZ" (every allowed model: those and the multiplicative
+    errors MNN, MNA, MNM, MAN, MAdN, MAA, MAM, MAdA, MAdM; no multiplicative
+    trend, statsforecast's default) against samebits.AutoETS with the same
+    model strings (the same candidates, restrict=True). --skip auto-arima
+    runs the AutoETS searches alone.
 
 Times (fit only; 2 cores, the machine shared; load is recorded): samebits one
 batch a model and period at --threads; statsforecast through
@@ -340,12 +342,13 @@ def arima_quality(series, threads):
     return rows, times
 
 
-def auto_quality(series, threads, res, on_row):
+def auto_quality(series, threads, res, on_row, arima=True):
     """Fills res = (rows, times) a series at a time, calling on_row after each."""
     from statsforecast.models import AutoARIMA, AutoETS
     rows, tt = res
     tt.update({"sb_arima": 0.0, "sb_arima_ml": 0.0, "sf_arima_fixed": 0.0, "sf_arima_default": 0.0, "sb_ets": 0.0,
-               "sf_ets_azz": 0.0, "sf_ets_zzz": 0.0, "ml_series": 0, "sf_arima_fixed_ml_subset": 0.0})
+               "sf_ets_azz": 0.0, "sf_ets_zzz": 0.0, "ml_series": 0, "sf_arima_fixed_ml_subset": 0.0,
+               "sb_ets_zzz": 0.0, "arima": arima})
     for k, (y, m) in series.items():
         h = horizon(m)
         ytr, yte = y[:-h], y[-h:]
@@ -357,13 +360,18 @@ def auto_quality(series, threads, res, on_row):
             tt[key] += time.perf_counter() - t0
             r["ets_" + model] = mod.model_["method"]
             r["smape_ets_" + model] = smape(yte, mod.predict(h)["mean"])
-        samebits.set_num_threads(1)
-        t0 = time.perf_counter()
-        a = samebits.AutoETS(season_length=m or 1, model="AZZ").fit(ytr)
-        tt["sb_ets"] += time.perf_counter() - t0
-        samebits.set_num_threads(0)
-        r["ets_sb"] = a.model_
-        r["smape_ets_sb"] = smape(yte, a.forecast(h))
+        for model, key, suf in (("AZZ", "sb_ets", "sb"), ("ZZZ", "sb_ets_zzz", "sb_zzz")):
+            samebits.set_num_threads(1)
+            t0 = time.perf_counter()
+            a = samebits.AutoETS(season_length=m or 1, model=model).fit(ytr)
+            tt[key] += time.perf_counter() - t0
+            samebits.set_num_threads(0)
+            r["ets_" + suf] = a.model_
+            r["smape_ets_" + suf] = smape(yte, a.forecast(h))
+        if not arima:
+            rows.append(r)
+            on_row()
+            continue
         # AutoARIMA
         t0 = time.perf_counter()
         dflt = AutoARIMA(season_length=m or 1).fit(ytr)
@@ -506,7 +514,8 @@ def main():
     ap.add_argument("--zones", type=int, default=24)
     ap.add_argument("--auto-zones", type=int, default=2)
     ap.add_argument("--auto-series", default="", help="comma list of series for the searches' sMAPE (default all)")
-    ap.add_argument("--skip", default="", help="comma list of parts to skip: ets,arima,auto,batch")
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: ets,arima,auto,batch, "
+                    "auto-arima (the searches' ARIMA half: the AutoETS searches alone)")
     ap.add_argument("--ml-series", default="", help="comma list of series whose search also runs with "
                     "approximation=False (every candidate by exact ML; long)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
@@ -541,7 +550,7 @@ def main():
         keys = sorted(series, key=lambda k: (not k.startswith("sm/"), list(series).index(k)))
         auto = {k: series[k] for k in keys if not a.auto_series or k in a.auto_series.split(",")}
         res["auto"] = ([], {})
-        auto_quality(auto, a.threads, res["auto"], lambda: record(a, res, load0, t_start))
+        auto_quality(auto, a.threads, res["auto"], lambda: record(a, res, load0, t_start), "auto-arima" not in skip)
     if "batch" not in skip and "auto" not in skip and a.auto_zones > 0:
         batched_auto(zones, a.auto_zones, a.threads, res["batch"])
         record(a, res, load0, t_start)
@@ -633,6 +642,30 @@ def write_md(out, base, head, res):
                 t["samebits_s"] / t["sf_cssml_s"]))
         L.append("")
     if "auto" in res:
+        rows, tt = res["auto"]
+
+        def mean(key):
+            v = [r[key] for r in rows if r[key] == r[key]]
+            return float(np.mean(v)) if v else float("nan")
+        L += ["## AutoETS: sMAPE on the held-out tail (h = 2m, or 10)", "",
+              "samebits.AutoETS(model='AZZ') and (model='ZZZ') beside statsforecast's AutoETS with the same "
+              "model strings (1 thread each side, one series after another).", "",
+              "| series | h | sb AZZ | sMAPE | sf AZZ | sMAPE | sb ZZZ | sMAPE | sf ZZZ | sMAPE |",
+              "| --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- | ---: |"]
+        for r in rows:
+            L.append("| %s | %d | %s | %.2f | %s | %.2f | %s | %.2f | %s | %.2f |" % (
+                r["series"], r["h"], r["ets_sb"], r["smape_ets_sb"], r["ets_AZZ"], r["smape_ets_AZZ"],
+                r["ets_sb_zzz"], r["smape_ets_sb_zzz"], r["ets_ZZZ"], r["smape_ets_ZZZ"]))
+        L.append("| **mean** | | | **%.2f** | | **%.2f** | | **%.2f** | | **%.2f** |" % (
+            mean("smape_ets_sb"), mean("smape_ets_AZZ"), mean("smape_ets_sb_zzz"), mean("smape_ets_ZZZ")))
+        L += ["", "AZZ: samebits mean %.2f against statsforecast %.2f (%+.1f%%); ZZZ: %.2f against %.2f (%+.1f%%). "
+              "Search times (s): samebits AZZ %.3f, ZZZ %.3f; statsforecast AZZ %.3f, ZZZ %.3f." % (
+                  mean("smape_ets_sb"), mean("smape_ets_AZZ"),
+                  100.0 * (mean("smape_ets_sb") / mean("smape_ets_AZZ") - 1.0),
+                  mean("smape_ets_sb_zzz"), mean("smape_ets_ZZZ"),
+                  100.0 * (mean("smape_ets_sb_zzz") / mean("smape_ets_ZZZ") - 1.0),
+                  tt["sb_ets"], tt["sb_ets_zzz"], tt["sf_ets_azz"], tt["sf_ets_zzz"]), ""]
+    if "auto" in res and res["auto"][1].get("arima", True):
         rows, tt = res["auto"]
 
         def mean(key):

@@ -5,6 +5,7 @@ Nothing numeric is computed here: the C library fits, forecasts and digests.
 Values are float64 throughout. NumPy is optional: with it, arrays come back as
 numpy.ndarray (float64); without it, as lists of floats.
 """
+import math
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_void_p
 
 from ._base import Estimator, thread_count
@@ -20,7 +21,7 @@ declare("ets", {
     "load": (c_int, [c_char_p, _P(c_void_p)])})
 
 
-def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=None):
+def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=None, error="add"):
     def comp(name, v, allowed):
         if v is None or v is False:
             return "none"
@@ -34,6 +35,10 @@ def _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, given, device=N
     if not isinstance(damped_trend, (bool, int)) or damped_trend not in (0, 1):
         raise InvalidArgumentError("damped_trend=%r must be True or False" % (damped_trend,))
     pairs.append(("damped_trend", "true" if damped_trend else "false"))
+    if error not in ("add", "additive", "mul", "multiplicative"):
+        raise InvalidArgumentError("error=%r: 'add' or 'mul'" % (error,))
+    if error in ("mul", "multiplicative"):
+        pairs.append(("error", "mul"))
     if seasonal_periods is not None:
         if isinstance(seasonal_periods, bool) or not isinstance(seasonal_periods, int) and \
                 not hasattr(seasonal_periods, "__index__"):
@@ -69,7 +74,12 @@ class ExponentialSmoothing(BatchModelFile, Estimator):
     seasonal: None, "add" or "mul"; seasonal_periods: the period (>= 2).
     smoothing_level, smoothing_trend, smoothing_seasonal, damping_trend: given
     values instead of estimated ones (statsmodels takes them in fit()). The
-    initial states are always estimated; the fit minimizes the SSE. device:
+    initial states are always estimated; the fit minimizes the SSE. error:
+    "add" (default: least squares, statsmodels' ExponentialSmoothing) or
+    "mul" (statsmodels' ETSModel name: multiplicative errors, the fit
+    maximizes the likelihood of Hyndman et al. 2008; positive data only; the
+    point forecasts follow the same recursions; sse is then the sum of
+    squared relative errors). device:
     "cpu" (default), "cuda", "opencl" or "gpu": each series' fit one device
     work-item, the same bits as the CPU's (docs/timeseries.md, "Devices").
 
@@ -82,7 +92,8 @@ class ExponentialSmoothing(BatchModelFile, Estimator):
 
     def __init__(self, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None,
                  smoothing_level=None, smoothing_trend=None, smoothing_seasonal=None, damping_trend=None,
-                 device="cpu"):
+                 device="cpu", error="add"):
+        self.error = error
         self.trend = trend
         self.damped_trend = damped_trend
         self.seasonal = seasonal
@@ -97,7 +108,7 @@ class ExponentialSmoothing(BatchModelFile, Estimator):
         return _spec_pairs(self.trend, self.damped_trend, self.seasonal, self.seasonal_periods,
                            [("smoothing_level", self.smoothing_level), ("smoothing_trend", self.smoothing_trend),
                             ("smoothing_seasonal", self.smoothing_seasonal), ("damping_trend", self.damping_trend)],
-                           self.device)
+                           self.device, self.error)
 
     def fit(self, y):
         """Fit one series y (1-d numbers, no missing value); returns self."""
@@ -219,9 +230,10 @@ def _next_stamps(ts, h):
 
 
 def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_periods=None, id_col="unique_id",
-                 time_col="ds", target_col="y", n_jobs=None, device="cpu"):
+                 time_col="ds", target_col="y", n_jobs=None, device="cpu", error="add"):
     """Fit one model to every series of a long-format DataFrame (unique_id, ds,
-    y; statsforecast's layout) in one batch and forecast h steps of each.
+    y; statsforecast's layout) in one batch and forecast h steps of each
+    (error="mul": multiplicative errors, as ExponentialSmoothing's).
 
     device: "cpu" (the host's threads), "cuda", "opencl" or "gpu": one device
     work-item a series, the same bits (docs/timeseries.md, "Devices").
@@ -235,7 +247,7 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
     """
     import pandas as pd
     order, groups = _long_groups(df, h, id_col, time_col, target_col)
-    pairs = _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, [], device)
+    pairs = _spec_pairs(trend, damped_trend, seasonal, seasonal_periods, [], device, error)
     with thread_count(n_jobs):
         batch = _Batch(pairs, [g[target_col].to_numpy(dtype="float64") for g in groups])
     rows = []
@@ -247,24 +259,23 @@ def ets_forecast(df, h, trend=None, damped_trend=False, seasonal=None, seasonal_
     return pd.DataFrame(rows, columns=[id_col, "step", time_col, "ExponentialSmoothing"])
 
 
-# AutoETS's candidates in their fixed order (R's forecast::ets loop: trend,
-# then season, then damping): (name, trend, damped_trend, seasonal).
+# AutoETS's candidates in their fixed order (R's forecast::ets loop: error,
+# trend, season, then damping): (trend, damped_trend, seasonal) for each error.
 _AUTO_ORDER = [(t, d, s) for t in ("N", "A") for s in ("N", "A", "M") for d in ((False,) if t == "N" else (False, True))]
 
 
 def _auto_candidates(model, damped, season_length, restrict):
-    """The candidates of an AutoETS model string, in _AUTO_ORDER: a list of
-    (name, trend, damped_trend, seasonal) for _spec_pairs."""
+    """The candidates of an AutoETS model string, in the fixed order (errors A
+    then M, each in _AUTO_ORDER): a list of (name, trend, damped_trend,
+    seasonal, error) for _spec_pairs."""
     if not isinstance(model, str) or len(model) != 3:
-        raise InvalidArgumentError("model=%r: three letters, error trend season (e.g. 'AZZ', 'AAN')" % (model,))
+        raise InvalidArgumentError("model=%r: three letters, error trend season (e.g. 'ZZZ', 'AZZ', 'MAN')" % (model,))
     e, t, s = model.upper()
-    if e in ("M", "Z"):
-        raise InvalidArgumentError("model=%r: multiplicative errors are not built (additive errors only: 'A' first; "
-                                   "docs/timeseries.md, AutoETS)" % (model,))
-    if e != "A":
-        raise InvalidArgumentError("model=%r: the error is 'A' (multiplicative errors are not built)" % (model,))
+    if e not in "AMZ":
+        raise InvalidArgumentError("model=%r: the error is one of A, M, Z" % (model,))
     if t == "M":
-        raise InvalidArgumentError("model=%r: a multiplicative trend is not built" % (model,))
+        raise InvalidArgumentError("model=%r: a multiplicative trend is not built (statsforecast's default "
+                                   "leaves it out too)" % (model,))
     if t not in "NAZ" or s not in "NAMZ":
         raise InvalidArgumentError("model=%r: trend one of N, A, Z; season one of N, A, M, Z" % (model,))
     if damped not in (None, True, False):
@@ -276,18 +287,22 @@ def _auto_candidates(model, damped, season_length, restrict):
         raise InvalidArgumentError("model=%r: a season of type %s needs season_length >= 2" % (model, s))
     if t == "N" and damped is True:
         raise InvalidArgumentError("damped=True with trend 'N': no trend to damp")
-    if restrict and s == "M":
+    if restrict and e == "A" and s == "M":
         raise InvalidArgumentError("model=%r: additive errors with a multiplicative season are excluded by "
                                    "restrict=True (R's and statsforecast's rule: infinite variance); pass "
                                    "restrict=False to fit them" % (model,))
     out = []
-    for tt, dd, ss in _AUTO_ORDER:
-        if (t != "Z" and tt != t) or (s != "Z" and ss != s) or (damped is not None and dd != damped):
+    for ee in ("A", "M"):
+        if e != "Z" and ee != e:
             continue
-        if ss != "N" and m == 1 or (restrict and ss == "M"):
-            continue
-        name = "A" + tt + ("d" if dd else "") + ss
-        out.append((name, "add" if tt == "A" else None, dd, {"N": None, "A": "add", "M": "mul"}[ss]))
+        for tt, dd, ss in _AUTO_ORDER:
+            if (t != "Z" and tt != t) or (s != "Z" and ss != s) or (damped is not None and dd != damped):
+                continue
+            if ss != "N" and m == 1 or (restrict and ee == "A" and ss == "M"):
+                continue
+            name = ee + tt + ("d" if dd else "") + ss
+            out.append((name, "add" if tt == "A" else None, dd, {"N": None, "A": "add", "M": "mul"}[ss],
+                        "mul" if ee == "M" else "add"))
     if not out:
         raise InvalidArgumentError("model=%r, damped=%r: no admissible model" % (model, damped))
     return out, m
@@ -297,26 +312,49 @@ def _auto_admissible(cand, m, y):
     """1 when the library would fit candidate cand to y: its length rule
     (ets.c's ets_min_length with every parameter estimated: two full periods
     with a season, else one more than the states and parameters, at least 2)
-    and, for a multiplicative season, positive values."""
-    _, trend, damped, seasonal = cand
+    and, for a multiplicative season or multiplicative errors, positive values
+    (R's and statsforecast's rule: such candidates are left out otherwise)."""
+    _, trend, damped, seasonal, error = cand
     est = 1 + (1 if trend else 0) + 1 + (1 if trend else 0) + (1 if seasonal else 0) + (1 if damped else 0)
     need = max(est + 1, 2)
     if seasonal:
         need = max(need, 2 * m)
     if len(y) < need:
         return False
-    if seasonal == "mul":
+    if seasonal == "mul" or error == "mul":
         return all(v > 0 for v in y)
     return True
 
 
+def _auto_criterion(b, pos):
+    """AutoETS's criterion of fit pos of batch b (ets.c's
+    sb_ets_auto_criterion, the same operations): the AICc of Hyndman et al.
+    (2008), R's ets and statsforecast, which counts k + 1 parameters (the
+    smoothing parameters, the initial states and sigma), less n log n (the
+    same for every candidate): aic + 2 + 2 np (np + 1) / (n - np - 1); +inf
+    when n - np - 1 <= 0. (The fit's own aicc is statsmodels'.)"""
+    aic = b.array(pos, "aic")[0]
+    k, n = b.integer(pos, "k"), b.integer(pos, "nobs")
+    if n - k - 2 <= 0:
+        return math.inf
+    npar = float(k) + 1.0
+    return aic + 2.0 + (2.0 * npar * (npar + 1.0)) / float(n - k - 2)
+
+
 def _auto_select(series, model, damped, season_length, restrict, device):
     """Fit every admissible candidate to every series (one batch a candidate)
-    and keep, for each series, the lowest AICc; a tie keeps the earlier
-    candidate (strict <). Returns (picks, table): picks[i] = (candidate
-    index, batch, position) or None, table[i] = [(name, aicc or None)]."""
+    and keep, for each series, the lowest criterion (_auto_criterion); a tie
+    keeps the earlier candidate (strict <). A missing value is refused by
+    name, with the series' own index, before any fit. Returns (picks, cands,
+    m, table): picks[i] = (candidate index, batch, position), table[i] =
+    [(name, criterion or None)]."""
     cands, m = _auto_candidates(model, damped, season_length, restrict)
     ys = [list(map(float, _out(_series(y, "series %d" % i)))) for i, y in enumerate(series)]
+    for i, y in enumerate(ys):
+        bad = [t for t, v in enumerate(y) if not math.isfinite(v)]
+        if bad:
+            raise InvalidInputError("series %d: value %d is %s; missing values are refused (docs/timeseries.md)"
+                                    % (i, bad[0], "NaN" if y[bad[0]] != y[bad[0]] else "infinite"))
     picks = [None] * len(ys)
     best = [None] * len(ys)
     table = [[] for _ in ys]
@@ -327,10 +365,10 @@ def _auto_select(series, model, damped, season_length, restrict, device):
                 table[i].append((c[0], None))
         if not idx:
             continue
-        pairs = _spec_pairs(c[1], c[2], c[3], m if c[3] else None, [], device)
+        pairs = _spec_pairs(c[1], c[2], c[3], m if c[3] else None, [], device, c[4])
         b = _Batch(pairs, [ys[i] for i in idx])
         for pos, i in enumerate(idx):
-            a = b.array(pos, "aicc")[0]
+            a = _auto_criterion(b, pos)
             table[i].append((c[0], a))
             if best[i] is None or a < best[i]:
                 best[i], picks[i] = a, (ci, b, pos)
@@ -352,20 +390,25 @@ class AutoETS(BatchModelFile, Estimator):
     candidates of a model string, statsforecast's AutoETS and R's ets names.
 
     model: three letters, error, trend and season, each a type or Z (chosen):
-    error 'A' (multiplicative errors are not built), trend N, A or Z, season
-    N, A, M or Z; default 'AZZ'. damped: None tries both, True or False fixes
-    it. season_length: the period (1: no season). restrict=True (R's and
-    statsforecast's default) leaves out additive errors with a multiplicative
-    season; restrict=False fits those too (statsmodels' Holt-Winters
-    multiplicative, on positive series only). Each candidate is samebits'
-    ExponentialSmoothing fit (the same bits); the pick is the lowest AICc,
-    a tie keeping the earlier candidate in the fixed order (trend N before A,
-    season N, A, M, undamped before damped). Candidates a series is too short
-    for are skipped (ets.c's length rule).
+    error A, M or Z, trend N, A or Z (a multiplicative trend is not built;
+    statsforecast leaves it out by default), season N, A, M or Z; default
+    'AZZ' ('ZZZ' is statsforecast's). damped: None tries both, True or False
+    fixes it. season_length: the period (1: no season). restrict=True (R's
+    and statsforecast's default) leaves out additive errors with a
+    multiplicative season; restrict=False fits those too. Multiplicative
+    errors and seasons are candidates only for positive series (R's rule).
+    Each candidate is samebits' ExponentialSmoothing fit (the same bits;
+    error='mul' for M); the pick is the lowest AICc of Hyndman et al. (2008),
+    which counts sigma with the smoothing parameters and initial states
+    (R's ets and statsforecast; the fit's own aicc is statsmodels', which
+    does not), a tie keeping the earlier candidate in the fixed order (error
+    A before M, trend N before A, season N, A, M, undamped before damped).
+    Candidates a series is too short for are skipped (ets.c's length rule).
+    A missing value is refused by name (InvalidInputError, the series' index).
 
     fit(y) returns self with model_ (statsforecast's method string, e.g.
     'ETS(A,Ad,N)'), estimator_ (the chosen fitted ExponentialSmoothing),
-    candidates_ ((name, aicc) in the fixed order; None where skipped),
+    candidates_ ((name, criterion) in the fixed order; None where skipped),
     forecast(h), predict(h) ({"mean": forecast}, statsforecast's), and the
     chosen model's fittedvalues, resid, params_, sse, aic, aicc, bic,
     series_digest_, model_digest_ and model file.
@@ -382,9 +425,9 @@ class AutoETS(BatchModelFile, Estimator):
         picks, cands, m, table = _auto_select([y], self.model, self.damped, self.season_length, self.restrict,
                                               self.device)
         ci, b, pos = picks[0]
-        name, trend, damped, seasonal = cands[ci]
+        name, trend, damped, seasonal, error = cands[ci]
         est = ExponentialSmoothing(trend=trend, damped_trend=damped, seasonal=seasonal,
-                                   seasonal_periods=m if seasonal else None, device=self.device)
+                                   seasonal_periods=m if seasonal else None, device=self.device, error=error)
         est._batch = est._model = b  # the candidate's batch of this one series: its fit
         self.estimator_ = est
         self.model_ = _sf_name(name)

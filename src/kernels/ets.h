@@ -59,6 +59,7 @@
 #define SB_KERNELS_ETS_H
 #include "compat.h"
 #include "f64_log.h"
+#include "f64_exp.h"
 
 #define SB_ETS_NPAR 4         /* alpha, beta, gamma, phi */
 
@@ -72,6 +73,7 @@ typedef struct ets_spec {
     sb_i32 m;        /* seasonal_periods; 1 without a season */
     double given[SB_ETS_NPAR]; /* a given alpha, beta, gamma, phi, or NaN: estimated */
     sb_i32 device;   /* the host's: the sb_device_kind that fits (no kernel reads it) */
+    sb_i32 error;    /* ETS_MUL: multiplicative errors (the likelihood below); else additive (least squares) */
 } ets_spec;
 
 #define ETS_GN_SEARCH 4     /* Gauss-Newton steps for the initial states while the simplex searches */
@@ -91,10 +93,10 @@ typedef struct ets_spec {
 
 /* The initial states a model estimates: level, trend, m - 1 seasons. */
 SB_FN sb_i32 ets_nstates(const ets_spec *sp) { return 1 + (sp->trend ? 1 : 0) + (sp->seasonal ? sp->m - 1 : 0); }
-/* The doubles of one fit's scratch (k the states): ten vectors of k, three
+/* The doubles of one fit's scratch (k the states): eleven vectors of k, three
  * k x k matrices, the season ring m and its Jacobian m x k. */
 SB_FN sb_i64 ets_scratch_doubles(sb_i32 k, sb_i32 m) {
-    return 10 * (sb_i64)k + 3 * (sb_i64)k * k + (sb_i64)m + (sb_i64)m * k;
+    return 11 * (sb_i64)k + 3 * (sb_i64)k * k + (sb_i64)m + (sb_i64)m * k;
 }
 
 /* What a series' fit shares between its passes. */
@@ -110,6 +112,7 @@ typedef struct ets_work {
     SB_GLOBAL double *x, *xn, *delta; /* k each */
     SB_GLOBAL double *A, *An, *g, *gn, *L, *D; /* k x k, k x k, k, k, k x k, k */
     SB_GLOBAL double *s, *ds, *dl, *db, *dy; /* m, m x k, k, k, k */
+    SB_GLOBAL double *v;    /* k: multiplicative errors' mean of dyhat / yhat over the series */
     SB_GLOBAL sb_i32 *drop;
     sb_i64 sw;      /* the stride of every scratch array: element j of x is x[j * sw] (1 on the host;
                      * a device interleaves its work-items' scratch, so that neighbours' reads coalesce) */
@@ -117,6 +120,8 @@ typedef struct ets_work {
     sb_i32 gn_max; /* Gauss-Newton steps allowed: ETS_GN_SEARCH, then ETS_GN_FINAL */
     SB_GLOBAL double *trace; /* the best SSE after each simplex iteration */
     sb_i32 ntrace, nit;
+    double lref;       /* multiplicative errors: log of the mean of the series (a scale, fixed per series) */
+    double csum, lsum; /* the last pass's sum of squared errors (relative ones: multiplicative) and sum of log yhat */
 } ets_work;
 
 SB_FN double ets_inf(void) { return sb_u2d((sb_u64)0x7FF0000000000000ull); }
@@ -175,7 +180,11 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
             for (sb_i32 j = 0; j < m - 1; j++) ds[(sb_i64)((sb_i64)j * k + 1 + tr + j) * sw] = 1.0, ds[(sb_i64)((sb_i64)(m - 1) * k + 1 + tr + j) * sw] = -1.0;
         }
     }
-    double sse = 0.0;
+    double sse = 0.0, lsum = 0.0; /* lsum: multiplicative errors' sum of log yhat, in time order */
+    const int me = sp->error == ETS_MUL;
+    SB_GLOBAL double *v = w->v;
+    if (jac && me)
+        for (sb_i32 j = 0; j < k; j++) v[(sb_i64)(j) * sw] = 0.0;
 #ifdef SB_SABOTAGE_ETS_SSE_ORDER
     double pend = 0.0;
 #endif
@@ -185,7 +194,10 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
         const double lp = tr ? l + phi * b : l;
         const double st = se ? s[(sb_i64)(r) * sw] : 0.0;
         const double yh = se == ETS_ADD ? lp + st : se == ETS_MUL ? lp * st : lp;
-        const double e = yt - yh;
+        /* multiplicative errors: the relative error, which needs yhat > 0 */
+        if (me && !(yh > 0.0)) return ets_inf();
+        const double e = me ? yt / yh - 1.0 : yt - yh;
+        if (me) lsum = lsum + ets_log(yh);
 #ifdef SB_SABOTAGE_ETS_SSE_ORDER
         /* Separating arm: the squares added in pairs before the running sum
          * (the same terms in another order). */
@@ -203,6 +215,11 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
                 const double dlp = tr ? dl[(sb_i64)(j) * sw] + phi * db[(sb_i64)(j) * sw] : dl[(sb_i64)(j) * sw];
                 const double dsj = se ? dst[(sb_i64)(j) * sw] : 0.0;
                 dy[(sb_i64)(j) * sw] = se == ETS_ADD ? dlp + dsj : se == ETS_MUL ? dlp * st + lp * dsj : dlp;
+                if (me) {
+                    /* d e / d x = -(y / yhat^2) d yhat; the normal equations take -de (as -J e below) */
+                    v[(sb_i64)(j) * sw] = v[(sb_i64)(j) * sw] + dy[(sb_i64)(j) * sw] / yh;
+                    dy[(sb_i64)(j) * sw] = (yt / (yh * yh)) * dy[(sb_i64)(j) * sw];
+                }
                 const double dln = se == ETS_ADD ? (1.0 - a) * dlp - a * dsj
                                    : se == ETS_MUL ? (1.0 - a) * dlp - a * (qs * dsj)
                                                    : (1.0 - a) * dlp;
@@ -230,6 +247,34 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
         last[0] = l;
         last[1] = tr ? b : ets_nan();
         for (sb_i32 j = 0; se && j < m; j++) last[2 + j] = s[(sb_i64)((sb_i32)((w->n + j) % m)) * sw];
+    }
+    w->csum = sse, w->lsum = lsum;
+    if (me) {
+        /* The likelihood of Hyndman et al. (2008, sec. 5.2) concentrated over
+         * sigma: -2 log L = n log(sum e^2) + 2 sum log yhat + const, e the
+         * relative errors; as a sum of squares, sum (e G)^2 with G the
+         * geometric mean of yhat (taken relative to the data's scale lref, a
+         * constant of the series, so that the exponent stays small). Its
+         * Gauss-Newton step (the derivative of G included, G^2 cancelling):
+         * with u_t = -de_t (dy above), w = sum e u (in g), v = mean dyhat/yhat
+         * and C = sum e^2, J^T J = sum u u^T - v w^T - w v^T + C v v^T and
+         * -J^T r = w - C v. */
+        const double nn = (double)w->n, ex = 2.0 * (lsum / nn - w->lref);
+        if (!(ex > -100.0 && ex < 100.0)) return ets_inf();
+        if (jac) {
+            for (sb_i32 j = 0; j < k; j++) v[(sb_i64)(j) * sw] = v[(sb_i64)(j) * sw] / nn;
+            for (sb_i32 i = 0; i < k; i++) {
+                SB_GLOBAL double *Ai = A + (sb_i64)i * k * sw;
+                const double vi = v[(sb_i64)(i) * sw], gi = g[(sb_i64)(i) * sw];
+                for (sb_i32 j = i; j < k; j++) {
+                    const double vj = v[(sb_i64)(j) * sw], gj = g[(sb_i64)(j) * sw];
+                    Ai[(sb_i64)(j) * sw] = Ai[(sb_i64)(j) * sw] - vi * gj - gi * vj + sse * (vi * vj);
+                }
+            }
+            for (sb_i32 i = 0; i < k; i++) g[(sb_i64)(i) * sw] = g[(sb_i64)(i) * sw] - sse * v[(sb_i64)(i) * sw];
+        }
+        const double q = sse * sb__hx_exp(ex);
+        return ets_finite(q) ? q : ets_inf();
     }
     return sse;
 }
@@ -289,7 +334,7 @@ SB_FN_BIG double ets_inner(ets_work *w) {
          * the same bits either way (the Jacobian's work is separate from the
          * sum), and the pass costs a fraction. A halved step may be followed
          * by another, so its pass forms them. */
-        const int affine = w->sp.seasonal != ETS_MUL;
+        const int affine = w->sp.seasonal != ETS_MUL && w->sp.error != ETS_MUL;
         for (; halved < ETS_HALVINGS; halved++, step = step * 0.5) {
             for (sb_i32 j = 0; j < k; j++) w->xn[(sb_i64)(j) * sw] = w->x[(sb_i64)(j) * sw] + step * w->delta[(sb_i64)(j) * sw];
             fn = ets_pass(w, w->xn, !(affine && halved == 0), w->An, w->gn, 0, w->x, w->x);
@@ -560,8 +605,15 @@ SB_FN_BIG void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_
     w.An = p, p += kk * sw;
     w.L = p, p += kk * sw;
     w.s = p, p += m * sw;
-    w.ds = p;
+    w.ds = p, p += (sb_i64)m * k * sw;
+    w.v = p;
     w.drop = iscr;
+    w.lref = 0.0, w.csum = 0.0, w.lsum = 0.0;
+    if (sp->error == ETS_MUL) { /* the series' scale: log of its mean (positive: the host checked) */
+        double sum = 0.0;
+        for (sb_i64 t = 0; t < n; t++) sum = sum + y[t];
+        w.lref = ets_log(sum / (double)n);
+    }
     int flat = 1; /* a constant series */
     for (sb_i64 t = 1; t < n && flat; t++) flat = y[t] == y[0];
     sb_i32 converged = 1;
@@ -614,9 +666,12 @@ SB_FN_BIG void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_
      * and m - 1 seasons (the m-th is tied) */
     const sb_i32 kc = has[0] + has[1] + has[2] + has[3] + k;
     const double nn = (double)n, kd = (double)kc;
-    const double base = nn * ets_log(sse / nn);
+    /* -2 log L less n (1 + log 2 pi): n log(SSE / n) (additive errors);
+     * n log(sum e^2 / n) + 2 sum log yhat, e relative (multiplicative) */
+    const double base = sp->error != ETS_MUL ? nn * ets_log(sse / nn)
+                        : ets_finite(sse) ? nn * ets_log(w.csum / nn) + 2.0 * w.lsum : ets_inf();
     const double aic = base + 2.0 * kd;
-    o.crit[0] = sse;
+    o.crit[0] = sp->error == ETS_MUL ? w.csum : sse; /* multiplicative: the sum of squared relative errors */
     o.crit[1] = aic;
     o.crit[2] = n - kc - 3 > 0 ? aic + (2.0 * (kd + 2.0) * (kd + 3.0)) / (double)(n - kc - 3) : ets_inf();
     o.crit[3] = base + kd * ets_log(nn);

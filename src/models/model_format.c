@@ -630,6 +630,7 @@ static sb_status check_ets(const sb_model *m, sb_status bad, const char *who) {
     const ets_spec *sp = &e->spec;
     if (m->num_features != 1 || m->num_class != 1 || (sp->trend != ETS_NONE && sp->trend != ETS_ADD) ||
         (sp->damped != 0 && sp->damped != 1) || (sp->damped && !sp->trend) || sp->seasonal < ETS_NONE ||
+        (sp->error != ETS_NONE && sp->error != ETS_MUL) ||
         sp->seasonal > ETS_MUL || (sp->seasonal ? sp->m < 2 || sp->m > SB_ETS_MAX_PERIOD : sp->m != 1))
         return sb_fail(bad, "%s: exponential smoothing of trend %d, damped %d, seasonal %d, period %d is not a model",
                        who, (int)sp->trend, (int)sp->damped, (int)sp->seasonal, (int)sp->m);
@@ -1358,7 +1359,8 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
     if (m->family == SB_FAMILY_ETS) {
         const sb_ets *e = m->ets;
         const uint64_t w = ets_state_count(&e->spec);
-        sink_i32(s, e->spec.trend);
+        /* multiplicative errors: bit 8 of the trend field (0 before them: additive files unchanged) */
+        sink_i32(s, e->spec.trend | (e->spec.error == ETS_MUL ? 0x100 : 0));
         sink_i32(s, e->spec.damped);
         sink_i32(s, e->spec.seasonal);
         sink_i32(s, e->spec.m);
@@ -2330,7 +2332,9 @@ static sb_status parse_ets_payload(reader *r, sb_model *m) {
     if ((st = read_u64(r, "the series count", &ns)) != SB_OK) return st;
     if (f4[2] < ETS_NONE || f4[2] > ETS_MUL || f4[3] < 1 || f4[3] > SB_ETS_MAX_PERIOD)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": exponential smoothing of season %d, period %d", (int)f4[2], (int)f4[3]);
-    const ets_spec sp = {f4[0], f4[1], f4[2], f4[3], {0, 0, 0, 0}, 0};
+    const int32_t err = f4[0] & 0x100 ? ETS_MUL : ETS_NONE;
+    f4[0] = f4[0] & ~0x100;
+    const ets_spec sp = {f4[0], f4[1], f4[2], f4[3], {0, 0, 0, 0}, 0, err};
     const uint64_t w = ets_state_count(&sp);
     if ((st = check_series_count(r, ns, 8 + 16 + 8 * (4 + 2 * w + 4 + 4))) != SB_OK) return st;
     sb_ets *e = sb_calloc(1, sizeof *e);

@@ -232,3 +232,25 @@ def test_model_file_roundtrip(tmp_path):
     assert hashlib.sha256(path.read_bytes()[:-32]).hexdigest() == m.model_digest_
     with pytest.raises(samebits.InvalidInputError):
         samebits.ExponentialSmoothing().load_model(m.model_bytes()[:-1])
+
+
+@pytest.mark.parametrize("trend,damped,seasonal", [(None, False, None), ("add", True, "mul"), (None, False, "add")])
+def test_multiplicative_errors_are_each_series_alone_at_any_thread_count(trend, damped, seasonal):
+    """error="mul" (the likelihood fit): a series' bits alone, inside a
+    batch at another position and reversed, at 1, 2 and 7 threads; another
+    model than the additive one (its own digest and criteria)."""
+    ys = [_series(n, seed=s, mul=True) for s, n in enumerate((60, 131, 97, 200, 48))]
+    pairs = _spec_pairs(trend, damped, seasonal, 12 if seasonal else None, [], None, "mul")
+    alone = _Batch(pairs, [ys[3]])
+    for t in (1, 2, 7):
+        samebits.set_num_threads(t)
+        try:
+            b = _Batch(pairs, ys)
+            b2 = _Batch(pairs, list(reversed(ys)))
+        finally:
+            samebits.set_num_threads(0)
+        assert b.digest(3) == alone.digest(0) and b2.digest(1) == alone.digest(0)
+        assert b.forecast(3, 30) == alone.forecast(0, 30)
+    add = _Batch(_spec_pairs(trend, damped, seasonal, 12 if seasonal else None, []), [ys[3]])
+    assert add.digest(0) != alone.digest(0)
+    assert add.array(0, "aic") != alone.array(0, "aic")  # another objective (SES may meet at alpha 1)

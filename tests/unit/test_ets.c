@@ -143,6 +143,9 @@ SB_TEST(test_ets_refusals_by_name) {
     y[7] = 0.0;
     SB_CHECK(!fit("seasonal=mul,seasonal_periods=3", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
     SB_CHECK(strstr(sb_last_error(), "positive") != NULL);
+    SB_CHECK(!fit("error=mul", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
+    SB_CHECK(strstr(sb_last_error(), "multiplicative errors needs positive data") != NULL);
+    SB_CHECK(!fit("error=none", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
     y[7] = 5.0;
     SB_CHECK(!fit("seasonal=add,seasonal_periods=16", y, off, 1, &st) && st == SB_ERR_INVALID_INPUT);
     SB_CHECK(!fit("seasonal=add,seasonal_periods=1", y, off, 1, &st) && st == SB_ERR_INVALID_ARGUMENT);
@@ -192,8 +195,9 @@ SB_TEST(test_ets_model_file_roundtrip) {
         series(y + off[i], len[i], 12, 40.0 + 5.0 * i);
         off[i + 1] = off[i] + len[i];
     }
-    const char *models[] = {"trend=add,damped_trend=true,seasonal=mul,seasonal_periods=12", "trend=add"};
-    for (int mi = 0; mi < 2; mi++) {
+    const char *models[] = {"trend=add,damped_trend=true,seasonal=mul,seasonal_periods=12", "trend=add",
+                            "error=mul,trend=add,seasonal=mul,seasonal_periods=12", "error=mul"};
+    for (int mi = 0; mi < 4; mi++) {
         sb_status st;
         sb_ets *e = fit(models[mi], y, off, 3, &st), *back = NULL;
         SB_CHECK(st == SB_OK && e);
@@ -205,6 +209,8 @@ SB_TEST(test_ets_model_file_roundtrip) {
         SB_CHECK(memcmp(b, "SBMODEL", 7) == 0);
         SB_CHECK(sb_ets_from_bytes(b, n, &back) == SB_OK && back);
         if (back) {
+            int64_t er = 0; /* the error survives the file: 2 (mul) for the error=mul models, 1 (add) else */
+            SB_CHECK(sb_ets_get_int(back, 0, "error", &er) == SB_OK && er == (mi >= 2 ? 2 : 1));
             SB_CHECK(sb_ets_to_bytes(back, b2, n, &n2) == SB_OK && n2 == n && memcmp(b, b2, n) == 0);
             char d1[65], d2[65];
             double f1[30], f2[30];
@@ -254,6 +260,8 @@ SB_TEST(test_ets_devices_give_the_cpu_bits) {
                                          "seasonal=add,seasonal_periods=7",
                                          "trend=add,seasonal=add,seasonal_periods=7",
                                          "trend=add,damped_trend=true,seasonal=mul,seasonal_periods=7",
+                                         "error=mul,trend=add,damped_trend=true,seasonal=mul,seasonal_periods=7",
+                                         "error=mul,seasonal=add,seasonal_periods=7",
                                          "seasonal=mul,seasonal_periods=4,smoothing_level=0.3"};
     enum { NS = 9 };
     const int lens[NS] = {40, 90, 28, 61, 33, 120, 45, 70, 29};

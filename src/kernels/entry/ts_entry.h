@@ -16,7 +16,8 @@
 /* Exponential smoothing, one work-item a series (ets.c's ets_task, series for
  * series): series i of the ns in this launch is y[off[i] .. off[i+1]) (off
  * ascending from 0), fitted under the spec (trend, damped, seasonal, m, the
- * given parameters: 4 doubles, NaN where estimated). Its scratch is
+ * given parameters: 4 doubles, NaN where estimated; error: ETS_MUL for
+ * multiplicative errors). Its scratch is
  * interleaved with its neighbours': element j of it is scr[j * ns + i] (nd =
  * ets_scratch_doubles of them) and iscr[j * ns + i] (k = ets_nstates), so
  * that a group's reads of one element coalesce; its results go to par[4 i], init and last[(2 + m) i],
@@ -24,14 +25,14 @@
  * counts[ETS_NCOUNTS i]. No work-item reads another's memory: the grid and
  * the work-group size are schedule inputs only. */
 SB_KERNEL void ke_ets_fit(SB_GLOBAL const double *y, SB_GLOBAL const sb_i64 *off, sb_i64 ns, sb_i32 trend,
-                          sb_i32 damped, sb_i32 seasonal, sb_i32 m, SB_GLOBAL const double *given,
+                          sb_i32 damped, sb_i32 seasonal, sb_i32 m, sb_i32 error, SB_GLOBAL const double *given,
                           SB_GLOBAL double *scr, SB_GLOBAL sb_i32 *iscr, SB_GLOBAL double *par, SB_GLOBAL double *init,
                           SB_GLOBAL double *last, SB_GLOBAL double *fitted, SB_GLOBAL double *resid,
                           SB_GLOBAL double *crit, SB_GLOBAL double *trace, SB_GLOBAL sb_i32 *counts) {
     const sb_i64 i = sb_global_id(0);
     if (i >= ns) return;
     ets_spec sp;
-    sp.trend = trend, sp.damped = damped, sp.seasonal = seasonal, sp.m = m, sp.device = 0;
+    sp.trend = trend, sp.damped = damped, sp.seasonal = seasonal, sp.m = m, sp.device = 0, sp.error = error;
     for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) sp.given[q] = given[q];
     const sb_i64 a = off[i], n = off[i + 1] - a;
     ets_out o;

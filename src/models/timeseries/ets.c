@@ -67,6 +67,13 @@ static int64_t ets_min_length(const ets_spec *sp) {
 
 int64_t sb_ets_min_length(const ets_spec *sp) { return ets_min_length(sp); }
 
+double sb_ets_auto_criterion(const ets_fit *f) {
+    const double np = (double)f->k + 1.0;
+    const int64_t dof = f->n - (int64_t)f->k - 2;
+    if (dof <= 0) return INFINITY;
+    return f->aic + 2.0 + (2.0 * np * (np + 1.0)) / (double)dof;
+}
+
 int32_t sb_ets_auto_pick(const double *aicc, int32_t n) {
     int32_t best = -1;
     for (int32_t i = 0; i < n; i++) {
@@ -91,12 +98,12 @@ sb_status sb_ets_check(const ets_spec *sp, const double *y, const int64_t *offse
         if (n < need)
             return sb_fail(SB_ERR_INVALID_INPUT, "series %lld has %lld values; this model needs at least %lld%s", (long long)i,
                            (long long)n, (long long)need, sp->seasonal ? " (two full seasonal periods)" : "");
-        if (sp->seasonal == ETS_MUL)
+        if (sp->seasonal == ETS_MUL || sp->error == ETS_MUL)
             for (int64_t t = 0; t < n; t++)
                 if (!(y[a + t] > 0.0))
-                    return sb_fail(SB_ERR_INVALID_INPUT,
-                                   "series %lld: value %lld is %g; multiplicative seasonality needs positive data",
-                                   (long long)i, (long long)t, y[a + t]);
+                    return sb_fail(SB_ERR_INVALID_INPUT, "series %lld: value %lld is %g; multiplicative %s needs positive data",
+                                   (long long)i, (long long)t, y[a + t],
+                                   sp->seasonal == ETS_MUL ? "seasonality" : "errors");
     }
     return SB_OK;
 }
@@ -221,7 +228,8 @@ void sb_ets_fit_digest(const ets_spec *sp, const ets_fit *f, uint8_t out[32]) {
     sb_sha256_ctx c;
     uint8_t b[64], *p = b;
     sb_sha256_init(&c);
-    sb_sha256_update(&c, "ETS1", 4);
+    /* multiplicative errors: "ETSM" (another model, the same layout) */
+    sb_sha256_update(&c, sp->error == ETS_MUL ? "ETSM" : "ETS1", 4);
     ts_put32(&p, (uint32_t)sp->trend), ts_put32(&p, (uint32_t)sp->damped), ts_put32(&p, (uint32_t)sp->seasonal);
     ts_put32(&p, (uint32_t)sp->m), ts_put64(&p, (uint64_t)f->n);
     sb_sha256_update(&c, b, (size_t)(p - b));

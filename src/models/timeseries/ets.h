@@ -76,8 +76,17 @@ void sb_ets_release(sb_ets *e);
  * parameters, at least 2); a shorter series is refused by sb_ets_check. */
 int64_t sb_ets_min_length(const ets_spec *spec);
 
+/* AutoETS's criterion of a fit (Hyndman, Koehler, Ord and Snyder 2008, sec.
+ * 7.1; R's forecast::ets and statsforecast's AutoETS): the AICc with np = k + 1
+ * parameters (the smoothing parameters, the initial states and sigma),
+ * -2 log L + 2 np + 2 np (np + 1) / (n - np - 1), less the constant n log n
+ * (the same for every candidate of a series): aic + 2 + 2 np (np + 1) /
+ * (n - np - 1), +infinity when n - np - 1 <= 0. The fit's own aicc is
+ * statsmodels' ExponentialSmoothing's, which counts no sigma. */
+double sb_ets_auto_criterion(const ets_fit *f);
+
 /* AutoETS's rule (docs/timeseries.md, "AutoETS"): the index of the lowest of
- * the n candidates' AICc, a NaN (a candidate not fitted) never chosen, a tie
+ * the n candidates' criteria (sb_ets_auto_criterion), a NaN (a candidate not fitted) never chosen, a tie
  * keeping the earlier candidate; -1 when none is a number.
  * python/samebits/timeseries.py's _auto_select states the same rule. */
 int32_t sb_ets_auto_pick(const double *aicc, int32_t n);

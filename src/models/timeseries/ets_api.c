@@ -83,11 +83,12 @@ sb_status sb_ets_get_int(const sb_ets *e, int64_t series, const char *name, int6
     else if (!strcmp(name, "trend")) *out = e->spec.trend;
     else if (!strcmp(name, "damped_trend")) *out = e->spec.damped;
     else if (!strcmp(name, "seasonal")) *out = e->spec.seasonal;
+    else if (!strcmp(name, "error")) *out = e->spec.error == ETS_MUL ? ETS_MUL : ETS_ADD;
     else if (!strcmp(name, "seasonal_periods")) *out = e->spec.seasonal ? e->spec.m : 0;
     else
         return sb_fail(SB_ERR_NOT_FOUND,
                        "exponential smoothing has no integer '%s' (nobs, nfev, nit, converged, k, trend, damped_trend, "
-                       "seasonal, seasonal_periods)", name);
+                       "seasonal, seasonal_periods, error)", name);
     return SB_OK;
 }
 

@@ -123,10 +123,10 @@ sb_status sb_ets_fit_device(const ets_spec *sp, const double *y, const int64_t *
         if (st != SB_OK) break;
         if (nv > 0) st = sb_device_write(d, &b.y, 0, y + a0, sizeof(double) * (size_t)nv, "exponential smoothing series");
         if (st == SB_OK) st = sb_device_write(d, &b.off, 0, hoff, sz[1], "exponential smoothing offsets");
-        const int32_t tr = sp->trend, dm = sp->damped, se = sp->seasonal;
+        const int32_t tr = sp->trend, dm = sp->damped, se = sp->seasonal, er = sp->error;
         if (st == SB_OK)
             st = SB_LAUNCH(d, SB_KS_ke_ets_fit, (cnt + d->wg - 1) / d->wg, 1, 0, SB_ARG(b.y.h), SB_ARG(b.off.h),
-                           SB_ARG(cnt), SB_ARG(tr), SB_ARG(dm), SB_ARG(se), SB_ARG(m), SB_ARG(b.given.h),
+                           SB_ARG(cnt), SB_ARG(tr), SB_ARG(dm), SB_ARG(se), SB_ARG(m), SB_ARG(er), SB_ARG(b.given.h),
                            SB_ARG(b.scr.h), SB_ARG(b.iscr.h), SB_ARG(b.par.h), SB_ARG(b.init.h), SB_ARG(b.last.h),
                            SB_ARG(b.fitted.h), SB_ARG(b.resid.h), SB_ARG(b.crit.h), SB_ARG(b.trace.h),
                            SB_ARG(b.counts.h));

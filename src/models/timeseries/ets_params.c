@@ -52,6 +52,12 @@ sb_status sb_ets_spec_parse(const sb_params *params, ets_spec *spec) {
         if (is(key, "trend")) st = parse_component(key, v, 0, &spec->trend);
         else if (is(key, "seasonal")) st = parse_component(key, v, 1, &spec->seasonal);
         else if (is(key, "damped_trend") || is(key, "damped")) st = parse_bool(key, v, &spec->damped);
+        else if (is(key, "error")) { /* statsmodels' ETSModel name: add (least squares) or mul (the likelihood) */
+            st = parse_component(key, v, 1, &spec->error);
+            if (st == SB_OK && spec->error == ETS_NONE)
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "error='%s': add or mul (a model has an error)", v);
+            if (spec->error == ETS_ADD) spec->error = ETS_NONE; /* one spelling of additive errors: 0 */
+        }
         else if (is(key, "seasonal_periods")) {
             char *end;
             const long long m = strtoll(v, &end, 10);
@@ -72,7 +78,7 @@ sb_status sb_ets_spec_parse(const sb_params *params, ets_spec *spec) {
     if (!spec->seasonal && period_given)
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "seasonal_periods is given without seasonal=add or mul: it would do nothing");
     for (int64_t k = 0; params && sb_params_entry(params, k, &key, &v) == SB_OK && st == SB_OK; k++) {
-        if (is(key, "trend") || is(key, "seasonal") || is(key, "damped_trend") || is(key, "damped") ||
+        if (is(key, "trend") || is(key, "seasonal") || is(key, "damped_trend") || is(key, "damped") || is(key, "error") ||
             is(key, "seasonal_periods") || is(key, "numeric_mode"))
             continue;
         if (is(key, "model") && strcmp(v, "ets"))
