@@ -38,7 +38,29 @@ def _fit(y, trend, damped, seasonal, m=12):
                                          seasonal_periods=m if seasonal else None).fit(y)
 
 
+
+def _same_in_any_batch(pairs, ys, threads):
+    """ys[3] fitted alone, then in the batch ys and in ys reversed at each
+    thread count: the same digest and forecasts wherever it sits, and every
+    series' digest the same in both orders. Returns the batch of ys[3] alone."""
+    alone = _Batch(pairs, [ys[3]])
+    ref = alone.digest(0)
+    for t in threads:
+        samebits.set_num_threads(t)
+        try:
+            b = _Batch(pairs, ys)
+            b2 = _Batch(pairs, list(reversed(ys)))
+        finally:
+            samebits.set_num_threads(0)
+        assert b.digest(3) == ref and b2.digest(1) == ref
+        assert b.forecast(3, 30) == alone.forecast(0, 30)
+        for i in range(len(ys)):
+            assert b.digest(i) == b2.digest(len(ys) - 1 - i)
+    return alone
+
+
 @pytest.mark.parametrize("trend,damped,seasonal", MODELS)
+
 def test_against_statsmodels(trend, damped, seasonal):
     """On the monthly CO2 series (statsmodels' dataset): the SSE no worse than
     statsmodels' by more than 1e-6 relative, the smoothing parameters within
@@ -105,19 +127,7 @@ def test_batch_position_independence():
     position of a batch of series of other lengths, at 1 and 3 threads."""
     ys = [_series(n, seed=s, mul=True) for s, n in enumerate((60, 131, 97, 200, 48))]
     pairs = _spec_pairs("add", True, "mul", 12, [])
-    alone = _Batch(pairs, [ys[3]])
-    ref = alone.digest(0)
-    for t in (1, 3):
-        samebits.set_num_threads(t)
-        try:
-            b = _Batch(pairs, ys)
-            b2 = _Batch(pairs, list(reversed(ys)))
-        finally:
-            samebits.set_num_threads(0)
-        assert b.digest(3) == ref and b2.digest(1) == ref
-        assert b.forecast(3, 30) == alone.forecast(0, 30)
-        for i in range(5):
-            assert b.digest(i) == b2.digest(4 - i)
+    _same_in_any_batch(pairs, ys, (1, 3))
 
 
 def test_long_format_batch():
@@ -241,16 +251,7 @@ def test_multiplicative_errors_are_each_series_alone_at_any_thread_count(trend, 
     model than the additive one (its own digest and criteria)."""
     ys = [_series(n, seed=s, mul=True) for s, n in enumerate((60, 131, 97, 200, 48))]
     pairs = _spec_pairs(trend, damped, seasonal, 12 if seasonal else None, [], None, "mul")
-    alone = _Batch(pairs, [ys[3]])
-    for t in (1, 2, 7):
-        samebits.set_num_threads(t)
-        try:
-            b = _Batch(pairs, ys)
-            b2 = _Batch(pairs, list(reversed(ys)))
-        finally:
-            samebits.set_num_threads(0)
-        assert b.digest(3) == alone.digest(0) and b2.digest(1) == alone.digest(0)
-        assert b.forecast(3, 30) == alone.forecast(0, 30)
+    alone = _same_in_any_batch(pairs, ys, (1, 2, 7))
     add = _Batch(_spec_pairs(trend, damped, seasonal, 12 if seasonal else None, []), [ys[3]])
     assert add.digest(0) != alone.digest(0)
     assert add.array(0, "aic") != alone.array(0, "aic")  # another objective (SES may meet at alpha 1)

@@ -43,6 +43,21 @@ static double *decide(const sb_model *m, const float *q, int64_t nq, int32_t d, 
     return out;
 }
 
+/* m's model bytes are *ref's (the first call keeps them as *ref, to free);
+ * m is freed. */
+static void same_bytes(sb_model *m, uint8_t **ref, size_t *lref) {
+    size_t l = 0;
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &l) == SB_OK);
+    uint8_t *b = malloc(l);
+    SB_CHECK(sb_model_to_bytes(m, b, l, &l) == SB_OK);
+    if (!*ref) *ref = b, *lref = l;
+    else {
+        SB_CHECK(l == *lref && memcmp(b, *ref, l) == 0);
+        free(b);
+    }
+    sb_model_free(m);
+}
+
 SB_TEST(test_svm_file_and_threads_give_the_same_bits) {
     const int64_t n = 300, nq = 50;
     const int32_t d = 4;
@@ -344,16 +359,7 @@ SB_TEST(test_svm_chunked_selection_is_the_sequential_pass) {
                 SB_CHECK(sb_set_num_threads(th) == SB_OK);
                 sb_model *m = NULL;
                 SB_CHECK(fit(x, strstr(params[k], "svr") ? z : y, n, d, params[k], &m) == SB_OK);
-                size_t l = 0;
-                SB_CHECK(sb_model_to_bytes(m, NULL, 0, &l) == SB_OK);
-                uint8_t *b = malloc(l);
-                SB_CHECK(sb_model_to_bytes(m, b, l, &l) == SB_OK);
-                if (!ref) ref = b, lref = l;
-                else {
-                    SB_CHECK(l == lref && memcmp(b, ref, l) == 0);
-                    free(b);
-                }
-                sb_model_free(m);
+                same_bytes(m, &ref, &lref);
             }
         free(ref);
     }
@@ -394,16 +400,7 @@ SB_TEST(test_svm_sparse_rows_are_the_dense_bits) {
             printf("  %s: lanes %s\n", params[k], sb_svm_lanes_for_tests(lanes[g]));
             sb_model *m = NULL;
             SB_CHECK(fit(x, strstr(params[k], "svr") ? z : y, n, d, params[k], &m) == SB_OK);
-            size_t l = 0;
-            SB_CHECK(sb_model_to_bytes(m, NULL, 0, &l) == SB_OK);
-            uint8_t *b = malloc(l);
-            SB_CHECK(sb_model_to_bytes(m, b, l, &l) == SB_OK);
-            if (!ref) ref = b, lref = l;
-            else {
-                SB_CHECK(l == lref && memcmp(b, ref, l) == 0);
-                free(b);
-            }
-            sb_model_free(m);
+            same_bytes(m, &ref, &lref);
         }
         free(ref);
     }
