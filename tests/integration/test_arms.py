@@ -103,16 +103,17 @@ def test_arm_contraction_parts_in_the_kernels(leg, fixture, stage, tmp_path):
     assert f": {stage} (" in d, d
 
 
-def test_arm_contraction_parts_lm_fit(tmp_path):
+@pytest.mark.parametrize("leg", ["aarch64", "s390x"])
+def test_arm_contraction_parts_lm_fit(leg, tmp_path):
     """The byte lm's training (layer norm, GELU, AdamW, the attention's
     scaling: kernels/nn.h's rows) has multiply-adds: under -ffp-contract=fast
-    on aarch64 its inputs are the pinned bytes and lm-fit parts at step 0's
-    first gradient (recorded on aarch64; s390x is not claimed here)."""
-    inputs = tmp_path / "lm-fit-aarch64.inputs.card"
-    r = run_bin("aarch64", "samebits", ["fixture", "inputs", "lm-fit", "--out", str(inputs)], sabotage="contract")
+    on aarch64 and on s390x its inputs are the pinned bytes and lm-fit parts
+    at step 0's first gradient (recorded on both legs)."""
+    inputs = tmp_path / f"lm-fit-{leg}.inputs.card"
+    r = run_bin(leg, "samebits", ["fixture", "inputs", "lm-fit", "--out", str(inputs)], sabotage="contract")
     assert r.returncode == 0, r.stderr
     assert _first_diff(ROOT / "fixtures" / "cards" / "lm-fit.inputs.card", inputs) is None
-    d = _first_diff(reference_card("lm-fit"), _card("aarch64", "lm-fit", 2, tmp_path, "contract"))
+    d = _first_diff(reference_card("lm-fit"), _card(leg, "lm-fit", 2, tmp_path, "contract"))
     assert d is not None and ": train.step0.grad.wte (" in d, d
 
 
