@@ -74,7 +74,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "umap": "UMAP (the host path; the CPU legs only)",
                 "gp": "gaussian process regression (float64; on a GPU the kernel matrix, Cholesky, inverses and gradient terms on the device, the optimizer on the host)",
                 "mlp": "multi-layer perceptrons (on a GPU the whole fit runs on the device: the identical GEMM and the network kernels)",
-                "lm": "the byte-level language model (the host path; the CPU legs only, refused by name on a GPU)"}
+                "lm": "the byte-level language model (on a GPU the training step runs on the device: the identical GEMM and the network kernels; PoCL in the tests, no GPU record yet)"}
 
 
 def family(fixture):
