@@ -64,32 +64,124 @@ SB_KERNEL void klm_ln_back(SB_GLOBAL const float *X, SB_GLOBAL const float *gamm
     if (i < m) sb_nn_ln_back_row(X + i * n, gamma, mean[i], rstd[i], dY + i * n, n, dX + i * n, T + i * n);
 }
 
-/* Columns [c0, c0 + w) of rows [r0, r0 + T) of a matrix of ld columns into a
- * dense T x w block (put = 0), or the block back into them (put = 1), one
- * value a work-item: one head's q, k, v or output. */
-SB_KERNEL void klm_cols(SB_GLOBAL float *M, sb_i64 r0, sb_i64 T, sb_i64 ld, sb_i64 c0, sb_i64 w, SB_GLOBAL float *blk,
-                        sb_i32 put) {
-    const sb_i64 i = sb_global_id(0);
-    if (i >= T * w) return;
-    const sb_i64 t = i / w, j = i - t * w, at = (r0 + t) * ld + c0 + j;
+/* Every head's columns of a row-major matrix of ld columns (B sequences of T
+ * rows, nh heads of hd columns, nblk blocks of nh * hd columns from column c0
+ * on, block c at c0 + c * cs) gathered dense (put = 0) into blk, or the dense
+ * blocks put back (put = 1): blk[((c * B + b) * nh + h) * T * hd + t * hd + j]
+ * is M[(b * T + t) * ld + c0 + c * cs + h * hd + j], one value a work-item.
+ * The heads' q, k, v (or their gradients) are nblk = 3 blocks of cs = d
+ * columns; (b, h) is item b * nh + h of the batched products (klm_bprod). */
+SB_KERNEL void klm_heads(SB_GLOBAL float *M, sb_i64 ld, sb_i64 c0, sb_i64 cs, sb_i64 nblk, sb_i64 B, sb_i64 T,
+                         sb_i64 nh, sb_i64 hd, SB_GLOBAL float *blk, sb_i32 put) {
+    const sb_i64 i = sb_global_id(0), per = T * hd, items = B * nh;
+    if (i >= nblk * items * per) return;
+    const sb_i64 ci = i / per, r = i - ci * per, c = ci / items, p = ci - c * items, b = p / nh, h = p - b * nh;
+    const sb_i64 t = r / hd, j = r - t * hd, at = (b * T + t) * ld + c0 + c * cs + h * hd + j;
     if (put)
         M[at] = blk[i];
     else
         blk[i] = M[at];
 }
 
-/* The T rows of one head's scores become causal probabilities
- * (sb_nn_attn_softmax_row), one row a work-item. */
-SB_KERNEL void klm_attn_soft(SB_GLOBAL float *P, sb_i64 T, float scale) {
-    const sb_i64 i = sb_global_id(0);
-    if (i < T) sb_nn_attn_softmax_row(P + i * T, i, T, scale);
+/* The batched products of attention: nitems operand pairs, item p's op(A)
+ * line l (element q at A[ao + p * ais + l * als + q * aqs], K elements) and op(B)
+ * line l likewise, from offsets ao and bo (C from co). klm_bstats gives each line its largest finite magnitude
+ * (mb) and spread (sp, sb_oz_spread), one line a work-item; klm_bprod gives
+ * C[co + p * m * n + i * n + j] := the identical GEMM's value of row i of op(A_p)
+ * times column j of op(B_p) (kernels/linalg.h: each operand's digits from its
+ * own largest line spread, each line's scale from its largest magnitude, the
+ * exact integer sum of the scaled products in digit weights rounded once,
+ * the special values of sb_oz_special), one value a work-item. Every sum is
+ * an integer's, so the bits are sb_gemm_host's of each item alone, in any
+ * grid: the host's per-head products, with every head in one launch. */
+SB_KERNEL void klm_bstats(SB_GLOBAL const float *X, sb_i64 xo, sb_i64 is, sb_i64 ls, sb_i64 qs, sb_i64 nitems, sb_i64 nl,
+                          sb_i64 K, SB_GLOBAL sb_i32 *mb, SB_GLOBAL sb_i32 *sp) {
+    const sb_i64 g = sb_global_id(0);
+    if (g >= nitems * nl) return;
+    const sb_i64 p = g / nl, l = g - p * nl;
+    SB_GLOBAL const float *x = X + xo + p * is + l * ls;
+    sb_u32 m = 0u;
+    sb_i64 sum = 0, cnt = 0;
+    for (sb_i64 q = 0; q < K; q++) {
+        const sb_u32 v = sb_oz_mag(sb_f2u(x[q * qs]));
+        m = v > m ? v : m;
+        if (v != 0u) {
+            sum += sb_oz_lead(v);
+            cnt++;
+        }
+    }
+    mb[g] = (sb_i32)m;
+    sp[g] = sb_oz_spread(m, sum, cnt);
 }
 
-/* The T rows of one head's score gradient (sb_nn_attn_dsoft_row), one row a
- * work-item. */
-SB_KERNEL void klm_attn_dsoft(SB_GLOBAL const float *P, SB_GLOBAL float *DS, sb_i64 T, float scale) {
+/* The digits of an operand from its n lines' spreads (sb_oz_digits_for of the largest). */
+SB_FN int klm_operand_digits(SB_GLOBAL const sb_i32 *sp, sb_i64 n) {
+    sb_i32 s = 0;
+    for (sb_i64 l = 0; l < n; l++) s = sp[l] > s ? sp[l] : s;
+    return sb_oz_digits_for(s);
+}
+
+/* The S balanced base-256 digits of x (kernels/linalg.h, stage 2). */
+SB_FN void klm_digits(sb_i64 x, int S, sb_i64 *d) {
+    for (int i = 0; i < S; i++) {
+        const sb_i64 t = ((x + 128) & 255) - 128;
+        d[i] = t;
+        x = (x - t) / 256;
+    }
+}
+
+SB_KERNEL void klm_bprod(SB_GLOBAL const float *A, sb_i64 ao, sb_i64 ais, sb_i64 als, sb_i64 aqs, SB_GLOBAL const sb_i32 *mba,
+                         SB_GLOBAL const sb_i32 *spa, SB_GLOBAL const float *B, sb_i64 bo, sb_i64 bis, sb_i64 bls, sb_i64 bqs,
+                         SB_GLOBAL const sb_i32 *mbb, SB_GLOBAL const sb_i32 *spb, sb_i64 nitems, sb_i64 m, sb_i64 n,
+                         sb_i64 K, SB_GLOBAL float *C, sb_i64 co) {
+    const sb_i64 g = sb_global_id(0);
+    if (g >= nitems * m * n) return;
+    const sb_i64 p = g / (m * n), r = g - p * m * n, i = r / n, j = r - i * n;
+    SB_GLOBAL const float *a = A + ao + p * ais + i * als;
+    SB_GLOBAL const float *b = B + bo + p * bis + j * bls;
+    const sb_u32 sx = sb_oz_special(a, 0, aqs, b, 0, bqs, K);
+    if (sx != 0u) {
+        C[co + g] = sb_u2f(sx);
+        return;
+    }
+    const int Sa = klm_operand_digits(spa + p * m, m), Sb = klm_operand_digits(spb + p * n, n);
+    const sb_i32 sa = sb_oz_sigma((sb_u32)mba[p * m + i], Sa), sb = sb_oz_sigma((sb_u32)mbb[p * n + j], Sb);
+    const int nw = Sa + Sb - 1;
+    const sb_i64 kc = sb_oz_kchunk(Sa < Sb ? Sa : Sb);
+    sb_i64 D[SB_OZ_WMAX], da[SB_OZ_SMAX], db[SB_OZ_SMAX];
+    sb_oz_acc tot, part;
+    for (int w = 0; w < SB_OZ_WMAX; w++) D[w] = 0;
+    sb_oz_acc_from(D, nw, &tot);
+    for (sb_i64 q0 = 0; q0 < K; q0 += kc) {
+        const sb_i64 q1 = K - q0 < kc ? K : q0 + kc;
+        for (int w = 0; w < SB_OZ_WMAX; w++) D[w] = 0;
+        for (sb_i64 q = q0; q < q1; q++) {
+            const sb_i64 x = sb_oz_fixed(sb_f2u(a[q * aqs]), sa, Sa), y = sb_oz_fixed(sb_f2u(b[q * bqs]), sb, Sb);
+            if (x == 0 || y == 0) continue;
+            klm_digits(x, Sa, da);
+            klm_digits(y, Sb, db);
+            for (int u = 0; u < Sa; u++)
+                for (int v = 0; v < Sb; v++) D[u + v] += da[u] * db[v];
+        }
+        sb_oz_acc_from(D, nw, &part);
+        sb_oz_acc_add(&tot, &part);
+    }
+    C[co + g] = sb_u2f(K > 0 ? sb_oz_round(&tot, sa + sb) : 0u);
+}
+
+/* The rows of every head's scores (nrows rows of T, row i at position i mod
+ * T of its head) become causal probabilities (sb_nn_attn_softmax_row), one
+ * row a work-item. */
+SB_KERNEL void klm_attn_soft(SB_GLOBAL float *P, sb_i64 nrows, sb_i64 T, float scale) {
     const sb_i64 i = sb_global_id(0);
-    if (i < T) sb_nn_attn_dsoft_row(P + i * T, DS + i * T, i, T, scale);
+    if (i < nrows) sb_nn_attn_softmax_row(P + i * T, i % T, T, scale);
+}
+
+/* The rows of every head's score gradient (sb_nn_attn_dsoft_row; rows as
+ * klm_attn_soft's), one row a work-item. */
+SB_KERNEL void klm_attn_dsoft(SB_GLOBAL const float *P, SB_GLOBAL float *DS, sb_i64 nrows, sb_i64 T, float scale) {
+    const sb_i64 i = sb_global_id(0);
+    if (i < nrows) sb_nn_attn_dsoft_row(P + i * T, DS + i * T, i % T, T, scale);
 }
 
 /* Each row's cross-entropy into rowloss (sb_nn_xent_row over 256 logits);

@@ -11,8 +11,12 @@
  * windows) and reads back the rows' losses, whose exact sum it forms as the
  * host path does (so the divergence check and the loss are the host's). The
  * AdamW scalars of a step are host float64 work, passed as arguments.
- * Attention runs one (sequence, head) at a time as nn_attention_forward does:
- * the head's columns gathered dense, its products on the GEMM.
+ * Attention takes every (sequence, head) pair of a step at once: each
+ * head's columns gathered dense by one launch (klm_heads), its products by
+ * the batched identical product (klm_bstats, klm_bprod: each head's bits are
+ * sb_gemm_host's on that head alone, as nn_attention_forward runs them), its
+ * softmax rows by one launch; a layer's attention is 9 launches forward and
+ * 16 backward whatever the batch and head count.
  */
 #include "lm.h"
 #include "../../device/device.h"
@@ -36,7 +40,10 @@ struct lm_dev {
     sb_dbuf w[LM_MAX_TENSORS], m[LM_MAX_TENSORS], v[LM_MAX_TENSORS], g[LM_MAX_TENSORS];
     sb_dbuf tok, pos, tgt, mask_e, x_out, hf, muf, rsf, logits, rowloss;
     sb_dbuf dx, dh, dbig, dqkv, datt, tmp, tmp4, sq, sc;
-    sb_dbuf q, k, vv, o, s, dout, dq, dk, dv, pb; /* one head's dense blocks */
+    /* every head's dense blocks (item b * nh + h): q, k, v (3 blocks), their
+     * gradients (3 blocks), o, dO, the score gradients; the products' line
+     * statistics of op(A) and op(B) */
+    sb_dbuf hq, hdq, ho, hdo, hds, mba, spa, mbb, spb;
     lm_dev_layer L[LM_MAX_LAYERS];
 };
 
@@ -45,8 +52,8 @@ static int64_t groups(const sb_device *d, int64_t items) { return items <= 0 ? 0
 /* Every buffer of v, for allocation checks and release. */
 #define LM_DEV_SINGLES(v)                                                                                          \
     &v->tok, &v->pos, &v->tgt, &v->mask_e, &v->x_out, &v->hf, &v->muf, &v->rsf, &v->logits, &v->rowloss, &v->dx,    \
-        &v->dh, &v->dbig, &v->dqkv, &v->datt, &v->tmp, &v->tmp4, &v->sq, &v->sc, &v->q, &v->k, &v->vv, &v->o, &v->s, \
-        &v->dout, &v->dq, &v->dk, &v->dv, &v->pb
+        &v->dh, &v->dbig, &v->dqkv, &v->datt, &v->tmp, &v->tmp4, &v->sq, &v->sc, &v->hq, &v->hdq, &v->ho, &v->hdo, \
+        &v->hds, &v->mba, &v->spa, &v->mbb, &v->spb
 
 void sb_lm_dev_close(lm_dev *v) {
     if (!v) return;
@@ -111,7 +118,7 @@ sb_status sb_lm_dev_open(int32_t kind, const sb_lm *lm, lm_dev **out) {
                  {&y->act, rows * 4 * dm}, {&y->mask_a, v->drop ? rows * dm : 1}, {&y->mask_m, v->drop ? rows * dm : 1}};
         for (size_t i = 0; st == SB_OK && i < sizeof a / sizeof a[0]; i++) st = fbuf(v, a[i].b, a[i].n, "lm activations");
     }
-    const int64_t hb = T * v->hd;
+    const int64_t hl = B * nh * (T > v->hd ? T : v->hd); /* lines of one operand, all items */
     const struct {
         sb_dbuf *b;
         int64_t n;
@@ -119,10 +126,9 @@ sb_status sb_lm_dev_open(int32_t kind, const sb_lm *lm, lm_dev **out) {
              {&v->x_out, rows * dm},   {&v->hf, rows * dm},       {&v->muf, rows},          {&v->rsf, rows},
              {&v->logits, rows * LM_VOCAB}, {&v->rowloss, rows},  {&v->dx, rows * dm},      {&v->dh, rows * dm},
              {&v->dbig, rows * 4 * dm}, {&v->dqkv, rows * 3 * dm}, {&v->datt, rows * dm},   {&v->tmp, rows * 4 * dm},
-             {&v->tmp4, rows * 4 * dm}, {&v->sq, v->nsq * (SACC_BYTES / 4)}, {&v->sc, 1}, {&v->q, hb},
-             {&v->k, hb},              {&v->vv, hb},              {&v->o, hb},              {&v->s, T * T},
-             {&v->dout, hb},           {&v->dq, hb},              {&v->dk, hb},             {&v->dv, hb},
-             {&v->pb, T * T}};
+             {&v->tmp4, rows * 4 * dm}, {&v->sq, v->nsq * (SACC_BYTES / 4)}, {&v->sc, 1}, {&v->hq, 3 * rows * dm},
+             {&v->hdq, 3 * rows * dm}, {&v->ho, rows * dm},       {&v->hdo, rows * dm},     {&v->hds, B * nh * T * T},
+             {&v->mba, hl},            {&v->spa, hl},             {&v->mbb, hl},            {&v->spb, hl}};
     for (size_t i = 0; st == SB_OK && i < sizeof a / sizeof a[0]; i++) st = fbuf(v, a[i].b, a[i].n, "lm batch buffers");
     if (st != SB_OK) {
         sb_lm_dev_close(v);
@@ -183,10 +189,40 @@ static sb_status ln_back_on(lm_dev *v, sb_dbuf *X, int32_t tg, int32_t tb, sb_db
     return st == SB_OK ? colsum_on(v, dY, v->rows, v->dm, &v->g[tb]) : st;
 }
 
-static sb_status cols_on(lm_dev *v, sb_dbuf *M, int64_t r0, int64_t ld, int64_t c0, sb_dbuf *blk, int32_t putb) {
-    const int64_t T = v->T, w = v->hd;
-    return SB_LAUNCH(v->d, SB_KL_klm_cols, groups(v->d, T * w), 1, 0, SB_ARG(M->h), SB_ARG(r0), SB_ARG(T), SB_ARG(ld),
-                     SB_ARG(c0), SB_ARG(w), SB_ARG(blk->h), SB_ARG(putb));
+/* Every head's blocks of M (ld columns; nblk blocks of d columns from c0)
+ * gathered into blk (put = 0) or put back from it (put = 1): klm_heads. */
+static sb_status heads_on(lm_dev *v, sb_dbuf *M, int64_t ld, int64_t c0, int64_t nblk, sb_dbuf *blk, int32_t put) {
+    const int64_t cs = v->dm;
+    return SB_LAUNCH(v->d, SB_KL_klm_heads, groups(v->d, nblk * v->rows * v->dm), 1, 0, SB_ARG(M->h), SB_ARG(ld),
+                     SB_ARG(c0), SB_ARG(cs), SB_ARG(nblk), SB_ARG(v->B), SB_ARG(v->T), SB_ARG(v->nh), SB_ARG(v->hd),
+                     SB_ARG(blk->h), SB_ARG(put));
+}
+
+/* One operand of the batched products: item p's element q of line l at
+ * X[x0 + p * is + l * ls + q * qs]. */
+typedef struct lm_opnd {
+    sb_dbuf *x;
+    int64_t x0, is, ls, qs;
+} lm_opnd;
+
+/* C (dense, item after item) := op(A_p) op(B_p) for every (sequence, head)
+ * item p, m x n of inner length k: the bits of sb_gemm_host on each item
+ * (klm_bstats, klm_bprod), C from element c0 of its buffer. */
+static sb_status bprod_on(lm_dev *v, lm_opnd A, lm_opnd B, int64_t m, int64_t n, int64_t k, sb_dbuf *C, int64_t c0) {
+    sb_device *d = v->d;
+    const int64_t ni = v->B * v->nh;
+    sb_status st = SB_OK;
+    const lm_opnd *o[2] = {&A, &B};
+    sb_dbuf *mb[2] = {&v->mba, &v->mbb}, *sp[2] = {&v->spa, &v->spb};
+    const int64_t nl[2] = {m, n};
+    for (int s = 0; s < 2 && st == SB_OK; s++)
+        st = SB_LAUNCH(d, SB_KL_klm_bstats, groups(d, ni * nl[s]), 1, 0, SB_ARG(o[s]->x->h), SB_ARG(o[s]->x0), SB_ARG(o[s]->is),
+                       SB_ARG(o[s]->ls), SB_ARG(o[s]->qs), SB_ARG(ni), SB_ARG(nl[s]), SB_ARG(k), SB_ARG(mb[s]->h),
+                       SB_ARG(sp[s]->h));
+    return st != SB_OK ? st : SB_LAUNCH(d, SB_KL_klm_bprod, groups(d, ni * m * n), 1, 0, SB_ARG(A.x->h), SB_ARG(A.x0), SB_ARG(A.is),
+                     SB_ARG(A.ls), SB_ARG(A.qs), SB_ARG(v->mba.h), SB_ARG(v->spa.h), SB_ARG(B.x->h), SB_ARG(B.x0), SB_ARG(B.is),
+                     SB_ARG(B.ls), SB_ARG(B.qs), SB_ARG(v->mbb.h), SB_ARG(v->spb.h), SB_ARG(ni), SB_ARG(m), SB_ARG(n),
+                     SB_ARG(k), SB_ARG(C->h), SB_ARG(c0));
 }
 
 static sb_status dropout_on(lm_dev *v, sb_dbuf *X, sb_dbuf *mask, int64_t step, uint32_t tensor) {
@@ -198,58 +234,42 @@ static sb_status dropout_on(lm_dev *v, sb_dbuf *X, sb_dbuf *mask, int64_t step, 
                      SB_ARG(seed), SB_ARG(s32), SB_ARG(tensor), SB_ARG(p), SB_ARG(keep));
 }
 
-/* nn_attention_forward on the device, one (sequence, head) at a time. */
+/* nn_attention_forward on the device, every (sequence, head) at once:
+ * v->hq holds the heads' Q, K, V blocks (rows * d values each). */
 static sb_status attention_on(lm_dev *v, lm_dev_layer *y) {
     sb_device *d = v->d;
-    const int64_t T = v->T, hd = v->hd, dm = v->dm, ld = 3 * dm;
+    const int64_t T = v->T, hd = v->hd, dm = v->dm, th = T * hd, tt = T * T, nr = v->B * v->nh * T, bk = v->rows * dm;
     const float scale = 1.0f / sqrtf((float)hd);
-    const sb_gemm_shape ss = {0, 1, T, T, hd, hd, hd}, so = {0, 0, T, hd, T, T, hd};
-    sb_status st = SB_OK;
-    for (int64_t b = 0; b < v->B && st == SB_OK; b++)
-        for (int64_t h = 0; h < v->nh && st == SB_OK; h++) {
-            st = cols_on(v, &y->qkv, b * T, ld, h * hd, &v->q, 0);
-            if (st == SB_OK) st = cols_on(v, &y->qkv, b * T, ld, dm + h * hd, &v->k, 0);
-            if (st == SB_OK) st = cols_on(v, &y->qkv, b * T, ld, 2 * dm + h * hd, &v->vv, 0);
-            if (st == SB_OK) st = sb_gemm_on(d, &v->ws, &ss, &v->q, &v->k, &v->s);
-            if (st == SB_OK)
-                st = SB_LAUNCH(d, SB_KL_klm_attn_soft, groups(d, T), 1, 0, SB_ARG(v->s.h), SB_ARG(T), SB_ARG(scale));
-            if (st == SB_OK)
-                st = sb_device_copy(d, &y->P, 4 * (size_t)((b * v->nh + h) * T * T), &v->s, 0, 4 * (size_t)(T * T),
-                                    "lm attention");
-            if (st == SB_OK) st = sb_gemm_on(d, &v->ws, &so, &v->s, &v->vv, &v->o);
-            if (st == SB_OK) st = cols_on(v, &y->att, b * T, dm, h * hd, &v->o, 1);
-        }
-    return st;
+    sb_status st = heads_on(v, &y->qkv, 3 * dm, 0, 3, &v->hq, 0);
+    /* P := softmax rows of Q K^T */
+    if (st == SB_OK)
+        st = bprod_on(v, (lm_opnd){&v->hq, 0, th, hd, 1}, (lm_opnd){&v->hq, bk, th, hd, 1}, T, T, hd, &y->P, 0);
+    if (st == SB_OK)
+        st = SB_LAUNCH(d, SB_KL_klm_attn_soft, groups(d, nr), 1, 0, SB_ARG(y->P.h), SB_ARG(nr), SB_ARG(T), SB_ARG(scale));
+    /* O := P V */
+    if (st == SB_OK)
+        st = bprod_on(v, (lm_opnd){&y->P, 0, tt, T, 1}, (lm_opnd){&v->hq, 2 * bk, th, 1, hd}, T, hd, T, &v->ho, 0);
+    return st == SB_OK ? heads_on(v, &y->att, dm, 0, 1, &v->ho, 1) : st;
 }
 
 /* nn_attention_backward on the device: dO in v->dh, dQKV into v->dqkv. */
 static sb_status attention_back_on(lm_dev *v, lm_dev_layer *y) {
     sb_device *d = v->d;
-    const int64_t T = v->T, hd = v->hd, dm = v->dm, ld = 3 * dm;
+    const int64_t T = v->T, hd = v->hd, dm = v->dm, th = T * hd, tt = T * T, nr = v->B * v->nh * T, bk = v->rows * dm;
     const float scale = 1.0f / sqrtf((float)hd);
-    const sb_gemm_shape sp = {0, 1, T, T, hd, hd, hd}, sv = {1, 0, T, hd, T, T, hd}, sq = {0, 0, T, hd, T, T, hd};
-    sb_status st = SB_OK;
-    for (int64_t b = 0; b < v->B && st == SB_OK; b++)
-        for (int64_t h = 0; h < v->nh && st == SB_OK; h++) {
-            st = cols_on(v, &y->qkv, b * T, ld, h * hd, &v->q, 0);
-            if (st == SB_OK) st = cols_on(v, &y->qkv, b * T, ld, dm + h * hd, &v->k, 0);
-            if (st == SB_OK) st = cols_on(v, &y->qkv, b * T, ld, 2 * dm + h * hd, &v->vv, 0);
-            if (st == SB_OK) st = cols_on(v, &v->dh, b * T, dm, h * hd, &v->dout, 0);
-            if (st == SB_OK)
-                st = sb_device_copy(d, &v->pb, 0, &y->P, 4 * (size_t)((b * v->nh + h) * T * T), 4 * (size_t)(T * T),
-                                    "lm attention");
-            if (st == SB_OK) st = sb_gemm_on(d, &v->ws, &sp, &v->dout, &v->vv, &v->s); /* dO V^T */
-            if (st == SB_OK) st = sb_gemm_on(d, &v->ws, &sv, &v->pb, &v->dout, &v->dv); /* P^T dO */
-            if (st == SB_OK)
-                st = SB_LAUNCH(d, SB_KL_klm_attn_dsoft, groups(d, T), 1, 0, SB_ARG(v->pb.h), SB_ARG(v->s.h), SB_ARG(T),
-                               SB_ARG(scale));
-            if (st == SB_OK) st = sb_gemm_on(d, &v->ws, &sq, &v->s, &v->k, &v->dq); /* dS K */
-            if (st == SB_OK) st = sb_gemm_on(d, &v->ws, &sv, &v->s, &v->q, &v->dk); /* dS^T Q */
-            if (st == SB_OK) st = cols_on(v, &v->dqkv, b * T, ld, h * hd, &v->dq, 1);
-            if (st == SB_OK) st = cols_on(v, &v->dqkv, b * T, ld, dm + h * hd, &v->dk, 1);
-            if (st == SB_OK) st = cols_on(v, &v->dqkv, b * T, ld, 2 * dm + h * hd, &v->dv, 1);
-        }
-    return st;
+    const lm_opnd q_col = {&v->hq, 0, th, 1, hd}, k_col = {&v->hq, bk, th, 1, hd}, v_row = {&v->hq, 2 * bk, th, hd, 1};
+    const lm_opnd do_row = {&v->hdo, 0, th, hd, 1}, do_col = {&v->hdo, 0, th, 1, hd}, pt_row = {&y->P, 0, tt, 1, T};
+    const lm_opnd ds_row = {&v->hds, 0, tt, T, 1}, dst_row = {&v->hds, 0, tt, 1, T};
+    sb_status st = heads_on(v, &y->qkv, 3 * dm, 0, 3, &v->hq, 0);
+    if (st == SB_OK) st = heads_on(v, &v->dh, dm, 0, 1, &v->hdo, 0);
+    if (st == SB_OK) st = bprod_on(v, do_row, v_row, T, T, hd, &v->hds, 0);         /* dO V^T */
+    if (st == SB_OK) st = bprod_on(v, pt_row, do_col, T, hd, T, &v->hdq, 2 * bk);   /* dV = P^T dO */
+    if (st == SB_OK)
+        st = SB_LAUNCH(d, SB_KL_klm_attn_dsoft, groups(d, nr), 1, 0, SB_ARG(y->P.h), SB_ARG(v->hds.h), SB_ARG(nr),
+                       SB_ARG(T), SB_ARG(scale));
+    if (st == SB_OK) st = bprod_on(v, ds_row, k_col, T, hd, T, &v->hdq, 0);         /* dQ = dS K */
+    if (st == SB_OK) st = bprod_on(v, dst_row, q_col, T, hd, T, &v->hdq, bk);       /* dK = dS^T Q */
+    return st == SB_OK ? heads_on(v, &v->dqkv, 3 * dm, 0, 3, &v->hdq, 1) : st;
 }
 
 /* lm.c's forward: the embeddings, the blocks, the final norm and the head. */
