@@ -90,7 +90,7 @@ SB_KERNEL void klm_heads(SB_GLOBAL float *M, sb_i64 ld, sb_i64 c0, sb_i64 cs, sb
  * C[co + p * m * n + i * n + j] := the identical GEMM's value of row i of op(A_p)
  * times column j of op(B_p) (kernels/linalg.h: each operand's digits from its
  * own largest line spread, each line's scale from its largest magnitude, the
- * exact integer sum of the scaled products in digit weights rounded once,
+ * exact integer sum of the scaled products (in 32-bit parts) rounded once,
  * the special values of sb_oz_special), one value a work-item. Every sum is
  * an integer's, so the bits are sb_gemm_host's of each item alone, in any
  * grid: the host's per-head products, with every head in one launch. */
@@ -121,13 +121,34 @@ SB_FN int klm_operand_digits(SB_GLOBAL const sb_i32 *sp, sb_i64 n) {
     return sb_oz_digits_for(s);
 }
 
-/* The S balanced base-256 digits of x (kernels/linalg.h, stage 2). */
-SB_FN void klm_digits(sb_i64 x, int S, sb_i64 *d) {
-    for (int i = 0; i < S; i++) {
-        const sb_i64 t = ((x + 128) & 255) - 128;
-        d[i] = t;
-        x = (x - t) / 256;
+/* A signed 64-bit value's low 32 bits (as a non-negative value) and the
+ * rest, floor(x / 2^32): x = hi 2^32 + lo exactly. */
+SB_FN sb_i64 klm_lo32(sb_i64 x) { return x & 0xffffffff; }
+SB_FN sb_i64 klm_hi32(sb_i64 x) { return (x - klm_lo32(x)) / 4294967296; }
+
+/* c[w] += the four 32-bit parts of x y (|x|, |y| <= 2^62) at weights
+ * 2^(32 w), w < 4: x = xh 2^32 + xl and y likewise (sb_oz_fixed's integers
+ * of at most 63 bits, sign included), each part of each partial product
+ * below 2^32 in magnitude, so K < 2^29 adds stay exact in int64. */
+SB_FN void klm_mul_add(sb_i64 *c, sb_i64 x, sb_i64 y) {
+    const sb_i64 xl = klm_lo32(x), xh = klm_hi32(x), yl = klm_lo32(y), yh = klm_hi32(y);
+    const sb_u64 p00 = (sb_u64)xl * (sb_u64)yl;
+    const sb_i64 p01 = xh * yl, p10 = xl * yh, p11 = xh * yh;
+    c[0] += (sb_i64)(p00 & 0xffffffffu);
+    c[1] += (sb_i64)(p00 >> 32) + klm_lo32(p01) + klm_lo32(p10);
+    c[2] += klm_hi32(p01) + klm_hi32(p10) + klm_lo32(p11);
+    c[3] += klm_hi32(p11);
+}
+
+/* *a := sum_w c[w] 2^(32 w), normalized (sb_oz_acc's form). */
+SB_FN void klm_acc_of(const sb_i64 *c, sb_oz_acc *a) {
+    sb_i64 carry = 0;
+    for (int w = 0; w < 4; w++) {
+        const sb_i64 t = c[w] + carry;
+        a->l[w] = (sb_u32)klm_lo32(t);
+        carry = klm_hi32(t);
     }
+    a->top = carry;
 }
 
 SB_KERNEL void klm_bprod(SB_GLOBAL const float *A, sb_i64 ao, sb_i64 ais, sb_i64 als, sb_i64 aqs, SB_GLOBAL const sb_i32 *mba,
@@ -146,26 +167,13 @@ SB_KERNEL void klm_bprod(SB_GLOBAL const float *A, sb_i64 ao, sb_i64 ais, sb_i64
     }
     const int Sa = klm_operand_digits(spa + p * m, m), Sb = klm_operand_digits(spb + p * n, n);
     const sb_i32 sa = sb_oz_sigma((sb_u32)mba[p * m + i], Sa), sb = sb_oz_sigma((sb_u32)mbb[p * n + j], Sb);
-    const int nw = Sa + Sb - 1;
-    const sb_i64 kc = sb_oz_kchunk(Sa < Sb ? Sa : Sb);
-    sb_i64 D[SB_OZ_WMAX], da[SB_OZ_SMAX], db[SB_OZ_SMAX];
-    sb_oz_acc tot, part;
-    for (int w = 0; w < SB_OZ_WMAX; w++) D[w] = 0;
-    sb_oz_acc_from(D, nw, &tot);
-    for (sb_i64 q0 = 0; q0 < K; q0 += kc) {
-        const sb_i64 q1 = K - q0 < kc ? K : q0 + kc;
-        for (int w = 0; w < SB_OZ_WMAX; w++) D[w] = 0;
-        for (sb_i64 q = q0; q < q1; q++) {
-            const sb_i64 x = sb_oz_fixed(sb_f2u(a[q * aqs]), sa, Sa), y = sb_oz_fixed(sb_f2u(b[q * bqs]), sb, Sb);
-            if (x == 0 || y == 0) continue;
-            klm_digits(x, Sa, da);
-            klm_digits(y, Sb, db);
-            for (int u = 0; u < Sa; u++)
-                for (int v = 0; v < Sb; v++) D[u + v] += da[u] * db[v];
-        }
-        sb_oz_acc_from(D, nw, &part);
-        sb_oz_acc_add(&tot, &part);
+    sb_i64 c[4] = {0, 0, 0, 0};
+    for (sb_i64 q = 0; q < K; q++) {
+        const sb_i64 x = sb_oz_fixed(sb_f2u(a[q * aqs]), sa, Sa), y = sb_oz_fixed(sb_f2u(b[q * bqs]), sb, Sb);
+        if (x != 0 && y != 0) klm_mul_add(c, x, y);
     }
+    sb_oz_acc tot;
+    klm_acc_of(c, &tot);
     C[co + g] = sb_u2f(K > 0 ? sb_oz_round(&tot, sa + sb) : 0u);
 }
 
