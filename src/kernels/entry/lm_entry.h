@@ -84,26 +84,29 @@ SB_KERNEL void klm_heads(SB_GLOBAL float *M, sb_i64 ld, sb_i64 c0, sb_i64 cs, sb
 }
 
 /* The batched products of attention: nitems operand pairs, item p's op(A)
- * line l (element q at A[ao + p * ais + l * als + q * aqs], K elements) and op(B)
- * line l likewise, from offsets ao and bo (C from co). klm_bstats gives each line its largest finite magnitude
- * (mb) and spread (sp, sb_oz_spread), one line a work-item; klm_bprod gives
- * C[co + p * m * n + i * n + j] := the identical GEMM's value of row i of op(A_p)
- * times column j of op(B_p) (kernels/linalg.h: each operand's digits from its
- * own largest line spread, each line's scale from its largest magnitude, the
- * exact integer sum of the scaled products (in 32-bit parts) rounded once,
- * the special values of sb_oz_special), one value a work-item. Every sum is
- * an integer's, so the bits are sb_gemm_host's of each item alone, in any
- * grid: the host's per-head products, with every head in one launch. */
-SB_KERNEL void klm_bstats(SB_GLOBAL const float *X, sb_i64 xo, sb_i64 is, sb_i64 ls, sb_i64 qs, sb_i64 nitems, sb_i64 nl,
-                          sb_i64 K, SB_GLOBAL sb_i32 *mb, SB_GLOBAL sb_i32 *sp) {
+ * line l (element q at A[ao + p * ais + l * als + q * aqs], K elements) and
+ * op(B) line l likewise; C[co + p * m * n + i * n + j] := the identical
+ * GEMM's value of row i of op(A_p) times column j of op(B_p)
+ * (kernels/linalg.h: each operand's digits from its own largest line spread,
+ * each line's scale from its largest magnitude, the exact integer sum of the
+ * scaled products rounded once, the special values of sb_oz_special). Every
+ * sum is an integer's, so the bits are sb_gemm_host's of each item alone, in
+ * any grid: the host's per-head products, every head in one launch each.
+ *
+ * klm_bstats: each line's largest finite magnitude (mb), spread (sp,
+ * sb_oz_spread) and nonfinite flag (nf), one line a work-item. */
+SB_KERNEL void klm_bstats(SB_GLOBAL const float *X, sb_i64 xo, sb_i64 is, sb_i64 ls, sb_i64 qs, sb_i64 nitems,
+                          sb_i64 nl, sb_i64 K, SB_GLOBAL sb_i32 *mb, SB_GLOBAL sb_i32 *sp, SB_GLOBAL sb_i32 *nf) {
     const sb_i64 g = sb_global_id(0);
     if (g >= nitems * nl) return;
     const sb_i64 p = g / nl, l = g - p * nl;
     SB_GLOBAL const float *x = X + xo + p * is + l * ls;
     sb_u32 m = 0u;
+    sb_i32 f = 0;
     sb_i64 sum = 0, cnt = 0;
     for (sb_i64 q = 0; q < K; q++) {
-        const sb_u32 v = sb_oz_mag(sb_f2u(x[q * qs]));
+        const sb_u32 u = sb_f2u(x[q * qs]), v = sb_oz_mag(u);
+        f |= sb_oz_nonfinite(u);
         m = v > m ? v : m;
         if (v != 0u) {
             sum += sb_oz_lead(v);
@@ -112,13 +115,25 @@ SB_KERNEL void klm_bstats(SB_GLOBAL const float *X, sb_i64 xo, sb_i64 is, sb_i64
     }
     mb[g] = (sb_i32)m;
     sp[g] = sb_oz_spread(m, sum, cnt);
+    nf[g] = f;
 }
 
-/* The digits of an operand from its n lines' spreads (sb_oz_digits_for of the largest). */
-SB_FN int klm_operand_digits(SB_GLOBAL const sb_i32 *sp, sb_i64 n) {
+/* klm_bfix: each element's integer RNE(x 2^sigma) (sb_oz_fixed) into
+ * xi[(p * nl + l) * K + q], the operand's digits sb_oz_digits_for of its
+ * lines' largest spread, the line's scale sigma into sg[p * nl + l] (from
+ * its q = 0 work-item), one element a work-item. */
+SB_KERNEL void klm_bfix(SB_GLOBAL const float *X, sb_i64 xo, sb_i64 is, sb_i64 ls, sb_i64 qs, sb_i64 nitems,
+                        sb_i64 nl, sb_i64 K, SB_GLOBAL const sb_i32 *mb, SB_GLOBAL const sb_i32 *sp,
+                        SB_GLOBAL sb_i64 *xi, SB_GLOBAL sb_i32 *sg) {
+    const sb_i64 g = sb_global_id(0);
+    if (g >= nitems * nl * K) return;
+    const sb_i64 pl = g / K, q = g - pl * K, p = pl / nl, l = pl - p * nl;
     sb_i32 s = 0;
-    for (sb_i64 l = 0; l < n; l++) s = sp[l] > s ? sp[l] : s;
-    return sb_oz_digits_for(s);
+    for (sb_i64 r = 0; r < nl; r++) s = sp[p * nl + r] > s ? sp[p * nl + r] : s;
+    const int S = sb_oz_digits_for(s);
+    const sb_i32 sigma = sb_oz_sigma((sb_u32)mb[pl], S);
+    if (q == 0) sg[pl] = sigma;
+    xi[g] = sb_oz_fixed(sb_f2u(X[xo + p * is + l * ls + q * qs]), sigma, S);
 }
 
 /* A signed 64-bit value's low 32 bits (as a non-negative value) and the
@@ -126,10 +141,10 @@ SB_FN int klm_operand_digits(SB_GLOBAL const sb_i32 *sp, sb_i64 n) {
 SB_FN sb_i64 klm_lo32(sb_i64 x) { return x & 0xffffffff; }
 SB_FN sb_i64 klm_hi32(sb_i64 x) { return (x - klm_lo32(x)) / 4294967296; }
 
-/* c[w] += the four 32-bit parts of x y (|x|, |y| <= 2^62) at weights
- * 2^(32 w), w < 4: x = xh 2^32 + xl and y likewise (sb_oz_fixed's integers
- * of at most 63 bits, sign included), each part of each partial product
- * below 2^32 in magnitude, so K < 2^29 adds stay exact in int64. */
+/* c[w] += the four 32-bit parts of x y at weights 2^(32 w), w < 4, for
+ * sb_oz_fixed's integers (|x|, |y| <= 2^62): x = xh 2^32 + xl and y likewise,
+ * each part of each partial product below 2^32 in magnitude, so K < 2^29
+ * adds stay exact in int64. */
 SB_FN void klm_mul_add(sb_i64 *c, sb_i64 x, sb_i64 y) {
     const sb_i64 xl = klm_lo32(x), xh = klm_hi32(x), yl = klm_lo32(y), yh = klm_hi32(y);
     const sb_u64 p00 = (sb_u64)xl * (sb_u64)yl;
@@ -140,41 +155,39 @@ SB_FN void klm_mul_add(sb_i64 *c, sb_i64 x, sb_i64 y) {
     c[3] += klm_hi32(p11);
 }
 
-/* *a := sum_w c[w] 2^(32 w), normalized (sb_oz_acc's form). */
-SB_FN void klm_acc_of(const sb_i64 *c, sb_oz_acc *a) {
+/* klm_bprod: one value of C a work-item from the operands' integers (xa, xb),
+ * scales (sga, sgb) and flags (nfa, nfb); the special values from the floats
+ * themselves where a line holds a nonfinite one. */
+SB_KERNEL void klm_bprod(SB_GLOBAL const float *A, sb_i64 ao, sb_i64 ais, sb_i64 als, sb_i64 aqs,
+                         SB_GLOBAL const sb_i64 *xa, SB_GLOBAL const sb_i32 *sga, SB_GLOBAL const sb_i32 *nfa,
+                         SB_GLOBAL const float *B, sb_i64 bo, sb_i64 bis, sb_i64 bls, sb_i64 bqs,
+                         SB_GLOBAL const sb_i64 *xb, SB_GLOBAL const sb_i32 *sgb, SB_GLOBAL const sb_i32 *nfb,
+                         sb_i64 nitems, sb_i64 m, sb_i64 n, sb_i64 K, SB_GLOBAL float *C, sb_i64 co) {
+    const sb_i64 g = sb_global_id(0);
+    if (g >= nitems * m * n) return;
+    const sb_i64 p = g / (m * n), r = g - p * m * n, i = r / n, j = r - i * n, la = p * m + i, lb = p * n + j;
+    if (nfa[la] || nfb[lb]) {
+        const sb_u32 sx = sb_oz_special(A + ao + p * ais + i * als, 0, aqs, B + bo + p * bis + j * bls, 0, bqs, K);
+        if (sx != 0u) {
+            C[co + g] = sb_u2f(sx);
+            return;
+        }
+    }
+    SB_GLOBAL const sb_i64 *x = xa + la * K;
+    SB_GLOBAL const sb_i64 *y = xb + lb * K;
+    sb_i64 c[4] = {0, 0, 0, 0};
+    for (sb_i64 q = 0; q < K; q++)
+        if (x[q] != 0 && y[q] != 0) klm_mul_add(c, x[q], y[q]);
+    /* the exact total in sb_oz_acc's normalized form */
+    sb_oz_acc tot;
     sb_i64 carry = 0;
     for (int w = 0; w < 4; w++) {
         const sb_i64 t = c[w] + carry;
-        a->l[w] = (sb_u32)klm_lo32(t);
+        tot.l[w] = (sb_u32)klm_lo32(t);
         carry = klm_hi32(t);
     }
-    a->top = carry;
-}
-
-SB_KERNEL void klm_bprod(SB_GLOBAL const float *A, sb_i64 ao, sb_i64 ais, sb_i64 als, sb_i64 aqs, SB_GLOBAL const sb_i32 *mba,
-                         SB_GLOBAL const sb_i32 *spa, SB_GLOBAL const float *B, sb_i64 bo, sb_i64 bis, sb_i64 bls, sb_i64 bqs,
-                         SB_GLOBAL const sb_i32 *mbb, SB_GLOBAL const sb_i32 *spb, sb_i64 nitems, sb_i64 m, sb_i64 n,
-                         sb_i64 K, SB_GLOBAL float *C, sb_i64 co) {
-    const sb_i64 g = sb_global_id(0);
-    if (g >= nitems * m * n) return;
-    const sb_i64 p = g / (m * n), r = g - p * m * n, i = r / n, j = r - i * n;
-    SB_GLOBAL const float *a = A + ao + p * ais + i * als;
-    SB_GLOBAL const float *b = B + bo + p * bis + j * bls;
-    const sb_u32 sx = sb_oz_special(a, 0, aqs, b, 0, bqs, K);
-    if (sx != 0u) {
-        C[co + g] = sb_u2f(sx);
-        return;
-    }
-    const int Sa = klm_operand_digits(spa + p * m, m), Sb = klm_operand_digits(spb + p * n, n);
-    const sb_i32 sa = sb_oz_sigma((sb_u32)mba[p * m + i], Sa), sb = sb_oz_sigma((sb_u32)mbb[p * n + j], Sb);
-    sb_i64 c[4] = {0, 0, 0, 0};
-    for (sb_i64 q = 0; q < K; q++) {
-        const sb_i64 x = sb_oz_fixed(sb_f2u(a[q * aqs]), sa, Sa), y = sb_oz_fixed(sb_f2u(b[q * bqs]), sb, Sb);
-        if (x != 0 && y != 0) klm_mul_add(c, x, y);
-    }
-    sb_oz_acc tot;
-    klm_acc_of(c, &tot);
-    C[co + g] = sb_u2f(K > 0 ? sb_oz_round(&tot, sa + sb) : 0u);
+    tot.top = carry;
+    C[co + g] = sb_u2f(K > 0 ? sb_oz_round(&tot, sga[la] + sgb[lb]) : 0u);
 }
 
 /* The rows of every head's scores (nrows rows of T, row i at position i mod

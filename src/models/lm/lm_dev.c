@@ -15,8 +15,8 @@
  * head's columns gathered dense by one launch (klm_heads), its products by
  * the batched identical product (klm_bstats, klm_bprod: each head's bits are
  * sb_gemm_host's on that head alone, as nn_attention_forward runs them), its
- * softmax rows by one launch; a layer's attention is 9 launches forward and
- * 16 backward whatever the batch and head count.
+ * softmax rows by one launch; a layer's attention is 13 launches forward
+ * and 24 backward whatever the batch and head count.
  */
 #include "lm.h"
 #include "../../device/device.h"
@@ -42,8 +42,8 @@ struct lm_dev {
     sb_dbuf dx, dh, dbig, dqkv, datt, tmp, tmp4, sq, sc;
     /* every head's dense blocks (item b * nh + h): q, k, v (3 blocks), their
      * gradients (3 blocks), o, dO, the score gradients; the products' line
-     * statistics of op(A) and op(B) */
-    sb_dbuf hq, hdq, ho, hdo, hds, mba, spa, mbb, spb;
+     * statistics, scales and flags, and integers, of op(A) and op(B) */
+    sb_dbuf hq, hdq, ho, hdo, hds, mba, spa, sga, nfa, xia, mbb, spb, sgb, nfb, xib;
     lm_dev_layer L[LM_MAX_LAYERS];
 };
 
@@ -53,7 +53,7 @@ static int64_t groups(const sb_device *d, int64_t items) { return items <= 0 ? 0
 #define LM_DEV_SINGLES(v)                                                                                          \
     &v->tok, &v->pos, &v->tgt, &v->mask_e, &v->x_out, &v->hf, &v->muf, &v->rsf, &v->logits, &v->rowloss, &v->dx,    \
         &v->dh, &v->dbig, &v->dqkv, &v->datt, &v->tmp, &v->tmp4, &v->sq, &v->sc, &v->hq, &v->hdq, &v->ho, &v->hdo, \
-        &v->hds, &v->mba, &v->spa, &v->mbb, &v->spb
+        &v->hds, &v->mba, &v->spa, &v->sga, &v->nfa, &v->xia, &v->mbb, &v->spb, &v->sgb, &v->nfb, &v->xib
 
 void sb_lm_dev_close(lm_dev *v) {
     if (!v) return;
@@ -119,6 +119,7 @@ sb_status sb_lm_dev_open(int32_t kind, const sb_lm *lm, lm_dev **out) {
         for (size_t i = 0; st == SB_OK && i < sizeof a / sizeof a[0]; i++) st = fbuf(v, a[i].b, a[i].n, "lm activations");
     }
     const int64_t hl = B * nh * (T > v->hd ? T : v->hd); /* lines of one operand, all items */
+    const int64_t he = 2 * B * nh * T * (T > v->hd ? T : v->hd); /* its int64 values, as floats */
     const struct {
         sb_dbuf *b;
         int64_t n;
@@ -128,7 +129,9 @@ sb_status sb_lm_dev_open(int32_t kind, const sb_lm *lm, lm_dev **out) {
              {&v->dbig, rows * 4 * dm}, {&v->dqkv, rows * 3 * dm}, {&v->datt, rows * dm},   {&v->tmp, rows * 4 * dm},
              {&v->tmp4, rows * 4 * dm}, {&v->sq, v->nsq * (SACC_BYTES / 4)}, {&v->sc, 1}, {&v->hq, 3 * rows * dm},
              {&v->hdq, 3 * rows * dm}, {&v->ho, rows * dm},       {&v->hdo, rows * dm},     {&v->hds, B * nh * T * T},
-             {&v->mba, hl},            {&v->spa, hl},             {&v->mbb, hl},            {&v->spb, hl}};
+             {&v->mba, hl},            {&v->spa, hl},             {&v->sga, hl},            {&v->nfa, hl},
+             {&v->xia, he},            {&v->mbb, hl},             {&v->spb, hl},            {&v->sgb, hl},
+             {&v->nfb, hl},            {&v->xib, he}};
     for (size_t i = 0; st == SB_OK && i < sizeof a / sizeof a[0]; i++) st = fbuf(v, a[i].b, a[i].n, "lm batch buffers");
     if (st != SB_OK) {
         sb_lm_dev_close(v);
@@ -205,24 +208,31 @@ typedef struct lm_opnd {
     int64_t x0, is, ls, qs;
 } lm_opnd;
 
-/* C (dense, item after item) := op(A_p) op(B_p) for every (sequence, head)
- * item p, m x n of inner length k: the bits of sb_gemm_host on each item
- * (klm_bstats, klm_bprod), C from element c0 of its buffer. */
+/* C (dense, item after item, from element c0 of its buffer) := op(A_p)
+ * op(B_p) for every (sequence, head) item p, m x n of inner length k: the
+ * bits of sb_gemm_host on each item (klm_bstats, klm_bfix, klm_bprod). */
 static sb_status bprod_on(lm_dev *v, lm_opnd A, lm_opnd B, int64_t m, int64_t n, int64_t k, sb_dbuf *C, int64_t c0) {
     sb_device *d = v->d;
     const int64_t ni = v->B * v->nh;
     sb_status st = SB_OK;
     const lm_opnd *o[2] = {&A, &B};
-    sb_dbuf *mb[2] = {&v->mba, &v->mbb}, *sp[2] = {&v->spa, &v->spb};
+    sb_dbuf *mb[2] = {&v->mba, &v->mbb}, *sp[2] = {&v->spa, &v->spb}, *sg[2] = {&v->sga, &v->sgb};
+    sb_dbuf *nf[2] = {&v->nfa, &v->nfb}, *xi[2] = {&v->xia, &v->xib};
     const int64_t nl[2] = {m, n};
-    for (int s = 0; s < 2 && st == SB_OK; s++)
-        st = SB_LAUNCH(d, SB_KL_klm_bstats, groups(d, ni * nl[s]), 1, 0, SB_ARG(o[s]->x->h), SB_ARG(o[s]->x0), SB_ARG(o[s]->is),
-                       SB_ARG(o[s]->ls), SB_ARG(o[s]->qs), SB_ARG(ni), SB_ARG(nl[s]), SB_ARG(k), SB_ARG(mb[s]->h),
-                       SB_ARG(sp[s]->h));
-    return st != SB_OK ? st : SB_LAUNCH(d, SB_KL_klm_bprod, groups(d, ni * m * n), 1, 0, SB_ARG(A.x->h), SB_ARG(A.x0), SB_ARG(A.is),
-                     SB_ARG(A.ls), SB_ARG(A.qs), SB_ARG(v->mba.h), SB_ARG(v->spa.h), SB_ARG(B.x->h), SB_ARG(B.x0), SB_ARG(B.is),
-                     SB_ARG(B.ls), SB_ARG(B.qs), SB_ARG(v->mbb.h), SB_ARG(v->spb.h), SB_ARG(ni), SB_ARG(m), SB_ARG(n),
-                     SB_ARG(k), SB_ARG(C->h), SB_ARG(c0));
+    for (int s = 0; s < 2 && st == SB_OK; s++) {
+        st = SB_LAUNCH(d, SB_KL_klm_bstats, groups(d, ni * nl[s]), 1, 0, SB_ARG(o[s]->x->h), SB_ARG(o[s]->x0),
+                       SB_ARG(o[s]->is), SB_ARG(o[s]->ls), SB_ARG(o[s]->qs), SB_ARG(ni), SB_ARG(nl[s]), SB_ARG(k),
+                       SB_ARG(mb[s]->h), SB_ARG(sp[s]->h), SB_ARG(nf[s]->h));
+        if (st == SB_OK)
+            st = SB_LAUNCH(d, SB_KL_klm_bfix, groups(d, ni * nl[s] * k), 1, 0, SB_ARG(o[s]->x->h), SB_ARG(o[s]->x0),
+                           SB_ARG(o[s]->is), SB_ARG(o[s]->ls), SB_ARG(o[s]->qs), SB_ARG(ni), SB_ARG(nl[s]), SB_ARG(k),
+                           SB_ARG(mb[s]->h), SB_ARG(sp[s]->h), SB_ARG(xi[s]->h), SB_ARG(sg[s]->h));
+    }
+    return st != SB_OK ? st : SB_LAUNCH(d, SB_KL_klm_bprod, groups(d, ni * m * n), 1, 0, SB_ARG(A.x->h), SB_ARG(A.x0),
+                     SB_ARG(A.is), SB_ARG(A.ls), SB_ARG(A.qs), SB_ARG(v->xia.h), SB_ARG(v->sga.h), SB_ARG(v->nfa.h),
+                     SB_ARG(B.x->h), SB_ARG(B.x0), SB_ARG(B.is), SB_ARG(B.ls), SB_ARG(B.qs), SB_ARG(v->xib.h),
+                     SB_ARG(v->sgb.h), SB_ARG(v->nfb.h), SB_ARG(ni), SB_ARG(m), SB_ARG(n), SB_ARG(k), SB_ARG(C->h),
+                     SB_ARG(c0));
 }
 
 static sb_status dropout_on(lm_dev *v, sb_dbuf *X, sb_dbuf *mask, int64_t step, uint32_t tensor) {
