@@ -181,6 +181,37 @@ SB_FN void sb_oz_acc_add(sb_oz_acc *a, const sb_oz_acc *x) {
     a->top = a->top + x->top + (sb_i64)c;
 }
 
+/* A signed 64-bit value's low 32 bits (as a non-negative value) and the
+ * rest, floor(x / 2^32): x = hi 2^32 + lo exactly. */
+SB_FN sb_i64 sb_oz_lo32(sb_i64 x) { return x & 0xffffffff; }
+SB_FN sb_i64 sb_oz_hi32(sb_i64 x) { return (x - sb_oz_lo32(x)) / 4294967296; }
+
+/* c[w] += the four 32-bit parts of x y at weights 2^(32 w), w < 4, for two
+ * of sb_oz_fixed's integers (|x|, |y| <= 2^62): with x = xh 2^32 + xl and y
+ * likewise, each part of each partial product lies below 2^32 in magnitude,
+ * so 2^29 adds stay exact in int64 (a product without digit planes: the
+ * byte lm's batched attention products, entry/lm_entry.h). */
+SB_FN void sb_oz_mul_add(sb_i64 *c, sb_i64 x, sb_i64 y) {
+    const sb_i64 xl = sb_oz_lo32(x), xh = sb_oz_hi32(x), yl = sb_oz_lo32(y), yh = sb_oz_hi32(y);
+    const sb_u64 p00 = (sb_u64)xl * (sb_u64)yl;
+    const sb_i64 p01 = xh * yl, p10 = xl * yh, p11 = xh * yh;
+    c[0] += (sb_i64)(p00 & 0xffffffffu);
+    c[1] += (sb_i64)(p00 >> 32) + sb_oz_lo32(p01) + sb_oz_lo32(p10);
+    c[2] += sb_oz_hi32(p01) + sb_oz_hi32(p10) + sb_oz_lo32(p11);
+    c[3] += sb_oz_hi32(p11);
+}
+
+/* *a := sum_{w < 4} c[w] 2^(32 w) (sb_oz_mul_add's parts), normalized. */
+SB_FN void sb_oz_acc_of_parts(const sb_i64 *c, sb_oz_acc *a) {
+    sb_i64 carry = 0;
+    for (int w = 0; w < 4; w++) {
+        const sb_i64 t = c[w] + carry;
+        a->l[w] = (sb_u32)sb_oz_lo32(t);
+        carry = sb_oz_hi32(t);
+    }
+    a->top = carry;
+}
+
 /* floor(V / 2^s) of the magnitude V = mtop * 2^128 + sum mag[L] 2^(32L),
  * s >= 0, and whether V mod 2^s is nonzero; the caller knows the quotient is
  * below 2^62. */

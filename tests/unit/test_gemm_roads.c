@@ -306,3 +306,37 @@ SB_TEST(test_gemm_direct_kernels_agree) {
 }
 
 SB_TEST(test_gemm_direct_kernels_at_the_lane_bounds) { SB_CHECK_EQ_U64(sb_gemm_direct_kernel_check(), 0); }
+
+/* sb_oz_mul_add's 32-bit parts against 128-bit products: runs of six
+ * products of the integers' extremes (+-2^62, 2^62 - 1, 2^32 +- 1, -1), and
+ * long runs of random ones below 2^52 (the carries through the parts), the
+ * total in sb_oz_acc's form as the batched products of the byte lm's device
+ * attention round it. */
+SB_TEST(test_gemm_part_products_are_exact) {
+    const int64_t e[] = {0, 1, -1, ((int64_t)1 << 62), -((int64_t)1 << 62), ((int64_t)1 << 62) - 1,
+                         ((int64_t)1 << 32) + 1, ((int64_t)1 << 32) - 1, -((int64_t)1 << 32), 12345678901LL};
+    const int ne = (int)(sizeof e / sizeof e[0]);
+    g_rng = 7;
+    for (int run = 0; run < ne * ne + 50; run++) {
+        const int terms = run < ne * ne ? 6 : 1000;
+        int64_t c[4] = {0, 0, 0, 0};
+        __int128 want = 0;
+        for (int q = 0; q < terms; q++) {
+            int64_t x, y;
+            if (run < ne * ne) {
+                x = e[run % ne], y = e[(run / ne + q) % ne];
+            } else {
+                const uint64_t u = rnd(), w = rnd();
+                x = (int64_t)u >> (11 + (u & 31)), y = (int64_t)w >> (11 + (w & 31)); /* |.| <= 2^52 */
+            }
+            sb_oz_mul_add(c, x, y);
+            want += (__int128)x * y;
+        }
+        sb_oz_acc got;
+        sb_oz_acc_of_parts(c, &got);
+        const unsigned __int128 low = (unsigned __int128)got.l[0] | ((unsigned __int128)got.l[1] << 32) |
+                                      ((unsigned __int128)got.l[2] << 64) | ((unsigned __int128)got.l[3] << 96);
+        SB_CHECK(low == (unsigned __int128)want);
+        SB_CHECK(got.top == (want < 0 ? -1 : 0));
+    }
+}

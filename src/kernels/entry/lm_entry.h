@@ -136,25 +136,6 @@ SB_KERNEL void klm_bfix(SB_GLOBAL const float *X, sb_i64 xo, sb_i64 is, sb_i64 l
     xi[g] = sb_oz_fixed(sb_f2u(X[xo + p * is + l * ls + q * qs]), sigma, S);
 }
 
-/* A signed 64-bit value's low 32 bits (as a non-negative value) and the
- * rest, floor(x / 2^32): x = hi 2^32 + lo exactly. */
-SB_FN sb_i64 klm_lo32(sb_i64 x) { return x & 0xffffffff; }
-SB_FN sb_i64 klm_hi32(sb_i64 x) { return (x - klm_lo32(x)) / 4294967296; }
-
-/* c[w] += the four 32-bit parts of x y at weights 2^(32 w), w < 4, for
- * sb_oz_fixed's integers (|x|, |y| <= 2^62): x = xh 2^32 + xl and y likewise,
- * each part of each partial product below 2^32 in magnitude, so K < 2^29
- * adds stay exact in int64. */
-SB_FN void klm_mul_add(sb_i64 *c, sb_i64 x, sb_i64 y) {
-    const sb_i64 xl = klm_lo32(x), xh = klm_hi32(x), yl = klm_lo32(y), yh = klm_hi32(y);
-    const sb_u64 p00 = (sb_u64)xl * (sb_u64)yl;
-    const sb_i64 p01 = xh * yl, p10 = xl * yh, p11 = xh * yh;
-    c[0] += (sb_i64)(p00 & 0xffffffffu);
-    c[1] += (sb_i64)(p00 >> 32) + klm_lo32(p01) + klm_lo32(p10);
-    c[2] += klm_hi32(p01) + klm_hi32(p10) + klm_lo32(p11);
-    c[3] += klm_hi32(p11);
-}
-
 /* klm_bprod: one value of C a work-item from the operands' integers (xa, xb),
  * scales (sga, sgb) and flags (nfa, nfb); the special values from the floats
  * themselves where a line holds a nonfinite one. */
@@ -177,16 +158,9 @@ SB_KERNEL void klm_bprod(SB_GLOBAL const float *A, sb_i64 ao, sb_i64 ais, sb_i64
     SB_GLOBAL const sb_i64 *y = xb + lb * K;
     sb_i64 c[4] = {0, 0, 0, 0};
     for (sb_i64 q = 0; q < K; q++)
-        if (x[q] != 0 && y[q] != 0) klm_mul_add(c, x[q], y[q]);
-    /* the exact total in sb_oz_acc's normalized form */
+        if (x[q] != 0 && y[q] != 0) sb_oz_mul_add(c, x[q], y[q]);
     sb_oz_acc tot;
-    sb_i64 carry = 0;
-    for (int w = 0; w < 4; w++) {
-        const sb_i64 t = c[w] + carry;
-        tot.l[w] = (sb_u32)klm_lo32(t);
-        carry = klm_hi32(t);
-    }
-    tot.top = carry;
+    sb_oz_acc_of_parts(c, &tot);
     C[co + g] = sb_u2f(K > 0 ? sb_oz_round(&tot, sga[la] + sgb[lb]) : 0u);
 }
 
