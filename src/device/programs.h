@@ -54,8 +54,9 @@
     X(knet_delta) X(knet_wgrad) X(knet_colsum) X(knet_act_back) X(knet_adam) X(knet_sgd)
 /* lm_entry.h: the byte language model's rows (src/models/lm/lm_dev.c) */
 #define SB_LINALG_LM_KERNELS(X)                                                                               \
-    X(klm_embed) X(klm_dropout) X(klm_ew) X(klm_ln) X(klm_ln_back) X(klm_heads) X(klm_bstats) X(klm_bfix) X(klm_bprod) X(klm_attn_soft)               \
-    X(klm_attn_dsoft) X(klm_xent) X(klm_zero) X(klm_embed_back) X(klm_clip_scale) X(klm_scale) X(klm_adamw)
+    X(klm_embed) X(klm_dropout) X(klm_ew) X(klm_ln) X(klm_ln_back) X(klm_heads) X(klm_bstats) X(klm_bfix)     \
+    X(klm_bprod) X(klm_attn_soft) X(klm_attn_dsoft) X(klm_xent) X(klm_zero) X(klm_embed_back) X(klm_clip_scale) \
+    X(klm_scale) X(klm_adamw)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
     SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X) SB_LINALG_NN_KERNELS(X) \
