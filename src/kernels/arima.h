@@ -10,8 +10,10 @@
  * bits on the host and on every device: the Hannan-Rissanen start, the
  * Kalman filter (Harvey 1989, 3.3; Durbin and Koopman 2012, 3.4, 4.3 and
  * 4.10) started from the doubling iteration's stationary covariance, the
- * Nelder-Mead runs (Nelder and Mead 1965, in the order of Lagarias, Reeds,
- * Wright and Wright 1998) and the conditional sum of squares (method=css,
+ * BFGS search (kernels/ts_bfgs.h, Nash's variable-metric algorithm as R's
+ * optim documents it) and, where it does not converge, the Nelder-Mead runs
+ * (Nelder and Mead 1965, in the order of Lagarias, Reeds, Wright and Wright
+ * 1998), and the conditional sum of squares (method=css,
  * the host's alone: arima_device.c refuses it). Tests still hold host and
  * device together: test_arima_device (this header at strides 1 and 3 beside
  * the public fit), arima-fit on device=opencl (PoCL here, the H200's two
@@ -39,6 +41,9 @@
 #define AK_MAX_ORDER 20 /* arima.h's SB_ARIMA_MAX_ORDER (arima.c checks they agree) */
 #define AK_MAX_PAR (4 * AK_MAX_ORDER + 2)
 #define AK_NM_MAXD 64   /* ts_common.h's TS_NM_MAXD */
+#define AK_BFGS_MAXIT 100   /* R's optim default */
+#define AK_BFGS_RELTOL 1e-12 /* R's rule; 1e-8 stopped short (co2 AR(1): llf 3.7e-5 relative below) */
+#define AK_BFGS_NDEPS 1e-3  /* R's optim default ndeps */
 #define AK_NM_ITER 400  /* simplex iterations a run, times the dimension */
 #define AK_NM_RUNS 3
 #define AK_NM_XTOL 1e-9
@@ -114,16 +119,19 @@ SB_FN sb_i64 ak_hr_side(const ak_spec *sp, sb_i64 nd) {
  * values: phi, theta, a (r each), five r x r matrices, w, v, F, pr, z, e
  * (nd each), the differencing polynomial (L + 1), the start's normal
  * equations and right side (kk x kk, kk), the simplex's vertices, values,
- * centroid, trial points, start and steps. Grows with nd (ak_hr_m does). */
+ * centroid, trial points, start and steps, the BFGS's scratch (ts_bfgs.h's
+ * TSB_WS: nx x nx + 5 nx). Grows with nd (ak_hr_m does). */
 SB_FN sb_i64 ak_scratch_doubles(const ak_spec *sp, sb_i64 nd) {
     const sb_i64 r = ak_state_dim(sp), L = ak_diff_lag(sp), kk = ak_hr_side(sp, nd), nx = ak_npar(sp) - 1;
-    return 3 * r + 5 * r * r + 6 * nd + (L + 1) + kk * kk + kk + (nx + 1) * nx + (nx + 1) + 6 * nx + 1;
+    return 3 * r + 5 * r * r + 6 * nd + (L + 1) + kk * kk + kk + (nx + 1) * nx + (nx + 1) + 6 * nx + 1 + nx * nx +
+           5 * nx;
 }
 
-/* The most trace values a fit writes (a best value per simplex iteration). */
+/* The most trace values a fit writes (the BFGS's start and iterations, then
+ * a best value per simplex iteration). */
 SB_FN sb_i64 ak_trace_max(const ak_spec *sp) {
     const sb_i64 nx = ak_npar(sp) - 1;
-    return (sb_i64)AK_NM_RUNS * AK_NM_ITER * (nx > 0 ? nx : 1) + 1;
+    return AK_BFGS_MAXIT + 1 + (sb_i64)AK_NM_RUNS * AK_NM_ITER * (nx > 0 ? nx : 1) + 1;
 }
 
 /* What a series' fit shares between its passes; every array strided by sw. */
@@ -135,6 +143,7 @@ typedef struct ak_work {
     double scale, mean;
     SB_GLOBAL double *phi, *theta, *a, *P, *TP, *A, *B, *C, *v, *F, *pr, *dc, *z, *e, *G, *beta;
     SB_GLOBAL double *nv, *nfv, *nc, *nxr, *nxe, *nxc, *x, *step; /* the simplex */
+    SB_GLOBAL double *bws;                                         /* the BFGS's scratch */
     sb_i32 nfev;
     sb_i32 css;                /* the search's objective: 1 the conditional sum of squares, 0 the exact likelihood */
 } ak_work;
@@ -388,6 +397,24 @@ SB_FN double ak_objective(ak_work *wk, SB_GLOBAL const double *xs) {
     const double o = (double)wk->nobs * ak_log(S) + lf;
     return ak_finite(o) ? o : ak_inf();
 }
+
+/* The BFGS's objective, ak_objective / (2 nobs): R's scale (its arima
+ * minimizes 0.5 log(S / n) + 0.5 sum log F_t / n, the same up to a
+ * constant), so the search's first step (minus the gradient, from the
+ * identity) moves the coordinates by amounts of order one, not of order
+ * nobs; unscaled, that step throws ARMA fits of trending series onto the
+ * unit-root boundary's plateau (realgdp's ARMA(2,1): llf -1186 against
+ * -1109). One evaluation counts once in nfev. */
+SB_FN double ak_bfgs_eval(ak_work *wk, SB_GLOBAL const double *xs) {
+    return ak_objective(wk, xs) / (2.0 * (double)wk->nobs);
+}
+
+/* The shared BFGS over ak_bfgs_eval: ak_bfgs(wk, nx, sw, x, ws, maxit,
+ * reltol, h, trace, &nit, &fmin) (kernels/ts_bfgs.h states it). */
+#define TSB_NAME ak_bfgs
+#define TSB_CTX ak_work
+#define TSB_EVAL(c, x) ak_bfgs_eval((c), (x))
+#include "ts_bfgs.h"
 
 /* An evaluation of the simplex, counted in the same counter its objective
  * counts in (the fit's nfev is twice the evaluations, as it always was). */
@@ -714,7 +741,8 @@ SB_FN_BIG void ak_fit(const ak_spec *sp, sb_i32 css, SB_GLOBAL const double *giv
     wk.nxe = p, p += nx * sw;
     wk.nxc = p, p += nx * sw;
     wk.x = p, p += nx * sw;
-    wk.step = p;
+    wk.step = p, p += nx * sw;
+    wk.bws = p;
     ak_diff_poly(&wk);
     wk.nobs = ak_difference(&wk, y, n, w);
     wk.w = w;
@@ -736,7 +764,18 @@ SB_FN_BIG void ak_fit(const ak_spec *sp, sb_i32 css, SB_GLOBAL const double *giv
         ak_hr_start(&wk, x);
         for (sb_i32 i = 0; i < wk.nx; i++) AK(wk.x, i) = x[i], AK(wk.step, i) = AK_NM_STEP;
         const sb_i32 maxit = AK_NM_ITER * (wk.nx > 0 ? wk.nx : 1);
-        for (sb_i32 run = 0; run < AK_NM_RUNS && wk.nx > 0; run++) {
+        /* the BFGS from the start; the simplex runs only where it does not
+         * converge (a value not finite, or its iteration cap), from its last
+         * accepted point, their trace after the BFGS's */
+        sb_i32 bst = TSB_CONVERGED;
+        if (wk.nx > 0) {
+            sb_i32 nit = 0;
+            double fmin;
+            bst = ak_bfgs(&wk, wk.nx, sw, wk.x, wk.bws, AK_BFGS_MAXIT, AK_BFGS_RELTOL, AK_BFGS_NDEPS, o.trace, &nit,
+                          &fmin);
+            ntrace = nit + 1, nit_all = nit, converged = bst == TSB_CONVERGED;
+        }
+        for (sb_i32 run = 0; run < AK_NM_RUNS && wk.nx > 0 && bst != TSB_CONVERGED; run++) {
             sb_i32 nit = 0, conv = 0;
             ak_nelder_mead(&wk, maxit, o.trace + ntrace, &nit, &conv);
             ntrace += nit, nit_all += nit, converged = conv;

@@ -14,17 +14,24 @@
  *   Jones 1980): unconstrained u_k -> partial autocorrelations
  *   u_k / sqrt(1 + u_k^2) -> coefficients by the Durbin-Levinson recursion,
  *   for each of the four polynomials (statsmodels' transform).
- * - Optimizer: a Nelder-Mead simplex (ak_nelder_mead) from the
- *   Hannan-Rissanen start (Hannan and Rissanen, "Recursive estimation of mixed
- *   autoregressive-moving average order", Biometrika 69, 1982: a long AR fit
- *   by least squares, its residuals, then the regression of the series on its
- *   own lags and the residuals' lags; ak_hr_start states the rules and the
- *   fallback to the zero start), the const at the mean of the differenced
- *   series; three runs, each from the best point of the last with steps a
- *   quarter of the last's; an iteration cap each.
+ * - Optimizer: the BFGS (kernels/ts_bfgs.h as ak_bfgs: Nash's
+ *   variable-metric algorithm as R's optim "BFGS" documents it, central
+ *   differences of step AK_BFGS_NDEPS in the search's coordinates, R's reltol
+ *   rule with AK_BFGS_RELTOL, at most AK_BFGS_MAXIT iterations; the objective
+ *   divided by 2 nobs, ak_bfgs_eval) from the Hannan-Rissanen start (Hannan
+ *   and Rissanen, "Recursive estimation of mixed autoregressive-moving
+ *   average order", Biometrika 69, 1982: a long AR fit by least squares, its
+ *   residuals, then the regression of the series on its own lags and the
+ *   residuals' lags; ak_hr_start states the rules and the fallback to the
+ *   zero start), the const at the mean of the differenced series.
+ *   Fallback: when the BFGS does not converge (a value at its start or of a
+ *   finite difference not finite, or its iteration cap reached), a
+ *   Nelder-Mead simplex (ak_nelder_mead) goes on from the BFGS's last
+ *   accepted point: three runs, each from the best point of the last with
+ *   steps a quarter of the last's; an iteration cap each.
  * - method=css: the coefficients minimize the conditional sum of squares
  *   instead (ak_css_objective: Box and Jenkins' conditional least squares, R's
- *   "CSS"), by the same simplex from the same start; the final pass is the
+ *   "CSS"), by the same search from the same start; the final pass is the
  *   filter's, so llf and the criteria are the exact likelihood at them.
  * - Missing values (NaN) inside a series: a difference touching one is
  *   missing; the filter only predicts across a missing differenced value (no
