@@ -404,8 +404,10 @@ SB_FN double ak_objective(ak_work *wk, SB_GLOBAL const double *xs) {
  * identity) moves the coordinates by amounts of order one, not of order
  * nobs; unscaled, that step throws ARMA fits of trending series onto the
  * unit-root boundary's plateau (realgdp's ARMA(2,1): llf -1186 against
- * -1109). One evaluation counts once in nfev. */
-SB_FN double ak_bfgs_eval(ak_work *wk, SB_GLOBAL const double *xs) {
+ * -1109). One evaluation counts once in nfev. SB_FN_BIG: the BFGS calls it
+ * from three places (start, gradient, line search), and CUDA's ptxas spent
+ * a third more time on entry_ts.cu with each an inline copy. */
+SB_FN_BIG double ak_bfgs_eval(ak_work *wk, SB_GLOBAL const double *xs) {
     return ak_objective(wk, xs) / (2.0 * (double)wk->nobs);
 }
 
