@@ -32,7 +32,18 @@ steps with the CPU's at 1 thread (the digest must be equal), and PyTorch runs
 on CUDA (torch.cuda, deterministic algorithms on, CUBLAS_WORKSPACE_CONFIG set)
 where it is available, else on the CPU (said in the results).
 
-Run: python3 bench/lm_bench.py [--threads 2] [--steps 128] [--seed 0] [--device cpu] [--out bench/results]
+PyTorch is run twice where importable: eager, and through torch.compile (a
+compile failure is reported by name in the results, never hidden). Every
+steps-per-second figure (samebits' and PyTorch's) times steps 2 to --steps: the
+first step (device setup, compilation) is outside the clock.
+
+--check-threads: the CPU reference's threads for the identity check (default
+1). --resume (a device run): the step-(steps/2) checkpoint written on the CPU is
+read back and trained to --steps on --device, and the other way round; both must
+give the uninterrupted device run's model digest (recorded).
+
+Run: python3 bench/lm_bench.py [--threads 2] [--steps 128] [--seed 0] [--device cpu] [--check 16]
+     [--check-threads 1] [--resume] [--out bench/results]
 Results: bench/results/lm-DATE-COMMIT[-DEVICE].{md,json}.
 """
 import argparse
@@ -61,6 +72,10 @@ def corpus():
 
 
 def git_commit():
+    """The commit (SAMEBITS_COMMIT when set: a device copy's git metadata can be
+    older than its files) and whether tracked files differ from it."""
+    if os.environ.get("SAMEBITS_COMMIT"):
+        return os.environ["SAMEBITS_COMMIT"], False
     c = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
     dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
                                 capture_output=True, text=True).stdout.strip())
@@ -73,8 +88,9 @@ def run_samebits(data, steps, threads, seed, device="cpu"):
         m = samebits.ByteLM(random_state=seed, device=device, **CONFIG)
         m.fit(data, 0)  # a fresh model: step 0
         h0 = m.evaluate(data)
+        m.fit(data, 1)  # the first step (device setup) outside the clock, as PyTorch's
         t = time.perf_counter()
-        m.fit(data, steps)
+        m.fit(data, steps - 1)
         secs = time.perf_counter() - t
         h1 = m.evaluate(data)
         return m, h0, h1, secs
@@ -82,9 +98,12 @@ def run_samebits(data, steps, threads, seed, device="cpu"):
         samebits.set_num_threads(0)
 
 
-def run_torch(data, steps, threads, seed, gpu=False):
-    """The same architecture in PyTorch, float32, eager (on CUDA when gpu and
-    torch.cuda is available); None if torch is not importable."""
+def run_torch(data, steps, threads, seed, gpu=False, compiled=False):
+    """The same architecture in PyTorch, float32, eager or torch.compile'd
+    (on CUDA when gpu and torch.cuda is available); None if torch is not
+    importable, a string naming the failure if compiling fails. The clock
+    starts after the first step (which compiles, for compiled), so it times
+    steps - 1 steps."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     try:
         import torch
@@ -127,6 +146,12 @@ def run_torch(data, steps, threads, seed, gpu=False):
             return self.head(self.lnf(x))
 
     model = LM().to(dev)
+    fwd = model
+    if compiled:
+        try:
+            fwd = torch.compile(model)
+        except Exception as e:  # noqa: BLE001 (reported, not hidden)
+            return "torch.compile failed: %s" % e
     decay = [p for n, p in model.named_parameters() if p.dim() == 2]
     rest = [p for n, p in model.named_parameters() if p.dim() != 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": c["weight_decay"]}, {"params": rest, "weight_decay": 0}],
@@ -141,22 +166,33 @@ def run_torch(data, steps, threads, seed, gpu=False):
 
     def heldout():
         with torch.no_grad():
-            return sum(F.cross_entropy(model(x).view(-1, 256), y.view(-1)).item()
+            return sum(F.cross_entropy(fwd(x).view(-1, 256), y.view(-1)).item()
                        for x, y in (batch(buf, nt, len(data)) for _ in range(c["eval_batches"]))) / c["eval_batches"]
 
-    h0 = heldout()
-    t = time.perf_counter()
-    for _ in range(steps):
+    def step():
         x, y = batch(buf, 0, nt)
-        loss = F.cross_entropy(model(x).view(-1, 256), y.view(-1))
+        loss = F.cross_entropy(fwd(x).view(-1, 256), y.view(-1))
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), c["clip_norm"])
         opt.step()
-    if dev == "cuda":
-        torch.cuda.synchronize()
-    secs = time.perf_counter() - t
-    return torch.__version__ + " on " + dev, h0, heldout(), secs
+
+    try:
+        h0 = heldout()
+        step()
+        if dev == "cuda":
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(steps - 1):
+            step()
+        if dev == "cuda":
+            torch.cuda.synchronize()
+        secs = time.perf_counter() - t
+        return torch.__version__ + " on " + dev + (", compiled" if compiled else ", eager"), h0, heldout(), secs
+    except Exception as e:  # noqa: BLE001 (a compile failure is reported by name)
+        if not compiled:
+            raise
+        return "torch.compile failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0][:200])
 
 
 def main():
@@ -164,6 +200,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=128)
     ap.add_argument("--check", type=int, default=16)
+    ap.add_argument("--check-threads", type=int, default=1)
+    ap.add_argument("--resume", action="store_true",
+                    help="also resume across devices at steps/2: cpu then --device, and --device then cpu")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
@@ -176,11 +215,28 @@ def main():
     ca = samebits.ByteLM(random_state=a.seed, device=a.device, **CONFIG)
     samebits.set_num_threads(a.threads)
     ca.fit(data, a.check)
-    samebits.set_num_threads(1)
+    samebits.set_num_threads(a.check_threads)
     cb = samebits.ByteLM(random_state=a.seed, **CONFIG).fit(data, a.check)
     samebits.set_num_threads(0)
     same = ca.model_digest_ == cb.model_digest_
+    resumed = {}
+    if a.resume and a.device != "cpu":
+        # the step-(steps/2) checkpoint written on one device, read back and trained on the other
+        half = a.steps // 2
+        samebits.set_num_threads(a.threads)
+        for first, second in (("cpu", a.device), (a.device, "cpu")):
+            r = samebits.ByteLM(random_state=a.seed, device=first, **CONFIG).fit(data, half)
+            path = os.path.join(a.out, ".lm-resume-%d.sbm" % os.getpid())
+            os.makedirs(a.out, exist_ok=True)
+            r.save(path)
+            r2 = samebits.ByteLM.load(path)
+            os.remove(path)
+            r2.device = second
+            r2.fit(data, a.steps - half)
+            resumed["%s->%s" % (first, second)] = r2.model_digest_ == digest
+        samebits.set_num_threads(0)
     tr = run_torch(data, a.steps, a.threads, a.seed, gpu=a.device != "cpu")
+    tc = run_torch(data, a.steps, a.threads, a.seed, gpu=a.device != "cpu", compiled=True) if tr else None
     cpu = "unknown"
     try:
         for ln in open("/proc/cpuinfo"):
@@ -195,13 +251,20 @@ def main():
             "load_avg_after": load_avg, "device": a.device, "threads": a.threads, "steps": a.steps, "seed": a.seed, "config": CONFIG,
             "corpus": {"dir": LICENSES, "files": names, "bytes": len(data)},
             "samebits": samebits.version(), "profile": samebits.profile_version(),
-            "torch": tr[0] if tr else None}
-    row = {"heldout_loss_step0": h0, "heldout_loss_final": h1, "train_seconds": secs, "steps_per_second": a.steps / secs,
-           "n_params": m.n_params_, "model_digest": digest, "check_steps": a.check, "same_digest_1_thread": same,
+            "torch": tr[0] if tr else None, "timed_steps": a.steps - 1}
+    n = a.steps - 1  # timed steps (the first outside the clock)
+    row = {"heldout_loss_step0": h0, "heldout_loss_final": h1, "train_seconds": secs, "steps_per_second": n / secs,
+           "n_params": m.n_params_, "model_digest": digest, "check_steps": a.check, "check_threads": a.check_threads,
+           "same_digest_as_cpu": same, "resumed_equal": resumed,
            "train_loss_first": m.train_loss_[0], "train_loss_last": m.train_loss_[-1]}
     if tr:
         row.update(torch_heldout_loss_step0=tr[1], torch_heldout_loss_final=tr[2], torch_seconds=tr[3],
-                   torch_steps_per_second=a.steps / tr[3], ratio_steps_per_second=(a.steps / secs) / (a.steps / tr[3]))
+                   torch_steps_per_second=n / tr[3], ratio_steps_per_second=(n / secs) / (n / tr[3]))
+    if isinstance(tc, tuple):
+        row.update(torch_compiled=tc[0], torch_compiled_heldout_loss_final=tc[2], torch_compiled_seconds=tc[3],
+                   torch_compiled_steps_per_second=n / tc[3], ratio_compiled_steps_per_second=(n / secs) / (n / tc[3]))
+    elif tc:
+        row.update(torch_compiled=tc)
     print(json.dumps(row), flush=True)
     base = "lm-%s-%s%s" % (head["date"], head["commit"], "" if a.device == "cpu" else "-" + a.device)
     os.makedirs(a.out, exist_ok=True)
@@ -219,16 +282,29 @@ def main():
                    a.steps, a.seed))
         f.write("| | held-out loss step 0 | held-out loss step %d | steps/s | model digest (first 12) |\n" % a.steps)
         f.write("| --- | ---: | ---: | ---: | --- |\n")
-        f.write("| samebits | %.4f | %.4f | %.3f | `%s` |\n" % (h0, h1, a.steps / secs, digest[:12]))
+        f.write("| samebits | %.4f | %.4f | %.3f | `%s` |\n" % (h0, h1, n / secs, digest[:12]))
         if tr:
-            f.write("| PyTorch %s (float32, eager, deterministic) | %.4f | %.4f | %.3f | |\n\n"
-                    % (tr[0], tr[1], tr[2], a.steps / tr[3]))
-            f.write("Ratio samebits / PyTorch steps per second: %.3f.\n\n" % row["ratio_steps_per_second"])
+            f.write("| PyTorch %s (float32, deterministic) | %.4f | %.4f | %.3f | |\n"
+                    % (tr[0], tr[1], tr[2], n / tr[3]))
+            if isinstance(tc, tuple):
+                f.write("| PyTorch %s (float32, deterministic) | %.4f | %.4f | %.3f | |\n"
+                        % (tc[0], tc[1], tc[2], n / tc[3]))
+            f.write("\nSteps per second over steps 2 to %d (the first step, device setup and compilation, outside "
+                    "the clock). Ratio samebits / PyTorch eager steps per second: %.3f" % (a.steps, row["ratio_steps_per_second"]))
+            if isinstance(tc, tuple):
+                f.write("; samebits / PyTorch compiled: %.3f" % row["ratio_compiled_steps_per_second"])
+            elif tc:
+                f.write("; PyTorch compiled: not measured (%s)" % tc)
+            f.write(".\n\n")
         else:
             f.write("\nPyTorch is not importable in this Python (no torch installed on this machine): samebits "
                     "is recorded alone; no speed ratio.\n\n")
-        f.write("The seed's record: 5.54 to 2.84 over 128 steps. The first %d steps on the cpu at 1 thread: the "
-                "same model digest as on %s at %d threads: %s.\n" % (a.check, a.device, a.threads, "yes" if same else "NO"))
+        f.write("The seed's record: 5.54 to 2.84 over 128 steps. The first %d steps on the cpu at %d thread(s): the "
+                "same model digest as on %s at %d threads: %s.\n" % (a.check, a.check_threads, a.device, a.threads,
+                                                                      "yes" if same else "NO"))
+        for k, v in resumed.items():
+            f.write("Resumed %s (a step-%d checkpoint written on the first, read back and trained to step %d on the "
+                    "second): the uninterrupted run's model digest: %s.\n" % (k, a.steps // 2, a.steps, "yes" if v else "NO"))
 
 
 if __name__ == "__main__":

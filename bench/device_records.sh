@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# device_records.sh PART...: the GPU records of one session, on a bare lent
+# GPU machine (the device tool), each PART self-contained (a call may start a
+# fresh machine): the CUDA build for sm_90 (make CUDA=1) is made first when
+# missing. Writes under $OUT/PART/. COMMIT=<sha> names the sources (the device
+# copy's git metadata can be older than its files; sources.sha256 lists them).
+#   ident  every fixture on cuda, NVIDIA's OpenCL and the host at 1 and 16
+#          threads (tools/device-h200-tests.sh IDENTITY=1: evidence layout)
+#   tests  tools/device-h200-tests.sh's device tests (forest, gbdt rules,
+#          agglomerative, ets, arima, lm with its arm and the resume tests)
+#   lm     bench/lm_bench.py on cuda and opencl: 128 steps, the identity check
+#          over all 128 against the host at 16 threads, resume across devices
+#          at step 64 both ways, PyTorch eager and compiled beside it
+#   svm    bench/svm_gpu_bench.py at 50,000 rows (bench/adult_svm.npz carried)
+# Exit status: 1 when a part fails, 2 when the build fails.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/build/device-records}
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
+if [ ! -e /etc/OpenCL/vendors/nvidia.icd ]; then
+  mkdir -p /etc/OpenCL/vendors && echo libnvidia-opencl.so.1 >/etc/OpenCL/vendors/nvidia.icd
+fi
+mkdir -p "$OUT"
+if [ ! -x build-cuda/samebits ]; then
+  CUDA_ARCH=sm_90 make -j"$(nproc)" CUDA=1 all >"$OUT/build-cuda.log" 2>&1 || { tail -30 "$OUT/build-cuda.log"; exit 2; }
+fi
+export SAMEBITS_COMMIT=${COMMIT:-}
+FAIL=0
+for part in "$@"; do
+  o=$OUT/$part
+  mkdir -p "$o"
+  t0=$(date +%s)
+  case $part in
+    ident) OUT=$o IDENTITY=1 COMMIT=${COMMIT:-unknown} bash tools/device-h200-tests.sh || FAIL=1 ;;
+    tests) OUT=$o bash tools/device-h200-tests.sh || FAIL=1 ;;
+    lm)
+      for d in cuda opencl; do
+        SAMEBITS_LIB=build-cuda/libsamebits.so timeout 280 python3 bench/lm_bench.py --device $d --threads 16 \
+          --steps 128 --check 128 --check-threads 16 --resume --out "$o" >"$o/lm-$d.log" 2>&1 || FAIL=1
+        tail -n 3 "$o/lm-$d.log"
+      done ;;
+    svm)
+      SAMEBITS_LIB=build-cuda/libsamebits.so timeout 400 python3 bench/svm_gpu_bench.py --npz bench/adult_svm.npz \
+        --sizes 50000 --out-dir "$o" >"$o/svm.log" 2>&1 || FAIL=1
+      tail -n 12 "$o/svm.log" ;;
+    *) echo "device_records: unknown part '$part'" >&2; exit 1 ;;
+  esac
+  echo "$part: $(($(date +%s) - t0)) s" | tee -a "$OUT/times.txt"
+done
+exit $FAIL
