@@ -62,7 +62,7 @@ typedef uint8_t SVL_FN(svl_vb) __attribute__((vector_size(SVL_VL)));
     SVL_VD g; \
     SVL_LD(g, G + u); \
     const SVL_VI st = SVL_ST(ps->st + u)
-#define SVL_IOTA(u) __extension__({ SVL_VI i_; for (int l_ = 0; l_ < SVL_VL; l_++) i_[l_] = (u) + l_; i_; })
+#define SVL_IOTA(u) __extension__({ SVL_VI i_ = {0}; for (int l_ = 0; l_ < SVL_VL; l_++) i_[l_] = (u) + l_; i_; })
 
 /* s[q - b] := the sum of sb_svk_sum for points q in [b, e) against a: rbf
  * the squared differences, else the products, features in index order. The
