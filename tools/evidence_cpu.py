@@ -29,7 +29,10 @@ arm, every linalg fixture (verify-linalg.txt) and its float-atomic and gemm-fma
 arms, every k-means fixture (verify-kmeans.txt) and its kmeans-ties arm, the
 spectral fixture (verify-spectral.txt), the nearest-neighbors and DBSCAN fixtures
 (verify-knn.txt, verify-dbscan.txt) and their knn-bound arm, the agglomerative
-fixture (verify-agglomerative.txt) and its agglo-order arm, into
+fixture (verify-agglomerative.txt) and its agglo-order arm, the explanation, kernel
+density, SVM, MLP and GP fixtures with their arms, and the time series (verify-ets.txt,
+verify-arima.txt: ets-sse-order, arima-device-order) and the byte language model
+(verify-lm.txt: float-atomic, vendor-exp, contract, lm-attn-order), into
 evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg+linear+kmeans+spectral+knn+dbscan+agglomerative-<commit7>/:
 opencl-check.txt, the cards, sources.sha256, summary.json. The gbdt arms
 contract and mad-enable are expected to be inert on PoCL (docs/opencl.md); they
@@ -376,6 +379,16 @@ def record_opencl(out_root, commit, now):
     # the device Cholesky's products first and contraction fuses its multiply-subtracts: each must part gp-fit.
     gp_ok = verify_family("gp")
     knn_arms += [arm_run("gp", "gp-dev-order"), arm_run("gp", "contract")]
+    # the time series (kernels/entry/ts_entry.h: one work-item a series, the host's text): exponential smoothing's
+    # SSE summed in another order (ets-sse-order) and ARIMA's device sums reordered (arima-device-order) must
+    # part their fixtures.
+    ets_ok = verify_family("ets")
+    arima_ok = verify_family("arima")
+    knn_arms += [arm_run("ets", "ets-sse-order"), arm_run("arima", "arima-device-order")]
+    # the byte language model's training step on the device (lm_dev.c): a float atomic in the embedding
+    # gradient, the vendor's exp in the softmax, contraction, and the attention's sums reordered must part lm-fit.
+    lm_ok = verify_family("lm")
+    knn_arms += [arm_run("lm", a) for a in ("float-atomic", "vendor-exp", "contract", "lm-attn-order")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side"), arm_run("kmeans", "kmeans-ties")]
@@ -412,9 +425,9 @@ def record_opencl(out_root, commit, now):
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, verify-svm.txt, verify-mlp.txt, verify-gp.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, verify-svm.txt, verify-mlp.txt, verify-gp.txt, verify-ets.txt, verify-arima.txt, verify-lm.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok and svm_ok and mlp_ok and gp_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok and svm_ok and mlp_ok and gp_ok and ets_ok and arima_ok and lm_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
