@@ -30,7 +30,13 @@ and reported apart.
 
 What is timed: samebits' fit of all N (the device's program build reported
 apart) plus the h-step forecast of every series (the host, from the fit);
-statsforecast's StatsForecast.forecast(df, h) (fit and forecast).
+statsforecast's StatsForecast.forecast(df, h) (fit and forecast). statsforecast's
+ARIMA with CSS-ML raises on some series of this set (series 5048 of the default
+10,000: its CSS step leaves no finite residual and a minimum over an empty
+array fails inside statsforecast, which stopped the whole run at 62a03ab), so
+the ARIMA run passes StatsForecast(fallback_model=ARIMA(order=(1,1,1),
+method="ML")): such a series is fitted by ML instead and the run goes on
+(the results say so).
 
 Run (GPU host, from the checkout; statsforecast from the carried .whl folder,
 see docs/timeseries.md):
@@ -128,6 +134,12 @@ def sf_models(fam, method):
     return [ARIMA(order=(1, 1, 1), season_length=1, method=method)]
 
 
+def sf_fallback(fam):
+    """ARIMA's fallback for a series statsforecast's CSS-ML fails on (the docstring)."""
+    from statsforecast.models import ARIMA
+    return ARIMA(order=(1, 1, 1), season_length=1, method="ML") if fam == "arima" else None
+
+
 def run_statsforecast(fam, ys, jobs, h, method):
     import pandas as pd
     from statsforecast import StatsForecast
@@ -144,7 +156,8 @@ def run_statsforecast(fam, ys, jobs, h, method):
         t_jit = time.perf_counter() - t0
         df = frame(ys)
         t0 = time.perf_counter()
-        StatsForecast(models=sf_models(fam, method), freq=1, n_jobs=jobs).forecast(df=df, h=h)
+        StatsForecast(models=sf_models(fam, method), freq=1, n_jobs=jobs,
+                      fallback_model=sf_fallback(fam)).forecast(df=df, h=h)
         t = time.perf_counter() - t0
     return {"forecast_s": t, "jit_s": t_jit}
 
