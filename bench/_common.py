@@ -21,14 +21,17 @@ def _git(*args):
 
 
 def git_commit(short=None):
-    """(commit, dirty): HEAD of this checkout, whole (short None), git's
-    abbreviation (short True) or that many digits (short an int); where git
-    cannot say (a copy of the tree without its .git, as on the GPU hosts) the
-    environment's SAMEBITS_COMMIT as given, else ""; dirty, whether a tracked
-    file differs from HEAD (a record whose commit is not the sources it ran
-    says so)."""
+    """(commit, dirty): the environment's SAMEBITS_COMMIT as given when set
+    (the device tool's copy of the tree carries a .git whose HEAD and index can
+    be older than its files: it named 5de6cf4 for f785d7b's sources), not
+    dirty; else HEAD of this checkout, whole (short None), git's abbreviation
+    (short True) or that many digits (short an int), "" where git cannot say;
+    dirty, whether a tracked file differs from HEAD (a record whose commit is
+    not the sources it ran says so)."""
+    if os.environ.get("SAMEBITS_COMMIT"):
+        return os.environ["SAMEBITS_COMMIT"], False
     rev = ["--short"] if short is True else ["--short=%d" % short] if short else []
-    commit = _git("rev-parse", *rev, "HEAD") or os.environ.get("SAMEBITS_COMMIT", "")
+    commit = _git("rev-parse", *rev, "HEAD")
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
     return commit, dirty
 

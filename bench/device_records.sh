@@ -12,7 +12,9 @@
 #          over all 128 against the host at 16 threads, resume across devices
 #          at step 64 both ways, PyTorch eager and compiled beside it
 #   svm    bench/svm_gpu_bench.py at 50,000 rows (bench/adult_svm.npz carried)
-# Exit status: 1 when a part fails, 2 when the build fails.
+# After each part $OUT/records.tgz holds everything written so far (the device
+# tool brings back only a few files a call; a call cut by its limit keeps the
+# parts done). Exit status: 1 when a part fails, 2 when the build fails.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -47,5 +49,7 @@ for part in "$@"; do
     *) echo "device_records: unknown part '$part'" >&2; exit 1 ;;
   esac
   echo "$part: $(($(date +%s) - t0)) s" | tee -a "$OUT/times.txt"
+  # the device tool brings back a handful of files a call: one archive holds them all
+  tar -C "$OUT" -czf "$OUT/records.tgz" --exclude=records.tgz . 2>/dev/null
 done
 exit $FAIL

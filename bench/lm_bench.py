@@ -51,12 +51,13 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+import _common  # noqa: E402
 import samebits  # noqa: E402
 
 LICENSES = "/usr/share/common-licenses"
@@ -72,14 +73,8 @@ def corpus():
 
 
 def git_commit():
-    """The commit (SAMEBITS_COMMIT when set: a device copy's git metadata can be
-    older than its files) and whether tracked files differ from it."""
-    if os.environ.get("SAMEBITS_COMMIT"):
-        return os.environ["SAMEBITS_COMMIT"], False
-    c = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
-                                capture_output=True, text=True).stdout.strip())
-    return c, dirty
+    """(short commit, dirty): bench/_common.py's rule (SAMEBITS_COMMIT first)."""
+    return _common.git_commit(short=True)
 
 
 def run_samebits(data, steps, threads, seed, device="cpu"):
