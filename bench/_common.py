@@ -20,6 +20,22 @@ def _git(*args):
         return ""
 
 
+LICENSES = "/usr/share/common-licenses"
+
+
+def license_corpus():
+    """(names, bytes): every regular file directly under /usr/share/common-licenses
+    (Debian's base-files: every Debian machine has it), symbolic links skipped
+    (GPL -> GPL-3 and the like would repeat text), read in sorted name order and
+    concatenated as they are: the byte LM benches' corpus."""
+    names = sorted(n for n in os.listdir(LICENSES)
+                   if os.path.isfile(os.path.join(LICENSES, n)) and not os.path.islink(os.path.join(LICENSES, n)))
+    data = b""
+    for n in names:
+        with open(os.path.join(LICENSES, n), "rb") as f:
+            data += f.read()
+    return names, data
+
 def git_commit(short=None):
     """(commit, dirty): the environment's SAMEBITS_COMMIT as given when set
     (the device tool's copy of the tree carries a .git whose HEAD and index can

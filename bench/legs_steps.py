@@ -37,7 +37,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LICENSES = "/usr/share/common-licenses"
+sys.path.insert(0, HERE)
+import _common  # noqa: E402
 FMNIST = "/usr/share/datasets/fashion-mnist"
 LM = ["n_layer=2", "d_model=32", "n_head=2", "context=32", "batch_size=8", "learning_rate=3e-3", "random_state=0"]
 MLP = ["task=classifier", "hidden_layer_sizes=128", "activation=relu", "solver=adam", "alpha=1e-4", "batch_size=200",
@@ -46,12 +47,8 @@ ROWS = 10000
 
 
 def corpus(path):
-    names = sorted(n for n in os.listdir(LICENSES)
-                   if os.path.isfile(os.path.join(LICENSES, n)) and not os.path.islink(os.path.join(LICENSES, n)))
     with open(path, "wb") as f:
-        for n in names:
-            with open(os.path.join(LICENSES, n), "rb") as g:
-                f.write(g.read())
+        f.write(_common.license_corpus()[1])
 
 
 def fmnist_csv(path, npz=None):
@@ -95,8 +92,7 @@ def run(a):
     env = dict(os.environ, SAMEBITS_NUM_THREADS=str(a.threads))
     dev = [] if a.device == "cpu" else ["device=" + a.device]
     row = {"label": a.label, "threads": a.threads, "device": a.device, "exe": a.exe, "runner": a.runner or "",
-           "commit": os.environ.get("SAMEBITS_COMMIT") or subprocess.run(
-               ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip(),
+           "commit": _common.git_commit(short=True)[0],
            "corpus_sha256": sha(cpath), "fmnist_csv_sha256": sha(fpath)}
     tag = "%s-%s-%d" % (a.label, a.device, a.threads)
     for name, cmd in (("lm", ["train", "--model", "lm", "--data", cpath, "--steps", "128"] + LM),

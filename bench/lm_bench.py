@@ -60,21 +60,8 @@ sys.path.insert(0, HERE)
 import _common  # noqa: E402
 import samebits  # noqa: E402
 
-LICENSES = "/usr/share/common-licenses"
 CONFIG = dict(n_layer=2, d_model=64, n_head=4, context=64, batch_size=16, learning_rate=3e-3, weight_decay=0.01,
               clip_norm=1.0, dropout=0.0, eval_batches=8)
-
-
-def corpus():
-    names = sorted(n for n in os.listdir(LICENSES)
-                   if os.path.isfile(os.path.join(LICENSES, n)) and not os.path.islink(os.path.join(LICENSES, n)))
-    data = b"".join(open(os.path.join(LICENSES, n), "rb").read() for n in names)
-    return names, data
-
-
-def git_commit():
-    """(short commit, dirty): bench/_common.py's rule (SAMEBITS_COMMIT first)."""
-    return _common.git_commit(short=True)
 
 
 def run_samebits(data, steps, threads, seed, device="cpu"):
@@ -202,8 +189,8 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
-    names, data = corpus()
-    commit, dirty = git_commit()
+    names, data = _common.license_corpus()
+    commit, dirty = _common.git_commit(short=True)
     m, h0, h1, secs = run_samebits(data, a.steps, a.threads, a.seed, a.device)
     digest = m.model_digest_
     # identity: the first --check steps at --threads (on --device) and at 1 thread on the cpu
@@ -244,7 +231,7 @@ def main():
     head = {"date": datetime.date.today().isoformat(), "commit": commit + ("-dirty" if dirty else ""),
             "machine": "%s, %d logical CPUs (%s)" % (cpu, os.cpu_count(), platform.platform()),
             "load_avg_after": load_avg, "device": a.device, "threads": a.threads, "steps": a.steps, "seed": a.seed, "config": CONFIG,
-            "corpus": {"dir": LICENSES, "files": names, "bytes": len(data)},
+            "corpus": {"dir": _common.LICENSES, "files": names, "bytes": len(data)},
             "samebits": samebits.version(), "profile": samebits.profile_version(),
             "torch": tr[0] if tr else None, "timed_steps": a.steps - 1}
     n = a.steps - 1  # timed steps (the first outside the clock)
@@ -272,7 +259,7 @@ def main():
                 % (head["commit"], head["machine"], load_avg, a.device, a.threads, head["samebits"], head["profile"]))
         f.write("Corpus: the %d regular files of %s (%s), %d bytes; the last 10%% held out. Model: %d blocks, "
                 "d_model %d, %d heads, context %d, batch %d (%d parameters), AdamW lr %g, %d steps, seed %d.\n\n"
-                % (len(names), LICENSES, ", ".join(names), len(data), CONFIG["n_layer"], CONFIG["d_model"],
+                % (len(names), _common.LICENSES, ", ".join(names), len(data), CONFIG["n_layer"], CONFIG["d_model"],
                    CONFIG["n_head"], CONFIG["context"], CONFIG["batch_size"], m.n_params_, CONFIG["learning_rate"],
                    a.steps, a.seed))
         f.write("| | held-out loss step 0 | held-out loss step %d | steps/s | model digest (first 12) |\n" % a.steps)
