@@ -91,12 +91,20 @@ typedef struct ets_spec {
 /* the counts a fit writes: nfev, nit, converged, k, ntrace */
 #define ETS_NCOUNTS 5
 
+/* The grid's points at most (ets_grid): 5 alphas, 3 betas, gammas, phis. */
+#define ETS_GRID_MAX (5 * 3 * 3 * 3)
+/* The time steps whose Jacobian rows a pass holds before adding them to the
+ * normal equations (ets_normal_flush). */
+#define ETS_BLOCK 32
+
 /* The initial states a model estimates: level, trend, m - 1 seasons. */
 SB_FN sb_i32 ets_nstates(const ets_spec *sp) { return 1 + (sp->trend ? 1 : 0) + (sp->seasonal ? sp->m - 1 : 0); }
-/* The doubles of one fit's scratch (k the states): eleven vectors of k, three
- * k x k matrices, the season ring m and its Jacobian m x k. */
+/* The doubles of one fit's scratch (k the states): nine vectors of k, two
+ * k x k matrices, the season ring m and its Jacobian m x k, the grid's
+ * objective values, and ETS_BLOCK rows of k + 1 (with 3 to spare: the last
+ * row's four-wide reads). */
 SB_FN sb_i64 ets_scratch_doubles(sb_i32 k, sb_i32 m) {
-    return 11 * (sb_i64)k + 3 * (sb_i64)k * k + (sb_i64)m + (sb_i64)m * k;
+    return 9 * (sb_i64)k + 2 * (sb_i64)k * k + (sb_i64)m + (sb_i64)m * k + ETS_GRID_MAX + ETS_BLOCK * ((sb_i64)k + 1) + 3;
 }
 
 /* What a series' fit shares between its passes. */
@@ -110,9 +118,12 @@ typedef struct ets_work {
     double par[SB_ETS_NPAR];
     SB_GLOBAL double *start; /* k: the heuristic initial states */
     SB_GLOBAL double *x, *xn, *delta; /* k each */
-    SB_GLOBAL double *A, *An, *g, *gn, *L, *D; /* k x k, k x k, k, k, k x k, k */
-    SB_GLOBAL double *s, *ds, *dl, *db, *dy; /* m, m x k, k, k, k */
+    SB_GLOBAL double *A, *g, *L, *D; /* k x k, k, k x k, k */
+    SB_GLOBAL double *s, *ds, *dl, *db; /* m, m x k, k, k */
+    SB_GLOBAL double *rows; /* ETS_BLOCK x (k + 1) (+3): a block's Jacobian rows dy and errors e */
     SB_GLOBAL double *v;    /* k: multiplicative errors' mean of dyhat / yhat over the series */
+    SB_GLOBAL double *gridf; /* ETS_GRID_MAX: the objective at the grid's points, once ngrid of them are in */
+    sb_i32 ngrid;   /* the grid's points the search has (all of them, once ets_grid ends) */
     SB_GLOBAL sb_i32 *drop;
     sb_i64 sw;      /* the stride of every scratch array: element j of x is x[j * sw] (1 on the host;
                      * a device interleaves its work-items' scratch, so that neighbours' reads coalesce) */
@@ -123,6 +134,20 @@ typedef struct ets_work {
     double lref;       /* multiplicative errors: log of the mean of the series (a scale, fixed per series) */
     double csum, lsum; /* the last pass's sum of squared errors (relative ones: multiplicative) and sum of log yhat */
 } ets_work;
+
+/* The scratch's stride: on a device the chunk's series (w->sw: neighbouring
+ * work-items read neighbouring doubles), on the host 1 (ets.c's fits are
+ * unstrided), a constant there, so that the host's compiler sees contiguous
+ * vectors. A layout, never a value. */
+#ifdef SB_COMPAT_DEVICE
+#define ETS_SW(w) ((w)->sw)
+#define ETS_RESTRICT
+#define ETS_INLINE SB_FN
+#else
+#define ETS_SW(w) ((sb_i64)1)
+#define ETS_RESTRICT restrict
+#define ETS_INLINE static inline __attribute__((always_inline))
+#endif
 
 SB_FN double ets_inf(void) { return sb_u2d((sb_u64)0x7FF0000000000000ull); }
 SB_FN double ets_nan(void) { return sb_u2d((sb_u64)0x7FF8000000000000ull); } /* the host's NAN, +quiet */
@@ -141,10 +166,35 @@ SB_FN double ets_log(double v) {
     return r + shift;
 }
 
+/* lsum plus the logarithms (ets_log) of q[0 .. nq), added one by one in
+ * that order: multiplicative errors' sum of log yhat, which the host's
+ * ets_pass takes a block of steps at a time (the logarithms do not feed the
+ * filter). Where a host unit asks for four-wide vectors (SB_HOST_V4: the
+ * AVX2 instance, models/timeseries/ets_avx2.c), four lanes that ets_log
+ * takes to sb__hx_log (positive, finite, at least 2^-1000, at least 2^-6
+ * from 1) go through sb__hx_log_v4, the same double each, plus ets_log's
+ * shift of 0; a group with any other lane goes one by one. */
+SB_FN double ets_log_add(double lsum, const double *q, sb_i32 nq) {
+    sb_i32 i = 0;
+#if !defined(SB_COMPAT_DEVICE) && defined(__GNUC__) && defined(SB_HOST_V4)
+    for (; i + 4 <= nq; i += 4) {
+        sb__hx_v4d x;
+        memcpy(&x, q + i, sizeof x);
+        const sb__hx_v4d d = x - 1.0;
+        const sb__hx_v4i ok = (x >= 0x1p-1000) & (x - x == 0.0) & ((d >= 0x1p-6) | (d <= -0x1p-6));
+        if (!(ok[0] & ok[1] & ok[2] & ok[3])) break; /* this group and the rest one by one */
+        const sb__hx_v4d lg = sb__hx_log_v4(x) + 0.0;
+        lsum = lsum + lg[0], lsum = lsum + lg[1], lsum = lsum + lg[2], lsum = lsum + lg[3];
+    }
+#endif
+    for (; i < nq; i++) lsum = lsum + ets_log(q[i]);
+    return lsum;
+}
+
 /* The states x (level, trend, the first m - 1 seasons) spread into the
  * filter's level, trend and season ring; the last season is tied. */
 SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, double *b, SB_GLOBAL double *s) {
-    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const sb_i64 sw = ETS_SW(w);
     const ets_spec *sp = &w->sp;
     *l = x[(sb_i64)(0) * sw];
     *b = sp->trend ? x[(sb_i64)(1) * sw] : 0.0;
@@ -155,6 +205,87 @@ SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, d
     s[(sb_i64)(sp->m - 1) * sw] = (sp->seasonal == ETS_MUL ? (double)sp->m : 0.0) - sum;
 }
 
+/* The states' derivatives carried one step (the forward-mode Jacobian of
+ * ets_pass, element j the derivative by initial state j): from the level's
+ * dl, the trend's db and this step's season dst, the fitted value's dy
+ * (multiplicative errors: v gathers dy / yhat, and dy becomes the relative
+ * error's qy dy, qy = y / yhat^2), then the states after the step. The
+ * elements are independent, each in its own fixed order; the arrays are
+ * distinct scratch vectors (ETS_RESTRICT: the host's compiler may then do
+ * several elements at once, which rounds each the same). */
+ETS_INLINE void ets_jac_step(sb_i32 k, sb_i64 sw, sb_i32 tr, sb_i32 se, int me, double a, double be, double ga, double phi,
+                        double lp, double st, double yh, double qy, double qs, double ql,
+                        SB_GLOBAL double *ETS_RESTRICT dl, SB_GLOBAL double *ETS_RESTRICT db,
+                        SB_GLOBAL double *ETS_RESTRICT dst, SB_GLOBAL double *ETS_RESTRICT dy,
+                        SB_GLOBAL double *ETS_RESTRICT v) {
+    for (sb_i32 j = 0; j < k; j++) {
+        const double dlp = tr ? dl[(sb_i64)(j) * sw] + phi * db[(sb_i64)(j) * sw] : dl[(sb_i64)(j) * sw];
+        const double dsj = se ? dst[(sb_i64)(j) * sw] : 0.0;
+        double dyj = se == ETS_ADD ? dlp + dsj : se == ETS_MUL ? dlp * st + lp * dsj : dlp;
+        if (me) {
+            /* d e / d x = -(y / yhat^2) d yhat; the normal equations take -de (as -J e below) */
+            v[(sb_i64)(j) * sw] = v[(sb_i64)(j) * sw] + dyj / yh;
+            dyj = qy * dyj;
+        }
+        dy[(sb_i64)(j) * sw] = dyj;
+        const double dln = se == ETS_ADD ? (1.0 - a) * dlp - a * dsj
+                           : se == ETS_MUL ? (1.0 - a) * dlp - a * (qs * dsj)
+                                           : (1.0 - a) * dlp;
+        if (tr) db[(sb_i64)(j) * sw] = be * (dln - dl[(sb_i64)(j) * sw]) + (1.0 - be) * (phi * db[(sb_i64)(j) * sw]);
+        dl[(sb_i64)(j) * sw] = dln;
+        if (se == ETS_ADD) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * dlp;
+        else if (se == ETS_MUL) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * (ql * dlp);
+    }
+}
+
+/* A block's terms of the normal equations: with rows the nr steps' Jacobian
+ * rows and errors (row t: dy_0 .. dy_{k-1}, e; ka = k + 1 apart), A (upper
+ * triangle) gains sum dy dy^T and g sum dy e: g is the augmented matrix's
+ * last column. Each element is a running sum in time order, as if added
+ * step by step; a row's elements go four at a time (independent sums, each
+ * in its register), the lanes past the row's end read spare doubles and are
+ * not stored. With SB_HOST_V4 (the host's AVX2 instance) the four are one
+ * vector of GCC's (the same four sums, lane by lane: IEEE + and * are
+ * elementwise); elsewhere, and on a device, one at a time. */
+#if !defined(SB_COMPAT_DEVICE) && defined(__GNUC__) && defined(SB_HOST_V4)
+typedef double ets_v4 __attribute__((vector_size(32)));
+#endif
+SB_FN void ets_normal_flush(sb_i32 k, sb_i64 sw, sb_i32 nr, SB_GLOBAL const double *ETS_RESTRICT rows,
+                            SB_GLOBAL double *ETS_RESTRICT A, SB_GLOBAL double *ETS_RESTRICT g) {
+    const sb_i64 ka = (sb_i64)k + 1;
+    for (sb_i32 i = 0; i < k; i++) {
+        for (sb_i32 jb = i; jb <= k; jb += 4) {
+            double acc[4];
+            for (sb_i32 q = 0; q < 4; q++) {
+                const sb_i32 j = jb + q;
+                acc[q] = j < k ? A[((sb_i64)i * k + j) * sw] : j == k ? g[(sb_i64)(i) * sw] : 0.0;
+            }
+#if !defined(SB_COMPAT_DEVICE) && defined(__GNUC__) && defined(SB_HOST_V4)
+            ets_v4 av = {acc[0], acc[1], acc[2], acc[3]};
+            for (sb_i32 t = 0; t < nr; t++) {
+                const double *row = rows + (sb_i64)t * ka;
+                ets_v4 rv;
+                memcpy(&rv, row + jb, sizeof rv);
+                const ets_v4 dv = {row[i], row[i], row[i], row[i]};
+                av = av + dv * rv;
+            }
+            for (sb_i32 q = 0; q < 4; q++) acc[q] = av[q];
+#else
+            for (sb_i32 t = 0; t < nr; t++) {
+                SB_GLOBAL const double *row = rows + (sb_i64)t * ka * sw;
+                const double di = row[(sb_i64)(i) * sw];
+                for (sb_i32 q = 0; q < 4; q++) acc[q] = acc[q] + di * row[(sb_i64)(jb + q) * sw];
+            }
+#endif
+            for (sb_i32 q = 0; q < 4; q++) {
+                const sb_i32 j = jb + q;
+                if (j < k) A[((sb_i64)i * k + j) * sw] = acc[q];
+                else if (j == k) g[(sb_i64)(i) * sw] = acc[q];
+            }
+        }
+    }
+}
+
 /* One pass of the filter from states x: the SSE (+infinity when it is not
  * finite), and with jac the normal equations of the states' Gauss-Newton
  * step (A, upper triangle, k x k; g = J^T e), accumulated in time order.
@@ -162,13 +293,15 @@ SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, d
  * seasons oldest first) go to fitted and last. */
 SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL double *A, SB_GLOBAL double *g,
                       int out, SB_GLOBAL double *fitted, SB_GLOBAL double *last) {
-    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const sb_i64 sw = ETS_SW(w);
     const ets_spec *sp = &w->sp;
     const sb_i32 k = w->k, m = sp->m, tr = sp->trend ? 1 : 0, se = sp->seasonal;
     const double a = w->par[0], be = tr ? w->par[1] : 0.0, ga = se ? w->par[2] : 0.0;
     const double phi = sp->damped ? w->par[3] : 1.0;
     double l, b;
-    SB_GLOBAL double *s = w->s, *ds = w->ds, *dl = w->dl, *db = w->db, *dy = w->dy;
+    SB_GLOBAL double *s = w->s, *ds = w->ds, *dl = w->dl, *db = w->db, *rows = w->rows;
+    const sb_i64 ka = (sb_i64)k + 1; /* a Jacobian row: k derivatives and the error */
+    sb_i32 nr = 0;                   /* the rows held */
     ets_spread(w, x, &l, &b, s);
     if (jac) {
         for (sb_i64 i = 0; i < (sb_i64)k * k; i++) A[(sb_i64)(i) * sw] = 0.0;
@@ -181,6 +314,10 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
         }
     }
     double sse = 0.0, lsum = 0.0; /* lsum: multiplicative errors' sum of log yhat, in time order */
+#ifndef SB_COMPAT_DEVICE
+    double lq[ETS_BLOCK]; /* the host: a block's yhat, their logarithms added at its end (ets_log_add) */
+    sb_i32 nq = 0;
+#endif
     const int me = sp->error == ETS_MUL;
     SB_GLOBAL double *v = w->v;
     if (jac && me)
@@ -197,7 +334,11 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
         /* multiplicative errors: the relative error, which needs yhat > 0 */
         if (me && !(yh > 0.0)) return ets_inf();
         const double e = me ? yt / yh - 1.0 : yt - yh;
+#ifdef SB_COMPAT_DEVICE
         if (me) lsum = lsum + ets_log(yh);
+#else
+        if (me && (lq[nq++] = yh, nq == ETS_BLOCK)) lsum = ets_log_add(lsum, lq, nq), nq = 0;
+#endif
 #ifdef SB_SABOTAGE_ETS_SSE_ORDER
         /* Separating arm: the squares added in pairs before the running sum
          * (the same terms in another order). */
@@ -209,30 +350,33 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
 #endif
         if (out) fitted[t] = yh;
         if (jac) {
-            SB_GLOBAL double *dst = ds + (sb_i64)r * k * sw;
             const double qs = se == ETS_MUL ? yt / (st * st) : 0.0, ql = se == ETS_MUL ? yt / (lp * lp) : 0.0;
-            for (sb_i32 j = 0; j < k; j++) {
-                const double dlp = tr ? dl[(sb_i64)(j) * sw] + phi * db[(sb_i64)(j) * sw] : dl[(sb_i64)(j) * sw];
-                const double dsj = se ? dst[(sb_i64)(j) * sw] : 0.0;
-                dy[(sb_i64)(j) * sw] = se == ETS_ADD ? dlp + dsj : se == ETS_MUL ? dlp * st + lp * dsj : dlp;
-                if (me) {
-                    /* d e / d x = -(y / yhat^2) d yhat; the normal equations take -de (as -J e below) */
-                    v[(sb_i64)(j) * sw] = v[(sb_i64)(j) * sw] + dy[(sb_i64)(j) * sw] / yh;
-                    dy[(sb_i64)(j) * sw] = (yt / (yh * yh)) * dy[(sb_i64)(j) * sw];
-                }
-                const double dln = se == ETS_ADD ? (1.0 - a) * dlp - a * dsj
-                                   : se == ETS_MUL ? (1.0 - a) * dlp - a * (qs * dsj)
-                                                   : (1.0 - a) * dlp;
-                if (tr) db[(sb_i64)(j) * sw] = be * (dln - dl[(sb_i64)(j) * sw]) + (1.0 - be) * (phi * db[(sb_i64)(j) * sw]);
-                dl[(sb_i64)(j) * sw] = dln;
-                if (se == ETS_ADD) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * dlp;
-                else if (se == ETS_MUL) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * (ql * dlp);
+            const double qy = me ? yt / (yh * yh) : 0.0;
+            SB_GLOBAL double *dst = ds + (sb_i64)r * k * sw, *dy = rows + (sb_i64)nr * ka * sw;
+#ifdef SB_COMPAT_DEVICE
+            ets_jac_step(k, sw, tr, se, me, a, be, ga, phi, lp, st, yh, qy, qs, ql, dl, db, dst, dy, v);
+#else
+            /* the host: the model's flags as constants (the same step), so
+             * that the compiler drops their branches from the loop */
+#define ETS_JS(TR, SE, ME) ets_jac_step(k, sw, TR, SE, ME, a, be, ga, phi, lp, st, yh, qy, qs, ql, dl, db, dst, dy, v)
+            switch ((me ? 6 : 0) + (tr ? 3 : 0) + se) {
+            case 0: ETS_JS(0, 0, 0); break;
+            case 1: ETS_JS(0, 1, 0); break;
+            case 2: ETS_JS(0, 2, 0); break;
+            case 3: ETS_JS(1, 0, 0); break;
+            case 4: ETS_JS(1, 1, 0); break;
+            case 5: ETS_JS(1, 2, 0); break;
+            case 6: ETS_JS(0, 0, 1); break;
+            case 7: ETS_JS(0, 1, 1); break;
+            case 8: ETS_JS(0, 2, 1); break;
+            case 9: ETS_JS(1, 0, 1); break;
+            case 10: ETS_JS(1, 1, 1); break;
+            default: ETS_JS(1, 2, 1); break;
             }
-            for (sb_i32 i = 0; i < k; i++) {
-                SB_GLOBAL double *Ai = A + (sb_i64)i * k * sw;
-                for (sb_i32 j = i; j < k; j++) Ai[(sb_i64)(j) * sw] = Ai[(sb_i64)(j) * sw] + dy[(sb_i64)(i) * sw] * dy[(sb_i64)(j) * sw];
-                g[(sb_i64)(i) * sw] = g[(sb_i64)(i) * sw] + dy[(sb_i64)(i) * sw] * e;
-            }
+#undef ETS_JS
+#endif
+            dy[(sb_i64)(k) * sw] = e;
+            if (++nr == ETS_BLOCK) ets_normal_flush(k, sw, nr, rows, A, g), nr = 0;
         }
         const double ln = se == ETS_ADD ? a * (yt - st) + (1.0 - a) * lp
                           : se == ETS_MUL ? a * (yt / st) + (1.0 - a) * lp
@@ -243,6 +387,10 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
         l = ln;
         if (!ets_finite(sse)) return ets_inf();
     }
+    if (jac && nr > 0) ets_normal_flush(k, sw, nr, rows, A, g);
+#ifndef SB_COMPAT_DEVICE
+    if (nq > 0) lsum = ets_log_add(lsum, lq, nq);
+#endif
     if (out) {
         last[0] = l;
         last[1] = tr ? b : ets_nan();
@@ -284,7 +432,7 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
  * drops its state (d = 0 there): the stated rank rule, for states the data
  * cannot tell apart. */
 SB_FN void ets_solve(ets_work *w, SB_GLOBAL const double *A, SB_GLOBAL const double *g, SB_GLOBAL double *d) {
-    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const sb_i64 sw = ETS_SW(w);
     const sb_i32 k = w->k;
     SB_GLOBAL double *L = w->L, *D = w->D;
     SB_GLOBAL sb_i32 *drop = w->drop;
@@ -317,41 +465,47 @@ SB_FN void ets_solve(ets_work *w, SB_GLOBAL const double *A, SB_GLOBAL const dou
  * A step that does not lower the SSE is halved; the search stops when a step
  * lowers it by at most 1e-12 of itself, after w->gn_max steps, or, without
  * a multiplicative season, after the first full step (the least-squares
- * solution). A pure function of w->par and w->gn_max. */
+ * solution). A pure function of w->par and w->gn_max.
+ *
+ * Which passes form the normal equations is a matter of cost alone: a
+ * pass's SSE is the same bits with or without them (the Jacobian's work is
+ * apart from the sums), and a pass that forms them gives the same sums in
+ * the same order wherever it runs. The full step of a step that can be
+ * followed by another (not the last allowed, not an additive model's) forms
+ * them at once, into A and g (the step is solved: they are free), since it
+ * is mostly accepted and followed (measured: 87% of such steps on the bench's
+ * multiplicative models); a halved step and the last one form none, and an
+ * accepted step that goes on without them takes a second pass there. */
 SB_FN_BIG double ets_inner(ets_work *w) {
-    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const sb_i64 sw = ETS_SW(w);
     const sb_i32 k = w->k;
     for (sb_i32 j = 0; j < k; j++) w->x[(sb_i64)(j) * sw] = w->start[(sb_i64)(j) * sw];
     w->nfev++;
     double f = ets_pass(w, w->x, 1, w->A, w->g, 0, w->x, w->x);
     if (!ets_finite(f)) return ets_inf();
+    /* additive models: the fitted values are affine in the states, so the
+     * first full step is the least-squares solution; a second would only
+     * move rounding */
+    const int affine = w->sp.seasonal != ETS_MUL && w->sp.error != ETS_MUL;
     for (sb_i32 it = 0; it < w->gn_max; it++) {
         ets_solve(w, w->A, w->g, w->delta);
         double step = 1.0, fn = ets_inf();
         int ok = 0, halved = 0;
-        /* Without a multiplicative season an accepted full step ends the
-         * search (below), so its pass needs no normal equations: the SSE is
-         * the same bits either way (the Jacobian's work is separate from the
-         * sum), and the pass costs a fraction. A halved step may be followed
-         * by another, so its pass forms them. */
-        const int affine = w->sp.seasonal != ETS_MUL && w->sp.error != ETS_MUL;
+        const int jfull = !affine && it + 1 < w->gn_max; /* the full step forms the normal equations */
         for (; halved < ETS_HALVINGS; halved++, step = step * 0.5) {
             for (sb_i32 j = 0; j < k; j++) w->xn[(sb_i64)(j) * sw] = w->x[(sb_i64)(j) * sw] + step * w->delta[(sb_i64)(j) * sw];
-            fn = ets_pass(w, w->xn, !(affine && halved == 0), w->An, w->gn, 0, w->x, w->x);
+            fn = ets_pass(w, w->xn, jfull && halved == 0, w->A, w->g, 0, w->x, w->x);
             if ((ok = fn <= f)) break;
         }
         if (!ok) break;
         const double dec = f - fn;
-        SB_GLOBAL double *t;
-        t = w->x, w->x = w->xn, w->xn = t;
-        t = w->A, w->A = w->An, w->An = t;
-        t = w->g, w->g = w->gn, w->gn = t;
+        SB_GLOBAL double *t = w->x;
+        w->x = w->xn, w->xn = t;
         f = fn;
-        /* additive models: the fitted values are affine in the states, so the
-         * first full step is the least-squares solution; a second would only
-         * move rounding */
         if (affine && halved == 0) break;
         if (!(dec > ETS_GN_TOL * f)) break;
+        if (it + 1 == w->gn_max) break;
+        if (!(jfull && halved == 0)) ets_pass(w, w->x, 1, w->A, w->g, 0, w->x, w->x); /* the normal equations here */
     }
     return f;
 }
@@ -380,11 +534,51 @@ SB_FN double ets_fold(double u, double lo, double hi) {
     return x < lo ? lo : x > hi ? hi : x;
 }
 
+/* The grid the simplex starts from: every combination of these values of the
+ * free parameters (alpha slowest); the ETS_STARTS best points (by SSE, ties in
+ * grid order) each start a search, because the simplex, pressed against a
+ * bound, can settle in a local minimum of the face (measured: Holt on the
+ * sunspots, a multiplicative season on the taxi's card trips). Alpha takes
+ * 0.1, 0.3, 0.5, 0.7, 0.9; phi 0.85, 0.95, 0.99; beta and gamma 0.05, 0.2, 0.5. */
+SB_FN double ets_grid_value(sb_i32 p, sb_i32 i) {
+    if (p == 0) return i == 0 ? 0.1 : i == 1 ? 0.3 : i == 2 ? 0.5 : i == 3 ? 0.7 : 0.9;
+    if (p == 3) return i == 0 ? 0.85 : i == 1 ? 0.95 : 0.99;
+    return i == 0 ? 0.05 : i == 1 ? 0.2 : 0.5;
+}
+
+/* The grid values of parameter p: 5 for alpha, 3 for the others. */
+SB_FN sb_i32 ets_grid_count(sb_i32 p) { return p == 0 ? 5 : 3; }
+
+/* Where the point in w->par is in the grid (ets_grid's order, the last free
+ * parameter fastest), or -1 when it is not a grid point. */
+SB_FN sb_i32 ets_grid_index(const ets_work *w) {
+    sb_i32 pos = 0;
+    for (sb_i32 i = 0; i < w->nfree; i++) {
+        const sb_i32 p = w->free_idx[i], c = ets_grid_count(p);
+        sb_i32 q = 0;
+        while (q < c && !(w->par[p] == ets_grid_value(p, q))) q++;
+        if (q == c) return -1;
+        pos = pos * c + q;
+    }
+    return pos;
+}
+
 /* The objective at u (the free smoothing parameters, in index order, before
- * folding into their bounds). */
+ * folding into their bounds). The search's objective (w->gn_max at
+ * ETS_GN_SEARCH) is a pure function of the folded point, so a grid point the
+ * simplex comes back to (its first vertex, a reflection onto the lattice)
+ * takes the value ets_grid computed there: the same bits, counted as an
+ * evaluation as before, without the passes. */
 SB_FN double ets_objective(ets_work *w, const double *u) {
     for (sb_i32 i = 0; i < w->nfree; i++)
         w->par[w->free_idx[i]] = ets_fold(u[i], ets_lo(w->free_idx[i]), ets_hi(w->free_idx[i]));
+    if (w->ngrid > 0 && w->gn_max == ETS_GN_SEARCH) {
+        const sb_i32 gi = ets_grid_index(w);
+        if (gi >= 0) {
+            w->nfev++;
+            return w->gridf[(sb_i64)gi * ETS_SW(w)];
+        }
+    }
     return ets_inner(w);
 }
 
@@ -492,27 +686,17 @@ SB_FN_BIG double ets_nm(ets_work *w, double *x0, double step, sb_i32 *conv) {
     return fv[bi];
 }
 
-/* The grid the simplex starts from: every combination of these values of the
- * free parameters (alpha slowest); the ETS_STARTS best points (by SSE, ties in
- * grid order) each start a search, because the simplex, pressed against a
- * bound, can settle in a local minimum of the face (measured: Holt on the
- * sunspots, a multiplicative season on the taxi's card trips). Alpha takes
- * 0.1, 0.3, 0.5, 0.7, 0.9; phi 0.85, 0.95, 0.99; beta and gamma 0.05, 0.2, 0.5. */
-SB_FN double ets_grid_value(sb_i32 p, sb_i32 i) {
-    if (p == 0) return i == 0 ? 0.1 : i == 1 ? 0.3 : i == 2 ? 0.5 : i == 3 ? 0.7 : 0.9;
-    if (p == 3) return i == 0 ? 0.85 : i == 1 ? 0.95 : 0.99;
-    return i == 0 ? 0.05 : i == 1 ? 0.2 : 0.5;
-}
-
 SB_FN_BIG void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i32 *nbest) {
     const sb_i32 d = w->nfree;
     sb_i32 cnt[SB_ETS_NPAR], idx[SB_ETS_NPAR] = {0, 0, 0, 0};
-    for (sb_i32 i = 0; i < d; i++) cnt[i] = w->free_idx[i] == 0 ? 5 : 3;
+    for (sb_i32 i = 0; i < d; i++) cnt[i] = ets_grid_count(w->free_idx[i]);
     double fb[ETS_STARTS], th[SB_ETS_NPAR];
     *nbest = 0;
+    sb_i32 pos = 0; /* the point's place in grid order: what ets_grid_index gives it */
     for (;;) {
         for (sb_i32 i = 0; i < d; i++) th[i] = ets_grid_value(w->free_idx[i], idx[i]);
         const double fv = ets_objective(w, th);
+        w->gridf[(sb_i64)(pos++) * ETS_SW(w)] = fv;
         /* keep the ETS_STARTS lowest, ties in grid order (a later point
          * enters only below an equal one's place) */
         sb_i32 at = *nbest;
@@ -531,6 +715,7 @@ SB_FN_BIG void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i3
         while (i >= 0 && ++idx[i] == cnt[i]) idx[i--] = 0;
         if (i < 0) break;
     }
+    w->ngrid = pos; /* the objective's lookups begin */
 }
 
 /* The heuristic start of the initial states (a fixed rule, the start of
@@ -539,7 +724,7 @@ SB_FN_BIG void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i3
  * first two periods' means over m, and the first period's deviations from its
  * mean (ratios to it: multiplicative), tied as the fit ties them. */
 SB_FN_BIG void ets_start(ets_work *w) {
-    const sb_i64 sw = w->sw; /* the scratch's stride: 1 on the host, the chunk's series on a device */
+    const sb_i64 sw = ETS_SW(w);
     const ets_spec *sp = &w->sp;
     SB_GLOBAL const double *y = w->y;
     const sb_i32 m = sp->m, tr = sp->trend ? 1 : 0;
@@ -580,6 +765,7 @@ SB_FN_BIG void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_
     ets_work w;
     w.sp = *sp, w.y = y, w.n = n, w.k = k, w.gn_max = ETS_GN_SEARCH;
     w.nfree = 0, w.nfev = 0, w.ntrace = 0, w.nit = 0, w.trace = o.trace, w.sw = sw;
+    sw = ETS_SW(&w); /* the host's 1 */
     const sb_i32 has[SB_ETS_NPAR] = {1, tr, sp->seasonal ? 1 : 0, sp->damped};
     for (sb_i32 i = 0; i < SB_ETS_NPAR; i++) {
         w.free_idx[i] = 0;
@@ -596,17 +782,16 @@ SB_FN_BIG void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_
     w.xn = p, p += k * sw;
     w.delta = p, p += k * sw;
     w.g = p, p += k * sw;
-    w.gn = p, p += k * sw;
     w.D = p, p += k * sw;
     w.dl = p, p += k * sw;
     w.db = p, p += k * sw;
-    w.dy = p, p += k * sw;
     w.A = p, p += kk * sw;
-    w.An = p, p += kk * sw;
     w.L = p, p += kk * sw;
     w.s = p, p += m * sw;
     w.ds = p, p += (sb_i64)m * k * sw;
-    w.v = p;
+    w.v = p, p += k * sw;
+    w.rows = p, p += (ETS_BLOCK * ((sb_i64)k + 1) + 3) * sw;
+    w.gridf = p, w.ngrid = 0;
     w.drop = iscr;
     w.lref = 0.0, w.csum = 0.0, w.lsum = 0.0;
     if (sp->error == ETS_MUL) { /* the series' scale: log of its mean (positive: the host checked) */

@@ -147,4 +147,35 @@ SB_FN double sb__hx_log(double v) {
     return hi + (((double)E * SB__HX_LN2_LO + sb__hx_logf_lo[j]) + (r + p));
 }
 
+#if !defined(SB_COMPAT_DEVICE) && defined(__GNUC__) && defined(SB_HOST_V4)
+/* sb__hx_log on four doubles at once (GCC's vectors, where a host translation
+ * unit is compiled for AVX2: models/timeseries/ets_avx2.c), for lanes that
+ * sb__hx_log takes (positive normal doubles at least 2^-6 from 1): each lane
+ * is sb__hx_log's operations in its order, the bit moves on the lane's own
+ * bits, the table entries read one by one, so each lane's result is the same
+ * double (tests/unit/test_ets_avx2.c checks it on many millions of inputs). */
+typedef double sb__hx_v4d __attribute__((vector_size(32)));
+typedef long long sb__hx_v4i __attribute__((vector_size(32)));
+SB_FN sb__hx_v4d sb__hx_log_v4(sb__hx_v4d v) {
+    sb__hx_v4i b;
+    memcpy(&b, &v, sizeof b);
+    const sb__hx_v4i E = (b >> 52) - 1023; /* the sign bit is 0: the shift is logical here */
+    const sb__hx_v4i j = (b >> 45) & 127;
+    const sb__hx_v4i mb = (b & 0x000FFFFFFFFFFFFFll) | 0x3FF0000000000000ll;
+    const sb__hx_v4i fb = 0x3FF0000000000000ll | (j << 45);
+    sb__hx_v4d m, F;
+    memcpy(&m, &mb, sizeof m);
+    memcpy(&F, &fb, sizeof F);
+    const sb__hx_v4d inv = {sb__hx_invf[j[0]], sb__hx_invf[j[1]], sb__hx_invf[j[2]], sb__hx_invf[j[3]]};
+    const sb__hx_v4d lhi = {sb__hx_logf_hi[j[0]], sb__hx_logf_hi[j[1]], sb__hx_logf_hi[j[2]], sb__hx_logf_hi[j[3]]};
+    const sb__hx_v4d llo = {sb__hx_logf_lo[j[0]], sb__hx_logf_lo[j[1]], sb__hx_logf_lo[j[2]], sb__hx_logf_lo[j[3]]};
+    const sb__hx_v4d r = (m - F) * inv; /* m - F exact */
+    const sb__hx_v4d p = r * (r * (-0.5 + r * (0x1.5555555555555p-2 + r * (-0.25 + r * (0x1.999999999999ap-3 +
+                         r * (-0x1.5555555555555p-3 + r * (0x1.2492492492492p-3 + r * -0.125)))))));
+    const sb__hx_v4d Ed = {(double)E[0], (double)E[1], (double)E[2], (double)E[3]};
+    const sb__hx_v4d hi = Ed * SB__HX_LN2_HI + lhi;
+    return hi + ((Ed * SB__HX_LN2_LO + llo) + (r + p));
+}
+#endif
+
 #endif

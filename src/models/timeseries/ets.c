@@ -14,12 +14,38 @@
 #include "ts_common.h"
 #include "../../math/sb_math.h"
 #include "../../device/device.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* A double's canonical bits and finiteness are the time series families'
  * shared pieces (ts_common.h). */
 #define finite ts_finite
 #define canon ts_canon
+
+typedef void (*ets_fit_fn)(const ets_spec *, const double *, int64_t, double *, int32_t *, ets_out);
+
+static void ets_fit_generic(const ets_spec *sp, const double *y, int64_t n, double *scr, int32_t *iscr, ets_out o) {
+    ets_fit_series(sp, y, n, scr, iscr, 1, o);
+}
+
+static ets_fit_fn g_ets_fit; /* chosen once (a race writes the same value) */
+
+static ets_fit_fn ets_fit_get(void) {
+    ets_fit_fn f = __atomic_load_n(&g_ets_fit, __ATOMIC_ACQUIRE);
+    if (f) return f;
+    f = ets_fit_generic;
+#ifdef SB_ETS_HAVE_AVX2
+    const char *v = getenv("SAMEBITS_ETS_KERNEL");
+    __builtin_cpu_init();
+    if (!(v && !strcmp(v, "generic")) && __builtin_cpu_supports("avx2")) f = sb_ets_fit_series_avx2;
+#endif
+    __atomic_store_n(&g_ets_fit, f, __ATOMIC_RELEASE);
+    return f;
+}
+
+const char *sb_ets_kernel(void) { return ets_fit_get() == ets_fit_generic ? "generic" : "avx2"; }
+
+void sb_ets_kernel_reset(void) { __atomic_store_n(&g_ets_fit, (ets_fit_fn)0, __ATOMIC_RELEASE); }
 
 /* Fit one series into f (the host's path): every buffer of f allocated
  * here, the fit itself kernels/ets.h's. */
@@ -41,7 +67,7 @@ static sb_status ets_fit_one(const ets_spec *sp, const double *y, int64_t n, ets
     double crit[4];
     int32_t counts[ETS_NCOUNTS];
     const ets_out o = {f->par, f->init, f->last, f->fitted, f->resid, crit, f->trace, counts};
-    ets_fit_series(sp, y, n, buf, drop, 1, o);
+    ets_fit_get()(sp, y, n, buf, drop, o);
     sb_ets_fit_from(f, crit, counts);
     sb_free(buf);
     sb_free(drop);

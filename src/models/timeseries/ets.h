@@ -68,6 +68,17 @@ sb_status sb_ets_fit_device(const ets_spec *spec, const double *y, const int64_t
  * test can split a batch into many launches. */
 void sb_ets_device_budget_for_tests(int64_t bytes);
 
+/* The host's instance of kernels/ets.h's fit (sw = 1) that ets.c runs:
+ * "avx2" (ets_avx2.c, x86-64 hosts with AVX2) or "generic"; the same bits
+ * either way. SAMEBITS_ETS_KERNEL=generic caps the choice (read once; tests
+ * read it again after sb_ets_kernel_reset). */
+const char *sb_ets_kernel(void);
+void sb_ets_kernel_reset(void);
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SB_ETS_HAVE_AVX2 1
+void sb_ets_fit_series_avx2(const ets_spec *sp, const double *y, int64_t n, double *scr, int32_t *iscr, ets_out o);
+#endif
+
 /* Free a batch and everything it holds (NULL: nothing). */
 void sb_ets_release(sb_ets *e);
 
