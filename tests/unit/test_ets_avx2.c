@@ -15,37 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t next(uint64_t *r) {
-    *r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
-    return *r;
-}
-static double val(uint64_t u) {
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-static uint64_t bits(double v) {
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    return u;
-}
-
-/* A positive double: normal of any exponent (kind 0), within 2^-5 of 1 or of
- * the branch edge 1 +- 2^-6 (1), near 2^-1000 or subnormal (2), or a special
- * (3: 0, inf, NaN, a negative). */
-static double operand(uint64_t *r, int kind) {
-    const uint64_t w = next(r), f = next(r) & 0x000FFFFFFFFFFFFFull;
-    if (kind == 0) return val(((1 + w % 2046) << 52) | f);
-    if (kind == 1) {
-        const double c = (w & 3) == 0 ? 1.0 : (w & 3) == 1 ? 1.0 + 0x1p-6 : (w & 3) == 2 ? 1.0 - 0x1p-6 : 1.0;
-        const int64_t ulps = (int64_t)((w >> 8) % 8192) - 4096;
-        return (w & 4) ? val(bits(c) + (uint64_t)ulps) : c + ((double)(int64_t)(f >> 20) - 0x1p31) * 0x1p-36;
-    }
-    if (kind == 2) return (w & 1) ? val(f) : val(bits(0x1p-1000) + (uint64_t)((int64_t)(f % 4096) - 2048));
-    const double sp[5] = {0.0, 1.0 / 0.0, 0.0 / 0.0, -1.0, -0x1p-1074};
-    return sp[w % 5];
-}
-
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define HAVE_V4 1
 /* the kernel first, under the target (its functions here are AVX2 code,
@@ -54,6 +23,28 @@ static double operand(uint64_t *r, int kind) {
 #pragma GCC push_options
 #pragma GCC target("avx2")
 #include "kernels/ets.h"
+
+static uint64_t next(uint64_t *r) {
+    *r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
+    return *r;
+}
+
+/* A positive double: normal of any exponent (kind 0), within 2^-5 of 1 or of
+ * the branch edge 1 +- 2^-6 (1), near 2^-1000 or subnormal (2), or a special
+ * (3: 0, inf, NaN, a negative). */
+static double operand(uint64_t *r, int kind) {
+    const uint64_t w = next(r), f = next(r) & 0x000FFFFFFFFFFFFFull;
+    if (kind == 0) return sb_u2d(((1 + w % 2046) << 52) | f);
+    if (kind == 1) {
+        const double c = (w & 3) == 0 ? 1.0 : (w & 3) == 1 ? 1.0 + 0x1p-6 : (w & 3) == 2 ? 1.0 - 0x1p-6 : 1.0;
+        const int64_t ulps = (int64_t)((w >> 8) % 8192) - 4096;
+        return (w & 4) ? sb_u2d(sb_d2u(c) + (uint64_t)ulps) : c + ((double)(int64_t)(f >> 20) - 0x1p31) * 0x1p-36;
+    }
+    if (kind == 2) return (w & 1) ? sb_u2d(f) : sb_u2d(sb_d2u(0x1p-1000) + (uint64_t)((int64_t)(f % 4096) - 2048));
+    const double sp[5] = {0.0, 1.0 / 0.0, 0.0 / 0.0, -1.0, -0x1p-1074};
+    return sp[w % 5];
+}
+
 
 /* sb__hx_log with its last three terms added left to right: the same terms
  * in another order (the separating arm: a rewrite the comparison must
@@ -87,7 +78,7 @@ static int64_t v4_mismatches(uint64_t seed, int kind, int64_t nv, int arm) {
             x[q] = v;
         }
         const sb__hx_v4d y = sb__hx_log_v4(x);
-        for (int q = 0; q < 4; q++) bad += bits(y[q]) != bits(arm ? log_reordered(x[q]) : sb__hx_log(x[q]));
+        for (int q = 0; q < 4; q++) bad += sb_d2u(y[q]) != sb_d2u(arm ? log_reordered(x[q]) : sb__hx_log(x[q]));
     }
     return bad;
 }
@@ -110,7 +101,7 @@ static int64_t add_mismatches(uint64_t seed, int64_t blocks) {
         const double start = one;
         for (int i = 0; i < nq; i++) one = one + ets_log(q[i]);
         const double blk = ets_log_add(start, q, nq);
-        bad += bits(one) != bits(blk) && !(one != one && blk != blk);
+        bad += sb_d2u(one) != sb_d2u(blk) && !(one != one && blk != blk);
     }
     return bad;
 }
