@@ -839,6 +839,10 @@ SB_FN_BIG void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_
         }
     }
     for (sb_i32 i = 0; i < SB_ETS_NPAR; i++) o.par[i] = w.par[i];
+    /* a pass that stops early (a multiplicative model's yhat <= 0, or a sum
+     * past the largest double) leaves the later fitted values NaN: stated
+     * bits, not what the memory held (which parted two fits of one series) */
+    for (sb_i64 t = 0; t < n; t++) o.fitted[t] = ets_nan();
     const double sse = ets_pass(&w, w.x, 0, w.A, w.g, 1, o.fitted, o.last);
     for (sb_i64 t = 0; t < n; t++) o.resid[t] = y[t] - o.fitted[t];
     double l0, b0;

@@ -255,3 +255,23 @@ def test_multiplicative_errors_are_each_series_alone_at_any_thread_count(trend, 
     add = _Batch(_spec_pairs(trend, damped, seasonal, 12 if seasonal else None, []), [ys[3]])
     assert add.digest(0) != alone.digest(0)
     assert add.array(0, "aic") != alone.array(0, "aic")  # another objective (SES may meet at alpha 1)
+
+
+def test_a_fit_that_fails_part_way_reports_stated_bits():
+    """ETS(M,A,A) on a series whose fitted value reaches 0 at every point the
+    search tries: the filter stops there, the criteria are inf, and the
+    fitted values past the stop are NaN, the same bits every time (they were
+    whatever the memory held: two fits of one series gave two digests).
+    Memory dirtied between the two fits keeps the check able to fail."""
+    y = [100.0 * 0.5 ** t + (0.001 if t % 2 else 5.0) for t in range(30)]
+    kw = dict(trend="add", seasonal="add", seasonal_periods=2, error="mul")
+    a = samebits.ExponentialSmoothing(**kw).fit(y)
+    junk = [samebits.ExponentialSmoothing(trend="add").fit([1.0 + 0.37 * ((t * 7919) % 101) for t in range(500)])
+            for _ in range(8)]
+    b = samebits.ExponentialSmoothing(**kw).fit(y)
+    assert math.isinf(a.aic) and math.isinf(b.aic)
+    fv = list(a.fittedvalues)
+    first = next(t for t, v in enumerate(fv) if math.isnan(v))
+    assert all(math.isnan(v) for v in fv[first:])
+    assert a.series_digest_ == b.series_digest_
+    del junk
