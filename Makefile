@@ -233,7 +233,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ref_cards.o \
 # CUDA=1: the CUDA backend of the device layer (dev_cuda.cu) and the entry kernels
 # (src/kernels/entry/, the source OpenCL builds too, compiled by entry_*.cu), by nvcc
 # under the profile's flags (one place: tools/cuda-compile-check.sh --print-flags profile),
-# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma|ties|forest-ties|topk-ties|nan-side|kmeans-ties|knn-bound|agglo-order|kde-order|ets-sse-order|svm-kernel-f32|mlp-grad-order|mlp-softmax-order|lm-attn-order|arima-device-order|gp-dev-order: a separating arm of the
+# into build-cuda/. CUDA_VARIANT=fmad|libdevice-exp|float-atomic|gemm-fma|ties|forest-ties|topk-ties|nan-side|kmeans-ties|knn-bound|agglo-order|kde-order|ets-sse-order|svm-kernel-f32|mlp-grad-order|mlp-softmax-order|lm-attn-order|arima-device-order|gp-dev-order|umap-float-sum: a separating arm of the
 # GPU leg, into build-cuda-VARIANT/.
 ifneq ($(CUDA),)
   ifneq ($(ARCH),)

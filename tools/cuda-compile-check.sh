@@ -79,6 +79,7 @@ flags_of() {
     lm-attn-order) echo "$ARM_FLAGS -DSB_SABOTAGE_LM_ATTN_ORDER" ;;
     arima-device-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ARIMA_DEVICE_ORDER" ;;
     gp-dev-order) echo "$ARM_FLAGS -DSB_SABOTAGE_GP_DEV_ORDER" ;;
+    umap-float-sum) echo "$ARM_FLAGS -DSB_SABOTAGE_UMAP_FLOAT_SUM" ;;
     *) echo "cuda-compile-check: unknown variant '$1'" >&2; return 2 ;;
   esac
 }

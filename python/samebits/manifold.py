@@ -51,15 +51,16 @@ class UMAP(FittedModel, Estimator):
     learning_rate, init, min_dist, spread, set_op_mix_ratio,
     local_connectivity, repulsion_strength, negative_sample_rate,
     random_state; neighbors="auto" (exact below 4,096 rows, NN-descent from
-    there, umap-learn's switch), "exact" or "nndescent". fit / fit_transform give embedding_ (n_samples,
-    n_components), float32 widened exactly to float64."""
-
-    device = "cpu"
+    there, umap-learn's switch), "exact" or "nndescent"; optimize="sequential" (each move in place in edge
+    order, umap-learn's seeded rule) or "batched" (each epoch's moves summed per row as fixed-point integers
+    and applied at the epoch's end: the same bits at any thread count and on device="cuda" or "opencl",
+    which run the batched epochs only). fit / fit_transform give embedding_ (n_samples, n_components),
+    float32 widened exactly to float64."""
 
     def __init__(self, n_neighbors=15, n_components=2, metric="euclidean", n_epochs=None, learning_rate=1.0,
                  init="spectral", min_dist=0.1, spread=1.0, set_op_mix_ratio=1.0, local_connectivity=1.0,
                  repulsion_strength=1.0, negative_sample_rate=5, random_state=None, neighbors="auto", n_jobs=None,
-                 numeric_mode=None):
+                 numeric_mode=None, optimize="sequential", device="cpu"):
         self.n_neighbors = n_neighbors
         self.n_components = n_components
         self.metric = metric
@@ -76,6 +77,8 @@ class UMAP(FittedModel, Estimator):
         self.neighbors = neighbors
         self.n_jobs = n_jobs
         self.numeric_mode = numeric_mode
+        self.optimize = optimize
+        self.device = device
 
     def _c_params(self, init_is_array):
         if callable(self.metric):
@@ -94,7 +97,10 @@ class UMAP(FittedModel, Estimator):
                  ("negative_sample_rate", _text("negative_sample_rate", self.negative_sample_rate, int)),
                  ("random_state", "none" if self.random_state is None
                   else _text("random_state", self.random_state, int)),
-                 ("neighbors", _text("neighbors", self.neighbors, str))]
+                 ("neighbors", _text("neighbors", self.neighbors, str)),
+                 ("optimize", _text("optimize", self.optimize, str))]
+        if self.device is not None and self.device != "cpu":
+            pairs.append(("device", _text("device", self.device, str)))
         if self.numeric_mode is not None:
             pairs.append(("numeric_mode", _text("numeric_mode", self.numeric_mode, str)))
         return pairs
@@ -194,4 +200,5 @@ class UMAP(FittedModel, Estimator):
         self.negative_sample_rate = int(p["negative_sample_rate"])
         self.random_state = int(p["random_state"])
         self.neighbors = p.get("neighbors", "auto")  # written only when not auto
+        self.optimize = p.get("optimize", "sequential")  # written only when not sequential
         self._set_fitted(model, names)

@@ -57,10 +57,12 @@
     X(klm_embed) X(klm_dropout) X(klm_ew) X(klm_ln) X(klm_ln_back) X(klm_heads) X(klm_bstats) X(klm_bfix)     \
     X(klm_bprod) X(klm_attn_soft) X(klm_attn_dsoft) X(klm_xent) X(klm_zero) X(klm_embed_back) X(klm_clip_scale) \
     X(klm_scale) X(klm_adamw)
+/* umap_entry.h: UMAP's batched epoch (src/models/manifold/umap_batched.c) */
+#define SB_LINALG_UMAP_KERNELS(X) X(kum_edges) X(kum_apply)
 #define SB_LINALG_KERNELS(X)                                                                                  \
     SB_LINALG_GEMM_KERNELS(X) SB_LINALG_REDUCE_KERNELS(X) SB_LINALG_SOLVE_KERNELS(X) SB_LINALG_LINEAR_KERNELS(X) \
     SB_LINALG_CLUSTER_KERNELS(X) SB_LINALG_NEIGHBORS_KERNELS(X) SB_LINALG_DENSITY_KERNELS(X) SB_LINALG_NN_KERNELS(X) \
-    SB_LINALG_LM_KERNELS(X)
+    SB_LINALG_LM_KERNELS(X) SB_LINALG_UMAP_KERNELS(X)
 
 /* ts_entry.h: the float64 program: time series, one work-item a series
  * (src/models/timeseries: ets, arima), and the support vector machines' kernel rows and

@@ -187,7 +187,8 @@ const char *sb_ocl_arm_options(const char *arm) {
                                           {"mlp-softmax-order", "-DSB_SABOTAGE_MLP_SOFTMAX_ORDER"},
                                           {"lm-attn-order", "-DSB_SABOTAGE_LM_ATTN_ORDER"},
                                           {"arima-device-order", "-DSB_SABOTAGE_ARIMA_DEVICE_ORDER"},
-                                          {"gp-dev-order", "-DSB_SABOTAGE_GP_DEV_ORDER"}};
+                                          {"gp-dev-order", "-DSB_SABOTAGE_GP_DEV_ORDER"},
+                                          {"umap-float-sum", "-DSB_SABOTAGE_UMAP_FLOAT_SUM"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
     return NULL;
@@ -253,7 +254,7 @@ sb_status sb_ocl_arm(const char **extra) {
                            "SAMEBITS_OPENCL_ARM='%s': arms are contract, mad-enable, fast-relaxed-math, float-atomic, "
                            "vendor-exp, gemm-fma, ties, forest-ties, topk-ties, nan-side, kmeans-ties, knn-bound, agglo-order, "
                            "kde-order, ets-sse-order, svm-kernel-f32, mlp-grad-order, mlp-softmax-order, lm-attn-order, arima-device-order, "
-                           "gp-dev-order",
+                           "gp-dev-order, umap-float-sum",
                            arm);
         fprintf(stderr, "samebits: opencl: SEPARATING ARM '%s' (%s): this build of the kernels breaks the profile\n",
                 arm, *extra);

@@ -563,3 +563,4 @@ SB_KERNEL void kl_direct_finish(SB_GLOBAL const sb_u64 *parts, sb_i64 m, sb_i64 
 #include "density_entry.h"
 #include "nn_entry.h"
 #include "lm_entry.h"
+#include "umap_entry.h"

@@ -41,6 +41,7 @@
 #include "nndescent.h"
 #include "../neighbors/knn.h"
 #include "../../core/rng.h"
+#include "../../device/device.h"
 #include "../../linalg/linalg.h"
 #include "../../math/sb_math.h"
 #include <math.h>
@@ -57,9 +58,12 @@ static const char *const k_metrics[2] = {"euclidean", "cosine"};
 enum { UM_INIT_SPECTRAL = 0, UM_INIT_RANDOM = 1, UM_INIT_ARRAY = 2 };
 enum { UM_NBRS_AUTO = 0, UM_NBRS_EXACT = 1, UM_NBRS_NNDESCENT = 2 };
 static const char *const k_nbrs[3] = {"auto", "exact", "nndescent"};
+enum { UM_OPT_SEQUENTIAL = 0, UM_OPT_BATCHED = 1 };
+static const char *const k_opts[2] = {"sequential", "batched"};
 
 typedef struct um_params {
     int32_t n_neighbors, ncomp, metric, n_epochs, neg_rate, init, nbrs;
+    int32_t optimize, device; /* UM_OPT_*; sb_device_kind (the epochs' device: batched only) */
     float min_dist, spread, lr, mix, local_conn, gamma;
     uint64_t seed;
 } um_params;
@@ -106,6 +110,17 @@ static sb_status um_params_parse(const sb_params *params, um_params *p) {
                 st = sb_fail(SB_ERR_INVALID_ARGUMENT, "neighbors='%s': auto (exact below %d rows, NN-descent from "
                              "there, as umap-learn), exact or nndescent", v, SB_NND_AUTO_ROWS);
             p->nbrs = a;
+        } else if (is(key, "optimize", NULL)) {
+            int32_t a = -1;
+            for (int32_t q = 0; q < 2; q++)
+                if (!strcmp(v, k_opts[q])) a = q;
+            if (a < 0)
+                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "optimize='%s': sequential (each move in place, in edge order) "
+                             "or batched (each epoch's moves summed as fixed-point integers, docs/umap.md)", v);
+            p->optimize = a;
+        } else if (is(key, "device", NULL)) {
+            sb_device_kind dk = SB_DEVICE_CPU;
+            if ((st = sb_device_parse(v, &dk)) == SB_OK) p->device = dk == SB_DEVICE_CPU_BATCHED ? SB_DEVICE_CPU : dk;
         } else if (is(key, "n_epochs", NULL)) {
             if (!strcmp(v, "none") || !strcmp(v, "None")) p->n_epochs = 0;
             else if ((st = sb_param_int(key, v, 1, 100000, &i)) == SB_OK) p->n_epochs = (int32_t)i;
@@ -135,6 +150,10 @@ static sb_status um_params_parse(const sb_params *params, um_params *p) {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for UMAP (docs/umap.md)", key);
         }
     }
+    if (st == SB_OK && p->device != SB_DEVICE_CPU && p->optimize != UM_OPT_BATCHED)
+        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "UMAP: device='%s' runs the epochs of optimize='batched' only; "
+                     "optimize='sequential' applies each move in place in edge order, which a GPU cannot split "
+                     "(docs/umap.md)", sb_device_kind_name((sb_device_kind)p->device));
     if (st == SB_OK && p->min_dist > p->spread)
         st = sb_fail(SB_ERR_INVALID_ARGUMENT, "min_dist=%g must not exceed spread=%g", (double)p->min_dist,
                      (double)p->spread);
@@ -702,11 +721,7 @@ static sb_status um_optimize(const um_params *p, int32_t n_epochs, float a, floa
                 if (++u->pos == u->cnt) um_mark(&s, u, -1), lane[l] = NULL, busy--, stalled = 0;
             }
         }
-        if (card && (t + 1 == n_epochs || ((t + 1) & (t)) == 0)) { /* epochs 1, 2, 4, 8, ... and the last */
-            char tag[48];
-            snprintf(tag, sizeof tag, "umap.epoch.%d", (int)(t + 1));
-            if ((st = sb_card_record(card, tag, SB_DTYPE_F32, emb, (uint64_t)(n * nc))) != SB_OK) break;
-        }
+        if ((st = sb_umap_record_epoch(card, t, n_epochs, emb, (uint64_t)(n * nc))) != SB_OK) break;
     }
 done:
     for (int f = 0; f <= UM_LANES; f++) sb_free(units[f].o), sb_free(units[f].neg);
@@ -779,6 +794,7 @@ sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train
         snprintf(dims, sizeof dims, "%lld x %lld, %s, k %d, %d components, %d epochs", (long long)n, (long long)d,
                  k_metrics[p.metric], (int)kk, (int)nc, (int)n_epochs);
         if (um_approx(&p, n)) snprintf(dims + strlen(dims), sizeof dims - strlen(dims), ", nndescent");
+        if (p.optimize == UM_OPT_BATCHED) snprintf(dims + strlen(dims), sizeof dims - strlen(dims), ", batched");
         if ((st = sb_card_set_meta(card, "umap.data", dims)) != SB_OK) goto done;
     }
     if ((st = um_neighbors(t, &p, kk, nbr, dist)) != SB_OK) goto done;
@@ -846,7 +862,14 @@ sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train
             const float ns = (float)n_epochs * (val[z] / vmax);
             eps[z] = ns > 0.0f ? (float)n_epochs / ns : -1.0f;
         }
-    if ((st = um_optimize(&p, n_epochs, a, b, n, ne, head, tail, eps, out, card)) != SB_OK) goto done;
+    if (p.optimize == UM_OPT_BATCHED) {
+        const sb_umap_epochs ea = {n, ne, nc, n_epochs, p.neg_rate, p.device, a, b, p.gamma, p.lr, p.seed,
+                                   head, tail, eps};
+        st = sb_umap_optimize_batched(&ea, out, card);
+    } else {
+        st = um_optimize(&p, n_epochs, a, b, n, ne, head, tail, eps, out, card);
+    }
+    if (st != SB_OK) goto done;
     if ((st = um_record(card, "umap.embedding", SB_DTYPE_F32, out, (uint64_t)(n * nc))) != SB_OK) goto done;
 done:
     sb_free(nbr), sb_free(dist), sb_free(w), sb_free(rho), sb_free(sigma);
@@ -1090,17 +1113,20 @@ const char *sb_umap_state_check(const sb_umap *u) {
 /* The canonical parameter text of a fit (keys sorted by byte). */
 static sb_status um_params_text(const um_params *p, char **out) {
     static const char *const inits[3] = {"spectral", "random", "array"};
-    char buf[768], ep[24], nb[32] = "";
+    char buf[768], ep[24], nb[32] = "", op[24] = "";
     if (p->n_epochs > 0) snprintf(ep, sizeof ep, "%d", (int)p->n_epochs);
     else snprintf(ep, sizeof ep, "none");
     /* neighbors is written when not the default auto (a file of auto reads as before the parameter existed) */
     if (p->nbrs != UM_NBRS_AUTO) snprintf(nb, sizeof nb, "neighbors=%s\n", k_nbrs[p->nbrs]);
+    /* optimize likewise when not the default sequential; the device is not written (every device gives
+     * the same bits: one model) */
+    if (p->optimize != UM_OPT_SEQUENTIAL) snprintf(op, sizeof op, "optimize=%s\n", k_opts[p->optimize]);
     const int n = snprintf(buf, sizeof buf,
                            "init=%s\nlearning_rate=%.9g\nlocal_connectivity=%.9g\nmetric=%s\nmin_dist=%.9g\nmodel=umap\n"
-                           "n_components=%d\nn_epochs=%s\nn_neighbors=%d\nnegative_sample_rate=%d\n%srandom_state=%llu\n"
+                           "n_components=%d\nn_epochs=%s\nn_neighbors=%d\nnegative_sample_rate=%d\n%s%srandom_state=%llu\n"
                            "repulsion_strength=%.9g\nset_op_mix_ratio=%.9g\nspread=%.9g\n",
                            inits[p->init], (double)p->lr, (double)p->local_conn, k_metrics[p->metric],
-                           (double)p->min_dist, (int)p->ncomp, ep, (int)p->n_neighbors, (int)p->neg_rate, nb,
+                           (double)p->min_dist, (int)p->ncomp, ep, (int)p->n_neighbors, (int)p->neg_rate, nb, op,
                            (unsigned long long)p->seed, (double)p->gamma, (double)p->mix, (double)p->spread);
     if (n >= (int)sizeof buf) return sb_fail(SB_ERR_LIMIT, "UMAP: the parameter text is too long");
     *out = sb_strdup(buf);
