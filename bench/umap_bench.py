@@ -5,6 +5,13 @@ ratio. umap-learn is installed by the caller (pip install umap-learn); the
 bench says which version ran.
 
     SAMEBITS_LIB=build/libsamebits.so PYTHONPATH=python python3 bench/umap_bench.py [--rows 10000] [--seeds 42,43,44]
+        [--optimize sequential|batched] [--learning-rate 1.0]
+
+--optimize batched fits samebits with optimize="batched" (each epoch's moves
+summed as fixed-point integers and applied at the epoch's end, docs/umap.md);
+--learning-rate is samebits' learning_rate (umap-learn keeps its default 1.0:
+the peer runs as umap-learn's users run it). Both go in the record and the
+file name.
 
 --profile-only: samebits alone, its fit split into the part before the
 epochs (the exact neighbors, the graph, a/b, the initialization: a fit with
@@ -57,6 +64,9 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--profile-only", action="store_true")
+    ap.add_argument("--optimize", default="sequential", choices=("sequential", "batched"),
+                    help="samebits' optimize (umap-learn has one rule: in place, in edge order)")
+    ap.add_argument("--learning-rate", type=float, default=1.0, help="samebits' learning_rate (umap-learn: 1.0)")
     ap.add_argument("--skip-full", action="store_true", help="with --profile-only: time the part before the epochs only")
     ap.add_argument("--no-split", action="store_true", help="with --profile-only: the full fit alone (no n_epochs=1 fit)")
     ap.add_argument("--peer", action="store_true",
@@ -83,7 +93,7 @@ def main():
     for seed in seeds:
         params = dict(base, random_state=seed)
         t0 = time.perf_counter()
-        sb = samebits.UMAP(**params)
+        sb = samebits.UMAP(**params, **sb_extra(a))
         e_sb = sb.fit_transform(x)
         t_sb = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -106,7 +116,7 @@ def main():
                     "python": platform.python_version()},
         "load_average_at_end": os.getloadavg(),
         "data": "Fashion-MNIST train, first %d rows, pixels / 255 (float32)" % a.rows,
-        "params": base, "seeds": seeds, "samebits_threads": a.threads,
+        "params": base, "seeds": seeds, "samebits_threads": a.threads, "samebits_extra_params": sb_extra(a),
         "samebits_neighbors": "auto (%s at %d rows)" % ("nndescent" if a.rows >= 4096 else "exact", a.rows),
         "peers": {"umap-learn": umap.__version__, "samebits": samebits.__version__},
         "runs": runs,
@@ -117,17 +127,18 @@ def main():
                     "no_slower_than_seeded_umap_learn": tot_sb <= tot_ul},
     }
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "umap-%s-%s%s%s" % (rec["date"], commit, "" if a.rows == 10000 else "-%d" % a.rows,
-                                                 "" if len(seeds) == 1 else "-%dseeds" % len(seeds)))
+    stem = os.path.join(a.out, "umap-%s-%s%s%s%s" % (rec["date"], commit, "" if a.rows == 10000 else "-%d" % a.rows,
+                                                   "" if len(seeds) == 1 else "-%dseeds" % len(seeds), sb_tag(a)))
     with open(stem + ".json", "w") as f:
         json.dump(rec, f, indent=1)
     with open(stem + ".md", "w") as f:
         f.write("# UMAP beside umap-learn %s (commit %s)\n\n" % (umap.__version__, commit))
         f.write("%s; %s cores (%s); samebits at %d threads, neighbors=auto (NN-descent from 4,096 rows); umap-learn "
                 "seeded (its one-thread mode), timed after a warm-up fit on 4,500 other rows (its and pynndescent's "
-                "numba compile: %.1f s). Parameters: %s; random_state %s, each seed's two fits one after the other.\n\n"
+                "numba compile: %.1f s). Parameters: %s; random_state %s, each seed's two fits one after the other. "
+                "samebits' own parameters beside them: %s.\n\n"
                 % (rec["data"], os.cpu_count(), rec["machine"]["cpu"], a.threads, t_warm, base,
-                   ", ".join(str(v) for v in seeds)))
+                   ", ".join(str(v) for v in seeds), sb_extra(a) or "none"))
         f.write("| random_state | samebits fit (s) | umap-learn fit (s) | ratio | trustworthiness k=15 samebits / "
                 "umap-learn | 15-NN accuracy (5-fold) samebits / umap-learn | load average (1 min) |\n"
                 "|---|---|---|---|---|---|---|\n")
@@ -144,6 +155,21 @@ def main():
     print(json.dumps(rec, indent=1))
 
 
+def sb_extra(a):
+    """samebits' parameters beyond umap-learn's (only those off their defaults)."""
+    extra = {}
+    if a.optimize != "sequential":
+        extra["optimize"] = a.optimize
+    if a.learning_rate != 1.0:
+        extra["learning_rate"] = a.learning_rate
+    return extra
+
+
+def sb_tag(a):
+    """The file name's part for sb_extra (empty at the defaults)."""
+    return "".join("-%s" % (v if k == "optimize" else "lr%g" % v) for k, v in sorted(sb_extra(a).items()))
+
+
 def profile(a):
     """samebits' fit at a.rows split into before-the-epochs and the epochs
     (module docstring); no peer, no quality (see the record)."""
@@ -152,15 +178,16 @@ def profile(a):
     x, _ = load_fashion(a.rows)
     params = dict(n_neighbors=15, n_components=2, min_dist=0.1, metric="euclidean", random_state=a.seed)
     samebits.set_num_threads(a.threads)
+    sbp = dict(params, **sb_extra(a))
     t_pre, one = None, None
     if not a.no_split:
         t0 = time.perf_counter()
-        one = samebits.UMAP(n_epochs=1, **params).fit(x)
+        one = samebits.UMAP(n_epochs=1, **sbp).fit(x)
         t_pre = time.perf_counter() - t0
     t_full = None
     if not a.skip_full:
         t0 = time.perf_counter()
-        full = samebits.UMAP(**params).fit(x)
+        full = samebits.UMAP(**sbp).fit(x)
         t_full = time.perf_counter() - t0
     peer = None
     if a.peer and not a.skip_full:
@@ -188,6 +215,7 @@ def profile(a):
         "load_average_at_end": os.getloadavg(),
         "data": "Fashion-MNIST (train then test), first %d rows, pixels / 255 (float32)" % a.rows,
         "params": params, "samebits_threads": a.threads, "samebits": samebits.__version__,
+        "samebits_extra_params": sb_extra(a),
         "fit_n_epochs_1_s": t_pre, "fit_default_epochs_s": t_full,
         "n_epochs_default": int(full.n_epochs_) if t_full is not None else None,
         "epochs_s": (t_full - t_pre) if t_full is not None and t_pre is not None else None,
@@ -198,7 +226,7 @@ def profile(a):
         "peer": peer,
     }
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "umap-profile-%s-%s-%d" % (rec["date"], commit, a.rows))
+    stem = os.path.join(a.out, "umap-profile-%s-%s-%d%s" % (rec["date"], commit, a.rows, sb_tag(a)))
     with open(stem + ".json", "w") as f:
         json.dump(rec, f, indent=1)
     print(json.dumps(rec, indent=1))

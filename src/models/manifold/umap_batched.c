@@ -23,6 +23,19 @@
 
 #define UB_EDGE_BLOCK 2048  /* edges a host task takes */
 #define UB_VALUE_BLOCK 8192 /* embedding values a host task applies */
+/* The batched step: learning_rate (1 - t / n_epochs) times 1/8 (a power of
+ * two: exact). Every move of an epoch is taken from the epoch's starting
+ * positions, so a row's moves add up where the sequential rule lets each
+ * correct the one before; on 20,000 Fashion-MNIST rows the trustworthiness
+ * rose from 0.9726 (step 1) through 0.9735 (1/2) and 0.9745 (1/4) to 0.9752
+ * at 1/8 and 1/16 (docs/umap.md), so learning_rate keeps umap-learn's
+ * meaning and default and the batched rule takes an eighth of it. */
+#define UB_STEP 0.125f
+
+/* Epoch t's step (the host computes it for every device). */
+static float ub_alpha(const sb_umap_epochs *a, int32_t t) {
+    return a->lr * (1.0f - (float)t / (float)a->n_epochs) * UB_STEP;
+}
 
 sb_status sb_umap_record_epoch(sb_card *card, int32_t t, int32_t n_epochs, const float *emb, uint64_t count) {
     if (!card || !sb_umap_epoch_kept(t, n_epochs)) return SB_OK;
@@ -101,7 +114,7 @@ static sb_status ub_device(const sb_umap_epochs *a, ub_job *j, float *emb, sb_ca
     const int32_t nc = k.nc, rate = k.rate;
     const int64_t ge = (ne + dv->wg - 1) / dv->wg, gv = (nv + dv->wg - 1) / dv->wg;
     for (int32_t t = 0; st == SB_OK && t < a->n_epochs; t++) {
-        const float alpha = a->lr * (1.0f - (float)t / (float)a->n_epochs);
+        const float alpha = ub_alpha(a, t);
         st = SB_LAUNCH(dv, SB_KL_kum_edges, ge, 1, 0, SB_ARG(ne), SB_ARG(t), SB_ARG(alpha), SB_ARG(k.a), SB_ARG(k.b),
                        SB_ARG(k.two_ab), SB_ARG(k.two_gb), SB_ARG(k.n), SB_ARG(k.qmax), SB_ARG(nc), SB_ARG(rate),
                        SB_ARG(k.seed), SB_ARG(hd.h), SB_ARG(tl.h), SB_ARG(ep.h), SB_ARG(en.h), SB_ARG(nx.h),
@@ -147,7 +160,7 @@ sb_status sb_umap_optimize_batched(const sb_umap_epochs *a, float *emb, sb_card 
         goto done;
     }
     for (int32_t t = 0; t < a->n_epochs && st == SB_OK; t++) {
-        j.t = t, j.alpha = a->lr * (1.0f - (float)t / (float)a->n_epochs);
+        j.t = t, j.alpha = ub_alpha(a, t);
         sb_parallel_for(sb_chunk_count(ne, UB_EDGE_BLOCK), ub_edges_task, &j);
         sb_parallel_for(sb_chunk_count(nv, UB_VALUE_BLOCK), ub_apply_task, &j);
         st = sb_umap_record_epoch(card, t, a->n_epochs, emb, (uint64_t)nv);
