@@ -5,12 +5,16 @@ host's own functions) give the host's model bytes, hence its embedding.
 `make test` installs PoCL (tools/ensure-deps.sh), so a missing OpenCL
 platform is a FAILURE here, never a skip.
 
+- the umap-fit fixture identical to its reference card on PoCL (its batched
+  cases' epochs on the device, the others on the host);
 - the model file of device=opencl is the host's at 1, 2 and 3 threads, for
   euclidean with spectral init and cosine with random init;
 - the separating arm SAMEBITS_OPENCL_ARM=umap-float-sum (each move summed
-  per row as float32 in arrival order, no fixed point) parts from the host;
+  per row as float32 in arrival order, no fixed point) parts umap-fit at the
+  batched blobs' first epoch with moves, and the model file from the host's;
 - device=opencl with optimize=sequential is refused by name."""
 import os
+import re
 
 import pytest
 
@@ -20,6 +24,29 @@ ENV = {"POCL_CACHE_DIR": os.environ.get("POCL_CACHE_DIR", str(ROOT / "build" / "
 CASES = {"blobs": ["n_epochs=60", "random_state=5"],
          "cosine": ["n_epochs=40", "random_state=9", "metric=cosine", "init=random", "n_neighbors=8",
                     "negative_sample_rate=3"]}
+
+
+def verify(env=None):
+    e = dict(ENV)
+    e.update(env or {})
+    os.makedirs(e["POCL_CACHE_DIR"], exist_ok=True)
+    return samebits("verify", "umap-fit", "device=opencl", env=e)
+
+
+def test_umap_fit_identical_on_opencl():
+    r = verify()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "device opencl" in r.stdout and "verify: PASS" in r.stdout
+    assert re.search(r"^  umap-fit +identical", r.stdout, re.M), r.stdout
+
+
+def test_arm_umap_float_sum_parts_umap_fit():
+    r = verify({"SAMEBITS_OPENCL_ARM": "umap-float-sum"})
+    assert "SEPARATING ARM 'umap-float-sum'" in r.stderr
+    assert r.returncode == 1 and "verify: FAIL" in r.stdout, r.stdout + r.stderr
+    line = next(l for l in r.stdout.splitlines() if l.startswith("  umap-fit "))
+    # stages 169.. are the batched blobs (case, neighbors, ..., init, epoch 1: no edge is sampled at t = 0)
+    assert "DIFFERS" in line and "umap.epoch.2" in line, line
 
 
 def _data(path):
