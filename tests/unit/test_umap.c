@@ -343,3 +343,36 @@ SB_TEST(test_umap_model_golden) {
     sb_model_free(m);
     free(b);
 }
+
+/* The batched epochs' fixed point (src/kernels/umap.h): sb_um_fix is v 2^40
+ * rounded to nearest, ties to even, clamped to +-qmax, and sb_um_unfix is
+ * s 2^-40 rounded to float32 the same way; both checked against the
+ * compiler's own conversions (exact here: a float times 2^40 is exact in
+ * double, and nearbyint rounds to even in the default mode), on values
+ * drawn over every exponent, the ties included. */
+#include "../../src/kernels/umap.h"
+SB_TEST(test_umap_fixed_point) {
+    uint64_t s = 7;
+    int bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const uint32_t e = 60u + (uint32_t)((s >> 33) % 90u); /* exponents 2^-67 .. 2^22 */
+        const uint32_t u = (uint32_t)((s >> 31) & 0x80000000u) | (e << 23) | (uint32_t)(s & 0x7FFFFFu);
+        float v;
+        memcpy(&v, &u, 4);
+        const double want = nearbyint((double)v * 0x1p40);
+        const int64_t qmax = (int64_t)1 << 50;
+        const int64_t w = want > (double)qmax ? qmax : want < -(double)qmax ? -qmax : (int64_t)want;
+        bad += sb_um_fix(v, qmax) != w;
+        const int64_t q = (int64_t)(s >> 3) >> (int)((s >> 58) & 63u); /* every magnitude below 2^61 */
+        bad += sb_um_unfix(q) != (float)((double)(q >> 20) * 0x1p-20 + (double)(q & 0xFFFFF) * 0x1p-40) &&
+               ((q >> 52) == 0 || (q >> 52) == -1); /* exact in double below 2^52: the float's rounding is one */
+    }
+    SB_CHECK(bad == 0);
+    /* ties to even at the unit, the clamp, NaN */
+    SB_CHECK(sb_um_fix(0x1p-41f, 100) == 0 && sb_um_fix(3.0f * 0x1p-41f, 100) == 2 && sb_um_fix(-3.0f * 0x1p-41f, 100) == -2);
+    SB_CHECK(sb_um_fix(1.0e30f, 12345) == 12345 && sb_um_fix(-INFINITY, 12345) == -12345 && sb_um_fix(NAN, 9) == 0);
+    SB_CHECK(sb_um_unfix(0) == 0.0f && sb_um_unfix((int64_t)1 << 40) == 1.0f && sb_um_unfix(-((int64_t)3 << 39)) == -1.5f);
+    /* 2^24 + 1 units times 2^k: a tie between two floats, to even */
+    SB_CHECK(sb_um_unfix(((int64_t)1 << 24) + 1) == 0x1p-16f && sb_um_unfix(((int64_t)1 << 24) + 3) == (0x1p-16f + 0x1p-38f));
+}
