@@ -13,17 +13,14 @@ import pytest
 
 import samebits
 from samebits.errors import InvalidArgumentError
+from test_py_umap import _blobs as _three_blobs
 
 np = pytest.importorskip("numpy")
 CORPUS = Path(__file__).resolve().parents[1] / "fuzz" / "corpus" / "model" / "umap-v2.sbm"
 
 
 def _blobs(n=300, d=6, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=(n, d)).astype(np.float32)
-    x[n // 3:2 * n // 3, 0] += 8.0
-    x[2 * n // 3:, 1] += 8.0
-    return x
+    return _three_blobs(n, d, seed)  # test_py_umap.py's three blobs
 
 
 def _digest(e):

@@ -72,6 +72,20 @@ static int is(const char *key, const char *a, const char *b) { return !strcmp(ke
 
 static const char *const k_alias_groups[] = {"model|family", "seed|random_state", NULL};
 
+/* *out := the index of v among names[0..n); another value is refused by
+ * name: "key='v'" and then hint. */
+static sb_status um_choice(const char *key, const char *v, const char *const *names, int32_t n, const char *hint,
+                           int32_t *out) {
+    for (int32_t q = 0; q < n; q++)
+        if (!strcmp(v, names[q])) {
+            *out = q;
+            return SB_OK;
+        }
+    return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s='%s'%s", key, v, hint);
+}
+#define UM_STR2(x) #x
+#define UM_STR(x) UM_STR2(x)
+
 /* umap-learn's names; a value outside its documented range, or a parameter
  * this build does not implement (metric=manhattan and others), is refused by
  * name. n_epochs 0 (or none) is umap-learn's rule, fixed at the fit. */
@@ -95,29 +109,14 @@ static sb_status um_params_parse(const sb_params *params, um_params *p) {
         } else if (is(key, "n_components", NULL)) {
             if ((st = sb_param_int(key, v, 1, 100, &i)) == SB_OK) p->ncomp = (int32_t)i;
         } else if (is(key, "metric", NULL)) {
-            int32_t a = -1;
-            for (int32_t q = 0; q < 2; q++)
-                if (!strcmp(v, k_metrics[q])) a = q;
-            if (a < 0)
-                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "metric='%s' is not supported by UMAP here: euclidean or cosine "
-                             "(the exact neighbor search of the neighbors family has no other)", v);
-            p->metric = a;
+            st = um_choice(key, v, k_metrics, 2, " is not supported by UMAP here: euclidean or cosine (the exact "
+                           "neighbor search of the neighbors family has no other)", &p->metric);
         } else if (is(key, "neighbors", NULL)) {
-            int32_t a = -1;
-            for (int32_t q = 0; q < 3; q++)
-                if (!strcmp(v, k_nbrs[q])) a = q;
-            if (a < 0)
-                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "neighbors='%s': auto (exact below %d rows, NN-descent from "
-                             "there, as umap-learn), exact or nndescent", v, SB_NND_AUTO_ROWS);
-            p->nbrs = a;
+            st = um_choice(key, v, k_nbrs, 3, ": auto (exact below " UM_STR(SB_NND_AUTO_ROWS) " rows, NN-descent "
+                           "from there, as umap-learn), exact or nndescent", &p->nbrs);
         } else if (is(key, "optimize", NULL)) {
-            int32_t a = -1;
-            for (int32_t q = 0; q < 2; q++)
-                if (!strcmp(v, k_opts[q])) a = q;
-            if (a < 0)
-                st = sb_fail(SB_ERR_INVALID_ARGUMENT, "optimize='%s': sequential (each move in place, in edge order) "
-                             "or batched (each epoch's moves summed as fixed-point integers, docs/umap.md)", v);
-            p->optimize = a;
+            st = um_choice(key, v, k_opts, 2, ": sequential (each move in place, in edge order) or batched (each "
+                           "epoch's moves summed as fixed-point integers, docs/umap.md)", &p->optimize);
         } else if (is(key, "device", NULL)) {
             sb_device_kind dk = SB_DEVICE_CPU;
             if ((st = sb_device_parse(v, &dk)) == SB_OK) p->device = dk == SB_DEVICE_CPU_BATCHED ? SB_DEVICE_CPU : dk;
