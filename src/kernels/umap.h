@@ -124,7 +124,7 @@ typedef struct sb_um_consts {
     sb_u64 seed;
 } sb_um_consts;
 
-/* umap.c's clip of a gradient component at +-4. */
+/* A gradient component clipped at +-4 (umap-learn's clip; umap.c's sequential epochs use it too). */
 SB_FN float sb_um_clip(float g) { return g > 4.0f ? 4.0f : g < -4.0f ? -4.0f : g; }
 
 /* The squared distance of two rows, components in order. */

@@ -42,6 +42,7 @@
 #include "../neighbors/knn.h"
 #include "../../core/rng.h"
 #include "../../device/device.h"
+#include "../../kernels/umap.h"
 #include "../../linalg/linalg.h"
 #include "../../math/sb_math.h"
 #include <math.h>
@@ -51,7 +52,7 @@
 #define UM_MAX_SPECTRAL_ROWS 32768 /* the dense n x n float operator of the eigensolver */
 #define UM_PURPOSE_INIT 0x554d3031u  /* Philox purposes: random init, noise, negatives */
 #define UM_PURPOSE_NOISE 0x554d3032u
-#define UM_PURPOSE_NEG 0x554d3033u
+#define UM_PURPOSE_NEG SB_UM_PURPOSE_NEG /* kernels/umap.h: the batched epochs draw the same samples */
 
 enum { UM_EUCLIDEAN = 0, UM_COSINE = 1 };
 static const char *const k_metrics[2] = {"euclidean", "cosine"};
@@ -513,7 +514,7 @@ static void um_rescale(int64_t n, int32_t nc, float *emb) {
     }
 }
 
-static inline float um_clip(float g) { return g > 4.0f ? 4.0f : g < -4.0f ? -4.0f : g; }
+#define um_clip sb_um_clip /* a gradient component clipped at +-4 (kernels/umap.h) */
 
 /* ---- the epochs: the in-place edge order, several rows' chains at once ----
  *
