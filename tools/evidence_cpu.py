@@ -389,6 +389,10 @@ def record_opencl(out_root, commit, now):
     # gradient, the vendor's exp in the softmax, contraction, and the attention's sums reordered must part lm-fit.
     lm_ok = verify_family("lm")
     knn_arms += [arm_run("lm", a) for a in ("float-atomic", "vendor-exp", "contract", "lm-attn-order")]
+    # UMAP: the batched cases' epochs on the device (kernels/umap.h: integer row sums), the other cases on the
+    # host; umap-float-sum sums each row's moves as float32 in arrival order and must part umap-fit.
+    umap_ok = verify_family("umap")
+    knn_arms += [arm_run("umap", "umap-float-sum")]
     # The kernels' tie rules (rule 7), broken the way the CPU arms of those names break them.
     tie_arms = [arm_run("gbdt", "ties"), arm_run("forest", "forest-ties"), arm_run("linalg", "topk-ties"),
                 arm_run("gbdt", "nan-side"), arm_run("kmeans", "kmeans-ties")]
@@ -425,9 +429,9 @@ def record_opencl(out_root, commit, now):
                          "note": "the FP_CONTRACT OFF pragma decides; PoCL's clang ignores -cl-mad-enable (docs/opencl.md)"})
     summary = {
         "samebits_evidence": 1, "date": date, "date_utc": date_utc, "commit": commit,
-        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, verify-svm.txt, verify-mlp.txt, verify-gp.txt, verify-ets.txt, verify-arima.txt, verify-lm.txt, arm-*.txt",
+        "source": "opencl-check.txt, verify-gbdt.txt, verify-forest.txt, verify-linalg.txt, verify-linear.txt, verify-kmeans.txt, verify-spectral.txt, verify-knn.txt, verify-dbscan.txt, verify-agglomerative.txt, verify-explain.txt, verify-kde.txt, verify-svm.txt, verify-mlp.txt, verify-gp.txt, verify-ets.txt, verify-arima.txt, verify-lm.txt, verify-umap.txt, arm-*.txt",
         "machine": tool_version(["uname", "-srm"]),
-        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok and svm_ok and mlp_ok and gp_ok and ets_ok and arima_ok and lm_ok
+        "result": "pass" if rc == 0 and leg_ok and gbdt_ok and forest_ok and linalg_ok and linear_ok and kmeans_ok and spectral_ok and knn_ok and dbscan_ok and agglo_ok and explain_ok and kde_ok and svm_ok and mlp_ok and gp_ok and ets_ok and arima_ok and lm_ok and umap_ok
         and all(a["caught"] for a in arms if a["arm"] in required) and all(c["holds"] for c in controls)
         else "fail",
         "legs": [{"leg": "opencl", "label": "OpenCL on PoCL (a CPU device)", "device": device, "emulated": False,
