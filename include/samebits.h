@@ -486,8 +486,12 @@ SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *trai
  * weights is refused by name. Writes the n x n_components embedding (row-major) to out, which
  * must hold cap >= n * n_components floats (*needed, if not NULL, gets that
  * count first; a smaller cap is SB_ERR_LIMIT before any work).
- * The epochs apply their moves in place in edge order, one thread: the bits
- * are the same at every thread count and on every CPU. card may be NULL (the
+ * optimize=sequential (the default) applies the epochs' moves in place in
+ * edge order, one thread; optimize=batched sums each epoch's moves per row
+ * as fixed-point integers and applies them at the epoch's end, split over
+ * the threads or, with device=cuda|opencl, run on that GPU (a GPU device
+ * with sequential epochs is refused by name). Either way the bits are the
+ * same at every thread count, on every CPU and device. card may be NULL (the
  * stages' digests: neighbors, sigma, graph, a/b, init, epochs 1, 2, 4, ...,
  * the embedding). sb_umap_fit keeps the fit as a model (docs/umap.md). */
 SB_API sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train, const float *init,
