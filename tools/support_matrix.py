@@ -71,7 +71,7 @@ FAMILY_TITLE = {"profile": "profile core (rng, elementary functions, reductions)
                 "svm": "support vector machines (float64 kernel values; on a GPU the kernel rows and decision sums run on the device, the SMO's choices on the host)",
                 "ets": "exponential smoothing (float64; on a GPU one work-item a series, the host's own fit)",
                 "arima": "ARIMA (float64; on a GPU one work-item a series, the host's own fit: kernels/arima.h, one text)",
-                "umap": "UMAP (the host path; the CPU legs only)",
+                "umap": "UMAP (the sequential epochs on the host; optimize=batched's epochs on a GPU, the rest on the host)",
                 "gp": "gaussian process regression (float64; on a GPU the kernel matrix, Cholesky, inverses and gradient terms on the device, the optimizer on the host)",
                 "mlp": "multi-layer perceptrons (on a GPU the whole fit runs on the device: the identical GEMM and the network kernels)",
                 "lm": "the byte-level language model (on a GPU the training step runs on the device: the identical GEMM and the network kernels)"}
