@@ -18,6 +18,37 @@
  * preprocess one text and compile another) */
 #define SB_HOST_V4 1
 #pragma GCC target("avx2")
+/* every function of kernels/ets.h takes an _avx2 name in this instance: the
+ * compiler emits some of them out of line (ets_pass, ets_inner, ets_nm,
+ * ets_fit_series today), and under the kernel's own names they would be
+ * indistinguishable, in a binary's symbols, from ets.c's generic instance,
+ * which must hold no instruction above the baseline; tools/isa-dispatch.txt
+ * allows the _avx2 names only (tools/isa_gate.py). A shared helper the
+ * compiler ever emits out of line here (f64_log.h's) fails that gate by name. */
+#define ets_nstates ets_nstates_avx2
+#define ets_scratch_doubles ets_scratch_doubles_avx2
+#define ets_inf ets_inf_avx2
+#define ets_nan ets_nan_avx2
+#define ets_finite ets_finite_avx2
+#define ets_log ets_log_avx2
+#define ets_log_add ets_log_add_avx2
+#define ets_spread ets_spread_avx2
+#define ets_normal_flush ets_normal_flush_avx2
+#define ets_pass ets_pass_avx2
+#define ets_solve ets_solve_avx2
+#define ets_inner ets_inner_avx2
+#define ets_lo ets_lo_avx2
+#define ets_hi ets_hi_avx2
+#define ets_fold ets_fold_avx2
+#define ets_grid_value ets_grid_value_avx2
+#define ets_grid_count ets_grid_count_avx2
+#define ets_grid_index ets_grid_index_avx2
+#define ets_objective ets_objective_avx2
+#define ets_clamp ets_clamp_avx2
+#define ets_nm ets_nm_avx2
+#define ets_grid ets_grid_avx2
+#define ets_start ets_start_avx2
+#define ets_fit_series ets_fit_series_avx2
 #include "ets.h"
 
 void sb_ets_fit_series_avx2(const ets_spec *sp, const double *y, int64_t n, double *scr, int32_t *iscr, ets_out o) {
