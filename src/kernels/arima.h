@@ -295,7 +295,11 @@ SB_FN_BIG void ak_lyapunov(ak_work *wk) {
 SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
     const sb_i64 sw = wk->sw;
     const sb_i32 r = wk->r;
-    SB_GLOBAL double *a = wk->a, *P = wk->P, *TP = wk->TP;
+    SB_GLOBAL double *a = wk->a, *P = wk->P;
+    /* a step's rows (the doubling's scratch, free here): t0 the updated
+     * row 0, u the updated row i + 1, p0 the row 0 before the update, g the
+     * row i of T times the updated P */
+    SB_GLOBAL double *t0 = wk->TP, *u = wk->TP + (sb_i64)r * sw, *p0 = wk->A, *g = wk->B;
     SB_GLOBAL const double *phi = wk->phi, *th = wk->theta;
     ak_lyapunov(wk);
     for (sb_i32 i = 0; i < r; i++) AK(a, i) = 0.0;
@@ -305,38 +309,58 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
         if (!(F > 0.0)) return 0;
         if (wk->fin) AK(wk->pr, t) = mu + AK(a, 0);
         const double wt = AK(wk->w, t);
-        if (ak_missing(wt)) {
+        const int obs = !ak_missing(wt);
+        if (!obs) {
             if (wk->fin) AK(wk->v, t) = ak_nan(), AK(wk->F, t) = F;
-            for (sb_i32 k = 0; k < r * r; k++) AK(TP, k) = AK(P, k);
         } else {
             const double v = wt - mu - AK(a, 0);
             if (wk->fin) AK(wk->v, t) = v, AK(wk->F, t) = F;
             s = s + (v * v) / F;
             l = l + ak_log(F);
             for (sb_i32 i = 0; i < r; i++) AK(a, i) = AK(a, i) + AK(P, i * r) * (v / F);
-            for (sb_i32 i = 0; i < r; i++) {
-                const double k = AK(P, i * r) / F;
-                for (sb_i32 j = 0; j < r; j++) AK(TP, i * r + j) = AK(P, i * r + j) - k * AK(P, j);
-            }
         }
         const double a0 = AK(a, 0);
-        for (sb_i32 i = 0; i < r; i++) AK(a, i) = AK(phi, i) * a0 + (i + 1 < r ? AK(a, i + 1) : 0.0);
-        for (sb_i32 i = 0; i < r; i++)
-            for (sb_i32 j = 0; j < r; j++)
-                AK(P, i * r + j) = AK(phi, i) * AK(TP, j) + (i + 1 < r ? AK(TP, (i + 1) * r + j) : 0.0);
+        for (sb_i32 i = 0; i + 1 < r; i++) AK(a, i) = AK(phi, i) * a0 + AK(a, i + 1);
+        AK(a, r - 1) = AK(phi, r - 1) * a0 + 0.0;
+        /* The update TP = P - P e0 e0' P / F (row i: P_i. - (P_i0 / F) P_0.;
+         * TP = P where the value is missing), the prediction
+         * P <- T TP T' + R R', one row at a time in place: row i of T TP is
+         * phi_i TP_0. + TP_(i+1). (the last row phi_i TP_0. + 0), and row i of
+         * the new P is (g_0 phi_j + g_(j+1)) + theta_i theta_j (the last
+         * column's g_(j+1) is 0). Row i of the old P is read (into u) before
+         * row i - 1 of the new one is written, row 0 kept aside in p0. */
+        for (sb_i32 j = 0; j < r; j++) AK(p0, j) = AK(P, j);
+        if (obs) {
+            for (sb_i32 j = 0; j < r; j++) AK(t0, j) = AK(p0, j) - (AK(p0, 0) / F) * AK(p0, j);
+        } else {
+            for (sb_i32 j = 0; j < r; j++) AK(t0, j) = AK(p0, j);
+        }
         for (sb_i32 i = 0; i < r; i++) {
-            const double pi0 = AK(P, i * r);
+            const double phii = AK(phi, i), thi = AK(th, i);
+            if (i + 1 < r) {
+                const sb_i64 o = (sb_i64)(i + 1) * r;
+                if (obs) {
+                    const double k = AK(P, o) / F;
+                    for (sb_i32 j = 0; j < r; j++) AK(u, j) = AK(P, o + j) - k * AK(p0, j);
+                } else {
+                    for (sb_i32 j = 0; j < r; j++) AK(u, j) = AK(P, o + j);
+                }
+                for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + AK(u, j);
+            } else {
+                for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + 0.0;
+            }
+            const sb_i64 o = (sb_i64)i * r;
+            const double gi0 = AK(g, 0);
             for (sb_i32 j = 0; j < r; j++) {
-                const double tt = pi0 * AK(phi, j), nx = j + 1 < r ? AK(P, i * r + j + 1) : 0.0;
+                const double tt = gi0 * AK(phi, j), nx = j + 1 < r ? AK(g, j + 1) : 0.0;
 #if defined(SB_SABOTAGE_ARIMA_DEVICE_ORDER) || defined(SB_SABOTAGE_ARIMA_KALMAN_ORDER)
                 /* Separating arms (the device's, the host's): the three terms in another order. */
-                AK(TP, i * r + j) = tt + (nx + AK(th, i) * AK(th, j));
+                AK(P, o + j) = tt + (nx + thi * AK(th, j));
 #else
-                AK(TP, i * r + j) = (tt + nx) + AK(th, i) * AK(th, j);
+                AK(P, o + j) = (tt + nx) + thi * AK(th, j);
 #endif
             }
         }
-        for (sb_i32 k = 0; k < r * r; k++) AK(P, k) = AK(TP, k);
         if (!ak_finite(s) || !ak_finite(l)) return 0;
     }
     *S = s, *lf = l;
