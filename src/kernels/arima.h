@@ -148,7 +148,13 @@ typedef struct ak_work {
     sb_i32 css;                /* the search's objective: 1 the conditional sum of squares, 0 the exact likelihood */
 } ak_work;
 
+/* A strided element; AK_UNIT_STRIDE (the host's fit_one, which calls at
+ * stride 1 alone) spells the same element without the multiply. */
+#ifdef AK_UNIT_STRIDE
+#define AK(p, k) (p)[(sb_i64)(k) + 0 * sw]
+#else
 #define AK(p, k) (p)[(sb_i64)(k) * sw]
+#endif
 
 /* The differencing polynomial (1 - B)^d (1 - B^s)^D as dc[0..L], dc[0] = 1. */
 SB_FN void ak_diff_poly(const ak_work *wk) {
@@ -292,14 +298,19 @@ SB_FN_BIG void ak_lyapunov(ak_work *wk) {
  * P <- T P T' + R R' (T: phi in the first column, ones above the diagonal).
  * With wk->fin, v, F and pr get each step's innovation, variance and
  * prediction; a and P end as the state predicted after the last value. */
+#if defined(SB_SABOTAGE_ARIMA_DEVICE_ORDER) || defined(SB_SABOTAGE_ARIMA_KALMAN_ORDER)
+/* Separating arms (the device's, the host's): the three terms in another order. */
+#define AK_KALMAN_SUM(tt, nx, rr) ((tt) + ((nx) + (rr)))
+#else
+#define AK_KALMAN_SUM(tt, nx, rr) (((tt) + (nx)) + (rr))
+#endif
 SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
     const sb_i64 sw = wk->sw;
     const sb_i32 r = wk->r;
     SB_GLOBAL double *a = wk->a, *P = wk->P;
-    /* a step's rows (the doubling's scratch, free here): t0 the updated
-     * row 0, u the updated row i + 1, p0 the row 0 before the update, g the
-     * row i of T times the updated P */
-    SB_GLOBAL double *t0 = wk->TP, *u = wk->TP + (sb_i64)r * sw, *p0 = wk->A, *g = wk->B;
+    /* a step's rows: t0 the updated row 0, p0 the row 0 before the update
+     * (the doubling's scratch, free here), g row i of T times the updated P */
+    SB_GLOBAL double *t0 = wk->TP, *p0 = wk->A, *g = wk->B;
     SB_GLOBAL const double *phi = wk->phi, *th = wk->theta;
     ak_lyapunov(wk);
     for (sb_i32 i = 0; i < r; i++) AK(a, i) = 0.0;
@@ -327,11 +338,13 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
          * P <- T TP T' + R R', one row at a time in place: row i of T TP is
          * phi_i TP_0. + TP_(i+1). (the last row phi_i TP_0. + 0), and row i of
          * the new P is (g_0 phi_j + g_(j+1)) + theta_i theta_j (the last
-         * column's g_(j+1) is 0). Row i of the old P is read (into u) before
-         * row i - 1 of the new one is written, row 0 kept aside in p0. */
+         * column's g_(j+1) is 0). Row i + 1 of the old P is read (updated
+         * on the fly) before row i of the new one is written, row 0 kept
+         * aside in p0. */
         for (sb_i32 j = 0; j < r; j++) AK(p0, j) = AK(P, j);
         if (obs) {
-            for (sb_i32 j = 0; j < r; j++) AK(t0, j) = AK(p0, j) - (AK(p0, 0) / F) * AK(p0, j);
+            const double k0 = AK(p0, 0) / F;
+            for (sb_i32 j = 0; j < r; j++) AK(t0, j) = AK(p0, j) - k0 * AK(p0, j);
         } else {
             for (sb_i32 j = 0; j < r; j++) AK(t0, j) = AK(p0, j);
         }
@@ -341,25 +354,18 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
                 const sb_i64 o = (sb_i64)(i + 1) * r;
                 if (obs) {
                     const double k = AK(P, o) / F;
-                    for (sb_i32 j = 0; j < r; j++) AK(u, j) = AK(P, o + j) - k * AK(p0, j);
+                    for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + (AK(P, o + j) - k * AK(p0, j));
                 } else {
-                    for (sb_i32 j = 0; j < r; j++) AK(u, j) = AK(P, o + j);
+                    for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + AK(P, o + j);
                 }
-                for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + AK(u, j);
             } else {
                 for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + 0.0;
             }
             const sb_i64 o = (sb_i64)i * r;
             const double gi0 = AK(g, 0);
-            for (sb_i32 j = 0; j < r; j++) {
-                const double tt = gi0 * AK(phi, j), nx = j + 1 < r ? AK(g, j + 1) : 0.0;
-#if defined(SB_SABOTAGE_ARIMA_DEVICE_ORDER) || defined(SB_SABOTAGE_ARIMA_KALMAN_ORDER)
-                /* Separating arms (the device's, the host's): the three terms in another order. */
-                AK(P, o + j) = tt + (nx + thi * AK(th, j));
-#else
-                AK(P, o + j) = (tt + nx) + thi * AK(th, j);
-#endif
-            }
+            for (sb_i32 j = 0; j + 1 < r; j++)
+                AK(P, o + j) = AK_KALMAN_SUM(gi0 * AK(phi, j), AK(g, j + 1), thi * AK(th, j));
+            AK(P, o + r - 1) = AK_KALMAN_SUM(gi0 * AK(phi, r - 1), 0.0, thi * AK(th, r - 1));
         }
         if (!ak_finite(s) || !ak_finite(l)) return 0;
     }

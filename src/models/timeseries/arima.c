@@ -42,6 +42,7 @@
  * stride 1 and the devices' ke_arima_fit calls a work-item a series
  * (arima_device.c): one spelling, the same bits everywhere.
  */
+#define AK_UNIT_STRIDE /* fit_one and kwork call the kernel at stride 1 alone */
 #include "arima.h"
 #include "ts_common.h"
 #include "../../device/device.h"
