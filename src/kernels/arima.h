@@ -298,6 +298,17 @@ SB_FN_BIG void ak_lyapunov(ak_work *wk) {
  * P <- T P T' + R R' (T: phi in the first column, ones above the diagonal).
  * With wk->fin, v, F and pr get each step's innovation, variance and
  * prediction; a and P end as the state predicted after the last value. */
+/* Entry j of row i of T TP (ak_filter's prediction): phi_i TP_0j plus
+ * TP_(i+1)j, the update of the old P's row i + 1 at offset o1 read on the
+ * fly (nxt 1: P_(i+1)j - k p0_j; 2, a missing value's step: P_(i+1)j as it
+ * is; 0, the last row: + 0). */
+SB_FN double ak_pred_elem(sb_i64 sw, int nxt, double phii, double k, SB_GLOBAL const double *t0,
+                          SB_GLOBAL const double *p0, SB_GLOBAL const double *P, sb_i64 o1, sb_i32 j) {
+    if (nxt == 1) return phii * AK(t0, j) + (AK(P, o1 + j) - k * AK(p0, j));
+    if (nxt == 2) return phii * AK(t0, j) + AK(P, o1 + j);
+    return phii * AK(t0, j) + 0.0;
+}
+
 #if defined(SB_SABOTAGE_ARIMA_DEVICE_ORDER) || defined(SB_SABOTAGE_ARIMA_KALMAN_ORDER)
 /* Separating arms (the device's, the host's): the three terms in another order. */
 #define AK_KALMAN_SUM(tt, nx, rr) ((tt) + ((nx) + (rr)))
@@ -309,8 +320,8 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
     const sb_i32 r = wk->r;
     SB_GLOBAL double *a = wk->a, *P = wk->P;
     /* a step's rows: t0 the updated row 0, p0 the row 0 before the update
-     * (the doubling's scratch, free here), g row i of T times the updated P */
-    SB_GLOBAL double *t0 = wk->TP, *p0 = wk->A, *g = wk->B;
+     * (the doubling's scratch, free here) */
+    SB_GLOBAL double *t0 = wk->TP, *p0 = wk->A;
     SB_GLOBAL const double *phi = wk->phi, *th = wk->theta;
     ak_lyapunov(wk);
     for (sb_i32 i = 0; i < r; i++) AK(a, i) = 0.0;
@@ -338,33 +349,26 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
          * P <- T TP T' + R R', one row at a time in place: row i of T TP is
          * phi_i TP_0. + TP_(i+1). (the last row phi_i TP_0. + 0), and row i of
          * the new P is (g_0 phi_j + g_(j+1)) + theta_i theta_j (the last
-         * column's g_(j+1) is 0). Row i + 1 of the old P is read (updated
-         * on the fly) before row i of the new one is written, row 0 kept
-         * aside in p0. */
-        for (sb_i32 j = 0; j < r; j++) AK(p0, j) = AK(P, j);
-        if (obs) {
-            const double k0 = AK(p0, 0) / F;
-            for (sb_i32 j = 0; j < r; j++) AK(t0, j) = AK(p0, j) - k0 * AK(p0, j);
-        } else {
-            for (sb_i32 j = 0; j < r; j++) AK(t0, j) = AK(p0, j);
+         * column's g_(j+1) is 0), g row i of T TP (ak_pred_elem). Row i + 1
+         * of the old P is read (updated on the fly) before row i of the new
+         * one is written, row 0 kept aside in p0. */
+        const double k0 = AK(P, 0) / F;
+        for (sb_i32 j = 0; j < r; j++) {
+            const double pj = AK(P, j);
+            AK(p0, j) = pj;
+            AK(t0, j) = obs ? pj - k0 * pj : pj;
         }
         for (sb_i32 i = 0; i < r; i++) {
             const double phii = AK(phi, i), thi = AK(th, i);
-            if (i + 1 < r) {
-                const sb_i64 o = (sb_i64)(i + 1) * r;
-                if (obs) {
-                    const double k = AK(P, o) / F;
-                    for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + (AK(P, o + j) - k * AK(p0, j));
-                } else {
-                    for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + AK(P, o + j);
-                }
-            } else {
-                for (sb_i32 j = 0; j < r; j++) AK(g, j) = phii * AK(t0, j) + 0.0;
+            const sb_i64 o = (sb_i64)i * r, o1 = o + r;
+            /* what row i + 1 of the update is (0: the last row has none) */
+            const int nxt = i + 1 == r ? 0 : (obs ? 1 : 2);
+            const double k = nxt == 1 ? AK(P, o1) / F : 0.0;
+            const double gi0 = ak_pred_elem(sw, nxt, phii, k, t0, p0, P, o1, 0);
+            for (sb_i32 j = 0; j + 1 < r; j++) {
+                const double gn = ak_pred_elem(sw, nxt, phii, k, t0, p0, P, o1, j + 1);
+                AK(P, o + j) = AK_KALMAN_SUM(gi0 * AK(phi, j), gn, thi * AK(th, j));
             }
-            const sb_i64 o = (sb_i64)i * r;
-            const double gi0 = AK(g, 0);
-            for (sb_i32 j = 0; j + 1 < r; j++)
-                AK(P, o + j) = AK_KALMAN_SUM(gi0 * AK(phi, j), AK(g, j + 1), thi * AK(th, j));
             AK(P, o + r - 1) = AK_KALMAN_SUM(gi0 * AK(phi, r - 1), 0.0, thi * AK(th, r - 1));
         }
         if (!ak_finite(s) || !ak_finite(l)) return 0;
