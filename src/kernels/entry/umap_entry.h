@@ -7,16 +7,17 @@
  */
 #include "../umap.h"
 
-/* Edges 0 .. ne - 1 of epoch t, one a work-item: each one's schedule and
- * moves (sb_um_edge) into the integer row sums acc. The sums are exact and
+/* The edges e < ne of epoch t with e mod parts == part, one a work-item
+ * (work-item m takes e = m parts + part): each one's schedule and moves
+ * (sb_um_edge) into the integer row sums acc. The sums are exact and
  * order-free, so the grid, the work-group size and the order in which
  * work-items add reach no bit. */
-SB_KERNEL void kum_edges(sb_i64 ne, sb_i32 t, float alpha, float a, float b, float two_ab, float two_gb, sb_i64 n,
+SB_KERNEL void kum_edges(sb_i64 ne, sb_i32 t, sb_i32 part, sb_i32 parts, float alpha, float a, float b, float two_ab, float two_gb, sb_i64 n,
                          sb_i64 qmax, sb_i32 nc, sb_i32 rate, sb_u64 seed, SB_GLOBAL const sb_i32 *head,
                          SB_GLOBAL const sb_i32 *tail, SB_GLOBAL const float *eps, SB_GLOBAL const float *epsn,
                          SB_GLOBAL float *next, SB_GLOBAL float *next_neg, SB_GLOBAL const float *emb,
                          SB_GLOBAL sb_i64 *acc) {
-    const sb_i64 e = sb_global_id(0);
+    const sb_i64 e = (sb_i64)sb_global_id(0) * parts + part;
     if (e >= ne) return;
     sb_um_consts k;
     k.a = a, k.b = b, k.two_ab = two_ab, k.two_gb = two_gb, k.n = n, k.qmax = qmax, k.nc = nc, k.rate = rate;

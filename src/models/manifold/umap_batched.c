@@ -23,18 +23,28 @@
 
 #define UB_EDGE_BLOCK 2048  /* edges a host task takes */
 #define UB_VALUE_BLOCK 8192 /* embedding values a host task applies */
-/* The batched step: learning_rate (1 - t / n_epochs) times 1/8 (a power of
- * two: exact). Every move of an epoch is taken from the epoch's starting
- * positions, so a row's moves add up where the sequential rule lets each
- * correct the one before; on 20,000 Fashion-MNIST rows the trustworthiness
- * rose from 0.9726 (step 1) through 0.9735 (1/2) and 0.9745 (1/4) to 0.9752
- * at 1/8 and 1/16 (docs/umap.md), so learning_rate keeps umap-learn's
- * meaning and default and the batched rule takes an eighth of it. */
+/* The batched rule's parts: epoch t runs as UB_PARTS steps, part p taking
+ * the edges e with e mod UB_PARTS == p (edges are in CSR order, so a row's
+ * edges spread over the parts), each step's moves computed from the
+ * positions the previous step left and applied at the step's end; the step
+ * size is umap-learn's learning_rate (1 - t / n_epochs). With one part (every
+ * move from the epoch's start) a row's ~20 sampled moves add up where the
+ * sequential rule lets each correct the one before: on all 70,000
+ * Fashion-MNIST rows (seed 42) 15-NN accuracy 0.757 at an eighth of the
+ * step, against umap-learn's 0.787; 8 parts at half the step 0.784, 16 parts
+ * at the full step 0.778, 64 parts 0.788 (bench/results/umap-batched-parts-*,
+ * docs/umap.md). 64: a row then takes about one of its edges per part. */
+#define UB_PARTS 1
 #define UB_STEP 0.125f
+/* The experiment build's knobs (this commit only: the sweep of
+ * bench/results/umap-batched-parts-*; the next commit fixes them). */
+#include <stdlib.h>
+static float ub_step(void) { const char *v = getenv("SB_UB_STEP"); return v ? (float)atof(v) : UB_STEP; }
+static int32_t ub_parts(void) { const char *v = getenv("SB_UB_PARTS"); return v ? (int32_t)atoi(v) : UB_PARTS; }
 
 /* Epoch t's step (the host computes it for every device). */
 static float ub_alpha(const sb_umap_epochs *a, int32_t t) {
-    return a->lr * (1.0f - (float)t / (float)a->n_epochs) * UB_STEP;
+    return a->lr * (1.0f - (float)t / (float)a->n_epochs) * ub_step();
 }
 
 sb_status sb_umap_record_epoch(sb_card *card, int32_t t, int32_t n_epochs, const float *emb, uint64_t count) {
@@ -62,8 +72,8 @@ static int64_t ub_qmax(const sb_umap_epochs *a, int64_t *deg) {
 typedef struct ub_job {
     sb_um_consts k;
     float alpha;
-    int32_t t;
-    int64_t ne, nv;
+    int32_t t, part, parts;
+    int64_t ne, nv, np; /* np: the edges of the part */
     const int32_t *head, *tail;
     const float *eps, *epsn;
     float *next, *next_neg, *emb;
@@ -72,9 +82,9 @@ typedef struct ub_job {
 
 static void ub_edges_task(void *ctx, int64_t blk) {
     const ub_job *j = ctx;
-    const int64_t e1 = (blk + 1) * UB_EDGE_BLOCK < j->ne ? (blk + 1) * UB_EDGE_BLOCK : j->ne;
-    for (int64_t e = blk * UB_EDGE_BLOCK; e < e1; e++)
-        sb_um_edge(e, j->t, j->alpha, j->k, j->head, j->tail, j->eps, j->epsn, j->next, j->next_neg, j->emb, j->acc);
+    const int64_t m1 = (blk + 1) * UB_EDGE_BLOCK < j->np ? (blk + 1) * UB_EDGE_BLOCK : j->np;
+    for (int64_t m = blk * UB_EDGE_BLOCK; m < m1; m++)
+        sb_um_edge(m * j->parts + j->part, j->t, j->alpha, j->k, j->head, j->tail, j->eps, j->epsn, j->next, j->next_neg, j->emb, j->acc);
 }
 
 static void ub_apply_task(void *ctx, int64_t blk) {
@@ -112,14 +122,19 @@ static sb_status ub_device(const sb_umap_epochs *a, ub_job *j, float *emb, sb_ca
     if (st == SB_OK) st = sb_device_write(dv, &ac, 0, j->acc, 8 * (size_t)nv, "UMAP row sums"); /* zeros */
     const sb_um_consts k = j->k;
     const int32_t nc = k.nc, rate = k.rate;
-    const int64_t ge = (ne + dv->wg - 1) / dv->wg, gv = (nv + dv->wg - 1) / dv->wg;
+    const int32_t parts = j->parts;
+    const int64_t gv = (nv + dv->wg - 1) / dv->wg;
     for (int32_t t = 0; st == SB_OK && t < a->n_epochs; t++) {
         const float alpha = ub_alpha(a, t);
-        st = SB_LAUNCH(dv, SB_KL_kum_edges, ge, 1, 0, SB_ARG(ne), SB_ARG(t), SB_ARG(alpha), SB_ARG(k.a), SB_ARG(k.b),
-                       SB_ARG(k.two_ab), SB_ARG(k.two_gb), SB_ARG(k.n), SB_ARG(k.qmax), SB_ARG(nc), SB_ARG(rate),
-                       SB_ARG(k.seed), SB_ARG(hd.h), SB_ARG(tl.h), SB_ARG(ep.h), SB_ARG(en.h), SB_ARG(nx.h),
-                       SB_ARG(nn.h), SB_ARG(em.h), SB_ARG(ac.h));
-        if (st == SB_OK) st = SB_LAUNCH(dv, SB_KL_kum_apply, gv, 1, 0, SB_ARG(nv), SB_ARG(em.h), SB_ARG(ac.h));
+        for (int32_t part = 0; st == SB_OK && part < parts; part++) {
+            const int64_t np = ne > part ? (ne - part + parts - 1) / parts : 0, ge = (np + dv->wg - 1) / dv->wg;
+            if (np > 0)
+                st = SB_LAUNCH(dv, SB_KL_kum_edges, ge, 1, 0, SB_ARG(ne), SB_ARG(t), SB_ARG(part), SB_ARG(parts),
+                               SB_ARG(alpha), SB_ARG(k.a), SB_ARG(k.b), SB_ARG(k.two_ab), SB_ARG(k.two_gb), SB_ARG(k.n),
+                               SB_ARG(k.qmax), SB_ARG(nc), SB_ARG(rate), SB_ARG(k.seed), SB_ARG(hd.h), SB_ARG(tl.h),
+                               SB_ARG(ep.h), SB_ARG(en.h), SB_ARG(nx.h), SB_ARG(nn.h), SB_ARG(em.h), SB_ARG(ac.h));
+            if (st == SB_OK) st = SB_LAUNCH(dv, SB_KL_kum_apply, gv, 1, 0, SB_ARG(nv), SB_ARG(em.h), SB_ARG(ac.h));
+        }
         if (st == SB_OK && card && sb_umap_epoch_kept(t, a->n_epochs)) {
             st = sb_device_read(dv, &em, 0, emb, 4 * (size_t)nv, "UMAP embedding");
             if (st == SB_OK) st = sb_umap_record_epoch(card, t, a->n_epochs, emb, (uint64_t)nv);
@@ -155,14 +170,18 @@ sb_status sb_umap_optimize_batched(const sb_umap_epochs *a, float *emb, sb_card 
     memset(acc, 0, sizeof(int64_t) * (size_t)nv);
     j.ne = ne, j.nv = nv, j.head = a->head, j.tail = a->tail, j.eps = a->eps, j.epsn = epsn;
     j.next = next, j.next_neg = next_neg, j.emb = emb, j.acc = acc;
+    j.parts = ub_parts();
     if (a->device == SB_DEVICE_CUDA || a->device == SB_DEVICE_OPENCL) {
         st = ub_device(a, &j, emb, card);
         goto done;
     }
     for (int32_t t = 0; t < a->n_epochs && st == SB_OK; t++) {
         j.t = t, j.alpha = ub_alpha(a, t);
-        sb_parallel_for(sb_chunk_count(ne, UB_EDGE_BLOCK), ub_edges_task, &j);
-        sb_parallel_for(sb_chunk_count(nv, UB_VALUE_BLOCK), ub_apply_task, &j);
+        for (int32_t part = 0; part < j.parts; part++) {
+            j.part = part, j.np = ne > part ? (ne - part + j.parts - 1) / j.parts : 0;
+            sb_parallel_for(sb_chunk_count(j.np, UB_EDGE_BLOCK), ub_edges_task, &j);
+            sb_parallel_for(sb_chunk_count(nv, UB_VALUE_BLOCK), ub_apply_task, &j);
+        }
         st = sb_umap_record_epoch(card, t, a->n_epochs, emb, (uint64_t)nv);
     }
 done:
