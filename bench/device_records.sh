@@ -12,6 +12,9 @@
 #          over all 128 against the host at 16 threads, resume across devices
 #          at step 64 both ways, PyTorch eager and compiled beside it
 #   svm    bench/svm_gpu_bench.py at 50,000 rows (bench/adult_svm.npz carried)
+#   umap   bench/umap_gpu_bench.py at 70,000 Fashion-MNIST rows, seeds 42-44,
+#          trustworthiness on the GPU (the IDX files carried in fmnist/, and
+#          umap-learn's and pynndescent's wheels in .whl/, installed first)
 # After each part $OUT/records.tgz holds everything written so far (the device
 # tool brings back only a few files a call; a call cut by its limit keeps the
 # parts done). Exit status: 1 when a part fails, 2 when the build fails.
@@ -46,6 +49,14 @@ for part in "$@"; do
       SAMEBITS_LIB=build-cuda/libsamebits.so timeout 400 python3 bench/svm_gpu_bench.py --npz bench/adult_svm.npz \
         --sizes 50000 --out-dir "$o" >"$o/svm.log" 2>&1 || FAIL=1
       tail -n 12 "$o/svm.log" ;;
+    umap)
+      if ls .whl/*.whl >/dev/null 2>&1; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+      fi
+      SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python:/tmp/site PYTHONUNBUFFERED=1 timeout 560 \
+        python3 bench/umap_gpu_bench.py --data fmnist --threads 16 --seeds ${UMAP_SEEDS:-42,43,44} --split --trust-gpu \
+        --out-dir "$o" >"$o/umap.log" 2>&1 || FAIL=1
+      tail -n 16 "$o/umap.log" ;;
     *) echo "device_records: unknown part '$part'" >&2; exit 1 ;;
   esac
   echo "$part: $(($(date +%s) - t0)) s" | tee -a "$OUT/times.txt"

@@ -29,7 +29,8 @@ compile). --no-peer skips it.
 
 Quality: 15-NN accuracy of each embedding (5-fold, index order); the
 trustworthiness (k = 15) with --trust only (scikit-learn's needs the n x n
-float64 distances: 39 GB at 70,000 rows).
+float64 distances: 39 GB at 70,000 rows) or --trust-gpu (the same sum in
+row blocks on the GPU with PyTorch: bench/umap_quality_gpu.py's trust_gpu).
 
 Writes bench/results/umap-gpu-DATE-COMMIT.{json,md} (--out-dir elsewhere)
 and prints the table.
@@ -71,6 +72,8 @@ def parse_args():
     ap.add_argument("--split", action="store_true", help="also time n_epochs=1 fits: the part before the epochs")
     ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--trust", action="store_true", help="trustworthiness k=15 too (n x n float64 distances)")
+    ap.add_argument("--trust-gpu", action="store_true",
+                    help="trustworthiness k=15 on the GPU in row blocks (bench/umap_quality_gpu.py's trust_gpu)")
     ap.add_argument("--out-dir", default=os.path.join(REPO, "bench", "results"))
     return ap.parse_args()
 
@@ -91,7 +94,13 @@ def knn_acc(e, y):
     return float(np.mean(cross_val_score(KNeighborsClassifier(n_neighbors=15), e, y, cv=KFold(5))))
 
 
+TRUST_GPU = False
+
+
 def trust(x, e):
+    if TRUST_GPU:
+        from umap_quality_gpu import trust_gpu
+        return trust_gpu(x, e)
     from sklearn.manifold import trustworthiness
     return float(trustworthiness(x, e, n_neighbors=15))
 
@@ -130,6 +139,9 @@ def header(A, src, digest):
 
 def main():
     A = parse_args()
+    global TRUST_GPU
+    TRUST_GPU = A.trust_gpu
+    A.trust = A.trust or A.trust_gpu
     seeds = [int(s) for s in A.seeds.split(",")]
     devices = [d for d in A.devices.split(",") if d]
     x, y, src, digest = load(A)
@@ -192,17 +204,21 @@ def main():
            % ((h.get("commit") or "?")[:7], " (dirty)" if h.get("dirty") else "", h["date"], h.get("machine"),
               h.get("gpu"), A.rows, BASE, A.learning_rate, A.threads, h["versions"].get("umap-learn", "(not run)"),
               A.threads), "",
-           "| seed | run | fit (s) | x umap-learn | identical to cpu | 15-NN accuracy |", "|---|---|---|---|---|---|"]
+           "| seed | run | fit (s) | x umap-learn | identical to cpu | 15-NN accuracy | trustworthiness (k=15) |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows:
         for d in ["cpu"] + devices:
             s = r["samebits"][d]
-            out.append("| %d | samebits %s | %.2f | %s | %s | %s |" % (
+            tr = r.get("trustworthiness_k15", {})
+            out.append("| %d | samebits %s | %.2f | %s | %s | %s | %s |" % (
                 r["seed"], d, s["fit_s"], "%.2f" % s["speedup_over_umap_learn"] if "speedup_over_umap_learn" in s
                 else "-", "yes" if d == "cpu" or s["identical_to_cpu"] else "NO",
-                "%.4f" % r["knn15_accuracy"]["samebits"]))
+                "%.4f" % r["knn15_accuracy"]["samebits"], "%.4f" % tr["samebits"] if "samebits" in tr else "-"))
         if "umap_learn" in r:
-            out.append("| %d | umap-learn | %.2f | 1 | - | %.4f |" % (r["seed"], r["umap_learn"]["fit_s"],
-                                                                      r["knn15_accuracy"]["umap_learn"]))
+            tr = r.get("trustworthiness_k15", {})
+            out.append("| %d | umap-learn | %.2f | 1 | - | %.4f | %s |" % (
+                r["seed"], r["umap_learn"]["fit_s"], r["knn15_accuracy"]["umap_learn"],
+                "%.4f" % tr["umap_learn"] if "umap_learn" in tr else "-"))
     out += ["", "Every device identical to the CPU: %s." % ("yes" if same else "NO")]
     with open(stem + ".md", "w") as f:
         f.write("\n".join(out) + "\n")

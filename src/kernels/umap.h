@@ -137,11 +137,13 @@ SB_FN float sb_um_d2(SB_GLOBAL const float *x, SB_GLOBAL const float *y, sb_i32 
     return d2;
 }
 
-/* Edge e (head -> tail) of epoch t with step alpha: its schedule advanced
- * (next, next_neg), and when sampled, its attractive move (both ends) and its
- * negative samples' moves (the head only), each from emb as the epoch found
- * it, added into acc (n x nc sums). umap.c's sequential step arithmetic. */
-SB_FN void sb_um_edge(sb_i64 e, sb_i32 t, float alpha, const sb_um_consts k, SB_GLOBAL const sb_i32 *head,
+/* Edge number id of the graph, stored at e of the edge arrays (the host
+ * lays them out part by part), of epoch t with step alpha: its schedule
+ * advanced (next, next_neg), and when sampled, its attractive move (both
+ * ends) and its negative samples' moves (the head only; Philox keyed by id),
+ * each from emb as the step found it, added into acc (n x nc sums). umap.c's
+ * sequential step arithmetic. */
+SB_FN void sb_um_edge(sb_i64 e, sb_i64 id, sb_i32 t, float alpha, const sb_um_consts k, SB_GLOBAL const sb_i32 *head,
                       SB_GLOBAL const sb_i32 *tail, SB_GLOBAL const float *eps, SB_GLOBAL const float *epsn,
                       SB_GLOBAL float *next, SB_GLOBAL float *next_neg, SB_GLOBAL const float *emb,
                       SB_GLOBAL sb_i64 *acc) {
@@ -174,7 +176,7 @@ SB_FN void sb_um_edge(sb_i64 e, sb_i32 t, float alpha, const sb_um_consts k, SB_
     sb_u32 w[4];
     for (sb_i32 s = 0; s < nneg; s++) {
         if ((s & 3) == 0) /* one Philox block serves four samples */
-            sb_rng_words(k.seed, SB_UM_PURPOSE_NEG, ((sb_u64)t << 40) | (sb_u64)e, (sb_u32)(s >> 2), w);
+            sb_rng_words(k.seed, SB_UM_PURPOSE_NEG, ((sb_u64)t << 40) | (sb_u64)id, (sb_u32)(s >> 2), w);
         const sb_i32 q = (sb_i32)(((sb_u64)w[s & 3] * (sb_u64)k.n) >> 32);
         SB_GLOBAL const float *nq = emb + (sb_i64)q * nc;
         const float dn = sb_um_d2(cu, nq, nc);

@@ -7,22 +7,22 @@
  */
 #include "../umap.h"
 
-/* The edges e < ne of epoch t with e mod parts == part, one a work-item
- * (work-item m takes e = m parts + part): each one's schedule and moves
- * (sb_um_edge) into the integer row sums acc. The sums are exact and
- * order-free, so the grid, the work-group size and the order in which
- * work-items add reach no bit. */
-SB_KERNEL void kum_edges(sb_i64 ne, sb_i32 t, sb_i32 part, sb_i32 parts, float alpha, float a, float b, float two_ab, float two_gb, sb_i64 n,
-                         sb_i64 qmax, sb_i32 nc, sb_i32 rate, sb_u64 seed, SB_GLOBAL const sb_i32 *head,
-                         SB_GLOBAL const sb_i32 *tail, SB_GLOBAL const float *eps, SB_GLOBAL const float *epsn,
-                         SB_GLOBAL float *next, SB_GLOBAL float *next_neg, SB_GLOBAL const float *emb,
-                         SB_GLOBAL sb_i64 *acc) {
-    const sb_i64 e = (sb_i64)sb_global_id(0) * parts + part;
-    if (e >= ne) return;
+/* Part part of epoch t: the np edges stored from off (the graph's edges
+ * m parts + part, m = 0 .. np - 1, laid out part by part by the host), one a
+ * work-item: each one's schedule and moves (sb_um_edge) into the integer row
+ * sums acc. The sums are exact and order-free, so the grid, the work-group
+ * size and the order in which work-items add reach no bit. */
+SB_KERNEL void kum_edges(sb_i64 off, sb_i64 np, sb_i32 t, sb_i32 part, sb_i32 parts, float alpha, float a, float b,
+                         float two_ab, float two_gb, sb_i64 n, sb_i64 qmax, sb_i32 nc, sb_i32 rate, sb_u64 seed,
+                         SB_GLOBAL const sb_i32 *head, SB_GLOBAL const sb_i32 *tail, SB_GLOBAL const float *eps,
+                         SB_GLOBAL const float *epsn, SB_GLOBAL float *next, SB_GLOBAL float *next_neg,
+                         SB_GLOBAL const float *emb, SB_GLOBAL sb_i64 *acc) {
+    const sb_i64 m = sb_global_id(0);
+    if (m >= np) return;
     sb_um_consts k;
     k.a = a, k.b = b, k.two_ab = two_ab, k.two_gb = two_gb, k.n = n, k.qmax = qmax, k.nc = nc, k.rate = rate;
     k.seed = seed;
-    sb_um_edge(e, t, alpha, k, head, tail, eps, epsn, next, next_neg, emb, acc);
+    sb_um_edge(off + m, m * parts + part, t, alpha, k, head, tail, eps, epsn, next, next_neg, emb, acc);
 }
 
 /* Values 0 .. nv - 1 of the embedding (n x nc), one a work-item: the epoch's

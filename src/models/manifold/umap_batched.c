@@ -34,17 +34,11 @@
  * step, against umap-learn's 0.787; 8 parts at half the step 0.784, 16 parts
  * at the full step 0.778, 64 parts 0.788 (bench/results/umap-batched-parts-*,
  * docs/umap.md). 64: a row then takes about one of its edges per part. */
-#define UB_PARTS 1
-#define UB_STEP 0.125f
-/* The experiment build's knobs (this commit only: the sweep of
- * bench/results/umap-batched-parts-*; the next commit fixes them). */
-#include <stdlib.h>
-static float ub_step(void) { const char *v = getenv("SB_UB_STEP"); return v ? (float)atof(v) : UB_STEP; }
-static int32_t ub_parts(void) { const char *v = getenv("SB_UB_PARTS"); return v ? (int32_t)atoi(v) : UB_PARTS; }
+#define UB_PARTS 64
 
 /* Epoch t's step (the host computes it for every device). */
 static float ub_alpha(const sb_umap_epochs *a, int32_t t) {
-    return a->lr * (1.0f - (float)t / (float)a->n_epochs) * ub_step();
+    return a->lr * (1.0f - (float)t / (float)a->n_epochs);
 }
 
 sb_status sb_umap_record_epoch(sb_card *card, int32_t t, int32_t n_epochs, const float *emb, uint64_t count) {
@@ -73,18 +67,43 @@ typedef struct ub_job {
     sb_um_consts k;
     float alpha;
     int32_t t, part, parts;
-    int64_t ne, nv, np; /* np: the edges of the part */
-    const int32_t *head, *tail;
+    int64_t ne, nv, off, np; /* the part's edges: np of them, stored from off */
+    const int32_t *head, *tail; /* the edge arrays in part-major order (ub_layout) */
     const float *eps, *epsn;
     float *next, *next_neg, *emb;
     int64_t *acc;
 } ub_job;
 
+/* Where part p's edges start in the part-major layout: the parts before it
+ * hold ceil((ne - q) / parts) edges each (q < p). */
+static int64_t ub_part_off(int64_t ne, int32_t parts, int32_t p) {
+    int64_t off = 0;
+    for (int32_t q = 0; q < p; q++) off += ne > q ? (ne - q + parts - 1) / parts : 0;
+    return off;
+}
+
+/* The edge arrays in part-major order (part 0's edges 0, parts, 2 parts, ...,
+ * then part 1's ...), so that a part's edges are contiguous for the host's
+ * caches and the GPU's coalescing; each keeps its number for the Philox key.
+ * The schedule's start (umap.c's) is laid out the same way. */
+static void ub_layout(const sb_umap_epochs *a, int32_t parts, int32_t *head, int32_t *tail, float *eps, float *epsn,
+                      float *next, float *next_neg) {
+    int64_t z = 0;
+    for (int32_t p = 0; p < parts; p++)
+        for (int64_t e = p; e < a->ne; e += parts, z++) {
+            head[z] = a->head[e], tail[z] = a->tail[e], eps[z] = a->eps[e];
+            next[z] = a->eps[e];
+            epsn[z] = a->neg_rate > 0 ? a->eps[e] / (float)a->neg_rate : INFINITY;
+            next_neg[z] = epsn[z];
+        }
+}
+
 static void ub_edges_task(void *ctx, int64_t blk) {
     const ub_job *j = ctx;
     const int64_t m1 = (blk + 1) * UB_EDGE_BLOCK < j->np ? (blk + 1) * UB_EDGE_BLOCK : j->np;
     for (int64_t m = blk * UB_EDGE_BLOCK; m < m1; m++)
-        sb_um_edge(m * j->parts + j->part, j->t, j->alpha, j->k, j->head, j->tail, j->eps, j->epsn, j->next, j->next_neg, j->emb, j->acc);
+        sb_um_edge(j->off + m, m * j->parts + j->part, j->t, j->alpha, j->k, j->head, j->tail, j->eps, j->epsn,
+                   j->next, j->next_neg, j->emb, j->acc);
 }
 
 static void ub_apply_task(void *ctx, int64_t blk) {
@@ -111,9 +130,9 @@ static sb_status ub_device(const sb_umap_epochs *a, ub_job *j, float *emb, sb_ca
     if (st == SB_OK) st = sb_device_alloc(dv, &em, 4 * (size_t)nv, "UMAP embedding");
     if (st == SB_OK) st = sb_device_alloc(dv, &ac, 8 * (size_t)nv, "UMAP row sums");
     if (ne > 0) {
-        if (st == SB_OK) st = sb_device_write(dv, &hd, 0, a->head, 4 * (size_t)ne, "UMAP edge heads");
-        if (st == SB_OK) st = sb_device_write(dv, &tl, 0, a->tail, 4 * (size_t)ne, "UMAP edge tails");
-        if (st == SB_OK) st = sb_device_write(dv, &ep, 0, a->eps, 4 * (size_t)ne, "UMAP sampling periods");
+        if (st == SB_OK) st = sb_device_write(dv, &hd, 0, j->head, 4 * (size_t)ne, "UMAP edge heads");
+        if (st == SB_OK) st = sb_device_write(dv, &tl, 0, j->tail, 4 * (size_t)ne, "UMAP edge tails");
+        if (st == SB_OK) st = sb_device_write(dv, &ep, 0, j->eps, 4 * (size_t)ne, "UMAP sampling periods");
         if (st == SB_OK) st = sb_device_write(dv, &en, 0, j->epsn, 4 * (size_t)ne, "UMAP negative periods");
         if (st == SB_OK) st = sb_device_write(dv, &nx, 0, j->next, 4 * (size_t)ne, "UMAP next samples");
         if (st == SB_OK) st = sb_device_write(dv, &nn, 0, j->next_neg, 4 * (size_t)ne, "UMAP next negatives");
@@ -127,9 +146,10 @@ static sb_status ub_device(const sb_umap_epochs *a, ub_job *j, float *emb, sb_ca
     for (int32_t t = 0; st == SB_OK && t < a->n_epochs; t++) {
         const float alpha = ub_alpha(a, t);
         for (int32_t part = 0; st == SB_OK && part < parts; part++) {
-            const int64_t np = ne > part ? (ne - part + parts - 1) / parts : 0, ge = (np + dv->wg - 1) / dv->wg;
+            const int64_t off = ub_part_off(ne, parts, part), np = ub_part_off(ne, parts, part + 1) - off;
+            const int64_t ge = (np + dv->wg - 1) / dv->wg;
             if (np > 0)
-                st = SB_LAUNCH(dv, SB_KL_kum_edges, ge, 1, 0, SB_ARG(ne), SB_ARG(t), SB_ARG(part), SB_ARG(parts),
+                st = SB_LAUNCH(dv, SB_KL_kum_edges, ge, 1, 0, SB_ARG(off), SB_ARG(np), SB_ARG(t), SB_ARG(part), SB_ARG(parts),
                                SB_ARG(alpha), SB_ARG(k.a), SB_ARG(k.b), SB_ARG(k.two_ab), SB_ARG(k.two_gb), SB_ARG(k.n),
                                SB_ARG(k.qmax), SB_ARG(nc), SB_ARG(rate), SB_ARG(k.seed), SB_ARG(hd.h), SB_ARG(tl.h),
                                SB_ARG(ep.h), SB_ARG(en.h), SB_ARG(nx.h), SB_ARG(nn.h), SB_ARG(em.h), SB_ARG(ac.h));
@@ -152,25 +172,22 @@ sb_status sb_umap_optimize_batched(const sb_umap_epochs *a, float *emb, sb_card 
     ub_job j;
     memset(&j, 0, sizeof j);
     float *next = sb_malloc(sizeof(float) * (size_t)ne1), *next_neg = sb_malloc(sizeof(float) * (size_t)ne1);
-    float *epsn = sb_malloc(sizeof(float) * (size_t)ne1);
+    float *epsn = sb_malloc(sizeof(float) * (size_t)ne1), *eps = sb_malloc(sizeof(float) * (size_t)ne1);
+    int32_t *head = sb_malloc(sizeof(int32_t) * (size_t)ne1), *tail = sb_malloc(sizeof(int32_t) * (size_t)ne1);
     int64_t *acc = sb_calloc((size_t)(nv > (int64_t)a->n ? nv : a->n), sizeof(int64_t));
     sb_status st = SB_OK;
-    if (!next || !next_neg || !epsn || !acc) {
+    if (!next || !next_neg || !epsn || !eps || !head || !tail || !acc) {
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP: out of memory for %lld edges", (long long)ne);
         goto done;
     }
-    for (int64_t e = 0; e < ne; e++) { /* umap.c's schedule */
-        next[e] = a->eps[e];
-        epsn[e] = a->neg_rate > 0 ? a->eps[e] / (float)a->neg_rate : INFINITY;
-        next_neg[e] = epsn[e];
-    }
+    ub_layout(a, UB_PARTS, head, tail, eps, epsn, next, next_neg);
     j.k.a = a->a, j.k.b = a->b, j.k.two_ab = 2.0f * a->a * a->b, j.k.two_gb = 2.0f * a->gamma * a->b;
     j.k.n = a->n, j.k.nc = a->nc, j.k.rate = a->neg_rate, j.k.seed = a->seed;
     j.k.qmax = ub_qmax(a, acc); /* acc (at least n values) as the degree scratch */
     memset(acc, 0, sizeof(int64_t) * (size_t)nv);
-    j.ne = ne, j.nv = nv, j.head = a->head, j.tail = a->tail, j.eps = a->eps, j.epsn = epsn;
+    j.ne = ne, j.nv = nv, j.head = head, j.tail = tail, j.eps = eps, j.epsn = epsn;
     j.next = next, j.next_neg = next_neg, j.emb = emb, j.acc = acc;
-    j.parts = ub_parts();
+    j.parts = UB_PARTS;
     if (a->device == SB_DEVICE_CUDA || a->device == SB_DEVICE_OPENCL) {
         st = ub_device(a, &j, emb, card);
         goto done;
@@ -178,13 +195,13 @@ sb_status sb_umap_optimize_batched(const sb_umap_epochs *a, float *emb, sb_card 
     for (int32_t t = 0; t < a->n_epochs && st == SB_OK; t++) {
         j.t = t, j.alpha = ub_alpha(a, t);
         for (int32_t part = 0; part < j.parts; part++) {
-            j.part = part, j.np = ne > part ? (ne - part + j.parts - 1) / j.parts : 0;
+            j.part = part, j.off = ub_part_off(ne, j.parts, part), j.np = ub_part_off(ne, j.parts, part + 1) - j.off;
             sb_parallel_for(sb_chunk_count(j.np, UB_EDGE_BLOCK), ub_edges_task, &j);
             sb_parallel_for(sb_chunk_count(nv, UB_VALUE_BLOCK), ub_apply_task, &j);
         }
         st = sb_umap_record_epoch(card, t, a->n_epochs, emb, (uint64_t)nv);
     }
 done:
-    sb_free(next), sb_free(next_neg), sb_free(epsn), sb_free(acc);
+    sb_free(next), sb_free(next_neg), sb_free(epsn), sb_free(eps), sb_free(head), sb_free(tail), sb_free(acc);
     return st;
 }
