@@ -487,9 +487,9 @@ SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *trai
  * must hold cap >= n * n_components floats (*needed, if not NULL, gets that
  * count first; a smaller cap is SB_ERR_LIMIT before any work).
  * optimize=sequential (the default) applies the epochs' moves in place in
- * edge order, one thread; optimize=batched sums each epoch's moves per row
- * as fixed-point integers and applies them at the epoch's end, split over
- * the threads or, with device=cuda|opencl, run on that GPU (a GPU device
+ * edge order, one thread; optimize=batched runs each epoch in 64 parts of
+ * the edges, sums a part's moves per row as fixed-point integers and applies
+ * them at the part's end, split over the threads or, with device=cuda|opencl, run on that GPU (a GPU device
  * with sequential epochs is refused by name). Either way the bits are the
  * same at every thread count, on every CPU and device. card may be NULL (the
  * stages' digests: neighbors, sigma, graph, a/b, init, epochs 1, 2, 4, ...,

@@ -52,8 +52,8 @@ class UMAP(FittedModel, Estimator):
     local_connectivity, repulsion_strength, negative_sample_rate,
     random_state; neighbors="auto" (exact below 4,096 rows, NN-descent from
     there, umap-learn's switch), "exact" or "nndescent"; optimize="sequential" (each move in place in edge
-    order, umap-learn's seeded rule) or "batched" (each epoch's moves summed per row as fixed-point integers
-    and applied at the epoch's end: the same bits at any thread count and on device="cuda" or "opencl",
+    order, umap-learn's seeded rule) or "batched" (each epoch in 64 parts of the edges, a part's moves summed per row
+    as fixed-point integers and applied at the part's end: the same bits at any thread count and on device="cuda" or "opencl",
     which run the batched epochs only). fit / fit_transform give embedding_ (n_samples, n_components),
     float32 widened exactly to float64."""
 

@@ -5,19 +5,20 @@
  * (entry/umap_entry.h) call these same functions, so every move has one
  * sequence of float32 roundings.
  *
- * The formulation (the issue's "exact fixed-point accumulation"; a Jacobi
- * step of McInnes, Healy and Melville's stochastic gradient, where
- * umap-learn takes Gauss-Seidel ones): every sampled edge's attractive move
- * and its negative samples' moves of epoch t are computed from the embedding
- * as it stood at the epoch's start; each move component is rounded to a
- * signed fixed-point integer of scale 2^SB_UM_FIX_BITS (round half to even,
- * integer code on the float's bits) and clamped to +-qmax; the integers are
- * added per row and component (integer sums are exact and order-free, so
- * threads and work-items add in any order, atomics included); at the epoch's
- * end each row's sum is rounded once to float32 (again integer code) and
- * added to the position. qmax is chosen by the host so that no row's sum can
- * leave int64: qmax = (2^63 - 1) / M, M the most moves one row can receive
- * in an epoch (umap_batched.c).
+ * The formulation (the issue's "exact fixed-point accumulation" of McInnes,
+ * Healy and Melville's stochastic gradient, in parts): an epoch runs as the
+ * host's parts (umap_batched.c: 64, edge e in part e mod 64); every sampled
+ * edge's attractive move and its negative samples' moves in part p are
+ * computed from the embedding as the part before left it (a Jacobi step
+ * within a part, Gauss-Seidel across them, where umap-learn takes one edge at
+ * a time); each move component is rounded to a signed fixed-point integer of
+ * scale 2^SB_UM_FIX_BITS (round half to even, integer code on the float's
+ * bits) and clamped to +-qmax; the integers are added per row and component
+ * (integer sums are exact and order-free, so threads and work-items add in
+ * any order, atomics included); at the part's end each row's sum is rounded
+ * once to float32 (again integer code) and added to the position. qmax is
+ * chosen by the host so that no row's sum can leave int64: qmax = (2^63 - 1)
+ * / M, M the most moves one row can receive in an epoch (umap_batched.c).
  * The schedule is umap-learn's (the sequential path's): edge e sampled in
  * epoch t when next[e] <= t, its negative samples int((t - next_neg[e]) /
  * epsn[e]), here capped at SB_UM_NEG_CAP(rate) (never reached by the schedule
@@ -194,8 +195,8 @@ SB_FN void sb_um_edge(sb_i64 e, sb_i64 id, sb_i32 t, float alpha, const sb_um_co
     }
 }
 
-/* The epoch's end for value i of the embedding: its row sum rounded to
- * float32 and added (one rounding), the sum cleared for the next epoch. */
+/* A part's end for value i of the embedding: its row sum rounded to
+ * float32 and added (one rounding), the sum cleared for the next part. */
 SB_FN void sb_um_apply(sb_i64 i, SB_GLOBAL float *emb, SB_GLOBAL sb_i64 *acc) {
 #if defined(SB_SABOTAGE_UMAP_FLOAT_SUM) && defined(SB_COMPAT_DEVICE)
     emb[i] += sb_u2f((sb_u32)acc[i]);

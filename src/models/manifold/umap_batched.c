@@ -1,14 +1,15 @@
 /*
- * umap_batched.c: UMAP's epochs with optimize="batched" (docs/umap.md): every
- * move of an epoch computed from the epoch's starting positions, rounded to
- * fixed point, summed per row as exact integers and applied once at the
- * epoch's end (the arithmetic is src/kernels/umap.h's, one text for the host
- * and the GPUs). The edges are independent work: the host's threads take
- * blocks of them and add into the row sums with integer atomics; on a GPU
- * (device="cuda"|"opencl") one work-item takes an edge (kum_edges) and one a
- * value of the embedding at the epoch's end (kum_apply). Integer sums are
- * exact and order-free, so neither the thread count nor the device reaches a
- * bit: the embedding is the same everywhere by construction
+ * umap_batched.c: UMAP's epochs with optimize="batched" (docs/umap.md): an
+ * epoch in UB_PARTS parts, every move of a part computed from the positions
+ * the part before left, rounded to fixed point, summed per row as exact
+ * integers and applied once at the part's end (the arithmetic is
+ * src/kernels/umap.h's, one text for the host and the GPUs). A part's edges
+ * are independent work: the host's threads take blocks of them and add into
+ * the row sums with integer atomics; on a GPU (device="cuda"|"opencl") one
+ * work-item takes an edge (kum_edges) and one a value of the embedding at the
+ * part's end (kum_apply). Integer sums are exact and order-free, so neither
+ * the thread count nor the device reaches a bit: the embedding is the same
+ * everywhere by construction
  * (tests/python/test_py_umap_batched.py checks 1, 2 and 3 threads and PoCL;
  * the separating arm SAMEBITS_OPENCL_ARM=umap-float-sum sums float32 moves in
  * arrival order instead, and parts from the host).
