@@ -103,9 +103,10 @@ def flights_sample(n_total, rows, seed=2001, skip=0):
     return np.random.Generator(np.random.PCG64(seed)).permutation(n_total)[skip:skip + rows]
 
 
-def flights_features(date, delay, distance):
-    """(x, y): the module docstring's 7 standardised features (float32) and
-    late (delay >= 15 minutes, int64) of these rows; date as datetime64."""
+def flights_raw(date, distance):
+    """The 7 feature columns (float64, n x 7, FEATURES' order) before
+    standardising: log distance, then the sin/cos pairs of the minute of the
+    day, the day of the year and the day of the week; date as datetime64."""
     date = np.asarray(date).astype("datetime64[m]")
     day = date.astype("datetime64[D]")
     minute = (date - day).astype(np.int64)
@@ -115,9 +116,17 @@ def flights_features(date, delay, distance):
     for v, period in ((minute, 1440.0), (yday, 365.0), (wday, 7.0)):
         ang = 2.0 * np.pi * v / period
         cols += [np.sin(ang), np.cos(ang)]
-    x = np.stack(cols, axis=1)
-    sd = x.std(axis=0)
-    x = (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    return np.stack(cols, axis=1)
+
+
+def flights_features(date, delay, distance):
+    """(x, y): flights_raw's columns standardised (mean 0, standard deviation
+    1 over these rows; a constant column becomes 0) as float32, and late
+    (delay >= 15 minutes) as int64."""
+    x = flights_raw(date, distance)
+    const = (x == x[:1]).all(axis=0)
+    x = (x - x.mean(axis=0)) / np.where(const, 1.0, x.std(axis=0))
+    x[:, const] = 0.0
     y = (np.asarray(delay) >= LATE_MIN).astype(np.int64)
     return np.ascontiguousarray(x, dtype=np.float32), y
 
