@@ -168,7 +168,10 @@ def main():
     from _common import git_commit, loadavg, machine_line
     from umap_gpu_bench import knn_acc, trust
     if A.trust_gpu:
-        from umap_quality_gpu import trust_gpu as trust  # noqa: F811  (the same number, on the GPU)
+        try:
+            from umap_quality_gpu import trust_gpu as trust  # noqa: F811  (the same number, on the GPU)
+        except ImportError as e:
+            raise SystemExit("--trust-gpu needs bench/umap_quality_gpu.py's trust_gpu and PyTorch: %s" % e)
     commit, dirty = git_commit()  # before the fits: commits made while it runs are not it
     seeds = [int(s) for s in A.seeds.split(",")]
     rules = [r for r in A.optimize.split(",") if r]
