@@ -12,7 +12,8 @@
 #          over all 128 against the host at 16 threads, resume across devices
 #          at step 64 both ways, PyTorch eager and compiled beside it
 #   svm    bench/svm_gpu_bench.py at 50,000 rows (bench/adult_svm.npz carried)
-#   umap   bench/umap_gpu_bench.py at 70,000 Fashion-MNIST rows, seeds 42-44,
+#   umap   umap-fit on cuda and NVIDIA's OpenCL and its arm umap-float-sum
+#          there, then bench/umap_gpu_bench.py at 70,000 Fashion-MNIST rows, seeds 42-44,
 #          trustworthiness on the GPU (the IDX files carried in fmnist/, and
 #          umap-learn's and pynndescent's wheels in .whl/, installed first)
 # After each part $OUT/records.tgz holds everything written so far (the device
@@ -53,6 +54,12 @@ for part in "$@"; do
       if ls .whl/*.whl >/dev/null 2>&1; then
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
       fi
+      for d in cuda opencl; do # the fixture first: its batched cases' epochs on the device
+        timeout 120 build-cuda/samebits verify umap-fit device=$d >"$o/verify-umap-$d.txt" 2>&1 || FAIL=1
+      done
+      SAMEBITS_OPENCL_ARM=umap-float-sum timeout 120 build-cuda/samebits verify umap-fit device=opencl \
+        >"$o/verify-umap-arm-opencl.txt" 2>&1 && FAIL=1 # the arm must part it
+      tail -n 1 "$o"/verify-umap-*.txt
       SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python:/tmp/site PYTHONUNBUFFERED=1 timeout 560 \
         python3 bench/umap_gpu_bench.py --data fmnist --threads 16 --seeds ${UMAP_SEEDS:-42,43,44} --split --trust-gpu \
         --out-dir "$o" >"$o/umap.log" 2>&1 || FAIL=1
