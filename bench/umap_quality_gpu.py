@@ -11,11 +11,14 @@ j (ties in j's favour, where scikit-learn's argsort breaks them by order);
 scikit-learn's own needs the n x n float64 distances (39 GB at 70,000 rows).
 On 3,000 rows the two agree to 1e-12 or better (checked by --check-small).
 
-The sweep (--sweep): samebits' UMAP optimize="batched" on device=cuda with
-the batched rule's constants taken from SB_UB_PARTS and SB_UB_STEP (an
-experiment build's knobs; the product has them fixed), each embedding's
-trustworthiness and 15-NN accuracy (5-fold, index order) beside umap-learn's
-seeded embedding of the same rows.
+The sweep (--sweep): samebits' UMAP optimize="batched" on --device with
+the batched rule's constants taken from SB_UB_PARTS and SB_UB_STEP, which
+only the experiment build f3e2163 reads (the product fixed them at 427f577:
+64 parts, the full step; on a later build every point of a sweep is that
+rule), each embedding's trustworthiness and 15-NN accuracy (5-fold, index
+order) beside umap-learn's seeded embedding of the same rows.
+trust_cpu(x, embs) is the same sum on the host (float32 input distances
+through BLAS), for a machine with no GPU.
 
     SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python python3 bench/umap_quality_gpu.py \\
         --data DIR --sweep 1:0.125,16:1 [--seed 42] [--out FILE.json]
@@ -54,6 +57,33 @@ def trust_gpu(x, e, k=15, block=512):
         r = torch.stack([(dx < dij[:, c:c + 1]).sum(1) for c in range(k)], 1) + 1
         total += float(torch.clamp(r - k, min=0).sum().item())
     return 1.0 - total * (2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0)))
+
+
+def trust_cpu(x, embs, k=15, block=1024):
+    """trust_gpu's sum on the host for several embeddings of one x at once (numpy;
+    the input distances float32 through BLAS in row blocks, ranks as in
+    trust_gpu): for a machine with no GPU, where scikit-learn's n x n float64
+    distances do not fit."""
+    from sklearn.neighbors import NearestNeighbors
+    x = np.asarray(x, dtype=np.float32)
+    n = x.shape[0]
+    nbs = []
+    for e in embs:
+        nn = NearestNeighbors(n_neighbors=k + 1).fit(e)
+        ind = nn.kneighbors(e, return_distance=False)
+        # drop the row itself (first unless a duplicate sits at distance 0 too)
+        nbs.append(np.array([[j for j in r if j != i][:k] for i, r in enumerate(ind)], dtype=np.int64))
+    xn = np.einsum("ij,ij->i", x, x)
+    totals = [0.0] * len(embs)
+    for i0 in range(0, n, block):
+        i1 = min(n, i0 + block)
+        dx = xn[i0:i1, None] + xn[None, :] - 2.0 * (x[i0:i1] @ x.T)
+        dx[np.arange(i1 - i0), np.arange(i0, i1)] = np.inf
+        for q, nb in enumerate(nbs):
+            dij = np.take_along_axis(dx, nb[i0:i1], axis=1)
+            r = np.stack([(dx < dij[:, c:c + 1]).sum(1) for c in range(k)], 1) + 1
+            totals[q] += float(np.clip(r - k, 0, None).sum())
+    return [1.0 - t * (2.0 / (n * k * (2.0 * n - 3.0 * k - 1.0))) for t in totals]
 
 
 def knn_acc(e, y):
