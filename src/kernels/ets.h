@@ -291,11 +291,12 @@ SB_FN void ets_normal_flush(sb_i32 k, sb_i64 sw, sb_i32 nr, SB_GLOBAL const doub
  * step (A, upper triangle, k x k; g = J^T e), accumulated in time order.
  * With out, the fitted values and the final states (level, trend, the last m
  * seasons oldest first) go to fitted and last. */
-SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL double *A, SB_GLOBAL double *g,
-                      int out, SB_GLOBAL double *fitted, SB_GLOBAL double *last) {
+ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL double *A,
+                                 SB_GLOBAL double *g, int out, SB_GLOBAL double *fitted, SB_GLOBAL double *last,
+                                 sb_i32 tr, sb_i32 se, int me) {
     const sb_i64 sw = ETS_SW(w);
     const ets_spec *sp = &w->sp;
-    const sb_i32 k = w->k, m = sp->m, tr = sp->trend ? 1 : 0, se = sp->seasonal;
+    const sb_i32 k = w->k, m = sp->m;
     const double a = w->par[0], be = tr ? w->par[1] : 0.0, ga = se ? w->par[2] : 0.0;
     const double phi = sp->damped ? w->par[3] : 1.0;
     double l, b;
@@ -318,16 +319,15 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
     double lq[ETS_BLOCK]; /* the host: a block's yhat, their logarithms added at its end (ets_log_add) */
     sb_i32 nq = 0;
 #endif
-    const int me = sp->error == ETS_MUL;
     SB_GLOBAL double *v = w->v;
     if (jac && me)
         for (sb_i32 j = 0; j < k; j++) v[(sb_i64)(j) * sw] = 0.0;
 #ifdef SB_SABOTAGE_ETS_SSE_ORDER
     double pend = 0.0;
 #endif
+    sb_i32 r = 0; /* t % m with a season (a counter, no division), else 0 */
     for (sb_i64 t = 0; t < w->n; t++) {
         const double yt = w->y[t];
-        const sb_i32 r = se ? (sb_i32)(t % m) : 0;
         const double lp = tr ? l + phi * b : l;
         const double st = se ? s[(sb_i64)(r) * sw] : 0.0;
         const double yh = se == ETS_ADD ? lp + st : se == ETS_MUL ? lp * st : lp;
@@ -353,28 +353,7 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
             const double qs = se == ETS_MUL ? yt / (st * st) : 0.0, ql = se == ETS_MUL ? yt / (lp * lp) : 0.0;
             const double qy = me ? yt / (yh * yh) : 0.0;
             SB_GLOBAL double *dst = ds + (sb_i64)r * k * sw, *dy = rows + (sb_i64)nr * ka * sw;
-#ifdef SB_COMPAT_DEVICE
             ets_jac_step(k, sw, tr, se, me, a, be, ga, phi, lp, st, yh, qy, qs, ql, dl, db, dst, dy, v);
-#else
-            /* the host: the model's flags as constants (the same step), so
-             * that the compiler drops their branches from the loop */
-#define ETS_JS(TR, SE, ME) ets_jac_step(k, sw, TR, SE, ME, a, be, ga, phi, lp, st, yh, qy, qs, ql, dl, db, dst, dy, v)
-            switch ((me ? 6 : 0) + (tr ? 3 : 0) + se) {
-            case 0: ETS_JS(0, 0, 0); break;
-            case 1: ETS_JS(0, 1, 0); break;
-            case 2: ETS_JS(0, 2, 0); break;
-            case 3: ETS_JS(1, 0, 0); break;
-            case 4: ETS_JS(1, 1, 0); break;
-            case 5: ETS_JS(1, 2, 0); break;
-            case 6: ETS_JS(0, 0, 1); break;
-            case 7: ETS_JS(0, 1, 1); break;
-            case 8: ETS_JS(0, 2, 1); break;
-            case 9: ETS_JS(1, 0, 1); break;
-            case 10: ETS_JS(1, 1, 1); break;
-            default: ETS_JS(1, 2, 1); break;
-            }
-#undef ETS_JS
-#endif
             dy[(sb_i64)(k) * sw] = e;
             if (++nr == ETS_BLOCK) ets_normal_flush(k, sw, nr, rows, A, g), nr = 0;
         }
@@ -385,6 +364,7 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
         if (se == ETS_ADD) s[(sb_i64)(r) * sw] = ga * (yt - lp) + (1.0 - ga) * st;
         else if (se == ETS_MUL) s[(sb_i64)(r) * sw] = ga * (yt / lp) + (1.0 - ga) * st;
         l = ln;
+        if (se && ++r == m) r = 0;
         if (!ets_finite(sse)) return ets_inf();
     }
     if (jac && nr > 0) ets_normal_flush(k, sw, nr, rows, A, g);
@@ -425,6 +405,37 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
         return ets_finite(q) ? q : ets_inf();
     }
     return sse;
+}
+
+/* ets_pass_model for w's model. The host gives it the model's flags as
+ * constants (the same pass, instruction by instruction the same arithmetic),
+ * so that the compiler drops their branches from the filter's loop and keeps
+ * its states in registers; a device passes them as they are. */
+SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GLOBAL double *A, SB_GLOBAL double *g,
+                          int out, SB_GLOBAL double *fitted, SB_GLOBAL double *last) {
+    const ets_spec *sp = &w->sp;
+    const sb_i32 tr = sp->trend ? 1 : 0, se = sp->seasonal;
+    const int me = sp->error == ETS_MUL;
+#ifdef SB_COMPAT_DEVICE
+    return ets_pass_model(w, x, jac, A, g, out, fitted, last, tr, se, me);
+#else
+#define ETS_PM(TR, SE, ME) return ets_pass_model(w, x, jac, A, g, out, fitted, last, TR, SE, ME)
+    switch ((me ? 6 : 0) + (tr ? 3 : 0) + se) {
+    case 0: ETS_PM(0, 0, 0);
+    case 1: ETS_PM(0, 1, 0);
+    case 2: ETS_PM(0, 2, 0);
+    case 3: ETS_PM(1, 0, 0);
+    case 4: ETS_PM(1, 1, 0);
+    case 5: ETS_PM(1, 2, 0);
+    case 6: ETS_PM(0, 0, 1);
+    case 7: ETS_PM(0, 1, 1);
+    case 8: ETS_PM(0, 2, 1);
+    case 9: ETS_PM(1, 0, 1);
+    case 10: ETS_PM(1, 1, 1);
+    default: ETS_PM(1, 2, 1);
+    }
+#undef ETS_PM
+#endif
 }
 
 /* Solve A d = g (A symmetric, its upper triangle) by LDL^T in index order,
