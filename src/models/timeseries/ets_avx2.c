@@ -23,8 +23,17 @@
  * ets_fit_series today), and under the kernel's own names they would be
  * indistinguishable, in a binary's symbols, from ets.c's generic instance,
  * which must hold no instruction above the baseline; tools/isa-dispatch.txt
- * allows the _avx2 names only (tools/isa_gate.py). A shared helper the
- * compiler ever emits out of line here (f64_log.h's) fails that gate by name. */
+ * allows the _avx2 names only (tools/isa_gate.py). The profile's
+ * elementary functions the kernel calls (f64_log.h's, f64_exp.h's) take
+ * ets_..._avx2 names here too: the compiler emits them out of line when the
+ * kernel grows (sb__hx_exp did, once ets_pass was specialised per model),
+ * and under their shared names they would fail that gate. */
+#define sb__hx_bits ets_hx_bits_avx2
+#define sb__hx_dbl ets_hx_dbl_avx2
+#define sb__hx_log1p_small ets_hx_log1p_small_avx2
+#define sb__hx_log ets_hx_log_avx2
+#define sb__hx_log_v4 ets_hx_log_v4_avx2
+#define sb__hx_exp ets_hx_exp_avx2
 #define ets_nstates ets_nstates_avx2
 #define ets_scratch_doubles ets_scratch_doubles_avx2
 #define ets_inf ets_inf_avx2
