@@ -16,6 +16,10 @@
 #          there, then bench/umap_gpu_bench.py at 70,000 Fashion-MNIST rows, seeds 42-44,
 #          trustworthiness on the GPU (the IDX files carried in fmnist/, and
 #          umap-learn's and pynndescent's wheels in .whl/, installed first)
+#   ts     bench/ts_gpu_bench.py: exponential smoothing and ARIMA over 10,000
+#          taxi-derived series on cuda and opencl beside statsforecast on the
+#          16 host cores (statsforecast's wheels in .whl/, docs/timeseries.md;
+#          pyarrow and numba the image's), the host's reference on 2,000
 # After each part $OUT/records.tgz holds everything written so far (the device
 # tool brings back only a few files a call; a call cut by its limit keeps the
 # parts done). Exit status: 1 when a part fails, 2 when the build fails.
@@ -50,10 +54,16 @@ for part in "$@"; do
       SAMEBITS_LIB=build-cuda/libsamebits.so timeout 400 python3 bench/svm_gpu_bench.py --npz bench/adult_svm.npz \
         --sizes 50000 --out-dir "$o" >"$o/svm.log" 2>&1 || FAIL=1
       tail -n 12 "$o/svm.log" ;;
-    umap)
-      if ls .whl/*.whl >/dev/null 2>&1; then
+    umap|ts)
+      if ls .whl/*.whl >/dev/null 2>&1 && [ ! -d /tmp/site ]; then
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-      fi
+      fi ;;&
+    ts)
+      SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python:/tmp/site PYTHONUNBUFFERED=1 timeout 560 \
+        python3 bench/ts_gpu_bench.py --devices cuda,opencl --threads 16 --sf-jobs 16 --host-sample 2000 \
+        --families ${TS_FAMILIES:-ets,arima} --out "$o" >"$o/ts.log" 2>&1 || FAIL=1
+      tail -n 16 "$o/ts.log" ;;
+    umap)
       for d in cuda opencl; do # the fixture first: its batched cases' epochs on the device
         timeout 120 build-cuda/samebits verify umap-fit device=$d >"$o/verify-umap-$d.txt" 2>&1 || FAIL=1
       done
