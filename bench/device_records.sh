@@ -19,7 +19,9 @@
 #   ts     bench/ts_gpu_bench.py: exponential smoothing and ARIMA over 10,000
 #          taxi-derived series on cuda and opencl beside statsforecast on the
 #          16 host cores (statsforecast's wheels in .whl/, docs/timeseries.md;
-#          pyarrow and numba the image's), the host's reference on 2,000
+#          pyarrow and numba the image's), the host's reference on 2,000;
+#          TS_CHUNKS=2500,5000 times the devices again at those caps on the
+#          series a launch takes, TS_ARGS adds options (--no-sf, --n ...)
 # After each part $OUT/records.tgz holds everything written so far (the device
 # tool brings back only a few files a call; a call cut by its limit keeps the
 # parts done). Exit status: 1 when a part fails, 2 when the build fails.
@@ -61,7 +63,7 @@ for part in "$@"; do
     ts)
       SAMEBITS_LIB=build-cuda/libsamebits.so PYTHONPATH=python:/tmp/site PYTHONUNBUFFERED=1 timeout 560 \
         python3 bench/ts_gpu_bench.py --devices cuda,opencl --threads 16 --sf-jobs 16 --host-sample 2000 \
-        --families ${TS_FAMILIES:-ets,arima} --out "$o" >"$o/ts.log" 2>&1 || FAIL=1
+        --families ${TS_FAMILIES:-ets,arima} --chunks "${TS_CHUNKS:-}" ${TS_ARGS:-} --out "$o" >"$o/ts.log" 2>&1 || FAIL=1
       tail -n 16 "$o/ts.log" ;;
     umap)
       for d in cuda opencl; do # the fixture first: its batched cases' epochs on the device

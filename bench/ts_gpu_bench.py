@@ -177,6 +177,9 @@ def main():
                          "them and the host's time is scaled to N, labelled so")
     ap.add_argument("--sf-sample", type=int, default=0,
                     help="series statsforecast fits (0: all); its time scaled to N, labelled so")
+    ap.add_argument("--chunks", default="",
+                    help="comma-separated caps on the series a device launch takes (SAMEBITS_<BACKEND>_TS_CHUNK): "
+                         "each device's fit again under each cap, its time and digests reported beside the default")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--h", type=int, default=14)
     ap.add_argument("--bases", default=BASES)
@@ -227,6 +230,19 @@ def main():
             print("%s: samebits %s fit %.2f s (program build %.2f s apart), forecast %.2f s; %d of %d series' "
                   "digests differ from the host's" % (fam, dev, d["fit_s"], d["open_s"], d["forecast_s"],
                                                      d["differ"], hk), flush=True)
+            # the launch's size, a schedule input: the same digests under every cap, only the time may move
+            key = "SAMEBITS_%s_TS_CHUNK" % ("CUDA" if dev == "cuda" else "OPENCL")
+            d["chunks"] = {}
+            for cap in [int(c) for c in a.chunks.split(",") if c.strip()]:
+                os.environ[key] = str(cap)
+                try:
+                    c = run_samebits(fam, ys, dev, a.threads, a.h)
+                finally:
+                    os.environ.pop(key, None)
+                cd = sum(x != y for x, y in zip(c["digests"], ref))
+                d["chunks"][str(cap)] = {"fit_s": c["fit_s"], "differ": cd}
+                print("%s: samebits %s with at most %d series a launch: fit %.2f s; %d of %d series' digests differ "
+                      "from the host's" % (fam, dev, cap, c["fit_s"], cd, hk), flush=True)
         if sf_version:
             sk = a.n if a.sf_sample <= 0 else min(a.sf_sample, a.n)
             r["statsforecast"] = run_statsforecast(fam, ys[:sk], a.sf_jobs, a.h, a.sf_arima_method)
@@ -281,6 +297,11 @@ def main():
             bad = bad or (dev != "cpu" and d["differ"] != 0)
             lines.append("| %s | samebits | %s | %.2f | %s | %s |" % (
                 FAMILIES[fam]["label"], where, t, "%.2f" % (t_sf / t) if t_sf else "", same))
+            for cap, c in sorted(d.get("chunks", {}).items(), key=lambda kv: int(kv[0])):
+                bad = bad or c["differ"] != 0
+                lines.append("| %s | samebits | %s, at most %s series a launch | %.2f (fit) | %s | %s |" % (
+                    FAMILIES[fam]["label"], dev, cap, c["fit_s"], "%.2f" % (t_sf / c["fit_s"]) if t_sf else "",
+                    "all %d compared" % hk if c["differ"] == 0 else "%d of %d DIFFER" % (c["differ"], hk)))
     res = {"header": head, "results": results}
     base = "ts-gpu-%s-%s" % (head["date"], commit)
     os.makedirs(a.out, exist_ok=True)

@@ -72,3 +72,18 @@ def test_absent_device_and_platform_are_refused_by_name(tmp_path):
     # ocl-icd reads the ICDs from OCL_ICD_VENDORS: an empty folder is a machine without OpenCL
     r = verify(env={"OCL_ICD_VENDORS": str(tmp_path)})
     assert r.returncode == 1 and "REFUSED" in r.stdout and "no OpenCL platform" in r.stdout, r.stdout
+
+
+def test_launch_size_knob_is_a_schedule_input_and_refused_by_name():
+    """SAMEBITS_OPENCL_TS_CHUNK caps the series a device launch takes (a
+    schedule input, for measuring a launch's size against its caches): ets-fit
+    and arima-fit stay identical with one series a launch, and a value that is
+    not a positive integer is refused by name."""
+    e = dict(ENV)
+    os.makedirs(e["POCL_CACHE_DIR"], exist_ok=True)
+    e["SAMEBITS_OPENCL_TS_CHUNK"] = "1"
+    r = run_bin("x86_64", "samebits", ["verify", "ets-fit", "arima-fit", "device=opencl"], env=e)
+    assert r.returncode == 0 and "verify: PASS" in r.stdout, r.stdout + r.stderr
+    e["SAMEBITS_OPENCL_TS_CHUNK"] = "0"
+    r = run_bin("x86_64", "samebits", ["verify", "ets-fit", "device=opencl"], env=e)
+    assert r.returncode == 1 and "SAMEBITS_OPENCL_TS_CHUNK='0': not a positive integer" in r.stdout, r.stdout

@@ -53,6 +53,12 @@ sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64
     const int64_t per = 8 * ((int64_t)np + AK_NCRIT + nst + tmax + 1) + 4 * AK_NCOUNTS;
     const int64_t budget = g_budget_for_tests > 0 ? g_budget_for_tests : ARIMA_DEV_BUDGET;
     const int64_t maxa = d->max_alloc > 0 ? d->max_alloc : budget;
+    int64_t maxcnt = 0; /* SAMEBITS_<BACKEND>_TS_CHUNK */
+    st = ts_device_chunk(d, &maxcnt);
+    if (st != SB_OK) {
+        sb_device_slot_unlock(&g_slot);
+        return st;
+    }
     arima_dbufs b;
     memset(&b, 0, sizeof b);
     double *hpar = NULL, *hcrit = NULL, *hstate = NULL, *hfit = NULL, *hres = NULL, *htrace = NULL;
@@ -67,7 +73,7 @@ sb_status sb_arima_fit_device(const arima_spec *sp, const double *y, const int64
         /* the chunk: series while its bytes stay within the budget and its
          * scratch within one buffer (one series at least) */
         int64_t i1 = i0 + 1, ndmax = offsets[i0 + 1] - offsets[i0] - L;
-        while (i1 < nseries) {
+        while (i1 < nseries && (maxcnt == 0 || i1 - i0 < maxcnt)) {
             const int64_t nd1 = offsets[i1 + 1] - offsets[i1] - L, ndm = nd1 > ndmax ? nd1 : ndmax, cnt = i1 + 1 - i0;
             const int64_t scr = 8 * cnt * ak_scratch_doubles(&ks, ndm);
             if (scr > maxa || scr + cnt * per + 24 * (offsets[i1 + 1] - offsets[i0]) > budget) break;

@@ -10,6 +10,7 @@
  * batch it is in and wherever in it.
  */
 #include "ets.h"
+#include "ts_common.h"
 #include "../../device/device.h"
 #include <string.h>
 
@@ -81,6 +82,12 @@ sb_status sb_ets_fit_device(const ets_spec *sp, const double *y, const int64_t *
     const int64_t per = 8 * (nd + 4 + 2 * (2 + (int64_t)m) + 4 + ETS_TRACE_MAX + 1) + 4 * ((int64_t)k + ETS_NCOUNTS);
     const int64_t budget = g_budget_for_tests > 0 ? g_budget_for_tests : ETS_DEV_BUDGET;
     const int64_t cap = d->max_alloc > 0 && d->max_alloc < budget ? d->max_alloc : budget;
+    int64_t maxcnt = 0; /* SAMEBITS_<BACKEND>_TS_CHUNK */
+    st = ts_device_chunk(d, &maxcnt);
+    if (st != SB_OK) {
+        sb_device_slot_unlock(&g_slot);
+        return st;
+    }
     ets_dbufs b;
     memset(&b, 0, sizeof b);
     double *hpar = NULL, *hinit = NULL, *hlast = NULL, *hfit = NULL, *hres = NULL, *hcrit = NULL, *htrace = NULL;
@@ -91,7 +98,9 @@ sb_status sb_ets_fit_device(const ets_spec *sp, const double *y, const int64_t *
     for (int64_t i0 = 0; i0 < nseries && st == SB_OK;) {
         /* the chunk: series while the chunk's bytes stay within the budget (one at least) */
         int64_t i1 = i0 + 1;
-        while (i1 < nseries && (i1 + 1 - i0) * per + 24 * (offsets[i1 + 1] - offsets[i0]) <= cap) i1++;
+        while (i1 < nseries && (maxcnt == 0 || i1 - i0 < maxcnt) &&
+               (i1 + 1 - i0) * per + 24 * (offsets[i1 + 1] - offsets[i0]) <= cap)
+            i1++;
         const int64_t cnt = i1 - i0, a0 = offsets[i0], nv = offsets[i1] - a0;
         if (!grow((void **)&hoff, sizeof(int64_t) * (size_t)(cnt + 1))) {
             st = sb_fail(SB_ERR_OUT_OF_MEMORY, "exponential smoothing: out of memory");

@@ -4,7 +4,22 @@
  * card stage under the family's prefix.
  */
 #include "ts_common.h"
+#include "../../device/device.h"
 #include <stdio.h>
+#include <stdlib.h>
+
+sb_status ts_device_chunk(const sb_device *d, int64_t *max_series) {
+    *max_series = 0;
+    const char *v = sb_device_env(d, "TS_CHUNK");
+    if (!v || !*v) return SB_OK;
+    char *end = NULL;
+    const long long n = strtoll(v, &end, 10);
+    if (!end || *end || n < 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_TS_CHUNK='%s': not a positive integer (series a launch)",
+                       d->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL", v);
+    *max_series = (int64_t)n;
+    return SB_OK;
+}
 
 sb_status ts_check_offsets(const char *family, const int64_t *offsets, int64_t nseries) {
     if (nseries < 1) return sb_fail(SB_ERR_INVALID_ARGUMENT, "%s: no series (nseries %lld)", family, (long long)nseries);
