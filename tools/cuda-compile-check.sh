@@ -73,6 +73,7 @@ flags_of() {
     agglo-order) echo "$ARM_FLAGS -DSB_SABOTAGE_AGGLO_ORDER" ;;
     kde-order) echo "$ARM_FLAGS -DSB_SABOTAGE_KDE_ORDER" ;;
     ets-sse-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ETS_SSE_ORDER" ;;
+    ets-reg-order) echo "$ARM_FLAGS -DSB_SABOTAGE_ETS_REG_ORDER" ;;
     svm-kernel-f32) echo "$ARM_FLAGS -DSB_SABOTAGE_SVM_KERNEL_F32" ;;
     mlp-grad-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_GRAD_ORDER" ;;
     mlp-softmax-order) echo "$ARM_FLAGS -DSB_SABOTAGE_MLP_SOFTMAX_ORDER" ;;

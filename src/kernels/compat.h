@@ -15,6 +15,8 @@
  *                an architecture; inline elsewhere. Where a call is made
  *                changes no rounding (the profile contracts nothing).
  *   SB_TABLE     qualifiers of a read-only constant table at file scope
+ *   SB_UNROLL    before a loop of constant length: unrolled whole on a device
+ *                (its arrays then registers); nothing on the host
  *   SB_GLOBAL    address space of the arrays a kernel body reads and writes
  *   sb_u8 sb_u32 sb_i32 sb_u64 sb_i64   sized integer types
  *   SB_STATIC_ASSERT(c, msg)      a layout check (a no-op in OpenCL C)
@@ -50,6 +52,7 @@
 #define SB_FN_BIG static inline
 #define SB_GLOBAL
 #define SB_TABLE static const
+#define SB_UNROLL /* a device's whole unrolling of a constant-length loop (compat_cuda.h, compat_opencl.h) */
 
 typedef uint8_t sb_u8;
 typedef uint32_t sb_u32;

@@ -223,29 +223,40 @@ SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, d
  * elements are independent, each in its own fixed order; the arrays are
  * distinct scratch vectors (ETS_RESTRICT: the host's compiler may then do
  * several elements at once, which rounds each the same). */
+/* One element j of ets_jac_step (DL, DB, DS: the level's, the trend's and
+ * this step's season's derivatives by initial state j, updated in place; DY
+ * the fitted value's; V multiplicative errors' running sum of dy / yhat): a
+ * macro over lvalues, so that the host's arrays and a device's registers
+ * (ets_pass_reg) run the same text. Reads tr, se, me, a, be, ga, phi, lp,
+ * st, yh, qy, qs, ql from the caller's scope. */
+#define ETS_JAC_ELEM(DL, DB, DS, DY, V)                                                                       \
+    do {                                                                                                      \
+        const double dlp_ = tr ? (DL) + phi * (DB) : (DL);                                                    \
+        const double dsj_ = se ? (DS) : 0.0;                                                                  \
+        double dyj_ = se == ETS_ADD ? dlp_ + dsj_ : se == ETS_MUL ? dlp_ * st + lp * dsj_ : dlp_;             \
+        if (me) {                                                                                             \
+            /* d e / d x = -(y / yhat^2) d yhat; the normal equations take -de (as -J e below) */             \
+            (V) = (V) + dyj_ / yh;                                                                            \
+            dyj_ = qy * dyj_;                                                                                 \
+        }                                                                                                     \
+        (DY) = dyj_;                                                                                          \
+        const double dln_ = se == ETS_ADD ? (1.0 - a) * dlp_ - a * dsj_                                       \
+                            : se == ETS_MUL ? (1.0 - a) * dlp_ - a * (qs * dsj_)                              \
+                                            : (1.0 - a) * dlp_;                                               \
+        if (tr) (DB) = be * (dln_ - (DL)) + (1.0 - be) * (phi * (DB));                                        \
+        (DL) = dln_;                                                                                          \
+        if (se == ETS_ADD) (DS) = (1.0 - ga) * dsj_ - ga * dlp_;                                              \
+        else if (se == ETS_MUL) (DS) = (1.0 - ga) * dsj_ - ga * (ql * dlp_);                                  \
+    } while (0)
+
 ETS_INLINE void ets_jac_step(sb_i32 k, sb_i64 sw, sb_i32 tr, sb_i32 se, int me, double a, double be, double ga, double phi,
                         double lp, double st, double yh, double qy, double qs, double ql,
                         SB_GLOBAL double *ETS_RESTRICT dl, SB_GLOBAL double *ETS_RESTRICT db,
                         SB_GLOBAL double *ETS_RESTRICT dst, SB_GLOBAL double *ETS_RESTRICT dy,
                         SB_GLOBAL double *ETS_RESTRICT v) {
-    for (sb_i32 j = 0; j < k; j++) {
-        const double dlp = tr ? dl[(sb_i64)(j) * sw] + phi * db[(sb_i64)(j) * sw] : dl[(sb_i64)(j) * sw];
-        const double dsj = se ? dst[(sb_i64)(j) * sw] : 0.0;
-        double dyj = se == ETS_ADD ? dlp + dsj : se == ETS_MUL ? dlp * st + lp * dsj : dlp;
-        if (me) {
-            /* d e / d x = -(y / yhat^2) d yhat; the normal equations take -de (as -J e below) */
-            v[(sb_i64)(j) * sw] = v[(sb_i64)(j) * sw] + dyj / yh;
-            dyj = qy * dyj;
-        }
-        dy[(sb_i64)(j) * sw] = dyj;
-        const double dln = se == ETS_ADD ? (1.0 - a) * dlp - a * dsj
-                           : se == ETS_MUL ? (1.0 - a) * dlp - a * (qs * dsj)
-                                           : (1.0 - a) * dlp;
-        if (tr) db[(sb_i64)(j) * sw] = be * (dln - dl[(sb_i64)(j) * sw]) + (1.0 - be) * (phi * db[(sb_i64)(j) * sw]);
-        dl[(sb_i64)(j) * sw] = dln;
-        if (se == ETS_ADD) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * dlp;
-        else if (se == ETS_MUL) dst[(sb_i64)(j) * sw] = (1.0 - ga) * dsj - ga * (ql * dlp);
-    }
+    for (sb_i32 j = 0; j < k; j++)
+        ETS_JAC_ELEM(dl[(sb_i64)(j) * sw], db[(sb_i64)(j) * sw], dst[(sb_i64)(j) * sw], dy[(sb_i64)(j) * sw],
+                     v[(sb_i64)(j) * sw]);
 }
 
 /* A block's terms of the normal equations: with rows the nr steps' Jacobian
@@ -417,6 +428,125 @@ ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac
     return sse;
 }
 
+#ifdef SB_COMPAT_DEVICE
+/* The states a device's Jacobian pass keeps in registers (ets_pass_reg):
+ * k <= ETS_KR (a season of up to 7 with a trend, 8 without). */
+#define ETS_KR 9
+
+/* ets_pass_model's Jacobian pass (jac, no out) for k <= ETS_KR on a device,
+ * the same bits: the Jacobian's level and trend columns, the normal
+ * equations (A's upper triangle and g) and v held in registers (fixed-size
+ * arrays, every loop over them of constant length, unrolled, an element past
+ * k left alone), and each element of A and g a running sum in time order,
+ * added step by step as ets_normal_flush's sums are (a sum's blocks change
+ * no bit); only the season's derivatives (the m x k ring) and the filter's
+ * season ring stay in the scratch. One work-item a series has few warps to
+ * hide a memory access's latency behind (10,000 series: about 2.4 an SM);
+ * this pass touches the scratch 2 k + 2 times a step instead of about
+ * 150. */
+SB_FN_BIG double ets_pass_reg(ets_work *w, SB_GLOBAL const double *x, SB_GLOBAL double *A, SB_GLOBAL double *g,
+                              sb_i32 tr, sb_i32 se, int me) {
+    const sb_i64 sw = w->sw;
+    const ets_spec *sp = &w->sp;
+    const sb_i32 k = w->k, m = sp->m;
+    const double a = w->par[0], be = tr ? w->par[1] : 0.0, ga = se ? w->par[2] : 0.0;
+    const double phi = sp->damped ? w->par[3] : 1.0;
+    double dl[ETS_KR], db[ETS_KR], vv[ETS_KR], dy[ETS_KR], gr[ETS_KR], Ar[ETS_KR * (ETS_KR + 1) / 2];
+    SB_UNROLL for (sb_i32 j = 0; j < ETS_KR; j++) {
+        dl[j] = j == 0 ? 1.0 : 0.0, db[j] = tr && j == 1 ? 1.0 : 0.0;
+        vv[j] = 0.0, dy[j] = 0.0, gr[j] = 0.0;
+    }
+    SB_UNROLL for (sb_i32 q = 0; q < ETS_KR * (ETS_KR + 1) / 2; q++) Ar[q] = 0.0;
+    SB_GLOBAL double *s = w->s, *ds = w->ds;
+    if (se) {
+        for (sb_i64 i = 0; i < (sb_i64)m * k; i++) ds[(sb_i64)(i) * sw] = 0.0;
+        for (sb_i32 j = 0; j < m - 1; j++) ds[(sb_i64)((sb_i64)j * k + 1 + tr + j) * sw] = 1.0, ds[(sb_i64)((sb_i64)(m - 1) * k + 1 + tr + j) * sw] = -1.0;
+    }
+    double l, b;
+    ets_spread(w, x, &l, &b, s);
+    double sse = 0.0, lsum = 0.0;
+#ifdef SB_SABOTAGE_ETS_SSE_ORDER
+    double pend = 0.0;
+#endif
+#ifdef SB_SABOTAGE_ETS_REG_ORDER
+    /* Separating arm: A's sums split by the step's parity and added at the
+     * end (the same terms in another order). */
+    double Ao[ETS_KR * (ETS_KR + 1) / 2];
+    SB_UNROLL for (sb_i32 q = 0; q < ETS_KR * (ETS_KR + 1) / 2; q++) Ao[q] = 0.0;
+#endif
+    sb_i32 r = 0;
+    for (sb_i64 t = 0; t < w->n; t++) {
+        const double yt = w->y[t];
+        const double lp = tr ? l + phi * b : l;
+        const double st = se ? s[(sb_i64)(r) * sw] : 0.0;
+        const double yh = se == ETS_ADD ? lp + st : se == ETS_MUL ? lp * st : lp;
+        if (me && !(yh > 0.0)) return ets_inf();
+        const double e = me ? yt / yh - 1.0 : yt - yh;
+        if (me) lsum = lsum + ets_log(yh);
+#ifdef SB_SABOTAGE_ETS_SSE_ORDER
+        /* the arm of ets_pass_model, the same pairs */
+        if (t & 1) sse = sse + (pend + e * e);
+        else pend = e * e;
+        if (!(t & 1) && t == w->n - 1) sse = sse + pend;
+#else
+        sse = sse + e * e;
+#endif
+        const double qs = se == ETS_MUL ? yt / (st * st) : 0.0, ql = se == ETS_MUL ? yt / (lp * lp) : 0.0;
+        const double qy = me ? yt / (yh * yh) : 0.0;
+        SB_GLOBAL double *dst = ds + (sb_i64)r * k * sw;
+        SB_UNROLL for (sb_i32 j = 0; j < ETS_KR; j++)
+            if (j < k) ETS_JAC_ELEM(dl[j], db[j], dst[(sb_i64)(j) * sw], dy[j], vv[j]);
+        sb_i32 q = 0;
+        SB_UNROLL for (sb_i32 i = 0; i < ETS_KR; i++) {
+            SB_UNROLL for (sb_i32 j = i; j < ETS_KR; j++, q++)
+#ifdef SB_SABOTAGE_ETS_REG_ORDER
+                if (j < k && (t & 1)) Ao[q] = Ao[q] + dy[i] * dy[j];
+                else if (j < k) Ar[q] = Ar[q] + dy[i] * dy[j];
+#else
+                if (j < k) Ar[q] = Ar[q] + dy[i] * dy[j];
+#endif
+            if (i < k) gr[i] = gr[i] + dy[i] * e;
+        }
+        const double ln = se == ETS_ADD ? a * (yt - st) + (1.0 - a) * lp
+                          : se == ETS_MUL ? a * (yt / st) + (1.0 - a) * lp
+                                          : a * yt + (1.0 - a) * lp;
+        if (tr) b = be * (ln - l) + (1.0 - be) * (phi * b);
+        if (se == ETS_ADD) s[(sb_i64)(r) * sw] = ga * (yt - lp) + (1.0 - ga) * st;
+        else if (se == ETS_MUL) s[(sb_i64)(r) * sw] = ga * (yt / lp) + (1.0 - ga) * st;
+        l = ln;
+        if (se && ++r == m) r = 0;
+        if (!ets_finite(sse)) return ets_inf();
+    }
+#ifdef SB_SABOTAGE_ETS_REG_ORDER
+    SB_UNROLL for (sb_i32 q = 0; q < ETS_KR * (ETS_KR + 1) / 2; q++) Ar[q] = Ar[q] + Ao[q];
+#endif
+    w->csum = sse, w->lsum = lsum;
+    double ex = 0.0;
+    if (me) { /* ets_pass_model's likelihood and its Gauss-Newton terms, element by element as there */
+        const double nn = (double)w->n;
+        ex = 2.0 * (lsum / nn - w->lref);
+        if (!(ex > -100.0 && ex < 100.0)) return ets_inf();
+        SB_UNROLL for (sb_i32 j = 0; j < ETS_KR; j++) vv[j] = vv[j] / nn;
+        sb_i32 q = 0;
+        SB_UNROLL for (sb_i32 i = 0; i < ETS_KR; i++)
+            SB_UNROLL for (sb_i32 j = i; j < ETS_KR; j++, q++)
+                Ar[q] = Ar[q] - vv[i] * gr[j] - gr[i] * vv[j] + sse * (vv[i] * vv[j]);
+        SB_UNROLL for (sb_i32 i = 0; i < ETS_KR; i++) gr[i] = gr[i] - sse * vv[i];
+    }
+    sb_i32 q = 0;
+    SB_UNROLL for (sb_i32 i = 0; i < ETS_KR; i++) {
+        SB_UNROLL for (sb_i32 j = i; j < ETS_KR; j++, q++)
+            if (j < k) A[((sb_i64)i * k + j) * sw] = Ar[q];
+        if (i < k) g[(sb_i64)(i) * sw] = gr[i];
+    }
+    if (me) {
+        const double qv = sse * sb__hx_exp(ex);
+        return ets_finite(qv) ? qv : ets_inf();
+    }
+    return sse;
+}
+#endif
+
 /* ets_pass_model for w's model. The host gives it the model's flags as
  * constants (the same pass, instruction by instruction the same arithmetic),
  * so that the compiler drops their branches from the filter's loop and keeps
@@ -427,6 +557,7 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
     const sb_i32 tr = sp->trend ? 1 : 0, se = sp->seasonal;
     const int me = sp->error == ETS_MUL;
 #ifdef SB_COMPAT_DEVICE
+    if (jac && w->k <= ETS_KR) return ets_pass_reg(w, x, A, g, tr, se, me);
     return ets_pass_model(w, x, jac, A, g, out, fitted, last, tr, se, me);
 #else
 #define ETS_PM(TR, SE, ME) return ets_pass_model(w, x, jac, A, g, out, fitted, last, TR, SE, ME)
