@@ -92,7 +92,7 @@ say "building (CPU, CUDA)"
 make -j"$J" all >"$EV/build-cpu.log" 2>&1 || { say "CPU build FAILED"; tail -30 "$EV/build-cpu.log"; pack; exit 2; }
 make -j"$J" CUDA=1 all >"$EV/build-cuda.log" 2>&1 || { say "CUDA build FAILED"; tail -30 "$EV/build-cuda.log"; pack; exit 2; }
 CUDA_ARMS_ALL="float-atomic libdevice-exp fmad gemm-fma ties forest-ties topk-ties nan-side kmeans-ties knn-bound agglo-order kde-order ets-sse-order svm-kernel-f32 mlp-grad-order mlp-softmax-order lm-attn-order arima-device-order gp-dev-order umap-float-sum ets-reg-order"
-OCL_ARMS_ALL="float-atomic contract vendor-exp fast-relaxed-math gemm-fma ties forest-ties topk-ties nan-side kmeans-ties knn-bound agglo-order kde-order ets-sse-order svm-kernel-f32 mlp-grad-order mlp-softmax-order lm-attn-order arima-device-order gp-dev-order umap-float-sum ets-reg-order"
+OCL_ARMS_ALL="float-atomic contract vendor-exp fast-relaxed-math gemm-fma ties forest-ties topk-ties nan-side kmeans-ties knn-bound agglo-order kde-order ets-sse-order svm-kernel-f32 mlp-grad-order mlp-softmax-order lm-attn-order arima-device-order gp-dev-order umap-float-sum"
 # Controls: build options a driver or user may add that the profile must shrug
 # off. -cl-mad-enable is one: OpenCL C's FP_CONTRACT pragma, OFF in the compat
 # header, decides contraction, and the option must change no bit (the pragma

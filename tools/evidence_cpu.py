@@ -31,7 +31,7 @@ spectral fixture (verify-spectral.txt), the nearest-neighbors and DBSCAN fixture
 (verify-knn.txt, verify-dbscan.txt) and their knn-bound arm, the agglomerative
 fixture (verify-agglomerative.txt) and its agglo-order arm, the explanation, kernel
 density, SVM, MLP and GP fixtures with their arms, and the time series (verify-ets.txt,
-verify-arima.txt: ets-sse-order, ets-reg-order, arima-device-order) and the byte language model
+verify-arima.txt: ets-sse-order, arima-device-order) and the byte language model
 (verify-lm.txt: float-atomic, vendor-exp, contract, lm-attn-order), into
 evidence/opencl/<date>-pocl-profile+gbdt+forest+linalg+linear+kmeans+spectral+knn+dbscan+agglomerative-<commit7>/:
 opencl-check.txt, the cards, sources.sha256, summary.json. The gbdt arms
@@ -384,9 +384,7 @@ def record_opencl(out_root, commit, now):
     # part their fixtures.
     ets_ok = verify_family("ets")
     arima_ok = verify_family("arima")
-    # ets-reg-order splits the device's register sums of the normal equations (kernels/ets.h, ets_pass_reg) by the
-    # step's parity and must part ets-fit too.
-    knn_arms += [arm_run("ets", "ets-sse-order"), arm_run("ets", "ets-reg-order"), arm_run("arima", "arima-device-order")]
+    knn_arms += [arm_run("ets", "ets-sse-order"), arm_run("arima", "arima-device-order")]
     # the byte language model's training step on the device (lm_dev.c): a float atomic in the embedding
     # gradient, the vendor's exp in the softmax, contraction, and the attention's sums reordered must part lm-fit.
     lm_ok = verify_family("lm")

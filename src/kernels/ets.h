@@ -428,7 +428,17 @@ ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac
     return sse;
 }
 
-#ifdef SB_COMPAT_DEVICE
+/* The devices whose Jacobian passes run ets_pass_reg: CUDA (timed and
+ * verified on an H100: bench/results/ts-gpu-2026-12-06-ets-reg-ab.md) and
+ * the host's compilation of a device (tests/unit/ets_dev_emu.c). An OpenCL
+ * device keeps ets_pass_model's pass: NVIDIA's OpenCL has not built this one
+ * yet (its first build did not end within the minute the session had left),
+ * and a program's build time is a user's wait. */
+#if defined(SB_COMPAT_DEVICE) && (defined(__CUDACC__) || defined(SB_ETS_EMU_REG))
+#define ETS_USE_REG 1
+#endif
+
+#ifdef ETS_USE_REG
 /* The states a device's Jacobian pass keeps in registers (ets_pass_reg):
  * k <= ETS_KR (a season of up to 7 with a trend, 8 without). */
 #define ETS_KR 9
@@ -557,7 +567,9 @@ SB_FN_BIG double ets_pass(ets_work *w, SB_GLOBAL const double *x, int jac, SB_GL
     const sb_i32 tr = sp->trend ? 1 : 0, se = sp->seasonal;
     const int me = sp->error == ETS_MUL;
 #ifdef SB_COMPAT_DEVICE
+#ifdef ETS_USE_REG
     if (jac && w->k <= ETS_KR) return ets_pass_reg(w, x, A, g, tr, se, me);
+#endif
     return ets_pass_model(w, x, jac, A, g, out, fitted, last, tr, se, me);
 #else
 #define ETS_PM(TR, SE, ME) return ets_pass_model(w, x, jac, A, g, out, fitted, last, TR, SE, ME)

@@ -42,18 +42,6 @@ def test_opencl_arm_ets_sse_order_parts_ets_fit():
     assert "DIFFERS" in line and "ses.sse" in line, line
 
 
-def test_opencl_arm_ets_reg_order_parts_ets_fit():
-    """The device's Jacobian pass in registers (kernels/ets.h, ets_pass_reg,
-    k <= ETS_KR) with its sums of the normal equations split by the step's
-    parity: ets-fit must part (tests/unit/test_ets_dev.c checks the pass
-    itself against the host's on every leg)."""
-    r = verify(env={"SAMEBITS_OPENCL_ARM": "ets-reg-order"})
-    assert "SEPARATING ARM 'ets-reg-order'" in r.stderr
-    assert r.returncode == 1 and "verify: FAIL" in r.stdout, r.stdout + r.stderr
-    line = next(l for l in r.stdout.splitlines() if l.startswith("  ets-fit "))
-    assert "DIFFERS" in line, line
-
-
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_cpu_arm_build_parts_ets_fit_on_opencl_too(threads):
     """The CPU arm's build (make SABOTAGE=ets-sse-order) carries the arm into

@@ -7,6 +7,7 @@
  * file with the ets-reg-order arm.
  */
 #define SB_COMPAT_DEVICE 1
+#define SB_ETS_EMU_REG 1 /* the register pass, as CUDA runs it (kernels/ets.h, ETS_USE_REG) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

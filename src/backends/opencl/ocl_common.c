@@ -188,8 +188,7 @@ const char *sb_ocl_arm_options(const char *arm) {
                                           {"lm-attn-order", "-DSB_SABOTAGE_LM_ATTN_ORDER"},
                                           {"arima-device-order", "-DSB_SABOTAGE_ARIMA_DEVICE_ORDER"},
                                           {"gp-dev-order", "-DSB_SABOTAGE_GP_DEV_ORDER"},
-                                          {"umap-float-sum", "-DSB_SABOTAGE_UMAP_FLOAT_SUM"},
-                                          {"ets-reg-order", "-DSB_SABOTAGE_ETS_REG_ORDER"}};
+                                          {"umap-float-sum", "-DSB_SABOTAGE_UMAP_FLOAT_SUM"}};
     for (size_t i = 0; i < sizeof arms / sizeof arms[0]; i++)
         if (!strcmp(arm, arms[i][0])) return arms[i][1];
     return NULL;
