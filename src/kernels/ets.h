@@ -307,6 +307,46 @@ SB_FN void ets_normal_flush(sb_i32 k, sb_i64 sw, sb_i32 nr, SB_GLOBAL const doub
     }
 }
 
+/* Step t's value yt, the states' forecast lp (the level and the damped
+ * trend), this step's season st and the fitted value yh, declared in the
+ * caller's loop (ets_pass_model and ets_pass_reg run this one text). */
+#define ETS_FILTER_PREDICT()                                                                                  \
+    const double yt = w->y[t];                                                                                \
+    const double lp = tr ? l + phi * b : l;                                                                   \
+    const double st = se ? s[(sb_i64)(r) * sw] : 0.0;                                                         \
+    const double yh = se == ETS_ADD ? lp + st : se == ETS_MUL ? lp * st : lp
+
+/* Step t's squared error e * e into the running SSE (ets_pass_model and
+ * ets_pass_reg). Separating arm ets-sse-order: the squares added in pairs
+ * before the running sum (the same terms in another order; pend the pair's
+ * first). */
+#ifdef SB_SABOTAGE_ETS_SSE_ORDER
+#define ETS_SSE_ADD()                                                                                         \
+    do {                                                                                                      \
+        if (t & 1) sse = sse + (pend + e * e);                                                                \
+        else pend = e * e;                                                                                    \
+        if (!(t & 1) && t == w->n - 1) sse = sse + pend;                                                      \
+    } while (0)
+#else
+#define ETS_SSE_ADD() (sse = sse + e * e)
+#endif
+
+/* The filter's states after step t (ets_pass_model and a device's
+ * ets_pass_reg run this one text): the level, the trend and this step's
+ * season from yt, lp and st, and the season's index advanced. Reads and
+ * writes the caller's l, b, s, r (and tr, se, a, be, ga, phi, sw, m). */
+#define ETS_FILTER_ADVANCE()                                                                                  \
+    do {                                                                                                      \
+        const double ln_ = se == ETS_ADD ? a * (yt - st) + (1.0 - a) * lp                                     \
+                           : se == ETS_MUL ? a * (yt / st) + (1.0 - a) * lp                                   \
+                                           : a * yt + (1.0 - a) * lp;                                         \
+        if (tr) b = be * (ln_ - l) + (1.0 - be) * (phi * b);                                                  \
+        if (se == ETS_ADD) s[(sb_i64)(r) * sw] = ga * (yt - lp) + (1.0 - ga) * st;                            \
+        else if (se == ETS_MUL) s[(sb_i64)(r) * sw] = ga * (yt / lp) + (1.0 - ga) * st;                       \
+        l = ln_;                                                                                              \
+        if (se && ++r == m) r = 0;                                                                            \
+    } while (0)
+
 /* One pass of the filter from states x: the SSE (+infinity when it is not
  * finite), and with jac the normal equations of the states' Gauss-Newton
  * step (A, upper triangle, k x k; g = J^T e), accumulated in time order.
@@ -348,10 +388,7 @@ ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac
 #endif
     sb_i32 r = 0; /* t % m with a season (a counter, no division), else 0 */
     for (sb_i64 t = 0; t < w->n; t++) {
-        const double yt = w->y[t];
-        const double lp = tr ? l + phi * b : l;
-        const double st = se ? s[(sb_i64)(r) * sw] : 0.0;
-        const double yh = se == ETS_ADD ? lp + st : se == ETS_MUL ? lp * st : lp;
+        ETS_FILTER_PREDICT();
         /* multiplicative errors: the relative error, which needs yhat > 0 */
         if (me && !(yh > 0.0)) return ets_inf();
         const double e = me ? yt / yh - 1.0 : yt - yh;
@@ -360,15 +397,7 @@ ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac
 #else
         if (me && (lq[nq++] = yh, nq == ETS_BLOCK)) lsum = ets_log_add(lsum, lq, nq), nq = 0;
 #endif
-#ifdef SB_SABOTAGE_ETS_SSE_ORDER
-        /* Separating arm: the squares added in pairs before the running sum
-         * (the same terms in another order). */
-        if (t & 1) sse = sse + (pend + e * e);
-        else pend = e * e;
-        if (!(t & 1) && t == w->n - 1) sse = sse + pend;
-#else
-        sse = sse + e * e;
-#endif
+        ETS_SSE_ADD();
         if (out) fitted[t] = yh;
         if (jac) {
             const double qs = se == ETS_MUL ? yt / (st * st) : 0.0, ql = se == ETS_MUL ? yt / (lp * lp) : 0.0;
@@ -378,14 +407,7 @@ ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac
             dy[(sb_i64)(k) * sw] = e;
             if (++nr == ETS_BLOCK) ets_normal_flush(k, sw, nr, rows, A, g), nr = 0;
         }
-        const double ln = se == ETS_ADD ? a * (yt - st) + (1.0 - a) * lp
-                          : se == ETS_MUL ? a * (yt / st) + (1.0 - a) * lp
-                                          : a * yt + (1.0 - a) * lp;
-        if (tr) b = be * (ln - l) + (1.0 - be) * (phi * b);
-        if (se == ETS_ADD) s[(sb_i64)(r) * sw] = ga * (yt - lp) + (1.0 - ga) * st;
-        else if (se == ETS_MUL) s[(sb_i64)(r) * sw] = ga * (yt / lp) + (1.0 - ga) * st;
-        l = ln;
-        if (se && ++r == m) r = 0;
+        ETS_FILTER_ADVANCE();
         if (!ets_finite(sse)) return ets_inf();
     }
     if (jac && nr > 0) ets_normal_flush(k, sw, nr, rows, A, g);
@@ -486,21 +508,11 @@ SB_FN_BIG double ets_pass_reg(ets_work *w, SB_GLOBAL const double *x, SB_GLOBAL 
 #endif
     sb_i32 r = 0;
     for (sb_i64 t = 0; t < w->n; t++) {
-        const double yt = w->y[t];
-        const double lp = tr ? l + phi * b : l;
-        const double st = se ? s[(sb_i64)(r) * sw] : 0.0;
-        const double yh = se == ETS_ADD ? lp + st : se == ETS_MUL ? lp * st : lp;
+        ETS_FILTER_PREDICT();
         if (me && !(yh > 0.0)) return ets_inf();
         const double e = me ? yt / yh - 1.0 : yt - yh;
         if (me) lsum = lsum + ets_log(yh);
-#ifdef SB_SABOTAGE_ETS_SSE_ORDER
-        /* the arm of ets_pass_model, the same pairs */
-        if (t & 1) sse = sse + (pend + e * e);
-        else pend = e * e;
-        if (!(t & 1) && t == w->n - 1) sse = sse + pend;
-#else
-        sse = sse + e * e;
-#endif
+        ETS_SSE_ADD();
         const double qs = se == ETS_MUL ? yt / (st * st) : 0.0, ql = se == ETS_MUL ? yt / (lp * lp) : 0.0;
         const double qy = me ? yt / (yh * yh) : 0.0;
         SB_GLOBAL double *dst = ds + (sb_i64)r * k * sw;
@@ -517,14 +529,7 @@ SB_FN_BIG double ets_pass_reg(ets_work *w, SB_GLOBAL const double *x, SB_GLOBAL 
 #endif
             if (i < k) gr[i] = gr[i] + dy[i] * e;
         }
-        const double ln = se == ETS_ADD ? a * (yt - st) + (1.0 - a) * lp
-                          : se == ETS_MUL ? a * (yt / st) + (1.0 - a) * lp
-                                          : a * yt + (1.0 - a) * lp;
-        if (tr) b = be * (ln - l) + (1.0 - be) * (phi * b);
-        if (se == ETS_ADD) s[(sb_i64)(r) * sw] = ga * (yt - lp) + (1.0 - ga) * st;
-        else if (se == ETS_MUL) s[(sb_i64)(r) * sw] = ga * (yt / lp) + (1.0 - ga) * st;
-        l = ln;
-        if (se && ++r == m) r = 0;
+        ETS_FILTER_ADVANCE();
         if (!ets_finite(sse)) return ets_inf();
     }
 #ifdef SB_SABOTAGE_ETS_REG_ORDER
