@@ -215,14 +215,6 @@ SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, d
     s[(sb_i64)(sp->m - 1) * sw] = (sp->seasonal == ETS_MUL ? (double)sp->m : 0.0) - sum;
 }
 
-/* The states' derivatives carried one step (the forward-mode Jacobian of
- * ets_pass, element j the derivative by initial state j): from the level's
- * dl, the trend's db and this step's season dst, the fitted value's dy
- * (multiplicative errors: v gathers dy / yhat, and dy becomes the relative
- * error's qy dy, qy = y / yhat^2), then the states after the step. The
- * elements are independent, each in its own fixed order; the arrays are
- * distinct scratch vectors (ETS_RESTRICT: the host's compiler may then do
- * several elements at once, which rounds each the same). */
 /* One element j of ets_jac_step (DL, DB, DS: the level's, the trend's and
  * this step's season's derivatives by initial state j, updated in place; DY
  * the fitted value's; V multiplicative errors' running sum of dy / yhat): a
@@ -249,6 +241,14 @@ SB_FN void ets_spread(const ets_work *w, SB_GLOBAL const double *x, double *l, d
         else if (se == ETS_MUL) (DS) = (1.0 - ga) * dsj_ - ga * (ql * dlp_);                                  \
     } while (0)
 
+/* The states' derivatives carried one step (the forward-mode Jacobian of
+ * ets_pass, element j the derivative by initial state j): from the level's
+ * dl, the trend's db and this step's season dst, the fitted value's dy
+ * (multiplicative errors: v gathers dy / yhat, and dy becomes the relative
+ * error's qy dy, qy = y / yhat^2), then the states after the step. The
+ * elements are independent, each in its own fixed order; the arrays are
+ * distinct scratch vectors (ETS_RESTRICT: the host's compiler may then do
+ * several elements at once, which rounds each the same). */
 ETS_INLINE void ets_jac_step(sb_i32 k, sb_i64 sw, sb_i32 tr, sb_i32 se, int me, double a, double be, double ga, double phi,
                         double lp, double st, double yh, double qy, double qs, double ql,
                         SB_GLOBAL double *ETS_RESTRICT dl, SB_GLOBAL double *ETS_RESTRICT db,
@@ -305,6 +305,14 @@ SB_FN void ets_normal_flush(sb_i32 k, sb_i64 sw, sb_i32 nr, SB_GLOBAL const doub
             }
         }
     }
+}
+
+/* The season ring's derivatives by the initial states at a pass's start
+ * (ds, m x k, element (r, j) at (r k + j) sw): season j of the first m - 1
+ * (state 1 + tr + j) is its own, the tied last one minus their sum. */
+SB_FN void ets_ds_start(SB_GLOBAL double *ds, sb_i32 k, sb_i32 m, sb_i32 tr, sb_i64 sw) {
+    for (sb_i64 i = 0; i < (sb_i64)m * k; i++) ds[(sb_i64)(i) * sw] = 0.0;
+    for (sb_i32 j = 0; j < m - 1; j++) ds[(sb_i64)((sb_i64)j * k + 1 + tr + j) * sw] = 1.0, ds[(sb_i64)((sb_i64)(m - 1) * k + 1 + tr + j) * sw] = -1.0;
 }
 
 /* Step t's value yt, the states' forecast lp (the level and the damped
@@ -370,10 +378,7 @@ ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac
         for (sb_i32 j = 0; j < k; j++) g[(sb_i64)(j) * sw] = 0.0, dl[(sb_i64)(j) * sw] = 0.0, db[(sb_i64)(j) * sw] = 0.0;
         dl[(sb_i64)(0) * sw] = 1.0;
         if (tr) db[(sb_i64)(1) * sw] = 1.0;
-        if (se) {
-            for (sb_i64 i = 0; i < (sb_i64)m * k; i++) ds[(sb_i64)(i) * sw] = 0.0;
-            for (sb_i32 j = 0; j < m - 1; j++) ds[(sb_i64)((sb_i64)j * k + 1 + tr + j) * sw] = 1.0, ds[(sb_i64)((sb_i64)(m - 1) * k + 1 + tr + j) * sw] = -1.0;
-        }
+        if (se) ets_ds_start(ds, k, m, tr, sw);
     }
     double sse = 0.0, lsum = 0.0; /* lsum: multiplicative errors' sum of log yhat, in time order */
 #ifndef SB_COMPAT_DEVICE
@@ -462,7 +467,7 @@ ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac
 
 #ifdef ETS_USE_REG
 /* The states a device's Jacobian pass keeps in registers (ets_pass_reg):
- * k <= ETS_KR (a season of up to 7 with a trend, 8 without). */
+ * k <= ETS_KR (a season of up to 8 with a trend, 9 without). */
 #define ETS_KR 9
 
 /* ets_pass_model's Jacobian pass (jac, no out) for k <= ETS_KR on a device,
@@ -490,10 +495,7 @@ SB_FN_BIG double ets_pass_reg(ets_work *w, SB_GLOBAL const double *x, SB_GLOBAL 
     }
     SB_UNROLL for (sb_i32 q = 0; q < ETS_KR * (ETS_KR + 1) / 2; q++) Ar[q] = 0.0;
     SB_GLOBAL double *s = w->s, *ds = w->ds;
-    if (se) {
-        for (sb_i64 i = 0; i < (sb_i64)m * k; i++) ds[(sb_i64)(i) * sw] = 0.0;
-        for (sb_i32 j = 0; j < m - 1; j++) ds[(sb_i64)((sb_i64)j * k + 1 + tr + j) * sw] = 1.0, ds[(sb_i64)((sb_i64)(m - 1) * k + 1 + tr + j) * sw] = -1.0;
-    }
+    if (se) ets_ds_start(ds, k, m, tr, sw);
     double l, b;
     ets_spread(w, x, &l, &b, s);
     double sse = 0.0, lsum = 0.0;

@@ -49,9 +49,9 @@ SB_FN sb_i64 sb_global_size(int d) {
     return d == 0 ? (sb_i64)gridDim.x * blockDim.x : (sb_i64)gridDim.y * blockDim.y;
 }
 #define sb_barrier() __syncthreads()
+#define sb_barrier_global() __syncthreads()
 /* a loop of constant length unrolled whole (its arrays then registers) */
 #define SB_UNROLL _Pragma("unroll")
-#define sb_barrier_global() __syncthreads()
 /* Integer atomics (global or shared): order-free, so exact. */
 #define sb_atom_add64(p, v) atomicAdd((unsigned long long *)(p), (unsigned long long)(v))
 #define sb_atom_cas64(p, c, v) \

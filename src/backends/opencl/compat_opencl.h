@@ -56,9 +56,9 @@ typedef long sb_i64;
 #define sb_group_id(d) ((int)get_group_id(d))
 #define sb_global_size(d) ((sb_i64)get_global_size(d))
 #define sb_barrier() barrier(CLK_LOCAL_MEM_FENCE)
+#define sb_barrier_global() barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)
 /* a loop of constant length unrolled whole (its arrays then registers) */
 #define SB_UNROLL _Pragma("unroll")
-#define sb_barrier_global() barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)
 /* Integer atomics (global or local): order-free, so exact. */
 #define sb_atom_add64(p, v) atom_add((p), (v))
 #define sb_atom_cas64(p, c, v) atom_cmpxchg((p), (c), (v))

@@ -38,8 +38,6 @@ static inline void ts_digest_f64(sb_sha256_ctx *c, double v) {
     sb_sha256_update(c, b, 8);
 }
 
-/* A batch's offsets: at least one series and offsets[0] == 0; family names
- * the family in the refusal ("arima", "exponential smoothing"). */
 /* The most series a device launch of the time series families takes:
  * SAMEBITS_<BACKEND>_TS_CHUNK (CUDA or OPENCL, sb_device_env), a positive
  * integer, or 0 (unset: the memory budget alone). A schedule input only (a
@@ -49,6 +47,8 @@ static inline void ts_digest_f64(sb_sha256_ctx *c, double v) {
 struct sb_device;
 sb_status ts_device_chunk(const struct sb_device *d, int64_t *max_series);
 
+/* A batch's offsets: at least one series and offsets[0] == 0; family names
+ * the family in the refusal ("arima", "exponential smoothing"). */
 sb_status ts_check_offsets(const char *family, const int64_t *offsets, int64_t nseries);
 
 /* Series i of a batch: offsets that do not decrease, at most 2^31 - 1
