@@ -91,7 +91,7 @@ typedef struct ets_spec {
 /* the counts a fit writes: nfev, nit, converged, k, ntrace */
 #define ETS_NCOUNTS 5
 
-/* The grid's points at most (ets_grid): 5 alphas, 3 betas, gammas, phis. */
+/* The grid's points at most (ets_search's grid): 5 alphas, 3 betas, gammas, phis. */
 #define ETS_GRID_MAX (5 * 3 * 3 * 3)
 /* The time steps whose Jacobian rows a pass holds before adding them to the
  * normal equations (ets_normal_flush). */
@@ -126,7 +126,7 @@ typedef struct ets_work {
     SB_GLOBAL double *rows; /* ETS_BLOCK x (k + 1) (+3): a block's Jacobian rows dy and errors e */
     SB_GLOBAL double *v;    /* k: multiplicative errors' mean of dyhat / yhat over the series */
     SB_GLOBAL double *gridf; /* ETS_GRID_MAX: the objective at the grid's points, once ngrid of them are in */
-    sb_i32 ngrid;   /* the grid's points the search has (all of them, once ets_grid ends) */
+    sb_i32 ngrid;   /* the grid's points the search has (all of them, once the search's grid ends) */
     SB_GLOBAL sb_i32 *drop;
     sb_i64 sw;      /* the stride of every scratch array: element j of x is x[j * sw] (1 on the host;
                      * a device interleaves its work-items' scratch, so that neighbours' reads coalesce) */
@@ -720,7 +720,7 @@ SB_FN double ets_grid_value(sb_i32 p, sb_i32 i) {
 /* The grid values of parameter p: 5 for alpha, 3 for the others. */
 SB_FN sb_i32 ets_grid_count(sb_i32 p) { return p == 0 ? 5 : 3; }
 
-/* Where the point in w->par is in the grid (ets_grid's order, the last free
+/* Where the point in w->par is in the grid (the search's order, the last free
  * parameter fastest), or -1 when it is not a grid point. */
 SB_FN sb_i32 ets_grid_index(const ets_work *w) {
     sb_i32 pos = 0;
@@ -738,7 +738,7 @@ SB_FN sb_i32 ets_grid_index(const ets_work *w) {
  * folding into their bounds). The search's objective (w->gn_max at
  * ETS_GN_SEARCH) is a pure function of the folded point, so a grid point the
  * simplex comes back to (its first vertex, a reflection onto the lattice)
- * takes the value ets_grid computed there: the same bits, counted as an
+ * takes the value the grid computed there: the same bits, counted as an
  * evaluation as before, without the passes. */
 SB_FN double ets_objective(ets_work *w, const double *u) {
     for (sb_i32 i = 0; i < w->nfree; i++)
@@ -781,136 +781,267 @@ SB_FN void ets_clamp(const ets_work *w, double *x) {
     for (sb_i32 i = 0; i < w->nfree; i++) x[i] = ets_fold(x[i], ets_lo(w->free_idx[i]), ets_hi(w->free_idx[i]));
 }
 
-/* One bounded Nelder-Mead run from x0 (inside the bounds) with the given
- * first step, over unbounded coordinates folded into the bounds (ets_fold):
- * reflection 1, expansion 2, contractions 1/2, shrink 1/2; vertices kept ordered by SSE,
- * ties in their previous order). x0 gets the best vertex, the return value its
- * SSE; *conv is 1 when the simplex met both tolerances. Each iteration appends
- * the best SSE to the fit's trace. */
-SB_FN_BIG double ets_nm(ets_work *w, double *x0, double step, sb_i32 *conv) {
-    const sb_i32 d = w->nfree;
-    double v[SB_ETS_NPAR + 1][SB_ETS_NPAR], fv[SB_ETS_NPAR + 1], c[SB_ETS_NPAR], xr[SB_ETS_NPAR], xe[SB_ETS_NPAR],
-        xc[SB_ETS_NPAR];
+/* The search as a resumable procedure: every objective it wants is asked
+ * for by its place in one loop (ets_fit_series': ask, evaluate, take), not
+ * from inside the simplex's branches. The order of the points and every
+ * value is what a recursive search computes; what changes is where the
+ * evaluation is called from. On a device that is the point: the work-items
+ * of a group run different series whose simplexes branch differently
+ * (reflect, expand, contract, shrink), and an evaluation called from four
+ * branches runs four times over, once for each branch's work-items, while
+ * one called from the loop runs once for all of them. */
+
+/* One bounded Nelder-Mead run (ets_nm_begin, ets_nm_take) from x0 (inside
+ * the bounds) with the given first step, over unbounded coordinates folded
+ * into the bounds (ets_fold): reflection 1, expansion 2, contractions 1/2,
+ * shrink 1/2; vertices kept ordered by SSE, ties in their previous order.
+ * Each iteration appends the best SSE to the fit's trace. At its end x
+ * holds the best vertex (folded: where its SSE f was computed) and conv is
+ * 1 when the simplex met both tolerances. */
+enum { ETS_NM_INIT, ETS_NM_REFLECT, ETS_NM_EXPAND, ETS_NM_OUTSIDE, ETS_NM_INSIDE, ETS_NM_SHRINK };
+typedef struct ets_nm {
+    double v[SB_ETS_NPAR + 1][SB_ETS_NPAR], fv[SB_ETS_NPAR + 1], c[SB_ETS_NPAR], xr[SB_ETS_NPAR],
+        xe[SB_ETS_NPAR], xc[SB_ETS_NPAR], fr, step;
+    double x[SB_ETS_NPAR], f; /* the end: the best vertex and its SSE */
     sb_i32 ord[SB_ETS_NPAR + 1];
-    for (sb_i32 i = 0; i <= d; i++) {
-        for (sb_i32 j = 0; j < d; j++) v[i][j] = x0[j];
-        if (i > 0) {
-            const double hi = ets_hi(w->free_idx[i - 1]);
-            v[i][i - 1] = x0[i - 1] + step <= hi ? x0[i - 1] + step : x0[i - 1] - step;
-        }
-        fv[i] = ets_objective(w, v[i]);
-        ord[i] = i;
+    sb_i32 it, i, pc, conv;
+} ets_nm;
+
+/* Vertex i of the first simplex (x0 moved by the step along coordinate
+ * i - 1, inward at the upper bound) into u. */
+SB_FN void ets_nm_vertex(ets_nm *s, const ets_work *w, sb_i32 i, double *u) {
+    const sb_i32 d = w->nfree;
+    for (sb_i32 j = 0; j < d; j++) s->v[i][j] = s->v[0][j];
+    if (i > 0) {
+        const double hi = ets_hi(w->free_idx[i - 1]), x = s->v[0][i - 1];
+        s->v[i][i - 1] = x + s->step <= hi ? x + s->step : x - s->step;
     }
-    *conv = 0;
-    for (sb_i32 it = 0; it < ETS_NM_ITER * d; it++) {
-        for (sb_i32 i = 1; i <= d; i++) /* insertion sort: stable */
-            for (sb_i32 j = i; j > 0 && fv[ord[j]] < fv[ord[j - 1]]; j--) {
-                const sb_i32 t = ord[j];
-                ord[j] = ord[j - 1], ord[j - 1] = t;
-            }
-        const sb_i32 b0 = ord[0];
-        const double fb = fv[b0];
-        w->trace[w->ntrace++] = fb;
-        w->nit++;
-        double xs = 0.0, fs = 0.0;
-        for (sb_i32 i = 1; i <= d; i++) {
-            const double df = fv[ord[i]] - fb;
-            fs = df > fs || df != df ? df : fs;
-            for (sb_i32 j = 0; j < d; j++) {
-                const double dx = v[ord[i]][j] - v[b0][j], ax = dx < 0.0 ? -dx : dx;
-                xs = ax > xs ? ax : xs;
-            }
-        }
-        if (xs <= ETS_NM_XTOL && fs <= ETS_NM_FTOL * fb) {
-            *conv = 1;
-            break;
-        }
-        const sb_i32 wi = ord[d];
-        for (sb_i32 j = 0; j < d; j++) {
-            double sum = 0.0;
-            for (sb_i32 i = 0; i < d; i++) sum = sum + v[ord[i]][j];
-            c[j] = sum / (double)d;
-        }
-        for (sb_i32 j = 0; j < d; j++) xr[j] = c[j] + (c[j] - v[wi][j]);
-        const double fr = ets_objective(w, xr);
-        int shrink = 0;
-        if (fr < fb) {
-            for (sb_i32 j = 0; j < d; j++) xe[j] = c[j] + 2.0 * (c[j] - v[wi][j]);
-            const double fe = ets_objective(w, xe);
-            if (fe < fr) {
-                for (sb_i32 j = 0; j < d; j++) v[wi][j] = xe[j];
-                fv[wi] = fe;
-            } else {
-                for (sb_i32 j = 0; j < d; j++) v[wi][j] = xr[j];
-                fv[wi] = fr;
-            }
-        } else if (fr < fv[ord[d - 1]]) {
-            for (sb_i32 j = 0; j < d; j++) v[wi][j] = xr[j];
-            fv[wi] = fr;
-        } else if (fr < fv[wi]) { /* outside contraction */
-            for (sb_i32 j = 0; j < d; j++) xc[j] = c[j] + 0.5 * (xr[j] - c[j]);
-            const double fc = ets_objective(w, xc);
-            if (fc <= fr) {
-                for (sb_i32 j = 0; j < d; j++) v[wi][j] = xc[j];
-                fv[wi] = fc;
-            } else
-                shrink = 1;
-        } else { /* inside contraction */
-            for (sb_i32 j = 0; j < d; j++) xc[j] = c[j] + 0.5 * (v[wi][j] - c[j]);
-            const double fc = ets_objective(w, xc);
-            if (fc < fv[wi]) {
-                for (sb_i32 j = 0; j < d; j++) v[wi][j] = xc[j];
-                fv[wi] = fc;
-            } else
-                shrink = 1;
-        }
-        if (shrink) {
-            const sb_i32 bi = ord[0];
-            for (sb_i32 i = 0; i <= d; i++) {
-                if (i == bi) continue;
-                for (sb_i32 j = 0; j < d; j++) v[i][j] = v[bi][j] + 0.5 * (v[i][j] - v[bi][j]);
-                fv[i] = ets_objective(w, v[i]);
-            }
-        }
-    }
-    sb_i32 bi = 0;
-    for (sb_i32 i = 1; i <= d; i++)
-        if (fv[i] < fv[bi] || (fv[i] == fv[bi] && i < bi)) bi = i;
-    for (sb_i32 j = 0; j < d; j++) x0[j] = v[bi][j];
-    ets_clamp(w, x0); /* the folded point: where the SSE fv[bi] was computed */
-    return fv[bi];
+    for (sb_i32 j = 0; j < d; j++) u[j] = s->v[i][j];
 }
 
-SB_FN_BIG void ets_grid(ets_work *w, double best[ETS_STARTS][SB_ETS_NPAR], sb_i32 *nbest) {
+/* A run from x0 begins: its first point into u. */
+SB_FN void ets_nm_begin(ets_nm *s, const ets_work *w, const double *x0, double step, double *u) {
+    for (sb_i32 j = 0; j < w->nfree; j++) s->v[0][j] = x0[j];
+    s->step = step, s->it = 0, s->i = 0, s->pc = ETS_NM_INIT, s->conv = 0;
+    ets_nm_vertex(s, w, 0, u);
+}
+
+/* The run's end: the best vertex (ties to the lower index), folded. */
+SB_FN void ets_nm_end(ets_nm *s, const ets_work *w) {
     const sb_i32 d = w->nfree;
-    sb_i32 cnt[SB_ETS_NPAR], idx[SB_ETS_NPAR] = {0, 0, 0, 0};
-    for (sb_i32 i = 0; i < d; i++) cnt[i] = ets_grid_count(w->free_idx[i]);
-    double fb[ETS_STARTS], th[SB_ETS_NPAR];
-    *nbest = 0;
-    sb_i32 pos = 0; /* the point's place in grid order: what ets_grid_index gives it */
-    for (;;) {
-        for (sb_i32 i = 0; i < d; i++) th[i] = ets_grid_value(w->free_idx[i], idx[i]);
-        const double fv = ets_objective(w, th);
-        w->gridf[(sb_i64)(pos++) * ETS_SW(w)] = fv;
+    sb_i32 bi = 0;
+    for (sb_i32 i = 1; i <= d; i++)
+        if (s->fv[i] < s->fv[bi] || (s->fv[i] == s->fv[bi] && i < bi)) bi = i;
+    for (sb_i32 j = 0; j < d; j++) s->x[j] = s->v[bi][j];
+    ets_clamp(w, s->x);
+    s->f = s->fv[bi];
+}
+
+/* An iteration's start (iteration s->it): the order, the trace, the
+ * tolerances, then the reflection asked for in u. 0 when the run ends. */
+SB_FN int ets_nm_top(ets_nm *s, ets_work *w, double *u) {
+    const sb_i32 d = w->nfree;
+    if (s->it >= ETS_NM_ITER * d) {
+        ets_nm_end(s, w);
+        return 0;
+    }
+    for (sb_i32 i = 1; i <= d; i++) /* insertion sort: stable */
+        for (sb_i32 j = i; j > 0 && s->fv[s->ord[j]] < s->fv[s->ord[j - 1]]; j--) {
+            const sb_i32 t = s->ord[j];
+            s->ord[j] = s->ord[j - 1], s->ord[j - 1] = t;
+        }
+    const sb_i32 b0 = s->ord[0];
+    const double fb = s->fv[b0];
+    w->trace[w->ntrace++] = fb;
+    w->nit++;
+    double xs = 0.0, fs = 0.0;
+    for (sb_i32 i = 1; i <= d; i++) {
+        const double df = s->fv[s->ord[i]] - fb;
+        fs = df > fs || df != df ? df : fs;
+        for (sb_i32 j = 0; j < d; j++) {
+            const double dx = s->v[s->ord[i]][j] - s->v[b0][j], ax = dx < 0.0 ? -dx : dx;
+            xs = ax > xs ? ax : xs;
+        }
+    }
+    if (xs <= ETS_NM_XTOL && fs <= ETS_NM_FTOL * fb) {
+        s->conv = 1;
+        ets_nm_end(s, w);
+        return 0;
+    }
+    const sb_i32 wi = s->ord[d];
+    for (sb_i32 j = 0; j < d; j++) {
+        double sum = 0.0;
+        for (sb_i32 i = 0; i < d; i++) sum = sum + s->v[s->ord[i]][j];
+        s->c[j] = sum / (double)d;
+    }
+    for (sb_i32 j = 0; j < d; j++) u[j] = s->xr[j] = s->c[j] + (s->c[j] - s->v[wi][j]);
+    s->pc = ETS_NM_REFLECT;
+    return 1;
+}
+
+/* The next vertex of a shrink from index from on (all but the best, ord[0],
+ * each halved toward it) into u; 0 when none is left. */
+SB_FN int ets_nm_shrink_next(ets_nm *s, const ets_work *w, sb_i32 from, double *u) {
+    const sb_i32 d = w->nfree, bi = s->ord[0];
+    sb_i32 i = from;
+    if (i == bi) i++;
+    if (i > d) return 0;
+    for (sb_i32 j = 0; j < d; j++) u[j] = s->v[i][j] = s->v[bi][j] + 0.5 * (s->v[i][j] - s->v[bi][j]);
+    s->i = i;
+    return 1;
+}
+
+/* The run takes f, the objective at the point it last asked for, and asks
+ * for the next in u (1), or ends (0: ets_nm_end's x, f and conv). */
+SB_FN int ets_nm_take(ets_nm *s, ets_work *w, double f, double *u) {
+    const sb_i32 d = w->nfree, wi = s->ord[d];
+    int shrink = 0;
+    switch (s->pc) {
+    case ETS_NM_INIT:
+        s->fv[s->i] = f;
+        s->ord[s->i] = s->i;
+        if (++s->i <= d) {
+            ets_nm_vertex(s, w, s->i, u);
+            return 1;
+        }
+        return ets_nm_top(s, w, u);
+    case ETS_NM_REFLECT:
+        s->fr = f;
+        if (f < s->fv[s->ord[0]]) {
+            for (sb_i32 j = 0; j < d; j++) u[j] = s->xe[j] = s->c[j] + 2.0 * (s->c[j] - s->v[wi][j]);
+            s->pc = ETS_NM_EXPAND;
+            return 1;
+        }
+        if (f < s->fv[s->ord[d - 1]]) {
+            for (sb_i32 j = 0; j < d; j++) s->v[wi][j] = s->xr[j];
+            s->fv[wi] = f;
+        } else if (f < s->fv[wi]) { /* outside contraction */
+            for (sb_i32 j = 0; j < d; j++) u[j] = s->xc[j] = s->c[j] + 0.5 * (s->xr[j] - s->c[j]);
+            s->pc = ETS_NM_OUTSIDE;
+            return 1;
+        } else { /* inside contraction */
+            for (sb_i32 j = 0; j < d; j++) u[j] = s->xc[j] = s->c[j] + 0.5 * (s->v[wi][j] - s->c[j]);
+            s->pc = ETS_NM_INSIDE;
+            return 1;
+        }
+        break;
+    case ETS_NM_EXPAND:
+        if (f < s->fr) {
+            for (sb_i32 j = 0; j < d; j++) s->v[wi][j] = s->xe[j];
+            s->fv[wi] = f;
+        } else {
+            for (sb_i32 j = 0; j < d; j++) s->v[wi][j] = s->xr[j];
+            s->fv[wi] = s->fr;
+        }
+        break;
+    case ETS_NM_OUTSIDE:
+    case ETS_NM_INSIDE:
+        if (s->pc == ETS_NM_OUTSIDE ? f <= s->fr : f < s->fv[wi]) {
+            for (sb_i32 j = 0; j < d; j++) s->v[wi][j] = s->xc[j];
+            s->fv[wi] = f;
+        } else
+            shrink = 1;
+        break;
+    default: /* ETS_NM_SHRINK */
+        s->fv[s->i] = f;
+        if (ets_nm_shrink_next(s, w, s->i + 1, u)) return 1;
+        break;
+    }
+    if (shrink) {
+        s->pc = ETS_NM_SHRINK;
+        if (ets_nm_shrink_next(s, w, 0, u)) return 1;
+    }
+    s->it++;
+    return ets_nm_top(s, w, u);
+}
+
+/* The whole search (ets_search_begin, ets_search_take): the grid in its
+ * order (ets_grid_value's comment), each point's objective kept for the
+ * simplex's returns to it; a run from each of its ETS_STARTS best points
+ * (step 0.1); the lowest end, ties to the earlier start, runs again from a
+ * fresh simplex (step 0.05); and at its end the objective once more with
+ * ETS_GN_FINAL Gauss-Newton steps, which leaves the fit's states in w->x
+ * and its parameters in w->par. */
+enum { ETS_S_GRID, ETS_S_RUNS, ETS_S_LAST, ETS_S_FINAL };
+typedef struct ets_search {
+    ets_nm nm;
+    double u[SB_ETS_NPAR]; /* the point whose objective the search asks for */
+    double starts[ETS_STARTS][SB_ETS_NPAR], fb[ETS_STARTS], th[SB_ETS_NPAR], fbest;
+    sb_i32 idx[SB_ETS_NPAR], cnt[SB_ETS_NPAR], pos, nbest, run, stage, converged;
+} ets_search;
+
+/* The grid's point at s->idx into u. */
+SB_FN void ets_grid_point(ets_search *s, const ets_work *w) {
+    for (sb_i32 i = 0; i < w->nfree; i++) s->u[i] = ets_grid_value(w->free_idx[i], s->idx[i]);
+}
+
+/* The search begins (w->nfree > 0): the grid's first point into s->u. */
+SB_FN void ets_search_begin(ets_search *s, const ets_work *w) {
+    for (sb_i32 i = 0; i < SB_ETS_NPAR; i++) {
+        s->idx[i] = 0, s->cnt[i] = i < w->nfree ? ets_grid_count(w->free_idx[i]) : 1;
+        s->th[i] = 0.0, s->u[i] = 0.0;
+        for (sb_i32 q = 0; q < ETS_STARTS; q++) s->starts[q][i] = 0.0; /* the unused tail is copied whole */
+    }
+    s->fbest = ets_inf(), s->pos = 0, s->nbest = 0, s->run = 0, s->stage = ETS_S_GRID, s->converged = 1;
+    ets_grid_point(s, w);
+}
+
+/* The search takes f, the objective at s->u, and asks for the next point
+ * in s->u (1), or ends (0: the final objective taken). */
+SB_FN int ets_search_take(ets_search *s, ets_work *w, double f) {
+    const sb_i32 d = w->nfree;
+    switch (s->stage) {
+    case ETS_S_GRID: {
+        w->gridf[(sb_i64)(s->pos++) * ETS_SW(w)] = f;
         /* keep the ETS_STARTS lowest, ties in grid order (a later point
          * enters only below an equal one's place) */
-        sb_i32 at = *nbest;
-        while (at > 0 && fv < fb[at - 1]) at--;
+        sb_i32 at = s->nbest;
+        while (at > 0 && f < s->fb[at - 1]) at--;
         if (at < ETS_STARTS) {
-            const sb_i32 last = *nbest < ETS_STARTS ? *nbest : ETS_STARTS - 1;
+            const sb_i32 last = s->nbest < ETS_STARTS ? s->nbest : ETS_STARTS - 1;
             for (sb_i32 j = last; j > at; j--) {
-                fb[j] = fb[j - 1];
-                for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) best[j][q] = best[j - 1][q];
+                s->fb[j] = s->fb[j - 1];
+                for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) s->starts[j][q] = s->starts[j - 1][q];
             }
-            fb[at] = fv;
-            for (sb_i32 q = 0; q < d; q++) best[at][q] = th[q];
-            if (*nbest < ETS_STARTS) (*nbest)++;
+            s->fb[at] = f;
+            for (sb_i32 q = 0; q < d; q++) s->starts[at][q] = s->u[q];
+            if (s->nbest < ETS_STARTS) s->nbest++;
         }
         sb_i32 i = d - 1;
-        while (i >= 0 && ++idx[i] == cnt[i]) idx[i--] = 0;
-        if (i < 0) break;
+        while (i >= 0 && ++s->idx[i] == s->cnt[i]) s->idx[i--] = 0;
+        if (i >= 0) {
+            ets_grid_point(s, w);
+            return 1;
+        }
+        w->ngrid = s->pos; /* the objective's lookups begin */
+        s->stage = ETS_S_RUNS, s->run = 0;
+        ets_nm_begin(&s->nm, w, s->starts[0], 0.1, s->u);
+        return 1;
     }
-    w->ngrid = pos; /* the objective's lookups begin */
+    case ETS_S_RUNS:
+        if (ets_nm_take(&s->nm, w, f, s->u)) return 1;
+        for (sb_i32 q = 0; q < d; q++) s->starts[s->run][q] = s->nm.x[q];
+        if (s->run == 0 || s->nm.f < s->fbest) {
+            s->fbest = s->nm.f;
+            for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) s->th[q] = s->starts[s->run][q];
+        }
+        if (++s->run < s->nbest) {
+            ets_nm_begin(&s->nm, w, s->starts[s->run], 0.1, s->u);
+            return 1;
+        }
+        s->stage = ETS_S_LAST;
+        ets_nm_begin(&s->nm, w, s->th, 0.05, s->u);
+        return 1;
+    case ETS_S_LAST:
+        if (ets_nm_take(&s->nm, w, f, s->u)) return 1;
+        for (sb_i32 q = 0; q < d; q++) s->th[q] = s->u[q] = s->nm.x[q];
+        s->converged = s->nm.conv;
+        w->gn_max = ETS_GN_FINAL; /* the states of the best point, solved further */
+        s->stage = ETS_S_FINAL;
+        return 1;
+    default: /* ETS_S_FINAL */
+        return 0;
+    }
 }
 
 /* The heuristic start of the initial states (a fixed rule, the start of
@@ -1014,26 +1145,12 @@ SB_FN_BIG void ets_fit_series(const ets_spec *sp, SB_GLOBAL const double *y, sb_
             w.gn_max = ETS_GN_FINAL;
             ets_inner(&w);
         } else {
-            double starts[ETS_STARTS][SB_ETS_NPAR], th[SB_ETS_NPAR] = {0.0, 0.0, 0.0, 0.0}, fbest = ets_inf();
-            for (sb_i32 i = 0; i < ETS_STARTS; i++)
-                for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) starts[i][q] = 0.0; /* the unused tail is copied whole */
-            sb_i32 ns = 0;
-            ets_grid(&w, starts, &ns);
-            /* a run from each start (step 0.1); the lowest end, ties to the
-             * earlier start, runs again with a fresh simplex (step 0.05) */
-            for (sb_i32 i = 0; i < ns; i++) {
-                sb_i32 c1;
-                const double fv = ets_nm(&w, starts[i], 0.1, &c1);
-                if (i == 0 || fv < fbest) {
-                    fbest = fv;
-                    for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) th[q] = starts[i][q];
-                }
-            }
-            sb_i32 c2;
-            ets_nm(&w, th, 0.05, &c2);
-            converged = c2;
-            w.gn_max = ETS_GN_FINAL;
-            ets_objective(&w, th); /* the states of the best point, into w.x, solved further */
+            /* the search asks, the objective answers: one call site (the
+             * search's comment says why) */
+            ets_search s;
+            ets_search_begin(&s, &w);
+            for (int more = 1; more;) more = ets_search_take(&s, &w, ets_objective(&w, s.u));
+            converged = s.converged;
         }
     }
     for (sb_i32 i = 0; i < SB_ETS_NPAR; i++) o.par[i] = w.par[i];

@@ -19,7 +19,7 @@
 #define SB_HOST_V4 1
 #pragma GCC target("avx2")
 /* every function of kernels/ets.h takes an _avx2 name in this instance: the
- * compiler emits some of them out of line (ets_pass, ets_inner, ets_nm,
+ * compiler emits some of them out of line (ets_pass, ets_inner, ets_nm_take,
  * ets_fit_series today), and under the kernel's own names they would be
  * indistinguishable, in a binary's symbols, from ets.c's generic instance,
  * which must hold no instruction above the baseline; tools/isa-dispatch.txt
@@ -54,8 +54,15 @@
 #define ets_grid_index ets_grid_index_avx2
 #define ets_objective ets_objective_avx2
 #define ets_clamp ets_clamp_avx2
-#define ets_nm ets_nm_avx2
-#define ets_grid ets_grid_avx2
+#define ets_nm_vertex ets_nm_vertex_avx2
+#define ets_nm_begin ets_nm_begin_avx2
+#define ets_nm_end ets_nm_end_avx2
+#define ets_nm_top ets_nm_top_avx2
+#define ets_nm_shrink_next ets_nm_shrink_next_avx2
+#define ets_nm_take ets_nm_take_avx2
+#define ets_grid_point ets_grid_point_avx2
+#define ets_search_begin ets_search_begin_avx2
+#define ets_search_take ets_search_take_avx2
 #define ets_start ets_start_avx2
 #define ets_fit_series ets_fit_series_avx2
 #include "ets.h"
