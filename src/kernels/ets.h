@@ -476,14 +476,14 @@ ETS_INLINE double ets_pass_model(ets_work *w, SB_GLOBAL const double *x, int jac
  * arrays, every loop over them of constant length, unrolled, an element past
  * k left alone), and each element of A and g a running sum in time order,
  * added step by step as ets_normal_flush's sums are (a sum's blocks change
- * no bit); the season ring and its derivatives (the m x k ring) in private
- * arrays, indexed (local memory: cached). One work-item a series has few
- * warps to hide a memory access's latency behind (10,000 series: about 2.4
- * an SM); this pass touches the scratch only at its start and end, where
- * ets_pass_model touches it about 150 times a step. */
+ * no bit); only the season's derivatives (the m x k ring) and the filter's
+ * season ring stay in the scratch. One work-item a series has few warps to
+ * hide a memory access's latency behind (10,000 series: about 2.4 an SM);
+ * this pass touches the scratch 2 k + 2 times a step instead of about
+ * 150. */
 SB_FN_BIG double ets_pass_reg(ets_work *w, SB_GLOBAL const double *x, SB_GLOBAL double *A, SB_GLOBAL double *g,
                               sb_i32 tr, sb_i32 se, int me) {
-    const sb_i64 sws = w->sw; /* the scratch's stride */
+    const sb_i64 sw = w->sw;
     const ets_spec *sp = &w->sp;
     const sb_i32 k = w->k, m = sp->m;
     const double a = w->par[0], be = tr ? w->par[1] : 0.0, ga = se ? w->par[2] : 0.0;
@@ -494,21 +494,10 @@ SB_FN_BIG double ets_pass_reg(ets_work *w, SB_GLOBAL const double *x, SB_GLOBAL 
         vv[j] = 0.0, dy[j] = 0.0, gr[j] = 0.0;
     }
     SB_UNROLL for (sb_i32 q = 0; q < ETS_KR * (ETS_KR + 1) / 2; q++) Ar[q] = 0.0;
-    /* The season ring and its derivatives (m <= ETS_KR, m k <= ETS_KR^2)
-     * copied from the scratch into private arrays: a device's local memory,
-     * which its L1 caches and writes back, where the scratch's stores go
-     * through to L2 and its loads back from there at every step. Their
-     * starting values are the scratch's (ets_spread, ets_ds_start): copied,
-     * not computed again. sw, the stride the filter's macros read the ring
-     * with, is 1 from here on. */
-    double sr[ETS_KR], dsr[ETS_KR * ETS_KR];
+    SB_GLOBAL double *s = w->s, *ds = w->ds;
+    if (se) ets_ds_start(ds, k, m, tr, sw);
     double l, b;
-    if (se) ets_ds_start(w->ds, k, m, tr, sws);
-    ets_spread(w, x, &l, &b, w->s);
-    for (sb_i32 i = 0; se && i < m; i++) sr[i] = w->s[(sb_i64)i * sws];
-    for (sb_i32 i = 0; se && i < m * k; i++) dsr[i] = w->ds[(sb_i64)i * sws];
-    double *s = sr, *ds = dsr;
-    const sb_i64 sw = 1;
+    ets_spread(w, x, &l, &b, s);
     double sse = 0.0, lsum = 0.0;
 #ifdef SB_SABOTAGE_ETS_SSE_ORDER
     double pend = 0.0;
@@ -528,9 +517,9 @@ SB_FN_BIG double ets_pass_reg(ets_work *w, SB_GLOBAL const double *x, SB_GLOBAL 
         ETS_SSE_ADD();
         const double qs = se == ETS_MUL ? yt / (st * st) : 0.0, ql = se == ETS_MUL ? yt / (lp * lp) : 0.0;
         const double qy = me ? yt / (yh * yh) : 0.0;
-        double *dst = ds + r * k;
+        SB_GLOBAL double *dst = ds + (sb_i64)r * k * sw;
         SB_UNROLL for (sb_i32 j = 0; j < ETS_KR; j++)
-            if (j < k) ETS_JAC_ELEM(dl[j], db[j], dst[j], dy[j], vv[j]);
+            if (j < k) ETS_JAC_ELEM(dl[j], db[j], dst[(sb_i64)(j) * sw], dy[j], vv[j]);
         sb_i32 q = 0;
         SB_UNROLL for (sb_i32 i = 0; i < ETS_KR; i++) {
             SB_UNROLL for (sb_i32 j = i; j < ETS_KR; j++, q++)
@@ -564,8 +553,8 @@ SB_FN_BIG double ets_pass_reg(ets_work *w, SB_GLOBAL const double *x, SB_GLOBAL 
     sb_i32 q = 0;
     SB_UNROLL for (sb_i32 i = 0; i < ETS_KR; i++) {
         SB_UNROLL for (sb_i32 j = i; j < ETS_KR; j++, q++)
-            if (j < k) A[((sb_i64)i * k + j) * sws] = Ar[q];
-        if (i < k) g[(sb_i64)(i) * sws] = gr[i];
+            if (j < k) A[((sb_i64)i * k + j) * sw] = Ar[q];
+        if (i < k) g[(sb_i64)(i) * sw] = gr[i];
     }
     if (me) {
         const double qv = sse * sb__hx_exp(ex);
