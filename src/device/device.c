@@ -3,6 +3,7 @@
  * its one set of refusals, and the checks every backend call shares.
  */
 #include "device.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,20 @@ const char *sb_device_env(const sb_device *d, const char *what) {
     char key[96];
     snprintf(key, sizeof key, "SAMEBITS_%s_%s", d->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL", what);
     return getenv(key);
+}
+
+sb_status sb_device_env_count(const sb_device *d, const char *what, const char *unit, int64_t *n) {
+    *n = 0;
+    const char *v = sb_device_env(d, what);
+    if (!v || !*v) return SB_OK;
+    char *end = NULL;
+    errno = 0;
+    const long long x = strtoll(v, &end, 10);
+    if (!end || *end || errno || x < 1)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_%s='%s': not a positive integer (%s)",
+                       d->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL", what, v, unit);
+    *n = (int64_t)x;
+    return SB_OK;
 }
 
 sb_status sb_device_parse_ready(const char *name, sb_device_kind *out) {

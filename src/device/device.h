@@ -124,6 +124,13 @@ const char *sb_device_kernel_name(sb_program_id prog, int32_t k);
 /* getenv("SAMEBITS_<BACKEND>_<what>") for d's backend (CUDA or OPENCL): the
  * knobs each backend has always read, now read once for both. */
 const char *sb_device_env(const sb_device *d, const char *what);
+/* SAMEBITS_<BACKEND>_<what> as a count (a schedule input: how many of
+ * something a launch takes): *n 0 when it is unset or empty, its value when
+ * a positive integer; any other value refused by name
+ * (SB_ERR_INVALID_ARGUMENT, the message naming the variable, its value and
+ * unit, what it counts), so that a mistyped knob is never silently the
+ * default. */
+sb_status sb_device_env_count(const sb_device *d, const char *what, const char *unit, int64_t *n);
 
 /* The vendor library's exact int8 product, where the backend has one and
  * SAMEBITS_<BACKEND>_IGEMM is not "portable": c[coff/4 + i*ldc + j] =

@@ -62,6 +62,17 @@ def test_histogram_path_and_chunks_change_no_bit(hist):
     assert r.returncode == 0 and f"{N} fixtures: {N} identical" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("bad", ["0", "-3", "two", "2x", "99999999999999999999"])
+def test_a_bad_chunk_is_refused_by_name(bad):
+    # SAMEBITS_<BACKEND>_FOREST_CHUNK is a count (device.c's sb_device_env_count):
+    # anything but a positive integer is refused when the device opens, never
+    # silently the default
+    r = verify("forest-rf-classes", env={"SAMEBITS_OPENCL_FOREST_CHUNK": bad})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f"SAMEBITS_OPENCL_FOREST_CHUNK='{bad}': not a positive integer (nodes a launch)" in r.stdout + r.stderr, \
+        r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("hist", ["global", "local"])
 def test_float_atomic_arm_makes_the_regression_fixture_differ(hist):
     r = verify(*TREES, env={"SAMEBITS_OPENCL_ARM": "float-atomic", "SAMEBITS_OPENCL_HIST": hist})

@@ -78,6 +78,7 @@ struct sb_fdev {
     size_t dyn;          /* the next launch's dynamic local bytes */
     size_t local_cap;    /* local bytes kf_hist may take */
     size_t hist_budget;  /* histogram bytes a chunk of large nodes may take */
+    int64_t chunk_cap;   /* _FOREST_CHUNK: at most this many nodes a launch (0: no cap) */
     sb_fdev_setup s;     /* the host's copy (array pointers cleared) */
     int32_t stride, maxnb;
     int32_t hassw;       /* balanced_subsample with sample weights (B_SW) */
@@ -218,6 +219,8 @@ static sb_status open_inner(sb_fdev *d, const sb_fdev_setup *s) {
     if (hv && *hv && strcmp(hv, "global") != 0 && strncmp(hv, "local", 5) != 0) /* local32, local64: the tree device's */
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_HIST='%s': expected local, local32, local64 or global",
                        d->dv->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL", hv);
+    st = sb_device_env_count(d->dv, "FOREST_CHUNK", "nodes a launch", &d->chunk_cap);
+    if (st != SB_OK) return st;
     const int64_t lm = d->dv->local_mem, kl = (int64_t)sb_device_kernel_local(d->dv, KF_HIST);
     d->local_cap = lm > kl + 1024 ? (size_t)(lm - kl - 1024) : 0;
     if (d->local_cap > FOCL_LOCAL_CAP) d->local_cap = FOCL_LOCAL_CAP;
@@ -480,10 +483,9 @@ static sb_status focl_split(sb_fdev *d, const sb_fdev_node *nodes, int32_t nnode
     const int32_t nv = d->s.rules.nv;
     const size_t hbytes = sizeof(int64_t) * (size_t)d->s.mtry * (size_t)(d->maxnb + 1) * (size_t)nv;
     int64_t chunk = (int64_t)(d->hist_budget / hbytes), small_chunk = FOCL_SMALL_CHUNK;
-    const char *env = sb_device_env(d->dv, "FOREST_CHUNK");
-    if (env && atol(env) > 0) {
-        if (chunk > atol(env)) chunk = atol(env);
-        if (small_chunk > atol(env)) small_chunk = atol(env);
+    if (d->chunk_cap > 0) {
+        if (chunk > d->chunk_cap) chunk = d->chunk_cap;
+        if (small_chunk > d->chunk_cap) small_chunk = d->chunk_cap;
     }
     if (chunk < 1) chunk = 1;
     int32_t *idx = sb_malloc(sizeof(int32_t) * (size_t)nnodes);

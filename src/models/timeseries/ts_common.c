@@ -9,16 +9,7 @@
 #include <stdlib.h>
 
 sb_status ts_device_chunk(const sb_device *d, int64_t *max_series) {
-    *max_series = 0;
-    const char *v = sb_device_env(d, "TS_CHUNK");
-    if (!v || !*v) return SB_OK;
-    char *end = NULL;
-    const long long n = strtoll(v, &end, 10);
-    if (!end || *end || n < 1)
-        return sb_fail(SB_ERR_INVALID_ARGUMENT, "SAMEBITS_%s_TS_CHUNK='%s': not a positive integer (series a launch)",
-                       d->kind == SB_DEVICE_CUDA ? "CUDA" : "OPENCL", v);
-    *max_series = (int64_t)n;
-    return SB_OK;
+    return sb_device_env_count(d, "TS_CHUNK", "series a launch", max_series);
 }
 
 sb_status ts_check_offsets(const char *family, const int64_t *offsets, int64_t nseries) {
