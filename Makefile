@@ -373,6 +373,9 @@ deps:
 	sh tools/ensure-deps.sh
 
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# pytest's workers in `make test` (pytest-xdist): every test is a process of its own
+# files (tmp_path); the packaging tests, which run make, share one worker.
+PYTEST_WORKERS ?= $(JOBS)
 NATIVE_ARMS := libm-exp thread-chunks float-hist ties rng-order rank-ties forest-keys gemm-order gemm-fma \
   reduce-order topk-ties jacobi-order libm-log libm-sigmoid forest-ties bin-key writer-endian f64-conv \
   refusal-downgrade nan-side lin-dot kmeans-ties knn-ties knn-bound dbscan-border agglo-ties spectral-order \
@@ -411,7 +414,8 @@ test: deps
 	$(MAKE) hip-check
 	$(MAKE) opencl-check
 	$(MAKE) sanitize
-	python3 -m pytest tests -ra -p no:cacheprovider --durations=40
+	$(MAKE) -j$(JOBS) wheel-bins a64-dyn-bins isa-arm-bins isa-arm-a64-bins
+	python3 -m pytest tests -ra -p no:cacheprovider --durations=40 -n $(PYTEST_WORKERS) --dist loadgroup
 
 # docs/SUPPORT_MATRIX.md is generated from evidence/*/*/summary.json only.
 support-matrix:

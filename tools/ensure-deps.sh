@@ -62,6 +62,8 @@ pip_need() {
 # Python package's integration tests use (the package itself needs none of them;
 # samebits.plotting imports matplotlib when a plot is drawn).
 pip_need pytest pytest python3-pytest
+# pytest-xdist: `make test` spreads the suite over the machine's cores (-n)
+pip_need xdist pytest-xdist python3-pytest-xdist
 pip_need numpy numpy python3-numpy
 pip_need sklearn scikit-learn python3-sklearn
 pip_need pandas pandas python3-pandas

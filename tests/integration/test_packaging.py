@@ -18,6 +18,10 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tools"))
 import isa_gate  # noqa: E402
 
+# These tests run make over shared build folders: one pytest-xdist worker runs
+# them all, one after another (`make test` builds their binaries beforehand).
+pytestmark = pytest.mark.xdist_group("packaging")
+
 JOBS = str(os.cpu_count() or 2)
 
 
