@@ -64,7 +64,7 @@ def version():
 
 
 def profile_version():
-    """The numeric profile the library implements, e.g. 'sb-identical-v7'."""
+    """The numeric profile the library implements, e.g. 'sb-identical-v8'."""
     return _lib.sb_profile_version().decode()
 
 

@@ -34,9 +34,10 @@
  * - the smoothing parameters by a bounded Nelder-Mead simplex (Nelder and
  *   Mead 1965, in the ordering of Lagarias, Reeds, Wright and Wright, SIAM J.
  *   Optim. 9, 1998; every trial point folded into the box by reflection at
- *   its bounds), run from each of the three best points of a fixed grid; the
- *   lowest end runs once more from a fresh simplex (the usual cure for a
- *   simplex that collapsed early), and its end is the fit.
+ *   its bounds), run from each of the three best points of a fixed grid to a
+ *   loose tolerance; the lowest end runs once more from a fresh simplex (the
+ *   usual cure for a simplex that collapsed early) to a tight one, and its
+ *   end is the fit.
  *
  * Arithmetic: IEEE binary64 (the family states float64), + - * / only, no
  * contraction (the host's -ffp-contract=off, nvcc's -fmad=false, OpenCL's
@@ -81,8 +82,14 @@ typedef struct ets_spec {
 #define ETS_HALVINGS 40     /* step halvings before a Gauss-Newton step is given up */
 #define ETS_GN_TOL 1e-12    /* a Gauss-Newton step lowering the SSE by at most this (relative) ends the search */
 #define ETS_NM_ITER 200     /* simplex iterations a run, times the dimension */
-#define ETS_NM_XTOL 1e-6    /* simplex size at which a run stops (with the next) */
-#define ETS_NM_FTOL 1e-10   /* relative spread of SSE at which a run stops */
+#define ETS_NM_XTOL 1e-6    /* simplex size at which the last run stops (with the next) */
+#define ETS_NM_FTOL 1e-10   /* relative spread of SSE at which the last run stops */
+/* The runs from the grid's starts stop sooner: they only choose where the
+ * last run starts, and that run, from a fresh simplex, refines to the
+ * tolerances above (measured on 320 of bench/ts_gpu_bench.py's series: 0.52x
+ * the evaluations, the final SSE within 2.9e-5 relative; profile v8). */
+#define ETS_NM_XTOL_START 1e-3
+#define ETS_NM_FTOL_START 1e-6
 #define ETS_STARTS 3        /* grid points the simplex search starts from */
 #define ETS_PHI_LO 0.8      /* the damping parameter's bounds (statsmodels') */
 #define ETS_PHI_HI 0.995
@@ -801,7 +808,7 @@ SB_FN void ets_clamp(const ets_work *w, double *x) {
 enum { ETS_NM_INIT, ETS_NM_REFLECT, ETS_NM_EXPAND, ETS_NM_OUTSIDE, ETS_NM_INSIDE, ETS_NM_SHRINK };
 typedef struct ets_nm {
     double v[SB_ETS_NPAR + 1][SB_ETS_NPAR], fv[SB_ETS_NPAR + 1], c[SB_ETS_NPAR], xr[SB_ETS_NPAR],
-        xe[SB_ETS_NPAR], xc[SB_ETS_NPAR], fr, step;
+        xe[SB_ETS_NPAR], xc[SB_ETS_NPAR], fr, step, xtol, ftol;
     double x[SB_ETS_NPAR], f; /* the end: the best vertex and its SSE */
     sb_i32 ord[SB_ETS_NPAR + 1];
     sb_i32 it, i, pc, conv;
@@ -819,10 +826,12 @@ SB_FN void ets_nm_vertex(ets_nm *s, const ets_work *w, sb_i32 i, double *u) {
     for (sb_i32 j = 0; j < d; j++) u[j] = s->v[i][j];
 }
 
-/* A run from x0 begins: its first point into u. */
-SB_FN void ets_nm_begin(ets_nm *s, const ets_work *w, const double *x0, double step, double *u) {
+/* A run from x0 begins, to end at simplex size xtol and relative spread
+ * ftol: its first point into u. */
+SB_FN void ets_nm_begin(ets_nm *s, const ets_work *w, const double *x0, double step, double xtol, double ftol,
+                        double *u) {
     for (sb_i32 j = 0; j < w->nfree; j++) s->v[0][j] = x0[j];
-    s->step = step, s->it = 0, s->i = 0, s->pc = ETS_NM_INIT, s->conv = 0;
+    s->step = step, s->xtol = xtol, s->ftol = ftol, s->it = 0, s->i = 0, s->pc = ETS_NM_INIT, s->conv = 0;
     ets_nm_vertex(s, w, 0, u);
 }
 
@@ -863,7 +872,7 @@ SB_FN int ets_nm_top(ets_nm *s, ets_work *w, double *u) {
             xs = ax > xs ? ax : xs;
         }
     }
-    if (xs <= ETS_NM_XTOL && fs <= ETS_NM_FTOL * fb) {
+    if (xs <= s->xtol && fs <= s->ftol * fb) {
         s->conv = 1;
         ets_nm_end(s, w);
         return 0;
@@ -958,8 +967,9 @@ SB_FN int ets_nm_take(ets_nm *s, ets_work *w, double f, double *u) {
 /* The whole search (ets_search_begin, ets_search_take): the grid in its
  * order (ets_grid_value's comment), each point's objective kept for the
  * simplex's returns to it; a run from each of its ETS_STARTS best points
- * (step 0.1); the lowest end, ties to the earlier start, runs again from a
- * fresh simplex (step 0.05); and at its end the objective once more with
+ * (step 0.1, to ETS_NM_XTOL_START and ETS_NM_FTOL_START); the lowest end,
+ * ties to the earlier start, runs again from a fresh simplex (step 0.05, to
+ * ETS_NM_XTOL and ETS_NM_FTOL); and at its end the objective once more with
  * ETS_GN_FINAL Gauss-Newton steps, which leaves the fit's states in w->x
  * and its parameters in w->par. */
 enum { ETS_S_GRID, ETS_S_RUNS, ETS_S_LAST, ETS_S_FINAL };
@@ -1015,7 +1025,7 @@ SB_FN int ets_search_take(ets_search *s, ets_work *w, double f) {
         }
         w->ngrid = s->pos; /* the objective's lookups begin */
         s->stage = ETS_S_RUNS, s->run = 0;
-        ets_nm_begin(&s->nm, w, s->starts[0], 0.1, s->u);
+        ets_nm_begin(&s->nm, w, s->starts[0], 0.1, ETS_NM_XTOL_START, ETS_NM_FTOL_START, s->u);
         return 1;
     }
     case ETS_S_RUNS:
@@ -1026,11 +1036,11 @@ SB_FN int ets_search_take(ets_search *s, ets_work *w, double f) {
             for (sb_i32 q = 0; q < SB_ETS_NPAR; q++) s->th[q] = s->starts[s->run][q];
         }
         if (++s->run < s->nbest) {
-            ets_nm_begin(&s->nm, w, s->starts[s->run], 0.1, s->u);
+            ets_nm_begin(&s->nm, w, s->starts[s->run], 0.1, ETS_NM_XTOL_START, ETS_NM_FTOL_START, s->u);
             return 1;
         }
         s->stage = ETS_S_LAST;
-        ets_nm_begin(&s->nm, w, s->th, 0.05, s->u);
+        ets_nm_begin(&s->nm, w, s->th, 0.05, ETS_NM_XTOL, ETS_NM_FTOL, s->u);
         return 1;
     case ETS_S_LAST:
         if (ets_nm_take(&s->nm, w, f, s->u)) return 1;
