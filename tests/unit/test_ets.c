@@ -330,7 +330,7 @@ static void v7_series(double *y) {
 }
 
 /* The v8 bump changed exponential smoothing's training only (the simplex
- * runs from the grid's starts end at 1e-3 / 1e-6): a v7 file loads and
+ * runs from the grid's starts end at 1e-2 / 1e-5): a v7 file loads and
  * forecasts the bits of the library that wrote it, while the same series
  * fitted here gives other parameters (on this flat SSE another point: SSE
  * 455.90 against v7's 453.48). Fails if a prediction rule moved with the
