@@ -6,7 +6,6 @@
 #include "ts_common.h"
 #include "../../device/device.h"
 #include <stdio.h>
-#include <stdlib.h>
 
 sb_status ts_device_chunk(const sb_device *d, int64_t *max_series) {
     return sb_device_env_count(d, "TS_CHUNK", "series a launch", max_series);
