@@ -563,6 +563,18 @@ typedef struct {
     int32_t *rcnt, *wcnt; /* per row: in-flight units reading / writing it */
 } um_sched;
 
+/* The negative samples an edge draws in epoch ft: the whole periods of epsn
+ * between its next negative time and ft (umap-learn's schedule). None
+ * without negatives (rate 0: epsn and next_neg are infinite, and their
+ * quotient NaN, which no integer holds), nor for a quotient outside any
+ * count (a loaded model's values); the device's kernel (kernels/umap.h
+ * sb_um_edge) draws by the same rule. */
+static inline int32_t um_negatives(int32_t rate, float ft, float next_neg, float epsn) {
+    if (rate <= 0) return 0;
+    const float r = (ft - next_neg) / epsn;
+    return r > -1.0e9f && r < 1.0e9f ? (int32_t)r : 0;
+}
+
 /* The edge at position q of the epoch's order. */
 static inline int64_t um_edge(int64_t ne, int64_t q) {
 #ifdef SB_SABOTAGE_UMAP_EPOCH_ORDER
@@ -586,7 +598,7 @@ static int um_plan(const um_sched *s, int32_t t, int64_t *q, um_unit *u) {
         if (s->head[e] != j) break;
         if (!(s->next[e] <= ft)) continue;
         s->next[e] += s->eps[e];
-        const int32_t nneg = (int32_t)((ft - s->next_neg[e]) / s->epsn[e]);
+        const int32_t nneg = um_negatives(s->p->neg_rate, ft, s->next_neg[e], s->epsn[e]);
         if (!um_unit_grow(u, u->cnt + 1 + (nneg > 0 ? nneg : 0))) return 0;
         u->o[u->cnt] = s->tail[e], u->neg[u->cnt++] = 0;
         sb_u32 w[4];
@@ -973,7 +985,7 @@ static void tr_task(void *ctx, int64_t q) {
             }
             for (int32_t c = 0; c < nc; c++) cur[c] += um_clip(gc * (cur[c] - oth[c])) * alpha;
             next[e] += eps[e];
-            const int32_t nneg = (int32_t)((ft - next_neg[e]) / epsn[e]);
+            const int32_t nneg = um_negatives(p->neg_rate, ft, next_neg[e], epsn[e]);
             for (int32_t s = 0; s < nneg; s++) {
                 sb_u32 wd[4];
                 sb_rng_words(key, UM_PURPOSE_NEG + 1u, ((uint64_t)t << 40) | (uint64_t)e, (sb_u32)(s >> 2), wd);
