@@ -40,7 +40,7 @@ extern "C" {
 #define SB_VERSION_PATCH 0
 #define SB_VERSION_STRING "0.1.0"
 /* The numeric profile this library implements (docs/numeric-profile.md). */
-#define SB_PROFILE_VERSION "sb-identical-v8"
+#define SB_PROFILE_VERSION "sb-identical-v9"
 
 /* ---- status and errors -------------------------------------------------- */
 
@@ -76,7 +76,7 @@ SB_API const char *sb_last_error(void);
  * can differ from this header's when a program loads another build).
  * Not a status: a constant string compiled into the library; cannot fail. */
 SB_API const char *sb_version(void);
-/* Numeric profile version, e.g. "sb-identical-v8".
+/* Numeric profile version, e.g. "sb-identical-v9".
  * Not a status: a constant string compiled into the library; cannot fail. */
 SB_API const char *sb_profile_version(void);
 

@@ -64,7 +64,7 @@ def version():
 
 
 def profile_version():
-    """The numeric profile the library implements, e.g. 'sb-identical-v8'."""
+    """The numeric profile the library implements, e.g. 'sb-identical-v9'."""
     return _lib.sb_profile_version().decode()
 
 

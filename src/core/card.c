@@ -3,7 +3,7 @@
  * SHA-256 of the elements' canonical bytes) plus informative metadata. Two runs
  * that agree on every stage agree on every recorded bit; the first stage where
  * they part says where to look. Format (docs/cards.md), JSON lines:
- *   {"samebits_card":1,"profile":"sb-identical-v8","library":"0.1.0","meta.k":"v",...}
+ *   {"samebits_card":1,"profile":"sb-identical-v9","library":"0.1.0","meta.k":"v",...}
  *   {"i":0,"stage":"input.x","dtype":"f32","count":4096,"sha256":"<64 hex>"}
  */
 #include "internal.h"

@@ -297,7 +297,13 @@ SB_FN_BIG void ak_lyapunov(ak_work *wk) {
  * a += P e0 v / F, P -= P e0 e0' P / F; the prediction a <- T a,
  * P <- T P T' + R R' (T: phi in the first column, ones above the diagonal).
  * With wk->fin, v, F and pr get each step's innovation, variance and
- * prediction; a and P end as the state predicted after the last value. */
+ * prediction; a and P end as the state predicted after the last value.
+ * Two shortcuts that move no bit: log F is taken again only when F's bits
+ * change, and once an observed step's update leaves every bit of P as it
+ * was, P is a fixed point of that step's map, so later observed steps skip
+ * it (a missing value's step runs the whole update and ends the skip). A
+ * stationary filter converges in tens to hundreds of steps, after which a
+ * step costs O(r) rather than O(r^2) and a logarithm. */
 /* Entry j of row i of T TP (ak_filter's prediction): phi_i TP_0j plus
  * TP_(i+1)j, the update of the old P's row i + 1 at offset o1 read on the
  * fly (nxt 1: P_(i+1)j - k p0_j; 2, a missing value's step: P_(i+1)j as it
@@ -326,6 +332,9 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
     ak_lyapunov(wk);
     for (sb_i32 i = 0; i < r; i++) AK(a, i) = 0.0;
     double s = 0.0, l = 0.0;
+    sb_u64 fbits = sb_d2u(-1.0); /* the bits of the F whose log is lF: no positive F has these */
+    double lF = 0.0;
+    int fixed = 0; /* the last observed step left P as it was */
     for (sb_i64 t = 0; t < wk->nd; t++) {
         const double F = AK(P, 0);
         if (!(F > 0.0)) return 0;
@@ -338,12 +347,17 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
             const double v = wt - mu - AK(a, 0);
             if (wk->fin) AK(wk->v, t) = v, AK(wk->F, t) = F;
             s = s + (v * v) / F;
-            l = l + ak_log(F);
+            if (sb_d2u(F) != fbits) fbits = sb_d2u(F), lF = ak_log(F);
+            l = l + lF;
             for (sb_i32 i = 0; i < r; i++) AK(a, i) = AK(a, i) + AK(P, i * r) * (v / F);
         }
         const double a0 = AK(a, 0);
         for (sb_i32 i = 0; i + 1 < r; i++) AK(a, i) = AK(phi, i) * a0 + AK(a, i + 1);
         AK(a, r - 1) = AK(phi, r - 1) * a0 + 0.0;
+        if (obs && fixed) {
+            if (!ak_finite(s) || !ak_finite(l)) return 0;
+            continue;
+        }
         /* The update TP = P - P e0 e0' P / F (row i: P_i. - (P_i0 / F) P_0.;
          * TP = P where the value is missing), the prediction
          * P <- T TP T' + R R', one row at a time in place: row i of T TP is
@@ -352,6 +366,7 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
          * column's g_(j+1) is 0), g row i of T TP (ak_pred_elem). Row i + 1
          * of the old P is read (updated on the fly) before row i of the new
          * one is written, row 0 kept aside in p0. */
+        int same = 1; /* every entry of the new P has the old one's bits */
         const double k0 = AK(P, 0) / F;
         for (sb_i32 j = 0; j < r; j++) {
             const double pj = AK(P, j);
@@ -367,10 +382,15 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
             const double gi0 = ak_pred_elem(sw, nxt, phii, k, t0, p0, P, o1, 0);
             for (sb_i32 j = 0; j + 1 < r; j++) {
                 const double gn = ak_pred_elem(sw, nxt, phii, k, t0, p0, P, o1, j + 1);
-                AK(P, o + j) = AK_KALMAN_SUM(gi0 * AK(phi, j), gn, thi * AK(th, j));
+                const double pij = AK_KALMAN_SUM(gi0 * AK(phi, j), gn, thi * AK(th, j));
+                same = same && sb_d2u(pij) == sb_d2u(AK(P, o + j));
+                AK(P, o + j) = pij;
             }
-            AK(P, o + r - 1) = AK_KALMAN_SUM(gi0 * AK(phi, r - 1), 0.0, thi * AK(th, r - 1));
+            const double pil = AK_KALMAN_SUM(gi0 * AK(phi, r - 1), 0.0, thi * AK(th, r - 1));
+            same = same && sb_d2u(pil) == sb_d2u(AK(P, o + r - 1));
+            AK(P, o + r - 1) = pil;
         }
+        fixed = obs && same;
         if (!ak_finite(s) || !ak_finite(l)) return 0;
     }
     *S = s, *lf = l;

@@ -14,7 +14,7 @@
 #include <string.h>
 
 const char *const sb_model_profiles[] = {"sb-identical-v1", "sb-identical-v2", "sb-identical-v3", "sb-identical-v4",
-                                         "sb-identical-v5", "sb-identical-v6", "sb-identical-v7",
+                                         "sb-identical-v5", "sb-identical-v6", "sb-identical-v7", "sb-identical-v8",
                                          SB_PROFILE_VERSION};
 const int32_t sb_model_nprofiles = (int32_t)(sizeof sb_model_profiles / sizeof sb_model_profiles[0]);
 

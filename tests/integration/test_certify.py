@@ -219,7 +219,7 @@ def independent_check(d):
     file, and each file's digest in its expected card (docs/conformance.md)."""
     lines = (d / "MANIFEST.jsonl").read_text().splitlines()
     head = json.loads(lines[0])
-    assert head["samebits_conformance"] == 1 and head["profile"] == PROFILE == "sb-identical-v8"
+    assert head["samebits_conformance"] == 1 and head["profile"] == PROFILE == "sb-identical-v9"
     files = [json.loads(ln) for ln in lines[1:]]
     files = [f for f in files if f["role"] != "fixture"]
     size = {"u8": 1, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f32": 4}

@@ -13,7 +13,7 @@ from conftest import FIXTURES, ROOT, build_dir, reference_card, samebits
 
 def test_version_and_help():
     r = samebits("version")
-    assert r.returncode == 0 and "sb-identical-v8" in r.stdout
+    assert r.returncode == 0 and "sb-identical-v9" in r.stdout
     r = samebits("help")
     assert r.returncode == 0 and "card diff" in r.stdout
 
@@ -28,7 +28,7 @@ def test_no_command_and_unknown_command():
 def test_doctor_reports_build_facts():
     r = samebits("doctor", "--threads", "3")
     assert r.returncode == 0, r.stdout + r.stderr
-    for key in ("version:", "profile: sb-identical-v8", "cflags:", "-ffp-contract=off",
+    for key in ("version:", "profile: sb-identical-v9", "cflags:", "-ffp-contract=off",
                 "contraction: off", "denormals: kept", "backends: cpu", "threads: 3",
                 "numeric mode: identical", "sabotage: none"):
         assert key in r.stdout, key

@@ -12,7 +12,7 @@ from conftest import ROOT
 
 SCRIPT = ROOT / "tools" / "device-h200.sh"
 
-VERIFY_PARTED = """samebits verify: profile sb-identical-v8, arch x86_64, device cuda, threads 16
+VERIFY_PARTED = """samebits verify: profile sb-identical-v9, arch x86_64, device cuda, threads 16
   profile-core    DIFFERS: differ at stage 4: math.input (digest)
   a: 00
   b: 11
@@ -23,7 +23,7 @@ VERIFY_PARTED = """samebits verify: profile sb-identical-v8, arch x86_64, device
 verify: FAIL
 """
 
-VERIFY_NOT_PARTED = """samebits verify: profile sb-identical-v8, arch x86_64, device opencl, threads 16
+VERIFY_NOT_PARTED = """samebits verify: profile sb-identical-v9, arch x86_64, device opencl, threads 16
   logit-train     REFUSED SB_ERR_BACKEND_UNAVAILABLE: fixture 'logit-train' runs on the cpu only
   gbdt-regression ERROR SB_ERR_INTERNAL: opencl: building the kernels failed
   gbdt-binary     identical (67 stages)

@@ -17,7 +17,7 @@ SMALL = dict(n_estimators=15, num_leaves=8, min_samples_leaf=5)
 
 def test_import_reports_versions():
     assert samebits.__version__ == samebits.version() == "0.1.0"
-    assert samebits.profile_version() == "sb-identical-v8"
+    assert samebits.profile_version() == "sb-identical-v9"
     assert samebits.backend() == "cpu"
     info = samebits.build_info()
     assert info["version"] == "0.1.0" and info["contraction"].startswith("off")

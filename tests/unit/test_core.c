@@ -41,7 +41,7 @@ SB_TEST(test_core_last_error_is_per_thread) {
 
 SB_TEST(test_core_version) {
     SB_CHECK(strcmp(sb_version(), SB_VERSION_STRING) == 0);
-    SB_CHECK(strcmp(sb_profile_version(), "sb-identical-v8") == 0);
+    SB_CHECK(strcmp(sb_profile_version(), "sb-identical-v9") == 0);
     size_t need = 0;
     SB_CHECK(sb_build_info(NULL, 0, &need) == SB_OK && need > 10);
     char small[8];

@@ -734,8 +734,8 @@ SB_TEST(test_model_format_other_profile_named) {
     sb_model *m = regression_model();
     for (uint32_t v = 1; v <= 2; v++) {
         craft c = plain_v(v);
-        c.profile = "sb-identical-v9";
-        SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "'sb-identical-v9' is not one this library reads ('" SB_PROFILE_VERSION "' or earlier)"));
+        c.profile = "sb-identical-v10";
+        SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "'sb-identical-v10' is not one this library reads ('" SB_PROFILE_VERSION "' or earlier)"));
         c.profile = "";
         SB_CHECK(crafted_rejects(m, c, SB_ERR_INVALID_INPUT, "profile"));
     }
