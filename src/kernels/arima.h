@@ -41,7 +41,7 @@
 #define AK_MAX_ORDER 20 /* arima.h's SB_ARIMA_MAX_ORDER (arima.c checks they agree) */
 #define AK_MAX_PAR (4 * AK_MAX_ORDER + 2)
 #define AK_NM_MAXD 64   /* ts_common.h's TS_NM_MAXD */
-#define AK_BFGS_MAXIT 100   /* R's optim default */
+#define AK_BFGS_MAXIT 500   /* R's optim default is 100; profile v9: 500 (docs/timeseries.md, "Profile v9") */
 #define AK_BFGS_RELTOL 1e-12 /* R's rule; 1e-8 stopped short (co2 AR(1): llf 3.7e-5 relative below) */
 #define AK_BFGS_NDEPS 1e-3  /* R's optim default ndeps */
 #define AK_NM_ITER 400  /* simplex iterations a run, times the dimension */
