@@ -627,25 +627,49 @@ SB_FN double ak_reg(const ak_work *wk, const sb_i32 *lag, const sb_i32 *grp, sb_
 /* The least squares fit of z on k regressors (ak_reg) over the rows t >= t0
  * where z_t and every regressor are observed: the normal equations (sums in
  * time order) solved by ak_chol_solve into beta. Returns the rows used, or
- * -1 when they are fewer than 2k or the equations are singular. */
+ * -1 when they are fewer than 2k or the equations are singular.
+ * Each sum (beta_i, G_ij) runs over the rows in time order from 0.0; the
+ * sums are taken an element, or four elements of a row of G side by side, at
+ * a time with the accumulators in registers (on a device a read-modify-write
+ * of the strided G for every row was the start's cost), the rows marked
+ * once in wk->v (free until the final pass). The same bits as one pass over
+ * the rows updating every element. */
+#define AK_LS_BLOCK 4
 SB_FN_BIG sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32 *lag, const sb_i32 *grp) {
     const sb_i64 sw = wk->sw, n = wk->nd;
-    SB_GLOBAL double *G = wk->G, *beta = wk->beta;
-    for (sb_i32 i = 0; i < k; i++) {
-        AK(beta, i) = 0.0;
+    SB_GLOBAL double *G = wk->G, *beta = wk->beta, *ok = wk->v;
+    for (sb_i32 i = 0; i < k; i++)
         for (sb_i32 j = 0; j < k; j++) AK(G, i * k + j) = 0.0;
-    }
     sb_i64 rows = 0;
     for (sb_i64 t = t0; t < n; t++) {
-        const double zt = AK(wk->z, t);
-        int miss = ak_missing(zt);
+        int miss = ak_missing(AK(wk->z, t));
         for (sb_i32 j = 0; j < k && !miss; j++) miss = ak_missing(ak_reg(wk, lag, grp, j, t));
-        if (miss) continue;
-        rows++;
-        for (sb_i32 i = 0; i < k; i++) {
-            const double xi = ak_reg(wk, lag, grp, i, t);
-            AK(beta, i) = AK(beta, i) + xi * zt;
-            for (sb_i32 j = 0; j <= i; j++) AK(G, i * k + j) = AK(G, i * k + j) + xi * ak_reg(wk, lag, grp, j, t);
+        AK(ok, t) = miss ? 0.0 : 1.0;
+        rows += miss ? 0 : 1;
+    }
+    for (sb_i32 i = 0; i < k; i++) {
+        double b = 0.0;
+        for (sb_i64 t = t0; t < n; t++)
+            if (AK(ok, t) != 0.0) b = b + ak_reg(wk, lag, grp, i, t) * AK(wk->z, t);
+        AK(beta, i) = b;
+        sb_i32 j = 0;
+        for (; j + AK_LS_BLOCK <= i + 1; j += AK_LS_BLOCK) {
+            double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
+            for (sb_i64 t = t0; t < n; t++) {
+                if (AK(ok, t) == 0.0) continue;
+                const double xi = ak_reg(wk, lag, grp, i, t);
+                g0 = g0 + xi * ak_reg(wk, lag, grp, j, t);
+                g1 = g1 + xi * ak_reg(wk, lag, grp, j + 1, t);
+                g2 = g2 + xi * ak_reg(wk, lag, grp, j + 2, t);
+                g3 = g3 + xi * ak_reg(wk, lag, grp, j + 3, t);
+            }
+            AK(G, i * k + j) = g0, AK(G, i * k + j + 1) = g1, AK(G, i * k + j + 2) = g2, AK(G, i * k + j + 3) = g3;
+        }
+        for (; j <= i; j++) {
+            double g = 0.0;
+            for (sb_i64 t = t0; t < n; t++)
+                if (AK(ok, t) != 0.0) g = g + ak_reg(wk, lag, grp, i, t) * ak_reg(wk, lag, grp, j, t);
+            AK(G, i * k + j) = g;
         }
     }
     if (rows < 2 * (sb_i64)k || !ak_chol_solve(sw, G, beta, k)) return -1;
