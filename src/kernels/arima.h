@@ -321,7 +321,7 @@ SB_FN double ak_pred_elem(sb_i64 sw, int nxt, double phii, double k, SB_GLOBAL c
 #else
 #define AK_KALMAN_SUM(tt, nx, rr) (((tt) + (nx)) + (rr))
 #endif
-SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
+SB_FN_BIG int ak_filter_mem(ak_work *wk, double mu, double *S, double *lf) {
     const sb_i64 sw = wk->sw;
     const sb_i32 r = wk->r;
     SB_GLOBAL double *a = wk->a, *P = wk->P;
@@ -395,6 +395,111 @@ SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
     }
     *S = s, *lf = l;
     return 1;
+}
+
+/* ak_filter_mem's filter for a state of at most AK_RR, the same bits: the
+ * state, its covariance, phi and theta held in fixed-size arrays (every loop
+ * over them of constant length, unrolled, an element past r left alone, so a
+ * device keeps them in registers), each element computed by the same
+ * operations in the same order (row i of the new P from the old rows 0 and
+ * i + 1, the last column's g_(j+1) the literal 0.0). On a device the strided
+ * scratch cost a memory access's latency several times a step, and one
+ * work-item a series has few warps to hide it behind. a and P are written
+ * back at the end, as the general filter leaves them. */
+#define AK_RR 4
+#if defined(SB_COMPAT_DEVICE) || defined(AK_FILTER_REG)
+#define AK_USE_REG 1
+#endif
+#ifdef AK_USE_REG
+SB_FN_BIG int ak_filter_reg(ak_work *wk, double mu, double *S, double *lf) {
+    const sb_i64 sw = wk->sw;
+    const sb_i32 r = wk->r;
+    double a[AK_RR], P[AK_RR][AK_RR], phi[AK_RR], th[AK_RR], t0[AK_RR], p0[AK_RR];
+    ak_lyapunov(wk);
+    SB_UNROLL for (sb_i32 i = 0; i < AK_RR; i++) {
+        a[i] = 0.0, phi[i] = 0.0, th[i] = 0.0, t0[i] = 0.0, p0[i] = 0.0;
+        if (i < r) phi[i] = AK(wk->phi, i), th[i] = AK(wk->theta, i);
+        SB_UNROLL for (sb_i32 j = 0; j < AK_RR; j++) P[i][j] = (i < r && j < r) ? AK(wk->P, i * r + j) : 0.0;
+    }
+    double s = 0.0, l = 0.0;
+    sb_u64 fbits = sb_d2u(-1.0);
+    double lF = 0.0;
+    int fixed = 0;
+    for (sb_i64 t = 0; t < wk->nd; t++) {
+        const double F = P[0][0];
+        if (!(F > 0.0)) return 0;
+        if (wk->fin) AK(wk->pr, t) = mu + a[0];
+        const double wt = AK(wk->w, t);
+        const int obs = !ak_missing(wt);
+        if (!obs) {
+            if (wk->fin) AK(wk->v, t) = ak_nan(), AK(wk->F, t) = F;
+        } else {
+            const double v = wt - mu - a[0];
+            if (wk->fin) AK(wk->v, t) = v, AK(wk->F, t) = F;
+            s = s + (v * v) / F;
+            if (sb_d2u(F) != fbits) fbits = sb_d2u(F), lF = ak_log(F);
+            l = l + lF;
+            SB_UNROLL for (sb_i32 i = 0; i < AK_RR; i++)
+                if (i < r) a[i] = a[i] + P[i][0] * (v / F);
+        }
+        const double a0 = a[0];
+        SB_UNROLL for (sb_i32 i = 0; i < AK_RR; i++)
+            if (i < r) a[i] = phi[i] * a0 + (i + 1 < r ? a[(i + 1) % AK_RR] : 0.0);
+        if (obs && fixed) {
+            if (!ak_finite(s) || !ak_finite(l)) return 0;
+            continue;
+        }
+        int same = 1;
+        const double k0 = P[0][0] / F;
+        SB_UNROLL for (sb_i32 j = 0; j < AK_RR; j++)
+            if (j < r) {
+                const double pj = P[0][j];
+                p0[j] = pj;
+                t0[j] = obs ? pj - k0 * pj : pj;
+            }
+        SB_UNROLL for (sb_i32 i = 0; i < AK_RR; i++) {
+            if (i >= r) continue;
+            const sb_i32 i1 = (i + 1) % AK_RR; /* row i + 1, read only when i + 1 < r */
+            const int nxt = i + 1 == r ? 0 : (obs ? 1 : 2);
+            const double k = nxt == 1 ? P[i1][0] / F : 0.0;
+            double g[AK_RR];
+            SB_UNROLL for (sb_i32 j = 0; j < AK_RR; j++)
+                g[j] = nxt == 1 ? phi[i] * t0[j] + (P[i1][j] - k * p0[j])
+                                : (nxt == 2 ? phi[i] * t0[j] + P[i1][j] : phi[i] * t0[j] + 0.0);
+            SB_UNROLL for (sb_i32 j = 0; j < AK_RR; j++)
+                if (j < r) {
+                    const double gn = j + 1 < r ? g[(j + 1) % AK_RR] : 0.0;
+                    const double pij = AK_KALMAN_SUM(g[0] * phi[j], gn, th[i] * th[j]);
+                    same = same && sb_d2u(pij) == sb_d2u(P[i][j]);
+                    P[i][j] = pij;
+                }
+        }
+        fixed = obs && same;
+        if (!ak_finite(s) || !ak_finite(l)) return 0;
+    }
+    SB_UNROLL for (sb_i32 i = 0; i < AK_RR; i++)
+        if (i < r) {
+            AK(wk->a, i) = a[i];
+            SB_UNROLL for (sb_i32 j = 0; j < AK_RR; j++)
+                if (j < r) AK(wk->P, i * r + j) = P[i][j];
+        }
+    *S = s, *lf = l;
+    return 1;
+}
+
+#endif
+
+/* The filter (ak_filter_mem's contract): on a device the register spelling
+ * for a state of at most AK_RR, the strided scratch's beyond. The host keeps
+ * ak_filter_mem (its scratch is in its caches, and the register spelling's
+ * guards cost it time); tests/unit/test_arima_device.c compiles this header
+ * with AK_FILTER_REG beside the library's host fit, so the two spellings are
+ * held to the same bits on every CPU leg, and PoCL runs the device's. */
+SB_FN_BIG int ak_filter(ak_work *wk, double mu, double *S, double *lf) {
+#ifdef AK_USE_REG
+    if (wk->r <= AK_RR) return ak_filter_reg(wk, mu, S, lf);
+#endif
+    return ak_filter_mem(wk, mu, S, lf);
 }
 
 /* The conditional sum of squares' objective (method=css; Box and Jenkins'

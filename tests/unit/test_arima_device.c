@@ -6,11 +6,17 @@
  * (missing values, given parameters, seasons, a const, no parameter to
  * search), one series at a time and interleaved three at a time as a device
  * lays its scratch out: every value of every series must be the host's bits
- * (this runs on every CPU leg, aarch64 and s390x included). The second fits
+ * (this runs on every CPU leg, aarch64 and s390x included; this file's copy
+ * of the header runs the device's register filter, ak_filter_reg, where the
+ * library's runs ak_filter_mem). The second fits
  * through the public API on device=opencl and cuda where present: the host's
  * digests for every series, in one launch and in launches of one series,
  * alone or in a reversed batch.
  */
+/* the device's filter for a small state (ak_filter_reg), beside the host's
+ * (the library's fit runs ak_filter_mem); defined before any include, as
+ * models/timeseries/arima.h may bring kernels/arima.h in */
+#define AK_FILTER_REG 1
 #include "sb_test.h"
 #include "samebits.h"
 #include "models/timeseries/arima.h"
