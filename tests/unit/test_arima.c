@@ -379,38 +379,56 @@ static void v6_series(double *y) {
     }
 }
 
+/* A golden ARIMA(1,1,1) file written by an earlier profile: it loads, its
+ * params (ar.L1, ma.L1, sigma2) and 6 steps of mean, lower and upper at
+ * alpha 0.05 are the written bits (kpar, kfc: %.17g or repr text), and the
+ * n values of series() fitted here give other coefficients. With same_llf,
+ * that refit's llf must also be within 1e-9 relative of the file's (the
+ * same optimum, so the series is the file's: else the refit moving proves
+ * nothing). */
+static void golden_arima_file(const char *name, const char *const *kpar, const char *const *kfc,
+                              void (*series)(double *), int n, int same_llf) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", sb_test_data_dir(), name);
+    sb_arima *g = NULL;
+    SB_CHECK(sb_arima_load(path, &g) == SB_OK && g != NULL);
+    if (!g) return;
+    double par[3], mean[6], lo[6], up[6], llf_file = 0.0;
+    size_t need = 0;
+    SB_CHECK(sb_arima_get_array(g, 0, "params", par, 3, &need) == SB_OK && need == 3);
+    for (int i = 0; i < 3; i++) SB_CHECK(par[i] == strtod(kpar[i], NULL));
+    SB_CHECK(sb_arima_forecast(g, 0, 6, 0.05, mean, NULL, lo, up) == SB_OK);
+    for (int i = 0; i < 6; i++) {
+        SB_CHECK(mean[i] == strtod(kfc[3 * i], NULL));
+        SB_CHECK(lo[i] == strtod(kfc[3 * i + 1], NULL));
+        SB_CHECK(up[i] == strtod(kfc[3 * i + 2], NULL));
+    }
+    SB_CHECK(sb_arima_get_array(g, 0, "llf", &llf_file, 1, &need) == SB_OK && need == 1);
+    sb_arima_free(g);
+    double *y = malloc(sizeof(double) * (size_t)n);
+    SB_CHECK(y != NULL);
+    if (!y) return;
+    series(y);
+    int64_t off[2] = {0, n};
+    sb_status st = SB_OK;
+    sb_arima *e = fit("order=1,1,1", y, off, 1, &st);
+    free(y);
+    SB_CHECK(st == SB_OK && e != NULL);
+    if (!e) return;
+    double now[3], llf_now = 0.0;
+    SB_CHECK(sb_arima_get_array(e, 0, "params", now, 3, &need) == SB_OK && need == 3);
+    SB_CHECK(now[0] != par[0] && now[1] != par[1]);
+    SB_CHECK(sb_arima_get_array(e, 0, "llf", &llf_now, 1, &need) == SB_OK && need == 1);
+    if (same_llf) SB_CHECK(fabs(llf_now - llf_file) <= 1e-9 * fabs(llf_file));
+    sb_arima_free(e);
+}
+
 /* The v7 bump changed ARIMA's training only: a v6 file loads and forecasts
  * the bits of the library that wrote it, while the same series fitted under
  * this library's BFGS gives other coefficients. Fails if a prediction rule
  * moved with the optimizer, or if the optimizer did not move at all. */
 SB_TEST(test_arima_v6_file_forecasts_its_bits) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", sb_test_data_dir(), GOLDEN_V6_ARIMA_NAME);
-    sb_arima *g = NULL;
-    SB_CHECK(sb_arima_load(path, &g) == SB_OK && g != NULL);
-    if (!g) return;
-    double par[3], mean[6], lo[6], up[6];
-    size_t need = 0;
-    SB_CHECK(sb_arima_get_array(g, 0, "params", par, 3, &need) == SB_OK && need == 3);
-    for (int i = 0; i < 3; i++) SB_CHECK(par[i] == strtod(k_v6_params[i], NULL));
-    SB_CHECK(sb_arima_forecast(g, 0, 6, 0.05, mean, NULL, lo, up) == SB_OK);
-    for (int i = 0; i < 6; i++) {
-        SB_CHECK(mean[i] == strtod(k_v6_forecast[3 * i], NULL));
-        SB_CHECK(lo[i] == strtod(k_v6_forecast[3 * i + 1], NULL));
-        SB_CHECK(up[i] == strtod(k_v6_forecast[3 * i + 2], NULL));
-    }
-    sb_arima_free(g);
-    double y[120];
-    v6_series(y);
-    int64_t off[2] = {0, 120};
-    sb_status st = SB_OK;
-    sb_arima *e = fit("order=1,1,1", y, off, 1, &st);
-    SB_CHECK(st == SB_OK && e != NULL);
-    if (!e) return;
-    double now[3];
-    SB_CHECK(sb_arima_get_array(e, 0, "params", now, 3, &need) == SB_OK && need == 3);
-    SB_CHECK(now[0] != par[0] && now[1] != par[1]);
-    sb_arima_free(e);
+    golden_arima_file(GOLDEN_V6_ARIMA_NAME, k_v6_params, k_v6_forecast, v6_series, 120, 0);
 }
 
 /* ---- the golden v8 file (docs/numeric-profile.md, v9) ---- */
@@ -451,38 +469,5 @@ static void v8_series(double *y) {
  * gives other coefficients. Fails if a prediction rule moved with the
  * optimizer, or if the optimizer did not move at all. */
 SB_TEST(test_arima_v8_file_forecasts_its_bits) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", sb_test_data_dir(), GOLDEN_V8_ARIMA_NAME);
-    sb_arima *g = NULL;
-    SB_CHECK(sb_arima_load(path, &g) == SB_OK && g != NULL);
-    if (!g) return;
-    double par[3], mean[6], lo[6], up[6];
-    size_t need = 0;
-    SB_CHECK(sb_arima_get_array(g, 0, "params", par, 3, &need) == SB_OK && need == 3);
-    for (int i = 0; i < 3; i++) SB_CHECK(par[i] == strtod(k_v8_params[i], NULL));
-    SB_CHECK(sb_arima_forecast(g, 0, 6, 0.05, mean, NULL, lo, up) == SB_OK);
-    for (int i = 0; i < 6; i++) {
-        SB_CHECK(mean[i] == strtod(k_v8_forecast[3 * i], NULL));
-        SB_CHECK(lo[i] == strtod(k_v8_forecast[3 * i + 1], NULL));
-        SB_CHECK(up[i] == strtod(k_v8_forecast[3 * i + 2], NULL));
-    }
-    double llf8 = 0.0;
-    SB_CHECK(sb_arima_get_array(g, 0, "llf", &llf8, 1, &need) == SB_OK && need == 1);
-    sb_arima_free(g);
-    double y[200];
-    v8_series(y);
-    int64_t off[2] = {0, 200};
-    sb_status st = SB_OK;
-    sb_arima *e = fit("order=1,1,1", y, off, 1, &st);
-    SB_CHECK(st == SB_OK && e != NULL);
-    if (!e) return;
-    double now[3];
-    SB_CHECK(sb_arima_get_array(e, 0, "params", now, 3, &need) == SB_OK && need == 3);
-    SB_CHECK(now[0] != par[0] && now[1] != par[1]);
-    /* the same series (else the refit moving proves nothing): the same
-     * optimum, its likelihood within 1e-9 relative of the file's */
-    double llf9 = 0.0;
-    SB_CHECK(sb_arima_get_array(e, 0, "llf", &llf9, 1, &need) == SB_OK && need == 1);
-    SB_CHECK(fabs(llf9 - llf8) <= 1e-9 * fabs(llf8));
-    sb_arima_free(e);
+    golden_arima_file(GOLDEN_V8_ARIMA_NAME, k_v8_params, k_v8_forecast, v8_series, 200, 1);
 }
