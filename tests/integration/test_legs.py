@@ -1,34 +1,51 @@
 """Cross-architecture and cross-thread-count identity of the pinned fixtures.
 
-Every leg (x86-64 natively, aarch64 and s390x under qemu-user) runs every
-fixture at 1, 2 and 7 threads; each card must equal the committed reference
-card stage for stage. test_arms.py shows that broken builds fail this."""
+x86-64 runs every fixture at 1, 2 and 7 threads, aarch64 and s390x (under
+qemu-user) at 1 and 7 (conftest's LEG_THREADS says why): one pass over the
+suite per leg and thread count, one test each, which checks every fixture of
+the pass (each one's stages equal the reference's; a verify pass's cards also
+equal the committed cards by `card diff`) and the pass's own verdict: verify's
+PASS, or doctor's build facts and self-check. test_arms.py and
+test_certify.py show that broken builds fail this."""
 import pytest
 
-from conftest import FIXTURES, LEGS, THREAD_COUNTS, reference_card, run_bin, samebits
+from conftest import DOCTOR_THREADS, FIXTURES, LEG_THREADS, LEGS, card_diff, leg_pass, reference_card, samebits
+
+# Seconds a pass took in a 2-core `make test` (2026-12-07): the order the
+# passes are collected in (conftest.pytest_collection_modifyitems).
+PASS_WEIGHT = {"s390x": 300, "aarch64": 80, "x86_64": 5}
 
 
-@pytest.mark.parametrize("threads", THREAD_COUNTS)
-@pytest.mark.parametrize("leg", list(LEGS))
-@pytest.mark.parametrize("fixture", FIXTURES)
-def test_fixture_card_matches_reference(fixture, leg, threads, tmp_path):
-    card = tmp_path / f"{fixture}-{leg}-{threads}.card"
-    r = run_bin(leg, "samebits", ["fixture", "run", fixture, "--threads", str(threads),
-                                  "--out", str(card)])
-    assert r.returncode == 0, r.stderr
-    d = samebits("card", "diff", str(reference_card(fixture)), str(card))
-    assert d.returncode == 0 and d.stdout.strip() == "identical", d.stdout + d.stderr
+def _passes():
+    for leg in LEGS:
+        for t in LEG_THREADS[leg]:
+            yield pytest.param(leg, t, id=f"{leg}-{t}", marks=pytest.mark.leg_pass(PASS_WEIGHT[leg]))
 
 
-@pytest.mark.parametrize("leg", list(LEGS))
-def test_doctor_self_check_passes(leg):
-    r = run_bin(leg, "samebits", ["doctor"])
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "self-check: passed" in r.stdout
-    assert "contraction: off" in r.stdout
-    assert "denormals: kept" in r.stdout
-    assert f"arch: {leg}" in r.stdout
-    assert ("endianness: big" if leg == "s390x" else "endianness: little") in r.stdout
+@pytest.mark.parametrize("leg,threads", list(_passes()))
+def test_every_fixture_matches_its_reference(leg, threads, tmp_path):
+    s = leg_pass(leg, threads, tmp_path)
+    out = s.stdout[-3000:] + s.stderr[-2000:]
+    bad = [f"{f}: {s.line(f)}" for f in FIXTURES if not s.line(f).startswith("identical")]
+    assert not bad, "\n".join(bad) + "\n" + out
+    assert sorted(s.lines) == sorted(FIXTURES), out
+    assert s.returncode == 0, out
+    if threads == DOCTOR_THREADS[leg]:
+        for fact in ("self-check: passed", "contraction: off", "excess precision: none", "denormals: kept",
+                     f"threads: {threads} ", f"arch: {leg}",
+                     "endianness: big" if leg == "s390x" else "endianness: little"):
+            assert fact in s.stdout, (fact, out)
+        return
+    n = len(FIXTURES)
+    assert f"{n} fixtures: {n} identical, 0 not identical (0 differ, 0 refused, 0 errors)" in s.stdout, out
+    assert s.stdout.rstrip().endswith("verify: PASS"), out
+    assert f"arch {leg}, device cpu, threads {threads}" in s.stdout.splitlines()[0], out
+    for f in FIXTURES:
+        card = s.cards / f"{f}.card"
+        assert card.exists(), (f, out)
+        assert f'"meta.threads":"{threads}"' in card.read_text().splitlines()[0], f
+        d = card_diff(reference_card(f), card)
+        assert d is None, (f, d)
 
 
 def test_reference_cards_cover_every_fixture():

@@ -49,6 +49,23 @@ SB_TEST(test_core_version) {
     SB_CHECK(strlen(small) == 7);
 }
 
+/* The build's own probes (build_info.c, compiled with the library's flags)
+ * find the arithmetic the profile needs: no contraction, no excess
+ * precision, denormals kept. doctor prints the same text. A contracting or
+ * excess-precision arm build fails this case (tests/integration/test_arms.py
+ * runs it there), which is how the probes are shown able to fail without a
+ * whole self-check under qemu. */
+SB_TEST(test_build_info_probes_find_the_profile_arithmetic) {
+    char info[2048];
+    SB_CHECK(sb_build_info(info, sizeof info, NULL) == SB_OK);
+    const char *want[] = {"contraction: off", "excess precision: none", "denormals: kept"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(info, want[i])) {
+            fprintf(stderr, "  build info lacks '%s':\n%s", want[i], info);
+            SB_CHECK(strstr(info, want[i]) != NULL);
+        }
+}
+
 /* ---- numeric modes ---- */
 
 SB_TEST(test_core_mode_parse_and_names) {
