@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, run_bin, samebits
+from conftest import FIXTURES, LEGS, ROOT, run_bin, samebits
 
 PROFILE = re.search(r'#define SB_PROFILE_VERSION "([^"]+)"', (ROOT / "include/samebits.h").read_text()).group(1)
 
