@@ -129,10 +129,8 @@ def pytest_collection_modifyitems(config, items):
     Every worker collects the same order."""
     first = [it for it in items if it.get_closest_marker("leg_pass")]
     rest = [it for it in items if not it.get_closest_marker("leg_pass")]
-    first.sort(key=lambda it: it.get_closest_marker("leg_pass").args[0], reverse=True)
     items[:] = first + rest
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "leg_pass(weight): one pass over the pinned suite on a leg; "
-                                       "heavier passes are collected first")
+    config.addinivalue_line("markers", "leg_pass: one pass over the pinned suite on a leg, collected first")
