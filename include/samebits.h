@@ -725,6 +725,13 @@ SB_API sb_status sb_arima_param_name(const sb_arima *e, int32_t i, char *buf, si
  * forecast integrates them back). */
 SB_API sb_status sb_arima_forecast(const sb_arima *e, int64_t series, int32_t h, double alpha, double *mean,
                                    double *se, double *lower, double *upper);
+/* Every series' next h values at once: series i's forecasts into row i
+ * (mean[i * h .. i * h + h), and the same rows of se, lower and upper, each
+ * may be NULL), each row the bits sb_arima_forecast gives that series, the
+ * series spread over the threads. A series with a missing value among its
+ * last d + sD is refused by name before any work. */
+SB_API sb_status sb_arima_forecast_all(const sb_arima *e, int32_t h, double alpha, double *mean, double *se,
+                                       double *lower, double *upper);
 /* The SHA-256 (64 hex digits and a NUL) of a series' fitted model. */
 SB_API sb_status sb_arima_digest(const sb_arima *e, int64_t series, char out[65]);
 /* The batch in the model file (docs/model-format.md: version 2, family

@@ -28,7 +28,7 @@ from .density import KernelDensity
 from .svm import SVC, SVR
 from .manifold import UMAP
 from .timeseries import AutoETS, ExponentialSmoothing, auto_ets_forecast, ets_forecast
-from .arima import ARIMA, auto_arima
+from .arima import ARIMA, arima_forecast, auto_arima
 from . import gaussian_process
 from .gaussian_process import GaussianProcessRegressor
 from . import neural_network
@@ -42,7 +42,7 @@ __all__ = [
     "RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor", "IsolationForest",
     "LinearRegression", "Ridge", "Lasso", "ElasticNet", "LogisticRegression", "PCA", "TruncatedSVD", "KMeans",
     "NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor", "KernelDensity", "SVC", "SVR", "DBSCAN", "AgglomerativeClustering", "SpectralClustering",
-    "ExponentialSmoothing", "ets_forecast", "AutoETS", "auto_ets_forecast", "ARIMA", "auto_arima", "UMAP", "GaussianProcessRegressor", "gaussian_process",
+    "ExponentialSmoothing", "ets_forecast", "AutoETS", "auto_ets_forecast", "ARIMA", "arima_forecast", "auto_arima", "UMAP", "GaussianProcessRegressor", "gaussian_process",
     "MLPClassifier", "MLPRegressor", "neural_network", "ByteLM", "language_model",
     "__version__", "Array", "IndexArray", "Card", "GradientBoosting", "GradientBoostingClassifier",
     "GradientBoostingRegressor", "GradientBoostingRanker", "load_model", "read_parquet", "linalg", "set_numeric_mode", "get_numeric_mode", "backend",

@@ -8,7 +8,7 @@ import warnings
 from ctypes import POINTER, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_void_p
 
 from ._lib import check, lib
-from ._base import Estimator
+from ._base import Estimator, thread_count
 from ._tsbatch import Batch, BatchModelFile, _numpy, _out, declare, read_model_arg
 from .errors import InvalidArgumentError, InvalidInputError
 
@@ -17,7 +17,9 @@ _P = POINTER
 declare("arima", {
     "param_name": (c_int, [c_void_p, c_int32, c_char_p, c_size_t, _P(c_size_t)]),
     "forecast": (c_int, [c_void_p, c_int64, c_int32, c_double, _P(c_double), _P(c_double),
-                         _P(c_double), _P(c_double)])})
+                         _P(c_double), _P(c_double)]),
+    "forecast_all": (c_int, [c_void_p, c_int32, c_double, _P(c_double), _P(c_double), _P(c_double),
+                             _P(c_double)])})
 
 
 class ConvergenceWarning(UserWarning):
@@ -73,6 +75,19 @@ class _Batch(Batch):
         m, s, lo, hi = ((c_double * h)() for _ in range(4))
         check(lib.sb_arima_forecast(self.handle.ptr, i, h, float(alpha), m, s, lo, hi))
         return list(m), list(s), list(lo), list(hi)
+
+    def forecast_all(self, h, alpha):
+        """Every series' (mean, se, lower, upper), each n rows of h (one C
+        call; row i the bits forecast(i, h, alpha) gives)."""
+        if isinstance(h, bool) or not hasattr(h, "__index__") or int(h) < 1:
+            raise InvalidArgumentError("h=%r must be a whole number >= 1" % (h,))
+        h, n = int(h), self.n
+        bufs = [(c_double * (n * h))() for _ in range(4)]
+        check(lib.sb_arima_forecast_all(self.handle.ptr, h, float(alpha), *bufs))
+        np = _numpy()
+        if np is not None:
+            return tuple(np.frombuffer(b, dtype=np.float64).reshape(n, h).copy() for b in bufs)
+        return tuple([list(b[i * h:(i + 1) * h]) for i in range(n)] for b in bufs)
 
 
 class _Fitted:
@@ -238,6 +253,14 @@ class ARIMA(BatchModelFile, Estimator):
     def forecast(self, h=1, return_conf_int=False, alpha=0.05):
         return self._one().forecast(h, return_conf_int, alpha)
 
+    def forecast_all(self, h=1, alpha=0.05):
+        """Every fitted series' next h values in one call: (mean, se, lower,
+        upper), each of shape (nseries, h) (lists of rows without NumPy); row
+        i the bits of results_[i].forecast(h) and its interval of level
+        1 - alpha. One series fitted alone gives one row."""
+        self._check_fitted()
+        return self._batch.forecast_all(h, alpha)
+
     def load_model(self, path_or_bytes):
         """Load an ARIMA model file (or its bytes), one series or a batch;
         returns self. Another family's file is InvalidArgumentError naming it."""
@@ -366,3 +389,50 @@ def auto_arima(y, d=0, D=0, m=1, max_p=5, max_q=5, max_P=2, max_Q=2, max_models=
             raise InvalidInputError("auto_arima: no candidate could be refitted by exact ML")
     est.search_ = order_of_fits
     return est
+
+
+def arima_forecast(df, h, order=(1, 0, 0), seasonal_order=(0, 0, 0, 0), trend=None, level=None, id_col="unique_id",
+                   time_col="ds", target_col="y", n_jobs=None, device="cpu", method="ml"):
+    """Fit one ARIMA to every series of a long-format DataFrame (unique_id, ds,
+    y; statsforecast's layout) in one batch and forecast h steps of each.
+
+    order, seasonal_order, trend, method: ARIMA's. level: None, or a list of
+    interval levels in percent (statsforecast's), each adding the columns
+    "ARIMA-lo-L" and "ARIMA-hi-L". device: "cpu" (the host's threads), "cuda",
+    "opencl" or "gpu": one device work-item a series, the same bits
+    (docs/timeseries.md, "Devices"). Rows are ordered by (unique_id, ds) first;
+    series keep the order of their first appearance, as ets_forecast's. Returns
+    a DataFrame with unique_id, step (1..h), ds where the time column's step
+    can be inferred, "ARIMA" and the interval columns. Each series' result is
+    the bits of its fit alone. Needs pandas.
+    """
+    import pandas as pd
+    from .timeseries import _long_groups, _next_stamps
+    levels = [] if level is None else list(level)
+    for lv in levels:
+        if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not 0 < float(lv) < 100:
+            raise InvalidArgumentError("level=%r: each level must be a number in (0, 100)" % (lv,))
+    order_ids, groups = _long_groups(df, h, id_col, time_col, target_col)
+    tr = ARIMA(order=order, seasonal_order=seasonal_order, trend=trend)._trend()
+    with thread_count(n_jobs):
+        batch = _Batch(_pairs(order, seasonal_order, tr, None, device, method),
+                       [g[target_col].to_numpy(dtype="float64") for g in groups])
+        mean = batch.forecast_all(h, 0.05)[0]
+        ints = [batch.forecast_all(h, 1.0 - float(lv) / 100.0)[2:] for lv in levels]
+    rows = []
+    for i, g in enumerate(groups):
+        stamps = _next_stamps(g[time_col].to_numpy(), h)
+        for j in range(int(h)):
+            row = [order_ids[i], j + 1, stamps[j], float(mean[i][j])]
+            for lo, hi in ints:
+                row += [float(lo[i][j]), float(hi[i][j])]
+            rows.append(tuple(row))
+    cols = [id_col, "step", time_col, "ARIMA"]
+    for lv in levels:
+        cols += ["ARIMA-lo-%s" % _level_name(lv), "ARIMA-hi-%s" % _level_name(lv)]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _level_name(lv):
+    """statsforecast's column suffix: 95 for 95 or 95.0, 99.5 as it is."""
+    return str(int(lv)) if float(lv) == int(lv) else repr(float(lv))

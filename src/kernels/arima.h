@@ -55,6 +55,15 @@
 #define AK_HR_PIVOT 1e-12 /* a Cholesky pivot at most this of its diagonal entry: singular */
 #define AK_NCRIT 4   /* llf, aic, aicc, bic */
 #define AK_NCOUNTS 5 /* nfev, nit, converged, ntrace, status (0 fitted, 1 the final filter failed) */
+/* Values a chunk of the start's passes (ak_least_squares, ak_hr_start)
+ * and the filter's read-ahead (ak_filter_reg) take: the values a
+ * chunk needs are read into registers first, then used in time order, so a
+ * device waits for one memory latency a chunk rather than one a product (one
+ * work-item a series has few warps to hide them behind). A schedule, never a
+ * value: every sum is the same operations in the same order. */
+#define AK_LS_ROWS 8
+/* Entries of a row of G a pass of the long AR takes side by side. */
+#define AK_LS_BLOCK 8
 
 /* IEEE's correctly rounded square root in each dialect (the host's is the
  * instruction; every operand here is positive or zero). */
@@ -425,11 +434,18 @@ SB_FN_BIG int ak_filter_reg(ak_work *wk, double mu, double *S, double *lf) {
     sb_u64 fbits = sb_d2u(-1.0);
     double lF = 0.0;
     int fixed = 0;
-    for (sb_i64 t = 0; t < wk->nd; t++) {
+    /* the next AK_LS_ROWS values read ahead (a rotating window), so a step
+     * does not wait for its value's memory latency */
+    const sb_i64 nd = wk->nd;
+    double wq[AK_LS_ROWS];
+    SB_UNROLL for (sb_i32 u = 0; u < AK_LS_ROWS; u++) wq[u] = nd > 0 ? AK(wk->w, u < nd ? u : nd - 1) : 0.0;
+    for (sb_i64 t = 0; t < nd; t++) {
         const double F = P[0][0];
         if (!(F > 0.0)) return 0;
         if (wk->fin) AK(wk->pr, t) = mu + a[0];
-        const double wt = AK(wk->w, t);
+        const double wt = wq[0];
+        SB_UNROLL for (sb_i32 u = 0; u + 1 < AK_LS_ROWS; u++) wq[u] = wq[u + 1];
+        wq[AK_LS_ROWS - 1] = AK(wk->w, t + AK_LS_ROWS < nd ? t + AK_LS_ROWS : nd - 1);
         const int obs = !ak_missing(wt);
         if (!obs) {
             if (wk->fin) AK(wk->v, t) = ak_nan(), AK(wk->F, t) = F;
@@ -729,6 +745,107 @@ SB_FN double ak_reg(const ak_work *wk, const sb_i32 *lag, const sb_i32 *grp, sb_
     return (grp[j] == 1 || grp[j] == 3) ? AK(wk->e, t - lag[j]) : AK(wk->z, t - lag[j]);
 }
 
+/* Two spellings of the start's least squares, the same bits: on a device
+ * (AK_USE_REG, as for the filter) the sums are taken in chunks of
+ * AK_LS_ROWS rows whose values are read into registers first, one memory
+ * latency a chunk; the host keeps the plain loops (its values are in its
+ * caches, and the chunks' guards and the long AR's whole blocks cost it
+ * about a tenth of the fit). tests/unit/test_arima_device.c compiles the
+ * device's spelling beside the library's host fit on every CPU leg. */
+#ifdef AK_USE_REG
+/* sum over the rows t in [t0, n) with ok_t != 0 (every row when ok is NULL)
+ * of ak_reg(i, t) * ak_reg(j, t) (j < 0: * z_t), in time order from 0.0. */
+SB_FN double ak_ls_dot(const ak_work *wk, sb_i64 t0, SB_GLOBAL const double *ok, const sb_i32 *lag,
+                       const sb_i32 *grp, sb_i32 i, sb_i32 j) {
+    const sb_i64 sw = wk->sw, n = wk->nd;
+    double g = 0.0;
+    for (sb_i64 t = t0; t < n; t += AK_LS_ROWS) {
+        double xi[AK_LS_ROWS], xj[AK_LS_ROWS], m[AK_LS_ROWS];
+        SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++) {
+            const sb_i64 ts = t + s < n ? t + s : n - 1;
+            m[s] = t + s < n ? (ok ? AK(ok, ts) : 1.0) : 0.0;
+            xi[s] = ak_reg(wk, lag, grp, i, ts);
+            xj[s] = j < 0 ? AK(wk->z, ts) : ak_reg(wk, lag, grp, j, ts);
+        }
+        SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++)
+            if (m[s] != 0.0) g = g + xi[s] * xj[s];
+    }
+    return g;
+}
+
+/* The long AR's entries G_(i, jb + u), u < AK_LS_BLOCK, every row from t0
+ * observed (jb + AK_LS_BLOCK <= t0: no lag reaches before z_0): the sums of
+ * z_(t-1-i) z_(t-1-jb-u) over t in time order from 0.0. A chunk's lagged
+ * values are one window (zw[s + AK_LS_BLOCK - 1 - u] is z_(t+s-1-jb-u)). */
+SB_FN void ak_ls_longar_block(const ak_work *wk, sb_i64 t0, sb_i32 i, sb_i32 jb, double *g) {
+    const sb_i64 sw = wk->sw, n = wk->nd;
+    SB_GLOBAL const double *z = wk->z;
+    SB_UNROLL for (sb_i32 u = 0; u < AK_LS_BLOCK; u++) g[u] = 0.0;
+    for (sb_i64 t = t0; t < n; t += AK_LS_ROWS) {
+        double zi[AK_LS_ROWS], zw[AK_LS_ROWS + AK_LS_BLOCK - 1];
+        SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++) zi[s] = AK(z, (t + s < n ? t + s : n - 1) - 1 - i);
+        SB_UNROLL for (sb_i32 q = 0; q < AK_LS_ROWS + AK_LS_BLOCK - 1; q++) {
+            const sb_i64 tq = t - jb - AK_LS_BLOCK + q; /* >= t0 - jb - AK_LS_BLOCK >= 0 */
+            zw[q] = AK(z, tq < n ? tq : n - 1);
+        }
+        SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++)
+            if (t + s < n)
+                SB_UNROLL for (sb_i32 u = 0; u < AK_LS_BLOCK; u++) g[u] = g[u] + zi[s] * zw[s + AK_LS_BLOCK - 1 - u];
+    }
+}
+
+/* The least squares fit of z on k regressors (ak_reg) over the rows t >= t0
+ * where z_t and every regressor are observed: the normal equations (sums in
+ * time order) solved by ak_chol_solve into beta. Returns the rows used, or
+ * -1 when they are fewer than 2k or the equations are singular.
+ * Each sum (beta_i, G_ij) runs over the rows in time order from 0.0 (the
+ * same bits as one pass over the rows updating every element). The long AR
+ * (lag NULL) with every row observed takes a row of G AK_LS_BLOCK entries a
+ * pass (a row's last block ends on the diagonal, so an entry of two blocks is
+ * computed twice, the same bits); otherwise the rows are marked once in wk->v
+ * (free until the final pass) and each element is a pass (ak_ls_dot). */
+SB_FN_BIG sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32 *lag, const sb_i32 *grp) {
+    const sb_i64 sw = wk->sw, n = wk->nd;
+    SB_GLOBAL double *G = wk->G, *beta = wk->beta, *ok = wk->v;
+    for (sb_i32 i = 0; i < k; i++)
+        for (sb_i32 j = 0; j < k; j++) AK(G, i * k + j) = 0.0;
+    int whole = !lag && k >= AK_LS_BLOCK && t0 >= k; /* the long AR: every row observed when z is */
+    for (sb_i64 t = 0; t < n && whole; t += AK_LS_ROWS) {
+        double zs[AK_LS_ROWS];
+        SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++) zs[s] = AK(wk->z, t + s < n ? t + s : n - 1);
+        SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++) whole = whole && !ak_missing(zs[s]);
+    }
+    sb_i64 rows = 0;
+    if (whole) {
+        rows = t0 < n ? n - t0 : 0;
+        for (sb_i32 i = 0; i < k; i++) {
+            AK(beta, i) = ak_ls_dot(wk, t0, 0, 0, 0, i, -1);
+            for (sb_i32 j0 = 0; j0 <= i; j0 += AK_LS_BLOCK) {
+                const sb_i32 jb = j0 + AK_LS_BLOCK - 1 <= i ? j0 : (i + 1 >= AK_LS_BLOCK ? i + 1 - AK_LS_BLOCK : 0);
+                double g[AK_LS_BLOCK];
+                ak_ls_longar_block(wk, t0, i, jb, g);
+                SB_UNROLL for (sb_i32 u = 0; u < AK_LS_BLOCK; u++)
+                    if (jb + u <= i) AK(G, i * k + jb + u) = g[u];
+            }
+        }
+    } else {
+        for (sb_i64 t = t0; t < n; t++) {
+            int miss = ak_missing(AK(wk->z, t));
+            for (sb_i32 j = 0; j < k && !miss; j++) miss = ak_missing(ak_reg(wk, lag, grp, j, t));
+            AK(ok, t) = miss ? 0.0 : 1.0;
+            rows += miss ? 0 : 1;
+        }
+        for (sb_i32 i = 0; i < k; i++) {
+            AK(beta, i) = ak_ls_dot(wk, t0, ok, lag, grp, i, -1);
+            for (sb_i32 j = 0; j <= i; j++) AK(G, i * k + j) = ak_ls_dot(wk, t0, ok, lag, grp, i, j);
+        }
+    }
+    if (rows < 2 * (sb_i64)k || !ak_chol_solve(sw, G, beta, k)) return -1;
+    return rows;
+}
+
+#else
+
 /* The least squares fit of z on k regressors (ak_reg) over the rows t >= t0
  * where z_t and every regressor are observed: the normal equations (sums in
  * time order) solved by ak_chol_solve into beta. Returns the rows used, or
@@ -739,7 +856,7 @@ SB_FN double ak_reg(const ak_work *wk, const sb_i32 *lag, const sb_i32 *grp, sb_
  * of the strided G for every row was the start's cost), the rows marked
  * once in wk->v (free until the final pass). The same bits as one pass over
  * the rows updating every element. */
-#define AK_LS_BLOCK 4
+#define AK_LS_HBLOCK 4 /* the host's elements of a row side by side */
 SB_FN_BIG sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32 *lag, const sb_i32 *grp) {
     const sb_i64 sw = wk->sw, n = wk->nd;
     SB_GLOBAL double *G = wk->G, *beta = wk->beta, *ok = wk->v;
@@ -758,7 +875,7 @@ SB_FN_BIG sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32
             if (AK(ok, t) != 0.0) b = b + ak_reg(wk, lag, grp, i, t) * AK(wk->z, t);
         AK(beta, i) = b;
         sb_i32 j = 0;
-        for (; j + AK_LS_BLOCK <= i + 1; j += AK_LS_BLOCK) {
+        for (; j + AK_LS_HBLOCK <= i + 1; j += AK_LS_HBLOCK) {
             double g0 = 0.0, g1 = 0.0, g2 = 0.0, g3 = 0.0;
             for (sb_i64 t = t0; t < n; t++) {
                 if (AK(ok, t) == 0.0) continue;
@@ -780,6 +897,8 @@ SB_FN_BIG sb_i64 ak_least_squares(ak_work *wk, sb_i64 t0, sb_i32 k, const sb_i32
     if (rows < 2 * (sb_i64)k || !ak_chol_solve(sw, G, beta, k)) return -1;
     return rows;
 }
+
+#endif
 
 /* The unconstrained values u of n coefficients y (1 + y_1 B + ...), Monahan's
  * map inverted: the step-down recursion's partial autocorrelations r_k, then
@@ -845,6 +964,30 @@ SB_FN_BIG void ak_hr_start(ak_work *wk, double *x) {
     int ok = 1;
     if (m > 0) {
         ok = ak_least_squares(wk, m, (sb_i32)m, 0, 0) > 0;
+#ifdef AK_USE_REG
+        /* e_t = z_t - sum_j beta_j z_(t-1-j), j ascending; AK_LS_ROWS rows at a
+         * time, their lagged values one window (zw[s + AK_LS_ROWS - 1 - jj] is
+         * z_(t+s-1-j-jj)) */
+        for (sb_i64 t = 0; t < nd && t < m && ok; t++) AK(wk->e, t) = ak_nan();
+        for (sb_i64 t = m; t < nd && ok; t += AK_LS_ROWS) {
+            double a[AK_LS_ROWS];
+            SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++) a[s] = AK(wk->z, t + s < nd ? t + s : nd - 1);
+            for (sb_i64 j = 0; j < m; j += AK_LS_ROWS) {
+                double bb[AK_LS_ROWS], zw[2 * AK_LS_ROWS - 1];
+                SB_UNROLL for (sb_i32 q = 0; q < AK_LS_ROWS; q++) bb[q] = AK(wk->beta, j + q < m ? j + q : m - 1);
+                SB_UNROLL for (sb_i32 q = 0; q < 2 * AK_LS_ROWS - 1; q++) {
+                    const sb_i64 tq = t - j - AK_LS_ROWS + q;
+                    zw[q] = AK(wk->z, tq < 0 ? 0 : (tq < nd ? tq : nd - 1));
+                }
+                SB_UNROLL for (sb_i32 jj = 0; jj < AK_LS_ROWS; jj++)
+                    if (j + jj < m)
+                        SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++)
+                            a[s] = a[s] - bb[jj] * zw[s + AK_LS_ROWS - 1 - jj];
+            }
+            SB_UNROLL for (sb_i32 s = 0; s < AK_LS_ROWS; s++)
+                if (t + s < nd) AK(wk->e, t + s) = ak_missing(AK(wk->z, t + s)) ? ak_nan() : a[s];
+        }
+#else
         for (sb_i64 t = 0; t < nd && ok; t++) {
             const double zt = AK(wk->z, t);
             if (t < m || ak_missing(zt)) {
@@ -855,6 +998,7 @@ SB_FN_BIG void ak_hr_start(ak_work *wk, double *x) {
             for (sb_i64 j = 0; j < m; j++) a = a - AK(wk->beta, j) * AK(wk->z, t - 1 - j);
             AK(wk->e, t) = a;
         }
+#endif
     }
     sb_i64 t0 = 0;
     for (sb_i32 j = 0; j < k; j++) {

@@ -278,3 +278,52 @@ def test_missing_values_against_statsmodels(data, order, seasonal_order):
     assert all(np.isnan(m.resid[L:][gone[L:]]))  # a difference touching a missing value is missing
     assert not np.isnan(m.resid[L:][~gone[L:]]).all()
     assert m.results_[0].digest == samebits.ARIMA(order=order, seasonal_order=seasonal_order).fit(y).results_[0].digest
+
+
+def test_forecast_all_rows_are_each_series_forecast():
+    """forecast_all's row i is results_[i].forecast's bits (mean and
+    interval), at 1 and 3 threads; a missing value among a series' last d
+    values is refused by name before any work, naming the series."""
+    rng = np.random.default_rng(8)
+    ys = [np.cumsum(rng.normal(0, 1, n)) + 50 for n in (40, 130, 77, 200, 61)]
+    for threads in (1, 3):
+        samebits.set_num_threads(threads)
+        try:
+            m = samebits.ARIMA(order=(1, 1, 1)).fit(ys)
+            mean, se, lo, hi = m.forecast_all(7, alpha=0.1)
+            assert mean.shape == (5, 7) and se.shape == (5, 7)
+            for i, r in enumerate(m.results_):
+                one, ci = r.forecast(7, return_conf_int=True, alpha=0.1)
+                assert mean[i].tobytes() == one.tobytes()
+                assert lo[i].tobytes() == ci[:, 0].tobytes() and hi[i].tobytes() == ci[:, 1].tobytes()
+                assert se[i].tobytes() == np.asarray(r.forecast_se(7)).tobytes()
+        finally:
+            samebits.set_num_threads(0)
+    gap = [ys[0], np.concatenate([ys[1][:-1], [np.nan]])]
+    m = samebits.ARIMA(order=(0, 1, 1)).fit(gap)
+    with pytest.raises(samebits.InvalidInputError, match="series 1's value 1 from its end is missing"):
+        m.forecast_all(3)
+    with pytest.raises(samebits.InvalidArgumentError, match="h=0"):
+        m.forecast_all(0)
+
+
+def test_long_format_forecast():
+    """arima_forecast over a shuffled long frame gives each series the bits of
+    its fit alone, statsforecast's interval columns, the next stamps."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(9)
+    ys = {"a": np.cumsum(rng.normal(0, 1, 80)) + 9, "b": np.cumsum(rng.normal(0, 1, 120)), "c": rng.normal(0, 1, 64)}
+    rows = [(k, pd.Timestamp("2021-03-01") + pd.Timedelta(days=i), v) for k, y in ys.items() for i, v in enumerate(y)]
+    df = pd.DataFrame(rows, columns=["unique_id", "ds", "y"]).sample(frac=1.0, random_state=1)
+    out = samebits.arima_forecast(df, 4, order=(1, 1, 1), level=[80, 95])
+    assert list(out.columns) == ["unique_id", "step", "ds", "ARIMA", "ARIMA-lo-80", "ARIMA-hi-80", "ARIMA-lo-95",
+                                 "ARIMA-hi-95"]
+    assert list(out["unique_id"].unique()) == list(pd.unique(df["unique_id"]))
+    for k, y in ys.items():
+        one, ci = samebits.ARIMA(order=(1, 1, 1)).fit(y).forecast(4, return_conf_int=True, alpha=0.05)
+        got = out[out.unique_id == k]
+        assert got["ARIMA"].to_numpy().tobytes() == one.tobytes()
+        assert got["ARIMA-lo-95"].to_numpy().tobytes() == ci[:, 0].tobytes()
+        assert got["ds"].iloc[0] == pd.Timestamp("2021-03-01") + pd.Timedelta(days=len(y))
+    with pytest.raises(samebits.InvalidArgumentError, match="level"):
+        samebits.arima_forecast(df, 4, level=[100])

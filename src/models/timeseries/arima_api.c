@@ -121,6 +121,54 @@ sb_status sb_arima_forecast(const sb_arima *e, int64_t series, int32_t h, double
     return sb_arima_forecast_fit(&e->spec, f, h, alpha, mean, se, lower, upper);
 }
 
+/* One series' forecasts of sb_arima_forecast_all, into its rows. */
+typedef struct arima_fc_job {
+    const sb_arima *e;
+    int32_t h;
+    double alpha, *mean, *se, *lower, *upper;
+    sb_status *st;
+} arima_fc_job;
+
+static double *row_of(double *a, int64_t i, int32_t h) { return a ? a + (size_t)i * (size_t)h : NULL; }
+
+static void arima_fc_task(void *ctx, int64_t i) {
+    const arima_fc_job *j = ctx;
+    j->st[i] = sb_arima_forecast_fit(&j->e->spec, &j->e->fits[i], j->h, j->alpha, row_of(j->mean, i, j->h),
+                                     row_of(j->se, i, j->h), row_of(j->lower, i, j->h), row_of(j->upper, i, j->h));
+}
+
+sb_status sb_arima_forecast_all(const sb_arima *e, int32_t h, double alpha, double *mean, double *se, double *lower,
+                                double *upper) {
+    sb_clear_error();
+    if (!e) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_forecast_all: NULL model");
+    if (h < 1 || h > 100000)
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_forecast_all: h=%d must be in 1..100000", (int)h);
+    if (!mean) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_forecast_all: NULL mean");
+    if ((lower || upper) && !(alpha > 1e-12 && alpha < 1.0))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_arima_forecast_all: alpha=%g must be in (1e-12, 1)", alpha);
+    sb_status st = sb_threads_ready();
+    if (st != SB_OK) return st;
+    /* the one refusal a series' forecast has, named before any work */
+    const int32_t L = sb_arima_diff_lag(&e->spec);
+    for (int64_t i = 0; i < e->nseries; i++)
+        for (int32_t k = 0; k < L; k++)
+            if (ak_missing(e->fits[i].ylast[k]))
+                return sb_fail(SB_ERR_INVALID_INPUT,
+                               "sb_arima_forecast_all: series %lld's value %d from its end is missing: the forecast "
+                               "integrates the last d + s D = %d values back and has no value for it",
+                               (long long)i, (int)(k + 1), (int)L);
+    sb_status *sts = sb_calloc(e->nseries > 0 ? (size_t)e->nseries : 1, sizeof(sb_status));
+    if (!sts) return sb_fail(SB_ERR_OUT_OF_MEMORY, "sb_arima_forecast_all: out of memory");
+    arima_fc_job job = {e, h, alpha, mean, se, lower, upper, sts};
+    sb_parallel_for(e->nseries, arima_fc_task, &job);
+    for (int64_t i = 0; i < e->nseries && st == SB_OK; i++)
+        if (sts[i] != SB_OK)
+            st = sb_fail(sts[i], "sb_arima_forecast_all: series %lld's forecast failed (%s)", (long long)i,
+                         sb_status_name(sts[i]));
+    sb_free(sts);
+    return st;
+}
+
 sb_status sb_arima_digest(const sb_arima *e, int64_t series, char out[65]) {
     sb_clear_error();
     const arima_fit *f = NULL;
