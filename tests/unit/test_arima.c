@@ -81,6 +81,44 @@ SB_TEST(test_arima_batch_position_and_threads) {
 }
 
 /* AR(1) with given mu, phi, sigma2: the exact likelihood's closed form. */
+/* sb_arima_forecast_all: row i is sb_arima_forecast's bits for series i
+ * (mean, se, both ends) at 1 and 3 threads; NULL rows are skipped; h and a
+ * NULL mean refused by name. */
+SB_TEST(test_arima_forecast_all_rows_are_each_series) {
+    static double y[700];
+    const int len[4] = {61, 150, 90, 200};
+    int64_t off[5] = {0};
+    for (int i = 0; i < 4; i++) {
+        series(y + off[i], len[i], 50.0 + 10.0 * i, i & 1);
+        off[i + 1] = off[i] + len[i];
+    }
+    enum { H = 9 };
+    sb_status st;
+    sb_arima *e = fit("order=1:1:1", y, off, 4, &st);
+    SB_CHECK(st == SB_OK && e);
+    if (!e) return;
+    for (int threads = 1; threads <= 3; threads += 2) {
+        SB_CHECK(sb_set_num_threads(threads) == SB_OK);
+        double m[4 * H], se[4 * H], lo[4 * H], hi[4 * H], m2[4 * H];
+        SB_CHECK(sb_arima_forecast_all(e, H, 0.2, m, se, lo, hi) == SB_OK);
+        SB_CHECK(sb_arima_forecast_all(e, H, 0.2, m2, NULL, NULL, NULL) == SB_OK);
+        for (int i = 0; i < 4; i++) {
+            double a[H], b[H], c[H], d[H];
+            SB_CHECK(sb_arima_forecast(e, i, H, 0.2, a, b, c, d) == SB_OK);
+            SB_CHECK(memcmp(a, m + i * H, sizeof a) == 0 && memcmp(b, se + i * H, sizeof b) == 0);
+            SB_CHECK(memcmp(c, lo + i * H, sizeof c) == 0 && memcmp(d, hi + i * H, sizeof d) == 0);
+            SB_CHECK(memcmp(a, m2 + i * H, sizeof a) == 0);
+        }
+    }
+    SB_CHECK(sb_set_num_threads(0) == SB_OK);
+    double m[4];
+    SB_CHECK(sb_arima_forecast_all(e, 0, 0.05, m, NULL, NULL, NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(strstr(sb_last_error(), "h=0") != NULL);
+    SB_CHECK(sb_arima_forecast_all(e, 1, 0.05, NULL, NULL, NULL, NULL) == SB_ERR_INVALID_ARGUMENT);
+    SB_CHECK(sb_arima_forecast_all(NULL, 1, 0.05, m, NULL, NULL, NULL) == SB_ERR_INVALID_ARGUMENT);
+    sb_arima_free(e);
+}
+
 SB_TEST(test_arima_ar1_likelihood_closed_form) {
     double y[80];
     series(y, 80, 20.0, 0);
