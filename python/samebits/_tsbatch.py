@@ -46,21 +46,31 @@ def _out(values):
     return np.array(values, dtype=np.float64) if np is not None else list(values)
 
 
-def _series(y, what="y"):
-    """y as a ctypes double array (one copy, float64)."""
+def _array(y, what="y"):
+    """y as a 1-d float64 NumPy array (NumPy present; _series' checks and
+    messages)."""
     if isinstance(y, (str, bytes)):
         raise InvalidInputError("%s must be a sequence of numbers, got %s" % (what, type(y).__name__))
     np = _numpy()
+    try:
+        a = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError("%s must be numbers: %s" % (what, e)) from None
+    if a.ndim == 2 and 1 in a.shape:
+        a = a.ravel()
+    if a.ndim != 1:
+        raise InvalidInputError("%s must be one series (1-d), got shape %r" % (what, a.shape))
+    return a
+
+
+def _series(y, what="y"):
+    """y as a ctypes double array (one copy, float64)."""
+    np = _numpy()
     if np is not None:
-        try:
-            a = np.ascontiguousarray(np.asarray(y, dtype=np.float64))
-        except (TypeError, ValueError) as e:
-            raise InvalidInputError("%s must be numbers: %s" % (what, e)) from None
-        if a.ndim == 2 and 1 in a.shape:
-            a = a.ravel()
-        if a.ndim != 1:
-            raise InvalidInputError("%s must be one series (1-d), got shape %r" % (what, a.shape))
+        a = np.ascontiguousarray(_array(y, what))
         return (c_double * a.size).from_buffer_copy(a.tobytes()) if a.size else (c_double * 0)()
+    if isinstance(y, (str, bytes)):
+        raise InvalidInputError("%s must be a sequence of numbers, got %s" % (what, type(y).__name__))
     try:
         vals = [float(v) for v in y]
     except (TypeError, ValueError) as e:
@@ -99,20 +109,31 @@ class Batch:
         return b
 
     def __init__(self, pairs, series):
-        ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
-        total = sum(len(a) for a in ys)
-        y = (c_double * max(total, 1))()
-        offs = (c_int64 * (len(ys) + 1))()
-        pos = 0
-        for i, a in enumerate(ys):
-            ctypes.memmove(ctypes.addressof(y) + 8 * pos, a, 8 * len(a))
-            pos += len(a)
-            offs[i + 1] = pos
+        series = list(series)
+        np = _numpy()
+        if np is not None:
+            # one concatenation (the values' bits as they are), not a ctypes copy a series
+            arrs = [_array(s, "series %d" % i) for i, s in enumerate(series)]
+            lens = [a.size for a in arrs]
+            y = np.concatenate(arrs) if arrs and sum(lens) else np.zeros(1)
+            offs = np.zeros(len(arrs) + 1, dtype=np.int64)
+            offs[1:] = np.cumsum(lens, dtype=np.int64)
+            yp, op = y.ctypes.data_as(_P(c_double)), offs.ctypes.data_as(_P(c_int64))
+        else:
+            ys = [_series(s, "series %d" % i) for i, s in enumerate(series)]
+            total = sum(len(a) for a in ys)
+            yp = (c_double * max(total, 1))()
+            op = (c_int64 * (len(ys) + 1))()
+            pos = 0
+            for i, a in enumerate(ys):
+                ctypes.memmove(ctypes.addressof(yp) + 8 * pos, a, 8 * len(a))
+                pos += len(a)
+                op[i + 1] = pos
         p = _params(pairs)
         h = c_void_p()
-        check(self._fn("fit")(p.ptr, y, offs, len(ys), None, byref(h)))
+        check(self._fn("fit")(p.ptr, yp, op, len(series), None, byref(h)))
         self.handle = Handle(h, self._fn("free"))
-        self.n = len(ys)
+        self.n = len(series)
 
     def to_bytes(self):
         need = c_size_t(0)
