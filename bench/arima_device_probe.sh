@@ -7,7 +7,9 @@ set -eu
 out=${1:?usage: arima_device_probe.sh OUTDIR [E]}
 mkdir -p "$out"
 fl=$(sh tools/cuda-compile-check.sh --print-flags profile | sed 's/-gencode [^ ]*//g')
-nvcc $fl -gencode arch=compute_90,code=sm_90 -I"${SRC:-src}" -Iinclude -Isrc bench/arima_device_probe.cu -o "$out/probe"
+# SRC's -I first: the profile's flags carry -Isrc themselves, and the first
+# directory that holds kernels/arima.h is the one compiled
+nvcc -I"${SRC:-src}" $fl -gencode arch=compute_90,code=sm_90 bench/arima_device_probe.cu -o "$out/probe"
 [ -f "$out/../ys.bin" ] || python3 bench/arima_probe_data.py "$out/../ys.bin" 10000
 "$out/probe" "$out/../ys.bin" "${2:-50}"
 rm -f "$out/probe"
