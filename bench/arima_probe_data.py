@@ -4,18 +4,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-
-
-def derive(bases, n, length, seed):  # bench/ts_gpu_bench.py's derive, without its imports
-    names = sorted(bases)
-    rng = np.random.default_rng(seed)
-    ys = []
-    for i in range(n):
-        b = bases[names[i % len(names)]]
-        L = min(length, len(b))
-        s = int(rng.integers(0, len(b) - L + 1))
-        ys.append(np.ascontiguousarray(b[s:s + L] * (0.5 + float(rng.random())) + 1.0))
-    return ys
+from ts_bench_common import derive  # noqa: E402  (ts_gpu_bench.py's rule, without samebits)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,20 @@ def taxi_daily(root, zones=5, hint=""):
     return {k: v.to_numpy(dtype=np.float64) for k, v in out.items()}
 
 
+def derive(bases, n, length, seed):
+    """N series of the given length from the bases (bench/ts_gpu_bench.py's docstring states
+    the rule; bench/arima_probe_data.py writes the same series for the device probe)."""
+    names = sorted(bases)
+    rng = np.random.default_rng(seed)
+    ys = []
+    for i in range(n):
+        b = bases[names[i % len(names)]]
+        L = min(length, len(b))
+        s = int(rng.integers(0, len(b) - L + 1))
+        ys.append(np.ascontiguousarray(b[s:s + L] * (0.5 + float(rng.random())) + 1.0))
+    return ys
+
+
 def gpu_name():
     """The first GPU nvidia-smi lists (name, driver), "none seen" without one."""
     import shutil

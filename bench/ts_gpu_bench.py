@@ -66,7 +66,7 @@ from samebits import arima as sb_arima  # noqa: E402
 from samebits import timeseries as sb_ts  # noqa: E402
 from samebits.errors import SameBitsError  # noqa: E402
 from _common import git_commit, machine_line  # noqa: E402
-from ts_bench_common import gpu_name, taxi_daily  # noqa: E402
+from ts_bench_common import derive, gpu_name, taxi_daily  # noqa: E402
 
 BASES = os.path.join(HERE, "data", "taxi-daily-bases.npz")
 TAXI = os.path.join(HERE, "..", "..", "shared", "data", "nyc-taxi")
@@ -76,19 +76,6 @@ M = 7
 def taxi_bases(root, zones=25):
     """The taxi's daily series (bench/ets_gpu_bench.py's construction, more zones)."""
     return taxi_daily(root, zones)
-
-
-def derive(bases, n, length, seed):
-    """N series of the given length from the bases (the docstring's rule)."""
-    names = sorted(bases)
-    rng = np.random.default_rng(seed)
-    ys = []
-    for i in range(n):
-        b = bases[names[i % len(names)]]
-        L = min(length, len(b))
-        s = int(rng.integers(0, len(b) - L + 1))
-        ys.append(np.ascontiguousarray(b[s:s + L] * (0.5 + float(rng.random())) + 1.0))
-    return ys
 
 
 FAMILIES = {

@@ -47,14 +47,22 @@ static double get1(const sb_arima *e, const char *name) {
     return v;
 }
 
+/* The four series of the batch tests (lengths 61, 150, 90, 200; every
+ * other one integrated) into y, their offsets into off. */
+static const int k_len4[4] = {61, 150, 90, 200};
+static void four_series(double *y, int64_t *off) {
+    off[0] = 0;
+    for (int i = 0; i < 4; i++) {
+        series(y + off[i], k_len4[i], 50.0 + 10.0 * i, i & 1);
+        off[i + 1] = off[i] + k_len4[i];
+    }
+}
+
 SB_TEST(test_arima_batch_position_and_threads) {
     static double y[700];
-    const int len[4] = {61, 150, 90, 200};
-    int64_t off[5] = {0};
-    for (int i = 0; i < 4; i++) {
-        series(y + off[i], len[i], 50.0 + 10.0 * i, i & 1);
-        off[i + 1] = off[i] + len[i];
-    }
+    const int *len = k_len4;
+    int64_t off[5];
+    four_series(y, off);
     const char *models[] = {"order=1:0:1,trend=c", "order=0:1:1", "order=1:0:0,seasonal_order=0:1:1:4"};
     for (int mi = 0; mi < 3; mi++) {
         char alone[4][65], in_batch[65];
@@ -80,18 +88,13 @@ SB_TEST(test_arima_batch_position_and_threads) {
     }
 }
 
-/* AR(1) with given mu, phi, sigma2: the exact likelihood's closed form. */
 /* sb_arima_forecast_all: row i is sb_arima_forecast's bits for series i
  * (mean, se, both ends) at 1 and 3 threads; NULL rows are skipped; h and a
  * NULL mean refused by name. */
 SB_TEST(test_arima_forecast_all_rows_are_each_series) {
     static double y[700];
-    const int len[4] = {61, 150, 90, 200};
-    int64_t off[5] = {0};
-    for (int i = 0; i < 4; i++) {
-        series(y + off[i], len[i], 50.0 + 10.0 * i, i & 1);
-        off[i + 1] = off[i] + len[i];
-    }
+    int64_t off[5];
+    four_series(y, off);
     enum { H = 9 };
     sb_status st;
     sb_arima *e = fit("order=1:1:1", y, off, 4, &st);
@@ -119,6 +122,7 @@ SB_TEST(test_arima_forecast_all_rows_are_each_series) {
     sb_arima_free(e);
 }
 
+/* AR(1) with given mu, phi, sigma2: the exact likelihood's closed form. */
 SB_TEST(test_arima_ar1_likelihood_closed_form) {
     double y[80];
     series(y, 80, 20.0, 0);
