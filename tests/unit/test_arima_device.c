@@ -193,3 +193,54 @@ SB_TEST(test_arima_devices_give_the_cpu_bits) {
     free(y);
     free(ry);
 }
+
+/* Every series' optimizer trace on dev: ns arrays of up to cap values into
+ * t[i * cap ..], their lengths into len; 0 when the device is not there. */
+static int traces_on(const char *params, const char *dev, const double *y, const int64_t *off, int64_t ns,
+                     double *t, size_t cap, size_t *len) {
+    char p[256];
+    snprintf(p, sizeof p, "%s,device=%s", params, dev);
+    sb_params *pp = NULL;
+    sb_arima *e = NULL;
+    sb_status st = sb_params_create(&pp);
+    if (st == SB_OK) st = sb_params_parse(pp, p);
+    if (st == SB_OK) st = sb_arima_fit(pp, y, off, ns, NULL, &e);
+    sb_params_free(pp);
+    if (st != SB_OK) return 0;
+    for (int64_t i = 0; i < ns; i++) SB_CHECK(sb_arima_get_array(e, i, "trace", t + (size_t)i * cap, cap, &len[i]) == SB_OK);
+    sb_arima_free(e);
+    return 1;
+}
+
+/* The trace a device's fit reads back (packed on the device to the values
+ * the fits wrote) is the host's, value for value, in one launch and in
+ * launches of one series. */
+SB_TEST(test_arima_device_trace_is_the_hosts) {
+    int64_t off[NS + 1];
+    double *y = make_batch(off);
+    enum { CAP = 4096 };
+    double *th = malloc(sizeof(double) * NS * CAP), *td = malloc(sizeof(double) * NS * CAP);
+    size_t lh[NS], ld[NS];
+    SB_CHECK(y && th && td);
+    const char *devs[] = {"opencl", "cuda"};
+    const char *req = getenv("SAMEBITS_PARITY_REQUIRE");
+    for (int di = 0; di < 2 && y && th && td; di++) {
+        if (!traces_on(k_models[0], devs[di], y, off, NS, td, CAP, ld)) {
+            SB_CHECK(!(req && strstr(req, devs[di])));
+            sb_clear_error();
+            continue;
+        }
+        for (int mi = 0; mi < NMODELS; mi++)
+            for (int chunked = 0; chunked < 2; chunked++) {
+                SB_CHECK(traces_on(k_models[mi], "cpu", y, off, NS, th, CAP, lh));
+                sb_arima_device_budget_for_tests(chunked ? 1 : 0);
+                SB_CHECK(traces_on(k_models[mi], devs[di], y, off, NS, td, CAP, ld));
+                sb_arima_device_budget_for_tests(0);
+                for (int i = 0; i < NS; i++) {
+                    SB_CHECK(lh[i] == ld[i]);
+                    SB_CHECK(memcmp(th + (size_t)i * CAP, td + (size_t)i * CAP, sizeof(double) * lh[i]) == 0);
+                }
+            }
+    }
+    free(y), free(th), free(td);
+}
