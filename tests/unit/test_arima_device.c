@@ -136,19 +136,27 @@ SB_TEST(test_arima_kernel_on_host_gives_the_host_bits) {
     free(y);
 }
 
+/* The batch fitted under params on dev into *e (NULL and the status when it
+ * fails: a device not there, with the reason in the last error). */
+static sb_status fit_on(const char *params, const char *dev, const double *y, const int64_t *off, int64_t ns,
+                        sb_arima **e) {
+    char p[256];
+    snprintf(p, sizeof p, "%s,device=%s", params, dev);
+    sb_params *pp = NULL;
+    *e = NULL;
+    sb_status st = sb_params_create(&pp);
+    if (st == SB_OK) st = sb_params_parse(pp, p);
+    if (st == SB_OK) st = sb_arima_fit(pp, y, off, ns, NULL, e);
+    sb_params_free(pp);
+    return st;
+}
+
 /* The digests of every series of a batch fitted on dev; 0 when the device
  * is not there (the reason in the last error). */
 static int digests_on(const char *params, const char *dev, const double *y, const int64_t *off, int64_t ns,
                       char (*d)[65]) {
-    char p[256];
-    snprintf(p, sizeof p, "%s,device=%s", params, dev);
-    sb_params *pp = NULL;
     sb_arima *e = NULL;
-    sb_status st = sb_params_create(&pp);
-    if (st == SB_OK) st = sb_params_parse(pp, p);
-    if (st == SB_OK) st = sb_arima_fit(pp, y, off, ns, NULL, &e);
-    sb_params_free(pp);
-    if (st != SB_OK) return 0;
+    if (fit_on(params, dev, y, off, ns, &e) != SB_OK) return 0;
     for (int64_t i = 0; i < ns; i++) SB_CHECK(sb_arima_digest(e, i, d[i]) == SB_OK);
     sb_arima_free(e);
     return 1;
@@ -198,15 +206,8 @@ SB_TEST(test_arima_devices_give_the_cpu_bits) {
  * t[i * cap ..], their lengths into len; 0 when the device is not there. */
 static int traces_on(const char *params, const char *dev, const double *y, const int64_t *off, int64_t ns,
                      double *t, size_t cap, size_t *len) {
-    char p[256];
-    snprintf(p, sizeof p, "%s,device=%s", params, dev);
-    sb_params *pp = NULL;
     sb_arima *e = NULL;
-    sb_status st = sb_params_create(&pp);
-    if (st == SB_OK) st = sb_params_parse(pp, p);
-    if (st == SB_OK) st = sb_arima_fit(pp, y, off, ns, NULL, &e);
-    sb_params_free(pp);
-    if (st != SB_OK) return 0;
+    if (fit_on(params, dev, y, off, ns, &e) != SB_OK) return 0;
     for (int64_t i = 0; i < ns; i++) SB_CHECK(sb_arima_get_array(e, i, "trace", t + (size_t)i * cap, cap, &len[i]) == SB_OK);
     sb_arima_free(e);
     return 1;
