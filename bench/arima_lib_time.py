@@ -5,15 +5,20 @@ sb_arima_free. Beside the probe's launch time it gives the host's work around th
 
 Run (the GPU host, from the checkout): SAMEBITS_LIB=build-cuda/libsamebits.so python3 bench/arima_lib_time.py cuda
 """
-import ctypes, sys, time
-import numpy as np
-sys.path.insert(0, "bench"); sys.path.insert(0, "python")
-import arima_probe_data as a
-from samebits._lib import lib, params as _params
-from samebits import arima as sb_arima  # declares the signatures
-ys = a.derive(dict(np.load("bench/data/taxi-daily-bases.npz")), 10000, 1000, 7)
-y = np.ascontiguousarray(np.concatenate(ys))
-off = np.zeros(len(ys) + 1, np.int64); off[1:] = np.cumsum([len(s) for s in ys])
+import ctypes
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from arima_probe_data import batch  # noqa: E402
+from samebits._lib import lib, params as _params  # noqa: E402
+from samebits import arima as sb_arima  # noqa: E402  (declares the signatures)
+
+y, off = batch(10000)
+n = len(off) - 1
 P = ctypes.POINTER
 for dev in sys.argv[1].split(","):
     p = _params(sb_arima._pairs((1, 1, 1), (0, 0, 0, 0), "n", None, dev))
@@ -21,7 +26,7 @@ for dev in sys.argv[1].split(","):
         h = ctypes.c_void_p()
         t = time.perf_counter()
         st = lib.sb_arima_fit(p.ptr, y.ctypes.data_as(P(ctypes.c_double)), off.ctypes.data_as(P(ctypes.c_int64)),
-                              len(ys), None, ctypes.byref(h))
+                              n, None, ctypes.byref(h))
         dt = time.perf_counter() - t
         print("%s rep %d: sb_arima_fit %.3f s (status %d)" % (dev, rep, dt, st), flush=True)
         t = time.perf_counter()
