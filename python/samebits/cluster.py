@@ -268,10 +268,10 @@ class DBSCAN(_Clusterer):
 
     def _c_params(self):
         if self.metric_params is not None:
-            raise InvalidArgumentError("metric_params=%r is not supported (euclidean and cosine take none)"
+            raise InvalidArgumentError("metric_params=%r is not supported (euclidean, manhattan and cosine take none)"
                                        % (self.metric_params,))
         if callable(self.metric):
-            raise InvalidArgumentError("metric as a callable is not supported: euclidean or cosine")
+            raise InvalidArgumentError("metric as a callable is not supported: euclidean, manhattan or cosine")
         if not isinstance(self.eps, (int, float)) or isinstance(self.eps, bool) or not self.eps > 0:
             raise InvalidArgumentError("eps=%r must be a number > 0" % (self.eps,))
         pairs = [("model", "dbscan"), ("eps", _text("eps", float(self.eps), float)),

@@ -4,7 +4,7 @@ the training rows the same bits on every machine and at every thread count
 
 Parameters are passed to the C library as text, which checks each and refuses
 an unknown or unbuilt option by name (InvalidArgumentError): metric is
-euclidean or cosine (the exact neighbor search of the neighbors family),
+euclidean, cosine or manhattan (the neighbors family's exact distances),
 init "spectral", "random" or an array of shape (n_samples, n_components).
 random_state None is seed 0 (never the clock). umap-learn's options that
 this build does not implement (target_metric, densmap, a precomputed_knn,
@@ -27,7 +27,7 @@ from .gbdt import _open_model, _text, family_name
 __all__ = ["UMAP"]
 
 FAMILY_UMAP = 15
-METRICS = ("euclidean", "cosine")
+METRICS = ("euclidean", "cosine", "manhattan")
 
 
 def _np():
@@ -82,7 +82,7 @@ class UMAP(FittedModel, Estimator):
 
     def _c_params(self, init_is_array):
         if callable(self.metric):
-            raise InvalidArgumentError("UMAP: metric as a callable is not supported: euclidean or cosine")
+            raise InvalidArgumentError("UMAP: metric as a callable is not supported: euclidean, cosine or manhattan")
         pairs = [("model", "umap"), ("n_neighbors", _text("n_neighbors", self.n_neighbors, int)),
                  ("n_components", _text("n_components", self.n_components, int)),
                  ("metric", _text("metric", self.metric, str)),

@@ -6,9 +6,9 @@ thread count.
 
 Parameters are passed to the C library as text (floats by repr(), as the other
 estimators do), which checks each and refuses an unknown or unbuilt option by
-name (InvalidArgumentError): metric is minkowski or euclidean with p=2, or
-cosine; every other metric and p is refused, and so is metric_params other
-than None and a callable weights. algorithm="ball_tree" or "kd_tree" finds the
+name (InvalidArgumentError): metric is minkowski with p=2 or p=1, euclidean
+(l2), manhattan (l1, cityblock) or cosine; every other metric and p is
+refused, and so is metric_params other than None and a callable weights. algorithm="ball_tree" or "kd_tree" finds the
 same exact neighbors (computed by brute force here) and gives a warning that
 says so; leaf_size other than 30 gives a warning that it has no effect. n_jobs
 is the thread count (it never changes a bit of a result).
@@ -39,7 +39,7 @@ __all__ = ["NearestNeighbors", "KNeighborsClassifier", "KNeighborsRegressor"]
 
 FAMILY_KNN = 6
 TASKS = ("neighbors", "classification", "regression")  # sb_model_get_int(m, "task")
-METRICS = ("euclidean", "cosine")  # sb_model_get_int(m, "metric")
+METRICS = ("euclidean", "cosine", "manhattan")  # sb_model_get_int(m, "metric")
 WEIGHTS = ("uniform", "distance")  # sb_model_get_int(m, "weights")
 
 
@@ -80,11 +80,11 @@ class _Neighbors(FittedModel, Estimator):
     def _c_params(self):
         name = type(self).__name__
         if self.metric_params is not None and self.metric_params != {}:
-            raise InvalidArgumentError("%s: metric_params=%r is not supported (the metrics built, euclidean and "
-                                       "cosine, take no parameters)" % (name, self.metric_params))
+            raise InvalidArgumentError("%s: metric_params=%r is not supported (the metrics built, euclidean, "
+                                       "manhattan and cosine, take no parameters)" % (name, self.metric_params))
         if callable(self.metric):
-            raise InvalidArgumentError("%s: metric as a callable is not supported: euclidean (minkowski with "
-                                       "p=2) or cosine" % name)
+            raise InvalidArgumentError("%s: metric as a callable is not supported: euclidean, manhattan "
+                                       "(minkowski with p=2 or p=1) or cosine" % name)
         weights = getattr(self, "weights", "uniform")
         if callable(weights):
             raise InvalidArgumentError("%s: weights as a callable is not supported: 'uniform' or 'distance'" % name)
@@ -106,7 +106,8 @@ class _Neighbors(FittedModel, Estimator):
             if isinstance(p, float) and not isinstance(p, bool) and math.isfinite(p) and p == int(p):
                 p = int(p)  # scikit-learn's p is a real number: 2.0 is p=2
             if isinstance(p, float):
-                raise InvalidArgumentError("p=%r: only p=2 (euclidean) is supported" % (p,))
+                raise InvalidArgumentError("p=%r: minkowski is supported with p=1 (manhattan) or p=2 (euclidean)"
+                                           % (p,))
             pairs.append(("p", _text("p", p, int)))
         if self._task != "neighbors":
             pairs.append(("weights", _text("weights", weights, str)))
@@ -294,8 +295,13 @@ class _Neighbors(FittedModel, Estimator):
         self.n_neighbors = int(model.get_int("n_neighbors"))
         if "radius" in params:
             self.radius = float(params["radius"])
-        if METRICS[model.get_int("metric")] == "cosine":
+        metric = METRICS[model.get_int("metric")]
+        if metric == "cosine":
             self.metric = "cosine"
+        elif metric == "manhattan":
+            if self.metric not in ("manhattan", "l1", "cityblock") and not (self.metric == "minkowski"
+                                                                           and self.p == 1):
+                self.metric = "manhattan"
         else:
             if self.metric not in ("minkowski", "euclidean", "l2"):
                 self.metric = "minkowski"

@@ -113,11 +113,11 @@ typedef struct sb_kmeans {
  * caller's data); the screening arrays are derived from x by sb_knn_prepare
  * (fit and the file reader), never written to the file. */
 enum { SB_KNN_NEIGHBORS = 0, SB_KNN_CLASSIFIER = 1, SB_KNN_REGRESSOR = 2, SB_KNN_TASK_COUNT_ = 3 };
-enum { SB_KNN_EUCLIDEAN = 0, SB_KNN_COSINE = 1 };
+enum { SB_KNN_EUCLIDEAN = 0, SB_KNN_COSINE = 1, SB_KNN_MANHATTAN = 2, SB_KNN_METRIC_COUNT_ = 3 };
 typedef struct sb_knn {
     int32_t task;          /* SB_KNN_NEIGHBORS | _CLASSIFIER | _REGRESSOR */
     int32_t n_neighbors;   /* k of kneighbors and of prediction */
-    int32_t metric;        /* SB_KNN_EUCLIDEAN | SB_KNN_COSINE */
+    int32_t metric;        /* SB_KNN_EUCLIDEAN | SB_KNN_COSINE | SB_KNN_MANHATTAN */
     int32_t weights;       /* 0 uniform, 1 distance (prediction's votes and means) */
     int32_t nclass;        /* classifier: classes (labels 0..nclass-1); 0 otherwise */
     int64_t n;             /* training rows */
@@ -138,7 +138,7 @@ typedef struct sb_dbscan {
     int64_t ncore;         /* core rows */
     float eps;
     int32_t min_samples;
-    int32_t metric;        /* SB_KNN_EUCLIDEAN | SB_KNN_COSINE */
+    int32_t metric;        /* SB_KNN_EUCLIDEAN | SB_KNN_COSINE | SB_KNN_MANHATTAN */
     int32_t n_clusters;
     int32_t *labels;       /* n: cluster numbers by smallest row index, -1 noise */
     int64_t *core;         /* ncore: the core rows' indices, ascending */

@@ -468,7 +468,7 @@ static sb_status check_knn(const sb_model *m, sb_status bad, const char *who) {
     if ((uint64_t)k->n > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + 1))
         return sb_fail(SB_ERR_LIMIT, "%s: %lld x %d training rows exceed the file limit", who, (long long)k->n,
                        (int)m->num_features);
-    if (k->task < SB_KNN_NEIGHBORS || k->task > SB_KNN_REGRESSOR || k->metric < 0 || k->metric > 1 || k->weights < 0 ||
+    if (k->task < SB_KNN_NEIGHBORS || k->task > SB_KNN_REGRESSOR || k->metric < 0 || k->metric >= SB_KNN_METRIC_COUNT_ || k->weights < 0 ||
         k->weights > 1 || k->n_neighbors < 1 || k->n_neighbors > MF_MAX_NEIGHBORS ||
         (k->task != SB_KNN_NEIGHBORS && k->n_neighbors > k->n) || !isfinite(k->radius) || k->radius < 0.0f)
         return sb_fail(bad, "%s: task %d, metric %d, weights %d, n_neighbors %d or radius %g out of range", who,
@@ -762,7 +762,7 @@ static sb_status check_umap(const sb_model *m, sb_status bad, const char *who) {
     if (!all_finite(u->emb, (size_t)u->n * (size_t)u->ncomp))
         return sb_fail(bad, "%s: a umap embedding value is not finite", who);
     /* rows transform's exact search would refuse are refused here, as the fit refuses them */
-    if ((st = sb_knn_rows_check(u->x, u->n, m->num_features, u->metric == 1 ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN)) != SB_OK) {
+    if ((st = sb_knn_rows_check(u->x, u->n, m->num_features, u->metric)) != SB_OK) { /* SB_KNN_* codes, checked above */
         char why[512];
         snprintf(why, sizeof why, "%s", sb_last_error());
         return sb_fail(st, "%s: umap: %s", who, why);

@@ -14,6 +14,7 @@
 #include "../../src/core/internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ static float *rows(int n, int d) {
     return x;
 }
 
-SB_TEST(test_nndescent_threads_and_kernels_identical) {
+static void threads_and_kernels(int32_t metric) {
     const int n = 1500, d = 10, k = 12;
     float *x = rows(n, d);
     int32_t *nb[4];
@@ -44,7 +45,7 @@ SB_TEST(test_nndescent_threads_and_kernels_identical) {
         nb[t] = malloc(sizeof(int32_t) * (size_t)n * k), ds[t] = malloc(sizeof(float) * (size_t)n * k);
         SB_CHECK(sb_set_num_threads(threads[t < 3 ? t : 1]) == SB_OK);
         if (t == 3) setenv("SAMEBITS_NND_GENERIC", "1", 1); /* the portable distance */
-        SB_CHECK(sb_nndescent(x, n, d, 0, k, 9, nb[t], ds[t]) == SB_OK);
+        SB_CHECK(sb_nndescent(x, n, d, metric, k, 9, nb[t], ds[t]) == SB_OK);
         unsetenv("SAMEBITS_NND_GENERIC");
         if (t > 0) {
             SB_CHECK(memcmp(nb[0], nb[t], sizeof(int32_t) * (size_t)n * k) == 0);
@@ -53,13 +54,20 @@ SB_TEST(test_nndescent_threads_and_kernels_identical) {
     }
     /* another seed: other trees, the same lists or nearly (the seed is read) */
     SB_CHECK(sb_set_num_threads(2) == SB_OK);
-    SB_CHECK(sb_nndescent(x, n, d, 0, k, 10, nb[1], ds[1]) == SB_OK);
+    SB_CHECK(sb_nndescent(x, n, d, metric, k, 10, nb[1], ds[1]) == SB_OK);
     int64_t same = 0;
     for (int64_t e = 0; e < (int64_t)n * k; e++) same += nb[0][e] == nb[1][e];
-    SB_CHECK(same > (int64_t)n * k * 9 / 10);
+    printf("  metric %d: %.4f of the entries the same under another seed\n", (int)metric, (double)same / ((double)n * k));
+    SB_CHECK(same > (int64_t)n * k * (metric == 2 ? 8 : 9) / 10); /* 0.921 and 0.869 when written */
     SB_CHECK(sb_set_num_threads(0) == SB_OK);
     for (int t = 0; t < 4; t++) free(nb[t]), free(ds[t]);
     free(x);
+}
+
+/* euclidean, and manhattan (10 features: the lanes' tail) */
+SB_TEST(test_nndescent_threads_and_kernels_identical) {
+    threads_and_kernels(0);
+    threads_and_kernels(2);
 }
 
 static int dbl_cmp(const void *a, const void *b) {
@@ -67,35 +75,47 @@ static int dbl_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-SB_TEST(test_nndescent_lists_ordered_and_close_to_exact) {
+/* The ordering distance of metric 0 (squared euclidean) or 2 (manhattan). */
+static double dist_of(int32_t metric, const float *a, const float *b, int32_t d) {
+    return metric == 2 ? sb_knn_l1dist(a, b, d) : sb_knn_sqdist(a, b, d);
+}
+
+static void ordered_and_close(int32_t metric) {
     const int n = 2000, d = 8, k = 10;
     float *x = rows(n, d);
     int32_t *nb = malloc(sizeof(int32_t) * (size_t)n * k);
     float *ds = malloc(sizeof(float) * (size_t)n * k);
     double *all = malloc(sizeof(double) * (size_t)n);
-    SB_CHECK(sb_nndescent(x, n, d, 0, k, 3, nb, ds) == SB_OK);
+    SB_CHECK(sb_nndescent(x, n, d, metric, k, 3, nb, ds) == SB_OK);
     int64_t found = 0;
     for (int i = 0; i < n; i++) {
         SB_CHECK(nb[i * k] == i && ds[i * k] == 0.0f);
         for (int c = 1; c < k; c++) {
             const int32_t j = nb[i * k + c];
             SB_CHECK(j >= 0 && j < n && j != i);
-            const double D = sb_knn_sqdist(x + (int64_t)i * d, x + (int64_t)j * d, d);
-            SB_CHECK(ds[i * k + c] == (float)sqrt(D));
+            const double D = dist_of(metric, x + (int64_t)i * d, x + (int64_t)j * d, d);
+            SB_CHECK(ds[i * k + c] == (metric == 2 ? (float)D : (float)sqrt(D)));
             if (c > 1) {
                 const int32_t p = nb[i * k + c - 1];
-                const double Dp = sb_knn_sqdist(x + (int64_t)i * d, x + (int64_t)p * d, d);
+                const double Dp = dist_of(metric, x + (int64_t)i * d, x + (int64_t)p * d, d);
                 SB_CHECK(Dp < D || (Dp == D && p < j)); /* (distance, index), no repeats */
             }
         }
         /* recall: the entries within the exact (k - 1)-th smallest distance to another row */
-        for (int j = 0; j < n; j++) all[j] = j == i ? INFINITY : sb_knn_sqdist(x + (int64_t)i * d, x + (int64_t)j * d, d);
+        for (int j = 0; j < n; j++) all[j] = j == i ? INFINITY : dist_of(metric, x + (int64_t)i * d, x + (int64_t)j * d, d);
         qsort(all, (size_t)n, sizeof(double), dbl_cmp);
         for (int c = 1; c < k; c++)
-            found += sb_knn_sqdist(x + (int64_t)i * d, x + (int64_t)nb[i * k + c] * d, d) <= all[k - 2];
+            found += dist_of(metric, x + (int64_t)i * d, x + (int64_t)nb[i * k + c] * d, d) <= all[k - 2];
     }
-    SB_CHECK(found >= (int64_t)n * (k - 1) * 95 / 100); /* 0.958 when written (8-dimensional blobs) */
+    printf("  metric %d: recall %.4f\n", (int)metric, (double)found / ((double)n * (k - 1)));
+    /* 0.958 (euclidean) and 0.946 (manhattan) when written, 8-dimensional blobs */
+    SB_CHECK(found >= (int64_t)n * (k - 1) * (metric == 2 ? 93 : 95) / 100);
     free(nb), free(ds), free(all), free(x);
+}
+
+SB_TEST(test_nndescent_lists_ordered_and_close_to_exact) {
+    ordered_and_close(0);
+    ordered_and_close(2);
 }
 
 SB_TEST(test_nndescent_small_and_refusals) {

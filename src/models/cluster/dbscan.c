@@ -51,7 +51,8 @@ static sb_status db_params_parse(const sb_params *params, db_params *p) {
     sb_numeric_mode mode;
     if ((st = sb_params_resolve_mode(params, SB_FAMILY_DBSCAN, &mode)) != SB_OK) return st;
     p->numeric_mode = (int32_t)mode;
-    int power = 2, minkowski = 0;
+    int power = 2;
+    const char *metric = NULL;
     const char *key, *v;
     for (int64_t e = 0; params && sb_params_entry(params, e, &key, &v) == SB_OK && st == SB_OK; e++) {
         int64_t i;
@@ -64,12 +65,7 @@ static sb_status db_params_parse(const sb_params *params, db_params *p) {
         } else if (is(key, "min_samples", NULL)) {
             if ((st = sb_param_int(key, v, 1, INT32_MAX, &i)) == SB_OK) p->min_samples = (double)i;
         } else if (is(key, "metric", NULL)) {
-            if (!strcmp(v, "euclidean") || !strcmp(v, "l2")) p->metric = SB_KNN_EUCLIDEAN;
-            else if (!strcmp(v, "minkowski")) p->metric = SB_KNN_EUCLIDEAN, minkowski = 1;
-            else if (!strcmp(v, "cosine")) p->metric = SB_KNN_COSINE;
-            else
-                st = sb_fail(SB_ERR_INVALID_ARGUMENT,
-                             "metric='%s' is not supported: euclidean (minkowski with p=2) or cosine", v);
+            metric = v;
         } else if (is(key, "p", NULL)) {
             if ((st = sb_param_int(key, v, 1, 1000, &i)) == SB_OK) power = (int)i;
         } else if (is(key, "algorithm", NULL)) {
@@ -84,8 +80,7 @@ static sb_status db_params_parse(const sb_params *params, db_params *p) {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for DBSCAN (docs/cluster.md)", key);
         }
     }
-    if (st == SB_OK && power != 2 && (minkowski || p->metric == SB_KNN_EUCLIDEAN))
-        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "p=%d: only p=2 (euclidean) is supported", power);
+    if (st == SB_OK) st = sb_knn_metric_resolve(metric ? metric : "euclidean", power, &p->metric);
     return st;
 }
 
@@ -177,7 +172,8 @@ sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_car
             labels[i] = map[root];
         }
         snprintf(text, sizeof text, "eps=%.9g\nmetric=%s\nmin_samples=%.0f\nmodel=dbscan\n", (double)p.eps,
-                 p.metric == SB_KNN_COSINE ? "cosine" : "euclidean", p.min_samples);
+                 p.metric == SB_KNN_COSINE ? "cosine" : p.metric == SB_KNN_MANHATTAN ? "manhattan" : "euclidean",
+                 p.min_samples);
     }
     if (st == SB_OK && card) {
         char dims[96];

@@ -33,12 +33,16 @@
  *    0.997 with 12 trees and 60, in 1.8x the time).
  *
  * Distances: the squared Euclidean distance in double in sb_knn_sqdist's
- * four lanes (knn.h), or the cosine distance 1 - x.y / (|x| |y|) in [0, 2]
- * (1 when a norm is 0) with the dot products in the same lanes; reported as
- * float32 sqrt (Euclidean) or the value (cosine).
+ * four lanes (knn.h), the cosine distance 1 - x.y / (|x| |y|) in [0, 2]
+ * (1 when a norm is 0) with the dot products in the same lanes, or the
+ * manhattan distance (sb_knn_l1dist, the same lanes); reported as float32
+ * sqrt (Euclidean) or the value (cosine, manhattan). The trees split
+ * manhattan's rows by Euclidean hyperplanes, as pynndescent does for every
+ * metric but the angular ones.
  */
 #include "nndescent.h"
 #include "../../core/rng.h"
+#include "../neighbors/knn.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +112,8 @@ typedef float nd_f4 __attribute__((vector_size(16)));
         }                                                                                                            \
         for (int32_t l = 0; f < d; f++, l++) acc[l] += h[f] * (double)x[f];                                          \
         return (acc[0] + acc[1]) + (acc[2] + acc[3]);                                                                \
-    }
+    }                                                                                                                \
+    ATTR static double nd_l1_##SUF(const float *x, const float *y, int32_t d) { return sb_knn_l1dist(x, y, d); }
 
 ND_KERNELS(gen, )
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -120,15 +125,16 @@ typedef struct nd_kern {
     double (*sq)(const float *, const float *, int32_t);
     double (*dot)(const float *, const float *, int32_t);
     double (*hdot)(const double *, const float *, int32_t);
+    double (*l1)(const float *, const float *, int32_t);
 } nd_kern;
 
 /* AVX2 where the CPU has it (the same bits), else the portable copy. */
 static nd_kern nd_kern_get(void) {
-    nd_kern k = {nd_sq_gen, nd_dot_gen, nd_hdot_gen};
+    nd_kern k = {nd_sq_gen, nd_dot_gen, nd_hdot_gen, nd_l1_gen};
 #ifdef ND_X86
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && !getenv("SAMEBITS_NND_GENERIC"))
-        k.sq = nd_sq_avx2, k.dot = nd_dot_avx2, k.hdot = nd_hdot_avx2;
+        k.sq = nd_sq_avx2, k.dot = nd_dot_avx2, k.hdot = nd_hdot_avx2, k.l1 = nd_l1_avx2;
 #endif
     return k;
 }
@@ -146,6 +152,7 @@ typedef struct nd_ctx {
 static double nd_dist(const nd_ctx *c, int64_t a, int64_t b) {
     const float *xa = c->x + a * c->d, *xb = c->x + b * c->d;
     if (c->metric == 0) return c->k.sq(xa, xb, c->d);
+    if (c->metric == 2) return c->k.l1(xa, xb, c->d);
     const double na = c->norm[a], nb = c->norm[b];
     if (na == 0.0 || nb == 0.0) return 1.0;
     const double v = 1.0 - c->k.dot(xa, xb, c->d) / (na * nb);
@@ -226,7 +233,7 @@ static void nd_tree_task(void *ctx, int64_t t) {
             if (ib >= ia) ib++;
             const float *xa = c->x + (int64_t)perm[ia] * d, *xb = c->x + (int64_t)perm[ib] * d;
             double off = 0.0;
-            if (c->metric == 0) {
+            if (c->metric != 1) {
                 double o[4] = {0.0, 0.0, 0.0, 0.0};
                 for (int32_t f = 0; f < d; f++) {
                     h[f] = (double)xa[f] - (double)xb[f];
@@ -622,7 +629,7 @@ sb_status sb_nndescent(const float *x, int64_t n, int32_t d, int32_t metric, int
         for (int32_t e = 0; e < m; e++) {
             const double D = s.ld[i * m + e];
             nbr[i * k + 1 + e] = s.lj[i * m + e];
-            dist[i * k + 1 + e] = metric == 0 ? (float)sqrt(D) : (float)D;
+            dist[i * k + 1 + e] = metric == 0 ? (float)sqrt(D) : (float)D; /* cosine and manhattan: the value */
         }
     }
 done:

@@ -13,11 +13,12 @@
 #define SB_NND_AUTO_ROWS 4096
 
 /* The k - 1 approximate nearest other rows of each of the n rows x (n x d,
- * finite), 2 <= k <= min(n, 1024), by metric 0 (euclidean) or 1 (cosine, 1 - cos in
- * [0, 2]), written as nbr/dist (n x k): row i's entry 0 is i itself at 0,
- * then its neighbors by (distance, index) ascending. Distances are
- * sqrt of the squared distance (euclidean) or the cosine distance, computed
- * in double in the four lanes of sb_knn_sqdist and rounded to float32. */
+ * finite), 2 <= k <= min(n, 1024), by metric 0 (euclidean), 1 (cosine, 1 - cos in
+ * [0, 2]) or 2 (manhattan), written as nbr/dist (n x k): row i's entry 0 is
+ * i itself at 0, then its neighbors by (distance, index) ascending.
+ * Distances are sqrt of the squared distance (euclidean), the cosine or the
+ * manhattan distance, computed in double in the four lanes of sb_knn_sqdist
+ * and rounded to float32. */
 sb_status sb_nndescent(const float *x, int64_t n, int32_t d, int32_t metric, int32_t k, uint64_t seed, int32_t *nbr,
                        float *dist);
 

@@ -54,8 +54,9 @@
 #define UM_PURPOSE_NOISE 0x554d3032u
 #define UM_PURPOSE_NEG SB_UM_PURPOSE_NEG /* kernels/umap.h: the batched epochs draw the same samples */
 
-enum { UM_EUCLIDEAN = 0, UM_COSINE = 1 };
-static const char *const k_metrics[2] = {"euclidean", "cosine"};
+/* the neighbors family's codes (SB_KNN_*), which the model file keeps */
+enum { UM_EUCLIDEAN = SB_KNN_EUCLIDEAN, UM_COSINE = SB_KNN_COSINE, UM_MANHATTAN = SB_KNN_MANHATTAN, UM_METRICS = 3 };
+static const char *const k_metrics[UM_METRICS] = {"euclidean", "cosine", "manhattan"};
 enum { UM_INIT_SPECTRAL = 0, UM_INIT_RANDOM = 1, UM_INIT_ARRAY = 2 };
 enum { UM_NBRS_AUTO = 0, UM_NBRS_EXACT = 1, UM_NBRS_NNDESCENT = 2 };
 static const char *const k_nbrs[3] = {"auto", "exact", "nndescent"};
@@ -88,8 +89,8 @@ static sb_status um_choice(const char *key, const char *v, const char *const *na
 #define UM_STR(x) UM_STR2(x)
 
 /* umap-learn's names; a value outside its documented range, or a parameter
- * this build does not implement (metric=manhattan and others), is refused by
- * name. n_epochs 0 (or none) is umap-learn's rule, fixed at the fit. */
+ * this build does not implement (a metric other than euclidean, cosine and
+ * manhattan), is refused by name. n_epochs 0 (or none) is umap-learn's rule, fixed at the fit. */
 static sb_status um_params_parse(const sb_params *params, um_params *p) {
     memset(p, 0, sizeof *p);
     p->n_neighbors = 15, p->ncomp = 2, p->metric = UM_EUCLIDEAN, p->neg_rate = 5, p->init = UM_INIT_SPECTRAL;
@@ -110,8 +111,8 @@ static sb_status um_params_parse(const sb_params *params, um_params *p) {
         } else if (is(key, "n_components", NULL)) {
             if ((st = sb_param_int(key, v, 1, 100, &i)) == SB_OK) p->ncomp = (int32_t)i;
         } else if (is(key, "metric", NULL)) {
-            st = um_choice(key, v, k_metrics, 2, " is not supported by UMAP here: euclidean or cosine (the exact "
-                           "neighbor search of the neighbors family has no other)", &p->metric);
+            st = um_choice(key, v, k_metrics, UM_METRICS, " is not supported by UMAP here: euclidean, cosine or "
+                           "manhattan (the exact neighbor search of the neighbors family has no other)", &p->metric);
         } else if (is(key, "neighbors", NULL)) {
             st = um_choice(key, v, k_nbrs, 3, ": auto (exact below " UM_STR(SB_NND_AUTO_ROWS) " rows, NN-descent "
                            "from there, as umap-learn), exact or nndescent", &p->nbrs);
@@ -320,13 +321,13 @@ static sb_status um_neighbors(const sb_table *t, const um_params *p, int32_t k, 
     const int64_t n = t->nrows;
     const int32_t metric = p->metric;
     if (um_approx(p, n)) { /* the rows transform's exact search will take, refused now as the exact fit would */
-        sb_status st = sb_knn_rows_check(t->x, n, (int32_t)t->ncols, metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN);
+        sb_status st = sb_knn_rows_check(t->x, n, (int32_t)t->ncols, metric);
         if (st != SB_OK) return st;
-        return sb_nndescent(t->x, n, (int32_t)t->ncols, metric == UM_COSINE ? 1 : 0, k, p->seed, nbr, dist);
+        return sb_nndescent(t->x, n, (int32_t)t->ncols, metric, k, p->seed, nbr, dist);
     }
     int64_t *off = NULL, *idx = NULL;
     float *dd = NULL;
-    sb_status st = sb_knn_self_query(t, metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN, k, -1.0, 1,
+    sb_status st = sb_knn_self_query(t, metric, k, -1.0, 1,
                                      SB_DEVICE_CPU, &off, &idx, &dd);
     if (st == SB_OK) {
         for (int64_t i = 0; i < n; i++) {
@@ -1030,7 +1031,7 @@ static sb_status um_transform_rows(const um_params *p, const float *x, int64_t n
         st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP transform: out of memory for %lld rows", (long long)n);
         goto done;
     }
-    nm->knn->n_neighbors = k, nm->knn->metric = p->metric == UM_COSINE ? SB_KNN_COSINE : SB_KNN_EUCLIDEAN;
+    nm->knn->n_neighbors = k, nm->knn->metric = p->metric;
     memcpy(nm->knn->x, x, sizeof(float) * (size_t)(n * d));
     if ((st = sb_knn_prepare(nm->knn, (int32_t)d)) != SB_OK) goto done;
     if ((st = sb_knn_query(nm, qt, k, -1.0, 1, SB_DEVICE_CPU, &got, &off, &idx, &dd)) != SB_OK) goto done;
@@ -1105,7 +1106,7 @@ static void um_from_state(const sb_umap *u, um_params *p) {
 const char *sb_umap_state_check(const sb_umap *u) {
     if (u->n_neighbors < 2 || u->n_neighbors > 1024) return "n_neighbors outside 2..1024";
     if (u->ncomp < 1 || u->ncomp > 100) return "n_components outside 1..100";
-    if (u->metric != UM_EUCLIDEAN && u->metric != UM_COSINE) return "metric is not 0 (euclidean) or 1 (cosine)";
+    if (u->metric < 0 || u->metric >= UM_METRICS) return "metric is not 0 (euclidean), 1 (cosine) or 2 (manhattan)";
     if (u->n_epochs < 0 || u->n_epochs > 100000) return "n_epochs outside 0 (None)..100000";
     if (u->neg_rate < 0 || u->neg_rate > 1000) return "negative_sample_rate outside 0..1000";
     if (u->init < UM_INIT_SPECTRAL || u->init > UM_INIT_ARRAY) return "init is not 0, 1 or 2";

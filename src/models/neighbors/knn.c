@@ -1,7 +1,8 @@
 /*
  * knn.c: brute-force nearest neighbors with scikit-learn's names and defaults
  * (docs/neighbors.md): NearestNeighbors' kneighbors and radius_neighbors,
- * KNeighborsClassifier and KNeighborsRegressor, Euclidean and cosine.
+ * KNeighborsClassifier and KNeighborsRegressor, Euclidean, cosine and
+ * manhattan.
  *
  * The answer is a function of exact arithmetic alone, so it is the same bits
  * on every machine, at every thread count and for every batching of queries:
@@ -22,7 +23,13 @@
  *    included. The screen's own bits therefore never reach a result, and its
  *    product may be computed in any order, by any kernel, on any device.
  * Reported distances: sqrt(D) rounded to float32 (Euclidean), D rounded to
- * float32 (cosine).
+ * float32 (cosine, manhattan).
+ *
+ * Manhattan takes no screen: D(x, y) = sum_f |x_f - y_f| in double in the
+ * same four lanes (sb_knn_l1dist) is computed for every pair, each query
+ * keeping its kq least (D, index) (or every row within the radius), and
+ * those go through the same finish as the screen's candidates. It runs on
+ * the host; a GPU is refused by name for it.
  */
 #include "knn.h"
 #include "../../device/device.h"
@@ -50,7 +57,7 @@ typedef struct kn_params {
 } kn_params;
 
 static const char *const k_task_names[SB_KNN_TASK_COUNT_] = {"neighbors", "classification", "regression"};
-static const char *const k_metric_names[2] = {"euclidean", "cosine"};
+static const char *const k_metric_names[SB_KNN_METRIC_COUNT_] = {"euclidean", "cosine", "manhattan"};
 static const char *const k_weight_names[2] = {"uniform", "distance"};
 
 /* ---- parameters ---- */
@@ -70,7 +77,8 @@ static sb_status kn_params_parse(const sb_params *params, kn_params *p) {
     sb_numeric_mode mode;
     if ((st = sb_params_resolve_mode(params, SB_FAMILY_KNN, &mode)) != SB_OK) return st;
     p->numeric_mode = (int32_t)mode;
-    int minkowski = 0, power = 2;
+    int power = 2;
+    const char *metric = NULL;
     const char *key, *v;
     for (int64_t e = 0; params && sb_params_entry(params, e, &key, &v) == SB_OK && st == SB_OK; e++) {
         int64_t i;
@@ -96,12 +104,7 @@ static sb_status kn_params_parse(const sb_params *params, kn_params *p) {
             else if (!strcmp(v, "distance")) p->weights = 1;
             else st = sb_fail(SB_ERR_INVALID_ARGUMENT, "weights='%s': uniform or distance (a callable is not supported)", v);
         } else if (is(key, "metric", NULL)) {
-            if (!strcmp(v, "euclidean") || !strcmp(v, "l2")) p->metric = SB_KNN_EUCLIDEAN, minkowski = 0;
-            else if (!strcmp(v, "minkowski")) p->metric = SB_KNN_EUCLIDEAN, minkowski = 1;
-            else if (!strcmp(v, "cosine")) p->metric = SB_KNN_COSINE, minkowski = 0;
-            else
-                st = sb_fail(SB_ERR_INVALID_ARGUMENT,
-                             "metric='%s' is not supported: euclidean (minkowski with p=2) or cosine", v);
+            metric = v;
         } else if (is(key, "p", NULL)) {
             if ((st = sb_param_int(key, v, 1, 1000, &i)) == SB_OK) power = (int)i;
         } else if (is(key, "algorithm", NULL)) {
@@ -117,9 +120,31 @@ static sb_status kn_params_parse(const sb_params *params, kn_params *p) {
             st = sb_fail(SB_ERR_INVALID_ARGUMENT, "unknown parameter '%s' for nearest neighbors (docs/neighbors.md)", key);
         }
     }
-    if (st == SB_OK && power != 2 && (minkowski || p->metric == SB_KNN_EUCLIDEAN))
-        st = sb_fail(SB_ERR_INVALID_ARGUMENT, "p=%d: only p=2 (euclidean) is supported", power);
+    if (st == SB_OK) st = sb_knn_metric_resolve(metric, power, &p->metric);
     return st;
+}
+
+sb_status sb_knn_metric_resolve(const char *metric, int power, int32_t *out) {
+    const int minkowski = !metric || !strcmp(metric, "minkowski");
+    if (minkowski) { /* p belongs to minkowski: 1 is manhattan, 2 euclidean */
+        *out = power == 1 ? SB_KNN_MANHATTAN : SB_KNN_EUCLIDEAN;
+        if (power != 1 && power != 2)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "p=%d: minkowski is supported with p=1 (manhattan) or p=2 "
+                           "(euclidean)", power);
+    } else if (!strcmp(metric, "euclidean") || !strcmp(metric, "l2")) {
+        *out = SB_KNN_EUCLIDEAN;
+        if (power != 2)
+            return sb_fail(SB_ERR_INVALID_ARGUMENT, "p=%d does not go with metric=euclidean (p=2): minkowski takes p=1 "
+                           "or p=2", power);
+    } else if (!strcmp(metric, "manhattan") || !strcmp(metric, "l1") || !strcmp(metric, "cityblock")) {
+        *out = SB_KNN_MANHATTAN; /* p belongs to minkowski: not read, as scikit-learn does not */
+    } else if (!strcmp(metric, "cosine")) {
+        *out = SB_KNN_COSINE;
+    } else {
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric='%s' is not supported: euclidean, manhattan (minkowski with "
+                       "p=2 or p=1) or cosine", metric);
+    }
+    return SB_OK;
 }
 
 /* ---- the screen ---- */
@@ -357,6 +382,7 @@ static void mu_task(void *ctx, int64_t c) {
 sb_status sb_knn_prepare(sb_knn *k, int32_t d) {
     sb_free(k->xs), sb_free(k->xsn), sb_free(k->mu), sb_free(k->xnorm);
     k->xs = NULL, k->xsn = NULL, k->mu = NULL, k->xnorm = NULL;
+    if (k->metric == SB_KNN_MANHATTAN) return SB_OK; /* no screen; no sum of finite floats' differences overflows */
     const int64_t np = (k->n + KN_PANEL - 1) / KN_PANEL;
     k->xs = sb_malloc(sizeof(float) * (size_t)np * KN_PANEL * (size_t)d);
     k->xsn = sb_malloc(sizeof(float) * (size_t)np * KN_PANEL);
@@ -492,7 +518,7 @@ typedef struct kn_job {
 } kn_job;
 
 /* The reported distance of D. */
-static inline float kn_report(const sb_knn *k, double D) { return k->metric == SB_KNN_COSINE ? (float)D : (float)sqrt(D); }
+static inline float kn_report(const sb_knn *k, double D) { return k->metric == SB_KNN_EUCLIDEAN ? (float)sqrt(D) : (float)D; }
 
 /* Query i's final list from its candidates: D for each within the cut, then
  * the order. */
@@ -510,7 +536,9 @@ static void kn_finish(kn_job *jb, int64_t i, const float *xq, double qnorm, kn_s
         if (!(s->c[c].lo <= cut)) continue;
         const int64_t j = s->c[c].j;
         const float *y = k->x + j * d;
-        const double D = k->metric == SB_KNN_COSINE ? kn_cosdist(xq, qnorm, y, k->xnorm[j], d) : kn_sqdist(xq, y, d);
+        const double D = k->metric == SB_KNN_COSINE      ? kn_cosdist(xq, qnorm, y, k->xnorm[j], d)
+                         : k->metric == SB_KNN_MANHATTAN ? sb_knn_l1dist(xq, y, d)
+                                                         : kn_sqdist(xq, y, d);
         if (jb->radius_mode && (!(D <= jb->r_exact) || (jb->exclude_self && j == i))) continue;
         p[np].dist = D, p[np].j = j, np++;
     }
@@ -639,6 +667,101 @@ static void query_task(void *ctx, int64_t t) {
     sb_free(qn);
     sb_free(qnorm);
     sb_free(tile);
+}
+
+/* ---- manhattan: every pair's exact distance ---- */
+
+/* pair (D, j) before (E, i) in the order of the results */
+static inline int kn_before(double D, int64_t j, double E, int64_t i) { return D < E || (D == E && j < i); }
+
+/* Max-heap of the kq least (D, index) pairs seen, by kn_before. */
+static void l1_push(kn_pair *h, int32_t *hn, int32_t kq, double D, int64_t j) {
+    int32_t i;
+    if (*hn < kq) {
+        i = (*hn)++;
+        while (i > 0 && kn_before(h[(i - 1) / 2].dist, h[(i - 1) / 2].j, D, j)) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
+        h[i].dist = D, h[i].j = j;
+        return;
+    }
+    if (!kn_before(D, j, h[0].dist, h[0].j)) return;
+    i = 0;
+    for (;;) {
+        int32_t l = 2 * i + 1, r = l + 1, m = i;
+        double md = D;
+        int64_t mj = j;
+        if (l < kq && kn_before(md, mj, h[l].dist, h[l].j)) m = l, md = h[l].dist, mj = h[l].j;
+        if (r < kq && kn_before(md, mj, h[r].dist, h[r].j)) m = r;
+        if (m == i) break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i].dist = D, h[i].j = j;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* sb_knn_l1dist compiled for AVX2: the same lanes, operations and order. */
+__attribute__((target("avx2"))) static double kn_l1_avx2(const float *x, const float *y, int32_t d) {
+    return sb_knn_l1dist(x, y, d);
+}
+#endif
+static double kn_l1_gen(const float *x, const float *y, int32_t d) { return sb_knn_l1dist(x, y, d); }
+
+/* Queries [b, e) of task t against every training row (KN_NB rows at a time,
+ * so a tile stays in cache across the task's queries): each query's kq least
+ * (D, index), or every row with D <= r_exact, become its candidates, and
+ * kn_finish orders them as it orders the screen's. */
+static void l1_task(void *ctx, int64_t t) {
+    kn_job *jb = ctx;
+    const sb_knn *k = jb->k;
+    const int32_t d = jb->d, kq = jb->kk + jb->exclude_self;
+    double (*l1)(const float *, const float *, int32_t) = kn_l1_gen;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!g_generic_for_tests && __builtin_cpu_supports("avx2")) l1 = kn_l1_avx2;
+#endif
+    int64_t b, e;
+    sb_chunk_range(jb->nq, KN_QB, t, &b, &e);
+    const int64_t nb = e - b;
+    kn_state *st = sb_calloc((size_t)(nb > 0 ? nb : 1), sizeof(kn_state));
+    kn_pair *heaps = jb->radius_mode ? NULL : sb_malloc(sizeof(kn_pair) * (size_t)(nb * kq > 0 ? nb * kq : 1));
+    int32_t *hn = sb_calloc((size_t)(nb > 0 ? nb : 1), sizeof(int32_t));
+    int ok = st && hn && (jb->radius_mode || heaps);
+    for (int64_t i = 0; ok && i < nb; i++) {
+        st[i].cap = jb->radius_mode ? 64 : kq;
+        st[i].c = sb_malloc(sizeof(kn_cand) * (size_t)st[i].cap);
+        ok = st[i].c != NULL;
+    }
+    for (int64_t j0 = 0; ok && j0 < k->n; j0 += KN_NB) {
+        const int64_t j1 = j0 + KN_NB < k->n ? j0 + KN_NB : k->n;
+        for (int64_t i = 0; ok && i < nb; i++) {
+            const float *xq = jb->q + (b + i) * d;
+            kn_state *s = &st[i];
+            for (int64_t j = j0; j < j1; j++) {
+                const double D = l1(xq, k->x + j * d, d);
+                if (!jb->radius_mode) {
+                    l1_push(heaps + i * kq, &hn[i], kq, D, j);
+                } else if (D <= jb->r_exact) {
+                    if (s->cn == s->cap) {
+                        kn_cand *g = sb_realloc(s->c, sizeof(kn_cand) * (size_t)(2 * s->cap));
+                        if (!g) {
+                            ok = 0;
+                            break;
+                        }
+                        s->c = g, s->cap *= 2;
+                    }
+                    s->c[s->cn].j = j, s->c[s->cn].lo = 0.0f, s->cn++;
+                }
+            }
+        }
+    }
+    for (int64_t i = 0; ok && i < nb; i++) {
+        kn_state *s = &st[i];
+        if (!jb->radius_mode)
+            for (int32_t c = 0; c < hn[i]; c++) s->c[s->cn].j = heaps[i * kq + c].j, s->c[s->cn].lo = 0.0f, s->cn++;
+        kn_finish(jb, b + i, jb->q + (b + i) * d, 0.0, s, 0.0f);
+    }
+    if (!ok) jb->failed = 1;
+    for (int64_t i = 0; st && i < nb; i++) sb_free(st[i].c);
+    sb_free(st), sb_free(heaps), sb_free(hn);
 }
 
 /* ---- the screen on a GPU ----
@@ -1121,8 +1244,11 @@ sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double 
                        sb_device_kind kind, int64_t *nq_out, int64_t **offsets, int64_t **idx, float **dist) {
     *offsets = NULL, *idx = NULL, *dist = NULL, *nq_out = 0;
     const sb_knn *k = m->knn;
-    if (!k || !k->xs) return sb_fail(SB_ERR_INVALID_ARGUMENT, "not a nearest-neighbors model");
+    if (!k || (!k->xs && k->metric != SB_KNN_MANHATTAN)) return sb_fail(SB_ERR_INVALID_ARGUMENT, "not a nearest-neighbors model");
     sb_status st;
+    if (k->metric == SB_KNN_MANHATTAN && (kind == SB_DEVICE_CUDA || kind == SB_DEVICE_OPENCL))
+        return sb_fail(SB_ERR_INVALID_ARGUMENT, "metric=manhattan runs on the host: the device screen computes "
+                       "Euclidean and cosine products only (device=cpu)");
     if (q && (st = kn_check_queries(m, q)) != SB_OK) return st;
     kn_job jb;
     memset(&jb, 0, sizeof jb);
@@ -1142,7 +1268,7 @@ sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double 
     } else if (!isfinite(radius)) {
         return sb_fail(SB_ERR_INVALID_ARGUMENT, "radius=%g must be finite", radius);
     } else {
-        jb.r_exact = k->metric == SB_KNN_COSINE ? radius : radius * radius;
+        jb.r_exact = k->metric == SB_KNN_EUCLIDEAN ? radius * radius : radius;
         jb.r_screen = (float)(k->metric == SB_KNN_COSINE ? 2.0 * radius : radius * radius);
         if (!isfinite(jb.r_screen)) jb.r_screen = INFINITY;
         jb.r_screen = nextafterf(jb.r_screen, INFINITY);
@@ -1171,6 +1297,8 @@ sb_status sb_knn_query(const sb_model *m, const sb_table *q, int32_t kk, double 
         int declined = 0;
         if (gpu) st = kn_query_gpu(&jb, kind, &declined);
         if (gpu && !declined) {
+        } else if (k->metric == SB_KNN_MANHATTAN) {
+            sb_parallel_for(sb_chunk_count(nq, KN_QB), l1_task, &jb);
         } else if (use_tree && (st = kt_make(k, jb.d, &tree)) == SB_OK) {
             kt_job kj = {&jb, &tree};
             sb_parallel_for(sb_chunk_count(nq, KN_QB), kt_task, &kj);

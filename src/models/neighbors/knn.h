@@ -6,6 +6,7 @@
 #ifndef SB_MODELS_NEIGHBORS_KNN_H
 #define SB_MODELS_NEIGHBORS_KNN_H
 #include "../model.h"
+#include <math.h>
 #include "../../device/device.h"
 #include "../../io/dataset.h"
 
@@ -20,6 +21,29 @@ static inline double sb_knn_sqdist(const float *x, const float *y, int32_t d) {
         l[f & 3] += t * t;
     }
     return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+/* sum_f |x_f - y_f| in double in sb_knn_sqdist's four lanes (lane f mod 4,
+ * feature order), the lanes added as (l0 + l1) + (l2 + l3): the manhattan
+ * distance of the neighbors family and of UMAP's NN-descent. Written on
+ * vectors of four doubles, one lane a vector element, so a caller compiled
+ * for wider registers (an AVX2 copy) computes the same operations in the
+ * same order; the absolute value clears the sign bit, as fabs does. */
+typedef double sb_knn_v4d __attribute__((vector_size(32)));
+typedef float sb_knn_v4f __attribute__((vector_size(16)));
+typedef long long sb_knn_v4i __attribute__((vector_size(32)));
+static inline __attribute__((always_inline)) double sb_knn_l1dist(const float *x, const float *y, int32_t d) {
+    sb_knn_v4d acc = {0.0, 0.0, 0.0, 0.0};
+    const sb_knn_v4i mag = {0x7fffffffffffffffll, 0x7fffffffffffffffll, 0x7fffffffffffffffll, 0x7fffffffffffffffll};
+    int32_t f = 0;
+    for (; f + 4 <= d; f += 4) {
+        sb_knn_v4f a, b;
+        __builtin_memcpy(&a, x + f, sizeof a), __builtin_memcpy(&b, y + f, sizeof b);
+        const sb_knn_v4d t = __builtin_convertvector(a, sb_knn_v4d) - __builtin_convertvector(b, sb_knn_v4d);
+        acc += (sb_knn_v4d)((sb_knn_v4i)t & mag);
+    }
+    for (int32_t l = 0; f < d; f++, l++) acc[l] += fabs((double)x[f] - (double)y[f]);
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
 /* sb_knn_sqdist's value, the same lanes in the same order, for the pairs
@@ -50,6 +74,12 @@ static inline void sb_knn_sqdist2(const double *restrict x, const double *restri
     *dy = (a0 + a1) + (a2 + a3);
     *dz = (b0 + b1) + (b2 + b3);
 }
+
+/* The metric (SB_KNN_*) that scikit-learn's metric name (NULL: not given,
+ * so minkowski) and p (2 when not given) name: minkowski with p=1 or 2,
+ * euclidean or l2 (p must be 2), manhattan, l1 or cityblock, cosine; any
+ * other name or p is refused by name. */
+sb_status sb_knn_metric_resolve(const char *metric, int power, int32_t *out);
 
 /* The screening arrays of k (xs, xsn, mu or xnorm) from k->x, replacing any
  * it has: the fit and the model reader call it, so a model read from a file
