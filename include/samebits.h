@@ -414,10 +414,11 @@ SB_API sb_status sb_kmeans_fit(const sb_params *params, const sb_dataset *train,
  * names and defaults: task=neighbors|classification|regression (default:
  * classification when the dataset has a label, neighbors without),
  * n_neighbors (5), radius (1.0, radius_neighbors' default), weights=uniform|
- * distance, metric=minkowski|euclidean (p=2 only)|cosine, algorithm=auto|
- * brute|ball_tree|kd_tree (every one the same exact neighbors, computed by
- * brute force), leaf_size (no effect), device=cpu (cuda and opencl refused by
- * name in this library). The rows (finite) and, for a supervised task, the
+ * distance, metric=minkowski (p=2 euclidean, p=1 manhattan)|euclidean|
+ * manhattan (l1, cityblock)|cosine, algorithm=auto|brute|ball_tree|kd_tree
+ * (every one the same exact neighbors, computed by brute force), leaf_size
+ * (no effect), device (where the queries' float32 screen runs: the same
+ * neighbors; manhattan has no screen and refuses a GPU by name). The rows (finite) and, for a supervised task, the
  * label are copied into the model; a classifier's labels are class indices
  * 0..9999. Neighbors are ordered by (exact distance, index), the same bits on
  * every machine. The model's SB_PREDICT_VALUE is the class index or the
@@ -428,9 +429,10 @@ SB_API sb_status sb_knn_fit(const sb_params *params, const sb_dataset *train, sb
 
 /* DBSCAN (Ester, Kriegel, Sander and Xu 1996; docs/cluster.md) with
  * scikit-learn's names and defaults: eps (0.5, > 0), min_samples (5),
- * metric=euclidean|minkowski (p=2 only)|cosine, algorithm and leaf_size (no
- * effect: the exact neighborhoods by brute force), device=cpu (a GPU refused
- * by name). The dataset's weights, if set, are sample weights (a core row's
+ * metric=euclidean|minkowski (p=2, or p=1: manhattan)|manhattan|cosine,
+ * algorithm and leaf_size (no effect: the exact neighborhoods by brute
+ * force), device (where the neighborhoods' screen runs, the same ones;
+ * manhattan refuses a GPU by name). The dataset's weights, if set, are sample weights (a core row's
  * neighborhood weighs at least min_samples). A row's neighborhood is every row
  * at distance <= eps, itself included (the nearest-neighbors family's exact
  * distances); border rows join the cluster of their lowest-index core
@@ -475,7 +477,7 @@ SB_API sb_status sb_spectral_fit(const sb_params *params, const sb_dataset *trai
 /* UMAP (docs/umap.md; McInnes, Healy and Melville 2018) with umap-learn's
  * names and semantics: n_neighbors (15, 2..1024, counting the row itself; more than
  * the rows is clamped to n - 1, as umap-learn does), n_components (2),
- * metric=euclidean|cosine (the neighbors family's exact search; manhattan and
+ * metric=euclidean|cosine|manhattan (the neighbors family's exact distances;
  * the others refused by name), n_epochs (none: 500 up to 10,000 rows, 200
  * above), learning_rate (1.0), min_dist (0.1), spread (1.0),
  * set_op_mix_ratio (1.0), local_connectivity (1.0), repulsion_strength
@@ -515,7 +517,7 @@ SB_API sb_status sb_umap_transform(const sb_params *params, const sb_dataset *tr
  * sb_umap_fit_transform's, bit for bit: the array "embedding" (n x
  * n_components) and "ab" (sb_model_get_array), the integers "n_samples_fit",
  * "n_components", "n_neighbors", "n_epochs" (resolved), "metric" (0 euclidean,
- * 1 cosine), "random_state" (sb_model_get_int). New rows are embedded by
+ * 1 cosine, 2 manhattan), "random_state" (sb_model_get_int). New rows are embedded by
  * sb_model_predict(m, queries, SB_PREDICT_TRANSFORM, ...): sb_umap_transform's
  * bits, a row's result its own however the rows are batched; every other
  * prediction kind is refused by name. card (may be NULL) gets the fit's stages

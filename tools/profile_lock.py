@@ -9,6 +9,14 @@ frozen: a stage may be added, a card or golden file may be added, but a
 locked stage whose digest, dtype or count moves, or that disappears, is a
 numerical change made without a bump, and `check` fails naming it.
 
+One exception, written down where it is made: a fixture case that recorded a
+refusal stops being one when the thing refused is built (a refused metric
+becomes a metric). Its stages then cannot stay, and no number of any
+computation moved. fixtures/cards/PROFILE.retired lists such card stages, a
+line each, `KEY : why` (KEY as the lock writes it); `write` drops a listed
+stage that is gone from the cards. A listed stage that is still there, or a
+golden file, is not retirable, and a moved stage never is.
+
   tools/profile_lock.py check [--root DIR]   exit 0, or 1 with every breach listed
   tools/profile_lock.py write [--root DIR]   extend the lock with what is new; under
                                              the same profile it refuses to change a
@@ -26,6 +34,7 @@ import re
 import sys
 
 LOCK = os.path.join("fixtures", "cards", "PROFILE.lock")
+RETIRED = os.path.join("fixtures", "cards", "PROFILE.retired")
 GOLDEN_DIRS = (os.path.join("tests", "data", "models"), os.path.join("tests", "fuzz", "corpus", "model"))
 
 
@@ -104,6 +113,24 @@ def read_lock(root):
     return profile, entries
 
 
+def read_retired(root):
+    """{key: why} of the stages retired under PROFILE.retired (empty when there is none)."""
+    path = os.path.join(root, RETIRED)
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            key, sep, why = line.partition(" : ")
+            if not sep or not why.strip() or not key.startswith("card "):
+                raise SystemExit("profile_lock: %s line %d: 'card NAME STAGE#k : why' expected" % (RETIRED, n))
+            out[key] = why.strip()
+    return out
+
+
 def breaches(root):
     """Every way the tree breaks the lock, as sentences (empty: it holds)."""
     want = header_profile(root)
@@ -133,8 +160,9 @@ def write(root):
     want = header_profile(root)
     locked_profile, locked = read_lock(root)
     have, profiles = current(root)
+    retired = read_retired(root)
     if locked_profile == want:
-        moved = [k for k, v in locked.items() if have.get(k) != v]
+        moved = [k for k, v in locked.items() if have.get(k) != v and not (k in retired and k not in have)]
         if moved:
             for k in sorted(moved):
                 print("profile_lock: refused: %s would change under %s" % (k, want), file=sys.stderr)
@@ -154,7 +182,8 @@ def write(root):
             f.write("%s = %s\n" % (key, have[key]))
     os.replace(tmp, os.path.join(root, LOCK))
     added = len([k for k in have if k not in locked]) if locked_profile == want else len(have)
-    print("profile_lock: %s: %d entries (%d new)" % (want, len(have), added))
+    dropped = len([k for k in locked if k not in have]) if locked_profile == want else 0
+    print("profile_lock: %s: %d entries (%d new, %d retired)" % (want, len(have), added, dropped))
     return 0
 
 

@@ -221,7 +221,7 @@ static inline int64_t sb_svm_ncoef(const sb_svm *s) { return s->kind == SB_SVM_S
  * count where used), a and b of the curve, a copy of the training rows (each
  * query's exact neighbors among them) and their embedding. */
 typedef struct sb_umap {
-    int32_t n_neighbors, ncomp, metric, n_epochs, neg_rate, init; /* metric: 0 euclidean, 1 cosine; init: 0
+    int32_t n_neighbors, ncomp, metric, n_epochs, neg_rate, init; /* metric: 0 euclidean, 1 cosine, 2 manhattan (SB_KNN_*); init: 0
                                                                       spectral, 1 random, 2 array */
     float min_dist, spread, lr, mix, local_conn, gamma, a, b;
     uint64_t seed;

@@ -576,7 +576,7 @@ static sb_status check_dbscan(const sb_model *m, sb_status bad, const char *who)
         (uint64_t)b->ncore > (MF_MAX_FILE / 4) / ((uint64_t)m->num_features + 2))
         return sb_fail(b->n < 1 || b->ncore < 0 || b->ncore > b->n ? bad : SB_ERR_LIMIT, "%s: %lld rows, %lld core rows",
                        who, (long long)b->n, (long long)b->ncore);
-    if (!isfinite(b->eps) || !(b->eps > 0.0f) || b->min_samples < 1 || b->metric < 0 || b->metric > 1 ||
+    if (!isfinite(b->eps) || !(b->eps > 0.0f) || b->min_samples < 1 || b->metric < 0 || b->metric >= SB_KNN_METRIC_COUNT_ ||
         b->n_clusters < 0 || b->n_clusters > b->n || m->num_class != 1)
         return sb_fail(bad, "%s: eps %g, min_samples %d, metric %d or %d clusters out of range", who, (double)b->eps,
                        (int)b->min_samples, (int)b->metric, (int)b->n_clusters);

@@ -64,6 +64,28 @@ def _first_diff(a, b):
     return None if d.returncode == 0 else d.stdout.splitlines()[0]
 
 
+def _parted_stages(a, b, case):
+    """The stages of fixture case `case` (from its case.<name> stage to the
+    next case's) whose digests differ between cards a and b: an arm's first
+    difference is an earlier case's; this shows it reaches that case too."""
+    import json
+
+    def stages(path):
+        out, inside = [], False
+        for line in open(path):
+            rec = json.loads(line)
+            if "stage" not in rec:
+                continue
+            if rec["stage"].startswith("case."):
+                inside = rec["stage"] == "case." + case
+            if inside:
+                out.append((rec["stage"], rec["sha256"]))
+        return out
+    sa, sb = stages(a), stages(b)
+    assert sa and [n for n, _ in sa] == [n for n, _ in sb], (sa, sb)
+    return [n for (n, x), (_, y) in zip(sa, sb) if x != y]
+
+
 PROBE_CASE = "test_build_info_probes_find_the_profile_arithmetic"
 
 
@@ -379,6 +401,9 @@ def test_arm_umap_nnd_ties_is_caught(threads, tmp_path):
     card = _card("x86_64", "umap-fit", threads, tmp_path, "umap-nnd-ties")
     d = _first_diff(reference_card("umap-fit"), card)
     assert d is not None and "umap.neighbors" in d, d
+    # and NN-descent under manhattan (its grid rows tie): that case parts too
+    parted = _parted_stages(reference_card("umap-fit"), card, "nndescent-manhattan")
+    assert "umap.neighbors" in parted, parted
     r = run_bin("x86_64", "samebits", ["verify", "umap-fit", "--threads", str(threads)], sabotage="umap-nnd-ties")
     assert r.returncode != 0, r.stdout
 
@@ -403,6 +428,9 @@ def test_arm_knn_ties_is_caught(threads, tmp_path):
     card = _card("x86_64", "knn-fit", threads, tmp_path, "knn-ties")
     d = _first_diff(reference_card("knn-fit"), card)
     assert d is not None and "duplicates.kneighbors" in d, d
+    # manhattan's own search (no screen) orders by the same rule: its grid case parts too
+    parted = _parted_stages(reference_card("knn-fit"), card, "manhattan-grid")
+    assert any("kneighbors" in p for p in parted), parted
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -449,6 +477,8 @@ def test_arm_dbscan_border_is_caught(threads, tmp_path):
     card = _card("x86_64", "dbscan-fit", threads, tmp_path, "dbscan-border")
     d = _first_diff(reference_card("dbscan-fit"), card)
     assert d is not None and "labels" in d, d
+    # the same line under manhattan (no screen): its labels part too
+    assert any("labels" in p for p in _parted_stages(reference_card("dbscan-fit"), card, "manhattan-border-ties"))
 
 
 @pytest.mark.parametrize("threads", [1, 2])

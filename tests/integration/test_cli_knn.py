@@ -146,8 +146,9 @@ def test_neighbors_task_model_refuses_predict(data, tmp_path):
 
 @pytest.mark.parametrize("args,words", [
     (["bogus=1"], "unknown parameter 'bogus' for nearest neighbors"),
-    (["metric=manhattan"], "metric='manhattan' is not supported"),
-    (["p=1"], "p=1: only p=2"),
+    (["metric=chebyshev"], "metric='chebyshev' is not supported"),
+    (["p=3"], "p=3: minkowski is supported with p=1 (manhattan) or p=2"),
+    (["metric=euclidean", "p=1"], "p=1 does not go with metric=euclidean"),
     (["weights=gaussian"], "weights='gaussian': uniform or distance"),
     (["n_neighbors=0"], "n_neighbors"),
     (["n_neighbors=241"], "n_neighbors=241 exceeds the 240 training rows"),

@@ -97,7 +97,7 @@ def test_train_transform_equals_python(tmp_path):
 @pytest.mark.parametrize("args,words", [
     (["n_neighbors=1"], "n_neighbors"),
     (["n_neighbors=2000"], "n_neighbors"),
-    (["metric=manhattan"], "metric='manhattan' is not supported by UMAP"),
+    (["metric=chebyshev"], "metric='chebyshev' is not supported by UMAP"),
     (["min_dist=2", "spread=1"], "min_dist=2 must not exceed spread=1"),
     (["init=array"], "init=array without the initial rows"),
     (["bogus=1"], "unknown parameter 'bogus' for UMAP"),

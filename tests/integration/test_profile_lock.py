@@ -79,6 +79,30 @@ def test_removed_stage_is_a_breach(tmp_path):
     assert len(found) == 1 and "gone" in found[0] and json.loads(last)["stage"] in found[0]
 
 
+def test_only_a_listed_gone_stage_is_retired_by_write(tmp_path):
+    """PROFILE.retired lets write drop a stage that is gone (a refusal case
+    that stopped being one); an unlisted gone stage, and a listed stage that
+    moved while still there, are refused as before."""
+    root = copy_tree(tmp_path)
+    card = root / "fixtures/cards/arima-fit.card"
+    lines = card.read_text().splitlines()
+    last, second = json.loads(lines[-1]), json.loads(lines[-2])
+    card.write_text("\n".join(lines[:-1]) + "\n")  # the last stage gone
+    assert profile_lock.write(str(root)) == 1  # not listed: refused
+    key = "card arima-fit.card %s#%d" % (last["stage"], sum(json.loads(x)["stage"] == last["stage"]
+                                                             for x in lines[1:-1]))
+    retired = root / "fixtures/cards/PROFILE.retired"
+    retired.write_text(retired.read_text() + key + " : a test's retirement\n")
+    assert profile_lock.write(str(root)) == 0 and profile_lock.breaches(str(root)) == []
+    assert key not in profile_lock.read_lock(str(root))[1]
+    # a listed stage that is still there but moved: refused
+    key2 = "card arima-fit.card %s#%d" % (second["stage"], sum(json.loads(x)["stage"] == second["stage"]
+                                                               for x in lines[1:-2]))
+    retired.write_text(retired.read_text() + key2 + " : a test's retirement\n")
+    rewrite_card(card, lambda rec: dict(rec, sha256="0" * 64) if rec["stage"] == second["stage"] else rec)
+    assert profile_lock.write(str(root)) == 1
+
+
 def test_rewritten_golden_file_is_a_breach(tmp_path):
     root = copy_tree(tmp_path)
     golden = root / "tests/fuzz/corpus/model/gp-v2.sbm"

@@ -17,7 +17,7 @@ def _blobs(n=800, d=3, k=4, seed=0):
     return np.concatenate([c + rng.normal(0, 0.7, size=(n // k, d)) for c in centers]).astype(np.float32)
 
 
-@pytest.mark.parametrize("metric,eps", [("euclidean", 0.6), ("cosine", 0.01)])
+@pytest.mark.parametrize("metric,eps", [("euclidean", 0.6), ("cosine", 0.01), ("manhattan", 0.9)])
 def test_dbscan_beside_sklearn(metric, eps):
     cluster = pytest.importorskip("sklearn.cluster")
     from sklearn.metrics import adjusted_rand_score
@@ -63,10 +63,14 @@ def test_dbscan_refusals_by_name():
     X = _blobs(n=40)
     with pytest.raises(ValueError, match="eps"):
         samebits.DBSCAN(eps=0).fit(X)
-    with pytest.raises(ValueError, match="manhattan"):
-        samebits.DBSCAN(metric="manhattan").fit(X)
-    with pytest.raises(ValueError, match="p=1"):
+    with pytest.raises(ValueError, match="chebyshev"):
+        samebits.DBSCAN(metric="chebyshev").fit(X)
+    with pytest.raises(ValueError, match="p=1 does not go with metric=euclidean"):
         samebits.DBSCAN(p=1).fit(X)
+    with pytest.raises(ValueError, match="p=3: minkowski"):
+        samebits.DBSCAN(metric="minkowski", p=3).fit(X)
+    assert samebits.DBSCAN(metric="minkowski", p=1).fit(X).model_digest_ == \
+        samebits.DBSCAN(metric="manhattan").fit(X).model_digest_
     Xn = X.copy()
     Xn[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):

@@ -41,12 +41,13 @@ def _close(ours, theirs, rel=1e-6, abs_=0.0):
 
 # ---- NearestNeighbors -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("metric", ["minkowski", "euclidean", "cosine"])
+@pytest.mark.parametrize("metric", ["minkowski", "euclidean", "cosine", "manhattan", "minkowski-p1"])
 @pytest.mark.parametrize("k", [1, 5, 17])
 def test_kneighbors_match_sklearn_brute(metric, k):
     X, Q = _data(seed=k)
-    ours = samebits.NearestNeighbors(n_neighbors=k, metric=metric).fit(X)
-    theirs = sk_neighbors.NearestNeighbors(n_neighbors=k, metric=metric, algorithm="brute").fit(X)
+    kw = {"metric": "minkowski", "p": 1} if metric == "minkowski-p1" else {"metric": metric}
+    ours = samebits.NearestNeighbors(n_neighbors=k, **kw).fit(X)
+    theirs = sk_neighbors.NearestNeighbors(n_neighbors=k, algorithm="brute", **kw).fit(X)
     dist, ind = ours.kneighbors(Q)
     sdist, sind = theirs.kneighbors(Q)
     assert dist.dtype == np.float64 and ind.dtype == np.int64 and dist.shape == ind.shape == (len(Q), k)
@@ -55,7 +56,8 @@ def test_kneighbors_match_sklearn_brute(metric, k):
     # n_neighbors at query time, and return_distance=False
     only = ours.kneighbors(Q, n_neighbors=3, return_distance=False)
     assert np.array_equal(only, theirs.kneighbors(Q, n_neighbors=3, return_distance=False))
-    assert ours.effective_metric_ == ("cosine" if metric == "cosine" else "euclidean")
+    assert ours.effective_metric_ == theirs.effective_metric_ == {"cosine": "cosine", "manhattan": "manhattan",
+                                                                  "minkowski-p1": "manhattan"}.get(metric, "euclidean")
     assert ours.n_samples_fit_ == len(X) and ours.n_features_in_ == X.shape[1]
 
 
@@ -141,7 +143,7 @@ def test_graphs_match_sklearn():
 # ---- classifier and regressor ---------------------------------------------------------------
 
 @pytest.mark.parametrize("weights", ["uniform", "distance"])
-@pytest.mark.parametrize("metric", ["minkowski", "cosine"])
+@pytest.mark.parametrize("metric", ["minkowski", "cosine", "manhattan"])
 def test_classifier_matches_sklearn(weights, metric):
     X, Q = _data(n=400, q=120, d=5, seed=7)
     y, yq = _labels(X), _labels(Q)
@@ -279,12 +281,15 @@ def test_bad_input_refused_by_name():
         samebits.KNeighborsClassifier(n_neighbors=41).fit(X, y)
     with pytest.raises(samebits.InvalidArgumentError, match="n_neighbors = 50"):
         samebits.KNeighborsRegressor(n_neighbors=50).fit(X, _target(X))
-    with pytest.raises(samebits.InvalidArgumentError, match="metric='manhattan' is not supported"):
-        samebits.NearestNeighbors(metric="manhattan").fit(X)
-    with pytest.raises(samebits.InvalidArgumentError, match="p=1: only p=2"):
-        samebits.KNeighborsClassifier(p=1).fit(X, y)
-    with pytest.raises(samebits.InvalidArgumentError, match="p=1.5: only p=2"):
+    with pytest.raises(samebits.InvalidArgumentError, match="metric='chebyshev' is not supported"):
+        samebits.NearestNeighbors(metric="chebyshev").fit(X)
+    with pytest.raises(samebits.InvalidArgumentError, match="p=3: minkowski is supported with p=1"):
+        samebits.KNeighborsClassifier(p=3).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="p=1 does not go with metric=euclidean"):
+        samebits.KNeighborsClassifier(metric="euclidean", p=1).fit(X, y)
+    with pytest.raises(samebits.InvalidArgumentError, match="p=1.5: minkowski is supported with p=1"):
         samebits.NearestNeighbors(p=1.5).fit(X)
+    assert samebits.NearestNeighbors(p=1.0).fit(X).effective_metric_ == "manhattan"
     assert samebits.NearestNeighbors(p=2.0).fit(X).effective_metric_ == "euclidean"
     with pytest.raises(samebits.InvalidArgumentError, match="metric_params"):
         samebits.NearestNeighbors(metric_params={"w": [1, 2, 3]}).fit(X)
@@ -390,6 +395,9 @@ def test_neighbors_on_a_gpu_are_the_cpus(device):
     d_cpu = samebits.DBSCAN(eps=0.25, min_samples=6).fit(blobs)
     d_gpu = samebits.DBSCAN(eps=0.25, min_samples=6, device=device).fit(blobs)
     assert np.array_equal(d_cpu.labels_, d_gpu.labels_) and d_cpu.model_digest_ == d_gpu.model_digest_
+    # manhattan has no device screen: its queries on a GPU are refused by name, not run on the host unsaid
+    with pytest.raises(samebits.InvalidArgumentError, match="metric=manhattan runs on the host"):
+        samebits.NearestNeighbors(metric="manhattan", device=device).fit(X).kneighbors(Q)
 
 
 def test_a_device_with_too_little_local_memory_screens_on_the_host(monkeypatch, capfd):
