@@ -5,7 +5,7 @@ ratio. umap-learn is installed by the caller (pip install umap-learn); the
 bench says which version ran.
 
     SAMEBITS_LIB=build/libsamebits.so PYTHONPATH=python python3 bench/umap_bench.py [--rows 10000] [--seeds 42,43,44]
-        [--optimize sequential|batched] [--learning-rate 1.0]
+        [--optimize sequential|batched] [--learning-rate 1.0] [--metric euclidean|manhattan|cosine]
 
 --optimize batched fits samebits with optimize="batched" (each epoch's moves
 summed as fixed-point integers and applied at the epoch's end, docs/umap.md);
@@ -47,11 +47,12 @@ def load_fashion(rows):
     return (x[:rows].astype(np.float32) / 255.0), y[:rows].astype(np.int64)
 
 
-def quality(x, y, e):
+def quality(x, y, e, metric="euclidean"):
+    """Trustworthiness (k = 15, the input rows' distances in the fit's metric) and the 15-NN accuracy."""
     from sklearn.manifold import trustworthiness
     from sklearn.model_selection import KFold, cross_val_score
     from sklearn.neighbors import KNeighborsClassifier
-    tw = float(trustworthiness(x, e, n_neighbors=15))
+    tw = float(trustworthiness(x, e, n_neighbors=15, metric=metric))
     acc = float(np.mean(cross_val_score(KNeighborsClassifier(n_neighbors=15), e, y, cv=KFold(5))))
     return tw, acc
 
@@ -67,6 +68,8 @@ def main():
     ap.add_argument("--optimize", default="sequential", choices=("sequential", "batched"),
                     help="samebits' optimize (umap-learn has one rule: in place, in edge order)")
     ap.add_argument("--learning-rate", type=float, default=1.0, help="samebits' learning_rate (umap-learn: 1.0)")
+    ap.add_argument("--metric", default="euclidean", choices=("euclidean", "manhattan", "cosine"),
+                    help="both libraries' metric (and trustworthiness's input distances)")
     ap.add_argument("--skip-full", action="store_true", help="with --profile-only: time the part before the epochs only")
     ap.add_argument("--no-split", action="store_true", help="with --profile-only: the full fit alone (no n_epochs=1 fit)")
     ap.add_argument("--peer", action="store_true",
@@ -81,7 +84,7 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True).stdout.strip()
     x, y = load_fashion(a.rows)
     seeds = [int(v) for v in a.seeds.split(",")] if a.seeds else [a.seed]
-    base = dict(n_neighbors=15, n_components=2, min_dist=0.1, metric="euclidean")
+    base = dict(n_neighbors=15, n_components=2, min_dist=0.1, metric=a.metric)
     samebits.set_num_threads(a.threads)
     # umap-learn compiles its numba kernels (and pynndescent's, used above
     # 4,096 rows) on the first fit: a warm-up fit on 4,500 rows of other data
@@ -100,7 +103,7 @@ def main():
         ul = umap.UMAP(**params)
         e_ul = ul.fit_transform(x)
         t_ul = time.perf_counter() - t0
-        q_sb, q_ul = quality(x, y, e_sb), quality(x, y, e_ul)
+        q_sb, q_ul = quality(x, y, e_sb, a.metric), quality(x, y, e_ul, a.metric)
         runs.append({"random_state": seed, "load_average": os.getloadavg(),
                      "samebits": {"fit_s": t_sb, "trustworthiness_k15": q_sb[0], "knn15_accuracy": q_sb[1],
                                   "model_digest": sb.model_digest_},
@@ -127,8 +130,9 @@ def main():
                     "no_slower_than_seeded_umap_learn": tot_sb <= tot_ul},
     }
     os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "umap-%s-%s%s%s%s" % (rec["date"], commit, "" if a.rows == 10000 else "-%d" % a.rows,
-                                                   "" if len(seeds) == 1 else "-%dseeds" % len(seeds), sb_tag(a)))
+    stem = os.path.join(a.out, "umap-%s-%s%s%s%s%s" % (rec["date"], commit, "" if a.rows == 10000 else "-%d" % a.rows,
+                                                     "" if len(seeds) == 1 else "-%dseeds" % len(seeds), sb_tag(a),
+                                                     "" if a.metric == "euclidean" else "-" + a.metric))
     with open(stem + ".json", "w") as f:
         json.dump(rec, f, indent=1)
     with open(stem + ".md", "w") as f:
