@@ -417,8 +417,10 @@ def arima_forecast(df, h, order=(1, 0, 0), seasonal_order=(0, 0, 0, 0), trend=No
     with thread_count(n_jobs):
         batch = _Batch(_pairs(order, seasonal_order, tr, None, device, method),
                        [g[target_col].to_numpy(dtype="float64") for g in groups])
-        mean = batch.forecast_all(h, 0.05)[0]
-        ints = [batch.forecast_all(h, 1.0 - float(lv) / 100.0)[2:] for lv in levels]
+        # one call a level (the mean is the same bits in each: the first's is kept), one without levels
+        outs = [batch.forecast_all(h, 1.0 - float(lv) / 100.0) for lv in levels] or [batch.forecast_all(h, 0.05)]
+        mean = outs[0][0]
+        ints = [o[2:] for o in outs] if levels else []
     rows = []
     for i, g in enumerate(groups):
         stamps = _next_stamps(g[time_col].to_numpy(), h)
