@@ -156,83 +156,80 @@ static float *far_rows(int64_t n, int32_t d, uint64_t seed) {
     return x;
 }
 
-SB_TEST(test_knn_exact_rows_match_a_brute_force_oracle) {
-    const int32_t d = 4, k = 9;
-    const int64_t n = 400, nq = 60;
-    for (int set = 0; set < 2; set++) {
-        /* set 0: values 0..4 (many exact ties); set 1: the far clusters */
-        float *x = set ? far_rows(n, d, 5) : rows(n, d, 5, 1), *q = set ? far_rows(nq, d, 6) : rows(nq, d, 6, 1);
-        sb_model *m = fit(x, n, d, "model=knn");
-        result r = {0};
-        SB_CHECK(m && query(m, q, 0, nq, d, k, -1.0, &r));
-        int64_t *order = malloc(sizeof(int64_t) * (size_t)n);
-        double *dd = malloc(sizeof(double) * (size_t)n);
-        for (int64_t i = 0; r.total && i < nq; i++) {
-            for (int64_t j = 0; j < n; j++) {
-                double s = 0.0; /* exact: differences of multiples of 2^-10 below 2^15, four squares */
-                for (int32_t f = 0; f < d; f++) {
-                    const double t = (double)q[i * d + f] - (double)x[j * d + f];
-                    s += t * t;
-                }
-                dd[j] = s, order[j] = j;
+/* order[0..k) := the k least of dd[0..n) by (distance, index): a selection
+ * sort, the oracle's own (no library code). */
+static void select_least(const double *dd, int64_t n, int32_t k, int64_t *order) {
+    for (int64_t j = 0; j < n; j++) order[j] = j;
+    for (int32_t c = 0; c < k; c++)
+        for (int64_t j = c + 1; j < n; j++)
+            if (dd[order[j]] < dd[order[c]] || (dd[order[j]] == dd[order[c]] && order[j] < order[c])) {
+                const int64_t t = order[c];
+                order[c] = order[j], order[j] = t;
             }
-            for (int32_t c = 0; c < k; c++) /* selection by (distance, index) */
-                for (int64_t j = c + 1; j < n; j++)
-                    if (dd[order[j]] < dd[order[c]] || (dd[order[j]] == dd[order[c]] && order[j] < order[c])) {
-                        const int64_t t = order[c];
-                        order[c] = order[j], order[j] = t;
-                    }
-            for (int32_t c = 0; c < k; c++) SB_CHECK(r.idx[i * k + c] == order[c]);
-        }
-        free(order);
-        free(dd);
-        result_free(&r);
-        sb_model_free(m);
-        free(x);
-        free(q);
-    }
 }
 
-/* Manhattan against a scalar oracle written apart from the library's vector
- * code: D = sum_f |x_f - y_f| in double in four lanes (lane f mod 4, feature
- * order, (l0 + l1) + (l2 + l3)); the neighbors by (D, index) and each
+/* The oracle's squared Euclidean distance: exact on the sets below
+ * (differences of multiples of 2^-10 below 2^15, four squares). */
+static double oracle_sq(const float *a, const float *b, int32_t d) {
+    double s = 0.0;
+    for (int32_t f = 0; f < d; f++) {
+        const double t = (double)a[f] - (double)b[f];
+        s += t * t;
+    }
+    return s;
+}
+
+/* The oracle's manhattan distance, written apart from the library's vector
+ * code: four lanes (lane f mod 4, feature order), (l0 + l1) + (l2 + l3). */
+static double oracle_l1(const float *a, const float *b, int32_t d) {
+    double l[4] = {0.0, 0.0, 0.0, 0.0};
+    for (int32_t f = 0; f < d; f++) l[f % 4] += fabs((double)a[f] - (double)b[f]);
+    return (l[0] + l[1]) + (l[2] + l[3]);
+}
+
+/* The k nearest of each of q's nq rows among x's n (d features) under params
+ * are the oracle's by (dist, index); with report, each reported distance is
+ * report(D) of the oracle's D. Takes ownership of x and q. */
+static void against_oracle(float *x, float *q, int64_t n, int64_t nq, int32_t d, int32_t k, const char *params,
+                           double (*dist)(const float *, const float *, int32_t), float (*report)(double)) {
+    sb_model *m = fit(x, n, d, params);
+    result r = {0};
+    SB_CHECK(m && query(m, q, 0, nq, d, k, -1.0, &r));
+    int64_t *order = malloc(sizeof(int64_t) * (size_t)n);
+    double *dd = malloc(sizeof(double) * (size_t)n);
+    for (int64_t i = 0; r.total && i < nq; i++) {
+        for (int64_t j = 0; j < n; j++) dd[j] = dist(q + i * d, x + j * d, d);
+        select_least(dd, n, k, order);
+        for (int32_t c = 0; c < k; c++) {
+            SB_CHECK(r.idx[i * k + c] == order[c]);
+            if (report) SB_CHECK(r.dist[i * k + c] == report(dd[order[c]]));
+        }
+    }
+    free(order);
+    free(dd);
+    result_free(&r);
+    sb_model_free(m);
+    free(x);
+    free(q);
+}
+
+static float as_f32(double v) { return (float)v; }
+
+SB_TEST(test_knn_exact_rows_match_a_brute_force_oracle) {
+    /* set 0: values 0..4 (many exact ties); set 1: the far clusters */
+    for (int set = 0; set < 2; set++)
+        against_oracle(set ? far_rows(400, 4, 5) : rows(400, 4, 5, 1), set ? far_rows(60, 4, 6) : rows(60, 4, 6, 1),
+                       400, 60, 4, 9, "model=knn", oracle_sq, NULL);
+}
+
+/* Manhattan against the scalar oracle: the neighbors by (D, index) and each
  * reported distance D rounded to float32. Integers 0..4 (ties everywhere) and
  * full-mantissa rows of 7 features (the lanes' tail; sums that round). */
 SB_TEST(test_knn_manhattan_matches_a_scalar_oracle) {
-    const int32_t k = 9;
-    const int64_t n = 400, nq = 60;
-    for (int set = 0; set < 2; set++) {
-        const int32_t d = set ? 7 : 4;
-        float *x = rows(n, d, 5 + (uint64_t)set, !set), *q = rows(nq, d, 6 + (uint64_t)set, !set);
-        sb_model *m = fit(x, n, d, set ? "model=knn,metric=minkowski,p=1" : "model=knn,metric=manhattan");
-        result r = {0};
-        SB_CHECK(m && query(m, q, 0, nq, d, k, -1.0, &r));
-        int64_t *order = malloc(sizeof(int64_t) * (size_t)n);
-        double *dd = malloc(sizeof(double) * (size_t)n);
-        for (int64_t i = 0; r.total && i < nq; i++) {
-            for (int64_t j = 0; j < n; j++) {
-                double l[4] = {0.0, 0.0, 0.0, 0.0};
-                for (int32_t f = 0; f < d; f++) l[f % 4] += fabs((double)q[i * d + f] - (double)x[j * d + f]);
-                dd[j] = (l[0] + l[1]) + (l[2] + l[3]), order[j] = j;
-            }
-            for (int32_t c = 0; c < k; c++)
-                for (int64_t j = c + 1; j < n; j++)
-                    if (dd[order[j]] < dd[order[c]] || (dd[order[j]] == dd[order[c]] && order[j] < order[c])) {
-                        const int64_t t = order[c];
-                        order[c] = order[j], order[j] = t;
-                    }
-            for (int32_t c = 0; c < k; c++) {
-                SB_CHECK(r.idx[i * k + c] == order[c]);
-                SB_CHECK(r.dist[i * k + c] == (float)dd[order[c]]);
-            }
-        }
-        free(order);
-        free(dd);
-        result_free(&r);
-        sb_model_free(m);
-        free(x);
-        free(q);
-    }
+    against_oracle(rows(400, 4, 5, 1), rows(60, 4, 6, 1), 400, 60, 4, 9, "model=knn,metric=manhattan", oracle_l1,
+                   as_f32);
+    against_oracle(rows(400, 7, 6, 0), rows(60, 7, 7, 0), 400, 60, 7, 9, "model=knn,metric=minkowski,p=1", oracle_l1,
+                   as_f32);
 }
 
 /* The status of fitting x (3 x 2, labels y or none) under params text. */
