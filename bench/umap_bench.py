@@ -67,7 +67,7 @@ def input_ranks(x, metric, block=2000):
 def trust_from_ranks(ranks, e, k=15):
     """Trustworthiness (Venna and Kaski 2001, scikit-learn's definition): 1 - 2 / (n k (2n - 3k - 1)) times the
     sum over rows i and their k nearest embedded rows j of max(0, ranks[i, j] - k); within 2e-7 of scikit-learn's
-    trustworthiness on 1,500 Fashion-MNIST rows under manhattan and euclidean, random and UMAP embeddings)."""
+    trustworthiness on 1,500 Fashion-MNIST rows under manhattan and euclidean, random and UMAP embeddings."""
     from sklearn.neighbors import NearestNeighbors
     n = len(e)
     nn = NearestNeighbors(n_neighbors=k).fit(e).kneighbors(return_distance=False)
