@@ -57,7 +57,7 @@ static const char *k_usage =
     "  train --model kde --data FILE [kernel=gaussian bandwidth=1.0|scott|silverman ...]   (docs/density.md:\n"
     "        kernel density; a --label column is dropped, DATA.weight beside the data: sample weights;\n"
     "        predict writes each row's log density)\n"
-    "  train --model umap --data FILE [n_neighbors=15 n_components=2 min_dist=0.1 metric=euclidean|cosine\n"
+    "  train --model umap --data FILE [n_neighbors=15 n_components=2 min_dist=0.1 metric=euclidean|cosine|manhattan\n"
     "        n_epochs=N random_state=S ...]   (docs/umap.md: the frozen fit in the model file; transform embeds\n"
     "        new rows against it; no --label: supervised UMAP is not built)\n"
     "  train --model ets --data FILE --out MODEL [--id unique_id] [--time ds] [--target y]\n"
@@ -83,7 +83,7 @@ static const char *k_usage =
     "  generate --model-file MODEL --prompt TEXT [--count 200] [--temperature 1] [--seed 0] [--out FILE]\n"
     "        (docs/lm.md: bytes sampled after the prompt from an lm model)\n"
     "  train --model knn --data FILE [--label NAME] [task=classification|regression|neighbors]\n"
-    "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine ...]   (docs/neighbors.md:\n"
+    "        [n_neighbors=5 weights=uniform|distance metric=euclidean|cosine|manhattan ...]   (docs/neighbors.md:\n"
     "        the label is the target, class indices 0..9999 or values with task=regression; without\n"
     "        one, task=neighbors: a model for neighbor queries, which predict refuses)\n"
     "        [--weight FILE] [--out MODEL] [--card CARD] [--format csv|libsvm|tsv-noheader|idx]\n"
@@ -913,7 +913,7 @@ static int cmd_train(int argc, char **argv) {
     } else if (knn) {
         if ((st = sb_knn_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
         static const char *const k_tasks[] = {"neighbors", "classification", "regression"};
-        static const char *const k_metrics[] = {"euclidean", "cosine"};
+        static const char *const k_metrics[] = {"euclidean", "cosine", "manhattan"}; /* SB_KNN_* */
         int64_t task = 0, k = 0, nclass = 0, metric = 0, weights = 0, nfit = 0;
         sb_model_get_int(model, "task", &task);
         sb_model_get_int(model, "n_neighbors", &k);
@@ -925,7 +925,7 @@ static int cmd_train(int argc, char **argv) {
         if (task == 1) snprintf(classes, sizeof classes, ", %lld classes", (long long)nclass);
         fprintf(stderr, "samebits: knn fitted in %.2f s (%s, %lld rows kept, n_neighbors=%lld%s, %s%s)\n",
                 now_s() - t1, task >= 0 && task < 3 ? k_tasks[task] : "?", (long long)nfit, (long long)k, classes,
-                metric >= 0 && metric < 2 ? k_metrics[metric] : "?",
+                metric >= 0 && metric < 3 ? k_metrics[metric] : "?",
                 task == 0 ? "" : weights ? ", distance weights" : ", uniform weights");
         if (task == 0)
             fprintf(stderr, "samebits: note: a task=neighbors model answers neighbor queries (the C API, Python's "

@@ -142,6 +142,11 @@ def test_neighbors_task_model_refuses_predict(data, tmp_path):
     r = samebits("train", "--model", "knn", "--data", str(data["cls"]), "--label", "y", "task=neighbors",
                  "metric=cosine", "--out", str(tmp_path / "n2.sbm"))
     assert r.returncode == 0 and "(neighbors, 240 rows kept, n_neighbors=5, cosine)" in r.stderr, r.stderr
+    # manhattan: the summary names it (it printed "?" before the CLI's table had it), and cityblock is its alias
+    for metric in ("manhattan", "cityblock"):
+        r = samebits("train", "--model", "knn", "--data", str(data["x"]), "metric=" + metric,
+                     "--out", str(tmp_path / "n3.sbm"))
+        assert r.returncode == 0 and "(neighbors, 240 rows kept, n_neighbors=5, manhattan)" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("args,words", [

@@ -172,8 +172,7 @@ sb_status sb_dbscan_fit(const sb_params *params, const sb_dataset *train, sb_car
             labels[i] = map[root];
         }
         snprintf(text, sizeof text, "eps=%.9g\nmetric=%s\nmin_samples=%.0f\nmodel=dbscan\n", (double)p.eps,
-                 p.metric == SB_KNN_COSINE ? "cosine" : p.metric == SB_KNN_MANHATTAN ? "manhattan" : "euclidean",
-                 p.min_samples);
+                 sb_knn_metric_name(p.metric), p.min_samples);
     }
     if (st == SB_OK && card) {
         char dims[96];

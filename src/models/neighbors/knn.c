@@ -58,6 +58,10 @@ typedef struct kn_params {
 
 static const char *const k_task_names[SB_KNN_TASK_COUNT_] = {"neighbors", "classification", "regression"};
 static const char *const k_metric_names[SB_KNN_METRIC_COUNT_] = {"euclidean", "cosine", "manhattan"};
+
+const char *sb_knn_metric_name(int32_t metric) {
+    return metric >= 0 && metric < SB_KNN_METRIC_COUNT_ ? k_metric_names[metric] : "?";
+}
 static const char *const k_weight_names[2] = {"uniform", "distance"};
 
 /* ---- parameters ---- */
@@ -401,6 +405,7 @@ sb_status sb_knn_prepare(sb_knn *k, int32_t d) {
 }
 
 sb_status sb_knn_rows_check(const float *x, int64_t n, int32_t d, int32_t metric) {
+    if (metric == SB_KNN_MANHATTAN) return SB_OK; /* no screen, so no limit: nothing to copy and check */
     sb_knn *k = sb_knn_alloc(SB_KNN_NEIGHBORS, n, d);
     if (!k) return sb_fail(SB_ERR_OUT_OF_MEMORY, "nearest neighbors: out of memory for %lld x %d rows", (long long)n,
                            (int)d);

@@ -81,6 +81,10 @@ static inline void sb_knn_sqdist2(const double *restrict x, const double *restri
  * other name or p is refused by name. */
 sb_status sb_knn_metric_resolve(const char *metric, int power, int32_t *out);
 
+/* The name of metric SB_KNN_* ("euclidean", "cosine", "manhattan"; "?" for
+ * another code): the one table the families on this one print from. */
+const char *sb_knn_metric_name(int32_t metric);
+
 /* The screening arrays of k (xs, xsn, mu or xnorm) from k->x, replacing any
  * it has: the fit and the model reader call it, so a model read from a file
  * answers exactly as the one that was written. SB_ERR_INVALID_INPUT when a
