@@ -886,6 +886,14 @@ static int cmd_train(int argc, char **argv) {
         sb_model_get_int(model, "n_epochs", &ep);
         fprintf(stderr, "samebits: umap fitted in %.2f s (%lld rows, %lld components, n_neighbors=%lld, %lld epochs)\n",
                 now_s() - t1, (long long)nfit, (long long)nc, (long long)k, (long long)ep);
+        int64_t init_used = 0;
+        const char *asked = NULL;
+        sb_model_get_int(model, "init", &init_used);
+        if (sb_params_get(params, "init", &asked) != SB_OK) asked = "spectral";
+        if (init_used == 1 && !strcmp(asked, "spectral"))
+            fprintf(stderr, "samebits: warning: init=spectral could not be computed (above 262,144 rows, n_components + "
+                    "1 >= the rows, or the eigensolver did not converge); the fit started from the random "
+                    "initialization, as umap-learn falls back\n");
     } else if (kde) {
         if ((st = sb_kde_fit(params, dtrain, card, &model)) != SB_OK) goto lib_fail;
         static const char *const k_kernels[] = {"gaussian", "tophat", "epanechnikov", "exponential", "linear", "cosine"};

@@ -17,6 +17,7 @@ UMAP().load_model) reads it back, and transform(X_new) on the loaded model
 gives the same bits as on the fitted one.
 """
 import sys
+import warnings
 
 from . import _array
 from ._base import Estimator, FittedModel, with_n_jobs
@@ -27,6 +28,7 @@ from .gbdt import _open_model, _text, family_name
 __all__ = ["UMAP"]
 
 FAMILY_UMAP = 15
+SPECTRAL_MAX_ROWS = 262144  # umap.c's UM_MAX_SPECTRAL_ROWS: above it the fit starts from the random init
 METRICS = ("euclidean", "cosine", "manhattan")
 
 
@@ -127,6 +129,14 @@ class UMAP(FittedModel, Estimator):
         model = Model._fit(lib.sb_umap_fit, pairs, train, init_ptr)
         self._drop_fitted()
         self._set_fitted(model, m.names)
+        if not init_is_array and self.init == "spectral" and int(model.get_int("init")) != 0:
+            # the model's init field is how the fit started: 1 when the spectral solve could not serve it
+            why = ("%d rows are above the spectral initialization's %d" % (m.nrows, SPECTRAL_MAX_ROWS)
+                   if m.nrows > SPECTRAL_MAX_ROWS else
+                   "n_components + 1 >= the %d rows" % m.nrows if nc + 1 >= m.nrows else
+                   "the eigensolver did not converge")
+            warnings.warn("UMAP: init='spectral' could not be computed (%s); the fit started from the random "
+                          "initialization, as umap-learn falls back" % why, UserWarning, stacklevel=2)
         return self
 
     def _set_fitted(self, model, names):

@@ -113,6 +113,23 @@ def test_refusals_are_named(tmp_path, args, words):
     assert not model.exists()
 
 
+def test_spectral_fallback_warned(tmp_path):
+    """3 rows, 2 components: init=spectral falls back to the random
+    initialization and the CLI says so; init=random (asked) says nothing, and
+    the two model files hold the same embedding."""
+    data = tmp_path / "d.csv"
+    _write(data, _rows(3, 4))
+    r = samebits("train", "--model", "umap", "--data", str(data), "--out", str(tmp_path / "s.sbm"), "n_neighbors=2",
+                 "n_epochs=10")
+    assert r.returncode == 0 and "warning: init=spectral could not be computed" in r.stderr, r.stderr
+    r = samebits("train", "--model", "umap", "--data", str(data), "--out", str(tmp_path / "r.sbm"), "n_neighbors=2",
+                 "n_epochs=10", "init=random")
+    assert r.returncode == 0 and "could not be computed" not in r.stderr, r.stderr
+    _write(data, _rows(60, 4))
+    r = samebits("train", "--model", "umap", "--data", str(data), "--out", str(tmp_path / "m.sbm"), *PARAMS)
+    assert r.returncode == 0 and "could not be computed" not in r.stderr, r.stderr
+
+
 def test_hostile_data_refused_by_name(tmp_path):
     data, model = tmp_path / "d.csv", tmp_path / "m.sbm"
     x = _rows(20, 3)

@@ -73,6 +73,22 @@ def test_init_array_and_components():
         samebits.UMAP(n_components=2, init=init).fit(x)
 
 
+def test_spectral_fallback_warns_and_equals_random():
+    """init='spectral' that no eigensolve serves (3 rows, 2 components) starts
+    from the random initialization with a UserWarning naming why, as
+    umap-learn warns; a fit the eigensolver serves warns nothing."""
+    import warnings
+    x = _blobs(3, 4)
+    with pytest.warns(UserWarning, match=r"n_components \+ 1 >= the 3 rows.*random initialization"):
+        a = samebits.UMAP(n_neighbors=2, n_epochs=20, random_state=4).fit(x)
+    b = samebits.UMAP(n_neighbors=2, n_epochs=20, random_state=4, init="random").fit(x)
+    assert np.array_equal(a.embedding_, b.embedding_)
+    assert a.init == "spectral"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        samebits.UMAP(n_epochs=20).fit(_blobs())
+
+
 def test_hostile_inputs():
     # duplicates, one feature, more neighbors than rows (clamped to n - 1)
     x = np.repeat(_blobs(6, 3), 10, axis=0)

@@ -238,6 +238,41 @@ SB_TEST(test_umap_model_file_and_transform) {
  * whose embedding holds a NaN is refused by name (resealed: the digest
  * recomputed, so only the payload's check can refuse it); a truncated or
  * flipped file is refused by the frame and the digest. */
+/* init=spectral that no eigensolve serves (3 rows, 2 components: n_components
+ * + 1 >= n) starts from the random initialization, as umap-learn falls back,
+ * and the model says so: its "init" is 1 (random), its embedding init=random's
+ * with the same seed, its parameter text still init=spectral (what was asked);
+ * a fit the eigensolver serves reports 0. */
+SB_TEST(test_umap_spectral_fallback_reported) {
+    const int d = 4;
+    float *x = blobs(40, d, 3.0f);
+    float e0[6], e1[6];
+    sb_model *m = NULL, *r = NULL, *ok = NULL;
+    SB_CHECK(fit_model("model=umap,n_neighbors=2,n_epochs=20,random_state=4", x, 3, d, &m) == SB_OK);
+    SB_CHECK(fit_model("model=umap,n_neighbors=2,n_epochs=20,random_state=4,init=random", x, 3, d, &r) == SB_OK);
+    int64_t v = -1;
+    SB_CHECK(sb_model_get_int(m, "init", &v) == SB_OK && v == 1);
+    SB_CHECK(sb_model_get_int(r, "init", &v) == SB_OK && v == 1);
+    SB_CHECK(sb_model_get_array(m, "embedding", e0, 6, NULL) == SB_OK);
+    SB_CHECK(sb_model_get_array(r, "embedding", e1, 6, NULL) == SB_OK);
+    SB_CHECK(memcmp(e0, e1, sizeof e0) == 0);
+    size_t len = 0;
+    SB_CHECK(sb_model_to_bytes(m, NULL, 0, &len) == SB_OK && len > 0);
+    uint8_t *buf = malloc(len);
+    SB_CHECK(sb_model_to_bytes(m, buf, len, NULL) == SB_OK);
+    const char *asked = "init=spectral\n";
+    int found = 0;
+    for (size_t i = 0; i + strlen(asked) <= len && !found; i++) found = !memcmp(buf + i, asked, strlen(asked));
+    SB_CHECK(found);
+    sb_model *back = NULL;
+    SB_CHECK(sb_model_from_bytes(buf, len, &back) == SB_OK);
+    SB_CHECK(sb_model_get_int(back, "init", &v) == SB_OK && v == 1);
+    SB_CHECK(fit_model("model=umap,n_neighbors=5,n_epochs=20,random_state=4", x, 40, d, &ok) == SB_OK);
+    SB_CHECK(sb_model_get_int(ok, "init", &v) == SB_OK && v == 0);
+    sb_model_free(m), sb_model_free(r), sb_model_free(ok), sb_model_free(back);
+    free(buf), free(x);
+}
+
 SB_TEST(test_umap_model_file_refusals) {
     const int n = 30, d = 3;
     float *x = blobs(n, d, 3.0f);

@@ -22,8 +22,11 @@
  *    the first of D^-1/2 A D^-1/2 by the core's block Lanczos (krylov.c),
  *    scaled so the largest magnitude is 10, plus noise of scale 1e-4 (an
  *    Irwin-Hall sum of 12 Philox uniforms minus 6), then each column mapped
- *    to [0, 10]; on a graph whose solve does not converge the random
- *    initialization is used, as umap-learn falls back; "random" is uniform on
+ *    to [0, 10]; above UM_MAX_SPECTRAL_ROWS rows, with n_components + 1 >= n
+ *    rows, or on a graph whose solve does not converge the random
+ *    initialization is used, as umap-learn falls back, and the model's init
+ *    field says so (1, random; the parameter text keeps "spectral", what was
+ *    asked); "random" is uniform on
  *    [-10, 10) from Philox; the eigensolver takes the operator's CSR when it
  *    has at most n^2 / 8 nonzeros (the form it would build from the dense
  *    matrix: the same bits, without the n x n floats);
@@ -49,7 +52,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define UM_MAX_SPECTRAL_ROWS 32768 /* the dense n x n float operator of the eigensolver */
+/* The spectral initialization's row bound: block Lanczos keeps its basis and
+ * the operator's products (two n x 1,056 doubles for n_components 2, about
+ * 17 KB a row: 4.4 GB at the bound) with no restart. Above it the fit starts
+ * from the random initialization and says so (the model's "init"). */
+#define UM_MAX_SPECTRAL_ROWS 262144
 #define UM_PURPOSE_INIT 0x554d3031u  /* Philox purposes: random init, noise, negatives */
 #define UM_PURPOSE_NOISE 0x554d3032u
 #define UM_PURPOSE_NEG SB_UM_PURPOSE_NEG /* kernels/umap.h: the batched epochs draw the same samples */
@@ -752,14 +759,16 @@ static sb_status um_shape_check(int64_t n, int64_t d) {
     return SB_OK;
 }
 
-sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train, const float *init, sb_card *card,
-                                float *out, size_t cap, size_t *needed) {
-    sb_clear_error();
-    if (!params || !train) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_umap_fit_transform: NULL argument");
-    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+/* sb_umap_fit_transform's work; *init_used (when not NULL) receives how the
+ * embedding started: p.init, or UM_INIT_RANDOM where "spectral" fell back
+ * (above UM_MAX_SPECTRAL_ROWS rows, n_components + 1 >= n, or a solve that
+ * did not converge). */
+static sb_status um_fit_embed(const sb_params *params, const sb_dataset *train, const float *init, sb_card *card,
+                              float *out, size_t cap, size_t *needed, int32_t *init_used) {
     um_params p;
     sb_status st = um_params_parse(params, &p);
     if (st != SB_OK) return st;
+    if (init_used) *init_used = p.init;
     const sb_table *t = &train->t;
     const int64_t n = t->nrows, d = t->ncols;
     const int32_t nc = p.ncomp;
@@ -856,6 +865,7 @@ sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train
         } else if (st == SB_ERR_LIMIT) {
             sb_clear_error();
             um_random_init(p.seed, n, nc, out); /* umap-learn's fallback when the spectral solve fails */
+            if (init_used) *init_used = UM_INIT_RANDOM;
             st = SB_OK;
         } else {
             goto done;
@@ -888,6 +898,14 @@ done:
     sb_free(nbr), sb_free(dist), sb_free(w), sb_free(rho), sb_free(sigma);
     sb_free(rp), sb_free(col), sb_free(val), sb_free(head), sb_free(tail), sb_free(eps);
     return st;
+}
+
+sb_status sb_umap_fit_transform(const sb_params *params, const sb_dataset *train, const float *init, sb_card *card,
+                                float *out, size_t cap, size_t *needed) {
+    sb_clear_error();
+    if (!params || !train) return sb_fail(SB_ERR_INVALID_ARGUMENT, "sb_umap_fit_transform: NULL argument");
+    if (sb_threads_ready() != SB_OK) return SB_ERR_INVALID_ARGUMENT;
+    return um_fit_embed(params, train, init, card, out, cap, needed, NULL);
 }
 
 /* ---- transform ---- */
@@ -1172,9 +1190,11 @@ sb_status sb_umap_fit(const sb_params *params, const sb_dataset *train, const fl
     m->params = text;
     sb_umap *u = m->umap = sb_umap_alloc(n, (int32_t)d, p.ncomp);
     if (!u) st = sb_fail(SB_ERR_OUT_OF_MEMORY, "UMAP: out of memory for %lld x %lld", (long long)n, (long long)d);
-    if (st == SB_OK) st = sb_umap_fit_transform(params, train, init, card, u->emb, (size_t)(n * p.ncomp), NULL);
+    int32_t init_used = p.init;
+    if (st == SB_OK) st = um_fit_embed(params, train, init, card, u->emb, (size_t)(n * p.ncomp), NULL, &init_used);
     if (st == SB_OK) {
         um_to_state(&p, u);
+        u->init = init_used; /* the file's init field: how the fit started (the text keeps what was asked) */
         sb_umap_find_ab(p.spread, p.min_dist, &u->a, &u->b);
         memcpy(u->x, t->x, sizeof(float) * (size_t)(n * d));
         st = sb_model_copy_names(m, t->names, d, "UMAP");
@@ -1213,10 +1233,11 @@ sb_status sb_umap_int(const sb_model *m, const char *name, int64_t *out) {
     else if (!strcmp(name, "n_neighbors")) *out = u->n_neighbors;
     else if (!strcmp(name, "n_epochs")) *out = u->n_epochs > 0 ? u->n_epochs : (u->n <= 10000 ? 500 : 200);
     else if (!strcmp(name, "metric")) *out = u->metric;
+    else if (!strcmp(name, "init")) *out = u->init;
     else if (!strcmp(name, "random_state")) *out = (int64_t)u->seed;
     else
         return sb_fail(SB_ERR_NOT_FOUND, "a UMAP model has no integer '%s' (n_samples_fit, n_components, n_neighbors, "
-                       "n_epochs, metric, random_state)", name);
+                       "n_epochs, metric, init, random_state)", name);
     return SB_OK;
 }
 
