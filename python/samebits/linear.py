@@ -110,7 +110,7 @@ class _Linear(FittedModel, Estimator):
         return [("positive", _bool_text("positive", self.positive))]
 
     # ---- fit ------------------------------------------------------------------------
-    _MULTI_TARGET = False  # LinearRegression and Ridge: y may be 2-D (n, n_targets)
+    _MULTI_TARGET = False  # LinearRegression, Ridge, Lasso and ElasticNet: y may be 2-D (n, n_targets)
 
     def _labels(self, y, nrows):
         if y is None:
@@ -119,7 +119,7 @@ class _Linear(FittedModel, Estimator):
             return None, _array.matrix(y, "y")
         if _is_2d(y) and _width(y) > 1:
             raise InvalidInputError("%s takes one target a row, y (n,); several targets (y of shape (n, t)) are "
-                                    "built for LinearRegression and Ridge" % type(self).__name__)
+                                    "built for LinearRegression, Ridge, Lasso and ElasticNet" % type(self).__name__)
         warn_column_vector(y)
         label = _array.vector(y, "y")
         return None, label
@@ -244,7 +244,7 @@ class _LinearRegressor(_Linear):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = self._MULTI_TARGET  # y (n, t): LinearRegression and Ridge
+        tags.target_tags.multi_output = self._MULTI_TARGET  # y (n, t): LinearRegression, Ridge, Lasso, ElasticNet
         return tags
 
     @with_n_jobs
@@ -378,9 +378,15 @@ class ElasticNet(_LinearRegressor):
                   ("selection", _text("selection", self.selection, str))]
         return pairs + self._positive_pairs()
 
+    _MULTI_TARGET = True
+
     def _set_attributes(self, model, classes):
         super()._set_attributes(model, classes)
-        self.n_iter_ = model.get_int("n_iter")
+        t = getattr(self, "_n_targets", None)
+        if t is None or t == 1:  # y (n,) or (n, 1): an int, as scikit-learn's
+            self.n_iter_ = model.get_int("n_iter")
+        else:  # a list of each target's own sweeps (the model file keeps them), as scikit-learn's
+            self.n_iter_ = [model.get_int("n_iter.%d" % k) for k in range(t)]
 
 
 class Lasso(ElasticNet):

@@ -67,6 +67,7 @@ sb_linear *sb_linear_alloc(int32_t kind, int32_t nout, int32_t nfeat) {
         bad = bad || !l->ev || !l->evr || !l->sv;
         if (kind == SB_LIN_PCA) bad = bad || !(l->mean = sb_calloc(nf, sizeof(float)));
     }
+    if (SB_LIN_HAS_RUNS(kind, nout)) bad = bad || !(l->runs = sb_calloc(2 * no, sizeof(int32_t)));
     if (bad) {
         sb_linear_free(l);
         return NULL;
@@ -82,6 +83,7 @@ void sb_linear_free(sb_linear *l) {
     sb_free(l->ev);
     sb_free(l->evr);
     sb_free(l->sv);
+    sb_free(l->runs);
     sb_free(l);
 }
 

@@ -92,7 +92,13 @@ typedef struct sb_linear {
     float *intercept;      /* nout (zeros without an intercept; PCA and TruncatedSVD: zeros) */
     float *mean;           /* PCA: num_features column means; NULL for the other kinds */
     float *ev, *evr, *sv;  /* decompositions: explained variance, its ratio, singular values (nout each) */
+    int32_t *runs;         /* Lasso and ElasticNet with several targets: each target's sweeps, then each one's
+                              converged flag (2 x nout; n_iter the largest, converged 1 only if all are); NULL
+                              otherwise */
 } sb_linear;
+
+/* Whether a linear model of this kind and row count keeps per-target runs. */
+#define SB_LIN_HAS_RUNS(kind, nout) (((kind) == SB_LIN_LASSO || (kind) == SB_LIN_ENET) && (nout) > 1)
 
 /* The k-means family's fitted state (src/models/cluster/, docs/cluster.md): a
  * model of family SB_FAMILY_KMEANS holds one and no trees. */

@@ -453,6 +453,22 @@ static sb_status check_linear(const sb_model *m, sb_status bad, const char *who)
         (l->whiten && l->kind != SB_LIN_PCA) || l->rank < 0 || l->rank > m->num_features)
         return sb_fail(bad, "%s: n_iter %d, converged %d, whiten %d or rank %d out of range", who, (int)l->n_iter,
                        (int)l->converged, (int)l->whiten, (int)l->rank);
+    if (SB_LIN_HAS_RUNS(l->kind, l->nout)) {
+        /* each target's sweeps and flag; n_iter their largest, converged 1 only where every target's is */
+        if (!l->runs) return sb_fail(bad, "%s: a linear model's array is NULL", who);
+        int32_t most = 0, all = 1;
+        for (int32_t t = 0; t < l->nout; t++) {
+            const int32_t it = l->runs[t], c = l->runs[l->nout + t];
+            if (it < 0 || (c != 0 && c != 1))
+                return sb_fail(bad, "%s: target %d's sweeps %d or converged flag %d out of range", who, (int)t, (int)it,
+                               (int)c);
+            if (it > most) most = it;
+            all = all && c;
+        }
+        if (most != l->n_iter || all != l->converged)
+            return sb_fail(bad, "%s: n_iter %d and converged %d are not the targets' largest sweeps %d and their "
+                           "flags' conjunction %d", who, (int)l->n_iter, (int)l->converged, (int)most, (int)all);
+    }
     return check_common(m, bad, who);
 }
 
@@ -953,6 +969,7 @@ static uint64_t linear_payload_size(const sb_model *m) {
     uint64_t n = 32 + 4 * (no * nf + no);
     if (l->kind == SB_LIN_PCA) n += 4 * nf;
     if (l->kind == SB_LIN_PCA || l->kind == SB_LIN_TSVD) n += 12 * no;
+    if (SB_LIN_HAS_RUNS(l->kind, l->nout)) n += 8 * no;
     return n;
 }
 
@@ -1484,6 +1501,8 @@ static void encode_v2(const sb_model *m, sink *s, uint32_t version) {
             for (size_t i = 0; i < no; i++) sink_f32(s, l->evr[i]);
             for (size_t i = 0; i < no; i++) sink_f32(s, l->sv[i]);
         }
+        if (SB_LIN_HAS_RUNS(l->kind, l->nout))
+            for (size_t i = 0; i < 2 * no; i++) sink_i32(s, l->runs[i]);
         return;
     }
     sink_i32(s, m->objective);
@@ -1947,7 +1966,8 @@ static sb_status parse_linear_payload(reader *r, sb_model *m) {
                        (int)f[1], MF_MAX_LINEAR_OUT);
     const size_t no = (size_t)f[1], nf = (size_t)m->num_features;
     size_t want = 4 + 4 * (no * nf + no) + (f[0] == SB_LIN_PCA ? 4 * nf : 0) +
-                  (f[0] == SB_LIN_PCA || f[0] == SB_LIN_TSVD ? 12 * no : 0);
+                  (f[0] == SB_LIN_PCA || f[0] == SB_LIN_TSVD ? 12 * no : 0) +
+                  (SB_LIN_HAS_RUNS(f[0], f[1]) ? 8 * no : 0);
     if (want != r->end - r->pos)
         return sb_fail(SB_ERR_INVALID_INPUT, WHO ": the linear payload of %zu x %zu needs %zu more bytes, %zu are left",
                        no, nf, want, r->end - r->pos);
@@ -1969,6 +1989,9 @@ static sb_status parse_linear_payload(reader *r, sb_model *m) {
         if ((st = read_f32s(r, l->evr, no, "explained_variance_ratio")) != SB_OK) return st;
         if ((st = read_f32s(r, l->sv, no, "singular_values")) != SB_OK) return st;
     }
+    for (size_t i = 0; l->runs && i < 2 * no; i++)
+        if ((st = read_i32(r, i < no ? "a target's sweeps" : "a target's converged flag", &l->runs[i])) != SB_OK)
+            return st;
     return SB_OK;
 }
 

@@ -313,17 +313,21 @@ static int record_sweep(int32_t it) { return it < 64 || it % 100 == 0; }
  * of the largest (a float32 fixed point: on badly scaled data the gap cannot
  * be resolved below float32's resolution, and further sweeps change nothing).
  * Running out of sweeps is reported (converged 0). */
-static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin, sb_card *card) {
+static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin, sb_card *card, int32_t tg) {
     const int32_t P = a->p;
+    const float *q = a->q + (int64_t)tg * P;
+    /* the stages of target tg: a single target's names, or suffixed by the target (as solve_ls') */
+    char sfx[24] = "", tag[64];
+    if (a->ny > 1) snprintf(sfx, sizeof sfx, ".target%d", (int)tg);
     const float l1 = p->alpha * p->l1_ratio * a->sw, l2 = p->alpha * (1.0f - p->l1_ratio) * a->sw;
-    float *w = lin->coef, *xta = sb_malloc(sizeof(float) * (size_t)P);
+    float *w = lin->coef + (int64_t)tg * P, *xta = sb_malloc(sizeof(float) * (size_t)P);
     sb_sacc *acc = sb_malloc(sizeof(sb_sacc));
     if (!xta || !acc) {
         sb_free(xta);
         sb_free(acc);
         return sb_fail(SB_ERR_OUT_OF_MEMORY, "linear: out of memory");
     }
-    const float yy = a->yy[0];
+    const float yy = a->yy[tg];
     const float tol = p->tol * yy;
     float gap = 0.0f;
     int32_t it = 0, converged = 0;
@@ -335,7 +339,7 @@ static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin
             const float *g = a->G + (int64_t)j * P;
             if (!(g[j] > 0.0f)) continue;
             sb_sacc_init(acc);
-            sb_sacc_add(acc, a->q[j]);
+            sb_sacc_add(acc, q[j]);
             for (int32_t k = 0; k < P; k++)
                 if (k != j && w[k] != 0.0f) sb_lin_sacc_add_product(acc, -g[k], w[k]);
             const float rho = sb_sacc_round_f32(acc);
@@ -346,8 +350,7 @@ static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin
             if (aw > wmax) wmax = aw;
         }
         if (card && record_sweep(it)) {
-            char tag[48];
-            snprintf(tag, sizeof tag, "cd.sweep%d.coef", (int)it);
+            snprintf(tag, sizeof tag, "cd.sweep%d.coef%s", (int)it, sfx);
             st = sb_lin_record(card, tag, w, (uint64_t)P);
         }
         if (dmax <= wmax * 0x1p-22f) converged = 1;
@@ -357,7 +360,7 @@ static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin
             for (int32_t k = 0; k < P; k++) {
                 const float *g = a->G + (int64_t)k * P;
                 sb_sacc_init(acc);
-                sb_sacc_add(acc, a->q[k]);
+                sb_sacc_add(acc, q[k]);
                 for (int32_t j = 0; j < P; j++)
                     if (w[j] != 0.0f) sb_lin_sacc_add_product(acc, -g[j], w[j]);
                 if (w[k] != 0.0f) sb_lin_sacc_add_product(acc, -l2, w[k]);
@@ -368,12 +371,12 @@ static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin
             sb_sacc_add(acc, yy);
             for (int32_t k = 0; k < P; k++)
                 if (w[k] != 0.0f) {
-                    sb_lin_sacc_add_product(acc, -2.0f * a->q[k], w[k]);
+                    sb_lin_sacc_add_product(acc, -2.0f * q[k], w[k]);
                     for (int32_t j = 0; j < P; j++)
                         if (w[j] != 0.0f) sb_lin_sacc_add_product(acc, a->G[(int64_t)k * P + j] * w[k], w[j]);
                 }
             const float R2 = sb_sacc_round_f32(acc);
-            const float qw = sb_lin_dot_exact(a->q, 1, w, 1, P);
+            const float qw = sb_lin_dot_exact(q, 1, w, 1, P);
             float cst = 1.0f;
             if (dual > l1) {
                 cst = l1 / dual;
@@ -388,13 +391,23 @@ static sb_status solve_cd(const lin_prep *a, const lin_params *p, sb_linear *lin
             if (gap < tol) converged = 1;
         }
     }
-    lin->n_iter = it;
-    lin->converged = converged;
-    lin->rank = 0;
-    for (int32_t j = 0; j < P; j++) lin->rank += w[j] != 0.0f;
-    lin->intercept[0] = intercept_of(a, p, w, 0);
-    if (st == SB_OK) st = sb_lin_record(card, "cd.gap", &gap, 1);
-    if (st == SB_OK) st = sb_lin_record(card, "cd.intercept", lin->intercept, 1);
+    /* one target: its sweeps and flag; several: each kept in runs, n_iter the largest, converged the
+     * conjunction, rank the most nonzero coefficients of any target */
+    int32_t nz = 0;
+    for (int32_t j = 0; j < P; j++) nz += w[j] != 0.0f;
+    if (lin->runs) {
+        lin->runs[tg] = it, lin->runs[lin->nout + tg] = converged;
+        if (tg == 0 || it > lin->n_iter) lin->n_iter = it;
+        lin->converged = tg == 0 ? converged : lin->converged && converged;
+        if (tg == 0 || nz > lin->rank) lin->rank = nz;
+    } else {
+        lin->n_iter = it, lin->converged = converged, lin->rank = nz;
+    }
+    lin->intercept[tg] = intercept_of(a, p, w, tg);
+    snprintf(tag, sizeof tag, "cd.gap%s", sfx);
+    if (st == SB_OK) st = sb_lin_record(card, tag, &gap, 1);
+    snprintf(tag, sizeof tag, "cd.intercept%s", sfx);
+    if (st == SB_OK) st = sb_lin_record(card, tag, lin->intercept + tg, 1);
     sb_free(xta);
     sb_free(acc);
     return st;
@@ -407,7 +420,8 @@ sb_status sb_lin_fit_least_squares(const sb_table *t, const lin_params *p, sb_mo
         /* several targets (least squares and ridge): one coefficient row each, from the one Gram product */
         for (int32_t tg = 0; tg < a.ny && st == SB_OK && p->kind <= SB_LIN_RIDGE; tg++)
             st = solve_ls(&a, p, p->kind == SB_LIN_RIDGE ? p->alpha : 0.0f, m->linear, card, tg);
-        if (p->kind > SB_LIN_RIDGE) st = solve_cd(&a, p, m->linear, card);
+        for (int32_t tg = 0; tg < a.ny && st == SB_OK && p->kind > SB_LIN_RIDGE; tg++)
+            st = solve_cd(&a, p, m->linear, card, tg);
     }
     prep_free(&a);
     return st;

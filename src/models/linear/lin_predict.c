@@ -14,6 +14,7 @@
 #include "../svm/svm.h"
 #include "../manifold/umap.h"
 #include "../../math/sb_elem.h"
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -166,6 +167,15 @@ sb_status sb_model_get_int(const sb_model *m, const char *name, int64_t *out) {
     }
     if (l) {
         if (!strcmp(name, "n_iter")) return *out = l->n_iter, SB_OK;
+        /* Lasso and ElasticNet with several targets: "n_iter.T" and "converged.T", target T's own */
+        if (l->runs && (!strncmp(name, "n_iter.", 7) || !strncmp(name, "converged.", 10))) {
+            const int conv = name[0] == 'c';
+            const char *d = name + (conv ? 10 : 7);
+            char *end = NULL;
+            const long tg = strtol(d, &end, 10);
+            if (end != d && !*end && d[0] >= '0' && d[0] <= '9' && tg >= 0 && tg < l->nout)
+                return *out = l->runs[(conv ? l->nout : 0) + tg], SB_OK;
+        }
         if (!strcmp(name, "converged")) return *out = l->converged, SB_OK;
         if (!strcmp(name, "rank")) return *out = l->rank, SB_OK;
         if (!strcmp(name, "n_outputs")) return *out = l->nout, SB_OK;

@@ -752,10 +752,10 @@ sb_status sb_lin_check_data(const sb_table *t, const lin_params *p, int32_t *ncl
     if (t->ncols < 1) return sb_fail(SB_ERR_INVALID_INPUT, "%s needs at least one feature", kind);
     if (!unsupervised && !t->label) return sb_fail(SB_ERR_INVALID_INPUT, "%s needs labels", kind);
     const int32_t T = t->ntargets > 1 ? t->ntargets : 1;
-    if (!unsupervised && T > 1 && p->kind != SB_LIN_OLS && p->kind != SB_LIN_RIDGE)
+    if (!unsupervised && T > 1 && p->kind > SB_LIN_ENET)
         return sb_fail(SB_ERR_INVALID_INPUT,
-                       "%s takes one target a row, the data has %d (several targets: LinearRegression and Ridge)",
-                       kind, (int)T);
+                       "%s takes one target a row, the data has %d (several targets: LinearRegression, Ridge, Lasso "
+                       "and ElasticNet)", kind, (int)T);
     const int64_t bad = sb_lin_first_nonfinite(t->x, t->nrows, t->ncols);
     if (bad >= 0) {
         const int64_t i = bad / t->ncols;
@@ -828,7 +828,7 @@ sb_status sb_linear_fit(const sb_params *params, const sb_dataset *train, sb_car
     const sb_table *t = &train->t;
     int32_t nout = 1;
     if (p.kind == SB_LIN_LOGISTIC) nout = nclass == 2 ? 1 : nclass;
-    if (p.kind <= SB_LIN_RIDGE && t->ntargets > 1) nout = t->ntargets; /* a coefficient row a target */
+    if (p.kind <= SB_LIN_ENET && t->ntargets > 1) nout = t->ntargets; /* a coefficient row a target */
     if (p.kind >= SB_LIN_PCA) {
         const int64_t most = t->nrows < t->ncols ? t->nrows : t->ncols;
         if (st == SB_OK && p.n_components > most)
