@@ -255,7 +255,8 @@ def profile(a):
         "epochs_s": (t_full - t_pre) if t_full is not None and t_pre is not None else None,
         "model_digest_n_epochs_1": one.model_digest_ if one is not None else None,
         "model_digest": full.model_digest_ if t_full is not None else None,
-        "spectral_init": a.rows <= 32768,
+        # how the fit started (the model's init: 0 spectral, 1 random where spectral fell back)
+        "spectral_init": (int(full._model.get_int("init")) == 0) if t_full is not None else None,
         "samebits_neighbors": "auto (%s at %d rows)" % ("nndescent" if a.rows >= 4096 else "exact", a.rows),
         "peer": peer,
     }
