@@ -290,6 +290,10 @@ def test_arm_lin_dot_is_caught(threads, tmp_path):
     card = _card("x86_64", "linear-fit", threads, tmp_path, "lin-dot")
     d = _first_diff(reference_card("linear-fit"), card)
     assert d is not None, "the lin-dot arm did not part linear-fit"
+    # and coordinate descent with several targets (appended cases): some target's stages part too
+    for case in ("lasso-targets", "elasticnet-targets"):
+        parted = _parted_stages(reference_card("linear-fit"), card, case)
+        assert any(".target" in p for p in parted), (case, parted)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -372,6 +376,9 @@ def test_arm_umap_epoch_order_is_caught(threads, tmp_path):
     card = _card("x86_64", "umap-fit", threads, tmp_path, "umap-epoch-order")
     d = _first_diff(reference_card("umap-fit"), card)
     assert d is not None and "umap.epoch." in d, d
+    # the spectral fallback's fit (appended, random init) parts too, up to its model's bytes
+    parted = _parted_stages(reference_card("umap-fit"), card, "spectral-fallback")
+    assert "model.spectral-fallback.bytes" in parted, parted
     r = run_bin("x86_64", "samebits", ["verify", "umap-fit", "--threads", str(threads)], sabotage="umap-epoch-order")
     assert r.returncode != 0, r.stdout
 
@@ -409,8 +416,6 @@ def test_arm_umap_nnd_ties_is_caught(threads, tmp_path):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-
-
 def test_arm_kmeans_ties_is_caught(threads, tmp_path):
     """k-means' assignment with ties to the higher center index: kmeans-fit
     parts from its reference card at a run's labels (the duplicates case puts
